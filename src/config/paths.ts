@@ -1,0 +1,67 @@
+// Every path under a root, derived in one place so nothing depends on the current directory.
+import path from 'node:path';
+
+export const STATES = ['prep', 'que', 'run', 'done', 'relayed', 'err'] as const;
+export type State = (typeof STATES)[number];
+
+export interface RootPaths {
+  root: string;
+  queues: string;
+  scandir: string;
+  timers: string;
+  config: string;
+  log: string;
+  trash: string;
+  configFile: string;
+  mgrPid: string;
+  mgrSock: string;
+  timersSock: string;
+  scripts: string;
+}
+
+export function rootPaths(root: string): RootPaths {
+  const config = path.join(root, 'config');
+  const queues = path.join(root, 'queues');
+  return {
+    root,
+    queues,
+    scandir: path.join(root, 'scandir'),
+    timers: path.join(root, 'timers'),
+    config,
+    log: path.join(root, 'log'),
+    trash: path.join(queues, '.trash'),
+    configFile: path.join(config, 'config.json'),
+    mgrPid: path.join(config, 'queuemgr.pid'),
+    mgrSock: path.join(config, 'queuemgr.sock'),
+    timersSock: path.join(root, 'timers', 'sock'),
+    scripts: path.join(root, 'scripts'),
+  };
+}
+
+export interface QueuePaths {
+  name: string;
+  dir: string;
+  configFile: string;
+  formFile: string;
+  pidFile: string;
+  sock: string;
+  downFile: string;
+  pauseFile: string;
+  state: Record<State, string>;
+}
+
+export function queuePaths(root: string, name: string): QueuePaths {
+  const dir = path.join(root, 'queues', name);
+  const state = Object.fromEntries(STATES.map((s) => [s, path.join(dir, s)])) as Record<State, string>;
+  return {
+    name,
+    dir,
+    configFile: path.join(dir, 'config.json'),
+    formFile: path.join(dir, 'form.json'),
+    pidFile: path.join(dir, 'queue.pid'),
+    sock: path.join(dir, 'queue.sock'),
+    downFile: path.join(root, 'config', `${name}.down`),
+    pauseFile: path.join(root, 'config', `${name}.pause`),
+    state,
+  };
+}

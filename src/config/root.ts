@@ -1,0 +1,11 @@
+// Resolves the root directory every rq program works on: --root, else RQ_ROOT, else the checkout.
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+/** The package's own directory (parent of src/ or dist/). */
+export const PACKAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export function resolveRoot(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  const chosen = flag ?? env.RQ_ROOT ?? PACKAGE_DIR;
+  return path.resolve(chosen);
+}

@@ -1,0 +1,116 @@
+// The message model: stored fields, what a create copies from a request, and their validation.
+import { RqError, invalidField, shown } from '../errors.js';
+import type { State } from '../config/paths.js';
+
+/** The fields a request may set; everything else in it is dropped (spec §2.3). */
+export interface CreateFields {
+  dest: string;
+  orig_msg_id?: string;
+  count?: number;
+  max_count?: number;
+  due?: number;
+  src?: string;
+  param1?: string;
+  param2?: string;
+  param3?: string;
+  param4?: string;
+  post_run_webhook?: string[];
+  force_remote?: unknown;
+}
+
+export interface Message extends CreateFields {
+  msg_id: string;
+  orig_msg_id: string;
+  count: number;
+  max_count: number;
+  due: number;
+  cloned_from?: string;
+  dups?: string[];
+  dup?: string;
+  // Stored messages may carry keys written by other tools or later rq versions; they are kept.
+  [key: string]: unknown;
+}
+
+export const DERIVED_FIELDS = ['path', 'state', 'status', '_attachments'] as const;
+export const DEFAULT_MAX_COUNT = 15;
+const TEXT_FIELDS = ['src', 'param1', 'param2', 'param3', 'param4', 'orig_msg_id'] as const;
+export const MAX_TEXT = 1 << 20;
+
+// eslint-disable-next-line no-control-regex
+const NUL = /\u0000/;
+
+function text(field: string, v: unknown): string {
+  // Classic clients send params as strings; numbers and booleans from JSON clients are kept as text.
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (typeof v !== 'string') throw invalidField(field, 'a string', v);
+  if (NUL.test(v)) throw invalidField(field, 'text without NUL bytes', v);
+  if (v.length > MAX_TEXT) throw invalidField(field, `at most ${MAX_TEXT} characters`, `${v.length} characters`);
+  return v;
+}
+
+function whole(field: string, v: unknown): number {
+  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw invalidField(field, 'a whole number >= 0', v);
+  return n;
+}
+
+function epoch(field: string, v: unknown): number {
+  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) throw invalidField(field, 'epoch seconds (a number)', v);
+  return n;
+}
+
+function webhooks(v: unknown): string[] {
+  const list = typeof v === 'string' ? v.split(' ').filter(Boolean) : v;
+  if (!Array.isArray(list)) throw invalidField('post_run_webhook', 'an array of http(s) URLs', v);
+  return list.map((u, i) => {
+    if (typeof u !== 'string' || !/^https?:\/\/[^\s]+$/.test(u)) throw invalidField(`post_run_webhook[${i}]`, 'an http(s) URL', u);
+    return u;
+  });
+}
+
+/**
+ * Picks and validates the fields a create copies from a request (spec §2.3). `dest` is required
+ * with the classic text; `due` is stored as a number (the classic kept the string from the CLI).
+ */
+export function normaliseCreate(input: unknown): CreateFields {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new RqError('RQ_ERR_INVALID_FIELD', `message: expected a JSON object of message fields, received ${shown(input)}`);
+  }
+  const req = input as Record<string, unknown>;
+  if (req.dest === undefined || req.dest === null || req.dest === '') {
+    throw new RqError('RQ_ERR_INVALID_FIELD', 'input missing required "dest" parameter');
+  }
+  const out: CreateFields = { dest: text('dest', req.dest) };
+  for (const f of TEXT_FIELDS) if (req[f] !== undefined && req[f] !== null) out[f] = text(f, req[f]);
+  if (req.count !== undefined && req.count !== null) out.count = whole('count', req.count);
+  if (req.max_count !== undefined && req.max_count !== null) out.max_count = whole('max_count', req.max_count);
+  if (req.due !== undefined && req.due !== null && req.due !== '') out.due = epoch('due', req.due);
+  if (req.post_run_webhook !== undefined && req.post_run_webhook !== null && req.post_run_webhook !== '') {
+    out.post_run_webhook = webhooks(req.post_run_webhook);
+  }
+  if (req.force_remote !== undefined) out.force_remote = req.force_remote;
+  return out;
+}
+
+/** A message as stored on disk: derived fields are never written (they are recomputed on read). */
+export function storable(msg: Message): Message {
+  const copy = { ...msg };
+  for (const f of DERIVED_FIELDS) delete copy[f];
+  return copy;
+}
+
+export function isTruthyFlag(v: unknown): boolean {
+  return v !== undefined && v !== null && v !== false;
+}
+
+export interface StatusView {
+  path: string;
+  status: string;
+  state: State;
+}
+
+/** `<state>` or `<state> - <job_status>` (a null job status gives a trailing "<state> - "). */
+export function statusText(state: State, job: { job_status: string | null } | null): string {
+  return job ? `${state} - ${job.job_status ?? ''}` : state;
+}

@@ -1,0 +1,161 @@
+// Attachments of a message: hard link (or checksummed copy across filesystems), md5 + size, delete.
+import fs from 'node:fs/promises';
+import { createReadStream, constants as FS } from 'node:fs';
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Writable } from 'node:stream';
+import { attachmentNameProblem } from './names.js';
+import { type DirSync, fsyncPath } from './durable.js';
+import { isErrno } from '../errors.js';
+
+export interface AttachmentInfo {
+  md5: string;
+  size: number;
+  path: string;
+}
+
+/** A refusal with the classic reply text; the queue answers ["fail", text]. */
+export class AttachRefused extends Error {}
+
+export async function md5File(file: string): Promise<{ md5: string; size: number }> {
+  const hash = createHash('md5');
+  let size = 0;
+  await pipeline(
+    createReadStream(file),
+    new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        hash.update(chunk);
+        size += chunk.length;
+        cb();
+      },
+    }),
+  );
+  return { md5: hash.digest('hex'), size };
+}
+
+/** Checks the source as the classic daemon does (spec §2.4) and returns the stored name. */
+async function checkSource(source: string, name: string | undefined): Promise<string> {
+  if (!path.isAbsolute(source) || path.normalize(source) !== source) {
+    throw new AttachRefused(`Invalid pathname, must be normalized ${source} (ie. must start with /`);
+  }
+  let st;
+  try {
+    st = await fs.stat(source);
+  } catch {
+    throw new AttachRefused(`No such file ${source} to attach to message`);
+  }
+  if (st.isDirectory()) throw new AttachRefused(`Attachment currently cannot be a directory ${source}`);
+  try {
+    await fs.access(source, FS.R_OK);
+  } catch {
+    throw new AttachRefused(`Attachment currently cannot be read: ${source}`);
+  }
+  if (!st.isFile()) throw new AttachRefused(`Attachment currently not of supported type: ${source}`);
+  const stored = name ?? path.basename(source);
+  const problem = attachmentNameProblem(stored);
+  if (problem) throw new AttachRefused(problem);
+  return stored;
+}
+
+/**
+ * Attaches `source` to the message directory `msgDir` as `attach/<name>`: hard link to a temp
+ * name, md5 of it, rename over the final name, fsync of attach/. Across filesystems the classic
+ * daemon refused; rq copies the bytes (md5 computed while copying) and fsyncs the copy.
+ */
+export async function attachFile(msgDir: string, source: string, name: string | undefined, dirSync: DirSync): Promise<{ name: string; md5: string; size: number }> {
+  const stored = await checkSource(source, name);
+  const attachDir = path.join(msgDir, 'attach');
+  await fs.mkdir(attachDir, { recursive: true });
+  const final = path.join(attachDir, stored);
+  const tmp = `${final}.tmp`;
+  await fs.rm(tmp, { force: true });
+  let sum: { md5: string; size: number };
+  try {
+    await fs.link(source, tmp);
+    sum = await md5File(tmp);
+  } catch (err) {
+    if (!isErrno(err, 'EXDEV')) throw err;
+    sum = await copyWithMd5(source, tmp);
+  }
+  try {
+    await fs.rename(tmp, final);
+    await dirSync.sync(attachDir);
+  } catch (err) {
+    await fs.rm(tmp, { force: true });
+    throw err;
+  }
+  return { name: stored, ...sum };
+}
+
+async function copyWithMd5(source: string, dest: string): Promise<{ md5: string; size: number }> {
+  const hash = createHash('md5');
+  let size = 0;
+  const out = await fs.open(dest, 'wx', 0o644);
+  try {
+    await pipeline(
+      createReadStream(source),
+      new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          hash.update(chunk);
+          size += chunk.length;
+          out.write(chunk).then(() => cb(), cb);
+        },
+      }),
+    );
+    await out.sync();
+  } catch (err) {
+    await out.close();
+    await fs.rm(dest, { force: true });
+    throw err;
+  }
+  await out.close();
+  return { md5: hash.digest('hex'), size };
+}
+
+/** Attachment names of a message (no dot entries, no temp names). */
+export async function attachmentNames(msgDir: string): Promise<string[]> {
+  try {
+    return (await fs.readdir(path.join(msgDir, 'attach'))).filter((n) => !n.startsWith('.') && !n.endsWith('.tmp')).sort();
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return [];
+    throw err;
+  }
+}
+
+export async function listAttachments(msgDir: string): Promise<Record<string, AttachmentInfo>> {
+  const out: Record<string, AttachmentInfo> = {};
+  for (const n of await attachmentNames(msgDir)) {
+    const p = path.join(msgDir, 'attach', n);
+    out[n] = { ...(await md5File(p)), path: p };
+  }
+  return out;
+}
+
+/** Deletes one attachment; returns the classic failure text, or null on success. */
+export async function deleteAttachment(msgDir: string, name: string, dirSync: DirSync): Promise<string | null> {
+  const attachDir = path.join(msgDir, 'attach');
+  try {
+    await fs.access(attachDir);
+  } catch {
+    return 'No attach directory for msg';
+  }
+  if (attachmentNameProblem(name) !== null) return 'No attachment with that named for msg';
+  try {
+    await fs.unlink(path.join(attachDir, name));
+  } catch {
+    return 'No attachment with that named for msg';
+  }
+  await dirSync.sync(attachDir);
+  return null;
+}
+
+/** Hard-links every attachment of one message dir into another (clone, dup): no bytes copied. */
+export async function linkAttachments(fromDir: string, toDir: string): Promise<void> {
+  const names = await attachmentNames(fromDir);
+  if (names.length === 0) return;
+  const target = path.join(toDir, 'attach');
+  await fs.mkdir(target, { recursive: true });
+  for (const n of names) await fs.link(path.join(fromDir, 'attach', n), path.join(target, n));
+  await fsyncPath(target);
+}

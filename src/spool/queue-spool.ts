@@ -1,0 +1,334 @@
+// The on-disk store of one queue: the only code that creates, moves, reads or deletes message dirs.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { type QueuePaths, type State, STATES, queuePaths } from '../config/paths.js';
+import { RqError, isErrno } from '../errors.js';
+import { type CreateFields, type Message, DEFAULT_MAX_COUNT, storable } from '../message/message.js';
+import { DirSync, mkdirDurable, renameDurable, writeFileAtomic, writeFileDurable, writeNewFileSynced } from './durable.js';
+import { HashDirMaker, hashCount, hashList, hashPath } from './hash-dir.js';
+import { type HostInfo, fullId, idStamp } from './message-id.js';
+import { MSG_ID_RE, isMsgId } from './names.js';
+import { type AttachmentInfo, attachFile, deleteAttachment, linkAttachments, listAttachments } from './attachments.js';
+
+export interface SpoolDeps {
+  dirSync?: DirSync;
+  /** Epoch milliseconds. */
+  now?: () => number;
+  host: HostInfo;
+}
+
+export interface HistoryEntry {
+  at: string;
+  from: State | null;
+  to: State;
+  actor: string;
+  reason?: string;
+}
+
+export interface JobStatus {
+  job_status: string | null;
+}
+
+export interface Recovered {
+  prep: string[];
+  que: Message[];
+  /** Ids that were in run/ and went back to que/. */
+  requeued: string[];
+  /** Ids whose msg could not be read; moved to err/ with a status saying why. */
+  broken: string[];
+}
+
+const HASHED: ReadonlySet<State> = new Set(['done', 'relayed']);
+const MAX_ALLOC_TRIES = 10;
+
+export class QueueSpool {
+  readonly paths: QueuePaths;
+  readonly dirSync: DirSync;
+  private readonly now: () => number;
+  private readonly hashDirs: HashDirMaker;
+  private seq = 0;
+
+  constructor(
+    readonly root: string,
+    readonly name: string,
+    private readonly deps: SpoolDeps,
+  ) {
+    this.paths = queuePaths(root, name);
+    this.dirSync = deps.dirSync ?? new DirSync();
+    this.now = deps.now ?? Date.now;
+    this.hashDirs = new HashDirMaker(this.dirSync);
+  }
+
+  fullId(id: string): string {
+    return fullId(this.deps.host, this.name, id);
+  }
+
+  async ensureDirs(): Promise<void> {
+    for (const s of STATES) await mkdirDurable(this.paths.state[s], this.dirSync);
+  }
+
+  /** The directory of message `id` if it were in `state` (hash dirs for done/relayed). */
+  msgDir(state: State, id: string): string {
+    if (HASHED.has(state)) {
+      const p = hashPath(this.paths.state[state], id);
+      if (!p) throw new RqError('RQ_ERR_INVALID_MSG_ID', `msg_id: ${id} has no date prefix for ${state}/`);
+      return p;
+    }
+    return path.join(this.paths.state[state], id);
+  }
+
+  async exists(state: State, id: string): Promise<boolean> {
+    if (!isMsgId(id)) return false;
+    if (id.startsWith('.') && state !== 'err') return false;
+    try {
+      return (await fs.stat(this.msgDir(state, id))).isDirectory();
+    } catch {
+      return false;
+    }
+  }
+
+  /** Where a message is on disk, in the classic lookup order. */
+  async locate(id: string): Promise<State | null> {
+    for (const s of STATES) if (await this.exists(s, id)) return s;
+    return null;
+  }
+
+  /**
+   * Allocates an id and writes the message durably. With `commit` it lands in que/ directly
+   * (the private temp dir is renamed straight into que/), otherwise in prep/. Nothing is left
+   * behind when any step fails.
+   */
+  async create(fields: CreateFields, opts: { commit: boolean; extra?: Partial<Message> }): Promise<Message> {
+    const { tmpDir, id, ms } = await this.allocate();
+    const msg: Message = {
+      ...fields,
+      ...opts.extra,
+      msg_id: id,
+      dest: fields.dest,
+      orig_msg_id: fields.orig_msg_id ?? this.fullId(id),
+      count: fields.count ?? 0,
+      max_count: fields.max_count ?? DEFAULT_MAX_COUNT,
+      due: fields.due ?? Math.floor(ms / 1000),
+    };
+    const to: State = opts.commit ? 'que' : 'prep';
+    const target = this.msgDir(to, id);
+    let published = false;
+    try {
+      await writeNewFileSynced(path.join(tmpDir, 'msg'), JSON.stringify(storable(msg)));
+      await this.appendHistory(tmpDir, { from: null, to, actor: 'create' });
+      await this.dirSync.sync(tmpDir);
+      await fs.rename(tmpDir, target);
+      published = true;
+      await this.dirSync.sync(this.paths.state[to]);
+    } catch (err) {
+      await fs.rm(published ? target : tmpDir, { recursive: true, force: true }).catch(() => undefined);
+      throw diskError('create message', err);
+    }
+    return msg;
+  }
+
+  private async allocate(): Promise<{ tmpDir: string; id: string; ms: number }> {
+    let lastErr: unknown;
+    for (let i = 0; i < MAX_ALLOC_TRIES; i++) {
+      const ms = this.now();
+      const stamp = idStamp(ms);
+      // The temp name only has to be unique among concurrent allocations; the inode makes the id unique.
+      const tmpDir = path.join(this.paths.state.prep, `_${stamp}.${process.pid}.${this.seq++}`);
+      try {
+        await fs.mkdir(tmpDir);
+        const { ino } = await fs.stat(tmpDir);
+        return { tmpDir, id: `${stamp}.${ino}`, ms };
+      } catch (err) {
+        lastErr = err;
+        await fs.rmdir(tmpDir).catch(() => undefined);
+        if (!isErrno(err, 'EEXIST')) break;
+      }
+    }
+    throw new RqError('RQ_ERR_ID_ALLOCATION', `could not allocate a message id in ${this.paths.state.prep}: ${errText(lastErr)}`, { cause: lastErr });
+  }
+
+  /** prep → que. */
+  async commit(id: string): Promise<void> {
+    await this.move(id, 'prep', 'que', { actor: 'commit' });
+  }
+
+  /**
+   * Moves a message between states with one rename. `durable: false` skips the directory fsyncs,
+   * for moves whose loss at a crash the recovery scan undoes anyway (que → run).
+   */
+  async move(id: string, from: State, to: State, note: { actor: string; reason?: string; durable?: boolean }): Promise<string> {
+    const src = this.msgDir(from, id);
+    const dst = HASHED.has(to) ? await this.hashDirs.ensure(this.paths.state[to], id) : this.msgDir(to, id);
+    try {
+      if (note.durable === false) await fs.rename(src, dst);
+      else await renameDurable(src, dst, this.dirSync);
+    } catch (err) {
+      if (isErrno(err, 'ENOENT') && HASHED.has(to) && (await this.exists(from, id))) {
+        // The minute dir was removed behind our back (cleaner): make it again once.
+        this.hashDirs.forget(path.dirname(dst));
+        return this.move(id, from, to, note);
+      }
+      throw diskError(`move ${id} from ${from} to ${to}`, err);
+    }
+    await this.appendHistory(dst, { from, to, actor: note.actor, reason: note.reason });
+    return dst;
+  }
+
+  async readMessage(state: State, id: string): Promise<Message> {
+    const text = await fs.readFile(path.join(this.msgDir(state, id), 'msg'), 'utf8');
+    const msg = JSON.parse(text) as Message;
+    if (typeof msg !== 'object' || msg === null || typeof msg.msg_id !== 'string') throw new Error(`msg of ${id} is not a message object`);
+    return msg;
+  }
+
+  async writeMessage(state: State, id: string, msg: Message): Promise<void> {
+    await writeFileDurable(path.join(this.msgDir(state, id), 'msg'), JSON.stringify(storable(msg)), this.dirSync);
+  }
+
+  async readStatus(state: State, id: string): Promise<JobStatus | null> {
+    try {
+      const parsed = JSON.parse(await fs.readFile(path.join(this.msgDir(state, id), 'status'), 'utf8')) as JobStatus;
+      return { job_status: typeof parsed?.job_status === 'string' ? parsed.job_status : null };
+    } catch {
+      return null;
+    }
+  }
+
+  /** Status texts change on every pipe line: atomic, and durable only when asked (final texts). */
+  async writeStatus(dir: string, text: string | null, durable = false): Promise<void> {
+    const body = JSON.stringify({ job_status: text });
+    const file = path.join(dir, 'status');
+    await (durable ? writeFileDurable(file, body, this.dirSync) : writeFileAtomic(file, body));
+  }
+
+  async appendHistory(dir: string, entry: Omit<HistoryEntry, 'at'>): Promise<void> {
+    const line = JSON.stringify({ at: new Date(this.now()).toISOString(), ...entry }) + '\n';
+    await fs.appendFile(path.join(dir, 'history'), line);
+  }
+
+  async readHistory(state: State, id: string): Promise<HistoryEntry[]> {
+    try {
+      const text = await fs.readFile(path.join(this.msgDir(state, id), 'history'), 'utf8');
+      return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as HistoryEntry);
+    } catch {
+      return [];
+    }
+  }
+
+  async remove(state: State, id: string): Promise<void> {
+    const dir = this.msgDir(state, id);
+    // Rename out of sight first so a crash mid-delete never leaves a half message in a state dir.
+    const doomed = path.join(this.paths.state.prep, `_del.${process.pid}.${this.seq++}`);
+    await renameDurable(dir, doomed, this.dirSync);
+    await fs.rm(doomed, { recursive: true, force: true });
+  }
+
+  async attach(id: string, source: string, name: string | undefined): Promise<{ name: string; md5: string; size: number }> {
+    return attachFile(this.msgDir('prep', id), source, name, this.dirSync);
+  }
+
+  /** Classic failure text, or null on success. */
+  async deleteAttachment(id: string, name: string): Promise<string | null> {
+    return deleteAttachment(this.msgDir('prep', id), name, this.dirSync);
+  }
+
+  async attachments(state: State, id: string): Promise<Record<string, AttachmentInfo>> {
+    return listAttachments(this.msgDir(state, id));
+  }
+
+  /**
+   * A new committed message copied from another (clone, dup): fields as a create would copy
+   * them, attachments hard-linked. It goes through prep so that the links are in place before
+   * the message becomes visible in que/.
+   */
+  async createWithAttachments(fields: CreateFields, fromDir: string | null, extra?: Partial<Message>): Promise<Message> {
+    const msg = await this.create(fields, { commit: fromDir === null, extra });
+    if (fromDir === null) return msg;
+    try {
+      await linkAttachments(fromDir, this.msgDir('prep', msg.msg_id));
+      await this.commit(msg.msg_id);
+    } catch (err) {
+      await this.remove('prep', msg.msg_id).catch(() => undefined);
+      throw diskError('link attachments', err);
+    }
+    return msg;
+  }
+
+  async ackErrs(): Promise<number> {
+    const ids = await this.listFlat('err');
+    for (const id of ids) await fs.rename(path.join(this.paths.state.err, id), path.join(this.paths.state.err, `.${id}`));
+    if (ids.length) await this.dirSync.sync(this.paths.state.err);
+    return ids.length;
+  }
+
+  /** Ids in a flat state dir (prep, que, run, err); `acked` lists the dotted err entries instead. */
+  async listFlat(state: State, acked = false): Promise<string[]> {
+    const names = await fs.readdir(this.paths.state[state]).catch(() => [] as string[]);
+    return names.filter((n) => (acked ? n.startsWith('.') && MSG_ID_RE.test(n.slice(1)) : MSG_ID_RE.test(n)));
+  }
+
+  async count(state: State): Promise<number> {
+    return HASHED.has(state) ? hashCount(this.paths.state[state]) : (await this.listFlat(state)).length;
+  }
+
+  async listHashed(state: 'done' | 'relayed', limit: number): Promise<string[]> {
+    return hashList(this.paths.state[state], limit);
+  }
+
+  /**
+   * The scan at queue start: temp names cleaned, run/ back to que/ (after `beforeRequeue`, which
+   * the queue uses to kill a script left from a previous incarnation), que/ loaded. Derived fields
+   * on disk are never trusted; a msg that cannot be read sends its message to err/.
+   */
+  async recover(beforeRequeue?: (id: string, dir: string) => Promise<void>): Promise<Recovered> {
+    await this.ensureDirs();
+    const out: Recovered = { prep: [], que: [], requeued: [], broken: [] };
+    for (const n of await fs.readdir(this.paths.state.prep)) {
+      if (n.startsWith('_')) await fs.rm(path.join(this.paths.state.prep, n), { recursive: true, force: true });
+    }
+    for (const s of ['prep', 'que', 'run', 'err'] as const) {
+      for (const id of await this.listFlat(s)) await cleanTemps(this.msgDir(s, id));
+    }
+    for (const id of await this.listFlat('run')) {
+      const dir = this.msgDir('run', id);
+      if (beforeRequeue) await beforeRequeue(id, dir);
+      await fs.rm(path.join(dir, 'pid'), { force: true });
+      await this.move(id, 'run', 'que', { actor: 'recovery', reason: 'interrupted' });
+      out.requeued.push(id);
+    }
+    out.prep = (await this.listFlat('prep')).sort().reverse();
+    for (const id of (await this.listFlat('que')).sort()) {
+      try {
+        const msg = await this.readMessage('que', id);
+        msg.msg_id = id;
+        if (typeof msg.due !== 'number') {
+          const due = Number(msg.due);
+          msg.due = Number.isFinite(due) ? due : Math.floor(this.now() / 1000);
+          await this.writeMessage('que', id, msg);
+        }
+        out.que.push(msg);
+      } catch (err) {
+        await this.writeStatus(this.msgDir('que', id), `unreadable msg at recovery: ${errText(err)}`, true);
+        await this.move(id, 'que', 'err', { actor: 'recovery', reason: 'unreadable msg' });
+        out.broken.push(id);
+      }
+    }
+    return out;
+  }
+}
+
+async function cleanTemps(dir: string): Promise<void> {
+  for (const sub of [dir, path.join(dir, 'attach'), path.join(dir, 'job')]) {
+    const names = await fs.readdir(sub).catch(() => [] as string[]);
+    for (const n of names) if (n.endsWith('.tmp')) await fs.rm(path.join(sub, n), { force: true });
+  }
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function diskError(what: string, err: unknown): RqError {
+  if (err instanceof RqError) return err;
+  return new RqError('RQ_ERR_DISK', `${what} failed: ${errText(err)}`, { cause: err });
+}
