@@ -3,6 +3,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
+    // The JSON report lets .ci/run print one `N passed, N failed` line for the whole run.
+    reporters: ['default', ['json', { outputFile: 'test-output/vitest.json' }]],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Integration tests start real daemons and scripts; two cores are shared between them.

@@ -114,3 +114,10 @@ export interface StatusView {
 export function statusText(state: State, job: { job_status: string | null } | null): string {
   return job ? `${state} - ${job.job_status ?? ''}` : state;
 }
+
+/** Copies the listed fields that are set on `from` (dup, clone). */
+export function pickFields(from: Message, names: readonly (keyof CreateFields)[]): CreateFields {
+  const out: Record<string, unknown> = { dest: from.dest };
+  for (const f of names) if (from[f] !== undefined) out[f] = from[f];
+  return out as unknown as CreateFields;
+}

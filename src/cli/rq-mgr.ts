@@ -1,0 +1,148 @@
+// `rq-mgr start|stop|status|restart|run|zap`: the supervisor's control program.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { rootPaths } from '../config/paths.js';
+import { resolveRoot } from '../config/root.js';
+import { mgrCommand } from '../ipc/rq1.js';
+import { livePid } from '../mgr/pid-file.js';
+import { parseArgs } from './args.js';
+
+const USAGE = 'usage: rq-mgr start|stop|status|restart|run|zap [--root DIR]';
+const STOP_WAIT_MS = 20_000;
+
+async function waitUntil(probe: () => Promise<boolean> | boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  // Another process's exit or socket has no event we can subscribe to from here: poll gently.
+  while (Date.now() < deadline) {
+    if (await probe()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return probe();
+}
+
+async function answers(sock: string): Promise<boolean> {
+  try {
+    const r = await mgrCommand(sock, 'ping', '', { timeoutMs: 1000 });
+    return Array.isArray(r) && r[0] === 'pong';
+  } catch {
+    return false;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function start(root: string): Promise<number> {
+  const p = rootPaths(root);
+  const running = await livePid(p.mgrPid);
+  if (running) {
+    console.error(`queuemgr: already running with pid ${running}`);
+    return 1;
+  }
+  await fsp.mkdir(p.log, { recursive: true });
+  const logFd = fs.openSync(path.join(p.log, 'queuemgr.log'), 'a');
+  const self = fileURLToPath(import.meta.url);
+  const child = spawn(process.execPath, [self, 'run', '--root', root], { detached: true, stdio: ['ignore', logFd, logFd], cwd: root });
+  fs.closeSync(logFd);
+  child.unref();
+  const ok = await waitUntil(() => answers(p.mgrSock), 10_000);
+  if (!ok) {
+    console.error(`queuemgr: did not come up; see ${path.join(p.log, 'queuemgr.log')}`);
+    return 1;
+  }
+  console.log(`queuemgr: process with pid ${child.pid} started.`);
+  return 0;
+}
+
+async function stop(root: string): Promise<number> {
+  const p = rootPaths(root);
+  const pid = await livePid(p.mgrPid);
+  if (!pid) {
+    await fsp.rm(p.mgrPid, { force: true });
+    console.log('queuemgr: not running');
+    return 0;
+  }
+  process.kill(pid, 'SIGTERM');
+  if (!(await waitUntil(() => !alive(pid), STOP_WAIT_MS))) {
+    console.error(`queuemgr: pid ${pid} did not stop within ${STOP_WAIT_MS / 1000} s; sending SIGKILL (its queues stop when they see it gone)`);
+    process.kill(pid, 'SIGKILL');
+    await waitUntil(() => !alive(pid), 5000);
+    await fsp.rm(p.mgrPid, { force: true });
+    await fsp.rm(p.mgrSock, { force: true });
+  }
+  console.log(`queuemgr: stopped (pid ${pid})`);
+  return 0;
+}
+
+async function status(root: string): Promise<number> {
+  const p = rootPaths(root);
+  const pid = await livePid(p.mgrPid);
+  if (!pid) {
+    console.log('queuemgr: not running');
+    return 3;
+  }
+  console.log(`queuemgr: running [pid ${pid}]`);
+  try {
+    const r = (await mgrCommand(p.mgrSock, 'status', '', { timeoutMs: 5000 })) as [string, Record<string, { status: string; pid: number | null; uptime: number | null }>];
+    for (const [name, w] of Object.entries(r[1])) console.log(`  ${name.padEnd(24)} ${w.status.padEnd(8)} pid ${w.pid ?? '-'}  uptime ${w.uptime ?? '-'} s`);
+  } catch (err) {
+    console.log(`  (socket does not answer: ${(err as Error).message})`);
+  }
+  return 0;
+}
+
+async function zap(root: string): Promise<number> {
+  const p = rootPaths(root);
+  const pid = await livePid(p.mgrPid);
+  if (pid) {
+    console.error(`queuemgr: pid ${pid} is alive; use stop`);
+    return 1;
+  }
+  await fsp.rm(p.mgrPid, { force: true });
+  await fsp.rm(p.mgrSock, { force: true });
+  console.log('queuemgr: zapped stale pid file');
+  return 0;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { command, opts } = parseArgs(argv);
+  if (!command || opts.help || opts.h) {
+    console.error(USAGE);
+    return command ? 0 : 1;
+  }
+  const root = resolveRoot(typeof opts.root === 'string' ? opts.root : undefined);
+  switch (command) {
+    case 'start':
+      return start(root);
+    case 'stop':
+      return stop(root);
+    case 'restart':
+      await stop(root);
+      return start(root);
+    case 'status':
+      return status(root);
+    case 'zap':
+      return zap(root);
+    case 'run': {
+      const { runMgr } = await import('../mgr/mgr-main.js');
+      return runMgr({ root });
+    }
+    default:
+      console.error(`rq-mgr: unknown command ${JSON.stringify(command)}; ${USAGE}`);
+      return 1;
+  }
+}
+
+// Run directly (`node dist/cli/rq-mgr.js run`, as `start` does) as well as through bin/rq-mgr.
+if (process.argv[1] && fileURLToPath(import.meta.url) === fs.realpathSync(process.argv[1])) {
+  main(process.argv.slice(2)).then((code) => process.exit(code));
+}

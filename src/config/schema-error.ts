@@ -1,0 +1,73 @@
+// Turns config problems (unreadable file, bad JSON, schema issues) into one RqError naming file, field, expected, received.
+import type { z } from 'zod';
+import { RqError, isErrno, shown } from '../errors.js';
+
+/** `basic_auth.users.bob`, `allowed_ips[2]`; empty for the top level. */
+export function describePath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out;
+}
+
+/** The value found at `path` inside `input`, or undefined when the path leads nowhere. */
+export function valueAtPath(input: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = input;
+  for (const key of path) {
+    if (typeof v !== 'object' || v === null) return undefined;
+    // Only own properties: a missing "constructor" key must read as missing, not as Object.
+    if (!Object.prototype.hasOwnProperty.call(v, key)) return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
+}
+
+/** One problem phrase: `field: expected X, received Y` (no field part at the top level). */
+export function fieldProblem(field: string, expected: string, received: unknown): string {
+  const where = field === '' ? '' : `${field}: `;
+  return `${where}expected ${expected}, received ${shown(received)}`;
+}
+
+export function configFieldError(fileLabel: string, field: string, expected: string, received: unknown): RqError {
+  return new RqError('RQ_ERR_CONFIG', `${fileLabel}: ${fieldProblem(field, expected, received)}`);
+}
+
+// Our schemas carry the "expected" phrase as their custom message; zod's own defaults read
+// "Invalid input: expected string, received number", from which the expected part is kept.
+function expectedOf(issue: z.core.$ZodIssue): string {
+  const m = /expected (.+?)(?:, received .*)?$/.exec(issue.message);
+  return m ? m[1] : issue.message;
+}
+
+/** All issues of one failed parse, in one error (the user fixes them in one edit). */
+export function configSchemaError(fileLabel: string, issues: readonly z.core.$ZodIssue[], input: unknown): RqError {
+  const parts = issues.map((issue) => fieldProblem(describePath(issue.path), expectedOf(issue), valueAtPath(input, issue.path)));
+  return new RqError('RQ_ERR_CONFIG', `${fileLabel}: ${parts.join('; ')}`);
+}
+
+export function configJsonError(fileLabel: string, err: unknown): RqError {
+  const reason = err instanceof Error ? err.message : String(err);
+  return new RqError('RQ_ERR_CONFIG', `${fileLabel}: not valid JSON: ${reason}`, { cause: err });
+}
+
+export function configReadError(fileLabel: string, err: unknown): RqError {
+  const reason = isErrno(err, 'ENOENT') ? 'no such file' : err instanceof Error ? err.message : String(err);
+  return new RqError('RQ_ERR_CONFIG', `${fileLabel}: cannot read: ${reason}`, { cause: err });
+}
+
+export function parseConfigJson(text: string, fileLabel: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw configJsonError(fileLabel, err);
+  }
+}
+
+/** Parses `input` with `schema` or throws the combined config error. */
+export function parseWithSchema<S extends z.ZodType>(schema: S, input: unknown, fileLabel: string): z.output<S> {
+  const result = schema.safeParse(input);
+  if (!result.success) throw configSchemaError(fileLabel, result.error.issues, input);
+  return result.data;
+}

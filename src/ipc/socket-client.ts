@@ -1,0 +1,209 @@
+// Unix socket client for the rq1/rq2 framings: one-shot requests and a pipelined long-lived connection.
+import net from 'node:net';
+import { RqError } from '../errors.js';
+import { FrameDecoder, FrameError, MAX_FRAME_BYTES, encodeFrame, type Proto } from './framing.js';
+
+export interface RequestOptions {
+  /** Give up when no reply has arrived this long after the request was made (default 10 s). */
+  timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** Why a connect failed, in words an operator can act on. */
+function describe(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  switch (e?.code) {
+    case 'ENOENT':
+      return 'ENOENT: no socket file (is the process running?)';
+    case 'ECONNREFUSED':
+      return 'ECONNREFUSED: nothing is listening (the process may have died)';
+    case 'EACCES':
+      return 'EACCES: permission denied (the socket is private to its owner)';
+    default:
+      return e instanceof Error ? e.message : String(err);
+  }
+}
+
+function noReply(path: string, cause: string, err?: unknown): RqError {
+  return new RqError('RQ_ERR_NO_REPLY', `no reply from ${path}: ${cause}`, err === undefined ? undefined : { cause: err });
+}
+
+/** Replies come from our own daemons, so accept anything the 8-digit length can carry. */
+function replyDecoder(proto: Proto): FrameDecoder {
+  return new FrameDecoder(proto, MAX_FRAME_BYTES);
+}
+
+function badReply(path: string, err: FrameError): RqError {
+  return new RqError('RQ_ERR_PROTOCOL', `bad reply from ${path}: ${err.message}`, { cause: err });
+}
+
+/** Connect, send one request frame, read exactly one reply frame, close. */
+export function request(path: string, proto: Proto, payload: string, opts: RequestOptions = {}): Promise<string> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const frame = encodeFrame(proto, payload);
+  return new Promise((resolve, reject) => {
+    const decoder = replyDecoder(proto);
+    let connected = false;
+    let settled = false;
+    const settle = (err: Error | null, reply?: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      if (err) reject(err);
+      else resolve(reply!);
+    };
+    const timer = setTimeout(() => settle(noReply(path, `timed out after ${timeoutMs} ms${connected ? '' : ' connecting'}`)), timeoutMs);
+    const socket = net.createConnection(path);
+    socket.on('connect', () => {
+      connected = true;
+    });
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        const [reply] = decoder.push(chunk);
+        if (reply) settle(null, reply.toString('utf8'));
+      } catch (err) {
+        settle(err instanceof FrameError ? badReply(path, err) : (err as Error));
+      }
+    });
+    socket.on('error', (err) => settle(noReply(path, connected ? `connection failed: ${err.message}` : describe(err), err)));
+    socket.on('close', () => settle(noReply(path, 'connection closed before a whole reply arrived')));
+    socket.write(frame);
+  });
+}
+
+interface Pending {
+  resolve: (reply: string) => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * One connection carrying many requests, answered first in, first out (the server answers each
+ * connection in order). When the connection breaks every pending request fails; the next request
+ * connects afresh, so a restarted server is picked up without the caller noticing.
+ */
+export class SocketConnection {
+  private socket: net.Socket | null = null;
+  private decoder: FrameDecoder;
+  private pending: Pending[] = [];
+  private closed = false;
+
+  private constructor(
+    readonly path: string,
+    readonly proto: Proto,
+    private readonly timeoutMs: number,
+  ) {
+    this.decoder = replyDecoder(proto);
+  }
+
+  /** Connects now, so a missing server is reported at open rather than at the first request. */
+  static async open(path: string, proto: Proto, opts: RequestOptions = {}): Promise<SocketConnection> {
+    const conn = new SocketConnection(path, proto, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const socket = conn.connect();
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(noReply(path, `timed out after ${conn.timeoutMs} ms connecting`));
+      }, conn.timeoutMs);
+      socket.once('connect', () => {
+        clearTimeout(timer);
+        socket.off('error', onError);
+        resolve();
+      });
+      const onError = (err: Error) => {
+        clearTimeout(timer);
+        reject(noReply(path, describe(err), err));
+      };
+      socket.once('error', onError);
+    });
+    return conn;
+  }
+
+  request(payload: string): Promise<string> {
+    if (this.closed) return Promise.reject(noReply(this.path, 'connection was closed by its owner'));
+    let frame: Buffer;
+    try {
+      frame = encodeFrame(this.proto, payload);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const socket = this.socket ?? this.connect();
+    return new Promise((resolve, reject) => {
+      const entry: Pending = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          // The reply may still come and would then be taken for the next request's: drop the connection.
+          this.fail(socket, noReply(this.path, 'connection dropped: another request on it timed out'), {
+            entry,
+            err: noReply(this.path, `timed out after ${this.timeoutMs} ms`),
+          });
+        }, this.timeoutMs),
+      };
+      this.pending.push(entry);
+      socket.write(frame);
+    });
+  }
+
+  /** Requests sent and not yet answered. */
+  inFlight(): number {
+    return this.pending.length;
+  }
+
+  /** Closes the connection; requests not yet answered fail. */
+  close(): void {
+    this.closed = true;
+    if (this.socket) this.fail(this.socket, noReply(this.path, 'connection was closed by its owner'));
+  }
+
+  private connect(): net.Socket {
+    const socket = net.createConnection(this.path);
+    this.socket = socket;
+    this.decoder = replyDecoder(this.proto);
+    let connected = false;
+    socket.on('connect', () => {
+      connected = true;
+    });
+    socket.on('data', (chunk: Buffer) => {
+      if (socket !== this.socket) return;
+      let replies: Buffer[];
+      try {
+        replies = this.decoder.push(chunk);
+      } catch (err) {
+        this.fail(socket, err instanceof FrameError ? badReply(this.path, err) : (err as Error));
+        return;
+      }
+      for (const reply of replies) {
+        const p = this.pending.shift();
+        if (!p) {
+          this.fail(socket, new RqError('RQ_ERR_PROTOCOL', `bad reply from ${this.path}: a reply arrived with no request waiting`));
+          return;
+        }
+        clearTimeout(p.timer);
+        p.resolve(reply.toString('utf8'));
+      }
+    });
+    socket.on('error', (err) => {
+      this.fail(socket, noReply(this.path, connected ? `connection failed: ${err.message}` : describe(err), err));
+    });
+    socket.on('close', () => {
+      this.fail(socket, noReply(this.path, 'connection closed before a whole reply arrived'));
+    });
+    return socket;
+  }
+
+  /** Drops a broken connection and fails every request waiting on it (`culprit`, if given, with its own error). */
+  private fail(socket: net.Socket, err: Error, culprit?: { entry: Pending; err: Error }): void {
+    if (socket !== this.socket) return;
+    this.socket = null;
+    socket.destroy();
+    const waiting = this.pending;
+    this.pending = [];
+    for (const p of waiting) {
+      clearTimeout(p.timer);
+      p.reject(p === culprit?.entry ? culprit.err : err);
+    }
+  }
+}

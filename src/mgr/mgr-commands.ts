@@ -1,0 +1,68 @@
+// The supervisor socket's commands (spec §6.2): raw-text argument in, JSON reply out; never throws.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { parseRequest } from '../ipc/rq1.js';
+import { validateQueueOptions } from '../config/queue-config.js';
+import { isValidQueueName } from '../spool/names.js';
+import { RQ_VERSION } from '../queue/script-runner.js';
+import type { Supervisor } from './supervisor.js';
+
+type Handler = (sup: Supervisor, arg: string) => Promise<unknown> | unknown;
+
+async function createQueueLink(sup: Supervisor, file: string): Promise<unknown> {
+  let raw: unknown;
+  let real: string;
+  try {
+    real = await fs.realpath(path.resolve(sup.root, file));
+    raw = JSON.parse(await fs.readFile(real, 'utf8'));
+  } catch (err) {
+    return ['fail', `could not read queue config [ ${file} ]: ${(err as Error).message}`];
+  }
+  const problem = validateQueueOptions(raw);
+  if (problem) return ['fail', problem];
+  const name = (raw as { name: string }).name;
+  if (!isValidQueueName(name)) return ['fail', 'queue name has invalid characters'];
+  if (sup.workers.has(name)) return ['fail', 'queue is already running'];
+  return sup.createQueue(raw, { configLink: real });
+}
+
+export function mgrCommands(env: string | undefined): Record<string, Handler> {
+  return {
+    ping: () => ['pong'],
+    environment: () => [env ?? null],
+    version: () => [RQ_VERSION],
+    uptime: (sup) => [Math.floor((Date.now() - sup.startedAt) / 1000)],
+    queues: (sup) => sup.queueNames(),
+    up_queue: (sup, q) => sup.adminOp(q, 'UP'),
+    down_queue: (sup, q) => sup.adminOp(q, 'DOWN'),
+    pause_queue: (sup, q) => sup.adminOp(q, 'PAUSE'),
+    resume_queue: (sup, q) => sup.adminOp(q, 'RESUME'),
+    restart_queue: (sup, q) => sup.restartQueue(q),
+    delete_queue: (sup, q) => sup.deleteQueue(q),
+    create_queue: (sup, arg) => {
+      let raw: unknown;
+      try {
+        raw = JSON.parse(arg);
+      } catch (err) {
+        return ['fail', `queue not created: invalid JSON: ${(err as Error).message}`];
+      }
+      return sup.createQueue(raw);
+    },
+    create_queue_link: (sup, arg) => createQueueLink(sup, arg),
+    // rq extension: worker states for `rq-mgr status` and the web's health check.
+    status: (sup) => ['ok', sup.status()],
+  };
+}
+
+export async function handleMgrRequest(sup: Supervisor, handlers: Record<string, Handler>, payload: string, log: Logger): Promise<string> {
+  const { command, arg } = parseRequest(payload);
+  const handler = Object.hasOwn(handlers, command) ? handlers[command] : undefined;
+  if (!handler) return JSON.stringify(['error', `unknown command: ${command.slice(0, 80)}`]);
+  try {
+    return JSON.stringify(await handler(sup, arg.trim()));
+  } catch (err) {
+    log.error({ err, command }, 'supervisor command failed');
+    return JSON.stringify(['fail', `internal error: ${(err as Error).message}`]);
+  }
+}

@@ -1,0 +1,79 @@
+// rq-mgr in the foreground: supervises queues, web and timers; watches scandir/; answers its socket.
+import fs from 'node:fs/promises';
+import type { Logger } from 'pino';
+import { rootPaths } from '../config/paths.js';
+import { loadGlobalConfig } from '../config/global-config.js';
+import { listenSocket } from '../ipc/socket-server.js';
+import { createLogger } from '../log.js';
+import { handleMgrRequest, mgrCommands } from './mgr-commands.js';
+import { ScanDir } from './scandir.js';
+import { Supervisor } from './supervisor.js';
+import { claimPidFile } from './pid-file.js';
+
+export interface RunOptions {
+  root: string;
+  log?: Logger;
+}
+
+/** Runs until SIGTERM/SIGINT; resolves after the final shutdown. */
+export async function runMgr(opts: RunOptions): Promise<number> {
+  const paths = rootPaths(opts.root);
+  const log = opts.log ?? createLogger({ name: 'rq-mgr', fd: 1 });
+  process.title = '[rq-mgr]';
+  let config;
+  try {
+    config = await loadGlobalConfig(paths.configFile);
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 'Bad config file. Exiting');
+    process.stderr.write(`rq-mgr: ${(err as Error).message}\n`);
+    return 1;
+  }
+  if (config.tmpdir) {
+    try {
+      await fs.access(config.tmpdir, fs.constants.W_OK);
+    } catch {
+      log.error({ tmpdir: config.tmpdir }, "Bad 'tmpdir' in config json");
+      process.stderr.write(`rq-mgr: Bad 'tmpdir' in config json [${config.tmpdir}]: not a writable directory\n`);
+      return 1;
+    }
+  }
+  const claim = await claimPidFile(paths.mgrPid);
+  if (!claim.ok) {
+    process.stderr.write(`rq-mgr: already running with pid ${claim.pid} (${paths.mgrPid})\n`);
+    return 1;
+  }
+  await fs.mkdir(paths.queues, { recursive: true });
+  const env: NodeJS.ProcessEnv = { ...process.env, RQ_ROOT: opts.root };
+  if (config.env) env.RQ_ENV = String(config.env);
+  if (config.tmpdir) env.TMPDIR = String(config.tmpdir);
+
+  const sup = new Supervisor({ root: opts.root, log, env });
+  await sup.start();
+  const scandir = new ScanDir(sup, log.child({ component: 'scandir' }));
+  await scandir.start();
+  const handlers = mgrCommands(config.env === undefined ? undefined : String(config.env));
+  const server = await listenSocket({ path: paths.mgrSock, proto: 'rq1', log, handle: (p) => handleMgrRequest(sup, handlers, p, log) });
+  log.info({ root: opts.root, pid: process.pid, queues: sup.queueNames() }, 'rq-mgr started');
+
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = async (why: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ why }, 'shutting down');
+      await server.close();
+      await scandir.close();
+      await sup.shutdown();
+      await fs.rm(paths.mgrSock, { force: true });
+      await claim.release();
+      log.info('FINAL SHUTDOWN - EXITING');
+      resolve(0);
+    };
+    process.on('SIGTERM', () => void stop('SIGTERM'));
+    process.on('SIGINT', () => void stop('SIGINT'));
+    process.on('SIGHUP', () => {
+      log.info('SIGHUP: reloading');
+      void sup.reload().then(() => scandir.kick());
+    });
+  });
+}

@@ -1,0 +1,66 @@
+// Queue directories as the supervisor sees them: discover, create, and move to the trash.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { STATES, queuePaths, rootPaths } from '../config/paths.js';
+import { isValidQueueName } from '../spool/names.js';
+import { DirSync, mkdirDurable, writeFileDurable } from '../spool/durable.js';
+import { idStamp } from '../spool/message-id.js';
+
+/** Marker inside a queue dir created from scandir/: only such queues are ever removed by scandir. */
+export const SCANDIR_MARKER = '.scandir';
+
+/** Valid queue names under queues/ that have a readable config.json. */
+export async function discoverQueues(root: string): Promise<string[]> {
+  const dir = rootPaths(root).queues;
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  const out: string[] = [];
+  for (const n of names.sort()) {
+    if (!isValidQueueName(n)) continue;
+    try {
+      await fs.access(queuePaths(root, n).configFile, fs.constants.R_OK);
+      out.push(n);
+    } catch {
+      // Not a queue (yet): no readable config.
+    }
+  }
+  return out;
+}
+
+/**
+ * Creates queues/<q>/ with its state dirs and config.json (or a symlink to `configLink`),
+ * durably, so a queue process started right after finds everything.
+ */
+export async function createQueueDir(root: string, config: Record<string, unknown>, opts: { configLink?: string; scandirTarget?: string } = {}): Promise<void> {
+  const p = queuePaths(root, String(config.name));
+  const sync = new DirSync();
+  await mkdirDurable(p.dir, sync);
+  for (const s of STATES) await mkdirDurable(p.state[s], sync);
+  if (opts.configLink) {
+    await fs.rm(p.configFile, { force: true });
+    await fs.symlink(opts.configLink, p.configFile);
+    await sync.sync(p.dir);
+  } else {
+    await writeFileDurable(p.configFile, JSON.stringify(config), sync);
+  }
+  if (opts.scandirTarget) await writeFileDurable(path.join(p.dir, SCANDIR_MARKER), opts.scandirTarget, sync);
+}
+
+export async function isScandirQueue(root: string, name: string): Promise<boolean> {
+  try {
+    await fs.access(path.join(queuePaths(root, name).dir, SCANDIR_MARKER));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Moves a queue dir, messages and all, to queues/.trash/<q>.<time>/; returns the new path. */
+export async function trashQueueDir(root: string, name: string): Promise<string> {
+  const trash = rootPaths(root).trash;
+  await fs.mkdir(trash, { recursive: true });
+  const target = path.join(trash, `${name}.${idStamp(Date.now())}`);
+  await fs.rename(queuePaths(root, name).dir, target);
+  const sync = new DirSync();
+  await Promise.all([sync.sync(trash), sync.sync(rootPaths(root).queues)]);
+  return target;
+}

@@ -1,0 +1,157 @@
+// scandir/: symlinks to directories with an executable `run` become queues; removing one disables it.
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { watch, type FSWatcher } from 'chokidar';
+import type { Logger } from 'pino';
+import { queuePaths, rootPaths } from '../config/paths.js';
+import { normaliseQueueConfig } from '../config/queue-config.js';
+import { isValidQueueName } from '../spool/names.js';
+import { DirSync, writeFileDurable } from '../spool/durable.js';
+import { discoverQueues, isScandirQueue } from './queue-dirs.js';
+import type { Supervisor } from './supervisor.js';
+
+type Candidate = { name: string; target: string; config: Record<string, unknown> } | { name: string; badConfig: string };
+
+/**
+ * Watches scandir/ (and, through the links, each linked directory) and reconciles on every
+ * event: no periodic scan. Reconciliations never overlap; a burst of events costs one more pass.
+ */
+export class ScanDir {
+  private watcher: FSWatcher | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private closed = false;
+
+  constructor(
+    private readonly sup: Supervisor,
+    private readonly log: Logger,
+  ) {}
+
+  private get dir(): string {
+    return rootPaths(this.sup.root).scandir;
+  }
+
+  async start(): Promise<void> {
+    await fsp.mkdir(this.dir, { recursive: true });
+    // depth 1 with followSymlinks: events for scandir/<q> and for the files inside the linked dir
+    // (run, config.json); raw events also carry chmod, which chokidar's own events skip.
+    this.watcher = watch(this.dir, { followSymlinks: true, depth: 1, ignoreInitial: true, ignorePermissionErrors: true });
+    this.watcher.on('all', () => this.kick());
+    this.watcher.on('raw', () => this.kick());
+    this.watcher.on('error', (err) => this.log.warn({ err: String(err) }, 'scandir watch error'));
+    await new Promise<void>((r) => this.watcher!.once('ready', () => r()));
+    await this.kick();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.watcher?.close();
+    await this.running;
+  }
+
+  /** Requests a reconciliation; resolves when one that started after this call has finished. */
+  kick(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        await this.reconcile().catch((err) => this.log.error({ err: (err as Error).message }, 'scandir pass failed'));
+      } while (this.again && !this.closed);
+    })().finally(() => (this.running = null));
+    return this.running;
+  }
+
+  private async candidates(): Promise<Map<string, Candidate>> {
+    const out = new Map<string, Candidate>();
+    for (const name of await fsp.readdir(this.dir).catch(() => [] as string[])) {
+      if (!isValidQueueName(name)) continue;
+      const link = path.join(this.dir, name);
+      try {
+        if (!(await fsp.lstat(link)).isSymbolicLink()) continue;
+        const target = await fsp.realpath(link);
+        if (!(await fsp.stat(target)).isDirectory()) continue;
+        const run = path.join(target, 'run');
+        await fsp.access(run, fs.constants.X_OK);
+        if (!(await fsp.stat(run)).isFile()) continue;
+        out.set(name, await this.buildConfig(name, target, run));
+      } catch {
+        // Dangling link, no run, or run not executable: not a candidate.
+      }
+    }
+    return out;
+  }
+
+  /** Spec §6.5: the linked config.json overlaid with name, script = realpath(run), defaults. */
+  private async buildConfig(name: string, target: string, run: string): Promise<Candidate> {
+    const file = path.join(target, 'config.json');
+    let overlay: Record<string, unknown> = {};
+    try {
+      const text = await fsp.readFile(file, 'utf8');
+      const parsed: unknown = JSON.parse(text);
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { name, badConfig: `${file}: expected a JSON object` };
+      overlay = parsed as Record<string, unknown>;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return { name, badConfig: `${file}: ${(err as Error).message}` };
+    }
+    const raw = { num_workers: 1, exec_prefix: '', ...overlay, name, script: await fsp.realpath(run) };
+    try {
+      return { name, target, config: normaliseQueueConfig(raw, file) as unknown as Record<string, unknown> };
+    } catch (err) {
+      return { name, badConfig: (err as Error).message };
+    }
+  }
+
+  private async reconcile(): Promise<void> {
+    const want = await this.candidates();
+    for (const c of want.values()) {
+      if ('badConfig' in c) {
+        this.log.error({ queue: c.name, reason: c.badConfig }, 'bad config.json in scandir link; queue left as it was');
+        continue;
+      }
+      await this.ensure(c);
+    }
+    // Only queues that scandir made (marker file) are ever disabled by scandir.
+    for (const name of await discoverQueues(this.sup.root)) {
+      if (want.has(name) || !(await isScandirQueue(this.sup.root, name))) continue;
+      this.log.info({ queue: name }, 'scandir link gone or run not executable: disabling queue');
+      await this.sup.deleteQueue(name);
+      await this.sup.settled(name);
+    }
+  }
+
+  private async ensure(c: { name: string; target: string; config: Record<string, unknown> }): Promise<void> {
+    const p = queuePaths(this.sup.root, c.name);
+    const text = JSON.stringify(c.config);
+    if (!fs.existsSync(p.dir)) {
+      const reply = await this.sup.createQueue(c.config, { scandirTarget: c.target });
+      this.log.info({ queue: c.name, reply }, 'scandir created queue');
+      if (reply[0] === 'fail') return;
+    } else {
+      const current = await fsp.readFile(p.configFile, 'utf8').catch(() => '');
+      if (current !== text) {
+        await writeFileDurable(p.configFile, text, new DirSync());
+        this.log.info({ queue: c.name }, 'scandir config changed: restarting queue');
+        if (this.sup.workers.has(c.name)) await this.sup.restartQueue(c.name);
+        else this.sup.startQueue(c.name);
+      } else if (!this.sup.workers.has(c.name)) {
+        this.sup.startQueue(c.name);
+      }
+    }
+    await this.linkForm(c.name, c.target);
+  }
+
+  /** queues/<q>/form.json -> <link target>/form.json (absolute, so it does not depend on depth). */
+  private async linkForm(name: string, target: string): Promise<void> {
+    const form = queuePaths(this.sup.root, name).formFile;
+    const want = path.join(target, 'form.json');
+    const have = await fsp.readlink(form).catch(() => null);
+    if (have === want) return;
+    await fsp.rm(form, { force: true });
+    await fsp.symlink(want, form);
+  }
+}

@@ -1,0 +1,161 @@
+// rq-mgr's state: one worker per queue plus web and timers, queue creation, deletion and admin files.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { queuePaths, rootPaths } from '../config/paths.js';
+import { isValidQueueName } from '../spool/names.js';
+import { PACKAGE_DIR } from '../config/root.js';
+import { normaliseQueueConfig } from '../config/queue-config.js';
+import { AdminState, type AdminAction } from '../queue/admin-state.js';
+import { createQueueDir, discoverQueues, trashQueueDir } from './queue-dirs.js';
+import { DEFAULT_POLICY, Worker, type WorkerPolicy } from './worker.js';
+
+export interface SupervisorDeps {
+  root: string;
+  log: Logger;
+  env: NodeJS.ProcessEnv;
+  policy?: WorkerPolicy;
+  /** Directory holding the compiled programs (dist/). */
+  distDir?: string;
+}
+
+export class Supervisor {
+  readonly workers = new Map<string, Worker>();
+  private web: Worker | null = null;
+  private timers: Worker | null = null;
+  readonly startedAt = Date.now();
+  /** Deletes in progress: the queue process is stopping, then its dir moves to the trash. */
+  private readonly deleting = new Map<string, Promise<void>>();
+  private readonly dist: string;
+  stopping = false;
+
+  constructor(private readonly deps: SupervisorDeps) {
+    this.dist = deps.distDir ?? path.join(PACKAGE_DIR, 'dist');
+  }
+
+  get root(): string {
+    return this.deps.root;
+  }
+
+  /** Starts every queue found under queues/, then the web and timers processes that are built. */
+  async start(): Promise<void> {
+    for (const name of await discoverQueues(this.root)) this.startQueue(name);
+    this.web = this.component('web', 'web/web-main.js');
+    this.timers = this.component('timers', 'timers/timers-main.js');
+  }
+
+  private component(name: 'web' | 'timers', file: string): Worker | null {
+    const main = path.join(this.dist, file);
+    if (!fs.existsSync(main)) {
+      this.deps.log.info({ component: name }, 'not built yet; not started');
+      return null;
+    }
+    const w = new Worker(`[${name}]`, name, [main, '--root', this.root, '--watch-stdin'], this.deps.log, this.deps.policy ?? DEFAULT_POLICY, this.deps.env);
+    w.start();
+    return w;
+  }
+
+  startQueue(name: string): Worker {
+    const existing = this.workers.get(name);
+    if (existing && existing.status !== 'STOPPED' && existing.status !== 'ERROR') return existing;
+    const w = new Worker(name, 'queue', [path.join(this.dist, 'queue', 'queue-main.js'), '--root', this.root, '--name', name, '--watch-stdin'], this.deps.log.child({ queue: name }), this.deps.policy ?? DEFAULT_POLICY, this.deps.env);
+    this.workers.set(name, w);
+    w.start();
+    return w;
+  }
+
+  queueNames(): string[] {
+    return [...this.workers.keys()];
+  }
+
+  /** up/down/pause/resume through the admin files; the queue's watch sees the change at once. */
+  adminOp(name: string, action: AdminAction): unknown[] {
+    if (!isValidQueueName(name) || !fs.existsSync(queuePaths(this.root, name).dir)) return ['fail', 'invalid queue name'];
+    const ok = new AdminState(queuePaths(this.root, name), () => undefined).set(action);
+    return ok ? ['ok', name] : ['fail', 'not allowed to up'];
+  }
+
+  async restartQueue(name: string): Promise<unknown[]> {
+    const w = this.workers.get(name);
+    if (!w) return ['fail', 'invalid queue name'];
+    await w.restart();
+    return ['ok', name];
+  }
+
+  /** create_queue: normalise, make the directory, start the process. */
+  async createQueue(raw: unknown, opts: { configLink?: string; scandirTarget?: string } = {}): Promise<unknown[]> {
+    const name = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>).name : undefined;
+    if (!isValidQueueName(name)) return ['fail', 'queue name has invalid characters'];
+    if (this.workers.has(name) || fs.existsSync(queuePaths(this.root, name).dir)) return ['fail', 'already created'];
+    let config: Record<string, unknown>;
+    try {
+      config = normaliseQueueConfig(raw, `create_queue ${name}`) as unknown as Record<string, unknown>;
+    } catch (err) {
+      return ['fail', `queue not created: ${(err as Error).message}`];
+    }
+    try {
+      await createQueueDir(this.root, config, opts);
+    } catch (err) {
+      this.deps.log.error({ queue: name, err: (err as Error).message }, 'queue not created');
+      return ['fail', 'queue not created'];
+    }
+    this.startQueue(name);
+    this.deps.log.info({ queue: name }, 'queue created');
+    return ['success', 'queue created - awesome'];
+  }
+
+  /** Stops the queue process and moves its directory, messages and all, to queues/.trash/. */
+  async deleteQueue(name: string): Promise<unknown[]> {
+    const w = this.workers.get(name);
+    if (!w) return ['fail', 'no such queue'];
+    this.workers.delete(name);
+    const done = (async () => {
+      await w.stop();
+      try {
+        const where = await trashQueueDir(this.root, name);
+        this.deps.log.info({ queue: name, trash: where }, 'queue deleted; its files are in the trash');
+      } catch (err) {
+        this.deps.log.error({ queue: name, err: (err as Error).message }, 'could not move the queue to the trash');
+      }
+    })().finally(() => this.deleting.delete(name));
+    this.deleting.set(name, done);
+    return ['ok', 'started deleting queue'];
+  }
+
+  /** Resolves when a delete of `name` in progress has moved the directory to the trash. */
+  async settled(name: string): Promise<void> {
+    await this.deleting.get(name);
+  }
+
+  /** SIGHUP: HUP every running queue, stop those whose directory vanished, start new ones. */
+  async reload(): Promise<void> {
+    const present = new Set(await discoverQueues(this.root));
+    for (const [name, w] of this.workers) {
+      if (present.has(name)) w.signal('SIGHUP');
+      else {
+        this.workers.delete(name);
+        await w.stop();
+      }
+    }
+    for (const name of present) if (!this.workers.has(name)) this.startQueue(name);
+  }
+
+  /** Queues first (their scripts get TERM then KILL), then web and timers. */
+  async shutdown(): Promise<void> {
+    this.stopping = true;
+    await Promise.all([...this.workers.values()].map((w) => w.stop()));
+    await Promise.all([this.web, this.timers].map((w) => w?.stop()));
+  }
+
+  status(): Record<string, { status: string; pid: number | null; uptime: number | null; last_exit: string | null }> {
+    const out: Record<string, { status: string; pid: number | null; uptime: number | null; last_exit: string | null }> = {};
+    for (const w of [...this.workers.values(), ...(this.web ? [this.web] : []), ...(this.timers ? [this.timers] : [])]) {
+      out[w.name] = { status: w.status, pid: w.pid, uptime: w.child ? Math.floor((Date.now() - w.startedAt) / 1000) : null, last_exit: w.lastExit };
+    }
+    return out;
+  }
+
+  get paths() {
+    return rootPaths(this.root);
+  }
+}

@@ -1,0 +1,110 @@
+// One supervised child process (queue, web or timers) with restart back-off and an ERROR ceiling.
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { Logger } from 'pino';
+
+export type WorkerStatus = 'RUNNING' | 'BACKOFF' | 'ERROR' | 'STOPPING' | 'STOPPED';
+
+export interface WorkerPolicy {
+  /** First restart delay; doubles with each fast death. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** A child that lived less than this died "fast". */
+  fastMs: number;
+  /** Consecutive fast deaths after which the worker is marked ERROR and left alone. */
+  maxFastDeaths: number;
+}
+
+export const DEFAULT_POLICY: WorkerPolicy = { baseDelayMs: 100, maxDelayMs: 30_000, fastMs: 10_000, maxFastDeaths: 10 };
+
+export class Worker {
+  status: WorkerStatus = 'STOPPED';
+  child: ChildProcess | null = null;
+  fastDeaths = 0;
+  startedAt = 0;
+  lastExit: string | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private exitWaiters: (() => void)[] = [];
+
+  constructor(
+    readonly name: string,
+    readonly kind: 'queue' | 'web' | 'timers',
+    private readonly argv: string[],
+    private readonly log: Logger,
+    private readonly policy: WorkerPolicy = DEFAULT_POLICY,
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {}
+
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
+  start(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    // stdin is a pipe only we hold: the child sees EOF and exits if rq-mgr dies abruptly.
+    const child = spawn(process.execPath, this.argv, { stdio: ['pipe', 'inherit', 'inherit'], env: this.env });
+    this.child = child;
+    this.status = 'RUNNING';
+    this.startedAt = Date.now();
+    child.stdin?.on('error', () => undefined);
+    child.once('error', (err) => this.log.error({ worker: this.name, err: err.message }, 'could not start'));
+    child.once('exit', (code, signal) => this.onExit(child, code, signal));
+    this.log.info({ worker: this.name, pid: child.pid }, 'started');
+  }
+
+  private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.child !== child) return;
+    this.child = null;
+    this.lastExit = signal ? `signal ${signal}` : `exit ${code}`;
+    const waiters = this.exitWaiters;
+    this.exitWaiters = [];
+    waiters.forEach((w) => w());
+    if (this.status === 'STOPPING') {
+      this.status = 'STOPPED';
+      this.log.info({ worker: this.name, exit: this.lastExit }, 'stopped');
+      return;
+    }
+    const lived = Date.now() - this.startedAt;
+    this.fastDeaths = lived < this.policy.fastMs ? this.fastDeaths + 1 : 1;
+    if (this.fastDeaths > this.policy.maxFastDeaths) {
+      this.status = 'ERROR';
+      this.log.error({ worker: this.name, exit: this.lastExit, deaths: this.fastDeaths }, 'died too often; marked ERROR (restart_queue resets)');
+      return;
+    }
+    const delay = Math.min(this.policy.maxDelayMs, this.policy.baseDelayMs * 2 ** (this.fastDeaths - 1));
+    this.status = 'BACKOFF';
+    this.log.warn({ worker: this.name, exit: this.lastExit, restart_in_ms: delay }, 'died; restarting');
+    this.timer = setTimeout(() => this.start(), delay);
+  }
+
+  /** TERM, then KILL after `graceMs`; resolves once the child is gone. */
+  async stop(graceMs = 20_000): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const child = this.child;
+    if (!child) {
+      this.status = 'STOPPED';
+      return;
+    }
+    this.status = 'STOPPING';
+    const gone = new Promise<void>((r) => this.exitWaiters.push(r));
+    child.kill('SIGTERM');
+    const kill = setTimeout(() => {
+      this.log.warn({ worker: this.name }, 'did not stop in time; SIGKILL');
+      child.kill('SIGKILL');
+    }, graceMs);
+    await gone;
+    clearTimeout(kill);
+  }
+
+  /** restart_queue: stop, forget past deaths, start. */
+  async restart(): Promise<void> {
+    await this.stop();
+    this.fastDeaths = 0;
+    this.start();
+  }
+
+  signal(sig: NodeJS.Signals): void {
+    this.child?.kill(sig);
+  }
+}

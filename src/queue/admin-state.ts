@@ -1,0 +1,67 @@
+// Administrative (config/<q>.down|.pause files) and operational (SCRIPTERROR) status of a queue.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { QueuePaths } from '../config/paths.js';
+
+export type QueueStatus = 'UP' | 'PAUSE' | 'DOWN' | 'SCRIPTERROR';
+export type AdminAction = 'UP' | 'DOWN' | 'PAUSE' | 'RESUME';
+
+/**
+ * Reads the admin files on demand (two stats) and watches their directory, so a change made
+ * by touch/rm is seen at once and wakes the dispatcher (fix of spec §16.9).
+ */
+export class AdminState {
+  private admin: Exclude<QueueStatus, 'SCRIPTERROR'> = 'UP';
+  scriptError: string | null = null;
+  private watcher: fs.FSWatcher | null = null;
+
+  constructor(
+    private readonly paths: QueuePaths,
+    private readonly onChange: () => void,
+  ) {
+    this.refresh();
+  }
+
+  refresh(): Exclude<QueueStatus, 'SCRIPTERROR'> {
+    this.admin = fs.existsSync(this.paths.downFile) ? 'DOWN' : fs.existsSync(this.paths.pauseFile) ? 'PAUSE' : 'UP';
+    return this.admin;
+  }
+
+  /** Combined status: the operational one when it is not UP, else the admin one (spec §5.1). */
+  get status(): QueueStatus {
+    return this.scriptError ? 'SCRIPTERROR' : this.admin;
+  }
+
+  isDown(): boolean {
+    return this.refresh() === 'DOWN';
+  }
+
+  watch(): void {
+    const dir = path.dirname(this.paths.downFile);
+    const names = new Set([path.basename(this.paths.downFile), path.basename(this.paths.pauseFile)]);
+    this.watcher = fs.watch(dir, { persistent: false }, (_ev, file) => {
+      if (file && !names.has(String(file))) return;
+      const before = this.admin;
+      if (this.refresh() !== before) this.onChange();
+    });
+    this.watcher.on('error', () => undefined);
+  }
+
+  close(): void {
+    this.watcher?.close();
+  }
+
+  /** Classic semantics: UP removes .down only; RESUME removes .pause only. */
+  set(action: AdminAction): boolean {
+    try {
+      if (action === 'DOWN') fs.writeFileSync(this.paths.downFile, '', { mode: 0o644 });
+      else if (action === 'PAUSE') fs.writeFileSync(this.paths.pauseFile, '', { mode: 0o644 });
+      else fs.rmSync(action === 'UP' ? this.paths.downFile : this.paths.pauseFile, { force: true });
+    } catch {
+      return false;
+    }
+    this.refresh();
+    this.onChange();
+    return true;
+  }
+}

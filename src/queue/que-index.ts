@@ -1,0 +1,146 @@
+// The in-memory que: messages ordered by (due, arrival) with O(log n) insert, pick and removal.
+import type { Message } from '../message/message.js';
+
+interface Entry {
+  id: string;
+  due: number;
+  seq: number;
+}
+
+function before(a: Entry, b: Entry): boolean {
+  return a.due < b.due || (a.due === b.due && a.seq < b.seq);
+}
+
+/**
+ * A binary heap with lazy deletion: removing or re-keying a message only drops it from the map;
+ * its stale heap entry is discarded when it surfaces. Ties on `due` run in arrival order.
+ */
+export class QueIndex {
+  private heap: Entry[] = [];
+  private readonly live = new Map<string, { msg: Message; entry: Entry }>();
+  private seq = 0;
+
+  get size(): number {
+    return this.live.size;
+  }
+
+  has(id: string): boolean {
+    return this.live.has(id);
+  }
+
+  get(id: string): Message | undefined {
+    return this.live.get(id)?.msg;
+  }
+
+  values(): IterableIterator<Message> {
+    return [...this.live.values()].map((v) => v.msg)[Symbol.iterator]();
+  }
+
+  insert(msg: Message): void {
+    const entry: Entry = { id: msg.msg_id, due: Number(msg.due) || 0, seq: this.seq++ };
+    this.live.set(msg.msg_id, { msg, entry });
+    this.push(entry);
+    // Stale entries can outnumber live ones after many re-keys; rebuild keeps memory bounded.
+    if (this.heap.length > 64 && this.heap.length > 2 * this.live.size) this.rebuild();
+  }
+
+  remove(id: string): Message | undefined {
+    const v = this.live.get(id);
+    if (!v) return undefined;
+    this.live.delete(id);
+    return v.msg;
+  }
+
+  /** The earliest message (by due, then arrival) or undefined. */
+  peek(): Message | undefined {
+    this.dropStale();
+    const top = this.heap[0];
+    return top ? this.live.get(top.id)!.msg : undefined;
+  }
+
+  /**
+   * The first message in order that `accept` takes, without removing it. Entries that are
+   * refused are looked at in heap order, so the cost is O(k log n) for k refused ones.
+   */
+  find(accept: (m: Message) => boolean): Message | undefined {
+    const refused: Entry[] = [];
+    let found: Message | undefined;
+    while (this.heap.length) {
+      this.dropStale();
+      const top = this.heap[0];
+      if (!top) break;
+      const msg = this.live.get(top.id)!.msg;
+      if (accept(msg)) {
+        found = msg;
+        break;
+      }
+      refused.push(this.pop()!);
+    }
+    for (const e of refused) this.push(e);
+    return found;
+  }
+
+  /** Smallest due in the que (for run-now), or undefined when empty. */
+  minDue(): number | undefined {
+    const m = this.peek();
+    return m === undefined ? undefined : Number(m.due) || 0;
+  }
+
+  /** Up to `limit` messages in run order (for listings). */
+  ordered(limit: number): Message[] {
+    return [...this.live.values()]
+      .sort((a, b) => (before(a.entry, b.entry) ? -1 : 1))
+      .slice(0, limit)
+      .map((v) => v.msg);
+  }
+
+  private isStale(e: Entry): boolean {
+    return this.live.get(e.id)?.entry !== e;
+  }
+
+  private dropStale(): void {
+    while (this.heap.length && this.isStale(this.heap[0])) this.pop();
+  }
+
+  private rebuild(): void {
+    this.heap = [...this.live.values()].map((v) => v.entry);
+    for (let i = (this.heap.length >> 1) - 1; i >= 0; i--) this.down(i);
+  }
+
+  private push(e: Entry): void {
+    const h = this.heap;
+    h.push(e);
+    let i = h.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!before(h[i], h[p])) break;
+      [h[i], h[p]] = [h[p], h[i]];
+      i = p;
+    }
+  }
+
+  private pop(): Entry | undefined {
+    const h = this.heap;
+    const top = h[0];
+    const last = h.pop();
+    if (h.length && last) {
+      h[0] = last;
+      this.down(0);
+    }
+    return top;
+  }
+
+  private down(i: number): void {
+    const h = this.heap;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < h.length && before(h[l], h[m])) m = l;
+      if (r < h.length && before(h[r], h[m])) m = r;
+      if (m === i) return;
+      [h[i], h[m]] = [h[m], h[i]];
+      i = m;
+    }
+  }
+}

@@ -1,0 +1,80 @@
+// The queue process: `node dist/queue/queue-main.js --root DIR --name Q [--watch-stdin]`.
+import fsp from 'node:fs/promises';
+import { queuePaths, rootPaths } from '../config/paths.js';
+import { hostInfo, loadGlobalConfig } from '../config/global-config.js';
+import { loadQueueConfig } from '../config/queue-config.js';
+import { parseArgs } from '../cli/args.js';
+import { resolveRoot } from '../config/root.js';
+import { createLogger } from '../log.js';
+import { listenSocket } from '../ipc/socket-server.js';
+import { queueCommand } from '../ipc/rq1.js';
+import { assertQueueName } from '../spool/names.js';
+import { handleRequest } from './commands.js';
+import { Queue, type QueueSettings } from './queue.js';
+
+export async function main(argv: string[]): Promise<void> {
+  const { opts } = parseArgs(['queue', ...argv]);
+  const root = resolveRoot(typeof opts.root === 'string' ? opts.root : undefined);
+  const name = assertQueueName(opts.name);
+  const paths = queuePaths(root, name);
+  const log = createLogger({ name: `rq-que ${name}`, fd: 1 }).child({ queue: name });
+  process.title = `[rq-que] [${name}]`;
+
+  const global = await loadGlobalConfig(rootPaths(root).configFile);
+  const load = async () => (await loadQueueConfig(paths.configFile)) as QueueSettings;
+  const queue = new Queue({
+    root,
+    config: await load(),
+    host: hostInfo(global),
+    log,
+    peer: (q, command, arg) => queueCommand(queuePaths(root, q).sock, command, arg, { timeoutMs: 30_000 }),
+  });
+  await fsp.writeFile(paths.pidFile, `${process.pid}\n`);
+  await queue.start();
+
+  let stopping: Promise<void> | null = null;
+  const stop = (why: string) => {
+    stopping ??= (async () => {
+      log.info({ why }, 'stopping');
+      await server.close();
+      await queue.stop();
+      await fsp.rm(paths.sock, { force: true });
+      log.info('stopped');
+      log.flush?.();
+      process.exit(0);
+    })();
+    return stopping;
+  };
+
+  const server = await listenSocket({
+    path: paths.sock,
+    proto: 'rq1',
+    log,
+    handle: async (payload) => {
+      const reply = await handleRequest(queue, payload, log);
+      if (payload.startsWith('shutdown')) setImmediate(() => void stop('shutdown command'));
+      return reply;
+    },
+  });
+  log.info({ pid: process.pid, que: queue.que.size, prep: queue.prep.size }, 'queue started');
+
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGHUP', () => {
+    load().then(
+      (config) => queue.reconfigure(config),
+      (err) => log.error({ err: (err as Error).message }, 'config reload failed; keeping the old config'),
+    );
+  });
+  // rq-mgr holds the other end of our stdin: when it goes away, so do we.
+  if (opts['watch-stdin']) {
+    process.stdin.on('end', () => void stop('parent went away'));
+    process.stdin.on('error', () => void stop('parent went away'));
+    process.stdin.resume();
+  }
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  process.stderr.write(`rq-que: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,199 @@
+// Starts one queue script for one message: environment, fds 3/4, stdio.log, own process group.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import type { Message } from '../message/message.js';
+import { isTruthyFlag } from '../message/message.js';
+import { LineSplitter } from './pipe-protocol.js';
+
+export const RQ_VERSION = '3.0.0';
+export const DEFAULT_EXEC_PREFIX = 'bash -lc ';
+
+export type ResolvedScript = { ok: true; path: string } | { ok: false; reason: string };
+
+/** realpath of the configured script (relative to root) so a deploy swapping a symlink spares running jobs. */
+export async function resolveScript(root: string, script: string): Promise<ResolvedScript> {
+  const configured = path.resolve(root, script);
+  let real: string;
+  try {
+    real = await fsp.realpath(configured);
+  } catch {
+    return { ok: false, reason: `script ${configured} does not exist` };
+  }
+  try {
+    const st = await fsp.stat(real);
+    if (!st.isFile()) return { ok: false, reason: `script ${real} is not a regular file` };
+    await fsp.access(real, fs.constants.X_OK);
+  } catch {
+    return { ok: false, reason: `script ${real} is not executable` };
+  }
+  return { ok: true, path: real };
+}
+
+/**
+ * argv for a script: no prefix runs the script itself; a prefix (default `bash -lc `) is
+ * split on whitespace and the script path appended as one argument. No shell string is built.
+ */
+export function execArgv(prefix: string | null | undefined, scriptPath: string): string[] {
+  const words = (prefix ?? DEFAULT_EXEC_PREFIX).split(/\s+/).filter(Boolean);
+  return [...words, scriptPath];
+}
+
+export interface EnvContext {
+  msg: Message;
+  fullId: string;
+  queue: string;
+  script: string;
+  realScript: string;
+  jobDir: string;
+  /** RQ_HOST: http://host:port/root/ */
+  hostUrl: string;
+  port: string | number;
+  envVars: Record<string, string>;
+  baseEnv: NodeJS.ProcessEnv;
+}
+
+/** The queue a dest names: a bare name, or the segment after /q/ of a URL or /q/<name> path. */
+export function destQueue(dest: string): string {
+  const m = /(?:^|\/)q\/([^/]+)/.exec(dest);
+  return m && (dest.startsWith('http') || dest.startsWith('/')) ? m[1] : dest;
+}
+
+/** Spec §4.4, with the fixes of §16.15: RQ_DEST honours relative_root and /q/<name> paths. */
+export function scriptEnv(c: EnvContext): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...c.baseEnv };
+  delete env.RUBYOPT;
+  const m = c.msg;
+  const dest = String(m.dest);
+  const str = (v: unknown) => (v === undefined || v === null ? '' : String(v));
+  Object.assign(env, {
+    RQ_VER: RQ_VERSION,
+    RQ_SCRIPT: c.script,
+    RQ_REALSCRIPT: c.realScript,
+    RQ_HOST: c.hostUrl,
+    RQ_PORT: String(c.port),
+    RQ_DEST: dest.startsWith('http') ? dest : `${c.hostUrl}q/${destQueue(dest)}/`,
+    RQ_DEST_QUEUE: destQueue(dest),
+    RQ_MSG_ID: m.msg_id,
+    RQ_FULL_MSG_ID: c.fullId,
+    RQ_MSG_DIR: c.jobDir,
+    RQ_PIPE: '3',
+    RQ_WRITE: '3',
+    RQ_READ: '4',
+    RQ_COUNT: String(m.count ?? 0),
+    RQ_PARAM1: str(m.param1),
+    RQ_PARAM2: str(m.param2),
+    RQ_PARAM3: str(m.param3),
+    RQ_PARAM4: str(m.param4),
+    RQ_ORIG_MSG_ID: str(m.orig_msg_id),
+  });
+  if (isTruthyFlag(m.force_remote)) env.RQ_FORCE_REMOTE = '1';
+  else delete env.RQ_FORCE_REMOTE;
+  for (const [k, v] of Object.entries(c.envVars)) if (!k.startsWith('RQ_')) env[k] = String(v);
+  return env;
+}
+
+/** Ruby's Time#to_s in local time: `2026-11-21 16:43:46 +0000`. */
+export function rubyTime(d: Date): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  const off = -d.getTimezoneOffset();
+  const sign = off >= 0 ? '+' : '-';
+  const a = Math.abs(off);
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())} ${sign}${p(Math.floor(a / 60))}${p(a % 60)}`;
+}
+
+export interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Set when the process could not be started at all. */
+  spawnError?: string;
+}
+
+export interface RunningScript {
+  pid: number;
+  /** Writes one reply line on the script's fd 4; a script that has gone away is ignored. */
+  reply(line: string): void;
+  /** Signals the script's whole process group. */
+  kill(signal: NodeJS.Signals): void;
+  /** Resolves once the script has exited and fd 3 has been read to the end. */
+  finished: Promise<ExitInfo>;
+}
+
+export interface StartOptions {
+  argv: string[];
+  env: NodeJS.ProcessEnv;
+  jobDir: string;
+  onLine: (line: string) => void;
+  /** How long to wait for fd 3 to close after exit before finishing anyway (a daemonised grandchild may hold it). */
+  drainMs?: number;
+  now?: () => Date;
+}
+
+export function startScript(o: StartOptions): RunningScript {
+  const logFd = fs.openSync(path.join(o.jobDir, 'stdio.log'), 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(o.argv[0], o.argv.slice(1), {
+      cwd: o.jobDir,
+      env: o.env,
+      stdio: ['ignore', logFd, logFd, 'pipe', 'pipe'],
+      detached: true,
+    });
+    // Written right after the fork returns; the script's own output comes after exec and startup.
+    if (child.pid) fs.writeSync(logFd, `\n${child.pid} - ${rubyTime(o.now?.() ?? new Date())} - RQ START - ${o.argv[o.argv.length - 1]}\n`);
+  } finally {
+    fs.closeSync(logFd);
+  }
+  const pid = child.pid ?? -1;
+  if (pid > 0) {
+    try {
+      os.setPriority(pid, 19);
+    } catch {
+      // The script may already have exited; its priority no longer matters.
+    }
+  }
+  const fromScript = child.stdio[3] as Readable;
+  const toScript = child.stdio[4] as Writable;
+  toScript.on('error', () => undefined);
+  const splitter = new LineSplitter();
+  fromScript.on('data', (chunk: Buffer) => {
+    for (const line of splitter.push(chunk)) o.onLine(line);
+  });
+  const drained = new Promise<void>((resolve) => {
+    fromScript.on('end', resolve);
+    fromScript.on('close', resolve);
+    fromScript.on('error', resolve);
+  }).then(() => {
+    for (const line of splitter.end()) o.onLine(line);
+  });
+  const exited = new Promise<ExitInfo>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('error', (err) => resolve({ code: null, signal: null, spawnError: err.message }));
+  });
+  const finished = exited.then(async (info) => {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([drained, new Promise<void>((r) => (timer = setTimeout(r, o.drainMs ?? 2000)))]);
+    clearTimeout(timer);
+    fromScript.destroy();
+    toScript.destroy();
+    return info;
+  });
+  return {
+    pid,
+    reply(line) {
+      if (!toScript.destroyed && toScript.writable) toScript.write(`${line}\n`);
+    },
+    kill(signal) {
+      if (pid <= 0) return;
+      try {
+        process.kill(-pid, signal);
+      } catch {
+        // Group already gone.
+      }
+    },
+    finished,
+  };
+}

@@ -1,0 +1,157 @@
+// Test harness: temp roots, queue dirs, real queue processes driven over their sockets.
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { queueCommand } from '../../src/ipc/rq1.js';
+import { queuePaths } from '../../src/config/paths.js';
+
+export const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const FIXTURES = path.join(PROJECT, 'test', 'fixtures');
+export const VERBS_SH = path.join(FIXTURES, 'scripts', 'verbs.sh');
+export const VERBS_PY = path.join(FIXTURES, 'scripts', 'verbs.py');
+
+export interface TestRoot {
+  root: string;
+  port: number;
+  cleanup(): Promise<void>;
+}
+
+/** A fresh root with config/config.json and the runtime folders. */
+export async function makeRoot(opts: { port?: number; relativeRoot?: string } = {}): Promise<TestRoot> {
+  const root = await fsp.mkdtemp(path.join(os.tmpdir(), 'rq-test-'));
+  for (const d of ['config', 'queues', 'scandir', 'timers', 'log']) await fsp.mkdir(path.join(root, d));
+  const port = opts.port ?? 3399;
+  const config: Record<string, unknown> = { env: 'test', host: '127.0.0.1', port, addr: '127.0.0.1' };
+  if (opts.relativeRoot) config.relative_root = opts.relativeRoot;
+  await fsp.writeFile(path.join(root, 'config', 'config.json'), JSON.stringify(config) + '\n');
+  return { root, port, cleanup: () => fsp.rm(root, { recursive: true, force: true }) };
+}
+
+export interface QueueDef {
+  script?: string;
+  num_workers?: number;
+  exec_prefix?: string | null;
+  env_vars?: Record<string, string>;
+  coalesce_params?: number[];
+  blocking_params?: number[];
+}
+
+/** Creates queues/<name>/ with a config.json (scripts default to the bash verbs fixture, no prefix). */
+export async function addQueue(root: string, name: string, def: QueueDef = {}): Promise<void> {
+  const p = queuePaths(root, name);
+  await fsp.mkdir(p.dir, { recursive: true });
+  for (const s of Object.values(p.state)) await fsp.mkdir(s, { recursive: true });
+  const config = {
+    name,
+    script: def.script ?? VERBS_SH,
+    num_workers: def.num_workers ?? 1,
+    exec_prefix: def.exec_prefix === undefined ? '' : def.exec_prefix,
+    env_vars: def.env_vars ?? {},
+    coalesce_params: def.coalesce_params ?? [],
+    blocking_params: def.blocking_params ?? [],
+  };
+  if (config.exec_prefix === null) delete (config as Record<string, unknown>).exec_prefix;
+  await fsp.writeFile(p.configFile, JSON.stringify(config));
+}
+
+export async function waitFor<T>(probe: () => Promise<T | undefined | false> | T | undefined | false, label: string, timeoutMs = 10_000, everyMs = 20): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined && v !== false) return v as T;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${label}${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** A real queue process (dist/queue/queue-main.js) for one queue of a root. */
+export class QueueProc {
+  private constructor(
+    readonly root: string,
+    readonly name: string,
+    readonly child: ChildProcess,
+  ) {}
+
+  static async start(root: string, name: string): Promise<QueueProc> {
+    const logFd = fs.openSync(path.join(root, 'log', `queue-${name}.log`), 'a');
+    const child = spawn(process.execPath, [path.join(PROJECT, 'dist', 'queue', 'queue-main.js'), '--root', root, '--name', name, '--watch-stdin'], {
+      stdio: ['pipe', logFd, logFd],
+      env: { ...process.env, RQ_LOG_LEVEL: 'debug' },
+    });
+    fs.closeSync(logFd);
+    const q = new QueueProc(root, name, child);
+    let exited = false;
+    child.once('exit', () => (exited = true));
+    await waitFor(async () => {
+      if (exited) throw new Error(`queue process exited; see ${path.join(root, 'log', `queue-${name}.log`)}`);
+      return (await q.cmd('ping'))?.[0] === 'pong';
+    }, `queue ${name} to answer ping`);
+    return q;
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  get paths() {
+    return queuePaths(this.root, this.name);
+  }
+
+  // Replies are JSON of many shapes; tests index into them freely.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  cmd(command: string, arg?: unknown): Promise<any> {
+    return queueCommand(this.paths.sock, command, arg ?? {}, { timeoutMs: 10_000 });
+  }
+
+  /** Sends a message and returns its short id. */
+  async send(fields: Record<string, unknown>): Promise<string> {
+    const reply = await this.cmd('create_message', { dest: this.name, ...fields });
+    if (reply[0] !== 'ok') throw new Error(`create_message failed: ${JSON.stringify(reply)}`);
+    return String(reply[1]).split('/').pop()!;
+  }
+
+  async state(id: string): Promise<string> {
+    const r = await this.cmd('get_message_state', { msg_id: id });
+    return r[0] === 'ok' ? r[1] : `missing:${r[1]}`;
+  }
+
+  /** Waits until the message reaches one of the given states and returns get_message. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  async waitState(id: string, states: string[], timeoutMs = 10_000): Promise<any> {
+    await waitFor(async () => states.includes(await this.state(id)), `${id} to reach ${states.join('|')}`, timeoutMs);
+    return (await this.cmd('get_message', { msg_id: id }))[1];
+  }
+
+  exited(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return Promise.resolve();
+    return new Promise((r) => this.child.once('exit', () => r()));
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+    await this.exited();
+  }
+
+  async kill9(): Promise<void> {
+    this.child.kill('SIGKILL');
+    await this.exited();
+  }
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+}

@@ -1,0 +1,118 @@
+// Dispatcher: num_workers, blocking, coalescing (all cases of spec §3.5), future due times.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
+
+let t: TestRoot;
+let q: QueueProc | undefined;
+beforeEach(async () => {
+  t = await makeRoot();
+});
+afterEach(async () => {
+  await q?.stop();
+  q = undefined;
+  await t.cleanup();
+});
+
+describe('blocking_params', () => {
+  it('a, b, a with num_workers 3 ⇒ run, run, que until the first a ends', async () => {
+    await addQueue(t.root, 'blk', { num_workers: 3, blocking_params: [2] });
+    q = await QueueProc.start(t.root, 'blk');
+    const a1 = await q.send({ param1: 'slow', param2: '1' });
+    const b = await q.send({ param1: 'slow', param2: '1.2' });
+    const a2 = await q.send({ param1: 'slow', param2: '1' });
+    await q.waitState(a1, ['run']);
+    await q.waitState(b, ['run']);
+    expect(await q.state(a2)).toBe('que');
+    await q.waitState(a1, ['done']);
+    await q.waitState(a2, ['run', 'done']);
+    await q.waitState(a2, ['done']);
+  });
+});
+
+describe('num_workers', () => {
+  it('never runs more than num_workers at once', async () => {
+    await addQueue(t.root, 'nw', { num_workers: 2 });
+    q = await QueueProc.start(t.root, 'nw');
+    const ids = [];
+    for (let i = 0; i < 5; i++) ids.push(await q.send({ param1: 'slow', param2: '0.3' }));
+    let maxRun = 0;
+    await waitFor(async () => {
+      const n = await q!.cmd('num_messages');
+      maxRun = Math.max(maxRun, n.run);
+      return n.done === 5;
+    }, 'all done', 15_000, 10);
+    expect(maxRun).toBe(2);
+  });
+});
+
+describe('due times', () => {
+  it('a future message waits for its due time, without polling', async () => {
+    await addQueue(t.root, 'due');
+    q = await QueueProc.start(t.root, 'due');
+    const due = Math.floor(Date.now() / 1000) + 2;
+    const id = await q.send({ param1: 'done', due: String(due) });
+    expect(await q.state(id)).toBe('que');
+    const m = await q.waitState(id, ['done'], 5000);
+    expect(Date.now()).toBeGreaterThanOrEqual(due * 1000);
+    expect(m.due).toBe(due);
+  });
+});
+
+describe('coalesce_params', () => {
+  // param3 is the coalescing key; param1/param2 drive the fixture script.
+  async function setup(parentMode: string, parentArg = '1') {
+    await addQueue(t.root, 'co', { coalesce_params: [3] });
+    q = await QueueProc.start(t.root, 'co');
+    const blocker = await q.send({ param1: 'slow', param2: '0.5', param3: 'blocker' });
+    await q.waitState(blocker, ['run']);
+    const parent = await q.send({ param1: parentMode, param2: parentArg, param3: 'same' });
+    const d1 = await q.send({ param1: 'done', param3: 'same', due: Math.floor(Date.now() / 1000) + 3600 });
+    const d2 = await q.send({ param1: 'done', param3: 'same' });
+    const other = await q.send({ param1: 'done', param3: 'other' });
+    return { parent, d1, d2, other };
+  }
+  const full = (id: string) => `http://127.0.0.1:${t.port}/q/co/${id}`;
+
+  it('parent done ⇒ dups done as "duplicate <parent>", whatever their due', async () => {
+    const { parent, d1, d2, other } = await setup('slow');
+    await q!.waitState(parent, ['run']);
+    const visible = (await q!.cmd('messages', { state: 'que' })).map((e: string[]) => e[0]);
+    expect(visible).not.toContain(d1);
+    expect(visible).not.toContain(d2);
+    expect((await q!.cmd('num_messages')).que).toBe(1);
+    const pm = await q!.waitState(parent, ['done']);
+    expect([...pm.dups].sort()).toEqual([full(d1), full(d2)].sort());
+    for (const d of [d1, d2]) {
+      const m = await q!.waitState(d, ['done']);
+      expect(m.status).toBe(`done - duplicate ${full(parent)}`);
+      expect(m.dup).toBe(full(parent));
+    }
+    expect((await q!.waitState(other, ['done'])).dup).toBeUndefined();
+  });
+
+  it('parent relayed ⇒ dups relayed too', async () => {
+    const { parent, d1 } = await setup('relayed', 'http://127.0.0.1:1/q/far/1');
+    await q!.waitState(parent, ['relayed']);
+    expect((await q!.waitState(d1, ['relayed'])).status).toBe(`relayed - duplicate ${full(parent)}`);
+  });
+
+  it('parent err ⇒ dups go back to que; the next one runs and folds in the rest', async () => {
+    const { parent, d1, d2 } = await setup('err');
+    await q!.waitState(parent, ['err']);
+    expect((await q!.cmd('get_message', { msg_id: parent }))[1].dups).toBeUndefined();
+    const m2 = await q!.waitState(d2, ['done']);
+    expect(m2.dup).toBeUndefined();
+    expect(m2.status).toBe('done - done sleeping');
+    // d1 is due in an hour, yet folds into d2 when d2 runs (spec §3.5: regardless of due).
+    expect((await q!.waitState(d1, ['done'])).status).toBe(`done - duplicate ${full(d2)}`);
+  });
+
+  it('parent resent ⇒ dups return to que; the resent parent folds into the next one', async () => {
+    const { parent, d2 } = await setup('resend1');
+    const m2 = await q!.waitState(d2, ['done']);
+    expect(m2.status).toBe('done - done sleeping');
+    const pm = await q!.waitState(parent, ['done']);
+    expect(pm.count).toBe(1);
+    expect(pm.status).toBe(`done - duplicate ${full(d2)}`);
+  });
+});

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { QueIndex } from '../../src/queue/que-index.js';
+import type { Message } from '../../src/message/message.js';
+
+const msg = (id: string, due: number, extra: Partial<Message> = {}): Message => ({ msg_id: id, dest: 'q', orig_msg_id: id, count: 0, max_count: 15, due, ...extra });
+
+describe('QueIndex', () => {
+  it('orders by due, ties in arrival order', () => {
+    const q = new QueIndex();
+    q.insert(msg('c', 5));
+    q.insert(msg('a', 1));
+    q.insert(msg('b', 5));
+    q.insert(msg('d', 1));
+    expect(q.ordered(10).map((m) => m.msg_id)).toEqual(['a', 'd', 'c', 'b']);
+    expect(q.peek()?.msg_id).toBe('a');
+  });
+
+  it('removes and re-keys lazily', () => {
+    const q = new QueIndex();
+    for (let i = 0; i < 10; i++) q.insert(msg(`m${i}`, i));
+    q.remove('m0');
+    expect(q.peek()?.msg_id).toBe('m1');
+    const m9 = q.get('m9')!;
+    m9.due = -1;
+    q.insert(m9);
+    expect(q.peek()?.msg_id).toBe('m9');
+    expect(q.size).toBe(9);
+    expect(q.minDue()).toBe(-1);
+  });
+
+  it('find skips refused messages and keeps them', () => {
+    const q = new QueIndex();
+    q.insert(msg('a1', 1, { param1: 'a' }));
+    q.insert(msg('b1', 2, { param1: 'b' }));
+    q.insert(msg('a2', 3, { param1: 'a' }));
+    expect(q.find((m) => m.param1 !== 'a')?.msg_id).toBe('b1');
+    expect(q.find((m) => m.param1 === 'zzz')).toBeUndefined();
+    expect(q.ordered(10).map((m) => m.msg_id)).toEqual(['a1', 'b1', 'a2']);
+  });
+
+  it('stays consistent over many random operations', () => {
+    const q = new QueIndex();
+    const model = new Map<string, number>();
+    let seed = 7;
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let i = 0; i < 5000; i++) {
+      const id = `m${Math.floor(rnd() * 300)}`;
+      const r = rnd();
+      if (r < 0.5) {
+        const due = Math.floor(rnd() * 100);
+        q.insert(msg(id, due));
+        model.set(id, due);
+      } else if (r < 0.8) {
+        q.remove(id);
+        model.delete(id);
+      } else {
+        const top = q.peek();
+        const min = Math.min(...model.values());
+        if (model.size) expect(top && model.get(top.msg_id)).toBe(min);
+        else expect(top).toBeUndefined();
+      }
+    }
+    expect(q.size).toBe(model.size);
+  });
+});
