@@ -16,6 +16,8 @@ export const ERRORS = {
   RQ_ERR_ALREADY_INSTALLED: { status: 409 },
   RQ_ERR_NO_REPLY: { status: 503 },
   RQ_ERR_PROTOCOL: { status: 400 },
+  RQ_ERR_SOCKET_IN_USE: { status: 409 },
+  RQ_ERR_SOCKET_PATH: { status: 500 },
   RQ_ERR_USAGE: { status: 400 },
 } as const;
 

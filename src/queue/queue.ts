@@ -54,6 +54,8 @@ interface RunEntry {
   pending: Set<Promise<unknown>>;
   dups: Message[];
   startedAt: number;
+  /** The script has exited (or never started): the entry no longer holds a worker slot. */
+  released: boolean;
 }
 
 export type Located = { state: State; dir: string };
@@ -78,6 +80,11 @@ export class Queue {
   private scriptWatcher: fs.FSWatcher | null = null;
   private stopping = false;
   private readonly inFlight = new Set<Promise<void>>();
+  /**
+   * Entries holding a worker slot: starting or with a live script. A finished script's
+   * completion (durable moves) runs while the next message already starts.
+   */
+  private active = 0;
   private readonly log: Logger;
 
   constructor(private readonly deps: QueueDeps) {
@@ -129,7 +136,7 @@ export class Queue {
   /** Starts every runnable message the limits allow; arms one timer for the earliest future due. */
   pump(): void {
     if (this.stopping) return;
-    while (this.admin.status === 'UP' && this.run.size < this.config.num_workers) {
+    while (this.admin.status === 'UP' && this.active < this.config.num_workers) {
       const next = this.pickNext();
       if (!next) break;
       const dueMs = Number(next.due) * 1000;
@@ -146,8 +153,8 @@ export class Queue {
 
   private pickNext(): Message | undefined {
     const keys = this.config.blocking_params;
-    if (!keys.length || this.run.size === 0) return this.que.peek();
-    const busy = new Set([...this.run.values()].map((e) => paramKey(e.msg, keys)));
+    if (!keys.length || this.active === 0) return this.que.peek();
+    const busy = new Set([...this.run.values()].filter((e) => !e.released).map((e) => paramKey(e.msg, keys)));
     return this.que.find((m) => !busy.has(paramKey(m, keys)));
   }
 
@@ -167,8 +174,9 @@ export class Queue {
 
   private async runMessage(msg: Message): Promise<void> {
     const id = msg.msg_id;
-    const entry: RunEntry = { msg, dir: null, script: null, completion: null, jobStatus: null, status: null, pending: new Set(), dups: [], startedAt: this.now() };
+    const entry: RunEntry = { msg, dir: null, script: null, completion: null, jobStatus: null, status: null, pending: new Set(), dups: [], startedAt: this.now(), released: false };
     this.run.set(id, entry);
+    this.active++;
     this.coalesce(entry);
     const log = this.log.child({ msg_id: id });
     try {
@@ -206,14 +214,23 @@ export class Queue {
       log.info({ pid: entry.script.pid, script: script.path }, 'script started');
       if (entry.script.pid > 0) await fsp.writeFile(path.join(dir, 'pid'), String(entry.script.pid));
       const exit = await entry.script.finished;
+      this.release(entry);
       await this.complete(entry, exit, log);
     } catch (err) {
       log.error({ err }, 'run failed');
       await this.failRun(entry, `rq internal error: ${(err as Error).message}`).catch((e) => log.error({ err: e }, 'could not move message to err'));
     } finally {
+      this.release(entry);
       this.run.delete(id);
       this.pump();
     }
+  }
+
+  private release(entry: RunEntry): void {
+    if (entry.released) return;
+    entry.released = true;
+    this.active--;
+    this.pump();
   }
 
   /** The script is missing or not executable: back to que, queue SCRIPTERROR until it is fixed. */

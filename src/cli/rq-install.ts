@@ -1,0 +1,196 @@
+// rq-install: writes config/config.json, creates the runtime folders and links the built-in queues and timer.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { RqError, isErrno, shown } from '../errors.js';
+import { GlobalConfigSchema, isPortValue } from '../config/global-config.js';
+import { PACKAGE_DIR, resolveRoot } from '../config/root.js';
+import { rootPaths } from '../config/paths.js';
+import { DirSync, mkdirDurable, writeFileDurable } from '../spool/durable.js';
+import { parseArgs, type OptionValue } from './args.js';
+
+/** Linked into scandir/ in this order when their directory exists under scripts/. */
+export const BUILTIN_QUEUES = ['relay', 'debug', 'cleaner', 'rq_router', 'webhook'] as const;
+
+const KNOWN_OPTIONS = new Set(['env', 'host', 'port', 'addr', 'tmpdir', 'allow-new-queue', 'force', 'root', 'help']);
+
+const USAGE = `Usage: rq-install [--root DIR] [--env NAME] [--host HOST] [--port PORT] [--addr ADDR]
+                  [--tmpdir DIR] [--allow-new-queue | --no-allow-new-queue] [--force]`;
+
+export interface InstallIo {
+  stdout: (line: string) => void;
+  stderr: (line: string) => void;
+  env: NodeJS.ProcessEnv;
+}
+
+const processIo = (): InstallIo => ({
+  stdout: (line) => process.stdout.write(`${line}\n`),
+  stderr: (line) => process.stderr.write(`${line}\n`),
+  env: process.env,
+});
+
+function usageError(message: string): RqError {
+  return new RqError('RQ_ERR_USAGE', message);
+}
+
+// Paths may contain spaces; names and addresses may not (they end up in URLs and listen calls).
+function stringOpt(opts: Record<string, OptionValue>, key: string, expected: string, isPath = false): string | undefined {
+  const v = opts[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || v.trim() === '' || (!isPath && /\s/.test(v))) {
+    throw usageError(`--${key}: expected ${expected}, received ${typeof v === 'boolean' ? 'no value' : shown(v)}`);
+  }
+  return v;
+}
+
+function boolOpt(opts: Record<string, OptionValue>, key: string): boolean | undefined {
+  const v = opts[key];
+  if (v === undefined || typeof v === 'boolean') return v;
+  if (['true', 'yes', '1'].includes(v)) return true;
+  if (['false', 'no', '0'].includes(v)) return false;
+  throw usageError(`--${key}: expected no value (or true/false), received ${shown(v)}`);
+}
+
+export interface InstallSettings {
+  root: string;
+  force: boolean;
+  /** config.json content, keys in the classic order. */
+  config: { env: string; host: string; port: number | string; addr: string; tmpdir: string; allow_new_queue: boolean };
+  /** True when tmpdir is the default <root>/tmp, which the installer creates. */
+  ownTmpdir: boolean;
+}
+
+/** Validates the command line into what gets installed; throws RQ_ERR_USAGE with a one-line reason. */
+export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv): InstallSettings {
+  const { opts, rest } = parseArgs(argv, { command: false });
+  if (rest.length > 0) throw usageError(`unexpected argument ${shown(rest[0])} (options are --name value)`);
+  for (const key of Object.keys(opts)) {
+    if (!KNOWN_OPTIONS.has(key)) throw usageError(`unknown option --${key}`);
+  }
+
+  const rootFlag = opts.root === undefined ? undefined : stringOpt(opts, 'root', 'a directory path', true);
+  const root = resolveRoot(rootFlag, env);
+
+  // Classic writes the port as a string when given and as the number 3333 when defaulted.
+  let port: number | string = 3333;
+  if (opts.port !== undefined) {
+    if (typeof opts.port !== 'string' || !/^\d+$/.test(opts.port) || !isPortValue(opts.port)) {
+      throw usageError(`--port: expected a port number 1-65535, received ${typeof opts.port === 'boolean' ? 'no value' : shown(opts.port)}`);
+    }
+    port = opts.port;
+  }
+
+  const tmpdir = stringOpt(opts, 'tmpdir', 'an absolute directory path', true);
+  if (tmpdir !== undefined && !path.isAbsolute(tmpdir)) throw usageError(`--tmpdir: expected an absolute directory path, received ${shown(tmpdir)}`);
+
+  return {
+    root,
+    force: boolOpt(opts, 'force') ?? false,
+    config: {
+      env: stringOpt(opts, 'env', 'an environment name such as development or production') ?? 'development',
+      host: stringOpt(opts, 'host', 'a host name') ?? '127.0.0.1',
+      port,
+      addr: stringOpt(opts, 'addr', 'a listen address such as 127.0.0.1 or 0.0.0.0') ?? '127.0.0.1',
+      // Web uploads are hard-linked from tmpdir into the queue, so the default must sit on the
+      // root's filesystem; classic's /tmp is often a tmpfs and breaks attachments.
+      tmpdir: tmpdir ?? path.join(root, 'tmp'),
+      allow_new_queue: boolOpt(opts, 'allow-new-queue') ?? true,
+    },
+    ownTmpdir: tmpdir === undefined,
+  };
+}
+
+export interface BuiltinLinks {
+  root: string;
+  /** Where the built-in queue directories live (<package dir>/scripts). */
+  scriptsDir: string;
+  /** Relative link targets (a checkout used as its own root stays movable); absolute otherwise. */
+  relative: boolean;
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await fs.lstat(p); // lstat: a dangling link is still "already there" and is left alone
+    return true;
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return false;
+    throw err;
+  }
+}
+
+async function link(target: string, at: string, relative: boolean): Promise<void> {
+  await fs.symlink(relative ? path.relative(path.dirname(at), target) : target, at);
+}
+
+/** Links built-in queues into scandir/ and the cleaner timer into timers/, skipping what exists. */
+export async function installBuiltins(spec: BuiltinLinks, print: (line: string) => void, dirSync: DirSync = new DirSync()): Promise<void> {
+  const paths = rootPaths(spec.root);
+  let linked = false;
+  for (const name of BUILTIN_QUEUES) {
+    const source = path.join(spec.scriptsDir, name);
+    const at = path.join(paths.scandir, name);
+    const stat = await fs.stat(source).catch(() => null);
+    if (!stat?.isDirectory() || (await exists(at))) continue;
+    await link(source, at, spec.relative);
+    linked = true;
+    print(`Installed queue ${name}`);
+  }
+  if (linked) await dirSync.sync(paths.scandir);
+
+  const timer = path.join(spec.scriptsDir, 'cleaner', 'timer.json');
+  const timerAt = path.join(paths.timers, 'cleaner.json');
+  if ((await fs.stat(timer).catch(() => null))?.isFile() && !(await exists(timerAt))) {
+    await link(timer, timerAt, spec.relative);
+    await dirSync.sync(paths.timers);
+    print('Installed timer cleaner');
+  }
+}
+
+async function sameDir(a: string, b: string): Promise<boolean> {
+  const real = (p: string) => fs.realpath(p).catch(() => path.resolve(p));
+  return (await real(a)) === (await real(b));
+}
+
+/** Installs into the root; returns the exit code (0 ok, 1 already installed or failure, 2 usage). */
+export async function main(argv: string[], io: InstallIo = processIo()): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  let settings: InstallSettings;
+  try {
+    settings = installSettings(argv, io.env);
+  } catch (err) {
+    io.stderr(`rq-install: ${(err as Error).message}`);
+    return 2;
+  }
+  const { root, config } = settings;
+  const paths = rootPaths(root);
+  try {
+    if (!settings.force && (await exists(paths.configFile))) {
+      io.stdout('Already installed');
+      return 1;
+    }
+    if (!settings.ownTmpdir) {
+      const st = await fs.stat(config.tmpdir).catch(() => null);
+      if (!st?.isDirectory()) {
+        io.stderr(`rq-install: --tmpdir: expected an existing directory, received ${shown(config.tmpdir)}`);
+        return 2;
+      }
+    }
+    const dirSync = new DirSync();
+    const dirs = [paths.queues, paths.scandir, paths.timers, paths.config, paths.log];
+    if (settings.ownTmpdir) dirs.push(config.tmpdir);
+    for (const dir of dirs) await mkdirDurable(dir, dirSync);
+
+    // Checked against the same schema rq-mgr loads it with, so the installer never writes a file the daemon refuses.
+    GlobalConfigSchema.parse(config);
+    await writeFileDurable(paths.configFile, `${JSON.stringify(config)}\n`, dirSync);
+
+    await installBuiltins({ root, scriptsDir: path.join(PACKAGE_DIR, 'scripts'), relative: await sameDir(root, PACKAGE_DIR) }, io.stdout, dirSync);
+    io.stdout(`Installed rq in ${root} (config: ${paths.configFile})`);
+    return 0;
+  } catch (err) {
+    io.stderr(`rq-install: ${(err as Error).message}`);
+    return 1;
+  }
+}

@@ -1,0 +1,140 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { BUILTIN_QUEUES, installBuiltins, main } from '../../src/cli/rq-install.js';
+import { parseGlobalConfig } from '../../src/config/global-config.js';
+
+const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const run = promisify(execFile);
+
+let tmp: string;
+beforeEach(async () => {
+  tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-install-'));
+});
+afterEach(() => fs.rm(tmp, { recursive: true, force: true }));
+
+async function install(...argv: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, { stdout: (l) => out.push(l), stderr: (l) => err.push(l), env: {} });
+  return { code, out, err };
+}
+
+const readConfig = () => fs.readFile(path.join(tmp, 'config', 'config.json'), 'utf8');
+
+describe('rq-install main', () => {
+  it('writes one JSON line in the classic key order and creates the runtime folders', async () => {
+    const r = await install('--root', tmp);
+    expect(r.code).toBe(0);
+    expect(r.err).toEqual([]);
+    expect(await readConfig()).toBe(`{"env":"development","host":"127.0.0.1","port":3333,"addr":"127.0.0.1","tmpdir":${JSON.stringify(path.join(tmp, 'tmp'))},"allow_new_queue":true}\n`);
+    for (const d of ['queues', 'scandir', 'timers', 'config', 'log', 'tmp']) expect((await fs.stat(path.join(tmp, d))).isDirectory()).toBe(true);
+    expect(r.out.at(-1)).toBe(`Installed rq in ${tmp} (config: ${path.join(tmp, 'config', 'config.json')})`);
+    expect(parseGlobalConfig(await readConfig(), 'config.json').host).toBe('127.0.0.1');
+  });
+
+  it('writes the given options, the port as a string', async () => {
+    const r = await install('--root', tmp, '--env=production', '--host', 'rq.example.com', '--port', '8080', '--addr', '0.0.0.0', '--tmpdir', tmp, '--no-allow-new-queue');
+    expect(r.code).toBe(0);
+    expect(await readConfig()).toBe(`{"env":"production","host":"rq.example.com","port":"8080","addr":"0.0.0.0","tmpdir":${JSON.stringify(tmp)},"allow_new_queue":false}\n`);
+  });
+
+  it('says Already installed and exits 1 unless --force', async () => {
+    expect((await install('--root', tmp)).code).toBe(0);
+    const again = await install('--root', tmp, '--port', '4000');
+    expect(again).toEqual({ code: 1, out: ['Already installed'], err: [] });
+    expect(await readConfig()).toContain('"port":3333');
+    const forced = await install('--root', tmp, '--port', '4000', '--force');
+    expect(forced.code).toBe(0);
+    expect(await readConfig()).toContain('"port":"4000"');
+  });
+
+  it('refuses bad options with one line on stderr and exit 2', async () => {
+    const cases: [string[], string][] = [
+      [['--port', 'abc'], 'rq-install: --port: expected a port number 1-65535, received "abc"'],
+      [['--port', '0'], 'rq-install: --port: expected a port number 1-65535, received "0"'],
+      [['--port', '65536'], 'rq-install: --port: expected a port number 1-65535, received "65536"'],
+      [['--port'], 'rq-install: --port: expected a port number 1-65535, received no value'],
+      [['--host', 'a b'], 'rq-install: --host: expected a host name, received "a b"'],
+      [['--tmpdir', 'rel/dir'], 'rq-install: --tmpdir: expected an absolute directory path, received "rel/dir"'],
+      [['--force=maybe'], 'rq-install: --force: expected no value (or true/false), received "maybe"'],
+      [['--prot', '1'], 'rq-install: unknown option --prot'],
+      [['extra'], 'rq-install: unexpected argument "extra" (options are --name value)'],
+    ];
+    for (const [args, text] of cases) {
+      const r = await install('--root', tmp, ...args);
+      expect(r, args.join(' ')).toEqual({ code: 2, out: [], err: [text] });
+    }
+    await expect(fs.stat(path.join(tmp, 'config', 'config.json'))).rejects.toThrow(/ENOENT/);
+  });
+
+  it('refuses a --tmpdir that does not exist', async () => {
+    const r = await install('--root', tmp, '--tmpdir', path.join(tmp, 'nope'));
+    expect(r).toEqual({ code: 2, out: [], err: [`rq-install: --tmpdir: expected an existing directory, received ${JSON.stringify(path.join(tmp, 'nope'))}`] });
+  });
+
+  it('prints usage for --help', async () => {
+    const r = await install('--help');
+    expect(r.code).toBe(0);
+    expect(r.out[0]).toMatch(/^Usage: rq-install/);
+  });
+});
+
+describe('installBuiltins', () => {
+  let scripts: string;
+  beforeEach(async () => {
+    scripts = path.join(tmp, 'pkg', 'scripts');
+    for (const q of ['cleaner', 'relay']) await fs.mkdir(path.join(scripts, q), { recursive: true });
+    await fs.writeFile(path.join(scripts, 'cleaner', 'timer.json'), '{"period":86400,"msg":{"dest":"cleaner","param1":"ALLQUEUES"}}');
+    await fs.writeFile(path.join(scripts, 'webhook'), 'not a directory');
+    for (const d of ['scandir', 'timers']) await fs.mkdir(path.join(tmp, d));
+  });
+
+  it('links the existing queue dirs in order, then the cleaner timer (absolute links)', async () => {
+    const out: string[] = [];
+    await installBuiltins({ root: tmp, scriptsDir: scripts, relative: false }, (l) => out.push(l));
+    expect(out).toEqual(['Installed queue relay', 'Installed queue cleaner', 'Installed timer cleaner']);
+    expect(await fs.readlink(path.join(tmp, 'scandir', 'relay'))).toBe(path.join(scripts, 'relay'));
+    expect(await fs.readlink(path.join(tmp, 'scandir', 'cleaner'))).toBe(path.join(scripts, 'cleaner'));
+    expect(await fs.readlink(path.join(tmp, 'timers', 'cleaner.json'))).toBe(path.join(scripts, 'cleaner', 'timer.json'));
+    expect((await fs.readdir(path.join(tmp, 'scandir'))).sort()).toEqual(['cleaner', 'relay']);
+    expect(BUILTIN_QUEUES).toEqual(['relay', 'debug', 'cleaner', 'rq_router', 'webhook']);
+  });
+
+  it('makes relative links when asked and skips what already exists', async () => {
+    await fs.symlink('/somewhere/else', path.join(tmp, 'scandir', 'relay'));
+    await fs.writeFile(path.join(tmp, 'timers', 'cleaner.json'), '{}');
+    const out: string[] = [];
+    await installBuiltins({ root: tmp, scriptsDir: scripts, relative: true }, (l) => out.push(l));
+    expect(out).toEqual(['Installed queue cleaner']);
+    expect(await fs.readlink(path.join(tmp, 'scandir', 'relay'))).toBe('/somewhere/else');
+    expect(await fs.readlink(path.join(tmp, 'scandir', 'cleaner'))).toBe('../pkg/scripts/cleaner');
+    expect((await fs.stat(path.join(tmp, 'scandir', 'cleaner'))).isDirectory()).toBe(true);
+    const again: string[] = [];
+    await installBuiltins({ root: tmp, scriptsDir: scripts, relative: true }, (l) => again.push(l));
+    expect(again).toEqual([]);
+  });
+});
+
+describe('bin/rq-install', () => {
+  beforeAll(async () => {
+    // test/global-setup.ts builds dist/; build here too when this file runs on its own without it.
+    const built = await fs.stat(path.join(PROJECT, 'dist', 'cli', 'rq-install.js')).then(() => true, () => false);
+    if (!built) await run(process.execPath, [path.join(PROJECT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: PROJECT }).catch(() => undefined);
+  }, 120_000);
+
+  it('installs through the real launcher and exits with its codes', async () => {
+    const bin = path.join(PROJECT, 'bin', 'rq-install');
+    const first = await run(bin, ['--root', tmp, '--port', '3390']);
+    expect(first.stdout).toMatch(/Installed rq in /);
+    expect(await readConfig()).toContain('"port":"3390"');
+    const second = await run(bin, ['--root', tmp]).catch((e: { code: number; stdout: string }) => e);
+    expect(second).toMatchObject({ code: 1, stdout: 'Already installed\n' });
+    const bad = await run(bin, ['--root', tmp, '--force', '--port', 'abc']).catch((e: { code: number; stderr: string }) => e);
+    expect(bad).toMatchObject({ code: 2, stderr: 'rq-install: --port: expected a port number 1-65535, received "abc"\n' });
+  });
+});

@@ -1,0 +1,83 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RqError } from '../../src/errors.js';
+import { hostInfo, loadGlobalConfig, parseGlobalConfig } from '../../src/config/global-config.js';
+
+const LABEL = 'config/config.json';
+const parse = (obj: unknown) => parseGlobalConfig(JSON.stringify(obj), LABEL);
+const problem = (text: string): RqError => {
+  try {
+    parseGlobalConfig(text, LABEL);
+  } catch (err) {
+    expect(err).toBeInstanceOf(RqError);
+    expect((err as RqError).code).toBe('RQ_ERR_CONFIG');
+    return err as RqError;
+  }
+  throw new Error('expected a config error');
+};
+
+describe('global config.json', () => {
+  it('accepts what rq-install writes, with the port as string or number', () => {
+    const a = parse({ env: 'development', host: 'h.example', port: '3333', addr: '0.0.0.0', tmpdir: '/tmp', allow_new_queue: true });
+    expect(a.port).toBe('3333');
+    expect(parse({ host: 'h', port: 3333 }).port).toBe(3333);
+  });
+
+  it('keeps unknown keys so the file round-trips', () => {
+    const cfg = parse({ host: 'h', port: 1, something_new: { a: 1 }, basic_auth: { realm: 'r', users: { bob: 'pw' }, extra: true } });
+    expect(cfg.something_new).toEqual({ a: 1 });
+    expect(JSON.parse(JSON.stringify(cfg))).toEqual({ host: 'h', port: 1, something_new: { a: 1 }, basic_auth: { realm: 'r', users: { bob: 'pw' }, extra: true } });
+  });
+
+  it('names file, field, expected and received for a bad port', () => {
+    expect(problem('{"host":"h","port":"abc"}').message).toBe('config/config.json: port: expected a port number 1-65535 (number or numeric string), received "abc"');
+    expect(problem('{"host":"h","port":70000}').message).toBe('config/config.json: port: expected a port number 1-65535 (number or numeric string), received 70000');
+  });
+
+  it('reports every missing required field in one message', () => {
+    expect(problem('{}').message).toBe(
+      'config/config.json: host: expected a host name (non-empty string), received nothing; port: expected a port number 1-65535 (number or numeric string), received nothing',
+    );
+  });
+
+  it('checks the optional fields', () => {
+    expect(problem('{"host":"h","port":1,"relative_root":"rq"}').message).toBe('config/config.json: relative_root: expected a URL path starting with "/", received "rq"');
+    expect(problem('{"host":"h","port":1,"allow_new_queue":"yes"}').message).toBe('config/config.json: allow_new_queue: expected true or false, received "yes"');
+    expect(problem('{"host":"h","port":1,"allowed_ips":["10.",7]}').message).toBe('config/config.json: allowed_ips[1]: expected an IP address or prefix (string), received 7');
+    expect(problem('{"host":"h","port":1,"basic_auth":{"users":{"bob":1}}}').message).toBe('config/config.json: basic_auth.users.bob: expected a password (string), received 1');
+    expect(problem('{"host":"h","port":1,"max_upload_bytes":-5}').message).toBe('config/config.json: max_upload_bytes: expected a positive whole number of bytes, received -5');
+  });
+
+  it('refuses a file that is not a JSON object or not JSON', () => {
+    expect(problem('[1]').message).toBe('config/config.json: expected a JSON object, received [1]');
+    expect(problem('{"host":').message).toMatch(/^config\/config\.json: not valid JSON: /);
+  });
+
+  it('derives the host info for full ids', () => {
+    expect(hostInfo(parse({ host: 'h', port: '3333' }))).toEqual({ host: 'h', port: '3333', root: '/' });
+    expect(hostInfo(parse({ host: 'h', port: 1, relative_root: '/therq//' }))).toEqual({ host: 'h', port: 1, root: '/therq/' });
+  });
+
+  describe('loadGlobalConfig', () => {
+    let dir: string;
+    beforeAll(async () => {
+      dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-global-config-'));
+    });
+    afterAll(() => fs.rm(dir, { recursive: true, force: true }));
+
+    it('reads a real file', async () => {
+      const file = path.join(dir, 'config.json');
+      await fs.writeFile(file, '{"env":"test","host":"127.0.0.1","port":3399}\n');
+      expect(await loadGlobalConfig(file)).toEqual({ env: 'test', host: '127.0.0.1', port: 3399 });
+    });
+
+    it('names the file when it is missing or broken', async () => {
+      await expect(loadGlobalConfig(path.join(dir, 'nope.json'), LABEL)).rejects.toThrow('config/config.json: cannot read: no such file');
+      const bad = path.join(dir, 'bad.json');
+      await fs.writeFile(bad, '{"host":"h","port":"x"}');
+      await expect(loadGlobalConfig(bad)).rejects.toThrow(`${bad}: port: expected a port number`);
+    });
+  });
+});

@@ -1,0 +1,124 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RqError } from '../../src/errors.js';
+import {
+  DEFAULT_EXEC_PREFIX,
+  execPrefixOf,
+  isTruthyFlag,
+  loadQueueConfig,
+  normaliseQueueConfig,
+  parseQueueConfig,
+  validateQueueOptions,
+} from '../../src/config/queue-config.js';
+
+const LABEL = 'queues/test/config.json';
+const base = { name: 'test', script: './test/test_script.sh', num_workers: 1 };
+const norm = (extra: Record<string, unknown>) => normaliseQueueConfig({ ...base, ...extra }, LABEL);
+const problem = (raw: unknown): string => {
+  try {
+    normaliseQueueConfig(raw, LABEL);
+  } catch (err) {
+    expect(err).toBeInstanceOf(RqError);
+    expect((err as RqError).code).toBe('RQ_ERR_CONFIG');
+    return (err as RqError).message;
+  }
+  throw new Error('expected a config error');
+};
+
+describe('normaliseQueueConfig (sublimation)', () => {
+  it('produces the classic shape and key order', () => {
+    const cfg = normaliseQueueConfig({ blocking_params: [2], extra: 'dropped', env_vars: { A: 'b' }, num_workers: '3', exec_prefix: '', script: 's.sh', name: 'test' });
+    expect(JSON.stringify(cfg)).toBe('{"name":"test","script":"s.sh","num_workers":3,"exec_prefix":"","env_vars":{"A":"b"},"coalesce_params":[],"blocking_params":[2]}');
+  });
+
+  it('keeps exec_prefix null when null or absent; the default prefix applies at exec time', () => {
+    expect(norm({}).exec_prefix).toBeNull();
+    expect(norm({ exec_prefix: null }).exec_prefix).toBeNull();
+    expect(execPrefixOf(norm({}))).toBe(DEFAULT_EXEC_PREFIX);
+    expect(execPrefixOf(norm({ exec_prefix: '' }))).toBe('');
+    expect(problem({ ...base, exec_prefix: 5 })).toBe(`${LABEL}: exec_prefix: expected a command prefix (string; null or absent means "bash -lc "), received 5`);
+  });
+
+  it('builds coalesce_params from the legacy flags', () => {
+    for (const t of [true, 'true', 'yes', '1', 1]) expect(isTruthyFlag(t)).toBe(true);
+    for (const f of [false, 'no', 0, '0', 'TRUE', null, undefined]) expect(isTruthyFlag(f)).toBe(false);
+    expect(norm({ coalesce: 'yes', coalesce_param1: '1', coalesce_param2: 'no', coalesce_param3: true, coalesce_params: [4] }).coalesce_params).toEqual([1, 3]);
+    expect(norm({ coalesce: 'no', coalesce_param1: '1' }).coalesce_params).toEqual([]);
+    expect(norm({ coalesce_params: [2, '4'] }).coalesce_params).toEqual([2, 4]);
+  });
+
+  it('turns a non-object env_vars into {} and stringifies scalar values', () => {
+    expect(norm({ env_vars: 'x' }).env_vars).toEqual({});
+    expect(norm({ env_vars: [1] }).env_vars).toEqual({});
+    expect(norm({ env_vars: { N: 3, B: true } }).env_vars).toEqual({ N: '3', B: 'true' });
+    expect(problem({ ...base, env_vars: { X: { y: 1 } } })).toBe(`${LABEL}: env_vars.X: expected a string value, received {"y":1}`);
+  });
+
+  it('keeps a schedule for the cron feature', () => {
+    expect(norm({ schedule: [{ cron: '0 3 * * *', param1: 'ALLQUEUES', param2: 30, other: 1 }] }).schedule).toEqual([{ cron: '0 3 * * *', param1: 'ALLQUEUES', param2: '30' }]);
+    expect(norm({}).schedule).toBeUndefined();
+    expect(problem({ ...base, schedule: {} })).toBe(`${LABEL}: schedule: expected an array of {"cron": ..., "param1": ...} objects, received {}`);
+    expect(problem({ ...base, schedule: [{ param1: 'x' }] })).toBe(`${LABEL}: schedule[0].cron: expected a cron expression (non-empty string), received nothing`);
+  });
+
+  it('names file, field, expected and received for each refused value', () => {
+    expect(problem([])).toBe(`${LABEL}: expected a JSON object, received []`);
+    expect(problem({ ...base, name: 'a/b' })).toMatch(new RegExp(`^${LABEL}: name: expected letters, digits, '-' or '_' .*, received "a/b"$`));
+    expect(problem({ ...base, name: undefined })).toBe(`${LABEL}: name: expected a string, received nothing`);
+    expect(problem({ ...base, script: '' })).toBe(`${LABEL}: script: expected a script path (non-empty string of at most 1024 characters), received ""`);
+    expect(problem({ ...base, script: 7 })).toBe(`${LABEL}: script: expected a script path (non-empty string of at most 1024 characters), received 7`);
+    expect(problem({ ...base, num_workers: 'abc' })).toBe(`${LABEL}: num_workers: expected a number of workers 1-128 (integer or numeric string), received "abc"`);
+    expect(problem({ ...base, num_workers: 0 })).toBe(`${LABEL}: num_workers: expected a number of workers 1-128 (integer or numeric string), received 0`);
+    expect(problem({ ...base, num_workers: 129 })).toMatch(/num_workers: .* received 129$/);
+    expect(problem({ ...base, num_workers: undefined })).toMatch(/num_workers: .* received nothing$/);
+    expect(problem({ ...base, coalesce_params: [5] })).toBe(`${LABEL}: coalesce_params[0]: expected a param number 1-4, received 5`);
+    expect(problem({ ...base, blocking_params: 2 })).toBe(`${LABEL}: blocking_params: expected an array of param numbers 1-4, received 2`);
+    expect(problem({ ...base, blocking_params: [1, 'x'] })).toBe(`${LABEL}: blocking_params[1]: expected a param number 1-4, received "x"`);
+  });
+});
+
+describe('validateQueueOptions (classic texts)', () => {
+  it('returns null for a good config', () => {
+    expect(validateQueueOptions(base)).toBeNull();
+    expect(validateQueueOptions({ ...base, num_workers: '5' })).toBeNull();
+  });
+
+  it('checks name, then num_workers, then script, with the exact texts', () => {
+    expect(validateQueueOptions({})).toBe('json config is missing name field');
+    expect(validateQueueOptions('nope')).toBe('json config is missing name field');
+    expect(validateQueueOptions({ ...base, name: '' })).toBe('json config has invalid name (size)');
+    expect(validateQueueOptions({ ...base, name: 'x'.repeat(129) })).toBe('json config has invalid name (size)');
+    expect(validateQueueOptions({ ...base, name: 5 })).toBe('json config has invalid name (not String)');
+    expect(validateQueueOptions({ name: 'q', script: 's' })).toBe('json config is missing num_workers field');
+    expect(validateQueueOptions({ ...base, num_workers: 0 })).toBe('json config has invalid num_workers field (out of range 1..128)');
+    expect(validateQueueOptions({ ...base, num_workers: 'abc' })).toBe('json config has invalid num_workers field (out of range 1..128)');
+    expect(validateQueueOptions({ name: 'q', num_workers: 1 })).toBe('json config is missing script field');
+    expect(validateQueueOptions({ ...base, script: '' })).toBe('json config has invalid script (size)');
+    expect(validateQueueOptions({ ...base, script: 'x'.repeat(1025) })).toBe('json config has invalid script (size)');
+    expect(validateQueueOptions({ ...base, script: 12 })).toBe('json config has invalid script (not String)');
+  });
+});
+
+describe('loadQueueConfig', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-queue-config-'));
+  });
+  afterAll(() => fs.rm(dir, { recursive: true, force: true }));
+
+  it('reads and normalises a real file', async () => {
+    const file = path.join(dir, 'config.json');
+    await fs.writeFile(file, JSON.stringify({ ...base, num_workers: '2', coalesce: true, coalesce_param2: 1 }));
+    expect(await loadQueueConfig(file)).toEqual({ ...base, num_workers: 2, exec_prefix: null, env_vars: {}, coalesce_params: [2], blocking_params: [] });
+  });
+
+  it('names the file for bad JSON and a missing file', async () => {
+    const file = path.join(dir, 'bad.json');
+    await fs.writeFile(file, '{"name": "test",');
+    await expect(loadQueueConfig(file, LABEL)).rejects.toThrow(new RegExp(`^${LABEL}: not valid JSON: `));
+    await expect(loadQueueConfig(path.join(dir, 'none.json'), LABEL)).rejects.toThrow(`${LABEL}: cannot read: no such file`);
+    expect(() => parseQueueConfig('null', LABEL)).toThrow(`${LABEL}: expected a JSON object, received null`);
+  });
+});
