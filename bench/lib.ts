@@ -1,0 +1,81 @@
+// Shared bench pieces: the raw spawn floor, a live queue in a temp root, waiting for counts.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { QueueProc, addQueue, makeRoot, type QueueDef, type TestRoot } from '../test/helpers/rq-root.js';
+
+export const DONE_SCRIPT = '#!/bin/bash\necho "done ok" >&3\n';
+
+export async function writeScript(dir: string, body: string): Promise<string> {
+  const file = path.join(dir, 'bench-run.sh');
+  await fs.writeFile(file, body, { mode: 0o755 });
+  return file;
+}
+
+/** How fast a bare Node process spawns and reaps `script` one after another, with fds 3/4 like rq. */
+export async function spawnFloor(script: string, n: number, cwd: string): Promise<number> {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    await new Promise<void>((resolve, reject) => {
+      const c = spawn(script, [], { cwd, stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'], detached: true });
+      c.stdio[3]!.on('data', () => undefined);
+      c.on('error', reject);
+      c.on('close', () => resolve());
+    });
+  }
+  return n / ((performance.now() - t0) / 1000);
+}
+
+export interface LiveQueue {
+  t: TestRoot;
+  q: QueueProc;
+  pauseFile: string;
+  close(): Promise<void>;
+}
+
+export async function liveQueue(name: string, def: QueueDef): Promise<LiveQueue> {
+  const t = await makeRoot();
+  await addQueue(t.root, name, def);
+  const q = await QueueProc.start(t.root, name);
+  return {
+    t,
+    q,
+    pauseFile: path.join(t.root, 'config', `${name}.pause`),
+    async close() {
+      await q.stop();
+      await t.cleanup();
+    },
+  };
+}
+
+/** Polls num_messages (cheap, in-memory counters) until `pred` holds; returns the time it held. */
+export async function waitCounts(q: QueueProc, pred: (n: Record<string, number>) => boolean, everyMs = 5, timeoutMs = 600_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const n = await q.cmd('num_messages');
+    if (pred(n)) return performance.now();
+    if (Date.now() > deadline) throw new Error(`timed out; last counts ${JSON.stringify(n)}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Sends `count` create_message requests with `concurrency` in flight. */
+export async function enqueue(q: QueueProc, count: number, concurrency: number, fields: Record<string, unknown> = {}): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        next++;
+        const r = await q.cmd('create_message', { dest: q.name, ...fields });
+        if (r[0] !== 'ok') throw new Error(JSON.stringify(r));
+      }
+    }),
+  );
+}
+
+export const median = (xs: number[]) => quantile(xs, 0.5);
+export function quantile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))];
+}
+export const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;

@@ -1,0 +1,56 @@
+// Test harness: a real rq-mgr (bin/rq-mgr run) in the foreground of a temp root.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { mgrCommand, queueCommand } from '../../src/ipc/rq1.js';
+import { queuePaths, rootPaths } from '../../src/config/paths.js';
+import { PROJECT, waitFor } from './rq-root.js';
+
+export const run = promisify(execFile);
+export const BIN = (name: string) => path.join(PROJECT, 'bin', name);
+
+export class MgrProc {
+  private constructor(
+    readonly root: string,
+    readonly child: ChildProcess,
+  ) {}
+
+  static async start(root: string): Promise<MgrProc> {
+    const log = fs.openSync(path.join(root, 'log', 'mgr-test.log'), 'a');
+    const child = spawn(BIN('rq-mgr'), ['run', '--root', root], { stdio: ['ignore', log, log] });
+    fs.closeSync(log);
+    const m = new MgrProc(root, child);
+    await waitFor(async () => (await m.cmd('ping'))[0] === 'pong', 'rq-mgr to answer ping');
+    return m;
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  async cmd(command: string, arg = ''): Promise<any> {
+    return mgrCommand(rootPaths(this.root).mgrSock, command, arg, { timeoutMs: 10_000 });
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  async q(name: string, command: string, arg: unknown = {}): Promise<any> {
+    return queueCommand(queuePaths(this.root, name).sock, command, arg, { timeoutMs: 10_000 });
+  }
+
+  async waitQueueUp(name: string, timeoutMs = 5000): Promise<number> {
+    return waitFor(async () => {
+      const r = await this.q(name, 'ping');
+      return r[0] === 'pong' ? Number(fs.readFileSync(queuePaths(this.root, name).pidFile, 'utf8')) : false;
+    }, `queue ${name} to answer`, timeoutMs);
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      const gone = new Promise((r) => this.child.once('exit', r));
+      this.child.kill('SIGTERM');
+      await gone;
+    }
+  }
+}
+
+export async function install(root: string, port: number): Promise<void> {
+  await run(BIN('rq-install'), ['--root', root, '--port', String(port), '--env', 'test']);
+}

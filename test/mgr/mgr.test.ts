@@ -1,0 +1,171 @@
+// rq-mgr end to end: install, control socket, supervision, scandir, shutdown with running scripts.
+import fs from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { VERBS_SH, pidAlive, waitFor } from '../helpers/rq-root.js';
+import { BIN, MgrProc, install, run } from '../helpers/mgr-proc.js';
+import { queuePaths } from '../../src/config/paths.js';
+
+let root: string;
+let mgr: MgrProc | undefined;
+
+beforeEach(async () => {
+  root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-mgr-'));
+  await install(root, 3401);
+});
+afterEach(async () => {
+  await mgr?.stop();
+  mgr = undefined;
+  await fs.rm(root, { recursive: true, force: true });
+});
+
+/** A queue directory like an operator writes: an executable run (verbs.sh) and an optional config. */
+async function scriptDir(name: string, config?: unknown): Promise<string> {
+  const dir = path.join(root, 'apps', name);
+  await fs.mkdir(dir, { recursive: true });
+  await fs.copyFile(VERBS_SH, path.join(dir, 'run'));
+  await fs.chmod(path.join(dir, 'run'), 0o755);
+  if (config !== undefined) await fs.writeFile(path.join(dir, 'config.json'), typeof config === 'string' ? config : JSON.stringify(config));
+  return dir;
+}
+
+describe('control socket (spec §6.2)', () => {
+  it('answers every command with the classic replies', async () => {
+    mgr = await MgrProc.start(root);
+    expect(await mgr.cmd('ping')).toEqual(['pong']);
+    expect(await mgr.cmd('version')).toEqual(['3.0.0']);
+    expect(await mgr.cmd('environment')).toEqual(['test']);
+    expect(Number.isInteger((await mgr.cmd('uptime'))[0])).toBe(true);
+    expect(await mgr.cmd('queues')).toEqual([]);
+
+    const cfg = { name: 'made', script: VERBS_SH, num_workers: '2', exec_prefix: '', coalesce_params: [], blocking_params: [] };
+    expect(await mgr.cmd('create_queue', JSON.stringify(cfg))).toEqual(['success', 'queue created - awesome']);
+    expect(await mgr.cmd('create_queue', JSON.stringify(cfg))).toEqual(['fail', 'already created']);
+    expect(await mgr.cmd('create_queue', JSON.stringify({ ...cfg, name: 'bad name' }))).toEqual(['fail', 'queue name has invalid characters']);
+    expect((await mgr.cmd('create_queue', '{nope'))[0]).toBe('fail');
+    expect(await mgr.cmd('queues')).toEqual(['made']);
+    await mgr.waitQueueUp('made');
+    const written = JSON.parse(await fs.readFile(queuePaths(root, 'made').configFile, 'utf8'));
+    expect(written).toEqual({ name: 'made', script: VERBS_SH, num_workers: 2, exec_prefix: '', env_vars: {}, coalesce_params: [], blocking_params: [] });
+
+    expect(await mgr.cmd('pause_queue', 'made')).toEqual(['ok', 'made']);
+    expect(await mgr.q('made', 'status')).toEqual(['PAUSE']);
+    expect(await mgr.cmd('down_queue', 'made')).toEqual(['ok', 'made']);
+    expect(await mgr.q('made', 'status')).toEqual(['DOWN']);
+    expect(await mgr.cmd('up_queue', 'made')).toEqual(['ok', 'made']);
+    expect(await mgr.cmd('resume_queue', 'made')).toEqual(['ok', 'made']);
+    expect(await mgr.q('made', 'status')).toEqual(['UP']);
+    expect(await mgr.cmd('up_queue', 'nosuch')).toEqual(['fail', 'invalid queue name']);
+    expect(await mgr.cmd('up_queue', '../etc')).toEqual(['fail', 'invalid queue name']);
+    expect(await mgr.cmd('restart_queue', 'nosuch')).toEqual(['fail', 'invalid queue name']);
+    expect((await mgr.cmd('frobnicate'))[0]).toBe('error');
+    expect(await mgr.cmd('ping')).toEqual(['pong']);
+
+    const link = path.join(root, 'linked.json');
+    await fs.writeFile(link, JSON.stringify({ name: 'fromfile', script: VERBS_SH, num_workers: 1, exec_prefix: '' }));
+    expect(await mgr.cmd('create_queue_link', link)).toEqual(['success', 'queue created - awesome']);
+    expect((await fs.lstat(queuePaths(root, 'fromfile').configFile)).isSymbolicLink()).toBe(true);
+    await fs.writeFile(path.join(root, 'bad.json'), JSON.stringify({ name: 'x', script: VERBS_SH }));
+    expect(await mgr.cmd('create_queue_link', path.join(root, 'bad.json'))).toEqual(['fail', 'json config is missing num_workers field']);
+
+    expect(await mgr.cmd('delete_queue', 'made')).toEqual(['ok', 'started deleting queue']);
+    expect(await mgr.cmd('delete_queue', 'made')).toEqual(['fail', 'no such queue']);
+    await waitFor(() => !existsSync(queuePaths(root, 'made').dir), 'made to move to the trash');
+    expect((await fs.readdir(path.join(root, 'queues', '.trash')))[0]).toMatch(/^made\.\d{8}\.\d{4}\.\d{2}\.\d{3}$/);
+  });
+});
+
+describe('supervision', () => {
+  it('restarts a killed queue process; stop leaves no script alive', async () => {
+    mgr = await MgrProc.start(root);
+    await mgr.cmd('create_queue', JSON.stringify({ name: 'sup', script: VERBS_SH, num_workers: 2, exec_prefix: '' }));
+    const pid1 = await mgr.waitQueueUp('sup');
+    process.kill(pid1, 'SIGKILL');
+    const pid2 = await waitFor(async () => {
+      const p = await mgr!.waitQueueUp('sup').catch(() => 0);
+      return p && p !== pid1 ? p : false;
+    }, 'a new queue process');
+    expect(pid2).not.toBe(pid1);
+
+    const ids = [];
+    for (let i = 0; i < 2; i++) ids.push((await mgr.q('sup', 'create_message', { dest: 'sup', param1: 'forever' }))[1].split('/').pop());
+    const pidFile = (id: string) => path.join(queuePaths(root, 'sup').state.run, id, 'pid');
+    await waitFor(() => ids.every((id) => existsSync(pidFile(id))), 'two running scripts');
+    const pids = await Promise.all(ids.map(async (id) => Number(await fs.readFile(pidFile(id), 'utf8'))));
+    await mgr.stop();
+    for (const p of pids) expect(pidAlive(p)).toBe(false);
+    expect(existsSync(path.join(root, 'config', 'queuemgr.pid'))).toBe(false);
+    expect(existsSync(path.join(root, 'config', 'queuemgr.sock'))).toBe(false);
+    // Their messages were interrupted, not lost: the next start puts them back in que.
+    await fs.writeFile(path.join(root, 'config', 'sup.pause'), '');
+    mgr = await MgrProc.start(root);
+    await mgr.waitQueueUp('sup');
+    expect(await mgr.q('sup', 'num_messages')).toMatchObject({ run: 0, que: 2 });
+  });
+
+  it('start (daemon), status, stop through bin/rq-mgr', async () => {
+    const started = await run(BIN('rq-mgr'), ['start', '--root', root]);
+    expect(started.stdout).toMatch(/^queuemgr: process with pid \d+ started\.$/m);
+    const st = await run(BIN('rq-mgr'), ['status', '--root', root]);
+    expect(st.stdout).toMatch(/queuemgr: running \[pid \d+\]/);
+    await expect(run(BIN('rq-mgr'), ['start', '--root', root])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('already running') });
+    const stopped = await run(BIN('rq-mgr'), ['stop', '--root', root]);
+    expect(stopped.stdout).toMatch(/queuemgr: stopped/);
+    await expect(run(BIN('rq-mgr'), ['status', '--root', root])).rejects.toMatchObject({ code: 3 });
+    // A stale pid file (dead pid) does not block a start.
+    await fs.writeFile(path.join(root, 'config', 'queuemgr.pid'), '999999\n');
+    const zap = await run(BIN('rq-mgr'), ['zap', '--root', root]);
+    expect(zap.stdout).toContain('zapped');
+  });
+});
+
+describe('scandir', () => {
+  it('a symlink creates the queue, a config change restarts it, removing the link trashes it with its messages', async () => {
+    mgr = await MgrProc.start(root);
+    await mgr.cmd('create_queue', JSON.stringify({ name: 'manual', script: VERBS_SH, num_workers: 1, exec_prefix: '' }));
+    const dir = await scriptDir('app', { num_workers: 2, env_vars: { FOO: 'bar' } });
+    const t0 = Date.now();
+    await fs.symlink(dir, path.join(root, 'scandir', 'app'));
+    await mgr.waitQueueUp('app', 3000);
+    expect(Date.now() - t0).toBeLessThan(1500);
+    const cfg = (await mgr.q('app', 'config'))[1];
+    expect(cfg).toMatchObject({ name: 'app', num_workers: 2, exec_prefix: '', env_vars: { FOO: 'bar' }, script: await fs.realpath(path.join(dir, 'run')) });
+    expect(await fs.readlink(queuePaths(root, 'app').formFile)).toBe(path.join(dir, 'form.json'));
+
+    const id = (await mgr.q('app', 'create_message', { dest: 'app', param1: 'done' }))[1].split('/').pop();
+    await waitFor(async () => (await mgr!.q('app', 'get_message_state', { msg_id: id }))[1] === 'done', 'message done');
+
+    const pid1 = await mgr.waitQueueUp('app');
+    await fs.writeFile(path.join(dir, 'config.json'), JSON.stringify({ num_workers: 3 }));
+    await waitFor(async () => (await mgr!.q('app', 'config').catch(() => [null, {}]))[1].num_workers === 3, 'config change applied', 5000);
+    expect(await mgr.waitQueueUp('app')).not.toBe(pid1);
+
+    await fs.writeFile(path.join(dir, 'config.json'), '{ broken');
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await mgr.q('app', 'config'))[1].num_workers).toBe(3);
+    expect(await fs.readFile(path.join(root, 'log', 'mgr-test.log'), 'utf8')).toMatch(/bad config\.json in scandir link/);
+
+    await fs.rm(path.join(root, 'scandir', 'app'));
+    await waitFor(() => !existsSync(queuePaths(root, 'app').dir), 'app to be disabled', 5000);
+    const trash = await fs.readdir(path.join(root, 'queues', '.trash'));
+    expect(trash).toHaveLength(1);
+    const kept = await fs.readdir(path.join(root, 'queues', '.trash', trash[0], 'done'), { recursive: true });
+    expect(kept.some((p) => p.endsWith(id))).toBe(true);
+    // The queue made through create_queue is never touched by scandir.
+    expect(await mgr.q('manual', 'ping')).toEqual(['pong']);
+    expect(await mgr.cmd('queues')).toEqual(['manual']);
+  });
+
+  it('a link whose run is not executable is not a queue; making it executable creates it', async () => {
+    mgr = await MgrProc.start(root);
+    const dir = await scriptDir('later');
+    await fs.chmod(path.join(dir, 'run'), 0o644);
+    await fs.symlink(dir, path.join(root, 'scandir', 'later'));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(existsSync(queuePaths(root, 'later').dir)).toBe(false);
+    await fs.chmod(path.join(dir, 'run'), 0o755);
+    await mgr.waitQueueUp('later', 3000);
+  });
+});
