@@ -100,7 +100,8 @@ export function storable(msg: Message): Message {
   return copy;
 }
 
-export function isTruthyFlag(v: unknown): boolean {
+/** force_remote semantics: present and not JSON false/null (spec §2.3). */
+export function isSetFlag(v: unknown): boolean {
   return v !== undefined && v !== null && v !== false;
 }
 

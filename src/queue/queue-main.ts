@@ -10,7 +10,7 @@ import { listenSocket } from '../ipc/socket-server.js';
 import { queueCommand } from '../ipc/rq1.js';
 import { assertQueueName } from '../spool/names.js';
 import { handleRequest } from './commands.js';
-import { Queue, type QueueSettings } from './queue.js';
+import { Queue } from './queue.js';
 
 export async function main(argv: string[]): Promise<void> {
   const { opts } = parseArgs(['queue', ...argv]);
@@ -21,7 +21,7 @@ export async function main(argv: string[]): Promise<void> {
   process.title = `[rq-que] [${name}]`;
 
   const global = await loadGlobalConfig(rootPaths(root).configFile);
-  const load = async () => (await loadQueueConfig(paths.configFile)) as QueueSettings;
+  const load = () => loadQueueConfig(paths.configFile);
   const queue = new Queue({
     root,
     config: await load(),

@@ -4,6 +4,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { State } from '../config/paths.js';
+import type { QueueConfig } from '../config/queue-config.js';
 import { type HostInfo, hostUrl } from '../spool/message-id.js';
 import { QueueSpool } from '../spool/queue-spool.js';
 import { attachmentNames } from '../spool/attachments.js';
@@ -16,23 +17,12 @@ import { type ExitInfo, type RunningScript, execArgv, resolveScript, scriptEnv, 
 import { LatestWriter } from './status-writer.js';
 import { killStaleScript } from './stale-scripts.js';
 
-/** The normalised queue config fields the queue process uses (spec §1.4). */
-export interface QueueSettings {
-  name: string;
-  script: string;
-  num_workers: number;
-  exec_prefix?: string | null;
-  env_vars: Record<string, string>;
-  coalesce_params: number[];
-  blocking_params: number[];
-}
-
 /** Sends one command to another local queue's socket; rejects when it does not answer. */
 export type PeerCall = (queue: string, command: string, arg: unknown) => Promise<unknown>;
 
 export interface QueueDeps {
   root: string;
-  config: QueueSettings;
+  config: QueueConfig;
   host: HostInfo;
   log: Logger;
   peer: PeerCall;
@@ -72,7 +62,7 @@ export class Queue {
   /** Messages folded into a running one (spec §3.5): on disk in que/, hidden from the index. */
   readonly coalesced = new Map<string, Message>();
   readonly counts = { done: 0, relayed: 0, err: 0 };
-  config: QueueSettings;
+  config: QueueConfig;
   private readonly now: () => number;
   private readonly startedAt: number;
   private wakeTimer: NodeJS.Timeout | null = null;
@@ -125,7 +115,7 @@ export class Queue {
     this.pump();
   }
 
-  reconfigure(config: QueueSettings): void {
+  reconfigure(config: QueueConfig): void {
     this.config = config;
     this.log.info({ config }, 'config reloaded');
     this.pump();

@@ -6,11 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Message } from '../message/message.js';
-import { isTruthyFlag } from '../message/message.js';
+import { isSetFlag } from '../message/message.js';
+import { execPrefixOf } from '../config/queue-config.js';
 import { LineSplitter } from './pipe-protocol.js';
 
 export const RQ_VERSION = '3.0.0';
-export const DEFAULT_EXEC_PREFIX = 'bash -lc ';
 
 export type ResolvedScript = { ok: true; path: string } | { ok: false; reason: string };
 
@@ -38,7 +38,7 @@ export async function resolveScript(root: string, script: string): Promise<Resol
  * split on whitespace and the script path appended as one argument. No shell string is built.
  */
 export function execArgv(prefix: string | null | undefined, scriptPath: string): string[] {
-  const words = (prefix ?? DEFAULT_EXEC_PREFIX).split(/\s+/).filter(Boolean);
+  const words = execPrefixOf({ exec_prefix: prefix ?? null }).split(/\s+/).filter(Boolean);
   return [...words, scriptPath];
 }
 
@@ -90,7 +90,7 @@ export function scriptEnv(c: EnvContext): NodeJS.ProcessEnv {
     RQ_PARAM4: str(m.param4),
     RQ_ORIG_MSG_ID: str(m.orig_msg_id),
   });
-  if (isTruthyFlag(m.force_remote)) env.RQ_FORCE_REMOTE = '1';
+  if (isSetFlag(m.force_remote)) env.RQ_FORCE_REMOTE = '1';
   else delete env.RQ_FORCE_REMOTE;
   for (const [k, v] of Object.entries(c.envVars)) if (!k.startsWith('RQ_')) env[k] = String(v);
   return env;

@@ -89,7 +89,7 @@ describe('supervision', () => {
     }, 'a new queue process');
     expect(pid2).not.toBe(pid1);
 
-    const ids = [];
+    const ids: string[] = [];
     for (let i = 0; i < 2; i++) ids.push((await mgr.q('sup', 'create_message', { dest: 'sup', param1: 'forever' }))[1].split('/').pop());
     const pidFile = (id: string) => path.join(queuePaths(root, 'sup').state.run, id, 'pid');
     await waitFor(() => ids.every((id) => existsSync(pidFile(id))), 'two running scripts');
