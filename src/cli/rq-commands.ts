@@ -1,0 +1,186 @@
+// The rq tool's subcommands (spec §10.1): options in, one queue socket command, the classic output lines out.
+import fs from 'node:fs';
+import { RqError, isErrno, shown } from '../errors.js';
+import { queuePaths } from '../config/paths.js';
+import { queueCommand } from '../ipc/rq1.js';
+import { type Options, checkQueueName, messageFields, msgIdOpt, pathnameOpt, stringOpt, usage } from './rq-options.js';
+
+export interface RqIo {
+  stdout: (line: string) => void;
+  stderr: (line: string) => void;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+export interface CommandContext {
+  opts: Options;
+  root: string;
+  io: RqIo;
+}
+
+export interface RqCommand {
+  summary: string;
+  /** Returns the exit code: 0 iff the queue said ok. */
+  run: (ctx: CommandContext) => Promise<number>;
+}
+
+/** A busy queue may be fsyncing a burst of messages; a dead one fails at connect, long before this. */
+const REPLY_TIMEOUT_MS = 30_000;
+
+/** A queue reply as the classic tool prints it: `[status, text-or-object]`. */
+type Reply = [unknown, unknown];
+
+/**
+ * A queue of the root, refused without a directory as the classic client refuses (`Queue not found`).
+ * It lives here rather than in a file of its own because every module costs the tool start-up time.
+ */
+class QueueClient {
+  private constructor(
+    readonly name: string,
+    private readonly sock: string,
+  ) {}
+
+  static open(root: string, name: string): QueueClient {
+    const p = queuePaths(root, name);
+    let st: fs.Stats | undefined;
+    try {
+      st = fs.statSync(p.dir);
+    } catch {
+      st = undefined;
+    }
+    if (!st?.isDirectory()) throw new RqError('RQ_ERR_QUEUE_NOT_FOUND', `queue not found: ${name}`);
+    return new QueueClient(name, p.sock);
+  }
+
+  async ask(command: string, arg: unknown): Promise<Reply> {
+    let reply: unknown;
+    try {
+      reply = await queueCommand(this.sock, command, arg, { timeoutMs: REPLY_TIMEOUT_MS });
+    } catch (err) {
+      if (err instanceof RqError && err.code === 'RQ_ERR_NO_REPLY') {
+        throw new RqError('RQ_ERR_NO_REPLY', `queue ${this.name}: its process does not answer (${err.message})`);
+      }
+      throw err;
+    }
+    if (!Array.isArray(reply) || reply.length === 0) {
+      throw new RqError('RQ_ERR_PROTOCOL', `queue ${this.name}: unexpected reply to ${command}: ${shown(reply)}`);
+    }
+    return [reply[0], reply[1]];
+  }
+}
+
+const isOk = (reply: Reply): boolean => reply[0] === 'ok';
+
+/** `<status> <text>`: the classic tool's output line for a reply. */
+function replyLine(reply: Reply): string {
+  const show = (v: unknown) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));
+  return `${show(reply[0])} ${show(reply[1])}`;
+}
+
+const REMOTE = /^https?:/i;
+
+/** Where a new message goes: its dest queue, or `relay` for a remote dest when relaying is allowed (spec §11.1). */
+function destQueue(dest: string, opts: Options, relays: boolean): string {
+  if (!REMOTE.test(dest)) return checkQueueName(dest, 'dest');
+  if (!relays) throw usage(`--dest: expected a local queue name (single_que does not relay), received ${shown(dest)}`);
+  const relayOk = opts['relay-ok'];
+  if (relayOk === undefined || relayOk === false) {
+    throw usage(`cannot relay message to ${dest}: add --relay-ok to send it through the local relay queue`);
+  }
+  return 'relay';
+}
+
+function create(command: 'create_message' | 'prep_message' | 'single_que', summary: string): RqCommand {
+  return {
+    summary,
+    run: async ({ opts, root, io }) => {
+      const fields = messageFields(opts);
+      const queue = QueueClient.open(root, destQueue(fields.dest as string, opts, command !== 'single_que'));
+      const reply = await queue.ask(command, fields);
+      io.stdout(replyLine(reply));
+      return isOk(reply) ? 0 : 1;
+    },
+  };
+}
+
+/** A command on one message: `--msg_id` names the queue and the id; `show` renders an ok reply. */
+function onMessage(command: string, summary: string, show: (value: Record<string, unknown>) => string[] = () => []): RqCommand {
+  return {
+    summary,
+    run: async ({ opts, root, io }) => {
+      const target = msgIdOpt(opts);
+      const reply = await QueueClient.open(root, target.queue).ask(command, { msg_id: target.id });
+      const value = reply[1];
+      const lines = isOk(reply) && typeof value === 'object' && value !== null ? show(value as Record<string, unknown>) : [];
+      for (const line of lines.length > 0 ? lines : [replyLine(reply)]) io.stdout(line);
+      return isOk(reply) ? 0 : 1;
+    },
+  };
+}
+
+/** The classic tool's own checks, with its texts, so a bad path fails here rather than as a queue reply. */
+function checkAttachment(pathname: string): void {
+  const refuse = (text: string) => new RqError('RQ_ERR_INVALID_ATTACHMENT', text);
+  let st;
+  try {
+    st = fs.statSync(pathname);
+  } catch (err) {
+    if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) throw refuse(`No such file ${pathname} to attach to message`);
+    throw refuse(`Attachment currently cannot be read: ${pathname} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (st.isDirectory()) throw refuse(`Attachment currently cannot be a directory ${pathname}`);
+  try {
+    fs.accessSync(pathname, fs.constants.R_OK);
+  } catch {
+    throw refuse(`Attachment currently cannot be read: ${pathname}`);
+  }
+  if (!st.isFile()) throw refuse(`Attachment currently not of supported type: ${pathname}`);
+}
+
+const attachmesg: RqCommand = {
+  summary: 'attach a file to a prepared message (--msg_id FULLID --pathname FILE [--name NAME])',
+  run: async ({ opts, root, io }) => {
+    const target = msgIdOpt(opts);
+    const pathname = pathnameOpt(opts, io.cwd);
+    const name = stringOpt(opts, 'name', 'an attachment name');
+    const queue = QueueClient.open(root, target.queue);
+    checkAttachment(pathname);
+    const arg: Record<string, unknown> = { msg_id: target.id, pathname };
+    if (name !== undefined) arg.name = name;
+    if (opts.local_fs_only !== undefined) arg.local_fs_only = opts.local_fs_only;
+    const reply: Reply = await queue.ask('attach_message', arg);
+    io.stdout(`${replyLine(reply)} for Message: ${target.given} attachment`);
+    return isOk(reply) ? 0 : 1;
+  },
+};
+
+/** `<name> <md5> <size> <path>` per attachment, after the count. */
+function attachmentLines(msg: Record<string, unknown>): string[] {
+  const atts = (msg._attachments ?? {}) as Record<string, { md5?: unknown; size?: unknown; path?: unknown }>;
+  const names = Object.keys(atts);
+  return [`ok ${names.length}`, ...names.map((n) => `${n} ${atts[n].md5} ${atts[n].size} ${atts[n].path}`)];
+}
+
+const verifyRules: RqCommand = {
+  summary: 'check an rq_router rules file (--path FILE [--verbose]); not available in this version',
+  run: async ({ io }) => {
+    // The rules are a Ruby DSL (spec §12.3); answering `ok` without a real parser would be a lie.
+    io.stderr('rq: verify_rules: not available in this version (rq has no rq_router rules parser yet)');
+    return 2;
+  },
+};
+
+/** In the classic tool's order; the keys are the command words. */
+export const RQ_COMMANDS: Record<string, RqCommand> = {
+  sendmesg: create('create_message', 'send a message (--dest QUEUE|URL [--relay-ok] [--src --param1..4 --count --max_count --due --force_remote])'),
+  prepmesg: create('prep_message', 'create a message in prep, to attach files to before commitmesg (same options as sendmesg)'),
+  attachmesg,
+  commitmesg: onMessage('commit_message', 'queue a prepared message (--msg_id FULLID)'),
+  statusmesg: onMessage('get_message_status', 'print a message\'s status (--msg_id FULLID)', (v) => [`ok ${v.status}`]),
+  state: onMessage('get_message_state', 'print a message\'s state (--msg_id FULLID)'),
+  statuscountmesg: onMessage('get_message', 'print how many times a message was resent (--msg_id FULLID)', (v) => [`ok ${v.count ?? 0}`]),
+  attachstatusmesg: onMessage('get_message', 'list a message\'s attachments: name md5 size path (--msg_id FULLID)', attachmentLines),
+  single_que: create('single_que', 'send a message unless the queue already has one waiting (options as sendmesg, local dest only)'),
+  clone: onMessage('clone_message', 'copy a done, relayed or err message into the queue again (--msg_id FULLID)'),
+  verify_rules: verifyRules,
+};

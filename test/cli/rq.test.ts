@@ -1,0 +1,220 @@
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT, QueueProc, type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
+
+const BIN = path.join(PROJECT, 'bin', 'rq');
+const COMMANDS = ['sendmesg', 'prepmesg', 'attachmesg', 'commitmesg', 'statusmesg', 'state', 'statuscountmesg', 'attachstatusmesg', 'single_que', 'clone', 'verify_rules'];
+
+interface Run {
+  code: number;
+  out: string[];
+  err: string[];
+}
+
+let t: TestRoot;
+let test: QueueProc;
+let relay: QueueProc;
+let workDir: string;
+
+/** Runs the real bin/rq against the temp root; --root goes last so it never swallows a flag's value. */
+function rq(args: string[], opts: { cwd?: string; root?: boolean } = {}): Promise<Run> {
+  const argv = opts.root === false ? args : [...args, '--root', t.root];
+  return new Promise((resolve) => {
+    const env = { ...process.env };
+    delete env.RQ_ROOT;
+    execFile(BIN, argv, { cwd: opts.cwd ?? PROJECT, env }, (err, stdout, stderr) => {
+      const lines = (s: string) => s.split('\n').filter((l) => l !== '');
+      resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, out: lines(stdout), err: lines(stderr) });
+    });
+  });
+}
+
+/** A failure the user can read: non-zero, nothing on stdout, one stderr line, no stack trace. */
+function expectOneLineError(r: Run, text: string | RegExp, code = 1): void {
+  expect(r.code).toBe(code);
+  expect(r.out).toEqual([]);
+  expect(r.err).toHaveLength(1);
+  expect(r.err[0]).toMatch(text);
+  expect(r.err[0]).not.toMatch(/\bat .*:\d+:\d+/);
+}
+
+const shortId = (fullId: string) => fullId.split('/').pop()!;
+const FULLID = (q: string) => new RegExp(`^ok (http://127\\.0\\.0\\.1:\\d+/q/${q}/\\d{8}\\.\\d{4}\\.\\d{2}\\.\\d{3}\\.\\d+)$`);
+
+async function send(...args: string[]): Promise<string> {
+  const r = await rq(['sendmesg', '--dest', 'test', ...args]);
+  expect(r.code, r.err.join('\n')).toBe(0);
+  return FULLID('test').exec(r.out[0])![1];
+}
+
+beforeAll(async () => {
+  t = await makeRoot({ port: 3471 });
+  await addQueue(t.root, 'test');
+  await addQueue(t.root, 'relay');
+  await addQueue(t.root, 'dead');
+  [test, relay] = await Promise.all([QueueProc.start(t.root, 'test'), QueueProc.start(t.root, 'relay')]);
+  workDir = path.join(t.root, 'work');
+  await fs.mkdir(workDir);
+});
+
+afterAll(async () => {
+  await Promise.all([test?.stop(), relay?.stop()]);
+  await t?.cleanup();
+});
+
+describe('rq help and command words', () => {
+  it('lists every command without the classic cmd_ prefix: exit 0 for --help and -h, 1 with no arguments', async () => {
+    for (const args of [['--help'], ['-h'], ['sendmesg', '--dest', 'test', '-h']]) {
+      const r = await rq(args, { root: false });
+      expect(r.code).toBe(0);
+      expect(r.out[0]).toBe('Valid commands are:');
+      expect(r.out.slice(1).map((l) => l.trim().split(/\s+/)[0])).toEqual(COMMANDS);
+      for (const line of r.out.slice(1)) expect(line).toMatch(/^ {2}\S+\s+\S.*/);
+    }
+    const bare = await rq([], { root: false });
+    expect(bare.code).toBe(1);
+    expect(bare.out[0]).toBe('Valid commands are:');
+  });
+
+  it('refuses an unknown command with one line', async () => {
+    expectOneLineError(await rq(['sendmsg', '--dest', 'test']), /^Command not found: sendmsg$/);
+  });
+
+  it('says verify_rules is not available yet, exit 2', async () => {
+    expectOneLineError(await rq(['verify_rules', '--path', '/dev/null']), /^rq: verify_rules: not available in this version/, 2);
+  });
+});
+
+describe('rq sendmesg and message status', () => {
+  it('sends, then reports status, state and count', async () => {
+    const id = await send('--param1', 'done');
+    await test.waitState(shortId(id), ['done']);
+    expect(await rq(['statusmesg', '--msg_id', id])).toEqual({ code: 0, out: ['ok done - done sleeping'], err: [] });
+    expect(await rq(['state', '--msg_id', id])).toEqual({ code: 0, out: ['ok done'], err: [] });
+    expect(await rq(['statuscountmesg', '--msg_id', id])).toEqual({ code: 0, out: ['ok 0'], err: [] });
+  });
+
+  it('accepts --k=v and --k v, sends values as given and a bare --force_remote as true', async () => {
+    const id = await send('--param1=done', '--param2', 'two words', '--src=me=you', '--count', '2', '--max_count=9', '--force_remote');
+    const msg = await test.waitState(shortId(id), ['done']);
+    expect(msg).toMatchObject({ dest: 'test', param1: 'done', param2: 'two words', src: 'me=you', count: 2, max_count: 9, force_remote: true });
+  });
+
+  it('counts a resend in statuscountmesg', async () => {
+    const id = await send('--param1', 'resend1');
+    await test.waitState(shortId(id), ['done'], 15_000);
+    expect(await rq(['statuscountmesg', '--msg_id', id])).toEqual({ code: 0, out: ['ok 1'], err: [] });
+    expect((await rq(['statusmesg', '--msg_id', id])).out).toEqual(['ok done - resent once']);
+  });
+
+  it('takes <queue>/<id> as well as a full id, and prints fail replies on stdout with exit 1', async () => {
+    const id = await send('--param1', 'err');
+    await test.waitState(shortId(id), ['err']);
+    expect(await rq(['state', '--msg_id', `test/${shortId(id)}`])).toEqual({ code: 0, out: ['ok err'], err: [] });
+    expect(await rq(['state', '--msg_id', 'http://elsewhere:1/q/test/20200101.0000.00.000.1'])).toEqual({ code: 1, out: ['fail msg not found'], err: [] });
+    expect(await rq(['statusmesg', '--msg_id', 'test/20200101.0000.00.000.1'])).toEqual({ code: 1, out: ['fail msg not found'], err: [] });
+  });
+
+  it('relays an http dest through the relay queue only with --relay-ok', async () => {
+    const dest = 'http://127.0.0.1:1/q/far';
+    expectOneLineError(await rq(['sendmesg', '--dest', dest, '--param1', 'done']), /^rq: cannot relay message to http:\/\/127\.0\.0\.1:1\/q\/far: add --relay-ok/);
+    const r = await rq(['sendmesg', '--dest', dest, '--relay-ok', '--param1', 'done']);
+    expect(r.code).toBe(0);
+    const id = FULLID('relay').exec(r.out[0])![1];
+    expect((await relay.cmd('get_message', { msg_id: shortId(id) }))[1]).toMatchObject({ dest, param1: 'done' });
+  });
+
+  it('single_que answers the waiting message instead of queueing another', async () => {
+    await send('--param1', 'slow', '--param2', '1');
+    const first = await rq(['single_que', '--dest', 'test', '--param1', 'done']);
+    expect(first.out[0]).toMatch(FULLID('test'));
+    const again = await rq(['single_que', '--dest', 'test', '--param1', 'done']);
+    expect(again).toEqual({ code: 0, out: first.out, err: [] });
+    expectOneLineError(await rq(['single_que', '--dest', 'http://x:1/q/y', '--relay-ok']), /^rq: --dest: expected a local queue name/);
+  });
+});
+
+describe('rq prepmesg, attachmesg, commitmesg, attachstatusmesg, clone', () => {
+  it('prepares, attaches a relative path, lists it and commits', async () => {
+    const data = 'attachment bytes\n'.repeat(100);
+    await fs.writeFile(path.join(workDir, 'data.txt'), data);
+    const md5 = createHash('md5').update(data).digest('hex');
+
+    const prep = await rq(['prepmesg', '--dest', 'test', '--param1', 'done']);
+    expect(prep.code).toBe(0);
+    const id = FULLID('test').exec(prep.out[0])![1];
+    expect(await rq(['state', '--msg_id', id])).toMatchObject({ code: 0, out: ['ok prep'] });
+
+    const att = await rq(['attachmesg', '--msg_id', id, '--pathname', 'data.txt'], { cwd: workDir });
+    expect(att).toEqual({ code: 0, out: [`ok ${md5}-Attached successfully for Message: ${id} attachment`], err: [] });
+    const named = await rq(['attachmesg', '--msg_id', id, '--pathname=./data.txt', '--name', 'other.txt'], { cwd: workDir });
+    expect(named.code).toBe(0);
+
+    const list = await rq(['attachstatusmesg', '--msg_id', id]);
+    expect(list.code).toBe(0);
+    expect(list.out[0]).toBe('ok 2');
+    const lines = list.out.slice(1).sort();
+    expect(lines[0]).toMatch(new RegExp(`^data\\.txt ${md5} ${data.length} /\\S+/prep/${shortId(id)}/attach/data\\.txt$`));
+    expect(lines[1]).toMatch(new RegExp(`^other\\.txt ${md5} ${data.length} /\\S+/attach/other\\.txt$`));
+
+    expect(await rq(['commitmesg', '--msg_id', id])).toEqual({ code: 0, out: ['ok msg commited'], err: [] });
+    expect(await rq(['commitmesg', '--msg_id', id])).toEqual({ code: 1, out: ['fail cannot find message'], err: [] });
+    const late = await rq(['attachmesg', '--msg_id', id, '--pathname', 'data.txt'], { cwd: workDir });
+    expect(late).toEqual({ code: 1, out: [`fail cannot find message for Message: ${id} attachment`], err: [] });
+    await test.waitState(shortId(id), ['done']);
+    expect((await rq(['attachstatusmesg', '--msg_id', id])).out[0]).toBe('ok 2');
+  });
+
+  it('prints ok 0 for a message without attachments', async () => {
+    const id = await send('--param1', 'done');
+    expect(await rq(['attachstatusmesg', '--msg_id', id])).toEqual({ code: 0, out: ['ok 0'], err: [] });
+  });
+
+  it('clones a finished message and refuses one in prep', async () => {
+    const id = await send('--param1', 'done', '--param2', 'cloned');
+    await test.waitState(shortId(id), ['done']);
+    const r = await rq(['clone', '--msg_id', id]);
+    expect(r.code).toBe(0);
+    const copy = FULLID('test').exec(r.out[0])![1];
+    expect(copy).not.toBe(id);
+    expect(await test.waitState(shortId(copy), ['done'])).toMatchObject({ param2: 'cloned', cloned_from: shortId(id) });
+
+    const prep = FULLID('test').exec((await rq(['prepmesg', '--dest', 'test'])).out[0])![1];
+    expect(await rq(['clone', '--msg_id', prep])).toEqual({ code: 1, out: ['fail cannot clone message in prep state'], err: [] });
+  });
+});
+
+describe('rq bad input: non-zero exit, one stderr line, no stack trace', () => {
+  it('unknown queue and dead queue', async () => {
+    expectOneLineError(await rq(['sendmesg', '--dest', 'nosuch']), /^rq: queue not found: nosuch$/);
+    expectOneLineError(await rq(['state', '--msg_id', 'http://h:1/q/nosuch/20200101.0000.00.000.1']), /^rq: queue not found: nosuch$/);
+    expectOneLineError(await rq(['sendmesg', '--dest', 'dead']), /^rq: queue dead: its process does not answer \(.*\)$/);
+  });
+
+  it('missing or malformed options name the flag, what was expected and what was received', async () => {
+    expectOneLineError(await rq(['sendmesg', '--param1', 'x']), /^rq: --dest: expected .*, received nothing$/);
+    expectOneLineError(await rq(['sendmesg', '--dest']), /^rq: --dest: expected .*, received no value$/);
+    expectOneLineError(await rq(['sendmesg', '--dest', '../etc']), /^rq: --dest: queue name: expected .*received "\.\.\/etc"$/);
+    expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--count', 'x']), /^rq: --count: expected a whole number >= 0, received "x"$/);
+    expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--max_count=-1']), /^rq: --max_count: expected a whole number >= 0, received "-1"$/);
+    expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--due', 'soon']), /^rq: --due: expected epoch seconds .*, received "soon"$/);
+    expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--count']), /^rq: --count: expected a value .*, received no value$/);
+    expectOneLineError(await rq(['state']), /^rq: --msg_id: expected a full message id .*, received nothing$/);
+    expectOneLineError(await rq(['state', '--msg_id', 'garbage']), /^rq: --msg_id: expected a full message id .*, received "garbage"$/);
+    expectOneLineError(await rq(['commitmesg', '--msg_id', 'http://h:1/q/test/not-an-id']), /^rq: --msg_id: expected .*received "http:\/\/h:1\/q\/test\/not-an-id"$/);
+    expectOneLineError(await rq(['state', '--msg_id', 'http://h:1/q/../20200101.0000.00.000.1']), /^rq: --msg_id: expected /);
+    expectOneLineError(await rq(['statusmesg', '--msg_id', 'test/20200101.0000.00.000.1', '--root'], { root: false }), /^rq: --root: expected a directory path, received no value$/);
+  });
+
+  it('attachmesg checks the file before asking the queue', async () => {
+    const id = FULLID('test').exec((await rq(['prepmesg', '--dest', 'test'])).out[0])![1];
+    expectOneLineError(await rq(['attachmesg', '--msg_id', id, '--pathname', 'missing.txt'], { cwd: workDir }), new RegExp(`^rq: No such file ${workDir}/missing\\.txt to attach to message$`));
+    expectOneLineError(await rq(['attachmesg', '--msg_id', id, '--pathname', '.'], { cwd: workDir }), new RegExp(`^rq: Attachment currently cannot be a directory ${workDir}$`));
+    expectOneLineError(await rq(['attachmesg', '--msg_id', id, '--pathname', '/dev/null']), /^rq: Attachment currently not of supported type: \/dev\/null$/);
+    expectOneLineError(await rq(['attachmesg', '--msg_id', id]), /^rq: --pathname: expected .*, received nothing$/);
+    expect(await test.cmd('get_message', { msg_id: shortId(id) })).toEqual(['ok', expect.not.objectContaining({ _attachments: expect.anything() })]);
+  });
+});
