@@ -115,9 +115,13 @@ async function zap(root: string): Promise<number> {
 
 export async function main(argv: string[]): Promise<number> {
   const { command, opts } = parseArgs(argv);
-  if (!command || opts.help || opts.h) {
+  if (opts.help || opts.h) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (!command) {
     console.error(USAGE);
-    return command ? 0 : 1;
+    return 1;
   }
   const root = resolveRoot(typeof opts.root === 'string' ? opts.root : undefined);
   switch (command) {
