@@ -6,7 +6,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import { attachmentNameProblem } from './names.js';
-import { type DirSync, fsyncPath } from './durable.js';
+import { DirSync, fsyncPath, mkdirDurable } from './durable.js';
 import { isErrno } from '../errors.js';
 
 export interface AttachmentInfo {
@@ -58,34 +58,53 @@ async function checkSource(source: string, name: string | undefined): Promise<st
   return stored;
 }
 
+/** The temp name of an attachment being stored: a dot name, so never a valid attachment name. */
+export function attachTempName(name: string): string {
+  return `.${name}.tmp`;
+}
+
+export function isAttachTemp(entry: string): boolean {
+  return entry.startsWith('.') && entry.endsWith('.tmp');
+}
+
 /**
  * Attaches `source` to the message directory `msgDir` as `attach/<name>`: hard link to a temp
- * name, md5 of it, rename over the final name, fsync of attach/. Across filesystems the classic
- * daemon refused; rq copies the bytes (md5 computed while copying) and fsyncs the copy.
+ * name, fsync of the linked inode (the source's bytes may still be only in the page cache), md5
+ * of it, rename over the final name, fsync of attach/ (and of `msgDir` when attach/ is new).
+ * Where a hard link is impossible (EXDEV across filesystems, EPERM under protected_hardlinks)
+ * the classic daemon refused; rq copies the bytes (md5 computed while copying) and fsyncs the copy.
  */
 export async function attachFile(msgDir: string, source: string, name: string | undefined, dirSync: DirSync): Promise<{ name: string; md5: string; size: number }> {
   const stored = await checkSource(source, name);
   const attachDir = path.join(msgDir, 'attach');
-  await fs.mkdir(attachDir, { recursive: true });
+  await mkdirDurable(attachDir, dirSync);
   const final = path.join(attachDir, stored);
-  const tmp = `${final}.tmp`;
+  const tmp = path.join(attachDir, attachTempName(stored));
   await fs.rm(tmp, { force: true });
-  let sum: { md5: string; size: number };
   try {
-    await fs.link(source, tmp);
-    sum = await md5File(tmp);
-  } catch (err) {
-    if (!isErrno(err, 'EXDEV')) throw err;
-    sum = await copyWithMd5(source, tmp);
-  }
-  try {
+    let sum: { md5: string; size: number } | undefined;
+    try {
+      await fs.link(source, tmp);
+    } catch (err) {
+      if (!isErrno(err, 'EXDEV') && !isErrno(err, 'EPERM')) throw err;
+      sum = await copyWithMd5(source, tmp);
+    }
+    sum ??= await fsyncAndMd5(tmp);
     await fs.rename(tmp, final);
-    await dirSync.sync(attachDir);
-  } catch (err) {
+    // rename(2) does nothing when both names are links to one inode (the same source attached
+    // again under the same name), which would leave the temp name behind.
     await fs.rm(tmp, { force: true });
+    await dirSync.sync(attachDir);
+    return { name: stored, ...sum };
+  } catch (err) {
+    await fs.rm(tmp, { force: true }).catch(() => undefined);
     throw err;
   }
-  return { name: stored, ...sum };
+}
+
+async function fsyncAndMd5(file: string): Promise<{ md5: string; size: number }> {
+  await fsyncPath(file);
+  return md5File(file);
 }
 
 async function copyWithMd5(source: string, dest: string): Promise<{ md5: string; size: number }> {
@@ -99,7 +118,7 @@ async function copyWithMd5(source: string, dest: string): Promise<{ md5: string;
         write(chunk: Buffer, _enc, cb) {
           hash.update(chunk);
           size += chunk.length;
-          out.write(chunk).then(() => cb(), cb);
+          writeAll(out, chunk).then(() => cb(), cb);
         },
       }),
     );
@@ -113,10 +132,15 @@ async function copyWithMd5(source: string, dest: string): Promise<{ md5: string;
   return { md5: hash.digest('hex'), size };
 }
 
-/** Attachment names of a message (no dot entries, no temp names). */
+/** write(2) may write less than asked; loop until the whole chunk is out. */
+async function writeAll(fh: fs.FileHandle, chunk: Buffer): Promise<void> {
+  for (let off = 0; off < chunk.length; ) off += (await fh.write(chunk, off, chunk.length - off)).bytesWritten;
+}
+
+/** Attachment names of a message (no dot entries, which include the temp names). */
 export async function attachmentNames(msgDir: string): Promise<string[]> {
   try {
-    return (await fs.readdir(path.join(msgDir, 'attach'))).filter((n) => !n.startsWith('.') && !n.endsWith('.tmp')).sort();
+    return (await fs.readdir(path.join(msgDir, 'attach'))).filter((n) => !n.startsWith('.')).sort();
   } catch (err) {
     if (isErrno(err, 'ENOENT')) return [];
     throw err;
@@ -151,11 +175,12 @@ export async function deleteAttachment(msgDir: string, name: string, dirSync: Di
 }
 
 /** Hard-links every attachment of one message dir into another (clone, dup): no bytes copied. */
-export async function linkAttachments(fromDir: string, toDir: string): Promise<void> {
+export async function linkAttachments(fromDir: string, toDir: string, dirSync?: DirSync): Promise<void> {
+  dirSync ??= new DirSync();
   const names = await attachmentNames(fromDir);
   if (names.length === 0) return;
   const target = path.join(toDir, 'attach');
-  await fs.mkdir(target, { recursive: true });
+  await mkdirDurable(target, dirSync);
   for (const n of names) await fs.link(path.join(fromDir, 'attach', n), path.join(target, n));
-  await fsyncPath(target);
+  await dirSync.sync(target);
 }

@@ -56,19 +56,26 @@ export async function hashList(stateDir: string, limit = Infinity): Promise<stri
 /**
  * Creates the hash directory for an id durably. Remembers the minute directories it made so a
  * burst into the same minute costs one stat-free lookup; the set is small (one entry a minute).
+ * Concurrent callers for one minute share one creation: a second caller must not see the
+ * directory exist and move a message into it before the first has fsynced the new levels.
  */
 export class HashDirMaker {
-  private readonly known = new Set<string>();
+  private readonly known = new Map<string, Promise<void>>();
   constructor(private readonly dirSync: DirSync) {}
 
   async ensure(stateDir: string, id: string): Promise<string> {
     const target = hashPath(stateDir, id);
     if (!target) throw new Error(`message id ${id} has no hash-dir shape`);
     const minuteDir = path.dirname(target);
-    if (!this.known.has(minuteDir)) {
-      await mkdirDurable(minuteDir, this.dirSync);
-      this.known.add(minuteDir);
+    let made = this.known.get(minuteDir);
+    if (!made) {
+      made = mkdirDurable(minuteDir, this.dirSync);
+      this.known.set(minuteDir, made);
+      made.catch(() => {
+        if (this.known.get(minuteDir) === made) this.known.delete(minuteDir);
+      });
     }
+    await made;
     return target;
   }
 

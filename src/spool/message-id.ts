@@ -44,11 +44,16 @@ export function fullId(h: HostInfo, queue: string, id: string): string {
 /** Splits a full id (or any URL/path containing /q/<q>/<id>) into queue and short id. */
 export function parseFullId(text: string): { queue: string; id: string } | null {
   const m = /\/q\/([^/]+)\/([^/?#]+)\/?$/.exec(text);
-  return m ? { queue: decodeURIComponent(m[1]), id: decodeURIComponent(m[2]) } : null;
+  if (!m) return null;
+  try {
+    return { queue: decodeURIComponent(m[1]), id: decodeURIComponent(m[2]) };
+  } catch {
+    return null; // a malformed %-escape is not a full id
+  }
 }
 
 /** Normalises relative_root to a leading and exactly one trailing slash. */
 export function normaliseRelativeRoot(root: string | undefined): string {
-  const trimmed = (root ?? '/').replace(/\/+$/, '');
-  return `${trimmed}/`;
+  const trimmed = (root ?? '').replace(/^\/+|\/+$/g, '');
+  return trimmed === '' ? '/' : `/${trimmed}/`;
 }
