@@ -154,7 +154,7 @@ export const COMMANDS: Record<string, Handler> = {
     if (!Number.isInteger(limit) || limit < 0) return fail(`limit: expected a whole number >= 0, received ${JSON.stringify(args.limit)}`);
     switch (state) {
       case 'prep':
-        return [...q.prep].slice(0, limit);
+        return [...q.prep.keys()].slice(0, limit);
       case 'que':
         return q.que.ordered(limit).map((m) => [m.msg_id, m.due]);
       case 'run':

@@ -56,7 +56,8 @@ const DUP_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'para
 export class Queue {
   readonly spool: QueueSpool;
   readonly admin: AdminState;
-  readonly prep = new Set<string>();
+  /** Prep messages; the ones this process created are kept whole so a commit needs no read. */
+  readonly prep = new Map<string, Message | null>();
   readonly que = new QueIndex();
   readonly run = new Map<string, RunEntry>();
   /** Messages folded into a running one (spec §3.5): on disk in que/, hidden from the index. */
@@ -104,7 +105,7 @@ export class Queue {
       const killed = await killStaleScript(dir, id);
       if (killed.length) this.log.warn({ msg_id: id, pids: killed }, 'killed script left by a previous queue process');
     });
-    for (const id of rec.prep) this.prep.add(id);
+    for (const id of rec.prep) this.prep.set(id, null);
     for (const m of rec.que) this.que.insert(m);
     this.counts.done = await this.spool.count('done');
     this.counts.relayed = await this.spool.count('relayed');
@@ -170,10 +171,12 @@ export class Queue {
     this.coalesce(entry);
     const log = this.log.child({ msg_id: id });
     try {
-      entry.dir = await this.spool.move(id, 'que', 'run', { actor: 'dispatcher', durable: false });
+      // The start is synchronous: rename, history line, mkdir, realpath and access are each a few
+      // microseconds, while a thread-pool round trip per step would add up in commit-to-start latency.
+      entry.dir = this.spool.moveNow(id, 'que', 'run', { actor: 'dispatcher' });
       const jobDir = path.join(entry.dir, 'job');
-      await fsp.mkdir(jobDir, { recursive: true });
-      const script = await resolveScript(this.deps.root, this.config.script);
+      fs.mkdirSync(jobDir, { recursive: true });
+      const script = resolveScript(this.deps.root, this.config.script);
       if (!script.ok) {
         await this.scriptError(entry, script.reason);
         return;
@@ -202,7 +205,7 @@ export class Queue {
         onLine: (line) => this.onLine(entry, line),
       });
       log.info({ pid: entry.script.pid, script: script.path }, 'script started');
-      if (entry.script.pid > 0) await fsp.writeFile(path.join(dir, 'pid'), String(entry.script.pid));
+      if (entry.script.pid > 0) fs.writeFileSync(path.join(dir, 'pid'), String(entry.script.pid));
       const exit = await entry.script.finished;
       this.release(entry);
       await this.complete(entry, exit, log);
@@ -228,7 +231,7 @@ export class Queue {
     const id = entry.msg.msg_id;
     this.log.error({ msg_id: id, reason }, 'SCRIPTERROR');
     this.admin.scriptError = reason;
-    await this.spool.move(id, 'run', 'que', { actor: 'dispatcher', reason: `script error: ${reason}`, durable: false });
+    this.spool.moveNow(id, 'run', 'que', { actor: 'dispatcher', reason: `script error: ${reason}` });
     this.releaseDups(entry);
     this.que.insert(entry.msg);
     this.watchScript();
@@ -251,7 +254,7 @@ export class Queue {
   /** Clears SCRIPTERROR when the script has become usable. Called by the watcher and by status requests. */
   async recheckScript(): Promise<void> {
     if (!this.admin.scriptError) return;
-    const s = await resolveScript(this.deps.root, this.config.script);
+    const s = resolveScript(this.deps.root, this.config.script);
     if (!s.ok) return;
     this.log.info('script usable again: SCRIPTERROR cleared');
     this.admin.scriptError = null;
@@ -291,7 +294,7 @@ export class Queue {
     await entry.status?.flush();
     const id = entry.msg.msg_id;
     if (this.stopping) {
-      await this.spool.appendHistory(entry.dir!, { from: 'run', to: 'run', actor: 'shutdown', reason: 'interrupted' });
+      this.spool.appendHistory(entry.dir!, { from: 'run', to: 'run', actor: 'shutdown', reason: 'interrupted' });
       log.info('script stopped by shutdown; message stays in run/ until the queue restarts');
       return;
     }
@@ -477,32 +480,56 @@ export class Queue {
     }
   }
 
+  /**
+   * Creates a message. A committed one becomes runnable the moment its directory is renamed into
+   * que/ — the dispatcher may start it while the que/ fsync runs — but the caller's `ok` still
+   * waits for that fsync.
+   */
   async create(fields: CreateFields, commit: boolean): Promise<Message> {
-    const msg = await this.spool.create(fields, { commit });
-    if (commit) {
-      this.que.insert(msg);
-      this.pump();
-    } else {
-      this.prep.add(msg.msg_id);
+    if (!commit) {
+      const msg = await this.spool.create(fields, { commit: false });
+      this.prep.set(msg.msg_id, msg);
+      void this.spool.stageRun(this.spool.msgDir('prep', msg.msg_id));
+      return msg;
     }
-    return msg;
+    let visible: Message | null = null;
+    try {
+      const msg = await this.spool.create(fields, {
+        commit: true,
+        onRenamed: (m) => {
+          visible = m;
+          this.que.insert(m);
+          this.pump();
+        },
+      });
+      if (this.que.has(msg.msg_id)) void this.spool.stageRun(this.spool.msgDir('que', msg.msg_id));
+      return msg;
+    } catch (err) {
+      if (visible) this.que.remove((visible as Message).msg_id);
+      throw err;
+    }
   }
 
   async commit(id: string): Promise<boolean> {
-    if (!this.prep.delete(id)) return false;
+    if (!this.prep.has(id)) return false;
+    const known = this.prep.get(id);
+    this.prep.delete(id);
     try {
-      await this.spool.commit(id);
+      const msg = known ?? (await this.spool.readMessage('prep', id));
+      await this.spool.commit(id, () => {
+        this.que.insert(msg);
+        this.pump();
+      });
     } catch (err) {
-      this.prep.add(id);
+      if (!this.que.has(id) && !this.run.has(id) && (await this.spool.exists('prep', id))) this.prep.set(id, known ?? null);
       throw err;
     }
-    this.que.insert(await this.spool.readMessage('que', id));
-    this.pump();
     return true;
   }
 
   /** Deletes a message in prep, que, err (acked too), done or relayed. */
   async remove(id: string, where: Located): Promise<void> {
+    const prepMsg = this.prep.get(id) ?? null;
     if (where.state === 'prep') this.prep.delete(id);
     if (where.state === 'que') {
       if (this.coalesced.has(id)) throw new Error('msg is coalesced into a running message');
@@ -511,7 +538,7 @@ export class Queue {
     try {
       await this.spool.remove(where.state, id);
     } catch (err) {
-      if (where.state === 'prep') this.prep.add(id);
+      if (where.state === 'prep') this.prep.set(id, prepMsg);
       if (where.state === 'que') this.que.insert(await this.spool.readMessage('que', id));
       throw err;
     }

@@ -62,11 +62,30 @@ export async function writeFileDurable(file: string, data: string | Uint8Array, 
   await dirSync.sync(path.dirname(file));
 }
 
-/** Replaces `file` atomically without forcing it to disk (status texts: cheap, the next sync carries them). */
-export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
-  const tmp = `${file}.tmp`;
-  await fs.writeFile(tmp, data);
-  await fs.rename(tmp, file);
+/**
+ * Overwrites `file` in place (truncate + write, the inode is reused), fsynced when `dirSync` is
+ * given (plus its directory when the file is new). Creating an inode costs ~0.8 ms of kernel CPU
+ * on the machines rq is measured on, an overwrite ~20 µs; the price is that a crash mid-write can
+ * leave the file empty, so only texts whose loss changes no state (status lines) are written so.
+ */
+export async function overwriteFile(file: string, data: string, dirSync?: DirSync): Promise<void> {
+  let fh: fs.FileHandle;
+  let created = false;
+  try {
+    fh = await fs.open(file, 'r+');
+    await fh.truncate(0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    fh = await fs.open(file, 'w', 0o644);
+    created = true;
+  }
+  try {
+    await fh.write(data, 0);
+    if (dirSync) await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  if (dirSync && created) await dirSync.sync(path.dirname(file));
 }
 
 /** rename + fsync of both parent directories (one when they are the same). */

@@ -1,10 +1,11 @@
 // The on-disk store of one queue: the only code that creates, moves, reads or deletes message dirs.
-import fs from 'node:fs/promises';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { type QueuePaths, type State, STATES, queuePaths } from '../config/paths.js';
 import { RqError, isErrno } from '../errors.js';
 import { type CreateFields, type Message, DEFAULT_MAX_COUNT, storable } from '../message/message.js';
-import { DirSync, mkdirDurable, renameDurable, writeFileAtomic, writeFileDurable, writeNewFileSynced } from './durable.js';
+import { DirSync, mkdirDurable, overwriteFile, renameDurable, writeFileDurable, writeNewFileSynced } from './durable.js';
 import { HashDirMaker, hashCount, hashList, hashPath } from './hash-dir.js';
 import { type HostInfo, fullId, idStamp, idTime } from './message-id.js';
 import { MSG_ID_RE, isMsgId } from './names.js';
@@ -81,7 +82,7 @@ export class QueueSpool {
     if (!isMsgId(id)) return false;
     if (id.startsWith('.') && state !== 'err') return false;
     try {
-      return (await fs.stat(this.msgDir(state, id))).isDirectory();
+      return (await fsp.stat(this.msgDir(state, id))).isDirectory();
     } catch {
       return false;
     }
@@ -98,7 +99,7 @@ export class QueueSpool {
    * (the private temp dir is renamed straight into que/), otherwise in prep/. Nothing is left
    * behind when any step fails.
    */
-  async create(fields: CreateFields, opts: { commit: boolean; extra?: Partial<Message> }): Promise<Message> {
+  async create(fields: CreateFields, opts: { commit: boolean; extra?: Partial<Message>; onRenamed?: (msg: Message) => void }): Promise<Message> {
     const { tmpDir, id, ms } = await this.allocate();
     const msg: Message = {
       ...fields,
@@ -118,11 +119,12 @@ export class QueueSpool {
       // one more inode here cost a third of the create rate (bench/spool.ts).
       await writeNewFileSynced(path.join(tmpDir, 'msg'), JSON.stringify(storable(msg)));
       await this.dirSync.sync(tmpDir);
-      await fs.rename(tmpDir, target);
+      await fsp.rename(tmpDir, target);
       published = true;
+      opts.onRenamed?.(msg);
       await this.dirSync.sync(this.paths.state[to]);
     } catch (err) {
-      await fs.rm(published ? target : tmpDir, { recursive: true, force: true }).catch(() => undefined);
+      await fsp.rm(published ? target : tmpDir, { recursive: true, force: true }).catch(() => undefined);
       throw diskError('create message', err);
     }
     return msg;
@@ -136,53 +138,70 @@ export class QueueSpool {
       // The temp name only has to be unique among concurrent allocations; the inode makes the id unique.
       const tmpDir = path.join(this.paths.state.prep, `_${stamp}.${process.pid}.${this.seq++}`);
       try {
-        await fs.mkdir(tmpDir);
-        const { ino } = await fs.stat(tmpDir);
+        await fsp.mkdir(tmpDir);
+        const { ino } = await fsp.stat(tmpDir);
         return { tmpDir, id: `${stamp}.${ino}`, ms };
       } catch (err) {
         lastErr = err;
-        await fs.rmdir(tmpDir).catch(() => undefined);
+        await fsp.rmdir(tmpDir).catch(() => undefined);
         if (!isErrno(err, 'EEXIST')) break;
       }
     }
     throw new RqError('RQ_ERR_ID_ALLOCATION', `could not allocate a message id in ${this.paths.state.prep}: ${errText(lastErr)}`, { cause: lastErr });
   }
 
-  /** prep → que. */
-  async commit(id: string): Promise<void> {
-    await this.move(id, 'prep', 'que', { actor: 'commit' });
+  /** prep → que. `onRenamed` runs once the message is visible in que/, before the fsyncs. */
+  async commit(id: string, onRenamed?: (dir: string) => void): Promise<void> {
+    await this.move(id, 'prep', 'que', { actor: 'commit', onRenamed });
   }
 
   /**
-   * Moves a message between states with one rename. `durable: false` skips the directory fsyncs,
-   * for moves whose loss at a crash the recovery scan undoes anyway (que → run).
+   * One rename and its history line, synchronously: a few microseconds each, where the thread
+   * pool would add a round trip per step to the dispatcher's commit-to-start latency. The target
+   * must exist (hash dirs: see move). Not durable by itself.
    */
-  async move(id: string, from: State, to: State, note: { actor: string; reason?: string; durable?: boolean }): Promise<string> {
-    const src = this.msgDir(from, id);
-    const dst = HASHED.has(to) ? await this.hashDirs.ensure(this.paths.state[to], id) : this.msgDir(to, id);
+  moveNow(id: string, from: State, to: State, note: { actor: string; reason?: string }): string {
+    const dst = this.msgDir(to, id);
     try {
-      if (note.durable === false) await fs.rename(src, dst);
-      else await renameDurable(src, dst, this.dirSync);
+      fs.renameSync(this.msgDir(from, id), dst);
     } catch (err) {
-      if (isErrno(err, 'ENOENT') && HASHED.has(to) && (await this.exists(from, id))) {
-        // The minute dir was removed behind our back (cleaner): make it again once.
-        this.hashDirs.forget(path.dirname(dst));
-        return this.move(id, from, to, note);
-      }
       throw diskError(`move ${id} from ${from} to ${to}`, err);
     }
+    this.appendHistory(dst, { from, to, actor: note.actor, reason: note.reason });
+    return dst;
+  }
+
+  /**
+   * Moves a message between states with one rename, then fsyncs both directories (group
+   * committed). `durable: false` skips the fsyncs, for moves whose loss at a crash the recovery
+   * scan undoes anyway (que → run). `onRenamed` runs between the rename and the fsyncs.
+   */
+  async move(id: string, from: State, to: State, note: { actor: string; reason?: string; durable?: boolean; onRenamed?: (dir: string) => void }): Promise<string> {
+    if (HASHED.has(to)) await this.hashDirs.ensure(this.paths.state[to], id);
+    let dst: string;
     try {
-      await this.appendHistory(dst, { from, to, actor: note.actor, reason: note.reason });
+      dst = this.moveNow(id, from, to, note);
     } catch (err) {
-      // The move is done and durable; the message may already have moved on (an ack renames
-      // err/<id> to err/.<id>, a delete removes it) before its history line could be written.
-      if (!isErrno(err, 'ENOENT')) throw diskError(`history of ${id}`, err);
+      if (isErrno((err as RqError).cause, 'ENOENT') && HASHED.has(to) && (await this.exists(from, id))) {
+        // The minute dir was removed behind our back (cleaner): make it again once.
+        this.hashDirs.forget(path.dirname(this.msgDir(to, id)));
+        return this.move(id, from, to, note);
+      }
+      throw err;
+    }
+    note.onRenamed?.(dst);
+    if (note.durable !== false) {
+      const a = this.paths.state[from];
+      const b = path.dirname(dst);
+      await Promise.all([this.dirSync.sync(a), this.dirSync.sync(b)]).catch((err) => {
+        throw diskError(`sync after moving ${id} to ${to}`, err);
+      });
     }
     return dst;
   }
 
   async readMessage(state: State, id: string): Promise<Message> {
-    const text = await fs.readFile(path.join(this.msgDir(state, id), 'msg'), 'utf8');
+    const text = await fsp.readFile(path.join(this.msgDir(state, id), 'msg'), 'utf8');
     const msg = JSON.parse(text) as Message;
     if (typeof msg !== 'object' || msg === null || typeof msg.msg_id !== 'string') throw new Error(`msg of ${id} is not a message object`);
     return msg;
@@ -194,23 +213,49 @@ export class QueueSpool {
 
   async readStatus(state: State, id: string): Promise<JobStatus | null> {
     try {
-      const parsed = JSON.parse(await fs.readFile(path.join(this.msgDir(state, id), 'status'), 'utf8')) as JobStatus;
+      const parsed = JSON.parse(await fsp.readFile(path.join(this.msgDir(state, id), 'status'), 'utf8')) as JobStatus;
       return { job_status: typeof parsed?.job_status === 'string' ? parsed.job_status : null };
     } catch {
       return null;
     }
   }
 
-  /** Status texts change on every pipe line: atomic, and durable only when asked (final texts). */
+  /**
+   * Status texts change on every pipe line: overwritten in place (no new inode per line), and
+   * fsynced only when asked (final texts). A torn status after a crash reads as null; the message's
+   * state is its directory, never this file.
+   */
   async writeStatus(dir: string, text: string | null, durable = false): Promise<void> {
-    const body = JSON.stringify({ job_status: text });
-    const file = path.join(dir, 'status');
-    await (durable ? writeFileDurable(file, body, this.dirSync) : writeFileAtomic(file, body));
+    await overwriteFile(path.join(dir, 'status'), JSON.stringify({ job_status: text }), durable ? this.dirSync : undefined);
   }
 
-  async appendHistory(dir: string, entry: Omit<HistoryEntry, 'at'>): Promise<void> {
+  /**
+   * Creates what a run needs (job/, job/stdio.log, history) ahead of the dispatch, so that on an
+   * idle moment the inode creations are done before the message is picked. Best effort: the
+   * message may move meanwhile (then the paths are gone and nothing is created), and the
+   * dispatcher creates whatever is missing.
+   */
+  async stageRun(dir: string): Promise<void> {
+    try {
+      await fsp.mkdir(path.join(dir, 'job'));
+      await (await fsp.open(path.join(dir, 'job', 'stdio.log'), 'a')).close();
+      await (await fsp.open(path.join(dir, 'history'), 'a')).close();
+    } catch {
+      // Moved, deleted or already staged: the dispatcher copes.
+    }
+  }
+
+  /**
+   * Appends a history line. Not fsynced (history is for people, the state is the directory); a
+   * message that has already moved on (an ack, a delete) simply misses the line.
+   */
+  appendHistory(dir: string, entry: Omit<HistoryEntry, 'at'>): void {
     const line = JSON.stringify({ at: new Date(this.now()).toISOString(), ...entry }) + '\n';
-    await fs.appendFile(path.join(dir, 'history'), line);
+    try {
+      fs.appendFileSync(path.join(dir, 'history'), line);
+    } catch (err) {
+      if (!isErrno(err, 'ENOENT')) throw diskError(`history line in ${dir}`, err);
+    }
   }
 
   /**
@@ -223,7 +268,7 @@ export class QueueSpool {
     const dir = this.msgDir(state, id);
     let text = '';
     try {
-      text = await fs.readFile(path.join(dir, 'history'), 'utf8');
+      text = await fsp.readFile(path.join(dir, 'history'), 'utf8');
     } catch {
       if (!(await this.exists(state, id))) return [];
     }
@@ -247,7 +292,7 @@ export class QueueSpool {
     // Rename out of sight first so a crash mid-delete never leaves a half message in a state dir.
     const doomed = path.join(this.paths.state.prep, `_del.${process.pid}.${this.seq++}`);
     await renameDurable(dir, doomed, this.dirSync);
-    await fs.rm(doomed, { recursive: true, force: true });
+    await fsp.rm(doomed, { recursive: true, force: true });
   }
 
   async attach(id: string, source: string, name: string | undefined): Promise<{ name: string; md5: string; size: number }> {
@@ -283,14 +328,14 @@ export class QueueSpool {
 
   async ackErrs(): Promise<number> {
     const ids = await this.listFlat('err');
-    for (const id of ids) await fs.rename(path.join(this.paths.state.err, id), path.join(this.paths.state.err, `.${id}`));
+    for (const id of ids) await fsp.rename(path.join(this.paths.state.err, id), path.join(this.paths.state.err, `.${id}`));
     if (ids.length) await this.dirSync.sync(this.paths.state.err);
     return ids.length;
   }
 
   /** Ids in a flat state dir (prep, que, run, err); `acked` lists the dotted err entries instead. */
   async listFlat(state: State, acked = false): Promise<string[]> {
-    const names = await fs.readdir(this.paths.state[state]).catch(() => [] as string[]);
+    const names = await fsp.readdir(this.paths.state[state]).catch(() => [] as string[]);
     return names.filter((n) => (acked ? n.startsWith('.') && MSG_ID_RE.test(n.slice(1)) : MSG_ID_RE.test(n)));
   }
 
@@ -310,8 +355,8 @@ export class QueueSpool {
   async recover(beforeRequeue?: (id: string, dir: string) => Promise<void>): Promise<Recovered> {
     await this.ensureDirs();
     const out: Recovered = { prep: [], que: [], requeued: [], broken: [] };
-    for (const n of await fs.readdir(this.paths.state.prep)) {
-      if (n.startsWith('_')) await fs.rm(path.join(this.paths.state.prep, n), { recursive: true, force: true });
+    for (const n of await fsp.readdir(this.paths.state.prep)) {
+      if (n.startsWith('_')) await fsp.rm(path.join(this.paths.state.prep, n), { recursive: true, force: true });
     }
     for (const s of ['prep', 'que', 'run', 'err'] as const) {
       for (const id of await this.listFlat(s)) await cleanTemps(this.msgDir(s, id));
@@ -319,7 +364,7 @@ export class QueueSpool {
     for (const id of await this.listFlat('run')) {
       const dir = this.msgDir('run', id);
       if (beforeRequeue) await beforeRequeue(id, dir);
-      await fs.rm(path.join(dir, 'pid'), { force: true });
+      await fsp.rm(path.join(dir, 'pid'), { force: true });
       await this.move(id, 'run', 'que', { actor: 'recovery', reason: 'interrupted' });
       out.requeued.push(id);
     }
@@ -350,11 +395,11 @@ export class QueueSpool {
  * job/ belongs to the script, so neither is touched.
  */
 async function cleanTemps(dir: string): Promise<void> {
-  const names = await fs.readdir(dir).catch(() => [] as string[]);
-  for (const n of names) if (n.endsWith('.tmp')) await fs.rm(path.join(dir, n), { force: true });
+  const names = await fsp.readdir(dir).catch(() => [] as string[]);
+  for (const n of names) if (n.endsWith('.tmp')) await fsp.rm(path.join(dir, n), { force: true });
   const attach = path.join(dir, 'attach');
-  for (const n of await fs.readdir(attach).catch(() => [] as string[])) {
-    if (isAttachTemp(n)) await fs.rm(path.join(attach, n), { force: true });
+  for (const n of await fsp.readdir(attach).catch(() => [] as string[])) {
+    if (isAttachTemp(n)) await fsp.rm(path.join(attach, n), { force: true });
   }
 }
 

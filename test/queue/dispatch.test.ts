@@ -1,4 +1,6 @@
 // Dispatcher: num_workers, blocking, coalescing (all cases of spec §3.5), future due times.
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 
@@ -30,18 +32,25 @@ describe('blocking_params', () => {
 });
 
 describe('num_workers', () => {
-  it('never runs more than num_workers at once', async () => {
-    await addQueue(t.root, 'nw', { num_workers: 2 });
+  it('never has more than num_workers scripts alive at once', async () => {
+    const script = path.join(t.root, 'span.sh');
+    // Each script records when it lives; overlapping lifetimes are what num_workers limits.
+    await fs.writeFile(script, '#!/bin/bash\necho "s $EPOCHREALTIME" >> "$RQ_PARAM1"\nsleep 0.3\necho "e $EPOCHREALTIME" >> "$RQ_PARAM1"\necho "done ok" >&3\n', { mode: 0o755 });
+    await addQueue(t.root, 'nw', { script, num_workers: 2 });
     q = await QueueProc.start(t.root, 'nw');
-    const ids = [];
-    for (let i = 0; i < 5; i++) ids.push(await q.send({ param1: 'slow', param2: '0.3' }));
-    let maxRun = 0;
-    await waitFor(async () => {
-      const n = await q!.cmd('num_messages');
-      maxRun = Math.max(maxRun, n.run);
-      return n.done === 5;
-    }, 'all done', 15_000, 10);
-    expect(maxRun).toBe(2);
+    const spans = path.join(t.root, 'spans.log');
+    for (let i = 0; i < 6; i++) await q.send({ param1: spans });
+    await waitFor(async () => (await q!.cmd('num_messages')).done === 6, 'all done', 15_000);
+    const events = (await fs.readFile(spans, 'utf8')).trim().split('\n').map((l) => l.split(' ')).map(([k, t]) => ({ k, t: Number(t) }));
+    events.sort((a, b) => a.t - b.t || (a.k === 'e' ? -1 : 1));
+    let live = 0;
+    let max = 0;
+    for (const e of events) {
+      live += e.k === 's' ? 1 : -1;
+      max = Math.max(max, live);
+    }
+    expect(events).toHaveLength(12);
+    expect(max).toBe(2);
   });
 });
 

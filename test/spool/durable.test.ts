@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DirSync, fsyncPath, mkdirDurable, renameDurable, writeFileAtomic, writeFileDurable, writeNewFileSynced } from '../../src/spool/durable.js';
+import { DirSync, fsyncPath, mkdirDurable, overwriteFile, renameDurable, writeFileDurable, writeNewFileSynced } from '../../src/spool/durable.js';
 import { ls } from '../helpers/temp-spool.js';
 
 let base: string;
@@ -104,11 +104,18 @@ describe('writeNewFileSynced', () => {
   });
 });
 
-describe('writeFileDurable / writeFileAtomic', () => {
-  it.each([
-    ['writeFileDurable', (f: string, d: string) => writeFileDurable(f, d, new DirSync())],
-    ['writeFileAtomic', (f: string, d: string) => writeFileAtomic(f, d)],
-  ])('%s replaces the file atomically and leaves no .tmp', async (_name, write) => {
+describe('writeFileDurable / overwriteFile', () => {
+  it('overwriteFile reuses the inode, creates a missing file, and fsyncs when asked', async () => {
+    const f = path.join(base, 'status');
+    await overwriteFile(f, 'a much longer first text');
+    const ino = (await fs.stat(f)).ino;
+    await overwriteFile(f, 'short', new DirSync());
+    expect(await fs.readFile(f, 'utf8')).toBe('short');
+    expect((await fs.stat(f)).ino).toBe(ino);
+    expect(await ls(base)).toEqual(['status']);
+  });
+
+  it.each([['writeFileDurable', (f: string, d: string) => writeFileDurable(f, d, new DirSync())]])('%s replaces the file atomically and leaves no .tmp', async (_name, write) => {
     const f = path.join(base, 'msg');
     await write(f, 'first');
     expect(await fs.readFile(f, 'utf8')).toBe('first');
