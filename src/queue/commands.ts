@@ -191,7 +191,10 @@ export async function handleRequest(q: Queue, payload: string, log: Logger): Pro
   const { command, arg } = parseRequest(payload);
   const handler = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (!handler) return JSON.stringify(['ERROR', `unknown command: ${command.slice(0, 80)}`]);
-  if (!ALWAYS.has(command) && q.admin.isDown()) return JSON.stringify(['fail', 'status: DOWN']);
+  if (!ALWAYS.has(command)) {
+    await q.ready;
+    if (q.admin.isDown()) return JSON.stringify(['fail', 'status: DOWN']);
+  }
   const parsed = arg.trim() === '' ? { ok: true as const, value: {} } : parseJsonArg(arg);
   if (!parsed.ok) return JSON.stringify(fail(`invalid JSON argument: ${parsed.error}`));
   const args = (typeof parsed.value === 'object' && parsed.value !== null && !Array.isArray(parsed.value) ? parsed.value : {}) as Args;

@@ -99,6 +99,10 @@ export class Queue {
     return this.spool.fullId(id);
   }
 
+  private markReady!: () => void;
+  /** Resolves when the recovery scan has loaded the queue; commands other than ping/status wait for it. */
+  readonly ready = new Promise<void>((r) => (this.markReady = r));
+
   /** Recovery scan, counts, watches; then the first dispatch. */
   async start(): Promise<void> {
     const rec = await this.spool.recover(async (id, dir) => {
@@ -113,6 +117,7 @@ export class Queue {
     if (rec.requeued.length) this.log.info({ ids: rec.requeued }, 'interrupted messages returned to que');
     if (rec.broken.length) this.log.error({ ids: rec.broken }, 'messages with unreadable msg moved to err');
     this.admin.watch();
+    this.markReady();
     this.pump();
   }
 

@@ -9,6 +9,7 @@ import { DirSync, mkdirDurable, overwriteFile, renameDurable, writeFileDurable, 
 import { HashDirMaker, hashCount, hashList, hashPath } from './hash-dir.js';
 import { type HostInfo, fullId, idStamp, idTime } from './message-id.js';
 import { MSG_ID_RE, isMsgId } from './names.js';
+import { mapLimit } from './map-limit.js';
 import { type AttachmentInfo, attachFile, deleteAttachment, isAttachTemp, linkAttachments, listAttachments } from './attachments.js';
 
 export interface SpoolDeps {
@@ -40,6 +41,7 @@ export interface Recovered {
 }
 
 const HASHED: ReadonlySet<State> = new Set(['done', 'relayed']);
+const RECOVERY_LANES = 32;
 const MAX_ALLOC_TRIES = 10;
 
 export class QueueSpool {
@@ -358,8 +360,9 @@ export class QueueSpool {
     for (const n of await fsp.readdir(this.paths.state.prep)) {
       if (n.startsWith('_')) await fsp.rm(path.join(this.paths.state.prep, n), { recursive: true, force: true });
     }
-    for (const s of ['prep', 'que', 'run', 'err'] as const) {
-      for (const id of await this.listFlat(s)) await cleanTemps(this.msgDir(s, id));
+    // Deep queues hold 100k messages: the per-message work runs RECOVERY_LANES at a time.
+    for (const s of ['prep', 'run', 'err'] as const) {
+      await mapLimit(await this.listFlat(s), RECOVERY_LANES, (id) => cleanTemps(this.msgDir(s, id)));
     }
     for (const id of await this.listFlat('run')) {
       const dir = this.msgDir('run', id);
@@ -369,7 +372,8 @@ export class QueueSpool {
       out.requeued.push(id);
     }
     out.prep = (await this.listFlat('prep')).sort().reverse();
-    for (const id of (await this.listFlat('que')).sort()) {
+    const loaded = await mapLimit((await this.listFlat('que')).sort(), RECOVERY_LANES, async (id) => {
+      await cleanTemps(this.msgDir('que', id));
       try {
         const msg = await this.readMessage('que', id);
         msg.msg_id = id;
@@ -378,13 +382,15 @@ export class QueueSpool {
           msg.due = Number.isFinite(due) ? due : Math.floor(this.now() / 1000);
           await this.writeMessage('que', id, msg);
         }
-        out.que.push(msg);
+        return msg;
       } catch (err) {
         await this.writeStatus(this.msgDir('que', id), `unreadable msg at recovery: ${errText(err)}`, true);
         await this.move(id, 'que', 'err', { actor: 'recovery', reason: 'unreadable msg' });
         out.broken.push(id);
+        return null;
       }
-    }
+    });
+    for (const m of loaded) if (m) out.que.push(m);
     return out;
   }
 }
