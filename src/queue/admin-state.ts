@@ -19,11 +19,24 @@ export class AdminState {
     private readonly paths: QueuePaths,
     private readonly onChange: () => void,
   ) {
-    this.refresh();
+    this.admin = this.read();
   }
 
+  private read(): Exclude<QueueStatus, 'SCRIPTERROR'> {
+    return fs.existsSync(this.paths.downFile) ? 'DOWN' : fs.existsSync(this.paths.pauseFile) ? 'PAUSE' : 'UP';
+  }
+
+  /**
+   * Re-reads the files. Whoever sees a change first (a command or the watch) reports it: a
+   * command that refreshed silently would leave the later watch event with nothing to report,
+   * and a resumed queue would not start its messages.
+   */
   refresh(): Exclude<QueueStatus, 'SCRIPTERROR'> {
-    this.admin = fs.existsSync(this.paths.downFile) ? 'DOWN' : fs.existsSync(this.paths.pauseFile) ? 'PAUSE' : 'UP';
+    const now = this.read();
+    if (now !== this.admin) {
+      this.admin = now;
+      this.onChange();
+    }
     return this.admin;
   }
 
@@ -40,9 +53,7 @@ export class AdminState {
     const dir = path.dirname(this.paths.downFile);
     const names = new Set([path.basename(this.paths.downFile), path.basename(this.paths.pauseFile)]);
     this.watcher = fs.watch(dir, { persistent: false }, (_ev, file) => {
-      if (file && !names.has(String(file))) return;
-      const before = this.admin;
-      if (this.refresh() !== before) this.onChange();
+      if (!file || names.has(String(file))) this.refresh();
     });
     this.watcher.on('error', () => undefined);
   }
@@ -61,7 +72,6 @@ export class AdminState {
       return false;
     }
     this.refresh();
-    this.onChange();
     return true;
   }
 }

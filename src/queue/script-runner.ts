@@ -143,19 +143,20 @@ export function startScript(o: StartOptions): RunningScript {
       stdio: ['ignore', logFd, logFd, 'pipe', 'pipe'],
       detached: true,
     });
-    // Written right after the fork returns; the script's own output comes after exec and startup.
-    if (child.pid) fs.writeSync(logFd, `\n${child.pid} - ${rubyTime(o.now?.() ?? new Date())} - RQ START - ${o.argv[o.argv.length - 1]}\n`);
+    if (child.pid) {
+      // Node has no pre-exec hook: nice 19 lands right after the fork, while the script is still
+      // being exec'd (an extra `nice` exec per message would cost more than the moment it leaves).
+      try {
+        os.setPriority(child.pid, 19);
+      } catch {
+        // Already exited: its priority no longer matters.
+      }
+      fs.writeSync(logFd, `\n${child.pid} - ${rubyTime(o.now?.() ?? new Date())} - RQ START - ${o.argv[o.argv.length - 1]}\n`);
+    }
   } finally {
     fs.closeSync(logFd);
   }
   const pid = child.pid ?? -1;
-  if (pid > 0) {
-    try {
-      os.setPriority(pid, 19);
-    } catch {
-      // The script may already have exited; its priority no longer matters.
-    }
-  }
   const fromScript = child.stdio[3] as Readable;
   const toScript = child.stdio[4] as Writable;
   toScript.on('error', () => undefined);

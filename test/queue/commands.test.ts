@@ -201,4 +201,15 @@ describe('admin state', () => {
     // Seen through the file watch: no request is needed to wake the dispatcher.
     await q.waitState(id, ['done'], 5000);
   });
+
+  it('resumes when a request notices the removed pause file before the watch does', async () => {
+    const pause = path.join(t.root, 'config', 'cmds.pause');
+    await fs.writeFile(pause, '');
+    await q.cmd('status');
+    const id = await q.send({ param1: 'done' });
+    await fs.rm(pause);
+    // Requests racing the watch event: whichever sees the change first must wake the dispatcher.
+    for (let i = 0; i < 5; i++) await q.cmd('num_messages');
+    await q.waitState(id, ['done'], 5000);
+  });
 });
