@@ -11,6 +11,8 @@ import { queueCommand } from '../ipc/rq1.js';
 import { assertQueueName } from '../spool/names.js';
 import { handleRequest } from './commands.js';
 import { Queue } from './queue.js';
+import { QueueCron } from '../timers/queue-cron.js';
+import { cronStateFile } from '../timers/cron-state.js';
 
 export async function main(argv: string[]): Promise<void> {
   const { opts } = parseArgs(['queue', ...argv]);
@@ -30,13 +32,14 @@ export async function main(argv: string[]): Promise<void> {
     peer: (q, command, arg) => queueCommand(queuePaths(root, q).sock, command, arg, { timeoutMs: 30_000 }),
   });
   await fsp.writeFile(paths.pidFile, `${process.pid}\n`);
-  await queue.start();
 
+  let cron: QueueCron | null = null;
   let stopping: Promise<void> | null = null;
   const stop = (why: string) => {
     stopping ??= (async () => {
       log.info({ why }, 'stopping');
       await server.close();
+      await cron?.stop();
       await queue.stop();
       await fsp.rm(paths.sock, { force: true });
       log.info('stopped');
@@ -46,6 +49,8 @@ export async function main(argv: string[]): Promise<void> {
     return stopping;
   };
 
+  // Listening comes first: the socket refuses to start while another process of this queue
+  // answers on it (one writer per queue), and ping/status answer while a deep que is loading.
   const server = await listenSocket({
     path: paths.sock,
     proto: 'rq1',
@@ -56,13 +61,20 @@ export async function main(argv: string[]): Promise<void> {
       return reply;
     },
   });
+  await queue.start();
+  // -- cron hook: the config's `schedule` (spec §15) creates messages here; the logic lives in src/timers/.
+  cron = new QueueCron({ queue, stateFile: cronStateFile(paths.dir), log: log.child({ component: 'cron' }) });
+  await cron.start(queue.config.schedule ?? []);
   log.info({ pid: process.pid, que: queue.que.size, prep: queue.prep.size }, 'queue started');
 
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGHUP', () => {
     load().then(
-      (config) => queue.reconfigure(config),
+      (config) => {
+        queue.reconfigure(config);
+        void cron.reconfigure(config.schedule ?? []);
+      },
       (err) => log.error({ err: (err as Error).message }, 'config reload failed; keeping the old config'),
     );
   });

@@ -1,0 +1,249 @@
+// The timers process end to end: real timers and queue processes in a temp root, timer files as symlinks.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { rootPaths } from '../../src/config/paths.js';
+import { request } from '../../src/ipc/socket-client.js';
+import { idTime } from '../../src/spool/message-id.js';
+import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
+import { TimersProc, linkTimer } from './timers-proc.js';
+
+let t: TestRoot;
+let timers: TimersProc | undefined;
+let queues: QueueProc[] = [];
+
+beforeEach(async () => {
+  t = await makeRoot();
+});
+afterEach(async () => {
+  await timers?.stop();
+  timers = undefined;
+  await Promise.all(queues.map((q) => q.stop()));
+  queues = [];
+  await t.cleanup();
+});
+
+/** A queue that keeps what it gets in que (paused), so every timer message can be inspected. */
+async function pausedQueue(name: string): Promise<QueueProc> {
+  await addQueue(t.root, name);
+  const q = await QueueProc.start(t.root, name);
+  await fs.writeFile(q.paths.pauseFile, '');
+  await waitFor(async () => (await q.cmd('status'))[0] === 'PAUSE', `${name} to pause`);
+  queues.push(q);
+  return q;
+}
+
+interface Got {
+  id: string;
+  /** Due as stored, in ms. */
+  due: number;
+  /** When the queue created it (from the id), in ms. */
+  created: number;
+  src: unknown;
+  param1: unknown;
+}
+
+async function received(q: QueueProc): Promise<Got[]> {
+  const list = (await q.cmd('messages', { state: 'que', limit: 1000 })) as [string, number][];
+  const out: Got[] = [];
+  for (const [id, due] of list) {
+    const msg = (await q.cmd('get_message', { msg_id: id }))[1];
+    out.push({ id, due: Number(due) * 1000, created: idTime(id)!, src: msg.src, param1: msg.param1 });
+  }
+  return out.sort((a, b) => a.due - b.due);
+}
+
+async function receivedAtLeast(q: QueueProc, n: number, timeoutMs = 15_000): Promise<Got[]> {
+  return waitFor(async () => {
+    const got = await received(q);
+    return got.length >= n ? got : false;
+  }, `${n} timer messages in ${q.name}`, timeoutMs, 50);
+}
+
+/** Each message was created within 100 ms after its occurrence. */
+function expectOnTime(got: Got[]): void {
+  for (const g of got) {
+    expect(g.created - g.due, `message ${g.id} created ${g.created - g.due} ms after its due`).toBeGreaterThanOrEqual(-5);
+    expect(g.created - g.due, `message ${g.id} created ${g.created - g.due} ms after its due`).toBeLessThan(100);
+  }
+}
+
+describe('timers process', () => {
+  it('fires a new timer once right away, then every period from then on, on time', async () => {
+    const q = await pausedQueue('tq');
+    timers = await TimersProc.start(t.root);
+    const linkedAt = Date.now();
+    await linkTimer(t.root, 'tick.json', { period: 2, msg: { dest: 'tq', param1: 'hello' } });
+
+    const got = await receivedAtLeast(q, 3);
+    // The first fire is the moment the link was seen; no second immediate fire (spec §16.4).
+    expect(got[0].due - linkedAt).toBeGreaterThanOrEqual(0);
+    expect(got[0].due - linkedAt).toBeLessThan(1000);
+    // Drift-free: t0 + k·period exactly, whatever the lateness of each fire.
+    got.forEach((g, k) => expect(Math.round(g.due - got[0].due)).toBe(k * 2000));
+    expectOnTime(got);
+    expect(got.every((g) => g.src === 'timer:tick' && g.param1 === 'hello')).toBe(true);
+
+    const [[name, due]] = await timers.timers();
+    expect(name).toBe('tick');
+    expect(due * 1000).toBeGreaterThan(got[got.length - 1].due);
+    expect((await timers.status()).sent).toBeGreaterThanOrEqual(3);
+    expect((await timers.status()).errors).toBe(0);
+  });
+
+  it('sends a timer linked before the process started, with its own src', async () => {
+    const q = await pausedQueue('tq');
+    await linkTimer(t.root, 'early.json', { period: 3600, msg: { dest: 'tq', src: 'nightly', param2: 7 } });
+    const before = Date.now();
+    timers = await TimersProc.start(t.root);
+    const [g] = await receivedAtLeast(q, 1);
+    expect(g.src).toBe('nightly');
+    expect(g.due).toBeGreaterThanOrEqual(before);
+    expect((await q.cmd('get_message', { msg_id: g.id }))[1].param2).toBe('7');
+    const [[name, due]] = await timers.timers();
+    expect(name).toBe('early');
+    expect(Math.round(due * 1000 - g.due)).toBe(3600_000);
+  });
+
+  it('replaces an edited definition without a double or extra fire, and moves the schedule only when the period changes', async () => {
+    const q = await pausedQueue('tq');
+    timers = await TimersProc.start(t.root);
+    const def = await linkTimer(t.root, 'edit.json', { period: 3, msg: { dest: 'tq', param1: 'v1' } });
+    const [first] = await receivedAtLeast(q, 1);
+
+    // In-place edit and an atomic replace of the target, same period: same schedule, new content.
+    await fs.writeFile(def, JSON.stringify({ period: 3, msg: { dest: 'tq', param1: 'v2' } }));
+    const edits = async () => (await timers!.logLines()).filter((l) => l.msg === 'timer changed' || l.msg === 'timer valid again; resumes its schedule').length;
+    await waitFor(async () => (await edits()) >= 1, 'the edit to be seen');
+    await fs.writeFile(`${def}.tmp`, JSON.stringify({ period: 3, msg: { dest: 'tq', param1: 'v3' } }));
+    await fs.rename(`${def}.tmp`, def);
+    // An atomic replace right after an edit: chokidar alone loses this one (see target-watch.ts).
+    await waitFor(async () => (await edits()) >= 2, 'the replace to be seen');
+    const afterEdit = await received(q);
+    expect(afterEdit).toHaveLength(1);
+
+    const got = await receivedAtLeast(q, 2);
+    expect(got).toHaveLength(2);
+    expect(Math.round(got[1].due - first.due)).toBe(3000);
+    expect(got[1].param1).toBe('v3');
+    expectOnTime(got);
+
+    // A new period counts from the last fire: next = last fire + 5 s.
+    await fs.writeFile(def, JSON.stringify({ period: 5, msg: { dest: 'tq', param1: 'v4' } }));
+    await waitFor(async () => {
+      const [[, due]] = await timers!.timers();
+      return Math.round(due * 1000 - got[1].due) === 5000;
+    }, 'the new period to apply');
+    const more = await receivedAtLeast(q, 3);
+    expect(more).toHaveLength(3);
+    expect(Math.round(more[2].due - got[1].due)).toBe(5000);
+    expect(more[2].param1).toBe('v4');
+    expectOnTime(more);
+  });
+
+  it('forgets a timer whose link is removed', async () => {
+    const q = await pausedQueue('tq');
+    timers = await TimersProc.start(t.root);
+    await linkTimer(t.root, 'gone.json', { period: 1, msg: { dest: 'tq' } });
+    await receivedAtLeast(q, 1);
+    await fs.unlink(path.join(rootPaths(t.root).timers, 'gone.json'));
+    await waitFor(async () => (await timers!.timers()).length === 0, 'the timer to be forgotten');
+    const count = (await received(q)).length;
+    const removedAt = Date.now();
+    // Wait out more than two periods, measured by the clock the timer would have used.
+    await waitFor(() => Date.now() - removedAt > 2500, 'two periods to pass', 5000, 100);
+    expect(await received(q)).toHaveLength(count);
+  });
+
+  it('retries an occurrence a DOWN queue refused and delivers it once the queue is UP', async () => {
+    const q = await pausedQueue('tq');
+    await fs.writeFile(q.paths.downFile, '');
+    await waitFor(async () => (await q.cmd('status'))[0] === 'DOWN', 'tq to be DOWN');
+    timers = await TimersProc.start(t.root);
+    await linkTimer(t.root, 'retry.json', { period: 60, msg: { dest: 'tq', param1: 'late' } });
+    await waitFor(async () => (await timers!.status()).errors >= 2, 'two failed attempts', 10_000, 50);
+    const [[, due]] = await timers.timers();
+
+    await fs.rm(q.paths.downFile);
+    const [g] = await receivedAtLeast(q, 1, 15_000);
+    // The retried message carries its occurrence as due, not the time of the retry.
+    expect(Math.round(g.due - (due * 1000 - 60_000))).toBe(0);
+    expect(g.created - g.due).toBeGreaterThan(1000);
+    const st = await timers.status();
+    expect(st.sent).toBe(1);
+    expect(st.errors).toBeGreaterThanOrEqual(2);
+    const logs = await timers.logLines();
+    expect(logs.some((l) => l.msg === 'timer message not delivered; will retry' && String(l.error).includes('status: DOWN'))).toBe(true);
+    // Never two messages for one occurrence.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await received(q)).toHaveLength(1);
+  });
+
+  it('counts deliveries to a missing queue as errors and keeps running', async () => {
+    timers = await TimersProc.start(t.root);
+    await linkTimer(t.root, 'lost.json', { period: 30, msg: { dest: 'nosuchq' } });
+    await waitFor(async () => (await timers!.status()).errors >= 1, 'a failed attempt');
+    const logs = await timers.logLines();
+    expect(logs.some((l) => String(l.error).includes('queue nosuchq not found'))).toBe(true);
+    expect(timers.alive()).toBe(true);
+  });
+
+  it('refuses bad timer files with file, field and reason, and counts them', async () => {
+    timers = await TimersProc.start(t.root);
+    const dir = rootPaths(t.root).timers;
+    await linkTimer(t.root, 'nojson.json', '{"period": 5,');
+    await linkTimer(t.root, 'nodest.json', { period: 5, msg: { param1: 'x' } });
+    await linkTimer(t.root, 'zero.json', { period: 0, msg: { dest: 'q' } });
+    await linkTimer(t.root, 'badq.json', { period: 5, msg: { dest: 'no such queue' } });
+    await linkTimer(t.root, 'block.yaml', 'period: 5\nmsg:\n  dest: q\n');
+    await fs.writeFile(path.join(dir, 'plain.json'), JSON.stringify({ period: 5, msg: { dest: 'q' } }));
+    await fs.symlink(path.join(t.root, 'defs', 'missing.json'), path.join(dir, 'dangling.json'));
+    // Not a timer name (two dots): ignored, not counted.
+    await linkTimer(t.root, 'two.dots.json', { period: 5, msg: { dest: 'q' } });
+
+    await waitFor(async () => (await timers!.status()).invalid >= 7, '7 refusals', 10_000, 50);
+    expect(await timers.timers()).toEqual([]);
+    const errors = (await timers.logLines()).filter((l) => l.msg === 'timer file refused').map((l) => String(l.error));
+    const about = (file: string) => errors.find((e) => e.startsWith(`timers/${file}:`)) ?? `nothing about ${file}`;
+    expect(about('nojson.json')).toMatch(/^timers\/nojson\.json: not valid JSON/);
+    expect(about('nodest.json')).toContain('msg.dest: expected a destination queue name or http:// URL');
+    expect(about('zero.json')).toBe('timers/zero.json: period: expected a whole number of seconds >= 1, received 0');
+    expect(about('badq.json')).toBe('timers/badq.json: msg.dest: expected a local queue name or an http(s):// URL, received "no such queue"');
+    expect(about('block.yaml')).toContain('YAML timer files are read only when written in JSON syntax');
+    expect(about('plain.json')).toContain('not a symlink');
+    expect(about('dangling.json')).toContain('cannot read: no such file');
+    expect(errors.some((e) => e.includes('two.dots'))).toBe(false);
+    const st = await timers.status();
+    expect(st).toEqual({ sent: 0, errors: 0, invalid: 7 });
+
+    // Fixing a file makes it a timer; refusals are not counted twice for repeated events.
+    await addQueue(t.root, 'q');
+    await fs.writeFile(path.join(t.root, 'defs', 'zero.json'), JSON.stringify({ period: 600, msg: { dest: 'q' } }));
+    // The target of the dangling link appears: seen through the target directory's watch.
+    await fs.writeFile(path.join(t.root, 'defs', 'missing.json'), JSON.stringify({ period: 600, msg: { dest: 'q' } }));
+    await waitFor(async () => (await timers!.timers()).length === 2, 'the fixed timers');
+    expect((await timers.timers()).map(([name]) => name).sort()).toEqual(['dangling', 'zero']);
+    expect((await timers.status()).invalid).toBe(7);
+  });
+
+  it('refuses periods under 60 s unless RQ_ENV=test', async () => {
+    timers = await TimersProc.start(t.root, { RQ_ENV: 'production' });
+    await linkTimer(t.root, 'fast.json', { period: 5, msg: { dest: 'q' } });
+    await waitFor(async () => (await timers!.status()).invalid === 1, 'the refusal');
+    const line = (await timers.logLines()).find((l) => l.msg === 'timer file refused');
+    expect(line?.error).toBe('timers/fast.json: period: expected a whole number of seconds >= 60, received 5');
+    expect(await timers.timers()).toEqual([]);
+  });
+
+  it('answers unknown commands and malformed requests with an error and stays up', async () => {
+    timers = await TimersProc.start(t.root);
+    expect(await timers.cmd('bogus', { x: 1 })).toEqual(['error', 'unknown command: bogus']);
+    const raw = await request(rootPaths(t.root).timersSock, 'rq2', 'not json', { timeoutMs: 5000 });
+    expect(JSON.parse(raw)[0]).toBe('error');
+    const notArray = await request(rootPaths(t.root).timersSock, 'rq2', '{"cmd":"get_status"}', { timeoutMs: 5000 });
+    expect(JSON.parse(notArray)[0]).toBe('error');
+    expect(await timers.cmd('get_status')).toEqual(['ok', { sent: 0, errors: 0, invalid: 0 }]);
+    expect(await timers.cmd('get_timers')).toEqual(['ok', []]);
+    expect(timers.alive()).toBe(true);
+  });
+});
