@@ -19,6 +19,10 @@ export const ERRORS = {
   RQ_ERR_SOCKET_IN_USE: { status: 409 },
   RQ_ERR_SOCKET_PATH: { status: 500 },
   RQ_ERR_USAGE: { status: 400 },
+  RQ_ERR_UNAUTHORIZED: { status: 401 },
+  RQ_ERR_NOT_FOUND: { status: 404 },
+  RQ_ERR_UPLOAD_TOO_LARGE: { status: 413 },
+  RQ_ERR_MGR_DOWN: { status: 503 },
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -319,9 +319,16 @@ export class Queue {
       const delay = entry.completion?.kind === 'resend' ? entry.completion.delay : 0;
       msg.due = Math.floor(this.now() / 1000) + delay;
       await this.spool.writeMessage('run', id, msg);
-      await this.spool.move(id, 'run', 'que', { actor: 'script', reason: `resend ${delay}` });
-      this.releaseDups(entry);
-      this.que.insert(msg);
+      // The in-memory state follows the rename at once, so nobody sees `run` with a stale path.
+      await this.spool.move(id, 'run', 'que', {
+        actor: 'script',
+        reason: `resend ${delay}`,
+        onRenamed: () => {
+          this.run.delete(id);
+          this.releaseDups(entry);
+          this.que.insert(msg);
+        },
+      });
       return;
     }
     if (outcome.state === 'done' || outcome.state === 'relayed') {
@@ -329,7 +336,7 @@ export class Queue {
     } else {
       this.releaseDups(entry);
     }
-    await this.spool.move(id, 'run', outcome.state, { actor: 'script', reason });
+    await this.spool.move(id, 'run', outcome.state, { actor: 'script', reason, onRenamed: () => this.run.delete(id) });
     this.counts[outcome.state]++;
     await this.fireWebhooks(msg, outcome.state);
   }

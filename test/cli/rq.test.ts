@@ -51,7 +51,7 @@ async function send(...args: string[]): Promise<string> {
 }
 
 beforeAll(async () => {
-  t = await makeRoot({ port: 3471 });
+  t = await makeRoot();
   await addQueue(t.root, 'test');
   await addQueue(t.root, 'relay');
   await addQueue(t.root, 'dead');

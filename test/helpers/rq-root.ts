@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,11 +20,20 @@ export interface TestRoot {
   cleanup(): Promise<void>;
 }
 
+/** A loopback port nobody listens on right now (tests run in parallel, each root gets its own). */
+export async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address() as net.AddressInfo;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
 /** A fresh root with config/config.json and the runtime folders. */
 export async function makeRoot(opts: { port?: number; relativeRoot?: string } = {}): Promise<TestRoot> {
   const root = await fsp.mkdtemp(path.join(os.tmpdir(), 'rq-test-'));
   for (const d of ['config', 'queues', 'scandir', 'timers', 'log']) await fsp.mkdir(path.join(root, d));
-  const port = opts.port ?? 3399;
+  const port = opts.port ?? (await freePort());
   const config: Record<string, unknown> = { env: 'test', host: '127.0.0.1', port, addr: '127.0.0.1' };
   if (opts.relativeRoot) config.relative_root = opts.relativeRoot;
   await fsp.writeFile(path.join(root, 'config', 'config.json'), JSON.stringify(config) + '\n');

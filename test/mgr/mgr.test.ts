@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { VERBS_SH, pidAlive, waitFor } from '../helpers/rq-root.js';
+import { VERBS_SH, freePort, pidAlive, waitFor } from '../helpers/rq-root.js';
 import { BIN, MgrProc, install, run } from '../helpers/mgr-proc.js';
 import { queuePaths } from '../../src/config/paths.js';
 
@@ -13,7 +13,7 @@ let mgr: MgrProc | undefined;
 
 beforeEach(async () => {
   root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-mgr-'));
-  await install(root, 3401);
+  await install(root, await freePort());
 });
 afterEach(async () => {
   await mgr?.stop();

@@ -1,0 +1,122 @@
+// check_rq: Nagios-style probe of an rq host's queues over HTTP (spec §10.2), without the classic crash.
+import http from 'node:http';
+import { parseArgs } from './args.js';
+
+const USAGE = `usage: check_rq [-s|--server HOST] [-p|--port PORT] [-t|--thresh a:b:c:d] [-u|--user NAME:PASSWORD] [-d|--dump] [-h]
+  a/b: prep+que+run at which to warn/go critical (default 25:40)
+  c/d: done or relayed at which to warn/go critical (default 3000:3500)`;
+
+export interface Thresholds {
+  warnActive: number;
+  critActive: number;
+  warnDone: number;
+  critDone: number;
+}
+
+export type QueueStats = Record<string, string>;
+
+/** `key: value` lines of a /q/<q>.txt page. */
+export function parseStatusText(text: string): QueueStats {
+  const out: QueueStats = {};
+  for (const line of text.split('\n')) {
+    const m = /^([a-z_]+): (.*)$/.exec(line.trim());
+    if (m) out[m[1]] = m[2];
+  }
+  return out;
+}
+
+export function parseThresholds(text: string): Thresholds | null {
+  const parts = text.split(':').map((p) => Number(p));
+  if (parts.length !== 4 || parts.some((n) => !Number.isInteger(n) || n < 0)) return null;
+  return { warnActive: parts[0], critActive: parts[1], warnDone: parts[2], critDone: parts[3] };
+}
+
+/** The problems of one queue, split by severity (spec §10.2 rules). */
+export function judge(name: string, s: QueueStats, t: Thresholds): { critical: string[]; warning: string[] } {
+  const critical: string[] = [];
+  const warning: string[] = [];
+  if (s.status !== 'UP') {
+    critical.push(`${name}: status ${s.status ?? 'unknown'}`);
+    return { critical, warning };
+  }
+  const n = (k: string) => Number(s[k] ?? 0) || 0;
+  const active = n('prep') + n('que') + n('run');
+  const activeText = `${name}: prep=>${n('prep')} run=>${n('run')} que=>${n('que')}`;
+  if (active >= t.critActive) critical.push(activeText);
+  else if (active >= t.warnActive) warning.push(activeText);
+  if (n('err') > 0) critical.push(`${name}: errors => ${n('err')}`);
+  for (const k of ['done', 'relayed']) {
+    if (n(k) >= t.critDone) critical.push(`${name}: ${k} => ${n(k)}`);
+    else if (n(k) >= t.warnDone) warning.push(`${name}: ${k} => ${n(k)}`);
+  }
+  return { critical, warning };
+}
+
+class FetchError extends Error {}
+
+function fetchText(host: string, port: number, pathname: string, auth: string | undefined, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host, port, path: pathname, auth, timeout: timeoutMs }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new FetchError(`CRITICAL: Could not Fetch ${pathname}`))));
+    });
+    req.on('timeout', () => req.destroy(new FetchError(`CRITICAL: Timed out connecting to ${host}:${port}`)));
+    req.on('error', (err) => reject(err instanceof FetchError ? err : new FetchError(`CRITICAL: Could not connect to ${host}:${port}`)));
+  });
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { opts } = parseArgs(['check_rq', ...argv.map((a) => (/^-[a-z]$/.test(a) ? `-${a}` : a))]);
+  const short: Record<string, string> = { s: 'server', p: 'port', t: 'thresh', d: 'dump', u: 'user', h: 'help' };
+  for (const [k, long] of Object.entries(short)) if (opts[k] !== undefined && opts[long] === undefined) opts[long] = opts[k];
+  if (opts.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const host = typeof opts.server === 'string' ? opts.server : 'localhost';
+  const port = Number(opts.port ?? process.env.RQ_PORT ?? 3333);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    console.log(`UNKNOWN: --port: expected a port number 1-65535, received ${JSON.stringify(opts.port)}`);
+    return 3;
+  }
+  const t = parseThresholds(typeof opts.thresh === 'string' ? opts.thresh : '25:40:3000:3500');
+  if (!t) {
+    console.log(`UNKNOWN: --thresh: expected four whole numbers a:b:c:d, received ${JSON.stringify(opts.thresh)}`);
+    return 3;
+  }
+  const auth = typeof opts.user === 'string' ? opts.user : undefined;
+  try {
+    const list = await fetchText(host, port, '/q.txt', auth, 10_000);
+    const names = list.split('\n').map((l) => l.trim()).filter((l) => /^q\/.+\.txt$/.test(l));
+    const critical: string[] = [];
+    const warning: string[] = [];
+    for (const line of names) {
+      const name = line.slice(2, -4);
+      const stats = parseStatusText(await fetchText(host, port, `/${line}`, auth, 10_000));
+      if (opts.dump) {
+        console.log(name);
+        for (const [k, v] of Object.entries(stats)) console.log(`  ${k}: ${v}`);
+        continue;
+      }
+      const j = judge(name, stats, t);
+      critical.push(...j.critical);
+      warning.push(...j.warning);
+    }
+    if (opts.dump) return 0;
+    if (critical.length) {
+      console.log(`CRITICAL:  ${[...critical, ...warning].join(', ')}`);
+      return 2;
+    }
+    if (warning.length) {
+      console.log(`WARNING:  ${warning.join(', ')}`);
+      return 1;
+    }
+    console.log('OK: all queue tests normal');
+    return 0;
+  } catch (err) {
+    console.log(err instanceof FetchError ? err.message : `CRITICAL: ${(err as Error).message}`);
+    return 2;
+  }
+}

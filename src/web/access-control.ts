@@ -1,0 +1,36 @@
+// Who may talk to the web process: allowed_ips, same-origin browser POSTs, and protective response headers.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/** Classic rule: the client IP string must contain one of the entries (empty list = everyone). */
+export function ipAllowed(ip: string, allowed: string[] | undefined): boolean {
+  if (!allowed || allowed.length === 0) return true;
+  return allowed.some((entry) => ip.includes(entry));
+}
+
+/**
+ * A browser sends Origin with a POST; one naming another host is a cross-site form post and is
+ * refused. Clients without Origin (curl, relays, the CLI) are not browsers and are served.
+ */
+export function originProblem(req: FastifyRequest): string | null {
+  if (req.method !== 'POST') return null;
+  const origin = req.headers.origin;
+  if (origin === undefined) return null;
+  let host: string;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    return `403 - Forbidden: cross-origin POST refused (Origin ${origin} is not a URL)`;
+  }
+  if (host !== req.headers.host) return `403 - Forbidden: cross-origin POST refused (Origin ${origin} does not match Host ${req.headers.host ?? '(none)'})`;
+  return null;
+}
+
+// Inline styles stay allowed: ansi_up colours log text with style attributes. Scripts come only from /js/.
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'self'; form-action 'self'; base-uri 'none'";
+
+export function securityHeaders(_req: FastifyRequest, reply: FastifyReply): void {
+  reply.header('X-Content-Type-Options', 'nosniff');
+  reply.header('X-Frame-Options', 'SAMEORIGIN');
+  reply.header('Referrer-Policy', 'same-origin');
+  reply.header('Content-Security-Policy', CSP);
+}

@@ -1,0 +1,121 @@
+// Operator actions on queues: adminoper, restart, ack_errs, new_queue (+ _link) and delete_queue.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { RqError, shown } from '../../errors.js';
+import { type Params, objectParam, textParam } from '../params.js';
+import { pathParam, readParams } from '../request-params.js';
+import { rubyInspect } from '../ruby-inspect.js';
+import { html } from '../views/html.js';
+import { type WebContext, error, notice } from '../web-context.js';
+
+/** Checked in this order (spec §5.3). */
+const ADMIN_ACTIONS = ['pause', 'resume', 'down', 'up'] as const;
+
+/** Restart waits for the old queue process to stop (its scripts get a grace period). */
+const RESTART_TIMEOUT_MS = 60_000;
+
+export const NEW_QUEUE_FORBIDDEN = 'Queue creation not allowed at this time.';
+
+function present(params: Params, key: string): boolean {
+  const v = params[key];
+  return v !== undefined && v !== '';
+}
+
+export function adminApi(ctx: WebContext) {
+  const allowNewQueue = () => ctx.deps.config.allow_new_queue === true;
+
+  /** A supervisor command; `null` when rq-mgr does not answer. */
+  async function tryMgr(command: string, arg: string, timeoutMs?: number): Promise<unknown | null> {
+    try {
+      return await ctx.deps.mgr.call(command, arg, timeoutMs);
+    } catch (err) {
+      ctx.log.warn({ command, err: (err as Error).message }, 'rq-mgr did not answer');
+      return null;
+    }
+  }
+
+  /** The classic flash of queue creation/deletion: the form params and the supervisor's reply. */
+  const weGot = (params: Params, r: unknown) => html`We got <code>${rubyInspect(params)}</code> from form, and <code>${rubyInspect(r)}</code> from QueueMgr`;
+
+  return {
+    /** POST /q/<q>/adminoper with one of pause | resume | down | up, and back */
+    async adminoper(req: FastifyRequest, reply: FastifyReply) {
+      const q = await ctx.requireQueue(pathParam(req, 'q'));
+      const params = await readParams(req);
+      const given = ADMIN_ACTIONS.filter((a) => present(params, a));
+      // All four at once is the classic "no action".
+      const action = given.length > 0 && given.length < ADMIN_ACTIONS.length ? given[0] : undefined;
+      if (!action) return ctx.text(reply, 400, `400 - Invalid adminoper param: expected one of ${ADMIN_ACTIONS.join(', ')}`);
+      const r = await tryMgr(`${action}_queue`, q);
+      if (r === null) return ctx.text(reply, 500, `500 - Couldn't ${action} queue. Internal error.`);
+      if (!Array.isArray(r) || r[0] !== 'ok') return ctx.text(reply, 500, `500 - Couldn't ${action} queue. ${rubyInspect(r)}.`);
+      return ctx.redirect(reply, ctx.urls.back(req, textParam(params, 'back'), ctx.urls.queue(q)), notice(html`Successfully ${action}d queue ${q}`));
+    },
+
+    /** POST /q/<q>/restart */
+    async restart(req: FastifyRequest, reply: FastifyReply) {
+      const q = await ctx.requireQueue(pathParam(req, 'q'));
+      const params = await readParams(req);
+      const r = await tryMgr('restart_queue', q, RESTART_TIMEOUT_MS);
+      if (r === null) return ctx.text(reply, 500, "500 - Couldn't restart queue. Internal error.");
+      if (!Array.isArray(r) || r[0] !== 'ok') return ctx.text(reply, 500, `500 - Couldn't restart queue. ${rubyInspect(r)}.`);
+      return ctx.redirect(reply, ctx.urls.back(req, textParam(params, 'back'), ctx.urls.queue(q)), notice(html`Successfully restarted queue ${q}`));
+    },
+
+    /** POST /q/<q>/ack_errs (R) */
+    async ackErrs(req: FastifyRequest, reply: FastifyReply) {
+      const url = pathParam(req, 'q');
+      const q = await ctx.requireRoutedQueue(url);
+      const params = await readParams(req);
+      let r: unknown;
+      try {
+        r = await ctx.ask(q, 'ack_errs');
+      } catch (err) {
+        if (err instanceof RqError && err.code === 'RQ_ERR_NO_REPLY') return ctx.text(reply, 500, "500 - Couldn't ack errs queue. Internal error.");
+        throw err;
+      }
+      if (!Array.isArray(r) || r[0] !== 'ok') return ctx.text(reply, 500, `500 - Couldn't ack errs queue. ${rubyInspect(r)}.`);
+      return ctx.redirect(reply, ctx.urls.back(req, textParam(params, 'back'), ctx.urls.queue(url)), notice(html`Successfully acknowledged errors`));
+    },
+
+    /** POST /new_queue with queue[name], queue[script], … */
+    async newQueue(req: FastifyRequest, reply: FastifyReply) {
+      if (!allowNewQueue()) return ctx.text(reply, 403, NEW_QUEUE_FORBIDDEN);
+      const params = await readParams(req);
+      const queue = objectParam(params, 'queue') ?? {};
+      const r = await tryMgr('create_queue', JSON.stringify(queue), RESTART_TIMEOUT_MS);
+      const ok = Array.isArray(r) && r[0] === 'success';
+      const name = typeof queue.name === 'string' ? queue.name : '';
+      const to = name ? ctx.urls.queue(name) : ctx.urls.link();
+      return ctx.redirectTo(req, reply, to, ok ? notice(weGot(params, r)) : error(weGot(params, r)));
+    },
+
+    /** POST /new_queue_link with queue[json_path] (brightroll): a queue whose config.json links to that file. */
+    async newQueueLink(req: FastifyRequest, reply: FastifyReply) {
+      if (!allowNewQueue()) return ctx.text(reply, 403, NEW_QUEUE_FORBIDDEN);
+      const params = await readParams(req);
+      const jsonPath = textParam(objectParam(params, 'queue'), 'json_path') ?? '';
+      let name: unknown;
+      try {
+        name = (JSON.parse(await fs.readFile(path.resolve(ctx.deps.root, jsonPath), 'utf8')) as Record<string, unknown>)?.name;
+      } catch {
+        throw new RqError('RQ_ERR_NOT_FOUND', `Couldn't parse json file (${jsonPath}).`);
+      }
+      const r = await tryMgr('create_queue_link', jsonPath, RESTART_TIMEOUT_MS);
+      const ok = Array.isArray(r) && r[0] === 'success';
+      const to = typeof name === 'string' && name !== '' ? ctx.urls.queue(name) : ctx.urls.link();
+      return ctx.redirectTo(req, reply, to, ok ? notice(weGot(params, r)) : error(weGot(params, r)));
+    },
+
+    /** POST /delete_queue with queue_name (no allow_new_queue check, as classic) */
+    async deleteQueue(req: FastifyRequest, reply: FastifyReply) {
+      const params = await readParams(req);
+      const name = textParam(params, 'queue_name');
+      if (name === undefined || name === '') throw new RqError('RQ_ERR_INVALID_FIELD', `queue_name: expected a queue name, received ${shown(name)}`);
+      const r = await tryMgr('delete_queue', name);
+      const ok = Array.isArray(r) && r[0] === 'ok';
+      return ctx.redirectTo(req, reply, ctx.urls.link(), ok ? notice(weGot(params, r)) : error(weGot(params, r)));
+    },
+  };
+}

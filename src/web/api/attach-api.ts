@@ -1,0 +1,86 @@
+// Attachments and job logs: upload (attach/new), delete, and Range-capable downloads of both.
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import type {} from '@fastify/multipart';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { RqError } from '../../errors.js';
+import { attachmentNameProblem } from '../../spool/names.js';
+import { getMessage, messageDir, requireFileName } from '../message-files.js';
+import { textParam } from '../params.js';
+import { pathParam, readParams } from '../request-params.js';
+import { rubyInspect } from '../ruby-inspect.js';
+import { sendFile } from '../send-file.js';
+import { receiveUpload } from '../upload.js';
+import { html } from '../views/html.js';
+import { type WebContext, notice } from '../web-context.js';
+import { INVALID_METHOD } from './message-api.js';
+
+export function attachApi(ctx: WebContext, maxUploadBytes: number) {
+  /** Sends a file of the message, asking the queue again if the message moved (run ⇒ done) meanwhile. */
+  async function sendMessageFile(req: FastifyRequest, reply: FastifyReply, sub: 'job' | 'attach', fileParam: string, what: string) {
+    const q = await ctx.requireRoutedQueue(pathParam(req, 'q'));
+    const id = ctx.requireMsgId(pathParam(req, 'id'));
+    const name = requireFileName(pathParam(req, fileParam), what);
+    for (let attempt = 0; ; attempt++) {
+      const dir = messageDir(ctx, await getMessage(ctx, q, id));
+      try {
+        return await sendFile(req, reply, path.join(dir, sub, name), `${what} ${name}`);
+      } catch (err) {
+        if (attempt > 0 || !(err instanceof RqError) || err.code !== 'RQ_ERR_NOT_FOUND') throw err;
+      }
+    }
+  }
+
+  return {
+    /** POST /q/<q>/<id>/attach/new (R): multipart `filedata`, x_format html (default) or json */
+    async attachNew(req: FastifyRequest, reply: FastifyReply) {
+      const url = pathParam(req, 'q');
+      const q = await ctx.requireRoutedQueue(url);
+      const id = ctx.requireMsgId(pathParam(req, 'id'));
+      if (!req.isMultipart()) throw new RqError('RQ_ERR_NOT_FOUND', 'filedata: expected a multipart/form-data upload with a file field named "filedata"');
+      const queryFormat = textParam(req.query as Record<string, string>, 'x_format');
+      if (queryFormat === 'json') ctx.markJson(req);
+      const { file, params } = await receiveUpload(req, ctx.deps.uploadDir, 'filedata', maxUploadBytes, (name, value) => {
+        if (name === 'x_format' && value === 'json') ctx.markJson(req);
+      });
+      const format = textParam(params, 'x_format') ?? queryFormat ?? 'html';
+      if (format === 'json') ctx.markJson(req);
+      if (!file) throw new RqError('RQ_ERR_NOT_FOUND', 'filedata: expected a file upload with a file name, received none');
+      let r: unknown;
+      try {
+        // Checked here too so a refused name costs no queue round trip; the queue checks again.
+        const problem = attachmentNameProblem(file.filename);
+        r = problem ? ['fail', problem] : await ctx.ask(q, 'attach_message', { msg_id: id, pathname: file.tmpPath, name: file.filename });
+      } finally {
+        // The queue hard-linked it (or refused): the temp name is no longer needed either way.
+        await fsp.rm(file.tmpPath, { force: true });
+      }
+      if (format === 'json') return ctx.json(reply, r);
+      if (Array.isArray(r) && r[0] === 'ok') return ctx.redirectTo(req, reply, ctx.urls.msg(url, id), notice(html`Attached message successfully`));
+      return ctx.text(reply, 200, `Commit ${url}/${id} got ${rubyInspect(r)}`);
+    },
+
+    /** POST /q/<q>/<id>/attach/<name> (R) with _method=delete */
+    async attachDelete(req: FastifyRequest, reply: FastifyReply) {
+      const url = pathParam(req, 'q');
+      const q = await ctx.requireRoutedQueue(url);
+      const id = ctx.requireMsgId(pathParam(req, 'id'));
+      const name = requireFileName(pathParam(req, 'name'), 'Attachment');
+      const params = await readParams(req);
+      const format = textParam(params, 'x_format') ?? 'html';
+      if (format === 'json') ctx.markJson(req);
+      if (textParam(params, '_method') !== 'delete') return ctx.text(reply, 400, INVALID_METHOD);
+      const r = await ctx.ask(q, 'delete_attach_message', { msg_id: id, attachment_name: name });
+      if (format === 'json') return ctx.json(reply, r);
+      if (Array.isArray(r) && r[0] === 'ok') return ctx.redirectTo(req, reply, ctx.urls.msg(url, id), notice(html`Attachment deleted successfully`));
+      return ctx.text(reply, 200, `Delete of attach ${name} on ${url}/${id} got ${rubyInspect(r)}`);
+    },
+
+    /** GET /q/<q>/<id>/attach/<name> (R) */
+    attachGet: (req: FastifyRequest, reply: FastifyReply) => sendMessageFile(req, reply, 'attach', 'name', 'Attachment'),
+
+    /** GET /q/<q>/<id>/log/<file> (R) */
+    logGet: (req: FastifyRequest, reply: FastifyReply) => sendMessageFile(req, reply, 'job', 'file', 'Log file'),
+  };
+}
+

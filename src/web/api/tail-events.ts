@@ -1,0 +1,91 @@
+// GET /q/<q>/<id>/log/<file>/events: the job log as Server-Sent Events, from a byte offset until the job ends.
+import path from 'node:path';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { RqError, shown } from '../../errors.js';
+import { queuePaths } from '../../config/paths.js';
+import { type Located, LogTail } from '../log-tail.js';
+import { requireFileName } from '../message-files.js';
+import { pathParam } from '../request-params.js';
+import type { WebContext } from '../web-context.js';
+
+/** Proxies close idle streams; a comment line now and then keeps this one open. It reads nothing. */
+const KEEP_ALIVE_MS = 25_000;
+
+function startOffset(req: FastifyRequest): number {
+  // EventSource resends the last id it saw when it reconnects: that is the byte offset to resume from.
+  const raw = req.headers['last-event-id'] ?? (req.query as Record<string, unknown>).offset ?? '0';
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) throw new RqError('RQ_ERR_INVALID_FIELD', `offset: expected a byte offset (whole number >= 0), received ${shown(raw)}`);
+  return n;
+}
+
+export function tailEvents(ctx: WebContext) {
+  return async function logEvents(req: FastifyRequest, reply: FastifyReply) {
+    const q = await ctx.requireRoutedQueue(pathParam(req, 'q'));
+    const id = ctx.requireMsgId(pathParam(req, 'id'));
+    const file = requireFileName(pathParam(req, 'file'), 'Log file');
+    const offset = startOffset(req);
+
+    const locate = async (): Promise<Located | null> => {
+      const r = await ctx.ask(q, 'get_message_status', { msg_id: id });
+      if (!Array.isArray(r) || r[0] !== 'ok') return null;
+      const v = r[1] as { path: string; status: string; state: string };
+      const dir = path.resolve(ctx.deps.root, v.path);
+      if (!dir.startsWith(ctx.paths.queues + path.sep)) return null;
+      return { state: v.state, status: v.status, dir };
+    };
+    // Unknown messages get the 404 page now, before the stream starts.
+    if (!(await locate())) throw new RqError('RQ_ERR_MSG_NOT_FOUND', `Message not found: ${q}/${id}`);
+
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      'X-Accel-Buffering': 'no',
+      'X-Content-Type-Options': 'nosniff',
+    });
+    let open = true;
+    const write = (chunk: string): Promise<void> =>
+      new Promise((resolve) => {
+        if (!open) return resolve();
+        if (res.write(chunk)) return resolve();
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.once('drain', done);
+        res.once('close', done);
+      });
+    void write('retry: 2000\n\n');
+    let sent = offset;
+    const states = queuePaths(ctx.deps.root, q).state;
+    const keepAlive = setInterval(() => void write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+    const tail = new LogTail({
+      locate,
+      stateDirs: [states.prep, states.que, states.run],
+      msgId: id,
+      file,
+      offset,
+      log: ctx.log,
+      send: (text, next) => {
+        sent = next;
+        return write(`id: ${next}\nevent: log\ndata: ${JSON.stringify(text)}\n\n`);
+      },
+      state: (loc) => void write(`event: state\ndata: ${JSON.stringify({ state: loc.state, status: loc.status })}\n\n`),
+      end: (loc) => {
+        clearInterval(keepAlive);
+        const info = loc ? { state: loc.state, status: loc.status, offset: sent } : { state: null, status: 'message not found', offset: sent };
+        if (open) res.end(`event: end\ndata: ${JSON.stringify(info)}\n\n`);
+        open = false;
+      },
+    });
+    res.on('close', () => {
+      open = false;
+      clearInterval(keepAlive);
+      tail.close();
+    });
+    await tail.start();
+  };
+}

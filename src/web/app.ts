@@ -1,0 +1,101 @@
+// buildApp: the fastify instance of the web process (HTTP API + HTML UI + live tail), from explicit deps.
+import path from 'node:path';
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
+import fastifyStatic from '@fastify/static';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { RqError } from '../errors.js';
+import { ipAllowed, originProblem, securityHeaders } from './access-control.js';
+import { installBasicAuth } from './basic-auth.js';
+import { parseFormBody } from './params.js';
+import { registerRoutes } from './routes.js';
+import { WebContext } from './web-context.js';
+import { DEFAULT_MAX_UPLOAD_BYTES, type WebDeps } from './web-deps.js';
+
+/** Form posts and JSON bodies; files go through multipart, which streams and has its own limit. */
+const FORM_BODY_LIMIT = 16 * 1024 * 1024;
+
+/** Whole-request receive limit: large uploads over slow links need time, but not forever. */
+const REQUEST_TIMEOUT_MS = 30 * 60 * 1000;
+
+function statusOf(err: FastifyError | RqError | Error): number {
+  if (err instanceof RqError) return err.code === 'RQ_ERR_NO_REPLY' ? 503 : err.status;
+  const e = err as FastifyError;
+  if (e.code === 'FST_REQ_FILE_TOO_LARGE' || e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return 413;
+  return typeof e.statusCode === 'number' && e.statusCode >= 400 ? e.statusCode : 500;
+}
+
+function messageOf(err: FastifyError | RqError | Error, status: number, ctx: WebContext, maxUpload: number): string {
+  const e = err as FastifyError;
+  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return `413 - Request body too large: forms and JSON are limited to ${FORM_BODY_LIMIT} bytes (send files as multipart attachments)`;
+  if (e.code === 'FST_REQ_FILE_TOO_LARGE') return `413 - Upload too large: the limit is ${maxUpload} bytes (max_upload_bytes in config/config.json)`;
+  if (err instanceof RqError && err.code === 'RQ_ERR_NO_REPLY') return `503 - ${err.message}`;
+  // Our own texts already carry the classic "<code> - " prefix where the spec has one.
+  if (/^\d{3}\b/.test(err.message)) return err.message;
+  if (status >= 500 && !(err instanceof RqError)) ctx.log.error({ err }, 'request failed');
+  return `${status} - ${err.message}`;
+}
+
+export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
+  const ctx = new WebContext(deps);
+  const maxUpload = deps.config.max_upload_bytes ?? DEFAULT_MAX_UPLOAD_BYTES;
+  const app = Fastify({
+    logger: false,
+    bodyLimit: FORM_BODY_LIMIT,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    // Open live-tail streams must not hold up a shutdown.
+    forceCloseConnections: true,
+    return503OnClosing: true,
+    routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, maxParamLength: 1000, querystringParser: (s: string) => parseFormBody(s) },
+  });
+
+  app.addHook('onRequest', async (req, reply) => {
+    securityHeaders(req, reply);
+    if (!ipAllowed(req.ip, deps.config.allowed_ips)) return reply.code(403).type('text/plain; charset=utf-8').send('Forbidden');
+  });
+  if (deps.config.basic_auth) await installBasicAuth(app, deps.config.basic_auth);
+  app.addHook('onRequest', async (req, reply) => {
+    const problem = originProblem(req);
+    if (problem) return reply.code(403).type('text/plain; charset=utf-8').send(problem);
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    ctx.log.debug({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  });
+
+  await app.register(cookie, { secret: deps.cookieSecret });
+  await app.register(formbody, { parser: (s: string) => parseFormBody(s), bodyLimit: FORM_BODY_LIMIT });
+  await app.register(multipart, { limits: { fileSize: maxUpload, fieldSize: FORM_BODY_LIMIT } });
+  // Classic clients post other content types too; their parameters then come from the query string.
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: FORM_BODY_LIMIT }, (_req, _body, done) => done(null, {}));
+
+  app.setErrorHandler((err: FastifyError | RqError, req: FastifyRequest, reply: FastifyReply) => {
+    const status = statusOf(err);
+    if (reply.sent || reply.raw.headersSent) return;
+    if (status === 404) return ctx.notFoundPage(req, reply, err.message);
+    const text = messageOf(err, status, ctx, maxUpload);
+    if (status < 500) ctx.log.debug({ url: req.url, status, err: err.message }, 'request refused');
+    if (ctx.wantsJson(req)) return ctx.json(reply, ['fail', text.replace(/^\d{3} - /, '')], status);
+    return ctx.text(reply, status, text);
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const p = req.url.split('?')[0].replace(/\/{2,}/g, '/');
+    const prefix = ctx.urls.prefix;
+    // Outside relative_root the classic server answered in plain text.
+    if (prefix && p !== prefix && !p.startsWith(`${prefix}/`)) return ctx.text(reply, 404, `Not Found: ${p}`);
+    return ctx.notFoundPage(req, reply);
+  });
+
+  await app.register(
+    async (scope) => {
+      await scope.register(fastifyStatic, { root: deps.publicDir, prefix: '/', index: false, wildcard: false, serve: true });
+      scope.get('/js/ansi_up.js', (_req, reply) => reply.sendFile(path.basename(deps.ansiUpFile), path.dirname(deps.ansiUpFile)));
+      scope.get('/favicon.ico', (_req, reply) => reply.type('image/svg+xml').sendFile('favicon.svg'));
+      registerRoutes(scope, ctx, maxUpload);
+    },
+    { prefix: ctx.urls.prefix },
+  );
+  return app;
+}

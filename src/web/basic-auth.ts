@@ -1,0 +1,31 @@
+// HTTP Basic auth against config.json's basic_auth users, compared in constant time.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import basicAuth from '@fastify/basic-auth';
+import type { FastifyInstance } from 'fastify';
+import { RqError } from '../errors.js';
+
+export interface BasicAuthConfig {
+  realm?: string;
+  users: Record<string, string>;
+}
+
+// Hashing first gives equal lengths, so timingSafeEqual never leaks a length difference.
+const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+
+/** True iff users[user] === password, taking the same time whether or not the user exists. */
+export function checkCredentials(users: Record<string, string>, user: string, password: string): boolean {
+  const known = Object.hasOwn(users, user);
+  const expected = digest(known ? users[user] : `\u0000no such user ${Math.random()}`);
+  return timingSafeEqual(expected, digest(password)) && known;
+}
+
+/** Installs the check on every request of `app` (404s and static files included). */
+export async function installBasicAuth(app: FastifyInstance, cfg: BasicAuthConfig): Promise<void> {
+  await app.register(basicAuth, {
+    authenticate: { realm: cfg.realm ?? 'RQ' },
+    validate: async (user, password) => {
+      if (!checkCredentials(cfg.users, user, password)) throw new RqError('RQ_ERR_UNAUTHORIZED', '401 - Unauthorized');
+    },
+  });
+  app.addHook('onRequest', app.basicAuth);
+}

@@ -1,0 +1,98 @@
+// Everything the dashboard shows, gathered from rq-mgr, every queue and the timers process.
+import fs from 'node:fs/promises';
+import { discoverQueues } from '../mgr/queue-dirs.js';
+import { RQ_VERSION } from '../queue/script-runner.js';
+import { type QueueSnapshot, snapshotQueue } from './queue-snapshot.js';
+import type { WebContext } from './web-context.js';
+
+export const BUILTIN_QUEUES = ['debug', 'relay', 'cleaner', 'webhook', 'rq_router'];
+
+export interface MgrState {
+  up: boolean;
+  error?: string;
+  pid: number | null;
+  uptime?: number;
+  version?: string;
+  /** The supervisor runs another version than this web process. */
+  versionMismatch: boolean;
+}
+
+export interface WorkerInfo {
+  status: string;
+  last_exit: string | null;
+}
+
+export interface DashboardQueue extends QueueSnapshot {
+  builtin: boolean;
+  worker?: WorkerInfo;
+}
+
+export type TimerList = { ok: true; timers: { name: string; due: number; in: number }[] } | { ok: false; error: string };
+
+export interface DashboardData {
+  mgr: MgrState;
+  queues: DashboardQueue[];
+  timers: TimerList;
+  webVersion: string;
+  now: number;
+}
+
+async function readPid(file: string): Promise<number | null> {
+  const n = Number((await fs.readFile(file, 'utf8').catch(() => '')).trim());
+  return Number.isInteger(n) && n > 0 ? n : null;
+}
+
+/** rq-mgr's state; `queues` is its worker list (or the queue dirs when it is down). */
+export async function mgrState(ctx: WebContext): Promise<{ mgr: MgrState; names: string[]; workers: Record<string, WorkerInfo> }> {
+  const pid = await readPid(ctx.paths.mgrPid);
+  try {
+    const [ping, uptime, version, queues] = await Promise.all([ctx.deps.mgr.call('ping'), ctx.deps.mgr.call('uptime'), ctx.deps.mgr.call('version'), ctx.deps.mgr.call('queues')]);
+    if (!Array.isArray(ping) || ping[0] !== 'pong') throw new Error(`ping answered ${JSON.stringify(ping)}`);
+    const workers: Record<string, WorkerInfo> = {};
+    // `status` is an rq extension; an older supervisor without it just gives no worker details.
+    const st = await ctx.deps.mgr.call('status').catch(() => null);
+    if (Array.isArray(st) && st[0] === 'ok' && typeof st[1] === 'object' && st[1] !== null) Object.assign(workers, st[1]);
+    const v = Array.isArray(version) ? String(version[0]) : undefined;
+    return {
+      mgr: { up: true, pid, uptime: Array.isArray(uptime) ? Number(uptime[0]) : undefined, version: v, versionMismatch: v !== undefined && v !== RQ_VERSION },
+      names: Array.isArray(queues) ? queues.filter((n): n is string => typeof n === 'string') : [],
+      workers,
+    };
+  } catch (err) {
+    return { mgr: { up: false, error: (err as Error).message, pid, versionMismatch: false }, names: await discoverQueues(ctx.deps.root), workers: {} };
+  }
+}
+
+/** User queues by name, then the built-ins in their classic order. */
+export function orderQueues(names: string[]): string[] {
+  const user = names.filter((n) => !BUILTIN_QUEUES.includes(n)).sort();
+  return [...user, ...BUILTIN_QUEUES.filter((b) => names.includes(b))];
+}
+
+export async function timerList(ctx: WebContext): Promise<TimerList> {
+  try {
+    const reply = await ctx.deps.mgr.timers('get_timers');
+    if (reply[0] !== 'ok' || !Array.isArray(reply[1])) return { ok: false, error: `timers answered ${JSON.stringify(reply).slice(0, 200)}` };
+    const now = ctx.now() / 1000;
+    const timers = (reply[1] as unknown[])
+      .filter((t): t is [string, number] => Array.isArray(t) && typeof t[0] === 'string' && typeof t[1] === 'number')
+      .map(([name, due]) => ({ name, due, in: Math.round(due - now) }))
+      .sort((a, b) => a.due - b.due);
+    return { ok: true, timers };
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  }
+}
+
+export async function dashboardData(ctx: WebContext): Promise<DashboardData> {
+  const [{ mgr, names, workers }, timers] = await Promise.all([mgrState(ctx), timerList(ctx)]);
+  const queues = await Promise.all(
+    orderQueues(names).map(async (name): Promise<DashboardQueue> => {
+      const worker = workers[name];
+      // An ERROR/BACKOFF worker has no process to ask.
+      const snap = worker && worker.status !== 'RUNNING' ? { name, alive: false, error: `${worker.status}${worker.last_exit ? ` (${worker.last_exit})` : ''}`, pid: null } : await snapshotQueue(ctx, name);
+      return { ...snap, builtin: BUILTIN_QUEUES.includes(name), worker };
+    }),
+  );
+  return { mgr, queues, timers, webVersion: RQ_VERSION, now: ctx.now() };
+}

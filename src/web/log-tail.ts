@@ -1,0 +1,237 @@
+// Follows one job log as it grows, by filesystem events only, until its message reaches a terminal state.
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+
+export const TERMINAL_STATES = new Set(['done', 'relayed', 'err']);
+
+export interface Located {
+  state: string;
+  status: string;
+  /** Absolute message directory. */
+  dir: string;
+}
+
+export interface LogTailDeps {
+  /** Where the message is now (asks its queue), or null when it no longer exists. */
+  locate: () => Promise<Located | null>;
+  /** The queue's flat state directories (prep/, que/, run/): every state change renames the message out of one. */
+  stateDirs: string[];
+  msgId: string;
+  /** File name under the message's job/ directory. */
+  file: string;
+  /** Byte offset to start from (resume). */
+  offset: number;
+  /** Delivers bytes; resolves when the consumer can take more (backpressure). */
+  send: (text: string, nextOffset: number) => Promise<void>;
+  /** The message moved to another state. */
+  state: (loc: Located) => void;
+  /** Final call: the message is terminal (and every byte was sent) or gone. */
+  end: (loc: Located | null) => void;
+  log: Logger;
+}
+
+const CHUNK = 64 * 1024;
+/**
+ * The queue renames a message's directory a moment before its answers say so. When the reply
+ * names a directory that is already gone, ask again after this (doubling, bounded) delay.
+ */
+const SETTLE_FIRST_MS = 5;
+const SETTLE_MAX_MS = 1000;
+
+/** Length of `buf` without a UTF-8 sequence cut at its end (that part is sent with the next read). */
+export function completeUtf8Length(buf: Buffer, len: number): number {
+  let i = len - 1;
+  let back = 0;
+  while (i >= 0 && back < 4 && (buf[i] & 0xc0) === 0x80) {
+    i--;
+    back++;
+  }
+  if (i < 0) return len;
+  const lead = buf[i];
+  const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  return len - i >= need ? len : i;
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await fsp.access(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export class LogTail {
+  private offset: number;
+  private fh: fsp.FileHandle | null = null;
+  private fileWatcher: fs.FSWatcher | null = null;
+  private dirWatcher: fs.FSWatcher | null = null;
+  private readonly stateWatchers: fs.FSWatcher[] = [];
+  private closed = false;
+  private reading: Promise<void> | null = null;
+  private readAgain = false;
+  private checking: Promise<void> | null = null;
+  private checkAgain = false;
+  private lastState: string | null = null;
+  private lastDir: string | null = null;
+  private settleTimer: NodeJS.Timeout | null = null;
+  private settleDelay = SETTLE_FIRST_MS;
+  private readonly buf = Buffer.alloc(CHUNK);
+
+  constructor(private readonly deps: LogTailDeps) {
+    this.offset = deps.offset;
+  }
+
+  /** Watches first, then looks: a change between the two is never missed. */
+  async start(): Promise<void> {
+    for (const dir of this.deps.stateDirs) {
+      try {
+        const w = fs.watch(dir, (_event, name) => {
+          if (name === this.deps.msgId || name === `.${this.deps.msgId}`) this.check();
+        });
+        w.on('error', () => undefined);
+        this.stateWatchers.push(w);
+      } catch (err) {
+        this.deps.log.debug({ dir, err: (err as Error).message }, 'cannot watch state dir');
+      }
+    }
+    this.check();
+    await this.checking;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const w of this.stateWatchers) w.close();
+    this.fileWatcher?.close();
+    this.dirWatcher?.close();
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    const fh = this.fh;
+    this.fh = null;
+    // Close after any read in flight finishes with the handle.
+    void (this.reading ?? Promise.resolve()).finally(() => fh?.close().catch(() => undefined));
+  }
+
+  /** Re-locates the message (serialised; a request during a check runs one more). */
+  private check(): void {
+    if (this.closed) return;
+    if (this.checking) {
+      this.checkAgain = true;
+      return;
+    }
+    this.checking = (async () => {
+      do {
+        this.checkAgain = false;
+        await this.checkOnce();
+      } while (this.checkAgain && !this.closed);
+    })()
+      .catch((err) => {
+        this.deps.log.warn({ err: (err as Error).message }, 'log tail check failed');
+        this.finish(null);
+      })
+      .finally(() => {
+        this.checking = null;
+      });
+  }
+
+  private async checkOnce(): Promise<void> {
+    const loc = await this.deps.locate();
+    if (this.closed) return;
+    if (!loc || (!TERMINAL_STATES.has(loc.state) && !(await exists(loc.dir)))) {
+      // Moved on disk, not yet in the queue's answers (or briefly in neither place): look again shortly.
+      if (this.settleDelay <= SETTLE_MAX_MS) {
+        if (!this.settleTimer) {
+          this.settleTimer = setTimeout(() => {
+            this.settleTimer = null;
+            this.check();
+          }, this.settleDelay);
+          this.settleDelay *= 2;
+        }
+        return;
+      }
+      if (!loc) {
+        await this.read();
+        this.finish(null);
+        return;
+      }
+    }
+    this.settleDelay = SETTLE_FIRST_MS;
+    if (loc.state !== this.lastState) {
+      this.lastState = loc.state;
+      this.deps.state(loc);
+    }
+    if (!this.fh) await this.open(loc.dir);
+    await this.read();
+    if (TERMINAL_STATES.has(loc.state)) {
+      // The script has exited: whatever is in the file now is all there will be.
+      await this.read();
+      this.finish(loc);
+    }
+  }
+
+  /** Opens the log; until it exists, watches the message directory tree for it to appear. */
+  private async open(dir: string): Promise<void> {
+    const file = path.join(dir, 'job', this.deps.file);
+    try {
+      this.fh = await fsp.open(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    } catch {
+      if (this.lastDir !== dir) {
+        this.dirWatcher?.close();
+        this.lastDir = dir;
+        try {
+          // The directory may move (que ⇒ run) — the watch follows the inode; state events re-locate it.
+          this.dirWatcher = fs.watch(dir, { recursive: true }, () => this.check());
+          this.dirWatcher.on('error', () => undefined);
+        } catch {
+          this.dirWatcher = null;
+        }
+      }
+      return;
+    }
+    this.dirWatcher?.close();
+    this.dirWatcher = null;
+    // An inotify watch follows the file's inode, so it keeps firing after run/ ⇒ done/.
+    this.fileWatcher = fs.watch(file, () => void this.read().catch(() => undefined));
+    this.fileWatcher.on('error', () => undefined);
+  }
+
+  /** Sends everything from the offset to the current end (serialised; calls during a read run one more pass). */
+  private read(): Promise<void> {
+    if (this.reading) {
+      this.readAgain = true;
+      return this.reading;
+    }
+    this.reading = (async () => {
+      do {
+        this.readAgain = false;
+        await this.readOnce();
+      } while (this.readAgain && !this.closed);
+    })().finally(() => {
+      this.reading = null;
+    });
+    return this.reading;
+  }
+
+  private async readOnce(): Promise<void> {
+    for (;;) {
+      const fh = this.fh;
+      if (!fh || this.closed) return;
+      const { bytesRead } = await fh.read(this.buf, 0, CHUNK, this.offset);
+      if (bytesRead === 0) return;
+      const len = completeUtf8Length(this.buf, bytesRead);
+      // A lone cut sequence at the very end waits for its remaining bytes.
+      if (len === 0) return;
+      this.offset += len;
+      await this.deps.send(this.buf.toString('utf8', 0, len), this.offset);
+      if (bytesRead < CHUNK && len === bytesRead) return;
+    }
+  }
+
+  private finish(loc: Located | null): void {
+    if (this.closed) return;
+    this.deps.end(loc);
+    this.close();
+  }
+}

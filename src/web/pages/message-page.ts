@@ -1,0 +1,16 @@
+// GET /q/<q>/<id> (R): the message page, or the prep page while it is being assembled.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { getMessage } from '../message-files.js';
+import { pathParam } from '../request-params.js';
+import { messageView } from '../views/message-view.js';
+import type { WebContext } from '../web-context.js';
+
+export function messagePage(ctx: WebContext) {
+  return async function message(req: FastifyRequest, reply: FastifyReply, idParam: string) {
+    const url = pathParam(req, 'q');
+    const q = await ctx.requireRoutedQueue(url);
+    const id = ctx.requireMsgId(idParam);
+    const msg = await getMessage(ctx, q, id);
+    return ctx.page(req, reply, messageView(msg, url, ctx.urls), { queue: url });
+  };
+}

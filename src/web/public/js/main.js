@@ -1,0 +1,120 @@
+// rq UI behaviour: live dashboard counts (polls /dashboard.json every 2 s while visible) and confirm prompts.
+const COLUMNS = ['prep', 'que', 'run', 'err', 'done', 'relayed'];
+
+/** Must match views/format.ts idPart. */
+const idPart = (name) => name.replace(/[^A-Za-z0-9_-]/g, (c) => `_${c.codePointAt(0).toString(16)}_`);
+
+function countClass(col, n) {
+  if (!n) return 'count zero';
+  if (col === 'err') return 'count bad';
+  if (col === 'done' || col === 'relayed') return 'count good';
+  return 'count busy';
+}
+
+function duration(seconds) {
+  if (seconds === undefined || seconds === null) return '-';
+  const s = Math.max(0, Math.floor(seconds));
+  const d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60);
+  if (d) return `${d}d ${h}h`;
+  if (h) return `${h}h ${m}m`;
+  if (m) return `${m}m ${s % 60}s`;
+  return `${s}s`;
+}
+
+function setText(id, text, cls) {
+  const el = document.getElementById(id);
+  if (!el) return;
+  if (el.textContent !== String(text)) el.textContent = String(text);
+  if (cls !== undefined && el.className !== cls) el.className = cls;
+}
+
+function renderTimers(timers) {
+  const box = document.getElementById('timer-list');
+  if (!box) return;
+  box.replaceChildren();
+  if (!timers.ok) {
+    const p = document.createElement('p');
+    p.className = 'bad';
+    p.id = 'timer-error';
+    p.textContent = `Error: ${timers.error}`;
+    box.append(p);
+    return;
+  }
+  if (timers.timers.length === 0) {
+    const p = document.createElement('p');
+    p.className = 'muted';
+    p.id = 'timer-empty';
+    p.textContent = 'No timers.';
+    box.append(p);
+    return;
+  }
+  const table = document.createElement('table');
+  table.className = 'grid';
+  table.id = 'timer-table';
+  table.innerHTML = '<thead><tr><th>NAME</th><th>DUE IN</th></tr></thead><tbody></tbody>';
+  for (const t of timers.timers) {
+    const tr = document.createElement('tr');
+    tr.dataset.timer = t.name;
+    const name = document.createElement('td');
+    name.textContent = t.name;
+    const due = document.createElement('td');
+    due.className = 'num';
+    due.textContent = `${t.in} seconds`;
+    tr.append(name, due);
+    table.tBodies[0].append(tr);
+  }
+  box.append(table);
+}
+
+function applyDashboard(data, table) {
+  const shownNames = [...table.tBodies[0].rows].map((r) => r.dataset.queue).join('\n');
+  const newNames = data.queues.map((q) => q.name).join('\n');
+  const mgrShownUp = document.getElementById('mgr-state')?.textContent.includes('OPERATIONAL');
+  // A queue added or removed, or the supervisor came or went: the page layout changes, so reload it.
+  if (shownNames !== newNames || mgrShownUp !== data.mgr.up) {
+    location.reload();
+    return;
+  }
+  for (const q of data.queues) {
+    const id = idPart(q.name);
+    const shown = q.alive && q.status !== 'DOWN' && q.counts;
+    for (const c of COLUMNS) {
+      const n = shown ? q.counts[c] : undefined;
+      setText(`q-${id}-${c}`, shown ? n : '-', shown ? countClass(c, n) : 'count zero');
+    }
+    setText(`q-${id}-pid`, q.pid ?? '-');
+    setText(`q-${id}-uptime`, q.alive ? duration(q.uptime) : '-');
+    const status = q.alive ? q.status ?? '?' : `DOWN ${q.error ?? ''}`.trim();
+    setText(`q-${id}-status`, status, `status ${q.alive && q.status === 'UP' ? 'up' : 'down'}`);
+  }
+  renderTimers(data.timers);
+}
+
+function startDashboard() {
+  const table = document.getElementById('queue-table');
+  if (!table) return;
+  const url = table.dataset.refresh;
+  let busy = false;
+  const tick = async () => {
+    if (busy || document.hidden) return;
+    busy = true;
+    try {
+      const res = await fetch(url, { headers: { Accept: 'application/json' }, cache: 'no-store' });
+      if (res.ok) applyDashboard(await res.json(), table);
+    } catch {
+      // The server may be restarting; the next tick tries again.
+    } finally {
+      busy = false;
+    }
+  };
+  setInterval(tick, 2000);
+  document.addEventListener('visibilitychange', tick);
+}
+
+for (const form of document.querySelectorAll('form[data-confirm]')) {
+  form.addEventListener('submit', (e) => {
+    if (!confirm(form.dataset.confirm)) e.preventDefault();
+  });
+}
+
+startDashboard();

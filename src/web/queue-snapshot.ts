@@ -1,0 +1,79 @@
+// A queue's live state as the status routes and pages show it: status, uptime, counts, pid.
+import fs from 'node:fs/promises';
+import { queuePaths } from '../config/paths.js';
+import type { WebContext } from './web-context.js';
+
+export interface Counts {
+  prep: number;
+  que: number;
+  run: number;
+  done: number;
+  relayed: number;
+  err: number;
+}
+
+export interface QueueSnapshot {
+  name: string;
+  /** The queue process answered. */
+  alive: boolean;
+  /** Why it did not (no reply, refused). */
+  error?: string;
+  /** UP, PAUSE, DOWN or SCRIPTERROR. */
+  status?: string;
+  uptime?: number;
+  /** Absent while DOWN (the queue refuses to count then) or dead. */
+  counts?: Counts;
+  pid: number | null;
+}
+
+async function readPid(file: string): Promise<number | null> {
+  try {
+    const n = Number((await fs.readFile(file, 'utf8')).trim());
+    return Number.isInteger(n) && n > 0 ? n : null;
+  } catch {
+    return null;
+  }
+}
+
+function isCounts(v: unknown): v is Counts {
+  return typeof v === 'object' && v !== null && ['prep', 'que', 'run', 'done', 'relayed', 'err'].every((k) => typeof (v as Record<string, unknown>)[k] === 'number');
+}
+
+/** Asks the queue (three pipelined commands) for what the dashboard and status formats need. */
+export async function snapshotQueue(ctx: WebContext, name: string): Promise<QueueSnapshot> {
+  const pid = readPid(queuePaths(ctx.deps.root, name).pidFile);
+  try {
+    const [status, uptime, counts] = await Promise.all([
+      ctx.ask(name, 'status'),
+      ctx.ask(name, 'uptime'),
+      // A DOWN queue answers this with ["fail","status: DOWN"]; that is not an error here.
+      ctx.ask(name, 'num_messages'),
+    ]);
+    const s = Array.isArray(status) && typeof status[0] === 'string' ? status[0] : 'UNKNOWN';
+    return {
+      name,
+      alive: true,
+      status: s,
+      uptime: Array.isArray(uptime) && typeof uptime[0] === 'number' ? uptime[0] : undefined,
+      counts: isCounts(counts) ? counts : undefined,
+      pid: await pid,
+    };
+  } catch (err) {
+    return { name, alive: false, error: (err as Error).message, pid: await pid };
+  }
+}
+
+/** `GET /q/<q>.txt` (spec §9.5, blank lines included). */
+export function statusText(s: QueueSnapshot): string {
+  if (!s.alive || s.status === 'DOWN' || !s.counts) return `\nstatus: ${s.alive ? s.status : 'DOWN'}\n\n`;
+  const c = s.counts;
+  return `\nstatus: ${s.status}\n\nuptime: ${s.uptime ?? 0}\n\n\nprep: ${c.prep}\nque: ${c.que}\nrun: ${c.run}\n\ndone: ${c.done}\nerr: ${c.err}\nrelayed: ${c.relayed}\n\n`;
+}
+
+/** `GET /q/<q>.json` (spec §9.5: valid JSON with the classic line breaks). */
+export function statusJson(s: QueueSnapshot): string {
+  const status = JSON.stringify(s.alive ? s.status : 'DOWN');
+  if (!s.alive || s.status === 'DOWN' || !s.counts) return `{"status":${status}\n}\n`;
+  const c = s.counts;
+  return `{"status":${status}\n,"uptime":${s.uptime ?? 0},"prep_size":${c.prep},"que_size":${c.que},"run_size":${c.run},"done_size":${c.done},"err_size":${c.err},"relayed_size":${c.relayed}}\n`;
+}

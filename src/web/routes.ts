@@ -1,0 +1,68 @@
+// Every route of the web process, in one table (spec §9.3 order), wired to its handler.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { adminApi } from './api/admin-api.js';
+import { attachApi } from './api/attach-api.js';
+import { messageApi } from './api/message-api.js';
+import { statusApi } from './api/status-api.js';
+import { tailEvents } from './api/tail-events.js';
+import { dashboardPage } from './pages/dashboard-page.js';
+import { formPages } from './pages/form-pages.js';
+import { messagePage } from './pages/message-page.js';
+import { queuePage } from './pages/queue-page.js';
+import { tailPages } from './pages/tail-page.js';
+import { pathParam } from './request-params.js';
+import type { WebContext } from './web-context.js';
+
+export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadBytes: number): void {
+  const status = statusApi(ctx);
+  const message = messageApi(ctx);
+  const admin = adminApi(ctx);
+  const attach = attachApi(ctx, maxUploadBytes);
+  const forms = formPages(ctx);
+  const tail = tailPages(ctx);
+  const showQueue = queuePage(ctx);
+  const showMessage = messagePage(ctx);
+
+  app.get('/', dashboardPage(ctx));
+  app.get('/dashboard.json', status.dashboardJson);
+  app.get('/healthz', status.healthz);
+  app.get('/new_queue', forms.newQueue);
+  app.post('/new_queue', admin.newQueue);
+  app.post('/new_queue_link', admin.newQueueLink);
+  app.post('/delete_queue', admin.deleteQueue);
+  app.get('/q.txt', status.listTxt);
+  app.get('/q.json', status.listJson);
+
+  // /q/<q>, /q/<q>.txt and /q/<q>.json share one path segment (queue names never contain a dot).
+  app.get('/q/:q', (req: FastifyRequest, reply: FastifyReply) => {
+    const seg = pathParam(req, 'q');
+    if (seg.endsWith('.json')) return status.queueStatus(req, reply, seg.slice(0, -5), 'json');
+    if (seg.endsWith('.txt')) return status.queueStatus(req, reply, seg.slice(0, -4), 'txt');
+    return showQueue(req, reply, seg);
+  });
+  app.get('/q/:q/done.json', status.doneJson);
+  app.get('/q/:q/new_message', forms.newMessage);
+  app.post('/q/:q/new_message', message.newMessage);
+  app.post('/q/:q/adminoper', admin.adminoper);
+  app.post('/q/:q/restart', admin.restart);
+  app.post('/q/:q/ack_errs', admin.ackErrs);
+  app.get('/q/:q/config.json', status.configFile);
+  app.get('/q/:q/config', status.liveConfig);
+
+  // /q/<q>/<id> and /q/<q>/<id>.json likewise (ids contain dots, so only the suffix tells them apart).
+  app.get('/q/:q/:id', (req: FastifyRequest, reply: FastifyReply) => {
+    const seg = pathParam(req, 'id');
+    return seg.endsWith('.json') ? message.messageJson(req, reply, seg.slice(0, -5)) : showMessage(req, reply, seg);
+  });
+  app.get('/q/:q/:id/state.json', message.stateJson);
+  app.post('/q/:q/:id/clone', message.clone);
+  app.post('/q/:q/:id/run_now', message.runNow);
+  app.post('/q/:q/:id/attach/new', attach.attachNew);
+  app.post('/q/:q/:id/attach/:name', attach.attachDelete);
+  app.get('/q/:q/:id/log/:file', attach.logGet);
+  app.get('/q/:q/:id/log/:file/events', { exposeHeadRoute: false }, tailEvents(ctx));
+  app.get('/q/:q/:id/attach/:name', attach.attachGet);
+  app.get('/q/:q/:id/tailview/:name', tail.attach);
+  app.get('/q/:q/:id/tailviewlog/:file', tail.log);
+  app.post('/q/:q/:id', message.messageAction);
+}

@@ -1,0 +1,77 @@
+// The new-message form (honouring form.json) and the new-queue form.
+import { type FormConfig, type FormFieldId, fieldHelp, fieldLabel, isFieldHidden } from '../../config/form-config.js';
+import { parseFullId } from '../../spool/message-id.js';
+import type { Urls } from '../urls.js';
+import { type SafeHtml, html } from './html.js';
+
+interface FieldSpec {
+  id: FormFieldId;
+  name: string;
+  label: string;
+  help?: string;
+  value?: string;
+  /** Whether form.json may replace the label/help (the classic template allowed it for these). */
+  overridable: boolean;
+}
+
+function field(form: FormConfig | null, f: FieldSpec): SafeHtml {
+  const label = (f.overridable && fieldLabel(form, f.id)) || f.label;
+  const help = (f.overridable && fieldHelp(form, f.id)) || f.help;
+  return html`<div class="field" id="${f.id}_field"${isFieldHidden(form, f.id) ? html` style="display: none;"` : ''}>
+  <label for="${f.id}">${label}</label>
+  <input type="text" id="${f.id}" name="${f.name}" value="${f.value ?? ''}">
+  ${help ? html`<p class="help" id="${f.id}_help">${help}</p>` : ''}
+</div>`;
+}
+
+export function newMessageView(q: string, form: FormConfig | null, urls: Urls): SafeHtml {
+  const fields: FieldSpec[] = [
+    { id: 'mesg_dest', name: 'mesg[dest]', label: 'Destination Queue', value: urls.queue(q), overridable: false },
+    { id: 'mesg_src', name: 'mesg[src]', label: 'Source', help: 'Free text: who or what sent this message', overridable: true },
+    ...([1, 2, 3, 4] as const).map((n): FieldSpec => ({ id: `mesg_param${n}`, name: `mesg[param${n}]`, label: `Param ${n}`, help: `Given to the script as RQ_PARAM${n}`, overridable: true })),
+    { id: 'mesg_status', name: 'mesg[status]', label: 'Status', overridable: true },
+    { id: 'mesg_post_run_webhook', name: 'mesg[post_run_webhook]', label: 'Post-run webhooks', help: 'URLs separated by spaces, called when the message finishes', overridable: false },
+  ];
+  return html`<div class="page-head"><h1>New Message for <a href="${urls.queue(q)}">${q}</a></h1></div>
+<form class="card form" id="new-message-form" method="post" action="${urls.queue(q, '/new_message')}">
+  <input type="hidden" name="x_format" value="html">
+  ${fields.map((f) => field(form, f))}
+  <fieldset class="field" id="mesg_method_field"><legend>Mode</legend>
+    <label><input type="radio" name="mesg[_method]" id="mesg_method_commit" value="commit" checked> commit</label>
+    <label><input type="radio" name="mesg[_method]" id="mesg_method_prep" value="prep"> prep</label>
+    <label><input type="radio" name="mesg[_method]" id="mesg_method_single_que" value="single_que"> single_que</label>
+  </fieldset>
+  <button type="submit" class="button primary" id="btn-send-message">Send Message</button>
+</form>`;
+}
+
+export function newQueueView(urls: Urls): SafeHtml {
+  const checks = (name: string) =>
+    [1, 2, 3, 4].map((n) => html`<label><input type="checkbox" name="queue[${name}][]" id="queue_${name}_${n}" value="${n}"> param${n}</label>`);
+  return html`<div class="page-head"><h1>New Queue</h1></div>
+<form class="card form" id="new-queue-form" method="post" action="${urls.link('new_queue')}">
+  <div class="field" id="queue_name_field"><label for="queue_name">Queue name</label><input type="text" id="queue_name" name="queue[name]" required>
+    <p class="help">Letters, digits, '-' and '_'.</p></div>
+  <div class="field" id="queue_script_field"><label for="queue_script">Script path</label><input type="text" id="queue_script" name="queue[script]" required>
+    <p class="help">Absolute, or relative to the rq root.</p></div>
+  <div class="field" id="queue_num_workers_field"><label for="queue_num_workers">Max workers</label><input type="number" min="1" max="128" id="queue_num_workers" name="queue[num_workers]" value="1">
+    <p class="help">Anything &gt; 1 means parallelism</p></div>
+  <fieldset class="field" id="queue_coalesce_field"><legend>Coalescing</legend>${checks('coalesce_params')}
+    <p class="help">If two queued messages share all checked params, only one runs.</p></fieldset>
+  <fieldset class="field" id="queue_blocking_field"><legend>Blocking</legend>${checks('blocking_params')}
+    <p class="help">A message does not start while another with the same checked params runs.</p></fieldset>
+  <div class="field" id="queue_exec_prefix_field"><label for="queue_exec_prefix">'exec' prefix</label><input type="text" id="queue_exec_prefix" name="queue[exec_prefix]" value="bash -lc "></div>
+  <button type="submit" class="button primary" id="btn-create-queue">Create Queue</button>
+</form>`;
+}
+
+/** HTML new_message without `back`: "New Message Result". */
+export function resultView(q: string, reply: unknown, urls: Urls): SafeHtml {
+  const ok = Array.isArray(reply) && reply[0] === 'ok' && typeof reply[1] === 'string';
+  // Link through this server (the full id names the configured host, which the browser may not reach).
+  const where = ok ? parseFullId(reply[1] as string) : null;
+  const body = ok
+    ? html`<p id="result-ok">OK - <a href="${where ? urls.msg(where.queue, where.id) : '#'}" id="result-link">${reply[1] as string}</a></p>`
+    : html`<p id="result-error" class="bad">${Array.isArray(reply) ? `${String(reply[0])} - ${String(reply[1] ?? '')}` : JSON.stringify(reply)}</p>`;
+  return html`<div class="page-head"><h1>New Message Result</h1></div><section class="card"><p>Queue: <a href="${urls.queue(q)}" id="result-queue">${q}</a></p>${body}</section>`;
+}

@@ -1,0 +1,82 @@
+// The message page (and its prep variant): summary, every field, attachments, actions, embedded live tail.
+import type { MessageView } from '../message-files.js';
+import type { Urls } from '../urls.js';
+import { type SafeHtml, html, safeHref } from './html.js';
+import { postButton } from './queue-view.js';
+
+const SUMMARY = ['param1', 'param2', 'param3', 'param4', 'count'];
+const FULL = ['msg_id', 'max_count', 'post_run_webhook', 'dest', 'src', 'orig_msg_id', 'cloned_from', 'dups', 'dup', 'force_remote', 'due', 'path'];
+const NOT_SHOWN = new Set(['status', 'state', '_attachments', ...SUMMARY]);
+
+/** A full id URL or a short id of this queue, as a link. */
+function msgLink(value: unknown, q: string, urls: Urls): SafeHtml {
+  if (typeof value !== 'string') return html`${JSON.stringify(value)}`;
+  if (/^https?:\/\//.test(value)) return html`<a href="${safeHref(value)}">${value}</a>`;
+  if (/^\.?\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/.test(value)) return html`<a href="${urls.msg(q, value)}">${value}</a>`;
+  return html`${value}`;
+}
+
+function fieldValue(key: string, value: unknown, q: string, urls: Urls): SafeHtml {
+  if (key === 'orig_msg_id' || key === 'dup' || key === 'cloned_from') return msgLink(value, q, urls);
+  if (key === 'dups' && Array.isArray(value)) return html`${value.map((v) => html`<div>${msgLink(v, q, urls)}</div>`)}`;
+  if (key === 'post_run_webhook' && Array.isArray(value)) return html`${value.map((v) => html`<div><a href="${safeHref(v)}">${String(v)}</a></div>`)}`;
+  if (key === 'due' && typeof value === 'number') return html`${value} <span class="muted">(${new Date(value * 1000).toISOString()})</span>`;
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return html`${String(value)}`;
+  return html`<code>${JSON.stringify(value, null, 1)}</code>`;
+}
+
+function statusCell(m: MessageView): SafeHtml {
+  const relayed = /^relayed - (https?:\/\/\S+)$/.exec(m.status);
+  return relayed ? html`relayed - <a href="${safeHref(relayed[1])}" id="relayed-link">${relayed[1]}</a>` : html`${m.status}`;
+}
+
+function attachmentsView(m: MessageView, q: string, urls: Urls, prep: boolean): SafeHtml {
+  const list = Object.entries(m._attachments ?? {});
+  if (list.length === 0) return html`<p class="muted" id="attachments-empty">No attachments.</p>`;
+  const rows = list.map(
+    ([name, a]) => html`<tr data-attachment="${name}"><td><a href="${urls.msg(q, m.msg_id, `/attach/${encodeURIComponent(name)}`)}">${name}</a>
+  <a class="muted small" href="${urls.msg(q, m.msg_id, `/tailview/${encodeURIComponent(name)}`)}">view</a></td><td><code>${a.md5}</code></td><td class="num">${a.size}</td>
+  ${prep ? html`<td>${postButton(urls.msg(q, m.msg_id, `/attach/${encodeURIComponent(name)}`), 'Delete', { fields: { _method: 'delete' }, cls: 'button small danger' })}</td>` : ''}</tr>`,
+  );
+  return html`<div class="table-wrap"><table class="grid" id="attachments"><thead><tr><th>Name</th><th>MD5</th><th>Size</th>${prep ? html`<th>Delete</th>` : ''}</tr></thead><tbody>${rows}</tbody></table></div>`;
+}
+
+export function messageView(m: MessageView, q: string, urls: Urls): SafeHtml {
+  const prep = m.state === 'prep';
+  const self = urls.msg(q, m.msg_id);
+  const summary = SUMMARY.filter((k) => m[k] !== undefined).map((k) => html`<tr><th>${k}</th><td id="field-${k}">${fieldValue(k, m[k], q, urls)}</td></tr>`);
+  const fullKeys = [...FULL.filter((k) => m[k] !== undefined), ...Object.keys(m).filter((k) => !FULL.includes(k) && !NOT_SHOWN.has(k)).sort()];
+  const full = fullKeys.map((k) => html`<tr><th>${k}</th><td id="field-${k}">${fieldValue(k, m[k], q, urls)}</td></tr>`);
+  const actions = prep
+    ? html`${postButton(self, 'Commit Message', { id: 'btn-commit', fields: { _method: 'commit' }, cls: 'button primary' })}
+${postButton(self, 'Delete Message', { id: 'btn-delete', fields: { _method: 'delete' }, cls: 'button danger' })}`
+    : html`${postButton(urls.msg(q, m.msg_id, '/clone'), 'Clone message', { id: 'btn-clone' })}
+${postButton(urls.msg(q, m.msg_id, '/run_now'), 'Run message (risky)', { id: 'btn-run-now' })}
+${m.state === 'run' ? postButton(self, 'Destroy', { id: 'btn-destroy', fields: { _method: 'destroy' }, cls: 'button danger' }) : ''}
+${m.state === 'que' || m.state === 'err' ? postButton(self, 'Delete', { id: 'btn-delete', fields: { _method: 'delete' }, cls: 'button danger' }) : ''}`;
+  const upload = prep
+    ? html`<form id="upload-form" class="upload" method="post" enctype="multipart/form-data" action="${urls.msg(q, m.msg_id, '/attach/new')}">
+  <input type="hidden" name="x_format" value="html">
+  <input type="file" name="filedata" id="upload-file" required>
+  <button type="submit" class="button" id="btn-upload">Upload attachment</button>
+</form>`
+    : '';
+  const tail = prep
+    ? ''
+    : html`<section class="card" id="log-tail"><div class="card-head"><h3>Log Tail Window</h3>
+  <span><a href="${urls.msg(q, m.msg_id, '/log/stdio.log')}" id="raw-log-link">Raw log</a> · <a href="${urls.msg(q, m.msg_id, '/tailviewlog/stdio.log')}" id="full-tail-link">Full tail</a></span></div>
+  <iframe id="tail-frame" class="tail-frame" title="stdio.log" src="${urls.msg(q, m.msg_id, '/tailviewlog/stdio.log')}?embed=1"></iframe></section>`;
+  return html`<div class="page-head"><h1 id="message-title">RQ : <a href="${urls.queue(q)}">${q}</a> : <span id="message-id">${m.msg_id}</span></h1></div>
+<div class="actions" id="message-actions">${actions}</div>
+<section class="card">
+  <div class="card-head"><h3>${prep ? 'Prep Message' : 'Message'}</h3><a href="${urls.msg(q, m.msg_id, '.json')}" id="raw-json-link">raw</a></div>
+  <table class="fields" id="message-summary"><tbody>
+    <tr><th>status</th><td id="field-status">${statusCell(m)}</td></tr>
+    <tr><th>state</th><td id="field-state">${m.state}</td></tr>
+    ${summary}
+  </tbody></table>
+  <details id="message-full"><summary>full</summary><table class="fields"><tbody>${full}</tbody></table></details>
+</section>
+<section class="card" id="attachments-section"><h3>Attachments</h3>${attachmentsView(m, q, urls, prep)}${upload}</section>
+${tail}`;
+}

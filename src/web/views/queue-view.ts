@@ -1,0 +1,159 @@
+// The queue page: status and admin buttons, config, cron schedules, and the message lists by state.
+import type { QueueSnapshot } from '../queue-snapshot.js';
+import type { Urls } from '../urls.js';
+import { type SafeHtml, html, safeHref } from './html.js';
+import { byDay, dayLabel, duration } from './format.js';
+
+export interface QueItem {
+  id: string;
+  due: number | string;
+  dest?: string;
+}
+export interface RunItem {
+  id: string;
+  status: string;
+  dest?: string;
+}
+export interface RelayedItem {
+  id: string;
+  /** Parsed from the status `relayed - <url>`. */
+  url?: string;
+}
+export interface Schedule {
+  cron: string;
+  fields: Record<string, string>;
+  /** Next occurrence (epoch ms), null when there is none or the expression is invalid. */
+  next: number | null;
+  error?: string;
+  /** Last occurrence that got its message (epoch s), and that message. */
+  last: number | null;
+  lastMsg: string | null;
+}
+
+export interface QueuePageData {
+  name: string;
+  snap: QueueSnapshot;
+  configText: string | null;
+  schedules: Schedule[];
+  filter: string;
+  prep: string[];
+  que: QueItem[];
+  run: RunItem[];
+  done: string[];
+  err: string[];
+  errack: string[];
+  relayed: RelayedItem[];
+  now: number;
+}
+
+/** A small POST form with one button; `fields` become hidden inputs. */
+export function postButton(action: string, label: string, opts: { id?: string; fields?: Record<string, string>; cls?: string; disabled?: boolean; confirm?: string } = {}): SafeHtml {
+  const hidden = Object.entries(opts.fields ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
+  return html`<form class="inline" method="post" action="${action}"${opts.confirm ? html` data-confirm="${opts.confirm}"` : ''}>${hidden}<button type="submit"${opts.id ? html` id="${opts.id}"` : ''} class="${opts.cls ?? 'button'}"${opts.disabled ? html` disabled` : ''}>${label}</button></form>`;
+}
+
+function idList<T>(items: T[], idOf: (t: T) => string, render: (t: T) => SafeHtml, listId: string): SafeHtml {
+  if (items.length === 0) return html`<p class="muted empty" id="${listId}-empty">none</p>`;
+  return html`<div class="id-list" id="${listId}">${byDay(items, idOf).map(
+    ([day, list]) => html`<h4 class="day">${dayLabel(day)}</h4><ul>${list.map((t) => html`<li data-msg-id="${idOf(t)}">${render(t)}</li>`)}</ul>`,
+  )}</div>`;
+}
+
+function adminButtons(d: QueuePageData, urls: Urls): SafeHtml {
+  const back = urls.queue(d.name);
+  const admin = urls.queue(d.name, '/adminoper');
+  const down = d.snap.status === 'DOWN';
+  const paused = d.snap.status === 'PAUSE';
+  return html`<div class="admin-buttons" id="admin-buttons">
+  ${paused
+    ? postButton(admin, 'Resume', { id: 'btn-resume', fields: { resume: '1', back }, disabled: down })
+    : postButton(admin, 'Pause', { id: 'btn-pause', fields: { pause: '1', back }, disabled: down })}
+  ${down ? postButton(admin, 'Up', { id: 'btn-up', fields: { up: '1', back } }) : postButton(admin, 'Down', { id: 'btn-down', fields: { down: '1', back }, cls: 'button danger' })}
+  ${postButton(urls.queue(d.name, '/restart'), 'Restart', { id: 'btn-restart', fields: { back } })}
+  ${postButton(urls.queue(d.name, '/ack_errs'), 'Ack Errors', { id: 'btn-ack-errs', fields: { back } })}
+  <form class="inline search" method="get" action="${back}">
+    <input type="search" name="filter" id="search-filter" placeholder="search done" value="${d.filter}">
+    <button type="submit" class="button" id="btn-search">Search</button>
+  </form>
+</div>`;
+}
+
+function schedulesView(d: QueuePageData, urls: Urls): SafeHtml {
+  if (d.schedules.length === 0) return html``;
+  const when = (ms: number) => html`<time datetime="${new Date(ms).toISOString()}">${new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}</time>`;
+  const rows = d.schedules.map((s, i) => {
+    const fields: Record<string, string> = { x_format: 'html', back: urls.queue(d.name), 'mesg[dest]': d.name, 'mesg[src]': 'cron' };
+    for (const [k, v] of Object.entries(s.fields)) fields[`mesg[${k}]`] = v;
+    const next = s.error
+      ? html`<span class="bad">${s.error}</span>`
+      : s.next === null
+        ? html`<span class="muted">never</span>`
+        : html`${when(s.next)} <span class="muted">(in ${Math.max(0, Math.round((s.next - d.now) / 1000))} s)</span>`;
+    const last = s.last === null ? html`<span class="muted">-</span>` : html`${when(s.last * 1000)}${s.lastMsg ? html` <a href="${urls.msg(d.name, s.lastMsg)}">${s.lastMsg}</a>` : ''}`;
+    return html`<tr data-schedule="${i}"><td><code>${s.cron}</code></td><td>${Object.entries(s.fields).map(([k, v]) => html`<span class="kv">${k}=${v}</span> `)}</td>
+<td id="schedule-next-${i}">${next}</td><td id="schedule-last-${i}">${last}</td>
+<td>${postButton(urls.queue(d.name, '/new_message'), 'Run now', { id: `btn-schedule-run-${i}`, fields })}</td></tr>`;
+  });
+  return html`<section class="card" id="schedules"><h3>Schedules</h3><div class="table-wrap"><table class="grid"><thead><tr><th>CRON</th><th>PARAMS</th><th>NEXT RUN</th><th>LAST RUN</th><th></th></tr></thead><tbody>${rows}</tbody></table></div></section>`;
+}
+
+function messageLists(d: QueuePageData, urls: Urls): SafeHtml {
+  const isRelay = d.name === 'relay';
+  const link = (id: string) => html`<a class="msg-link" href="${urls.msg(d.name, id)}">${id}</a>`;
+  const del = (id: string) => postButton(urls.msg(d.name, id), 'Delete', { fields: { _method: 'delete' }, cls: 'button small danger' });
+  const columns: [string, string, number, SafeHtml][] = [
+    ['prep', 'PREP', d.snap.counts?.prep ?? d.prep.length, idList(d.prep, (x) => x, (id) => html`${link(id)} ${del(id)}`, 'prep-list')],
+    [
+      'que',
+      'QUE',
+      d.snap.counts?.que ?? d.que.length,
+      idList(
+        d.que,
+        (m) => m.id,
+        (m) => html`${link(m.id)} <span class="muted">in ${Math.round(Number(m.due) - d.now / 1000)} secs</span>${isRelay && m.dest ? html` <span class="dest">${m.dest}</span>` : ''}
+${postButton(urls.msg(d.name, m.id, '/run_now'), 'Run now', { cls: 'button small' })} ${del(m.id)}`,
+        'que-list',
+      ),
+    ],
+    [
+      'run',
+      'RUN',
+      d.snap.counts?.run ?? d.run.length,
+      idList(
+        d.run,
+        (m) => m.id,
+        (m) => html`${link(m.id)}${isRelay ? html` <span class="dest">${m.dest ?? ''}</span> <span class="muted">${m.status}</span>` : ''} ${postButton(urls.msg(d.name, m.id), 'Destroy', { fields: { _method: 'destroy' }, cls: 'button small danger' })}`,
+        'run-list',
+      ),
+    ],
+  ];
+  if (!isRelay) {
+    const search = d.filter ? html`<p class="search-note" id="search-note">Search: ${d.filter} <a href="${urls.queue(d.name)}" id="search-clear">[X]</a></p>` : '';
+    columns.push(['done', 'DONE', d.snap.counts?.done ?? d.done.length, html`${search}${idList(d.done, (x) => x, link, 'done-list')}`]);
+  }
+  const acked = d.errack.length ? html`<h4 class="muted">ack'd</h4>${idList(d.errack, (x) => x, link, 'errack-list')}` : '';
+  columns.push(['err', 'ERR', d.snap.counts?.err ?? d.err.length, html`${idList(d.err, (x) => x, (id) => html`${link(id)} ${del(id)}`, 'err-list')}${acked}`]);
+  const relayed = d.relayed.length
+    ? html`<section class="card" id="relayed"><h3>RELAYED</h3>${idList(
+        d.relayed,
+        (r) => r.id,
+        (r) => html`${link(r.id)}${r.url ? html` → <a href="${safeHref(r.url)}">${r.url}</a>` : ''}`,
+        'relayed-list',
+      )}</section>`
+    : '';
+  return html`<section class="card"><h3>Message List</h3><div class="columns" id="message-lists">${columns.map(
+    ([key, title, n, body]) => html`<div class="column" id="col-${key}"><h4 class="col-head">${title} <span class="badge" id="count-${key}">${n}</span></h4>${body}</div>`,
+  )}</div></section>${relayed}`;
+}
+
+export function queueView(d: QueuePageData, urls: Urls): SafeHtml {
+  const s = d.snap;
+  const badge = s.alive ? html`<span class="status-badge ${s.status === 'UP' ? 'up' : 'down'}" id="queue-status">${s.status}</span>` : html`<span class="status-badge down" id="queue-status">DOWN</span>`;
+  const head = html`<div class="page-head"><h1 id="queue-name">${d.name}</h1>${badge}
+  <span class="meta">pid <span id="queue-pid">${s.pid ?? '-'}</span> · uptime <span id="queue-uptime">${s.alive ? duration(s.uptime) : '-'}</span></span>
+  <a class="button primary" id="new-message-link" href="${urls.queue(d.name, '/new_message')}">New Message</a></div>`;
+  const config = html`<details class="card" id="config"><summary>config.json <a href="${urls.queue(d.name, '/config.json')}" id="config-raw">raw</a></summary><pre id="config-text">${d.configText ?? '(unreadable)'}</pre></details>`;
+  if (!s.alive) return html`${head}<section class="card"><p class="bad" id="queue-dead"><strong>queue is COMPLETELY DOWN</strong></p><p class="muted">${s.error ?? ''}</p></section>${config}`;
+  if (s.status === 'DOWN') return html`${head}${adminButtons(d, urls)}<section class="card"><p class="bad" id="queue-hard-down"><strong>Queue is HARD DOWN</strong></p><p>Nothing to display.</p></section>${config}`;
+  return html`${head}${adminButtons(d, urls)}${config}${schedulesView(d, urls)}${messageLists(d, urls)}`;
+}

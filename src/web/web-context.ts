@@ -1,0 +1,133 @@
+// The toolkit every route uses: validated path names, queue calls, pages with flash, 303 redirects.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { RqError, shown } from '../errors.js';
+import { type RootPaths, queuePaths, rootPaths } from '../config/paths.js';
+import { isMsgId, queueNameProblem } from '../spool/names.js';
+import { type Flash, FlashStore } from './flash.js';
+import { Urls } from './urls.js';
+import { type SafeHtml, html } from './views/html.js';
+import { layout } from './views/layout.js';
+import type { WebDeps } from './web-deps.js';
+
+export interface PageOptions {
+  queue?: string;
+  status?: number;
+  scripts?: string[];
+  bare?: boolean;
+}
+
+/** Queues that are never re-routed to rq_router (spec §9.2). */
+const NOT_ROUTED = new Set(['relay', 'cleaner']);
+
+export class WebContext {
+  readonly urls: Urls;
+  readonly flash: FlashStore;
+  readonly paths: RootPaths;
+  readonly now: () => number;
+  /** Requests whose errors should be answered as JSON arrays rather than text. */
+  private readonly jsonRequests = new WeakSet<FastifyRequest>();
+
+  constructor(readonly deps: WebDeps) {
+    this.urls = new Urls(deps.config.relative_root, `${deps.config.host}:${deps.config.port}`);
+    this.flash = new FlashStore(this.urls.base);
+    this.paths = rootPaths(deps.root);
+    this.now = deps.now ?? Date.now;
+  }
+
+  get log() {
+    return this.deps.log;
+  }
+
+  markJson(req: FastifyRequest): void {
+    this.jsonRequests.add(req);
+  }
+
+  wantsJson(req: FastifyRequest): boolean {
+    return this.jsonRequests.has(req);
+  }
+
+  /** A queue name from the URL: must be a valid name of an existing queue, else 404 (nothing touched). */
+  async requireQueue(name: string): Promise<string> {
+    const problem = queueNameProblem(name);
+    if (problem) throw new RqError('RQ_ERR_NOT_FOUND', `Queue not found: ${problem}`);
+    if (!(await this.queueExists(name))) throw new RqError('RQ_ERR_QUEUE_NOT_FOUND', `Queue not found: ${name}`);
+    return name;
+  }
+
+  /** A message id from the URL (an acked error keeps its dot), else 404. */
+  requireMsgId(id: string): string {
+    if (!isMsgId(id)) throw new RqError('RQ_ERR_NOT_FOUND', `Message not found: expected a message id like 20261121.1643.46.613.2164022, received ${shown(id)}`);
+    return id;
+  }
+
+  async queueExists(name: string): Promise<boolean> {
+    try {
+      return (await fs.stat(queuePaths(this.deps.root, name).dir)).isDirectory();
+    } catch {
+      return false;
+    }
+  }
+
+  /** The queue a message-level route (R) talks to: rq_router when its rules file exists (spec §9.2). */
+  async routed(queue: string): Promise<string> {
+    if (NOT_ROUTED.has(queue)) return queue;
+    try {
+      await fs.access(path.join(this.paths.config, 'rq_router_rules.rb'));
+      return 'rq_router';
+    } catch {
+      return queue;
+    }
+  }
+
+  /** Validated queue from the URL, re-routed for (R) routes, that exists. */
+  async requireRoutedQueue(name: string): Promise<string> {
+    const problem = queueNameProblem(name);
+    if (problem) throw new RqError('RQ_ERR_NOT_FOUND', `Queue not found: ${problem}`);
+    return this.requireQueue(await this.routed(name));
+  }
+
+  /** Sends a queue command; throws RQ_ERR_NO_REPLY when the queue process does not answer. */
+  ask(queue: string, command: string, arg: unknown = {}): Promise<unknown> {
+    return this.deps.queues.call(queue, command, arg);
+  }
+
+  /** Renders a page inside the layout, showing (and consuming) the pending flash. */
+  page(req: FastifyRequest, reply: FastifyReply, body: SafeHtml, opts: PageOptions = {}): FastifyReply {
+    const doc = layout(
+      { queue: opts.queue, env: this.deps.config.env ?? null, flash: this.flash.take(req, reply), urls: this.urls, now: new Date(this.now()), scripts: opts.scripts, bare: opts.bare },
+      body,
+    );
+    return reply.code(opts.status ?? 200).type('text/html; charset=utf-8').send(doc.value);
+  }
+
+  /** The classic Not Found page: layout + `<h2>Not Found</h2>`, flash included. */
+  notFoundPage(req: FastifyRequest, reply: FastifyReply, reason?: string): FastifyReply {
+    return this.page(req, reply, html`<h2 id="not-found">Not Found</h2>${reason ? html`<p class="muted" id="not-found-reason">${reason}</p>` : ''}`, { status: 404 });
+  }
+
+  /** 303 See Other to an absolute URL, optionally leaving a flash for the next page. */
+  redirect(reply: FastifyReply, location: string, flash?: Flash): FastifyReply {
+    if (flash) this.flash.set(reply, flash);
+    return reply.code(303).header('Location', location).type('text/plain; charset=utf-8').send('');
+  }
+
+  /** 303 to a path of this app (e.g. urls.queue(q)). */
+  redirectTo(req: FastifyRequest, reply: FastifyReply, absPath: string, flash?: Flash): FastifyReply {
+    return this.redirect(reply, this.urls.absolute(req, absPath), flash);
+  }
+
+  /** A plain-text reply such as `500 - Couldn't restart queue. Internal error.` */
+  text(reply: FastifyReply, status: number, body: string): FastifyReply {
+    return reply.code(status).type('text/plain; charset=utf-8').send(body);
+  }
+
+  /** A JSON reply with the exact body text the classic daemon sent, typed application/json. */
+  json(reply: FastifyReply, value: unknown, status = 200): FastifyReply {
+    return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(value));
+  }
+}
+
+export const notice = (h: SafeHtml): Flash => ({ kind: 'notice', html: h });
+export const error = (h: SafeHtml): Flash => ({ kind: 'error', html: h });

@@ -1,0 +1,77 @@
+// The web process (started by rq-mgr): `node dist/web/web-main.js --root <root> [--watch-stdin]`; logs JSON to stdout.
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadGlobalConfig } from '../config/global-config.js';
+import { queuePaths, rootPaths } from '../config/paths.js';
+import { PACKAGE_DIR, resolveRoot } from '../config/root.js';
+import { createLogger } from '../log.js';
+import { buildApp } from './app.js';
+import { MgrClient } from './mgr-client.js';
+import { QueueClients } from './queue-clients.js';
+import { chooseUploadDir } from './upload-dir.js';
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({ options: { root: { type: 'string' }, 'watch-stdin': { type: 'boolean', default: false } }, strict: true });
+  const root = resolveRoot(values.root);
+  const paths = rootPaths(root);
+  const log = createLogger({ name: 'rq-web', fd: 1 });
+  process.title = '[rq-web]';
+  let config;
+  try {
+    config = await loadGlobalConfig(paths.configFile);
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 'Bad config file. Exiting');
+    return 1;
+  }
+  const queues = new QueueClients({ sockPath: (q) => queuePaths(root, q).sock });
+  const app = await buildApp({
+    root,
+    config,
+    log,
+    queues,
+    mgr: new MgrClient({ mgrSock: paths.mgrSock, timersSock: paths.timersSock }),
+    uploadDir: await chooseUploadDir(paths.queues, config.tmpdir, log),
+    cookieSecret: randomBytes(32).toString('hex'),
+    publicDir: path.join(PACKAGE_DIR, 'src', 'web', 'public'),
+    ansiUpFile: createRequire(import.meta.url).resolve('ansi_up'),
+  });
+  const host = config.addr ?? '127.0.0.1';
+  const port = Number(config.port);
+  try {
+    await app.listen({ host, port });
+  } catch (err) {
+    log.error({ host, port, err: (err as Error).message }, 'cannot listen');
+    return 1;
+  }
+  log.info({ host, port, root, relative_root: config.relative_root ?? '/' }, 'web server listening');
+
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = async (why: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ why }, 'web server stopping');
+      await app.close().catch((err) => log.warn({ err: (err as Error).message }, 'close failed'));
+      queues.close();
+      resolve(0);
+    };
+    process.on('SIGTERM', () => void stop('SIGTERM'));
+    process.on('SIGINT', () => void stop('SIGINT'));
+    if (values['watch-stdin']) {
+      // rq-mgr holds the other end: EOF means it is gone, and so should we be.
+      process.stdin.on('end', () => void stop('stdin closed (rq-mgr gone)'));
+      process.stdin.on('error', () => void stop('stdin error (rq-mgr gone)'));
+      process.stdin.resume();
+    }
+  });
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`rq-web: ${(err as Error).stack ?? err}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,191 @@
+// Access control and hostile input: basic auth, relative_root, path traversal in every name, symlinked job files.
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queuePaths } from '../../src/config/paths.js';
+import { type WebRoot, cookiesOf, postForm, send, startWebRoot, treeSnapshot, waitState } from './web-root.js';
+
+/** A request with the path sent exactly as written (fetch would resolve `..` and `%2e%2e`). */
+function raw(port: number, method: string, rawPath: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, method, path: rawPath, headers: body === undefined ? headers : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)), ...headers } },
+      (res) => {
+        let buf = '';
+        res.on('data', (d) => (buf += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body: buf }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('basic auth and relative_root', () => {
+  let w: WebRoot;
+  const auth = { authorization: `Basic ${Buffer.from('admin:s3cret').toString('base64')}` };
+  beforeAll(async () => {
+    w = await startWebRoot({ config: { relative_root: '/therq/', basic_auth: { realm: 'rq-test', users: { admin: 's3cret' } } } });
+  }, 60_000);
+  afterAll(async () => {
+    await w?.stop();
+  });
+
+  it('401 with the realm without (or with wrong) credentials, 200 with them', async () => {
+    const none = await fetch(`${w.base}/q.json`);
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toMatch(/^Basic realm="rq-test"/);
+    const wrong = await fetch(`${w.base}/q.json`, { headers: { authorization: `Basic ${Buffer.from('admin:nope').toString('base64')}` } });
+    expect(wrong.status).toBe(401);
+    const unknown = await fetch(`${w.base}/q.json`, { headers: { authorization: `Basic ${Buffer.from('root:s3cret').toString('base64')}` } });
+    expect(unknown.status).toBe(401);
+    const ok = await fetch(`${w.base}/q.json`, { headers: auth });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual(['test']);
+    // Static files and the 404 page are behind auth too.
+    expect((await fetch(`${w.base}/css/rq.css`)).status).toBe(401);
+  });
+
+  it('serves everything under the root, links and redirects carry it, outside is a plain 404', async () => {
+    const outside = await fetch(`${w.origin}/q.json`, { headers: auth });
+    expect(outside.status).toBe(404);
+    expect(await outside.text()).toBe('Not Found: /q.json');
+    expect((await fetch(`${w.origin}//therq//q.json`, { headers: auth })).status).toBe(200);
+    const dash = await (await fetch(`${w.base}/`, { headers: auth })).text();
+    expect(dash).toContain('href="/therq/q/test"');
+    expect(dash).toContain('href="/therq/css/rq.css"');
+    expect((await fetch(`${w.base}`, { headers: auth })).status).toBe(200);
+
+    const res = await fetch(`${w.base}/q/test/new_message`, { method: 'POST', headers: auth, body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done' }) }) });
+    const [ok, full] = (await res.json()) as string[];
+    expect(ok).toBe('ok');
+    expect(full).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${w.port}/therq/q/test/\\d{8}\\.`));
+    const id = full.split('/').pop()!;
+    await waitState(w.base, 'test', id, ['done'], { headers: auth });
+    const clone = await postForm(`${w.base}/q/test/${id}/clone`, {}, auth);
+    expect(clone.status).toBe(303);
+    expect(clone.headers.get('location')).toBe(`${w.origin}/therq/q/test`);
+    expect(clone.headers.get('set-cookie')).toMatch(/Path=\/therq\//);
+    const next = await (await fetch(clone.headers.get('location')!, { headers: { ...auth, cookie: cookiesOf(clone) } })).text();
+    expect(next).toContain('Message cloned successfully');
+    const msgPage = await (await fetch(`${w.base}/q/test/${id}`, { headers: auth })).text();
+    expect(msgPage).toContain(`src="/therq/q/test/${id}/tailviewlog/stdio.log?embed=1"`);
+    // new_queue is off by default.
+    const nq = await fetch(`${w.base}/new_queue`, { headers: auth });
+    expect(nq.status).toBe(403);
+    expect(await nq.text()).toBe('Queue creation not allowed at this time.');
+  });
+});
+
+describe('path traversal and odd names', () => {
+  let w: WebRoot;
+  let done: string;
+  let prep: string;
+  beforeAll(async () => {
+    w = await startWebRoot({ config: { allow_new_queue: true } });
+    done = await send(w.base, 'test', { param1: 'done' });
+    await waitState(w.base, 'test', done, ['done']);
+    const r = await fetch(`${w.base}/q/test/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', _method: 'prep' }) }) });
+    prep = ((await r.json()) as string[])[1].split('/').pop()!;
+    const fd = new FormData();
+    fd.set('x_format', 'json');
+    fd.set('filedata', new Blob(['hello']), 'a.txt');
+    await fetch(`${w.base}/q/test/${prep}/attach/new`, { method: 'POST', body: fd });
+    // A secret next to the queues that no URL may reach.
+    await fs.writeFile(path.join(w.root, 'config', 'secret.txt'), 'TOP SECRET');
+  }, 60_000);
+  afterAll(async () => {
+    await w?.stop();
+  });
+
+  const badQueues = ['..', '%2e%2e', '.', '..%2F..%2Fconfig', '%2Fetc', 'te%00st', 'te%0Ast', 'test%2F..', 'test%2F..%2F..', '%FF%FE', 'a%20b', 'config%2Fsecret.txt'];
+  const badIds = () => ['..', '%2e%2e', '%2e%2e%2f%2e%2e%2fconfig', `${done}%2F..`, `..%2F${done}`, '%2Fetc%2Fpasswd', '20200101.0000.00.000.1%00', '%FF'];
+  const badFiles = ['..', '%2e%2e', '..%2F..%2F..%2F..%2Fconfig%2Fsecret.txt', '%2e%2e%2fmsg', '..%2Fmsg', '%2Fetc%2Fpasswd', '.hidden', 'a%00b', 'a%0Ab', '%5C..%5Cmsg', '%FF'];
+
+  it('GET routes answer 4xx and never serve a file outside the message', async () => {
+    const paths: string[] = [];
+    for (const q of badQueues) {
+      paths.push(`/q/${q}`, `/q/${q}.json`, `/q/${q}.txt`, `/q/${q}/config.json`, `/q/${q}/config`, `/q/${q}/done.json`, `/q/${q}/new_message`, `/q/${q}/${done}`, `/q/${q}/${done}/log/stdio.log`);
+    }
+    for (const id of badIds()) paths.push(`/q/test/${id}`, `/q/test/${id}.json`, `/q/test/${id}/state.json`, `/q/test/${id}/log/stdio.log`, `/q/test/${id}/attach/a.txt`, `/q/test/${id}/log/stdio.log/events`);
+    for (const f of badFiles) {
+      paths.push(`/q/test/${done}/log/${f}`, `/q/test/${prep}/attach/${f}`, `/q/test/${done}/tailviewlog/${f}`, `/q/test/${prep}/tailview/${f}`, `/q/test/${done}/log/${f}/events`);
+    }
+    for (const p of paths) {
+      const res = await raw(w.port, 'GET', p);
+      expect(res.status, p).toBeGreaterThanOrEqual(400);
+      expect(res.status, p).toBeLessThan(500);
+      expect(res.body, p).not.toContain('TOP SECRET');
+      expect(res.body, p).not.toContain('root:x:0');
+    }
+  });
+
+  it('POST routes answer 4xx and change nothing on disk', async () => {
+    const before = await treeSnapshot(w.root);
+    const posts: [string, string][] = [];
+    for (const q of badQueues) {
+      posts.push(
+        [`/q/${q}/new_message`, `mesg=${encodeURIComponent(JSON.stringify({ dest: 'test' }))}`],
+        [`/q/${q}/adminoper`, 'down=1'],
+        [`/q/${q}/restart`, ''],
+        [`/q/${q}/ack_errs`, ''],
+        [`/q/${q}/${done}`, '_method=delete'],
+        [`/q/${q}/${prep}/attach/a.txt`, '_method=delete'],
+      );
+    }
+    for (const id of badIds()) {
+      posts.push([`/q/test/${id}`, '_method=delete'], [`/q/test/${id}`, '_method=commit'], [`/q/test/${id}/clone`, ''], [`/q/test/${id}/run_now`, ''], [`/q/test/${id}/attach/a.txt`, '_method=delete']);
+    }
+    for (const f of badFiles) posts.push([`/q/test/${prep}/attach/${f}`, '_method=delete&x_format=json']);
+    for (const [p, body] of posts) {
+      const res = await raw(w.port, 'POST', p, body);
+      expect(res.status, p).toBeGreaterThanOrEqual(400);
+      expect(res.status, p).toBeLessThan(500);
+    }
+    // Names in the body rather than the path go to rq-mgr, which refuses them.
+    for (const name of ['..', '../test', '/etc', 'test/..', '']) {
+      const res = await postForm(`${w.base}/delete_queue`, { queue_name: name });
+      expect([303, 400], name).toContain(res.status);
+    }
+    const nq = await postForm(`${w.base}/new_queue`, { 'queue[name]': '../escape', 'queue[script]': '/bin/true' });
+    expect(nq.status).toBe(303);
+    expect(await treeSnapshot(w.root)).toEqual(before);
+    expect(await (await fetch(`${w.base}/q/test/${done}/state.json`)).json()).toEqual(['done']);
+  });
+
+  it('an attachment name from the upload cannot escape attach/', async () => {
+    const upload = async (name: string) => {
+      const fd = new FormData();
+      fd.set('x_format', 'json');
+      fd.set('filedata', new Blob(['evil']), name);
+      const res = await fetch(`${w.base}/q/test/${prep}/attach/new`, { method: 'POST', body: fd });
+      // A name the multipart parser reduces to nothing is "no file" (404); others are refused by name.
+      return res.status === 404 ? ['fail', 'no file'] : ((await res.json()) as unknown[]);
+    };
+    const before = await treeSnapshot(w.root);
+    for (const name of ['..', '.x', 'a<b', 'a|b', 'a%b', 'a$b']) expect((await upload(name))[0], name).toBe('fail');
+    expect(await treeSnapshot(w.root)).toEqual(before);
+    // The multipart parser keeps only the last path segment of a file name: it lands inside attach/.
+    expect((await upload('../../../config/evil.txt'))[0]).toBe('ok');
+    await expect(fs.access(path.join(w.root, 'config', 'evil.txt'))).rejects.toThrow();
+    const msg = (await (await fetch(`${w.base}/q/test/${prep}.json`)).json()) as { _attachments: Record<string, { path: string }> };
+    expect(Object.keys(msg._attachments).sort()).toEqual(['a.txt', 'evil.txt']);
+    expect(msg._attachments['evil.txt'].path).toBe(path.join(w.root, 'queues', 'test', 'prep', prep, 'attach', 'evil.txt'));
+  });
+
+  it('does not follow a symlink planted in a job directory', async () => {
+    const msg = (await (await fetch(`${w.base}/q/test/${done}.json`)).json()) as { path: string };
+    const job = path.join(w.root, msg.path, 'job');
+    await fs.symlink(path.join(w.root, 'config', 'secret.txt'), path.join(job, 'evil.log'));
+    const res = await fetch(`${w.base}/q/test/${done}/log/evil.log`);
+    expect(res.status).toBe(404);
+    expect(await res.text()).not.toContain('TOP SECRET');
+    expect((await fetch(`${w.base}/q/test/${done}/log/stdio.log`)).status).toBe(200);
+  });
+
+  it('queue names that are valid but unknown are 404, and queues/ entries that are not queues are unreachable', async () => {
+    await fs.mkdir(path.join(queuePaths(w.root, 'test').dir, '..', '.trash'), { recursive: true });
+    for (const p of ['/q/.trash', '/q/.uploads', '/q/nope', '/q/nope/config.json']) expect((await raw(w.port, 'GET', p)).status, p).toBe(404);
+  });
+});

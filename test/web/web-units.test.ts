@@ -1,0 +1,163 @@
+// Pure parts of the web process, and buildApp via inject with nothing running (supervisor down, allowed_ips).
+import fs from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { silentLogger } from '../../src/log.js';
+import { rootPaths, queuePaths } from '../../src/config/paths.js';
+import { buildApp } from '../../src/web/app.js';
+import { ipAllowed } from '../../src/web/access-control.js';
+import { checkCredentials } from '../../src/web/basic-auth.js';
+import { completeUtf8Length } from '../../src/web/log-tail.js';
+import { MgrClient } from '../../src/web/mgr-client.js';
+import { nestParams, parseFormBody } from '../../src/web/params.js';
+import { QueueClients } from '../../src/web/queue-clients.js';
+import { rubyInspect } from '../../src/web/ruby-inspect.js';
+import { parseRange } from '../../src/web/send-file.js';
+import { html, raw, safeHref } from '../../src/web/views/html.js';
+import { PROJECT } from '../helpers/rq-root.js';
+import type { GlobalConfig } from '../../src/config/global-config.js';
+
+describe('html template', () => {
+  it('escapes every interpolation unless marked raw, renders arrays and skips null/false', () => {
+    const name = `<script>"x"&'y'</script>`;
+    expect(html`<td title="${name}">${name}</td>`.value).toBe('<td title="&lt;script&gt;&quot;x&quot;&amp;&#39;y&#39;&lt;/script&gt;">&lt;script&gt;&quot;x&quot;&amp;&#39;y&#39;&lt;/script&gt;</td>');
+    expect(html`${[1, '<b>', html`<i>${'&'}</i>`]}`.value).toBe('1&lt;b&gt;<i>&amp;</i>');
+    expect(html`${null}${undefined}${false}${0}`.value).toBe('0');
+    expect(html`${raw('<hr>')}`.value).toBe('<hr>');
+    expect(safeHref('javascript:alert(1)')).toBe('#');
+    expect(safeHref('//evil.example')).toBe('#');
+    expect(safeHref('https://ok.example/a')).toBe('https://ok.example/a');
+    expect(safeHref('/q/test')).toBe('/q/test');
+  });
+});
+
+describe('form params', () => {
+  it('nests Rack-style keys and ignores prototype keys', () => {
+    expect(parseFormBody('mesg%5Bdest%5D=test&mesg[param1]=a+b&x_format=html&queue[coalesce_params][]=1&queue[coalesce_params][]=3')).toEqual({
+      mesg: { dest: 'test', param1: 'a b' },
+      x_format: 'html',
+      queue: { coalesce_params: ['1', '3'] },
+    });
+    const p = nestParams([['__proto__[polluted]', 'yes'], ['a[__proto__][x]', '1'], ['constructor[prototype][y]', '2']]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(p).toEqual({ a: {} });
+    expect(nestParams([['a[b]c', '1']])).toEqual({ 'a[b]c': '1' });
+  });
+});
+
+describe('classic inspect texts', () => {
+  it('renders like Ruby inspect', () => {
+    expect(rubyInspect(['fail', 'msg not in runnable state'])).toBe('["fail", "msg not in runnable state"]');
+    expect(rubyInspect([false, 'No attachment'])).toBe('[false, "No attachment"]');
+    expect(rubyInspect({ queue: { name: 'x', n: ['1'] } })).toBe('{"queue"=>{"name"=>"x", "n"=>["1"]}}');
+    expect(rubyInspect(null)).toBe('nil');
+    expect(rubyInspect('a"b\\c\n')).toBe('"a\\"b\\\\c\\n"');
+  });
+});
+
+describe('Range and UTF-8 boundaries', () => {
+  it('parses single ranges and refuses what cannot be satisfied', () => {
+    expect(parseRange('bytes=0-9', 100)).toEqual({ start: 0, end: 9 });
+    expect(parseRange('bytes=90-', 100)).toEqual({ start: 90, end: 99 });
+    expect(parseRange('bytes=-10', 100)).toEqual({ start: 90, end: 99 });
+    expect(parseRange('bytes=95-200', 100)).toEqual({ start: 95, end: 99 });
+    expect(parseRange('bytes=100-', 100)).toBe('unsatisfiable');
+    expect(parseRange('bytes=0-', 0)).toBe('unsatisfiable');
+    expect(parseRange('bytes=0-1,5-6', 100)).toBeNull();
+    expect(parseRange('items=0-1', 100)).toBeNull();
+    expect(parseRange(undefined, 100)).toBeNull();
+  });
+
+  it('never cuts a UTF-8 sequence', () => {
+    const b = Buffer.from('aé€😀');
+    expect(completeUtf8Length(b, b.length)).toBe(b.length);
+    expect(completeUtf8Length(b, 2)).toBe(1); // é cut after its first byte
+    expect(completeUtf8Length(b, 4)).toBe(3); // € cut
+    expect(completeUtf8Length(b, b.length - 1)).toBe(6); // 😀 cut
+    expect(completeUtf8Length(Buffer.from([0x80, 0x80]), 2)).toBe(2); // garbage passes through
+  });
+});
+
+describe('access checks', () => {
+  it('compares credentials for known users only', () => {
+    expect(checkCredentials({ a: 'p' }, 'a', 'p')).toBe(true);
+    expect(checkCredentials({ a: 'p' }, 'a', 'q')).toBe(false);
+    expect(checkCredentials({ a: 'p' }, 'b', 'p')).toBe(false);
+    expect(checkCredentials({ a: 'p' }, 'toString', '')).toBe(false);
+  });
+
+  it('allowed_ips is a substring match, empty allows all', () => {
+    expect(ipAllowed('127.0.0.1', undefined)).toBe(true);
+    expect(ipAllowed('127.0.0.1', [])).toBe(true);
+    expect(ipAllowed('::ffff:127.0.0.1', ['127.0.0.'])).toBe(true);
+    expect(ipAllowed('10.0.0.1', ['127.0.0.'])).toBe(false);
+  });
+});
+
+describe('buildApp with nothing running', () => {
+  let root: string;
+  let app: FastifyInstance;
+  const make = (config: Partial<GlobalConfig>) =>
+    buildApp({
+      root,
+      config: { host: '127.0.0.1', port: 1, env: 'stage', ...config } as GlobalConfig,
+      log: silentLogger(),
+      queues: new QueueClients({ sockPath: (q) => queuePaths(root, q).sock, timeoutMs: 500 }),
+      mgr: new MgrClient({ mgrSock: rootPaths(root).mgrSock, timersSock: rootPaths(root).timersSock, timeoutMs: 500 }),
+      uploadDir: root,
+      cookieSecret: 'test-secret-test-secret-test-secret',
+      publicDir: path.join(PROJECT, 'src', 'web', 'public'),
+      ansiUpFile: createRequire(import.meta.url).resolve('ansi_up'),
+    });
+  beforeAll(async () => {
+    root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-webunit-'));
+    for (const d of ['config', 'queues', 'timers']) await fs.mkdir(path.join(root, d));
+    app = await make({});
+  });
+  afterAll(async () => {
+    await app?.close();
+    await fs.rm(root, { recursive: true, force: true });
+  });
+
+  it('says the supervisor is down, on the dashboard and as 503s', async () => {
+    const dash = await app.inject({ url: '/' });
+    expect(dash.statusCode).toBe(200);
+    expect(dash.body).toContain('QUEUE MGR is DOWN');
+    expect(dash.body).toContain('<body class="env-stage stage"');
+    expect(dash.body).toMatch(/id="timer-error">Error: /);
+    const list = await app.inject({ url: '/q.json' });
+    expect(list.statusCode).toBe(503);
+    expect(list.headers['content-type']).toMatch(/^application\/json/);
+    expect(JSON.parse(list.body)).toEqual(['fail', 'QueueMgr not running']);
+    expect((await app.inject({ url: '/q/test' })).body).toBe('503 - QueueMgr not running');
+    const health = await app.inject({ url: '/healthz' });
+    expect(health.statusCode).toBe(503);
+    expect(JSON.parse(health.body).failing[0].name).toBe('rq-mgr');
+  });
+
+  it('refuses cross-origin browser posts and unsupported bodies sensibly', async () => {
+    const evil = await app.inject({ method: 'POST', url: '/delete_queue', headers: { origin: 'http://evil.example', host: 'localhost' }, payload: 'queue_name=x' });
+    expect(evil.statusCode).toBe(403);
+    expect(evil.body).toMatch(/cross-origin POST refused/);
+    const bad = await app.inject({ method: 'POST', url: '/delete_queue', headers: { origin: 'null', host: 'localhost' }, payload: 'queue_name=x' });
+    expect(bad.statusCode).toBe(403);
+    const big = await app.inject({ method: 'POST', url: '/q/test/new_message', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'mesg=' + 'x'.repeat(17 * 1024 * 1024) });
+    expect(big.statusCode).toBe(413);
+    expect(big.body).toMatch(/^413 - Request body too large/);
+  });
+
+  it('allowed_ips refuses other clients with the classic 403', async () => {
+    const locked = await make({ allowed_ips: ['10.99.'] });
+    try {
+      const res = await locked.inject({ url: '/q.json', remoteAddress: '127.0.0.1' });
+      expect(res.statusCode).toBe(403);
+      expect(res.body).toBe('Forbidden');
+      expect((await locked.inject({ url: '/css/rq.css', remoteAddress: '10.99.0.7' })).statusCode).toBe(200);
+    } finally {
+      await locked.close();
+    }
+  });
+});
