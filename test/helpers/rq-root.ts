@@ -104,8 +104,8 @@ export class QueueProc {
       if (exited) throw new Error(`queue process exited; see ${path.join(root, 'log', `queue-${name}.log`)}`);
       return (await q.cmd('ping'))?.[0] === 'pong';
     }, `queue ${name} to answer ping`);
-    // ping answers during the recovery scan; num_messages waits for it to finish.
-    await q.cmd('num_messages');
+    // ping answers during the recovery scan; num_messages waits for it to finish (a deep que takes a while).
+    await queueCommand(q.paths.sock, 'num_messages', {}, { timeoutMs: 600_000 });
     return q;
   }
 

@@ -1,0 +1,81 @@
+// check_rq against a real rq-mgr with its web process: OK, WARNING, CRITICAL and fetch failures.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/rq-root.js';
+import { BIN, run } from '../helpers/mgr-proc.js';
+import { type WebRoot, send, startWebRoot, stateOf } from '../web/web-root.js';
+import { judge, parseStatusText, parseThresholds } from '../../src/cli/check-rq.js';
+
+let w: WebRoot;
+const probe = async (...args: string[]) => {
+  try {
+    const r = await run(BIN('check_rq'), ['-s', '127.0.0.1', '-p', String(w.port), ...args]);
+    return { code: 0, out: r.stdout.trim() };
+  } catch (err) {
+    const e = err as { code: number; stdout: string };
+    return { code: e.code, out: e.stdout.trim() };
+  }
+};
+
+beforeAll(async () => {
+  w = await startWebRoot({ queues: { alpha: {}, beta: {} } });
+});
+afterAll(async () => {
+  await w?.stop();
+});
+
+describe('check_rq', () => {
+  it('OK when every queue is UP and quiet', async () => {
+    expect(await probe()).toEqual({ code: 0, out: 'OK: all queue tests normal' });
+  });
+
+  it('WARNING past the first thresholds, CRITICAL past the second, on errors and when not UP', async () => {
+    const done = await send(w.base, 'alpha', { param1: 'done' });
+    await expect.poll(() => stateOf(w.base, 'alpha', done), { timeout: 10_000 }).toBe('done');
+    expect(await probe('-t', '25:40:1:5')).toEqual({ code: 1, out: 'WARNING:  alpha: done => 1' });
+    expect(await probe('--thresh=25:40:1:1')).toEqual({ code: 2, out: 'CRITICAL:  alpha: done => 1' });
+
+    // Future messages wait in que while the queue is UP (a paused queue is CRITICAL by itself).
+    for (let i = 0; i < 3; i++) await send(w.base, 'beta', { param1: 'done', due: Math.floor(Date.now() / 1000) + 3600 });
+    expect(await probe('-t', '2:40:3000:3500')).toEqual({ code: 1, out: 'WARNING:  beta: prep=>0 run=>0 que=>3' });
+    expect(await probe('-t', '1:3:3000:3500')).toEqual({ code: 2, out: 'CRITICAL:  beta: prep=>0 run=>0 que=>3' });
+
+    const err = await send(w.base, 'alpha', { param1: 'err' });
+    await expect.poll(() => stateOf(w.base, 'alpha', err), { timeout: 10_000 }).toBe('err');
+    expect(await probe()).toEqual({ code: 2, out: 'CRITICAL:  alpha: errors => 1' });
+
+    await fs.writeFile(path.join(w.root, 'config', 'beta.pause'), '');
+    expect((await probe()).out).toContain('beta: status PAUSE');
+    await fs.writeFile(path.join(w.root, 'config', 'beta.down'), '');
+    const down = await probe();
+    expect(down.code).toBe(2);
+    expect(down.out).toContain('beta: status DOWN');
+  });
+
+  it('--dump prints every queue and its values', async () => {
+    const r = await probe('--dump');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^alpha\n {2}status: UP\n/m);
+  });
+
+  it('fetch problems are CRITICAL; bad options UNKNOWN', async () => {
+    const closed = await freePort();
+    const r = await run(BIN('check_rq'), ['-s', '127.0.0.1', '-p', String(closed)]).catch((e) => e);
+    expect(r.code).toBe(2);
+    expect(r.stdout.trim()).toBe(`CRITICAL: Could not connect to 127.0.0.1:${closed}`);
+    const bad = await run(BIN('check_rq'), ['-t', '1:2']).catch((e) => e);
+    expect(bad.code).toBe(3);
+    expect(bad.stdout).toContain('--thresh: expected four whole numbers');
+  });
+});
+
+describe('check_rq rules (pure)', () => {
+  const t = parseThresholds('25:40:3000:3500')!;
+  it('parses status pages and judges them', () => {
+    const s = parseStatusText('\nstatus: UP\n\nuptime: 6\n\n\nprep: 0\nque: 30\nrun: 1\n\ndone: 0\nerr: 0\nrelayed: 3600\n\n');
+    expect(s).toMatchObject({ status: 'UP', que: '30', relayed: '3600' });
+    expect(judge('q', s, t)).toEqual({ critical: ['q: relayed => 3600'], warning: ['q: prep=>0 run=>1 que=>30'] });
+    expect(judge('q', parseStatusText('\nstatus: DOWN\n\n'), t)).toEqual({ critical: ['q: status DOWN'], warning: [] });
+  });
+});
