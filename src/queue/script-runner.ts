@@ -133,33 +133,41 @@ export interface StartOptions {
   now?: () => Date;
 }
 
+/**
+ * The start gate: a constant sh program (data only ever arrives as arguments) that waits for one
+ * newline on fd 4 — written by rq once the script's priority is set — then prints the RQ START
+ * header with its own pid (which the script keeps across exec) and execs the script. Node has no
+ * pre-exec hook; without the gate the script could print before its header and run its first
+ * instructions at normal priority.
+ */
+const GATE = 'read _ <&4 || exit 111; printf "\\n%s - %s - RQ START - %s\\n" "$$" "$1" "$2"; shift 2; exec "$@"';
+
 export function startScript(o: StartOptions): RunningScript {
   const logFd = fs.openSync(path.join(o.jobDir, 'stdio.log'), 'a');
   let child: ChildProcess;
   try {
-    child = spawn(o.argv[0], o.argv.slice(1), {
+    const header = [rubyTime(o.now?.() ?? new Date()), o.argv[o.argv.length - 1]];
+    child = spawn('/bin/sh', ['-c', GATE, 'rq-start', ...header, ...o.argv], {
       cwd: o.jobDir,
       env: o.env,
       stdio: ['ignore', logFd, logFd, 'pipe', 'pipe'],
       detached: true,
     });
-    if (child.pid) {
-      // Node has no pre-exec hook: nice 19 lands right after the fork, while the script is still
-      // being exec'd (an extra `nice` exec per message would cost more than the moment it leaves).
-      try {
-        os.setPriority(child.pid, 19);
-      } catch {
-        // Already exited: its priority no longer matters.
-      }
-      fs.writeSync(logFd, `\n${child.pid} - ${rubyTime(o.now?.() ?? new Date())} - RQ START - ${o.argv[o.argv.length - 1]}\n`);
-    }
   } finally {
     fs.closeSync(logFd);
   }
   const pid = child.pid ?? -1;
+  if (pid > 0) {
+    try {
+      os.setPriority(pid, 19);
+    } catch {
+      // Already exited: its priority no longer matters.
+    }
+  }
   const fromScript = child.stdio[3] as Readable;
   const toScript = child.stdio[4] as Writable;
   toScript.on('error', () => undefined);
+  toScript.write('\n');
   const splitter = new LineSplitter();
   fromScript.on('data', (chunk: Buffer) => {
     for (const line of splitter.push(chunk)) o.onLine(line);

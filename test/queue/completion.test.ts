@@ -75,10 +75,10 @@ describe('stdio.log', () => {
     const id = await q.send({ param1: 'ansi' });
     const m = await q.waitState(id, ['done']);
     const log = await fs.readFile(path.join(t.root, m.path, 'job', 'stdio.log'), 'utf8');
-    // The header is written by the queue right after the fork; under heavy load the script's
-    // first output can come before it (documented in docs/queue-scripts.md), so order is not asserted.
+    // The start gate prints the header before the script runs, with the pid the script keeps.
     const headers = [...log.matchAll(/\n(\d+) - \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} [+-]\d{4} - RQ START - (\S+)\n/g)];
     expect(headers).toHaveLength(1);
+    expect(headers[0].index).toBe(0);
     expect(headers[0][2]).toBe(VERBS_SH);
     const history = (await fs.readFile(path.join(t.root, m.path, 'history'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
     expect(history.find((h) => h.to === 'done').reason).toBe('exit 0');

@@ -63,7 +63,7 @@ describe('environment (spec §4.4)', () => {
     const dir = path.join(t.root, 'probe');
     await fs.mkdir(dir);
     const script = path.join(dir, 'run');
-    await fs.writeFile(script, '#!/bin/bash\nsleep 0.1\necho "nice=$(nice) pgid=$(ps -o pgid= $$ | tr -d \' \') pid=$$ cwd=$PWD"\nif read -r line; then echo "stdin=data"; else echo "stdin=eof"; fi\necho "done ok" >&3\n', { mode: 0o755 });
+    await fs.writeFile(script, '#!/bin/bash\necho "nice=$(nice) pgid=$(ps -o pgid= $$ | tr -d \' \') pid=$$ cwd=$PWD"\nif read -r line; then echo "stdin=data"; else echo "stdin=eof"; fi\necho "done ok" >&3\n', { mode: 0o755 });
     const q = await start('probe', { script });
     const id = await q.send({});
     const { log } = await logOf(q, id);
