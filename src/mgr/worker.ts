@@ -49,7 +49,7 @@ export class Worker {
     child.stdin?.on('error', () => undefined);
     child.once('error', (err) => this.log.error({ worker: this.name, err: err.message }, 'could not start'));
     child.once('exit', (code, signal) => this.onExit(child, code, signal));
-    this.log.info({ worker: this.name, pid: child.pid }, 'started');
+    this.log.info({ worker: this.name, child_pid: child.pid }, 'started');
   }
 
   private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
