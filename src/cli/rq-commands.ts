@@ -1,9 +1,11 @@
 // The rq tool's subcommands (spec §10.1): options in, one queue socket command, the classic output lines out.
 import fs from 'node:fs';
+import path from 'node:path';
 import { RqError, isErrno, shown } from '../errors.js';
 import { queuePaths } from '../config/paths.js';
 import { queueCommand } from '../ipc/rq1.js';
-import { type Options, checkQueueName, messageFields, msgIdOpt, pathnameOpt, stringOpt, usage } from './rq-options.js';
+import { describeRule, parseRules } from '../builtins/router-rules.js';
+import { type Options, checkQueueName, messageFields, msgIdOpt, pathnameOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
 
 export interface RqIo {
   stdout: (line: string) => void;
@@ -162,11 +164,33 @@ function attachmentLines(msg: Record<string, unknown>): string[] {
 }
 
 const verifyRules: RqCommand = {
-  summary: 'check an rq_router rules file (--path FILE [--verbose]); not available in this version',
-  run: async ({ io }) => {
-    // The rules are a Ruby DSL (spec §12.3); answering `ok` without a real parser would be a lie.
-    io.stderr('rq: verify_rules: not available in this version (rq has no rq_router rules parser yet)');
-    return 2;
+  summary: 'check an rq_router rules file (--path FILE [--verbose]): prints ok, or fail bad router rules file',
+  run: async ({ opts, io }) => {
+    const file = path.resolve(io.cwd, requiredOpt(opts, 'path', 'the path of an rq_router rules file'));
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (err) {
+      io.stderr(`rq: verify_rules: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      io.stdout('fail bad router rules file');
+      return 1;
+    }
+    const verbose = opts.verbose !== undefined && opts.verbose !== false;
+    try {
+      const set = parseRules(text, file);
+      if (verbose) {
+        for (const w of set.warnings) io.stderr(`warning: ${w}`);
+        for (const r of set.rules) io.stdout(describeRule(r));
+      }
+    } catch (err) {
+      if (!(err instanceof RqError)) throw err;
+      // The reason goes to stderr so stdout stays the classic one line.
+      io.stderr(`rq: verify_rules: ${err.message}`);
+      io.stdout('fail bad router rules file');
+      return 1;
+    }
+    io.stdout('ok');
+    return 0;
   },
 };
 

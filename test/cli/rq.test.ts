@@ -83,8 +83,14 @@ describe('rq help and command words', () => {
     expectOneLineError(await rq(['sendmsg', '--dest', 'test']), /^Command not found: sendmsg$/);
   });
 
-  it('says verify_rules is not available yet, exit 2', async () => {
-    expectOneLineError(await rq(['verify_rules', '--path', '/dev/null']), /^rq: verify_rules: not available in this version/, 2);
+  it('verify_rules: ok for a good rules file, fail for a bad one, an error for a missing --path', async () => {
+    const good = path.join(t.root, 'good.rb');
+    await fs.writeFile(good, 'rule "to far"\nsrc /^app/\naction :relay\nroute "h1:3333"\n\nrule "default"\naction :done\n');
+    expect(await rq(['verify_rules', '--path', good])).toMatchObject({ code: 0, out: ['ok'] });
+    const bad = path.join(t.root, 'bad.rb');
+    await fs.writeFile(bad, 'rule "broken"\naction :explode\n\n');
+    expect(await rq(['verify_rules', '--path', bad])).toMatchObject({ code: 1, out: ['fail bad router rules file'] });
+    expect((await rq(['verify_rules'])).code).not.toBe(0);
   });
 });
 

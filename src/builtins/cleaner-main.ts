@@ -1,0 +1,87 @@
+// The cleaner queue's script (scripts/cleaner/run): param1 = queue name or ALLQUEUES, param2 = whole days to keep (default 3).
+import fs from 'node:fs';
+import { queuePaths } from '../config/paths.js';
+import { queueCommand } from '../ipc/rq1.js';
+import { queueNameProblem } from '../spool/names.js';
+import { type DeleteResult, type QueueAccess, clean, summary } from './cleaner.js';
+import { scriptLog } from './script-log.js';
+import { ScriptPipe, pipeFds } from './script-pipe.js';
+import { scriptRoot } from './script-root.js';
+
+export const DEFAULT_DAYS = 3;
+
+/** A busy queue may be fsyncing a burst; a dead one fails at connect. */
+const REPLY_TIMEOUT_MS = 30_000;
+
+function socketAccess(root: string): QueueAccess {
+  const ask = (queue: string, command: string, arg: unknown) => queueCommand(queuePaths(root, queue).sock, command, arg, { timeoutMs: REPLY_TIMEOUT_MS });
+  return {
+    async state(queue) {
+      try {
+        const r = await ask(queue, 'status', {});
+        return Array.isArray(r) && r[0] === 'DOWN' ? 'down' : 'up';
+      } catch {
+        return 'none';
+      }
+    },
+    async deleteMessage(queue, id): Promise<DeleteResult> {
+      try {
+        const r = await ask(queue, 'delete_message', { msg_id: id });
+        if (Array.isArray(r) && r[0] === 'ok') return 'deleted';
+        if (Array.isArray(r) && r[1] === 'msg not found') return 'gone';
+        if (Array.isArray(r) && r[1] === 'status: DOWN') return 'down';
+        return 'failed';
+      } catch {
+        return 'failed';
+      }
+    },
+  };
+}
+
+async function main(env: NodeJS.ProcessEnv): Promise<number> {
+  const pipe = new ScriptPipe(pipeFds(env));
+  const log = scriptLog();
+  const which = env.RQ_PARAM1 ?? '';
+  const daysText = (env.RQ_PARAM2 ?? '').trim();
+  if (which !== 'ALLQUEUES' && queueNameProblem(which) !== null) {
+    pipe.send('err', `param1: expected a queue name or ALLQUEUES, received ${JSON.stringify(which)}`);
+    return 0;
+  }
+  if (daysText !== '' && !/^\d+$/.test(daysText)) {
+    pipe.send('err', `param2: expected a whole number of days to keep, received ${JSON.stringify(daysText)}`);
+    return 0;
+  }
+  const days = daysText === '' ? DEFAULT_DAYS : Number(daysText);
+  const root = scriptRoot(env);
+  if (which !== 'ALLQUEUES' && !fs.existsSync(queuePaths(root, which).dir)) {
+    pipe.send('err', `the specified queue [${which}] does not exist`);
+    return 0;
+  }
+  pipe.send('run', `cleaning ${which === 'ALLQUEUES' ? 'all queues' : which}, keeping ${days} days`);
+  const report = await clean(
+    {
+      root,
+      queues: socketAccess(root),
+      now: Date.now,
+      progress: (text) => {
+        log(text);
+        pipe.send('run', text);
+      },
+      log,
+    },
+    which,
+    days,
+  );
+  const text = summary(report);
+  log(text);
+  pipe.send('done', text);
+  return 0;
+}
+
+main(process.env).then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`cleaner: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,13 @@
+// The far copy of a relayed message (spec §11.2): the fields the classic relay sends with its prep, count+1.
+
+/** Copied when present, in the classic order. */
+export const RELAY_FIELDS = ['dest', 'src', 'count', 'max_count', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'orig_msg_id'] as const;
+
+/** The `mesg` object of the prep request. force_remote and due are not carried (spec §11.1). */
+export function relayCopy(msg: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of RELAY_FIELDS) if (msg[f] !== undefined && msg[f] !== null) out[f] = msg[f];
+  out.count = (Number(msg.count) || 0) + 1;
+  out._method = 'prep';
+  return out;
+}

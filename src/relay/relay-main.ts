@@ -1,0 +1,65 @@
+// The relay queue's script (scripts/relay/run): delivers one message to the host and queue named by its http dest.
+import { RqError } from '../errors.js';
+import { resendDelay, backoffScale, resendText } from '../builtins/resend-delay.js';
+import { ScriptPipe, pipeFds } from '../builtins/script-pipe.js';
+import { scriptLog } from '../builtins/script-log.js';
+import { HttpClient } from './http-client.js';
+import { type RelayOutcome, relayMessage } from './relay.js';
+import { relayLoop } from './relay-loop.js';
+import { relayTarget } from './relay-target.js';
+
+/** Classic soft-fail back-off: count² × 10 s (0, 10, 40, 90, …), capped, until the queue's max_count. */
+const RELAY_BACKOFF_UNIT_S = 10;
+
+async function main(env: NodeJS.ProcessEnv): Promise<number> {
+  const pipe = new ScriptPipe(pipeFds(env));
+  const log = scriptLog();
+  const dest = env.RQ_DEST ?? '';
+  const count = Number(env.RQ_COUNT ?? '0') || 0;
+
+  const loop = relayLoop(dest, env.RQ_ORIG_MSG_ID ?? '', env.RQ_DEST_QUEUE ?? '');
+  if (loop) {
+    log(`${loop} (dest ${dest}, orig_msg_id ${env.RQ_ORIG_MSG_ID ?? ''})`);
+    pipe.send('err', loop);
+    return 0;
+  }
+  let outcome: RelayOutcome;
+  const http = new HttpClient();
+  try {
+    const target = relayTarget(dest);
+    log(`${env.RQ_FORCE_REMOTE === '1' ? 'FORCE REMOTE - ' : ''}relaying ${env.RQ_FULL_MSG_ID ?? env.RQ_MSG_ID ?? ''} to ${target.base}/q/${target.queue} (attempt ${count + 1})`);
+    outcome = await relayMessage({ jobDir: env.RQ_MSG_DIR ?? process.cwd(), target }, { http, log, progress: (text) => pipe.send('run', text) });
+  } catch (err) {
+    // A bad dest never gets better; anything else (disk, a far host misbehaving) may.
+    const invalid = err instanceof RqError && err.code === 'RQ_ERR_INVALID_FIELD';
+    outcome = invalid ? { kind: 'fail', reason: err.message } : { kind: 'retry', reason: (err as Error).message };
+  } finally {
+    http.close();
+  }
+
+  switch (outcome.kind) {
+    case 'relayed':
+      log(`relayed ${outcome.fullId}`);
+      pipe.send('relayed', outcome.fullId);
+      break;
+    case 'retry': {
+      const delay = resendDelay(count, RELAY_BACKOFF_UNIT_S, backoffScale(env));
+      log(`soft fail, resend in ${delay} s: ${outcome.reason}`);
+      pipe.send('resend', resendText(delay, outcome.reason));
+      break;
+    }
+    case 'fail':
+      log(`failed: ${outcome.reason}`);
+      pipe.send('err', outcome.reason);
+      break;
+  }
+  return 0;
+}
+
+main(process.env).then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`relay: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,47 @@
+// Where a relayed message goes: the far host's base URL (its relative_root included) and queue, from RQ_DEST.
+import { RqError, shown } from '../errors.js';
+import { queueNameProblem } from '../spool/names.js';
+
+export interface RelayTarget {
+  /** Everything before `/q/<name>`: scheme, host, port and the far host's relative_root, no trailing slash. */
+  base: string;
+  queue: string;
+}
+
+const EXPECTED = 'an http(s)://host[:port][/root]/q/<queue> URL';
+
+/**
+ * Parses the destination URL. The base is everything before the first `/q/<name>` of the path,
+ * so a far host served under a relative_root (`http://h/therq/q/test`) is reached at that root
+ * (spec §16.16: the classic relay dropped it).
+ */
+export function relayTarget(dest: string): RelayTarget {
+  let url: URL;
+  try {
+    url = new URL(dest);
+  } catch {
+    throw new RqError('RQ_ERR_INVALID_FIELD', `dest: expected ${EXPECTED}, received ${shown(dest)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RqError('RQ_ERR_INVALID_FIELD', `dest: expected ${EXPECTED}, received ${shown(dest)}`);
+  const m = /^(.*?)\/q\/([^/]+)/.exec(url.pathname);
+  if (!m) throw new RqError('RQ_ERR_INVALID_FIELD', `dest: expected ${EXPECTED}, received ${shown(dest)} (no /q/<queue> in the path)`);
+  let queue: string;
+  try {
+    queue = decodeURIComponent(m[2]);
+  } catch {
+    throw new RqError('RQ_ERR_INVALID_FIELD', `dest: expected ${EXPECTED}, received ${shown(dest)} (bad %-escape in the queue name)`);
+  }
+  const problem = queueNameProblem(queue);
+  if (problem) throw new RqError('RQ_ERR_INVALID_FIELD', `dest: ${problem}`);
+  return { base: `${url.origin}${m[1].replace(/\/+$/, '')}`, queue };
+}
+
+/** `<base>/q/<queue>`: the queue's URL on the far host. */
+export function queueUrl(base: string, queue: string): string {
+  return `${base}/q/${encodeURIComponent(queue)}`;
+}
+
+/** `<base>/q/<queue>/<id>`: a message's URL on the far host. */
+export function messageUrl(base: string, queue: string, id: string): string {
+  return `${queueUrl(base, queue)}/${encodeURIComponent(id)}`;
+}
