@@ -7,6 +7,8 @@ const linesEl = document.getElementById('tail-lines');
 const follow = document.getElementById('tail-follow');
 const ansi = new AnsiUp();
 ansi.escape_html = true;
+// Classes, not ansi_up's inline colours: its dark blue/black/magenta were unreadable on the black log (palette in rq.css).
+ansi.use_classes = true;
 let lines = 0;
 
 // Runs on ansi_up's already-escaped output, outside tags only; entities end a URL.

@@ -1,0 +1,54 @@
+// Browser: markup in a message's params and output is shown as text on every page; nothing in it runs.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type WebRoot, send, startWebRoot, waitState } from '../web/web-root.js';
+import { type BrowserSession, BROWSER_SH, screenshot, startBrowser } from './browser-session.js';
+
+let w: WebRoot;
+let b: BrowserSession;
+
+beforeAll(async () => {
+  w = await startWebRoot({ queues: { esc: { script: BROWSER_SH } } });
+  b = await startBrowser();
+}, 60_000);
+afterAll(async () => {
+  await b?.close();
+  await w?.stop();
+});
+
+const SCRIPT = '<script>alert("param")</script>';
+const IMG = '<img src=x onerror=alert("img")>';
+
+describe('escaping in a browser', () => {
+  it('renders a <script> param as text, in the message page and its tail, with no dialog', async () => {
+    const id = await send(w.base, 'esc', { param1: 'echo', param2: `${SCRIPT} ${IMG}`, param3: SCRIPT, src: IMG });
+    await waitState(w.base, 'esc', id, ['done']);
+    const page = await b.newPage();
+    await page.goto(`${w.base}/q/esc/${id}`);
+    expect(await page.locator('#field-param3').textContent()).toBe(SCRIPT);
+    expect(await page.locator('#field-param2').textContent()).toBe(`${SCRIPT} ${IMG}`);
+    await page.locator('#message-full summary').click();
+    expect(await page.locator('#field-src').textContent()).toBe(IMG);
+    // The only scripts are the page's own modules; no element came from a value.
+    const scripts = await page.locator('script').evaluateAll((els) => els.map((e) => (e as HTMLScriptElement).src));
+    expect(scripts.every((s) => new URL(s).pathname.startsWith('/js/'))).toBe(true);
+    expect(await page.locator('main img').count()).toBe(0);
+
+    const tail = page.frameLocator('#tail-frame');
+    await expect.poll(() => tail.locator('#tail-status').textContent(), { timeout: 10_000 }).toBe('ended: done - echoed');
+    expect(await tail.locator('#tail-log').textContent()).toContain(`${SCRIPT} ${IMG}`);
+    expect(await tail.locator('#tail-log script, #tail-log img').count()).toBe(0);
+    await screenshot(page, 'message-escaped');
+
+    // The queue page lists it; the raw JSON keeps the value as sent.
+    await page.goto(`${w.base}/q/esc`);
+    expect(await page.locator(`#done-list li[data-msg-id="${id}"]`).count()).toBe(1);
+    const json = await (await fetch(`${w.base}/q/esc/${id}.json`)).json();
+    expect(json.param3).toBe(SCRIPT);
+
+    // Give a late handler (image error, deferred script) time to fire; a CSP refusal would show up in problems.
+    await page.waitForTimeout(300);
+    expect(b.dialogs).toEqual([]);
+    expect(b.problems).toEqual([]);
+    await page.close();
+  });
+});
