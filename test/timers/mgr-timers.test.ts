@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { rootPaths } from '../../src/config/paths.js';
 import { rq2Command } from '../../src/ipc/rq1.js';
-import { VERBS_SH, waitFor } from '../helpers/rq-root.js';
+import { VERBS_SH, freePort, waitFor } from '../helpers/rq-root.js';
 import { MgrProc, install } from '../helpers/mgr-proc.js';
 import { linkTimer } from './timers-proc.js';
 
@@ -14,7 +14,7 @@ let mgr: MgrProc | undefined;
 
 beforeEach(async () => {
   root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-mgr-timers-'));
-  await install(root, 3407);
+  await install(root, await freePort());
 });
 afterEach(async () => {
   await mgr?.stop();
@@ -40,7 +40,9 @@ it('is started by rq-mgr, answers on timers/sock, delivers, and is restarted whe
   const st = (await timersCmd('get_status'))[1] as { sent: number; errors: number; invalid: number };
   expect(st.sent).toBeGreaterThanOrEqual(2);
   expect(st.invalid).toBe(0);
-  expect((await timersCmd('get_timers'))[1]).toEqual([['fast', expect.any(Number)]]);
+  // rq-install also links the built-in cleaner's daily timer.
+  const timers = (await timersCmd('get_timers'))[1] as [string, number][];
+  expect(timers.filter(([name]) => name !== 'cleaner')).toEqual([['fast', expect.any(Number)]]);
   expect(await timersCmd('no_such_command')).toEqual(['error', 'unknown command: no_such_command']);
 
   process.kill(pid, 'SIGKILL');
