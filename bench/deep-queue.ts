@@ -4,7 +4,7 @@
 // Run: npx vite-node bench/deep-queue.ts   (prints one JSON object)
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { DONE_SCRIPT, round, waitCounts, writeScript } from './lib.js';
+import { DONE_SCRIPT, round, runLanes, waitCounts, writeScript } from './lib.js';
 import { QueueProc, addQueue, makeRoot } from '../test/helpers/rq-root.js';
 import { QueueSpool } from '../src/spool/queue-spool.js';
 
@@ -16,15 +16,9 @@ async function run(depth: number, script: string): Promise<{ per_s: number; load
   try {
     await addQueue(t.root, 'deep', { script, num_workers: 1 });
     const spool = new QueueSpool(t.root, 'deep', { host: { host: '127.0.0.1', port: t.port, root: '/' } });
-    let made = 0;
-    await Promise.all(
-      Array.from({ length: 32 }, async () => {
-        while (made < depth) {
-          made++;
-          await spool.create({ dest: 'deep' }, { commit: true });
-        }
-      }),
-    );
+    await runLanes(depth, 32, async () => {
+      await spool.create({ dest: 'deep' }, { commit: true });
+    });
     await fs.writeFile(path.join(t.root, 'config', 'deep.pause'), '');
     const l0 = performance.now();
     const q = await QueueProc.start(t.root, 'deep');

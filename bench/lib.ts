@@ -59,18 +59,39 @@ export async function waitCounts(q: QueueProc, pred: (n: Record<string, number>)
   }
 }
 
+/** Runs `op` `count` times with `concurrency` in flight; resolves when all are done. */
+export async function runLanes(count: number, concurrency: number, op: () => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < count) {
+      next++;
+      await op();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
+}
+
+/** Runs `op` with `concurrency` in flight for `seconds`; returns completed ops and elapsed seconds. */
+export async function slice(op: () => Promise<void>, concurrency: number, seconds: number): Promise<{ ops: number; s: number }> {
+  const start = performance.now();
+  const end = start + seconds * 1000;
+  let ops = 0;
+  const lane = async () => {
+    while (performance.now() < end) {
+      await op();
+      ops++;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  return { ops, s: (performance.now() - start) / 1000 };
+}
+
 /** Sends `count` create_message requests with `concurrency` in flight. */
 export async function enqueue(q: QueueProc, count: number, concurrency: number, fields: Record<string, unknown> = {}): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) {
-        next++;
-        const r = await q.cmd('create_message', { dest: q.name, ...fields });
-        if (r[0] !== 'ok') throw new Error(JSON.stringify(r));
-      }
-    }),
-  );
+  await runLanes(count, concurrency, async () => {
+    const r = await q.cmd('create_message', { dest: q.name, ...fields });
+    if (r[0] !== 'ok') throw new Error(JSON.stringify(r));
+  });
 }
 
 export const median = (xs: number[]) => quantile(xs, 0.5);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { HttpClient } from '../src/relay/http-client.js';
 import { multipartFile } from '../src/relay/multipart-file.js';
 import { Host, RECORD_SH, bigFile } from '../test/relay/hosts.js';
-import { median, round } from './lib.js';
+import { median, round, runLanes } from './lib.js';
 
 const N = Number(process.env.BENCH_N ?? 300);
 const MB = Number(process.env.BENCH_MB ?? 200);
@@ -26,19 +26,13 @@ async function waitRelayed(a: Host, n: number): Promise<number> {
 /** The relay's requests for one message (prep + commit) made directly, `concurrency` at a time. */
 async function rawMessages(b: Host, n: number, concurrency: number): Promise<number> {
   const client = new HttpClient();
-  let next = 0;
   const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < n) {
-        next++;
-        const prep = await client.postForm(`${b.url('test')}/new_message`, { x_format: 'json', mesg: JSON.stringify({ dest: b.url('test'), count: 1, _method: 'prep' }) });
-        const full = JSON.parse(prep.body)[1] as string;
-        const commit = await client.postForm(`${b.url('test')}/${full.split('/').pop()}`, { x_format: 'json', _method: 'commit', msg_id: full.split('/').pop()! });
-        if (!commit.body.startsWith('["ok"')) throw new Error(commit.body);
-      }
-    }),
-  );
+  await runLanes(n, concurrency, async () => {
+    const prep = await client.postForm(`${b.url('test')}/new_message`, { x_format: 'json', mesg: JSON.stringify({ dest: b.url('test'), count: 1, _method: 'prep' }) });
+    const full = JSON.parse(prep.body)[1] as string;
+    const commit = await client.postForm(`${b.url('test')}/${full.split('/').pop()}`, { x_format: 'json', _method: 'commit', msg_id: full.split('/').pop()! });
+    if (!commit.body.startsWith('["ok"')) throw new Error(commit.body);
+  });
   const rate = n / ((performance.now() - t0) / 1000);
   client.close();
   return rate;
@@ -49,19 +43,13 @@ async function rawMessages(b: Host, n: number, concurrency: number): Promise<num
  * started `concurrency` at a time at nice 19 (as queue scripts run), like the relay's workers.
  */
 async function nodeSpawnFloor(n: number, concurrency: number): Promise<number> {
-  let next = 0;
   const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < n) {
-        next++;
-        await new Promise<void>((resolve, reject) => {
-          const c = spawn('nice', ['-n', '19', process.execPath, '-e', 'require("fs").writeSync(3, "done ok\\n")'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'] });
-          c.stdio[3]!.on('data', () => undefined);
-          c.on('error', reject);
-          c.on('close', () => resolve());
-        });
-      }
+  await runLanes(n, concurrency, () =>
+    new Promise<void>((resolve, reject) => {
+      const c = spawn('nice', ['-n', '19', process.execPath, '-e', 'require("fs").writeSync(3, "done ok\\n")'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'] });
+      c.stdio[3]!.on('data', () => undefined);
+      c.on('error', reject);
+      c.on('close', () => resolve());
     }),
   );
   return n / ((performance.now() - t0) / 1000);

@@ -16,26 +16,12 @@ import path from 'node:path';
 import { QueueSpool } from '../src/spool/queue-spool.js';
 import { STATES } from '../src/config/paths.js';
 import type { CreateFields } from '../src/message/message.js';
+import { slice } from './lib.js';
 
 const SECONDS = Number(process.argv[2] ?? 3);
 const CONCURRENCY = Number(process.argv[3] ?? 16);
 
 const FIELDS: CreateFields = { dest: 'bench', src: 'bench', param1: 'hello', param2: 'a parameter of modest size' };
-
-/** Runs `op` with `concurrency` in flight for `seconds`; returns completed ops and elapsed seconds. */
-async function slice(op: () => Promise<void>, concurrency: number, seconds: number): Promise<{ ops: number; s: number }> {
-  const start = performance.now();
-  const end = start + seconds * 1000;
-  let ops = 0;
-  const lane = async () => {
-    while (performance.now() < end) {
-      await op();
-      ops++;
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, lane));
-  return { ops, s: (performance.now() - start) / 1000 };
-}
 
 /**
  * Rates of two ops measured in alternating short slices (A B A B …, `seconds` in total each), so

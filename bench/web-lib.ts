@@ -4,6 +4,9 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import { type WebRoot, startWebRoot } from '../test/web/web-root.js';
 import type { QueueDef } from '../test/helpers/rq-root.js';
+import { slice } from './lib.js';
+
+export { slice };
 
 export { median, quantile, round } from './lib.js';
 
@@ -110,21 +113,6 @@ export async function waitDone(client: HttpClient, queue: string, id: string, ti
 /** The body of a classic JSON-mode enqueue: `mesg=<json>` (x_format defaults to json, _method to commit). */
 export function newMessageBody(queue: string, fields: Record<string, unknown> = {}): string {
   return new URLSearchParams({ x_format: 'json', mesg: JSON.stringify({ dest: queue, ...fields }) }).toString();
-}
-
-/** Runs `op` with `concurrency` in flight for `seconds`; returns completed ops and elapsed seconds. */
-export async function slice(op: () => Promise<void>, concurrency: number, seconds: number): Promise<{ ops: number; s: number }> {
-  const start = performance.now();
-  const end = start + seconds * 1000;
-  let ops = 0;
-  const lane = async () => {
-    while (performance.now() < end) {
-      await op();
-      ops++;
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, lane));
-  return { ops, s: (performance.now() - start) / 1000 };
 }
 
 /**
