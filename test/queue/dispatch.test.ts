@@ -1,46 +1,37 @@
 // Dispatcher: num_workers, blocking, coalescing (all cases of spec §3.5), future due times.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
+import { describe, expect, it } from 'vitest';
+import { QueueProc, addQueue, perTestRoot, waitFor } from '../helpers/rq-root.js';
 
-let t: TestRoot;
-let q: QueueProc | undefined;
-beforeEach(async () => {
-  t = await makeRoot();
-});
-afterEach(async () => {
-  await q?.stop();
-  q = undefined;
-  await t.cleanup();
-});
+const ctx = perTestRoot();
 
 describe('blocking_params', () => {
   it('a, b, a with num_workers 3 ⇒ run, run, que until the first a ends', async () => {
-    await addQueue(t.root, 'blk', { num_workers: 3, blocking_params: [2] });
-    q = await QueueProc.start(t.root, 'blk');
-    const a1 = await q.send({ param1: 'slow', param2: '1' });
-    const b = await q.send({ param1: 'slow', param2: '1.2' });
-    const a2 = await q.send({ param1: 'slow', param2: '1' });
-    await q.waitState(a1, ['run']);
-    await q.waitState(b, ['run']);
-    expect(await q.state(a2)).toBe('que');
-    await q.waitState(a1, ['done']);
-    await q.waitState(a2, ['run', 'done']);
-    await q.waitState(a2, ['done']);
+    await addQueue(ctx.t.root, 'blk', { num_workers: 3, blocking_params: [2] });
+    ctx.q = await QueueProc.start(ctx.t.root, 'blk');
+    const a1 = await ctx.q.send({ param1: 'slow', param2: '1' });
+    const b = await ctx.q.send({ param1: 'slow', param2: '1.2' });
+    const a2 = await ctx.q.send({ param1: 'slow', param2: '1' });
+    await ctx.q.waitState(a1, ['run']);
+    await ctx.q.waitState(b, ['run']);
+    expect(await ctx.q.state(a2)).toBe('que');
+    await ctx.q.waitState(a1, ['done']);
+    await ctx.q.waitState(a2, ['run', 'done']);
+    await ctx.q.waitState(a2, ['done']);
   });
 });
 
 describe('num_workers', () => {
   it('never has more than num_workers scripts alive at once', async () => {
-    const script = path.join(t.root, 'span.sh');
+    const script = path.join(ctx.t.root, 'span.sh');
     // Each script records when it lives; overlapping lifetimes are what num_workers limits.
     await fs.writeFile(script, '#!/bin/bash\necho "s $EPOCHREALTIME" >> "$RQ_PARAM1"\nsleep 0.3\necho "e $EPOCHREALTIME" >> "$RQ_PARAM1"\necho "done ok" >&3\n', { mode: 0o755 });
-    await addQueue(t.root, 'nw', { script, num_workers: 2 });
-    q = await QueueProc.start(t.root, 'nw');
-    const spans = path.join(t.root, 'spans.log');
-    for (let i = 0; i < 6; i++) await q.send({ param1: spans });
-    await waitFor(async () => (await q!.cmd('num_messages')).done === 6, 'all done', 15_000);
+    await addQueue(ctx.t.root, 'nw', { script, num_workers: 2 });
+    ctx.q = await QueueProc.start(ctx.t.root, 'nw');
+    const spans = path.join(ctx.t.root, 'spans.log');
+    for (let i = 0; i < 6; i++) await ctx.q.send({ param1: spans });
+    await waitFor(async () => (await ctx.q!.cmd('num_messages')).done === 6, 'all done', 15_000);
     const events = (await fs.readFile(spans, 'utf8')).trim().split('\n').map((l) => l.split(' ')).map(([k, t]) => ({ k, t: Number(t) }));
     events.sort((a, b) => a.t - b.t || (a.k === 'e' ? -1 : 1));
     let live = 0;
@@ -56,12 +47,12 @@ describe('num_workers', () => {
 
 describe('due times', () => {
   it('a future message waits for its due time, without polling', async () => {
-    await addQueue(t.root, 'due');
-    q = await QueueProc.start(t.root, 'due');
+    await addQueue(ctx.t.root, 'due');
+    ctx.q = await QueueProc.start(ctx.t.root, 'due');
     const due = Math.floor(Date.now() / 1000) + 2;
-    const id = await q.send({ param1: 'done', due: String(due) });
-    expect(await q.state(id)).toBe('que');
-    const m = await q.waitState(id, ['done'], 5000);
+    const id = await ctx.q.send({ param1: 'done', due: String(due) });
+    expect(await ctx.q.state(id)).toBe('que');
+    const m = await ctx.q.waitState(id, ['done'], 5000);
     expect(Date.now()).toBeGreaterThanOrEqual(due * 1000);
     expect(m.due).toBe(due);
   });
@@ -70,57 +61,57 @@ describe('due times', () => {
 describe('coalesce_params', () => {
   // param3 is the coalescing key; param1/param2 drive the fixture script.
   async function setup(parentMode: string, parentArg = '1') {
-    await addQueue(t.root, 'co', { coalesce_params: [3] });
-    q = await QueueProc.start(t.root, 'co');
-    const blocker = await q.send({ param1: 'slow', param2: '0.5', param3: 'blocker' });
-    await q.waitState(blocker, ['run']);
-    const parent = await q.send({ param1: parentMode, param2: parentArg, param3: 'same' });
-    const d1 = await q.send({ param1: 'done', param3: 'same', due: Math.floor(Date.now() / 1000) + 3600 });
-    const d2 = await q.send({ param1: 'done', param3: 'same' });
-    const other = await q.send({ param1: 'done', param3: 'other' });
+    await addQueue(ctx.t.root, 'co', { coalesce_params: [3] });
+    ctx.q = await QueueProc.start(ctx.t.root, 'co');
+    const blocker = await ctx.q.send({ param1: 'slow', param2: '0.5', param3: 'blocker' });
+    await ctx.q.waitState(blocker, ['run']);
+    const parent = await ctx.q.send({ param1: parentMode, param2: parentArg, param3: 'same' });
+    const d1 = await ctx.q.send({ param1: 'done', param3: 'same', due: Math.floor(Date.now() / 1000) + 3600 });
+    const d2 = await ctx.q.send({ param1: 'done', param3: 'same' });
+    const other = await ctx.q.send({ param1: 'done', param3: 'other' });
     return { parent, d1, d2, other };
   }
-  const full = (id: string) => `http://127.0.0.1:${t.port}/q/co/${id}`;
+  const full = (id: string) => `http://127.0.0.1:${ctx.t.port}/q/co/${id}`;
 
   it('parent done ⇒ dups done as "duplicate <parent>", whatever their due', async () => {
     const { parent, d1, d2, other } = await setup('slow');
-    await q!.waitState(parent, ['run']);
-    const visible = (await q!.cmd('messages', { state: 'que' })).map((e: string[]) => e[0]);
+    await ctx.q!.waitState(parent, ['run']);
+    const visible = (await ctx.q!.cmd('messages', { state: 'que' })).map((e: string[]) => e[0]);
     expect(visible).not.toContain(d1);
     expect(visible).not.toContain(d2);
-    expect((await q!.cmd('num_messages')).que).toBe(1);
-    const pm = await q!.waitState(parent, ['done']);
+    expect((await ctx.q!.cmd('num_messages')).que).toBe(1);
+    const pm = await ctx.q!.waitState(parent, ['done']);
     expect([...pm.dups].sort()).toEqual([full(d1), full(d2)].sort());
     for (const d of [d1, d2]) {
-      const m = await q!.waitState(d, ['done']);
+      const m = await ctx.q!.waitState(d, ['done']);
       expect(m.status).toBe(`done - duplicate ${full(parent)}`);
       expect(m.dup).toBe(full(parent));
     }
-    expect((await q!.waitState(other, ['done'])).dup).toBeUndefined();
+    expect((await ctx.q!.waitState(other, ['done'])).dup).toBeUndefined();
   });
 
   it('parent relayed ⇒ dups relayed too', async () => {
     const { parent, d1 } = await setup('relayed', 'http://127.0.0.1:1/q/far/1');
-    await q!.waitState(parent, ['relayed']);
-    expect((await q!.waitState(d1, ['relayed'])).status).toBe(`relayed - duplicate ${full(parent)}`);
+    await ctx.q!.waitState(parent, ['relayed']);
+    expect((await ctx.q!.waitState(d1, ['relayed'])).status).toBe(`relayed - duplicate ${full(parent)}`);
   });
 
   it('parent err ⇒ dups go back to que; the next one runs and folds in the rest', async () => {
     const { parent, d1, d2 } = await setup('err');
-    await q!.waitState(parent, ['err']);
-    expect((await q!.cmd('get_message', { msg_id: parent }))[1].dups).toBeUndefined();
-    const m2 = await q!.waitState(d2, ['done']);
+    await ctx.q!.waitState(parent, ['err']);
+    expect((await ctx.q!.cmd('get_message', { msg_id: parent }))[1].dups).toBeUndefined();
+    const m2 = await ctx.q!.waitState(d2, ['done']);
     expect(m2.dup).toBeUndefined();
     expect(m2.status).toBe('done - done sleeping');
     // d1 is due in an hour, yet folds into d2 when d2 runs (spec §3.5: regardless of due).
-    expect((await q!.waitState(d1, ['done'])).status).toBe(`done - duplicate ${full(d2)}`);
+    expect((await ctx.q!.waitState(d1, ['done'])).status).toBe(`done - duplicate ${full(d2)}`);
   });
 
   it('parent resent ⇒ dups return to que; the resent parent folds into the next one', async () => {
     const { parent, d2 } = await setup('resend1');
-    const m2 = await q!.waitState(d2, ['done']);
+    const m2 = await ctx.q!.waitState(d2, ['done']);
     expect(m2.status).toBe('done - done sleeping');
-    const pm = await q!.waitState(parent, ['done']);
+    const pm = await ctx.q!.waitState(parent, ['done']);
     expect(pm.count).toBe(1);
     expect(pm.status).toBe(`done - duplicate ${full(d2)}`);
   });

@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/log.js';
 import { idTime } from '../../src/spool/message-id.js';
 import { QueueCron } from '../../src/timers/queue-cron.js';
 import { type CronRecord, cronKey, cronStateFile, readCronState } from '../../src/timers/cron-state.js';
-import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
+import { QueueProc, addQueue, perTestRoot, waitFor } from '../helpers/rq-root.js';
 
 /** A stand-in for the Queue: records creates and commits. */
 class FakeQueue {
@@ -111,16 +111,7 @@ describe('cron schedule in the queue process (fake queue)', () => {
 });
 
 describe('cron schedule in a real queue process', () => {
-  let t: TestRoot;
-  let q: QueueProc | undefined;
-  beforeEach(async () => {
-    t = await makeRoot();
-  });
-  afterEach(async () => {
-    await q?.stop();
-    q = undefined;
-    await t.cleanup();
-  });
+  const ctx = perTestRoot();
 
   interface Got {
     id: string;
@@ -138,31 +129,31 @@ describe('cron schedule in a real queue process', () => {
     }, `${n} cron messages`, 20_000, 50);
 
   it('creates one message per occurrence, on time, and exactly one for the occurrences missed across a restart', async () => {
-    await addQueue(t.root, 'cq');
-    const cfgFile = path.join(t.root, 'queues', 'cq', 'config.json');
+    await addQueue(ctx.t.root, 'cq');
+    const cfgFile = path.join(ctx.t.root, 'queues', 'cq', 'config.json');
     const cfg = JSON.parse(await fs.readFile(cfgFile, 'utf8'));
     await fs.writeFile(cfgFile, JSON.stringify({ ...cfg, schedule: [{ cron: '*/2 * * * * *', param1: 'tick', param2: 5 }] }));
     // Paused: every message waits in que where it can be counted.
-    await fs.writeFile(path.join(t.root, 'config', 'cq.pause'), '');
+    await fs.writeFile(path.join(ctx.t.root, 'config', 'cq.pause'), '');
 
-    q = await QueueProc.start(t.root, 'cq');
-    const first = await atLeast(q, 2);
-    const msg = (await q.cmd('get_message', { msg_id: first[0].id }))[1];
+    ctx.q = await QueueProc.start(ctx.t.root, 'cq');
+    const first = await atLeast(ctx.q!, 2);
+    const msg = (await ctx.q.cmd('get_message', { msg_id: first[0].id }))[1];
     expect(msg).toMatchObject({ src: 'cron', dest: 'cq', param1: 'tick', param2: '5' });
 
     // Killed outright: the state on disk, not a clean shutdown, must prevent doubles.
-    await q.kill9();
+    await ctx.q.kill9();
     const restarts = [Date.now()];
-    q = await QueueProc.start(t.root, 'cq');
-    await waitFor(async () => (await list(q!)).some((g) => g.created > restarts[0] + 2500), 'a fire after the first restart', 20_000, 50);
+    ctx.q = await QueueProc.start(ctx.t.root, 'cq');
+    await waitFor(async () => (await list(ctx.q!)).some((g) => g.created > restarts[0] + 2500), 'a fire after the first restart', 20_000, 50);
     // Stopped long enough for at least two occurrences to pass.
-    await q.stop();
+    await ctx.q.stop();
     const stoppedAt = Date.now();
     await waitFor(() => Date.now() - stoppedAt > 4500, 'two occurrences to pass', 10_000, 100);
     restarts.push(Date.now());
-    q = await QueueProc.start(t.root, 'cq');
+    ctx.q = await QueueProc.start(ctx.t.root, 'cq');
     const all = await waitFor(async () => {
-      const got = await list(q!);
+      const got = await list(ctx.q!);
       return got.some((g) => g.created > restarts[1] + 2500) ? got : false;
     }, 'a fire after the second restart', 20_000, 50);
 
@@ -189,7 +180,7 @@ describe('cron schedule in a real queue process', () => {
       expect(g.created - g.due * 1000, `${g.id} lateness`).toBeGreaterThanOrEqual(0);
       expect(g.created - g.due * 1000, `${g.id} lateness`).toBeLessThan(100);
     }
-    const [state] = await readCronState(cronStateFile(path.join(t.root, 'queues', 'cq')));
+    const [state] = await readCronState(cronStateFile(path.join(ctx.t.root, 'queues', 'cq')));
     expect(state.last).toBe(Math.max(...dues));
     expect(all.map((g) => g.id)).toContain(state.msg_id);
   });
