@@ -8,7 +8,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { queueCommand } from '../../src/ipc/rq1.js';
 import { queuePaths } from '../../src/config/paths.js';
-import { afterEach, beforeEach } from 'vitest';
 
 export const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FIXTURES = path.join(PROJECT, 'test', 'fixtures');
@@ -167,24 +166,4 @@ export function pidAlive(pid: number): boolean {
   }
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-}
-
-export interface PerTestRoot {
-  t: TestRoot;
-  /** The queue process a test started, if any; stopped after the test. */
-  q?: QueueProc;
-}
-
-/** Registers hooks giving every test of the enclosing suite a fresh root, cleaned up after it. */
-export function perTestRoot(): PerTestRoot {
-  const ctx = {} as PerTestRoot;
-  beforeEach(async () => {
-    ctx.t = await makeRoot();
-  });
-  afterEach(async () => {
-    await ctx.q?.stop();
-    ctx.q = undefined;
-    await ctx.t.cleanup();
-  });
-  return ctx;
 }

@@ -2,7 +2,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { QueueProc, addQueue, perTestRoot, pidAlive, waitFor } from '../helpers/rq-root.js';
+import { QueueProc, addQueue, pidAlive, waitFor } from '../helpers/rq-root.js';
+import { perTestRoot } from '../helpers/per-test-root.js';
 
 const ctx = perTestRoot();
 

@@ -8,7 +8,8 @@ import { silentLogger } from '../../src/log.js';
 import { idTime } from '../../src/spool/message-id.js';
 import { QueueCron } from '../../src/timers/queue-cron.js';
 import { type CronRecord, cronKey, cronStateFile, readCronState } from '../../src/timers/cron-state.js';
-import { QueueProc, addQueue, perTestRoot, waitFor } from '../helpers/rq-root.js';
+import { QueueProc, addQueue, waitFor } from '../helpers/rq-root.js';
+import { perTestRoot } from '../helpers/per-test-root.js';
 
 /** A stand-in for the Queue: records creates and commits. */
 class FakeQueue {
