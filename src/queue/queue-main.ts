@@ -11,6 +11,7 @@ import { queueCommand } from '../ipc/rq1.js';
 import { assertQueueName } from '../spool/names.js';
 import { handleRequest } from './commands.js';
 import { Queue } from './queue.js';
+import { chooseLauncher } from './native-launcher.js';
 import { QueueCron } from '../timers/queue-cron.js';
 import { cronStateFile } from '../timers/cron-state.js';
 
@@ -30,6 +31,7 @@ export async function main(argv: string[]): Promise<void> {
     host: hostInfo(global),
     log,
     peer: (q, command, arg) => queueCommand(queuePaths(root, q).sock, command, arg, { timeoutMs: 30_000 }),
+    launch: chooseLauncher(process.env, log),
   });
   await fsp.writeFile(paths.pidFile, `${process.pid}\n`);
 

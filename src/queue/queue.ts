@@ -13,7 +13,7 @@ import { type CreateFields, type Message, pickFields, statusText } from '../mess
 import { QueIndex } from './que-index.js';
 import { AdminState } from './admin-state.js';
 import { type Completion, completionOf, decideOutcome, parseDup, parseLine } from './pipe-protocol.js';
-import { type ExitInfo, type RunningScript, execArgv, resolveScript, scriptEnv, startScript } from './script-runner.js';
+import { type ExitInfo, type Launcher, type RunningScript, execArgv, resolveScript, scriptEnv, startScript } from './script-runner.js';
 import { LatestWriter } from './status-writer.js';
 import { killStaleScript } from './stale-scripts.js';
 
@@ -26,6 +26,8 @@ export interface QueueDeps {
   host: HostInfo;
   log: Logger;
   peer: PeerCall;
+  /** How scripts are started (chooseLauncher picks the native spawner or the child_process gate). */
+  launch: Launcher;
   now?: () => number;
   baseEnv?: NodeJS.ProcessEnv;
   /** Grace between TERM and KILL when stopping scripts. */
@@ -208,7 +210,7 @@ export class Queue {
         }),
         jobDir,
         onLine: (line) => this.onLine(entry, line),
-      });
+      }, this.deps.launch);
       log.info({ pid: entry.script.pid, script: script.path }, 'script started');
       if (entry.script.pid > 0) fs.writeFileSync(path.join(dir, 'pid'), String(entry.script.pid));
       const exit = await entry.script.finished;

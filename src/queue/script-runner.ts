@@ -1,7 +1,5 @@
 // Starts one queue script for one message: environment, fds 3/4, stdio.log, own process group.
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Message } from '../message/message.js';
@@ -123,6 +121,37 @@ export interface RunningScript {
   finished: Promise<ExitInfo>;
 }
 
+/** One script to start: what a launcher needs to create the process. */
+export interface LaunchRequest {
+  argv: string[];
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  /** stdio.log, opened for append: the script's stdout and stderr. */
+  logFd: number;
+  /** The RQ START header's fields besides the pid, which only the started process knows. */
+  header: { time: string; script: string };
+}
+
+/** A started process: its pid, rq's ends of fds 3 and 4, and its exit. */
+export interface LaunchedChild {
+  pid: number;
+  fromScript: Readable;
+  toScript: Writable;
+  exited: Promise<ExitInfo>;
+}
+
+/**
+ * Starts a process in its own session with stdin at EOF, stdout/stderr on `logFd`, fds 3/4 as
+ * pipes, nice 19 from its first instruction, and the RQ START header in its log before anything
+ * it prints. Failing to start is reported through `exited` (spawnError), never thrown.
+ */
+export type Launcher = (r: LaunchRequest) => LaunchedChild;
+
+/** The header line of spec §4.5, for launchers that can format it themselves. */
+export function startHeader(pid: number | string, h: LaunchRequest['header']): string {
+  return `\n${pid} - ${h.time} - RQ START - ${h.script}\n`;
+}
+
 export interface StartOptions {
   argv: string[];
   env: NodeJS.ProcessEnv;
@@ -133,41 +162,16 @@ export interface StartOptions {
   now?: () => Date;
 }
 
-/**
- * The start gate: a constant sh program (data only ever arrives as arguments) that waits for one
- * newline on fd 4 — written by rq once the script's priority is set — then prints the RQ START
- * header with its own pid (which the script keeps across exec) and execs the script. Node has no
- * pre-exec hook; without the gate the script could print before its header and run its first
- * instructions at normal priority.
- */
-const GATE = 'read _ <&4 || exit 111; printf "\\n%s - %s - RQ START - %s\\n" "$$" "$1" "$2"; shift 2; exec "$@"';
-
-export function startScript(o: StartOptions): RunningScript {
+export function startScript(o: StartOptions, launch: Launcher): RunningScript {
   const logFd = fs.openSync(path.join(o.jobDir, 'stdio.log'), 'a');
-  let child: ChildProcess;
+  let child: LaunchedChild;
   try {
-    const header = [rubyTime(o.now?.() ?? new Date()), o.argv[o.argv.length - 1]];
-    child = spawn('/bin/sh', ['-c', GATE, 'rq-start', ...header, ...o.argv], {
-      cwd: o.jobDir,
-      env: o.env,
-      stdio: ['ignore', logFd, logFd, 'pipe', 'pipe'],
-      detached: true,
-    });
+    child = launch({ argv: o.argv, env: o.env, cwd: o.jobDir, logFd, header: { time: rubyTime(o.now?.() ?? new Date()), script: o.argv[o.argv.length - 1] } });
   } finally {
     fs.closeSync(logFd);
   }
-  const pid = child.pid ?? -1;
-  if (pid > 0) {
-    try {
-      os.setPriority(pid, 19);
-    } catch {
-      // Already exited: its priority no longer matters.
-    }
-  }
-  const fromScript = child.stdio[3] as Readable;
-  const toScript = child.stdio[4] as Writable;
+  const { pid, fromScript, toScript } = child;
   toScript.on('error', () => undefined);
-  toScript.write('\n');
   const splitter = new LineSplitter();
   fromScript.on('data', (chunk: Buffer) => {
     for (const line of splitter.push(chunk)) o.onLine(line);
@@ -179,11 +183,7 @@ export function startScript(o: StartOptions): RunningScript {
   }).then(() => {
     for (const line of splitter.end()) o.onLine(line);
   });
-  const exited = new Promise<ExitInfo>((resolve) => {
-    child.once('exit', (code, signal) => resolve({ code, signal }));
-    child.once('error', (err) => resolve({ code: null, signal: null, spawnError: err.message }));
-  });
-  const finished = exited.then(async (info) => {
+  const finished = child.exited.then(async (info) => {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([drained, new Promise<void>((r) => (timer = setTimeout(r, o.drainMs ?? 2000)))]);
     clearTimeout(timer);

@@ -1,0 +1,43 @@
+// Launcher on Node's child_process: the portable fallback when the native spawner is not built.
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import type { Readable, Writable } from 'node:stream';
+import type { ExitInfo, Launcher } from './script-runner.js';
+
+/**
+ * The start gate: a constant sh program (data only ever arrives as arguments) that waits for one
+ * newline on fd 4 — written by rq once the script's priority is set — then prints the RQ START
+ * header with its own pid (which the script keeps across exec) and execs the script. Node has no
+ * pre-exec hook; without the gate the script could print before its header and run its first
+ * instructions at normal priority. It costs one exec of sh per message (~1 ms here).
+ */
+const GATE = 'read _ <&4 || exit 111; printf "\\n%s - %s - RQ START - %s\\n" "$$" "$1" "$2"; shift 2; exec "$@"';
+
+export const gateLauncher: Launcher = (r) => {
+  const child = spawn('/bin/sh', ['-c', GATE, 'rq-start', r.header.time, r.header.script, ...r.argv], {
+    cwd: r.cwd,
+    env: r.env,
+    stdio: ['ignore', r.logFd, r.logFd, 'pipe', 'pipe'],
+    detached: true,
+  });
+  const pid = child.pid ?? -1;
+  if (pid > 0) {
+    try {
+      os.setPriority(pid, 19);
+    } catch {
+      // Already exited: its priority no longer matters.
+    }
+  }
+  const toScript = child.stdio[4] as Writable;
+  toScript.on('error', () => undefined);
+  toScript.write('\n');
+  return {
+    pid,
+    fromScript: child.stdio[3] as Readable,
+    toScript,
+    exited: new Promise<ExitInfo>((resolve) => {
+      child.once('exit', (code, signal) => resolve({ code, signal }));
+      child.once('error', (err) => resolve({ code: null, signal: null, spawnError: err.message }));
+    }),
+  };
+};

@@ -1,0 +1,87 @@
+// Launcher on rq's native spawner (src/queue/native/rq-spawn.c): vfork + exec, no gate process.
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+import { gateLauncher } from './gate-launcher.js';
+import { type ExitInfo, type Launcher, startHeader } from './script-runner.js';
+
+interface SpawnAddon {
+  spawn(file: string, argv: string[], envp: string[], cwd: string, fds: number[], nice: number, headerBefore: string | null, headerAfter: string | null, onExit: (code: number, signal: number) => void): number;
+  pipe(): [number, number];
+}
+
+/** Where `npm run build-native` (node-gyp) puts the addon, from src/queue/ and dist/queue/ alike. */
+export const ADDON_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'build', 'Release', 'rq_spawn.node');
+
+const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(Object.entries(os.constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]));
+const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+/** execvp's search, done before the spawn so the vfork child only calls execve. */
+function findExecutable(cmd: string, cwd: string, envPath: string | undefined): string | null {
+  const candidates = cmd.includes('/') ? [path.resolve(cwd, cmd)] : (envPath ?? DEFAULT_PATH).split(':').map((d) => path.resolve(cwd, d || '.', cmd));
+  for (const file of candidates) {
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      if (fs.statSync(file).isFile()) return file;
+    } catch {
+      // Next candidate.
+    }
+  }
+  return null;
+}
+
+function failed(spawnError: string): ReturnType<Launcher> {
+  const nothing = new net.Socket();
+  nothing.destroy();
+  return { pid: -1, fromScript: nothing, toScript: nothing, exited: Promise.resolve<ExitInfo>({ code: null, signal: null, spawnError }) };
+}
+
+export function nativeLauncher(addon: SpawnAddon): Launcher {
+  return (r) => {
+    const envp = Object.entries(r.env).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`]));
+    if ([...r.argv, ...envp, r.cwd].some((s) => s.includes('\0'))) return failed('an argument or environment value contains a NUL byte');
+    const file = findExecutable(r.argv[0], r.cwd, r.env.PATH);
+    if (!file) return failed(`spawn ${r.argv[0]} ENOENT`);
+    const [fromFd, childWrite] = addon.pipe();
+    const [childRead, toFd] = addon.pipe();
+    const devNull = fs.openSync('/dev/null', 'r');
+    let exit!: (info: ExitInfo) => void;
+    const exited = new Promise<ExitInfo>((resolve) => (exit = resolve));
+    const header = startHeader('\0', r.header).split('\0');
+    let pid: number;
+    try {
+      pid = addon.spawn(file, r.argv, envp, r.cwd, [devNull, r.logFd, r.logFd, childWrite, childRead], 19, header[0], header[1], (code, signal) =>
+        exit({ code: code >= 0 ? code : null, signal: signal ? (SIGNAL_NAMES.get(signal) ?? null) : null }),
+      );
+    } catch (err) {
+      for (const fd of [fromFd, toFd]) fs.closeSync(fd);
+      return failed((err as Error).message);
+    } finally {
+      for (const fd of [devNull, childWrite, childRead]) fs.closeSync(fd);
+    }
+    return {
+      pid,
+      fromScript: new net.Socket({ fd: fromFd, readable: true, writable: false }),
+      toScript: new net.Socket({ fd: toFd, readable: false, writable: true }),
+      exited,
+    };
+  };
+}
+
+/**
+ * The native launcher when its addon is built and `RQ_SPAWN` is not `node`; otherwise the
+ * child_process gate, with a warning saying why (both start scripts the same way, the gate slower).
+ */
+export function chooseLauncher(env: NodeJS.ProcessEnv, log: Logger): Launcher {
+  if (env.RQ_SPAWN === 'node') return gateLauncher;
+  try {
+    return nativeLauncher(createRequire(import.meta.url)(ADDON_PATH) as SpawnAddon);
+  } catch (err) {
+    log.warn({ err: (err as Error).message, addon: ADDON_PATH }, 'native spawner not available (npm run build-native builds it); starting scripts through child_process');
+    return gateLauncher;
+  }
+}
