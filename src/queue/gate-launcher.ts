@@ -2,7 +2,8 @@
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import type { Readable, Writable } from 'node:stream';
-import type { ExitInfo, Launcher } from './script-runner.js';
+import { findExecutable } from './find-executable.js';
+import { type ExitInfo, type Launcher, failedLaunch } from './script-runner.js';
 
 /**
  * The start gate: a constant sh program (data only ever arrives as arguments) that waits for one
@@ -14,6 +15,8 @@ import type { ExitInfo, Launcher } from './script-runner.js';
 const GATE = 'read _ <&4 || exit 111; printf "\\n%s - %s - RQ START - %s\\n" "$$" "$1" "$2"; shift 2; exec "$@"';
 
 export const gateLauncher: Launcher = (r) => {
+  // Checked here, since sh would report a missing program as its own exit 127.
+  if (!findExecutable(r.argv[0], r.cwd, r.env.PATH)) return failedLaunch(`spawn ${r.argv[0]} ENOENT`);
   const child = spawn('/bin/sh', ['-c', GATE, 'rq-start', r.header.time, r.header.script, ...r.argv], {
     cwd: r.cwd,
     env: r.env,

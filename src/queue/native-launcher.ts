@@ -7,7 +7,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { gateLauncher } from './gate-launcher.js';
-import { type ExitInfo, type Launcher, startHeader } from './script-runner.js';
+import { findExecutable } from './find-executable.js';
+import { type ExitInfo, type Launcher, failedLaunch, startHeader } from './script-runner.js';
 
 interface SpawnAddon {
   spawn(file: string, argv: string[], envp: string[], cwd: string, fds: number[], nice: number, headerBefore: string | null, headerAfter: string | null, onExit: (code: number, signal: number) => void): number;
@@ -17,35 +18,16 @@ interface SpawnAddon {
 /** Where `npm run build-native` (node-gyp) puts the addon, from src/queue/ and dist/queue/ alike. */
 export const ADDON_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'build', 'Release', 'rq_spawn.node');
 
-const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(Object.entries(os.constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]));
-const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
-
-/** execvp's search, done before the spawn so the vfork child only calls execve. */
-function findExecutable(cmd: string, cwd: string, envPath: string | undefined): string | null {
-  const candidates = cmd.includes('/') ? [path.resolve(cwd, cmd)] : (envPath ?? DEFAULT_PATH).split(':').map((d) => path.resolve(cwd, d || '.', cmd));
-  for (const file of candidates) {
-    try {
-      fs.accessSync(file, fs.constants.X_OK);
-      if (fs.statSync(file).isFile()) return file;
-    } catch {
-      // Next candidate.
-    }
-  }
-  return null;
-}
-
-function failed(spawnError: string): ReturnType<Launcher> {
-  const nothing = new net.Socket();
-  nothing.destroy();
-  return { pid: -1, fromScript: nothing, toScript: nothing, exited: Promise.resolve<ExitInfo>({ code: null, signal: null, spawnError }) };
-}
+// First name wins: os.constants.signals lists aliases (SIGIOT, SIGPOLL) after the names Node reports.
+const SIGNAL_NAMES = new Map<number, NodeJS.Signals>();
+for (const [name, n] of Object.entries(os.constants.signals)) if (!SIGNAL_NAMES.has(n)) SIGNAL_NAMES.set(n, name as NodeJS.Signals);
 
 export function nativeLauncher(addon: SpawnAddon): Launcher {
   return (r) => {
     const envp = Object.entries(r.env).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`]));
-    if ([...r.argv, ...envp, r.cwd].some((s) => s.includes('\0'))) return failed('an argument or environment value contains a NUL byte');
+    if ([...r.argv, ...envp, r.cwd].some((s) => s.includes('\0'))) return failedLaunch('an argument or environment value contains a NUL byte');
     const file = findExecutable(r.argv[0], r.cwd, r.env.PATH);
-    if (!file) return failed(`spawn ${r.argv[0]} ENOENT`);
+    if (!file) return failedLaunch(`spawn ${r.argv[0]} ENOENT`);
     const [fromFd, childWrite] = addon.pipe();
     const [childRead, toFd] = addon.pipe();
     const devNull = fs.openSync('/dev/null', 'r');
@@ -59,7 +41,7 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
       );
     } catch (err) {
       for (const fd of [fromFd, toFd]) fs.closeSync(fd);
-      return failed((err as Error).message);
+      return failedLaunch((err as Error).message);
     } finally {
       for (const fd of [devNull, childWrite, childRead]) fs.closeSync(fd);
     }

@@ -32,6 +32,8 @@ export async function main(argv: string[]): Promise<void> {
     log,
     peer: (q, command, arg) => queueCommand(queuePaths(root, q).sock, command, arg, { timeoutMs: 30_000 }),
     launch: chooseLauncher(process.env, log),
+    // A snapshot: copying process.env itself costs ~0.2 ms per script (one getenv per variable).
+    baseEnv: { ...process.env },
   });
   await fsp.writeFile(paths.pidFile, `${process.pid}\n`);
 

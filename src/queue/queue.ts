@@ -29,7 +29,8 @@ export interface QueueDeps {
   /** How scripts are started (chooseLauncher picks the native spawner or the child_process gate). */
   launch: Launcher;
   now?: () => number;
-  baseEnv?: NodeJS.ProcessEnv;
+  /** The environment scripts inherit (spec §4.4 adds to it): a plain object, not process.env. */
+  baseEnv: NodeJS.ProcessEnv;
   /** Grace between TERM and KILL when stopping scripts. */
   killGraceMs?: number;
 }
@@ -206,7 +207,7 @@ export class Queue {
           hostUrl: hostUrl(this.deps.host),
           port: this.deps.host.port,
           envVars: this.config.env_vars,
-          baseEnv: this.deps.baseEnv ?? process.env,
+          baseEnv: this.deps.baseEnv,
         }),
         jobDir,
         onLine: (line) => this.onLine(entry, line),
@@ -496,8 +497,8 @@ export class Queue {
 
   /**
    * Creates a message. A committed one becomes runnable the moment its directory is renamed into
-   * que/ — the dispatcher may start it while the que/ fsync runs — but the caller's `ok` still
-   * waits for that fsync.
+   * que/ — the dispatcher may start it while the fsyncs run — but the caller's `ok` still waits
+   * for them (QueueSpool.create).
    */
   async create(fields: CreateFields, commit: boolean): Promise<Message> {
     if (!commit) {
@@ -517,6 +518,9 @@ export class Queue {
         },
       });
       if (this.que.has(msg.msg_id)) void this.spool.stageRun(this.spool.msgDir('que', msg.msg_id));
+      // Started during the create's fsyncs: the que → run rename is not fsynced on its own (recovery
+      // re-queues from run/ anyway), so the `ok` also waits for run/ to hold it durably.
+      else if (this.run.has(msg.msg_id)) await this.spool.dirSync.sync(this.spool.paths.state.run);
       return msg;
     } catch (err) {
       if (visible) this.que.remove((visible as Message).msg_id);

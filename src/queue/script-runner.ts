@@ -1,5 +1,6 @@
 // Starts one queue script for one message: environment, fds 3/4, stdio.log, own process group.
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Message } from '../message/message.js';
@@ -88,6 +89,8 @@ export function scriptEnv(c: EnvContext): NodeJS.ProcessEnv {
     RQ_PARAM3: str(m.param3),
     RQ_PARAM4: str(m.param4),
     RQ_ORIG_MSG_ID: str(m.orig_msg_id),
+    // The daemon's own PWD would be stale: scripts run in job/ (a shell would reset it; python would not).
+    PWD: c.jobDir,
   });
   if (isSetFlag(m.force_remote)) env.RQ_FORCE_REMOTE = '1';
   else delete env.RQ_FORCE_REMOTE;
@@ -146,6 +149,13 @@ export interface LaunchedChild {
  * it prints. Failing to start is reported through `exited` (spawnError), never thrown.
  */
 export type Launcher = (r: LaunchRequest) => LaunchedChild;
+
+/** What a launcher returns for a process it could not start. */
+export function failedLaunch(spawnError: string): LaunchedChild {
+  const nothing = new net.Socket();
+  nothing.destroy();
+  return { pid: -1, fromScript: nothing, toScript: nothing, exited: Promise.resolve({ code: null, signal: null, spawnError }) };
+}
 
 /** The header line of spec §4.5, for launchers that can format it themselves. */
 export function startHeader(pid: number | string, h: LaunchRequest['header']): string {

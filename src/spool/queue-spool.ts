@@ -5,7 +5,7 @@ import path from 'node:path';
 import { type QueuePaths, type State, STATES, queuePaths } from '../config/paths.js';
 import { RqError, isErrno } from '../errors.js';
 import { type CreateFields, type Message, DEFAULT_MAX_COUNT, storable } from '../message/message.js';
-import { DirSync, mkdirDurable, overwriteFile, renameDurable, writeFileDurable, writeNewFileSynced } from './durable.js';
+import { DirSync, mkdirDurable, overwriteFile, renameDurable, writeFileDurable } from './durable.js';
 import { HashDirMaker, hashCount, hashList, hashPath } from './hash-dir.js';
 import { type HostInfo, fullId, idStamp, idTime } from './message-id.js';
 import { MSG_ID_RE, isMsgId } from './names.js';
@@ -100,6 +100,12 @@ export class QueueSpool {
    * Allocates an id and writes the message durably. With `commit` it lands in que/ directly
    * (the private temp dir is renamed straight into que/), otherwise in prep/. Nothing is left
    * behind when any step fails.
+   *
+   * `onRenamed` runs as soon as the directory has its final name, before the fsyncs, so a queue can
+   * start the message while its bytes are on their way to the disk; the promise resolves only once
+   * the msg file, the message directory and the state directory are fsynced. A crash in between
+   * can lose or tear a message that may already have started, but its creator was never told `ok`
+   * (and a torn msg is moved to err by the recovery scan): the fsyncs are off the commit-to-start path.
    */
   async create(fields: CreateFields, opts: { commit: boolean; extra?: Partial<Message>; onRenamed?: (msg: Message) => void }): Promise<Message> {
     const { tmpDir, id, ms } = await this.allocate();
@@ -116,18 +122,25 @@ export class QueueSpool {
     const to: State = opts.commit ? 'que' : 'prep';
     const target = this.msgDir(to, id);
     let published = false;
+    let file: fsp.FileHandle | undefined;
+    let dir: fsp.FileHandle | undefined;
     try {
       // No history file yet: its create entry is implied by the id (see readHistory). Creating
       // one more inode here cost a third of the create rate (bench/spool.ts).
-      await writeNewFileSynced(path.join(tmpDir, 'msg'), JSON.stringify(storable(msg)));
-      await this.dirSync.sync(tmpDir);
+      file = await fsp.open(path.join(tmpDir, 'msg'), 'wx', 0o644);
+      await file.writeFile(JSON.stringify(storable(msg)));
+      // Opened before the rename: the handle follows the directory wherever the dispatcher moves it.
+      dir = await fsp.open(tmpDir, 'r');
       await fsp.rename(tmpDir, target);
       published = true;
       opts.onRenamed?.(msg);
+      await Promise.all([file.sync(), dir.sync()]);
       await this.dirSync.sync(this.paths.state[to]);
     } catch (err) {
       await fsp.rm(published ? target : tmpDir, { recursive: true, force: true }).catch(() => undefined);
       throw diskError('create message', err);
+    } finally {
+      await Promise.all([file?.close(), dir?.close()]).catch(() => undefined);
     }
     return msg;
   }
