@@ -2,6 +2,7 @@
 // with the depth of the que (O(log n) index). The deep que is written with the spool itself (the
 // same durable create as the socket path), then loaded by the queue process's recovery scan.
 // Run: npx vite-node bench/deep-queue.ts   (prints one JSON object)
+import os from 'node:os';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DONE_SCRIPT, round, runLanes, waitCounts, writeScript } from './lib.js';
@@ -36,7 +37,7 @@ async function run(depth: number, script: string): Promise<{ per_s: number; load
   }
 }
 
-const dir = await fs.mkdtemp('/tmp/rq-bench-');
+const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-bench-'));
 const script = await writeScript(dir, DONE_SCRIPT);
 const shallow = await run(100 + MEASURE, script);
 const deep = await run(DEEP, script);

@@ -4,6 +4,8 @@
 // Unix socket connection per request would add ~0.5 ms of client-side setup to every sample).
 // Run: npx vite-node bench/dispatch.ts   (prints one JSON object)
 import { spawn } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
 import fs from 'node:fs/promises';
 import { liveQueue, median, quantile, round, writeScript } from './lib.js';
 import { waitFor } from '../test/helpers/rq-root.js';
@@ -28,7 +30,7 @@ async function rawSpawnLatency(script: string, cwd: string): Promise<number[]> {
   return out;
 }
 
-const dir = await fs.mkdtemp('/tmp/rq-bench-');
+const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-bench-'));
 const script = await writeScript(dir, SCRIPT);
 const raw = await rawSpawnLatency(script, dir);
 const lq = await liveQueue('lat', { script, num_workers: 1 });

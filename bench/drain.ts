@@ -1,6 +1,8 @@
 // Drain rate: 2,000 messages through a bash script that writes `done ok`, num_workers 1 and 4,
 // next to a bare Node process spawning and reaping the same script sequentially (same run).
 // Run: npx vite-node bench/drain.ts   (prints one JSON object)
+import os from 'node:os';
+import path from 'node:path';
 import fs from 'node:fs/promises';
 import { DONE_SCRIPT, enqueue, liveQueue, round, spawnFloor, waitCounts, writeScript } from './lib.js';
 
@@ -20,7 +22,7 @@ async function drain(workers: number, script: string): Promise<number> {
   }
 }
 
-const dir = await fs.mkdtemp('/tmp/rq-bench-');
+const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-bench-'));
 const script = await writeScript(dir, DONE_SCRIPT);
 const floorBefore = await spawnFloor(script, 400, dir);
 const w1 = await drain(1, script);
