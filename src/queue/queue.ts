@@ -53,6 +53,9 @@ interface RunEntry {
 
 export type Located = { state: State; dir: string };
 
+/** Blank message directories kept ready: a burst of concurrent creates makes no inode on its path. */
+const BLANKS = 16;
+
 const CLONE_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote'] as const;
 const DUP_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook'] as const;
 
@@ -86,7 +89,7 @@ export class Queue {
     this.now = deps.now ?? Date.now;
     this.startedAt = this.now();
     this.log = deps.log;
-    this.spool = new QueueSpool(deps.root, deps.config.name, { host: deps.host, now: this.now });
+    this.spool = new QueueSpool(deps.root, deps.config.name, { host: deps.host, now: this.now, blanks: BLANKS });
     this.admin = new AdminState(this.spool.paths, () => this.pump());
   }
 
@@ -622,6 +625,7 @@ export class Queue {
     const grace = setTimeout(() => running.forEach((e) => e.script!.kill('SIGKILL')), this.deps.killGraceMs ?? 5000);
     await Promise.all(this.inFlight);
     clearTimeout(grace);
+    await this.spool.close();
   }
 }
 

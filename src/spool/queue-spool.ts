@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { type QueuePaths, type State, STATES, queuePaths } from '../config/paths.js';
 import { RqError, isErrno } from '../errors.js';
 import { type CreateFields, type Message, DEFAULT_MAX_COUNT, storable } from '../message/message.js';
@@ -17,6 +18,8 @@ export interface SpoolDeps {
   /** Epoch milliseconds. */
   now?: () => number;
   host: HostInfo;
+  /** How many blank message directories to keep ready (see QueueSpool.blanks); none by default. */
+  blanks?: number;
 }
 
 export interface HistoryEntry {
@@ -42,6 +45,7 @@ export interface Recovered {
 
 const HASHED: ReadonlySet<State> = new Set(['done', 'relayed']);
 const RECOVERY_LANES = 32;
+const fsync = promisify(fs.fsync);
 const MAX_ALLOC_TRIES = 10;
 
 export class QueueSpool {
@@ -50,6 +54,16 @@ export class QueueSpool {
   private readonly now: () => number;
   private readonly hashDirs: HashDirMaker;
   private seq = 0;
+  /**
+   * Message directories made ahead, in idle time: `.blank/<n>` holding an empty msg, history and
+   * job/stdio.log. A create takes one, so neither the create nor the script's start makes an inode
+   * on its path. Making an inode is the dearest metadata operation; on ext4 it costs up to ~1 ms
+   * for minutes after many deletes nearby (docs/performance.md). Recovery removes leftovers.
+   */
+  private readonly blanks: string[] = [];
+  private readonly blankDir: string;
+  private refill: Promise<void> | null = null;
+  private closed = false;
 
   constructor(
     readonly root: string,
@@ -60,6 +74,13 @@ export class QueueSpool {
     this.dirSync = deps.dirSync ?? new DirSync();
     this.now = deps.now ?? Date.now;
     this.hashDirs = new HashDirMaker(this.dirSync);
+    this.blankDir = path.join(this.paths.dir, '.blank');
+  }
+
+  /** Stops making blanks and waits for the one being made. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.refill;
   }
 
   fullId(id: string): string {
@@ -108,7 +129,7 @@ export class QueueSpool {
    * (and a torn msg is moved to err by the recovery scan): the fsyncs are off the commit-to-start path.
    */
   async create(fields: CreateFields, opts: { commit: boolean; extra?: Partial<Message>; onRenamed?: (msg: Message) => void }): Promise<Message> {
-    const { tmpDir, id, ms } = await this.allocate();
+    const { tmpDir, id, ms, blank } = this.allocate();
     const msg: Message = {
       ...fields,
       ...opts.extra,
@@ -122,30 +143,47 @@ export class QueueSpool {
     const to: State = opts.commit ? 'que' : 'prep';
     const target = this.msgDir(to, id);
     let published = false;
-    let file: fsp.FileHandle | undefined;
-    let dir: fsp.FileHandle | undefined;
+    const fds: number[] = [];
     try {
+      // Up to the rename every step is a metadata syscall of a few µs, done synchronously: a
+      // thread-pool hop per step added ~0.5 ms to create-to-start and queued behind running fsyncs.
       // No history file yet: its create entry is implied by the id (see readHistory). Creating
       // one more inode here cost a third of the create rate (bench/spool.ts).
-      file = await fsp.open(path.join(tmpDir, 'msg'), 'wx', 0o644);
-      await file.writeFile(JSON.stringify(storable(msg)));
-      // Opened before the rename: the handle follows the directory wherever the dispatcher moves it.
-      dir = await fsp.open(tmpDir, 'r');
-      await fsp.rename(tmpDir, target);
+      const file = fs.openSync(path.join(tmpDir, 'msg'), blank ? 'r+' : 'wx', 0o644);
+      fds.push(file);
+      fs.writeFileSync(file, JSON.stringify(storable(msg)));
+      // Opened before the rename: the descriptor follows the directory wherever the dispatcher moves it.
+      const dir = fs.openSync(tmpDir, 'r');
+      fds.push(dir);
+      fs.renameSync(tmpDir, target);
       published = true;
       opts.onRenamed?.(msg);
-      await Promise.all([file.sync(), dir.sync()]);
+      await Promise.all([fsync(file), fsync(dir)]);
       await this.dirSync.sync(this.paths.state[to]);
     } catch (err) {
       await fsp.rm(published ? target : tmpDir, { recursive: true, force: true }).catch(() => undefined);
       throw diskError('create message', err);
     } finally {
-      await Promise.all([file?.close(), dir?.close()]).catch(() => undefined);
+      for (const fd of fds) fs.closeSync(fd);
     }
     return msg;
   }
 
-  private async allocate(): Promise<{ tmpDir: string; id: string; ms: number }> {
+  /**
+   * A private directory for a new message (a blank when one is ready), whose inode number makes the
+   * id unique. Synchronous: see create.
+   */
+  private allocate(): { tmpDir: string; id: string; ms: number; blank: boolean } {
+    const blank = this.blanks.pop();
+    this.refillBlanks();
+    if (blank) {
+      const ms = this.now();
+      try {
+        return { tmpDir: blank, id: `${idStamp(ms)}.${fs.statSync(blank).ino}`, ms, blank: true };
+      } catch {
+        // Removed behind our back: make one the slow way.
+      }
+    }
     let lastErr: unknown;
     for (let i = 0; i < MAX_ALLOC_TRIES; i++) {
       const ms = this.now();
@@ -153,16 +191,41 @@ export class QueueSpool {
       // The temp name only has to be unique among concurrent allocations; the inode makes the id unique.
       const tmpDir = path.join(this.paths.state.prep, `_${stamp}.${process.pid}.${this.seq++}`);
       try {
-        await fsp.mkdir(tmpDir);
-        const { ino } = await fsp.stat(tmpDir);
-        return { tmpDir, id: `${stamp}.${ino}`, ms };
+        fs.mkdirSync(tmpDir);
+        const { ino } = fs.statSync(tmpDir);
+        return { tmpDir, id: `${stamp}.${ino}`, ms, blank: false };
       } catch (err) {
         lastErr = err;
-        await fsp.rmdir(tmpDir).catch(() => undefined);
+        try {
+          fs.rmdirSync(tmpDir);
+        } catch {
+          // Never made, or not empty: recovery removes leftovers at the next start.
+        }
         if (!isErrno(err, 'EEXIST')) break;
       }
     }
     throw new RqError('RQ_ERR_ID_ALLOCATION', `could not allocate a message id in ${this.paths.state.prep}: ${errText(lastErr)}`, { cause: lastErr });
+  }
+
+  /** Tops the blanks up, one at a time in the background; a disk error just stops it. */
+  private refillBlanks(): void {
+    const want = this.deps.blanks ?? 0;
+    if (this.refill || this.closed || this.blanks.length >= want) return;
+    this.refill = (async () => {
+      try {
+        await fsp.mkdir(this.blankDir, { recursive: true });
+        while (!this.closed && this.blanks.length < want) {
+          const dir = path.join(this.blankDir, `${process.pid}.${this.seq++}`);
+          await fsp.mkdir(path.join(dir, 'job'), { recursive: true });
+          for (const f of ['msg', 'history', path.join('job', 'stdio.log')]) await (await fsp.open(path.join(dir, f), 'wx', 0o644)).close();
+          this.blanks.push(dir);
+        }
+      } catch {
+        // Creates make their directories themselves until the next refill succeeds.
+      } finally {
+        this.refill = null;
+      }
+    })();
   }
 
   /** prep → que. `onRenamed` runs once the message is visible in que/, before the fsyncs. */
@@ -373,6 +436,7 @@ export class QueueSpool {
     for (const n of await fsp.readdir(this.paths.state.prep)) {
       if (n.startsWith('_')) await fsp.rm(path.join(this.paths.state.prep, n), { recursive: true, force: true });
     }
+    await fsp.rm(this.blankDir, { recursive: true, force: true });
     // Deep queues hold 100k messages: the per-message work runs RECOVERY_LANES at a time.
     for (const s of ['prep', 'run', 'err'] as const) {
       await mapLimit(await this.listFlat(s), RECOVERY_LANES, (id) => cleanTemps(this.msgDir(s, id)));

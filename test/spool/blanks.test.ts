@@ -1,0 +1,61 @@
+// Blank message directories: made ahead in the background, taken by creates, cleaned by recovery.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/rq-root.js';
+import { HOST, type TempSpool, ls, tempSpool, walk } from '../helpers/temp-spool.js';
+import { QueueSpool } from '../../src/spool/queue-spool.js';
+
+describe('blanks', () => {
+  let t: TempSpool;
+  afterEach(async () => {
+    await t.spool.close();
+    await t.cleanup();
+  });
+
+  const blankDir = () => path.join(t.spool.paths.dir, '.blank');
+  const inode = async (p: string) => (await fs.stat(p)).ino;
+
+  it('a create takes a ready blank: its id carries the blank inode and job/ exists before any dispatch', async () => {
+    t = await tempSpool('test', { blanks: 3 });
+    await t.spool.create({ dest: 'test' }, { commit: true });
+    await waitFor(async () => (await ls(blankDir())).length === 3, 'three blanks', 5000, 5);
+    const ready = new Set(await Promise.all((await ls(blankDir())).map((n) => inode(path.join(blankDir(), n)))));
+
+    const msg = await t.spool.create({ dest: 'test', param1: 'x' }, { commit: true });
+    const dir = t.spool.msgDir('que', msg.msg_id);
+    expect(ready.has(await inode(dir))).toBe(true);
+    expect(Number(msg.msg_id.split('.').pop())).toBe(await inode(dir));
+    expect((await walk(dir)).sort()).toEqual(['history', 'job', path.join('job', 'stdio.log'), 'msg']);
+    expect(JSON.parse(await fs.readFile(path.join(dir, 'msg'), 'utf8'))).toMatchObject({ msg_id: msg.msg_id, param1: 'x' });
+    expect(await t.spool.readHistory('que', msg.msg_id)).toMatchObject([{ from: null, to: 'que', actor: 'create' }]);
+    // Taken blanks are replaced in the background.
+    await waitFor(async () => (await ls(blankDir())).length === 3, 'refilled', 5000, 5);
+  });
+
+  it('a burst larger than the pool still creates every message, each with a unique id', async () => {
+    t = await tempSpool('test', { blanks: 2 });
+    const msgs = await Promise.all(Array.from({ length: 40 }, (_, i) => t.spool.create({ dest: 'test', param1: String(i) }, { commit: i % 2 === 0 })));
+    expect(new Set(msgs.map((m) => m.msg_id)).size).toBe(40);
+    expect((await ls(t.spool.paths.state.que)).length + (await ls(t.spool.paths.state.prep)).length).toBe(40);
+  });
+
+  it('none are made unless asked for', async () => {
+    t = await tempSpool('test');
+    await t.spool.create({ dest: 'test' }, { commit: true });
+    await t.spool.close();
+    expect(await ls(blankDir())).toEqual([]);
+  });
+
+  it('recovery removes blanks left by a previous process', async () => {
+    t = await tempSpool('test', { blanks: 2 });
+    await t.spool.create({ dest: 'test' }, { commit: true });
+    await waitFor(async () => (await ls(blankDir())).length === 2, 'two blanks', 5000, 5);
+    await t.spool.close();
+    // A restarted queue process: a second spool on the same root.
+    const next = new QueueSpool(t.root, 'test', { host: HOST });
+    await next.recover();
+    expect(await ls(blankDir())).toEqual([]);
+    expect(await ls(t.spool.paths.state.que)).toHaveLength(1);
+  });
+});
