@@ -13,7 +13,8 @@ if (!root || !name || !source) {
   process.stderr.write('usage: spool-worker.mjs <root> <queue> <source file>\n');
   process.exit(2);
 }
-const spool = new QueueSpool(root, name, { host: { host: '127.0.0.1', port: 3333, root: '/' } });
+// Blanks on, as in a queue process: kills also land while blanks are made and taken.
+const spool = new QueueSpool(root, name, { host: { host: '127.0.0.1', port: 3333, root: '/' }, blanks: 4 });
 const out = (line) => process.stdout.write(`${line}\n`);
 const pick = (xs) => xs[Math.floor(Math.random() * xs.length)];
 

@@ -128,6 +128,7 @@ describe('SIGKILL at random moments, then recover()', () => {
       const st = spool.paths.state;
 
       expect((await ls(st.prep)).filter((n) => n.startsWith('_')), where).toEqual([]);
+      expect(await ls(path.join(spool.paths.dir, '.blank')), where).toEqual([]);
       expect((await walk(spool.paths.dir)).filter((p) => p.endsWith('.tmp')), where).toEqual([]);
       expect(await ls(st.run), where).toEqual([]);
       expect(rec.broken, where).toEqual([]);
