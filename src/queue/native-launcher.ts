@@ -59,11 +59,16 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
  * child_process gate, with a warning saying why (both start scripts the same way, the gate slower).
  */
 export function chooseLauncher(env: NodeJS.ProcessEnv, log: Logger): Launcher {
-  if (env.RQ_SPAWN === 'node') return gateLauncher;
+  if (env.RQ_SPAWN === 'node') {
+    log.info('scripts start through the child_process fallback (RQ_SPAWN=node)');
+    return gateLauncher;
+  }
   try {
-    return nativeLauncher(createRequire(import.meta.url)(ADDON_PATH) as SpawnAddon);
+    const launcher = nativeLauncher(createRequire(import.meta.url)(ADDON_PATH) as SpawnAddon);
+    log.debug({ addon: ADDON_PATH }, 'scripts start through the native spawner');
+    return launcher;
   } catch (err) {
-    log.warn({ err: (err as Error).message, addon: ADDON_PATH }, 'native spawner not available (npm run build-native builds it); starting scripts through child_process');
+    log.warn({ err: (err as Error).message, addon: ADDON_PATH }, 'native spawner not available (npm run build-native builds it); scripts start through the child_process fallback');
     return gateLauncher;
   }
 }

@@ -90,11 +90,11 @@ export class QueueProc {
     readonly child: ChildProcess,
   ) {}
 
-  static async start(root: string, name: string): Promise<QueueProc> {
+  static async start(root: string, name: string, opts: { env?: NodeJS.ProcessEnv } = {}): Promise<QueueProc> {
     const logFd = fs.openSync(path.join(root, 'log', `queue-${name}.log`), 'a');
     const child = spawn(process.execPath, [path.join(PROJECT, 'dist', 'queue', 'queue-main.js'), '--root', root, '--name', name, '--watch-stdin'], {
       stdio: ['pipe', logFd, logFd],
-      env: { ...process.env, RQ_LOG_LEVEL: 'debug' },
+      env: { ...process.env, RQ_LOG_LEVEL: 'debug', ...opts.env },
     });
     fs.closeSync(logFd);
     const q = new QueueProc(root, name, child);

@@ -14,9 +14,9 @@ afterEach(async () => {
   procs = [];
   await t.cleanup();
 });
-async function start(name: string, def: Parameters<typeof addQueue>[2] = {}) {
+async function start(name: string, def: Parameters<typeof addQueue>[2] = {}, env?: NodeJS.ProcessEnv) {
   await addQueue(t.root, name, def);
-  const q = await QueueProc.start(t.root, name);
+  const q = await QueueProc.start(t.root, name, { env });
   procs.push(q);
   return q;
 }
@@ -59,12 +59,15 @@ describe('environment (spec §4.4)', () => {
     expect(env.RQ_MSG_DIR).toBe(path.join(t.root, 'queues', 'envq', 'run', id, 'job'));
   });
 
-  it('runs at nice 19 in its own process group with cwd job/ and stdin at EOF', async () => {
+  it.each([
+    ['the native spawner', {}, 'native spawner'],
+    ['the child_process fallback (RQ_SPAWN=node)', { RQ_SPAWN: 'node' }, 'child_process'],
+  ])('with %s: header first, nice 19, own process group, cwd job/, stdin at EOF', async (_, env, launcher) => {
     const dir = path.join(t.root, 'probe');
     await fs.mkdir(dir);
     const script = path.join(dir, 'run');
     await fs.writeFile(script, '#!/bin/bash\necho "nice=$(nice) pgid=$(ps -o pgid= $$ | tr -d \' \') pid=$$ cwd=$PWD"\nif read -r line; then echo "stdin=data"; else echo "stdin=eof"; fi\necho "done ok" >&3\n', { mode: 0o755 });
-    const q = await start('probe', { script });
+    const q = await start('probe', { script, exec_prefix: '' }, env);
     const id = await q.send({});
     const { log } = await logOf(q, id);
     const m = /nice=(\d+) pgid=(\d+) pid=(\d+) cwd=(\S+)/.exec(log)!;
@@ -72,6 +75,10 @@ describe('environment (spec §4.4)', () => {
     expect(m[2]).toBe(m[3]);
     expect(m[4]).toMatch(new RegExp(`/run/${id.replace(/\./g, '\\.')}/job$`));
     expect(log).toContain('stdin=eof');
+    expect(log.startsWith(`\n${m[3]} - `)).toBe(true);
+    expect(log.split('\n')[1]).toMatch(new RegExp(`^${m[3]} - .+ - RQ START - ${script}$`));
+    const qlog = await fs.readFile(path.join(t.root, 'log', 'queue-probe.log'), 'utf8');
+    expect(qlog).toContain(`scripts start through the ${launcher}`);
   });
 });
 
