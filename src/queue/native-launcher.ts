@@ -13,6 +13,8 @@ import { type ExitInfo, type Launcher, failedLaunch, startHeader } from './scrip
 interface SpawnAddon {
   spawn(file: string, argv: string[], envp: string[], cwd: string, fds: number[], nice: number, headerBefore: string | null, headerAfter: string | null, onExit: (code: number, signal: number) => void): number;
   pipe(): [number, number];
+  /** null when the kernel can watch exits through pidfds (Linux 5.3+), else the reason. */
+  usable(): string | null;
 }
 
 /** Where `npm run build-native` (node-gyp) puts the addon, from src/queue/ and dist/queue/ alike. */
@@ -63,12 +65,18 @@ export function chooseLauncher(env: NodeJS.ProcessEnv, log: Logger): Launcher {
     log.info('scripts start through the child_process fallback (RQ_SPAWN=node)');
     return gateLauncher;
   }
+  let why: string;
   try {
-    const launcher = nativeLauncher(createRequire(import.meta.url)(ADDON_PATH) as SpawnAddon);
-    log.debug({ addon: ADDON_PATH }, 'scripts start through the native spawner');
-    return launcher;
+    const addon = createRequire(import.meta.url)(ADDON_PATH) as SpawnAddon;
+    const unusable = addon.usable();
+    if (!unusable) {
+      log.debug({ addon: ADDON_PATH }, 'scripts start through the native spawner');
+      return nativeLauncher(addon);
+    }
+    why = `this kernel cannot watch exits (${unusable}; needs Linux 5.3 or later)`;
   } catch (err) {
-    log.warn({ err: (err as Error).message, addon: ADDON_PATH }, 'native spawner not available (npm run build-native builds it); scripts start through the child_process fallback');
-    return gateLauncher;
+    why = `${(err as Error).message} (npm run build-native builds it)`;
   }
+  log.warn({ addon: ADDON_PATH, why }, 'native spawner not usable; scripts start through the child_process fallback');
+  return gateLauncher;
 }

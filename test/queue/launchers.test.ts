@@ -36,6 +36,8 @@ describe('native addon', () => {
     expect(addonError).toBeUndefined();
     expect(typeof addon?.spawn).toBe('function');
     expect(typeof addon?.pipe).toBe('function');
+    // This machine's kernel watches exits through pidfds; an older one makes chooseLauncher fall back.
+    expect(addon?.usable()).toBeNull();
   });
 });
 

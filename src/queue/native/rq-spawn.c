@@ -288,12 +288,29 @@ static napi_value do_pipe(napi_env env, napi_callback_info info) {
   return arr;
 }
 
+/** usable() -> null when this kernel can watch exits through pidfds (Linux 5.3+), else why not. */
+static napi_value do_usable(napi_env env, napi_callback_info info) {
+  (void)info;
+  int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+  napi_value result;
+  if (fd >= 0) {
+    close(fd);
+    napi_get_null(env, &result);
+    return result;
+  }
+  char msg[128];
+  snprintf(msg, sizeof msg, "pidfd_open: %s", strerror(errno));
+  napi_create_string_utf8(env, msg, NAPI_AUTO_LENGTH, &result);
+  return result;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"spawn", NULL, do_spawn, NULL, NULL, NULL, napi_default, NULL},
       {"pipe", NULL, do_pipe, NULL, NULL, NULL, napi_default, NULL},
+      {"usable", NULL, do_usable, NULL, NULL, NULL, napi_default, NULL},
   };
-  napi_define_properties(env, exports, 2, props);
+  napi_define_properties(env, exports, 3, props);
   return exports;
 }
 
