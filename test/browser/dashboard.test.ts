@@ -1,27 +1,18 @@
 // Browser: the dashboard shows the supervisor state and queue table, and its counts follow the queues without a reload.
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type WebRoot, send, startWebRoot } from '../web/web-root.js';
-import { type BrowserSession, BROWSER_SH, screenshot, startBrowser } from './browser-session.js';
+import { describe, expect, it } from 'vitest';
+import { send } from '../web/web-root.js';
+import { screenshot } from './browser-session.js';
+import { browserSuite } from './browser-suite.js';
 
 const background = (page: Page, sel: string) => page.locator(sel).evaluate((el) => getComputedStyle(el).backgroundColor);
 
-let w: WebRoot;
-let b: BrowserSession;
-
-beforeAll(async () => {
-  w = await startWebRoot({ queues: { work: { script: BROWSER_SH }, test: { script: BROWSER_SH } } });
-  b = await startBrowser();
-}, 60_000);
-afterAll(async () => {
-  await b?.close();
-  await w?.stop();
-});
+const suite = browserSuite(['work', 'test']);
 
 describe('dashboard in a browser', () => {
   it('shows QUEUE MGR is OPERATIONAL and every queue with its counts', async () => {
-    const page = await b.newPage();
-    await page.goto(`${w.base}/`);
+    const page = await suite.b.newPage();
+    await page.goto(`${suite.w.base}/`);
     await expect.poll(() => page.locator('#mgr-state').textContent(), { timeout: 5000 }).toContain('QUEUE MGR is OPERATIONAL');
     const heads = await page.locator('#queue-table thead th').allTextContents();
     expect(heads).toEqual(['NAME', 'PREP', 'QUEUE', 'RUN', 'ERR', 'DONE', 'RELAYED', 'PID', 'UPTIME', 'STATUS']);
@@ -34,22 +25,22 @@ describe('dashboard in a browser', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await screenshot(page, 'dashboard-phone');
-    expect(b.problems).toEqual([]);
+    expect(suite.b.problems).toEqual([]);
     await page.close();
   });
 
   it('updates the counts live, without reloading, after a message is sent through the API', async () => {
     // Paused, so the message stays in que and the count is stable to look at.
-    await w.mgr.cmd('pause_queue', 'work');
-    const page = await b.newPage();
-    await page.goto(`${w.base}/`);
+    await suite.w.mgr.cmd('pause_queue', 'work');
+    const page = await suite.b.newPage();
+    await page.goto(`${suite.w.base}/`);
     await expect.poll(() => page.locator('#q-work-status').textContent(), { timeout: 10_000 }).toBe('PAUSE');
     expect(await page.locator('#q-work-que').textContent()).toBe('0');
     // A reload would drop this mark.
     await page.evaluate(() => ((window as unknown as { rqMark: string }).rqMark = 'same page'));
 
-    await send(w.base, 'work', { param1: 'noop' });
-    await send(w.base, 'work', { param1: 'noop' });
+    await send(suite.w.base, 'work', { param1: 'noop' });
+    await send(suite.w.base, 'work', { param1: 'noop' });
     // The dashboard polls every 2 s.
     await expect.poll(() => page.locator('#q-work-que').textContent(), { timeout: 10_000 }).toBe('2');
     expect(await page.locator('#q-work-que').getAttribute('class')).toBe('count busy');
@@ -60,14 +51,14 @@ describe('dashboard in a browser', () => {
     expect(await page.evaluate(() => (window as unknown as { rqMark?: string }).rqMark)).toBe('same page');
 
     // And back to zero once the queue runs them.
-    await w.mgr.cmd('resume_queue', 'work');
+    await suite.w.mgr.cmd('resume_queue', 'work');
     await expect.poll(() => page.locator('#q-work-done').textContent(), { timeout: 15_000 }).toBe('2');
     expect(await page.locator('#q-work-que').textContent()).toBe('0');
     expect(await page.locator('#q-work-status').textContent()).toBe('UP');
     expect(await background(page, '#q-work-done')).toBe('rgb(216, 243, 220)');
     expect(await page.evaluate(() => (window as unknown as { rqMark?: string }).rqMark)).toBe('same page');
     await screenshot(page, 'dashboard-live');
-    expect(b.problems).toEqual([]);
+    expect(suite.b.problems).toEqual([]);
     await page.close();
   });
 });

@@ -1,29 +1,20 @@
 // Browser: markup in a message's params and output is shown as text on every page; nothing in it runs.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type WebRoot, send, startWebRoot, waitState } from '../web/web-root.js';
-import { type BrowserSession, BROWSER_SH, screenshot, startBrowser } from './browser-session.js';
+import { describe, expect, it } from 'vitest';
+import { send, waitState } from '../web/web-root.js';
+import { screenshot } from './browser-session.js';
+import { browserSuite } from './browser-suite.js';
 
-let w: WebRoot;
-let b: BrowserSession;
-
-beforeAll(async () => {
-  w = await startWebRoot({ queues: { esc: { script: BROWSER_SH } } });
-  b = await startBrowser();
-}, 60_000);
-afterAll(async () => {
-  await b?.close();
-  await w?.stop();
-});
+const suite = browserSuite(['esc']);
 
 const SCRIPT = '<script>alert("param")</script>';
 const IMG = '<img src=x onerror=alert("img")>';
 
 describe('escaping in a browser', () => {
   it('renders a <script> param as text, in the message page and its tail, with no dialog', async () => {
-    const id = await send(w.base, 'esc', { param1: 'echo', param2: `${SCRIPT} ${IMG}`, param3: SCRIPT, src: IMG });
-    await waitState(w.base, 'esc', id, ['done']);
-    const page = await b.newPage();
-    await page.goto(`${w.base}/q/esc/${id}`);
+    const id = await send(suite.w.base, 'esc', { param1: 'echo', param2: `${SCRIPT} ${IMG}`, param3: SCRIPT, src: IMG });
+    await waitState(suite.w.base, 'esc', id, ['done']);
+    const page = await suite.b.newPage();
+    await page.goto(`${suite.w.base}/q/esc/${id}`);
     expect(await page.locator('#field-param3').textContent()).toBe(SCRIPT);
     expect(await page.locator('#field-param2').textContent()).toBe(`${SCRIPT} ${IMG}`);
     await page.locator('#message-full summary').click();
@@ -40,15 +31,15 @@ describe('escaping in a browser', () => {
     await screenshot(page, 'message-escaped');
 
     // The queue page lists it; the raw JSON keeps the value as sent.
-    await page.goto(`${w.base}/q/esc`);
+    await page.goto(`${suite.w.base}/q/esc`);
     expect(await page.locator(`#done-list li[data-msg-id="${id}"]`).count()).toBe(1);
-    const json = await (await fetch(`${w.base}/q/esc/${id}.json`)).json();
+    const json = await (await fetch(`${suite.w.base}/q/esc/${id}.json`)).json();
     expect(json.param3).toBe(SCRIPT);
 
     // Give a late handler (image error, deferred script) time to fire; a CSP refusal would show up in problems.
     await page.waitForTimeout(300);
-    expect(b.dialogs).toEqual([]);
-    expect(b.problems).toEqual([]);
+    expect(suite.b.dialogs).toEqual([]);
+    expect(suite.b.problems).toEqual([]);
     await page.close();
   });
 });

@@ -1,27 +1,18 @@
 // Browser: a message created from the form, then its page's embedded live tail: ANSI colours as styled spans, HTML as text, the end notice.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type WebRoot, startWebRoot, stateOf } from '../web/web-root.js';
-import { type BrowserSession, BROWSER_SH, screenshot, startBrowser } from './browser-session.js';
+import { describe, expect, it } from 'vitest';
+import { stateOf } from '../web/web-root.js';
+import { screenshot } from './browser-session.js';
+import { browserSuite } from './browser-suite.js';
 
-let w: WebRoot;
-let b: BrowserSession;
-
-beforeAll(async () => {
-  w = await startWebRoot({ queues: { paint: { script: BROWSER_SH } } });
-  b = await startBrowser();
-}, 60_000);
-afterAll(async () => {
-  await b?.close();
-  await w?.stop();
-});
+const suite = browserSuite(['paint']);
 
 describe('new message form and live tail in a browser', () => {
   it('creates a message from the form, shows coloured output while it runs and stops at done', async () => {
-    const gate = path.join(w.root, 'gate-colour');
-    const page = await b.newPage();
-    await page.goto(`${w.base}/q/paint/new_message`);
+    const gate = path.join(suite.w.root, 'gate-colour');
+    const page = await suite.b.newPage();
+    await page.goto(`${suite.w.base}/q/paint/new_message`);
     expect(await page.title()).toBe('RQ :: paint');
     expect(await page.locator('#mesg_dest').inputValue()).toBe('/q/paint');
     expect(await page.locator('#mesg_method_commit').isChecked()).toBe(true);
@@ -29,12 +20,12 @@ describe('new message form and live tail in a browser', () => {
     await page.locator('#mesg_param2').fill(gate);
     await screenshot(page, 'new-message-form');
 
-    await Promise.all([page.waitForURL(`${w.base}/q/paint/new_message`), page.locator('#btn-send-message').click()]);
+    await Promise.all([page.waitForURL(`${suite.w.base}/q/paint/new_message`), page.locator('#btn-send-message').click()]);
     await expect.poll(() => page.locator('#result-ok').textContent(), { timeout: 5000 }).toMatch(/^OK - http:\/\/.+\/q\/paint\/\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/);
     await screenshot(page, 'new-message-result');
     const id = (await page.locator('#result-link').textContent())!.split('/').pop()!;
 
-    await Promise.all([page.waitForURL(`${w.base}/q/paint/${id}`), page.locator('#result-link').click()]);
+    await Promise.all([page.waitForURL(`${suite.w.base}/q/paint/${id}`), page.locator('#result-link').click()]);
     expect(await page.locator('#message-id').textContent()).toBe(id);
     expect(await page.locator('#field-param1').textContent()).toBe('colour');
 
@@ -42,7 +33,7 @@ describe('new message form and live tail in a browser', () => {
     const log = tail.locator('#tail-log');
     await expect.poll(() => log.textContent(), { timeout: 10_000 }).toContain('yellow');
     // The script is parked at its gate: this output arrived while the job runs, and the tail has not ended.
-    expect(await stateOf(w.base, 'paint', id)).toBe('run');
+    expect(await stateOf(suite.w.base, 'paint', id)).toBe('run');
     expect(await log.getAttribute('data-ended')).toBeNull();
     expect(await tail.locator('#tail-status').textContent()).not.toMatch(/^ended/);
 
@@ -76,8 +67,8 @@ describe('new message form and live tail in a browser', () => {
     await screenshot(page, 'message-done');
 
     // The full tail page replays the whole log of a finished job and ends at once.
-    const full = await b.newPage();
-    await full.goto(`${w.base}/q/paint/${id}/tailviewlog/stdio.log`);
+    const full = await suite.b.newPage();
+    await full.goto(`${suite.w.base}/q/paint/${id}/tailviewlog/stdio.log`);
     await expect.poll(() => full.locator('#tail-status').textContent(), { timeout: 10_000 }).toBe('ended: done - colours shown');
     const fullText = (await full.locator('#tail-log').textContent())!;
     expect(fullText).toContain('green line');
@@ -85,8 +76,8 @@ describe('new message form and live tail in a browser', () => {
     expect(await full.locator('#tail-raw').getAttribute('href')).toBe(`/q/paint/${id}/log/stdio.log`);
     await screenshot(full, 'tail-page');
 
-    expect(b.dialogs).toEqual([]);
-    expect(b.problems).toEqual([]);
+    expect(suite.b.dialogs).toEqual([]);
+    expect(suite.b.problems).toEqual([]);
     await full.close();
     await page.close();
   });

@@ -1,25 +1,16 @@
 // Browser: how long a line written by a running script takes to show on an open tail page (target: median ≤ 200 ms).
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PROJECT } from '../helpers/rq-root.js';
-import { type WebRoot, send, startWebRoot, waitState } from '../web/web-root.js';
-import { type BrowserSession, BROWSER_SH, screenshot, startBrowser } from './browser-session.js';
+import { send, waitState } from '../web/web-root.js';
+import { screenshot } from './browser-session.js';
+import { browserSuite } from './browser-suite.js';
 
 const LINES = 10;
 const TARGET_MS = 200;
 
-let w: WebRoot;
-let b: BrowserSession;
-
-beforeAll(async () => {
-  w = await startWebRoot({ queues: { stamps: { script: BROWSER_SH } } });
-  b = await startBrowser();
-}, 60_000);
-afterAll(async () => {
-  await b?.close();
-  await w?.stop();
-});
+const suite = browserSuite(['stamps']);
 
 interface Seen {
   n: number;
@@ -33,11 +24,11 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 describe('live tail latency in a browser', () => {
   it(`shows a line written by a running script within ${TARGET_MS} ms (median of ${LINES})`, async () => {
-    const gate = path.join(w.root, 'gate-stamps');
-    const id = await send(w.base, 'stamps', { param1: 'stamps', param2: gate, param3: String(LINES), param4: '0.2' });
-    await waitState(w.base, 'stamps', id, ['run']);
-    const page = await b.newPage();
-    await page.goto(`${w.base}/q/stamps/${id}/tailviewlog/stdio.log`);
+    const gate = path.join(suite.w.root, 'gate-stamps');
+    const id = await send(suite.w.base, 'stamps', { param1: 'stamps', param2: gate, param3: String(LINES), param4: '0.2' });
+    await waitState(suite.w.base, 'stamps', id, ['run']);
+    const page = await suite.b.newPage();
+    await page.goto(`${suite.w.base}/q/stamps/${id}/tailviewlog/stdio.log`);
     await expect.poll(() => page.locator('#tail-log').textContent(), { timeout: 10_000 }).toContain('RQ START');
 
     // The page notes the moment each stamp line is added to the DOM (the observer runs right after the insert).
@@ -80,7 +71,7 @@ describe('live tail latency in a browser', () => {
     expect(Math.abs(skew)).toBeLessThan(20);
     expect(Math.min(...lat)).toBeGreaterThan(-5);
     expect(result.median_ms).toBeLessThanOrEqual(TARGET_MS);
-    expect(b.problems).toEqual([]);
+    expect(suite.b.problems).toEqual([]);
     await page.close();
   });
 });
