@@ -18,7 +18,8 @@ export interface AttachmentInfo {
 /** A refusal with the classic reply text; the queue answers ["fail", text]. */
 export class AttachRefused extends Error {}
 
-export async function md5File(file: string): Promise<{ md5: string; size: number }> {
+/** md5 and size of a file, streamed; `onChunk` sees every chunk in order (a copy writes them out). */
+export async function md5File(file: string, onChunk?: (chunk: Buffer) => Promise<void>): Promise<{ md5: string; size: number }> {
   const hash = createHash('md5');
   let size = 0;
   await pipeline(
@@ -27,7 +28,8 @@ export async function md5File(file: string): Promise<{ md5: string; size: number
       write(chunk: Buffer, _enc, cb) {
         hash.update(chunk);
         size += chunk.length;
-        cb();
+        if (onChunk) onChunk(chunk).then(() => cb(), cb);
+        else cb();
       },
     }),
   );
@@ -108,20 +110,10 @@ async function fsyncAndMd5(file: string): Promise<{ md5: string; size: number }>
 }
 
 async function copyWithMd5(source: string, dest: string): Promise<{ md5: string; size: number }> {
-  const hash = createHash('md5');
-  let size = 0;
   const out = await fs.open(dest, 'wx', 0o644);
+  let sum: { md5: string; size: number };
   try {
-    await pipeline(
-      createReadStream(source),
-      new Writable({
-        write(chunk: Buffer, _enc, cb) {
-          hash.update(chunk);
-          size += chunk.length;
-          writeAll(out, chunk).then(() => cb(), cb);
-        },
-      }),
-    );
+    sum = await md5File(source, (chunk) => writeAll(out, chunk));
     await out.sync();
   } catch (err) {
     await out.close();
@@ -129,7 +121,7 @@ async function copyWithMd5(source: string, dest: string): Promise<{ md5: string;
     throw err;
   }
   await out.close();
-  return { md5: hash.digest('hex'), size };
+  return sum;
 }
 
 /** write(2) may write less than asked; loop until the whole chunk is out. */
