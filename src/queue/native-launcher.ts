@@ -25,6 +25,8 @@ const SIGNAL_NAMES = new Map<number, NodeJS.Signals>();
 for (const [name, n] of Object.entries(os.constants.signals)) if (!SIGNAL_NAMES.has(n)) SIGNAL_NAMES.set(n, name as NodeJS.Signals);
 
 export function nativeLauncher(addon: SpawnAddon): Launcher {
+  // Every script's stdin; opened once for the life of the queue process.
+  const devNull = fs.openSync('/dev/null', 'r');
   return (r) => {
     const envp = Object.entries(r.env).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`]));
     if ([...r.argv, ...envp, r.cwd].some((s) => s.includes('\0'))) return failedLaunch('an argument or environment value contains a NUL byte');
@@ -32,7 +34,6 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
     if (!file) return failedLaunch(`spawn ${r.argv[0]} ENOENT`);
     const [fromFd, childWrite] = addon.pipe();
     const [childRead, toFd] = addon.pipe();
-    const devNull = fs.openSync('/dev/null', 'r');
     let exit!: (info: ExitInfo) => void;
     const exited = new Promise<ExitInfo>((resolve) => (exit = resolve));
     const header = startHeader('\0', r.header).split('\0');
@@ -45,7 +46,7 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
       for (const fd of [fromFd, toFd]) fs.closeSync(fd);
       return failedLaunch((err as Error).message);
     } finally {
-      for (const fd of [devNull, childWrite, childRead]) fs.closeSync(fd);
+      for (const fd of [childWrite, childRead]) fs.closeSync(fd);
     }
     return {
       pid,
