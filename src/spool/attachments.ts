@@ -1,5 +1,5 @@
 // Attachments of a message: hard link (or checksummed copy across filesystems), md5 + size, delete.
-import fs from 'node:fs/promises';
+import fsp from 'node:fs/promises';
 import { createReadStream, constants as FS } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import { attachmentNameProblem } from './names.js';
 import { DirSync, fsyncPath, mkdirDurable } from './durable.js';
+import type { SpoolFile, SpoolFs } from './spool-fs.js';
 import { isErrno } from '../errors.js';
 
 export interface AttachmentInfo {
@@ -43,13 +44,13 @@ async function checkSource(source: string, name: string | undefined): Promise<st
   }
   let st;
   try {
-    st = await fs.stat(source);
+    st = await fsp.stat(source);
   } catch {
     throw new AttachRefused(`No such file ${source} to attach to message`);
   }
   if (st.isDirectory()) throw new AttachRefused(`Attachment currently cannot be a directory ${source}`);
   try {
-    await fs.access(source, FS.R_OK);
+    await fsp.access(source, FS.R_OK);
   } catch {
     throw new AttachRefused(`Attachment currently cannot be read: ${source}`);
   }
@@ -76,10 +77,10 @@ export function isAttachTemp(entry: string): boolean {
  * Where a hard link is impossible (EXDEV across filesystems, EPERM under protected_hardlinks)
  * the classic daemon refused; rq copies the bytes (md5 computed while copying) and fsyncs the copy.
  */
-export async function attachFile(msgDir: string, source: string, name: string | undefined, dirSync: DirSync): Promise<{ name: string; md5: string; size: number }> {
+export async function attachFile(msgDir: string, source: string, name: string | undefined, dirSync: DirSync, fs: SpoolFs = dirSync.fs): Promise<{ name: string; md5: string; size: number }> {
   const stored = await checkSource(source, name);
   const attachDir = path.join(msgDir, 'attach');
-  await mkdirDurable(attachDir, dirSync);
+  await mkdirDurable(attachDir, dirSync, fs);
   const final = path.join(attachDir, stored);
   const tmp = path.join(attachDir, attachTempName(stored));
   await fs.rm(tmp, { force: true });
@@ -89,9 +90,9 @@ export async function attachFile(msgDir: string, source: string, name: string | 
       await fs.link(source, tmp);
     } catch (err) {
       if (!isErrno(err, 'EXDEV') && !isErrno(err, 'EPERM')) throw err;
-      sum = await copyWithMd5(source, tmp);
+      sum = await copyWithMd5(source, tmp, fs);
     }
-    sum ??= await fsyncAndMd5(tmp);
+    sum ??= await fsyncAndMd5(tmp, fs);
     await fs.rename(tmp, final);
     // rename(2) does nothing when both names are links to one inode (the same source attached
     // again under the same name), which would leave the temp name behind.
@@ -104,12 +105,12 @@ export async function attachFile(msgDir: string, source: string, name: string | 
   }
 }
 
-async function fsyncAndMd5(file: string): Promise<{ md5: string; size: number }> {
-  await fsyncPath(file);
+async function fsyncAndMd5(file: string, fs: SpoolFs): Promise<{ md5: string; size: number }> {
+  await fsyncPath(file, fs);
   return md5File(file);
 }
 
-async function copyWithMd5(source: string, dest: string): Promise<{ md5: string; size: number }> {
+async function copyWithMd5(source: string, dest: string, fs: SpoolFs): Promise<{ md5: string; size: number }> {
   const out = await fs.open(dest, 'wx', 0o644);
   let sum: { md5: string; size: number };
   try {
@@ -125,14 +126,14 @@ async function copyWithMd5(source: string, dest: string): Promise<{ md5: string;
 }
 
 /** write(2) may write less than asked; loop until the whole chunk is out. */
-async function writeAll(fh: fs.FileHandle, chunk: Buffer): Promise<void> {
+async function writeAll(fh: SpoolFile, chunk: Buffer): Promise<void> {
   for (let off = 0; off < chunk.length; ) off += (await fh.write(chunk, off, chunk.length - off)).bytesWritten;
 }
 
 /** Attachment names of a message (no dot entries, which include the temp names). */
 export async function attachmentNames(msgDir: string): Promise<string[]> {
   try {
-    return (await fs.readdir(path.join(msgDir, 'attach'))).filter((n) => !n.startsWith('.')).sort();
+    return (await fsp.readdir(path.join(msgDir, 'attach'))).filter((n) => !n.startsWith('.')).sort();
   } catch (err) {
     if (isErrno(err, 'ENOENT')) return [];
     throw err;
@@ -149,10 +150,10 @@ export async function listAttachments(msgDir: string): Promise<Record<string, At
 }
 
 /** Deletes one attachment; returns the classic failure text, or null on success. */
-export async function deleteAttachment(msgDir: string, name: string, dirSync: DirSync): Promise<string | null> {
+export async function deleteAttachment(msgDir: string, name: string, dirSync: DirSync, fs: SpoolFs = dirSync.fs): Promise<string | null> {
   const attachDir = path.join(msgDir, 'attach');
   try {
-    await fs.access(attachDir);
+    await fsp.access(attachDir);
   } catch {
     return 'No attach directory for msg';
   }
@@ -167,12 +168,11 @@ export async function deleteAttachment(msgDir: string, name: string, dirSync: Di
 }
 
 /** Hard-links every attachment of one message dir into another (clone, dup): no bytes copied. */
-export async function linkAttachments(fromDir: string, toDir: string, dirSync?: DirSync): Promise<void> {
-  dirSync ??= new DirSync();
+export async function linkAttachments(fromDir: string, toDir: string, dirSync: DirSync = new DirSync(), fs: SpoolFs = dirSync.fs): Promise<void> {
   const names = await attachmentNames(fromDir);
   if (names.length === 0) return;
   const target = path.join(toDir, 'attach');
-  await mkdirDurable(target, dirSync);
+  await mkdirDurable(target, dirSync, fs);
   for (const n of names) await fs.link(path.join(fromDir, 'attach', n), path.join(target, n));
   await dirSync.sync(target);
 }

@@ -1,6 +1,6 @@
 // Durable file primitives: temp name, fsync, rename, and group-committed directory fsyncs.
-import fs from 'node:fs/promises';
 import path from 'node:path';
+import { type SpoolFile, type SpoolFs, nodeSpoolFs } from './spool-fs.js';
 
 /**
  * Coalesces fsyncs of the same directory: a caller arriving while a sync of that directory
@@ -10,6 +10,8 @@ import path from 'node:path';
 export class DirSync {
   private readonly running = new Map<string, Promise<void>>();
   private readonly queued = new Map<string, Promise<void>>();
+  /** `fs` does the fsyncs, and the functions below that take this DirSync write through it unless told otherwise. */
+  constructor(readonly fs: SpoolFs = nodeSpoolFs) {}
 
   sync(dir: string): Promise<void> {
     const queued = this.queued.get(dir);
@@ -25,7 +27,7 @@ export class DirSync {
   }
 
   private start(dir: string): Promise<void> {
-    const p = fsyncPath(dir).finally(() => {
+    const p = fsyncPath(dir, this.fs).finally(() => {
       if (this.running.get(dir) === p) this.running.delete(dir);
     });
     this.running.set(dir, p);
@@ -33,7 +35,7 @@ export class DirSync {
   }
 }
 
-export async function fsyncPath(p: string): Promise<void> {
+export async function fsyncPath(p: string, fs: SpoolFs = nodeSpoolFs): Promise<void> {
   const fh = await fs.open(p, 'r');
   try {
     await fh.sync();
@@ -43,7 +45,7 @@ export async function fsyncPath(p: string): Promise<void> {
 }
 
 /** Writes a new file that nobody reads before the caller publishes it (private dir): write + fsync. */
-export async function writeNewFileSynced(file: string, data: string | Uint8Array): Promise<void> {
+export async function writeNewFileSynced(file: string, data: string | Uint8Array, fs: SpoolFs = nodeSpoolFs): Promise<void> {
   const fh = await fs.open(file, 'wx', 0o644);
   try {
     await fh.writeFile(data);
@@ -54,10 +56,10 @@ export async function writeNewFileSynced(file: string, data: string | Uint8Array
 }
 
 /** Replaces `file` atomically and durably: `<file>.tmp`, fsync, rename, fsync of the directory. */
-export async function writeFileDurable(file: string, data: string | Uint8Array, dirSync: DirSync): Promise<void> {
+export async function writeFileDurable(file: string, data: string | Uint8Array, dirSync: DirSync, fs: SpoolFs = dirSync.fs): Promise<void> {
   const tmp = `${file}.tmp`;
   await fs.rm(tmp, { force: true });
-  await writeNewFileSynced(tmp, data);
+  await writeNewFileSynced(tmp, data, fs);
   await fs.rename(tmp, file);
   await dirSync.sync(path.dirname(file));
 }
@@ -68,8 +70,8 @@ export async function writeFileDurable(file: string, data: string | Uint8Array, 
  * on the machines rq is measured on, an overwrite ~20 µs; the price is that a crash mid-write can
  * leave the file empty, so only texts whose loss changes no state (status lines) are written so.
  */
-export async function overwriteFile(file: string, data: string, dirSync?: DirSync): Promise<void> {
-  let fh: fs.FileHandle;
+export async function overwriteFile(file: string, data: string, dirSync?: DirSync, fs: SpoolFs = dirSync?.fs ?? nodeSpoolFs): Promise<void> {
+  let fh: SpoolFile;
   let created = false;
   try {
     fh = await fs.open(file, 'r+');
@@ -89,7 +91,7 @@ export async function overwriteFile(file: string, data: string, dirSync?: DirSyn
 }
 
 /** rename + fsync of both parent directories (one when they are the same). */
-export async function renameDurable(from: string, to: string, dirSync: DirSync): Promise<void> {
+export async function renameDurable(from: string, to: string, dirSync: DirSync, fs: SpoolFs = dirSync.fs): Promise<void> {
   await fs.rename(from, to);
   const a = path.dirname(from);
   const b = path.dirname(to);
@@ -97,7 +99,7 @@ export async function renameDurable(from: string, to: string, dirSync: DirSync):
 }
 
 /** mkdir -p that fsyncs the parent of every level it creates. */
-export async function mkdirDurable(dir: string, dirSync: DirSync): Promise<void> {
+export async function mkdirDurable(dir: string, dirSync: DirSync, fs: SpoolFs = dirSync.fs): Promise<void> {
   const created = await fs.mkdir(dir, { recursive: true });
   if (created === undefined) return;
   // `created` is the first directory made; every level from it down to `dir` is new.

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { hashParts } from './message-id.js';
 import { type DirSync, mkdirDurable } from './durable.js';
+import type { SpoolFs } from './spool-fs.js';
 import { isErrno } from '../errors.js';
 
 const DAY = /^\d{8}$/;
@@ -61,7 +62,10 @@ export async function hashList(stateDir: string, limit = Infinity): Promise<stri
  */
 export class HashDirMaker {
   private readonly known = new Map<string, Promise<void>>();
-  constructor(private readonly dirSync: DirSync) {}
+  constructor(
+    private readonly dirSync: DirSync,
+    private readonly fs: SpoolFs = dirSync.fs,
+  ) {}
 
   async ensure(stateDir: string, id: string): Promise<string> {
     const target = hashPath(stateDir, id);
@@ -69,7 +73,7 @@ export class HashDirMaker {
     const minuteDir = path.dirname(target);
     let made = this.known.get(minuteDir);
     if (!made) {
-      made = mkdirDurable(minuteDir, this.dirSync);
+      made = mkdirDurable(minuteDir, this.dirSync, this.fs);
       this.known.set(minuteDir, made);
       made.catch(() => {
         if (this.known.get(minuteDir) === made) this.known.delete(minuteDir);

@@ -2,7 +2,6 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { type QueuePaths, type State, STATES, queuePaths } from '../config/paths.js';
 import { RqError, isErrno } from '../errors.js';
 import { type CreateFields, type Message, DEFAULT_MAX_COUNT, storable } from '../message/message.js';
@@ -12,13 +11,17 @@ import { type HostInfo, fullId, idStamp, idTime } from './message-id.js';
 import { MSG_ID_RE, isMsgId } from './names.js';
 import { mapLimit } from './map-limit.js';
 import { type AttachmentInfo, attachFile, deleteAttachment, isAttachTemp, linkAttachments, listAttachments } from './attachments.js';
+import { BlankDirs } from './blanks.js';
+import { type SpoolFs, nodeSpoolFs } from './spool-fs.js';
 
 export interface SpoolDeps {
   dirSync?: DirSync;
+  /** Every disk-changing call goes through it (tests record the order); the real fs by default. */
+  fs?: SpoolFs;
   /** Epoch milliseconds. */
   now?: () => number;
   host: HostInfo;
-  /** How many blank message directories to keep ready (see QueueSpool.blanks); none by default. */
+  /** How many blank message directories to keep ready (see BlankDirs); none by default. */
   blanks?: number;
 }
 
@@ -45,25 +48,16 @@ export interface Recovered {
 
 const HASHED: ReadonlySet<State> = new Set(['done', 'relayed']);
 const RECOVERY_LANES = 32;
-const fsync = promisify(fs.fsync);
 const MAX_ALLOC_TRIES = 10;
 
 export class QueueSpool {
   readonly paths: QueuePaths;
   readonly dirSync: DirSync;
+  private readonly fs: SpoolFs;
   private readonly now: () => number;
   private readonly hashDirs: HashDirMaker;
+  private readonly blanks: BlankDirs;
   private seq = 0;
-  /**
-   * Message directories made ahead, in idle time: `.blank/<n>` holding an empty msg, history and
-   * job/stdio.log. A create takes one, so neither the create nor the script's start makes an inode
-   * on its path. Making an inode is the dearest metadata operation; on ext4 it costs up to ~1 ms
-   * for minutes after many deletes nearby (docs/performance.md). Recovery removes leftovers.
-   */
-  private readonly blanks: string[] = [];
-  private readonly blankDir: string;
-  private refill: Promise<void> | null = null;
-  private closed = false;
 
   constructor(
     readonly root: string,
@@ -71,16 +65,16 @@ export class QueueSpool {
     private readonly deps: SpoolDeps,
   ) {
     this.paths = queuePaths(root, name);
-    this.dirSync = deps.dirSync ?? new DirSync();
+    this.fs = deps.fs ?? nodeSpoolFs;
+    this.dirSync = deps.dirSync ?? new DirSync(this.fs);
     this.now = deps.now ?? Date.now;
-    this.hashDirs = new HashDirMaker(this.dirSync);
-    this.blankDir = path.join(this.paths.dir, '.blank');
+    this.hashDirs = new HashDirMaker(this.dirSync, this.fs);
+    this.blanks = new BlankDirs(path.join(this.paths.dir, '.blank'), deps.blanks ?? 0, this.fs);
   }
 
   /** Stops making blanks and waits for the one being made. */
   async close(): Promise<void> {
-    this.closed = true;
-    await this.refill;
+    await this.blanks.close();
   }
 
   fullId(id: string): string {
@@ -88,7 +82,7 @@ export class QueueSpool {
   }
 
   async ensureDirs(): Promise<void> {
-    for (const s of STATES) await mkdirDurable(this.paths.state[s], this.dirSync);
+    for (const s of STATES) await mkdirDurable(this.paths.state[s], this.dirSync, this.fs);
   }
 
   /** The directory of message `id` if it were in `state` (hash dirs for done/relayed). */
@@ -149,22 +143,22 @@ export class QueueSpool {
       // thread-pool hop per step added ~0.5 ms to create-to-start and queued behind running fsyncs.
       // No history line: the create entry is implied by the id (see readHistory), which spares a
       // write per create, and without a blank the inode of a history file (a third of the create rate).
-      const file = fs.openSync(path.join(tmpDir, 'msg'), blank ? 'r+' : 'wx', 0o644);
+      const file = this.fs.openSync(path.join(tmpDir, 'msg'), blank ? 'r+' : 'wx', 0o644);
       fds.push(file);
-      fs.writeFileSync(file, JSON.stringify(storable(msg)));
+      this.fs.writeFileSync(file, JSON.stringify(storable(msg)));
       // Opened before the rename: the descriptor follows the directory wherever the dispatcher moves it.
-      const dir = fs.openSync(tmpDir, 'r');
+      const dir = this.fs.openSync(tmpDir, 'r');
       fds.push(dir);
-      fs.renameSync(tmpDir, target);
+      this.fs.renameSync(tmpDir, target);
       published = true;
       opts.onRenamed?.(msg);
-      await Promise.all([fsync(file), fsync(dir)]);
+      await Promise.all([this.fs.fsync(file), this.fs.fsync(dir)]);
       await this.dirSync.sync(this.paths.state[to]);
     } catch (err) {
-      await fsp.rm(published ? target : tmpDir, { recursive: true, force: true }).catch(() => undefined);
+      await this.fs.rm(published ? target : tmpDir, { recursive: true, force: true }).catch(() => undefined);
       throw diskError('create message', err);
     } finally {
-      for (const fd of fds) fs.closeSync(fd);
+      for (const fd of fds) this.fs.closeSync(fd);
     }
     return msg;
   }
@@ -174,8 +168,7 @@ export class QueueSpool {
    * id unique. Synchronous: see create.
    */
   private allocate(): { tmpDir: string; id: string; ms: number; blank: boolean } {
-    const blank = this.blanks.pop();
-    this.refillBlanks();
+    const blank = this.blanks.take();
     if (blank) {
       const ms = this.now();
       try {
@@ -191,13 +184,13 @@ export class QueueSpool {
       // The temp name only has to be unique among concurrent allocations; the inode makes the id unique.
       const tmpDir = path.join(this.paths.state.prep, `_${stamp}.${process.pid}.${this.seq++}`);
       try {
-        fs.mkdirSync(tmpDir);
+        this.fs.mkdirSync(tmpDir);
         const { ino } = fs.statSync(tmpDir);
         return { tmpDir, id: `${stamp}.${ino}`, ms, blank: false };
       } catch (err) {
         lastErr = err;
         try {
-          fs.rmdirSync(tmpDir);
+          this.fs.rmdirSync(tmpDir);
         } catch {
           // Never made, or not empty: recovery removes leftovers at the next start.
         }
@@ -205,27 +198,6 @@ export class QueueSpool {
       }
     }
     throw new RqError('RQ_ERR_ID_ALLOCATION', `could not allocate a message id in ${this.paths.state.prep}: ${errText(lastErr)}`, { cause: lastErr });
-  }
-
-  /** Tops the blanks up, one at a time in the background; a disk error just stops it. */
-  private refillBlanks(): void {
-    const want = this.deps.blanks ?? 0;
-    if (this.refill || this.closed || this.blanks.length >= want) return;
-    this.refill = (async () => {
-      try {
-        await fsp.mkdir(this.blankDir, { recursive: true });
-        while (!this.closed && this.blanks.length < want) {
-          const dir = path.join(this.blankDir, `${process.pid}.${this.seq++}`);
-          await fsp.mkdir(path.join(dir, 'job'), { recursive: true });
-          for (const f of ['msg', 'history', path.join('job', 'stdio.log')]) await (await fsp.open(path.join(dir, f), 'wx', 0o644)).close();
-          this.blanks.push(dir);
-        }
-      } catch {
-        // Creates make their directories themselves until the next refill succeeds.
-      } finally {
-        this.refill = null;
-      }
-    })();
   }
 
   /** prep → que. `onRenamed` runs once the message is visible in que/, before the fsyncs. */
@@ -241,7 +213,7 @@ export class QueueSpool {
   moveNow(id: string, from: State, to: State, note: { actor: string; reason?: string }): string {
     const dst = this.msgDir(to, id);
     try {
-      fs.renameSync(this.msgDir(from, id), dst);
+      this.fs.renameSync(this.msgDir(from, id), dst);
     } catch (err) {
       throw diskError(`move ${id} from ${from} to ${to}`, err);
     }
@@ -286,7 +258,7 @@ export class QueueSpool {
   }
 
   async writeMessage(state: State, id: string, msg: Message): Promise<void> {
-    await writeFileDurable(path.join(this.msgDir(state, id), 'msg'), JSON.stringify(storable(msg)), this.dirSync);
+    await writeFileDurable(path.join(this.msgDir(state, id), 'msg'), JSON.stringify(storable(msg)), this.dirSync, this.fs);
   }
 
   async readStatus(state: State, id: string): Promise<JobStatus | null> {
@@ -304,7 +276,7 @@ export class QueueSpool {
    * state is its directory, never this file.
    */
   async writeStatus(dir: string, text: string | null, durable = false): Promise<void> {
-    await overwriteFile(path.join(dir, 'status'), JSON.stringify({ job_status: text }), durable ? this.dirSync : undefined);
+    await overwriteFile(path.join(dir, 'status'), JSON.stringify({ job_status: text }), durable ? this.dirSync : undefined, this.fs);
   }
 
   /**
@@ -315,9 +287,9 @@ export class QueueSpool {
    */
   async stageRun(dir: string): Promise<void> {
     try {
-      await fsp.mkdir(path.join(dir, 'job'));
-      await (await fsp.open(path.join(dir, 'job', 'stdio.log'), 'a')).close();
-      await (await fsp.open(path.join(dir, 'history'), 'a')).close();
+      await this.fs.mkdir(path.join(dir, 'job'));
+      await (await this.fs.open(path.join(dir, 'job', 'stdio.log'), 'a')).close();
+      await (await this.fs.open(path.join(dir, 'history'), 'a')).close();
     } catch {
       // Moved, deleted or already staged: the dispatcher copes.
     }
@@ -330,7 +302,7 @@ export class QueueSpool {
   appendHistory(dir: string, entry: Omit<HistoryEntry, 'at'>): void {
     const line = JSON.stringify({ at: new Date(this.now()).toISOString(), ...entry }) + '\n';
     try {
-      fs.appendFileSync(path.join(dir, 'history'), line);
+      this.fs.appendFileSync(path.join(dir, 'history'), line);
     } catch (err) {
       if (!isErrno(err, 'ENOENT')) throw diskError(`history line in ${dir}`, err);
     }
@@ -369,17 +341,17 @@ export class QueueSpool {
     const dir = this.msgDir(state, id);
     // Rename out of sight first so a crash mid-delete never leaves a half message in a state dir.
     const doomed = path.join(this.paths.state.prep, `_del.${process.pid}.${this.seq++}`);
-    await renameDurable(dir, doomed, this.dirSync);
-    await fsp.rm(doomed, { recursive: true, force: true });
+    await renameDurable(dir, doomed, this.dirSync, this.fs);
+    await this.fs.rm(doomed, { recursive: true, force: true });
   }
 
   async attach(id: string, source: string, name: string | undefined): Promise<{ name: string; md5: string; size: number }> {
-    return attachFile(this.msgDir('prep', id), source, name, this.dirSync);
+    return attachFile(this.msgDir('prep', id), source, name, this.dirSync, this.fs);
   }
 
   /** Classic failure text, or null on success. */
   async deleteAttachment(id: string, name: string): Promise<string | null> {
-    return deleteAttachment(this.msgDir('prep', id), name, this.dirSync);
+    return deleteAttachment(this.msgDir('prep', id), name, this.dirSync, this.fs);
   }
 
   async attachments(state: State, id: string): Promise<Record<string, AttachmentInfo>> {
@@ -395,7 +367,7 @@ export class QueueSpool {
     const msg = await this.create(fields, { commit: fromDir === null, extra });
     if (fromDir === null) return msg;
     try {
-      await linkAttachments(fromDir, this.msgDir('prep', msg.msg_id), this.dirSync);
+      await linkAttachments(fromDir, this.msgDir('prep', msg.msg_id), this.dirSync, this.fs);
       await this.commit(msg.msg_id);
     } catch (err) {
       await this.remove('prep', msg.msg_id).catch(() => undefined);
@@ -406,7 +378,7 @@ export class QueueSpool {
 
   async ackErrs(): Promise<number> {
     const ids = await this.listFlat('err');
-    for (const id of ids) await fsp.rename(path.join(this.paths.state.err, id), path.join(this.paths.state.err, `.${id}`));
+    for (const id of ids) await this.fs.rename(path.join(this.paths.state.err, id), path.join(this.paths.state.err, `.${id}`));
     if (ids.length) await this.dirSync.sync(this.paths.state.err);
     return ids.length;
   }
@@ -434,23 +406,23 @@ export class QueueSpool {
     await this.ensureDirs();
     const out: Recovered = { prep: [], que: [], requeued: [], broken: [] };
     for (const n of await fsp.readdir(this.paths.state.prep)) {
-      if (n.startsWith('_')) await fsp.rm(path.join(this.paths.state.prep, n), { recursive: true, force: true });
+      if (n.startsWith('_')) await this.fs.rm(path.join(this.paths.state.prep, n), { recursive: true, force: true });
     }
-    await fsp.rm(this.blankDir, { recursive: true, force: true });
+    await this.fs.rm(this.blanks.dir, { recursive: true, force: true });
     // Deep queues hold 100k messages: the per-message work runs RECOVERY_LANES at a time.
     for (const s of ['prep', 'run', 'err'] as const) {
-      await mapLimit(await this.listFlat(s), RECOVERY_LANES, (id) => cleanTemps(this.msgDir(s, id)));
+      await mapLimit(await this.listFlat(s), RECOVERY_LANES, (id) => cleanTemps(this.msgDir(s, id), this.fs));
     }
     for (const id of await this.listFlat('run')) {
       const dir = this.msgDir('run', id);
       if (beforeRequeue) await beforeRequeue(id, dir);
-      await fsp.rm(path.join(dir, 'pid'), { force: true });
+      await this.fs.rm(path.join(dir, 'pid'), { force: true });
       await this.move(id, 'run', 'que', { actor: 'recovery', reason: 'interrupted' });
       out.requeued.push(id);
     }
     out.prep = (await this.listFlat('prep')).sort().reverse();
     const loaded = await mapLimit((await this.listFlat('que')).sort(), RECOVERY_LANES, async (id) => {
-      await cleanTemps(this.msgDir('que', id));
+      await cleanTemps(this.msgDir('que', id), this.fs);
       try {
         const msg = await this.readMessage('que', id);
         msg.msg_id = id;
@@ -477,12 +449,12 @@ export class QueueSpool {
  * message dir and `.<name>.tmp` in attach/. `attach/x.tmp` is a legitimate attachment name and
  * job/ belongs to the script, so neither is touched.
  */
-async function cleanTemps(dir: string): Promise<void> {
+async function cleanTemps(dir: string, sfs: SpoolFs): Promise<void> {
   const names = await fsp.readdir(dir).catch(() => [] as string[]);
-  for (const n of names) if (n.endsWith('.tmp')) await fsp.rm(path.join(dir, n), { force: true });
+  for (const n of names) if (n.endsWith('.tmp')) await sfs.rm(path.join(dir, n), { force: true });
   const attach = path.join(dir, 'attach');
   for (const n of await fsp.readdir(attach).catch(() => [] as string[])) {
-    if (isAttachTemp(n)) await fsp.rm(path.join(attach, n), { force: true });
+    if (isAttachTemp(n)) await sfs.rm(path.join(attach, n), { force: true });
   }
 }
 

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DirSync, fsyncPath, mkdirDurable, overwriteFile, renameDurable, writeFileDurable, writeNewFileSynced } from '../../src/spool/durable.js';
+import { recordingFs } from '../helpers/recording-fs.js';
 import { ls } from '../helpers/temp-spool.js';
 
 let base: string;
@@ -106,10 +107,13 @@ describe('writeNewFileSynced', () => {
 
 describe('writeFileDurable / overwriteFile', () => {
   it('overwriteFile reuses the inode, creates a missing file, and fsyncs when asked', async () => {
+    const rec = recordingFs(base);
     const f = path.join(base, 'status');
-    await overwriteFile(f, 'a much longer first text');
+    await overwriteFile(f, 'a much longer first text', undefined, rec.fs);
+    expect(rec.only('fsync')).toEqual([]);
     const ino = (await fs.stat(f)).ino;
-    await overwriteFile(f, 'short', new DirSync());
+    await overwriteFile(f, 'short', new DirSync(rec.fs));
+    expect(rec.only('fsync', 'fsynced')).toEqual(['fsync status', 'fsynced status']);
     expect(await fs.readFile(f, 'utf8')).toBe('short');
     expect((await fs.stat(f)).ino).toBe(ino);
     expect(await ls(base)).toEqual(['status']);

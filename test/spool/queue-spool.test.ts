@@ -6,6 +6,7 @@ import { STATES } from '../../src/config/paths.js';
 import { RqError } from '../../src/errors.js';
 import { normaliseCreate, pickFields } from '../../src/message/message.js';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
+import { recordingFs } from '../helpers/recording-fs.js';
 import { HOST, type TempSpool, isRoot, ls, tempSpool, walk } from '../helpers/temp-spool.js';
 
 const ID_RE = /^\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/;
@@ -235,14 +236,23 @@ describe('message, status and history files', () => {
   });
 
   it('status: write (cheap and durable), read, null text, missing, corrupt', async () => {
+    const rec = recordingFs(t.root);
+    const spool = new QueueSpool(t.root, 'test', { host: HOST, now: () => clock, fs: rec.fs });
     const { msg_id: id } = await spool.create({ dest: 'test' }, { commit: true });
     const dir = spool.msgDir('que', id);
+    const status = path.relative(t.root, path.join(dir, 'status'));
     expect(await spool.readStatus('que', id)).toBeNull();
+    rec.clear();
     await spool.writeStatus(dir, 'working 1/3');
     expect(await spool.readStatus('que', id)).toEqual({ job_status: 'working 1/3' });
     expect(await fs.readFile(path.join(dir, 'status'), 'utf8')).toBe('{"job_status":"working 1/3"}');
+    // Cheap: written in place, never fsynced.
+    expect(rec.only('write', 'fsync')).toEqual([`write ${status}`]);
+    rec.clear();
     await spool.writeStatus(dir, 'done sleeping', true);
     expect(await spool.readStatus('que', id)).toEqual({ job_status: 'done sleeping' });
+    // Durable: the same inode, overwritten and fsynced.
+    expect(rec.only('truncate', 'write', 'fsync', 'fsynced')).toEqual([`truncate ${status}`, `write ${status}`, `fsync ${status}`, `fsynced ${status}`]);
     await spool.writeStatus(dir, null);
     expect(await spool.readStatus('que', id)).toEqual({ job_status: null });
     await fs.writeFile(path.join(dir, 'status'), '{"job_status": 42}');

@@ -1,0 +1,55 @@
+// Blank message directories made ahead in idle time, so that a create makes no inode on its path.
+import path from 'node:path';
+import type { SpoolFs } from './spool-fs.js';
+
+/**
+ * `<dir>/<n>` holding an empty msg, history and job/stdio.log. A create takes one, so neither the
+ * create nor the script's start makes an inode on its path. Making an inode is the dearest
+ * metadata operation; on ext4 it costs up to ~1 ms for minutes after many deletes nearby
+ * (docs/performance.md). Recovery removes leftovers (the whole of `dir`).
+ */
+export class BlankDirs {
+  private readonly ready: string[] = [];
+  private refill: Promise<void> | null = null;
+  private closed = false;
+  private seq = 0;
+
+  constructor(
+    readonly dir: string,
+    private readonly want: number,
+    private readonly fs: SpoolFs,
+  ) {}
+
+  /** A ready blank, if any; either way the pool is topped up in the background. */
+  take(): string | undefined {
+    const blank = this.ready.pop();
+    this.topUp();
+    return blank;
+  }
+
+  /** Stops making blanks and waits for the one being made. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.refill;
+  }
+
+  /** One at a time in the background; a disk error just stops it. */
+  private topUp(): void {
+    if (this.refill || this.closed || this.ready.length >= this.want) return;
+    this.refill = (async () => {
+      try {
+        await this.fs.mkdir(this.dir, { recursive: true });
+        while (!this.closed && this.ready.length < this.want) {
+          const dir = path.join(this.dir, `${process.pid}.${this.seq++}`);
+          await this.fs.mkdir(path.join(dir, 'job'), { recursive: true });
+          for (const f of ['msg', 'history', path.join('job', 'stdio.log')]) await (await this.fs.open(path.join(dir, f), 'wx', 0o644)).close();
+          this.ready.push(dir);
+        }
+      } catch {
+        // Creates make their directories themselves until the next refill succeeds.
+      } finally {
+        this.refill = null;
+      }
+    })();
+  }
+}

@@ -1,0 +1,56 @@
+// The spool's disk-changing file operations, passed in so tests can observe (or fake) their order.
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import { promisify } from 'node:util';
+
+/** What the spool does with an open file; a node:fs/promises FileHandle is one. */
+export interface SpoolFile {
+  writeFile(data: string | Uint8Array): Promise<void>;
+  /** A string at a byte position (overwrites in place). */
+  write(data: string, position: number): Promise<unknown>;
+  /** Part of a buffer at the current position (copies); may write less than asked. */
+  write(buffer: Uint8Array, offset: number, length: number): Promise<{ bytesWritten: number }>;
+  truncate(len: number): Promise<void>;
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Every call by which the spool creates, changes, removes or fsyncs something on disk. Reads stay
+ * on node:fs: they carry no durability. The create path is synchronous up to its rename (see
+ * QueueSpool.create), hence the descriptor-based sync calls next to the promise ones.
+ */
+export interface SpoolFs {
+  open(path: string, flags: string, mode?: number): Promise<SpoolFile>;
+  mkdir(path: string, options?: { recursive?: boolean }): Promise<string | undefined>;
+  rename(from: string, to: string): Promise<void>;
+  link(existing: string, newPath: string): Promise<void>;
+  unlink(path: string): Promise<void>;
+  rm(path: string, options: { recursive?: boolean; force?: boolean }): Promise<void>;
+  fsync(fd: number): Promise<void>;
+  openSync(path: string, flags: string, mode?: number): number;
+  writeFileSync(fd: number, data: string): void;
+  renameSync(from: string, to: string): void;
+  mkdirSync(path: string): void;
+  rmdirSync(path: string): void;
+  closeSync(fd: number): void;
+  appendFileSync(path: string, data: string): void;
+}
+
+/** The real filesystem: node's own functions, no wrappers, so the hot paths pay nothing for the seam. */
+export const nodeSpoolFs: SpoolFs = {
+  open: fsp.open,
+  mkdir: fsp.mkdir,
+  rename: fsp.rename,
+  link: fsp.link,
+  unlink: fsp.unlink,
+  rm: fsp.rm,
+  fsync: promisify(fs.fsync),
+  openSync: fs.openSync,
+  writeFileSync: fs.writeFileSync,
+  renameSync: fs.renameSync,
+  mkdirSync: fs.mkdirSync,
+  rmdirSync: fs.rmdirSync,
+  closeSync: fs.closeSync,
+  appendFileSync: fs.appendFileSync,
+};
