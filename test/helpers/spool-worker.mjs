@@ -1,5 +1,7 @@
 // Crash-test worker: runs spool operations on one queue forever (4 lanes), printing each acknowledged step.
-// Usage: node test/helpers/spool-worker.mjs <root> <queue> <attachment source file>
+// Usage: node test/helpers/spool-worker.mjs <root> <queue> <attachment source file> <seed>
+// The seed picks the operations; the lanes still interleave as the disk allows, so a replay
+// repeats the choices, not necessarily their order.
 // Lines on stdout (pipes are written synchronously on Linux, so a printed line happened):
 //   ready <que> <prep>          after its own recovery
 //   created <id> <que|prep>     a create resolved (the message must survive any crash from here on)
@@ -7,16 +9,17 @@
 //   op <n> <what>               one more step finished
 // Any failure is printed to stderr and exits 1: the test fails on an exit it did not cause.
 import { QueueSpool } from '../../dist/spool/queue-spool.js';
+import { parseSeed, seededRandom } from './seeded-random.mjs';
 
-const [root, name, source] = process.argv.slice(2);
-if (!root || !name || !source) {
-  process.stderr.write('usage: spool-worker.mjs <root> <queue> <source file>\n');
+const [root, name, source, seedArg] = process.argv.slice(2);
+if (!root || !name || !source || seedArg === undefined) {
+  process.stderr.write('usage: spool-worker.mjs <root> <queue> <source file> <seed>\n');
   process.exit(2);
 }
+const rng = seededRandom(parseSeed(seedArg, 'seed'));
 // Blanks on, as in a queue process: kills also land while blanks are made and taken.
 const spool = new QueueSpool(root, name, { host: { host: '127.0.0.1', port: 3333, root: '/' }, blanks: 4 });
 const out = (line) => process.stdout.write(`${line}\n`);
-const pick = (xs) => xs[Math.floor(Math.random() * xs.length)];
 
 const queued = []; // ids in que/ that no lane is working on
 const errs = []; // ids in err/ (not acked)
@@ -32,10 +35,10 @@ async function create(commit) {
 async function prepared() {
   const id = await create(false);
   await spool.attach(id, source, 'payload.bin');
-  if (Math.random() < 0.5) await spool.attach(id, source, 'second.bin');
-  if (Math.random() < 0.3) await spool.attach(id, source, 'payload.bin'); // replace
-  if (Math.random() < 0.2) await spool.deleteAttachment(id, 'second.bin');
-  if (Math.random() < 0.1) return 'prep-kept'; // some stay in prep
+  if (rng.next() < 0.5) await spool.attach(id, source, 'second.bin');
+  if (rng.next() < 0.3) await spool.attach(id, source, 'payload.bin'); // replace
+  if (rng.next() < 0.2) await spool.deleteAttachment(id, 'second.bin');
+  if (rng.next() < 0.1) return 'prep-kept'; // some stay in prep
   await spool.commit(id);
   queued.push(id);
   return 'prep-attach-commit';
@@ -46,11 +49,11 @@ async function runOne() {
   if (!id) return create(true).then((i) => (queued.push(i), 'create-commit'));
   const dir = await spool.move(id, 'que', 'run', { actor: 'worker', durable: false });
   await spool.writeStatus(dir, 'working');
-  if (Math.random() < 0.3) {
+  if (rng.next() < 0.3) {
     const msg = await spool.readMessage('run', id);
     await spool.writeMessage('run', id, { ...msg, count: Number(msg.count) + 1, state: 'run', path: dir });
   }
-  const to = pick(['done', 'done', 'done', 'err', 'relayed', 'que']);
+  const to = rng.pick(['done', 'done', 'done', 'err', 'relayed', 'que']);
   await spool.writeStatus(dir, `finished to ${to}`, true);
   await spool.move(id, 'run', to, { actor: 'worker', reason: 'test' });
   if (to === 'que') queued.push(id);
@@ -61,7 +64,7 @@ async function runOne() {
 
 // Deletes, acks and clones run on lane 0 only, so no two lanes touch one err/ or done/ message.
 async function janitor() {
-  const r = Math.random();
+  const r = rng.next();
   if (r < 0.4 && errs.length) {
     const id = errs.shift();
     out(`removing ${id}`);
@@ -75,7 +78,7 @@ async function janitor() {
     return 'ack';
   }
   if (r < 0.8 && dones.length) {
-    const from = pick(dones);
+    const from = rng.pick(dones);
     const msg = await spool.createWithAttachments({ dest: name, src: 'clone' }, spool.msgDir('done', from), { cloned_from: from });
     out(`created ${msg.msg_id} que`);
     queued.push(msg.msg_id);
@@ -86,7 +89,7 @@ async function janitor() {
 
 async function lane(n) {
   for (;;) {
-    const r = Math.random();
+    const r = rng.next();
     const what = n === 0 && r < 0.3 ? await janitor() : r < 0.35 ? await create(true).then((id) => (queued.push(id), 'create-commit')) : r < 0.55 ? await prepared() : await runOne();
     out(`op ${++ops} ${what}`);
   }

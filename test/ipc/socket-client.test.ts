@@ -2,10 +2,12 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RqError } from '../../src/errors.js';
+import { FrameDecoder } from '../../src/ipc/framing.js';
 import { SocketConnection, request } from '../../src/ipc/socket-client.js';
 import { listenSocket, type SocketServer } from '../../src/ipc/socket-server.js';
 import { silentLogger } from '../../src/log.js';
 import { sleep, staleSocket, tempDir } from './helpers.js';
+import { seededRandom } from '../helpers/seeded-random.mjs';
 
 const log = silentLogger();
 let dir: string;
@@ -79,6 +81,7 @@ describe('request', () => {
     const t0 = Date.now();
     const err = await noReply(request(sock, 'rq1', 'ping ', { timeoutMs: 150 }));
     expect(err.message).toMatch(/timed out after 150 ms/);
+    // A timeout feature: elapsed time is what it promises (a little slack for libuv's cached clock).
     expect(Date.now() - t0).toBeGreaterThanOrEqual(140);
   });
 
@@ -107,14 +110,16 @@ describe('request', () => {
 
 describe('SocketConnection', () => {
   it('pipelines many requests on one connection, answered first in first out', async () => {
+    // Random handler times, so replies arrive in uneven bursts the client must match up in order.
+    const rng = seededRandom();
     const server = await serve(async (p) => {
-      await sleep(Math.random() * 5);
+      await sleep(rng.next() * 5);
       return `re ${p}`;
     });
     const conn = await SocketConnection.open(sock, 'rq1');
     closers.push(() => conn.close());
     const replies = await Promise.all(Array.from({ length: 100 }, (_, i) => conn.request(`r${i}`)));
-    expect(replies).toEqual(Array.from({ length: 100 }, (_, i) => `re r${i}`));
+    expect(replies, rng.replay).toEqual(Array.from({ length: 100 }, (_, i) => `re r${i}`));
     expect(server.connections()).toBe(1);
     expect(conn.inFlight()).toBe(0);
   });
@@ -139,7 +144,15 @@ describe('SocketConnection', () => {
   });
 
   it('fails every pending request when the connection breaks', async () => {
-    await rawServer((c) => c.on('data', () => setTimeout(() => c.destroy(), 20)));
+    // The server breaks the connection once all three requests have reached it: all are pending.
+    await rawServer((c) => {
+      const decoder = new FrameDecoder('rq1');
+      let got = 0;
+      c.on('data', (d) => {
+        got += decoder.push(d).length;
+        if (got === 3) c.destroy();
+      });
+    });
     const conn = await SocketConnection.open(sock, 'rq1');
     closers.push(() => conn.close());
     const errs = await Promise.all([conn.request('a'), conn.request('b'), conn.request('c')].map((p) => noReply(p)));
@@ -149,11 +162,16 @@ describe('SocketConnection', () => {
 
   it('times out a request and drops the connection so replies cannot shift', async () => {
     let calls = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
     await serve(async (p) => {
       calls++;
-      if (p === 'slow') await sleep(300);
+      // Held until the test ends, long after the client has given up on it.
+      if (p === 'slow') await gate;
       return `re ${p}`;
     });
+    // Closers run in reverse: the handler is let go before the server's close waits for it.
+    closers.push(release);
     const conn = await SocketConnection.open(sock, 'rq1', { timeoutMs: 100 });
     closers.push(() => conn.close());
     const [slow, next] = await Promise.allSettled([conn.request('slow'), conn.request('next')]);

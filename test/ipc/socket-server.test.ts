@@ -8,6 +8,8 @@ import { request } from '../../src/ipc/socket-client.js';
 import { listenSocket, type SocketServer } from '../../src/ipc/socket-server.js';
 import { silentLogger } from '../../src/log.js';
 import { converse, exchange, sleep, staleSocket, tempDir } from './helpers.js';
+import { waitFor } from '../helpers/rq-root.js';
+import { seededRandom } from '../helpers/seeded-random.mjs';
 
 const log = silentLogger();
 let dir: string;
@@ -32,13 +34,15 @@ async function serve(handle: (payload: string) => Promise<string> | string, more
 
 describe('listenSocket', () => {
   it('answers many requests on one connection in order, even when later ones finish first', async () => {
+    // Random handler times: a server that answered in completion order would shuffle the replies.
+    const rng = seededRandom();
     await serve(async (p) => {
-      await sleep(Math.random() * 10);
+      await sleep(rng.next() * 10);
       return JSON.stringify(['echo', p]);
     });
     const sent = Array.from({ length: 30 }, (_, i) => `req ${i}`);
     const replies = await exchange(sock, 'rq1', sent);
-    expect(replies).toEqual(sent.map((p) => JSON.stringify(['echo', p])));
+    expect(replies, rng.replay).toEqual(sent.map((p) => JSON.stringify(['echo', p])));
   });
 
   it('serves 50 concurrent clients', async () => {
@@ -48,20 +52,26 @@ describe('listenSocket', () => {
     });
     const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => request(sock, 'rq1', `n${i}`)));
     expect(replies).toEqual(Array.from({ length: 50 }, (_, i) => `got n${i}`));
-    await sleep(20);
-    expect(server.connections()).toBe(0);
+    // Each client closes once it has its reply; the server counts a connection until it sees that.
+    await waitFor(() => server.connections() === 0, 'the server to see every client go');
   });
 
   it('runs connections independently: a slow request does not hold up another client', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
+    let slowIn!: () => void;
+    const slowStarted = new Promise<void>((r) => (slowIn = r));
     await serve(async (p) => {
-      if (p === 'slow') await gate;
+      if (p === 'slow') {
+        slowIn();
+        await gate;
+      }
       if (p === 'fast') release();
       return p;
     });
     const slow = request(sock, 'rq1', 'slow', { timeoutMs: 2000 });
-    await sleep(20);
+    // Only once the slow handler holds its connection does the fast request prove anything.
+    await slowStarted;
     expect(await request(sock, 'rq1', 'fast', { timeoutMs: 2000 })).toBe('fast');
     expect(await slow).toBe('slow');
   });
@@ -154,10 +164,12 @@ describe('listenSocket', () => {
   it('close() waits for in-flight handlers, answers them, then stops accepting', async () => {
     let started!: () => void;
     const running = new Promise<void>((r) => (started = r));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
     let finished = false;
     const server = await serve(async (p) => {
       started();
-      await sleep(150);
+      await gate;
       finished = true;
       return `done ${p}`;
     });
@@ -166,10 +178,15 @@ describe('listenSocket', () => {
     const idleClosed = new Promise((r) => idle.once('close', r));
     const reply = request(sock, 'rq1', 'slow');
     await running;
-    await server.close();
+    let closed = false;
+    const closing = server.close().then(() => (closed = true));
+    // close() ends idle connections at once; the busy one must outlive it until its handler answers.
+    await idleClosed;
+    expect(closed).toBe(false);
+    release();
+    await closing;
     expect(finished).toBe(true);
     expect(await reply).toBe('done slow');
-    await idleClosed;
     expect(server.connections()).toBe(0);
     await expect(fsp.lstat(sock)).rejects.toThrow(/ENOENT/);
     await expect(request(sock, 'rq1', 'again', { timeoutMs: 500 })).rejects.toThrow(/ENOENT/);
@@ -177,18 +194,20 @@ describe('listenSocket', () => {
 
   it('closes idle connections after idleMs', async () => {
     const server = await serve(() => 'ok', { idleMs: 100 });
-    const c = net.createConnection(sock);
-    await new Promise((r) => c.once('connect', r));
-    await sleep(20);
-    expect(server.connections()).toBe(1);
     const t0 = Date.now();
-    await new Promise((r) => c.once('close', r));
+    const c = net.createConnection(sock);
+    const cut = new Promise((r) => c.once('close', r));
+    await new Promise((r) => c.once('connect', r));
+    await waitFor(() => server.connections() === 1, 'the server to count the connection');
+    await cut;
+    // The feature under test is a timeout, so elapsed time is the observable. libuv counts from
+    // the loop's cached clock, which may lag by a few ms, hence the slack below idleMs.
     expect(Date.now() - t0).toBeGreaterThanOrEqual(50);
-    await sleep(10);
-    expect(server.connections()).toBe(0);
+    await waitFor(() => server.connections() === 0, 'the server to forget the connection');
   });
 
   it('does not cut off a handler that runs longer than idleMs', async () => {
+    // A real wait: the handler has to outlast the idle timeout it must not be cut off by.
     await serve(async () => {
       await sleep(300);
       return 'late';

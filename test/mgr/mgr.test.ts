@@ -146,12 +146,16 @@ describe('scandir', () => {
     const pid1 = await mgr.waitQueueUp('app');
     await fs.writeFile(path.join(dir, 'config.json'), JSON.stringify({ num_workers: 3 }));
     await waitFor(async () => (await mgr!.q('app', 'config').catch(() => [null, {}]))[1].num_workers === 3, 'config change applied', 5000);
-    expect(await mgr.waitQueueUp('app')).not.toBe(pid1);
+    const pid2 = await mgr.waitQueueUp('app');
+    expect(pid2).not.toBe(pid1);
 
+    // The refusal is logged by the scandir pass that read the broken file, which then moves on:
+    // once the line is there, that pass has decided, and the queue must be the same process.
     await fs.writeFile(path.join(dir, 'config.json'), '{ broken');
-    await new Promise((r) => setTimeout(r, 500));
+    const mgrLog = path.join(root, 'log', 'mgr-test.log');
+    await waitFor(async () => /bad config\.json in scandir link/.test(await fs.readFile(mgrLog, 'utf8')), 'the broken config to be refused', 5000);
     expect((await mgr.q('app', 'config'))[1].num_workers).toBe(3);
-    expect(await fs.readFile(path.join(root, 'log', 'mgr-test.log'), 'utf8')).toMatch(/bad config\.json in scandir link/);
+    expect(await mgr.waitQueueUp('app')).toBe(pid2);
 
     await fs.rm(path.join(root, 'scandir', 'app'));
     await waitFor(() => !existsSync(queuePaths(root, 'app').dir), 'app to be disabled', 5000);
@@ -169,7 +173,10 @@ describe('scandir', () => {
     const dir = await scriptDir('later');
     await fs.chmod(path.join(dir, 'run'), 0o644);
     await fs.symlink(dir, path.join(root, 'scandir', 'later'));
-    await new Promise((r) => setTimeout(r, 500));
+    // A marker linked after it: every scandir pass reads the whole directory, so the pass that
+    // creates the marker has also judged `later`, with its run already not executable.
+    await fs.symlink(await scriptDir('marker'), path.join(root, 'scandir', 'marker'));
+    await mgr.waitQueueUp('marker', 3000);
     expect(existsSync(queuePaths(root, 'later').dir)).toBe(false);
     await fs.chmod(path.join(dir, 'run'), 0o755);
     await mgr.waitQueueUp('later', 3000);

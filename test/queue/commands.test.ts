@@ -2,7 +2,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QueueProc, type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
+import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 import { request } from '../../src/ipc/socket-client.js';
 import { encodeFrame } from '../../src/ipc/framing.js';
 
@@ -182,8 +182,18 @@ describe('operator operations', () => {
   });
 });
 
+/**
+ * Whether the message has reached done/ on disk. Waiting through the socket would not do where
+ * the watch is under test: every command but ping, uptime, config and shutdown re-reads the
+ * admin files itself and would wake the dispatcher on its own.
+ */
+async function doneOnDisk(proc: QueueProc, id: string): Promise<boolean> {
+  const entries = await fs.readdir(proc.paths.state.done, { recursive: true });
+  return entries.some((e) => path.basename(String(e)) === id);
+}
+
 describe('admin state', () => {
-  it('DOWN refuses all but the always-answered commands; PAUSE accepts and holds', async () => {
+  it('DOWN refuses all but the always-answered commands; PAUSE accepts and holds; the watch alone resumes', async () => {
     const down = path.join(t.root, 'config', 'cmds.down');
     const pause = path.join(t.root, 'config', 'cmds.pause');
     await fs.writeFile(down, '');
@@ -194,22 +204,43 @@ describe('admin state', () => {
     await fs.rm(down);
     await fs.writeFile(pause, '');
     expect(await q.cmd('status')).toEqual(['PAUSE']);
+    // A create runs a dispatch pass before it answers, so an UP queue would have started the first
+    // message by the time the second (a marker) is acknowledged; a paused one holds both.
     const id = await q.send({ param1: 'done' });
-    await new Promise((r) => setTimeout(r, 300));
+    const marker = await q.send({ param1: 'done' });
     expect(await q.state(id)).toBe('que');
+    expect(await q.state(marker)).toBe('que');
     await fs.rm(pause);
-    // Seen through the file watch: no request is needed to wake the dispatcher.
-    await q.waitState(id, ['done'], 5000);
+    await waitFor(async () => (await doneOnDisk(q, id)) && (await doneOnDisk(q, marker)), 'the watch to resume the queue', 5000);
+  });
+});
+
+describe('admin state: a request alone notices a change', () => {
+  // The pause file is a symlink whose target lives outside config/: removing the target leaves
+  // config/ untouched, so the watch has no event to report and only a request's re-read can see
+  // that the queue is no longer paused. The link exists before the queue starts, so no late
+  // watch event from creating it can stand in for the request either.
+  const held: QueueProc[] = [];
+  afterAll(async () => {
+    await Promise.all(held.map((p) => p.stop()));
   });
 
-  it('resumes when a request notices the removed pause file before the watch does', async () => {
-    const pause = path.join(t.root, 'config', 'cmds.pause');
-    await fs.writeFile(pause, '');
-    await q.cmd('status');
-    const id = await q.send({ param1: 'done' });
-    await fs.rm(pause);
-    // Requests racing the watch event: whichever sees the change first must wake the dispatcher.
-    for (let i = 0; i < 5; i++) await q.cmd('num_messages');
-    await q.waitState(id, ['done'], 5000);
+  it.each([
+    ['status', 'heldstatus'],
+    ['num_messages', 'heldcount'],
+  ])('%s sees a pause file the watch cannot see go and wakes the dispatcher', async (command, name) => {
+    const target = path.join(t.root, `${name}.pause-target`);
+    await fs.writeFile(target, '');
+    await addQueue(t.root, name);
+    await fs.symlink(target, path.join(t.root, 'config', `${name}.pause`));
+    const proc = await QueueProc.start(t.root, name);
+    held.push(proc);
+    const id = await proc.send({ dest: name, param1: 'done' });
+    expect(await proc.state(id)).toBe('que');
+    await fs.rm(target);
+    const reply = await proc.cmd(command);
+    if (command === 'status') expect(reply).toEqual(['UP']);
+    else expect(reply).toHaveProperty('que');
+    await waitFor(() => doneOnDisk(proc, id), `${command} to wake the dispatcher`, 5000);
   });
 });

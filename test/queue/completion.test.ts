@@ -19,6 +19,12 @@ afterAll(async () => {
   await t?.cleanup();
 });
 
+/** The states a message moved to, from its history file (the create line is implied by the id, not stored). */
+async function historyMoves(dir: string): Promise<string[]> {
+  const lines = (await fs.readFile(path.join(dir, 'history'), 'utf8')).trim().split('\n');
+  return lines.map((l) => JSON.parse(l).to);
+}
+
 const cases: [string, string, RegExp | string][] = [
   ['done', 'done', 'done - done sleeping'],
   ['err', 'err', 'err - by design'],
@@ -42,6 +48,22 @@ describe.each(['bash', 'python'])('%s script', (lang) => {
     else expect(m.status).toMatch(status);
   });
 
+  // Spec §3.4: the resend line already counted, but only an exit 0 honours it.
+  it.each([
+    ['resend_exit3', 'exit 3'],
+    ['resend_kill9', 'SIGKILL (signal 9)'],
+  ])('%s: a resend followed by %s ends in err, never back in que', async (mode, ending) => {
+    const q = procs[lang];
+    const id = await q.send({ param1: mode });
+    const m = await q.waitState(id, ['done', 'err', 'relayed']);
+    const dir = path.join(t.root, m.path);
+    const pid = /^\n(\d+) - /.exec(await fs.readFile(path.join(dir, 'job', 'stdio.log'), 'utf8'))?.[1];
+    expect(m.state).toBe('err');
+    expect(m.status).toBe(`err - PROCESS EXITED IMPROPERLY - MOVING TO ERR - Completion was resend but exit status was pid ${pid} ${ending}`);
+    expect(m.count).toBe(1);
+    expect(await historyMoves(dir)).toEqual(['run', 'err']);
+  });
+
   it('resend once: back to que with count 1 and a later due, then done', async () => {
     const q = procs[lang];
     const t0 = Math.floor(Date.now() / 1000);
@@ -53,9 +75,7 @@ describe.each(['bash', 'python'])('%s script', (lang) => {
     expect(m.due).toBeGreaterThanOrEqual(t0 + 1);
     const dir = path.join(t.root, m.path);
     await expect(fs.stat(path.join(dir, 'resend'))).resolves.toBeTruthy();
-    const history = (await fs.readFile(path.join(dir, 'history'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
-    // The create line is not stored (it is implied by the id; QueueSpool.readHistory adds it).
-    expect(history.map((h) => h.to)).toEqual(['run', 'que', 'run', 'done']);
+    expect(await historyMoves(dir)).toEqual(['run', 'que', 'run', 'done']);
   });
 
   it('resend until a count, and max_count ends in err with the classic text', async () => {

@@ -2,7 +2,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { QueueProc, type TestRoot, VERBS_PY, VERBS_SH, addQueue, makeRoot } from '../helpers/rq-root.js';
+import { QueueProc, type TestRoot, VERBS_PY, VERBS_SH, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 
 let t: TestRoot;
 let procs: QueueProc[] = [];
@@ -84,12 +84,22 @@ describe('environment (spec §4.4)', () => {
 
 describe('exec_prefix', () => {
   it('empty prefix runs the script directly with no arguments; default prefix runs it under bash -lc', async () => {
-    const direct = await start('direct', { exec_prefix: '' });
+    // Only a login shell reads ~/.bash_profile, and only `bash -c` sets BASH_EXECUTION_STRING:
+    // the profile records the command string, so the script's environment shows how it was started.
+    const home = path.join(t.root, 'home');
+    await fs.mkdir(home);
+    await fs.writeFile(path.join(home, '.bash_profile'), 'export PROFILE_SAW="login -c $BASH_EXECUTION_STRING"\n');
+    const envVars = { HOME: home };
+    const direct = await start('direct', { exec_prefix: '', env_vars: envVars });
     const a = await logOf(direct, await direct.send({ param1: 'args' }));
     expect(a.log).toContain('argc=0');
-    const viaBash = await start('viabash', { exec_prefix: null });
-    const b = await logOf(viaBash, await viaBash.send({ param1: 'args' }));
+    const d = await logOf(direct, await direct.send({ param1: 'env' }));
+    expect(d.log).toContain(`HOME=${home}\n`);
+    expect(d.log).not.toContain('PROFILE_SAW=');
+    const viaBash = await start('viabash', { exec_prefix: null, env_vars: envVars });
+    const b = await logOf(viaBash, await viaBash.send({ param1: 'env' }));
     expect(b.m.state).toBe('done');
+    expect(b.log).toContain(`PROFILE_SAW=login -c ${VERBS_SH}\n`);
   });
 });
 
@@ -109,8 +119,7 @@ describe('script resolution', () => {
     await fs.writeFile(script, '#!/bin/bash\necho "done fixed" >&3\n', { mode: 0o644 });
     const q = await start('fixme', { script });
     const id = await q.send({});
-    await new Promise((r) => setTimeout(r, 300));
-    expect(await q.cmd('status')).toEqual(['SCRIPTERROR']);
+    await waitFor(async () => (await q.cmd('status'))[0] === 'SCRIPTERROR', 'the queue to report SCRIPTERROR');
     expect(await q.state(id)).toBe('que');
     expect((await q.cmd('num_messages')).run).toBe(0);
     await fs.chmod(script, 0o755);

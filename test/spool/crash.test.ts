@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
 import { MSG_ID_RE } from '../../src/spool/names.js';
 import { HOST, ls, walk } from '../helpers/temp-spool.js';
+import { seededRandom } from '../helpers/seeded-random.mjs';
 
 const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const WORKER = path.join(PROJECT, 'test', 'helpers', 'spool-worker.mjs');
@@ -48,8 +49,8 @@ interface Run {
   opsReached(n: number): Promise<void>;
 }
 
-function startWorker(root: string, source: string): Run {
-  const child = spawn(process.execPath, [WORKER, root, QUEUE, source], { stdio: ['ignore', 'pipe', 'pipe'] });
+function startWorker(root: string, source: string, seed: number): Run {
+  const child = spawn(process.execPath, [WORKER, root, QUEUE, source, String(seed)], { stdio: ['ignore', 'pipe', 'pipe'] });
   const waiters: { n: number; resolve: () => void }[] = [];
   const run: Run = {
     child,
@@ -100,22 +101,25 @@ describe('SIGKILL at random moments, then recover()', () => {
 
     const acknowledged = new Set<string>(); // creates the worker saw succeed
     const removing = new Set<string>(); // deletes it started
-    const plan: { ops: number; delay: number }[] = [];
+    // One seed drives the kill points and every worker's choice of operations.
+    const rng = seededRandom();
+    const plan: { ops: number; delay: number; workerSeed: number }[] = [];
     for (let i = 0; i < ROUNDS; i++) {
+      const workerSeed = rng.int(0x100000000);
       // Very early kills (during start-up and recovery, before any step), then deeper into the work.
-      plan.push(i < 4 ? { ops: 0, delay: i * 15 } : { ops: 1 + Math.floor(Math.random() * (i < 10 ? 40 : 250)), delay: Math.random() * 30 });
+      plan.push(i < 4 ? { ops: 0, delay: i * 15, workerSeed } : { ops: 1 + rng.int(i < 10 ? 40 : 250), delay: rng.next() * 30, workerSeed });
     }
 
-    for (const [round, { ops, delay }] of plan.entries()) {
-      const run = startWorker(root, source);
+    for (const [round, { ops, delay, workerSeed }] of plan.entries()) {
+      const run = startWorker(root, source, workerSeed);
       let early = false;
       run.exited.then(() => (early = run.child.signalCode !== 'SIGKILL'));
       await Promise.race([run.opsReached(ops), run.exited]);
       await sleep(delay);
       run.child.kill('SIGKILL');
       await run.exited;
-      expect(early, `worker exited on its own in round ${round}: ${run.stderr}`).toBe(false);
-      expect(run.stderr).toBe('');
+      expect(early, `worker exited on its own in round ${round} (${rng.replay}): ${run.stderr}`).toBe(false);
+      expect(run.stderr, rng.replay).toBe('');
       for (const line of run.lines) {
         const [word, id] = line.split(' ');
         if (word === 'created') acknowledged.add(id);
@@ -124,7 +128,7 @@ describe('SIGKILL at random moments, then recover()', () => {
 
       const spool = new QueueSpool(root, QUEUE, { host: HOST });
       const rec = await spool.recover();
-      const where = `round ${round} (killed after ${run.ops} steps + ${delay.toFixed(1)} ms)`;
+      const where = `round ${round} (killed after ${run.ops} steps + ${delay.toFixed(1)} ms; ${rng.replay})`;
       const st = spool.paths.state;
 
       expect((await ls(st.prep)).filter((n) => n.startsWith('_')), where).toEqual([]);
@@ -164,6 +168,6 @@ describe('SIGKILL at random moments, then recover()', () => {
       expect(rec.que.map((m) => m.msg_id).sort(), where).toEqual(await spool.listFlat('que').then((x) => x.sort()));
       expect(rec.prep, where).toEqual((await spool.listFlat('prep')).sort().reverse());
     }
-    expect(acknowledged.size).toBeGreaterThan(50);
+    expect(acknowledged.size, rng.replay).toBeGreaterThan(50);
   }, 240_000);
 });

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { rootPaths } from '../../src/config/paths.js';
 import { request } from '../../src/ipc/socket-client.js';
 import { idTime } from '../../src/spool/message-id.js';
+import { backoffDelay } from '../../src/timers/backoff.js';
 import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 import { TimersProc, linkTimer } from './timers-proc.js';
 
@@ -60,6 +61,18 @@ async function receivedAtLeast(q: QueueProc, n: number, timeoutMs = 15_000): Pro
   }, `${n} timer messages in ${q.name}`, timeoutMs, 50);
 }
 
+/**
+ * "Nothing more came" needs a point in the daemon's own time: links a marker timer firing every
+ * second into the same timer table and waits for its message due at or after `horizon` (ms). By
+ * then the table has sent everything that was due before it.
+ */
+async function markerPassed(q: QueueProc, horizon: number): Promise<void> {
+  await linkTimer(t.root, 'marker.json', { period: 1, msg: { dest: q.name, param1: 'marker' } });
+  await waitFor(async () => (await received(q)).some((m) => m.param1 === 'marker' && m.due >= horizon), 'the marker timer to pass the horizon', 20_000, 100);
+}
+
+const notMarker = (got: Got[]) => got.filter((m) => m.param1 !== 'marker');
+
 /** Each message was created within 100 ms after its occurrence. */
 function expectOnTime(got: Got[]): void {
   for (const g of got) {
@@ -87,7 +100,8 @@ describe('timers process', () => {
     const [[name, due]] = await timers.timers();
     expect(name).toBe('tick');
     expect(due * 1000).toBeGreaterThan(got[got.length - 1].due);
-    expect((await timers.status()).sent).toBeGreaterThanOrEqual(3);
+    // The queue shows a message before the daemon has read its `ok` and counted the send.
+    await waitFor(async () => (await timers!.status()).sent >= 3, 'the daemon to count three deliveries');
     expect((await timers.status()).errors).toBe(0);
   });
 
@@ -148,11 +162,10 @@ describe('timers process', () => {
     await receivedAtLeast(q, 1);
     await fs.unlink(path.join(rootPaths(t.root).timers, 'gone.json'));
     await waitFor(async () => (await timers!.timers()).length === 0, 'the timer to be forgotten');
-    const count = (await received(q)).length;
-    const removedAt = Date.now();
-    // Wait out more than two periods, measured by the clock the timer would have used.
-    await waitFor(() => Date.now() - removedAt > 2500, 'two periods to pass', 5000, 100);
-    expect(await received(q)).toHaveLength(count);
+    const before = await received(q);
+    // Two periods of the removed timer, plus one so a send from an earlier pass has landed.
+    await markerPassed(q, Date.now() + 3000);
+    expect(notMarker(await received(q))).toEqual(before);
   });
 
   it('retries an occurrence a DOWN queue refused and delivers it once the queue is UP', async () => {
@@ -169,15 +182,22 @@ describe('timers process', () => {
     // The retried message carries its occurrence as due, not the time of the retry.
     expect(Math.round(g.due - (due * 1000 - 60_000))).toBe(0);
     expect(g.created - g.due).toBeGreaterThan(1000);
-    const st = await timers.status();
+    // Counted once the daemon has read the queue's `ok`, which may come after the message shows.
+    const st = await waitFor(async () => {
+      const now = await timers!.status();
+      return now.sent > 0 ? now : false;
+    }, 'the daemon to count the delivery');
     expect(st.sent).toBe(1);
     expect(st.errors).toBeGreaterThanOrEqual(2);
     const logs = await timers.logLines();
     expect(logs.some((l) => l.msg === 'timer message not delivered; will retry' && String(l.error).includes('status: DOWN'))).toBe(true);
-    // Never two messages for one occurrence.
-    await new Promise((r) => setTimeout(r, 1500));
-    expect(await received(q)).toHaveLength(1);
-  });
+    // Never two messages for one occurrence: a second one could only come from a retry left behind,
+    // due at most one back-off step after the delivery (plus a period, so a send from an earlier pass has landed).
+    const sent = logs.find((l) => l.msg === 'timer message sent');
+    expect(sent?.attempt).toEqual(expect.any(Number));
+    await markerPassed(q, g.created + backoffDelay(Number(sent?.attempt)) + 1000);
+    expect(notMarker(await received(q))).toEqual([g]);
+  }, 45_000);
 
   it('counts deliveries to a missing queue as errors and keeps running', async () => {
     timers = await TimersProc.start(t.root);
