@@ -47,7 +47,13 @@ export class Urls {
    */
   back(req: FastifyRequest, back: string | undefined, fallbackPath: string): string {
     if (back !== undefined && back !== '') {
-      if (back.startsWith('/') && !back.startsWith('//') && !back.includes('\\')) return this.absolute(req, back);
+      if (back.startsWith('/') && !back.startsWith('//') && !back.includes('\\')) {
+        // Serialised as a browser would (percent-encoded, tabs and newlines dropped): as raw text in
+        // the Location header, CR/LF or a character beyond Latin-1 made the reply a 500
+        // (ERR_INVALID_CHAR) after the action had run, and markup characters went out unencoded.
+        const u = new URL(back, 'http://rq.invalid');
+        if (u.host === 'rq.invalid') return this.absolute(req, u.pathname + u.search + u.hash);
+      }
       try {
         const u = new URL(back);
         if ((u.protocol === 'http:' || u.protocol === 'https:') && u.host === (req.headers.host ?? this.fallbackHost)) return u.href;

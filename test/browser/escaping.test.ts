@@ -36,8 +36,9 @@ describe('escaping in a browser', () => {
     const json = await (await fetch(`${suite.w.base}/q/esc/${id}.json`)).json();
     expect(json.param3).toBe(SCRIPT);
 
-    // Give a late handler (image error, deferred script) time to fire; a CSP refusal would show up in problems.
-    await page.waitForTimeout(300);
+    // A dialog, CSP refusal or error the pages raised reaches us before a console line this page logs
+    // now: the browser reports them in order over one connection. A CSP refusal would be in problems.
+    await Promise.all([page.waitForEvent('console', (m) => m.text() === 'rq-escaping-marker'), page.evaluate(() => console.log('rq-escaping-marker'))]);
     expect(suite.b.dialogs).toEqual([]);
     expect(suite.b.problems).toEqual([]);
     await page.close();

@@ -1,6 +1,6 @@
 // Browser: pausing a queue from its page shows PAUSE, holds new messages in que, and Resume undoes it.
 import { describe, expect, it } from 'vitest';
-import { send, waitState } from '../web/web-root.js';
+import { send, stateOf, waitState } from '../web/web-root.js';
 import { screenshot } from './browser-session.js';
 import { browserSuite } from './browser-suite.js';
 
@@ -23,13 +23,16 @@ describe('queue page in a browser', () => {
     expect(await page.locator('#btn-resume').isVisible()).toBe(true);
     expect(await page.locator('#btn-pause').count()).toBe(0);
 
-    // Paused means queued, not run.
+    // Paused means queued, not run. The queue decides whether to start a message at its commit, before
+    // answering ok (src/queue/queue.ts create → pump); a marker committed after it makes it decide again.
+    // Once the marker's ok is back, neither has started, and neither will while paused.
     const held = await send(suite.w.base, 'jobs', { param1: 'noop' });
-    await new Promise((r) => setTimeout(r, 300));
+    const marker = await send(suite.w.base, 'jobs', { param1: 'noop' });
+    expect([await stateOf(suite.w.base, 'jobs', held), await stateOf(suite.w.base, 'jobs', marker)]).toEqual(['que', 'que']);
     await page.reload();
     expect(await page.locator('#flash-notice').count()).toBe(0);
     expect(await page.locator('#queue-status').textContent()).toBe('PAUSE');
-    expect(await page.locator('#count-que').textContent()).toBe('1');
+    expect(await page.locator('#count-que').textContent()).toBe('2');
     expect(await page.locator(`#que-list li[data-msg-id="${held}"]`).count()).toBe(1);
     await page.locator('#config summary').click();
     await screenshot(page, 'queue-paused');
@@ -42,6 +45,7 @@ describe('queue page in a browser', () => {
     expect(await page.locator('#flash-notice').textContent()).toBe('Successfully resumed queue jobs');
     expect(await page.locator('#queue-status').textContent()).toBe('UP');
     await waitState(suite.w.base, 'jobs', held, ['done']);
+    await waitState(suite.w.base, 'jobs', marker, ['done']);
 
     expect(suite.b.dialogs).toEqual([]);
     expect(suite.b.problems).toEqual([]);

@@ -122,19 +122,23 @@ describe('message pages', () => {
   it('links cloned_from and shows the prep page with commit/delete and the upload form', async () => {
     const id = await send(B, 'test', { param1: 'done' });
     await waitState(B, 'test', id, ['done']);
-    const clone = await postForm(`${B}/q/test/${id}/clone`, {});
-    expect(clone.status).toBe(303);
-    const cloneId = await (async () => {
-      for (let i = 0; i < 100; i++) {
-        const list = (await (await fetch(`${B}/q/test/done.json?limit=50`)).json()) as string[];
-        for (const d of list) {
-          const m = (await (await fetch(`${B}/q/test/${d}.json`)).json()) as Record<string, unknown>;
-          if (m.cloned_from === id) return d;
-        }
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error('clone not found');
-    })();
+    // Paused, the clone stays in que, where the queue page lists it: the one id new there.
+    const queIds = async () => {
+      const html = await page('/q/test');
+      return [...html.slice(html.indexOf('id="col-que"'), html.indexOf('id="col-run"')).matchAll(/data-msg-id="([^"]+)"/g)].map((m) => m[1]);
+    };
+    await w.mgr.cmd('pause_queue', 'test');
+    let cloneId: string;
+    try {
+      const before = await queIds();
+      const clone = await postForm(`${B}/q/test/${id}/clone`, {});
+      expect(clone.status).toBe(303);
+      const added = (await queIds()).filter((q) => !before.includes(q));
+      expect(added).toHaveLength(1);
+      cloneId = added[0];
+    } finally {
+      await w.mgr.cmd('resume_queue', 'test');
+    }
     expect(await page(`/q/test/${cloneId}`)).toContain(`id="field-cloned_from"><a href="/q/test/${id}">${id}</a>`);
 
     const r = await fetch(`${B}/q/test/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', _method: 'prep' }) }) });

@@ -15,7 +15,6 @@ import { MgrClient } from '../../src/web/mgr-client.js';
 import { nestParams, parseFormBody } from '../../src/web/params.js';
 import { QueueClients } from '../../src/web/queue-clients.js';
 import { rubyInspect } from '../../src/web/ruby-inspect.js';
-import { parseRange } from '../../src/web/send-file.js';
 import { html, raw, safeHref } from '../../src/web/views/html.js';
 import { PROJECT } from '../helpers/rq-root.js';
 import type { GlobalConfig } from '../../src/config/global-config.js';
@@ -58,19 +57,7 @@ describe('classic inspect texts', () => {
   });
 });
 
-describe('Range and UTF-8 boundaries', () => {
-  it('parses single ranges and refuses what cannot be satisfied', () => {
-    expect(parseRange('bytes=0-9', 100)).toEqual({ start: 0, end: 9 });
-    expect(parseRange('bytes=90-', 100)).toEqual({ start: 90, end: 99 });
-    expect(parseRange('bytes=-10', 100)).toEqual({ start: 90, end: 99 });
-    expect(parseRange('bytes=95-200', 100)).toEqual({ start: 95, end: 99 });
-    expect(parseRange('bytes=100-', 100)).toBe('unsatisfiable');
-    expect(parseRange('bytes=0-', 0)).toBe('unsatisfiable');
-    expect(parseRange('bytes=0-1,5-6', 100)).toBeNull();
-    expect(parseRange('items=0-1', 100)).toBeNull();
-    expect(parseRange(undefined, 100)).toBeNull();
-  });
-
+describe('UTF-8 boundaries', () => {
   it('never cuts a UTF-8 sequence', () => {
     const b = Buffer.from('aé€😀');
     expect(completeUtf8Length(b, b.length)).toBe(b.length);

@@ -1,0 +1,70 @@
+// Vitest setup for `npm run mutate`: carries Stryker's active mutant into the daemons tests spawn
+// from dist/, and reports what those daemons covered, so integration tests count in the score.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, inject } from 'vitest';
+
+interface StrykerNs {
+  currentTestId?: string;
+  mutantCoverage?: { static: Record<string, number>; perTest: Record<string, Record<string, number>> };
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    mode: 'dry-run' | 'mutant';
+    activeMutant: string;
+  }
+}
+
+const ns: StrykerNs = ((globalThis as { __stryker__?: StrykerNs }).__stryker__ ??= {});
+const HOOK = path.join(path.dirname(fileURLToPath(import.meta.url)), 'child-coverage.mjs');
+
+if (inject('mode') === 'mutant') {
+  beforeAll(() => {
+    // Instrumented code reads this at its first use in every process spawned from here.
+    process.env.__STRYKER_ACTIVE_MUTANT__ = String(inject('activeMutant'));
+  });
+} else {
+  const file = path.join(os.tmpdir(), `rq-mutant-coverage-${process.pid}-${Date.now()}`);
+  fs.writeFileSync(file, '');
+  process.env.RQ_MUTANT_COVERAGE = file;
+  process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --import=${HOOK}`.trim();
+  let offset = 0;
+  let lastTest: string | undefined;
+  const pids = new Set<number>();
+
+  /** Adds the mutants children reported since the last call to the given test's coverage. */
+  const collect = (testId: string | undefined): void => {
+    const text = fs.readFileSync(file, 'utf8').slice(offset);
+    const end = text.lastIndexOf('\n') + 1;
+    offset += Buffer.byteLength(text.slice(0, end));
+    if (!testId) return;
+    // A test file that loads no instrumented module in-process has no coverage object yet.
+    ns.mutantCoverage ??= { static: {}, perTest: {} };
+    const cov = (ns.mutantCoverage.perTest[testId] ??= {});
+    for (const line of text.slice(0, end).split('\n')) {
+      if (!line) continue;
+      if (line.startsWith('pid ')) pids.add(Number(line.slice(4)));
+      else cov[line] = (cov[line] ?? 0) + 1;
+    }
+  };
+
+  afterEach(() => {
+    lastTest = ns.currentTestId;
+    collect(lastTest);
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGUSR2');
+      } catch {
+        pids.delete(pid);
+      }
+    }
+  });
+  afterAll(() => {
+    // Teardown after the last test (daemons stopping) belongs to the file's last test.
+    collect(lastTest);
+    fs.rmSync(file, { force: true });
+  });
+}

@@ -1,0 +1,70 @@
+// Every method × path the web app registers, read from buildApp itself, so sweeps cover routes added later.
+import diagnostics from 'node:diagnostics_channel';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import { loadGlobalConfig } from '../../src/config/global-config.js';
+import { queuePaths, rootPaths } from '../../src/config/paths.js';
+import { silentLogger } from '../../src/log.js';
+import { buildApp } from '../../src/web/app.js';
+import { MgrClient } from '../../src/web/mgr-client.js';
+import { QueueClients } from '../../src/web/queue-clients.js';
+import { PROJECT } from '../helpers/rq-root.js';
+
+export interface Route {
+  method: string;
+  /** The pattern as registered, relative_root prefix included, e.g. `/q/:q/:id/attach/:name`. */
+  pattern: string;
+}
+
+/**
+ * Builds the app for `root`'s config.json (nothing is started or asked) and returns its routes,
+ * HEAD twins of GET routes and one route per static file included. fastify announces each new
+ * instance on a diagnostics channel before anything is registered on it: that is where the
+ * onRoute hook goes, without buildApp having to expose anything for tests.
+ */
+export async function routeTable(root: string): Promise<Route[]> {
+  const routes: Route[] = [];
+  const onInit = (msg: unknown) => {
+    const app = (msg as { fastify: FastifyInstance }).fastify;
+    app.addHook('onRoute', (r: RouteOptions) => {
+      for (const method of [r.method].flat()) routes.push({ method, pattern: r.url });
+    });
+  };
+  diagnostics.subscribe('fastify.initialization', onInit);
+  const paths = rootPaths(root);
+  const queues = new QueueClients({ sockPath: (q) => queuePaths(root, q).sock });
+  let app: FastifyInstance;
+  try {
+    app = await buildApp({
+      root,
+      config: await loadGlobalConfig(paths.configFile),
+      log: silentLogger(),
+      queues,
+      mgr: new MgrClient({ mgrSock: paths.mgrSock, timersSock: paths.timersSock }),
+      uploadDir: root,
+      cookieSecret: 'route-table-route-table-route-table',
+      publicDir: path.join(PROJECT, 'src', 'web', 'public'),
+      ansiUpFile: createRequire(import.meta.url).resolve('ansi_up'),
+    });
+  } finally {
+    diagnostics.unsubscribe('fastify.initialization', onInit);
+  }
+  await app.ready();
+  await app.close();
+  queues.close();
+  const seen = new Set<string>();
+  return routes.filter((r) => !seen.has(`${r.method} ${r.pattern}`) && seen.add(`${r.method} ${r.pattern}`));
+}
+
+/**
+ * The route's path with every `:param` replaced by a real value. A parameter without a value is
+ * an error rather than a skipped route: a new kind of route must be given something real to hit.
+ */
+export function fillRoute(pattern: string, values: Record<string, string>): string {
+  if (pattern.includes('*')) throw new Error(`route ${pattern}: wildcard routes need a fill rule in test/web/route-table.ts`);
+  return pattern.replace(/:(\w+)/g, (_m, name: string) => {
+    if (!Object.hasOwn(values, name)) throw new Error(`route ${pattern}: no value for :${name}; give the sweep a real one`);
+    return encodeURIComponent(values[name]);
+  });
+}
