@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import { HttpClient } from '../src/relay/http-client.js';
+import { HttpClient } from '../src/script-kit/http-client.js';
 import { multipartFile } from '../src/relay/multipart-file.js';
 import { Host, RECORD_SH, bigFile } from '../test/relay/hosts.js';
 import { median, round, runLanes } from './lib.js';

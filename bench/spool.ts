@@ -14,7 +14,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { QueueSpool } from '../src/spool/queue-spool.js';
-import { STATES } from '../src/config/paths.js';
+import { STATES } from '../src/message/states.js';
 import type { CreateFields } from '../src/message/message.js';
 import { slice } from './lib.js';
 

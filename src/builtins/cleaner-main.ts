@@ -2,11 +2,11 @@
 import fs from 'node:fs';
 import { queuePaths } from '../config/paths.js';
 import { queueCommand } from '../ipc/rq1.js';
-import { queueNameProblem } from '../spool/names.js';
+import { queueNameProblem } from '../message/names.js';
 import { type DeleteResult, type QueueAccess, clean, summary } from './cleaner.js';
-import { scriptLog } from './script-log.js';
-import { ScriptPipe, pipeFds } from './script-pipe.js';
-import { scriptRoot } from './script-root.js';
+import { scriptLog } from '../script-kit/log.js';
+import { ScriptPipe, pipeFds } from '../script-kit/pipe.js';
+import { scriptRoot } from '../script-kit/root.js';
 
 export const DEFAULT_DAYS = 3;
 

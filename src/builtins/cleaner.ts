@@ -4,8 +4,8 @@ import path from 'node:path';
 import { queuePaths, rootPaths } from '../config/paths.js';
 import { hashList, hashPath } from '../spool/hash-dir.js';
 import { mapLimit } from '../spool/map-limit.js';
-import { idTime } from '../spool/message-id.js';
-import { isValidQueueName } from '../spool/names.js';
+import { idTime } from '../message/message-id.js';
+import { isValidQueueName } from '../message/names.js';
 import { oldHashIds, removeEmptyDirs } from './hash-age.js';
 
 /** relay/relayed keeps at most this many messages, whatever their age (classic). */

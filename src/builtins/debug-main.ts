@@ -1,5 +1,5 @@
 // The debug queue's script (scripts/debug/run): prints the working directory, the RQ_* variables and the rest of the environment.
-import { ScriptPipe, pipeFds } from './script-pipe.js';
+import { ScriptPipe, pipeFds } from '../script-kit/pipe.js';
 
 function main(env: NodeJS.ProcessEnv): number {
   const lines: string[] = [`cwd: ${process.cwd()}`, '', 'RQ variables:'];

@@ -4,9 +4,9 @@ import path from 'node:path';
 import { RqError } from '../errors.js';
 import { matchRule, selectHosts, txformHost } from './router-route.js';
 import { parseRules } from './router-rules.js';
-import { scriptLog } from './script-log.js';
-import { ScriptPipe, pipeFds } from './script-pipe.js';
-import { scriptRoot } from './script-root.js';
+import { scriptLog } from '../script-kit/log.js';
+import { ScriptPipe, pipeFds } from '../script-kit/pipe.js';
+import { scriptRoot } from '../script-kit/root.js';
 
 export const RULES_FILE = 'rq_router_rules.rb';
 

@@ -1,8 +1,8 @@
 // The webhook queue's script (scripts/webhook/run): one POST of a finished message to its post_run_webhook URL.
-import { HttpClient, HttpTransportError } from '../relay/http-client.js';
-import { backoffScale, resendDelay, resendText } from './resend-delay.js';
-import { scriptLog } from './script-log.js';
-import { ScriptPipe, pipeFds } from './script-pipe.js';
+import { HttpClient, HttpTransportError } from '../script-kit/http-client.js';
+import { backoffScale, resendDelay, resendText } from '../script-kit/resend-delay.js';
+import { scriptLog } from '../script-kit/log.js';
+import { ScriptPipe, pipeFds } from '../script-kit/pipe.js';
 import { webhookRequest } from './webhook-request.js';
 
 /** Classic webhook back-off: count² × 60 s, capped, until the queue's max_count. */

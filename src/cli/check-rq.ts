@@ -1,6 +1,6 @@
 // check_rq: Nagios-style probe of an rq host's queues over HTTP (spec §10.2), without the classic crash.
 import http from 'node:http';
-import { parseArgs } from './args.js';
+import { parseArgs } from '../args.js';
 
 const USAGE = `usage: check_rq [-s|--server HOST] [-p|--port PORT] [-t|--thresh a:b:c:d] [-u|--user NAME:PASSWORD] [-d|--dump] [-h]
   a/b: prep+que+run at which to warn/go critical (default 25:40)

@@ -6,7 +6,7 @@ import { GlobalConfigSchema, isPortValue } from '../config/global-config.js';
 import { PACKAGE_DIR, resolveRoot } from '../config/root.js';
 import { rootPaths } from '../config/paths.js';
 import { DirSync, mkdirDurable, writeFileDurable } from '../spool/durable.js';
-import { parseArgs, type OptionValue } from './args.js';
+import { parseArgs, type OptionValue } from '../args.js';
 
 /** Linked into scandir/ in this order when their directory exists under scripts/. */
 export const BUILTIN_QUEUES = ['relay', 'debug', 'cleaner', 'rq_router', 'webhook'] as const;

@@ -8,7 +8,7 @@ import { rootPaths } from '../config/paths.js';
 import { resolveRoot } from '../config/root.js';
 import { mgrCommand } from '../ipc/rq1.js';
 import { livePid } from '../mgr/pid-file.js';
-import { parseArgs } from './args.js';
+import { parseArgs } from '../args.js';
 
 const USAGE = 'usage: rq-mgr start|stop|status|restart|run|zap [--root DIR]';
 const STOP_WAIT_MS = 20_000;

@@ -2,9 +2,9 @@
 import path from 'node:path';
 import { RqError, shown } from '../errors.js';
 import { normaliseCreate } from '../message/message.js';
-import { parseFullId } from '../spool/message-id.js';
-import { isMsgId, queueNameProblem } from '../spool/names.js';
-import type { OptionValue } from './args.js';
+import { parseFullId } from '../message/message-id.js';
+import { isMsgId, queueNameProblem } from '../message/names.js';
+import type { OptionValue } from '../args.js';
 
 export type Options = Record<string, OptionValue>;
 

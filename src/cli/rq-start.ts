@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { rootPaths } from '../config/paths.js';
 import { resolveRoot } from '../config/root.js';
 import { main as install } from './rq-install.js';
-import { parseArgs } from './args.js';
+import { parseArgs } from '../args.js';
 
 export async function main(argv: string[]): Promise<number> {
   const { opts } = parseArgs(['start', ...argv]);

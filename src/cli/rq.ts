@@ -1,6 +1,6 @@
 // rq: the command line client of queue sockets (spec §10.1), `rq <command> [--key value | --key=value | --flag] …`.
 import { resolveRoot } from '../config/root.js';
-import { parseArgs } from './args.js';
+import { parseArgs } from '../args.js';
 import { RQ_COMMANDS, type RqIo } from './rq-commands.js';
 import { rootOpt } from './rq-options.js';
 

@@ -1,7 +1,7 @@
 // Schema and loader of the global config/config.json (spec §1.2).
 import fs from 'node:fs/promises';
 import { z } from 'zod';
-import { normaliseRelativeRoot, type HostInfo } from '../spool/message-id.js';
+import { normaliseRelativeRoot, type HostInfo } from '../message/message-id.js';
 import { configReadError, parseConfigJson, parseWithSchema } from './schema-error.js';
 
 export const PORT_EXPECTED = 'a port number 1-65535 (number or numeric string)';

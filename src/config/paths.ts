@@ -1,8 +1,6 @@
 // Every path under a root, derived in one place so nothing depends on the current directory.
 import path from 'node:path';
-
-export const STATES = ['prep', 'que', 'run', 'done', 'relayed', 'err'] as const;
-export type State = (typeof STATES)[number];
+import { type State, STATES } from '../message/states.js';
 
 export interface RootPaths {
   root: string;

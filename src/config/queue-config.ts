@@ -1,7 +1,7 @@
 // A queue's config.json (spec §1.4): normalisation ("sublimation"), the classic option checks, loading.
 import fs from 'node:fs/promises';
 import { RqError } from '../errors.js';
-import { queueNameProblem } from '../spool/names.js';
+import { queueNameProblem } from '../message/names.js';
 import { configFieldError, configReadError, parseConfigJson } from './schema-error.js';
 
 /** What runs in front of the script when exec_prefix is null or absent (classic behaviour). */

@@ -1,6 +1,6 @@
 // The message model: stored fields, what a create copies from a request, and their validation.
 import { RqError, invalidField, shown } from '../errors.js';
-import type { State } from '../config/paths.js';
+import type { State } from './states.js';
 
 /** The fields a request may set; everything else in it is dropped (spec §2.3). */
 export interface CreateFields {

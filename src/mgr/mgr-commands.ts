@@ -4,8 +4,8 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { parseRequest } from '../ipc/rq1.js';
 import { validateQueueOptions } from '../config/queue-config.js';
-import { isValidQueueName } from '../spool/names.js';
-import { RQ_VERSION } from '../queue/script-runner.js';
+import { isValidQueueName } from '../message/names.js';
+import { RQ_VERSION } from '../version.js';
 import type { Supervisor } from './supervisor.js';
 
 type Handler = (sup: Supervisor, arg: string) => Promise<unknown> | unknown;

@@ -1,10 +1,11 @@
 // Queue directories as the supervisor sees them: discover, create, and move to the trash.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { STATES, queuePaths, rootPaths } from '../config/paths.js';
-import { isValidQueueName } from '../spool/names.js';
+import { queuePaths, rootPaths } from '../config/paths.js';
+import { STATES } from '../message/states.js';
+import { isValidQueueName } from '../message/names.js';
 import { DirSync, mkdirDurable, writeFileDurable } from '../spool/durable.js';
-import { idStamp } from '../spool/message-id.js';
+import { idStamp } from '../message/message-id.js';
 
 /** Marker inside a queue dir created from scandir/: only such queues are ever removed by scandir. */
 export const SCANDIR_MARKER = '.scandir';

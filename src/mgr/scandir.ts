@@ -6,7 +6,7 @@ import { watch, type FSWatcher } from 'chokidar';
 import type { Logger } from 'pino';
 import { queuePaths, rootPaths } from '../config/paths.js';
 import { normaliseQueueConfig } from '../config/queue-config.js';
-import { isValidQueueName } from '../spool/names.js';
+import { isValidQueueName } from '../message/names.js';
 import { DirSync, writeFileDurable } from '../spool/durable.js';
 import { discoverQueues, isScandirQueue } from './queue-dirs.js';
 import type { Supervisor } from './supervisor.js';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { queuePaths, rootPaths } from '../config/paths.js';
-import { isValidQueueName } from '../spool/names.js';
+import { isValidQueueName } from '../message/names.js';
 import { PACKAGE_DIR } from '../config/root.js';
 import { normaliseQueueConfig } from '../config/queue-config.js';
 import { AdminState, type AdminAction } from '../queue/admin-state.js';

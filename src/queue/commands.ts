@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import { RqError } from '../errors.js';
 import { normaliseCreate } from '../message/message.js';
 import { AttachRefused } from '../spool/attachments.js';
-import { isMsgId } from '../spool/names.js';
+import { isMsgId } from '../message/names.js';
+import { isFinished } from '../message/states.js';
 import { parseJsonArg, parseRequest } from '../ipc/rq1.js';
 import type { Located, Queue } from './queue.js';
 
@@ -138,7 +139,7 @@ export const COMMANDS: Record<string, Handler> = {
   clone_message: async (q, args) => {
     const t = await target(q, args);
     if ('reply' in t) return t.reply;
-    if (!['err', 'relayed', 'done'].includes(t.where.state)) return fail(`cannot clone message in ${t.where.state} state`);
+    if (!isFinished(t.where.state)) return fail(`cannot clone message in ${t.where.state} state`);
     try {
       return ['ok', q.fullId((await q.clone(t.id, t.where)).msg_id)];
     } catch {

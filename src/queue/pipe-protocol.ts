@@ -1,5 +1,5 @@
 // The script → queue line protocol on fd 3 (spec §4.6): line splitting, keywords and completion rules.
-import type { State } from '../config/paths.js';
+import type { State } from '../message/states.js';
 
 export type Completion =
   | { kind: 'done' | 'err' | 'relayed' }

@@ -3,17 +3,17 @@ import fsp from 'node:fs/promises';
 import { queuePaths, rootPaths } from '../config/paths.js';
 import { hostInfo, loadGlobalConfig } from '../config/global-config.js';
 import { loadQueueConfig } from '../config/queue-config.js';
-import { parseArgs } from '../cli/args.js';
+import { parseArgs } from '../args.js';
 import { resolveRoot } from '../config/root.js';
 import { createLogger } from '../log.js';
 import { listenSocket } from '../ipc/socket-server.js';
 import { queueCommand } from '../ipc/rq1.js';
-import { assertQueueName } from '../spool/names.js';
+import { assertQueueName } from '../message/names.js';
 import { handleRequest } from './commands.js';
 import { Queue } from './queue.js';
 import { chooseLauncher } from './native-launcher.js';
-import { QueueCron } from '../timers/queue-cron.js';
-import { cronStateFile } from '../timers/cron-state.js';
+import { QueueCron } from './queue-cron.js';
+import { cronStateFile } from './cron-state.js';
 
 export async function main(argv: string[]): Promise<void> {
   const { opts } = parseArgs(['queue', ...argv]);

@@ -1,4 +1,5 @@
 // Starts one queue script for one message: environment, fds 3/4, stdio.log, own process group.
+import { RQ_VERSION } from '../version.js';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -8,7 +9,6 @@ import { isSetFlag } from '../message/message.js';
 import { execPrefixOf } from '../config/queue-config.js';
 import { LineSplitter } from './pipe-protocol.js';
 
-export const RQ_VERSION = '3.0.0';
 
 export type ResolvedScript = { ok: true; path: string } | { ok: false; reason: string };
 

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import type http from 'node:http';
 import { RqError } from '../errors.js';
-import { writeChunk } from './http-client.js';
+import { writeChunk } from '../script-kit/http-client.js';
 
 /** Big reads: fewer syscalls and socket writes per gigabyte, and still a bounded buffer. */
 const READ_CHUNK = 1 << 20;

@@ -1,9 +1,9 @@
 // The relay queue's script (scripts/relay/run): delivers one message to the host and queue named by its http dest.
 import { RqError } from '../errors.js';
-import { resendDelay, backoffScale, resendText } from '../builtins/resend-delay.js';
-import { ScriptPipe, pipeFds } from '../builtins/script-pipe.js';
-import { scriptLog } from '../builtins/script-log.js';
-import { HttpClient } from './http-client.js';
+import { resendDelay, backoffScale, resendText } from '../script-kit/resend-delay.js';
+import { ScriptPipe, pipeFds } from '../script-kit/pipe.js';
+import { scriptLog } from '../script-kit/log.js';
+import { HttpClient } from '../script-kit/http-client.js';
 import { type RelayOutcome, relayMessage } from './relay.js';
 import { relayLoop } from './relay-loop.js';
 import { relayTarget } from './relay-target.js';

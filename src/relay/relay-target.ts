@@ -1,6 +1,6 @@
 // Where a relayed message goes: the far host's base URL (its relative_root included) and queue, from RQ_DEST.
 import { RqError, shown } from '../errors.js';
-import { queueNameProblem } from '../spool/names.js';
+import { queueNameProblem } from '../message/names.js';
 
 export interface RelayTarget {
   /** Everything before `/q/<name>`: scheme, host, port and the far host's relative_root, no trailing slash. */

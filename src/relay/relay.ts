@@ -2,9 +2,9 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { isErrno } from '../errors.js';
-import { parseFullId } from '../spool/message-id.js';
-import type { ScriptLog } from '../builtins/script-log.js';
-import { type HttpClient, type HttpReply, HttpTransportError } from './http-client.js';
+import { parseFullId } from '../message/message-id.js';
+import type { ScriptLog } from '../script-kit/log.js';
+import { type HttpClient, type HttpReply, HttpTransportError } from '../script-kit/http-client.js';
 import { multipartFile } from './multipart-file.js';
 import { relayCopy } from './relay-copy.js';
 import { readRelayId, removeRelayId, writeRelayId } from './relay-id.js';

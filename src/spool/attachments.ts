@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
-import { attachmentNameProblem } from './names.js';
+import { attachmentNameProblem } from '../message/names.js';
 import { DirSync, fsyncPath, mkdirDurable } from './durable.js';
 import type { SpoolFile, SpoolFs } from './spool-fs.js';
 import { isErrno } from '../errors.js';

@@ -1,7 +1,7 @@
 // Hash directories (done/, relayed/): <state>/YYYYMMDD/HH/MM/<id>, counted and listed newest first.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { hashParts } from './message-id.js';
+import { hashParts } from '../message/message-id.js';
 import { type DirSync, mkdirDurable } from './durable.js';
 import type { SpoolFs } from './spool-fs.js';
 import { isErrno } from '../errors.js';

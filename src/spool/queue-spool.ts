@@ -2,13 +2,14 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { type QueuePaths, type State, STATES, queuePaths } from '../config/paths.js';
+import { type QueuePaths, queuePaths } from '../config/paths.js';
+import { type State, STATES } from '../message/states.js';
 import { RqError, isErrno } from '../errors.js';
 import { type CreateFields, type Message, DEFAULT_MAX_COUNT, storable } from '../message/message.js';
 import { DirSync, mkdirDurable, overwriteFile, renameDurable, writeFileDurable } from './durable.js';
 import { HashDirMaker, hashCount, hashList, hashPath } from './hash-dir.js';
-import { type HostInfo, fullId, idStamp, idTime } from './message-id.js';
-import { MSG_ID_RE, isMsgId } from './names.js';
+import { type HostInfo, fullId, idStamp, idTime } from '../message/message-id.js';
+import { MSG_ID_RE, isMsgId } from '../message/names.js';
 import { mapLimit } from './map-limit.js';
 import { type AttachmentInfo, attachFile, deleteAttachment, isAttachTemp, linkAttachments, listAttachments } from './attachments.js';
 import { BlankDirs } from './blanks.js';

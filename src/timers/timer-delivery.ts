@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { queuePaths } from '../config/paths.js';
 import type { CreateFields } from '../message/message.js';
 import { queueCommand } from '../ipc/rq1.js';
-import { isValidQueueName } from '../spool/names.js';
+import { isValidQueueName } from '../message/names.js';
 
 export type DeliveryResult = { ok: true; id: string } | { ok: false; error: string };
 export type Deliver = (fields: CreateFields) => Promise<DeliveryResult>;

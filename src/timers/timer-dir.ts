@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { isErrno } from '../errors.js';
 import { type TimerConfig, loadTimerConfig, timerNameOf } from '../config/timer-config.js';
 import { configFieldError } from '../config/schema-error.js';
-import { isValidQueueName } from '../spool/names.js';
+import { isValidQueueName } from '../message/names.js';
 import type { TimerStats, TimerTable } from './timer-table.js';
 import { TargetWatch } from './target-watch.js';
 

@@ -2,7 +2,7 @@
 import fsp from 'node:fs/promises';
 import { rootPaths } from '../config/paths.js';
 import { resolveRoot } from '../config/root.js';
-import { parseArgs } from '../cli/args.js';
+import { parseArgs } from '../args.js';
 import { createLogger } from '../log.js';
 import { listenSocket } from '../ipc/socket-server.js';
 import { createDelivery } from './timer-delivery.js';

@@ -1,7 +1,7 @@
 // Everything the dashboard shows, gathered from rq-mgr, every queue and the timers process.
 import fs from 'node:fs/promises';
 import { discoverQueues } from '../mgr/queue-dirs.js';
-import { RQ_VERSION } from '../queue/script-runner.js';
+import { RQ_VERSION } from '../version.js';
 import { type QueueSnapshot, snapshotQueue } from './queue-snapshot.js';
 import type { WebContext } from './web-context.js';
 

@@ -3,8 +3,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-
-export const TERMINAL_STATES = new Set(['done', 'relayed', 'err']);
+import { isFinished } from '../message/states.js';
 
 export interface Located {
   state: string;
@@ -139,7 +138,7 @@ export class LogTail {
   private async checkOnce(): Promise<void> {
     const loc = await this.deps.locate();
     if (this.closed) return;
-    if (!loc || (!TERMINAL_STATES.has(loc.state) && !(await exists(loc.dir)))) {
+    if (!loc || (!isFinished(loc.state) && !(await exists(loc.dir)))) {
       // Moved on disk, not yet in the queue's answers (or briefly in neither place): look again shortly.
       if (this.settleDelay <= SETTLE_MAX_MS) {
         if (!this.settleTimer) {
@@ -164,7 +163,7 @@ export class LogTail {
     }
     if (!this.fh) await this.open(loc.dir);
     await this.read();
-    if (TERMINAL_STATES.has(loc.state)) {
+    if (isFinished(loc.state)) {
       // The script has exited: whatever is in the file now is all there will be.
       await this.read();
       this.finish(loc);

@@ -1,6 +1,7 @@
 // A queue's live state as the status routes and pages show it: status, uptime, counts, pid.
 import fs from 'node:fs/promises';
 import { queuePaths } from '../config/paths.js';
+import { STATES } from '../message/states.js';
 import type { WebContext } from './web-context.js';
 
 export interface Counts {
@@ -36,7 +37,7 @@ async function readPid(file: string): Promise<number | null> {
 }
 
 function isCounts(v: unknown): v is Counts {
-  return typeof v === 'object' && v !== null && ['prep', 'que', 'run', 'done', 'relayed', 'err'].every((k) => typeof (v as Record<string, unknown>)[k] === 'number');
+  return typeof v === 'object' && v !== null && STATES.every((k) => typeof (v as Record<string, unknown>)[k] === 'number');
 }
 
 /** Asks the queue (three pipelined commands) for what the dashboard and status formats need. */

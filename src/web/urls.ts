@@ -1,6 +1,6 @@
 // URLs under relative_root: links inside pages, and absolute Locations built from the request's Host.
 import type { FastifyRequest } from 'fastify';
-import { normaliseRelativeRoot } from '../spool/message-id.js';
+import { normaliseRelativeRoot } from '../message/message-id.js';
 
 export class Urls {
   /** "/" or "/therq/": what every link starts with. */

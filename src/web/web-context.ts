@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError, shown } from '../errors.js';
 import { type RootPaths, queuePaths, rootPaths } from '../config/paths.js';
-import { isMsgId, queueNameProblem } from '../spool/names.js';
+import { isMsgId, queueNameProblem } from '../message/names.js';
 import { type Flash, FlashStore } from './flash.js';
 import { Urls } from './urls.js';
 import { type SafeHtml, html } from './views/html.js';

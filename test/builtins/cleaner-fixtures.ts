@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { queuePaths, rootPaths } from '../../src/config/paths.js';
 import { hashPath } from '../../src/spool/hash-dir.js';
-import { idStamp } from '../../src/spool/message-id.js';
+import { idStamp } from '../../src/message/message-id.js';
 
 let inode = 900_000;
 

@@ -2,7 +2,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routedQueue } from '../../src/builtins/routed-queue.js';
 import { waitFor } from '../helpers/rq-root.js';
 import { Host, RECORD_SH } from '../relay/hosts.js';
 
@@ -48,15 +47,6 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(async () => {
   await Promise.all([A?.stop(), B?.stop()]);
-});
-
-describe('routedQueue', () => {
-  it('is rq_router while the rules file exists, except for relay, cleaner and rq_router itself', async () => {
-    expect(routedQueue(A.root, 'test')).toBe('rq_router');
-    expect(routedQueue(A.root, 'relay')).toBe('relay');
-    expect(routedQueue(A.root, 'cleaner')).toBe('cleaner');
-    expect(routedQueue(B.root, 'test')).toBe('test');
-  });
 });
 
 describe('routing web traffic', () => {

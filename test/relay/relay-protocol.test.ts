@@ -6,7 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HttpClient } from '../../src/relay/http-client.js';
+import { HttpClient } from '../../src/script-kit/http-client.js';
 import { type RelayOutcome, relayMessage } from '../../src/relay/relay.js';
 import { readRelayId, writeRelayId } from '../../src/relay/relay-id.js';
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
-import { MSG_ID_RE } from '../../src/spool/names.js';
+import { MSG_ID_RE } from '../../src/message/names.js';
 import { HOST, ls, walk } from '../helpers/temp-spool.js';
 import { seededRandom } from '../helpers/seeded-random.mjs';
 

@@ -2,7 +2,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { STATES } from '../../src/config/paths.js';
+import { STATES } from '../../src/message/states.js';
 import { RqError } from '../../src/errors.js';
 import { normaliseCreate, pickFields } from '../../src/message/message.js';
 import { QueueSpool } from '../../src/spool/queue-spool.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { rootPaths } from '../../src/config/paths.js';
 import { request } from '../../src/ipc/socket-client.js';
-import { idTime } from '../../src/spool/message-id.js';
+import { idTime } from '../../src/message/message-id.js';
 import { backoffDelay } from '../../src/timers/backoff.js';
 import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 import { TimersProc, linkTimer } from './timers-proc.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type {} from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError } from '../../errors.js';
-import { attachmentNameProblem } from '../../spool/names.js';
+import { attachmentNameProblem } from '../../message/names.js';
 import { getMessage, messageDir, requireFileName } from '../message-files.js';
 import { textParam } from '../params.js';
 import { pathParam, readParams } from '../request-params.js';

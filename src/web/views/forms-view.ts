@@ -1,6 +1,6 @@
 // The new-message form (honouring form.json) and the new-queue form.
 import { type FormConfig, type FormFieldId, fieldHelp, fieldLabel, isFieldHidden } from '../../config/form-config.js';
-import { parseFullId } from '../../spool/message-id.js';
+import { parseFullId } from '../../message/message-id.js';
 import type { Urls } from '../urls.js';
 import { type SafeHtml, html } from './html.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseArgs } from '../../src/cli/args.js';
+import { parseArgs } from '../src/args.js';
 
 describe('parseArgs (classic rules)', () => {
   it('takes the first word as the command and --k=v, --k v, --k', () => {

@@ -1,7 +1,7 @@
 // Cron expressions of a queue schedule: accepted forms and refusals.
 import { describe, expect, it } from 'vitest';
 import { RqError } from '../../src/errors.js';
-import { parseCron } from '../../src/timers/cron-expression.js';
+import { parseCron } from '../../src/queue/cron-expression.js';
 
 describe('cron expressions', () => {
   it('accepts 5 fields, 6 with seconds, and @-shortcuts; refuses the rest naming the field', () => {

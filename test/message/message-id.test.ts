@@ -1,6 +1,6 @@
 // Message id shapes: UTC stamp, hash-dir split, time decoding, full ids and relative_root.
 import { describe, expect, it } from 'vitest';
-import { fullId, hashParts, hostUrl, idStamp, idTime, normaliseRelativeRoot, parseFullId } from '../../src/spool/message-id.js';
+import { fullId, hashParts, hostUrl, idStamp, idTime, normaliseRelativeRoot, parseFullId } from '../../src/message/message-id.js';
 
 describe('idStamp', () => {
   it('formats UTC as YYYYMMDD.HHMM.SS.mmm with zero padding', () => {

@@ -1,0 +1,62 @@
+// The folders of src/ form layers; an import may only go down (docs/architecture.md, design.md §3).
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = path.resolve(__dirname, '..', 'src');
+
+/** Lowest first. Units on one line may import each other's layers below, never their own peers'. */
+const LAYERS: string[][] = [
+  ['errors', 'version', 'log', 'args'],
+  ['message'],
+  ['config'],
+  ['ipc', 'daemon'],
+  ['spool'],
+  ['queue'],
+  ['script-kit'],
+  ['timers', 'mgr'],
+  ['relay', 'builtins'],
+  ['web'],
+  ['cli'],
+];
+
+function unitOf(file: string): string {
+  const rel = path.relative(SRC, file).split(path.sep);
+  return rel.length === 1 ? rel[0].replace(/\.(ts|js)$/, '') : rel[0];
+}
+
+function layerOf(unit: string): number {
+  const i = LAYERS.findIndex((l) => l.includes(unit));
+  if (i < 0) throw new Error(`src/${unit} is in no layer of test/layering.test.ts: add it where it belongs`);
+  return i;
+}
+
+function tsFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    return e.isDirectory() ? tsFiles(p) : e.name.endsWith('.ts') ? [p] : [];
+  });
+}
+
+describe('layering', () => {
+  it('every import in src/ goes to its own folder or a layer below', () => {
+    const bad: string[] = [];
+    for (const file of tsFiles(SRC)) {
+      const from = unitOf(file);
+      const text = fs.readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
+        const to = unitOf(path.resolve(path.dirname(file), m[1]));
+        if (to === from) continue;
+        if (layerOf(to) >= layerOf(from)) bad.push(`${path.relative(SRC, file)} imports ${m[1]} (${from} → ${to})`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('no file in src/ is over 300 lines (the C spawner aside)', () => {
+    const long = tsFiles(SRC)
+      .map((f) => ({ f: path.relative(SRC, f), n: fs.readFileSync(f, 'utf8').split('\n').length }))
+      .filter((x) => x.n > 300);
+    expect(long).toEqual([]);
+  });
+});
