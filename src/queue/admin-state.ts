@@ -1,10 +1,20 @@
 // Administrative (config/<q>.down|.pause files) and operational (SCRIPTERROR) status of a queue.
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Logger } from 'pino';
 import type { QueuePaths } from '../config/paths.js';
+import type { ResolvedScript } from './script-runner.js';
 
 export type QueueStatus = 'UP' | 'PAUSE' | 'DOWN' | 'SCRIPTERROR';
 export type AdminAction = 'UP' | 'DOWN' | 'PAUSE' | 'RESUME';
+
+/** How the queue's script is found (a queue process passes it; rq-mgr, which only sets files, does not). */
+export interface ScriptSource {
+  resolve: () => ResolvedScript;
+  /** The configured script's absolute path, whose directory is watched while SCRIPTERROR lasts. */
+  target: () => string;
+  log: Logger;
+}
 
 /**
  * Reads the admin files on demand (two stats) and watches their directory, so a change made
@@ -12,12 +22,14 @@ export type AdminAction = 'UP' | 'DOWN' | 'PAUSE' | 'RESUME';
  */
 export class AdminState {
   private admin: Exclude<QueueStatus, 'SCRIPTERROR'> = 'UP';
-  scriptError: string | null = null;
+  private scriptError: string | null = null;
   private watcher: fs.FSWatcher | null = null;
+  private scriptWatcher: fs.FSWatcher | null = null;
 
   constructor(
     private readonly paths: QueuePaths,
     private readonly onChange: () => void,
+    private readonly script?: ScriptSource,
   ) {
     this.admin = this.read();
   }
@@ -60,6 +72,46 @@ export class AdminState {
 
   close(): void {
     this.watcher?.close();
+    this.scriptWatcher?.close();
+  }
+
+  /**
+   * The script as a start needs it; a failure sets SCRIPTERROR (the queue holds its messages)
+   * until the script is usable again, which the watch on its directory notices at once.
+   */
+  resolveScript(): ResolvedScript {
+    const s = this.script!.resolve();
+    if (s.ok) this.scriptUsable();
+    else this.scriptFailed(s.reason);
+    return s;
+  }
+
+  /** Clears SCRIPTERROR when the script has become usable. Called by the watch and by status requests. */
+  recheckScript(): void {
+    if (this.scriptError && this.script!.resolve().ok) this.scriptUsable();
+  }
+
+  private scriptFailed(reason: string): void {
+    this.script!.log.error({ reason }, 'SCRIPTERROR');
+    this.scriptError = reason;
+    if (this.scriptWatcher) return;
+    let dir = path.dirname(this.script!.target());
+    while (!fs.existsSync(dir)) dir = path.dirname(dir);
+    try {
+      this.scriptWatcher = fs.watch(dir, { persistent: false }, () => this.recheckScript());
+      this.scriptWatcher.on('error', () => undefined);
+    } catch (err) {
+      this.script!.log.warn({ err, dir }, 'cannot watch the script directory; SCRIPTERROR clears on the next status request');
+    }
+  }
+
+  private scriptUsable(): void {
+    if (!this.scriptError) return;
+    this.script!.log.info('script usable again: SCRIPTERROR cleared');
+    this.scriptError = null;
+    this.scriptWatcher?.close();
+    this.scriptWatcher = null;
+    this.onChange();
   }
 
   /** Classic semantics: UP removes .down only; RESUME removes .pause only. */

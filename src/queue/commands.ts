@@ -21,7 +21,7 @@ async function target(q: Queue, args: Args): Promise<{ id: string; where: Locate
   const id = args.msg_id;
   if (id === undefined || id === null || id === '') return { reply: fail("lacking 'msg_id' field") };
   if (!isMsgId(id)) return { reply: fail(`msg_id: expected a message id like 20261121.1643.46.613.2164022, received ${JSON.stringify(id)}`) };
-  const where = await q.locate(id);
+  const where = await q.ops.locate(id);
   return where ? { id, where } : { reply: fail('msg not found') };
 }
 
@@ -29,10 +29,10 @@ function createHandler(mode: 'commit' | 'prep' | 'single'): Handler {
   return async (q, args) => {
     const fields = normaliseCreate(args);
     if (mode === 'single') {
-      const same = q.que.find((m) => ['param1', 'param2', 'param3', 'param4'].every((p) => (m[p] ?? null) === (fields[p as 'param1'] ?? null)));
+      const same = q.index.nextQueued((m) => ['param1', 'param2', 'param3', 'param4'].every((p) => (m[p] ?? null) === (fields[p as 'param1'] ?? null)));
       if (same) return ['ok', q.fullId(same.msg_id)];
     }
-    const msg = await q.create(fields, mode !== 'prep');
+    const msg = await q.ops.create(fields, mode !== 'prep');
     return ['ok', q.fullId(msg.msg_id)];
   };
 }
@@ -41,11 +41,7 @@ export const COMMANDS: Record<string, Handler> = {
   ping: () => ['pong'],
   uptime: (q) => [q.uptime()],
   config: (q) => ['ok', q.config],
-  status: async (q) => {
-    q.admin.refresh();
-    await q.recheckScript();
-    return [q.admin.status];
-  },
+  status: (q) => [q.status()],
   shutdown: () => ['ok'],
   create_message: createHandler('commit'),
   prep_message: createHandler('prep'),
@@ -78,9 +74,9 @@ export const COMMANDS: Record<string, Handler> = {
   commit_message: async (q, args) => {
     const id = args.msg_id;
     if (id === undefined || id === null || id === '') return fail("lacking 'msg_id' field");
-    if (!isMsgId(id) || !q.prep.has(id)) return fail('cannot find message');
+    if (!isMsgId(id) || !q.index.hasPrep(id)) return fail('cannot find message');
     try {
-      return (await q.commit(id)) ? ['ok', 'msg commited'] : fail('cannot find message');
+      return (await q.ops.commit(id)) ? ['ok', 'msg commited'] : fail('cannot find message');
     } catch {
       return fail('unknown reason');
     }
@@ -90,7 +86,7 @@ export const COMMANDS: Record<string, Handler> = {
     const t = await target(q, args);
     if ('reply' in t) return t.reply;
     try {
-      return ['ok', await q.view(t.id, t.where)];
+      return ['ok', await q.ops.view(t.id, t.where)];
     } catch {
       return fail("msg couldn't be read");
     }
@@ -104,9 +100,9 @@ export const COMMANDS: Record<string, Handler> = {
   get_message_status: async (q, args) => {
     const t = await target(q, args);
     if ('reply' in t) return t.reply;
-    const job = await q.jobStatus(t.id, t.where);
+    const job = await q.ops.jobStatus(t.id, t.where);
     const status = job ? `${t.where.state} - ${job.job_status ?? ''}` : t.where.state;
-    return ['ok', { path: q.relPath(t.where.dir), status, state: t.where.state }];
+    return ['ok', { path: q.spool.relPath(t.where.dir), status, state: t.where.state }];
   },
 
   delete_message: async (q, args) => {
@@ -114,7 +110,7 @@ export const COMMANDS: Record<string, Handler> = {
     if ('reply' in t) return t.reply;
     if (t.where.state === 'run') return fail('msg is running: destroy it first');
     try {
-      await q.remove(t.id, t.where);
+      await q.ops.remove(t.id, t.where);
     } catch (err) {
       return fail(`msg not deleted: ${(err as Error).message}`);
     }
@@ -131,8 +127,8 @@ export const COMMANDS: Record<string, Handler> = {
     const t = await target(q, args);
     if ('reply' in t) return t.reply;
     if (t.where.state === 'run') return fail('msg already running');
-    if (t.where.state !== 'que' || !q.que.has(t.id)) return fail('msg not in runnable state');
-    await q.runNow(t.id);
+    if (t.where.state !== 'que' || !q.index.isQueued(t.id)) return fail('msg not in runnable state');
+    await q.ops.runNow(t.id);
     return ['ok', 'msg sent to front of run queue'];
   },
 
@@ -141,13 +137,13 @@ export const COMMANDS: Record<string, Handler> = {
     if ('reply' in t) return t.reply;
     if (!isFinished(t.where.state)) return fail(`cannot clone message in ${t.where.state} state`);
     try {
-      return ['ok', q.fullId((await q.clone(t.id, t.where)).msg_id)];
+      return ['ok', q.fullId((await q.ops.clone(t.id, t.where)).msg_id)];
     } catch {
       return fail("msg couldn't be cloned");
     }
   },
 
-  num_messages: (q) => ({ prep: q.prep.size, que: q.que.size, run: q.run.size, done: q.counts.done, relayed: q.counts.relayed, err: q.counts.err }),
+  num_messages: (q) => q.counts(),
 
   messages: async (q, args) => {
     const state = args.state;
@@ -155,11 +151,11 @@ export const COMMANDS: Record<string, Handler> = {
     if (!Number.isInteger(limit) || limit < 0) return fail(`limit: expected a whole number >= 0, received ${JSON.stringify(args.limit)}`);
     switch (state) {
       case 'prep':
-        return [...q.prep.keys()].slice(0, limit);
+        return q.index.prepIds(limit);
       case 'que':
-        return q.que.ordered(limit).map((m) => [m.msg_id, m.due]);
+        return q.index.queuedInOrder(limit).map((m) => [m.msg_id, m.due]);
       case 'run':
-        return [...q.run.keys()].slice(0, limit).map((id) => [id, q.runStatus(id)]);
+        return q.index.allRuns().slice(0, limit).map((r) => [r.id, q.ops.runStatus(r.id)]);
       case 'done': {
         const ids = await q.spool.listHashed('done', limit);
         if (typeof args.filter !== 'string' || args.filter === '') return ids;
@@ -181,7 +177,7 @@ export const COMMANDS: Record<string, Handler> = {
     }
   },
 
-  ack_errs: async (q) => ['ok', await q.ackErrs()],
+  ack_errs: async (q) => ['ok', await q.ops.ackErrs()],
 };
 
 /**
@@ -194,7 +190,7 @@ export async function handleRequest(q: Queue, payload: string, log: Logger): Pro
   if (!handler) return JSON.stringify(['ERROR', `unknown command: ${command.slice(0, 80)}`]);
   if (!ALWAYS.has(command)) {
     await q.ready;
-    if (q.admin.isDown()) return JSON.stringify(['fail', 'status: DOWN']);
+    if (q.isDown()) return JSON.stringify(['fail', 'status: DOWN']);
   }
   const parsed = arg.trim() === '' ? { ok: true as const, value: {} } : parseJsonArg(arg);
   if (!parsed.ok) return JSON.stringify(fail(`invalid JSON argument: ${parsed.error}`));

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import os from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import { findExecutable } from './find-executable.js';
-import { type ExitInfo, type Launcher, failedLaunch } from './script-runner.js';
+import { type ExitInfo, type Launcher, failedLaunch, killGroup } from './script-runner.js';
 
 /**
  * The start gate: a constant sh program (data only ever arrives as arguments) that waits for one
@@ -38,6 +38,7 @@ export const gateLauncher: Launcher = (r) => {
     pid,
     fromScript: child.stdio[3] as Readable,
     toScript,
+    kill: (signal) => killGroup(pid, signal),
     exited: new Promise<ExitInfo>((resolve) => {
       child.once('exit', (code, signal) => resolve({ code, signal }));
       child.once('error', (err) => resolve({ code: null, signal: null, spawnError: err.message }));

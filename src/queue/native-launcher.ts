@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { gateLauncher } from './gate-launcher.js';
 import { findExecutable } from './find-executable.js';
-import { type ExitInfo, type Launcher, failedLaunch, startHeader } from './script-runner.js';
+import { type ExitInfo, type Launcher, failedLaunch, killGroup, startHeader } from './script-runner.js';
 
 interface SpawnAddon {
   spawn(file: string, argv: string[], envp: string[], cwd: string, fds: number[], nice: number, headerBefore: string | null, headerAfter: string | null, onExit: (code: number, signal: number) => void): number;
@@ -53,6 +53,7 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
       fromScript: new net.Socket({ fd: fromFd, readable: true, writable: false }),
       toScript: new net.Socket({ fd: toFd, readable: false, writable: true }),
       exited,
+      kill: (signal: NodeJS.Signals) => killGroup(pid, signal),
     };
   };
 }

@@ -6,11 +6,11 @@ import { DirSync } from '../spool/durable.js';
 import { type CronExpression, parseCron } from './cron-expression.js';
 import { type CronRecord, cronKey, readCronState, scheduleParams, writeCronState } from './cron-state.js';
 
-/** What the scheduler needs of the queue (the Queue class has it): create, commit, prep ids and the admin status. */
+/** What the scheduler needs of the queue (queue-main adapts Queue to it): create, commit, prep ids and the admin status. */
 export interface CronQueue {
   readonly name: string;
-  readonly prep: { has(id: string): boolean };
-  readonly admin: { isDown(): boolean };
+  hasPrep(id: string): boolean;
+  isDown(): boolean;
   create(fields: CreateFields, commit: boolean): Promise<Message>;
   commit(id: string): Promise<boolean>;
 }
@@ -120,7 +120,7 @@ export class QueueCron {
       // The queue stopped between recording a message and committing it: commit it now, never create a second one.
       for (const e of entries) {
         const id = e.record.msg_id;
-        if (id && queue.prep.has(id) && (await queue.commit(id))) log.info({ msg_id: id, occurrence: e.record.last, cron: e.record.cron }, 'committed the cron message an earlier stop left in prep');
+        if (id && queue.hasPrep(id) && (await queue.commit(id))) log.info({ msg_id: id, occurrence: e.record.last, cron: e.record.cron }, 'committed the cron message an earlier stop left in prep');
       }
     }
     // A queue without a schedule, now or before, gets no cron.json.
@@ -176,7 +176,7 @@ export class QueueCron {
     const { log, queue } = this.deps;
     const due = Math.floor(occurrence / 1000);
     const where = { cron: e.record.cron, occurrence: new Date(occurrence).toISOString() };
-    if (queue.admin.isDown()) {
+    if (queue.isDown()) {
       log.warn(where, 'queue is DOWN: cron occurrence skipped');
       e.record.last = due;
       e.record.msg_id = null;

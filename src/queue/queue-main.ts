@@ -12,7 +12,7 @@ import { assertQueueName } from '../message/names.js';
 import { handleRequest } from './commands.js';
 import { Queue } from './queue.js';
 import { chooseLauncher } from './native-launcher.js';
-import { QueueCron } from './queue-cron.js';
+import { type CronQueue, QueueCron } from './queue-cron.js';
 import { cronStateFile } from './cron-state.js';
 
 export async function main(argv: string[]): Promise<void> {
@@ -67,9 +67,10 @@ export async function main(argv: string[]): Promise<void> {
   });
   await queue.start();
   // -- cron hook: the config's `schedule` (spec §15) creates messages here; the logic lives in src/timers/.
-  cron = new QueueCron({ queue, stateFile: cronStateFile(paths.dir), log: log.child({ component: 'cron' }) });
+  cron = new QueueCron({ queue: cronView(queue), stateFile: cronStateFile(paths.dir), log: log.child({ component: 'cron' }) });
   await cron.start(queue.config.schedule ?? []);
-  log.info({ pid: process.pid, que: queue.que.size, prep: queue.prep.size }, 'queue started');
+  const { que, prep } = queue.counts();
+  log.info({ pid: process.pid, que, prep }, 'queue started');
 
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
@@ -88,6 +89,16 @@ export async function main(argv: string[]): Promise<void> {
     process.stdin.on('error', () => void stop('parent went away'));
     process.stdin.resume();
   }
+}
+
+function cronView(queue: Queue): CronQueue {
+  return {
+    name: queue.name,
+    hasPrep: (id) => queue.index.hasPrep(id),
+    isDown: () => queue.isDown(),
+    create: (fields, commit) => queue.ops.create(fields, commit),
+    commit: (id) => queue.ops.commit(id),
+  };
 }
 
 main(process.argv.slice(2)).catch((err) => {

@@ -141,6 +141,18 @@ export interface LaunchedChild {
   fromScript: Readable;
   toScript: Writable;
   exited: Promise<ExitInfo>;
+  /** Signals the whole process group the launcher made for it. */
+  kill(signal: NodeJS.Signals): void;
+}
+
+/** Signals process group `pid` (scripts lead their own); a group already gone is not an error. */
+export function killGroup(pid: number, signal: NodeJS.Signals): void {
+  if (pid <= 0) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // Group already gone.
+  }
 }
 
 /**
@@ -154,7 +166,7 @@ export type Launcher = (r: LaunchRequest) => LaunchedChild;
 export function failedLaunch(spawnError: string): LaunchedChild {
   const nothing = new net.Socket();
   nothing.destroy();
-  return { pid: -1, fromScript: nothing, toScript: nothing, exited: Promise.resolve({ code: null, signal: null, spawnError }) };
+  return { pid: -1, fromScript: nothing, toScript: nothing, exited: Promise.resolve({ code: null, signal: null, spawnError }), kill: () => undefined };
 }
 
 /** The header line of spec §4.5, for launchers that can format it themselves. */
@@ -206,14 +218,7 @@ export function startScript(o: StartOptions, launch: Launcher): RunningScript {
     reply(line) {
       if (!toScript.destroyed && toScript.writable) toScript.write(`${line}\n`);
     },
-    kill(signal) {
-      if (pid <= 0) return;
-      try {
-        process.kill(-pid, signal);
-      } catch {
-        // Group already gone.
-      }
-    },
+    kill: (signal) => child.kill(signal),
     finished,
   };
 }

@@ -31,8 +31,9 @@ export interface SpoolFs {
   openSync(path: string, flags: string, mode?: number): number;
   writeFileSync(fd: number, data: string): void;
   renameSync(from: string, to: string): void;
-  mkdirSync(path: string): void;
+  mkdirSync(path: string, options?: { recursive?: boolean }): void;
   rmdirSync(path: string): void;
+  rmSync(path: string, options: { recursive?: boolean; force?: boolean }): void;
   closeSync(fd: number): void;
   appendFileSync(path: string, data: string): void;
 }
@@ -50,6 +51,7 @@ export const nodeSpoolFs: SpoolFs = {
   writeFileSync: fs.writeFileSync,
   renameSync: fs.renameSync,
   mkdirSync: fs.mkdirSync,
+  rmSync: fs.rmSync,
   rmdirSync: fs.rmdirSync,
   closeSync: fs.closeSync,
   appendFileSync: fs.appendFileSync,

@@ -110,13 +110,17 @@ export function recordingFs(base: string, real: SpoolFs = nodeSpoolFs): Recordin
       real.renameSync(from, to);
       renamed(from, to);
     },
-    mkdirSync: (p) => {
-      real.mkdirSync(p);
+    mkdirSync: (p, o) => {
+      real.mkdirSync(p, o);
       note('mkdir', p);
     },
     rmdirSync: (p) => {
       real.rmdirSync(p);
       note('rmdir', p);
+    },
+    rmSync: (p, o) => {
+      real.rmSync(p, o);
+      note('rm', p);
     },
     closeSync: (fd) => {
       const o = fds.get(fd);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LineSplitter, completionOf, decideOutcome, parseDup, parseLine, resendDelay, waitStatusText } from '../../src/queue/pipe-protocol.js';
+import { LineSplitter, parseDup, parseLine, resendDelay } from '../../src/queue/pipe-protocol.js';
+import { completionOf, decideOutcome, waitStatusText } from '../../src/queue/completion.js';
 
 describe('parseLine', () => {
   it('splits at the first space and gives null without one', () => {

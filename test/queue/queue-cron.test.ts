@@ -19,7 +19,13 @@ class FakeQueue {
   readonly created: { fields: CreateFields; commit: boolean }[] = [];
   readonly committed: string[] = [];
   down = false;
-  readonly admin = { isDown: () => this.down };
+  isDown(): boolean {
+    return this.down;
+  }
+
+  hasPrep(id: string): boolean {
+    return this.prep.has(id);
+  }
   async create(fields: CreateFields, commit: boolean): Promise<Message> {
     const msg_id = `id${this.created.length + 1}`;
     this.created.push({ fields, commit });

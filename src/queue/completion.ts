@@ -1,0 +1,83 @@
+// How a run ends (spec §3.3, §3.4): the first completion line, resend bookkeeping and the outcome, in one place.
+import type { Message } from '../message/message.js';
+import type { State } from '../message/states.js';
+import { type PipeLine, resendDelay } from './pipe-protocol.js';
+
+export type Completion =
+  | { kind: 'done' | 'err' | 'relayed' }
+  | { kind: 'resend'; delay: number };
+
+/** The completion a line records, if any (`fails` is an old spelling of `err`). */
+export function completionOf(line: PipeLine): Completion | null {
+  switch (line.keyword) {
+    case 'done':
+      return { kind: 'done' };
+    case 'err':
+    case 'fails':
+      return { kind: 'err' };
+    case 'relayed':
+      return { kind: 'relayed' };
+    case 'resend': {
+      const delay = resendDelay(line.arg);
+      return delay === null ? null : { kind: 'resend', delay };
+    }
+    default:
+      return null;
+  }
+}
+
+/**
+ * Records a line's completion when it is the run's first. A resend counts at once (spec §3.4:
+ * the msg on disk carries the new count and due before the script exits); the caller writes it.
+ */
+export function recordCompletion(first: Completion | null, line: PipeLine, msg: Message, nowSec: number): Completion | null {
+  if (first) return first;
+  const c = completionOf(line);
+  if (c?.kind === 'resend') {
+    msg.count = (Number(msg.count) || 0) + 1;
+    msg.due = nowSec + c.delay;
+  }
+  return c;
+}
+
+/** Ruby's rendering of a wait status, as the classic status texts carry it. */
+export function waitStatusText(pid: number, code: number | null, signal: NodeJS.Signals | null): string {
+  if (signal) return `pid ${pid} ${signal} (signal ${signalNumber(signal)})`;
+  return `pid ${pid} exit ${code ?? 0}`;
+}
+
+const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15 };
+function signalNumber(sig: string): number | string {
+  return SIGNALS[sig] ?? sig;
+}
+
+export interface Outcome {
+  /** `que` means a resend. */
+  state: Extract<State, 'que' | 'done' | 'relayed' | 'err'>;
+  /** A status text the system writes, or null to keep the script's last line. */
+  statusText: string | null;
+}
+
+/** Completion rules of spec §3.3, applied when the script has been reaped. */
+export function decideOutcome(first: Completion | null, pid: number, code: number | null, signal: NodeJS.Signals | null, count: number, maxCount: number): Outcome {
+  const clean = code === 0 && !signal;
+  if (!clean && first?.kind !== 'err') {
+    const kw = first?.kind ?? '';
+    return {
+      state: 'err',
+      statusText: `PROCESS EXITED IMPROPERLY - MOVING TO ERR - Completion was ${kw} but exit status was ${waitStatusText(pid, code, signal)}`,
+    };
+  }
+  if (!first) return { state: 'err', statusText: null };
+  if (first.kind === 'resend') {
+    // count was already incremented when the line was read (spec §3.4: count 2, max 3 ⇒ err with 3).
+    if (count >= maxCount) return { state: 'err', statusText: 'HIT MAX RESEND COUNT - MOVING TO ERR' };
+    return { state: 'que', statusText: null };
+  }
+  return { state: first.kind, statusText: null };
+}
+
+/** The outcome of a script that could not be started at all. */
+export function spawnFailure(spawnError: string): Outcome {
+  return { state: 'err', statusText: `could not start script: ${spawnError}` };
+}

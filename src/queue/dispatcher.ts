@@ -1,0 +1,86 @@
+// The dispatcher: which queued message starts next, when, and how many run at once.
+import type { QueueConfig } from '../config/queue-config.js';
+import type { Message } from '../message/message.js';
+import type { MessageIndex } from './message-index.js';
+
+export interface DispatcherDeps {
+  index: MessageIndex;
+  config: () => QueueConfig;
+  /** UP: messages may start (PAUSE, DOWN and SCRIPTERROR hold them). */
+  canStart: () => boolean;
+  now: () => number;
+  /** Starts one message, already taken out of the que; resolves when its run is over. */
+  start: (msg: Message) => Promise<void>;
+}
+
+/** The values of a message's blocking or coalescing params, as one comparable key. */
+export function paramKey(m: Message, keys: readonly number[]): string {
+  return JSON.stringify(keys.map((k) => m[`param${k}`] ?? null));
+}
+
+export class Dispatcher {
+  /** Runs holding a worker slot, and the blocking key each holds. */
+  private readonly busy = new Map<string, string>();
+  private wakeTimer: NodeJS.Timeout | null = null;
+  private wakeAt = Infinity;
+  private stopped = false;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly d: DispatcherDeps) {}
+
+  get active(): number {
+    return this.busy.size;
+  }
+
+  /** Starts every runnable message the limits allow; arms one timer for the earliest future due. */
+  pump(): void {
+    if (this.stopped) return;
+    const config = this.d.config();
+    while (this.d.canStart() && this.busy.size < config.num_workers) {
+      const next = this.pick(config.blocking_params);
+      if (!next) break;
+      const dueMs = Number(next.due) * 1000;
+      if (dueMs > this.d.now()) {
+        this.armWake(dueMs);
+        break;
+      }
+      this.d.index.dequeue(next.msg_id);
+      this.busy.set(next.msg_id, paramKey(next, config.blocking_params));
+      const p = this.d.start(next);
+      this.inFlight.add(p);
+      void p.finally(() => this.inFlight.delete(p));
+    }
+  }
+
+  /** The run of `id` gave its worker slot back (its script exited): the next message may start. */
+  release(id: string): void {
+    if (this.busy.delete(id)) this.pump();
+  }
+
+  private pick(keys: readonly number[]): Message | undefined {
+    if (!keys.length || this.busy.size === 0) return this.d.index.nextQueued();
+    const taken = new Set(this.busy.values());
+    return this.d.index.nextQueued((m) => !taken.has(paramKey(m, keys)));
+  }
+
+  private armWake(dueMs: number): void {
+    if (this.wakeTimer && this.wakeAt <= dueMs) return;
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.wakeAt = dueMs;
+    // setTimeout clamps to 2^31-1 ms; a later due simply re-arms when this fires.
+    const delay = Math.min(Math.max(0, dueMs - this.d.now()), 2 ** 31 - 1);
+    this.wakeTimer = setTimeout(() => {
+      this.wakeTimer = null;
+      this.wakeAt = Infinity;
+      this.pump();
+    }, delay);
+    this.wakeTimer.unref();
+  }
+
+  /** No more starts; resolves when every started run is over. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    await Promise.all(this.inFlight);
+  }
+}

@@ -1,0 +1,137 @@
+// The queue's memory of its messages: prep ids, the ordered que, the runs, coalesced messages and the finished counts.
+import type { Message } from '../message/message.js';
+import type { FinishedState, State } from '../message/states.js';
+import { QueIndex } from './que-index.js';
+import type { ScriptRun } from './script-run.js';
+
+export type Counts = Record<State, number>;
+
+/**
+ * Memory follows the disk: every rename between prep/que/run is mirrored here by whoever did it,
+ * so lookups of the live states never touch the disk. done/relayed/err are only counted.
+ */
+export class MessageIndex {
+  /** The ones this process created are kept whole, so a commit needs no read. */
+  private readonly prep = new Map<string, Message | null>();
+  private readonly que = new QueIndex();
+  private readonly runs = new Map<string, ScriptRun>();
+  /** Messages folded into a running one (spec §3.5): on disk in que/, hidden from the que. */
+  private readonly coalesced = new Map<string, Message>();
+  private readonly finished: Record<FinishedState, number> = { done: 0, relayed: 0, err: 0 };
+
+  addPrep(id: string, msg: Message | null): void {
+    this.prep.set(id, msg);
+  }
+
+  hasPrep(id: string): boolean {
+    return this.prep.has(id);
+  }
+
+  /** Removes a prep entry and returns what was known of it (null: only the id), undefined when absent. */
+  takePrep(id: string): Message | null | undefined {
+    const known = this.prep.get(id);
+    this.prep.delete(id);
+    return known;
+  }
+
+  prepIds(limit: number): string[] {
+    return [...this.prep.keys()].slice(0, limit);
+  }
+
+  enqueue(msg: Message): void {
+    this.que.insert(msg);
+  }
+
+  dequeue(id: string): Message | undefined {
+    return this.que.remove(id);
+  }
+
+  isQueued(id: string): boolean {
+    return this.que.has(id);
+  }
+
+  queued(id: string): Message | undefined {
+    return this.que.get(id);
+  }
+
+  /** The next message by (due, arrival), optionally the first one `accept` takes. */
+  nextQueued(accept?: (m: Message) => boolean): Message | undefined {
+    return accept ? this.que.find(accept) : this.que.peek();
+  }
+
+  /** Queued messages matching `match`, in no particular order (coalescing, single_que). */
+  queuedWhere(match: (m: Message) => boolean): Message[] {
+    return [...this.que.values()].filter(match);
+  }
+
+  minDue(): number | undefined {
+    return this.que.minDue();
+  }
+
+  queuedInOrder(limit: number): Message[] {
+    return this.que.ordered(limit);
+  }
+
+  addRun(run: ScriptRun): void {
+    this.runs.set(run.msg.msg_id, run);
+  }
+
+  run(id: string): ScriptRun | undefined {
+    return this.runs.get(id);
+  }
+
+  removeRun(id: string): void {
+    this.runs.delete(id);
+  }
+
+  allRuns(): ScriptRun[] {
+    return [...this.runs.values()];
+  }
+
+  /** Takes a queued message out of the que into the running `parent`'s fold. */
+  fold(msg: Message, parentFullId: string): void {
+    this.que.remove(msg.msg_id);
+    msg.dup = parentFullId;
+    this.coalesced.set(msg.msg_id, msg);
+  }
+
+  /** Back to the que (the parent did not finish well). */
+  unfold(msg: Message): void {
+    delete msg.dup;
+    this.coalesced.delete(msg.msg_id);
+    this.que.insert(msg);
+  }
+
+  /** Gone from que/ with its parent (done or relayed). */
+  dropFolded(id: string): void {
+    this.coalesced.delete(id);
+  }
+
+  isCoalesced(id: string): boolean {
+    return this.coalesced.has(id);
+  }
+
+  /** Which live state memory holds `id` in, or null (it may still be finished, on disk). */
+  liveState(id: string): 'prep' | 'que' | 'run' | null {
+    if (this.prep.has(id)) return 'prep';
+    if (this.que.has(id) || this.coalesced.has(id)) return 'que';
+    return this.runs.has(id) ? 'run' : null;
+  }
+
+  /** The whole message when memory has it (que, coalesced, run). */
+  liveMessage(id: string): Message | undefined {
+    return this.que.get(id) ?? this.coalesced.get(id) ?? this.runs.get(id)?.msg;
+  }
+
+  setFinished(state: FinishedState, n: number): void {
+    this.finished[state] = Math.max(0, n);
+  }
+
+  addFinished(state: FinishedState, delta: number): void {
+    this.setFinished(state, this.finished[state] + delta);
+  }
+
+  counts(): Counts {
+    return { prep: this.prep.size, que: this.que.size, run: this.runs.size, ...this.finished };
+  }
+}

@@ -1,0 +1,158 @@
+// What the socket commands and cron do to messages: create, commit, look up, view, delete, run now, clone, ack.
+import type { CreateFields, Message } from '../message/message.js';
+import { pickFields, statusText } from '../message/message.js';
+import { type State, isFinished } from '../message/states.js';
+import { RqError } from '../errors.js';
+import { attachmentNames } from '../spool/attachments.js';
+import type { QueueSpool } from '../spool/queue-spool.js';
+import type { MessageIndex } from './message-index.js';
+import type { QueueEvents } from './queue-events.js';
+
+export type Located = { state: State; dir: string };
+
+const CLONE_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote'] as const;
+
+export interface MessageOpsDeps {
+  spool: QueueSpool;
+  index: MessageIndex;
+  events: QueueEvents;
+  now: () => number;
+  /** Something became runnable. */
+  pump: () => void;
+}
+
+export class MessageOps {
+  constructor(private readonly d: MessageOpsDeps) {}
+
+  /** Where a message is: memory first (prep, que, run), then the disk (done, relayed, err). */
+  async locate(id: string): Promise<Located | null> {
+    const { index, spool } = this.d;
+    const live = index.liveState(id);
+    if (live === 'run') return { state: 'run', dir: index.run(id)!.dir ?? spool.msgDir('que', id) };
+    if (live) return { state: live, dir: spool.msgDir(live, id) };
+    for (const s of ['done', 'relayed', 'err'] as const) {
+      if (await spool.exists(s, id)) return { state: s, dir: spool.msgDir(s, id) };
+    }
+    return null;
+  }
+
+  /** The message with its derived fields (spec §2.3), read fresh. */
+  async view(id: string, where: Located): Promise<Message> {
+    const { index, spool } = this.d;
+    const mem = index.liveMessage(id);
+    const msg: Message = mem ? { ...mem } : await spool.readMessage(where.state, id);
+    msg.path = spool.relPath(where.dir);
+    msg.status = statusText(where.state, await this.jobStatus(id, where));
+    msg.state = where.state;
+    delete msg._attachments;
+    const attachments = await spool.attachments(where.state, id);
+    if (Object.keys(attachments).length) msg._attachments = attachments;
+    return msg;
+  }
+
+  /** The running script's last status line, or the status file's; null when there is neither. */
+  async jobStatus(id: string, where: Located): Promise<{ job_status: string | null } | null> {
+    const run = this.d.index.run(id);
+    if (run?.script) return { job_status: run.jobStatus };
+    return this.d.spool.readStatusAt(where.dir);
+  }
+
+  /** Text of a running message's status for `messages run`. */
+  runStatus(id: string): string {
+    const run = this.d.index.run(id);
+    return run ? statusText('run', run.script ? { job_status: run.jobStatus } : null) : 'run';
+  }
+
+  /**
+   * Creates a message. A committed one becomes runnable the moment its directory is renamed into
+   * que/ (the dispatcher may start it while the fsyncs run), but the caller's `ok` still waits for them.
+   */
+  async create(fields: CreateFields, commit: boolean): Promise<Message> {
+    const { index, spool } = this.d;
+    const c = spool.createNow(fields, { commit });
+    if (commit) {
+      index.enqueue(c.msg);
+      this.d.pump();
+    } else {
+      index.addPrep(c.msg.msg_id, c.msg);
+    }
+    try {
+      await c.durable;
+    } catch (err) {
+      if (commit) index.dequeue(c.msg.msg_id);
+      else index.takePrep(c.msg.msg_id);
+      throw err;
+    }
+    this.d.events.emit('created', { msg: c.msg, state: commit ? 'que' : 'prep' });
+    if (!commit || index.isQueued(c.msg.msg_id)) void spool.stageRun(c.dir);
+    // Started during the create's fsyncs: the que → run rename is not fsynced on its own (recovery
+    // re-queues from run/ anyway), so the `ok` also waits for run/ to hold it durably.
+    else if (index.run(c.msg.msg_id)) await spool.dirSync.sync(spool.paths.state.run);
+    return c.msg;
+  }
+
+  /** prep → que; false when `id` is not in prep. */
+  async commit(id: string): Promise<boolean> {
+    const { index, spool } = this.d;
+    const known = index.takePrep(id);
+    if (known === undefined) return false;
+    try {
+      const msg = known ?? (await spool.readMessage('prep', id));
+      const moved = await spool.beginMove(id, 'prep', 'que', { actor: 'commit' });
+      index.enqueue(msg);
+      this.d.pump();
+      await moved.sync();
+    } catch (err) {
+      if (!index.isQueued(id) && !index.run(id) && (await spool.exists('prep', id))) index.addPrep(id, known);
+      throw err;
+    }
+    return true;
+  }
+
+  /** Deletes a message in prep, que, err (acked too), done or relayed. */
+  async remove(id: string, where: Located): Promise<void> {
+    const { index, spool } = this.d;
+    if (where.state === 'que' && index.isCoalesced(id)) throw new RqError('RQ_ERR_WRONG_STATE', 'msg is coalesced into a running message');
+    const prepMsg = where.state === 'prep' ? index.takePrep(id) : undefined;
+    if (where.state === 'que') index.dequeue(id);
+    try {
+      await spool.remove(where.state, id);
+    } catch (err) {
+      if (where.state === 'prep') index.addPrep(id, prepMsg ?? null);
+      if (where.state === 'que') index.enqueue(await spool.readMessage('que', id));
+      throw err;
+    }
+    if (isFinished(where.state) && !id.startsWith('.')) index.addFinished(where.state, -1);
+    this.d.events.emit('removed', { id, state: where.state });
+  }
+
+  /** Brings a queued message to the front: due := min(now, smallest due − 1). */
+  async runNow(id: string): Promise<void> {
+    const { index } = this.d;
+    const msg = index.queued(id)!;
+    const min = index.minDue() ?? Infinity;
+    msg.due = Math.min(Math.floor(this.d.now() / 1000), min - 1);
+    index.enqueue(msg);
+    await this.d.spool.writeMessage('que', id, msg);
+    this.d.pump();
+  }
+
+  async clone(id: string, where: Located): Promise<Message> {
+    const old = await this.d.spool.readMessage(where.state, id);
+    // The old due is kept, so the clone is due at once (spec §3.7).
+    const fields = { ...pickFields(old, CLONE_FIELDS), count: 0 };
+    const names = await attachmentNames(where.dir);
+    const msg = await this.d.spool.createWithAttachments(fields, names.length ? where.dir : null, { cloned_from: id });
+    this.d.index.enqueue(msg);
+    this.d.pump();
+    this.d.events.emit('created', { msg, state: 'que' });
+    return msg;
+  }
+
+  async ackErrs(): Promise<number> {
+    const n = await this.d.spool.ackErrs();
+    this.d.index.addFinished('err', -n);
+    return n;
+  }
+}
+

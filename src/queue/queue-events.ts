@@ -1,0 +1,24 @@
+// The queue's typed events: what observers (webhooks, logs, later stats, metrics and the live stream) subscribe to.
+import { EventEmitter } from 'node:events';
+import type { Message } from '../message/message.js';
+import type { State } from '../message/states.js';
+import type { Outcome } from './completion.js';
+
+export interface QueueEventMap {
+  /** A message was written: to prep/ (not committed) or que/. */
+  created: [{ msg: Message; state: 'prep' | 'que' }];
+  /** One rename between states, as the history file records it. */
+  moved: [{ id: string; from: State; to: State; actor: string; reason?: string }];
+  /** A script was started for a message. */
+  started: [{ msg: Message; pid: number; script: string }];
+  /** A line the script wrote on fd 3. */
+  line: [{ id: string; line: string }];
+  /** A run ended and its message has reached `outcome.state` (que for a resend). */
+  finished: [{ msg: Message; outcome: Outcome; code: number | null; signal: NodeJS.Signals | null; ms: number }];
+  /** A run was cut short by the queue's shutdown: the message stays in run/ until the next start. */
+  interrupted: [{ id: string }];
+  /** A message was deleted. */
+  removed: [{ id: string; state: State }];
+}
+
+export class QueueEvents extends EventEmitter<QueueEventMap> {}

@@ -1,0 +1,188 @@
+// The life of one run: que → run, the script started and listened to, then its end decided and the message moved on.
+import type { Logger } from 'pino';
+import type { QueueConfig } from '../config/queue-config.js';
+import { type HostInfo, hostUrl } from '../message/message-id.js';
+import type { Message } from '../message/message.js';
+import type { QueueSpool } from '../spool/queue-spool.js';
+import type { AdminState } from './admin-state.js';
+import type { Coalescer } from './coalescing.js';
+import { type Outcome, decideOutcome, recordCompletion, spawnFailure } from './completion.js';
+import { type DupDeps, dup } from './dup.js';
+import type { MessageIndex } from './message-index.js';
+import { parseLine } from './pipe-protocol.js';
+import type { QueueEvents } from './queue-events.js';
+import { ScriptRun } from './script-run.js';
+import { type ExitInfo, type Launcher, execArgv, scriptEnv, startScript } from './script-runner.js';
+
+export interface RunsDeps {
+  host: HostInfo;
+  config: () => QueueConfig;
+  spool: QueueSpool;
+  index: MessageIndex;
+  admin: AdminState;
+  coalescer: Coalescer;
+  events: QueueEvents;
+  dup: DupDeps;
+  launch: Launcher;
+  baseEnv: NodeJS.ProcessEnv;
+  log: Logger;
+  now: () => number;
+  /** The run's script has exited: its worker slot is free. */
+  released: (id: string) => void;
+  /** A message went back to the que (resend, SCRIPTERROR): dispatch again. */
+  pump: () => void;
+  /** The queue is shutting down: a run that ends now was interrupted, not finished. */
+  stopping: () => boolean;
+  killGraceMs?: number;
+}
+
+export class Runs {
+  constructor(private readonly d: RunsDeps) {}
+
+  /** Runs `msg`, already out of the que, to its end; never rejects. */
+  async run(msg: Message): Promise<void> {
+    const { spool, index } = this.d;
+    const run = new ScriptRun(msg, this.d.log.child({ msg_id: msg.msg_id }), this.d.now(), this.d.killGraceMs);
+    index.addRun(run);
+    this.d.coalescer.fold(run);
+    try {
+      // The start is synchronous: rename, history line, mkdir, realpath and access are each a few
+      // microseconds, while a thread-pool round trip per step would add up in commit-to-start latency.
+      run.dir = spool.moveNow(run.id, 'que', 'run', { actor: 'dispatcher' }).dir;
+      const jobDir = spool.makeJobDir(run.dir);
+      const script = this.d.admin.resolveScript();
+      if (!script.ok) {
+        this.backToQue(run, `script error: ${script.reason}`);
+        return;
+      }
+      const dir = run.dir;
+      const config = this.d.config();
+      run.began(
+        startScript(
+          {
+            argv: execArgv(config.exec_prefix, script.path),
+            env: scriptEnv({
+              msg,
+              fullId: spool.fullId(run.id),
+              queue: config.name,
+              script: config.script,
+              realScript: script.path,
+              jobDir,
+              hostUrl: hostUrl(this.d.host),
+              port: this.d.host.port,
+              envVars: config.env_vars,
+              baseEnv: this.d.baseEnv,
+            }),
+            jobDir,
+            onLine: (line) => this.onLine(run, line),
+          },
+          this.d.launch,
+        ),
+        (text) => spool.writeStatus(dir, text),
+      );
+      const pid = run.script!.pid;
+      run.log.info({ pid, script: script.path }, 'script started');
+      this.d.events.emit('started', { msg, pid, script: script.path });
+      if (pid > 0) spool.writePid(dir, pid);
+      const exit = await run.script!.finished;
+      this.release(run);
+      await this.end(run, exit);
+    } catch (err) {
+      run.log.error({ err }, 'run failed');
+      await this.fail(run, `rq internal error: ${(err as Error).message}`).catch((e) => run.log.error({ err: e }, 'could not move message to err'));
+    } finally {
+      this.release(run);
+      index.removeRun(run.id);
+      this.d.pump();
+    }
+  }
+
+  /** SIGTERM to the script's process group, KILL after the grace. False when `id` runs no script. */
+  destroy(id: string): boolean {
+    return this.d.index.run(id)?.stop() ?? false;
+  }
+
+  private release(run: ScriptRun): void {
+    if (run.released) return;
+    run.released = true;
+    this.d.released(run.id);
+  }
+
+  /** The script is missing or not executable: back to que (the admin state holds the queue in SCRIPTERROR). */
+  private backToQue(run: ScriptRun, reason: string): void {
+    this.d.spool.moveNow(run.id, 'run', 'que', { actor: 'dispatcher', reason });
+    this.d.coalescer.release(run);
+    this.d.index.removeRun(run.id);
+    this.d.index.enqueue(run.msg);
+  }
+
+  private onLine(run: ScriptRun, line: string): void {
+    const pl = parseLine(line);
+    this.d.events.emit('line', { id: run.id, line });
+    run.setStatus(pl.arg);
+    if (pl.keyword === 'dup') {
+      run.track(dup(this.d.dup, run, pl.arg).then((reply) => run.script?.reply(reply)));
+      return;
+    }
+    const had = run.completion;
+    run.completion = recordCompletion(had, pl, run.msg, Math.floor(this.d.now() / 1000));
+    if (!had && run.completion?.kind === 'resend') {
+      const dir = run.dir!;
+      run.track(Promise.all([this.d.spool.writeMessage('run', run.id, run.msg), this.d.spool.markResend(dir)]));
+    }
+  }
+
+  /** The script has been reaped: decide the outcome, write the final status, move the message on. */
+  private async end(run: ScriptRun, exit: ExitInfo): Promise<void> {
+    await run.settled();
+    const { spool, index } = this.d;
+    const dir = run.dir!;
+    if (this.d.stopping()) {
+      spool.appendHistory(dir, { from: 'run', to: 'run', actor: 'shutdown', reason: 'interrupted' });
+      run.log.info('script stopped by shutdown; message stays in run/ until the queue restarts');
+      this.d.events.emit('interrupted', { id: run.id });
+      return;
+    }
+    const msg = run.msg;
+    const outcome: Outcome = exit.spawnError
+      ? spawnFailure(exit.spawnError)
+      : decideOutcome(run.completion, run.script!.pid, exit.code, exit.signal, Number(msg.count) || 0, Number(msg.max_count) || 0);
+    if (outcome.statusText !== null) {
+      run.jobStatus = outcome.statusText;
+      await spool.writeStatus(dir, outcome.statusText, true);
+    }
+    await spool.removePid(dir);
+    const ms = this.d.now() - run.startedAt;
+    run.log.info({ state: outcome.state, code: exit.code, signal: exit.signal, ms }, 'script finished');
+    if (outcome.state === 'que') {
+      const delay = run.completion?.kind === 'resend' ? run.completion.delay : 0;
+      msg.due = Math.floor(this.d.now() / 1000) + delay;
+      await spool.writeMessage('run', run.id, msg);
+      const moved = await spool.beginMove(run.id, 'run', 'que', { actor: 'script', reason: `resend ${delay}` });
+      // The in-memory state follows the rename at once, so nobody sees `run` with a stale path.
+      index.removeRun(run.id);
+      this.d.coalescer.release(run);
+      index.enqueue(msg);
+      await moved.sync();
+    } else {
+      if (outcome.state === 'err') this.d.coalescer.release(run);
+      else await this.d.coalescer.finalise(run, outcome.state);
+      const reason = `exit ${exit.signal ?? exit.code}${outcome.statusText ? `: ${outcome.statusText}` : ''}`;
+      const moved = await spool.beginMove(run.id, 'run', outcome.state, { actor: 'script', reason });
+      index.removeRun(run.id);
+      await moved.sync();
+      index.addFinished(outcome.state, 1);
+    }
+    this.d.events.emit('finished', { msg, outcome, code: exit.code, signal: exit.signal, ms });
+  }
+
+  /** A run that could not proceed: to err with a status saying why. */
+  private async fail(run: ScriptRun, text: string): Promise<void> {
+    this.d.coalescer.release(run);
+    const { spool } = this.d;
+    const from = run.dir ? 'run' : 'que';
+    await spool.writeStatus(spool.msgDir(from, run.id), text, true);
+    await spool.move(run.id, from, 'err', { actor: 'rq', reason: text });
+    this.d.index.addFinished('err', 1);
+  }
+}

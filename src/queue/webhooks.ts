@@ -1,0 +1,31 @@
+// post_run_webhook (spec §3.6): an observer of finished runs that hands each URL to the webhook queue.
+import type { Logger } from 'pino';
+import type { PeerCall } from './dup.js';
+import type { QueueEvents } from './queue-events.js';
+
+/** Subscribes; the returned function resolves once every webhook handed over so far is (or failed to be) queued. */
+export function observeWebhooks(events: QueueEvents, d: { peer: PeerCall; fullId: (id: string) => string; log: Logger }): () => Promise<void> {
+  const sending = new Set<Promise<void>>();
+  events.on('finished', ({ msg, outcome }) => {
+    const urls = msg.post_run_webhook;
+    if (outcome.state === 'que' || !Array.isArray(urls) || urls.length === 0) return;
+    const body: Record<string, unknown> = { ...msg, msg_id: d.fullId(msg.msg_id), state: outcome.state };
+    delete body.status;
+    delete body._attachments;
+    const p = (async () => {
+      for (const url of urls) {
+        try {
+          const reply = await d.peer('webhook', 'create_message', { dest: 'webhook', param1: url, param2: JSON.stringify(body) });
+          if (!Array.isArray(reply) || reply[0] !== 'ok') d.log.warn({ url, reply }, 'webhook queue refused the webhook message');
+        } catch (err) {
+          d.log.warn({ url, err: (err as Error).message }, 'webhook not sent: no webhook queue answered');
+        }
+      }
+    })();
+    sending.add(p);
+    void p.finally(() => sending.delete(p));
+  });
+  return async () => {
+    await Promise.all(sending);
+  };
+}

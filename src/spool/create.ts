@@ -1,0 +1,130 @@
+// Creating a message: an id from a fresh (or blank) directory's inode, the msg written, one rename into prep/ or que/.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { QueuePaths } from '../config/paths.js';
+import { RqError, isErrno } from '../errors.js';
+import { type CreateFields, type Message, DEFAULT_MAX_COUNT, storable } from '../message/message.js';
+import { idStamp } from '../message/message-id.js';
+import type { BlankDirs } from './blanks.js';
+import type { DirSync } from './durable.js';
+import type { SpoolFs } from './spool-fs.js';
+
+const MAX_ALLOC_TRIES = 10;
+
+/** What a create did: the message is visible in `dir` now, and on disk once `durable` resolves. */
+export interface Created {
+  msg: Message;
+  dir: string;
+  /** Resolves when msg, the message dir and the state dir are fsynced; rejects (message removed) on failure. */
+  durable: Promise<void>;
+}
+
+export interface CreatorDeps {
+  paths: QueuePaths;
+  fs: SpoolFs;
+  dirSync: DirSync;
+  blanks: BlankDirs;
+  now: () => number;
+  fullId: (id: string) => string;
+}
+
+export class MessageCreator {
+  private seq = 0;
+
+  constructor(private readonly d: CreatorDeps) {}
+
+  /**
+   * Allocates an id and writes the message. With `commit` it lands in que/ directly (the private
+   * temp dir is renamed straight into que/), otherwise in prep/. Everything up to the rename is
+   * synchronous, a metadata syscall of a few µs each: a thread-pool hop per step added ~0.5 ms to
+   * create-to-start and queued behind running fsyncs. The caller may start the message at once;
+   * its creator is told `ok` only once `durable` resolves. A crash in between can lose or tear a
+   * message that may already have started, but nobody was told `ok` (and a torn msg is moved to
+   * err by the recovery scan). Nothing is left behind when any step fails.
+   */
+  createNow(fields: CreateFields, opts: { commit: boolean; extra?: Partial<Message> }): Created {
+    const { tmpDir, id, ms, blank } = this.allocate();
+    const msg: Message = {
+      ...fields,
+      ...opts.extra,
+      msg_id: id,
+      dest: fields.dest,
+      orig_msg_id: fields.orig_msg_id ?? this.d.fullId(id),
+      count: fields.count ?? 0,
+      max_count: fields.max_count ?? DEFAULT_MAX_COUNT,
+      due: fields.due ?? Math.floor(ms / 1000),
+    };
+    const stateDir = this.d.paths.state[opts.commit ? 'que' : 'prep'];
+    const target = path.join(stateDir, id);
+    const sfs = this.d.fs;
+    const fds: number[] = [];
+    const closeAll = () => fds.splice(0).forEach((fd) => sfs.closeSync(fd));
+    try {
+      // No history line: the create entry is implied by the id (see readHistory), which spares a
+      // write per create, and without a blank the inode of a history file (a third of the create rate).
+      fds.push(sfs.openSync(path.join(tmpDir, 'msg'), blank ? 'r+' : 'wx', 0o644));
+      sfs.writeFileSync(fds[0], JSON.stringify(storable(msg)));
+      // Opened before the rename: the descriptor follows the directory wherever the dispatcher moves it.
+      fds.push(sfs.openSync(tmpDir, 'r'));
+      sfs.renameSync(tmpDir, target);
+    } catch (err) {
+      closeAll();
+      sfs.rmSync(tmpDir, { recursive: true, force: true });
+      throw diskError('create message', err);
+    }
+    const durable = (async () => {
+      try {
+        await Promise.all(fds.map((fd) => sfs.fsync(fd)));
+        await this.d.dirSync.sync(stateDir);
+      } catch (err) {
+        await sfs.rm(target, { recursive: true, force: true }).catch(() => undefined);
+        throw diskError('create message', err);
+      } finally {
+        closeAll();
+      }
+    })();
+    return { msg, dir: target, durable };
+  }
+
+  /** A private directory for a new message (a blank when one is ready), whose inode number makes the id unique. */
+  private allocate(): { tmpDir: string; id: string; ms: number; blank: boolean } {
+    const blank = this.d.blanks.take();
+    if (blank) {
+      const ms = this.d.now();
+      try {
+        return { tmpDir: blank, id: `${idStamp(ms)}.${fs.statSync(blank).ino}`, ms, blank: true };
+      } catch {
+        // Removed behind our back: make one the slow way.
+      }
+    }
+    let lastErr: unknown;
+    for (let i = 0; i < MAX_ALLOC_TRIES; i++) {
+      const ms = this.d.now();
+      const stamp = idStamp(ms);
+      // The temp name only has to be unique among concurrent allocations; the inode makes the id unique.
+      const tmpDir = path.join(this.d.paths.state.prep, `_${stamp}.${process.pid}.${this.seq++}`);
+      try {
+        this.d.fs.mkdirSync(tmpDir);
+        return { tmpDir, id: `${stamp}.${fs.statSync(tmpDir).ino}`, ms, blank: false };
+      } catch (err) {
+        lastErr = err;
+        try {
+          this.d.fs.rmdirSync(tmpDir);
+        } catch {
+          // Never made, or not empty: recovery removes leftovers at the next start.
+        }
+        if (!isErrno(err, 'EEXIST')) break;
+      }
+    }
+    throw new RqError('RQ_ERR_ID_ALLOCATION', `could not allocate a message id in ${this.d.paths.state.prep}: ${errText(lastErr)}`, { cause: lastErr });
+  }
+}
+
+export function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export function diskError(what: string, err: unknown): RqError {
+  if (err instanceof RqError) return err;
+  return new RqError('RQ_ERR_DISK', `${what} failed: ${errText(err)}`, { cause: err });
+}

@@ -1,0 +1,96 @@
+// The files inside one message directory besides attachments: msg, status, pid, the resend mark, job/ and rq's temp files.
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { type Message, storable } from '../message/message.js';
+import { isAttachTemp } from './attachments.js';
+import { type DirSync, overwriteFile, writeFileDurable } from './durable.js';
+import type { SpoolFs } from './spool-fs.js';
+
+export interface JobStatus {
+  job_status: string | null;
+}
+
+export async function readMessage(dir: string, id: string): Promise<Message> {
+  const msg = JSON.parse(await fsp.readFile(path.join(dir, 'msg'), 'utf8')) as Message;
+  if (typeof msg !== 'object' || msg === null || typeof msg.msg_id !== 'string') throw new Error(`msg of ${id} is not a message object`);
+  return msg;
+}
+
+export async function writeMessage(dir: string, msg: Message, dirSync: DirSync): Promise<void> {
+  await writeFileDurable(path.join(dir, 'msg'), JSON.stringify(storable(msg)), dirSync);
+}
+
+/** The status file's text; null when there is none or a crash tore it. */
+export async function readStatus(dir: string): Promise<JobStatus | null> {
+  try {
+    const parsed = JSON.parse(await fsp.readFile(path.join(dir, 'status'), 'utf8')) as JobStatus;
+    return { job_status: typeof parsed?.job_status === 'string' ? parsed.job_status : null };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Status texts change on every pipe line: overwritten in place (no new inode per line), and
+ * fsynced only when asked (final texts). A torn status after a crash reads as null; the message's
+ * state is its directory, never this file.
+ */
+export async function writeStatus(dir: string, text: string | null, sfs: SpoolFs, dirSync?: DirSync): Promise<void> {
+  await overwriteFile(path.join(dir, 'status'), JSON.stringify({ job_status: text }), dirSync, sfs);
+}
+
+/** job/ (the script's cwd); synchronous, on the dispatch path. */
+export function makeJobDir(dir: string, sfs: SpoolFs): string {
+  const job = path.join(dir, 'job');
+  sfs.mkdirSync(job, { recursive: true });
+  return job;
+}
+
+/** The running script's pid, for a later queue process to find a script its predecessor left. */
+export function writePid(dir: string, pid: number, sfs: SpoolFs): void {
+  const fd = sfs.openSync(path.join(dir, 'pid'), 'w', 0o644);
+  try {
+    sfs.writeFileSync(fd, String(pid));
+  } finally {
+    sfs.closeSync(fd);
+  }
+}
+
+export async function removePid(dir: string, sfs: SpoolFs): Promise<void> {
+  await sfs.rm(path.join(dir, 'pid'), { force: true });
+}
+
+/** An empty `resend` file: the script asked for a resend (spec §3.4). */
+export async function markResend(dir: string, sfs: SpoolFs): Promise<void> {
+  await (await sfs.open(path.join(dir, 'resend'), 'w')).close();
+}
+
+/**
+ * Creates what a run needs (job/, job/stdio.log, history) ahead of the dispatch, so that on an
+ * idle moment the inode creations are done before the message is picked. Best effort: the
+ * message may move meanwhile (then the paths are gone and nothing is created), and the
+ * dispatcher creates whatever is missing.
+ */
+export async function stageRun(dir: string, sfs: SpoolFs): Promise<void> {
+  try {
+    await sfs.mkdir(path.join(dir, 'job'));
+    await (await sfs.open(path.join(dir, 'job', 'stdio.log'), 'a')).close();
+    await (await sfs.open(path.join(dir, 'history'), 'a')).close();
+  } catch {
+    // Moved, deleted or already staged: the dispatcher copes.
+  }
+}
+
+/**
+ * Removes the temp files rq itself leaves at a crash: `msg.tmp`, `status.tmp`, `pid.tmp` in the
+ * message dir and `.<name>.tmp` in attach/. `attach/x.tmp` is a legitimate attachment name and
+ * job/ belongs to the script, so neither is touched.
+ */
+export async function cleanTemps(dir: string, sfs: SpoolFs): Promise<void> {
+  const names = await fsp.readdir(dir).catch(() => [] as string[]);
+  for (const n of names) if (n.endsWith('.tmp')) await sfs.rm(path.join(dir, n), { force: true });
+  const attach = path.join(dir, 'attach');
+  for (const n of await fsp.readdir(attach).catch(() => [] as string[])) {
+    if (isAttachTemp(n)) await sfs.rm(path.join(attach, n), { force: true });
+  }
+}

@@ -1,0 +1,65 @@
+// The scan at queue start: rq's temp files removed, run/ back to que/, que/ loaded, unreadable messages to err/.
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import type { Message } from '../message/message.js';
+import { errText } from './create.js';
+import { mapLimit } from './map-limit.js';
+import { cleanTemps } from './message-files.js';
+import type { QueueSpool } from './queue-spool.js';
+
+export interface Recovered {
+  prep: string[];
+  que: Message[];
+  /** Ids that were in run/ and went back to que/. */
+  requeued: string[];
+  /** Ids whose msg could not be read; moved to err/ with a status saying why. */
+  broken: string[];
+}
+
+const RECOVERY_LANES = 32;
+
+/**
+ * `beforeRequeue` runs for each message found in run/ (the queue kills a script left by its
+ * previous incarnation there). Derived fields on disk are never trusted.
+ */
+export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: string, dir: string) => Promise<void>): Promise<Recovered> {
+  await spool.ensureDirs();
+  const { paths, fs: sfs } = spool;
+  const out: Recovered = { prep: [], que: [], requeued: [], broken: [] };
+  for (const n of await fsp.readdir(paths.state.prep)) {
+    if (n.startsWith('_')) await sfs.rm(path.join(paths.state.prep, n), { recursive: true, force: true });
+  }
+  await sfs.rm(spool.blankDir, { recursive: true, force: true });
+  // Deep queues hold 100k messages: the per-message work runs RECOVERY_LANES at a time.
+  for (const s of ['prep', 'run', 'err'] as const) {
+    await mapLimit(await spool.listFlat(s), RECOVERY_LANES, (id) => cleanTemps(spool.msgDir(s, id), sfs));
+  }
+  for (const id of await spool.listFlat('run')) {
+    const dir = spool.msgDir('run', id);
+    if (beforeRequeue) await beforeRequeue(id, dir);
+    await sfs.rm(path.join(dir, 'pid'), { force: true });
+    await spool.move(id, 'run', 'que', { actor: 'recovery', reason: 'interrupted' });
+    out.requeued.push(id);
+  }
+  out.prep = (await spool.listFlat('prep')).sort().reverse();
+  const loaded = await mapLimit((await spool.listFlat('que')).sort(), RECOVERY_LANES, async (id) => {
+    await cleanTemps(spool.msgDir('que', id), sfs);
+    try {
+      const msg = await spool.readMessage('que', id);
+      msg.msg_id = id;
+      if (typeof msg.due !== 'number') {
+        const due = Number(msg.due);
+        msg.due = Number.isFinite(due) ? due : Math.floor(spool.now() / 1000);
+        await spool.writeMessage('que', id, msg);
+      }
+      return msg;
+    } catch (err) {
+      await spool.writeStatus(spool.msgDir('que', id), `unreadable msg at recovery: ${errText(err)}`, true);
+      await spool.move(id, 'que', 'err', { actor: 'recovery', reason: 'unreadable msg' });
+      out.broken.push(id);
+      return null;
+    }
+  });
+  for (const m of loaded) if (m) out.que.push(m);
+  return out;
+}
