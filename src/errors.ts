@@ -1,31 +1,59 @@
-// The one catalogue of coded errors: code, HTTP status and a message a user can act on.
+// The one catalogue of coded errors: code, HTTP status and message template (%s holes), as fastify's lib/errors.js keeps them.
 
 export const ERRORS = {
-  RQ_ERR_INVALID_QUEUE_NAME: { status: 400 },
-  RQ_ERR_INVALID_MSG_ID: { status: 400 },
-  RQ_ERR_INVALID_FIELD: { status: 400 },
-  RQ_ERR_INVALID_JSON: { status: 400 },
-  RQ_ERR_INVALID_ATTACHMENT: { status: 400 },
-  RQ_ERR_PATH_ESCAPES_ROOT: { status: 400 },
-  RQ_ERR_CONFIG: { status: 500 },
-  RQ_ERR_QUEUE_NOT_FOUND: { status: 404 },
-  RQ_ERR_MSG_NOT_FOUND: { status: 404 },
-  RQ_ERR_WRONG_STATE: { status: 409 },
-  RQ_ERR_ID_ALLOCATION: { status: 503 },
-  RQ_ERR_DISK: { status: 507 },
-  RQ_ERR_ALREADY_INSTALLED: { status: 409 },
-  RQ_ERR_NO_REPLY: { status: 503 },
-  RQ_ERR_PROTOCOL: { status: 400 },
-  RQ_ERR_SOCKET_IN_USE: { status: 409 },
-  RQ_ERR_SOCKET_PATH: { status: 500 },
-  RQ_ERR_USAGE: { status: 400 },
-  RQ_ERR_UNAUTHORIZED: { status: 401 },
-  RQ_ERR_NOT_FOUND: { status: 404 },
-  RQ_ERR_UPLOAD_TOO_LARGE: { status: 413 },
-  RQ_ERR_MGR_DOWN: { status: 503 },
+  // Bad input: the text names the field, what was expected and what was received.
+  RQ_ERR_INVALID_FIELD: { status: 400, message: '%s: expected %s, received %s' },
+  RQ_ERR_INVALID_QUEUE_NAME: { status: 400, message: '%s' },
+  RQ_ERR_INVALID_MSG_ID: { status: 400, message: '%s' },
+  RQ_ERR_INVALID_JSON: { status: 400, message: '%s' },
+  RQ_ERR_INVALID_ATTACHMENT: { status: 400, message: '%s' },
+  RQ_ERR_PATH_ESCAPES_ROOT: { status: 400, message: 'message path %s is outside %s' },
+  RQ_ERR_USAGE: { status: 400, message: '%s' },
+  RQ_ERR_RULE_SYNTAX: { status: 400, message: '%s' },
+  // The classic queue socket replies (spec §7), word for word.
+  RQ_ERR_MISSING_DEST: { status: 400, message: 'input missing required "dest" parameter' },
+  RQ_ERR_LACKING_FIELD: { status: 400, message: "lacking '%s' field" },
+  RQ_ERR_CANNOT_FIND_MESSAGE: { status: 404, message: 'cannot find message' },
+  RQ_ERR_NO_SUCH_MSG: { status: 404, message: 'msg not found' },
+  RQ_ERR_NOT_IN_PREP: { status: 409, message: 'msg not in prep' },
+  RQ_ERR_MSG_RUNNING: { status: 409, message: 'msg is running: destroy it first' },
+  RQ_ERR_ALREADY_RUNNING: { status: 409, message: 'msg already running' },
+  RQ_ERR_NOT_RUNNABLE: { status: 409, message: 'msg not in runnable state' },
+  RQ_ERR_CANNOT_CLONE: { status: 409, message: 'cannot clone message in %s state' },
+  RQ_ERR_COALESCED: { status: 409, message: 'msg is coalesced into a running message' },
+  RQ_ERR_QUEUE_DOWN: { status: 503, message: 'status: DOWN' },
+  RQ_ERR_COMMIT_FAILED: { status: 500, message: 'unknown reason' },
+  RQ_ERR_UNREADABLE_MSG: { status: 500, message: "msg couldn't be read" },
+  RQ_ERR_CLONE_FAILED: { status: 500, message: "msg couldn't be cloned" },
+  RQ_ERR_NOT_DELETED: { status: 500, message: 'msg not deleted: %s' },
+  RQ_ERR_STATE_FIELD: { status: 400, message: "invalid or missing 'state' field (%s)" },
+  RQ_ERR_ATTACH_REFUSED: { status: 400, message: '%s' },
+  // Not found, each for what is missing.
+  RQ_ERR_QUEUE_NOT_FOUND: { status: 404, message: 'Queue not found: %s' },
+  RQ_ERR_NO_SUCH_QUEUE: { status: 404, message: 'queue not found: %s' },
+  RQ_ERR_MSG_NOT_FOUND: { status: 404, message: 'Message not found: %s' },
+  RQ_ERR_FILE_NOT_FOUND: { status: 404, message: '%s not found%s' },
+  RQ_ERR_UPLOAD_MISSING: { status: 404, message: 'filedata: expected %s' },
+  RQ_ERR_BAD_JSON_FILE: { status: 404, message: "Couldn't parse json file (%s)." },
+  // The state of the system.
+  RQ_ERR_SOCKET_IN_USE: { status: 409, message: 'another process is already listening on %s' },
+  RQ_ERR_UNAUTHORIZED: { status: 401, message: '401 - Unauthorized' },
+  RQ_ERR_UPLOAD_TOO_LARGE: { status: 413, message: '413 - Upload too large: the limit is %s bytes (max_upload_bytes in config/config.json)' },
+  RQ_ERR_CONFIG: { status: 500, message: '%s' },
+  RQ_ERR_SOCKET_PATH: { status: 500, message: '%s' },
+  RQ_ERR_ID_ALLOCATION: { status: 503, message: 'could not allocate a message id in %s: %s' },
+  RQ_ERR_NO_REPLY: { status: 503, message: '%s' },
+  RQ_ERR_MGR_DOWN: { status: 503, message: '503 - QueueMgr not running' },
+  RQ_ERR_PROTOCOL: { status: 502, message: '%s' },
+  RQ_ERR_FETCH: { status: 502, message: 'CRITICAL: %s' },
+  RQ_ERR_DISK: { status: 507, message: '%s failed: %s' },
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;
+
+/** One string per %s hole of the template, then optionally the cause. */
+type Holes<S extends string> = S extends `${string}%s${infer Rest}` ? [string | number, ...Holes<Rest>] : [];
+export type ErrorArgs<C extends ErrorCode> = [...Holes<(typeof ERRORS)[C]['message']>];
 
 export class RqError extends Error {
   readonly code: ErrorCode;
@@ -36,6 +64,27 @@ export class RqError extends Error {
     this.code = code;
     this.status = ERRORS[code].status;
   }
+
+  /** The catalogue's error `code`, its template filled with `args` in order. */
+  static of<C extends ErrorCode>(code: C, ...args: ErrorArgs<C>): RqError {
+    let i = 0;
+    return new RqError(code, ERRORS[code].message.replace(/%s/g, () => String(args[i++])));
+  }
+
+  /** The same error, with what caused it attached (shown in logs, never to clients). */
+  causedBy(cause: unknown): this {
+    Object.defineProperty(this, 'cause', { value: cause, enumerable: false, configurable: true, writable: true });
+    return this;
+  }
+}
+
+export function isRqError(err: unknown, code?: ErrorCode): err is RqError {
+  return err instanceof RqError && (code === undefined || err.code === code);
+}
+
+/** The catalogue code whose fixed text (a template without holes) is `text`, if any: how a client types a classic reply. */
+export function codeOfText(text: string): ErrorCode | undefined {
+  return (Object.keys(ERRORS) as ErrorCode[]).find((c) => !ERRORS[c].message.includes('%s') && ERRORS[c].message === text);
 }
 
 /** Renders a received value for an error message: short, quoted, control bytes visible. */
@@ -51,8 +100,14 @@ export function shown(value: unknown): string {
 }
 
 /** A validation error naming the field, what was expected and what was received. */
-export function invalidField(field: string, expected: string, received: unknown, code: ErrorCode = 'RQ_ERR_INVALID_FIELD'): RqError {
-  return new RqError(code, `${field}: expected ${expected}, received ${shown(received)}`);
+export function invalidField(field: string, expected: string, received: unknown): RqError {
+  return RqError.of('RQ_ERR_INVALID_FIELD', field, expected, shown(received));
+}
+
+/** The same phrase as text, for errors that list several problems (config files); no field part at the top level. */
+export function fieldProblem(field: string, expected: string, received: unknown): string {
+  const text = invalidField(field || '-', expected, received).message;
+  return field ? text : text.slice('-: '.length);
 }
 
 export function isErrno(err: unknown, code: string): boolean {

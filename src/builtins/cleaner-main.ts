@@ -1,7 +1,7 @@
 // The cleaner queue's script (scripts/cleaner/run): param1 = queue name or ALLQUEUES, param2 = whole days to keep (default 3).
 import fs from 'node:fs';
 import { queuePaths } from '../config/paths.js';
-import { queueCommand } from '../ipc/rq1.js';
+import { QueueClient } from '../ipc/queue-client.js';
 import { queueNameProblem } from '../message/names.js';
 import { type DeleteResult, type QueueAccess, clean, summary } from './cleaner.js';
 import { scriptLog } from '../script-kit/log.js';
@@ -14,22 +14,22 @@ export const DEFAULT_DAYS = 3;
 const REPLY_TIMEOUT_MS = 30_000;
 
 function socketAccess(root: string): QueueAccess {
-  const ask = (queue: string, command: string, arg: unknown) => queueCommand(queuePaths(root, queue).sock, command, arg, { timeoutMs: REPLY_TIMEOUT_MS });
+  const client = (queue: string) => QueueClient.oneShot(queuePaths(root, queue).sock, { timeoutMs: REPLY_TIMEOUT_MS });
   return {
     async state(queue) {
       try {
-        const r = await ask(queue, 'status', {});
-        return Array.isArray(r) && r[0] === 'DOWN' ? 'down' : 'up';
+        const r = await client(queue).status();
+        return r.ok && r.value === 'DOWN' ? 'down' : 'up';
       } catch {
         return 'none';
       }
     },
     async deleteMessage(queue, id): Promise<DeleteResult> {
       try {
-        const r = await ask(queue, 'delete_message', { msg_id: id });
-        if (Array.isArray(r) && r[0] === 'ok') return 'deleted';
-        if (Array.isArray(r) && r[1] === 'msg not found') return 'gone';
-        if (Array.isArray(r) && r[1] === 'status: DOWN') return 'down';
+        const r = await client(queue).act('delete_message', id);
+        if (r.ok) return 'deleted';
+        if (r.code === 'RQ_ERR_NO_SUCH_MSG') return 'gone';
+        if (r.code === 'RQ_ERR_QUEUE_DOWN') return 'down';
         return 'failed';
       } catch {
         return 'failed';

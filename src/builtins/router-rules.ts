@@ -1,6 +1,6 @@
 // The rq_router rules file (config/rq_router_rules.rb, spec §12.3): the classic DSL read line by line as literals, never evaluated.
-import { RqError } from '../errors.js';
-import { type RuleValue, RuleSyntaxError, parseStatement } from './rule-values.js';
+import { RqError, isRqError } from '../errors.js';
+import { type RuleValue, parseStatement } from './rule-values.js';
 
 export const ROUTER_ACTIONS = ['relay', 'balance', 'done', 'err'] as const;
 export type RouterAction = (typeof ROUTER_ACTIONS)[number];
@@ -51,7 +51,7 @@ export function parseRules(text: string, label: string): RuleSet {
   const rules: RouterRule[] = [];
   let draft: Draft | null = null;
   const fail = (line: number, reason: string): never => {
-    throw new RqError('RQ_ERR_CONFIG', `${label}:${line}: ${reason}`);
+    throw RqError.of('RQ_ERR_CONFIG', `${label}:${line}: ${reason}`);
   };
   const finish = () => {
     if (draft) rules.push(finalise(draft, fail));
@@ -69,7 +69,7 @@ export function parseRules(text: string, label: string): RuleSet {
     try {
       st = parseStatement(raw);
     } catch (err) {
-      if (err instanceof RuleSyntaxError) fail(n, err.message);
+      if (isRqError(err, 'RQ_ERR_RULE_SYNTAX')) fail(n, err.message);
       throw err;
     }
     if (!st) continue; // a comment line

@@ -1,7 +1,7 @@
 // Ruby regexp literals of the router rules (/re/flags, %r{re}flags) turned into JavaScript RegExps without evaluating Ruby.
+import { RqError } from '../errors.js';
 
 /** Thrown for a pattern rq cannot translate faithfully; the caller reports it with the line. */
-export class RegexpProblem extends Error {}
 
 /**
  * Ruby's `^`/`$` always match at line boundaries, so the JS flag `m` is always set; `\A`, `\z`
@@ -9,8 +9,8 @@ export class RegexpProblem extends Error {}
  * `x` (extended) drops unescaped whitespace and comments; `i` is the same; `o` means nothing here.
  */
 export function rubyRegexp(source: string, flags: string): RegExp {
-  if (source.includes('#{')) throw new RegexpProblem('interpolation #{...} is Ruby code; rules are not evaluated, write the pattern literally');
-  if (/\(\?[imx-]+[:)]/.test(source)) throw new RegexpProblem('inline flag groups such as (?i) have no JavaScript equivalent; use the /i flag after the pattern');
+  if (source.includes('#{')) throw RqError.of('RQ_ERR_RULE_SYNTAX', 'interpolation #{...} is Ruby code; rules are not evaluated, write the pattern literally');
+  if (/\(\?[imx-]+[:)]/.test(source)) throw RqError.of('RQ_ERR_RULE_SYNTAX', 'inline flag groups such as (?i) have no JavaScript equivalent; use the /i flag after the pattern');
   let js = 'm';
   let extended = false;
   for (const f of flags) {
@@ -18,7 +18,7 @@ export function rubyRegexp(source: string, flags: string): RegExp {
     else if (f === 'm') js += 's';
     else if (f === 'x') extended = true;
     else if (f === 'o' || f === 'u' || f === 'n') continue;
-    else throw new RegexpProblem(`unknown regexp flag ${JSON.stringify(f)} (expected i, m or x)`);
+    else throw RqError.of('RQ_ERR_RULE_SYNTAX', `unknown regexp flag ${JSON.stringify(f)} (expected i, m or x)`);
   }
   let out = '';
   let inClass = false;
@@ -53,6 +53,6 @@ export function rubyRegexp(source: string, flags: string): RegExp {
   try {
     return new RegExp(out, js);
   } catch (err) {
-    throw new RegexpProblem(`not a valid pattern: ${(err as Error).message}`);
+    throw RqError.of('RQ_ERR_RULE_SYNTAX', `not a valid pattern: ${(err as Error).message}`);
   }
 }

@@ -1,5 +1,6 @@
 // The literal values a router rules line may hold (strings, symbols, regexps, integers, booleans, arrays), read without evaluating Ruby.
-import { RegexpProblem, rubyRegexp } from './ruby-regexp.js';
+import { rubyRegexp } from './ruby-regexp.js';
+import { RqError, isRqError } from '../errors.js';
 
 export type RuleValue =
   | { type: 'string'; value: string }
@@ -16,7 +17,6 @@ export interface Statement {
 }
 
 /** A line that is not a statement of literals: the whole rules file is then refused. */
-export class RuleSyntaxError extends Error {}
 
 const CLOSERS: Record<string, string> = { '{': '}', '(': ')', '[': ']', '<': '>' };
 
@@ -26,7 +26,7 @@ export function parseStatement(line: string): Statement | null {
   r.skipSpace();
   if (r.atEnd()) return null;
   const keyword = r.identifier();
-  if (!keyword) throw new RuleSyntaxError(`expected a statement such as rule, src, dest, action, route, delay or log, found ${JSON.stringify(r.rest())}`);
+  if (!keyword) throw RqError.of('RQ_ERR_RULE_SYNTAX', `expected a statement such as rule, src, dest, action, route, delay or log, found ${JSON.stringify(r.rest())}`);
   let args: RuleValue[] = [];
   const hadSpace = r.skipSpace();
   if (r.peek() === '(') {
@@ -34,11 +34,11 @@ export function parseStatement(line: string): Statement | null {
     args = r.list(')');
     r.expect(')');
   } else if (!r.atEnd()) {
-    if (!hadSpace) throw new RuleSyntaxError(`unexpected ${JSON.stringify(r.rest())} after ${keyword}`);
+    if (!hadSpace) throw RqError.of('RQ_ERR_RULE_SYNTAX', `unexpected ${JSON.stringify(r.rest())} after ${keyword}`);
     args = r.list(null);
   }
   r.skipSpace();
-  if (!r.atEnd()) throw new RuleSyntaxError(`unexpected ${JSON.stringify(r.rest())}`);
+  if (!r.atEnd()) throw RqError.of('RQ_ERR_RULE_SYNTAX', `unexpected ${JSON.stringify(r.rest())}`);
   return { keyword, args };
 }
 
@@ -66,7 +66,7 @@ class LineReader {
   }
   expect(c: string): void {
     this.skipSpace();
-    if (this.next() !== c) throw new RuleSyntaxError(`expected ${JSON.stringify(c)}`);
+    if (this.next() !== c) throw RqError.of('RQ_ERR_RULE_SYNTAX', `expected ${JSON.stringify(c)}`);
   }
   identifier(): string | null {
     const m = /^[A-Za-z_][A-Za-z0-9_]*[?!]?/.exec(this.rest());
@@ -98,7 +98,7 @@ class LineReader {
       this.next();
       if (this.peek() === '"' || this.peek() === "'") return { type: 'symbol', value: this.quoted(this.next()) };
       const id = this.identifier();
-      if (!id) throw new RuleSyntaxError('expected a symbol name after ":"');
+      if (!id) throw RqError.of('RQ_ERR_RULE_SYNTAX', 'expected a symbol name after ":"');
       return { type: 'symbol', value: id };
     }
     if (c === '/') {
@@ -108,7 +108,7 @@ class LineReader {
     if (c === '%' && this.s[this.i + 1] === 'r') {
       this.i += 2;
       const open = this.next();
-      if (!open || /[A-Za-z0-9\s]/.test(open)) throw new RuleSyntaxError('expected a delimiter after %r');
+      if (!open || /[A-Za-z0-9\s]/.test(open)) throw RqError.of('RQ_ERR_RULE_SYNTAX', 'expected a delimiter after %r');
       return this.regexp(CLOSERS[open] ?? open, CLOSERS[open] ? open : undefined);
     }
     if (c === '[') {
@@ -126,17 +126,17 @@ class LineReader {
     if (id === 'true' || id === 'false') return { type: 'boolean', value: id === 'true' };
     if (id === 'nil') return { type: 'nil' };
     // A bare name would be a Ruby method call or constant: code, not a literal.
-    throw new RuleSyntaxError(id ? `${id} is not a literal (rules are not evaluated as Ruby)` : `unexpected ${JSON.stringify(this.rest())}`);
+    throw RqError.of('RQ_ERR_RULE_SYNTAX', id ? `${id} is not a literal (rules are not evaluated as Ruby)` : `unexpected ${JSON.stringify(this.rest())}`);
   }
 
   /** A Ruby string after its opening quote: '…' knows only \\ and \'; "…" the common escapes, no interpolation. */
   private quoted(q: string): string {
     let out = '';
     for (;;) {
-      if (this.i >= this.s.length) throw new RuleSyntaxError(`unterminated string (missing ${q})`);
+      if (this.i >= this.s.length) throw RqError.of('RQ_ERR_RULE_SYNTAX', `unterminated string (missing ${q})`);
       const c = this.next();
       if (c === q) return out;
-      if (q === '"' && c === '#' && this.peek() === '{') throw new RuleSyntaxError('string interpolation #{...} is Ruby code; rules are not evaluated');
+      if (q === '"' && c === '#' && this.peek() === '{') throw RqError.of('RQ_ERR_RULE_SYNTAX', 'string interpolation #{...} is Ruby code; rules are not evaluated');
       if (c !== '\\') {
         out += c;
         continue;
@@ -151,7 +151,7 @@ class LineReader {
     let src = '';
     let depth = 0;
     for (;;) {
-      if (this.i >= this.s.length) throw new RuleSyntaxError(`unterminated regexp (missing ${close})`);
+      if (this.i >= this.s.length) throw RqError.of('RQ_ERR_RULE_SYNTAX', `unterminated regexp (missing ${close})`);
       const c = this.next();
       if (c === '\\' && this.i < this.s.length) {
         const n = this.next();
@@ -171,7 +171,7 @@ class LineReader {
     try {
       return { type: 'regexp', value: rubyRegexp(src, flags), text: `/${src}/${flags}` };
     } catch (err) {
-      if (err instanceof RegexpProblem) throw new RuleSyntaxError(`regexp /${src}/${flags}: ${err.message}`);
+      if (isRqError(err, 'RQ_ERR_RULE_SYNTAX')) throw RqError.of('RQ_ERR_RULE_SYNTAX', `regexp /${src}/${flags}: ${err.message}`);
       throw err;
     }
   }

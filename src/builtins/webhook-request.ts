@@ -1,5 +1,5 @@
 // What the webhook queue posts (spec §12.2): an rq new_message for rq URLs (drudru), the message as JSON otherwise (brightroll).
-import { RqError, shown } from '../errors.js';
+import { RqError, invalidField, shown } from '../errors.js';
 
 export interface WebhookRequest {
   url: string;
@@ -22,19 +22,19 @@ export function webhookRequest(url: string, payload: string): WebhookRequest {
   try {
     parsedUrl = new URL(url);
   } catch {
-    throw new RqError('RQ_ERR_INVALID_FIELD', `param1: expected the webhook URL (http:// or https://), received ${shown(url)}`);
+    throw invalidField('param1', 'the webhook URL (http:// or https://)', url);
   }
   if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:') {
-    throw new RqError('RQ_ERR_INVALID_FIELD', `param1: expected the webhook URL (http:// or https://), received ${shown(url)}`);
+    throw invalidField('param1', 'the webhook URL (http:// or https://)', url);
   }
   let msg: unknown;
   try {
     msg = JSON.parse(payload);
   } catch {
-    throw new RqError('RQ_ERR_INVALID_JSON', `param2: expected the finished message as JSON, received ${shown(payload)}`);
+    throw RqError.of('RQ_ERR_INVALID_JSON', `param2: expected the finished message as JSON, received ${shown(payload)}`);
   }
   if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) {
-    throw new RqError('RQ_ERR_INVALID_JSON', `param2: expected the finished message as a JSON object, received ${shown(payload)}`);
+    throw RqError.of('RQ_ERR_INVALID_JSON', `param2: expected the finished message as a JSON object, received ${shown(payload)}`);
   }
   const fields = msg as Record<string, unknown>;
   const pathname = parsedUrl.pathname.replace(/\/+$/, '');

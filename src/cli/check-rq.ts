@@ -1,6 +1,7 @@
 // check_rq: Nagios-style probe of an rq host's queues over HTTP (spec §10.2), without the classic crash.
 import http from 'node:http';
 import { parseArgs } from '../args.js';
+import { RqError, isRqError } from '../errors.js';
 
 const USAGE = `usage: check_rq [-s|--server HOST] [-p|--port PORT] [-t|--thresh a:b:c:d] [-u|--user NAME:PASSWORD] [-d|--dump] [-h]
   a/b: prep+que+run at which to warn/go critical (default 25:40)
@@ -52,7 +53,6 @@ export function judge(name: string, s: QueueStats, t: Thresholds): { critical: s
   return { critical, warning };
 }
 
-class FetchError extends Error {}
 
 function fetchText(host: string, port: number, pathname: string, auth: string | undefined, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -60,10 +60,10 @@ function fetchText(host: string, port: number, pathname: string, auth: string | 
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (body += d));
-      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new FetchError(`CRITICAL: Could not Fetch ${pathname}`))));
+      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(RqError.of('RQ_ERR_FETCH', `Could not Fetch ${pathname}`))));
     });
-    req.on('timeout', () => req.destroy(new FetchError(`CRITICAL: Timed out connecting to ${host}:${port}`)));
-    req.on('error', (err) => reject(err instanceof FetchError ? err : new FetchError(`CRITICAL: Could not connect to ${host}:${port}`)));
+    req.on('timeout', () => req.destroy(RqError.of('RQ_ERR_FETCH', `Timed out connecting to ${host}:${port}`)));
+    req.on('error', (err) => reject(isRqError(err, 'RQ_ERR_FETCH') ? err : RqError.of('RQ_ERR_FETCH', `Could not connect to ${host}:${port}`)));
   });
 }
 
@@ -116,7 +116,7 @@ export async function main(argv: string[]): Promise<number> {
     console.log('OK: all queue tests normal');
     return 0;
   } catch (err) {
-    console.log(err instanceof FetchError ? err.message : `CRITICAL: ${(err as Error).message}`);
+    console.log(isRqError(err, 'RQ_ERR_FETCH') ? err.message : `CRITICAL: ${(err as Error).message}`);
     return 2;
   }
 }

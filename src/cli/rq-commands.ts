@@ -1,9 +1,10 @@
 // The rq tool's subcommands (spec §10.1): options in, one queue socket command, the classic output lines out.
 import fs from 'node:fs';
 import path from 'node:path';
-import { RqError, isErrno, shown } from '../errors.js';
+import { RqError, isErrno, isRqError, shown } from '../errors.js';
 import { queuePaths } from '../config/paths.js';
-import { queueCommand } from '../ipc/rq1.js';
+import type { Answer } from '../ipc/answer.js';
+import { QueueClient } from '../ipc/queue-client.js';
 import { describeRule, parseRules } from '../builtins/router-rules.js';
 import { type Options, checkQueueName, messageFields, msgIdOpt, pathnameOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
 
@@ -29,52 +30,33 @@ export interface RqCommand {
 /** A busy queue may be fsyncing a burst of messages; a dead one fails at connect, long before this. */
 const REPLY_TIMEOUT_MS = 30_000;
 
-/** A queue reply as the classic tool prints it: `[status, text-or-object]`. */
-type Reply = [unknown, unknown];
-
 /**
- * A queue of the root, refused without a directory as the classic client refuses (`Queue not found`).
- * It lives here rather than in a file of its own because every module costs the tool start-up time.
+ * Asks a queue of the root through the typed client; a queue without a directory is refused as the
+ * classic client refuses it, a silent one with RQ_ERR_NO_REPLY naming it.
  */
-class QueueClient {
-  private constructor(
-    readonly name: string,
-    private readonly sock: string,
-  ) {}
-
-  static open(root: string, name: string): QueueClient {
-    const p = queuePaths(root, name);
-    let st: fs.Stats | undefined;
-    try {
-      st = fs.statSync(p.dir);
-    } catch {
-      st = undefined;
-    }
-    if (!st?.isDirectory()) throw new RqError('RQ_ERR_QUEUE_NOT_FOUND', `queue not found: ${name}`);
-    return new QueueClient(name, p.sock);
+async function ask<T>(root: string, name: string, call: (c: QueueClient) => Promise<Answer<T>>): Promise<Answer<T>> {
+  const p = queuePaths(root, name);
+  let st: fs.Stats | undefined;
+  try {
+    st = fs.statSync(p.dir);
+  } catch {
+    st = undefined;
   }
-
-  async ask(command: string, arg: unknown): Promise<Reply> {
-    let reply: unknown;
-    try {
-      reply = await queueCommand(this.sock, command, arg, { timeoutMs: REPLY_TIMEOUT_MS });
-    } catch (err) {
-      if (err instanceof RqError && err.code === 'RQ_ERR_NO_REPLY') {
-        throw new RqError('RQ_ERR_NO_REPLY', `queue ${this.name}: its process does not answer (${err.message})`);
-      }
-      throw err;
-    }
-    if (!Array.isArray(reply) || reply.length === 0) {
-      throw new RqError('RQ_ERR_PROTOCOL', `queue ${this.name}: unexpected reply to ${command}: ${shown(reply)}`);
-    }
-    return [reply[0], reply[1]];
+  if (!st?.isDirectory()) throw RqError.of('RQ_ERR_NO_SUCH_QUEUE', name);
+  let a: Answer<T>;
+  try {
+    a = await call(QueueClient.oneShot(p.sock, { timeoutMs: REPLY_TIMEOUT_MS }));
+  } catch (err) {
+    if (isRqError(err, 'RQ_ERR_NO_REPLY')) throw RqError.of('RQ_ERR_NO_REPLY', `queue ${name}: its process does not answer (${err.message})`);
+    throw err;
   }
+  if (!Array.isArray(a.raw) || a.raw.length === 0) throw RqError.of('RQ_ERR_PROTOCOL', `queue ${name}: unexpected reply: ${shown(a.raw)}`);
+  return a;
 }
 
-const isOk = (reply: Reply): boolean => reply[0] === 'ok';
-
 /** `<status> <text>`: the classic tool's output line for a reply. */
-function replyLine(reply: Reply): string {
+function replyLine(a: Answer<unknown>): string {
+  const reply = a.raw as unknown[];
   const show = (v: unknown) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));
   return `${show(reply[0])} ${show(reply[1])}`;
 }
@@ -97,32 +79,39 @@ function create(command: 'create_message' | 'prep_message' | 'single_que', summa
     summary,
     run: async ({ opts, root, io }) => {
       const fields = messageFields(opts);
-      const queue = QueueClient.open(root, destQueue(fields.dest as string, opts, command !== 'single_que'));
-      const reply = await queue.ask(command, fields);
+      const reply = await ask(root, destQueue(fields.dest as string, opts, command !== 'single_que'), (c) => c.create(fields, command));
       io.stdout(replyLine(reply));
-      return isOk(reply) ? 0 : 1;
+      return reply.ok ? 0 : 1;
     },
   };
 }
 
+type MessageCall = (c: QueueClient, id: string) => Promise<Answer<unknown>>;
+const BY_COMMAND: Record<'commit_message' | 'get_message_status' | 'get_message_state' | 'get_message' | 'clone_message', MessageCall> = {
+  commit_message: (c, id) => c.commit(id),
+  get_message_status: (c, id) => c.messageStatus(id),
+  get_message_state: (c, id) => c.state(id),
+  get_message: (c, id) => c.get(id),
+  clone_message: (c, id) => c.act('clone_message', id),
+};
+
 /** A command on one message: `--msg_id` names the queue and the id; `show` renders an ok reply. */
-function onMessage(command: string, summary: string, show: (value: Record<string, unknown>) => string[] = () => []): RqCommand {
+function onMessage(command: keyof typeof BY_COMMAND, summary: string, show: (value: Record<string, unknown>) => string[] = () => []): RqCommand {
   return {
     summary,
     run: async ({ opts, root, io }) => {
       const target = msgIdOpt(opts);
-      const reply = await QueueClient.open(root, target.queue).ask(command, { msg_id: target.id });
-      const value = reply[1];
-      const lines = isOk(reply) && typeof value === 'object' && value !== null ? show(value as Record<string, unknown>) : [];
+      const reply = await ask(root, target.queue, (c) => BY_COMMAND[command](c, target.id));
+      const lines = reply.ok && typeof reply.value === 'object' && reply.value !== null ? show(reply.value as Record<string, unknown>) : [];
       for (const line of lines.length > 0 ? lines : [replyLine(reply)]) io.stdout(line);
-      return isOk(reply) ? 0 : 1;
+      return reply.ok ? 0 : 1;
     },
   };
 }
 
 /** The classic tool's own checks, with its texts, so a bad path fails here rather than as a queue reply. */
 function checkAttachment(pathname: string): void {
-  const refuse = (text: string) => new RqError('RQ_ERR_INVALID_ATTACHMENT', text);
+  const refuse = (text: string) => RqError.of('RQ_ERR_INVALID_ATTACHMENT', text);
   let st;
   try {
     st = fs.statSync(pathname);
@@ -145,14 +134,11 @@ const attachmesg: RqCommand = {
     const target = msgIdOpt(opts);
     const pathname = pathnameOpt(opts, io.cwd);
     const name = stringOpt(opts, 'name', 'an attachment name');
-    const queue = QueueClient.open(root, target.queue);
+    if (!fs.existsSync(queuePaths(root, target.queue).dir)) throw RqError.of('RQ_ERR_NO_SUCH_QUEUE', target.queue);
     checkAttachment(pathname);
-    const arg: Record<string, unknown> = { msg_id: target.id, pathname };
-    if (name !== undefined) arg.name = name;
-    if (opts.local_fs_only !== undefined) arg.local_fs_only = opts.local_fs_only;
-    const reply: Reply = await queue.ask('attach_message', arg);
+    const reply = await ask(root, target.queue, (c) => c.attach(target.id, pathname, name));
     io.stdout(`${replyLine(reply)} for Message: ${target.given} attachment`);
-    return isOk(reply) ? 0 : 1;
+    return reply.ok ? 0 : 1;
   },
 };
 

@@ -29,7 +29,7 @@ const processIo = (): InstallIo => ({
 });
 
 function usageError(message: string): RqError {
-  return new RqError('RQ_ERR_USAGE', message);
+  return RqError.of('RQ_ERR_USAGE', message);
 }
 
 // Paths may contain spaces; names and addresses may not (they end up in URLs and listen calls).

@@ -1,4 +1,5 @@
 // `rq-mgr start|stop|status|restart|run|zap`: the supervisor's control program.
+import { RqError } from '../errors.js';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -6,11 +7,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rootPaths } from '../config/paths.js';
 import { resolveRoot } from '../config/root.js';
-import { mgrCommand } from '../ipc/rq1.js';
+import { MgrClient } from '../ipc/mgr-client.js';
 import { livePid } from '../mgr/pid-file.js';
 import { parseArgs } from '../args.js';
 
-const USAGE = 'usage: rq-mgr start|stop|status|restart|run|zap [--root DIR]';
+const USAGE = 'usage: rq-mgr start|stop|status|restart|run [--watch-stdin]|zap [--root DIR]';
 const STOP_WAIT_MS = 20_000;
 
 async function waitUntil(probe: () => Promise<boolean> | boolean, ms: number): Promise<boolean> {
@@ -25,8 +26,7 @@ async function waitUntil(probe: () => Promise<boolean> | boolean, ms: number): P
 
 async function answers(sock: string): Promise<boolean> {
   try {
-    const r = await mgrCommand(sock, 'ping', '', { timeoutMs: 1000 });
-    return Array.isArray(r) && r[0] === 'pong';
+    return await new MgrClient(sock).ping(1000);
   } catch {
     return false;
   }
@@ -92,8 +92,9 @@ async function status(root: string): Promise<number> {
   }
   console.log(`queuemgr: running [pid ${pid}]`);
   try {
-    const r = (await mgrCommand(p.mgrSock, 'status', '', { timeoutMs: 5000 })) as [string, Record<string, { status: string; pid: number | null; uptime: number | null }>];
-    for (const [name, w] of Object.entries(r[1])) console.log(`  ${name.padEnd(24)} ${w.status.padEnd(8)} pid ${w.pid ?? '-'}  uptime ${w.uptime ?? '-'} s`);
+    const r = await new MgrClient(p.mgrSock).status(5000);
+    if (!r.ok) throw RqError.of('RQ_ERR_PROTOCOL', r.text);
+    for (const [name, w] of Object.entries(r.value)) console.log(`  ${name.padEnd(24)} ${w.status.padEnd(8)} pid ${w.pid ?? '-'}  uptime ${w.uptime ?? '-'} s`);
   } catch (err) {
     console.log(`  (socket does not answer: ${(err as Error).message})`);
   }
@@ -138,7 +139,8 @@ export async function main(argv: string[]): Promise<number> {
       return zap(root);
     case 'run': {
       const { runMgr } = await import('../mgr/mgr-main.js');
-      return runMgr({ root });
+      // --watch-stdin: whoever started us holds our stdin, and its EOF stops us (test harnesses).
+      return runMgr({ root, watchStdin: opts['watch-stdin'] === true });
     }
     default:
       console.error(`rq-mgr: unknown command ${JSON.stringify(command)}; ${USAGE}`);

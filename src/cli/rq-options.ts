@@ -13,7 +13,7 @@ const MESSAGE_KEYS = ['dest', 'src', 'count', 'max_count', 'param1', 'param2', '
 const NUMERIC_KEYS = new Set(['count', 'max_count', 'due']);
 
 export function usage(message: string): RqError {
-  return new RqError('RQ_ERR_USAGE', message);
+  return RqError.of('RQ_ERR_USAGE', message);
 }
 
 const received = (v: OptionValue | undefined): string => (typeof v === 'boolean' ? 'no value' : shown(v));

@@ -112,7 +112,7 @@ export function normaliseQueueConfig(raw: unknown, fileLabel = 'config.json'): Q
   if (!isObject(raw)) throw configFieldError(fileLabel, '', 'a JSON object', raw);
 
   const nameProblem = queueNameProblem(raw.name);
-  if (nameProblem) throw new RqError('RQ_ERR_CONFIG', `${fileLabel}: name: ${nameProblem.replace(/^queue name: /, '')}`);
+  if (nameProblem) throw RqError.of('RQ_ERR_CONFIG', `${fileLabel}: name: ${nameProblem.replace(/^queue name: /, '')}`);
   const name = raw.name as string;
 
   const script = raw.script;

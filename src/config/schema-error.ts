@@ -1,6 +1,6 @@
 // Turns config problems (unreadable file, bad JSON, schema issues) into one RqError naming file, field, expected, received.
 import type { z } from 'zod';
-import { RqError, isErrno, shown } from '../errors.js';
+import { RqError, fieldProblem, isErrno } from '../errors.js';
 
 /** `basic_auth.users.bob`, `allowed_ips[2]`; empty for the top level. */
 export function describePath(path: readonly PropertyKey[]): string {
@@ -24,14 +24,8 @@ export function valueAtPath(input: unknown, path: readonly PropertyKey[]): unkno
   return v;
 }
 
-/** One problem phrase: `field: expected X, received Y` (no field part at the top level). */
-export function fieldProblem(field: string, expected: string, received: unknown): string {
-  const where = field === '' ? '' : `${field}: `;
-  return `${where}expected ${expected}, received ${shown(received)}`;
-}
-
 export function configFieldError(fileLabel: string, field: string, expected: string, received: unknown): RqError {
-  return new RqError('RQ_ERR_CONFIG', `${fileLabel}: ${fieldProblem(field, expected, received)}`);
+  return RqError.of('RQ_ERR_CONFIG', `${fileLabel}: ${fieldProblem(field, expected, received)}`);
 }
 
 // Our schemas carry the "expected" phrase as their custom message; zod's own defaults read
@@ -44,17 +38,17 @@ function expectedOf(issue: z.core.$ZodIssue): string {
 /** All issues of one failed parse, in one error (the user fixes them in one edit). */
 export function configSchemaError(fileLabel: string, issues: readonly z.core.$ZodIssue[], input: unknown): RqError {
   const parts = issues.map((issue) => fieldProblem(describePath(issue.path), expectedOf(issue), valueAtPath(input, issue.path)));
-  return new RqError('RQ_ERR_CONFIG', `${fileLabel}: ${parts.join('; ')}`);
+  return RqError.of('RQ_ERR_CONFIG', `${fileLabel}: ${parts.join('; ')}`);
 }
 
 export function configJsonError(fileLabel: string, err: unknown): RqError {
   const reason = err instanceof Error ? err.message : String(err);
-  return new RqError('RQ_ERR_CONFIG', `${fileLabel}: not valid JSON: ${reason}`, { cause: err });
+  return RqError.of('RQ_ERR_CONFIG', `${fileLabel}: not valid JSON: ${reason}`).causedBy(err);
 }
 
 export function configReadError(fileLabel: string, err: unknown): RqError {
   const reason = isErrno(err, 'ENOENT') ? 'no such file' : err instanceof Error ? err.message : String(err);
-  return new RqError('RQ_ERR_CONFIG', `${fileLabel}: cannot read: ${reason}`, { cause: err });
+  return RqError.of('RQ_ERR_CONFIG', `${fileLabel}: cannot read: ${reason}`).causedBy(err);
 }
 
 export function parseConfigJson(text: string, fileLabel: string): unknown {

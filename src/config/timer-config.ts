@@ -62,11 +62,7 @@ export function parseTimerConfig(text: string, fileLabel: string, opts: TimerPar
     raw = JSON.parse(text);
   } catch (err) {
     if (fileLabel.endsWith('.yaml')) {
-      throw new RqError(
-        'RQ_ERR_CONFIG',
-        `${fileLabel}: YAML timer files are read only when written in JSON syntax (rq has no YAML parser); rewrite it as JSON, e.g. {"period": 3600, "msg": {"dest": "<queue>"}}, or use a .json file`,
-        { cause: err },
-      );
+      throw RqError.of('RQ_ERR_CONFIG', `${fileLabel}: YAML timer files are read only when written in JSON syntax (rq has no YAML parser); rewrite it as JSON, e.g. {"period": 3600, "msg": {"dest": "<queue>"}}, or use a .json file`).causedBy(err);
     }
     throw configJsonError(fileLabel, err);
   }

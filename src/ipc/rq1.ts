@@ -6,7 +6,7 @@ function parseReply(sockPath: string, command: string, raw: string): unknown {
   try {
     return JSON.parse(raw);
   } catch {
-    throw new RqError('RQ_ERR_PROTOCOL', `reply from ${sockPath} to ${command} is not JSON: ${shown(raw)}`);
+    throw RqError.of('RQ_ERR_PROTOCOL', `reply from ${sockPath} to ${command} is not JSON: ${shown(raw)}`);
   }
 }
 
@@ -41,6 +41,6 @@ export function parseJsonArg(arg: string): { ok: true; value: unknown } | { ok: 
 export async function rq2Command(sockPath: string, command: string, payload?: unknown, opts?: RequestOptions): Promise<unknown[]> {
   const raw = await request(sockPath, 'rq2', JSON.stringify([command, payload ?? null]), opts);
   const reply = parseReply(sockPath, command, raw);
-  if (!Array.isArray(reply)) throw new RqError('RQ_ERR_PROTOCOL', `reply from ${sockPath} to ${command}: expected a JSON array, received ${shown(raw)}`);
+  if (!Array.isArray(reply)) throw RqError.of('RQ_ERR_PROTOCOL', `reply from ${sockPath} to ${command}: expected a JSON array, received ${shown(raw)}`);
   return reply;
 }

@@ -26,7 +26,7 @@ function describe(err: unknown): string {
 }
 
 function noReply(path: string, cause: string, err?: unknown): RqError {
-  return new RqError('RQ_ERR_NO_REPLY', `no reply from ${path}: ${cause}`, err === undefined ? undefined : { cause: err });
+  return RqError.of('RQ_ERR_NO_REPLY', `no reply from ${path}: ${cause}`).causedBy(err);
 }
 
 /** Replies come from our own daemons, so accept anything the 8-digit length can carry. */
@@ -35,7 +35,7 @@ function replyDecoder(proto: Proto): FrameDecoder {
 }
 
 function badReply(path: string, err: FrameError): RqError {
-  return new RqError('RQ_ERR_PROTOCOL', `bad reply from ${path}: ${err.message}`, { cause: err });
+  return RqError.of('RQ_ERR_PROTOCOL', `bad reply from ${path}: ${err.message}`).causedBy(err);
 }
 
 /** Connect, send one request frame, read exactly one reply frame, close. */
@@ -178,7 +178,7 @@ export class SocketConnection {
       for (const reply of replies) {
         const p = this.pending.shift();
         if (!p) {
-          this.fail(socket, new RqError('RQ_ERR_PROTOCOL', `bad reply from ${this.path}: a reply arrived with no request waiting`));
+          this.fail(socket, RqError.of('RQ_ERR_PROTOCOL', `bad reply from ${this.path}: a reply arrived with no request waiting`));
           return;
         }
         clearTimeout(p.timer);

@@ -67,18 +67,18 @@ async function removeStale(path: string, log: Logger): Promise<void> {
     st = await fsp.lstat(path);
   } catch (err) {
     if (isErrno(err, 'ENOENT')) return;
-    throw new RqError('RQ_ERR_SOCKET_PATH', `cannot check socket path ${path}: ${(err as Error).message}`, { cause: err });
+    throw RqError.of('RQ_ERR_SOCKET_PATH', `cannot check socket path ${path}: ${(err as Error).message}`).causedBy(err);
   }
   if (!st.isSocket()) {
-    throw new RqError('RQ_ERR_SOCKET_PATH', `${path} exists and is not a socket; refusing to delete it (remove it by hand if it is not needed)`);
+    throw RqError.of('RQ_ERR_SOCKET_PATH', `${path} exists and is not a socket; refusing to delete it (remove it by hand if it is not needed)`);
   }
   let state: 'live' | 'stale' | 'gone';
   try {
     state = await probe(path);
   } catch (err) {
-    throw new RqError('RQ_ERR_SOCKET_PATH', `cannot check socket ${path}: ${(err as Error).message}`, { cause: err });
+    throw RqError.of('RQ_ERR_SOCKET_PATH', `cannot check socket ${path}: ${(err as Error).message}`).causedBy(err);
   }
-  if (state === 'live') throw new RqError('RQ_ERR_SOCKET_IN_USE', `another process is already listening on ${path}`);
+  if (state === 'live') throw RqError.of('RQ_ERR_SOCKET_IN_USE', path);
   if (state === 'gone') return;
   log.info({ path }, 'removing stale socket file');
   await fsp.rm(path, { force: true });
@@ -95,7 +95,7 @@ function bindPrivate(server: net.Server, path: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => {
       const code = isErrno(err, 'EADDRINUSE') ? 'RQ_ERR_SOCKET_IN_USE' : 'RQ_ERR_SOCKET_PATH';
-      reject(new RqError(code, `cannot listen on ${path}: ${err.message}`, { cause: err }));
+      reject(RqError.of(code, `cannot listen on ${path}: ${err.message}`).causedBy(err));
     };
     server.once('error', onError);
     const previous = process.umask(0o177);

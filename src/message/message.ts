@@ -1,5 +1,5 @@
 // The message model: stored fields, what a create copies from a request, and their validation.
-import { RqError, invalidField, shown } from '../errors.js';
+import { RqError, invalidField } from '../errors.js';
 import type { State } from './states.js';
 
 /** The fields a request may set; everything else in it is dropped (spec §2.3). */
@@ -75,11 +75,11 @@ function webhooks(v: unknown): string[] {
  */
 export function normaliseCreate(input: unknown): CreateFields {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new RqError('RQ_ERR_INVALID_FIELD', `message: expected a JSON object of message fields, received ${shown(input)}`);
+    throw invalidField('message', 'a JSON object of message fields', input);
   }
   const req = input as Record<string, unknown>;
   if (req.dest === undefined || req.dest === null || req.dest === '') {
-    throw new RqError('RQ_ERR_INVALID_FIELD', 'input missing required "dest" parameter');
+    throw RqError.of('RQ_ERR_MISSING_DEST');
   }
   const out: CreateFields = { dest: text('dest', req.dest) };
   for (const f of TEXT_FIELDS) if (req[f] !== undefined && req[f] !== null) out[f] = text(f, req[f]);
@@ -121,4 +121,14 @@ export function pickFields(from: Message, names: readonly (keyof CreateFields)[]
   const out: Record<string, unknown> = { dest: from.dest };
   for (const f of names) if (from[f] !== undefined) out[f] = from[f];
   return out as unknown as CreateFields;
+}
+
+/** A message as get_message shows it: the stored fields plus the derived path, state, status and attachments (spec §2.3). */
+export interface MessageView {
+  msg_id: string;
+  path: string;
+  state: string;
+  status: string;
+  _attachments?: Record<string, { md5: string; size: number; path: string }>;
+  [key: string]: unknown;
 }

@@ -27,7 +27,7 @@ export function isValidQueueName(name: unknown): name is string {
 
 export function assertQueueName(name: unknown): string {
   const problem = queueNameProblem(name);
-  if (problem) throw new RqError('RQ_ERR_INVALID_QUEUE_NAME', problem);
+  if (problem) throw RqError.of('RQ_ERR_INVALID_QUEUE_NAME', problem);
   return name as string;
 }
 
@@ -40,7 +40,7 @@ export function isMsgId(id: unknown, allowAcked = true): id is string {
 
 export function assertMsgId(id: unknown, field = 'msg_id'): string {
   if (!isMsgId(id)) {
-    throw new RqError('RQ_ERR_INVALID_MSG_ID', `${field}: expected a message id like 20261121.1643.46.613.2164022, received ${shown(id)}`);
+    throw RqError.of('RQ_ERR_INVALID_MSG_ID', `${field}: expected a message id like 20261121.1643.46.613.2164022, received ${shown(id)}`);
   }
   return id;
 }

@@ -5,6 +5,7 @@ import { rootPaths } from '../config/paths.js';
 import { loadGlobalConfig } from '../config/global-config.js';
 import { listenSocket } from '../ipc/socket-server.js';
 import { createLogger } from '../log.js';
+import { untilStopped } from '../daemon.js';
 import { handleMgrRequest, mgrCommands } from './mgr-commands.js';
 import { ScanDir } from './scandir.js';
 import { Supervisor } from './supervisor.js';
@@ -13,6 +14,8 @@ import { claimPidFile } from './pid-file.js';
 export interface RunOptions {
   root: string;
   log?: Logger;
+  /** Stop when stdin ends (the parent that holds it went away). */
+  watchStdin?: boolean;
 }
 
 /** Runs until SIGTERM/SIGINT; resolves after the final shutdown. */
@@ -55,25 +58,22 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   const server = await listenSocket({ path: paths.mgrSock, proto: 'rq1', log, handle: (p) => handleMgrRequest(sup, handlers, p, log) });
   log.info({ root: opts.root, pid: process.pid, queues: sup.queueNames() }, 'rq-mgr started');
 
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    const stop = async (why: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info({ why }, 'shutting down');
+  const life = untilStopped({
+    log,
+    watchStdin: opts.watchStdin,
+    onStop: async () => {
       await server.close();
       await scandir.close();
       await sup.shutdown();
       await fs.rm(paths.mgrSock, { force: true });
       await claim.release();
-      log.info('FINAL SHUTDOWN - EXITING');
-      resolve(0);
-    };
-    process.on('SIGTERM', () => void stop('SIGTERM'));
-    process.on('SIGINT', () => void stop('SIGINT'));
-    process.on('SIGHUP', () => {
+    },
+    onHup: () => {
       log.info('SIGHUP: reloading');
       void sup.reload().then(() => scandir.kick());
-    });
+    },
   });
+  await life.stopped;
+  log.info('FINAL SHUTDOWN - EXITING');
+  return 0;
 }

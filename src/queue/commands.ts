@@ -1,8 +1,7 @@
 // The queue socket's commands (spec §7): request text in, JSON reply text out; never throws.
 import type { Logger } from 'pino';
-import { RqError } from '../errors.js';
+import { type ErrorArgs, type ErrorCode, RqError, invalidField } from '../errors.js';
 import { normaliseCreate } from '../message/message.js';
-import { AttachRefused } from '../spool/attachments.js';
 import { isMsgId } from '../message/names.js';
 import { isFinished } from '../message/states.js';
 import { parseJsonArg, parseRequest } from '../ipc/rq1.js';
@@ -15,14 +14,18 @@ type Handler = (q: Queue, args: Args) => Promise<Reply> | Reply;
 const ALWAYS = new Set(['ping', 'uptime', 'config', 'status', 'shutdown']);
 
 const fail = (text: string): Reply => ['fail', text];
+/** A classic refusal from the catalogue, for handleRequest to answer as `["fail", text]`. */
+function refuse<C extends ErrorCode>(code: C, ...args: ErrorArgs<C>): never {
+  throw RqError.of(code, ...args);
+}
 
 /** A command's msg_id, located; or the reply to give when it is missing, malformed or unknown. */
 async function target(q: Queue, args: Args): Promise<{ id: string; where: Located } | { reply: Reply }> {
   const id = args.msg_id;
-  if (id === undefined || id === null || id === '') return { reply: fail("lacking 'msg_id' field") };
-  if (!isMsgId(id)) return { reply: fail(`msg_id: expected a message id like 20261121.1643.46.613.2164022, received ${JSON.stringify(id)}`) };
+  if (id === undefined || id === null || id === '') return { reply: fail(RqError.of('RQ_ERR_LACKING_FIELD', 'msg_id').message) };
+  if (!isMsgId(id)) return { reply: fail(invalidField('msg_id', 'a message id like 20261121.1643.46.613.2164022', id).message) };
   const where = await q.ops.locate(id);
-  return where ? { id, where } : { reply: fail('msg not found') };
+  return where ? { id, where } : { reply: fail(RqError.of('RQ_ERR_NO_SUCH_MSG').message) };
 }
 
 function createHandler(mode: 'commit' | 'prep' | 'single'): Handler {
@@ -49,23 +52,19 @@ export const COMMANDS: Record<string, Handler> = {
 
   attach_message: async (q, args) => {
     const t = await target(q, args);
-    if ('reply' in t) return args.msg_id ? fail('cannot find message') : t.reply;
-    if (t.where.state !== 'prep') return fail('cannot find message');
-    if (typeof args.pathname !== 'string' || args.pathname === '') return fail("lacking 'pathname' field");
-    if (args.name !== undefined && typeof args.name !== 'string') return fail(`name: expected a file name, received ${JSON.stringify(args.name)}`);
-    try {
-      const r = await q.spool.attach(t.id, args.pathname, args.name as string | undefined);
-      return ['ok', `${r.md5}-Attached successfully`];
-    } catch (err) {
-      if (err instanceof AttachRefused) return fail(err.message);
-      throw err;
-    }
+    if ('reply' in t) return args.msg_id ? refuse('RQ_ERR_CANNOT_FIND_MESSAGE') : t.reply;
+    if (t.where.state !== 'prep') refuse('RQ_ERR_CANNOT_FIND_MESSAGE');
+    if (typeof args.pathname !== 'string' || args.pathname === '') refuse('RQ_ERR_LACKING_FIELD', 'pathname');
+    if (args.name !== undefined && typeof args.name !== 'string') throw invalidField('name', 'a file name', args.name);
+    // A refused attachment (RQ_ERR_ATTACH_REFUSED) answers with its classic text.
+    const r = await q.spool.attach(t.id, args.pathname as string, args.name as string | undefined);
+    return ['ok', `${r.md5}-Attached successfully`];
   },
 
   delete_attach_message: async (q, args) => {
     const t = await target(q, args);
     if ('reply' in t) return t.reply;
-    if (t.where.state !== 'prep') return fail('msg not in prep');
+    if (t.where.state !== 'prep') refuse('RQ_ERR_NOT_IN_PREP');
     if (typeof args.attachment_name !== 'string') return [false, 'No attachment with that named for msg'];
     const problem = await q.spool.deleteAttachment(t.id, args.attachment_name);
     return problem === null ? ['ok', 'Attachment deleted successfully'] : [false, problem];
@@ -73,13 +72,15 @@ export const COMMANDS: Record<string, Handler> = {
 
   commit_message: async (q, args) => {
     const id = args.msg_id;
-    if (id === undefined || id === null || id === '') return fail("lacking 'msg_id' field");
-    if (!isMsgId(id) || !q.index.hasPrep(id)) return fail('cannot find message');
+    if (id === undefined || id === null || id === '') refuse('RQ_ERR_LACKING_FIELD', 'msg_id');
+    if (!isMsgId(id) || !q.index.hasPrep(id)) refuse('RQ_ERR_CANNOT_FIND_MESSAGE');
+    let committed: boolean;
     try {
-      return (await q.ops.commit(id)) ? ['ok', 'msg commited'] : fail('cannot find message');
+      committed = await q.ops.commit(id as string);
     } catch {
-      return fail('unknown reason');
+      return refuse('RQ_ERR_COMMIT_FAILED');
     }
+    return committed ? ['ok', 'msg commited'] : refuse('RQ_ERR_CANNOT_FIND_MESSAGE');
   },
 
   get_message: async (q, args) => {
@@ -88,7 +89,7 @@ export const COMMANDS: Record<string, Handler> = {
     try {
       return ['ok', await q.ops.view(t.id, t.where)];
     } catch {
-      return fail("msg couldn't be read");
+      return refuse('RQ_ERR_UNREADABLE_MSG');
     }
   },
 
@@ -108,11 +109,11 @@ export const COMMANDS: Record<string, Handler> = {
   delete_message: async (q, args) => {
     const t = await target(q, args);
     if ('reply' in t) return t.reply;
-    if (t.where.state === 'run') return fail('msg is running: destroy it first');
+    if (t.where.state === 'run') refuse('RQ_ERR_MSG_RUNNING');
     try {
       await q.ops.remove(t.id, t.where);
     } catch (err) {
-      return fail(`msg not deleted: ${(err as Error).message}`);
+      return refuse('RQ_ERR_NOT_DELETED', (err as Error).message);
     }
     return ['ok', 'msg deleted'];
   },
@@ -120,14 +121,14 @@ export const COMMANDS: Record<string, Handler> = {
   destroy_message: async (q, args) => {
     const t = await target(q, args);
     if ('reply' in t) return t.reply;
-    return q.destroy(t.id) ? ['ok', 'msg destroyed'] : fail('msg not found');
+    return q.destroy(t.id) ? ['ok', 'msg destroyed'] : refuse('RQ_ERR_NO_SUCH_MSG');
   },
 
   run_message: async (q, args) => {
     const t = await target(q, args);
     if ('reply' in t) return t.reply;
-    if (t.where.state === 'run') return fail('msg already running');
-    if (t.where.state !== 'que' || !q.index.isQueued(t.id)) return fail('msg not in runnable state');
+    if (t.where.state === 'run') refuse('RQ_ERR_ALREADY_RUNNING');
+    if (t.where.state !== 'que' || !q.index.isQueued(t.id)) refuse('RQ_ERR_NOT_RUNNABLE');
     await q.ops.runNow(t.id);
     return ['ok', 'msg sent to front of run queue'];
   },
@@ -135,11 +136,11 @@ export const COMMANDS: Record<string, Handler> = {
   clone_message: async (q, args) => {
     const t = await target(q, args);
     if ('reply' in t) return t.reply;
-    if (!isFinished(t.where.state)) return fail(`cannot clone message in ${t.where.state} state`);
+    if (!isFinished(t.where.state)) refuse('RQ_ERR_CANNOT_CLONE', t.where.state);
     try {
       return ['ok', q.fullId((await q.ops.clone(t.id, t.where)).msg_id)];
     } catch {
-      return fail("msg couldn't be cloned");
+      return refuse('RQ_ERR_CLONE_FAILED');
     }
   },
 
@@ -148,7 +149,7 @@ export const COMMANDS: Record<string, Handler> = {
   messages: async (q, args) => {
     const state = args.state;
     const limit = args.limit === undefined ? 20 : Number(args.limit);
-    if (!Number.isInteger(limit) || limit < 0) return fail(`limit: expected a whole number >= 0, received ${JSON.stringify(args.limit)}`);
+    if (!Number.isInteger(limit) || limit < 0) throw invalidField('limit', 'a whole number >= 0', args.limit);
     switch (state) {
       case 'prep':
         return q.index.prepIds(limit);
@@ -173,7 +174,7 @@ export const COMMANDS: Record<string, Handler> = {
       case 'errack':
         return q.spool.listFlat('err', true);
       default:
-        return fail(`invalid or missing 'state' field (${state ?? ''})`);
+        return refuse('RQ_ERR_STATE_FIELD', String(state ?? ''));
     }
   },
 
@@ -190,10 +191,10 @@ export async function handleRequest(q: Queue, payload: string, log: Logger): Pro
   if (!handler) return JSON.stringify(['ERROR', `unknown command: ${command.slice(0, 80)}`]);
   if (!ALWAYS.has(command)) {
     await q.ready;
-    if (q.isDown()) return JSON.stringify(['fail', 'status: DOWN']);
+    if (q.isDown()) return JSON.stringify(fail(RqError.of('RQ_ERR_QUEUE_DOWN').message));
   }
   const parsed = arg.trim() === '' ? { ok: true as const, value: {} } : parseJsonArg(arg);
-  if (!parsed.ok) return JSON.stringify(fail(`invalid JSON argument: ${parsed.error}`));
+  if (!parsed.ok) return JSON.stringify(fail(RqError.of('RQ_ERR_INVALID_JSON', `invalid JSON argument: ${parsed.error}`).message));
   const args = (typeof parsed.value === 'object' && parsed.value !== null && !Array.isArray(parsed.value) ? parsed.value : {}) as Args;
   try {
     return JSON.stringify(await handler(q, args));

@@ -1,4 +1,5 @@
 // The `dup <delay>-<flag>-<dest>` pipe command (spec §4.6): a copy of the running message, here or in another local queue.
+import { RqError } from '../errors.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type CreateFields, pickFields } from '../message/message.js';
@@ -7,10 +8,12 @@ import { attachmentNames } from '../spool/attachments.js';
 import type { QueueSpool } from '../spool/queue-spool.js';
 import type { MessageIndex } from './message-index.js';
 import { parseDup } from './pipe-protocol.js';
+import type { Answer } from '../ipc/answer.js';
+import type { QueueClient } from '../ipc/queue-client.js';
 import type { ScriptRun } from './script-run.js';
 
-/** Sends one command to another local queue's socket; rejects when it does not answer. */
-export type PeerCall = (queue: string, command: string, arg: unknown) => Promise<unknown>;
+/** The client of another local queue's socket (its calls reject when it does not answer). */
+export type Peer = (queue: string) => QueueClient;
 
 // force_remote is not carried by a dup (spec §4.6).
 const DUP_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook'] as const;
@@ -20,7 +23,7 @@ export interface DupDeps {
   queue: () => string;
   spool: QueueSpool;
   index: MessageIndex;
-  peer: PeerCall;
+  peer: Peer;
   now: () => number;
   /** A copy landed in this queue's que. */
   queued: () => void;
@@ -41,23 +44,23 @@ export async function dup(d: DupDeps, run: ScriptRun, arg: string | null): Promi
       d.queued();
       return `ok ${d.spool.fullId(copy.msg_id)}`;
     }
-    return await toPeer(d.peer, target, fields, names.map((n) => path.join(run.dir!, 'attach', n)));
+    return await toPeer(d.peer(target), fields, names.map((n) => path.join(run.dir!, 'attach', n)));
   } catch (err) {
     return `fail dup failed - ${(err as Error).message}`;
   }
 }
 
-async function toPeer(peer: PeerCall, target: string, fields: CreateFields, files: string[]): Promise<string> {
-  const call = async (command: string, arg: unknown, stage: string): Promise<string> => {
-    const reply = await peer(target, command, arg);
-    if (Array.isArray(reply) && reply[0] === 'ok') return String(reply[1]);
-    const text = Array.isArray(reply) ? String(reply[1]) : JSON.stringify(reply);
-    throw new Error(stage ? `${stage} fail ${text}` : text);
+/** Creates the copy through the peer's socket (prep, attach, commit when it has attachments); the error text is the dup's reply. */
+async function toPeer(peer: QueueClient, fields: CreateFields, files: string[]): Promise<string> {
+  const value = (a: Answer<string>, stage: string): string => {
+    if (a.ok) return a.value;
+    const text = a.code === 'RQ_ERR_PROTOCOL' ? JSON.stringify(a.raw) : a.text;
+    throw RqError.of('RQ_ERR_PROTOCOL', stage ? `${stage} fail ${text}` : text);
   };
-  if (!files.length) return `ok ${await call('create_message', fields, '')}`;
-  const full = await call('prep_message', fields, 'prep');
+  if (!files.length) return `ok ${value(await peer.create(fields), '')}`;
+  const full = value(await peer.create(fields, 'prep_message'), 'prep');
   const id = full.slice(full.lastIndexOf('/') + 1);
-  for (const f of files) await call('attach_message', { msg_id: id, pathname: f }, 'attach');
-  await call('commit_message', { msg_id: id }, 'commit');
+  for (const f of files) value(await peer.attach(id, f), 'attach');
+  value(await peer.commit(id), 'commit');
   return `ok ${full}`;
 }

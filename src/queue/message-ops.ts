@@ -112,7 +112,7 @@ export class MessageOps {
   /** Deletes a message in prep, que, err (acked too), done or relayed. */
   async remove(id: string, where: Located): Promise<void> {
     const { index, spool } = this.d;
-    if (where.state === 'que' && index.isCoalesced(id)) throw new RqError('RQ_ERR_WRONG_STATE', 'msg is coalesced into a running message');
+    if (where.state === 'que' && index.isCoalesced(id)) throw RqError.of('RQ_ERR_COALESCED');
     const prepMsg = where.state === 'prep' ? index.takePrep(id) : undefined;
     if (where.state === 'que') index.dequeue(id);
     try {

@@ -6,8 +6,10 @@ import { loadQueueConfig } from '../config/queue-config.js';
 import { parseArgs } from '../args.js';
 import { resolveRoot } from '../config/root.js';
 import { createLogger } from '../log.js';
-import { listenSocket } from '../ipc/socket-server.js';
-import { queueCommand } from '../ipc/rq1.js';
+import { daemonMain, untilStopped } from '../daemon.js';
+import { type SocketServer, listenSocket } from '../ipc/socket-server.js';
+import { parseRequest } from '../ipc/rq1.js';
+import { QueueClient } from '../ipc/queue-client.js';
 import { assertQueueName } from '../message/names.js';
 import { handleRequest } from './commands.js';
 import { Queue } from './queue.js';
@@ -15,7 +17,7 @@ import { chooseLauncher } from './native-launcher.js';
 import { type CronQueue, QueueCron } from './queue-cron.js';
 import { cronStateFile } from './cron-state.js';
 
-export async function main(argv: string[]): Promise<void> {
+export async function main(argv: string[]): Promise<number> {
   const { opts } = parseArgs(['queue', ...argv]);
   const root = resolveRoot(typeof opts.root === 'string' ? opts.root : undefined);
   const name = assertQueueName(opts.name);
@@ -30,7 +32,7 @@ export async function main(argv: string[]): Promise<void> {
     config: await load(),
     host: hostInfo(global),
     log,
-    peer: (q, command, arg) => queueCommand(queuePaths(root, q).sock, command, arg, { timeoutMs: 30_000 }),
+    peer: (q) => QueueClient.oneShot(queuePaths(root, q).sock, { timeoutMs: 30_000 }),
     launch: chooseLauncher(process.env, log),
     // A snapshot: copying process.env itself costs ~0.2 ms per script (one getenv per variable).
     baseEnv: { ...process.env },
@@ -38,57 +40,48 @@ export async function main(argv: string[]): Promise<void> {
   await fsp.writeFile(paths.pidFile, `${process.pid}\n`);
 
   let cron: QueueCron | null = null;
-  let stopping: Promise<void> | null = null;
-  const stop = (why: string) => {
-    stopping ??= (async () => {
-      log.info({ why }, 'stopping');
-      await server.close();
+  let server: SocketServer | null = null;
+  const life = untilStopped({
+    log,
+    watchStdin: opts['watch-stdin'] === true,
+    onStop: async () => {
+      await server?.close();
       await cron?.stop();
       await queue.stop();
       await fsp.rm(paths.sock, { force: true });
-      log.info('stopped');
-      log.flush?.();
-      process.exit(0);
-    })();
-    return stopping;
-  };
+    },
+    onHup: () => {
+      load().then(
+        (config) => {
+          queue.reconfigure(config);
+          void cron?.reconfigure(config.schedule ?? []);
+        },
+        (err) => log.error({ err: (err as Error).message }, 'config reload failed; keeping the old config'),
+      );
+    },
+  });
 
   // Listening comes first: the socket refuses to start while another process of this queue
   // answers on it (one writer per queue), and ping/status answer while a deep que is loading.
-  const server = await listenSocket({
+  server = await listenSocket({
     path: paths.sock,
     proto: 'rq1',
     log,
     handle: async (payload) => {
       const reply = await handleRequest(queue, payload, log);
-      if (payload.startsWith('shutdown')) setImmediate(() => void stop('shutdown command'));
+      if (parseRequest(payload).command === 'shutdown') setImmediate(() => void life.stop('shutdown command'));
       return reply;
     },
   });
   await queue.start();
-  // -- cron hook: the config's `schedule` (spec §15) creates messages here; the logic lives in src/timers/.
+  // The config's `schedule` (spec §15) creates messages here; the logic lives in queue-cron.ts.
   cron = new QueueCron({ queue: cronView(queue), stateFile: cronStateFile(paths.dir), log: log.child({ component: 'cron' }) });
   await cron.start(queue.config.schedule ?? []);
   const { que, prep } = queue.counts();
   log.info({ pid: process.pid, que, prep }, 'queue started');
 
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGHUP', () => {
-    load().then(
-      (config) => {
-        queue.reconfigure(config);
-        void cron.reconfigure(config.schedule ?? []);
-      },
-      (err) => log.error({ err: (err as Error).message }, 'config reload failed; keeping the old config'),
-    );
-  });
-  // rq-mgr holds the other end of our stdin: when it goes away, so do we.
-  if (opts['watch-stdin']) {
-    process.stdin.on('end', () => void stop('parent went away'));
-    process.stdin.on('error', () => void stop('parent went away'));
-    process.stdin.resume();
-  }
+  await life.stopped;
+  return 0;
 }
 
 function cronView(queue: Queue): CronQueue {
@@ -101,7 +94,4 @@ function cronView(queue: Queue): CronQueue {
   };
 }
 
-main(process.argv.slice(2)).catch((err) => {
-  process.stderr.write(`rq-que: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+daemonMain('rq-que', () => main(process.argv.slice(2)));

@@ -7,7 +7,7 @@ import { QueueSpool } from '../spool/queue-spool.js';
 import { AdminState, type QueueStatus } from './admin-state.js';
 import { Coalescer } from './coalescing.js';
 import { Dispatcher } from './dispatcher.js';
-import type { PeerCall } from './dup.js';
+import type { Peer } from './dup.js';
 import { type Counts, MessageIndex } from './message-index.js';
 import { MessageOps } from './message-ops.js';
 import { QueueEvents } from './queue-events.js';
@@ -16,7 +16,7 @@ import { type Launcher, resolveScript } from './script-runner.js';
 import { killStaleScript } from './stale-scripts.js';
 import { observeWebhooks } from './webhooks.js';
 
-export type { PeerCall } from './dup.js';
+export type { Peer } from './dup.js';
 export type { Located } from './message-ops.js';
 
 export interface QueueDeps {
@@ -24,7 +24,7 @@ export interface QueueDeps {
   config: QueueConfig;
   host: HostInfo;
   log: Logger;
-  peer: PeerCall;
+  peer: Peer;
   /** How scripts are started (chooseLauncher picks the native spawner or the child_process gate). */
   launch: Launcher;
   now?: () => number;
@@ -55,7 +55,7 @@ export class Queue {
   /** Resolves when the recovery scan has loaded the queue; commands other than ping/status wait for it. */
   readonly ready = new Promise<void>((r) => (this.markReady = r));
 
-  constructor(private readonly deps: QueueDeps) {
+  constructor(deps: QueueDeps) {
     this.configNow = deps.config;
     this.now = deps.now ?? Date.now;
     this.startedAt = this.now();

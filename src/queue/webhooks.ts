@@ -1,10 +1,10 @@
 // post_run_webhook (spec §3.6): an observer of finished runs that hands each URL to the webhook queue.
 import type { Logger } from 'pino';
-import type { PeerCall } from './dup.js';
+import type { Peer } from './dup.js';
 import type { QueueEvents } from './queue-events.js';
 
 /** Subscribes; the returned function resolves once every webhook handed over so far is (or failed to be) queued. */
-export function observeWebhooks(events: QueueEvents, d: { peer: PeerCall; fullId: (id: string) => string; log: Logger }): () => Promise<void> {
+export function observeWebhooks(events: QueueEvents, d: { peer: Peer; fullId: (id: string) => string; log: Logger }): () => Promise<void> {
   const sending = new Set<Promise<void>>();
   events.on('finished', ({ msg, outcome }) => {
     const urls = msg.post_run_webhook;
@@ -15,8 +15,8 @@ export function observeWebhooks(events: QueueEvents, d: { peer: PeerCall; fullId
     const p = (async () => {
       for (const url of urls) {
         try {
-          const reply = await d.peer('webhook', 'create_message', { dest: 'webhook', param1: url, param2: JSON.stringify(body) });
-          if (!Array.isArray(reply) || reply[0] !== 'ok') d.log.warn({ url, reply }, 'webhook queue refused the webhook message');
+          const r = await d.peer('webhook').create({ dest: 'webhook', param1: url, param2: JSON.stringify(body) });
+          if (!r.ok) d.log.warn({ url, reply: r.raw }, 'webhook queue refused the webhook message');
         } catch (err) {
           d.log.warn({ url, err: (err as Error).message }, 'webhook not sent: no webhook queue answered');
         }

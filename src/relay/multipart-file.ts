@@ -56,7 +56,7 @@ export async function multipartFile(fields: Record<string, string>, fileField: s
       stream.destroy();
     }
     // Content-Length was promised from the size at open: a file that changed cannot be sent as announced.
-    if (sent !== size) throw new RqError('RQ_ERR_INVALID_ATTACHMENT', `${file} changed size while being sent (${size} bytes announced, ${sent} read)`);
+    if (sent !== size) throw RqError.of('RQ_ERR_INVALID_ATTACHMENT', `${file} changed size while being sent (${size} bytes announced, ${sent} read)`);
     digest = hash.digest('hex');
     await writeChunk(req, tail);
   };
@@ -66,7 +66,7 @@ export async function multipartFile(fields: Record<string, string>, fileField: s
     length: head.length + size + tail.length,
     write,
     md5: () => {
-      if (digest === null) throw new RqError('RQ_ERR_PROTOCOL', `md5 of ${file} asked before the upload finished`);
+      if (digest === null) throw RqError.of('RQ_ERR_PROTOCOL', `md5 of ${file} asked before the upload finished`);
       return digest;
     },
   };

@@ -1,5 +1,5 @@
 // Where a relayed message goes: the far host's base URL (its relative_root included) and queue, from RQ_DEST.
-import { RqError, shown } from '../errors.js';
+import { RqError, invalidField, shown } from '../errors.js';
 import { queueNameProblem } from '../message/names.js';
 
 export interface RelayTarget {
@@ -20,19 +20,19 @@ export function relayTarget(dest: string): RelayTarget {
   try {
     url = new URL(dest);
   } catch {
-    throw new RqError('RQ_ERR_INVALID_FIELD', `dest: expected ${EXPECTED}, received ${shown(dest)}`);
+    throw invalidField('dest', EXPECTED, dest);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RqError('RQ_ERR_INVALID_FIELD', `dest: expected ${EXPECTED}, received ${shown(dest)}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidField('dest', EXPECTED, dest);
   const m = /^(.*?)\/q\/([^/]+)/.exec(url.pathname);
-  if (!m) throw new RqError('RQ_ERR_INVALID_FIELD', `dest: expected ${EXPECTED}, received ${shown(dest)} (no /q/<queue> in the path)`);
+  if (!m) throw RqError.of('RQ_ERR_INVALID_FIELD', 'dest', EXPECTED, `${shown(dest)} (no /q/<queue> in the path)`);
   let queue: string;
   try {
     queue = decodeURIComponent(m[2]);
   } catch {
-    throw new RqError('RQ_ERR_INVALID_FIELD', `dest: expected ${EXPECTED}, received ${shown(dest)} (bad %-escape in the queue name)`);
+    throw RqError.of('RQ_ERR_INVALID_FIELD', 'dest', EXPECTED, `${shown(dest)} (bad %-escape in the queue name)`);
   }
   const problem = queueNameProblem(queue);
-  if (problem) throw new RqError('RQ_ERR_INVALID_FIELD', `dest: ${problem}`);
+  if (problem) throw RqError.of('RQ_ERR_INVALID_QUEUE_NAME', `dest: ${problem}`);
   return { base: `${url.origin}${m[1].replace(/\/+$/, '')}`, queue };
 }
 

@@ -1,4 +1,5 @@
 // The relay's two-phase delivery (spec §11.2): prep on the far host, attach with md5 check, commit; resumable by job/relay_id.
+import { answer, isString } from '../ipc/answer.js';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { isErrno } from '../errors.js';
@@ -42,8 +43,8 @@ interface FarCopy {
   id: string;
 }
 
-const isOk = (r: unknown): r is ['ok', unknown] => Array.isArray(r) && r[0] === 'ok';
-const isNotFound = (r: unknown) => Array.isArray(r) && r[0] === 'fail' && r[1] === 'cannot find message';
+/** The far web passes the queue's reply through: read it as the queue client reads its own. */
+const farAnswer = (body: string) => answer(parseJson(body), isString);
 
 function parseJson(body: string): unknown {
   try {
@@ -176,10 +177,10 @@ export async function relayMessage(job: RelayJob, deps: RelayDeps): Promise<Rela
       return { kind: 'retry', reason: transportProblem('prep', err) };
     }
     if (reply.status !== 200) return { kind: 'retry', reason: httpProblem('prep', reply) };
-    const r = parseJson(reply.body);
-    if (!isOk(r) || typeof r[1] !== 'string') return { kind: 'retry', reason: `prep: ${reply.body.slice(0, 160)}` };
-    copy = farCopy(r[1]);
-    if (!copy) return { kind: 'retry', reason: `prep: the far host answered ${JSON.stringify(r[1])}, not a full message id` };
+    const r = farAnswer(reply.body);
+    if (!r.ok) return { kind: 'retry', reason: `prep: ${reply.body.slice(0, 160)}` };
+    copy = farCopy(r.value);
+    if (!copy) return { kind: 'retry', reason: `prep: the far host answered ${JSON.stringify(r.value)}, not a full message id` };
     // Stored before anything else is sent: a retry after a crash or a lost reply re-uses this copy.
     await writeRelayId(job.jobDir, copy.fullId);
     log(`prep ok: far copy ${copy.fullId}`);
@@ -200,12 +201,12 @@ export async function relayMessage(job: RelayJob, deps: RelayDeps): Promise<Rela
     }
     if (reply.status === 413) return { kind: 'fail', reason: httpProblem(`attach ${name}`, reply) };
     if (reply.status !== 200) return { kind: 'retry', reason: httpProblem(`attach ${name}`, reply) };
-    const r = parseJson(reply.body);
-    if (r === undefined) return { kind: 'fail', reason: `BAD JSON from attach ${name}: ${reply.body.slice(0, 120)}` };
-    if (isNotFound(r)) return settleNotFound(copy, `attach ${name}`);
-    if (!isOk(r)) return { kind: 'retry', reason: `attach ${name}: ${JSON.stringify(r).slice(0, 160)}` };
+    if (parseJson(reply.body) === undefined) return { kind: 'fail', reason: `BAD JSON from attach ${name}: ${reply.body.slice(0, 120)}` };
+    const r = farAnswer(reply.body);
+    if (!r.ok && r.code === 'RQ_ERR_CANNOT_FIND_MESSAGE') return settleNotFound(copy, `attach ${name}`);
+    if (!r.ok) return { kind: 'retry', reason: `attach ${name}: ${JSON.stringify(r.raw).slice(0, 160)}` };
     const want = `${body.md5()}-Attached successfully`;
-    if (r[1] !== want) return { kind: 'retry', reason: `attach ${name}: md5 mismatch (sent ${body.md5()}, far side answered ${JSON.stringify(r[1])})` };
+    if (r.value !== want) return { kind: 'retry', reason: `attach ${name}: md5 mismatch (sent ${body.md5()}, far side answered ${JSON.stringify(r.value)})` };
     const ms = Math.max(1, now() - t0);
     log(`attached ${name}: ${size} bytes in ${ms} ms (${(size / 1048576 / (ms / 1000)).toFixed(1)} MB/s), md5 ${body.md5()}`);
   }
@@ -219,11 +220,11 @@ export async function relayMessage(job: RelayJob, deps: RelayDeps): Promise<Rela
     return { kind: 'retry', reason: transportProblem('commit', err) };
   }
   if (reply.status !== 200) return { kind: 'retry', reason: httpProblem('commit', reply) };
-  const r = parseJson(reply.body);
-  if (isOk(r)) {
+  const r = farAnswer(reply.body);
+  if (r.ok) {
     log(`commit ok: ${copy.fullId}`);
     return { kind: 'relayed', fullId: copy.fullId };
   }
-  if (isNotFound(r)) return settleNotFound(copy, 'commit');
+  if (r.code === 'RQ_ERR_CANNOT_FIND_MESSAGE') return settleNotFound(copy, 'commit');
   return { kind: 'retry', reason: `commit: ${reply.body.slice(0, 160)}` };
 }

@@ -64,10 +64,10 @@ export class HttpClient {
     try {
       target = new URL(url);
     } catch (err) {
-      return Promise.reject(new RqError('RQ_ERR_INVALID_FIELD', `url: expected an http:// or https:// URL, received ${JSON.stringify(url)}`, { cause: err }));
+      return Promise.reject(RqError.of('RQ_ERR_INVALID_FIELD', 'url', 'an http:// or https:// URL', JSON.stringify(url)).causedBy(err));
     }
     const agent = target.protocol === 'http:' || target.protocol === 'https:' ? this.agents[target.protocol] : null;
-    if (!agent) return Promise.reject(new RqError('RQ_ERR_INVALID_FIELD', `url: expected an http:// or https:// URL, received ${JSON.stringify(url)}`));
+    if (!agent) return Promise.reject(RqError.of('RQ_ERR_INVALID_FIELD', 'url', 'an http:// or https:// URL', JSON.stringify(url)));
     const lib = target.protocol === 'https:' ? https : http;
     const body = spec.body;
     const headers: Record<string, string | number> = { ...spec.headers };

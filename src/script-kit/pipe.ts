@@ -54,9 +54,9 @@ export class ScriptPipe {
           Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
           continue;
         }
-        throw new RqError('RQ_ERR_PROTOCOL', `reading the queue's reply on fd ${this.fds.read} failed: ${(err as Error).message}`);
+        throw RqError.of('RQ_ERR_PROTOCOL', `reading the queue's reply on fd ${this.fds.read} failed: ${(err as Error).message}`);
       }
-      if (n === 0) throw new RqError('RQ_ERR_PROTOCOL', `the queue closed fd ${this.fds.read} before replying`);
+      if (n === 0) throw RqError.of('RQ_ERR_PROTOCOL', `the queue closed fd ${this.fds.read} before replying`);
       this.pending = Buffer.concat([this.pending, chunk.subarray(0, n)]);
     }
   }

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { attachmentNameProblem } from '../message/names.js';
 import { DirSync, fsyncPath, mkdirDurable } from './durable.js';
 import type { SpoolFile, SpoolFs } from './spool-fs.js';
-import { isErrno } from '../errors.js';
+import { RqError, isErrno } from '../errors.js';
 
 export interface AttachmentInfo {
   md5: string;
@@ -17,7 +17,6 @@ export interface AttachmentInfo {
 }
 
 /** A refusal with the classic reply text; the queue answers ["fail", text]. */
-export class AttachRefused extends Error {}
 
 /** md5 and size of a file, streamed; `onChunk` sees every chunk in order (a copy writes them out). */
 export async function md5File(file: string, onChunk?: (chunk: Buffer) => Promise<void>): Promise<{ md5: string; size: number }> {
@@ -40,24 +39,24 @@ export async function md5File(file: string, onChunk?: (chunk: Buffer) => Promise
 /** Checks the source as the classic daemon does (spec §2.4) and returns the stored name. */
 async function checkSource(source: string, name: string | undefined): Promise<string> {
   if (!path.isAbsolute(source) || path.normalize(source) !== source) {
-    throw new AttachRefused(`Invalid pathname, must be normalized ${source} (ie. must start with /`);
+    throw RqError.of('RQ_ERR_ATTACH_REFUSED', `Invalid pathname, must be normalized ${source} (ie. must start with /`);
   }
   let st;
   try {
     st = await fsp.stat(source);
   } catch {
-    throw new AttachRefused(`No such file ${source} to attach to message`);
+    throw RqError.of('RQ_ERR_ATTACH_REFUSED', `No such file ${source} to attach to message`);
   }
-  if (st.isDirectory()) throw new AttachRefused(`Attachment currently cannot be a directory ${source}`);
+  if (st.isDirectory()) throw RqError.of('RQ_ERR_ATTACH_REFUSED', `Attachment currently cannot be a directory ${source}`);
   try {
     await fsp.access(source, FS.R_OK);
   } catch {
-    throw new AttachRefused(`Attachment currently cannot be read: ${source}`);
+    throw RqError.of('RQ_ERR_ATTACH_REFUSED', `Attachment currently cannot be read: ${source}`);
   }
-  if (!st.isFile()) throw new AttachRefused(`Attachment currently not of supported type: ${source}`);
+  if (!st.isFile()) throw RqError.of('RQ_ERR_ATTACH_REFUSED', `Attachment currently not of supported type: ${source}`);
   const stored = name ?? path.basename(source);
   const problem = attachmentNameProblem(stored);
-  if (problem) throw new AttachRefused(problem);
+  if (problem) throw RqError.of('RQ_ERR_ATTACH_REFUSED', problem);
   return stored;
 }
 

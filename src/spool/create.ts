@@ -116,7 +116,7 @@ export class MessageCreator {
         if (!isErrno(err, 'EEXIST')) break;
       }
     }
-    throw new RqError('RQ_ERR_ID_ALLOCATION', `could not allocate a message id in ${this.d.paths.state.prep}: ${errText(lastErr)}`, { cause: lastErr });
+    throw RqError.of('RQ_ERR_ID_ALLOCATION', this.d.paths.state.prep, errText(lastErr)).causedBy(lastErr);
   }
 }
 
@@ -126,5 +126,5 @@ export function errText(err: unknown): string {
 
 export function diskError(what: string, err: unknown): RqError {
   if (err instanceof RqError) return err;
-  return new RqError('RQ_ERR_DISK', `${what} failed: ${errText(err)}`, { cause: err });
+  return RqError.of('RQ_ERR_DISK', what, errText(err)).causedBy(err);
 }

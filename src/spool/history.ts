@@ -23,7 +23,7 @@ export function appendHistory(sfs: SpoolFs, dir: string, at: number, entry: Omit
   try {
     sfs.appendFileSync(path.join(dir, 'history'), line);
   } catch (err) {
-    if (!isErrno(err, 'ENOENT')) throw new RqError('RQ_ERR_DISK', `history line in ${dir} failed: ${(err as Error).message}`, { cause: err });
+    if (!isErrno(err, 'ENOENT')) throw RqError.of('RQ_ERR_DISK', `history line in ${dir}`, (err as Error).message).causedBy(err);
   }
 }
 

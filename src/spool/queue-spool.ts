@@ -82,7 +82,7 @@ export class QueueSpool {
   msgDir(state: State, id: string): string {
     if (HASHED.has(state)) {
       const p = hashPath(this.paths.state[state], id);
-      if (!p) throw new RqError('RQ_ERR_INVALID_MSG_ID', `msg_id: ${id} has no date prefix for ${state}/`);
+      if (!p) throw RqError.of('RQ_ERR_INVALID_MSG_ID', `msg_id: ${id} has no date prefix for ${state}/`);
       return p;
     }
     return path.join(this.paths.state[state], id);

@@ -2,7 +2,8 @@
 import fs from 'node:fs';
 import { queuePaths } from '../config/paths.js';
 import type { CreateFields } from '../message/message.js';
-import { queueCommand } from '../ipc/rq1.js';
+import type { Answer } from '../ipc/answer.js';
+import { QueueClient } from '../ipc/queue-client.js';
 import { isValidQueueName } from '../message/names.js';
 
 export type DeliveryResult = { ok: true; id: string } | { ok: false; error: string };
@@ -26,14 +27,13 @@ export function createDelivery(deps: DeliveryDeps): Deliver {
     const paths = queuePaths(deps.root, queue);
     // The classic client refuses a queue without a directory; say so rather than "no socket".
     if (!fs.existsSync(paths.dir)) return { ok: false, error: `queue ${queue} not found (no directory ${paths.dir})` };
-    let reply: unknown;
+    let r: Answer<string>;
     try {
-      reply = await queueCommand(paths.sock, 'create_message', fields, { timeoutMs: deps.timeoutMs });
+      r = await QueueClient.oneShot(paths.sock, { timeoutMs: deps.timeoutMs }).create(fields);
     } catch (err) {
       return { ok: false, error: `queue ${queue}: ${(err as Error).message}` };
     }
-    if (Array.isArray(reply) && reply[0] === 'ok') return { ok: true, id: String(reply[1]) };
-    const text = Array.isArray(reply) && reply.length > 1 ? String(reply[1]) : JSON.stringify(reply);
-    return { ok: false, error: `queue ${queue} refused the message: ${text}` };
+    if (r.ok) return { ok: true, id: r.value };
+    return { ok: false, error: `queue ${queue} refused the message: ${r.code === 'RQ_ERR_PROTOCOL' ? JSON.stringify(r.raw) : r.text}` };
   };
 }

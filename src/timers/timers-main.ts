@@ -4,6 +4,7 @@ import { rootPaths } from '../config/paths.js';
 import { resolveRoot } from '../config/root.js';
 import { parseArgs } from '../args.js';
 import { createLogger } from '../log.js';
+import { daemonMain, untilStopped } from '../daemon.js';
 import { listenSocket } from '../ipc/socket-server.js';
 import { createDelivery } from './timer-delivery.js';
 import { TimerDir } from './timer-dir.js';
@@ -13,7 +14,7 @@ import { handleTimersRequest } from './timer-commands.js';
 /** How long a queue may take to accept a timer message before the attempt counts as failed. */
 const DELIVERY_TIMEOUT_MS = 10_000;
 
-export async function main(argv: string[]): Promise<void> {
+export async function main(argv: string[]): Promise<number> {
   const { opts } = parseArgs(['timers', ...argv]);
   const root = resolveRoot(typeof opts.root === 'string' ? opts.root : undefined);
   const paths = rootPaths(root);
@@ -28,36 +29,23 @@ export async function main(argv: string[]): Promise<void> {
   const dir = new TimerDir({ dir: paths.timers, table, stats, allowShortPeriod, log });
   const server = await listenSocket({ path: paths.timersSock, proto: 'rq2', log, handle: (payload) => handleTimersRequest({ table, stats }, payload) });
 
-  let stopping: Promise<void> | null = null;
-  const stop = (why: string) => {
-    stopping ??= (async () => {
-      log.info({ why }, 'stopping');
+  const life = untilStopped({
+    log,
+    watchStdin: opts['watch-stdin'] === true,
+    onStop: async () => {
       await dir.close();
       await table.close();
       await server.close();
       await fsp.rm(paths.timersSock, { force: true });
-      log.info('stopped');
-      log.flush?.();
-      process.exit(0);
-    })();
-    return stopping;
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
-  // A full rescan on demand: links whose target appeared later are picked up without an edit of the link.
-  process.on('SIGHUP', () => void dir.rescan());
-  // rq-mgr holds the other end of our stdin: when it goes away, so do we.
-  if (opts['watch-stdin']) {
-    process.stdin.on('end', () => void stop('parent went away'));
-    process.stdin.on('error', () => void stop('parent went away'));
-    process.stdin.resume();
-  }
+    },
+    // A full rescan on demand: links whose target appeared later are picked up without an edit of the link.
+    onHup: () => void dir.rescan(),
+  });
 
   await dir.start();
   log.info({ pid: process.pid, timers: table.list().map(([name]) => name), short_periods: allowShortPeriod }, 'timers started');
+  await life.stopped;
+  return 0;
 }
 
-main(process.argv.slice(2)).catch((err) => {
-  process.stderr.write(`rq-timers: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+daemonMain('rq-timers', () => main(process.argv.slice(2)));

@@ -24,7 +24,7 @@ export async function installBasicAuth(app: FastifyInstance, cfg: BasicAuthConfi
   await app.register(basicAuth, {
     authenticate: { realm: cfg.realm ?? 'RQ' },
     validate: async (user, password) => {
-      if (!checkCredentials(cfg.users, user, password)) throw new RqError('RQ_ERR_UNAUTHORIZED', '401 - Unauthorized');
+      if (!checkCredentials(cfg.users, user, password)) throw RqError.of('RQ_ERR_UNAUTHORIZED');
     },
   });
   app.addHook('onRequest', app.basicAuth);

@@ -1,6 +1,7 @@
 // Everything the dashboard shows, gathered from rq-mgr, every queue and the timers process.
 import fs from 'node:fs/promises';
 import { discoverQueues } from '../mgr/queue-dirs.js';
+import { RqError } from '../errors.js';
 import { RQ_VERSION } from '../version.js';
 import { type QueueSnapshot, snapshotQueue } from './queue-snapshot.js';
 import type { WebContext } from './web-context.js';
@@ -46,16 +47,17 @@ async function readPid(file: string): Promise<number | null> {
 export async function mgrState(ctx: WebContext): Promise<{ mgr: MgrState; names: string[]; workers: Record<string, WorkerInfo> }> {
   const pid = await readPid(ctx.paths.mgrPid);
   try {
-    const [ping, uptime, version, queues] = await Promise.all([ctx.deps.mgr.call('ping'), ctx.deps.mgr.call('uptime'), ctx.deps.mgr.call('version'), ctx.deps.mgr.call('queues')]);
-    if (!Array.isArray(ping) || ping[0] !== 'pong') throw new Error(`ping answered ${JSON.stringify(ping)}`);
+    const mgr = ctx.deps.mgr;
+    const [pong, uptime, version, names] = await Promise.all([mgr.ping(), mgr.uptime(), mgr.version(), mgr.queues()]);
+    if (!pong) throw RqError.of('RQ_ERR_PROTOCOL', 'rq-mgr answered ping without pong');
     const workers: Record<string, WorkerInfo> = {};
     // `status` is an rq extension; an older supervisor without it just gives no worker details.
-    const st = await ctx.deps.mgr.call('status').catch(() => null);
-    if (Array.isArray(st) && st[0] === 'ok' && typeof st[1] === 'object' && st[1] !== null) Object.assign(workers, st[1]);
-    const v = Array.isArray(version) ? String(version[0]) : undefined;
+    const st = await mgr.status().catch(() => null);
+    if (st?.ok) Object.assign(workers, st.value);
+    const v = version.ok ? version.value : undefined;
     return {
-      mgr: { up: true, pid, uptime: Array.isArray(uptime) ? Number(uptime[0]) : undefined, version: v, versionMismatch: v !== undefined && v !== RQ_VERSION },
-      names: Array.isArray(queues) ? queues.filter((n): n is string => typeof n === 'string') : [],
+      mgr: { up: true, pid, uptime: uptime.ok ? uptime.value : undefined, version: v, versionMismatch: v !== undefined && v !== RQ_VERSION },
+      names,
       workers,
     };
   } catch (err) {
@@ -71,11 +73,10 @@ export function orderQueues(names: string[]): string[] {
 
 export async function timerList(ctx: WebContext): Promise<TimerList> {
   try {
-    const reply = await ctx.deps.mgr.timers('get_timers');
-    if (reply[0] !== 'ok' || !Array.isArray(reply[1])) return { ok: false, error: `timers answered ${JSON.stringify(reply).slice(0, 200)}` };
+    const reply = await ctx.deps.timers.timers();
+    if (!reply.ok) return { ok: false, error: `timers answered ${JSON.stringify(reply.raw).slice(0, 200)}` };
     const now = ctx.now() / 1000;
-    const timers = (reply[1] as unknown[])
-      .filter((t): t is [string, number] => Array.isArray(t) && typeof t[0] === 'string' && typeof t[1] === 'number')
+    const timers = reply.value
       .map(([name, due]) => ({ name, due, in: Math.round(due - now) }))
       .sort((a, b) => a.due - b.due);
     return { ok: true, timers };

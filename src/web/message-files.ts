@@ -1,29 +1,23 @@
 // Locating a message's directory through its queue, and the files under it a URL may name.
 import path from 'node:path';
 import { RqError, shown } from '../errors.js';
+import type { MessageView } from '../message/message.js';
 import type { WebContext } from './web-context.js';
 
-export interface MessageView {
-  msg_id: string;
-  path: string;
-  state: string;
-  status: string;
-  _attachments?: Record<string, { md5: string; size: number; path: string }>;
-  [key: string]: unknown;
-}
+export type { MessageView } from '../message/message.js';
 
 /** get_message through the queue; 404 when the queue says the message is not there (or is DOWN). */
 export async function getMessage(ctx: WebContext, queue: string, id: string): Promise<MessageView> {
-  const reply = await ctx.ask(queue, 'get_message', { msg_id: id });
-  if (Array.isArray(reply) && reply[0] === 'ok' && typeof reply[1] === 'object' && reply[1] !== null) return reply[1] as MessageView;
-  const why = Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : shown(reply);
-  throw new RqError('RQ_ERR_MSG_NOT_FOUND', `Message not found: ${queue}/${id} (${why})`);
+  const r = await ctx.queue(queue).get(id);
+  if (r.ok) return r.value;
+  const why = r.code === 'RQ_ERR_PROTOCOL' ? shown(r.raw) : r.text;
+  throw RqError.of('RQ_ERR_MSG_NOT_FOUND', `${queue}/${id} (${why})`);
 }
 
 /** The message directory as an absolute path, refusing anything the queue reports outside queues/. */
 export function messageDir(ctx: WebContext, msg: MessageView): string {
   const dir = path.resolve(ctx.deps.root, String(msg.path));
-  if (!dir.startsWith(ctx.paths.queues + path.sep)) throw new RqError('RQ_ERR_PATH_ESCAPES_ROOT', `message path ${shown(msg.path)} is outside ${ctx.paths.queues}`);
+  if (!dir.startsWith(ctx.paths.queues + path.sep)) throw RqError.of('RQ_ERR_PATH_ESCAPES_ROOT', shown(msg.path), ctx.paths.queues);
   return dir;
 }
 
@@ -34,7 +28,7 @@ export function messageDir(ctx: WebContext, msg: MessageView): string {
 export function requireFileName(name: string, what: string): string {
   // eslint-disable-next-line no-control-regex
   if (name === '' || name.length > 255 || name.startsWith('.') || /[/\\\u0000-\u001f\u007f]/.test(name)) {
-    throw new RqError('RQ_ERR_NOT_FOUND', `${what} not found: expected a plain file name, received ${shown(name)}`);
+    throw RqError.of('RQ_ERR_FILE_NOT_FOUND', what, `: expected a plain file name, received ${shown(name)}`);
   }
   return name;
 }

@@ -1,5 +1,6 @@
 // A few pipelined, self-reconnecting connections per queue socket, shared by every request of the web process.
 import { RqError, shown } from '../errors.js';
+import { QueueClient } from '../ipc/queue-client.js';
 import { SocketConnection } from '../ipc/socket-client.js';
 
 /** Commands that change nothing: safe to send again when a connection dropped under them. */
@@ -52,7 +53,7 @@ export class QueueClients {
     try {
       return JSON.parse(text);
     } catch {
-      throw new RqError('RQ_ERR_PROTOCOL', `reply from queue ${queue} to ${command} is not JSON: ${shown(text)}`);
+      throw RqError.of('RQ_ERR_PROTOCOL', `reply from queue ${queue} to ${command} is not JSON: ${shown(text)}`);
     }
   }
 
@@ -85,6 +86,11 @@ export class QueueClients {
       },
     );
     return entry.opening;
+  }
+
+  /** The typed client of one queue over this pool. */
+  client(queue: string): QueueClient {
+    return new QueueClient((command, arg) => this.call(queue, command, arg));
   }
 
   close(): void {

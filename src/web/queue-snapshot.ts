@@ -1,7 +1,6 @@
 // A queue's live state as the status routes and pages show it: status, uptime, counts, pid.
 import fs from 'node:fs/promises';
 import { queuePaths } from '../config/paths.js';
-import { STATES } from '../message/states.js';
 import type { WebContext } from './web-context.js';
 
 export interface Counts {
@@ -36,27 +35,24 @@ async function readPid(file: string): Promise<number | null> {
   }
 }
 
-function isCounts(v: unknown): v is Counts {
-  return typeof v === 'object' && v !== null && STATES.every((k) => typeof (v as Record<string, unknown>)[k] === 'number');
-}
-
 /** Asks the queue (three pipelined commands) for what the dashboard and status formats need. */
 export async function snapshotQueue(ctx: WebContext, name: string): Promise<QueueSnapshot> {
   const pid = readPid(queuePaths(ctx.deps.root, name).pidFile);
   try {
+    const client = ctx.queue(name);
     const [status, uptime, counts] = await Promise.all([
-      ctx.ask(name, 'status'),
-      ctx.ask(name, 'uptime'),
+      client.status(),
+      client.uptime(),
       // A DOWN queue answers this with ["fail","status: DOWN"]; that is not an error here.
-      ctx.ask(name, 'num_messages'),
+      client.counts(),
     ]);
-    const s = Array.isArray(status) && typeof status[0] === 'string' ? status[0] : 'UNKNOWN';
+    const s = status.ok ? status.value : 'UNKNOWN';
     return {
       name,
       alive: true,
       status: s,
-      uptime: Array.isArray(uptime) && typeof uptime[0] === 'number' ? uptime[0] : undefined,
-      counts: isCounts(counts) ? counts : undefined,
+      uptime: uptime.ok ? uptime.value : undefined,
+      counts: counts.ok ? counts.value : undefined,
       pid: await pid,
     };
   } catch (err) {

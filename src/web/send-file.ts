@@ -64,13 +64,13 @@ export async function sendFile(req: FastifyRequest, reply: FastifyReply, file: s
   try {
     fd = await new Promise<number>((resolve, reject) => fs.open(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW, (err, n) => (err ? reject(err) : resolve(n))));
   } catch (err) {
-    if (isErrno(err, 'ENOENT') || isErrno(err, 'ELOOP') || isErrno(err, 'ENOTDIR')) throw new RqError('RQ_ERR_NOT_FOUND', `${what} not found`);
+    if (isErrno(err, 'ENOENT') || isErrno(err, 'ELOOP') || isErrno(err, 'ENOTDIR')) throw RqError.of('RQ_ERR_FILE_NOT_FOUND', what, '');
     throw err;
   }
   const stat = await new Promise<fs.Stats>((resolve, reject) => fs.fstat(fd, (err, s) => (err ? reject(err) : resolve(s))));
   if (!stat.isFile()) {
     fs.close(fd, () => undefined);
-    throw new RqError('RQ_ERR_NOT_FOUND', `${what} not found (not a regular file)`);
+    throw RqError.of('RQ_ERR_FILE_NOT_FOUND', what, ' (not a regular file)');
   }
   const size = stat.size;
   const range = parseRange(req.headers.range, size);

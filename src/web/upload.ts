@@ -23,7 +23,7 @@ export interface UploadResult {
 }
 
 function tooLarge(limit: number): RqError {
-  return new RqError('RQ_ERR_UPLOAD_TOO_LARGE', `413 - Upload too large: the limit is ${limit} bytes (max_upload_bytes in config/config.json)`);
+  return RqError.of('RQ_ERR_UPLOAD_TOO_LARGE', limit);
 }
 
 /** Is this the multipart "file too large" error, in any of the shapes the plugin raises it? */

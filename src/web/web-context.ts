@@ -1,4 +1,5 @@
 // The toolkit every route uses: validated path names, queue calls, pages with flash, 303 redirects.
+import type { QueueClient } from '../ipc/queue-client.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -51,14 +52,14 @@ export class WebContext {
   /** A queue name from the URL: must be a valid name of an existing queue, else 404 (nothing touched). */
   async requireQueue(name: string): Promise<string> {
     const problem = queueNameProblem(name);
-    if (problem) throw new RqError('RQ_ERR_NOT_FOUND', `Queue not found: ${problem}`);
-    if (!(await this.queueExists(name))) throw new RqError('RQ_ERR_QUEUE_NOT_FOUND', `Queue not found: ${name}`);
+    if (problem) throw RqError.of('RQ_ERR_QUEUE_NOT_FOUND', problem);
+    if (!(await this.queueExists(name))) throw RqError.of('RQ_ERR_QUEUE_NOT_FOUND', name);
     return name;
   }
 
   /** A message id from the URL (an acked error keeps its dot), else 404. */
   requireMsgId(id: string): string {
-    if (!isMsgId(id)) throw new RqError('RQ_ERR_NOT_FOUND', `Message not found: expected a message id like 20261121.1643.46.613.2164022, received ${shown(id)}`);
+    if (!isMsgId(id)) throw RqError.of('RQ_ERR_MSG_NOT_FOUND', `expected a message id like 20261121.1643.46.613.2164022, received ${shown(id)}`);
     return id;
   }
 
@@ -81,13 +82,13 @@ export class WebContext {
   /** Validated queue from the URL, re-routed for (R) routes, that exists. */
   async requireRoutedQueue(name: string): Promise<string> {
     const problem = queueNameProblem(name);
-    if (problem) throw new RqError('RQ_ERR_NOT_FOUND', `Queue not found: ${problem}`);
+    if (problem) throw RqError.of('RQ_ERR_QUEUE_NOT_FOUND', problem);
     return this.requireQueue(await this.routed(name));
   }
 
-  /** Sends a queue command; throws RQ_ERR_NO_REPLY when the queue process does not answer. */
-  ask(queue: string, command: string, arg: unknown = {}): Promise<unknown> {
-    return this.deps.queues.call(queue, command, arg);
+  /** The typed client of a queue over the shared pool; its calls throw RQ_ERR_NO_REPLY when the queue process does not answer. */
+  queue(name: string): QueueClient {
+    return this.deps.queues.client(name);
   }
 
   /** Renders a page inside the layout, showing (and consuming) the pending flash. */

@@ -1,7 +1,8 @@
 // What the web app is built from: everything passed in, so tests can build it against any root.
 import type { Logger } from 'pino';
 import type { GlobalConfig } from '../config/global-config.js';
-import type { MgrClient } from './mgr-client.js';
+import type { MgrClient } from '../ipc/mgr-client.js';
+import type { TimersClient } from '../ipc/timers-client.js';
 import type { QueueClients } from './queue-clients.js';
 
 export interface WebDeps {
@@ -10,6 +11,7 @@ export interface WebDeps {
   log: Logger;
   queues: QueueClients;
   mgr: MgrClient;
+  timers: TimersClient;
   /** Where uploads are written before the queue hard-links them (same filesystem as queues/). */
   uploadDir: string;
   /** Signs the flash cookie. */

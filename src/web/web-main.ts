@@ -7,8 +7,10 @@ import { loadGlobalConfig } from '../config/global-config.js';
 import { queuePaths, rootPaths } from '../config/paths.js';
 import { PACKAGE_DIR, resolveRoot } from '../config/root.js';
 import { createLogger } from '../log.js';
+import { daemonMain, untilStopped } from '../daemon.js';
 import { buildApp } from './app.js';
-import { MgrClient } from './mgr-client.js';
+import { MgrClient } from '../ipc/mgr-client.js';
+import { TimersClient } from '../ipc/timers-client.js';
 import { QueueClients } from './queue-clients.js';
 import { chooseUploadDir } from './upload-dir.js';
 
@@ -31,7 +33,8 @@ async function main(): Promise<number> {
     config,
     log,
     queues,
-    mgr: new MgrClient({ mgrSock: paths.mgrSock, timersSock: paths.timersSock }),
+    mgr: new MgrClient(paths.mgrSock),
+    timers: new TimersClient(paths.timersSock),
     uploadDir: await chooseUploadDir(paths.queues, config.tmpdir, log),
     cookieSecret: randomBytes(32).toString('hex'),
     publicDir: path.join(PACKAGE_DIR, 'src', 'web', 'public'),
@@ -47,31 +50,16 @@ async function main(): Promise<number> {
   }
   log.info({ host, port, root, relative_root: config.relative_root ?? '/' }, 'web server listening');
 
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    const stop = async (why: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info({ why }, 'web server stopping');
+  const life = untilStopped({
+    log,
+    watchStdin: values['watch-stdin'],
+    onStop: async () => {
       await app.close().catch((err) => log.warn({ err: (err as Error).message }, 'close failed'));
       queues.close();
-      resolve(0);
-    };
-    process.on('SIGTERM', () => void stop('SIGTERM'));
-    process.on('SIGINT', () => void stop('SIGINT'));
-    if (values['watch-stdin']) {
-      // rq-mgr holds the other end: EOF means it is gone, and so should we be.
-      process.stdin.on('end', () => void stop('stdin closed (rq-mgr gone)'));
-      process.stdin.on('error', () => void stop('stdin error (rq-mgr gone)'));
-      process.stdin.resume();
-    }
+    },
   });
+  await life.stopped;
+  return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err) => {
-    process.stderr.write(`rq-web: ${(err as Error).stack ?? err}\n`);
-    process.exit(1);
-  },
-);
+daemonMain('rq-web', main);

@@ -134,10 +134,15 @@ describe('rq sendmesg and message status', () => {
   });
 
   it('single_que answers the waiting message instead of queueing another', async () => {
-    await send('--param1', 'slow', '--param2', '1');
+    // Paused, so the first message is still waiting when the second single_que asks, however slow the machine.
+    const pause = path.join(t.root, 'config', 'test.pause');
+    await fs.writeFile(pause, '');
+    expect(await test.cmd('status')).toEqual(['PAUSE']);
     const first = await rq(['single_que', '--dest', 'test', '--param1', 'done']);
     expect(first.out[0]).toMatch(FULLID('test'));
     const again = await rq(['single_que', '--dest', 'test', '--param1', 'done']);
+    await fs.rm(pause);
+    expect(await test.cmd('status')).toEqual(['UP']);
     expect(again).toEqual({ code: 0, out: first.out, err: [] });
     expectOneLineError(await rq(['single_que', '--dest', 'http://x:1/q/y', '--relay-ok']), /^rq: --dest: expected a local queue name/);
   });

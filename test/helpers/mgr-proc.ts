@@ -18,7 +18,8 @@ export class MgrProc {
 
   static async start(root: string): Promise<MgrProc> {
     const log = fs.openSync(path.join(root, 'log', 'mgr-test.log'), 'a');
-    const child = spawn(BIN('rq-mgr'), ['run', '--root', root], { stdio: ['ignore', log, log] });
+    // Its stdin is a pipe only this test process holds: rq-mgr stops if the test runner dies.
+    const child = spawn(BIN('rq-mgr'), ['run', '--root', root, '--watch-stdin'], { stdio: ['pipe', log, log] });
     fs.closeSync(log);
     const m = new MgrProc(root, child);
     await waitFor(async () => (await m.cmd('ping'))[0] === 'pong', 'rq-mgr to answer ping');

@@ -52,8 +52,8 @@ describe('normaliseCreate', () => {
   it('requires dest with the classic text', () => {
     for (const input of [{}, { dest: '' }, { dest: null }, { src: 'x' }]) {
       const err = refusal(input);
-      expect(err.code).toBe('RQ_ERR_INVALID_FIELD');
-      expect(err.message).toBe('input missing required "dest" parameter');
+      expect(err.code).toBe('RQ_ERR_MISSING_DEST');
+      expect(err.message).toBe('input missing required \"dest\" parameter');
     }
   });
 

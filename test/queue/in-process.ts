@@ -6,6 +6,7 @@ import pino from 'pino';
 import { normaliseQueueConfig } from '../../src/config/queue-config.js';
 import type { Message } from '../../src/message/message.js';
 import type { State } from '../../src/message/states.js';
+import { QueueClient } from '../../src/ipc/queue-client.js';
 import { Queue } from '../../src/queue/queue.js';
 import type { QueueEventMap } from '../../src/queue/queue-events.js';
 import { FakeLauncher } from './fake-launcher.js';
@@ -39,10 +40,11 @@ export async function inProcessQueue(config: Record<string, unknown> = {}, opts:
     config: normaliseQueueConfig({ name: 'q', script: 'scripts/q-run', num_workers: 1, ...config }),
     host: { host: '127.0.0.1', port: 3333, root: '/' },
     log: pino({ level: 'silent' }),
-    peer: async (q, command, arg) => {
-      peerCalls.push({ queue: q, command, arg });
-      return opts.peer ? opts.peer(q, command, arg) : ['ok', `http://127.0.0.1:3333/q/${q}/x`];
-    },
+    peer: (q) =>
+      new QueueClient(async (command, arg) => {
+        peerCalls.push({ queue: q, command, arg });
+        return opts.peer ? opts.peer(q, command, arg) : ['ok', `http://127.0.0.1:3333/q/${q}/x`];
+      }),
     launch: launcher.launch,
     now: () => clock.ms,
     baseEnv: {},

@@ -4,7 +4,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AttachRefused, attachFile, attachmentNames, deleteAttachment, listAttachments, md5File } from '../../src/spool/attachments.js';
+import { attachFile, attachmentNames, deleteAttachment, listAttachments, md5File } from '../../src/spool/attachments.js';
+import { isRqError } from '../../src/errors.js';
 import { DirSync } from '../../src/spool/durable.js';
 import { type TempSpool, isRoot, ls, tempSpool } from '../helpers/temp-spool.js';
 
@@ -34,7 +35,7 @@ async function refusal(p: Promise<unknown>): Promise<string> {
   try {
     await p;
   } catch (err) {
-    expect(err).toBeInstanceOf(AttachRefused);
+    expect(isRqError(err, 'RQ_ERR_ATTACH_REFUSED')).toBe(true);
     return (err as Error).message;
   }
   throw new Error('expected a refusal');

@@ -7,7 +7,8 @@ import { loadGlobalConfig } from '../../src/config/global-config.js';
 import { queuePaths, rootPaths } from '../../src/config/paths.js';
 import { silentLogger } from '../../src/log.js';
 import { buildApp } from '../../src/web/app.js';
-import { MgrClient } from '../../src/web/mgr-client.js';
+import { MgrClient } from '../../src/ipc/mgr-client.js';
+import { TimersClient } from '../../src/ipc/timers-client.js';
 import { QueueClients } from '../../src/web/queue-clients.js';
 import { PROJECT } from '../helpers/rq-root.js';
 
@@ -41,7 +42,8 @@ export async function routeTable(root: string): Promise<Route[]> {
       config: await loadGlobalConfig(paths.configFile),
       log: silentLogger(),
       queues,
-      mgr: new MgrClient({ mgrSock: paths.mgrSock, timersSock: paths.timersSock }),
+      mgr: new MgrClient(paths.mgrSock),
+      timers: new TimersClient(paths.timersSock),
       uploadDir: root,
       cookieSecret: 'route-table-route-table-route-table',
       publicDir: path.join(PROJECT, 'src', 'web', 'public'),

@@ -11,7 +11,8 @@ import { buildApp } from '../../src/web/app.js';
 import { ipAllowed } from '../../src/web/access-control.js';
 import { checkCredentials } from '../../src/web/basic-auth.js';
 import { completeUtf8Length } from '../../src/web/log-tail.js';
-import { MgrClient } from '../../src/web/mgr-client.js';
+import { MgrClient } from '../../src/ipc/mgr-client.js';
+import { TimersClient } from '../../src/ipc/timers-client.js';
 import { nestParams, parseFormBody } from '../../src/web/params.js';
 import { QueueClients } from '../../src/web/queue-clients.js';
 import { rubyInspect } from '../../src/web/ruby-inspect.js';
@@ -93,7 +94,8 @@ describe('buildApp with nothing running', () => {
       config: { host: '127.0.0.1', port: 1, env: 'stage', ...config } as GlobalConfig,
       log: silentLogger(),
       queues: new QueueClients({ sockPath: (q) => queuePaths(root, q).sock, timeoutMs: 500 }),
-      mgr: new MgrClient({ mgrSock: rootPaths(root).mgrSock, timersSock: rootPaths(root).timersSock, timeoutMs: 500 }),
+      mgr: new MgrClient(rootPaths(root).mgrSock, 500),
+      timers: new TimersClient(rootPaths(root).timersSock, 500),
       uploadDir: root,
       cookieSecret: 'test-secret-test-secret-test-secret',
       publicDir: path.join(PROJECT, 'src', 'web', 'public'),

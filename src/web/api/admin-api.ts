@@ -1,8 +1,10 @@
 // Operator actions on queues: adminoper, restart, ack_errs, new_queue (+ _link) and delete_queue.
+import type { MgrClient } from '../../ipc/mgr-client.js';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { RqError, shown } from '../../errors.js';
+import { RqError, invalidField, isRqError } from '../../errors.js';
+import type { Answer } from '../../ipc/answer.js';
 import { type Params, objectParam, textParam } from '../params.js';
 import { pathParam, readParams } from '../request-params.js';
 import { rubyInspect } from '../ruby-inspect.js';
@@ -25,12 +27,12 @@ function present(params: Params, key: string): boolean {
 export function adminApi(ctx: WebContext) {
   const allowNewQueue = () => ctx.deps.config.allow_new_queue === true;
 
-  /** A supervisor command; `null` when rq-mgr does not answer. */
-  async function tryMgr(command: string, arg: string, timeoutMs?: number): Promise<unknown | null> {
+  /** A supervisor call; `null` when rq-mgr does not answer. */
+  async function tryMgr<T>(what: string, call: (mgr: MgrClient) => Promise<T>): Promise<T | null> {
     try {
-      return await ctx.deps.mgr.call(command, arg, timeoutMs);
+      return await call(ctx.deps.mgr);
     } catch (err) {
-      ctx.log.warn({ command, err: (err as Error).message }, 'rq-mgr did not answer');
+      ctx.log.warn({ command: what, err: (err as Error).message }, 'rq-mgr did not answer');
       return null;
     }
   }
@@ -47,9 +49,9 @@ export function adminApi(ctx: WebContext) {
       // All four at once is the classic "no action".
       const action = given.length > 0 && given.length < ADMIN_ACTIONS.length ? given[0] : undefined;
       if (!action) return ctx.text(reply, 400, `400 - Invalid adminoper param: expected one of ${ADMIN_ACTIONS.join(', ')}`);
-      const r = await tryMgr(`${action}_queue`, q);
+      const r = await tryMgr(`${action}_queue`, (m) => m.admin(action, q));
       if (r === null) return ctx.text(reply, 500, `500 - Couldn't ${action} queue. Internal error.`);
-      if (!Array.isArray(r) || r[0] !== 'ok') return ctx.text(reply, 500, `500 - Couldn't ${action} queue. ${rubyInspect(r)}.`);
+      if (!r.ok) return ctx.text(reply, 500, `500 - Couldn't ${action} queue. ${rubyInspect(r.raw)}.`);
       return ctx.redirect(reply, ctx.urls.back(req, textParam(params, 'back'), ctx.urls.queue(q)), notice(html`Successfully ${action}d queue ${q}`));
     },
 
@@ -57,9 +59,9 @@ export function adminApi(ctx: WebContext) {
     async restart(req: FastifyRequest, reply: FastifyReply) {
       const q = await ctx.requireQueue(pathParam(req, 'q'));
       const params = await readParams(req);
-      const r = await tryMgr('restart_queue', q, RESTART_TIMEOUT_MS);
+      const r = await tryMgr('restart_queue', (m) => m.restart(q, RESTART_TIMEOUT_MS));
       if (r === null) return ctx.text(reply, 500, "500 - Couldn't restart queue. Internal error.");
-      if (!Array.isArray(r) || r[0] !== 'ok') return ctx.text(reply, 500, `500 - Couldn't restart queue. ${rubyInspect(r)}.`);
+      if (!r.ok) return ctx.text(reply, 500, `500 - Couldn't restart queue. ${rubyInspect(r.raw)}.`);
       return ctx.redirect(reply, ctx.urls.back(req, textParam(params, 'back'), ctx.urls.queue(q)), notice(html`Successfully restarted queue ${q}`));
     },
 
@@ -68,14 +70,14 @@ export function adminApi(ctx: WebContext) {
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
       const params = await readParams(req);
-      let r: unknown;
+      let r: Answer<number>;
       try {
-        r = await ctx.ask(q, 'ack_errs');
+        r = await ctx.queue(q).ackErrs();
       } catch (err) {
-        if (err instanceof RqError && err.code === 'RQ_ERR_NO_REPLY') return ctx.text(reply, 500, "500 - Couldn't ack errs queue. Internal error.");
+        if (isRqError(err, 'RQ_ERR_NO_REPLY')) return ctx.text(reply, 500, "500 - Couldn't ack errs queue. Internal error.");
         throw err;
       }
-      if (!Array.isArray(r) || r[0] !== 'ok') return ctx.text(reply, 500, `500 - Couldn't ack errs queue. ${rubyInspect(r)}.`);
+      if (!r.ok) return ctx.text(reply, 500, `500 - Couldn't ack errs queue. ${rubyInspect(r.raw)}.`);
       return ctx.redirect(reply, ctx.urls.back(req, textParam(params, 'back'), ctx.urls.queue(url)), notice(html`Successfully acknowledged errors`));
     },
 
@@ -84,8 +86,9 @@ export function adminApi(ctx: WebContext) {
       if (!allowNewQueue()) return ctx.text(reply, 403, NEW_QUEUE_FORBIDDEN);
       const params = await readParams(req);
       const queue = objectParam(params, 'queue') ?? {};
-      const r = await tryMgr('create_queue', JSON.stringify(queue), RESTART_TIMEOUT_MS);
-      const ok = Array.isArray(r) && r[0] === 'success';
+      const made = await tryMgr('create_queue', (m) => m.createQueue(JSON.stringify(queue), RESTART_TIMEOUT_MS));
+      const r = made?.raw ?? null;
+      const ok = made?.ok === true;
       const name = typeof queue.name === 'string' ? queue.name : '';
       const to = name ? ctx.urls.queue(name) : ctx.urls.link();
       return ctx.redirectTo(req, reply, to, ok ? notice(weGot(params, r)) : error(weGot(params, r)));
@@ -100,10 +103,11 @@ export function adminApi(ctx: WebContext) {
       try {
         name = (JSON.parse(await fs.readFile(path.resolve(ctx.deps.root, jsonPath), 'utf8')) as Record<string, unknown>)?.name;
       } catch {
-        throw new RqError('RQ_ERR_NOT_FOUND', `Couldn't parse json file (${jsonPath}).`);
+        throw RqError.of('RQ_ERR_BAD_JSON_FILE', jsonPath);
       }
-      const r = await tryMgr('create_queue_link', jsonPath, RESTART_TIMEOUT_MS);
-      const ok = Array.isArray(r) && r[0] === 'success';
+      const link = await tryMgr('create_queue_link', (m) => m.createQueueLink(jsonPath, RESTART_TIMEOUT_MS));
+      const r = link?.raw ?? null;
+      const ok = link?.ok === true;
       const to = typeof name === 'string' && name !== '' ? ctx.urls.queue(name) : ctx.urls.link();
       return ctx.redirectTo(req, reply, to, ok ? notice(weGot(params, r)) : error(weGot(params, r)));
     },
@@ -112,9 +116,10 @@ export function adminApi(ctx: WebContext) {
     async deleteQueue(req: FastifyRequest, reply: FastifyReply) {
       const params = await readParams(req);
       const name = textParam(params, 'queue_name');
-      if (name === undefined || name === '') throw new RqError('RQ_ERR_INVALID_FIELD', `queue_name: expected a queue name, received ${shown(name)}`);
-      const r = await tryMgr('delete_queue', name);
-      const ok = Array.isArray(r) && r[0] === 'ok';
+      if (name === undefined || name === '') throw invalidField('queue_name', 'a queue name', name);
+      const del = await tryMgr('delete_queue', (m) => m.deleteQueue(name));
+      const r = del?.raw ?? null;
+      const ok = del?.ok === true;
       return ctx.redirectTo(req, reply, ctx.urls.link(), ok ? notice(weGot(params, r)) : error(weGot(params, r)));
     },
   };

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type {} from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError } from '../../errors.js';
+import { type Answer, answer, isString } from '../../ipc/answer.js';
 import { attachmentNameProblem } from '../../message/names.js';
 import { getMessage, messageDir, requireFileName } from '../message-files.js';
 import { textParam } from '../params.js';
@@ -26,7 +27,7 @@ export function attachApi(ctx: WebContext, maxUploadBytes: number) {
       try {
         return await sendFile(req, reply, path.join(dir, sub, name), `${what} ${name}`);
       } catch (err) {
-        if (attempt > 0 || !(err instanceof RqError) || err.code !== 'RQ_ERR_NOT_FOUND') throw err;
+        if (attempt > 0 || !(err instanceof RqError) || err.code !== 'RQ_ERR_UPLOAD_MISSING') throw err;
       }
     }
   }
@@ -37,7 +38,7 @@ export function attachApi(ctx: WebContext, maxUploadBytes: number) {
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
       const id = ctx.requireMsgId(pathParam(req, 'id'));
-      if (!req.isMultipart()) throw new RqError('RQ_ERR_NOT_FOUND', 'filedata: expected a multipart/form-data upload with a file field named "filedata"');
+      if (!req.isMultipart()) throw RqError.of('RQ_ERR_UPLOAD_MISSING', 'a multipart/form-data upload with a file field named "filedata"');
       const queryFormat = textParam(req.query as Record<string, string>, 'x_format');
       if (queryFormat === 'json') ctx.markJson(req);
       const { file, params } = await receiveUpload(req, ctx.deps.uploadDir, 'filedata', maxUploadBytes, (name, value) => {
@@ -45,19 +46,19 @@ export function attachApi(ctx: WebContext, maxUploadBytes: number) {
       });
       const format = textParam(params, 'x_format') ?? queryFormat ?? 'html';
       if (format === 'json') ctx.markJson(req);
-      if (!file) throw new RqError('RQ_ERR_NOT_FOUND', 'filedata: expected a file upload with a file name, received none');
-      let r: unknown;
+      if (!file) throw RqError.of('RQ_ERR_UPLOAD_MISSING', 'a file upload with a file name, received none');
+      let r: Answer<string>;
       try {
         // Checked here too so a refused name costs no queue round trip; the queue checks again.
         const problem = attachmentNameProblem(file.filename);
-        r = problem ? ['fail', problem] : await ctx.ask(q, 'attach_message', { msg_id: id, pathname: file.tmpPath, name: file.filename });
+        r = problem ? answer(['fail', problem], isString) : await ctx.queue(q).attach(id, file.tmpPath, file.filename);
       } finally {
         // The queue hard-linked it (or refused): the temp name is no longer needed either way.
         await fsp.rm(file.tmpPath, { force: true });
       }
-      if (format === 'json') return ctx.json(reply, r);
-      if (Array.isArray(r) && r[0] === 'ok') return ctx.redirectTo(req, reply, ctx.urls.msg(url, id), notice(html`Attached message successfully`));
-      return ctx.text(reply, 200, `Commit ${url}/${id} got ${rubyInspect(r)}`);
+      if (format === 'json') return ctx.json(reply, r.raw);
+      if (r.ok) return ctx.redirectTo(req, reply, ctx.urls.msg(url, id), notice(html`Attached message successfully`));
+      return ctx.text(reply, 200, `Commit ${url}/${id} got ${rubyInspect(r.raw)}`);
     },
 
     /** POST /q/<q>/<id>/attach/<name> (R) with _method=delete */
@@ -70,10 +71,10 @@ export function attachApi(ctx: WebContext, maxUploadBytes: number) {
       const format = textParam(params, 'x_format') ?? 'html';
       if (format === 'json') ctx.markJson(req);
       if (textParam(params, '_method') !== 'delete') return ctx.text(reply, 400, INVALID_METHOD);
-      const r = await ctx.ask(q, 'delete_attach_message', { msg_id: id, attachment_name: name });
-      if (format === 'json') return ctx.json(reply, r);
-      if (Array.isArray(r) && r[0] === 'ok') return ctx.redirectTo(req, reply, ctx.urls.msg(url, id), notice(html`Attachment deleted successfully`));
-      return ctx.text(reply, 200, `Delete of attach ${name} on ${url}/${id} got ${rubyInspect(r)}`);
+      const r = await ctx.queue(q).deleteAttachment(id, name);
+      if (format === 'json') return ctx.json(reply, r.raw);
+      if (r.ok) return ctx.redirectTo(req, reply, ctx.urls.msg(url, id), notice(html`Attachment deleted successfully`));
+      return ctx.text(reply, 200, `Delete of attach ${name} on ${url}/${id} got ${rubyInspect(r.raw)}`);
     },
 
     /** GET /q/<q>/<id>/attach/<name> (R) */

@@ -1,6 +1,7 @@
 // Message routes of spec §9.3/§9.6: new_message, delete/destroy/commit, clone, run_now, .json and state.json.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { RqError, shown } from '../../errors.js';
+import { RqError, isRqError, shown } from '../../errors.js';
+import type { Answer } from '../../ipc/answer.js';
 import { getMessage } from '../message-files.js';
 import { type Params, textParam } from '../params.js';
 import { pathParam, readParams } from '../request-params.js';
@@ -9,7 +10,7 @@ import { html } from '../views/html.js';
 import { resultView } from '../views/forms-view.js';
 import { type WebContext, error, notice } from '../web-context.js';
 
-const CREATE_COMMANDS: Record<string, string> = { commit: 'create_message', prep: 'prep_message', single_que: 'single_que' };
+const CREATE_COMMANDS: Record<string, 'create_message' | 'prep_message' | 'single_que'> = { commit: 'create_message', prep: 'prep_message', single_que: 'single_que' };
 
 export const INVALID_METHOD = '400 - Invalid method param';
 
@@ -18,15 +19,15 @@ export function messageFields(params: Params, format: string): Record<string, un
   const mesg = params.mesg;
   if (typeof mesg === 'object' && !Array.isArray(mesg)) return { ...mesg };
   if (format === 'html' && mesg === undefined) return {};
-  if (typeof mesg !== 'string') throw new RqError('RQ_ERR_INVALID_JSON', `mesg: expected a JSON object text such as {"dest":"test"}, received ${shown(mesg)}`);
+  if (typeof mesg !== 'string') throw RqError.of('RQ_ERR_INVALID_JSON', `mesg: expected a JSON object text such as {"dest":"test"}, received ${shown(mesg)}`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(mesg);
   } catch (err) {
-    throw new RqError('RQ_ERR_INVALID_JSON', `mesg: expected a JSON object text such as {"dest":"test"}, received ${shown(mesg)} (${(err as Error).message})`);
+    throw RqError.of('RQ_ERR_INVALID_JSON', `mesg: expected a JSON object text such as {"dest":"test"}, received ${shown(mesg)} (${(err as Error).message})`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new RqError('RQ_ERR_INVALID_JSON', `mesg: expected a JSON object, received ${shown(parsed)}`);
+    throw RqError.of('RQ_ERR_INVALID_JSON', `mesg: expected a JSON object, received ${shown(parsed)}`);
   }
   return parsed as Record<string, unknown>;
 }
@@ -43,15 +44,14 @@ export function normaliseWebFields(m: Record<string, unknown>): Record<string, u
   return out;
 }
 
-const isOk = (r: unknown): r is ['ok', unknown] => Array.isArray(r) && r[0] === 'ok';
-
 export function messageApi(ctx: WebContext) {
-  /** Asks the queue; `null` when its process does not answer (the classic "no reply"). */
-  async function tryAsk(q: string, command: string, arg: unknown): Promise<unknown | null> {
+  /** Acts on a message; `null` when the queue process does not answer (the classic "no reply"). */
+  async function tryAct(q: string, command: 'delete_message' | 'destroy_message' | 'run_message' | 'clone_message' | 'commit_message', id: string): Promise<Answer<string> | null> {
     try {
-      return await ctx.ask(q, command, arg);
+      const client = ctx.queue(q);
+      return await (command === 'commit_message' ? client.commit(id) : client.act(command, id));
     } catch (err) {
-      if (err instanceof RqError && err.code === 'RQ_ERR_NO_REPLY') {
+      if (isRqError(err, 'RQ_ERR_NO_REPLY')) {
         ctx.log.warn({ queue: q, command, err: err.message }, 'queue did not answer');
         return null;
       }
@@ -72,23 +72,23 @@ export function messageApi(ctx: WebContext) {
       delete fields._method;
       const command = typeof method === 'string' && Object.hasOwn(CREATE_COMMANDS, method) ? CREATE_COMMANDS[method] : undefined;
       if (!command) return ctx.text(reply, 400, INVALID_METHOD);
-      let r: unknown;
+      let a: Answer<string>;
       try {
-        r = await ctx.ask(q, command, fields);
+        a = await ctx.queue(q).create(fields, command);
       } catch (err) {
-        if (!(err instanceof RqError) || err.code !== 'RQ_ERR_NO_REPLY') throw err;
+        if (!isRqError(err, 'RQ_ERR_NO_REPLY')) throw err;
         // The classic answered `null` here; a 503 with the reason tells a client to retry.
         const text = `queue ${q} did not answer: ${err.message}`;
         return format === 'html' ? ctx.text(reply, 503, `503 - ${text}`) : ctx.json(reply, ['fail', text], 503);
       }
-      if (Array.isArray(r) && r[0] === 'fail' && r[1] === 'status: DOWN') return ctx.text(reply, 503, '503 - Service Unavailable - Operationally Down');
-      if (format !== 'html') return ctx.json(reply, r);
+      if (!a.ok && a.code === 'RQ_ERR_QUEUE_DOWN') return ctx.text(reply, 503, '503 - Service Unavailable - Operationally Down');
+      if (format !== 'html') return ctx.json(reply, a.raw);
       const back = textParam(params, 'back');
       if (back !== undefined && back !== '') {
-        const flash = isOk(r) ? notice(html`Created message ${String(r[1])}`) : error(html`Error creating message: ${Array.isArray(r) ? String(r[1]) : rubyInspect(r)}`);
+        const flash = a.ok ? notice(html`Created message ${a.value}`) : error(html`Error creating message: ${a.code === 'RQ_ERR_PROTOCOL' ? rubyInspect(a.raw) : a.text}`);
         return ctx.redirect(reply, ctx.urls.back(req, back, ctx.urls.queue(url)), flash);
       }
-      return ctx.page(req, reply, resultView(url, r, ctx.urls), { queue: url });
+      return ctx.page(req, reply, resultView(url, a, ctx.urls), { queue: url });
     },
 
     /** POST /q/<q>/<id> (R) with _method delete | destroy | commit */
@@ -100,16 +100,15 @@ export function messageApi(ctx: WebContext) {
       const format = textParam(params, 'x_format') ?? 'html';
       if (format === 'json') ctx.markJson(req);
       const method = textParam(params, '_method');
-      const command = method === 'delete' ? 'delete_message' : method === 'destroy' ? 'destroy_message' : method === 'commit' ? 'commit_message' : undefined;
-      if (!command) return ctx.text(reply, 400, INVALID_METHOD);
-      const r = await tryAsk(q, command, { msg_id: id });
-      if (format === 'json') return r === null ? ctx.json(reply, ['fail', `queue ${q} did not answer`], 503) : ctx.json(reply, r);
+      if (method !== 'delete' && method !== 'destroy' && method !== 'commit') return ctx.text(reply, 400, INVALID_METHOD);
+      const r = method === 'commit' ? await tryAct(q, 'commit_message', id) : await tryAct(q, method === 'delete' ? 'delete_message' : 'destroy_message', id);
+      if (format === 'json') return r === null ? ctx.json(reply, ['fail', `queue ${q} did not answer`], 503) : ctx.json(reply, r.raw);
       const self = ctx.urls.msg(url, id);
       if (method === 'commit') {
-        return ctx.redirectTo(req, reply, self, isOk(r) ? notice(html`Message committed successfully`) : error(html`Commit got ${rubyInspect(r)}`));
+        return ctx.redirectTo(req, reply, self, r?.ok ? notice(html`Message committed successfully`) : error(html`Commit got ${rubyInspect(r?.raw ?? null)}`));
       }
-      if (isOk(r)) return ctx.redirectTo(req, reply, ctx.urls.queue(url), notice(html`${method === 'delete' ? 'Message deleted successfully' : 'Message destroyed successfully'}`));
-      return ctx.redirectTo(req, reply, self, error(html`${method === 'delete' ? 'Delete' : 'destroy'} got ${rubyInspect(r)}`));
+      if (r?.ok) return ctx.redirectTo(req, reply, ctx.urls.queue(url), notice(html`${method === 'delete' ? 'Message deleted successfully' : 'Message destroyed successfully'}`));
+      return ctx.redirectTo(req, reply, self, error(html`${method === 'delete' ? 'Delete' : 'destroy'} got ${rubyInspect(r?.raw ?? null)}`));
     },
 
     /** POST /q/<q>/<id>/clone (R) */
@@ -117,9 +116,9 @@ export function messageApi(ctx: WebContext) {
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
       const id = ctx.requireMsgId(pathParam(req, 'id'));
-      const r = await tryAsk(q, 'clone_message', { msg_id: id });
+      const r = await tryAct(q, 'clone_message', id);
       if (r === null) return ctx.text(reply, 500, "500 - Couldn't clone message. Internal error.");
-      if (!isOk(r)) return ctx.text(reply, 500, `500 - Couldn't clone message. ${rubyInspect(r)}.`);
+      if (!r.ok) return ctx.text(reply, 500, `500 - Couldn't clone message. ${rubyInspect(r.raw)}.`);
       return ctx.redirectTo(req, reply, ctx.urls.queue(url), notice(html`Message cloned successfully`));
     },
 
@@ -128,9 +127,9 @@ export function messageApi(ctx: WebContext) {
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
       const id = ctx.requireMsgId(pathParam(req, 'id'));
-      const r = await tryAsk(q, 'run_message', { msg_id: id });
+      const r = await tryAct(q, 'run_message', id);
       if (r === null) return ctx.text(reply, 500, "500 - Couldn't run message. Internal error.");
-      if (!isOk(r)) return ctx.text(reply, 500, `500 - Couldn't run message. ${rubyInspect(r)}.`);
+      if (!r.ok) return ctx.text(reply, 500, `500 - Couldn't run message. ${rubyInspect(r.raw)}.`);
       return ctx.redirectTo(req, reply, ctx.urls.msg(url, id), notice(html`Message in run successfully`));
     },
 
@@ -146,9 +145,9 @@ export function messageApi(ctx: WebContext) {
       ctx.markJson(req);
       const q = await ctx.requireRoutedQueue(pathParam(req, 'q'));
       const id = ctx.requireMsgId(pathParam(req, 'id'));
-      const r = await ctx.ask(q, 'get_message_state', { msg_id: id });
-      if (!isOk(r)) throw new RqError('RQ_ERR_MSG_NOT_FOUND', `Message not found: ${q}/${id} (${Array.isArray(r) ? String(r[1]) : shown(r)})`);
-      return ctx.json(reply, [r[1]]);
+      const r = await ctx.queue(q).state(id);
+      if (!r.ok) throw RqError.of('RQ_ERR_MSG_NOT_FOUND', `${q}/${id} (${r.code === 'RQ_ERR_PROTOCOL' ? shown(r.raw) : r.text})`);
+      return ctx.json(reply, [r.value]);
     },
   };
 }

@@ -12,22 +12,19 @@ import type { WebContext } from '../web-context.js';
 /** rq-mgr must answer before queue pages are served (classic: 503 `QueueMgr not running`). */
 export async function requireMgr(ctx: WebContext): Promise<void> {
   try {
-    const r = await ctx.deps.mgr.call('ping');
-    if (Array.isArray(r) && r[0] === 'pong') return;
+    if (await ctx.deps.mgr.ping()) return;
   } catch {
     // answered below
   }
-  throw new RqError('RQ_ERR_MGR_DOWN', '503 - QueueMgr not running');
+  throw RqError.of('RQ_ERR_MGR_DOWN');
 }
 
 async function queueNames(ctx: WebContext): Promise<string[]> {
-  let reply: unknown;
   try {
-    reply = await ctx.deps.mgr.call('queues');
+    return await ctx.deps.mgr.queues();
   } catch {
-    throw new RqError('RQ_ERR_MGR_DOWN', '503 - QueueMgr not running');
+    throw RqError.of('RQ_ERR_MGR_DOWN');
   }
-  return Array.isArray(reply) ? reply.filter((n): n is string => typeof n === 'string') : [];
 }
 
 export function statusApi(ctx: WebContext) {
@@ -60,19 +57,19 @@ export function statusApi(ctx: WebContext) {
       const q = await ctx.requireQueue(pathParam(req, 'q'));
       const raw = (req.query as Record<string, unknown>).limit;
       const limit = raw === undefined || raw === '' ? 10 : Number(raw);
-      if (!Number.isInteger(limit) || limit < 0) throw new RqError('RQ_ERR_INVALID_FIELD', `limit: expected a whole number >= 0, received ${JSON.stringify(raw)}`);
-      const r = await ctx.ask(q, 'messages', { state: 'done', limit });
-      if (Array.isArray(r) && r[0] === 'fail') return ctx.json(reply, r, r[1] === 'status: DOWN' ? 503 : 500);
-      return ctx.json(reply, r);
+      if (!Number.isInteger(limit) || limit < 0) throw RqError.of('RQ_ERR_INVALID_FIELD', 'limit', 'a whole number >= 0', JSON.stringify(raw));
+      const r = await ctx.queue(q).list('done', { limit });
+      if (!r.ok) return ctx.json(reply, r.raw, r.code === 'RQ_ERR_QUEUE_DOWN' ? 503 : 500);
+      return ctx.json(reply, r.value);
     },
 
     /** GET /q/<q>/config (R): the live config the queue process uses. */
     async liveConfig(req: FastifyRequest, reply: FastifyReply) {
       ctx.markJson(req);
       const q = await ctx.requireRoutedQueue(pathParam(req, 'q'));
-      const r = await ctx.ask(q, 'config');
-      if (!Array.isArray(r) || r[0] !== 'ok') return ctx.json(reply, r, 500);
-      return ctx.json(reply, r[1]);
+      const r = await ctx.queue(q).config();
+      if (!r.ok) return ctx.json(reply, r.raw, 500);
+      return ctx.json(reply, r.value);
     },
 
     /** GET /q/<q>/config.json: the file itself. */
@@ -80,7 +77,7 @@ export function statusApi(ctx: WebContext) {
       const q = await ctx.requireQueue(pathParam(req, 'q'));
       // config.json may be a symlink (create_queue_link), so resolve it rather than refuse it.
       const real = await fs.realpath(queuePaths(ctx.deps.root, q).configFile).catch(() => {
-        throw new RqError('RQ_ERR_NOT_FOUND', `config.json of ${q} not found`);
+        throw RqError.of('RQ_ERR_FILE_NOT_FOUND', `config.json of ${q}`, '');
       });
       return sendFile(req, reply, real, `config.json of ${q}`);
     },
@@ -94,8 +91,7 @@ export function statusApi(ctx: WebContext) {
       const checked = await Promise.all(
         names.map(async (n) => {
           try {
-            const r = await ctx.ask(n, 'ping');
-            if (!Array.isArray(r) || r[0] !== 'pong') failing.push({ name: `queue ${n}`, error: `ping answered ${JSON.stringify(r)}` });
+            if (!(await ctx.queue(n).ping())) failing.push({ name: `queue ${n}`, error: 'ping answered without pong' });
           } catch (err) {
             const w = workers[n];
             failing.push({ name: `queue ${n}`, error: `${(err as Error).message}${w ? ` (worker ${w.status}${w.last_exit ? `, last ${w.last_exit}` : ''})` : ''}` });

@@ -1,7 +1,7 @@
 // GET /q/<q>/<id>/log/<file>/events: the job log as Server-Sent Events, from a byte offset until the job ends.
 import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { RqError, shown } from '../../errors.js';
+import { RqError, invalidField } from '../../errors.js';
 import { queuePaths } from '../../config/paths.js';
 import { type Located, LogTail } from '../log-tail.js';
 import { requireFileName } from '../message-files.js';
@@ -15,7 +15,7 @@ function startOffset(req: FastifyRequest): number {
   // EventSource resends the last id it saw when it reconnects: that is the byte offset to resume from.
   const raw = req.headers['last-event-id'] ?? (req.query as Record<string, unknown>).offset ?? '0';
   const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < 0) throw new RqError('RQ_ERR_INVALID_FIELD', `offset: expected a byte offset (whole number >= 0), received ${shown(raw)}`);
+  if (!Number.isSafeInteger(n) || n < 0) throw invalidField('offset', 'a byte offset (whole number >= 0)', raw);
   return n;
 }
 
@@ -27,15 +27,15 @@ export function tailEvents(ctx: WebContext) {
     const offset = startOffset(req);
 
     const locate = async (): Promise<Located | null> => {
-      const r = await ctx.ask(q, 'get_message_status', { msg_id: id });
-      if (!Array.isArray(r) || r[0] !== 'ok') return null;
-      const v = r[1] as { path: string; status: string; state: string };
+      const r = await ctx.queue(q).messageStatus(id);
+      if (!r.ok) return null;
+      const v = r.value;
       const dir = path.resolve(ctx.deps.root, v.path);
       if (!dir.startsWith(ctx.paths.queues + path.sep)) return null;
       return { state: v.state, status: v.status, dir };
     };
     // Unknown messages get the 404 page now, before the stream starts.
-    if (!(await locate())) throw new RqError('RQ_ERR_MSG_NOT_FOUND', `Message not found: ${q}/${id}`);
+    if (!(await locate())) throw RqError.of('RQ_ERR_MSG_NOT_FOUND', `${q}/${id}`);
 
     reply.hijack();
     const res = reply.raw;

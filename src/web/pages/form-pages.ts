@@ -18,7 +18,7 @@ export function formPages(ctx: WebContext) {
         form = await loadFormConfig(queuePaths(ctx.deps.root, q).formFile, `form.json of queue ${q}`);
       } catch (err) {
         ctx.log.warn({ queue: q, err: (err as Error).message }, 'bad form.json');
-        throw new RqError('RQ_ERR_CONFIG', `500 - Bad overrides file: ${(err as Error).message}`);
+        throw RqError.of('RQ_ERR_CONFIG', `500 - Bad overrides file: ${(err as Error).message}`);
       }
       return ctx.page(req, reply, newMessageView(q, form, ctx.urls), { queue: q });
     },

@@ -67,7 +67,12 @@ export function queuePage(ctx: WebContext) {
     }
     const data: QueuePageData = { name: q, snap, configText: pretty, schedules: await schedulesOf(config, queuePaths(ctx.deps.root, q).dir, ctx.now()), filter, prep: [], que: [], run: [], done: [], err: [], errack: [], relayed: [], now: ctx.now() };
     if (snap.alive && snap.status !== 'DOWN') {
-      const ask = (state: string, extra: Record<string, unknown> = {}) => ctx.ask(q, 'messages', { state, ...extra }).catch(() => []);
+      const client = ctx.queue(q);
+      const ask = (state: string, extra: { limit?: number; filter?: string } = {}) =>
+        client.list(state, extra).then(
+          (a) => (a.ok ? a.value : []),
+          () => [],
+        );
       const [prep, que, run, done, err, errack, relayed] = await Promise.all([
         ask('prep', { limit: LIST_LIMIT }),
         ask('que', { limit: QUE_LIMIT }),
@@ -88,18 +93,18 @@ export function queuePage(ctx: WebContext) {
       const details = async (items: { id: string; dest?: string; status?: string }[]) =>
         Promise.all(
           items.map(async (m) => {
-            const r = await ctx.ask(q, 'get_message', { msg_id: m.id }).catch(() => null);
-            if (Array.isArray(r) && r[0] === 'ok') {
-              m.dest = String((r[1] as Record<string, unknown>).dest ?? '');
-              m.status = String((r[1] as Record<string, unknown>).status ?? m.status ?? '');
+            const r = await client.get(m.id).catch(() => null);
+            if (r?.ok) {
+              m.dest = String(r.value.dest ?? '');
+              m.status = String(r.value.status ?? m.status ?? '');
             }
           }),
         );
       if (q === 'relay') await Promise.all([details(data.que), details(data.run)]);
       await Promise.all(
         data.relayed.map(async (m) => {
-          const r = await ctx.ask(q, 'get_message_status', { msg_id: m.id }).catch(() => null);
-          const status = Array.isArray(r) && r[0] === 'ok' ? String((r[1] as Record<string, unknown>).status) : '';
+          const r = await client.messageStatus(m.id).catch(() => null);
+          const status = r?.ok ? r.value.status : '';
           m.url = /^relayed - (https?:\/\/\S+)$/.exec(status)?.[1];
         }),
       );

@@ -1,4 +1,5 @@
 // The new-message form (honouring form.json) and the new-queue form.
+import type { Answer } from '../../ipc/answer.js';
 import { type FormConfig, type FormFieldId, fieldHelp, fieldLabel, isFieldHidden } from '../../config/form-config.js';
 import { parseFullId } from '../../message/message-id.js';
 import type { Urls } from '../urls.js';
@@ -66,12 +67,12 @@ export function newQueueView(urls: Urls): SafeHtml {
 }
 
 /** HTML new_message without `back`: "New Message Result". */
-export function resultView(q: string, reply: unknown, urls: Urls): SafeHtml {
-  const ok = Array.isArray(reply) && reply[0] === 'ok' && typeof reply[1] === 'string';
+export function resultView(q: string, a: Answer<string>, urls: Urls): SafeHtml {
   // Link through this server (the full id names the configured host, which the browser may not reach).
-  const where = ok ? parseFullId(reply[1] as string) : null;
-  const body = ok
-    ? html`<p id="result-ok">OK - <a href="${where ? urls.msg(where.queue, where.id) : '#'}" id="result-link">${reply[1] as string}</a></p>`
+  const where = a.ok ? parseFullId(a.value) : null;
+  const reply = a.raw;
+  const body = a.ok
+    ? html`<p id="result-ok">OK - <a href="${where ? urls.msg(where.queue, where.id) : '#'}" id="result-link">${a.value}</a></p>`
     : html`<p id="result-error" class="bad">${Array.isArray(reply) ? `${String(reply[0])} - ${String(reply[1] ?? '')}` : JSON.stringify(reply)}</p>`;
   return html`<div class="page-head"><h1>New Message Result</h1></div><section class="card"><p>Queue: <a href="${urls.queue(q)}" id="result-queue">${q}</a></p>${body}</section>`;
 }

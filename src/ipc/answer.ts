@@ -1,0 +1,34 @@
+// A socket reply read once, into a typed answer: a value, or a refusal with its catalogue code and text.
+import { type ErrorCode, codeOfText, shown } from '../errors.js';
+
+/** What a refusal carries; `raw` is the reply as sent, for the classic texts that quote it. */
+export interface Refusal {
+  ok: false;
+  /** The catalogue code of a classic refusal text, or RQ_ERR_PROTOCOL for a reply of no known shape. */
+  code: ErrorCode | 'RQ_ERR_REFUSED';
+  text: string;
+  raw: unknown;
+}
+
+export type Answer<T> = { ok: true; value: T; raw: unknown } | Refusal;
+
+/**
+ * Reads `["ok", value]` (or the bare `[value]` of ping/uptime/status when `bare`) as a value that
+ * `accept` checks; `["fail", text]` and the classic `[false, text]` as refusals.
+ */
+export function answer<T>(reply: unknown, accept: (v: unknown) => v is T, bare = false): Answer<T> {
+  if (Array.isArray(reply)) {
+    const [head, value] = reply;
+    if (bare && reply.length === 1 && accept(head)) return { ok: true, value: head, raw: reply };
+    if (head === 'ok' && accept(value)) return { ok: true, value, raw: reply };
+    if ((head === 'fail' || head === false || head === 'ERROR') && typeof value === 'string') {
+      return { ok: false, code: codeOfText(value) ?? 'RQ_ERR_REFUSED', text: value, raw: reply };
+    }
+  }
+  return { ok: false, code: 'RQ_ERR_PROTOCOL', text: `unexpected reply ${shown(reply)}`, raw: reply };
+}
+
+export const isString = (v: unknown): v is string => typeof v === 'string';
+export const isNumber = (v: unknown): v is number => typeof v === 'number';
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isArray = (v: unknown): v is unknown[] => Array.isArray(v);

@@ -1,0 +1,74 @@
+// The one typed client of rq-mgr's supervisor socket (spec §6.2): a method per command, typed answers.
+import { type Answer, answer, isArray, isNumber, isObject, isString } from './answer.js';
+import { mgrCommand } from './rq1.js';
+
+export type AdminOp = 'up' | 'down' | 'pause' | 'resume';
+
+export interface WorkerInfo {
+  status: string;
+  pid: number | null;
+  uptime: number | null;
+  last_exit?: string | null;
+  [key: string]: unknown;
+}
+
+const isWorkers = (v: unknown): v is Record<string, WorkerInfo> => isObject(v);
+
+export class MgrClient {
+  constructor(
+    private readonly sock: string,
+    private readonly timeoutMs = 10_000,
+  ) {}
+
+  private send(command: string, arg = '', timeoutMs?: number): Promise<unknown> {
+    return mgrCommand(this.sock, command, arg, { timeoutMs: timeoutMs ?? this.timeoutMs });
+  }
+
+  /** True when rq-mgr answers pong; rejects (RQ_ERR_NO_REPLY) when nobody answers. */
+  async ping(timeoutMs?: number): Promise<boolean> {
+    const r = await this.send('ping', '', timeoutMs);
+    return Array.isArray(r) && r[0] === 'pong';
+  }
+
+  async uptime(): Promise<Answer<number>> {
+    return answer(await this.send('uptime'), isNumber, true);
+  }
+
+  async version(): Promise<Answer<string>> {
+    return answer(await this.send('version'), isString, true);
+  }
+
+  /** The queues rq-mgr supervises, by name. */
+  async queues(): Promise<string[]> {
+    const r = await this.send('queues');
+    return isArray(r) ? r.filter(isString) : [];
+  }
+
+  /** Worker states (an rq extension: an older supervisor refuses it). */
+  async status(timeoutMs?: number): Promise<Answer<Record<string, WorkerInfo>>> {
+    return answer(await this.send('status', '', timeoutMs), isWorkers);
+  }
+
+  async admin(op: AdminOp, queue: string): Promise<Answer<unknown>> {
+    return answer(await this.send(`${op}_queue`, queue), (_v): _v is unknown => true);
+  }
+
+  async restart(queue: string, timeoutMs?: number): Promise<Answer<unknown>> {
+    return answer(await this.send('restart_queue', queue, timeoutMs), (_v): _v is unknown => true);
+  }
+
+  async deleteQueue(queue: string): Promise<Answer<unknown>> {
+    return answer(await this.send('delete_queue', queue), (_v): _v is unknown => true);
+  }
+
+  /** The classic answers `["success", …]` when the link was made. */
+  async createQueueLink(jsonPath: string, timeoutMs?: number): Promise<{ ok: boolean; raw: unknown }> {
+    const r = await this.send('create_queue_link', jsonPath, timeoutMs);
+    return { ok: Array.isArray(r) && r[0] === 'success', raw: r };
+  }
+
+  async createQueue(json: string, timeoutMs?: number): Promise<{ ok: boolean; raw: unknown }> {
+    const r = await this.send('create_queue', json, timeoutMs);
+    return { ok: Array.isArray(r) && r[0] === 'success', raw: r };
+  }
+}

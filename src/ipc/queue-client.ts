@@ -1,0 +1,102 @@
+// The one typed client of a queue socket (spec §7): a method per command, each returning a typed answer.
+import type { MessageView } from '../message/message.js';
+import type { State } from '../message/states.js';
+import { type Answer, answer, isArray, isNumber, isObject, isString } from './answer.js';
+import { queueCommand } from './rq1.js';
+import type { RequestOptions } from './socket-client.js';
+
+/** Sends one command and returns the parsed JSON reply; rejects (RQ_ERR_NO_REPLY) when nobody answers. */
+export type QueueTransport = (command: string, arg: unknown) => Promise<unknown>;
+
+export type Counts = Record<State, number>;
+export interface MessageStatus {
+  path: string;
+  status: string;
+  state: State;
+}
+
+const isState = (v: unknown): v is State => isString(v);
+const isCounts = (v: unknown): v is Counts => isObject(v) && ['prep', 'que', 'run', 'done', 'relayed', 'err'].every((k) => isNumber(v[k]));
+const isView = (v: unknown): v is MessageView => isObject(v) && isString(v.msg_id);
+const isStatus = (v: unknown): v is MessageStatus => isObject(v) && isString(v.status) && isString(v.state);
+
+export class QueueClient {
+  constructor(private readonly send: QueueTransport) {}
+
+  /** A client that opens one connection per command (CLI, timers, scripts, dup). */
+  static oneShot(sockPath: string, opts?: RequestOptions): QueueClient {
+    return new QueueClient((command, arg) => queueCommand(sockPath, command, arg, opts));
+  }
+
+  async ping(): Promise<boolean> {
+    const r = await this.send('ping', {});
+    return Array.isArray(r) && r[0] === 'pong';
+  }
+
+  async uptime(): Promise<Answer<number>> {
+    return answer(await this.send('uptime', {}), isNumber, true);
+  }
+
+  /** UP, PAUSE, DOWN or SCRIPTERROR. */
+  async status(): Promise<Answer<string>> {
+    return answer(await this.send('status', {}), isString, true);
+  }
+
+  async config(): Promise<Answer<Record<string, unknown>>> {
+    return answer(await this.send('config', {}), isObject);
+  }
+
+  /** Creates a committed message (or, with `prep`, one left in prep/); the value is its full id. */
+  async create(fields: object, mode: 'create_message' | 'prep_message' | 'single_que' = 'create_message'): Promise<Answer<string>> {
+    return answer(await this.send(mode, fields), isString);
+  }
+
+  /** The value is `<md5>-Attached successfully`. */
+  async attach(msgId: string, pathname: string, name?: string): Promise<Answer<string>> {
+    return answer(await this.send('attach_message', name === undefined ? { msg_id: msgId, pathname } : { msg_id: msgId, pathname, name }), isString);
+  }
+
+  async deleteAttachment(msgId: string, name: string): Promise<Answer<string>> {
+    return answer(await this.send('delete_attach_message', { msg_id: msgId, attachment_name: name }), isString);
+  }
+
+  async commit(msgId: string): Promise<Answer<string>> {
+    return answer(await this.send('commit_message', { msg_id: msgId }), isString);
+  }
+
+  async get(msgId: string): Promise<Answer<MessageView>> {
+    return answer(await this.send('get_message', { msg_id: msgId }), isView);
+  }
+
+  async state(msgId: string): Promise<Answer<State>> {
+    return answer(await this.send('get_message_state', { msg_id: msgId }), isState);
+  }
+
+  async messageStatus(msgId: string): Promise<Answer<MessageStatus>> {
+    return answer(await this.send('get_message_status', { msg_id: msgId }), isStatus);
+  }
+
+  /** delete_message, destroy_message, run_message or clone_message; the value is the classic text (clone: the new full id). */
+  async act(command: 'delete_message' | 'destroy_message' | 'run_message' | 'clone_message', msgId: string): Promise<Answer<string>> {
+    return answer(await this.send(command, { msg_id: msgId }), isString);
+  }
+
+  async counts(): Promise<Answer<Counts>> {
+    const r = await this.send('num_messages', {});
+    return isCounts(r) ? { ok: true, value: r, raw: r } : answer(r, isCounts);
+  }
+
+  /** Ids (que: [id, due], run: [id, status]) in a state, as the `messages` command lists them. */
+  async list(state: string, extra: { limit?: number; filter?: string } = {}): Promise<Answer<unknown[]>> {
+    const r = await this.send('messages', { state, ...extra });
+    return isArray(r) && r[0] !== 'fail' ? { ok: true, value: r, raw: r } : answer(r, isArray);
+  }
+
+  async ackErrs(): Promise<Answer<number>> {
+    return answer(await this.send('ack_errs', {}), isNumber);
+  }
+
+  async shutdown(): Promise<Answer<never>> {
+    return answer(await this.send('shutdown', {}), (_v): _v is never => true);
+  }
+}

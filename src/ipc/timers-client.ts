@@ -1,0 +1,19 @@
+// The one typed client of the timers daemon's socket (rq2 framing): a method per command.
+import { type Answer, answer, isArray } from './answer.js';
+import { rq2Command } from './rq1.js';
+
+export type TimerEntry = [name: string, due: number];
+
+export class TimersClient {
+  constructor(
+    private readonly sock: string,
+    private readonly timeoutMs = 5_000,
+  ) {}
+
+  /** Every timer and its next due (epoch seconds). */
+  async timers(): Promise<Answer<TimerEntry[]>> {
+    const r = answer(await rq2Command(this.sock, 'get_timers', undefined, { timeoutMs: this.timeoutMs }), isArray);
+    if (!r.ok) return r;
+    return { ok: true, raw: r.raw, value: r.value.filter((t): t is TimerEntry => Array.isArray(t) && typeof t[0] === 'string' && typeof t[1] === 'number') };
+  }
+}

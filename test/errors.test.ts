@@ -1,0 +1,48 @@
+// The error catalogue: every code is used, templates fill in order, classic texts map back to their codes.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ERRORS, type ErrorCode, RqError, codeOfText, fieldProblem, invalidField, isRqError } from '../src/errors.js';
+
+function sources(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    return e.isDirectory() ? sources(p) : /\.(ts|c)$/.test(e.name) ? [p] : [];
+  });
+}
+
+describe('error catalogue', () => {
+  it('every code is raised somewhere in src/ besides the catalogue itself', () => {
+    const src = path.resolve(__dirname, '..', 'src');
+    const text = sources(src)
+      .filter((f) => !f.endsWith(`${path.sep}errors.ts`))
+      .map((f) => fs.readFileSync(f, 'utf8'))
+      .join('\n');
+    const unused = (Object.keys(ERRORS) as ErrorCode[]).filter((c) => !text.includes(`'${c}'`));
+    expect(unused).toEqual([]);
+  });
+
+  it('fills a template in order and carries the status; the cause stays out of the message', () => {
+    const cause = new Error('EIO');
+    const err = RqError.of('RQ_ERR_DISK', 'create message', 'EIO').causedBy(cause);
+    expect(err.message).toBe('create message failed: EIO');
+    expect(err.status).toBe(507);
+    expect(err.cause).toBe(cause);
+    expect(isRqError(err, 'RQ_ERR_DISK')).toBe(true);
+    expect(isRqError(err, 'RQ_ERR_CONFIG')).toBe(false);
+    expect(isRqError(new Error('x'))).toBe(false);
+  });
+
+  it('invalidField and fieldProblem say the same thing: field, expected, received', () => {
+    expect(invalidField('limit', 'a whole number >= 0', -1).message).toBe('limit: expected a whole number >= 0, received -1');
+    expect(fieldProblem('limit', 'a whole number >= 0', -1)).toBe('limit: expected a whole number >= 0, received -1');
+    expect(fieldProblem('', 'a JSON object', [])).toBe('expected a JSON object, received []');
+  });
+
+  it('a classic reply text maps back to its code; texts with holes do not', () => {
+    expect(codeOfText('msg not found')).toBe('RQ_ERR_NO_SUCH_MSG');
+    expect(codeOfText('cannot find message')).toBe('RQ_ERR_CANNOT_FIND_MESSAGE');
+    expect(codeOfText('status: DOWN')).toBe('RQ_ERR_QUEUE_DOWN');
+    expect(codeOfText('something else')).toBeUndefined();
+  });
+});
