@@ -13,6 +13,7 @@ export const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url))
 export const FIXTURES = path.join(PROJECT, 'test', 'fixtures');
 export const VERBS_SH = path.join(FIXTURES, 'scripts', 'verbs.sh');
 export const VERBS_PY = path.join(FIXTURES, 'scripts', 'verbs.py');
+export const VERBS_NODE = path.join(FIXTURES, 'scripts', 'verbs.mjs');
 
 export interface TestRoot {
   root: string;

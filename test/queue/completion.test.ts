@@ -1,8 +1,8 @@
-// Completion rules (spec §3.3), resend and max_count, in bash and python scripts.
+// Completion rules (spec §3.3), resend and max_count, in bash, python and node scripts.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QueueProc, type TestRoot, VERBS_PY, VERBS_SH, addQueue, makeRoot } from '../helpers/rq-root.js';
+import { QueueProc, type TestRoot, VERBS_NODE, VERBS_PY, VERBS_SH, addQueue, makeRoot } from '../helpers/rq-root.js';
 
 let t: TestRoot;
 const procs: Record<string, QueueProc> = {};
@@ -11,8 +11,10 @@ beforeAll(async () => {
   t = await makeRoot();
   await addQueue(t.root, 'bash', { script: VERBS_SH, num_workers: 4 });
   await addQueue(t.root, 'python', { script: VERBS_PY, num_workers: 4 });
+  await addQueue(t.root, 'node', { script: VERBS_NODE, num_workers: 4 });
   procs.bash = await QueueProc.start(t.root, 'bash');
   procs.python = await QueueProc.start(t.root, 'python');
+  procs.node = await QueueProc.start(t.root, 'node');
 });
 afterAll(async () => {
   await Promise.all(Object.values(procs).map((p) => p.stop()));
@@ -38,7 +40,7 @@ const cases: [string, string, RegExp | string][] = [
   ['split_line', 'done', 'done - split across writes'],
 ];
 
-describe.each(['bash', 'python'])('%s script', (lang) => {
+describe.each(['bash', 'python', 'node'])('%s script', (lang) => {
   it.each(cases)('%s ends in %s with its status', async (mode, state, status) => {
     const q = procs[lang];
     const id = await q.send({ param1: mode });
