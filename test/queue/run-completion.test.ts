@@ -1,0 +1,94 @@
+// The completion rules (spec §3.3, §3.4): which line counts, and where a run ends for every verb × ending × count.
+import { describe, expect, it } from 'vitest';
+import { completionOf, decideOutcome, recordCompletion, waitStatusText } from '../../src/queue/completion.js';
+import { parseLine } from '../../src/queue/pipe-protocol.js';
+
+describe('completions', () => {
+  it('maps keywords', () => {
+    expect(completionOf(parseLine('done x'))).toEqual({ kind: 'done' });
+    expect(completionOf(parseLine('err x'))).toEqual({ kind: 'err' });
+    expect(completionOf(parseLine('fails x'))).toEqual({ kind: 'err' });
+    expect(completionOf(parseLine('relayed http://h/q/x/1'))).toEqual({ kind: 'relayed' });
+    expect(completionOf(parseLine('resend 5-later'))).toEqual({ kind: 'resend', delay: 5 });
+    expect(completionOf(parseLine('resend soon'))).toBeNull();
+    expect(completionOf(parseLine('fail x'))).toBeNull();
+    expect(completionOf(parseLine('run x'))).toBeNull();
+  });
+
+  it('the first completion line wins; a resend counts and sets the due when it is read, once', () => {
+    const msg = { msg_id: 'm', dest: 'q', count: 2, due: 0 };
+    const first = recordCompletion(null, parseLine('resend 30-later'), msg, 1000);
+    expect(first).toEqual({ kind: 'resend', delay: 30 });
+    expect(msg).toMatchObject({ count: 3, due: 1030 });
+    expect(recordCompletion(first, parseLine('resend 5'), msg, 2000)).toBe(first);
+    expect(recordCompletion(first, parseLine('done'), msg, 2000)).toBe(first);
+    expect(msg).toMatchObject({ count: 3, due: 1030 });
+    const done = { msg_id: 'n', dest: 'q', count: 0, due: 7 };
+    expect(recordCompletion(null, parseLine('run step'), done, 5)).toBeNull();
+    expect(recordCompletion(null, parseLine('done ok'), done, 5)).toEqual({ kind: 'done' });
+    expect(done).toMatchObject({ count: 0, due: 7 });
+  });
+});
+
+describe('decideOutcome (spec §3.3)', () => {
+  it('renders wait statuses as Ruby does', () => {
+    expect(waitStatusText(8842, 1, null)).toBe('pid 8842 exit 1');
+    expect(waitStatusText(7, null, 'SIGKILL')).toBe('pid 7 SIGKILL (signal 9)');
+    expect(waitStatusText(7, null, 'SIGTERM')).toBe('pid 7 SIGTERM (signal 15)');
+  });
+});
+
+// The full grid of spec §3.3/§3.4, every expectation written out from the spec's words rather
+// than from the code: a script's first completion line × how it ended × its count around max_count.
+// The count is the one decideOutcome sees, already incremented when a resend line was read.
+const PID = 4242;
+const MAX = 3;
+const ENDINGS = {
+  'exit 0': { code: 0, signal: null },
+  'exit 3': { code: 3, signal: null },
+  SIGKILL: { code: null, signal: 'SIGKILL' },
+} as const;
+type Ending = keyof typeof ENDINGS;
+const improper = (keyword: string, status: string) => `PROCESS EXITED IMPROPERLY - MOVING TO ERR - Completion was ${keyword} but exit status was ${status}`;
+const EXIT3 = `pid ${PID} exit 3`;
+const KILLED = `pid ${PID} SIGKILL (signal 9)`;
+const MAX_RESEND = 'HIT MAX RESEND COUNT - MOVING TO ERR';
+const ANY_COUNT = [MAX - 1, MAX, MAX + 1];
+
+/** [first completion line on fd 3 (null: none), ending, counts, expected state, expected status text (null: the script's own)] */
+const GRID: [string | null, Ending, number[], string, string | null][] = [
+  ['done all good', 'exit 0', ANY_COUNT, 'done', null],
+  ['done all good', 'exit 3', ANY_COUNT, 'err', improper('done', EXIT3)],
+  ['done all good', 'SIGKILL', ANY_COUNT, 'err', improper('done', KILLED)],
+  ['err by design', 'exit 0', ANY_COUNT, 'err', null],
+  ['err by design', 'exit 3', ANY_COUNT, 'err', null],
+  ['err by design', 'SIGKILL', ANY_COUNT, 'err', null],
+  // `fails` records completion err, so it is exempt from rule 1 like err.
+  ['fails old spelling', 'exit 0', ANY_COUNT, 'err', null],
+  ['fails old spelling', 'exit 3', ANY_COUNT, 'err', null],
+  ['fails old spelling', 'SIGKILL', ANY_COUNT, 'err', null],
+  ['relayed http://h/q/x/1', 'exit 0', ANY_COUNT, 'relayed', null],
+  ['relayed http://h/q/x/1', 'exit 3', ANY_COUNT, 'err', improper('relayed', EXIT3)],
+  ['relayed http://h/q/x/1', 'SIGKILL', ANY_COUNT, 'err', improper('relayed', KILLED)],
+  ['resend 5-later', 'exit 0', [MAX - 1], 'que', null],
+  ['resend 5-later', 'exit 0', [MAX, MAX + 1], 'err', MAX_RESEND],
+  // A resend is honoured only after exit 0: a failed or killed script goes to err whatever its count.
+  ['resend 5-later', 'exit 3', ANY_COUNT, 'err', improper('resend', EXIT3)],
+  ['resend 5-later', 'SIGKILL', ANY_COUNT, 'err', improper('resend', KILLED)],
+  [null, 'exit 0', ANY_COUNT, 'err', null],
+  [null, 'exit 3', ANY_COUNT, 'err', improper('', EXIT3)],
+  [null, 'SIGKILL', ANY_COUNT, 'err', improper('', KILLED)],
+];
+const CASES = GRID.flatMap(([line, ending, counts, state, status]) => counts.map((count) => [line ?? '(no completion)', ending, count, state, status] as const));
+
+describe('decideOutcome grid (spec §3.3, §3.4)', () => {
+  it('covers every verb × ending × count', () => {
+    expect(CASES).toHaveLength(6 * 3 * 3);
+  });
+  it.each(CASES)('%s, then %s, count %i of max_count 3 → %s %s', (line, ending, count, state, status) => {
+    const first = line === '(no completion)' ? null : completionOf(parseLine(line));
+    if (line !== '(no completion)') expect(first, 'the line must record a completion').not.toBeNull();
+    const { code, signal } = ENDINGS[ending];
+    expect(decideOutcome(first, PID, code, signal, count, MAX)).toEqual({ state, statusText: status });
+  });
+});
