@@ -10,6 +10,20 @@ afterEach(async () => {
   q = null;
 });
 
+/** Runs one message to its end with `line` and `code`, then pauses the queue so later sends wait. */
+async function finishThenPause(p: InProcess, fields: Record<string, unknown>, line: string, code: number) {
+  const n = p.launcher.started.length;
+  const m = await p.send(fields);
+  const s = await p.launcher.nth(n);
+  const end = p.next('finished');
+  s.say(line);
+  s.exit(code);
+  await end;
+  await fs.writeFile(path.join(p.root, 'config', 'q.pause'), '');
+  expect(p.queue.status()).toBe('PAUSE');
+  return m;
+}
+
 async function paused(): Promise<InProcess> {
   const p = await inProcessQueue();
   await fs.writeFile(path.join(p.root, 'config', 'q.pause'), '');
@@ -44,14 +58,7 @@ describe('message operations', () => {
 
   it('remove from que and from done: gone from memory and disk, counts follow, removed events', async () => {
     q = await inProcessQueue();
-    const m = await q.send();
-    const s = await q.launcher.nth(0);
-    const end = q.next('finished');
-    s.say('done');
-    s.exit(0);
-    await end;
-    await fs.writeFile(path.join(q.root, 'config', 'q.pause'), '');
-    q.queue.status();
+    const m = await finishThenPause(q, {}, 'done', 0);
     const waiting = await q.send();
     for (const id of [waiting.msg_id, m.msg_id]) {
       const where = (await q.queue.ops.locate(id))!;
@@ -65,14 +72,7 @@ describe('message operations', () => {
 
   it('clone of an err message: a new que message with count 0, cloned_from and the same params', async () => {
     q = await inProcessQueue();
-    const m = await q.send({ param1: 'x', param2: 'y' });
-    const s = await q.launcher.nth(0);
-    const end = q.next('finished');
-    s.say('err');
-    s.exit(1);
-    await end;
-    await fs.writeFile(path.join(q.root, 'config', 'q.pause'), '');
-    q.queue.status();
+    const m = await finishThenPause(q, { param1: 'x', param2: 'y' }, 'err', 1);
     const clone = await q.queue.ops.clone(m.msg_id, (await q.queue.ops.locate(m.msg_id))!);
     expect(q.queue.index.queued(clone.msg_id)).toMatchObject({ param1: 'x', param2: 'y', count: 0, cloned_from: m.msg_id });
     expect(q.queue.counts()).toMatchObject({ err: 1, que: 1 });
