@@ -5,6 +5,8 @@ export default {
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.mutate.config.ts', related: false },
   checkers: ['typescript'],
+  plugins: ['@stryker-mutator/*', './test/mutation/ignore-logs.mjs'],
+  ignorers: ['log-calls'],
   tsconfigFile: 'tsconfig.json',
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
   mutate: ['src/**/*.ts'],

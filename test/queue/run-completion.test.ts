@@ -1,6 +1,7 @@
 // The completion rules (spec §3.3, §3.4): which line counts, and where a run ends for every verb × ending × count.
 import { describe, expect, it } from 'vitest';
 import { completionOf, decideOutcome, recordCompletion, waitStatusText } from '../../src/queue/completion.js';
+import type { Message } from '../../src/message/message.js';
 import { parseLine } from '../../src/queue/pipe-protocol.js';
 
 describe('completions', () => {
@@ -16,14 +17,14 @@ describe('completions', () => {
   });
 
   it('the first completion line wins; a resend counts and sets the due when it is read, once', () => {
-    const msg = { msg_id: 'm', dest: 'q', count: 2, due: 0 };
+    const msg = { msg_id: 'm', dest: 'q', count: 2, due: 0 } as Message;
     const first = recordCompletion(null, parseLine('resend 30-later'), msg, 1000);
     expect(first).toEqual({ kind: 'resend', delay: 30 });
     expect(msg).toMatchObject({ count: 3, due: 1030 });
     expect(recordCompletion(first, parseLine('resend 5'), msg, 2000)).toBe(first);
     expect(recordCompletion(first, parseLine('done'), msg, 2000)).toBe(first);
     expect(msg).toMatchObject({ count: 3, due: 1030 });
-    const done = { msg_id: 'n', dest: 'q', count: 0, due: 7 };
+    const done = { msg_id: 'n', dest: 'q', count: 0, due: 7 } as Message;
     expect(recordCompletion(null, parseLine('run step'), done, 5)).toBeNull();
     expect(recordCompletion(null, parseLine('done ok'), done, 5)).toEqual({ kind: 'done' });
     expect(done).toMatchObject({ count: 0, due: 7 });

@@ -32,18 +32,6 @@ export function messageFields(params: Params, format: string): Record<string, un
   return parsed as Record<string, unknown>;
 }
 
-/** The classic web normalisation: webhook text split on spaces, counts made integers. */
-export function normaliseWebFields(m: Record<string, unknown>): Record<string, unknown> {
-  const out = { ...m };
-  if (typeof out.post_run_webhook === 'string') out.post_run_webhook = out.post_run_webhook.split(' ').filter(Boolean);
-  for (const k of ['count', 'max_count']) {
-    const v = out[k];
-    // Numeric text becomes a number; anything else goes on to the queue, whose error names the field.
-    if (typeof v === 'string' && /^\s*\d+\s*$/.test(v)) out[k] = Number(v);
-  }
-  return out;
-}
-
 export function messageApi(ctx: WebContext) {
   /** Acts on a message; `null` when the queue process does not answer (the classic "no reply"). */
   async function tryAct(q: string, command: 'delete_message' | 'destroy_message' | 'run_message' | 'clone_message' | 'commit_message', id: string): Promise<Answer<string> | null> {
@@ -67,7 +55,8 @@ export function messageApi(ctx: WebContext) {
       const params = await readParams(req);
       const format = textParam(params, 'x_format') ?? 'json';
       if (format !== 'html') ctx.markJson(req);
-      const fields = normaliseWebFields(messageFields(params, format));
+      // The queue validates and types the fields (normaliseCreate): form text such as count="3" is read there.
+      const fields = messageFields(params, format);
       const method = fields._method ?? 'commit';
       delete fields._method;
       const command = typeof method === 'string' && Object.hasOwn(CREATE_COMMANDS, method) ? CREATE_COMMANDS[method] : undefined;
