@@ -28,10 +28,6 @@ export class Dispatcher {
 
   constructor(private readonly d: DispatcherDeps) {}
 
-  get active(): number {
-    return this.busy.size;
-  }
-
   /** Starts every runnable message the limits allow; arms one timer for the earliest future due. */
   pump(): void {
     if (this.stopped) return;

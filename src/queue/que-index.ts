@@ -24,6 +24,11 @@ export class QueIndex {
     return this.live.size;
   }
 
+  /** Heap entries, live and stale: what re-keys cost in memory, kept under max(64, 2 × size). */
+  get entries(): number {
+    return this.heap.length;
+  }
+
   has(id: string): boolean {
     return this.live.has(id);
   }

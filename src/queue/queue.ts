@@ -148,7 +148,7 @@ export class Queue {
   }
 
   pump(): void {
-    if (!this.stopping) this.dispatcher.pump();
+    this.dispatcher.pump();
   }
 
   destroy(id: string): boolean {
@@ -162,9 +162,11 @@ export class Queue {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    // The dispatcher stops first, so a run ended by the signals below starts no other.
+    const dispatched = this.dispatcher.stop();
     this.admin.close();
     for (const run of this.index.allRuns()) run.stop();
-    await this.dispatcher.stop();
+    await dispatched;
     await this.webhooksSent();
     await this.spool.close();
   }

@@ -17,6 +17,7 @@ describe('MessageIndex', () => {
     expect(ix.liveMessage('a')?.due).toBe(5);
     expect(ix.liveMessage('r')?.msg_id).toBe('r');
     expect(ix.liveMessage('p')).toBeUndefined();
+    expect([ix.isQueued('a'), ix.isQueued('p'), ix.isQueued('r')]).toEqual([true, false, false]);
     expect(ix.counts()).toEqual({ prep: 1, que: 1, run: 1, done: 0, relayed: 0, err: 0 });
     expect(ix.takePrep('p')).toBeNull();
     expect(ix.takePrep('p')).toBeUndefined();

@@ -7,6 +7,7 @@ describe('parseLine', () => {
     expect(parseLine('done all good here')).toEqual({ keyword: 'done', arg: 'all good here' });
     expect(parseLine('done')).toEqual({ keyword: 'done', arg: null });
     expect(parseLine('run ')).toEqual({ keyword: 'run', arg: '' });
+    expect(parseLine(' done')).toEqual({ keyword: '', arg: 'done' });
   });
 });
 
@@ -26,6 +27,8 @@ describe('LineSplitter', () => {
     expect(s.push(bytes.slice(0, cut))).toEqual([]);
     expect(s.push(bytes.slice(cut))).toEqual(['run héllo']);
     expect(s.end()).toEqual(['done é']);
+    expect(s.push(new TextEncoder().encode('run again\n'))).toEqual(['run again']);
+    expect(s.end()).toEqual([]);
   });
 });
 
@@ -37,6 +40,18 @@ describe('arguments', () => {
     expect(parseDup('0-X-other')).toEqual({ delay: 0, dest: 'other' });
     expect(parseDup('5-X-http://h:1/q/a-b')).toEqual({ delay: 5, dest: 'http://h:1/q/a-b' });
     expect(parseDup('nope')).toBeNull();
+  });
+
+  it('anchors both at the start; takes every digit; allows an empty flag', () => {
+    expect(resendDelay('soon 5')).toBeNull();
+    expect(resendDelay(' 5 later')).toBe(5);
+    expect(resendDelay('5x')).toBeNull();
+    expect(resendDelay(null)).toBeNull();
+    expect(parseDup('x1-f-q')).toBeNull();
+    expect(parseDup('10-f-q')).toEqual({ delay: 10, dest: 'q' });
+    expect(parseDup('5--q')).toEqual({ delay: 5, dest: 'q' });
+    expect(parseDup('5-flag-q')).toEqual({ delay: 5, dest: 'q' });
+    expect(parseDup(null)).toBeNull();
   });
 });
 

@@ -62,4 +62,51 @@ describe('QueIndex', () => {
     }
     expect(q.size).toBe(model.size);
   });
+
+  it('many ties come out in arrival order, whatever the heap shape', () => {
+    const q = new QueIndex();
+    const ids = Array.from({ length: 50 }, (_, i) => `t${i}`);
+    for (const id of ids) q.insert(msg(id, 7));
+    const out: string[] = [];
+    for (let m = q.peek(); m; m = q.peek()) out.push(q.remove(m.msg_id)!.msg_id);
+    expect(out).toEqual(ids);
+  });
+
+  it('answers for absent ids and an empty or all-stale heap without throwing', () => {
+    const q = new QueIndex();
+    expect(q.get('nope')).toBeUndefined();
+    expect(q.minDue()).toBeUndefined();
+    q.insert(msg('a', 1));
+    q.remove('a');
+    expect(q.find(() => true)).toBeUndefined();
+    expect(q.peek()).toBeUndefined();
+  });
+
+  it('ordered(limit) gives at most limit messages', () => {
+    const q = new QueIndex();
+    for (let i = 0; i < 5; i++) q.insert(msg(`m${i}`, i));
+    expect(q.ordered(2).map((m) => m.msg_id)).toEqual(['m0', 'm1']);
+  });
+
+  it('re-keying keeps the heap within max(64, 2 × live) entries, and small heaps are not rebuilt', () => {
+    const q = new QueIndex();
+    const m = msg('one', 0);
+    q.insert(m);
+    for (let i = 1; i <= 64; i++) {
+      m.due = i;
+      q.insert(m);
+    }
+    // 65 entries for one live message: over both bounds, so the insert that made the 65th rebuilt.
+    expect(q.entries).toBe(1);
+    for (let i = 0; i < 63; i++) q.insert(msg(`x${i}`, 100 + i));
+    expect(q.size).toBe(64);
+    for (let i = 0; i < 10; i++) {
+      m.due = 200 + i;
+      q.insert(m);
+    }
+    // 74 entries, 64 live: over 64 but under 2 × 64, so the stale ones wait for their turn.
+    expect(q.entries).toBe(74);
+    expect(q.ordered(100)).toHaveLength(64);
+  });
 });
+

@@ -1,11 +1,12 @@
 // The queue core in-process (fake launcher, injected clock): dispatch order, limits, completion, kill, events.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type InProcess, inProcessQueue } from './in-process.js';
 
 let q: InProcess | null = null;
 afterEach(async () => {
+  vi.useRealTimers();
   await q?.close();
   q = null;
 });
@@ -37,6 +38,50 @@ describe('dispatcher', () => {
     q.clock.ms = due * 1000;
     q.queue.pump();
     expect((await q.launcher.nth(0)).env.RQ_MSG_ID).toBe(m.msg_id);
+  });
+
+  it('arms one timer for the earliest due: an earlier due re-arms it, a later one does not', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    q = await inProcessQueue();
+    const now = Math.floor(q.clock.ms / 1000);
+    const late = await q.send({ param1: 'late', due: now + 100 });
+    const early = await q.send({ param1: 'early', due: now + 50 });
+    await q.send({ param1: 'middle', due: now + 80 });
+    expect(vi.getTimerCount()).toBe(1);
+    q.clock.ms += 49_000;
+    vi.advanceTimersByTime(49_000);
+    expect(q.launcher.started).toHaveLength(0);
+    q.clock.ms += 1_000;
+    vi.advanceTimersByTime(1_000);
+    const s = await q.launcher.nth(0);
+    expect(s.env.RQ_MSG_ID).toBe(early.msg_id);
+    const end = q.next('finished');
+    s.say('done');
+    s.exit(0);
+    await end;
+    // The worker is free again and nothing else is due: one timer, for the middle message.
+    expect(vi.getTimerCount()).toBe(1);
+    q.clock.ms += 50_000;
+    vi.advanceTimersByTime(50_000);
+    const m = await q.launcher.nth(1);
+    m.say('done');
+    m.exit(0);
+    q.clock.ms += 20_000;
+    vi.advanceTimersByTime(20_000);
+    expect((await q.launcher.nth(2)).env.RQ_MSG_ID).toBe(late.msg_id);
+  });
+
+  it('after stop nothing starts, not even a message already due', async () => {
+    q = await inProcessQueue();
+    await fs.writeFile(path.join(q.root, 'config', 'q.pause'), '');
+    q.queue.status();
+    await q.send();
+    await q.queue.stop();
+    await fs.rm(path.join(q.root, 'config', 'q.pause'));
+    q.queue.pump();
+    expect(q.queue.status()).toBe('UP');
+    q.queue.pump();
+    expect(q.launcher.started).toHaveLength(0);
   });
 
   it('runs num_workers at once and never more', async () => {

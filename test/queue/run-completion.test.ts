@@ -1,6 +1,6 @@
 // The completion rules (spec §3.3, §3.4): which line counts, and where a run ends for every verb × ending × count.
 import { describe, expect, it } from 'vitest';
-import { completionOf, decideOutcome, recordCompletion, waitStatusText } from '../../src/queue/completion.js';
+import { completionOf, decideOutcome, recordCompletion, spawnFailure, waitStatusText } from '../../src/queue/completion.js';
 import type { Message } from '../../src/message/message.js';
 import { parseLine } from '../../src/queue/pipe-protocol.js';
 
@@ -28,6 +28,10 @@ describe('completions', () => {
     expect(recordCompletion(null, parseLine('run step'), done, 5)).toBeNull();
     expect(recordCompletion(null, parseLine('done ok'), done, 5)).toEqual({ kind: 'done' });
     expect(done).toMatchObject({ count: 0, due: 7 });
+  });
+
+  it('a script that could not start ends in err, saying why', () => {
+    expect(spawnFailure('spawn /nope ENOENT')).toEqual({ state: 'err', statusText: 'could not start script: spawn /nope ENOENT' });
   });
 });
 
