@@ -1,0 +1,31 @@
+// Reading socket replies into typed answers: values, classic refusals with their codes, and shapes nobody sends.
+import { describe, expect, it } from 'vitest';
+import { answer, isArray, isNumber, isObject, isString } from '../../src/ipc/answer.js';
+
+describe('answer', () => {
+  it('["ok", value] is a value when it has the expected type, a protocol refusal when not', () => {
+    expect(answer(['ok', 'http://h/q/a/1'], isString)).toEqual({ ok: true, value: 'http://h/q/a/1', raw: ['ok', 'http://h/q/a/1'] });
+    expect(answer(['ok', 3], isString)).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL', text: 'unexpected reply ["ok",3]' });
+  });
+
+  it('a bare [value] counts only where the command answers that way', () => {
+    expect(answer(['UP'], isString, true)).toMatchObject({ ok: true, value: 'UP' });
+    expect(answer(['UP'], isString)).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL' });
+    expect(answer([12, 13], isNumber, true)).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL' });
+  });
+
+  it('classic refusals carry their catalogue code; unknown texts are RQ_ERR_REFUSED; raw is kept', () => {
+    expect(answer(['fail', 'msg not found'], isString)).toEqual({ ok: false, code: 'RQ_ERR_NO_SUCH_MSG', text: 'msg not found', raw: ['fail', 'msg not found'] });
+    expect(answer([false, 'No attachment with that named for msg'], isString)).toMatchObject({ ok: false, code: 'RQ_ERR_REFUSED', text: 'No attachment with that named for msg' });
+    expect(answer(['ERROR', 'unknown command: x'], isString)).toMatchObject({ ok: false, code: 'RQ_ERR_REFUSED' });
+    expect(answer(['fail', 42], isString)).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL' });
+    expect(answer({ not: 'an array' }, isObject)).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL', raw: { not: 'an array' } });
+  });
+
+  it('the type guards say what they check', () => {
+    expect([isString('x'), isString(1)]).toEqual([true, false]);
+    expect([isNumber(1), isNumber('1')]).toEqual([true, false]);
+    expect([isObject({}), isObject([]), isObject(null)]).toEqual([true, false, false]);
+    expect([isArray([]), isArray({})]).toEqual([true, false]);
+  });
+});
