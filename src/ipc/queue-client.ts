@@ -95,8 +95,4 @@ export class QueueClient {
   async ackErrs(): Promise<Answer<number>> {
     return answer(await this.send('ack_errs', {}), isNumber);
   }
-
-  async shutdown(): Promise<Answer<never>> {
-    return answer(await this.send('shutdown', {}), (_v): _v is never => true);
-  }
 }

@@ -19,13 +19,14 @@ describe('answer', () => {
     expect(answer([false, 'No attachment with that named for msg'], isString)).toMatchObject({ ok: false, code: 'RQ_ERR_REFUSED', text: 'No attachment with that named for msg' });
     expect(answer(['ERROR', 'unknown command: x'], isString)).toMatchObject({ ok: false, code: 'RQ_ERR_REFUSED' });
     expect(answer(['fail', 42], isString)).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL' });
+    expect(answer(['weird', 'text'], isString)).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL' });
     expect(answer({ not: 'an array' }, isObject)).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL', raw: { not: 'an array' } });
   });
 
   it('the type guards say what they check', () => {
     expect([isString('x'), isString(1)]).toEqual([true, false]);
     expect([isNumber(1), isNumber('1')]).toEqual([true, false]);
-    expect([isObject({}), isObject([]), isObject(null)]).toEqual([true, false, false]);
+    expect([isObject({}), isObject([]), isObject(null), isObject('s')]).toEqual([true, false, false, false]);
     expect([isArray([]), isArray({})]).toEqual([true, false]);
   });
 });

@@ -44,8 +44,21 @@ describe('QueueClient', () => {
     ]);
   });
 
+  it('refuses replies of the wrong shape as protocol errors', async () => {
+    for (const bad of [{ prep: 0 }, { prep: 0, que: 0, run: 0, done: 0, relayed: 0, err: '1' }, [1, 2]]) {
+      expect(await recording(bad).client.counts(), JSON.stringify(bad)).toMatchObject({ ok: false });
+    }
+    expect(await recording(['ok', 'text']).client.get('m')).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL' });
+    expect(await recording(['ok', { path: 'p' }]).client.get('m')).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL' });
+    for (const bad of ['text', { path: 'p', state: 'que' }, { path: 'p', status: 'que' }]) {
+      expect(await recording(['ok', bad]).client.messageStatus('m'), JSON.stringify(bad)).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL' });
+    }
+  });
+
   it('reads the replies that are not ["ok", value]: pong, bare status and uptime, counts, listings', async () => {
-    expect(await recording(['pong']).client.ping()).toBe(true);
+    const pinged = recording(['pong']);
+    expect(await pinged.client.ping()).toBe(true);
+    expect(pinged.sent).toEqual([['ping', {}]]);
     expect(await recording(['fail', 'x']).client.ping()).toBe(false);
     expect(await recording(['PAUSE']).client.status()).toMatchObject({ ok: true, value: 'PAUSE' });
     expect(await recording([42]).client.uptime()).toMatchObject({ ok: true, value: 42 });
