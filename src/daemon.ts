@@ -2,10 +2,8 @@
 import type { Logger } from 'pino';
 
 export interface Lifecycle {
-  /** Stops once, however many times it is asked; resolves when the stop is done. */
+  /** Stops once, however many times it is asked, then exits the process with 0. */
   stop(why: string): Promise<void>;
-  /** Resolves when a stop has finished. */
-  readonly stopped: Promise<void>;
 }
 
 export interface LifecycleOptions {
@@ -18,9 +16,11 @@ export interface LifecycleOptions {
   watchStdin?: boolean;
 }
 
+/**
+ * Installs the handlers at once, so a stop that arrives while the daemon is still starting (a
+ * watch not ready yet, a deep que loading) is not lost; the exit does not wait for the start.
+ */
 export function untilStopped(o: LifecycleOptions): Lifecycle {
-  let done!: () => void;
-  const stopped = new Promise<void>((r) => (done = r));
   let stopping: Promise<void> | null = null;
   const stop = (why: string) => {
     stopping ??= (async () => {
@@ -28,7 +28,7 @@ export function untilStopped(o: LifecycleOptions): Lifecycle {
       await o.onStop();
       o.log.info('stopped');
       o.log.flush?.();
-      done();
+      process.exit(0);
     })();
     return stopping;
   };
@@ -40,16 +40,18 @@ export function untilStopped(o: LifecycleOptions): Lifecycle {
     process.stdin.on('error', () => void stop('parent went away'));
     process.stdin.resume();
   }
-  return { stop, stopped };
+  return { stop };
 }
 
 /**
- * Runs a daemon's main: its exit code when it returns one (after its stop), 1 with one stderr
- * line when it fails to start.
+ * Runs a daemon's main: it returns once started (its lifecycle exits the process later), or an
+ * exit code when it cannot start; a failure to start is one stderr line and exit 1.
  */
-export function daemonMain(name: string, main: () => Promise<number>): void {
+export function daemonMain(name: string, main: () => Promise<number | void>): void {
   main().then(
-    (code) => process.exit(code),
+    (code) => {
+      if (typeof code === 'number') process.exit(code);
+    },
     (err) => {
       process.stderr.write(`${name}: ${err instanceof Error ? err.message : String(err)}\n`);
       process.exit(1);

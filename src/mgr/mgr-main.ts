@@ -58,7 +58,7 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   const server = await listenSocket({ path: paths.mgrSock, proto: 'rq1', log, handle: (p) => handleMgrRequest(sup, handlers, p, log) });
   log.info({ root: opts.root, pid: process.pid, queues: sup.queueNames() }, 'rq-mgr started');
 
-  const life = untilStopped({
+  untilStopped({
     log,
     watchStdin: opts.watchStdin,
     onStop: async () => {
@@ -67,13 +67,13 @@ export async function runMgr(opts: RunOptions): Promise<number> {
       await sup.shutdown();
       await fs.rm(paths.mgrSock, { force: true });
       await claim.release();
+      log.info('FINAL SHUTDOWN - EXITING');
     },
     onHup: () => {
       log.info('SIGHUP: reloading');
       void sup.reload().then(() => scandir.kick());
     },
   });
-  await life.stopped;
-  log.info('FINAL SHUTDOWN - EXITING');
-  return 0;
+  // The lifecycle exits the process once everything is stopped.
+  return new Promise<number>(() => undefined);
 }

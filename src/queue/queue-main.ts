@@ -17,7 +17,7 @@ import { chooseLauncher } from './native-launcher.js';
 import { type CronQueue, QueueCron } from './queue-cron.js';
 import { cronStateFile } from './cron-state.js';
 
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[]): Promise<void> {
   const { opts } = parseArgs(['queue', ...argv]);
   const root = resolveRoot(typeof opts.root === 'string' ? opts.root : undefined);
   const name = assertQueueName(opts.name);
@@ -79,9 +79,6 @@ export async function main(argv: string[]): Promise<number> {
   await cron.start(queue.config.schedule ?? []);
   const { que, prep } = queue.counts();
   log.info({ pid: process.pid, que, prep }, 'queue started');
-
-  await life.stopped;
-  return 0;
 }
 
 function cronView(queue: Queue): CronQueue {

@@ -14,7 +14,7 @@ import { handleTimersRequest } from './timer-commands.js';
 /** How long a queue may take to accept a timer message before the attempt counts as failed. */
 const DELIVERY_TIMEOUT_MS = 10_000;
 
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[]): Promise<void> {
   const { opts } = parseArgs(['timers', ...argv]);
   const root = resolveRoot(typeof opts.root === 'string' ? opts.root : undefined);
   const paths = rootPaths(root);
@@ -29,7 +29,7 @@ export async function main(argv: string[]): Promise<number> {
   const dir = new TimerDir({ dir: paths.timers, table, stats, allowShortPeriod, log });
   const server = await listenSocket({ path: paths.timersSock, proto: 'rq2', log, handle: (payload) => handleTimersRequest({ table, stats }, payload) });
 
-  const life = untilStopped({
+  untilStopped({
     log,
     watchStdin: opts['watch-stdin'] === true,
     onStop: async () => {
@@ -44,8 +44,6 @@ export async function main(argv: string[]): Promise<number> {
 
   await dir.start();
   log.info({ pid: process.pid, timers: table.list().map(([name]) => name), short_periods: allowShortPeriod }, 'timers started');
-  await life.stopped;
-  return 0;
 }
 
 daemonMain('rq-timers', () => main(process.argv.slice(2)));

@@ -14,7 +14,7 @@ import { TimersClient } from '../ipc/timers-client.js';
 import { QueueClients } from './queue-clients.js';
 import { chooseUploadDir } from './upload-dir.js';
 
-async function main(): Promise<number> {
+async function main(): Promise<number | void> {
   const { values } = parseArgs({ options: { root: { type: 'string' }, 'watch-stdin': { type: 'boolean', default: false } }, strict: true });
   const root = resolveRoot(values.root);
   const paths = rootPaths(root);
@@ -50,7 +50,7 @@ async function main(): Promise<number> {
   }
   log.info({ host, port, root, relative_root: config.relative_root ?? '/' }, 'web server listening');
 
-  const life = untilStopped({
+  untilStopped({
     log,
     watchStdin: values['watch-stdin'],
     onStop: async () => {
@@ -58,8 +58,6 @@ async function main(): Promise<number> {
       queues.close();
     },
   });
-  await life.stopped;
-  return 0;
 }
 
 daemonMain('rq-web', main);
