@@ -53,7 +53,8 @@ export class QueueClient {
 
   /** The value is `<md5>-Attached successfully`. */
   async attach(msgId: string, pathname: string, name?: string): Promise<Answer<string>> {
-    return answer(await this.send('attach_message', name === undefined ? { msg_id: msgId, pathname } : { msg_id: msgId, pathname, name }), isString);
+    // JSON leaves out an undefined name, as the classic client sends it.
+    return answer(await this.send('attach_message', { msg_id: msgId, pathname, name }), isString);
   }
 
   async deleteAttachment(msgId: string, name: string): Promise<Answer<string>> {

@@ -60,10 +60,18 @@ describe('QueueClient', () => {
     expect(await pinged.client.ping()).toBe(true);
     expect(pinged.sent).toEqual([['ping', {}]]);
     expect(await recording(['fail', 'x']).client.ping()).toBe(false);
-    expect(await recording(['PAUSE']).client.status()).toMatchObject({ ok: true, value: 'PAUSE' });
-    expect(await recording([42]).client.uptime()).toMatchObject({ ok: true, value: 42 });
+    const status = recording(['PAUSE']);
+    expect(await status.client.status()).toMatchObject({ ok: true, value: 'PAUSE' });
+    const uptime = recording([42]);
+    expect(await uptime.client.uptime()).toMatchObject({ ok: true, value: 42 });
     const counts = { prep: 0, que: 1, run: 2, done: 3, relayed: 4, err: 5 };
-    expect(await recording(counts).client.counts()).toMatchObject({ ok: true, value: counts });
+    const counted = recording(counts);
+    expect(await counted.client.counts()).toMatchObject({ ok: true, value: counts });
+    expect([...status.sent, ...uptime.sent, ...counted.sent]).toEqual([
+      ['status', {}],
+      ['uptime', {}],
+      ['num_messages', {}],
+    ]);
     expect(await recording(['fail', 'status: DOWN']).client.counts()).toMatchObject({ ok: false, code: 'RQ_ERR_QUEUE_DOWN' });
     expect(await recording(['a', 'b']).client.list('err')).toMatchObject({ ok: true, value: ['a', 'b'] });
     expect(await recording(['fail', "invalid or missing 'state' field (x)"]).client.list('x')).toMatchObject({ ok: false });

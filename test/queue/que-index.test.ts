@@ -92,7 +92,13 @@ describe('QueIndex', () => {
     const q = new QueIndex();
     const m = msg('one', 0);
     q.insert(m);
-    for (let i = 1; i <= 64; i++) {
+    for (let i = 1; i <= 10; i++) {
+      m.due = i;
+      q.insert(m);
+    }
+    // 11 entries for one live message: stale, but under 64, so left for the pops to drop.
+    expect(q.entries).toBe(11);
+    for (let i = 11; i <= 64; i++) {
       m.due = i;
       q.insert(m);
     }
@@ -107,6 +113,20 @@ describe('QueIndex', () => {
     // 74 entries, 64 live: over 64 but under 2 × 64, so the stale ones wait for their turn.
     expect(q.entries).toBe(74);
     expect(q.ordered(100)).toHaveLength(64);
+  });
+
+  it('a heap of exactly twice the live messages is not rebuilt; one more entry is', () => {
+    const q = new QueIndex();
+    const ms = Array.from({ length: 40 }, (_, i) => msg(`m${i}`, i));
+    for (const m of ms) q.insert(m);
+    for (const m of ms) {
+      m.due = Number(m.due) + 100;
+      q.insert(m);
+    }
+    expect(q.entries).toBe(80);
+    ms[0].due = 1000;
+    q.insert(ms[0]);
+    expect(q.entries).toBe(40);
   });
 });
 
