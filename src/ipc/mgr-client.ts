@@ -61,14 +61,17 @@ export class MgrClient {
     return answer(await this.send('delete_queue', queue), (_v): _v is unknown => true);
   }
 
-  /** The classic answers `["success", …]` when the link was made. */
   async createQueueLink(jsonPath: string, timeoutMs?: number): Promise<{ ok: boolean; raw: unknown }> {
-    const r = await this.send('create_queue_link', jsonPath, timeoutMs);
-    return { ok: Array.isArray(r) && r[0] === 'success', raw: r };
+    return this.creation('create_queue_link', jsonPath, timeoutMs);
   }
 
   async createQueue(json: string, timeoutMs?: number): Promise<{ ok: boolean; raw: unknown }> {
-    const r = await this.send('create_queue', json, timeoutMs);
+    return this.creation('create_queue', json, timeoutMs);
+  }
+
+  /** The classic answers a queue creation with `["success", …]`, not `["ok", …]`. */
+  private async creation(command: string, arg: string, timeoutMs?: number): Promise<{ ok: boolean; raw: unknown }> {
+    const r = await this.send(command, arg, timeoutMs);
     return { ok: Array.isArray(r) && r[0] === 'success', raw: r };
   }
 }

@@ -1,6 +1,6 @@
 // The one typed client of a queue socket (spec §7): a method per command, each returning a typed answer.
 import type { MessageView } from '../message/message.js';
-import type { State } from '../message/states.js';
+import { type State, type StateCounts, STATES } from '../message/states.js';
 import { type Answer, answer, isArray, isNumber, isObject, isString } from './answer.js';
 import { queueCommand } from './rq1.js';
 import type { RequestOptions } from './socket-client.js';
@@ -8,7 +8,6 @@ import type { RequestOptions } from './socket-client.js';
 /** Sends one command and returns the parsed JSON reply; rejects (RQ_ERR_NO_REPLY) when nobody answers. */
 export type QueueTransport = (command: string, arg: unknown) => Promise<unknown>;
 
-export type Counts = Record<State, number>;
 export interface MessageStatus {
   path: string;
   status: string;
@@ -16,7 +15,7 @@ export interface MessageStatus {
 }
 
 const isState = (v: unknown): v is State => isString(v);
-const isCounts = (v: unknown): v is Counts => isObject(v) && ['prep', 'que', 'run', 'done', 'relayed', 'err'].every((k) => isNumber(v[k]));
+const isCounts = (v: unknown): v is StateCounts => isObject(v) && STATES.every((k) => isNumber(v[k]));
 const isView = (v: unknown): v is MessageView => isObject(v) && isString(v.msg_id);
 const isStatus = (v: unknown): v is MessageStatus => isObject(v) && isString(v.status) && isString(v.state);
 
@@ -82,7 +81,7 @@ export class QueueClient {
     return answer(await this.send(command, { msg_id: msgId }), isString);
   }
 
-  async counts(): Promise<Answer<Counts>> {
+  async counts(): Promise<Answer<StateCounts>> {
     const r = await this.send('num_messages', {});
     return isCounts(r) ? { ok: true, value: r, raw: r } : answer(r, isCounts);
   }

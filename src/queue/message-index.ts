@@ -1,10 +1,8 @@
 // The queue's memory of its messages: prep ids, the ordered que, the runs, coalesced messages and the finished counts.
 import type { Message } from '../message/message.js';
-import type { FinishedState, State } from '../message/states.js';
+import type { FinishedState, StateCounts } from '../message/states.js';
 import { QueIndex } from './que-index.js';
 import type { ScriptRun } from './script-run.js';
-
-export type Counts = Record<State, number>;
 
 /**
  * Memory follows the disk: every rename between prep/que/run is mirrored here by whoever did it,
@@ -131,7 +129,7 @@ export class MessageIndex {
     this.setFinished(state, this.finished[state] + delta);
   }
 
-  counts(): Counts {
+  counts(): StateCounts {
     return { prep: this.prep.size, que: this.que.size, run: this.runs.size, ...this.finished };
   }
 }

@@ -8,7 +8,8 @@ import { AdminState, type QueueStatus } from './admin-state.js';
 import { Coalescer } from './coalescing.js';
 import { Dispatcher } from './dispatcher.js';
 import type { Peer } from './dup.js';
-import { type Counts, MessageIndex } from './message-index.js';
+import type { StateCounts } from '../message/states.js';
+import { MessageIndex } from './message-index.js';
 import { MessageOps } from './message-ops.js';
 import { QueueEvents } from './queue-events.js';
 import { Runs } from './runs.js';
@@ -110,7 +111,7 @@ export class Queue {
     return this.spool.fullId(id);
   }
 
-  counts(): Counts {
+  counts(): StateCounts {
     return this.index.counts();
   }
 

@@ -1,16 +1,8 @@
 // A queue's live state as the status routes and pages show it: status, uptime, counts, pid.
 import fs from 'node:fs/promises';
 import { queuePaths } from '../config/paths.js';
+import type { StateCounts } from '../message/states.js';
 import type { WebContext } from './web-context.js';
-
-export interface Counts {
-  prep: number;
-  que: number;
-  run: number;
-  done: number;
-  relayed: number;
-  err: number;
-}
 
 export interface QueueSnapshot {
   name: string;
@@ -22,7 +14,7 @@ export interface QueueSnapshot {
   status?: string;
   uptime?: number;
   /** Absent while DOWN (the queue refuses to count then) or dead. */
-  counts?: Counts;
+  counts?: StateCounts;
   pid: number | null;
 }
 
