@@ -55,3 +55,24 @@ export function parseArgs(argv: readonly string[], parse: ParseOptions = {}): Pa
   }
   return { command, opts, rest };
 }
+
+/**
+ * Pulls every `--name v` / `--name=v` out of argv for an option that may be given more than once
+ * (`undefined` for one given without a value); the rest is left for parseArgs.
+ */
+export function takeRepeated(argv: readonly string[], name: string): { values: (string | undefined)[]; rest: string[] } {
+  const values: (string | undefined)[] = [];
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i];
+    if (word === '--') {
+      rest.push(...argv.slice(i));
+      break;
+    }
+    if (word.startsWith(`--${name}=`)) values.push(word.slice(name.length + 3));
+    else if (word !== `--${name}`) rest.push(word);
+    else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) values.push(argv[++i]);
+    else values.push(undefined);
+  }
+  return { values, rest };
+}

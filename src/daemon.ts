@@ -44,10 +44,17 @@ export function untilStopped(o: LifecycleOptions): Lifecycle {
 }
 
 /**
+ * What every daemon and the scripts it starts create is not world-readable (messages, logs,
+ * uploads: 0640 and 0750); rq-mgr sets it before it starts anything, so its children inherit it.
+ */
+export const DAEMON_UMASK = 0o027;
+
+/**
  * Runs a daemon's main: it returns once started (its lifecycle exits the process later), or an
  * exit code when it cannot start; a failure to start is one stderr line and exit 1.
  */
 export function daemonMain(name: string, main: () => Promise<number | void>): void {
+  process.umask(DAEMON_UMASK);
   main().then(
     (code) => {
       if (typeof code === 'number') process.exit(code);

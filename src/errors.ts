@@ -37,6 +37,7 @@ export const ERRORS = {
   RQ_ERR_BAD_JSON_FILE: { status: 404, message: "Couldn't parse json file (%s)." },
   // The state of the system.
   RQ_ERR_SOCKET_IN_USE: { status: 409, message: 'another process is already listening on %s' },
+  RQ_ERR_FORBIDDEN: { status: 403, message: '%s: expected %s, received %s' },
   RQ_ERR_UNAUTHORIZED: { status: 401, message: '401 - Unauthorized' },
   RQ_ERR_UPLOAD_TOO_LARGE: { status: 413, message: '413 - Upload too large: the limit is %s bytes (max_upload_bytes in config/config.json)' },
   RQ_ERR_CONFIG: { status: 500, message: '%s' },

@@ -6,15 +6,23 @@ import { GlobalConfigSchema, isPortValue } from '../config/global-config.js';
 import { PACKAGE_DIR, resolveRoot } from '../config/root.js';
 import { rootPaths } from '../config/paths.js';
 import { DirSync, mkdirDurable, writeFileDurable } from '../spool/durable.js';
-import { parseArgs, type OptionValue } from '../args.js';
+import { parseArgs, takeRepeated, type OptionValue } from '../args.js';
 
 /** Linked into scandir/ in this order when their directory exists under scripts/. */
 export const BUILTIN_QUEUES = ['relay', 'debug', 'cleaner', 'rq_router', 'webhook'] as const;
 
-const KNOWN_OPTIONS = new Set(['env', 'host', 'port', 'addr', 'tmpdir', 'allow-new-queue', 'force', 'root', 'help']);
+const KNOWN_OPTIONS = new Set(['env', 'host', 'port', 'addr', 'tmpdir', 'allow-new-queue', 'script-dir', 'force', 'root', 'help']);
 
 const USAGE = `Usage: rq-install [--root DIR] [--env NAME] [--host HOST] [--port PORT] [--addr ADDR]
-                  [--tmpdir DIR] [--allow-new-queue | --no-allow-new-queue] [--force]`;
+                  [--tmpdir DIR] [--allow-new-queue [--script-dir DIR]...] [--force]
+
+  --allow-new-queue  let POST /new_queue and /new_queue_link create queues (off by default:
+                     a queue runs its script as this user; put the web behind basic_auth)
+  --script-dir DIR   a directory those queues may take their script and config from
+                     (absolute or relative to the root; repeatable)`;
+
+export const NEW_QUEUE_WARNING =
+  'Warning: allow_new_queue is on. Whoever can reach the web can create queues, and a queue runs its script as this user: set basic_auth in config/config.json (docs/security.md).';
 
 export interface InstallIo {
   stdout: (line: string) => void;
@@ -54,14 +62,15 @@ export interface InstallSettings {
   root: string;
   force: boolean;
   /** config.json content, keys in the classic order. */
-  config: { env: string; host: string; port: number | string; addr: string; tmpdir: string; allow_new_queue: boolean };
+  config: { env: string; host: string; port: number | string; addr: string; tmpdir: string; allow_new_queue: boolean; script_dirs?: string[] };
   /** True when tmpdir is the default <root>/tmp, which the installer creates. */
   ownTmpdir: boolean;
 }
 
 /** Validates the command line into what gets installed; throws RQ_ERR_USAGE with a one-line reason. */
 export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv): InstallSettings {
-  const { opts, rest } = parseArgs(argv, { command: false });
+  const repeated = takeRepeated(argv, 'script-dir');
+  const { opts, rest } = parseArgs(repeated.rest, { command: false });
   if (rest.length > 0) throw usageError(`unexpected argument ${shown(rest[0])} (options are --name value)`);
   for (const key of Object.keys(opts)) {
     if (!KNOWN_OPTIONS.has(key)) throw usageError(`unknown option --${key}`);
@@ -82,6 +91,13 @@ export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv)
   const tmpdir = stringOpt(opts, 'tmpdir', 'an absolute directory path', true);
   if (tmpdir !== undefined && !path.isAbsolute(tmpdir)) throw usageError(`--tmpdir: expected an absolute directory path, received ${shown(tmpdir)}`);
 
+  for (const dir of repeated.values) {
+    if (dir === undefined || dir.trim() === '') throw usageError(`--script-dir: expected a directory path, received ${dir === undefined ? 'no value' : shown(dir)}`);
+  }
+  const scriptDirs = repeated.values as string[];
+  const allowNewQueue = boolOpt(opts, 'allow-new-queue') ?? false;
+  if (scriptDirs.length > 0 && !allowNewQueue) throw usageError('--script-dir: only with --allow-new-queue (script dirs limit the queues the web may create)');
+
   return {
     root,
     force: boolOpt(opts, 'force') ?? false,
@@ -93,7 +109,8 @@ export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv)
       // Web uploads are hard-linked from tmpdir into the queue, so the default must sit on the
       // root's filesystem; classic's /tmp is often a tmpfs and breaks attachments.
       tmpdir: tmpdir ?? path.join(root, 'tmp'),
-      allow_new_queue: boolOpt(opts, 'allow-new-queue') ?? true,
+      allow_new_queue: allowNewQueue,
+      ...(scriptDirs.length > 0 ? { script_dirs: scriptDirs } : {}),
     },
     ownTmpdir: tmpdir === undefined,
   };
@@ -184,10 +201,12 @@ export async function main(argv: string[], io: InstallIo = processIo()): Promise
 
     // Checked against the same schema rq-mgr loads it with, so the installer never writes a file the daemon refuses.
     GlobalConfigSchema.parse(config);
-    await writeFileDurable(paths.configFile, `${JSON.stringify(config)}\n`, dirSync);
+    // It may come to hold basic_auth passwords.
+    await writeFileDurable(paths.configFile, `${JSON.stringify(config)}\n`, dirSync, undefined, 0o600);
 
     await installBuiltins({ root, scriptsDir: path.join(PACKAGE_DIR, 'scripts'), relative: await sameDir(root, PACKAGE_DIR) }, io.stdout, dirSync);
     io.stdout(`Installed rq in ${root} (config: ${paths.configFile})`);
+    if (config.allow_new_queue) io.stdout(NEW_QUEUE_WARNING);
     return 0;
   } catch (err) {
     io.stderr(`rq-install: ${(err as Error).message}`);

@@ -15,6 +15,8 @@ export function isPortValue(v: unknown): v is number | string {
 
 const nonEmpty = (what: string) => z.string({ error: what }).min(1, { error: what });
 
+const positiveInt = z.number({ error: 'a positive whole number' }).int({ error: 'a positive whole number' }).positive({ error: 'a positive whole number' });
+
 export const GlobalConfigSchema = z.looseObject({
   // null is what the classic daemon falls back to when env is absent.
   env: z.string({ error: 'a string such as "development" or "production"' }).nullable().optional(),
@@ -37,6 +39,14 @@ export const GlobalConfigSchema = z.looseObject({
     )
     .optional(),
   allowed_ips: z.array(z.string({ error: 'an IP address or prefix (string)' }), { error: 'an array of IP address strings' }).optional(),
+  // Where a queue created or relinked over HTTP may take its script and config from (docs/security.md).
+  script_dirs: z.array(nonEmpty('a directory path (non-empty string)'), { error: 'an array of directory paths' }).optional(),
+  allow_exec_prefix: z.boolean({ error: 'true or false' }).optional(),
+  allowed_hosts: z.array(nonEmpty('a host name (non-empty string)'), { error: 'an array of host names' }).optional(),
+  max_body_bytes: positiveInt.optional(),
+  max_field_bytes: positiveInt.optional(),
+  max_json_depth: positiveInt.optional(),
+  idempotency_window_s: positiveInt.optional(),
   max_upload_bytes: z.number({ error: 'a positive whole number of bytes' }).int({ error: 'a positive whole number of bytes' }).positive({ error: 'a positive whole number of bytes' }).optional(),
 }, { error: 'a JSON object' });
 

@@ -3,9 +3,10 @@ import fs from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { rootPaths } from '../config/paths.js';
 import { loadGlobalConfig } from '../config/global-config.js';
+import { exposureWarnings } from '../config/exposure.js';
 import { listenSocket } from '../ipc/socket-server.js';
 import { createLogger } from '../log.js';
-import { untilStopped } from '../daemon.js';
+import { DAEMON_UMASK, untilStopped } from '../daemon.js';
 import { handleMgrRequest, mgrCommands } from './mgr-commands.js';
 import { ScanDir } from './scandir.js';
 import { Supervisor } from './supervisor.js';
@@ -23,6 +24,7 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   const paths = rootPaths(opts.root);
   const log = opts.log ?? createLogger({ name: 'rq-mgr', fd: 1 });
   process.title = '[rq-mgr]';
+  process.umask(DAEMON_UMASK);
   let config;
   try {
     config = await loadGlobalConfig(paths.configFile);
@@ -40,6 +42,8 @@ export async function runMgr(opts: RunOptions): Promise<number> {
       return 1;
     }
   }
+  const { mode } = await fs.stat(paths.configFile);
+  for (const warning of exposureWarnings(config, mode)) log.warn(warning);
   const claim = await claimPidFile(paths.mgrPid);
   if (!claim.ok) {
     process.stderr.write(`rq-mgr: already running with pid ${claim.pid} (${paths.mgrPid})\n`);

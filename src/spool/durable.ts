@@ -45,8 +45,8 @@ export async function fsyncPath(p: string, fs: SpoolFs = nodeSpoolFs): Promise<v
 }
 
 /** Writes a new file that nobody reads before the caller publishes it (private dir): write + fsync. */
-export async function writeNewFileSynced(file: string, data: string | Uint8Array, fs: SpoolFs = nodeSpoolFs): Promise<void> {
-  const fh = await fs.open(file, 'wx', 0o644);
+export async function writeNewFileSynced(file: string, data: string | Uint8Array, fs: SpoolFs = nodeSpoolFs, mode = 0o644): Promise<void> {
+  const fh = await fs.open(file, 'wx', mode);
   try {
     await fh.writeFile(data);
     await fh.sync();
@@ -56,10 +56,10 @@ export async function writeNewFileSynced(file: string, data: string | Uint8Array
 }
 
 /** Replaces `file` atomically and durably: `<file>.tmp`, fsync, rename, fsync of the directory. */
-export async function writeFileDurable(file: string, data: string | Uint8Array, dirSync: DirSync, fs: SpoolFs = dirSync.fs): Promise<void> {
+export async function writeFileDurable(file: string, data: string | Uint8Array, dirSync: DirSync, fs: SpoolFs = dirSync.fs, mode = 0o644): Promise<void> {
   const tmp = `${file}.tmp`;
   await fs.rm(tmp, { force: true });
-  await writeNewFileSynced(tmp, data, fs);
+  await writeNewFileSynced(tmp, data, fs, mode);
   await fs.rename(tmp, file);
   await dirSync.sync(path.dirname(file));
 }

@@ -6,7 +6,8 @@ import multipart from '@fastify/multipart';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { RqError } from '../errors.js';
-import { ipAllowed, originProblem, securityHeaders } from './access-control.js';
+import { allowedHostNames } from '../config/exposure.js';
+import { hostProblem, ipAllowed, originProblem, securityHeaders } from './access-control.js';
 import { installBasicAuth } from './basic-auth.js';
 import { parseFormBody } from './params.js';
 import { registerRoutes } from './routes.js';
@@ -50,8 +51,11 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
     routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, maxParamLength: 1000, querystringParser: (s: string) => parseFormBody(s) },
   });
 
+  const hosts = allowedHostNames(deps.config);
   app.addHook('onRequest', async (req, reply) => {
     securityHeaders(req, reply);
+    const misdirected = hostProblem(req, hosts);
+    if (misdirected) return reply.code(421).type('text/plain; charset=utf-8').send(misdirected);
     if (!ipAllowed(req.ip, deps.config.allowed_ips)) return reply.code(403).type('text/plain; charset=utf-8').send('Forbidden');
   });
   if (deps.config.basic_auth) await installBasicAuth(app, deps.config.basic_auth);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BUILTIN_QUEUES, installBuiltins, main } from '../../src/cli/rq-install.js';
+import { BUILTIN_QUEUES, NEW_QUEUE_WARNING, installBuiltins, main } from '../../src/cli/rq-install.js';
 import { parseGlobalConfig } from '../../src/config/global-config.js';
 
 const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -31,7 +31,9 @@ describe('rq-install main', () => {
     const r = await install('--root', tmp);
     expect(r.code).toBe(0);
     expect(r.err).toEqual([]);
-    expect(await readConfig()).toBe(`{"env":"development","host":"127.0.0.1","port":3333,"addr":"127.0.0.1","tmpdir":${JSON.stringify(path.join(tmp, 'tmp'))},"allow_new_queue":true}\n`);
+    expect(await readConfig()).toBe(`{"env":"development","host":"127.0.0.1","port":3333,"addr":"127.0.0.1","tmpdir":${JSON.stringify(path.join(tmp, 'tmp'))},"allow_new_queue":false}\n`);
+    // It may come to hold basic_auth passwords.
+    expect((await fs.stat(path.join(tmp, 'config', 'config.json'))).mode & 0o777).toBe(0o600);
     for (const d of ['queues', 'scandir', 'timers', 'config', 'log', 'tmp']) expect((await fs.stat(path.join(tmp, d))).isDirectory()).toBe(true);
     expect(r.out.at(-1)).toBe(`Installed rq in ${tmp} (config: ${path.join(tmp, 'config', 'config.json')})`);
     expect(parseGlobalConfig(await readConfig(), 'config.json').host).toBe('127.0.0.1');
@@ -41,6 +43,17 @@ describe('rq-install main', () => {
     const r = await install('--root', tmp, '--env=production', '--host', 'rq.example.com', '--port', '8080', '--addr', '0.0.0.0', '--tmpdir', tmp, '--no-allow-new-queue');
     expect(r.code).toBe(0);
     expect(await readConfig()).toBe(`{"env":"production","host":"rq.example.com","port":"8080","addr":"0.0.0.0","tmpdir":${JSON.stringify(tmp)},"allow_new_queue":false}\n`);
+  });
+
+  it('--allow-new-queue turns queue creation on with a warning; --script-dir is repeatable and needs it', async () => {
+    const r = await install('--root', tmp, '--allow-new-queue', '--script-dir', 'scripts', '--script-dir=/srv/rq scripts');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(await readConfig())).toMatchObject({ allow_new_queue: true, script_dirs: ['scripts', '/srv/rq scripts'] });
+    expect(r.out.at(-1)).toBe(NEW_QUEUE_WARNING);
+    await fs.rm(path.join(tmp, 'config'), { recursive: true });
+    expect(await install('--root', tmp, '--script-dir', 'x')).toEqual({ code: 2, out: [], err: ['rq-install: --script-dir: only with --allow-new-queue (script dirs limit the queues the web may create)'] });
+    expect(await install('--root', tmp, '--allow-new-queue', '--script-dir')).toEqual({ code: 2, out: [], err: ['rq-install: --script-dir: expected a directory path, received no value'] });
+    await expect(fs.stat(path.join(tmp, 'config', 'config.json'))).rejects.toThrow(/ENOENT/);
   });
 
   it('says Already installed and exits 1 unless --force', async () => {

@@ -1,5 +1,7 @@
 // Every value the web echoes from a request comes back escaped in HTML, or in a non-HTML reply a
 // browser will not sniff: query strings, form fields, flashes, redirect targets, path segments, headers.
+import path from 'node:path';
+import { VERBS_SH } from '../helpers/rq-root.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AttachedMessage, attachedDoneMessage, postMessage } from './message-fixture.js';
 import { fillRoute, routeTable } from './route-table.js';
@@ -25,7 +27,7 @@ let prepId: string;
 
 beforeAll(async () => {
   // relative_root: outside it the not-found handler echoes the path in its own, plain-text way.
-  w = await startWebRoot({ config: { allow_new_queue: true, relative_root: '/rq/' } });
+  w = await startWebRoot({ config: { allow_new_queue: true, script_dirs: [path.dirname(VERBS_SH)], relative_root: '/rq/' } });
   done = await attachedDoneMessage(w.base, w.root, 'test');
   prepId = String((await postMessage(w.base, 'test', { dest: 'test', _method: 'prep' }))[1]).split('/').pop()!;
 }, 60_000);
@@ -92,10 +94,12 @@ const ECHOES: Echo[] = [
   { what: 'ack_errs back', echoed: false, send: async (p) => follow(await post('/q/test/ack_errs', { back: `/rq/${p}` })) },
   // api/admin-api.ts weGot: new_queue's flash inspects every form field, names included; its Location
   // is /q/<name>, whose 404 page names the refused queue again (web-context.ts requireQueue).
-  { what: 'new_queue: queue[name], queue[script] and a field name in the flash', echoed: true, send: async (p) => follow(await post('/new_queue', { 'queue[name]': p, 'queue[script]': p, [p]: p })) },
+  { what: 'new_queue: queue[name] and a field name in the flash', echoed: true, send: async (p) => follow(await post('/new_queue', { 'queue[name]': p, 'queue[script]': VERBS_SH, [p]: p })) },
+  // web/script-dirs.ts: a script outside script_dirs is named in the 403 text.
+  { what: 'new_queue: queue[script] outside script_dirs', echoed: true, send: (p) => post('/new_queue', { 'queue[name]': 'x', 'queue[script]': p }) },
   // api/admin-api.ts weGot: delete_queue's flash inspects queue_name (shown on the dashboard).
   { what: 'delete_queue: queue_name in the flash', echoed: true, send: async (p) => follow(await post('/delete_queue', { queue_name: p })) },
-  // api/admin-api.ts newQueueLink: an unreadable json_path is named on the 404 page.
+  // web/script-dirs.ts: a json_path outside script_dirs is named in the 403 text.
   { what: 'new_queue_link: queue[json_path] on the 404 page', echoed: true, send: (p) => post('/new_queue_link', { 'queue[json_path]': p }) },
   // api/attach-api.ts attachNew: a refused upload name comes back in the plain-text "Commit … got" reply.
   {

@@ -149,7 +149,7 @@ describe('path traversal and odd names', () => {
       expect([303, 400], name).toContain(res.status);
     }
     const nq = await postForm(`${w.base}/new_queue`, { 'queue[name]': '../escape', 'queue[script]': '/bin/true' });
-    expect(nq.status).toBe(303);
+    expect(nq.status).toBe(403);
     expect(await treeSnapshot(w.root)).toEqual(before);
     expect(await (await fetch(`${w.base}/q/test/${done}/state.json`)).json()).toEqual(['done']);
   });

@@ -5,14 +5,14 @@ import path from 'node:path';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queuePaths } from '../../src/config/paths.js';
-import { waitFor } from '../helpers/rq-root.js';
+import { VERBS_SH, waitFor } from '../helpers/rq-root.js';
 import { type WebRoot, cookiesOf, postForm, send, startWebRoot, stateOf, waitState } from './web-root.js';
 
 let w: WebRoot;
 let B: string;
 
 beforeAll(async () => {
-  w = await startWebRoot({ config: { allow_new_queue: true }, queues: { test: {}, other: {} } });
+  w = await startWebRoot({ config: { allow_new_queue: true, script_dirs: [path.dirname(VERBS_SH), 'defs'] }, setup: (root) => fs.mkdir(path.join(root, 'defs')).then(() => ({})), queues: { test: {}, other: {} } });
   B = w.base;
 }, 60_000);
 afterAll(async () => {
@@ -75,7 +75,7 @@ describe('queue administration (spec §5.3)', () => {
     expect(page).toContain('queue created - awesome');
     expect(((await (await fetch(`${B}/q.json`)).json()) as string[]).includes('made')).toBe(true);
 
-    const bad = await postForm(`${B}/new_queue`, { 'queue[name]': 'bad name', 'queue[script]': '/bin/true' });
+    const bad = await postForm(`${B}/new_queue`, { 'queue[name]': 'bad name', 'queue[script]': VERBS_SH });
     expect(bad.headers.get('location')).toBe(`${w.origin}/q/bad%20name`);
     const nf = await fetch(bad.headers.get('location')!, { headers: { cookie: cookiesOf(bad) } });
     expect(nf.status).toBe(404);
@@ -92,9 +92,9 @@ describe('queue administration (spec §5.3)', () => {
 });
 
 describe('new_queue_link and rq_router indirection', () => {
-  it('POST /new_queue_link creates a queue whose config is the given file; an unreadable file is 404', async () => {
+  it('POST /new_queue_link creates a queue whose config is the given file; an unparsable file is 404', async () => {
     const script = JSON.parse(await fs.readFile(queuePaths(w.root, 'test').configFile, 'utf8')).script as string;
-    const file = path.join(w.root, 'linked.json');
+    const file = path.join(w.root, 'defs', 'linked.json');
     await fs.writeFile(file, JSON.stringify({ name: 'linked', script, num_workers: 1 }));
     const res = await postForm(`${B}/new_queue_link`, { 'queue[json_path]': file });
     expect(res.status).toBe(303);
@@ -104,9 +104,10 @@ describe('new_queue_link and rq_router indirection', () => {
     expect((await fs.lstat(queuePaths(w.root, 'linked').configFile)).isSymbolicLink()).toBe(true);
     await postForm(`${B}/delete_queue`, { queue_name: 'linked' });
 
-    const missing = await postForm(`${B}/new_queue_link`, { 'queue[json_path]': path.join(w.root, 'nope.json') });
-    expect(missing.status).toBe(404);
-    expect(await missing.text()).toContain(`Couldn&#39;t parse json file (${path.join(w.root, 'nope.json')}).`);
+    await fs.writeFile(path.join(w.root, 'defs', 'broken.json'), '{"name":');
+    const broken = await postForm(`${B}/new_queue_link`, { 'queue[json_path]': 'defs/broken.json' });
+    expect(broken.status).toBe(404);
+    expect(await broken.text()).toContain('Couldn&#39;t parse json file (defs/broken.json).');
   });
 
   it('routes message-level requests to rq_router while its rules file exists (spec §9.2)', async () => {

@@ -1,13 +1,13 @@
 // Operator actions on queues: adminoper, restart, ack_errs, new_queue (+ _link) and delete_queue.
 import type { MgrClient } from '../../ipc/mgr-client.js';
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { RqError, invalidField, isRqError } from '../../errors.js';
+import { RqError, invalidField, isRqError, shown } from '../../errors.js';
 import type { Answer } from '../../ipc/answer.js';
 import { type Params, objectParam, textParam } from '../params.js';
 import { pathParam, readParams } from '../request-params.js';
 import { rubyInspect } from '../ruby-inspect.js';
+import { requireInScriptDirs } from '../script-dirs.js';
 import { html } from '../views/html.js';
 import { type WebContext, error, notice } from '../web-context.js';
 
@@ -26,6 +26,12 @@ function present(params: Params, key: string): boolean {
 
 export function adminApi(ctx: WebContext) {
   const allowNewQueue = () => ctx.deps.config.allow_new_queue === true;
+
+  /** A prefix is code too ("bash -c 'anything'"): over HTTP only when the config says so. */
+  function requireExecPrefixAllowed(prefix: unknown, field: string): void {
+    if (prefix === undefined || prefix === null || prefix === '' || ctx.deps.config.allow_exec_prefix === true) return;
+    throw RqError.of('RQ_ERR_FORBIDDEN', field, 'no exec_prefix over HTTP unless config/config.json sets allow_exec_prefix', shown(prefix));
+  }
 
   /** A supervisor call; `null` when rq-mgr does not answer. */
   async function tryMgr<T>(what: string, call: (mgr: MgrClient) => Promise<T>): Promise<T | null> {
@@ -86,6 +92,8 @@ export function adminApi(ctx: WebContext) {
       if (!allowNewQueue()) return ctx.text(reply, 403, NEW_QUEUE_FORBIDDEN);
       const params = await readParams(req);
       const queue = objectParam(params, 'queue') ?? {};
+      await requireInScriptDirs(ctx.deps.root, ctx.deps.config, 'queue[script]', queue.script);
+      requireExecPrefixAllowed(queue.exec_prefix, 'queue[exec_prefix]');
       const made = await tryMgr('create_queue', (m) => m.createQueue(JSON.stringify(queue), RESTART_TIMEOUT_MS));
       const r = made?.raw ?? null;
       const ok = made?.ok === true;
@@ -99,13 +107,17 @@ export function adminApi(ctx: WebContext) {
       if (!allowNewQueue()) return ctx.text(reply, 403, NEW_QUEUE_FORBIDDEN);
       const params = await readParams(req);
       const jsonPath = textParam(objectParam(params, 'queue'), 'json_path') ?? '';
-      let name: unknown;
+      const file = await requireInScriptDirs(ctx.deps.root, ctx.deps.config, 'queue[json_path]', jsonPath);
+      let linked: Record<string, unknown> | null;
       try {
-        name = (JSON.parse(await fs.readFile(path.resolve(ctx.deps.root, jsonPath), 'utf8')) as Record<string, unknown>)?.name;
+        linked = JSON.parse(await fs.readFile(file, 'utf8')) as Record<string, unknown> | null;
       } catch {
         throw RqError.of('RQ_ERR_BAD_JSON_FILE', jsonPath);
       }
-      const link = await tryMgr('create_queue_link', (m) => m.createQueueLink(jsonPath, RESTART_TIMEOUT_MS));
+      const name = linked?.name;
+      await requireInScriptDirs(ctx.deps.root, ctx.deps.config, `script of ${jsonPath}`, linked?.script);
+      requireExecPrefixAllowed(linked?.exec_prefix, `exec_prefix of ${jsonPath}`);
+      const link = await tryMgr('create_queue_link', (m) => m.createQueueLink(file, RESTART_TIMEOUT_MS));
       const r = link?.raw ?? null;
       const ok = link?.ok === true;
       const to = typeof name === 'string' && name !== '' ? ctx.urls.queue(name) : ctx.urls.link();

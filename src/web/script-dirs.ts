@@ -1,0 +1,32 @@
+// Where a queue created over HTTP may take its script and config from: inside the config's script_dirs, symlinks resolved.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { RqError, shown } from '../errors.js';
+import type { GlobalConfig } from '../config/global-config.js';
+
+async function real(p: string): Promise<string | null> {
+  return fs.realpath(p).catch(() => null);
+}
+
+/** The real paths of script_dirs that exist (relative entries are relative to the root). */
+async function realScriptDirs(root: string, config: GlobalConfig): Promise<string[]> {
+  const dirs = await Promise.all((config.script_dirs ?? []).map((d) => real(path.resolve(root, d))));
+  return dirs.filter((d): d is string => d !== null);
+}
+
+/**
+ * The real path of `given` (relative to the root), when it is a file inside one of the script
+ * dirs; otherwise the 403 that names `field`. A link out of a script dir is judged by its target.
+ */
+export async function requireInScriptDirs(root: string, config: GlobalConfig, field: string, given: unknown): Promise<string> {
+  const listed = config.script_dirs ?? [];
+  const where = listed.length ? `a file inside script_dirs (${listed.join(', ')})` : 'a file inside script_dirs, and config/config.json lists none';
+  if (typeof given !== 'string' || given === '' || given.includes('\0')) throw RqError.of('RQ_ERR_FORBIDDEN', field, where, shown(given));
+  const file = await real(path.resolve(root, given));
+  const stat = file ? await fs.stat(file).catch(() => null) : null;
+  const dirs = await realScriptDirs(root, config);
+  if (!file || !stat?.isFile() || !dirs.some((d) => file.startsWith(d.endsWith(path.sep) ? d : d + path.sep))) {
+    throw RqError.of('RQ_ERR_FORBIDDEN', field, where, shown(given));
+  }
+  return file;
+}
