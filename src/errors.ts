@@ -11,6 +11,7 @@ export const ERRORS = {
   RQ_ERR_USAGE: { status: 400, message: '%s' },
   RQ_ERR_RULE_SYNTAX: { status: 400, message: '%s' },
   // The classic queue socket replies (spec §7), word for word.
+  RQ_ERR_BAD_BODY: { status: 400, message: 'request body: expected %s, received %s' },
   RQ_ERR_MISSING_DEST: { status: 400, message: 'input missing required "dest" parameter' },
   RQ_ERR_LACKING_FIELD: { status: 400, message: "lacking '%s' field" },
   RQ_ERR_CANNOT_FIND_MESSAGE: { status: 404, message: 'cannot find message' },
@@ -39,6 +40,7 @@ export const ERRORS = {
   RQ_ERR_SOCKET_IN_USE: { status: 409, message: 'another process is already listening on %s' },
   RQ_ERR_FORBIDDEN: { status: 403, message: '%s: expected %s, received %s' },
   RQ_ERR_UNAUTHORIZED: { status: 401, message: '401 - Unauthorized' },
+  RQ_ERR_FIELD_TOO_LARGE: { status: 413, message: '413 - %s: expected at most %s bytes (max_field_bytes in config/config.json), received more' },
   RQ_ERR_UPLOAD_TOO_LARGE: { status: 413, message: '413 - Upload too large: the limit is %s bytes (max_upload_bytes in config/config.json)' },
   RQ_ERR_CONFIG: { status: 500, message: '%s' },
   RQ_ERR_SOCKET_PATH: { status: 500, message: '%s' },
@@ -79,13 +81,29 @@ export class RqError extends Error {
   }
 }
 
+/** The HTTP status of a catalogue code. */
+export function statusOf(code: ErrorCode): number {
+  return ERRORS[code].status;
+}
+
 export function isRqError(err: unknown, code?: ErrorCode): err is RqError {
   return err instanceof RqError && (code === undefined || err.code === code);
 }
 
-/** The catalogue code whose fixed text (a template without holes) is `text`, if any: how a client types a classic reply. */
+const escapeRegExp = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Templates a reply text is matched against: those with enough fixed text to be told apart (not a bare `%s`). */
+const TEMPLATES = (Object.keys(ERRORS) as ErrorCode[])
+  .filter((c) => ERRORS[c].message.includes('%s') && ERRORS[c].message.replace(/%s/g, '').trim().length >= 6)
+  .map((c) => ({ code: c, re: new RegExp(`^${ERRORS[c].message.split('%s').map(escapeRegExp).join('[^]*')}$`) }));
+
+/**
+ * The catalogue code of a reply text: the code whose fixed text it is, else the code whose
+ * template it fills (`cannot clone message in que state`); how a client types a classic reply.
+ */
 export function codeOfText(text: string): ErrorCode | undefined {
-  return (Object.keys(ERRORS) as ErrorCode[]).find((c) => !ERRORS[c].message.includes('%s') && ERRORS[c].message === text);
+  const fixed = (Object.keys(ERRORS) as ErrorCode[]).find((c) => !ERRORS[c].message.includes('%s') && ERRORS[c].message === text);
+  return fixed ?? TEMPLATES.find((t) => t.re.test(text))?.code;
 }
 
 /** Renders a received value for an error message: short, quoted, control bytes visible. */

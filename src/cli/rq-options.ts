@@ -76,11 +76,14 @@ export function messageFields(opts: Options): Record<string, OptionValue> {
     // A bare text flag is the text "true": CLI values are strings (spec §2.3).
     fields[key] = key === 'force_remote' || typeof v === 'string' ? v : String(v);
   }
+  // Sent again with the same key (a retry after a lost reply), the create answers the first message.
+  const key = stringOpt(opts, 'idempotency-key', 'a key of 1 to 255 printable characters');
+  if (key !== undefined) fields.idempotency_key = key;
   try {
     normaliseCreate(fields);
   } catch (err) {
     // normaliseCreate names the field (`count: expected …`); on the command line it is a flag.
-    if (err instanceof RqError) throw usage(`--${err.message}`);
+    if (err instanceof RqError) throw usage(`--${err.message.replace(/^idempotency_key:/, 'idempotency-key:')}`);
     throw err;
   }
   return fields;

@@ -45,7 +45,6 @@ export const GlobalConfigSchema = z.looseObject({
   allowed_hosts: z.array(nonEmpty('a host name (non-empty string)'), { error: 'an array of host names' }).optional(),
   max_body_bytes: positiveInt.optional(),
   max_field_bytes: positiveInt.optional(),
-  max_json_depth: positiveInt.optional(),
   idempotency_window_s: positiveInt.optional(),
   max_upload_bytes: z.number({ error: 'a positive whole number of bytes' }).int({ error: 'a positive whole number of bytes' }).positive({ error: 'a positive whole number of bytes' }).optional(),
 }, { error: 'a JSON object' });

@@ -42,6 +42,8 @@ export interface QueuePaths {
   configFile: string;
   formFile: string;
   pidFile: string;
+  /** Idempotency keys of recent creates, one JSON line each (queue/idempotency.ts). */
+  keysFile: string;
   sock: string;
   downFile: string;
   pauseFile: string;
@@ -57,6 +59,7 @@ export function queuePaths(root: string, name: string): QueuePaths {
     configFile: path.join(dir, 'config.json'),
     formFile: path.join(dir, 'form.json'),
     pidFile: path.join(dir, 'queue.pid'),
+    keysFile: path.join(dir, 'idempotency.jsonl'),
     sock: path.join(dir, 'queue.sock'),
     downFile: path.join(root, 'config', `${name}.down`),
     pauseFile: path.join(root, 'config', `${name}.pause`),

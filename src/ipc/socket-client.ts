@@ -25,8 +25,19 @@ function describe(err: unknown): string {
   }
 }
 
-function noReply(path: string, cause: string, err?: unknown): RqError {
-  return RqError.of('RQ_ERR_NO_REPLY', `no reply from ${path}: ${cause}`).causedBy(err);
+/** `reached` false: the request never left (no connection), so the server did nothing with it. */
+function noReply(path: string, cause: string, err?: unknown, reached = true): RqError {
+  const e = RqError.of('RQ_ERR_NO_REPLY', `no reply from ${path}: ${cause}`).causedBy(err);
+  Object.defineProperty(e, 'reached', { value: reached, enumerable: false });
+  return e;
+}
+
+/**
+ * Could the server have acted on a request that got no reply? False only when it never got it (no
+ * connection): then a retry cannot duplicate anything; otherwise only an idempotency key makes it safe.
+ */
+export function mayHaveArrived(err: unknown): boolean {
+  return (err as { reached?: boolean }).reached !== false;
 }
 
 /** Replies come from our own daemons, so accept anything the 8-digit length can carry. */
@@ -105,7 +116,7 @@ export class SocketConnection {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         socket.destroy();
-        reject(noReply(path, `timed out after ${conn.timeoutMs} ms connecting`));
+        reject(noReply(path, `timed out after ${conn.timeoutMs} ms connecting`, undefined, false));
       }, conn.timeoutMs);
       socket.once('connect', () => {
         clearTimeout(timer);
@@ -114,7 +125,7 @@ export class SocketConnection {
       });
       const onError = (err: Error) => {
         clearTimeout(timer);
-        reject(noReply(path, describe(err), err));
+        reject(noReply(path, describe(err), err, false));
       };
       socket.once('error', onError);
     });
@@ -186,7 +197,7 @@ export class SocketConnection {
       }
     });
     socket.on('error', (err) => {
-      this.fail(socket, noReply(this.path, connected ? `connection failed: ${err.message}` : describe(err), err));
+      this.fail(socket, connected ? noReply(this.path, `connection failed: ${err.message}`, err) : noReply(this.path, describe(err), err, false));
     });
     socket.on('close', () => {
       this.fail(socket, noReply(this.path, 'connection closed before a whole reply arrived'));

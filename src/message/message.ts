@@ -16,6 +16,8 @@ export interface CreateFields {
   param4?: string;
   post_run_webhook?: string[];
   force_remote?: unknown;
+  /** A create with the key of one made within the window answers that message (queue/idempotency.ts). */
+  idempotency_key?: string;
 }
 
 export interface Message extends CreateFields {
@@ -36,6 +38,14 @@ export const DEFAULT_MAX_COUNT = 15;
 const TEXT_FIELDS = ['src', 'param1', 'param2', 'param3', 'param4', 'orig_msg_id'] as const;
 export const MAX_TEXT = 1 << 20;
 
+/**
+ * Fields a script receives as environment variables (RQ_PARAM1…, RQ_DEST, RQ_ORIG_MSG_ID): Linux's
+ * exec refuses one longer than 128 KiB (MAX_ARG_STRLEN) with E2BIG, so they are refused at create,
+ * when the sender can still hear it, not when the script cannot start. The name and `=` take 16.
+ */
+export const MAX_ENV_FIELD_BYTES = 131072 - 16;
+const ENV_FIELDS = new Set(['dest', 'param1', 'param2', 'param3', 'param4', 'orig_msg_id']);
+
 // eslint-disable-next-line no-control-regex
 const NUL = /\u0000/;
 
@@ -45,6 +55,10 @@ function text(field: string, v: unknown): string {
   if (typeof v !== 'string') throw invalidField(field, 'a string', v);
   if (NUL.test(v)) throw invalidField(field, 'text without NUL bytes', v);
   if (v.length > MAX_TEXT) throw invalidField(field, `at most ${MAX_TEXT} characters`, `${v.length} characters`);
+  if (ENV_FIELDS.has(field)) {
+    const bytes = Buffer.byteLength(v);
+    if (bytes > MAX_ENV_FIELD_BYTES) throw invalidField(field, `at most ${MAX_ENV_FIELD_BYTES} bytes (a script gets it as one environment variable, and exec takes at most 128 KiB)`, `${bytes} bytes`);
+  }
   return v;
 }
 
@@ -90,7 +104,16 @@ export function normaliseCreate(input: unknown): CreateFields {
     out.post_run_webhook = webhooks(req.post_run_webhook);
   }
   if (req.force_remote !== undefined) out.force_remote = req.force_remote;
+  if (req.idempotency_key !== undefined && req.idempotency_key !== null && req.idempotency_key !== '') out.idempotency_key = idempotencyKey(req.idempotency_key);
   return out;
+}
+
+export const MAX_IDEMPOTENCY_KEY = 255;
+
+function idempotencyKey(v: unknown): string {
+  const expected = `a key of 1 to ${MAX_IDEMPOTENCY_KEY} printable characters (a UUID, say)`;
+  if (typeof v !== 'string' || v.length > MAX_IDEMPOTENCY_KEY || !/^[\x21-\x7e\u00a0-\uffff][\x20-\x7e\u00a0-\uffff]*$/u.test(v)) throw invalidField('idempotency_key', expected, v);
+  return v;
 }
 
 /** A message as stored on disk: derived fields are never written (they are recomputed on read). */

@@ -35,8 +35,8 @@ function createHandler(mode: 'commit' | 'prep' | 'single'): Handler {
       const same = q.index.nextQueued((m) => ['param1', 'param2', 'param3', 'param4'].every((p) => (m[p] ?? null) === (fields[p as 'param1'] ?? null)));
       if (same) return ['ok', q.fullId(same.msg_id)];
     }
-    const msg = await q.ops.create(fields, mode !== 'prep');
-    return ['ok', q.fullId(msg.msg_id)];
+    const { id } = await q.ops.createOnce(fields, mode !== 'prep');
+    return ['ok', q.fullId(id)];
   };
 }
 

@@ -5,6 +5,7 @@ import { type State, isFinished } from '../message/states.js';
 import { RqError } from '../errors.js';
 import { attachmentNames } from '../spool/attachments.js';
 import type { QueueSpool } from '../spool/queue-spool.js';
+import type { IdempotencyKeys } from './idempotency.js';
 import type { MessageIndex } from './message-index.js';
 import type { QueueEvents } from './queue-events.js';
 
@@ -19,6 +20,7 @@ export interface MessageOpsDeps {
   now: () => number;
   /** Something became runnable. */
   pump: () => void;
+  keys: IdempotencyKeys;
 }
 
 export class MessageOps {
@@ -67,7 +69,7 @@ export class MessageOps {
    * Creates a message. A committed one becomes runnable the moment its directory is renamed into
    * que/ (the dispatcher may start it while the fsyncs run), but the caller's `ok` still waits for them.
    */
-  async create(fields: CreateFields, commit: boolean): Promise<Message> {
+  async create(fields: CreateFields, commit: boolean, alongside?: (id: string) => Promise<void>): Promise<Message> {
     const { index, spool } = this.d;
     const c = spool.createNow(fields, { commit });
     if (commit) {
@@ -77,7 +79,7 @@ export class MessageOps {
       index.addPrep(c.msg.msg_id, c.msg);
     }
     try {
-      await c.durable;
+      await Promise.all([c.durable, alongside?.(c.msg.msg_id)]);
     } catch (err) {
       if (commit) index.dequeue(c.msg.msg_id);
       else index.takePrep(c.msg.msg_id);
@@ -89,6 +91,16 @@ export class MessageOps {
     // re-queues from run/ anyway), so the `ok` also waits for run/ to hold it durably.
     else if (index.run(c.msg.msg_id)) await spool.dirSync.sync(spool.paths.state.run);
     return c.msg;
+  }
+
+  /**
+   * A create that carries an idempotency key answers the message made with that key within the
+   * window (`created` false) and makes nothing; the key's record is made durable with the message.
+   */
+  async createOnce(fields: CreateFields, commit: boolean): Promise<{ id: string; created: boolean }> {
+    const key = fields.idempotency_key;
+    if (key === undefined) return { id: (await this.create(fields, commit)).msg_id, created: true };
+    return this.d.keys.once(key, async (record) => (await this.create(fields, commit, record)).msg_id);
   }
 
   /** prep → que; false when `id` is not in prep. */

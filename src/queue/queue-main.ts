@@ -32,6 +32,7 @@ export async function main(argv: string[]): Promise<void> {
     config: await load(),
     host: hostInfo(global),
     log,
+    idempotencyWindowMs: global.idempotency_window_s === undefined ? undefined : global.idempotency_window_s * 1000,
     peer: (q) => QueueClient.oneShot(queuePaths(root, q).sock, { timeoutMs: 30_000 }),
     launch: chooseLauncher(process.env, log),
     // A snapshot: copying process.env itself costs ~0.2 ms per script (one getenv per variable).

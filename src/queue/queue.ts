@@ -9,6 +9,7 @@ import { Coalescer } from './coalescing.js';
 import { Dispatcher } from './dispatcher.js';
 import type { Peer } from './dup.js';
 import type { StateCounts } from '../message/states.js';
+import { IdempotencyKeys } from './idempotency.js';
 import { MessageIndex } from './message-index.js';
 import { MessageOps } from './message-ops.js';
 import { QueueEvents } from './queue-events.js';
@@ -33,7 +34,11 @@ export interface QueueDeps {
   baseEnv: NodeJS.ProcessEnv;
   /** Grace between TERM and KILL when stopping scripts (KILL_GRACE_MS by default). */
   killGraceMs?: number;
+  /** How long an idempotency key answers its first message (idempotency_window_s; 24 h by default). */
+  idempotencyWindowMs?: number;
 }
+
+export const DEFAULT_IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 
 /** Blank message directories kept ready: a burst of concurrent creates makes no inode on its path. */
 const BLANKS = 16;
@@ -47,6 +52,7 @@ export class Queue {
   private readonly dispatcher: Dispatcher;
   private readonly runs: Runs;
   private readonly webhooksSent: () => Promise<void>;
+  private readonly keys: IdempotencyKeys;
   private configNow: QueueConfig;
   private readonly now: () => number;
   private readonly startedAt: number;
@@ -91,7 +97,15 @@ export class Queue {
       killGraceMs: deps.killGraceMs,
     });
     this.dispatcher = new Dispatcher({ index, config, canStart: () => this.admin.status === 'UP', now: this.now, start: (msg) => this.runs.run(msg) });
-    this.ops = new MessageOps({ spool, index, events, now: this.now, pump: () => this.pump() });
+    this.keys = new IdempotencyKeys({
+      file: spool.paths.keysFile,
+      windowMs: () => deps.idempotencyWindowMs ?? DEFAULT_IDEMPOTENCY_WINDOW_MS,
+      now: this.now,
+      exists: async (id) => (await this.ops.locate(id)) !== null,
+      dirSync: spool.dirSync,
+      log: this.log,
+    });
+    this.ops = new MessageOps({ spool, index, events, now: this.now, pump: () => this.pump(), keys: this.keys });
     this.webhooksSent = observeWebhooks(events, { peer: deps.peer, fullId: (id) => spool.fullId(id), log: this.log });
   }
 
@@ -137,6 +151,7 @@ export class Queue {
     for (const s of ['done', 'relayed', 'err'] as const) this.index.setFinished(s, await this.spool.count(s));
     if (rec.requeued.length) this.log.info({ ids: rec.requeued }, 'interrupted messages returned to que');
     if (rec.broken.length) this.log.error({ ids: rec.broken }, 'messages with unreadable msg moved to err');
+    await this.keys.load();
     this.admin.watch();
     this.markReady();
     this.pump();
@@ -169,6 +184,7 @@ export class Queue {
     for (const run of this.index.allRuns()) run.stop();
     await dispatched;
     await this.webhooksSent();
+    await this.keys.close();
     await this.spool.close();
   }
 }

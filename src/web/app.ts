@@ -9,13 +9,29 @@ import { RqError } from '../errors.js';
 import { allowedHostNames } from '../config/exposure.js';
 import { hostProblem, ipAllowed, originProblem, securityHeaders } from './access-control.js';
 import { installBasicAuth } from './basic-auth.js';
-import { parseFormBody } from './params.js';
+import { parseFormBody, requireShallow } from './params.js';
 import { registerRoutes } from './routes.js';
 import { WebContext } from './web-context.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, type WebDeps } from './web-deps.js';
 
-/** Form posts and JSON bodies; files go through multipart, which streams and has its own limit. */
+/** Form posts and JSON bodies (max_body_bytes); files go through multipart, which streams and has its own limit. */
 const FORM_BODY_LIMIT = 16 * 1024 * 1024;
+
+/** One text field of a multipart form (max_field_bytes): a message field holds at most 1 MiB of text. */
+const FIELD_LIMIT = 2 * 1024 * 1024;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** max_field_bytes, for the multipart readers (request-params.ts, upload.ts) to name in a refusal. */
+    rqFieldLimit: number;
+  }
+}
+
+interface Limits {
+  body: number;
+  field: number;
+  upload: number;
+}
 
 /** Whole-request receive limit: large uploads over slow links need time, but not forever. */
 const REQUEST_TIMEOUT_MS = 30 * 60 * 1000;
@@ -27,10 +43,10 @@ function statusOf(err: FastifyError | RqError | Error): number {
   return typeof e.statusCode === 'number' && e.statusCode >= 400 ? e.statusCode : 500;
 }
 
-function messageOf(err: FastifyError | RqError | Error, status: number, ctx: WebContext, maxUpload: number): string {
+function messageOf(err: FastifyError | RqError | Error, status: number, ctx: WebContext, limits: Limits): string {
   const e = err as FastifyError;
-  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return `413 - Request body too large: forms and JSON are limited to ${FORM_BODY_LIMIT} bytes (send files as multipart attachments)`;
-  if (e.code === 'FST_REQ_FILE_TOO_LARGE') return `413 - Upload too large: the limit is ${maxUpload} bytes (max_upload_bytes in config/config.json)`;
+  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return `413 - Request body too large: forms and JSON are limited to ${limits.body} bytes (max_body_bytes in config/config.json; send files as multipart attachments)`;
+  if (e.code === 'FST_REQ_FILE_TOO_LARGE') return `413 - Upload too large: the limit is ${limits.upload} bytes (max_upload_bytes in config/config.json)`;
   if (err instanceof RqError && err.code === 'RQ_ERR_NO_REPLY') return `503 - ${err.message}`;
   // Our own texts already carry the classic "<code> - " prefix where the spec has one.
   if (/^\d{3}\b/.test(err.message)) return err.message;
@@ -41,9 +57,10 @@ function messageOf(err: FastifyError | RqError | Error, status: number, ctx: Web
 export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   const ctx = new WebContext(deps);
   const maxUpload = deps.config.max_upload_bytes ?? DEFAULT_MAX_UPLOAD_BYTES;
+  const limits: Limits = { body: deps.config.max_body_bytes ?? FORM_BODY_LIMIT, field: deps.config.max_field_bytes ?? FIELD_LIMIT, upload: maxUpload };
   const app = Fastify({
     logger: false,
-    bodyLimit: FORM_BODY_LIMIT,
+    bodyLimit: limits.body,
     requestTimeout: REQUEST_TIMEOUT_MS,
     // Open live-tail streams must not hold up a shutdown.
     forceCloseConnections: true,
@@ -52,6 +69,7 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   });
 
   const hosts = allowedHostNames(deps.config);
+  app.decorate('rqFieldLimit', limits.field);
   app.addHook('onRequest', async (req, reply) => {
     securityHeaders(req, reply);
     const misdirected = hostProblem(req, hosts);
@@ -64,21 +82,28 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
     if (problem) return reply.code(403).type('text/plain; charset=utf-8').send(problem);
   });
 
+  // Query, form and JSON bodies are parsed before any route runs; their depth is checked before any code walks them.
+  app.addHook('preHandler', async (req) => {
+    requireShallow(req.query, 'query string');
+    if (typeof req.body === 'object' && req.body !== null) requireShallow(req.body, 'request body');
+  });
+
   app.addHook('onResponse', async (req, reply) => {
     ctx.log.debug({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
 
   await app.register(cookie, { secret: deps.cookieSecret });
-  await app.register(formbody, { parser: (s: string) => parseFormBody(s), bodyLimit: FORM_BODY_LIMIT });
-  await app.register(multipart, { limits: { fileSize: maxUpload, fieldSize: FORM_BODY_LIMIT } });
+  await app.register(formbody, { parser: (s: string) => parseFormBody(s), bodyLimit: limits.body });
+  // preservePath: a file name with path parts is refused (attachmentNameProblem), not cut to its base name.
+  await app.register(multipart, { limits: { fileSize: maxUpload, fieldSize: limits.field }, preservePath: true });
   // Classic clients post other content types too; their parameters then come from the query string.
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: FORM_BODY_LIMIT }, (_req, _body, done) => done(null, {}));
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limits.body }, (_req, _body, done) => done(null, {}));
 
   app.setErrorHandler((err: FastifyError | RqError, req: FastifyRequest, reply: FastifyReply) => {
     const status = statusOf(err);
     if (reply.sent || reply.raw.headersSent) return;
     if (status === 404) return ctx.notFoundPage(req, reply, err.message);
-    const text = messageOf(err, status, ctx, maxUpload);
+    const text = messageOf(err, status, ctx, limits);
     if (status < 500) ctx.log.debug({ url: req.url, status, err: err.message }, 'request refused');
     if (ctx.wantsJson(req)) return ctx.json(reply, ['fail', text.replace(/^\d{3} - /, '')], status);
     return ctx.text(reply, status, text);

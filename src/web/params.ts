@@ -1,13 +1,48 @@
 // Rack-style nested form parameters: `mesg[dest]=x` and `queue[coalesce_params][]=1` become objects and arrays.
+import { RqError, shown } from '../errors.js';
 
 export type Params = { [key: string]: ParamValue };
 export type ParamValue = string | ParamValue[] | Params;
+
+/** Deeper than any rq form or body needs (mesg[...] is 2), shallow enough that no recursion over it can overflow. */
+export const MAX_PARAM_DEPTH = 32;
+
+function tooDeep(what: string, depth: number): RqError {
+  return RqError.of('RQ_ERR_BAD_BODY', `${what} nested at most ${MAX_PARAM_DEPTH} deep`, `${depth} levels`);
+}
+
+/**
+ * Refuses a parsed value (query, form, JSON body, `mesg` text) nested deeper than MAX_PARAM_DEPTH,
+ * or holding a form key that was, kept flat by nestParams; iterative, so it cannot overflow itself.
+ */
+export function requireShallow(value: unknown, what: string): void {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    for (const key of Object.keys(value)) {
+      const levels = segmentsOf(key).length;
+      if (levels > MAX_PARAM_DEPTH) {
+        throw RqError.of('RQ_ERR_INVALID_FIELD', 'parameter name', `a name nested at most ${MAX_PARAM_DEPTH} deep`, `${shown(key)} (${levels} levels)`);
+      }
+    }
+  }
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= MAX_PARAM_DEPTH) throw tooDeep(what, depth + 1);
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+}
 
 // Keys that would reach Object.prototype if used as property names.
 const UNSAFE = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** `a[b][]` ⇒ ["a", "b", ""]; a key without brackets is one segment. */
 function segments(key: string): string[] {
+  const out = segmentsOf(key);
+  return out.length <= MAX_PARAM_DEPTH ? out : [key];
+}
+
+function segmentsOf(key: string): string[] {
   const open = key.indexOf('[');
   if (open <= 0) return [key];
   const out = [key.slice(0, open)];

@@ -46,8 +46,10 @@ export class QueueClients {
     try {
       text = await (await this.conn(queue)).request(payload);
     } catch (err) {
-      // The queue closes idle connections; a read caught in that moment is simply asked again.
-      if (!READ_ONLY.has(command) || !(err instanceof RqError) || err.code !== 'RQ_ERR_NO_REPLY') throw err;
+      // The queue closes idle connections; a read caught in that moment is simply asked again, and
+      // so is a create with an idempotency key (asked twice, it still makes one message).
+      const retrySafe = READ_ONLY.has(command) || (typeof arg === 'object' && arg !== null && typeof (arg as { idempotency_key?: unknown }).idempotency_key === 'string');
+      if (!retrySafe || !(err instanceof RqError) || err.code !== 'RQ_ERR_NO_REPLY') throw err;
       text = await (await this.conn(queue)).request(payload);
     }
     try {

@@ -1,7 +1,8 @@
 // Request parameters as the classic Sinatra app saw them: path segments, query and form body merged.
 import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
-import { type Params, nestParams } from './params.js';
+import { RqError, shown } from '../errors.js';
+import { type Params, nestParams, requireShallow } from './params.js';
 
 /** A path parameter (already %-decoded by the router); validation is the caller's job. */
 export function pathParam(req: FastifyRequest, name: string): string {
@@ -14,6 +15,21 @@ function asParams(v: unknown): Params {
 }
 
 /**
+ * A multipart body the parser gave up on (cut short, a broken part header) is the client's
+ * mistake: a 400 that says so, not the parser's exception as a 500.
+ */
+export function malformedMultipart(err: unknown): unknown {
+  if (err instanceof RqError || typeof (err as { statusCode?: unknown })?.statusCode === 'number') return err;
+  return RqError.of('RQ_ERR_BAD_BODY', 'a well-formed multipart/form-data body', `one that does not parse (${(err as Error)?.message ?? String(err)})`);
+}
+
+/** A multipart text field; one the parser cut at max_field_bytes is refused, never used cut. */
+export function fieldPair(req: FastifyRequest, part: { fieldname: string; value: unknown; valueTruncated: boolean }): [string, string] {
+  if (part.valueTruncated) throw RqError.of('RQ_ERR_FIELD_TOO_LARGE', shown(part.fieldname), req.server.rqFieldLimit);
+  return [part.fieldname, String(part.value)];
+}
+
+/**
  * Query and body parameters (body wins). Multipart bodies are read here too, their file parts
  * drained unread: only attach/new keeps a file, and it streams the body itself.
  */
@@ -21,9 +37,15 @@ export async function readParams(req: FastifyRequest): Promise<Params> {
   const query = asParams(req.query);
   if (!req.isMultipart()) return { ...query, ...asParams(req.body) };
   const pairs: [string, string][] = [];
-  for await (const part of req.parts()) {
-    if (part.type === 'file') part.file.resume();
-    else pairs.push([part.fieldname, String(part.value)]);
+  try {
+    for await (const part of req.parts()) {
+      if (part.type === 'file') part.file.resume();
+      else pairs.push(fieldPair(req, part));
+    }
+  } catch (err) {
+    throw malformedMultipart(err);
   }
-  return { ...query, ...nestParams(pairs) };
+  const fields = nestParams(pairs);
+  requireShallow(fields, 'multipart fields');
+  return { ...query, ...fields };
 }

@@ -7,7 +7,8 @@ import { pipeline } from 'node:stream/promises';
 import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { RqError } from '../errors.js';
-import { nestParams, type Params } from './params.js';
+import { nestParams, requireShallow, type Params } from './params.js';
+import { fieldPair, malformedMultipart } from './request-params.js';
 
 export interface Upload {
   /** Temp file holding the upload; the caller unlinks it. */
@@ -46,7 +47,7 @@ export async function receiveUpload(req: FastifyRequest, dir: string, fileField:
   try {
     for await (const part of req.parts({ limits: { fileSize: limit } })) {
       if (part.type === 'field') {
-        pairs.push([part.fieldname, String(part.value)]);
+        pairs.push(fieldPair(req, part));
         onField?.(part.fieldname, String(part.value));
         continue;
       }
@@ -64,7 +65,9 @@ export async function receiveUpload(req: FastifyRequest, dir: string, fileField:
   } catch (err) {
     await cleanup();
     if (isTooLarge(err)) throw tooLarge(limit);
-    throw err;
+    throw malformedMultipart(err);
   }
-  return { file, params: nestParams(pairs) };
+  const params = nestParams(pairs);
+  requireShallow(params, 'multipart fields');
+  return { file, params };
 }

@@ -3,7 +3,8 @@ import type { QueueClient } from '../ipc/queue-client.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { RqError, shown } from '../errors.js';
+import { RqError, shown, statusOf } from '../errors.js';
+import type { Answer, Refusal } from '../ipc/answer.js';
 import { type RootPaths, queuePaths, rootPaths } from '../config/paths.js';
 import { isMsgId, queueNameProblem } from '../message/names.js';
 import { type Flash, FlashStore } from './flash.js';
@@ -119,6 +120,21 @@ export class WebContext {
   /** A plain-text reply such as `500 - Couldn't restart queue. Internal error.` */
   text(reply: FastifyReply, status: number, body: string): FastifyReply {
     return reply.code(status).type('text/plain; charset=utf-8').send(body);
+  }
+
+  /**
+   * The status of a queue's or rq-mgr's refusal: its catalogue code's (409 for a message in the
+   * wrong state, 404 for one not found…), 400 for a refusal text of no known code (a validation
+   * the request failed), 502 for a reply of no known shape. Classic clients keep their body text.
+   */
+  refusalStatus(a: Refusal): number {
+    if (a.code === 'RQ_ERR_REFUSED') return 400;
+    return statusOf(a.code);
+  }
+
+  /** A socket answer as JSON: its raw reply, with 200 or the refusal's status. */
+  answerJson(reply: FastifyReply, a: Answer<unknown>): FastifyReply {
+    return this.json(reply, a.raw, a.ok ? 200 : this.refusalStatus(a));
   }
 
   /** A JSON reply with the exact body text the classic daemon sent, typed application/json. */

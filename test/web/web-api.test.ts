@@ -217,12 +217,12 @@ describe('message actions (spec §9.3)', () => {
     expect(await goneFlash.text()).toContain('Delete got [&quot;fail&quot;, &quot;msg not found&quot;]');
   });
 
-  it('clone and run_now: flash + 303 on success, classic 500 texts on refusal', async () => {
+  it('clone and run_now: flash + 303 on success, the classic texts with the refusal\'s 409 on refusal', async () => {
     const id = await send(B, 'test', { param1: 'done' });
     await waitState(B, 'test', id, ['done']);
     const runDone = await postForm(`${B}/q/test/${id}/run_now`, {});
-    expect(runDone.status).toBe(500);
-    expect(await runDone.text()).toBe('500 - Couldn\'t run message. ["fail", "msg not in runnable state"].');
+    expect(runDone.status).toBe(409);
+    expect(await runDone.text()).toBe('409 - Couldn\'t run message. ["fail", "msg not in runnable state"].');
 
     const clone = await postForm(`${B}/q/test/${id}/clone`, {});
     expect(clone.status).toBe(303);
@@ -237,8 +237,8 @@ describe('message actions (spec §9.3)', () => {
       expect(run.headers.get('location')).toBe(`${w.origin}/q/test/${q}`);
       expect(await (await fetch(`${B}/q/test/${q}`, { headers: { cookie: cookiesOf(run) } })).text()).toContain('Message in run successfully');
       const cloneQue = await postForm(`${B}/q/test/${q}/clone`, {});
-      expect(cloneQue.status).toBe(500);
-      expect(await cloneQue.text()).toBe('500 - Couldn\'t clone message. ["fail", "cannot clone message in que state"].');
+      expect(cloneQue.status).toBe(409);
+      expect(await cloneQue.text()).toBe('409 - Couldn\'t clone message. ["fail", "cannot clone message in que state"].');
     } finally {
       await w.mgr.cmd('resume_queue', 'test');
     }

@@ -107,7 +107,7 @@ describe('POST /q/<q>/<id>/attach/new', () => {
     expect(msg._attachments).toBeUndefined();
   });
 
-  it('html mode: flash + 303 on success; the classic 200 text on refusal; 404 without filedata', async () => {
+  it('html mode: flash + 303 on success; the classic text with a 400 on refusal; 404 without filedata', async () => {
     const id = await prep();
     const f = await makeFile('pic.jpg', 2048);
     const ok = await upload(id, f.file, 'pic.jpg', 'html');
@@ -122,7 +122,7 @@ describe('POST /q/<q>/<id>/attach/new', () => {
     expect(jpg.headers.get('last-modified')).toBeTruthy();
 
     const dot = await upload(id, f.file, '.hidden', 'html');
-    expect(dot.status).toBe(200);
+    expect(dot.status).toBe(400);
     expect(await dot.text()).toBe(`Commit test/${id} got ["fail", "Attachment name as a dot-file not allowed: .hidden"]`);
 
     const fd = new FormData();

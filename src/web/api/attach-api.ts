@@ -56,9 +56,9 @@ export function attachApi(ctx: WebContext, maxUploadBytes: number) {
         // The queue hard-linked it (or refused): the temp name is no longer needed either way.
         await fsp.rm(file.tmpPath, { force: true });
       }
-      if (format === 'json') return ctx.json(reply, r.raw);
+      if (format === 'json') return ctx.answerJson(reply, r);
       if (r.ok) return ctx.redirectTo(req, reply, ctx.urls.msg(url, id), notice(html`Attached message successfully`));
-      return ctx.text(reply, 200, `Commit ${url}/${id} got ${rubyInspect(r.raw)}`);
+      return ctx.text(reply, ctx.refusalStatus(r), `Commit ${url}/${id} got ${rubyInspect(r.raw)}`);
     },
 
     /** POST /q/<q>/<id>/attach/<name> (R) with _method=delete */
@@ -72,9 +72,9 @@ export function attachApi(ctx: WebContext, maxUploadBytes: number) {
       if (format === 'json') ctx.markJson(req);
       if (textParam(params, '_method') !== 'delete') return ctx.text(reply, 400, INVALID_METHOD);
       const r = await ctx.queue(q).deleteAttachment(id, name);
-      if (format === 'json') return ctx.json(reply, r.raw);
+      if (format === 'json') return ctx.answerJson(reply, r);
       if (r.ok) return ctx.redirectTo(req, reply, ctx.urls.msg(url, id), notice(html`Attachment deleted successfully`));
-      return ctx.text(reply, 200, `Delete of attach ${name} on ${url}/${id} got ${rubyInspect(r.raw)}`);
+      return ctx.text(reply, ctx.refusalStatus(r), `Delete of attach ${name} on ${url}/${id} got ${rubyInspect(r.raw)}`);
     },
 
     /** GET /q/<q>/<id>/attach/<name> (R) */

@@ -1,9 +1,11 @@
 // Message routes of spec §9.3/§9.6: new_message, delete/destroy/commit, clone, run_now, .json and state.json.
+import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError, isRqError, shown } from '../../errors.js';
 import type { Answer } from '../../ipc/answer.js';
+import { mayHaveArrived } from '../../ipc/socket-client.js';
 import { getMessage } from '../message-files.js';
-import { type Params, textParam } from '../params.js';
+import { type Params, requireShallow, textParam } from '../params.js';
 import { pathParam, readParams } from '../request-params.js';
 import { rubyInspect } from '../ruby-inspect.js';
 import { html } from '../views/html.js';
@@ -29,10 +31,21 @@ export function messageFields(params: Params, format: string): Record<string, un
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw RqError.of('RQ_ERR_INVALID_JSON', `mesg: expected a JSON object, received ${shown(parsed)}`);
   }
+  requireShallow(parsed, 'mesg: JSON');
   return parsed as Record<string, unknown>;
 }
 
 export function messageApi(ctx: WebContext) {
+  /**
+   * The queue got the create but its reply was lost: the message may exist. 202 with the key; the
+   * same create sent again with it answers the message's id, and creates it if it was not.
+   */
+  function accepted(reply: FastifyReply, q: string, key: string, format: string): FastifyReply {
+    reply.header('Idempotency-Key', key);
+    const text = `queue ${q} took the request but did not answer in time; send it again with idempotency_key ${key} to learn the message id`;
+    return format === 'html' ? ctx.text(reply, 202, `202 - ${text}`) : ctx.json(reply, ['accepted', { idempotency_key: key, text }], 202);
+  }
+
   /** Acts on a message; `null` when the queue process does not answer (the classic "no reply"). */
   async function tryAct(q: string, command: 'delete_message' | 'destroy_message' | 'run_message' | 'clone_message' | 'commit_message', id: string): Promise<Answer<string> | null> {
     try {
@@ -61,23 +74,30 @@ export function messageApi(ctx: WebContext) {
       delete fields._method;
       const command = typeof method === 'string' && Object.hasOwn(CREATE_COMMANDS, method) ? CREATE_COMMANDS[method] : undefined;
       if (!command) return ctx.text(reply, 400, INVALID_METHOD);
+      // Every create carries a key (the client's, or one made here), so a reply lost on the way
+      // can be asked for again without making the message twice.
+      const header = req.headers['idempotency-key'];
+      fields.idempotency_key ??= typeof header === 'string' && header !== '' ? header : `web-${randomUUID()}`;
       let a: Answer<string>;
       try {
         a = await ctx.queue(q).create(fields, command);
       } catch (err) {
         if (!isRqError(err, 'RQ_ERR_NO_REPLY')) throw err;
-        // The classic answered `null` here; a 503 with the reason tells a client to retry.
-        const text = `queue ${q} did not answer: ${err.message}`;
-        return format === 'html' ? ctx.text(reply, 503, `503 - ${text}`) : ctx.json(reply, ['fail', text], 503);
+        if (!mayHaveArrived(err)) {
+          // Never sent: nothing was created, a plain retry is safe.
+          const text = `queue ${q} did not answer: ${err.message}`;
+          return format === 'html' ? ctx.text(reply, 503, `503 - ${text}`) : ctx.json(reply, ['fail', text], 503);
+        }
+        return accepted(reply, q, String(fields.idempotency_key), format);
       }
       if (!a.ok && a.code === 'RQ_ERR_QUEUE_DOWN') return ctx.text(reply, 503, '503 - Service Unavailable - Operationally Down');
-      if (format !== 'html') return ctx.json(reply, a.raw);
+      if (format !== 'html') return ctx.answerJson(reply, a);
       const back = textParam(params, 'back');
       if (back !== undefined && back !== '') {
         const flash = a.ok ? notice(html`Created message ${a.value}`) : error(html`Error creating message: ${a.code === 'RQ_ERR_PROTOCOL' ? rubyInspect(a.raw) : a.text}`);
         return ctx.redirect(reply, ctx.urls.back(req, back, ctx.urls.queue(url)), flash);
       }
-      return ctx.page(req, reply, resultView(url, a, ctx.urls), { queue: url });
+      return ctx.page(req, reply, resultView(url, a, ctx.urls), { queue: url, status: a.ok ? 200 : ctx.refusalStatus(a) });
     },
 
     /** POST /q/<q>/<id> (R) with _method delete | destroy | commit */
@@ -91,7 +111,7 @@ export function messageApi(ctx: WebContext) {
       const method = textParam(params, '_method');
       if (method !== 'delete' && method !== 'destroy' && method !== 'commit') return ctx.text(reply, 400, INVALID_METHOD);
       const r = method === 'commit' ? await tryAct(q, 'commit_message', id) : await tryAct(q, method === 'delete' ? 'delete_message' : 'destroy_message', id);
-      if (format === 'json') return r === null ? ctx.json(reply, ['fail', `queue ${q} did not answer`], 503) : ctx.json(reply, r.raw);
+      if (format === 'json') return r === null ? ctx.json(reply, ['fail', `queue ${q} did not answer`], 503) : ctx.answerJson(reply, r);
       const self = ctx.urls.msg(url, id);
       if (method === 'commit') {
         return ctx.redirectTo(req, reply, self, r?.ok ? notice(html`Message committed successfully`) : error(html`Commit got ${rubyInspect(r?.raw ?? null)}`));
@@ -107,7 +127,7 @@ export function messageApi(ctx: WebContext) {
       const id = ctx.requireMsgId(pathParam(req, 'id'));
       const r = await tryAct(q, 'clone_message', id);
       if (r === null) return ctx.text(reply, 500, "500 - Couldn't clone message. Internal error.");
-      if (!r.ok) return ctx.text(reply, 500, `500 - Couldn't clone message. ${rubyInspect(r.raw)}.`);
+      if (!r.ok) return ctx.text(reply, ctx.refusalStatus(r), `${ctx.refusalStatus(r)} - Couldn't clone message. ${rubyInspect(r.raw)}.`);
       return ctx.redirectTo(req, reply, ctx.urls.queue(url), notice(html`Message cloned successfully`));
     },
 
@@ -118,7 +138,7 @@ export function messageApi(ctx: WebContext) {
       const id = ctx.requireMsgId(pathParam(req, 'id'));
       const r = await tryAct(q, 'run_message', id);
       if (r === null) return ctx.text(reply, 500, "500 - Couldn't run message. Internal error.");
-      if (!r.ok) return ctx.text(reply, 500, `500 - Couldn't run message. ${rubyInspect(r.raw)}.`);
+      if (!r.ok) return ctx.text(reply, ctx.refusalStatus(r), `${ctx.refusalStatus(r)} - Couldn't run message. ${rubyInspect(r.raw)}.`);
       return ctx.redirectTo(req, reply, ctx.urls.msg(url, id), notice(html`Message in run successfully`));
     },
 

@@ -27,6 +27,22 @@ async function queueNames(ctx: WebContext): Promise<string[]> {
   }
 }
 
+/** Keys a config may hold that the web never serves. */
+const SECRET_KEYS = ['basic_auth'];
+
+function parseJsonObject(text: string): Record<string, unknown> | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+function withoutSecrets(config: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(config).filter(([k]) => !SECRET_KEYS.includes(k)));
+}
+
 export function statusApi(ctx: WebContext) {
   return {
     /** GET /q.txt */
@@ -59,7 +75,7 @@ export function statusApi(ctx: WebContext) {
       const limit = raw === undefined || raw === '' ? 10 : Number(raw);
       if (!Number.isInteger(limit) || limit < 0) throw RqError.of('RQ_ERR_INVALID_FIELD', 'limit', 'a whole number >= 0', JSON.stringify(raw));
       const r = await ctx.queue(q).list('done', { limit });
-      if (!r.ok) return ctx.json(reply, r.raw, r.code === 'RQ_ERR_QUEUE_DOWN' ? 503 : 500);
+      if (!r.ok) return ctx.answerJson(reply, r);
       return ctx.json(reply, r.value);
     },
 
@@ -68,8 +84,8 @@ export function statusApi(ctx: WebContext) {
       ctx.markJson(req);
       const q = await ctx.requireRoutedQueue(pathParam(req, 'q'));
       const r = await ctx.queue(q).config();
-      if (!r.ok) return ctx.json(reply, r.raw, 500);
-      return ctx.json(reply, r.value);
+      if (!r.ok) return ctx.answerJson(reply, r);
+      return ctx.json(reply, withoutSecrets(r.value));
     },
 
     /** GET /q/<q>/config.json: the file itself. */
@@ -79,7 +95,12 @@ export function statusApi(ctx: WebContext) {
       const real = await fs.realpath(queuePaths(ctx.deps.root, q).configFile).catch(() => {
         throw RqError.of('RQ_ERR_FILE_NOT_FOUND', `config.json of ${q}`, '');
       });
-      return sendFile(req, reply, real, `config.json of ${q}`);
+      const shownAs = `config.json of ${q}`;
+      const text = await fs.readFile(real, 'utf8').catch(() => null);
+      const parsed = text === null ? null : parseJsonObject(text);
+      // A config that names a secret (a copy of config/config.json, say) is served without it.
+      if (parsed && SECRET_KEYS.some((k) => Object.hasOwn(parsed, k))) return ctx.json(reply, withoutSecrets(parsed));
+      return sendFile(req, reply, real, shownAs);
     },
 
     /** GET /healthz: 200 when rq-mgr and every queue answer ping, else 503 naming what does not. */

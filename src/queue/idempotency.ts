@@ -1,0 +1,163 @@
+// Idempotent creates: a key seen within the window answers its first message and creates nothing; kept in a group-committed journal.
+import fs from 'node:fs/promises';
+import type { Logger } from 'pino';
+import { isErrno } from '../errors.js';
+import { type DirSync, writeFileDurable } from '../spool/durable.js';
+
+export interface IdempotencyDeps {
+  /** queues/<q>/idempotency.jsonl: `{"k": key, "id": msg_id, "at": ms}` per line. */
+  file: string;
+  windowMs: () => number;
+  now: () => number;
+  /** Does the message still exist (in any state)? A deleted one frees its key. */
+  exists: (id: string) => Promise<boolean>;
+  dirSync: DirSync;
+  log: Logger;
+}
+
+interface Entry {
+  id: string;
+  at: number;
+}
+
+/**
+ * One fdatasync for every record written while the last one ran: keyed creates pay one shared
+ * sync next to their own, not one each. A compaction runs inside the same loop, so no append
+ * can land in the file it replaces.
+ */
+class GroupAppender {
+  private handle: fs.FileHandle | null = null;
+  private pending: { line: string; done: (err?: unknown) => void }[] = [];
+  private flushing: Promise<void> | null = null;
+  private compaction: (() => Promise<void>) | null = null;
+
+  constructor(private readonly file: string) {}
+
+  append(line: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ line, done: (err) => (err ? reject(err) : resolve()) });
+      this.flushing ??= this.flush();
+    });
+  }
+
+  /** Replaces the file by what `rewrite` writes, between two batches. */
+  compact(rewrite: () => Promise<void>): void {
+    this.compaction = rewrite;
+    this.flushing ??= this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    while (this.pending.length > 0 || this.compaction) {
+      const rewrite = this.compaction;
+      this.compaction = null;
+      if (rewrite) {
+        await this.handle?.close();
+        this.handle = null;
+        await rewrite();
+        continue;
+      }
+      const batch = this.pending.splice(0);
+      try {
+        this.handle ??= await fs.open(this.file, 'a', 0o640);
+        await this.handle.write(batch.map((b) => b.line).join(''));
+        await this.handle.datasync();
+        for (const b of batch) b.done();
+      } catch (err) {
+        for (const b of batch) b.done(err);
+      }
+    }
+    this.flushing = null;
+  }
+
+  async close(): Promise<void> {
+    await this.flushing;
+    await this.handle?.close();
+    this.handle = null;
+  }
+}
+
+export class IdempotencyKeys {
+  private readonly keys = new Map<string, Entry>();
+  private readonly inFlight = new Map<string, Promise<string>>();
+  private readonly journal: GroupAppender;
+  private lines = 0;
+
+  constructor(private readonly d: IdempotencyDeps) {
+    this.journal = new GroupAppender(d.file);
+  }
+
+  /** Loads the keys still in the window; rewrites the journal without the others. */
+  async load(): Promise<void> {
+    let text: string;
+    try {
+      text = await fs.readFile(this.d.file, 'utf8');
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) return;
+      throw err;
+    }
+    const oldest = this.d.now() - this.d.windowMs();
+    let total = 0;
+    for (const line of text.split('\n')) {
+      if (!line) continue;
+      total++;
+      try {
+        const r = JSON.parse(line) as { k?: unknown; id?: unknown; at?: unknown };
+        if (typeof r.k === 'string' && typeof r.id === 'string' && typeof r.at === 'number' && r.at >= oldest) this.keys.set(r.k, { id: r.id, at: r.at });
+      } catch {
+        // A line cut by a crash mid-append: its create was never acknowledged.
+      }
+    }
+    if (total > this.keys.size) await this.compact();
+    this.lines = this.keys.size;
+  }
+
+  /**
+   * The id of the message created with `key`: the one made within the window if it still exists,
+   * else the one `create` makes now. `create` gets `record`, to run beside its own fsyncs.
+   */
+  async once(key: string, create: (record: (id: string) => Promise<void>) => Promise<string>): Promise<{ id: string; created: boolean }> {
+    const pending = this.inFlight.get(key);
+    if (pending) return { id: await pending, created: false };
+    const known = this.keys.get(key);
+    if (known && known.at >= this.d.now() - this.d.windowMs() && (await this.d.exists(known.id))) return { id: known.id, created: false };
+    const again = this.inFlight.get(key);
+    if (again) return { id: await again, created: false };
+    const made = create((id) => this.record(key, id));
+    this.inFlight.set(key, made);
+    try {
+      return { id: await made, created: true };
+    } finally {
+      this.inFlight.delete(key);
+    }
+  }
+
+  private async record(key: string, id: string): Promise<void> {
+    const entry = { id, at: this.d.now() };
+    // In the map before the line is durable, so a compaction meanwhile keeps it (a key twice in the file is harmless).
+    this.keys.set(key, entry);
+    try {
+      await this.journal.append(`${JSON.stringify({ k: key, ...entry })}\n`);
+    } catch (err) {
+      if (this.keys.get(key) === entry) this.keys.delete(key);
+      throw err;
+    }
+    // Expired keys leave the map and the file once the file has grown to twice what is live.
+    if (++this.lines > 2 * this.keys.size + 1000) this.expire();
+  }
+
+  private expire(): void {
+    const oldest = this.d.now() - this.d.windowMs();
+    for (const [k, e] of this.keys) if (e.at < oldest) this.keys.delete(k);
+    this.lines = this.keys.size;
+    this.journal.compact(() => this.compact().catch((err) => this.d.log.warn({ err: (err as Error).message }, 'idempotency journal not compacted')));
+  }
+
+  private async compact(): Promise<void> {
+    const text = [...this.keys].map(([k, e]) => `${JSON.stringify({ k, id: e.id, at: e.at })}\n`).join('');
+    await writeFileDurable(this.d.file, text, this.d.dirSync, undefined, 0o640);
+  }
+
+  close(): Promise<void> {
+    return this.journal.close();
+  }
+}
