@@ -8,7 +8,7 @@ export type ParamValue = string | ParamValue[] | Params;
 export const MAX_PARAM_DEPTH = 32;
 
 function tooDeep(what: string, depth: number): RqError {
-  return RqError.of('RQ_ERR_BAD_BODY', `${what} nested at most ${MAX_PARAM_DEPTH} deep`, `${depth} levels`);
+  return RqError.of('RQ_ERR_INVALID_FIELD', what, `nesting at most ${MAX_PARAM_DEPTH} deep`, `${depth} levels`);
 }
 
 /**

@@ -28,10 +28,11 @@ export function messageFields(params: Params, format: string): Record<string, un
   } catch (err) {
     throw RqError.of('RQ_ERR_INVALID_JSON', `mesg: expected a JSON object text such as {"dest":"test"}, received ${shown(mesg)} (${(err as Error).message})`);
   }
+  // Before anything walks it (shown() included).
+  requireShallow(parsed, 'mesg');
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw RqError.of('RQ_ERR_INVALID_JSON', `mesg: expected a JSON object, received ${shown(parsed)}`);
   }
-  requireShallow(parsed, 'mesg: JSON');
   return parsed as Record<string, unknown>;
 }
 

@@ -1,0 +1,269 @@
+// One test per security finding (docs/security.md): each attack or bad request is refused, and nothing is written.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queuePaths, rootPaths } from '../../src/config/paths.js';
+import { mgrCommand } from '../../src/ipc/rq1.js';
+import { MgrProc, install } from '../helpers/mgr-proc.js';
+import { VERBS_SH, freePort, waitFor } from '../helpers/rq-root.js';
+import { type WebRoot, postForm, send, startWebRoot, treeSnapshot, waitState } from '../web/web-root.js';
+import { messageIds, rawRequest, supervisedPids } from './fuzz-helpers.js';
+
+const mode = async (p: string) => (await fs.stat(p)).mode & 0o777;
+
+describe('a default root, as rq-install makes it', () => {
+  let root: string;
+  let port: number;
+  let mgr: MgrProc;
+  const marker = path.join(os.tmpdir(), `rq-pwned-${process.pid}`);
+  beforeAll(async () => {
+    root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-default-'));
+    port = await freePort();
+    await install(root, port);
+    mgr = await MgrProc.start(root);
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.status === 200, 'web up');
+  }, 60_000);
+  afterAll(async () => {
+    await mgr?.stop();
+    await fs.rm(root, { recursive: true, force: true });
+  });
+
+  it('config.json is private and leaves queue creation off', async () => {
+    expect(await mode(rootPaths(root).configFile)).toBe(0o600);
+    expect(JSON.parse(await fs.readFile(rootPaths(root).configFile, 'utf8')).allow_new_queue).toBe(false);
+  });
+
+  it('POST /new_queue with a script and an exec_prefix of the caller\'s choice runs nothing (finding 1)', async () => {
+    const before = await fs.readdir(path.join(root, 'queues'));
+    const res = await postForm(`http://127.0.0.1:${port}/new_queue`, { 'queue[name]': 'pwn', 'queue[script]': '/bin/sh', 'queue[exec_prefix]': `touch ${marker}; true`, 'queue[num_workers]': '1' });
+    expect(res.status).toBe(403);
+    expect(await res.text()).toBe('Queue creation not allowed at this time.');
+    const link = await postForm(`http://127.0.0.1:${port}/new_queue_link`, { 'queue[json_path]': 'config/config.json' });
+    expect(link.status).toBe(403);
+    expect(await fs.readdir(path.join(root, 'queues'))).toEqual(before);
+    expect((await mgr.cmd('queues')).includes('pwn')).toBe(false);
+    await expect(fs.access(marker)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('a request naming a foreign Host (DNS rebinding) is refused before any route runs (finding 2)', async () => {
+    const before = await messageIds(root, 'debug');
+    const host = `evil.example:${port}`;
+    const get = await rawRequest(port, 'GET', '/q.json', { host }, undefined);
+    expect(get.status).toBe(421);
+    expect(get.body).toBe(`421 - Host: expected a name of this server (host, addr, localhost or allowed_hosts in config/config.json), received "${host}"`);
+    // Under rebinding the page's Origin matches the Host it sends: the Origin check alone let this through.
+    const body = `mesg=${encodeURIComponent('{"dest":"debug"}')}`;
+    const post = await rawRequest(port, 'POST', '/q/debug/new_message', { host, origin: `http://${host}`, 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(body.length) }, body);
+    expect(post.status).toBe(421);
+    expect(await messageIds(root, 'debug')).toEqual(before);
+    // The names the server has are served: loopback by name and address, with any port.
+    for (const ok of [`127.0.0.1:${port}`, `localhost:${port}`, 'localhost', `[::1]:${port}`]) expect((await rawRequest(port, 'GET', '/q.json', { host: ok }, undefined)).status, ok).toBe(200);
+  });
+});
+
+describe('queue creation over HTTP, allowed, inside script_dirs', () => {
+  let w: WebRoot;
+  let defs: string;
+  beforeAll(async () => {
+    w = await startWebRoot({
+      config: { allow_new_queue: true, script_dirs: ['defs'], basic_auth: undefined },
+      setup: async (root) => {
+        defs = path.join(root, 'defs');
+        await fs.mkdir(defs);
+        await fs.copyFile(VERBS_SH, path.join(defs, 'run.sh'));
+        await fs.chmod(path.join(defs, 'run.sh'), 0o755);
+        await fs.symlink('/bin/sh', path.join(defs, 'sh-link'));
+        await fs.writeFile(path.join(defs, 'outside.json'), JSON.stringify({ name: 'outside', script: '/bin/sh', num_workers: 1 }));
+        await fs.writeFile(path.join(defs, 'prefixed.json'), JSON.stringify({ name: 'prefixed', script: 'defs/run.sh', exec_prefix: 'bash -c', num_workers: 1 }));
+        return {};
+      },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await w?.stop();
+  });
+
+  const newQueue = (fields: Record<string, string>) => postForm(`${w.base}/new_queue`, { 'queue[name]': 'made', 'queue[num_workers]': '1', ...fields });
+
+  it('refuses scripts outside script_dirs, through .. or a symlink, and any exec_prefix; creates nothing (finding 1)', async () => {
+    const before = await treeSnapshot(path.join(w.root, 'queues'));
+    const refusals: [Record<string, string>, string][] = [
+      [{ 'queue[script]': '/bin/true' }, 'queue[script]: expected a file inside script_dirs (defs), received "/bin/true"'],
+      [{ 'queue[script]': 'defs/../config/config.json' }, 'queue[script]: expected a file inside script_dirs (defs), received "defs/../config/config.json"'],
+      [{ 'queue[script]': 'defs/sh-link' }, 'queue[script]: expected a file inside script_dirs (defs), received "defs/sh-link"'],
+      [{ 'queue[script]': 'defs/run.sh', 'queue[exec_prefix]': 'bash -c' }, 'queue[exec_prefix]: expected no exec_prefix over HTTP unless config/config.json sets allow_exec_prefix, received "bash -c"'],
+    ];
+    for (const [fields, text] of refusals) {
+      const res = await newQueue(fields);
+      expect(res.status, JSON.stringify(fields)).toBe(403);
+      expect(await res.text()).toBe(`403 - ${text}`);
+    }
+    expect(await treeSnapshot(path.join(w.root, 'queues'))).toEqual(before);
+    const made = await newQueue({ 'queue[script]': 'defs/run.sh', 'queue[exec_prefix]': '' });
+    expect(made.status).toBe(303);
+    await waitFor(async () => (await fetch(`${w.base}/q/made.json`)).status === 200, 'made queue up');
+  });
+
+  it('new_queue_link reads only JSON inside script_dirs, and only with a script there (finding 3)', async () => {
+    const before = await treeSnapshot(path.join(w.root, 'queues'));
+    for (const given of ['config/config.json', '../../etc/passwd', path.join(w.root, 'config', 'config.json'), 'defs/../config/config.json']) {
+      const res = await postForm(`${w.base}/new_queue_link`, { 'queue[json_path]': given });
+      expect(res.status, given).toBe(403);
+      expect(await res.text()).toBe(`403 - queue[json_path]: expected a file inside script_dirs (defs), received ${JSON.stringify(given)}`);
+    }
+    const outside = await postForm(`${w.base}/new_queue_link`, { 'queue[json_path]': 'defs/outside.json' });
+    expect(outside.status).toBe(403);
+    expect(await outside.text()).toBe('403 - script of defs/outside.json: expected a file inside script_dirs (defs), received "/bin/sh"');
+    const prefixed = await postForm(`${w.base}/new_queue_link`, { 'queue[json_path]': 'defs/prefixed.json' });
+    expect(prefixed.status).toBe(403);
+    expect(await treeSnapshot(path.join(w.root, 'queues'))).toEqual(before);
+  });
+});
+
+describe('secrets and file modes (finding 3)', () => {
+  let w: WebRoot;
+  beforeAll(async () => {
+    w = await startWebRoot({ config: { basic_auth: { realm: 'rq', users: { admin: 'hunter2' } } } });
+  }, 60_000);
+  afterAll(async () => {
+    await w?.stop();
+  });
+  const auth = { authorization: `Basic ${Buffer.from('admin:hunter2').toString('base64')}` };
+
+  it('a queue config that names basic_auth is served without it', async () => {
+    const file = queuePaths(w.root, 'test').configFile;
+    const config = JSON.parse(await fs.readFile(file, 'utf8'));
+    await fs.writeFile(file, JSON.stringify({ ...config, basic_auth: { users: { admin: 'hunter2' } } }));
+    const res = await fetch(`${w.base}/q/test/config.json`, { headers: auth });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).not.toContain('hunter2');
+    expect(JSON.parse(text)).toEqual(config);
+    await fs.writeFile(file, JSON.stringify(config));
+  });
+
+  it('messages, their logs and the sockets are not world-readable', async () => {
+    const id = await send(w.base, 'test', { param1: 'done' }, { headers: auth });
+    await waitState(w.base, 'test', id, ['done'], { headers: auth });
+    const msg = JSON.parse(await (await fetch(`${w.base}/q/test/${id}.json`, { headers: auth })).text()) as { path: string };
+    const dir = path.join(w.root, msg.path);
+    expect(await mode(path.join(dir, 'msg'))).toBe(0o640);
+    expect(await mode(path.join(dir, 'job', 'stdio.log'))).toBe(0o640);
+    expect((await mode(dir)) & 0o007).toBe(0);
+    expect(await mode(queuePaths(w.root, 'test').sock)).toBe(0o600);
+    expect(await mode(rootPaths(w.root).mgrSock)).toBe(0o600);
+  });
+});
+
+describe('exact command names (finding 4)', () => {
+  let w: WebRoot;
+  beforeAll(async () => {
+    w = await startWebRoot();
+  }, 60_000);
+  afterAll(async () => {
+    await w?.stop();
+  });
+
+  it('the supervisor answers a command with a suffix as unknown and changes nothing', async () => {
+    const queues = await w.mgr.cmd('queues');
+    for (const word of ['queuesX', 'delete_queue_now', 'PING', 'ping\u0000']) {
+      expect(await mgrCommand(rootPaths(w.root).mgrSock, word, 'test'), word).toEqual(['error', `unknown command: ${word}`]);
+    }
+    expect(await w.mgr.cmd('queues')).toEqual(queues);
+  });
+});
+
+describe('bad requests get a 4xx that names the field, and change nothing (finding 5)', () => {
+  let w: WebRoot;
+  beforeAll(async () => {
+    w = await startWebRoot({ config: { max_field_bytes: 4096, max_body_bytes: 300_000 } });
+  }, 60_000);
+  afterAll(async () => {
+    await w?.stop();
+  });
+
+  async function refused(res: Response | Promise<Response>, status: number, text: string | RegExp): Promise<void> {
+    const r = await res;
+    const body = await r.text();
+    expect(r.status, body).toBe(status);
+    if (typeof text === 'string') expect(body).toBe(text);
+    else expect(body).toMatch(text);
+  }
+
+  it('each refusal below answers its status and text, and no message appears', async () => {
+    const before = await messageIds(w.root, 'test');
+    const post = (body: BodyInit, headers: Record<string, string> = {}) => fetch(`${w.base}/q/test/new_message`, { method: 'POST', body, headers });
+    const mesg = (m: Record<string, unknown>) => new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', ...m }) });
+    // A param exec could not pass to the script: refused at create, with its size and the limit.
+    await refused(post(mesg({ param1: 'x'.repeat(200_000) })), 400, /^\["fail","param1: expected at most 131056 bytes \(a script gets it as one environment variable, and exec takes at most 128 KiB\), received \\"200000 bytes\\""\]$/);
+    await refused(post(mesg({ max_count: 'many' })), 400, /^\["fail","max_count: expected/);
+    await refused(post(mesg({ idempotency_key: 'a\nb' })), 400, /^\["fail","idempotency_key: expected a key of 1 to 255 printable characters/);
+    // Malformed multipart, cut short (before x_format is read, so in plain text).
+    await refused(post('--b\r\nContent-Disposition: form-data; name="mesg"\r\n\r\n{"dest"', { 'content-type': 'multipart/form-data; boundary=b' }), 400, '400 - request body: expected a well-formed multipart/form-data body, received one that does not parse (Unexpected end of multipart data)');
+    // Nesting deeper than the limit, as JSON, as a form key and inside mesg.
+    await refused(post(JSON.stringify({ mesg: JSON.parse(`${'{"a":'.repeat(40)}1${'}'.repeat(40)}`) }), { 'content-type': 'application/json' }), 400, '400 - request body: expected nesting at most 32 deep, received 33 levels');
+    await refused(post(`a${'[b]'.repeat(40)}=1`, { 'content-type': 'application/x-www-form-urlencoded' }), 400, /^400 - parameter name: expected a name nested at most 32 deep, received "a\[b\]/);
+    await refused(post(new URLSearchParams({ mesg: `${'['.repeat(5000)}${']'.repeat(5000)}` })), 400, '["fail","mesg: expected nesting at most 32 deep, received 33 levels"]');
+    // A multipart field over max_field_bytes is refused, never used cut.
+    const big = new FormData();
+    big.set('mesg', JSON.stringify({ dest: 'test', param1: 'y'.repeat(5000) }));
+    await refused(post(big), 413, '413 - "mesg": expected at most 4096 bytes (max_field_bytes in config/config.json), received more');
+    // A body over max_body_bytes.
+    await refused(post(mesg({ src: 'z'.repeat(400_000) })), 413, /^413 - Request body too large: forms and JSON are limited to 300000 bytes \(max_body_bytes/);
+    // Bad URL encoding is text, not a crash: the key and value are taken as sent.
+    await refused(post('mesg=%E0%A4%A', { 'content-type': 'application/x-www-form-urlencoded' }), 400, /^\["fail","mesg: expected a JSON object text/);
+    expect(await messageIds(w.root, 'test')).toEqual(before);
+  });
+
+  it('a refusal of a message in the wrong state is a 409 with the classic text, not a 500', async () => {
+    const id = await send(w.base, 'test', { param1: 'done' });
+    await waitState(w.base, 'test', id, ['done']);
+    const res = await postForm(`${w.base}/q/test/${id}/run_now`, {});
+    expect(res.status).toBe(409);
+    expect(await res.text()).toBe('409 - Couldn\'t run message. ["fail", "msg not in runnable state"].');
+    const json = await fetch(`${w.base}/q/test/${id}`, { method: 'POST', body: new URLSearchParams({ _method: 'commit', x_format: 'json' }) });
+    expect(json.status).toBe(404);
+    expect(await json.json()).toEqual(['fail', 'cannot find message']);
+  });
+});
+
+describe('a create whose reply is lost (finding 6)', () => {
+  let w: WebRoot;
+  beforeAll(async () => {
+    w = await startWebRoot();
+    await w.mgr.cmd('pause_queue', 'test');
+  }, 60_000);
+  afterAll(async () => {
+    await w?.stop();
+  });
+
+  it('answers 202 with the key, never an error; the same create again answers the one message it made', async () => {
+    const before = await messageIds(w.root, 'test');
+    const pid = (await supervisedPids(w.root)).test!;
+    const body = new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done', idempotency_key: 'order-42' }) });
+    // A stopped queue process takes the request into its socket and answers nothing until it runs again.
+    process.kill(pid, 'SIGSTOP');
+    let res: Response;
+    try {
+      res = await fetch(`${w.base}/q/test/new_message`, { method: 'POST', body });
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    expect(res.status).toBe(202);
+    expect(res.headers.get('idempotency-key')).toBe('order-42');
+    expect(await res.json()).toEqual(['accepted', { idempotency_key: 'order-42', text: 'queue test took the request but did not answer in time; send it again with idempotency_key order-42 to learn the message id' }]);
+    const again = (await (await fetch(`${w.base}/q/test/new_message`, { method: 'POST', body })).json()) as [string, string];
+    expect(again[0]).toBe('ok');
+    const made = (await messageIds(w.root, 'test')).filter((id) => !before.includes(id));
+    expect(made).toEqual([again[1].split('/').pop()]);
+  }, 30_000);
+
+  it('a key in the Idempotency-Key header works as one in the message', async () => {
+    const headers = { 'idempotency-key': 'hdr-1' };
+    const first = (await (await fetch(`${w.base}/q/test/new_message`, { method: 'POST', headers, body: new URLSearchParams({ mesg: '{"dest":"test"}' }) })).json()) as string[];
+    const second = (await (await fetch(`${w.base}/q/test/new_message`, { method: 'POST', headers, body: new URLSearchParams({ mesg: '{"dest":"test"}' }) })).json()) as string[];
+    expect(first[0]).toBe('ok');
+    expect(second).toEqual(first);
+  });
+});
