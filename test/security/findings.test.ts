@@ -84,6 +84,11 @@ describe('queue creation over HTTP, allowed, inside script_dirs', () => {
     await w?.stop();
   });
 
+  it('rq-mgr warns at start that queue creation is on without basic_auth', async () => {
+    const lines = (await fs.readFile(path.join(w.root, 'log', 'mgr-test.log'), 'utf8')).split('\n').filter((l) => l.includes('allow_new_queue is true'));
+    expect(lines.map((l) => JSON.parse(l).level)).toEqual([40]);
+  });
+
   const newQueue = (fields: Record<string, string>) => postForm(`${w.base}/new_queue`, { 'queue[name]': 'made', 'queue[num_workers]': '1', ...fields });
 
   it('refuses scripts outside script_dirs, through .. or a symlink, and any exec_prefix; creates nothing (finding 1)', async () => {
