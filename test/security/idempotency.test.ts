@@ -17,7 +17,7 @@ import { messageIds, supervisedPids } from './fuzz-helpers.js';
 const SEED = testSeed();
 /**
  * Keys each of the 16 clients sends in the concurrency test. 1,000 (16,000 requests, 1,000 creates)
- * takes about 10 s on 2 cores; RQ_IDEM_KEYS makes it smaller on a slower machine or larger for a soak.
+ * takes 6 to 12 s on 2 cores; RQ_IDEM_KEYS makes it smaller on a slower machine or larger for a soak.
  */
 const KEYS = positiveEnv('RQ_IDEM_KEYS', 1000);
 const CLIENTS = 16;
