@@ -113,7 +113,12 @@ export function shown(value: unknown): string {
   try {
     text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
   } catch {
-    text = String(value);
+    // Cycles, BigInt, or nesting deeper than the stack: String() may overflow as well.
+    try {
+      text = String(value);
+    } catch {
+      text = Array.isArray(value) ? '[an array nested too deep to show]' : `[${typeof value} nested too deep to show]`;
+    }
   }
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

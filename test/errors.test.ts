@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ERRORS, type ErrorCode, RqError, codeOfText, fieldProblem, invalidField, isRqError } from '../src/errors.js';
+import { ERRORS, type ErrorCode, RqError, codeOfText, fieldProblem, invalidField, isRqError, shown } from '../src/errors.js';
 
 function sources(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -44,5 +44,14 @@ describe('error catalogue', () => {
     expect(codeOfText('cannot find message')).toBe('RQ_ERR_CANNOT_FIND_MESSAGE');
     expect(codeOfText('status: DOWN')).toBe('RQ_ERR_QUEUE_DOWN');
     expect(codeOfText('something else')).toBeUndefined();
+  });
+});
+
+describe('shown', () => {
+  it('renders a value nested deeper than the stack without throwing', () => {
+    let deep: unknown[] = [];
+    for (let i = 0; i < 200_000; i++) deep = [deep];
+    expect(shown(deep)).toBe('[an array nested too deep to show]');
+    expect(shown({ a: 1 })).toBe('{"a":1}');
   });
 });

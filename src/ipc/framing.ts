@@ -55,6 +55,11 @@ export class FrameDecoder {
     return this.buffered;
   }
 
+  /** True between the first byte of a frame and its last: a connection ending now cut a request short. */
+  insideFrame(): boolean {
+    return this.buffered > 0 || this.want !== null;
+  }
+
   push(chunk: Buffer): Buffer[] {
     if (chunk.length > 0) {
       this.chunks.push(chunk);

@@ -228,7 +228,7 @@ export async function listenSocket(opts: SocketServerOptions): Promise<SocketSer
     });
     socket.on('end', () => {
       // The peer half-closed after sending: answer what it sent, then close our side.
-      if (decoder.pending() > 0 && !lastRequest) backlog.push({ protocolError: `connection ended inside a frame (${decoder.pending()} bytes pending)` });
+      if (decoder.insideFrame() && !lastRequest) backlog.push({ protocolError: `connection ended inside a frame (${decoder.pending()} bytes pending)` });
       lastRequest = true;
       if (draining) return;
       if (backlog.length > 0) drain();

@@ -101,7 +101,8 @@ export class Queue {
       file: spool.paths.keysFile,
       windowMs: () => deps.idempotencyWindowMs ?? DEFAULT_IDEMPOTENCY_WINDOW_MS,
       now: this.now,
-      exists: async (id) => (await this.ops.locate(id)) !== null,
+      // The disk too: a commit holds a prep message in neither index nor que/ while it reads it.
+      exists: async (id) => (await this.ops.locate(id)) !== null || (await spool.exists('prep', id)) || (await spool.exists('que', id)),
       dirSync: spool.dirSync,
       log: this.log,
     });

@@ -227,4 +227,21 @@ describe('listenSocket', () => {
     });
     expect(got).toBe('rq1 00000006 re onerq1 00000006 re two');
   });
+
+  it('answers a request cut short by the end of the connection, a header without its payload included', async () => {
+    await serve((p) => `re ${p}`);
+    const reply = (bytes: string) =>
+      new Promise<string>((resolve, reject) => {
+        const c = net.createConnection(sock);
+        let buf = '';
+        c.on('data', (d) => (buf += d));
+        c.on('end', () => resolve(buf));
+        c.on('error', reject);
+        c.end(bytes);
+      });
+    for (const cut of ['rq1 00000100 ', 'rq1 00000100 x', 'rq1 000']) {
+      const got = await reply(cut);
+      expect(got, cut).toMatch(/^rq1 \d{8} \["fail","protocol error: connection ended inside a frame \(\d+ bytes pending\)"\]$/);
+    }
+  });
 });

@@ -293,6 +293,17 @@ describe('idempotency keys over the queue socket', () => {
     expect(await messageIds(w.root, 'test')).toEqual(made);
   }, 60_000);
 
+  it('a key resent while its prep message is being committed answers that message (after a restart, commit reads it from disk)', async () => {
+    const { t, procs } = await queueRoot(['test']);
+    const [, id] = await procs.test.cmd('prep_message', { dest: 'test', idempotency_key: 'k' });
+    await procs.test.stop();
+    procs.test = await QueueProc.start(t.root, 'test');
+    const [commit, again] = await Promise.all([procs.test.cmd('commit_message', { msg_id: id.split('/').pop() }), procs.test.cmd('create_message', { dest: 'test', idempotency_key: 'k' })]);
+    expect(commit).toEqual(['ok', 'msg commited']);
+    expect(again).toEqual(['ok', id]);
+    expect(await messageIds(t.root, 'test')).toEqual([id.split('/').pop()]);
+  });
+
   it('a key older than the window makes a new message; one within it is honoured; the journal is rewritten without expired lines', async () => {
     const { t, procs } = await queueRoot(['test']);
     const [, a] = await q(t.root, 'test', 'create_message', { dest: 'test', idempotency_key: 'old' });

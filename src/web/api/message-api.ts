@@ -78,7 +78,8 @@ export function messageApi(ctx: WebContext) {
       // Every create carries a key (the client's, or one made here), so a reply lost on the way
       // can be asked for again without making the message twice.
       const header = req.headers['idempotency-key'];
-      fields.idempotency_key ??= typeof header === 'string' && header !== '' ? header : `web-${randomUUID()}`;
+      const given = fields.idempotency_key;
+      if (given === undefined || given === null || given === '') fields.idempotency_key = typeof header === 'string' && header !== '' ? header : `web-${randomUUID()}`;
       let a: Answer<string>;
       try {
         a = await ctx.queue(q).create(fields, command);
