@@ -48,8 +48,9 @@ async function start(root: string): Promise<number> {
     console.error(`queuemgr: already running with pid ${running}`);
     return 1;
   }
-  await fsp.mkdir(p.log, { recursive: true });
-  const logFd = fs.openSync(path.join(p.log, 'queuemgr.log'), 'a');
+  // Logs name messages and their params: not world-readable, as the daemons' own files.
+  await fsp.mkdir(p.log, { recursive: true, mode: 0o750 });
+  const logFd = fs.openSync(path.join(p.log, 'queuemgr.log'), 'a', 0o640);
   const self = fileURLToPath(import.meta.url);
   const child = spawn(process.execPath, [self, 'run', '--root', root], { detached: true, stdio: ['ignore', logFd, logFd], cwd: root });
   fs.closeSync(logFd);

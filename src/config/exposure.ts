@@ -10,7 +10,7 @@ export function isLoopback(addr: string): boolean {
   return net.isIPv4(host) && host.startsWith('127.');
 }
 
-/** Host names (lower case, no port) a request may name: the config's host and addr, loopback, allowed_hosts. */
+/** Host names (lower case, no port) a request may name besides loopback ones: the config's host and addr, allowed_hosts. */
 export function allowedHostNames(config: GlobalConfig): Set<string> {
   const names = [...LOOPBACK_NAMES, config.host, config.addr ?? '127.0.0.1', ...(config.allowed_hosts ?? [])];
   return new Set(names.map((n) => n.replace(/^\[|\]$/g, '').toLowerCase()));

@@ -80,7 +80,9 @@ export class IdempotencyKeys {
   private readonly keys = new Map<string, Entry>();
   private readonly inFlight = new Map<string, Promise<string>>();
   private readonly journal: GroupAppender;
+  /** Lines in the journal, and keys live when it was last rewritten: it is rewritten when it holds twice as many. */
   private lines = 0;
+  private liveAtCompaction = 0;
 
   constructor(private readonly d: IdempotencyDeps) {
     this.journal = new GroupAppender(d.file);
@@ -108,7 +110,7 @@ export class IdempotencyKeys {
       }
     }
     if (total > this.keys.size) await this.compact();
-    this.lines = this.keys.size;
+    this.lines = this.liveAtCompaction = this.keys.size;
   }
 
   /**
@@ -116,12 +118,15 @@ export class IdempotencyKeys {
    * else the one `create` makes now. `create` gets `record`, to run beside its own fsyncs.
    */
   async once(key: string, create: (record: (id: string) => Promise<void>) => Promise<string>): Promise<{ id: string; created: boolean }> {
-    const pending = this.inFlight.get(key);
-    if (pending) return { id: await pending, created: false };
-    const known = this.keys.get(key);
-    if (known && known.at >= this.d.now() - this.d.windowMs() && (await this.d.exists(known.id))) return { id: known.id, created: false };
-    const again = this.inFlight.get(key);
-    if (again) return { id: await again, created: false };
+    for (;;) {
+      const pending = this.inFlight.get(key);
+      if (pending) return { id: await pending, created: false };
+      const known = this.keys.get(key);
+      if (!known || known.at < this.d.now() - this.d.windowMs()) break;
+      if (await this.d.exists(known.id)) return { id: known.id, created: false };
+      // While exists() ran, another create with this key may have started or finished: look again.
+      if (this.keys.get(key) === known && !this.inFlight.has(key)) break;
+    }
     const made = create((id) => this.record(key, id));
     this.inFlight.set(key, made);
     try {
@@ -138,17 +143,18 @@ export class IdempotencyKeys {
     try {
       await this.journal.append(`${JSON.stringify({ k: key, ...entry })}\n`);
     } catch (err) {
-      if (this.keys.get(key) === entry) this.keys.delete(key);
-      throw err;
+      // The message itself is durable: answering an error now would make the client send it again.
+      // The key still holds in memory; only a restart before its retry would forget it.
+      this.d.log.warn({ key, msg_id: id, err: (err as Error).message }, 'idempotency key not journalled');
     }
-    // Expired keys leave the map and the file once the file has grown to twice what is live.
-    if (++this.lines > 2 * this.keys.size + 1000) this.expire();
+    // Expired keys leave the map and the file once the file holds twice the keys live at the last compaction.
+    if (++this.lines > 2 * this.liveAtCompaction + 1000) this.expire();
   }
 
   private expire(): void {
     const oldest = this.d.now() - this.d.windowMs();
     for (const [k, e] of this.keys) if (e.at < oldest) this.keys.delete(k);
-    this.lines = this.keys.size;
+    this.lines = this.liveAtCompaction = this.keys.size;
     this.journal.compact(() => this.compact().catch((err) => this.d.log.warn({ err: (err as Error).message }, 'idempotency journal not compacted')));
   }
 

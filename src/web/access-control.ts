@@ -1,6 +1,6 @@
 // Who may talk to the web process: allowed_ips, same-origin browser POSTs, and protective response headers.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { hostHeaderName } from '../config/exposure.js';
+import { hostHeaderName, isLoopback } from '../config/exposure.js';
 import { shown } from '../errors.js';
 
 /** Classic rule: the client IP string must contain one of the entries (empty list = everyone). */
@@ -17,7 +17,7 @@ export function hostProblem(req: FastifyRequest, allowed: ReadonlySet<string>): 
   // HTTP/1.0 clients may send none; every browser sends one, so its absence is no rebinding.
   if (req.headers.host === undefined) return null;
   const name = hostHeaderName(req.headers.host);
-  if (name !== null && allowed.has(name)) return null;
+  if (name !== null && (allowed.has(name) || isLoopback(name))) return null;
   return `421 - Host: expected a name of this server (host, addr, localhost or allowed_hosts in config/config.json), received ${shown(req.headers.host)}`;
 }
 

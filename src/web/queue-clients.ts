@@ -1,7 +1,7 @@
 // A few pipelined, self-reconnecting connections per queue socket, shared by every request of the web process.
 import { RqError, shown } from '../errors.js';
 import { QueueClient } from '../ipc/queue-client.js';
-import { SocketConnection } from '../ipc/socket-client.js';
+import { SocketConnection, mayHaveArrived } from '../ipc/socket-client.js';
 
 /** Commands that change nothing: safe to send again when a connection dropped under them. */
 const READ_ONLY = new Set(['ping', 'uptime', 'config', 'status', 'num_messages', 'messages', 'get_message', 'get_message_state', 'get_message_status']);
@@ -50,7 +50,12 @@ export class QueueClients {
       // so is a create with an idempotency key (asked twice, it still makes one message).
       const retrySafe = READ_ONLY.has(command) || (typeof arg === 'object' && arg !== null && typeof (arg as { idempotency_key?: unknown }).idempotency_key === 'string');
       if (!retrySafe || !(err instanceof RqError) || err.code !== 'RQ_ERR_NO_REPLY') throw err;
-      text = await (await this.conn(queue)).request(payload);
+      try {
+        text = await (await this.conn(queue)).request(payload);
+      } catch (again) {
+        // The first attempt may have reached the queue: a retry that cannot connect must not say it did not.
+        throw mayHaveArrived(err) && !mayHaveArrived(again) ? err : again;
+      }
     }
     try {
       return JSON.parse(text);

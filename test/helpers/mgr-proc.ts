@@ -36,7 +36,7 @@ export class MgrProc {
     return queueCommand(queuePaths(this.root, name).sock, command, arg, { timeoutMs: 10_000 });
   }
 
-  async waitQueueUp(name: string, timeoutMs = 5000): Promise<number> {
+  async waitQueueUp(name: string, timeoutMs = 20_000): Promise<number> {
     return waitFor(async () => {
       const r = await this.q(name, 'ping');
       return r[0] === 'pong' ? Number(fs.readFileSync(queuePaths(this.root, name).pidFile, 'utf8')) : false;

@@ -58,7 +58,7 @@ describe('a default root, as rq-install makes it', () => {
     expect(post.status).toBe(421);
     expect(await messageIds(root, 'debug')).toEqual(before);
     // The names the server has are served: loopback by name and address, with any port.
-    for (const ok of [`127.0.0.1:${port}`, `localhost:${port}`, 'localhost', `[::1]:${port}`]) expect((await rawRequest(port, 'GET', '/q.json', { host: ok }, undefined)).status, ok).toBe(200);
+    for (const ok of [`127.0.0.1:${port}`, `127.0.0.2:${port}`, `localhost:${port}`, 'localhost', `[::1]:${port}`]) expect((await rawRequest(port, 'GET', '/q.json', { host: ok }, undefined)).status, ok).toBe(200);
   });
 });
 
@@ -98,6 +98,8 @@ describe('queue creation over HTTP, allowed, inside script_dirs', () => {
       [{ 'queue[script]': 'defs/../config/config.json' }, 'queue[script]: expected a file inside script_dirs (defs), received "defs/../config/config.json"'],
       [{ 'queue[script]': 'defs/sh-link' }, 'queue[script]: expected a file inside script_dirs (defs), received "defs/sh-link"'],
       [{ 'queue[script]': 'defs/run.sh', 'queue[exec_prefix]': 'bash -c' }, 'queue[exec_prefix]: expected no exec_prefix over HTTP unless config/config.json sets allow_exec_prefix, received "bash -c"'],
+      // BASH_ENV names a file the default `bash -lc` runs first: code, like a prefix.
+      [{ 'queue[script]': 'defs/run.sh', 'queue[env_vars][BASH_ENV]': '/tmp/evil.sh' }, 'queue[env_vars]: expected no env_vars over HTTP unless config/config.json sets allow_exec_prefix (BASH_ENV, LD_PRELOAD and PATH run code), received {"BASH_ENV":"/tmp/evil.sh"}'],
     ];
     for (const [fields, text] of refusals) {
       const res = await newQueue(fields);
@@ -105,9 +107,12 @@ describe('queue creation over HTTP, allowed, inside script_dirs', () => {
       expect(await res.text()).toBe(`403 - ${text}`);
     }
     expect(await treeSnapshot(path.join(w.root, 'queues'))).toEqual(before);
-    const made = await newQueue({ 'queue[script]': 'defs/run.sh', 'queue[exec_prefix]': '' });
+    // The New Queue form fills in the default prefix: that is no choice of the caller's.
+    const made = await newQueue({ 'queue[script]': 'defs/run.sh', 'queue[exec_prefix]': 'bash -lc ' });
     expect(made.status).toBe(303);
     await waitFor(async () => (await fetch(`${w.base}/q/made.json`)).status === 200, 'made queue up');
+    // The queue keeps the checked real path, so swapping a link afterwards cannot move its script.
+    expect(JSON.parse(await fs.readFile(queuePaths(w.root, 'made').configFile, 'utf8')).script).toBe(await fs.realpath(path.join(defs, 'run.sh')));
   });
 
   it('new_queue_link reads only JSON inside script_dirs, and only with a script there (finding 3)', async () => {

@@ -3,6 +3,7 @@ import type { MgrClient } from '../../ipc/mgr-client.js';
 import fs from 'node:fs/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError, invalidField, isRqError, shown } from '../../errors.js';
+import { DEFAULT_EXEC_PREFIX } from '../../config/queue-config.js';
 import type { Answer } from '../../ipc/answer.js';
 import { type Params, objectParam, textParam } from '../params.js';
 import { pathParam, readParams } from '../request-params.js';
@@ -27,10 +28,21 @@ function present(params: Params, key: string): boolean {
 export function adminApi(ctx: WebContext) {
   const allowNewQueue = () => ctx.deps.config.allow_new_queue === true;
 
-  /** A prefix is code too ("bash -c 'anything'"): over HTTP only when the config says so. */
-  function requireExecPrefixAllowed(prefix: unknown, field: string): void {
-    if (prefix === undefined || prefix === null || prefix === '' || ctx.deps.config.allow_exec_prefix === true) return;
-    throw RqError.of('RQ_ERR_FORBIDDEN', field, 'no exec_prefix over HTTP unless config/config.json sets allow_exec_prefix', shown(prefix));
+  /**
+   * A prefix is code too ("bash -c 'anything'"), and so are environment variables (BASH_ENV runs a
+   * file under the default `bash -lc`; LD_PRELOAD, PATH): over HTTP only when the config allows
+   * exec_prefix. The default prefix, as the New Queue form fills it in, is no choice of the caller.
+   */
+  function requireNoCodeSettings(config: Record<string, unknown> | null | undefined, field: (key: string) => string): void {
+    if (ctx.deps.config.allow_exec_prefix === true || !config) return;
+    const prefix = config.exec_prefix;
+    if (prefix !== undefined && prefix !== null && prefix !== '' && !(typeof prefix === 'string' && prefix.trim() === DEFAULT_EXEC_PREFIX.trim())) {
+      throw RqError.of('RQ_ERR_FORBIDDEN', field('exec_prefix'), 'no exec_prefix over HTTP unless config/config.json sets allow_exec_prefix', shown(prefix));
+    }
+    const vars = config.env_vars;
+    if (vars !== undefined && vars !== null && vars !== '' && !(typeof vars === 'object' && Object.keys(vars).length === 0)) {
+      throw RqError.of('RQ_ERR_FORBIDDEN', field('env_vars'), 'no env_vars over HTTP unless config/config.json sets allow_exec_prefix (BASH_ENV, LD_PRELOAD and PATH run code)', shown(vars));
+    }
   }
 
   /** A supervisor call; `null` when rq-mgr does not answer. */
@@ -92,9 +104,10 @@ export function adminApi(ctx: WebContext) {
       if (!allowNewQueue()) return ctx.text(reply, 403, NEW_QUEUE_FORBIDDEN);
       const params = await readParams(req);
       const queue = objectParam(params, 'queue') ?? {};
-      await requireInScriptDirs(ctx.deps.root, ctx.deps.config, 'queue[script]', queue.script);
-      requireExecPrefixAllowed(queue.exec_prefix, 'queue[exec_prefix]');
-      const made = await tryMgr('create_queue', (m) => m.createQueue(JSON.stringify(queue), RESTART_TIMEOUT_MS));
+      const script = await requireInScriptDirs(ctx.deps.root, ctx.deps.config, 'queue[script]', queue.script);
+      requireNoCodeSettings(queue, (k) => `queue[${k}]`);
+      // The checked real path, not the given one: a link swapped later cannot move the queue's script.
+      const made = await tryMgr('create_queue', (m) => m.createQueue(JSON.stringify({ ...queue, script }), RESTART_TIMEOUT_MS));
       const r = made?.raw ?? null;
       const ok = made?.ok === true;
       const name = typeof queue.name === 'string' ? queue.name : '';
@@ -116,7 +129,7 @@ export function adminApi(ctx: WebContext) {
       }
       const name = linked?.name;
       await requireInScriptDirs(ctx.deps.root, ctx.deps.config, `script of ${jsonPath}`, linked?.script);
-      requireExecPrefixAllowed(linked?.exec_prefix, `exec_prefix of ${jsonPath}`);
+      requireNoCodeSettings(linked, (k) => `${k} of ${jsonPath}`);
       const link = await tryMgr('create_queue_link', (m) => m.createQueueLink(file, RESTART_TIMEOUT_MS));
       const r = link?.raw ?? null;
       const ok = link?.ok === true;
