@@ -10,8 +10,8 @@ export const ERRORS = {
   RQ_ERR_PATH_ESCAPES_ROOT: { status: 400, message: 'message path %s is outside %s' },
   RQ_ERR_USAGE: { status: 400, message: '%s' },
   RQ_ERR_RULE_SYNTAX: { status: 400, message: '%s' },
-  // The classic queue socket replies (spec §7), word for word.
   RQ_ERR_BAD_BODY: { status: 400, message: 'request body: expected %s, received %s' },
+  // The classic queue socket replies (spec §7), word for word.
   RQ_ERR_MISSING_DEST: { status: 400, message: 'input missing required "dest" parameter' },
   RQ_ERR_LACKING_FIELD: { status: 400, message: "lacking '%s' field" },
   RQ_ERR_CANNOT_FIND_MESSAGE: { status: 404, message: 'cannot find message' },

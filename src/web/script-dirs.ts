@@ -8,6 +8,8 @@ async function real(p: string): Promise<string | null> {
   return fs.realpath(p).catch(() => null);
 }
 
+const inside = (file: string, dir: string) => file.startsWith(dir.endsWith(path.sep) ? dir : dir + path.sep);
+
 /** The real paths of script_dirs that exist (relative entries are relative to the root). */
 async function realScriptDirs(root: string, config: GlobalConfig): Promise<string[]> {
   const dirs = await Promise.all((config.script_dirs ?? []).map((d) => real(path.resolve(root, d))));
@@ -25,7 +27,9 @@ export async function requireInScriptDirs(root: string, config: GlobalConfig, fi
   const file = await real(path.resolve(root, given));
   const stat = file ? await fs.stat(file).catch(() => null) : null;
   const dirs = await realScriptDirs(root, config);
-  if (!file || !stat?.isFile() || !dirs.some((d) => file.startsWith(d.endsWith(path.sep) ? d : d + path.sep))) {
+  // Where clients write (attachments, uploads) is never a script dir, whatever the config lists.
+  const written = (await Promise.all([path.join(root, 'queues'), config.tmpdir ?? path.join(root, 'tmp')].map(real))).filter((d): d is string => d !== null);
+  if (!file || !stat?.isFile() || !dirs.some((d) => inside(file, d)) || written.some((d) => inside(file, d))) {
     throw RqError.of('RQ_ERR_FORBIDDEN', field, where, shown(given));
   }
   return file;

@@ -67,7 +67,8 @@ describe('queue creation over HTTP, allowed, inside script_dirs', () => {
   let defs: string;
   beforeAll(async () => {
     w = await startWebRoot({
-      config: { allow_new_queue: true, script_dirs: ['defs'], basic_auth: undefined },
+      // queues/ is listed by mistake: uploads land there, so it is never a script dir.
+      config: { allow_new_queue: true, script_dirs: ['defs', 'queues'], basic_auth: undefined },
       setup: async (root) => {
         defs = path.join(root, 'defs');
         await fs.mkdir(defs);
@@ -94,9 +95,10 @@ describe('queue creation over HTTP, allowed, inside script_dirs', () => {
   it('refuses scripts outside script_dirs, through .. or a symlink, and any exec_prefix; creates nothing (finding 1)', async () => {
     const before = await treeSnapshot(path.join(w.root, 'queues'));
     const refusals: [Record<string, string>, string][] = [
-      [{ 'queue[script]': '/bin/true' }, 'queue[script]: expected a file inside script_dirs (defs), received "/bin/true"'],
-      [{ 'queue[script]': 'defs/../config/config.json' }, 'queue[script]: expected a file inside script_dirs (defs), received "defs/../config/config.json"'],
-      [{ 'queue[script]': 'defs/sh-link' }, 'queue[script]: expected a file inside script_dirs (defs), received "defs/sh-link"'],
+      [{ 'queue[script]': '/bin/true' }, 'queue[script]: expected a file inside script_dirs (defs, queues), received "/bin/true"'],
+      [{ 'queue[script]': 'defs/../config/config.json' }, 'queue[script]: expected a file inside script_dirs (defs, queues), received "defs/../config/config.json"'],
+      [{ 'queue[script]': 'defs/sh-link' }, 'queue[script]: expected a file inside script_dirs (defs, queues), received "defs/sh-link"'],
+      [{ 'queue[script]': 'queues/test/config.json' }, 'queue[script]: expected a file inside script_dirs (defs, queues), received "queues/test/config.json"'],
       [{ 'queue[script]': 'defs/run.sh', 'queue[exec_prefix]': 'bash -c' }, 'queue[exec_prefix]: expected no exec_prefix over HTTP unless config/config.json sets allow_exec_prefix, received "bash -c"'],
       // BASH_ENV names a file the default `bash -lc` runs first: code, like a prefix.
       [{ 'queue[script]': 'defs/run.sh', 'queue[env_vars][BASH_ENV]': '/tmp/evil.sh' }, 'queue[env_vars]: expected no env_vars over HTTP unless config/config.json sets allow_exec_prefix (BASH_ENV, LD_PRELOAD and PATH run code), received {"BASH_ENV":"/tmp/evil.sh"}'],
@@ -120,11 +122,11 @@ describe('queue creation over HTTP, allowed, inside script_dirs', () => {
     for (const given of ['config/config.json', '../../etc/passwd', path.join(w.root, 'config', 'config.json'), 'defs/../config/config.json']) {
       const res = await postForm(`${w.base}/new_queue_link`, { 'queue[json_path]': given });
       expect(res.status, given).toBe(403);
-      expect(await res.text()).toBe(`403 - queue[json_path]: expected a file inside script_dirs (defs), received ${JSON.stringify(given)}`);
+      expect(await res.text()).toBe(`403 - queue[json_path]: expected a file inside script_dirs (defs, queues), received ${JSON.stringify(given)}`);
     }
     const outside = await postForm(`${w.base}/new_queue_link`, { 'queue[json_path]': 'defs/outside.json' });
     expect(outside.status).toBe(403);
-    expect(await outside.text()).toBe('403 - script of defs/outside.json: expected a file inside script_dirs (defs), received "/bin/sh"');
+    expect(await outside.text()).toBe('403 - script of defs/outside.json: expected a file inside script_dirs (defs, queues), received "/bin/sh"');
     const prefixed = await postForm(`${w.base}/new_queue_link`, { 'queue[json_path]': 'defs/prefixed.json' });
     expect(prefixed.status).toBe(403);
     expect(await treeSnapshot(path.join(w.root, 'queues'))).toEqual(before);

@@ -98,8 +98,10 @@ export function statusApi(ctx: WebContext) {
       const shownAs = `config.json of ${q}`;
       const text = await fs.readFile(real, 'utf8').catch(() => null);
       const parsed = text === null ? null : parseJsonObject(text);
+      // A queue config is a JSON object: a link to anything else (made before links were checked) is not served.
+      if (!parsed) throw RqError.of('RQ_ERR_FILE_NOT_FOUND', shownAs, ' (not a JSON object)');
       // A config that names a secret (a copy of config/config.json, say) is served without it.
-      if (parsed && SECRET_KEYS.some((k) => Object.hasOwn(parsed, k))) return ctx.json(reply, withoutSecrets(parsed));
+      if (SECRET_KEYS.some((k) => Object.hasOwn(parsed, k))) return ctx.json(reply, withoutSecrets(parsed));
       return sendFile(req, reply, real, shownAs);
     },
 
