@@ -8,6 +8,7 @@ import type { Answer, Refusal } from '../ipc/answer.js';
 import { type RootPaths, queuePaths, rootPaths } from '../config/paths.js';
 import { isMsgId, queueNameProblem } from '../message/names.js';
 import { type Flash, FlashStore } from './flash.js';
+import { rubyInspect } from './ruby-inspect.js';
 import { Urls } from './urls.js';
 import { type SafeHtml, html } from './views/html.js';
 import { layout } from './views/layout.js';
@@ -130,6 +131,12 @@ export class WebContext {
   refusalStatus(a: Refusal): number {
     if (a.code === 'RQ_ERR_REFUSED') return 400;
     return statusOf(a.code);
+  }
+
+  /** The classic `<status> - Couldn't <what>. <reply>.` text of a refusal, with the refusal's status. */
+  couldNot(reply: FastifyReply, r: Refusal, what: string): FastifyReply {
+    const status = this.refusalStatus(r);
+    return this.text(reply, status, `${status} - Couldn't ${what}. ${rubyInspect(r.raw)}.`);
   }
 
   /** A socket answer as JSON: its raw reply, with 200 or the refusal's status. */

@@ -69,7 +69,7 @@ export function adminApi(ctx: WebContext) {
       if (!action) return ctx.text(reply, 400, `400 - Invalid adminoper param: expected one of ${ADMIN_ACTIONS.join(', ')}`);
       const r = await tryMgr(`${action}_queue`, (m) => m.admin(action, q));
       if (r === null) return ctx.text(reply, 500, `500 - Couldn't ${action} queue. Internal error.`);
-      if (!r.ok) return ctx.text(reply, ctx.refusalStatus(r), `${ctx.refusalStatus(r)} - Couldn't ${action} queue. ${rubyInspect(r.raw)}.`);
+      if (!r.ok) return ctx.couldNot(reply, r, `${action} queue`);
       return ctx.redirect(reply, ctx.urls.back(req, textParam(params, 'back'), ctx.urls.queue(q)), notice(html`Successfully ${action}d queue ${q}`));
     },
 
@@ -79,7 +79,7 @@ export function adminApi(ctx: WebContext) {
       const params = await readParams(req);
       const r = await tryMgr('restart_queue', (m) => m.restart(q, RESTART_TIMEOUT_MS));
       if (r === null) return ctx.text(reply, 500, "500 - Couldn't restart queue. Internal error.");
-      if (!r.ok) return ctx.text(reply, ctx.refusalStatus(r), `${ctx.refusalStatus(r)} - Couldn't restart queue. ${rubyInspect(r.raw)}.`);
+      if (!r.ok) return ctx.couldNot(reply, r, 'restart queue');
       return ctx.redirect(reply, ctx.urls.back(req, textParam(params, 'back'), ctx.urls.queue(q)), notice(html`Successfully restarted queue ${q}`));
     },
 
@@ -95,7 +95,7 @@ export function adminApi(ctx: WebContext) {
         if (isRqError(err, 'RQ_ERR_NO_REPLY')) return ctx.text(reply, 500, "500 - Couldn't ack errs queue. Internal error.");
         throw err;
       }
-      if (!r.ok) return ctx.text(reply, ctx.refusalStatus(r), `${ctx.refusalStatus(r)} - Couldn't ack errs queue. ${rubyInspect(r.raw)}.`);
+      if (!r.ok) return ctx.couldNot(reply, r, 'ack errs queue');
       return ctx.redirect(reply, ctx.urls.back(req, textParam(params, 'back'), ctx.urls.queue(url)), notice(html`Successfully acknowledged errors`));
     },
 

@@ -129,7 +129,7 @@ export function messageApi(ctx: WebContext) {
       const id = ctx.requireMsgId(pathParam(req, 'id'));
       const r = await tryAct(q, 'clone_message', id);
       if (r === null) return ctx.text(reply, 500, "500 - Couldn't clone message. Internal error.");
-      if (!r.ok) return ctx.text(reply, ctx.refusalStatus(r), `${ctx.refusalStatus(r)} - Couldn't clone message. ${rubyInspect(r.raw)}.`);
+      if (!r.ok) return ctx.couldNot(reply, r, 'clone message');
       return ctx.redirectTo(req, reply, ctx.urls.queue(url), notice(html`Message cloned successfully`));
     },
 
@@ -140,7 +140,7 @@ export function messageApi(ctx: WebContext) {
       const id = ctx.requireMsgId(pathParam(req, 'id'));
       const r = await tryAct(q, 'run_message', id);
       if (r === null) return ctx.text(reply, 500, "500 - Couldn't run message. Internal error.");
-      if (!r.ok) return ctx.text(reply, ctx.refusalStatus(r), `${ctx.refusalStatus(r)} - Couldn't run message. ${rubyInspect(r.raw)}.`);
+      if (!r.ok) return ctx.couldNot(reply, r, 'run message');
       return ctx.redirectTo(req, reply, ctx.urls.msg(url, id), notice(html`Message in run successfully`));
     },
 
