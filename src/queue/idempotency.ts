@@ -30,6 +30,7 @@ class GroupAppender {
   private pending: { line: string; done: (err?: unknown) => void }[] = [];
   private flushing: Promise<void> | null = null;
   private compaction: (() => Promise<void>) | null = null;
+  private torn = false;
 
   constructor(private readonly file: string) {}
 
@@ -54,15 +55,20 @@ class GroupAppender {
         await this.handle?.close();
         this.handle = null;
         await rewrite();
+        this.torn = false;
         continue;
       }
       const batch = this.pending.splice(0);
       try {
         this.handle ??= await fs.open(this.file, 'a', 0o640);
-        await this.handle.write(batch.map((b) => b.line).join(''));
+        // After a failed write (ENOSPC midway) the file may end inside a line: start a fresh one, or
+        // the next record would be glued to the torn one and both be unreadable at load.
+        await this.handle.write((this.torn ? '\n' : '') + batch.map((b) => b.line).join(''));
         await this.handle.datasync();
+        this.torn = false;
         for (const b of batch) b.done();
       } catch (err) {
+        this.torn = true;
         for (const b of batch) b.done(err);
       }
     }
