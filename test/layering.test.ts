@@ -55,7 +55,10 @@ describe('layering', () => {
 
   it('no file in src/ is over 300 lines (the C spawner aside)', () => {
     const long = tsFiles(SRC)
-      .map((f) => ({ f: path.relative(SRC, f), n: fs.readFileSync(f, 'utf8').split('\n').length }))
+      .map((f) => ({ f: path.relative(SRC, f), text: fs.readFileSync(f, 'utf8') }))
+      // In a Stryker sandbox some sources are instrumented copies: the rule is about the code as written.
+      .filter((x) => !x.text.includes('stryNS_'))
+      .map((x) => ({ f: x.f, n: x.text.split('\n').length }))
       .filter((x) => x.n > 300);
     expect(long).toEqual([]);
   });

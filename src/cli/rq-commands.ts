@@ -182,7 +182,7 @@ const verifyRules: RqCommand = {
 
 /** In the classic tool's order; the keys are the command words. */
 export const RQ_COMMANDS: Record<string, RqCommand> = {
-  sendmesg: create('create_message', 'send a message (--dest QUEUE|URL [--relay-ok] [--src --param1..4 --count --max_count --due --force_remote --idempotency-key KEY])'),
+  sendmesg: create('create_message', 'send a message (--dest QUEUE|URL [--relay-ok] [--src --param1..4 --count --max_count --due --force_remote --idempotency-key KEY] [--max_retries N --backoff_base S --min_retry_delay S --max_retry_delay S --retry_jitter F --timeout S --heartbeat_timeout S])'),
   prepmesg: create('prep_message', 'create a message in prep, to attach files to before commitmesg (same options as sendmesg)'),
   attachmesg,
   commitmesg: onMessage('commit_message', 'queue a prepared message (--msg_id FULLID)'),

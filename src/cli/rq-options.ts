@@ -1,6 +1,7 @@
 // Reads and checks the rq tool's options: the message fields to send, the message id, the root.
 import path from 'node:path';
 import { RqError, shown } from '../errors.js';
+import { JOB_FIELDS } from '../message/job-fields.js';
 import { normaliseCreate } from '../message/message.js';
 import { parseFullId } from '../message/message-id.js';
 import { isMsgId, queueNameProblem } from '../message/names.js';
@@ -8,9 +9,12 @@ import type { OptionValue } from '../args.js';
 
 export type Options = Record<string, OptionValue>;
 
-/** The create fields the classic tool copies from its options (spec §10.1); `post_run_webhook` cannot be set. */
-const MESSAGE_KEYS = ['dest', 'src', 'count', 'max_count', 'param1', 'param2', 'param3', 'param4', 'due', 'force_remote'] as const;
-const NUMERIC_KEYS = new Set(['count', 'max_count', 'due']);
+/**
+ * The create fields the classic tool copies from its options (spec §10.1), then the run-policy
+ * fields (rq-beyond §B1.10, `--retries` for `--max_retries`); `post_run_webhook` cannot be set.
+ */
+const MESSAGE_KEYS = ['dest', 'src', 'count', 'max_count', 'param1', 'param2', 'param3', 'param4', 'due', 'force_remote', ...JOB_FIELDS, 'retries'] as const;
+const NUMERIC_KEYS = new Set<string>(['count', 'max_count', 'due', ...JOB_FIELDS, 'retries']);
 
 export function usage(message: string): RqError {
   return RqError.of('RQ_ERR_USAGE', message);

@@ -1,6 +1,7 @@
 // A queue's config.json (spec §1.4): normalisation ("sublimation"), the classic option checks, loading.
 import fs from 'node:fs/promises';
 import { RqError } from '../errors.js';
+import { type JobFields, type RetrySettings, readJobFields, readKillGrace, RETRY_FIELDS } from '../message/job-fields.js';
 import { queueNameProblem } from '../message/names.js';
 import { configFieldError, configReadError, parseConfigJson } from './schema-error.js';
 
@@ -32,6 +33,12 @@ export interface QueueConfig {
   coalesce_params: number[];
   blocking_params: number[];
   schedule?: ScheduleEntry[];
+  /** Run-policy defaults (rq-beyond §B1.4), written after the classic keys and only when set. */
+  retry?: Partial<RetrySettings>;
+  timeout?: number;
+  kill_grace?: number;
+  heartbeat_timeout?: number;
+  heartbeat_output?: boolean;
 }
 
 type Obj = Record<string, unknown>;
@@ -144,6 +151,28 @@ export function normaliseQueueConfig(raw: unknown, fileLabel = 'config.json'): Q
     blocking_params: paramList(raw.blocking_params, 'blocking_params', fileLabel),
   };
   if (raw.schedule !== undefined) out.schedule = schedule(raw.schedule, fileLabel);
+  return Object.assign(out, runPolicy(raw, fileLabel));
+}
+
+/** The optional run-policy keys of §B1.4; absent keys stay absent so a classic config reads back unchanged. */
+function runPolicy(raw: Obj, fileLabel: string): Partial<QueueConfig> {
+  const refuse = (field: string, expected: string, v: unknown) => configFieldError(fileLabel, field, expected, v);
+  const out: Partial<QueueConfig> = {};
+  if (raw.retry !== undefined && raw.retry !== null) {
+    if (!isObject(raw.retry)) throw refuse('retry', `an object of ${RETRY_FIELDS.join(', ')}`, raw.retry);
+    const known = new Set<string>([...RETRY_FIELDS, 'retries']);
+    const stray = Object.keys(raw.retry).find((k) => !known.has(k));
+    if (stray !== undefined) throw refuse(`retry.${stray}`, `one of ${RETRY_FIELDS.join(', ')}`, stray);
+    out.retry = readJobFields(raw.retry, refuse, 'retry.') as Partial<RetrySettings>;
+  }
+  const limits: JobFields = readJobFields({ timeout: raw.timeout, heartbeat_timeout: raw.heartbeat_timeout }, refuse);
+  if (limits.timeout !== undefined) out.timeout = limits.timeout;
+  if (limits.heartbeat_timeout !== undefined) out.heartbeat_timeout = limits.heartbeat_timeout;
+  if (raw.kill_grace !== undefined && raw.kill_grace !== null) out.kill_grace = readKillGrace(raw.kill_grace, refuse);
+  if (raw.heartbeat_output !== undefined && raw.heartbeat_output !== null) {
+    if (typeof raw.heartbeat_output !== 'boolean') throw refuse('heartbeat_output', 'true or false', raw.heartbeat_output);
+    out.heartbeat_output = raw.heartbeat_output;
+  }
   return out;
 }
 

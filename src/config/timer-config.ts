@@ -2,6 +2,7 @@
 import fs from 'node:fs/promises';
 import { z } from 'zod';
 import { RqError } from '../errors.js';
+import { JOB_FIELDS, readJobFields } from '../message/job-fields.js';
 import { configReadError, configJsonError, parseWithSchema } from './schema-error.js';
 
 export const MIN_TIMER_PERIOD = 60;
@@ -31,9 +32,23 @@ const MsgSchema = z.object(
     param2: param,
     param3: param,
     param4: param,
+    // Run-policy fields (rq-beyond §B1.1), checked as a create checks them.
+    ...Object.fromEntries([...JOB_FIELDS, 'retries'].map((f) => [f, z.unknown().optional()])),
   },
   { error: 'an object with at least "dest"' },
-);
+).transform((m, ctx) => {
+  const { retries: _alias, ...rest } = m as Record<string, unknown>;
+  const refuse = (field: string, expected: string) => {
+    ctx.addIssue({ code: 'custom', path: [field], message: expected });
+    return new Error(expected);
+  };
+  try {
+    for (const f of JOB_FIELDS) delete rest[f];
+    return { ...(rest as typeof m), ...readJobFields(m, refuse) };
+  } catch {
+    return z.NEVER;
+  }
+});
 
 function timerSchema(minPeriod: number) {
   const expected = `a whole number of seconds >= ${minPeriod}`;

@@ -1,9 +1,10 @@
 // The message model: stored fields, what a create copies from a request, and their validation.
 import { RqError, invalidField } from '../errors.js';
+import { type JobFields, readJobFields } from './job-fields.js';
 import type { State } from './states.js';
 
 /** The fields a request may set; everything else in it is dropped (spec §2.3). */
-export interface CreateFields {
+export interface CreateFields extends JobFields {
   dest: string;
   orig_msg_id?: string;
   count?: number;
@@ -105,7 +106,7 @@ export function normaliseCreate(input: unknown): CreateFields {
   }
   if (req.force_remote !== undefined) out.force_remote = req.force_remote;
   if (req.idempotency_key !== undefined && req.idempotency_key !== null && req.idempotency_key !== '') out.idempotency_key = idempotencyKey(req.idempotency_key);
-  return out;
+  return Object.assign(out, readJobFields(req, invalidField));
 }
 
 export const MAX_IDEMPOTENCY_KEY = 255;

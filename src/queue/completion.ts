@@ -1,11 +1,16 @@
 // How a run ends (spec §3.3, §3.4): the first completion line, resend bookkeeping and the outcome, in one place.
 import type { Message } from '../message/message.js';
 import type { State } from '../message/states.js';
-import { type PipeLine, resendDelay } from './pipe-protocol.js';
+import { type PipeLine, resendDelay, retryRequest } from './pipe-protocol.js';
+import type { FailureKind } from './retry-policy.js';
 
 export type Completion =
   | { kind: 'done' | 'err' | 'relayed' }
-  | { kind: 'resend'; delay: number };
+  | { kind: 'resend'; delay: number }
+  /** rq-beyond §B1.6: this run failed; retry after `delay` s, or the backoff when null. */
+  | { kind: 'retry'; delay: number | null; reason: string }
+  /** rq-beyond §B1.6: this run failed and must not be retried. */
+  | { kind: 'fatal'; text: string };
 
 /** The completion a line records, if any (`fails` is an old spelling of `err`). */
 export function completionOf(line: PipeLine): Completion | null {
@@ -21,6 +26,10 @@ export function completionOf(line: PipeLine): Completion | null {
       const delay = resendDelay(line.arg);
       return delay === null ? null : { kind: 'resend', delay };
     }
+    case 'retry':
+      return { kind: 'retry', ...retryRequest(line.arg) };
+    case 'fatal':
+      return { kind: 'fatal', text: line.arg ?? '' };
     default:
       return null;
   }
@@ -56,19 +65,25 @@ export interface Outcome {
   state: Extract<State, 'que' | 'done' | 'relayed' | 'err'>;
   /** A status text the system writes, or null to keep the script's last line. */
   statusText: string | null;
+  /** How the run failed (rq-beyond §B3.1), or `fatal`; absent when it did not (the resend limit is not a failure). */
+  failure?: FailureKind | 'fatal';
 }
 
 /** Completion rules of spec §3.3, applied when the script has been reaped. */
 export function decideOutcome(first: Completion | null, pid: number, code: number | null, signal: NodeJS.Signals | null, count: number, maxCount: number): Outcome {
+  // A script that reported retry or fatal has failed whatever its exit, like one that reported err.
+  if (first?.kind === 'retry' || first?.kind === 'fatal') return { state: 'err', statusText: null, failure: first.kind };
   const clean = code === 0 && !signal;
   if (!clean && first?.kind !== 'err') {
     const kw = first?.kind ?? '';
     return {
       state: 'err',
       statusText: `PROCESS EXITED IMPROPERLY - MOVING TO ERR - Completion was ${kw} but exit status was ${waitStatusText(pid, code, signal)}`,
+      failure: 'exit',
     };
   }
-  if (!first) return { state: 'err', statusText: null };
+  if (!first) return { state: 'err', statusText: null, failure: 'exit' };
+  if (first.kind === 'err') return { state: 'err', statusText: null, failure: 'err' };
   if (first.kind === 'resend') {
     // count was already incremented when the line was read (spec §3.4: count 2, max 3 ⇒ err with 3).
     if (count >= maxCount) return { state: 'err', statusText: 'HIT MAX RESEND COUNT - MOVING TO ERR' };
@@ -79,5 +94,5 @@ export function decideOutcome(first: Completion | null, pid: number, code: numbe
 
 /** The outcome of a script that could not be started at all. */
 export function spawnFailure(spawnError: string): Outcome {
-  return { state: 'err', statusText: `could not start script: ${spawnError}` };
+  return { state: 'err', statusText: `could not start script: ${spawnError}`, failure: 'spawn' };
 }

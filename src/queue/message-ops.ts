@@ -8,10 +8,11 @@ import type { QueueSpool } from '../spool/queue-spool.js';
 import type { IdempotencyKeys } from './idempotency.js';
 import type { MessageIndex } from './message-index.js';
 import type { QueueEvents } from './queue-events.js';
+import { JOB_FIELDS } from '../message/job-fields.js';
 
 export type Located = { state: State; dir: string };
 
-const CLONE_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote'] as const;
+const CLONE_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote', ...JOB_FIELDS] as const;
 
 export interface MessageOpsDeps {
   spool: QueueSpool;

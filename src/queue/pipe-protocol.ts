@@ -37,6 +37,16 @@ export function resendDelay(arg: string | null): number | null {
   return m ? Number(m[1]) : null;
 }
 
+/**
+ * `retry [N][-reason]` (rq-beyond §B1.6): the delay N when given, and the reason. A line that does
+ * not fit is a retry without N whose reason is its whole text.
+ */
+export function retryRequest(arg: string | null): { delay: number | null; reason: string } {
+  const m = /^\s*(\d+(?:\.\d+)?)?(?:-(.*))?$/.exec(arg ?? '');
+  if (!m) return { delay: null, reason: (arg ?? '').trim() };
+  return { delay: m[1] === undefined ? null : Number(m[1]), reason: (m[2] ?? '').trim() };
+}
+
 export interface DupRequest {
   delay: number;
   dest: string;

@@ -152,6 +152,7 @@ export class Queue {
     for (const s of ['done', 'relayed', 'err'] as const) this.index.setFinished(s, await this.spool.count(s));
     if (rec.requeued.length) this.log.info({ ids: rec.requeued }, 'interrupted messages returned to que');
     if (rec.broken.length) this.log.error({ ids: rec.broken }, 'messages with unreadable msg moved to err');
+    if (rec.finished.length) this.log.warn({ ids: rec.finished }, 'messages whose outcome was decided before a crash moved to err');
     await this.keys.load();
     this.admin.watch();
     this.markReady();

@@ -8,10 +8,14 @@ import type { AdminState } from './admin-state.js';
 import type { Coalescer } from './coalescing.js';
 import { type Outcome, decideOutcome, recordCompletion, spawnFailure } from './completion.js';
 import { type DupDeps, dup } from './dup.js';
+import { failureOf, finishRun, retryRun } from './failure-moves.js';
 import type { MessageIndex } from './message-index.js';
 import { parseLine } from './pipe-protocol.js';
 import type { QueueEvents } from './queue-events.js';
-import { ScriptRun } from './script-run.js';
+import { type Decision, decideFailure } from './retry-policy.js';
+import { RunDeadlines } from './run-deadlines.js';
+import { NO_ENV, type RunPolicy, killGraceOf, runPolicy } from './run-policy.js';
+import { KILL_GRACE_MS, ScriptRun } from './script-run.js';
 import { type ExitInfo, type Launcher, execArgv, scriptEnv, startScript } from './script-runner.js';
 
 export interface RunsDeps {
@@ -34,6 +38,8 @@ export interface RunsDeps {
   /** The queue is shutting down: a run that ends now was interrupted, not finished. */
   stopping: () => boolean;
   killGraceMs?: number;
+  /** Uniform in [0, 1): the retry jitter (§B3.2); seeded in tests. */
+  random?: () => number;
 }
 
 export class Runs {
@@ -42,7 +48,9 @@ export class Runs {
   /** Runs `msg`, already out of the que, to its end; never rejects. */
   async run(msg: Message): Promise<void> {
     const { spool, index } = this.d;
-    const run = new ScriptRun(msg, this.d.log.child({ msg_id: msg.msg_id }), this.d.now(), this.d.killGraceMs);
+    const config = this.d.config();
+    const startMs = this.d.now();
+    const run = new ScriptRun(msg, this.d.log.child({ msg_id: msg.msg_id }), startMs, killGraceOf(config, this.d.killGraceMs ?? KILL_GRACE_MS));
     index.addRun(run);
     this.d.coalescer.fold(run);
     try {
@@ -56,7 +64,7 @@ export class Runs {
         return;
       }
       const dir = run.dir;
-      const config = this.d.config();
+      const policy = runPolicy(msg, config, jobDir, run.killGraceMs, startMs);
       run.began(
         startScript(
           {
@@ -71,7 +79,7 @@ export class Runs {
               hostUrl: hostUrl(this.d.host),
               port: this.d.host.port,
               envVars: config.env_vars,
-              baseEnv: this.d.baseEnv,
+              baseEnv: policy.env === NO_ENV ? this.d.baseEnv : { ...this.d.baseEnv, ...policy.env },
             }),
             jobDir,
             onLine: (line) => this.onLine(run, line),
@@ -84,9 +92,18 @@ export class Runs {
       run.log.info({ pid, script: script.path }, 'script started');
       this.d.events.emit('started', { msg, pid, script: script.path });
       if (pid > 0) spool.writePid(dir, pid);
+      if (policy.limits.timeout !== undefined || policy.limits.heartbeat !== undefined) {
+        run.deadlines = new RunDeadlines(policy.limits, startMs, this.d.now, (e) => {
+          spool.appendHistory(dir, e.kind === 'timeout' ? { event: 'timeout', after_s: e.afterS } : { event: 'stall', silent_s: e.afterS });
+          run.log.warn({ kind: e.kind, after_s: e.afterS }, e.text);
+          run.killed = { kind: e.kind, text: e.text };
+          run.stop();
+        });
+      }
       const exit = await run.script!.finished;
+      run.deadlines?.stop();
       this.release(run);
-      await this.end(run, exit);
+      await this.end(run, exit, policy);
     } catch (err) {
       run.log.error({ err }, 'run failed');
       await this.fail(run, `rq internal error: ${(err as Error).message}`).catch((e) => run.log.error({ err: e }, 'could not move message to err'));
@@ -99,7 +116,10 @@ export class Runs {
 
   /** SIGTERM to the script's process group, KILL after the grace. False when `id` runs no script. */
   destroy(id: string): boolean {
-    return this.d.index.run(id)?.stop() ?? false;
+    const run = this.d.index.run(id);
+    if (!run?.script) return false;
+    run.killed ??= { kind: 'destroyed', text: null };
+    return run.stop();
   }
 
   private release(run: ScriptRun): void {
@@ -119,6 +139,9 @@ export class Runs {
   private onLine(run: ScriptRun, line: string): void {
     const pl = parseLine(line);
     this.d.events.emit('line', { id: run.id, line });
+    run.deadlines?.beat();
+    // `beat` renews the heartbeat only: the operator's progress text stays (rq-beyond §B11).
+    if (pl.keyword === 'beat') return;
     run.setStatus(pl.arg);
     if (pl.keyword === 'dup') {
       run.track(dup(this.d.dup, run, pl.arg).then((reply) => run.script?.reply(reply)));
@@ -133,7 +156,7 @@ export class Runs {
   }
 
   /** The script has been reaped: decide the outcome, write the final status, move the message on. */
-  private async end(run: ScriptRun, exit: ExitInfo): Promise<void> {
+  private async end(run: ScriptRun, exit: ExitInfo, policy: RunPolicy): Promise<void> {
     await run.settled();
     const { spool, index } = this.d;
     const dir = run.dir!;
@@ -144,15 +167,28 @@ export class Runs {
       return;
     }
     const msg = run.msg;
-    const outcome: Outcome = exit.spawnError
+    const classic: Outcome = exit.spawnError
       ? spawnFailure(exit.spawnError)
       : decideOutcome(run.completion, run.script!.pid, exit.code, exit.signal, Number(msg.count) || 0, Number(msg.max_count) || 0);
+    const failure = failureOf(run, classic, exit);
+    const decision: Decision =
+      failure ? decideFailure(failure, Number(msg.failures) || 0, policy.retry, (this.d.random ?? Math.random)()) : { action: 'classic' };
+    const ms = this.d.now() - run.startedAt;
+    await spool.removePid(dir);
+    if (decision.action !== 'classic') {
+      run.jobStatus = decision.status;
+      const state = decision.action === 'retry' ? 'que' : 'err';
+      run.log.info({ state, failure: failure!.kind, code: exit.code, signal: exit.signal, ms }, decision.status);
+      if (decision.action === 'retry') await retryRun(this.d, run, failure!, decision);
+      else await finishRun(this.d, run, failure!, decision);
+      this.d.events.emit('finished', { msg, outcome: { state, statusText: decision.status, failure: failure!.kind }, code: exit.code, signal: exit.signal, ms });
+      return;
+    }
+    const outcome = classic;
     if (outcome.statusText !== null) {
       run.jobStatus = outcome.statusText;
       await spool.writeStatus(dir, outcome.statusText, true);
     }
-    await spool.removePid(dir);
-    const ms = this.d.now() - run.startedAt;
     run.log.info({ state: outcome.state, code: exit.code, signal: exit.signal, ms }, 'script finished');
     if (outcome.state === 'que') {
       const delay = run.completion?.kind === 'resend' ? run.completion.delay : 0;

@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { Message } from '../message/message.js';
 import type { Completion } from './completion.js';
+import type { RunDeadlines } from './run-deadlines.js';
 import type { RunningScript } from './script-runner.js';
 import { LatestWriter } from './status-writer.js';
 
@@ -18,6 +19,10 @@ export class ScriptRun {
   dups: Message[] = [];
   /** The script has exited (or never started): the run no longer holds a worker slot. */
   released = false;
+  /** Why rq killed the script, and the failure text it leads to (rq-beyond §B10, §B11; destroy). */
+  killed: { kind: 'timeout' | 'stalled' | 'destroyed'; text: string | null } | null = null;
+  /** Its timeout and heartbeat clocks, when it has any. */
+  deadlines: RunDeadlines | null = null;
   readonly startedAt: number;
   private status: LatestWriter | null = null;
   /** Writes that must land before the message leaves run/ (resend msg, dup copies). */
@@ -27,7 +32,7 @@ export class ScriptRun {
     readonly msg: Message,
     readonly log: Logger,
     now: number,
-    private readonly killGraceMs = KILL_GRACE_MS,
+    readonly killGraceMs = KILL_GRACE_MS,
   ) {
     this.startedAt = now;
   }
@@ -61,11 +66,11 @@ export class ScriptRun {
   }
 
   /** TERM to the script's group, KILL after the grace if it is still there. False when no script runs. */
-  stop(): boolean {
+  stop(graceMs = this.killGraceMs): boolean {
     const script = this.script;
     if (!script) return false;
     script.kill('SIGTERM');
-    const t = setTimeout(() => script.kill('SIGKILL'), this.killGraceMs);
+    const t = setTimeout(() => script.kill('SIGKILL'), graceMs);
     t.unref();
     void script.finished.then(() => clearTimeout(t));
     return true;

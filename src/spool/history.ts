@@ -6,12 +6,22 @@ import { idTime } from '../message/message-id.js';
 import type { State } from '../message/states.js';
 import type { SpoolFs } from './spool-fs.js';
 
+/** A move (`from`, `to`) or an event without one (`event`: timeout, stall…, rq-beyond §B14), with its details. */
 export interface HistoryEntry {
   at: string;
-  from: State | null;
-  to: State;
+  from?: State | null;
+  to?: State;
+  event?: string;
+  actor?: string;
+  reason?: string;
+  [detail: string]: unknown;
+}
+
+/** Who moved a message and why, for its history line; `details` are the line's extra keys (rq-beyond §B14). */
+export interface MoveNote {
   actor: string;
   reason?: string;
+  details?: Record<string, unknown>;
 }
 
 /**

@@ -12,13 +12,13 @@ import { BlankDirs } from './blanks.js';
 import { type Created, MessageCreator, diskError } from './create.js';
 import { DirSync, mkdirDurable, renameDurable } from './durable.js';
 import { HashDirMaker, hashCount, hashList, hashPath } from './hash-dir.js';
-import { type HistoryEntry, appendHistory, readHistory } from './history.js';
+import { type HistoryEntry, type MoveNote, appendHistory, readHistory } from './history.js';
 import * as files from './message-files.js';
 import { type Recovered, recoverSpool } from './recovery.js';
 import { type SpoolFs, nodeSpoolFs } from './spool-fs.js';
 
 export type { Created } from './create.js';
-export type { HistoryEntry } from './history.js';
+export type { HistoryEntry, MoveNote } from './history.js';
 export type { JobStatus } from './message-files.js';
 export type { Recovered } from './recovery.js';
 
@@ -132,14 +132,14 @@ export class QueueSpool {
    * must exist (prepareMove). Not durable by itself: `sync` fsyncs both state dirs (group
    * committed); a move whose loss at a crash recovery undoes anyway (que → run) skips it.
    */
-  moveNow(id: string, from: State, to: State, note: { actor: string; reason?: string }): { dir: string; sync: () => Promise<void> } {
+  moveNow(id: string, from: State, to: State, note: MoveNote): { dir: string; sync: () => Promise<void> } {
     const dir = this.msgDir(to, id);
     try {
       this.fs.renameSync(this.msgDir(from, id), dir);
     } catch (err) {
       throw diskError(`move ${id} from ${from} to ${to}`, err);
     }
-    this.appendHistory(dir, { from, to, actor: note.actor, reason: note.reason });
+    this.appendHistory(dir, { from, to, actor: note.actor, ...note.details, reason: note.reason });
     this.deps.onMoved?.({ id, from, to, actor: note.actor, reason: note.reason });
     const sync = () =>
       Promise.all([this.dirSync.sync(this.paths.state[from]), this.dirSync.sync(path.dirname(dir))]).then(
@@ -155,7 +155,7 @@ export class QueueSpool {
    * prepareMove + moveNow: the message is in `to` when this resolves, durable once `sync`
    * resolves. A hash dir removed behind our back (cleaner) is made again once.
    */
-  async beginMove(id: string, from: State, to: State, note: { actor: string; reason?: string }): Promise<{ dir: string; sync: () => Promise<void> }> {
+  async beginMove(id: string, from: State, to: State, note: MoveNote): Promise<{ dir: string; sync: () => Promise<void> }> {
     await this.prepareMove(to, id);
     try {
       return this.moveNow(id, from, to, note);
@@ -169,7 +169,7 @@ export class QueueSpool {
   }
 
   /** beginMove, durable before it resolves unless `durable: false`. */
-  async move(id: string, from: State, to: State, note: { actor: string; reason?: string; durable?: boolean }): Promise<string> {
+  async move(id: string, from: State, to: State, note: MoveNote & { durable?: boolean }): Promise<string> {
     const moved = await this.beginMove(id, from, to, note);
     if (note.durable !== false) await moved.sync();
     return moved.dir;

@@ -1,4 +1,4 @@
-// The scan at queue start: rq's temp files removed, run/ back to que/, que/ loaded, unreadable messages to err/.
+// The scan at queue start: rq's temp files removed, run/ back to que/, que/ loaded, unreadable or already decided messages to err/.
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Message } from '../message/message.js';
@@ -14,6 +14,8 @@ export interface Recovered {
   requeued: string[];
   /** Ids whose msg could not be read; moved to err/ with a status saying why. */
   broken: string[];
+  /** Ids whose msg already had an `outcome`: a finish to err cut short by a crash, completed (rq-beyond §B1.3). */
+  finished: string[];
 }
 
 const RECOVERY_LANES = 32;
@@ -25,7 +27,7 @@ const RECOVERY_LANES = 32;
 export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: string, dir: string) => Promise<void>): Promise<Recovered> {
   await spool.ensureDirs();
   const { paths, fs: sfs } = spool;
-  const out: Recovered = { prep: [], que: [], requeued: [], broken: [] };
+  const out: Recovered = { prep: [], que: [], requeued: [], broken: [], finished: [] };
   for (const n of await fsp.readdir(paths.state.prep)) {
     if (n.startsWith('_')) await sfs.rm(path.join(paths.state.prep, n), { recursive: true, force: true });
   }
@@ -51,6 +53,11 @@ export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: strin
         const due = Number(msg.due);
         msg.due = Number.isFinite(due) ? due : Math.floor(spool.now() / 1000);
         await spool.writeMessage('que', id, msg);
+      }
+      if (typeof msg.outcome === 'string') {
+        await spool.move(id, 'que', 'err', { actor: 'recovery', reason: `outcome ${msg.outcome} decided before a crash` });
+        out.finished.push(id);
+        return null;
       }
       return msg;
     } catch (err) {

@@ -5,6 +5,7 @@ import type { CreateFields } from '../message/message.js';
 import { type BackoffPolicy, DELIVERY_BACKOFF, backoffDelay } from './backoff.js';
 import type { Deliver, DeliveryResult } from './timer-delivery.js';
 import { type Schedule, afterFire, newSchedule, occurrenceAt, resumeAt, withPeriod } from './timer-schedule.js';
+import { JOB_FIELDS } from '../message/job-fields.js';
 
 /** The counters `get_status` reports. */
 export interface TimerStats {
@@ -170,7 +171,7 @@ export class TimerTable {
   private send(t: TimerState, occurrence: number, attempt: number): void {
     const config = t.config!;
     const fields: CreateFields = { dest: config.msg.dest, src: config.msg.src ?? `timer:${t.name}`, due: occurrence / 1000 };
-    for (const p of ['param1', 'param2', 'param3', 'param4'] as const) if (config.msg[p] !== undefined) fields[p] = config.msg[p];
+    for (const p of ['param1', 'param2', 'param3', 'param4', ...JOB_FIELDS] as const) if (config.msg[p] !== undefined) Object.assign(fields, { [p]: config.msg[p] });
     t.sending = true;
     t.retry = null;
     // A throwing deliverer is a failed delivery like any other, never an unhandled rejection.

@@ -48,6 +48,8 @@ export interface QueueDef {
   env_vars?: Record<string, string>;
   coalesce_params?: number[];
   blocking_params?: number[];
+  /** Further config.json keys (run-policy defaults: retry, timeout, kill_grace…). */
+  extra?: Record<string, unknown>;
 }
 
 /** Creates queues/<name>/ with a config.json (scripts default to the bash verbs fixture, no prefix). */
@@ -65,7 +67,7 @@ export async function addQueue(root: string, name: string, def: QueueDef = {}): 
     blocking_params: def.blocking_params ?? [],
   };
   if (config.exec_prefix === null) delete (config as Record<string, unknown>).exec_prefix;
-  await fsp.writeFile(p.configFile, JSON.stringify(config));
+  await fsp.writeFile(p.configFile, JSON.stringify({ ...config, ...def.extra }));
 }
 
 export async function waitFor<T>(probe: () => Promise<T | undefined | false> | T | undefined | false, label: string, timeoutMs = 10_000, everyMs = 20): Promise<T> {

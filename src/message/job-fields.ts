@@ -1,0 +1,84 @@
+// The run-policy fields of a message (rq-beyond §B1.1: retries, timeout, heartbeat) and the checks shared with queue config defaults.
+
+/** Retry settings (§B3); each may come from the message, else the queue's `retry`, else these defaults. */
+export interface RetrySettings {
+  max_retries: number;
+  backoff_base: number;
+  min_retry_delay: number;
+  max_retry_delay: number;
+  retry_jitter: number;
+}
+
+export const RETRY_DEFAULTS: RetrySettings = { max_retries: 0, backoff_base: 1, min_retry_delay: 1, max_retry_delay: 43_200, retry_jitter: 0.5 };
+
+/** The fields of this module a message or a queue's defaults may set. */
+export interface JobFields extends Partial<RetrySettings> {
+  timeout?: number;
+  heartbeat_timeout?: number;
+}
+
+export const RETRY_FIELDS = ['max_retries', 'backoff_base', 'min_retry_delay', 'max_retry_delay', 'retry_jitter'] as const;
+/** Every field here, in the order messages store them; dup, clone and relay copy them all (§B1.1). */
+export const JOB_FIELDS = [...RETRY_FIELDS, 'timeout', 'heartbeat_timeout'] as const;
+
+export const MAX_RUN_SECONDS = 2_592_000;
+export const MAX_KILL_GRACE = 300;
+
+/** How a field's problem becomes an error: `invalidField` for messages, `configFieldError` for config.json. */
+export type Refuse = (field: string, expected: string, received: unknown) => Error;
+
+/** A number from JSON or from the text of a CLI flag or form field; NaN when it is neither. */
+function numberOf(v: unknown): number {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string' && /^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$/.test(v)) return Number(v);
+  return NaN;
+}
+
+function wholeIn(field: string, v: unknown, lo: number, hi: number, refuse: Refuse): number {
+  const n = numberOf(v);
+  if (!Number.isInteger(n) || n < lo || n > hi) throw refuse(field, `a whole number ${lo}-${hi}`, v);
+  return n;
+}
+
+/** Seconds in (lo, hi] when `above`, else [lo, hi]; kept to the millisecond. */
+function secondsIn(field: string, v: unknown, lo: number, hi: number, above: boolean, refuse: Refuse): number {
+  const n = numberOf(v);
+  if (!Number.isFinite(n) || (above ? n <= lo : n < lo) || n > hi) throw refuse(field, `seconds ${above ? '>' : '>='} ${lo} and <= ${hi}`, v);
+  return Math.round(n * 1000) / 1000;
+}
+
+function present(v: unknown): boolean {
+  return v !== undefined && v !== null && v !== '';
+}
+
+/**
+ * Checks and copies the fields of this module from `raw` (a create request, or a queue's `retry`
+ * object plus its top-level keys). `retries` is accepted for `max_retries`. Nothing is copied when
+ * one field is wrong: the first problem is thrown.
+ */
+export function readJobFields(raw: Record<string, unknown>, refuse: Refuse, prefix = ''): JobFields {
+  const out: JobFields = {};
+  const name = (f: string) => prefix + f;
+  const maxRetries = present(raw.max_retries) ? raw.max_retries : raw.retries;
+  if (present(maxRetries)) out.max_retries = wholeIn(name(present(raw.max_retries) ? 'max_retries' : 'retries'), maxRetries, 0, 1000, refuse);
+  if (present(raw.backoff_base)) out.backoff_base = secondsIn(name('backoff_base'), raw.backoff_base, 0, 86_400, true, refuse);
+  if (present(raw.min_retry_delay)) out.min_retry_delay = secondsIn(name('min_retry_delay'), raw.min_retry_delay, 0, 86_400, false, refuse);
+  if (present(raw.max_retry_delay)) {
+    const n = secondsIn(name('max_retry_delay'), raw.max_retry_delay, 0, MAX_RUN_SECONDS, false, refuse);
+    if (out.min_retry_delay !== undefined && n < out.min_retry_delay) throw refuse(name('max_retry_delay'), `seconds >= min_retry_delay (${out.min_retry_delay})`, raw.max_retry_delay);
+    out.max_retry_delay = n;
+  }
+  if (present(raw.retry_jitter)) {
+    const n = numberOf(raw.retry_jitter);
+    if (!(n >= 0 && n <= 1)) throw refuse(name('retry_jitter'), 'a number from 0 to 1', raw.retry_jitter);
+    out.retry_jitter = n;
+  }
+  if (present(raw.timeout)) out.timeout = secondsIn(name('timeout'), raw.timeout, 0, MAX_RUN_SECONDS, true, refuse);
+  if (present(raw.heartbeat_timeout)) out.heartbeat_timeout = secondsIn(name('heartbeat_timeout'), raw.heartbeat_timeout, 1, MAX_RUN_SECONDS, false, refuse);
+  return out;
+}
+
+/** `kill_grace` of a queue config: seconds 0-300 between TERM and KILL. */
+export function readKillGrace(v: unknown, refuse: Refuse, field = 'kill_grace'): number {
+  return secondsIn(field, v, 0, MAX_KILL_GRACE, false, refuse);
+}

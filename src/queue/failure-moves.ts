@@ -1,0 +1,87 @@
+// Where a failed run goes under a retry policy (rq-beyond §B3.3, §B1.3): back to que with a backoff, or finished to err with an outcome.
+import type { Message } from '../message/message.js';
+import type { Outcome } from './completion.js';
+import type { QueueSpool } from '../spool/queue-spool.js';
+import type { Coalescer } from './coalescing.js';
+import type { MessageIndex } from './message-index.js';
+import type { Decision, Failure } from './retry-policy.js';
+import type { ScriptRun } from './script-run.js';
+
+export interface FailureMoveDeps {
+  spool: QueueSpool;
+  index: MessageIndex;
+  coalescer: Coalescer;
+  now: () => number;
+}
+
+/**
+ * The failure a reaped run amounts to (§B3.1), or null when it did not fail. A kill by rq (timeout,
+ * stall, destroy) makes it a failure of that kind unless the script had already finished its work.
+ */
+export function failureOf(run: ScriptRun, outcome: Outcome, exit: { code: number | null; signal: string | null }): Failure | null {
+  const failure = (kind: Failure['kind'], text: string): Failure => ({ kind, text, code: exit.code, signal: exit.signal });
+  const killed = run.killed;
+  if (killed && outcome.state !== 'done' && outcome.state !== 'relayed') {
+    return failure(killed.kind, killed.text ?? outcome.statusText ?? run.jobStatus ?? 'destroyed');
+  }
+  const c = run.completion;
+  switch (outcome.failure) {
+    case undefined:
+      return null;
+    case 'retry':
+      return { ...failure('retry', (c?.kind === 'retry' && c.reason) || 'retry requested'), ...(c?.kind === 'retry' && c.delay !== null ? { delay: c.delay } : {}) };
+    case 'fatal':
+      return failure('fatal', (c?.kind === 'fatal' && c.text) || 'FATAL');
+    default:
+      return failure(outcome.failure, outcome.statusText ?? run.jobStatus ?? `exit ${exit.signal ?? exit.code} without a completion line`);
+  }
+}
+
+/** `last_failure` as stored in `msg` (§B1.2). */
+function lastFailure(f: Failure, nowMs: number): Record<string, unknown> {
+  const out: Record<string, unknown> = { kind: f.kind, text: f.text, at: new Date(nowMs).toISOString() };
+  if (f.code !== null) out.code = f.code;
+  if (f.signal !== null) out.signal = f.signal;
+  return out;
+}
+
+/**
+ * Decide, persist, then move (§B0.3): the status text and `msg` are durable in run/ before the
+ * rename, so a kill -9 in between re-queues a message whose `msg` already says what was decided.
+ * The status goes first: if only it lands, recovery re-queues the message and the next run
+ * overwrites the text.
+ */
+export async function retryRun(d: FailureMoveDeps, run: ScriptRun, failure: Failure, decision: Extract<Decision, { action: 'retry' }>): Promise<void> {
+  const msg = run.msg;
+  const now = d.now();
+  await d.spool.writeStatus(run.dir!, decision.status, true);
+  msg.failures = decision.attempt;
+  msg.last_failure = lastFailure(failure, now);
+  msg.due = Math.round(now + decision.delay * 1000) / 1000;
+  await d.spool.writeMessage('run', run.id, msg);
+  const moved = await d.spool.beginMove(run.id, 'run', 'que', {
+    actor: 'retry',
+    details: { failure: failure.kind, retry: decision.attempt, of: decision.of, delay_s: decision.delay, due: msg.due },
+    reason: failure.text,
+  });
+  d.index.removeRun(run.id);
+  d.coalescer.release(run);
+  d.index.enqueue(msg);
+  await moved.sync();
+}
+
+/** Finish to err with an outcome (§B1.3 steps 1, 2 and 4): status, then `msg` with `outcome`, then the rename. */
+export async function finishRun(d: FailureMoveDeps, run: ScriptRun, failure: Failure, decision: Extract<Decision, { action: 'finish' }>): Promise<Message> {
+  const msg = run.msg;
+  await d.spool.writeStatus(run.dir!, decision.status, true);
+  msg.outcome = decision.outcome;
+  msg.failures = (Number(msg.failures) || 0) + 1;
+  msg.last_failure = lastFailure(failure, d.now());
+  await d.spool.writeMessage('run', run.id, msg);
+  d.coalescer.release(run);
+  const moved = await d.spool.beginMove(run.id, 'run', 'err', { actor: 'script', details: { outcome: decision.outcome, failure: failure.kind }, reason: decision.status });
+  d.index.removeRun(run.id);
+  await moved.sync();
+  d.index.addFinished('err', 1);
+  return msg;
+}
