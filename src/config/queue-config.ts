@@ -166,9 +166,10 @@ function runPolicy(raw: Obj, fileLabel: string): Partial<QueueConfig> {
     out.retry = readJobFields(raw.retry, refuse, 'retry.') as Partial<RetrySettings>;
   }
   const limits: JobFields = readJobFields({ timeout: raw.timeout, heartbeat_timeout: raw.heartbeat_timeout }, refuse);
+  // In the order of rq-beyond §B1.4's example, which is how the file is written back.
   if (limits.timeout !== undefined) out.timeout = limits.timeout;
-  if (limits.heartbeat_timeout !== undefined) out.heartbeat_timeout = limits.heartbeat_timeout;
   if (raw.kill_grace !== undefined && raw.kill_grace !== null) out.kill_grace = readKillGrace(raw.kill_grace, refuse);
+  if (limits.heartbeat_timeout !== undefined) out.heartbeat_timeout = limits.heartbeat_timeout;
   if (raw.heartbeat_output !== undefined && raw.heartbeat_output !== null) {
     if (typeof raw.heartbeat_output !== 'boolean') throw refuse('heartbeat_output', 'true or false', raw.heartbeat_output);
     out.heartbeat_output = raw.heartbeat_output;

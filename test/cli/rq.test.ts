@@ -109,6 +109,13 @@ describe('rq sendmesg and message status', () => {
     expect(msg).toMatchObject({ dest: 'test', param1: 'done', param2: 'two words', src: 'me=you', count: 2, max_count: 9, force_remote: true });
   });
 
+  it('takes the run-policy flags (rq-beyond §B1.10) and sends them as the message fields', async () => {
+    const id = await send('--param1', 'done', '--retries', '3', '--backoff_base=0.5', '--min_retry_delay', '0', '--max_retry_delay', '60', '--retry_jitter', '0', '--timeout', '30', '--heartbeat_timeout', '10');
+    const msg = await test.waitState(shortId(id), ['done']);
+    expect(msg).toMatchObject({ max_retries: 3, backoff_base: 0.5, min_retry_delay: 0, max_retry_delay: 60, retry_jitter: 0, timeout: 30, heartbeat_timeout: 10 });
+    expect(msg).not.toHaveProperty('retries');
+  });
+
   it('counts a resend in statuscountmesg', async () => {
     const id = await send('--param1', 'resend1');
     await test.waitState(shortId(id), ['done'], 15_000);
@@ -213,6 +220,9 @@ describe('rq bad input: non-zero exit, one stderr line, no stack trace', () => {
     expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--max_count=-1']), /^rq: --max_count: expected a whole number >= 0, received "-1"$/);
     expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--due', 'soon']), /^rq: --due: expected epoch seconds .*, received "soon"$/);
     expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--count']), /^rq: --count: expected a value .*, received no value$/);
+    expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--max_retries', 'five']), /^rq: --max_retries: expected a whole number 0-1000, received "five"$/);
+    expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--timeout']), /^rq: --timeout: expected a value .*, received no value$/);
+    expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--retry_jitter', '1.5']), /^rq: --retry_jitter: expected a number from 0 to 1, received "1.5"$/);
     expectOneLineError(await rq(['state']), /^rq: --msg_id: expected a full message id .*, received nothing$/);
     expectOneLineError(await rq(['state', '--msg_id', 'garbage']), /^rq: --msg_id: expected a full message id .*, received "garbage"$/);
     expectOneLineError(await rq(['commitmesg', '--msg_id', 'http://h:1/q/test/not-an-id']), /^rq: --msg_id: expected .*received "http:\/\/h:1\/q\/test\/not-an-id"$/);

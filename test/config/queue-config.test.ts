@@ -122,3 +122,21 @@ describe('loadQueueConfig', () => {
     expect(() => parseQueueConfig('null', LABEL)).toThrow(`${LABEL}: expected a JSON object, received null`);
   });
 });
+
+describe('run-policy keys (rq-beyond §B1.4)', () => {
+  it('are kept when valid, after the classic keys, and absent when not set', () => {
+    const cfg = norm({ retry: { max_retries: '5', backoff_base: 2, retry_jitter: 0 }, timeout: 3600, kill_grace: 0, heartbeat_timeout: 300, heartbeat_output: true });
+    expect(cfg.retry).toEqual({ max_retries: 5, backoff_base: 2, retry_jitter: 0 });
+    expect(Object.keys(cfg).slice(-5)).toEqual(['retry', 'timeout', 'kill_grace', 'heartbeat_timeout', 'heartbeat_output']);
+    expect(Object.keys(norm({}))).toEqual(['name', 'script', 'num_workers', 'exec_prefix', 'env_vars', 'coalesce_params', 'blocking_params']);
+  });
+
+  it('refuse a bad value naming the file and the key path', () => {
+    expect(problem({ ...base, retry: { max_retries: 'five' } })).toBe(`${LABEL}: retry.max_retries: expected a whole number 0-1000, received "five"`);
+    expect(problem({ ...base, retry: { tries: 3 } })).toBe(`${LABEL}: retry.tries: expected one of max_retries, backoff_base, min_retry_delay, max_retry_delay, retry_jitter, received "tries"`);
+    expect(problem({ ...base, retry: 5 })).toBe(`${LABEL}: retry: expected an object of max_retries, backoff_base, min_retry_delay, max_retry_delay, retry_jitter, received 5`);
+    expect(problem({ ...base, kill_grace: 301 })).toBe(`${LABEL}: kill_grace: expected seconds >= 0 and <= 300, received 301`);
+    expect(problem({ ...base, timeout: 0 })).toBe(`${LABEL}: timeout: expected seconds > 0 and <= 2592000, received 0`);
+    expect(problem({ ...base, heartbeat_output: 'yes' })).toBe(`${LABEL}: heartbeat_output: expected true or false, received "yes"`);
+  });
+});

@@ -48,6 +48,11 @@ describe('timer files', () => {
     expect(problem('{period: 60}')).toMatch(new RegExp(`^${LABEL}: not valid JSON: `));
   });
 
+  it('carries the run-policy fields of a message, checked as a create checks them', () => {
+    expect(parse({ period: 60, msg: { dest: 'q', retries: '3', timeout: 30 } }).msg).toEqual({ dest: 'q', max_retries: 3, timeout: 30 });
+    expect(problem('{"period":60,"msg":{"dest":"q","retry_jitter":2}}')).toBe(`${LABEL}: msg.retry_jitter: expected a number from 0 to 1, received 2`);
+  });
+
   it('reads .yaml only when written in JSON syntax', () => {
     expect(parseTimerConfig('{"period": 60, "msg": {"dest": "q"}}', 'timers/x.yaml')).toEqual({ period: 60, msg: { dest: 'q' } });
     expect(problem('period: 60\nmsg:\n  dest: q\n', 'timers/x.yaml')).toMatch(/^timers\/x\.yaml: YAML timer files are read only when written in JSON syntax \(rq has no YAML parser\)/);

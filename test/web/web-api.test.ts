@@ -63,6 +63,25 @@ describe('POST /q/<q>/new_message (spec §9.6)', () => {
     expect(((await (await fetch(`${B}/q/test/done.json?limit=0`)).json()) as string[]).length).toBe(0);
   });
 
+  it('takes the run-policy fields (rq-beyond §B1.11) from a JSON mesg and from mesg[...] form fields', async () => {
+    const json = await fetch(`${B}/q/test/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done', max_retries: 2, timeout: 5 }) }) });
+    const fromJson = JSON.parse(await json.text())[1].split('/').pop();
+    await waitState(B, 'test', fromJson, ['done']);
+    expect(await (await fetch(`${B}/q/test/${fromJson}.json`)).json()).toMatchObject({ max_retries: 2, timeout: 5 });
+    const form = await postForm(`${B}/q/test/new_message`, { x_format: 'json', 'mesg[dest]': 'test', 'mesg[param1]': 'done', 'mesg[retries]': '4', 'mesg[heartbeat_timeout]': '9.5' });
+    const fromForm = JSON.parse(await form.text())[1].split('/').pop();
+    await waitState(B, 'test', fromForm, ['done']);
+    expect(await (await fetch(`${B}/q/test/${fromForm}.json`)).json()).toMatchObject({ max_retries: 4, heartbeat_timeout: 9.5 });
+  });
+
+  it('refuses a bad run-policy field with 400 and the field\'s text; nothing is created', async () => {
+    const before = await (await fetch(`${B}/q/test.json`)).text();
+    const res = await fetch(`${B}/q/test/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done', backoff_base: 0 }) }) });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain('backoff_base: expected seconds > 0 and <= 86400, received 0');
+    expect((await (await fetch(`${B}/q/test.json`)).text()).replace(/"uptime":\d+/, '')).toBe(before.replace(/"uptime":\d+/, ''));
+  });
+
   it('normalises webhook text and counts; prep leaves the message in prep; single_que returns the queued one', async () => {
     const prepRes = await fetch(`${B}/q/other/new_message`, {
       method: 'POST',
