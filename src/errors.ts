@@ -22,6 +22,9 @@ export const ERRORS = {
   RQ_ERR_NOT_RUNNABLE: { status: 409, message: 'msg not in runnable state' },
   RQ_ERR_CANNOT_CLONE: { status: 409, message: 'cannot clone message in %s state' },
   RQ_ERR_COALESCED: { status: 409, message: 'msg is coalesced into a running message' },
+  // rq-beyond §B1.12: state errors of the lifecycle commands.
+  RQ_ERR_ALREADY_FINISHED: { status: 409, message: 'msg already finished (%s)' },
+  RQ_ERR_NOT_IN_ERR: { status: 409, message: 'msg not in err (%s)' },
   RQ_ERR_QUEUE_DOWN: { status: 503, message: 'status: DOWN' },
   RQ_ERR_COMMIT_FAILED: { status: 500, message: 'unknown reason' },
   RQ_ERR_UNREADABLE_MSG: { status: 500, message: "msg couldn't be read" },

@@ -1,11 +1,13 @@
 // The rq tool's subcommands (spec §10.1): options in, one queue socket command, the classic output lines out.
 import fs from 'node:fs';
 import path from 'node:path';
-import { RqError, isErrno, isRqError, shown } from '../errors.js';
+import { RqError, isErrno, shown } from '../errors.js';
 import { queuePaths } from '../config/paths.js';
 import type { Answer } from '../ipc/answer.js';
-import { QueueClient } from '../ipc/queue-client.js';
+import type { QueueClient } from '../ipc/queue-client.js';
 import { describeRule, parseRules } from '../builtins/router-rules.js';
+import { ask, replyLine } from './queue-ask.js';
+import { LIFECYCLE_COMMANDS } from './rq-lifecycle.js';
 import { type Options, checkQueueName, messageFields, msgIdOpt, pathnameOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
 
 export interface RqIo {
@@ -25,40 +27,6 @@ export interface RqCommand {
   summary: string;
   /** Returns the exit code: 0 iff the queue said ok. */
   run: (ctx: CommandContext) => Promise<number>;
-}
-
-/** A busy queue may be fsyncing a burst of messages; a dead one fails at connect, long before this. */
-const REPLY_TIMEOUT_MS = 30_000;
-
-/**
- * Asks a queue of the root through the typed client; a queue without a directory is refused as the
- * classic client refuses it, a silent one with RQ_ERR_NO_REPLY naming it.
- */
-async function ask<T>(root: string, name: string, call: (c: QueueClient) => Promise<Answer<T>>): Promise<Answer<T>> {
-  const p = queuePaths(root, name);
-  let st: fs.Stats | undefined;
-  try {
-    st = fs.statSync(p.dir);
-  } catch {
-    st = undefined;
-  }
-  if (!st?.isDirectory()) throw RqError.of('RQ_ERR_NO_SUCH_QUEUE', name);
-  let a: Answer<T>;
-  try {
-    a = await call(QueueClient.oneShot(p.sock, { timeoutMs: REPLY_TIMEOUT_MS }));
-  } catch (err) {
-    if (isRqError(err, 'RQ_ERR_NO_REPLY')) throw RqError.of('RQ_ERR_NO_REPLY', `queue ${name}: its process does not answer (${err.message})`);
-    throw err;
-  }
-  if (!Array.isArray(a.raw) || a.raw.length === 0) throw RqError.of('RQ_ERR_PROTOCOL', `queue ${name}: unexpected reply: ${shown(a.raw)}`);
-  return a;
-}
-
-/** `<status> <text>`: the classic tool's output line for a reply. */
-function replyLine(a: Answer<unknown>): string {
-  const reply = a.raw as unknown[];
-  const show = (v: unknown) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));
-  return `${show(reply[0])} ${show(reply[1])}`;
 }
 
 const REMOTE = /^https?:/i;
@@ -193,4 +161,5 @@ export const RQ_COMMANDS: Record<string, RqCommand> = {
   single_que: create('single_que', 'send a message unless the queue already has one waiting (options as sendmesg, local dest only)'),
   clone: onMessage('clone_message', 'copy a done, relayed or err message into the queue again (--msg_id FULLID)'),
   verify_rules: verifyRules,
+  ...LIFECYCLE_COMMANDS,
 };

@@ -17,6 +17,17 @@ export interface MessageStatus {
 const isState = (v: unknown): v is State => isString(v);
 const isCounts = (v: unknown): v is StateCounts => isObject(v) && STATES.every((k) => isNumber(v[k]));
 const isView = (v: unknown): v is MessageView => isObject(v) && isString(v.msg_id);
+/** A history line (rq-beyond §B14): a move (`from`, `to`) or an event, with its details. */
+export interface HistoryLine {
+  at: string;
+  from?: State | null;
+  to?: State;
+  event?: string;
+  actor?: string;
+  reason?: string;
+  [detail: string]: unknown;
+}
+const isHistory = (v: unknown): v is HistoryLine[] => isArray(v) && v.every((l) => isObject(l) && isString(l.at));
 const isStatus = (v: unknown): v is MessageStatus => isObject(v) && isString(v.status) && isString(v.state);
 
 export class QueueClient {
@@ -90,6 +101,21 @@ export class QueueClient {
   async list(state: string, extra: { limit?: number; filter?: string } = {}): Promise<Answer<unknown[]>> {
     const r = await this.send('messages', { state, ...extra });
     return isArray(r) && r[0] !== 'fail' ? { ok: true, value: r, raw: r } : answer(r, isArray);
+  }
+
+  /** rq-beyond §B5: `msg cancelled` (prep, que) or `msg cancelling` (run: TERM sent, its end finishes it). */
+  async cancel(msgId: string, opts: { reason?: string; actor?: string } = {}): Promise<Answer<string>> {
+    return answer(await this.send('cancel_message', { msg_id: msgId, ...opts }), isString);
+  }
+
+  /** rq-beyond §B6: err → que under the same id; `due` (epoch s) or `delay` (s), else now; values as numbers or their text (the queue checks them). */
+  async requeue(msgId: string, opts: { reset?: unknown; due?: unknown; delay?: unknown; actor?: string } = {}): Promise<Answer<string>> {
+    return answer(await this.send('requeue_message', { msg_id: msgId, ...opts }), isString);
+  }
+
+  /** rq-beyond §B14: every history line, oldest first, the create entry implied by the id. */
+  async history(msgId: string): Promise<Answer<HistoryLine[]>> {
+    return answer(await this.send('get_history', { msg_id: msgId }), isHistory);
   }
 
   async ackErrs(): Promise<Answer<number>> {

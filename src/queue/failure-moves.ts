@@ -70,18 +70,40 @@ export async function retryRun(d: FailureMoveDeps, run: ScriptRun, failure: Fail
   await moved.sync();
 }
 
-/** Finish to err with an outcome (§B1.3 steps 1, 2 and 4): status, then `msg` with `outcome`, then the rename. */
-export async function finishRun(d: FailureMoveDeps, run: ScriptRun, failure: Failure, decision: Extract<Decision, { action: 'finish' }>): Promise<Message> {
-  const msg = run.msg;
-  await d.spool.writeStatus(run.dir!, decision.status, true);
-  msg.outcome = decision.outcome;
-  msg.failures = (Number(msg.failures) || 0) + 1;
-  msg.last_failure = lastFailure(failure, d.now());
-  await d.spool.writeMessage('run', run.id, msg);
-  d.coalescer.release(run);
-  const moved = await d.spool.beginMove(run.id, 'run', 'err', { actor: 'script', details: { outcome: decision.outcome, failure: failure.kind }, reason: decision.status });
-  d.index.removeRun(run.id);
+/** What finishing to err writes (§B1.3): the status text, `outcome`, and the fields that explain it. */
+export interface Finish {
+  status: string;
+  outcome: string;
+  /** A failure counts in `failures` and is `last_failure`; a cancel is not a failure. */
+  failure?: Failure;
+  fields?: Record<string, unknown>;
+  actor: string;
+}
+
+/**
+ * Finish to err (§B1.3 steps 1, 2 and 4) from prep, que or run: status, then `msg` with `outcome`,
+ * both durable, then the rename; recovery completes a message caught between (outcome present).
+ */
+export async function finishToErr(d: FailureMoveDeps, id: string, from: 'prep' | 'que' | 'run', msg: Message, f: Finish, renamed?: () => void): Promise<void> {
+  await d.spool.writeStatus(d.spool.msgDir(from, id), f.status, true);
+  msg.outcome = f.outcome;
+  if (f.failure) {
+    msg.failures = (Number(msg.failures) || 0) + 1;
+    msg.last_failure = lastFailure(f.failure, d.now());
+  }
+  Object.assign(msg, f.fields);
+  await d.spool.writeMessage(from, id, msg);
+  const details: Record<string, unknown> = { outcome: f.outcome };
+  if (f.failure) details.failure = f.failure.kind;
+  const moved = await d.spool.beginMove(id, from, 'err', { actor: f.actor, details, reason: f.status });
+  // Memory follows the rename at once, so nobody looks for the message where it no longer is.
+  renamed?.();
   await moved.sync();
   d.index.addFinished('err', 1);
-  return msg;
+}
+
+/** A run finished to err: its folded messages go back to the que first, as for any err. */
+export async function finishRun(d: FailureMoveDeps, run: ScriptRun, f: Finish): Promise<void> {
+  d.coalescer.release(run);
+  await finishToErr(d, run.id, 'run', run.msg, f, () => d.index.removeRun(run.id));
 }

@@ -4,6 +4,7 @@ import { pickFields, statusText } from '../message/message.js';
 import { type State, isFinished } from '../message/states.js';
 import { RqError } from '../errors.js';
 import { attachmentNames } from '../spool/attachments.js';
+import { ackErrs } from '../spool/err-acks.js';
 import type { QueueSpool } from '../spool/queue-spool.js';
 import type { IdempotencyKeys } from './idempotency.js';
 import type { MessageIndex } from './message-index.js';
@@ -163,7 +164,7 @@ export class MessageOps {
   }
 
   async ackErrs(): Promise<number> {
-    const n = await this.d.spool.ackErrs();
+    const n = await ackErrs(this.d.spool);
     this.d.index.addFinished('err', -n);
     return n;
   }

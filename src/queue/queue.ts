@@ -11,6 +11,7 @@ import type { Peer } from './dup.js';
 import type { StateCounts } from '../message/states.js';
 import { IdempotencyKeys } from './idempotency.js';
 import { MessageIndex } from './message-index.js';
+import { LifecycleOps } from './lifecycle-ops.js';
 import { MessageOps } from './message-ops.js';
 import { QueueEvents } from './queue-events.js';
 import { Runs } from './runs.js';
@@ -48,6 +49,7 @@ export class Queue {
   readonly spool: QueueSpool;
   readonly index = new MessageIndex();
   readonly ops: MessageOps;
+  readonly lifecycle: LifecycleOps;
   private readonly admin: AdminState;
   private readonly dispatcher: Dispatcher;
   private readonly runs: Runs;
@@ -107,6 +109,7 @@ export class Queue {
       log: this.log,
     });
     this.ops = new MessageOps({ spool, index, events, now: this.now, pump: () => this.pump(), keys: this.keys });
+    this.lifecycle = new LifecycleOps({ spool, index, coalescer, now: this.now, pump: () => this.pump() });
     this.webhooksSent = observeWebhooks(events, { peer: deps.peer, fullId: (id) => spool.fullId(id), log: this.log });
   }
 

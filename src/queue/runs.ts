@@ -170,6 +170,11 @@ export class Runs {
     const classic: Outcome = exit.spawnError
       ? spawnFailure(exit.spawnError)
       : decideOutcome(run.completion, run.script!.pid, exit.code, exit.signal, Number(msg.count) || 0, Number(msg.max_count) || 0);
+    if (run.cancel) {
+      // Cancelled: err `cancelled`, never retried, unless the script had already finished its work.
+      if (classic.state !== 'done' && classic.state !== 'relayed') return this.endCancelled(run, run.cancel);
+      spool.appendHistory(dir, { event: 'cancel_too_late', actor: run.cancel.by });
+    }
     const failure = failureOf(run, classic, exit);
     const decision: Decision =
       failure ? decideFailure(failure, Number(msg.failures) || 0, policy.retry, (this.d.random ?? Math.random)()) : { action: 'classic' };
@@ -180,7 +185,7 @@ export class Runs {
       const state = decision.action === 'retry' ? 'que' : 'err';
       run.log.info({ state, failure: failure!.kind, code: exit.code, signal: exit.signal, ms }, decision.status);
       if (decision.action === 'retry') await retryRun(this.d, run, failure!, decision);
-      else await finishRun(this.d, run, failure!, decision);
+      else await finishRun(this.d, run, { status: decision.status, outcome: decision.outcome, failure: failure!, actor: 'script' });
       this.d.events.emit('finished', { msg, outcome: { state, statusText: decision.status, failure: failure!.kind }, code: exit.code, signal: exit.signal, ms });
       return;
     }
@@ -210,6 +215,15 @@ export class Runs {
       index.addFinished(outcome.state, 1);
     }
     this.d.events.emit('finished', { msg, outcome, code: exit.code, signal: exit.signal, ms });
+  }
+
+  private async endCancelled(run: ScriptRun, cancel: NonNullable<ScriptRun['cancel']>): Promise<void> {
+    await this.d.spool.removePid(run.dir!);
+    const status = `CANCELLED - ${cancel.reason}`;
+    run.jobStatus = status;
+    run.log.info({ by: cancel.by }, status);
+    await finishRun(this.d, run, { status, outcome: 'cancelled', fields: { cancel }, actor: cancel.by });
+    this.d.events.emit('finished', { msg: run.msg, outcome: { state: 'err', statusText: status }, code: null, signal: null, ms: this.d.now() - run.startedAt });
   }
 
   /** A run that could not proceed: to err with a status saying why. */

@@ -21,6 +21,8 @@ export class ScriptRun {
   released = false;
   /** Why rq killed the script, and the failure text it leads to (rq-beyond §B10, §B11; destroy). */
   killed: { kind: 'timeout' | 'stalled' | 'destroyed'; text: string | null } | null = null;
+  /** A cancel asked while it runs (rq-beyond §B5): its marker is on disk, the script has had TERM. */
+  cancel: { at: string; by: string; reason: string } | null = null;
   /** Its timeout and heartbeat clocks, when it has any. */
   deadlines: RunDeadlines | null = null;
   readonly startedAt: number;

@@ -1,6 +1,7 @@
-// The files inside one message directory besides attachments: msg, status, pid, the resend mark, job/ and rq's temp files.
+// The files inside one message directory besides attachments: msg, status, pid, the resend and cancel marks, job/ and rq's temp files.
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { isErrno } from '../errors.js';
 import { type Message, storable } from '../message/message.js';
 import { isAttachTemp } from './attachments.js';
 import { type DirSync, overwriteFile, writeFileDurable } from './durable.js';
@@ -58,6 +59,22 @@ export function writePid(dir: string, pid: number, sfs: SpoolFs): void {
 
 export async function removePid(dir: string, sfs: SpoolFs): Promise<void> {
   await sfs.rm(path.join(dir, 'pid'), { force: true });
+}
+
+/** `cancel`: a running message's cancel `{at, by, reason}`, durable before the kill (rq-beyond §B5). */
+export async function writeCancelMarker(dir: string, record: Record<string, unknown>, dirSync: DirSync): Promise<void> {
+  await writeFileDurable(path.join(dir, 'cancel'), JSON.stringify(record), dirSync);
+}
+
+/** The cancel marker of a message in run/, or null when it has none (recovery finishes such a message to err). */
+export async function readCancelMarker(dir: string): Promise<Record<string, unknown> | null> {
+  try {
+    const v = JSON.parse(await fsp.readFile(path.join(dir, 'cancel'), 'utf8'));
+    return typeof v === 'object' && v !== null ? v : {};
+  } catch (err) {
+    // A marker torn by a crash still says "cancel": only a missing file means no cancel.
+    return isErrno(err, 'ENOENT') ? null : {};
+  }
 }
 
 /** An empty `resend` file: the script asked for a resend (spec §3.4). */

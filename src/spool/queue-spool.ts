@@ -270,13 +270,6 @@ export class QueueSpool {
     return msg;
   }
 
-  async ackErrs(): Promise<number> {
-    const ids = await this.listFlat('err');
-    for (const id of ids) await this.fs.rename(path.join(this.paths.state.err, id), path.join(this.paths.state.err, `.${id}`));
-    if (ids.length) await this.dirSync.sync(this.paths.state.err);
-    return ids.length;
-  }
-
   /** Ids in a flat state dir (prep, que, run, err); `acked` lists the dotted err entries instead. */
   async listFlat(state: State, acked = false): Promise<string[]> {
     const names = await fsp.readdir(this.paths.state[state]).catch(() => [] as string[]);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Message } from '../message/message.js';
 import { errText } from './create.js';
 import { mapLimit } from './map-limit.js';
-import { cleanTemps } from './message-files.js';
+import { cleanTemps, readCancelMarker } from './message-files.js';
 import type { QueueSpool } from './queue-spool.js';
 
 export interface Recovered {
@@ -40,10 +40,22 @@ export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: strin
     const dir = spool.msgDir('run', id);
     if (beforeRequeue) await beforeRequeue(id, dir);
     await sfs.rm(path.join(dir, 'pid'), { force: true });
+    const cancel = await readCancelMarker(dir);
+    if (cancel) {
+      await finishCancelled(spool, id, cancel);
+      out.finished.push(id);
+      continue;
+    }
     await spool.move(id, 'run', 'que', { actor: 'recovery', reason: 'interrupted' });
     out.requeued.push(id);
   }
-  out.prep = (await spool.listFlat('prep')).sort().reverse();
+  out.prep = [];
+  for (const id of (await spool.listFlat('prep')).sort().reverse()) {
+    if (typeof (await spool.readMessage('prep', id).catch(() => null))?.outcome === 'string') {
+      await spool.move(id, 'prep', 'err', { actor: 'recovery', reason: 'outcome decided before a crash' });
+      out.finished.push(id);
+    } else out.prep.push(id);
+  }
   const loaded = await mapLimit((await spool.listFlat('que')).sort(), RECOVERY_LANES, async (id) => {
     await cleanTemps(spool.msgDir('que', id), sfs);
     try {
@@ -69,4 +81,15 @@ export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: strin
   });
   for (const m of loaded) if (m) out.que.push(m);
   return out;
+}
+
+/** A run cancelled before the crash (its `cancel` marker is durable): finished to err `cancelled`, not run again. */
+async function finishCancelled(spool: QueueSpool, id: string, cancel: Record<string, unknown>): Promise<void> {
+  const dir = spool.msgDir('run', id);
+  const reason = typeof cancel.reason === 'string' ? cancel.reason : 'cancelled';
+  await spool.writeStatus(dir, `CANCELLED - ${reason}`, true);
+  // An unreadable msg cannot record the outcome; the message still ends in err, as it would at load.
+  const msg = await spool.readMessage('run', id).catch(() => null);
+  if (msg) await spool.writeMessage('run', id, { ...msg, outcome: 'cancelled', cancel });
+  await spool.move(id, 'run', 'err', { actor: 'recovery', details: { outcome: 'cancelled' }, reason: `CANCELLED - ${reason}` });
 }

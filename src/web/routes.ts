@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { adminApi } from './api/admin-api.js';
 import { attachApi } from './api/attach-api.js';
 import { messageApi } from './api/message-api.js';
+import { lifecycleApi } from './api/lifecycle-api.js';
 import { statusApi } from './api/status-api.js';
 import { tailEvents } from './api/tail-events.js';
 import { dashboardPage } from './pages/dashboard-page.js';
@@ -16,6 +17,7 @@ import type { WebContext } from './web-context.js';
 export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadBytes: number): void {
   const status = statusApi(ctx);
   const message = messageApi(ctx);
+  const lifecycle = lifecycleApi(ctx);
   const admin = adminApi(ctx);
   const attach = attachApi(ctx, maxUploadBytes);
   const forms = formPages(ctx);
@@ -57,6 +59,9 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.get('/q/:q/:id/state.json', message.stateJson);
   app.post('/q/:q/:id/clone', message.clone);
   app.post('/q/:q/:id/run_now', message.runNow);
+  app.post('/q/:q/:id/cancel', (req: FastifyRequest, reply: FastifyReply) => lifecycle.cancel(req, reply));
+  app.post('/q/:q/:id/requeue', lifecycle.requeue);
+  app.get('/q/:q/:id/history.json', lifecycle.historyJson);
   app.post('/q/:q/:id/attach/new', attach.attachNew);
   app.post('/q/:q/:id/attach/:name', attach.attachDelete);
   app.get('/q/:q/:id/log/:file', attach.logGet);

@@ -8,6 +8,7 @@
 //   removing <id>               printed before a delete starts (the message may be gone after a crash)
 //   op <n> <what>               one more step finished
 // Any failure is printed to stderr and exits 1: the test fails on an exit it did not cause.
+import { ackErrs } from '../../dist/spool/err-acks.js';
 import { QueueSpool } from '../../dist/spool/queue-spool.js';
 import { parseSeed, seededRandom } from './seeded-random.mjs';
 
@@ -74,7 +75,7 @@ async function janitor() {
   }
   if (r < 0.55 && errs.length) {
     errs.length = 0;
-    await spool.ackErrs();
+    await ackErrs(spool);
     return 'ack';
   }
   if (r < 0.8 && dones.length) {

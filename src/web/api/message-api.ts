@@ -5,6 +5,7 @@ import { RqError, isRqError, shown } from '../../errors.js';
 import type { Answer } from '../../ipc/answer.js';
 import { mayHaveArrived } from '../../ipc/socket-client.js';
 import { getMessage } from '../message-files.js';
+import { lifecycleApi } from './lifecycle-api.js';
 import { type Params, requireShallow, textParam } from '../params.js';
 import { pathParam, readParams } from '../request-params.js';
 import { rubyInspect } from '../ruby-inspect.js';
@@ -102,7 +103,7 @@ export function messageApi(ctx: WebContext) {
       return ctx.page(req, reply, resultView(url, a, ctx.urls), { queue: url, status: a.ok ? 200 : ctx.refusalStatus(a) });
     },
 
-    /** POST /q/<q>/<id> (R) with _method delete | destroy | commit */
+    /** POST /q/<q>/<id> (R) with _method delete | destroy | commit, or cancel (rq-beyond §B1.11) */
     async messageAction(req: FastifyRequest, reply: FastifyReply) {
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
@@ -111,6 +112,7 @@ export function messageApi(ctx: WebContext) {
       const format = textParam(params, 'x_format') ?? 'html';
       if (format === 'json') ctx.markJson(req);
       const method = textParam(params, '_method');
+      if (method === 'cancel') return lifecycleApi(ctx).cancel(req, reply, params);
       if (method !== 'delete' && method !== 'destroy' && method !== 'commit') return ctx.text(reply, 400, INVALID_METHOD);
       const r = method === 'commit' ? await tryAct(q, 'commit_message', id) : await tryAct(q, method === 'delete' ? 'delete_message' : 'destroy_message', id);
       if (format === 'json') return r === null ? ctx.json(reply, ['fail', `queue ${q} did not answer`], 503) : ctx.answerJson(reply, r);

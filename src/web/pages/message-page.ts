@@ -11,6 +11,8 @@ export function messagePage(ctx: WebContext) {
     const q = await ctx.requireRoutedQueue(url);
     const id = ctx.requireMsgId(idParam);
     const msg = await getMessage(ctx, q, id);
-    return ctx.page(req, reply, messageView(msg, url, ctx.urls), { queue: url });
+    // The timeline is a courtesy: a message deleted meanwhile still shows what was read.
+    const history = await ctx.queue(q).history(id).catch(() => null);
+    return ctx.page(req, reply, messageView(msg, url, ctx.urls, history?.ok ? history.value : []), { queue: url });
   };
 }

@@ -1,8 +1,10 @@
-// The message page (and its prep variant): summary, every field, attachments, actions, embedded live tail.
+// The message page (and its prep variant): summary, every field, attachments, actions, embedded live tail, timeline.
+import type { HistoryLine } from '../../ipc/queue-client.js';
 import type { MessageView } from '../message-files.js';
 import type { Urls } from '../urls.js';
 import { type SafeHtml, html, safeHref } from './html.js';
 import { postButton } from './queue-view.js';
+import { timelineView } from './timeline-view.js';
 
 const SUMMARY = ['param1', 'param2', 'param3', 'param4', 'count'];
 const FULL = ['msg_id', 'max_count', 'post_run_webhook', 'dest', 'src', 'orig_msg_id', 'cloned_from', 'dups', 'dup', 'force_remote', 'due', 'path'];
@@ -41,7 +43,7 @@ function attachmentsView(m: MessageView, q: string, urls: Urls, prep: boolean): 
   return html`<div class="table-wrap"><table class="grid" id="attachments"><thead><tr><th>Name</th><th>MD5</th><th>Size</th>${prep ? html`<th>Delete</th>` : ''}</tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
-export function messageView(m: MessageView, q: string, urls: Urls): SafeHtml {
+export function messageView(m: MessageView, q: string, urls: Urls, history: readonly HistoryLine[] = []): SafeHtml {
   const prep = m.state === 'prep';
   const self = urls.msg(q, m.msg_id);
   const summary = SUMMARY.filter((k) => m[k] !== undefined).map((k) => html`<tr><th>${k}</th><td id="field-${k}">${fieldValue(k, m[k], q, urls)}</td></tr>`);
@@ -49,10 +51,13 @@ export function messageView(m: MessageView, q: string, urls: Urls): SafeHtml {
   const full = fullKeys.map((k) => html`<tr><th>${k}</th><td id="field-${k}">${fieldValue(k, m[k], q, urls)}</td></tr>`);
   const actions = prep
     ? html`${postButton(self, 'Commit Message', { id: 'btn-commit', fields: { _method: 'commit' }, cls: 'button primary' })}
-${postButton(self, 'Delete Message', { id: 'btn-delete', fields: { _method: 'delete' }, cls: 'button danger' })}`
+${postButton(self, 'Delete Message', { id: 'btn-delete', fields: { _method: 'delete' }, cls: 'button danger' })}
+${postButton(urls.msg(q, m.msg_id, '/cancel'), 'Cancel', { id: 'btn-cancel', cls: 'button danger' })}`
     : html`${postButton(urls.msg(q, m.msg_id, '/clone'), 'Clone message', { id: 'btn-clone' })}
 ${postButton(urls.msg(q, m.msg_id, '/run_now'), 'Run message (risky)', { id: 'btn-run-now' })}
 ${m.state === 'run' ? postButton(self, 'Destroy', { id: 'btn-destroy', fields: { _method: 'destroy' }, cls: 'button danger' }) : ''}
+${m.state === 'que' || m.state === 'run' ? postButton(urls.msg(q, m.msg_id, '/cancel'), 'Cancel', { id: 'btn-cancel', cls: 'button danger' }) : ''}
+${m.state === 'err' ? postButton(urls.msg(q, m.msg_id, '/requeue'), 'Requeue', { id: 'btn-requeue', cls: 'button primary' }) : ''}
 ${m.state === 'que' || m.state === 'err' ? postButton(self, 'Delete', { id: 'btn-delete', fields: { _method: 'delete' }, cls: 'button danger' }) : ''}`;
   const upload = prep
     ? html`<form id="upload-form" class="upload" method="post" enctype="multipart/form-data" action="${urls.msg(q, m.msg_id, '/attach/new')}">
@@ -78,5 +83,6 @@ ${m.state === 'que' || m.state === 'err' ? postButton(self, 'Delete', { id: 'btn
   <details id="message-full"><summary>full</summary><table class="fields"><tbody>${full}</tbody></table></details>
 </section>
 <section class="card" id="attachments-section"><h3>Attachments</h3>${attachmentsView(m, q, urls, prep)}${upload}</section>
-${tail}`;
+${tail}
+${timelineView(history)}`;
 }

@@ -1,0 +1,40 @@
+// How the rq tool asks one queue of its root (through the typed client) and prints the classic reply line.
+import fs from 'node:fs';
+import { RqError, isRqError, shown } from '../errors.js';
+import { queuePaths } from '../config/paths.js';
+import type { Answer } from '../ipc/answer.js';
+import { QueueClient } from '../ipc/queue-client.js';
+
+/** A busy queue may be fsyncing a burst of messages; a dead one fails at connect, long before this. */
+const REPLY_TIMEOUT_MS = 30_000;
+
+/**
+ * Asks a queue of the root through the typed client; a queue without a directory is refused as the
+ * classic client refuses it, a silent one with RQ_ERR_NO_REPLY naming it.
+ */
+export async function ask<T>(root: string, name: string, call: (c: QueueClient) => Promise<Answer<T>>): Promise<Answer<T>> {
+  const p = queuePaths(root, name);
+  let st: fs.Stats | undefined;
+  try {
+    st = fs.statSync(p.dir);
+  } catch {
+    st = undefined;
+  }
+  if (!st?.isDirectory()) throw RqError.of('RQ_ERR_NO_SUCH_QUEUE', name);
+  let a: Answer<T>;
+  try {
+    a = await call(QueueClient.oneShot(p.sock, { timeoutMs: REPLY_TIMEOUT_MS }));
+  } catch (err) {
+    if (isRqError(err, 'RQ_ERR_NO_REPLY')) throw RqError.of('RQ_ERR_NO_REPLY', `queue ${name}: its process does not answer (${err.message})`);
+    throw err;
+  }
+  if (!Array.isArray(a.raw) || a.raw.length === 0) throw RqError.of('RQ_ERR_PROTOCOL', `queue ${name}: unexpected reply: ${shown(a.raw)}`);
+  return a;
+}
+
+/** `<status> <text>`: the classic tool's output line for a reply. */
+export function replyLine(a: Answer<unknown>): string {
+  const reply = a.raw as unknown[];
+  const show = (v: unknown) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));
+  return `${show(reply[0])} ${show(reply[1])}`;
+}

@@ -1,0 +1,68 @@
+// The rq tool's lifecycle commands (rq-beyond §B1.10): cancel, requeue and history of one message.
+import { shown } from '../errors.js';
+import type { HistoryLine } from '../ipc/queue-client.js';
+import { ask, replyLine } from './queue-ask.js';
+import type { CommandContext, RqCommand } from './rq-commands.js';
+import { type Options, msgIdOpt, stringOpt, usage } from './rq-options.js';
+
+/** `cli:$USER`: who asked, for the message's history and `cancel.by`. */
+function actor(env: NodeJS.ProcessEnv): string {
+  return `cli:${(env.USER ?? env.LOGNAME ?? 'unknown').slice(0, 60)}`;
+}
+
+function flagOpt(opts: Options, key: string): boolean {
+  const v = opts[key];
+  if (v === undefined || v === false) return false;
+  if (v === true) return true;
+  throw usage(`--${key}: expected no value (a flag), received ${shown(v)}`);
+}
+
+/** One history line as people read it: `<at> que→run dispatcher pid 4242 attempt 2`. */
+export function historyText(l: HistoryLine): string {
+  const step = l.event ?? `${l.from ?? 'create'}→${l.to ?? '?'}`;
+  const rest = Object.entries(l)
+    .filter(([k]) => !['at', 'from', 'to', 'event', 'actor', 'reason'].includes(k))
+    .map(([k, v]) => `${k} ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  return [l.at, step, l.actor ?? '', ...rest, l.reason ? `- ${l.reason}` : ''].filter(Boolean).join(' ');
+}
+
+async function printed(ctx: CommandContext, run: (c: CommandContext) => Promise<{ ok: boolean; lines: string[] }>): Promise<number> {
+  const r = await run(ctx);
+  for (const line of r.lines) ctx.io.stdout(line);
+  return r.ok ? 0 : 1;
+}
+
+export const LIFECYCLE_COMMANDS: Record<string, RqCommand> = {
+  cancel: {
+    summary: 'stop a message for good, whatever its state: prep and que end in err at once, a running one gets TERM (--msg_id FULLID [--reason TEXT])',
+    run: (ctx) =>
+      printed(ctx, async ({ opts, root, io }) => {
+        const target = msgIdOpt(opts);
+        const reason = stringOpt(opts, 'reason', 'a reason text');
+        const a = await ask(root, target.queue, (c) => c.cancel(target.id, { reason, actor: actor(io.env) }));
+        return { ok: a.ok, lines: [replyLine(a)] };
+      }),
+  },
+  requeue: {
+    summary: 'send an err message back to the que under its own id (--msg_id FULLID [--reset] [--due EPOCH | --delay SECONDS])',
+    run: (ctx) =>
+      printed(ctx, async ({ opts, root, io }) => {
+        const target = msgIdOpt(opts);
+        const due = stringOpt(opts, 'due', 'epoch seconds');
+        const delay = stringOpt(opts, 'delay', 'seconds');
+        const a = await ask(root, target.queue, (c) => c.requeue(target.id, { reset: flagOpt(opts, 'reset'), due, delay, actor: actor(io.env) }));
+        return { ok: a.ok, lines: [replyLine(a)] };
+      }),
+  },
+  history: {
+    summary: 'print a message\'s moves and events, oldest first (--msg_id FULLID [--json])',
+    run: (ctx) =>
+      printed(ctx, async ({ opts, root }) => {
+        const target = msgIdOpt(opts);
+        const a = await ask(root, target.queue, (c) => c.history(target.id));
+        if (!a.ok) return { ok: false, lines: [replyLine(a)] };
+        if (flagOpt(opts, 'json')) return { ok: true, lines: [JSON.stringify(a.value)] };
+        return { ok: true, lines: [`ok ${a.value.length}`, ...a.value.map(historyText)] };
+      }),
+  },
+};

@@ -1,0 +1,124 @@
+// Cancel from any live state, requeue from err, and a message's history (rq-beyond §B5, §B6, §B14).
+import { RqError } from '../errors.js';
+import type { Message } from '../message/message.js';
+import { unackErr } from '../spool/err-acks.js';
+import { writeCancelMarker } from '../spool/message-files.js';
+import type { HistoryEntry } from '../spool/queue-spool.js';
+import { type FailureMoveDeps, finishToErr } from './failure-moves.js';
+import type { Located } from './message-ops.js';
+
+export interface LifecycleDeps extends FailureMoveDeps {
+  /** Something became runnable. */
+  pump: () => void;
+}
+
+export interface CancelRequest {
+  reason?: string;
+  /** Who asked (`cli:alice`, `web:10.0.0.5`), ≤ 64 characters; `socket` when absent. */
+  actor?: string;
+}
+
+/** `{at, by, reason}` as `msg.cancel` and `run/<id>/cancel` store it. */
+export function cancelRecord(req: CancelRequest, nowMs: number): { at: string; by: string; reason: string } {
+  const by = req.actor ?? 'socket';
+  return { at: new Date(nowMs).toISOString(), by, reason: req.reason ?? `by ${by}` };
+}
+
+export class LifecycleOps {
+  constructor(private readonly d: LifecycleDeps) {}
+
+  /**
+   * Stops a message for good. prep and que (coalesced too) are finished to err at once; a running
+   * one gets its durable `cancel` marker, then TERM (its run finishes it); a finished one is refused.
+   */
+  async cancel(id: string, where: Located, req: CancelRequest): Promise<'cancelled' | 'cancelling'> {
+    const { index, spool } = this.d;
+    const record = cancelRecord(req, this.d.now());
+    const finish = { status: `CANCELLED - ${record.reason}`, outcome: 'cancelled', fields: { cancel: record }, actor: record.by };
+    // Memory again, synchronously: the message may have started since the caller located it.
+    switch (index.liveState(id) ?? where.state) {
+      case 'prep': {
+        const known = index.takePrep(id);
+        try {
+          await finishToErr(this.d, id, 'prep', known ?? (await spool.readMessage('prep', id)), finish);
+        } catch (err) {
+          if (await spool.exists('prep', id)) index.addPrep(id, known ?? null);
+          throw err;
+        }
+        return 'cancelled';
+      }
+      case 'que': {
+        const msg = index.isCoalesced(id) ? this.unfoldFromParent(id) : index.dequeue(id);
+        if (!msg) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
+        try {
+          await finishToErr(this.d, id, 'que', msg, finish);
+        } catch (err) {
+          if (await spool.exists('que', id)) index.enqueue(msg);
+          throw err;
+        }
+        return 'cancelled';
+      }
+      case 'run': {
+        const run = index.run(id);
+        if (!run?.script || !run.dir) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
+        if (run.cancel) return 'cancelling';
+        await writeCancelMarker(run.dir, record, spool.dirSync);
+        run.cancel = record;
+        spool.appendHistory(run.dir, { event: 'cancel_requested', actor: record.by, reason: record.reason });
+        run.stop();
+        return 'cancelling';
+      }
+      default:
+        throw RqError.of('RQ_ERR_ALREADY_FINISHED', where.state);
+    }
+  }
+
+  /**
+   * err → que under the same id: `outcome` and `cancel` cleared (and `failures`/`interrupts` with
+   * `reset`), due now or as asked; the msg write is durable before the rename (§B6).
+   */
+  async requeue(id: string, where: Located | null, opts: { reset?: boolean; due?: number; actor?: string }): Promise<void> {
+    const { spool, index } = this.d;
+    if (where && where.state !== 'err') throw RqError.of('RQ_ERR_NOT_IN_ERR', where.state);
+    const acked = !where;
+    if (acked && !(await spool.exists('err', `.${id}`))) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
+    const name = acked ? `.${id}` : id;
+    const msg = await spool.readMessage('err', name);
+    msg.msg_id = id;
+    delete msg.outcome;
+    delete msg.cancel;
+    if (opts.reset) {
+      delete msg.failures;
+      delete msg.last_failure;
+      delete msg.interrupts;
+    }
+    msg.due = opts.due ?? Math.floor(this.d.now() / 1000);
+    await spool.writeMessage('err', name, msg);
+    if (acked) await unackErr(spool, id);
+    const moved = await spool.beginMove(id, 'err', 'que', { actor: opts.actor ?? 'requeue', details: opts.reset ? { reset: true } : undefined });
+    index.enqueue(msg);
+    if (!acked) index.addFinished('err', -1);
+    this.d.pump();
+    await moved.sync();
+  }
+
+  async history(id: string, where: Located): Promise<HistoryEntry[]> {
+    return this.d.spool.readHistory(where.state, id);
+  }
+
+  /** A coalesced message leaves its running parent's dups, so the parent's end no longer carries it. */
+  private unfoldFromParent(id: string): Message | undefined {
+    const { index } = this.d;
+    for (const run of index.allRuns()) {
+      const i = run.dups.findIndex((m) => m.msg_id === id);
+      if (i < 0) continue;
+      const [msg] = run.dups.splice(i, 1);
+      if (run.dups.length) run.msg.dups = run.dups.map((m) => m.msg_id);
+      else delete run.msg.dups;
+      index.dropFolded(id);
+      delete msg.dup;
+      return msg;
+    }
+    return undefined;
+  }
+}

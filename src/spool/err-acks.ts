@@ -1,0 +1,19 @@
+// Acknowledged errors (spec §9.7 ack_errs): err/<id> renamed to err/.<id>, hidden from counts, and back again for a requeue.
+import path from 'node:path';
+import type { QueueSpool } from './queue-spool.js';
+
+/** Acknowledges every err message; the count acknowledged. */
+export async function ackErrs(spool: QueueSpool): Promise<number> {
+  const dir = spool.paths.state.err;
+  const ids = await spool.listFlat('err');
+  for (const id of ids) await spool.fs.rename(path.join(dir, id), path.join(dir, `.${id}`));
+  if (ids.length) await spool.dirSync.sync(dir);
+  return ids.length;
+}
+
+/** err/.<id> → err/<id>, durably (a requeue of an acknowledged message, rq-beyond §B6). */
+export async function unackErr(spool: QueueSpool, id: string): Promise<void> {
+  const dir = spool.paths.state.err;
+  await spool.fs.rename(path.join(dir, `.${id}`), path.join(dir, id));
+  await spool.dirSync.sync(dir);
+}

@@ -1,0 +1,60 @@
+// Lifecycle routes (rq-beyond §B1.11): cancel and requeue a message, read its history.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { RqError } from '../../errors.js';
+import type { Answer } from '../../ipc/answer.js';
+import { type Params, textParam } from '../params.js';
+import { pathParam, readParams } from '../request-params.js';
+import { html } from '../views/html.js';
+import { type WebContext, error, notice } from '../web-context.js';
+
+/** `web:<basic-auth user>` or `web:<client ip>`: who asked, for the history and `cancel.by`. */
+export function webActor(req: FastifyRequest): string {
+  const auth = req.headers.authorization;
+  const m = typeof auth === 'string' ? /^Basic\s+(\S+)$/i.exec(auth) : null;
+  const user = m ? Buffer.from(m[1], 'base64').toString('utf8').split(':')[0] : '';
+  return `web:${(user || req.ip).slice(0, 60)}`;
+}
+
+export function lifecycleApi(ctx: WebContext) {
+  /** JSON: the queue's reply with its status code. HTML: a flash and 303 to the message page. */
+  async function act(req: FastifyRequest, reply: FastifyReply, params: Params, done: string, what: string, call: (q: string, id: string) => Promise<Answer<string>>) {
+    const url = pathParam(req, 'q');
+    const q = await ctx.requireRoutedQueue(url);
+    const id = ctx.requireMsgId(pathParam(req, 'id'));
+    const format = textParam(params, 'x_format') ?? 'html';
+    if (format === 'json') ctx.markJson(req);
+    const r = await call(q, id);
+    if (format === 'json') return ctx.answerJson(reply, r);
+    if (!r.ok) return ctx.couldNot(reply, r, what);
+    return ctx.redirectTo(req, reply, ctx.urls.msg(url, id), notice(html`${r.value === 'msg cancelling' ? 'Message is being cancelled' : done}`));
+  }
+
+  const api = {
+    /** POST /q/<q>/<id>/cancel, and POST /q/<q>/<id> with _method=cancel */
+    async cancel(req: FastifyRequest, reply: FastifyReply, params?: Params) {
+      const p = params ?? (await readParams(req));
+      return act(req, reply, p, 'Message cancelled successfully', 'cancel message', (q, id) =>
+        ctx.queue(q).cancel(id, { reason: textParam(p, 'reason'), actor: webActor(req) }),
+      );
+    },
+
+    /** POST /q/<q>/<id>/requeue */
+    async requeue(req: FastifyRequest, reply: FastifyReply) {
+      const p = await readParams(req);
+      return act(req, reply, p, 'Message requeued successfully', 'requeue message', (q, id) =>
+        ctx.queue(q).requeue(id, { reset: textParam(p, 'reset'), due: textParam(p, 'due'), delay: textParam(p, 'delay'), actor: webActor(req) }),
+      );
+    },
+
+    /** GET /q/<q>/<id>/history.json */
+    async historyJson(req: FastifyRequest, reply: FastifyReply) {
+      ctx.markJson(req);
+      const q = await ctx.requireRoutedQueue(pathParam(req, 'q'));
+      const id = ctx.requireMsgId(pathParam(req, 'id'));
+      const r = await ctx.queue(q).history(id);
+      if (!r.ok) throw RqError.of('RQ_ERR_MSG_NOT_FOUND', `${q}/${id} (${r.text})`);
+      return ctx.json(reply, r.value);
+    },
+  };
+  return api;
+}
