@@ -1,4 +1,4 @@
-// The rq tool's lifecycle commands (rq-beyond §B1.10): cancel, requeue and history of one message.
+// The rq tool's lifecycle commands (rq-beyond §B1.10): cancel, requeue, priority and history of one message.
 import { shown } from '../errors.js';
 import type { HistoryLine } from '../ipc/queue-client.js';
 import { ask, replyLine } from './queue-ask.js';
@@ -51,6 +51,17 @@ export const LIFECYCLE_COMMANDS: Record<string, RqCommand> = {
         const due = stringOpt(opts, 'due', 'epoch seconds');
         const delay = stringOpt(opts, 'delay', 'seconds');
         const a = await ask(root, target.queue, (c) => c.requeue(target.id, { reset: flagOpt(opts, 'reset'), due, delay, actor: actor(io.env) }));
+        return { ok: a.ok, lines: [replyLine(a)] };
+      }),
+  },
+  priority: {
+    summary: 'set the priority of a prep or que message; lower runs first (--msg_id FULLID --priority N)',
+    run: (ctx) =>
+      printed(ctx, async ({ opts, root, io }) => {
+        const target = msgIdOpt(opts);
+        const priority = stringOpt(opts, 'priority', 'a whole number from -1000000 to 1000000');
+        if (priority === undefined) throw usage('--priority: expected a whole number from -1000000 to 1000000, received nothing');
+        const a = await ask(root, target.queue, (c) => c.setPriority(target.id, priority, actor(io.env)));
         return { ok: a.ok, lines: [replyLine(a)] };
       }),
   },

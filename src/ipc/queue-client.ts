@@ -113,6 +113,11 @@ export class QueueClient {
     return answer(await this.send('requeue_message', { msg_id: msgId, ...opts }), isString);
   }
 
+  /** rq-beyond §B7: the new priority of a prep or que message. */
+  async setPriority(msgId: string, priority: unknown, actor?: string): Promise<Answer<number>> {
+    return answer(await this.send('set_priority', { msg_id: msgId, priority, actor }), isNumber);
+  }
+
   /** rq-beyond §B14: every history line, oldest first, the create entry implied by the id. */
   async history(msgId: string): Promise<Answer<HistoryLine[]>> {
     return answer(await this.send('get_history', { msg_id: msgId }), isHistory);

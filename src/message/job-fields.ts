@@ -1,4 +1,4 @@
-// The run-policy fields of a message (rq-beyond §B1.1: retries, timeout, heartbeat) and the checks shared with queue config defaults.
+// The run-policy fields of a message (rq-beyond §B1.1: priority, retries, timeout, heartbeat) and the checks shared with queue config defaults.
 
 /** Retry settings (§B3); each may come from the message, else the queue's `retry`, else these defaults. */
 export interface RetrySettings {
@@ -13,13 +13,16 @@ export const RETRY_DEFAULTS: RetrySettings = { max_retries: 0, backoff_base: 1, 
 
 /** The fields of this module a message or a queue's defaults may set. */
 export interface JobFields extends Partial<RetrySettings> {
+  /** rq-beyond §B7: lower runs first; 0 when absent. */
+  priority?: number;
   timeout?: number;
   heartbeat_timeout?: number;
 }
 
 export const RETRY_FIELDS = ['max_retries', 'backoff_base', 'min_retry_delay', 'max_retry_delay', 'retry_jitter'] as const;
 /** Every field here, in the order messages store them; dup, clone and relay copy them all (§B1.1). */
-export const JOB_FIELDS = [...RETRY_FIELDS, 'timeout', 'heartbeat_timeout'] as const;
+export const JOB_FIELDS = ['priority', ...RETRY_FIELDS, 'timeout', 'heartbeat_timeout'] as const;
+export const MAX_PRIORITY = 1_000_000;
 
 export const MAX_RUN_SECONDS = 2_592_000;
 export const MAX_KILL_GRACE = 300;
@@ -59,6 +62,11 @@ function present(v: unknown): boolean {
 export function readJobFields(raw: Record<string, unknown>, refuse: Refuse, prefix = ''): JobFields {
   const out: JobFields = {};
   const name = (f: string) => prefix + f;
+  if (present(raw.priority)) {
+    const n = numberOf(raw.priority);
+    if (!Number.isInteger(n) || Math.abs(n) > MAX_PRIORITY) throw refuse(name('priority'), `a whole number from -${MAX_PRIORITY} to ${MAX_PRIORITY}`, raw.priority);
+    out.priority = n;
+  }
   const maxRetries = present(raw.max_retries) ? raw.max_retries : raw.retries;
   if (present(maxRetries)) out.max_retries = wholeIn(name(present(raw.max_retries) ? 'max_retries' : 'retries'), maxRetries, 0, 1000, refuse);
   if (present(raw.backoff_base)) out.backoff_base = secondsIn(name('backoff_base'), raw.backoff_base, 0, 86_400, true, refuse);

@@ -1,5 +1,6 @@
-// The queue socket's lifecycle commands (rq-beyond §B1.8): cancel_message, requeue_message, get_history.
+// The queue socket's lifecycle commands (rq-beyond §B1.8): cancel_message, requeue_message, set_priority, get_history.
 import { RqError, invalidField } from '../errors.js';
+import { readJobFields } from '../message/job-fields.js';
 import { isMsgId } from '../message/names.js';
 import type { Queue } from './queue.js';
 
@@ -72,6 +73,13 @@ export const LIFECYCLE_COMMANDS: Record<string, (q: Queue, args: Args) => Promis
     const opts = { reset: flag(args, 'reset'), due: dueOf(args, Date.now()), actor: optionalText(args, 'actor', MAX_ACTOR) };
     await q.lifecycle.requeue(id, await q.ops.locate(id), opts);
     return ['ok', 'msg requeued'];
+  },
+
+  set_priority: async (q, args) => {
+    const id = msgId(args);
+    const { priority } = readJobFields({ priority: args.priority }, invalidField);
+    if (priority === undefined) throw RqError.of('RQ_ERR_LACKING_FIELD', 'priority');
+    return ['ok', await q.lifecycle.setPriority(id, await located(q, id), priority, optionalText(args, 'actor', MAX_ACTOR) ?? 'socket')];
   },
 
   get_history: async (q, args) => {

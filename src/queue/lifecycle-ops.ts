@@ -102,6 +102,23 @@ export class LifecycleOps {
     await moved.sync();
   }
 
+  /** prep or que: the new priority is durable in `msg` before the que is re-keyed (rq-beyond §B7). */
+  async setPriority(id: string, where: Located, priority: number, actor: string): Promise<number> {
+    const { index, spool } = this.d;
+    const state = index.liveState(id) ?? where.state;
+    if ((state !== 'prep' && state !== 'que') || index.isCoalesced(id)) throw RqError.of('RQ_ERR_NOT_QUEUED', index.isCoalesced(id) ? 'coalesced' : state);
+    const msg = (state === 'que' ? index.queued(id) : null) ?? (await spool.readMessage(state, id));
+    const updated = { ...msg, priority };
+    await spool.writeMessage(state, id, updated);
+    spool.appendHistory(spool.msgDir(state, id), { event: 'priority', actor, priority });
+    if (state === 'que' && index.isQueued(id)) {
+      msg.priority = priority;
+      index.enqueue(msg);
+      this.d.pump();
+    } else if (state === 'prep' && index.hasPrep(id)) index.addPrep(id, updated);
+    return priority;
+  }
+
   async history(id: string, where: Located): Promise<HistoryEntry[]> {
     return this.d.spool.readHistory(where.state, id);
   }

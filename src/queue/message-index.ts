@@ -1,7 +1,7 @@
 // The queue's memory of its messages: prep ids, the ordered que, the runs, coalesced messages and the finished counts.
 import type { Message } from '../message/message.js';
 import type { FinishedState, StateCounts } from '../message/states.js';
-import { QueIndex } from './que-index.js';
+import { SplitQue } from './split-que.js';
 import type { ScriptRun } from './script-run.js';
 
 /**
@@ -11,11 +11,16 @@ import type { ScriptRun } from './script-run.js';
 export class MessageIndex {
   /** The ones this process created are kept whole, so a commit needs no read. */
   private readonly prep = new Map<string, Message | null>();
-  private readonly que = new QueIndex();
+  private readonly que: SplitQue;
   private readonly runs = new Map<string, ScriptRun>();
   /** Messages folded into a running one (spec §3.5): on disk in que/, hidden from the que. */
   private readonly coalesced = new Map<string, Message>();
   private readonly finished: Record<FinishedState, number> = { done: 0, relayed: 0, err: 0 };
+
+  /** `now` (epoch ms) tells due messages from delayed ones. */
+  constructor(now: () => number = Date.now) {
+    this.que = new SplitQue(now);
+  }
 
   addPrep(id: string, msg: Message | null): void {
     this.prep.set(id, msg);
@@ -52,7 +57,7 @@ export class MessageIndex {
     return this.que.get(id);
   }
 
-  /** The next message by (due, arrival), optionally the first one `accept` takes. */
+  /** The next message in run order (ready by priority, due, arrival; else the earliest delayed), optionally the first one `accept` takes. */
   nextQueued(accept?: (m: Message) => boolean): Message | undefined {
     return accept ? this.que.find(accept) : this.que.peek();
   }
@@ -62,8 +67,9 @@ export class MessageIndex {
     return [...this.que.values()].filter(match);
   }
 
-  minDue(): number | undefined {
-    return this.que.minDue();
+  /** What puts a message first (run now): the first message's due, and its priority. */
+  front(): { due: number; priority: number } | undefined {
+    return this.que.front();
   }
 
   queuedInOrder(limit: number): Message[] {

@@ -8,6 +8,7 @@ import { ackErrs } from '../spool/err-acks.js';
 import type { QueueSpool } from '../spool/queue-spool.js';
 import type { IdempotencyKeys } from './idempotency.js';
 import type { MessageIndex } from './message-index.js';
+import { priorityOf } from './que-index.js';
 import type { QueueEvents } from './queue-events.js';
 import { JOB_FIELDS } from '../message/job-fields.js';
 
@@ -140,12 +141,16 @@ export class MessageOps {
     this.d.events.emit('removed', { id, state: where.state });
   }
 
-  /** Brings a queued message to the front: due := min(now, smallest due − 1). */
+  /**
+   * Brings a queued message to the front: due := min(now, first due − 1) (classic), and under
+   * priorities priority := the first one's when that is lower (rq-beyond §B6).
+   */
   async runNow(id: string): Promise<void> {
     const { index } = this.d;
     const msg = index.queued(id)!;
-    const min = index.minDue() ?? Infinity;
-    msg.due = Math.min(Math.floor(this.d.now() / 1000), min - 1);
+    const front = index.front();
+    msg.due = Math.min(Math.floor(this.d.now() / 1000), (front?.due ?? Infinity) - 1);
+    if (front && front.priority < priorityOf(msg)) msg.priority = front.priority;
     index.enqueue(msg);
     await this.d.spool.writeMessage('que', id, msg);
     this.d.pump();

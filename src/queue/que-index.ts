@@ -1,14 +1,25 @@
-// The in-memory que: messages ordered by (due, arrival) with O(log n) insert, pick and removal.
+// One heap of the in-memory que: messages ordered by (due, arrival), or by (priority, due, arrival), with O(log n) insert, pick and removal.
 import type { Message } from '../message/message.js';
 
 interface Entry {
   id: string;
+  pri: number;
   due: number;
   seq: number;
 }
 
-function before(a: Entry, b: Entry): boolean {
+function byDue(a: Entry, b: Entry): boolean {
   return a.due < b.due || (a.due === b.due && a.seq < b.seq);
+}
+
+/** rq-beyond §B7: lower priority runs first; then due, then arrival. */
+function byPriority(a: Entry, b: Entry): boolean {
+  return a.pri < b.pri || (a.pri === b.pri && byDue(a, b));
+}
+
+/** A message's priority as the heap orders it (0 when absent or not a number). */
+export function priorityOf(msg: Message): number {
+  return typeof msg.priority === 'number' ? msg.priority : 0;
 }
 
 /**
@@ -19,6 +30,11 @@ export class QueIndex {
   private heap: Entry[] = [];
   private readonly live = new Map<string, { msg: Message; entry: Entry }>();
   private seq = 0;
+  private readonly before: (a: Entry, b: Entry) => boolean;
+
+  constructor(order: 'due' | 'priority' = 'due') {
+    this.before = order === 'priority' ? byPriority : byDue;
+  }
 
   get size(): number {
     return this.live.size;
@@ -41,8 +57,9 @@ export class QueIndex {
     return [...this.live.values()].map((v) => v.msg)[Symbol.iterator]();
   }
 
-  insert(msg: Message): void {
-    const entry: Entry = { id: msg.msg_id, due: Number(msg.due) || 0, seq: this.seq++ };
+  /** `seq` keeps a message's arrival when it moves between heaps; a new one is taken otherwise. */
+  insert(msg: Message, seq = this.seq++): void {
+    const entry: Entry = { id: msg.msg_id, pri: priorityOf(msg), due: Number(msg.due) || 0, seq };
     this.live.set(msg.msg_id, { msg, entry });
     this.push(entry);
     // Stale entries can outnumber live ones after many re-keys; rebuild keeps memory bounded.
@@ -56,7 +73,12 @@ export class QueIndex {
     return v.msg;
   }
 
-  /** The earliest message (by due, then arrival) or undefined. */
+  /** The arrival number of a queued message. */
+  seqOf(id: string): number | undefined {
+    return this.live.get(id)?.entry.seq;
+  }
+
+  /** The first message in the heap's order, or undefined. */
   peek(): Message | undefined {
     this.dropStale();
     const top = this.heap[0];
@@ -94,7 +116,7 @@ export class QueIndex {
   /** Up to `limit` messages in run order (for listings). */
   ordered(limit: number): Message[] {
     return [...this.live.values()]
-      .sort((a, b) => (before(a.entry, b.entry) ? -1 : 1))
+      .sort((a, b) => (this.before(a.entry, b.entry) ? -1 : 1))
       .slice(0, limit)
       .map((v) => v.msg);
   }
@@ -118,7 +140,7 @@ export class QueIndex {
     let i = h.length - 1;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (!before(h[i], h[p])) break;
+      if (!this.before(h[i], h[p])) break;
       [h[i], h[p]] = [h[p], h[i]];
       i = p;
     }
@@ -141,8 +163,8 @@ export class QueIndex {
       const l = 2 * i + 1;
       const r = l + 1;
       let m = i;
-      if (l < h.length && before(h[l], h[m])) m = l;
-      if (r < h.length && before(h[r], h[m])) m = r;
+      if (l < h.length && this.before(h[l], h[m])) m = l;
+      if (r < h.length && this.before(h[r], h[m])) m = r;
       if (m === i) return;
       [h[i], h[m]] = [h[m], h[i]];
       i = m;

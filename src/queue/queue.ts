@@ -47,7 +47,7 @@ const BLANKS = 16;
 export class Queue {
   readonly events = new QueueEvents();
   readonly spool: QueueSpool;
-  readonly index = new MessageIndex();
+  readonly index: MessageIndex;
   readonly ops: MessageOps;
   readonly lifecycle: LifecycleOps;
   private readonly admin: AdminState;
@@ -68,6 +68,7 @@ export class Queue {
     this.configNow = deps.config;
     this.now = deps.now ?? Date.now;
     this.startedAt = this.now();
+    this.index = new MessageIndex(this.now);
     this.log = deps.log;
     const config = () => this.configNow;
     const index = this.index;

@@ -40,6 +40,7 @@ export function runPolicy(msg: Message, config: QueueConfig, jobDir: string, gra
   }
   const last = msg.last_failure as { text?: unknown } | undefined;
   if (typeof last?.text === 'string') env.RQ_LAST_FAILURE = lastFailureEnv(last.text);
+  if (typeof msg.priority === 'number' && msg.priority !== 0) env.RQ_PRIORITY = String(msg.priority);
   if (timeout !== undefined) {
     env.RQ_TIMEOUT = seconds(timeout);
     env.RQ_DEADLINE = String(Math.floor(startMs / 1000 + timeout));

@@ -1,4 +1,4 @@
-// Lifecycle routes (rq-beyond §B1.11): cancel and requeue a message, read its history.
+// Lifecycle routes (rq-beyond §B1.11): cancel, requeue and re-prioritise a message, read its history.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError } from '../../errors.js';
 import type { Answer } from '../../ipc/answer.js';
@@ -44,6 +44,15 @@ export function lifecycleApi(ctx: WebContext) {
       return act(req, reply, p, 'Message requeued successfully', 'requeue message', (q, id) =>
         ctx.queue(q).requeue(id, { reset: textParam(p, 'reset'), due: textParam(p, 'due'), delay: textParam(p, 'delay'), actor: webActor(req) }),
       );
+    },
+
+    /** POST /q/<q>/<id>/priority */
+    async priority(req: FastifyRequest, reply: FastifyReply) {
+      const p = await readParams(req);
+      return act(req, reply, p, 'Priority set successfully', 'set priority', async (q, id) => {
+        const r = await ctx.queue(q).setPriority(id, textParam(p, 'priority'), webActor(req));
+        return r.ok ? { ...r, value: String(r.value) } : r;
+      });
     },
 
     /** GET /q/<q>/<id>/history.json */

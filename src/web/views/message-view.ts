@@ -43,6 +43,14 @@ function attachmentsView(m: MessageView, q: string, urls: Urls, prep: boolean): 
   return html`<div class="table-wrap"><table class="grid" id="attachments"><thead><tr><th>Name</th><th>MD5</th><th>Size</th>${prep ? html`<th>Delete</th>` : ''}</tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
+/** rq-beyond §B7: lower runs first. */
+function priorityForm(m: MessageView, action: string): SafeHtml {
+  const current = typeof m.priority === 'number' ? m.priority : 0;
+  return html`<form id="priority-form" class="inline" method="post" action="${action}"><label for="priority-input">priority</label>
+  <input id="priority-input" name="priority" type="number" step="1" min="-1000000" max="1000000" value="${String(current)}">
+  <button type="submit" class="button small" id="btn-priority">Set</button></form>`;
+}
+
 export function messageView(m: MessageView, q: string, urls: Urls, history: readonly HistoryLine[] = []): SafeHtml {
   const prep = m.state === 'prep';
   const self = urls.msg(q, m.msg_id);
@@ -72,7 +80,7 @@ ${m.state === 'que' || m.state === 'err' ? postButton(self, 'Delete', { id: 'btn
   <span><a href="${urls.msg(q, m.msg_id, '/log/stdio.log')}" id="raw-log-link">Raw log</a> · <a href="${urls.msg(q, m.msg_id, '/tailviewlog/stdio.log')}" id="full-tail-link">Full tail</a></span></div>
   <iframe id="tail-frame" class="tail-frame" title="stdio.log" src="${urls.msg(q, m.msg_id, '/tailviewlog/stdio.log')}?embed=1"></iframe></section>`;
   return html`<div class="page-head"><h1 id="message-title">RQ : <a href="${urls.queue(q)}">${q}</a> : <span id="message-id">${m.msg_id}</span></h1></div>
-<div class="actions" id="message-actions">${actions}</div>
+<div class="actions" id="message-actions">${actions}${m.state === 'que' || prep ? priorityForm(m, urls.msg(q, m.msg_id, '/priority')) : ''}</div>
 <section class="card">
   <div class="card-head"><h3>${prep ? 'Prep Message' : 'Message'}</h3><a href="${urls.msg(q, m.msg_id, '.json')}" id="raw-json-link">raw</a></div>
   <table class="fields" id="message-summary"><tbody>
