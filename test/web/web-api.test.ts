@@ -269,3 +269,152 @@ describe('message actions (spec §9.3)', () => {
     }
   });
 });
+
+describe('cancel, requeue and history over HTTP (rq-beyond §B1.11, §B5, §B6, §B14)', () => {
+  const later = () => Math.floor(Date.now() / 1000) + 3600;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const message = async (q: string, id: string): Promise<any> => (await fetch(`${B}/q/${q}/${id}.json`)).json();
+  const json = async (res: Response) => {
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    return res.json();
+  };
+
+  it('x_format json: the queue reply with 200, 409 for a wrong state, 404 for no message, 400 for a bad field', async () => {
+    const a = await send(B, 'test', { param1: 'done', due: later() });
+    const cancel = await postForm(`${B}/q/test/${a}/cancel`, { x_format: 'json', reason: 'web reason' });
+    expect(cancel.status).toBe(200);
+    expect(await json(cancel)).toEqual(['ok', 'msg cancelled']);
+    expect(await message('test', a)).toMatchObject({ state: 'err', outcome: 'cancelled', status: 'err - CANCELLED - web reason', cancel: { by: 'web:127.0.0.1', reason: 'web reason' } });
+    const twice = await postForm(`${B}/q/test/${a}/cancel`, { x_format: 'json' });
+    expect(twice.status).toBe(409);
+    expect(await json(twice)).toEqual(['fail', 'msg already finished (err)']);
+
+    // _method=cancel on the message URL is the same action; the default reason names the web actor.
+    const b = await send(B, 'test', { param1: 'done', due: later() });
+    const viaMethod = await postForm(`${B}/q/test/${b}`, { _method: 'cancel', x_format: 'json' });
+    expect(viaMethod.status).toBe(200);
+    expect(await json(viaMethod)).toEqual(['ok', 'msg cancelled']);
+    expect(await message('test', b)).toMatchObject({ state: 'err', status: 'err - CANCELLED - by web:127.0.0.1', cancel: { by: 'web:127.0.0.1' } });
+
+    const done = await send(B, 'test', { param1: 'done' });
+    await waitState(B, 'test', done, ['done']);
+    const late = await postForm(`${B}/q/test/${done}/cancel`, { x_format: 'json' });
+    expect(late.status).toBe(409);
+    expect(await json(late)).toEqual(['fail', 'msg already finished (done)']);
+    const none = await postForm(`${B}/q/test/20200101.0000.00.000.1/cancel`, { x_format: 'json' });
+    expect(none.status).toBe(404);
+    expect(await json(none)).toEqual(['fail', 'msg not found']);
+    const long = await postForm(`${B}/q/test/${b}/cancel`, { x_format: 'json', reason: 'x'.repeat(1001) });
+    expect(long.status).toBe(400);
+    expect(await json(long)).toEqual(['fail', 'reason: expected text of at most 1000 characters without NUL, received "1001 characters"']);
+
+    // requeue: err → que under the same id, outcome and cancel cleared, due as asked.
+    const before = Date.now() / 1000;
+    const requeue = await postForm(`${B}/q/test/${a}/requeue`, { x_format: 'json', delay: '3600' });
+    expect(requeue.status).toBe(200);
+    expect(await json(requeue)).toEqual(['ok', 'msg requeued']);
+    const back = await message('test', a);
+    expect(back.state).toBe('que');
+    expect(back.outcome).toBeUndefined();
+    expect(back.cancel).toBeUndefined();
+    expect(back.due).toBeGreaterThanOrEqual(before + 3599);
+    const notErr = await postForm(`${B}/q/test/${a}/requeue`, { x_format: 'json' });
+    expect(notErr.status).toBe(409);
+    expect(await json(notErr)).toEqual(['fail', 'msg not in err (que)']);
+    const badDelay = await postForm(`${B}/q/test/${b}/requeue`, { x_format: 'json', delay: '-5' });
+    expect(badDelay.status).toBe(400);
+    expect(await json(badDelay)).toEqual(['fail', 'delay: expected seconds >= 0, received "-5"']);
+    const both = await postForm(`${B}/q/test/${b}/requeue`, { x_format: 'json', due: '1', delay: '1' });
+    expect(both.status).toBe(400);
+    expect(await json(both)).toEqual(['fail', 'give due or delay, not both']);
+    const noMsg = await postForm(`${B}/q/test/20200101.0000.00.000.1/requeue`, { x_format: 'json' });
+    expect(noMsg.status).toBe(404);
+    expect(await json(noMsg)).toEqual(['fail', 'msg not found']);
+    // The refused requests changed nothing.
+    expect(await stateOf(B, 'test', b)).toBe('err');
+    expect(await stateOf(B, 'test', a)).toBe('que');
+    await postForm(`${B}/q/test/${a}/cancel`, { x_format: 'json' });
+  });
+
+  it('html (the default): flash + 303 to the message page; a refusal is the classic "Couldn\'t" text with its status', async () => {
+    const flashOf = async (res: Response, id: string) => {
+      expect(res.status).toBe(303);
+      expect(res.headers.get('location')).toBe(`${w.origin}/q/test/${id}`);
+      return (await fetch(`${B}/q/test/${id}`, { headers: { cookie: cookiesOf(res) } })).text();
+    };
+    const a = await send(B, 'test', { param1: 'done', due: later() });
+    expect(await flashOf(await postForm(`${B}/q/test/${a}/cancel`, {}), a)).toMatch(/<div id="flash-notice"[^>]*>Message cancelled successfully</);
+    expect(await stateOf(B, 'test', a)).toBe('err');
+    const b = await send(B, 'test', { param1: 'done', due: later() });
+    expect(await flashOf(await postForm(`${B}/q/test/${b}`, { _method: 'cancel' }), b)).toMatch(/<div id="flash-notice"[^>]*>Message cancelled successfully</);
+    expect(await stateOf(B, 'test', b)).toBe('err');
+
+    // Requeued with the default due (now): it runs and ends done.
+    expect(await flashOf(await postForm(`${B}/q/test/${a}/requeue`, {}), a)).toMatch(/<div id="flash-notice"[^>]*>Message requeued successfully</);
+    await waitState(B, 'test', a, ['done']);
+
+    // A running message: TERM, and the flash says it is on its way out.
+    const run = await send(B, 'test', { param1: 'forever' });
+    await waitState(B, 'test', run, ['run']);
+    expect(await flashOf(await postForm(`${B}/q/test/${run}/cancel`, { reason: 'too slow' }), run)).toMatch(/<div id="flash-notice"[^>]*>Message is being cancelled</);
+    await waitState(B, 'test', run, ['err', 'que', 'done']);
+    expect(await message('test', run)).toMatchObject({ state: 'err', outcome: 'cancelled', status: 'err - CANCELLED - too slow' });
+
+    const finished = await postForm(`${B}/q/test/${a}/cancel`, {});
+    expect(finished.status).toBe(409);
+    expect(await finished.text()).toBe('409 - Couldn\'t cancel message. ["fail", "msg already finished (done)"].');
+    const notErr = await postForm(`${B}/q/test/${a}/requeue`, {});
+    expect(notErr.status).toBe(409);
+    expect(await notErr.text()).toBe('409 - Couldn\'t requeue message. ["fail", "msg not in err (done)"].');
+    const none = await postForm(`${B}/q/test/20200101.0000.00.000.1/cancel`, {});
+    expect(none.status).toBe(404);
+    expect(await none.text()).toBe('404 - Couldn\'t cancel message. ["fail", "msg not found"].');
+  });
+
+  it('history.json and the message page: the buttons follow the state, the Timeline lists the moves', async () => {
+    const id = await send(B, 'test', { param1: 'done', due: later() });
+    const quePage = await (await fetch(`${B}/q/test/${id}`)).text();
+    expect(quePage).toContain('id="btn-cancel"');
+    expect(quePage).not.toContain('id="btn-requeue"');
+    expect(quePage).toContain('id="timeline"');
+    await postForm(`${B}/q/test/${id}/cancel`, { x_format: 'json', reason: 'timeline test' });
+
+    const res = await fetch(`${B}/q/test/${id}/history.json`);
+    expect(res.status).toBe(200);
+    const lines = (await json(res)) as Record<string, unknown>[];
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatchObject({ from: null, to: 'que', actor: 'create' });
+    expect(lines[1]).toMatchObject({ from: 'que', to: 'err', actor: 'web:127.0.0.1', outcome: 'cancelled', reason: 'CANCELLED - timeline test' });
+    for (const l of lines) expect(l.at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+
+    const errPage = await (await fetch(`${B}/q/test/${id}`)).text();
+    expect(errPage).toContain('id="btn-requeue"');
+    expect(errPage).not.toContain('id="btn-cancel"');
+    const timeline = errPage.slice(errPage.indexOf('<section class="card" id="timeline">'));
+    // Time, step, actor, reason (with the line's other keys in small print).
+    const rows = [...timeline.matchAll(/<tr><td>([^<]+)<\/td><td>([^<]+)<\/td><td>([^<]*)<\/td><td>(.*?)<\/td>/g)].map((r) => [r[1], r[2], r[3], r[4].replace(/<[^>]+>/g, '')]);
+    expect(rows).toEqual([
+      [lines[0].at, '· → que', 'create', ''],
+      [lines[1].at, 'que → err', 'web:127.0.0.1', 'CANCELLED - timeline test outcome cancelled'],
+    ]);
+
+    expect((await fetch(`${B}/q/test/20200101.0000.00.000.1/history.json`)).status).toBe(404);
+
+    // get_history is answered while the queue is DOWN; cancel is refused.
+    const other = await send(B, 'other', { param1: 'done', due: later() });
+    await w.mgr.cmd('down_queue', 'other');
+    try {
+      await waitFor(async () => (await (await fetch(`${B}/q/other.txt`)).text()) === '\nstatus: DOWN\n\n', 'DOWN status text');
+      const down = await fetch(`${B}/q/other/${other}/history.json`);
+      expect(down.status).toBe(200);
+      expect(((await down.json()) as { to: string }[]).map((l) => l.to)).toEqual(['que']);
+      const refused = await postForm(`${B}/q/other/${other}/cancel`, { x_format: 'json' });
+      expect(refused.status).toBe(503);
+      expect(await refused.json()).toEqual(['fail', 'status: DOWN']);
+    } finally {
+      await w.mgr.cmd('up_queue', 'other');
+    }
+    expect(await stateOf(B, 'other', other)).toBe('que');
+    await postForm(`${B}/q/other/${other}/cancel`, { x_format: 'json' });
+  });
+});
