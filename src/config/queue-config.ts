@@ -35,6 +35,7 @@ export interface QueueConfig {
   schedule?: ScheduleEntry[];
   /** Run-policy defaults (rq-beyond §B1.4), written after the classic keys and only when set. */
   retry?: Partial<RetrySettings>;
+  max_age?: number;
   timeout?: number;
   kill_grace?: number;
   heartbeat_timeout?: number;
@@ -165,8 +166,9 @@ function runPolicy(raw: Obj, fileLabel: string): Partial<QueueConfig> {
     if (stray !== undefined) throw refuse(`retry.${stray}`, `one of ${RETRY_FIELDS.join(', ')}`, stray);
     out.retry = readJobFields(raw.retry, refuse, 'retry.') as Partial<RetrySettings>;
   }
-  const limits: JobFields = readJobFields({ timeout: raw.timeout, heartbeat_timeout: raw.heartbeat_timeout }, refuse);
+  const limits: JobFields = readJobFields({ max_age: raw.max_age, timeout: raw.timeout, heartbeat_timeout: raw.heartbeat_timeout }, refuse);
   // In the order of rq-beyond §B1.4's example, which is how the file is written back.
+  if (limits.max_age !== undefined) out.max_age = limits.max_age;
   if (limits.timeout !== undefined) out.timeout = limits.timeout;
   if (raw.kill_grace !== undefined && raw.kill_grace !== null) out.kill_grace = readKillGrace(raw.kill_grace, refuse);
   if (limits.heartbeat_timeout !== undefined) out.heartbeat_timeout = limits.heartbeat_timeout;

@@ -17,11 +17,15 @@ export interface JobFields extends Partial<RetrySettings> {
   priority?: number;
   timeout?: number;
   heartbeat_timeout?: number;
+  /** rq-beyond §B4: seconds after `due` by which the message must have started. */
+  max_age?: number;
+  /** rq-beyond §B4: epoch seconds by which the message must have started. */
+  expire_at?: number;
 }
 
 export const RETRY_FIELDS = ['max_retries', 'backoff_base', 'min_retry_delay', 'max_retry_delay', 'retry_jitter'] as const;
 /** Every field here, in the order messages store them; dup, clone and relay copy them all (§B1.1). */
-export const JOB_FIELDS = ['priority', ...RETRY_FIELDS, 'timeout', 'heartbeat_timeout'] as const;
+export const JOB_FIELDS = ['priority', ...RETRY_FIELDS, 'max_age', 'expire_at', 'timeout', 'heartbeat_timeout'] as const;
 export const MAX_PRIORITY = 1_000_000;
 
 export const MAX_RUN_SECONDS = 2_592_000;
@@ -59,7 +63,7 @@ function present(v: unknown): boolean {
  * object plus its top-level keys). `retries` is accepted for `max_retries`. Nothing is copied when
  * one field is wrong: the first problem is thrown.
  */
-export function readJobFields(raw: Record<string, unknown>, refuse: Refuse, prefix = ''): JobFields {
+export function readJobFields(raw: Record<string, unknown>, refuse: Refuse, prefix = '', nowMs?: number): JobFields {
   const out: JobFields = {};
   const name = (f: string) => prefix + f;
   if (present(raw.priority)) {
@@ -81,9 +85,19 @@ export function readJobFields(raw: Record<string, unknown>, refuse: Refuse, pref
     if (!(n >= 0 && n <= 1)) throw refuse(name('retry_jitter'), 'a number from 0 to 1', raw.retry_jitter);
     out.retry_jitter = n;
   }
+  if (present(raw.max_age)) out.max_age = secondsIn(name('max_age'), raw.max_age, 0, 100 * 365 * 86_400, true, refuse);
+  if (present(raw.expire_at)) out.expire_at = expireAt(name('expire_at'), raw.expire_at, refuse, nowMs);
   if (present(raw.timeout)) out.timeout = secondsIn(name('timeout'), raw.timeout, 0, MAX_RUN_SECONDS, true, refuse);
   if (present(raw.heartbeat_timeout)) out.heartbeat_timeout = secondsIn(name('heartbeat_timeout'), raw.heartbeat_timeout, 1, MAX_RUN_SECONDS, false, refuse);
   return out;
+}
+
+/** Epoch seconds; with `nowMs` (a create) it must be in the future. */
+function expireAt(field: string, v: unknown, refuse: Refuse, nowMs: number | undefined): number {
+  const n = numberOf(v);
+  if (!Number.isFinite(n) || n < 0) throw refuse(field, 'epoch seconds (a number)', v);
+  if (nowMs !== undefined && n * 1000 <= nowMs) throw refuse(field, 'a time in the future', `${n} (${Math.round(nowMs / 1000 - n)} s ago)`);
+  return Math.round(n * 1000) / 1000;
 }
 
 /** `kill_grace` of a queue config: seconds 0-300 between TERM and KILL. */

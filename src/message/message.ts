@@ -106,7 +106,7 @@ export function normaliseCreate(input: unknown): CreateFields {
   }
   if (req.force_remote !== undefined) out.force_remote = req.force_remote;
   if (req.idempotency_key !== undefined && req.idempotency_key !== null && req.idempotency_key !== '') out.idempotency_key = idempotencyKey(req.idempotency_key);
-  return Object.assign(out, readJobFields(req, invalidField));
+  return Object.assign(out, readJobFields(req, invalidField, '', Date.now()));
 }
 
 export const MAX_IDEMPOTENCY_KEY = 255;

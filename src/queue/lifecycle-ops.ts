@@ -1,15 +1,21 @@
 // Cancel from any live state, requeue from err, and a message's history (rq-beyond §B5, §B6, §B14).
+import type { Logger } from 'pino';
 import { RqError } from '../errors.js';
 import type { Message } from '../message/message.js';
 import { unackErr } from '../spool/err-acks.js';
 import { writeCancelMarker } from '../spool/message-files.js';
 import type { HistoryEntry } from '../spool/queue-spool.js';
+import { type Deadline, expiredStatus } from './expiry.js';
 import { type FailureMoveDeps, finishToErr } from './failure-moves.js';
 import type { Located } from './message-ops.js';
+import type { QueueEvents } from './queue-events.js';
 
 export interface LifecycleDeps extends FailureMoveDeps {
   /** Something became runnable. */
   pump: () => void;
+  log: Logger;
+  /** Observers (webhooks) hear of every message finished here, as of a run's end. */
+  events: QueueEvents;
 }
 
 export interface CancelRequest {
@@ -40,7 +46,9 @@ export class LifecycleOps {
       case 'prep': {
         const known = index.takePrep(id);
         try {
-          await finishToErr(this.d, id, 'prep', known ?? (await spool.readMessage('prep', id)), finish);
+          const msg = known ?? (await spool.readMessage('prep', id));
+          await finishToErr(this.d, id, 'prep', msg, finish);
+          this.finished(msg, finish.status);
         } catch (err) {
           if (await spool.exists('prep', id)) index.addPrep(id, known ?? null);
           throw err;
@@ -52,6 +60,7 @@ export class LifecycleOps {
         if (!msg) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
         try {
           await finishToErr(this.d, id, 'que', msg, finish);
+          this.finished(msg, finish.status);
         } catch (err) {
           if (await spool.exists('que', id)) index.enqueue(msg);
           throw err;
@@ -119,8 +128,24 @@ export class LifecycleOps {
     return priority;
   }
 
+  /** A queued message past its deadline (taken out of the que by the dispatcher) ends in err `expired`. */
+  async expire(msg: Message, deadline: Deadline | null): Promise<void> {
+    const status = deadline ? expiredStatus(deadline) : 'EXPIRED';
+    try {
+      await finishToErr(this.d, msg.msg_id, 'que', msg, { status, outcome: 'expired', actor: 'expiry' });
+      this.finished(msg, status);
+    } catch (err) {
+      this.d.log.error({ err, msg_id: msg.msg_id }, 'could not expire message; it stays in que');
+      if (await this.d.spool.exists('que', msg.msg_id)) this.d.index.enqueue(msg);
+    }
+  }
+
   async history(id: string, where: Located): Promise<HistoryEntry[]> {
     return this.d.spool.readHistory(where.state, id);
+  }
+
+  private finished(msg: Message, status: string): void {
+    this.d.events.emit('finished', { msg, outcome: { state: 'err', statusText: status }, code: null, signal: null, ms: 0 });
   }
 
   /** A coalesced message leaves its running parent's dups, so the parent's end no longer carries it. */

@@ -1,7 +1,7 @@
 // The queue's memory of its messages: prep ids, the ordered que, the runs, coalesced messages and the finished counts.
 import type { Message } from '../message/message.js';
 import type { FinishedState, StateCounts } from '../message/states.js';
-import { SplitQue } from './split-que.js';
+import { type DeadlineOf, SplitQue } from './split-que.js';
 import type { ScriptRun } from './script-run.js';
 
 /**
@@ -17,9 +17,22 @@ export class MessageIndex {
   private readonly coalesced = new Map<string, Message>();
   private readonly finished: Record<FinishedState, number> = { done: 0, relayed: 0, err: 0 };
 
-  /** `now` (epoch ms) tells due messages from delayed ones. */
-  constructor(now: () => number = Date.now) {
-    this.que = new SplitQue(now);
+  /** `now` (epoch ms) tells due messages from delayed ones; `deadlineOf` gives a queued message's expiry. */
+  constructor(now: () => number = Date.now, deadlineOf?: DeadlineOf) {
+    this.que = new SplitQue(now, deadlineOf);
+  }
+
+  /** Queued messages whose expiry deadline has passed, taken out of the que (rq-beyond §B4). */
+  takeExpired(): Message[] {
+    return this.que.takeExpired();
+  }
+
+  nextDeadline(): number | undefined {
+    return this.que.nextDeadline();
+  }
+
+  rekeyDeadlines(): void {
+    this.que.rekeyDeadlines();
   }
 
   addPrep(id: string, msg: Message | null): void {

@@ -14,7 +14,8 @@ import { JOB_FIELDS } from '../message/job-fields.js';
 
 export type Located = { state: State; dir: string };
 
-const CLONE_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote', ...JOB_FIELDS] as const;
+// A clone is meant to run: it never copies expire_at (rq-beyond §B1.13).
+const CLONE_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote', ...JOB_FIELDS.filter((f) => f !== 'expire_at')] as const;
 
 export interface MessageOpsDeps {
   spool: QueueSpool;

@@ -7,6 +7,7 @@ import { QueueSpool } from '../spool/queue-spool.js';
 import { AdminState, type QueueStatus } from './admin-state.js';
 import { Coalescer } from './coalescing.js';
 import { Dispatcher } from './dispatcher.js';
+import { deadlineOf } from './expiry.js';
 import type { Peer } from './dup.js';
 import type { StateCounts } from '../message/states.js';
 import { IdempotencyKeys } from './idempotency.js';
@@ -68,7 +69,7 @@ export class Queue {
     this.configNow = deps.config;
     this.now = deps.now ?? Date.now;
     this.startedAt = this.now();
-    this.index = new MessageIndex(this.now);
+    this.index = new MessageIndex(this.now, (m) => deadlineOf(m, this.configNow)?.at ?? null);
     this.log = deps.log;
     const config = () => this.configNow;
     const index = this.index;
@@ -99,7 +100,14 @@ export class Queue {
       stopping: () => this.stopping,
       killGraceMs: deps.killGraceMs,
     });
-    this.dispatcher = new Dispatcher({ index, config, canStart: () => this.admin.status === 'UP', now: this.now, start: (msg) => this.runs.run(msg) });
+    this.dispatcher = new Dispatcher({
+      index,
+      config,
+      canStart: () => this.admin.status === 'UP',
+      now: this.now,
+      start: (msg) => this.runs.run(msg),
+      expire: (msg) => void this.lifecycle.expire(msg, deadlineOf(msg, this.configNow)),
+    });
     this.keys = new IdempotencyKeys({
       file: spool.paths.keysFile,
       windowMs: () => deps.idempotencyWindowMs ?? DEFAULT_IDEMPOTENCY_WINDOW_MS,
@@ -110,7 +118,7 @@ export class Queue {
       log: this.log,
     });
     this.ops = new MessageOps({ spool, index, events, now: this.now, pump: () => this.pump(), keys: this.keys });
-    this.lifecycle = new LifecycleOps({ spool, index, coalescer, now: this.now, pump: () => this.pump() });
+    this.lifecycle = new LifecycleOps({ spool, index, coalescer, now: this.now, pump: () => this.pump(), log: this.log, events });
     this.webhooksSent = observeWebhooks(events, { peer: deps.peer, fullId: (id) => spool.fullId(id), log: this.log });
   }
 
@@ -165,6 +173,7 @@ export class Queue {
 
   reconfigure(config: QueueConfig): void {
     this.configNow = config;
+    this.index.rekeyDeadlines();
     this.log.info({ config }, 'config reloaded');
     this.pump();
   }

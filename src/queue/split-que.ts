@@ -2,13 +2,21 @@
 import type { Message } from '../message/message.js';
 import { QueIndex, priorityOf } from './que-index.js';
 
+/** Epoch ms by which a queued message must start, or null (rq-beyond §B4). */
+export type DeadlineOf = (msg: Message) => number | null;
+
 export class SplitQue {
   private readonly ready = new QueIndex('priority');
   private readonly delayed = new QueIndex('due');
+  /** Messages with an expiry deadline, ordered by it (their `due` here is the deadline in seconds). */
+  private readonly deadlines = new QueIndex('due');
   /** One arrival counter for both heaps: a message keeps its place among equals when it becomes due. */
   private arrival = 0;
 
-  constructor(private readonly now: () => number) {}
+  constructor(
+    private readonly now: () => number,
+    private readonly deadlineOf: DeadlineOf = () => null,
+  ) {}
 
   get size(): number {
     return this.ready.size + this.delayed.size;
@@ -27,10 +35,39 @@ export class SplitQue {
     this.ready.remove(msg.msg_id);
     this.delayed.remove(msg.msg_id);
     (this.isDue(msg) ? this.ready : this.delayed).insert(msg, this.arrival++);
+    this.keyDeadline(msg);
   }
 
   remove(id: string): Message | undefined {
+    this.deadlines.remove(id);
     return this.ready.remove(id) ?? this.delayed.remove(id);
+  }
+
+  /** Takes out every message whose deadline has passed, earliest first. */
+  takeExpired(): Message[] {
+    const out: Message[] = [];
+    for (let d = this.deadlines.peek(); d !== undefined && d.due * 1000 <= this.now(); d = this.deadlines.peek()) {
+      const msg = this.remove(d.msg_id);
+      if (msg) out.push(msg);
+    }
+    return out;
+  }
+
+  /** The earliest deadline (epoch ms), for the dispatcher's one timer. */
+  nextDeadline(): number | undefined {
+    const d = this.deadlines.peek();
+    return d === undefined ? undefined : d.due * 1000;
+  }
+
+  /** Deadlines again for every queued message (the queue's default max_age changed). */
+  rekeyDeadlines(): void {
+    for (const m of [...this.values()]) this.keyDeadline(m);
+  }
+
+  private keyDeadline(msg: Message): void {
+    const at = this.deadlineOf(msg);
+    if (at === null) this.deadlines.remove(msg.msg_id);
+    else this.deadlines.insert({ msg_id: msg.msg_id, due: at / 1000 } as Message);
   }
 
   /** The next message to run: the first ready one, else the earliest delayed one (for its due). */
