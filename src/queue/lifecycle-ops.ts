@@ -71,8 +71,19 @@ export class LifecycleOps {
         const run = index.run(id);
         if (!run?.script || !run.dir) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
         if (run.cancel) return 'cancelling';
-        await writeCancelMarker(run.dir, record, spool.dirSync);
+        if (run.released) {
+          // The script has exited and its end is being decided (a retry, a resend, done): cancel
+          // wherever that leaves the message, rather than answer for a run that is over.
+          await run.ended;
+          const now = await spool.locate(id);
+          if (now === null) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
+          return this.cancel(id, { state: now, dir: spool.msgDir(now, id) }, req);
+        }
+        // In memory first, synchronously: the run's end reads it after waiting for the marker's write.
         run.cancel = record;
+        const marker = writeCancelMarker(run.dir, record, spool.dirSync);
+        run.track(marker);
+        await marker;
         spool.appendHistory(run.dir, { event: 'cancel_requested', actor: record.by, reason: record.reason });
         run.stop();
         return 'cancelling';

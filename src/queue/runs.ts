@@ -110,6 +110,7 @@ export class Runs {
     } finally {
       this.release(run);
       index.removeRun(run.id);
+      run.markEnded();
       this.d.pump();
     }
   }

@@ -26,6 +26,10 @@ export class ScriptRun {
   /** Its timeout and heartbeat clocks, when it has any. */
   deadlines: RunDeadlines | null = null;
   readonly startedAt: number;
+  /** Resolves when the run is over and its message has left run/ (or stayed, at a shutdown). */
+  readonly ended: Promise<void>;
+  /** Called once by Runs when the run is over. */
+  markEnded!: () => void;
   private status: LatestWriter | null = null;
   /** Writes that must land before the message leaves run/ (resend msg, dup copies). */
   private readonly pending = new Set<Promise<unknown>>();
@@ -37,6 +41,7 @@ export class ScriptRun {
     readonly killGraceMs = KILL_GRACE_MS,
   ) {
     this.startedAt = now;
+    this.ended = new Promise((resolve) => (this.markEnded = resolve));
   }
 
   get id(): string {

@@ -103,6 +103,25 @@ describe('cancel', () => {
   });
 });
 
+describe('cancel racing the end of a run', () => {
+  // A cancel that lands while a run's end is being decided (retry, resend) must still stop the
+  // message for good: an acknowledged cancel is never followed by another run (rq-beyond §B17).
+  it('every acknowledged cancel ends in err cancelled, whenever it lands', async () => {
+    const outcomes = new Map<string, number>();
+    for (let n = 0; n < 60; n++) {
+      const id = await q.send({ param1: 'flaky', param2: '99', max_retries: 1, backoff_base: 0.2, min_retry_delay: 0.2, retry_jitter: 0 });
+      let reply: unknown[] = [];
+      for (let i = 0; i < 2000 && reply[0] !== 'ok'; i++) reply = await q.cmd('cancel_message', { msg_id: id });
+      expect(reply[0]).toBe('ok');
+      const m = await q.waitState(id, ['err', 'done']);
+      outcomes.set(String(m.outcome), (outcomes.get(String(m.outcome)) ?? 0) + 1);
+      const starts = ((await fs.readFile(path.join(t.root, m.path, 'job', 'stdio.log'), 'utf8')).match(/RQ START/g) ?? []).length;
+      expect({ outcome: m.outcome, starts: starts <= 1 }).toEqual({ outcome: 'cancelled', starts: true });
+    }
+    expect([...outcomes.keys()]).toEqual(['cancelled']);
+  }, 60_000);
+});
+
 describe('requeue', () => {
   it('an exhausted message goes back to que under its own id, outcome cleared, failures kept; reset zeroes them', async () => {
     const id = await q.send({ param1: 'flaky', param2: '3', max_retries: 1, backoff_base: 0.05, min_retry_delay: 0, retry_jitter: 0 });

@@ -16,7 +16,7 @@ export function webActor(req: FastifyRequest): string {
 }
 
 export function lifecycleApi(ctx: WebContext) {
-  /** JSON: the queue's reply with its status code. HTML: a flash and 303 to the message page. */
+  /** JSON: the queue's reply with its status code. HTML: a flash and 303 to `back` or the message page. */
   async function act(req: FastifyRequest, reply: FastifyReply, params: Params, done: string, what: string, call: (q: string, id: string) => Promise<Answer<string>>) {
     const url = pathParam(req, 'q');
     const q = await ctx.requireRoutedQueue(url);
@@ -26,7 +26,10 @@ export function lifecycleApi(ctx: WebContext) {
     const r = await call(q, id);
     if (format === 'json') return ctx.answerJson(reply, r);
     if (!r.ok) return ctx.couldNot(reply, r, what);
-    return ctx.redirectTo(req, reply, ctx.urls.msg(url, id), notice(html`${r.value === 'msg cancelling' ? 'Message is being cancelled' : done}`));
+    const flash = notice(html`${r.value === 'msg cancelling' ? 'Message is being cancelled' : done}`);
+    const back = textParam(params, 'back');
+    if (back) return ctx.redirect(reply, ctx.urls.back(req, back, ctx.urls.msg(url, id)), flash);
+    return ctx.redirectTo(req, reply, ctx.urls.msg(url, id), flash);
   }
 
   const api = {
