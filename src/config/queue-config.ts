@@ -40,6 +40,7 @@ export interface QueueConfig {
   kill_grace?: number;
   heartbeat_timeout?: number;
   heartbeat_output?: boolean;
+  max_interrupts?: number;
 }
 
 type Obj = Record<string, unknown>;
@@ -175,6 +176,11 @@ function runPolicy(raw: Obj, fileLabel: string): Partial<QueueConfig> {
   if (raw.heartbeat_output !== undefined && raw.heartbeat_output !== null) {
     if (typeof raw.heartbeat_output !== 'boolean') throw refuse('heartbeat_output', 'true or false', raw.heartbeat_output);
     out.heartbeat_output = raw.heartbeat_output;
+  }
+  if (raw.max_interrupts !== undefined && raw.max_interrupts !== null) {
+    const n = toInteger(raw.max_interrupts);
+    if (!(n >= 1 && n <= 1000)) throw refuse('max_interrupts', 'a whole number 1-1000', raw.max_interrupts);
+    out.max_interrupts = n;
   }
   return out;
 }

@@ -158,7 +158,7 @@ export class Queue {
     const rec = await this.spool.recover(async (id, dir) => {
       const killed = await killStaleScript(dir, id);
       if (killed.length) this.log.warn({ msg_id: id, pids: killed }, 'killed script left by a previous queue process');
-    });
+    }, { maxInterrupts: this.configNow.max_interrupts });
     for (const id of rec.prep) this.index.addPrep(id, null);
     for (const m of rec.que) this.index.enqueue(m);
     for (const s of ['done', 'relayed', 'err'] as const) this.index.setFinished(s, await this.spool.count(s));

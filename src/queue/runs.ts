@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { QueueConfig } from '../config/queue-config.js';
 import { type HostInfo, hostUrl } from '../message/message-id.js';
 import type { Message } from '../message/message.js';
+import { markShutdown } from '../spool/message-files.js';
 import type { QueueSpool } from '../spool/queue-spool.js';
 import type { AdminState } from './admin-state.js';
 import type { Coalescer } from './coalescing.js';
@@ -162,6 +163,7 @@ export class Runs {
     const { spool, index } = this.d;
     const dir = run.dir!;
     if (this.d.stopping()) {
+      await markShutdown(dir, spool.fs);
       spool.appendHistory(dir, { from: 'run', to: 'run', actor: 'shutdown', reason: 'interrupted' });
       run.log.info('script stopped by shutdown; message stays in run/ until the queue restarts');
       this.d.events.emit('interrupted', { id: run.id });

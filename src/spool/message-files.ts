@@ -1,4 +1,4 @@
-// The files inside one message directory besides attachments: msg, status, pid, the resend and cancel marks, job/ and rq's temp files.
+// The files inside one message directory besides attachments: msg, status, pid, the resend, cancel and shutdown marks, job/ and rq's temp files.
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { isErrno } from '../errors.js';
@@ -75,6 +75,11 @@ export async function readCancelMarker(dir: string): Promise<Record<string, unkn
     // A marker torn by a crash still says "cancel": only a missing file means no cancel.
     return isErrno(err, 'ENOENT') ? null : {};
   }
+}
+
+/** An empty `shutdown` file: a graceful stop interrupted this run, so recovery does not count it as a crash (rq-beyond §B13). */
+export async function markShutdown(dir: string, sfs: SpoolFs): Promise<void> {
+  await (await sfs.open(path.join(dir, 'shutdown'), 'w')).close();
 }
 
 /** An empty `resend` file: the script asked for a resend (spec §3.4). */

@@ -14,7 +14,7 @@ import { DirSync, mkdirDurable, renameDurable } from './durable.js';
 import { HashDirMaker, hashCount, hashList, hashPath } from './hash-dir.js';
 import { type HistoryEntry, type MoveNote, appendHistory, readHistory } from './history.js';
 import * as files from './message-files.js';
-import { type Recovered, recoverSpool } from './recovery.js';
+import { type RecoverOptions, type Recovered, recoverSpool } from './recovery.js';
 import { type SpoolFs, nodeSpoolFs } from './spool-fs.js';
 
 export type { Created } from './create.js';
@@ -285,7 +285,7 @@ export class QueueSpool {
   }
 
   /** The scan at queue start (see recoverSpool). */
-  recover(beforeRequeue?: (id: string, dir: string) => Promise<void>): Promise<Recovered> {
-    return recoverSpool(this, beforeRequeue);
+  recover(beforeRequeue?: (id: string, dir: string) => Promise<void>, opts?: RecoverOptions): Promise<Recovered> {
+    return recoverSpool(this, beforeRequeue, opts);
   }
 }

@@ -20,11 +20,16 @@ export interface Recovered {
 
 const RECOVERY_LANES = 32;
 
+export interface RecoverOptions {
+  /** rq-beyond §B13: a message interrupted by crashes more often than this ends in err `interrupted`. */
+  maxInterrupts?: number;
+}
+
 /**
  * `beforeRequeue` runs for each message found in run/ (the queue kills a script left by its
  * previous incarnation there). Derived fields on disk are never trusted.
  */
-export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: string, dir: string) => Promise<void>): Promise<Recovered> {
+export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: string, dir: string) => Promise<void>, opts: RecoverOptions = {}): Promise<Recovered> {
   await spool.ensureDirs();
   const { paths, fs: sfs } = spool;
   const out: Recovered = { prep: [], que: [], requeued: [], broken: [], finished: [] };
@@ -43,6 +48,10 @@ export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: strin
     const cancel = await readCancelMarker(dir);
     if (cancel) {
       await finishCancelled(spool, id, cancel);
+      out.finished.push(id);
+      continue;
+    }
+    if (await countCrash(spool, id, opts.maxInterrupts)) {
       out.finished.push(id);
       continue;
     }
@@ -92,4 +101,29 @@ async function finishCancelled(spool: QueueSpool, id: string, cancel: Record<str
   const msg = await spool.readMessage('run', id).catch(() => null);
   if (msg) await spool.writeMessage('run', id, { ...msg, outcome: 'cancelled', cancel });
   await spool.move(id, 'run', 'err', { actor: 'recovery', details: { outcome: 'cancelled' }, reason: `CANCELLED - ${reason}` });
+}
+
+/**
+ * A run without a `shutdown` mark was cut short by a crash: its `interrupts` count grows (never its
+ * `failures`). True when that exceeds `maxInterrupts` and the message was finished to err instead.
+ */
+async function countCrash(spool: QueueSpool, id: string, maxInterrupts: number | undefined): Promise<boolean> {
+  const dir = spool.msgDir('run', id);
+  const mark = path.join(dir, 'shutdown');
+  if (await fsp.stat(mark).then(() => true, () => false)) {
+    await spool.fs.rm(mark, { force: true });
+    return false;
+  }
+  const msg = await spool.readMessage('run', id).catch(() => null);
+  if (!msg) return false;
+  const interrupts = (Number(msg.interrupts) || 0) + 1;
+  if (maxInterrupts !== undefined && interrupts > maxInterrupts) {
+    const status = `INTERRUPTED ${interrupts} TIMES - max_interrupts is ${maxInterrupts}`;
+    await spool.writeStatus(dir, status, true);
+    await spool.writeMessage('run', id, { ...msg, interrupts, outcome: 'interrupted' });
+    await spool.move(id, 'run', 'err', { actor: 'recovery', details: { outcome: 'interrupted' }, reason: status });
+    return true;
+  }
+  await spool.writeMessage('run', id, { ...msg, interrupts });
+  return false;
 }
