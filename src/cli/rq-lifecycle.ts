@@ -1,13 +1,14 @@
 // The rq tool's lifecycle commands (rq-beyond §B1.10): cancel, requeue, priority and history of one message.
+import os from 'node:os';
 import { shown } from '../errors.js';
 import type { HistoryLine } from '../ipc/queue-client.js';
 import { ask, replyLine } from './queue-ask.js';
 import type { CommandContext, RqCommand } from './rq-commands.js';
 import { type Options, msgIdOpt, stringOpt, usage } from './rq-options.js';
 
-/** `cli:$USER`: who asked, for the message's history and `cancel.by`. */
+/** `cli:$USER` (else the account's name): who asked, for the message's history and `cancel.by`. */
 function actor(env: NodeJS.ProcessEnv): string {
-  return `cli:${(env.USER ?? env.LOGNAME ?? 'unknown').slice(0, 60)}`;
+  return `cli:${(env.USER ?? env.LOGNAME ?? os.userInfo().username).slice(0, 60)}`;
 }
 
 function flagOpt(opts: Options, key: string): boolean {
