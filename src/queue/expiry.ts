@@ -17,10 +17,10 @@ export interface Deadline {
  */
 export function deadlineOf(msg: Message, config: Pick<QueueConfig, 'max_age'>): Deadline | null {
   const maxAge = typeof msg.max_age === 'number' ? msg.max_age : config.max_age;
-  const from = Math.max((Number(msg.due) || 0) * 1000, idTime(msg.msg_id) ?? 0);
-  const byAge = maxAge === undefined ? Infinity : from + maxAge * 1000;
   const byTime = typeof msg.expire_at === 'number' ? msg.expire_at * 1000 : Infinity;
-  if (byAge === Infinity && byTime === Infinity) return null;
+  // Every enqueue asks: a classic message answers here, before any parsing.
+  if (maxAge === undefined && byTime === Infinity) return null;
+  const byAge = maxAge === undefined ? Infinity : Math.max((Number(msg.due) || 0) * 1000, idTime(msg.msg_id) ?? 0) + maxAge * 1000;
   return byAge <= byTime ? { at: byAge, by: `max_age ${maxAge}s after due` } : { at: byTime, by: 'expire_at' };
 }
 
