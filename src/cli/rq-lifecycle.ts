@@ -1,4 +1,4 @@
-// The rq tool's lifecycle commands (rq-beyond §B1.10): cancel, requeue, priority and history of one message.
+// The rq tool's lifecycle commands (rq-beyond §B1.10): cancel, requeue, reschedule, priority and history of one message.
 import os from 'node:os';
 import { shown } from '../errors.js';
 import type { HistoryLine } from '../ipc/queue-client.js';
@@ -52,6 +52,18 @@ export const LIFECYCLE_COMMANDS: Record<string, RqCommand> = {
         const due = stringOpt(opts, 'due', 'epoch seconds');
         const delay = stringOpt(opts, 'delay', 'seconds');
         const a = await ask(root, target.queue, (c) => c.requeue(target.id, { reset: flagOpt(opts, 'reset'), due, delay, actor: actor(io.env) }));
+        return { ok: a.ok, lines: [replyLine(a)] };
+      }),
+  },
+  reschedule: {
+    summary: 'give a prep or que message a new due time (--msg_id FULLID --due EPOCH | --delay SECONDS)',
+    run: (ctx) =>
+      printed(ctx, async ({ opts, root, io }) => {
+        const target = msgIdOpt(opts);
+        const due = stringOpt(opts, 'due', 'epoch seconds');
+        const delay = stringOpt(opts, 'delay', 'seconds');
+        if (due === undefined && delay === undefined) throw usage('--due or --delay: expected one of them, received neither');
+        const a = await ask(root, target.queue, (c) => c.reschedule(target.id, { due, delay, actor: actor(io.env) }));
         return { ok: a.ok, lines: [replyLine(a)] };
       }),
   },

@@ -113,6 +113,11 @@ export class QueueClient {
     return answer(await this.send('requeue_message', { msg_id: msgId, ...opts }), isString);
   }
 
+  /** rq-beyond §B6: a new due for a prep or que message, `due` (epoch s) or `delay` (s); the value is the new due. */
+  async reschedule(msgId: string, opts: { due?: unknown; delay?: unknown; actor?: string }): Promise<Answer<number>> {
+    return answer(await this.send('reschedule_message', { msg_id: msgId, ...opts }), isNumber);
+  }
+
   /** rq-beyond §B7: the new priority of a prep or que message. */
   async setPriority(msgId: string, priority: unknown, actor?: string): Promise<Answer<number>> {
     return answer(await this.send('set_priority', { msg_id: msgId, priority, actor }), isNumber);

@@ -1,4 +1,4 @@
-// The queue socket's lifecycle commands (rq-beyond §B1.8): cancel_message, requeue_message, set_priority, get_history.
+// The queue socket's lifecycle commands (rq-beyond §B1.8): cancel_message, requeue_message, reschedule_message, set_priority, get_history.
 import { RqError, invalidField } from '../errors.js';
 import { readJobFields } from '../message/job-fields.js';
 import { isMsgId } from '../message/names.js';
@@ -80,6 +80,13 @@ export const LIFECYCLE_COMMANDS: Record<string, (q: Queue, args: Args) => Promis
     const { priority } = readJobFields({ priority: args.priority }, invalidField);
     if (priority === undefined) throw RqError.of('RQ_ERR_LACKING_FIELD', 'priority');
     return ['ok', await q.lifecycle.setPriority(id, await located(q, id), priority, optionalText(args, 'actor', MAX_ACTOR) ?? 'socket')];
+  },
+
+  reschedule_message: async (q, args) => {
+    const id = msgId(args);
+    const due = dueOf(args, Date.now());
+    if (due === undefined) throw RqError.of('RQ_ERR_LACKING_FIELD', 'due');
+    return ['ok', await q.lifecycle.reschedule(id, await located(q, id), due, optionalText(args, 'actor', MAX_ACTOR) ?? 'socket')];
   },
 
   get_history: async (q, args) => {

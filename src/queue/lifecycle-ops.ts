@@ -1,4 +1,4 @@
-// Cancel from any live state, requeue from err, and a message's history (rq-beyond §B5, §B6, §B14).
+// Cancel from any live state, requeue from err, reschedule and re-prioritise waiting messages, expire, history (rq-beyond §B4–§B7, §B14).
 import type { Logger } from 'pino';
 import { RqError } from '../errors.js';
 import type { Message } from '../message/message.js';
@@ -124,19 +124,30 @@ export class LifecycleOps {
 
   /** prep or que: the new priority is durable in `msg` before the que is re-keyed (rq-beyond §B7). */
   async setPriority(id: string, where: Located, priority: number, actor: string): Promise<number> {
+    await this.rekey(id, where, { priority }, { event: 'priority', actor, priority });
+    return priority;
+  }
+
+  /** prep or que: a new due (a max_age window moves with it), durable before the re-key (rq-beyond §B6). */
+  async reschedule(id: string, where: Located, due: number, actor: string): Promise<number> {
+    await this.rekey(id, where, { due }, { event: 'reschedule', actor, due });
+    return due;
+  }
+
+  /** Writes `change` into a waiting message's `msg`, durably, then re-keys the que; refuses a message that is not waiting. */
+  private async rekey(id: string, where: Located, change: Partial<Message>, line: Record<string, unknown>): Promise<void> {
     const { index, spool } = this.d;
     const state = index.liveState(id) ?? where.state;
     if ((state !== 'prep' && state !== 'que') || index.isCoalesced(id)) throw RqError.of('RQ_ERR_NOT_QUEUED', index.isCoalesced(id) ? 'coalesced' : state);
     const msg = (state === 'que' ? index.queued(id) : null) ?? (await spool.readMessage(state, id));
-    const updated = { ...msg, priority };
+    const updated = { ...msg, ...change };
     await spool.writeMessage(state, id, updated);
-    spool.appendHistory(spool.msgDir(state, id), { event: 'priority', actor, priority });
+    spool.appendHistory(spool.msgDir(state, id), line);
     if (state === 'que' && index.isQueued(id)) {
-      msg.priority = priority;
+      Object.assign(msg, change);
       index.enqueue(msg);
       this.d.pump();
     } else if (state === 'prep' && index.hasPrep(id)) index.addPrep(id, updated);
-    return priority;
   }
 
   /** A queued message past its deadline (taken out of the que by the dispatcher) ends in err `expired`. */

@@ -62,6 +62,7 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.post('/q/:q/:id/cancel', (req: FastifyRequest, reply: FastifyReply) => lifecycle.cancel(req, reply));
   app.post('/q/:q/:id/requeue', lifecycle.requeue);
   app.post('/q/:q/:id/priority', lifecycle.priority);
+  app.post('/q/:q/:id/reschedule', lifecycle.reschedule);
   app.get('/q/:q/:id/history.json', lifecycle.historyJson);
   app.post('/q/:q/:id/attach/new', attach.attachNew);
   app.post('/q/:q/:id/attach/:name', attach.attachDelete);

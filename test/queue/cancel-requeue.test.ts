@@ -122,6 +122,30 @@ describe('cancel racing the end of a run', () => {
   }, 60_000);
 });
 
+describe('reschedule', () => {
+  it('moves a queued message\'s due (durably) and runs it then; refuses a finished one', async () => {
+    const id = await q.send({ param1: 'done', due: Math.floor(Date.now() / 1000) + 3600 });
+    const r = await q.cmd('reschedule_message', { msg_id: id, delay: 0, actor: 'cli:carol' });
+    expect(r[0]).toBe('ok');
+    expect(Math.abs(r[1] - Date.now() / 1000)).toBeLessThan(5);
+    const m = await q.waitState(id, ['done']);
+    const lines = (await q.cmd('get_history', { msg_id: id }))[1];
+    expect(lines.find((l: { event?: string }) => l.event === 'reschedule')).toMatchObject({ actor: 'cli:carol', due: r[1] });
+    expect(await q.cmd('reschedule_message', { msg_id: id, delay: 5 })).toEqual(['fail', 'msg not in que or prep (done)']);
+    expect(await q.cmd('reschedule_message', { msg_id: id })).toEqual(['fail', "lacking 'due' field"]);
+    expect(m.state).toBe('done');
+  });
+
+  it('a prep message keeps its new due when committed', async () => {
+    const id = String((await q.cmd('prep_message', { dest: 'cq', param1: 'done' }))[1]).split('/').pop()!;
+    const due = Math.floor(Date.now() / 1000) + 7200;
+    expect(await q.cmd('reschedule_message', { msg_id: id, due })).toEqual(['ok', due]);
+    await q.cmd('commit_message', { msg_id: id });
+    expect((await q.cmd('get_message', { msg_id: id }))[1]).toMatchObject({ state: 'que', due });
+    await q.cmd('cancel_message', { msg_id: id });
+  });
+});
+
 describe('requeue', () => {
   it('an exhausted message goes back to que under its own id, outcome cleared, failures kept; reset zeroes them', async () => {
     const id = await q.send({ param1: 'flaky', param2: '3', max_retries: 1, backoff_base: 0.05, min_retry_delay: 0, retry_jitter: 0 });

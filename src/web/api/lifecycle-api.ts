@@ -49,6 +49,15 @@ export function lifecycleApi(ctx: WebContext) {
       );
     },
 
+    /** POST /q/<q>/<id>/reschedule */
+    async reschedule(req: FastifyRequest, reply: FastifyReply) {
+      const p = await readParams(req);
+      return act(req, reply, p, 'Message rescheduled successfully', 'reschedule message', async (q, id) => {
+        const r = await ctx.queue(q).reschedule(id, { due: textParam(p, 'due'), delay: textParam(p, 'delay'), actor: webActor(req) });
+        return r.ok ? { ...r, value: String(r.value) } : r;
+      });
+    },
+
     /** POST /q/<q>/<id>/priority */
     async priority(req: FastifyRequest, reply: FastifyReply) {
       const p = await readParams(req);
