@@ -1,7 +1,7 @@
 // The rq tool's lifecycle commands (rq-beyond §B1.10): cancel, requeue, reschedule, priority and history of one message.
 import os from 'node:os';
 import { shown } from '../errors.js';
-import type { HistoryLine } from '../ipc/queue-client.js';
+import { type HistoryLine, historyDetails } from '../ipc/history-line.js';
 import { ask, replyLine } from './queue-ask.js';
 import type { CommandContext, RqCommand } from './rq-commands.js';
 import { type Options, msgIdOpt, stringOpt, usage } from './rq-options.js';
@@ -21,10 +21,7 @@ function flagOpt(opts: Options, key: string): boolean {
 /** One history line as people read it: `<at> que→run dispatcher pid 4242 attempt 2`. */
 export function historyText(l: HistoryLine): string {
   const step = l.event ?? `${l.from ?? 'create'}→${l.to ?? '?'}`;
-  const rest = Object.entries(l)
-    .filter(([k]) => !['at', 'from', 'to', 'event', 'actor', 'reason'].includes(k))
-    .map(([k, v]) => `${k} ${typeof v === 'string' ? v : JSON.stringify(v)}`);
-  return [l.at, step, l.actor ?? '', ...rest, l.reason ? `- ${l.reason}` : ''].filter(Boolean).join(' ');
+  return [l.at, step, l.actor ?? '', ...historyDetails(l), l.reason ? `- ${l.reason}` : ''].filter(Boolean).join(' ');
 }
 
 async function printed(ctx: CommandContext, run: (c: CommandContext) => Promise<{ ok: boolean; lines: string[] }>): Promise<number> {

@@ -2,6 +2,7 @@
 import type { MessageView } from '../message/message.js';
 import { type State, type StateCounts, STATES } from '../message/states.js';
 import { type Answer, answer, isArray, isNumber, isObject, isString } from './answer.js';
+import type { HistoryLine } from './history-line.js';
 import { queueCommand } from './rq1.js';
 import type { RequestOptions } from './socket-client.js';
 
@@ -17,16 +18,7 @@ export interface MessageStatus {
 const isState = (v: unknown): v is State => isString(v);
 const isCounts = (v: unknown): v is StateCounts => isObject(v) && STATES.every((k) => isNumber(v[k]));
 const isView = (v: unknown): v is MessageView => isObject(v) && isString(v.msg_id);
-/** A history line (rq-beyond §B14): a move (`from`, `to`) or an event, with its details. */
-export interface HistoryLine {
-  at: string;
-  from?: State | null;
-  to?: State;
-  event?: string;
-  actor?: string;
-  reason?: string;
-  [detail: string]: unknown;
-}
+export type { HistoryLine } from './history-line.js';
 const isHistory = (v: unknown): v is HistoryLine[] => isArray(v) && v.every((l) => isObject(l) && isString(l.at));
 const isStatus = (v: unknown): v is MessageStatus => isObject(v) && isString(v.status) && isString(v.state);
 

@@ -72,7 +72,8 @@ export function readJobFields(raw: Record<string, unknown>, refuse: Refuse, pref
     out.priority = n;
   }
   const maxRetries = present(raw.max_retries) ? raw.max_retries : raw.retries;
-  if (present(maxRetries)) out.max_retries = wholeIn(name(present(raw.max_retries) ? 'max_retries' : 'retries'), maxRetries, 0, 1000, refuse);
+  // Named max_retries in errors even when given as `retries` (rq-beyond §B1.12).
+  if (present(maxRetries)) out.max_retries = wholeIn(name('max_retries'), maxRetries, 0, 1000, refuse);
   if (present(raw.backoff_base)) out.backoff_base = secondsIn(name('backoff_base'), raw.backoff_base, 0, 86_400, true, refuse);
   if (present(raw.min_retry_delay)) out.min_retry_delay = secondsIn(name('min_retry_delay'), raw.min_retry_delay, 0, 86_400, false, refuse);
   if (present(raw.max_retry_delay)) {

@@ -140,6 +140,11 @@ export function statusText(state: State, job: { job_status: string | null } | nu
   return job ? `${state} - ${job.job_status ?? ''}` : state;
 }
 
+/** The status of a cancelled message (rq-beyond §B1.3); the reason defaults to who asked. */
+export function cancelledStatus(reason: string): string {
+  return `CANCELLED - ${reason}`;
+}
+
 /** Copies the listed fields that are set on `from` (dup, clone). */
 export function pickFields(from: Message, names: readonly (keyof CreateFields)[]): CreateFields {
   const out: Record<string, unknown> = { dest: from.dest };

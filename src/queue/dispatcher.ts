@@ -12,7 +12,7 @@ export interface DispatcherDeps {
   /** Starts one message, already taken out of the que; resolves when its run is over. */
   start: (msg: Message) => Promise<void>;
   /** Finishes a message whose expiry deadline passed, already taken out of the que (rq-beyond §B4). */
-  expire?: (msg: Message) => void;
+  expire: (msg: Message) => void;
 }
 
 /** The values of a message's blocking or coalescing params, as one comparable key. */
@@ -33,11 +33,9 @@ export class Dispatcher {
   /** Expires what is past its deadline (in any admin state), then starts every runnable message the limits allow; arms one timer for the earliest future due or deadline. */
   pump(): void {
     if (this.stopped) return;
-    if (this.d.expire) {
-      for (const m of this.d.index.takeExpired()) this.d.expire(m);
-      const deadline = this.d.index.nextDeadline();
-      if (deadline !== undefined) this.armWake(deadline);
-    }
+    for (const m of this.d.index.takeExpired()) this.d.expire(m);
+    const deadline = this.d.index.nextDeadline();
+    if (deadline !== undefined) this.armWake(deadline);
     const config = this.d.config();
     while (this.d.canStart() && this.busy.size < config.num_workers) {
       const next = this.pick(config.blocking_params);

@@ -86,13 +86,14 @@ export interface Finish {
  */
 export async function finishToErr(d: FailureMoveDeps, id: string, from: 'prep' | 'que' | 'run', msg: Message, f: Finish, renamed?: () => void): Promise<void> {
   await d.spool.writeStatus(d.spool.msgDir(from, id), f.status, true);
-  msg.outcome = f.outcome;
+  // Memory takes the change only once it is on disk: a failed write leaves the message as it was.
+  const updated: Message = { ...msg, outcome: f.outcome, ...f.fields };
   if (f.failure) {
-    msg.failures = (Number(msg.failures) || 0) + 1;
-    msg.last_failure = lastFailure(f.failure, d.now());
+    updated.failures = (Number(msg.failures) || 0) + 1;
+    updated.last_failure = lastFailure(f.failure, d.now());
   }
-  Object.assign(msg, f.fields);
-  await d.spool.writeMessage(from, id, msg);
+  await d.spool.writeMessage(from, id, updated);
+  Object.assign(msg, updated);
   const details: Record<string, unknown> = { outcome: f.outcome };
   if (f.failure) details.failure = f.failure.kind;
   const moved = await d.spool.beginMove(id, from, 'err', { actor: f.actor, details, reason: f.status });

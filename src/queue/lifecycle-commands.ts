@@ -63,6 +63,7 @@ async function located(q: Queue, id: string) {
 export const LIFECYCLE_COMMANDS: Record<string, (q: Queue, args: Args) => Promise<unknown>> = {
   cancel_message: async (q, args) => {
     const id = msgId(args);
+    if (flag(args, 'purge')) throw invalidField('purge', 'false (purge is not supported yet: cancel, then delete the message)', args.purge);
     const req = { reason: optionalText(args, 'reason', MAX_REASON), actor: optionalText(args, 'actor', MAX_ACTOR) };
     const done = await q.lifecycle.cancel(id, await located(q, id), req);
     return ['ok', done === 'cancelled' ? 'msg cancelled' : 'msg cancelling'];

@@ -1,7 +1,7 @@
 // Cancel from any live state, requeue from err, reschedule and re-prioritise waiting messages, expire, history (rq-beyond §B4–§B7, §B14).
 import type { Logger } from 'pino';
 import { RqError } from '../errors.js';
-import type { Message } from '../message/message.js';
+import { type Message, cancelledStatus } from '../message/message.js';
 import { unackErr } from '../spool/err-acks.js';
 import { writeCancelMarker } from '../spool/message-files.js';
 import type { HistoryEntry } from '../spool/queue-spool.js';
@@ -40,7 +40,7 @@ export class LifecycleOps {
   async cancel(id: string, where: Located, req: CancelRequest): Promise<'cancelled' | 'cancelling'> {
     const { index, spool } = this.d;
     const record = cancelRecord(req, this.d.now());
-    const finish = { status: `CANCELLED - ${record.reason}`, outcome: 'cancelled', fields: { cancel: record }, actor: record.by };
+    const finish = { status: cancelledStatus(record.reason), outcome: 'cancelled', fields: { cancel: record }, actor: record.by };
     // Memory again, synchronously: the message may have started since the caller located it.
     switch (index.liveState(id) ?? where.state) {
       case 'prep': {
@@ -70,7 +70,11 @@ export class LifecycleOps {
       case 'run': {
         const run = index.run(id);
         if (!run?.script || !run.dir) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
-        if (run.cancel) return 'cancelling';
+        if (run.cancel) {
+          // A second cancel answers once the first one's marker is durable.
+          await run.cancelWritten;
+          return 'cancelling';
+        }
         if (run.released) {
           // The script has exited and its end is being decided (a retry, a resend, done): cancel
           // wherever that leaves the message, rather than answer for a run that is over.
@@ -82,8 +86,14 @@ export class LifecycleOps {
         // In memory first, synchronously: the run's end reads it after waiting for the marker's write.
         run.cancel = record;
         const marker = writeCancelMarker(run.dir, record, spool.dirSync);
+        run.cancelWritten = marker;
         run.track(marker);
-        await marker;
+        try {
+          await marker;
+        } catch (err) {
+          run.cancel = null;
+          throw err;
+        }
         spool.appendHistory(run.dir, { event: 'cancel_requested', actor: record.by, reason: record.reason });
         run.stop();
         return 'cancelling';
@@ -107,6 +117,8 @@ export class LifecycleOps {
     msg.msg_id = id;
     delete msg.outcome;
     delete msg.cancel;
+    // A passed expire_at would expire it again at once: a requeue means "run it".
+    if (typeof msg.expire_at === 'number' && msg.expire_at * 1000 <= this.d.now()) delete msg.expire_at;
     if (opts.reset) {
       delete msg.failures;
       delete msg.last_failure;

@@ -17,8 +17,15 @@ function byPriority(a: Entry, b: Entry): boolean {
   return a.pri < b.pri || (a.pri === b.pri && byDue(a, b));
 }
 
+/** What a heap orders: a message, or any entry keyed the same way (the expiry deadlines). */
+export interface Queued {
+  msg_id: string;
+  due?: unknown;
+  priority?: unknown;
+}
+
 /** A message's priority as the heap orders it (0 when absent or not a number). */
-export function priorityOf(msg: Message): number {
+export function priorityOf(msg: Queued): number {
   return typeof msg.priority === 'number' ? msg.priority : 0;
 }
 
@@ -26,9 +33,9 @@ export function priorityOf(msg: Message): number {
  * A binary heap with lazy deletion: removing or re-keying a message only drops it from the map;
  * its stale heap entry is discarded when it surfaces. Ties on `due` run in arrival order.
  */
-export class QueIndex {
+export class QueIndex<T extends Queued = Message> {
   private heap: Entry[] = [];
-  private readonly live = new Map<string, { msg: Message; entry: Entry }>();
+  private readonly live = new Map<string, { msg: T; entry: Entry }>();
   private seq = 0;
   private readonly before: (a: Entry, b: Entry) => boolean;
 
@@ -49,16 +56,16 @@ export class QueIndex {
     return this.live.has(id);
   }
 
-  get(id: string): Message | undefined {
+  get(id: string): T | undefined {
     return this.live.get(id)?.msg;
   }
 
-  values(): IterableIterator<Message> {
+  values(): IterableIterator<T> {
     return [...this.live.values()].map((v) => v.msg)[Symbol.iterator]();
   }
 
   /** `seq` keeps a message's arrival when it moves between heaps; a new one is taken otherwise. */
-  insert(msg: Message, seq = this.seq++): void {
+  insert(msg: T, seq = this.seq++): void {
     const entry: Entry = { id: msg.msg_id, pri: priorityOf(msg), due: Number(msg.due) || 0, seq };
     this.live.set(msg.msg_id, { msg, entry });
     this.push(entry);
@@ -66,7 +73,7 @@ export class QueIndex {
     if (this.heap.length > 64 && this.heap.length > 2 * this.live.size) this.rebuild();
   }
 
-  remove(id: string): Message | undefined {
+  remove(id: string): T | undefined {
     const v = this.live.get(id);
     if (!v) return undefined;
     this.live.delete(id);
@@ -79,7 +86,7 @@ export class QueIndex {
   }
 
   /** The first message in the heap's order, or undefined. */
-  peek(): Message | undefined {
+  peek(): T | undefined {
     this.dropStale();
     const top = this.heap[0];
     return top ? this.live.get(top.id)!.msg : undefined;
@@ -89,9 +96,9 @@ export class QueIndex {
    * The first message in order that `accept` takes, without removing it. Entries that are
    * refused are looked at in heap order, so the cost is O(k log n) for k refused ones.
    */
-  find(accept: (m: Message) => boolean): Message | undefined {
+  find(accept: (m: T) => boolean): T | undefined {
     const refused: Entry[] = [];
-    let found: Message | undefined;
+    let found: T | undefined;
     while (this.heap.length) {
       this.dropStale();
       const top = this.heap[0];
@@ -114,7 +121,7 @@ export class QueIndex {
   }
 
   /** Up to `limit` messages in run order (for listings). */
-  ordered(limit: number): Message[] {
+  ordered(limit: number): T[] {
     return [...this.live.values()]
       .sort((a, b) => (this.before(a.entry, b.entry) ? -1 : 1))
       .slice(0, limit)

@@ -60,6 +60,8 @@ export class Queue {
   private readonly now: () => number;
   private readonly startedAt: number;
   private stopping = false;
+  /** Ids the recovery scan brought back from run/, until they start again. */
+  private readonly resumed = new Set<string>();
   private readonly log: Logger;
   private markReady!: () => void;
   /** Resolves when the recovery scan has loaded the queue; commands other than ping/status wait for it. */
@@ -69,7 +71,9 @@ export class Queue {
     this.configNow = deps.config;
     this.now = deps.now ?? Date.now;
     this.startedAt = this.now();
-    this.index = new MessageIndex(this.now, (m) => deadlineOf(m, this.configNow)?.at ?? null);
+    // A message a crash or stop cut short has started already: expiry is for messages never started.
+    this.index = new MessageIndex(this.now, (m) => (this.resumed.has(m.msg_id) ? null : (deadlineOf(m, this.configNow)?.at ?? null)));
+    this.events.on('started', ({ msg }) => this.resumed.delete(msg.msg_id));
     this.log = deps.log;
     const config = () => this.configNow;
     const index = this.index;
@@ -159,16 +163,24 @@ export class Queue {
       const killed = await killStaleScript(dir, id);
       if (killed.length) this.log.warn({ msg_id: id, pids: killed }, 'killed script left by a previous queue process');
     }, { maxInterrupts: this.configNow.max_interrupts });
+    for (const id of rec.requeued) this.resumed.add(id);
     for (const id of rec.prep) this.index.addPrep(id, null);
     for (const m of rec.que) this.index.enqueue(m);
     for (const s of ['done', 'relayed', 'err'] as const) this.index.setFinished(s, await this.spool.count(s));
     if (rec.requeued.length) this.log.info({ ids: rec.requeued }, 'interrupted messages returned to que');
     if (rec.broken.length) this.log.error({ ids: rec.broken }, 'messages with unreadable msg moved to err');
     if (rec.finished.length) this.log.warn({ ids: rec.finished }, 'messages whose outcome was decided before a crash moved to err');
+    // Finished by the scan rather than by a run: observers (webhooks) still hear of each one.
+    for (const id of rec.finished) void this.announceFinished(id);
     await this.keys.load();
     this.admin.watch();
     this.markReady();
     this.pump();
+  }
+
+  private async announceFinished(id: string): Promise<void> {
+    const [msg, status] = await Promise.all([this.spool.readMessage('err', id).catch(() => null), this.spool.readStatus('err', id).catch(() => null)]);
+    if (msg) this.events.emit('finished', { msg, outcome: { state: 'err', statusText: status?.job_status ?? null }, code: null, signal: null, ms: 0 });
   }
 
   reconfigure(config: QueueConfig): void {

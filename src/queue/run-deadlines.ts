@@ -14,6 +14,9 @@ export interface DeadlineLimits {
 /** `afterS`: seconds since the start (timeout) or since the last sign of life (stalled). */
 export type Expiry = { kind: 'timeout' | 'stalled'; text: string; afterS: number };
 
+/** setTimeout waits at most 2^31−1 ms (24.8 days); a longer wait is armed in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export class RunDeadlines {
   private timeoutTimer: NodeJS.Timeout | null = null;
   private beatTimer: NodeJS.Timeout | null = null;
@@ -27,26 +30,11 @@ export class RunDeadlines {
     private readonly expired: (e: Expiry) => void,
   ) {
     this.lastBeat = startedAt;
-    if (limits.timeout !== undefined) {
-      const ms = limits.timeout * 1000;
-      this.timeoutTimer = setTimeout(() => this.fire({ kind: 'timeout', afterS: this.elapsed(), text: `TIMEOUT - killed after ${seconds(this.elapsed())}s (timeout ${seconds(limits.timeout!)}s)` }), ms);
-    }
+    if (limits.timeout !== undefined) this.armTimeout(startedAt + limits.timeout * 1000);
     if (limits.heartbeat !== undefined) {
       this.outputGrew(); // the size at the start is the baseline
       this.armBeat(startedAt + limits.heartbeat * 1000);
     }
-  }
-
-  /** Epoch ms at which the run is killed if nothing changes: the earlier of the two clocks. */
-  get deadline(): number | null {
-    const t = this.limits.timeout === undefined ? Infinity : this.startedAt + this.limits.timeout * 1000;
-    const h = this.limits.heartbeat === undefined ? Infinity : this.lastBeat + this.limits.heartbeat * 1000;
-    const d = Math.min(t, h);
-    return d === Infinity ? null : d;
-  }
-
-  get lastBeatAt(): number {
-    return this.lastBeat;
   }
 
   /** A line on fd 3: the run is alive. No timer work here; the heartbeat timer looks when it fires. */
@@ -65,8 +53,16 @@ export class RunDeadlines {
     return (this.now() - this.startedAt) / 1000;
   }
 
+  private armTimeout(at: number): void {
+    this.timeoutTimer = setTimeout(() => {
+      if (this.now() < at) return this.armTimeout(at);
+      const t = this.limits.timeout!;
+      this.fire({ kind: 'timeout', afterS: this.elapsed(), text: `TIMEOUT - killed after ${seconds(this.elapsed())}s (timeout ${seconds(t)}s)` });
+    }, Math.min(MAX_TIMER_MS, Math.max(0, at - this.now())));
+  }
+
   private armBeat(at: number): void {
-    this.beatTimer = setTimeout(() => this.checkBeat(), Math.max(0, at - this.now()));
+    this.beatTimer = setTimeout(() => this.checkBeat(), Math.min(MAX_TIMER_MS, Math.max(0, at - this.now())));
   }
 
   private checkBeat(): void {

@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { QueueConfig } from '../config/queue-config.js';
 import { type HostInfo, hostUrl } from '../message/message-id.js';
-import type { Message } from '../message/message.js';
+import { type Message, cancelledStatus } from '../message/message.js';
 import { markShutdown } from '../spool/message-files.js';
 import type { QueueSpool } from '../spool/queue-spool.js';
 import type { AdminState } from './admin-state.js';
@@ -110,7 +110,8 @@ export class Runs {
       await this.fail(run, `rq internal error: ${(err as Error).message}`).catch((e) => run.log.error({ err: e }, 'could not move message to err'));
     } finally {
       this.release(run);
-      index.removeRun(run.id);
+      // A retry or resend with no delay may already run again under the same id: that run stays.
+      if (index.run(run.id) === run) index.removeRun(run.id);
       run.markEnded();
       this.d.pump();
     }
@@ -163,7 +164,8 @@ export class Runs {
     const { spool, index } = this.d;
     const dir = run.dir!;
     if (this.d.stopping()) {
-      await markShutdown(dir, spool.fs);
+      // Only a queue that limits interrupts tells a stop from a crash (rq-beyond §B13); a classic one gets no extra file.
+      if (this.d.config().max_interrupts !== undefined) await markShutdown(dir, spool.fs);
       spool.appendHistory(dir, { from: 'run', to: 'run', actor: 'shutdown', reason: 'interrupted' });
       run.log.info('script stopped by shutdown; message stays in run/ until the queue restarts');
       this.d.events.emit('interrupted', { id: run.id });
@@ -222,7 +224,7 @@ export class Runs {
 
   private async endCancelled(run: ScriptRun, cancel: NonNullable<ScriptRun['cancel']>): Promise<void> {
     await this.d.spool.removePid(run.dir!);
-    const status = `CANCELLED - ${cancel.reason}`;
+    const status = cancelledStatus(cancel.reason);
     run.jobStatus = status;
     run.log.info({ by: cancel.by }, status);
     await finishRun(this.d, run, { status, outcome: 'cancelled', fields: { cancel }, actor: cancel.by });

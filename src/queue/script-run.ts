@@ -23,6 +23,8 @@ export class ScriptRun {
   killed: { kind: 'timeout' | 'stalled' | 'destroyed'; text: string | null } | null = null;
   /** A cancel asked while it runs (rq-beyond §B5): its marker is on disk, the script has had TERM. */
   cancel: { at: string; by: string; reason: string } | null = null;
+  /** The write of the cancel marker, for a second cancel to wait on. */
+  cancelWritten: Promise<void> = Promise.resolve();
   /** Its timeout and heartbeat clocks, when it has any. */
   deadlines: RunDeadlines | null = null;
   readonly startedAt: number;
@@ -73,13 +75,18 @@ export class ScriptRun {
   }
 
   /** TERM to the script's group, KILL after the grace if it is still there. False when no script runs. */
-  stop(graceMs = this.killGraceMs): boolean {
+  stop(): boolean {
     const script = this.script;
     if (!script) return false;
     script.kill('SIGTERM');
-    const t = setTimeout(() => script.kill('SIGKILL'), graceMs);
+    const t = setTimeout(() => script.kill('SIGKILL'), this.killGraceMs);
     t.unref();
-    void script.finished.then(() => clearTimeout(t));
+    // Once the leader is reaped, whatever is left of its group survived TERM: KILL it now. Not
+    // later: with pids wrapping at 32768, the group id could soon name someone else's group.
+    void script.finished.then(() => {
+      clearTimeout(t);
+      script.kill('SIGKILL');
+    });
     return true;
   }
 }

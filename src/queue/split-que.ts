@@ -8,8 +8,8 @@ export type DeadlineOf = (msg: Message) => number | null;
 export class SplitQue {
   private readonly ready = new QueIndex('priority');
   private readonly delayed = new QueIndex('due');
-  /** Messages with an expiry deadline, ordered by it (their `due` here is the deadline in seconds). */
-  private readonly deadlines = new QueIndex('due');
+  /** Queued messages with an expiry deadline, ordered by it (`due` here is the deadline, epoch seconds). */
+  private readonly deadlines = new QueIndex<{ msg_id: string; due: number }>('due');
   /** One arrival counter for both heaps: a message keeps its place among equals when it becomes due. */
   private arrival = 0;
 
@@ -67,7 +67,7 @@ export class SplitQue {
   private keyDeadline(msg: Message): void {
     const at = this.deadlineOf(msg);
     if (at === null) this.deadlines.remove(msg.msg_id);
-    else this.deadlines.insert({ msg_id: msg.msg_id, due: at / 1000 } as Message);
+    else this.deadlines.insert({ msg_id: msg.msg_id, due: at / 1000 });
   }
 
   /** The next message to run: the first ready one, else the earliest delayed one (for its due). */

@@ -1,7 +1,7 @@
 // The scan at queue start: rq's temp files removed, run/ back to que/, que/ loaded, unreadable or already decided messages to err/.
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { Message } from '../message/message.js';
+import { type Message, cancelledStatus } from '../message/message.js';
 import { errText } from './create.js';
 import { mapLimit } from './map-limit.js';
 import { cleanTemps, readCancelMarker } from './message-files.js';
@@ -51,7 +51,7 @@ export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: strin
       out.finished.push(id);
       continue;
     }
-    if (await countCrash(spool, id, opts.maxInterrupts)) {
+    if (opts.maxInterrupts !== undefined && (await countCrash(spool, id, opts.maxInterrupts))) {
       out.finished.push(id);
       continue;
     }
@@ -92,22 +92,26 @@ export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: strin
   return out;
 }
 
-/** A run cancelled before the crash (its `cancel` marker is durable): finished to err `cancelled`, not run again. */
-async function finishCancelled(spool: QueueSpool, id: string, cancel: Record<string, unknown>): Promise<void> {
-  const dir = spool.msgDir('run', id);
-  const reason = typeof cancel.reason === 'string' ? cancel.reason : 'cancelled';
-  await spool.writeStatus(dir, `CANCELLED - ${reason}`, true);
+/** Finish to err from run/ at load (rq-beyond §B1.3): status, then `msg` with `outcome`, then the rename. */
+async function finishAtLoad(spool: QueueSpool, id: string, status: string, fields: Partial<Message> & { outcome: string }): Promise<void> {
+  await spool.writeStatus(spool.msgDir('run', id), status, true);
   // An unreadable msg cannot record the outcome; the message still ends in err, as it would at load.
   const msg = await spool.readMessage('run', id).catch(() => null);
-  if (msg) await spool.writeMessage('run', id, { ...msg, outcome: 'cancelled', cancel });
-  await spool.move(id, 'run', 'err', { actor: 'recovery', details: { outcome: 'cancelled' }, reason: `CANCELLED - ${reason}` });
+  if (msg) await spool.writeMessage('run', id, { ...msg, ...fields });
+  await spool.move(id, 'run', 'err', { actor: 'recovery', details: { outcome: fields.outcome }, reason: status });
+}
+
+/** A run cancelled before the crash (its `cancel` marker is durable): finished to err `cancelled`, not run again. */
+async function finishCancelled(spool: QueueSpool, id: string, cancel: Record<string, unknown>): Promise<void> {
+  const status = cancelledStatus(typeof cancel.reason === 'string' ? cancel.reason : 'cancelled');
+  await finishAtLoad(spool, id, status, { outcome: 'cancelled', cancel });
 }
 
 /**
  * A run without a `shutdown` mark was cut short by a crash: its `interrupts` count grows (never its
  * `failures`). True when that exceeds `maxInterrupts` and the message was finished to err instead.
  */
-async function countCrash(spool: QueueSpool, id: string, maxInterrupts: number | undefined): Promise<boolean> {
+async function countCrash(spool: QueueSpool, id: string, maxInterrupts: number): Promise<boolean> {
   const dir = spool.msgDir('run', id);
   const mark = path.join(dir, 'shutdown');
   if (await fsp.stat(mark).then(() => true, () => false)) {
@@ -115,13 +119,11 @@ async function countCrash(spool: QueueSpool, id: string, maxInterrupts: number |
     return false;
   }
   const msg = await spool.readMessage('run', id).catch(() => null);
-  if (!msg) return false;
+  // Unreadable (err at load), or its end was already decided (finished at load): not a crash loop.
+  if (!msg || typeof msg.outcome === 'string') return false;
   const interrupts = (Number(msg.interrupts) || 0) + 1;
-  if (maxInterrupts !== undefined && interrupts > maxInterrupts) {
-    const status = `INTERRUPTED ${interrupts} TIMES - max_interrupts is ${maxInterrupts}`;
-    await spool.writeStatus(dir, status, true);
-    await spool.writeMessage('run', id, { ...msg, interrupts, outcome: 'interrupted' });
-    await spool.move(id, 'run', 'err', { actor: 'recovery', details: { outcome: 'interrupted' }, reason: status });
+  if (interrupts > maxInterrupts) {
+    await finishAtLoad(spool, id, `INTERRUPTED ${interrupts} TIMES - max_interrupts is ${maxInterrupts}`, { interrupts, outcome: 'interrupted' });
     return true;
   }
   await spool.writeMessage('run', id, { ...msg, interrupts });

@@ -112,8 +112,12 @@ describe('cancel racing the end of a run', () => {
       const id = await q.send({ param1: 'flaky', param2: '99', max_retries: 1, backoff_base: 0.2, min_retry_delay: 0.2, retry_jitter: 0 });
       let reply: unknown[] = [];
       for (let i = 0; i < 2000 && reply[0] !== 'ok'; i++) reply = await q.cmd('cancel_message', { msg_id: id });
-      expect(reply[0]).toBe('ok');
       const m = await q.waitState(id, ['err', 'done']);
+      if (reply[0] !== 'ok') {
+        // On a loaded machine both runs may be over before the first cancel lands: then it is refused, not acknowledged.
+        expect({ reply, outcome: m.outcome }).toEqual({ reply: ['fail', 'msg already finished (err)'], outcome: 'exhausted' });
+        continue;
+      }
       outcomes.set(String(m.outcome), (outcomes.get(String(m.outcome)) ?? 0) + 1);
       const starts = ((await fs.readFile(path.join(t.root, m.path, 'job', 'stdio.log'), 'utf8')).match(/RQ START/g) ?? []).length;
       expect({ outcome: m.outcome, starts: starts <= 1 }).toEqual({ outcome: 'cancelled', starts: true });

@@ -80,6 +80,20 @@ describe('timeout', () => {
     expect(await groupMembers(pid)).toEqual([]);
   });
 
+  it('a child that survives TERM after its leader exited is killed too', async () => {
+    const q = procs.clocks;
+    const pidFile = path.join(t.root, 'orphan.pid');
+    const id = await q.send({ param1: 'orphan', param2: pidFile, timeout: 0.3 });
+    const child = await scriptPid(pidFile);
+    expect((await q.waitState(id, ['err'])).status).toMatch(/^err - TIMEOUT/);
+    const gone = async () => {
+      const stat = await fs.readFile(`/proc/${child}/stat`, 'utf8').catch(() => '');
+      return stat === '' || stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z';
+    };
+    // The KILL goes out when the leader is reaped, just before the message moves: no wait needed.
+    expect(await gone()).toBe(true);
+  });
+
   it('a timed-out run is retried with a fresh timeout, then exhausts', async () => {
     const q = procs.clocks;
     const id = await q.send({ param1: 'timed', timeout: 0.3, max_retries: 1, backoff_base: 0.1, min_retry_delay: 0, retry_jitter: 0 });

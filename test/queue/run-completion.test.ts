@@ -31,7 +31,7 @@ describe('completions', () => {
   });
 
   it('a script that could not start ends in err, saying why', () => {
-    expect(spawnFailure('spawn /nope ENOENT')).toEqual({ state: 'err', statusText: 'could not start script: spawn /nope ENOENT' });
+    expect(spawnFailure('spawn /nope ENOENT')).toEqual({ state: 'err', statusText: 'could not start script: spawn /nope ENOENT', failure: 'spawn' });
   });
 });
 
@@ -60,40 +60,53 @@ const KILLED = `pid ${PID} SIGKILL (signal 9)`;
 const MAX_RESEND = 'HIT MAX RESEND COUNT - MOVING TO ERR';
 const ANY_COUNT = [MAX - 1, MAX, MAX + 1];
 
-/** [first completion line on fd 3 (null: none), ending, counts, expected state, expected status text (null: the script's own)] */
-const GRID: [string | null, Ending, number[], string, string | null][] = [
-  ['done all good', 'exit 0', ANY_COUNT, 'done', null],
-  ['done all good', 'exit 3', ANY_COUNT, 'err', improper('done', EXIT3)],
-  ['done all good', 'SIGKILL', ANY_COUNT, 'err', improper('done', KILLED)],
-  ['err by design', 'exit 0', ANY_COUNT, 'err', null],
-  ['err by design', 'exit 3', ANY_COUNT, 'err', null],
-  ['err by design', 'SIGKILL', ANY_COUNT, 'err', null],
+/**
+ * [first completion line on fd 3 (null: none), ending, counts, expected state, expected status text
+ * (null: the script's own), the failure kind of rq-beyond §B3.1 (undefined: not a failure)]
+ */
+const GRID: [string | null, Ending, number[], string, string | null, string | undefined][] = [
+  ['done all good', 'exit 0', ANY_COUNT, 'done', null, undefined],
+  ['done all good', 'exit 3', ANY_COUNT, 'err', improper('done', EXIT3), 'exit'],
+  ['done all good', 'SIGKILL', ANY_COUNT, 'err', improper('done', KILLED), 'exit'],
+  ['err by design', 'exit 0', ANY_COUNT, 'err', null, 'err'],
+  ['err by design', 'exit 3', ANY_COUNT, 'err', null, 'err'],
+  ['err by design', 'SIGKILL', ANY_COUNT, 'err', null, 'err'],
   // `fails` records completion err, so it is exempt from rule 1 like err.
-  ['fails old spelling', 'exit 0', ANY_COUNT, 'err', null],
-  ['fails old spelling', 'exit 3', ANY_COUNT, 'err', null],
-  ['fails old spelling', 'SIGKILL', ANY_COUNT, 'err', null],
-  ['relayed http://h/q/x/1', 'exit 0', ANY_COUNT, 'relayed', null],
-  ['relayed http://h/q/x/1', 'exit 3', ANY_COUNT, 'err', improper('relayed', EXIT3)],
-  ['relayed http://h/q/x/1', 'SIGKILL', ANY_COUNT, 'err', improper('relayed', KILLED)],
-  ['resend 5-later', 'exit 0', [MAX - 1], 'que', null],
-  ['resend 5-later', 'exit 0', [MAX, MAX + 1], 'err', MAX_RESEND],
+  ['fails old spelling', 'exit 0', ANY_COUNT, 'err', null, 'err'],
+  ['fails old spelling', 'exit 3', ANY_COUNT, 'err', null, 'err'],
+  ['fails old spelling', 'SIGKILL', ANY_COUNT, 'err', null, 'err'],
+  ['relayed http://h/q/x/1', 'exit 0', ANY_COUNT, 'relayed', null, undefined],
+  ['relayed http://h/q/x/1', 'exit 3', ANY_COUNT, 'err', improper('relayed', EXIT3), 'exit'],
+  ['relayed http://h/q/x/1', 'SIGKILL', ANY_COUNT, 'err', improper('relayed', KILLED), 'exit'],
+  ['resend 5-later', 'exit 0', [MAX - 1], 'que', null, undefined],
+  // The resend limit is not a failure (rq-beyond §B3.1): no retry budget applies to it.
+  ['resend 5-later', 'exit 0', [MAX, MAX + 1], 'err', MAX_RESEND, undefined],
   // A resend is honoured only after exit 0: a failed or killed script goes to err whatever its count.
-  ['resend 5-later', 'exit 3', ANY_COUNT, 'err', improper('resend', EXIT3)],
-  ['resend 5-later', 'SIGKILL', ANY_COUNT, 'err', improper('resend', KILLED)],
-  [null, 'exit 0', ANY_COUNT, 'err', null],
-  [null, 'exit 3', ANY_COUNT, 'err', improper('', EXIT3)],
-  [null, 'SIGKILL', ANY_COUNT, 'err', improper('', KILLED)],
+  ['resend 5-later', 'exit 3', ANY_COUNT, 'err', improper('resend', EXIT3), 'exit'],
+  ['resend 5-later', 'SIGKILL', ANY_COUNT, 'err', improper('resend', KILLED), 'exit'],
+  [null, 'exit 0', ANY_COUNT, 'err', null, 'exit'],
+  [null, 'exit 3', ANY_COUNT, 'err', improper('', EXIT3), 'exit'],
+  [null, 'SIGKILL', ANY_COUNT, 'err', improper('', KILLED), 'exit'],
+  // rq-beyond §B1.6: retry and fatal report a failure whatever the exit, as err does.
+  ['retry 5-busy', 'exit 0', ANY_COUNT, 'err', null, 'retry'],
+  ['retry 5-busy', 'exit 3', ANY_COUNT, 'err', null, 'retry'],
+  ['retry 5-busy', 'SIGKILL', ANY_COUNT, 'err', null, 'retry'],
+  ['fatal corrupt input', 'exit 0', ANY_COUNT, 'err', null, 'fatal'],
+  ['fatal corrupt input', 'exit 3', ANY_COUNT, 'err', null, 'fatal'],
+  ['fatal corrupt input', 'SIGKILL', ANY_COUNT, 'err', null, 'fatal'],
 ];
-const CASES = GRID.flatMap(([line, ending, counts, state, status]) => counts.map((count) => [line ?? '(no completion)', ending, count, state, status] as const));
+const CASES = GRID.flatMap(([line, ending, counts, state, status, failure]) =>
+  counts.map((count) => [line ?? '(no completion)', ending, count, state, status, failure] as const),
+);
 
 describe('decideOutcome grid (spec §3.3, §3.4)', () => {
   it('covers every verb × ending × count', () => {
-    expect(CASES).toHaveLength(6 * 3 * 3);
+    expect(CASES).toHaveLength(8 * 3 * 3);
   });
-  it.each(CASES)('%s, then %s, count %i of max_count 3 → %s %s', (line, ending, count, state, status) => {
+  it.each(CASES)('%s, then %s, count %i of max_count 3 → %s %s (failure %s)', (line, ending, count, state, status, failure) => {
     const first = line === '(no completion)' ? null : completionOf(parseLine(line));
     if (line !== '(no completion)') expect(first, 'the line must record a completion').not.toBeNull();
     const { code, signal } = ENDINGS[ending];
-    expect(decideOutcome(first, PID, code, signal, count, MAX)).toEqual({ state, statusText: status });
+    expect(decideOutcome(first, PID, code, signal, count, MAX)).toEqual({ state, statusText: status, ...(failure ? { failure } : {}) });
   });
 });

@@ -7,15 +7,19 @@ import { pathParam, readParams } from '../request-params.js';
 import { html } from '../views/html.js';
 import { type WebContext, error, notice } from '../web-context.js';
 
-/** `web:<basic-auth user>` or `web:<client ip>`: who asked, for the history and `cancel.by`. */
-export function webActor(req: FastifyRequest): string {
+/**
+ * `web:<basic-auth user>` or `web:<client ip>`: who asked, for the history and `cancel.by`. The
+ * user is only believed when basic auth is on (the onRequest hook checked the password).
+ */
+export function webActor(req: FastifyRequest, authOn: boolean): string {
   const auth = req.headers.authorization;
-  const m = typeof auth === 'string' ? /^Basic\s+(\S+)$/i.exec(auth) : null;
+  const m = authOn && typeof auth === 'string' ? /^Basic\s+(\S+)$/i.exec(auth) : null;
   const user = m ? Buffer.from(m[1], 'base64').toString('utf8').split(':')[0] : '';
   return `web:${(user || req.ip).slice(0, 60)}`;
 }
 
 export function lifecycleApi(ctx: WebContext) {
+  const actor = (req: FastifyRequest) => webActor(req, Boolean(ctx.deps.config.basic_auth));
   /** JSON: the queue's reply with its status code. HTML: a flash and 303 to `back` or the message page. */
   async function act(req: FastifyRequest, reply: FastifyReply, params: Params, done: string, what: string, call: (q: string, id: string) => Promise<Answer<string>>) {
     const url = pathParam(req, 'q');
@@ -37,7 +41,7 @@ export function lifecycleApi(ctx: WebContext) {
     async cancel(req: FastifyRequest, reply: FastifyReply, params?: Params) {
       const p = params ?? (await readParams(req));
       return act(req, reply, p, 'Message cancelled successfully', 'cancel message', (q, id) =>
-        ctx.queue(q).cancel(id, { reason: textParam(p, 'reason'), actor: webActor(req) }),
+        ctx.queue(q).cancel(id, { reason: textParam(p, 'reason'), actor: actor(req) }),
       );
     },
 
@@ -45,7 +49,7 @@ export function lifecycleApi(ctx: WebContext) {
     async requeue(req: FastifyRequest, reply: FastifyReply) {
       const p = await readParams(req);
       return act(req, reply, p, 'Message requeued successfully', 'requeue message', (q, id) =>
-        ctx.queue(q).requeue(id, { reset: textParam(p, 'reset'), due: textParam(p, 'due'), delay: textParam(p, 'delay'), actor: webActor(req) }),
+        ctx.queue(q).requeue(id, { reset: textParam(p, 'reset'), due: textParam(p, 'due'), delay: textParam(p, 'delay'), actor: actor(req) }),
       );
     },
 
@@ -53,7 +57,7 @@ export function lifecycleApi(ctx: WebContext) {
     async reschedule(req: FastifyRequest, reply: FastifyReply) {
       const p = await readParams(req);
       return act(req, reply, p, 'Message rescheduled successfully', 'reschedule message', async (q, id) => {
-        const r = await ctx.queue(q).reschedule(id, { due: textParam(p, 'due'), delay: textParam(p, 'delay'), actor: webActor(req) });
+        const r = await ctx.queue(q).reschedule(id, { due: textParam(p, 'due'), delay: textParam(p, 'delay'), actor: actor(req) });
         return r.ok ? { ...r, value: String(r.value) } : r;
       });
     },
@@ -62,7 +66,7 @@ export function lifecycleApi(ctx: WebContext) {
     async priority(req: FastifyRequest, reply: FastifyReply) {
       const p = await readParams(req);
       return act(req, reply, p, 'Priority set successfully', 'set priority', async (q, id) => {
-        const r = await ctx.queue(q).setPriority(id, textParam(p, 'priority'), webActor(req));
+        const r = await ctx.queue(q).setPriority(id, textParam(p, 'priority'), actor(req));
         return r.ok ? { ...r, value: String(r.value) } : r;
       });
     },

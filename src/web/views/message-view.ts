@@ -1,5 +1,5 @@
 // The message page (and its prep variant): summary, every field, attachments, actions, embedded live tail, timeline.
-import type { HistoryLine } from '../../ipc/queue-client.js';
+import type { HistoryLine } from '../../ipc/history-line.js';
 import type { MessageView } from '../message-files.js';
 import type { Urls } from '../urls.js';
 import { type SafeHtml, html, safeHref } from './html.js';
