@@ -3,19 +3,12 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { RqError, isErrno } from '../errors.js';
 import { idTime } from '../message/message-id.js';
+import type { HistoryLine } from '../ipc/history-line.js';
 import type { State } from '../message/states.js';
 import type { SpoolFs } from './spool-fs.js';
 
 /** A move (`from`, `to`) or an event without one (`event`: timeout, stall…, rq-beyond §B14), with its details. */
-export interface HistoryEntry {
-  at: string;
-  from?: State | null;
-  to?: State;
-  event?: string;
-  actor?: string;
-  reason?: string;
-  [detail: string]: unknown;
-}
+export type HistoryEntry = HistoryLine;
 
 /** Who moved a message and why, for its history line; `details` are the line's extra keys (rq-beyond §B14). */
 export interface MoveNote {

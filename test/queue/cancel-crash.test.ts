@@ -4,24 +4,14 @@
 // write and its rename, produced by hand while the queue is stopped.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { QueueProc, addQueue, waitFor } from '../helpers/rq-root.js';
+import { groupMembers, killLeftoverGroups, pidInFile } from '../helpers/process-groups.js';
 import { perTestRoot } from '../helpers/per-test-root.js';
 
 const ctx = perTestRoot();
 /** Script process groups a test saw; killed after it if a failure left them running. */
-const groups: number[] = [];
-
-afterEach(async () => {
-  for (const pgid of groups.splice(0)) {
-    if ((await groupMembers(pgid)).length === 0) continue;
-    try {
-      process.kill(-pgid, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  }
-});
+const groups = killLeftoverGroups();
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Line = Record<string, any>;
@@ -42,21 +32,7 @@ async function getMessage(q: QueueProc, id: string): Promise<any> {
   return r[1];
 }
 
-/** Live (not zombie) members of a process group, from /proc. */
-async function groupMembers(pgid: number): Promise<number[]> {
-  const out: number[] = [];
-  for (const name of await fs.readdir('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const stat = await fs.readFile(`/proc/${name}/stat`, 'utf8').catch(() => '');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[0] !== 'Z' && Number(fields[2]) === pgid) out.push(Number(name));
-  }
-  return out;
-}
 
-async function scriptPid(file: string): Promise<number> {
-  return waitFor(async () => Number((await fs.readFile(file, 'utf8').catch(() => '')).trim()) || undefined, `pid in ${file}`);
-}
 
 const exists = (p: string) => fs.access(p).then(() => true, () => false);
 
@@ -72,7 +48,7 @@ describe('kill -9 right after `ok msg cancelling` (§B5 crash "run: after the ca
     ctx.q = await QueueProc.start(ctx.t.root, 'cancel_run');
     const pidFile = path.join(ctx.t.root, 'stubborn.pid');
     const id = await ctx.q.send({ param1: 'stubborn', param2: pidFile, max_retries: 5 });
-    const pid = await scriptPid(pidFile);
+    const pid = await pidInFile(pidFile);
     groups.push(pid);
     const runDir = path.join(ctx.q.paths.state.run, id);
     // The queue records the group in run/<id>/pid; the restart finds the leftover group through it.

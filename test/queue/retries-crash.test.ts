@@ -3,24 +3,14 @@
 // real, and real SIGKILLs while a script runs or a retry waits in the que.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { QueueProc, addQueue, pidAlive, waitFor } from '../helpers/rq-root.js';
+import { groupMembers, killLeftoverGroups, pidInFile } from '../helpers/process-groups.js';
 import { perTestRoot } from '../helpers/per-test-root.js';
 
 const ctx = perTestRoot();
 /** Script process groups a test saw; killed after it if a failure left them running. */
-const groups: number[] = [];
-
-afterEach(async () => {
-  for (const pgid of groups.splice(0)) {
-    if ((await groupMembers(pgid)).length === 0) continue;
-    try {
-      process.kill(-pgid, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  }
-});
+const groups = killLeftoverGroups();
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Line = Record<string, any>;
@@ -57,21 +47,7 @@ async function waitRetried(q: QueueProc, id: string, failures: number, timeoutMs
   );
 }
 
-/** Live (not zombie) members of a process group, from /proc. */
-async function groupMembers(pgid: number): Promise<number[]> {
-  const out: number[] = [];
-  for (const name of await fs.readdir('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const stat = await fs.readFile(`/proc/${name}/stat`, 'utf8').catch(() => '');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[0] !== 'Z' && Number(fields[2]) === pgid) out.push(Number(name));
-  }
-  return out;
-}
 
-async function scriptPid(file: string): Promise<number> {
-  return waitFor(async () => Number((await fs.readFile(file, 'utf8').catch(() => '')).trim()) || undefined, `pid in ${file}`);
-}
 
 describe('kill -9 around a retry decision (§B3.5)', () => {
   it("killed after the retry decision's msg write, before the rename: re-queued with its failures and due, the retry happens as decided", async () => {
@@ -156,7 +132,7 @@ describe('kill -9 while a script runs under a timeout (§B10, §B17)', () => {
     ctx.q = await QueueProc.start(ctx.t.root, 'timed_crash');
     const pidFile = path.join(ctx.t.root, 'forever.pid');
     const id = await ctx.q.send({ param1: 'forever', param2: pidFile });
-    const oldPid = await scriptPid(pidFile);
+    const oldPid = await pidInFile(pidFile);
     groups.push(oldPid);
     await ctx.q.kill9();
     // Killed before its timeout: the message is still in run/ and the group outlives the queue.
@@ -168,7 +144,7 @@ describe('kill -9 while a script runs under a timeout (§B10, §B17)', () => {
 
     const restartedAt = Date.now();
     ctx.q = await QueueProc.start(ctx.t.root, 'timed_crash');
-    const newPid = await scriptPid(pidFile);
+    const newPid = await pidInFile(pidFile);
     groups.push(newPid);
     // The moment the rerun exists, nothing of the old run is alive.
     expect(await groupMembers(oldPid)).toEqual([]);

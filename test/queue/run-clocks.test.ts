@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
+import { groupMembers, pidInFile } from '../helpers/process-groups.js';
 
 let t: TestRoot;
 const procs: Record<string, QueueProc> = {};
@@ -25,28 +26,14 @@ async function history(m: { path: string }): Promise<Record<string, any>[]> {
   return text.trim().split('\n').map((l) => JSON.parse(l));
 }
 
-/** Live (not zombie) members of a process group, from /proc: a dead child may wait unreaped under a container's init. */
-async function groupMembers(pgid: number): Promise<number[]> {
-  const out: number[] = [];
-  for (const name of await fs.readdir('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const stat = await fs.readFile(`/proc/${name}/stat`, 'utf8').catch(() => '');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[0] !== 'Z' && Number(fields[2]) === pgid) out.push(Number(name));
-  }
-  return out;
-}
 
-async function scriptPid(file: string): Promise<number> {
-  return waitFor(async () => Number((await fs.readFile(file, 'utf8').catch(() => '')).trim()) || undefined, `pid in ${file}`);
-}
 
 describe('timeout', () => {
   it('a hung script is killed with its whole group at the timeout and ends in err with outcome failed', async () => {
     const q = procs.clocks;
     const pidFile = path.join(t.root, 'hung.pid');
     const id = await q.send({ param1: 'forever', param2: pidFile, timeout: 0.5 });
-    const pid = await scriptPid(pidFile);
+    const pid = await pidInFile(pidFile);
     const m = await q.waitState(id, ['done', 'err']);
     expect(m.status).toMatch(/^err - TIMEOUT - killed after 0\.\d+s \(timeout 0\.5s\)$/);
     expect(m.outcome).toBe('failed');
@@ -72,7 +59,7 @@ describe('timeout', () => {
     const q = procs.clocks;
     const pidFile = path.join(t.root, 'stubborn.pid');
     const id = await q.send({ param1: 'stubborn', param2: pidFile, timeout: 0.3 });
-    const pid = await scriptPid(pidFile);
+    const pid = await pidInFile(pidFile);
     const m = await q.waitState(id, ['err']);
     expect(m.status).toMatch(/^err - TIMEOUT - killed after/);
     expect(m.last_failure).toMatchObject({ kind: 'timeout', signal: 'SIGKILL' });
@@ -84,7 +71,7 @@ describe('timeout', () => {
     const q = procs.clocks;
     const pidFile = path.join(t.root, 'orphan.pid');
     const id = await q.send({ param1: 'orphan', param2: pidFile, timeout: 0.3 });
-    const child = await scriptPid(pidFile);
+    const child = await pidInFile(pidFile);
     expect((await q.waitState(id, ['err'])).status).toMatch(/^err - TIMEOUT/);
     const gone = async () => {
       const stat = await fs.readFile(`/proc/${child}/stat`, 'utf8').catch(() => '');
