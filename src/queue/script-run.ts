@@ -79,13 +79,17 @@ export class ScriptRun {
     const script = this.script;
     if (!script) return false;
     script.kill('SIGTERM');
-    const t = setTimeout(() => script.kill('SIGKILL'), this.killGraceMs);
+    let killed = false;
+    const t = setTimeout(() => {
+      killed = true;
+      script.kill('SIGKILL');
+    }, this.killGraceMs);
     t.unref();
     // Once the leader is reaped, whatever is left of its group survived TERM: KILL it now. Not
     // later: with pids wrapping at 32768, the group id could soon name someone else's group.
     void script.finished.then(() => {
       clearTimeout(t);
-      script.kill('SIGKILL');
+      if (!killed) script.kill('SIGKILL');
     });
     return true;
   }
