@@ -1,7 +1,9 @@
 // The rq tool's lifecycle commands (rq-beyond §B1.10): cancel, requeue, reschedule, priority and history of one message.
 import os from 'node:os';
 import { shown } from '../errors.js';
+import type { Answer } from '../ipc/answer.js';
 import { type HistoryLine, historyDetails } from '../ipc/history-line.js';
+import type { QueueClient } from '../ipc/queue-client.js';
 import { ask, replyLine } from './queue-ask.js';
 import type { CommandContext, RqCommand } from './rq-commands.js';
 import { type Options, msgIdOpt, stringOpt, usage } from './rq-options.js';
@@ -30,51 +32,56 @@ async function printed(ctx: CommandContext, run: (c: CommandContext) => Promise<
   return r.ok ? 0 : 1;
 }
 
+/**
+ * A command on one message whose ok or fail reply is printed as the classic line: `read` checks its
+ * options before anything is sent, `call` asks the queue with them and who asked.
+ */
+function onMessage<P>(summary: string, read: (opts: Options) => P, call: (c: QueueClient, id: string, p: P, by: string) => Promise<Answer<unknown>>): RqCommand {
+  return {
+    summary,
+    run: (ctx) =>
+      printed(ctx, async ({ opts, root, io }) => {
+        const target = msgIdOpt(opts);
+        const p = read(opts);
+        const a = await ask(root, target.queue, (c) => call(c, target.id, p, actor(io.env)));
+        return { ok: a.ok, lines: [replyLine(a)] };
+      }),
+  };
+}
+
+/** `--due` / `--delay` as text; the queue checks them (one of them, not both). */
+function dueOpts(opts: Options, required: boolean): { due?: string; delay?: string } {
+  const due = stringOpt(opts, 'due', 'epoch seconds');
+  const delay = stringOpt(opts, 'delay', 'seconds');
+  if (required && due === undefined && delay === undefined) throw usage('--due or --delay: expected one of them, received neither');
+  return { due, delay };
+}
+
 export const LIFECYCLE_COMMANDS: Record<string, RqCommand> = {
-  cancel: {
-    summary: 'stop a message for good, whatever its state: prep and que end in err at once, a running one gets TERM (--msg_id FULLID [--reason TEXT])',
-    run: (ctx) =>
-      printed(ctx, async ({ opts, root, io }) => {
-        const target = msgIdOpt(opts);
-        const reason = stringOpt(opts, 'reason', 'a reason text');
-        const a = await ask(root, target.queue, (c) => c.cancel(target.id, { reason, actor: actor(io.env) }));
-        return { ok: a.ok, lines: [replyLine(a)] };
-      }),
-  },
-  requeue: {
-    summary: 'send an err message back to the que under its own id (--msg_id FULLID [--reset] [--due EPOCH | --delay SECONDS])',
-    run: (ctx) =>
-      printed(ctx, async ({ opts, root, io }) => {
-        const target = msgIdOpt(opts);
-        const due = stringOpt(opts, 'due', 'epoch seconds');
-        const delay = stringOpt(opts, 'delay', 'seconds');
-        const a = await ask(root, target.queue, (c) => c.requeue(target.id, { reset: flagOpt(opts, 'reset'), due, delay, actor: actor(io.env) }));
-        return { ok: a.ok, lines: [replyLine(a)] };
-      }),
-  },
-  reschedule: {
-    summary: 'give a prep or que message a new due time (--msg_id FULLID --due EPOCH | --delay SECONDS)',
-    run: (ctx) =>
-      printed(ctx, async ({ opts, root, io }) => {
-        const target = msgIdOpt(opts);
-        const due = stringOpt(opts, 'due', 'epoch seconds');
-        const delay = stringOpt(opts, 'delay', 'seconds');
-        if (due === undefined && delay === undefined) throw usage('--due or --delay: expected one of them, received neither');
-        const a = await ask(root, target.queue, (c) => c.reschedule(target.id, { due, delay, actor: actor(io.env) }));
-        return { ok: a.ok, lines: [replyLine(a)] };
-      }),
-  },
-  priority: {
-    summary: 'set the priority of a prep or que message; lower runs first (--msg_id FULLID --priority N)',
-    run: (ctx) =>
-      printed(ctx, async ({ opts, root, io }) => {
-        const target = msgIdOpt(opts);
-        const priority = stringOpt(opts, 'priority', 'a whole number from -1000000 to 1000000');
-        if (priority === undefined) throw usage('--priority: expected a whole number from -1000000 to 1000000, received nothing');
-        const a = await ask(root, target.queue, (c) => c.setPriority(target.id, priority, actor(io.env)));
-        return { ok: a.ok, lines: [replyLine(a)] };
-      }),
-  },
+  cancel: onMessage(
+    'stop a message for good, whatever its state: prep and que end in err at once, a running one gets TERM (--msg_id FULLID [--reason TEXT])',
+    (opts) => stringOpt(opts, 'reason', 'a reason text'),
+    (c, id, reason, by) => c.cancel(id, { reason, actor: by }),
+  ),
+  requeue: onMessage(
+    'send an err message back to the que under its own id (--msg_id FULLID [--reset] [--due EPOCH | --delay SECONDS])',
+    (opts) => ({ reset: flagOpt(opts, 'reset'), ...dueOpts(opts, false) }),
+    (c, id, p, by) => c.requeue(id, { ...p, actor: by }),
+  ),
+  reschedule: onMessage(
+    'give a prep or que message a new due time (--msg_id FULLID --due EPOCH | --delay SECONDS)',
+    (opts) => dueOpts(opts, true),
+    (c, id, p, by) => c.reschedule(id, { ...p, actor: by }),
+  ),
+  priority: onMessage(
+    'set the priority of a prep or que message; lower runs first (--msg_id FULLID --priority N)',
+    (opts) => {
+      const priority = stringOpt(opts, 'priority', 'a whole number from -1000000 to 1000000');
+      if (priority === undefined) throw usage('--priority: expected a whole number from -1000000 to 1000000, received nothing');
+      return priority;
+    },
+    (c, id, priority, by) => c.setPriority(id, priority, by),
+  ),
   history: {
     summary: 'print a message\'s moves and events, oldest first (--msg_id FULLID [--json])',
     run: (ctx) =>
