@@ -51,7 +51,13 @@ function lastFailure(f: Failure, nowMs: number): Record<string, unknown> {
  * The status goes first: if only it lands, recovery re-queues the message and the next run
  * overwrites the text.
  */
-export async function retryRun(d: FailureMoveDeps, run: ScriptRun, failure: Failure, decision: Extract<Decision, { action: 'retry' }>): Promise<void> {
+export async function retryRun(
+  d: FailureMoveDeps,
+  run: ScriptRun,
+  failure: Failure,
+  decision: Extract<Decision, { action: 'retry' }>,
+  details: Record<string, unknown>,
+): Promise<void> {
   const msg = run.msg;
   const now = d.now();
   await d.spool.writeStatus(run.dir!, decision.status, true);
@@ -61,7 +67,7 @@ export async function retryRun(d: FailureMoveDeps, run: ScriptRun, failure: Fail
   await d.spool.writeMessage('run', run.id, msg);
   const moved = await d.spool.beginMove(run.id, 'run', 'que', {
     actor: 'retry',
-    details: { failure: failure.kind, retry: decision.attempt, of: decision.of, delay_s: decision.delay, due: msg.due },
+    details: { failure: failure.kind, retry: decision.attempt, of: decision.of, delay_s: decision.delay, due: msg.due, ...details },
     reason: failure.text,
   });
   d.index.removeRun(run.id);
@@ -78,6 +84,8 @@ export interface Finish {
   failure?: Failure;
   fields?: Record<string, unknown>;
   actor: string;
+  /** More keys for the history line (a run's `exit`). */
+  details?: Record<string, unknown>;
 }
 
 /**
@@ -96,6 +104,7 @@ export async function finishToErr(d: FailureMoveDeps, id: string, from: 'prep' |
   Object.assign(msg, updated);
   const details: Record<string, unknown> = { outcome: f.outcome };
   if (f.failure) details.failure = f.failure.kind;
+  Object.assign(details, f.details);
   const moved = await d.spool.beginMove(id, from, 'err', { actor: f.actor, details, reason: f.status });
   // Memory follows the rename at once, so nobody looks for the message where it no longer is.
   renamed?.();

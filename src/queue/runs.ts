@@ -57,14 +57,18 @@ export class Runs {
     try {
       // The start is synchronous: rename, history line, mkdir, realpath and access are each a few
       // microseconds, while a thread-pool round trip per step would add up in commit-to-start latency.
-      run.dir = spool.moveNow(run.id, 'que', 'run', { actor: 'dispatcher' }).dir;
-      const jobDir = spool.makeJobDir(run.dir);
+      // The que → run line waits for the spawn, so it can say which pid ran which attempt (§B14).
+      const dir = spool.moveNow(run.id, 'que', 'run', { actor: 'dispatcher', lineLater: true }).dir;
+      run.dir = dir;
+      const attempt = (Number(msg.failures) || 0) + 1;
+      const started = (pid?: number) => ({ from: 'que' as const, to: 'run' as const, actor: 'dispatcher', ...(pid ? { pid } : {}), attempt });
+      const jobDir = spool.makeJobDir(dir);
       const script = this.d.admin.resolveScript();
       if (!script.ok) {
+        spool.appendHistory(dir, started());
         this.backToQue(run, `script error: ${script.reason}`);
         return;
       }
-      const dir = run.dir;
       const policy = runPolicy(msg, config, jobDir, run.killGraceMs, startMs);
       run.began(
         startScript(
@@ -90,6 +94,7 @@ export class Runs {
         (text) => spool.writeStatus(dir, text),
       );
       const pid = run.script!.pid;
+      spool.appendHistory(dir, started(pid > 0 ? pid : undefined));
       run.log.info({ pid, script: script.path }, 'script started');
       this.d.events.emit('started', { msg, pid, script: script.path });
       if (pid > 0) spool.writePid(dir, pid);
@@ -177,20 +182,21 @@ export class Runs {
       : decideOutcome(run.completion, run.script!.pid, exit.code, exit.signal, Number(msg.count) || 0, Number(msg.max_count) || 0);
     if (run.cancel) {
       // Cancelled: err `cancelled`, never retried, unless the script had already finished its work.
-      if (classic.state !== 'done' && classic.state !== 'relayed') return this.endCancelled(run, run.cancel);
+      if (classic.state !== 'done' && classic.state !== 'relayed') return this.endCancelled(run, run.cancel, exit);
       spool.appendHistory(dir, { event: 'cancel_too_late', actor: run.cancel.by });
     }
     const failure = failureOf(run, classic, exit);
     const decision: Decision =
       failure ? decideFailure(failure, Number(msg.failures) || 0, policy.retry, (this.d.random ?? Math.random)()) : { action: 'classic' };
     const ms = this.d.now() - run.startedAt;
+    const exitLine = { exit: { code: exit.code, signal: exit.signal, wall_ms: ms } };
     await spool.removePid(dir);
     if (decision.action !== 'classic') {
       run.jobStatus = decision.status;
       const state = decision.action === 'retry' ? 'que' : 'err';
       run.log.info({ state, failure: failure!.kind, code: exit.code, signal: exit.signal, ms }, decision.status);
-      if (decision.action === 'retry') await retryRun(this.d, run, failure!, decision);
-      else await finishRun(this.d, run, { status: decision.status, outcome: decision.outcome, failure: failure!, actor: 'script' });
+      if (decision.action === 'retry') await retryRun(this.d, run, failure!, decision, exitLine);
+      else await finishRun(this.d, run, { status: decision.status, outcome: decision.outcome, failure: failure!, actor: 'script', details: exitLine });
       this.d.events.emit('finished', { msg, outcome: { state, statusText: decision.status, failure: failure!.kind }, code: exit.code, signal: exit.signal, ms });
       return;
     }
@@ -204,7 +210,7 @@ export class Runs {
       const delay = run.completion?.kind === 'resend' ? run.completion.delay : 0;
       msg.due = Math.floor(this.d.now() / 1000) + delay;
       await spool.writeMessage('run', run.id, msg);
-      const moved = await spool.beginMove(run.id, 'run', 'que', { actor: 'script', reason: `resend ${delay}` });
+      const moved = await spool.beginMove(run.id, 'run', 'que', { actor: 'script', details: exitLine, reason: `resend ${delay}` });
       // The in-memory state follows the rename at once, so nobody sees `run` with a stale path.
       index.removeRun(run.id);
       this.d.coalescer.release(run);
@@ -214,7 +220,7 @@ export class Runs {
       if (outcome.state === 'err') this.d.coalescer.release(run);
       else await this.d.coalescer.finalise(run, outcome.state);
       const reason = `exit ${exit.signal ?? exit.code}${outcome.statusText ? `: ${outcome.statusText}` : ''}`;
-      const moved = await spool.beginMove(run.id, 'run', outcome.state, { actor: 'script', reason });
+      const moved = await spool.beginMove(run.id, 'run', outcome.state, { actor: 'script', details: exitLine, reason });
       index.removeRun(run.id);
       await moved.sync();
       index.addFinished(outcome.state, 1);
@@ -222,13 +228,15 @@ export class Runs {
     this.d.events.emit('finished', { msg, outcome, code: exit.code, signal: exit.signal, ms });
   }
 
-  private async endCancelled(run: ScriptRun, cancel: NonNullable<ScriptRun['cancel']>): Promise<void> {
+  private async endCancelled(run: ScriptRun, cancel: NonNullable<ScriptRun['cancel']>, exit: ExitInfo): Promise<void> {
     await this.d.spool.removePid(run.dir!);
     const status = cancelledStatus(cancel.reason);
+    const ms = this.d.now() - run.startedAt;
     run.jobStatus = status;
     run.log.info({ by: cancel.by }, status);
-    await finishRun(this.d, run, { status, outcome: 'cancelled', fields: { cancel }, actor: cancel.by });
-    this.d.events.emit('finished', { msg: run.msg, outcome: { state: 'err', statusText: status }, code: null, signal: null, ms: this.d.now() - run.startedAt });
+    const details = { exit: { code: exit.code, signal: exit.signal, wall_ms: ms } };
+    await finishRun(this.d, run, { status, outcome: 'cancelled', fields: { cancel }, actor: cancel.by, details });
+    this.d.events.emit('finished', { msg: run.msg, outcome: { state: 'err', statusText: status }, code: exit.code, signal: exit.signal, ms });
   }
 
   /** A run that could not proceed: to err with a status saying why. */

@@ -1,4 +1,5 @@
 // A message's history file: one JSON line per move, appended by the spool's moves, read back for people.
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { RqError, isErrno } from '../errors.js';
@@ -15,34 +16,53 @@ export interface MoveNote {
   actor: string;
   reason?: string;
   details?: Record<string, unknown>;
+  /** The mover writes the line itself once it knows more (que → run: after the spawn, with the pid). */
+  lineLater?: boolean;
 }
+
+/** Past this size the file becomes `history.1` (one generation kept) and a new one starts (§B14). */
+export const HISTORY_ROTATE_BYTES = 1024 * 1024;
 
 /**
  * Appends a history line. Not fsynced (history is for people, the state is the directory); a
- * message that has already moved on (an ack, a delete) simply misses the line.
+ * message that has already moved on (an ack, a delete) simply misses the line. The size check is
+ * an fstat of the descriptor already open for the append, so a message that resends itself
+ * forever keeps at most two files of about 1 MiB.
  */
-export function appendHistory(sfs: SpoolFs, dir: string, at: number, entry: Omit<HistoryEntry, 'at'>): void {
+export function appendHistory(sfs: SpoolFs, dir: string, at: number, entry: Omit<HistoryEntry, 'at'>, rotateBytes = HISTORY_ROTATE_BYTES): void {
   const line = JSON.stringify({ at: new Date(at).toISOString(), ...entry }) + '\n';
+  const file = path.join(dir, 'history');
   try {
-    sfs.appendFileSync(path.join(dir, 'history'), line);
+    let fd = sfs.openSync(file, 'a', 0o644);
+    if (fs.fstatSync(fd).size + Buffer.byteLength(line) > rotateBytes) {
+      sfs.closeSync(fd);
+      sfs.renameSync(file, `${file}.1`);
+      fd = sfs.openSync(file, 'a', 0o644);
+    }
+    try {
+      sfs.writeFileSync(fd, line);
+    } finally {
+      sfs.closeSync(fd);
+    }
   } catch (err) {
     if (!isErrno(err, 'ENOENT')) throw RqError.of('RQ_ERR_DISK', `history line in ${dir}`, (err as Error).message).causedBy(err);
   }
+}
+
+async function readLines(file: string): Promise<string | null> {
+  return fsp.readFile(file, 'utf8').catch(() => null);
 }
 
 /**
  * The history of message `id` in `dir` (where it is, in `state`), or null when the directory does
  * not exist. The create entry is not written (it would cost an inode per create on the hot path);
  * it is implied by the id, whose stamp is the creation time, and it went to where the first
- * recorded move came from (or to where the message still is).
+ * recorded move came from (or to where the message still is). A rotated `history.1` comes first.
  */
 export async function readHistory(dir: string, id: string, state: State): Promise<HistoryEntry[] | null> {
-  let text = '';
-  try {
-    text = await fsp.readFile(path.join(dir, 'history'), 'utf8');
-  } catch {
-    if (!(await fsp.stat(dir).then((s) => s.isDirectory(), () => false))) return null;
-  }
+  const [older, current] = await Promise.all([readLines(path.join(dir, 'history.1')), readLines(path.join(dir, 'history'))]);
+  if (current === null && !(await fsp.stat(dir).then((s) => s.isDirectory(), () => false))) return null;
+  const text = (older ?? '') + (current ?? '');
   const entries: HistoryEntry[] = [];
   for (const line of text.split('\n')) {
     try {

@@ -139,7 +139,7 @@ export class QueueSpool {
     } catch (err) {
       throw diskError(`move ${id} from ${from} to ${to}`, err);
     }
-    this.appendHistory(dir, { from, to, actor: note.actor, ...note.details, reason: note.reason });
+    if (!note.lineLater) this.appendHistory(dir, { from, to, actor: note.actor, ...note.details, reason: note.reason });
     this.deps.onMoved?.({ id, from, to, actor: note.actor, reason: note.reason });
     const sync = () =>
       Promise.all([this.dirSync.sync(this.paths.state[from]), this.dirSync.sync(path.dirname(dir))]).then(

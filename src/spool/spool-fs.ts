@@ -35,7 +35,6 @@ export interface SpoolFs {
   rmdirSync(path: string): void;
   rmSync(path: string, options: { recursive?: boolean; force?: boolean }): void;
   closeSync(fd: number): void;
-  appendFileSync(path: string, data: string): void;
 }
 
 /** The real filesystem: node's own functions, no wrappers, so the hot paths pay nothing for the seam. */
@@ -54,5 +53,4 @@ export const nodeSpoolFs: SpoolFs = {
   rmSync: fs.rmSync,
   rmdirSync: fs.rmdirSync,
   closeSync: fs.closeSync,
-  appendFileSync: fs.appendFileSync,
 };

@@ -129,10 +129,6 @@ export function recordingFs(base: string, real: SpoolFs = nodeSpoolFs): Recordin
       if (o) live.delete(o);
       note('close', o?.path ?? `<fd ${fd}>`);
     },
-    appendFileSync: (p, data) => {
-      real.appendFileSync(p, data);
-      note('append', p);
-    },
   };
 
   return {

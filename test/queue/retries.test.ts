@@ -127,13 +127,13 @@ describe('retry rules', () => {
     expect(m.outcome).toBeUndefined();
   });
 
-  it('a classic message gets no new field, variable or history detail', async () => {
+  it('a classic message gets no new field or variable; its history gains only the run details every run has (§B14)', async () => {
     const q = procs.bash;
     const failed = await q.waitState(await q.send({ param1: 'err' }), ['err']);
     for (const f of ['failures', 'last_failure', 'outcome']) expect(failed).not.toHaveProperty(f);
     const env = await q.waitState(await q.send({ param1: 'env' }), ['done']);
     expect(await stdio(env)).not.toMatch(/^RQ_(ATTEMPT|MAX_RETRIES|LAST_FAILURE|TIMEOUT|DEADLINE|KILL_GRACE|HEARTBEAT_TIMEOUT)=/m);
-    expect((await history(failed)).map((l) => Object.keys(l).sort().join())).toEqual(['actor,at,from,to', 'actor,at,from,reason,to']);
+    expect((await history(failed)).map((l) => Object.keys(l).sort().join())).toEqual(['actor,at,attempt,from,pid,to', 'actor,at,exit,from,reason,to']);
   });
 });
 

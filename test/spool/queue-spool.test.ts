@@ -6,6 +6,7 @@ import { STATES } from '../../src/message/states.js';
 import { RqError } from '../../src/errors.js';
 import { normaliseCreate, pickFields } from '../../src/message/message.js';
 import { ackErrs } from '../../src/spool/err-acks.js';
+import { HISTORY_ROTATE_BYTES, appendHistory } from '../../src/spool/history.js';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
 import { recordingFs } from '../helpers/recording-fs.js';
 import { HOST, type TempSpool, isRoot, ls, tempSpool, walk } from '../helpers/temp-spool.js';
@@ -288,6 +289,20 @@ describe('message, status and history files', () => {
     expect(await spool.readHistory('que', id)).toEqual([{ at: 'x', from: null, to: 'que', actor: 'create' }]);
     expect(await spool.readHistory('que', '20261121.1643.46.613.1')).toEqual([]);
     expect(await spool.readHistory('done', 'garbage')).toEqual([]);
+  });
+
+  it('history: past the size limit the file becomes history.1 (one generation kept), read back oldest first', async () => {
+    const { msg_id: id } = await spool.create({ dest: 'test' }, { commit: true });
+    const dir = spool.msgDir('que', id);
+    const line = (n: number) => ({ event: 'beat', actor: 'test', n });
+    const bytes = (JSON.stringify({ at: new Date(T0).toISOString(), ...line(0) }) + '\n').length;
+    // Room for three lines per file: lines 0-2, then 3-5, then 6.
+    for (let n = 0; n < 7; n++) appendHistory(spool.fs, dir, T0, line(n), bytes * 3);
+    const ns = async (f: string) => (await fs.readFile(path.join(dir, f), 'utf8')).trim().split('\n').map((l) => JSON.parse(l).n);
+    expect(await ns('history.1')).toEqual([3, 4, 5]);
+    expect(await ns('history')).toEqual([6]);
+    expect((await spool.readHistory('que', id)).map((e) => e.n ?? e.actor)).toEqual(['create', 3, 4, 5, 6]);
+    expect(HISTORY_ROTATE_BYTES).toBe(1024 * 1024);
   });
 });
 
