@@ -26,6 +26,7 @@ export const ERRORS = {
   RQ_ERR_ALREADY_FINISHED: { status: 409, message: 'msg already finished (%s)' },
   RQ_ERR_NOT_IN_ERR: { status: 409, message: 'msg not in err (%s)' },
   RQ_ERR_NOT_QUEUED: { status: 409, message: 'msg not in que or prep (%s)' },
+  RQ_ERR_WAIT_TIMED_OUT: { status: 408, message: 'timed out' },
   RQ_ERR_QUEUE_DOWN: { status: 503, message: 'status: DOWN' },
   RQ_ERR_COMMIT_FAILED: { status: 500, message: 'unknown reason' },
   RQ_ERR_UNREADABLE_MSG: { status: 500, message: "msg couldn't be read" },

@@ -12,7 +12,7 @@ const REPLY_TIMEOUT_MS = 30_000;
  * Asks a queue of the root through the typed client; a queue without a directory is refused as the
  * classic client refuses it, a silent one with RQ_ERR_NO_REPLY naming it.
  */
-export async function ask<T>(root: string, name: string, call: (c: QueueClient) => Promise<Answer<T>>): Promise<Answer<T>> {
+export async function ask<T>(root: string, name: string, call: (c: QueueClient) => Promise<Answer<T>>, timeoutMs = REPLY_TIMEOUT_MS): Promise<Answer<T>> {
   const p = queuePaths(root, name);
   let st: fs.Stats | undefined;
   try {
@@ -23,7 +23,7 @@ export async function ask<T>(root: string, name: string, call: (c: QueueClient) 
   if (!st?.isDirectory()) throw RqError.of('RQ_ERR_NO_SUCH_QUEUE', name);
   let a: Answer<T>;
   try {
-    a = await call(QueueClient.oneShot(p.sock, { timeoutMs: REPLY_TIMEOUT_MS }));
+    a = await call(QueueClient.oneShot(p.sock, { timeoutMs }));
   } catch (err) {
     if (isRqError(err, 'RQ_ERR_NO_REPLY')) throw RqError.of('RQ_ERR_NO_REPLY', `queue ${name}: its process does not answer (${err.message})`);
     throw err;

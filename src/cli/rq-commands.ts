@@ -8,6 +8,7 @@ import type { QueueClient } from '../ipc/queue-client.js';
 import { describeRule, parseRules } from '../builtins/router-rules.js';
 import { ask, replyLine } from './queue-ask.js';
 import { LIFECYCLE_COMMANDS } from './rq-lifecycle.js';
+import { LIST_COMMANDS } from './rq-queue-lists.js';
 import { type Options, checkQueueName, messageFields, msgIdOpt, pathnameOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
 
 export interface RqIo {
@@ -162,4 +163,5 @@ export const RQ_COMMANDS: Record<string, RqCommand> = {
   clone: onMessage('clone_message', 'copy a done, relayed or err message into the queue again (--msg_id FULLID)'),
   verify_rules: verifyRules,
   ...LIFECYCLE_COMMANDS,
+  ...LIST_COMMANDS,
 };

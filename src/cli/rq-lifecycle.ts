@@ -1,4 +1,4 @@
-// The rq tool's lifecycle commands (rq-beyond §B1.10): cancel, requeue, reschedule, priority and history of one message.
+// The rq tool's lifecycle commands (rq-beyond §B1.10): cancel, requeue, reschedule, priority and history.
 import os from 'node:os';
 import { shown } from '../errors.js';
 import type { Answer } from '../ipc/answer.js';
@@ -6,18 +6,11 @@ import { type HistoryLine, historyDetails } from '../ipc/history-line.js';
 import type { QueueClient } from '../ipc/queue-client.js';
 import { ask, replyLine } from './queue-ask.js';
 import type { CommandContext, RqCommand } from './rq-commands.js';
-import { type Options, msgIdOpt, stringOpt, usage } from './rq-options.js';
+import { type Options, checkQueueName, flagOpt, msgIdOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
 
 /** `cli:$USER` (else the account's name): who asked, for the message's history and `cancel.by`. */
 function actor(env: NodeJS.ProcessEnv): string {
   return `cli:${(env.USER ?? env.LOGNAME ?? os.userInfo().username).slice(0, 60)}`;
-}
-
-function flagOpt(opts: Options, key: string): boolean {
-  const v = opts[key];
-  if (v === undefined || v === false) return false;
-  if (v === true) return true;
-  throw usage(`--${key}: expected no value (a flag), received ${shown(v)}`);
 }
 
 /** One history line as people read it: `<at> que→run dispatcher pid 4242 attempt 2`. */
@@ -57,17 +50,59 @@ function dueOpts(opts: Options, required: boolean): { due?: string; delay?: stri
   return { due, delay };
 }
 
+/** `--wait` (60 s) or `--wait=S`: how long to wait for the message to finish. */
+function waitOpt(opts: Options): number | undefined {
+  const v = opts.wait;
+  if (v === undefined || v === false) return undefined;
+  if (v === true) return DEFAULT_WAIT_S;
+  if (typeof v !== 'string' || !/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 86_400) throw usage(`--wait: expected whole seconds from 1 to 86400, received ${shown(v)}`);
+  return Number(v);
+}
+
+const DEFAULT_WAIT_S = 60;
+
+/** `rq cancel`: the cancel's line, then with `--wait` the final status once the message has finished (`ok err - CANCELLED - …`). */
+const cancel: RqCommand = {
+  summary: 'stop a message for good, whatever its state: prep and que end in err at once, a running one gets TERM (--msg_id FULLID [--reason TEXT] [--purge] [--wait[=SECONDS]])',
+  run: (ctx) =>
+    printed(ctx, async ({ opts, root, io }) => {
+      const target = msgIdOpt(opts);
+      const reason = stringOpt(opts, 'reason', 'a reason text');
+      const purge = flagOpt(opts, 'purge') || undefined;
+      const wait = waitOpt(opts);
+      const a = await ask(root, target.queue, (c) => c.cancel(target.id, { reason, purge, actor: actor(io.env) }));
+      if (!a.ok || wait === undefined) return { ok: a.ok, lines: [replyLine(a)] };
+      // The socket waits on the queue's events; the client allows a little more than the wait itself.
+      const w = await ask(root, target.queue, (c) => c.waitFinished(target.id, wait), (wait + 5) * 1000);
+      return { ok: w.ok, lines: [replyLine(a), w.ok ? `ok ${w.value.status}` : replyLine(w)] };
+    }),
+};
+
+const requeueOne = onMessage(
+  'send an err message back to the que under its own id (--msg_id FULLID [--reset] [--due EPOCH | --delay SECONDS]), or every err message of a queue (--queue Q [--outcome O] [--limit N])',
+  (opts) => ({ reset: flagOpt(opts, 'reset'), ...dueOpts(opts, false) }),
+  (c, id, p, by) => c.requeue(id, { ...p, actor: by }),
+);
+
+/** `rq requeue --queue Q`: every unacknowledged err message (of one outcome), oldest first: `ok <n> requeued`. */
+const requeue: RqCommand = {
+  summary: requeueOne.summary,
+  run: (ctx) => {
+    const { opts } = ctx;
+    if (opts.queue === undefined) return requeueOne.run(ctx);
+    return printed(ctx, async ({ root, io }) => {
+      if (opts.msg_id !== undefined) throw usage('--msg_id and --queue: expected one of them, received both');
+      const queue = checkQueueName(requiredOpt(opts, 'queue', 'a queue name'), 'queue');
+      const sel = { outcome: stringOpt(opts, 'outcome', 'an outcome'), group: stringOpt(opts, 'group', 'a failure group'), limit: stringOpt(opts, 'limit', 'a count') };
+      const a = await ask(root, queue, (c) => c.requeueErrs({ ...sel, actor: actor(io.env) }));
+      return { ok: a.ok, lines: [a.ok ? `ok ${a.value} requeued` : replyLine(a)] };
+    });
+  },
+};
+
 export const LIFECYCLE_COMMANDS: Record<string, RqCommand> = {
-  cancel: onMessage(
-    'stop a message for good, whatever its state: prep and que end in err at once, a running one gets TERM (--msg_id FULLID [--reason TEXT])',
-    (opts) => stringOpt(opts, 'reason', 'a reason text'),
-    (c, id, reason, by) => c.cancel(id, { reason, actor: by }),
-  ),
-  requeue: onMessage(
-    'send an err message back to the que under its own id (--msg_id FULLID [--reset] [--due EPOCH | --delay SECONDS])',
-    (opts) => ({ reset: flagOpt(opts, 'reset'), ...dueOpts(opts, false) }),
-    (c, id, p, by) => c.requeue(id, { ...p, actor: by }),
-  ),
+  cancel,
+  requeue,
   reschedule: onMessage(
     'give a prep or que message a new due time (--msg_id FULLID --due EPOCH | --delay SECONDS)',
     (opts) => dueOpts(opts, true),

@@ -30,6 +30,14 @@ export function stringOpt(opts: Options, key: string, expected: string): string 
   return v;
 }
 
+/** A flag: no value allowed. */
+export function flagOpt(opts: Options, key: string): boolean {
+  const v = opts[key];
+  if (v === undefined || v === false) return false;
+  if (v === true) return true;
+  throw usage(`--${key}: expected no value (a flag), received ${shown(v)}`);
+}
+
 export function requiredOpt(opts: Options, key: string, expected: string): string {
   const v = stringOpt(opts, key, expected);
   if (v === undefined) throw usage(`--${key}: expected ${expected}, received nothing`);

@@ -3,6 +3,7 @@ import type { MessageView } from '../message/message.js';
 import { type State, type StateCounts, STATES } from '../message/states.js';
 import { type Answer, answer, isArray, isNumber, isObject, isString } from './answer.js';
 import type { HistoryLine } from './history-line.js';
+import type { RunningEntry, WaitingEntry } from './run-lists.js';
 import { queueCommand } from './rq1.js';
 import type { RequestOptions } from './socket-client.js';
 
@@ -20,6 +21,7 @@ const isCounts = (v: unknown): v is StateCounts => isObject(v) && STATES.every((
 const isView = (v: unknown): v is MessageView => isObject(v) && isString(v.msg_id);
 export type { HistoryLine } from './history-line.js';
 const isHistory = (v: unknown): v is HistoryLine[] => isArray(v) && v.every((l) => isObject(l) && isString(l.at));
+const isEntries = <T>(v: unknown): v is T[] => isArray(v) && v.every((e) => isObject(e) && isString(e.msg_id));
 const isStatus = (v: unknown): v is MessageStatus => isObject(v) && isString(v.status) && isString(v.state);
 
 export class QueueClient {
@@ -96,7 +98,7 @@ export class QueueClient {
   }
 
   /** rq-beyond §B5: `msg cancelled` (prep, que) or `msg cancelling` (run: TERM sent, its end finishes it). */
-  async cancel(msgId: string, opts: { reason?: string; actor?: string } = {}): Promise<Answer<string>> {
+  async cancel(msgId: string, opts: { reason?: string; actor?: string; purge?: unknown } = {}): Promise<Answer<string>> {
     return answer(await this.send('cancel_message', { msg_id: msgId, ...opts }), isString);
   }
 
@@ -118,6 +120,26 @@ export class QueueClient {
   /** rq-beyond §B14: every history line, oldest first, the create entry implied by the id. */
   async history(msgId: string): Promise<Answer<HistoryLine[]>> {
     return answer(await this.send('get_history', { msg_id: msgId }), isHistory);
+  }
+
+  /** Answers once the message has finished (or `timed out` after `timeoutS`), with its status as get_message_status gives it. */
+  async waitFinished(msgId: string, timeoutS: number): Promise<Answer<{ status: string }>> {
+    return answer(await this.send('wait_message', { msg_id: msgId, timeout: timeoutS }), (v): v is { status: string } => isObject(v) && isString(v.status));
+  }
+
+  /** rq-beyond §B6: every unacknowledged err message with `outcome` (all when absent) back to the que, oldest first; the count. */
+  async requeueErrs(opts: { outcome?: unknown; group?: unknown; limit?: unknown; actor?: string } = {}): Promise<Answer<number>> {
+    return answer(await this.send('requeue_errs', opts), isNumber);
+  }
+
+  /** rq-beyond §B11: the running messages with their pid, clocks and attempt. */
+  async running(): Promise<Answer<RunningEntry[]>> {
+    return answer(await this.send('running', {}), isEntries<RunningEntry>);
+  }
+
+  /** rq-beyond §B2: queued messages that are not ready, with why. */
+  async waiting(opts: { reason?: unknown; limit?: unknown } = {}): Promise<Answer<WaitingEntry[]>> {
+    return answer(await this.send('waiting', opts), isEntries<WaitingEntry>);
   }
 
   async ackErrs(): Promise<Answer<number>> {

@@ -140,6 +140,17 @@ export function statusText(state: State, job: { job_status: string | null } | nu
   return job ? `${state} - ${job.job_status ?? ''}` : state;
 }
 
+/** Why a message ended in err, as `msg.outcome` says (rq-beyond §B1.3); none on a classic failure, read as `failed`. */
+export const OUTCOMES = ['failed', 'exhausted', 'fatal', 'expired', 'cancelled', 'dependency_failed', 'interrupted'] as const;
+
+/** A cancel as `msg.cancel` and `run/<id>/cancel` store it; `purge` removes the message once it is in err (rq-beyond §B5). */
+export interface CancelRecord {
+  at: string;
+  by: string;
+  reason: string;
+  purge?: true;
+}
+
 /** The status of a cancelled message (rq-beyond §B1.3); the reason defaults to who asked. */
 export function cancelledStatus(reason: string): string {
   return `CANCELLED - ${reason}`;

@@ -102,9 +102,7 @@ export const COMMANDS: Record<string, Handler> = {
   get_message_status: async (q, args) => {
     const t = await target(q, args);
     if ('reply' in t) return t.reply;
-    const job = await q.ops.jobStatus(t.id, t.where);
-    const status = job ? `${t.where.state} - ${job.job_status ?? ''}` : t.where.state;
-    return ['ok', { path: q.spool.relPath(t.where.dir), status, state: t.where.state }];
+    return ['ok', await q.ops.statusView(t.id, t.where)];
   },
 
   delete_message: async (q, args) => {

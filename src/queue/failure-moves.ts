@@ -86,11 +86,14 @@ export interface Finish {
   actor: string;
   /** More keys for the history line (a run's `exit`). */
   details?: Record<string, unknown>;
+  /** Remove the message instead of moving it to err (a cancel with `purge`, rq-beyond §B5). */
+  purge?: boolean;
 }
 
 /**
  * Finish to err (§B1.3 steps 1, 2 and 4) from prep, que or run: status, then `msg` with `outcome`,
- * both durable, then the rename; recovery completes a message caught between (outcome present).
+ * both durable, then the rename (or the removal, for a purge); recovery completes a message caught
+ * between (outcome present).
  */
 export async function finishToErr(d: FailureMoveDeps, id: string, from: 'prep' | 'que' | 'run', msg: Message, f: Finish, renamed?: () => void): Promise<void> {
   await d.spool.writeStatus(d.spool.msgDir(from, id), f.status, true);
@@ -102,6 +105,12 @@ export async function finishToErr(d: FailureMoveDeps, id: string, from: 'prep' |
   }
   await d.spool.writeMessage(from, id, updated);
   Object.assign(msg, updated);
+  if (f.purge) {
+    // A crash before the removal leaves `outcome` and `cancel.purge` in msg: recovery finishes the purge.
+    await d.spool.remove(from, id);
+    renamed?.();
+    return;
+  }
   const details: Record<string, unknown> = { outcome: f.outcome };
   if (f.failure) details.failure = f.failure.kind;
   Object.assign(details, f.details);

@@ -1,13 +1,17 @@
-// The queue socket's lifecycle commands (rq-beyond §B1.8): cancel_message, requeue_message, reschedule_message, set_priority, get_history.
+// The queue socket's lifecycle commands (rq-beyond §B1.8): cancel, requeue (one or all errs), reschedule, priority, history, running and waiting.
 import { RqError, invalidField } from '../errors.js';
 import { readJobFields } from '../message/job-fields.js';
+import { OUTCOMES } from '../message/message.js';
 import { isMsgId } from '../message/names.js';
+import { WAIT_REASONS, type WaitReason } from '../ipc/run-lists.js';
+import { waitFinished } from './finish-wait.js';
+import { runningList, waitingList } from './queue-listings.js';
 import type { Queue } from './queue.js';
 
 type Args = Record<string, unknown>;
 
 /** Commands answered while the queue is DOWN (read-only), once the recovery scan is done. */
-export const ANSWERED_WHEN_DOWN = new Set(['get_history']);
+export const ANSWERED_WHEN_DOWN = new Set(['get_history', 'running', 'waiting', 'wait_message']);
 
 const MAX_REASON = 1000;
 const MAX_ACTOR = 64;
@@ -54,6 +58,24 @@ function dueOf(args: Args, nowMs: number): number | undefined {
   return undefined;
 }
 
+/** A whole number in [1, max], or `fallback` when absent. */
+function countArg(args: Args, field: string, max: number, fallback?: number): number | undefined {
+  const v = args[field];
+  if (v === undefined || v === null || v === '') return fallback;
+  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > max) throw invalidField(field, `a whole number from 1 to ${max}`, v);
+  return n;
+}
+
+function oneOf<T extends string>(args: Args, field: string, values: readonly T[]): T | undefined {
+  const v = args[field];
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v !== 'string' || !values.includes(v as T)) throw invalidField(field, `one of ${values.join(', ')}`, v);
+  return v as T;
+}
+
+const MAX_LISTED = 10_000;
+
 async function located(q: Queue, id: string) {
   const where = await q.ops.locate(id);
   if (!where) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
@@ -63,17 +85,23 @@ async function located(q: Queue, id: string) {
 export const LIFECYCLE_COMMANDS: Record<string, (q: Queue, args: Args) => Promise<unknown>> = {
   cancel_message: async (q, args) => {
     const id = msgId(args);
-    if (flag(args, 'purge')) throw invalidField('purge', 'false (purge is not supported yet: cancel, then delete the message)', args.purge);
-    const req = { reason: optionalText(args, 'reason', MAX_REASON), actor: optionalText(args, 'actor', MAX_ACTOR) };
+    const req = { reason: optionalText(args, 'reason', MAX_REASON), actor: optionalText(args, 'actor', MAX_ACTOR), purge: flag(args, 'purge') };
     const done = await q.lifecycle.cancel(id, await located(q, id), req);
     return ['ok', done === 'cancelled' ? 'msg cancelled' : 'msg cancelling'];
   },
 
   requeue_message: async (q, args) => {
     const id = msgId(args);
-    const opts = { reset: flag(args, 'reset'), due: dueOf(args, Date.now()), actor: optionalText(args, 'actor', MAX_ACTOR) };
+    const opts = { reset: flag(args, 'reset'), due: dueOf(args, q.now()), actor: optionalText(args, 'actor', MAX_ACTOR) };
     await q.lifecycle.requeue(id, await q.ops.locate(id), opts);
     return ['ok', 'msg requeued'];
+  },
+
+  requeue_errs: async (q, args) => {
+    // Failure groups (the `group` of rq-beyond §B6) are kept by the statistics, which do not exist yet.
+    if (args.group !== undefined && args.group !== null && args.group !== '') throw invalidField('group', 'no group (failure groups arrive with the statistics of §B15)', args.group);
+    const sel = { outcome: oneOf(args, 'outcome', OUTCOMES), limit: countArg(args, 'limit', Number.MAX_SAFE_INTEGER), actor: optionalText(args, 'actor', MAX_ACTOR) };
+    return ['ok', await q.lifecycle.requeueErrs(sel)];
   },
 
   set_priority: async (q, args) => {
@@ -85,7 +113,7 @@ export const LIFECYCLE_COMMANDS: Record<string, (q: Queue, args: Args) => Promis
 
   reschedule_message: async (q, args) => {
     const id = msgId(args);
-    const due = dueOf(args, Date.now());
+    const due = dueOf(args, q.now());
     if (due === undefined) throw RqError.of('RQ_ERR_LACKING_FIELD', 'due');
     return ['ok', await q.lifecycle.reschedule(id, await located(q, id), due, optionalText(args, 'actor', MAX_ACTOR) ?? 'socket')];
   },
@@ -94,4 +122,22 @@ export const LIFECYCLE_COMMANDS: Record<string, (q: Queue, args: Args) => Promis
     const id = msgId(args);
     return ['ok', await q.lifecycle.history(id, await located(q, id))];
   },
+
+  /**
+   * Not in rq-beyond: answers once the message has finished (`rq cancel --wait`), as
+   * get_message_status would then; a message deleted meanwhile (a purge) answers `deleted`.
+   */
+  wait_message: async (q, args) => {
+    const id = msgId(args);
+    await located(q, id);
+    const end = await waitFinished(q.events, q.spool, id, countArg(args, 'timeout', 86_400, 60)! * 1000);
+    if (end === 'timed out') throw RqError.of('RQ_ERR_WAIT_TIMED_OUT');
+    if (end === 'closing') throw RqError.of('RQ_ERR_QUEUE_DOWN');
+    const where = await q.ops.locate(id);
+    return ['ok', where ? await q.ops.statusView(id, where) : { path: null, status: 'deleted', state: 'deleted' }];
+  },
+
+  running: async (q) => ['ok', runningList(q.index, q.now())],
+
+  waiting: async (q, args) => ['ok', waitingList(q.index, oneOf<WaitReason>(args, 'reason', WAIT_REASONS), countArg(args, 'limit', MAX_LISTED, 1000)!)],
 };

@@ -1,7 +1,7 @@
 // Cancel from any live state, requeue from err, reschedule and re-prioritise waiting messages, expire, history (rq-beyond §B4–§B7, §B14).
 import type { Logger } from 'pino';
 import { RqError } from '../errors.js';
-import { type Message, cancelledStatus } from '../message/message.js';
+import { type CancelRecord, type Message, OUTCOMES, cancelledStatus } from '../message/message.js';
 import { unackErr } from '../spool/err-acks.js';
 import { writeCancelMarker } from '../spool/message-files.js';
 import type { HistoryEntry } from '../spool/queue-spool.js';
@@ -22,12 +22,20 @@ export interface CancelRequest {
   reason?: string;
   /** Who asked (`cli:alice`, `web:10.0.0.5`), ≤ 64 characters; `socket` when absent. */
   actor?: string;
+  /** Remove the message instead of keeping it in err. */
+  purge?: boolean;
 }
 
-/** `{at, by, reason}` as `msg.cancel` and `run/<id>/cancel` store it. */
-export function cancelRecord(req: CancelRequest, nowMs: number): { at: string; by: string; reason: string } {
+export function cancelRecord(req: CancelRequest, nowMs: number): CancelRecord {
   const by = req.actor ?? 'socket';
-  return { at: new Date(nowMs).toISOString(), by, reason: req.reason ?? `by ${by}` };
+  return { at: new Date(nowMs).toISOString(), by, reason: req.reason ?? `by ${by}`, ...(req.purge ? { purge: true as const } : {}) };
+}
+
+/** What `requeue_errs` picks: err messages with this outcome (none means `failed`), oldest first, at most `limit`. */
+export interface ErrSelection {
+  outcome?: (typeof OUTCOMES)[number];
+  limit?: number;
+  actor?: string;
 }
 
 export class LifecycleOps {
@@ -40,7 +48,7 @@ export class LifecycleOps {
   async cancel(id: string, where: Located, req: CancelRequest): Promise<'cancelled' | 'cancelling'> {
     const { index, spool } = this.d;
     const record = cancelRecord(req, this.d.now());
-    const finish = { status: cancelledStatus(record.reason), outcome: 'cancelled', fields: { cancel: record }, actor: record.by };
+    const finish = { status: cancelledStatus(record.reason), outcome: 'cancelled', fields: { cancel: record }, actor: record.by, purge: req.purge };
     // Memory again, synchronously: the message may have started since the caller located it.
     switch (index.liveState(id) ?? where.state) {
       case 'prep': {
@@ -48,7 +56,7 @@ export class LifecycleOps {
         try {
           const msg = known ?? (await spool.readMessage('prep', id));
           await finishToErr(this.d, id, 'prep', msg, finish);
-          this.finished(msg, finish.status);
+          this.finished(msg, finish.status, 'prep', req.purge);
         } catch (err) {
           if (await spool.exists('prep', id)) index.addPrep(id, known ?? null);
           throw err;
@@ -60,7 +68,7 @@ export class LifecycleOps {
         if (!msg) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
         try {
           await finishToErr(this.d, id, 'que', msg, finish);
-          this.finished(msg, finish.status);
+          this.finished(msg, finish.status, 'que', req.purge);
         } catch (err) {
           if (await spool.exists('que', id)) index.enqueue(msg);
           throw err;
@@ -134,6 +142,25 @@ export class LifecycleOps {
     await moved.sync();
   }
 
+  /** Every unacknowledged err message that `sel` picks goes back to the que as `requeue` would send it, oldest first; the count. */
+  async requeueErrs(sel: ErrSelection): Promise<number> {
+    const { spool } = this.d;
+    let n = 0;
+    for (const id of (await spool.listFlat('err')).sort()) {
+      if (sel.limit !== undefined && n >= sel.limit) break;
+      const msg = await spool.readMessage('err', id).catch(() => null);
+      if (!msg || (sel.outcome !== undefined && (msg.outcome ?? 'failed') !== sel.outcome)) continue;
+      try {
+        await this.requeue(id, { state: 'err', dir: spool.msgDir('err', id) }, { actor: sel.actor });
+        n++;
+      } catch (err) {
+        // Acknowledged, deleted or requeued by someone else meanwhile: not ours to count.
+        if (await spool.exists('err', id)) throw err;
+      }
+    }
+    return n;
+  }
+
   /** prep or que: the new priority is durable in `msg` before the que is re-keyed (rq-beyond §B7). */
   async setPriority(id: string, where: Located, priority: number, actor: string): Promise<number> {
     await this.rekey(id, where, { priority }, { event: 'priority', actor, priority });
@@ -167,7 +194,7 @@ export class LifecycleOps {
     const status = deadline ? expiredStatus(deadline) : 'EXPIRED';
     try {
       await finishToErr(this.d, msg.msg_id, 'que', msg, { status, outcome: 'expired', actor: 'expiry' });
-      this.finished(msg, status);
+      this.finished(msg, status, 'que');
     } catch (err) {
       this.d.log.error({ err, msg_id: msg.msg_id }, 'could not expire message; it stays in que');
       if (await this.d.spool.exists('que', msg.msg_id)) this.d.index.enqueue(msg);
@@ -178,8 +205,10 @@ export class LifecycleOps {
     return this.d.spool.readHistory(where.state, id);
   }
 
-  private finished(msg: Message, status: string): void {
-    this.d.events.emit('finished', { msg, outcome: { state: 'err', statusText: status }, code: null, signal: null, ms: 0 });
+  /** Observers hear of a message finished to err here, or of its removal when it was purged instead. */
+  private finished(msg: Message, status: string, from: 'prep' | 'que', purged?: boolean): void {
+    if (purged) this.d.events.emit('removed', { id: msg.msg_id, state: from });
+    else this.d.events.emit('finished', { msg, outcome: { state: 'err', statusText: status }, code: null, signal: null, ms: 0 });
   }
 
   /** A coalesced message leaves its running parent's dups, so the parent's end no longer carries it. */

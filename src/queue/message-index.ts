@@ -89,6 +89,15 @@ export class MessageIndex {
     return this.que.ordered(limit);
   }
 
+  /** Queued messages not yet due, earliest first. */
+  delayedInOrder(limit: number): Message[] {
+    return this.que.delayedOrdered(limit);
+  }
+
+  coalescedMessages(): IterableIterator<Message> {
+    return this.coalesced.values();
+  }
+
   addRun(run: ScriptRun): void {
     this.runs.set(run.msg.msg_id, run);
   }

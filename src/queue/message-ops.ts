@@ -63,6 +63,12 @@ export class MessageOps {
     return this.d.spool.readStatusAt(where.dir);
   }
 
+  /** `{path, status: "<state> - <text>", state}` as get_message_status answers it. */
+  async statusView(id: string, where: Located): Promise<{ path: string; status: string; state: State }> {
+    const job = await this.jobStatus(id, where);
+    return { path: this.d.spool.relPath(where.dir), status: job ? `${where.state} - ${job.job_status ?? ''}` : where.state, state: where.state };
+  }
+
   /** Text of a running message's status for `messages run`. */
   runStatus(id: string): string {
     const run = this.d.index.run(id);

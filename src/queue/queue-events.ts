@@ -19,6 +19,8 @@ export interface QueueEventMap {
   interrupted: [{ id: string }];
   /** A message was deleted. */
   removed: [{ id: string; state: State }];
+  /** The process is stopping: requests that wait on messages answer now, so the socket can close. */
+  closing: [];
 }
 
 export class QueueEvents extends EventEmitter<QueueEventMap> {}

@@ -46,6 +46,7 @@ export async function main(argv: string[]): Promise<void> {
     log,
     watchStdin: opts['watch-stdin'] === true,
     onStop: async () => {
+      queue.events.emit('closing');
       await server?.close();
       await cron?.stop();
       await queue.stop();

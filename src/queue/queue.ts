@@ -57,7 +57,8 @@ export class Queue {
   private readonly webhooksSent: () => Promise<void>;
   private readonly keys: IdempotencyKeys;
   private configNow: QueueConfig;
-  private readonly now: () => number;
+  /** The queue's clock (tests drive it). */
+  readonly now: () => number;
   private readonly startedAt: number;
   private stopping = false;
   /** Ids the recovery scan brought back from run/, until they start again. */

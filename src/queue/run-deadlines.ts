@@ -20,7 +20,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export class RunDeadlines {
   private timeoutTimer: NodeJS.Timeout | null = null;
   private beatTimer: NodeJS.Timeout | null = null;
-  private lastBeat: number;
+  /** Epoch ms of the last sign of life seen (a line, or output growth at the last look). */
+  lastBeat: number;
   private outputSize = -1;
 
   constructor(
@@ -40,6 +41,12 @@ export class RunDeadlines {
   /** A line on fd 3: the run is alive. No timer work here; the heartbeat timer looks when it fires. */
   beat(): void {
     this.lastBeat = this.now();
+  }
+
+  /** Epoch ms of the earlier of the timeout and the heartbeat deadline as things stand (§B11 `running`). */
+  deadline(): number {
+    const { timeout, heartbeat } = this.limits;
+    return Math.min(timeout === undefined ? Infinity : this.startedAt + timeout * 1000, heartbeat === undefined ? Infinity : this.lastBeat + heartbeat * 1000);
   }
 
   /** The script is gone: nothing more to watch. */

@@ -147,6 +147,7 @@ export class Runs {
   private onLine(run: ScriptRun, line: string): void {
     const pl = parseLine(line);
     this.d.events.emit('line', { id: run.id, line });
+    run.lastLine = this.d.now();
     run.deadlines?.beat();
     // `beat` renews the heartbeat only: the operator's progress text stays (rq-beyond §B11).
     if (pl.keyword === 'beat') return;
@@ -235,7 +236,8 @@ export class Runs {
     run.jobStatus = status;
     run.log.info({ by: cancel.by }, status);
     const details = { exit: { code: exit.code, signal: exit.signal, wall_ms: ms } };
-    await finishRun(this.d, run, { status, outcome: 'cancelled', fields: { cancel }, actor: cancel.by, details });
+    await finishRun(this.d, run, { status, outcome: 'cancelled', fields: { cancel }, actor: cancel.by, details, purge: cancel.purge });
+    if (cancel.purge) return void this.d.events.emit('removed', { id: run.id, state: 'run' });
     this.d.events.emit('finished', { msg: run.msg, outcome: { state: 'err', statusText: status }, code: exit.code, signal: exit.signal, ms });
   }
 

@@ -1,6 +1,6 @@
 // One run of the queue script for one message: its handle, status text, pending writes, folded duplicates and its kill.
 import type { Logger } from 'pino';
-import type { Message } from '../message/message.js';
+import type { CancelRecord, Message } from '../message/message.js';
 import type { Completion } from './completion.js';
 import type { RunDeadlines } from './run-deadlines.js';
 import type { RunningScript } from './script-runner.js';
@@ -22,9 +22,11 @@ export class ScriptRun {
   /** Why rq killed the script, and the failure text it leads to (rq-beyond §B10, §B11; destroy). */
   killed: { kind: 'timeout' | 'stalled' | 'destroyed'; text: string | null } | null = null;
   /** A cancel asked while it runs (rq-beyond §B5): its marker is on disk, the script has had TERM. */
-  cancel: { at: string; by: string; reason: string } | null = null;
+  cancel: CancelRecord | null = null;
   /** The write of the cancel marker, for a second cancel to wait on. */
   cancelWritten: Promise<void> = Promise.resolve();
+  /** Epoch ms of its last line on fd 3 (any keyword renews it), or null. */
+  lastLine: number | null = null;
   /** Its timeout and heartbeat clocks, when it has any. */
   deadlines: RunDeadlines | null = null;
   readonly startedAt: number;

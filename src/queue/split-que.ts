@@ -98,6 +98,12 @@ export class SplitQue {
     return ready.length >= limit ? ready : [...ready, ...this.delayed.ordered(limit - ready.length)];
   }
 
+  /** Up to `limit` messages not yet due, by due. */
+  delayedOrdered(limit: number): Message[] {
+    this.promote();
+    return this.delayed.ordered(limit);
+  }
+
   *values(): IterableIterator<Message> {
     yield* this.ready.values();
     yield* this.delayed.values();

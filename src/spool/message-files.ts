@@ -62,7 +62,7 @@ export async function removePid(dir: string, sfs: SpoolFs): Promise<void> {
 }
 
 /** `cancel`: a running message's cancel `{at, by, reason}`, durable before the kill (rq-beyond §B5). */
-export async function writeCancelMarker(dir: string, record: Record<string, unknown>, dirSync: DirSync): Promise<void> {
+export async function writeCancelMarker(dir: string, record: object, dirSync: DirSync): Promise<void> {
   await writeFileDurable(path.join(dir, 'cancel'), JSON.stringify(record), dirSync);
 }
 

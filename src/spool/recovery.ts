@@ -60,8 +60,10 @@ export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: strin
   }
   out.prep = [];
   for (const id of (await spool.listFlat('prep')).sort().reverse()) {
-    if (typeof (await spool.readMessage('prep', id).catch(() => null))?.outcome === 'string') {
+    const msg = await spool.readMessage('prep', id).catch(() => null);
+    if (typeof msg?.outcome === 'string') {
       await spool.move(id, 'prep', 'err', { actor: 'recovery', reason: 'outcome decided before a crash' });
+      await purgeIfAsked(spool, id, msg.cancel);
       out.finished.push(id);
     } else out.prep.push(id);
   }
@@ -77,6 +79,7 @@ export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: strin
       }
       if (typeof msg.outcome === 'string') {
         await spool.move(id, 'que', 'err', { actor: 'recovery', reason: `outcome ${msg.outcome} decided before a crash` });
+        await purgeIfAsked(spool, id, msg.cancel);
         out.finished.push(id);
         return null;
       }
@@ -105,6 +108,12 @@ async function finishAtLoad(spool: QueueSpool, id: string, status: string, field
 async function finishCancelled(spool: QueueSpool, id: string, cancel: Record<string, unknown>): Promise<void> {
   const status = cancelledStatus(typeof cancel.reason === 'string' ? cancel.reason : 'cancelled');
   await finishAtLoad(spool, id, status, { outcome: 'cancelled', cancel });
+  await purgeIfAsked(spool, id, cancel);
+}
+
+/** A cancel with `purge` that a crash stopped short of the removal (rq-beyond §B5) is removed now. */
+async function purgeIfAsked(spool: QueueSpool, id: string, cancel: unknown): Promise<void> {
+  if ((cancel as { purge?: unknown } | undefined)?.purge === true) await spool.remove('err', id);
 }
 
 /**

@@ -1,0 +1,44 @@
+// The rq tool's `running` and `waiting` (rq-beyond §B1.10): what a queue runs now and what it holds back, one line per message.
+import type { Answer } from '../ipc/answer.js';
+import type { QueueClient } from '../ipc/queue-client.js';
+import type { RunningEntry, WaitingEntry } from '../ipc/run-lists.js';
+import { ask, replyLine } from './queue-ask.js';
+import type { RqCommand } from './rq-commands.js';
+import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt } from './rq-options.js';
+
+/** `ok <n>` then one line per entry (or the JSON array with `--json`); exit 0 iff the queue said ok. */
+function listing<E extends { msg_id: string }>(
+  summary: string,
+  call: (c: QueueClient, opts: Options) => Promise<Answer<E[]>>,
+  line: (e: E) => string,
+): RqCommand {
+  return {
+    summary,
+    run: async ({ opts, root, io }) => {
+      const queue = checkQueueName(requiredOpt(opts, 'queue', 'a queue name'), 'queue');
+      const json = flagOpt(opts, 'json');
+      const a = await ask(root, queue, (c) => call(c, opts));
+      if (!a.ok) {
+        io.stdout(replyLine(a));
+        return 1;
+      }
+      if (json) io.stdout(JSON.stringify(a.value));
+      else for (const l of [`ok ${a.value.length}`, ...a.value.map((e) => `${queue}/${e.msg_id} ${line(e)}`)]) io.stdout(l);
+      return 0;
+    },
+  };
+}
+
+const runningLine = (e: RunningEntry) =>
+  `pid ${e.pid} attempt ${e.attempt} started ${e.started_at} last_beat ${e.last_beat} silent ${e.silent_s}s deadline ${e.deadline ?? 'none'}`;
+
+const waitingLine = (e: WaitingEntry) => (e.reason === 'delayed' ? `delayed due ${new Date(e.due * 1000).toISOString()}` : `coalesced into ${e.into}`);
+
+export const LIST_COMMANDS: Record<string, RqCommand> = {
+  running: listing('list the running messages of a queue: pid, attempt, start, last sign of life, deadline (--queue Q [--json])', (c) => c.running(), runningLine),
+  waiting: listing(
+    'list the queued messages that are not ready and why: delayed until their due, or coalesced into a running one (--queue Q [--reason R] [--limit N] [--json])',
+    (c, opts) => c.waiting({ reason: stringOpt(opts, 'reason', 'a reason'), limit: stringOpt(opts, 'limit', 'a count') }),
+    waitingLine,
+  ),
+};

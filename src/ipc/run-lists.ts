@@ -1,0 +1,19 @@
+// What the queue's `running` (rq-beyond §B11) and `waiting` (§B2) commands answer, one entry per message.
+
+export interface RunningEntry {
+  msg_id: string;
+  pid: number;
+  started_at: string;
+  /** The last sign of life: a line on fd 3, or output growth when `heartbeat_output` is on; the start when none. */
+  last_beat: string;
+  silent_s: number;
+  /** The earlier of the timeout and the heartbeat deadline; null when the run has neither. */
+  deadline: string | null;
+  attempt: number;
+}
+
+/** Why a que message is not running; `dependencies` and `limit` arrive with rq-beyond §B8 and §B12. */
+export const WAIT_REASONS = ['delayed', 'coalesced'] as const;
+export type WaitReason = (typeof WAIT_REASONS)[number];
+
+export type WaitingEntry = { msg_id: string; reason: 'delayed'; due: number } | { msg_id: string; reason: 'coalesced'; into: string };

@@ -1,0 +1,41 @@
+// What runs and what waits, as the `running` (rq-beyond §B11) and `waiting` (§B2) commands list them.
+import type { RunningEntry, WaitReason, WaitingEntry } from '../ipc/run-lists.js';
+import type { MessageIndex } from './message-index.js';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Running messages, longest running first. */
+export function runningList(index: MessageIndex, nowMs: number): RunningEntry[] {
+  return index
+    .allRuns()
+    .filter((run) => run.script !== null && !run.released)
+    .sort((a, b) => a.startedAt - b.startedAt)
+    .map((run) => {
+      const beat = Math.max(run.startedAt, run.lastLine ?? 0, run.deadlines?.lastBeat ?? 0);
+      const deadline = run.deadlines?.deadline() ?? Infinity;
+      return {
+        msg_id: run.id,
+        pid: run.script!.pid,
+        started_at: iso(run.startedAt),
+        last_beat: iso(beat),
+        silent_s: Math.max(0, nowMs - beat) / 1000,
+        deadline: Number.isFinite(deadline) ? iso(deadline) : null,
+        attempt: (Number(run.msg.failures) || 0) + 1,
+      };
+    });
+}
+
+/** Queued messages that are not ready: delayed ones by due, then those folded into a running message; at most `limit`. */
+export function waitingList(index: MessageIndex, reason: WaitReason | undefined, limit: number): WaitingEntry[] {
+  const out: WaitingEntry[] = [];
+  if (reason === undefined || reason === 'delayed') {
+    for (const m of index.delayedInOrder(limit)) out.push({ msg_id: m.msg_id, reason: 'delayed', due: Number(m.due) });
+  }
+  if (reason === undefined || reason === 'coalesced') {
+    for (const m of index.coalescedMessages()) {
+      if (out.length >= limit) break;
+      out.push({ msg_id: m.msg_id, reason: 'coalesced', into: String(m.dup) });
+    }
+  }
+  return out.slice(0, limit);
+}
