@@ -2,6 +2,7 @@
 import fs from 'node:fs/promises';
 import { z } from 'zod';
 import { isErrno } from '../errors.js';
+import { JOB_FIELDS } from '../message/job-fields.js';
 import { configReadError, parseConfigJson, parseWithSchema } from './schema-error.js';
 
 export const FORM_FIELD_IDS = [
@@ -13,6 +14,8 @@ export const FORM_FIELD_IDS = [
   'mesg_param4',
   'mesg_status',
   'mesg_post_run_webhook',
+  // The Advanced fieldset: run policy fields (rq-beyond §B1.11).
+  ...JOB_FIELDS.map((f) => `mesg_${f}` as const),
 ] as const;
 
 export type FormFieldId = (typeof FORM_FIELD_IDS)[number];

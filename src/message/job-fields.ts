@@ -26,6 +26,7 @@ export interface JobFields extends Partial<RetrySettings> {
 export const RETRY_FIELDS = ['max_retries', 'backoff_base', 'min_retry_delay', 'max_retry_delay', 'retry_jitter'] as const;
 /** Every field here, in the order messages store them; dup, clone and relay copy them all (§B1.1). */
 export const JOB_FIELDS = ['priority', ...RETRY_FIELDS, 'max_age', 'expire_at', 'timeout', 'heartbeat_timeout'] as const;
+export type JobField = (typeof JOB_FIELDS)[number];
 export const MAX_PRIORITY = 1_000_000;
 
 export const MAX_RUN_SECONDS = 2_592_000;

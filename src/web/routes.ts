@@ -48,6 +48,9 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.post('/q/:q/adminoper', admin.adminoper);
   app.post('/q/:q/restart', admin.restart);
   app.post('/q/:q/ack_errs', admin.ackErrs);
+  app.post('/q/:q/requeue_errs', lifecycle.requeueErrs);
+  app.get('/q/:q/running.json', lifecycle.runningJson);
+  app.get('/q/:q/waiting.json', lifecycle.waitingJson);
   app.get('/q/:q/config.json', status.configFile);
   app.get('/q/:q/config', status.liveConfig);
 

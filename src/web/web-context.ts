@@ -144,6 +144,11 @@ export class WebContext {
     return this.json(reply, a.raw, a.ok ? 200 : this.refusalStatus(a));
   }
 
+  /** A socket answer as JSON: its value, or the refusal's reply with its status. */
+  answerValue(reply: FastifyReply, a: Answer<unknown>): FastifyReply {
+    return a.ok ? this.json(reply, a.value) : this.answerJson(reply, a);
+  }
+
   /** A JSON reply with the exact body text the classic daemon sent, typed application/json. */
   json(reply: FastifyReply, value: unknown, status = 200): FastifyReply {
     return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(value));

@@ -1,4 +1,4 @@
-// Lifecycle routes (rq-beyond §B1.11): cancel, requeue and re-prioritise a message, read its history.
+// Lifecycle routes (rq-beyond §B1.11): cancel, requeue, reschedule and re-prioritise messages, read a history and what runs and waits.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError } from '../../errors.js';
 import type { Answer } from '../../ipc/answer.js';
@@ -31,9 +31,11 @@ export function lifecycleApi(ctx: WebContext) {
     if (format === 'json') return ctx.answerJson(reply, r);
     if (!r.ok) return ctx.couldNot(reply, r, what);
     const flash = notice(html`${r.value === 'msg cancelling' ? 'Message is being cancelled' : done}`);
+    // A purged message has no page left to go back to: its queue's page instead.
+    const target = textParam(params, 'purge') === 'true' && r.value === 'msg cancelled' ? ctx.urls.queue(url) : ctx.urls.msg(url, id);
     const back = textParam(params, 'back');
-    if (back) return ctx.redirect(reply, ctx.urls.back(req, back, ctx.urls.msg(url, id)), flash);
-    return ctx.redirectTo(req, reply, ctx.urls.msg(url, id), flash);
+    if (back) return ctx.redirect(reply, ctx.urls.back(req, back, target), flash);
+    return ctx.redirectTo(req, reply, target, flash);
   }
 
   const api = {
@@ -41,7 +43,7 @@ export function lifecycleApi(ctx: WebContext) {
     async cancel(req: FastifyRequest, reply: FastifyReply, params?: Params) {
       const p = params ?? (await readParams(req));
       return act(req, reply, p, 'Message cancelled successfully', 'cancel message', (q, id) =>
-        ctx.queue(q).cancel(id, { reason: textParam(p, 'reason'), actor: actor(req) }),
+        ctx.queue(q).cancel(id, { reason: textParam(p, 'reason'), purge: textParam(p, 'purge'), actor: actor(req) }),
       );
     },
 
@@ -69,6 +71,34 @@ export function lifecycleApi(ctx: WebContext) {
         const r = await ctx.queue(q).setPriority(id, textParam(p, 'priority'), actor(req));
         return r.ok ? { ...r, value: String(r.value) } : r;
       });
+    },
+
+    /** POST /q/<q>/requeue_errs: JSON the queue's reply; HTML a flash with the count and 303 to `back` or the queue page. */
+    async requeueErrs(req: FastifyRequest, reply: FastifyReply) {
+      const url = pathParam(req, 'q');
+      const q = await ctx.requireRoutedQueue(url);
+      const p = await readParams(req);
+      const json = textParam(p, 'x_format') === 'json';
+      if (json) ctx.markJson(req);
+      const r = await ctx.queue(q).requeueErrs({ outcome: textParam(p, 'outcome'), group: textParam(p, 'group'), limit: textParam(p, 'limit'), actor: actor(req) });
+      if (json) return ctx.answerJson(reply, r);
+      if (!r.ok) return ctx.couldNot(reply, r, 'requeue errs');
+      return ctx.redirect(reply, ctx.urls.back(req, textParam(p, 'back'), ctx.urls.queue(url)), notice(html`${r.value} messages requeued`));
+    },
+
+    /** GET /q/<q>/running.json */
+    async runningJson(req: FastifyRequest, reply: FastifyReply) {
+      ctx.markJson(req);
+      const q = await ctx.requireRoutedQueue(pathParam(req, 'q'));
+      return ctx.answerValue(reply, await ctx.queue(q).running());
+    },
+
+    /** GET /q/<q>/waiting.json?reason=&limit= */
+    async waitingJson(req: FastifyRequest, reply: FastifyReply) {
+      ctx.markJson(req);
+      const q = await ctx.requireRoutedQueue(pathParam(req, 'q'));
+      const query = req.query as Record<string, unknown>;
+      return ctx.answerValue(reply, await ctx.queue(q).waiting({ reason: query.reason, limit: query.limit }));
     },
 
     /** GET /q/<q>/<id>/history.json */

@@ -1,6 +1,7 @@
 // The new-message form (honouring form.json) and the new-queue form.
 import type { Answer } from '../../ipc/answer.js';
 import { type FormConfig, type FormFieldId, fieldHelp, fieldLabel, isFieldHidden } from '../../config/form-config.js';
+import { JOB_FIELDS, type JobField } from '../../message/job-fields.js';
 import { parseFullId } from '../../message/message-id.js';
 import type { Urls } from '../urls.js';
 import { type SafeHtml, html } from './html.js';
@@ -25,6 +26,20 @@ function field(form: FormConfig | null, f: FieldSpec): SafeHtml {
 </div>`;
 }
 
+/** The Advanced fieldset (rq-beyond §B1.11): empty means the queue's default. */
+const JOB_FIELD_TEXT: Record<JobField, [label: string, help: string]> = {
+  priority: ['Priority', 'Whole number; lower runs first (default 0)'],
+  max_retries: ['Max retries', 'Runs again after a failure this many times, with exponential backoff'],
+  backoff_base: ['Backoff base', 'Seconds before the first retry; doubles each time'],
+  min_retry_delay: ['Min retry delay', 'Seconds; no retry comes sooner'],
+  max_retry_delay: ['Max retry delay', 'Seconds; no retry waits longer'],
+  retry_jitter: ['Retry jitter', 'From 0 to 1: the share of each delay taken off at random'],
+  max_age: ['Max age', 'Seconds after its due time by which it must start, or it expires'],
+  expire_at: ['Expire at', 'Epoch seconds by which it must start, or it expires'],
+  timeout: ['Timeout', 'Seconds a run may take before its process group is killed'],
+  heartbeat_timeout: ['Heartbeat timeout', 'Seconds of silence on fd 3 before a run counts as stalled'],
+};
+
 export function newMessageView(q: string, form: FormConfig | null, urls: Urls): SafeHtml {
   const fields: FieldSpec[] = [
     { id: 'mesg_dest', name: 'mesg[dest]', label: 'Destination Queue', value: urls.queue(q), overridable: false },
@@ -37,6 +52,9 @@ export function newMessageView(q: string, form: FormConfig | null, urls: Urls): 
 <form class="card form" id="new-message-form" method="post" action="${urls.queue(q, '/new_message')}">
   <input type="hidden" name="x_format" value="html">
   ${fields.map((f) => field(form, f))}
+  <details class="field" id="mesg_advanced"><summary>Advanced</summary>
+    ${JOB_FIELDS.map((f) => field(form, { id: `mesg_${f}`, name: `mesg[${f}]`, label: JOB_FIELD_TEXT[f][0], help: JOB_FIELD_TEXT[f][1], overridable: true }))}
+  </details>
   <fieldset class="field" id="mesg_method_field"><legend>Mode</legend>
     <label><input type="radio" name="mesg[_method]" id="mesg_method_commit" value="commit" checked> commit</label>
     <label><input type="radio" name="mesg[_method]" id="mesg_method_prep" value="prep"> prep</label>

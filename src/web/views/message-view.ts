@@ -51,6 +51,13 @@ function priorityForm(m: MessageView, action: string): SafeHtml {
   <button type="submit" class="button small" id="btn-priority">Set</button></form>`;
 }
 
+/** rq-beyond §B6: a new due, as seconds from now (0 runs it as soon as a worker is free, under its priority). */
+function rescheduleForm(action: string): SafeHtml {
+  return html`<form id="reschedule-form" class="inline" method="post" action="${action}"><label for="reschedule-delay">run in</label>
+  <input id="reschedule-delay" name="delay" type="number" step="any" min="0" value="60"> s
+  <button type="submit" class="button small" id="btn-reschedule">Reschedule</button></form>`;
+}
+
 export function messageView(m: MessageView, q: string, urls: Urls, history: readonly HistoryLine[] = []): SafeHtml {
   const prep = m.state === 'prep';
   const self = urls.msg(q, m.msg_id);
@@ -80,7 +87,9 @@ ${m.state === 'que' || m.state === 'err' ? postButton(self, 'Delete', { id: 'btn
   <span><a href="${urls.msg(q, m.msg_id, '/log/stdio.log')}" id="raw-log-link">Raw log</a> · <a href="${urls.msg(q, m.msg_id, '/tailviewlog/stdio.log')}" id="full-tail-link">Full tail</a></span></div>
   <iframe id="tail-frame" class="tail-frame" title="stdio.log" src="${urls.msg(q, m.msg_id, '/tailviewlog/stdio.log')}?embed=1"></iframe></section>`;
   return html`<div class="page-head"><h1 id="message-title">RQ : <a href="${urls.queue(q)}">${q}</a> : <span id="message-id">${m.msg_id}</span></h1></div>
-<div class="actions" id="message-actions">${actions}${m.state === 'que' || prep ? priorityForm(m, urls.msg(q, m.msg_id, '/priority')) : ''}</div>
+<div class="actions" id="message-actions">${actions}${
+    m.state === 'que' || prep ? html`${priorityForm(m, urls.msg(q, m.msg_id, '/priority'))}${rescheduleForm(urls.msg(q, m.msg_id, '/reschedule'))}` : ''
+  }</div>
 <section class="card">
   <div class="card-head"><h3>${prep ? 'Prep Message' : 'Message'}</h3><a href="${urls.msg(q, m.msg_id, '.json')}" id="raw-json-link">raw</a></div>
   <table class="fields" id="message-summary"><tbody>
