@@ -1,5 +1,7 @@
 // What the queue's `running` (rq-beyond §B11) and `waiting` (§B2) commands answer, one entry per message.
 
+import type { MessageWaiting } from '../message/message.js';
+
 export interface RunningEntry {
   msg_id: string;
   pid: number;
@@ -16,4 +18,4 @@ export interface RunningEntry {
 export const WAIT_REASONS = ['delayed', 'coalesced'] as const;
 export type WaitReason = (typeof WAIT_REASONS)[number];
 
-export type WaitingEntry = { msg_id: string; reason: 'delayed'; due: number } | { msg_id: string; reason: 'coalesced'; into: string };
+export type WaitingEntry = { msg_id: string } & Exclude<MessageWaiting, { reason: 'ready' }>;

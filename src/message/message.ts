@@ -143,6 +143,9 @@ export function statusText(state: State, job: { job_status: string | null } | nu
 /** Why a message ended in err, as `msg.outcome` says (rq-beyond §B1.3); none on a classic failure, read as `failed`. */
 export const OUTCOMES = ['failed', 'exhausted', 'fatal', 'expired', 'cancelled', 'dependency_failed', 'interrupted'] as const;
 
+/** Why a que message is not running (rq-beyond §B2): get_message's derived `waiting`, and the `waiting` command's entries. */
+export type MessageWaiting = { reason: 'ready' } | { reason: 'delayed'; due: number } | { reason: 'coalesced'; into: string };
+
 /** A cancel as `msg.cancel` and `run/<id>/cancel` store it; `purge` removes the message once it is in err (rq-beyond §B5). */
 export interface CancelRecord {
   at: string;

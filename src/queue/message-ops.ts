@@ -1,5 +1,5 @@
 // What the socket commands and cron do to messages: create, commit, look up, view, delete, run now, clone, ack.
-import type { CreateFields, Message } from '../message/message.js';
+import type { CreateFields, Message, MessageWaiting } from '../message/message.js';
 import { pickFields, statusText } from '../message/message.js';
 import { type State, isFinished } from '../message/states.js';
 import { RqError } from '../errors.js';
@@ -50,6 +50,8 @@ export class MessageOps {
     msg.path = spool.relPath(where.dir);
     msg.status = statusText(where.state, await this.jobStatus(id, where));
     msg.state = where.state;
+    delete msg.waiting;
+    if (where.state === 'que') msg.waiting = this.waitingOf(id, msg);
     delete msg._attachments;
     const attachments = await spool.attachments(where.state, id);
     if (Object.keys(attachments).length) msg._attachments = attachments;
@@ -61,6 +63,13 @@ export class MessageOps {
     const run = this.d.index.run(id);
     if (run?.script) return { job_status: run.jobStatus };
     return this.d.spool.readStatusAt(where.dir);
+  }
+
+  /** Why a que message is not running yet (rq-beyond §B1.2, derived, never stored). */
+  private waitingOf(id: string, msg: Message): MessageWaiting {
+    if (this.d.index.isCoalesced(id)) return { reason: 'coalesced', into: String(msg.dup) };
+    const due = Number(msg.due) || 0;
+    return due * 1000 > this.d.now() ? { reason: 'delayed', due } : { reason: 'ready' };
   }
 
   /** `{path, status: "<state> - <text>", state}` as get_message_status answers it. */

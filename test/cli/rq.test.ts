@@ -8,7 +8,7 @@ import { PROJECT, QueueProc, type TestRoot, addQueue, makeRoot } from '../helper
 const BIN = path.join(PROJECT, 'bin', 'rq');
 /** The classic commands, in the classic order; rq-beyond commands follow them (that list grows feature by feature). */
 const COMMANDS = ['sendmesg', 'prepmesg', 'attachmesg', 'commitmesg', 'statusmesg', 'state', 'statuscountmesg', 'attachstatusmesg', 'single_que', 'clone', 'verify_rules'];
-const BEYOND_COMMANDS = ['cancel', 'requeue', 'history'];
+const BEYOND_COMMANDS = ['cancel', 'requeue', 'history', 'running', 'waiting'];
 
 interface Run {
   code: number;
@@ -242,72 +242,5 @@ describe('rq bad input: non-zero exit, one stderr line, no stack trace', () => {
     expectOneLineError(await rq(['attachmesg', '--msg_id', id, '--pathname', '/dev/null']), /^rq: Attachment currently not of supported type: \/dev\/null$/);
     expectOneLineError(await rq(['attachmesg', '--msg_id', id]), /^rq: --pathname: expected .*, received nothing$/);
     expect(await test.cmd('get_message', { msg_id: shortId(id) })).toEqual(['ok', expect.not.objectContaining({ _attachments: expect.anything() })]);
-  });
-});
-
-describe('rq cancel, requeue, history (rq-beyond §B1.10, §B5, §B6, §B14)', () => {
-  const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z /;
-  const AS_ALICE = { env: { USER: 'alice', LOGNAME: 'alice' } };
-
-  it('cancels a waiting message once, requeues it, and prints its history as text and as JSON', async () => {
-    const id = await send('--param1', 'done', '--due', String(Math.floor(Date.now() / 1000) + 3600));
-    expect(await rq(['cancel', '--msg_id', id, '--reason', 'no longer needed'], AS_ALICE)).toEqual({ code: 0, out: ['ok msg cancelled'], err: [] });
-    expect((await test.cmd('get_message', { msg_id: shortId(id) }))[1]).toMatchObject({
-      state: 'err',
-      outcome: 'cancelled',
-      status: 'err - CANCELLED - no longer needed',
-      cancel: { by: 'cli:alice', reason: 'no longer needed' },
-    });
-    expect(await rq(['cancel', '--msg_id', id], AS_ALICE)).toEqual({ code: 1, out: ['fail msg already finished (err)'], err: [] });
-
-    const before = Date.now() / 1000;
-    expect(await rq(['requeue', '--msg_id', `test/${shortId(id)}`, '--delay', '3600'], AS_ALICE)).toEqual({ code: 0, out: ['ok msg requeued'], err: [] });
-    const m = (await test.cmd('get_message', { msg_id: shortId(id) }))[1];
-    expect(m.state).toBe('que');
-    expect(m.outcome).toBeUndefined();
-    expect(m.cancel).toBeUndefined();
-    expect(m.due).toBeGreaterThanOrEqual(before + 3600 - 1);
-    expect(m.due).toBeLessThanOrEqual(Date.now() / 1000 + 3600 + 1);
-
-    const h = await rq(['history', '--msg_id', id]);
-    expect(h.code).toBe(0);
-    expect(h.err).toEqual([]);
-    expect(h.out[0]).toBe(`ok ${h.out.length - 1}`);
-    const lines = h.out.slice(1);
-    for (const line of lines) expect(line).toMatch(ISO);
-    expect(lines.map((l) => l.replace(ISO, '').split(' ').slice(0, 2).join(' '))).toEqual(['create→que create', 'que→err cli:alice', 'err→que cli:alice']);
-    expect(lines[1]).toMatch(/ - CANCELLED - no longer needed$/);
-
-    const j = await rq(['history', '--msg_id', id, '--json']);
-    expect(j.code).toBe(0);
-    expect(j.out).toHaveLength(1);
-    const entries = JSON.parse(j.out[0]) as { at: string; from: string | null; to: string; actor: string }[];
-    expect(entries).toHaveLength(lines.length);
-    expect(entries.map((e) => [e.from, e.to, e.actor])).toEqual([
-      [null, 'que', 'create'],
-      ['que', 'err', 'cli:alice'],
-      ['err', 'que', 'cli:alice'],
-    ]);
-    expect(entries.map((e) => e.at)).toEqual(lines.map((l) => l.split(' ')[0]));
-
-    expect(await rq(['requeue', '--msg_id', id])).toEqual({ code: 1, out: ['fail msg not in err (que)'], err: [] });
-    expect((await rq(['cancel', '--msg_id', id])).out).toEqual(['ok msg cancelled']);
-  });
-
-  it('refuses bad flags and unknown messages: exit 1, the reason on one line, nothing changed', async () => {
-    const id = await send('--param1', 'err');
-    await test.waitState(shortId(id), ['err']);
-    expect(await rq(['requeue', '--msg_id', id, '--delay', '-1'])).toEqual({ code: 1, out: ['fail delay: expected seconds >= 0, received "-1"'], err: [] });
-    expect(await rq(['requeue', '--msg_id', id, '--due', 'soon'])).toEqual({ code: 1, out: ['fail due: expected epoch seconds (a number), received "soon"'], err: [] });
-    expect(await rq(['requeue', '--msg_id', id, '--due', '1', '--delay', '1'])).toEqual({ code: 1, out: ['fail give due or delay, not both'], err: [] });
-    expectOneLineError(await rq(['requeue', '--msg_id', id, '--reset=yes']), /^rq: --reset: expected no value \(a flag\), received "yes"$/);
-    expectOneLineError(await rq(['history', '--msg_id', id, '--json=1']), /^rq: --json: expected no value \(a flag\), received "1"$/);
-    expectOneLineError(await rq(['cancel']), /^rq: --msg_id: expected a full message id .*, received nothing$/);
-    expectOneLineError(await rq(['cancel', '--msg_id', id, '--reason']), /^rq: --reason: expected a reason text, received no value$/);
-    expect(await test.state(shortId(id))).toBe('err');
-    for (const cmd of ['cancel', 'requeue', 'history']) {
-      expect(await rq([cmd, '--msg_id', 'test/20200101.0000.00.000.1'])).toEqual({ code: 1, out: ['fail msg not found'], err: [] });
-    }
-    expectOneLineError(await rq(['cancel', '--msg_id', 'nosuch/20200101.0000.00.000.1']), /^rq: queue not found: nosuch$/);
   });
 });

@@ -1,7 +1,7 @@
-// Cancel and requeue across a crash of the queue process (rq-beyond §B5 "Crash", §B6 "Crash", §B17
-// rows "cancel (que)", "cancel (run)", "requeue"): a real SIGKILL right after `ok msg cancelling`
-// while the script ignores TERM, and the on-disk states a kill leaves between a decision's `msg`
-// write and its rename, produced by hand while the queue is stopped.
+// Cancel (plain and with purge) and requeue across a crash of the queue process (rq-beyond §B5
+// "Crash", §B6 "Crash", §B17 rows "cancel (que)", "cancel (run)", "requeue"): a real SIGKILL right
+// after `ok msg cancelling` while the script ignores TERM, and the on-disk states a kill leaves
+// between a decision's `msg` write and its rename or removal, produced by hand while the queue is stopped.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -35,6 +35,15 @@ async function getMessage(q: QueueProc, id: string): Promise<any> {
 
 
 const exists = (p: string) => fs.access(p).then(() => true, () => false);
+
+/** Every entry left in the queue's state dirs (recursively, so hashed done/ and acked `.id` names count), prep's `_` temps aside. */
+async function spoolEntries(q: QueueProc): Promise<string[]> {
+  const out: string[] = [];
+  for (const [state, dir] of Object.entries(q.paths.state)) {
+    for (const n of await fs.readdir(dir, { recursive: true })) if (!(state === 'prep' && n.startsWith('_'))) out.push(`${state}/${n}`);
+  }
+  return out;
+}
 
 /** How many times a script started for this message: RQ START headers in its job/stdio.log (made empty at create). */
 async function starts(m: { path: string }): Promise<number> {
@@ -87,6 +96,39 @@ describe('kill -9 right after `ok msg cancelling` (§B5 crash "run: after the ca
   });
 });
 
+describe('kill -9 right after `ok msg cancelling` of a purge (§B5 purge, crash "run: after the cancel marker")', () => {
+  it('the restart kills the TERM-ignoring group and removes the message instead of keeping it in err; the script never runs again', async () => {
+    await addQueue(ctx.t.root, 'purge_run', { extra: { kill_grace: 30 } });
+    ctx.q = await QueueProc.start(ctx.t.root, 'purge_run');
+    const pidFile = path.join(ctx.t.root, 'stubborn.pid');
+    const id = await ctx.q.send({ param1: 'stubborn', param2: pidFile, max_retries: 5 });
+    const pid = await pidInFile(pidFile);
+    groups.push(pid);
+    const runDir = path.join(ctx.q.paths.state.run, id);
+    await waitFor(async () => Number((await fs.readFile(path.join(runDir, 'pid'), 'utf8').catch(() => '')).trim()) === pid, 'run/<id>/pid');
+
+    expect(await ctx.q.cmd('cancel_message', { msg_id: id, reason: 'drop it', actor: 'cli:alice', purge: true })).toEqual(['ok', 'msg cancelling']);
+    await ctx.q.kill9();
+
+    // The purge must survive the kill in the marker itself: nothing else on disk says "remove".
+    expect(await fs.readdir(ctx.q.paths.state.run)).toEqual([id]);
+    expect(JSON.parse(await fs.readFile(path.join(runDir, 'cancel'), 'utf8'))).toMatchObject({ by: 'cli:alice', reason: 'drop it', purge: true });
+    await waitFor(async () => (await fs.readFile(path.join(runDir, 'job', 'stdio.log'), 'utf8')).includes('got TERM'), 'the script to log the TERM it ignored');
+    expect(await groupMembers(pid)).toContain(pid);
+    await fs.rm(pidFile);
+
+    ctx.q = await QueueProc.start(ctx.t.root, 'purge_run');
+    expect(await groupMembers(pid)).toEqual([]);
+    // Gone from every state dir, err/ included (not even acknowledged there), and from the counts.
+    expect(await spoolEntries(ctx.q)).toEqual([]);
+    expect(await ctx.q.cmd('num_messages')).toMatchObject({ prep: 0, que: 0, run: 0, err: 0, done: 0 });
+    expect(await ctx.q.cmd('get_message', { msg_id: id })).toEqual(['fail', 'msg not found']);
+    expect(await ctx.q.cmd('cancel_message', { msg_id: id, purge: true })).toEqual(['fail', 'msg not found']);
+    // max_retries 5 did not bring it back: no fresh pid file from a second start.
+    expect(await exists(pidFile)).toBe(false);
+  });
+});
+
 describe('kill -9 after the msg write, before the rename (§B17 "cancel (que)", §B1.3)', () => {
   it('a que and a prep message whose msg already says cancelled are finished to err at load and never run', async () => {
     await addQueue(ctx.t.root, 'cancel_que');
@@ -124,6 +166,35 @@ describe('kill -9 after the msg write, before the rename (§B17 "cancel (que)", 
     }
     // Finished for good: another cancel is refused; requeue is the way back.
     expect(await ctx.q.cmd('cancel_message', { msg_id: queId })).toEqual(['fail', 'msg already finished (err)']);
+  });
+});
+
+describe('kill -9 in a purge after the msg write, before the removal (§B5 purge, §B1.3)', () => {
+  it('a que and a prep message whose msg says cancelled with purge are removed at load, never run, and the err count stays 0', async () => {
+    await addQueue(ctx.t.root, 'purge_que');
+    ctx.q = await QueueProc.start(ctx.t.root, 'purge_que');
+    const queId = await ctx.q.send({ param1: 'done', due: nowS() + 3600 });
+    const prep = await ctx.q.cmd('prep_message', { dest: 'purge_que', param1: 'done' });
+    const prepId = String(prep[1]).split('/').pop()!;
+    expect(await ctx.q.state(queId)).toBe('que');
+    expect(await ctx.q.state(prepId)).toBe('prep');
+    await ctx.q.stop();
+
+    // What finishToErr with `purge` makes durable before its removal: the status text, then msg with outcome and cancel.purge.
+    const cancel = { at: new Date().toISOString(), by: 'cli:alice', reason: 'crash test', purge: true };
+    for (const [state, id] of [['que', queId], ['prep', prepId]] as const) {
+      const dir = path.join(ctx.q.paths.state[state], id);
+      const msg = JSON.parse(await fs.readFile(path.join(dir, 'msg'), 'utf8'));
+      // Due long ago: were it loaded into the que, it would start at once.
+      await fs.writeFile(path.join(dir, 'msg'), JSON.stringify({ ...msg, due: nowS() - 60, outcome: 'cancelled', cancel }));
+      await fs.writeFile(path.join(dir, 'status'), JSON.stringify({ job_status: 'CANCELLED - crash test' }));
+    }
+
+    ctx.q = await QueueProc.start(ctx.t.root, 'purge_que');
+    expect(await spoolEntries(ctx.q)).toEqual([]);
+    expect(await ctx.q.cmd('num_messages')).toMatchObject({ prep: 0, que: 0, run: 0, err: 0, done: 0 });
+    expect(await ctx.q.cmd('messages', { state: 'err' })).toEqual([]);
+    for (const id of [queId, prepId]) expect(await ctx.q.cmd('get_message', { msg_id: id })).toEqual(['fail', 'msg not found']);
   });
 });
 

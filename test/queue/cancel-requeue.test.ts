@@ -85,7 +85,10 @@ describe('cancel', () => {
     const b = await coal.send({ param1: 'slow', param2: '1' });
     const c = await coal.send({ param1: 'slow', param2: '1' });
     await coal.waitState(b, ['run']);
-    expect((await coal.cmd('get_message', { msg_id: c }))[1].dup).toMatch(new RegExp(`/q/coal/${b}$`));
+    const folded = (await coal.cmd('get_message', { msg_id: c }))[1];
+    expect(folded.dup).toMatch(new RegExp(`/q/coal/${b}$`));
+    expect(folded.waiting).toEqual({ reason: 'coalesced', into: folded.dup });
+    expect(await coal.cmd('waiting', { reason: 'coalesced' })).toEqual(['ok', [{ msg_id: c, reason: 'coalesced', into: folded.dup }]]);
     expect(await coal.cmd('cancel_message', { msg_id: c })).toEqual(['ok', 'msg cancelled']);
     expect((await coal.cmd('get_message', { msg_id: c }))[1]).toMatchObject({ state: 'err', outcome: 'cancelled' });
     const parent = await coal.waitState(b, ['done']);

@@ -94,6 +94,9 @@ describe('requeue_errs', () => {
     expect(await paused.cmd('requeue_errs', { outcome: 'exhausted' })).toEqual(['ok', 0]);
     expect(await paused.cmd('requeue_errs', { outcome: 'cancelled', actor: 'cli:carol' })).toEqual(['ok', 1]);
     expect(await paused.state(cancelled)).toBe('que');
+    // Derived in get_message (§B1.2), never stored: the paused queue holds it ready.
+    expect((await paused.cmd('get_message', { msg_id: cancelled }))[1].waiting).toEqual({ reason: 'ready' });
+    expect(await fs.readFile(path.join(t.root, 'queues', 'held', 'que', cancelled, 'msg'), 'utf8')).not.toContain('waiting');
     expect(await paused.cmd('requeue_errs', { limit: 2 })).toEqual(['ok', 2]);
     expect(await Promise.all(failed.map((id) => paused.state(id)))).toEqual(['que', 'que', 'err']);
     expect(await paused.cmd('requeue_errs', {})).toEqual(['ok', 1]);
@@ -144,6 +147,7 @@ describe('running and waiting', () => {
       { msg_id: b, reason: 'delayed', due },
       { msg_id: a, reason: 'delayed', due: due + 10 },
     ]);
+    expect((await q.cmd('get_message', { msg_id: b }))[1].waiting).toEqual({ reason: 'delayed', due });
     expect(await q.cmd('waiting', { reason: 'coalesced' })).toEqual(['ok', []]);
     expect(await q.cmd('waiting', { reason: 'sleepy' })).toEqual(['fail', 'reason: expected one of delayed, coalesced, received "sleepy"']);
     expect((await q.cmd('waiting', { limit: 1 }))[1]).toHaveLength(1);
