@@ -1,5 +1,5 @@
 // Shared bench pieces: the raw spawn floor, a live queue in a temp root, waiting for counts.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { QueueProc, addQueue, makeRoot, type QueueDef, type TestRoot } from '../test/helpers/rq-root.js';
@@ -47,6 +47,16 @@ export async function liveQueue(name: string, def: QueueDef): Promise<LiveQueue>
     },
   };
 }
+
+/** CPU time (user + system) a process has used so far, in ms, from /proc (Linux clock ticks of 10 ms). */
+export async function cpuMs(pid: number): Promise<number> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of stat(5), i.e. 11 and 12 after the command name.
+  return (Number(fields[11]) + Number(fields[12])) * (1000 / CLOCK_TICKS);
+}
+
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 /** Polls num_messages (cheap, in-memory counters) until `pred` holds; returns the time it held. */
 export async function waitCounts(q: QueueProc, pred: (n: Record<string, number>) => boolean, everyMs = 5, timeoutMs = 600_000): Promise<number> {
