@@ -95,6 +95,9 @@ const requeue: RqCommand = {
     if (opts.queue === undefined) return requeueOne.run(ctx);
     return printed(ctx, async ({ root, io }) => {
       if (opts.msg_id !== undefined) throw usage('--msg_id and --queue: expected one of them, received both');
+      for (const k of ['reset', 'due', 'delay']) {
+        if (opts[k] !== undefined) throw usage(`--${k}: applies to one message (--msg_id); with --queue, every message is requeued as it is, due now`);
+      }
       const queue = checkQueueName(requiredOpt(opts, 'queue', 'a queue name'), 'queue');
       const sel = { outcome: stringOpt(opts, 'outcome', 'an outcome'), group: stringOpt(opts, 'group', 'a failure group'), limit: stringOpt(opts, 'limit', 'a count') };
       const a = await ask(root, queue, (c) => c.requeueErrs({ ...sel, actor: actor(io.env) }));

@@ -11,6 +11,8 @@ export interface RunningEntry {
   silent_s: number;
   /** The earlier of the timeout and the heartbeat deadline; null when the run has neither. */
   deadline: string | null;
+  /** Seconds of silence allowed, or null: a UI calls a run stalling past half of it (§B11). */
+  heartbeat_timeout: number | null;
   attempt: number;
 }
 

@@ -1,6 +1,7 @@
 // The queue socket's lifecycle commands (rq-beyond §B1.8): cancel, requeue (one or all errs), reschedule, priority, history, running and waiting.
 import { RqError, invalidField } from '../errors.js';
 import { readJobFields } from '../message/job-fields.js';
+import { flagValue } from '../message/flag.js';
 import { OUTCOMES } from '../message/message.js';
 import { isMsgId } from '../message/names.js';
 import { WAIT_REASONS, type WaitReason } from '../ipc/run-lists.js';
@@ -34,10 +35,9 @@ function optionalText(args: Args, field: string, max: number): string | undefine
 }
 
 function flag(args: Args, field: string): boolean {
-  const v = args[field];
-  if (v === undefined || v === null || v === false || v === 'false' || v === '0' || v === '') return false;
-  if (v === true || v === 'true' || v === '1' || v === 1) return true;
-  throw invalidField(field, 'true or false', v);
+  const v = flagValue(args[field]);
+  if (v === undefined) throw invalidField(field, 'true or false', args[field]);
+  return v;
 }
 
 /** `due` (epoch seconds) or `delay` (seconds from now), not both; undefined for "now". */
@@ -75,6 +75,7 @@ function oneOf<T extends string>(args: Args, field: string, values: readonly T[]
 }
 
 const MAX_LISTED = 10_000;
+const MAX_REQUEUED = 1_000_000;
 
 async function located(q: Queue, id: string) {
   const where = await q.ops.locate(id);
@@ -99,8 +100,8 @@ export const LIFECYCLE_COMMANDS: Record<string, (q: Queue, args: Args) => Promis
 
   requeue_errs: async (q, args) => {
     // Failure groups (the `group` of rq-beyond §B6) are kept by the statistics, which do not exist yet.
-    if (args.group !== undefined && args.group !== null && args.group !== '') throw invalidField('group', 'no group (failure groups arrive with the statistics of §B15)', args.group);
-    const sel = { outcome: oneOf(args, 'outcome', OUTCOMES), limit: countArg(args, 'limit', Number.MAX_SAFE_INTEGER), actor: optionalText(args, 'actor', MAX_ACTOR) };
+    if (args.group !== undefined && args.group !== null && args.group !== '') throw invalidField('group', 'no group (failure groups come with the queue statistics)', args.group);
+    const sel = { outcome: oneOf(args, 'outcome', OUTCOMES), limit: countArg(args, 'limit', MAX_REQUEUED), actor: optionalText(args, 'actor', MAX_ACTOR) };
     return ['ok', await q.lifecycle.requeueErrs(sel)];
   },
 
@@ -133,8 +134,9 @@ export const LIFECYCLE_COMMANDS: Record<string, (q: Queue, args: Args) => Promis
     const end = await waitFinished(q.events, q.spool, id, countArg(args, 'timeout', 86_400, 60)! * 1000);
     if (end === 'timed out') throw RqError.of('RQ_ERR_WAIT_TIMED_OUT');
     if (end === 'closing') throw RqError.of('RQ_ERR_QUEUE_DOWN');
-    const where = await q.ops.locate(id);
-    return ['ok', where ? await q.ops.statusView(id, where) : { path: null, status: 'deleted', state: 'deleted' }];
+    // The disk, not memory: the index drops a finished run a few microtasks after its rename.
+    const state = await q.spool.locate(id);
+    return ['ok', state ? await q.ops.statusView(id, { state, dir: q.spool.msgDir(state, id) }) : { path: null, status: 'deleted', state: 'deleted' }];
   },
 
   running: async (q) => ['ok', runningList(q.index, q.now())],

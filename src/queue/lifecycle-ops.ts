@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { RqError } from '../errors.js';
 import { type CancelRecord, type Message, OUTCOMES, cancelledStatus } from '../message/message.js';
 import { unackErr } from '../spool/err-acks.js';
+import { mapLimit } from '../spool/map-limit.js';
 import { writeCancelMarker } from '../spool/message-files.js';
 import type { HistoryEntry } from '../spool/queue-spool.js';
 import { type Deadline, expiredStatus } from './expiry.js';
@@ -30,6 +31,16 @@ export function cancelRecord(req: CancelRequest, nowMs: number): CancelRecord {
   const by = req.actor ?? 'socket';
   return { at: new Date(nowMs).toISOString(), by, reason: req.reason ?? `by ${by}`, ...(req.purge ? { purge: true as const } : {}) };
 }
+
+export interface RequeueOptions {
+  reset?: boolean;
+  due?: number;
+  actor?: string;
+}
+
+/** Messages read per step while looking for `requeue_errs` candidates, and how many reads or writes at once. */
+const REQUEUE_CHUNK = 256;
+const REQUEUE_LANES = 16;
 
 /** What `requeue_errs` picks: err messages with this outcome (none means `failed`), oldest first, at most `limit`. */
 export interface ErrSelection {
@@ -115,13 +126,47 @@ export class LifecycleOps {
    * err → que under the same id: `outcome` and `cancel` cleared (and `failures`/`interrupts` with
    * `reset`), due now or as asked; the msg write is durable before the rename (§B6).
    */
-  async requeue(id: string, where: Located | null, opts: { reset?: boolean; due?: number; actor?: string }): Promise<void> {
-    const { spool, index } = this.d;
+  async requeue(id: string, where: Located | null, opts: RequeueOptions): Promise<void> {
+    const { spool } = this.d;
     if (where && where.state !== 'err') throw RqError.of('RQ_ERR_NOT_IN_ERR', where.state);
     const acked = !where;
     if (acked && !(await spool.exists('err', `.${id}`))) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
     const name = acked ? `.${id}` : id;
     const msg = await spool.readMessage('err', name);
+    await this.writeRequeued(name, id, msg, opts);
+    if (acked) await unackErr(spool, id);
+    await (await this.moveRequeued(id, msg, acked, opts))();
+  }
+
+  /**
+   * Every unacknowledged err message that `sel` picks goes back to the que as `requeue` would send
+   * it, oldest first; the count. The msg writes run in parallel lanes (their fsyncs overlap), the
+   * renames then go in id order (so arrival keeps the age order) and share their directory fsyncs.
+   */
+  async requeueErrs(sel: ErrSelection): Promise<number> {
+    const { spool } = this.d;
+    const ids = (await spool.listFlat('err')).sort();
+    const limit = sel.limit ?? Infinity;
+    const picked: Message[] = [];
+    for (let i = 0; i < ids.length && picked.length < limit; i += REQUEUE_CHUNK) {
+      const msgs = await mapLimit(ids.slice(i, i + REQUEUE_CHUNK), REQUEUE_LANES, (id) => spool.readMessage('err', id).catch(() => null));
+      for (const m of msgs) {
+        if (m && picked.length < limit && (sel.outcome === undefined || (m.outcome ?? 'failed') === sel.outcome)) picked.push(m);
+      }
+    }
+    const opts = { actor: sel.actor };
+    const written = await mapLimit(picked, REQUEUE_LANES, (m) => this.writeRequeued(m.msg_id, m.msg_id, m, opts).then(() => m, () => null));
+    const syncs: (() => Promise<void>)[] = [];
+    for (const m of written) {
+      // Acknowledged, deleted or requeued by someone else meanwhile: not ours to move, nor to count.
+      if (m && (await spool.exists('err', m.msg_id))) syncs.push(await this.moveRequeued(m.msg_id, m, false, opts));
+    }
+    await Promise.all(syncs.map((sync) => sync()));
+    return syncs.length;
+  }
+
+  /** Clears what ended the message (and its failure counts with `reset`), sets its due, and writes it durably in err/. */
+  private async writeRequeued(name: string, id: string, msg: Message, opts: RequeueOptions): Promise<void> {
     msg.msg_id = id;
     delete msg.outcome;
     delete msg.cancel;
@@ -133,32 +178,17 @@ export class LifecycleOps {
       delete msg.interrupts;
     }
     msg.due = opts.due ?? Math.floor(this.d.now() / 1000);
-    await spool.writeMessage('err', name, msg);
-    if (acked) await unackErr(spool, id);
-    const moved = await spool.beginMove(id, 'err', 'que', { actor: opts.actor ?? 'requeue', details: opts.reset ? { reset: true } : undefined });
+    await this.d.spool.writeMessage('err', name, msg);
+  }
+
+  /** The rename err → que and the index after it; resolves to the move's directory sync. */
+  private async moveRequeued(id: string, msg: Message, acked: boolean, opts: RequeueOptions): Promise<() => Promise<void>> {
+    const { index } = this.d;
+    const moved = await this.d.spool.beginMove(id, 'err', 'que', { actor: opts.actor ?? 'requeue', details: opts.reset ? { reset: true } : undefined });
     index.enqueue(msg);
     if (!acked) index.addFinished('err', -1);
     this.d.pump();
-    await moved.sync();
-  }
-
-  /** Every unacknowledged err message that `sel` picks goes back to the que as `requeue` would send it, oldest first; the count. */
-  async requeueErrs(sel: ErrSelection): Promise<number> {
-    const { spool } = this.d;
-    let n = 0;
-    for (const id of (await spool.listFlat('err')).sort()) {
-      if (sel.limit !== undefined && n >= sel.limit) break;
-      const msg = await spool.readMessage('err', id).catch(() => null);
-      if (!msg || (sel.outcome !== undefined && (msg.outcome ?? 'failed') !== sel.outcome)) continue;
-      try {
-        await this.requeue(id, { state: 'err', dir: spool.msgDir('err', id) }, { actor: sel.actor });
-        n++;
-      } catch (err) {
-        // Acknowledged, deleted or requeued by someone else meanwhile: not ours to count.
-        if (await spool.exists('err', id)) throw err;
-      }
-    }
-    return n;
+    return moved.sync;
   }
 
   /** prep or que: the new priority is durable in `msg` before the que is re-keyed (rq-beyond §B7). */

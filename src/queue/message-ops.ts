@@ -60,7 +60,7 @@ export class MessageOps {
 
   /** The running script's last status line, or the status file's; null when there is neither. */
   async jobStatus(id: string, where: Located): Promise<{ job_status: string | null } | null> {
-    const run = this.d.index.run(id);
+    const run = where.state === 'run' ? this.d.index.run(id) : undefined;
     if (run?.script) return { job_status: run.jobStatus };
     return this.d.spool.readStatusAt(where.dir);
   }

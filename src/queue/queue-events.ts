@@ -23,4 +23,10 @@ export interface QueueEventMap {
   closing: [];
 }
 
-export class QueueEvents extends EventEmitter<QueueEventMap> {}
+export class QueueEvents extends EventEmitter<QueueEventMap> {
+  constructor() {
+    super();
+    // Every `wait_message` in flight listens until its message finishes; the socket's connection limit bounds them, not a count of 10.
+    this.setMaxListeners(0);
+  }
+}

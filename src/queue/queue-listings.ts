@@ -20,6 +20,7 @@ export function runningList(index: MessageIndex, nowMs: number): RunningEntry[] 
         last_beat: iso(beat),
         silent_s: Math.max(0, nowMs - beat) / 1000,
         deadline: Number.isFinite(deadline) ? iso(deadline) : null,
+        heartbeat_timeout: run.deadlines?.heartbeatTimeout ?? null,
         attempt: (Number(run.msg.failures) || 0) + 1,
       };
     });

@@ -79,7 +79,13 @@ export class Queue {
     const config = () => this.configNow;
     const index = this.index;
     const events = this.events;
-    this.spool = new QueueSpool(deps.root, deps.config.name, { host: deps.host, now: this.now, blanks: BLANKS, onMoved: (m) => events.emit('moved', m) });
+    this.spool = new QueueSpool(deps.root, deps.config.name, {
+      host: deps.host,
+      now: this.now,
+      blanks: BLANKS,
+      onMoved: (m) => events.emit('moved', m),
+      onHistoryError: (err) => this.log.warn({ err: err.message }, 'history line not written; the message moved all the same'),
+    });
     const spool = this.spool;
     this.admin = new AdminState(spool.paths, () => this.pump(), {
       resolve: () => resolveScript(deps.root, this.configNow.script),
@@ -169,6 +175,7 @@ export class Queue {
     for (const m of rec.que) this.index.enqueue(m);
     for (const s of ['done', 'relayed', 'err'] as const) this.index.setFinished(s, await this.spool.count(s));
     if (rec.requeued.length) this.log.info({ ids: rec.requeued }, 'interrupted messages returned to que');
+    if (rec.purged.length) this.log.warn({ ids: rec.purged }, 'messages cancelled with purge before a crash removed');
     if (rec.broken.length) this.log.error({ ids: rec.broken }, 'messages with unreadable msg moved to err');
     if (rec.finished.length) this.log.warn({ ids: rec.finished }, 'messages whose outcome was decided before a crash moved to err');
     // Finished by the scan rather than by a run: observers (webhooks) still hear of each one.

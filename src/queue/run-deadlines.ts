@@ -38,9 +38,14 @@ export class RunDeadlines {
     }
   }
 
-  /** A line on fd 3: the run is alive. No timer work here; the heartbeat timer looks when it fires. */
-  beat(): void {
-    this.lastBeat = this.now();
+  /** A line on fd 3 at `at`: the run is alive. No timer work here; the heartbeat timer looks when it fires. */
+  beat(at: number): void {
+    this.lastBeat = at;
+  }
+
+  /** Seconds of silence allowed, when the run has a heartbeat. */
+  get heartbeatTimeout(): number | undefined {
+    return this.limits.heartbeat;
   }
 
   /** Epoch ms of the earlier of the timeout and the heartbeat deadline as things stand (§B11 `running`). */

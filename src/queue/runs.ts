@@ -148,7 +148,7 @@ export class Runs {
     const pl = parseLine(line);
     this.d.events.emit('line', { id: run.id, line });
     run.lastLine = this.d.now();
-    run.deadlines?.beat();
+    run.deadlines?.beat(run.lastLine);
     // `beat` renews the heartbeat only: the operator's progress text stays (rq-beyond §B11).
     if (pl.keyword === 'beat') return;
     run.setStatus(pl.arg);

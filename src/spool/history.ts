@@ -24,28 +24,36 @@ export interface MoveNote {
 export const HISTORY_ROTATE_BYTES = 1024 * 1024;
 
 /**
- * Appends a history line. Not fsynced (history is for people, the state is the directory); a
- * message that has already moved on (an ack, a delete) simply misses the line. The size check is
- * an fstat of the descriptor already open for the append, so a message that resends itself
- * forever keeps at most two files of about 1 MiB.
+ * Appends a history line. Not fsynced, and never thrown: history is for people, the state is the
+ * directory (§B14), so a full disk costs a line, not a move that already happened. A message that
+ * has moved on (an ack, a delete) simply misses the line; other failures go to `failed`. The size
+ * check is an fstat of the descriptor already open for the append, so a message that resends
+ * itself forever keeps at most two files of about 1 MiB.
  */
-export function appendHistory(sfs: SpoolFs, dir: string, at: number, entry: Omit<HistoryEntry, 'at'>, rotateBytes = HISTORY_ROTATE_BYTES): void {
+export function appendHistory(
+  sfs: SpoolFs,
+  dir: string,
+  at: number,
+  entry: Omit<HistoryEntry, 'at'>,
+  failed: (err: RqError) => void,
+  rotateBytes = HISTORY_ROTATE_BYTES,
+): void {
   const line = JSON.stringify({ at: new Date(at).toISOString(), ...entry }) + '\n';
   const file = path.join(dir, 'history');
+  let fd: number | null = null;
   try {
-    let fd = sfs.openSync(file, 'a', 0o644);
+    fd = sfs.openSync(file, 'a', 0o644);
     if (fs.fstatSync(fd).size + Buffer.byteLength(line) > rotateBytes) {
       sfs.closeSync(fd);
+      fd = null;
       sfs.renameSync(file, `${file}.1`);
       fd = sfs.openSync(file, 'a', 0o644);
     }
-    try {
-      sfs.writeFileSync(fd, line);
-    } finally {
-      sfs.closeSync(fd);
-    }
+    sfs.writeFileSync(fd, line);
   } catch (err) {
-    if (!isErrno(err, 'ENOENT')) throw RqError.of('RQ_ERR_DISK', `history line in ${dir}`, (err as Error).message).causedBy(err);
+    if (!isErrno(err, 'ENOENT')) failed(RqError.of('RQ_ERR_DISK', `history line in ${dir}`, (err as Error).message).causedBy(err));
+  } finally {
+    if (fd !== null) sfs.closeSync(fd);
   }
 }
 
@@ -62,7 +70,8 @@ async function readLines(file: string): Promise<string | null> {
 export async function readHistory(dir: string, id: string, state: State): Promise<HistoryEntry[] | null> {
   const [older, current] = await Promise.all([readLines(path.join(dir, 'history.1')), readLines(path.join(dir, 'history'))]);
   if (current === null && !(await fsp.stat(dir).then((s) => s.isDirectory(), () => false))) return null;
-  const text = (older ?? '') + (current ?? '');
+  // A line torn at the end of history.1 stays on its own line, so it cannot swallow the first one of history.
+  const text = older && !older.endsWith('\n') ? `${older}\n${current ?? ''}` : (older ?? '') + (current ?? '');
   const entries: HistoryEntry[] = [];
   for (const line of text.split('\n')) {
     try {
@@ -72,8 +81,10 @@ export async function readHistory(dir: string, id: string, state: State): Promis
     }
   }
   const created = idTime(id);
-  if (created !== null && entries[0]?.from !== null) {
-    entries.unshift({ at: new Date(created).toISOString(), from: null, to: entries[0]?.from ?? state, actor: 'create' });
+  // Events (a reschedule, a priority) carry no `from`: the create went where the first move left from.
+  const firstMove = entries.find((e) => e.from !== undefined);
+  if (created !== null && firstMove?.from !== null) {
+    entries.unshift({ at: new Date(created).toISOString(), from: null, to: firstMove?.from ?? state, actor: 'create' });
   }
   return entries;
 }

@@ -31,6 +31,8 @@ export interface SpoolDeps {
   host: HostInfo;
   /** How many blank message directories to keep ready (see BlankDirs); none by default. */
   blanks?: number;
+  /** A history line could not be written (the move or event it describes stands); logged by the queue. */
+  onHistoryError?: (err: Error) => void;
   /** Told of every move, once its rename is done (the queue turns it into a `moved` event). */
   onMoved?: (move: { id: string; from: State; to: State; actor: string; reason?: string }) => void;
 }
@@ -218,7 +220,7 @@ export class QueueSpool {
 
   /** A history line that is not a move (a shutdown's interruption); moves write their own. */
   appendHistory(dir: string, entry: Omit<HistoryEntry, 'at'>): void {
-    appendHistory(this.fs, dir, this.now(), entry);
+    appendHistory(this.fs, dir, this.now(), entry, (err) => this.deps.onHistoryError?.(err));
   }
 
   async readHistory(state: State, id: string): Promise<HistoryEntry[]> {

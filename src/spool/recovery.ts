@@ -16,6 +16,8 @@ export interface Recovered {
   broken: string[];
   /** Ids whose msg already had an `outcome`: a finish to err cut short by a crash, completed (rq-beyond §B1.3). */
   finished: string[];
+  /** Ids cancelled with `purge` before the crash: removed now, as the cancel would have (rq-beyond §B5). */
+  purged: string[];
 }
 
 const RECOVERY_LANES = 32;
@@ -32,7 +34,7 @@ export interface RecoverOptions {
 export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: string, dir: string) => Promise<void>, opts: RecoverOptions = {}): Promise<Recovered> {
   await spool.ensureDirs();
   const { paths, fs: sfs } = spool;
-  const out: Recovered = { prep: [], que: [], requeued: [], broken: [], finished: [] };
+  const out: Recovered = { prep: [], que: [], requeued: [], broken: [], finished: [], purged: [] };
   for (const n of await fsp.readdir(paths.state.prep)) {
     if (n.startsWith('_')) await sfs.rm(path.join(paths.state.prep, n), { recursive: true, force: true });
   }
@@ -46,6 +48,11 @@ export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: strin
     if (beforeRequeue) await beforeRequeue(id, dir);
     await sfs.rm(path.join(dir, 'pid'), { force: true });
     const cancel = await readCancelMarker(dir);
+    if (cancel && isPurge(cancel)) {
+      await spool.remove('run', id);
+      out.purged.push(id);
+      continue;
+    }
     if (cancel) {
       await finishCancelled(spool, id, cancel);
       out.finished.push(id);
@@ -61,9 +68,11 @@ export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: strin
   out.prep = [];
   for (const id of (await spool.listFlat('prep')).sort().reverse()) {
     const msg = await spool.readMessage('prep', id).catch(() => null);
-    if (typeof msg?.outcome === 'string') {
+    if (typeof msg?.outcome === 'string' && isPurge(msg.cancel)) {
+      await spool.remove('prep', id);
+      out.purged.push(id);
+    } else if (typeof msg?.outcome === 'string') {
       await spool.move(id, 'prep', 'err', { actor: 'recovery', reason: 'outcome decided before a crash' });
-      await purgeIfAsked(spool, id, msg.cancel);
       out.finished.push(id);
     } else out.prep.push(id);
   }
@@ -77,9 +86,13 @@ export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: strin
         msg.due = Number.isFinite(due) ? due : Math.floor(spool.now() / 1000);
         await spool.writeMessage('que', id, msg);
       }
+      if (typeof msg.outcome === 'string' && isPurge(msg.cancel)) {
+        await spool.remove('que', id);
+        out.purged.push(id);
+        return null;
+      }
       if (typeof msg.outcome === 'string') {
         await spool.move(id, 'que', 'err', { actor: 'recovery', reason: `outcome ${msg.outcome} decided before a crash` });
-        await purgeIfAsked(spool, id, msg.cancel);
         out.finished.push(id);
         return null;
       }
@@ -108,12 +121,11 @@ async function finishAtLoad(spool: QueueSpool, id: string, status: string, field
 async function finishCancelled(spool: QueueSpool, id: string, cancel: Record<string, unknown>): Promise<void> {
   const status = cancelledStatus(typeof cancel.reason === 'string' ? cancel.reason : 'cancelled');
   await finishAtLoad(spool, id, status, { outcome: 'cancelled', cancel });
-  await purgeIfAsked(spool, id, cancel);
 }
 
-/** A cancel with `purge` that a crash stopped short of the removal (rq-beyond §B5) is removed now. */
-async function purgeIfAsked(spool: QueueSpool, id: string, cancel: unknown): Promise<void> {
-  if ((cancel as { purge?: unknown } | undefined)?.purge === true) await spool.remove('err', id);
+/** A cancel with `purge` (its marker, or `msg.cancel` once written) that a crash stopped short of the removal. */
+function isPurge(cancel: unknown): boolean {
+  return (cancel as { purge?: unknown } | undefined)?.purge === true;
 }
 
 /**

@@ -188,6 +188,9 @@ describe('rq requeue --queue (rq-beyond §B6)', () => {
     await waitFor(async () => (await errs.cmd('status'))[0] === 'PAUSE', 'errs to pause');
 
     expectOneLineError(await rq(['requeue', '--queue', 'errs', '--msg_id', failed[0]]), /^rq: --msg_id and --queue: expected one of them, received both$/);
+    // Options of a one-message requeue would be silently lost on the whole queue: refused instead.
+    expectOneLineError(await rq(['requeue', '--queue', 'errs', '--reset']), /^rq: --reset: applies to one message \(--msg_id\); with --queue, every message is requeued as it is, due now$/);
+    expectOneLineError(await rq(['requeue', '--queue', 'errs', '--delay', '60']), /^rq: --delay: applies to one message/);
     expect(await rq(['requeue', '--queue', 'errs', '--outcome', 'nope'])).toEqual({ code: 1, out: [expect.stringMatching(/^fail outcome: expected one of /)], err: [] });
     expect((await errs.cmd('num_messages')).err).toBe(3);
 

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { JOB_FIELDS } from '../../src/message/job-fields.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RqError } from '../../src/errors.js';
 import { FORM_FIELD_IDS, fieldHelp, fieldLabel, isFieldHidden, loadFormConfig, parseFormConfig } from '../../src/config/form-config.js';
@@ -26,7 +27,8 @@ describe('form.json', () => {
     await fs.writeFile(file, JSON.stringify({ default: 'hidden', mesg_param1: { label: 'queue name', help: 'which queue' }, mesg_param2: { label: 'days to keep' }, mesg_dest: {} }));
     const form = await loadFormConfig(file);
     const hidden = FORM_FIELD_IDS.filter((id) => isFieldHidden(form, id));
-    expect(hidden).toEqual(['mesg_src', 'mesg_param3', 'mesg_param4', 'mesg_status', 'mesg_post_run_webhook']);
+    // The Advanced fieldset's run-policy fields follow the same rule.
+    expect(hidden).toEqual(['mesg_src', 'mesg_param3', 'mesg_param4', 'mesg_status', 'mesg_post_run_webhook', ...JOB_FIELDS.map((f) => `mesg_${f}`)]);
     expect(fieldLabel(form, 'mesg_param1')).toBe('queue name');
     expect(fieldHelp(form, 'mesg_param1')).toBe('which queue');
     expect(fieldLabel(form, 'mesg_param2')).toBe('days to keep');

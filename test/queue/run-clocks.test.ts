@@ -109,6 +109,14 @@ describe('heartbeat', () => {
   it('a script that beats every 0.2 s outlives a 1 s heartbeat_timeout; beat lines leave the status alone', async () => {
     const q = procs.clocks;
     const id = await q.send({ param1: 'beating', param2: '8', heartbeat_timeout: 1 });
+    // `running` shows the clock moving: a later beat than the start, its deadline one heartbeat after it.
+    type Entry = { msg_id: string; started_at: string; last_beat: string; deadline: string; heartbeat_timeout: number };
+    const entry = await waitFor(async () => {
+      const e = ((await q.cmd('running'))[1] as Entry[]).find((r) => r.msg_id === id);
+      return e && Date.parse(e.last_beat) > Date.parse(e.started_at) ? e : undefined;
+    }, 'a beat after the start in running');
+    expect(entry.heartbeat_timeout).toBe(1);
+    expect(Date.parse(entry.deadline) - Date.parse(entry.last_beat)).toBe(1000);
     const m = await q.waitState(id, ['done', 'err']);
     expect(m.status).toBe('done - kept beating');
     expect((await history(m)).some((l) => l.event === 'stall')).toBe(false);

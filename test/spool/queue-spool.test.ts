@@ -6,7 +6,6 @@ import { STATES } from '../../src/message/states.js';
 import { RqError } from '../../src/errors.js';
 import { normaliseCreate, pickFields } from '../../src/message/message.js';
 import { ackErrs } from '../../src/spool/err-acks.js';
-import { HISTORY_ROTATE_BYTES, appendHistory } from '../../src/spool/history.js';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
 import { recordingFs } from '../helpers/recording-fs.js';
 import { HOST, type TempSpool, isRoot, ls, tempSpool, walk } from '../helpers/temp-spool.js';
@@ -213,7 +212,7 @@ describe('state moves', () => {
   });
 });
 
-describe('message, status and history files', () => {
+describe('message and status files', () => {
   it('writeMessage strips derived fields and replaces msg atomically', async () => {
     const msg = await spool.create({ dest: 'test' }, { commit: true });
     const dir = spool.msgDir('que', msg.msg_id);
@@ -264,46 +263,6 @@ describe('message, status and history files', () => {
     expect((await ls(dir)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
   });
 
-  it('history: one JSON line per entry, appended, with the create entry implied by the id', async () => {
-    const { msg_id: id } = await spool.create({ dest: 'test' }, { commit: false });
-    clock = T0 + 5;
-    await spool.commit(id);
-    const dir = spool.msgDir('que', id);
-    clock = T0 + 9;
-    await spool.appendHistory(dir, { from: 'que', to: 'que', actor: 'operator', reason: 'run now' });
-    const lines = (await fs.readFile(path.join(dir, 'history'), 'utf8')).split('\n');
-    expect(lines).toHaveLength(3);
-    expect(lines[2]).toBe('');
-    expect(JSON.parse(lines[0])).toEqual({ at: new Date(T0 + 5).toISOString(), from: 'prep', to: 'que', actor: 'commit' });
-    expect(JSON.parse(lines[1])).toEqual({ at: new Date(T0 + 9).toISOString(), from: 'que', to: 'que', actor: 'operator', reason: 'run now' });
-    expect(await spool.readHistory('que', id)).toEqual([
-      { at: new Date(T0).toISOString(), from: null, to: 'prep', actor: 'create' },
-      { at: new Date(T0 + 5).toISOString(), from: 'prep', to: 'que', actor: 'commit' },
-      { at: new Date(T0 + 9).toISOString(), from: 'que', to: 'que', actor: 'operator', reason: 'run now' },
-    ]);
-    // A line torn by a crash mid-append is skipped, the rest is kept.
-    await fs.appendFile(path.join(dir, 'history'), '{"at":"2026-');
-    expect(await spool.readHistory('que', id)).toHaveLength(3);
-    // An explicit create line (older files) is not doubled.
-    await fs.writeFile(path.join(dir, 'history'), JSON.stringify({ at: 'x', from: null, to: 'que', actor: 'create' }) + '\n');
-    expect(await spool.readHistory('que', id)).toEqual([{ at: 'x', from: null, to: 'que', actor: 'create' }]);
-    expect(await spool.readHistory('que', '20261121.1643.46.613.1')).toEqual([]);
-    expect(await spool.readHistory('done', 'garbage')).toEqual([]);
-  });
-
-  it('history: past the size limit the file becomes history.1 (one generation kept), read back oldest first', async () => {
-    const { msg_id: id } = await spool.create({ dest: 'test' }, { commit: true });
-    const dir = spool.msgDir('que', id);
-    const line = (n: number) => ({ event: 'beat', actor: 'test', n });
-    const bytes = (JSON.stringify({ at: new Date(T0).toISOString(), ...line(0) }) + '\n').length;
-    // Room for three lines per file: lines 0-2, then 3-5, then 6.
-    for (let n = 0; n < 7; n++) appendHistory(spool.fs, dir, T0, line(n), bytes * 3);
-    const ns = async (f: string) => (await fs.readFile(path.join(dir, f), 'utf8')).trim().split('\n').map((l) => JSON.parse(l).n);
-    expect(await ns('history.1')).toEqual([3, 4, 5]);
-    expect(await ns('history')).toEqual([6]);
-    expect((await spool.readHistory('que', id)).map((e) => e.n ?? e.actor)).toEqual(['create', 3, 4, 5, 6]);
-    expect(HISTORY_ROTATE_BYTES).toBe(1024 * 1024);
-  });
 });
 
 describe('remove and ack', () => {

@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError } from '../../errors.js';
 import type { Answer } from '../../ipc/answer.js';
+import { flagValue } from '../../message/flag.js';
 import { type Params, textParam } from '../params.js';
 import { pathParam, readParams } from '../request-params.js';
 import { html } from '../views/html.js';
@@ -32,7 +33,7 @@ export function lifecycleApi(ctx: WebContext) {
     if (!r.ok) return ctx.couldNot(reply, r, what);
     const flash = notice(html`${r.value === 'msg cancelling' ? 'Message is being cancelled' : done}`);
     // A purged message has no page left to go back to: its queue's page instead.
-    const target = textParam(params, 'purge') === 'true' && r.value === 'msg cancelled' ? ctx.urls.queue(url) : ctx.urls.msg(url, id);
+    const target = flagValue(textParam(params, 'purge')) && r.value === 'msg cancelled' ? ctx.urls.queue(url) : ctx.urls.msg(url, id);
     const back = textParam(params, 'back');
     if (back) return ctx.redirect(reply, ctx.urls.back(req, back, target), flash);
     return ctx.redirectTo(req, reply, target, flash);

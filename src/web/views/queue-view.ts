@@ -71,7 +71,7 @@ function adminButtons(d: QueuePageData, urls: Urls): SafeHtml {
   ${down ? postButton(admin, 'Up', { id: 'btn-up', fields: { up: '1', back } }) : postButton(admin, 'Down', { id: 'btn-down', fields: { down: '1', back }, cls: 'button danger' })}
   ${postButton(urls.queue(d.name, '/restart'), 'Restart', { id: 'btn-restart', fields: { back } })}
   ${postButton(urls.queue(d.name, '/ack_errs'), 'Ack Errors', { id: 'btn-ack-errs', fields: { back } })}
-  ${postButton(urls.queue(d.name, '/requeue_errs'), 'Requeue Errors', { id: 'btn-requeue-errs', fields: { back } })}
+  ${postButton(urls.queue(d.name, '/requeue_errs'), 'Requeue Errors', { id: 'btn-requeue-errs', fields: { back }, confirm: 'Run every error of this queue again, cancelled and expired ones too?' })}
   <form class="inline search" method="get" action="${back}">
     <input type="search" name="filter" id="search-filter" placeholder="search done" value="${d.filter}">
     <button type="submit" class="button" id="btn-search">Search</button>
