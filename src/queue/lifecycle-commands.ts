@@ -131,7 +131,9 @@ export const LIFECYCLE_COMMANDS: Record<string, (q: Queue, args: Args) => Promis
   wait_message: async (q, args) => {
     const id = msgId(args);
     await located(q, id);
-    const end = await waitFinished(q.events, q.spool, id, countArg(args, 'timeout', 86_400, 60)! * 1000);
+    const timeoutS = countArg(args, 'timeout', 86_400, 60)!;
+    q.log.debug({ msg_id: id, timeout_s: timeoutS }, 'waiting for the message to finish');
+    const end = await waitFinished(q.events, q.spool, id, timeoutS * 1000);
     if (end === 'timed out') throw RqError.of('RQ_ERR_WAIT_TIMED_OUT');
     if (end === 'closing') throw RqError.of('RQ_ERR_QUEUE_DOWN');
     // The disk, not memory: the index drops a finished run a few microtasks after its rename.

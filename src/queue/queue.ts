@@ -63,7 +63,7 @@ export class Queue {
   private stopping = false;
   /** Ids the recovery scan brought back from run/, until they start again. */
   private readonly resumed = new Set<string>();
-  private readonly log: Logger;
+  readonly log: Logger;
   private markReady!: () => void;
   /** Resolves when the recovery scan has loaded the queue; commands other than ping/status wait for it. */
   readonly ready = new Promise<void>((r) => (this.markReady = r));

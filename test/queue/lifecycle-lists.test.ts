@@ -80,6 +80,22 @@ describe('wait_message', () => {
   });
 });
 
+describe('wait_message at a shutdown', () => {
+  it('a wait in flight is answered status: DOWN at once, so the queue stops without waiting it out', async () => {
+    await addQueue(t.root, 'stopping', {});
+    const s = await QueueProc.start(t.root, 'stopping');
+    const id = await s.send({ param1: 'done', due: later() });
+    const reply = s.cmd('wait_message', { msg_id: id, timeout: 600 });
+    // The queue logs the wait as it starts it: from then on the request is in flight.
+    const log = path.join(t.root, 'log', 'queue-stopping.log');
+    await waitFor(async () => (await fs.readFile(log, 'utf8')).includes('waiting for the message to finish'), 'the wait to start');
+    const t0 = Date.now();
+    await s.stop();
+    expect(await reply).toEqual(['fail', 'status: DOWN']);
+    expect(Date.now() - t0).toBeLessThan(30_000);
+  });
+});
+
 describe('requeue_errs', () => {
   it('sends every unacknowledged err message of an outcome back to the que, oldest first, up to a limit', async () => {
     // Three plain failures (no outcome, read as failed) and one cancelled message, then the queue is paused so requeued ones stay put.
