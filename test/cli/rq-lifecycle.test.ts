@@ -1,19 +1,11 @@
 // rq's lifecycle and listing commands against real queue processes (rq-beyond §B1.10): cancel (with
 // --purge and --wait), requeue of one message or of a queue's errs, history, running and waiting.
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groupMembers, killLeftoverGroups, pidInFile } from '../helpers/process-groups.js';
-import { PROJECT, QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
-
-const BIN = path.join(PROJECT, 'bin', 'rq');
-
-interface Run {
-  code: number;
-  out: string[];
-  err: string[];
-}
+import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
+import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 
 let t: TestRoot;
 let test: QueueProc;
@@ -21,25 +13,9 @@ let errs: QueueProc;
 let lists: QueueProc;
 const groups = killLeftoverGroups();
 
-/** Runs the real bin/rq against the temp root; --root goes last so it never swallows a flag's value. */
+/** Runs the real bin/rq against the temp root. */
 function rq(args: string[], opts: { env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    const env = { ...process.env, ...opts.env };
-    delete env.RQ_ROOT;
-    execFile(BIN, [...args, '--root', t.root], { cwd: PROJECT, env }, (err, stdout, stderr) => {
-      const lines = (s: string) => s.split('\n').filter((l) => l !== '');
-      resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, out: lines(stdout), err: lines(stderr) });
-    });
-  });
-}
-
-/** A failure the user can read: non-zero, nothing on stdout, one stderr line, no stack trace. */
-function expectOneLineError(r: Run, text: string | RegExp, code = 1): void {
-  expect(r.code).toBe(code);
-  expect(r.out).toEqual([]);
-  expect(r.err).toHaveLength(1);
-  expect(r.err[0]).toMatch(text);
-  expect(r.err[0]).not.toMatch(/\bat .*:\d+:\d+/);
+  return runRq(args, { env: opts.env, root: t.root });
 }
 
 const shortId = (fullId: string) => fullId.split('/').pop()!;

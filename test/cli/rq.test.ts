@@ -1,46 +1,22 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
 import { PROJECT, QueueProc, type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
 
-const BIN = path.join(PROJECT, 'bin', 'rq');
 /** The classic commands, in the classic order; rq-beyond commands follow them (that list grows feature by feature). */
 const COMMANDS = ['sendmesg', 'prepmesg', 'attachmesg', 'commitmesg', 'statusmesg', 'state', 'statuscountmesg', 'attachstatusmesg', 'single_que', 'clone', 'verify_rules'];
 const BEYOND_COMMANDS = ['cancel', 'requeue', 'history', 'running', 'waiting'];
-
-interface Run {
-  code: number;
-  out: string[];
-  err: string[];
-}
 
 let t: TestRoot;
 let test: QueueProc;
 let relay: QueueProc;
 let workDir: string;
 
-/** Runs the real bin/rq against the temp root; --root goes last so it never swallows a flag's value. */
+/** Runs the real bin/rq against the temp root (`root: false` leaves --root out). */
 function rq(args: string[], opts: { cwd?: string; root?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
-  const argv = opts.root === false ? args : [...args, '--root', t.root];
-  return new Promise((resolve) => {
-    const env = { ...process.env, ...opts.env };
-    delete env.RQ_ROOT;
-    execFile(BIN, argv, { cwd: opts.cwd ?? PROJECT, env }, (err, stdout, stderr) => {
-      const lines = (s: string) => s.split('\n').filter((l) => l !== '');
-      resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, out: lines(stdout), err: lines(stderr) });
-    });
-  });
-}
-
-/** A failure the user can read: non-zero, nothing on stdout, one stderr line, no stack trace. */
-function expectOneLineError(r: Run, text: string | RegExp, code = 1): void {
-  expect(r.code).toBe(code);
-  expect(r.out).toEqual([]);
-  expect(r.err).toHaveLength(1);
-  expect(r.err[0]).toMatch(text);
-  expect(r.err[0]).not.toMatch(/\bat .*:\d+:\d+/);
+  return runRq(args, { cwd: opts.cwd, env: opts.env, root: opts.root === false ? undefined : t.root });
 }
 
 const shortId = (fullId: string) => fullId.split('/').pop()!;

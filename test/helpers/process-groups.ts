@@ -1,4 +1,5 @@
 // Script process groups seen from /proc, for tests that check a kill reached a whole group (zombies waiting under a container's init do not count).
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import { afterEach } from 'vitest';
 import { waitFor } from './rq-root.js';
@@ -13,6 +14,16 @@ export async function groupMembers(pgid: number): Promise<number[]> {
     if (fields[0] !== 'Z' && Number(fields[2]) === pgid) out.push(Number(name));
   }
   return out;
+}
+
+/** Whether `pid` is a live process (a zombie is not). */
+export function alive(pid: number): boolean {
+  try {
+    const stat = fsSync.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
 }
 
 /** The pid a fixture script wrote to `file`, once it is there. */

@@ -2,6 +2,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 import { QueueSpool, type SpoolDeps } from '../../src/spool/queue-spool.js';
 
 export const HOST = { host: '127.0.0.1', port: 3333, root: '/' };
@@ -39,4 +40,21 @@ export async function walk(dir: string, rel = ''): Promise<string[]> {
 /** True when running as root, where permission bits do not stop writes. */
 export function isRoot(): boolean {
   return typeof process.getuid === 'function' && process.getuid() === 0;
+}
+
+/** A fresh temp spool for each test, on a clock the test sets (`s.clock = …`), starting at `start`. */
+export function perTestSpool(name: string, start: number): { clock: number; readonly spool: QueueSpool } {
+  let t: TempSpool | null = null;
+  const s = {
+    clock: start,
+    get spool(): QueueSpool {
+      return t!.spool;
+    },
+  };
+  beforeEach(async () => {
+    s.clock = start;
+    t = await tempSpool(name, { now: () => s.clock });
+  });
+  afterEach(() => t?.cleanup());
+  return s;
 }

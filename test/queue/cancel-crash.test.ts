@@ -50,29 +50,35 @@ async function starts(m: { path: string }): Promise<number> {
   return ((await fs.readFile(path.join(ctx.t.root, m.path, 'job', 'stdio.log'), 'utf8')).match(/ - RQ START - /g) ?? []).length;
 }
 
+/**
+ * A TERM-ignoring script cancelled (with `extra` fields), then the queue killed right after
+ * `ok msg cancelling`: kill_grace 30 means the queue dies long before it would send KILL. Returns
+ * what the kill left once the script has logged the TERM it ignored.
+ */
+async function cancelThenKill(queue: string, cancel: Record<string, unknown>): Promise<{ id: string; pid: number; pidFile: string; runDir: string }> {
+  await addQueue(ctx.t.root, queue, { extra: { kill_grace: 30 } });
+  ctx.q = await QueueProc.start(ctx.t.root, queue);
+  const pidFile = path.join(ctx.t.root, 'stubborn.pid');
+  const id = await ctx.q.send({ param1: 'stubborn', param2: pidFile, max_retries: 5 });
+  const pid = await pidInFile(pidFile);
+  groups.push(pid);
+  const runDir = path.join(ctx.q.paths.state.run, id);
+  // The queue records the group in run/<id>/pid; the restart finds the leftover group through it.
+  await waitFor(async () => Number((await fs.readFile(path.join(runDir, 'pid'), 'utf8').catch(() => '')).trim()) === pid, 'run/<id>/pid');
+  expect(await ctx.q.cmd('cancel_message', { msg_id: id, ...cancel })).toEqual(['ok', 'msg cancelling']);
+  await ctx.q.kill9();
+  expect(await fs.readdir(ctx.q.paths.state.run)).toEqual([id]);
+  await waitFor(async () => (await fs.readFile(path.join(runDir, 'job', 'stdio.log'), 'utf8')).includes('got TERM'), 'the script to log the TERM it ignored');
+  expect(await groupMembers(pid)).toContain(pid);
+  await fs.rm(pidFile);
+  return { id, pid, pidFile, runDir };
+}
+
 describe('kill -9 right after `ok msg cancelling` (§B5 crash "run: after the cancel marker")', () => {
   it('the restart kills the TERM-ignoring script group and finishes the message to err cancelled; the script never runs again', async () => {
-    // kill_grace 30: the queue dies long before it would send KILL, so the script outlives it.
-    await addQueue(ctx.t.root, 'cancel_run', { extra: { kill_grace: 30 } });
-    ctx.q = await QueueProc.start(ctx.t.root, 'cancel_run');
-    const pidFile = path.join(ctx.t.root, 'stubborn.pid');
-    const id = await ctx.q.send({ param1: 'stubborn', param2: pidFile, max_retries: 5 });
-    const pid = await pidInFile(pidFile);
-    groups.push(pid);
-    const runDir = path.join(ctx.q.paths.state.run, id);
-    // The queue records the group in run/<id>/pid; the restart finds the leftover group through it.
-    await waitFor(async () => Number((await fs.readFile(path.join(runDir, 'pid'), 'utf8').catch(() => '')).trim()) === pid, 'run/<id>/pid');
-
-    expect(await ctx.q.cmd('cancel_message', { msg_id: id, reason: 'operator stop', actor: 'cli:alice' })).toEqual(['ok', 'msg cancelling']);
-    await ctx.q.kill9();
-
+    const { id, pid, pidFile, runDir } = await cancelThenKill('cancel_run', { reason: 'operator stop', actor: 'cli:alice' });
     // What the kill left: still in run/, the durable marker, and a script that shrugged off TERM.
-    expect(await fs.readdir(ctx.q.paths.state.run)).toEqual([id]);
     expect(JSON.parse(await fs.readFile(path.join(runDir, 'cancel'), 'utf8'))).toMatchObject({ by: 'cli:alice', reason: 'operator stop' });
-    const stdioPath = path.join(runDir, 'job', 'stdio.log');
-    await waitFor(async () => (await fs.readFile(stdioPath, 'utf8')).includes('got TERM'), 'the script to log the TERM it ignored');
-    expect(await groupMembers(pid)).toContain(pid);
-    await fs.rm(pidFile);
 
     ctx.q = await QueueProc.start(ctx.t.root, 'cancel_run');
     // Once the restarted queue answers, nothing of the old group is alive.
@@ -98,24 +104,9 @@ describe('kill -9 right after `ok msg cancelling` (§B5 crash "run: after the ca
 
 describe('kill -9 right after `ok msg cancelling` of a purge (§B5 purge, crash "run: after the cancel marker")', () => {
   it('the restart kills the TERM-ignoring group and removes the message instead of keeping it in err; the script never runs again', async () => {
-    await addQueue(ctx.t.root, 'purge_run', { extra: { kill_grace: 30 } });
-    ctx.q = await QueueProc.start(ctx.t.root, 'purge_run');
-    const pidFile = path.join(ctx.t.root, 'stubborn.pid');
-    const id = await ctx.q.send({ param1: 'stubborn', param2: pidFile, max_retries: 5 });
-    const pid = await pidInFile(pidFile);
-    groups.push(pid);
-    const runDir = path.join(ctx.q.paths.state.run, id);
-    await waitFor(async () => Number((await fs.readFile(path.join(runDir, 'pid'), 'utf8').catch(() => '')).trim()) === pid, 'run/<id>/pid');
-
-    expect(await ctx.q.cmd('cancel_message', { msg_id: id, reason: 'drop it', actor: 'cli:alice', purge: true })).toEqual(['ok', 'msg cancelling']);
-    await ctx.q.kill9();
-
+    const { id, pid, pidFile, runDir } = await cancelThenKill('purge_run', { reason: 'drop it', actor: 'cli:alice', purge: true });
     // The purge must survive the kill in the marker itself: nothing else on disk says "remove".
-    expect(await fs.readdir(ctx.q.paths.state.run)).toEqual([id]);
     expect(JSON.parse(await fs.readFile(path.join(runDir, 'cancel'), 'utf8'))).toMatchObject({ by: 'cli:alice', reason: 'drop it', purge: true });
-    await waitFor(async () => (await fs.readFile(path.join(runDir, 'job', 'stdio.log'), 'utf8')).includes('got TERM'), 'the script to log the TERM it ignored');
-    expect(await groupMembers(pid)).toContain(pid);
-    await fs.rm(pidFile);
 
     ctx.q = await QueueProc.start(ctx.t.root, 'purge_run');
     expect(await groupMembers(pid)).toEqual([]);

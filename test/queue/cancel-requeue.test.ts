@@ -1,8 +1,8 @@
 // Cancel from prep, que and run, requeue from err, and history (rq-beyond §B5, §B6, §B14) on a real queue process.
-import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { alive } from '../helpers/process-groups.js';
 import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 
 let t: TestRoot;
@@ -23,15 +23,6 @@ afterAll(async () => {
 
 async function pidFrom(file: string): Promise<number> {
   return waitFor(async () => Number((await fs.readFile(file, 'utf8').catch(() => '')).trim()) || undefined, `pid in ${file}`);
-}
-
-function alive(pid: number): boolean {
-  try {
-    const stat = fsSync.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 describe('cancel', () => {

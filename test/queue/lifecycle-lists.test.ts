@@ -1,9 +1,8 @@
 // Cancel with purge, waiting for a message to finish, requeue of every err message, and the running and waiting lists (rq-beyond §B5, §B6, §B2, §B11).
-import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pidInFile } from '../helpers/process-groups.js';
+import { alive, pidInFile } from '../helpers/process-groups.js';
 import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 
 let t: TestRoot;
@@ -22,15 +21,6 @@ afterAll(async () => {
   await Promise.all([q?.stop(), paused?.stop()]);
   await t?.cleanup();
 });
-
-function alive(pid: number): boolean {
-  try {
-    const stat = fsSync.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 const later = () => Math.floor(Date.now() / 1000) + 3600;
 

@@ -1,24 +1,14 @@
 // A message's history file (rq-beyond §B14): lines appended, read back with the implied create entry, rotated past 1 MiB, never thrown.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RqError } from '../../src/errors.js';
 import { HISTORY_ROTATE_BYTES, appendHistory } from '../../src/spool/history.js';
-import type { QueueSpool } from '../../src/spool/queue-spool.js';
-import { type TempSpool, tempSpool } from '../helpers/temp-spool.js';
+import { perTestSpool } from '../helpers/temp-spool.js';
 
 const T0 = Date.UTC(2026, 10, 21, 16, 43, 46, 613);
 
-let t: TempSpool;
-let spool: QueueSpool;
-let clock: number;
-
-beforeEach(async () => {
-  clock = T0;
-  t = await tempSpool('test', { now: () => clock });
-  spool = t.spool;
-});
-afterEach(() => t.cleanup());
+const s = perTestSpool('test', T0);
 
 const noFailure = (err: RqError) => {
   throw err;
@@ -26,73 +16,73 @@ const noFailure = (err: RqError) => {
 
 describe('history', () => {
   it('history: one JSON line per entry, appended, with the create entry implied by the id', async () => {
-    const { msg_id: id } = await spool.create({ dest: 'test' }, { commit: false });
-    clock = T0 + 5;
-    await spool.commit(id);
-    const dir = spool.msgDir('que', id);
-    clock = T0 + 9;
-    await spool.appendHistory(dir, { from: 'que', to: 'que', actor: 'operator', reason: 'run now' });
+    const { msg_id: id } = await s.spool.create({ dest: 'test' }, { commit: false });
+    s.clock = T0 + 5;
+    await s.spool.commit(id);
+    const dir = s.spool.msgDir('que', id);
+    s.clock = T0 + 9;
+    await s.spool.appendHistory(dir, { from: 'que', to: 'que', actor: 'operator', reason: 'run now' });
     const lines = (await fs.readFile(path.join(dir, 'history'), 'utf8')).split('\n');
     expect(lines).toHaveLength(3);
     expect(lines[2]).toBe('');
     expect(JSON.parse(lines[0])).toEqual({ at: new Date(T0 + 5).toISOString(), from: 'prep', to: 'que', actor: 'commit' });
     expect(JSON.parse(lines[1])).toEqual({ at: new Date(T0 + 9).toISOString(), from: 'que', to: 'que', actor: 'operator', reason: 'run now' });
-    expect(await spool.readHistory('que', id)).toEqual([
+    expect(await s.spool.readHistory('que', id)).toEqual([
       { at: new Date(T0).toISOString(), from: null, to: 'prep', actor: 'create' },
       { at: new Date(T0 + 5).toISOString(), from: 'prep', to: 'que', actor: 'commit' },
       { at: new Date(T0 + 9).toISOString(), from: 'que', to: 'que', actor: 'operator', reason: 'run now' },
     ]);
     // A line torn by a crash mid-append is skipped, the rest is kept.
     await fs.appendFile(path.join(dir, 'history'), '{"at":"2026-');
-    expect(await spool.readHistory('que', id)).toHaveLength(3);
+    expect(await s.spool.readHistory('que', id)).toHaveLength(3);
     // An explicit create line (older files) is not doubled.
     await fs.writeFile(path.join(dir, 'history'), JSON.stringify({ at: 'x', from: null, to: 'que', actor: 'create' }) + '\n');
-    expect(await spool.readHistory('que', id)).toEqual([{ at: 'x', from: null, to: 'que', actor: 'create' }]);
-    expect(await spool.readHistory('que', '20261121.1643.46.613.1')).toEqual([]);
-    expect(await spool.readHistory('done', 'garbage')).toEqual([]);
+    expect(await s.spool.readHistory('que', id)).toEqual([{ at: 'x', from: null, to: 'que', actor: 'create' }]);
+    expect(await s.spool.readHistory('que', '20261121.1643.46.613.1')).toEqual([]);
+    expect(await s.spool.readHistory('done', 'garbage')).toEqual([]);
   });
 
   it('history: past the size limit the file becomes history.1 (one generation kept), read back oldest first', async () => {
-    const { msg_id: id } = await spool.create({ dest: 'test' }, { commit: true });
-    const dir = spool.msgDir('que', id);
+    const { msg_id: id } = await s.spool.create({ dest: 'test' }, { commit: true });
+    const dir = s.spool.msgDir('que', id);
     const line = (n: number) => ({ event: 'beat', actor: 'test', n });
     const bytes = (JSON.stringify({ at: new Date(T0).toISOString(), ...line(0) }) + '\n').length;
     // Room for three lines per file: lines 0-2, then 3-5, then 6.
-    for (let n = 0; n < 7; n++) appendHistory(spool.fs, dir, T0, line(n), noFailure, bytes * 3);
+    for (let n = 0; n < 7; n++) appendHistory(s.spool.fs, dir, T0, line(n), noFailure, bytes * 3);
     const ns = async (f: string) => (await fs.readFile(path.join(dir, f), 'utf8')).trim().split('\n').map((l) => JSON.parse(l).n);
     expect(await ns('history.1')).toEqual([3, 4, 5]);
     expect(await ns('history')).toEqual([6]);
-    expect((await spool.readHistory('que', id)).map((e) => e.n ?? e.actor)).toEqual(['create', 3, 4, 5, 6]);
+    expect((await s.spool.readHistory('que', id)).map((e) => e.n ?? e.actor)).toEqual(['create', 3, 4, 5, 6]);
     expect(HISTORY_ROTATE_BYTES).toBe(1024 * 1024);
   });
 
   it('a line that cannot be written is reported, not thrown; a message that moved on misses it silently', async () => {
-    const { msg_id: id } = await spool.create({ dest: 'test' }, { commit: true });
-    const dir = spool.msgDir('que', id);
+    const { msg_id: id } = await s.spool.create({ dest: 'test' }, { commit: true });
+    const dir = s.spool.msgDir('que', id);
     // A directory where the file should be: the open fails (EISDIR), as a full disk's write would.
     await fs.rm(path.join(dir, 'history'), { force: true });
     await fs.mkdir(path.join(dir, 'history'));
     const failures: RqError[] = [];
-    appendHistory(spool.fs, dir, T0, { event: 'beat', actor: 'test' }, (err) => failures.push(err));
+    appendHistory(s.spool.fs, dir, T0, { event: 'beat', actor: 'test' }, (err) => failures.push(err));
     expect(failures.map((e) => [e.code, e.message])).toEqual([['RQ_ERR_DISK', expect.stringMatching(/^history line in .* failed: EISDIR/)]]);
-    appendHistory(spool.fs, path.join(dir, 'gone'), T0, { event: 'beat', actor: 'test' }, (err) => failures.push(err));
+    appendHistory(s.spool.fs, path.join(dir, 'gone'), T0, { event: 'beat', actor: 'test' }, (err) => failures.push(err));
     expect(failures).toHaveLength(1);
   });
 
   it('the implied create entry goes where the first move left from, even after events without a move', async () => {
-    const { msg_id: id } = await spool.create({ dest: 'test' }, { commit: true });
-    const dir = spool.msgDir('que', id);
-    appendHistory(spool.fs, dir, T0 + 1, { event: 'reschedule', actor: 'test', due: 1 }, noFailure);
-    await spool.move(id, 'que', 'run', { actor: 'dispatcher' });
-    await spool.move(id, 'run', 'done', { actor: 'script' });
-    expect((await spool.readHistory('done', id)).map((e) => e.event ?? `${e.from}→${e.to}`)).toEqual(['null→que', 'reschedule', 'que→run', 'run→done']);
+    const { msg_id: id } = await s.spool.create({ dest: 'test' }, { commit: true });
+    const dir = s.spool.msgDir('que', id);
+    appendHistory(s.spool.fs, dir, T0 + 1, { event: 'reschedule', actor: 'test', due: 1 }, noFailure);
+    await s.spool.move(id, 'que', 'run', { actor: 'dispatcher' });
+    await s.spool.move(id, 'run', 'done', { actor: 'script' });
+    expect((await s.spool.readHistory('done', id)).map((e) => e.event ?? `${e.from}→${e.to}`)).toEqual(['null→que', 'reschedule', 'que→run', 'run→done']);
   });
 
   it('a torn last line of history.1 does not swallow the first line of history', async () => {
-    const { msg_id: id } = await spool.create({ dest: 'test' }, { commit: true });
-    const dir = spool.msgDir('que', id);
+    const { msg_id: id } = await s.spool.create({ dest: 'test' }, { commit: true });
+    const dir = s.spool.msgDir('que', id);
     await fs.writeFile(path.join(dir, 'history.1'), JSON.stringify({ at: 'a', event: 'one' }) + '\n{"at":"2026-');
     await fs.writeFile(path.join(dir, 'history'), JSON.stringify({ at: 'b', event: 'two' }) + '\n');
-    expect((await spool.readHistory('que', id)).map((e) => e.event ?? e.actor)).toEqual(['create', 'one', 'two']);
+    expect((await s.spool.readHistory('que', id)).map((e) => e.event ?? e.actor)).toEqual(['create', 'one', 'two']);
   });
 });

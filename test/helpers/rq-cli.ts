@@ -1,0 +1,35 @@
+// Runs the real bin/rq the way a user does, and the shape every CLI refusal must have.
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { expect } from 'vitest';
+import { PROJECT } from './rq-root.js';
+
+export const RQ_BIN = path.join(PROJECT, 'bin', 'rq');
+
+export interface Run {
+  code: number;
+  out: string[];
+  err: string[];
+}
+
+/** bin/rq with `args`; `root` goes last so it never swallows a flag's value; RQ_ROOT is never inherited. */
+export function runRq(args: string[], opts: { root?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
+  const argv = opts.root === undefined ? args : [...args, '--root', opts.root];
+  return new Promise((resolve) => {
+    const env = { ...process.env, ...opts.env };
+    delete env.RQ_ROOT;
+    execFile(RQ_BIN, argv, { cwd: opts.cwd ?? PROJECT, env }, (err, stdout, stderr) => {
+      const lines = (s: string) => s.split('\n').filter((l) => l !== '');
+      resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, out: lines(stdout), err: lines(stderr) });
+    });
+  });
+}
+
+/** A failure the user can read: non-zero, nothing on stdout, one stderr line, no stack trace. */
+export function expectOneLineError(r: Run, text: string | RegExp, code = 1): void {
+  expect(r.code).toBe(code);
+  expect(r.out).toEqual([]);
+  expect(r.err).toHaveLength(1);
+  expect(r.err[0]).toMatch(text);
+  expect(r.err[0]).not.toMatch(/\bat .*:\d+:\d+/);
+}
