@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RqError } from '../../src/errors.js';
 import { FrameDecoder } from '../../src/ipc/framing.js';
+import { MgrClient } from '../../src/ipc/mgr-client.js';
 import { SocketConnection, request } from '../../src/ipc/socket-client.js';
 import { listenSocket, type SocketServer } from '../../src/ipc/socket-server.js';
 import { silentLogger } from '../../src/log.js';
@@ -83,6 +84,14 @@ describe('request', () => {
     expect(err.message).toMatch(/timed out after 150 ms/);
     // A timeout feature: elapsed time is what it promises (a little slack for libuv's cached clock).
     expect(Date.now() - t0).toBeGreaterThanOrEqual(140);
+  });
+
+  it('the rq-mgr client keeps to the timeout it was made with, and to one given per call', async () => {
+    await rawServer(() => {});
+    const err = await noReply(new MgrClient(sock, 150).queues());
+    expect(err.message).toMatch(/timed out after 150 ms/);
+    const perCall = await noReply(new MgrClient(sock).ping(120));
+    expect(perCall.message).toMatch(/timed out after 120 ms/);
   });
 
   it('rejects when the server closes before a whole reply', async () => {

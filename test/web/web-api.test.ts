@@ -164,6 +164,11 @@ describe('POST /q/<q>/new_message (spec §9.6)', () => {
     const errPage = await (await fetch(`${B}/q/test`, { headers: { cookie: cookiesOf(err) } })).text();
     expect(errPage).toContain('Error creating message: input missing required &quot;dest&quot; parameter');
 
+    // An empty back (a form's blank hidden field) is no back: the result page, not a redirect.
+    const blank = await postForm(`${B}/q/test/new_message`, { x_format: 'html', back: '', 'mesg[dest]': 'test', 'mesg[param1]': 'done' });
+    expect(blank.status).toBe(200);
+    expect(await blank.text()).toContain('New Message Result');
+
     const result = await postForm(`${B}/q/test/new_message`, { x_format: 'html', 'mesg[dest]': 'test', 'mesg[param1]': 'done' });
     expect(result.status).toBe(200);
     const html = await result.text();

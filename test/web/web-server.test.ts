@@ -73,6 +73,9 @@ describe('queue administration (spec §5.3)', () => {
     const page = await (await fetch(`${B}/q/made`, { headers: { cookie: cookiesOf(res) } })).text();
     expect(page).toContain('We got <code>{&quot;queue&quot;=&gt;{&quot;name&quot;=&gt;&quot;made&quot;');
     expect(page).toContain('queue created - awesome');
+    // The supervisor's "success" makes it a notice, not an error (mgr-client's creation reply).
+    expect(page).toMatch(/<div id="flash-notice"[^>]*>We got/);
+    expect(page).not.toContain('id="flash-error"');
     expect(((await (await fetch(`${B}/q.json`)).json()) as string[]).includes('made')).toBe(true);
 
     const bad = await postForm(`${B}/new_queue`, { 'queue[name]': 'bad name', 'queue[script]': VERBS_SH });
@@ -100,7 +103,9 @@ describe('new_queue_link and rq_router indirection', () => {
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe(`${w.origin}/q/linked`);
     await waitFor(async () => (await fetch(`${B}/q/linked.json`)).status === 200, 'linked queue up');
-    expect(await (await fetch(`${B}/q/linked`, { headers: { cookie: cookiesOf(res) } })).text()).toContain('queue created - awesome');
+    const linkedPage = await (await fetch(`${B}/q/linked`, { headers: { cookie: cookiesOf(res) } })).text();
+    expect(linkedPage).toContain('queue created - awesome');
+    expect(linkedPage).toMatch(/<div id="flash-notice"[^>]*>We got/);
     expect((await fs.lstat(queuePaths(w.root, 'linked').configFile)).isSymbolicLink()).toBe(true);
     await postForm(`${B}/delete_queue`, { queue_name: 'linked' });
 

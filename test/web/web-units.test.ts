@@ -27,6 +27,9 @@ describe('html template', () => {
     expect(html`${[1, '<b>', html`<i>${'&'}</i>`]}`.value).toBe('1&lt;b&gt;<i>&amp;</i>');
     expect(html`${null}${undefined}${false}${0}`.value).toBe('0');
     expect(html`${raw('<hr>')}`.value).toBe('<hr>');
+    // Objects render as escaped JSON; what JSON cannot write (a bigint) renders as text.
+    expect(html`${{ a: '<' }}`.value).toBe('{&quot;a&quot;:&quot;&lt;&quot;}');
+    expect(html`${10n}`.value).toBe('10');
     expect(safeHref('javascript:alert(1)')).toBe('#');
     expect(safeHref('//evil.example')).toBe('#');
     expect(safeHref('https://ok.example/a')).toBe('https://ok.example/a');
