@@ -33,6 +33,20 @@ async function serve(handle: (payload: string) => Promise<string> | string, more
 }
 
 describe('listenSocket', () => {
+  it('refuses a socket path it cannot even probe, naming it and why', async () => {
+    // A regular file where a directory of the path should be: lstat fails with ENOTDIR, which is neither "free" nor "stale".
+    const file = path.join(dir, 'not-a-dir');
+    await fsp.writeFile(file, '');
+    const bad = path.join(file, 'queue.sock');
+    const err = await listenSocket({ path: bad, proto: 'rq1', handle: () => '', log }).then(
+      () => expect.unreachable('expected a refusal'),
+      (e: unknown) => e as RqError,
+    );
+    expect(err.code).toBe('RQ_ERR_SOCKET_PATH');
+    expect(err.message.startsWith(`cannot check socket path ${bad}: `)).toBe(true);
+    expect(err.message).toMatch(/ENOTDIR/);
+  });
+
   it('answers many requests on one connection in order, even when later ones finish first', async () => {
     // Random handler times: a server that answered in completion order would shuffle the replies.
     const rng = seededRandom();
