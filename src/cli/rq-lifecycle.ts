@@ -72,10 +72,9 @@ const cancel: RqCommand = {
       const wait = waitOpt(opts);
       const a = await ask(root, target.queue, (c) => c.cancel(target.id, { reason, purge, actor: actor(io.env) }));
       if (!a.ok || wait === undefined) return { ok: a.ok, lines: [replyLine(a)] };
-      // A purged prep or que message is gone before the reply; a purged run may be gone before the wait arrives.
-      if (purge && a.value === 'msg cancelled') return { ok: true, lines: [replyLine(a), 'ok deleted'] };
       // The socket waits on the queue's events; the client allows a little more than the wait itself.
       const w = await ask(root, target.queue, (c) => c.waitFinished(target.id, wait), (wait + 5) * 1000);
+      // A purged prep or que message is gone before the reply, a purged run maybe before the wait arrives.
       if (!w.ok && purge && w.code === 'RQ_ERR_NO_SUCH_MSG') return { ok: true, lines: [replyLine(a), 'ok deleted'] };
       return { ok: w.ok, lines: [replyLine(a), w.ok ? `ok ${w.value.status}` : replyLine(w)] };
     }),

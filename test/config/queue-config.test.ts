@@ -54,6 +54,10 @@ describe('normaliseQueueConfig (sublimation)', () => {
     expect(norm({ env_vars: [1] }).env_vars).toEqual({});
     expect(norm({ env_vars: { N: 3, B: true } }).env_vars).toEqual({ N: '3', B: 'true' });
     expect(problem({ ...base, env_vars: { X: { y: 1 } } })).toBe(`${LABEL}: env_vars.X: expected a string value, received {"y":1}`);
+    // A name the environment cannot hold: empty, with "=", or with NUL.
+    for (const name of ['', 'A=B', 'A\u0000B']) {
+      expect(problem({ ...base, env_vars: { [name]: 'x' } })).toBe(`${LABEL}: env_vars: expected variable names without "=" or NUL, received ${JSON.stringify(name)}`);
+    }
   });
 
   it('keeps a schedule for the cron feature', () => {

@@ -14,6 +14,11 @@ function refusal(input: unknown): RqError {
 }
 
 describe('normaliseCreate', () => {
+  it('adds no key for a field that was not given (undefined would still be a key)', () => {
+    expect(Object.keys(normaliseCreate({ dest: 'test' }))).toEqual(['dest']);
+    expect(Object.keys(normaliseCreate({ dest: 'test', force_remote: false }))).toEqual(['dest', 'force_remote']);
+  });
+
   it('keeps only the fields a create copies (spec §2.3)', () => {
     const out = normaliseCreate({
       dest: 'test',

@@ -45,6 +45,17 @@ describe('IdempotencyKeys', () => {
     await k.close();
   });
 
+  it('a key holds for exactly its window: still the same message at the window\'s end, a new one a millisecond later', async () => {
+    const now = { t: 0 };
+    const { k, create } = keys(now, 1000);
+    expect(await create('a')).toEqual({ id: 'm1', created: true });
+    now.t = 1000;
+    expect(await create('a')).toEqual({ id: 'm1', created: false });
+    now.t = 1001;
+    expect(await create('a')).toEqual({ id: 'm2', created: true });
+    await k.close();
+  });
+
   it('concurrent creates with one key make one message', async () => {
     const { k, create } = keys({ t: 0 });
     const all = await Promise.all(Array.from({ length: 20 }, () => create('same')));

@@ -1,5 +1,6 @@
 // Pure parts of the web process, and buildApp via inject with nothing running (supervisor down, allowed_ips).
 import fs from 'node:fs/promises';
+import { stepDuration } from '../../src/web/views/timeline-view.js';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,6 +35,14 @@ describe('html template', () => {
     expect(safeHref('//evil.example')).toBe('#');
     expect(safeHref('https://ok.example/a')).toBe('https://ok.example/a');
     expect(safeHref('/q/test')).toBe('/q/test');
+  });
+});
+
+describe('timeline step durations', () => {
+  it('reads as seconds, then minutes and seconds, then hours and minutes', () => {
+    expect([0, 400, 9_999, 10_000, 185_000, 3_599_000, 3_600_000, 7_260_000].map(stepDuration)).toEqual(['0.000s', '0.400s', '10.0s', '0m 10s', '3m 05s', '59m 59s', '1h 00m', '2h 01m']);
+    expect(stepDuration(-1)).toBe('');
+    expect(stepDuration(NaN)).toBe('');
   });
 });
 
