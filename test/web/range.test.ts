@@ -1,6 +1,7 @@
 // Range requests (spec §9.1, RFC 9110 §14): parseRange against every form a client sends, then the
 // attachment and job-log downloads answering 206 / 416 / 200 with exact headers and bytes.
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Range, parseRange } from '../../src/web/send-file.js';
 import { type AttachedMessage, attachedDoneMessage } from './message-fixture.js';
@@ -128,6 +129,19 @@ async function expectServed(url: string, file: Buffer, c: Case): Promise<void> {
 describe('Range on attachments: GET /q/<q>/<id>/attach/<name>', () => {
   it.each(ATTACHMENT)('$range ⇒ $status $contentRange', async (c) => {
     await expectServed(`${w.base}/q/test/${msg.id}/attach/${msg.name}`, msg.bytes, c);
+  });
+});
+
+describe('what is not a plain non-empty file', () => {
+  it('an empty file is 200 with no body; a directory is 404, not a stream of nothing', async () => {
+    const job = path.dirname(msg.logFile);
+    await fs.writeFile(path.join(job, 'empty.log'), '');
+    await fs.mkdir(path.join(job, 'adir.log'), { recursive: true });
+    const empty = await fetch(`${w.base}/q/test/${msg.id}/log/empty.log`);
+    expect([empty.status, empty.headers.get('content-length'), await empty.text()]).toEqual([200, '0', '']);
+    const dir = await fetch(`${w.base}/q/test/${msg.id}/log/adir.log`);
+    expect(dir.status).toBe(404);
+    expect(await dir.text()).toContain('not a regular file');
   });
 });
 
