@@ -1,5 +1,7 @@
 // Pure parts of the web process, and buildApp via inject with nothing running (supervisor down, allowed_ips).
 import fs from 'node:fs/promises';
+import { layout } from '../../src/web/views/layout.js';
+import { Urls } from '../../src/web/urls.js';
 import { stepDuration } from '../../src/web/views/timeline-view.js';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -35,6 +37,13 @@ describe('html template', () => {
     expect(safeHref('//evil.example')).toBe('#');
     expect(safeHref('https://ok.example/a')).toBe('https://ok.example/a');
     expect(safeHref('/q/test')).toBe('/q/test');
+  });
+});
+
+describe('page layout', () => {
+  it('a page without a flash has nothing between the body tag and the page itself', () => {
+    const page = layout({ bare: true, env: null, flash: null, now: new Date(0), urls: new Urls(undefined, '127.0.0.1:3333') }, html`<p>x</p>`).value;
+    expect(page.endsWith('<body class="env-development development bare" data-root="/"><p>x</p></body></html>')).toBe(true);
   });
 });
 
