@@ -113,10 +113,12 @@ export class Host {
   /** Every message of a queue in done/relayed/err/que/run, as get_message returns them. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   async messages(queue: string): Promise<any[]> {
-    const ids: string[] = [];
-    for (const state of ['done', 'relayed', 'err'] as const) ids.push(...(await this.q(queue, 'messages', { state, limit: 100_000 })));
-    for (const [id] of await this.q(queue, 'messages', { state: 'que', limit: 100_000 })) ids.push(id);
-    for (const [id] of await this.q(queue, 'messages', { state: 'run', limit: 100_000 })) ids.push(id);
+    // In the order messages move (que, run, then the finished states): one moving on between two
+    // listings is met again in a later one, never missed; the set drops the second sighting.
+    const ids = new Set<string>();
+    for (const [id] of await this.q(queue, 'messages', { state: 'que', limit: 100_000 })) ids.add(id);
+    for (const [id] of await this.q(queue, 'messages', { state: 'run', limit: 100_000 })) ids.add(id);
+    for (const state of ['done', 'relayed', 'err'] as const) for (const id of await this.q(queue, 'messages', { state, limit: 100_000 })) ids.add(id);
     const out = [];
     for (const id of ids) out.push((await this.q(queue, 'get_message', { msg_id: id }))[1]);
     return out;
