@@ -4,7 +4,7 @@ import type { Outcome } from './completion.js';
 import type { QueueSpool } from '../spool/queue-spool.js';
 import type { Coalescer } from './coalescing.js';
 import type { MessageIndex } from './message-index.js';
-import type { Decision, Failure } from './retry-policy.js';
+import { type Decision, type Failure, failuresOf } from './retry-policy.js';
 import type { ScriptRun } from './script-run.js';
 
 export interface FailureMoveDeps {
@@ -100,7 +100,7 @@ export async function finishToErr(d: FailureMoveDeps, id: string, from: 'prep' |
   // Memory takes the change only once it is on disk: a failed write leaves the message as it was.
   const updated: Message = { ...msg, outcome: f.outcome, ...f.fields };
   if (f.failure) {
-    updated.failures = (Number(msg.failures) || 0) + 1;
+    updated.failures = failuresOf(msg) + 1;
     updated.last_failure = lastFailure(f.failure, d.now());
   }
   await d.spool.writeMessage(from, id, updated);

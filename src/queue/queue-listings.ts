@@ -1,6 +1,7 @@
 // What runs and what waits, as the `running` (rq-beyond §B11) and `waiting` (§B2) commands list them.
 import type { RunningEntry, WaitReason, WaitingEntry } from '../ipc/run-lists.js';
 import type { MessageIndex } from './message-index.js';
+import { attemptOf } from './retry-policy.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -21,7 +22,7 @@ export function runningList(index: MessageIndex, nowMs: number): RunningEntry[] 
         silent_s: Math.max(0, nowMs - beat) / 1000,
         deadline: Number.isFinite(deadline) ? iso(deadline) : null,
         heartbeat_timeout: run.deadlines?.heartbeatTimeout ?? null,
-        attempt: (Number(run.msg.failures) || 0) + 1,
+        attempt: attemptOf(run.msg),
       };
     });
 }

@@ -24,6 +24,16 @@ export type Decision =
   | { action: 'retry'; attempt: number; of: number; delay: number; status: string }
   | { action: 'finish'; outcome: FinishOutcome; status: string };
 
+/** How many failures a message has counted so far (§B1.2 `failures`; none when absent). */
+export function failuresOf(msg: Message): number {
+  return Number(msg.failures) || 0;
+}
+
+/** The attempt its next run is: 1 for a first run, one more per counted failure. */
+export function attemptOf(msg: Message): number {
+  return failuresOf(msg) + 1;
+}
+
 /** Message fields over the queue's `retry`, over the defaults: resolved when used (§B0.5). */
 export function retrySettings(msg: Message, config: Pick<QueueConfig, 'retry'>): RetrySettings {
   const out = { ...RETRY_DEFAULTS };

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { QueueConfig } from '../config/queue-config.js';
 import type { RetrySettings } from '../message/job-fields.js';
 import type { Message } from '../message/message.js';
-import { lastFailureEnv, retrySettings, seconds } from './retry-policy.js';
+import { failuresOf, lastFailureEnv, retrySettings, seconds } from './retry-policy.js';
 import type { DeadlineLimits } from './run-deadlines.js';
 
 export interface RunPolicy {
@@ -33,7 +33,7 @@ export function runPolicy(msg: Message, config: QueueConfig, jobDir: string, gra
   if (heartbeat !== undefined && config.heartbeat_output) limits.outputFile = path.join(jobDir, 'stdio.log');
 
   const env: Record<string, string> = {};
-  const failures = Number(msg.failures) || 0;
+  const failures = failuresOf(msg);
   if (retry.max_retries > 0 || failures > 0) {
     env.RQ_ATTEMPT = String(failures + 1);
     env.RQ_MAX_RETRIES = String(retry.max_retries);

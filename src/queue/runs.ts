@@ -13,7 +13,7 @@ import { failureOf, finishRun, retryRun } from './failure-moves.js';
 import type { MessageIndex } from './message-index.js';
 import { parseLine } from './pipe-protocol.js';
 import type { QueueEvents } from './queue-events.js';
-import { type Decision, decideFailure } from './retry-policy.js';
+import { type Decision, attemptOf, decideFailure, failuresOf } from './retry-policy.js';
 import { RunDeadlines } from './run-deadlines.js';
 import { NO_ENV, type RunPolicy, killGraceOf, runPolicy } from './run-policy.js';
 import { KILL_GRACE_MS, ScriptRun } from './script-run.js';
@@ -43,6 +43,11 @@ export interface RunsDeps {
   random?: () => number;
 }
 
+/** The `exit` of the history line that ends a run (§B14). */
+function exitDetails(exit: ExitInfo, wallMs: number): { exit: { code: number | null; signal: string | null; wall_ms: number } } {
+  return { exit: { code: exit.code, signal: exit.signal, wall_ms: wallMs } };
+}
+
 export class Runs {
   constructor(private readonly d: RunsDeps) {}
 
@@ -60,7 +65,7 @@ export class Runs {
       // The que → run line waits for the spawn, so it can say which pid ran which attempt (§B14).
       const dir = spool.moveNow(run.id, 'que', 'run', { actor: 'dispatcher', lineLater: true }).dir;
       run.dir = dir;
-      const attempt = (Number(msg.failures) || 0) + 1;
+      const attempt = attemptOf(msg);
       const started = (pid?: number) => ({ from: 'que' as const, to: 'run' as const, actor: 'dispatcher', ...(pid ? { pid } : {}), attempt });
       const jobDir = spool.makeJobDir(dir);
       const script = this.d.admin.resolveScript();
@@ -188,9 +193,9 @@ export class Runs {
     }
     const failure = failureOf(run, classic, exit);
     const decision: Decision =
-      failure ? decideFailure(failure, Number(msg.failures) || 0, policy.retry, (this.d.random ?? Math.random)()) : { action: 'classic' };
+      failure ? decideFailure(failure, failuresOf(msg), policy.retry, (this.d.random ?? Math.random)()) : { action: 'classic' };
     const ms = this.d.now() - run.startedAt;
-    const exitLine = { exit: { code: exit.code, signal: exit.signal, wall_ms: ms } };
+    const exitLine = exitDetails(exit, ms);
     await spool.removePid(dir);
     if (decision.action !== 'classic') {
       run.jobStatus = decision.status;
@@ -235,7 +240,7 @@ export class Runs {
     const ms = this.d.now() - run.startedAt;
     run.jobStatus = status;
     run.log.info({ by: cancel.by }, status);
-    const details = { exit: { code: exit.code, signal: exit.signal, wall_ms: ms } };
+    const details = exitDetails(exit, ms);
     await finishRun(this.d, run, { status, outcome: 'cancelled', fields: { cancel }, actor: cancel.by, details, purge: cancel.purge });
     if (cancel.purge) return void this.d.events.emit('removed', { id: run.id, state: 'run' });
     this.d.events.emit('finished', { msg: run.msg, outcome: { state: 'err', statusText: status }, code: exit.code, signal: exit.signal, ms });
