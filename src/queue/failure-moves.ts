@@ -117,8 +117,8 @@ export async function finishToErr(d: FailureMoveDeps, id: string, from: 'prep' |
   const moved = await d.spool.beginMove(id, from, 'err', { actor: f.actor, details, reason: f.status });
   // Memory follows the rename at once, so nobody looks for the message where it no longer is.
   renamed?.();
-  await moved.sync();
   d.index.addFinished('err', 1);
+  await moved.sync();
 }
 
 /** A run finished to err: its folded messages go back to the que first, as for any err. */

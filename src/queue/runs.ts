@@ -227,9 +227,10 @@ export class Runs {
       else await this.d.coalescer.finalise(run, outcome.state);
       const reason = `exit ${exit.signal ?? exit.code}${outcome.statusText ? `: ${outcome.statusText}` : ''}`;
       const moved = await spool.beginMove(run.id, 'run', outcome.state, { actor: 'script', details: exitLine, reason });
+      // Memory, counts included, follows the rename at once: a reader who sees the message in its new state sees it counted.
       index.removeRun(run.id);
-      await moved.sync();
       index.addFinished(outcome.state, 1);
+      await moved.sync();
     }
     this.d.events.emit('finished', { msg, outcome, code: exit.code, signal: exit.signal, ms });
   }
