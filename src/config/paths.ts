@@ -44,6 +44,8 @@ export interface QueuePaths {
   pidFile: string;
   /** Idempotency keys of recent creates, one JSON line each (queue/idempotency.ts). */
   keysFile: string;
+  /** The tag index journal (rq-beyond §B9.3, queue/tag-index.ts): derived data, rebuilt from every msg when missing. */
+  tagsFile: string;
   sock: string;
   downFile: string;
   pauseFile: string;
@@ -60,6 +62,7 @@ export function queuePaths(root: string, name: string): QueuePaths {
     formFile: path.join(dir, 'form.json'),
     pidFile: path.join(dir, 'queue.pid'),
     keysFile: path.join(dir, 'idempotency.jsonl'),
+    tagsFile: path.join(dir, '.index', 'tags.jsonl'),
     sock: path.join(dir, 'queue.sock'),
     downFile: path.join(root, 'config', `${name}.down`),
     pauseFile: path.join(root, 'config', `${name}.pause`),

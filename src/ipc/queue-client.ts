@@ -4,6 +4,7 @@ import { type State, type StateCounts, STATES } from '../message/states.js';
 import { type Answer, answer, isArray, isNumber, isObject, isString } from './answer.js';
 import type { HistoryLine } from './history-line.js';
 import type { RunningEntry, WaitingEntry } from './run-lists.js';
+import type { TaggedPage } from './tag-lists.js';
 import { queueCommand } from './rq1.js';
 import type { RequestOptions } from './socket-client.js';
 
@@ -22,6 +23,9 @@ const isView = (v: unknown): v is MessageView => isObject(v) && isString(v.msg_i
 export type { HistoryLine } from './history-line.js';
 const isHistory = (v: unknown): v is HistoryLine[] => isArray(v) && v.every((l) => isObject(l) && isString(l.at));
 const isEntries = <T>(v: unknown): v is T[] => isArray(v) && v.every((e) => isObject(e) && isString(e.msg_id));
+const isTags = (v: unknown): v is string[] => isArray(v) && v.every(isString);
+const isPage = (v: unknown): v is TaggedPage => isObject(v) && isNumber(v.total) && isEntries(v.messages);
+const isTagCounts = (v: unknown): v is Record<string, number> => isObject(v) && Object.values(v).every(isNumber);
 const isStatus = (v: unknown): v is MessageStatus => isObject(v) && isString(v.status) && isString(v.state);
 
 export class QueueClient {
@@ -144,5 +148,30 @@ export class QueueClient {
 
   async ackErrs(): Promise<Answer<number>> {
     return answer(await this.send('ack_errs', {}), isNumber);
+  }
+
+  /** rq-beyond §B9.1: adds and removes tags (arrays or comma-separated); the value is the new list. */
+  async tagMessage(msgId: string, change: { add?: unknown; remove?: unknown; actor?: string }): Promise<Answer<string[]>> {
+    return answer(await this.send('tag_message', { msg_id: msgId, ...change }), isTags);
+  }
+
+  /** rq-beyond §B9.2: a page of this queue's messages with `tag`, most recently tagged first. */
+  async tagged(query: { tag: string; state?: unknown; offset?: unknown; limit?: unknown }): Promise<Answer<TaggedPage>> {
+    return answer(await this.send('tagged', query), isPage);
+  }
+
+  /** How many of this queue's messages carry each tag. */
+  async tags(): Promise<Answer<Record<string, number>>> {
+    return answer(await this.send('tags', {}), isTagCounts);
+  }
+
+  /** Cancels every prep, que and running message with `tag`; the value is how many. */
+  async cancelTagged(tag: string, opts: { reason?: string; actor?: string } = {}): Promise<Answer<number>> {
+    return answer(await this.send('cancel_tagged', { tag, ...opts }), isNumber);
+  }
+
+  /** Rebuilds the tag index from every message; the value is the (tag, message) pairs found. */
+  async reindexTags(): Promise<Answer<number>> {
+    return answer(await this.send('reindex_tags', {}), isNumber);
   }
 }

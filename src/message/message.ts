@@ -1,6 +1,7 @@
 // The message model: stored fields, what a create copies from a request, and their validation.
 import { RqError, invalidField } from '../errors.js';
 import { type JobFields, readJobFields } from './job-fields.js';
+import { readTags } from './tags.js';
 import type { State } from './states.js';
 
 /** The fields a request may set; everything else in it is dropped (spec §2.3). */
@@ -19,6 +20,8 @@ export interface CreateFields extends JobFields {
   force_remote?: unknown;
   /** A create with the key of one made within the window answers that message (queue/idempotency.ts). */
   idempotency_key?: string;
+  /** rq-beyond §B9: 0–32 tags, lookup by tag across queues. */
+  tags?: string[];
 }
 
 export interface Message extends CreateFields {
@@ -106,6 +109,10 @@ export function normaliseCreate(input: unknown): CreateFields {
   }
   if (req.force_remote !== undefined) out.force_remote = req.force_remote;
   if (req.idempotency_key !== undefined && req.idempotency_key !== null && req.idempotency_key !== '') out.idempotency_key = idempotencyKey(req.idempotency_key);
+  if (req.tags !== undefined && req.tags !== null && req.tags !== '') {
+    const tags = readTags(req.tags, invalidField);
+    if (tags.length) out.tags = tags;
+  }
   return Object.assign(out, readJobFields(req, invalidField, '', Date.now()));
 }
 

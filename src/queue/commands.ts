@@ -6,6 +6,7 @@ import { isMsgId } from '../message/names.js';
 import { isFinished } from '../message/states.js';
 import { parseJsonArg, parseRequest } from '../ipc/rq1.js';
 import { ANSWERED_WHEN_DOWN, LIFECYCLE_COMMANDS } from './lifecycle-commands.js';
+import { TAG_COMMANDS, TAG_READS } from './tag-commands.js';
 import type { Located, Queue } from './queue.js';
 
 type Reply = unknown;
@@ -179,6 +180,7 @@ export const COMMANDS: Record<string, Handler> = {
 
   ack_errs: async (q) => ['ok', await q.ops.ackErrs()],
   ...LIFECYCLE_COMMANDS,
+  ...TAG_COMMANDS,
 };
 
 /**
@@ -191,7 +193,7 @@ export async function handleRequest(q: Queue, payload: string, log: Logger): Pro
   if (!handler) return JSON.stringify(['ERROR', `unknown command: ${command.slice(0, 80)}`]);
   if (!ALWAYS.has(command)) {
     await q.ready;
-    if (q.isDown() && !ANSWERED_WHEN_DOWN.has(command)) return JSON.stringify(fail(RqError.of('RQ_ERR_QUEUE_DOWN').message));
+    if (q.isDown() && !ANSWERED_WHEN_DOWN.has(command) && !TAG_READS.includes(command)) return JSON.stringify(fail(RqError.of('RQ_ERR_QUEUE_DOWN').message));
   }
   const parsed = arg.trim() === '' ? { ok: true as const, value: {} } : parseJsonArg(arg);
   if (!parsed.ok) return JSON.stringify(fail(RqError.of('RQ_ERR_INVALID_JSON', `invalid JSON argument: ${parsed.error}`).message));

@@ -17,7 +17,7 @@ import { JOB_FIELDS } from '../message/job-fields.js';
 export type Peer = (queue: string) => QueueClient;
 
 // force_remote is not carried by a dup (spec §4.6).
-const DUP_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', ...JOB_FIELDS] as const;
+const DUP_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'tags', ...JOB_FIELDS] as const;
 
 export interface DupDeps {
   root: string;

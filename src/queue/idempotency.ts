@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { isErrno } from '../errors.js';
 import { type DirSync, writeFileDurable } from '../spool/durable.js';
+import { GroupAppender } from '../spool/group-appender.js';
 
 export interface IdempotencyDeps {
   /** queues/<q>/idempotency.jsonl: `{"k": key, "id": msg_id, "at": ms}` per line. */
@@ -18,68 +19,6 @@ export interface IdempotencyDeps {
 interface Entry {
   id: string;
   at: number;
-}
-
-/**
- * One fdatasync for every record written while the last one ran: keyed creates pay one shared
- * sync next to their own, not one each. A compaction runs inside the same loop, so no append
- * can land in the file it replaces.
- */
-class GroupAppender {
-  private handle: fs.FileHandle | null = null;
-  private pending: { line: string; done: (err?: unknown) => void }[] = [];
-  private flushing: Promise<void> | null = null;
-  private compaction: (() => Promise<void>) | null = null;
-  private torn = false;
-
-  constructor(private readonly file: string) {}
-
-  append(line: string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ line, done: (err) => (err ? reject(err) : resolve()) });
-      this.flushing ??= this.flush();
-    });
-  }
-
-  /** Replaces the file by what `rewrite` writes, between two batches. */
-  compact(rewrite: () => Promise<void>): void {
-    this.compaction = rewrite;
-    this.flushing ??= this.flush();
-  }
-
-  private async flush(): Promise<void> {
-    while (this.pending.length > 0 || this.compaction) {
-      const rewrite = this.compaction;
-      this.compaction = null;
-      if (rewrite) {
-        await this.handle?.close();
-        this.handle = null;
-        await rewrite();
-        this.torn = false;
-        continue;
-      }
-      const batch = this.pending.splice(0);
-      try {
-        this.handle ??= await fs.open(this.file, 'a', 0o640);
-        // After a failed write (ENOSPC midway) the file may end inside a line: start a fresh one, or
-        // the next record would be glued to the torn one and both be unreadable at load.
-        await this.handle.write((this.torn ? '\n' : '') + batch.map((b) => b.line).join(''));
-        await this.handle.datasync();
-        this.torn = false;
-        for (const b of batch) b.done();
-      } catch (err) {
-        this.torn = true;
-        for (const b of batch) b.done(err);
-      }
-    }
-    this.flushing = null;
-  }
-
-  async close(): Promise<void> {
-    await this.flushing;
-    await this.handle?.close();
-    this.handle = null;
-  }
 }
 
 export class IdempotencyKeys {
@@ -161,7 +100,7 @@ export class IdempotencyKeys {
     const oldest = this.d.now() - this.d.windowMs();
     for (const [k, e] of this.keys) if (e.at < oldest) this.keys.delete(k);
     this.lines = this.liveAtCompaction = this.keys.size;
-    this.journal.compact(() => this.compact().catch((err) => this.d.log.warn({ err: (err as Error).message }, 'idempotency journal not compacted')));
+    void this.journal.compact(() => this.compact().catch((err) => this.d.log.warn({ err: (err as Error).message }, 'idempotency journal not compacted')));
   }
 
   private async compact(): Promise<void> {

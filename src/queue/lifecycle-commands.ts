@@ -1,44 +1,15 @@
 // The queue socket's lifecycle commands (rq-beyond §B1.8): cancel, requeue (one or all errs), reschedule, priority, history, running and waiting.
 import { RqError, invalidField } from '../errors.js';
 import { readJobFields } from '../message/job-fields.js';
-import { flagValue } from '../message/flag.js';
 import { OUTCOMES } from '../message/message.js';
-import { isMsgId } from '../message/names.js';
 import { WAIT_REASONS, type WaitReason } from '../ipc/run-lists.js';
+import { type Args, MAX_ACTOR, MAX_REASON, countArg, flag, msgId, oneOf, optionalText } from './command-args.js';
 import { waitFinished } from './finish-wait.js';
 import { runningList, waitingList } from './queue-listings.js';
 import type { Queue } from './queue.js';
 
-type Args = Record<string, unknown>;
-
 /** Commands answered while the queue is DOWN (read-only), once the recovery scan is done. */
 export const ANSWERED_WHEN_DOWN = new Set(['get_history', 'running', 'waiting', 'wait_message']);
-
-const MAX_REASON = 1000;
-const MAX_ACTOR = 64;
-
-function msgId(args: Args): string {
-  const id = args.msg_id;
-  if (id === undefined || id === null || id === '') throw RqError.of('RQ_ERR_LACKING_FIELD', 'msg_id');
-  if (!isMsgId(id) || (id as string).startsWith('.')) throw invalidField('msg_id', 'a message id like 20261121.1643.46.613.2164022', id);
-  return id as string;
-}
-
-function optionalText(args: Args, field: string, max: number): string | undefined {
-  const v = args[field];
-  if (v === undefined || v === null || v === '') return undefined;
-  // eslint-disable-next-line no-control-regex
-  if (typeof v !== 'string' || v.length > max || /\u0000/.test(v)) {
-    throw invalidField(field, `text of at most ${max} characters without NUL`, typeof v === 'string' && v.length > max ? `${v.length} characters` : v);
-  }
-  return v;
-}
-
-function flag(args: Args, field: string): boolean {
-  const v = flagValue(args[field]);
-  if (v === undefined) throw invalidField(field, 'true or false', args[field]);
-  return v;
-}
 
 /** `due` (epoch seconds) or `delay` (seconds from now), not both; undefined for "now". */
 function dueOf(args: Args, nowMs: number): number | undefined {
@@ -56,22 +27,6 @@ function dueOf(args: Args, nowMs: number): number | undefined {
     return Math.round(nowMs + delay * 1000) / 1000;
   }
   return undefined;
-}
-
-/** A whole number in [1, max], or `fallback` when absent. */
-function countArg(args: Args, field: string, max: number, fallback?: number): number | undefined {
-  const v = args[field];
-  if (v === undefined || v === null || v === '') return fallback;
-  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > max) throw invalidField(field, `a whole number from 1 to ${max}`, v);
-  return n;
-}
-
-function oneOf<T extends string>(args: Args, field: string, values: readonly T[]): T | undefined {
-  const v = args[field];
-  if (v === undefined || v === null || v === '') return undefined;
-  if (typeof v !== 'string' || !values.includes(v as T)) throw invalidField(field, `one of ${values.join(', ')}`, v);
-  return v as T;
 }
 
 const MAX_LISTED = 10_000;

@@ -15,7 +15,7 @@ import { JOB_FIELDS } from '../message/job-fields.js';
 export type Located = { state: State; dir: string };
 
 // A clone is meant to run: it never copies expire_at (rq-beyond §B1.13).
-const CLONE_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote', ...JOB_FIELDS.filter((f) => f !== 'expire_at')] as const;
+const CLONE_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote', 'tags', ...JOB_FIELDS.filter((f) => f !== 'expire_at')] as const;
 
 export interface MessageOpsDeps {
   spool: QueueSpool;
@@ -25,6 +25,8 @@ export interface MessageOpsDeps {
   /** Something became runnable. */
   pump: () => void;
   keys: IdempotencyKeys;
+  /** Journals a new message's tags in the tag index; awaited before its msg is written. */
+  tagged: (id: string, tags: readonly string[]) => Promise<void>;
 }
 
 export class MessageOps {
@@ -90,7 +92,9 @@ export class MessageOps {
    */
   async create(fields: CreateFields, commit: boolean, alongside?: (id: string) => Promise<void>): Promise<Message> {
     const { index, spool } = this.d;
-    const c = spool.createNow(fields, { commit });
+    const tags = fields.tags;
+    // Only a tagged create waits for a journal line before its msg is written (rq-beyond §B9.5).
+    const c = tags?.length ? await spool.createAfter(fields, { commit }, (id) => this.d.tagged(id, tags)) : spool.createNow(fields, { commit });
     if (commit) {
       index.enqueue(c.msg);
       this.d.pump();
@@ -177,7 +181,9 @@ export class MessageOps {
     // The old due is kept, so the clone is due at once (spec §3.7).
     const fields = { ...pickFields(old, CLONE_FIELDS), count: 0 };
     const names = await attachmentNames(where.dir);
-    const msg = await this.d.spool.createWithAttachments(fields, names.length ? where.dir : null, { cloned_from: id });
+    const tags = fields.tags as string[] | undefined;
+    const journal = tags?.length ? (newId: string) => this.d.tagged(newId, tags) : undefined;
+    const msg = await this.d.spool.createWithAttachments(fields, names.length ? where.dir : null, { cloned_from: id }, journal);
     this.d.index.enqueue(msg);
     this.d.pump();
     this.d.events.emit('created', { msg, state: 'que' });

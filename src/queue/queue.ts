@@ -18,6 +18,7 @@ import { QueueEvents } from './queue-events.js';
 import { Runs } from './runs.js';
 import { type Launcher, resolveScript } from './script-runner.js';
 import { killStaleScript } from './stale-scripts.js';
+import { TagOps } from './tag-ops.js';
 import { observeWebhooks } from './webhooks.js';
 
 export type { Peer } from './dup.js';
@@ -51,6 +52,7 @@ export class Queue {
   readonly index: MessageIndex;
   readonly ops: MessageOps;
   readonly lifecycle: LifecycleOps;
+  readonly tags: TagOps;
   private readonly admin: AdminState;
   private readonly dispatcher: Dispatcher;
   private readonly runs: Runs;
@@ -128,8 +130,9 @@ export class Queue {
       dirSync: spool.dirSync,
       log: this.log,
     });
-    this.ops = new MessageOps({ spool, index, events, now: this.now, pump: () => this.pump(), keys: this.keys });
+    this.ops = new MessageOps({ spool, index, events, now: this.now, pump: () => this.pump(), keys: this.keys, tagged: (id, tags) => this.tags.journalNew(id, tags) });
     this.lifecycle = new LifecycleOps({ spool, index, coalescer, now: this.now, pump: () => this.pump(), log: this.log, events });
+    this.tags = new TagOps({ spool, index, ops: this.ops, lifecycle: this.lifecycle, events, now: this.now, log: this.log });
     this.webhooksSent = observeWebhooks(events, { peer: deps.peer, fullId: (id) => spool.fullId(id), log: this.log });
   }
 
@@ -181,6 +184,7 @@ export class Queue {
     // Finished by the scan rather than by a run: observers (webhooks) still hear of each one.
     for (const id of rec.finished) void this.announceFinished(id);
     await this.keys.load();
+    await this.tags.load(rec.que);
     this.admin.watch();
     this.markReady();
     this.pump();
@@ -220,6 +224,7 @@ export class Queue {
     await dispatched;
     await this.webhooksSent();
     await this.keys.close();
+    await this.tags.close();
     await this.spool.close();
   }
 }

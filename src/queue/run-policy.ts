@@ -45,6 +45,7 @@ export function runPolicy(msg: Message, config: QueueConfig, jobDir: string, gra
     env.RQ_TIMEOUT = seconds(timeout);
     env.RQ_DEADLINE = String(Math.floor(startMs / 1000 + timeout));
   }
+  if (Array.isArray(msg.tags) && msg.tags.length) env.RQ_TAGS = msg.tags.join(',');
   if (heartbeat !== undefined) env.RQ_HEARTBEAT_TIMEOUT = seconds(heartbeat);
   if (timeout !== undefined || heartbeat !== undefined) env.RQ_KILL_GRACE = seconds(graceMs / 1000);
   return { retry, limits, env: Object.keys(env).length ? env : NO_ENV };

@@ -19,6 +19,14 @@ export interface Created {
   durable: Promise<void>;
 }
 
+interface Allocation {
+  tmpDir: string;
+  id: string;
+  ms: number;
+  /** A blank from the pool: its msg file exists already. */
+  blank: boolean;
+}
+
 export interface CreatorDeps {
   paths: QueuePaths;
   fs: SpoolFs;
@@ -43,7 +51,26 @@ export class MessageCreator {
    * err by the recovery scan). Nothing is left behind when any step fails.
    */
   createNow(fields: CreateFields, opts: { commit: boolean; extra?: Partial<Message> }): Created {
-    const { tmpDir, id, ms, blank } = this.allocate();
+    return this.write(this.allocate(), fields, opts);
+  }
+
+  /**
+   * createNow with `before(id)` awaited between the id's allocation and the msg write: a journal
+   * that must hold the id before the message exists (the tag index, rq-beyond §B9.5). Only the
+   * messages that need it pay the wait. A failed `before` leaves nothing behind.
+   */
+  async createAfter(fields: CreateFields, opts: { commit: boolean; extra?: Partial<Message> }, before: (id: string) => Promise<void>): Promise<Created> {
+    const alloc = this.allocate();
+    try {
+      await before(alloc.id);
+    } catch (err) {
+      this.d.fs.rmSync(alloc.tmpDir, { recursive: true, force: true });
+      throw err;
+    }
+    return this.write(alloc, fields, opts);
+  }
+
+  private write({ tmpDir, id, ms, blank }: Allocation, fields: CreateFields, opts: { commit: boolean; extra?: Partial<Message> }): Created {
     const msg: Message = {
       ...fields,
       ...opts.extra,
@@ -87,7 +114,7 @@ export class MessageCreator {
   }
 
   /** A private directory for a new message (a blank when one is ready), whose inode number makes the id unique. */
-  private allocate(): { tmpDir: string; id: string; ms: number; blank: boolean } {
+  private allocate(): Allocation {
     const blank = this.d.blanks.take();
     if (blank) {
       const ms = this.d.now();

@@ -111,9 +111,14 @@ export class QueueSpool {
     return this.creator.createNow(fields, opts);
   }
 
+  /** See MessageCreator.createAfter: `before(id)` runs between the id's allocation and the msg write. */
+  createAfter(fields: CreateFields, opts: { commit: boolean; extra?: Partial<Message> }, before: (id: string) => Promise<void>): Promise<Created> {
+    return this.creator.createAfter(fields, opts, before);
+  }
+
   /** A create whose promise resolves once the message is durable. */
-  async create(fields: CreateFields, opts: { commit: boolean; extra?: Partial<Message> }): Promise<Message> {
-    const c = this.createNow(fields, opts);
+  async create(fields: CreateFields, opts: { commit: boolean; extra?: Partial<Message>; before?: (id: string) => Promise<void> }): Promise<Message> {
+    const c = opts.before ? await this.createAfter(fields, opts, opts.before) : this.createNow(fields, opts);
     await c.durable;
     return c.msg;
   }
@@ -259,8 +264,8 @@ export class QueueSpool {
    * them, attachments hard-linked. It goes through prep so that the links are in place before
    * the message becomes visible in que/.
    */
-  async createWithAttachments(fields: CreateFields, fromDir: string | null, extra?: Partial<Message>): Promise<Message> {
-    const msg = await this.create(fields, { commit: fromDir === null, extra });
+  async createWithAttachments(fields: CreateFields, fromDir: string | null, extra?: Partial<Message>, before?: (id: string) => Promise<void>): Promise<Message> {
+    const msg = await this.create(fields, { commit: fromDir === null, extra, before });
     if (fromDir === null) return msg;
     try {
       await linkAttachments(fromDir, this.msgDir('prep', msg.msg_id), this.dirSync, this.fs);
