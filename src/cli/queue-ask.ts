@@ -1,9 +1,15 @@
 // How the rq tool asks one queue of its root (through the typed client) and prints the classic reply line.
 import fs from 'node:fs';
+import os from 'node:os';
 import { RqError, isRqError, shown } from '../errors.js';
 import { queuePaths } from '../config/paths.js';
 import type { Answer } from '../ipc/answer.js';
 import { QueueClient } from '../ipc/queue-client.js';
+
+/** `cli:$USER` (else the account's name): who asked, for the message's history and `cancel.by`. */
+export function actor(env: NodeJS.ProcessEnv): string {
+  return `cli:${(env.USER ?? env.LOGNAME ?? os.userInfo().username).slice(0, 60)}`;
+}
 
 /** A busy queue may be fsyncing a burst of messages; a dead one fails at connect, long before this. */
 const REPLY_TIMEOUT_MS = 30_000;

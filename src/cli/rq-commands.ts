@@ -9,6 +9,8 @@ import { describeRule, parseRules } from '../builtins/router-rules.js';
 import { ask, replyLine } from './queue-ask.js';
 import { LIFECYCLE_COMMANDS } from './rq-lifecycle.js';
 import { LIST_COMMANDS } from './rq-queue-lists.js';
+import { TAGGED_COMMANDS } from './rq-tagged.js';
+import { TAG_COMMANDS } from './rq-tags.js';
 import { type Options, checkQueueName, messageFields, msgIdOpt, pathnameOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
 
 export interface RqIo {
@@ -151,7 +153,7 @@ const verifyRules: RqCommand = {
 
 /** In the classic tool's order; the keys are the command words. */
 export const RQ_COMMANDS: Record<string, RqCommand> = {
-  sendmesg: create('create_message', 'send a message (--dest QUEUE|URL [--relay-ok] [--src --param1..4 --count --max_count --due --force_remote --idempotency-key KEY] [--max_retries N --backoff_base S --min_retry_delay S --max_retry_delay S --retry_jitter F --timeout S --heartbeat_timeout S])'),
+  sendmesg: create('create_message', 'send a message (--dest QUEUE|URL [--relay-ok] [--src --param1..4 --count --max_count --due --force_remote --idempotency-key KEY] [--max_retries N --backoff_base S --min_retry_delay S --max_retry_delay S --retry_jitter F --timeout S --heartbeat_timeout S] [--tags a,b])'),
   prepmesg: create('prep_message', 'create a message in prep, to attach files to before commitmesg (same options as sendmesg)'),
   attachmesg,
   commitmesg: onMessage('commit_message', 'queue a prepared message (--msg_id FULLID)'),
@@ -164,4 +166,6 @@ export const RQ_COMMANDS: Record<string, RqCommand> = {
   verify_rules: verifyRules,
   ...LIFECYCLE_COMMANDS,
   ...LIST_COMMANDS,
+  ...TAG_COMMANDS,
+  ...TAGGED_COMMANDS,
 };

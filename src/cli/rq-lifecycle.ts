@@ -1,17 +1,12 @@
 // The rq tool's lifecycle commands (rq-beyond §B1.10): cancel, requeue, reschedule, priority and history.
-import os from 'node:os';
 import { shown } from '../errors.js';
 import type { Answer } from '../ipc/answer.js';
 import { type HistoryLine, historyDetails } from '../ipc/history-line.js';
 import type { QueueClient } from '../ipc/queue-client.js';
-import { ask, replyLine } from './queue-ask.js';
+import { actor, ask, replyLine } from './queue-ask.js';
 import type { CommandContext, RqCommand } from './rq-commands.js';
+import { cancelByTag } from './rq-tags.js';
 import { type Options, checkQueueName, flagOpt, msgIdOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
-
-/** `cli:$USER` (else the account's name): who asked, for the message's history and `cancel.by`. */
-function actor(env: NodeJS.ProcessEnv): string {
-  return `cli:${(env.USER ?? env.LOGNAME ?? os.userInfo().username).slice(0, 60)}`;
-}
 
 /** One history line as people read it: `<at> que→run dispatcher pid 4242 attempt 2`. */
 export function historyText(l: HistoryLine): string {
@@ -61,11 +56,15 @@ function waitOpt(opts: Options): number | undefined {
 
 const DEFAULT_WAIT_S = 60;
 
-/** `rq cancel`: the cancel's line, then with `--wait` the final status once the message has finished (`ok err - CANCELLED - …`). */
+/**
+ * `rq cancel`: the cancel's line, then with `--wait` the final status once the message has finished
+ * (`ok err - CANCELLED - …`); with `--tag`, every message with the tag (rq-tags.ts).
+ */
 const cancel: RqCommand = {
-  summary: 'stop a message for good, whatever its state: prep and que end in err at once, a running one gets TERM (--msg_id FULLID [--reason TEXT] [--purge] [--wait[=SECONDS]])',
+  summary:
+    'stop a message for good, whatever its state: prep and que end in err at once, a running one gets TERM (--msg_id FULLID [--reason TEXT] [--purge] [--wait[=SECONDS]]), or every prep, que and running message with a tag, of one queue or of all (--tag T [--queue Q] [--reason TEXT])',
   run: (ctx) =>
-    printed(ctx, async ({ opts, root, io }) => {
+    ctx.opts.tag !== undefined ? cancelByTag(ctx) : printed(ctx, async ({ opts, root, io }) => {
       const target = msgIdOpt(opts);
       const reason = stringOpt(opts, 'reason', 'a reason text');
       const purge = flagOpt(opts, 'purge') || undefined;

@@ -1,4 +1,4 @@
-// `rq-mgr start|stop|status|restart|run|zap`: the supervisor's control program.
+// `rq-mgr start|stop|status|restart|run|zap|reindex <q>`: the supervisor's control program.
 import { RqError } from '../errors.js';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -9,10 +9,14 @@ import { rootPaths } from '../config/paths.js';
 import { resolveRoot } from '../config/root.js';
 import { MgrClient } from '../ipc/mgr-client.js';
 import { livePid } from '../mgr/pid-file.js';
+import { queueNameProblem } from '../message/names.js';
 import { parseArgs } from '../args.js';
+import { ask, replyLine } from './queue-ask.js';
 
-const USAGE = 'usage: rq-mgr start|stop|status|restart|run [--watch-stdin]|zap [--root DIR]';
+const USAGE = 'usage: rq-mgr start|stop|status|restart|run [--watch-stdin]|zap|reindex <queue> [--root DIR]';
 const STOP_WAIT_MS = 20_000;
+/** A rebuild reads every `msg` of the queue, done/ and relayed/ included. */
+const REINDEX_WAIT_MS = 600_000;
 
 async function waitUntil(probe: () => Promise<boolean> | boolean, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
@@ -115,8 +119,26 @@ async function zap(root: string): Promise<number> {
   return 0;
 }
 
+/** `rq-mgr reindex <q>`: the queue rebuilds its tag index from every message (rq-beyond §B9.3); prints `ok <(tag, message) pairs>`. */
+async function reindex(root: string, queue: string | undefined): Promise<number> {
+  const problem = queue === undefined ? 'queue name: expected a queue name (rq-mgr reindex <queue>), received nothing' : queueNameProblem(queue);
+  if (problem !== null || queue === undefined) {
+    console.error(`rq-mgr: reindex: ${problem}`);
+    return 1;
+  }
+  try {
+    const a = await ask(root, queue, (c) => c.reindexTags(), REINDEX_WAIT_MS);
+    console.log(a.ok ? `ok ${a.value}` : replyLine(a));
+    return a.ok ? 0 : 1;
+  } catch (err) {
+    // ask's errors name the queue: `queue not found: q`, `queue q: its process does not answer (…)`.
+    console.error(`rq-mgr: reindex: ${(err as Error).message}`);
+    return 1;
+  }
+}
+
 export async function main(argv: string[]): Promise<number> {
-  const { command, opts } = parseArgs(argv);
+  const { command, opts, rest } = parseArgs(argv);
   if (opts.help || opts.h) {
     console.log(USAGE);
     return 0;
@@ -138,6 +160,8 @@ export async function main(argv: string[]): Promise<number> {
       return status(root);
     case 'zap':
       return zap(root);
+    case 'reindex':
+      return reindex(root, rest[0]);
     case 'run': {
       const { runMgr } = await import('../mgr/mgr-main.js');
       // --watch-stdin: whoever started us holds our stdin, and its EOF stops us (test harnesses).

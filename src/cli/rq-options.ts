@@ -5,16 +5,18 @@ import { JOB_FIELDS } from '../message/job-fields.js';
 import { normaliseCreate } from '../message/message.js';
 import { parseFullId } from '../message/message-id.js';
 import { isMsgId, queueNameProblem } from '../message/names.js';
+import { TAG_EXPECTED, isTag, readTags } from '../message/tags.js';
 import type { OptionValue } from '../args.js';
 
 export type Options = Record<string, OptionValue>;
 
 /**
  * The create fields the classic tool copies from its options (spec §10.1), then the run-policy
- * fields (rq-beyond §B1.10, `--retries` for `--max_retries`); `post_run_webhook` cannot be set.
+ * fields (rq-beyond §B1.10, `--retries` for `--max_retries`) and `--tags a,b`; `post_run_webhook` cannot be set.
  */
-const MESSAGE_KEYS = ['dest', 'src', 'count', 'max_count', 'param1', 'param2', 'param3', 'param4', 'due', 'force_remote', ...JOB_FIELDS, 'retries'] as const;
-const NUMERIC_KEYS = new Set<string>(['count', 'max_count', 'due', ...JOB_FIELDS, 'retries']);
+const MESSAGE_KEYS = ['dest', 'src', 'count', 'max_count', 'param1', 'param2', 'param3', 'param4', 'due', 'force_remote', ...JOB_FIELDS, 'retries', 'tags'] as const;
+/** Keys a bare `--key` cannot stand for (it would be sent as the text "true"), with an example value. */
+const VALUE_KEYS = new Map<string, string>([...['count', 'max_count', 'due', ...JOB_FIELDS, 'retries'].map((k): [string, string] => [k, 'N']), ['tags', 'a,b']]);
 
 export function usage(message: string): RqError {
   return RqError.of('RQ_ERR_USAGE', message);
@@ -84,7 +86,8 @@ export function messageFields(opts: Options): Record<string, OptionValue> {
   for (const key of MESSAGE_KEYS) {
     const v = opts[key];
     if (v === undefined) continue;
-    if (NUMERIC_KEYS.has(key) && typeof v === 'boolean') throw usage(`--${key}: expected a value (--${key} N or --${key}=N), received no value`);
+    const example = VALUE_KEYS.get(key);
+    if (example !== undefined && typeof v === 'boolean') throw usage(`--${key}: expected a value (--${key} ${example} or --${key}=${example}), received no value`);
     // A bare text flag is the text "true": CLI values are strings (spec §2.3).
     fields[key] = key === 'force_remote' || typeof v === 'string' ? v : String(v);
   }
@@ -104,4 +107,19 @@ export function messageFields(opts: Options): Record<string, OptionValue> {
 /** `--pathname`, made absolute against the working directory as the classic tool does. */
 export function pathnameOpt(opts: Options, cwd: string): string {
   return path.resolve(cwd, requiredOpt(opts, 'pathname', 'the path of a file to attach'));
+}
+
+/** rq-beyond §B9.1, as `message/tags.ts` checks a tag. */
+
+/** `--tag T`: one tag, checked before anything is sent. */
+export function tagOpt(opts: Options): string {
+  const tag = requiredOpt(opts, 'tag', TAG_EXPECTED);
+  if (!isTag(tag)) throw usage(`--tag: expected ${TAG_EXPECTED}, received ${shown(tag)}`);
+  return tag;
+}
+
+/** `--add a,b` / `--remove c`: the tags of a comma-separated list (undefined when absent), each checked as a create checks `tags`. */
+export function tagListOpt(opts: Options, key: 'add' | 'remove'): string[] | undefined {
+  const v = stringOpt(opts, key, 'a comma-separated list of tags');
+  return v === undefined ? undefined : readTags(v, (field, expected, got) => usage(`--${field}: expected ${expected}, received ${shown(got)}`), key);
 }

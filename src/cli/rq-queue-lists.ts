@@ -32,12 +32,16 @@ function listing<E extends { msg_id: string }>(
 const runningLine = (e: RunningEntry) =>
   `pid ${e.pid} attempt ${e.attempt} started ${e.started_at} last_beat ${e.last_beat} silent ${e.silent_s}s deadline ${e.deadline ?? 'none'}`;
 
-const waitingLine = (e: WaitingEntry) => (e.reason === 'delayed' ? `delayed due ${new Date(e.due * 1000).toISOString()}` : `coalesced into ${e.into}`);
+function waitingLine(e: WaitingEntry): string {
+  if (e.reason === 'delayed') return `delayed due ${new Date(e.due * 1000).toISOString()}`;
+  if (e.reason === 'limit') return `limit ${e.key} position ${e.position || 'granted'}`;
+  return `coalesced into ${e.into}`;
+}
 
 export const LIST_COMMANDS: Record<string, RqCommand> = {
   running: listing('list the running messages of a queue: pid, attempt, start, last sign of life, deadline (--queue Q [--json])', (c) => c.running(), runningLine),
   waiting: listing(
-    'list the queued messages that are not ready and why: delayed until their due, or coalesced into a running one (--queue Q [--reason R] [--limit N] [--json])',
+    'list the queued messages that are not ready and why: delayed until their due, coalesced into a running one, or waiting for a limit slot (--queue Q [--reason R] [--limit N] [--json])',
     (c, opts) => c.waiting({ reason: stringOpt(opts, 'reason', 'a reason'), limit: stringOpt(opts, 'limit', 'a count') }),
     waitingLine,
   ),

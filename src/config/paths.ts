@@ -11,6 +11,8 @@ export interface RootPaths {
   log: string;
   trash: string;
   configFile: string;
+  /** Concurrency per limit key (rq-beyond §B12.1); optional. */
+  limitsFile: string;
   mgrPid: string;
   mgrSock: string;
   timersSock: string;
@@ -29,6 +31,7 @@ export function rootPaths(root: string): RootPaths {
     log: path.join(root, 'log'),
     trash: path.join(queues, '.trash'),
     configFile: path.join(config, 'config.json'),
+    limitsFile: path.join(config, 'limits.json'),
     mgrPid: path.join(config, 'queuemgr.pid'),
     mgrSock: path.join(config, 'queuemgr.sock'),
     timersSock: path.join(root, 'timers', 'sock'),

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import { RqError } from '../errors.js';
 import { type JobFields, type RetrySettings, readJobFields, readKillGrace, RETRY_FIELDS } from '../message/job-fields.js';
 import { queueNameProblem } from '../message/names.js';
+import { readLimit } from '../message/limit-key.js';
 import { configFieldError, configReadError, parseConfigJson } from './schema-error.js';
 
 /** What runs in front of the script when exec_prefix is null or absent (classic behaviour). */
@@ -41,6 +42,8 @@ export interface QueueConfig {
   heartbeat_timeout?: number;
   heartbeat_output?: boolean;
   max_interrupts?: number;
+  /** rq-beyond §B12: the limit key (or template) of messages that name none. */
+  limit?: string;
 }
 
 type Obj = Record<string, unknown>;
@@ -182,6 +185,7 @@ function runPolicy(raw: Obj, fileLabel: string): Partial<QueueConfig> {
     if (!(n >= 1 && n <= 1000)) throw refuse('max_interrupts', 'a whole number 1-1000', raw.max_interrupts);
     out.max_interrupts = n;
   }
+  if (raw.limit !== undefined && raw.limit !== null) out.limit = readLimit(raw.limit, refuse);
   return out;
 }
 

@@ -12,6 +12,17 @@ export interface WorkerInfo {
   [key: string]: unknown;
 }
 
+/** What limit_acquire answers: a slot now, a place in line, or a refusal's text. */
+export type AcquireAnswer = { granted: true } | { granted: false; position: number } | { refused: string };
+
+/** One key of limit_status (rq-beyond §B1.9). */
+export interface LimitKeyStatus {
+  concurrency: number;
+  source: 'config' | 'message';
+  holders: { ref: string; queue: string; since: number; granted_at: number; orphaned?: true }[];
+  waiting: { ref: string; queue: string; since: number; position: number }[];
+}
+
 const isWorkers = (v: unknown): v is Record<string, WorkerInfo> => isObject(v);
 
 export class MgrClient {
@@ -73,5 +84,32 @@ export class MgrClient {
   private async creation(command: string, arg: string, timeoutMs?: number): Promise<{ ok: boolean; raw: unknown }> {
     const r = await this.send(command, arg, timeoutMs);
     return { ok: Array.isArray(r) && r[0] === 'success', raw: r };
+  }
+
+  /** rq-beyond §B12: checks (and, for a key not in config/limits.json, states) a key's concurrency before a create. */
+  async limitDefine(key: string, concurrency?: number): Promise<Answer<unknown>> {
+    return answer(await this.send('limit_define', JSON.stringify({ key, concurrency })), (v): v is unknown => v === undefined);
+  }
+
+  /** Parks `holder` (`<queue>/<msg_id>`) among the key's waiters: granted now, or its place in line. */
+  async limitAcquire(req: { key: string; holder: string; since: number; concurrency?: number }): Promise<AcquireAnswer> {
+    const r = await this.send('limit_acquire', JSON.stringify(req));
+    if (Array.isArray(r) && r[0] === 'granted') return { granted: true };
+    if (Array.isArray(r) && r[0] === 'wait' && isNumber(r[1])) return { granted: false, position: r[1] };
+    const refused = answer(r, (_v): _v is never => false);
+    return { refused: refused.ok ? 'unexpected reply' : refused.text };
+  }
+
+  async limitRelease(key: string, holder: string): Promise<Answer<unknown>> {
+    return answer(await this.send('limit_release', JSON.stringify({ key, holder })), (v): v is unknown => v === undefined);
+  }
+
+  /** `queue`'s leftover scripts are dead: free every slot it held; the value is how many. */
+  async limitReset(queue: string): Promise<Answer<number>> {
+    return answer(await this.send('limit_reset', JSON.stringify({ queue })), isNumber);
+  }
+
+  async limitStatus(key?: string): Promise<Answer<Record<string, LimitKeyStatus>>> {
+    return answer(await this.send('limit_status', JSON.stringify(key === undefined ? {} : { key })), isObject as (v: unknown) => v is Record<string, LimitKeyStatus>);
   }
 }

@@ -174,4 +174,14 @@ export class QueueClient {
   async reindexTags(): Promise<Answer<number>> {
     return answer(await this.send('reindex_tags', {}), isNumber);
   }
+
+  /** From rq-mgr (rq-beyond §B12.3): a waiting message holds a slot of `key` now. */
+  async limitGranted(msgId: string, key: string): Promise<Answer<unknown>> {
+    return answer(await this.send('limit_granted', { msg_id: msgId, key }), (v): v is unknown => v === undefined);
+  }
+
+  /** From rq-mgr's sweep: ids of the running and granted messages holding slots. */
+  async limitHeld(): Promise<Answer<string[]>> {
+    return answer(await this.send('limit_held', {}), isTags);
+  }
 }

@@ -16,8 +16,8 @@ export interface RunningEntry {
   attempt: number;
 }
 
-/** Why a que message is not running; `dependencies` and `limit` arrive with rq-beyond §B8 and §B12. */
-export const WAIT_REASONS = ['delayed', 'coalesced'] as const;
+/** Why a que message is not running; `dependencies` arrives with rq-beyond §B8. */
+export const WAIT_REASONS = ['delayed', 'coalesced', 'limit'] as const;
 export type WaitReason = (typeof WAIT_REASONS)[number];
 
 export type WaitingEntry = { msg_id: string } & Exclude<MessageWaiting, { reason: 'ready' }>;

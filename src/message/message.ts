@@ -1,6 +1,7 @@
 // The message model: stored fields, what a create copies from a request, and their validation.
 import { RqError, invalidField } from '../errors.js';
 import { type JobFields, readJobFields } from './job-fields.js';
+import { readLimit, readLimitConcurrency } from './limit-key.js';
 import { readTags } from './tags.js';
 import type { State } from './states.js';
 
@@ -22,6 +23,10 @@ export interface CreateFields extends JobFields {
   idempotency_key?: string;
   /** rq-beyond §B9: 0–32 tags, lookup by tag across queues. */
   tags?: string[];
+  /** rq-beyond §B12: the key (or key template) of the named slots this message takes to run. */
+  limit?: string;
+  /** rq-beyond §B12: the key's concurrency, when config/limits.json does not give one. */
+  limit_concurrency?: number;
 }
 
 export interface Message extends CreateFields {
@@ -113,6 +118,8 @@ export function normaliseCreate(input: unknown): CreateFields {
     const tags = readTags(req.tags, invalidField);
     if (tags.length) out.tags = tags;
   }
+  if (req.limit !== undefined && req.limit !== null) out.limit = readLimit(req.limit, invalidField);
+  if (req.limit_concurrency !== undefined && req.limit_concurrency !== null && req.limit_concurrency !== '') out.limit_concurrency = readLimitConcurrency(req.limit_concurrency, invalidField);
   return Object.assign(out, readJobFields(req, invalidField, '', Date.now()));
 }
 
@@ -151,7 +158,7 @@ export function statusText(state: State, job: { job_status: string | null } | nu
 export const OUTCOMES = ['failed', 'exhausted', 'fatal', 'expired', 'cancelled', 'dependency_failed', 'interrupted'] as const;
 
 /** Why a que message is not running (rq-beyond §B2): get_message's derived `waiting`, and the `waiting` command's entries. */
-export type MessageWaiting = { reason: 'ready' } | { reason: 'delayed'; due: number } | { reason: 'coalesced'; into: string };
+export type MessageWaiting = { reason: 'ready' } | { reason: 'delayed'; due: number } | { reason: 'coalesced'; into: string } | { reason: 'limit'; key: string; position: number };
 
 /** A cancel as `msg.cancel` and `run/<id>/cancel` store it; `purge` removes the message once it is in err (rq-beyond §B5). */
 export interface CancelRecord {

@@ -6,7 +6,7 @@ export const MAX_TAGS = 32;
 export const TRACK_TAG = 'track';
 /** No `/`, so a tag is one URL path segment; no space or comma, so a list of them is one CLI word. */
 const TAG_RE = /^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,63}$/;
-const TAG_EXPECTED = 'a tag of 1-64 characters from A-Z a-z 0-9 . _ : @ + - (starting with a letter or digit)';
+export const TAG_EXPECTED = 'a tag of 1-64 characters from A-Z a-z 0-9 . _ : @ + - (starting with a letter or digit)';
 
 export function isTag(v: unknown): v is string {
   return typeof v === 'string' && TAG_RE.test(v);

@@ -2,6 +2,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { isRqError } from '../errors.js';
 import { parseRequest } from '../ipc/rq1.js';
 import { validateQueueOptions } from '../config/queue-config.js';
 import { isValidQueueName } from '../message/names.js';
@@ -27,8 +28,9 @@ async function createQueueLink(sup: Supervisor, file: string): Promise<unknown> 
   return sup.createQueue(raw, { configLink: real });
 }
 
-export function mgrCommands(env: string | undefined): Record<string, Handler> {
+export function mgrCommands(env: string | undefined, limits: Record<string, (arg: string) => unknown>): Record<string, Handler> {
   return {
+    ...Object.fromEntries(Object.entries(limits).map(([name, run]) => [name, (_sup: Supervisor, arg: string) => run(arg)])),
     ping: () => ['pong'],
     environment: () => [env ?? null],
     version: () => [RQ_VERSION],
@@ -62,6 +64,8 @@ export async function handleMgrRequest(sup: Supervisor, handlers: Record<string,
   try {
     return JSON.stringify(await handler(sup, arg.trim()));
   } catch (err) {
+    // Bad input (a limit_* argument, a refused concurrency): its text is the answer.
+    if (isRqError(err) && err.status < 500) return JSON.stringify(['fail', err.message]);
     log.error({ err, command }, 'supervisor command failed');
     return JSON.stringify(['fail', `internal error: ${(err as Error).message}`]);
   }

@@ -10,6 +10,7 @@ import { DAEMON_UMASK, untilStopped } from '../daemon.js';
 import { handleMgrRequest, mgrCommands } from './mgr-commands.js';
 import { ScanDir } from './scandir.js';
 import { Supervisor } from './supervisor.js';
+import { LimitsService } from './limits-service.js';
 import { claimPidFile } from './pid-file.js';
 
 export interface RunOptions {
@@ -54,11 +55,13 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   if (config.env) env.RQ_ENV = String(config.env);
   if (config.tmpdir) env.TMPDIR = String(config.tmpdir);
 
-  const sup = new Supervisor({ root: opts.root, log, env });
+  const limits = new LimitsService({ root: opts.root, log: log.child({ component: 'limits' }) });
+  await limits.start();
+  const sup = new Supervisor({ root: opts.root, log, env, queueExited: (name, how) => void limits.queueExited(name, how) });
   await sup.start();
   const scandir = new ScanDir(sup, log.child({ component: 'scandir' }));
   await scandir.start();
-  const handlers = mgrCommands(config.env === undefined ? undefined : String(config.env));
+  const handlers = mgrCommands(config.env === undefined ? undefined : String(config.env), limits.commands());
   const server = await listenSocket({ path: paths.mgrSock, proto: 'rq1', log, handle: (p) => handleMgrRequest(sup, handlers, p, log) });
   log.info({ root: opts.root, pid: process.pid, queues: sup.queueNames() }, 'rq-mgr started');
 
@@ -69,6 +72,7 @@ export async function runMgr(opts: RunOptions): Promise<number> {
       await server.close();
       await scandir.close();
       await sup.shutdown();
+      limits.close();
       await fs.rm(paths.mgrSock, { force: true });
       await claim.release();
       log.info('FINAL SHUTDOWN - EXITING');

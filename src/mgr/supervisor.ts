@@ -8,7 +8,7 @@ import { PACKAGE_DIR } from '../config/root.js';
 import { normaliseQueueConfig } from '../config/queue-config.js';
 import { AdminState, type AdminAction } from '../queue/admin-state.js';
 import { createQueueDir, discoverQueues, trashQueueDir } from './queue-dirs.js';
-import { DEFAULT_POLICY, Worker, type WorkerPolicy } from './worker.js';
+import { DEFAULT_POLICY, Worker, type WorkerPolicy, type WorkerStatus } from './worker.js';
 
 export interface SupervisorDeps {
   root: string;
@@ -17,6 +17,8 @@ export interface SupervisorDeps {
   policy?: WorkerPolicy;
   /** Directory holding the compiled programs (dist/). */
   distDir?: string;
+  /** A queue process ended (limits: its slots are orphaned, or freed); `restarting` unless stopped or in ERROR. */
+  queueExited?: (name: string, how: 'restarting' | 'stopped' | 'abandoned') => void;
 }
 
 export class Supervisor {
@@ -58,7 +60,10 @@ export class Supervisor {
   startQueue(name: string): Worker {
     const existing = this.workers.get(name);
     if (existing && existing.status !== 'STOPPED' && existing.status !== 'ERROR') return existing;
-    const w = new Worker(name, 'queue', [path.join(this.dist, 'queue', 'queue-main.js'), '--root', this.root, '--name', name, '--watch-stdin'], this.deps.log.child({ queue: name }), this.deps.policy ?? DEFAULT_POLICY, this.deps.env);
+    // A queue stopped for good (deleted, or gone from disk) is abandoned: what it left may still run.
+    const exited = (status: WorkerStatus) =>
+      this.deps.queueExited?.(name, status === 'BACKOFF' ? 'restarting' : status === 'STOPPED' && this.workers.get(name) === w ? 'stopped' : 'abandoned');
+    const w: Worker = new Worker(name, 'queue', [path.join(this.dist, 'queue', 'queue-main.js'), '--root', this.root, '--name', name, '--watch-stdin'], this.deps.log.child({ queue: name }), this.deps.policy ?? DEFAULT_POLICY, this.deps.env, exited);
     this.workers.set(name, w);
     w.start();
     return w;

@@ -32,6 +32,8 @@ export class Worker {
     private readonly log: Logger,
     private readonly policy: WorkerPolicy = DEFAULT_POLICY,
     private readonly env: NodeJS.ProcessEnv = process.env,
+    /** Told after each exit: whether a restart follows (BACKOFF), or the worker is STOPPED or in ERROR. */
+    private readonly exited: (status: WorkerStatus) => void = () => undefined,
   ) {}
 
   get pid(): number | null {
@@ -62,19 +64,20 @@ export class Worker {
     if (this.status === 'STOPPING') {
       this.status = 'STOPPED';
       this.log.info({ worker: this.name, exit: this.lastExit }, 'stopped');
-      return;
+      return this.exited('STOPPED');
     }
     const lived = Date.now() - this.startedAt;
     this.fastDeaths = lived < this.policy.fastMs ? this.fastDeaths + 1 : 1;
     if (this.fastDeaths > this.policy.maxFastDeaths) {
       this.status = 'ERROR';
       this.log.error({ worker: this.name, exit: this.lastExit, deaths: this.fastDeaths }, 'died too often; marked ERROR (restart_queue resets)');
-      return;
+      return this.exited('ERROR');
     }
     const delay = Math.min(this.policy.maxDelayMs, this.policy.baseDelayMs * 2 ** (this.fastDeaths - 1));
     this.status = 'BACKOFF';
     this.log.warn({ worker: this.name, exit: this.lastExit, restart_in_ms: delay }, 'died; restarting');
     this.timer = setTimeout(() => this.start(), delay);
+    this.exited('BACKOFF');
   }
 
   /** TERM, then KILL after `graceMs`; resolves once the child is gone. */

@@ -7,6 +7,7 @@ import { isFinished } from '../message/states.js';
 import { parseJsonArg, parseRequest } from '../ipc/rq1.js';
 import { ANSWERED_WHEN_DOWN, LIFECYCLE_COMMANDS } from './lifecycle-commands.js';
 import { TAG_COMMANDS, TAG_READS } from './tag-commands.js';
+import { LIMIT_COMMANDS } from './limit-commands.js';
 import type { Located, Queue } from './queue.js';
 
 type Reply = unknown;
@@ -33,6 +34,7 @@ async function target(q: Queue, args: Args): Promise<{ id: string; where: Locate
 function createHandler(mode: 'commit' | 'prep' | 'single'): Handler {
   return async (q, args) => {
     const fields = normaliseCreate(args);
+    await q.limits.checkCreate(fields);
     if (mode === 'single') {
       const same = q.index.nextQueued((m) => ['param1', 'param2', 'param3', 'param4'].every((p) => (m[p] ?? null) === (fields[p as 'param1'] ?? null)));
       if (same) return ['ok', q.fullId(same.msg_id)];
@@ -181,6 +183,7 @@ export const COMMANDS: Record<string, Handler> = {
   ack_errs: async (q) => ['ok', await q.ops.ackErrs()],
   ...LIFECYCLE_COMMANDS,
   ...TAG_COMMANDS,
+  ...LIMIT_COMMANDS,
 };
 
 /**
@@ -193,7 +196,7 @@ export async function handleRequest(q: Queue, payload: string, log: Logger): Pro
   if (!handler) return JSON.stringify(['ERROR', `unknown command: ${command.slice(0, 80)}`]);
   if (!ALWAYS.has(command)) {
     await q.ready;
-    if (q.isDown() && !ANSWERED_WHEN_DOWN.has(command) && !TAG_READS.includes(command)) return JSON.stringify(fail(RqError.of('RQ_ERR_QUEUE_DOWN').message));
+    if (q.isDown() && !ANSWERED_WHEN_DOWN.has(command) && !TAG_READS.includes(command) && !(command in LIMIT_COMMANDS)) return JSON.stringify(fail(RqError.of('RQ_ERR_QUEUE_DOWN').message));
   }
   const parsed = arg.trim() === '' ? { ok: true as const, value: {} } : parseJsonArg(arg);
   if (!parsed.ok) return JSON.stringify(fail(RqError.of('RQ_ERR_INVALID_JSON', `invalid JSON argument: ${parsed.error}`).message));

@@ -1,6 +1,7 @@
 // The dispatcher: which queued message starts next, when, and how many run at once.
 import type { QueueConfig } from '../config/queue-config.js';
 import type { Message } from '../message/message.js';
+import type { LimitGate } from './limit-gate.js';
 import type { MessageIndex } from './message-index.js';
 
 export interface DispatcherDeps {
@@ -13,6 +14,8 @@ export interface DispatcherDeps {
   start: (msg: Message) => Promise<void>;
   /** Finishes a message whose expiry deadline passed, already taken out of the que (rq-beyond §B4). */
   expire: (msg: Message) => void;
+  /** Concurrency limits shared across queues (rq-beyond §B12.3). */
+  limits: Pick<LimitGate, 'keyOf' | 'park' | 'takeGranted' | 'withdrawAll'>;
 }
 
 /** The values of a message's blocking or coalescing params, as one comparable key. */
@@ -37,7 +40,14 @@ export class Dispatcher {
     const deadline = this.d.index.nextDeadline();
     if (deadline !== undefined) this.armWake(deadline);
     const config = this.d.config();
+    // Out of UP, messages waiting for a slot give it back and wait in the que like the others.
+    if (!this.d.canStart()) this.d.limits.withdrawAll();
     while (this.d.canStart() && this.busy.size < config.num_workers) {
+      const granted = this.d.limits.takeGranted();
+      if (granted) {
+        this.startOne(granted, paramKey(granted, config.blocking_params));
+        continue;
+      }
       const next = this.pick(config.blocking_params);
       if (!next) break;
       const dueMs = Number(next.due) * 1000;
@@ -46,11 +56,18 @@ export class Dispatcher {
         break;
       }
       this.d.index.dequeue(next.msg_id);
-      this.busy.set(next.msg_id, paramKey(next, config.blocking_params));
-      const p = this.d.start(next);
-      this.inFlight.add(p);
-      void p.finally(() => this.inFlight.delete(p));
+      const key = this.d.limits.keyOf(next);
+      // A limited message waits off the que for its slot; it holds no worker meanwhile.
+      if (key !== null) this.d.limits.park(next, key);
+      else this.startOne(next, paramKey(next, config.blocking_params));
     }
+  }
+
+  private startOne(msg: Message, blockingKey: string): void {
+    this.busy.set(msg.msg_id, blockingKey);
+    const p = this.d.start(msg);
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p));
   }
 
   /** The run of `id` gave its worker slot back (its script exited): the next message may start. */

@@ -231,6 +231,18 @@ export class LifecycleOps {
     }
   }
 
+  /** rq-mgr refused a parked message's key for good (rq-beyond §B12.3): err, outcome `failed`. */
+  async refuseLimit(msg: Message, text: string): Promise<void> {
+    const status = `LIMIT REFUSED - ${text}`;
+    try {
+      await finishToErr(this.d, msg.msg_id, 'que', msg, { status, outcome: 'failed', actor: 'limits' });
+      this.finished(msg, status, 'que');
+    } catch (err) {
+      this.d.log.error({ err, msg_id: msg.msg_id }, 'could not finish a message whose limit was refused; it stays in que');
+      if (await this.d.spool.exists('que', msg.msg_id)) this.d.index.enqueue(msg);
+    }
+  }
+
   async history(id: string, where: Located): Promise<HistoryEntry[]> {
     return this.d.spool.readHistory(where.state, id);
   }

@@ -16,6 +16,10 @@ export class MessageIndex {
   /** Messages folded into a running one (spec §3.5): on disk in que/, hidden from the que. */
   private readonly coalesced = new Map<string, Message>();
   private readonly finished: Record<FinishedState, number> = { done: 0, relayed: 0, err: 0 };
+  /** Messages waiting for (or granted) a limit slot (rq-beyond §B12.3): on disk in que/, out of the que's order. */
+  private readonly parked = new Map<string, Message>();
+  /** Told when a parked message is taken by someone else (a cancel, a delete), so its slot or place in line is given back. */
+  onUnparked: (id: string) => void = () => undefined;
 
   /** `now` (epoch ms) tells due messages from delayed ones; `deadlineOf` gives a queued message's expiry. */
   constructor(now: () => number = Date.now, deadlineOf?: DeadlineOf) {
@@ -58,8 +62,22 @@ export class MessageIndex {
     this.que.insert(msg);
   }
 
+  /** Takes a message out of the que, or out of the parked ones (whose slot or place in line then goes back). */
   dequeue(id: string): Message | undefined {
-    return this.que.remove(id);
+    const parked = this.unpark(id);
+    if (parked) this.onUnparked(id);
+    return parked ?? this.que.remove(id);
+  }
+
+  /** A message taken out of the que to wait for a limit slot. */
+  park(msg: Message): void {
+    this.parked.set(msg.msg_id, msg);
+  }
+
+  unpark(id: string): Message | undefined {
+    const msg = this.parked.get(id);
+    this.parked.delete(id);
+    return msg;
   }
 
   isQueued(id: string): boolean {
@@ -140,13 +158,13 @@ export class MessageIndex {
   /** Which live state memory holds `id` in, or null (it may still be finished, on disk). */
   liveState(id: string): 'prep' | 'que' | 'run' | null {
     if (this.prep.has(id)) return 'prep';
-    if (this.que.has(id) || this.coalesced.has(id)) return 'que';
+    if (this.que.has(id) || this.coalesced.has(id) || this.parked.has(id)) return 'que';
     return this.runs.has(id) ? 'run' : null;
   }
 
   /** The whole message when memory has it (que, coalesced, run). */
   liveMessage(id: string): Message | undefined {
-    return this.que.get(id) ?? this.coalesced.get(id) ?? this.runs.get(id)?.msg;
+    return this.que.get(id) ?? this.coalesced.get(id) ?? this.parked.get(id) ?? this.runs.get(id)?.msg;
   }
 
   setFinished(state: FinishedState, n: number): void {
@@ -158,6 +176,6 @@ export class MessageIndex {
   }
 
   counts(): StateCounts {
-    return { prep: this.prep.size, que: this.que.size, run: this.runs.size, ...this.finished };
+    return { prep: this.prep.size, que: this.que.size + this.parked.size, run: this.runs.size, ...this.finished };
   }
 }

@@ -15,7 +15,7 @@ import { JOB_FIELDS } from '../message/job-fields.js';
 export type Located = { state: State; dir: string };
 
 // A clone is meant to run: it never copies expire_at (rq-beyond §B1.13).
-const CLONE_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote', 'tags', ...JOB_FIELDS.filter((f) => f !== 'expire_at')] as const;
+const CLONE_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote', 'tags', 'limit', 'limit_concurrency', ...JOB_FIELDS.filter((f) => f !== 'expire_at')] as const;
 
 export interface MessageOpsDeps {
   spool: QueueSpool;
@@ -25,6 +25,8 @@ export interface MessageOpsDeps {
   /** Something became runnable. */
   pump: () => void;
   keys: IdempotencyKeys;
+  /** Why a parked message waits for a limit slot (rq-beyond §B12.3), if it does. */
+  limitWait: (id: string) => MessageWaiting | undefined;
   /** Journals a new message's tags in the tag index; awaited before its msg is written. */
   tagged: (id: string, tags: readonly string[]) => Promise<void>;
 }
@@ -70,6 +72,8 @@ export class MessageOps {
   /** Why a que message is not running yet (rq-beyond §B1.2, derived, never stored). */
   private waitingOf(id: string, msg: Message): MessageWaiting {
     if (this.d.index.isCoalesced(id)) return { reason: 'coalesced', into: String(msg.dup) };
+    const slot = this.d.limitWait(id);
+    if (slot) return slot;
     const due = Number(msg.due) || 0;
     return due * 1000 > this.d.now() ? { reason: 'delayed', due } : { reason: 'ready' };
   }

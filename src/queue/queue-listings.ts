@@ -1,5 +1,6 @@
 // What runs and what waits, as the `running` (rq-beyond §B11) and `waiting` (§B2) commands list them.
 import type { RunningEntry, WaitReason, WaitingEntry } from '../ipc/run-lists.js';
+import type { LimitGate } from './limit-gate.js';
 import type { MessageIndex } from './message-index.js';
 import { attemptOf } from './retry-policy.js';
 
@@ -27,8 +28,8 @@ export function runningList(index: MessageIndex, nowMs: number): RunningEntry[] 
     });
 }
 
-/** Queued messages that are not ready: delayed ones by due, then those folded into a running message; at most `limit`. */
-export function waitingList(index: MessageIndex, reason: WaitReason | undefined, limit: number): WaitingEntry[] {
+/** Queued messages that are not ready: delayed ones by due, those folded into a running message, those waiting for a limit slot; at most `limit`. */
+export function waitingList(index: MessageIndex, limits: LimitGate, reason: WaitReason | undefined, limit: number): WaitingEntry[] {
   const out: WaitingEntry[] = [];
   if (reason === undefined || reason === 'delayed') {
     for (const m of index.delayedInOrder(limit)) out.push({ msg_id: m.msg_id, reason: 'delayed', due: Number(m.due) });
@@ -39,5 +40,6 @@ export function waitingList(index: MessageIndex, reason: WaitReason | undefined,
       out.push({ msg_id: m.msg_id, reason: 'coalesced', into: String(m.dup) });
     }
   }
+  if (reason === undefined || reason === 'limit') out.push(...limits.waitingList().slice(0, Math.max(0, limit - out.length)));
   return out.slice(0, limit);
 }

@@ -1,4 +1,5 @@
 // One queue process's core: composes the spool, the message index, the dispatcher, runs, admin state and observers.
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { QueueConfig } from '../config/queue-config.js';
@@ -19,6 +20,9 @@ import { Runs } from './runs.js';
 import { type Launcher, resolveScript } from './script-runner.js';
 import { killStaleScript } from './stale-scripts.js';
 import { TagOps } from './tag-ops.js';
+import { LimitGate } from './limit-gate.js';
+import { MgrClient } from '../ipc/mgr-client.js';
+import { rootPaths } from '../config/paths.js';
 import { observeWebhooks } from './webhooks.js';
 
 export type { Peer } from './dup.js';
@@ -43,6 +47,9 @@ export interface QueueDeps {
 
 export const DEFAULT_IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 
+/** How long a limit request waits for rq-mgr before it is asked again. */
+const MGR_TIMEOUT_MS = 5000;
+
 /** Blank message directories kept ready: a burst of concurrent creates makes no inode on its path. */
 const BLANKS = 16;
 
@@ -53,6 +60,7 @@ export class Queue {
   readonly ops: MessageOps;
   readonly lifecycle: LifecycleOps;
   readonly tags: TagOps;
+  readonly limits: LimitGate;
   private readonly admin: AdminState;
   private readonly dispatcher: Dispatcher;
   private readonly runs: Runs;
@@ -108,10 +116,23 @@ export class Queue {
       baseEnv: deps.baseEnv,
       log: this.log,
       now: this.now,
-      released: (id) => this.dispatcher.release(id),
+      released: (id) => {
+        this.limits.ended(id);
+        this.dispatcher.release(id);
+      },
       pump: () => this.pump(),
       stopping: () => this.stopping,
       killGraceMs: deps.killGraceMs,
+    });
+    this.limits = new LimitGate({
+      config,
+      mgr: new MgrClient(rootPaths(deps.root).mgrSock, MGR_TIMEOUT_MS),
+      mgrPresent: () => fs.existsSync(rootPaths(deps.root).mgrSock),
+      index,
+      log: this.log,
+      pump: () => this.pump(),
+      note: (id, entry) => spool.appendHistory(spool.msgDir('que', id), entry),
+      refused: (msg, text) => void this.lifecycle.refuseLimit(msg, text),
     });
     this.dispatcher = new Dispatcher({
       index,
@@ -120,6 +141,7 @@ export class Queue {
       now: this.now,
       start: (msg) => this.runs.run(msg),
       expire: (msg) => void this.lifecycle.expire(msg, deadlineOf(msg, this.configNow)),
+      limits: this.limits,
     });
     this.keys = new IdempotencyKeys({
       file: spool.paths.keysFile,
@@ -130,7 +152,7 @@ export class Queue {
       dirSync: spool.dirSync,
       log: this.log,
     });
-    this.ops = new MessageOps({ spool, index, events, now: this.now, pump: () => this.pump(), keys: this.keys, tagged: (id, tags) => this.tags.journalNew(id, tags) });
+    this.ops = new MessageOps({ spool, index, events, now: this.now, pump: () => this.pump(), keys: this.keys, tagged: (id, tags) => this.tags.journalNew(id, tags), limitWait: (id) => this.limits.waitingOf(id) });
     this.lifecycle = new LifecycleOps({ spool, index, coalescer, now: this.now, pump: () => this.pump(), log: this.log, events });
     this.tags = new TagOps({ spool, index, ops: this.ops, lifecycle: this.lifecycle, events, now: this.now, log: this.log });
     this.webhooksSent = observeWebhooks(events, { peer: deps.peer, fullId: (id) => spool.fullId(id), log: this.log });
@@ -187,6 +209,8 @@ export class Queue {
     await this.tags.load(rec.que);
     this.admin.watch();
     this.markReady();
+    // Recovery has killed what the previous process left: its slots are free. Acquires wait for this.
+    void this.limits.reset();
     this.pump();
   }
 
@@ -221,10 +245,12 @@ export class Queue {
     const dispatched = this.dispatcher.stop();
     this.admin.close();
     for (const run of this.index.allRuns()) run.stop();
+    this.limits.withdrawAll();
     await dispatched;
     await this.webhooksSent();
     await this.keys.close();
     await this.tags.close();
+    this.limits.close();
     await this.spool.close();
   }
 }

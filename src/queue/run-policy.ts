@@ -2,6 +2,7 @@
 import path from 'node:path';
 import type { QueueConfig } from '../config/queue-config.js';
 import type { RetrySettings } from '../message/job-fields.js';
+import { expandLimit } from '../message/limit-key.js';
 import type { Message } from '../message/message.js';
 import { failuresOf, lastFailureEnv, retrySettings, seconds } from './retry-policy.js';
 import type { DeadlineLimits } from './run-deadlines.js';
@@ -46,6 +47,8 @@ export function runPolicy(msg: Message, config: QueueConfig, jobDir: string, gra
     env.RQ_DEADLINE = String(Math.floor(startMs / 1000 + timeout));
   }
   if (Array.isArray(msg.tags) && msg.tags.length) env.RQ_TAGS = msg.tags.join(',');
+  const limit = typeof msg.limit === 'string' ? msg.limit : config.limit;
+  if (limit !== undefined) env.RQ_LIMIT = expandLimit(limit, msg, config.name);
   if (heartbeat !== undefined) env.RQ_HEARTBEAT_TIMEOUT = seconds(heartbeat);
   if (timeout !== undefined || heartbeat !== undefined) env.RQ_KILL_GRACE = seconds(graceMs / 1000);
   return { retry, limits, env: Object.keys(env).length ? env : NO_ENV };

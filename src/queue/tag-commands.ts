@@ -1,7 +1,7 @@
 // The queue socket's tag commands (rq-beyond §B9): tag_message, tagged, tags, cancel_tagged, reindex_tags.
 import { RqError, invalidField } from '../errors.js';
 import { STATES } from '../message/states.js';
-import { isTag, readTags } from '../message/tags.js';
+import { TAG_EXPECTED, isTag, readTags } from '../message/tags.js';
 import { type Args, MAX_ACTOR, MAX_REASON, countArg, msgId, oneOf, optionalText } from './command-args.js';
 import type { Queue } from './queue.js';
 
@@ -14,7 +14,7 @@ export const TAG_READS = ['tagged', 'tags'];
 function tagArg(args: Args): string {
   const v = args.tag;
   if (v === undefined || v === null || v === '') throw RqError.of('RQ_ERR_LACKING_FIELD', 'tag');
-  if (!isTag(v)) throw invalidField('tag', 'a tag of 1-64 characters from A-Z a-z 0-9 . _ : @ + - (starting with a letter or digit)', v);
+  if (!isTag(v)) throw invalidField('tag', TAG_EXPECTED, v);
   return v;
 }
 

@@ -73,10 +73,10 @@ export class TagOps {
    */
   async change(id: string, add: readonly string[], remove: readonly string[], actor: string): Promise<string[]> {
     for (let tries = 1; ; tries++) {
-      const where = await this.d.ops.locate(id);
+      const where = await this.find(id);
       if (!where) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
       const mem = this.d.index.liveMessage(id);
-      const msg = mem ?? (await this.d.spool.readMessage(where.state, id));
+      const msg = mem ?? (await this.d.spool.readMessage(where.state, where.name));
       const before = tagsOf(msg);
       const added = add.filter((t) => !before.includes(t) && !remove.includes(t));
       const removed = remove.filter((t) => before.includes(t));
@@ -87,7 +87,7 @@ export class TagOps {
       const updated: Message = { ...msg, tags };
       if (!tags.length) delete updated.tags;
       try {
-        await this.d.spool.writeMessage(where.state, id, updated);
+        await this.d.spool.writeMessage(where.state, where.name, updated);
       } catch (err) {
         if (tries < WRITE_TRIES && isErrno(err, 'ENOENT')) continue;
         throw err;
@@ -117,6 +117,7 @@ export class TagOps {
     const page: TaggedEntry[] = [];
     const gone: string[] = [];
     let seen = 0;
+    let dropped = 0;
     for (const { id, at } of hits) {
       if (!q.state && page.length >= q.limit) break;
       const live = this.d.index.liveState(id);
@@ -125,11 +126,12 @@ export class TagOps {
       if (q.state && !live && !['done', 'relayed', 'err'].includes(q.state)) continue;
       const entry = seen >= q.offset && page.length < q.limit ? await this.entry(id, tag, at) : await this.stillTagged(id, tag, q.state);
       if (entry === 'gone') gone.push(id);
+      if (entry === 'gone' || (entry === null && !q.state)) dropped++;
       if (entry === null || entry === 'gone') continue;
       if (entry !== true) page.push(entry);
       seen++;
     }
-    return { total: q.state ? seen : hits.length - gone.length, messages: page, ...(gone.length ? { gone } : {}) };
+    return { total: q.state ? seen : hits.length - dropped, messages: page, ...(gone.length ? { gone } : {}) };
   }
 
   /** How many messages carry each tag. */
@@ -142,7 +144,7 @@ export class TagOps {
     const ids = this.index.tagged(tag).map((h) => h.id).filter((id) => this.d.index.liveState(id) !== null);
     const done = await mapLimit(ids, SCAN_LANES, async (id) => {
       const where = await this.d.ops.locate(id);
-      if (!where || !tagsOf((this.d.index.liveMessage(id) ?? (await this.d.spool.readMessage(where.state, id).catch(() => ({}) as Message)))).includes(tag)) return false;
+      if (!where || !tagsOf(this.d.index.liveMessage(id) ?? ({} as Message)).includes(tag)) return false;
       return this.d.lifecycle.cancel(id, where, req).then(() => true, () => false);
     });
     return done.filter(Boolean).length;
@@ -160,8 +162,8 @@ export class TagOps {
 
   /** The page entry of a message that still has `tag`; null (and the entry dropped) otherwise. */
   private async entry(id: string, tag: string, at: number): Promise<TaggedEntry | null | 'gone'> {
-    const where = await this.d.ops.locate(id);
-    const msg = where && (this.d.index.liveMessage(id) ?? (await this.d.spool.readMessage(where.state, id).catch(() => null)));
+    const where = await this.find(id);
+    const msg = where && (this.d.index.liveMessage(id) ?? (await this.d.spool.readMessage(where.state, where.name).catch(() => null)));
     if (!where || !msg || !tagsOf(msg).includes(tag)) return this.drop(id, tag, where !== null);
     const { status } = await this.d.ops.statusView(id, where);
     return { msg_id: id, state: where.state, status, due: Number(msg.due) || 0, priority: priorityOf(msg), tagged_at: new Date(at).toISOString() };
@@ -171,9 +173,17 @@ export class TagOps {
   private async stillTagged(id: string, tag: string, state?: State): Promise<true | null | 'gone'> {
     const live = this.d.index.liveState(id);
     if (live) return !state || live === state ? true : null;
-    const where = state ? ((await this.d.spool.exists(state, id)) ? state : await this.d.spool.locate(id)) : await this.d.spool.locate(id);
-    if (where === null) return this.drop(id, tag, false);
+    const where = state && (await this.d.spool.exists(state, id)) ? state : (await this.find(id))?.state;
+    if (where === undefined) return this.drop(id, tag, false);
     return !state || where === state ? true : null;
+  }
+
+  /** Where a message is, an acknowledged err one (err/.<id>) too: it still exists, and keeps its tags. */
+  private async find(id: string): Promise<(Located & { name: string }) | null> {
+    const where = await this.d.ops.locate(id);
+    if (where) return { ...where, name: id };
+    const acked = `.${id}`;
+    return (await this.d.spool.exists('err', acked)) ? { state: 'err', dir: this.d.spool.msgDir('err', acked), name: acked } : null;
   }
 
   /** An index entry the message no longer backs: null when it lost the tag, 'gone' when it no longer exists. */
@@ -189,6 +199,7 @@ export class TagOps {
     const out: { id: string; tags: string[]; at: number }[] = [];
     for (const state of STATES) {
       const ids = state === 'done' || state === 'relayed' ? await spool.listHashed(state, Infinity) : await spool.listFlat(state);
+      if (state === 'err') ids.push(...(await spool.listFlat('err', true)));
       const msgs = await mapLimit(ids, SCAN_LANES, (id) => spool.readMessage(state, id).catch(() => null));
       for (const m of msgs) if (m && tagsOf(m).length) out.push({ id: m.msg_id, tags: tagsOf(m), at: idTime(m.msg_id) ?? 0 });
     }

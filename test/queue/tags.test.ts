@@ -134,6 +134,16 @@ describe('lookup', () => {
     expect((await q.cmd('tags'))[1].gone).toBeUndefined();
   });
 
+  it('an acknowledged err message keeps its tags: listed, re-taggable, and found again by a rebuild', async () => {
+    const id = await q.send({ param1: 'err', tags: ['acked'] });
+    await q.waitState(id, ['err']);
+    await q.cmd('ack_errs');
+    expect((await q.cmd('tagged', { tag: 'acked' }))[1]).toMatchObject({ total: 1, messages: [{ msg_id: id, state: 'err' }] });
+    expect(await q.cmd('tag_message', { msg_id: id, add: 'later' })).toEqual(['ok', ['acked', 'later']]);
+    expect(await q.cmd('reindex_tags')).toEqual(['ok', expect.any(Number)]);
+    expect((await q.cmd('tagged', { tag: 'later' }))[1].messages).toEqual([expect.objectContaining({ msg_id: id, state: 'err' })]);
+  });
+
   it('refuses a bad tag, state, offset or limit', async () => {
     expect(await q.cmd('tagged', {})).toEqual(['fail', expect.stringContaining('tag')]);
     expect((await q.cmd('tagged', { tag: 'a/b' }))[1]).toMatch(/^tag: expected a tag/);

@@ -1,0 +1,221 @@
+// The table of named slots shared by every queue (rq-beyond §B12.2): holders and FIFO waiters per key, in rq-mgr's one thread.
+import type { Logger } from 'pino';
+import { RqError } from '../errors.js';
+import type { LimitKeyStatus } from '../ipc/mgr-client.js';
+import { EMPTY_LIMITS, type LimitsTable, configuredConcurrency } from '../config/limits-config.js';
+
+export type AcquireReply = ['granted'] | ['wait', number];
+
+interface Holder {
+  queue: string;
+  since: number;
+  grantedAt: number;
+  /** Its queue process died: counted until its scripts are known dead (limit_reset). */
+  orphaned: boolean;
+}
+
+interface Waiter {
+  ref: string;
+  queue: string;
+  since: number;
+  /** Arrival at the arbiter: the tie-break between equal `since`. */
+  seq: number;
+}
+
+interface KeyState {
+  concurrency: number;
+  source: 'config' | 'message';
+  holders: Map<string, Holder>;
+  waiting: Waiter[];
+}
+
+export interface ArbiterDeps {
+  now: () => number;
+  /**
+   * Tells `queue` that its waiter `msgId` holds a slot of `key`: true when it took it, false when it
+   * refused (no longer waiting), null when it did not answer.
+   */
+  grant: (queue: string, msgId: string, key: string) => Promise<boolean | null>;
+  log: Logger;
+  /** The first moments after a start, when acquires only park, so that queues restarted with rq-mgr register first. */
+  settleMs: number;
+}
+
+/** A ref is `<queue>/<msg_id>`. */
+function msgIdOf(ref: string): string {
+  return ref.slice(ref.indexOf('/') + 1);
+}
+
+export class LimitArbiter {
+  private table: LimitsTable = EMPTY_LIMITS;
+  private readonly keys = new Map<string, KeyState>();
+  private seq = 0;
+  private settling: boolean;
+  private readonly settleTimer: NodeJS.Timeout;
+
+  constructor(private readonly d: ArbiterDeps) {
+    this.settling = d.settleMs > 0;
+    this.settleTimer = setTimeout(() => {
+      this.settling = false;
+      for (const key of [...this.keys.keys()]) this.promote(key);
+    }, d.settleMs);
+    this.settleTimer.unref();
+  }
+
+  /** A new config/limits.json: config keys take its values; a raised concurrency promotes at once, a lowered one lets holders finish. */
+  setConfig(table: LimitsTable): void {
+    this.table = table;
+    for (const [key, state] of this.keys) {
+      const c = configuredConcurrency(table, key);
+      if (c !== undefined) Object.assign(state, { concurrency: c, source: 'config' });
+      else if (state.source === 'config') state.source = 'message';
+      this.promote(key);
+    }
+  }
+
+  /**
+   * The concurrency of `key`: the file's, else the one known while the key is in use, else
+   * `given`. Refuses a `given` that differs from a known one, and a key with none.
+   */
+  define(key: string, given?: number): { concurrency: number; source: 'config' | 'message' } {
+    const configured = configuredConcurrency(this.table, key);
+    const known = configured !== undefined ? { concurrency: configured, source: 'config' as const } : this.keys.get(key);
+    if (known && given !== undefined && given !== known.concurrency) {
+      const from = known.source === 'config' ? 'config/limits.json' : 'limit_concurrency of a message using it';
+      throw RqError.of('RQ_ERR_LIMIT_CONFLICT', JSON.stringify(key), known.concurrency, from, given);
+    }
+    if (known) return { concurrency: known.concurrency, source: known.source };
+    if (given === undefined) throw RqError.of('RQ_ERR_LIMIT_NO_CONCURRENCY', JSON.stringify(key));
+    return { concurrency: given, source: 'message' };
+  }
+
+  /** Parks `ref` among the key's waiters, then promotes: granted now, or its 1-based place in line. */
+  acquire(key: string, ref: string, since: number, given?: number): AcquireReply {
+    // The file wins over a message's own value: it may have changed since the message was made.
+    const { concurrency, source } = this.define(key, configuredConcurrency(this.table, key) === undefined ? given : undefined);
+    let state = this.keys.get(key);
+    if (!state) this.keys.set(key, (state = { concurrency, source, holders: new Map(), waiting: [] }));
+    if (state.holders.has(ref)) return ['granted'];
+    if (!state.waiting.some((w) => w.ref === ref)) this.park(state, { ref, queue: ref.slice(0, ref.indexOf('/')), since, seq: this.seq++ });
+    if (this.promote(key, ref)) return ['granted'];
+    return ['wait', state.waiting.findIndex((w) => w.ref === ref) + 1];
+  }
+
+  /** Gives a slot back, or withdraws a waiter; promotes. Idempotent. */
+  release(key: string, ref: string): void {
+    const state = this.keys.get(key);
+    if (!state) return;
+    state.holders.delete(ref);
+    state.waiting = state.waiting.filter((w) => w.ref !== ref);
+    this.promote(key);
+  }
+
+  /** The supervisor saw `queue` exit: its waiters go, its holders stay counted as orphans. */
+  queueDied(queue: string): void {
+    for (const [key, state] of this.keys) {
+      state.waiting = state.waiting.filter((w) => w.queue !== queue);
+      for (const h of state.holders.values()) if (h.queue === queue) h.orphaned = true;
+      this.forgetIfIdle(key);
+    }
+  }
+
+  /** `queue`'s scripts of an earlier incarnation are dead: every slot it held is free. The number freed. */
+  reset(queue: string): number {
+    let freed = 0;
+    for (const [key, state] of [...this.keys]) {
+      state.waiting = state.waiting.filter((w) => w.queue !== queue);
+      for (const [ref, h] of state.holders) {
+        if (h.queue !== queue) continue;
+        state.holders.delete(ref);
+        freed++;
+      }
+      this.promote(key);
+    }
+    return freed;
+  }
+
+  /** Queues with a holder granted before `before` (epoch ms), for the reconciliation sweep. */
+  queuesHoldingSince(before: number): string[] {
+    const out = new Set<string>();
+    for (const state of this.keys.values()) for (const h of state.holders.values()) if (!h.orphaned && h.grantedAt < before) out.add(h.queue);
+    return [...out];
+  }
+
+  /** The sweep's answer from `queue`: holders granted before `before` that it does not report are released. */
+  reconcile(queue: string, held: readonly string[], before: number): number {
+    const reported = new Set(held.map((id) => `${queue}/${id}`));
+    let released = 0;
+    for (const [key, state] of [...this.keys]) {
+      for (const [ref, h] of state.holders) {
+        if (h.queue !== queue || h.orphaned || h.grantedAt >= before || reported.has(ref)) continue;
+        state.holders.delete(ref);
+        released++;
+        this.d.log.warn({ key, holder: ref }, 'limit slot held by a message its queue no longer runs; released');
+      }
+      this.promote(key);
+    }
+    return released;
+  }
+
+  status(only?: string): Record<string, LimitKeyStatus> {
+    const out: Record<string, LimitKeyStatus> = {};
+    for (const [key, s] of this.keys) {
+      if (only !== undefined && key !== only) continue;
+      out[key] = {
+        concurrency: s.concurrency,
+        source: s.source,
+        holders: [...s.holders].map(([ref, h]) => ({ ref, queue: h.queue, since: h.since, granted_at: h.grantedAt, ...(h.orphaned ? { orphaned: true as const } : {}) })),
+        waiting: s.waiting.map((w, i) => ({ ref: w.ref, queue: w.queue, since: w.since, position: i + 1 })),
+      };
+    }
+    return out;
+  }
+
+  close(): void {
+    clearTimeout(this.settleTimer);
+  }
+
+  /** In order of `since`, then arrival: a binary search, so parking is O(log n) comparisons. */
+  private park(state: KeyState, w: Waiter): void {
+    let lo = 0;
+    let hi = state.waiting.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const o = state.waiting[mid];
+      if (o.since < w.since || (o.since === w.since && o.seq < w.seq)) lo = mid + 1;
+      else hi = mid;
+    }
+    state.waiting.splice(lo, 0, w);
+  }
+
+  /**
+   * Hands free slots to the first waiters; true when `requester` got one (it learns from the
+   * reply), every other one is told by its queue. Nothing moves while settling.
+   */
+  private promote(key: string, requester?: string): boolean {
+    const state = this.keys.get(key);
+    if (!state) return false;
+    let granted = false;
+    while (!this.settling && state.holders.size < state.concurrency && state.waiting.length) {
+      const w = state.waiting.shift()!;
+      state.holders.set(w.ref, { queue: w.queue, since: w.since, grantedAt: this.d.now(), orphaned: false });
+      if (w.ref === requester) granted = true;
+      else void this.tell(key, w);
+    }
+    this.forgetIfIdle(key);
+    return granted;
+  }
+
+  /** A queue that refuses the grant gives the slot back; one that does not answer keeps it until the sweep asks. */
+  private async tell(key: string, w: Waiter): Promise<void> {
+    const took = await this.d.grant(w.queue, msgIdOf(w.ref), key).catch(() => null);
+    if (took === false) this.release(key, w.ref);
+    if (took === null) this.d.log.warn({ key, holder: w.ref }, 'queue did not answer limit_granted; the slot stays held until the sweep asks');
+  }
+
+  /** A key with neither holders nor waiters is forgotten, and with it a concurrency a message gave. */
+  private forgetIfIdle(key: string): void {
+    const s = this.keys.get(key);
+    if (s && s.holders.size === 0 && s.waiting.length === 0) this.keys.delete(key);
+  }
+}

@@ -1,0 +1,167 @@
+// rq-mgr's side of concurrency limits (rq-beyond §B12.2): the arbiter, config/limits.json and its watch, queue deaths, the reconciliation sweep, the socket commands.
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { loadLimits } from '../config/limits-config.js';
+import { queuePaths, rootPaths } from '../config/paths.js';
+import { RqError, invalidField } from '../errors.js';
+import { QueueClient } from '../ipc/queue-client.js';
+import { checkExpandedKey, readLimitConcurrency } from '../message/limit-key.js';
+import { isMsgId, isValidQueueName } from '../message/names.js';
+import { killStaleScript } from '../queue/stale-scripts.js';
+import { LimitArbiter } from './limit-arbiter.js';
+
+export const SETTLE_MS = 2000;
+export const SWEEP_EVERY_MS = 60_000;
+/** Only holders granted this long ago are asked about: a fresh grant may not have reached its queue's memory yet. */
+export const SWEEP_MIN_AGE_MS = 5000;
+
+export interface LimitsServiceDeps {
+  root: string;
+  log: Logger;
+  now?: () => number;
+  settleMs?: number;
+  sweepEveryMs?: number;
+}
+
+/** How a queue process ended, as the supervisor saw it. */
+export type QueueExit = 'restarting' | 'stopped' | 'abandoned';
+
+type Args = Record<string, unknown>;
+
+function jsonArgs(arg: string): Args {
+  let v: unknown;
+  try {
+    v = arg.trim() === '' ? {} : JSON.parse(arg);
+  } catch (err) {
+    throw RqError.of('RQ_ERR_INVALID_JSON', `invalid JSON argument: ${(err as Error).message}`);
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalidField('argument', 'a JSON object', v);
+  return v as Args;
+}
+
+function keyArg(a: Args): string {
+  if (typeof a.key !== 'string') throw invalidField('key', 'a limit key', a.key);
+  return checkExpandedKey(a.key, invalidField, 'key');
+}
+
+/** `<queue>/<msg_id>`. */
+function holderArg(a: Args): string {
+  const h = a.holder;
+  const slash = typeof h === 'string' ? h.indexOf('/') : -1;
+  if (typeof h !== 'string' || !isValidQueueName(h.slice(0, slash)) || !isMsgId(h.slice(slash + 1))) throw invalidField('holder', 'a message ref <queue>/<msg_id>', h);
+  return h;
+}
+
+function queueArg(a: Args): string {
+  if (!isValidQueueName(a.queue)) throw invalidField('queue', 'a queue name', a.queue);
+  return a.queue as string;
+}
+
+export class LimitsService {
+  readonly arbiter: LimitArbiter;
+  private watcher: fs.FSWatcher | null = null;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private readonly now: () => number;
+
+  constructor(private readonly d: LimitsServiceDeps) {
+    this.now = d.now ?? Date.now;
+    this.arbiter = new LimitArbiter({
+      now: this.now,
+      settleMs: d.settleMs ?? SETTLE_MS,
+      log: d.log,
+      grant: (queue, msgId, key) => this.client(queue).limitGranted(msgId, key).then((a) => a.ok, () => null),
+    });
+  }
+
+  private client(queue: string): QueueClient {
+    return QueueClient.oneShot(queuePaths(this.d.root, queue).sock, { timeoutMs: 5000 });
+  }
+
+  async start(): Promise<void> {
+    await this.reload();
+    const file = rootPaths(this.d.root).limitsFile;
+    this.watcher = fs.watch(path.dirname(file), { persistent: false }, (_ev, name) => {
+      if (name === null || String(name) === path.basename(file)) void this.reload();
+    });
+    this.sweepTimer = setInterval(() => void this.sweep(), this.d.sweepEveryMs ?? SWEEP_EVERY_MS);
+    this.sweepTimer.unref();
+  }
+
+  /** Reads config/limits.json; an invalid file is logged and the table in force kept. */
+  async reload(): Promise<void> {
+    try {
+      this.arbiter.setConfig(await loadLimits(rootPaths(this.d.root).limitsFile));
+    } catch (err) {
+      this.d.log.error({ err: (err as Error).message }, 'config/limits.json not loaded; the previous limits stay in force');
+    }
+  }
+
+  /**
+   * A queue process ended. Restarting: its holders stay counted until its next incarnation's
+   * limit_reset. Stopped cleanly: it waited for its scripts, so its slots are free. Abandoned (ERROR,
+   * deleted): rq-mgr kills the scripts it left, as the queue's own recovery would, then frees them.
+   */
+  async queueExited(queue: string, how: QueueExit): Promise<void> {
+    this.arbiter.queueDied(queue);
+    if (how === 'restarting') return;
+    if (how === 'abandoned') await this.killLeftovers(queue);
+    const freed = this.arbiter.reset(queue);
+    if (freed) this.d.log.info({ queue, freed }, 'limit slots of a queue that is gone freed');
+  }
+
+  private async killLeftovers(queue: string): Promise<void> {
+    const runDir = queuePaths(this.d.root, queue).state.run;
+    for (const id of await fsp.readdir(runDir).catch(() => [] as string[])) {
+      const killed = await killStaleScript(path.join(runDir, id), id);
+      if (killed.length) this.d.log.warn({ queue, msg_id: id, pids: killed }, 'killed a script its queue process left running');
+    }
+  }
+
+  /** §B12.2's sweep: a holder its queue no longer reports (a lost limit_release) is released. */
+  async sweep(): Promise<number> {
+    const before = this.now() - SWEEP_MIN_AGE_MS;
+    let released = 0;
+    for (const queue of this.arbiter.queuesHoldingSince(before)) {
+      const held = await this.client(queue).limitHeld().catch(() => null);
+      if (held?.ok) released += this.arbiter.reconcile(queue, held.value, before);
+    }
+    return released;
+  }
+
+  /** The supervisor socket's limit_* commands (rq-beyond §B1.9); the argument is JSON. */
+  commands(): Record<string, (arg: string) => unknown> {
+    const a = this.arbiter;
+    const concurrency = (v: unknown) => (v === undefined || v === null ? undefined : readLimitConcurrency(v, invalidField, 'concurrency'));
+    return {
+      limit_define: (arg) => {
+        const args = jsonArgs(arg);
+        a.define(keyArg(args), concurrency(args.concurrency));
+        return ['ok'];
+      },
+      limit_acquire: (arg) => {
+        const args = jsonArgs(arg);
+        const since = args.since;
+        if (typeof since !== 'number' || !Number.isFinite(since)) throw invalidField('since', 'epoch milliseconds', since);
+        return a.acquire(keyArg(args), holderArg(args), since, concurrency(args.concurrency));
+      },
+      limit_release: (arg) => {
+        const args = jsonArgs(arg);
+        a.release(keyArg(args), holderArg(args));
+        return ['ok'];
+      },
+      limit_reset: (arg) => ['ok', a.reset(queueArg(jsonArgs(arg)))],
+      limit_status: (arg) => {
+        const args = jsonArgs(arg);
+        return ['ok', a.status(args.key === undefined ? undefined : keyArg(args))];
+      },
+    };
+  }
+
+  close(): void {
+    this.watcher?.close();
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.arbiter.close();
+  }
+}

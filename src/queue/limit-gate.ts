@@ -1,0 +1,224 @@
+// The queue's side of concurrency limits (rq-beyond §B12.3): park a limited message, ask rq-mgr for a slot, start it when granted, give the slot back when its run ends.
+import type { Logger } from 'pino';
+import type { QueueConfig } from '../config/queue-config.js';
+import { RqError, codeOfText, invalidField } from '../errors.js';
+import type { MgrClient } from '../ipc/mgr-client.js';
+import { checkExpandedKey, expandLimit } from '../message/limit-key.js';
+import { idTime } from '../message/message-id.js';
+import type { CreateFields, Message } from '../message/message.js';
+import type { MessageIndex } from './message-index.js';
+
+export interface LimitGateDeps {
+  config: () => QueueConfig;
+  mgr: MgrClient;
+  index: MessageIndex;
+  log: Logger;
+  /** Something may start now (a grant). */
+  pump: () => void;
+  /** Is there an rq-mgr to ask (its socket exists)? A queue run without one holds no slots anywhere. */
+  mgrPresent: () => boolean;
+  /** A history line on a queued message. */
+  note: (id: string, entry: Record<string, unknown>) => void;
+  /** rq-mgr refused the message's key for good: it ends in err (LIMIT REFUSED - <text>). */
+  refused: (msg: Message, text: string) => void;
+}
+
+interface Parked {
+  msg: Message;
+  key: string;
+  since: number;
+  /** Place in line at the arbiter; null before its first answer. */
+  position: number | null;
+  granted: boolean;
+}
+
+/** Back-off of an unanswered acquire or release: 1 s doubling to 60 s (§B8.2's registration rule). */
+const RETRY_FIRST_MS = 1000;
+const RETRY_MAX_MS = 60_000;
+
+export class LimitGate {
+  private readonly parked = new Map<string, Parked>();
+  /** Granted ids in grant order: the dispatcher starts these before any ready message. */
+  private granted: string[] = [];
+  /** Running messages holding a slot, and its key. */
+  private readonly holding = new Map<string, string>();
+  private readonly retries = new Set<NodeJS.Timeout>();
+  private closed = false;
+  private markReset!: () => void;
+  /** limit_reset answered (or given up at close): no acquire goes out before it, or the reset would drop it. */
+  private readonly resetDone = new Promise<void>((r) => (this.markReset = r));
+
+  constructor(private readonly d: LimitGateDeps) {
+    d.index.onUnparked = (id) => this.withdraw(id);
+  }
+
+  private get queue(): string {
+    return this.d.config().name;
+  }
+
+  private ref(id: string): string {
+    return `${this.queue}/${id}`;
+  }
+
+  /** The key `msg` takes a slot of (its `limit`, else the queue's), expanded; null without one. */
+  keyOf(msg: Pick<Message, 'limit'> & Record<string, unknown>): string | null {
+    const template = (typeof msg.limit === 'string' ? msg.limit : undefined) ?? this.d.config().limit;
+    return template === undefined ? null : expandLimit(template, msg, this.queue);
+  }
+
+  /** At create: the expanded key is well formed and rq-mgr knows (or now learns) its concurrency; refused otherwise. */
+  async checkCreate(fields: CreateFields): Promise<void> {
+    const key = this.keyOf(fields as CreateFields & Record<string, unknown>);
+    if (key === null) return;
+    checkExpandedKey(key, invalidField);
+    const a = await this.d.mgr.limitDefine(key, fields.limit_concurrency).catch((err: Error) => {
+      throw RqError.of('RQ_ERR_LIMITS_UNAVAILABLE', err.message);
+    });
+    if (!a.ok) throw new RqError(codeOfText(a.text) ?? 'RQ_ERR_USAGE', a.text);
+  }
+
+  /**
+   * At start, after recovery killed what an earlier incarnation left: every slot it held is free.
+   * Without an rq-mgr there is no table to clean (a new one starts empty), so nothing is retried.
+   */
+  async reset(): Promise<void> {
+    for (let wait = RETRY_FIRST_MS; !this.closed && this.d.mgrPresent(); wait = Math.min(wait * 2, RETRY_MAX_MS)) {
+      const a = await this.d.mgr.limitReset(this.queue).catch(() => null);
+      if (a?.ok) {
+        if (a.value) this.d.log.info({ freed: a.value }, 'limit slots of the previous queue process freed');
+        break;
+      }
+      await this.after(wait);
+    }
+    this.markReset();
+  }
+
+  /** The dispatcher took `msg` out of the que and it has a key: it waits, off the que, for a slot. */
+  park(msg: Message, key: string): void {
+    const since = Math.max(Number(msg.due) * 1000 || 0, idTime(msg.msg_id) ?? 0);
+    const p: Parked = { msg, key, since, position: null, granted: false };
+    this.parked.set(msg.msg_id, p);
+    this.d.index.park(msg);
+    void this.acquire(p);
+  }
+
+  private async acquire(p: Parked): Promise<void> {
+    await this.resetDone;
+    const id = p.msg.msg_id;
+    for (let wait = RETRY_FIRST_MS; this.parked.get(id) === p && !this.closed; wait = Math.min(wait * 2, RETRY_MAX_MS)) {
+      const req = { key: p.key, holder: this.ref(id), since: p.since, concurrency: p.msg.limit_concurrency };
+      const a = await this.d.mgr.limitAcquire(req).catch((err: Error) => ({ error: err.message }));
+      if (this.parked.get(id) !== p) return this.release(p.key, id);
+      if ('granted' in a && a.granted) return this.grant(id, p);
+      if ('position' in a) {
+        p.position = a.position;
+        this.d.note(id, { event: 'limit_wait', key: p.key, position: a.position });
+        return;
+      }
+      if ('refused' in a) {
+        this.d.index.unpark(id);
+        this.parked.delete(id);
+        return this.d.refused(p.msg, a.refused);
+      }
+      this.d.log.warn({ msg_id: id, key: p.key, err: a.error }, 'rq-mgr did not answer limit_acquire; asking again');
+      await this.after(wait);
+    }
+  }
+
+  /** limit_granted from rq-mgr: true when the message still waits for that key. */
+  onGranted(id: string, key: string): boolean {
+    const p = this.parked.get(id);
+    if (!p || p.key !== key || p.granted) return false;
+    this.grant(id, p);
+    return true;
+  }
+
+  private grant(id: string, p: Parked): void {
+    p.granted = true;
+    p.position = 0;
+    this.granted.push(id);
+    this.d.note(id, { event: 'limit_grant', key: p.key });
+    this.d.pump();
+  }
+
+  /** The next granted message, out of the parked ones; its slot is held until its run ends. */
+  takeGranted(): Message | undefined {
+    const id = this.granted.shift();
+    if (id === undefined) return undefined;
+    const p = this.parked.get(id)!;
+    this.parked.delete(id);
+    this.d.index.unpark(id);
+    this.holding.set(id, p.key);
+    return p.msg;
+  }
+
+  /** A run is over (its script is gone): its slot goes back. */
+  ended(id: string): void {
+    const key = this.holding.get(id);
+    if (key === undefined) return;
+    this.holding.delete(id);
+    void this.release(key, id);
+  }
+
+  /** A parked message was cancelled, deleted or expired: its place in line or its slot goes back. */
+  private withdraw(id: string): void {
+    const p = this.parked.get(id);
+    if (!p) return;
+    this.parked.delete(id);
+    this.granted = this.granted.filter((g) => g !== id);
+    void this.release(p.key, id);
+  }
+
+  /** The queue left UP (PAUSE, DOWN, stopping): parked messages go back to the que and give their slots back; they ask again on resume. */
+  withdrawAll(): void {
+    for (const [id, p] of [...this.parked]) {
+      this.d.index.unpark(id);
+      this.parked.delete(id);
+      this.d.index.enqueue(p.msg);
+      void this.release(p.key, id);
+    }
+    this.granted = [];
+  }
+
+  /** Refs rq-mgr's sweep may keep: running and granted messages. */
+  held(): string[] {
+    return [...this.holding.keys(), ...this.granted];
+  }
+
+  /** get_message's `waiting` of a parked message. */
+  waitingOf(id: string): { reason: 'limit'; key: string; position: number } | undefined {
+    const p = this.parked.get(id);
+    return p ? { reason: 'limit', key: p.key, position: p.position ?? 0 } : undefined;
+  }
+
+  /** Parked messages, in the order they asked. */
+  waitingList(): { msg_id: string; reason: 'limit'; key: string; position: number }[] {
+    return [...this.parked.values()].map((p) => ({ msg_id: p.msg.msg_id, reason: 'limit' as const, key: p.key, position: p.position ?? 0 }));
+  }
+
+  private async release(key: string, id: string): Promise<void> {
+    for (let wait = RETRY_FIRST_MS; !this.closed; wait = Math.min(wait * 2, RETRY_MAX_MS)) {
+      const a = await this.d.mgr.limitRelease(key, this.ref(id)).catch(() => null);
+      if (a?.ok) return;
+      // A restarted rq-mgr starts empty: once the queue is gone from its table, nothing is held.
+      await this.after(wait);
+    }
+  }
+
+  private after(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.retries.delete(t);
+        resolve();
+      }, ms);
+      t.unref();
+      this.retries.add(t);
+    });
+  }
+
+  close(): void {
+    this.closed = true;
+    this.markReset();
+    for (const t of this.retries) clearTimeout(t);
+  }
+}
