@@ -16,6 +16,8 @@ export const FORM_FIELD_IDS = [
   'mesg_post_run_webhook',
   // The Advanced fieldset: run policy fields (rq-beyond §B1.11).
   ...JOB_FIELDS.map((f) => `mesg_${f}` as const),
+  // rq-beyond §B9: tags, comma-separated.
+  'mesg_tags',
 ] as const;
 
 export type FormFieldId = (typeof FORM_FIELD_IDS)[number];

@@ -144,7 +144,9 @@ export class TagOps {
     const ids = this.index.tagged(tag).map((h) => h.id).filter((id) => this.d.index.liveState(id) !== null);
     const done = await mapLimit(ids, SCAN_LANES, async (id) => {
       const where = await this.d.ops.locate(id);
-      if (!where || !tagsOf(this.d.index.liveMessage(id) ?? ({} as Message)).includes(tag)) return false;
+      // prep messages are not kept whole in memory (after a restart, only their ids): read them.
+      const msg = where && (this.d.index.liveMessage(id) ?? (await this.d.spool.readMessage(where.state, id).catch(() => null)));
+      if (!where || !msg || !tagsOf(msg).includes(tag)) return false;
       return this.d.lifecycle.cancel(id, where, req).then(() => true, () => false);
     });
     return done.filter(Boolean).length;

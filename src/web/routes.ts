@@ -5,6 +5,7 @@ import { attachApi } from './api/attach-api.js';
 import { messageApi } from './api/message-api.js';
 import { lifecycleApi } from './api/lifecycle-api.js';
 import { statusApi } from './api/status-api.js';
+import { tagApi } from './api/tag-api.js';
 import { tailEvents } from './api/tail-events.js';
 import { dashboardPage } from './pages/dashboard-page.js';
 import { formPages } from './pages/form-pages.js';
@@ -18,6 +19,7 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   const status = statusApi(ctx);
   const message = messageApi(ctx);
   const lifecycle = lifecycleApi(ctx);
+  const tags = tagApi(ctx);
   const admin = adminApi(ctx);
   const attach = attachApi(ctx, maxUploadBytes);
   const forms = formPages(ctx);
@@ -34,6 +36,9 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.post('/delete_queue', admin.deleteQueue);
   app.get('/q.txt', status.listTxt);
   app.get('/q.json', status.listJson);
+  // rq-beyond §B9: lookups across every queue; /tags/<tag>.json is JSON, /tags/<tag> the HTML view.
+  app.get('/tracked.json', tags.trackedJson);
+  app.get('/tags/:tag', tags.tagged);
 
   // /q/<q>, /q/<q>.txt and /q/<q>.json share one path segment (queue names never contain a dot).
   app.get('/q/:q', (req: FastifyRequest, reply: FastifyReply) => {
@@ -51,6 +56,9 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.post('/q/:q/requeue_errs', lifecycle.requeueErrs);
   app.get('/q/:q/running.json', lifecycle.runningJson);
   app.get('/q/:q/waiting.json', lifecycle.waitingJson);
+  app.post('/q/:q/cancel_tagged', tags.cancelTagged);
+  app.get('/q/:q/tags.json', tags.queueTagsJson);
+  app.get('/q/:q/tags/:tag', tags.queueTagged);
   app.get('/q/:q/config.json', status.configFile);
   app.get('/q/:q/config', status.liveConfig);
 
@@ -67,6 +75,7 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.post('/q/:q/:id/priority', lifecycle.priority);
   app.post('/q/:q/:id/reschedule', lifecycle.reschedule);
   app.get('/q/:q/:id/history.json', lifecycle.historyJson);
+  app.post('/q/:q/:id/tags', tags.tagMessage);
   app.post('/q/:q/:id/attach/new', attach.attachNew);
   app.post('/q/:q/:id/attach/:name', attach.attachDelete);
   app.get('/q/:q/:id/log/:file', attach.logGet);

@@ -31,6 +31,22 @@ export class Urls {
     return this.queue(q, `/${encodeURIComponent(id)}${rest}`);
   }
 
+  /**
+   * The HTML view of a tag: every queue's messages with it, or `queue`'s only. A path ending in
+   * `.json` is the JSON answer, so a tag that itself ends in `.json` gets `x_format=html`.
+   */
+  tag(tag: string, queue?: string): string {
+    const p = `tags/${encodeURIComponent(tag)}`;
+    const suffix = tag.endsWith('.json') ? '?x_format=html' : '';
+    return (queue === undefined ? this.link(p) : this.queue(queue, `/${p}`)) + suffix;
+  }
+
+  /** The JSON answer of a tag (`GET /tags/<tag>.json`, `GET /q/<q>/tags/<tag>.json`). */
+  tagJson(tag: string, queue?: string): string {
+    const p = `tags/${encodeURIComponent(tag)}.json`;
+    return queue === undefined ? this.link(p) : this.queue(queue, `/${p}`);
+  }
+
   origin(req: FastifyRequest): string {
     const host = req.headers.host ?? this.fallbackHost;
     return `${req.protocol}://${host}`;

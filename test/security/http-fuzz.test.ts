@@ -74,7 +74,7 @@ describe('HTTP fuzz', () => {
       fc.asyncProperty(request, async (r) => {
         const pattern = patterns[r.pattern % patterns.length];
         const [q, id, name, file] = r.segments;
-        let p = fillRoute(pattern, { q: q === '' ? 'test' : q, id: id === '' ? done : id, name, file });
+        let p = fillRoute(pattern, { q: q === '' ? 'test' : q, id: id === '' ? done : id, name, file, tag: name });
         if (r.query) p += `?${encoded(...r.query)}`;
         const headers: Record<string, string> = { host: r.host ?? `127.0.0.1:${w.port}` };
         if (r.body.type !== undefined) headers['content-type'] = r.body.type;

@@ -32,14 +32,14 @@ beforeAll(async () => {
   script = JSON.parse(await fs.readFile(queuePaths(w.root, 'test').configFile, 'utf8')).script as string;
   linkFile = path.join(w.root, 'linked.json');
   await fs.writeFile(linkFile, JSON.stringify({ name: 'swept_link', script, num_workers: 1 }));
-  const values = { q: 'test', id: msg.id, name: msg.name, file: 'stdio.log' };
+  const values = { q: 'test', id: msg.id, name: msg.name, file: 'stdio.log', tag: 'swept' };
   sweep = [...(await routeTable(w.root)), ...UNROUTED].map((r) => ({ method: r.method, url: w.base + fillRoute(r.pattern, values) }));
 }, 60_000);
 afterAll(async () => {
   await w?.stop();
 });
 
-/** Fields that make every POST route act if it let the request through: create, delete, down, new queue, upload. */
+/** Fields that make every POST route act if it let the request through: create, delete, down, new queue, upload, tag, cancel by tag. */
 function actingBody(): FormData {
   const fd = new FormData();
   fd.set('mesg', JSON.stringify({ dest: 'test', param1: 'done' }));
@@ -47,6 +47,8 @@ function actingBody(): FormData {
   fd.set('_method', 'delete');
   fd.set('down', '1');
   fd.set('queue_name', 'test');
+  fd.set('add', 'swept');
+  fd.set('tag', 'swept');
   fd.set('queue[name]', 'swept');
   fd.set('queue[script]', script);
   fd.set('queue[json_path]', linkFile);
@@ -65,7 +67,9 @@ describe('the route table', () => {
   it('holds the routes of spec §9.3 and the static files, each with a real target', () => {
     const lines = sweep.map((r) => `${r.method} ${r.url.slice(w.base.length)}`);
     expect(lines.length).toBeGreaterThan(55);
-    for (const must of ['POST /q/test/new_message', 'GET /css/rq.css', 'GET /js/main.js', 'GET /favicon.ico', 'HEAD /q.json', `GET /q/test/${msg.id}/attach/${msg.name}`, `POST /q/test/${msg.id}/attach/new`]) {
+    for (const must of ['POST /q/test/new_message', 'GET /css/rq.css', 'GET /js/main.js', 'GET /favicon.ico', 'HEAD /q.json', `GET /q/test/${msg.id}/attach/${msg.name}`, `POST /q/test/${msg.id}/attach/new`,
+      // rq-beyond §B9: the tag routes.
+      `POST /q/test/${msg.id}/tags`, 'POST /q/test/cancel_tagged', 'GET /q/test/tags.json', 'GET /q/test/tags/swept', 'GET /tags/swept', 'GET /tracked.json']) {
       expect(lines).toContain(must);
     }
   });

@@ -136,6 +136,22 @@ const ECHOES: Echo[] = [
   { what: 'GET a path outside relative_root', echoed: true, send: (p) => fetch(`${w.origin}/elsewhere/${p}`) },
   // access-control.ts originProblem: the Origin of a refused cross-site POST is named in the 403 text.
   { what: 'Origin of a POST', echoed: true, send: (p) => post('/q/test/ack_errs', {}, { origin: p }) },
+  // api/tag-api.ts → tag-lookup.ts requireTag: the tag from the path, in the 400 text (HTML view and JSON).
+  { what: 'GET /tags/<tag>', echoed: true, send: (p) => get(`/tags/${enc(p)}`) },
+  { what: 'GET /q/<q>/tags/<tag>.json', echoed: true, send: (p) => get(`/q/test/tags/${enc(p)}.json`) },
+  // tag-lookup.ts tagListParam: a bad tag of add/remove is named in the 400.
+  { what: 'POST …/<id>/tags add', echoed: true, send: (p) => post(`/q/test/${done.id}/tags`, { add: p }) },
+  // api/tag-api.ts cancelTagged: the tag is named in the 400; the reason becomes the cancelled messages' status,
+  // shown by views/tags-view.ts on the queue's tag view (where the html answer's back leads).
+  { what: 'POST /q/<q>/cancel_tagged tag', echoed: true, send: (p) => post('/q/test/cancel_tagged', { tag: p }) },
+  {
+    what: 'cancel_tagged reason on the tag view',
+    echoed: true,
+    send: async (p) => {
+      await postMessage(w.base, 'test', { dest: 'test', param1: 'done', due: Math.floor(Date.now() / 1000) + 3600, tags: 'escape' });
+      return follow(await post('/q/test/cancel_tagged', { tag: 'escape', reason: p, back: '/rq/q/test/tags/escape' }));
+    },
+  },
   // views/message-view.ts fieldValue: what new_message stored, on the message page.
   {
     what: 'param1..4 and src on the message page',
@@ -153,12 +169,12 @@ describe('every echo of a request value is escaped', () => {
   });
 
   // Query parameters any page reads today, and one none does, on every GET route the app has.
-  const QUERY = ['filter', 'back', 'limit', 'offset', 'x_format', 'embed', 'q', 'id', 'name', 'file', 'unknown'];
+  const QUERY = ['filter', 'back', 'limit', 'offset', 'state', 'x_format', 'embed', 'q', 'id', 'name', 'file', 'tag', 'unknown'];
   it.each(PAYLOADS.map((p) => [p.raw, p] as const))('every GET route with every query parameter carrying %s', async (_raw, p) => {
     const routes = (await routeTable(w.root)).filter((r) => r.method === 'GET');
     const query = new URLSearchParams(QUERY.map((k) => [k, p.raw])).toString();
     for (const r of routes) {
-      const url = `${w.origin}${fillRoute(r.pattern, { q: 'test', id: done.id, name: done.name, file: 'stdio.log' })}?${query}`;
+      const url = `${w.origin}${fillRoute(r.pattern, { q: 'test', id: done.id, name: done.name, file: 'stdio.log', tag: 'swept' })}?${query}`;
       await expectSafe(await fetch(url, { signal: AbortSignal.timeout(10_000) }), p, false, `GET ${url}`);
     }
   });

@@ -237,7 +237,7 @@ describe('reschedule, priority, purge, requeue_errs, running and waiting over HT
     expect(waiting.headers.get('content-type')).toMatch(/^application\/json/);
     expect(await waiting.json()).toContainEqual({ msg_id: delayed, reason: 'delayed', due });
     const bad = await fetch(`${B}/q/other/waiting.json?reason=bogus`);
-    expect([bad.status, await bad.json()]).toEqual([400, ['fail', 'reason: expected one of delayed, coalesced, limit, received "bogus"']]);
+    expect([bad.status, await bad.json()]).toEqual([400, ['fail', 'reason: expected one of delayed, coalesced, dependencies, limit, received "bogus"']]);
     expect((await fetch(`${B}/q/nope/running.json`)).status).toBe(404);
     for (const id of [run, delayed]) await postForm(`${B}/q/other/${id}/cancel`, { x_format: 'json' });
   });

@@ -1,12 +1,15 @@
-// GET /: the dashboard (its counts refresh from /dashboard.json in the browser).
+// GET /: the dashboard (its counts refresh from /dashboard.json, its tracked list from /tracked.json, in the browser).
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { TRACK_TAG } from '../../message/tags.js';
 import { dashboardData } from '../dashboard-data.js';
+import { DEFAULT_TAG_PAGE, taggedEverywhere } from '../tag-lookup.js';
 import { dashboardView } from '../views/dashboard-view.js';
+import { trackedView } from '../views/tags-view.js';
 import type { WebContext } from '../web-context.js';
 
 export function dashboardPage(ctx: WebContext) {
   return async function dashboard(req: FastifyRequest, reply: FastifyReply) {
-    const data = await dashboardData(ctx);
-    return ctx.page(req, reply, dashboardView(data, ctx.urls, ctx.deps.config.allow_new_queue === true), { scripts: ['main.js'] });
+    const [data, tracked] = await Promise.all([dashboardData(ctx), taggedEverywhere(ctx, TRACK_TAG, { offset: 0, limit: DEFAULT_TAG_PAGE })]);
+    return ctx.page(req, reply, dashboardView(data, ctx.urls, ctx.deps.config.allow_new_queue === true, trackedView(tracked, ctx.urls)), { scripts: ['main.js'] });
   };
 }

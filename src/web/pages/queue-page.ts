@@ -73,7 +73,7 @@ export function queuePage(ctx: WebContext) {
           (a) => (a.ok ? a.value : []),
           () => [],
         );
-      const [prep, que, run, done, err, errack, relayed] = await Promise.all([
+      const [prep, que, run, done, err, errack, relayed, tags] = await Promise.all([
         ask('prep', { limit: LIST_LIMIT }),
         ask('que', { limit: QUE_LIMIT }),
         ask('run', { limit: LIST_LIMIT }),
@@ -81,7 +81,12 @@ export function queuePage(ctx: WebContext) {
         ask('err'),
         ask('errack'),
         ask('relayed', { limit: LIST_LIMIT }),
+        client.tags().then(
+          (a) => (a.ok ? a.value : {}),
+          () => ({}),
+        ),
       ]);
+      data.tags = tags;
       data.prep = strings(prep);
       data.que = pairs(que).map(([id, due]): QueItem => ({ id, due: due as number | string }));
       data.run = pairs(run).map(([id, status]): RunItem => ({ id, status: String(status) }));
@@ -109,6 +114,6 @@ export function queuePage(ctx: WebContext) {
         }),
       );
     }
-    return ctx.page(req, reply, queueView(data, ctx.urls), { queue: q });
+    return ctx.page(req, reply, queueView(data, ctx.urls), { queue: q, scripts: ['main.js'] });
   };
 }

@@ -23,7 +23,8 @@ function queueRow(q: DashboardQueue, urls: Urls, odd: boolean): SafeHtml {
 </tr>`;
 }
 
-export function dashboardView(d: DashboardData, urls: Urls, allowNewQueue: boolean): SafeHtml {
+/** `tracked`: the `#tracked` section (views/tags-view.ts), shown under the queue list. */
+export function dashboardView(d: DashboardData, urls: Urls, allowNewQueue: boolean, tracked: SafeHtml = html``): SafeHtml {
   const rows = d.queues.map((q, i) => queueRow(q, urls, i % 2 === 1));
   const timers = d.timers.ok
     ? d.timers.timers.length
@@ -44,6 +45,7 @@ export function dashboardView(d: DashboardData, urls: Urls, allowNewQueue: boole
     <tbody>${rows}</tbody>
   </table></div>
 </section>
+${tracked}
 <section class="card"><h2>Timer List</h2><div id="timer-list">${timers}</div></section>
 <section class="card" id="mgr-section">${mgr}</section>`;
 }

@@ -47,6 +47,8 @@ export function newMessageView(q: string, form: FormConfig | null, urls: Urls): 
     ...([1, 2, 3, 4] as const).map((n): FieldSpec => ({ id: `mesg_param${n}`, name: `mesg[param${n}]`, label: `Param ${n}`, help: `Given to the script as RQ_PARAM${n}`, overridable: true })),
     { id: 'mesg_status', name: 'mesg[status]', label: 'Status', overridable: true },
     { id: 'mesg_post_run_webhook', name: 'mesg[post_run_webhook]', label: 'Post-run webhooks', help: 'URLs separated by spaces, called when the message finishes', overridable: false },
+    // rq-beyond §B9: looked up across queues at /tags/<tag>; "track" lists it on the dashboard.
+    { id: 'mesg_tags', name: 'mesg[tags]', label: 'Tags', help: 'Comma-separated, e.g. nightly,customer:42 (letters, digits and . _ : @ + -); "track" shows the message on the dashboard', overridable: true },
   ];
   return html`<div class="page-head"><h1>New Message for <a href="${urls.queue(q)}">${q}</a></h1></div>
 <form class="card form" id="new-message-form" method="post" action="${urls.queue(q, '/new_message')}">

@@ -4,11 +4,13 @@ import type { MessageView } from '../message-files.js';
 import type { Urls } from '../urls.js';
 import { type SafeHtml, html, safeHref } from './html.js';
 import { postButton } from './queue-view.js';
+import { messageTagsView } from './tags-view.js';
 import { timelineView } from './timeline-view.js';
 
 const SUMMARY = ['param1', 'param2', 'param3', 'param4', 'count'];
 const FULL = ['msg_id', 'max_count', 'post_run_webhook', 'dest', 'src', 'orig_msg_id', 'cloned_from', 'dups', 'dup', 'force_remote', 'due', 'path'];
-const NOT_SHOWN = new Set(['status', 'state', '_attachments', ...SUMMARY]);
+// Tags have their own card (chips, form, Track toggle).
+const NOT_SHOWN = new Set(['status', 'state', '_attachments', 'tags', ...SUMMARY]);
 
 /** A full id URL or a short id of this queue, as a link. */
 function msgLink(value: unknown, q: string, urls: Urls): SafeHtml {
@@ -99,6 +101,7 @@ ${m.state === 'que' || m.state === 'err' ? postButton(self, 'Delete', { id: 'btn
   </tbody></table>
   <details id="message-full"><summary>full</summary><table class="fields"><tbody>${full}</tbody></table></details>
 </section>
+${messageTagsView(Array.isArray(m.tags) ? m.tags.filter((t): t is string => typeof t === 'string') : [], q, m.msg_id, urls)}
 <section class="card" id="attachments-section"><h3>Attachments</h3>${attachmentsView(m, q, urls, prep)}${upload}</section>
 ${tail}
 ${timelineView(history)}`;

@@ -1,4 +1,4 @@
-// rq UI behaviour: live dashboard counts (polls /dashboard.json every 2 s while visible) and confirm prompts.
+// rq UI behaviour: live dashboard counts and tracked list (poll /dashboard.json and /tracked.json every 2 s while visible) and confirm prompts.
 const COLUMNS = ['prep', 'que', 'run', 'err', 'done', 'relayed'];
 
 /** Must match views/format.ts idPart. */
@@ -111,6 +111,90 @@ function startDashboard() {
   document.addEventListener('visibilitychange', tick);
 }
 
+/** A table cell holding text, or a link (`href`) with that text; never markup from the reply. */
+function cell(cls, text, href) {
+  const td = document.createElement('td');
+  td.className = cls;
+  if (href === undefined) td.textContent = String(text);
+  else {
+    const a = document.createElement('a');
+    a.href = href;
+    a.textContent = String(text);
+    if (cls === 'msg') a.className = 'msg-link';
+    td.append(a);
+  }
+  return td;
+}
+
+function note(id, cls, text) {
+  const p = document.createElement('p');
+  p.id = id;
+  p.className = cls;
+  p.textContent = text;
+  return p;
+}
+
+/** Must match views/tags-view.ts trackedView. */
+function renderTracked(data, box, root) {
+  const q = (name) => `${root}q/${encodeURIComponent(name)}`;
+  const parts = [];
+  if (data.messages.length === 0) parts.push(note('tracked-empty', 'muted', 'No tracked messages.'));
+  else {
+    const wrap = document.createElement('div');
+    wrap.className = 'table-wrap';
+    const table = document.createElement('table');
+    table.className = 'grid';
+    table.id = 'tracked-table';
+    table.innerHTML = '<thead><tr><th>QUEUE</th><th>MESSAGE</th><th>STATE</th><th>STATUS</th><th>PRIORITY</th><th>TRACKED SINCE</th></tr></thead><tbody></tbody>';
+    for (const m of data.messages) {
+      const tr = document.createElement('tr');
+      tr.dataset.ref = `${m.queue}/${m.msg_id}`;
+      const since = document.createElement('td');
+      since.className = 'tagged-at';
+      const time = document.createElement('time');
+      time.dateTime = m.tagged_at;
+      time.textContent = m.tagged_at;
+      since.append(time);
+      tr.append(cell('queue', m.queue, q(m.queue)), cell('msg', m.msg_id, `${q(m.queue)}/${encodeURIComponent(m.msg_id)}`), cell('state', m.state), cell('status', m.status), cell('num', m.priority), since);
+      table.tBodies[0].append(tr);
+    }
+    wrap.append(table);
+    parts.push(wrap);
+  }
+  const more = data.total - data.messages.length;
+  if (more > 0) {
+    const p = note('tracked-more', 'muted', `${more} more: `);
+    const a = document.createElement('a');
+    a.href = `${root}tags/track`;
+    a.textContent = 'all tracked';
+    p.append(a);
+    parts.push(p);
+  }
+  if (data.unavailable.length) parts.push(note('tracked-unavailable', 'bad', `Not answering: ${data.unavailable.join(', ')}`));
+  box.replaceChildren(...parts);
+}
+
+function startTracked() {
+  const section = document.getElementById('tracked');
+  const box = document.getElementById('tracked-list');
+  if (!section || !box) return;
+  let busy = false;
+  const tick = async () => {
+    if (busy || document.hidden) return;
+    busy = true;
+    try {
+      const res = await fetch(section.dataset.refresh, { headers: { Accept: 'application/json' }, cache: 'no-store' });
+      if (res.ok) renderTracked(await res.json(), box, section.dataset.root);
+    } catch {
+      // The server may be restarting; the next tick tries again.
+    } finally {
+      busy = false;
+    }
+  };
+  setInterval(tick, 2000);
+  document.addEventListener('visibilitychange', tick);
+}
+
 for (const form of document.querySelectorAll('form[data-confirm]')) {
   form.addEventListener('submit', (e) => {
     if (!confirm(form.dataset.confirm)) e.preventDefault();
@@ -118,3 +202,4 @@ for (const form of document.querySelectorAll('form[data-confirm]')) {
 }
 
 startDashboard();
+startTracked();
