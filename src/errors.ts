@@ -15,6 +15,7 @@ export const ERRORS = {
   RQ_ERR_LIMIT_TEMPLATE: { status: 400, message: '%s: the template names an unknown field {%s} (use {param1}..{param4} or {queue})' },
   RQ_ERR_LIMIT_NO_CONCURRENCY: { status: 400, message: 'limit: key %s has no concurrency: add it to config/limits.json or send limit_concurrency' },
   RQ_ERR_LIMIT_CONFLICT: { status: 400, message: 'limit_concurrency: key %s has concurrency %s (%s), received %s' },
+  RQ_ERR_BAD_DEPENDENCY: { status: 400, message: '%s' },
   RQ_ERR_LIMITS_UNAVAILABLE: { status: 503, message: 'limit: the limits table (rq-mgr) did not answer (%s)' },
   // The classic queue socket replies (spec §7), word for word.
   RQ_ERR_MISSING_DEST: { status: 400, message: 'input missing required "dest" parameter' },
@@ -32,6 +33,7 @@ export const ERRORS = {
   RQ_ERR_NOT_IN_ERR: { status: 409, message: 'msg not in err (%s)' },
   RQ_ERR_NOT_QUEUED: { status: 409, message: 'msg not in que or prep (%s)' },
   RQ_ERR_NOT_WAITING_SLOT: { status: 409, message: 'msg not waiting for a slot' },
+  RQ_ERR_NOT_WAITING_DEPS: { status: 409, message: 'msg is not waiting on dependencies' },
   RQ_ERR_WAIT_TIMED_OUT: { status: 408, message: 'timed out' },
   RQ_ERR_QUEUE_DOWN: { status: 503, message: 'status: DOWN' },
   RQ_ERR_COMMIT_FAILED: { status: 500, message: 'unknown reason' },

@@ -35,13 +35,14 @@ const runningLine = (e: RunningEntry) =>
 function waitingLine(e: WaitingEntry): string {
   if (e.reason === 'delayed') return `delayed due ${new Date(e.due * 1000).toISOString()}`;
   if (e.reason === 'limit') return `limit ${e.key} position ${e.position || 'granted'}`;
+  if (e.reason === 'dependencies') return `dependencies ${e.waiting_on.join(',')}`;
   return `coalesced into ${e.into}`;
 }
 
 export const LIST_COMMANDS: Record<string, RqCommand> = {
   running: listing('list the running messages of a queue: pid, attempt, start, last sign of life, deadline (--queue Q [--json])', (c) => c.running(), runningLine),
   waiting: listing(
-    'list the queued messages that are not ready and why: delayed until their due, coalesced into a running one, or waiting for a limit slot (--queue Q [--reason R] [--limit N] [--json])',
+    'list the queued messages that are not ready and why: delayed until their due, coalesced into a running one, waiting for dependencies or for a limit slot (--queue Q [--reason R] [--limit N] [--json])',
     (c, opts) => c.waiting({ reason: stringOpt(opts, 'reason', 'a reason'), limit: stringOpt(opts, 'limit', 'a count') }),
     waitingLine,
   ),

@@ -184,4 +184,19 @@ export class QueueClient {
   async limitHeld(): Promise<Answer<string[]>> {
     return answer(await this.send('limit_held', {}), isTags);
   }
+
+  /** Internal (rq-beyond §B8.3): registers `dependent` (`<queue>/<id>`) on message `msgId`; the value is where that message is. */
+  async addDependent(msgId: string, dependent: string): Promise<Answer<{ state: State; outcome?: string }>> {
+    return answer(await this.send('add_dependent', { msg_id: msgId, dependent }), (v): v is { state: State; outcome?: string } => isObject(v) && isString(v.state));
+  }
+
+  /** Internal (rq-beyond §B8.3): a dependency of `msg_id` has finished; `resolved` or `ignored`. */
+  async dependencyResolved(payload: { msg_id: string; dependency: string; state: string; outcome?: string }): Promise<Answer<'resolved' | 'ignored'>> {
+    return answer(await this.send('dependency_resolved', payload), (v): v is 'resolved' | 'ignored' => v === 'resolved' || v === 'ignored');
+  }
+
+  /** rq-beyond §B8.3: stops waiting for some dependencies (`depends`) or all (`all`); the value is the refs still awaited. */
+  async undepend(msgId: string, which: { depends?: unknown; all?: unknown }): Promise<Answer<string[]>> {
+    return answer(await this.send('undepend', { msg_id: msgId, ...which }), isTags);
+  }
 }

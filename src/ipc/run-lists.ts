@@ -16,8 +16,8 @@ export interface RunningEntry {
   attempt: number;
 }
 
-/** Why a que message is not running; `dependencies` arrives with rq-beyond §B8. */
-export const WAIT_REASONS = ['delayed', 'coalesced', 'limit'] as const;
+/** Why a que message is not running (rq-beyond §B2). */
+export const WAIT_REASONS = ['delayed', 'coalesced', 'dependencies', 'limit'] as const;
 export type WaitReason = (typeof WAIT_REASONS)[number];
 
 export type WaitingEntry = { msg_id: string } & Exclude<MessageWaiting, { reason: 'ready' }>;

@@ -1,6 +1,7 @@
 // The message model: stored fields, what a create copies from a request, and their validation.
 import { RqError, invalidField } from '../errors.js';
 import { type JobFields, readJobFields } from './job-fields.js';
+import { type DependsFail, readDepends, readDependsFail } from './depends.js';
 import { readLimit, readLimitConcurrency } from './limit-key.js';
 import { readTags } from './tags.js';
 import type { State } from './states.js';
@@ -23,6 +24,10 @@ export interface CreateFields extends JobFields {
   idempotency_key?: string;
   /** rq-beyond §B9: 0–32 tags, lookup by tag across queues. */
   tags?: string[];
+  /** rq-beyond §B8: refs (`<queue>/<id>`) of messages of this host that must finish first. */
+  depends?: string[];
+  /** rq-beyond §B8: what a failed dependency does: fail (default), run, wait. */
+  depends_fail?: DependsFail;
   /** rq-beyond §B12: the key (or key template) of the named slots this message takes to run. */
   limit?: string;
   /** rq-beyond §B12: the key's concurrency, when config/limits.json does not give one. */
@@ -42,7 +47,7 @@ export interface Message extends CreateFields {
   [key: string]: unknown;
 }
 
-export const DERIVED_FIELDS = ['path', 'state', 'status', '_attachments'] as const;
+export const DERIVED_FIELDS = ['path', 'state', 'status', '_attachments', 'waiting', 'depends_done', 'dependents'] as const;
 export const DEFAULT_MAX_COUNT = 15;
 const TEXT_FIELDS = ['src', 'param1', 'param2', 'param3', 'param4', 'orig_msg_id'] as const;
 export const MAX_TEXT = 1 << 20;
@@ -118,6 +123,11 @@ export function normaliseCreate(input: unknown): CreateFields {
     const tags = readTags(req.tags, invalidField);
     if (tags.length) out.tags = tags;
   }
+  if (req.depends !== undefined && req.depends !== null && req.depends !== '') {
+    const refs = readDepends(req.depends);
+    if (refs.length) out.depends = refs;
+  }
+  if (req.depends_fail !== undefined && req.depends_fail !== null && req.depends_fail !== '') out.depends_fail = readDependsFail(req.depends_fail);
   if (req.limit !== undefined && req.limit !== null) out.limit = readLimit(req.limit, invalidField);
   if (req.limit_concurrency !== undefined && req.limit_concurrency !== null && req.limit_concurrency !== '') out.limit_concurrency = readLimitConcurrency(req.limit_concurrency, invalidField);
   return Object.assign(out, readJobFields(req, invalidField, '', Date.now()));
@@ -158,7 +168,12 @@ export function statusText(state: State, job: { job_status: string | null } | nu
 export const OUTCOMES = ['failed', 'exhausted', 'fatal', 'expired', 'cancelled', 'dependency_failed', 'interrupted'] as const;
 
 /** Why a que message is not running (rq-beyond §B2): get_message's derived `waiting`, and the `waiting` command's entries. */
-export type MessageWaiting = { reason: 'ready' } | { reason: 'delayed'; due: number } | { reason: 'coalesced'; into: string } | { reason: 'limit'; key: string; position: number };
+export type MessageWaiting =
+  | { reason: 'ready' }
+  | { reason: 'delayed'; due: number }
+  | { reason: 'coalesced'; into: string }
+  | { reason: 'limit'; key: string; position: number }
+  | { reason: 'dependencies'; waiting_on: string[] };
 
 /** A cancel as `msg.cancel` and `run/<id>/cancel` store it; `purge` removes the message once it is in err (rq-beyond §B5). */
 export interface CancelRecord {

@@ -8,6 +8,7 @@ import { parseJsonArg, parseRequest } from '../ipc/rq1.js';
 import { ANSWERED_WHEN_DOWN, LIFECYCLE_COMMANDS } from './lifecycle-commands.js';
 import { TAG_COMMANDS, TAG_READS } from './tag-commands.js';
 import { LIMIT_COMMANDS } from './limit-commands.js';
+import { DEPENDENCY_COMMANDS, DEPENDENCY_INTERNAL } from './dependency-commands.js';
 import type { Located, Queue } from './queue.js';
 
 type Reply = unknown;
@@ -35,6 +36,7 @@ function createHandler(mode: 'commit' | 'prep' | 'single'): Handler {
   return async (q, args) => {
     const fields = normaliseCreate(args);
     await q.limits.checkCreate(fields);
+    if (fields.depends) fields.depends = await q.waits.check(fields.depends);
     if (mode === 'single') {
       const same = q.index.nextQueued((m) => ['param1', 'param2', 'param3', 'param4'].every((p) => (m[p] ?? null) === (fields[p as 'param1'] ?? null)));
       if (same) return ['ok', q.fullId(same.msg_id)];
@@ -184,6 +186,7 @@ export const COMMANDS: Record<string, Handler> = {
   ...LIFECYCLE_COMMANDS,
   ...TAG_COMMANDS,
   ...LIMIT_COMMANDS,
+  ...DEPENDENCY_COMMANDS,
 };
 
 /**
@@ -196,7 +199,7 @@ export async function handleRequest(q: Queue, payload: string, log: Logger): Pro
   if (!handler) return JSON.stringify(['ERROR', `unknown command: ${command.slice(0, 80)}`]);
   if (!ALWAYS.has(command)) {
     await q.ready;
-    if (q.isDown() && !ANSWERED_WHEN_DOWN.has(command) && !TAG_READS.includes(command) && !(command in LIMIT_COMMANDS)) return JSON.stringify(fail(RqError.of('RQ_ERR_QUEUE_DOWN').message));
+    if (q.isDown() && !ANSWERED_WHEN_DOWN.has(command) && !TAG_READS.includes(command) && !(command in LIMIT_COMMANDS) && !DEPENDENCY_INTERNAL.includes(command)) return JSON.stringify(fail(RqError.of('RQ_ERR_QUEUE_DOWN').message));
   }
   const parsed = arg.trim() === '' ? { ok: true as const, value: {} } : parseJsonArg(arg);
   if (!parsed.ok) return JSON.stringify(fail(RqError.of('RQ_ERR_INVALID_JSON', `invalid JSON argument: ${parsed.error}`).message));

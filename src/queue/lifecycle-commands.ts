@@ -98,5 +98,5 @@ export const LIFECYCLE_COMMANDS: Record<string, (q: Queue, args: Args) => Promis
 
   running: async (q) => ['ok', runningList(q.index, q.now())],
 
-  waiting: async (q, args) => ['ok', waitingList(q.index, q.limits, oneOf<WaitReason>(args, 'reason', WAIT_REASONS), countArg(args, 'limit', MAX_LISTED, 1000)!)],
+  waiting: async (q, args) => ['ok', waitingList(q.index, q, oneOf<WaitReason>(args, 'reason', WAIT_REASONS), countArg(args, 'limit', MAX_LISTED, 1000)!)],
 };

@@ -231,14 +231,16 @@ export class LifecycleOps {
     }
   }
 
-  /** rq-mgr refused a parked message's key for good (rq-beyond §B12.3): err, outcome `failed`. */
-  async refuseLimit(msg: Message, text: string): Promise<void> {
-    const status = `LIMIT REFUSED - ${text}`;
+  /**
+   * A message waiting off the que ends in err: rq-mgr refused its limit key for good (outcome
+   * `failed`, rq-beyond §B12.3), or a dependency failed under policy `fail` (`dependency_failed`, §B8).
+   */
+  async finishWaiting(msg: Message, status: string, outcome: 'failed' | 'dependency_failed', actor: string): Promise<void> {
     try {
-      await finishToErr(this.d, msg.msg_id, 'que', msg, { status, outcome: 'failed', actor: 'limits' });
+      await finishToErr(this.d, msg.msg_id, 'que', msg, { status, outcome, actor });
       this.finished(msg, status, 'que');
     } catch (err) {
-      this.d.log.error({ err, msg_id: msg.msg_id }, 'could not finish a message whose limit was refused; it stays in que');
+      this.d.log.error({ err, msg_id: msg.msg_id }, 'could not finish a waiting message to err; it stays in que');
       if (await this.d.spool.exists('que', msg.msg_id)) this.d.index.enqueue(msg);
     }
   }

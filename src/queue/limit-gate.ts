@@ -48,9 +48,7 @@ export class LimitGate {
   /** limit_reset answered (or given up at close): no acquire goes out before it, or the reset would drop it. */
   private readonly resetDone = new Promise<void>((r) => (this.markReset = r));
 
-  constructor(private readonly d: LimitGateDeps) {
-    d.index.onUnparked = (id) => this.withdraw(id);
-  }
+  constructor(private readonly d: LimitGateDeps) {}
 
   private get queue(): string {
     return this.d.config().name;
@@ -98,7 +96,7 @@ export class LimitGate {
     const since = Math.max(Number(msg.due) * 1000 || 0, idTime(msg.msg_id) ?? 0);
     const p: Parked = { msg, key, since, position: null, granted: false };
     this.parked.set(msg.msg_id, p);
-    this.d.index.park(msg);
+    this.d.index.park(msg, 'limit');
     void this.acquire(p);
   }
 
@@ -161,7 +159,7 @@ export class LimitGate {
   }
 
   /** A parked message was cancelled, deleted or expired: its place in line or its slot goes back. */
-  private withdraw(id: string): void {
+  withdraw(id: string): void {
     const p = this.parked.get(id);
     if (!p) return;
     this.parked.delete(id);

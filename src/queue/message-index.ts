@@ -4,6 +4,9 @@ import type { FinishedState, StateCounts } from '../message/states.js';
 import { type DeadlineOf, SplitQue } from './split-que.js';
 import type { ScriptRun } from './script-run.js';
 
+/** Who holds a parked message. */
+export type ParkOwner = 'depends' | 'limit';
+
 /**
  * Memory follows the disk: every rename between prep/que/run is mirrored here by whoever did it,
  * so lookups of the live states never touch the disk. done/relayed/err are only counted.
@@ -16,10 +19,10 @@ export class MessageIndex {
   /** Messages folded into a running one (spec §3.5): on disk in que/, hidden from the que. */
   private readonly coalesced = new Map<string, Message>();
   private readonly finished: Record<FinishedState, number> = { done: 0, relayed: 0, err: 0 };
-  /** Messages waiting for (or granted) a limit slot (rq-beyond §B12.3): on disk in que/, out of the que's order. */
-  private readonly parked = new Map<string, Message>();
-  /** Told when a parked message is taken by someone else (a cancel, a delete), so its slot or place in line is given back. */
-  onUnparked: (id: string) => void = () => undefined;
+  /** Messages waiting on dependencies (rq-beyond §B8) or for a limit slot (§B12.3): on disk in que/, out of the que's order. */
+  private readonly parked = new Map<string, { msg: Message; owner: ParkOwner }>();
+  /** Told when a parked message is taken by someone else (a cancel, a delete), so what it waits for is let go. */
+  onUnparked: (id: string, owner: ParkOwner) => void = () => undefined;
 
   /** `now` (epoch ms) tells due messages from delayed ones; `deadlineOf` gives a queued message's expiry. */
   constructor(now: () => number = Date.now, deadlineOf?: DeadlineOf) {
@@ -64,20 +67,22 @@ export class MessageIndex {
 
   /** Takes a message out of the que, or out of the parked ones (whose slot or place in line then goes back). */
   dequeue(id: string): Message | undefined {
-    const parked = this.unpark(id);
-    if (parked) this.onUnparked(id);
-    return parked ?? this.que.remove(id);
+    const parked = this.parked.get(id);
+    if (!parked) return this.que.remove(id);
+    this.parked.delete(id);
+    this.onUnparked(id, parked.owner);
+    return parked.msg;
   }
 
-  /** A message taken out of the que to wait for a limit slot. */
-  park(msg: Message): void {
-    this.parked.set(msg.msg_id, msg);
+  /** A message out of the que while it waits on dependencies or for a limit slot. */
+  park(msg: Message, owner: ParkOwner): void {
+    this.parked.set(msg.msg_id, { msg, owner });
   }
 
   unpark(id: string): Message | undefined {
-    const msg = this.parked.get(id);
+    const p = this.parked.get(id);
     this.parked.delete(id);
-    return msg;
+    return p?.msg;
   }
 
   isQueued(id: string): boolean {
@@ -164,7 +169,7 @@ export class MessageIndex {
 
   /** The whole message when memory has it (que, coalesced, run). */
   liveMessage(id: string): Message | undefined {
-    return this.que.get(id) ?? this.coalesced.get(id) ?? this.parked.get(id) ?? this.runs.get(id)?.msg;
+    return this.que.get(id) ?? this.coalesced.get(id) ?? this.parked.get(id)?.msg ?? this.runs.get(id)?.msg;
   }
 
   setFinished(state: FinishedState, n: number): void {

@@ -4,6 +4,7 @@ import { pickFields, statusText } from '../message/message.js';
 import { type State, isFinished } from '../message/states.js';
 import { RqError } from '../errors.js';
 import { attachmentNames } from '../spool/attachments.js';
+import { readDependents, readResolved } from '../spool/dependency-files.js';
 import { ackErrs } from '../spool/err-acks.js';
 import type { QueueSpool } from '../spool/queue-spool.js';
 import type { IdempotencyKeys } from './idempotency.js';
@@ -15,7 +16,7 @@ import { JOB_FIELDS } from '../message/job-fields.js';
 export type Located = { state: State; dir: string };
 
 // A clone is meant to run: it never copies expire_at (rq-beyond §B1.13).
-const CLONE_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote', 'tags', 'limit', 'limit_concurrency', ...JOB_FIELDS.filter((f) => f !== 'expire_at')] as const;
+const CLONE_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote', 'tags', 'depends', 'depends_fail', 'limit', 'limit_concurrency', ...JOB_FIELDS.filter((f) => f !== 'expire_at')] as const;
 
 export interface MessageOpsDeps {
   spool: QueueSpool;
@@ -25,8 +26,12 @@ export interface MessageOpsDeps {
   /** Something became runnable. */
   pump: () => void;
   keys: IdempotencyKeys;
-  /** Why a parked message waits for a limit slot (rq-beyond §B12.3), if it does. */
-  limitWait: (id: string) => MessageWaiting | undefined;
+  /** Why a parked message waits on dependencies (rq-beyond §B8) or for a limit slot (§B12.3), if it does. */
+  parkedWait: (id: string) => MessageWaiting | undefined;
+  /** A message with `depends` waits off the que (true), else it is for the caller to enqueue (false). */
+  admit: (msg: Message) => boolean;
+  /** Sends a waiting message's dependency registrations; resolves once each has answered once. */
+  register: (id: string) => Promise<void>;
   /** Journals a new message's tags in the tag index; awaited before its msg is written. */
   tagged: (id: string, tags: readonly string[]) => Promise<void>;
 }
@@ -46,6 +51,13 @@ export class MessageOps {
     return null;
   }
 
+  /** locate, and an acknowledged err message (err/.<id>) too: it still exists for dependencies and tags. */
+  async locateAny(id: string): Promise<Located | null> {
+    const where = await this.locate(id);
+    if (where) return where;
+    return (await this.d.spool.exists('err', `.${id}`)) ? { state: 'err', dir: this.d.spool.msgDir('err', `.${id}`) } : null;
+  }
+
   /** The message with its derived fields (spec §2.3), read fresh. */
   async view(id: string, where: Located): Promise<Message> {
     const { index, spool } = this.d;
@@ -57,9 +69,20 @@ export class MessageOps {
     delete msg.waiting;
     if (where.state === 'que') msg.waiting = this.waitingOf(id, msg);
     delete msg._attachments;
+    await this.dependencyViews(msg, where, mem);
     const attachments = await spool.attachments(where.state, id);
     if (Object.keys(attachments).length) msg._attachments = attachments;
     return msg;
+  }
+
+  /** get_message's derived `depends_done` (from the `resolved` file) and `dependents` (rq-beyond §B1.2). */
+  private async dependencyViews(msg: Message, where: Located, mem: Message | undefined): Promise<void> {
+    delete msg.dependents;
+    if (Array.isArray(msg.depends) && !mem?.depends_done) {
+      msg.depends_done = Object.fromEntries((await readResolved(where.dir)).map((l) => [l.ref, l.outcome ? `${l.state}:${l.outcome}` : l.state]));
+    }
+    const dependents = await readDependents(where.dir);
+    if (dependents.length) msg.dependents = dependents;
   }
 
   /** The running script's last status line, or the status file's; null when there is neither. */
@@ -72,8 +95,8 @@ export class MessageOps {
   /** Why a que message is not running yet (rq-beyond §B1.2, derived, never stored). */
   private waitingOf(id: string, msg: Message): MessageWaiting {
     if (this.d.index.isCoalesced(id)) return { reason: 'coalesced', into: String(msg.dup) };
-    const slot = this.d.limitWait(id);
-    if (slot) return slot;
+    const parked = this.d.parkedWait(id);
+    if (parked) return parked;
     const due = Number(msg.due) || 0;
     return due * 1000 > this.d.now() ? { reason: 'delayed', due } : { reason: 'ready' };
   }
@@ -100,7 +123,7 @@ export class MessageOps {
     // Only a tagged create waits for a journal line before its msg is written (rq-beyond §B9.5).
     const c = tags?.length ? await spool.createAfter(fields, { commit }, (id) => this.d.tagged(id, tags)) : spool.createNow(fields, { commit });
     if (commit) {
-      index.enqueue(c.msg);
+      if (!this.d.admit(c.msg)) index.enqueue(c.msg);
       this.d.pump();
     } else {
       index.addPrep(c.msg.msg_id, c.msg);
@@ -113,6 +136,8 @@ export class MessageOps {
       throw err;
     }
     this.d.events.emit('created', { msg: c.msg, state: commit ? 'que' : 'prep' });
+    // `ok` means tracked (rq-beyond §B8.2): the dependencies' queues have heard of it.
+    if (commit && c.msg.depends) await this.d.register(c.msg.msg_id);
     if (!commit || index.isQueued(c.msg.msg_id)) void spool.stageRun(c.dir);
     // Started during the create's fsyncs: the que → run rename is not fsynced on its own (recovery
     // re-queues from run/ anyway), so the `ok` also waits for run/ to hold it durably.
@@ -138,9 +163,11 @@ export class MessageOps {
     try {
       const msg = known ?? (await spool.readMessage('prep', id));
       const moved = await spool.beginMove(id, 'prep', 'que', { actor: 'commit' });
-      index.enqueue(msg);
+      const waits = this.d.admit(msg);
+      if (!waits) index.enqueue(msg);
       this.d.pump();
       await moved.sync();
+      if (waits) await this.d.register(id);
     } catch (err) {
       if (!index.isQueued(id) && !index.run(id) && (await spool.exists('prep', id))) index.addPrep(id, known);
       throw err;
@@ -188,9 +215,11 @@ export class MessageOps {
     const tags = fields.tags as string[] | undefined;
     const journal = tags?.length ? (newId: string) => this.d.tagged(newId, tags) : undefined;
     const msg = await this.d.spool.createWithAttachments(fields, names.length ? where.dir : null, { cloned_from: id }, journal);
-    this.d.index.enqueue(msg);
+    const waits = this.d.admit(msg);
+    if (!waits) this.d.index.enqueue(msg);
     this.d.pump();
     this.d.events.emit('created', { msg, state: 'que' });
+    if (waits) await this.d.register(msg.msg_id);
     return msg;
   }
 

@@ -1,5 +1,6 @@
 // What runs and what waits, as the `running` (rq-beyond §B11) and `waiting` (§B2) commands list them.
 import type { RunningEntry, WaitReason, WaitingEntry } from '../ipc/run-lists.js';
+import type { DependencyWaits } from './dependency-waits.js';
 import type { LimitGate } from './limit-gate.js';
 import type { MessageIndex } from './message-index.js';
 import { attemptOf } from './retry-policy.js';
@@ -28,8 +29,8 @@ export function runningList(index: MessageIndex, nowMs: number): RunningEntry[] 
     });
 }
 
-/** Queued messages that are not ready: delayed ones by due, those folded into a running message, those waiting for a limit slot; at most `limit`. */
-export function waitingList(index: MessageIndex, limits: LimitGate, reason: WaitReason | undefined, limit: number): WaitingEntry[] {
+/** Queued messages that are not ready: delayed ones by due, those folded into a running message, those waiting on dependencies or for a limit slot; at most `limit`. */
+export function waitingList(index: MessageIndex, parked: { limits: LimitGate; waits: DependencyWaits }, reason: WaitReason | undefined, limit: number): WaitingEntry[] {
   const out: WaitingEntry[] = [];
   if (reason === undefined || reason === 'delayed') {
     for (const m of index.delayedInOrder(limit)) out.push({ msg_id: m.msg_id, reason: 'delayed', due: Number(m.due) });
@@ -40,6 +41,7 @@ export function waitingList(index: MessageIndex, limits: LimitGate, reason: Wait
       out.push({ msg_id: m.msg_id, reason: 'coalesced', into: String(m.dup) });
     }
   }
-  if (reason === undefined || reason === 'limit') out.push(...limits.waitingList().slice(0, Math.max(0, limit - out.length)));
+  if (reason === undefined || reason === 'dependencies') out.push(...parked.waits.waitingList().slice(0, Math.max(0, limit - out.length)));
+  if (reason === undefined || reason === 'limit') out.push(...parked.limits.waitingList().slice(0, Math.max(0, limit - out.length)));
   return out.slice(0, limit);
 }

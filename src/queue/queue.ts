@@ -23,6 +23,9 @@ import { TagOps } from './tag-ops.js';
 import { LimitGate } from './limit-gate.js';
 import { MgrClient } from '../ipc/mgr-client.js';
 import { rootPaths } from '../config/paths.js';
+import type { DependencyOutbox } from './dependency-outbox.js';
+import type { DependencyWaits } from './dependency-waits.js';
+import { wireDependencies } from './dependency-wiring.js';
 import { observeWebhooks } from './webhooks.js';
 
 export type { Peer } from './dup.js';
@@ -61,6 +64,8 @@ export class Queue {
   readonly lifecycle: LifecycleOps;
   readonly tags: TagOps;
   readonly limits: LimitGate;
+  readonly waits: DependencyWaits;
+  readonly outbox: DependencyOutbox;
   private readonly admin: AdminState;
   private readonly dispatcher: Dispatcher;
   private readonly runs: Runs;
@@ -95,6 +100,7 @@ export class Queue {
       blanks: BLANKS,
       onMoved: (m) => events.emit('moved', m),
       onHistoryError: (err) => this.log.warn({ err: err.message }, 'history line not written; the message moved all the same'),
+      beforeFinish: (id, from, to) => this.outbox.beforeFinish(id, from, to),
     });
     const spool = this.spool;
     this.admin = new AdminState(spool.paths, () => this.pump(), {
@@ -132,7 +138,7 @@ export class Queue {
       log: this.log,
       pump: () => this.pump(),
       note: (id, entry) => spool.appendHistory(spool.msgDir('que', id), entry),
-      refused: (msg, text) => void this.lifecycle.refuseLimit(msg, text),
+      refused: (msg, text) => void this.lifecycle.finishWaiting(msg, `LIMIT REFUSED - ${text}`, 'failed', 'limits'),
     });
     this.dispatcher = new Dispatcher({
       index,
@@ -152,8 +158,10 @@ export class Queue {
       dirSync: spool.dirSync,
       log: this.log,
     });
-    this.ops = new MessageOps({ spool, index, events, now: this.now, pump: () => this.pump(), keys: this.keys, tagged: (id, tags) => this.tags.journalNew(id, tags), limitWait: (id) => this.limits.waitingOf(id) });
+    this.ops = new MessageOps({ spool, index, events, now: this.now, pump: () => this.pump(), keys: this.keys, tagged: (id, tags) => this.tags.journalNew(id, tags), parkedWait: (id) => this.waits.waitingOf(id) ?? this.limits.waitingOf(id), admit: (msg) => this.waits.admit(msg), register: (id) => this.waits.register(id) });
     this.lifecycle = new LifecycleOps({ spool, index, coalescer, now: this.now, pump: () => this.pump(), log: this.log, events });
+    ({ waits: this.waits, outbox: this.outbox } = wireDependencies({ ...deps, spool, events, index, ops: this.ops, lifecycle: this.lifecycle, pump: () => this.pump() }));
+    this.index.onUnparked = (id, owner) => (owner === 'limit' ? this.limits.withdraw(id) : this.waits.forget(id));
     this.tags = new TagOps({ spool, index, ops: this.ops, lifecycle: this.lifecycle, events, now: this.now, log: this.log });
     this.webhooksSent = observeWebhooks(events, { peer: deps.peer, fullId: (id) => spool.fullId(id), log: this.log });
   }
@@ -197,7 +205,7 @@ export class Queue {
     }, { maxInterrupts: this.configNow.max_interrupts });
     for (const id of rec.requeued) this.resumed.add(id);
     for (const id of rec.prep) this.index.addPrep(id, null);
-    for (const m of rec.que) this.index.enqueue(m);
+    for (const m of rec.que) if (!(Array.isArray(m.depends) && (await this.waits.recover(m)))) this.index.enqueue(m);
     for (const s of ['done', 'relayed', 'err'] as const) this.index.setFinished(s, await this.spool.count(s));
     if (rec.requeued.length) this.log.info({ ids: rec.requeued }, 'interrupted messages returned to que');
     if (rec.purged.length) this.log.warn({ ids: rec.purged }, 'messages cancelled with purge before a crash removed');
@@ -211,6 +219,8 @@ export class Queue {
     this.markReady();
     // Recovery has killed what the previous process left: its slots are free. Acquires wait for this.
     void this.limits.reset();
+    for (const w of this.waits.waitingList()) void this.waits.register(w.msg_id);
+    void this.outbox.replay().catch((err: Error) => this.log.warn({ err: err.message }, 'outbox not replayed'));
     this.pump();
   }
 
@@ -251,6 +261,8 @@ export class Queue {
     await this.keys.close();
     await this.tags.close();
     this.limits.close();
+    this.waits.close();
+    this.outbox.close();
     await this.spool.close();
   }
 }

@@ -6,7 +6,7 @@ import { RqError, isErrno } from '../errors.js';
 import type { CreateFields, Message } from '../message/message.js';
 import { type HostInfo, fullId } from '../message/message-id.js';
 import { MSG_ID_RE, isMsgId } from '../message/names.js';
-import { type State, STATES } from '../message/states.js';
+import { type FinishedState, type State, STATES, isFinished } from '../message/states.js';
 import { type AttachmentInfo, attachFile, deleteAttachment, linkAttachments, listAttachments } from './attachments.js';
 import { BlankDirs } from './blanks.js';
 import { type Created, MessageCreator, diskError } from './create.js';
@@ -35,6 +35,8 @@ export interface SpoolDeps {
   onHistoryError?: (err: Error) => void;
   /** Told of every move, once its rename is done (the queue turns it into a `moved` event). */
   onMoved?: (move: { id: string; from: State; to: State; actor: string; reason?: string }) => void;
+  /** Awaited before a message is finished or deleted, by any path: its dependents' outbox entry is written here (rq-beyond §B8.4). */
+  beforeFinish?: (id: string, from: State, to: FinishedState | 'deleted') => Promise<void>;
 }
 
 const HASHED: ReadonlySet<State> = new Set(['done', 'relayed']);
@@ -61,10 +63,6 @@ export class QueueSpool {
     this.hashDirs = new HashDirMaker(this.dirSync, this.fs);
     this.blanks = new BlankDirs(path.join(this.paths.dir, '.blank'), deps.blanks ?? 0, this.fs);
     this.creator = new MessageCreator({ paths: this.paths, fs: this.fs, dirSync: this.dirSync, blanks: this.blanks, now: this.now, fullId: (id) => this.fullId(id) });
-  }
-
-  get blankDir(): string {
-    return this.blanks.dir;
   }
 
   /** Stops making blanks and waits for the one being made. */
@@ -128,9 +126,10 @@ export class QueueSpool {
     await this.move(id, 'prep', 'que', { actor: 'commit' });
   }
 
-  /** What a move to `to` needs before its rename (the hash dir of done/relayed). */
-  private async prepareMove(to: State, id: string): Promise<void> {
+  /** What a move to `to` needs before its rename: the hash dir of done/relayed, the outbox of a finish. */
+  private async prepareMove(from: State, to: State, id: string): Promise<void> {
     if (HASHED.has(to)) await this.hashDirs.ensure(this.paths.state[to], id);
+    if (isFinished(to) && !isFinished(from)) await this.deps.beforeFinish?.(id, from, to);
   }
 
   /**
@@ -163,7 +162,7 @@ export class QueueSpool {
    * resolves. A hash dir removed behind our back (cleaner) is made again once.
    */
   async beginMove(id: string, from: State, to: State, note: MoveNote): Promise<{ dir: string; sync: () => Promise<void> }> {
-    await this.prepareMove(to, id);
+    await this.prepareMove(from, to, id);
     try {
       return this.moveNow(id, from, to, note);
     } catch (err) {
@@ -239,6 +238,7 @@ export class QueueSpool {
   }
 
   async remove(state: State, id: string): Promise<void> {
+    await this.deps.beforeFinish?.(id, state, 'deleted');
     const dir = this.msgDir(state, id);
     // Rename out of sight first so a crash mid-delete never leaves a half message in a state dir.
     const doomed = path.join(this.paths.state.prep, `_del.${process.pid}.${this.seq++}`);

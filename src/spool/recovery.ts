@@ -38,7 +38,7 @@ export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: strin
   for (const n of await fsp.readdir(paths.state.prep)) {
     if (n.startsWith('_')) await sfs.rm(path.join(paths.state.prep, n), { recursive: true, force: true });
   }
-  await sfs.rm(spool.blankDir, { recursive: true, force: true });
+  await sfs.rm(path.join(spool.paths.dir, '.blank'), { recursive: true, force: true });
   // Deep queues hold 100k messages: the per-message work runs RECOVERY_LANES at a time.
   for (const s of ['prep', 'run', 'err'] as const) {
     await mapLimit(await spool.listFlat(s), RECOVERY_LANES, (id) => cleanTemps(spool.msgDir(s, id), sfs));

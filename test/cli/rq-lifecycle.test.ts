@@ -212,7 +212,7 @@ describe('rq running and waiting (rq-beyond §B11, §B2)', () => {
     expect(await rq(['waiting', '--queue', 'lists', '--reason', 'coalesced'])).toEqual({ code: 0, out: ['ok 0'], err: [] });
     const j = await rq(['waiting', '--queue', 'lists', '--json']);
     expect(JSON.parse(j.out[0])).toEqual([{ msg_id: shortId(id), reason: 'delayed', due }]);
-    expect(await rq(['waiting', '--queue', 'lists', '--reason', 'sleepy'])).toEqual({ code: 1, out: ['fail reason: expected one of delayed, coalesced, limit, received "sleepy"'], err: [] });
+    expect(await rq(['waiting', '--queue', 'lists', '--reason', 'sleepy'])).toEqual({ code: 1, out: ['fail reason: expected one of delayed, coalesced, dependencies, limit, received "sleepy"'], err: [] });
     expectOneLineError(await rq(['waiting']), /^rq: --queue: expected a queue name, received nothing$/);
     expect((await rq(['cancel', '--msg_id', id])).out).toEqual(['ok msg cancelled']);
     expect(await rq(['waiting', '--queue', 'lists'])).toEqual({ code: 0, out: ['ok 0'], err: [] });

@@ -1,0 +1,53 @@
+// A message's `depends` and `depends_fail` (rq-beyond §B8.1): refs of messages of this host, and what a failed one does.
+import { RqError, invalidField } from '../errors.js';
+import type { Refuse } from './job-fields.js';
+import { parseFullId } from './message-id.js';
+import { isMsgId, isValidQueueName } from './names.js';
+
+export const MAX_DEPENDS = 1000;
+export const DEPENDS_FAIL = ['fail', 'run', 'wait'] as const;
+export type DependsFail = (typeof DEPENDS_FAIL)[number];
+
+const REF_EXPECTED = 'a message ref such as test/20261121.1643.46.613.2164022';
+
+/**
+ * `<queue>/<id>` of a ref given as such, or as a full id (`http://host:port/q/<queue>/<id>`); null
+ * when it is neither. Without `hostUrl` (a client checking before it sends) a full id is kept as given.
+ */
+function refOf(v: string, hostUrl?: string): { ref: string } | { foreign: true } | null {
+  if (/^https?:\/\//.test(v)) {
+    const p = parseFullId(v);
+    if (!p || !isValidQueueName(p.queue) || !isMsgId(p.id)) return null;
+    if (hostUrl === undefined) return { ref: v };
+    return v.startsWith(hostUrl) ? { ref: `${p.queue}/${p.id}` } : { foreign: true };
+  }
+  const slash = v.indexOf('/');
+  const queue = v.slice(0, slash);
+  const id = v.slice(slash + 1);
+  return slash > 0 && isValidQueueName(queue) && isMsgId(id) && !id.startsWith('.') ? { ref: `${queue}/${id}` } : null;
+}
+
+/**
+ * Refs from a JSON array or a comma-separated string, each checked and made `<queue>/<id>`;
+ * duplicates dropped, order kept. `hostUrl` (`http://host:port/root/`) tells this host's full ids.
+ */
+export function readDepends(raw: unknown, hostUrl?: string, refuse: Refuse = invalidField): string[] {
+  let given: unknown[];
+  if (Array.isArray(raw)) given = raw;
+  else if (typeof raw === 'string') given = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  else throw refuse('depends', 'an array of message refs (<queue>/<id>) or a comma-separated string', raw);
+  if (given.length > MAX_DEPENDS) throw refuse('depends', `at most ${MAX_DEPENDS} refs`, given.length);
+  const out: string[] = [];
+  given.forEach((v, i) => {
+    const r = typeof v === 'string' ? refOf(v, hostUrl) : null;
+    if (r === null) throw refuse(`depends[${i}]`, REF_EXPECTED, v);
+    if ('foreign' in r) throw RqError.of('RQ_ERR_BAD_DEPENDENCY', `depends[${i}]: only messages of this host can be depended on, received ${v}`);
+    if (!out.includes(r.ref)) out.push(r.ref);
+  });
+  return out;
+}
+
+export function readDependsFail(raw: unknown, refuse: Refuse = invalidField): DependsFail {
+  if (typeof raw !== 'string' || !(DEPENDS_FAIL as readonly string[]).includes(raw)) throw refuse('depends_fail', `one of ${DEPENDS_FAIL.join(', ')}`, raw);
+  return raw as DependsFail;
+}
