@@ -7,6 +7,7 @@ import type { Answer } from '../ipc/answer.js';
 import type { QueueClient } from '../ipc/queue-client.js';
 import { describeRule, parseRules } from '../builtins/router-rules.js';
 import { ask, replyLine } from './queue-ask.js';
+import { DEPENDS_LIMITS_COMMANDS } from './rq-depends-limits.js';
 import { LIFECYCLE_COMMANDS } from './rq-lifecycle.js';
 import { LIST_COMMANDS } from './rq-queue-lists.js';
 import { TAGGED_COMMANDS } from './rq-tagged.js';
@@ -153,7 +154,10 @@ const verifyRules: RqCommand = {
 
 /** In the classic tool's order; the keys are the command words. */
 export const RQ_COMMANDS: Record<string, RqCommand> = {
-  sendmesg: create('create_message', 'send a message (--dest QUEUE|URL [--relay-ok] [--src --param1..4 --count --max_count --due --force_remote --idempotency-key KEY] [--max_retries N --backoff_base S --min_retry_delay S --max_retry_delay S --retry_jitter F --timeout S --heartbeat_timeout S] [--tags a,b])'),
+  sendmesg: create(
+    'create_message',
+    'send a message (--dest QUEUE|URL [--relay-ok] [--src --param1..4 --count --max_count --due --force_remote --idempotency-key KEY] [--priority N --max_age S --expire_at EPOCH] [--max_retries N --backoff_base S --min_retry_delay S --max_retry_delay S --retry_jitter F --timeout S --heartbeat_timeout S] [--tags a,b] [--depends <queue>/<id>,… --depends_fail fail|run|wait] [--limit KEY --limit_concurrency N])',
+  ),
   prepmesg: create('prep_message', 'create a message in prep, to attach files to before commitmesg (same options as sendmesg)'),
   attachmesg,
   commitmesg: onMessage('commit_message', 'queue a prepared message (--msg_id FULLID)'),
@@ -166,6 +170,7 @@ export const RQ_COMMANDS: Record<string, RqCommand> = {
   verify_rules: verifyRules,
   ...LIFECYCLE_COMMANDS,
   ...LIST_COMMANDS,
+  ...DEPENDS_LIMITS_COMMANDS,
   ...TAG_COMMANDS,
   ...TAGGED_COMMANDS,
 };

@@ -12,11 +12,23 @@ export type Options = Record<string, OptionValue>;
 
 /**
  * The create fields the classic tool copies from its options (spec §10.1), then the run-policy
- * fields (rq-beyond §B1.10, `--retries` for `--max_retries`) and `--tags a,b`; `post_run_webhook` cannot be set.
+ * fields (rq-beyond §B1.10, `--retries` for `--max_retries`), `--tags a,b`, the dependencies
+ * (§B8: `--depends q/<id>,… --depends_fail run`) and the limit (§B12: `--limit KEY
+ * --limit_concurrency N`; here `--limit` is the message field, not a page size as in listings);
+ * `post_run_webhook` cannot be set.
  */
-const MESSAGE_KEYS = ['dest', 'src', 'count', 'max_count', 'param1', 'param2', 'param3', 'param4', 'due', 'force_remote', ...JOB_FIELDS, 'retries', 'tags'] as const;
+const MESSAGE_KEYS = [
+  ...['dest', 'src', 'count', 'max_count', 'param1', 'param2', 'param3', 'param4', 'due', 'force_remote'],
+  ...[...JOB_FIELDS, 'retries', 'tags', 'depends', 'depends_fail', 'limit', 'limit_concurrency'],
+];
 /** Keys a bare `--key` cannot stand for (it would be sent as the text "true"), with an example value. */
-const VALUE_KEYS = new Map<string, string>([...['count', 'max_count', 'due', ...JOB_FIELDS, 'retries'].map((k): [string, string] => [k, 'N']), ['tags', 'a,b']]);
+const VALUE_KEYS = new Map<string, string>([
+  ...['count', 'max_count', 'due', ...JOB_FIELDS, 'retries', 'limit_concurrency'].map((k): [string, string] => [k, 'N']),
+  ['tags', 'a,b'],
+  ['depends', '<queue>/<id>'],
+  ['depends_fail', 'run'],
+  ['limit', 'KEY'],
+]);
 
 export function usage(message: string): RqError {
   return RqError.of('RQ_ERR_USAGE', message);

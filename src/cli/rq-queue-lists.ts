@@ -30,19 +30,20 @@ function listing<E extends { msg_id: string }>(
 }
 
 const runningLine = (e: RunningEntry) =>
-  `pid ${e.pid} attempt ${e.attempt} started ${e.started_at} last_beat ${e.last_beat} silent ${e.silent_s}s deadline ${e.deadline ?? 'none'}`;
+  `pid ${e.pid} attempt ${e.attempt} started ${e.started_at} last_beat ${e.last_beat} silent ${e.silent_s}s deadline ${e.deadline ?? 'none'}${e.limit === undefined ? '' : ` limit ${e.limit}`}`;
 
+/** The reason first (the word `--reason` takes), then what is awaited. */
 function waitingLine(e: WaitingEntry): string {
   if (e.reason === 'delayed') return `delayed due ${new Date(e.due * 1000).toISOString()}`;
-  if (e.reason === 'limit') return `limit ${e.key} position ${e.position || 'granted'}`;
-  if (e.reason === 'dependencies') return `dependencies ${e.waiting_on.join(',')}`;
+  if (e.reason === 'limit') return `limit ${e.key} ${e.position === null ? 'asking rq-mgr' : e.position === 0 ? 'granted' : `position ${e.position}`}`;
+  if (e.reason === 'dependencies') return `dependencies on ${e.waiting_on.join(',')}`;
   return `coalesced into ${e.into}`;
 }
 
 export const LIST_COMMANDS: Record<string, RqCommand> = {
   running: listing('list the running messages of a queue: pid, attempt, start, last sign of life, deadline (--queue Q [--json])', (c) => c.running(), runningLine),
   waiting: listing(
-    'list the queued messages that are not ready and why: delayed until their due, coalesced into a running one, waiting for dependencies or for a limit slot (--queue Q [--reason R] [--limit N] [--json])',
+    'list the queued messages that are not ready and why: delayed until their due, coalesced into a running one, waiting for dependencies or for a limit slot (--queue Q [--reason delayed|coalesced|dependencies|limit] [--limit N] [--json])',
     (c, opts) => c.waiting({ reason: stringOpt(opts, 'reason', 'a reason'), limit: stringOpt(opts, 'limit', 'a count') }),
     waitingLine,
   ),

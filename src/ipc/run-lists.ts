@@ -14,6 +14,8 @@ export interface RunningEntry {
   /** Seconds of silence allowed, or null: a UI calls a run stalling past half of it (§B11). */
   heartbeat_timeout: number | null;
   attempt: number;
+  /** The limit key whose slot the run holds (rq-beyond §B12). */
+  limit?: string;
 }
 
 /** Why a que message is not running (rq-beyond §B2). */

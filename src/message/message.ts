@@ -168,11 +168,12 @@ export function statusText(state: State, job: { job_status: string | null } | nu
 export const OUTCOMES = ['failed', 'exhausted', 'fatal', 'expired', 'cancelled', 'dependency_failed', 'interrupted'] as const;
 
 /** Why a que message is not running (rq-beyond §B2): get_message's derived `waiting`, and the `waiting` command's entries. */
+/** `position` of a limit wait: 1-based place in line, 0 once granted, null while rq-mgr has not answered. */
 export type MessageWaiting =
   | { reason: 'ready' }
   | { reason: 'delayed'; due: number }
   | { reason: 'coalesced'; into: string }
-  | { reason: 'limit'; key: string; position: number }
+  | { reason: 'limit'; key: string; position: number | null }
   | { reason: 'dependencies'; waiting_on: string[] };
 
 /** A cancel as `msg.cancel` and `run/<id>/cancel` store it; `purge` removes the message once it is in err (rq-beyond §B5). */

@@ -60,9 +60,13 @@ export class Supervisor {
   startQueue(name: string): Worker {
     const existing = this.workers.get(name);
     if (existing && existing.status !== 'STOPPED' && existing.status !== 'ERROR') return existing;
-    // A queue stopped for good (deleted, or gone from disk) is abandoned: what it left may still run.
-    const exited = (status: WorkerStatus) =>
-      this.deps.queueExited?.(name, status === 'BACKOFF' ? 'restarting' : status === 'STOPPED' && this.workers.get(name) === w ? 'stopped' : 'abandoned');
+    // Its slots are orphaned until a next process has killed what this one left (a crash, or a stop
+    // that needed KILL); freed at once after a clean stop; a queue gone for good (ERROR, deleted)
+    // is abandoned: rq-mgr kills its leftovers itself.
+    const exited = (status: WorkerStatus, forced: boolean) => {
+      const current = this.workers.get(name) === w;
+      this.deps.queueExited?.(name, status === 'BACKOFF' || (forced && current) ? 'restarting' : status === 'STOPPED' && current ? 'stopped' : 'abandoned');
+    };
     const w: Worker = new Worker(name, 'queue', [path.join(this.dist, 'queue', 'queue-main.js'), '--root', this.root, '--name', name, '--watch-stdin'], this.deps.log.child({ queue: name }), this.deps.policy ?? DEFAULT_POLICY, this.deps.env, exited);
     this.workers.set(name, w);
     w.start();

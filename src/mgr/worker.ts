@@ -24,6 +24,8 @@ export class Worker {
   lastExit: string | null = null;
   private timer: NodeJS.Timeout | null = null;
   private exitWaiters: (() => void)[] = [];
+  /** The last stop had to send KILL. */
+  private forced = false;
 
   constructor(
     readonly name: string,
@@ -32,8 +34,11 @@ export class Worker {
     private readonly log: Logger,
     private readonly policy: WorkerPolicy = DEFAULT_POLICY,
     private readonly env: NodeJS.ProcessEnv = process.env,
-    /** Told after each exit: whether a restart follows (BACKOFF), or the worker is STOPPED or in ERROR. */
-    private readonly exited: (status: WorkerStatus) => void = () => undefined,
+    /**
+     * Told after each exit: whether a restart follows (BACKOFF), or the worker is STOPPED or in
+     * ERROR; `forced` when a stop had to KILL it, so what it had started may still run.
+     */
+    private readonly exited: (status: WorkerStatus, forced: boolean) => void = () => undefined,
   ) {}
 
   get pid(): number | null {
@@ -64,20 +69,20 @@ export class Worker {
     if (this.status === 'STOPPING') {
       this.status = 'STOPPED';
       this.log.info({ worker: this.name, exit: this.lastExit }, 'stopped');
-      return this.exited('STOPPED');
+      return this.exited('STOPPED', this.forced);
     }
     const lived = Date.now() - this.startedAt;
     this.fastDeaths = lived < this.policy.fastMs ? this.fastDeaths + 1 : 1;
     if (this.fastDeaths > this.policy.maxFastDeaths) {
       this.status = 'ERROR';
       this.log.error({ worker: this.name, exit: this.lastExit, deaths: this.fastDeaths }, 'died too often; marked ERROR (restart_queue resets)');
-      return this.exited('ERROR');
+      return this.exited('ERROR', false);
     }
     const delay = Math.min(this.policy.maxDelayMs, this.policy.baseDelayMs * 2 ** (this.fastDeaths - 1));
     this.status = 'BACKOFF';
     this.log.warn({ worker: this.name, exit: this.lastExit, restart_in_ms: delay }, 'died; restarting');
     this.timer = setTimeout(() => this.start(), delay);
-    this.exited('BACKOFF');
+    this.exited('BACKOFF', false);
   }
 
   /** TERM, then KILL after `graceMs`; resolves once the child is gone. */
@@ -90,10 +95,12 @@ export class Worker {
       return;
     }
     this.status = 'STOPPING';
+    this.forced = false;
     const gone = new Promise<void>((r) => this.exitWaiters.push(r));
     child.kill('SIGTERM');
     const kill = setTimeout(() => {
       this.log.warn({ worker: this.name }, 'did not stop in time; SIGKILL');
+      this.forced = true;
       child.kill('SIGKILL');
     }, graceMs);
     await gone;

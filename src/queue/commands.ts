@@ -158,7 +158,8 @@ export const COMMANDS: Record<string, Handler> = {
       case 'prep':
         return q.index.prepIds(limit);
       case 'que':
-        return q.index.queuedInOrder(limit).map((m) => [m.msg_id, m.due]);
+        // Ready in run order, then delayed, then the ones waiting on dependencies or a slot (rq-beyond §B2).
+        return [...q.index.queuedInOrder(limit), ...q.index.parkedMessages()].slice(0, limit).map((m) => [m.msg_id, m.due]);
       case 'run':
         return q.index.allRuns().slice(0, limit).map((r) => [r.id, q.ops.runStatus(r.id)]);
       case 'done': {

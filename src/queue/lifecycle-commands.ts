@@ -96,7 +96,7 @@ export const LIFECYCLE_COMMANDS: Record<string, (q: Queue, args: Args) => Promis
     return ['ok', state ? await q.ops.statusView(id, { state, dir: q.spool.msgDir(state, id) }) : { path: null, status: 'deleted', state: 'deleted' }];
   },
 
-  running: async (q) => ['ok', runningList(q.index, q.now())],
+  running: async (q) => ['ok', runningList(q.index, q.now(), (id) => q.limits.heldKey(id))],
 
   waiting: async (q, args) => ['ok', waitingList(q.index, q, oneOf<WaitReason>(args, 'reason', WAIT_REASONS), countArg(args, 'limit', MAX_LISTED, 1000)!)],
 };

@@ -27,7 +27,7 @@ interface Parked {
   msg: Message;
   key: string;
   since: number;
-  /** Place in line at the arbiter; null before its first answer. */
+  /** Place in line at the arbiter (1-based), 0 once granted, null before rq-mgr's first answer. */
   position: number | null;
   granted: boolean;
 }
@@ -178,20 +178,25 @@ export class LimitGate {
     this.granted = [];
   }
 
+  /** The key whose slot a running message holds. */
+  heldKey(id: string): string | undefined {
+    return this.holding.get(id);
+  }
+
   /** Refs rq-mgr's sweep may keep: running and granted messages. */
   held(): string[] {
     return [...this.holding.keys(), ...this.granted];
   }
 
   /** get_message's `waiting` of a parked message. */
-  waitingOf(id: string): { reason: 'limit'; key: string; position: number } | undefined {
+  waitingOf(id: string): { reason: 'limit'; key: string; position: number | null } | undefined {
     const p = this.parked.get(id);
-    return p ? { reason: 'limit', key: p.key, position: p.position ?? 0 } : undefined;
+    return p ? { reason: 'limit', key: p.key, position: p.position } : undefined;
   }
 
   /** Parked messages, in the order they asked. */
-  waitingList(): { msg_id: string; reason: 'limit'; key: string; position: number }[] {
-    return [...this.parked.values()].map((p) => ({ msg_id: p.msg.msg_id, reason: 'limit' as const, key: p.key, position: p.position ?? 0 }));
+  waitingList(): { msg_id: string; reason: 'limit'; key: string; position: number | null }[] {
+    return [...this.parked.values()].map((p) => ({ msg_id: p.msg.msg_id, reason: 'limit' as const, key: p.key, position: p.position }));
   }
 
   private async release(key: string, id: string): Promise<void> {

@@ -1,6 +1,7 @@
 // The queue's memory of its messages: prep ids, the ordered que, the runs, coalesced messages and the finished counts.
 import type { Message } from '../message/message.js';
 import type { FinishedState, StateCounts } from '../message/states.js';
+import { QueIndex } from './que-index.js';
 import { type DeadlineOf, SplitQue } from './split-que.js';
 import type { ScriptRun } from './script-run.js';
 
@@ -25,17 +26,30 @@ export class MessageIndex {
   onUnparked: (id: string, owner: ParkOwner) => void = () => undefined;
 
   /** `now` (epoch ms) tells due messages from delayed ones; `deadlineOf` gives a queued message's expiry. */
-  constructor(now: () => number = Date.now, deadlineOf?: DeadlineOf) {
+  /** Deadlines of parked messages: waiting does not stop the clock of a message never started (rq-beyond §B4). */
+  private readonly parkedDeadlines = new QueIndex<{ msg_id: string; due: number }>('due');
+
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly deadlineOf: DeadlineOf = () => null,
+  ) {
     this.que = new SplitQue(now, deadlineOf);
   }
 
-  /** Queued messages whose expiry deadline has passed, taken out of the que (rq-beyond §B4). */
+  /** Queued and parked messages whose expiry deadline has passed, taken out (a parked one's owner lets go of it). */
   takeExpired(): Message[] {
-    return this.que.takeExpired();
+    const out = this.que.takeExpired();
+    for (let d = this.parkedDeadlines.peek(); d !== undefined && d.due * 1000 <= this.now(); d = this.parkedDeadlines.peek()) {
+      const msg = this.dequeue(d.msg_id);
+      if (msg) out.push(msg);
+    }
+    return out;
   }
 
   nextDeadline(): number | undefined {
-    return this.que.nextDeadline();
+    const parked = this.parkedDeadlines.peek();
+    const que = this.que.nextDeadline();
+    return parked === undefined ? que : Math.min(parked.due * 1000, que ?? Infinity);
   }
 
   rekeyDeadlines(): void {
@@ -69,20 +83,28 @@ export class MessageIndex {
   dequeue(id: string): Message | undefined {
     const parked = this.parked.get(id);
     if (!parked) return this.que.remove(id);
-    this.parked.delete(id);
+    this.unpark(id);
     this.onUnparked(id, parked.owner);
     return parked.msg;
   }
 
-  /** A message out of the que while it waits on dependencies or for a limit slot. */
+  /** A message out of the que while it waits on dependencies or for a limit slot; its expiry deadline still holds. */
   park(msg: Message, owner: ParkOwner): void {
     this.parked.set(msg.msg_id, { msg, owner });
+    const at = this.deadlineOf(msg);
+    if (at !== null) this.parkedDeadlines.insert({ msg_id: msg.msg_id, due: at / 1000 });
   }
 
   unpark(id: string): Message | undefined {
     const p = this.parked.get(id);
     this.parked.delete(id);
+    this.parkedDeadlines.remove(id);
     return p?.msg;
+  }
+
+  /** Parked messages, in the order they were parked. */
+  parkedMessages(): Message[] {
+    return [...this.parked.values()].map((p) => p.msg);
   }
 
   isQueued(id: string): boolean {

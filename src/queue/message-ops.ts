@@ -64,7 +64,7 @@ export class MessageOps {
     const mem = index.liveMessage(id);
     const msg: Message = mem ? { ...mem } : await spool.readMessage(where.state, id);
     msg.path = spool.relPath(where.dir);
-    msg.status = statusText(where.state, await this.jobStatus(id, where));
+    msg.status = this.waitingText(id, where) ?? statusText(where.state, await this.jobStatus(id, where));
     msg.state = where.state;
     delete msg.waiting;
     if (where.state === 'que') msg.waiting = this.waitingOf(id, msg);
@@ -104,7 +104,19 @@ export class MessageOps {
   /** `{path, status: "<state> - <text>", state}` as get_message_status answers it. */
   async statusView(id: string, where: Located): Promise<{ path: string; status: string; state: State }> {
     const job = await this.jobStatus(id, where);
-    return { path: this.d.spool.relPath(where.dir), status: job ? `${where.state} - ${job.job_status ?? ''}` : where.state, state: where.state };
+    const status = this.waitingText(id, where) ?? (job ? `${where.state} - ${job.job_status ?? ''}` : where.state);
+    return { path: this.d.spool.relPath(where.dir), status, state: where.state };
+  }
+
+  /** The derived status of a message waiting on dependencies or a slot (rq-beyond §B1.3), instead of its status file's. */
+  private waitingText(id: string, where: Located): string | undefined {
+    const w = where.state === 'que' ? this.d.parkedWait(id) : undefined;
+    if (w?.reason === 'dependencies') return `que - WAITING FOR ${w.waiting_on.length} ${w.waiting_on.length === 1 ? 'DEPENDENCY' : 'DEPENDENCIES'}`;
+    if (w?.reason === 'limit') {
+      if (w.position === 0) return `que - SLOT GRANTED ${w.key}`;
+      return `que - WAITING FOR SLOT ${w.key} (${w.position === null ? 'asking rq-mgr' : `${w.position - 1} ahead`})`;
+    }
+    return undefined;
   }
 
   /** Text of a running message's status for `messages run`. */

@@ -8,7 +8,7 @@ import { attemptOf } from './retry-policy.js';
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Running messages, longest running first. */
-export function runningList(index: MessageIndex, nowMs: number): RunningEntry[] {
+export function runningList(index: MessageIndex, nowMs: number, limitOf: (id: string) => string | undefined): RunningEntry[] {
   return index
     .allRuns()
     .filter((run) => run.script !== null && !run.released)
@@ -25,6 +25,7 @@ export function runningList(index: MessageIndex, nowMs: number): RunningEntry[] 
         deadline: Number.isFinite(deadline) ? iso(deadline) : null,
         heartbeat_timeout: run.deadlines?.heartbeatTimeout ?? null,
         attempt: attemptOf(run.msg),
+        ...(limitOf(run.id) === undefined ? {} : { limit: limitOf(run.id) }),
       };
     });
 }

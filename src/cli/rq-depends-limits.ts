@@ -1,0 +1,75 @@
+// The rq tool's `undepend` (rq-beyond §B8.3) and `limits` (§B12.2): stop waiting for dependencies; the concurrency slots rq-mgr hands out.
+import { RqError, isRqError, shown } from '../errors.js';
+import { rootPaths } from '../config/paths.js';
+import { type LimitKeyStatus, MgrClient } from '../ipc/mgr-client.js';
+import { readDepends } from '../message/depends.js';
+import { checkExpandedKey } from '../message/limit-key.js';
+import { ask, replyLine } from './queue-ask.js';
+import type { RqCommand } from './rq-commands.js';
+import { type Options, flagOpt, msgIdOpt, stringOpt, usage } from './rq-options.js';
+
+const REFS_EXPECTED = 'a comma-separated list of message refs (<queue>/<id>)';
+
+/** `--depends a/x,b/y` or `--all` (one of them, not both): the refs to stop waiting for, or every one. */
+function whichOpt(opts: Options): { depends: string[] } | { all: true } {
+  const all = flagOpt(opts, 'all');
+  const given = stringOpt(opts, 'depends', REFS_EXPECTED);
+  if (all && given !== undefined) throw usage('--depends or --all: expected one of them, received both');
+  if (all) return { all: true };
+  if (given === undefined) throw usage('--depends or --all: expected one of them, received neither');
+  // Each ref is checked as a create checks `depends` (its syntax); the queue knows this host's full ids.
+  const refs = readDepends(given, undefined, (field, expected, got) => usage(`--${field}: expected ${expected}, received ${shown(got)}`));
+  if (!refs.length) throw usage(`--depends: expected ${REFS_EXPECTED}, received ${shown(given)}`);
+  return { depends: refs };
+}
+
+/** `rq undepend`: `ok <refs still awaited, comma-joined>` or `ok none` (the message is released to the que). */
+const undepend: RqCommand = {
+  summary:
+    'stop a queued message waiting for some of its dependencies, or for all of them; prints the refs it still waits for, or none (--msg_id FULLID --depends <queue>/<id>,… | --all)',
+  run: async ({ opts, root, io }) => {
+    const target = msgIdOpt(opts);
+    const which = whichOpt(opts);
+    const a = await ask(root, target.queue, (c) => c.undepend(target.id, which));
+    io.stdout(a.ok ? `ok ${a.value.length ? a.value.join(',') : 'none'}` : replyLine(a));
+    return a.ok ? 0 : 1;
+  },
+};
+
+/** rq-mgr holds the limits table; it answers at once or not at all. */
+const MGR_TIMEOUT_MS = 10_000;
+
+/** `<key> <in use>/<concurrency> waiting <n>`, and ` (<k> orphaned)` for slots held by scripts of a dead queue process. */
+export function limitLine(key: string, s: LimitKeyStatus): string {
+  const orphaned = s.holders.filter((h) => h.orphaned).length;
+  return `${key} ${s.holders.length}/${s.concurrency} waiting ${s.waiting.length}${orphaned ? ` (${orphaned} orphaned)` : ''}`;
+}
+
+/** `rq limits`: `ok <n>` then one line per key rq-mgr knows (one with holders or waiters), by name; `--json` the table as rq-mgr answers it. */
+const limits: RqCommand = {
+  summary: 'list the concurrency-limit keys in use, from rq-mgr: slots held/concurrency and messages waiting for one ([--key KEY] [--json])',
+  run: async ({ opts, root, io }) => {
+    const expected = 'a limit key of 1-256 characters without control characters';
+    const given = stringOpt(opts, 'key', expected);
+    const key = given === undefined ? undefined : checkExpandedKey(given, (field, _e, got) => usage(`--key: expected ${expected}, received ${shown(got)}`));
+    const json = flagOpt(opts, 'json');
+    const sock = rootPaths(root).mgrSock;
+    let a;
+    try {
+      a = await new MgrClient(sock, MGR_TIMEOUT_MS).limitStatus(key);
+    } catch (err) {
+      if (isRqError(err, 'RQ_ERR_NO_REPLY')) throw RqError.of('RQ_ERR_NO_REPLY', `rq-mgr does not answer, and it holds the limits table (${err.message})`);
+      throw err;
+    }
+    if (!a.ok) {
+      io.stdout(`fail ${a.text}`);
+      return 1;
+    }
+    const keys = Object.keys(a.value).sort();
+    if (json) io.stdout(JSON.stringify(Object.fromEntries(keys.map((k) => [k, a.value[k]]))));
+    else for (const line of [`ok ${keys.length}`, ...keys.map((k) => limitLine(k, a.value[k]))]) io.stdout(line);
+    return 0;
+  },
+};
+
+export const DEPENDS_LIMITS_COMMANDS: Record<string, RqCommand> = { undepend, limits };
