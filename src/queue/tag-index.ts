@@ -27,6 +27,8 @@ interface Line {
 export class TagIndex {
   /** tag → (id → epoch ms it was tagged). */
   private readonly byTag = new Map<string, Map<string, number>>();
+  /** id → its tags: a message gone is dropped in O(its tags), not O(every tag). */
+  private readonly byId = new Map<string, Set<string>>();
   private readonly journal: GroupAppender;
   /** Lines in the journal, and pairs live when it was last rewritten: it is rewritten past twice as many, plus 1000. */
   private lines = 0;
@@ -70,6 +72,7 @@ export class TagIndex {
 
   private async rescan(): Promise<void> {
     this.byTag.clear();
+    this.byId.clear();
     // Oldest first, so that the maps' insertion order is tagging order (see tagged()).
     for (const m of (await this.d.scan()).sort((a, b) => a.at - b.at)) this.apply({ id: m.id, add: m.tags, at: m.at });
     await this.compact();
@@ -84,7 +87,7 @@ export class TagIndex {
 
   /** A tagged message is gone (deleted, purged, cleaned away behind the queue's back). */
   async gone(id: string): Promise<void> {
-    if (![...this.byTag.values()].some((ids) => ids.has(id))) return;
+    if (!this.byId.has(id)) return;
     // Out of memory at once: the message is gone already, and a lookup meanwhile must not list it.
     this.apply({ id, gone: true });
     await this.record({ id, gone: true });
@@ -126,17 +129,21 @@ export class TagIndex {
   private apply(line: Line): void {
     if (typeof line?.id !== 'string') return;
     const at = typeof line.at === 'number' ? line.at : 0;
+    const mine = this.byId.get(line.id) ?? new Set<string>();
     for (const tag of line.add ?? []) {
       const ids = this.byTag.get(tag) ?? new Map<string, number>();
       if (!ids.has(line.id)) ids.set(line.id, at);
       this.byTag.set(tag, ids);
+      mine.add(tag);
     }
-    const drop = line.gone ? [...this.byTag.keys()] : (line.remove ?? []);
-    for (const tag of drop) {
+    for (const tag of line.gone ? [...mine] : (line.remove ?? [])) {
+      mine.delete(tag);
       const ids = this.byTag.get(tag);
       if (!ids?.delete(line.id)) continue;
       if (ids.size === 0) this.byTag.delete(tag);
     }
+    if (mine.size) this.byId.set(line.id, mine);
+    else this.byId.delete(line.id);
   }
 
   private pairs(): number {
