@@ -4,7 +4,7 @@ import { rootPaths } from '../config/paths.js';
 import { type LimitKeyStatus, MgrClient } from '../ipc/mgr-client.js';
 import { readDepends } from '../message/depends.js';
 import { checkExpandedKey } from '../message/limit-key.js';
-import { ask, replyLine } from './queue-ask.js';
+import { actor, ask, replyLine } from './queue-ask.js';
 import type { RqCommand } from './rq-commands.js';
 import { type Options, flagOpt, msgIdOpt, stringOpt, usage } from './rq-options.js';
 
@@ -30,7 +30,7 @@ const undepend: RqCommand = {
   run: async ({ opts, root, io }) => {
     const target = msgIdOpt(opts);
     const which = whichOpt(opts);
-    const a = await ask(root, target.queue, (c) => c.undepend(target.id, which));
+    const a = await ask(root, target.queue, (c) => c.undepend(target.id, { ...which, actor: actor(io.env) }));
     io.stdout(a.ok ? `ok ${a.value.length ? a.value.join(',') : 'none'}` : replyLine(a));
     return a.ok ? 0 : 1;
   },

@@ -18,6 +18,11 @@ export const FORM_FIELD_IDS = [
   ...JOB_FIELDS.map((f) => `mesg_${f}` as const),
   // rq-beyond §B9: tags, comma-separated.
   'mesg_tags',
+  // rq-beyond §B8 and §B12, in the Advanced fieldset: dependencies and concurrency limits.
+  'mesg_depends',
+  'mesg_depends_fail',
+  'mesg_limit',
+  'mesg_limit_concurrency',
 ] as const;
 
 export type FormFieldId = (typeof FORM_FIELD_IDS)[number];

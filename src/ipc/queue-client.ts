@@ -196,7 +196,7 @@ export class QueueClient {
   }
 
   /** rq-beyond §B8.3: stops waiting for some dependencies (`depends`) or all (`all`); the value is the refs still awaited. */
-  async undepend(msgId: string, which: { depends?: unknown; all?: unknown }): Promise<Answer<string[]>> {
+  async undepend(msgId: string, which: { depends?: unknown; all?: unknown; actor?: string }): Promise<Answer<string[]>> {
     return answer(await this.send('undepend', { msg_id: msgId, ...which }), isTags);
   }
 }

@@ -10,17 +10,25 @@ export type DependsFail = (typeof DEPENDS_FAIL)[number];
 
 const REF_EXPECTED = 'a message ref such as test/20261121.1643.46.613.2164022';
 
+/** Where refs are read: this host's full-id prefix and the queue a bare `<id>` belongs to. Absent in a client checking before it sends. */
+export interface RefContext {
+  hostUrl: string;
+  queue: string;
+}
+
 /**
- * `<queue>/<id>` of a ref given as such, or as a full id (`http://host:port/q/<queue>/<id>`); null
- * when it is neither. Without `hostUrl` (a client checking before it sends) a full id is kept as given.
+ * `<queue>/<id>` of a ref given as such, as a bare `<id>` (this queue, as the spec's terms say), or
+ * as a full id (`http://host:port/q/<queue>/<id>`); null when it is none of them. Without a context
+ * a full id or a bare id is kept as given.
  */
-function refOf(v: string, hostUrl?: string): { ref: string } | { foreign: true } | null {
+function refOf(v: string, ctx?: RefContext): { ref: string } | { foreign: true } | null {
   if (/^https?:\/\//.test(v)) {
     const p = parseFullId(v);
     if (!p || !isValidQueueName(p.queue) || !isMsgId(p.id)) return null;
-    if (hostUrl === undefined) return { ref: v };
-    return v.startsWith(hostUrl) ? { ref: `${p.queue}/${p.id}` } : { foreign: true };
+    if (ctx === undefined) return { ref: v };
+    return v.startsWith(ctx.hostUrl) ? { ref: `${p.queue}/${p.id}` } : { foreign: true };
   }
+  if (isMsgId(v) && !v.startsWith('.')) return { ref: ctx ? `${ctx.queue}/${v}` : v };
   const slash = v.indexOf('/');
   const queue = v.slice(0, slash);
   const id = v.slice(slash + 1);
@@ -29,9 +37,9 @@ function refOf(v: string, hostUrl?: string): { ref: string } | { foreign: true }
 
 /**
  * Refs from a JSON array or a comma-separated string, each checked and made `<queue>/<id>`;
- * duplicates dropped, order kept. `hostUrl` (`http://host:port/root/`) tells this host's full ids.
+ * duplicates dropped, order kept.
  */
-export function readDepends(raw: unknown, hostUrl?: string, refuse: Refuse = invalidField): string[] {
+export function readDepends(raw: unknown, ctx?: RefContext, refuse: Refuse = invalidField): string[] {
   let given: unknown[];
   if (Array.isArray(raw)) given = raw;
   else if (typeof raw === 'string') given = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
@@ -39,7 +47,7 @@ export function readDepends(raw: unknown, hostUrl?: string, refuse: Refuse = inv
   if (given.length > MAX_DEPENDS) throw refuse('depends', `at most ${MAX_DEPENDS} refs`, given.length);
   const out: string[] = [];
   given.forEach((v, i) => {
-    const r = typeof v === 'string' ? refOf(v, hostUrl) : null;
+    const r = typeof v === 'string' ? refOf(v, ctx) : null;
     if (r === null) throw refuse(`depends[${i}]`, REF_EXPECTED, v);
     if ('foreign' in r) throw RqError.of('RQ_ERR_BAD_DEPENDENCY', `depends[${i}]: only messages of this host can be depended on, received ${v}`);
     if (!out.includes(r.ref)) out.push(r.ref);

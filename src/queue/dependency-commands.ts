@@ -2,7 +2,7 @@
 import { RqError, invalidField } from '../errors.js';
 import { readDepends } from '../message/depends.js';
 import { isMsgId, isValidQueueName } from '../message/names.js';
-import { type Args, flag, msgId } from './command-args.js';
+import { type Args, MAX_ACTOR, flag, msgId, optionalText } from './command-args.js';
 import type { Queue } from './queue.js';
 
 /** Commands of this file answered while the queue is DOWN: queues talking to each other. */
@@ -31,8 +31,8 @@ export const DEPENDENCY_COMMANDS: Record<string, (q: Queue, args: Args) => Promi
     const all = flag(args, 'all');
     const given = args.depends !== undefined && args.depends !== null && args.depends !== '';
     if (all === given) throw RqError.of('RQ_ERR_USAGE', 'give depends or all, not both and not neither');
-    const refs = all ? null : readDepends(args.depends, q.waits.hostUrl);
+    const refs = all ? null : readDepends(args.depends, q.waits.refContext);
     if (!(await q.ops.locate(id))) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
-    return ['ok', await q.waits.undepend(id, refs)];
+    return ['ok', await q.waits.undepend(id, refs, optionalText(args, 'actor', MAX_ACTOR) ?? 'socket')];
   },
 };

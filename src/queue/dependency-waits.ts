@@ -1,7 +1,7 @@
 // The dependent side of rq-beyond §B8 (queue A): a message waits off the que until its dependencies are resolved, by their queues' replies and notifications.
 import type { Logger } from 'pino';
 import { RqError } from '../errors.js';
-import { type DependsFail, readDepends } from '../message/depends.js';
+import { type DependsFail, type RefContext, readDepends } from '../message/depends.js';
 import type { Message } from '../message/message.js';
 import { type ResolvedLine, appendResolved, readResolved } from '../spool/dependency-files.js';
 import { mapLimit } from '../spool/map-limit.js';
@@ -59,14 +59,14 @@ export class DependencyWaits {
     return this.d.spool.name;
   }
 
-  /** This host's full-id prefix: refs given as full ids of it are accepted. */
-  get hostUrl(): string {
-    return this.d.hostUrl;
+  /** How this queue reads refs: full ids of this host, bare ids of this queue. */
+  get refContext(): RefContext {
+    return { hostUrl: this.d.hostUrl, queue: this.queue };
   }
 
   /** At create (§B8.2 step 1): every ref names an existing message of this host; nothing is written otherwise. */
   async check(depends: readonly string[]): Promise<string[]> {
-    const refs = readDepends([...depends], this.d.hostUrl);
+    const refs = readDepends([...depends], this.refContext);
     await mapLimit(refs, LANES, async (ref) => {
       const i = refs.indexOf(ref);
       const [queue, id] = split(ref);
@@ -144,7 +144,7 @@ export class DependencyWaits {
   }
 
   /** undepend (§B8.3): stops waiting for `refs` (all of them when null), durably in `depends`; the refs still awaited. */
-  async undepend(id: string, refs: readonly string[] | null): Promise<string[]> {
+  async undepend(id: string, refs: readonly string[] | null, actor: string): Promise<string[]> {
     const w = this.waits.get(id);
     if (!w) throw RqError.of('RQ_ERR_NOT_WAITING_DEPS');
     const drop = new Set(refs ?? w.awaiting);
@@ -155,6 +155,7 @@ export class DependencyWaits {
     if (this.waits.get(id) !== w) return [];
     w.msg.depends = updated.depends;
     for (const r of drop) w.awaiting.delete(r);
+    this.d.spool.appendHistory(this.d.spool.msgDir('que', id), { event: 'undepend', actor, refs: [...drop] });
     const left = [...w.awaiting];
     if (!left.length) this.release(id, w);
     return left;

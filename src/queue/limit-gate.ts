@@ -43,6 +43,8 @@ export class LimitGate {
   /** Running messages holding a slot, and its key. */
   private readonly holding = new Map<string, string>();
   private readonly retries = new Set<NodeJS.Timeout>();
+  /** Releases on their way to rq-mgr, by message id. */
+  private readonly releasing = new Map<string, Promise<void>>();
   private closed = false;
   private markReset!: () => void;
   /** limit_reset answered (or given up at close): no acquire goes out before it, or the reset would drop it. */
@@ -103,6 +105,9 @@ export class LimitGate {
   private async acquire(p: Parked): Promise<void> {
     await this.resetDone;
     const id = p.msg.msg_id;
+    // A release of the same message (a pause just before this resume) must reach rq-mgr first, or
+    // it would take away the slot or the place this acquire is about to get.
+    await this.releasing.get(id);
     for (let wait = RETRY_FIRST_MS; this.parked.get(id) === p && !this.closed; wait = Math.min(wait * 2, RETRY_MAX_MS)) {
       const req = { key: p.key, holder: this.ref(id), since: p.since, concurrency: p.msg.limit_concurrency };
       const a = await this.d.mgr.limitAcquire(req).catch((err: Error) => ({ error: err.message }));
@@ -199,13 +204,21 @@ export class LimitGate {
     return [...this.parked.values()].map((p) => ({ msg_id: p.msg.msg_id, reason: 'limit' as const, key: p.key, position: p.position }));
   }
 
-  private async release(key: string, id: string): Promise<void> {
-    for (let wait = RETRY_FIRST_MS; !this.closed; wait = Math.min(wait * 2, RETRY_MAX_MS)) {
-      const a = await this.d.mgr.limitRelease(key, this.ref(id)).catch(() => null);
-      if (a?.ok) return;
-      // A restarted rq-mgr starts empty: once the queue is gone from its table, nothing is held.
-      await this.after(wait);
-    }
+  /** Sent until answered, after any earlier release of the same message; an acquire of it waits for it. */
+  private release(key: string, id: string): Promise<void> {
+    const sent = (async () => {
+      await this.releasing.get(id);
+      for (let wait = RETRY_FIRST_MS; !this.closed; wait = Math.min(wait * 2, RETRY_MAX_MS)) {
+        const a = await this.d.mgr.limitRelease(key, this.ref(id)).catch(() => null);
+        if (a?.ok) return;
+        await this.after(wait);
+      }
+    })();
+    this.releasing.set(id, sent);
+    void sent.finally(() => {
+      if (this.releasing.get(id) === sent) this.releasing.delete(id);
+    });
+    return sent;
   }
 
   private after(ms: number): Promise<void> {

@@ -212,10 +212,14 @@ export class MessageOps {
     const { index } = this.d;
     const msg = index.queued(id)!;
     const front = index.front();
-    msg.due = Math.min(Math.floor(this.d.now() / 1000), (front?.due ?? Infinity) - 1);
-    if (front && front.priority < priorityOf(msg)) msg.priority = front.priority;
+    const change: Partial<Message> = { due: Math.min(Math.floor(this.d.now() / 1000), (front?.due ?? Infinity) - 1) };
+    if (front && front.priority < priorityOf(msg)) change.priority = front.priority;
+    // On disk before the que may start it: once renamed into run/, a write to que/ fails, and a
+    // crash would bring it back with its old due (an hour away, say) instead of now.
+    await this.d.spool.writeMessage('que', id, { ...msg, ...change });
+    if (!index.isQueued(id)) return;
+    Object.assign(msg, change);
     index.enqueue(msg);
-    await this.d.spool.writeMessage('que', id, msg);
     this.d.pump();
   }
 

@@ -94,11 +94,17 @@ export class TagIndex {
   }
 
   /**
-   * Messages with `tag`, most recently tagged first: each map keeps insertion order, which is the
-   * journal's, which is tagging order (a compaction rewrites each tag's entries in that order).
+   * Ids of the messages with `tag`, most recently tagged first: each map keeps insertion order,
+   * which is the journal's, which is tagging order (a compaction rewrites each tag's entries in
+   * that order). Only the ids are copied: a lookup on a tag of 100,000 messages makes no objects.
    */
-  tagged(tag: string): { id: string; at: number }[] {
-    return [...(this.byTag.get(tag) ?? [])].reverse().map(([id, at]) => ({ id, at }));
+  tagged(tag: string): string[] {
+    return Array.from(this.byTag.get(tag)?.keys() ?? []).reverse();
+  }
+
+  /** When `id` was tagged `tag` (epoch ms), 0 when it is not. */
+  taggedAt(tag: string, id: string): number {
+    return this.byTag.get(tag)?.get(id) ?? 0;
   }
 
   has(tag: string, id: string): boolean {

@@ -118,13 +118,13 @@ export class TagOps {
     const gone: string[] = [];
     let seen = 0;
     let dropped = 0;
-    for (const { id, at } of hits) {
+    for (const id of hits) {
       if (!q.state && page.length >= q.limit) break;
       const live = this.d.index.liveState(id);
       // A live message is in memory: only a finished state costs a stat.
       if (q.state && live && live !== q.state) continue;
       if (q.state && !live && !['done', 'relayed', 'err'].includes(q.state)) continue;
-      const entry = seen >= q.offset && page.length < q.limit ? await this.entry(id, tag, at) : await this.stillTagged(id, tag, q.state);
+      const entry = seen >= q.offset && page.length < q.limit ? await this.entry(id, tag, this.index.taggedAt(tag, id)) : await this.stillTagged(id, tag, q.state);
       if (entry === 'gone') gone.push(id);
       if (entry === 'gone' || (entry === null && !q.state)) dropped++;
       if (entry === null || entry === 'gone') continue;
@@ -141,7 +141,7 @@ export class TagOps {
 
   /** Cancels every prep, que and running message with `tag`; how many were cancelled. */
   async cancelTagged(tag: string, req: CancelRequest): Promise<number> {
-    const ids = this.index.tagged(tag).map((h) => h.id).filter((id) => this.d.index.liveState(id) !== null);
+    const ids = this.index.tagged(tag).filter((id) => this.d.index.liveState(id) !== null);
     const done = await mapLimit(ids, SCAN_LANES, async (id) => {
       const where = await this.d.ops.locate(id);
       // prep messages are not kept whole in memory (after a restart, only their ids): read them.

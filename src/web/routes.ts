@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { adminApi } from './api/admin-api.js';
 import { attachApi } from './api/attach-api.js';
+import { dependsLimitsApi } from './api/depends-limits-api.js';
 import { messageApi } from './api/message-api.js';
 import { lifecycleApi } from './api/lifecycle-api.js';
 import { statusApi } from './api/status-api.js';
@@ -20,6 +21,7 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   const message = messageApi(ctx);
   const lifecycle = lifecycleApi(ctx);
   const tags = tagApi(ctx);
+  const dependsLimits = dependsLimitsApi(ctx);
   const admin = adminApi(ctx);
   const attach = attachApi(ctx, maxUploadBytes);
   const forms = formPages(ctx);
@@ -39,6 +41,8 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   // rq-beyond §B9: lookups across every queue; /tags/<tag>.json is JSON, /tags/<tag> the HTML view.
   app.get('/tracked.json', tags.trackedJson);
   app.get('/tags/:tag', tags.tagged);
+  // rq-beyond §B12: rq-mgr's concurrency-limit table.
+  app.get('/limits.json', dependsLimits.limitsJson);
 
   // /q/<q>, /q/<q>.txt and /q/<q>.json share one path segment (queue names never contain a dot).
   app.get('/q/:q', (req: FastifyRequest, reply: FastifyReply) => {
@@ -76,6 +80,7 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.post('/q/:q/:id/reschedule', lifecycle.reschedule);
   app.get('/q/:q/:id/history.json', lifecycle.historyJson);
   app.post('/q/:q/:id/tags', tags.tagMessage);
+  app.post('/q/:q/:id/undepend', dependsLimits.undepend);
   app.post('/q/:q/:id/attach/new', attach.attachNew);
   app.post('/q/:q/:id/attach/:name', attach.attachDelete);
   app.get('/q/:q/:id/log/:file', attach.logGet);

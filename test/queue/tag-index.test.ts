@@ -37,7 +37,8 @@ describe('TagIndex', () => {
     await ix.change('m2', ['a']);
     clock.t = 3000;
     await ix.change('m1', ['a'], ['b']); // re-adding keeps the first tagging time
-    expect(ix.tagged('a')).toEqual([{ id: 'm2', at: 2000 }, { id: 'm1', at: 1000 }]);
+    expect(ix.tagged('a')).toEqual(['m2', 'm1']);
+    expect([ix.taggedAt('a', 'm2'), ix.taggedAt('a', 'm1'), ix.taggedAt('a', 'nope')]).toEqual([2000, 1000, 0]);
     expect(ix.counts()).toEqual({ a: 2 });
     await ix.gone('m2');
     await ix.gone('nope'); // untagged: nothing to journal
@@ -51,7 +52,8 @@ describe('TagIndex', () => {
     scans = 0;
     const again = open();
     await again.load();
-    expect(again.tagged('a')).toEqual([{ id: 'm1', at: 1000 }]);
+    expect(again.tagged('a')).toEqual(['m1']);
+    expect(again.taggedAt('a', 'm1')).toBe(1000);
     expect(again.counts()).toEqual({ a: 1 });
     expect(scans).toBe(0);
   });
@@ -64,7 +66,7 @@ describe('TagIndex', () => {
     const ix = open();
     await ix.load();
     expect(scans).toBe(1);
-    expect(ix.tagged('t').map((e) => e.id)).toEqual(['y', 'x']);
+    expect(ix.tagged('t')).toEqual(['y', 'x']);
     expect(ix.counts()).toEqual({ t: 2, u: 1 });
     await ix.close();
     expect(await lines()).toHaveLength(3);
@@ -75,7 +77,8 @@ describe('TagIndex', () => {
     await fs.writeFile(file, `${JSON.stringify({ id: 'a', add: ['t'], at: 1 })}\n{"id":"b","ad`);
     const ix = open();
     await ix.load();
-    expect(ix.tagged('t')).toEqual([{ id: 'a', at: 1 }]);
+    expect(ix.tagged('t')).toEqual(['a']);
+    expect(ix.taggedAt('t', 'a')).toBe(1);
   });
 
   it('rewrites the journal once it holds far more lines than live pairs', async () => {

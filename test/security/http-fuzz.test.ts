@@ -27,7 +27,7 @@ const segment = fc.oneof(
 );
 /** A form or query key: plain, bracketed, or nested deeper than any limit. */
 const key = fc.oneof(
-  fc.constantFrom('mesg', 'mesg[dest]', 'mesg[param1]', 'queue[name]', 'queue[script]', 'x_format', '_method', 'back', 'filter', 'limit', 'idempotency_key'),
+  fc.constantFrom('mesg', 'mesg[dest]', 'mesg[param1]', 'queue[name]', 'queue[script]', 'x_format', '_method', 'back', 'filter', 'limit', 'idempotency_key', 'depends', 'depends[]', 'all', 'key', 'mesg[depends]', 'mesg[limit]'),
   fc.integer({ min: 1, max: 3000 }).map((n) => `a${'[b]'.repeat(n)}`),
   fc.integer({ min: 1, max: 50 }).map((n) => `mesg${'[]'.repeat(n)}`),
   text,

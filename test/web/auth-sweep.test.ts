@@ -39,7 +39,7 @@ afterAll(async () => {
   await w?.stop();
 });
 
-/** Fields that make every POST route act if it let the request through: create, delete, down, new queue, upload, tag, cancel by tag. */
+/** Fields that make every POST route act if it let the request through: create, delete, down, new queue, upload, tag, cancel by tag, undepend. */
 function actingBody(): FormData {
   const fd = new FormData();
   fd.set('mesg', JSON.stringify({ dest: 'test', param1: 'done' }));
@@ -49,6 +49,7 @@ function actingBody(): FormData {
   fd.set('queue_name', 'test');
   fd.set('add', 'swept');
   fd.set('tag', 'swept');
+  fd.set('all', 'true');
   fd.set('queue[name]', 'swept');
   fd.set('queue[script]', script);
   fd.set('queue[json_path]', linkFile);
@@ -69,7 +70,9 @@ describe('the route table', () => {
     expect(lines.length).toBeGreaterThan(55);
     for (const must of ['POST /q/test/new_message', 'GET /css/rq.css', 'GET /js/main.js', 'GET /favicon.ico', 'HEAD /q.json', `GET /q/test/${msg.id}/attach/${msg.name}`, `POST /q/test/${msg.id}/attach/new`,
       // rq-beyond §B9: the tag routes.
-      `POST /q/test/${msg.id}/tags`, 'POST /q/test/cancel_tagged', 'GET /q/test/tags.json', 'GET /q/test/tags/swept', 'GET /tags/swept', 'GET /tracked.json']) {
+      `POST /q/test/${msg.id}/tags`, 'POST /q/test/cancel_tagged', 'GET /q/test/tags.json', 'GET /q/test/tags/swept', 'GET /tags/swept', 'GET /tracked.json',
+      // rq-beyond §B8, §B12: undepend, the limits table and the dashboard script that redraws it.
+      `POST /q/test/${msg.id}/undepend`, 'GET /limits.json', 'HEAD /limits.json', 'GET /js/limits.js']) {
       expect(lines).toContain(must);
     }
   });

@@ -152,6 +152,21 @@ const ECHOES: Echo[] = [
       return follow(await post('/q/test/cancel_tagged', { tag: 'escape', reason: p, back: '/rq/q/test/tags/escape' }));
     },
   },
+  // api/depends-limits-api.ts undependParams → message/depends.ts readDepends: a bad ref is named in the 400 (text, or JSON).
+  { what: 'POST …/<id>/undepend depends', echoed: true, send: (p) => post(`/q/test/${done.id}/undepend`, { depends: `test/${done.id},${p}` }) },
+  { what: 'POST …/<id>/undepend depends (json)', echoed: true, send: (p) => post(`/q/test/${done.id}/undepend`, { x_format: 'json', depends: p }) },
+  { what: 'POST …/<id>/undepend all', echoed: true, send: (p) => post(`/q/test/${done.id}/undepend`, { all: p }) },
+  // limit-status.ts limitKeyParam: any text without control characters is a key; the JSON answer is never markup.
+  { what: 'GET /limits.json?key=', echoed: false, send: (p) => get(`/limits.json?key=${enc(p)}`) },
+  // views/message-view.ts fieldValue: the limit key a message stores (a key is free text), on its page.
+  {
+    what: 'limit on the message page',
+    echoed: true,
+    send: async (p) => {
+      const r = await postMessage(w.base, 'test', { dest: 'test', param1: 'done', due: Math.floor(Date.now() / 1000) + 3600, limit: p, limit_concurrency: 1 });
+      return get(`/q/test/${String(r[1]).split('/').pop()}`);
+    },
+  },
   // views/message-view.ts fieldValue: what new_message stored, on the message page.
   {
     what: 'param1..4 and src on the message page',
@@ -169,7 +184,7 @@ describe('every echo of a request value is escaped', () => {
   });
 
   // Query parameters any page reads today, and one none does, on every GET route the app has.
-  const QUERY = ['filter', 'back', 'limit', 'offset', 'state', 'x_format', 'embed', 'q', 'id', 'name', 'file', 'tag', 'unknown'];
+  const QUERY = ['filter', 'back', 'limit', 'offset', 'state', 'x_format', 'embed', 'q', 'id', 'name', 'file', 'tag', 'key', 'reason', 'depends', 'all', 'unknown'];
   it.each(PAYLOADS.map((p) => [p.raw, p] as const))('every GET route with every query parameter carrying %s', async (_raw, p) => {
     const routes = (await routeTable(w.root)).filter((r) => r.method === 'GET');
     const query = new URLSearchParams(QUERY.map((k) => [k, p.raw])).toString();

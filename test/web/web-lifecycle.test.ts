@@ -248,6 +248,8 @@ describe('reschedule, priority, purge, requeue_errs, running and waiting over HT
     expect([...advanced.matchAll(/<input type="text" id="(mesg_\w+)"/g)].map((m) => m[1])).toEqual([
       'mesg_priority', 'mesg_max_retries', 'mesg_backoff_base', 'mesg_min_retry_delay', 'mesg_max_retry_delay',
       'mesg_retry_jitter', 'mesg_max_age', 'mesg_expire_at', 'mesg_timeout', 'mesg_heartbeat_timeout',
+      // rq-beyond §B8, §B12 (mesg_depends_fail, between them, is a select).
+      'mesg_depends', 'mesg_limit', 'mesg_limit_concurrency',
     ]);
     const fields: Record<string, string> = { x_format: 'json', 'mesg[dest]': 'test', 'mesg[param1]': 'done', 'mesg[priority]': '5', 'mesg[timeout]': '30' };
     for (const f of ['max_retries', 'backoff_base', 'min_retry_delay', 'max_retry_delay', 'retry_jitter', 'max_age', 'expire_at', 'heartbeat_timeout']) fields[`mesg[${f}]`] = '';

@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError, isRqError, shown } from '../../errors.js';
 import type { Answer } from '../../ipc/answer.js';
 import { mayHaveArrived } from '../../ipc/socket-client.js';
+import { JOB_FIELDS } from '../../message/job-fields.js';
 import { getMessage } from '../message-files.js';
 import { lifecycleApi } from './lifecycle-api.js';
 import { type Params, requireShallow, textParam } from '../params.js';
@@ -12,6 +13,12 @@ import { rubyInspect } from '../ruby-inspect.js';
 import { html } from '../views/html.js';
 import { resultView } from '../views/forms-view.js';
 import { type WebContext, error, notice } from '../web-context.js';
+
+/**
+ * The HTML form's Advanced fields (rq-beyond §B1.11): left empty they mean "not set" (the queue's
+ * default), so they are not sent; the queue refuses an empty `limit` a JSON client sends.
+ */
+const DEFAULTED_WHEN_EMPTY = [...JOB_FIELDS, 'depends', 'depends_fail', 'limit', 'limit_concurrency'];
 
 const CREATE_COMMANDS: Record<string, 'create_message' | 'prep_message' | 'single_que'> = { commit: 'create_message', prep: 'prep_message', single_que: 'single_que' };
 
@@ -72,6 +79,7 @@ export function messageApi(ctx: WebContext) {
       if (format !== 'html') ctx.markJson(req);
       // The queue validates and types the fields (normaliseCreate): form text such as count="3" is read there.
       const fields = messageFields(params, format);
+      if (format === 'html') for (const f of DEFAULTED_WHEN_EMPTY) if (fields[f] === '') delete fields[f];
       const method = fields._method ?? 'commit';
       delete fields._method;
       const command = typeof method === 'string' && Object.hasOwn(CREATE_COMMANDS, method) ? CREATE_COMMANDS[method] : undefined;

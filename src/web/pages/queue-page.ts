@@ -6,12 +6,17 @@ import type { ScheduleEntry } from '../../config/queue-config.js';
 import { parseCron } from '../../queue/cron-expression.js';
 import { cronKey, cronStateFile, readCronState } from '../../queue/cron-state.js';
 import { requireMgr } from '../api/status-api.js';
+import type { QueueClient } from '../../ipc/queue-client.js';
+import { WAIT_REASONS } from '../../ipc/run-lists.js';
 import { snapshotQueue } from '../queue-snapshot.js';
 import { type QueItem, type QueuePageData, type RelayedItem, type RunItem, type Schedule, queueView } from '../views/queue-view.js';
+import type { WaitingCounts } from '../views/waiting-view.js';
 import type { WebContext } from '../web-context.js';
 
 const LIST_LIMIT = 50;
 const QUE_LIMIT = 20;
+/** How many waiting messages of one reason the queue page counts; past it the count reads `N+`. */
+const WAITING_CAP = 1000;
 
 function strings(v: unknown): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
@@ -50,6 +55,17 @@ async function schedulesOf(config: unknown, queueDir: string, now: number): Prom
     });
 }
 
+/** rq-beyond §B2: queued messages that are not ready, counted per reason (undefined when the queue does not say). */
+async function waitingCounts(client: QueueClient): Promise<WaitingCounts | undefined> {
+  const lists = await Promise.all(WAIT_REASONS.map((reason) => client.waiting({ reason, limit: WAITING_CAP }).catch(() => null)));
+  if (lists.some((a) => !a?.ok)) return undefined;
+  const counts = WAIT_REASONS.map((r, i) => {
+    const n = lists[i]?.ok ? lists[i].value.length : 0;
+    return [r, { n, capped: n >= WAITING_CAP }] as const;
+  });
+  return Object.fromEntries(counts) as WaitingCounts;
+}
+
 export function queuePage(ctx: WebContext) {
   return async function queue(req: FastifyRequest, reply: FastifyReply, name: string) {
     await requireMgr(ctx);
@@ -73,7 +89,7 @@ export function queuePage(ctx: WebContext) {
           (a) => (a.ok ? a.value : []),
           () => [],
         );
-      const [prep, que, run, done, err, errack, relayed, tags] = await Promise.all([
+      const [prep, que, run, done, err, errack, relayed, tags, waiting] = await Promise.all([
         ask('prep', { limit: LIST_LIMIT }),
         ask('que', { limit: QUE_LIMIT }),
         ask('run', { limit: LIST_LIMIT }),
@@ -85,8 +101,10 @@ export function queuePage(ctx: WebContext) {
           (a) => (a.ok ? a.value : {}),
           () => ({}),
         ),
+        waitingCounts(client),
       ]);
       data.tags = tags;
+      data.waiting = waiting;
       data.prep = strings(prep);
       data.que = pairs(que).map(([id, due]): QueItem => ({ id, due: due as number | string }));
       data.run = pairs(run).map(([id, status]): RunItem => ({ id, status: String(status) }));

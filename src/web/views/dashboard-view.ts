@@ -23,7 +23,7 @@ function queueRow(q: DashboardQueue, urls: Urls, odd: boolean): SafeHtml {
 </tr>`;
 }
 
-/** `tracked`: the `#tracked` section (views/tags-view.ts), shown under the queue list. */
+/** `tracked`: the `#tracked` and `#limits` sections (views/tags-view.ts, views/limits-view.ts), shown under the queue list. */
 export function dashboardView(d: DashboardData, urls: Urls, allowNewQueue: boolean, tracked: SafeHtml = html``): SafeHtml {
   const rows = d.queues.map((q, i) => queueRow(q, urls, i % 2 === 1));
   const timers = d.timers.ok

@@ -14,14 +14,19 @@ interface FieldSpec {
   value?: string;
   /** Whether form.json may replace the label/help (the classic template allowed it for these). */
   overridable: boolean;
+  /** A select of [value, text] instead of a text input. */
+  options?: [string, string][];
 }
 
 function field(form: FormConfig | null, f: FieldSpec): SafeHtml {
   const label = (f.overridable && fieldLabel(form, f.id)) || f.label;
   const help = (f.overridable && fieldHelp(form, f.id)) || f.help;
+  const input = f.options
+    ? html`<select id="${f.id}" name="${f.name}">${f.options.map(([v, text]) => html`<option value="${v}">${text}</option>`)}</select>`
+    : html`<input type="text" id="${f.id}" name="${f.name}" value="${f.value ?? ''}">`;
   return html`<div class="field" id="${f.id}_field"${isFieldHidden(form, f.id) ? html` style="display: none;"` : ''}>
   <label for="${f.id}">${label}</label>
-  <input type="text" id="${f.id}" name="${f.name}" value="${f.value ?? ''}">
+  ${input}
   ${help ? html`<p class="help" id="${f.id}_help">${help}</p>` : ''}
 </div>`;
 }
@@ -40,6 +45,21 @@ const JOB_FIELD_TEXT: Record<JobField, [label: string, help: string]> = {
   heartbeat_timeout: ['Heartbeat timeout', 'Seconds of silence on fd 3 before a run counts as stalled'],
 };
 
+/** rq-beyond §B8 and §B12, also in the Advanced fieldset; empty means none (or the queue's `limit`). */
+const DEPENDS_LIMIT_FIELDS: FieldSpec[] = [
+  { id: 'mesg_depends', name: 'mesg[depends]', label: 'Depends on', help: 'Comma-separated messages of this host (<queue>/<id> or full ids) that must finish first', overridable: true },
+  {
+    id: 'mesg_depends_fail',
+    name: 'mesg[depends_fail]',
+    label: 'If a dependency fails',
+    help: 'fail: this message fails too; run: it runs anyway; wait: it waits until that dependency is requeued and succeeds',
+    overridable: true,
+    options: [['', 'default (fail)'], ['fail', 'fail'], ['run', 'run'], ['wait', 'wait']],
+  },
+  { id: 'mesg_limit', name: 'mesg[limit]', label: 'Limit key', help: 'Concurrency key shared across queues, e.g. reports or api:{param1}', overridable: true },
+  { id: 'mesg_limit_concurrency', name: 'mesg[limit_concurrency]', label: 'Limit concurrency', help: 'Whole number 1-10000: how many may run at once under the key, when config/limits.json does not say', overridable: true },
+];
+
 export function newMessageView(q: string, form: FormConfig | null, urls: Urls): SafeHtml {
   const fields: FieldSpec[] = [
     { id: 'mesg_dest', name: 'mesg[dest]', label: 'Destination Queue', value: urls.queue(q), overridable: false },
@@ -56,6 +76,7 @@ export function newMessageView(q: string, form: FormConfig | null, urls: Urls): 
   ${fields.map((f) => field(form, f))}
   <details class="field" id="mesg_advanced"><summary>Advanced</summary>
     ${JOB_FIELDS.map((f) => field(form, { id: `mesg_${f}`, name: `mesg[${f}]`, label: JOB_FIELD_TEXT[f][0], help: JOB_FIELD_TEXT[f][1], overridable: true }))}
+    ${DEPENDS_LIMIT_FIELDS.map((f) => field(form, f))}
   </details>
   <fieldset class="field" id="mesg_method_field"><legend>Mode</legend>
     <label><input type="radio" name="mesg[_method]" id="mesg_method_commit" value="commit" checked> commit</label>

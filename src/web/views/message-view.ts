@@ -3,14 +3,16 @@ import type { HistoryLine } from '../../ipc/history-line.js';
 import type { MessageView } from '../message-files.js';
 import type { Urls } from '../urls.js';
 import { type SafeHtml, html, safeHref } from './html.js';
+import { DEPENDS_FIELDS, dependsView } from './depends-view.js';
 import { postButton } from './queue-view.js';
 import { messageTagsView } from './tags-view.js';
 import { timelineView } from './timeline-view.js';
+import { waitingWords } from './waiting-view.js';
 
 const SUMMARY = ['param1', 'param2', 'param3', 'param4', 'count'];
 const FULL = ['msg_id', 'max_count', 'post_run_webhook', 'dest', 'src', 'orig_msg_id', 'cloned_from', 'dups', 'dup', 'force_remote', 'due', 'path'];
-// Tags have their own card (chips, form, Track toggle).
-const NOT_SHOWN = new Set(['status', 'state', '_attachments', 'tags', ...SUMMARY]);
+// Tags and dependencies have their own cards; `waiting` is told in words under the state.
+const NOT_SHOWN = new Set(['status', 'state', '_attachments', 'tags', 'waiting', ...DEPENDS_FIELDS, ...SUMMARY]);
 
 /** A full id URL or a short id of this queue, as a link. */
 function msgLink(value: unknown, q: string, urls: Urls): SafeHtml {
@@ -64,6 +66,7 @@ export function messageView(m: MessageView, q: string, urls: Urls, history: read
   const prep = m.state === 'prep';
   const self = urls.msg(q, m.msg_id);
   const summary = SUMMARY.filter((k) => m[k] !== undefined).map((k) => html`<tr><th>${k}</th><td id="field-${k}">${fieldValue(k, m[k], q, urls)}</td></tr>`);
+  const waiting = waitingWords(m.waiting, urls);
   const fullKeys = [...FULL.filter((k) => m[k] !== undefined), ...Object.keys(m).filter((k) => !FULL.includes(k) && !NOT_SHOWN.has(k)).sort()];
   const full = fullKeys.map((k) => html`<tr><th>${k}</th><td id="field-${k}">${fieldValue(k, m[k], q, urls)}</td></tr>`);
   const actions = prep
@@ -97,10 +100,12 @@ ${m.state === 'que' || m.state === 'err' ? postButton(self, 'Delete', { id: 'btn
   <table class="fields" id="message-summary"><tbody>
     <tr><th>status</th><td id="field-status">${statusCell(m)}</td></tr>
     <tr><th>state</th><td id="field-state">${m.state}</td></tr>
+    ${waiting ? html`<tr><th>waiting</th><td id="field-waiting">${waiting}</td></tr>` : ''}
     ${summary}
   </tbody></table>
   <details id="message-full"><summary>full</summary><table class="fields"><tbody>${full}</tbody></table></details>
 </section>
+${dependsView(m, q, urls)}
 ${messageTagsView(Array.isArray(m.tags) ? m.tags.filter((t): t is string => typeof t === 'string') : [], q, m.msg_id, urls)}
 <section class="card" id="attachments-section"><h3>Attachments</h3>${attachmentsView(m, q, urls, prep)}${upload}</section>
 ${tail}

@@ -4,6 +4,7 @@ import type { Urls } from '../urls.js';
 import { type SafeHtml, html, safeHref } from './html.js';
 import { byDay, dayLabel, duration } from './format.js';
 import { queueTagsView } from './tag-chip.js';
+import { type WaitingCounts, waitingBreakdownView } from './waiting-view.js';
 
 export interface QueItem {
   id: string;
@@ -46,6 +47,8 @@ export interface QueuePageData {
   relayed: RelayedItem[];
   /** How many messages carry each tag (rq-beyond §B9): chips linking to the queue's tag views. */
   tags?: Record<string, number>;
+  /** Queued messages that are not ready, per reason (rq-beyond §B2). */
+  waiting?: WaitingCounts;
   now: number;
 }
 
@@ -159,5 +162,5 @@ export function queueView(d: QueuePageData, urls: Urls): SafeHtml {
   const config = html`<details class="card" id="config"><summary>config.json <a href="${urls.queue(d.name, '/config.json')}" id="config-raw">raw</a></summary><pre id="config-text">${d.configText ?? '(unreadable)'}</pre></details>`;
   if (!s.alive) return html`${head}<section class="card"><p class="bad" id="queue-dead"><strong>queue is COMPLETELY DOWN</strong></p><p class="muted">${s.error ?? ''}</p></section>${config}`;
   if (s.status === 'DOWN') return html`${head}${adminButtons(d, urls)}<section class="card"><p class="bad" id="queue-hard-down"><strong>Queue is HARD DOWN</strong></p><p>Nothing to display.</p></section>${config}`;
-  return html`${head}${adminButtons(d, urls)}${config}${schedulesView(d, urls)}${queueTagsView(d.tags ?? {}, d.name, urls)}${messageLists(d, urls)}`;
+  return html`${head}${adminButtons(d, urls)}${config}${schedulesView(d, urls)}${queueTagsView(d.tags ?? {}, d.name, urls)}${waitingBreakdownView(d.waiting, d.name, urls)}${messageLists(d, urls)}`;
 }

@@ -1,0 +1,76 @@
+// rq dashboard's #limits (rq-beyond §B12): redrawn from /limits.json every 2 s while visible; the DOM is built node by node, never from markup.
+
+/** Must match views/limits-view.ts limitRows. */
+function limitRows(keys) {
+  const count = (v) => (Array.isArray(v) ? v.length : 0);
+  return Object.keys(keys)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .map((key) => {
+      const s = keys[key] ?? {};
+      const holders = Array.isArray(s.holders) ? s.holders : [];
+      return { key, inUse: holders.length, concurrency: Number(s.concurrency), waiting: count(s.waiting), orphaned: holders.filter((h) => h?.orphaned === true).length, source: String(s.source) };
+    });
+}
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === 'dataset') Object.assign(node.dataset, v);
+    else node[k] = v;
+  }
+  node.append(...children);
+  return node;
+}
+
+/** Must match views/limits-view.ts limitsView. */
+function renderLimits(data, box) {
+  const rows = limitRows(data);
+  if (rows.length === 0) {
+    box.replaceChildren(el('p', { id: 'limits-empty', className: 'muted' }, 'No concurrency keys in use.'));
+    return;
+  }
+  const head = el('tr', {}, ...['KEY', 'IN USE', 'WAITING', 'ORPHANED', 'SOURCE'].map((t) => el('th', {}, t)));
+  const body = rows.map((r) =>
+    el(
+      'tr',
+      { dataset: { key: r.key } },
+      el('td', { className: 'key' }, el('code', {}, r.key)),
+      el('td', { className: `in-use num${r.inUse >= r.concurrency ? ' busy' : ''}` }, `${r.inUse}/${r.concurrency}`),
+      el('td', { className: 'waiting num' }, String(r.waiting)),
+      el('td', { className: `orphaned num${r.orphaned ? ' bad' : ''}` }, String(r.orphaned)),
+      el('td', { className: 'source' }, r.source),
+    ),
+  );
+  const table = el('table', { className: 'grid', id: 'limits-table' }, el('thead', {}, head), el('tbody', {}, ...body));
+  box.replaceChildren(el('div', { className: 'table-wrap' }, table));
+}
+
+function renderError(text, box) {
+  box.replaceChildren(el('p', { id: 'limits-error', className: 'bad' }, text));
+}
+
+function startLimits() {
+  const section = document.getElementById('limits');
+  const box = document.getElementById('limits-list');
+  if (!section || !box) return;
+  let busy = false;
+  const tick = async () => {
+    if (busy || document.hidden) return;
+    busy = true;
+    try {
+      const res = await fetch(section.dataset.refresh, { headers: { Accept: 'application/json' }, cache: 'no-store' });
+      const body = await res.json();
+      if (res.ok) renderLimits(body, box);
+      // ["fail", "rq-mgr did not answer limit_status (…)"]: say so, as the page itself would.
+      else if (Array.isArray(body) && typeof body[1] === 'string') renderError(body[1], box);
+    } catch {
+      // The server may be restarting; the next tick tries again.
+    } finally {
+      busy = false;
+    }
+  };
+  setInterval(tick, 2000);
+  document.addEventListener('visibilitychange', tick);
+}
+
+startLimits();
