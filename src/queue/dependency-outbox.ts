@@ -51,12 +51,14 @@ export class DependencyOutbox {
 
   /**
    * The spool's hook before any finish or delete: a message with dependents gets its outbox entry,
-   * durable, before the rename. Nearly every message has none, and pays one failed open.
+   * durable, before the rename. Nearly every message has none, and pays one stat.
    */
-  async beforeFinish(id: string, from: State, to: FinishedState | 'deleted'): Promise<void> {
-    const dir = this.d.spool.msgDir(from, id);
-    const dependents = readDependentsNow(dir);
-    if (!dependents.length) return;
+  beforeFinish(id: string, from: State, to: FinishedState | 'deleted'): Promise<void> | undefined {
+    const dependents = readDependentsNow(this.d.spool.msgDir(from, id));
+    return dependents.length ? this.writeOutbox(id, from, to, dependents) : undefined;
+  }
+
+  private async writeOutbox(id: string, from: State, to: FinishedState | 'deleted', dependents: string[]): Promise<void> {
     const msg = to === 'err' ? await this.d.spool.readMessage(from, id).catch(() => null) : null;
     const entry: OutboxEntry = { id, state: to, ...(to === 'err' ? { outcome: String(msg?.outcome ?? 'failed') } : {}), dependents, done: [] };
     let end!: () => void;

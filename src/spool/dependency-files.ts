@@ -64,12 +64,15 @@ export async function readDependents(dir: string): Promise<string[]> {
 
 /**
  * The same, read synchronously: it runs before every finish, where a message without dependents
- * (nearly all of them) costs one failed open, not a thread-pool round trip.
+ * (nearly all of them) costs one stat, not a thread-pool round trip.
  */
 export function readDependentsNow(dir: string): string[] {
+  const file = path.join(dir, 'dependents');
+  // existsSync first: a failed read would build an Error with its stack for nearly every finish.
+  if (!fs.existsSync(file)) return [];
   let text: string;
   try {
-    text = fs.readFileSync(path.join(dir, 'dependents'), 'utf8');
+    text = fs.readFileSync(file, 'utf8');
   } catch {
     return [];
   }

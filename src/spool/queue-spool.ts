@@ -36,7 +36,7 @@ export interface SpoolDeps {
   /** Told of every move, once its rename is done (the queue turns it into a `moved` event). */
   onMoved?: (move: { id: string; from: State; to: State; actor: string; reason?: string }) => void;
   /** Awaited before a message is finished or deleted, by any path: its dependents' outbox entry is written here (rq-beyond §B8.4). */
-  beforeFinish?: (id: string, from: State, to: FinishedState | 'deleted') => Promise<void>;
+  beforeFinish?: (id: string, from: State, to: FinishedState | 'deleted') => Promise<void> | undefined;
 }
 
 const HASHED: ReadonlySet<State> = new Set(['done', 'relayed']);
@@ -129,6 +129,7 @@ export class QueueSpool {
   /** What a move to `to` needs before its rename: the hash dir of done/relayed, the outbox of a finish. */
   private async prepareMove(from: State, to: State, id: string): Promise<void> {
     if (HASHED.has(to)) await this.hashDirs.ensure(this.paths.state[to], id);
+    // Nothing to await for a message without dependents (nearly every one).
     if (isFinished(to) && !isFinished(from)) await this.deps.beforeFinish?.(id, from, to);
   }
 
