@@ -43,6 +43,15 @@ describe('parseArgs (classic rules)', () => {
     expect(b.rest).toEqual(['--b', 'c']);
   });
 
+  it('a bare -- as the first word is no command: every word after it is rest, options included', () => {
+    const a = parseArgs(['--', 'sendmesg', '--dest', 'q']);
+    expect(a.command).toBeUndefined();
+    expect({ ...a.opts }).toEqual({});
+    expect(a.rest).toEqual(['sendmesg', '--dest', 'q']);
+    // Any other first word, even an empty one, is the command word (`rq ""` is an unknown command).
+    expect(parseArgs(['', '--dest', 'q'])).toMatchObject({ command: '', rest: [] });
+  });
+
   it('treats the first word as an ordinary word when there is no command', () => {
     expect(parseArgs(['word', '--k', 'v'], { command: false })).toMatchObject({ command: undefined, rest: ['word'] });
   });

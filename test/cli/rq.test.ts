@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queuePaths } from '../../src/config/paths.js';
+import { listenSocket } from '../../src/ipc/socket-server.js';
+import { silentLogger } from '../../src/log.js';
 import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
 import { PROJECT, QueueProc, type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
 
@@ -191,6 +194,18 @@ describe('rq bad input: non-zero exit, one stderr line, no stack trace', () => {
     expectOneLineError(await rq(['sendmesg', '--dest', 'nosuch']), /^rq: queue not found: nosuch$/);
     expectOneLineError(await rq(['state', '--msg_id', 'http://h:1/q/nosuch/20200101.0000.00.000.1']), /^rq: queue not found: nosuch$/);
     expectOneLineError(await rq(['sendmesg', '--dest', 'dead']), /^rq: queue dead: its process does not answer \(.*\)$/);
+  });
+
+  it('a queue whose process answers an empty reply is named with what it sent, not printed as a blank reply line', async () => {
+    // A process on the queue's socket that speaks the framing but answers [] to everything.
+    await fs.mkdir(queuePaths(t.root, 'mute').dir);
+    const server = await listenSocket({ path: queuePaths(t.root, 'mute').sock, proto: 'rq1', log: silentLogger(), handle: () => '[]' });
+    try {
+      expectOneLineError(await rq(['sendmesg', '--dest', 'mute']), /^rq: queue mute: unexpected reply: \[\]$/);
+      expectOneLineError(await rq(['statusmesg', '--msg_id', 'mute/20200101.0000.00.000.1']), /^rq: queue mute: unexpected reply: \[\]$/);
+    } finally {
+      await server.close();
+    }
   });
 
   it('missing or malformed options name the flag, what was expected and what was received', async () => {

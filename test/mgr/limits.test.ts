@@ -183,8 +183,9 @@ describe('one rq-mgr, several queues sharing keys', () => {
     const report = sampler.soFar;
     expectNoOverlap(report, 2, rnd.replay);
     expect(report.max, rnd.replay).toBe(2);
-    // The sampler saw every run, each with the key in its environment.
-    expect(new Set(report.scripts.map((s) => s.msgId))).toEqual(new Set(sent.map(([, id]) => id)));
+    // Every script the sampler saw was one of these messages (a scan of /proc on a loaded machine can
+    // miss a 0.2 s run: that every run took its slot is what the limit_grant lines below show).
+    for (const s of report.scripts) expect(sent.map(([, id]) => id), rnd.replay).toContain(s.msgId);
     for (const [q, id] of sent) {
       const h = await L.history(q, id);
       expect(h.filter((e) => e.event === 'limit_grant')).toEqual([expect.objectContaining({ key: 'reports' })]);
@@ -612,8 +613,9 @@ describe('crashes', () => {
       expect(await L.finish('sa', s)).toMatchObject({ state: 'err' });
       const report = await sampler.stop();
       const old = report.scripts.find((x) => x.pgid === stubborn)!;
-      const wRun = report.scripts.find((x) => x.msgId === w)!;
-      expect(wRun.first, `w started while the old script of s was alive (seen until ${old.last})`).toBeGreaterThanOrEqual(old.last);
+      // w's start from its history: a 0.3 s run may fall between two scans of /proc on a busy machine.
+      const [wStart] = await L.starts('sb', w);
+      expect(wStart, `w started while the old script of s was alive (seen until ${old.last})`).toBeGreaterThanOrEqual(old.last);
       expectNoOverlap(report, 1);
     } finally {
       await sampler.stop();

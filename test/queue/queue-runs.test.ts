@@ -211,6 +211,31 @@ describe('runs and their end', () => {
     expect(JSON.parse((q.peerCalls[0].arg as { param2: string }).param2)).toMatchObject({ state: 'done' });
   });
 
+  it('a run that fails inside rq (the disk refuses its move into run/) ends in err with a status naming the error; the next message still runs', async () => {
+    q = await inProcessQueue();
+    await fs.writeFile(path.join(q.root, 'config', 'q.pause'), '');
+    q.queue.status();
+    const m = await q.send();
+    // Something already at run/<id>, not empty: the rename que → run fails with ENOTEMPTY.
+    await fs.mkdir(path.join(q.queue.spool.paths.state.run, m.msg_id, 'in-the-way'), { recursive: true });
+    const toErr = q.next('moved', (e) => e.id === m.msg_id && e.to === 'err');
+    await fs.rm(path.join(q.root, 'config', 'q.pause'));
+    q.queue.status();
+    expect(await toErr).toMatchObject({ from: 'que', to: 'err', actor: 'rq' });
+    await fs.rm(path.join(q.queue.spool.paths.state.run, m.msg_id), { recursive: true });
+    // The worker is free again once the failed run is over: the next message starts.
+    const next = await q.send();
+    expect((await q.launcher.nth(0)).env.RQ_MSG_ID).toBe(next.msg_id);
+
+    const text = /^rq internal error: move \S+ from que to run failed: ENOTEMPTY: directory not empty, rename /;
+    const where = (await q.queue.ops.locate(m.msg_id))!;
+    expect(where.state).toBe('err');
+    expect((await q.queue.ops.statusView(m.msg_id, where)).status.replace(/^err - /, '')).toMatch(text);
+    expect((await q.queue.spool.readHistory('err', m.msg_id)).at(-1)).toMatchObject({ from: 'que', to: 'err', actor: 'rq', reason: expect.stringMatching(text) });
+    expect(q.launcher.started).toHaveLength(1);
+    expect(q.queue.counts()).toMatchObject({ que: 0, run: 1, err: 1 });
+  });
+
   it('stop: the running script gets TERM, its message stays in run/ and is reported interrupted', async () => {
     q = await inProcessQueue();
     const m = await q.send();

@@ -1,4 +1,5 @@
 // QueueSpool on real directories: ids, creates, state moves, status, history, delete, acks, hash dirs, clone, failures.
+import { readdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import { STATES } from '../../src/message/states.js';
 import { RqError } from '../../src/errors.js';
 import { normaliseCreate, pickFields } from '../../src/message/message.js';
 import { ackErrs } from '../../src/spool/err-acks.js';
+import { markShutdown } from '../../src/spool/message-files.js';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
 import { recordingFs } from '../helpers/recording-fs.js';
 import { HOST, type TempSpool, isRoot, ls, tempSpool, walk } from '../helpers/temp-spool.js';
@@ -126,6 +128,35 @@ describe('create', () => {
     // The spool works again once the disk does.
     const ok = await spool.create({ dest: 'test' }, { commit: true });
     expect(await spool.locate(ok.msg_id)).toBe('que');
+  });
+});
+
+describe('create: descriptors', () => {
+  // Each create opens its msg file and its directory (kept for the fsyncs); a long-running queue
+  // process that kept them would run out of descriptors after a few thousand messages.
+  const openFds = () => readdirSync('/proc/self/fd').length;
+
+  it('closes every descriptor it opened once the message is durable', async () => {
+    await spool.create({ dest: 'test' }, { commit: true }); // warm up: lazily opened handles of the spool itself
+    const before = openFds();
+    for (let i = 0; i < 20; i++) await spool.create({ dest: 'test' }, { commit: i % 2 === 0 });
+    expect(openFds()).toBe(before);
+  });
+
+  it('closes every descriptor it opened when the create fails on disk', async () => {
+    await spool.create({ dest: 'test' }, { commit: true });
+    const before = openFds();
+    // The rename into que/ fails after both descriptors are open: que/ is a file now.
+    const que = spool.paths.state.que;
+    await fs.rename(que, `${que}.away`);
+    await fs.writeFile(que, 'not a directory');
+    try {
+      for (let i = 0; i < 20; i++) expect((await caught(spool.create({ dest: 'test' }, { commit: true }))).code).toBe('RQ_ERR_DISK');
+      expect(openFds()).toBe(before);
+    } finally {
+      await fs.rm(que);
+      await fs.rename(`${que}.away`, que);
+    }
   });
 });
 
@@ -430,6 +461,26 @@ describe('recover', () => {
     expect(await fs.readFile(path.join(requeuedDir, 'job', 'script-owned.tmp'), 'utf8')).toBe('the script keeps this');
     expect((await fresh.readHistory('que', running)).at(-1)).toMatchObject({ from: 'run', to: 'que', actor: 'recovery', reason: 'interrupted' });
     expect((await walk(t.root)).filter((p) => p.endsWith('.tmp') && !p.includes(`${path.sep}job${path.sep}`))).toEqual([]);
+  });
+
+  it('with max_interrupts: a run a graceful stop marked goes back uncounted and loses its mark; an unmarked one counts as a crash', async () => {
+    const stopped = (await spool.create({ dest: 'test' }, { commit: true })).msg_id;
+    const crashed = (await spool.create({ dest: 'test' }, { commit: true })).msg_id;
+    await spool.move(stopped, 'que', 'run', { actor: 'dispatcher', durable: false });
+    await spool.move(crashed, 'que', 'run', { actor: 'dispatcher', durable: false });
+    // What the queue writes when a stop (not a crash) interrupts a run (rq-beyond §B13).
+    await markShutdown(spool.msgDir('run', stopped), spool.fs);
+
+    const fresh = new QueueSpool(t.root, 'test', { host: HOST, now: () => clock });
+    const rec = await fresh.recover(undefined, { maxInterrupts: 3 });
+    expect(rec.requeued.sort()).toEqual([stopped, crashed].sort());
+    expect((await fresh.readMessage('que', stopped)).interrupts).toBeUndefined();
+    expect((await fresh.readMessage('que', crashed)).interrupts).toBe(1);
+    // The mark is spent: a crash in the next run of the same message counts.
+    expect(await ls(fresh.msgDir('que', stopped))).not.toContain('shutdown');
+    await fresh.move(stopped, 'que', 'run', { actor: 'dispatcher', durable: false });
+    await new QueueSpool(t.root, 'test', { host: HOST, now: () => clock }).recover(undefined, { maxInterrupts: 3 });
+    expect((await fresh.readMessage('que', stopped)).interrupts).toBe(1);
   });
 
   it('creates missing state dirs', async () => {

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import { layout } from '../../src/web/views/layout.js';
 import { Urls } from '../../src/web/urls.js';
 import { stepDuration } from '../../src/web/views/timeline-view.js';
+import { type QueuePageData, queueView } from '../../src/web/views/queue-view.js';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -44,6 +45,22 @@ describe('page layout', () => {
   it('a page without a flash has nothing between the body tag and the page itself', () => {
     const page = layout({ bare: true, env: null, flash: null, now: new Date(0), urls: new Urls(undefined, '127.0.0.1:3333') }, html`<p>x</p>`).value;
     expect(page.endsWith('<body class="env-development development bare" data-root="/"><p>x</p></body></html>')).toBe(true);
+  });
+});
+
+describe('queue page head', () => {
+  const page = (snap: QueuePageData['snap']) =>
+    queueView(
+      { name: 'q', snap, configText: '{}', schedules: [], filter: '', prep: [], que: [], run: [], done: [], err: [], errack: [], relayed: [], now: 0 },
+      new Urls(undefined, '127.0.0.1:3333'),
+    ).value;
+
+  it('a queue process that does not answer and left no pid file reads "pid -", not a blank', () => {
+    const dead = page({ name: 'q', alive: false, error: 'connect ENOENT', pid: null });
+    expect(dead).toContain('pid <span id="queue-pid">-</span> · uptime <span id="queue-uptime">-</span>');
+    expect(dead).toContain('queue is COMPLETELY DOWN');
+    const up = page({ name: 'q', alive: true, status: 'UP', uptime: 5, pid: 4242 });
+    expect(up).toContain('pid <span id="queue-pid">4242</span>');
   });
 });
 

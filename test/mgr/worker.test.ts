@@ -1,0 +1,52 @@
+// One supervised child (src/mgr/worker.ts) with a real process: a stop is final, a death is restarted.
+import { afterEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/log.js';
+import { type WorkerStatus, Worker } from '../../src/mgr/worker.js';
+import { pidAlive, waitFor } from '../helpers/rq-root.js';
+
+/** A child that runs until it is signalled (it keeps its stdin open, as a queue process does). */
+const FOREVER = ['-e', 'process.stdin.resume()'];
+const POLICY = { baseDelayMs: 50, maxDelayMs: 50, fastMs: 10_000, maxFastDeaths: 10 };
+
+const workers: Worker[] = [];
+afterEach(async () => {
+  for (const w of workers.splice(0)) await w.stop(1000);
+});
+
+function worker(): { w: Worker; told: WorkerStatus[] } {
+  const told: WorkerStatus[] = [];
+  const w = new Worker('w', 'queue', FOREVER, silentLogger(), POLICY, process.env, (status) => told.push(status));
+  workers.push(w);
+  return { w, told };
+}
+
+describe('Worker', () => {
+  it('stop ends the child for good: STOPPED, told once, no restart scheduled', async () => {
+    const { w, told } = worker();
+    w.start();
+    const pid = w.pid!;
+    expect(w.status).toBe('RUNNING');
+    await w.stop();
+    expect(pidAlive(pid)).toBe(false);
+    // A queue stopped by delete_queue, a removed scandir link or rq-mgr's shutdown must stay stopped:
+    // a worker that took the stop for a death would start the queue again 50 ms later.
+    expect(w.status).toBe('STOPPED');
+    expect(told).toEqual(['STOPPED']);
+    expect(w.child).toBeNull();
+    expect(w.lastExit).toBe('signal SIGTERM');
+  });
+
+  it('a child that dies on its own is restarted (BACKOFF, then RUNNING with a new pid)', async () => {
+    const { w, told } = worker();
+    w.start();
+    const first = w.child!;
+    const died = new Promise<void>((r) => first.once('exit', () => r()));
+    first.kill('SIGKILL');
+    await died;
+    expect(w.status).toBe('BACKOFF');
+    expect(told).toEqual(['BACKOFF']);
+    await waitFor(() => w.status === 'RUNNING', 'the restart after the back-off');
+    expect(w.pid).not.toBe(first.pid);
+    expect(w.fastDeaths).toBe(1);
+  });
+});
