@@ -13,8 +13,9 @@ import { queueNameProblem } from '../message/names.js';
 import { parseArgs } from '../args.js';
 import { ask, replyLine } from './queue-ask.js';
 
-const USAGE = 'usage: rq-mgr start|stop|status|restart|run [--watch-stdin]|zap|reindex <queue> [--root DIR]';
-const STOP_WAIT_MS = 20_000;
+const USAGE = 'usage: rq-mgr start|stop [--timeout S]|status|restart [--timeout S]|run [--watch-stdin]|zap|reindex <queue> [--root DIR]';
+/** How long `stop` waits for a TERMed rq-mgr before KILL, unless --timeout says otherwise. */
+const STOP_WAIT_S = 20;
 /** A rebuild reads every `msg` of the queue, done/ and relayed/ included. */
 const REINDEX_WAIT_MS = 600_000;
 
@@ -68,7 +69,14 @@ async function start(root: string): Promise<number> {
   return 0;
 }
 
-async function stop(root: string): Promise<number> {
+/** --timeout: whole seconds 1-3600; the default otherwise. */
+function stopWait(v: unknown): number | string {
+  if (v === undefined) return STOP_WAIT_S;
+  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : NaN;
+  return n >= 1 && n <= 3600 ? n : `rq-mgr: --timeout: expected whole seconds 1-3600, received ${JSON.stringify(v)}`;
+}
+
+async function stop(root: string, waitS: number): Promise<number> {
   const p = rootPaths(root);
   const pid = await livePid(p.mgrPid);
   if (!pid) {
@@ -77,8 +85,8 @@ async function stop(root: string): Promise<number> {
     return 0;
   }
   process.kill(pid, 'SIGTERM');
-  if (!(await waitUntil(() => !alive(pid), STOP_WAIT_MS))) {
-    console.error(`queuemgr: pid ${pid} did not stop within ${STOP_WAIT_MS / 1000} s; sending SIGKILL (its queues stop when they see it gone)`);
+  if (!(await waitUntil(() => !alive(pid), waitS * 1000))) {
+    console.error(`queuemgr: pid ${pid} did not stop within ${waitS} s; sending SIGKILL (its queues stop when they see it gone)`);
     process.kill(pid, 'SIGKILL');
     await waitUntil(() => !alive(pid), 5000);
     await fsp.rm(p.mgrPid, { force: true });
@@ -148,13 +156,18 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
   const root = resolveRoot(typeof opts.root === 'string' ? opts.root : undefined);
+  const waitS = stopWait(opts.timeout);
+  if (typeof waitS === 'string') {
+    console.error(waitS);
+    return 1;
+  }
   switch (command) {
     case 'start':
       return start(root);
     case 'stop':
-      return stop(root);
+      return stop(root, waitS);
     case 'restart':
-      await stop(root);
+      await stop(root, waitS);
       return start(root);
     case 'status':
       return status(root);

@@ -1,4 +1,4 @@
-// bin/rq-mgr stop against a supervisor that does not stop on TERM (src/cli/rq-mgr.ts): KILL after 20 s, its files cleaned, "stopped".
+// bin/rq-mgr stop against a supervisor that does not stop on TERM (src/cli/rq-mgr.ts): KILL after --timeout, its files cleaned, "stopped".
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -58,12 +58,19 @@ describe('rq-mgr stop', () => {
     const gone = new Promise<NodeJS.Signals | null>((r) => stuck!.once('exit', (_code, signal) => r(signal)));
     const termed = saidLine(stuck, 'term');
 
-    const stopped = await run(BIN('rq-mgr'), ['stop', '--root', t.root]);
+    const stopped = await run(BIN('rq-mgr'), ['stop', '--timeout', '1', '--root', t.root]);
     await termed;
     expect(await gone).toBe('SIGKILL');
-    expect(stopped.stderr).toBe(`queuemgr: pid ${stuck.pid} did not stop within 20 s; sending SIGKILL (its queues stop when they see it gone)\n`);
+    expect(stopped.stderr).toBe(`queuemgr: pid ${stuck.pid} did not stop within 1 s; sending SIGKILL (its queues stop when they see it gone)\n`);
     expect(stopped.stdout).toBe(`queuemgr: stopped (pid ${stuck.pid})\n`);
     expect(existsSync(p.mgrPid)).toBe(false);
     expect(existsSync(p.mgrSock)).toBe(false);
-  }, 60_000);
+  });
+
+  it('refuses a --timeout that is not whole seconds 1-3600, and stops nothing', async () => {
+    for (const bad of ['0', '1.5', 'x', '3601']) {
+      const r = await run(BIN('rq-mgr'), ['stop', '--timeout', bad, '--root', t.root]).catch((e: { code: number; stderr: string }) => e);
+      expect([r.code, r.stderr]).toEqual([1, `rq-mgr: --timeout: expected whole seconds 1-3600, received ${JSON.stringify(bad)}\n`]);
+    }
+  });
 });
