@@ -5,6 +5,7 @@ import { RqError, isErrno } from '../errors.js';
 import type { FinishedState, State } from '../message/states.js';
 import { type OutboxEntry, Outbox, appendDependent, readDependents, readDependentsNow } from '../spool/dependency-files.js';
 import type { QueueSpool } from '../spool/queue-spool.js';
+import { Backoff } from './backoff.js';
 import type { QueueEvents } from './queue-events.js';
 
 /** What a dependency's queue answers a registration: where the dependency is now. */
@@ -25,9 +26,6 @@ export interface DependencyOutboxDeps {
   queueExists: (name: string) => boolean;
 }
 
-/** Notifications nobody answered are sent again after 1 s, doubling to 60 s (§B8.4). */
-const RETRY_FIRST_MS = 1000;
-const RETRY_MAX_MS = 60_000;
 /** A registration tries again when a move took the message away between locating it and appending. */
 const APPEND_TRIES = 3;
 const FINISH_WAIT_MS = 10_000;
@@ -36,8 +34,8 @@ export class DependencyOutbox {
   private readonly outbox: Outbox;
   /** Messages between their outbox write and their finishing rename: a registration waits for it. */
   private readonly finishing = new Map<string, { entry: OutboxEntry; done: Promise<void>; end: () => void }>();
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private closed = false;
+  /** Notifications nobody answered are sent again after 1 s, doubling to 60 s (§B8.4). */
+  private readonly backoff = new Backoff();
 
   constructor(private readonly d: DependencyOutboxDeps) {
     this.outbox = new Outbox(path.join(d.spool.paths.dir, '.outbox'), d.spool.dirSync);
@@ -116,7 +114,7 @@ export class DependencyOutbox {
   /** Waits for a finish in progress; bounded, since a rename that failed after its outbox write never reports. */
   private async untilFinished(id: string): Promise<void> {
     const f = this.finishing.get(id);
-    if (f) await Promise.race([f.done, this.after(FINISH_WAIT_MS)]);
+    if (f) await Promise.race([f.done, this.backoff.sleep(FINISH_WAIT_MS)]);
   }
 
   /** At start, after recovery: an entry whose message is in the state it records is sent again; others are stale. */
@@ -131,7 +129,8 @@ export class DependencyOutbox {
   private async deliver(entry: OutboxEntry): Promise<void> {
     const left = new Set(entry.dependents.filter((r) => !entry.done.includes(r)));
     const dependency = `${this.queue}/${entry.id}`;
-    for (let wait = RETRY_FIRST_MS; left.size && !this.closed; wait = Math.min(wait * 2, RETRY_MAX_MS)) {
+    for (const wait of this.backoff.waits()) {
+      if (!left.size) break;
       await Promise.all(
         [...left].map(async (ref) => {
           const [queue, msgId] = [ref.slice(0, ref.indexOf('/')), ref.slice(ref.indexOf('/') + 1)];
@@ -141,25 +140,13 @@ export class DependencyOutbox {
       );
       if (left.size) {
         this.d.log.warn({ msg_id: entry.id, waiting: [...left] }, 'dependents did not answer; telling them again later');
-        await this.after(wait);
+        await this.backoff.sleep(wait);
       }
     }
     if (!left.size) await this.outbox.remove(entry.id).catch((err: Error) => this.d.log.warn({ msg_id: entry.id, err: err.message }, 'outbox entry not removed'));
   }
 
-  private after(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const t = setTimeout(() => {
-        this.timers.delete(t);
-        resolve();
-      }, ms);
-      t.unref();
-      this.timers.add(t);
-    });
-  }
-
   close(): void {
-    this.closed = true;
-    for (const t of this.timers) clearTimeout(t);
+    this.backoff.close();
   }
 }

@@ -6,6 +6,7 @@ import type { Message } from '../message/message.js';
 import { type ResolvedLine, appendResolved, readResolved } from '../spool/dependency-files.js';
 import { mapLimit } from '../spool/map-limit.js';
 import type { QueueSpool } from '../spool/queue-spool.js';
+import { Backoff, FIRST_RETRY_MS, MAX_RETRY_MS } from './backoff.js';
 import type { DependencyState } from './dependency-outbox.js';
 import type { MessageIndex } from './message-index.js';
 
@@ -31,9 +32,6 @@ interface Waiting {
   policy: DependsFail;
 }
 
-/** Registrations a queue that did not answer is asked again: 1 s doubling to 60 s (§B8.2). */
-const RETRY_FIRST_MS = 1000;
-const RETRY_MAX_MS = 60_000;
 const LANES = 16;
 const SUCCESS = new Set(['done', 'relayed']);
 const FINISHED = new Set(['done', 'relayed', 'err', 'deleted']);
@@ -50,8 +48,8 @@ function doneText(l: Pick<ResolvedLine, 'state' | 'outcome'>): string {
 
 export class DependencyWaits {
   private readonly waits = new Map<string, Waiting>();
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private closed = false;
+  /** Registrations a queue did not answer are sent again: 1 s doubling to 60 s (§B8.2). */
+  private readonly backoff = new Backoff();
 
   constructor(private readonly d: DependencyWaitsDeps) {}
 
@@ -102,18 +100,18 @@ export class DependencyWaits {
     const w = this.waits.get(id);
     if (!w) return;
     const dependent = `${this.queue}/${id}`;
-    await mapLimit([...w.awaiting], LANES, (ref) => this.registerOne(id, ref, dependent, RETRY_FIRST_MS));
+    await mapLimit([...w.awaiting], LANES, (ref) => this.registerOne(id, ref, dependent, FIRST_RETRY_MS));
   }
 
   private async registerOne(id: string, ref: string, dependent: string, wait: number): Promise<void> {
-    if (this.closed || !this.waits.get(id)?.awaiting.has(ref)) return;
+    if (this.backoff.closed || !this.waits.get(id)?.awaiting.has(ref)) return;
     try {
       const s = await this.d.register(ref, dependent);
       if (FINISHED.has(s.state)) await this.resolve(id, ref, s.state, s.outcome);
     } catch (err) {
       if (RqError.of('RQ_ERR_NO_SUCH_MSG').message === (err as Error).message) return void (await this.resolve(id, ref, 'deleted'));
       this.d.log.warn({ msg_id: id, dependency: ref, err: (err as Error).message }, 'dependency registration not answered; asking again later');
-      this.after(wait, () => void this.registerOne(id, ref, dependent, Math.min(wait * 2, RETRY_MAX_MS)));
+      this.backoff.later(wait, () => void this.registerOne(id, ref, dependent, Math.min(wait * 2, MAX_RETRY_MS)));
     }
   }
 
@@ -183,17 +181,7 @@ export class DependencyWaits {
     this.d.pump();
   }
 
-  private after(ms: number, run: () => void): void {
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      run();
-    }, ms);
-    t.unref();
-    this.timers.add(t);
-  }
-
   close(): void {
-    this.closed = true;
-    for (const t of this.timers) clearTimeout(t);
+    this.backoff.close();
   }
 }

@@ -6,6 +6,7 @@ import type { MgrClient } from '../ipc/mgr-client.js';
 import { checkExpandedKey, expandLimit } from '../message/limit-key.js';
 import { idTime } from '../message/message-id.js';
 import type { CreateFields, Message } from '../message/message.js';
+import { Backoff } from './backoff.js';
 import type { MessageIndex } from './message-index.js';
 
 export interface LimitGateDeps {
@@ -32,9 +33,6 @@ interface Parked {
   granted: boolean;
 }
 
-/** Back-off of an unanswered acquire or release: 1 s doubling to 60 s (§B8.2's registration rule). */
-const RETRY_FIRST_MS = 1000;
-const RETRY_MAX_MS = 60_000;
 
 export class LimitGate {
   private readonly parked = new Map<string, Parked>();
@@ -42,10 +40,10 @@ export class LimitGate {
   private granted: string[] = [];
   /** Running messages holding a slot, and its key. */
   private readonly holding = new Map<string, string>();
-  private readonly retries = new Set<NodeJS.Timeout>();
+  /** Unanswered acquires and releases are sent again (§B8.2's rule: 1 s doubling to 60 s). */
+  private readonly backoff = new Backoff();
   /** Releases on their way to rq-mgr, by message id. */
   private readonly releasing = new Map<string, Promise<void>>();
-  private closed = false;
   private markReset!: () => void;
   /** limit_reset answered (or given up at close): no acquire goes out before it, or the reset would drop it. */
   private readonly resetDone = new Promise<void>((r) => (this.markReset = r));
@@ -82,13 +80,14 @@ export class LimitGate {
    * Without an rq-mgr there is no table to clean (a new one starts empty), so nothing is retried.
    */
   async reset(): Promise<void> {
-    for (let wait = RETRY_FIRST_MS; !this.closed && this.d.mgrPresent(); wait = Math.min(wait * 2, RETRY_MAX_MS)) {
+    for (const wait of this.backoff.waits()) {
+      if (!this.d.mgrPresent()) break;
       const a = await this.d.mgr.limitReset(this.queue).catch(() => null);
       if (a?.ok) {
         if (a.value) this.d.log.info({ freed: a.value }, 'limit slots of the previous queue process freed');
         break;
       }
-      await this.after(wait);
+      await this.backoff.sleep(wait);
     }
     this.markReset();
   }
@@ -108,7 +107,8 @@ export class LimitGate {
     // A release of the same message (a pause just before this resume) must reach rq-mgr first, or
     // it would take away the slot or the place this acquire is about to get.
     await this.releasing.get(id);
-    for (let wait = RETRY_FIRST_MS; this.parked.get(id) === p && !this.closed; wait = Math.min(wait * 2, RETRY_MAX_MS)) {
+    for (const wait of this.backoff.waits()) {
+      if (this.parked.get(id) !== p) return;
       const req = { key: p.key, holder: this.ref(id), since: p.since, concurrency: p.msg.limit_concurrency };
       const a = await this.d.mgr.limitAcquire(req).catch((err: Error) => ({ error: err.message }));
       if (this.parked.get(id) !== p) return this.release(p.key, id);
@@ -124,7 +124,7 @@ export class LimitGate {
         return this.d.refused(p.msg, a.refused);
       }
       this.d.log.warn({ msg_id: id, key: p.key, err: a.error }, 'rq-mgr did not answer limit_acquire; asking again');
-      await this.after(wait);
+      await this.backoff.sleep(wait);
     }
   }
 
@@ -208,10 +208,10 @@ export class LimitGate {
   private release(key: string, id: string): Promise<void> {
     const sent = (async () => {
       await this.releasing.get(id);
-      for (let wait = RETRY_FIRST_MS; !this.closed; wait = Math.min(wait * 2, RETRY_MAX_MS)) {
+      for (const wait of this.backoff.waits()) {
         const a = await this.d.mgr.limitRelease(key, this.ref(id)).catch(() => null);
         if (a?.ok) return;
-        await this.after(wait);
+        await this.backoff.sleep(wait);
       }
     })();
     this.releasing.set(id, sent);
@@ -221,20 +221,8 @@ export class LimitGate {
     return sent;
   }
 
-  private after(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const t = setTimeout(() => {
-        this.retries.delete(t);
-        resolve();
-      }, ms);
-      t.unref();
-      this.retries.add(t);
-    });
-  }
-
   close(): void {
-    this.closed = true;
+    this.backoff.close();
     this.markReset();
-    for (const t of this.retries) clearTimeout(t);
   }
 }
