@@ -1,4 +1,5 @@
 // rq dashboard's #limits (rq-beyond §B12): redrawn from /limits.json every 2 s while visible; the DOM is built node by node, never from markup.
+import { poll } from './poll.js';
 
 /** Must match views/limits-view.ts limitRows. */
 function limitRows(keys) {
@@ -53,24 +54,12 @@ function startLimits() {
   const section = document.getElementById('limits');
   const box = document.getElementById('limits-list');
   if (!section || !box) return;
-  let busy = false;
-  const tick = async () => {
-    if (busy || document.hidden) return;
-    busy = true;
-    try {
-      const res = await fetch(section.dataset.refresh, { headers: { Accept: 'application/json' }, cache: 'no-store' });
-      const body = await res.json();
-      if (res.ok) renderLimits(body, box);
-      // ["fail", "rq-mgr did not answer limit_status (…)"]: say so, as the page itself would.
-      else if (Array.isArray(body) && typeof body[1] === 'string') renderError(body[1], box);
-    } catch {
-      // The server may be restarting; the next tick tries again.
-    } finally {
-      busy = false;
-    }
-  };
-  setInterval(tick, 2000);
-  document.addEventListener('visibilitychange', tick);
+  poll(section.dataset.refresh, async (res) => {
+    const body = await res.json();
+    if (res.ok) renderLimits(body, box);
+    // ["fail", "rq-mgr did not answer limit_status (…)"]: say so, as the page itself would.
+    else if (Array.isArray(body) && typeof body[1] === 'string') renderError(body[1], box);
+  });
 }
 
 startLimits();

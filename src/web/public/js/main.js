@@ -1,4 +1,6 @@
 // rq UI behaviour: live dashboard counts and tracked list (poll /dashboard.json and /tracked.json every 2 s while visible) and confirm prompts.
+import { poll } from './poll.js';
+
 const COLUMNS = ['prep', 'que', 'run', 'err', 'done', 'relayed'];
 
 /** Must match views/format.ts idPart. */
@@ -93,22 +95,9 @@ function applyDashboard(data, table) {
 function startDashboard() {
   const table = document.getElementById('queue-table');
   if (!table) return;
-  const url = table.dataset.refresh;
-  let busy = false;
-  const tick = async () => {
-    if (busy || document.hidden) return;
-    busy = true;
-    try {
-      const res = await fetch(url, { headers: { Accept: 'application/json' }, cache: 'no-store' });
-      if (res.ok) applyDashboard(await res.json(), table);
-    } catch {
-      // The server may be restarting; the next tick tries again.
-    } finally {
-      busy = false;
-    }
-  };
-  setInterval(tick, 2000);
-  document.addEventListener('visibilitychange', tick);
+  poll(table.dataset.refresh, async (res) => {
+    if (res.ok) applyDashboard(await res.json(), table);
+  });
 }
 
 /** A table cell holding text, or a link (`href`) with that text; never markup from the reply. */
@@ -178,21 +167,9 @@ function startTracked() {
   const section = document.getElementById('tracked');
   const box = document.getElementById('tracked-list');
   if (!section || !box) return;
-  let busy = false;
-  const tick = async () => {
-    if (busy || document.hidden) return;
-    busy = true;
-    try {
-      const res = await fetch(section.dataset.refresh, { headers: { Accept: 'application/json' }, cache: 'no-store' });
-      if (res.ok) renderTracked(await res.json(), box, section.dataset.root);
-    } catch {
-      // The server may be restarting; the next tick tries again.
-    } finally {
-      busy = false;
-    }
-  };
-  setInterval(tick, 2000);
-  document.addEventListener('visibilitychange', tick);
+  poll(section.dataset.refresh, async (res) => {
+    if (res.ok) renderTracked(await res.json(), box, section.dataset.root);
+  });
 }
 
 for (const form of document.querySelectorAll('form[data-confirm]')) {
