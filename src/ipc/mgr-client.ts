@@ -15,6 +15,21 @@ export interface WorkerInfo {
 /** What limit_acquire answers: a slot now, a place in line, or a refusal's text. */
 export type AcquireAnswer = { granted: true } | { granted: false; position: number } | { refused: string };
 
+/** One waiter, as limit_acquire (or limit_reset) carries it: `holder` is `<queue>/<msg_id>`, `since` epoch ms. */
+export interface LimitRequest {
+  key: string;
+  holder: string;
+  since: number;
+  concurrency?: number;
+}
+
+function acquireAnswer(r: unknown): AcquireAnswer {
+  if (Array.isArray(r) && r[0] === 'granted') return { granted: true };
+  if (Array.isArray(r) && r[0] === 'wait' && isNumber(r[1])) return { granted: false, position: r[1] };
+  const refused = answer(r, (_v): _v is never => false);
+  return { refused: refused.ok ? 'unexpected reply' : refused.text };
+}
+
 /** One key of limit_status (rq-beyond §B1.9). */
 export interface LimitKeyStatus {
   concurrency: number;
@@ -92,21 +107,23 @@ export class MgrClient {
   }
 
   /** Parks `holder` (`<queue>/<msg_id>`) among the key's waiters: granted now, or its place in line. */
-  async limitAcquire(req: { key: string; holder: string; since: number; concurrency?: number }): Promise<AcquireAnswer> {
-    const r = await this.send('limit_acquire', JSON.stringify(req));
-    if (Array.isArray(r) && r[0] === 'granted') return { granted: true };
-    if (Array.isArray(r) && r[0] === 'wait' && isNumber(r[1])) return { granted: false, position: r[1] };
-    const refused = answer(r, (_v): _v is never => false);
-    return { refused: refused.ok ? 'unexpected reply' : refused.text };
+  async limitAcquire(req: LimitRequest): Promise<AcquireAnswer> {
+    return acquireAnswer(await this.send('limit_acquire', JSON.stringify(req)));
   }
 
   async limitRelease(key: string, holder: string): Promise<Answer<unknown>> {
     return answer(await this.send('limit_release', JSON.stringify({ key, holder })), (v): v is unknown => v === undefined);
   }
 
-  /** `queue`'s leftover scripts are dead: free every slot it held; the value is how many. */
-  async limitReset(queue: string): Promise<Answer<number>> {
-    return answer(await this.send('limit_reset', JSON.stringify({ queue })), isNumber);
+  /**
+   * `queue`'s leftover scripts are dead: its orphaned slots are freed and its waiters `acquire` join
+   * the lines; the value is how many were freed and each waiter's answer, by holder ref.
+   */
+  async limitReset(queue: string, acquire: readonly LimitRequest[] = []): Promise<Answer<{ freed: number; results: Record<string, AcquireAnswer> }>> {
+    const a = answer(await this.send('limit_reset', JSON.stringify({ queue, acquire })), (v): v is { freed: number; results: Record<string, unknown> } => isObject(v) && isNumber(v.freed) && isObject(v.results));
+    if (!a.ok) return a;
+    const results = Object.fromEntries(Object.entries(a.value.results).map(([ref, r]) => [ref, acquireAnswer(r)]));
+    return { ...a, value: { freed: a.value.freed, results } };
   }
 
   async limitStatus(key?: string): Promise<Answer<Record<string, LimitKeyStatus>>> {

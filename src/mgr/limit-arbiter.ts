@@ -39,6 +39,8 @@ export interface ArbiterDeps {
   log: Logger;
   /** The first moments after a start, when acquires only park, so that queues restarted with rq-mgr register first. */
   settleMs: number;
+  /** How long settling waits at most for a queue that has not reported (one that does not come up). */
+  settleMaxMs?: number;
 }
 
 /** A ref is `<queue>/<msg_id>`. */
@@ -51,15 +53,37 @@ export class LimitArbiter {
   private readonly keys = new Map<string, KeyState>();
   private seq = 0;
   private settling: boolean;
-  private readonly settleTimer: NodeJS.Timeout;
+  private readonly timers: NodeJS.Timeout[];
+  private minElapsed = false;
+  /** Queues rq-mgr started with it that have not reported yet (limit_reset): settling lasts until none is left. */
+  private readonly unreported = new Set<string>();
 
   constructor(private readonly d: ArbiterDeps) {
     this.settling = d.settleMs > 0;
-    this.settleTimer = setTimeout(() => {
-      this.settling = false;
-      for (const key of [...this.keys.keys()]) this.promote(key);
+    const min = setTimeout(() => {
+      this.minElapsed = true;
+      if (this.unreported.size === 0) this.settled();
     }, d.settleMs);
-    this.settleTimer.unref();
+    const ceiling = setTimeout(() => this.settled(), d.settleMaxMs ?? d.settleMs);
+    this.timers = [min, ceiling];
+    for (const t of this.timers) t.unref();
+  }
+
+  /**
+   * The queues started with rq-mgr: nothing is granted until each has reported its waiters (and
+   * the settle time has passed), or the longest settle is over, for one that never comes up; so
+   * arrival order holds across a restart even when a queue takes long to recover.
+   */
+  expect(queues: readonly string[]): void {
+    for (const q of queues) this.unreported.add(q);
+  }
+
+  /** Settling is over: every line moves; `asking` are the waiters of the request that ended it (they learn from its reply). */
+  private settled(asking?: ReadonlySet<string>): void {
+    if (!this.settling) return;
+    this.settling = false;
+    for (const t of this.timers) clearTimeout(t);
+    for (const key of [...this.keys.keys()]) this.promote(key, asking);
   }
 
   /** A new config/limits.json: config keys take its values; a raised concurrency promotes at once, a lowered one lets holders finish. */
@@ -91,14 +115,56 @@ export class LimitArbiter {
 
   /** Parks `ref` among the key's waiters, then promotes: granted now, or its 1-based place in line. */
   acquire(key: string, ref: string, since: number, given?: number): AcquireReply {
+    this.enlist(key, ref, since, given);
+    this.promote(key, new Set([ref]));
+    return this.answerFor(key, ref);
+  }
+
+  private enlist(key: string, ref: string, since: number, given?: number): void {
     // The file wins over a message's own value: it may have changed since the message was made.
     const { concurrency, source } = this.define(key, configuredConcurrency(this.table, key) === undefined ? given : undefined);
     let state = this.keys.get(key);
     if (!state) this.keys.set(key, (state = { concurrency, source, holders: new Map(), waiting: [] }));
-    if (state.holders.has(ref)) return ['granted'];
-    if (!state.waiting.some((w) => w.ref === ref)) this.park(state, { ref, queue: ref.slice(0, ref.indexOf('/')), since, seq: this.seq++ });
-    if (this.promote(key, ref)) return ['granted'];
+    if (!state.holders.has(ref) && !state.waiting.some((w) => w.ref === ref)) this.park(state, { ref, queue: ref.slice(0, ref.indexOf('/')), since, seq: this.seq++ });
+  }
+
+  private answerFor(key: string, ref: string): AcquireReply {
+    const state = this.keys.get(key);
+    if (!state || state.holders.has(ref)) return ['granted'];
     return ['wait', state.waiting.findIndex((w) => w.ref === ref) + 1];
+  }
+
+  /**
+   * limit_reset from a queue process, after its recovery killed what an earlier one left: the
+   * orphaned slots of `queue` are freed and its waiters `acquires` join the lines in one step, so
+   * its older messages keep their place (§B12.5). The answers are those of each acquire.
+   */
+  reset(queue: string, acquires: readonly { key: string; holder: string; since: number; concurrency?: number }[] = []): { freed: number; results: Record<string, AcquireReply | ['fail', string]> } {
+    let freed = 0;
+    const touched = new Set<string>();
+    for (const [key, state] of this.keys) {
+      for (const [ref, h] of state.holders) {
+        if (h.queue !== queue || !h.orphaned) continue;
+        state.holders.delete(ref);
+        touched.add(key);
+        freed++;
+      }
+    }
+    const results: Record<string, AcquireReply | ['fail', string]> = {};
+    for (const a of acquires) {
+      try {
+        this.enlist(a.key, a.holder, a.since, a.concurrency);
+        touched.add(a.key);
+      } catch (err) {
+        results[a.holder] = ['fail', (err as Error).message];
+      }
+    }
+    this.unreported.delete(queue);
+    const asking = new Set(acquires.map((a) => a.holder));
+    if (this.settling && this.minElapsed && this.unreported.size === 0) this.settled(asking);
+    for (const key of touched) this.promote(key, asking);
+    for (const a of acquires) results[a.holder] ??= this.answerFor(a.key, a.holder);
+    return { freed, results };
   }
 
   /** Gives a slot back, or withdraws a waiter; promotes. Idempotent. */
@@ -119,8 +185,8 @@ export class LimitArbiter {
     }
   }
 
-  /** `queue`'s scripts of an earlier incarnation are dead: every slot it held is free. The number freed. */
-  reset(queue: string): number {
+  /** `queue` stopped cleanly, or rq-mgr killed what it left: every slot it held is free. The number freed. */
+  freeQueue(queue: string): number {
     let freed = 0;
     for (const [key, state] of [...this.keys]) {
       state.waiting = state.waiting.filter((w) => w.queue !== queue);
@@ -172,7 +238,7 @@ export class LimitArbiter {
   }
 
   close(): void {
-    clearTimeout(this.settleTimer);
+    for (const t of this.timers) clearTimeout(t);
   }
 
   /** In order of `since`, then arrival: a binary search, so parking is O(log n) comparisons. */
@@ -189,21 +255,18 @@ export class LimitArbiter {
   }
 
   /**
-   * Hands free slots to the first waiters; true when `requester` got one (it learns from the
-   * reply), every other one is told by its queue. Nothing moves while settling.
+   * Hands free slots to the first waiters; the `asking` ones learn it from the reply they are
+   * waiting for, every other one is told by its queue. Nothing moves while settling.
    */
-  private promote(key: string, requester?: string): boolean {
+  private promote(key: string, asking: ReadonlySet<string> = new Set()): void {
     const state = this.keys.get(key);
-    if (!state) return false;
-    let granted = false;
+    if (!state) return;
     while (!this.settling && state.holders.size < state.concurrency && state.waiting.length) {
       const w = state.waiting.shift()!;
       state.holders.set(w.ref, { queue: w.queue, since: w.since, grantedAt: this.d.now(), orphaned: false });
-      if (w.ref === requester) granted = true;
-      else void this.tell(key, w);
+      if (!asking.has(w.ref)) void this.tell(key, w);
     }
     this.forgetIfIdle(key);
-    return granted;
   }
 
   /** A queue that refuses the grant gives the slot back; one that does not answer keeps it until the sweep asks. */

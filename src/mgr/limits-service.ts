@@ -13,6 +13,8 @@ import { killStaleScript } from '../queue/stale-scripts.js';
 import { LimitArbiter } from './limit-arbiter.js';
 
 export const SETTLE_MS = 2000;
+/** Settling waits this long at most for a queue that has not reported. */
+export const SETTLE_MAX_MS = 15_000;
 export const SWEEP_EVERY_MS = 60_000;
 /** Only holders granted this long ago are asked about: a fresh grant may not have reached its queue's memory yet. */
 export const SWEEP_MIN_AGE_MS = 5000;
@@ -29,6 +31,9 @@ export interface LimitsServiceDeps {
 export type QueueExit = 'restarting' | 'stopped' | 'abandoned';
 
 type Args = Record<string, unknown>;
+
+/** The waiters one limit_reset may bring (a queue sends any more one by one). */
+const MAX_RESET_ACQUIRES = 10_000;
 
 function jsonArgs(arg: string): Args {
   let v: unknown;
@@ -70,6 +75,7 @@ export class LimitsService {
     this.arbiter = new LimitArbiter({
       now: this.now,
       settleMs: d.settleMs ?? SETTLE_MS,
+      settleMaxMs: SETTLE_MAX_MS,
       log: d.log,
       grant: (queue, msgId, key) => this.client(queue).limitGranted(msgId, key).then((a) => a.ok, () => null),
     });
@@ -107,7 +113,7 @@ export class LimitsService {
     this.arbiter.queueDied(queue);
     if (how === 'restarting') return;
     if (how === 'abandoned') await this.killLeftovers(queue);
-    const freed = this.arbiter.reset(queue);
+    const freed = this.arbiter.freeQueue(queue);
     if (freed) this.d.log.info({ queue, freed }, 'limit slots of a queue that is gone freed');
   }
 
@@ -151,7 +157,18 @@ export class LimitsService {
         a.release(keyArg(args), holderArg(args));
         return ['ok'];
       },
-      limit_reset: (arg) => ['ok', a.reset(queueArg(jsonArgs(arg)))],
+      limit_reset: (arg) => {
+        const args = jsonArgs(arg);
+        const queue = queueArg(args);
+        const given = args.acquire ?? [];
+        if (!Array.isArray(given) || given.length > MAX_RESET_ACQUIRES) throw invalidField('acquire', `an array of at most ${MAX_RESET_ACQUIRES} acquires`, given);
+        const acquires = given.map((g: unknown, i) => {
+          const x = (typeof g === 'object' && g !== null ? g : {}) as Args;
+          if (typeof x.since !== 'number' || !Number.isFinite(x.since)) throw invalidField(`acquire[${i}].since`, 'epoch milliseconds', x.since);
+          return { key: keyArg(x), holder: holderArg(x), since: x.since, concurrency: concurrency(x.concurrency) };
+        });
+        return ['ok', a.reset(queue, acquires)];
+      },
       limit_status: (arg) => {
         const args = jsonArgs(arg);
         return ['ok', a.status(args.key === undefined ? undefined : keyArg(args))];

@@ -59,6 +59,7 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   await limits.start();
   const sup = new Supervisor({ root: opts.root, log, env, queueExited: (name, how) => void limits.queueExited(name, how) });
   await sup.start();
+  limits.arbiter.expect(sup.queueNames());
   const scandir = new ScanDir(sup, log.child({ component: 'scandir' }));
   await scandir.start();
   const handlers = mgrCommands(config.env === undefined ? undefined : String(config.env), limits.commands());

@@ -2,12 +2,15 @@
 import type { Logger } from 'pino';
 import type { QueueConfig } from '../config/queue-config.js';
 import { RqError, codeOfText, invalidField } from '../errors.js';
-import type { MgrClient } from '../ipc/mgr-client.js';
+import type { AcquireAnswer, LimitRequest, MgrClient } from '../ipc/mgr-client.js';
 import { checkExpandedKey, expandLimit } from '../message/limit-key.js';
 import { idTime } from '../message/message-id.js';
 import type { CreateFields, Message } from '../message/message.js';
 import { Backoff } from './backoff.js';
 import type { MessageIndex } from './message-index.js';
+
+/** Waiters a queue's reset carries at most; any beyond ask one by one after it. */
+const RESET_BATCH = 10_000;
 
 export interface LimitGateDeps {
   config: () => QueueConfig;
@@ -30,6 +33,8 @@ interface Parked {
   since: number;
   /** Place in line at the arbiter (1-based), 0 once granted, null before rq-mgr's first answer. */
   position: number | null;
+  /** rq-mgr has answered for it (its acquire, or the reset that carried it). */
+  asked: boolean;
   granted: boolean;
 }
 
@@ -76,15 +81,20 @@ export class LimitGate {
   }
 
   /**
-   * At start, after recovery killed what an earlier incarnation left: every slot it held is free.
-   * Without an rq-mgr there is no table to clean (a new one starts empty), so nothing is retried.
+   * At start, after recovery killed what an earlier incarnation left and the first dispatch parked
+   * what waits: the orphaned slots are freed and these waiters join the lines in one request, so
+   * their place (by `since`) holds across a restart of this queue or of rq-mgr. Without an rq-mgr
+   * there is no table to clean (a new one starts empty), so nothing is retried.
    */
   async reset(): Promise<void> {
     for (const wait of this.backoff.waits()) {
       if (!this.d.mgrPresent()) break;
-      const a = await this.d.mgr.limitReset(this.queue).catch(() => null);
+      const batch = [...this.parked.values()].slice(0, RESET_BATCH);
+      const acquires = batch.map((p) => this.request(p));
+      const a = await this.d.mgr.limitReset(this.queue, acquires).catch(() => null);
       if (a?.ok) {
-        if (a.value) this.d.log.info({ freed: a.value }, 'limit slots of the previous queue process freed');
+        if (a.value.freed) this.d.log.info({ freed: a.value.freed }, 'limit slots of the previous queue process freed');
+        for (const p of batch) this.answered(p, a.value.results[this.ref(p.msg.msg_id)]);
         break;
       }
       await this.backoff.sleep(wait);
@@ -92,10 +102,14 @@ export class LimitGate {
     this.markReset();
   }
 
+  private request(p: Parked): LimitRequest {
+    return { key: p.key, holder: this.ref(p.msg.msg_id), since: p.since, concurrency: p.msg.limit_concurrency };
+  }
+
   /** The dispatcher took `msg` out of the que and it has a key: it waits, off the que, for a slot. */
   park(msg: Message, key: string): void {
     const since = Math.max(Number(msg.due) * 1000 || 0, idTime(msg.msg_id) ?? 0);
-    const p: Parked = { msg, key, since, position: null, granted: false };
+    const p: Parked = { msg, key, since, position: null, granted: false, asked: false };
     this.parked.set(msg.msg_id, p);
     this.d.index.park(msg, 'limit');
     void this.acquire(p);
@@ -108,24 +122,31 @@ export class LimitGate {
     // it would take away the slot or the place this acquire is about to get.
     await this.releasing.get(id);
     for (const wait of this.backoff.waits()) {
-      if (this.parked.get(id) !== p) return;
-      const req = { key: p.key, holder: this.ref(id), since: p.since, concurrency: p.msg.limit_concurrency };
-      const a = await this.d.mgr.limitAcquire(req).catch((err: Error) => ({ error: err.message }));
+      if (this.parked.get(id) !== p || p.asked) return;
+      const a = await this.d.mgr.limitAcquire(this.request(p)).catch((err: Error) => ({ error: err.message }));
       if (this.parked.get(id) !== p) return this.release(p.key, id);
-      if ('granted' in a && a.granted) return this.grant(id, p);
-      if ('position' in a) {
-        p.position = a.position;
-        this.d.note(id, { event: 'limit_wait', key: p.key, position: a.position });
-        return;
+      if ('error' in a) {
+        this.d.log.warn({ msg_id: id, key: p.key, err: a.error }, 'rq-mgr did not answer limit_acquire; asking again');
+        await this.backoff.sleep(wait);
+        continue;
       }
-      if ('refused' in a) {
-        this.d.index.unpark(id);
-        this.parked.delete(id);
-        return this.d.refused(p.msg, a.refused);
-      }
-      this.d.log.warn({ msg_id: id, key: p.key, err: a.error }, 'rq-mgr did not answer limit_acquire; asking again');
-      await this.backoff.sleep(wait);
+      return this.answered(p, a);
     }
+  }
+
+  /** What rq-mgr said to an acquire (alone, or in the reset): a slot now, a place in line, or no. */
+  private answered(p: Parked, a: AcquireAnswer | undefined): void {
+    const id = p.msg.msg_id;
+    if (!a || this.parked.get(id) !== p) return;
+    p.asked = true;
+    if ('refused' in a) {
+      this.d.index.unpark(id);
+      this.parked.delete(id);
+      return this.d.refused(p.msg, a.refused);
+    }
+    if (a.granted) return this.grant(id, p);
+    p.position = a.position;
+    this.d.note(id, { event: 'limit_wait', key: p.key, position: a.position });
   }
 
   /** limit_granted from rq-mgr: true when the message still waits for that key. */

@@ -217,11 +217,13 @@ export class Queue {
     await this.tags.load(rec.que);
     this.admin.watch();
     this.markReady();
-    // Recovery has killed what the previous process left: its slots are free. Acquires wait for this.
-    void this.limits.reset();
+
     for (const w of this.waits.waitingList()) void this.waits.register(w.msg_id);
     void this.outbox.replay().catch((err: Error) => this.log.warn({ err: err.message }, 'outbox not replayed'));
     this.pump();
+    // Recovery has killed what the previous process left, and the pump parked what waits for a
+    // slot: one reset frees the old slots and enters these waiters (their acquires wait for it).
+    void this.limits.reset();
   }
 
   private async announceFinished(id: string): Promise<void> {

@@ -115,9 +115,43 @@ describe('queue deaths and the sweep', () => {
     expect(a.status().reports.waiting.map((w) => w.ref)).toEqual([`live/${ID(4)}`]);
     expect(a.status().reports.holders.every((h) => h.orphaned)).toBe(true);
     expect(told).toEqual([]);
-    expect(a.reset('dead')).toBe(2);
+    expect(a.reset('dead').freed).toBe(2);
     await flush();
     expect(told).toEqual([{ queue: 'live', id: ID(4), key: 'reports' }]);
+  });
+
+  it('a restarted queue’s reset frees its orphans and enters its waiters in one step: its older messages go first, and learn it from the reply', async () => {
+    const { a, told } = make({ limits: { one: 1 } });
+    a.acquire('one', `dead/${ID(1)}`, 1);
+    a.acquire('one', `live/${ID(5)}`, 50);
+    a.queueDied('dead');
+    // A reset frees only what a dead process held: a live holder of the queue is not touched.
+    expect(a.reset('live').freed).toBe(0);
+    const r = a.reset('dead', [{ key: 'one', holder: `dead/${ID(2)}`, since: 2 }, { key: 'nokey', holder: `dead/${ID(3)}`, since: 3 }]);
+    expect(r).toEqual({
+      freed: 1,
+      results: { [`dead/${ID(2)}`]: ['granted'], [`dead/${ID(3)}`]: ['fail', 'limit: key "nokey" has no concurrency: add it to config/limits.json or send limit_concurrency'] },
+    });
+    await flush();
+    // The older waiter of the restarted queue went first; it was not told (the reply says it).
+    expect(told).toEqual([]);
+    expect(a.status().one.waiting.map((w) => w.ref)).toEqual([`live/${ID(5)}`]);
+  });
+
+  it('after a start, nothing is granted before every expected queue has reported, however long after the settle time', async () => {
+    const told: Told[] = [];
+    const a = new LimitArbiter({ now: Date.now, settleMs: 10, settleMaxMs: 60_000, log: silentLogger(), grant: async (queue, id, key) => (told.push({ queue, id, key }), true) });
+    arbiter = a;
+    a.setConfig(parseLimits({ one: 1 }));
+    a.expect(['fast', 'slow']);
+    expect(a.reset('fast', [{ key: 'one', holder: `fast/${ID(9)}`, since: 900 }]).results).toEqual({ [`fast/${ID(9)}`]: ['wait', 1] });
+    await new Promise((r) => setTimeout(r, 30));
+    expect(a.status().one.holders).toEqual([]);
+    // The slow queue's older message arrives last and still goes first.
+    expect(a.reset('slow', [{ key: 'one', holder: `slow/${ID(1)}`, since: 100 }]).results).toEqual({ [`slow/${ID(1)}`]: ['granted'] });
+    expect(a.status().one.waiting.map((w) => w.ref)).toEqual([`fast/${ID(9)}`]);
+    await flush();
+    expect(told).toEqual([]);
   });
 
   it('a refused grant gives the slot back to the next waiter; an unanswered one stays held until the sweep', async () => {
