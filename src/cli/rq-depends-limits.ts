@@ -19,7 +19,6 @@ function whichOpt(opts: Options): { depends: string[] } | { all: true } {
   if (given === undefined) throw usage('--depends or --all: expected one of them, received neither');
   // Each ref is checked as a create checks `depends` (its syntax); the queue knows this host's full ids.
   const refs = readDepends(given, undefined, (field, expected, got) => usage(`--${field}: expected ${expected}, received ${shown(got)}`));
-  if (!refs.length) throw usage(`--depends: expected ${REFS_EXPECTED}, received ${shown(given)}`);
   return { depends: refs };
 }
 

@@ -45,6 +45,8 @@ export function readDepends(raw: unknown, ctx?: RefContext, refuse: Refuse = inv
   else if (typeof raw === 'string') given = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
   else throw refuse('depends', 'an array of message refs (<queue>/<id>) or a comma-separated string', raw);
   if (given.length > MAX_DEPENDS) throw refuse('depends', `at most ${MAX_DEPENDS} refs`, given.length);
+  // An empty list is a mistake (a script's list of parts that came out empty), not "no dependencies".
+  if (given.length === 0) throw refuse('depends', `1 to ${MAX_DEPENDS} message refs`, raw);
   const out: string[] = [];
   given.forEach((v, i) => {
     const r = typeof v === 'string' ? refOf(v, ctx) : null;

@@ -15,6 +15,8 @@ export function readLimit(raw: unknown, refuse: Refuse, field = 'limit'): string
   for (const [, name] of raw.matchAll(/\{([^{}]*)\}/g)) {
     if (!FIELDS.has(name)) throw RqError.of('RQ_ERR_LIMIT_TEMPLATE', field, name);
   }
+  // A brace left over is a template typed wrong (`api:{param1`), not a key: it would group every tenant under one.
+  if (/[{}]/.test(raw.replace(/\{(param[1-4]|queue)\}/g, ''))) throw refuse(field, 'a key, or a template whose every {…} names param1..param4 or queue', raw);
   return raw;
 }
 

@@ -123,10 +123,7 @@ export function normaliseCreate(input: unknown): CreateFields {
     const tags = readTags(req.tags, invalidField);
     if (tags.length) out.tags = tags;
   }
-  if (req.depends !== undefined && req.depends !== null && req.depends !== '') {
-    const refs = readDepends(req.depends);
-    if (refs.length) out.depends = refs;
-  }
+  if (req.depends !== undefined && req.depends !== null) out.depends = readDepends(req.depends);
   if (req.depends_fail !== undefined && req.depends_fail !== null && req.depends_fail !== '') out.depends_fail = readDependsFail(req.depends_fail);
   if (req.limit !== undefined && req.limit !== null) out.limit = readLimit(req.limit, invalidField);
   if (req.limit_concurrency !== undefined && req.limit_concurrency !== null && req.limit_concurrency !== '') out.limit_concurrency = readLimitConcurrency(req.limit_concurrency, invalidField);

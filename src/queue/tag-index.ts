@@ -112,8 +112,11 @@ export class TagIndex {
   }
 
   /** How many messages carry each tag. */
+  /** Most used first, then by name (qless `Tag top`; `rq tags` prints them in this order). */
   counts(): Record<string, number> {
-    return Object.fromEntries([...this.byTag].map(([tag, ids]) => [tag, ids.size]));
+    const pairs = [...this.byTag].map(([tag, ids]) => [tag, ids.size] as const);
+    pairs.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    return Object.fromEntries(pairs);
   }
 
   close(): Promise<void> {

@@ -190,7 +190,7 @@ describe('dependencies from the command line (rq-beyond §B8)', () => {
       [['--msg_id', a], /^rq: --depends or --all: expected one of them, received neither$/],
       [['--msg_id', a, '--all', '--depends', refOf(d1)], /^rq: --depends or --all: expected one of them, received both$/],
       [['--msg_id', a, '--depends'], /^rq: --depends: expected a comma-separated list of message refs \(<queue>\/<id>\), received no value$/],
-      [['--msg_id', a, '--depends', ','], /^rq: --depends: expected a comma-separated list of message refs \(<queue>\/<id>\), received ","$/],
+      [['--msg_id', a, '--depends', ','], /^rq: --depends: expected 1 to 1000 message refs, received ","$/],
       [['--msg_id', a, '--depends', `${refOf(d1)},x`], new RegExp(`^rq: --depends\\[1\\]: expected ${REF_TEXT}, received "x"$`)],
       [['--msg_id', a, '--all=yes'], /^rq: --all: expected no value \(a flag\), received "yes"$/],
       [['--all'], /^rq: --msg_id: expected a full message id .*, received nothing$/],

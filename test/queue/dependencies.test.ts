@@ -122,6 +122,8 @@ describe('undepend and cancel', () => {
 describe('refusals: nothing is created', () => {
   it.each([
     [{}, 'depends: expected an array of message refs (<queue>/<id>) or a comma-separated string, received {}'],
+    [[], 'depends: expected 1 to 1000 message refs, received []'],
+    ['', 'depends: expected 1 to 1000 message refs, received ""'],
     [['x'], 'depends[0]: expected a message ref such as test/20261121.1643.46.613.2164022, received "x"'],
     [['db/20261121.1643.46.613.1'], 'depends[0]: no message db/20261121.1643.46.613.1'],
     [['nosuch/20261121.1643.46.613.1'], 'depends[0]: queue nosuch does not exist'],

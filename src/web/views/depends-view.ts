@@ -39,7 +39,7 @@ export function dependsView(m: MessageView, q: string, urls: Urls): SafeHtml {
     ? html`<div class="table-wrap"><table class="grid" id="depends-table"><thead><tr><th>DEPENDS ON</th><th>STATE</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>`
     : '';
   const all = awaited.length
-    ? html`<p class="undepend-all">${postButton(action, `Stop waiting for all ${awaited.length}`, { id: 'btn-undepend-all', fields: { all: 'true' }, cls: 'button small danger', confirm: `Stop waiting for all ${awaited.length} dependencies of ${m.msg_id}? It can then run at once.` })}</p>`
+    ? html`<p class="undepend-all">${postButton(action, `Stop waiting for all ${awaited.length}`, { id: 'btn-undepend-all', fields: { all: 'true' }, cls: 'button small danger', confirm: `Stop waiting for ${awaited.length === 1 ? 'its dependency' : `all ${awaited.length} dependencies`} of ${m.msg_id}? It can then run at once.` })}</p>`
     : '';
   const policy = typeof m.depends_fail === 'string' ? m.depends_fail : 'fail';
   const head = refs.length ? html`<span class="muted">if one fails: <span id="depends-fail">${policy}</span>${m.depends_fail === undefined ? ' (default)' : ''}</span>` : '';
