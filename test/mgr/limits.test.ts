@@ -176,13 +176,15 @@ describe('one rq-mgr, several queues sharing keys', () => {
         const q = ['r1', 'r2', 'r3'][i % 3];
         sent.push([q, await L.send(q, { param1: 'slow', param2: (0.2 + rnd.int(11) / 100).toFixed(2), limit: 'reports' })]);
       }
+      // Both slots in use while the others wait (rq-mgr's table; a scan of /proc on a loaded machine
+      // may fall between two short runs, so the sampler is only asked for "never more than 2").
+      await L.statusWhen('reports', (st) => st?.holders.length === 2 && st.waiting.length > 0, 'both slots of reports to be held', 10_000);
       for (const [q, id] of sent) expect(await L.finish(q, id), rnd.replay).toMatchObject({ state: 'done' });
     } finally {
       await sampler.stop();
     }
     const report = sampler.soFar;
     expectNoOverlap(report, 2, rnd.replay);
-    expect(report.max, rnd.replay).toBe(2);
     // Every script the sampler saw was one of these messages (a scan of /proc on a loaded machine can
     // miss a 0.2 s run: that every run took its slot is what the limit_grant lines below show).
     for (const s of report.scripts) expect(sent.map(([, id]) => id), rnd.replay).toContain(s.msgId);
@@ -289,7 +291,8 @@ describe('one rq-mgr, several queues sharing keys', () => {
     for (const id of [a1, a2, g1]) expect(await L.finish('t1', id)).toMatchObject({ state: 'err' });
     const report = await sampler.stop();
     expectNoOverlap(report, 1);
-    expect(report.scripts.map((s) => s.msgId)).toEqual([a1, a2]);
+    // Only acme's messages held its key (a scan may miss a run; the holders above name a1).
+    for (const seen of report.scripts) expect([a1, a2]).toContain(seen.msgId);
     for (const key of ['api:acme', 'api:globex', 'api:initech', 'api:t2-env']) await L.statusWhen(key, (s) => s === undefined, `${key} to be free`);
   });
 
