@@ -58,7 +58,8 @@ describe('layering', () => {
       .map((f) => ({ f: path.relative(SRC, f), text: fs.readFileSync(f, 'utf8') }))
       // In a Stryker sandbox some sources are instrumented copies: the rule is about the code as written.
       .filter((x) => !x.text.includes('stryNS_'))
-      .map((x) => ({ f: x.f, n: x.text.split('\n').length }))
+      // Stryker's sandbox puts `// @ts-nocheck` atop every file: not a line of ours.
+      .map((x) => ({ f: x.f, n: x.text.replace(/^\/\/ @ts-nocheck\n/, '').split('\n').length }))
       .filter((x) => x.n > 300);
     expect(long).toEqual([]);
   });

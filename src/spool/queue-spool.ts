@@ -134,10 +134,8 @@ export class QueueSpool {
   }
 
   /**
-   * One rename and its history line, synchronously: a few microseconds each, where the thread
-   * pool would add a round trip per step to the dispatcher's commit-to-start latency. The target
-   * must exist (prepareMove). Not durable by itself: `sync` fsyncs both state dirs (group
-   * committed); a move whose loss at a crash recovery undoes anyway (que → run) skips it.
+   * One rename and its history line, synchronously (a thread-pool hop per step would add to commit-to-start); the target
+   * must exist (prepareMove). `sync` fsyncs both state dirs (group committed); que → run skips it: recovery undoes it anyway.
    */
   moveNow(id: string, from: State, to: State, note: MoveNote): { dir: string; sync: () => Promise<void> } {
     const dir = this.msgDir(to, id);
