@@ -1,4 +1,6 @@
-// What a create with a limit is refused for before anything is written (rq-beyond §B12.1, §B1.12), on a queue without rq-mgr.
+// What a create with a limit is refused for before anything is written (rq-beyond §B12.1, §B1.12), on a queue without rq-mgr; and what a classic message never touches.
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { QueueProc, type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
 
@@ -32,4 +34,10 @@ it('a limited create without rq-mgr to hold the table is refused, saying so', as
   expect(ok).toBe('fail');
   expect(text).toMatch(/^limit: the limits table \(rq-mgr\) did not answer \(/);
   expect((await q.cmd('num_messages')).que).toBe(0);
+});
+
+it('an empty limit_concurrency is no value; a classic message’s finish writes nothing of the dependency outbox', async () => {
+  const id = String((await q.cmd('create_message', { dest: 'lc', param1: 'done', limit_concurrency: '' }))[1]).split('/').pop()!;
+  expect((await q.waitState(id, ['done'])).limit_concurrency).toBeUndefined();
+  expect(fs.existsSync(path.join(t.root, 'queues', 'lc', '.outbox'))).toBe(false);
 });
