@@ -8,6 +8,8 @@ import type { Answer, Refusal } from '../ipc/answer.js';
 import { type RootPaths, queuePaths, rootPaths } from '../config/paths.js';
 import { isMsgId, queueNameProblem } from '../message/names.js';
 import { type Flash, FlashStore } from './flash.js';
+import { type Params, textParam } from './params.js';
+import { readParams } from './request-params.js';
 import { rubyInspect } from './ruby-inspect.js';
 import { Urls } from './urls.js';
 import { type SafeHtml, html } from './views/html.js';
@@ -49,6 +51,14 @@ export class WebContext {
 
   wantsJson(req: FastifyRequest): boolean {
     return this.jsonRequests.has(req);
+  }
+
+  /** An action's parameters, and whether it asked for JSON (`x_format=json`): then its errors answer JSON too. */
+  async actionParams(req: FastifyRequest): Promise<{ p: Params; json: boolean }> {
+    const p = await readParams(req);
+    const json = textParam(p, 'x_format') === 'json';
+    if (json) this.markJson(req);
+    return { p, json };
   }
 
   /** A queue name from the URL: must be a valid name of an existing queue, else 404 (nothing touched). */

@@ -6,7 +6,7 @@ import { flagValue } from '../../message/flag.js';
 import { limitKeyParam, limitStatus } from '../limit-status.js';
 import { webActor } from './lifecycle-api.js';
 import { type Params, textParam } from '../params.js';
-import { pathParam, readParams } from '../request-params.js';
+import { pathParam } from '../request-params.js';
 import { html } from '../views/html.js';
 import { type WebContext, notice } from '../web-context.js';
 
@@ -37,9 +37,7 @@ export function dependsLimitsApi(ctx: WebContext) {
      * flash and 303 to `back` or the message page; a refusal is the classic `Couldn't` text.
      */
     async undepend(req: FastifyRequest, reply: FastifyReply) {
-      const p = await readParams(req);
-      const json = textParam(p, 'x_format') === 'json';
-      if (json) ctx.markJson(req);
+      const { p, json } = await ctx.actionParams(req);
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
       const id = ctx.requireMsgId(pathParam(req, 'id'));

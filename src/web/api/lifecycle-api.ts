@@ -78,9 +78,7 @@ export function lifecycleApi(ctx: WebContext) {
     async requeueErrs(req: FastifyRequest, reply: FastifyReply) {
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
-      const p = await readParams(req);
-      const json = textParam(p, 'x_format') === 'json';
-      if (json) ctx.markJson(req);
+      const { p, json } = await ctx.actionParams(req);
       const r = await ctx.queue(q).requeueErrs({ outcome: textParam(p, 'outcome'), group: textParam(p, 'group'), limit: textParam(p, 'limit'), actor: actor(req) });
       if (json) return ctx.answerJson(reply, r);
       if (!r.ok) return ctx.couldNot(reply, r, 'requeue errs');

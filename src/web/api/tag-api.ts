@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { invalidField } from '../../errors.js';
 import { TRACK_TAG } from '../../message/tags.js';
 import { type Params, textParam } from '../params.js';
-import { pathParam, readParams } from '../request-params.js';
+import { pathParam } from '../request-params.js';
 import { readTagPage, requireTag, tagListParam, taggedEverywhere } from '../tag-lookup.js';
 import { html } from '../views/html.js';
 import { tagView } from '../views/tags-view.js';
@@ -28,9 +28,7 @@ export function tagApi(ctx: WebContext) {
   return {
     /** POST /q/<q>/<id>/tags: `add`, `remove` (comma-separated or arrays). JSON: the queue's reply; HTML: a flash and 303. */
     async tagMessage(req: FastifyRequest, reply: FastifyReply) {
-      const p = await readParams(req);
-      const json = textParam(p, 'x_format') === 'json';
-      if (json) ctx.markJson(req);
+      const { p, json } = await ctx.actionParams(req);
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
       const id = ctx.requireMsgId(pathParam(req, 'id'));
@@ -46,9 +44,7 @@ export function tagApi(ctx: WebContext) {
 
     /** POST /q/<q>/cancel_tagged: `tag`, `reason`. JSON `["ok", <count>]`; HTML the flash `<n> messages cancelled` and 303 to `back` or the queue page. */
     async cancelTagged(req: FastifyRequest, reply: FastifyReply) {
-      const p = await readParams(req);
-      const json = textParam(p, 'x_format') === 'json';
-      if (json) ctx.markJson(req);
+      const { p, json } = await ctx.actionParams(req);
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
       const tag = requireTag(p.tag);
