@@ -4,6 +4,7 @@ import { type State, type StateCounts, STATES } from '../message/states.js';
 import { type Answer, answer, isArray, isNumber, isObject, isString } from './answer.js';
 import type { HistoryLine } from './history-line.js';
 import type { RunningEntry, WaitingEntry } from './run-lists.js';
+import type { DayStats, FailureGroupPage, FailureGroups, QueueMetrics } from './stats-reply.js';
 import type { TaggedPage } from './tag-lists.js';
 import { queueCommand } from './rq1.js';
 import type { RequestOptions } from './socket-client.js';
@@ -26,6 +27,8 @@ const isEntries = <T>(v: unknown): v is T[] => isArray(v) && v.every((e) => isOb
 const isTags = (v: unknown): v is string[] => isArray(v) && v.every(isString);
 const isPage = (v: unknown): v is TaggedPage => isObject(v) && isNumber(v.total) && isEntries(v.messages);
 const isTagCounts = (v: unknown): v is Record<string, number> => isObject(v) && Object.values(v).every(isNumber);
+const isDay = (v: unknown): v is DayStats => isObject(v) && isString(v.date) && isObject(v.wait) && isObject(v.run);
+const isMetrics = (v: unknown): v is QueueMetrics => isObject(v) && isString(v.status) && isObject(v.totals) && isObject(v.live);
 const isStatus = (v: unknown): v is MessageStatus => isObject(v) && isString(v.status) && isString(v.state);
 
 export class QueueClient {
@@ -134,6 +137,21 @@ export class QueueClient {
   /** rq-beyond §B6: every unacknowledged err message with `outcome` (all when absent) back to the que, oldest first; the count. */
   async requeueErrs(opts: { outcome?: unknown; group?: unknown; limit?: unknown; actor?: string } = {}): Promise<Answer<number>> {
     return answer(await this.send('requeue_errs', opts), isNumber);
+  }
+
+  /** rq-beyond §B15.3: one UTC day's statistics (`YYYYMMDD`, today when absent; today's carry `live`). */
+  async stats(date?: string): Promise<Answer<DayStats>> {
+    return answer(await this.send('stats', date === undefined ? {} : { date }), isDay);
+  }
+
+  /** rq-beyond §B16: this queue's part of `GET /metrics`. */
+  async metrics(): Promise<Answer<QueueMetrics>> {
+    return answer(await this.send('metrics', {}), isMetrics);
+  }
+
+  /** rq-beyond §B15.4: err messages per failure group, or one group's messages when `group` is given. */
+  async failed(query: { group?: unknown; offset?: unknown; limit?: unknown } = {}): Promise<Answer<FailureGroups | FailureGroupPage>> {
+    return answer(await this.send('failed', query), (v): v is FailureGroups | FailureGroupPage => isObject(v) && (isObject(v.groups) || isNumber(v.total)));
   }
 
   /** rq-beyond §B11: the running messages with their pid, clocks and attempt. */
