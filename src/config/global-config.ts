@@ -17,6 +17,8 @@ const nonEmpty = (what: string) => z.string({ error: what }).min(1, { error: wha
 
 const positiveInt = z.number({ error: 'a positive whole number' }).int({ error: 'a positive whole number' }).positive({ error: 'a positive whole number' });
 
+const days = z.number({ error: 'a whole number of days 1-3650' }).int({ error: 'a whole number of days 1-3650' }).min(1, { error: 'a whole number of days 1-3650' }).max(3650, { error: 'a whole number of days 1-3650' });
+
 export const GlobalConfigSchema = z.looseObject({
   // null is what the classic daemon falls back to when env is absent.
   env: z.string({ error: 'a string such as "development" or "production"' }).nullable().optional(),
@@ -46,6 +48,10 @@ export const GlobalConfigSchema = z.looseObject({
   max_body_bytes: positiveInt.optional(),
   max_field_bytes: positiveInt.optional(),
   idempotency_window_s: positiveInt.optional(),
+  // rq-beyond §B15.2, §B16: how long a queue keeps its daily statistics and their histograms; /metrics without auth.
+  stats_history_days: days.optional(),
+  histogram_history_days: days.optional(),
+  metrics_public: z.boolean({ error: 'true or false' }).optional(),
   max_upload_bytes: z.number({ error: 'a positive whole number of bytes' }).int({ error: 'a positive whole number of bytes' }).positive({ error: 'a positive whole number of bytes' }).optional(),
 }, { error: 'a JSON object' });
 

@@ -49,6 +49,8 @@ export interface QueuePaths {
   keysFile: string;
   /** The tag index journal (rq-beyond §B9.3, queue/tag-index.ts): derived data, rebuilt from every msg when missing. */
   tagsFile: string;
+  /** Statistics (rq-beyond §B15.2): not state, written without fsync. */
+  statsDir: string;
   sock: string;
   downFile: string;
   pauseFile: string;
@@ -66,6 +68,7 @@ export function queuePaths(root: string, name: string): QueuePaths {
     pidFile: path.join(dir, 'queue.pid'),
     keysFile: path.join(dir, 'idempotency.jsonl'),
     tagsFile: path.join(dir, '.index', 'tags.jsonl'),
+    statsDir: path.join(dir, 'stats'),
     sock: path.join(dir, 'queue.sock'),
     downFile: path.join(root, 'config', `${name}.down`),
     pauseFile: path.join(root, 'config', `${name}.pause`),

@@ -47,3 +47,15 @@ export function oneOf<T extends string>(args: Args, field: string, values: reado
   return v as T;
 }
 
+
+/** The largest page a listing command answers, and the furthest offset it seeks. */
+export const MAX_PAGE = 1000;
+const MAX_OFFSET = 10_000_000;
+
+export function offsetArg(args: Args): number {
+  const v = args.offset;
+  if (v === undefined || v === null || v === '') return 0;
+  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > MAX_OFFSET) throw invalidField('offset', `a whole number from 0 to ${MAX_OFFSET}`, v);
+  return n;
+}

@@ -9,6 +9,7 @@ import { ANSWERED_WHEN_DOWN, LIFECYCLE_COMMANDS } from './lifecycle-commands.js'
 import { TAG_COMMANDS, TAG_READS } from './tag-commands.js';
 import { LIMIT_COMMANDS } from './limit-commands.js';
 import { DEPENDENCY_COMMANDS, DEPENDENCY_INTERNAL } from './dependency-commands.js';
+import { STATS_COMMANDS } from './stats-commands.js';
 import type { Located, Queue } from './queue.js';
 
 type Reply = unknown;
@@ -183,11 +184,16 @@ export const COMMANDS: Record<string, Handler> = {
     }
   },
 
-  ack_errs: async (q) => ['ok', await q.ops.ackErrs()],
+  ack_errs: async (q) => {
+    const n = await q.ops.ackErrs();
+    q.stats.acked();
+    return ['ok', n];
+  },
   ...LIFECYCLE_COMMANDS,
   ...TAG_COMMANDS,
   ...LIMIT_COMMANDS,
   ...DEPENDENCY_COMMANDS,
+  ...STATS_COMMANDS,
 };
 
 /**
@@ -200,7 +206,7 @@ export async function handleRequest(q: Queue, payload: string, log: Logger): Pro
   if (!handler) return JSON.stringify(['ERROR', `unknown command: ${command.slice(0, 80)}`]);
   if (!ALWAYS.has(command)) {
     await q.ready;
-    if (q.isDown() && !ANSWERED_WHEN_DOWN.has(command) && !TAG_READS.includes(command) && !(command in LIMIT_COMMANDS) && !DEPENDENCY_INTERNAL.includes(command)) return JSON.stringify(fail(RqError.of('RQ_ERR_QUEUE_DOWN').message));
+    if (q.isDown() && !ANSWERED_WHEN_DOWN.has(command) && !TAG_READS.includes(command) && !(command in LIMIT_COMMANDS) && !(command in STATS_COMMANDS) && !DEPENDENCY_INTERNAL.includes(command)) return JSON.stringify(fail(RqError.of('RQ_ERR_QUEUE_DOWN').message));
   }
   const parsed = arg.trim() === '' ? { ok: true as const, value: {} } : parseJsonArg(arg);
   if (!parsed.ok) return JSON.stringify(fail(RqError.of('RQ_ERR_INVALID_JSON', `invalid JSON argument: ${parsed.error}`).message));

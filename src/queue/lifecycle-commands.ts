@@ -6,6 +6,7 @@ import { WAIT_REASONS, type WaitReason } from '../ipc/run-lists.js';
 import { type Args, MAX_ACTOR, MAX_REASON, countArg, flag, msgId, oneOf, optionalText } from './command-args.js';
 import { waitFinished } from './finish-wait.js';
 import { runningList, waitingList } from './queue-listings.js';
+import { groupArg } from './stats-commands.js';
 import type { Queue } from './queue.js';
 
 /** Commands answered while the queue is DOWN (read-only), once the recovery scan is done. */
@@ -54,9 +55,9 @@ export const LIFECYCLE_COMMANDS: Record<string, (q: Queue, args: Args) => Promis
   },
 
   requeue_errs: async (q, args) => {
-    // Failure groups (the `group` of rq-beyond §B6) are kept by the statistics, which do not exist yet.
-    if (args.group !== undefined && args.group !== null && args.group !== '') throw invalidField('group', 'no group (failure groups come with the queue statistics)', args.group);
-    const sel = { outcome: oneOf(args, 'outcome', OUTCOMES), limit: countArg(args, 'limit', MAX_REQUEUED), actor: optionalText(args, 'actor', MAX_ACTOR) };
+    const group = groupArg(args);
+    const only = group === undefined ? undefined : await q.stats.groups.ids(group);
+    const sel = { outcome: oneOf(args, 'outcome', OUTCOMES), limit: countArg(args, 'limit', MAX_REQUEUED), actor: optionalText(args, 'actor', MAX_ACTOR), only };
     return ['ok', await q.lifecycle.requeueErrs(sel)];
   },
 

@@ -47,6 +47,8 @@ export interface ErrSelection {
   outcome?: (typeof OUTCOMES)[number];
   limit?: number;
   actor?: string;
+  /** Only these ids (a failure group, rq-beyond §B15.4). */
+  only?: Set<string>;
 }
 
 export class LifecycleOps {
@@ -145,7 +147,7 @@ export class LifecycleOps {
    */
   async requeueErrs(sel: ErrSelection): Promise<number> {
     const { spool } = this.d;
-    const ids = (await spool.listFlat('err')).sort();
+    const ids = (await spool.listFlat('err')).filter((id) => !sel.only || sel.only.has(id)).sort();
     const limit = sel.limit ?? Infinity;
     const picked: Message[] = [];
     for (let i = 0; i < ids.length && picked.length < limit; i += REQUEUE_CHUNK) {
@@ -252,7 +254,7 @@ export class LifecycleOps {
   /** Observers hear of a message finished to err here, or of its removal when it was purged instead. */
   private finished(msg: Message, status: string, from: 'prep' | 'que', purged?: boolean): void {
     if (purged) this.d.events.emit('removed', { id: msg.msg_id, state: from });
-    else this.d.events.emit('finished', { msg, outcome: { state: 'err', statusText: status }, code: null, signal: null, ms: 0 });
+    else this.d.events.emit('finished', { msg, outcome: { state: 'err', statusText: status }, code: null, signal: null, ms: null });
   }
 
   /** A coalesced message leaves its running parent's dups, so the parent's end no longer carries it. */

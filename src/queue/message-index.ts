@@ -139,6 +139,17 @@ export class MessageIndex {
     return this.que.delayedOrdered(limit);
   }
 
+  /** The que split by why each message is not running (rq-beyond §B15.1 `live.que`). */
+  queBreakdown(): { ready: number; delayed: number; dependencies: number; limit: number; coalesced: number } {
+    let dependencies = 0;
+    for (const p of this.parked.values()) if (p.owner === 'depends') dependencies++;
+    return { ...this.que.sizes(), dependencies, limit: this.parked.size - dependencies, coalesced: this.coalesced.size };
+  }
+
+  readyMessages(): IterableIterator<Message> {
+    return this.que.readyValues();
+  }
+
   coalescedMessages(): IterableIterator<Message> {
     return this.coalesced.values();
   }

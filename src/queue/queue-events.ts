@@ -8,13 +8,13 @@ export interface QueueEventMap {
   /** A message was written: to prep/ (not committed) or que/. */
   created: [{ msg: Message; state: 'prep' | 'que' }];
   /** One rename between states, as the history file records it. */
-  moved: [{ id: string; from: State; to: State; actor: string; reason?: string }];
+  moved: [{ id: string; from: State; to: State; actor: string; reason?: string; details?: Record<string, unknown> }];
   /** A script was started for a message. */
   started: [{ msg: Message; pid: number; script: string }];
   /** A line the script wrote on fd 3. */
   line: [{ id: string; line: string }];
-  /** A run ended and its message has reached `outcome.state` (que for a resend). */
-  finished: [{ msg: Message; outcome: Outcome; code: number | null; signal: NodeJS.Signals | null; ms: number }];
+  /** A message has reached `outcome.state` (que for a resend); `ms` is its run's wall time, null when it finished without running (a cancel from the que). */
+  finished: [{ msg: Message; outcome: Outcome; code: number | null; signal: NodeJS.Signals | null; ms: number | null }];
   /** A run was cut short by the queue's shutdown: the message stays in run/ until the next start. */
   interrupted: [{ id: string }];
   /** A message was deleted. */

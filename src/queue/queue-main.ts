@@ -33,6 +33,7 @@ export async function main(argv: string[]): Promise<void> {
     host: hostInfo(global),
     log,
     idempotencyWindowMs: global.idempotency_window_s === undefined ? undefined : global.idempotency_window_s * 1000,
+    statsRetention: { days: global.stats_history_days ?? 30, histogramDays: global.histogram_history_days ?? 7 },
     peer: (q) => QueueClient.oneShot(queuePaths(root, q).sock, { timeoutMs: 30_000 }),
     launch: chooseLauncher(process.env, log),
     // A snapshot: copying process.env itself costs ~0.2 ms per script (one getenv per variable).

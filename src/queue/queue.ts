@@ -27,6 +27,7 @@ import type { DependencyOutbox } from './dependency-outbox.js';
 import type { DependencyWaits } from './dependency-waits.js';
 import { wireDependencies } from './dependency-wiring.js';
 import { observeWebhooks } from './webhooks.js';
+import { QueueStats, type StatsRetention } from './queue-stats.js';
 
 export type { Peer } from './dup.js';
 export type { Located } from './message-ops.js';
@@ -46,6 +47,8 @@ export interface QueueDeps {
   killGraceMs?: number;
   /** How long an idempotency key answers its first message (idempotency_window_s; 24 h by default). */
   idempotencyWindowMs?: number;
+  /** stats_history_days and histogram_history_days (rq-beyond §B15.2); 30 and 7 by default. */
+  statsRetention?: StatsRetention;
 }
 
 export const DEFAULT_IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
@@ -66,6 +69,7 @@ export class Queue {
   readonly limits: LimitGate;
   readonly waits: DependencyWaits;
   readonly outbox: DependencyOutbox;
+  readonly stats: QueueStats;
   private readonly admin: AdminState;
   private readonly dispatcher: Dispatcher;
   private readonly runs: Runs;
@@ -163,6 +167,8 @@ export class Queue {
     ({ waits: this.waits, outbox: this.outbox } = wireDependencies({ ...deps, spool, events, index, ops: this.ops, lifecycle: this.lifecycle, pump: () => this.pump() }));
     this.index.onUnparked = (id, owner) => (owner === 'limit' ? this.limits.withdraw(id) : this.waits.forget(id));
     this.tags = new TagOps({ spool, index, ops: this.ops, lifecycle: this.lifecycle, events, now: this.now, log: this.log });
+    const retention = deps.statsRetention ?? { days: 30, histogramDays: 7 };
+    this.stats = new QueueStats({ name: deps.config.name, events, spool, index, now: this.now, log: this.log, retention });
     this.webhooksSent = observeWebhooks(events, { peer: deps.peer, fullId: (id) => spool.fullId(id), log: this.log });
   }
 
@@ -199,6 +205,7 @@ export class Queue {
 
   /** Recovery scan, counts, watches; then the first dispatch. */
   async start(): Promise<void> {
+    await this.stats.load();
     const rec = await this.spool.recover(async (id, dir) => {
       const killed = await killStaleScript(dir, id);
       if (killed.length) this.log.warn({ msg_id: id, pids: killed }, 'killed script left by a previous queue process');
@@ -228,7 +235,7 @@ export class Queue {
 
   private async announceFinished(id: string): Promise<void> {
     const [msg, status] = await Promise.all([this.spool.readMessage('err', id).catch(() => null), this.spool.readStatus('err', id).catch(() => null)]);
-    if (msg) this.events.emit('finished', { msg, outcome: { state: 'err', statusText: status?.job_status ?? null }, code: null, signal: null, ms: 0 });
+    if (msg) this.events.emit('finished', { msg, outcome: { state: 'err', statusText: status?.job_status ?? null }, code: null, signal: null, ms: null });
   }
 
   reconfigure(config: QueueConfig): void {
@@ -265,6 +272,7 @@ export class Queue {
     this.limits.close();
     this.waits.close();
     this.outbox.close();
+    await this.stats.flush();
     await this.spool.close();
   }
 }

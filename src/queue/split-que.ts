@@ -104,6 +104,18 @@ export class SplitQue {
     return this.delayed.ordered(limit);
   }
 
+  /** How many are ready and how many delayed, now. */
+  sizes(): { ready: number; delayed: number } {
+    this.promote();
+    return { ready: this.ready.size, delayed: this.delayed.size };
+  }
+
+  /** The ready messages, in no particular order. */
+  readyValues(): IterableIterator<Message> {
+    this.promote();
+    return this.ready.values();
+  }
+
   *values(): IterableIterator<Message> {
     yield* this.ready.values();
     yield* this.delayed.values();

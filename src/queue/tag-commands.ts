@@ -2,11 +2,9 @@
 import { RqError, invalidField } from '../errors.js';
 import { STATES } from '../message/states.js';
 import { TAG_EXPECTED, isTag, readTags } from '../message/tags.js';
-import { type Args, MAX_ACTOR, MAX_REASON, countArg, msgId, oneOf, optionalText } from './command-args.js';
+import { type Args, MAX_ACTOR, MAX_PAGE, MAX_REASON, countArg, msgId, offsetArg, oneOf, optionalText } from './command-args.js';
 import type { Queue } from './queue.js';
 
-const MAX_PAGE = 1000;
-const MAX_OFFSET = 10_000_000;
 
 /** Commands of this file answered while the queue is DOWN (read-only). */
 export const TAG_READS = ['tagged', 'tags'];
@@ -21,14 +19,6 @@ function tagArg(args: Args): string {
 function tagList(args: Args, field: 'add' | 'remove'): string[] {
   const v = args[field];
   return v === undefined || v === null || v === '' ? [] : readTags(v, invalidField, field);
-}
-
-function offsetArg(args: Args): number {
-  const v = args.offset;
-  if (v === undefined || v === null || v === '') return 0;
-  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > MAX_OFFSET) throw invalidField('offset', `a whole number from 0 to ${MAX_OFFSET}`, v);
-  return n;
 }
 
 export const TAG_COMMANDS: Record<string, (q: Queue, args: Args) => Promise<unknown>> = {

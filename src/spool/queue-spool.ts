@@ -34,7 +34,7 @@ export interface SpoolDeps {
   /** A history line could not be written (the move or event it describes stands); logged by the queue. */
   onHistoryError?: (err: Error) => void;
   /** Told of every move, once its rename is done (the queue turns it into a `moved` event). */
-  onMoved?: (move: { id: string; from: State; to: State; actor: string; reason?: string }) => void;
+  onMoved?: (move: { id: string; from: State; to: State; actor: string; reason?: string; details?: Record<string, unknown> }) => void;
   /** Awaited before a message is finished or deleted, by any path: its dependents' outbox entry is written here (rq-beyond §B8.4). */
   beforeFinish?: (id: string, from: State, to: FinishedState | 'deleted') => Promise<void> | undefined;
 }
@@ -145,7 +145,7 @@ export class QueueSpool {
       throw diskError(`move ${id} from ${from} to ${to}`, err);
     }
     if (!note.lineLater) this.appendHistory(dir, { from, to, actor: note.actor, ...note.details, reason: note.reason });
-    this.deps.onMoved?.({ id, from, to, actor: note.actor, reason: note.reason });
+    this.deps.onMoved?.({ id, from, to, actor: note.actor, reason: note.reason, details: note.details });
     const sync = () =>
       Promise.all([this.dirSync.sync(this.paths.state[from]), this.dirSync.sync(path.dirname(dir))]).then(
         () => undefined,

@@ -22,18 +22,22 @@ export interface InProcess {
   /** Resolves with the next event of `name` that `match` accepts. */
   next<K extends keyof QueueEventMap>(name: K, match?: (...a: QueueEventMap[K]) => boolean): Promise<QueueEventMap[K][0]>;
   state(id: string): Promise<State | undefined>;
+  /** Stops the queue and keeps its root (another queue may open it: `inProcessQueue(config, { root })`). */
+  stop(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function inProcessQueue(config: Record<string, unknown> = {}, opts: { peer?: (q: string, c: string, a: unknown) => Promise<unknown> } = {}): Promise<InProcess> {
-  const root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-inproc-'));
-  await fs.mkdir(path.join(root, 'queues', 'q'), { recursive: true });
-  await fs.mkdir(path.join(root, 'config'), { recursive: true });
-  // Never executed (the launcher is fake), but it must resolve to an executable file.
-  await fs.mkdir(path.join(root, 'scripts'));
-  await fs.writeFile(path.join(root, 'scripts', 'q-run'), '#!/bin/sh\n', { mode: 0o755 });
+export async function inProcessQueue(config: Record<string, unknown> = {}, opts: { peer?: (q: string, c: string, a: unknown) => Promise<unknown>; root?: string; clockMs?: number } = {}): Promise<InProcess> {
+  const root = opts.root ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'rq-inproc-')));
+  if (!opts.root) {
+    await fs.mkdir(path.join(root, 'queues', 'q'), { recursive: true });
+    await fs.mkdir(path.join(root, 'config'), { recursive: true });
+    // Never executed (the launcher is fake), but it must resolve to an executable file.
+    await fs.mkdir(path.join(root, 'scripts'));
+    await fs.writeFile(path.join(root, 'scripts', 'q-run'), '#!/bin/sh\n', { mode: 0o755 });
+  }
   const launcher = new FakeLauncher();
-  const clock = { ms: Date.UTC(2026, 10, 25, 12, 0, 0) };
+  const clock = { ms: opts.clockMs ?? Date.UTC(2026, 10, 25, 12, 0, 0) };
   const peerCalls: InProcess['peerCalls'] = [];
   const queue = new Queue({
     root,
@@ -69,6 +73,7 @@ export async function inProcessQueue(config: Record<string, unknown> = {}, opts:
     send: (fields = {}) => queue.ops.create({ dest: 'q', ...fields } as never, true),
     next,
     state: async (id) => (await queue.ops.locate(id))?.state,
+    stop: () => queue.stop(),
     close: async () => {
       await queue.stop();
       await fs.rm(root, { recursive: true, force: true });
