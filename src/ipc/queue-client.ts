@@ -4,7 +4,7 @@ import { type State, type StateCounts, STATES } from '../message/states.js';
 import { type Answer, answer, isArray, isNumber, isObject, isString } from './answer.js';
 import type { HistoryLine } from './history-line.js';
 import type { RunningEntry, WaitingEntry } from './run-lists.js';
-import type { DayStats, FailureGroupPage, FailureGroups, QueueMetrics } from './stats-reply.js';
+import type { DayStats, FailureGroupPage, FailureGroups, QueueMetrics, SearchPage } from './stats-reply.js';
 import type { TaggedPage } from './tag-lists.js';
 import { queueCommand } from './rq1.js';
 import type { RequestOptions } from './socket-client.js';
@@ -152,6 +152,11 @@ export class QueueClient {
   /** rq-beyond §B15.4: err messages per failure group, or one group's messages when `group` is given. */
   async failed(query: { group?: unknown; offset?: unknown; limit?: unknown } = {}): Promise<Answer<FailureGroups | FailureGroupPage>> {
     return answer(await this.send('failed', query), (v): v is FailureGroups | FailureGroupPage => isObject(v) && (isObject(v.groups) || isNumber(v.total)));
+  }
+
+  /** Messages of every state whose fields contain (or, with `exact`, equal) the texts of `query`; newest first. */
+  async search(q: { query?: Record<string, string>; exact?: unknown; state?: unknown; offset?: unknown; limit?: unknown }): Promise<Answer<SearchPage>> {
+    return answer(await this.send('search', q), (v): v is SearchPage => isObject(v) && isNumber(v.total) && isEntries(v.messages));
   }
 
   /** rq-beyond §B11: the running messages with their pid, clocks and attempt. */

@@ -102,3 +102,9 @@ export interface FailureGroupPage {
   total: number;
   messages: { msg_id: string; outcome: string; failure?: string; text?: string; at?: string }[];
 }
+
+/** `search`: the matching messages, newest first, with their short fields (values over 256 characters cut). */
+export interface SearchPage {
+  total: number;
+  messages: { msg_id: string; state: string; fields: Record<string, string> }[];
+}

@@ -10,6 +10,7 @@ import { TAG_COMMANDS, TAG_READS } from './tag-commands.js';
 import { LIMIT_COMMANDS } from './limit-commands.js';
 import { DEPENDENCY_COMMANDS, DEPENDENCY_INTERNAL } from './dependency-commands.js';
 import { STATS_COMMANDS } from './stats-commands.js';
+import { SEARCH_COMMANDS } from './search-commands.js';
 import type { Located, Queue } from './queue.js';
 
 type Reply = unknown;
@@ -194,6 +195,7 @@ export const COMMANDS: Record<string, Handler> = {
   ...LIMIT_COMMANDS,
   ...DEPENDENCY_COMMANDS,
   ...STATS_COMMANDS,
+  ...SEARCH_COMMANDS,
 };
 
 /**
@@ -206,7 +208,7 @@ export async function handleRequest(q: Queue, payload: string, log: Logger): Pro
   if (!handler) return JSON.stringify(['ERROR', `unknown command: ${command.slice(0, 80)}`]);
   if (!ALWAYS.has(command)) {
     await q.ready;
-    if (q.isDown() && !ANSWERED_WHEN_DOWN.has(command) && !TAG_READS.includes(command) && !(command in LIMIT_COMMANDS) && !(command in STATS_COMMANDS) && !DEPENDENCY_INTERNAL.includes(command)) return JSON.stringify(fail(RqError.of('RQ_ERR_QUEUE_DOWN').message));
+    if (q.isDown() && !ANSWERED_WHEN_DOWN.has(command) && !TAG_READS.includes(command) && !(command in LIMIT_COMMANDS) && !(command in STATS_COMMANDS) && !(command in SEARCH_COMMANDS) && !DEPENDENCY_INTERNAL.includes(command)) return JSON.stringify(fail(RqError.of('RQ_ERR_QUEUE_DOWN').message));
   }
   const parsed = arg.trim() === '' ? { ok: true as const, value: {} } : parseJsonArg(arg);
   if (!parsed.ok) return JSON.stringify(fail(RqError.of('RQ_ERR_INVALID_JSON', `invalid JSON argument: ${parsed.error}`).message));

@@ -7,6 +7,7 @@ import type { MessageIndex } from './message-index.js';
 import type { QueueEvents } from './queue-events.js';
 import { type DayRecord, dayOf, reviveDay, reviveTotals } from './day-stats.js';
 import { FailureGroups } from './failure-groups.js';
+import { SearchIndex } from './search-index.js';
 import { StatsCollector } from './stats-collector.js';
 
 /** §B15.2: a crash loses at most this much of the statistics. */
@@ -30,6 +31,7 @@ export interface QueueStatsDeps {
 export class QueueStats {
   readonly collector: StatsCollector;
   readonly groups: FailureGroups;
+  readonly search: SearchIndex;
   private readonly files: StatsFiles;
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
@@ -42,6 +44,7 @@ export class QueueStats {
     this.collector = new StatsCollector(d.now, (ended) => (ended ? this.writeEnded(ended) : this.schedule()));
     this.collector.subscribe(d.events);
     this.groups = new FailureGroups({ spool: d.spool, events: d.events, log: d.log });
+    this.search = new SearchIndex({ spool: d.spool, events: d.events, log: d.log });
     // Leaving err or a removal from it may be an acknowledged message: count the dotted entries again when next asked.
     d.events.on('moved', ({ from }) => from === 'err' && (this.ackedCount = null));
     d.events.on('removed', ({ state }) => state === 'err' && (this.ackedCount = null));

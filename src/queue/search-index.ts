@@ -1,0 +1,150 @@
+// Search of a queue's messages in every state by field (brightroll `/search`, rq-beyond issue 17): an in-memory index of each message's short fields, built once from disk on first use and kept by the queue's events.
+import type { Logger } from 'pino';
+import type { SearchPage } from '../ipc/stats-reply.js';
+import type { Message } from '../message/message.js';
+import { STATES, type State } from '../message/states.js';
+import { mapLimit } from '../spool/map-limit.js';
+import type { QueueSpool } from '../spool/queue-spool.js';
+import type { QueueEvents } from './queue-events.js';
+
+/** Longer values are kept cut: a match in a cut value is checked against the message itself. */
+const MAX_VALUE = 256;
+const LANES = 16;
+const PROGRESS_EVERY = 20_000;
+
+export interface SearchQuery {
+  /** Field → text; every one must match (contains, or equals with `exact`). */
+  fields: Record<string, string>;
+  exact: boolean;
+  state?: State;
+  offset: number;
+  limit: number;
+}
+
+export interface SearchHit {
+  msg_id: string;
+  state: State;
+  fields: Record<string, string>;
+}
+
+interface Entry {
+  state: State;
+  fields: Record<string, string>;
+  /** Fields whose value was cut at MAX_VALUE. */
+  cut?: Set<string>;
+}
+
+/** The searchable form of a message: its top-level strings and numbers (tags joined by commas), each cut at MAX_VALUE. */
+export function searchable(msg: Message): Pick<Entry, 'fields' | 'cut'> {
+  const fields: Record<string, string> = {};
+  let cut: Set<string> | undefined;
+  for (const [k, v] of Object.entries(msg)) {
+    if (k.startsWith('_')) continue;
+    const text = typeof v === 'string' || typeof v === 'number' ? String(v) : Array.isArray(v) && v.every((x) => typeof x === 'string') ? v.join(',') : null;
+    if (text === null) continue;
+    if (text.length > MAX_VALUE) (cut ??= new Set()).add(k);
+    fields[k] = text.slice(0, MAX_VALUE);
+  }
+  return cut ? { fields, cut } : { fields };
+}
+
+type Verdict = 'yes' | 'no' | 'maybe';
+
+/** Does field `k` of an entry match? 'maybe' when only the message itself can tell (its value was cut). */
+function judge(e: Entry, k: string, wanted: string, exact: boolean): Verdict {
+  const value = e.fields[k];
+  if (value === undefined) return 'no';
+  if (!e.cut?.has(k)) return (exact ? value === wanted : value.includes(wanted)) ? 'yes' : 'no';
+  if (exact) return wanted.length > value.length && wanted.startsWith(value) ? 'maybe' : 'no';
+  return value.includes(wanted) ? 'yes' : 'maybe';
+}
+
+const textOf = (v: unknown): string | undefined => (v === undefined || v === null ? undefined : Array.isArray(v) ? v.join(',') : String(v));
+
+export class SearchIndex {
+  private entries: Map<string, Entry> | null = null;
+  private building: Promise<Map<string, Entry>> | null = null;
+  /** Moves heard during the first build, replayed over what it read. */
+  private heard: [string, (e: Map<string, Entry>) => void][] = [];
+
+  constructor(private readonly d: { spool: QueueSpool; events: QueueEvents; log: Logger }) {
+    // `created` follows the durable write, when the message may have moved on already: a move seen first keeps its state.
+    d.events.on('created', ({ msg, state }) => this.apply(msg.msg_id, (m) => m.set(msg.msg_id, { ...searchable(msg), state: m.get(msg.msg_id)?.state ?? state })));
+    d.events.on('moved', ({ id, to }) =>
+      this.apply(id, (m) => {
+        const e = m.get(id);
+        if (e) e.state = to;
+        else m.set(id, { state: to, fields: { msg_id: id } });
+      }),
+    );
+    // Fields that finishing changes (outcome, failures) are read again once the message is at rest in err.
+    d.events.on('finished', ({ msg, outcome }) => outcome.state === 'err' && this.apply(msg.msg_id, (m) => m.set(msg.msg_id, { state: 'err', ...searchable(msg) })));
+    d.events.on('removed', ({ id }) => this.apply(id, (m) => m.delete(id)));
+  }
+
+  get size(): number | null {
+    return this.entries?.size ?? null;
+  }
+
+  async search(q: SearchQuery): Promise<SearchPage & { messages: SearchHit[] }> {
+    const entries = await this.built();
+    const wanted = Object.entries(q.fields);
+    const sure: string[] = [];
+    const unsure: string[] = [];
+    for (const [id, e] of entries) {
+      if (q.state !== undefined && e.state !== q.state) continue;
+      const verdicts = wanted.map(([k, v]) => judge(e, k, v, q.exact));
+      if (verdicts.includes('no')) continue;
+      (verdicts.includes('maybe') ? unsure : sure).push(id);
+    }
+    const hits = sure.concat(await this.verify(unsure, entries, q)).sort().reverse();
+    const messages = hits.slice(q.offset, q.offset + q.limit).map((id) => ({ msg_id: id, state: entries.get(id)!.state, fields: entries.get(id)!.fields }));
+    return { total: hits.length, messages };
+  }
+
+  /** Candidates whose cut values may match, checked against their messages. */
+  private async verify(ids: string[], entries: Map<string, Entry>, q: SearchQuery): Promise<string[]> {
+    const ok = await mapLimit(ids, LANES, async (id) => {
+      const msg: Record<string, unknown> | null = await this.d.spool.readMessage(entries.get(id)!.state, id).catch(() => null);
+      return msg !== null && Object.entries(q.fields).every(([k, v]) => {
+        const value = textOf(msg[k]);
+        return value !== undefined && (q.exact ? value === v : value.includes(v));
+      });
+    });
+    return ids.filter((_, i) => ok[i]);
+  }
+
+  private apply(id: string, change: (m: Map<string, Entry>) => void): void {
+    if (this.entries) change(this.entries);
+    else if (this.building) this.heard.push([id, change]);
+  }
+
+  private built(): Promise<Map<string, Entry>> {
+    if (this.entries) return Promise.resolve(this.entries);
+    this.building ??= this.build().finally(() => (this.building = null));
+    return this.building;
+  }
+
+  private async build(): Promise<Map<string, Entry>> {
+    const { spool, log } = this.d;
+    const started = Date.now();
+    const entries = new Map<string, Entry>();
+    for (const state of STATES) {
+      // Acknowledged errors (dotted names) are still err messages an operator may look for.
+      const ids = state === 'done' || state === 'relayed' ? await spool.listHashed(state, Infinity) : await spool.listFlat(state);
+      if (state === 'err') ids.push(...(await spool.listFlat('err', true)));
+      let read = 0;
+      await mapLimit(ids, LANES, async (name) => {
+        const id = name.replace(/^\./, '');
+        const msg = await spool.readMessage(state, name).catch(() => null);
+        // Moved meanwhile: the move's event, replayed below, puts it where it is now.
+        if (msg) entries.set(id, { state, ...searchable(msg) });
+        if (++read % PROGRESS_EVERY === 0) log.info({ state, read, of: ids.length }, 'search index: reading messages');
+      });
+    }
+    for (const [, change] of this.heard.splice(0)) change(entries);
+    this.entries = entries;
+    log.info({ messages: entries.size, ms: Date.now() - started }, 'search index built');
+    return entries;
+  }
+}

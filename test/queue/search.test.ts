@@ -1,0 +1,91 @@
+// Search of a queue's messages in every state (brightroll `/search`): contains and exact, all fields ANDed, moves followed, long values checked against the message, paged newest first.
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { handleRequest } from '../../src/queue/commands.js';
+import { type InProcess, inProcessQueue } from './in-process.js';
+
+const open: InProcess[] = [];
+afterEach(async () => {
+  for (const q of open.splice(0)) await q.close();
+});
+
+const ask = async (q: InProcess, arg: unknown) => JSON.parse(await handleRequest(q.queue, `search ${JSON.stringify(arg)}`, pino({ level: 'silent' })));
+const ids = (reply: [string, { messages: { msg_id: string }[] }]) => reply[1].messages.map((m) => m.msg_id);
+
+async function prepQueue(): Promise<InProcess> {
+  const q = await inProcessQueue();
+  open.push(q);
+  return q;
+}
+
+describe('search', () => {
+  it('answers as brightroll’s test_web_search: every message, contains, exact, an unknown field', async () => {
+    const q = await prepQueue();
+    for (const p of ['ear', 'hello:pear', 'search', 'html', 'html']) await q.queue.ops.create({ dest: 'q', src: 'test_search', param1: p } as never, false);
+    expect((await ask(q, {}))[1].total).toBe(5);
+    const contains = await ask(q, { query: { param1: 'ear' } });
+    expect(contains[1].messages.map((m: { fields: { param1: string } }) => m.fields.param1).sort()).toEqual(['ear', 'hello:pear', 'search']);
+    expect((await ask(q, { query: { param1: 'ear' }, exact: true }))[1].total).toBe(1);
+    expect((await ask(q, { query: { fakestuff: 'asdfasdf' } }))[1].total).toBe(0);
+    expect((await ask(q, { query: { param1: 'html', src: 'test_search' }, exact: '1' }))[1].total).toBe(2);
+    expect((await ask(q, { query: { param1: 'html', src: 'nope' } }))[1].total).toBe(0);
+  });
+
+  it('finds messages in every state and follows their moves after the index is built', async () => {
+    const q = await prepQueue();
+    const a = await q.send({ param1: 'alpha' });
+    const run = await q.launcher.nth(0);
+    q.clock.ms += 1000;
+    const b = await q.send({ param1: 'alpha-two' });
+    // Built now: a runs, b waits in que.
+    const first = await ask(q, { query: { param1: 'alpha' } });
+    expect(first[1].messages.map((m: { msg_id: string; state: string }) => [m.msg_id, m.state])).toEqual([
+      [b.msg_id, 'que'],
+      [a.msg_id, 'run'],
+    ]);
+    const finished = q.next('finished', ({ msg }) => msg.msg_id === a.msg_id);
+    run.say('err ValueError: nope');
+    run.exit(0);
+    await finished;
+    expect((await ask(q, { query: { param1: 'alpha' }, state: 'err' }))[1].messages).toEqual([{ msg_id: a.msg_id, state: 'err', fields: expect.objectContaining({ param1: 'alpha' }) }]);
+    const c = await q.send({ param1: 'gamma' });
+    expect(ids(await ask(q, { query: { param1: 'gamma' } }))).toEqual([c.msg_id]);
+    await q.queue.ops.remove(c.msg_id, (await q.queue.ops.locate(c.msg_id))!);
+    expect((await ask(q, { query: { param1: 'gamma' } }))[1].total).toBe(0);
+  });
+
+  it('checks a long value against the message itself', async () => {
+    const q = await prepQueue();
+    const long = `${'x'.repeat(900)}needle${'y'.repeat(100)}`;
+    const m = await q.queue.ops.create({ dest: 'q', param2: long } as never, false);
+    await q.queue.ops.create({ dest: 'q', param2: `${'x'.repeat(300)}` } as never, false);
+    expect(ids(await ask(q, { query: { param2: 'needle' } }))).toEqual([m.msg_id]);
+    expect(ids(await ask(q, { query: { param2: long }, exact: true }))).toEqual([m.msg_id]);
+    expect((await ask(q, { query: { param2: long.slice(0, 400) }, exact: true }))[1].total).toBe(0);
+    const hit = (await ask(q, { query: { param2: 'needle' } }))[1].messages[0];
+    expect(hit.fields.param2).toHaveLength(256);
+  });
+
+  it('pages newest first with the total', async () => {
+    const q = await prepQueue();
+    const made: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      q.clock.ms += 1000;
+      made.push((await q.queue.ops.create({ dest: 'q', param1: `n${i}` } as never, false)).msg_id);
+    }
+    const page = await ask(q, { offset: 10, limit: 5 });
+    expect(page[1].total).toBe(30);
+    expect(ids(page)).toEqual(made.slice().reverse().slice(10, 15));
+  });
+
+  it('refuses bad queries naming the field', async () => {
+    const q = await prepQueue();
+    expect(await ask(q, { query: ['param1'] })).toEqual(['fail', expect.stringMatching(/query.*object/)]);
+    expect(await ask(q, { query: { 'bad field': 'x' } })).toEqual(['fail', expect.stringMatching(/query.*bad field/)]);
+    expect(await ask(q, { query: { param1: { a: 1 } } })).toEqual(['fail', expect.stringMatching(/query\[param1\]/)]);
+    expect(await ask(q, { query: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`f${i}`, 'x'])) })).toEqual(['fail', expect.stringMatching(/query.*at most 8/)]);
+    expect(await ask(q, { limit: 0 })).toEqual(['fail', expect.stringMatching(/limit/)]);
+    expect(await ask(q, { state: 'gone' })).toEqual(['fail', expect.stringMatching(/state/)]);
+    expect(await ask(q, { exact: 'maybe' })).toEqual(['fail', expect.stringMatching(/exact/)]);
+  });
+});
