@@ -26,7 +26,9 @@ function queryArg(args: Args): Record<string, string> {
 
 export const SEARCH_COMMANDS: Record<string, (q: Queue, args: Args) => Promise<unknown>> = {
   search: async (q, args) => {
-    const query = { fields: queryArg(args), exact: flag(args, 'exact'), state: oneOf(args, 'state', STATES), offset: offsetArg(args), limit: countArg(args, 'limit', MAX_PAGE, 100)! };
+    const text = args.text === undefined || args.text === null || args.text === '' ? undefined : args.text;
+    if (text !== undefined && (typeof text !== 'string' || text.length > MAX_TEXT)) throw invalidField('text', `a text of at most ${MAX_TEXT} characters`, text);
+    const query = { fields: queryArg(args), text, exact: flag(args, 'exact'), state: oneOf(args, 'state', STATES), offset: offsetArg(args), limit: countArg(args, 'limit', MAX_PAGE, 100)! };
     return ['ok', await q.stats.search.search(query)];
   },
 };

@@ -15,6 +15,8 @@ const PROGRESS_EVERY = 20_000;
 export interface SearchQuery {
   /** Field → text; every one must match (contains, or equals with `exact`). */
   fields: Record<string, string>;
+  /** A text any one field must contain (the UI's search box); cut values count by their first 256 characters. */
+  text?: string;
   exact: boolean;
   state?: State;
   offset: number;
@@ -93,6 +95,7 @@ export class SearchIndex {
     const unsure: string[] = [];
     for (const [id, e] of entries) {
       if (q.state !== undefined && e.state !== q.state) continue;
+      if (q.text !== undefined && !Object.values(e.fields).some((v) => v.includes(q.text!))) continue;
       const verdicts = wanted.map(([k, v]) => judge(e, k, v, q.exact));
       if (verdicts.includes('no')) continue;
       (verdicts.includes('maybe') ? unsure : sure).push(id);

@@ -29,6 +29,10 @@ describe('search', () => {
     expect((await ask(q, { query: { fakestuff: 'asdfasdf' } }))[1].total).toBe(0);
     expect((await ask(q, { query: { param1: 'html', src: 'test_search' }, exact: '1' }))[1].total).toBe(2);
     expect((await ask(q, { query: { param1: 'html', src: 'nope' } }))[1].total).toBe(0);
+    // The UI's box: any field.
+    expect((await ask(q, { text: 'test_sea' }))[1].total).toBe(5);
+    expect((await ask(q, { text: 'pear' }))[1].total).toBe(1);
+    expect((await ask(q, { text: 'pear', query: { param1: 'html' } }))[1].total).toBe(0);
   });
 
   it('finds messages in every state and follows their moves after the index is built', async () => {
@@ -87,5 +91,6 @@ describe('search', () => {
     expect(await ask(q, { limit: 0 })).toEqual(['fail', expect.stringMatching(/limit/)]);
     expect(await ask(q, { state: 'gone' })).toEqual(['fail', expect.stringMatching(/state/)]);
     expect(await ask(q, { exact: 'maybe' })).toEqual(['fail', expect.stringMatching(/exact/)]);
+    expect(await ask(q, { text: ['x'] })).toEqual(['fail', expect.stringMatching(/text/)]);
   });
 });
