@@ -155,7 +155,7 @@ export class QueueClient {
   }
 
   /** Messages of every state whose fields contain (or, with `exact`, equal) the texts of `query`; newest first. */
-  async search(q: { query?: Record<string, string>; text?: string; exact?: unknown; state?: unknown; offset?: unknown; limit?: unknown }): Promise<Answer<SearchPage>> {
+  async search(q: { query?: unknown; text?: unknown; exact?: unknown; state?: unknown; offset?: unknown; limit?: unknown }): Promise<Answer<SearchPage>> {
     return answer(await this.send('search', q), (v): v is SearchPage => isObject(v) && isNumber(v.total) && isEntries(v.messages));
   }
 

@@ -7,6 +7,7 @@ import { messageApi } from './api/message-api.js';
 import { lifecycleApi } from './api/lifecycle-api.js';
 import { statusApi } from './api/status-api.js';
 import { tagApi } from './api/tag-api.js';
+import { searchApi } from './api/search-api.js';
 import { tailEvents } from './api/tail-events.js';
 import { dashboardPage } from './pages/dashboard-page.js';
 import { formPages } from './pages/form-pages.js';
@@ -43,6 +44,8 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.get('/tags/:tag', tags.tagged);
   // rq-beyond §B12: rq-mgr's concurrency-limit table.
   app.get('/limits.json', dependsLimits.limitsJson);
+  // brightroll's search of one queue's messages in every state (JSON; x_format=html for the page).
+  app.get('/search', searchApi(ctx));
 
   // /q/<q>, /q/<q>.txt and /q/<q>.json share one path segment (queue names never contain a dot).
   app.get('/q/:q', (req: FastifyRequest, reply: FastifyReply) => {

@@ -82,6 +82,11 @@ function adminButtons(d: QueuePageData, urls: Urls): SafeHtml {
     <input type="search" name="filter" id="search-filter" placeholder="search done" value="${d.filter}">
     <button type="submit" class="button" id="btn-search">Search</button>
   </form>
+  <form class="inline search" method="get" action="${urls.link('search')}" id="search-all-form">
+    <input type="hidden" name="name" value="${d.name}"><input type="hidden" name="x_format" value="html">
+    <input type="search" name="text" id="search-all-text" placeholder="search every state">
+    <button type="submit" class="button" id="btn-search-all">Search all</button>
+  </form>
 </div>`;
 }
 
