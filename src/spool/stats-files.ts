@@ -41,10 +41,10 @@ export class StatsFiles {
     for (const name of names) {
       const date = DAY_FILE.exec(name)?.[1];
       if (!date || date === today) continue;
-      if (age(date) >= statsDays) {
+      if (age(date) > statsDays) {
         await fsp.rm(path.join(this.dir, name), { force: true });
         deleted.push(date);
-      } else if (age(date) >= histogramDays) {
+      } else if (age(date) > histogramDays) {
         const day = await this.readDay(date);
         if (!isRecord(day) || !['wait', 'run'].some((k) => isRecord(day[k]) && 'histogram' in day[k])) continue;
         for (const k of ['wait', 'run']) if (isRecord(day[k])) delete day[k].histogram;

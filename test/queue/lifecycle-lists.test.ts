@@ -117,7 +117,9 @@ describe('requeue_errs', () => {
       'fail',
       'outcome: expected one of failed, exhausted, fatal, expired, cancelled, dependency_failed, interrupted, received "nope"',
     ]);
-    expect((await paused.cmd('requeue_errs', { group: 'g1' }))[1]).toMatch(/^group: expected no group/);
+    expect((await paused.cmd('requeue_errs', { group: 'two words' }))[1]).toMatch(/^group: expected a failure group.*received "two words"/);
+    // A group no err message is in moves nothing.
+    expect(await paused.cmd('requeue_errs', { group: 'NoSuchError' })).toEqual(['ok', 0]);
     expect(await paused.cmd('requeue_errs', { limit: 0 })).toEqual(['fail', 'limit: expected a whole number from 1 to 1000000, received 0']);
     expect((await paused.cmd('num_messages')).err).toBe(errs);
   });
