@@ -45,10 +45,11 @@ export function observeProm(h: PromHistogram, seconds: number): void {
   if (i >= 0) h.buckets[i]++;
 }
 
-/** The value under which `q` (0–1) of the observations fall, read off the histogram to its bin's upper edge; null when empty. */
+/** The value under which `q` (0–1) of the observations fall, read off the histogram to its bin's upper edge; null when it has none (a day past histogram_history_days keeps counts, not bins). */
 export function quantile(d: Distribution, q: number): number | null {
-  if (d.count === 0) return null;
-  const rank = Math.max(1, Math.ceil(q * d.count));
+  const binned = Object.values(d.histogram).reduce((n, bins) => n + bins.reduce((a, b) => a + b, 0), 0);
+  if (binned === 0) return null;
+  const rank = Math.max(1, Math.ceil(q * binned));
   let seen = 0;
   const units: [keyof Distribution['histogram'], number][] = [['s', 1], ['m', 60], ['h', 3600], ['d', 86400]];
   for (const [unit, width] of units) {

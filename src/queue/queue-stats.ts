@@ -84,15 +84,17 @@ export class QueueStats {
   }
 
   private async live(): Promise<LiveStats> {
-    const { index, now } = this.d;
-    let oldest = now();
+    const { index } = this.d;
+    // One reading of the clock: with nothing ready the age is exactly 0.
+    const now = this.d.now();
+    let oldest = now;
     for (const msg of index.readyMessages()) oldest = Math.min(oldest, Math.max((Number(msg.due) || 0) * 1000, this.collector.enteredAt(msg)));
     this.ackedCount ??= this.d.spool.listFlat('err', true).then((ids) => ids.length);
     return {
       counts: { ...index.counts(), err_acked: await this.ackedCount },
       que: index.queBreakdown(),
-      oldest_ready_s: Math.max(0, now() - oldest) / 1000,
-      per_minute: this.collector.perMinute(),
+      oldest_ready_s: Math.max(0, now - oldest) / 1000,
+      per_minute: this.collector.perMinute(now),
     };
   }
 

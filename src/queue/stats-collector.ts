@@ -90,8 +90,8 @@ export class StatsCollector {
     return this.totals;
   }
 
-  perMinute(): { done: number[]; err: number[] } {
-    return this.minutes.series(this.now());
+  perMinute(now = this.now()): { done: number[]; err: number[] } {
+    return this.minutes.series(now);
   }
 
   /** When a queued message entered the que: its last return to it, else its making (an id's time); epoch ms. */

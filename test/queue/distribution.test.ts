@@ -65,5 +65,7 @@ describe('distribution', () => {
     expect(quantile(d, 0.95)).toBe(31);
     expect(quantile(d, 0.99)).toBe(31);
     expect(quantile(d, 1)).toBe(4000);
+    // A day past histogram_history_days: counts without bins tell no quantile.
+    expect(quantile({ ...d, histogram: { s: [0], m: [0], h: [0], d: [] } }, 0.5)).toBeNull();
   });
 });

@@ -27,8 +27,8 @@ export interface InProcess {
   close(): Promise<void>;
 }
 
-export async function inProcessQueue(config: Record<string, unknown> = {}, opts: { peer?: (q: string, c: string, a: unknown) => Promise<unknown>; root?: string; clockMs?: number } = {}): Promise<InProcess> {
-  const root = opts.root ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'rq-inproc-')));
+export async function inProcessQueue(config: Record<string, unknown> = {}, opts: { peer?: (q: string, c: string, a: unknown) => Promise<unknown>; root?: string; clockMs?: number; tmpDir?: string } = {}): Promise<InProcess> {
+  const root = opts.root ?? (await fs.mkdtemp(path.join(opts.tmpDir ?? os.tmpdir(), 'rq-inproc-')));
   if (!opts.root) {
     await fs.mkdir(path.join(root, 'queues', 'q'), { recursive: true });
     await fs.mkdir(path.join(root, 'config'), { recursive: true });

@@ -55,6 +55,7 @@ describe('statistics on disk', () => {
     const day = await q2.queue.stats.reply();
     expect({ created: day.created, done: day.done, started: day.started }).toEqual({ created: 6, done: 6, started: 6 });
     expect(day.live!.counts.done).toBe(9);
+    expect(day.live!.oldest_ready_s).toBe(0);
     expect(q2.queue.stats.collector.cumulative().finished.done).toBe(6);
   });
 
