@@ -47,7 +47,7 @@ export function observeProm(h: PromHistogram, seconds: number): void {
 
 /** The value under which `q` (0–1) of the observations fall, read off the histogram to its bin's upper edge; null when it has none (a day past histogram_history_days keeps counts, not bins). */
 export function quantile(d: Distribution, q: number): number | null {
-  const binned = Object.values(d.histogram).reduce((n, bins) => n + bins.reduce((a, b) => a + b, 0), 0);
+  const binned = Object.values(d.histogram).reduce((n: number, bins: number[]) => n + bins.reduce((a, b) => a + b, 0), 0);
   if (binned === 0) return null;
   const rank = Math.max(1, Math.ceil(q * binned));
   let seen = 0;
