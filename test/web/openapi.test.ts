@@ -97,7 +97,7 @@ describe('the document at /docs/json', () => {
     // Actions answering JSON with x_format=json (new_message by default).
     const actions = ['new_message', '{id}', '{id}/cancel', '{id}/requeue', '{id}/priority', '{id}/reschedule', '{id}/tags', '{id}/undepend', '{id}/attach/new', '{id}/attach/{name}', 'requeue_errs', 'cancel_tagged'];
     jsonRoutes.push(...actions.map((a) => `POST /q/{q}/${a}`));
-    expect(jsonRoutes.length).toBeGreaterThan(30);
+    expect(jsonRoutes.length).toBeGreaterThan(25);
     const missing = jsonRoutes.filter((k) => !byKey.get(k)?.responses['200']?.content?.['application/json']);
     expect(missing).toEqual([]);
     for (const a of actions.filter((x) => x !== 'new_message')) {
@@ -181,7 +181,9 @@ describe('no route answers differently for having a schema', () => {
       .filter(([k]) => !VARYING.has(k.toLowerCase()))
       .map(([k, v]) => `${k.toLowerCase()}: ${String(v)}`)
       .sort();
-    return [String(status), ...kept, '', body.toString('latin1')].join('\n');
+    // A page (the 404 of an unknown queue) shows the server's clock.
+    const text = body.toString('latin1').replace(/<time id="server-time"[^<]*<\/time>/, '<time id="server-time">(now)</time>');
+    return [String(status), ...kept, '', text].join('\n');
   }
 
   async function viaServer(method: string, p: string, body?: { type: string; data: string }): Promise<string> {
