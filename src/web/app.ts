@@ -10,6 +10,7 @@ import { allowedHostNames } from '../config/exposure.js';
 import { hostProblem, ipAllowed, originProblem, securityHeaders } from './access-control.js';
 import { installBasicAuth } from './basic-auth.js';
 import { parseFormBody, requireShallow } from './params.js';
+import { registerApiDocs } from './openapi/api-docs.js';
 import { registerRoutes } from './routes.js';
 import { WebContext } from './web-context.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, type WebDeps } from './web-deps.js';
@@ -119,9 +120,11 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
 
   await app.register(
     async (scope) => {
+      await registerApiDocs(scope, ctx);
       await scope.register(fastifyStatic, { root: deps.publicDir, prefix: '/', index: false, wildcard: false, serve: true });
-      scope.get('/js/ansi_up.js', (_req, reply) => reply.sendFile(path.basename(deps.ansiUpFile), path.dirname(deps.ansiUpFile)));
-      scope.get('/favicon.ico', (_req, reply) => reply.type('image/svg+xml').sendFile('favicon.svg'));
+      // Static files are not API: left out of the document, as @fastify/static leaves its own.
+      scope.get('/js/ansi_up.js', { schema: { hide: true } }, (_req, reply) => reply.sendFile(path.basename(deps.ansiUpFile), path.dirname(deps.ansiUpFile)));
+      scope.get('/favicon.ico', { schema: { hide: true } }, (_req, reply) => reply.type('image/svg+xml').sendFile('favicon.svg'));
       registerRoutes(scope, ctx, maxUpload);
     },
     { prefix: ctx.urls.prefix },

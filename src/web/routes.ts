@@ -1,4 +1,4 @@
-// Every route of the web process, in one table (spec §9.3 order), wired to its handler.
+// Every route of the web process, in one table (spec §9.3 order), wired to its handler and its OpenAPI schema (openapi/).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { adminApi } from './api/admin-api.js';
 import { attachApi } from './api/attach-api.js';
@@ -14,6 +14,15 @@ import { formPages } from './pages/form-pages.js';
 import { messagePage } from './pages/message-page.js';
 import { queuePage } from './pages/queue-page.js';
 import { tailPages } from './pages/tail-page.js';
+import { adminSchemas as adminDocs } from './openapi/admin-schemas.js';
+import { attachSchemas as attachDocs } from './openapi/attach-schemas.js';
+import { dependsLimitsSchemas as dependsLimitsDocs } from './openapi/depends-limits-schemas.js';
+import { lifecycleSchemas as lifecycleDocs } from './openapi/lifecycle-schemas.js';
+import { messageSchemas as messageDocs } from './openapi/message-schemas.js';
+import { pageSchemas as pageDocs } from './openapi/page-schemas.js';
+import { statusSchemas as statusDocs } from './openapi/status-schemas.js';
+import { tagSchemas as tagDocs } from './openapi/tag-schemas.js';
+import { observabilitySchemas as observabilityDocs } from './openapi/observability-schemas.js';
 import { pathParam } from './request-params.js';
 import type { WebContext } from './web-context.js';
 
@@ -30,66 +39,67 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   const showQueue = queuePage(ctx);
   const showMessage = messagePage(ctx);
 
-  app.get('/', dashboardPage(ctx));
-  app.get('/dashboard.json', status.dashboardJson);
-  app.get('/healthz', status.healthz);
-  app.get('/new_queue', forms.newQueue);
-  app.post('/new_queue', admin.newQueue);
-  app.post('/new_queue_link', admin.newQueueLink);
-  app.post('/delete_queue', admin.deleteQueue);
-  app.get('/q.txt', status.listTxt);
-  app.get('/q.json', status.listJson);
+  // /docs (Swagger UI) and /docs/json (the OpenAPI document of this table): openapi/api-docs.ts, registered before it.
+  app.get('/', { schema: pageDocs.dashboard }, dashboardPage(ctx));
+  app.get('/dashboard.json', { schema: statusDocs.dashboardJson }, status.dashboardJson);
+  app.get('/healthz', { schema: statusDocs.healthz }, status.healthz);
+  app.get('/new_queue', { schema: pageDocs.newQueueForm }, forms.newQueue);
+  app.post('/new_queue', { schema: adminDocs.newQueue }, admin.newQueue);
+  app.post('/new_queue_link', { schema: adminDocs.newQueueLink }, admin.newQueueLink);
+  app.post('/delete_queue', { schema: adminDocs.deleteQueue }, admin.deleteQueue);
+  app.get('/q.txt', { schema: statusDocs.listTxt }, status.listTxt);
+  app.get('/q.json', { schema: statusDocs.listJson }, status.listJson);
   // rq-beyond §B9: lookups across every queue; /tags/<tag>.json is JSON, /tags/<tag> the HTML view.
-  app.get('/tracked.json', tags.trackedJson);
-  app.get('/tags/:tag', tags.tagged);
+  app.get('/tracked.json', { schema: tagDocs.trackedJson }, tags.trackedJson);
+  app.get('/tags/:tag', { schema: tagDocs.tagged }, tags.tagged);
   // rq-beyond §B12: rq-mgr's concurrency-limit table.
-  app.get('/limits.json', dependsLimits.limitsJson);
+  app.get('/limits.json', { schema: dependsLimitsDocs.limitsJson }, dependsLimits.limitsJson);
   // brightroll's search of one queue's messages in every state (JSON; x_format=html for the page).
-  app.get('/search', searchApi(ctx));
+  app.get('/search', { schema: observabilityDocs.search }, searchApi(ctx));
 
   // /q/<q>, /q/<q>.txt and /q/<q>.json share one path segment (queue names never contain a dot).
-  app.get('/q/:q', (req: FastifyRequest, reply: FastifyReply) => {
+  app.get('/q/:q', { schema: statusDocs.queueSegment }, (req: FastifyRequest, reply: FastifyReply) => {
     const seg = pathParam(req, 'q');
     if (seg.endsWith('.json')) return status.queueStatus(req, reply, seg.slice(0, -5), 'json');
     if (seg.endsWith('.txt')) return status.queueStatus(req, reply, seg.slice(0, -4), 'txt');
     return showQueue(req, reply, seg);
   });
-  app.get('/q/:q/done.json', status.doneJson);
-  app.get('/q/:q/new_message', forms.newMessage);
-  app.post('/q/:q/new_message', message.newMessage);
-  app.post('/q/:q/adminoper', admin.adminoper);
-  app.post('/q/:q/restart', admin.restart);
-  app.post('/q/:q/ack_errs', admin.ackErrs);
-  app.post('/q/:q/requeue_errs', lifecycle.requeueErrs);
-  app.get('/q/:q/running.json', lifecycle.runningJson);
-  app.get('/q/:q/waiting.json', lifecycle.waitingJson);
-  app.post('/q/:q/cancel_tagged', tags.cancelTagged);
-  app.get('/q/:q/tags.json', tags.queueTagsJson);
-  app.get('/q/:q/tags/:tag', tags.queueTagged);
-  app.get('/q/:q/config.json', status.configFile);
-  app.get('/q/:q/config', status.liveConfig);
+  app.get('/q/:q/done.json', { schema: statusDocs.doneJson }, status.doneJson);
+  app.get('/q/:q/new_message', { schema: pageDocs.newMessageForm }, forms.newMessage);
+  app.post('/q/:q/new_message', { schema: messageDocs.newMessage }, message.newMessage);
+  app.post('/q/:q/adminoper', { schema: adminDocs.adminoper }, admin.adminoper);
+  app.post('/q/:q/restart', { schema: adminDocs.restart }, admin.restart);
+  app.post('/q/:q/ack_errs', { schema: adminDocs.ackErrs }, admin.ackErrs);
+  app.post('/q/:q/requeue_errs', { schema: lifecycleDocs.requeueErrs }, lifecycle.requeueErrs);
+  app.get('/q/:q/running.json', { schema: lifecycleDocs.runningJson }, lifecycle.runningJson);
+  app.get('/q/:q/waiting.json', { schema: lifecycleDocs.waitingJson }, lifecycle.waitingJson);
+  app.post('/q/:q/cancel_tagged', { schema: tagDocs.cancelTagged }, tags.cancelTagged);
+  app.get('/q/:q/tags.json', { schema: tagDocs.queueTagsJson }, tags.queueTagsJson);
+  app.get('/q/:q/tags/:tag', { schema: tagDocs.queueTagged }, tags.queueTagged);
+  app.get('/q/:q/config.json', { schema: statusDocs.configFile }, status.configFile);
+  app.get('/q/:q/config', { schema: statusDocs.liveConfig }, status.liveConfig);
 
   // /q/<q>/<id> and /q/<q>/<id>.json likewise (ids contain dots, so only the suffix tells them apart).
-  app.get('/q/:q/:id', (req: FastifyRequest, reply: FastifyReply) => {
+  app.get('/q/:q/:id', { schema: messageDocs.messageSegment }, (req: FastifyRequest, reply: FastifyReply) => {
     const seg = pathParam(req, 'id');
     return seg.endsWith('.json') ? message.messageJson(req, reply, seg.slice(0, -5)) : showMessage(req, reply, seg);
   });
-  app.get('/q/:q/:id/state.json', message.stateJson);
-  app.post('/q/:q/:id/clone', message.clone);
-  app.post('/q/:q/:id/run_now', message.runNow);
-  app.post('/q/:q/:id/cancel', (req: FastifyRequest, reply: FastifyReply) => lifecycle.cancel(req, reply));
-  app.post('/q/:q/:id/requeue', lifecycle.requeue);
-  app.post('/q/:q/:id/priority', lifecycle.priority);
-  app.post('/q/:q/:id/reschedule', lifecycle.reschedule);
-  app.get('/q/:q/:id/history.json', lifecycle.historyJson);
-  app.post('/q/:q/:id/tags', tags.tagMessage);
-  app.post('/q/:q/:id/undepend', dependsLimits.undepend);
-  app.post('/q/:q/:id/attach/new', attach.attachNew);
-  app.post('/q/:q/:id/attach/:name', attach.attachDelete);
-  app.get('/q/:q/:id/log/:file', attach.logGet);
-  app.get('/q/:q/:id/log/:file/events', { exposeHeadRoute: false }, tailEvents(ctx));
-  app.get('/q/:q/:id/attach/:name', attach.attachGet);
-  app.get('/q/:q/:id/tailview/:name', tail.attach);
-  app.get('/q/:q/:id/tailviewlog/:file', tail.log);
-  app.post('/q/:q/:id', message.messageAction);
+  app.get('/q/:q/:id/state.json', { schema: messageDocs.stateJson }, message.stateJson);
+  app.post('/q/:q/:id/clone', { schema: messageDocs.clone }, message.clone);
+  app.post('/q/:q/:id/run_now', { schema: messageDocs.runNow }, message.runNow);
+  app.post('/q/:q/:id/cancel', { schema: lifecycleDocs.cancel }, (req: FastifyRequest, reply: FastifyReply) => lifecycle.cancel(req, reply));
+  app.post('/q/:q/:id/requeue', { schema: lifecycleDocs.requeue }, lifecycle.requeue);
+  app.post('/q/:q/:id/priority', { schema: lifecycleDocs.priority }, lifecycle.priority);
+  app.post('/q/:q/:id/reschedule', { schema: lifecycleDocs.reschedule }, lifecycle.reschedule);
+  app.get('/q/:q/:id/history.json', { schema: lifecycleDocs.historyJson }, lifecycle.historyJson);
+  app.post('/q/:q/:id/tags', { schema: tagDocs.tagMessage }, tags.tagMessage);
+  app.post('/q/:q/:id/undepend', { schema: dependsLimitsDocs.undepend }, dependsLimits.undepend);
+  app.post('/q/:q/:id/attach/new', { schema: attachDocs.attachNew }, attach.attachNew);
+  app.post('/q/:q/:id/attach/:name', { schema: attachDocs.attachDelete }, attach.attachDelete);
+  app.get('/q/:q/:id/log/:file', { schema: attachDocs.logGet }, attach.logGet);
+  app.get('/q/:q/:id/log/:file/events', { exposeHeadRoute: false, schema: attachDocs.logEvents }, tailEvents(ctx));
+  app.get('/q/:q/:id/attach/:name', { schema: attachDocs.attachGet }, attach.attachGet);
+  app.get('/q/:q/:id/tailview/:name', { schema: attachDocs.tailviewAttach }, tail.attach);
+  app.get('/q/:q/:id/tailviewlog/:file', { schema: attachDocs.tailviewLog }, tail.log);
+  app.post('/q/:q/:id', { schema: messageDocs.messageAction }, message.messageAction);
 }

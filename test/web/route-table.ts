@@ -20,17 +20,33 @@ export interface Route {
 
 /**
  * Builds the app for `root`'s config.json (nothing is started or asked) and returns its routes,
- * HEAD twins of GET routes and one route per static file included. fastify announces each new
- * instance on a diagnostics channel before anything is registered on it: that is where the
- * onRoute hook goes, without buildApp having to expose anything for tests.
+ * HEAD twins of GET routes and one route per static file included.
  */
 export async function routeTable(root: string): Promise<Route[]> {
   const routes: Route[] = [];
+  const built = await appFor(root, (r) => {
+    for (const method of [r.method].flat()) routes.push({ method, pattern: r.url });
+  });
+  await built.close();
+  const seen = new Set<string>();
+  return routes.filter((r) => !seen.has(`${r.method} ${r.pattern}`) && seen.add(`${r.method} ${r.pattern}`));
+}
+
+export interface BuiltApp {
+  app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+/**
+ * buildApp for `root` (its config.json, sockets and public files), ready, not listening: requests
+ * go in with `app.inject`. `onRoute` sees every route before fastify compiles it, and may change it.
+ * fastify announces each new instance on a diagnostics channel before anything is registered on
+ * it: that is where the onRoute hook goes, without buildApp having to expose anything for tests.
+ */
+export async function appFor(root: string, onRoute: (r: RouteOptions) => void): Promise<BuiltApp> {
   const onInit = (msg: unknown) => {
     const app = (msg as { fastify: FastifyInstance }).fastify;
-    app.addHook('onRoute', (r: RouteOptions) => {
-      for (const method of [r.method].flat()) routes.push({ method, pattern: r.url });
-    });
+    app.addHook('onRoute', onRoute);
   };
   diagnostics.subscribe('fastify.initialization', onInit);
   const paths = rootPaths(root);
@@ -53,18 +69,34 @@ export async function routeTable(root: string): Promise<Route[]> {
     diagnostics.unsubscribe('fastify.initialization', onInit);
   }
   await app.ready();
-  await app.close();
-  queues.close();
-  const seen = new Set<string>();
-  return routes.filter((r) => !seen.has(`${r.method} ${r.pattern}`) && seen.add(`${r.method} ${r.pattern}`));
+  return {
+    app,
+    async close() {
+      await app.close();
+      queues.close();
+    },
+  };
 }
+
+/**
+ * What a wildcard route is filled with: a real file behind it. Keyed by the pattern's end, so
+ * relative_root does not matter.
+ */
+const WILDCARD_FILLS: Record<string, string> = {
+  // @fastify/swagger-ui's assets (openapi/api-docs.ts).
+  '/docs/static/*': 'swagger-ui.css',
+};
 
 /**
  * The route's path with every `:param` replaced by a real value. A parameter without a value is
  * an error rather than a skipped route: a new kind of route must be given something real to hit.
  */
 export function fillRoute(pattern: string, values: Record<string, string>): string {
-  if (pattern.includes('*')) throw new Error(`route ${pattern}: wildcard routes need a fill rule in test/web/route-table.ts`);
+  if (pattern.includes('*')) {
+    const fill = Object.entries(WILDCARD_FILLS).find(([end]) => pattern.endsWith(end));
+    if (!fill) throw new Error(`route ${pattern}: wildcard routes need a fill rule in test/web/route-table.ts`);
+    pattern = pattern.slice(0, -1) + fill[1];
+  }
   return pattern.replace(/:(\w+)/g, (_m, name: string) => {
     if (!Object.hasOwn(values, name)) throw new Error(`route ${pattern}: no value for :${name}; give the sweep a real one`);
     return encodeURIComponent(values[name]);

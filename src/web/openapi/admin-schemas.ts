@@ -1,0 +1,65 @@
+// OpenAPI schemas of the operator's form posts on queues (api/admin-api.ts): adminoper, restart, ack_errs, new_queue (+ _link), delete_queue.
+import type { FastifySchema } from 'fastify';
+import { NEW_QUEUE_FORBIDDEN } from '../api/admin-api.js';
+import { BACK, FORM_TYPES, type Json, Q, TAGS, answer, formBody, pathParams, seeOther } from './shapes.js';
+
+/** These answer the classic texts only: no JSON form. */
+const couldNot = (what: string): Json => answer(`\`<status> - Couldn't ${what}. <reply>.\`, or \`500 - … Internal error.\` when nobody answers`, { text: true });
+
+function queueAction(summary: string, description: string, fields: Record<string, Json>, what: string): FastifySchema {
+  return {
+    summary,
+    description,
+    tags: [TAGS.admin],
+    params: pathParams({ q: Q }),
+    consumes: FORM_TYPES,
+    body: formBody({ ...fields, back: BACK }),
+    response: { 303: seeOther('`back` or the queue page'), 404: answer('Unknown queue', { html: true }), 500: couldNot(what) },
+  };
+}
+
+const QUEUE_FIELDS = {
+  'queue[name]': { type: 'string' },
+  'queue[script]': { type: 'string', description: 'A file inside one of `script_dirs`' },
+  'queue[num_workers]': { type: 'string' },
+  'queue[exec_prefix]': { type: 'string', description: 'Refused unless the config sets `allow_exec_prefix`' },
+  'queue[coalesce_params][]': { type: 'array', items: { type: 'string' } },
+  'queue[blocking_params][]': { type: 'array', items: { type: 'string' } },
+};
+
+const forbidden = answer(`\`${NEW_QUEUE_FORBIDDEN}\` (allow_new_queue is off), or a file outside \`script_dirs\``, { text: true });
+
+export const adminSchemas = {
+  adminoper: queueAction(
+    'Pause, resume, down or up a queue',
+    'Exactly one of `pause`, `resume`, `down`, `up` (any non-empty value); none, or all four, is `400 - Invalid adminoper param: …`. Flash `Successfully <action>d queue <q>`.',
+    { pause: { type: 'string' }, resume: { type: 'string' }, down: { type: 'string' }, up: { type: 'string' } },
+    '<action> queue',
+  ),
+  restart: queueAction('Restart a queue process', 'Waits for the old process to stop. Flash `Successfully restarted queue <q>`.', {}, 'restart queue'),
+  ackErrs: queueAction('Acknowledge every error of a queue (R)', 'Renames every `err/<id>` to `err/.<id>`. Flash `Successfully acknowledged errors`.', {}, 'ack errs queue'),
+  newQueue: {
+    summary: 'Create a queue',
+    description: 'Only with `"allow_new_queue": true`. The next page shows `We got … from form, and … from QueueMgr`.',
+    tags: [TAGS.admin],
+    consumes: FORM_TYPES,
+    body: formBody(QUEUE_FIELDS),
+    response: { 303: seeOther('the new queue\'s page'), 403: forbidden },
+  },
+  newQueueLink: {
+    summary: 'Create a queue whose config.json links to a file',
+    description: 'Only with `"allow_new_queue": true`; the file, and the script it names, must be inside `script_dirs`.',
+    tags: [TAGS.admin],
+    consumes: FORM_TYPES,
+    body: formBody({ 'queue[json_path]': { type: 'string' } }),
+    response: { 303: seeOther('the new queue\'s page'), 403: forbidden, 404: answer('`Couldn\'t parse json file (<path>).`', { html: true }) },
+  },
+  deleteQueue: {
+    summary: 'Delete a queue',
+    description: 'Its directory moves to `queues/.trash/`.',
+    tags: [TAGS.admin],
+    consumes: FORM_TYPES,
+    body: formBody({ queue_name: { type: 'string' } }),
+    response: { 303: seeOther('the dashboard'), 400: answer('No `queue_name`', { text: true }) },
+  },
+} satisfies Record<string, FastifySchema>;

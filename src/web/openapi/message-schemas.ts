@@ -1,0 +1,118 @@
+// OpenAPI schemas of the message routes (api/message-api.ts): new_message, delete/destroy/commit, clone, run_now, <id>.json, state.json.
+import type { FastifySchema } from 'fastify';
+import { INVALID_METHOD } from '../api/message-api.js';
+import { ACTION_REFUSALS, BACK, FAIL, FORM_TYPES, ID, JSON_REFUSALS, Q, STRING_LIST, TAGS, X_FORMAT_HTML, answer, formBody, ok, pathParams, seeOther } from './shapes.js';
+
+const FULL_ID = { type: 'string', description: 'The full id: this server\'s URL of the message', example: 'http://127.0.0.1:3333/q/test/20261121.1644.25.608.2171098' };
+
+const WAITING = {
+  type: 'object',
+  description: 'Why a `que` message is not running yet (derived, never stored)',
+  properties: {
+    reason: { type: 'string', enum: ['ready', 'delayed', 'coalesced', 'dependencies', 'limit'] },
+    due: { type: 'number' },
+    into: { type: 'string' },
+    waiting_on: STRING_LIST,
+    key: { type: 'string' },
+    position: { type: 'integer', nullable: true },
+  },
+};
+
+const MESSAGE = {
+  type: 'object',
+  additionalProperties: true,
+  description: 'Every field the message stores, plus `state`, `status` and the derived `waiting`, `depends_done`, `dependents`, `_attachments`',
+  properties: {
+    msg_id: { type: 'string' },
+    dest: { type: 'string' },
+    orig_msg_id: { type: 'string' },
+    count: { type: 'integer' },
+    max_count: { type: 'integer' },
+    param1: { type: 'string' },
+    due: { type: 'number' },
+    path: { type: 'string' },
+    state: { type: 'string', enum: ['prep', 'que', 'run', 'done', 'relayed', 'err'] },
+    status: { type: 'string', example: 'done - done sleeping' },
+    waiting: WAITING,
+    depends_done: { type: 'object', additionalProperties: { type: 'string' }, description: 'ref → `done` or `err:<outcome>`' },
+    dependents: STRING_LIST,
+    _attachments: { type: 'object', additionalProperties: { type: 'object', properties: { md5: { type: 'string' }, size: { type: 'integer' }, path: { type: 'string' } } } },
+  },
+};
+
+const MESG = {
+  type: 'string',
+  description:
+    'x_format=json: a JSON object text (`{"dest":"test","param1":"hello"}`), or an object in a JSON body. x_format=html: `mesg[dest]`, `mesg[param1]`, … fields. ' +
+    'Fields: dest, param1-4, src, count, max_count, post_run_webhook, tags, priority, max_age, expire_at, max_retries, backoff_base, min_retry_delay, max_retry_delay, ' +
+    'retry_jitter, timeout, heartbeat_timeout, depends, depends_fail, limit, limit_concurrency, idempotency_key; `_method` commit (default), prep or single_que.',
+  example: '{"dest":"test","param1":"hello"}',
+};
+
+const MSG_PARAMS = pathParams({ q: Q, id: ID });
+
+const classicAction = (summary: string, description: string, where: string): FastifySchema => ({
+  summary,
+  description,
+  tags: [TAGS.messages],
+  params: MSG_PARAMS,
+  response: {
+    303: seeOther(where),
+    404: answer('Unknown queue or message', { html: true }),
+    409: answer("`409 - Couldn't … message. [\"fail\", \"msg not in runnable state\"].`", { text: true }),
+    500: answer('The queue did not answer', { text: true }),
+  },
+});
+
+export const messageSchemas = {
+  newMessage: {
+    summary: 'Create a message (R)',
+    description:
+      'The message goes to the queue of the URL. JSON answers carry the catalogue status of a refusal; `202` with `Idempotency-Key` when the queue took the ' +
+      'request but its reply was lost: send the same create again with that key to learn the id. `x_format=html` answers the result page, or 303 to `back`.',
+    tags: [TAGS.messages],
+    params: pathParams({ q: Q }),
+    headers: { type: 'object', properties: { 'idempotency-key': { type: 'string', description: 'Used when `mesg` has no idempotency_key' } } },
+    consumes: FORM_TYPES,
+    body: formBody({ mesg: MESG, x_format: { type: 'string', enum: ['json', 'html'], default: 'json' }, back: BACK }),
+    response: {
+      200: answer('Created (or the message an idempotency key names)', { json: ok(FULL_ID, FULL_ID.example), html: true }),
+      202: answer('Accepted, outcome unknown: `["accepted",{"idempotency_key","text"}]`', {
+        json: { type: 'array', items: { anyOf: [{ type: 'string', enum: ['accepted'] }, { type: 'object', properties: { idempotency_key: { type: 'string' }, text: { type: 'string' } } }] } },
+        text: true,
+      }),
+      303: seeOther('`back` (x_format=html)'),
+      400: answer(`\`mesg\` is not a JSON object, a field is invalid, or \`${INVALID_METHOD}\``, { json: FAIL, text: true, html: true }),
+      404: ACTION_REFUSALS[404],
+      503: answer('`503 - Service Unavailable - Operationally Down`, or the queue did not answer (nothing was created)', { json: FAIL, text: true }),
+    },
+  },
+  messageAction: {
+    summary: 'Delete, destroy, commit or cancel a message (R)',
+    description: `\`_method\` delete | destroy | commit | cancel (then as \`/cancel\`). HTML answers a flash and 303; anything else is \`${INVALID_METHOD}\`.`,
+    tags: [TAGS.messages],
+    params: MSG_PARAMS,
+    consumes: FORM_TYPES,
+    body: formBody({ _method: { type: 'string', enum: ['delete', 'destroy', 'commit', 'cancel'] }, x_format: X_FORMAT_HTML, reason: { type: 'string' }, purge: { type: 'string' } }),
+    response: {
+      200: answer("The queue's reply (x_format=json)", { json: ok({ type: 'string' }, 'msg commited') }),
+      303: seeOther('the queue page (deleted, destroyed) or the message page'),
+      ...ACTION_REFUSALS,
+    },
+  },
+  clone: classicAction('Clone a message (R)', 'Flash `Message cloned successfully`, 303 to the queue page.', 'the queue page'),
+  runNow: classicAction('Run a message now (R)', 'Flash `Message in run successfully`, 303 to the message page.', 'the message page'),
+  messageSegment: {
+    summary: 'A message: its page, or `<id>.json` (R)',
+    description: 'The segment is `<id>` (the HTML message page) or `<id>.json` (every field as JSON).',
+    tags: [TAGS.messages],
+    params: pathParams({ q: Q, id: { ...ID, description: '`<id>` or `<id>.json`', example: '20261121.1643.46.613.2164022.json' } }),
+    response: { 200: answer('The message', { json: MESSAGE, html: true }), ...JSON_REFUSALS },
+  },
+  stateJson: {
+    summary: "A message's state (R)",
+    tags: [TAGS.messages],
+    params: MSG_PARAMS,
+    response: { 200: answer('`[<state>]`', { json: { ...STRING_LIST, example: ['done'] } }), ...JSON_REFUSALS },
+  },
+} satisfies Record<string, FastifySchema>;

@@ -1,0 +1,127 @@
+// OpenAPI schemas of the read-only status routes (api/status-api.ts): queue lists, status, done.json, configs, health, dashboard data.
+import type { FastifySchema } from 'fastify';
+import { ANY_OBJECT, FAIL, JSON_REFUSALS, type Json, Q, STRING_LIST, TAGS, answer, pathParams, query } from './shapes.js';
+
+const COUNTS = {
+  type: 'object',
+  properties: Object.fromEntries(['prep', 'que', 'run', 'done', 'relayed', 'err'].map((s) => [s, { type: 'integer' }])),
+};
+
+const QUEUE_STATUS = {
+  type: 'object',
+  description: 'UP, PAUSE or SCRIPTERROR with the sizes; a DOWN queue (or one that does not answer, with 503) only `{"status":"DOWN"}`. The classic line breaks are kept.',
+  required: ['status'],
+  properties: {
+    status: { type: 'string', example: 'UP' },
+    uptime: { type: 'integer' },
+    ...Object.fromEntries(['prep', 'que', 'run', 'done', 'err', 'relayed'].map((s) => [`${s}_size`, { type: 'integer' }])),
+  },
+};
+
+const DASHBOARD_QUEUE = {
+  type: 'object',
+  additionalProperties: true,
+  required: ['name', 'alive', 'builtin'],
+  properties: {
+    name: { type: 'string' },
+    alive: { type: 'boolean', description: 'The queue process answered' },
+    error: { type: 'string', description: 'Why it did not' },
+    status: { type: 'string', description: 'UP, PAUSE, DOWN or SCRIPTERROR' },
+    uptime: { type: 'integer' },
+    counts: COUNTS,
+    pid: { type: 'integer', nullable: true },
+    builtin: { type: 'boolean' },
+    worker: { type: 'object', properties: { status: { type: 'string' }, last_exit: { type: 'string', nullable: true } } },
+  },
+};
+
+const DASHBOARD = {
+  type: 'object',
+  additionalProperties: true,
+  properties: {
+    mgr: {
+      type: 'object',
+      additionalProperties: true,
+      properties: { up: { type: 'boolean' }, error: { type: 'string' }, pid: { type: 'integer', nullable: true }, uptime: { type: 'integer' }, version: { type: 'string' }, versionMismatch: { type: 'boolean' } },
+    },
+    queues: { type: 'array', items: DASHBOARD_QUEUE },
+    timers: {
+      type: 'object',
+      description: '`{"ok":true,"timers":[…]}` or `{"ok":false,"error":"…"}`',
+      properties: {
+        ok: { type: 'boolean' },
+        error: { type: 'string' },
+        timers: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, due: { type: 'number' }, in: { type: 'integer' } } } },
+      },
+    },
+    webVersion: { type: 'string' },
+    now: { type: 'integer', description: 'Epoch milliseconds' },
+  },
+};
+
+const HEALTH = {
+  type: 'object',
+  properties: {
+    status: { type: 'string', enum: ['ok', 'fail'] },
+    checked: { ...STRING_LIST, description: 'With `ok`: rq-mgr and every queue' },
+    failing: { type: 'array', description: 'With `fail`: what did not answer ping, and why', items: { type: 'object', properties: { name: { type: 'string' }, error: { type: 'string' } } } },
+  },
+};
+
+const QUEUE_CONFIG = { ...ANY_OBJECT, description: 'A queue config (name, script, num_workers, …); a `basic_auth` key is never served', example: { name: 'test', script: '/srv/rq/scripts/test/run', num_workers: 1 } };
+
+const mgrDown = (what: string): Json => answer(`rq-mgr did not answer: ${what}`, { json: FAIL, text: true });
+
+export const statusSchemas = {
+  dashboardJson: {
+    summary: 'What the dashboard redraws every 2 s',
+    tags: [TAGS.status],
+    response: { 200: answer('rq-mgr, every queue and the timers (`Cache-Control: no-store`)', { json: DASHBOARD }) },
+  },
+  healthz: {
+    summary: 'Health: rq-mgr and every queue answer ping',
+    tags: [TAGS.status],
+    response: { 200: answer('Everything answers', { json: HEALTH }), 503: answer('Something does not; `failing` names it', { json: HEALTH }) },
+  },
+  listTxt: {
+    summary: 'Queue list as text (`q/<name>.txt` lines)',
+    tags: [TAGS.status],
+    response: { 200: answer('One line per queue known to rq-mgr, then an empty line', { text: true }), 503: mgrDown('`503 - QueueMgr not running`') },
+  },
+  listJson: {
+    summary: 'Queue names',
+    tags: [TAGS.status],
+    response: { 200: answer('The queues rq-mgr knows', { json: { ...STRING_LIST, example: ['test', 'relay'] } }), 503: mgrDown('`["fail","QueueMgr not running"]`') },
+  },
+  queueSegment: {
+    summary: 'A queue: its page, `<q>.txt` or `<q>.json` status',
+    description: 'The segment is `<q>` (the HTML queue page), `<q>.json` (status as JSON) or `<q>.txt` (the classic text).',
+    tags: [TAGS.status],
+    params: pathParams({ q: { ...Q, description: '`<queue>`, `<queue>.json` or `<queue>.txt`', example: 'test.json' } }),
+    querystring: query({ filter: { type: 'string', description: 'Page only: search the 50 newest done messages' } }),
+    response: {
+      200: answer('The status (`.json`, `.txt`) or the page', { json: QUEUE_STATUS, text: true, html: true }),
+      404: answer('Unknown queue', { json: FAIL, html: true }),
+      503: answer('The queue process did not answer: shown DOWN (`X-RQ-Error` says why)', { json: QUEUE_STATUS, text: true }),
+    },
+  },
+  doneJson: {
+    summary: 'Newest done message ids',
+    tags: [TAGS.status],
+    params: pathParams({ q: Q }),
+    querystring: query({ limit: { type: 'integer', minimum: 0, default: 10, description: 'How many, newest first' } }),
+    response: { 200: answer('Full ids, newest first', { json: { ...STRING_LIST, example: ['20261121.1643.54.010.2164107'] } }), ...JSON_REFUSALS },
+  },
+  configFile: {
+    summary: "The queue's config.json as stored",
+    tags: [TAGS.status],
+    params: pathParams({ q: Q }),
+    response: { 200: answer('The file (a symlink is followed); without secrets', { json: QUEUE_CONFIG }), 404: JSON_REFUSALS[404] },
+  },
+  liveConfig: {
+    summary: 'The config the queue process runs with (R)',
+    tags: [TAGS.status],
+    params: pathParams({ q: Q }),
+    response: { 200: answer('The live config', { json: QUEUE_CONFIG }), ...JSON_REFUSALS },
+  },
+} satisfies Record<string, FastifySchema>;

@@ -1,0 +1,247 @@
+// The OpenAPI document (/docs/json) and Swagger UI (/docs): valid OpenAPI 3, complete against the route table,
+// served from this server through the same checks as every route, and the routes answering exactly as without it.
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT } from '../helpers/rq-root.js';
+import { type BuiltApp, appFor, routeTable } from './route-table.js';
+import { type WebRoot, send, startWebRoot, waitState } from './web-root.js';
+
+interface Operation {
+  summary?: string;
+  tags?: string[];
+  parameters?: { name: string; in: string; required?: boolean }[];
+  requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> };
+  responses: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }>;
+}
+interface OpenApi {
+  openapi: string;
+  servers: { url: string }[];
+  tags: { name: string }[];
+  paths: Record<string, Record<string, Operation>>;
+}
+
+const PREFIX = '/rq';
+let w: WebRoot;
+let doc: OpenApi;
+let done: string;
+
+beforeAll(async () => {
+  // Under a relative_root: the document's paths, the UI's asset links and its redirect must all carry it.
+  w = await startWebRoot({ config: { relative_root: `${PREFIX}/` } });
+  done = await send(w.base, 'test', { param1: 'done', param2: 'kept', tags: 'a,b', priority: 3 });
+  await waitState(w.base, 'test', done, ['done']);
+  const res = await fetch(`${w.base}/docs/json`);
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+  doc = (await res.json()) as OpenApi;
+}, 60_000);
+afterAll(async () => {
+  await w?.stop();
+});
+
+/** Every `METHOD /path` of the document, paths as OpenAPI writes them (`/q/{q}`). */
+const operations = () => Object.entries(doc.paths).flatMap(([p, ops]) => Object.entries(ops).map(([m, op]) => ({ key: `${m.toUpperCase()} ${p}`, path: p, op })));
+
+/** Static files of public/ and the two app.ts serves, and the docs' own routes: not API. */
+function isStaticOrDocs(pattern: string): boolean {
+  const files = (fs.readdirSync(path.join(PROJECT, 'src', 'web', 'public'), { recursive: true, withFileTypes: true }) as fs.Dirent[])
+    .filter((e) => e.isFile())
+    .map((e) => `/${path.relative(path.join(PROJECT, 'src', 'web', 'public'), path.join(e.parentPath, e.name))}`);
+  return [...files, '/js/ansi_up.js', '/favicon.ico'].includes(pattern) || pattern === '/docs' || pattern.startsWith('/docs/');
+}
+
+describe('the document at /docs/json', () => {
+  it('is valid OpenAPI 3, its paths relative to relative_root', async () => {
+    const result = await new Validator().validate(doc as unknown as Record<string, unknown>);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(doc.openapi).toMatch(/^3\.0\./);
+    expect(doc.servers).toEqual([expect.objectContaining({ url: PREFIX })]);
+  });
+
+  it('documents every route of the route table with its method, and nothing else', async () => {
+    const table = (await routeTable(w.root))
+      .filter((r) => r.method === 'GET' || r.method === 'POST')
+      .map((r) => ({ method: r.method, pattern: r.pattern.slice(PREFIX.length) || '/' }))
+      .filter((r) => !isStaticOrDocs(r.pattern));
+    const expected = [...new Set(table.map((r) => `${r.method} ${r.pattern.replace(/:(\w+)/g, '{$1}')}`))].sort();
+    expect(expected.length).toBeGreaterThan(40);
+    // A route added to routes.ts without a schema shows up here without a summary, or (hidden) not at all.
+    expect(operations().map((o) => o.key).sort()).toEqual(expected);
+  });
+
+  it('gives every operation a summary, known tags, its path parameters and its answers', () => {
+    const tags = new Set(doc.tags.map((t) => t.name));
+    const problems: string[] = [];
+    for (const { key, path: p, op } of operations()) {
+      if (!op.summary) problems.push(`${key}: no summary`);
+      if (!op.tags?.length || !op.tags.every((t) => tags.has(t))) problems.push(`${key}: tags ${JSON.stringify(op.tags)}`);
+      const inPath = [...p.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+      const declared = (op.parameters ?? []).filter((x) => x.in === 'path' && x.required).map((x) => x.name).sort();
+      if (JSON.stringify(inPath) !== JSON.stringify(declared)) problems.push(`${key}: path parameters ${declared.join(',')}`);
+      // The plugin's placeholder when a route has no response schema.
+      if (Object.values(op.responses).some((r) => !r.content && !r.headers)) problems.push(`${key}: a response without content`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('gives every JSON route and the JSON form of every action a JSON answer', () => {
+    const byKey = new Map(operations().map((o) => [o.key, o.op]));
+    const jsonRoutes = [...byKey.keys()].filter((k) => k.startsWith('GET ') && k.endsWith('.json'));
+    // Routes whose JSON form is a suffix of a segment, or that have no suffix.
+    jsonRoutes.push('GET /healthz', 'GET /q/{q}/config', 'GET /q/{q}', 'GET /q/{q}/{id}', 'GET /tags/{tag}', 'GET /q/{q}/tags/{tag}');
+    // Actions answering JSON with x_format=json (new_message by default).
+    const actions = ['new_message', '{id}', '{id}/cancel', '{id}/requeue', '{id}/priority', '{id}/reschedule', '{id}/tags', '{id}/undepend', '{id}/attach/new', '{id}/attach/{name}', 'requeue_errs', 'cancel_tagged'];
+    jsonRoutes.push(...actions.map((a) => `POST /q/{q}/${a}`));
+    expect(jsonRoutes.length).toBeGreaterThan(25);
+    const missing = jsonRoutes.filter((k) => !byKey.get(k)?.responses['200']?.content?.['application/json']);
+    expect(missing).toEqual([]);
+    for (const a of actions.filter((x) => x !== 'new_message')) {
+      const body = byKey.get(`POST /q/{q}/${a}`)!.requestBody?.content['multipart/form-data']?.schema.properties ?? {};
+      expect(Object.keys(body), a).toContain('x_format');
+    }
+  });
+});
+
+/** A GET through http.request, to send a Host header fetch would not. */
+function getWithHost(url: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http.get(url, { headers: { host } }, (res) => {
+      res.resume();
+      resolve(res.statusCode!);
+    }).on('error', reject);
+  });
+}
+
+describe('Swagger UI at /docs', () => {
+  it.each(['/docs', '/docs/'])('%s is the UI, its scripts and styles from this server', async (page) => {
+    const res = await fetch(w.base + page);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    // rq's own policy: scripts only from this origin.
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const html = await res.text();
+    expect(html).toContain('<div id="swagger-ui">');
+    expect(html).not.toMatch(/https?:\/\//);
+    const assets = [...html.matchAll(/<(?:script src|link[^>]*href)="([^"]+)"/g)].map((m) => new URL(m[1], res.url));
+    expect(assets.map((u) => u.pathname)).toEqual(expect.arrayContaining([`${PREFIX}/docs/static/swagger-ui-bundle.js`, `${PREFIX}/docs/static/swagger-ui.css`, `${PREFIX}/docs/static/swagger-initializer.js`]));
+    for (const u of assets) {
+      expect(u.origin).toBe(w.origin);
+      const asset = await fetch(u);
+      expect(asset.status, u.href).toBe(200);
+      expect(asset.headers.get('content-type'), u.href).toMatch(/^(application\/javascript|text\/css|image\/png)/);
+      await asset.arrayBuffer();
+    }
+  });
+
+  it('loads the document from this server', async () => {
+    const js = await (await fetch(`${w.base}/docs/static/swagger-initializer.js`)).text();
+    expect(js).toContain("url: resolveUrl('./json')");
+    expect(js).toContain('validatorUrl: null');
+  });
+
+  it('/docs/static/index.html leads to /docs/, with a query string too (no redirect loop)', async () => {
+    for (const suffix of ['', '?x=<b>']) {
+      const res = await fetch(`${w.base}/docs/static/index.html${suffix}`, { redirect: 'manual' });
+      expect(res.status).toBe(303);
+      expect(res.headers.get('location')).toBe(`${w.base}/docs/`);
+    }
+  });
+
+  it('is refused to a Host that is not this server, like every route', async () => {
+    for (const p of ['/docs', '/docs/json', '/docs/static/swagger-ui-bundle.js']) {
+      expect(await getWithHost(w.base + p, 'evil.example'), p).toBe(421);
+      expect(await getWithHost(w.base + p, `127.0.0.1:${w.port}`), p).toBe(200);
+    }
+  });
+});
+
+describe('no route answers differently for having a schema', () => {
+  let bare: BuiltApp;
+  beforeAll(async () => {
+    // The same app with every schema taken off as its routes are added: the app as it was before the document.
+    bare = await appFor(w.root, (r) => {
+      delete r.schema;
+    });
+  }, 30_000);
+  afterAll(async () => {
+    await bare?.close();
+  });
+
+  const host = () => `127.0.0.1:${w.port}`;
+  const VARYING = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
+
+  /** Status, headers and body bytes, as one comparable text. */
+  function shown(status: number, headers: Record<string, unknown>, body: Buffer): string {
+    const kept = Object.entries(headers)
+      .filter(([k]) => !VARYING.has(k.toLowerCase()))
+      .map(([k, v]) => `${k.toLowerCase()}: ${String(v)}`)
+      .sort();
+    // A page (the 404 of an unknown queue) shows the server's clock.
+    const text = body.toString('latin1').replace(/<time id="server-time"[^<]*<\/time>/, '<time id="server-time">(now)</time>');
+    return [String(status), ...kept, '', text].join('\n');
+  }
+
+  async function viaServer(method: string, p: string, body?: { type: string; data: string }): Promise<string> {
+    const res = await fetch(w.base + p, { method, headers: body ? { 'content-type': body.type } : {}, body: body?.data, redirect: 'manual' });
+    return shown(res.status, Object.fromEntries(res.headers), Buffer.from(await res.arrayBuffer()));
+  }
+
+  async function viaBare(method: string, p: string, body?: { type: string; data: string }): Promise<string> {
+    const res: LightMyRequestResponse = await bare.app.inject({ method: method as 'GET', url: PREFIX + p, headers: { host: host(), ...(body ? { 'content-type': body.type } : {}) }, payload: body?.data });
+    return shown(res.statusCode, res.headers, res.rawPayload);
+  }
+
+  const form = (fields: Record<string, string>) => ({ type: 'application/x-www-form-urlencoded', data: new URLSearchParams(fields).toString() });
+
+  it.each<[string, string, { type: string; data: string }?]>([
+    ['GET', '/q.json'],
+    ['GET', '/q/nope.json'],
+    ['GET', '/q/test/{done}.json'],
+    ['GET', '/q/test/{done}/state.json'],
+    ['GET', '/q/test/{done}/history.json'],
+    ['GET', '/q/test/done.json?limit=1'],
+    ['GET', '/q/test/done.json?limit=x'],
+    ['GET', '/q/test/waiting.json?reason=soon'],
+    ['GET', '/q/test/waiting.json?limit=many'],
+    ['GET', '/q/test/tags.json'],
+    ['GET', '/q/test/tags/a%20b.json'],
+    ['GET', '/tags/a.json?limit=0'],
+    ['GET', '/limits.json?key='],
+    ['GET', '/q/test/config.json'],
+    ['POST', '/q/test/new_message', form({ mesg: '{"dest":' })],
+    ['POST', '/q/test/new_message', form({ mesg: '{"dest":"test","_method":"later"}' })],
+    ['POST', '/q/test/new_message', { type: 'application/json', data: '{"mesg":{"dest":"test","max_count":"x"}}' }],
+    ['POST', '/q/test/{done}/undepend', form({ x_format: 'json' })],
+    ['POST', '/q/test/{done}/tags', form({ x_format: 'json', add: 'a b' })],
+    ['POST', '/q/test/{done}/priority', form({ x_format: 'json', priority: '1' })],
+    ['POST', '/q/test/{done}', form({ x_format: 'json', _method: 'later' })],
+  ])('%s %s', async (method, p, body) => {
+    const url = p.replace('{done}', done);
+    expect(await viaServer(method, url, body)).toBe(await viaBare(method, url, body));
+  });
+
+  it('a JSON create answers its full id, and the message keeps every field it was given', async () => {
+    const fields = { dest: 'test', param1: 'done', param2: 'two', src: 'openapi test', tags: ['x', 'y'], priority: 5, max_retries: 2 };
+    const body = { type: 'application/x-www-form-urlencoded', data: new URLSearchParams({ mesg: JSON.stringify(fields) }).toString() };
+    const answers = [await viaServer('POST', '/q/test/new_message', body), await viaBare('POST', '/q/test/new_message', body)];
+    const ids = answers.map((answer) => {
+      const m = /^\["ok","http:\/\/127\.0\.0\.1:\d+\/rq\/q\/test\/([\d.]+)"\]$/.exec(answer.split('\n').pop()!);
+      expect(m, answer).not.toBeNull();
+      return m![1];
+    });
+    // Apart from the id (and so perhaps the length), the two creates answered the same bytes and headers.
+    const sameBut = (answer: string, id: string) => answer.replace(id, 'ID').replace(/^content-length: \d+$/m, 'content-length: N');
+    expect(sameBut(answers[0], ids[0])).toBe(sameBut(answers[1], ids[1]));
+    for (const id of ids) {
+      await waitState(w.base, 'test', id, ['done']);
+      const msg = (await (await fetch(`${w.base}/q/test/${id}.json`)).json()) as Record<string, unknown>;
+      expect(msg).toMatchObject({ ...fields, msg_id: id, state: 'done' });
+      expect(await viaServer('GET', `/q/test/${id}.json`)).toBe(await viaBare('GET', `/q/test/${id}.json`));
+    }
+  });
+});
