@@ -9,6 +9,7 @@ import { RqError } from '../errors.js';
 import { allowedHostNames } from '../config/exposure.js';
 import { hostProblem, ipAllowed, originProblem, securityHeaders } from './access-control.js';
 import { installBasicAuth } from './basic-auth.js';
+import { serveChartLib } from './chart-lib.js';
 import { parseFormBody, requireShallow } from './params.js';
 import { registerRoutes } from './routes.js';
 import { WebContext } from './web-context.js';
@@ -121,6 +122,7 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
     async (scope) => {
       await scope.register(fastifyStatic, { root: deps.publicDir, prefix: '/', index: false, wildcard: false, serve: true });
       scope.get('/js/ansi_up.js', (_req, reply) => reply.sendFile(path.basename(deps.ansiUpFile), path.dirname(deps.ansiUpFile)));
+      serveChartLib(scope, deps.chartLib);
       scope.get('/favicon.ico', (_req, reply) => reply.type('image/svg+xml').sendFile('favicon.svg'));
       registerRoutes(scope, ctx, maxUpload);
     },

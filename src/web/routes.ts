@@ -5,6 +5,7 @@ import { attachApi } from './api/attach-api.js';
 import { dependsLimitsApi } from './api/depends-limits-api.js';
 import { messageApi } from './api/message-api.js';
 import { lifecycleApi } from './api/lifecycle-api.js';
+import { statsApi } from './api/stats-api.js';
 import { statusApi } from './api/status-api.js';
 import { tagApi } from './api/tag-api.js';
 import { tailEvents } from './api/tail-events.js';
@@ -12,6 +13,7 @@ import { dashboardPage } from './pages/dashboard-page.js';
 import { formPages } from './pages/form-pages.js';
 import { messagePage } from './pages/message-page.js';
 import { queuePage } from './pages/queue-page.js';
+import { statsPages } from './pages/stats-page.js';
 import { tailPages } from './pages/tail-page.js';
 import { pathParam } from './request-params.js';
 import type { WebContext } from './web-context.js';
@@ -60,6 +62,12 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.post('/q/:q/requeue_errs', lifecycle.requeueErrs);
   app.get('/q/:q/running.json', lifecycle.runningJson);
   app.get('/q/:q/waiting.json', lifecycle.waitingJson);
+  // rq-beyond §B15: statistics and failure groups, as JSON and as pages.
+  const stats = { ...statsApi(ctx), ...statsPages(ctx) };
+  app.get('/q/:q/stats.json', stats.statsJson);
+  app.get('/q/:q/failed.json', stats.failedJson);
+  app.get('/q/:q/stats', stats.stats);
+  app.get('/q/:q/failed', stats.failed);
   app.post('/q/:q/cancel_tagged', tags.cancelTagged);
   app.get('/q/:q/tags.json', tags.queueTagsJson);
   app.get('/q/:q/tags/:tag', tags.queueTagged);
