@@ -21,20 +21,25 @@ export interface Bin {
   count: number;
 }
 
-/** The histogram's layout in order of duration; `first` skips bins the coarser unit never fills (m[0] is under a minute, so in s). */
+/**
+ * The histogram's layout in order of duration. Each array is only as long as its highest bin used, so
+ * the bins are walked by the unit's full range (`end`; days have none); `first` skips the bin a
+ * coarser unit never fills (m[0] is under a minute, so in s).
+ */
 const UNITS = [
-  { key: 's', width: 1, first: 0 },
-  { key: 'm', width: 60, first: 1 },
-  { key: 'h', width: 3600, first: 1 },
-  { key: 'd', width: 86400, first: 1 },
+  { key: 's', width: 1, first: 0, end: 60 },
+  { key: 'm', width: 60, first: 1, end: 60 },
+  { key: 'h', width: 3600, first: 1, end: 24 },
+  { key: 'd', width: 86400, first: 1, end: Infinity },
 ] as const;
 
-/** Every bin from 0 s up to the last non-empty one (none when the histogram is empty). */
+/** Every bin from 0 s up to the last non-empty one, empty ones included (none when the histogram is empty). */
 export function histogramBins(d: Distribution): Bin[] {
   const all: Bin[] = [];
   for (const u of UNITS) {
     const counts = d.histogram[u.key] ?? [];
-    for (let i = u.first; i < counts.length; i++) all.push({ label: `${i}${u.key}`, from: i * u.width, to: (i + 1) * u.width, count: counts[i] ?? 0 });
+    const end = u.end === Infinity ? counts.length : u.end;
+    for (let i = u.first; i < end; i++) all.push({ label: `${i}${u.key}`, from: i * u.width, to: (i + 1) * u.width, count: counts[i] ?? 0 });
   }
   let last = all.length - 1;
   while (last >= 0 && all[last].count === 0) last--;
