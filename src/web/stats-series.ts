@@ -33,8 +33,8 @@ const UNITS = [
   { key: 'd', width: 86400, first: 1, end: Infinity },
 ] as const;
 
-/** Every bin from 0 s up to the last non-empty one, empty ones included (none when the histogram is empty). */
-export function histogramBins(d: Distribution): Bin[] {
+/** Every bin from 0 s up to the last non-empty one, empty ones included (none when the histogram is empty), and at least `atLeast`. */
+export function histogramBins(d: Distribution, atLeast = 0): Bin[] {
   const all: Bin[] = [];
   for (const u of UNITS) {
     const counts = d.histogram[u.key] ?? [];
@@ -43,7 +43,7 @@ export function histogramBins(d: Distribution): Bin[] {
   }
   let last = all.length - 1;
   while (last >= 0 && all[last].count === 0) last--;
-  return all.slice(0, last + 1);
+  return all.slice(0, Math.max(last + 1, atLeast));
 }
 
 export function quantiles(d: Distribution): Quantiles {
@@ -106,9 +106,12 @@ export function hourlyChart(day: DayStats, nowMs: number): ChartData {
   };
 }
 
+/** Bins a histogram chart shows even when only the first is used: a lone bar over the whole width reads as no scale at all. */
+const CHART_BINS = 10;
+
 /** A distribution as a bar per bin, its quantiles marked on the bins they fall in. */
 export function histogramChart(label: string, d: Distribution): ChartData {
-  const bins = histogramBins(d);
+  const bins = histogramBins(d, CHART_BINS);
   const q = quantiles(d);
   const marks = QUANTILES.flatMap(([name]) => (q[name] === null || bins.length === 0 ? [] : [{ label: name, x: binOf(bins, q[name]) }]));
   return { kind: 'bins', x: bins.map((_, i) => i), labels: bins.map((b) => b.label), series: [{ label, values: bins.map((b) => b.count) }], marks };

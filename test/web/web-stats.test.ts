@@ -55,9 +55,11 @@ describe('GET /q/<q>/stats.json', () => {
     expect([r50, r95, r99]).toEqual([0.5, 0.95, 0.99].map((q) => quantile(queue.run, q)));
     // The per-minute series moves on with the clock: its sum over the hour does not.
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-    const { per_minute: webMinutes, ...webLive } = web.live;
-    const { per_minute: queueMinutes, ...queueLive } = queue.live!;
+    // So does oldest_ready_s: the queue measures it against its clock at each ask, even with none ready.
+    const { per_minute: webMinutes, oldest_ready_s: webOldest, ...webLive } = web.live;
+    const { per_minute: queueMinutes, oldest_ready_s: queueOldest, ...queueLive } = queue.live!;
     expect(webLive).toEqual(queueLive);
+    expect(Math.abs(webOldest - queueOldest)).toBeLessThan(1);
     expect([sum(webMinutes.done), sum(webMinutes.err)]).toEqual([sum(queueMinutes.done), sum(queueMinutes.err)]);
     const { wait: _w, run: _r, live: _l, ...counters } = web;
     const { wait: _qw, run: _qr, live: _ql, ...queueCounters } = queue;

@@ -21,9 +21,9 @@ export function requeueGroupButton(q: string, group: string, count: number, urls
   });
 }
 
-/** Group → count, most first; each group links to its messages. */
+/** Group → count, most first, then by name (code points: the same order on every server); each group links to its messages. */
 export function groupsTable(q: string, groups: Record<string, number>, urls: Urls, back: string): SafeHtml {
-  const list = Object.entries(groups).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  const list = Object.entries(groups).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   if (list.length === 0) return html`<p class="muted" id="failure-groups-empty">No err messages.</p>`;
   const rows = list.map(
     ([g, n]) => html`<tr data-group="${g}"><td class="group"><a class="group-link" href="${groupUrl(q, g, urls)}">${g}</a></td><td class="num count">${n}</td><td>${requeueGroupButton(q, g, n, urls, back)}</td></tr>`,
@@ -57,6 +57,6 @@ export function groupView(q: string, page: FailureGroupPage, query: FailedQuery,
   const json = urls.queue(q, `/failed.json?${new URLSearchParams({ group: page.group, offset: String(query.offset), limit: String(query.limit) }).toString()}`);
   return html`<div class="page-head"><h1 id="group-title">Failure group <code id="group-name">${page.group}</code> of <a href="${urls.queue(q)}">${q}</a></h1>
 <a href="${urls.queue(q, '/stats')}" id="group-stats-link">statistics</a></div>
-<section class="card" id="failed-group"><div class="card-head"><h3><span id="group-total">${page.total}</span> err messages</h3>${requeue}<a href="${json}" id="group-json">json</a></div>
+<section class="card" id="failed-group"><div class="card-head"><h3><span id="group-total">${page.total}</span> err messages</h3><span>${requeue} <a href="${json}" id="group-json">json</a></span></div>
 ${table}${pager(q, page, query, urls)}</section>`;
 }

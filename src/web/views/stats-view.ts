@@ -55,7 +55,7 @@ function liveCard(day: StatsJson): SafeHtml {
   return html`<section class="card" id="stats-live"><h3>Now</h3>
 ${tiles('live-counts', 'live', LIVE_STATES.map((s) => [s, l.counts[s]]))}
 <h4>Queued messages</h4>${tiles('live-que', 'que', QUE_PARTS.map((p) => [p, l.que[p]]))}
-<p>Oldest ready message waiting for <strong id="oldest-ready" data-seconds="${l.oldest_ready_s}">${l.oldest_ready_s ? seconds(l.oldest_ready_s) : 'none ready'}</strong></p></section>`;
+<p>Oldest ready message waiting for <strong id="oldest-ready" data-seconds="${l.oldest_ready_s}">${l.que.ready ? seconds(l.oldest_ready_s) : 'none ready'}</strong></p></section>`;
 }
 
 export function statsView(d: StatsPageData, urls: Urls): SafeHtml {
