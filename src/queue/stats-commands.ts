@@ -8,7 +8,7 @@ export const GROUP_EXPECTED = 'a failure group: an outcome, an error class such 
 const GROUP = /^[^\s:]{1,64}$/;
 
 /** A `YYYYMMDD` that names a real day. */
-function dateArg(args: Args): string | undefined {
+export function dateArg(args: Args): string | undefined {
   const v = args.date;
   if (v === undefined || v === null || v === '') return undefined;
   const m = typeof v === 'string' ? DATE.exec(v) : null;

@@ -9,6 +9,7 @@ import { RqError } from '../errors.js';
 import { allowedHostNames } from '../config/exposure.js';
 import { hostProblem, ipAllowed, originProblem, securityHeaders } from './access-control.js';
 import { installBasicAuth } from './basic-auth.js';
+import { serveChartLib } from './chart-lib.js';
 import { parseFormBody, requireShallow } from './params.js';
 import { registerApiDocs } from './openapi/api-docs.js';
 import { registerRoutes } from './routes.js';
@@ -124,6 +125,7 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
       await scope.register(fastifyStatic, { root: deps.publicDir, prefix: '/', index: false, wildcard: false, serve: true });
       // Static files are not API: left out of the document, as @fastify/static leaves its own.
       scope.get('/js/ansi_up.js', { schema: { hide: true } }, (_req, reply) => reply.sendFile(path.basename(deps.ansiUpFile), path.dirname(deps.ansiUpFile)));
+      serveChartLib(scope, deps.chartLib);
       scope.get('/favicon.ico', { schema: { hide: true } }, (_req, reply) => reply.type('image/svg+xml').sendFile('favicon.svg'));
       registerRoutes(scope, ctx, maxUpload);
     },

@@ -4,7 +4,7 @@ import { QueueClient } from '../ipc/queue-client.js';
 import { SocketConnection, mayHaveArrived } from '../ipc/socket-client.js';
 
 /** Commands that change nothing: safe to send again when a connection dropped under them. */
-const READ_ONLY = new Set(['ping', 'uptime', 'config', 'status', 'num_messages', 'messages', 'get_message', 'get_message_state', 'get_message_status']);
+const READ_ONLY = new Set(['ping', 'uptime', 'config', 'status', 'num_messages', 'messages', 'get_message', 'get_message_state', 'get_message_status', 'stats', 'failed']);
 
 /**
  * A queue answers the requests of one connection one after another, so concurrent creates on a

@@ -5,6 +5,7 @@ import { attachApi } from './api/attach-api.js';
 import { dependsLimitsApi } from './api/depends-limits-api.js';
 import { messageApi } from './api/message-api.js';
 import { lifecycleApi } from './api/lifecycle-api.js';
+import { statsApi } from './api/stats-api.js';
 import { statusApi } from './api/status-api.js';
 import { tagApi } from './api/tag-api.js';
 import { searchApi } from './api/search-api.js';
@@ -13,6 +14,7 @@ import { dashboardPage } from './pages/dashboard-page.js';
 import { formPages } from './pages/form-pages.js';
 import { messagePage } from './pages/message-page.js';
 import { queuePage } from './pages/queue-page.js';
+import { statsPages } from './pages/stats-page.js';
 import { tailPages } from './pages/tail-page.js';
 import { adminSchemas as adminDocs } from './openapi/admin-schemas.js';
 import { attachSchemas as attachDocs } from './openapi/attach-schemas.js';
@@ -73,6 +75,12 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.post('/q/:q/requeue_errs', { schema: lifecycleDocs.requeueErrs }, lifecycle.requeueErrs);
   app.get('/q/:q/running.json', { schema: lifecycleDocs.runningJson }, lifecycle.runningJson);
   app.get('/q/:q/waiting.json', { schema: lifecycleDocs.waitingJson }, lifecycle.waitingJson);
+  // rq-beyond §B15: statistics and failure groups, as JSON and as pages.
+  const stats = { ...statsApi(ctx), ...statsPages(ctx) };
+  app.get('/q/:q/stats.json', { schema: observabilityDocs.statsJson }, stats.statsJson);
+  app.get('/q/:q/failed.json', { schema: observabilityDocs.failedJson }, stats.failedJson);
+  app.get('/q/:q/stats', { schema: observabilityDocs.statsPage }, stats.stats);
+  app.get('/q/:q/failed', { schema: observabilityDocs.failedPage }, stats.failed);
   app.post('/q/:q/cancel_tagged', { schema: tagDocs.cancelTagged }, tags.cancelTagged);
   app.get('/q/:q/tags.json', { schema: tagDocs.queueTagsJson }, tags.queueTagsJson);
   app.get('/q/:q/tags/:tag', { schema: tagDocs.queueTagged }, tags.queueTagged);

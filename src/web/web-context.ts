@@ -20,6 +20,7 @@ export interface PageOptions {
   queue?: string;
   status?: number;
   scripts?: string[];
+  styles?: string[];
   bare?: boolean;
 }
 
@@ -106,7 +107,7 @@ export class WebContext {
   /** Renders a page inside the layout, showing (and consuming) the pending flash. */
   page(req: FastifyRequest, reply: FastifyReply, body: SafeHtml, opts: PageOptions = {}): FastifyReply {
     const doc = layout(
-      { queue: opts.queue, env: this.deps.config.env ?? null, flash: this.flash.take(req, reply), urls: this.urls, now: new Date(this.now()), scripts: opts.scripts, bare: opts.bare },
+      { queue: opts.queue, env: this.deps.config.env ?? null, flash: this.flash.take(req, reply), urls: this.urls, now: new Date(this.now()), scripts: opts.scripts, styles: opts.styles, bare: opts.bare },
       body,
     );
     return reply.code(opts.status ?? 200).type('text/html; charset=utf-8').send(doc.value);

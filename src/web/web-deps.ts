@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { GlobalConfig } from '../config/global-config.js';
 import type { MgrClient } from '../ipc/mgr-client.js';
 import type { TimersClient } from '../ipc/timers-client.js';
+import type { ChartLibFiles } from './chart-lib.js';
 import type { QueueClients } from './queue-clients.js';
 
 export interface WebDeps {
@@ -20,6 +21,8 @@ export interface WebDeps {
   publicDir: string;
   /** The ansi_up ES module served as /js/ansi_up.js. */
   ansiUpFile: string;
+  /** uPlot, served as /js/uPlot.esm.js and /css/uPlot.min.css for the stats page's charts. */
+  chartLib: ChartLibFiles;
   now?: () => number;
 }
 

@@ -9,6 +9,7 @@ import { PACKAGE_DIR, resolveRoot } from '../config/root.js';
 import { createLogger } from '../log.js';
 import { daemonMain, untilStopped } from '../daemon.js';
 import { buildApp } from './app.js';
+import { chartLibFiles } from './chart-lib.js';
 import { MgrClient } from '../ipc/mgr-client.js';
 import { TimersClient } from '../ipc/timers-client.js';
 import { QueueClients } from './queue-clients.js';
@@ -39,6 +40,7 @@ async function main(): Promise<number | void> {
     cookieSecret: randomBytes(32).toString('hex'),
     publicDir: path.join(PACKAGE_DIR, 'src', 'web', 'public'),
     ansiUpFile: createRequire(import.meta.url).resolve('ansi_up'),
+    chartLib: chartLibFiles(),
   });
   const host = config.addr ?? '127.0.0.1';
   const port = Number(config.port);

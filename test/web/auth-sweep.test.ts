@@ -74,7 +74,9 @@ describe('the route table', () => {
       // rq-beyond §B8, §B12: undepend, the limits table and the dashboard script that redraws it.
       `POST /q/test/${msg.id}/undepend`, 'GET /limits.json', 'HEAD /limits.json', 'GET /js/limits.js', 'GET /js/poll.js',
       // The OpenAPI document and Swagger UI with its assets (web/openapi/api-docs.ts).
-      'GET /docs', 'GET /docs/json', 'GET /docs/yaml', 'GET /docs/static/swagger-initializer.js', 'GET /docs/static/swagger-ui.css']) {
+      'GET /docs', 'GET /docs/json', 'GET /docs/yaml', 'GET /docs/static/swagger-initializer.js', 'GET /docs/static/swagger-ui.css',
+      // rq-beyond §B15: statistics, failure groups, their pages and the chart library they draw with.
+      'GET /q/test/stats.json', 'GET /q/test/failed.json', 'GET /q/test/stats', 'GET /q/test/failed', 'GET /js/stats-charts.js', 'GET /js/uPlot.esm.js', 'GET /css/uPlot.min.css', 'GET /css/stats.css']) {
       expect(lines).toContain(must);
     }
   });

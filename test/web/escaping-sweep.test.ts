@@ -158,6 +158,12 @@ const ECHOES: Echo[] = [
   { what: 'POST …/<id>/undepend all', echoed: true, send: (p) => post(`/q/test/${done.id}/undepend`, { all: p }) },
   // limit-status.ts limitKeyParam: any text without control characters is a key; the JSON answer is never markup.
   { what: 'GET /limits.json?key=', echoed: false, send: (p) => get(`/limits.json?key=${enc(p)}`) },
+  // stats-params.ts (the queue's dateArg and groupArg): a bad date or group is named in the 400, as JSON or text;
+  // a group that is a valid name (no blank or colon) is shown on views/failed-view.ts groupView, or in the JSON page.
+  { what: 'GET /q/<q>/stats.json?date=', echoed: true, send: (p) => get(`/q/test/stats.json?date=${enc(p)}`) },
+  { what: 'GET /q/<q>/stats?date=', echoed: true, send: (p) => get(`/q/test/stats?date=${enc(p)}`) },
+  { what: 'GET /q/<q>/failed.json?group=', echoed: true, send: (p) => get(`/q/test/failed.json?group=${enc(p)}`) },
+  { what: 'GET /q/<q>/failed?group=', echoed: true, send: (p) => get(`/q/test/failed?group=${enc(p)}`) },
   // views/message-view.ts fieldValue: the limit key a message stores (a key is free text), on its page.
   {
     what: 'limit on the message page',
@@ -184,7 +190,7 @@ describe('every echo of a request value is escaped', () => {
   });
 
   // Query parameters any page reads today, and one none does, on every GET route the app has.
-  const QUERY = ['filter', 'back', 'limit', 'offset', 'state', 'x_format', 'embed', 'q', 'id', 'name', 'file', 'tag', 'key', 'reason', 'depends', 'all', 'unknown'];
+  const QUERY = ['filter', 'back', 'limit', 'offset', 'state', 'x_format', 'embed', 'q', 'id', 'name', 'file', 'tag', 'key', 'reason', 'depends', 'all', 'date', 'group', 'unknown'];
   it.each(PAYLOADS.map((p) => [p.raw, p] as const))('every GET route with every query parameter carrying %s', async (_raw, p) => {
     const routes = (await routeTable(w.root)).filter((r) => r.method === 'GET');
     const query = new URLSearchParams(QUERY.map((k) => [k, p.raw])).toString();

@@ -7,6 +7,7 @@ import { loadGlobalConfig } from '../../src/config/global-config.js';
 import { queuePaths, rootPaths } from '../../src/config/paths.js';
 import { silentLogger } from '../../src/log.js';
 import { buildApp } from '../../src/web/app.js';
+import { chartLibFiles } from '../../src/web/chart-lib.js';
 import { MgrClient } from '../../src/ipc/mgr-client.js';
 import { TimersClient } from '../../src/ipc/timers-client.js';
 import { QueueClients } from '../../src/web/queue-clients.js';
@@ -64,6 +65,7 @@ export async function appFor(root: string, onRoute: (r: RouteOptions) => void): 
       cookieSecret: 'route-table-route-table-route-table',
       publicDir: path.join(PROJECT, 'src', 'web', 'public'),
       ansiUpFile: createRequire(import.meta.url).resolve('ansi_up'),
+      chartLib: chartLibFiles(),
     });
   } finally {
     diagnostics.unsubscribe('fastify.initialization', onInit);

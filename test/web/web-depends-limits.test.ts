@@ -12,6 +12,7 @@ import { silentLogger } from '../../src/log.js';
 import { MgrClient } from '../../src/ipc/mgr-client.js';
 import { TimersClient } from '../../src/ipc/timers-client.js';
 import { buildApp } from '../../src/web/app.js';
+import { chartLibFiles } from '../../src/web/chart-lib.js';
 import { QueueClients } from '../../src/web/queue-clients.js';
 import { Urls } from '../../src/web/urls.js';
 import { waitingWords } from '../../src/web/views/waiting-view.js';
@@ -366,6 +367,7 @@ describe('rq-mgr not answering', () => {
       cookieSecret: 'test-secret-test-secret-test-secret',
       publicDir: path.join(PROJECT, 'src', 'web', 'public'),
       ansiUpFile: createRequire(import.meta.url).resolve('ansi_up'),
+      chartLib: chartLibFiles(),
     });
   beforeAll(async () => {
     root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-weblimits-'));

@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { silentLogger } from '../../src/log.js';
 import { rootPaths, queuePaths } from '../../src/config/paths.js';
 import { buildApp } from '../../src/web/app.js';
+import { chartLibFiles } from '../../src/web/chart-lib.js';
 import { ipAllowed } from '../../src/web/access-control.js';
 import { checkCredentials } from '../../src/web/basic-auth.js';
 import { completeUtf8Length } from '../../src/web/log-tail.js';
@@ -138,6 +139,7 @@ describe('buildApp with nothing running', () => {
       cookieSecret: 'test-secret-test-secret-test-secret',
       publicDir: path.join(PROJECT, 'src', 'web', 'public'),
       ansiUpFile: createRequire(import.meta.url).resolve('ansi_up'),
+      chartLib: chartLibFiles(),
     });
   beforeAll(async () => {
     root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-webunit-'));

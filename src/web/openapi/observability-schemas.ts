@@ -1,6 +1,6 @@
 // OpenAPI schemas of the observability routes (docs/observability.md): search (brightroll), and, as they land, statistics, metrics and events.
 import type { FastifySchema } from 'fastify';
-import { JSON_REFUSALS, TAGS, answer, query } from './shapes.js';
+import { JSON_REFUSALS, Q, TAGS, answer, pathParams, query } from './shapes.js';
 
 const SEARCHED = {
   type: 'array',
@@ -8,7 +8,58 @@ const SEARCHED = {
   items: { type: 'object', additionalProperties: true, properties: { msg_id: { type: 'string' }, state: { type: 'string' } } },
 };
 
+const DISTRIBUTION = {
+  type: 'object',
+  additionalProperties: true,
+  description: 'Seconds: count, mean, variance (sample), min, max, qless histogram {s, m, h, d}, and p50/p95/p99 read off it (null when it has no bins)',
+  properties: { count: { type: 'integer' }, mean: { type: 'number' }, variance: { type: 'number' }, p50: { type: ['number', 'null'] }, p95: { type: ['number', 'null'] }, p99: { type: ['number', 'null'] } },
+};
+
+const DAY = {
+  type: 'object',
+  additionalProperties: true,
+  description: 'rq-beyond §B15.3: the day\'s counters, outcomes, wait and run distributions, hourly done/err; `live` only for today',
+  properties: { queue: { type: 'string' }, date: { type: 'string', example: '20261126' }, created: { type: 'integer' }, done: { type: 'integer' }, err: { type: 'integer' }, wait: DISTRIBUTION, run: DISTRIBUTION, live: { type: 'object', additionalProperties: true } },
+};
+
+const GROUPS = {
+  type: 'object',
+  additionalProperties: true,
+  description: '`{"groups": {"<group>": n}}`, or with `group` `{"group", "total", "messages": [{msg_id, outcome, failure, text, at, url}]}`',
+};
+
+const GROUP_QUERY = { group: { type: 'string', description: 'An outcome, an error class such as ValueError, or a failure kind' }, offset: { type: 'integer', minimum: 0 }, limit: { type: 'integer', minimum: 1, maximum: 1000, default: 25 } };
+
 export const observabilitySchemas = {
+  statsJson: {
+    summary: "A queue's statistics for one UTC day",
+    description: 'Read-only; answered while the queue is DOWN. Stored days from `stats/<YYYYMMDD>.json`.',
+    tags: [TAGS.observability],
+    params: pathParams({ q: Q }),
+    querystring: query({ date: { type: 'string', pattern: '^\\d{8}$', description: 'YYYYMMDD, UTC; today when absent' } }),
+    response: { 200: answer('The day', { json: DAY }), ...JSON_REFUSALS },
+  },
+  failedJson: {
+    summary: 'Failure groups of the err messages, or one group\'s messages',
+    tags: [TAGS.observability],
+    params: pathParams({ q: Q }),
+    querystring: query(GROUP_QUERY),
+    response: { 200: answer('Groups, or a page of a group', { json: GROUPS }), ...JSON_REFUSALS },
+  },
+  statsPage: {
+    summary: 'The statistics page (counters, charts, failure groups)',
+    tags: [TAGS.pages],
+    params: pathParams({ q: Q }),
+    querystring: query({ date: { type: 'string', description: 'YYYYMMDD or YYYY-MM-DD' } }),
+    response: { 200: answer('HTML', { html: true }) },
+  },
+  failedPage: {
+    summary: 'Failure groups, or one group\'s messages, as a page',
+    tags: [TAGS.pages],
+    params: pathParams({ q: Q }),
+    querystring: query(GROUP_QUERY),
+    response: { 200: answer('HTML', { html: true }) },
+  },
   search: {
     summary: "Search one queue's messages in every state (brightroll /search)",
     description:

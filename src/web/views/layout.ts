@@ -12,6 +12,8 @@ export interface LayoutOptions {
   now: Date;
   /** Script modules under public/js/ this page needs. */
   scripts?: string[];
+  /** Stylesheets under public/css/ this page needs besides rq.css. */
+  styles?: string[];
   /** A standalone page (tail view in an iframe): no header or footer. */
   bare?: boolean;
 }
@@ -32,13 +34,14 @@ function flashArea(flash: Flash | null): SafeHtml {
 export function layout(o: LayoutOptions, body: SafeHtml): SafeHtml {
   const title = o.queue === undefined ? 'RQ' : `RQ :: ${o.queue}`;
   const scripts = (o.scripts ?? []).map((s) => html`<script type="module" src="${o.urls.link(`js/${s}`)}"></script>`);
+  const styles = (o.styles ?? []).map((s) => html`<link rel="stylesheet" href="${o.urls.link(`css/${s}`)}">`);
   const head = html`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title}</title>
-<link rel="stylesheet" href="${o.urls.link('css/rq.css')}">
+<link rel="stylesheet" href="${o.urls.link('css/rq.css')}">${styles}
 <link rel="icon" href="${o.urls.link('favicon.ico')}">
 ${scripts}
 </head>`;
