@@ -46,6 +46,8 @@ export const GlobalConfigSchema = z.looseObject({
   max_body_bytes: positiveInt.optional(),
   max_field_bytes: positiveInt.optional(),
   idempotency_window_s: positiveInt.optional(),
+  // GET /events streams open at once (web/event-hub.ts); 64 by default.
+  max_event_streams: positiveInt.optional(),
   max_upload_bytes: z.number({ error: 'a positive whole number of bytes' }).int({ error: 'a positive whole number of bytes' }).positive({ error: 'a positive whole number of bytes' }).optional(),
 }, { error: 'a JSON object' });
 

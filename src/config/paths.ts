@@ -50,6 +50,8 @@ export interface QueuePaths {
   /** The tag index journal (rq-beyond §B9.3, queue/tag-index.ts): derived data, rebuilt from every msg when missing. */
   tagsFile: string;
   sock: string;
+  /** The live event feed (queue/event-feed.ts): one JSON line per move, pushed to every reader. */
+  eventsSock: string;
   downFile: string;
   pauseFile: string;
   state: Record<State, string>;
@@ -67,6 +69,7 @@ export function queuePaths(root: string, name: string): QueuePaths {
     keysFile: path.join(dir, 'idempotency.jsonl'),
     tagsFile: path.join(dir, '.index', 'tags.jsonl'),
     sock: path.join(dir, 'queue.sock'),
+    eventsSock: path.join(dir, 'events.sock'),
     downFile: path.join(root, 'config', `${name}.down`),
     pauseFile: path.join(root, 'config', `${name}.pause`),
     state,

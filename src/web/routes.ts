@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { adminApi } from './api/admin-api.js';
 import { attachApi } from './api/attach-api.js';
 import { dependsLimitsApi } from './api/depends-limits-api.js';
+import { eventStream } from './api/events.js';
 import { messageApi } from './api/message-api.js';
 import { lifecycleApi } from './api/lifecycle-api.js';
 import { statusApi } from './api/status-api.js';
@@ -43,6 +44,8 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.get('/tags/:tag', tags.tagged);
   // rq-beyond §B12: rq-mgr's concurrency-limit table.
   app.get('/limits.json', dependsLimits.limitsJson);
+  // The live event stream (docs/http-api.md): every move, as Server-Sent Events.
+  app.get('/events', { exposeHeadRoute: false }, eventStream(ctx));
 
   // /q/<q>, /q/<q>.txt and /q/<q>.json share one path segment (queue names never contain a dot).
   app.get('/q/:q', (req: FastifyRequest, reply: FastifyReply) => {
