@@ -24,10 +24,10 @@ const RETRY_MS = 2000;
 /** What a refused client is told to wait (Retry-After, seconds). */
 const RETRY_AFTER_S = 5;
 
-const QUEUE_EXPECTED = 'the name of a queue of this server (several: comma-separated or repeated)';
+const QUEUE_EXPECTED = 'the name of a queue of this server (several: comma-separated)';
 const MSG_ID_EXPECTED = 'a message id like 20261121.1643.46.613.2164022';
 
-/** A list parameter: `a,b`, or repeated (`?queue=a&queue=b`); empty items are skipped, so `?queue=` is no filter. */
+/** A list parameter: `a,b`, or Rack's `queue[]=a&queue[]=b`; empty items are skipped, so `?queue=` is no filter. */
 function listParam(raw: unknown, field: string, expected: string): string[] {
   if (raw === undefined) return [];
   const items = Array.isArray(raw) ? raw : [raw];
