@@ -11,6 +11,8 @@ export class SseReader {
   private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
   private readonly decoder = new TextDecoder();
   private pending: Promise<ReadableStreamReadResult<Uint8Array>> | null = null;
+  /** Events parsed and not yet handed out. */
+  private readonly parsed: SseEvent[] = [];
   readonly events: SseEvent[] = [];
   closed = false;
 
@@ -28,26 +30,10 @@ export class SseReader {
   async next(timeoutMs = 15_000): Promise<SseEvent | null> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const cut = this.buf.indexOf('\n\n');
-      if (cut >= 0) {
-        const block = this.buf.slice(0, cut);
-        this.buf = this.buf.slice(cut + 2);
-        const ev: SseEvent = { event: 'message', data: '' };
-        let hasData = false;
-        for (const line of block.split('\n')) {
-          if (line.startsWith(':')) continue;
-          const at = line.indexOf(':');
-          const k = at < 0 ? line : line.slice(0, at);
-          const v = at < 0 ? '' : line.slice(at + 1).replace(/^ /, '');
-          if (k === 'event') ev.event = v;
-          else if (k === 'data') {
-            ev.data += v;
-            hasData = true;
-          } else if (k === 'id') ev.id = v;
-        }
-        if (!hasData) continue;
-        this.events.push(ev);
-        return ev;
+      const ready = this.parsed.shift();
+      if (ready) {
+        this.events.push(ready);
+        return ready;
       }
       if (this.closed) return null;
       const left = deadline - Date.now();
@@ -60,7 +46,29 @@ export class SseReader {
       if (chunk === 'timeout') continue;
       this.pending = null;
       if (chunk.done) this.closed = true;
-      else this.buf += this.decoder.decode(chunk.value, { stream: true });
+      else this.take(this.decoder.decode(chunk.value, { stream: true }));
+    }
+  }
+
+  /** Parses every whole block of a chunk at once (a chunk may hold thousands of events). */
+  private take(text: string): void {
+    const blocks = (this.buf + text).split('\n\n');
+    this.buf = blocks.pop()!;
+    for (const block of blocks) {
+      const ev: SseEvent = { event: 'message', data: '' };
+      let hasData = false;
+      for (const line of block.split('\n')) {
+        if (line.startsWith(':')) continue;
+        const at = line.indexOf(':');
+        const k = at < 0 ? line : line.slice(0, at);
+        const v = at < 0 ? '' : line.slice(at + 1).replace(/^ /, '');
+        if (k === 'event') ev.event = v;
+        else if (k === 'data') {
+          ev.data += v;
+          hasData = true;
+        } else if (k === 'id') ev.id = v;
+      }
+      if (hasData) this.parsed.push(ev);
     }
   }
 
