@@ -14,7 +14,7 @@ let w: WebRoot;
 let B: string;
 
 beforeAll(async () => {
-  w = await startWebRoot({ config: { max_event_streams: MAX_STREAMS }, queues: { alpha: { script: DONE_SH, num_workers: 4 }, beta: { script: DONE_SH } } });
+  w = await startWebRoot({ config: { max_event_streams: MAX_STREAMS }, queues: { alpha: { script: DONE_SH, num_workers: 8 }, beta: { script: DONE_SH } } });
   B = w.base;
 }, 60_000);
 afterAll(async () => {
@@ -91,7 +91,7 @@ describe('GET /events', () => {
     expect(a.sse.events.at(-1)?.id).toBe(`alpha:${ea.at(-1)!.seq}`);
     a.sse.cancel();
     b.sse.cancel();
-  }, 60_000);
+  }, 120_000);
 
   it('filters by queue and tag, by tag across queues, and by message: exactly the matching events', async () => {
     const all = await subscribe();
