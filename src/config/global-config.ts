@@ -52,6 +52,8 @@ export const GlobalConfigSchema = z.looseObject({
   stats_history_days: days.optional(),
   histogram_history_days: days.optional(),
   metrics_public: z.boolean({ error: 'true or false' }).optional(),
+  // GET /events streams open at once (web/event-hub.ts); 64 by default.
+  max_event_streams: positiveInt.optional(),
   max_upload_bytes: z.number({ error: 'a positive whole number of bytes' }).int({ error: 'a positive whole number of bytes' }).positive({ error: 'a positive whole number of bytes' }).optional(),
 }, { error: 'a JSON object' });
 

@@ -52,6 +52,8 @@ export interface QueuePaths {
   /** Statistics (rq-beyond §B15.2): not state, written without fsync. */
   statsDir: string;
   sock: string;
+  /** The live event feed (queue/event-feed.ts): one JSON line per move, pushed to every reader. */
+  eventsSock: string;
   downFile: string;
   pauseFile: string;
   state: Record<State, string>;
@@ -70,6 +72,7 @@ export function queuePaths(root: string, name: string): QueuePaths {
     tagsFile: path.join(dir, '.index', 'tags.jsonl'),
     statsDir: path.join(dir, 'stats'),
     sock: path.join(dir, 'queue.sock'),
+    eventsSock: path.join(dir, 'events.sock'),
     downFile: path.join(root, 'config', `${name}.down`),
     pauseFile: path.join(root, 'config', `${name}.pause`),
     state,

@@ -61,7 +61,7 @@ function probe(path: string): Promise<'live' | 'stale' | 'gone'> {
  * refused rather than stolen, since two servers on one queue would break the single-writer rule;
  * anything that is not a socket is never deleted, since the path may be a misconfiguration.
  */
-async function removeStale(path: string, log: Logger): Promise<void> {
+export async function removeStale(path: string, log: Logger): Promise<void> {
   let st;
   try {
     st = await fsp.lstat(path);
@@ -91,7 +91,7 @@ async function removeStale(path: string, log: Logger): Promise<void> {
  * and nothing else is created under it. A listening directory of mode 0700 would also work but would
  * move the socket away from the path classic clients expect.
  */
-function bindPrivate(server: net.Server, path: string): Promise<void> {
+export function bindPrivate(server: net.Server, path: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => {
       const code = isErrno(err, 'EADDRINUSE') ? 'RQ_ERR_SOCKET_IN_USE' : 'RQ_ERR_SOCKET_PATH';

@@ -2,7 +2,7 @@
 import { RqError } from '../errors.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import { type CreateFields, pickFields } from '../message/message.js';
+import { type CreateFields, type Message, pickFields } from '../message/message.js';
 import { isValidQueueName } from '../message/names.js';
 import { attachmentNames } from '../spool/attachments.js';
 import type { QueueSpool } from '../spool/queue-spool.js';
@@ -26,8 +26,8 @@ export interface DupDeps {
   index: MessageIndex;
   peer: Peer;
   now: () => number;
-  /** A copy landed in this queue's que. */
-  queued: () => void;
+  /** A copy landed in this queue's que (observers hear of it as created). */
+  queued: (copy: Message) => void;
 }
 
 /** Handles one dup line and returns the one reply line for fd 4. */
@@ -42,7 +42,7 @@ export async function dup(d: DupDeps, run: ScriptRun, arg: string | null): Promi
     if (target === d.queue()) {
       const copy = await d.spool.createWithAttachments(fields, names.length ? run.dir! : null);
       d.index.enqueue(copy);
-      d.queued();
+      d.queued(copy);
       return `ok ${d.spool.fullId(copy.msg_id)}`;
     }
     return await toPeer(d.peer(target), fields, names.map((n) => path.join(run.dir!, 'attach', n)));

@@ -136,10 +136,12 @@ export class MessageOps {
     const c = tags?.length ? await spool.createAfter(fields, { commit }, (id) => this.d.tagged(id, tags)) : spool.createNow(fields, { commit });
     if (commit) {
       if (!this.d.admit(c.msg)) index.enqueue(c.msg);
-      this.d.pump();
     } else {
       index.addPrep(c.msg.msg_id, c.msg);
     }
+    // Told once it is visible and before the pump may start it: an observer hears created before que → run.
+    this.d.events.emit('created', { msg: c.msg, state: commit ? 'que' : 'prep' });
+    if (commit) this.d.pump();
     try {
       await Promise.all([c.durable, alongside?.(c.msg.msg_id)]);
     } catch (err) {
@@ -147,7 +149,6 @@ export class MessageOps {
       else index.takePrep(c.msg.msg_id);
       throw err;
     }
-    this.d.events.emit('created', { msg: c.msg, state: commit ? 'que' : 'prep' });
     // `ok` means tracked (rq-beyond §B8.2): the dependencies' queues have heard of it.
     if (commit && c.msg.depends) await this.d.register(c.msg.msg_id);
     if (!commit || index.isQueued(c.msg.msg_id)) void spool.stageRun(c.dir);
@@ -233,8 +234,8 @@ export class MessageOps {
     const msg = await this.d.spool.createWithAttachments(fields, names.length ? where.dir : null, { cloned_from: id }, journal);
     const waits = this.d.admit(msg);
     if (!waits) this.d.index.enqueue(msg);
-    this.d.pump();
     this.d.events.emit('created', { msg, state: 'que' });
+    this.d.pump();
     if (waits) await this.d.register(msg.msg_id);
     return msg;
   }

@@ -3,9 +3,10 @@ import { EventEmitter } from 'node:events';
 import type { Message } from '../message/message.js';
 import type { State } from '../message/states.js';
 import type { Outcome } from './completion.js';
+import type { QueueStatus } from './admin-state.js';
 
 export interface QueueEventMap {
-  /** A message was written: to prep/ (not committed) or que/. */
+  /** A message was written: to prep/ (not committed) or que/. Told when it is visible, before any move of it (its fsyncs may still run). */
   created: [{ msg: Message; state: 'prep' | 'que' }];
   /** One rename between states, as the history file records it. */
   moved: [{ id: string; from: State; to: State; actor: string; reason?: string; details?: Record<string, unknown> }];
@@ -19,6 +20,8 @@ export interface QueueEventMap {
   interrupted: [{ id: string }];
   /** A message was deleted. */
   removed: [{ id: string; state: State }];
+  /** The queue's status changed (pause/down files, SCRIPTERROR cleared). */
+  status: [{ status: QueueStatus }];
   /** The process is stopping: requests that wait on messages answer now, so the socket can close. */
   closing: [];
 }

@@ -16,6 +16,7 @@ import { Queue } from './queue.js';
 import { chooseLauncher } from './native-launcher.js';
 import { type CronQueue, QueueCron } from './queue-cron.js';
 import { cronStateFile } from './cron-state.js';
+import { type EventFeed, startEventFeed } from './event-feed.js';
 
 export async function main(argv: string[]): Promise<void> {
   const { opts } = parseArgs(['queue', ...argv]);
@@ -43,6 +44,7 @@ export async function main(argv: string[]): Promise<void> {
 
   let cron: QueueCron | null = null;
   let server: SocketServer | null = null;
+  let feed: EventFeed | null = null;
   const life = untilStopped({
     log,
     watchStdin: opts['watch-stdin'] === true,
@@ -51,6 +53,7 @@ export async function main(argv: string[]): Promise<void> {
       await server?.close();
       await cron?.stop();
       await queue.stop();
+      await feed?.close();
       await fsp.rm(paths.sock, { force: true });
     },
     onHup: () => {
@@ -75,6 +78,12 @@ export async function main(argv: string[]): Promise<void> {
       if (parseRequest(payload).command === 'shutdown') setImmediate(() => void life.stop('shutdown command'));
       return reply;
     },
+  });
+  // The live feed is an observer: a queue whose feed cannot listen still runs (GET /events just does not see it).
+  const feedDeps = { path: paths.eventsSock, queue: name, events: queue.events, tagsOf: (id: string) => queue.tags.index.tagsOf(id), now: queue.now, log };
+  feed = await startEventFeed(feedDeps).catch((err: Error) => {
+    log.error({ err: err.message }, 'event feed not started; GET /events will not see this queue');
+    return null;
   });
   await queue.start();
   // The config's `schedule` (spec §15) creates messages here; the logic lives in queue-cron.ts.

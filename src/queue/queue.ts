@@ -107,7 +107,12 @@ export class Queue {
       beforeFinish: (id, from, to) => this.outbox.beforeFinish(id, from, to),
     });
     const spool = this.spool;
-    this.admin = new AdminState(spool.paths, () => this.pump(), {
+    // Observers hear of the new status before the moves a resume starts.
+    const statusChanged = () => {
+      events.emit('status', { status: this.admin.status });
+      this.pump();
+    };
+    this.admin = new AdminState(spool.paths, statusChanged, {
       resolve: () => resolveScript(deps.root, this.configNow.script),
       target: () => path.resolve(deps.root, this.configNow.script),
       log: this.log,
@@ -121,7 +126,7 @@ export class Queue {
       admin: this.admin,
       coalescer,
       events,
-      dup: { root: deps.root, queue: () => this.name, spool, index, peer: deps.peer, now: this.now, queued: () => this.pump() },
+      dup: { root: deps.root, queue: () => this.name, spool, index, peer: deps.peer, now: this.now, queued: (msg) => { events.emit('created', { msg, state: 'que' }); this.pump(); } },
       launch: deps.launch,
       baseEnv: deps.baseEnv,
       log: this.log,

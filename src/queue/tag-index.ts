@@ -107,6 +107,12 @@ export class TagIndex {
     return this.byTag.get(tag)?.get(id) ?? 0;
   }
 
+  /** The tags of `id` now (none: an empty list). */
+  tagsOf(id: string): string[] {
+    const mine = this.byId.get(id);
+    return mine ? [...mine] : [];
+  }
+
   has(tag: string, id: string): boolean {
     return this.byTag.get(tag)?.has(id) ?? false;
   }

@@ -90,6 +90,9 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
     if (typeof req.body === 'object' && req.body !== null) requireShallow(req.body, 'request body');
   });
 
+  // Before fastify cuts every connection: open event streams get their `end` event first.
+  app.addHook('preClose', async () => ctx.eventHub.close());
+
   app.addHook('onResponse', async (req, reply) => {
     ctx.log.debug({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { adminApi } from './api/admin-api.js';
 import { attachApi } from './api/attach-api.js';
 import { dependsLimitsApi } from './api/depends-limits-api.js';
+import { eventStream } from './api/events.js';
 import { messageApi } from './api/message-api.js';
 import { lifecycleApi } from './api/lifecycle-api.js';
 import { statsApi } from './api/stats-api.js';
@@ -58,6 +59,8 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.get('/limits.json', { schema: dependsLimitsDocs.limitsJson }, dependsLimits.limitsJson);
   // brightroll's search of one queue's messages in every state (JSON; x_format=html for the page).
   app.get('/search', { schema: observabilityDocs.search }, searchApi(ctx));
+  // The live event stream (docs/http-api.md): every move, as Server-Sent Events.
+  app.get('/events', { exposeHeadRoute: false, schema: observabilityDocs.events }, eventStream(ctx));
 
   // /q/<q>, /q/<q>.txt and /q/<q>.json share one path segment (queue names never contain a dot).
   app.get('/q/:q', { schema: statusDocs.queueSegment }, (req: FastifyRequest, reply: FastifyReply) => {

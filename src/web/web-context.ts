@@ -7,6 +7,8 @@ import { RqError, shown, statusOf } from '../errors.js';
 import type { Answer, Refusal } from '../ipc/answer.js';
 import { type RootPaths, queuePaths, rootPaths } from '../config/paths.js';
 import { isMsgId, queueNameProblem } from '../message/names.js';
+import { discoverQueues } from '../mgr/queue-dirs.js';
+import { DEFAULT_MAX_EVENT_STREAMS, EventHub } from './event-hub.js';
 import { type Flash, FlashStore } from './flash.js';
 import { type Params, textParam } from './params.js';
 import { readParams } from './request-params.js';
@@ -32,6 +34,8 @@ export class WebContext {
   readonly flash: FlashStore;
   readonly paths: RootPaths;
   readonly now: () => number;
+  /** The queues' live feeds, shared by every GET /events stream. */
+  readonly eventHub: EventHub;
   /** Requests whose errors should be answered as JSON arrays rather than text. */
   private readonly jsonRequests = new WeakSet<FastifyRequest>();
 
@@ -40,6 +44,13 @@ export class WebContext {
     this.flash = new FlashStore(this.urls.base);
     this.paths = rootPaths(deps.root);
     this.now = deps.now ?? Date.now;
+    this.eventHub = new EventHub({
+      feedPath: (q) => queuePaths(deps.root, q).eventsSock,
+      // As the dashboard lists them: rq-mgr's workers, or the queue dirs while it is down.
+      listQueues: () => deps.mgr.queues().catch(() => discoverQueues(deps.root)),
+      log: deps.log,
+      maxListeners: deps.config.max_event_streams ?? DEFAULT_MAX_EVENT_STREAMS,
+    });
   }
 
   get log() {

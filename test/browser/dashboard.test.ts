@@ -41,7 +41,7 @@ describe('dashboard in a browser', () => {
 
     await send(suite.w.base, 'work', { param1: 'noop' });
     await send(suite.w.base, 'work', { param1: 'noop' });
-    // The dashboard polls every 2 s.
+    // The dashboard refetches its counts when GET /events tells of the creates.
     await expect.poll(() => page.locator('#q-work-que').textContent(), { timeout: 10_000 }).toBe('2');
     expect(await page.locator('#q-work-que').getAttribute('class')).toBe('count busy');
     // §9.4 colours: >0 is yellow, also on a shaded (odd) row.

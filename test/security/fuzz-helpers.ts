@@ -20,6 +20,11 @@ export interface RawResponse {
 export function rawRequest(port: number, method: string, rawPath: string, headers: Record<string, string>, body: Buffer | string | undefined, timeoutMs = 15_000): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method, path: rawPath, headers, setHost: !('host' in headers), agent: false }, (res) => {
+      // An event stream (GET /events) never ends by itself: its status is the answer.
+      if (String(res.headers['content-type']).startsWith('text/event-stream')) {
+        resolve({ status: res.statusCode!, body: '' });
+        return void req.destroy();
+      }
       const chunks: Buffer[] = [];
       res.on('data', (d: Buffer) => chunks.push(d));
       res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString('utf8') }));

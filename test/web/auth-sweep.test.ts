@@ -76,7 +76,9 @@ describe('the route table', () => {
       // The OpenAPI document and Swagger UI with its assets (web/openapi/api-docs.ts).
       'GET /docs', 'GET /docs/json', 'GET /docs/yaml', 'GET /docs/static/swagger-initializer.js', 'GET /docs/static/swagger-ui.css',
       // rq-beyond §B15: statistics, failure groups, their pages and the chart library they draw with.
-      'GET /q/test/stats.json', 'GET /q/test/failed.json', 'GET /q/test/stats', 'GET /q/test/failed', 'GET /js/stats-charts.js', 'GET /js/uPlot.esm.js', 'GET /css/uPlot.min.css', 'GET /css/stats.css']) {
+      'GET /q/test/stats.json', 'GET /q/test/failed.json', 'GET /q/test/stats', 'GET /q/test/failed', 'GET /js/stats-charts.js', 'GET /js/uPlot.esm.js', 'GET /css/uPlot.min.css', 'GET /css/stats.css',
+      // The live event stream and the scripts that follow it.
+      'GET /events', 'GET /js/live.js', 'GET /js/queue.js']) {
       expect(lines).toContain(must);
     }
   });

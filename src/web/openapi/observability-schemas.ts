@@ -31,6 +31,18 @@ const GROUPS = {
 const GROUP_QUERY = { group: { type: 'string', description: 'An outcome, an error class such as ValueError, or a failure kind' }, offset: { type: 'integer', minimum: 0 }, limit: { type: 'integer', minimum: 1, maximum: 1000, default: 25 } };
 
 export const observabilitySchemas = {
+  events: {
+    summary: 'Every move of every message, live (Server-Sent Events)',
+    description:
+      'One `data:` line of JSON per event `{seq, at, queue, msg_id, type, from, to, actor, reason, tags}`; `ready` once every followed queue was tried, `gap` when events may have been missed (a queue restarted, a reader fell behind), `end` at shutdown. At most `max_event_streams` open streams (503 with Retry-After beyond).',
+    tags: [TAGS.observability],
+    querystring: query({
+      queue: { type: 'string', description: 'Queue names, comma-separated; all when absent' },
+      tag: { type: 'string', description: 'Tags, comma-separated: events of messages with any of them' },
+      msg_id: { type: 'string', description: 'One message' },
+    }),
+    response: { 200: answer('The stream', { events: true }), 400: JSON_REFUSALS[400], 503: answer('Too many streams open', { text: true, json: { type: 'array' } }) },
+  },
   statsJson: {
     summary: "A queue's statistics for one UTC day",
     description: 'Read-only; answered while the queue is DOWN. Stored days from `stats/<YYYYMMDD>.json`.',

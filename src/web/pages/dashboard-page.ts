@@ -1,4 +1,4 @@
-// GET /: the dashboard (its counts refresh from /dashboard.json, its tracked list from /tracked.json, its limits from /limits.json, in the browser).
+// GET /: the dashboard (its counts refresh from /dashboard.json, its tracked list from /tracked.json, its limits from /limits.json, in the browser, when GET /events says something moved).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { TRACK_TAG } from '../../message/tags.js';
 import { dashboardData } from '../dashboard-data.js';

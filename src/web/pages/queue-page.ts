@@ -132,6 +132,6 @@ export function queuePage(ctx: WebContext) {
         }),
       );
     }
-    return ctx.page(req, reply, queueView(data, ctx.urls), { queue: q, scripts: ['main.js'] });
+    return ctx.page(req, reply, queueView(data, ctx.urls), { queue: q, scripts: ['main.js', 'queue.js'] });
   };
 }

@@ -40,7 +40,7 @@ export function dashboardView(d: DashboardData, urls: Urls, allowNewQueue: boole
     : html`<p id="mgr-state" class="bad"><strong>QUEUE MGR is DOWN</strong></p><p class="muted">${d.mgr.error ?? ''}</p>`;
   return html`<section class="card">
   <div class="card-head"><h2>Queue List</h2>${allowNewQueue ? html`<a class="button" id="new-queue-link" href="${urls.link('new_queue')}">New Queue</a>` : ''}</div>
-  <div class="table-wrap"><table class="grid" id="queue-table" data-refresh="${urls.link('dashboard.json')}">
+  <div class="table-wrap"><table class="grid" id="queue-table" data-refresh="${urls.link('dashboard.json')}" data-events="${urls.link('events')}">
     <thead><tr><th>NAME</th><th>PREP</th><th>QUEUE</th><th>RUN</th><th>ERR</th><th>DONE</th><th>RELAYED</th><th>PID</th><th>UPTIME</th><th>STATUS</th></tr></thead>
     <tbody>${rows}</tbody>
   </table></div>

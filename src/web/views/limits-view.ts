@@ -48,7 +48,7 @@ export function limitsView(s: LimitsState, urls: Urls): SafeHtml {
 <tbody>${rows.map(row)}</tbody></table></div>`
       : html`<p class="muted" id="limits-empty">No concurrency keys in use.</p>`;
   }
-  return html`<section class="card" id="limits" data-refresh="${urls.link('limits.json')}">
+  return html`<section class="card" id="limits" data-refresh="${urls.link('limits.json')}" data-events="${urls.link('events')}">
   <div class="card-head"><h2>Limits</h2><a href="${urls.link('limits.json')}" id="limits-json">json</a></div>
   <div id="limits-list">${body}</div></section>`;
 }

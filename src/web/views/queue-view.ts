@@ -161,7 +161,8 @@ ${postButton(urls.msg(d.name, m.id, '/run_now'), 'Run now', { cls: 'button small
 export function queueView(d: QueuePageData, urls: Urls): SafeHtml {
   const s = d.snap;
   const badge = s.alive ? html`<span class="status-badge ${s.status === 'UP' ? 'up' : 'down'}" id="queue-status">${s.status}</span>` : html`<span class="status-badge down" id="queue-status">DOWN</span>`;
-  const head = html`<div class="page-head"><h1 id="queue-name">${d.name}</h1>${badge}
+  // queue.js follows the queue from GET /events.
+  const head = html`<div class="page-head" id="queue-head" data-events="${urls.link(`events?queue=${encodeURIComponent(d.name)}`)}"><h1 id="queue-name">${d.name}</h1>${badge}
   <span class="meta">pid <span id="queue-pid">${s.pid ?? '-'}</span> · uptime <span id="queue-uptime">${s.alive ? duration(s.uptime) : '-'}</span> · <a id="stats-link" href="${urls.queue(d.name, '/stats')}">statistics</a></span>
   <a class="button primary" id="new-message-link" href="${urls.queue(d.name, '/new_message')}">New Message</a></div>`;
   const config = html`<details class="card" id="config"><summary>config.json <a href="${urls.queue(d.name, '/config.json')}" id="config-raw">raw</a></summary><pre id="config-text">${d.configText ?? '(unreadable)'}</pre></details>`;

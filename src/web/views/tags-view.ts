@@ -89,7 +89,7 @@ export function trackedView(d: { total: number; messages: TaggedRow[]; unavailab
     : html`<p class="muted" id="tracked-empty">No tracked messages.</p>`;
   const more = d.total > d.messages.length ? html`<p class="muted" id="tracked-more">${d.total - d.messages.length} more: <a href="${urls.tag(TRACK_TAG)}">all tracked</a></p>` : '';
   const unavailable = d.unavailable.length ? html`<p class="bad" id="tracked-unavailable">Not answering: ${d.unavailable.join(', ')}</p>` : '';
-  return html`<section class="card" id="tracked" data-refresh="${urls.link('tracked.json')}" data-root="${urls.base}">
+  return html`<section class="card" id="tracked" data-refresh="${urls.link('tracked.json')}" data-events="${urls.link('events')}" data-root="${urls.base}">
   <div class="card-head"><h2>Tracked</h2><a href="${urls.tag(TRACK_TAG)}" id="tracked-link">tag view</a></div>
   <div id="tracked-list">${list}${more}${unavailable}</div></section>`;
 }

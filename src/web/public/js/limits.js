@@ -1,5 +1,5 @@
-// rq dashboard's #limits (rq-beyond §B12): redrawn from /limits.json every 2 s while visible; the DOM is built node by node, never from markup.
-import { poll } from './poll.js';
+// rq dashboard's #limits (rq-beyond §B12): redrawn from /limits.json when GET /events says something moved (slots follow starts and ends; live.js); the DOM is built node by node, never from markup.
+import { live } from './live.js';
 
 /** Must match views/limits-view.ts limitRows. */
 function limitRows(keys) {
@@ -54,7 +54,7 @@ function startLimits() {
   const section = document.getElementById('limits');
   const box = document.getElementById('limits-list');
   if (!section || !box) return;
-  poll(section.dataset.refresh, async (res) => {
+  live(section.dataset.events, section.dataset.refresh, async (res) => {
     const body = await res.json();
     if (res.ok) renderLimits(body, box);
     // ["fail", "rq-mgr did not answer limit_status (…)"]: say so, as the page itself would.

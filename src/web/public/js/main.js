@@ -1,5 +1,5 @@
-// rq UI behaviour: live dashboard counts and tracked list (poll /dashboard.json and /tracked.json every 2 s while visible) and confirm prompts.
-import { poll } from './poll.js';
+// rq UI behaviour: live dashboard counts and tracked list (refetched from /dashboard.json and /tracked.json when GET /events says something moved, see live.js) and confirm prompts.
+import { live } from './live.js';
 
 const COLUMNS = ['prep', 'que', 'run', 'err', 'done', 'relayed'];
 
@@ -92,11 +92,27 @@ function applyDashboard(data, table) {
   renderTimers(data.timers);
 }
 
+/** Uptimes and timer countdowns move on between refreshes (nothing moves on a quiet queue to trigger one). */
+function tickClocks(data, since) {
+  const elapsed = Math.floor((Date.now() - since) / 1000);
+  for (const q of data.queues) if (q.alive && q.uptime !== undefined && q.uptime !== null) setText(`q-${idPart(q.name)}-uptime`, duration(q.uptime + elapsed));
+  if (!data.timers.ok) return;
+  for (const t of data.timers.timers) {
+    const cell = document.querySelector(`#timer-table tr[data-timer="${CSS.escape(t.name)}"] td.num`);
+    if (cell) cell.textContent = `${t.in - elapsed} seconds`;
+  }
+}
+
 function startDashboard() {
   const table = document.getElementById('queue-table');
   if (!table) return;
-  poll(table.dataset.refresh, async (res) => {
-    if (res.ok) applyDashboard(await res.json(), table);
+  let shown = null;
+  setInterval(() => shown && tickClocks(shown.data, shown.at), 1000);
+  live(table.dataset.events, table.dataset.refresh, async (res) => {
+    if (!res.ok) return;
+    const data = await res.json();
+    applyDashboard(data, table);
+    shown = { data, at: Date.now() };
   });
 }
 
@@ -167,9 +183,15 @@ function startTracked() {
   const section = document.getElementById('tracked');
   const box = document.getElementById('tracked-list');
   if (!section || !box) return;
-  poll(section.dataset.refresh, async (res) => {
-    if (res.ok) renderTracked(await res.json(), box, section.dataset.root);
-  });
+  const tracked = (ev) => Array.isArray(ev.tags) && ev.tags.includes('track');
+  live(
+    section.dataset.events,
+    section.dataset.refresh,
+    async (res) => {
+      if (res.ok) renderTracked(await res.json(), box, section.dataset.root);
+    },
+    { wants: tracked },
+  );
 }
 
 for (const form of document.querySelectorAll('form[data-confirm]')) {

@@ -1,0 +1,69 @@
+// The queue's live event feed (queues/<q>/events.sock): every move of every message and each status change, as numbered JSON lines to whoever listens.
+import type { EventEmitter } from 'node:events';
+import fsp from 'node:fs/promises';
+import type { Logger } from 'pino';
+import type { FeedEvent, FeedHello } from '../ipc/feed-event.js';
+import { listenFeed } from '../ipc/feed-server.js';
+import type { QueueEventMap, QueueEvents } from './queue-events.js';
+
+export interface EventFeedDeps {
+  path: string;
+  queue: string;
+  events: QueueEvents;
+  /** A message's tags now (the queue's tag index): the web filters on them. */
+  tagsOf: (id: string) => readonly string[];
+  now: () => number;
+  log: Logger;
+}
+
+export interface EventFeed {
+  /** Unsubscribes, hands the readers what they were sent, and removes the socket file. */
+  close(): Promise<void>;
+}
+
+type Body = Omit<FeedEvent, 'seq' | 'at' | 'queue' | 'tags'>;
+
+/** The queue events the feed carries (not `line`: job output is the live tail's; not `interrupted`: the queue is stopping). */
+const WATCHED = ['created', 'moved', 'started', 'finished', 'removed', 'status'] as const;
+type Watched = (typeof WATCHED)[number];
+
+/** Listens on `path` and subscribes to the queue's events; a reader only observes, so nothing here waits or fails a move. */
+export async function startEventFeed(d: EventFeedDeps): Promise<EventFeed> {
+  let seq = 0;
+  const hello = (): string => JSON.stringify({ type: 'hello', queue: d.queue, pid: process.pid, seq, at: d.now() } satisfies FeedHello);
+  const server = await listenFeed({ path: d.path, log: d.log, hello });
+
+  // Numbered even with nobody listening, so the numbers count the queue's events; built only for readers.
+  const send = (body: Body): void => {
+    seq++;
+    if (server.readers() === 0) return;
+    const tags = body.msg_id === undefined ? [] : d.tagsOf(body.msg_id);
+    const ev: FeedEvent = { seq, at: d.now(), queue: d.queue, ...body, ...(tags.length ? { tags: [...tags] } : {}) };
+    server.send(JSON.stringify(ev));
+  };
+
+  const listeners: { [K in Watched]: (...a: QueueEventMap[K]) => void } = {
+    created: ({ msg, state }) => send({ type: 'created', msg_id: msg.msg_id, to: state }),
+    moved: ({ id, from, to, actor, reason }) => send({ type: 'moved', msg_id: id, from, to, actor, ...(reason === undefined ? {} : { reason }) }),
+    started: ({ msg, pid }) => send({ type: 'started', msg_id: msg.msg_id, ...(pid > 0 ? { pid } : {}) }),
+    finished: ({ msg, outcome }) => send({ type: 'finished', msg_id: msg.msg_id, to: outcome.state, ...(outcome.statusText === null ? {} : { status: outcome.statusText }) }),
+    removed: ({ id, state }) => send({ type: 'removed', msg_id: id, from: state }),
+    status: ({ status }) => send({ type: 'status', status }),
+  };
+  // The listeners are typed against QueueEventMap above; node's typed on() cannot follow a loop over their names.
+  const emitter = d.events as unknown as EventEmitter;
+  const subscribe = (name: Watched): void => {
+    // The tag index forgets a removed message in its own `removed` listener: this one must read its tags first.
+    if (name === 'removed') emitter.prependListener(name, listeners[name]);
+    else emitter.on(name, listeners[name]);
+  };
+  for (const name of WATCHED) subscribe(name);
+
+  return {
+    async close() {
+      for (const name of WATCHED) emitter.off(name, listeners[name]);
+      await server.close();
+      await fsp.rm(d.path, { force: true });
+    },
+  };
+}

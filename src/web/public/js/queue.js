@@ -1,0 +1,25 @@
+// rq queue page: its counts, message lists, tags and waiting breakdown follow the queue live (this page fetched again when GET /events says something moved, see live.js), patched in place.
+import { live } from './live.js';
+
+/** Parts of the page that follow the queue, each swapped whole from a fresh copy of the page. */
+const REGIONS = ['queue-pid', 'queue-uptime', 'queue-tags', 'waiting', 'message-lists', 'relayed'];
+
+async function apply(res) {
+  if (!res.ok) return;
+  const fresh = new DOMParser().parseFromString(await res.text(), 'text/html');
+  const text = (doc, id) => doc.getElementById(id)?.textContent ?? null;
+  // Another status changes the buttons and what is shown at all, and a section that came or went has no
+  // place to go: the page is loaded again rather than patched.
+  const reshaped = REGIONS.some((id) => !document.getElementById(id) !== !fresh.getElementById(id));
+  if (text(fresh, 'queue-status') !== text(document, 'queue-status') || reshaped) {
+    location.reload();
+    return;
+  }
+  for (const id of REGIONS) {
+    const now = fresh.getElementById(id);
+    if (now) document.getElementById(id).replaceWith(document.importNode(now, true));
+  }
+}
+
+const head = document.getElementById('queue-head');
+if (head) live(head.dataset.events, location.href, apply, { accept: 'text/html' });
