@@ -9,6 +9,8 @@ export interface WorkerInfo {
   pid: number | null;
   uptime: number | null;
   last_exit?: string | null;
+  /** Starts after the first: restarts after a death and restart_queue (absent from an older rq-mgr). */
+  restarts?: number;
   [key: string]: unknown;
 }
 
