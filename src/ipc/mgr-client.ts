@@ -128,7 +128,7 @@ export class MgrClient {
     return { ...a, value: { freed: a.value.freed, results } };
   }
 
-  async limitStatus(key?: string): Promise<Answer<Record<string, LimitKeyStatus>>> {
-    return answer(await this.send('limit_status', JSON.stringify(key === undefined ? {} : { key })), isObject as (v: unknown) => v is Record<string, LimitKeyStatus>);
+  async limitStatus(key?: string, timeoutMs?: number): Promise<Answer<Record<string, LimitKeyStatus>>> {
+    return answer(await this.send('limit_status', JSON.stringify(key === undefined ? {} : { key }), timeoutMs), isObject as (v: unknown) => v is Record<string, LimitKeyStatus>);
   }
 }

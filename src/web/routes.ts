@@ -13,6 +13,7 @@ import { formPages } from './pages/form-pages.js';
 import { messagePage } from './pages/message-page.js';
 import { queuePage } from './pages/queue-page.js';
 import { tailPages } from './pages/tail-page.js';
+import { metricsRoute } from './metrics/metrics-route.js';
 import { pathParam } from './request-params.js';
 import type { WebContext } from './web-context.js';
 
@@ -32,6 +33,8 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.get('/', dashboardPage(ctx));
   app.get('/dashboard.json', status.dashboardJson);
   app.get('/healthz', status.healthz);
+  // rq-beyond §B16: Prometheus; with metrics_public it and /healthz skip basic_auth (basic-auth.ts).
+  app.get('/metrics', metricsRoute(ctx));
   app.get('/new_queue', forms.newQueue);
   app.post('/new_queue', admin.newQueue);
   app.post('/new_queue_link', admin.newQueueLink);
