@@ -72,7 +72,9 @@ describe('the route table', () => {
       // rq-beyond §B9: the tag routes.
       `POST /q/test/${msg.id}/tags`, 'POST /q/test/cancel_tagged', 'GET /q/test/tags.json', 'GET /q/test/tags/swept', 'GET /tags/swept', 'GET /tracked.json',
       // rq-beyond §B8, §B12: undepend, the limits table and the dashboard script that redraws it.
-      `POST /q/test/${msg.id}/undepend`, 'GET /limits.json', 'HEAD /limits.json', 'GET /js/limits.js', 'GET /js/poll.js']) {
+      `POST /q/test/${msg.id}/undepend`, 'GET /limits.json', 'HEAD /limits.json', 'GET /js/limits.js', 'GET /js/poll.js',
+      // rq-beyond §B16: Prometheus, behind the same basic_auth unless metrics_public (metrics-public.test.ts).
+      'GET /metrics', 'HEAD /metrics']) {
       expect(lines).toContain(must);
     }
   });

@@ -19,5 +19,6 @@ function client(): Promise<PromClient> {
 export async function exposition(families: MetricFamily[]): Promise<string> {
   const { AggregatorRegistry } = await client();
   // aggregate takes a list of registries' JSON: one "registry" holding every family is the same thing.
-  return AggregatorRegistry.aggregate([families]).metrics();
+  // A family with no sample (no limit key known yet) would be a HELP and TYPE with nothing under them.
+  return AggregatorRegistry.aggregate([families.filter((f) => f.values.length > 0)]).metrics();
 }
