@@ -23,6 +23,8 @@ export interface LimitRequest {
   holder: string;
   since: number;
   concurrency?: number;
+  /** The template the key was expanded from, as a glob (`api:*`): what /metrics reports the key under. */
+  pattern?: string;
 }
 
 function acquireAnswer(r: unknown): AcquireAnswer {
@@ -36,6 +38,8 @@ function acquireAnswer(r: unknown): AcquireAnswer {
 export interface LimitKeyStatus {
   concurrency: number;
   source: 'config' | 'message';
+  /** The glob of the template the key came from (`api:*`), when it came from one. */
+  pattern?: string;
   holders: { ref: string; queue: string; since: number; granted_at: number; orphaned?: true }[];
   waiting: { ref: string; queue: string; since: number; position: number }[];
 }

@@ -1,6 +1,7 @@
 // The pieces of GET /metrics without daemons (rq-beyond §B16): families from a queue's `metrics` reply, rq-mgr's status and the limits table, written by prom-client and read back by a parser of the text format.
 import { describe, expect, it } from 'vitest';
 import { parseLimits } from '../../src/config/limits-config.js';
+import { limitPatternOf } from '../../src/message/limit-key.js';
 import type { LimitKeyStatus } from '../../src/ipc/mgr-client.js';
 import { OUTCOMES, PROM_BUCKETS, type QueueMetrics } from '../../src/ipc/stats-reply.js';
 import { silentLogger } from '../../src/log.js';
@@ -127,15 +128,30 @@ describe('rq-mgr\'s families', () => {
 });
 
 describe('limit families', () => {
-  it('a key is reported under itself when exact or unmatched, else under the first glob that matches', () => {
+  it('a key is reported under itself when exact, else under the first glob that matches, else its template\'s glob, else itself', () => {
     expect(limitPattern(table, 'reports')).toBe('reports');
-    expect(limitPattern(table, 'api:vip')).toBe('api:vip');
+    expect(limitPattern(table, 'api:vip', 'api:*')).toBe('api:vip');
     expect(limitPattern(table, 'api:acme')).toBe('api:*');
+    expect(limitPattern(table, 'mail:x', 'm*')).toBe('mail:*');
+    expect(limitPattern(table, 'tenant:7', 'tenant:*')).toBe('tenant:*');
     expect(limitPattern(table, 'tenant:7')).toBe('tenant:7');
   });
 
+  it('a template\'s glob is the template with every {…} as *', () => {
+    expect(limitPatternOf('api:{param1}')).toBe('api:*');
+    expect(limitPatternOf('{queue}/{param2}:{param3}')).toBe('*/*:*');
+    expect(limitPatternOf('reports')).toBeUndefined();
+  });
+
   it('per-tenant keys add up under their glob; every entry of the file shows, idle ones at 0; a key with a quote is escaped', async () => {
-    const status = { 'api:acme': key(3, 3, 2), 'api:beta': key(3, 1, 0), reports: key(2, 1, 4), 'ad "hoc" \\ key': key(5, 2, 0, 'message') };
+    const status = {
+      'api:acme': key(3, 3, 2),
+      'api:beta': key(3, 1, 0),
+      reports: key(2, 1, 4),
+      'ad "hoc" \\ key': key(5, 2, 0, 'message'),
+      'tenant:a': { ...key(1, 1, 3, 'message'), pattern: 'tenant:*' },
+      'tenant:b': { ...key(1, 1, 0, 'message'), pattern: 'tenant:*' },
+    };
     const p = parseScrape(await exposition(limitFamilies(table, status)));
     const of = (k: string) => [p.value('rq_limit_concurrency', { key: k }), p.value('rq_limit_in_use', { key: k }), p.value('rq_limit_waiting', { key: k })];
     expect(of('api:*')).toEqual([3, 4, 2]);
@@ -143,6 +159,7 @@ describe('limit families', () => {
     expect(of('api:vip')).toEqual([9, 0, 0]);
     expect(of('mail:*')).toEqual([1, 0, 0]);
     expect(of('ad "hoc" \\ key')).toEqual([5, 2, 0]);
+    expect(of('tenant:*')).toEqual([1, 2, 3]);
     expect(p.value('rq_limit_in_use', { key: 'api:acme' })).toBeUndefined();
   });
 

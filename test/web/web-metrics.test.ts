@@ -11,6 +11,7 @@ import { type WebRoot, startWebRoot } from './web-root.js';
 
 let w: WebRoot;
 let holder: string;
+let tenant: string;
 
 /** What alpha is sent, and what each plan makes of it: runs, failures by kind, final state. */
 const PLANS: Record<string, unknown>[] = [
@@ -42,7 +43,7 @@ async function workerOf(q: string): Promise<{ pid: number; restarts: number }> {
 
 beforeAll(async () => {
   w = await startWebRoot({
-    queues: { alpha: { num_workers: 2 }, beta: {} },
+    queues: { alpha: { num_workers: 2 }, beta: { num_workers: 2 } },
     setup: async (root) => {
       await fs.writeFile(path.join(root, 'config', 'limits.json'), JSON.stringify({ 'api:*': 2, reports: 1 }));
     },
@@ -53,8 +54,10 @@ beforeAll(async () => {
   // The run histogram counts at each run's end event, which may follow the move wait_message saw.
   await waitFor(async () => (await queueMetrics('alpha')).totals.run.count === RUNS, 'alpha to have counted every run');
   // beta runs one script that holds a slot of api:acme until the end of the file.
-  holder = String((await w.mgr.q('beta', 'create_message', { dest: 'beta', param1: 'forever', limit: 'api:{param2}', param2: 'acme' }))[1]).split('/').pop()!;
-  await waitFor(async () => (await w.mgr.q('beta', 'get_message_state', { msg_id: holder }))[1] === 'run', 'beta\'s holder to run');
+  holder = String((await w.mgr.q('beta', 'create_message', { dest: 'beta', param1: 'forever', limit: 'api:{param3}', param3: 'acme' }))[1]).split('/').pop()!;
+  // …and one a slot of tenant:x, a key of a template that no entry of limits.json matches.
+  tenant = String((await w.mgr.q('beta', 'create_message', { dest: 'beta', param1: 'forever', limit: 'tenant:{param3}', param3: 'x', limit_concurrency: 1 }))[1]).split('/').pop()!;
+  for (const id of [holder, tenant]) await waitFor(async () => (await w.mgr.q('beta', 'get_message_state', { msg_id: id }))[1] === 'run', `beta's ${id} to run`);
 }, 90_000);
 
 afterAll(async () => {
@@ -108,12 +111,24 @@ describe('GET /metrics', () => {
     }
   });
 
-  it('shows the running script, its limit slot under the glob, and every limits.json entry', async () => {
+  it('shows the running scripts, their limit slots under the glob or the template, and every limits.json entry', async () => {
     const { p } = await scrape();
-    expect([p.value('rq_queue_running_scripts', { queue: 'beta' }), p.value('rq_queue_messages', { queue: 'beta', state: 'run' })]).toEqual([1, 1]);
-    expect([p.value('rq_limit_concurrency', { key: 'api:*' }), p.value('rq_limit_in_use', { key: 'api:*' }), p.value('rq_limit_waiting', { key: 'api:*' })]).toEqual([2, 1, 0]);
-    expect([p.value('rq_limit_concurrency', { key: 'reports' }), p.value('rq_limit_in_use', { key: 'reports' })]).toEqual([1, 0]);
+    expect([p.value('rq_queue_running_scripts', { queue: 'beta' }), p.value('rq_queue_messages', { queue: 'beta', state: 'run' })]).toEqual([2, 2]);
+    const limit = (key: string) => [p.value('rq_limit_concurrency', { key }), p.value('rq_limit_in_use', { key }), p.value('rq_limit_waiting', { key })];
+    expect(limit('api:*')).toEqual([2, 1, 0]);
+    expect(limit('reports')).toEqual([1, 0, 0]);
+    expect(limit('tenant:*')).toEqual([1, 1, 0]);
+    // rq-mgr still knows the keys themselves.
     expect(p.value('rq_limit_in_use', { key: 'api:acme' })).toBeUndefined();
+    expect(p.value('rq_limit_in_use', { key: 'tenant:x' })).toBeUndefined();
+    const table = (await w.mgr.cmd('limit_status', '{}'))[1];
+    expect([table['tenant:x'].pattern, table['api:acme'].pattern]).toEqual(['tenant:*', 'api:*']);
+  });
+
+  it('rq-mgr refuses a pattern that is not a key\'s text', async () => {
+    const probe = { key: 'k', holder: 'probe/20200101.0000.00.000.1', since: 0, concurrency: 1 };
+    expect(await w.mgr.cmd('limit_acquire', JSON.stringify({ ...probe, pattern: 5 }))).toEqual(['fail', 'pattern: expected a limit key pattern, received 5']);
+    expect(await w.mgr.cmd('limit_acquire', JSON.stringify({ ...probe, pattern: 'a\u0001' }))).toEqual(['fail', expect.stringMatching(/^pattern: expected a key of 1-256 characters without control characters/)]);
   });
 
   it('a queue that does not answer (its process stopped) contributes only rq_queue_up 0, after its 1 s', async () => {

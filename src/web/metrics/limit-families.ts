@@ -1,4 +1,4 @@
-// rq-mgr's concurrency-limit table as rq_limit_* gauges (rq-beyond §B16): a key that takes its concurrency from a glob of config/limits.json is reported under the glob, so per-tenant keys do not each make a series.
+// rq-mgr's concurrency-limit table as rq_limit_* gauges (rq-beyond §B16): a key from a glob of config/limits.json or from a template is reported under that pattern, so per-tenant keys do not each make a series.
 import type { LimitsTable } from '../../config/limits-config.js';
 import type { LimitKeyStatus } from '../../ipc/mgr-client.js';
 import { type MetricFamily, family, figure, sample } from './metric-family.js';
@@ -9,10 +9,14 @@ interface PatternFigures {
   waiting: number;
 }
 
-/** The name a key is reported under: itself when exact in the file or not in it, else the first glob that matches (the one that gives its concurrency). */
-export function limitPattern(table: LimitsTable, key: string): string {
+/**
+ * The name a key is reported under: itself when exact in the file; else the first glob that matches
+ * (the one that gives its concurrency); else the glob of the template it came from (`api:{param1}`
+ * ⇒ `api:*`, rq-mgr's `pattern`); else itself.
+ */
+export function limitPattern(table: LimitsTable, key: string, templatePattern?: string): string {
   if (table.exact.has(key)) return key;
-  return table.globs.find((g) => g.re.test(key))?.pattern ?? key;
+  return table.globs.find((g) => g.re.test(key))?.pattern ?? templatePattern ?? key;
 }
 
 /**
@@ -26,7 +30,7 @@ export function limitFamilies(table: LimitsTable, status: Record<string, LimitKe
   for (const [key, concurrency] of table.exact) byPattern.set(key, { concurrency, inUse: 0, waiting: 0 });
   for (const g of table.globs) if (!byPattern.has(g.pattern)) byPattern.set(g.pattern, { concurrency: g.concurrency, inUse: 0, waiting: 0 });
   for (const [key, s] of Object.entries(status)) {
-    const pattern = limitPattern(table, key);
+    const pattern = limitPattern(table, key, typeof s.pattern === 'string' ? s.pattern : undefined);
     const f = byPattern.get(pattern) ?? { concurrency: 0, inUse: 0, waiting: 0 };
     // A glob's keys share its concurrency; max keeps the table's word when one key is still on an older one.
     f.concurrency = Math.max(f.concurrency, figure(s.concurrency));
