@@ -1,4 +1,4 @@
-// One metric family in the JSON shape prom-client's AggregatorRegistry.aggregate merges (a worker's getMetricsAsJSON), made from figures a process already counted.
+// One metric family in the shape a prom-client metric's get() returns (and AggregatorRegistry merges), made from figures a process already counted.
 import { PROM_BUCKETS, type PromHistogram } from '../../ipc/stats-reply.js';
 
 export type Labels = Record<string, string>;
@@ -14,10 +14,7 @@ export interface MetricFamily {
   name: string;
   help: string;
   type: 'counter' | 'gauge' | 'histogram';
-  /**
-   * How aggregate merges equal (name, labels) samples of several sources. Every sample carries the
-   * label of the queue or key it is about, so no two sources share one and `sum` only gathers them.
-   */
+  /** prom-client's cluster merge rule; every sample carries the label of its queue or key, so no two sources ever share one. */
   aggregator: 'sum';
   values: Sample[];
 }
