@@ -10,6 +10,7 @@ import { ask, replyLine } from './queue-ask.js';
 import { DEPENDS_LIMITS_COMMANDS } from './rq-depends-limits.js';
 import { LIFECYCLE_COMMANDS } from './rq-lifecycle.js';
 import { LIST_COMMANDS } from './rq-queue-lists.js';
+import { STATS_COMMANDS } from './rq-stats.js';
 import { TAGGED_COMMANDS } from './rq-tagged.js';
 import { TAG_COMMANDS } from './rq-tags.js';
 import { type Options, checkQueueName, messageFields, msgIdOpt, pathnameOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
@@ -23,6 +24,8 @@ export interface RqIo {
 
 export interface CommandContext {
   opts: Options;
+  /** Words that are not options: `rq stats <queue>`'s queue. */
+  rest?: string[];
   root: string;
   io: RqIo;
 }
@@ -173,4 +176,5 @@ export const RQ_COMMANDS: Record<string, RqCommand> = {
   ...DEPENDS_LIMITS_COMMANDS,
   ...TAG_COMMANDS,
   ...TAGGED_COMMANDS,
+  ...STATS_COMMANDS,
 };

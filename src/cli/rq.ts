@@ -27,7 +27,7 @@ export async function main(argv: string[], io: RqIo = processIo()): Promise<numb
     help(io);
     return 0;
   }
-  const { command, opts } = parseArgs(argv);
+  const { command, opts, rest } = parseArgs(argv);
   if (command === undefined) {
     help(io);
     return 1; // classic: no command is a usage error
@@ -38,7 +38,7 @@ export async function main(argv: string[], io: RqIo = processIo()): Promise<numb
     return 1;
   }
   try {
-    return await cmd.run({ opts, root: resolveRoot(rootOpt(opts), io.env), io });
+    return await cmd.run({ opts, rest, root: resolveRoot(rootOpt(opts), io.env), io });
   } catch (err) {
     // RqErrors are written for the user; anything else is still one line, never a stack trace.
     io.stderr(`rq: ${err instanceof Error ? err.message : String(err)}`);

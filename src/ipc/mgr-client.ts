@@ -9,6 +9,8 @@ export interface WorkerInfo {
   pid: number | null;
   uptime: number | null;
   last_exit?: string | null;
+  /** Starts after the first: restarts after a death and restart_queue (absent from an older rq-mgr). */
+  restarts?: number;
   [key: string]: unknown;
 }
 
@@ -21,6 +23,8 @@ export interface LimitRequest {
   holder: string;
   since: number;
   concurrency?: number;
+  /** The template the key was expanded from, as a glob (`api:*`): what /metrics reports the key under. */
+  pattern?: string;
 }
 
 function acquireAnswer(r: unknown): AcquireAnswer {
@@ -34,6 +38,8 @@ function acquireAnswer(r: unknown): AcquireAnswer {
 export interface LimitKeyStatus {
   concurrency: number;
   source: 'config' | 'message';
+  /** The glob of the template the key came from (`api:*`), when it came from one. */
+  pattern?: string;
   holders: { ref: string; queue: string; since: number; granted_at: number; orphaned?: true }[];
   waiting: { ref: string; queue: string; since: number; position: number }[];
 }
@@ -126,7 +132,7 @@ export class MgrClient {
     return { ...a, value: { freed: a.value.freed, results } };
   }
 
-  async limitStatus(key?: string): Promise<Answer<Record<string, LimitKeyStatus>>> {
-    return answer(await this.send('limit_status', JSON.stringify(key === undefined ? {} : { key })), isObject as (v: unknown) => v is Record<string, LimitKeyStatus>);
+  async limitStatus(key?: string, timeoutMs?: number): Promise<Answer<Record<string, LimitKeyStatus>>> {
+    return answer(await this.send('limit_status', JSON.stringify(key === undefined ? {} : { key }), timeoutMs), isObject as (v: unknown) => v is Record<string, LimitKeyStatus>);
   }
 }

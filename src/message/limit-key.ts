@@ -34,6 +34,15 @@ export function expandLimit(template: string, msg: Record<string, unknown>, queu
   return template.replace(/\{(param[1-4]|queue)\}/g, (_, name: string) => (name === 'queue' ? queue : msg[name] === undefined || msg[name] === null ? '' : String(msg[name])));
 }
 
+/**
+ * What a template's keys are reported under (rq-beyond §B16's cardinality rule): every `{…}` as
+ * `*`, so `api:{param1}` gives `api:*`, like a glob of config/limits.json. Undefined for a plain key.
+ */
+export function limitPatternOf(template: string): string | undefined {
+  const pattern = template.replace(/\{(param[1-4]|queue)\}/g, '*');
+  return pattern === template ? undefined : pattern;
+}
+
 /** An expanded key's own check: params may make it too long or bring control characters. */
 export function checkExpandedKey(key: string, refuse: Refuse, field = 'limit'): string {
   if (key.length === 0 || key.length > MAX_KEY || CONTROL.test(key)) throw refuse(field, KEY_EXPECTED, key);

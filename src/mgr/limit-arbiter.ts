@@ -25,6 +25,8 @@ interface Waiter {
 interface KeyState {
   concurrency: number;
   source: 'config' | 'message';
+  /** The template's glob the key was expanded from, as its first waiter said (reported only). */
+  pattern?: string;
   holders: Map<string, Holder>;
   waiting: Waiter[];
 }
@@ -114,17 +116,18 @@ export class LimitArbiter {
   }
 
   /** Parks `ref` among the key's waiters, then promotes: granted now, or its 1-based place in line. */
-  acquire(key: string, ref: string, since: number, given?: number): AcquireReply {
-    this.enlist(key, ref, since, given);
+  acquire(key: string, ref: string, since: number, given?: number, pattern?: string): AcquireReply {
+    this.enlist(key, ref, since, given, pattern);
     this.promote(key, new Set([ref]));
     return this.answerFor(key, ref);
   }
 
-  private enlist(key: string, ref: string, since: number, given?: number): void {
+  private enlist(key: string, ref: string, since: number, given?: number, pattern?: string): void {
     // The file wins over a message's own value: it may have changed since the message was made.
     const { concurrency, source } = this.define(key, configuredConcurrency(this.table, key) === undefined ? given : undefined);
     let state = this.keys.get(key);
     if (!state) this.keys.set(key, (state = { concurrency, source, holders: new Map(), waiting: [] }));
+    state.pattern ??= pattern;
     if (!state.holders.has(ref) && !state.waiting.some((w) => w.ref === ref)) this.park(state, { ref, queue: ref.slice(0, ref.indexOf('/')), since, seq: this.seq++ });
   }
 
@@ -139,7 +142,7 @@ export class LimitArbiter {
    * orphaned slots of `queue` are freed and its waiters `acquires` join the lines in one step, so
    * its older messages keep their place (§B12.5). The answers are those of each acquire.
    */
-  reset(queue: string, acquires: readonly { key: string; holder: string; since: number; concurrency?: number }[] = []): { freed: number; results: Record<string, AcquireReply | ['fail', string]> } {
+  reset(queue: string, acquires: readonly { key: string; holder: string; since: number; concurrency?: number; pattern?: string }[] = []): { freed: number; results: Record<string, AcquireReply | ['fail', string]> } {
     let freed = 0;
     const touched = new Set<string>();
     for (const [key, state] of this.keys) {
@@ -153,7 +156,7 @@ export class LimitArbiter {
     const results: Record<string, AcquireReply | ['fail', string]> = {};
     for (const a of acquires) {
       try {
-        this.enlist(a.key, a.holder, a.since, a.concurrency);
+        this.enlist(a.key, a.holder, a.since, a.concurrency, a.pattern);
         touched.add(a.key);
       } catch (err) {
         results[a.holder] = ['fail', (err as Error).message];
@@ -230,6 +233,7 @@ export class LimitArbiter {
       out[key] = {
         concurrency: s.concurrency,
         source: s.source,
+        ...(s.pattern === undefined ? {} : { pattern: s.pattern }),
         holders: [...s.holders].map(([ref, h]) => ({ ref, queue: h.queue, since: h.since, granted_at: h.grantedAt, ...(h.orphaned ? { orphaned: true as const } : {}) })),
         waiting: s.waiting.map((w, i) => ({ ref: w.ref, queue: w.queue, since: w.since, position: i + 1 })),
       };

@@ -59,6 +59,13 @@ function holderArg(a: Args): string {
   return h;
 }
 
+/** The optional glob of the key's template, checked as a key is (it is only ever reported). */
+function patternArg(a: Args): string | undefined {
+  if (a.pattern === undefined || a.pattern === null) return undefined;
+  if (typeof a.pattern !== 'string') throw invalidField('pattern', 'a limit key pattern', a.pattern);
+  return checkExpandedKey(a.pattern, invalidField, 'pattern');
+}
+
 function queueArg(a: Args): string {
   if (!isValidQueueName(a.queue)) throw invalidField('queue', 'a queue name', a.queue);
   return a.queue as string;
@@ -150,7 +157,7 @@ export class LimitsService {
         const args = jsonArgs(arg);
         const since = args.since;
         if (typeof since !== 'number' || !Number.isFinite(since)) throw invalidField('since', 'epoch milliseconds', since);
-        return a.acquire(keyArg(args), holderArg(args), since, concurrency(args.concurrency));
+        return a.acquire(keyArg(args), holderArg(args), since, concurrency(args.concurrency), patternArg(args));
       },
       limit_release: (arg) => {
         const args = jsonArgs(arg);
@@ -165,7 +172,7 @@ export class LimitsService {
         const acquires = given.map((g: unknown, i) => {
           const x = (typeof g === 'object' && g !== null ? g : {}) as Args;
           if (typeof x.since !== 'number' || !Number.isFinite(x.since)) throw invalidField(`acquire[${i}].since`, 'epoch milliseconds', x.since);
-          return { key: keyArg(x), holder: holderArg(x), since: x.since, concurrency: concurrency(x.concurrency) };
+          return { key: keyArg(x), holder: holderArg(x), since: x.since, concurrency: concurrency(x.concurrency), pattern: patternArg(x) };
         });
         return ['ok', a.reset(queue, acquires)];
       },

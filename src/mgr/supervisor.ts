@@ -156,10 +156,10 @@ export class Supervisor {
     await Promise.all([this.web, this.timers].map((w) => w?.stop()));
   }
 
-  status(): Record<string, { status: string; pid: number | null; uptime: number | null; last_exit: string | null }> {
-    const out: Record<string, { status: string; pid: number | null; uptime: number | null; last_exit: string | null }> = {};
+  status(): Record<string, { status: string; pid: number | null; uptime: number | null; last_exit: string | null; restarts: number }> {
+    const out: Record<string, { status: string; pid: number | null; uptime: number | null; last_exit: string | null; restarts: number }> = {};
     for (const w of [...this.workers.values(), ...(this.web ? [this.web] : []), ...(this.timers ? [this.timers] : [])]) {
-      out[w.name] = { status: w.status, pid: w.pid, uptime: w.child ? Math.floor((Date.now() - w.startedAt) / 1000) : null, last_exit: w.lastExit };
+      out[w.name] = { status: w.status, pid: w.pid, uptime: w.child ? Math.floor((Date.now() - w.startedAt) / 1000) : null, last_exit: w.lastExit, restarts: w.restarts };
     }
     return out;
   }

@@ -22,6 +22,8 @@ export class Worker {
   fastDeaths = 0;
   startedAt = 0;
   lastExit: string | null = null;
+  /** Starts after the first (a death's restart, restart_queue), for rq_queue_process_restarts_total (rq-beyond §B16). */
+  restarts = 0;
   private timer: NodeJS.Timeout | null = null;
   private exitWaiters: (() => void)[] = [];
   /** The last stop had to send KILL. */
@@ -48,6 +50,7 @@ export class Worker {
   start(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    if (this.startedAt !== 0) this.restarts++;
     // stdin is a pipe only we hold: the child sees EOF and exits if rq-mgr dies abruptly.
     const child = spawn(process.execPath, this.argv, { stdio: ['pipe', 'inherit', 'inherit'], env: this.env });
     this.child = child;

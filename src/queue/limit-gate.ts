@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { QueueConfig } from '../config/queue-config.js';
 import { RqError, codeOfText, invalidField } from '../errors.js';
 import type { AcquireAnswer, LimitRequest, MgrClient } from '../ipc/mgr-client.js';
-import { checkExpandedKey, expandLimit } from '../message/limit-key.js';
+import { checkExpandedKey, expandLimit, limitPatternOf } from '../message/limit-key.js';
 import { idTime } from '../message/message-id.js';
 import type { CreateFields, Message } from '../message/message.js';
 import { Backoff } from './backoff.js';
@@ -30,6 +30,8 @@ export interface LimitGateDeps {
 interface Parked {
   msg: Message;
   key: string;
+  /** Its template as a glob, for rq-mgr's report (limit_status, /metrics). */
+  pattern: string | undefined;
   since: number;
   /** Place in line at the arbiter (1-based), 0 once granted, null before rq-mgr's first answer. */
   position: number | null;
@@ -65,8 +67,12 @@ export class LimitGate {
 
   /** The key `msg` takes a slot of (its `limit`, else the queue's), expanded; null without one. */
   keyOf(msg: Pick<Message, 'limit'> & Record<string, unknown>): string | null {
-    const template = (typeof msg.limit === 'string' ? msg.limit : undefined) ?? this.d.config().limit;
+    const template = this.templateOf(msg);
     return template === undefined ? null : expandLimit(template, msg, this.queue);
+  }
+
+  private templateOf(msg: Pick<Message, 'limit'>): string | undefined {
+    return (typeof msg.limit === 'string' ? msg.limit : undefined) ?? this.d.config().limit;
   }
 
   /** At create: the expanded key is well formed and rq-mgr knows (or now learns) its concurrency; refused otherwise. */
@@ -104,13 +110,14 @@ export class LimitGate {
   }
 
   private request(p: Parked): LimitRequest {
-    return { key: p.key, holder: this.ref(p.msg.msg_id), since: p.since, concurrency: p.msg.limit_concurrency };
+    return { key: p.key, holder: this.ref(p.msg.msg_id), since: p.since, concurrency: p.msg.limit_concurrency, pattern: p.pattern };
   }
 
   /** The dispatcher took `msg` out of the que and it has a key: it waits, off the que, for a slot. */
   park(msg: Message, key: string): void {
     const since = Math.max(Number(msg.due) * 1000 || 0, idTime(msg.msg_id) ?? 0);
-    const p: Parked = { msg, key, since, position: null, granted: false, asked: false };
+    const template = this.templateOf(msg);
+    const p: Parked = { msg, key, pattern: template === undefined ? undefined : limitPatternOf(template), since, position: null, granted: false, asked: false };
     this.parked.set(msg.msg_id, p);
     this.d.index.park(msg, 'limit');
     void this.acquire(p);

@@ -78,7 +78,9 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
     if (misdirected) return reply.code(421).type('text/plain; charset=utf-8').send(misdirected);
     if (!ipAllowed(req.ip, deps.config.allowed_ips)) return reply.code(403).type('text/plain; charset=utf-8').send('Forbidden');
   });
-  if (deps.config.basic_auth) await installBasicAuth(app, deps.config.basic_auth);
+  // rq-beyond §B1.5: metrics_public lets a Prometheus without credentials scrape /metrics and /healthz, and nothing else.
+  const publicRoutes = deps.config.metrics_public ? ['/metrics', '/healthz'].map((p) => ctx.urls.prefix + p) : [];
+  if (deps.config.basic_auth) await installBasicAuth(app, deps.config.basic_auth, publicRoutes);
   app.addHook('onRequest', async (req, reply) => {
     const problem = originProblem(req);
     if (problem) return reply.code(403).type('text/plain; charset=utf-8').send(problem);

@@ -1,7 +1,7 @@
 // HTTP Basic auth against config.json's basic_auth users, compared in constant time.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import basicAuth from '@fastify/basic-auth';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { RqError } from '../errors.js';
 
 export interface BasicAuthConfig {
@@ -19,13 +19,23 @@ export function checkCredentials(users: Record<string, string>, user: string, pa
   return timingSafeEqual(expected, digest(password)) && known;
 }
 
-/** Installs the check on every request of `app` (404s and static files included). */
-export async function installBasicAuth(app: FastifyInstance, cfg: BasicAuthConfig): Promise<void> {
+/**
+ * Installs the check on every request of `app` (404s and static files included), except those
+ * routed to one of `publicRoutes` (route patterns as registered, prefix included: metrics_public).
+ * The route fastify matched is what is compared, not the URL's text, so no spelling of another
+ * path (`//metrics/../q.json`, an encoded letter) can borrow the exemption.
+ */
+export async function installBasicAuth(app: FastifyInstance, cfg: BasicAuthConfig, publicRoutes: readonly string[] = []): Promise<void> {
   await app.register(basicAuth, {
     authenticate: { realm: cfg.realm ?? 'RQ' },
     validate: async (user, password) => {
       if (!checkCredentials(cfg.users, user, password)) throw RqError.of('RQ_ERR_UNAUTHORIZED');
     },
   });
-  app.addHook('onRequest', app.basicAuth);
+  const check = app.basicAuth as onRequestHookHandler;
+  const open = new Set(publicRoutes);
+  app.addHook('onRequest', function (req, reply, done) {
+    if (req.routeOptions.url !== undefined && open.has(req.routeOptions.url)) return done();
+    return check.call(this, req, reply, done);
+  });
 }

@@ -4,7 +4,8 @@ import { QueueClient } from '../ipc/queue-client.js';
 import { SocketConnection, mayHaveArrived } from '../ipc/socket-client.js';
 
 /** Commands that change nothing: safe to send again when a connection dropped under them. */
-const READ_ONLY = new Set(['ping', 'uptime', 'config', 'status', 'num_messages', 'messages', 'get_message', 'get_message_state', 'get_message_status', 'stats', 'failed']);
+// `metrics`: a scrape every 30 s meets the queue's 30 s idle close; a lost race must not read as the queue down.
+const READ_ONLY = new Set(['ping', 'uptime', 'config', 'status', 'num_messages', 'messages', 'get_message', 'get_message_state', 'get_message_status', 'stats', 'failed', 'metrics']);
 
 /**
  * A queue answers the requests of one connection one after another, so concurrent creates on a

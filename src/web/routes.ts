@@ -26,6 +26,7 @@ import { pageSchemas as pageDocs } from './openapi/page-schemas.js';
 import { statusSchemas as statusDocs } from './openapi/status-schemas.js';
 import { tagSchemas as tagDocs } from './openapi/tag-schemas.js';
 import { observabilitySchemas as observabilityDocs } from './openapi/observability-schemas.js';
+import { metricsRoute } from './metrics/metrics-route.js';
 import { pathParam } from './request-params.js';
 import type { WebContext } from './web-context.js';
 
@@ -46,6 +47,8 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.get('/', { schema: pageDocs.dashboard }, dashboardPage(ctx));
   app.get('/dashboard.json', { schema: statusDocs.dashboardJson }, status.dashboardJson);
   app.get('/healthz', { schema: statusDocs.healthz }, status.healthz);
+  // rq-beyond §B16: Prometheus; with metrics_public it and /healthz skip basic_auth (basic-auth.ts).
+  app.get('/metrics', { schema: observabilityDocs.metrics }, metricsRoute(ctx));
   app.get('/new_queue', { schema: pageDocs.newQueueForm }, forms.newQueue);
   app.post('/new_queue', { schema: adminDocs.newQueue }, admin.newQueue);
   app.post('/new_queue_link', { schema: adminDocs.newQueueLink }, admin.newQueueLink);

@@ -72,6 +72,16 @@ describe('acquire and release', () => {
     expect(a.status()).toEqual({});
     expect(a.define('adhoc', 3)).toEqual({ concurrency: 3, source: 'message' });
   });
+
+  it('keeps the glob of the template a key came from (acquire or reset), for /metrics; a plain key has none', () => {
+    const { a } = make({ limits: { reports: 2 } });
+    a.acquire('api:acme', `q/${ID(1)}`, 1, 1, 'api:*');
+    a.acquire('api:acme', `q/${ID(2)}`, 2, 1);
+    a.reset('r', [{ key: 'mail:x', holder: `r/${ID(3)}`, since: 3, concurrency: 1, pattern: 'mail:*' }]);
+    a.acquire('reports', `q/${ID(4)}`, 4);
+    const s = a.status();
+    expect([s['api:acme'].pattern, s['mail:x'].pattern, 'pattern' in s.reports]).toEqual(['api:*', 'mail:*', false]);
+  });
 });
 
 describe('define', () => {

@@ -49,4 +49,19 @@ describe('Worker', () => {
     expect(w.pid).not.toBe(first.pid);
     expect(w.fastDeaths).toBe(1);
   });
+
+  it('counts its restarts (rq_queue_process_restarts_total): not the first start; a death\'s restart and restart() each', async () => {
+    const { w } = worker();
+    w.start();
+    expect(w.restarts).toBe(0);
+    const first = w.child!;
+    first.kill('SIGKILL');
+    await waitFor(() => w.status === 'RUNNING' && w.child !== first, 'the restart after the back-off');
+    expect(w.restarts).toBe(1);
+    await w.restart();
+    expect(w.restarts).toBe(2);
+    // A stop is not a restart: the count stays.
+    await w.stop(1000);
+    expect(w.restarts).toBe(2);
+  });
 });

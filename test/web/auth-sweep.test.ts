@@ -78,7 +78,9 @@ describe('the route table', () => {
       // rq-beyond §B15: statistics, failure groups, their pages and the chart library they draw with.
       'GET /q/test/stats.json', 'GET /q/test/failed.json', 'GET /q/test/stats', 'GET /q/test/failed', 'GET /js/stats-charts.js', 'GET /js/uPlot.esm.js', 'GET /css/uPlot.min.css', 'GET /css/stats.css',
       // The live event stream and the scripts that follow it.
-      'GET /events', 'GET /js/live.js', 'GET /js/queue.js']) {
+      'GET /events', 'GET /js/live.js', 'GET /js/queue.js',
+      // rq-beyond §B16: Prometheus, behind the same basic_auth unless metrics_public (metrics-public.test.ts).
+      'GET /metrics', 'HEAD /metrics']) {
       expect(lines).toContain(must);
     }
   });

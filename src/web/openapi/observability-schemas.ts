@@ -31,6 +31,12 @@ const GROUPS = {
 const GROUP_QUERY = { group: { type: 'string', description: 'An outcome, an error class such as ValueError, or a failure kind' }, offset: { type: 'integer', minimum: 0 }, limit: { type: 'integer', minimum: 1, maximum: 1000, default: 25 } };
 
 export const observabilitySchemas = {
+  metrics: {
+    summary: 'Prometheus metrics of rq-mgr, every queue and the limits (text format 0.0.4)',
+    description: 'rq-beyond §B16. Each queue is asked in parallel with a 1 s timeout; one that does not answer contributes `rq_queue_up 0`. Same basic_auth as every route unless `metrics_public`.',
+    tags: [TAGS.observability],
+    response: { 200: answer('The exposition', { text: true }) },
+  },
   events: {
     summary: 'Every move of every message, live (Server-Sent Events)',
     description:
