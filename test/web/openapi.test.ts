@@ -51,7 +51,7 @@ function isStaticOrDocs(pattern: string): boolean {
   const files = (fs.readdirSync(path.join(PROJECT, 'src', 'web', 'public'), { recursive: true, withFileTypes: true }) as fs.Dirent[])
     .filter((e) => e.isFile())
     .map((e) => `/${path.relative(path.join(PROJECT, 'src', 'web', 'public'), path.join(e.parentPath, e.name))}`);
-  return [...files, '/js/ansi_up.js', '/favicon.ico'].includes(pattern) || pattern === '/docs' || pattern.startsWith('/docs/');
+  return [...files, '/js/ansi_up.js', '/js/uPlot.esm.js', '/css/uPlot.min.css', '/favicon.ico'].includes(pattern) || pattern === '/docs' || pattern.startsWith('/docs/');
 }
 
 describe('the document at /docs/json', () => {

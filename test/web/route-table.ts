@@ -89,6 +89,11 @@ const WILDCARD_FILLS: Record<string, string> = {
   '/docs/static/*': 'swagger-ui.css',
 };
 
+/** Routes that answer only with a query (brightroll's /search needs the queue's name): what the sweep adds. */
+const QUERY_FILLS: Record<string, (values: Record<string, string>) => string> = {
+  '/search': (values) => `?name=${encodeURIComponent(values.q)}`,
+};
+
 /**
  * The route's path with every `:param` replaced by a real value. A parameter without a value is
  * an error rather than a skipped route: a new kind of route must be given something real to hit.
@@ -99,8 +104,11 @@ export function fillRoute(pattern: string, values: Record<string, string>): stri
     if (!fill) throw new Error(`route ${pattern}: wildcard routes need a fill rule in test/web/route-table.ts`);
     pattern = pattern.slice(0, -1) + fill[1];
   }
-  return pattern.replace(/:(\w+)/g, (_m, name: string) => {
-    if (!Object.hasOwn(values, name)) throw new Error(`route ${pattern}: no value for :${name}; give the sweep a real one`);
-    return encodeURIComponent(values[name]);
-  });
+  const query = Object.entries(QUERY_FILLS).find(([end]) => pattern.endsWith(end))?.[1](values) ?? '';
+  return (
+    pattern.replace(/:(\w+)/g, (_m, name: string) => {
+      if (!Object.hasOwn(values, name)) throw new Error(`route ${pattern}: no value for :${name}; give the sweep a real one`);
+      return encodeURIComponent(values[name]);
+    }) + query
+  );
 }
