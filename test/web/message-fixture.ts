@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { waitState } from './web-root.js';
+import { STATS_DIR, waitState } from './web-root.js';
 
 export interface AttachedMessage {
   id: string;
@@ -70,6 +70,8 @@ export async function contentSnapshot(root: string): Promise<Record<string, stri
       const p = path.join(dir, e.name);
       const rel = path.relative(root, p);
       if (e.name.endsWith('.sock') || e.name.endsWith('.pid')) continue;
+      // A queue's statistics are written on their own 10 s clock (rq-beyond §B15.2): not state a request may change.
+      if (STATS_DIR.test(p)) continue;
       if (e.isSymbolicLink()) out[rel] = `-> ${await fs.readlink(p)}`;
       else if (e.isDirectory()) {
         out[`${rel}/`] = 'dir';
