@@ -31,23 +31,41 @@ export class FeedClient {
     return new Promise((resolve, reject) => {
       let hello: FeedHello | null = null;
       let buf = '';
+      // Events that come with the hello wait until the opener has taken it (its await resumes first).
+      let held: Parameters<FeedHandlers['event']>[0][] | null = null;
       const fail = (why: string, cause?: unknown) => {
         if (client.ended) return;
+        const pending = held ?? [];
+        held = null;
         client.ended = true;
         clearTimeout(timer);
         socket.destroy();
-        if (hello) handlers.closed(why);
-        else reject(noFeed(path, why, cause));
+        if (!hello) return reject(noFeed(path, why, cause));
+        // What arrived before the end is still told, then the end.
+        for (const ev of pending) handlers.event(ev);
+        handlers.closed(why);
       };
       const timer = setTimeout(() => fail(`no hello within ${opts.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`), opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+      const release = () => {
+        const events = held ?? [];
+        held = null;
+        try {
+          for (const ev of events) if (!client.ended) handlers.event(ev);
+        } catch (err) {
+          fail(`event handler failed: ${(err as Error).message}`, err);
+        }
+      };
       const take = (line: string) => {
         const parsed = parseFeedLine(line);
         if (!hello) {
           if (parsed.type !== 'hello') throw RqError.of('RQ_ERR_PROTOCOL', `event feed began with ${parsed.type}, not hello`);
           hello = parsed;
           clearTimeout(timer);
+          held = [];
           resolve({ client, hello });
+          setImmediate(release);
         } else if (parsed.type === 'hello') throw RqError.of('RQ_ERR_PROTOCOL', 'event feed sent a second hello');
+        else if (held) held.push(parsed);
         else handlers.event(parsed);
       };
       socket.on('data', (chunk: string) => {

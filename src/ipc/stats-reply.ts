@@ -106,5 +106,5 @@ export interface FailureGroupPage {
 /** `search`: the matching messages, newest first, with their short fields (values over 256 characters cut). */
 export interface SearchPage {
   total: number;
-  messages: { msg_id: string; state: string; fields: Record<string, string> }[];
+  messages: { msg_id: string; state: string; acked?: true; fields: Record<string, string | number> }[];
 }

@@ -185,11 +185,7 @@ export const COMMANDS: Record<string, Handler> = {
     }
   },
 
-  ack_errs: async (q) => {
-    const n = await q.ops.ackErrs();
-    q.stats.acked();
-    return ['ok', n];
-  },
+  ack_errs: async (q) => ['ok', await q.ops.ackErrs()],
   ...LIFECYCLE_COMMANDS,
   ...TAG_COMMANDS,
   ...LIMIT_COMMANDS,

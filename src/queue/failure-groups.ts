@@ -32,6 +32,8 @@ export class FailureGroups {
   /** Changes heard while the first build reads the disk, applied on top of what it found. */
   private pending: [string, Promise<Member | null> | null][] = [];
   private readonly latest = new Map<string, symbol>();
+  /** Reads of messages that just moved into err: an answer waits for them, so it includes what the asker just saw fail. */
+  private readonly reading = new Set<Promise<unknown>>();
 
   constructor(private readonly d: { spool: QueueSpool; events: QueueEvents; log: Logger }) {
     d.events.on('moved', ({ id, from, to }) => {
@@ -41,6 +43,8 @@ export class FailureGroups {
     d.events.on('removed', ({ id, state }) => {
       if (state === 'err') this.change(id, null);
     });
+    // Acknowledged errors are in no group; messages that failed while the ack ran stay in theirs.
+    d.events.on('acked', ({ ids }) => ids.forEach((id) => this.change(id, null)));
   }
 
   async groups(): Promise<Record<string, number>> {
@@ -67,12 +71,6 @@ export class FailureGroups {
     return { group, total: ids.length, messages };
   }
 
-  /** `ack_errs` acknowledges every err message: none is in a group any more. */
-  acked(): void {
-    this.members?.clear();
-    this.pending = [];
-  }
-
   private change(id: string, member: Promise<Member | null> | null): void {
     if (this.members === null) {
       if (this.building) this.pending.push([id, member]);
@@ -85,16 +83,21 @@ export class FailureGroups {
       this.latest.delete(id);
       return void this.members.delete(id);
     }
-    void member.then((m) => {
+    const landed = member.then((m) => {
       if (this.latest.get(id) !== token) return;
       this.latest.delete(id);
       if (m) this.members?.set(id, m);
       else this.members?.delete(id);
     });
+    this.reading.add(landed);
+    void landed.finally(() => this.reading.delete(landed));
   }
 
-  private built(): Promise<Map<string, Member>> {
-    if (this.members) return Promise.resolve(this.members);
+  private async built(): Promise<Map<string, Member>> {
+    if (this.members) {
+      await Promise.all(this.reading);
+      return this.members;
+    }
     this.building ??= (async () => {
       const ids = await this.d.spool.listFlat('err');
       const found = await mapLimit(ids, LANES, (id) => this.read(id));

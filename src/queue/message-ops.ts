@@ -147,6 +147,8 @@ export class MessageOps {
     } catch (err) {
       if (commit) index.dequeue(c.msg.msg_id);
       else index.takePrep(c.msg.msg_id);
+      // Observers heard of it when it became visible: they hear it is gone too.
+      this.d.events.emit('removed', { id: c.msg.msg_id, state: commit ? 'que' : 'prep' });
       throw err;
     }
     // `ok` means tracked (rq-beyond §B8.2): the dependencies' queues have heard of it.
@@ -241,9 +243,10 @@ export class MessageOps {
   }
 
   async ackErrs(): Promise<number> {
-    const n = await ackErrs(this.d.spool);
-    this.d.index.addFinished('err', -n);
-    return n;
+    const ids = await ackErrs(this.d.spool);
+    this.d.index.addFinished('err', -ids.length);
+    this.d.events.emit('acked', { ids });
+    return ids.length;
   }
 }
 

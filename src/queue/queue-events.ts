@@ -18,6 +18,8 @@ export interface QueueEventMap {
   finished: [{ msg: Message; outcome: Outcome; code: number | null; signal: NodeJS.Signals | null; ms: number | null }];
   /** A run was cut short by the queue's shutdown: the message stays in run/ until the next start. */
   interrupted: [{ id: string }];
+  /** ack_errs renamed these err messages to their acknowledged (dotted) names. */
+  acked: [{ ids: string[] }];
   /** A message was deleted. */
   removed: [{ id: string; state: State }];
   /** The queue's status changed (pause/down files, SCRIPTERROR cleared). */

@@ -48,6 +48,7 @@ export class QueueStats {
     // Leaving err or a removal from it may be an acknowledged message: count the dotted entries again when next asked.
     d.events.on('moved', ({ from }) => from === 'err' && (this.ackedCount = null));
     d.events.on('removed', ({ state }) => state === 'err' && (this.ackedCount = null));
+    d.events.on('acked', () => (this.ackedCount = null));
   }
 
   /** Today's record and the totals, before the recovery scan moves anything. */
@@ -67,12 +68,6 @@ export class QueueStats {
   async metrics(status: string, workers: number): Promise<QueueMetrics> {
     const { per_minute: _, ...live } = await this.live();
     return { queue: this.d.name, status, live, workers, running_scripts: live.counts.run, totals: this.collector.cumulative() };
-  }
-
-  /** ack_errs moved `n` err messages to their acknowledged names. */
-  acked(): void {
-    this.ackedCount = null;
-    this.groups.acked();
   }
 
   /** Writes what changed now (at stop, and in tests). */
@@ -123,8 +118,9 @@ export class QueueStats {
     if (deleted.length || trimmed.length) this.d.log.info({ deleted, trimmed }, 'old statistics pruned');
   }
 
+  /** In the flush chain: the ended day and today's flush never write one file at once. */
   private writeEnded(day: DayRecord): void {
-    this.files.writeDay(day.date, day).catch((err: Error) => this.d.log.warn({ err: err.message, date: day.date }, 'the ended day of statistics not written'));
+    this.flushing = this.flushing.then(() => this.files.writeDay(day.date, day)).catch((err: Error) => this.d.log.warn({ err: err.message, date: day.date }, 'the ended day of statistics not written'));
     this.schedule();
   }
 }

@@ -1,4 +1,4 @@
-// Search of a queue's messages in every state by field (brightroll `/search`, rq-beyond issue 17): an in-memory index of each message's short fields, built once from disk on first use and kept by the queue's events.
+// Search of a queue's messages in every state by field (brightroll `/search`, rq-beyond issue 17): an in-memory index of each message's short fields, built from disk once (at start, in the background) and kept by the queue's events.
 import type { Logger } from 'pino';
 import type { SearchPage } from '../ipc/stats-reply.js';
 import type { Message } from '../message/message.js';
@@ -26,28 +26,48 @@ export interface SearchQuery {
 export interface SearchHit {
   msg_id: string;
   state: State;
-  fields: Record<string, string>;
+  /** An acknowledged error: its page is `/q/<q>/.<id>`. */
+  acked?: true;
+  fields: Record<string, string | number>;
 }
 
 interface Entry {
   state: State;
+  acked?: true;
   fields: Record<string, string>;
   /** Fields whose value was cut at MAX_VALUE. */
   cut?: Set<string>;
+  /** Fields that were numbers, answered as numbers. */
+  nums?: Set<string>;
+  /** Known by a move only (its create was not seen): its fields are being read. */
+  stub?: true;
 }
 
+/** Ids and times every message has: a free text that matched them would match everything. */
+const NOT_TEXT = new Set(['msg_id', 'orig_msg_id', 'cloned_from', 'dup', 'due', 'count', 'max_count', 'expire_at', 'priority']);
+
 /** The searchable form of a message: its top-level strings and numbers (tags joined by commas), each cut at MAX_VALUE. */
-export function searchable(msg: Message): Pick<Entry, 'fields' | 'cut'> {
+export function searchable(msg: Message): Pick<Entry, 'fields' | 'cut' | 'nums'> {
   const fields: Record<string, string> = {};
   let cut: Set<string> | undefined;
+  let nums: Set<string> | undefined;
   for (const [k, v] of Object.entries(msg)) {
     if (k.startsWith('_')) continue;
     const text = typeof v === 'string' || typeof v === 'number' ? String(v) : Array.isArray(v) && v.every((x) => typeof x === 'string') ? v.join(',') : null;
     if (text === null) continue;
     if (text.length > MAX_VALUE) (cut ??= new Set()).add(k);
+    if (typeof v === 'number') (nums ??= new Set()).add(k);
     fields[k] = text.slice(0, MAX_VALUE);
   }
-  return cut ? { fields, cut } : { fields };
+  return { fields, ...(cut ? { cut } : {}), ...(nums ? { nums } : {}) };
+}
+
+/** An entry's fields as a reply gives them: numbers as numbers. */
+function replyFields(e: Entry): Record<string, string | number> {
+  if (!e.nums) return e.fields;
+  const out: Record<string, string | number> = { ...e.fields };
+  for (const k of e.nums) out[k] = Number(out[k]);
+  return out;
 }
 
 type Verdict = 'yes' | 'no' | 'maybe';
@@ -70,18 +90,32 @@ export class SearchIndex {
   private heard: [string, (e: Map<string, Entry>) => void][] = [];
 
   constructor(private readonly d: { spool: QueueSpool; events: QueueEvents; log: Logger }) {
-    // `created` follows the durable write, when the message may have moved on already: a move seen first keeps its state.
     d.events.on('created', ({ msg, state }) => this.apply(msg.msg_id, (m) => m.set(msg.msg_id, { ...searchable(msg), state: m.get(msg.msg_id)?.state ?? state })));
-    d.events.on('moved', ({ id, to }) =>
+    d.events.on('moved', ({ id, from, to }) =>
       this.apply(id, (m) => {
         const e = m.get(id);
-        if (e) e.state = to;
-        else m.set(id, { state: to, fields: { msg_id: id } });
+        if (!e) return void this.refill(m, id, { state: to, fields: { msg_id: id }, stub: true });
+        e.state = to;
+        if (from === 'err') delete e.acked;
       }),
     );
     // Fields that finishing changes (outcome, failures) are read again once the message is at rest in err.
     d.events.on('finished', ({ msg, outcome }) => outcome.state === 'err' && this.apply(msg.msg_id, (m) => m.set(msg.msg_id, { state: 'err', ...searchable(msg) })));
-    d.events.on('removed', ({ id }) => this.apply(id, (m) => m.delete(id)));
+    d.events.on('acked', ({ ids }) =>
+      this.apply('', (m) => {
+        for (const id of ids) {
+          const e = m.get(id);
+          if (e) e.acked = true;
+        }
+      }),
+    );
+    // An acknowledged error is removed by its dotted name.
+    d.events.on('removed', ({ id }) => this.apply(id, (m) => m.delete(id.replace(/^\./, ''))));
+  }
+
+  /** Builds the index now, so that the first search finds it ready (queue start). */
+  warm(): void {
+    this.built().catch((err: Error) => this.d.log.warn({ err: err.message }, 'search index not built; the next search tries again'));
   }
 
   get size(): number | null {
@@ -95,26 +129,46 @@ export class SearchIndex {
     const unsure: string[] = [];
     for (const [id, e] of entries) {
       if (q.state !== undefined && e.state !== q.state) continue;
-      if (q.text !== undefined && !Object.values(e.fields).some((v) => v.includes(q.text!))) continue;
+      if (q.text !== undefined && !Object.entries(e.fields).some(([k, v]) => !NOT_TEXT.has(k) && v.includes(q.text!))) continue;
       const verdicts = wanted.map(([k, v]) => judge(e, k, v, q.exact));
       if (verdicts.includes('no')) continue;
       (verdicts.includes('maybe') ? unsure : sure).push(id);
     }
     const hits = sure.concat(await this.verify(unsure, entries, q)).sort().reverse();
-    const messages = hits.slice(q.offset, q.offset + q.limit).map((id) => ({ msg_id: id, state: entries.get(id)!.state, fields: entries.get(id)!.fields }));
+    const messages = hits.slice(q.offset, q.offset + q.limit).map((id) => {
+      const e = entries.get(id)!;
+      return { msg_id: id, state: e.state, ...(e.acked ? { acked: e.acked } : {}), fields: replyFields(e) };
+    });
     return { total: hits.length, messages };
   }
 
   /** Candidates whose cut values may match, checked against their messages. */
   private async verify(ids: string[], entries: Map<string, Entry>, q: SearchQuery): Promise<string[]> {
     const ok = await mapLimit(ids, LANES, async (id) => {
-      const msg: Record<string, unknown> | null = await this.d.spool.readMessage(entries.get(id)!.state, id).catch(() => null);
+      const e = entries.get(id)!;
+      const msg: Record<string, unknown> | null = await this.d.spool.readMessage(e.state, e.acked ? `.${id}` : id).catch(() => null);
       return msg !== null && Object.entries(q.fields).every(([k, v]) => {
         const value = textOf(msg[k]);
         return value !== undefined && (q.exact ? value === v : value.includes(v));
       });
     });
     return ids.filter((_, i) => ok[i]);
+  }
+
+  /**
+   * A message the index learnt of by a move (it was between two of the build's directory listings,
+   * or its create came before the build): its fields are read where it now is.
+   */
+  private refill(m: Map<string, Entry>, id: string, stub: Entry): void {
+    m.set(id, stub);
+    void this.d.spool.readMessage(stub.state, id).then(
+      (msg) => {
+        const e = m.get(id);
+        if (e?.stub) m.set(id, { ...searchable(msg), state: e.state, ...(e.acked ? { acked: e.acked } : {}) });
+      },
+      // Moved on again before the read: the next move's event reads it from there.
+      () => undefined,
+    );
   }
 
   private apply(id: string, change: (m: Map<string, Entry>) => void): void {
@@ -141,7 +195,7 @@ export class SearchIndex {
         const id = name.replace(/^\./, '');
         const msg = await spool.readMessage(state, name).catch(() => null);
         // Moved meanwhile: the move's event, replayed below, puts it where it is now.
-        if (msg) entries.set(id, { state, ...searchable(msg) });
+        if (msg) entries.set(id, { state, ...(name !== id ? { acked: true as const } : {}), ...searchable(msg) });
         if (++read % PROGRESS_EVERY === 0) log.info({ state, read, of: ids.length }, 'search index: reading messages');
       });
     }

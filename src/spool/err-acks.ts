@@ -2,13 +2,13 @@
 import path from 'node:path';
 import type { QueueSpool } from './queue-spool.js';
 
-/** Acknowledges every err message; the count acknowledged. */
-export async function ackErrs(spool: QueueSpool): Promise<number> {
+/** Acknowledges every err message; the ids acknowledged. */
+export async function ackErrs(spool: QueueSpool): Promise<string[]> {
   const dir = spool.paths.state.err;
   const ids = await spool.listFlat('err');
   for (const id of ids) await spool.fs.rename(path.join(dir, id), path.join(dir, `.${id}`));
   if (ids.length) await spool.dirSync.sync(dir);
-  return ids.length;
+  return ids;
 }
 
 /** err/.<id> → err/<id>, durably (a requeue of an acknowledged message, rq-beyond §B6). */

@@ -38,6 +38,29 @@ function collect() {
 }
 
 describe('FeedClient', () => {
+  it('gives the events that arrive with the hello only after the opener has taken the hello', async () => {
+    await serveRaw((socket) => socket.write(`${hello}\n${ev(8)}\n${ev(9)}\n`));
+    let opened = false;
+    const seen: [number, boolean][] = [];
+    let done: () => void = () => undefined;
+    const both = new Promise<void>((r) => (done = r));
+    const handlers = {
+      event: (e: FeedEvent) => {
+        seen.push([e.seq, opened]);
+        if (seen.length === 2) done();
+      },
+      closed: () => undefined,
+    };
+    const { client } = await FeedClient.open(sock, handlers);
+    opened = true;
+    await both;
+    expect(seen).toEqual([
+      [8, true],
+      [9, true],
+    ]);
+    client.close();
+  });
+
   it('resolves with the hello, then hands over each event, lines and characters split across chunks included', async () => {
     const lines = `${hello}\n${ev(8, { reason: 'café ☕' })}\n${ev(9)}\n`;
     const bytes = Buffer.from(lines);

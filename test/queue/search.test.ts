@@ -94,3 +94,30 @@ describe('search', () => {
     expect(await ask(q, { text: ['x'] })).toEqual(['fail', expect.stringMatching(/text/)]);
   });
 });
+
+describe('search index upkeep', () => {
+  it('reads the fields of a message it learnt of by a move; answers numbers as numbers; acknowledged errors by their dotted page and gone once deleted', async () => {
+    const q = await prepQueue();
+    const a = await q.send({ param1: 'acked-one' });
+    const s = await q.launcher.nth(0);
+    const finished = q.next('finished', ({ msg }) => msg.msg_id === a.msg_id);
+    s.say('err');
+    s.exit(0);
+    await finished;
+    expect((await ask(q, { query: { param1: 'acked-one' } }))[1].messages[0]).toMatchObject({ state: 'err', fields: { count: 0, param1: 'acked-one' } });
+    await q.queue.ops.ackErrs();
+    expect((await ask(q, { query: { param1: 'acked-one' } }))[1].messages[0]).toMatchObject({ acked: true });
+    // The free text leaves out ids and times: the id's digits match nothing.
+    expect((await ask(q, { text: a.msg_id.slice(0, 8) }))[1].total).toBe(0);
+    await q.queue.ops.remove(`.${a.msg_id}`, (await q.queue.ops.locate(`.${a.msg_id}`))!);
+    expect((await ask(q, { query: { param1: 'acked-one' } }))[1].total).toBe(0);
+    // A move of a message the index never saw made (as between two of the build's listings): its fields are read.
+    const b = await q.queue.ops.create({ dest: 'q', param1: 'unseen' } as never, false);
+    const index = q.queue.stats.search as unknown as { entries: Map<string, unknown> };
+    index.entries.delete(b.msg_id);
+    const moved = q.next('moved', ({ id }) => id === b.msg_id);
+    await q.queue.ops.commit(b.msg_id);
+    await moved;
+    await expect.poll(async () => (await ask(q, { query: { param1: 'unseen' } }))[1].total).toBe(1);
+  });
+});

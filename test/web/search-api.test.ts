@@ -44,7 +44,10 @@ describe('GET /search', () => {
     const none = await fetch(w.base + '/search');
     expect(none.status).toBe(400);
     expect(await none.text()).toMatch(/name/);
-    expect((await fetch(w.base + '/search?name=nosuch')).status).toBe(404);
+    const nosuch = await fetch(w.base + '/search?name=nosuch');
+    expect(nosuch.status).toBe(404);
+    expect(nosuch.headers.get('content-type')).toMatch(/application\/json/);
+    expect(await nosuch.json()).toEqual(['fail', expect.stringMatching(/nosuch/)]);
     const bad = await fetch(w.base + '/search?name=test_search&query[a][b]=x');
     expect(bad.status).toBe(400);
     expect(await bad.text()).toMatch(/query\[a\]/);

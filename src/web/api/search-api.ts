@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError } from '../../errors.js';
 import { nestParams, textParam } from '../params.js';
 import { searchView } from '../views/search-view.js';
+import { queueOrRefuse } from './stats-api.js';
 import type { WebContext } from '../web-context.js';
 
 export function searchApi(ctx: WebContext) {
@@ -13,7 +14,8 @@ export function searchApi(ctx: WebContext) {
     if (!htmlPage) ctx.markJson(req);
     const name = textParam(p, 'name');
     if (!name) throw RqError.of('RQ_ERR_LACKING_FIELD', 'name');
-    const q = await ctx.requireQueue(name);
+    const q = htmlPage ? await ctx.requireQueue(name) : await queueOrRefuse(ctx, req, reply, name);
+    if (q === null) return reply;
     const text = textParam(p, 'text');
     // The queue checks every value and names what it refuses.
     const r = await ctx.queue(q).search({ query: p.query, text: p.text, exact: p.exact, state: p.state, offset: p.offset, limit: p.limit });
@@ -22,6 +24,6 @@ export function searchApi(ctx: WebContext) {
     const limit = Number(textParam(p, 'limit') ?? 100);
     if (htmlPage) return ctx.page(req, reply, searchView({ queue: q, text: text ?? '', state: textParam(p, 'state'), offset, limit, page: r.value }, ctx.urls), { queue: q });
     reply.header('X-Total-Count', String(r.value.total));
-    return ctx.json(reply, r.value.messages.map((m) => ({ ...m.fields, msg_id: m.msg_id, state: m.state })));
+    return ctx.json(reply, r.value.messages.map((m) => ({ ...m.fields, msg_id: m.msg_id, state: m.state, ...(m.acked ? { acked: true } : {}) })));
   };
 }

@@ -21,10 +21,10 @@ export function withMessageUrls(v: FailureGroups | FailureGroupPage, q: string, 
  * The queue of a JSON statistics route, or null once a 404 JSON refusal is sent: a JSON client gets
  * JSON for an unknown queue too (the classic routes' HTML Not Found page is kept where the spec has it).
  */
-async function queueOrRefuse(ctx: WebContext, req: FastifyRequest, reply: FastifyReply): Promise<string | null> {
+export async function queueOrRefuse(ctx: WebContext, req: FastifyRequest, reply: FastifyReply, name = pathParam(req, 'q')): Promise<string | null> {
   ctx.markJson(req);
   try {
-    return await ctx.requireQueue(pathParam(req, 'q'));
+    return await ctx.requireQueue(name);
   } catch (err) {
     if (!(err instanceof RqError) || err.code !== 'RQ_ERR_QUEUE_NOT_FOUND') throw err;
     ctx.json(reply, ['fail', err.message], err.status);

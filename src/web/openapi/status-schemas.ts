@@ -74,7 +74,7 @@ const mgrDown = (what: string): Json => answer(`rq-mgr did not answer: ${what}`,
 
 export const statusSchemas = {
   dashboardJson: {
-    summary: 'What the dashboard redraws every 2 s',
+    summary: 'What the dashboard redraws when GET /events tells of a move',
     tags: [TAGS.status],
     response: { 200: answer('rq-mgr, every queue and the timers (`Cache-Control: no-store`)', { json: DASHBOARD }) },
   },

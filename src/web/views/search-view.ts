@@ -23,7 +23,7 @@ export function searchView(d: SearchViewData, urls: Urls): SafeHtml {
   const first = total === 0 ? 0 : d.offset + 1;
   const last = d.offset + messages.length;
   const rows = messages.map(
-    (m) => html`<tr><td class="msg"><a class="msg-link" href="${urls.msg(d.queue, m.msg_id)}">${m.msg_id}</a></td><td class="state state-${m.state}">${m.state}</td>
+    (m) => html`<tr><td class="msg"><a class="msg-link" href="${urls.msg(d.queue, m.acked ? `.${m.msg_id}` : m.msg_id)}">${m.msg_id}</a></td><td class="state state-${m.state}">${m.state}${m.acked ? ' (acknowledged)' : ''}</td>
 <td class="param">${m.fields.param1 ?? ''}</td><td class="src">${m.fields.src ?? ''}</td><td class="outcome">${m.fields.outcome ?? ''}</td></tr>`,
   );
   const prev = d.offset > 0 ? html`<a class="button small" id="search-prev" href="${href(d, urls, Math.max(0, d.offset - d.limit))}">newer</a>` : '';
