@@ -6,6 +6,7 @@ import { FeedClient } from '../../src/ipc/feed-client.js';
 import type { FeedEvent, FeedHello } from '../../src/ipc/feed-event.js';
 import { perTestRoot } from '../helpers/per-test-root.js';
 import { FIXTURES, QueueProc, addQueue } from '../helpers/rq-root.js';
+import { mapLimit } from '../../src/spool/map-limit.js';
 
 const DONE_SH = path.join(FIXTURES, 'scripts', 'done.sh');
 const t = perTestRoot();
@@ -54,19 +55,6 @@ async function reader(sock: string): Promise<Reader> {
   return r;
 }
 
-/** Runs `fn` over `items`, `lanes` at a time. */
-async function lanes<T, R>(items: T[], n: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  }));
-  return out;
-}
-
 const step = (ev: FeedEvent) => (ev.type === 'moved' ? `moved:${ev.from}>${ev.to}` : ev.type === 'created' || ev.type === 'finished' ? `${ev.type}:${ev.to}` : ev.type);
 
 describe('the queue event feed', () => {
@@ -77,7 +65,7 @@ describe('the queue event feed', () => {
     expect(a.hello).toMatchObject({ type: 'hello', queue: 'feed', pid: t.q.pid });
     expect(b.hello.seq).toBe(a.hello.seq);
 
-    const ids = await lanes(Array.from({ length: 1000 }, (_, i) => i), 16, () => t.q!.send({ param1: 'x' }));
+    const ids = await mapLimit(Array.from({ length: 1000 }, (_, i) => i), 16, () => t.q!.send({ param1: 'x' }));
     const finished = (evs: FeedEvent[]) => evs.filter((e) => e.type === 'finished').length === 1000;
     // ~15-20 ms of fsyncs and a spawn per message on a 2-core box: the runs, not the feed, set the pace.
     await Promise.all([a.until('1,000 finished', finished, 100_000), b.until('1,000 finished', finished, 100_000)]);

@@ -7,6 +7,7 @@ import { rootPaths } from '../../src/config/paths.js';
 import { FIXTURES, waitFor } from '../helpers/rq-root.js';
 import { SseReader } from '../helpers/sse-reader.js';
 import { type WebRoot, startWebRoot } from './web-root.js';
+import { mapLimit } from '../../src/spool/map-limit.js';
 
 const DONE_SH = path.join(FIXTURES, 'scripts', 'done.sh');
 const MAX_STREAMS = 4;
@@ -57,18 +58,6 @@ function stepsById(evs: FeedEvent[]): Record<string, string[]> {
 }
 const finishedOf = (ids: string[]) => (evs: FeedEvent[]) => ids.every((id) => evs.some((e) => e.type === 'finished' && e.msg_id === id));
 
-async function lanes<T, R>(items: T[], n: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  }));
-  return out;
-}
-
 describe('GET /events', () => {
   it('delivers every move of 1,000 messages, in order, to two subscribers', async () => {
     const a = await subscribe('?queue=alpha');
@@ -79,7 +68,7 @@ describe('GET /events', () => {
     expect(a.ready.alpha).toMatchObject({ up: true, pid: expect.any(Number), seq: expect.any(Number) });
     expect(Object.keys(b.ready).sort()).toEqual(['alpha', 'beta']);
 
-    const ids = await lanes(Array.from({ length: 1000 }, (_, i) => i), 16, () => create('alpha'));
+    const ids = await mapLimit(Array.from({ length: 1000 }, (_, i) => i), 16, () => create('alpha'));
     const all = (evs: FeedEvent[]) => evs.filter((e) => e.type === 'finished').length === 1000;
     const [ea, eb] = await Promise.all([readMoves(a.sse, all), readMoves(b.sse, all)]);
     expect(eb).toEqual(ea);
