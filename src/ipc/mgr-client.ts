@@ -133,6 +133,7 @@ export class MgrClient {
   }
 
   async limitStatus(key?: string, timeoutMs?: number): Promise<Answer<Record<string, LimitKeyStatus>>> {
-    return answer(await this.send('limit_status', JSON.stringify(key === undefined ? {} : { key }), timeoutMs), isObject as (v: unknown) => v is Record<string, LimitKeyStatus>);
+    // JSON leaves out an undefined key: no key asks for every one.
+    return answer(await this.send('limit_status', JSON.stringify({ key }), timeoutMs), isObject as (v: unknown) => v is Record<string, LimitKeyStatus>);
   }
 }

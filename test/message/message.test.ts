@@ -73,6 +73,13 @@ describe('normaliseCreate', () => {
     expect(refusal({ dest: 'q', post_run_webhook: 5 }).message).toBe('post_run_webhook: expected an array of http(s) URLs, received 5');
   });
 
+  it('a webhook must be an http(s) URL from its first character to its last', () => {
+    // Something before the scheme, or a space or newline after the host, is not a URL a POST can go to.
+    expect(refusal({ dest: 'q', post_run_webhook: ['xhttp://a/x'] }).message).toBe('post_run_webhook[0]: expected an http(s) URL, received "xhttp://a/x"');
+    expect(refusal({ dest: 'q', post_run_webhook: ['http://a/x', 'http://b/y z'] }).message).toBe('post_run_webhook[1]: expected an http(s) URL, received "http://b/y z"');
+    expect(refusal({ dest: 'q', post_run_webhook: ['http://a/x\n'] }).message).toBe('post_run_webhook[0]: expected an http(s) URL, received "http://a/x\\n"');
+  });
+
   it('treats empty due and webhook as absent', () => {
     expect(normaliseCreate({ dest: 'q', due: '', post_run_webhook: '' })).toEqual({ dest: 'q' });
   });

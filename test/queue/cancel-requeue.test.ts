@@ -80,6 +80,9 @@ describe('cancel', () => {
     expect(folded.dup).toMatch(new RegExp(`/q/coal/${b}$`));
     expect(folded.waiting).toEqual({ reason: 'coalesced', into: folded.dup });
     expect(await coal.cmd('waiting', { reason: 'coalesced' })).toEqual(['ok', [{ msg_id: c, reason: 'coalesced', into: folded.dup }]]);
+    // Deleting it is refused (its parent carries it) and it stays: only cancel takes it out.
+    expect(await coal.cmd('delete_message', { msg_id: c })).toEqual(['fail', 'msg not deleted: msg is coalesced into a running message']);
+    expect(await coal.state(c)).toBe('que');
     expect(await coal.cmd('cancel_message', { msg_id: c })).toEqual(['ok', 'msg cancelled']);
     expect((await coal.cmd('get_message', { msg_id: c }))[1]).toMatchObject({ state: 'err', outcome: 'cancelled' });
     const parent = await coal.waitState(b, ['done']);

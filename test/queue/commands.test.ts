@@ -105,6 +105,9 @@ describe('create, prep, attach, commit', () => {
     expect((await q.cmd('get_message', { msg_id: '../../etc' }))[1]).toMatch(/^msg_id: expected a message id/);
     expect(await q.cmd('get_message', { msg_id: '20200101.0000.00.000.1' })).toEqual(['fail', 'msg not found']);
     expect(await q.cmd('get_message_state', { msg_id: '20200101.0000.00.000.1' })).toEqual(['fail', 'msg not found']);
+    // commit_message checks its msg_id itself (only prep messages): a missing one is named, not "not found".
+    for (const args of [{}, { msg_id: '' }, { msg_id: null }]) expect(await q.cmd('commit_message', args)).toEqual(['fail', "lacking 'msg_id' field"]);
+    expect(await q.cmd('commit_message', { msg_id: '20200101.0000.00.000.1' })).toEqual(['fail', 'cannot find message']);
   });
 });
 
@@ -168,6 +171,8 @@ describe('operator operations', () => {
     expect(await q.cmd('messages', { state: 'done', limit: 50, filter: 'needle-1' })).toEqual([ids[1]]);
     expect(await q.cmd('messages', { state: 'relayed' })).toEqual([]);
     expect(await q.cmd('messages', { state: 'bogus' })).toEqual(['fail', "invalid or missing 'state' field (bogus)"]);
+    // A missing state shows as nothing between the brackets.
+    expect(await q.cmd('messages', {})).toEqual(['fail', "invalid or missing 'state' field ()"]);
     const n = await q.cmd('num_messages');
     expect(Object.keys(n)).toEqual(['prep', 'que', 'run', 'done', 'relayed', 'err']);
   });

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type InProcess, inProcessQueue } from './in-process.js';
+import { waitFor } from '../helpers/rq-root.js';
 
 let q: InProcess | null = null;
 afterEach(async () => {
@@ -212,6 +213,20 @@ describe('runs and their end', () => {
     expect(q.peerCalls).toHaveLength(1);
     expect(q.peerCalls[0]).toMatchObject({ queue: 'webhook', command: 'create_message', arg: { dest: 'webhook', param1: 'http://127.0.0.1:1/hook' } });
     expect(JSON.parse((q.peerCalls[0].arg as { param2: string }).param2)).toMatchObject({ state: 'done' });
+  });
+
+  it('post_run_webhook: a message the restart finishes to err (its cancel decided before a crash) is handed to the webhook queue too', async () => {
+    q = await inProcessQueue();
+    const m = await q.queue.ops.create({ dest: 'q', post_run_webhook: ['http://127.0.0.1:1/hook'] } as never, false);
+    await q.stop();
+    // The state a crash leaves between a cancel's msg write and its move: prep/, outcome decided.
+    await q.queue.spool.writeMessage('prep', m.msg_id, { ...m, outcome: 'cancelled' });
+    const root = q.root;
+    q = await inProcessQueue({}, { root });
+    expect(await q.state(m.msg_id)).toBe('err');
+    const call = await waitFor(() => q!.peerCalls[0], 'the webhook of the recovered message');
+    expect(call).toMatchObject({ queue: 'webhook', command: 'create_message', arg: { dest: 'webhook', param1: 'http://127.0.0.1:1/hook' } });
+    expect(JSON.parse((call.arg as { param2: string }).param2)).toMatchObject({ msg_id: `http://127.0.0.1:3333/q/q/${m.msg_id}`, state: 'err', outcome: 'cancelled' });
   });
 
   it('a run that fails inside rq (the disk refuses its move into run/) ends in err with a status naming the error; the next message still runs', async () => {

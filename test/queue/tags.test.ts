@@ -115,6 +115,8 @@ describe('lookup', () => {
     expect(all.messages.map((m: { msg_id: string }) => m.msg_id)).toEqual([doneId, ids[4], ids[3]]);
     const next = (await q.cmd('tagged', { tag: 'page', offset: 3, limit: 3 }))[1];
     expect(next.messages.map((m: { msg_id: string }) => m.msg_id)).toEqual([ids[2], ids[1], ids[0]]);
+    // An empty offset (a form's or a query string's empty field) is no offset: the first page.
+    expect((await q.cmd('tagged', { tag: 'page', offset: '', limit: 3 }))[1]).toEqual(all);
     const queued = (await q.cmd('tagged', { tag: 'page', state: 'que' }))[1];
     expect(queued.total).toBe(5);
     expect((await q.cmd('tagged', { tag: 'page', state: 'done' }))[1]).toMatchObject({ total: 1, messages: [{ msg_id: doneId, state: 'done', status: 'done - done sleeping' }] });

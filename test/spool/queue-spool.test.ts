@@ -129,6 +129,16 @@ describe('create', () => {
     const ok = await spool.create({ dest: 'test' }, { commit: true });
     expect(await spool.locate(ok.msg_id)).toBe('que');
   });
+
+  it('a create whose journal step (before) fails throws that failure and leaves no temp dir', async () => {
+    const journal = new Error('tag journal: no space left');
+    const err = await caught(spool.create({ dest: 'test' }, { commit: true, before: async () => Promise.reject(journal) }));
+    expect(err).toBe(journal);
+    for (const s of STATES) expect(await ls(spool.paths.state[s]), s).toEqual([]);
+    // The next create, with a before that succeeds, lands.
+    const ok = await spool.create({ dest: 'test' }, { commit: true, before: async () => undefined });
+    expect(await spool.locate(ok.msg_id)).toBe('que');
+  });
 });
 
 describe('create: descriptors', () => {

@@ -145,6 +145,22 @@ describe('what is not a plain non-empty file', () => {
   });
 });
 
+describe('the type a file is sent with', () => {
+  it('comes from its extension: .txt as UTF-8 text, .gif as an image, an unknown one as bytes', async () => {
+    const job = path.dirname(msg.logFile);
+    const files: [name: string, type: string][] = [
+      ['notes.txt', 'text/plain; charset=utf-8'],
+      ['pic.gif', 'image/gif'],
+      ['data.bin', 'application/octet-stream'],
+    ];
+    for (const [name, type] of files) {
+      await fs.writeFile(path.join(job, name), 'x');
+      const res = await fetch(`${w.base}/q/test/${msg.id}/log/${name}`);
+      expect([name, res.status, res.headers.get('content-type'), await res.text()]).toEqual([name, 200, type, 'x']);
+    }
+  });
+});
+
 describe('Range on job logs: GET /q/<q>/<id>/log/stdio.log', () => {
   it('206, 416 and 200 over the log as it is on disk', async () => {
     const log = await fs.readFile(msg.logFile);

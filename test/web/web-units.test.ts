@@ -116,11 +116,14 @@ describe('access checks', () => {
     expect(checkCredentials({ a: 'p' }, 'toString', '')).toBe(false);
   });
 
-  it('allowed_ips is a substring match, empty allows all', () => {
+  it('allowed_ips is a substring match of any one entry, empty allows all', () => {
     expect(ipAllowed('127.0.0.1', undefined)).toBe(true);
     expect(ipAllowed('127.0.0.1', [])).toBe(true);
     expect(ipAllowed('::ffff:127.0.0.1', ['127.0.0.'])).toBe(true);
     expect(ipAllowed('10.0.0.1', ['127.0.0.'])).toBe(false);
+    // One entry that matches is enough: a list names every network that may come in.
+    expect(ipAllowed('10.0.0.1', ['127.0.0.', '10.0.0.'])).toBe(true);
+    expect(ipAllowed('192.168.1.5', ['127.0.0.', '10.0.0.'])).toBe(false);
   });
 });
 

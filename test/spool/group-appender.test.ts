@@ -1,0 +1,65 @@
+// GroupAppender on a real file: a write the disk cuts short never glues the next record to the torn line.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { GroupAppender } from '../../src/spool/group-appender.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-appender-'));
+});
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+const enospc = () => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+
+/**
+ * A disk that `fill(room)` leaves `room` bytes on: a write gets as far as that (a short count, as
+ * write(2) gives), the next one fails with ENOSPC; `free()` gives the space back.
+ */
+function fakeDisk(): { fill: (bytes: number) => void; free: () => void } {
+  let full = false;
+  let room = 0;
+  const open = fs.open.bind(fs);
+  vi.spyOn(fs, 'open').mockImplementation(async (...args: Parameters<typeof fs.open>) => {
+    const handle = await open(...args);
+    const write = handle.write.bind(handle) as (...a: unknown[]) => Promise<{ bytesWritten: number }>;
+    (handle as unknown as { write: unknown }).write = async (data: string | Uint8Array, ...rest: unknown[]) => {
+      if (!full) return write(data, ...rest);
+      const bytes = typeof data === 'string' ? Buffer.from(data) : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+      const offset = typeof rest[0] === 'number' ? rest[0] : 0;
+      const length = typeof rest[1] === 'number' ? rest[1] : bytes.length - offset;
+      if (room === 0) throw enospc();
+      const n = Math.min(room, length);
+      room -= n;
+      return write(bytes, offset, n);
+    };
+    return handle;
+  });
+  return {
+    fill: (bytes) => {
+      full = true;
+      room = bytes;
+    },
+    free: () => (full = false),
+  };
+}
+
+describe('GroupAppender', () => {
+  it('a record the disk cut short is refused, and the next record after space is freed starts a line of its own', async () => {
+    const file = path.join(dir, 'journal');
+    const disk = fakeDisk();
+    const j = new GroupAppender(file);
+    await j.append('{"a":1}\n');
+    disk.fill(5);
+    await expect(j.append('{"b":2222}\n')).rejects.toMatchObject({ code: 'ENOSPC' });
+    disk.free();
+    await j.append('{"c":3}\n');
+    await j.close();
+    // The torn record is its own unreadable line; the ones before and after it are whole.
+    expect((await fs.readFile(file, 'utf8')).split('\n')).toEqual(['{"a":1}', '{"b":', '{"c":3}', '']);
+  });
+});
