@@ -80,6 +80,8 @@ async function writeAll(handle: fs.FileHandle, text: string): Promise<void> {
   const bytes = Buffer.from(text);
   for (let off = 0; off < bytes.length; ) {
     const { bytesWritten } = await handle.write(bytes, off, bytes.length - off);
+    // A regular file never takes nothing without an error; if one did, looping would never end.
+    if (bytesWritten === 0) throw Object.assign(new Error('write took no bytes'), { code: 'EIO' });
     off += bytesWritten;
   }
 }
