@@ -159,15 +159,19 @@ export class SearchIndex {
    * A message the index learnt of by a move (it was between two of the build's directory listings,
    * or its create came before the build): its fields are read where it now is.
    */
-  private refill(m: Map<string, Entry>, id: string, stub: Entry): void {
-    m.set(id, stub);
-    void this.d.spool.readMessage(stub.state, id).then(
+  private refill(m: Map<string, Entry>, id: string, stub: Entry, tries = 5): void {
+    if (!m.has(id)) m.set(id, stub);
+    const from = stub.state;
+    void this.d.spool.readMessage(from, stub.acked ? `.${id}` : id).then(
       (msg) => {
         const e = m.get(id);
         if (e?.stub) m.set(id, { ...searchable(msg), state: e.state, ...(e.acked ? { acked: e.acked } : {}) });
       },
-      // Moved on again before the read: the next move's event reads it from there.
-      () => undefined,
+      () => {
+        // Moved on before the read (que → run as it started): read it where it is now.
+        const e = m.get(id);
+        if (e?.stub && e.state !== from && tries > 1) this.refill(m, id, e, tries - 1);
+      },
     );
   }
 

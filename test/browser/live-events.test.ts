@@ -110,7 +110,8 @@ describe('live updates from GET /events in a browser', () => {
     await page.close();
   });
 
-  it('polls every 2 s while the stream is refused, and stops once it is back', async () => {
+  // A browser on a loaded 2-core machine: 40 s of page time under a fake clock can take longer than the default 30 s.
+  it('polls every 2 s while the stream is refused, and stops once it is back', { timeout: 90_000 }, async () => {
     const page = await suite.b.newPage();
     const seen = recordRequests(page);
     await page.route('**/events', (route) => route.fulfill({ status: 503, contentType: 'text/plain', body: 'busy' }));
