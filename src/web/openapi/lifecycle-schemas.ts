@@ -1,6 +1,6 @@
 // OpenAPI schemas of the lifecycle routes (api/lifecycle-api.ts): cancel, requeue, reschedule, priority, requeue_errs, running, waiting, history.
 import type { FastifySchema } from 'fastify';
-import { ACTION_REFUSALS, BACK, FORM_TYPES, ID, JSON_REFUSALS, type Json, Q, STRING_LIST, TAGS, X_FORMAT_HTML, answer, formBody, ok, pathParams, query, seeOther } from './shapes.js';
+import { ACTION_REFUSALS, BACK, FORM_TYPES, ID, JSON_REFUSALS, type Json, Q, STRING_LIST, TAGS, X_FORMAT_HTML, answer, formBody, listOf, ok, pathParams, query, seeOther } from './shapes.js';
 
 const MSG_PARAMS = pathParams({ q: Q, id: ID });
 const DUE = { type: 'string', description: 'Epoch seconds to run at' };
@@ -19,52 +19,33 @@ function messageAction(summary: string, description: string, fields: Record<stri
   };
 }
 
-const RUNNING = {
-  type: 'array',
-  items: {
-    type: 'object',
-    additionalProperties: true,
-    properties: {
-      msg_id: { type: 'string' },
-      pid: { type: 'integer' },
-      started_at: { type: 'string', format: 'date-time' },
-      last_beat: { type: 'string', format: 'date-time', description: 'The last sign of life' },
-      silent_s: { type: 'number' },
-      deadline: { type: 'string', format: 'date-time', nullable: true },
-      heartbeat_timeout: { type: 'number', nullable: true },
-      attempt: { type: 'integer' },
-      limit: { type: 'string', description: 'The limit key whose slot the run holds' },
-    },
-  },
-};
+const RUNNING = listOf({
+  msg_id: { type: 'string' },
+  pid: { type: 'integer' },
+  started_at: { type: 'string', format: 'date-time' },
+  last_beat: { type: 'string', format: 'date-time', description: 'The last sign of life' },
+  silent_s: { type: 'number' },
+  deadline: { type: 'string', format: 'date-time', nullable: true },
+  heartbeat_timeout: { type: 'number', nullable: true },
+  attempt: { type: 'integer' },
+  limit: { type: 'string', description: 'The limit key whose slot the run holds' },
+});
 
-const WAITING = {
-  type: 'array',
-  items: {
-    type: 'object',
-    additionalProperties: true,
-    properties: {
-      msg_id: { type: 'string' },
-      reason: { type: 'string', enum: ['delayed', 'coalesced', 'dependencies', 'limit'] },
-      due: { type: 'number' },
-      into: { type: 'string' },
-      waiting_on: STRING_LIST,
-      key: { type: 'string' },
-      position: { type: 'integer', nullable: true },
-    },
-  },
-};
+const WAITING = listOf({
+  msg_id: { type: 'string' },
+  reason: { type: 'string', enum: ['delayed', 'coalesced', 'dependencies', 'limit'] },
+  due: { type: 'number' },
+  into: { type: 'string' },
+  waiting_on: STRING_LIST,
+  key: { type: 'string' },
+  position: { type: 'integer', nullable: true },
+});
 
-const HISTORY = {
-  type: 'array',
-  description: 'Oldest first; `history.1` (past 1 MiB) included',
-  items: {
-    type: 'object',
-    additionalProperties: true,
-    description: 'A move (`from`, `to`) or an `event`, with details such as `pid`, `attempt`, `exit`, `failure`, `retry`, `delay_s`, `outcome`',
-    properties: { at: { type: 'string', format: 'date-time' }, from: { type: 'string', nullable: true }, to: { type: 'string' }, event: { type: 'string' }, actor: { type: 'string' }, reason: { type: 'string' } },
-  },
-};
+const HISTORY = listOf(
+  { at: { type: 'string', format: 'date-time' }, from: { type: 'string', nullable: true }, to: { type: 'string' }, event: { type: 'string' }, actor: { type: 'string' }, reason: { type: 'string' } },
+  'Oldest first; `history.1` (past 1 MiB) included',
+  'A move (`from`, `to`) or an `event`, with details such as `pid`, `attempt`, `exit`, `failure`, `retry`, `delay_s`, `outcome`',
+);
 
 export const lifecycleSchemas = {
   cancel: messageAction(

@@ -1,12 +1,11 @@
 // OpenAPI schemas of the observability routes (docs/observability.md): search (brightroll), and, as they land, statistics, metrics and events.
 import type { FastifySchema } from 'fastify';
-import { JSON_REFUSALS, Q, TAGS, answer, pathParams, query } from './shapes.js';
+import { JSON_REFUSALS, type Json, Q, TAGS, answer, listOf, pathParams, query } from './shapes.js';
 
-const SEARCHED = {
-  type: 'array',
-  description: 'Newest first: each message\'s short fields (values over 256 characters cut), its `state` and `msg_id`; the total is in `X-Total-Count`',
-  items: { type: 'object', additionalProperties: true, properties: { msg_id: { type: 'string' }, state: { type: 'string' } } },
-};
+const SEARCHED = listOf(
+  { msg_id: { type: 'string' }, state: { type: 'string' }, acked: { type: 'boolean' } },
+  'Newest first: each message\'s short fields (values over 256 characters cut), its `state` and `msg_id`; the total is in `X-Total-Count`',
+);
 
 const DISTRIBUTION = {
   type: 'object',
@@ -29,6 +28,11 @@ const GROUPS = {
 };
 
 const GROUP_QUERY = { group: { type: 'string', description: 'An outcome, an error class such as ValueError, or a failure kind' }, offset: { type: 'integer', minimum: 0 }, limit: { type: 'integer', minimum: 1, maximum: 1000, default: 25 } };
+
+/** An HTML page of one queue. */
+function queuePage(summary: string, querystring: Record<string, Json>): FastifySchema {
+  return { summary, tags: [TAGS.pages], params: pathParams({ q: Q }), querystring: query(querystring), response: { 200: answer('HTML', { html: true }) } };
+}
 
 export const observabilitySchemas = {
   metrics: {
@@ -64,20 +68,8 @@ export const observabilitySchemas = {
     querystring: query(GROUP_QUERY),
     response: { 200: answer('Groups, or a page of a group', { json: GROUPS }), ...JSON_REFUSALS },
   },
-  statsPage: {
-    summary: 'The statistics page (counters, charts, failure groups)',
-    tags: [TAGS.pages],
-    params: pathParams({ q: Q }),
-    querystring: query({ date: { type: 'string', description: 'YYYYMMDD or YYYY-MM-DD' } }),
-    response: { 200: answer('HTML', { html: true }) },
-  },
-  failedPage: {
-    summary: 'Failure groups, or one group\'s messages, as a page',
-    tags: [TAGS.pages],
-    params: pathParams({ q: Q }),
-    querystring: query(GROUP_QUERY),
-    response: { 200: answer('HTML', { html: true }) },
-  },
+  statsPage: queuePage('The statistics page (counters, charts, failure groups)', { date: { type: 'string', description: 'YYYYMMDD or YYYY-MM-DD' } }),
+  failedPage: queuePage('Failure groups, or one group\'s messages, as a page', GROUP_QUERY),
   search: {
     summary: "Search one queue's messages in every state (brightroll /search)",
     description:

@@ -70,6 +70,16 @@ export function ok(value: Json, example: unknown): Json {
 }
 
 export const STRING_LIST = { type: 'array', items: { type: 'string' } };
+
+/** An object that may carry more than the properties listed (replies grow; a client keeps what it knows). */
+export function openObject(properties: Record<string, Json>, description?: string): Json {
+  return { type: 'object', additionalProperties: true, ...(description ? { description } : {}), properties };
+}
+
+/** A list of open objects. */
+export function listOf(properties: Record<string, Json>, description?: string, itemDescription?: string): Json {
+  return { type: 'array', ...(description ? { description } : {}), items: openObject(properties, itemDescription) };
+}
 export const ANY_OBJECT = { type: 'object', additionalProperties: true };
 
 // ── Responses ─────────────────────────────────────────────────────────────────

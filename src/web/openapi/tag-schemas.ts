@@ -1,6 +1,6 @@
 // OpenAPI schemas of the tag routes (api/tag-api.ts, rq-beyond §B9): tag a message, cancel_tagged, one queue's tags, lookups across queues.
 import type { FastifySchema } from 'fastify';
-import { ACTION_REFUSALS, BACK, FAIL, FORM_TYPES, ID, JSON_REFUSALS, type Json, Q, STRING_LIST, TAG, TAGS, X_FORMAT_HTML, answer, formBody, ok, pathParams, query, seeOther } from './shapes.js';
+import { ACTION_REFUSALS, BACK, FAIL, FORM_TYPES, ID, JSON_REFUSALS, type Json, Q, STRING_LIST, TAG, TAGS, X_FORMAT_HTML, answer, listOf, formBody, ok, pathParams, query, seeOther } from './shapes.js';
 
 const TAG_LIST = { ...STRING_LIST, description: 'Comma-separated, an array (`add[]=a&add[]=b`), or a JSON array' };
 
@@ -18,12 +18,12 @@ const QUEUE_PAGE = {
   additionalProperties: true,
   properties: {
     total: { type: 'integer', description: 'Messages with the tag (in `state`, when given)' },
-    messages: { type: 'array', description: 'Most recently tagged first', items: { type: 'object', additionalProperties: true, properties: ENTRY } },
+    messages: listOf(ENTRY, 'Most recently tagged first'),
     gone: { ...STRING_LIST, description: 'Ids found deleted behind the queue\'s back' },
   },
 };
 
-const EVERYWHERE_MESSAGES = { type: 'array', items: { type: 'object', additionalProperties: true, properties: { ...ENTRY, queue: { type: 'string' } } } };
+const EVERYWHERE_MESSAGES = listOf({ ...ENTRY, queue: { type: 'string' } });
 
 const EVERYWHERE = {
   type: 'object',

@@ -1,5 +1,5 @@
 // rq UI: live sections look again when the server says something moved (one EventSource on GET /events per url), at most once per 250 ms burst; they poll (poll.js) only while the stream is down.
-import { poll } from './poll.js';
+import { look, poll } from './poll.js';
 
 /** Events closer together than this make one refresh. */
 const BURST_MS = 250;
@@ -68,16 +68,11 @@ export function live(eventsUrl, url, onResponse, { wants = () => true, accept = 
     if (document.hidden) return void (missed = true);
     if (busy) return void (again = true);
     busy = true;
-    try {
-      await onResponse(await fetch(url, { headers: { Accept: accept }, cache: 'no-store' }));
-    } catch {
-      // The server may be restarting: its stream says so, and says when it is back.
-    } finally {
-      busy = false;
-      // Events that came during the request: the answer may predate them.
-      if (again) section.schedule();
-      again = false;
-    }
+    await look(url, onResponse, accept);
+    busy = false;
+    // Events that came during the request: the answer may predate them.
+    if (again) section.schedule();
+    again = false;
   };
   const section = {
     wants,
