@@ -86,8 +86,8 @@ export async function main(argv: string[]): Promise<void> {
     return null;
   });
   await queue.start();
-  // Searches answer from memory once this has read every message (docs/observability.md).
-  queue.stats.search.warm();
+  // A queue searched before reads its messages into the search index now, not at its next search (docs/observability.md).
+  void queue.stats.search.warm();
   // The config's `schedule` (spec §15) creates messages here; the logic lives in queue-cron.ts.
   cron = new QueueCron({ queue: cronView(queue), stateFile: cronStateFile(paths.dir), log: log.child({ component: 'cron' }) });
   await cron.start(queue.config.schedule ?? []);

@@ -1,4 +1,6 @@
-// Search of a queue's messages in every state by field (brightroll `/search`, rq-beyond issue 17): an in-memory index of each message's short fields, built from disk once (at start, in the background) and kept by the queue's events.
+// Search of a queue's messages in every state by field (brightroll `/search`, rq-beyond issue 17): an in-memory index of each message's short fields, built from disk at the first search (and at each later start of a searched queue) and kept by the queue's events.
+import fsp from 'node:fs/promises';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { SearchPage } from '../ipc/stats-reply.js';
 import type { Message } from '../message/message.js';
@@ -113,9 +115,22 @@ export class SearchIndex {
     d.events.on('removed', ({ id }) => this.apply(id, (m) => m.delete(id.replace(/^\./, ''))));
   }
 
-  /** Builds the index now, so that the first search finds it ready (queue start). */
-  warm(): void {
-    this.built().catch((err: Error) => this.d.log.warn({ err: err.message }, 'search index not built; the next search tries again'));
+  /**
+   * At queue start: builds the index in the background if this queue has been searched before, so
+   * that the next search finds it ready; a queue nobody searches never pays for reading every message.
+   */
+  async warm(): Promise<void> {
+    if (!(await fsp.stat(this.usedMark()).then(() => true, () => false))) return;
+    await this.built().catch((err: Error) => this.d.log.warn({ err: err.message }, 'search index not built; the next search tries again'));
+  }
+
+  /** `.index/searched`: the next start builds the index at once (not state; a failed write only costs that). */
+  private async markUsed(): Promise<void> {
+    await fsp.mkdir(path.dirname(this.usedMark()), { recursive: true }).then(() => fsp.writeFile(this.usedMark(), '')).catch(() => undefined);
+  }
+
+  private usedMark(): string {
+    return path.join(path.dirname(this.d.spool.paths.tagsFile), 'searched');
   }
 
   get size(): number | null {
@@ -123,6 +138,7 @@ export class SearchIndex {
   }
 
   async search(q: SearchQuery): Promise<SearchPage & { messages: SearchHit[] }> {
+    if (this.entries === null && this.building === null) await this.markUsed();
     const entries = await this.built();
     const wanted = Object.entries(q.fields);
     const sure: string[] = [];

@@ -121,3 +121,19 @@ describe('search index upkeep', () => {
     await expect.poll(async () => (await ask(q, { query: { param1: 'unseen' } }))[1].total).toBe(1);
   });
 });
+
+describe('search index at start', () => {
+  it('is read at start only for a queue that has been searched: nobody else pays for reading every message', async () => {
+    const q1 = await inProcessQueue();
+    await q1.queue.ops.create({ dest: 'q', param1: 'kept' } as never, false);
+    await q1.queue.stats.search.warm();
+    expect(q1.queue.stats.search.size).toBeNull();
+    expect((await ask(q1, { query: { param1: 'kept' } }))[1].total).toBe(1);
+    await q1.stop();
+    const q2 = await inProcessQueue({}, { root: q1.root });
+    open.push(q2);
+    await q2.queue.stats.search.warm();
+    expect(q2.queue.stats.search.size).toBe(1);
+    expect((await ask(q2, { query: { param1: 'kept' } }))[1].total).toBe(1);
+  });
+});

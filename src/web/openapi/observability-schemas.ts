@@ -73,7 +73,7 @@ export const observabilitySchemas = {
   search: {
     summary: "Search one queue's messages in every state (brightroll /search)",
     description:
-      '`query[<field>]=<text>` (up to 8, all must match) contains — or, with `exact`, equals — the field; `text` must be contained in any field. Answered from the queue\'s search index (read from every message at queue start, then kept by its events). `x_format=html` renders the results page.',
+      '`query[<field>]=<text>` (up to 8, all must match) contains — or, with `exact`, equals — the field; `text` must be contained in any field. Answered from the queue\'s search index (read from every message at the first search and at each later start, then kept by its events). `x_format=html` renders the results page.',
     tags: [TAGS.observability],
     querystring: query({
       name: { type: 'string', description: 'The queue' },
