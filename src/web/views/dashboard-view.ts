@@ -24,7 +24,7 @@ function queueRow(q: DashboardQueue, urls: Urls, odd: boolean): SafeHtml {
 }
 
 /** `tracked`: the `#tracked` and `#limits` sections (views/tags-view.ts, views/limits-view.ts), shown under the queue list. */
-export function dashboardView(d: DashboardData, urls: Urls, allowNewQueue: boolean, tracked: SafeHtml = html``): SafeHtml {
+export function dashboardView(d: DashboardData, urls: Urls, allowNewQueue: boolean, tracked: SafeHtml): SafeHtml {
   const rows = d.queues.map((q, i) => queueRow(q, urls, i % 2 === 1));
   const timers = d.timers.ok
     ? d.timers.timers.length

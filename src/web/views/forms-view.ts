@@ -114,6 +114,6 @@ export function resultView(q: string, a: Answer<string>, urls: Urls): SafeHtml {
   const reply = a.raw;
   const body = a.ok
     ? html`<p id="result-ok">OK - <a href="${where ? urls.msg(where.queue, where.id) : '#'}" id="result-link">${a.value}</a></p>`
-    : html`<p id="result-error" class="bad">${Array.isArray(reply) ? `${String(reply[0])} - ${String(reply[1] ?? '')}` : JSON.stringify(reply)}</p>`;
+    : html`<p id="result-error" class="bad">${a.code === 'RQ_ERR_PROTOCOL' ? a.text : `${String((reply as unknown[])[0])} - ${a.text}`}</p>`;
   return html`<div class="page-head"><h1>New Message Result</h1></div><section class="card"><p>Queue: <a href="${urls.queue(q)}" id="result-queue">${q}</a></p>${body}</section>`;
 }
