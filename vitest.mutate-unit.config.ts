@@ -1,9 +1,12 @@
 // Vitest for `npm run mutate:unit`: only the in-process and pure tests, so each mutant runs in milliseconds.
 import { defineConfig } from 'vitest/config';
 
+// RQ_UNIT_TESTS (comma-separated globs) scopes a run to one folder's own tests (docs/testing.md).
+const scoped = process.env.RQ_UNIT_TESTS?.split(',').filter(Boolean);
+
 export default defineConfig({
   test: {
-    include: [
+    include: scoped ?? [
       'test/queue/run-completion.test.ts',
       'test/queue/pipe-protocol.test.ts',
       'test/queue/que-index.test.ts',
