@@ -62,7 +62,7 @@ export interface InstallSettings {
   root: string;
   force: boolean;
   /** config.json content, keys in the classic order. */
-  config: { env: string; host: string; port: number | string; addr: string; tmpdir: string; allow_new_queue: boolean; script_dirs?: string[] };
+  config: { env: string; host: string; port: number; addr: string; tmpdir: string; allow_new_queue: boolean; script_dirs?: string[] };
   /** True when tmpdir is the default <root>/tmp, which the installer creates. */
   ownTmpdir: boolean;
 }
@@ -79,13 +79,14 @@ export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv)
   const rootFlag = opts.root === undefined ? undefined : stringOpt(opts, 'root', 'a directory path', true);
   const root = resolveRoot(rootFlag, env);
 
-  // Classic writes the port as a string when given and as the number 3333 when defaulted.
-  let port: number | string = 3333;
+  // A number always: classic wrote a given port as a string ("8080"), which every reader then had
+  // to coerce; config readers (and jq) see the same type whether the port was given or defaulted.
+  let port = 3333;
   if (opts.port !== undefined) {
     if (typeof opts.port !== 'string' || !/^\d+$/.test(opts.port) || !isPortValue(opts.port)) {
       throw usageError(`--port: expected a port number 1-65535, received ${typeof opts.port === 'boolean' ? 'no value' : shown(opts.port)}`);
     }
-    port = opts.port;
+    port = Number(opts.port);
   }
 
   const tmpdir = stringOpt(opts, 'tmpdir', 'an absolute directory path', true);

@@ -200,7 +200,8 @@ export class Runs {
     if (decision.action !== 'classic') {
       run.jobStatus = decision.status;
       const state = decision.action === 'retry' ? 'que' : 'err';
-      run.log.info({ state, failure: failure!.kind, code: exit.code, signal: exit.signal, ms }, decision.status);
+      // A failure is worth an operator's look whether it is retried or not: warn, not info.
+      run.log.warn({ state, failure: failure!.kind, code: exit.code, signal: exit.signal, ms }, decision.status);
       if (decision.action === 'retry') await retryRun(this.d, run, failure!, decision, exitLine);
       else await finishRun(this.d, run, { status: decision.status, outcome: decision.outcome, failure: failure!, actor: 'script', details: exitLine });
       this.d.events.emit('finished', { msg, outcome: { state, statusText: decision.status, failure: failure!.kind }, code: exit.code, signal: exit.signal, ms });
@@ -211,7 +212,8 @@ export class Runs {
       run.jobStatus = outcome.statusText;
       await spool.writeStatus(dir, outcome.statusText, true);
     }
-    run.log.info({ state: outcome.state, code: exit.code, signal: exit.signal, ms }, 'script finished');
+    // A run ending in err is a failure; one filtering the log at warn must still see it.
+    run.log[outcome.state === 'err' ? 'warn' : 'info']({ state: outcome.state, code: exit.code, signal: exit.signal, ms }, 'script finished');
     if (outcome.state === 'que') {
       const delay = run.completion?.kind === 'resend' ? run.completion.delay : 0;
       msg.due = Math.floor(this.d.now() / 1000) + delay;

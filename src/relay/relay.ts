@@ -169,6 +169,8 @@ export async function relayMessage(job: RelayJob, deps: RelayDeps): Promise<Rela
       return { kind: 'fail', reason: `cannot read the message file ${path.join(msgDir, 'msg')}: ${(err as Error).message}` };
     }
     const url = `${queueUrl(base, job.target.queue)}/new_message`;
+    // The classic relay's line before it asks the far host for a copy (drudru: the queue URL).
+    log(`attempting remote ${queueUrl(base, job.target.queue)}`);
     deps.progress(`prep ${url}`);
     let reply: HttpReply;
     try {

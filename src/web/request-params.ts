@@ -49,3 +49,20 @@ export async function readParams(req: FastifyRequest): Promise<Params> {
   requireShallow(fields, 'multipart fields');
   return { ...query, ...fields };
 }
+
+/**
+ * brightroll's `POST /q/<q>/new_message` with an `application/json` body: the body is the message
+ * itself, `_method` included (spec §15). A JSON body with a `mesg` key is rq's own shape and is
+ * read as parameters instead; `undefined` for that and for every other content type.
+ */
+export function bareJsonMessage(req: FastifyRequest): Record<string, unknown> | undefined {
+  const type = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (type !== 'application/json') return undefined;
+  const body = req.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw RqError.of('RQ_ERR_INVALID_JSON', `JSON body: expected a JSON object (the message, or {"mesg": {...}}), received ${shown(body)}`);
+  }
+  if (Object.hasOwn(body, 'mesg')) return undefined;
+  requireShallow(body, 'JSON body');
+  return { ...(body as Record<string, unknown>) };
+}

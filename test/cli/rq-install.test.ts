@@ -39,10 +39,10 @@ describe('rq-install main', () => {
     expect(parseGlobalConfig(await readConfig(), 'config.json').host).toBe('127.0.0.1');
   });
 
-  it('writes the given options, the port as a string', async () => {
+  it('writes the given options, the port as a number (as the default is)', async () => {
     const r = await install('--root', tmp, '--env=production', '--host', 'rq.example.com', '--port', '8080', '--addr', '0.0.0.0', '--tmpdir', tmp, '--no-allow-new-queue');
     expect(r.code).toBe(0);
-    expect(await readConfig()).toBe(`{"env":"production","host":"rq.example.com","port":"8080","addr":"0.0.0.0","tmpdir":${JSON.stringify(tmp)},"allow_new_queue":false}\n`);
+    expect(await readConfig()).toBe(`{"env":"production","host":"rq.example.com","port":8080,"addr":"0.0.0.0","tmpdir":${JSON.stringify(tmp)},"allow_new_queue":false}\n`);
   });
 
   it('--allow-new-queue turns queue creation on with a warning; --script-dir is repeatable and needs it', async () => {
@@ -63,7 +63,7 @@ describe('rq-install main', () => {
     expect(await readConfig()).toContain('"port":3333');
     const forced = await install('--root', tmp, '--port', '4000', '--force');
     expect(forced.code).toBe(0);
-    expect(await readConfig()).toContain('"port":"4000"');
+    expect(await readConfig()).toContain('"port":4000');
   });
 
   it('refuses bad options with one line on stderr and exit 2', async () => {
@@ -144,7 +144,7 @@ describe('bin/rq-install', () => {
     const bin = path.join(PROJECT, 'bin', 'rq-install');
     const first = await run(bin, ['--root', tmp, '--port', '3390']);
     expect(first.stdout).toMatch(/Installed rq in /);
-    expect(await readConfig()).toContain('"port":"3390"');
+    expect(await readConfig()).toContain('"port":3390');
     const second = await run(bin, ['--root', tmp]).catch((e: { code: number; stdout: string }) => e);
     expect(second).toMatchObject({ code: 1, stdout: 'Already installed\n' });
     const bad = await run(bin, ['--root', tmp, '--force', '--port', 'abc']).catch((e: { code: number; stderr: string }) => e);

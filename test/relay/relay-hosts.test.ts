@@ -62,7 +62,12 @@ describe('relay without attachments', () => {
     const local = await A.waitState('relay', id, ['relayed', 'err']);
     expect(local.state).toBe('relayed');
     expect(local.force_remote).toBe(true);
-    expect(await A.stdio('relay', id)).toMatch(/FORCE REMOTE - relaying /);
+    // The classic relay's lines (spec §11.1; drudru's relay_script.rb): `FORCE REMOTE`, then `attempting remote <far queue URL>` before the prep.
+    const log = (await A.stdio('relay', id)).split('\n');
+    const force = log.findIndex((l) => / - FORCE REMOTE$/.test(l));
+    const attempt = log.findIndex((l) => l.endsWith(` - attempting remote ${B.url('test')}`));
+    expect(force, log.join('\n')).toBeGreaterThan(0);
+    expect(attempt, log.join('\n')).toBeGreaterThan(force);
     const [far] = await farCopies(B, 'test', local.orig_msg_id);
     expect(far.param1).toBe('forced');
     expect(far.force_remote).toBeUndefined();

@@ -119,7 +119,7 @@ describe('the new-message form', () => {
       expect(label.trim(), `${id} label`).not.toBe('');
       // The destination is filled in, and the status is free text the script overwrites.
       if (id === 'mesg_dest' || id === 'mesg_status') continue;
-      expect(rest, `${id} help`).toMatch(new RegExp(`<p class="help" id="${id}_help">[^<]{8,}</p>`));
+      expect(rest, `${id} help`).toMatch(new RegExp(`<p class="help note" id="${id}_help">[^<]{8,}</p>`));
     }
     expect(fields.map(([, id]) => id)).toEqual(expect.arrayContaining(['mesg_tags', 'mesg_max_retries', 'mesg_depends', 'mesg_limit']));
   });

@@ -318,7 +318,7 @@ describe('the new-message form', () => {
     try {
       const hidden = await page('/q/form/new_message');
       expect(hidden).toContain('<div class="field" id="mesg_depends_field">\n  <label for="mesg_depends">After</label>');
-      expect(hidden).toContain('<p class="help" id="mesg_depends_help">refs</p>');
+      expect(hidden).toContain('<p class="help note" id="mesg_depends_help">refs</p>');
       for (const f of ['depends_fail', 'limit', 'limit_concurrency']) expect(hidden).toContain(`<div class="field" id="mesg_${f}_field" style="display: none;">`);
     } finally {
       await fs.rm(queuePaths(w.root, 'form').formFile);

@@ -161,7 +161,7 @@ describe('new-message form', () => {
       const custom = (await page('/q/pa/new_message'))[1];
       expect(custom).toContain('<div class="field" id="mesg_tags_field">');
       expect(custom).toContain('<label for="mesg_tags">Labels &lt;b&gt;</label>');
-      expect(custom).toContain('<p class="help" id="mesg_tags_help">comma list</p>');
+      expect(custom).toContain('<p class="help note" id="mesg_tags_help">comma list</p>');
     } finally {
       await fs.rm(formFile, { force: true });
     }

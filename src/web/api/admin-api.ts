@@ -8,12 +8,16 @@ import type { Answer } from '../../ipc/answer.js';
 import { type Params, objectParam, textParam } from '../params.js';
 import { pathParam, readParams } from '../request-params.js';
 import { rubyInspect } from '../ruby-inspect.js';
+import { untilQueueAnswers } from '../queue-ready.js';
 import { requireInScriptDirs } from '../script-dirs.js';
 import { html } from '../views/html.js';
 import { type WebContext, error, notice } from '../web-context.js';
 
 /** Checked in this order (spec §5.3). */
 const ADMIN_ACTIONS = ['pause', 'resume', 'down', 'up'] as const;
+
+/** How long a creation waits for the new queue to answer before redirecting anyway. */
+const NEW_QUEUE_ANSWER_MS = 10_000;
 
 /** Restart waits for the old queue process to stop (its scripts get a grace period). */
 const RESTART_TIMEOUT_MS = 60_000;
@@ -53,6 +57,15 @@ export function adminApi(ctx: WebContext) {
       ctx.log.warn({ command: what, err: (err as Error).message }, 'rq-mgr did not answer');
       return null;
     }
+  }
+
+  /**
+   * After rq-mgr created a queue: the 303 waits until its process answers, so the client's next
+   * request (its config, a first message) is served rather than refused with a 503.
+   */
+  async function answering(name: string): Promise<void> {
+    if (await untilQueueAnswers(() => ctx.queue(name).ping(), NEW_QUEUE_ANSWER_MS)) return;
+    ctx.log.warn({ queue: name, waited_ms: NEW_QUEUE_ANSWER_MS }, 'new queue did not answer in time; redirecting anyway');
   }
 
   /** The classic flash of queue creation/deletion: the form params and the supervisor's reply. */
@@ -111,6 +124,7 @@ export function adminApi(ctx: WebContext) {
       const r = made?.raw ?? null;
       const ok = made?.ok === true;
       const name = typeof queue.name === 'string' ? queue.name : '';
+      if (ok && name) await answering(name);
       const to = name ? ctx.urls.queue(name) : ctx.urls.link();
       return ctx.redirectTo(req, reply, to, ok ? notice(weGot(params, r)) : error(weGot(params, r)));
     },
@@ -133,6 +147,7 @@ export function adminApi(ctx: WebContext) {
       const link = await tryMgr('create_queue_link', (m) => m.createQueueLink(file, RESTART_TIMEOUT_MS));
       const r = link?.raw ?? null;
       const ok = link?.ok === true;
+      if (ok && typeof name === 'string' && name !== '') await answering(name);
       const to = typeof name === 'string' && name !== '' ? ctx.urls.queue(name) : ctx.urls.link();
       return ctx.redirectTo(req, reply, to, ok ? notice(weGot(params, r)) : error(weGot(params, r)));
     },

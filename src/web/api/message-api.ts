@@ -8,7 +8,7 @@ import { JOB_FIELDS } from '../../message/job-fields.js';
 import { getMessage } from '../message-files.js';
 import { lifecycleApi } from './lifecycle-api.js';
 import { type Params, requireShallow, textParam } from '../params.js';
-import { pathParam, readParams } from '../request-params.js';
+import { bareJsonMessage, pathParam, readParams } from '../request-params.js';
 import { rubyInspect } from '../ruby-inspect.js';
 import { html } from '../views/html.js';
 import { resultView } from '../views/forms-view.js';
@@ -75,10 +75,19 @@ export function messageApi(ctx: WebContext) {
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
       const params = await readParams(req);
-      const format = textParam(params, 'x_format') ?? 'json';
+      let bare: Record<string, unknown> | undefined;
+      try {
+        bare = bareJsonMessage(req);
+      } catch (err) {
+        // A JSON client's mistake is told in JSON.
+        ctx.markJson(req);
+        throw err;
+      }
+      // A bare JSON message always answers JSON, as brightroll's did.
+      const format = bare ? 'json' : (textParam(params, 'x_format') ?? 'json');
       if (format !== 'html') ctx.markJson(req);
       // The queue validates and types the fields (normaliseCreate): form text such as count="3" is read there.
-      const fields = messageFields(params, format);
+      const fields = bare ?? messageFields(params, format);
       if (format === 'html') for (const f of DEFAULTED_WHEN_EMPTY) if (fields[f] === '') delete fields[f];
       const method = fields._method ?? 'commit';
       delete fields._method;

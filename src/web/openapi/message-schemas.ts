@@ -69,7 +69,8 @@ export const messageSchemas = {
     summary: 'Create a message (R)',
     description:
       'The message goes to the queue of the URL. JSON answers carry the catalogue status of a refusal; `202` with `Idempotency-Key` when the queue took the ' +
-      'request but its reply was lost: send the same create again with that key to learn the id. `x_format=html` answers the result page, or 303 to `back`.',
+      'request but its reply was lost: send the same create again with that key to learn the id. `x_format=html` answers the result page, or 303 to `back`. ' +
+      'An `application/json` body without a `mesg` key is the message itself, `_method` included (brightroll), answered in JSON.',
     tags: [TAGS.messages],
     params: pathParams({ q: Q }),
     headers: { type: 'object', properties: { 'idempotency-key': { type: 'string', description: 'Used when `mesg` has no idempotency_key' } } },

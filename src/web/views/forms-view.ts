@@ -18,6 +18,10 @@ interface FieldSpec {
   options?: [string, string][];
 }
 
+/**
+ * One field. Its help is one element with both classes: `note` is what the classic template used
+ * and scraping clients read (form.json's help lands there), `help` is what rq.css styles.
+ */
 function field(form: FormConfig | null, f: FieldSpec): SafeHtml {
   const label = (f.overridable && fieldLabel(form, f.id)) || f.label;
   const help = (f.overridable && fieldHelp(form, f.id)) || f.help;
@@ -27,7 +31,7 @@ function field(form: FormConfig | null, f: FieldSpec): SafeHtml {
   return html`<div class="field" id="${f.id}_field"${isFieldHidden(form, f.id) ? html` style="display: none;"` : ''}>
   <label for="${f.id}">${label}</label>
   ${input}
-  ${help ? html`<p class="help" id="${f.id}_help">${help}</p>` : ''}
+  ${help ? html`<p class="help note" id="${f.id}_help">${help}</p>` : ''}
 </div>`;
 }
 
@@ -82,6 +86,9 @@ export function newMessageView(q: string, form: FormConfig | null, urls: Urls): 
     <label><input type="radio" name="mesg[_method]" id="mesg_method_commit" value="commit" checked> commit</label>
     <label><input type="radio" name="mesg[_method]" id="mesg_method_prep" value="prep"> prep</label>
     <label><input type="radio" name="mesg[_method]" id="mesg_method_single_que" value="single_que"> single_que</label>
+    <p class="help note">'commit' gets queued now.</p>
+    <p class="help note">'prep' stays in prep state until commited (allows attachments/modification/etc.)</p>
+    <p class="help note">'single_que' only creates a message in 'que' state if that state is empty, otherwise it returns a msg_id of what is there. used for event coalescing.</p>
   </fieldset>
   <button type="submit" class="button primary" id="btn-send-message">Send Message</button>
 </form>`;

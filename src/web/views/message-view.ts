@@ -31,6 +31,14 @@ function fieldValue(key: string, value: unknown, q: string, urls: Urls): SafeHtm
   return html`<code>${JSON.stringify(value, null, 1)}</code>`;
 }
 
+/**
+ * One `name : value` row as the classic message page had it (td.key, td.sep, value), which
+ * scraping clients read; the value cell keeps its id for rq's own tests and scripts.
+ */
+function fieldRow(key: string, value: SafeHtml): SafeHtml {
+  return html`<tr><td class="key">${key}</td><td class="sep"> : </td><td id="field-${key}">${value}</td></tr>`;
+}
+
 function statusCell(m: MessageView): SafeHtml {
   const relayed = /^relayed - (https?:\/\/\S+)$/.exec(m.status);
   return relayed ? html`relayed - <a href="${safeHref(relayed[1])}" id="relayed-link">${relayed[1]}</a>` : html`${m.status}`;
@@ -65,10 +73,10 @@ function rescheduleForm(action: string): SafeHtml {
 export function messageView(m: MessageView, q: string, urls: Urls, history: readonly HistoryLine[] = []): SafeHtml {
   const prep = m.state === 'prep';
   const self = urls.msg(q, m.msg_id);
-  const summary = SUMMARY.filter((k) => m[k] !== undefined).map((k) => html`<tr><th>${k}</th><td id="field-${k}">${fieldValue(k, m[k], q, urls)}</td></tr>`);
+  const summary = SUMMARY.filter((k) => m[k] !== undefined).map((k) => fieldRow(k, fieldValue(k, m[k], q, urls)));
   const waiting = waitingWords(m.waiting, urls);
   const fullKeys = [...FULL.filter((k) => m[k] !== undefined), ...Object.keys(m).filter((k) => !FULL.includes(k) && !NOT_SHOWN.has(k)).sort()];
-  const full = fullKeys.map((k) => html`<tr><th>${k}</th><td id="field-${k}">${fieldValue(k, m[k], q, urls)}</td></tr>`);
+  const full = fullKeys.map((k) => fieldRow(k, fieldValue(k, m[k], q, urls)));
   const actions = prep
     ? html`${postButton(self, 'Commit Message', { id: 'btn-commit', fields: { _method: 'commit' }, cls: 'button primary' })}
 ${postButton(self, 'Delete Message', { id: 'btn-delete', fields: { _method: 'delete' }, cls: 'button danger' })}
@@ -97,13 +105,13 @@ ${m.state === 'que' || m.state === 'err' ? postButton(self, 'Delete', { id: 'btn
   }</div>
 <section class="card">
   <div class="card-head"><h3>${prep ? 'Prep Message' : 'Message'}</h3><a href="${urls.msg(q, m.msg_id, '.json')}" id="raw-json-link">raw</a></div>
-  <table class="fields" id="message-summary"><tbody>
-    <tr><th>status</th><td id="field-status">${statusCell(m)}</td></tr>
-    <tr><th>state</th><td id="field-state">${m.state}</td></tr>
-    ${waiting ? html`<tr><th>waiting</th><td id="field-waiting">${waiting}</td></tr>` : ''}
+  <table class="fields message-info" id="message-summary"><tbody>
+    ${fieldRow('status', statusCell(m))}
+    ${fieldRow('state', html`${m.state}`)}
+    ${waiting ? fieldRow('waiting', waiting) : ''}
     ${summary}
   </tbody></table>
-  <details id="message-full"><summary>full</summary><table class="fields"><tbody>${full}</tbody></table></details>
+  <details id="message-full"><summary>full</summary><table class="fields message-info"><tbody>${full}</tbody></table></details>
 </section>
 ${dependsView(m, q, urls)}
 ${messageTagsView(Array.isArray(m.tags) ? m.tags.filter((t): t is string => typeof t === 'string') : [], q, m.msg_id, urls)}

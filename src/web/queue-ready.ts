@@ -1,0 +1,30 @@
+// Waiting, bounded, for a just-created queue's process to answer, so a client that follows the creation's 303 finds the queue up.
+import { setTimeout as delay } from 'node:timers/promises';
+
+/** First pause between two pings; it doubles up to MAX_PAUSE_MS. A fresh queue answers within tens of ms. */
+const FIRST_PAUSE_MS = 10;
+const MAX_PAUSE_MS = 200;
+
+/**
+ * Pings until the queue answers or `timeoutMs` passes; true when it answered. rq-mgr answers
+ * create_queue once the directory is made and the process spawned, before that process listens:
+ * classic clients (and brightroll's tests) read `/q/<q>/config` or post a message right after the
+ * redirect. This runs once per queue creation, never on a message's path, so a short backoff
+ * between pings is simpler than watching the directory for the socket (which still refuses
+ * connections between its bind and its listen).
+ */
+export async function untilQueueAnswers(ping: () => Promise<boolean>, timeoutMs: number, now: () => number = Date.now): Promise<boolean> {
+  const deadline = now() + timeoutMs;
+  let pause = FIRST_PAUSE_MS;
+  for (;;) {
+    try {
+      if (await ping()) return true;
+    } catch {
+      // Not listening yet (no socket file, or refused): the process is still starting.
+    }
+    const left = deadline - now();
+    if (left <= 0) return false;
+    await delay(Math.min(pause, left));
+    pause = Math.min(pause * 2, MAX_PAUSE_MS);
+  }
+}
