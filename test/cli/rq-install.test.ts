@@ -93,7 +93,9 @@ describe('rq-install main', () => {
   it('prints usage for --help', async () => {
     const r = await install('--help');
     expect(r.code).toBe(0);
-    expect(r.out[0]).toMatch(/^Usage: rq-install/);
+    expect(r.out[0]).toMatch(/^rq-install: make a directory an rq root/);
+    expect(r.out).toContainEqual(expect.stringMatching(/^Usage: rq-install /));
+    expect(r.out).toContainEqual(expect.stringMatching(/^ {2}\$ rq-install --root /));
   });
 });
 
