@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { RqError } from '../errors.js';
 import { queuePaths } from '../config/paths.js';
 import { type Located, LogTail } from '../web/log-tail.js';
-import { ask } from './queue-ask.js';
+import { ask, replyLine } from './queue-ask.js';
 import type { RqCommand } from './rq-commands.js';
 import { EXIT } from './exit-codes.js';
 import { MSG_ID } from './common-options.js';
@@ -34,7 +34,13 @@ const tail: RqCommand = {
       if (!dir.startsWith(p.dir + path.sep)) return null;
       return { state: r.value.state, status: r.value.status, dir };
     };
-    if (!(await locate())) {
+    // A refusal other than "not found" (a DOWN queue) is the queue's line, as other commands print it.
+    const first = await ask(root, target.queue, (c) => c.messageStatus(target.id));
+    if (!first.ok && first.code !== 'RQ_ERR_NO_SUCH_MSG') {
+      io.stdout(replyLine(first));
+      return EXIT.fail;
+    }
+    if (!first.ok || !(await locate())) {
       io.stderr(`rq: tail: msg not found: ${target.queue}/${target.id}`);
       return EXIT.notFound;
     }
