@@ -13,6 +13,8 @@ export interface ParsedArgs {
 export interface ParseOptions {
   /** False for tools without a command word (rq-install): every word is an option or rest. */
   command?: boolean;
+  /** Options that never take a value from the next word (`--json q` leaves `q` a word); `--k=v` still sets one. */
+  flags?: ReadonlySet<string>;
 }
 
 const isOption = (word: string): boolean => word.startsWith('--') && word.length > 2;
@@ -47,7 +49,7 @@ export function parseArgs(argv: readonly string[], parse: ParseOptions = {}): Pa
       opts[body.slice(0, eq)] = body.slice(eq + 1);
     } else if (body.startsWith('no-') && body.length > 3) {
       opts[body.slice(3)] = false;
-    } else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) {
+    } else if (!parse.flags?.has(body) && i + 1 < argv.length && !argv[i + 1].startsWith('--')) {
       opts[body] = argv[++i];
     } else {
       opts[body] = true;

@@ -3,9 +3,23 @@ import http from 'node:http';
 import { parseArgs } from '../args.js';
 import { RqError, isRqError } from '../errors.js';
 
-const USAGE = `usage: check_rq [-s|--server HOST] [-p|--port PORT] [-t|--thresh a:b:c:d] [-u|--user NAME:PASSWORD] [-d|--dump] [-h]
-  a/b: prep+que+run at which to warn/go critical (default 25:40)
-  c/d: done or relayed at which to warn/go critical (default 3000:3500)`;
+const USAGE = `check_rq: Nagios-style probe of an rq host's queues over HTTP (/q.txt and each /q/<queue>.txt)
+
+usage: check_rq [-s|--server HOST] [-p|--port PORT] [-t|--thresh a:b:c:d] [-u|--user NAME:PASSWORD] [-d|--dump] [-h]
+
+Options:
+  -s, --server HOST        the rq web server's host (default localhost)
+  -p, --port PORT          its port (default $RQ_PORT, else 3333)
+  -t, --thresh a:b:c:d     a/b: prep+que+run at which to warn/go critical (default 25:40)
+                           c/d: done or relayed at which to warn/go critical (default 3000:3500)
+  -u, --user NAME:PASSWORD basic auth for the web server
+  -d, --dump               print each queue's figures as they are read
+  -h, --help               print this help and exit 0
+
+Exit: 0 OK, 1 WARNING, 2 CRITICAL (a queue not UP, errors, too many messages, or the host unreachable).
+
+Example:
+  $ check_rq -s rq.example.com -p 3333 -t 50:100:5000:8000`;
 
 export interface Thresholds {
   warnActive: number;
@@ -74,6 +88,13 @@ export async function main(argv: string[]): Promise<number> {
   if (opts.help) {
     console.log(USAGE);
     return 0;
+  }
+  // Nagios reads a plugin's first line and its exit status: a mistyped option is UNKNOWN (3), not a silent default.
+  const known = new Set([...Object.keys(short), ...Object.values(short)]);
+  const unknown = Object.keys(opts).find((k) => !known.has(k));
+  if (unknown !== undefined) {
+    console.log(`UNKNOWN: unknown option ${unknown.length === 1 ? '-' : '--'}${unknown}; check_rq -h lists the options`);
+    return 3;
   }
   const host = typeof opts.server === 'string' ? opts.server : 'localhost';
   const port = Number(opts.port ?? process.env.RQ_PORT ?? 3333);

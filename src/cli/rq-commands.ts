@@ -13,11 +13,20 @@ import { LIST_COMMANDS } from './rq-queue-lists.js';
 import { STATS_COMMANDS } from './rq-stats.js';
 import { TAGGED_COMMANDS } from './rq-tagged.js';
 import { TAG_COMMANDS } from './rq-tags.js';
+import { WAIT_COMMANDS, waitAndReport, waitOpt } from './rq-wait.js';
+import { TAIL_COMMANDS } from './rq-tail.js';
+import { BROWSE_COMMANDS } from './rq-browse.js';
+import { OPERATOR_COMMANDS } from './rq-operator.js';
 import { type Options, checkQueueName, messageFields, msgIdOpt, pathnameOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
+import type { CommandSpec } from './command-spec.js';
+import { MSG_ID } from './common-options.js';
+import { IDEMPOTENCY_KEY, MESSAGE_OPTIONS, RELAY_OK, WAIT } from './message-options.js';
 
 export interface RqIo {
   stdout: (line: string) => void;
   stderr: (line: string) => void;
+  /** Raw text (a job log), resolving once it may be followed by more; `stdout` per chunk when absent. */
+  write?: (text: string) => Promise<void>;
   cwd: string;
   env: NodeJS.ProcessEnv;
 }
@@ -30,9 +39,9 @@ export interface CommandContext {
   io: RqIo;
 }
 
-export interface RqCommand {
-  summary: string;
-  /** Returns the exit code: 0 iff the queue said ok. */
+/** One entry of the command table: what the parser and the help read (command-spec.ts), and what runs. */
+export interface RqCommand extends CommandSpec {
+  /** Returns the exit code: 0 iff the queue said ok (exit-codes.ts). */
   run: (ctx: CommandContext) => Promise<number>;
 }
 
@@ -49,14 +58,23 @@ function destQueue(dest: string, opts: Options, relays: boolean): string {
   return 'relay';
 }
 
-function create(command: 'create_message' | 'prep_message' | 'single_que', summary: string): RqCommand {
+/** sendmesg, prepmesg, single_que: the message options, and `--wait` for the two that queue the message. */
+function create(command: 'create_message' | 'prep_message' | 'single_que', spec: Omit<CommandSpec, 'options'>): RqCommand {
+  const relays = command !== 'single_que';
+  const waits = command !== 'prep_message';
   return {
-    summary,
+    ...spec,
+    // single_que takes --relay-ok as the classic tool did, to refuse an http dest by name.
+    options: [...MESSAGE_OPTIONS, RELAY_OK, IDEMPOTENCY_KEY, ...(waits ? [WAIT] : [])],
     run: async ({ opts, root, io }) => {
       const fields = messageFields(opts);
-      const reply = await ask(root, destQueue(fields.dest as string, opts, command !== 'single_que'), (c) => c.create(fields, command));
+      const wait = waits ? waitOpt(opts, 'wait') : undefined;
+      const queue = destQueue(fields.dest as string, opts, relays);
+      const reply = await ask(root, queue, (c) => c.create(fields, command));
       io.stdout(replyLine(reply));
-      return reply.ok ? 0 : 1;
+      if (!reply.ok || wait === undefined) return reply.ok ? 0 : 1;
+      // The reply's value is the new message's full id; its last part is the id.
+      return waitAndReport(root, queue, String(reply.value).split('/').pop()!, wait, io);
     },
   };
 }
@@ -71,9 +89,11 @@ const BY_COMMAND: Record<'commit_message' | 'get_message_status' | 'get_message_
 };
 
 /** A command on one message: `--msg_id` names the queue and the id; `show` renders an ok reply. */
-function onMessage(command: keyof typeof BY_COMMAND, summary: string, show: (value: Record<string, unknown>) => string[] = () => []): RqCommand {
+function onMessage(command: keyof typeof BY_COMMAND, summary: string, example: string, show: (value: Record<string, unknown>) => string[] = () => []): RqCommand {
   return {
     summary,
+    options: [MSG_ID],
+    examples: [`rq ${example} --msg_id http://127.0.0.1:3333/q/test/20261121.1938.16.662.2269494`],
     run: async ({ opts, root, io }) => {
       const target = msgIdOpt(opts);
       const reply = await ask(root, target.queue, (c) => BY_COMMAND[command](c, target.id));
@@ -104,7 +124,14 @@ function checkAttachment(pathname: string): void {
 }
 
 const attachmesg: RqCommand = {
-  summary: 'attach a file to a prepared message (--msg_id FULLID --pathname FILE [--name NAME])',
+  summary: 'attach a file to a prepared message (one made by prepmesg)',
+  options: [
+    MSG_ID,
+    { name: 'pathname', arg: 'FILE', required: true, expected: 'the path of a file to attach', help: 'the file to attach (relative to the working directory)' },
+    { name: 'name', arg: 'NAME', help: 'the attachment\'s name (default: the file\'s name)' },
+    { name: 'local_fs_only', kind: 'either', help: 'accepted for the classic tool; rq always attaches from the local file system' },
+  ],
+  examples: ['rq attachmesg --msg_id http://127.0.0.1:3333/q/test/20261121.1938.16.662.2269494 --pathname report.csv'],
   run: async ({ opts, root, io }) => {
     const target = msgIdOpt(opts);
     const pathname = pathnameOpt(opts, io.cwd);
@@ -125,7 +152,12 @@ function attachmentLines(msg: Record<string, unknown>): string[] {
 }
 
 const verifyRules: RqCommand = {
-  summary: 'check an rq_router rules file (--path FILE [--verbose]): prints ok, or fail bad router rules file',
+  summary: 'check an rq_router rules file: prints ok, or fail bad router rules file',
+  options: [
+    { name: 'path', arg: 'FILE', required: true, expected: 'the path of an rq_router rules file', help: 'the rules file to check' },
+    { name: 'verbose', kind: 'flag', help: 'print each rule first' },
+  ],
+  examples: ['rq verify_rules --path config/rq_router_rules.rb --verbose'],
   run: async ({ opts, io }) => {
     const file = path.resolve(io.cwd, requiredOpt(opts, 'path', 'the path of an rq_router rules file'));
     let text: string;
@@ -157,19 +189,26 @@ const verifyRules: RqCommand = {
 
 /** In the classic tool's order; the keys are the command words. */
 export const RQ_COMMANDS: Record<string, RqCommand> = {
-  sendmesg: create(
-    'create_message',
-    'send a message (--dest QUEUE|URL [--relay-ok] [--src --param1..4 --count --max_count --due --force_remote --idempotency-key KEY] [--priority N --max_age S --expire_at EPOCH] [--max_retries N --backoff_base S --min_retry_delay S --max_retry_delay S --retry_jitter F --timeout S --heartbeat_timeout S] [--tags a,b] [--depends <queue>/<id>,… --depends_fail fail|run|wait] [--limit KEY --limit_concurrency N])',
-  ),
-  prepmesg: create('prep_message', 'create a message in prep, to attach files to before commitmesg (same options as sendmesg)'),
+  sendmesg: create('create_message', {
+    summary: 'send a message to a queue (or, with --relay-ok, to another host through the relay queue)',
+    examples: ['rq sendmesg --dest test --param1 done', 'rq sendmesg --dest build --param1 release --tags release-42 --max_retries 3 --wait=600'],
+    notes: ['With --wait: exit 0 done, 1 err, 4 timed out, 5 relayed, 6 deleted (see rq wait --help).'],
+  }),
+  prepmesg: create('prep_message', {
+    summary: 'create a message in prep, to attach files to before commitmesg',
+    examples: ['rq prepmesg --dest test --param1 done'],
+  }),
   attachmesg,
-  commitmesg: onMessage('commit_message', 'queue a prepared message (--msg_id FULLID)'),
-  statusmesg: onMessage('get_message_status', 'print a message\'s status (--msg_id FULLID)', (v) => [`ok ${v.status}`]),
-  state: onMessage('get_message_state', 'print a message\'s state (--msg_id FULLID)'),
-  statuscountmesg: onMessage('get_message', 'print how many times a message was resent (--msg_id FULLID)', (v) => [`ok ${v.count ?? 0}`]),
-  attachstatusmesg: onMessage('get_message', 'list a message\'s attachments: name md5 size path (--msg_id FULLID)', attachmentLines),
-  single_que: create('single_que', 'send a message unless the queue already has one waiting (options as sendmesg, local dest only)'),
-  clone: onMessage('clone_message', 'copy a done, relayed or err message into the queue again (--msg_id FULLID)'),
+  commitmesg: onMessage('commit_message', 'queue a prepared message', 'commitmesg'),
+  statusmesg: onMessage('get_message_status', 'print a message\'s status', 'statusmesg', (v) => [`ok ${v.status}`]),
+  state: onMessage('get_message_state', 'print a message\'s state (prep, que, run, done, relayed or err)', 'state'),
+  statuscountmesg: onMessage('get_message', 'print how many times a message was resent', 'statuscountmesg', (v) => [`ok ${v.count ?? 0}`]),
+  attachstatusmesg: onMessage('get_message', 'list a message\'s attachments: name md5 size path', 'attachstatusmesg', attachmentLines),
+  single_que: create('single_que', {
+    summary: 'send a message unless the queue already has one with the same params waiting (local dest only)',
+    examples: ['rq single_que --dest test --param1 done'],
+  }),
+  clone: onMessage('clone_message', 'copy a done, relayed or err message into the queue again', 'clone'),
   verify_rules: verifyRules,
   ...LIFECYCLE_COMMANDS,
   ...LIST_COMMANDS,
@@ -177,4 +216,8 @@ export const RQ_COMMANDS: Record<string, RqCommand> = {
   ...TAG_COMMANDS,
   ...TAGGED_COMMANDS,
   ...STATS_COMMANDS,
+  ...WAIT_COMMANDS,
+  ...BROWSE_COMMANDS,
+  ...TAIL_COMMANDS,
+  ...OPERATOR_COMMANDS,
 };

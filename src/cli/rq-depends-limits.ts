@@ -6,6 +6,7 @@ import { readDepends } from '../message/depends.js';
 import { checkExpandedKey } from '../message/limit-key.js';
 import { actor, ask, replyLine } from './queue-ask.js';
 import type { RqCommand } from './rq-commands.js';
+import { JSON_FLAG, MSG_ID } from './common-options.js';
 import { type Options, flagOpt, msgIdOpt, stringOpt, usage } from './rq-options.js';
 
 const REFS_EXPECTED = 'a comma-separated list of message refs (<queue>/<id>)';
@@ -24,8 +25,13 @@ function whichOpt(opts: Options): { depends: string[] } | { all: true } {
 
 /** `rq undepend`: `ok <refs still awaited, comma-joined>` or `ok none` (the message is released to the que). */
 const undepend: RqCommand = {
-  summary:
-    'stop a queued message waiting for some of its dependencies, or for all of them; prints the refs it still waits for, or none (--msg_id FULLID --depends <queue>/<id>,… | --all)',
+  summary: 'stop a queued message waiting for some of its dependencies, or for all of them; prints the refs it still waits for, or none',
+  options: [
+    MSG_ID,
+    { name: 'depends', arg: '<queue>/<id>,…', expected: REFS_EXPECTED, help: 'the dependencies to stop waiting for (or --all)' },
+    { name: 'all', kind: 'flag', help: 'stop waiting for every dependency' },
+  ],
+  examples: ['rq undepend --msg_id deploy/20261125.2332.15.563.2254795 --all'],
   run: async ({ opts, root, io }) => {
     const target = msgIdOpt(opts);
     const which = whichOpt(opts);
@@ -46,7 +52,9 @@ export function limitLine(key: string, s: LimitKeyStatus): string {
 
 /** `rq limits`: `ok <n>` then one line per key rq-mgr knows (one with holders or waiters), by name; `--json` the table as rq-mgr answers it. */
 const limits: RqCommand = {
-  summary: 'list the concurrency-limit keys in use, from rq-mgr: slots held/concurrency and messages waiting for one ([--key KEY] [--json])',
+  summary: 'list the concurrency-limit keys in use, from rq-mgr: slots held/concurrency and messages waiting for one',
+  options: [{ name: 'key', arg: 'KEY', expected: 'a limit key of 1-256 characters without control characters', help: 'only this key' }, JSON_FLAG],
+  examples: ['rq limits --key reports'],
   run: async ({ opts, root, io }) => {
     const expected = 'a limit key of 1-256 characters without control characters';
     const given = stringOpt(opts, 'key', expected);

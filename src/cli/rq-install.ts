@@ -13,13 +13,32 @@ export const BUILTIN_QUEUES = ['relay', 'debug', 'cleaner', 'rq_router', 'webhoo
 
 const KNOWN_OPTIONS = new Set(['env', 'host', 'port', 'addr', 'tmpdir', 'allow-new-queue', 'script-dir', 'force', 'root', 'help']);
 
-const USAGE = `Usage: rq-install [--root DIR] [--env NAME] [--host HOST] [--port PORT] [--addr ADDR]
+const USAGE = `rq-install: make a directory an rq root: writes config/config.json, creates queues/, scandir/,
+timers/, log/ and tmp/, and links the built-in queues (relay, debug, cleaner, rq_router, webhook)
+and the cleaner timer
+
+Usage: rq-install [--root DIR] [--env NAME] [--host HOST] [--port PORT] [--addr ADDR]
                   [--tmpdir DIR] [--allow-new-queue [--script-dir DIR]...] [--force]
 
+Options:
+  --root DIR         where to install (default: $RQ_ROOT, else the directory rq is installed in)
+  --env NAME         the environment name given to scripts as RQ_ENV (default development)
+  --host HOST        the host name in full message ids (default 127.0.0.1)
+  --port PORT        the web server's port, 1-65535 (default 3333)
+  --addr ADDR        the address the web server listens on (default 127.0.0.1; 0.0.0.0 for all)
+  --tmpdir DIR       an existing absolute directory for uploads, on the root's file system
+                     (default <root>/tmp, created)
   --allow-new-queue  let POST /new_queue and /new_queue_link create queues (off by default:
                      a queue runs its script as this user; put the web behind basic_auth)
   --script-dir DIR   a directory those queues may take their script and config from
-                     (absolute or relative to the root; repeatable)`;
+                     (absolute or relative to the root; repeatable)
+  --force            install over an existing config/config.json
+  -h, --help         print this help and exit 0
+
+Exit: 0 installed, 1 already installed or failed, 2 a bad command line.
+
+Example:
+  $ rq-install --root /srv/rq --env production --port 3333`;
 
 export const NEW_QUEUE_WARNING =
   'Warning: allow_new_queue is on. Whoever can reach the web can create queues, and a queue runs its script as this user: set basic_auth in config/config.json (docs/security.md).';

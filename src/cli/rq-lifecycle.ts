@@ -1,11 +1,14 @@
 // The rq tool's lifecycle commands (rq-beyond §B1.10): cancel, requeue, reschedule, priority and history.
 import { shown } from '../errors.js';
+import { TAG_EXPECTED } from '../message/tags.js';
 import type { Answer } from '../ipc/answer.js';
 import { type HistoryLine, historyDetails } from '../ipc/history-line.js';
 import type { QueueClient } from '../ipc/queue-client.js';
 import { actor, ask, replyLine } from './queue-ask.js';
 import type { CommandContext, RqCommand } from './rq-commands.js';
 import { cancelByTag } from './rq-tags.js';
+import type { CommandSpec, OptionSpec } from './command-spec.js';
+import { JSON_FLAG, MSG_ID, REASON, limitOption } from './common-options.js';
 import { type Options, checkQueueName, flagOpt, msgIdOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
 
 /** One history line as people read it: `<at> que→run dispatcher pid 4242 attempt 2`. */
@@ -24,9 +27,9 @@ async function printed(ctx: CommandContext, run: (c: CommandContext) => Promise<
  * A command on one message whose ok or fail reply is printed as the classic line: `read` checks its
  * options before anything is sent, `call` asks the queue with them and who asked.
  */
-function onMessage<P>(summary: string, read: (opts: Options) => P, call: (c: QueueClient, id: string, p: P, by: string) => Promise<Answer<unknown>>): RqCommand {
+function onMessage<P>(spec: CommandSpec, read: (opts: Options) => P, call: (c: QueueClient, id: string, p: P, by: string) => Promise<Answer<unknown>>): RqCommand {
   return {
-    summary,
+    ...spec,
     run: (ctx) =>
       printed(ctx, async ({ opts, root, io }) => {
         const target = msgIdOpt(opts);
@@ -60,9 +63,21 @@ const DEFAULT_WAIT_S = 60;
  * `rq cancel`: the cancel's line, then with `--wait` the final status once the message has finished
  * (`ok err - CANCELLED - …`); with `--tag`, every message with the tag (rq-tags.ts).
  */
+const DUE: OptionSpec = { name: 'due', arg: 'EPOCH', expected: 'epoch seconds', help: 'when it may run (epoch seconds)' };
+const DELAY: OptionSpec = { name: 'delay', arg: 'SECONDS', expected: 'seconds', help: 'run it this many seconds from now' };
+const EXAMPLE_ID = 'http://127.0.0.1:3399/q/hung/20261125.1835.26.430.2302965';
+
 const cancel: RqCommand = {
-  summary:
-    'stop a message for good, whatever its state: prep and que end in err at once, a running one gets TERM (--msg_id FULLID [--reason TEXT] [--purge] [--wait[=SECONDS]]), or every prep, que and running message with a tag, of one queue or of all (--tag T [--queue Q] [--reason TEXT])',
+  summary: 'stop a message for good (prep and que end in err at once, a running one gets TERM), or every message with a tag',
+  options: [
+    { ...MSG_ID, required: false, help: `${MSG_ID.help} (or --tag)` },
+    REASON,
+    { name: 'purge', kind: 'flag', help: 'delete the message instead of keeping it in err' },
+    { name: 'wait', kind: 'either', arg: 'SECONDS', help: 'print a second line once it has finished: ok <final status> (default 60 s, 1-86400)' },
+    { name: 'tag', arg: 'T', expected: TAG_EXPECTED, help: 'cancel every prep, que and running message with this tag instead of one message' },
+    { name: 'queue', arg: 'QUEUE', expected: 'a queue name', help: 'with --tag: only this queue (default: every queue)' },
+  ],
+  examples: [`rq cancel --msg_id ${EXAMPLE_ID} --reason 'wrong input' --wait`, "rq cancel --tag release-42 --reason 'release withdrawn'"],
   run: (ctx) =>
     ctx.opts.tag !== undefined ? cancelByTag(ctx) : printed(ctx, async ({ opts, root, io }) => {
       const target = msgIdOpt(opts);
@@ -80,14 +95,27 @@ const cancel: RqCommand = {
 };
 
 const requeueOne = onMessage(
-  'send an err message back to the que under its own id (--msg_id FULLID [--reset] [--due EPOCH | --delay SECONDS]), or every err message of a queue (--queue Q [--outcome O] [--limit N])',
+  {
+    summary: 'send an err message back to the que under its own id, or every err message of a queue',
+    options: [
+      { ...MSG_ID, required: false, help: `${MSG_ID.help} (or --queue)` },
+      { name: 'reset', kind: 'flag', help: 'also zero its failure and interrupt counts' },
+      DUE,
+      DELAY,
+      { name: 'queue', arg: 'QUEUE', expected: 'a queue name', help: 'requeue every unacknowledged err message of this queue, oldest first' },
+      { name: 'outcome', arg: 'O', expected: 'an outcome', help: 'with --queue: only those with this outcome (failed, exhausted, fatal, expired, cancelled, dependency_failed, interrupted)' },
+      { name: 'group', arg: 'G', help: 'with --queue: only this failure group (as rq failed lists them)' },
+      { ...limitOption(1_000_000, 1_000_000), help: 'with --queue: at most N messages' },
+    ],
+    examples: [`rq requeue --msg_id ${EXAMPLE_ID} --delay 3600`, 'rq requeue --queue failing --outcome exhausted --limit 10'],
+  },
   (opts) => ({ reset: flagOpt(opts, 'reset'), ...dueOpts(opts, false) }),
   (c, id, p, by) => c.requeue(id, { ...p, actor: by }),
 );
 
 /** `rq requeue --queue Q`: every unacknowledged err message (of one outcome), oldest first: `ok <n> requeued`. */
 const requeue: RqCommand = {
-  summary: requeueOne.summary,
+  ...requeueOne,
   run: (ctx) => {
     const { opts } = ctx;
     if (opts.queue === undefined) return requeueOne.run(ctx);
@@ -108,12 +136,21 @@ export const LIFECYCLE_COMMANDS: Record<string, RqCommand> = {
   cancel,
   requeue,
   reschedule: onMessage(
-    'give a prep or que message a new due time (--msg_id FULLID --due EPOCH | --delay SECONDS)',
+    {
+      summary: 'give a prep or que message a new due time',
+      options: [MSG_ID, DUE, DELAY],
+      notes: ['Give --due or --delay, not both.'],
+      examples: [`rq reschedule --msg_id ${EXAMPLE_ID} --delay 600`],
+    },
     (opts) => dueOpts(opts, true),
     (c, id, p, by) => c.reschedule(id, { ...p, actor: by }),
   ),
   priority: onMessage(
-    'set the priority of a prep or que message; lower runs first (--msg_id FULLID --priority N)',
+    {
+      summary: 'set the priority of a prep or que message; lower runs first',
+      options: [MSG_ID, { name: 'priority', arg: 'N', required: true, expected: 'a whole number from -1000000 to 1000000', help: 'the new priority, -1000000 to 1000000' }],
+      examples: [`rq priority --msg_id ${EXAMPLE_ID} --priority -5`],
+    },
     (opts) => {
       const priority = stringOpt(opts, 'priority', 'a whole number from -1000000 to 1000000');
       if (priority === undefined) throw usage('--priority: expected a whole number from -1000000 to 1000000, received nothing');
@@ -122,7 +159,9 @@ export const LIFECYCLE_COMMANDS: Record<string, RqCommand> = {
     (c, id, priority, by) => c.setPriority(id, priority, by),
   ),
   history: {
-    summary: 'print a message\'s moves and events, oldest first (--msg_id FULLID [--json])',
+    summary: 'print a message\'s moves and events, oldest first',
+    options: [MSG_ID, JSON_FLAG],
+    examples: [`rq history --msg_id ${EXAMPLE_ID}`],
     run: (ctx) =>
       printed(ctx, async ({ opts, root }) => {
         const target = msgIdOpt(opts);

@@ -12,6 +12,7 @@ import { livePid } from '../mgr/pid-file.js';
 import { queueNameProblem } from '../message/names.js';
 import { parseArgs } from '../args.js';
 import { ask, replyLine } from './queue-ask.js';
+import { INIT_HELP, MGR_HELP, mgrLineProblem } from './mgr-help.js';
 
 const USAGE = 'usage: rq-mgr start|stop [--timeout S]|status|restart [--timeout S]|run [--watch-stdin]|zap|reindex <queue> [--root DIR]';
 /** How long `stop` waits for a TERMed rq-mgr before KILL, unless --timeout says otherwise. */
@@ -145,17 +146,24 @@ async function reindex(root: string, queue: string | undefined): Promise<number>
   }
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const { command, opts, rest } = parseArgs(argv);
-  if (opts.help || opts.h) {
-    console.log(USAGE);
+/** `prog` names the program in errors: rq-init runs `main(['run', …], 'rq-init')`. */
+export async function main(argv: string[], prog = 'rq-mgr'): Promise<number> {
+  if (argv.includes('-h') || argv.includes('--help')) {
+    console.log(prog === 'rq-init' ? INIT_HELP : MGR_HELP);
     return 0;
   }
+  const { command, opts, rest } = parseArgs(argv, { flags: new Set(['watch-stdin']) });
   if (!command) {
-    console.error(USAGE);
+    console.error(`${USAGE}\n(rq-mgr --help explains each command)`);
     return 1;
   }
-  const root = resolveRoot(typeof opts.root === 'string' ? opts.root : undefined);
+  const rootFlag = typeof opts.root === 'string' ? opts.root : undefined;
+  const root = resolveRoot(rootFlag);
+  const problem = mgrLineProblem(opts, rest, command, root, rootFlag);
+  if (problem !== null) {
+    console.error(`${prog}: ${problem}`);
+    return 1;
+  }
   const waitS = stopWait(opts.timeout);
   if (typeof waitS === 'string') {
     console.error(waitS);

@@ -1,34 +1,17 @@
 // Reads and checks the rq tool's options: the message fields to send, the message id, the root.
 import path from 'node:path';
 import { RqError, shown } from '../errors.js';
-import { JOB_FIELDS } from '../message/job-fields.js';
 import { normaliseCreate } from '../message/message.js';
 import { parseFullId } from '../message/message-id.js';
 import { isMsgId, queueNameProblem } from '../message/names.js';
 import { TAG_EXPECTED, isTag, readTags } from '../message/tags.js';
 import type { OptionValue } from '../args.js';
+import { resolveRoot } from '../config/root.js';
+import fs from 'node:fs';
+import { MSG_ID_EXPECTED } from './common-options.js';
+import { MESSAGE_KEYS } from './message-options.js';
 
 export type Options = Record<string, OptionValue>;
-
-/**
- * The create fields the classic tool copies from its options (spec §10.1), then the run-policy
- * fields (rq-beyond §B1.10, `--retries` for `--max_retries`), `--tags a,b`, the dependencies
- * (§B8: `--depends q/<id>,… --depends_fail run`) and the limit (§B12: `--limit KEY
- * --limit_concurrency N`; here `--limit` is the message field, not a page size as in listings);
- * `post_run_webhook` cannot be set.
- */
-const MESSAGE_KEYS = [
-  ...['dest', 'src', 'count', 'max_count', 'param1', 'param2', 'param3', 'param4', 'due', 'force_remote'],
-  ...[...JOB_FIELDS, 'retries', 'tags', 'depends', 'depends_fail', 'limit', 'limit_concurrency'],
-];
-/** Keys a bare `--key` cannot stand for (it would be sent as the text "true"), with an example value. */
-const VALUE_KEYS = new Map<string, string>([
-  ...['count', 'max_count', 'due', ...JOB_FIELDS, 'retries', 'limit_concurrency'].map((k): [string, string] => [k, 'N']),
-  ['tags', 'a,b'],
-  ['depends', '<queue>/<id>'],
-  ['depends_fail', 'run'],
-  ['limit', 'KEY'],
-]);
 
 export function usage(message: string): RqError {
   return RqError.of('RQ_ERR_USAGE', message);
@@ -62,6 +45,20 @@ export function rootOpt(opts: Options): string | undefined {
   return stringOpt(opts, 'root', 'a directory path');
 }
 
+/**
+ * The root to work on (--root, else $RQ_ROOT, else the installation), refused when it is not a
+ * directory with a queues/ folder, naming where it came from: `--root /x: no such directory`.
+ */
+export function rootDir(opts: Options, env: NodeJS.ProcessEnv): string {
+  const flag = rootOpt(opts);
+  const root = resolveRoot(flag, env);
+  const from = flag !== undefined ? `--root ${flag}` : env.RQ_ROOT !== undefined ? `RQ_ROOT ${env.RQ_ROOT}` : `the default root ${root}`;
+  const isDir = (p: string) => fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
+  if (!isDir(root)) throw usage(`${from}: no such directory`);
+  if (!isDir(`${root}/queues`)) throw usage(`${from}: not an rq root (no queues/ folder; rq-install --root DIR makes one)`);
+  return root;
+}
+
 export function checkQueueName(name: string, flag: string): string {
   const problem = queueNameProblem(name);
   if (problem) throw usage(`--${flag}: ${problem}`);
@@ -74,8 +71,6 @@ export interface MessageTarget {
   queue: string;
   id: string;
 }
-
-const MSG_ID_EXPECTED = 'a full message id such as http://127.0.0.1:3333/q/<queue>/20261121.1643.46.613.2164022 (or <queue>/<id>)';
 
 /** `--msg_id`: a FULLID (the host part is ignored, as classic), a `/q/<q>/<id>` path or `<q>/<id>`. */
 export function msgIdOpt(opts: Options): MessageTarget {
@@ -98,10 +93,9 @@ export function messageFields(opts: Options): Record<string, OptionValue> {
   for (const key of MESSAGE_KEYS) {
     const v = opts[key];
     if (v === undefined) continue;
-    const example = VALUE_KEYS.get(key);
-    if (example !== undefined && typeof v === 'boolean') throw usage(`--${key}: expected a value (--${key} ${example} or --${key}=${example}), received no value`);
-    // A bare text flag is the text "true": CLI values are strings (spec §2.3).
-    fields[key] = key === 'force_remote' || typeof v === 'string' ? v : String(v);
+    // The command table refuses a bare value option (option-check.ts); only --force_remote may be bare (true).
+    if (typeof v === 'boolean' && key !== 'force_remote') throw usage(`--${key}: expected a value, received no value`);
+    fields[key] = v;
   }
   // Sent again with the same key (a retry after a lost reply), the create answers the first message.
   const key = stringOpt(opts, 'idempotency-key', 'a key of 1 to 255 printable characters');

@@ -4,16 +4,18 @@ import type { QueueClient } from '../ipc/queue-client.js';
 import type { RunningEntry, WaitingEntry } from '../ipc/run-lists.js';
 import { ask, replyLine } from './queue-ask.js';
 import type { RqCommand } from './rq-commands.js';
+import type { CommandSpec } from './command-spec.js';
+import { JSON_FLAG, QUEUE, limitOption } from './common-options.js';
 import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt } from './rq-options.js';
 
 /** `ok <n>` then one line per entry (or the JSON array with `--json`); exit 0 iff the queue said ok. */
 function listing<E extends { msg_id: string }>(
-  summary: string,
+  spec: CommandSpec,
   call: (c: QueueClient, opts: Options) => Promise<Answer<E[]>>,
   line: (e: E) => string,
 ): RqCommand {
   return {
-    summary,
+    ...spec,
     run: async ({ opts, root, io }) => {
       const queue = checkQueueName(requiredOpt(opts, 'queue', 'a queue name'), 'queue');
       const json = flagOpt(opts, 'json');
@@ -41,9 +43,17 @@ function waitingLine(e: WaitingEntry): string {
 }
 
 export const LIST_COMMANDS: Record<string, RqCommand> = {
-  running: listing('list the running messages of a queue: pid, attempt, start, last sign of life, deadline (--queue Q [--json])', (c) => c.running(), runningLine),
+  running: listing(
+    { summary: 'list the running messages of a queue: pid, attempt, start, last sign of life, deadline', options: [QUEUE, JSON_FLAG], examples: ['rq running --queue slow'] },
+    (c) => c.running(),
+    runningLine,
+  ),
   waiting: listing(
-    'list the queued messages that are not ready and why: delayed until their due, coalesced into a running one, waiting for dependencies or for a limit slot (--queue Q [--reason delayed|coalesced|dependencies|limit] [--limit N] [--json])',
+    {
+      summary: 'list the queued messages that are not ready and why (delayed, coalesced, dependencies, limit)',
+      options: [QUEUE, { name: 'reason', arg: 'REASON', help: 'only those waiting for this: delayed, coalesced, dependencies or limit' }, limitOption(10_000, 1000), JSON_FLAG],
+      examples: ['rq waiting --queue deploy --reason dependencies'],
+    },
     (c, opts) => c.waiting({ reason: stringOpt(opts, 'reason', 'a reason'), limit: stringOpt(opts, 'limit', 'a count') }),
     waitingLine,
   ),

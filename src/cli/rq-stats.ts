@@ -5,6 +5,7 @@ import { type Args, MAX_PAGE, countArg, offsetArg } from '../queue/command-args.
 import { groupArg } from '../queue/stats-commands.js';
 import { ask, replyLine } from './queue-ask.js';
 import type { CommandContext, RqCommand } from './rq-commands.js';
+import { JSON_FLAG, OFFSET, QUEUE, limitOption } from './common-options.js';
 import { type Options, checkQueueName, flagOpt, stringOpt, usage } from './rq-options.js';
 import { statsLines } from './stats-lines.js';
 
@@ -39,7 +40,10 @@ function asOption<T>(read: (args: Args) => T, args: Args): T {
 }
 
 const stats: RqCommand = {
-  summary: 'a queue\'s statistics for a UTC day as key: value lines, with approximate wait and run percentiles (<queue> [--date YYYYMMDD] [--json])',
+  summary: 'a queue\'s statistics for a UTC day as key: value lines, with approximate wait and run percentiles',
+  args: [{ name: 'queue', option: 'queue', required: true }],
+  options: [{ ...QUEUE, required: false }, { name: 'date', arg: 'YYYYMMDD', expected: 'a UTC day as YYYYMMDD, such as 20261121', help: 'the UTC day (default: today, with live figures)' }, JSON_FLAG],
+  examples: ['rq stats reports --date 20261121'],
   run: async (ctx) => {
     const queue = queueArg(ctx, 'stats');
     const date = dateOpt(ctx.opts);
@@ -66,7 +70,10 @@ function failedLine(queue: string, m: FailureGroupPage['messages'][number]): str
 }
 
 const failed: RqCommand = {
-  summary: 'a queue\'s err messages by failure group (outcome, error class or failure kind), or one group\'s messages, newest first (<queue> [--group G [--offset N] [--limit N]] [--json])',
+  summary: 'a queue\'s err messages by failure group (outcome, error class or failure kind), or one group\'s messages, newest first',
+  args: [{ name: 'queue', option: 'queue', required: true }],
+  options: [{ ...QUEUE, required: false }, { name: 'group', arg: 'G', expected: 'a failure group', help: 'list this group\'s messages instead of the groups' }, OFFSET, limitOption(1000, 25), JSON_FLAG],
+  examples: ['rq failed reports', 'rq failed reports --group ValueError --limit 10'],
   run: async (ctx) => {
     const { opts, io } = ctx;
     const queue = queueArg(ctx, 'failed');

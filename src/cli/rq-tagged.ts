@@ -7,10 +7,12 @@ import type { QueueClient } from '../ipc/queue-client.js';
 import { type TaggedPage, mergeTaggedPages } from '../ipc/tag-lists.js';
 import { type HostInfo, fullId, normaliseRelativeRoot } from '../message/message-id.js';
 import { STATES, type State } from '../message/states.js';
-import { TRACK_TAG } from '../message/tags.js';
+import { TAG_EXPECTED, TRACK_TAG } from '../message/tags.js';
 import { askEvery, reportProblems } from './fan-out.js';
 import { ask, replyLine } from './queue-ask.js';
 import type { RqCommand } from './rq-commands.js';
+import type { OptionSpec } from './command-spec.js';
+import { JSON_FLAG, OFFSET, limitOption } from './common-options.js';
 import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt, tagOpt, usage } from './rq-options.js';
 
 /** The most a queue answers at once, and the furthest offset it takes (queue/tag-commands.ts). */
@@ -81,9 +83,19 @@ function hostOf(root: string): HostInfo {
  * that queue's page; without, every queue's, merged (ipc/tag-lists.ts): a queue that refuses or
  * does not answer is named on stderr and makes the first line `fail <total>` (exit 1).
  */
-function listing(summary: string, fixedTag?: string): RqCommand {
+function listing(summary: string, example: string, fixedTag?: string): RqCommand {
+  const tagOption: OptionSpec[] = fixedTag === undefined ? [{ name: 'tag', arg: 'T', required: true, expected: TAG_EXPECTED, help: 'the tag' }] : [];
   return {
     summary,
+    options: [
+      ...tagOption,
+      { name: 'queue', arg: 'QUEUE', expected: 'a queue name', help: 'only this queue (default: every queue of the root, merged)' },
+      { name: 'state', arg: 'STATE', help: `only messages in this state (${STATES.join(', ')})` },
+      OFFSET,
+      limitOption(MAX_PAGE, DEFAULT_LIMIT),
+      JSON_FLAG,
+    ],
+    examples: [example],
     run: async ({ opts, root, io }) => {
       const q = queryOpts(opts, fixedTag ?? tagOpt(opts));
       const json = flagOpt(opts, 'json');
@@ -114,7 +126,8 @@ function listing(summary: string, fixedTag?: string): RqCommand {
 
 export const TAGGED_COMMANDS: Record<string, RqCommand> = {
   tagged: listing(
-    'list the messages with a tag, most recently tagged first, of one queue or of every queue (--tag T [--queue Q] [--state S] [--offset N] [--limit N] [--json])',
+    'list the messages with a tag, most recently tagged first, of one queue or of every queue',
+    'rq tagged --tag release-42 --queue build --state done',
   ),
-  tracked: listing(`list the tracked messages (tag "${TRACK_TAG}") of every queue, most recently tracked first ([--queue Q] [--state S] [--offset N] [--limit N] [--json])`, TRACK_TAG),
+  tracked: listing(`list the tracked messages (tag "${TRACK_TAG}") of every queue, most recently tracked first`, 'rq tracked --state run', TRACK_TAG),
 };

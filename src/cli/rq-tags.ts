@@ -7,15 +7,19 @@ import { MAX_REASON } from '../queue/command-args.js';
 import { askEvery, reportProblems } from './fan-out.js';
 import { actor, ask, replyLine } from './queue-ask.js';
 import type { CommandContext, RqCommand } from './rq-commands.js';
+import type { OptionSpec } from './command-spec.js';
+import { JSON_FLAG, MSG_ID, QUEUE } from './common-options.js';
 import { type Options, checkQueueName, flagOpt, msgIdOpt, requiredOpt, stringOpt, tagListOpt, tagOpt, usage } from './rq-options.js';
 
 /** A message's tags on one line: `a,b`, or `none`. */
 export const tagsText = (tags: readonly string[]): string => (tags.length ? tags.join(',') : 'none');
 
 /** A change of one message's tags: `ok <its tags now>`, or the queue's refusal. */
-function tagging(summary: string, change: (opts: Options) => { add?: string[]; remove?: string[] }): RqCommand {
+function tagging(summary: string, example: string, change: (opts: Options) => { add?: string[]; remove?: string[] }, extra: OptionSpec[] = []): RqCommand {
   return {
     summary,
+    options: [MSG_ID, ...extra],
+    examples: [example],
     run: async ({ opts, root, io }) => {
       const target = msgIdOpt(opts);
       const c = change(opts);
@@ -26,12 +30,15 @@ function tagging(summary: string, change: (opts: Options) => { add?: string[]; r
   };
 }
 
-const tag = tagging('add tags to a message and remove others, in any state; prints its tags (--msg_id FULLID [--add a,b] [--remove c])', (opts) => {
+const tag = tagging('add tags to a message and remove others, in any state; prints its tags', 'rq tag --msg_id build/20261125.2312.22.376.2245269 --add urgent --remove linux', (opts) => {
   const add = tagListOpt(opts, 'add');
   const remove = tagListOpt(opts, 'remove');
   if (!add?.length && !remove?.length) throw usage('--add or --remove: expected at least one tag, received neither');
   return { add, remove };
-});
+}, [
+  { name: 'add', arg: 'a,b', expected: 'a comma-separated list of tags', help: 'tags to add, comma-separated' },
+  { name: 'remove', arg: 'a,b', expected: 'a comma-separated list of tags', help: 'tags to remove, comma-separated' },
+]);
 
 /** Tags by how many messages carry them, then by name. */
 function byCount(counts: Record<string, number>): [string, number][] {
@@ -39,7 +46,9 @@ function byCount(counts: Record<string, number>): [string, number][] {
 }
 
 const tags: RqCommand = {
-  summary: 'list the tags of a queue\'s messages and how many carry each, most used first (--queue Q [--json])',
+  summary: 'list the tags of a queue\'s messages and how many carry each, most used first',
+  options: [QUEUE, JSON_FLAG],
+  examples: ['rq tags --queue build'],
   run: async ({ opts, root, io }) => {
     const queue = checkQueueName(requiredOpt(opts, 'queue', 'a queue name'), 'queue');
     const json = flagOpt(opts, 'json');
@@ -91,7 +100,7 @@ export async function cancelByTag({ opts, root, io }: CommandContext): Promise<n
 
 export const TAG_COMMANDS: Record<string, RqCommand> = {
   tag,
-  track: tagging(`track a message: add the tag "${TRACK_TAG}"; prints its tags (--msg_id FULLID)`, () => ({ add: [TRACK_TAG] })),
-  untrack: tagging(`stop tracking a message: remove the tag "${TRACK_TAG}"; prints its tags (--msg_id FULLID)`, () => ({ remove: [TRACK_TAG] })),
+  track: tagging(`track a message: add the tag "${TRACK_TAG}"; prints its tags`, 'rq track --msg_id build/20261125.2312.22.376.2245269', () => ({ add: [TRACK_TAG] })),
+  untrack: tagging(`stop tracking a message: remove the tag "${TRACK_TAG}"; prints its tags`, 'rq untrack --msg_id build/20261125.2312.22.376.2245269', () => ({ remove: [TRACK_TAG] })),
   tags,
 };

@@ -1,8 +1,10 @@
 // rq: the command line client of queue sockets (spec §10.1), `rq <command> [--key value | --key=value | --flag] …`.
-import { resolveRoot } from '../config/root.js';
-import { parseArgs } from '../args.js';
-import { RQ_COMMANDS, type RqIo } from './rq-commands.js';
-import { rootOpt } from './rq-options.js';
+import { RQ_COMMANDS, type RqCommand, type RqIo } from './rq-commands.js';
+import { commandHelp, commandList } from './command-help.js';
+import { checkCommandLine } from './option-check.js';
+import { EXIT, exitFor } from './exit-codes.js';
+import { type Options, rootDir, usage } from './rq-options.js';
+import { shown } from '../errors.js';
 
 function processIo(): RqIo {
   // A reader that went away (`rq … | head -0`) is not worth a stack trace.
@@ -10,38 +12,43 @@ function processIo(): RqIo {
   return {
     stdout: (line) => process.stdout.write(`${line}\n`),
     stderr: (line) => process.stderr.write(`${line}\n`),
+    write: (text) => new Promise((resolve) => (process.stdout.write(text) ? resolve() : process.stdout.once('drain', resolve))),
     cwd: process.cwd(),
     env: process.env,
   };
 }
 
-function help(io: RqIo): void {
-  const width = Math.max(...Object.keys(RQ_COMMANDS).map((c) => c.length));
-  io.stdout('Valid commands are:');
-  for (const [name, cmd] of Object.entries(RQ_COMMANDS)) io.stdout(`  ${name.padEnd(width)}  ${cmd.summary}`);
+/** `rq stats <queue>`, `rq wait <msg_id>`: a word stands for its option; naming it both ways differently is refused. */
+function wordsAsOptions(cmd: RqCommand, opts: Options, rest: string[]): void {
+  (cmd.args ?? []).forEach((a, i) => {
+    const word = rest[i];
+    if (word === undefined || a.option === undefined) return;
+    const given = opts[a.option];
+    if (given !== undefined && given !== word) throw usage(`the ${a.name} is named twice (${shown(word)} and --${a.option} ${shown(given)})`);
+    opts[a.option] = word;
+  });
 }
 
-/** Runs one command; returns the exit code. Never throws: every failure is one line on stderr. */
+/** Runs one command; returns the exit code (exit-codes.ts). Never throws: every failure is one line on stderr. */
 export async function main(argv: string[], io: RqIo = processIo()): Promise<number> {
-  if (argv.includes('-h') || argv.includes('--help')) {
-    help(io);
-    return 0;
+  const word = argv[0];
+  const cmd = word !== undefined && Object.hasOwn(RQ_COMMANDS, word) ? RQ_COMMANDS[word] : undefined;
+  const helpAsked = argv.includes('-h') || argv.includes('--help');
+  if (helpAsked || word === undefined || word.startsWith('-')) {
+    for (const line of cmd ? commandHelp(word!, cmd) : commandList(RQ_COMMANDS)) io.stdout(line);
+    return helpAsked ? EXIT.ok : EXIT.fail; // classic: no command is exit 1
   }
-  const { command, opts, rest } = parseArgs(argv);
-  if (command === undefined) {
-    help(io);
-    return 1; // classic: no command is a usage error
-  }
-  const cmd = Object.hasOwn(RQ_COMMANDS, command) ? RQ_COMMANDS[command] : undefined;
   if (!cmd) {
-    io.stderr(`Command not found: ${command}`);
-    return 1;
+    io.stderr(`Command not found: ${word}`);
+    return EXIT.fail;
   }
   try {
-    return await cmd.run({ opts, rest, root: resolveRoot(rootOpt(opts), io.env), io });
+    const { opts, rest } = checkCommandLine(word, cmd, argv);
+    wordsAsOptions(cmd, opts, rest);
+    return await cmd.run({ opts, rest, root: rootDir(opts, io.env), io });
   } catch (err) {
     // RqErrors are written for the user; anything else is still one line, never a stack trace.
     io.stderr(`rq: ${err instanceof Error ? err.message : String(err)}`);
-    return 1;
+    return exitFor(err);
   }
 }

@@ -129,9 +129,9 @@ export class QueueClient {
     return answer(await this.send('get_history', { msg_id: msgId }), isHistory);
   }
 
-  /** Answers once the message has finished (or `timed out` after `timeoutS`), with its status as get_message_status gives it. */
-  async waitFinished(msgId: string, timeoutS: number): Promise<Answer<{ status: string }>> {
-    return answer(await this.send('wait_message', { msg_id: msgId, timeout: timeoutS }), (v): v is { status: string } => isObject(v) && isString(v.status));
+  /** Answers once the message has finished (or `timed out` after `timeoutS`), with its status and state as get_message_status gives them (`deleted` when it was removed). */
+  async waitFinished(msgId: string, timeoutS: number): Promise<Answer<{ status: string; state: State | 'deleted' }>> {
+    return answer(await this.send('wait_message', { msg_id: msgId, timeout: timeoutS }), (v): v is { status: string; state: State | 'deleted' } => isObject(v) && isString(v.status) && isString(v.state));
   }
 
   /** rq-beyond §B6: every unacknowledged err message with `outcome` (all when absent) back to the que, oldest first; the count. */

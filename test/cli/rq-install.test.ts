@@ -93,7 +93,11 @@ describe('rq-install main', () => {
   it('prints usage for --help', async () => {
     const r = await install('--help');
     expect(r.code).toBe(0);
-    expect(r.out[0]).toMatch(/^Usage: rq-install/);
+    const lines = r.out.join('\n').split('\n');
+    expect(lines[0]).toMatch(/^rq-install: make a directory an rq root/);
+    expect(lines).toContainEqual(expect.stringMatching(/^Usage: rq-install /));
+    for (const o of ['root', 'env', 'host', 'port', 'addr', 'tmpdir', 'allow-new-queue', 'script-dir', 'force']) expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^ {2}--${o}\\b.* {2}\\S`)));
+    expect(lines).toContainEqual(expect.stringMatching(/^ {2}\$ rq-install --root /));
   });
 });
 

@@ -107,10 +107,10 @@ describe('rq cancel, requeue, history (rq-beyond §B1.10, §B5, §B6, §B14)', (
     expect(await rq(['requeue', '--msg_id', id, '--delay', '-1'])).toEqual({ code: 1, out: ['fail delay: expected seconds >= 0, received "-1"'], err: [] });
     expect(await rq(['requeue', '--msg_id', id, '--due', 'soon'])).toEqual({ code: 1, out: ['fail due: expected epoch seconds (a number), received "soon"'], err: [] });
     expect(await rq(['requeue', '--msg_id', id, '--due', '1', '--delay', '1'])).toEqual({ code: 1, out: ['fail give due or delay, not both'], err: [] });
-    expectOneLineError(await rq(['requeue', '--msg_id', id, '--reset=yes']), /^rq: --reset: expected no value \(a flag\), received "yes"$/);
-    expectOneLineError(await rq(['history', '--msg_id', id, '--json=1']), /^rq: --json: expected no value \(a flag\), received "1"$/);
-    expectOneLineError(await rq(['cancel']), /^rq: --msg_id: expected a full message id .*, received nothing$/);
-    expectOneLineError(await rq(['cancel', '--msg_id', id, '--reason']), /^rq: --reason: expected a reason text, received no value$/);
+    expectOneLineError(await rq(['requeue', '--msg_id', id, '--reset=yes']), /^rq: --reset: expected no value \(a flag\), received "yes"$/, 2);
+    expectOneLineError(await rq(['history', '--msg_id', id, '--json=1']), /^rq: --json: expected no value \(a flag\), received "1"$/, 2);
+    expectOneLineError(await rq(['cancel']), /^rq: --msg_id: expected a full message id .*, received nothing$/, 2);
+    expectOneLineError(await rq(['cancel', '--msg_id', id, '--reason']), /^rq: --reason: expected a reason text, received no value$/, 2);
     expect(await test.state(shortId(id))).toBe('err');
     for (const cmd of ['cancel', 'requeue', 'history']) {
       expect(await rq([cmd, '--msg_id', 'test/20200101.0000.00.000.1'])).toEqual({ code: 1, out: ['fail msg not found'], err: [] });
@@ -146,7 +146,7 @@ describe('rq cancel --purge --wait (rq-beyond §B5)', () => {
   it('a bad --wait is a usage error before anything is sent: the message is not cancelled', async () => {
     const id = await send('test', '--param1', 'done', '--due', later());
     for (const v of ['abc', '0', '86401']) {
-      expectOneLineError(await rq(['cancel', '--msg_id', id, `--wait=${v}`]), new RegExp(`^rq: --wait: expected whole seconds from 1 to 86400, received "${v}"$`));
+      expectOneLineError(await rq(['cancel', '--msg_id', id, `--wait=${v}`]), new RegExp(`^rq: --wait: expected whole seconds from 1 to 86400, received "${v}"$`), 2);
     }
     expect(await test.state(shortId(id))).toBe('que');
     expect((await rq(['cancel', '--msg_id', id])).out).toEqual(['ok msg cancelled']);
@@ -163,10 +163,10 @@ describe('rq requeue --queue (rq-beyond §B6)', () => {
     await fs.writeFile(path.join(t.root, 'config', 'errs.pause'), '');
     await waitFor(async () => (await errs.cmd('status'))[0] === 'PAUSE', 'errs to pause');
 
-    expectOneLineError(await rq(['requeue', '--queue', 'errs', '--msg_id', failed[0]]), /^rq: --msg_id and --queue: expected one of them, received both$/);
+    expectOneLineError(await rq(['requeue', '--queue', 'errs', '--msg_id', failed[0]]), /^rq: --msg_id and --queue: expected one of them, received both$/, 2);
     // Options of a one-message requeue would be silently lost on the whole queue: refused instead.
-    expectOneLineError(await rq(['requeue', '--queue', 'errs', '--reset']), /^rq: --reset: applies to one message \(--msg_id\); with --queue, every message is requeued as it is, due now$/);
-    expectOneLineError(await rq(['requeue', '--queue', 'errs', '--delay', '60']), /^rq: --delay: applies to one message/);
+    expectOneLineError(await rq(['requeue', '--queue', 'errs', '--reset']), /^rq: --reset: applies to one message \(--msg_id\); with --queue, every message is requeued as it is, due now$/, 2);
+    expectOneLineError(await rq(['requeue', '--queue', 'errs', '--delay', '60']), /^rq: --delay: applies to one message/, 2);
     expect(await rq(['requeue', '--queue', 'errs', '--outcome', 'nope'])).toEqual({ code: 1, out: [expect.stringMatching(/^fail outcome: expected one of /)], err: [] });
     expect((await errs.cmd('num_messages')).err).toBe(3);
 
@@ -213,7 +213,7 @@ describe('rq running and waiting (rq-beyond §B11, §B2)', () => {
     const j = await rq(['waiting', '--queue', 'lists', '--json']);
     expect(JSON.parse(j.out[0])).toEqual([{ msg_id: shortId(id), reason: 'delayed', due }]);
     expect(await rq(['waiting', '--queue', 'lists', '--reason', 'sleepy'])).toEqual({ code: 1, out: ['fail reason: expected one of delayed, coalesced, dependencies, limit, received "sleepy"'], err: [] });
-    expectOneLineError(await rq(['waiting']), /^rq: --queue: expected a queue name, received nothing$/);
+    expectOneLineError(await rq(['waiting']), /^rq: --queue: expected a queue name, received nothing$/, 2);
     expect((await rq(['cancel', '--msg_id', id])).out).toEqual(['ok msg cancelled']);
     expect(await rq(['waiting', '--queue', 'lists'])).toEqual({ code: 0, out: ['ok 0'], err: [] });
   });

@@ -73,8 +73,10 @@ describe('rq help', () => {
     expect(r.code).toBe(0);
     const words = r.out.slice(1).map((l) => l.trim().split(/\s+/)[0]);
     expect(words).toEqual(expect.arrayContaining(['tag', 'track', 'untrack', 'tags', 'tagged', 'tracked']));
-    expect(r.out.find((l) => l.trim().startsWith('sendmesg'))).toContain('--tags a,b');
-    expect(r.out.find((l) => l.trim().startsWith('cancel'))).toContain('--tag T [--queue Q]');
+    expect((await runRq(['sendmesg', '--help'])).out).toContainEqual(expect.stringMatching(/^ {2}--tags a,b +up to 32 tags/));
+    const cancel = (await runRq(['cancel', '--help'])).out;
+    expect(cancel).toContainEqual(expect.stringMatching(/^ {2}--tag T +cancel every prep, que and running message with this tag/));
+    expect(cancel).toContainEqual(expect.stringMatching(/^ {2}--queue QUEUE +with --tag: only this queue/));
   });
 });
 
@@ -203,34 +205,34 @@ describe('bad input (rq-beyond §B1.12): one line, exit 1, nothing sent or chang
     const id = await waiting('alpha', '--tags', 'stay');
     const before = (await alpha.cmd('num_messages')) as Record<string, number>;
 
-    expectOneLineError(await rq(['sendmesg', '--dest', 'alpha', '--tags', 'ok,a b']), new RegExp(`^rq: --tags\\[1\\]: expected ${TAG_TEXT}, received "a b"$`));
-    expectOneLineError(await rq(['sendmesg', '--dest', 'alpha', '--tags']), /^rq: --tags: expected a value \(--tags a,b or --tags=a,b\), received no value$/);
+    expectOneLineError(await rq(['sendmesg', '--dest', 'alpha', '--tags', 'ok,a b']), new RegExp(`^rq: --tags\\[1\\]: expected ${TAG_TEXT}, received "a b"$`), 2);
+    expectOneLineError(await rq(['sendmesg', '--dest', 'alpha', '--tags']), /^rq: --tags: expected a value \(--tags a,b or --tags=a,b\), received no value$/, 2);
     const many = Array.from({ length: 40 }, (_, i) => `t${i}`).join(',');
-    expectOneLineError(await rq(['sendmesg', '--dest', 'alpha', '--tags', many]), /^rq: --tags: expected at most 32 tags, received 40$/);
+    expectOneLineError(await rq(['sendmesg', '--dest', 'alpha', '--tags', many]), /^rq: --tags: expected at most 32 tags, received 40$/, 2);
 
-    expectOneLineError(await rq(['tag', '--msg_id', id, '--add', 'a/b']), new RegExp(`^rq: --add\\[0\\]: expected ${TAG_TEXT}, received "a/b"$`));
-    expectOneLineError(await rq(['tag', '--msg_id', id, '--remove', 'stay,-x']), new RegExp(`^rq: --remove\\[1\\]: expected ${TAG_TEXT}, received "-x"$`));
-    expectOneLineError(await rq(['tag', '--msg_id', id]), /^rq: --add or --remove: expected at least one tag, received neither$/);
-    expectOneLineError(await rq(['tag', '--msg_id', id, '--add']), /^rq: --add: expected a comma-separated list of tags, received no value$/);
-    expectOneLineError(await rq(['track']), /^rq: --msg_id: expected a full message id .*, received nothing$/);
+    expectOneLineError(await rq(['tag', '--msg_id', id, '--add', 'a/b']), new RegExp(`^rq: --add\\[0\\]: expected ${TAG_TEXT}, received "a/b"$`), 2);
+    expectOneLineError(await rq(['tag', '--msg_id', id, '--remove', 'stay,-x']), new RegExp(`^rq: --remove\\[1\\]: expected ${TAG_TEXT}, received "-x"$`), 2);
+    expectOneLineError(await rq(['tag', '--msg_id', id]), /^rq: --add or --remove: expected at least one tag, received neither$/, 2);
+    expectOneLineError(await rq(['tag', '--msg_id', id, '--add']), /^rq: --add: expected a comma-separated list of tags, received no value$/, 2);
+    expectOneLineError(await rq(['track']), /^rq: --msg_id: expected a full message id .*, received nothing$/, 2);
 
-    expectOneLineError(await rq(['tagged']), new RegExp(`^rq: --tag: expected ${TAG_TEXT}, received nothing$`));
-    expectOneLineError(await rq(['tagged', '--tag', 'a b']), new RegExp(`^rq: --tag: expected ${TAG_TEXT}, received "a b"$`));
+    expectOneLineError(await rq(['tagged']), new RegExp(`^rq: --tag: expected ${TAG_TEXT}, received nothing$`), 2);
+    expectOneLineError(await rq(['tagged', '--tag', 'a b']), new RegExp(`^rq: --tag: expected ${TAG_TEXT}, received "a b"$`), 2);
     expectOneLineError(await rq(['tagged', '--tag', 'stay', '--queue', 'nosuch']), /^rq: queue not found: nosuch$/);
-    expectOneLineError(await rq(['tagged', '--tag', 'stay', '--queue', 'a/b']), /^rq: --queue: queue name: expected letters, digits/);
-    expectOneLineError(await rq(['tagged', '--tag', 'stay', '--state', 'finished']), /^rq: --state: expected one of prep, que, run, done, relayed, err, received "finished"$/);
-    expectOneLineError(await rq(['tagged', '--tag', 'stay', '--limit', '0']), /^rq: --limit: expected a whole number from 1 to 1000, received "0"$/);
-    expectOneLineError(await rq(['tagged', '--tag', 'stay', '--offset', 'x']), /^rq: --offset: expected a whole number from 0 to 10000000, received "x"$/);
-    expectOneLineError(await rq(['tags']), /^rq: --queue: expected a queue name, received nothing$/);
+    expectOneLineError(await rq(['tagged', '--tag', 'stay', '--queue', 'a/b']), /^rq: --queue: queue name: expected letters, digits/, 2);
+    expectOneLineError(await rq(['tagged', '--tag', 'stay', '--state', 'finished']), /^rq: --state: expected one of prep, que, run, done, relayed, err, received "finished"$/, 2);
+    expectOneLineError(await rq(['tagged', '--tag', 'stay', '--limit', '0']), /^rq: --limit: expected a whole number from 1 to 1000, received "0"$/, 2);
+    expectOneLineError(await rq(['tagged', '--tag', 'stay', '--offset', 'x']), /^rq: --offset: expected a whole number from 0 to 10000000, received "x"$/, 2);
+    expectOneLineError(await rq(['tags']), /^rq: --queue: expected a queue name, received nothing$/, 2);
     expectOneLineError(await rq(['tags', '--queue', 'nosuch']), /^rq: queue not found: nosuch$/);
 
-    expectOneLineError(await rq(['cancel', '--tag', 'stay', '--msg_id', id]), /^rq: --msg_id and --tag: expected one of them, received both$/);
-    expectOneLineError(await rq(['cancel', '--tag', 'stay', '--purge']), /^rq: --purge: applies to one message \(--msg_id\)/);
-    expectOneLineError(await rq(['cancel', '--tag', 'stay', '--wait=5']), /^rq: --wait: applies to one message \(--msg_id\)/);
-    expectOneLineError(await rq(['cancel', '--tag']), new RegExp(`^rq: --tag: expected ${TAG_TEXT}, received no value$`));
-    expectOneLineError(await rq(['cancel', '--tag', 'a,b']), new RegExp(`^rq: --tag: expected ${TAG_TEXT}, received "a,b"$`));
+    expectOneLineError(await rq(['cancel', '--tag', 'stay', '--msg_id', id]), /^rq: --msg_id and --tag: expected one of them, received both$/, 2);
+    expectOneLineError(await rq(['cancel', '--tag', 'stay', '--purge']), /^rq: --purge: applies to one message \(--msg_id\)/, 2);
+    expectOneLineError(await rq(['cancel', '--tag', 'stay', '--wait=5']), /^rq: --wait: applies to one message \(--msg_id\)/, 2);
+    expectOneLineError(await rq(['cancel', '--tag']), new RegExp(`^rq: --tag: expected ${TAG_TEXT}, received no value$`), 2);
+    expectOneLineError(await rq(['cancel', '--tag', 'a,b']), new RegExp(`^rq: --tag: expected ${TAG_TEXT}, received "a,b"$`), 2);
     expectOneLineError(await rq(['cancel', '--tag', 'stay', '--queue', 'nosuch']), /^rq: queue not found: nosuch$/);
-    expectOneLineError(await rq(['cancel', '--tag', 'stay', '--reason', 'x'.repeat(1001)]), /^rq: --reason: expected text of at most 1000 characters without NUL, received 1001 characters$/);
+    expectOneLineError(await rq(['cancel', '--tag', 'stay', '--reason', 'x'.repeat(1001)]), /^rq: --reason: expected text of at most 1000 characters without NUL, received 1001 characters$/, 2);
 
     expect(await alpha.cmd('num_messages')).toEqual(before);
     expect(await message(id)).toMatchObject({ state: 'que', tags: ['stay'] });

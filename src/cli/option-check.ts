@@ -1,0 +1,71 @@
+// Reads a command line against the command's entry of the table: unknown options (with the closest valid one), bare value options and stray words are refused before anything is sent.
+import { type ParsedArgs, parseArgs } from '../args.js';
+import { shown } from '../errors.js';
+import type { CommandSpec, OptionSpec } from './command-spec.js';
+import { ROOT_OPTION } from './common-options.js';
+import { usage } from './rq-options.js';
+
+/** The command's own options, then `--root`. */
+export function allOptions(spec: CommandSpec): OptionSpec[] {
+  return [...spec.options, ROOT_OPTION];
+}
+
+/** Edit distance (insert, delete, substitute, swap of neighbours), for "did you mean". */
+export function distance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/** The valid name nearest to `given`, if it is near enough to be a typo of it. */
+export function closest(given: string, names: readonly string[]): string | undefined {
+  let best: { name: string; d: number } | undefined;
+  for (const name of names) {
+    const d = distance(given.toLowerCase(), name.toLowerCase());
+    if (!best || d < best.d) best = { name, d };
+  }
+  return best && best.d <= Math.max(2, Math.floor(given.length / 3)) ? best.name : undefined;
+}
+
+const valueOf = (o: OptionSpec) => o.arg ?? 'VALUE';
+
+function unknownOption(command: string, key: string, options: OptionSpec[]): Error {
+  const names = options.map((o) => o.name);
+  const near = closest(key, names);
+  if (near !== undefined) return usage(`${command}: unknown option --${key} (did you mean --${near}?); rq ${command} --help lists the options`);
+  return usage(`${command}: unknown option --${key}; valid options: ${names.map((n) => `--${n}`).join(', ')}`);
+}
+
+/**
+ * Parses argv (its first word is the command) as the command's table entry says: flags never take
+ * the next word, every option must be in the table, value options need a value, and words after the
+ * command are only taken where the command has arguments. Throws RQ_ERR_USAGE naming the option.
+ */
+export function checkCommandLine(command: string, spec: CommandSpec, argv: readonly string[]): ParsedArgs {
+  const options = allOptions(spec);
+  const flags = new Set(options.filter((o) => o.kind === 'flag').map((o) => o.name));
+  const parsed = parseArgs(argv, { flags });
+  const byName = new Map(options.map((o) => [o.name, o]));
+  for (const [key, v] of Object.entries(parsed.opts)) {
+    const o = byName.get(key);
+    if (!o) throw unknownOption(command, key, options);
+    const kind = o.kind ?? 'value';
+    if (kind === 'value' && typeof v === 'boolean') {
+      throw usage(`--${key}: expected ${o.expected ?? `a value (--${key} ${valueOf(o)} or --${key}=${valueOf(o)})`}, received no value`);
+    }
+  }
+  const args = spec.args ?? [];
+  if (parsed.rest.length > args.length) {
+    const extra = parsed.rest[args.length];
+    const takes = args.length === 0 ? 'takes no words besides its options' : `takes at most ${args.length} word${args.length > 1 ? 's' : ''} (${args.map((a) => `<${a.name}>`).join(' ')})`;
+    throw usage(`${command}: unexpected argument ${shown(extra)}: rq ${command} ${takes}; options are --name value`);
+  }
+  return parsed;
+}

@@ -1,0 +1,92 @@
+// `rq queues` and `rq ls`: the root's queues with their status and counts, and one queue's messages by state, paged (the queue's search command).
+import { shown } from '../errors.js';
+import { discoverQueues } from '../mgr/queue-dirs.js';
+import { mapLimit } from '../spool/map-limit.js';
+import { STATES, type State } from '../message/states.js';
+import type { QueueMetrics } from '../ipc/stats-reply.js';
+import { ask, replyLine } from './queue-ask.js';
+import type { RqCommand } from './rq-commands.js';
+import { JSON_FLAG, OFFSET, QUEUE, limitOption } from './common-options.js';
+import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
+
+/** Queues asked at once: a root may hold hundreds. */
+const LANES = 16;
+const MAX_PAGE = 1000;
+const MAX_OFFSET = 10_000_000;
+const DEFAULT_LIMIT = 50;
+const COUNTS = ['prep', 'que', 'run', 'done', 'relayed', 'err', 'err_acked'] as const;
+
+type Row = { queue: string; status: string; counts: QueueMetrics['live']['counts'] | null; problem?: string };
+
+/** `<queue> <STATUS> prep 0 que 2 run 1 done 40 relayed 0 err 1 err_acked 0`; a queue that does not answer is UNREACHABLE. */
+const queueLine = (r: Row) => (r.counts ? `${r.queue} ${r.status} ${COUNTS.map((k) => `${k} ${r.counts![k]}`).join(' ')}` : `${r.queue} ${r.status}`);
+
+const queues: RqCommand = {
+  summary: 'list the root\'s queues with their status (UP, PAUSE, DOWN, SCRIPTERROR) and message counts',
+  options: [JSON_FLAG],
+  notes: ['A queue whose process does not answer is listed as UNREACHABLE, named on stderr, and makes the first line fail <n> (exit 1).'],
+  examples: ['rq queues', 'rq queues --json'],
+  run: async ({ opts, root, io }) => {
+    const json = flagOpt(opts, 'json');
+    const names = await discoverQueues(root);
+    const rows = await mapLimit(names, LANES, async (queue): Promise<Row> => {
+      try {
+        // metrics is answered while a queue is DOWN, so its counts still show.
+        const a = await ask(root, queue, (c) => c.metrics());
+        if (a.ok) return { queue, status: a.value.status, counts: a.value.live.counts };
+        return { queue, status: 'UNREACHABLE', counts: null, problem: `queue ${queue}: ${replyLine(a)}` };
+      } catch (err) {
+        return { queue, status: 'UNREACHABLE', counts: null, problem: (err as Error).message };
+      }
+    });
+    for (const r of rows) if (r.problem) io.stderr(`rq: ${r.problem}`);
+    const status = rows.some((r) => r.problem) ? 'fail' : 'ok';
+    if (json) io.stdout(JSON.stringify(rows.map(({ queue, status: s, counts }) => ({ queue, status: s, counts }))));
+    else for (const line of [`${status} ${rows.length}`, ...rows.map(queueLine)]) io.stdout(line);
+    return status === 'ok' ? 0 : 1;
+  },
+};
+
+function wholeOpt(opts: Options, key: string, lo: number, hi: number, fallback: number): number {
+  const expected = `a whole number from ${lo} to ${hi}`;
+  const v = stringOpt(opts, key, expected);
+  if (v === undefined) return fallback;
+  if (!/^\d{1,9}$/.test(v) || Number(v) < lo || Number(v) > hi) throw usage(`--${key}: expected ${expected}, received ${shown(v)}`);
+  return Number(v);
+}
+
+function stateOpt(opts: Options): State | undefined {
+  const expected = `one of ${STATES.join(', ')}`;
+  const v = stringOpt(opts, 'state', expected);
+  if (v !== undefined && !(STATES as readonly string[]).includes(v)) throw usage(`--state: expected ${expected}, received ${shown(v)}`);
+  return v as State | undefined;
+}
+
+const ls: RqCommand = {
+  summary: 'list a queue\'s messages, newest first, optionally of one state, a page at a time',
+  args: [{ name: 'queue', option: 'queue', required: true }],
+  options: [
+    { ...QUEUE, required: false },
+    { name: 'state', arg: 'STATE', expected: `one of ${STATES.join(', ')}`, help: `only messages in this state (${STATES.join(', ')})` },
+    limitOption(MAX_PAGE, DEFAULT_LIMIT),
+    OFFSET,
+    JSON_FLAG,
+  ],
+  notes: ['Prints ok <total matching>, then <queue>/<id> <state> per message (acked after an acknowledged error), newest first.'],
+  examples: ['rq ls test --state err --limit 20', 'rq ls test --offset 50 --limit 50 --json'],
+  run: async ({ opts, root, io }) => {
+    const queue = checkQueueName(requiredOpt(opts, 'queue', 'a queue name (rq ls <queue>)'), 'queue');
+    const query = { state: stateOpt(opts), limit: wholeOpt(opts, 'limit', 1, MAX_PAGE, DEFAULT_LIMIT), offset: wholeOpt(opts, 'offset', 0, MAX_OFFSET, 0) };
+    const json = flagOpt(opts, 'json');
+    const a = await ask(root, queue, (c) => c.search(query));
+    if (!a.ok) {
+      io.stdout(replyLine(a));
+      return 1;
+    }
+    if (json) io.stdout(JSON.stringify(a.value));
+    else for (const line of [`ok ${a.value.total}`, ...a.value.messages.map((m) => `${queue}/${m.msg_id} ${m.state}${m.acked ? ' acked' : ''}`)]) io.stdout(line);
+    return 0;
+  },
+};
+
+export const BROWSE_COMMANDS: Record<string, RqCommand> = { queues, ls };

@@ -1,0 +1,68 @@
+// `rq tail`: prints a message's job/stdio.log and follows it (filesystem events, the web's LogTail) until the message has finished; exits by its outcome as rq wait does.
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { RqError } from '../errors.js';
+import { queuePaths } from '../config/paths.js';
+import { type Located, LogTail } from '../web/log-tail.js';
+import { ask, replyLine } from './queue-ask.js';
+import type { RqCommand } from './rq-commands.js';
+import { EXIT } from './exit-codes.js';
+import { MSG_ID } from './common-options.js';
+import { msgIdOpt } from './rq-options.js';
+import { outcomeExit } from './rq-wait.js';
+
+/** LogTail only logs why a watch could not be set up; the CLI has nowhere better to say it than nowhere. */
+const quiet = { debug: () => undefined, warn: () => undefined } as unknown as Logger; // a two-method stand-in: LogTail calls nothing else
+
+const tail: RqCommand = {
+  summary: 'print a message\'s output (job/stdio.log) and follow it until the message has finished',
+  args: [{ name: 'msg_id', option: 'msg_id', required: true }],
+  options: [{ ...MSG_ID, required: false }],
+  notes: [
+    'A queued message is waited for; a retried one is followed through its next run. Ctrl-C stops following.',
+    'Exit (once the message has finished): 0 done, 1 err, 5 relayed, 6 no such message (or deleted); 3 when the queue does not answer.',
+  ],
+  examples: ['rq tail test/20261121.1938.16.662.2269494'],
+  run: async ({ opts, root, io }) => {
+    const target = msgIdOpt(opts);
+    const p = queuePaths(root, target.queue);
+    const locate = async (): Promise<Located | null> => {
+      const r = await ask(root, target.queue, (c) => c.messageStatus(target.id));
+      if (!r.ok) return null;
+      const dir = path.resolve(root, r.value.path);
+      // The queue names its own message directory; anything else is not read.
+      if (!dir.startsWith(p.dir + path.sep)) return null;
+      return { state: r.value.state, status: r.value.status, dir };
+    };
+    // A refusal other than "not found" (a DOWN queue) is the queue's line, as other commands print it.
+    const first = await ask(root, target.queue, (c) => c.messageStatus(target.id));
+    if (!first.ok && first.code !== 'RQ_ERR_NO_SUCH_MSG') {
+      io.stdout(replyLine(first));
+      return EXIT.fail;
+    }
+    if (!first.ok || !(await locate())) {
+      io.stderr(`rq: tail: msg not found: ${target.queue}/${target.id}`);
+      return EXIT.notFound;
+    }
+    const write = io.write ?? (async (text: string) => io.stdout(text));
+    return new Promise<number>((resolve, reject) => {
+      const follow = new LogTail({
+        locate,
+        stateDirs: [p.state.prep, p.state.que, p.state.run],
+        msgId: target.id,
+        file: 'stdio.log',
+        offset: 0,
+        log: quiet,
+        send: (text) => write(text),
+        state: () => undefined,
+        end: (loc) => {
+          follow.close();
+          resolve(loc ? outcomeExit(loc.state) : EXIT.notFound);
+        },
+      });
+      follow.start().catch((err: unknown) => reject(err instanceof RqError ? err : RqError.of('RQ_ERR_PROTOCOL', `tail: ${(err as Error).message}`)));
+    });
+  },
+};
+
+export const TAIL_COMMANDS: Record<string, RqCommand> = { tail };

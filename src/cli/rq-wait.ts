@@ -1,0 +1,85 @@
+// `rq wait`: blocks until a message has finished, on the queue's own events (its wait_message command, no polling), and exits by the outcome; `sendmesg --wait` shares it.
+import { RqError, shown } from '../errors.js';
+import { ask, replyLine } from './queue-ask.js';
+import type { RqCommand, RqIo } from './rq-commands.js';
+import { EXIT } from './exit-codes.js';
+import { MSG_ID } from './common-options.js';
+import { type Options, msgIdOpt, usage } from './rq-options.js';
+
+/** The longest wait_message a queue takes at once; a longer (or unlimited) wait asks again, each call blocking on events. */
+const CHUNK_S = 86_400;
+const MAX_WAIT_S = 30 * 86_400;
+
+/**
+ * `--timeout S` / `--wait[=S]`: undefined when absent, null for no limit (a bare `--wait`),
+ * else whole seconds from 0 (look once) to 30 days.
+ */
+export function waitOpt(opts: Options, key: string): number | null | undefined {
+  const v = opts[key];
+  if (v === undefined || v === false) return undefined;
+  if (v === true) return null;
+  if (!/^\d{1,8}$/.test(v) || Number(v) > MAX_WAIT_S) throw usage(`--${key}: expected whole seconds from 0 to ${MAX_WAIT_S}, received ${shown(v)}`);
+  return Number(v);
+}
+
+/** The exit status of a finished message's state (`deleted` when it was removed before it finished). */
+export function outcomeExit(state: string): number {
+  if (state === 'done') return EXIT.ok;
+  if (state === 'relayed') return EXIT.relayed;
+  if (state === 'deleted') return EXIT.notFound;
+  return EXIT.fail;
+}
+
+/**
+ * Waits for `queue`/`id` to finish and prints one line: `ok <final status>` (`ok done - done
+ * sleeping`, `ok deleted`), `fail timed out` or `fail msg not found`; returns the exit status.
+ */
+export async function waitAndReport(root: string, queue: string, id: string, timeoutS: number | null, io: RqIo): Promise<number> {
+  const deadline = timeoutS === null ? Infinity : Date.now() + timeoutS * 1000;
+  if (timeoutS === 0) {
+    const s = await ask(root, queue, (c) => c.messageStatus(id));
+    if (!s.ok) return report(io, replyLine(s), s.code === 'RQ_ERR_NO_SUCH_MSG' ? EXIT.notFound : EXIT.fail);
+    if (!['done', 'err', 'relayed'].includes(s.value.state)) return report(io, 'fail timed out', EXIT.timeout);
+    return report(io, `ok ${s.value.status}`, outcomeExit(s.value.state));
+  }
+  for (;;) {
+    const left = Math.min(CHUNK_S, Math.ceil((deadline - Date.now()) / 1000));
+    if (left < 1) return report(io, 'fail timed out', EXIT.timeout);
+    // The socket waits on the queue's move events; the client allows a little more than the wait itself.
+    const w = await ask(root, queue, (c) => c.waitFinished(id, left), (left + 5) * 1000);
+    if (w.ok) {
+      return report(io, `ok ${w.value.status}`, outcomeExit(w.value.state));
+    }
+    if (w.code === 'RQ_ERR_WAIT_TIMED_OUT') continue;
+    if (w.code === 'RQ_ERR_NO_SUCH_MSG') return report(io, replyLine(w), EXIT.notFound);
+    // `status: DOWN` here is the queue process stopping while we waited.
+    if (w.code === 'RQ_ERR_QUEUE_DOWN') throw RqError.of('RQ_ERR_NO_REPLY', `queue ${queue}: its process stopped while waiting for ${queue}/${id}`);
+    return report(io, replyLine(w), EXIT.fail);
+  }
+}
+
+function report(io: RqIo, line: string, code: number): number {
+  io.stdout(line);
+  return code;
+}
+
+const wait: RqCommand = {
+  summary: 'wait until a message has finished and exit by its outcome (0 done, 1 err, 4 timed out, 5 relayed, 6 not found)',
+  args: [{ name: 'msg_id', option: 'msg_id', required: true }],
+  options: [
+    { ...MSG_ID, required: false },
+    { name: 'timeout', arg: 'S', expected: 'whole seconds', help: 'give up after S seconds (0: look once; default: no limit)' },
+  ],
+  notes: [
+    'Prints one line: ok <final status> (ok done - <last status line>), fail timed out, or fail msg not found.',
+    'Exit: 0 done, 1 err, 2 usage, 3 the queue does not answer (or stopped), 4 timed out, 5 relayed, 6 no such message (or deleted).',
+  ],
+  examples: ['rq wait http://127.0.0.1:3333/q/test/20261121.1938.16.662.2269494 --timeout 600', 'id=$(rq sendmesg --dest build --param1 x | cut -d" " -f2); if rq wait "$id"; then echo built; fi'],
+  run: async ({ opts, root, io }) => {
+    const target = msgIdOpt(opts);
+    const timeout = waitOpt(opts, 'timeout');
+    return waitAndReport(root, target.queue, target.id, timeout ?? null, io);
+  },
+};
+
+export const WAIT_COMMANDS: Record<string, RqCommand> = { wait };
