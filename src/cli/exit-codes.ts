@@ -12,8 +12,6 @@ export const EXIT = {
   unreachable: 3,
   /** `wait`, `sendmesg --wait`: the message had not finished when the timeout came. */
   timeout: 4,
-  /** `wait`: the message was relayed to another host (its outcome is that host's). */
-  relayed: 5,
   /** `wait`, `tail`: no such message, or it was deleted before it finished. */
   notFound: 6,
 } as const;

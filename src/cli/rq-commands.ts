@@ -192,7 +192,7 @@ export const RQ_COMMANDS: Record<string, RqCommand> = {
   sendmesg: create('create_message', {
     summary: 'send a message to a queue (or, with --relay-ok, to another host through the relay queue)',
     examples: ['rq sendmesg --dest test --param1 done', 'rq sendmesg --dest build --param1 release --tags release-42 --max_retries 3 --wait=600'],
-    notes: ['With --wait: exit 0 done, 1 err, 4 timed out, 5 relayed, 6 deleted (see rq wait --help).'],
+    notes: ['With --wait: exit 0 done or relayed, 1 err, 4 timed out, 6 deleted (see rq wait --help).'],
   }),
   prepmesg: create('prep_message', {
     summary: 'create a message in prep, to attach files to before commitmesg',

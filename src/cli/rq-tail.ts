@@ -20,7 +20,7 @@ const tail: RqCommand = {
   options: [{ ...MSG_ID, required: false }],
   notes: [
     'A queued message is waited for; a retried one is followed through its next run. Ctrl-C stops following.',
-    'Exit (once the message has finished): 0 done, 1 err, 5 relayed, 6 no such message (or deleted); 3 when the queue does not answer.',
+    'Exit (once the message has finished): 0 done or relayed, 1 err, 6 no such message (or deleted); 3 when the queue does not answer.',
   ],
   examples: ['rq tail test/20261121.1938.16.662.2269494'],
   run: async ({ opts, root, io }) => {

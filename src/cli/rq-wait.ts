@@ -24,8 +24,8 @@ export function waitOpt(opts: Options, key: string): number | null | undefined {
 
 /** The exit status of a finished message's state (`deleted` when it was removed before it finished). */
 export function outcomeExit(state: string): number {
-  if (state === 'done') return EXIT.ok;
-  if (state === 'relayed') return EXIT.relayed;
+  // Relayed is a success here as for dependencies (rq-beyond §B8): the far host has the message.
+  if (state === 'done' || state === 'relayed') return EXIT.ok;
   if (state === 'deleted') return EXIT.notFound;
   return EXIT.fail;
 }
@@ -64,7 +64,7 @@ function report(io: RqIo, line: string, code: number): number {
 }
 
 const wait: RqCommand = {
-  summary: 'wait until a message has finished and exit by its outcome (0 done, 1 err, 4 timed out, 5 relayed, 6 not found)',
+  summary: 'wait until a message has finished and exit by its outcome (0 done or relayed, 1 err, 4 timed out, 6 not found)',
   args: [{ name: 'msg_id', option: 'msg_id', required: true }],
   options: [
     { ...MSG_ID, required: false },
@@ -72,7 +72,7 @@ const wait: RqCommand = {
   ],
   notes: [
     'Prints one line: ok <final status> (ok done - <last status line>), fail timed out, or fail msg not found.',
-    'Exit: 0 done, 1 err, 2 usage, 3 the queue does not answer (or stopped), 4 timed out, 5 relayed, 6 no such message (or deleted).',
+    'Exit: 0 done or relayed, 1 err, 2 usage, 3 the queue does not answer (or stopped), 4 timed out, 6 no such message (or deleted).',
   ],
   examples: ['rq wait http://127.0.0.1:3333/q/test/20261121.1938.16.662.2269494 --timeout 600', 'id=$(rq sendmesg --dest build --param1 x | cut -d" " -f2); if rq wait "$id"; then echo built; fi'],
   run: async ({ opts, root, io }) => {

@@ -60,11 +60,11 @@ describe('rq wait', () => {
     expect(await test.state(shortId(id))).toBe('done');
   });
 
-  it('exits 1 for err, 5 for relayed, and answers a finished message at once', async () => {
+  it('exits 1 for err, 0 for relayed (a success, as for dependencies), and answers a finished message at once', async () => {
     const err = await send('--param1', 'err');
     expect(await rq(['wait', '--msg_id', err, '--timeout', '30'])).toEqual({ code: 1, out: ['ok err - by design'], err: [] });
     const relayed = await send('--param1', 'relayed', '--param2', 'http://127.0.0.1:1/q/x/20200101.0000.00.000.1');
-    expect(await rq(['wait', `test/${shortId(relayed)}`])).toMatchObject({ code: 5, out: [expect.stringMatching(/^ok relayed/)] });
+    expect(await rq(['wait', `test/${shortId(relayed)}`])).toMatchObject({ code: 0, out: [expect.stringMatching(/^ok relayed/)] });
     expect(await rq(['wait', err, '--timeout', '0'])).toEqual({ code: 1, out: ['ok err - by design'], err: [] });
   });
 
