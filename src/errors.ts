@@ -123,6 +123,8 @@ export function codeOfText(text: string): ErrorCode | undefined {
 /** Renders a received value for an error message: short, quoted, control bytes visible. */
 export function shown(value: unknown): string {
   if (value === undefined) return 'nothing';
+  // JSON would write NaN and Infinity as null, which is not what was received.
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
   let text: string;
   try {
     text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);

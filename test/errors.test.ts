@@ -54,4 +54,9 @@ describe('shown', () => {
     expect(shown(deep)).toBe('[an array nested too deep to show]');
     expect(shown({ a: 1 })).toBe('{"a":1}');
   });
+
+  it('shows what was received: NaN and Infinity as such (JSON says null), nothing for undefined, long texts cut', () => {
+    expect([shown(Number.NaN), shown(-Infinity), shown(undefined), shown(null), shown(12)]).toEqual(['NaN', '-Infinity', 'nothing', 'null', '12']);
+    expect(shown('x'.repeat(100))).toBe(`"${'x'.repeat(76)}...`);
+  });
 });

@@ -28,11 +28,10 @@ function refOf(v: string, ctx?: RefContext): { ref: string } | { foreign: true }
     if (ctx === undefined) return { ref: v };
     return v.startsWith(ctx.hostUrl) ? { ref: `${p.queue}/${p.id}` } : { foreign: true };
   }
-  if (isMsgId(v) && !v.startsWith('.')) return { ref: ctx ? `${ctx.queue}/${v}` : v };
-  const slash = v.indexOf('/');
-  const queue = v.slice(0, slash);
-  const id = v.slice(slash + 1);
-  return slash > 0 && isValidQueueName(queue) && isMsgId(id) && !id.startsWith('.') ? { ref: `${queue}/${id}` } : null;
+  // An acknowledged error (a dotted id) will never finish: no ref.
+  if (isMsgId(v, false)) return { ref: ctx ? `${ctx.queue}/${v}` : v };
+  const m = /^([^/]+)\/([^/]+)$/.exec(v);
+  return m && isValidQueueName(m[1]) && isMsgId(m[2], false) ? { ref: v } : null;
 }
 
 /**

@@ -88,3 +88,22 @@ describe('normaliseRelativeRoot', () => {
     expect(normaliseRelativeRoot('/a/b/')).toBe('/a/b/');
   });
 });
+
+describe('id and URL shapes: anchored at both ends', () => {
+  it('idTime reads an id (or an acknowledged one) from its first character only', () => {
+    expect(idTime('.20261121.1643.46.613.5')).toBe(Date.UTC(2026, 10, 21, 16, 43, 46, 613));
+    expect(idTime('x20261121.1643.46.613.5')).toBeNull();
+  });
+
+  it('parseFullId takes the id as the last segment: a longer path is no full id', () => {
+    expect(parseFullId('http://h:1/q/a/20261121.1643.46.613.5/')).toEqual({ queue: 'a', id: '20261121.1643.46.613.5' });
+    expect(parseFullId('http://h:1/q/a/20261121.1643.46.613.5/attach/x')).toBeNull();
+    expect(parseFullId('http://h:1/q/a/20261121.1643.46.613.5?x=1')).toBeNull();
+  });
+
+  it('normaliseRelativeRoot drops every leading and trailing slash before adding one of each', () => {
+    expect(normaliseRelativeRoot('//rq//')).toBe('/rq/');
+    expect(normaliseRelativeRoot('///')).toBe('/');
+    expect(normaliseRelativeRoot(undefined)).toBe('/');
+  });
+});

@@ -85,7 +85,7 @@ describe('message ids', () => {
       null,
     ];
     for (const id of bad) expect(isMsgId(id), JSON.stringify(id)).toBe(false);
-    expect(() => assertMsgId('nope', 'msg_id')).toThrow(/^msg_id: expected a message id like 20261121\.1643\.46\.613\.2164022, received "nope"$/);
+    expect(() => assertMsgId('nope')).toThrow(/^msg_id: expected a message id like 20261121\.1643\.46\.613\.2164022, received "nope"$/);
     try {
       assertMsgId('x');
     } catch (e) {
