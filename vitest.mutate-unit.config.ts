@@ -18,6 +18,8 @@ export default defineConfig({
       'test/ipc/queue-client.test.ts',
     ],
     pool: 'forks',
+    // Stryker's runner asks for worker threads; some of these tests need processes (umask, signals).
+    poolMatchGlobs: [['**/*.test.ts', 'forks']],
     testTimeout: 30_000,
   },
 });

@@ -48,6 +48,8 @@ export const GlobalConfigSchema = z.looseObject({
   max_body_bytes: positiveInt.optional(),
   max_field_bytes: positiveInt.optional(),
   idempotency_window_s: positiveInt.optional(),
+  // How long the web waits for a queue's reply before answering 503/202 (web/queue-clients.ts); 10 by default.
+  queue_reply_timeout_s: positiveInt.optional(),
   // rq-beyond §B15.2, §B16: how long a queue keeps its daily statistics and their histograms; /metrics without auth.
   stats_history_days: days.optional(),
   histogram_history_days: days.optional(),

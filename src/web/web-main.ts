@@ -28,7 +28,7 @@ async function main(): Promise<number | void> {
     log.error({ err: (err as Error).message }, 'Bad config file. Exiting');
     return 1;
   }
-  const queues = new QueueClients({ sockPath: (q) => queuePaths(root, q).sock });
+  const queues = new QueueClients({ sockPath: (q) => queuePaths(root, q).sock, timeoutMs: (config.queue_reply_timeout_s ?? 10) * 1000 });
   const app = await buildApp({
     root,
     config,

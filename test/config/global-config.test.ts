@@ -48,6 +48,7 @@ describe('global config.json', () => {
     expect(problem('{"host":"h","port":1,"allowed_ips":["10.",7]}').message).toBe('config/config.json: allowed_ips[1]: expected an IP address or prefix (string), received 7');
     expect(problem('{"host":"h","port":1,"basic_auth":{"users":{"bob":1}}}').message).toBe('config/config.json: basic_auth.users.bob: expected a password (string), received 1');
     expect(problem('{"host":"h","port":1,"max_upload_bytes":-5}').message).toBe('config/config.json: max_upload_bytes: expected a positive whole number of bytes, received -5');
+    expect(problem('{"host":"h","port":1,"queue_reply_timeout_s":0}').message).toBe('config/config.json: queue_reply_timeout_s: expected a positive whole number, received 0');
   });
 
   it('refuses a file that is not a JSON object or not JSON', () => {

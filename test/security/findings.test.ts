@@ -243,7 +243,8 @@ describe('bad requests get a 4xx that names the field, and change nothing (findi
 describe('a create whose reply is lost (finding 6)', () => {
   let w: WebRoot;
   beforeAll(async () => {
-    w = await startWebRoot();
+    // The web gives up on a silent queue after 1 s instead of 10, so the test does not wait out the default.
+    w = await startWebRoot({ config: { queue_reply_timeout_s: 1 } });
     await w.mgr.cmd('pause_queue', 'test');
   }, 60_000);
   afterAll(async () => {
