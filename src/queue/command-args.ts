@@ -47,7 +47,6 @@ export function oneOf<T extends string>(args: Args, field: string, values: reado
   return v as T;
 }
 
-
 /** The largest page a listing command answers, and the furthest offset it seeks. */
 export const MAX_PAGE = 1000;
 const MAX_OFFSET = 10_000_000;
