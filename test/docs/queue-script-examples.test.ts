@@ -2,6 +2,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { blockAfter, readProjectFile } from '../helpers/doc-blocks.js';
 import { PROJECT, QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 
 const LANGS = ['bash', 'python', 'node', 'ruby'] as const;
@@ -76,13 +77,7 @@ describe.each(LANGS)('docs/examples/scripts/%s/run', (lang) => {
 
 describe('docs/queue-scripts.md', () => {
   it.each(LANGS)('shows docs/examples/scripts/%s/run as it is', async (lang) => {
-    const doc = await fs.readFile(path.join(PROJECT, 'docs', 'queue-scripts.md'), 'utf8');
     const rel = `docs/examples/scripts/${lang}/run`;
-    // The file's path in backquotes, then the next fenced block is the file, byte for byte.
-    const at = doc.indexOf(`\`${rel}\``);
-    expect(at, `${rel} is named in the doc`).toBeGreaterThan(-1);
-    const block = /```[a-z]*\n([\s\S]*?)```/.exec(doc.slice(at));
-    expect(block, `a code block after ${rel}`).not.toBeNull();
-    expect(block![1]).toBe(await fs.readFile(path.join(PROJECT, rel), 'utf8'));
+    expect(await blockAfter('docs/queue-scripts.md', rel), `${rel}, named and then shown in a code block`).toBe(await readProjectFile(rel));
   });
 });
