@@ -5,6 +5,7 @@ import { mapLimit } from '../spool/map-limit.js';
 import { STATES, type State } from '../message/states.js';
 import type { QueueMetrics } from '../ipc/stats-reply.js';
 import { ask, replyLine } from './queue-ask.js';
+import { printRefusal } from './json-output.js';
 import type { RqCommand } from './rq-commands.js';
 import { JSON_FLAG, OFFSET, QUEUE, limitOption } from './common-options.js';
 import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
@@ -79,10 +80,7 @@ const ls: RqCommand = {
     const query = { state: stateOpt(opts), limit: wholeOpt(opts, 'limit', 1, MAX_PAGE, DEFAULT_LIMIT), offset: wholeOpt(opts, 'offset', 0, MAX_OFFSET, 0) };
     const json = flagOpt(opts, 'json');
     const a = await ask(root, queue, (c) => c.search(query));
-    if (!a.ok) {
-      io.stdout(replyLine(a));
-      return 1;
-    }
+    if (!a.ok) return printRefusal(io, a, json);
     if (json) io.stdout(JSON.stringify(a.value));
     else for (const line of [`ok ${a.value.total}`, ...a.value.messages.map((m) => `${queue}/${m.msg_id} ${m.state}${m.acked ? ' acked' : ''}`)]) io.stdout(line);
     return 0;

@@ -17,9 +17,10 @@ import { WAIT_COMMANDS, waitAndReport, waitOpt } from './rq-wait.js';
 import { TAIL_COMMANDS } from './rq-tail.js';
 import { BROWSE_COMMANDS } from './rq-browse.js';
 import { OPERATOR_COMMANDS } from './rq-operator.js';
-import { type Options, checkQueueName, messageFields, msgIdOpt, pathnameOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
+import { type Options, checkQueueName, flagOpt, messageFields, msgIdOpt, pathnameOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
 import type { CommandSpec } from './command-spec.js';
-import { MSG_ID } from './common-options.js';
+import { JSON_FLAG, MSG_ID } from './common-options.js';
+import { printRefusal } from './json-output.js';
 import { IDEMPOTENCY_KEY, MESSAGE_OPTIONS, RELAY_OK, WAIT } from './message-options.js';
 
 export interface RqIo {
@@ -88,15 +89,23 @@ const BY_COMMAND: Record<'commit_message' | 'get_message_status' | 'get_message_
   clone_message: (c, id) => c.act('clone_message', id),
 };
 
-/** A command on one message: `--msg_id` names the queue and the id; `show` renders an ok reply. */
-function onMessage(command: keyof typeof BY_COMMAND, summary: string, example: string, show: (value: Record<string, unknown>) => string[] = () => []): RqCommand {
+/** What `--json` prints for an ok reply of a read command on one message: `{queue, msg_id, …}`. */
+type JsonShow = (value: unknown) => Record<string, unknown>;
+
+/** A command on one message: `--msg_id` names the queue and the id; `show` renders an ok reply; a read command's `json` its document. */
+function onMessage(command: keyof typeof BY_COMMAND, summary: string, example: string, show: (value: Record<string, unknown>) => string[] = () => [], json?: JsonShow): RqCommand {
   return {
     summary,
-    options: [MSG_ID],
+    options: json ? [MSG_ID, JSON_FLAG] : [MSG_ID],
     examples: [`rq ${example} --msg_id http://127.0.0.1:3333/q/test/20261121.1938.16.662.2269494`],
     run: async ({ opts, root, io }) => {
       const target = msgIdOpt(opts);
       const reply = await ask(root, target.queue, (c) => BY_COMMAND[command](c, target.id));
+      if (json && flagOpt(opts, 'json')) {
+        if (!reply.ok) return printRefusal(io, reply, true);
+        io.stdout(JSON.stringify({ queue: target.queue, msg_id: target.id, ...json(reply.value) }));
+        return 0;
+      }
       const lines = reply.ok && typeof reply.value === 'object' && reply.value !== null ? show(reply.value as Record<string, unknown>) : [];
       for (const line of lines.length > 0 ? lines : [replyLine(reply)]) io.stdout(line);
       return reply.ok ? 0 : 1;
@@ -144,12 +153,18 @@ const attachmesg: RqCommand = {
   },
 };
 
+/** A message's attachments as get_message has them: name → {md5, size, path}. */
+function attachmentsOf(msg: Record<string, unknown>): [string, { md5?: unknown; size?: unknown; path?: unknown }][] {
+  return Object.entries((msg._attachments ?? {}) as Record<string, { md5?: unknown; size?: unknown; path?: unknown }>);
+}
+
 /** `<name> <md5> <size> <path>` per attachment, after the count. */
 function attachmentLines(msg: Record<string, unknown>): string[] {
-  const atts = (msg._attachments ?? {}) as Record<string, { md5?: unknown; size?: unknown; path?: unknown }>;
-  const names = Object.keys(atts);
-  return [`ok ${names.length}`, ...names.map((n) => `${n} ${atts[n].md5} ${atts[n].size} ${atts[n].path}`)];
+  const atts = attachmentsOf(msg);
+  return [`ok ${atts.length}`, ...atts.map(([n, a]) => `${n} ${a.md5} ${a.size} ${a.path}`)];
 }
+
+const asRecord = (v: unknown) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
 
 const verifyRules: RqCommand = {
   summary: 'check an rq_router rules file: prints ok, or fail bad router rules file',
@@ -200,10 +215,12 @@ export const RQ_COMMANDS: Record<string, RqCommand> = {
   }),
   attachmesg,
   commitmesg: onMessage('commit_message', 'queue a prepared message', 'commitmesg'),
-  statusmesg: onMessage('get_message_status', 'print a message\'s status', 'statusmesg', (v) => [`ok ${v.status}`]),
-  state: onMessage('get_message_state', 'print a message\'s state (prep, que, run, done, relayed or err)', 'state'),
-  statuscountmesg: onMessage('get_message', 'print how many times a message was resent', 'statuscountmesg', (v) => [`ok ${v.count ?? 0}`]),
-  attachstatusmesg: onMessage('get_message', 'list a message\'s attachments: name md5 size path', 'attachstatusmesg', attachmentLines),
+  statusmesg: onMessage('get_message_status', 'print a message\'s status', 'statusmesg', (v) => [`ok ${v.status}`], (v) => ({ state: asRecord(v).state, status: asRecord(v).status })),
+  state: onMessage('get_message_state', 'print a message\'s state (prep, que, run, done, relayed or err)', 'state', undefined, (v) => ({ state: v })),
+  statuscountmesg: onMessage('get_message', 'print how many times a message was resent', 'statuscountmesg', (v) => [`ok ${v.count ?? 0}`], (v) => ({ count: asRecord(v).count ?? 0 })),
+  attachstatusmesg: onMessage('get_message', 'list a message\'s attachments: name md5 size path', 'attachstatusmesg', attachmentLines, (v) => ({
+    attachments: attachmentsOf(asRecord(v)).map(([name, a]) => ({ name, md5: a.md5, size: a.size, path: a.path })),
+  })),
   single_que: create('single_que', {
     summary: 'send a message unless the queue already has one with the same params waiting (local dest only)',
     examples: ['rq single_que --dest test --param1 done'],

@@ -7,6 +7,7 @@ import { checkExpandedKey } from '../message/limit-key.js';
 import { actor, ask, replyLine } from './queue-ask.js';
 import type { RqCommand } from './rq-commands.js';
 import { JSON_FLAG, MSG_ID } from './common-options.js';
+import { refusalDoc } from './json-output.js';
 import { type Options, flagOpt, msgIdOpt, stringOpt, usage } from './rq-options.js';
 
 const REFS_EXPECTED = 'a comma-separated list of message refs (<queue>/<id>)';
@@ -69,7 +70,7 @@ const limits: RqCommand = {
       throw err;
     }
     if (!a.ok) {
-      io.stdout(`fail ${a.text}`);
+      io.stdout(json ? JSON.stringify(refusalDoc(a)) : `fail ${a.text}`);
       return 1;
     }
     const keys = Object.keys(a.value).sort();

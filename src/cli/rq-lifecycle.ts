@@ -9,6 +9,7 @@ import type { CommandContext, RqCommand } from './rq-commands.js';
 import { cancelByTag } from './rq-tags.js';
 import type { CommandSpec, OptionSpec } from './command-spec.js';
 import { JSON_FLAG, MSG_ID, REASON, limitOption } from './common-options.js';
+import { refusalDoc } from './json-output.js';
 import { type Options, checkQueueName, flagOpt, msgIdOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
 
 /** One history line as people read it: `<at> que→run dispatcher pid 4242 attempt 2`. */
@@ -166,8 +167,9 @@ export const LIFECYCLE_COMMANDS: Record<string, RqCommand> = {
       printed(ctx, async ({ opts, root }) => {
         const target = msgIdOpt(opts);
         const a = await ask(root, target.queue, (c) => c.history(target.id));
-        if (!a.ok) return { ok: false, lines: [replyLine(a)] };
-        if (flagOpt(opts, 'json')) return { ok: true, lines: [JSON.stringify(a.value)] };
+        const json = flagOpt(opts, 'json');
+        if (!a.ok) return { ok: false, lines: [json ? JSON.stringify(refusalDoc(a)) : replyLine(a)] };
+        if (json) return { ok: true, lines: [JSON.stringify(a.value)] };
         return { ok: true, lines: [`ok ${a.value.length}`, ...a.value.map(historyText)] };
       }),
   },

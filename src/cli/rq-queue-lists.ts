@@ -2,7 +2,8 @@
 import type { Answer } from '../ipc/answer.js';
 import type { QueueClient } from '../ipc/queue-client.js';
 import type { RunningEntry, WaitingEntry } from '../ipc/run-lists.js';
-import { ask, replyLine } from './queue-ask.js';
+import { ask } from './queue-ask.js';
+import { printRefusal } from './json-output.js';
 import type { RqCommand } from './rq-commands.js';
 import type { CommandSpec } from './command-spec.js';
 import { JSON_FLAG, QUEUE, limitOption } from './common-options.js';
@@ -20,10 +21,7 @@ function listing<E extends { msg_id: string }>(
       const queue = checkQueueName(requiredOpt(opts, 'queue', 'a queue name'), 'queue');
       const json = flagOpt(opts, 'json');
       const a = await ask(root, queue, (c) => call(c, opts));
-      if (!a.ok) {
-        io.stdout(replyLine(a));
-        return 1;
-      }
+      if (!a.ok) return printRefusal(io, a, json);
       if (json) io.stdout(JSON.stringify(a.value));
       else for (const l of [`ok ${a.value.length}`, ...a.value.map((e) => `${queue}/${e.msg_id} ${line(e)}`)]) io.stdout(l);
       return 0;

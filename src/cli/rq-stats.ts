@@ -3,7 +3,8 @@ import { RqError, shown } from '../errors.js';
 import type { FailureGroupPage } from '../ipc/stats-reply.js';
 import { type Args, MAX_PAGE, countArg, offsetArg } from '../queue/command-args.js';
 import { groupArg } from '../queue/stats-commands.js';
-import { ask, replyLine } from './queue-ask.js';
+import { ask } from './queue-ask.js';
+import { printRefusal } from './json-output.js';
 import type { CommandContext, RqCommand } from './rq-commands.js';
 import { JSON_FLAG, OFFSET, QUEUE, limitOption } from './common-options.js';
 import { type Options, checkQueueName, flagOpt, stringOpt, usage } from './rq-options.js';
@@ -49,10 +50,7 @@ const stats: RqCommand = {
     const date = dateOpt(ctx.opts);
     const json = flagOpt(ctx.opts, 'json');
     const a = await ask(ctx.root, queue, (c) => c.stats(date));
-    if (!a.ok) {
-      ctx.io.stdout(replyLine(a));
-      return 1;
-    }
+    if (!a.ok) return printRefusal(ctx.io, a, json);
     if (json) ctx.io.stdout(JSON.stringify(a.value));
     else for (const line of statsLines(a.value)) ctx.io.stdout(line);
     return 0;
@@ -84,10 +82,7 @@ const failed: RqCommand = {
       const page = paging.offset !== undefined ? 'offset' : paging.limit !== undefined ? 'limit' : undefined;
       if (page) throw usage(`--${page}: pages one group's messages; give --group G too (rq failed ${queue} lists the groups)`);
       const a = await ask(ctx.root, queue, (c) => c.failed());
-      if (!a.ok || !('groups' in a.value)) {
-        io.stdout(replyLine(a));
-        return 1;
-      }
+      if (!a.ok || !('groups' in a.value)) return printRefusal(io, a, json);
       const rows = byCount(a.value.groups);
       if (json) io.stdout(JSON.stringify(Object.fromEntries(rows)));
       else for (const line of [`ok ${rows.length}`, ...rows.map(([g, n]) => `${g} ${n}`)]) io.stdout(line);
@@ -96,10 +91,7 @@ const failed: RqCommand = {
     const offset = asOption(offsetArg, paging);
     const limit = asOption((args) => countArg(args, 'limit', MAX_PAGE), paging);
     const a = await ask(ctx.root, queue, (c) => c.failed({ group, offset, limit }));
-    if (!a.ok || !('total' in a.value)) {
-      io.stdout(replyLine(a));
-      return 1;
-    }
+    if (!a.ok || !('total' in a.value)) return printRefusal(io, a, json);
     const page = a.value;
     if (json) io.stdout(JSON.stringify(page));
     else for (const line of [`ok ${page.total}`, ...page.messages.map((m) => failedLine(queue, m))]) io.stdout(line);

@@ -9,7 +9,8 @@ import { type HostInfo, fullId, normaliseRelativeRoot } from '../message/message
 import { STATES, type State } from '../message/states.js';
 import { TAG_EXPECTED, TRACK_TAG } from '../message/tags.js';
 import { askEvery, reportProblems } from './fan-out.js';
-import { ask, replyLine } from './queue-ask.js';
+import { ask } from './queue-ask.js';
+import { printRefusal } from './json-output.js';
 import type { RqCommand } from './rq-commands.js';
 import type { OptionSpec } from './command-spec.js';
 import { JSON_FLAG, OFFSET, limitOption } from './common-options.js';
@@ -104,10 +105,7 @@ function listing(summary: string, example: string, fixedTag?: string): RqCommand
       let status: 'ok' | 'fail' = 'ok';
       if (queue !== undefined) {
         const a = await ask(root, queue, (c) => c.tagged(q));
-        if (!a.ok) {
-          io.stdout(replyLine(a));
-          return 1;
-        }
+        if (!a.ok) return printRefusal(io, a, json);
         list = mergeTaggedPages([{ queue, page: a.value }], 0, q.limit);
       } else {
         const every = await askEvery(root, (c) => firstTagged(c, q, q.offset + q.limit));

@@ -6,6 +6,7 @@ import { TRACK_TAG } from '../message/tags.js';
 import { MAX_REASON } from '../queue/command-args.js';
 import { askEvery, reportProblems } from './fan-out.js';
 import { actor, ask, replyLine } from './queue-ask.js';
+import { printRefusal } from './json-output.js';
 import type { CommandContext, RqCommand } from './rq-commands.js';
 import type { OptionSpec } from './command-spec.js';
 import { JSON_FLAG, MSG_ID, QUEUE } from './common-options.js';
@@ -53,10 +54,7 @@ const tags: RqCommand = {
     const queue = checkQueueName(requiredOpt(opts, 'queue', 'a queue name'), 'queue');
     const json = flagOpt(opts, 'json');
     const a = await ask(root, queue, (c) => c.tags());
-    if (!a.ok) {
-      io.stdout(replyLine(a));
-      return 1;
-    }
+    if (!a.ok) return printRefusal(io, a, json);
     const rows = byCount(a.value);
     if (json) io.stdout(JSON.stringify(Object.fromEntries(rows)));
     else for (const line of [`ok ${rows.length}`, ...rows.map(([t, n]) => `${t} ${n}`)]) io.stdout(line);

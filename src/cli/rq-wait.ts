@@ -3,8 +3,10 @@ import { RqError, shown } from '../errors.js';
 import { ask, replyLine } from './queue-ask.js';
 import type { RqCommand, RqIo } from './rq-commands.js';
 import { EXIT } from './exit-codes.js';
-import { MSG_ID } from './common-options.js';
-import { type Options, msgIdOpt, usage } from './rq-options.js';
+import { JSON_FLAG, MSG_ID } from './common-options.js';
+import { refusalDoc } from './json-output.js';
+import type { Answer } from '../ipc/answer.js';
+import { type Options, flagOpt, msgIdOpt, usage } from './rq-options.js';
 
 /** The longest wait_message a queue takes at once; a longer (or unlimited) wait asks again, each call blocking on events. */
 const CHUNK_S = 86_400;
@@ -30,37 +32,44 @@ export function outcomeExit(state: string): number {
   return EXIT.fail;
 }
 
+/** One finished or refused wait, as its line and as its `--json` document. */
+type Report = { line: string; doc: unknown; code: number };
+
+const timedOut = (): Report => ({ line: 'fail timed out', doc: { error: 'timed out', code: 'RQ_ERR_WAIT_TIMED_OUT' }, code: EXIT.timeout });
+const refused = (a: Answer<unknown>, code: number): Report => ({ line: replyLine(a), doc: refusalDoc(a), code });
+
 /**
  * Waits for `queue`/`id` to finish and prints one line: `ok <final status>` (`ok done - done
- * sleeping`, `ok deleted`), `fail timed out` or `fail msg not found`; returns the exit status.
+ * sleeping`, `ok deleted`), `fail timed out` or `fail msg not found`, or with `json` its document
+ * (`{queue, msg_id, state, status}`, or a refusal); returns the exit status.
  */
-export async function waitAndReport(root: string, queue: string, id: string, timeoutS: number | null, io: RqIo): Promise<number> {
+export async function waitAndReport(root: string, queue: string, id: string, timeoutS: number | null, io: RqIo, json = false): Promise<number> {
+  const r = await waitFor(root, queue, id, timeoutS);
+  io.stdout(json ? JSON.stringify(r.doc) : r.line);
+  return r.code;
+}
+
+async function waitFor(root: string, queue: string, id: string, timeoutS: number | null): Promise<Report> {
   const deadline = timeoutS === null ? Infinity : Date.now() + timeoutS * 1000;
+  const finished = (v: { state: string; status: string }): Report => ({ line: `ok ${v.status}`, doc: { queue, msg_id: id, state: v.state, status: v.status }, code: outcomeExit(v.state) });
   if (timeoutS === 0) {
     const s = await ask(root, queue, (c) => c.messageStatus(id));
-    if (!s.ok) return report(io, replyLine(s), s.code === 'RQ_ERR_NO_SUCH_MSG' ? EXIT.notFound : EXIT.fail);
-    if (!['done', 'err', 'relayed'].includes(s.value.state)) return report(io, 'fail timed out', EXIT.timeout);
-    return report(io, `ok ${s.value.status}`, outcomeExit(s.value.state));
+    if (!s.ok) return refused(s, s.code === 'RQ_ERR_NO_SUCH_MSG' ? EXIT.notFound : EXIT.fail);
+    if (!['done', 'err', 'relayed'].includes(s.value.state)) return timedOut();
+    return finished(s.value);
   }
   for (;;) {
     const left = Math.min(CHUNK_S, Math.ceil((deadline - Date.now()) / 1000));
-    if (left < 1) return report(io, 'fail timed out', EXIT.timeout);
+    if (left < 1) return timedOut();
     // The socket waits on the queue's move events; the client allows a little more than the wait itself.
     const w = await ask(root, queue, (c) => c.waitFinished(id, left), (left + 5) * 1000);
-    if (w.ok) {
-      return report(io, `ok ${w.value.status}`, outcomeExit(w.value.state));
-    }
+    if (w.ok) return finished(w.value);
     if (w.code === 'RQ_ERR_WAIT_TIMED_OUT') continue;
-    if (w.code === 'RQ_ERR_NO_SUCH_MSG') return report(io, replyLine(w), EXIT.notFound);
+    if (w.code === 'RQ_ERR_NO_SUCH_MSG') return refused(w, EXIT.notFound);
     // `status: DOWN` here is the queue process stopping while we waited.
     if (w.code === 'RQ_ERR_QUEUE_DOWN') throw RqError.of('RQ_ERR_NO_REPLY', `queue ${queue}: its process stopped while waiting for ${queue}/${id}`);
-    return report(io, replyLine(w), EXIT.fail);
+    return refused(w, EXIT.fail);
   }
-}
-
-function report(io: RqIo, line: string, code: number): number {
-  io.stdout(line);
-  return code;
 }
 
 const wait: RqCommand = {
@@ -69,16 +78,18 @@ const wait: RqCommand = {
   options: [
     { ...MSG_ID, required: false },
     { name: 'timeout', arg: 'S', expected: 'whole seconds', help: 'give up after S seconds (0: look once; default: no limit)' },
+    JSON_FLAG,
   ],
   notes: [
-    'Prints one line: ok <final status> (ok done - <last status line>), fail timed out, or fail msg not found.',
+    'Prints one line: ok <final status> (ok done - <last status line>), fail timed out, or fail msg not found;',
+    'with --json {"queue","msg_id","state","status"}, or {"error","code"} (docs/cli.md, JSON output).',
     'Exit: 0 done or relayed, 1 err, 2 usage, 3 the queue does not answer (or stopped), 4 timed out, 6 no such message (or deleted).',
   ],
   examples: ['rq wait http://127.0.0.1:3333/q/test/20261121.1938.16.662.2269494 --timeout 600', 'id=$(rq sendmesg --dest build --param1 x | cut -d" " -f2); if rq wait "$id"; then echo built; fi'],
   run: async ({ opts, root, io }) => {
     const target = msgIdOpt(opts);
     const timeout = waitOpt(opts, 'timeout');
-    return waitAndReport(root, target.queue, target.id, timeout ?? null, io);
+    return waitAndReport(root, target.queue, target.id, timeout ?? null, io, flagOpt(opts, 'json'));
   },
 };
 

@@ -69,7 +69,7 @@ describe('rq refuses what it would have ignored: exit 2, one stderr line naming 
   it('an unknown option, with the closest valid one', async () => {
     expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--parm1', 'x']), /^rq: sendmesg: unknown option --parm1 \(did you mean --param1\?\); rq sendmesg --help lists the options$/, 2);
     expectOneLineError(await rq(['history', '--msg_id', 'test/20200101.0000.00.000.1', '--jsno']), /^rq: history: unknown option --jsno \(did you mean --json\?\)/, 2);
-    expectOneLineError(await rq(['state', '--msg_id', 'test/20200101.0000.00.000.1', '--frobnicate']), /^rq: state: unknown option --frobnicate; valid options: --msg_id, --root$/, 2);
+    expectOneLineError(await rq(['state', '--msg_id', 'test/20200101.0000.00.000.1', '--frobnicate']), /^rq: state: unknown option --frobnicate; valid options: --msg_id, --json, --root$/, 2);
   });
 
   it('a value option given bare, instead of sending "true"', async () => {
