@@ -151,7 +151,7 @@ export class Runs {
 
   private onLine(run: ScriptRun, line: string): void {
     const pl = parseLine(line);
-    this.d.events.emit('line', { id: run.id, line });
+    this.d.events.emit('line', pl.keyword === 'beat' ? { id: run.id, line } : { id: run.id, line, status: pl.arg });
     run.lastLine = this.d.now();
     run.deadlines?.beat(run.lastLine);
     // `beat` renews the heartbeat only: the operator's progress text stays (rq-beyond §B11).

@@ -1,4 +1,4 @@
-// rq UI: live sections look again when the server says something moved (one EventSource on GET /events per url), at most once per 250 ms burst; they poll (poll.js) only while the stream is down.
+// rq UI: live sections look again when the server says something moved (one EventSource on GET /events per url), at most once per 250 ms burst; they poll (poll.js) only while the stream cannot connect.
 import { look, poll } from './poll.js';
 
 /** Events closer together than this make one refresh. */
@@ -38,7 +38,11 @@ function connect(s) {
     } catch {
       return;
     }
-    each((section) => section.wants(ev) && section.schedule());
+    each((section) => {
+      section.onEvent?.(ev);
+      // A progress line changes a status text, never a count or a list: a section that shows it reads it from the event (onEvent).
+      if (ev.type !== 'progress' && section.wants(ev)) section.schedule();
+    });
   });
   es.addEventListener('gap', () => each((section) => section.schedule()));
   es.addEventListener('error', () => {
@@ -53,10 +57,11 @@ function connect(s) {
 
 /**
  * Keeps a section fresh: `onResponse(fetch(url))` after a burst of the stream's events that `wants`
- * accepts, after a gap, and once the stream is up; every 2 s while the stream is down. A drop-in for
- * poll(url, onResponse): a page without an events url, or a browser without EventSource, just polls.
+ * accepts, after a gap, and once the stream is up; every 2 s while the stream is down. `onEvent` sees
+ * every event as it comes (a message page's progress line). A drop-in for poll(url, onResponse): a page
+ * without an events url, or a browser without EventSource, just polls.
  */
-export function live(eventsUrl, url, onResponse, { wants = () => true, accept = 'application/json' } = {}) {
+export function live(eventsUrl, url, onResponse, { wants = () => true, accept = 'application/json', onEvent } = {}) {
   if (!eventsUrl || typeof EventSource === 'undefined') return void poll(url, onResponse, accept);
   let timer = null;
   let busy = false;
@@ -76,6 +81,7 @@ export function live(eventsUrl, url, onResponse, { wants = () => true, accept = 
   };
   const section = {
     wants,
+    onEvent,
     schedule: () => {
       timer ??= setTimeout(refresh, BURST_MS);
     },

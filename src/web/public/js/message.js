@@ -1,0 +1,45 @@
+// rq message page: follows its message on GET /events (live.js) — the status line as the script reports it, and its state, actions, timeline and attachments fetched again when it moves (a run's end).
+import { live } from './live.js';
+
+/** Parts of the page that change when the message moves, each swapped whole from a fresh copy of the page. */
+const REGIONS = ['message-state', 'message-actions', 'message-summary', 'message-full', 'timeline', 'attachments-section'];
+
+const head = document.getElementById('message-head');
+const id = document.getElementById('message-id')?.textContent;
+
+/** The status cell, as the page renders it (a relayed status holds a link: the whole cell is swapped on a move instead). */
+function showProgress(ev) {
+  if (ev.type !== 'progress' || ev.msg_id !== id) return;
+  const cell = document.getElementById('field-status');
+  if (cell && cell.textContent !== ev.status) cell.textContent = ev.status;
+}
+
+async function apply(res) {
+  if (res.status === 404) {
+    // Deleted meanwhile: say so rather than show a message that is gone.
+    document.body.dataset.gone = 'true';
+    document.getElementById('message-state')?.replaceChildren('gone');
+    return;
+  }
+  if (!res.ok) return;
+  const fresh = new DOMParser().parseFromString(await res.text(), 'text/html');
+  // A prep message committed changes the page's whole shape (its upload form, its tail): loaded again instead.
+  if ((fresh.getElementById('upload-form') === null) !== (document.getElementById('upload-form') === null)) {
+    location.reload();
+    return;
+  }
+  for (const region of REGIONS) {
+    const now = fresh.getElementById(region);
+    const was = document.getElementById(region);
+    if (!now || !was) continue;
+    // The full field list keeps whether the operator opened it.
+    if (region === 'message-full') now.open = was.open;
+    was.replaceWith(document.importNode(now, true));
+  }
+  document.body.dataset.state = document.getElementById('message-state')?.dataset.state ?? '';
+}
+
+if (head && id) {
+  document.body.dataset.state = document.getElementById('message-state')?.dataset.state ?? '';
+  live(head.dataset.events, location.href, apply, { accept: 'text/html', onEvent: showProgress });
+}
