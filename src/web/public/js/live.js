@@ -15,6 +15,13 @@ function showState() {
   document.body.dataset.live = all.every((s) => s.open) ? 'open' : all.some((s) => s.failed) ? 'polling' : 'connecting';
 }
 
+/** Sections with a look scheduled or under way: `body[data-settled]` says whether there are none (tests wait on it, never on time). */
+let pending = 0;
+function setPending(delta) {
+  pending += delta;
+  document.body.dataset.settled = pending === 0 ? 'true' : 'false';
+}
+
 function connect(s) {
   const es = new EventSource(s.url);
   s.es = es;
@@ -70,20 +77,29 @@ export function live(eventsUrl, url, onResponse, { wants = () => true, accept = 
   let stopPoll = null;
   const refresh = async () => {
     timer = null;
-    if (document.hidden) return void (missed = true);
-    if (busy) return void (again = true);
+    if (document.hidden) {
+      missed = true;
+      return setPending(-1);
+    }
+    if (busy) {
+      again = true;
+      return setPending(-1);
+    }
     busy = true;
     await look(url, onResponse, accept);
     busy = false;
     // Events that came during the request: the answer may predate them.
     if (again) section.schedule();
     again = false;
+    setPending(-1);
   };
   const section = {
     wants,
     onEvent,
     schedule: () => {
-      timer ??= setTimeout(refresh, BURST_MS);
+      if (timer !== null) return;
+      setPending(1);
+      timer = setTimeout(refresh, BURST_MS);
     },
     startPolling: () => {
       stopPoll ??= poll(url, onResponse, accept);
