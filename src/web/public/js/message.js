@@ -7,20 +7,28 @@ const REGIONS = ['message-state', 'message-actions', 'message-summary', 'message
 const head = document.getElementById('message-head');
 const id = document.getElementById('message-id')?.textContent;
 
-/** The status cell, as the page renders it (a relayed status holds a link: the whole cell is swapped on a move instead). */
-function showProgress(ev) {
-  if (ev.type !== 'progress' || ev.msg_id !== id) return;
+/** Deleted meanwhile: say so rather than show a message that is gone. */
+function showGone() {
+  document.body.dataset.gone = 'true';
+  const badge = document.getElementById('message-state');
+  if (badge) {
+    badge.replaceChildren('gone');
+    badge.className = 'status-badge state-gone';
+    badge.dataset.state = 'gone';
+  }
+}
+
+/** The status line as the script reports it (a relayed status holds a link: the whole cell is swapped on a move instead). */
+function onEvent(ev) {
+  if (ev.msg_id !== id) return;
+  if (ev.type === 'removed') return showGone();
+  if (ev.type !== 'progress') return;
   const cell = document.getElementById('field-status');
   if (cell && cell.textContent !== ev.status) cell.textContent = ev.status;
 }
 
 async function apply(res) {
-  if (res.status === 404) {
-    // Deleted meanwhile: say so rather than show a message that is gone.
-    document.body.dataset.gone = 'true';
-    document.getElementById('message-state')?.replaceChildren('gone');
-    return;
-  }
+  if (res.status === 404) return showGone();
   if (!res.ok) return;
   const fresh = new DOMParser().parseFromString(await res.text(), 'text/html');
   // A prep message committed changes the page's whole shape (its upload form, its tail): loaded again instead.
@@ -41,5 +49,6 @@ async function apply(res) {
 
 if (head && id) {
   document.body.dataset.state = document.getElementById('message-state')?.dataset.state ?? '';
-  live(head.dataset.events, location.href, apply, { accept: 'text/html', onEvent: showProgress });
+  // A removal needs no look: there is nothing left to fetch.
+  live(head.dataset.events, location.href, apply, { accept: 'text/html', onEvent, wants: (ev) => ev.type !== 'removed' });
 }
