@@ -59,7 +59,7 @@ export async function startEventFeed(d: EventFeedDeps): Promise<EventFeed> {
       send({ type: 'moved', msg_id: id, from, to, actor, ...(reason === undefined ? {} : { reason }) });
     },
     // Nobody to tell: not even paced (no timers for a queue nobody watches).
-    line: ({ id, status }) => status !== undefined && server.readers() > 0 && pacer.report(id, status ?? ''),
+    line: ({ id, progress }) => progress !== undefined && server.readers() > 0 && pacer.report(id, progress ?? ''),
     started: ({ msg, pid }) => send({ type: 'started', msg_id: msg.msg_id, ...(pid > 0 ? { pid } : {}) }),
     finished: ({ msg, outcome }) => send({ type: 'finished', msg_id: msg.msg_id, to: outcome.state, ...(outcome.statusText === null ? {} : { status: outcome.statusText }) }),
     removed: ({ id, state }) => send({ type: 'removed', msg_id: id, from: state }),
