@@ -122,6 +122,8 @@ describe('forms and layout', () => {
 
       // With the prompt accepted, delete goes through.
       await page.goto(`${suite.w.base}/q/forms/${dueId}`);
+      // The page's own look after its stream opened is over: it would find the deleted message gone (a 404 fetch).
+      await page.waitForSelector('body[data-live="open"][data-settled="true"]');
       await page.evaluate(() => (window.confirm = () => true));
       await submit(page, '#btn-delete');
       expect(await flash(page, 'notice')).toBe('Message deleted successfully');
