@@ -12,8 +12,11 @@ export interface FeedEvent {
   /** Epoch milliseconds, the queue's clock. */
   at: number;
   queue: string;
-  /** `status`: the queue's status changed (pause, resume, down, up, SCRIPTERROR cleared); no message. */
-  type: MoveType | 'status';
+  /**
+   * `status`: the queue's status changed (pause, resume, down, up, SCRIPTERROR cleared); no message.
+   * `progress`: a running message's status text changed (its script wrote a line on fd 3); paced, see queue/progress-pacer.ts.
+   */
+  type: MoveType | 'status' | 'progress';
   msg_id?: string;
   /** moved: both; created: `to` (prep or que); removed: `from`; finished: `to`, the state it ended in. */
   from?: State;
@@ -25,7 +28,7 @@ export interface FeedEvent {
   tags?: string[];
   /** started: the script's pid. */
   pid?: number;
-  /** finished: the job status text; status: UP, PAUSE, DOWN or SCRIPTERROR. */
+  /** finished: the job status text; progress: the message's status (`run - <text>`); status: UP, PAUSE, DOWN or SCRIPTERROR. */
   status?: string;
 }
 
@@ -56,7 +59,7 @@ export function parseFeedLine(line: string): FeedEvent | FeedHello {
     if (!wholeNumber(v.pid)) throw RqError.of('RQ_ERR_PROTOCOL', `event feed hello lacks a pid: ${shown(line)}`);
     return v as unknown as FeedHello;
   }
-  if (v.type === 'status' || (MOVE_TYPES as readonly unknown[]).includes(v.type)) {
+  if (v.type === 'status' || v.type === 'progress' || (MOVE_TYPES as readonly unknown[]).includes(v.type)) {
     if (v.type !== 'status' && typeof v.msg_id !== 'string') throw RqError.of('RQ_ERR_PROTOCOL', `event feed ${String(v.type)} lacks msg_id: ${shown(line)}`);
     return v as unknown as FeedEvent;
   }

@@ -4,7 +4,11 @@ import fsp from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { FeedEvent, FeedHello } from '../ipc/feed-event.js';
 import { listenFeed } from '../ipc/feed-server.js';
+import { ProgressPacer } from './progress-pacer.js';
 import type { QueueEventMap, QueueEvents } from './queue-events.js';
+
+/** At most one progress event per running message this often (the latest text wins). */
+const PROGRESS_INTERVAL_MS = 100;
 
 export interface EventFeedDeps {
   path: string;
@@ -23,8 +27,11 @@ export interface EventFeed {
 
 type Body = Omit<FeedEvent, 'seq' | 'at' | 'queue' | 'tags'>;
 
-/** The queue events the feed carries (not `line`: job output is the live tail's; not `interrupted`: the queue is stopping). */
-const WATCHED = ['created', 'moved', 'started', 'finished', 'removed', 'status'] as const;
+/**
+ * The queue events the feed carries: `line` only as the status text it sets (`progress`; the job output
+ * itself is the live tail's); not `interrupted`: the queue is stopping.
+ */
+const WATCHED = ['created', 'moved', 'started', 'line', 'finished', 'removed', 'status'] as const;
 type Watched = (typeof WATCHED)[number];
 
 /** Listens on `path` and subscribes to the queue's events; a reader only observes, so nothing here waits or fails a move. */
@@ -42,9 +49,17 @@ export async function startEventFeed(d: EventFeedDeps): Promise<EventFeed> {
     server.send(JSON.stringify(ev));
   };
 
+  const pacer = new ProgressPacer(PROGRESS_INTERVAL_MS, d.now, (id, text) => send({ type: 'progress', msg_id: id, status: `run - ${text}` }));
+
   const listeners: { [K in Watched]: (...a: QueueEventMap[K]) => void } = {
     created: ({ msg, state }) => send({ type: 'created', msg_id: msg.msg_id, to: state }),
-    moved: ({ id, from, to, actor, reason }) => send({ type: 'moved', msg_id: id, from, to, actor, ...(reason === undefined ? {} : { reason }) }),
+    moved: ({ id, from, to, actor, reason }) => {
+      // A text still paced would come after the move out of run: the move's events tell the end instead.
+      if (from === 'run') pacer.forget(id);
+      send({ type: 'moved', msg_id: id, from, to, actor, ...(reason === undefined ? {} : { reason }) });
+    },
+    // Nobody to tell: not even paced (no timers for a queue nobody watches).
+    line: ({ id, progress }) => progress !== undefined && server.readers() > 0 && pacer.report(id, progress ?? ''),
     started: ({ msg, pid }) => send({ type: 'started', msg_id: msg.msg_id, ...(pid > 0 ? { pid } : {}) }),
     finished: ({ msg, outcome }) => send({ type: 'finished', msg_id: msg.msg_id, to: outcome.state, ...(outcome.statusText === null ? {} : { status: outcome.statusText }) }),
     removed: ({ id, state }) => send({ type: 'removed', msg_id: id, from: state }),
@@ -62,6 +77,7 @@ export async function startEventFeed(d: EventFeedDeps): Promise<EventFeed> {
   return {
     async close() {
       for (const name of WATCHED) emitter.off(name, listeners[name]);
+      pacer.close();
       await server.close();
       await fsp.rm(d.path, { force: true });
     },

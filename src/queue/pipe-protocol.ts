@@ -11,6 +11,14 @@ export function parseLine(line: string): PipeLine {
   return sp < 0 ? { keyword: line, arg: null } : { keyword: line.slice(0, sp), arg: line.slice(sp + 1) };
 }
 
+/** Keywords that end a run (completion.ts), ask for a dup, or only renew the heartbeat: every other line is progress. */
+const NOT_PROGRESS = new Set(['done', 'err', 'fails', 'relayed', 'resend', 'retry', 'fatal', 'dup', 'beat']);
+
+/** A line that only reports how the run is going (`run 40% copied`): its text becomes the status and nothing else happens. */
+export function isProgressLine(line: PipeLine): boolean {
+  return !NOT_PROGRESS.has(line.keyword);
+}
+
 /** Splits a byte stream into lines, keeping a partial line across reads (fix of spec §16.10). */
 export class LineSplitter {
   private rest = '';

@@ -12,8 +12,8 @@ export interface QueueEventMap {
   moved: [{ id: string; from: State; to: State; actor: string; reason?: string; details?: Record<string, unknown> }];
   /** A script was started for a message. */
   started: [{ msg: Message; pid: number; script: string }];
-  /** A line the script wrote on fd 3. */
-  line: [{ id: string; line: string }];
+  /** A line the script wrote on fd 3; `progress`, the status text it set, when it is a progress line (pipe-protocol.ts isProgressLine). */
+  line: [{ id: string; line: string; progress?: string | null }];
   /** A message has reached `outcome.state` (que for a resend); `ms` is its run's wall time, null when it finished without running (a cancel from the que). */
   finished: [{ msg: Message; outcome: Outcome; code: number | null; signal: NodeJS.Signals | null; ms: number | null }];
   /** A run was cut short by the queue's shutdown: the message stays in run/ until the next start. */

@@ -11,7 +11,7 @@ import { type Outcome, decideOutcome, recordCompletion, spawnFailure } from './c
 import { type DupDeps, dup } from './dup.js';
 import { failureOf, finishRun, retryRun } from './failure-moves.js';
 import type { MessageIndex } from './message-index.js';
-import { parseLine } from './pipe-protocol.js';
+import { isProgressLine, parseLine } from './pipe-protocol.js';
 import type { QueueEvents } from './queue-events.js';
 import { type Decision, attemptOf, decideFailure, failuresOf } from './retry-policy.js';
 import { RunDeadlines } from './run-deadlines.js';
@@ -151,7 +151,7 @@ export class Runs {
 
   private onLine(run: ScriptRun, line: string): void {
     const pl = parseLine(line);
-    this.d.events.emit('line', { id: run.id, line });
+    this.d.events.emit('line', isProgressLine(pl) ? { id: run.id, line, progress: pl.arg } : { id: run.id, line });
     run.lastLine = this.d.now();
     run.deadlines?.beat(run.lastLine);
     // `beat` renews the heartbeat only: the operator's progress text stays (rq-beyond §B11).

@@ -9,6 +9,7 @@ import { RqError } from '../errors.js';
 import { allowedHostNames } from '../config/exposure.js';
 import { hostProblem, ipAllowed, originProblem, securityHeaders } from './access-control.js';
 import { installBasicAuth } from './basic-auth.js';
+import { installFormRefusals } from './form-refusal.js';
 import { serveChartLib } from './chart-lib.js';
 import { parseFormBody, requireShallow } from './params.js';
 import { registerApiDocs } from './openapi/api-docs.js';
@@ -94,6 +95,8 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
 
   // Before fastify cuts every connection: open event streams get their `end` event first.
   app.addHook('preClose', async () => ctx.eventHub.close());
+
+  installFormRefusals(app, ctx);
 
   app.addHook('onResponse', async (req, reply) => {
     ctx.log.debug({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');

@@ -32,7 +32,7 @@ import type { WebContext } from './web-context.js';
 
 export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadBytes: number): void {
   const status = statusApi(ctx);
-  const message = messageApi(ctx);
+  const message = messageApi(ctx, maxUploadBytes);
   const lifecycle = lifecycleApi(ctx);
   const tags = tagApi(ctx);
   const dependsLimits = dependsLimitsApi(ctx);

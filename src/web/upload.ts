@@ -18,8 +18,10 @@ export interface Upload {
 }
 
 export interface UploadResult {
-  /** The `filedata` file, if the form had one with a file name. */
+  /** The first file of the field, if the form had one with a file name. */
   file: Upload | null;
+  /** Every file of the field with a file name, at most `maxFiles`, in the order sent. */
+  files: Upload[];
   params: Params;
 }
 
@@ -34,15 +36,15 @@ function isTooLarge(err: unknown): boolean {
 }
 
 /**
- * Reads a multipart body: the `fileField` part is written to `dir` as it arrives (never held
- * whole in memory); other files are drained; text fields are returned as nested params (and
+ * Reads a multipart body: the `fileField` parts (up to `maxFiles`) are written to `dir` as they arrive
+ * (never held whole in memory); other files are drained; text fields are returned as nested params (and
  * reported as they arrive, so an error mid-upload can already answer in the requested format).
  */
-export async function receiveUpload(req: FastifyRequest, dir: string, fileField: string, limit: number, onField?: (name: string, value: string) => void): Promise<UploadResult> {
+export async function receiveUpload(req: FastifyRequest, dir: string, fileField: string, limit: number, onField?: (name: string, value: string) => void, maxFiles = 1): Promise<UploadResult> {
   const pairs: [string, string][] = [];
-  let file: Upload | null = null;
+  const files: Upload[] = [];
   const cleanup = async () => {
-    if (file) await fsp.rm(file.tmpPath, { force: true });
+    await Promise.all(files.map((f) => fsp.rm(f.tmpPath, { force: true })));
   };
   try {
     for await (const part of req.parts({ limits: { fileSize: limit } })) {
@@ -51,13 +53,14 @@ export async function receiveUpload(req: FastifyRequest, dir: string, fileField:
         onField?.(part.fieldname, String(part.value));
         continue;
       }
-      if (part.fieldname !== fileField || !part.filename || file) {
+      if (part.fieldname !== fileField || !part.filename || files.length >= maxFiles) {
         // Still read to the end: the next part only arrives after this one.
         part.file.resume();
         continue;
       }
       const tmpPath = path.join(dir, `rq-upload-${process.pid}-${randomUUID()}`);
-      file = { tmpPath, filename: part.filename, size: 0 };
+      const file: Upload = { tmpPath, filename: part.filename, size: 0 };
+      files.push(file);
       await pipeline(part.file, fs.createWriteStream(tmpPath, { flags: 'wx', mode: 0o600 }));
       if (part.file.truncated) throw tooLarge(limit);
       file.size = (await fsp.stat(tmpPath)).size;
@@ -69,5 +72,5 @@ export async function receiveUpload(req: FastifyRequest, dir: string, fileField:
   }
   const params = nestParams(pairs);
   requireShallow(params, 'multipart fields');
-  return { file, params };
+  return { file: files[0] ?? null, files, params };
 }

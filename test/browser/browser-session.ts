@@ -80,3 +80,36 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }
+
+/** Where the README's screenshots live (committed, unlike test-output/). */
+export const DOC_SCREENSHOTS = path.join(PROJECT, 'docs', 'screenshots');
+
+/** The four ways the UI is proven (issue 18): desktop and phone width, light and dark system setting. */
+export const LOOKS = [
+  { name: 'desktop-light', width: 1280, scheme: 'light' },
+  { name: 'desktop-dark', width: 1280, scheme: 'dark' },
+  { name: 'phone-light', width: 375, scheme: 'light' },
+  { name: 'phone-dark', width: 375, scheme: 'dark' },
+] as const;
+export type Look = (typeof LOOKS)[number];
+
+/** A page of the session in that look: its width (800 px tall) and `prefers-color-scheme`. */
+export async function pageIn(s: BrowserSession, look: Look): Promise<Page> {
+  const page = await s.newPage();
+  await page.setViewportSize({ width: look.width, height: 800 });
+  await page.emulateMedia({ colorScheme: look.scheme });
+  return page;
+}
+
+/** A full-page screenshot into docs/screenshots/<name>-<look>.png, for the README. */
+export async function docScreenshot(page: Page, name: string, look: Look): Promise<string> {
+  await fsp.mkdir(DOC_SCREENSHOTS, { recursive: true });
+  const file = path.join(DOC_SCREENSHOTS, `${name}-${look.name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+/** Whether the page is wider than its viewport (something cut off, or a sideways scroll on a phone). */
+export function overflowsSideways(page: Page): Promise<boolean> {
+  return page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+}

@@ -20,12 +20,10 @@ describe('new message form and live tail in a browser', () => {
     await page.locator('#mesg_param2').fill(gate);
     await screenshot(page, 'new-message-form');
 
-    await Promise.all([page.waitForURL(`${suite.w.base}/q/paint/new_message`), page.locator('#btn-send-message').click()]);
-    await expect.poll(() => page.locator('#result-ok').textContent(), { timeout: 5000 }).toMatch(/^OK - http:\/\/.+\/q\/paint\/\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/);
-    await screenshot(page, 'new-message-result');
-    const id = (await page.locator('#result-link').textContent())!.split('/').pop()!;
-
-    await Promise.all([page.waitForURL(`${suite.w.base}/q/paint/${id}`), page.locator('#result-link').click()]);
+    // Post/Redirect/Get: the form leads to the new message's page, the flash naming it.
+    await Promise.all([page.waitForURL(/\/q\/paint\/\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/), page.locator('#btn-send-message').click()]);
+    expect(await page.locator('#flash-notice').textContent()).toMatch(/^Created message http:\/\/.+\/q\/paint\/\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/);
+    const id = new URL(page.url()).pathname.split('/').pop()!;
     expect(await page.locator('#message-id').textContent()).toBe(id);
     expect(await page.locator('#field-param1').textContent()).toBe('colour');
 
@@ -62,6 +60,7 @@ describe('new message form and live tail in a browser', () => {
     expect(await tail.locator('#tail-status').getAttribute('class')).toContain('ended');
     await page.reload();
     expect(await page.locator('#field-state').textContent()).toBe('done');
+    expect(await page.locator('#message-state').getAttribute('data-state')).toBe('done');
     expect(await page.locator('#field-status').textContent()).toBe('done - colours shown');
     await expect.poll(() => tail.locator('#tail-status').textContent(), { timeout: 10_000 }).toBe('ended: done - colours shown');
     await screenshot(page, 'message-done');

@@ -19,7 +19,7 @@ describe('queue page in a browser', () => {
 
     await Promise.all([page.waitForURL(`${suite.w.base}/q/jobs`), page.locator('#btn-pause').click()]);
     expect(await page.locator('#queue-status').textContent()).toBe('PAUSE');
-    expect(await page.locator('#flash-notice').textContent()).toBe('Successfully paused queue jobs');
+    expect(await page.locator('#flash-notice').textContent()).toBe('Queue jobs paused');
     expect(await page.locator('#btn-resume').isVisible()).toBe(true);
     expect(await page.locator('#btn-pause').count()).toBe(0);
 
@@ -42,7 +42,7 @@ describe('queue page in a browser', () => {
     await page.setViewportSize({ width: 1280, height: 800 });
 
     await Promise.all([page.waitForURL(`${suite.w.base}/q/jobs`), page.locator('#btn-resume').click()]);
-    expect(await page.locator('#flash-notice').textContent()).toBe('Successfully resumed queue jobs');
+    expect(await page.locator('#flash-notice').textContent()).toBe('Queue jobs resumed');
     expect(await page.locator('#queue-status').textContent()).toBe('UP');
     await waitState(suite.w.base, 'jobs', held, ['done']);
     await waitState(suite.w.base, 'jobs', marker, ['done']);

@@ -88,6 +88,9 @@ const ECHOES: Echo[] = [
   },
   // views/forms-view.ts resultView: without back, the same refusal on the result page.
   { what: 'new_message html: mesg[max_count] on the result page', echoed: true, send: (p) => post('/q/test/new_message', { x_format: 'html', 'mesg[dest]': 'test', 'mesg[max_count]': p }) },
+  // web/due-time.ts dueFromForm: a due_at or due_tz that is no time is named in the 400.
+  { what: 'new_message: due_at that is no time', echoed: true, send: (p) => post('/q/test/new_message', { x_format: 'html', 'mesg[dest]': 'test', due_at: p }) },
+  { what: 'new_message: due_tz that is no offset', echoed: true, send: (p) => post('/q/test/new_message', { x_format: 'html', 'mesg[dest]': 'test', due_at: '2030-01-01T00:00', due_tz: p }) },
   // api/message-api.ts messageFields: a mesg that is not JSON is named in the 400.
   { what: 'new_message: mesg that is not JSON', echoed: true, send: (p) => post('/q/test/new_message', { mesg: p }) },
   // urls.ts back → the 303's Location; the page it leads to shows no part of it.

@@ -180,10 +180,10 @@ describe('message and queue pages', () => {
     expect(row(`up/${pending}`)).toContain('<td class="state">awaited</td>');
     expect(row(`up/${pending}`)).toContain(`<form class="inline" method="post" action="/q/dn/${d}/undepend" data-confirm="Stop waiting for up/${pending}?"><input type="hidden" name="depends" value="up/${pending}">`);
     expect(card).toContain(`data-confirm="Stop waiting for all 2 dependencies of ${d}? It can then run at once."><input type="hidden" name="all" value="true"><button type="submit" id="btn-undepend-all"`);
-    // Not repeated in the full field list; main.js (the confirm prompts) is on the page.
+    // Not repeated in the full field list; confirm.js (the confirm prompts) is on the page.
     for (const f of ['depends', 'depends_fail', 'depends_done', 'dependents']) expect(doc).not.toContain(`id="field-${f}"`);
     expect(doc.split('id="field-waiting"').length).toBe(2);
-    expect(doc).toContain('<script type="module" src="/js/main.js"></script>');
+    expect(doc).toContain('<script type="module" src="/js/confirm.js"></script>');
     // The dependency's page links back to its dependents.
     expect(section(await page(`/q/up/${pending}`), 'dependencies')).toContain(`<p id="dependents">Dependents (1): <a class="ref" href="/q/dn/${d}">dn/${d}</a></p>`);
     // A dependency already done registers nothing; one in err does (policy wait hears of a requeue).

@@ -135,11 +135,13 @@ describe('cancel, requeue and history over HTTP (rq-beyond §B1.11, §B5, §B6, 
     expect(errPage).toContain('id="btn-requeue"');
     expect(errPage).not.toContain('id="btn-cancel"');
     const timeline = errPage.slice(errPage.indexOf('<section class="card" id="timeline">'));
-    // Time, step, actor, reason (with the line's other keys in small print).
-    const rows = [...timeline.matchAll(/<tr><td>([^<]+)<\/td><td>([^<]+)<\/td><td>([^<]*)<\/td><td>(.*?)<\/td>/g)].map((r) => [r[1], r[2], r[3], r[4].replace(/<[^>]+>/g, '')]);
+    // Each step in the colour of where it led: time, step, actor, reason (with the line's other keys in small print).
+    const rows = [
+      ...timeline.matchAll(/<li class="step ([^"]+)"><time class="t-at" datetime="[^"]+">([^<]+)<\/time><span class="t-step">([^<]+)<\/span><span class="t-actor">([^<]*)<\/span><span class="t-reason">(.*?)<\/span><span class="t-after/g),
+    ].map((r) => [r[1], r[2], r[3], r[4], r[5].replace(/<[^>]+>/g, '')]);
     expect(rows).toEqual([
-      [lines[0].at, '· → que', 'create', ''],
-      [lines[1].at, 'que → err', 'web:127.0.0.1', 'CANCELLED - timeline test outcome cancelled'],
+      ['to-que', lines[0].at, '· → que', 'create', ''],
+      ['to-err', lines[1].at, 'que → err', 'web:127.0.0.1', 'CANCELLED - timeline test outcome cancelled'],
     ]);
 
     expect((await fetch(`${B}/q/test/20200101.0000.00.000.1/history.json`)).status).toBe(404);

@@ -24,13 +24,13 @@ describe('queue administration (spec §5.3)', () => {
     const pause = await postForm(`${B}/q/other/adminoper`, { pause: '1', back: '/q/other' });
     expect(pause.status).toBe(303);
     expect(pause.headers.get('location')).toBe(`${w.origin}/q/other`);
-    expect(await (await fetch(`${B}/q/other`, { headers: { cookie: cookiesOf(pause) } })).text()).toContain('Successfully paused queue other');
+    expect(await (await fetch(`${B}/q/other`, { headers: { cookie: cookiesOf(pause) } })).text()).toContain('Queue other paused');
     expect((await (await fetch(`${B}/q/other.json`)).json()).status).toBe('PAUSE');
     await postForm(`${B}/q/other/adminoper`, { resume: '1', back: '/' });
     expect((await (await fetch(`${B}/q/other.json`)).json()).status).toBe('UP');
     const down = await postForm(`${B}/q/other/adminoper`, { down: '1', back: '/' });
     expect(down.headers.get('location')).toBe(`${w.origin}/`);
-    expect(await (await fetch(`${B}/`, { headers: { cookie: cookiesOf(down) } })).text()).toContain('Successfully downd queue other');
+    expect(await (await fetch(`${B}/`, { headers: { cookie: cookiesOf(down) } })).text()).toContain('Queue other stopped');
     expect((await (await fetch(`${B}/q/other.json`)).json()).status).toBe('DOWN');
     await postForm(`${B}/q/other/adminoper`, { up: '1' });
     expect((await (await fetch(`${B}/q/other.json`)).json()).status).toBe('UP');
@@ -52,7 +52,7 @@ describe('queue administration (spec §5.3)', () => {
     const pidBefore = (await fs.readFile(queuePaths(w.root, 'other').pidFile, 'utf8')).trim();
     const restart = await postForm(`${B}/q/other/restart`, { back: '/q/other' });
     expect(restart.status).toBe(303);
-    expect(await (await fetch(`${B}/q/other`, { headers: { cookie: cookiesOf(restart) } })).text()).toContain('Successfully restarted queue other');
+    expect(await (await fetch(`${B}/q/other`, { headers: { cookie: cookiesOf(restart) } })).text()).toContain('Queue other restarted');
     await waitFor(async () => (await fs.readFile(queuePaths(w.root, 'other').pidFile, 'utf8')).trim() !== pidBefore && (await fetch(`${B}/q/other.json`)).status === 200, 'new queue pid');
   });
 

@@ -90,8 +90,8 @@ describe('tag views', () => {
     const cancel = section(one, 'cancel-tagged');
     expect(cancel).toContain('<form class="inline" id="cancel-tagged-form" method="post" action="/q/pb/cancel_tagged" data-confirm="Cancel every prep, queued and running message of pb tagged view?">');
     expect(cancel).toContain('<input type="hidden" name="tag" value="view">');
-    // The confirm prompt needs main.js on the page.
-    expect(one).toContain('<script type="module" src="/js/main.js"></script>');
+    // The confirm prompt needs confirm.js on the page.
+    expect(one).toContain('<script type="module" src="/js/confirm.js"></script>');
 
     const [, empty] = await page('/tags/nobody');
     expect(empty).toContain('<p class="muted" id="tagged-empty">No messages.</p>');

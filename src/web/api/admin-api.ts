@@ -16,6 +16,9 @@ import { type WebContext, error, notice } from '../web-context.js';
 /** Checked in this order (spec §5.3). */
 const ADMIN_ACTIONS = ['pause', 'resume', 'down', 'up'] as const;
 
+/** What an action did, in words (the classic flash said "Successfully downd queue"). */
+const DONE_WORDS: Record<(typeof ADMIN_ACTIONS)[number], string> = { pause: 'paused', resume: 'resumed', down: 'stopped', up: 'started' };
+
 /** How long a creation waits for the new queue to answer before redirecting anyway. */
 const NEW_QUEUE_ANSWER_MS = 10_000;
 
@@ -83,7 +86,7 @@ export function adminApi(ctx: WebContext) {
       const r = await tryMgr(`${action}_queue`, (m) => m.admin(action, q));
       if (r === null) return ctx.text(reply, 500, `500 - Couldn't ${action} queue. Internal error.`);
       if (!r.ok) return ctx.couldNot(reply, r, `${action} queue`);
-      return ctx.redirect(reply, ctx.urls.back(req, textParam(params, 'back'), ctx.urls.queue(q)), notice(html`Successfully ${action}d queue ${q}`));
+      return ctx.redirect(reply, ctx.urls.back(req, textParam(params, 'back'), ctx.urls.queue(q)), notice(html`Queue ${q} ${DONE_WORDS[action]}`));
     },
 
     /** POST /q/<q>/restart */
@@ -93,7 +96,7 @@ export function adminApi(ctx: WebContext) {
       const r = await tryMgr('restart_queue', (m) => m.restart(q, RESTART_TIMEOUT_MS));
       if (r === null) return ctx.text(reply, 500, "500 - Couldn't restart queue. Internal error.");
       if (!r.ok) return ctx.couldNot(reply, r, 'restart queue');
-      return ctx.redirect(reply, ctx.urls.back(req, textParam(params, 'back'), ctx.urls.queue(q)), notice(html`Successfully restarted queue ${q}`));
+      return ctx.redirect(reply, ctx.urls.back(req, textParam(params, 'back'), ctx.urls.queue(q)), notice(html`Queue ${q} restarted`));
     },
 
     /** POST /q/<q>/ack_errs (R) */

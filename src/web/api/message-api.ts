@@ -1,10 +1,16 @@
 // Message routes of spec §9.3/§9.6: new_message, delete/destroy/commit, clone, run_now, .json and state.json.
 import { randomUUID } from 'node:crypto';
+import fsp from 'node:fs/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { RqError, isRqError, shown } from '../../errors.js';
+import { RqError, invalidField, isRqError, shown } from '../../errors.js';
 import type { Answer } from '../../ipc/answer.js';
 import { mayHaveArrived } from '../../ipc/socket-client.js';
 import { JOB_FIELDS } from '../../message/job-fields.js';
+import { parseFullId } from '../../message/message-id.js';
+import { dueFromForm } from '../due-time.js';
+import { isBrowserForm } from '../form-refusal.js';
+import { type Upload, receiveUpload } from '../upload.js';
+import { createWithAttachments } from './create-with-attachments.js';
 import { getMessage } from '../message-files.js';
 import { lifecycleApi } from './lifecycle-api.js';
 import { type Params, requireShallow, textParam } from '../params.js';
@@ -23,6 +29,9 @@ const DEFAULTED_WHEN_EMPTY = [...JOB_FIELDS, 'depends', 'depends_fail', 'limit',
 const CREATE_COMMANDS: Record<string, 'create_message' | 'prep_message' | 'single_que'> = { commit: 'create_message', prep: 'prep_message', single_que: 'single_que' };
 
 export const INVALID_METHOD = '400 - Invalid method param';
+
+/** Files one new-message form may carry; more are drained unread. */
+const MAX_FORM_FILES = 20;
 
 /** The `mesg` parameter: a JSON object text (x_format=json) or `mesg[...]` form fields (html). */
 export function messageFields(params: Params, format: string): Record<string, unknown> {
@@ -44,7 +53,7 @@ export function messageFields(params: Params, format: string): Record<string, un
   return parsed as Record<string, unknown>;
 }
 
-export function messageApi(ctx: WebContext) {
+export function messageApi(ctx: WebContext, maxUploadBytes: number) {
   /**
    * The queue got the create but its reply was lost: the message may exist. 202 with the key; the
    * same create sent again with it answers the message's id, and creates it if it was not.
@@ -69,55 +78,71 @@ export function messageApi(ctx: WebContext) {
     }
   }
 
+  async function create(req: FastifyRequest, reply: FastifyReply, url: string, q: string, params: Params, files: Upload[]) {
+    let bare: Record<string, unknown> | undefined;
+    try {
+      bare = bareJsonMessage(req);
+    } catch (err) {
+      // A JSON client's mistake is told in JSON.
+      ctx.markJson(req);
+      throw err;
+    }
+    // A bare JSON message always answers JSON, as brightroll's did.
+    const format = bare ? 'json' : (textParam(params, 'x_format') ?? 'json');
+    if (format !== 'html') ctx.markJson(req);
+    // The queue validates and types the fields (normaliseCreate): form text such as count="3" is read there.
+    const fields = bare ?? messageFields(params, format);
+    if (format === 'html') for (const f of DEFAULTED_WHEN_EMPTY) if (fields[f] === '') delete fields[f];
+    const due = dueFromForm(textParam(params, 'due_at'), textParam(params, 'due_tz'));
+    if (due !== undefined) fields.due = due;
+    const method = fields._method ?? 'commit';
+    delete fields._method;
+    const command = typeof method === 'string' && Object.hasOwn(CREATE_COMMANDS, method) ? CREATE_COMMANDS[method] : undefined;
+    if (!command) return ctx.text(reply, 400, INVALID_METHOD);
+    if (files.length > 0 && method !== 'commit' && method !== 'prep') throw invalidField('filedata', "attachments with the mode 'commit' or 'prep' (a single_que may answer a message already queued, which takes no files)", method);
+    // Every create carries a key (the client's, or one made here), so a reply lost on the way
+    // can be asked for again without making the message twice.
+    const header = req.headers['idempotency-key'];
+    const given = fields.idempotency_key;
+    if (given === undefined || given === null || given === '') fields.idempotency_key = typeof header === 'string' && header !== '' ? header : `web-${randomUUID()}`;
+    let a: Answer<string>;
+    try {
+      a = files.length > 0 ? await createWithAttachments(ctx, q, fields, method as 'commit' | 'prep', files) : await ctx.queue(q).create(fields, command);
+    } catch (err) {
+      if (!isRqError(err, 'RQ_ERR_NO_REPLY')) throw err;
+      if (!mayHaveArrived(err)) {
+        // Never sent: nothing was created, a plain retry is safe.
+        const text = `queue ${q} did not answer: ${err.message}`;
+        return format === 'html' ? ctx.text(reply, 503, `503 - ${text}`) : ctx.json(reply, ['fail', text], 503);
+      }
+      return accepted(reply, q, String(fields.idempotency_key), format);
+    }
+    if (!a.ok && a.code === 'RQ_ERR_QUEUE_DOWN') return ctx.text(reply, 503, '503 - Service Unavailable - Operationally Down');
+    if (format !== 'html') return ctx.answerJson(reply, a);
+    const flash = a.ok ? notice(html`Created message ${a.value}`) : error(html`Error creating message: ${a.code === 'RQ_ERR_PROTOCOL' ? rubyInspect(a.raw) : a.text}`);
+    const back = textParam(params, 'back');
+    if (back !== undefined && back !== '') return ctx.redirect(reply, ctx.urls.back(req, back, ctx.urls.queue(url)), flash);
+    // Post/Redirect/Get: a person who reloads the page must not send the message again. The new
+    // message's page, or the form again with the refusal (classic clients get the result page).
+    if (isBrowserForm(req)) {
+      const made = a.ok ? parseFullId(a.value) : null;
+      return ctx.redirectTo(req, reply, made ? ctx.urls.msg(made.queue, made.id) : ctx.urls.queue(url, '/new_message'), flash);
+    }
+    return ctx.page(req, reply, resultView(url, a, ctx.urls), { queue: url, status: a.ok ? 200 : ctx.refusalStatus(a) });
+  }
+
   return {
-    /** POST /q/<q>/new_message (R) */
+    /** POST /q/<q>/new_message (R); the form's multipart variant carries attachments (`filedata`) */
     async newMessage(req: FastifyRequest, reply: FastifyReply) {
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
-      const params = await readParams(req);
-      let bare: Record<string, unknown> | undefined;
+      const upload = req.isMultipart() ? await receiveUpload(req, ctx.deps.uploadDir, 'filedata', maxUploadBytes, undefined, MAX_FORM_FILES) : null;
       try {
-        bare = bareJsonMessage(req);
-      } catch (err) {
-        // A JSON client's mistake is told in JSON.
-        ctx.markJson(req);
-        throw err;
+        return await create(req, reply, url, q, upload ? { ...(req.query as Params), ...upload.params } : await readParams(req), upload?.files ?? []);
+      } finally {
+        // The queue hard-linked them (or refused): the temp names are no longer needed either way.
+        await Promise.all((upload?.files ?? []).map((f) => fsp.rm(f.tmpPath, { force: true })));
       }
-      // A bare JSON message always answers JSON, as brightroll's did.
-      const format = bare ? 'json' : (textParam(params, 'x_format') ?? 'json');
-      if (format !== 'html') ctx.markJson(req);
-      // The queue validates and types the fields (normaliseCreate): form text such as count="3" is read there.
-      const fields = bare ?? messageFields(params, format);
-      if (format === 'html') for (const f of DEFAULTED_WHEN_EMPTY) if (fields[f] === '') delete fields[f];
-      const method = fields._method ?? 'commit';
-      delete fields._method;
-      const command = typeof method === 'string' && Object.hasOwn(CREATE_COMMANDS, method) ? CREATE_COMMANDS[method] : undefined;
-      if (!command) return ctx.text(reply, 400, INVALID_METHOD);
-      // Every create carries a key (the client's, or one made here), so a reply lost on the way
-      // can be asked for again without making the message twice.
-      const header = req.headers['idempotency-key'];
-      const given = fields.idempotency_key;
-      if (given === undefined || given === null || given === '') fields.idempotency_key = typeof header === 'string' && header !== '' ? header : `web-${randomUUID()}`;
-      let a: Answer<string>;
-      try {
-        a = await ctx.queue(q).create(fields, command);
-      } catch (err) {
-        if (!isRqError(err, 'RQ_ERR_NO_REPLY')) throw err;
-        if (!mayHaveArrived(err)) {
-          // Never sent: nothing was created, a plain retry is safe.
-          const text = `queue ${q} did not answer: ${err.message}`;
-          return format === 'html' ? ctx.text(reply, 503, `503 - ${text}`) : ctx.json(reply, ['fail', text], 503);
-        }
-        return accepted(reply, q, String(fields.idempotency_key), format);
-      }
-      if (!a.ok && a.code === 'RQ_ERR_QUEUE_DOWN') return ctx.text(reply, 503, '503 - Service Unavailable - Operationally Down');
-      if (format !== 'html') return ctx.answerJson(reply, a);
-      const back = textParam(params, 'back');
-      if (back !== undefined && back !== '') {
-        const flash = a.ok ? notice(html`Created message ${a.value}`) : error(html`Error creating message: ${a.code === 'RQ_ERR_PROTOCOL' ? rubyInspect(a.raw) : a.text}`);
-        return ctx.redirect(reply, ctx.urls.back(req, back, ctx.urls.queue(url)), flash);
-      }
-      return ctx.page(req, reply, resultView(url, a, ctx.urls), { queue: url, status: a.ok ? 200 : ctx.refusalStatus(a) });
     },
 
     /** POST /q/<q>/<id> (R) with _method delete | destroy | commit, or cancel (rq-beyond §B1.11) */

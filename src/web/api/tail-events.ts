@@ -62,6 +62,17 @@ export function tailEvents(ctx: WebContext) {
     let sent = offset;
     const states = queuePaths(ctx.deps.root, q).state;
     const keepAlive = setInterval(() => void write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+    // The status line between the start and the end of a run comes from the queue's event feed (its
+    // `progress` events), through the connection the web already keeps to it: the log file does not carry it.
+    // Past max_event_streams the tail still streams the log, with the status of its state changes only.
+    const progress = ctx.eventHub.add({
+      queues: [q],
+      event: (ev) => {
+        if (ev.type === 'progress' && ev.msg_id === id) void write(`event: state\ndata: ${JSON.stringify({ state: 'run', status: ev.status })}\n\n`);
+      },
+      gap: () => undefined,
+      end: () => undefined,
+    });
     const tail = new LogTail({
       locate,
       stateDirs: [states.prep, states.que, states.run],
@@ -76,6 +87,7 @@ export function tailEvents(ctx: WebContext) {
       state: (loc) => void write(`event: state\ndata: ${JSON.stringify({ state: loc.state, status: loc.status })}\n\n`),
       end: (loc) => {
         clearInterval(keepAlive);
+        progress?.remove();
         const info = loc ? { state: loc.state, status: loc.status, offset: sent } : { state: null, status: 'message not found', offset: sent };
         if (open) res.end(`event: end\ndata: ${JSON.stringify(info)}\n\n`);
         open = false;
@@ -84,6 +96,7 @@ export function tailEvents(ctx: WebContext) {
     res.on('close', () => {
       open = false;
       clearInterval(keepAlive);
+      progress?.remove();
       tail.close();
     });
     await tail.start();

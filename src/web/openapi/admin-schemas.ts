@@ -32,11 +32,11 @@ const forbidden = answer(`\`${NEW_QUEUE_FORBIDDEN}\` (allow_new_queue is off), o
 export const adminSchemas = {
   adminoper: queueAction(
     'Pause, resume, down or up a queue',
-    'Exactly one of `pause`, `resume`, `down`, `up` (any non-empty value); none, or all four, is `400 - Invalid adminoper param: …`. Flash `Successfully <action>d queue <q>`.',
+    'Exactly one of `pause`, `resume`, `down`, `up` (any non-empty value); none, or all four, is `400 - Invalid adminoper param: …`. Flash `Queue <q> paused` (`resumed`, `stopped`, `started`).',
     { pause: { type: 'string' }, resume: { type: 'string' }, down: { type: 'string' }, up: { type: 'string' } },
     '<action> queue',
   ),
-  restart: queueAction('Restart a queue process', 'Waits for the old process to stop. Flash `Successfully restarted queue <q>`.', {}, 'restart queue'),
+  restart: queueAction('Restart a queue process', 'Waits for the old process to stop. Flash `Queue <q> restarted`.', {}, 'restart queue'),
   ackErrs: queueAction('Acknowledge every error of a queue (R)', 'Renames every `err/<id>` to `err/.<id>`. Flash `Successfully acknowledged errors`.', {}, 'ack errs queue'),
   newQueue: {
     summary: 'Create a queue',

@@ -62,7 +62,7 @@ export const attachSchemas = {
   logEvents: {
     summary: 'Live tail of a job log (server-sent events) (R)',
     description:
-      '`retry`, then `state` and `log` events (`id` is the byte offset after the data, a JSON string of UTF-8 text) as the file grows, until `end` ' +
+      '`retry`, then `state` (`{state, status}`, at each move and at each progress line of a run) and `log` events (`id` is the byte offset after the data, a JSON string of UTF-8 text) as the file grows, until `end` ' +
       'when the message reaches done, relayed or err. Resumes from `Last-Event-ID`.',
     tags: [TAGS.files],
     params: pathParams({ q: Q, id: ID, file: FILE }),

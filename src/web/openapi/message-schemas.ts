@@ -69,21 +69,32 @@ export const messageSchemas = {
     summary: 'Create a message (R)',
     description:
       'The message goes to the queue of the URL. JSON answers carry the catalogue status of a refusal; `202` with `Idempotency-Key` when the queue took the ' +
-      'request but its reply was lost: send the same create again with that key to learn the id. `x_format=html` answers the result page, or 303 to `back`. ' +
+      'request but its reply was lost: send the same create again with that key to learn the id. `x_format=html` answers the result page, or 303 to `back`; ' +
+      'a browser form (Sec-Fetch-Mode navigate) without `back` gets 303 to the new message page, or back to the form with the refusal as a flash (Post/Redirect/Get). ' +
+      'The form sends multipart: `due_at` (a datetime-local text) with `due_tz` (minutes behind UTC) becomes `due`, and `filedata` files are attached ' +
+      'before the message is queued (made in prep, attached, then committed unless the mode is prep). ' +
       'An `application/json` body without a `mesg` key is the message itself, `_method` included (brightroll), answered in JSON.',
     tags: [TAGS.messages],
     params: pathParams({ q: Q }),
     headers: { type: 'object', properties: { 'idempotency-key': { type: 'string', description: 'Used when `mesg` has no idempotency_key' } } },
     consumes: FORM_TYPES,
-    body: formBody({ mesg: MESG, x_format: { type: 'string', enum: ['json', 'html'], default: 'json' }, back: BACK }),
+    body: formBody({
+      mesg: MESG,
+      x_format: { type: 'string', enum: ['json', 'html'], default: 'json' },
+      back: BACK,
+      due_at: { type: 'string', description: 'Due time as `YYYY-MM-DDTHH:MM[:SS]` wall-clock time (what `<input type="datetime-local">` sends); sets `due`', example: '2026-11-21T20:00' },
+      due_tz: { type: 'string', description: 'Minutes behind UTC of `due_at` (JavaScript getTimezoneOffset), -840 to 840; absent: UTC', example: '-60' },
+      filedata: { type: 'array', items: { type: 'string', format: 'binary' }, description: 'Attachments (multipart, up to 20), only with the mode commit or prep' },
+    }),
     response: {
       200: answer('Created (or the message an idempotency key names)', { json: ok(FULL_ID, FULL_ID.example), html: true }),
       202: answer('Accepted, outcome unknown: `["accepted",{"idempotency_key","text"}]`', {
         json: { type: 'array', items: { anyOf: [{ type: 'string', enum: ['accepted'] }, { type: 'object', properties: { idempotency_key: { type: 'string' }, text: { type: 'string' } } }] } },
         text: true,
       }),
-      303: seeOther('`back` (x_format=html)'),
-      400: answer(`\`mesg\` is not a JSON object, a field is invalid, or \`${INVALID_METHOD}\``, { json: FAIL, text: true, html: true }),
+      303: seeOther('`back` (x_format=html), or for a browser form the new message page (or the form again, with the refusal as a flash)'),
+      400: answer(`\`mesg\` is not a JSON object, a field is invalid (\`due_at\`, \`due_tz\`, files with single_que), or \`${INVALID_METHOD}\``, { json: FAIL, text: true, html: true }),
+      413: answer('An attachment is larger than max_upload_bytes', { json: FAIL, text: true }),
       404: ACTION_REFUSALS[404],
       503: answer('`503 - Service Unavailable - Operationally Down`, or the queue did not answer (nothing was created)', { json: FAIL, text: true }),
     },

@@ -44,7 +44,7 @@ export const observabilitySchemas = {
   events: {
     summary: 'Every move of every message, live (Server-Sent Events)',
     description:
-      'One `data:` line of JSON per event `{seq, at, queue, msg_id, type, from, to, actor, reason, tags}`; `ready` once every followed queue was tried, `gap` when events may have been missed (a queue restarted, a reader fell behind), `end` at shutdown. At most `max_event_streams` open streams (503 with Retry-After beyond).',
+      'One `data:` line of JSON per event `{seq, at, queue, msg_id, type, from, to, actor, reason, status, tags}` (type created, moved, started, finished, removed, status, or progress: a running message\'s status line, paced to one per 100 ms); `ready` once every followed queue was tried, `gap` when events may have been missed (a queue restarted, a reader fell behind), `end` at shutdown. At most `max_event_streams` open streams (503 with Retry-After beyond).',
     tags: [TAGS.observability],
     querystring: query({
       queue: { type: 'string', description: 'Queue names, comma-separated; all when absent' },

@@ -20,7 +20,7 @@ export function formPages(ctx: WebContext) {
         ctx.log.warn({ queue: q, err: (err as Error).message }, 'bad form.json');
         throw RqError.of('RQ_ERR_CONFIG', `500 - Bad overrides file: ${(err as Error).message}`);
       }
-      return ctx.page(req, reply, newMessageView(q, form, ctx.urls), { queue: q });
+      return ctx.page(req, reply, newMessageView(q, form, ctx.urls), { queue: q, scripts: ['new-message.js'] });
     },
 
     async newQueue(req: FastifyRequest, reply: FastifyReply) {

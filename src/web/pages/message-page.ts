@@ -1,4 +1,4 @@
-// GET /q/<q>/<id> (R): the message page, or the prep page while it is being assembled (main.js asks the confirmations).
+// GET /q/<q>/<id> (R): the message page, or the prep page while it is being assembled (message.js keeps it live, confirm.js asks the confirmations).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { getMessage } from '../message-files.js';
 import { pathParam } from '../request-params.js';
@@ -13,6 +13,6 @@ export function messagePage(ctx: WebContext) {
     const msg = await getMessage(ctx, q, id);
     // The timeline is a courtesy: a message deleted meanwhile still shows what was read.
     const history = await ctx.queue(q).history(id).catch(() => null);
-    return ctx.page(req, reply, messageView(msg, url, ctx.urls, history?.ok ? history.value : []), { queue: url, scripts: ['main.js'] });
+    return ctx.page(req, reply, messageView(msg, url, ctx.urls, history?.ok ? history.value : [], q), { queue: url, scripts: ['message.js'] });
   };
 }

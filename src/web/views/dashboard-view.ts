@@ -2,7 +2,7 @@
 import type { DashboardData, DashboardQueue } from '../dashboard-data.js';
 import type { Urls } from '../urls.js';
 import { type SafeHtml, html } from './html.js';
-import { countClass, duration, idPart } from './format.js';
+import { countClass, duration, idPart, relativeTime } from './format.js';
 
 export const COUNT_COLUMNS = ['prep', 'que', 'run', 'err', 'done', 'relayed'] as const;
 
@@ -28,8 +28,8 @@ export function dashboardView(d: DashboardData, urls: Urls, allowNewQueue: boole
   const rows = d.queues.map((q, i) => queueRow(q, urls, i % 2 === 1));
   const timers = d.timers.ok
     ? d.timers.timers.length
-      ? html`<table class="grid" id="timer-table"><thead><tr><th>NAME</th><th>DUE IN</th></tr></thead><tbody>${d.timers.timers.map(
-          (t) => html`<tr data-timer="${t.name}"><td>${t.name}</td><td class="num">${t.in} seconds</td></tr>`,
+      ? html`<table class="grid" id="timer-table"><thead><tr><th>NAME</th><th>DUE</th></tr></thead><tbody>${d.timers.timers.map(
+          (t) => html`<tr data-timer="${t.name}"><td>${t.name}</td><td class="num">${relativeTime(t.in)}</td></tr>`,
         )}</tbody></table>`
       : html`<p class="muted" id="timer-empty">No timers.</p>`
     : html`<p class="bad" id="timer-error">Error: ${d.timers.error}</p>`;

@@ -42,3 +42,28 @@ export function dayLabel(day: string): string {
 export function idPart(name: string): string {
   return name.replace(/[^A-Za-z0-9_-]/g, (c) => `_${c.codePointAt(0)!.toString(16)}_`);
 }
+
+/** One unit, singular or plural: `1 sec`, `13 secs`, `2 mins`. */
+function amount(n: number, unit: string): string {
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+}
+
+/** A span of whole seconds in its largest sensible unit: `13 secs`, `5 mins`, `3 hours`, `2 days`. */
+function span(s: number): string {
+  if (s < 120) return amount(s, 'sec');
+  if (s < 7200) return amount(Math.round(s / 60), 'min');
+  if (s < 172_800) return amount(Math.round(s / 3600), 'hour');
+  return amount(Math.round(s / 86_400), 'day');
+}
+
+/**
+ * A time relative to now, never negative: `in 13 secs` ahead, `13 secs ago` behind, `due now`
+ * within the second (the classic list printed "in -13 secs" for a message past its due).
+ * Must match public/js/relative-time.js.
+ */
+export function relativeTime(seconds: number): string {
+  if (!Number.isFinite(seconds)) return '-';
+  const s = Math.round(seconds);
+  if (s === 0) return 'due now';
+  return s > 0 ? `in ${span(s)}` : `${span(-s)} ago`;
+}

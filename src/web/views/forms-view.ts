@@ -64,6 +64,21 @@ const DEPENDS_LIMIT_FIELDS: FieldSpec[] = [
   { id: 'mesg_limit_concurrency', name: 'mesg[limit_concurrency]', label: 'Limit concurrency', help: 'Whole number 1-10000: how many may run at once under the key, when config/limits.json does not say', overridable: true },
 ];
 
+/**
+ * The due time (a local date and time; new-message.js adds the browser's UTC offset as `due_tz`, see
+ * due-time.ts) and attachments, which the form sends as multipart beside the fields.
+ */
+const dueAndFiles = html`<div class="field" id="due_at_field">
+    <label for="due_at">Due</label>
+    <input type="datetime-local" id="due_at" name="due_at" step="1"><input type="hidden" id="due_tz" name="due_tz" value="">
+    <p class="help note" id="due_at_help">When it may run, in your browser's time zone (UTC without JavaScript); empty: now</p>
+  </div>
+  <div class="field" id="filedata_field">
+    <label for="filedata">Attachments</label>
+    <input type="file" id="filedata" name="filedata" multiple>
+    <p class="help note" id="filedata_help">Attached before the message is queued (modes commit and prep); the script finds them in its message's attach/ folder</p>
+  </div>`;
+
 export function newMessageView(q: string, form: FormConfig | null, urls: Urls): SafeHtml {
   const fields: FieldSpec[] = [
     { id: 'mesg_dest', name: 'mesg[dest]', label: 'Destination Queue', value: urls.queue(q), overridable: false },
@@ -75,9 +90,10 @@ export function newMessageView(q: string, form: FormConfig | null, urls: Urls): 
     { id: 'mesg_tags', name: 'mesg[tags]', label: 'Tags', help: 'Comma-separated, e.g. nightly,customer:42 (letters, digits and . _ : @ + -); "track" shows the message on the dashboard', overridable: true },
   ];
   return html`<div class="page-head"><h1>New Message for <a href="${urls.queue(q)}">${q}</a></h1></div>
-<form class="card form" id="new-message-form" method="post" action="${urls.queue(q, '/new_message')}">
+<form class="card form" id="new-message-form" method="post" enctype="multipart/form-data" action="${urls.queue(q, '/new_message')}">
   <input type="hidden" name="x_format" value="html">
   ${fields.map((f) => field(form, f))}
+  ${dueAndFiles}
   <details class="field" id="mesg_advanced"><summary>Advanced</summary>
     ${JOB_FIELDS.map((f) => field(form, { id: `mesg_${f}`, name: `mesg[${f}]`, label: JOB_FIELD_TEXT[f][0], help: JOB_FIELD_TEXT[f][1], overridable: true }))}
     ${DEPENDS_LIMIT_FIELDS.map((f) => field(form, f))}

@@ -39,6 +39,11 @@ function fieldRow(key: string, value: SafeHtml): SafeHtml {
   return html`<tr><td class="key">${key}</td><td class="sep"> : </td><td id="field-${key}">${value}</td></tr>`;
 }
 
+/** The message's state in its outcome colour: done green, err red, relayed blue, run amber (rq.css). */
+function stateBadge(state: string): SafeHtml {
+  return html`<span class="status-badge state-${state}" id="message-state" data-state="${state}">${state}</span>`;
+}
+
 function statusCell(m: MessageView): SafeHtml {
   const relayed = /^relayed - (https?:\/\/\S+)$/.exec(m.status);
   return relayed ? html`relayed - <a href="${safeHref(relayed[1])}" id="relayed-link">${relayed[1]}</a>` : html`${m.status}`;
@@ -50,7 +55,7 @@ function attachmentsView(m: MessageView, q: string, urls: Urls, prep: boolean): 
   const rows = list.map(
     ([name, a]) => html`<tr data-attachment="${name}"><td><a href="${urls.msg(q, m.msg_id, `/attach/${encodeURIComponent(name)}`)}">${name}</a>
   <a class="muted small" href="${urls.msg(q, m.msg_id, `/tailview/${encodeURIComponent(name)}`)}">view</a></td><td><code>${a.md5}</code></td><td class="num">${a.size}</td>
-  ${prep ? html`<td>${postButton(urls.msg(q, m.msg_id, `/attach/${encodeURIComponent(name)}`), 'Delete', { fields: { _method: 'delete' }, cls: 'button small danger' })}</td>` : ''}</tr>`,
+  ${prep ? html`<td>${postButton(urls.msg(q, m.msg_id, `/attach/${encodeURIComponent(name)}`), 'Delete', { fields: { _method: 'delete' }, cls: 'button small danger', confirm: `Delete attachment ${name}?` })}</td>` : ''}</tr>`,
   );
   return html`<div class="table-wrap"><table class="grid" id="attachments"><thead><tr><th>Name</th><th>MD5</th><th>Size</th>${prep ? html`<th>Delete</th>` : ''}</tr></thead><tbody>${rows}</tbody></table></div>`;
 }
@@ -70,23 +75,25 @@ function rescheduleForm(action: string): SafeHtml {
   <button type="submit" class="button small" id="btn-reschedule">Reschedule</button></form>`;
 }
 
-export function messageView(m: MessageView, q: string, urls: Urls, history: readonly HistoryLine[] = []): SafeHtml {
+/** `home`: the queue that holds the message (rq_router when routing, spec §9.2), whose events the page follows. */
+export function messageView(m: MessageView, q: string, urls: Urls, history: readonly HistoryLine[] = [], home = q): SafeHtml {
   const prep = m.state === 'prep';
   const self = urls.msg(q, m.msg_id);
   const summary = SUMMARY.filter((k) => m[k] !== undefined).map((k) => fieldRow(k, fieldValue(k, m[k], q, urls)));
   const waiting = waitingWords(m.waiting, urls);
   const fullKeys = [...FULL.filter((k) => m[k] !== undefined), ...Object.keys(m).filter((k) => !FULL.includes(k) && !NOT_SHOWN.has(k)).sort()];
   const full = fullKeys.map((k) => fieldRow(k, fieldValue(k, m[k], q, urls)));
+  const ask = (what: string) => `${what} message ${m.msg_id}?`;
   const actions = prep
     ? html`${postButton(self, 'Commit Message', { id: 'btn-commit', fields: { _method: 'commit' }, cls: 'button primary' })}
-${postButton(self, 'Delete Message', { id: 'btn-delete', fields: { _method: 'delete' }, cls: 'button danger' })}
-${postButton(urls.msg(q, m.msg_id, '/cancel'), 'Cancel', { id: 'btn-cancel', cls: 'button danger' })}`
+${postButton(self, 'Delete Message', { id: 'btn-delete', fields: { _method: 'delete' }, cls: 'button danger', confirm: `${ask('Delete')} Its attachments go with it.` })}
+${postButton(urls.msg(q, m.msg_id, '/cancel'), 'Cancel', { id: 'btn-cancel', cls: 'button danger', confirm: ask('Cancel') })}`
     : html`${postButton(urls.msg(q, m.msg_id, '/clone'), 'Clone message', { id: 'btn-clone' })}
 ${postButton(urls.msg(q, m.msg_id, '/run_now'), 'Run message (risky)', { id: 'btn-run-now' })}
-${m.state === 'run' ? postButton(self, 'Destroy', { id: 'btn-destroy', fields: { _method: 'destroy' }, cls: 'button danger' }) : ''}
-${m.state === 'que' || m.state === 'run' ? postButton(urls.msg(q, m.msg_id, '/cancel'), 'Cancel', { id: 'btn-cancel', cls: 'button danger' }) : ''}
+${m.state === 'run' ? postButton(self, 'Destroy', { id: 'btn-destroy', fields: { _method: 'destroy' }, cls: 'button danger', confirm: `${ask('Destroy')} Its script is killed now.` }) : ''}
+${m.state === 'que' || m.state === 'run' ? postButton(urls.msg(q, m.msg_id, '/cancel'), 'Cancel', { id: 'btn-cancel', cls: 'button danger', confirm: ask('Cancel') }) : ''}
 ${m.state === 'err' ? postButton(urls.msg(q, m.msg_id, '/requeue'), 'Requeue', { id: 'btn-requeue', cls: 'button primary' }) : ''}
-${m.state === 'que' || m.state === 'err' ? postButton(self, 'Delete', { id: 'btn-delete', fields: { _method: 'delete' }, cls: 'button danger' }) : ''}`;
+${m.state === 'que' || m.state === 'err' ? postButton(self, 'Delete', { id: 'btn-delete', fields: { _method: 'delete' }, cls: 'button danger', confirm: ask('Delete') }) : ''}`;
   const upload = prep
     ? html`<form id="upload-form" class="upload" method="post" enctype="multipart/form-data" action="${urls.msg(q, m.msg_id, '/attach/new')}">
   <input type="hidden" name="x_format" value="html">
@@ -99,7 +106,10 @@ ${m.state === 'que' || m.state === 'err' ? postButton(self, 'Delete', { id: 'btn
     : html`<section class="card" id="log-tail"><div class="card-head"><h3>Log Tail Window</h3>
   <span><a href="${urls.msg(q, m.msg_id, '/log/stdio.log')}" id="raw-log-link">Raw log</a> · <a href="${urls.msg(q, m.msg_id, '/tailviewlog/stdio.log')}" id="full-tail-link">Full tail</a></span></div>
   <iframe id="tail-frame" class="tail-frame" title="stdio.log" src="${urls.msg(q, m.msg_id, '/tailviewlog/stdio.log')}?embed=1"></iframe></section>`;
-  return html`<div class="page-head"><h1 id="message-title">RQ : <a href="${urls.queue(q)}">${q}</a> : <span id="message-id">${m.msg_id}</span></h1></div>
+  // message.js follows this message on GET /events: its status line live, the rest refreshed when it moves.
+  const events = urls.link(`events?queue=${encodeURIComponent(home)}&msg_id=${encodeURIComponent(m.msg_id)}`);
+  return html`<div class="page-head" id="message-head" data-events="${events}"><h1 id="message-title">RQ : <a href="${urls.queue(q)}">${q}</a> : <span id="message-id">${m.msg_id}</span></h1>
+  ${stateBadge(m.state)}</div>
 <div class="actions" id="message-actions">${actions}${
     m.state === 'que' || prep ? html`${priorityForm(m, urls.msg(q, m.msg_id, '/priority'))}${rescheduleForm(urls.msg(q, m.msg_id, '/reschedule'))}` : ''
   }</div>
@@ -107,15 +117,15 @@ ${m.state === 'que' || m.state === 'err' ? postButton(self, 'Delete', { id: 'btn
   <div class="card-head"><h3>${prep ? 'Prep Message' : 'Message'}</h3><a href="${urls.msg(q, m.msg_id, '.json')}" id="raw-json-link">raw</a></div>
   <table class="fields message-info" id="message-summary"><tbody>
     ${fieldRow('status', statusCell(m))}
-    ${fieldRow('state', html`${m.state}`)}
+    ${fieldRow('state', html`<span class="state-text state-${m.state}">${m.state}</span>`)}
     ${waiting ? fieldRow('waiting', waiting) : ''}
     ${summary}
   </tbody></table>
   <details id="message-full"><summary>full</summary><table class="fields message-info"><tbody>${full}</tbody></table></details>
 </section>
+${timelineView(history)}
 ${dependsView(m, q, urls)}
 ${messageTagsView(Array.isArray(m.tags) ? m.tags.filter((t): t is string => typeof t === 'string') : [], q, m.msg_id, urls)}
 <section class="card" id="attachments-section"><h3>Attachments</h3>${attachmentsView(m, q, urls, prep)}${upload}</section>
-${tail}
-${timelineView(history)}`;
+${tail}`;
 }

@@ -2,7 +2,7 @@
 import type { QueueSnapshot } from '../queue-snapshot.js';
 import type { Urls } from '../urls.js';
 import { type SafeHtml, html, safeHref } from './html.js';
-import { byDay, dayLabel, duration } from './format.js';
+import { byDay, dayLabel, duration, relativeTime } from './format.js';
 import { queueTagsView } from './tag-chip.js';
 import { type WaitingCounts, waitingBreakdownView } from './waiting-view.js';
 
@@ -74,8 +74,8 @@ function adminButtons(d: QueuePageData, urls: Urls): SafeHtml {
   ${paused
     ? postButton(admin, 'Resume', { id: 'btn-resume', fields: { resume: '1', back }, disabled: down })
     : postButton(admin, 'Pause', { id: 'btn-pause', fields: { pause: '1', back }, disabled: down })}
-  ${down ? postButton(admin, 'Up', { id: 'btn-up', fields: { up: '1', back } }) : postButton(admin, 'Down', { id: 'btn-down', fields: { down: '1', back }, cls: 'button danger' })}
-  ${postButton(urls.queue(d.name, '/restart'), 'Restart', { id: 'btn-restart', fields: { back } })}
+  ${down ? postButton(admin, 'Up', { id: 'btn-up', fields: { up: '1', back } }) : postButton(admin, 'Down', { id: 'btn-down', fields: { down: '1', back }, cls: 'button danger', confirm: `Take queue ${d.name} down? It refuses new messages and starts none until it is up again.` })}
+  ${postButton(urls.queue(d.name, '/restart'), 'Restart', { id: 'btn-restart', fields: { back }, confirm: `Restart queue ${d.name}? Its running scripts are stopped and run again later.` })}
   ${postButton(urls.queue(d.name, '/ack_errs'), 'Ack Errors', { id: 'btn-ack-errs', fields: { back } })}
   ${postButton(urls.queue(d.name, '/requeue_errs'), 'Requeue Errors', { id: 'btn-requeue-errs', fields: { back }, confirm: 'Run every error of this queue again, cancelled and expired ones too?' })}
   <form class="inline search" method="get" action="${back}">
@@ -112,7 +112,7 @@ function schedulesView(d: QueuePageData, urls: Urls): SafeHtml {
 function messageLists(d: QueuePageData, urls: Urls): SafeHtml {
   const isRelay = d.name === 'relay';
   const link = (id: string) => html`<a class="msg-link" href="${urls.msg(d.name, id)}">${id}</a>`;
-  const del = (id: string) => postButton(urls.msg(d.name, id), 'Delete', { fields: { _method: 'delete' }, cls: 'button small danger' });
+  const del = (id: string) => postButton(urls.msg(d.name, id), 'Delete', { fields: { _method: 'delete' }, cls: 'button small danger', confirm: `Delete message ${id}?` });
   const columns: [string, string, number, SafeHtml][] = [
     ['prep', 'PREP', d.snap.counts?.prep ?? d.prep.length, idList(d.prep, (x) => x, (id) => html`${link(id)} ${del(id)}`, 'prep-list')],
     [
@@ -122,7 +122,7 @@ function messageLists(d: QueuePageData, urls: Urls): SafeHtml {
       idList(
         d.que,
         (m) => m.id,
-        (m) => html`${link(m.id)} <span class="muted">in ${Math.round(Number(m.due) - d.now / 1000)} secs</span>${isRelay && m.dest ? html` <span class="dest">${m.dest}</span>` : ''}
+        (m) => html`${link(m.id)} <span class="muted due">${relativeTime(Number(m.due) - d.now / 1000)}</span>${isRelay && m.dest ? html` <span class="dest">${m.dest}</span>` : ''}
 ${postButton(urls.msg(d.name, m.id, '/run_now'), 'Run now', { cls: 'button small' })} ${del(m.id)}`,
         'que-list',
       ),
@@ -134,7 +134,7 @@ ${postButton(urls.msg(d.name, m.id, '/run_now'), 'Run now', { cls: 'button small
       idList(
         d.run,
         (m) => m.id,
-        (m) => html`${link(m.id)}${isRelay ? html` <span class="dest">${m.dest ?? ''}</span> <span class="muted">${m.status}</span>` : ''} ${postButton(urls.msg(d.name, m.id), 'Destroy', { fields: { _method: 'destroy' }, cls: 'button small danger' })}`,
+        (m) => html`${link(m.id)}${isRelay ? html` <span class="dest">${m.dest ?? ''}</span> <span class="muted">${m.status}</span>` : ''} ${postButton(urls.msg(d.name, m.id), 'Destroy', { fields: { _method: 'destroy' }, cls: 'button small danger', confirm: `Destroy message ${m.id}? Its script is killed now.` })}`,
         'run-list',
       ),
     ],

@@ -1,4 +1,4 @@
-// The message page's Timeline (rq-beyond §B14): every move and event of its history, with the time since the step before.
+// The message page's Timeline (rq-beyond §B14): every move and event of its history as a list, each step in the colour of where it led, with the time since the step before.
 import { type HistoryLine, historyDetails } from '../../ipc/history-line.js';
 import { type SafeHtml, html } from './html.js';
 
@@ -11,13 +11,22 @@ export function stepDuration(ms: number): string {
   return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
+/** Events that tell of a failure read in the err colour; other events are neutral. */
+const BAD_EVENTS = new Set(['timeout', 'stall']);
+
+/** `to-done`, `to-err`…: the state a move led to (rq.css colours it); `event` or `event bad` for the rest. */
+function stepClass(l: HistoryLine): string {
+  if (l.event !== undefined) return BAD_EVENTS.has(l.event) ? 'event bad' : 'event';
+  return `to-${l.to ?? 'unknown'}`;
+}
+
 export function timelineView(lines: readonly HistoryLine[]): SafeHtml {
   if (lines.length === 0) return html`<section class="card" id="timeline"><h3>Timeline</h3><p class="muted">No history.</p></section>`;
-  const rows = lines.map((l, i) => {
+  const steps = lines.map((l, i) => {
     const step = l.event ?? `${l.from ?? '·'} → ${l.to ?? '?'}`;
     const since = i === 0 ? '' : stepDuration(Date.parse(l.at) - Date.parse(lines[i - 1].at));
     const more = historyDetails(l).join(', ');
-    return html`<tr><td>${l.at}</td><td>${step}</td><td>${l.actor ?? ''}</td><td>${l.reason ?? ''}${more ? html` <span class="muted small">${more}</span>` : ''}</td><td class="num">${since}</td></tr>`;
+    return html`<li class="step ${stepClass(l)}"><time class="t-at" datetime="${l.at}">${l.at}</time><span class="t-step">${step}</span><span class="t-actor">${l.actor ?? ''}</span><span class="t-reason">${l.reason ?? ''}${more ? html` <span class="muted small">${more}</span>` : ''}</span><span class="t-after num">${since ? html`+${since}` : ''}</span></li>`;
   });
-  return html`<section class="card" id="timeline"><h3>Timeline</h3><div class="table-wrap"><table class="grid"><thead><tr><th>Time</th><th>Step</th><th>Actor</th><th>Reason</th><th>After</th></tr></thead><tbody>${rows}</tbody></table></div></section>`;
+  return html`<section class="card" id="timeline"><h3>Timeline</h3><ol class="timeline" id="timeline-steps">${steps}</ol></section>`;
 }

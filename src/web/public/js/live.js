@@ -1,4 +1,4 @@
-// rq UI: live sections look again when the server says something moved (one EventSource on GET /events per url), at most once per 250 ms burst; they poll (poll.js) only while the stream is down.
+// rq UI: live sections look again when the server says something moved (one EventSource on GET /events per url), at most once per 250 ms burst; they poll (poll.js) only while the stream cannot connect.
 import { look, poll } from './poll.js';
 
 /** Events closer together than this make one refresh. */
@@ -13,6 +13,13 @@ const streams = new Map();
 function showState() {
   const all = [...streams.values()];
   document.body.dataset.live = all.every((s) => s.open) ? 'open' : all.some((s) => s.failed) ? 'polling' : 'connecting';
+}
+
+/** Sections with a look scheduled or under way: `body[data-settled]` says whether there are none (tests wait on it, never on time). */
+let pending = 0;
+function setPending(delta) {
+  pending += delta;
+  document.body.dataset.settled = pending === 0 ? 'true' : 'false';
 }
 
 function connect(s) {
@@ -38,7 +45,11 @@ function connect(s) {
     } catch {
       return;
     }
-    each((section) => section.wants(ev) && section.schedule());
+    each((section) => {
+      section.onEvent?.(ev);
+      // A progress line changes a status text, never a count or a list: a section that shows it reads it from the event (onEvent).
+      if (ev.type !== 'progress' && section.wants(ev)) section.schedule();
+    });
   });
   es.addEventListener('gap', () => each((section) => section.schedule()));
   es.addEventListener('error', () => {
@@ -53,10 +64,11 @@ function connect(s) {
 
 /**
  * Keeps a section fresh: `onResponse(fetch(url))` after a burst of the stream's events that `wants`
- * accepts, after a gap, and once the stream is up; every 2 s while the stream is down. A drop-in for
- * poll(url, onResponse): a page without an events url, or a browser without EventSource, just polls.
+ * accepts, after a gap, and once the stream is up; every 2 s while the stream is down. `onEvent` sees
+ * every event as it comes (a message page's progress line). A drop-in for poll(url, onResponse): a page
+ * without an events url, or a browser without EventSource, just polls.
  */
-export function live(eventsUrl, url, onResponse, { wants = () => true, accept = 'application/json' } = {}) {
+export function live(eventsUrl, url, onResponse, { wants = () => true, accept = 'application/json', onEvent } = {}) {
   if (!eventsUrl || typeof EventSource === 'undefined') return void poll(url, onResponse, accept);
   let timer = null;
   let busy = false;
@@ -65,19 +77,29 @@ export function live(eventsUrl, url, onResponse, { wants = () => true, accept = 
   let stopPoll = null;
   const refresh = async () => {
     timer = null;
-    if (document.hidden) return void (missed = true);
-    if (busy) return void (again = true);
+    if (document.hidden) {
+      missed = true;
+      return setPending(-1);
+    }
+    if (busy) {
+      again = true;
+      return setPending(-1);
+    }
     busy = true;
     await look(url, onResponse, accept);
     busy = false;
     // Events that came during the request: the answer may predate them.
     if (again) section.schedule();
     again = false;
+    setPending(-1);
   };
   const section = {
     wants,
+    onEvent,
     schedule: () => {
-      timer ??= setTimeout(refresh, BURST_MS);
+      if (timer !== null) return;
+      setPending(1);
+      timer = setTimeout(refresh, BURST_MS);
     },
     startPolling: () => {
       stopPoll ??= poll(url, onResponse, accept);

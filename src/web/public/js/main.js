@@ -1,5 +1,6 @@
-// rq UI behaviour: live dashboard counts and tracked list (refetched from /dashboard.json and /tracked.json when GET /events says something moved, see live.js) and confirm prompts.
+// rq UI behaviour: live dashboard counts and tracked list (refetched from /dashboard.json and /tracked.json when GET /events says something moved, see live.js).
 import { live } from './live.js';
+import { relativeTime } from './relative-time.js';
 
 const COLUMNS = ['prep', 'que', 'run', 'err', 'done', 'relayed'];
 
@@ -53,7 +54,7 @@ function renderTimers(timers) {
   const table = document.createElement('table');
   table.className = 'grid';
   table.id = 'timer-table';
-  table.innerHTML = '<thead><tr><th>NAME</th><th>DUE IN</th></tr></thead><tbody></tbody>';
+  table.innerHTML = '<thead><tr><th>NAME</th><th>DUE</th></tr></thead><tbody></tbody>';
   for (const t of timers.timers) {
     const tr = document.createElement('tr');
     tr.dataset.timer = t.name;
@@ -61,7 +62,7 @@ function renderTimers(timers) {
     name.textContent = t.name;
     const due = document.createElement('td');
     due.className = 'num';
-    due.textContent = `${t.in} seconds`;
+    due.textContent = relativeTime(t.in);
     tr.append(name, due);
     table.tBodies[0].append(tr);
   }
@@ -99,7 +100,7 @@ function tickClocks(data, since) {
   if (!data.timers.ok) return;
   for (const t of data.timers.timers) {
     const cell = document.querySelector(`#timer-table tr[data-timer="${CSS.escape(t.name)}"] td.num`);
-    if (cell) cell.textContent = `${t.in - elapsed} seconds`;
+    if (cell) cell.textContent = relativeTime(t.in - elapsed);
   }
 }
 
@@ -192,12 +193,6 @@ function startTracked() {
     },
     { wants: tracked },
   );
-}
-
-for (const form of document.querySelectorAll('form[data-confirm]')) {
-  form.addEventListener('submit', (e) => {
-    if (!confirm(form.dataset.confirm)) e.preventDefault();
-  });
 }
 
 startDashboard();

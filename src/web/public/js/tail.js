@@ -1,4 +1,4 @@
-// Live tail page: follows the job log over SSE, renders ANSI colours with ansi_up (HTML-escaped), links URLs.
+// Live tail page: follows the job log over SSE (with the status line as the script reports it), renders ANSI colours with ansi_up (HTML-escaped), links URLs.
 import { AnsiUp } from './ansi_up.js';
 
 const pre = document.getElementById('tail-log');
@@ -32,9 +32,11 @@ function append(text) {
   if (stick) pre.scrollTop = pre.scrollHeight;
 }
 
-function setStatus(text, cls) {
+/** `state`: the message's state, coloured as its outcome (done green, err red, relayed blue, run amber; rq.css). */
+function setStatus(text, cls, state) {
   statusEl.textContent = text;
-  statusEl.className = `tail-status ${cls ?? ''}`;
+  statusEl.className = `tail-status ${cls ?? ''}${state ? ` state-${state}` : ''}`;
+  if (state) statusEl.dataset.state = state;
 }
 
 // Scrolling up stops following; scrolling back to the bottom resumes it.
@@ -49,11 +51,15 @@ function live(url) {
   const es = new EventSource(`${url}?offset=0`);
   es.addEventListener('open', () => setStatus('streaming', 'live'));
   es.addEventListener('log', (e) => append(JSON.parse(e.data)));
-  es.addEventListener('state', (e) => setStatus(JSON.parse(e.data).status, 'live'));
+  // At each move, and each progress line of a run (the server relays the queue's progress events).
+  es.addEventListener('state', (e) => {
+    const info = JSON.parse(e.data);
+    setStatus(info.status, 'live', info.state);
+  });
   es.addEventListener('end', (e) => {
     es.close();
     const info = JSON.parse(e.data);
-    setStatus(info.state ? `ended: ${info.status}` : `ended: ${info.status}`, 'ended');
+    setStatus(`ended: ${info.status}`, 'ended', info.state ?? 'gone');
     pre.dataset.ended = info.state ?? 'gone';
   });
   // EventSource reconnects by itself (resuming from the last byte offset); say so meanwhile.
