@@ -31,6 +31,23 @@ const isDay = (v: unknown): v is DayStats => isObject(v) && isString(v.date) && 
 const isMetrics = (v: unknown): v is QueueMetrics => isObject(v) && isString(v.status) && isObject(v.totals) && isObject(v.live);
 const isStatus = (v: unknown): v is MessageStatus => isObject(v) && isString(v.status) && isString(v.state);
 
+/** The `search` command's arguments; the queue checks each one and names what it refuses. */
+export interface SearchArgs {
+  query?: unknown;
+  text?: unknown;
+  exact?: unknown;
+  state?: unknown;
+  acked?: boolean;
+  created_from?: number;
+  created_to?: number;
+  sort?: string;
+  order?: string;
+  offset?: unknown;
+  limit?: unknown;
+  detail?: boolean;
+  wait?: boolean;
+}
+
 export class QueueClient {
   constructor(private readonly send: QueueTransport) {}
 
@@ -154,8 +171,12 @@ export class QueueClient {
     return answer(await this.send('failed', query), (v): v is FailureGroups | FailureGroupPage => isObject(v) && (isObject(v.groups) || isNumber(v.total)));
   }
 
-  /** Messages of every state whose fields contain (or, with `exact`, equal) the texts of `query`; newest first. */
-  async search(q: { query?: unknown; text?: unknown; exact?: unknown; state?: unknown; offset?: unknown; limit?: unknown }): Promise<Answer<SearchPage>> {
+  /**
+   * Messages of every state whose fields contain (or, with `exact`, equal) the texts of `query`, filtered and sorted as
+   * asked (newest first by default); `detail` adds each row's status and times, `wait: false` answers `building` at once
+   * while the queue's index is still being read.
+   */
+  async search(q: SearchArgs): Promise<Answer<SearchPage>> {
     return answer(await this.send('search', q), (v): v is SearchPage => isObject(v) && isNumber(v.total) && isEntries(v.messages));
   }
 
