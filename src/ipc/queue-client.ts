@@ -45,7 +45,8 @@ export interface SearchArgs {
   offset?: unknown;
   limit?: unknown;
   detail?: boolean;
-  wait?: boolean;
+  /** Wait at most this long for the queue's first read of its messages, then answer `building`. */
+  wait_ms?: number;
 }
 
 export class QueueClient {
@@ -173,7 +174,7 @@ export class QueueClient {
 
   /**
    * Messages of every state whose fields contain (or, with `exact`, equal) the texts of `query`, filtered and sorted as
-   * asked (newest first by default); `detail` adds each row's status and times, `wait: false` answers `building` at once
+   * asked (newest first by default); `detail` adds each row's status and times, `wait_ms` bounds the wait (then `building`)
    * while the queue's index is still being read.
    */
   async search(q: SearchArgs): Promise<Answer<SearchPage>> {

@@ -13,6 +13,8 @@ const MAX_TEXT = 1000;
 /** Epoch milliseconds from 1970 to 9999. */
 const MAX_MS = 253_402_300_800_000;
 const DETAIL_LANES = 16;
+/** The longest a listing waits for the queue's first read of its messages before answering `building`. */
+const MAX_WAIT_MS = 60_000;
 
 /** `query`: an object of field name → text (strings or numbers), at most MAX_FIELDS of them. */
 function queryArg(args: Args): Record<string, string> {
@@ -86,10 +88,15 @@ export const SEARCH_COMMANDS: Record<string, (q: Queue, args: Args) => Promise<u
   search: async (q, args) => {
     const query = searchQuery(args);
     const index = q.stats.search;
-    // A page would rather say "still reading" than wait for the first read of every message.
-    if (args.wait !== undefined && !flag(args, 'wait') && !index.ready) {
+    // A page would rather say "still reading" than wait long for the first read of every message.
+    const waitMs = countArg(args, 'wait_ms', MAX_WAIT_MS);
+    if (waitMs !== undefined && !index.ready) {
       index.begin();
-      return ['ok', { total: 0, messages: [], building: { read: index.reading } }];
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)));
+      const ready = await Promise.race([index.whenBuilt().then(() => true), bound]);
+      clearTimeout(timer);
+      if (!ready) return ['ok', { total: 0, messages: [], building: { read: index.reading } }];
     }
     const page = await index.search(query);
     if (!(args.detail !== undefined && flag(args, 'detail'))) return ['ok', page];

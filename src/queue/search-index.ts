@@ -117,10 +117,18 @@ export class SearchIndex {
     return this.read;
   }
 
-  /** Starts the build without waiting for it (a page that would rather say "reading" than wait). */
+  /** Starts the build without waiting for it (a page that would rather say "reading" than wait long). */
   begin(): void {
     if (this.entries === null && this.building === null) void this.markUsed();
-    void this.built().catch((err: Error) => this.d.log.warn({ err: err.message }, 'search index not built; the next search tries again'));
+    void this.whenBuilt();
+  }
+
+  /** Resolves once the index is read (a failed read is logged and resolves too; the next search tries again). */
+  whenBuilt(): Promise<void> {
+    return this.built().then(
+      () => undefined,
+      (err: Error) => this.d.log.warn({ err: err.message }, 'search index not built; the next search tries again'),
+    );
   }
 
   async search(q: SearchQuery): Promise<SearchPage & { messages: SearchHit[] }> {

@@ -1,0 +1,48 @@
+// OpenAPI schemas of the message list (issue 18): its query parameters, shared by the queue page, messages.json and bulk's "all matching".
+import type { FastifySchema } from 'fastify';
+import { JSON_REFUSALS, type Json, Q, TAGS, answer, pathParams, query } from './shapes.js';
+
+const DATE = 'UTC `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM[:SS]`';
+
+/** Every list parameter; each is checked by the handler, a bad one answers 400 naming it, what it expects and what it received. */
+export const LIST_QUERY: Record<string, Json> = {
+  state: { type: 'string', enum: ['all', 'prep', 'que', 'run', 'done', 'err', 'relayed', 'acked'], description: '`err`: unacknowledged errors; `acked`: acknowledged ones (`err/.<id>`); all states when absent' },
+  filter: { type: 'string', maxLength: 1000, description: 'Text any field of the message contains (ids and times left out)' },
+  from: { type: 'string', description: `Created at or after: ${DATE}` },
+  to: { type: 'string', description: `Created before: ${DATE}; a bare date means the end of that day` },
+  sort: { type: 'string', enum: ['created', 'due', 'finished'], default: 'created' },
+  order: { type: 'string', enum: ['desc', 'asc'], default: 'desc' },
+  offset: { type: 'integer', minimum: 0, maximum: 10_000_000, default: 0 },
+  limit: { type: 'integer', enum: [25, 50, 100, 500], default: 50 },
+};
+
+const ROW = {
+  type: 'object',
+  properties: {
+    msg_id: { type: 'string' },
+    state: { type: 'string' },
+    acked: { type: 'boolean' },
+    created: { type: ['integer', 'null'], description: 'Epoch ms, from the id' },
+    due: { type: ['integer', 'null'], description: 'Epoch seconds' },
+    count: { type: ['integer', 'null'], description: 'Attempts' },
+    param1: { type: ['string', 'null'] },
+    status: { type: 'string', description: '`<state> - <status text>`' },
+    duration_ms: { type: ['number', 'null'], description: "The last run's wall time (a running one's so far)" },
+    finished: { type: ['number', 'null'], description: 'Epoch ms it finished' },
+  },
+};
+
+export const listSchemas = {
+  messagesJson: {
+    summary: "One page of a queue's messages, filtered and sorted on the server",
+    description: 'The queue page\'s list as JSON: `{total, offset, limit, messages}`; the total is also in `X-Total-Count`. Answered while the queue is DOWN. The first listing after a queue starts waits while the queue reads its messages (docs/observability.md).',
+    tags: [TAGS.observability],
+    params: pathParams({ q: Q }),
+    querystring: query(LIST_QUERY),
+    response: {
+      200: answer('The page', { json: { type: 'object', properties: { total: { type: 'integer' }, offset: { type: 'integer' }, limit: { type: 'integer' }, messages: { type: 'array', items: ROW } } } }),
+      400: JSON_REFUSALS[400],
+      404: JSON_REFUSALS[404],
+    },
+  } satisfies FastifySchema,
+};
