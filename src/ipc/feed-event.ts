@@ -12,8 +12,8 @@ export interface FeedEvent {
   /** Epoch milliseconds, the queue's clock. */
   at: number;
   queue: string;
-  /** `status`: the queue's status changed (pause, resume, down, up, SCRIPTERROR cleared); no message. */
-  type: MoveType | 'status';
+  /** `status`: the queue's status changed (pause, resume, down, up, SCRIPTERROR cleared); `bulk`: a bulk action's progress; no message. */
+  type: MoveType | 'status' | 'bulk';
   msg_id?: string;
   /** moved: both; created: `to` (prep or que); removed: `from`; finished: `to`, the state it ended in. */
   from?: State;
@@ -25,6 +25,8 @@ export interface FeedEvent {
   tags?: string[];
   /** started: the script's pid. */
   pid?: number;
+  /** bulk: the job after a batch, or finished (`state`), with its counts. */
+  bulk?: { job: string; op: string; total: number; done: number; changed: number; skipped: Record<string, number>; state: string };
   /** finished: the job status text; status: UP, PAUSE, DOWN or SCRIPTERROR. */
   status?: string;
 }
@@ -56,8 +58,8 @@ export function parseFeedLine(line: string): FeedEvent | FeedHello {
     if (!wholeNumber(v.pid)) throw RqError.of('RQ_ERR_PROTOCOL', `event feed hello lacks a pid: ${shown(line)}`);
     return v as unknown as FeedHello;
   }
-  if (v.type === 'status' || (MOVE_TYPES as readonly unknown[]).includes(v.type)) {
-    if (v.type !== 'status' && typeof v.msg_id !== 'string') throw RqError.of('RQ_ERR_PROTOCOL', `event feed ${String(v.type)} lacks msg_id: ${shown(line)}`);
+  if (v.type === 'status' || v.type === 'bulk' || (MOVE_TYPES as readonly unknown[]).includes(v.type)) {
+    if (v.type !== 'status' && v.type !== 'bulk' && typeof v.msg_id !== 'string') throw RqError.of('RQ_ERR_PROTOCOL', `event feed ${String(v.type)} lacks msg_id: ${shown(line)}`);
     return v as unknown as FeedEvent;
   }
   throw RqError.of('RQ_ERR_PROTOCOL', `event feed line of unknown type: ${shown(line)}`);
