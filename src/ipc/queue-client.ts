@@ -3,6 +3,7 @@ import type { MessageView } from '../message/message.js';
 import { type State, type StateCounts, STATES } from '../message/states.js';
 import { type Answer, answer, isArray, isNumber, isObject, isString } from './answer.js';
 import type { HistoryLine } from './history-line.js';
+import type { BulkJob } from './bulk-reply.js';
 import type { RunningEntry, WaitingEntry } from './run-lists.js';
 import type { DayStats, FailureGroupPage, FailureGroups, QueueMetrics, SearchPage } from './stats-reply.js';
 import type { TaggedPage } from './tag-lists.js';
@@ -179,6 +180,17 @@ export class QueueClient {
    */
   async search(q: SearchArgs): Promise<Answer<SearchPage>> {
     return answer(await this.send('search', q), (v): v is SearchPage => isObject(v) && isNumber(v.total) && isEntries(v.messages));
+  }
+
+  /** Issue 18: a bulk action (`retry`, `delete`, `ack`, `move` with `dest`) on `ids` or every eligible match of `filter`; `dry_run` answers how many would change. */
+  async bulk(args: { op: string; ids?: string[]; filter?: SearchArgs; dest?: string; dry_run?: boolean }): Promise<Answer<BulkJob | { op: string; count: number }>> {
+    return answer(await this.send('bulk', args), (v): v is BulkJob | { op: string; count: number } => isObject(v) && isString(v.op));
+  }
+
+  /** A bulk job, once it has handled more than `seen` messages or finished (at most `waitMs`); without `job`, the jobs remembered. */
+  async bulkStatus(job?: string, seen?: number, waitMs?: number): Promise<Answer<BulkJob | BulkJob[]>> {
+    const args = job === undefined ? {} : { job, ...(seen === undefined ? {} : { seen }), ...(waitMs ? { wait_ms: waitMs } : {}) };
+    return answer(await this.send('bulk_status', args), (v): v is BulkJob | BulkJob[] => Array.isArray(v) || (isObject(v) && isString(v.job)));
   }
 
   /** rq-beyond §B11: the running messages with their pid, clocks and attempt. */

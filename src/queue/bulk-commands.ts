@@ -119,8 +119,9 @@ export function bulkCommands(table: Record<string, Handler>): Record<string, Han
       return ['ok', q.bulk.start(op, targets, stepOf(table, q, op, dest), dest)];
     },
 
-    /** `{job, seen?, wait_ms?}`: the job now, or once it has handled more than `seen` messages (or finished, or wait_ms passed). */
+    /** `{}`: the jobs this process remembers, newest first. `{job, seen?, wait_ms?}`: the job now, or once it has handled more than `seen` messages (or finished, or wait_ms passed). */
     bulk_status: async (q, args) => {
+      if (args.job === undefined || args.job === null || args.job === '') return ['ok', q.bulk.list()];
       const job = typeof args.job === 'string' ? q.bulk.get(args.job) : undefined;
       if (!job) throw invalidField('job', 'a bulk job of this queue process (jobs are forgotten when it restarts)', args.job);
       const seen = args.seen === undefined ? -1 : args.seen;

@@ -1,32 +1,10 @@
 // Bulk actions (issue 18): retry, delete, acknowledge or move many messages, in batches, each message through the queue's own single-message command, with progress events and a summary.
 import { RqError } from '../errors.js';
 import { mapLimit } from '../spool/map-limit.js';
+import { BULK_OPS, type BulkJob, type BulkOp, type BulkTarget } from '../ipc/bulk-reply.js';
 import type { QueueEvents } from './queue-events.js';
 
-export const BULK_OPS = ['retry', 'delete', 'ack', 'move'] as const;
-export type BulkOp = (typeof BULK_OPS)[number];
-
-/** A message to act on: its short id, and whether it is an acknowledged error (`err/.<id>`). */
-export interface BulkTarget {
-  id: string;
-  acked: boolean;
-}
-
-export interface BulkJob {
-  job: string;
-  op: BulkOp;
-  dest?: string;
-  total: number;
-  /** Messages handled so far (changed + skipped). */
-  done: number;
-  changed: number;
-  /** Reason → how many; the first ids skipped for each reason in `examples`. */
-  skipped: Record<string, number>;
-  examples: Record<string, string[]>;
-  state: 'running' | 'finished';
-  started_at: number;
-  finished_at?: number;
-}
+export { BULK_OPS, type BulkJob, type BulkOp, type BulkTarget };
 
 /** Messages per batch: one progress event each, and the event loop is yielded between batches so the queue keeps answering. */
 const BATCH = 100;
@@ -44,6 +22,11 @@ export class BulkRunner {
   private seq = 0;
 
   constructor(private readonly d: { events: QueueEvents; now: () => number }) {}
+
+  /** Jobs under way and the last ones finished, newest first. */
+  list(): BulkJob[] {
+    return [...this.jobs.values()].reverse();
+  }
 
   get(job: string): BulkJob | undefined {
     return this.jobs.get(job);

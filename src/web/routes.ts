@@ -11,6 +11,7 @@ import { statusApi } from './api/status-api.js';
 import { tagApi } from './api/tag-api.js';
 import { searchApi } from './api/search-api.js';
 import { listApi } from './api/list-api.js';
+import { bulkApi } from './api/bulk-api.js';
 import { tailEvents } from './api/tail-events.js';
 import { dashboardPage } from './pages/dashboard-page.js';
 import { formPages } from './pages/form-pages.js';
@@ -77,6 +78,9 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.get('/q/:q/done.json', { schema: statusDocs.doneJson }, status.doneJson);
   // Issue 18: the queue page's message list as JSON, paged and filtered by the queue.
   app.get('/q/:q/messages.json', { schema: listDocs.messagesJson }, listApi(ctx).messagesJson);
+  const bulk = bulkApi(ctx);
+  app.post('/q/:q/bulk', { schema: listDocs.bulk }, bulk.bulk);
+  app.get('/q/:q/bulk', { schema: listDocs.bulkPage }, bulk.bulkPage);
   app.get('/q/:q/new_message', { schema: pageDocs.newMessageForm }, forms.newMessage);
   app.post('/q/:q/new_message', { schema: messageDocs.newMessage }, message.newMessage);
   app.post('/q/:q/adminoper', { schema: adminDocs.adminoper }, admin.adminoper);

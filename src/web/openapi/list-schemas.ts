@@ -1,6 +1,6 @@
 // OpenAPI schemas of the message list (issue 18): its query parameters, shared by the queue page, messages.json and bulk's "all matching".
 import type { FastifySchema } from 'fastify';
-import { JSON_REFUSALS, type Json, Q, TAGS, answer, pathParams, query } from './shapes.js';
+import { ACTION_REFUSALS, FORM_TYPES, JSON_REFUSALS, type Json, Q, TAGS, X_FORMAT_HTML, answer, formBody, pathParams, query, seeOther } from './shapes.js';
 
 const DATE = 'UTC `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM[:SS]`';
 
@@ -44,5 +44,35 @@ export const listSchemas = {
       400: JSON_REFUSALS[400],
       404: JSON_REFUSALS[404],
     },
+  } satisfies FastifySchema,
+  bulk: {
+    summary: 'Retry, delete, acknowledge or move many messages (a confirmation first)',
+    description:
+      'The selected `ids[]` (scope `selected`), or every message matching the list filter (`state`, `filter`, `from`, `to`; scope `all`) that the action applies to. HTML: without `confirm=1` a page saying how many messages will change (counted by the queue now) with a form to confirm; with it the job starts in the queue process and the answer is a 303 to its page (`GET /q/<q>/bulk?job=`). `x_format=json`: `dry_run=1` answers `{op, count}`, otherwise the job is started at once and answered.',
+    tags: [TAGS.lifecycle],
+    params: pathParams({ q: Q }),
+    consumes: FORM_TYPES,
+    body: formBody({
+      op: { type: 'string', enum: ['retry', 'delete', 'ack', 'move'] },
+      scope: { type: 'string', enum: ['selected', 'all'] },
+      'ids[]': { type: 'array', items: { type: 'string' }, description: 'Message ids (an acknowledged error with its leading dot)' },
+      dest: { type: 'string', description: 'move: the queue to move to' },
+      state: LIST_QUERY.state,
+      filter: LIST_QUERY.filter,
+      from: LIST_QUERY.from,
+      to: LIST_QUERY.to,
+      confirm: { type: 'string', enum: ['1'] },
+      dry_run: { type: 'string', enum: ['1', 'true'], description: 'x_format=json: only count' },
+      x_format: X_FORMAT_HTML,
+    }),
+    response: { 200: answer('The confirmation page, or (x_format=json) the count or the job', { html: true, json: { type: 'array' } }), 303: seeOther("the job's page"), ...ACTION_REFUSALS },
+  } satisfies FastifySchema,
+  bulkPage: {
+    summary: "A bulk action's progress and summary, or the queue's recent bulk actions",
+    description: 'With `job`: the job (changed, skipped by reason with example ids), following the queue\'s `bulk` events while it runs. Without: the jobs the queue process remembers (the last 20; a restarted queue remembers none).',
+    tags: [TAGS.pages],
+    params: pathParams({ q: Q }),
+    querystring: query({ job: { type: 'string' }, x_format: { type: 'string', enum: ['html', 'json'], default: 'html' } }),
+    response: { 200: answer('The page, or (x_format=json) the job or the list', { html: true, json: { type: 'object' } }), 404: answer('No such job', { html: true, json: { type: 'array' } }) },
   } satisfies FastifySchema,
 };

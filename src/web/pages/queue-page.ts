@@ -11,6 +11,7 @@ import { WAIT_REASONS } from '../../ipc/run-lists.js';
 import { snapshotQueue } from '../queue-snapshot.js';
 import { type QueuePageData, type Schedule, queueView } from '../views/queue-view.js';
 import { listFilter } from '../list-params.js';
+import { bulkBar } from '../views/bulk-view.js';
 import { listCounts, listPage } from '../message-list.js';
 import type { WaitingCounts } from '../views/waiting-view.js';
 import type { WebContext } from '../web-context.js';
@@ -90,7 +91,8 @@ export function queuePage(ctx: WebContext) {
     ]);
     const problem = listed && !listed.ok ? ('refusal' in listed ? String(listed.refusal.raw) : listed.problem) : undefined;
     const table = { name: q, filter, counts, page: listed?.ok ? listed.page : null, ...(problem ? { problem } : {}) };
-    const data: QueuePageData = { name: q, snap, configText: pretty, schedules: await schedulesOf(config, queuePaths(ctx.deps.root, q).dir, ctx.now()), table, tags, waiting, now: ctx.now() };
+    const bulk = listed?.ok ? bulkBar(q, filter, listed.page.total, ctx.urls) : undefined;
+    const data: QueuePageData = { name: q, snap, configText: pretty, schedules: await schedulesOf(config, queuePaths(ctx.deps.root, q).dir, ctx.now()), table, bulk, tags, waiting, now: ctx.now() };
     return ctx.page(req, reply, queueView(data, ctx.urls), { queue: q, scripts: ['main.js', 'queue.js', 'message-table.js'], styles: ['list.css'] });
   };
 }

@@ -8,11 +8,13 @@ function boxes() {
 /** Puts the remembered selection back on whatever rows are on the page now, and the page box in step with them. */
 function restore() {
   const rows = boxes();
-  for (const b of rows) b.checked = selected.has(b.value);
+  for (const b of rows) if (b.checked !== selected.has(b.value)) b.checked = selected.has(b.value);
   const page = document.getElementById('select-page');
-  if (page) page.checked = rows.length > 0 && rows.every((b) => b.checked);
+  const all = rows.length > 0 && rows.every((b) => b.checked);
+  if (page && page.checked !== all) page.checked = all;
+  // Written only when it changes: the observer below sees this text change too, and must come to rest.
   const count = document.getElementById('bulk-selected-count');
-  if (count) count.textContent = String(selected.size);
+  if (count && count.textContent !== String(selected.size)) count.textContent = String(selected.size);
 }
 
 document.addEventListener('change', (e) => {
@@ -44,5 +46,6 @@ document.getElementById('bulk-form')?.addEventListener('submit', (e) => {
   }
 });
 
+// queue.js swaps #message-lists whole: the list card's children change, not the rows in place.
 const card = document.getElementById('list-card');
-if (card) new MutationObserver(restore).observe(card, { childList: true, subtree: true });
+if (card) new MutationObserver(restore).observe(card, { childList: true });
