@@ -35,7 +35,7 @@ const ROW = {
 export const listSchemas = {
   messagesJson: {
     summary: "One page of a queue's messages, filtered and sorted on the server",
-    description: 'The queue page\'s list as JSON: `{total, offset, limit, messages}`; the total is also in `X-Total-Count`. Answered while the queue is DOWN. The first listing after a queue starts waits while the queue reads its messages (docs/observability.md).',
+    description: 'The queue page\'s list as JSON: `{total, offset, limit, messages}`; the total is also in `X-Total-Count`. Answered while the queue is DOWN. The first listing after a queue starts waits up to 7 s while the queue reads its messages (docs/observability.md), then answers 503.',
     tags: [TAGS.observability],
     params: pathParams({ q: Q }),
     querystring: query(LIST_QUERY),
@@ -43,6 +43,7 @@ export const listSchemas = {
       200: answer('The page', { json: { type: 'object', properties: { total: { type: 'integer' }, offset: { type: 'integer' }, limit: { type: 'integer' }, messages: { type: 'array', items: ROW } } } }),
       400: JSON_REFUSALS[400],
       404: JSON_REFUSALS[404],
+      503: answer('The queue is still reading its messages for the list (its first listing since it started) after 7 s; `Retry-After: 2`', { json: { type: 'array' } }),
     },
   } satisfies FastifySchema,
   bulk: {
