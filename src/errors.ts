@@ -59,6 +59,7 @@ export const ERRORS = {
   RQ_ERR_SOCKET_PATH: { status: 500, message: '%s' },
   RQ_ERR_ID_ALLOCATION: { status: 503, message: 'could not allocate a message id in %s: %s' },
   RQ_ERR_NO_REPLY: { status: 503, message: '%s' },
+  RQ_ERR_LIST_READING: { status: 503, message: 'queue %s is reading its messages for the list (%s so far); ask again shortly' },
   RQ_ERR_TOO_MANY_STREAMS: { status: 503, message: '503 - events: %s event streams are open, the most this server serves (max_event_streams in config/config.json); try again later' },
   RQ_ERR_MGR_DOWN: { status: 503, message: '503 - QueueMgr not running' },
   RQ_ERR_PROTOCOL: { status: 502, message: '%s' },

@@ -17,6 +17,7 @@ import { WAIT_COMMANDS, waitAndReport, waitOpt } from './rq-wait.js';
 import { TAIL_COMMANDS } from './rq-tail.js';
 import { BROWSE_COMMANDS } from './rq-browse.js';
 import { OPERATOR_COMMANDS } from './rq-operator.js';
+import { BULK_COMMANDS } from './rq-bulk.js';
 import { type Options, checkQueueName, flagOpt, messageFields, msgIdOpt, pathnameOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
 import type { CommandSpec } from './command-spec.js';
 import { JSON_FLAG, MSG_ID } from './common-options.js';
@@ -30,6 +31,12 @@ export interface RqIo {
   write?: (text: string) => Promise<void>;
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** Which of the standard streams are terminals: a bulk asks on one, and draws its progress line on one. */
+  tty?: { stdin: boolean; stderr: boolean };
+  /** Asks a yes/no question on the terminal; true for y or yes. */
+  confirm?: (question: string) => Promise<boolean>;
+  /** Redraws one status line on stderr (a terminal); '' clears it. */
+  progress?: (line: string) => void;
 }
 
 export interface CommandContext {
@@ -229,6 +236,7 @@ export const RQ_COMMANDS: Record<string, RqCommand> = {
   verify_rules: verifyRules,
   ...LIFECYCLE_COMMANDS,
   ...LIST_COMMANDS,
+  ...BULK_COMMANDS,
   ...DEPENDS_LIMITS_COMMANDS,
   ...TAG_COMMANDS,
   ...TAGGED_COMMANDS,

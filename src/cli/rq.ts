@@ -5,6 +5,7 @@ import { checkCommandLine } from './option-check.js';
 import { EXIT, exitFor } from './exit-codes.js';
 import { type Options, rootDir, usage } from './rq-options.js';
 import { shown } from '../errors.js';
+import readline from 'node:readline/promises';
 
 function processIo(): RqIo {
   // A reader that went away (`rq … | head -0`) is not worth a stack trace.
@@ -15,6 +16,16 @@ function processIo(): RqIo {
     write: (text) => new Promise((resolve) => (process.stdout.write(text) ? resolve() : process.stdout.once('drain', resolve))),
     cwd: process.cwd(),
     env: process.env,
+    tty: { stdin: process.stdin.isTTY === true, stderr: process.stderr.isTTY === true },
+    confirm: async (question) => {
+      const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+      try {
+        return /^y(es)?$/i.test((await rl.question(question)).trim());
+      } finally {
+        rl.close();
+      }
+    },
+    progress: (line) => process.stderr.write(`\r\x1b[2K${line}`),
   };
 }
 

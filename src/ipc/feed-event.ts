@@ -15,8 +15,9 @@ export interface FeedEvent {
   /**
    * `status`: the queue's status changed (pause, resume, down, up, SCRIPTERROR cleared); no message.
    * `progress`: a running message's status text changed (its script wrote a line on fd 3); paced, see queue/progress-pacer.ts.
+   * `bulk`: a bulk action's progress; no message.
    */
-  type: MoveType | 'status' | 'progress';
+  type: MoveType | 'status' | 'progress' | 'bulk';
   msg_id?: string;
   /** moved: both; created: `to` (prep or que); removed: `from`; finished: `to`, the state it ended in. */
   from?: State;
@@ -28,6 +29,8 @@ export interface FeedEvent {
   tags?: string[];
   /** started: the script's pid. */
   pid?: number;
+  /** bulk: the job after a batch, or finished (`state`), with its counts. */
+  bulk?: { job: string; op: string; total: number; done: number; changed: number; skipped: Record<string, number>; state: string };
   /** finished: the job status text; progress: the message's status (`run - <text>`); status: UP, PAUSE, DOWN or SCRIPTERROR. */
   status?: string;
 }
@@ -59,8 +62,8 @@ export function parseFeedLine(line: string): FeedEvent | FeedHello {
     if (!wholeNumber(v.pid)) throw RqError.of('RQ_ERR_PROTOCOL', `event feed hello lacks a pid: ${shown(line)}`);
     return v as unknown as FeedHello;
   }
-  if (v.type === 'status' || v.type === 'progress' || (MOVE_TYPES as readonly unknown[]).includes(v.type)) {
-    if (v.type !== 'status' && typeof v.msg_id !== 'string') throw RqError.of('RQ_ERR_PROTOCOL', `event feed ${String(v.type)} lacks msg_id: ${shown(line)}`);
+  if (v.type === 'status' || v.type === 'progress' || v.type === 'bulk' || (MOVE_TYPES as readonly unknown[]).includes(v.type)) {
+    if (v.type !== 'status' && v.type !== 'bulk' && typeof v.msg_id !== 'string') throw RqError.of('RQ_ERR_PROTOCOL', `event feed ${String(v.type)} lacks msg_id: ${shown(line)}`);
     return v as unknown as FeedEvent;
   }
   throw RqError.of('RQ_ERR_PROTOCOL', `event feed line of unknown type: ${shown(line)}`);

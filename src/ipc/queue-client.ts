@@ -3,6 +3,7 @@ import type { MessageView } from '../message/message.js';
 import { type State, type StateCounts, STATES } from '../message/states.js';
 import { type Answer, answer, isArray, isNumber, isObject, isString } from './answer.js';
 import type { HistoryLine } from './history-line.js';
+import type { BulkJob } from './bulk-reply.js';
 import type { RunningEntry, WaitingEntry } from './run-lists.js';
 import type { DayStats, FailureGroupPage, FailureGroups, QueueMetrics, SearchPage } from './stats-reply.js';
 import type { TaggedPage } from './tag-lists.js';
@@ -30,6 +31,24 @@ const isTagCounts = (v: unknown): v is Record<string, number> => isObject(v) && 
 const isDay = (v: unknown): v is DayStats => isObject(v) && isString(v.date) && isObject(v.wait) && isObject(v.run);
 const isMetrics = (v: unknown): v is QueueMetrics => isObject(v) && isString(v.status) && isObject(v.totals) && isObject(v.live);
 const isStatus = (v: unknown): v is MessageStatus => isObject(v) && isString(v.status) && isString(v.state);
+
+/** The `search` command's arguments; the queue checks each one and names what it refuses. */
+export interface SearchArgs {
+  query?: unknown;
+  text?: unknown;
+  exact?: unknown;
+  state?: unknown;
+  acked?: boolean;
+  created_from?: number;
+  created_to?: number;
+  sort?: string;
+  order?: string;
+  offset?: unknown;
+  limit?: unknown;
+  detail?: boolean;
+  /** Wait at most this long for the queue's first read of its messages, then answer `building`. */
+  wait_ms?: number;
+}
 
 export class QueueClient {
   constructor(private readonly send: QueueTransport) {}
@@ -154,9 +173,24 @@ export class QueueClient {
     return answer(await this.send('failed', query), (v): v is FailureGroups | FailureGroupPage => isObject(v) && (isObject(v.groups) || isNumber(v.total)));
   }
 
-  /** Messages of every state whose fields contain (or, with `exact`, equal) the texts of `query`; newest first. */
-  async search(q: { query?: unknown; text?: unknown; exact?: unknown; state?: unknown; offset?: unknown; limit?: unknown }): Promise<Answer<SearchPage>> {
+  /**
+   * Messages of every state whose fields contain (or, with `exact`, equal) the texts of `query`, filtered and sorted as
+   * asked (newest first by default); `detail` adds each row's status and times, `wait_ms` bounds the wait (then `building`)
+   * while the queue's index is still being read.
+   */
+  async search(q: SearchArgs): Promise<Answer<SearchPage>> {
     return answer(await this.send('search', q), (v): v is SearchPage => isObject(v) && isNumber(v.total) && isEntries(v.messages));
+  }
+
+  /** Issue 18: a bulk action (`retry`, `delete`, `ack`, `move` with `dest`) on `ids` or every eligible match of `filter`; `dry_run` answers how many would change. */
+  async bulk(args: { op: string; ids?: string[]; filter?: SearchArgs; dest?: string; dry_run?: boolean }): Promise<Answer<BulkJob | { op: string; count: number }>> {
+    return answer(await this.send('bulk', args), (v): v is BulkJob | { op: string; count: number } => isObject(v) && isString(v.op));
+  }
+
+  /** A bulk job, once it has handled more than `seen` messages or finished (at most `waitMs`); without `job`, the jobs remembered. */
+  async bulkStatus(job?: string, seen?: number, waitMs?: number): Promise<Answer<BulkJob | BulkJob[]>> {
+    const args = job === undefined ? {} : { job, ...(seen === undefined ? {} : { seen }), ...(waitMs ? { wait_ms: waitMs } : {}) };
+    return answer(await this.send('bulk_status', args), (v): v is BulkJob | BulkJob[] => Array.isArray(v) || (isObject(v) && isString(v.job)));
   }
 
   /** rq-beyond §B11: the running messages with their pid, clocks and attempt. */

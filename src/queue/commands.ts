@@ -11,6 +11,7 @@ import { LIMIT_COMMANDS } from './limit-commands.js';
 import { DEPENDENCY_COMMANDS, DEPENDENCY_INTERNAL } from './dependency-commands.js';
 import { STATS_COMMANDS } from './stats-commands.js';
 import { SEARCH_COMMANDS } from './search-commands.js';
+import { bulkCommands } from './bulk-commands.js';
 import type { Located, Queue } from './queue.js';
 
 type Reply = unknown;
@@ -193,6 +194,8 @@ export const COMMANDS: Record<string, Handler> = {
   ...STATS_COMMANDS,
   ...SEARCH_COMMANDS,
 };
+// Bulk actions run each message through the commands above, so they are added once the table exists.
+Object.assign(COMMANDS, bulkCommands(COMMANDS));
 
 /**
  * Answers one request. Errors become replies: a validation error's text, or an internal error

@@ -31,7 +31,7 @@ type Body = Omit<FeedEvent, 'seq' | 'at' | 'queue' | 'tags'>;
  * The queue events the feed carries: `line` only as the status text it sets (`progress`; the job output
  * itself is the live tail's); not `interrupted`: the queue is stopping.
  */
-const WATCHED = ['created', 'moved', 'started', 'line', 'finished', 'removed', 'status'] as const;
+const WATCHED = ['created', 'moved', 'started', 'line', 'finished', 'removed', 'status', 'bulk'] as const;
 type Watched = (typeof WATCHED)[number];
 
 /** Listens on `path` and subscribes to the queue's events; a reader only observes, so nothing here waits or fails a move. */
@@ -64,6 +64,7 @@ export async function startEventFeed(d: EventFeedDeps): Promise<EventFeed> {
     finished: ({ msg, outcome }) => send({ type: 'finished', msg_id: msg.msg_id, to: outcome.state, ...(outcome.statusText === null ? {} : { status: outcome.statusText }) }),
     removed: ({ id, state }) => send({ type: 'removed', msg_id: id, from: state }),
     status: ({ status }) => send({ type: 'status', status }),
+    bulk: ({ job: { job, op, total, done, changed, skipped, state } }) => send({ type: 'bulk', bulk: { job, op, total, done, changed, skipped, state } }),
   };
   // The listeners are typed against QueueEventMap above; node's typed on() cannot follow a loop over their names.
   const emitter = d.events as unknown as EventEmitter;

@@ -5,7 +5,7 @@ import { type State, isFinished } from '../message/states.js';
 import { RqError } from '../errors.js';
 import { attachmentNames } from '../spool/attachments.js';
 import { readDependents, readResolved } from '../spool/dependency-files.js';
-import { ackErrs } from '../spool/err-acks.js';
+import { ackErr, ackErrs } from '../spool/err-acks.js';
 import type { QueueSpool } from '../spool/queue-spool.js';
 import type { IdempotencyKeys } from './idempotency.js';
 import type { MessageIndex } from './message-index.js';
@@ -240,6 +240,14 @@ export class MessageOps {
     this.d.pump();
     if (waits) await this.d.register(msg.msg_id);
     return msg;
+  }
+
+  /** One err message acknowledged, as ack_errs does them all; refused when it is not an unacknowledged err message. */
+  async ackErr(id: string, where: Located): Promise<void> {
+    if (where.state !== 'err' || id.startsWith('.')) throw RqError.of('RQ_ERR_NOT_IN_ERR', where.state === 'err' ? 'acknowledged' : where.state);
+    if (!(await ackErr(this.d.spool, id))) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
+    this.d.index.addFinished('err', -1);
+    this.d.events.emit('acked', { ids: [id] });
   }
 
   async ackErrs(): Promise<number> {

@@ -4,6 +4,7 @@ import type { Message } from '../message/message.js';
 import type { State } from '../message/states.js';
 import type { Outcome } from './completion.js';
 import type { QueueStatus } from './admin-state.js';
+import type { BulkJob } from './bulk-ops.js';
 
 export interface QueueEventMap {
   /** A message was written: to prep/ (not committed) or que/. Told when it is visible, before any move of it (its fsyncs may still run). */
@@ -24,6 +25,8 @@ export interface QueueEventMap {
   removed: [{ id: string; state: State }];
   /** The queue's status changed (pause/down files, SCRIPTERROR cleared). */
   status: [{ status: QueueStatus }];
+  /** A bulk action's progress: after each batch, and once when it has finished (a copy of the job). */
+  bulk: [{ job: BulkJob }];
   /** The process is stopping: requests that wait on messages answer now, so the socket can close. */
   closing: [];
 }

@@ -44,7 +44,7 @@ export class QueueStats {
     this.collector = new StatsCollector(d.now, (ended) => (ended ? this.writeEnded(ended) : this.schedule()));
     this.collector.subscribe(d.events);
     this.groups = new FailureGroups({ spool: d.spool, events: d.events, log: d.log });
-    this.search = new SearchIndex({ spool: d.spool, events: d.events, log: d.log });
+    this.search = new SearchIndex({ spool: d.spool, events: d.events, log: d.log, now: d.now });
     // Leaving err or a removal from it may be an acknowledged message: count the dotted entries again when next asked.
     d.events.on('moved', ({ from }) => from === 'err' && (this.ackedCount = null));
     d.events.on('removed', ({ state }) => state === 'err' && (this.ackedCount = null));

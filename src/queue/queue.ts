@@ -14,6 +14,7 @@ import type { StateCounts } from '../message/states.js';
 import { IdempotencyKeys } from './idempotency.js';
 import { MessageIndex } from './message-index.js';
 import { LifecycleOps } from './lifecycle-ops.js';
+import { BulkRunner } from './bulk-ops.js';
 import { MessageOps } from './message-ops.js';
 import { QueueEvents } from './queue-events.js';
 import { Runs } from './runs.js';
@@ -66,6 +67,9 @@ export class Queue {
   readonly ops: MessageOps;
   readonly lifecycle: LifecycleOps;
   readonly tags: TagOps;
+  /** Bulk actions under way and recently finished; `peer` reaches other queues (a bulk move). */
+  readonly bulk: BulkRunner;
+  readonly peer: Peer;
   readonly limits: LimitGate;
   readonly waits: DependencyWaits;
   readonly outbox: DependencyOutbox;
@@ -172,6 +176,8 @@ export class Queue {
     ({ waits: this.waits, outbox: this.outbox } = wireDependencies({ ...deps, spool, events, index, ops: this.ops, lifecycle: this.lifecycle, pump: () => this.pump() }));
     this.index.onUnparked = (id, owner) => (owner === 'limit' ? this.limits.withdraw(id) : this.waits.forget(id));
     this.tags = new TagOps({ spool, index, ops: this.ops, lifecycle: this.lifecycle, events, now: this.now, log: this.log });
+    this.bulk = new BulkRunner({ events, now: this.now });
+    this.peer = deps.peer;
     const retention = deps.statsRetention ?? { days: 30, histogramDays: 7 };
     this.stats = new QueueStats({ name: deps.config.name, events, spool, index, now: this.now, log: this.log, retention });
     this.webhooksSent = observeWebhooks(events, { peer: deps.peer, fullId: (id) => spool.fullId(id), log: this.log });

@@ -8,22 +8,15 @@ import { STATES, type State } from '../message/states.js';
 import { mapLimit } from '../spool/map-limit.js';
 import type { QueueSpool } from '../spool/queue-spool.js';
 import type { QueueEvents } from './queue-events.js';
+import { type Entry, type SearchQuery, matches, sortHits } from './search-filter.js';
 
 /** Longer values are kept cut: a match in a cut value is checked against the message itself. */
 const MAX_VALUE = 256;
 const LANES = 16;
 const PROGRESS_EVERY = 20_000;
+const FINISHED = new Set<State>(['done', 'relayed', 'err']);
 
-export interface SearchQuery {
-  /** Field → text; every one must match (contains, or equals with `exact`). */
-  fields: Record<string, string>;
-  /** A text any one field must contain (the UI's search box); cut values count by their first 256 characters. */
-  text?: string;
-  exact: boolean;
-  state?: State;
-  offset: number;
-  limit: number;
-}
+export type { SearchQuery };
 
 export interface SearchHit {
   msg_id: string;
@@ -32,21 +25,6 @@ export interface SearchHit {
   acked?: true;
   fields: Record<string, string | number>;
 }
-
-interface Entry {
-  state: State;
-  acked?: true;
-  fields: Record<string, string>;
-  /** Fields whose value was cut at MAX_VALUE. */
-  cut?: Set<string>;
-  /** Fields that were numbers, answered as numbers. */
-  nums?: Set<string>;
-  /** Known by a move only (its create was not seen): its fields are being read. */
-  stub?: true;
-}
-
-/** Ids and times every message has: a free text that matched them would match everything. */
-const NOT_TEXT = new Set(['msg_id', 'orig_msg_id', 'cloned_from', 'dup', 'due', 'count', 'max_count', 'expire_at', 'priority']);
 
 /** The searchable form of a message: its top-level strings and numbers (tags joined by commas), each cut at MAX_VALUE. */
 export function searchable(msg: Message): Pick<Entry, 'fields' | 'cut' | 'nums'> {
@@ -72,17 +50,6 @@ function replyFields(e: Entry): Record<string, string | number> {
   return out;
 }
 
-type Verdict = 'yes' | 'no' | 'maybe';
-
-/** Does field `k` of an entry match? 'maybe' when only the message itself can tell (its value was cut). */
-function judge(e: Entry, k: string, wanted: string, exact: boolean): Verdict {
-  const value = e.fields[k];
-  if (value === undefined) return 'no';
-  if (!e.cut?.has(k)) return (exact ? value === wanted : value.includes(wanted)) ? 'yes' : 'no';
-  if (exact) return wanted.length > value.length && wanted.startsWith(value) ? 'maybe' : 'no';
-  return value.includes(wanted) ? 'yes' : 'maybe';
-}
-
 const textOf = (v: unknown): string | undefined => (v === undefined || v === null ? undefined : Array.isArray(v) ? v.join(',') : String(v));
 
 export class SearchIndex {
@@ -90,8 +57,9 @@ export class SearchIndex {
   private building: Promise<Map<string, Entry>> | null = null;
   /** Moves heard during the first build, replayed over what it read. */
   private heard: [string, (e: Map<string, Entry>) => void][] = [];
+  private read = 0;
 
-  constructor(private readonly d: { spool: QueueSpool; events: QueueEvents; log: Logger }) {
+  constructor(private readonly d: { spool: QueueSpool; events: QueueEvents; log: Logger; now: () => number }) {
     d.events.on('created', ({ msg, state }) => this.apply(msg.msg_id, (m) => m.set(msg.msg_id, { ...searchable(msg), state: m.get(msg.msg_id)?.state ?? state })));
     d.events.on('moved', ({ id, from, to }) =>
       this.apply(id, (m) => {
@@ -99,10 +67,12 @@ export class SearchIndex {
         if (!e) return void this.refill(m, id, { state: to, fields: { msg_id: id }, stub: true });
         e.state = to;
         if (from === 'err') delete e.acked;
+        if (FINISHED.has(to)) e.finished = d.now();
+        else delete e.finished;
       }),
     );
     // Fields that finishing changes (outcome, failures) are read again once the message is at rest in err.
-    d.events.on('finished', ({ msg, outcome }) => outcome.state === 'err' && this.apply(msg.msg_id, (m) => m.set(msg.msg_id, { state: 'err', ...searchable(msg) })));
+    d.events.on('finished', ({ msg, outcome }) => outcome.state === 'err' && this.apply(msg.msg_id, (m) => m.set(msg.msg_id, { state: 'err', ...searchable(msg), finished: m.get(msg.msg_id)?.finished ?? d.now() })));
     d.events.on('acked', ({ ids }) =>
       this.apply('', (m) => {
         for (const id of ids) {
@@ -137,25 +107,73 @@ export class SearchIndex {
     return this.entries?.size ?? null;
   }
 
+  /** False until the index has been read (the first search, or the build at start of a searched queue). */
+  get ready(): boolean {
+    return this.entries !== null;
+  }
+
+  /** Messages read so far by a build under way. */
+  get reading(): number {
+    return this.read;
+  }
+
+  /** Starts the build without waiting for it (a page that would rather say "reading" than wait long). */
+  begin(): void {
+    if (this.entries === null && this.building === null) void this.markUsed();
+    void this.whenBuilt();
+  }
+
+  /** Resolves once the index is read (a failed read is logged and resolves too; the next search tries again). */
+  whenBuilt(): Promise<void> {
+    return this.built().then(
+      () => undefined,
+      (err: Error) => this.d.log.warn({ err: err.message }, 'search index not built; the next search tries again'),
+    );
+  }
+
   async search(q: SearchQuery): Promise<SearchPage & { messages: SearchHit[] }> {
+    const { entries, hits } = await this.matching(q);
+    const messages = hits.slice(q.offset, q.offset + q.limit).map((id) => {
+      const e = entries.get(id)!;
+      return { msg_id: id, state: e.state, ...(e.acked ? { acked: e.acked } : {}), fields: replyFields(e) };
+    });
+    return { total: hits.length, messages };
+  }
+
+  /** Every message the query picks (offset and limit aside), in its order, with where it is now. */
+  async picked(q: SearchQuery): Promise<{ id: string; state: State; acked: boolean }[]> {
+    const { entries, hits } = await this.matching(q);
+    return hits.map((id) => ({ id, state: entries.get(id)!.state, acked: entries.get(id)!.acked === true }));
+  }
+
+  private async matching(q: SearchQuery): Promise<{ entries: Map<string, Entry>; hits: string[] }> {
     if (this.entries === null && this.building === null) await this.markUsed();
     const entries = await this.built();
     const wanted = Object.entries(q.fields);
     const sure: string[] = [];
     const unsure: string[] = [];
     for (const [id, e] of entries) {
-      if (q.state !== undefined && e.state !== q.state) continue;
-      if (q.text !== undefined && !Object.entries(e.fields).some(([k, v]) => !NOT_TEXT.has(k) && v.includes(q.text!))) continue;
-      const verdicts = wanted.map(([k, v]) => judge(e, k, v, q.exact));
-      if (verdicts.includes('no')) continue;
-      (verdicts.includes('maybe') ? unsure : sure).push(id);
+      const verdict = matches(id, e, q, wanted);
+      if (verdict !== 'no') (verdict === 'maybe' ? unsure : sure).push(id);
     }
-    const hits = sure.concat(await this.verify(unsure, entries, q)).sort().reverse();
-    const messages = hits.slice(q.offset, q.offset + q.limit).map((id) => {
+    const hits = sure.concat(await this.verify(unsure, entries, q));
+    if (q.sort === 'finished') await this.finishTimes(hits, entries);
+    return { entries, hits: sortHits(hits, entries, q.sort, q.order) };
+  }
+
+  /**
+   * Finish times of messages finished before this process saw them, read once from their `status`
+   * file (written last as a message finishes): building the index does not pay for it, the first
+   * sort on finished does.
+   */
+  private async finishTimes(ids: string[], entries: Map<string, Entry>): Promise<void> {
+    const missing = ids.filter((id) => FINISHED.has(entries.get(id)!.state) && entries.get(id)!.finished === undefined);
+    await mapLimit(missing, LANES, async (id) => {
       const e = entries.get(id)!;
-      return { msg_id: id, state: e.state, ...(e.acked ? { acked: e.acked } : {}), fields: replyFields(e) };
+      const dir = this.d.spool.msgDir(e.state, e.acked ? `.${id}` : id);
+      const st = await fsp.stat(path.join(dir, 'status')).catch(() => fsp.stat(dir).catch(() => null));
+      e.finished = st?.mtimeMs ?? 0;
     });
-    return { total: hits.length, messages };
   }
 
   /** Candidates whose cut values may match, checked against their messages. */
@@ -216,6 +234,7 @@ export class SearchIndex {
         const msg = await spool.readMessage(state, name).catch(() => null);
         // Moved meanwhile: the move's event, replayed below, puts it where it is now.
         if (msg) entries.set(id, { state, ...(name !== id ? { acked: true as const } : {}), ...searchable(msg) });
+        this.read++;
         if (++read % PROGRESS_EVERY === 0) log.info({ state, read, of: ids.length }, 'search index: reading messages');
       });
     }

@@ -11,6 +11,18 @@ export async function ackErrs(spool: QueueSpool): Promise<string[]> {
   return ids;
 }
 
+/** One err message acknowledged (err/<id> → err/.<id>), durably; false when it is not an unacknowledged err message. */
+export async function ackErr(spool: QueueSpool, id: string): Promise<boolean> {
+  const dir = spool.paths.state.err;
+  try {
+    await spool.fs.rename(path.join(dir, id), path.join(dir, `.${id}`));
+  } catch {
+    return false;
+  }
+  await spool.dirSync.sync(dir);
+  return true;
+}
+
 /** err/.<id> → err/<id>, durably (a requeue of an acknowledged message, rq-beyond §B6). */
 export async function unackErr(spool: QueueSpool, id: string): Promise<void> {
   const dir = spool.paths.state.err;

@@ -10,6 +10,8 @@ import { statsApi } from './api/stats-api.js';
 import { statusApi } from './api/status-api.js';
 import { tagApi } from './api/tag-api.js';
 import { searchApi } from './api/search-api.js';
+import { listApi } from './api/list-api.js';
+import { bulkApi } from './api/bulk-api.js';
 import { tailEvents } from './api/tail-events.js';
 import { dashboardPage } from './pages/dashboard-page.js';
 import { formPages } from './pages/form-pages.js';
@@ -26,6 +28,7 @@ import { pageSchemas as pageDocs } from './openapi/page-schemas.js';
 import { statusSchemas as statusDocs } from './openapi/status-schemas.js';
 import { tagSchemas as tagDocs } from './openapi/tag-schemas.js';
 import { observabilitySchemas as observabilityDocs } from './openapi/observability-schemas.js';
+import { listSchemas as listDocs } from './openapi/list-schemas.js';
 import { metricsRoute } from './metrics/metrics-route.js';
 import { pathParam } from './request-params.js';
 import type { WebContext } from './web-context.js';
@@ -73,6 +76,11 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
     return showQueue(req, reply, seg);
   });
   app.get('/q/:q/done.json', { schema: statusDocs.doneJson }, status.doneJson);
+  // Issue 18: the queue page's message list as JSON, paged and filtered by the queue.
+  app.get('/q/:q/messages.json', { schema: listDocs.messagesJson }, listApi(ctx).messagesJson);
+  const bulk = bulkApi(ctx);
+  app.post('/q/:q/bulk', { schema: listDocs.bulk }, bulk.bulk);
+  app.get('/q/:q/bulk', { schema: listDocs.bulkPage }, bulk.bulkPage);
   app.get('/q/:q/new_message', { schema: pageDocs.newMessageForm }, forms.newMessage);
   app.post('/q/:q/new_message', { schema: messageDocs.newMessage }, message.newMessage);
   app.post('/q/:q/adminoper', { schema: adminDocs.adminoper }, admin.adminoper);

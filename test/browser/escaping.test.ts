@@ -32,7 +32,7 @@ describe('escaping in a browser', () => {
 
     // The queue page lists it; the raw JSON keeps the value as sent.
     await page.goto(`${suite.w.base}/q/esc`);
-    expect(await page.locator(`#done-list li[data-msg-id="${id}"]`).count()).toBe(1);
+    expect(await page.locator(`#message-rows tr[data-msg-id="${id}"][data-state="done"]`).count()).toBe(1);
     const json = await (await fetch(`${suite.w.base}/q/esc/${id}.json`)).json();
     expect(json.param3).toBe(SCRIPT);
 

@@ -94,13 +94,13 @@ describe('live updates from GET /events in a browser', () => {
     const gate = path.join(suite.w.root, 'live-gate');
     const id = await send(suite.w.base, 'live', { param1: 'colour', param2: gate });
     await advanceUntil(page, () => page.locator('#count-run').textContent(), '1');
-    expect(await page.locator(`#run-list li[data-msg-id="${id}"]`).count()).toBe(1);
+    expect(await page.locator(`#message-rows tr[data-msg-id="${id}"][data-state="run"]`).count()).toBe(1);
     await screenshot(page, 'queue-events-running');
 
     await fs.writeFile(gate, '');
     await advanceUntil(page, () => page.locator('#count-done').textContent(), String(doneBefore + 1));
-    expect(await page.locator(`#done-list li[data-msg-id="${id}"]`).count()).toBe(1);
-    expect(await page.locator('#run-list-empty').isVisible()).toBe(true);
+    expect(await page.locator(`#message-rows tr[data-msg-id="${id}"][data-state="done"]`).count()).toBe(1);
+    expect(await page.locator('#message-rows tr[data-state="run"]').count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { rqMark?: string }).rqMark)).toBe('same page');
     // The message's four or five events made at most that many refetches of the page, and nothing else was asked.
     expect(new Set(seen)).toEqual(new Set(['/q/live']));

@@ -14,7 +14,7 @@ describe('queue page in a browser', () => {
     await page.goto(`${suite.w.base}/q/jobs`);
     expect(await page.title()).toBe('RQ :: jobs');
     expect(await page.locator('#queue-status').textContent()).toBe('UP');
-    expect(await page.locator(`#done-list li[data-msg-id="${done}"] a`).getAttribute('href')).toBe(`/q/jobs/${done}`);
+    expect(await page.locator(`#message-rows tr[data-msg-id="${done}"][data-state="done"] a.msg-link`).getAttribute('href')).toBe(`/q/jobs/${done}`);
     await screenshot(page, 'queue-up');
 
     await Promise.all([page.waitForURL(`${suite.w.base}/q/jobs`), page.locator('#btn-pause').click()]);
@@ -33,7 +33,7 @@ describe('queue page in a browser', () => {
     expect(await page.locator('#flash-notice').count()).toBe(0);
     expect(await page.locator('#queue-status').textContent()).toBe('PAUSE');
     expect(await page.locator('#count-que').textContent()).toBe('2');
-    expect(await page.locator(`#que-list li[data-msg-id="${held}"]`).count()).toBe(1);
+    expect(await page.locator(`#message-rows tr[data-msg-id="${held}"][data-state="que"]`).count()).toBe(1);
     await page.locator('#config summary').click();
     await screenshot(page, 'queue-paused');
     await page.setViewportSize({ width: 390, height: 844 });

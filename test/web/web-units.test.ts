@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import { layout } from '../../src/web/views/layout.js';
 import { Urls } from '../../src/web/urls.js';
 import { stepDuration } from '../../src/web/views/timeline-view.js';
+import { listFilter } from '../../src/web/list-params.js';
 import { type QueuePageData, queueView } from '../../src/web/views/queue-view.js';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -52,7 +53,7 @@ describe('page layout', () => {
 describe('queue page head', () => {
   const page = (snap: QueuePageData['snap']) =>
     queueView(
-      { name: 'q', snap, configText: '{}', schedules: [], filter: '', prep: [], que: [], run: [], done: [], err: [], errack: [], relayed: [], now: 0 },
+      { name: 'q', snap, configText: '{}', schedules: [], table: { name: 'q', filter: listFilter({}), counts: { counts: null, source: null }, page: null }, now: 0 },
       new Urls(undefined, '127.0.0.1:3333'),
     ).value;
 

@@ -1,5 +1,6 @@
 // OpenAPI schemas of the read-only status routes (api/status-api.ts): queue lists, status, done.json, configs, health, dashboard data.
 import type { FastifySchema } from 'fastify';
+import { LIST_QUERY } from './list-schemas.js';
 import { ANY_OBJECT, FAIL, JSON_REFUSALS, type Json, Q, STRING_LIST, TAGS, answer, pathParams, query } from './shapes.js';
 
 const COUNTS = {
@@ -98,7 +99,8 @@ export const statusSchemas = {
     description: 'The segment is `<q>` (the HTML queue page), `<q>.json` (status as JSON) or `<q>.txt` (the classic text).',
     tags: [TAGS.status],
     params: pathParams({ q: { ...Q, description: '`<queue>`, `<queue>.json` or `<queue>.txt`', example: 'test.json' } }),
-    querystring: query({ filter: { type: 'string', description: 'Page only: search the 50 newest done messages' } }),
+    // The page's list parameters (openapi/list-schemas.ts): ignored by `.json` and `.txt`.
+    querystring: query(LIST_QUERY),
     response: {
       200: answer('The status (`.json`, `.txt`) or the page', { json: QUEUE_STATUS, text: true, html: true }),
       404: answer('Unknown queue', { json: FAIL, html: true }),

@@ -1,4 +1,4 @@
-// GET /q/<q>: the queue page with its message lists, config and schedules.
+// GET /q/<q>: the queue page with its paged, filtered message list, config and schedules.
 import fs from 'node:fs/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { queuePaths } from '../../config/paths.js';
@@ -9,22 +9,17 @@ import { requireMgr } from '../api/status-api.js';
 import type { QueueClient } from '../../ipc/queue-client.js';
 import { WAIT_REASONS } from '../../ipc/run-lists.js';
 import { snapshotQueue } from '../queue-snapshot.js';
-import { type QueItem, type QueuePageData, type RelayedItem, type RunItem, type Schedule, queueView } from '../views/queue-view.js';
+import { type QueuePageData, type Schedule, queueView } from '../views/queue-view.js';
+import { listFilter } from '../list-params.js';
+import { bulkBar } from '../views/bulk-view.js';
+import { listCounts, listPage } from '../message-list.js';
 import type { WaitingCounts } from '../views/waiting-view.js';
 import type { WebContext } from '../web-context.js';
 
-const LIST_LIMIT = 50;
-const QUE_LIMIT = 20;
+/** How long the page waits for a queue's first read of its messages (about 8 s per 100,000) before saying it is reading. */
+const FIRST_READ_WAIT_MS = 2000;
 /** How many waiting messages of one reason the queue page counts; past it the count reads `N+`. */
 const WAITING_CAP = 1000;
-
-function strings(v: unknown): string[] {
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-}
-
-function pairs(v: unknown): [string, unknown][] {
-  return Array.isArray(v) ? v.filter((x): x is [string, unknown] => Array.isArray(x) && typeof x[0] === 'string') : [];
-}
 
 /**
  * `schedule` entries of the queue's config.json (`{"cron": "...", "param1": ...}`) with their next
@@ -70,8 +65,7 @@ export function queuePage(ctx: WebContext) {
   return async function queue(req: FastifyRequest, reply: FastifyReply, name: string) {
     await requireMgr(ctx);
     const q = await ctx.requireQueue(name);
-    const filterRaw = (req.query as Record<string, unknown>).filter;
-    const filter = typeof filterRaw === 'string' ? filterRaw : '';
+    const filter = listFilter(req.query as Record<string, unknown>);
     const [snap, configText] = await Promise.all([snapshotQueue(ctx, q), fs.readFile(queuePaths(ctx.deps.root, q).configFile, 'utf8').catch(() => null)]);
     let config: unknown = null;
     let pretty = configText;
@@ -81,57 +75,24 @@ export function queuePage(ctx: WebContext) {
     } catch {
       // shown as it is
     }
-    const data: QueuePageData = { name: q, snap, configText: pretty, schedules: await schedulesOf(config, queuePaths(ctx.deps.root, q).dir, ctx.now()), filter, prep: [], que: [], run: [], done: [], err: [], errack: [], relayed: [], now: ctx.now() };
-    if (snap.alive && snap.status !== 'DOWN') {
-      const client = ctx.queue(q);
-      const ask = (state: string, extra: { limit?: number; filter?: string } = {}) =>
-        client.list(state, extra).then(
-          (a) => (a.ok ? a.value : []),
-          () => [],
-        );
-      const [prep, que, run, done, err, errack, relayed, tags, waiting] = await Promise.all([
-        ask('prep', { limit: LIST_LIMIT }),
-        ask('que', { limit: QUE_LIMIT }),
-        ask('run', { limit: LIST_LIMIT }),
-        q === 'relay' ? [] : ask('done', filter ? { limit: LIST_LIMIT, filter } : { limit: LIST_LIMIT }),
-        ask('err'),
-        ask('errack'),
-        ask('relayed', { limit: LIST_LIMIT }),
-        client.tags().then(
-          (a) => (a.ok ? a.value : {}),
-          () => ({}),
-        ),
-        waitingCounts(client),
-      ]);
-      data.tags = tags;
-      data.waiting = waiting;
-      data.prep = strings(prep);
-      data.que = pairs(que).map(([id, due]): QueItem => ({ id, due: due as number | string }));
-      data.run = pairs(run).map(([id, status]): RunItem => ({ id, status: String(status) }));
-      data.done = strings(done);
-      data.err = strings(err);
-      data.errack = strings(errack);
-      data.relayed = strings(relayed).map((id): RelayedItem => ({ id }));
-      // Destinations and relay targets need each message; only relay pages show them.
-      const details = async (items: { id: string; dest?: string; status?: string }[]) =>
-        Promise.all(
-          items.map(async (m) => {
-            const r = await client.get(m.id).catch(() => null);
-            if (r?.ok) {
-              m.dest = String(r.value.dest ?? '');
-              m.status = String(r.value.status ?? m.status ?? '');
-            }
-          }),
-        );
-      if (q === 'relay') await Promise.all([details(data.que), details(data.run)]);
-      await Promise.all(
-        data.relayed.map(async (m) => {
-          const r = await client.messageStatus(m.id).catch(() => null);
-          const status = r?.ok ? r.value.status : '';
-          m.url = /^relayed - (https?:\/\/\S+)$/.exec(status)?.[1];
-        }),
-      );
-    }
-    return ctx.page(req, reply, queueView(data, ctx.urls), { queue: q, scripts: ['main.js', 'queue.js'] });
+    const answers = snap.alive;
+    const client = ctx.queue(q);
+    const [counts, listed, tags, waiting] = await Promise.all([
+      listCounts(ctx, q, snap),
+      // The page does not wait long for a queue's first read of its messages: it says so and the reader reloads.
+      answers ? listPage(ctx, q, filter, FIRST_READ_WAIT_MS).catch((err: Error) => ({ ok: false as const, problem: err.message })) : null,
+      answers && snap.status !== 'DOWN'
+        ? client.tags().then(
+            (a) => (a.ok ? a.value : {}),
+            () => ({}),
+          )
+        : {},
+      answers && snap.status !== 'DOWN' ? waitingCounts(client) : undefined,
+    ]);
+    const problem = listed && !listed.ok ? ('refusal' in listed ? String(listed.refusal.raw) : listed.problem) : undefined;
+    const table = { name: q, filter, counts, page: listed?.ok ? listed.page : null, ...(problem ? { problem } : {}) };
+    const bulk = listed?.ok ? bulkBar(q, filter, listed.page.total, ctx.urls) : undefined;
+    const data: QueuePageData = { name: q, snap, configText: pretty, schedules: await schedulesOf(config, queuePaths(ctx.deps.root, q).dir, ctx.now()), table, bulk, tags, waiting, now: ctx.now() };
+    return ctx.page(req, reply, queueView(data, ctx.urls), { queue: q, scripts: ['main.js', 'queue.js', 'message-table.js'], styles: ['list.css'] });
   };
 }

@@ -1,26 +1,13 @@
-// The queue page: status and admin buttons, config, cron schedules, and the message lists by state.
+// The queue page: status and admin buttons, config, cron schedules, tags, the waiting breakdown and the paged message list.
 import type { QueueSnapshot } from '../queue-snapshot.js';
 import type { Urls } from '../urls.js';
-import { type SafeHtml, html, safeHref } from './html.js';
-import { byDay, dayLabel, duration, relativeTime } from './format.js';
+import { type SafeHtml, html } from './html.js';
+import { duration } from './format.js';
+import { type MessageTableData, messageTableView } from './message-table-view.js';
+import { postButton } from './post-button.js';
 import { queueTagsView } from './tag-chip.js';
 import { type WaitingCounts, waitingBreakdownView } from './waiting-view.js';
 
-export interface QueItem {
-  id: string;
-  due: number | string;
-  dest?: string;
-}
-export interface RunItem {
-  id: string;
-  status: string;
-  dest?: string;
-}
-export interface RelayedItem {
-  id: string;
-  /** Parsed from the status `relayed - <url>`. */
-  url?: string;
-}
 export interface Schedule {
   cron: string;
   fields: Record<string, string>;
@@ -37,14 +24,10 @@ export interface QueuePageData {
   snap: QueueSnapshot;
   configText: string | null;
   schedules: Schedule[];
-  filter: string;
-  prep: string[];
-  que: QueItem[];
-  run: RunItem[];
-  done: string[];
-  err: string[];
-  errack: string[];
-  relayed: RelayedItem[];
+  /** The message list: counts, filter, one page. */
+  table: MessageTableData;
+  /** The bulk-action form the list's checkboxes belong to. */
+  bulk?: SafeHtml;
   /** How many messages carry each tag (rq-beyond §B9): chips linking to the queue's tag views. */
   tags?: Record<string, number>;
   /** Queued messages that are not ready, per reason (rq-beyond §B2). */
@@ -52,18 +35,7 @@ export interface QueuePageData {
   now: number;
 }
 
-/** A small POST form with one button; `fields` become hidden inputs. */
-export function postButton(action: string, label: string, opts: { id?: string; fields?: Record<string, string>; cls?: string; disabled?: boolean; confirm?: string } = {}): SafeHtml {
-  const hidden = Object.entries(opts.fields ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
-  return html`<form class="inline" method="post" action="${action}"${opts.confirm ? html` data-confirm="${opts.confirm}"` : ''}>${hidden}<button type="submit"${opts.id ? html` id="${opts.id}"` : ''} class="${opts.cls ?? 'button'}"${opts.disabled ? html` disabled` : ''}>${label}</button></form>`;
-}
-
-function idList<T>(items: T[], idOf: (t: T) => string, render: (t: T) => SafeHtml, listId: string): SafeHtml {
-  if (items.length === 0) return html`<p class="muted empty" id="${listId}-empty">none</p>`;
-  return html`<div class="id-list" id="${listId}">${byDay(items, idOf).map(
-    ([day, list]) => html`<h4 class="day">${dayLabel(day)}</h4><ul>${list.map((t) => html`<li data-msg-id="${idOf(t)}">${render(t)}</li>`)}</ul>`,
-  )}</div>`;
-}
+export { postButton };
 
 function adminButtons(d: QueuePageData, urls: Urls): SafeHtml {
   const back = urls.queue(d.name);
@@ -78,10 +50,6 @@ function adminButtons(d: QueuePageData, urls: Urls): SafeHtml {
   ${postButton(urls.queue(d.name, '/restart'), 'Restart', { id: 'btn-restart', fields: { back }, confirm: `Restart queue ${d.name}? Its running scripts are stopped and run again later.` })}
   ${postButton(urls.queue(d.name, '/ack_errs'), 'Ack Errors', { id: 'btn-ack-errs', fields: { back } })}
   ${postButton(urls.queue(d.name, '/requeue_errs'), 'Requeue Errors', { id: 'btn-requeue-errs', fields: { back }, confirm: 'Run every error of this queue again, cancelled and expired ones too?' })}
-  <form class="inline search" method="get" action="${back}">
-    <input type="search" name="filter" id="search-filter" placeholder="search done" value="${d.filter}">
-    <button type="submit" class="button" id="btn-search">Search</button>
-  </form>
   <form class="inline search" method="get" action="${urls.link('search')}" id="search-all-form">
     <input type="hidden" name="name" value="${d.name}"><input type="hidden" name="x_format" value="html">
     <input type="search" name="text" id="search-all-text" placeholder="search every state">
@@ -109,55 +77,6 @@ function schedulesView(d: QueuePageData, urls: Urls): SafeHtml {
   return html`<section class="card" id="schedules"><h3>Schedules</h3><div class="table-wrap"><table class="grid"><thead><tr><th>CRON</th><th>PARAMS</th><th>NEXT RUN</th><th>LAST RUN</th><th></th></tr></thead><tbody>${rows}</tbody></table></div></section>`;
 }
 
-function messageLists(d: QueuePageData, urls: Urls): SafeHtml {
-  const isRelay = d.name === 'relay';
-  const link = (id: string) => html`<a class="msg-link" href="${urls.msg(d.name, id)}">${id}</a>`;
-  const del = (id: string) => postButton(urls.msg(d.name, id), 'Delete', { fields: { _method: 'delete' }, cls: 'button small danger', confirm: `Delete message ${id}?` });
-  const columns: [string, string, number, SafeHtml][] = [
-    ['prep', 'PREP', d.snap.counts?.prep ?? d.prep.length, idList(d.prep, (x) => x, (id) => html`${link(id)} ${del(id)}`, 'prep-list')],
-    [
-      'que',
-      'QUE',
-      d.snap.counts?.que ?? d.que.length,
-      idList(
-        d.que,
-        (m) => m.id,
-        (m) => html`${link(m.id)} <span class="muted due">${relativeTime(Number(m.due) - d.now / 1000)}</span>${isRelay && m.dest ? html` <span class="dest">${m.dest}</span>` : ''}
-${postButton(urls.msg(d.name, m.id, '/run_now'), 'Run now', { cls: 'button small' })} ${del(m.id)}`,
-        'que-list',
-      ),
-    ],
-    [
-      'run',
-      'RUN',
-      d.snap.counts?.run ?? d.run.length,
-      idList(
-        d.run,
-        (m) => m.id,
-        (m) => html`${link(m.id)}${isRelay ? html` <span class="dest">${m.dest ?? ''}</span> <span class="muted">${m.status}</span>` : ''} ${postButton(urls.msg(d.name, m.id), 'Destroy', { fields: { _method: 'destroy' }, cls: 'button small danger', confirm: `Destroy message ${m.id}? Its script is killed now.` })}`,
-        'run-list',
-      ),
-    ],
-  ];
-  if (!isRelay) {
-    const search = d.filter ? html`<p class="search-note" id="search-note">Search: ${d.filter} <a href="${urls.queue(d.name)}" id="search-clear">[X]</a></p>` : '';
-    columns.push(['done', 'DONE', d.snap.counts?.done ?? d.done.length, html`${search}${idList(d.done, (x) => x, link, 'done-list')}`]);
-  }
-  const acked = d.errack.length ? html`<h4 class="muted">ack'd</h4>${idList(d.errack, (x) => x, link, 'errack-list')}` : '';
-  columns.push(['err', 'ERR', d.snap.counts?.err ?? d.err.length, html`${idList(d.err, (x) => x, (id) => html`${link(id)} ${del(id)}`, 'err-list')}${acked}`]);
-  const relayed = d.relayed.length
-    ? html`<section class="card" id="relayed"><h3>RELAYED</h3>${idList(
-        d.relayed,
-        (r) => r.id,
-        (r) => html`${link(r.id)}${r.url ? html` → <a href="${safeHref(r.url)}">${r.url}</a>` : ''}`,
-        'relayed-list',
-      )}</section>`
-    : '';
-  return html`<section class="card"><h3>Message List</h3><div class="columns" id="message-lists">${columns.map(
-    ([key, title, n, body]) => html`<div class="column" id="col-${key}"><h4 class="col-head">${title} <span class="badge" id="count-${key}">${n}</span></h4>${body}</div>`,
-  )}</div></section>${relayed}`;
-}
-
 export function queueView(d: QueuePageData, urls: Urls): SafeHtml {
   const s = d.snap;
   const badge = s.alive ? html`<span class="status-badge ${s.status === 'UP' ? 'up' : 'down'}" id="queue-status">${s.status}</span>` : html`<span class="status-badge down" id="queue-status">DOWN</span>`;
@@ -166,7 +85,9 @@ export function queueView(d: QueuePageData, urls: Urls): SafeHtml {
   <span class="meta">pid <span id="queue-pid">${s.pid ?? '-'}</span> · uptime <span id="queue-uptime">${s.alive ? duration(s.uptime) : '-'}</span> · <a id="stats-link" href="${urls.queue(d.name, '/stats')}">statistics</a></span>
   <a class="button primary" id="new-message-link" href="${urls.queue(d.name, '/new_message')}">New Message</a></div>`;
   const config = html`<details class="card" id="config"><summary>config.json <a href="${urls.queue(d.name, '/config.json')}" id="config-raw">raw</a></summary><pre id="config-text">${d.configText ?? '(unreadable)'}</pre></details>`;
-  if (!s.alive) return html`${head}<section class="card"><p class="bad" id="queue-dead"><strong>queue is COMPLETELY DOWN</strong></p><p class="muted">${s.error ?? ''}</p></section>${config}`;
-  if (s.status === 'DOWN') return html`${head}${adminButtons(d, urls)}<section class="card"><p class="bad" id="queue-hard-down"><strong>Queue is HARD DOWN</strong></p><p>Nothing to display.</p></section>${config}`;
-  return html`${head}${adminButtons(d, urls)}${config}${schedulesView(d, urls)}${queueTagsView(d.tags ?? {}, d.name, urls)}${waitingBreakdownView(d.waiting, d.name, urls)}${messageLists(d, urls)}`;
+  const list = messageTableView(d.table, urls, d.bulk);
+  // Not running, or DOWN: the counts (and, while the process answers, the list) still show (issue 18).
+  if (!s.alive) return html`${head}<section class="card"><p class="bad" id="queue-dead"><strong>queue is COMPLETELY DOWN</strong></p><p class="muted">${s.error ?? ''}</p></section>${config}${list}`;
+  if (s.status === 'DOWN') return html`${head}${adminButtons(d, urls)}<section class="card"><p class="bad" id="queue-hard-down"><strong>Queue is HARD DOWN</strong></p><p>Nothing runs; the messages below stay where they are.</p></section>${config}${list}`;
+  return html`${head}${adminButtons(d, urls)}${config}${schedulesView(d, urls)}${queueTagsView(d.tags ?? {}, d.name, urls)}${waitingBreakdownView(d.waiting, d.name, urls)}${list}`;
 }

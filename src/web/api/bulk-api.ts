@@ -1,0 +1,77 @@
+// POST /q/<q>/bulk (confirm, then start: Post/Redirect/Get to the job's page) and GET /q/<q>/bulk (a job's progress and summary, or the jobs the queue remembers).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { RqError, invalidField } from '../../errors.js';
+import { BULK_OPS, type BulkJob } from '../../ipc/bulk-reply.js';
+import type { SearchArgs } from '../../ipc/queue-client.js';
+import { listFilter, searchArgs } from '../list-params.js';
+import type { Params } from '../params.js';
+import { textParam } from '../params.js';
+import { pathParam } from '../request-params.js';
+import { bulkConfirmView, bulkJobView, bulkJobsView } from '../views/bulk-view.js';
+import type { WebContext } from '../web-context.js';
+
+const MAX_IDS = 10_000;
+
+/** What the form asked: the op, its messages (the selected ids, or the list's filter) and a move's destination; each checked. */
+function bulkRequest(p: Params) {
+  const op = textParam(p, 'op');
+  if (!op) throw RqError.of('RQ_ERR_LACKING_FIELD', 'op');
+  if (!(BULK_OPS as readonly string[]).includes(op)) throw invalidField('op', `one of ${BULK_OPS.join(', ')}`, op);
+  const scope = textParam(p, 'scope') ?? (p.ids === undefined ? 'all' : 'selected');
+  if (scope !== 'all' && scope !== 'selected') throw invalidField('scope', 'one of selected, all', p.scope);
+  const dest = textParam(p, 'dest') || undefined;
+  const fields: [string, string][] = [['op', op], ['scope', scope], ...(op === 'move' && dest ? [['dest', dest] as [string, string]] : [])];
+  if (scope === 'selected') {
+    const ids = p.ids;
+    if (!Array.isArray(ids) || ids.length === 0) throw invalidField('ids', 'at least one selected message (tick its box)', ids ?? '');
+    if (ids.length > MAX_IDS || ids.some((x) => typeof x !== 'string')) throw invalidField('ids', `at most ${MAX_IDS} message ids`, `${ids.length} values`);
+    for (const id of ids as string[]) fields.push(['ids[]', id]);
+    return { op, scope, dest, fields, target: { ids: ids as string[] } };
+  }
+  const f = listFilter(p as Record<string, unknown>);
+  const { state, acked, text, created_from, created_to } = searchArgs(f);
+  for (const k of ['state', 'filter', 'from', 'to'] as const) if (typeof p[k] === 'string' && p[k] !== '') fields.push([k, p[k] as string]);
+  const filter: SearchArgs = { state, acked, text, created_from, created_to };
+  return { op, scope, dest, fields, target: { filter } };
+}
+
+export function bulkApi(ctx: WebContext) {
+  return {
+    async bulk(req: FastifyRequest, reply: FastifyReply) {
+      const { p, json } = await ctx.actionParams(req);
+      const q = await ctx.requireQueue(pathParam(req, 'q'));
+      const r = bulkRequest(p);
+      const client = ctx.queue(q);
+      const args = { op: r.op, ...r.target, ...(r.op === 'move' ? { dest: r.dest } : {}) };
+      if (json) return ctx.answerValue(reply, await client.bulk({ ...args, dry_run: textParam(p, 'dry_run') === '1' || textParam(p, 'dry_run') === 'true' }));
+      if (textParam(p, 'confirm') !== '1') {
+        // Nothing changes yet: the page says how many messages will, counted by the queue now.
+        const count = await client.bulk({ ...args, dry_run: true });
+        if (!count.ok) return ctx.couldNot(reply, count, 'count the messages');
+        const c = count.value as { count: number };
+        return ctx.page(req, reply, bulkConfirmView({ queue: q, op: r.op, dest: r.dest, count: c.count, fields: r.fields, scope: r.scope as 'all' | 'selected' }, ctx.urls), { queue: q, styles: ['list.css'] });
+      }
+      const started = await client.bulk(args);
+      if (!started.ok) return ctx.couldNot(reply, started, `start the bulk ${r.op}`);
+      return ctx.redirectTo(req, reply, ctx.urls.queue(q, `/bulk?job=${encodeURIComponent((started.value as BulkJob).job)}`));
+    },
+
+    async bulkPage(req: FastifyRequest, reply: FastifyReply) {
+      const q = await ctx.requireQueue(pathParam(req, 'q'));
+      const query = req.query as Record<string, unknown>;
+      const job = typeof query.job === 'string' && query.job !== '' ? query.job : undefined;
+      const json = query.x_format === 'json';
+      if (json) ctx.markJson(req);
+      const r = await ctx.queue(q).bulkStatus(job);
+      if (!r.ok) {
+        if (json) return ctx.answerJson(reply, r);
+        return ctx.notFoundPage(req, reply, r.text);
+      }
+      if (json) return ctx.json(reply, r.value);
+      // bulk.js follows a running job from GET /events (the queue's bulk events) and fetches it again.
+      const events = ctx.urls.link(`events?queue=${encodeURIComponent(q)}`);
+      const body = Array.isArray(r.value) ? bulkJobsView(q, r.value, ctx.urls) : bulkJobView(q, r.value, ctx.urls, events);
+      return ctx.page(req, reply, body, { queue: q, scripts: ['main.js', 'bulk.js'], styles: ['list.css'] });
+    },
+  };
+}
