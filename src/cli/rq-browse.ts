@@ -8,7 +8,7 @@ import { ask, replyLine } from './queue-ask.js';
 import { printRefusal } from './json-output.js';
 import type { RqCommand } from './rq-commands.js';
 import { JSON_FLAG, OFFSET, QUEUE, limitOption } from './common-options.js';
-import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
+import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt, wholeOpt, usage } from './rq-options.js';
 
 /** Queues asked at once: a root may hold hundreds. */
 const LANES = 16;
@@ -47,14 +47,6 @@ const queues: RqCommand = {
     return status === 'ok' ? 0 : 1;
   },
 };
-
-function wholeOpt(opts: Options, key: string, lo: number, hi: number, fallback: number): number {
-  const expected = `a whole number from ${lo} to ${hi}`;
-  const v = stringOpt(opts, key, expected);
-  if (v === undefined) return fallback;
-  if (!/^\d{1,9}$/.test(v) || Number(v) < lo || Number(v) > hi) throw usage(`--${key}: expected ${expected}, received ${shown(v)}`);
-  return Number(v);
-}
 
 function stateOpt(opts: Options): State | undefined {
   const expected = `one of ${STATES.join(', ')}`;

@@ -27,6 +27,15 @@ export function stringOpt(opts: Options, key: string, expected: string): string 
   return v;
 }
 
+/** A whole number option in [lo, hi]; `fallback` when absent. */
+export function wholeOpt(opts: Options, key: string, lo: number, hi: number, fallback: number): number {
+  const expected = `a whole number from ${lo} to ${hi}`;
+  const v = stringOpt(opts, key, expected);
+  if (v === undefined) return fallback;
+  if (!/^\d{1,9}$/.test(v) || Number(v) < lo || Number(v) > hi) throw usage(`--${key}: expected ${expected}, received ${shown(v)}`);
+  return Number(v);
+}
+
 /** A flag: no value allowed. */
 export function flagOpt(opts: Options, key: string): boolean {
   const v = opts[key];

@@ -14,7 +14,7 @@ import { printRefusal } from './json-output.js';
 import type { RqCommand } from './rq-commands.js';
 import type { OptionSpec } from './command-spec.js';
 import { JSON_FLAG, OFFSET, limitOption } from './common-options.js';
-import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt, tagOpt, usage } from './rq-options.js';
+import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt, wholeOpt, tagOpt, usage } from './rq-options.js';
 
 /** The most a queue answers at once, and the furthest offset it takes (queue/tag-commands.ts). */
 const MAX_PAGE = 1000;
@@ -26,14 +26,6 @@ interface Query {
   state?: State;
   offset: number;
   limit: number;
-}
-
-function wholeOpt(opts: Options, key: string, lo: number, hi: number, fallback: number): number {
-  const expected = `a whole number from ${lo} to ${hi}`;
-  const v = stringOpt(opts, key, expected);
-  if (v === undefined) return fallback;
-  if (!/^\d{1,9}$/.test(v) || Number(v) < lo || Number(v) > hi) throw usage(`--${key}: expected ${expected}, received ${shown(v)}`);
-  return Number(v);
 }
 
 /** `--state`, `--offset`, `--limit`, checked here so that a fan-out refuses them once, not once per queue. */
