@@ -104,8 +104,8 @@ describe('forms and layout', () => {
       expect(await flash(page, 'notice')).toBe('Queue forms paused');
       const late = await send(suite.w.base, 'forms', { param1: 'echo', due: Math.floor(Date.now() / 1000) - 90 });
       await page.reload();
-      expect(await page.locator(`li[data-msg-id="${dueId}"] .due`).textContent()).toMatch(/^in (59|60) mins$/);
-      expect(await page.locator(`li[data-msg-id="${late}"] .due`).textContent()).toMatch(/^\d+ secs ago$/);
+      expect(await page.locator(`tr[data-msg-id="${dueId}"] .due`).textContent()).toMatch(/^in (59|60) mins$/);
+      expect(await page.locator(`tr[data-msg-id="${late}"] .due`).textContent()).toMatch(/^\d+ secs ago$/);
       expect(await page.content()).not.toContain('in -');
       await checkLook(page, look);
       await docScreenshot(page, 'queue', look);

@@ -53,7 +53,7 @@ describe('page layout', () => {
 describe('queue page head', () => {
   const page = (snap: QueuePageData['snap']) =>
     queueView(
-      { name: 'q', snap, configText: '{}', schedules: [], table: { name: 'q', filter: listFilter({}), counts: { counts: null, source: null }, page: null }, now: 0 },
+      { name: 'q', snap, configText: '{}', schedules: [], table: { name: 'q', filter: listFilter({}), counts: { counts: null, source: null }, page: null, now: 0 }, now: 0 },
       new Urls(undefined, '127.0.0.1:3333'),
     ).value;
 

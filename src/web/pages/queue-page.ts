@@ -90,9 +90,10 @@ export function queuePage(ctx: WebContext) {
       answers && snap.status !== 'DOWN' ? waitingCounts(client) : undefined,
     ]);
     const problem = listed && !listed.ok ? ('refusal' in listed ? String(listed.refusal.raw) : listed.problem) : undefined;
-    const table = { name: q, filter, counts, page: listed?.ok ? listed.page : null, ...(problem ? { problem } : {}) };
+    const now = ctx.now();
+    const table = { name: q, filter, counts, page: listed?.ok ? listed.page : null, ...(problem ? { problem } : {}), now };
     const bulk = listed?.ok ? bulkBar(q, filter, listed.page.total, ctx.urls) : undefined;
-    const data: QueuePageData = { name: q, snap, configText: pretty, schedules: await schedulesOf(config, queuePaths(ctx.deps.root, q).dir, ctx.now()), table, bulk, tags, waiting, now: ctx.now() };
+    const data: QueuePageData = { name: q, snap, configText: pretty, schedules: await schedulesOf(config, queuePaths(ctx.deps.root, q).dir, now), table, bulk, tags, waiting, now };
     return ctx.page(req, reply, queueView(data, ctx.urls), { queue: q, scripts: ['main.js', 'queue.js', 'message-table.js'], styles: ['list.css'] });
   };
 }

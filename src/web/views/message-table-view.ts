@@ -3,6 +3,7 @@ import type { Urls } from '../urls.js';
 import { type ListFilter, LIST_SORTS, LIST_STATES, type ListState, PAGE_SIZES, filterParams, queryString } from '../list-params.js';
 import type { ListCounts, ListPage, ListRow } from '../message-list.js';
 import { type SafeHtml, html } from './html.js';
+import { relativeTime } from './format.js';
 import { postButton } from './post-button.js';
 
 export interface MessageTableData {
@@ -13,6 +14,8 @@ export interface MessageTableData {
   page: ListPage | null;
   /** Why there is no page. */
   problem?: string;
+  /** Epoch ms the page is drawn at: a queued row's due reads relative to it. */
+  now: number;
 }
 
 const TAB_LABELS: Record<ListState, string> = { prep: 'PREP', que: 'QUE', run: 'RUN', done: 'DONE', err: 'ERR', relayed: 'RELAYED', acked: 'ACKED' };
@@ -22,6 +25,12 @@ export function utcTime(ms: number | null): SafeHtml {
   if (ms === null) return html`<span class="muted">-</span>`;
   const iso = new Date(ms).toISOString();
   return html`<time datetime="${iso}">${iso.slice(0, 19).replace('T', ' ')}</time>`;
+}
+
+/** A queued message's due in words ("in 5 mins", "3 secs ago", never "in -3"), the UTC time on hover. */
+function dueTime(ms: number, now: number): SafeHtml {
+  const iso = new Date(ms).toISOString();
+  return html`<time datetime="${iso}" title="${iso.slice(0, 19).replace('T', ' ')} UTC">${relativeTime((ms - now) / 1000)}</time>`;
 }
 
 /** `350 ms`, `4.2 s`, `3m 20s`, `2h 5m`. */
@@ -78,7 +87,7 @@ function row(d: MessageTableData, r: ListRow, urls: Urls): SafeHtml {
 <td><input type="checkbox" class="row-select" name="ids[]" value="${id}" form="bulk-form" aria-label="select ${r.msg_id}"></td>
 <td class="id"><a class="msg-link" href="${urls.msg(d.name, id)}">${r.msg_id}</a></td>
 <td><span class="state-chip state-${state}">${state}</span></td>
-<td>${utcTime(r.created)}</td><td>${utcTime(r.due === null ? null : r.due * 1000)}</td>
+<td>${utcTime(r.created)}</td><td class="due">${r.state === 'que' && r.due !== null ? dueTime(r.due * 1000, d.now) : utcTime(r.due === null ? null : r.due * 1000)}</td>
 <td class="num">${r.count ?? '-'}</td><td class="num">${runTime(r.duration_ms)}</td>
 <td class="param">${r.param1 ?? ''}</td><td class="status">${r.status}</td>
 <td class="actions">${rowActions(d, r, urls)}</td></tr>`;
