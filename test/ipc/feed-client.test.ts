@@ -111,4 +111,46 @@ describe('FeedClient', () => {
     await gone;
     expect(calls).toBe(0);
   });
+
+  it('an empty line, a handler that throws and an endless line each end the feed, saying which', async () => {
+    // Each write after open() is its own chunk: the empty line starts a chunk (a newline at index 0).
+    const writes: ((s: net.Socket) => void)[] = [(s) => s.write('\n'), (s) => s.write(`${ev(8)}\n`)];
+    const whys: string[] = [];
+    for (const write of writes) {
+      let peer!: net.Socket;
+      await serveRaw((s) => {
+        peer = s;
+        s.write(`${hello}\n`);
+      });
+      const c = collect();
+      await FeedClient.open(sock, { ...c.handlers, event: () => { throw new Error('boom'); } });
+      await new Promise((r) => setImmediate(r));
+      write(peer);
+      whys.push(await c.closed);
+      await new Promise<void>((r) => server!.close(() => r()));
+      server = null;
+    }
+    expect(whys).toEqual(['protocol error: event feed line is not JSON: ""', 'event handler failed: boom']);
+
+    let peer!: net.Socket;
+    await serveRaw((s) => {
+      peer = s;
+      s.write(`${hello}\n`);
+    });
+    const c = collect();
+    await FeedClient.open(sock, c.handlers);
+    // Exactly the limit still waits for its newline; the line then is simply not JSON.
+    peer.write('x'.repeat(1024 * 1024), () => peer.write('\n'));
+    expect(await c.closed).toBe(`protocol error: event feed line is not JSON: "${'x'.repeat(76)}...`);
+    await new Promise<void>((r) => server!.close(() => r()));
+    server = null;
+    await serveRaw((s) => {
+      peer = s;
+      s.write(`${hello}\n`);
+    });
+    const d = collect();
+    await FeedClient.open(sock, d.handlers);
+    peer.write('x'.repeat(1024 * 1024 + 1));
+    expect(await d.closed).toBe('protocol error: a line longer than 1048576 characters');
+  });
 });

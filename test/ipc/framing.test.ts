@@ -18,7 +18,10 @@ describe('encodeFrame', () => {
     expect(decodeAll('rq1', frame)).toEqual([text]);
   });
 
-  it('refuses a payload an 8-digit length cannot carry', () => {
+  it('frames the largest payload an 8-digit length carries, and refuses one byte more', () => {
+    const largest = encodeFrame('rq1', Buffer.alloc(MAX_FRAME_BYTES));
+    expect(largest.length).toBe(13 + MAX_FRAME_BYTES);
+    expect(largest.subarray(0, 13).toString('latin1')).toBe('rq1 99999999 ');
     expect(() => encodeFrame('rq1', Buffer.alloc(MAX_FRAME_BYTES + 1))).toThrow(FrameError);
   });
 });
