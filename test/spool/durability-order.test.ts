@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DirSync, overwriteFile, writeFileDurable } from '../../src/spool/durable.js';
+import { DirSync, mkdirDurable, overwriteFile, renameDurable, writeFileDurable } from '../../src/spool/durable.js';
 import type { SpoolFs } from '../../src/spool/spool-fs.js';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
 import { type RecordingFs, recordingFs } from '../helpers/recording-fs.js';
@@ -109,6 +109,29 @@ describe('file writes', () => {
     await overwriteFile(path.join(base, 'status'), 'second', undefined, rec.fs);
     expect(rec.only('truncate', 'write', 'fsync')).toEqual(['write status', 'truncate status', 'write status']);
     expect(await fs.readFile(path.join(base, 'status'), 'utf8')).toBe('second');
+  });
+
+  it('renameDurable fsyncs both parents after the rename, or the one parent of a rename in place', async () => {
+    await fs.mkdir(path.join(base, 'a'));
+    await fs.mkdir(path.join(base, 'b'));
+    await fs.writeFile(path.join(base, 'a', 'x'), '');
+    await resolved(renameDurable(path.join(base, 'a', 'x'), path.join(base, 'b', 'x'), new DirSync(rec.fs)));
+    const across = rec.only('rename', 'fsynced', 'resolved');
+    expect(across[0]).toBe('rename a/x -> b/x');
+    expect(across.slice(1, 3).sort()).toEqual(['fsynced a', 'fsynced b']);
+    expect(across[3]).toBe('resolved');
+    rec.clear();
+    await resolved(renameDurable(path.join(base, 'b', 'x'), path.join(base, 'b', 'y'), new DirSync(rec.fs)));
+    expect(rec.only('rename', 'fsynced', 'resolved')).toEqual(['rename b/x -> b/y', 'fsynced b', 'resolved']);
+  });
+
+  it('mkdirDurable fsyncs the parent of each level it made, and nothing for a directory that exists', async () => {
+    await mkdirDurable(path.join(base, 'd1', 'd2', 'd3'), new DirSync(rec.fs));
+    expect(rec.only('fsynced').sort()).toEqual(['fsynced .', 'fsynced d1', 'fsynced d1/d2']);
+    rec.clear();
+    await mkdirDurable(path.join(base, 'd1', 'd2'), new DirSync(rec.fs));
+    await mkdirDurable(path.join(base, 'd1', 'd2', 'd4'), new DirSync(rec.fs));
+    expect(rec.only('fsynced')).toEqual(['fsynced d1/d2']);
   });
 });
 
