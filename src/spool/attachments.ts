@@ -7,7 +7,8 @@ import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import { attachmentNameProblem } from '../message/names.js';
 import { DirSync, fsyncPath, mkdirDurable } from './durable.js';
-import type { SpoolFile, SpoolFs } from './spool-fs.js';
+import type { SpoolFs } from './spool-fs.js';
+import { writeAll } from './write-all.js';
 import { RqError, isErrno } from '../errors.js';
 
 export interface AttachmentInfo {
@@ -122,11 +123,6 @@ async function copyWithMd5(source: string, dest: string, fs: SpoolFs): Promise<{
   }
   await out.close();
   return sum;
-}
-
-/** write(2) may write less than asked; loop until the whole chunk is out. */
-async function writeAll(fh: SpoolFile, chunk: Buffer): Promise<void> {
-  for (let off = 0; off < chunk.length; ) off += (await fh.write(chunk, off, chunk.length - off)).bytesWritten;
 }
 
 /** Attachment names of a message (no dot entries, which include the temp names). */

@@ -1,5 +1,6 @@
 // An append-only journal file whose appends share one fdatasync per batch (group commit), and can be rewritten between batches.
 import fs from 'node:fs/promises';
+import { writeAll } from './write-all.js';
 
 /**
  * An append-only journal with group commit: one fdatasync for every record written while the
@@ -52,7 +53,7 @@ export class GroupAppender {
         this.handle ??= await fs.open(this.file, 'a', 0o640);
         // After a failed write (ENOSPC midway) the file may end inside a line: start a fresh one, or
         // the next record would be glued to the torn one and both be unreadable at load.
-        await writeAll(this.handle, (this.torn ? '\n' : '') + batch.map((b) => b.line).join(''));
+        await writeAll(this.handle, Buffer.from((this.torn ? '\n' : '') + batch.map((b) => b.line).join('')));
         await this.handle.datasync();
         this.torn = false;
         for (const b of batch) b.done();
@@ -68,20 +69,5 @@ export class GroupAppender {
     await this.flushing;
     await this.handle?.close();
     this.handle = null;
-  }
-}
-
-/**
- * FileHandle.write is one write(2): on a disk that fills midway it reports the bytes it wrote, short
- * of the whole, and no error. Writing on from there gets the ENOSPC, so the batch fails (and the
- * file is marked torn) instead of being acknowledged with its tail missing.
- */
-async function writeAll(handle: fs.FileHandle, text: string): Promise<void> {
-  const bytes = Buffer.from(text);
-  for (let off = 0; off < bytes.length; ) {
-    const { bytesWritten } = await handle.write(bytes, off, bytes.length - off);
-    // A regular file never takes nothing without an error; if one did, looping would never end.
-    if (bytesWritten === 0) throw Object.assign(new Error('write took no bytes'), { code: 'EIO' });
-    off += bytesWritten;
   }
 }

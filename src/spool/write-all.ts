@@ -1,0 +1,20 @@
+// Writing a whole buffer through a handle whose write(2) may take less than asked (a filling disk, a signal).
+
+/** The one call this needs, which both fs.FileHandle and SpoolFile have. */
+export interface PartialWriter {
+  write(buffer: Uint8Array, offset: number, length: number): Promise<{ bytesWritten: number }>;
+}
+
+/**
+ * One write(2) on a disk that fills midway reports the bytes it wrote, short of the whole, and no
+ * error: writing on from there gets the ENOSPC, so the caller fails instead of acknowledging a
+ * record with its tail missing.
+ */
+export async function writeAll(handle: PartialWriter, bytes: Uint8Array): Promise<void> {
+  for (let off = 0; off < bytes.length; ) {
+    const { bytesWritten } = await handle.write(bytes, off, bytes.length - off);
+    // A regular file never takes nothing without an error; if one did, looping would never end.
+    if (bytesWritten === 0) throw Object.assign(new Error('write took no bytes'), { code: 'EIO' });
+    off += bytesWritten;
+  }
+}
