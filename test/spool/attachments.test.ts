@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { attachFile, attachmentNames, deleteAttachment, listAttachments, md5File } from '../../src/spool/attachments.js';
+import { attachFile, attachmentNames, deleteAttachment, linkAttachments, listAttachments, md5File } from '../../src/spool/attachments.js';
 import { isRqError } from '../../src/errors.js';
 import { DirSync } from '../../src/spool/durable.js';
 import { type TempSpool, isRoot, ls, tempSpool } from '../helpers/temp-spool.js';
@@ -181,5 +181,30 @@ describe('across filesystems', () => {
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('attachment names and links', () => {
+  it('names come sorted, without dot entries; none without attach/; a broken attach/ is an error, not "none"', async () => {
+    const attach = path.join(msgDir, 'attach');
+    await fs.mkdir(attach, { recursive: true });
+    for (const n of ['zeta', 'alpha', '.tmp-upload', 'mid']) await fs.writeFile(path.join(attach, n), n);
+    expect(await attachmentNames(msgDir)).toEqual(['alpha', 'mid', 'zeta']);
+    expect(await attachmentNames(path.join(t.root, 'no-such-msg'))).toEqual([]);
+    await fs.rm(attach, { recursive: true });
+    await fs.writeFile(attach, 'not a directory');
+    await expect(attachmentNames(msgDir)).rejects.toMatchObject({ code: 'ENOTDIR' });
+  });
+
+  it('linking a message without attachments makes no attach/ in the other; with some, hard links of each', async () => {
+    const to = path.join(t.root, 'copy');
+    await fs.mkdir(to);
+    await linkAttachments(msgDir, to);
+    expect(await fs.readdir(to)).toEqual([]);
+    await fs.mkdir(path.join(msgDir, 'attach'), { recursive: true });
+    await fs.writeFile(path.join(msgDir, 'attach', 'a.txt'), 'bytes');
+    await linkAttachments(msgDir, to);
+    const [src, dst] = await Promise.all([fs.stat(path.join(msgDir, 'attach', 'a.txt')), fs.stat(path.join(to, 'attach', 'a.txt'))]);
+    expect(dst.ino).toBe(src.ino);
   });
 });
