@@ -1,10 +1,13 @@
 // Blank message directories: made ahead in the background, taken by creates, cleaned by recovery.
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/rq-root.js';
 import { HOST, type TempSpool, ls, tempSpool, walk } from '../helpers/temp-spool.js';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
+import { BlankDirs } from '../../src/spool/blanks.js';
+import { nodeSpoolFs } from '../../src/spool/spool-fs.js';
 
 describe('blanks', () => {
   let t: TempSpool;
@@ -57,5 +60,25 @@ describe('blanks', () => {
     await next.recover();
     expect(await ls(blankDir())).toEqual([]);
     expect(await ls(t.spool.paths.state.que)).toHaveLength(1);
+  });
+});
+
+describe('BlankDirs on its own', () => {
+  it('starts empty, fills to exactly its size in the background, each blank whole and distinct', async () => {
+    const root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-blankdirs-'));
+    const pool = new BlankDirs(path.join(root, '.blank'), 3, nodeSpoolFs);
+    try {
+      expect(pool.take()).toBeUndefined();
+      await waitFor(async () => (await fs.readdir(path.join(root, '.blank')).catch(() => [])).length === 3, 'three blanks');
+      const taken = [pool.take(), pool.take(), pool.take()];
+      expect(new Set(taken).size).toBe(3);
+      for (const dir of taken) {
+        expect(dir, 'a blank').toBeDefined();
+        for (const f of ['msg', 'history', 'job/stdio.log']) expect((await fs.stat(path.join(dir!, f))).size, f).toBe(0);
+      }
+      await pool.close();
+    } finally {
+      await fs.rm(root, { recursive: true, force: true });
+    }
   });
 });
