@@ -47,7 +47,7 @@ describe('readDepends: forms, bounds and texts', () => {
 
   it('refuses what is no ref: a bad queue name, a bad id, extra segments, text before the scheme', () => {
     const expected = (i: number, v: string) => `depends[${i}]: expected a message ref such as test/20261121.1643.46.613.2164022, received ${JSON.stringify(v)}`;
-    for (const bad of [`Bad Queue!/${ID}`, `q/${ID}x`, `a/q/${ID}`, `/${ID}`, `q/`, `xhttp://h:7000/q/other/${ID}`, `http://h:7000/q/Bad Queue!/${ID}`, `http://h:7000/q/q/nope`]) {
+    for (const bad of [`Bad Queue!/${ID}`, `q/${ID}x`, `a/q/${ID}`, `q/${ID}/x`, `/${ID}`, `q/`, `xhttp://h:7000/q/other/${ID}`, `http://h:7000/q/Bad Queue!/${ID}`, `http://h:7000/q/q/nope`]) {
       expect(refusal([bad]), bad).toBe(expected(0, bad));
     }
     expect(refusal([`q/${ID}`, 5])).toBe('depends[1]: expected a message ref such as test/20261121.1643.46.613.2164022, received 5');

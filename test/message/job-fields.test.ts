@@ -40,6 +40,9 @@ describe('readJobFields: seconds fields', () => {
     expect(read({ timeout: '1.5e1' })).toEqual({ timeout: 15 });
     expect(read({ timeout: '+.5' })).toEqual({ timeout: 0.5 });
     expect(read({ timeout: '2.' })).toEqual({ timeout: 2 });
+    expect(read({ timeout: '.25' })).toEqual({ timeout: 0.25 });
+    expect(read({ timeout: '1e+1' })).toEqual({ timeout: 10 });
+    expect(read({ timeout: '1e06' })).toEqual({ timeout: 1_000_000 });
     expect(refusal({ timeout: '-1' })).toBe(`timeout | seconds > 0 and <= ${MAX_RUN_SECONDS} | -1`);
   });
 
@@ -83,6 +86,7 @@ describe('readJobFields: expire_at, absence and prefixes', () => {
     expect(read({ expire_at: 1_800_000_000.001 }, '', now)).toEqual({ expire_at: 1_800_000_000.001 });
     expect(refusal({ expire_at: 1_800_000_000 }, now)).toBe('expire_at | a time in the future | 1800000000 (0 s ago)');
     expect(refusal({ expire_at: 1_799_999_940 }, now)).toBe('expire_at | a time in the future | 1799999940 (60 s ago)');
+    expect(read({ expire_at: 0 })).toEqual({ expire_at: 0 });
     expect(refusal({ expire_at: -1 })).toBe('expire_at | epoch seconds (a number) | -1');
     expect(refusal({ expire_at: 'soon' })).toBe('expire_at | epoch seconds (a number) | soon');
   });
