@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import { RqError, invalidField } from '../errors.js';
 import { queuePaths } from '../config/paths.js';
-import { type Message, pickFields } from '../message/message.js';
+import { CLONE_FIELDS, type Message, pickFields } from '../message/message.js';
 import { isMsgId, queueNameProblem } from '../message/names.js';
 import { attachmentNames } from '../spool/attachments.js';
 import { mapLimit } from '../spool/map-limit.js';
@@ -14,8 +14,6 @@ import { searchQuery } from './search-commands.js';
 type Handler = (q: Queue, args: Args) => Promise<unknown> | unknown;
 
 const MAX_IDS = 10_000;
-/** What a move carries to the other queue: what a clone keeps (its attachments aside). */
-const MOVED_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote', 'tags', 'priority', 'max_retries', 'timeout', 'limit', 'limit_concurrency'] as const;
 
 /** Who may be acted on at all: the confirmation's count, and the targets of "all matching". */
 function eligible(op: BulkOp, state: string, acked: boolean): boolean {
@@ -91,9 +89,10 @@ function stepOf(table: Record<string, Handler>, q: Queue, op: BulkOp, dest?: str
         if ((await attachmentNames(where.dir)).length) throw new Error('has attachments, which a move does not carry');
         const msg: Message = await q.spool.readMessage(where.state, name(t));
         // The key makes a repeated move (the same bulk run again after a crash) find its first copy instead of making a second.
-        const fields = { ...pickFields(msg, MOVED_FIELDS as never), dest: dest!, idempotency_key: `bulk-move:${q.name}/${t.id}` };
+        // What a clone carries (its attachments aside, refused above).
+        const fields = { ...pickFields(msg, CLONE_FIELDS), dest: dest!, idempotency_key: `bulk-move:${q.name}/${t.id}` };
         const made = await q.peer(dest!).create(fields);
-        if (!made.ok) throw new Error(`${dest}: ${String(made.raw)}`);
+        if (!made.ok) throw new Error(`${dest}: ${made.text}`);
         await through(table, q, 'delete_message', { msg_id: name(t) });
       };
   }

@@ -1,6 +1,6 @@
 // What the socket commands and cron do to messages: create, commit, look up, view, delete, run now, clone, ack.
 import type { CreateFields, Message, MessageWaiting } from '../message/message.js';
-import { pickFields, statusText } from '../message/message.js';
+import { CLONE_FIELDS, pickFields, statusText } from '../message/message.js';
 import { type State, isFinished } from '../message/states.js';
 import { RqError } from '../errors.js';
 import { attachmentNames } from '../spool/attachments.js';
@@ -11,12 +11,8 @@ import type { IdempotencyKeys } from './idempotency.js';
 import type { MessageIndex } from './message-index.js';
 import { priorityOf } from './que-index.js';
 import type { QueueEvents } from './queue-events.js';
-import { JOB_FIELDS } from '../message/job-fields.js';
 
 export type Located = { state: State; dir: string };
-
-// A clone is meant to run: it never copies expire_at (rq-beyond §B1.13).
-const CLONE_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote', 'tags', 'depends', 'depends_fail', 'limit', 'limit_concurrency', ...JOB_FIELDS.filter((f) => f !== 'expire_at')] as const;
 
 export interface MessageOpsDeps {
   spool: QueueSpool;

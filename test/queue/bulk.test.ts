@@ -17,7 +17,7 @@ afterEach(async () => {
 /** A paused queue (nothing runs, so requeued messages stay in que) holding `n` err messages made on disk. */
 async function errQueue(n: number) {
   const t = await makeRoot();
-  const ids = await fillQueue(t.root, 'bq', n, { state: () => 'err', fields: (i) => ({ param1: `m-${i}` }) });
+  const ids = await fillQueue(t.root, 'bq', n, { state: () => 'err', fields: (i) => ({ param1: `m-${i}`, backoff_base: 7, heartbeat_timeout: 30, tags: ['nightly'] }) });
   await fs.writeFile(path.join(t.root, 'config', 'bq.pause'), '');
   const proc = await QueueProc.start(t.root, 'bq');
   const slot = { t, procs: [proc] };
@@ -92,6 +92,12 @@ describe('bulk', () => {
     const move = (await proc.cmd('bulk', { op: 'move', dest: 'other', ids: [ids[4], ids[5]] }))[1];
     expect(await finish(proc, move.job)).toMatchObject({ changed: 2 });
     expect(await other.cmd('search', { query: { param1: 'm-' } })).toMatchObject(['ok', { total: 2 }]);
+    // A moved message carries what a clone does: its run policy and tags too, not only the params.
+    for (const id of await fs.readdir(path.join(t.root, 'queues', 'other', 'que'))) {
+      const moved = JSON.parse(await fs.readFile(path.join(t.root, 'queues', 'other', 'que', id, 'msg'), 'utf8'));
+      expect(moved, id).toMatchObject({ dest: 'other', backoff_base: 7, heartbeat_timeout: 30, tags: ['nightly'] });
+      expect(['m-4', 'm-5']).toContain(moved.param1);
+    }
     expect(await proc.cmd('num_messages')).toMatchObject({ err: 1 });
     // Explicit ids that moved on meanwhile are not counted; a retry of an acknowledged error is a change.
     const retry = (await proc.cmd('bulk', { op: 'retry', ids: [`.${ids[1]}`, ids[2]] }))[1];
