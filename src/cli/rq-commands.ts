@@ -51,6 +51,8 @@ export interface CommandContext {
 export interface RqCommand extends CommandSpec {
   /** Returns the exit code: 0 iff the queue said ok (exit-codes.ts). */
   run: (ctx: CommandContext) => Promise<number>;
+  /** False for a command that reads no root (`verify_rules` checks a file by path): it runs before any `npm start`. */
+  needsRoot?: false;
 }
 
 const REMOTE = /^https?:/i;
@@ -180,6 +182,7 @@ const verifyRules: RqCommand = {
     { name: 'verbose', kind: 'flag', help: 'print each rule first' },
   ],
   examples: ['rq verify_rules --path config/rq_router_rules.rb --verbose'],
+  needsRoot: false,
   run: async ({ opts, io }) => {
     const file = path.resolve(io.cwd, requiredOpt(opts, 'path', 'the path of an rq_router rules file'));
     let text: string;

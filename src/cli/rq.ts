@@ -3,7 +3,8 @@ import { RQ_COMMANDS, type RqCommand, type RqIo } from './rq-commands.js';
 import { commandHelp, commandList } from './command-help.js';
 import { checkCommandLine } from './option-check.js';
 import { EXIT, exitFor } from './exit-codes.js';
-import { type Options, rootDir, usage } from './rq-options.js';
+import { type Options, rootDir, rootOpt, usage } from './rq-options.js';
+import { resolveRoot } from '../config/root.js';
 import { shown } from '../errors.js';
 import readline from 'node:readline/promises';
 
@@ -56,7 +57,7 @@ export async function main(argv: string[], io: RqIo = processIo()): Promise<numb
   try {
     const { opts, rest } = checkCommandLine(word, cmd, argv);
     wordsAsOptions(cmd, opts, rest);
-    return await cmd.run({ opts, rest, root: rootDir(opts, io.env), io });
+    return await cmd.run({ opts, rest, root: cmd.needsRoot === false ? resolveRoot(rootOpt(opts), io.env) : rootDir(opts, io.env), io });
   } catch (err) {
     // RqErrors are written for the user; anything else is still one line, never a stack trace.
     io.stderr(`rq: ${err instanceof Error ? err.message : String(err)}`);

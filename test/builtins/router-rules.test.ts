@@ -134,14 +134,17 @@ describe('routing', () => {
 
 describe('rq verify_rules', () => {
   let dir: string;
+  // A rules file is checked before any root exists (a fresh clone, a CI job): no queues/ is needed.
+  let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-rules-'));
     await fs.writeFile(path.join(dir, 'good.rb'), GOOD);
     await fs.writeFile(path.join(dir, 'bad.rb'), 'rule "r"\ndest /x/\naction :bounce\n');
+    env = { RQ_ROOT: dir };
   });
   afterAll(() => fs.rm(dir, { recursive: true, force: true }));
 
-  const rq = (...args: string[]) => run(BIN('rq'), args, { cwd: dir }).then(
+  const rq = (...args: string[]) => run(BIN('rq'), args, { cwd: dir, env: { ...process.env, ...env } }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
   );
