@@ -75,6 +75,10 @@ describe('retryRequest (the retry line)', () => {
     ['-later', { delay: null, reason: 'later' }],
     ['soon please', { delay: null, reason: 'soon please' }],
     ['5 more', { delay: null, reason: '5 more' }],
+    // The line arrives with whatever spaces the script wrote; the reason the status and last_failure
+    // show is without them (nothing left: the run reads 'retry requested', not a blank reason).
+    ['5- rate limited  ', { delay: 5, reason: 'rate limited' }],
+    ['5-   ', { delay: 5, reason: '' }],
   ])('%j', (arg, want) => expect(retryRequest(arg)).toEqual(want));
 });
 
