@@ -47,6 +47,27 @@ describe('SplitQue', () => {
     expect([...q.values()].map((m) => m.msg_id).sort()).toEqual(['d1', 'd2']);
   });
 
+  it('a deadline expires at its very millisecond, not one after; earliest first, and only what is due', () => {
+    let now = 9_999;
+    // Deadlines in epoch ms (rq-beyond §B4: by when a queued message must start). The dispatcher's
+    // one timer wakes at nextDeadline(): a message still kept at that millisecond would re-arm it at once.
+    const deadline: Record<string, number> = { early: 10_000, late: 12_000 };
+    const q = new SplitQue(() => now, (m) => deadline[m.msg_id] ?? null);
+    q.insert(msg('late', 1));
+    q.insert(msg('early', 1));
+    q.insert(msg('never', 1));
+    expect(q.takeExpired()).toEqual([]);
+    expect(q.nextDeadline()).toBe(10_000);
+    now = 10_000;
+    expect(q.takeExpired().map((m) => m.msg_id)).toEqual(['early']);
+    expect(q.has('early')).toBe(false);
+    expect(q.nextDeadline()).toBe(12_000);
+    now = 12_000;
+    expect(q.takeExpired().map((m) => m.msg_id)).toEqual(['late']);
+    expect(q.nextDeadline()).toBeUndefined();
+    expect([...q.values()].map((m) => m.msg_id)).toEqual(['never']);
+  });
+
   it('front is the first message\'s due and priority, or undefined when empty', () => {
     const q = new SplitQue(() => 10_000);
     expect(q.front()).toBeUndefined();
