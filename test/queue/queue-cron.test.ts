@@ -70,6 +70,10 @@ describe('cron schedule in the queue process (fake queue)', () => {
     const [r] = await readCronState(cronStateFile(dir));
     expect(r).toMatchObject({ cron: '*/10 * * * *', params: { param1: 'ten' }, since: Math.floor(NOW / 1000), last: null, msg_id: null });
     expect(cron!.upcoming()).toEqual([{ cron: '*/10 * * * *', next: at(12, 40) * 1000 }]);
+    // Operators cat it: indented, and its last line ends like any text file's, so the prompt does not follow on.
+    const text = await fs.readFile(cronStateFile(dir), 'utf8');
+    expect(text).toBe(`${JSON.stringify({ schedule: [r] }, null, 1)}\n`);
+    expect(text.endsWith('}\n')).toBe(true);
   });
 
   it('creates exactly one message, for the latest occurrence missed while stopped', async () => {
