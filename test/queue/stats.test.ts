@@ -1,7 +1,9 @@
-// Statistics per queue (rq-beyond §B15): after thousands of messages with a known mix of outcomes and known run times, every counter and histogram equals the truth.
+// Statistics per queue (rq-beyond §B15): after thousands of messages with a known mix of outcomes and known run times, every counter and histogram equals the truth; retries are the retry policy's returns to the que only.
 import fs from 'node:fs';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { PROM_BUCKETS } from '../../src/ipc/stats-reply.js';
+import { handleRequest } from '../../src/queue/commands.js';
 import { inProcessQueue } from './in-process.js';
 
 const N = Number(process.env.RQ_STATS_MESSAGES ?? 10_000);
@@ -101,6 +103,35 @@ describe('queue statistics', () => {
       expect(totals.run.buckets).toEqual(promBuckets(runs));
       expect(totals.run.count).toBe(runs.length);
       expect(totals.run.sum).toBeCloseTo(runs.reduce((a, b) => a + b, 0), 6);
+    } finally {
+      await q.close();
+    }
+  });
+
+  it('retries counts a failed run sent back to the que by its retry policy, not an operator\'s requeue, even one whose actor is named retry', async () => {
+    const q = await inProcessQueue({ num_workers: 1 });
+    try {
+      const figures = async () => ({ day: (await q.queue.stats.reply()).retries, total: q.queue.stats.collector.cumulative().retries });
+      // a has a retry budget: its err goes back to the que for attempt 1 (after a backoff the clock never reaches).
+      const a = await q.send({ param1: 'a', max_retries: 1 });
+      const b = await q.send({ param1: 'b' });
+      const retried = q.next('moved', ({ id, to }) => id === a.msg_id && to === 'que');
+      const ra = await q.launcher.nth(0);
+      ra.say('err flaky');
+      ra.exit(0);
+      expect(await retried).toMatchObject({ from: 'run', actor: 'retry' });
+      expect(await figures()).toEqual({ day: 1, total: 1 });
+      // b has none: its err ends it in err/, and an operator requeues it.
+      const failed = q.next('finished', ({ msg }) => msg.msg_id === b.msg_id);
+      const rb = await q.launcher.nth(1);
+      rb.say('err broken');
+      rb.exit(0);
+      await failed;
+      const requeued = q.next('moved', ({ id, to }) => id === b.msg_id && to === 'que');
+      const reply = await handleRequest(q.queue, `requeue_message ${JSON.stringify({ msg_id: b.msg_id, actor: 'retry' })}`, pino({ level: 'silent' }));
+      expect(JSON.parse(reply)).toEqual(['ok', 'msg requeued']);
+      expect(await requeued).toMatchObject({ from: 'err', actor: 'retry' });
+      expect(await figures()).toEqual({ day: 1, total: 1 });
     } finally {
       await q.close();
     }
