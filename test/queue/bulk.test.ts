@@ -105,6 +105,12 @@ describe('bulk', () => {
     expect(await proc.cmd('bulk', { op: 'move', ids: [ids[2]] })).toEqual(['fail', "lacking 'dest' field"]);
     expect((await proc.cmd('bulk', { op: 'move', dest: 'bq', ids: [ids[2]] }))[1]).toMatch(/^dest: expected another queue than bq/);
     expect((await proc.cmd('bulk', { op: 'explode', ids: [ids[2]] }))[1]).toMatch(/^op: expected one of retry, delete, ack, move/);
+    // Only a move goes anywhere: a delete given a dest is refused before any job starts. An empty or
+    // null dest is no dest, as the socket reads every absent argument.
+    const jobs = (await proc.cmd('bulk_status'))[1].length;
+    expect(await proc.cmd('bulk', { op: 'delete', dest: 'other', ids: [ids[2]] })).toEqual(['fail', 'dest: expected nothing (only a move has a destination), received "other"']);
+    expect((await proc.cmd('bulk_status'))[1]).toHaveLength(jobs);
+    for (const dest of ['', null]) expect(await proc.cmd('bulk', { op: 'delete', dest, ids: [ids[2]], dry_run: true })).toEqual(['ok', { op: 'delete', count: 1 }]);
     expect((await proc.cmd('bulk', { op: 'retry' }))[1]).toMatch(/^ids: expected either ids or filter/);
   }, 60_000);
 });
