@@ -83,6 +83,32 @@ describe('recover', () => {
     expect((await fresh.readMessage('que', stopped)).interrupts).toBe(1);
   });
 
+  it('with max_interrupts: a run whose end was decided before the crash (msg has its outcome) finishes to err as decided; the crash is not counted', async () => {
+    const atLimit = (await spool.create({ dest: 'test' }, { commit: true })).msg_id;
+    const neverInterrupted = (await spool.create({ dest: 'test' }, { commit: true })).msg_id;
+    // What a finish to err leaves when a kill -9 comes between its writes and the rename out of run/:
+    // the final status, then msg with the outcome (failure-moves.ts).
+    for (const [id, interrupts] of [[atLimit, 3], [neverInterrupted, undefined]] as const) {
+      await spool.move(id, 'que', 'run', { actor: 'dispatcher', durable: false });
+      await spool.writeStatus(spool.msgDir('run', id), 'RETRIES EXHAUSTED (2) - boom', true);
+      const msg = await spool.readMessage('run', id);
+      await spool.writeMessage('run', id, { ...msg, outcome: 'exhausted', ...(interrupts === undefined ? {} : { interrupts }) });
+    }
+
+    const fresh = new QueueSpool(t.root, 'test', { host: HOST, now: () => clock });
+    const rec = await fresh.recover(undefined, { maxInterrupts: 3 });
+    expect(rec.finished.sort()).toEqual([atLimit, neverInterrupted].sort());
+    expect(rec.que).toEqual([]);
+    // Counting it would have made the one at the limit a crash loop (INTERRUPTED 4 TIMES, outcome interrupted).
+    for (const id of [atLimit, neverInterrupted]) {
+      expect(await fresh.locate(id)).toBe('err');
+      expect((await fresh.readStatus('err', id))?.job_status).toBe('RETRIES EXHAUSTED (2) - boom');
+      expect((await fresh.readMessage('err', id)).outcome).toBe('exhausted');
+    }
+    expect((await fresh.readMessage('err', atLimit)).interrupts).toBe(3);
+    expect((await fresh.readMessage('err', neverInterrupted)).interrupts).toBeUndefined();
+  });
+
   it('creates missing state dirs', async () => {
     await fs.rm(spool.paths.state.relayed, { recursive: true });
     await spool.recover();
