@@ -33,6 +33,14 @@ describe('allowedHostNames and isLoopback', () => {
     ['10.0.0.1', false],
     ['::', false],
     ['127.example.com', false],
+    // Only a leading '[' and a trailing ']' are an address's brackets; one anywhere else stays and spoils it.
+    ['[127.0.0.1]', true],
+    ['[::1', true],
+    ['::1]', true],
+    ['::[1]', false],
+    ['[::]1', false],
+    ['::]1', false],
+    ['[:[:1]', false],
   ])('%s loopback: %s', (addr, loopback) => expect(isLoopback(addr)).toBe(loopback));
 });
 

@@ -74,6 +74,12 @@ describe('control socket (spec §6.2)', () => {
     expect((await fs.lstat(queuePaths(root, 'fromfile').configFile)).isSymbolicLink()).toBe(true);
     await fs.writeFile(path.join(root, 'bad.json'), JSON.stringify({ name: 'x', script: VERBS_SH }));
     expect(await mgr.cmd('create_queue_link', path.join(root, 'bad.json'))).toEqual(['fail', 'json config is missing num_workers field']);
+    // A file whose name is no queue name: refused before anything is made, as create_queue refuses it.
+    for (const name of ['bad name', '../escape']) {
+      await fs.writeFile(path.join(root, 'badname.json'), JSON.stringify({ name, script: VERBS_SH, num_workers: 1, exec_prefix: '' }));
+      expect(await mgr.cmd('create_queue_link', path.join(root, 'badname.json')), name).toEqual(['fail', 'queue name has invalid characters']);
+    }
+    expect(own(await mgr.cmd('queues')).sort()).toEqual(['fromfile', 'made']);
 
     expect(await mgr.cmd('delete_queue', 'made')).toEqual(['ok', 'started deleting queue']);
     expect(await mgr.cmd('delete_queue', 'made')).toEqual(['fail', 'no such queue']);

@@ -62,6 +62,23 @@ describe('brightroll: POST /q/<q>/new_message with an application/json body', ()
     }
   });
 
+  it('a content type with parameters is still its type: a JSON body with a charset is the message, a form with a charset its fields', async () => {
+    const stored = async (res: Response) => {
+      const [ok, full] = (await res.json()) as [string, string];
+      expect(ok).toBe('ok');
+      return (await (await fetch(`${B}/q/test/${full.split('/').pop()}.json`)).json()) as Record<string, unknown>;
+    };
+    for (const type of ['application/json; charset=utf-8', 'Application/JSON;charset=UTF-8', 'application/json ; charset=utf-8']) {
+      const res = await fetch(`${B}/q/test/new_message`, { method: 'POST', headers: { 'content-type': type }, body: JSON.stringify({ dest: 'test', param1: 'done', param2: type, _method: 'prep' }) });
+      expect([type, res.status]).toEqual([type, 200]);
+      expect(await stored(res)).toMatchObject({ state: 'prep', param2: type });
+    }
+    const mesg = JSON.stringify({ dest: 'test', param1: 'done', param2: 'form with a charset', _method: 'prep' });
+    const form = await fetch(`${B}/q/test/new_message`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=UTF-8' }, body: new URLSearchParams({ mesg, x_format: 'json' }).toString() });
+    expect(form.status).toBe(200);
+    expect(await stored(form)).toMatchObject({ state: 'prep', param2: 'form with a charset' });
+  });
+
   it('an unknown _method is the classic 400; a body that is not an object is a 400 naming the body', async () => {
     const bad = await postJson({ dest: 'test', _method: 'later' });
     expect([bad.status, await bad.text()]).toEqual([400, '400 - Invalid method param']);

@@ -7,6 +7,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT } from '../helpers/rq-root.js';
+import { OPENAPI_FILE, openapiDifference } from './openapi-file.js';
 import { type BuiltApp, appFor, routeTable } from './route-table.js';
 import { type WebRoot, send, startWebRoot, waitState } from './web-root.js';
 
@@ -104,6 +105,24 @@ describe('the document at /docs/json', () => {
       const body = byKey.get(`POST /q/{q}/${a}`)!.requestBody?.content['multipart/form-data']?.schema.properties ?? {};
       expect(Object.keys(body), a).toContain('x_format');
     }
+  });
+});
+
+describe('docs/openapi.json, the document as committed', () => {
+  let plain: WebRoot;
+  beforeAll(async () => {
+    // The config rq-install writes as far as the document goes: no relative_root, no basic_auth.
+    plain = await startWebRoot({ queues: {} });
+  }, 60_000);
+  afterAll(async () => {
+    await plain?.stop();
+  });
+
+  it('is what the web serves at /docs/json, info.version aside (npm run openapi writes it)', async () => {
+    const served = (await (await fetch(`${plain.base}/docs/json`)).json()) as Record<string, unknown>;
+    const difference = openapiDifference(await fs.promises.readFile(OPENAPI_FILE, 'utf8'), served);
+    const advice = `the served /docs/json differs from docs/openapi.json ${difference}. If the change is meant, run \`npm run openapi\`, review \`git diff docs/openapi.json\` and commit it`;
+    expect(difference, advice).toBeNull();
   });
 });
 

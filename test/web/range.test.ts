@@ -4,6 +4,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Range, parseRange } from '../../src/web/send-file.js';
+import { waitFor } from '../helpers/rq-root.js';
+import { budget } from '../helpers/time-budget.js';
 import { type AttachedMessage, attachedDoneMessage } from './message-fixture.js';
 import { type WebRoot, startWebRoot } from './web-root.js';
 
@@ -166,5 +168,33 @@ describe('Range on job logs: GET /q/<q>/<id>/log/stdio.log', () => {
     const log = await fs.readFile(msg.logFile);
     expect(log.toString().endsWith('<script>alert(1)</script> & "quotes"\n')).toBe(true);
     for (const c of LOG(log.length)) await expectServed(`${w.base}/q/test/${msg.id}/log/stdio.log`, log, c);
+  });
+});
+
+describe('descriptors of downloads', () => {
+  it('each ranged download closes its file: after 40 of them the web process holds neither the attachment nor the log open', async () => {
+    const pid = (await w.mgr.cmd('status'))[1]['[web]'].pid as number;
+    const attachment = path.join(path.dirname(path.dirname(msg.logFile)), 'attach', msg.name);
+    const files = await Promise.all([attachment, msg.logFile].map((f) => fs.stat(f)));
+    /** The web process's descriptors open on either file, by device and inode. */
+    const held = async () => {
+      let n = 0;
+      for (const fd of await fs.readdir(`/proc/${pid}/fd`)) {
+        const s = await fs.stat(`/proc/${pid}/fd/${fd}`).catch(() => null);
+        if (s && files.some((f) => f.dev === s.dev && f.ino === s.ino)) n++;
+      }
+      return n;
+    };
+    for (let i = 0; i < 20; i++) {
+      for (const url of [`${w.base}/q/test/${msg.id}/attach/${msg.name}`, `${w.base}/q/test/${msg.id}/log/stdio.log`]) {
+        const res = await fetch(url, { headers: { range: `bytes=${i}-${i + 9}` } });
+        expect([url, res.status, (await res.arrayBuffer()).byteLength]).toEqual([url, 206, 10]);
+      }
+    }
+    // The read stream closes its descriptor after the response's last bytes, on libuv's thread pool:
+    // the client already has the whole answer then, and nothing the web process sends says the close
+    // is done, so /proc is polled, for a bounded time. A leak keeps all 40 for good.
+    await waitFor(async () => (await held()) === 0, 'the downloads\' descriptors to close', budget(5_000)).catch(() => undefined);
+    expect(await held()).toBe(0);
   });
 });

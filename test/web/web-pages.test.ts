@@ -80,7 +80,8 @@ describe('queue page', () => {
       expect(html).toContain('id="btn-resume"');
       const item = html.slice(html.indexOf(`<tr data-msg-id="${id}" data-state="que">`));
       expect(item).toMatch(/^<tr data-msg-id="[^"]+" data-state="que">/);
-      expect(item.slice(0, item.indexOf('</tr>'))).toContain(`action="/q/test/${id}/run_now"`);
+      // A small button beside the row's Delete, as every row action is.
+      expect(item.slice(0, item.indexOf('</tr>'))).toContain(`<form class="inline" method="post" action="/q/test/${id}/run_now"><button type="submit" class="button small">Run now</button></form>`);
     } finally {
       await w.mgr.cmd('resume_queue', 'test');
     }

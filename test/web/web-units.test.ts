@@ -2,7 +2,9 @@
 import fs from 'node:fs/promises';
 import { layout } from '../../src/web/views/layout.js';
 import { Urls } from '../../src/web/urls.js';
-import { stepDuration } from '../../src/web/views/timeline-view.js';
+import { stepDuration, timelineView } from '../../src/web/views/timeline-view.js';
+import { dashboardView } from '../../src/web/views/dashboard-view.js';
+import type { DashboardData } from '../../src/web/dashboard-data.js';
 import { listFilter } from '../../src/web/list-params.js';
 import { type QueuePageData, queueView } from '../../src/web/views/queue-view.js';
 import { createRequire } from 'node:module';
@@ -71,6 +73,25 @@ describe('timeline step durations', () => {
     expect([0, 400, 9_999, 10_000, 185_000, 3_599_000, 3_600_000, 7_260_000].map(stepDuration)).toEqual(['0.000s', '0.400s', '10.0s', '0m 10s', '3m 05s', '59m 59s', '1h 00m', '2h 01m']);
     expect(stepDuration(-1)).toBe('');
     expect(stepDuration(NaN)).toBe('');
+  });
+});
+
+describe('timeline steps', () => {
+  it("a step's details beyond from, to, actor and reason read as `key value` phrases, comma-separated", () => {
+    const page = timelineView([{ at: '2026-11-21T10:00:00.000Z', from: 'que', to: 'run', actor: 'queue', pid: 4242, attempt: 2 }]).value;
+    expect(page).toContain('<span class="t-reason"> <span class="muted small">pid 4242, attempt 2</span></span>');
+  });
+});
+
+describe('dashboard supervisor line', () => {
+  const mgrLine = (version: string, versionMismatch: boolean) => {
+    const d: DashboardData = { mgr: { up: true, pid: 7, uptime: 3, version, versionMismatch }, queues: [], timers: { ok: true, timers: [] }, webVersion: '3.0.0', now: 0 };
+    const page = dashboardView(d, new Urls(undefined, '127.0.0.1:3333'), false, html``).value;
+    return /<li class="[^"]*">server: [^\n]*<\/li>/.exec(page)?.[0];
+  };
+  it('names both versions in the bad colour when rq-mgr runs another version than this web process', () => {
+    expect(mgrLine('2.9.1', true)).toBe('<li class="bad">server: v2.9.1 (this web process is v3.0.0)</li>');
+    expect(mgrLine('3.0.0', false)).toBe('<li class="">server: v3.0.0</li>');
   });
 });
 
