@@ -153,7 +153,9 @@ describe('operator operations', () => {
     expect(messagesQue).toEqual([[later, expect.any(Number)]]);
     expect(await q.cmd('clone_message', { msg_id: later })).toEqual(['fail', 'cannot clone message in que state']);
     expect(await q.cmd('run_message', { msg_id: later })).toEqual(['ok', 'msg sent to front of run queue']);
-    expect((await q.cmd('messages', { state: 'run' }))[0]).toEqual([slow, 'run - forever']);
+    // The status text is the script's own fd 3 line, which may come after the move into run/.
+    const running = async () => JSON.stringify((await q.cmd('messages', { state: 'run' }))[0]);
+    await waitFor(async () => (await running()) === JSON.stringify([slow, 'run - forever']), 'the running message to show its script\'s status');
     expect(await q.cmd('destroy_message', { msg_id: slow })).toEqual(['ok', 'msg destroyed']);
     const m = await q.waitState(slow, ['err']);
     expect(m.status).toMatch(/^err - PROCESS EXITED IMPROPERLY - MOVING TO ERR - Completion was  but exit status was pid \d+ SIGTERM \(signal 15\)$/);
