@@ -116,3 +116,17 @@ export async function docScreenshot(page: Page, name: string, look: Look): Promi
 export function overflowsSideways(page: Page): Promise<boolean> {
   return page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
 }
+
+/**
+ * A page at rest: one with live sections (live.js) has its stream open and no look or reload pending;
+ * any other page at once. Clicking a form's button before then races the page's own reload.
+ */
+export async function settled(page: Page): Promise<void> {
+  await page.waitForSelector('body:not([data-live]), body[data-live="open"][data-settled="true"]');
+}
+
+/** Clicks what leaves the page (a form's button, a link) and resolves once the page it leads to has loaded and settled. */
+export async function follow(page: Page, selector: string): Promise<void> {
+  await Promise.all([page.waitForNavigation(), page.click(selector)]);
+  await settled(page);
+}

@@ -2,18 +2,13 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { send, waitState } from '../web/web-root.js';
-import { LOOKS, type Look, docScreenshot, overflowsSideways, pageIn } from './browser-session.js';
+import { LOOKS, type Look, docScreenshot, follow, overflowsSideways, pageIn, settled } from './browser-session.js';
 import { browserSuite } from './browser-suite.js';
 
 const suite = browserSuite(['forms']);
 
 const queSize = async (): Promise<number> => (await (await fetch(`${suite.w.base}/q/forms.json`)).json()).que_size;
 const flash = (page: Page, kind: 'notice' | 'error') => page.locator(`#flash-${kind}`).textContent();
-
-/** Clicks a button that submits a form and resolves once the page it leads to has loaded. */
-async function submit(page: Page, selector: string): Promise<void> {
-  await Promise.all([page.waitForNavigation(), page.click(selector)]);
-}
 
 /** Relative luminance of the page background (0 black … 1 white). */
 function backgroundLuminance(page: Page): Promise<number> {
@@ -35,12 +30,13 @@ describe('forms and layout', () => {
     it(`${look.name}: new message with due time and attachment, PRG, confirmations, flashes, relative times`, async () => {
       const page = await pageIn(suite.b, look);
       await page.goto(`${suite.w.base}/`);
-      await page.waitForSelector('body[data-live="open"][data-settled="true"]');
+      await settled(page);
       await checkLook(page, look);
       await docScreenshot(page, 'dashboard', look);
 
       // The new-message form: a due time an hour ahead, a file, a word far wider than a phone.
       await page.goto(`${suite.w.base}/q/forms/new_message`);
+      await settled(page);
       await checkLook(page, look);
       await docScreenshot(page, 'new-message', look);
       const word = 'x'.repeat(240);
@@ -55,7 +51,7 @@ describe('forms and layout', () => {
       await page.fill('#due_at', due.value);
       await page.setInputFiles('#filedata', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('attached from the form\n') });
       const before = await queSize();
-      await submit(page, '#btn-send-message');
+      await follow(page, '#btn-send-message');
       // Post/Redirect/Get: the new message's own page, with the flash.
       expect(new URL(page.url()).pathname).toMatch(/^\/q\/forms\/\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/);
       expect(await flash(page, 'notice')).toMatch(/^Created message http:\/\/.+\/q\/forms\//);
@@ -65,18 +61,20 @@ describe('forms and layout', () => {
       await checkLook(page, look);
       expect(await queSize()).toBe(before + 1);
       await page.reload();
+      await settled(page);
       expect(await queSize()).toBe(before + 1);
       const dueId = new URL(page.url()).pathname.split('/').pop()!;
 
       // A due time that does not exist: back to the form, the refusal as a flash, what was typed filled in again.
       await page.goto(`${suite.w.base}/q/forms/new_message`);
+      await settled(page);
       await page.fill('#mesg_param1', 'kept');
       await page.evaluate(() => {
         const input = document.getElementById('due_at') as HTMLInputElement;
         input.type = 'text';
         input.value = '2026-02-30T10:00';
       });
-      await submit(page, '#btn-send-message');
+      await follow(page, '#btn-send-message');
       expect(new URL(page.url()).pathname).toBe('/q/forms/new_message');
       expect(await flash(page, 'error')).toContain('due_at: expected a date and time such as 2026-11-21T20:00');
       expect(await page.inputValue('#mesg_param1')).toBe('kept');
@@ -86,12 +84,14 @@ describe('forms and layout', () => {
       const done = await send(suite.w.base, 'forms', { param1: 'echo', param2: 'hi' });
       await waitState(suite.w.base, 'forms', done, ['done']);
       await page.goto(`${suite.w.base}/q/forms/${done}`);
-      await submit(page, '#btn-run-now');
+      await settled(page);
+      await follow(page, '#btn-run-now');
       expect(new URL(page.url()).pathname).toBe(`/q/forms/${done}`);
       expect(await flash(page, 'error')).toBe("409 - Couldn't run message. [\"fail\", \"msg not in runnable state\"].");
 
       // Destructive buttons ask first; a refused prompt sends nothing.
       await page.goto(`${suite.w.base}/q/forms/${dueId}`);
+      await settled(page);
       for (const b of ['#btn-cancel', '#btn-delete']) expect(await page.locator(b).evaluate((el) => el.closest('form')!.dataset.confirm)).toMatch(/ message \d{8}\./);
       const asked = suite.b.dialogs.length;
       await page.click('#btn-cancel');
@@ -99,11 +99,12 @@ describe('forms and layout', () => {
       expect(await page.locator('#message-state').getAttribute('data-state')).toBe('que');
 
       // The queue page: relative times in words, pause and down in words (down asks first).
-      await submit(page, '#nav-queue');
-      await submit(page, '#btn-pause');
+      await follow(page, '#nav-queue');
+      await follow(page, '#btn-pause');
       expect(await flash(page, 'notice')).toBe('Queue forms paused');
       const late = await send(suite.w.base, 'forms', { param1: 'echo', due: Math.floor(Date.now() / 1000) - 90 });
       await page.reload();
+      await settled(page);
       expect(await page.locator(`tr[data-msg-id="${dueId}"] .due`).textContent()).toMatch(/^in (59|60) mins$/);
       expect(await page.locator(`tr[data-msg-id="${late}"] .due`).textContent()).toMatch(/^\d+ secs ago$/);
       expect(await page.content()).not.toContain('in -');
@@ -113,19 +114,18 @@ describe('forms and layout', () => {
       await page.click('#btn-down');
       expect(suite.b.dialogs.slice(downAsked)).toEqual(['confirm: Take queue forms down? It refuses new messages and starts none until it is up again.']);
       await page.evaluate(() => (window.confirm = () => true));
-      await submit(page, '#btn-down');
+      await follow(page, '#btn-down');
       expect(await flash(page, 'notice')).toBe('Queue forms stopped');
-      await submit(page, '#btn-up');
+      await follow(page, '#btn-up');
       expect(await flash(page, 'notice')).toBe('Queue forms started');
-      await submit(page, '#btn-resume');
+      await follow(page, '#btn-resume');
       expect(await flash(page, 'notice')).toBe('Queue forms resumed');
 
       // With the prompt accepted, delete goes through.
       await page.goto(`${suite.w.base}/q/forms/${dueId}`);
-      // The page's own look after its stream opened is over: it would find the deleted message gone (a 404 fetch).
-      await page.waitForSelector('body[data-live="open"][data-settled="true"]');
+      await settled(page);
       await page.evaluate(() => (window.confirm = () => true));
-      await submit(page, '#btn-delete');
+      await follow(page, '#btn-delete');
       expect(await flash(page, 'notice')).toBe('Message deleted successfully');
       await page.close();
       expect(suite.b.problems).toEqual([]);

@@ -15,11 +15,33 @@ function showState() {
   document.body.dataset.live = all.every((s) => s.open) ? 'open' : all.some((s) => s.failed) ? 'polling' : 'connecting';
 }
 
+/**
+ * Set once this document is on its way out: a form the operator sent, or a reload a section asked for.
+ * A live reload then would abort the form's request (a Pause whose answer and flash are lost), and a
+ * page about to go is not settled.
+ */
+let leaving = false;
+// Bubbling to the window: confirm.js (on the document) has already stopped a submit the operator declined,
+// and a form that sends itself by fetch (bulk.js) has prevented the default and stays.
+addEventListener('submit', (e) => {
+  if (e.defaultPrevented) return;
+  leaving = true;
+  document.body.dataset.settled = 'false';
+});
+
 /** Sections with a look scheduled or under way: `body[data-settled]` says whether there are none (tests wait on it, never on time). */
 let pending = 0;
 function setPending(delta) {
   pending += delta;
-  document.body.dataset.settled = pending === 0 ? 'true' : 'false';
+  document.body.dataset.settled = pending === 0 && !leaving ? 'true' : 'false';
+}
+
+/** Loads the page again because its shape changed, unless it is already leaving (see `leaving`). */
+export function reloadPage() {
+  if (leaving) return;
+  leaving = true;
+  document.body.dataset.settled = 'false';
+  location.reload();
 }
 
 function connect(s) {

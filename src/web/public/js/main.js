@@ -1,5 +1,5 @@
 // rq UI behaviour: live dashboard counts and tracked list (refetched from /dashboard.json and /tracked.json when GET /events says something moved, see live.js).
-import { live } from './live.js';
+import { live, reloadPage } from './live.js';
 import { relativeTime } from './relative-time.js';
 
 const COLUMNS = ['prep', 'que', 'run', 'err', 'done', 'relayed'];
@@ -75,7 +75,7 @@ function applyDashboard(data, table) {
   const mgrShownUp = document.getElementById('mgr-state')?.textContent.includes('OPERATIONAL');
   // A queue added or removed, or the supervisor came or went: the page layout changes, so reload it.
   if (shownNames !== newNames || mgrShownUp !== data.mgr.up) {
-    location.reload();
+    reloadPage();
     return;
   }
   for (const q of data.queues) {

@@ -1,5 +1,5 @@
 // rq message page: follows its message on GET /events (live.js) — the status line as the script reports it, and its state, actions, timeline and attachments fetched again when it moves (a run's end).
-import { live } from './live.js';
+import { live, reloadPage } from './live.js';
 
 /** Parts of the page that change when the message moves, each swapped whole from a fresh copy of the page. */
 const REGIONS = ['message-state', 'message-actions', 'message-summary', 'message-full', 'timeline', 'attachments-section'];
@@ -33,7 +33,7 @@ async function apply(res) {
   const fresh = new DOMParser().parseFromString(await res.text(), 'text/html');
   // A prep message committed changes the page's whole shape (its upload form, its tail): loaded again instead.
   if ((fresh.getElementById('upload-form') === null) !== (document.getElementById('upload-form') === null)) {
-    location.reload();
+    reloadPage();
     return;
   }
   for (const region of REGIONS) {

@@ -1,5 +1,5 @@
 // rq queue page: its counts, message lists, tags and waiting breakdown follow the queue live (this page fetched again when GET /events says something moved, see live.js), patched in place.
-import { live } from './live.js';
+import { live, reloadPage } from './live.js';
 
 /** Parts of the page that follow the queue, each swapped whole from a fresh copy of the page. */
 const REGIONS = ['queue-pid', 'queue-uptime', 'queue-tags', 'waiting', 'message-lists', 'relayed'];
@@ -12,7 +12,7 @@ async function apply(res) {
   // place to go: the page is loaded again rather than patched.
   const reshaped = REGIONS.some((id) => !document.getElementById(id) !== !fresh.getElementById(id));
   if (text(fresh, 'queue-status') !== text(document, 'queue-status') || reshaped) {
-    location.reload();
+    reloadPage();
     return;
   }
   for (const id of REGIONS) {
