@@ -3,10 +3,15 @@
 import { defineConfig } from 'vitest/config';
 import base from './vitest.config.js';
 
+// RQ_MUTATE_TESTS (comma-separated globs) scopes a whole-process run to the tests that drive a few
+// modules (docs/testing.md): daemons still carry the mutants, in minutes instead of hours.
+const scoped = process.env.RQ_MUTATE_TESTS?.split(',').filter(Boolean);
+
 export default defineConfig({
   ...base,
   test: {
     ...base.test,
+    ...(scoped ? { include: scoped } : {}),
     globalSetup: [],
     setupFiles: ['test/mutation/stryker-children.ts'],
     reporters: ['default'],
