@@ -104,6 +104,22 @@ describe('search detail', () => {
     expect((await ask(q, { detail: '' }))[1].messages[0]).toEqual({ msg_id: a, state: 'run', fields: expect.any(Object) });
   });
 
+  it('a message running again: the time of this run, not the last one', async () => {
+    const q = await queue();
+    const a = (await q.send({ param1: 'a', due: later(q) })).msg_id;
+    await cmd(q, 'run_message', { msg_id: a });
+    const s = await q.launcher.nth(0);
+    q.clock.ms += 3000;
+    const finished = q.next('finished', ({ msg }) => msg.msg_id === a);
+    s.say('err broken');
+    s.exit(0);
+    await finished;
+    expect(await cmd(q, 'requeue_message', { msg_id: a })).toEqual(['ok', 'msg requeued']);
+    await q.launcher.nth(1);
+    q.clock.ms += 700;
+    expect((await ask(q, { detail: true }))[1].messages[0]).toMatchObject({ state: 'run', ms: 700, finished: null });
+  });
+
   it('a finished message requeued: the last run time stays, the finish is cleared', async () => {
     const q = await queue();
     const a = (await q.send({ param1: 'a', due: later(q) })).msg_id;
@@ -126,6 +142,31 @@ describe('search detail', () => {
     expect(again).toMatchObject({ state: 'que', ms: 3000, finished: null });
     expect(again.acked).toBeUndefined();
     expect(ids(await ask(q, { acked: true }))).toEqual([]);
+  });
+});
+
+describe('bulk with a filter', () => {
+  it('picks every match of the filter (no page), each with its state and acknowledgement', async () => {
+    const q = await queue();
+    const errs: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      q.clock.ms += 1000;
+      const m = (await q.send({ param1: 'e' })).msg_id;
+      const s = await q.launcher.nth(i);
+      const finished = q.next('finished', ({ msg }) => msg.msg_id === m);
+      s.say('err broken');
+      s.exit(0);
+      await finished;
+      errs.push(m);
+      if (i === 0) await q.queue.ops.ackErrs();
+    }
+    for (let i = 0; i < 2; i++) await q.queue.ops.create({ dest: 'q', param1: 'p' } as never, false);
+    const count = async (op: string, filter: unknown) => (await cmd(q, 'bulk', { op, filter, dry_run: true }))[1].count;
+    expect(await count('retry', { limit: 1 })).toBe(3);
+    expect(await count('ack', {})).toBe(2);
+    expect(await count('ack', { acked: true })).toBe(0);
+    expect(await count('delete', { query: { param1: 'p' } })).toBe(2);
+    expect(await count('delete', { state: 'err', acked: true })).toBe(1);
   });
 });
 
@@ -155,6 +196,11 @@ describe('search wait_ms', () => {
     open.push(q2);
     await q2.queue.stats.search.warm();
     expect(q2.queue.stats.search.size).toBe(2);
+  });
+
+  it('takes a wait of at most a minute', async () => {
+    const q = await queue();
+    expect(await ask(q, { wait_ms: 60_001 })).toEqual(['fail', expect.stringMatching(/^wait_ms: expected a whole number from 1 to 60000/)]);
   });
 
   it('waits up to wait_ms for a read that ends in time', async () => {
@@ -221,18 +267,19 @@ describe('search index contents', () => {
     expect((await ask(q, { query: { outcome: 'cancelled' } }))[1].messages).toEqual([{ msg_id: a, state: 'err', fields: expect.objectContaining({ param1: 'a', outcome: 'cancelled' }) }]);
   });
 
-  it('sorts messages finished before this process by their status file, oldest without one last', async () => {
+  it('sorts messages finished before this process by their status file (or their directory without one), acknowledged ones too', async () => {
     const q1 = await inProcessQueue();
     const made: string[] = [];
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 5; i++) {
       q1.clock.ms += 1000;
       const m = (await q1.send({ param1: `m${i}` })).msg_id;
       const s = await q1.launcher.nth(i);
       const finished = q1.next('finished', ({ msg }) => msg.msg_id === m);
-      s.say('done fine');
+      s.say(i >= 3 ? 'err broken' : 'done fine');
       s.exit(0);
       await finished;
       made.push(m);
+      if (i === 3) await q1.queue.ops.ackErrs();
     }
     await q1.stop();
     const q = await inProcessQueue({}, { root: q1.root });
@@ -243,17 +290,24 @@ describe('search index contents', () => {
     await fs.utimes(path.join(await dir(made[1]), 'status'), at(1), at(1));
     await fs.utimes(path.join(await dir(made[0]), 'status'), at(2), at(2));
     await fs.utimes(path.join(await dir(made[2]), 'status'), at(3), at(3));
-    expect(ids(await ask(q, { sort: 'finished', order: 'asc' }))).toEqual([made[1], made[0], made[2]]);
-    expect(ids(await ask(q, { sort: 'finished', order: 'desc' }))).toEqual([made[2], made[0], made[1]]);
+    // 3 is acknowledged (err/.<id>), the newest; 4 has no status file, its directory says when.
+    const acked = path.join(q.root, 'queues', 'q', 'err', `.${made[3]}`);
+    await fs.utimes(path.join(acked, 'status'), at(5), at(5));
+    await fs.rm(path.join(await dir(made[4]), 'status'));
+    await fs.utimes(await dir(made[4]), at(4), at(4));
+    expect(ids(await ask(q, { sort: 'finished', order: 'asc' }))).toEqual([made[1], made[0], made[2], made[4], made[3]]);
+    expect(ids(await ask(q, { sort: 'finished', order: 'desc' }))).toEqual([made[3], made[4], made[2], made[0], made[1]]);
+    // Read at start from its dotted name: acknowledged.
+    expect(ids(await ask(q, { acked: true }))).toEqual([made[3]]);
   });
 
   it('a stub learnt of by a move is read where it went when it moved on before the read', async () => {
     const q = await queue();
-    const b = (await q.queue.ops.create({ dest: 'q', param1: 'moving' } as never, false)).msg_id;
+    const b = (await q.queue.ops.create({ dest: 'q', param1: 'moving', due: later(q) } as never, false)).msg_id;
     expect((await ask(q, {}))[1].total).toBe(1);
     const index = q.queue.stats.search as unknown as { entries: Map<string, unknown> };
     index.entries.delete(b);
-    // Committed (prep → que) and started (que → run) before the stub's read in que can happen.
+    // Committed (prep → que) and, as the index hears it, started (que → run) before the stub's read in que can happen.
     const onMoved = ({ id, to }: { id: string; to: string }) => {
       if (id === b && to === 'que') q.queue.events.emit('moved', { id: b, from: 'que', to: 'run' } as never);
     };

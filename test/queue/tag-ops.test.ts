@@ -236,6 +236,38 @@ describe('cancel_tagged', () => {
   });
 });
 
+describe('an acknowledged err message and a deleted one', () => {
+  it('an acknowledged err message is found by its dotted name: listed, re-tagged, found again by a rebuild', async () => {
+    const q = await queue();
+    q.clock.ms += 1000;
+    const id = (await q.send({ tags: ['t'] })).msg_id;
+    const s = await q.launcher.nth(0);
+    const finished = q.next('finished', ({ msg }) => msg.msg_id === id);
+    s.say('err broken');
+    s.exit(0);
+    await finished;
+    await q.queue.ops.ackErrs();
+    expect((await cmd(q, 'tagged', { tag: 't' }))[1]).toEqual({ total: 1, messages: [expect.objectContaining({ msg_id: id, state: 'err', status: 'err - broken' })] });
+    expect((await cmd(q, 'tagged', { tag: 't', state: 'err' }))[1]).toMatchObject({ total: 1, messages: [{ msg_id: id }] });
+    expect(await cmd(q, 'tag_message', { msg_id: id, add: 'later' })).toEqual(['ok', ['t', 'later']]);
+    const msg = JSON.parse(await fs.readFile(path.join(q.root, 'queues', 'q', 'err', `.${id}`, 'msg'), 'utf8'));
+    expect(msg.tags).toEqual(['t', 'later']);
+    expect(await cmd(q, 'reindex_tags')).toEqual(['ok', 2]);
+    expect((await cmd(q, 'tagged', { tag: 'later' }))[1]).toMatchObject({ total: 1, messages: [{ msg_id: id, state: 'err' }] });
+    expect(await cmd(q, 'tag_message', { msg_id: '20261121.1643.46.613.1', add: 'x' })).toEqual(['fail', 'msg not found']);
+  });
+
+  it('a deleted message leaves the index at once', async () => {
+    const q = await queue();
+    const a = await waiting(q, { tags: ['t', 'u'] });
+    const b = await waiting(q, { tags: ['t'] });
+    expect(await cmd(q, 'delete_message', { msg_id: a })).toEqual(['ok', 'msg deleted']);
+    expect((await cmd(q, 'tags'))[1]).toEqual({ t: 1 });
+    expect((await cmd(q, 'tagged', { tag: 't' }))[1]).toEqual({ total: 1, messages: [expect.objectContaining({ msg_id: b })] });
+    await expect.poll(async () => (await journalLines(q)).some((l) => l.id === a && l.gone)).toBe(true);
+  });
+});
+
 describe('the index', () => {
   it('reindex_tags counts the (tag, message) pairs and lists by creation, newest first, over every state', async () => {
     const q = await queue();
