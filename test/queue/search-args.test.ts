@@ -142,6 +142,16 @@ describe('search detail', () => {
     expect(again).toMatchObject({ state: 'que', ms: 3000, finished: null });
     expect(again.acked).toBeUndefined();
     expect(ids(await ask(q, { acked: true }))).toEqual([]);
+    // Back in que it has not finished: after a finished one, whichever the order.
+    const b = (await q.send({ param1: 'b', due: later(q) })).msg_id;
+    await cmd(q, 'run_message', { msg_id: b });
+    const sb = await q.launcher.nth(1);
+    const fb = q.next('finished', ({ msg }) => msg.msg_id === b);
+    sb.say('done fine');
+    sb.exit(0);
+    await fb;
+    expect(ids(await ask(q, { sort: 'finished', order: 'asc' }))).toEqual([b, a]);
+    expect(ids(await ask(q, { sort: 'finished', order: 'desc' }))).toEqual([b, a]);
   });
 });
 
@@ -186,9 +196,15 @@ describe('search wait_ms', () => {
     };
     expect(await ask(q, { wait_ms: 50 })).toEqual(['ok', { total: 0, messages: [], building: { read: 1 } }]);
     expect(q.queue.stats.search.ready).toBe(false);
+    // Made and deleted while the build reads: heard, and replayed over what it read.
+    const z = (await q.queue.ops.create({ dest: 'q', param1: 'z' } as never, false)).msg_id;
+    const x = (await ask(q, { wait_ms: 1 }))[1];
+    expect(x.building).toBeDefined();
     release();
     await q.queue.stats.search.whenBuilt();
     spool.readMessage = real;
+    expect(ids(await ask(q, { query: { param1: 'z' } }))).toEqual([z]);
+    await q.queue.ops.remove(z, (await q.queue.ops.locate(z))!);
     expect(await ask(q, { wait_ms: 50 })).toEqual(['ok', { total: 2, messages: expect.any(Array) }]);
     // Asked with wait_ms first, the queue is marked searched: the next start reads it at once.
     await q.stop();
@@ -213,6 +229,51 @@ describe('search wait_ms', () => {
       return real(...a);
     };
     expect(await ask(q, { wait_ms: 60_000 })).toEqual(['ok', { total: 1, messages: [expect.objectContaining({ state: 'prep' })] }]);
+  });
+});
+
+describe('search index build', () => {
+  it('a failed first read answers the error, and the next search reads again', async () => {
+    const q = await queue();
+    await q.queue.ops.create({ dest: 'q', param1: 'x' } as never, false);
+    const spool = q.queue.spool as unknown as { listFlat: (...a: unknown[]) => Promise<string[]> };
+    const real = spool.listFlat.bind(spool);
+    spool.listFlat = async () => {
+      throw new Error('disk on fire');
+    };
+    expect(await ask(q, {})).toEqual(['fail', 'internal error: disk on fire']);
+    expect(await ask(q, { wait_ms: 1000 })).toEqual(['fail', 'internal error: disk on fire']);
+    spool.listFlat = real;
+    expect((await ask(q, {}))[1].total).toBe(1);
+  });
+
+  it('leaves out a message it cannot read (gone between the listing and the read)', async () => {
+    const q = await queue();
+    const a = (await q.queue.ops.create({ dest: 'q', param1: 'x' } as never, false)).msg_id;
+    const b = (await q.queue.ops.create({ dest: 'q', param1: 'y' } as never, false)).msg_id;
+    const spool = q.queue.spool as unknown as { readMessage: (state: string, id: string) => Promise<unknown> };
+    const real = spool.readMessage.bind(spool);
+    spool.readMessage = async (state: string, id: string) => {
+      if (id === a) throw Object.assign(new Error('gone'), { code: 'ENOENT' });
+      return real(state, id);
+    };
+    expect(ids(await ask(q, {}))).toEqual([b]);
+  });
+});
+
+describe('search detail when reads fail', () => {
+  it('the state stands for a status it cannot read, and no history means no times', async () => {
+    const q = await queue();
+    const a = (await q.send({ param1: 'a', due: later(q) })).msg_id;
+    const ops = q.queue.ops as unknown as { statusView: (...a: unknown[]) => Promise<unknown> };
+    ops.statusView = async () => {
+      throw new Error('no status');
+    };
+    const spool = q.queue.spool as unknown as { readHistory: (...a: unknown[]) => Promise<unknown> };
+    spool.readHistory = async () => {
+      throw new Error('no history');
+    };
+    expect((await ask(q, { detail: true }))[1].messages).toEqual([{ msg_id: a, state: 'que', fields: expect.any(Object), status: 'que', ms: null, finished: null }]);
   });
 });
 
@@ -299,6 +360,27 @@ describe('search index contents', () => {
     expect(ids(await ask(q, { sort: 'finished', order: 'desc' }))).toEqual([made[3], made[4], made[2], made[0], made[1]]);
     // Read at start from its dotted name: acknowledged.
     expect(ids(await ask(q, { acked: true }))).toEqual([made[3]]);
+  });
+
+  it('sorts messages it saw finish by the time it saw, not by their status files', async () => {
+    const q = await queue();
+    expect((await ask(q, {}))[1].total).toBe(0);
+    const made: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      q.clock.ms += 1000;
+      const m = (await q.send({ param1: `m${i}` })).msg_id;
+      const s = await q.launcher.nth(i);
+      const finished = q.next('finished', ({ msg }) => msg.msg_id === m);
+      s.say('done fine');
+      s.exit(0);
+      await finished;
+      made.push(m);
+    }
+    // The files say the opposite order.
+    const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
+    await fs.utimes(path.join((await q.queue.ops.locate(made[0]))!.dir, 'status'), at(2), at(2));
+    await fs.utimes(path.join((await q.queue.ops.locate(made[1]))!.dir, 'status'), at(1), at(1));
+    expect(ids(await ask(q, { sort: 'finished', order: 'asc' }))).toEqual(made);
   });
 
   it('a stub learnt of by a move is read where it went when it moved on before the read', async () => {
