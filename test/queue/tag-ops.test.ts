@@ -189,6 +189,31 @@ describe('tagged', () => {
     expect(lines).toContainEqual({ id: gone, gone: true });
   });
 
+  it('without a state, drops from the total an entry on the page whose message lost the tag', async () => {
+    const q = await queue();
+    const lost = await waiting(q, { tags: ['t'] });
+    const kept = await waiting(q, { tags: ['t'] });
+    delete q.queue.index.liveMessage(lost)!.tags;
+    expect((await cmd(q, 'tagged', { tag: 't' }))[1]).toEqual({ total: 1, messages: [expect.objectContaining({ msg_id: kept })] });
+    expect((await cmd(q, 'tags'))[1]).toEqual({ t: 1 });
+  });
+
+  it('counts a finished message before the page only in its own state', async () => {
+    const q = await queue();
+    await finished(q, 0, { tags: ['t'] });
+    await finished(q, 1, { tags: ['t'] });
+    q.clock.ms += 1000;
+    const e = (await q.send({ tags: ['t'] })).msg_id;
+    const s = await q.launcher.nth(2);
+    const f = q.next('finished', ({ msg }) => msg.msg_id === e);
+    s.say('err broken');
+    s.exit(0);
+    await f;
+    expect((await cmd(q, 'tagged', { tag: 't', state: 'err', offset: 5 }))[1]).toEqual({ total: 1, messages: [] });
+    expect((await cmd(q, 'tagged', { tag: 't', state: 'done', offset: 5 }))[1]).toEqual({ total: 2, messages: [] });
+    expect((await cmd(q, 'tagged', { tag: 't', state: 'err' }))[1]).toEqual({ total: 1, messages: [expect.objectContaining({ msg_id: e, state: 'err' })] });
+  });
+
   it('counts a finished message before the page by where it is on disk', async () => {
     const q = await queue();
     const a = await finished(q, 0, { tags: ['t'] });
@@ -276,6 +301,9 @@ describe('the index', () => {
     const e = await finished(q, 1, { tags: ['t', 'v', 'w'] });
     const c = await waiting(q, { param1: 'untagged' });
     await cmd(q, 'tag_message', { msg_id: a, add: 'late' });
+    // Tagging a finished message leaves it finished (nothing in memory claims it).
+    expect(q.queue.index.liveState(a)).toBeNull();
+    expect((await cmd(q, 'tagged', { tag: 'late', state: 'done' }))[1]).toMatchObject({ total: 1, messages: [{ msg_id: a, state: 'done' }] });
     await fs.writeFile(journal(q), '');
     expect(await cmd(q, 'reindex_tags')).toEqual(['ok', 7]);
     expect(ids((await cmd(q, 'tagged', { tag: 't' }))[1])).toEqual([e, b, a]);
