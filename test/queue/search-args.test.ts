@@ -383,6 +383,29 @@ describe('search index contents', () => {
     expect(ids(await ask(q, { sort: 'finished', order: 'asc' }))).toEqual(made);
   });
 
+  it('a relayed message is finished: its finish time in detail, sorted among finished ones, read at start', async () => {
+    const q = await queue();
+    expect((await ask(q, {}))[1].total).toBe(0);
+    const r = (await q.send({ param1: 'r' })).msg_id;
+    const s = await q.launcher.nth(0);
+    q.clock.ms += 1000;
+    const f = q.next('finished', ({ msg }) => msg.msg_id === r);
+    s.say('relayed');
+    s.exit(0);
+    await f;
+    q.clock.ms += 1000;
+    const w = (await q.send({ param1: 'w', due: later(q) })).msg_id;
+    const row = (await ask(q, { detail: true, state: 'relayed' }))[1].messages;
+    expect(row).toEqual([expect.objectContaining({ msg_id: r, state: 'relayed', ms: 1000, finished: expect.any(Number) })]);
+    expect(row[0].finished).toBeGreaterThan(0);
+    expect(ids(await ask(q, { sort: 'finished', order: 'asc' }))).toEqual([r, w]);
+    await q.stop();
+    const q2 = await inProcessQueue({}, { root: q.root });
+    open.push(q2);
+    expect(ids(await ask(q2, { state: 'relayed' }))).toEqual([r]);
+    expect(ids(await ask(q2, { sort: 'finished', order: 'asc' }))).toEqual([r, w]);
+  });
+
   it('a stub learnt of by a move is read where it went when it moved on before the read', async () => {
     const q = await queue();
     const b = (await q.queue.ops.create({ dest: 'q', param1: 'moving', due: later(q) } as never, false)).msg_id;

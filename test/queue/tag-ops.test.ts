@@ -226,6 +226,26 @@ describe('tagged', () => {
   });
 });
 
+describe('a relayed message', () => {
+  it('is listed in its state, counted before the page, and found again by a rebuild', async () => {
+    const q = await queue();
+    const d = await finished(q, 0, { tags: ['t'] });
+    q.clock.ms += 1000;
+    const r = (await q.send({ tags: ['t'] })).msg_id;
+    const s = await q.launcher.nth(1);
+    const f = q.next('finished', ({ msg }) => msg.msg_id === r);
+    s.say('relayed');
+    s.exit(0);
+    await f;
+    expect(await q.state(r)).toBe('relayed');
+    expect((await cmd(q, 'tagged', { tag: 't', state: 'relayed' }))[1]).toEqual({ total: 1, messages: [expect.objectContaining({ msg_id: r, state: 'relayed' })] });
+    expect((await cmd(q, 'tagged', { tag: 't', state: 'relayed', offset: 1 }))[1]).toEqual({ total: 1, messages: [] });
+    await fs.writeFile(journal(q), '');
+    expect(await cmd(q, 'reindex_tags')).toEqual(['ok', 2]);
+    expect(ids((await cmd(q, 'tagged', { tag: 't' }))[1])).toEqual([r, d]);
+  });
+});
+
 describe('cancel_tagged', () => {
   it('cancels the live messages that carry the tag (prep ones read from disk), not finished ones nor ones that lost it', async () => {
     const q = await queue();
