@@ -41,7 +41,8 @@ function msArg(args: Args, field: string): number | undefined {
 
 /** The query every listing command shares (`search`, and `bulk`'s filter): one matcher for all of them. */
 export function searchQuery(args: Args, defaultLimit = 100): SearchQuery {
-  const text = args.text === undefined || args.text === null || args.text === '' ? undefined : args.text;
+  // An absent text stays undefined as it is: only null and '' need saying.
+  const text = args.text === null || args.text === '' ? undefined : args.text;
   if (text !== undefined && (typeof text !== 'string' || text.length > MAX_TEXT)) throw invalidField('text', `a text of at most ${MAX_TEXT} characters`, text);
   const acked = args.acked === undefined || args.acked === null || args.acked === '' ? undefined : flag(args, 'acked');
   const q: SearchQuery = { fields: queryArg(args), text, exact: flag(args, 'exact'), state: oneOf(args, 'state', STATES), offset: offsetArg(args), limit: countArg(args, 'limit', MAX_PAGE, defaultLimit)! };

@@ -124,7 +124,7 @@ export class TagOps {
       // A live message is in memory: only a finished state costs a stat.
       if (q.state && live && live !== q.state) continue;
       if (q.state && !live && !['done', 'relayed', 'err'].includes(q.state)) continue;
-      const entry = seen >= q.offset && page.length < q.limit ? await this.entry(id, tag, this.index.taggedAt(tag, id)) : await this.stillTagged(id, tag, q.state);
+      const entry = seen >= q.offset && page.length < q.limit ? await this.entry(id, tag, this.index.taggedAt(tag, id), q.state) : await this.stillTagged(id, tag, q.state);
       if (entry === 'gone') gone.push(id);
       if (entry === 'gone' || (entry === null && !q.state)) dropped++;
       if (entry === null || entry === 'gone') continue;
@@ -162,9 +162,11 @@ export class TagOps {
     return this.index.close();
   }
 
-  /** The page entry of a message that still has `tag`; null (and the entry dropped) otherwise. */
-  private async entry(id: string, tag: string, at: number): Promise<TaggedEntry | null | 'gone'> {
+  /** The page entry of a message that still has `tag` (and is in `state`, if asked); null otherwise, the entry dropped when it lost the tag. */
+  private async entry(id: string, tag: string, at: number, state?: State): Promise<TaggedEntry | null | 'gone'> {
     const where = await this.find(id);
+    // A finished message in another finished state (done when err was asked): not on this page, still tagged.
+    if (state && where && where.state !== state) return null;
     const msg = where && (this.d.index.liveMessage(id) ?? (await this.d.spool.readMessage(where.state, where.name).catch(() => null)));
     if (!where || !msg || !tagsOf(msg).includes(tag)) return this.drop(id, tag, where !== null);
     const { status } = await this.d.ops.statusView(id, where);

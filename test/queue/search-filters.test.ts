@@ -46,6 +46,9 @@ describe('search filters', () => {
     expect((await ask(q, { acked: false }))[1].total).toBe(2);
     expect((await ask(q, { state: 'err', acked: false }))[1].total).toBe(0);
     expect(ids(await ask(q, { state: 'err' }))).toEqual([a]);
+    // Null or an empty field (a form's) is no filter: the acknowledged one too.
+    expect((await ask(q, { acked: null }))[1].total).toBe(3);
+    expect((await ask(q, { acked: '' }))[1].total).toBe(3);
   });
 
   it('created_from and created_to bound the id time (from inclusive, to exclusive)', async () => {
@@ -74,6 +77,10 @@ describe('search filters', () => {
     expect(row(b).finished).toBeGreaterThan(0);
     expect(row(a)).toMatchObject({ status: 'err - broken', acked: true });
     expect(row(c)).toMatchObject({ ms: null, finished: null, status: expect.stringMatching(/^que/) });
+    // A later history line that is no move (tags changed) leaves the finish as it was.
+    expect((await handleRequest(q.queue, `tag_message ${JSON.stringify({ msg_id: b, add: 'late' })}`, pino({ level: 'silent' })))).toBe('["ok",["late"]]');
+    const again = (await ask(q, { detail: true }))[1].messages as { msg_id: string; finished: number | null }[];
+    expect(again.find((r) => r.msg_id === b)!.finished).toBe(row(b).finished);
   });
 
   it('wait_ms bounds the wait for the first read of the messages: building, then the answer once read', async () => {
