@@ -1,45 +1,13 @@
 // Tag operations on an in-process queue (rq-beyond §B9): what tag_message writes and journals, the tagged page's
-// fields, filters and totals, cancel_tagged's choice, the pairs reindex_tags counts, and the index's repair at start.
+// fields, filters and totals, and cancel_tagged's choice.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import pino from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
-import { handleRequest } from '../../src/queue/commands.js';
-import { type InProcess, inProcessQueue } from './in-process.js';
+import { describe, expect, it } from 'vitest';
+import type { InProcess } from './in-process.js';
+import { cmd, inProcessQueues } from './in-process-session.js';
+import { finished, ids, journalLines, waiting } from './tag-session.js';
 
-const open: InProcess[] = [];
-afterEach(async () => {
-  for (const q of open.splice(0)) await q.close();
-});
-
-const cmd = async (q: InProcess, command: string, arg: unknown = {}) => JSON.parse(await handleRequest(q.queue, `${command} ${JSON.stringify(arg)}`, pino({ level: 'silent' })));
-const journal = (q: InProcess) => path.join(q.root, 'queues', 'q', '.index', 'tags.jsonl');
-const journalLines = async (q: InProcess) => (await fs.readFile(journal(q), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
-const ids = (page: { messages: { msg_id: string }[] }) => page.messages.map((m) => m.msg_id);
-
-async function queue(): Promise<InProcess> {
-  const q = await inProcessQueue({ num_workers: 2 });
-  open.push(q);
-  return q;
-}
-
-/** A message waiting in que an hour ahead (whole, in memory), one second after the last. */
-async function waiting(q: InProcess, fields: Record<string, unknown> = {}): Promise<string> {
-  q.clock.ms += 1000;
-  return (await q.send({ due: Math.floor(q.clock.ms / 1000) + 3600, ...fields })).msg_id;
-}
-
-/** A message finished to done (through the fake launcher's script `n`). */
-async function finished(q: InProcess, n: number, fields: Record<string, unknown> = {}): Promise<string> {
-  q.clock.ms += 1000;
-  const m = await q.send(fields);
-  const s = await q.launcher.nth(n);
-  const done = q.next('finished', ({ msg }) => msg.msg_id === m.msg_id);
-  s.say('done fine');
-  s.exit(0);
-  await done;
-  return m.msg_id;
-}
+const queue = inProcessQueues({ num_workers: 2 });
 
 const tagsLines = async (q: InProcess, id: string) => (await cmd(q, 'get_history', { msg_id: id }))[1].filter((h: { event?: string }) => h.event === 'tags');
 
@@ -226,26 +194,6 @@ describe('tagged', () => {
   });
 });
 
-describe('a relayed message', () => {
-  it('is listed in its state, counted before the page, and found again by a rebuild', async () => {
-    const q = await queue();
-    const d = await finished(q, 0, { tags: ['t'] });
-    q.clock.ms += 1000;
-    const r = (await q.send({ tags: ['t'] })).msg_id;
-    const s = await q.launcher.nth(1);
-    const f = q.next('finished', ({ msg }) => msg.msg_id === r);
-    s.say('relayed');
-    s.exit(0);
-    await f;
-    expect(await q.state(r)).toBe('relayed');
-    expect((await cmd(q, 'tagged', { tag: 't', state: 'relayed' }))[1]).toEqual({ total: 1, messages: [expect.objectContaining({ msg_id: r, state: 'relayed' })] });
-    expect((await cmd(q, 'tagged', { tag: 't', state: 'relayed', offset: 1 }))[1]).toEqual({ total: 1, messages: [] });
-    await fs.writeFile(journal(q), '');
-    expect(await cmd(q, 'reindex_tags')).toEqual(['ok', 2]);
-    expect(ids((await cmd(q, 'tagged', { tag: 't' }))[1])).toEqual([r, d]);
-  });
-});
-
 describe('cancel_tagged', () => {
   it('cancels the live messages that carry the tag (prep ones read from disk), not finished ones nor ones that lost it', async () => {
     const q = await queue();
@@ -278,74 +226,5 @@ describe('cancel_tagged', () => {
     };
     expect(await cmd(q, 'cancel_tagged', { tag: 't' })).toEqual(['ok', 1]);
     expect(await q.state(b)).toBe('err');
-  });
-});
-
-describe('an acknowledged err message and a deleted one', () => {
-  it('an acknowledged err message is found by its dotted name: listed, re-tagged, found again by a rebuild', async () => {
-    const q = await queue();
-    q.clock.ms += 1000;
-    const id = (await q.send({ tags: ['t'] })).msg_id;
-    const s = await q.launcher.nth(0);
-    const finished = q.next('finished', ({ msg }) => msg.msg_id === id);
-    s.say('err broken');
-    s.exit(0);
-    await finished;
-    await q.queue.ops.ackErrs();
-    expect((await cmd(q, 'tagged', { tag: 't' }))[1]).toEqual({ total: 1, messages: [expect.objectContaining({ msg_id: id, state: 'err', status: 'err - broken' })] });
-    expect((await cmd(q, 'tagged', { tag: 't', state: 'err' }))[1]).toMatchObject({ total: 1, messages: [{ msg_id: id }] });
-    expect(await cmd(q, 'tag_message', { msg_id: id, add: 'later' })).toEqual(['ok', ['t', 'later']]);
-    const msg = JSON.parse(await fs.readFile(path.join(q.root, 'queues', 'q', 'err', `.${id}`, 'msg'), 'utf8'));
-    expect(msg.tags).toEqual(['t', 'later']);
-    expect(await cmd(q, 'reindex_tags')).toEqual(['ok', 2]);
-    expect((await cmd(q, 'tagged', { tag: 'later' }))[1]).toMatchObject({ total: 1, messages: [{ msg_id: id, state: 'err' }] });
-    expect(await cmd(q, 'tag_message', { msg_id: '20261121.1643.46.613.1', add: 'x' })).toEqual(['fail', 'msg not found']);
-  });
-
-  it('a deleted message leaves the index at once', async () => {
-    const q = await queue();
-    const a = await waiting(q, { tags: ['t', 'u'] });
-    const b = await waiting(q, { tags: ['t'] });
-    expect(await cmd(q, 'delete_message', { msg_id: a })).toEqual(['ok', 'msg deleted']);
-    expect((await cmd(q, 'tags'))[1]).toEqual({ t: 1 });
-    expect((await cmd(q, 'tagged', { tag: 't' }))[1]).toEqual({ total: 1, messages: [expect.objectContaining({ msg_id: b })] });
-    await expect.poll(async () => (await journalLines(q)).some((l) => l.id === a && l.gone)).toBe(true);
-  });
-});
-
-describe('the index', () => {
-  it('reindex_tags counts the (tag, message) pairs and lists by creation, newest first, over every state', async () => {
-    const q = await queue();
-    const a = await finished(q, 0, { tags: ['t', 'u'] });
-    const b = await waiting(q, { tags: ['t'] });
-    const e = await finished(q, 1, { tags: ['t', 'v', 'w'] });
-    const c = await waiting(q, { param1: 'untagged' });
-    await cmd(q, 'tag_message', { msg_id: a, add: 'late' });
-    // Tagging a finished message leaves it finished (nothing in memory claims it).
-    expect(q.queue.index.liveState(a)).toBeNull();
-    expect((await cmd(q, 'tagged', { tag: 'late', state: 'done' }))[1]).toMatchObject({ total: 1, messages: [{ msg_id: a, state: 'done' }] });
-    await fs.writeFile(journal(q), '');
-    expect(await cmd(q, 'reindex_tags')).toEqual(['ok', 7]);
-    expect(ids((await cmd(q, 'tagged', { tag: 't' }))[1])).toEqual([e, b, a]);
-    expect((await cmd(q, 'tags'))[1]).toEqual({ t: 3, late: 1, u: 1, v: 1, w: 1 });
-    expect(c).toBeTruthy();
-    // Rebuilt times are the ids' creation times.
-    expect((await cmd(q, 'tagged', { tag: 'late' }))[1].messages[0].tagged_at).toBe(new Date(Date.UTC(2026, 10, 25, 12, 0, 1)).toISOString());
-  });
-
-  it('at start, adds the tags of live messages its journal lacks (a journal cut by hand)', async () => {
-    const q1 = await inProcessQueue();
-    const a = (await q1.queue.ops.create({ dest: 'q', due: Math.floor(q1.clock.ms / 1000) + 3600, tags: ['x', 'y'] } as never, true)).msg_id;
-    q1.clock.ms += 1000;
-    const b = (await q1.queue.ops.create({ dest: 'q', due: Math.floor(q1.clock.ms / 1000) + 3600, tags: ['x'] } as never, true)).msg_id;
-    await q1.stop();
-    // Only b's line and half of a's survive.
-    await fs.writeFile(journal(q1), `${JSON.stringify({ id: a, add: ['y'], at: 1 })}\n${JSON.stringify({ id: b, add: ['x'], at: 2 })}\n`);
-    const q2 = await inProcessQueue({}, { root: q1.root });
-    open.push(q2);
-    expect((await cmd(q2, 'tags'))[1]).toEqual({ x: 2, y: 1 });
-    expect(ids((await cmd(q2, 'tagged', { tag: 'x' }))[1])).toEqual([a, b]);
-    const lines = (await journalLines(q2)).map(({ at: _at, ...l }) => l);
-    expect(lines.slice(2)).toEqual([{ id: a, add: ['x'] }]);
   });
 });
