@@ -18,3 +18,13 @@ export function inProcessQueues(config: Record<string, unknown> = {}): (...args:
     return q;
   };
 }
+
+/** The fake launcher's script `n` says `line` after `ms` on the queue's clock and exits 0; resolves once message `id`'s run has finished. */
+export async function endRun(q: InProcess, n: number, id: string, line: string, ms = 0): Promise<void> {
+  const s = await q.launcher.nth(n);
+  q.clock.ms += ms;
+  const finished = q.next('finished', ({ msg }) => msg.msg_id === id);
+  s.say(line);
+  s.exit(0);
+  await finished;
+}

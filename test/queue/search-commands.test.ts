@@ -2,7 +2,7 @@
 // requeued messages, the bounded wait for the index and its first read.
 import { describe, expect, it } from 'vitest';
 import { searchQuery } from '../../src/queue/search-commands.js';
-import { cmd, inProcessQueues } from './in-process-session.js';
+import { cmd, endRun, inProcessQueues } from './in-process-session.js';
 import { ask, ids, later } from './search-session.js';
 
 const queue = inProcessQueues();
@@ -88,12 +88,7 @@ describe('search detail', () => {
     const q = await queue();
     const a = (await q.send({ param1: 'a', due: later(q) })).msg_id;
     await cmd(q, 'run_message', { msg_id: a });
-    const s = await q.launcher.nth(0);
-    q.clock.ms += 3000;
-    const finished = q.next('finished', ({ msg }) => msg.msg_id === a);
-    s.say('err broken');
-    s.exit(0);
-    await finished;
+    await endRun(q, 0, a, 'err broken', 3000);
     expect(await cmd(q, 'requeue_message', { msg_id: a })).toEqual(['ok', 'msg requeued']);
     await q.launcher.nth(1);
     q.clock.ms += 700;
@@ -104,12 +99,7 @@ describe('search detail', () => {
     const q = await queue();
     const a = (await q.send({ param1: 'a', due: later(q) })).msg_id;
     expect(await cmd(q, 'run_message', { msg_id: a })).toEqual(['ok', expect.anything()]);
-    const s = await q.launcher.nth(0);
-    q.clock.ms += 3000;
-    const finished = q.next('finished', ({ msg }) => msg.msg_id === a);
-    s.say('err broken');
-    s.exit(0);
-    await finished;
+    await endRun(q, 0, a, 'err broken', 3000);
     const err = (await ask(q, { detail: true }))[1].messages[0];
     expect(err).toMatchObject({ state: 'err', status: 'err - broken', ms: 3000, finished: q.clock.ms });
     q.clock.ms += 1000;
@@ -125,11 +115,7 @@ describe('search detail', () => {
     // Back in que it has not finished: after a finished one, whichever the order.
     const b = (await q.send({ param1: 'b', due: later(q) })).msg_id;
     await cmd(q, 'run_message', { msg_id: b });
-    const sb = await q.launcher.nth(1);
-    const fb = q.next('finished', ({ msg }) => msg.msg_id === b);
-    sb.say('done fine');
-    sb.exit(0);
-    await fb;
+    await endRun(q, 1, b, 'done fine');
     expect(ids(await ask(q, { sort: 'finished', order: 'asc' }))).toEqual([b, a]);
     expect(ids(await ask(q, { sort: 'finished', order: 'desc' }))).toEqual([b, a]);
   });
@@ -142,11 +128,7 @@ describe('bulk with a filter', () => {
     for (let i = 0; i < 3; i++) {
       q.clock.ms += 1000;
       const m = (await q.send({ param1: 'e' })).msg_id;
-      const s = await q.launcher.nth(i);
-      const finished = q.next('finished', ({ msg }) => msg.msg_id === m);
-      s.say('err broken');
-      s.exit(0);
-      await finished;
+      await endRun(q, i, m, 'err broken');
       errs.push(m);
       if (i === 0) await q.queue.ops.ackErrs();
     }

@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { searchable } from '../../src/queue/search-index.js';
-import { cmd, inProcessQueues } from './in-process-session.js';
+import { cmd, endRun, inProcessQueues } from './in-process-session.js';
 import { ask, ids, later } from './search-session.js';
 
 const queue = inProcessQueues();
@@ -66,11 +66,7 @@ describe('search index contents', () => {
     for (let i = 0; i < 5; i++) {
       q1.clock.ms += 1000;
       const m = (await q1.send({ param1: `m${i}` })).msg_id;
-      const s = await q1.launcher.nth(i);
-      const finished = q1.next('finished', ({ msg }) => msg.msg_id === m);
-      s.say(i >= 3 ? 'err broken' : 'done fine');
-      s.exit(0);
-      await finished;
+      await endRun(q1, i, m, i >= 3 ? 'err broken' : 'done fine');
       made.push(m);
       if (i === 3) await q1.queue.ops.ackErrs();
     }
@@ -100,11 +96,7 @@ describe('search index contents', () => {
     for (let i = 0; i < 2; i++) {
       q.clock.ms += 1000;
       const m = (await q.send({ param1: `m${i}` })).msg_id;
-      const s = await q.launcher.nth(i);
-      const finished = q.next('finished', ({ msg }) => msg.msg_id === m);
-      s.say('done fine');
-      s.exit(0);
-      await finished;
+      await endRun(q, i, m, 'done fine');
       made.push(m);
     }
     // The files say the opposite order.
@@ -118,12 +110,7 @@ describe('search index contents', () => {
     const q = await queue();
     expect((await ask(q, {}))[1].total).toBe(0);
     const r = (await q.send({ param1: 'r' })).msg_id;
-    const s = await q.launcher.nth(0);
-    q.clock.ms += 1000;
-    const f = q.next('finished', ({ msg }) => msg.msg_id === r);
-    s.say('relayed');
-    s.exit(0);
-    await f;
+    await endRun(q, 0, r, 'relayed', 1000);
     q.clock.ms += 1000;
     const w = (await q.send({ param1: 'w', due: later(q) })).msg_id;
     const row = (await ask(q, { detail: true, state: 'relayed' }))[1].messages;

@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { InProcess } from './in-process.js';
-import { cmd, inProcessQueues } from './in-process-session.js';
+import { cmd, endRun, inProcessQueues } from './in-process-session.js';
 import { finished, ids, journalLines, waiting } from './tag-session.js';
 
 const queue = inProcessQueues({ num_workers: 2 });
@@ -172,11 +172,7 @@ describe('tagged', () => {
     await finished(q, 1, { tags: ['t'] });
     q.clock.ms += 1000;
     const e = (await q.send({ tags: ['t'] })).msg_id;
-    const s = await q.launcher.nth(2);
-    const f = q.next('finished', ({ msg }) => msg.msg_id === e);
-    s.say('err broken');
-    s.exit(0);
-    await f;
+    await endRun(q, 2, e, 'err broken');
     expect((await cmd(q, 'tagged', { tag: 't', state: 'err', offset: 5 }))[1]).toEqual({ total: 1, messages: [] });
     expect((await cmd(q, 'tagged', { tag: 't', state: 'done', offset: 5 }))[1]).toEqual({ total: 2, messages: [] });
     expect((await cmd(q, 'tagged', { tag: 't', state: 'err' }))[1]).toEqual({ total: 1, messages: [expect.objectContaining({ msg_id: e, state: 'err' })] });

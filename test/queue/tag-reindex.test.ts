@@ -3,7 +3,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cmd, inProcessQueues } from './in-process-session.js';
+import { cmd, endRun, inProcessQueues } from './in-process-session.js';
 import { finished, ids, journal, journalLines, waiting } from './tag-session.js';
 
 const queue = inProcessQueues({ num_workers: 2 });
@@ -34,11 +34,7 @@ describe('an acknowledged err message and a deleted one', () => {
     const q = await queue();
     q.clock.ms += 1000;
     const id = (await q.send({ tags: ['t'] })).msg_id;
-    const s = await q.launcher.nth(0);
-    const finished = q.next('finished', ({ msg }) => msg.msg_id === id);
-    s.say('err broken');
-    s.exit(0);
-    await finished;
+    await endRun(q, 0, id, 'err broken');
     await q.queue.ops.ackErrs();
     expect((await cmd(q, 'tagged', { tag: 't' }))[1]).toEqual({ total: 1, messages: [expect.objectContaining({ msg_id: id, state: 'err', status: 'err - broken' })] });
     expect((await cmd(q, 'tagged', { tag: 't', state: 'err' }))[1]).toMatchObject({ total: 1, messages: [{ msg_id: id }] });

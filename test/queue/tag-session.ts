@@ -2,6 +2,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { InProcess } from './in-process.js';
+import { endRun } from './in-process-session.js';
 
 export const journal = (q: InProcess) => path.join(q.root, 'queues', 'q', '.index', 'tags.jsonl');
 export const journalLines = async (q: InProcess) => (await fs.readFile(journal(q), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
@@ -17,10 +18,6 @@ export async function waiting(q: InProcess, fields: Record<string, unknown> = {}
 export async function finished(q: InProcess, n: number, fields: Record<string, unknown> = {}): Promise<string> {
   q.clock.ms += 1000;
   const m = await q.send(fields);
-  const s = await q.launcher.nth(n);
-  const done = q.next('finished', ({ msg }) => msg.msg_id === m.msg_id);
-  s.say('done fine');
-  s.exit(0);
-  await done;
+  await endRun(q, n, m.msg_id, 'done fine');
   return m.msg_id;
 }
