@@ -98,8 +98,8 @@ describe('search detail', () => {
     s.say('status working hard');
     await expect.poll(async () => (await cmd(q, 'get_message', { msg_id: a }))[1].status).toMatch(/working hard/);
     q.clock.ms += 2500;
-    const row = (await ask(q, { detail: true }))[1].messages[0];
-    expect(row).toEqual({ msg_id: a, state: 'run', fields: expect.any(Object), status: 'run - working hard', ms: 2500, finished: null });
+    const reply = await ask(q, { detail: true });
+    expect(reply).toEqual(['ok', { total: 1, messages: [{ msg_id: a, state: 'run', fields: expect.any(Object), status: 'run - working hard', ms: 2500, finished: null }] }]);
     expect((await ask(q, { detail: false }))[1].messages[0]).toEqual({ msg_id: a, state: 'run', fields: expect.any(Object) });
     expect((await ask(q, { detail: '' }))[1].messages[0]).toEqual({ msg_id: a, state: 'run', fields: expect.any(Object) });
   });
@@ -294,6 +294,15 @@ describe('search index contents', () => {
     expect(ids(await ask(q, { query: { param1: edge }, exact: true }))).toEqual([a]);
     expect(ids(await ask(q, { query: { tags: 'red,blue' }, exact: true }))).toEqual([a]);
     expect(ids(await ask(q, { query: { tags: 'd,b' } }))).toEqual([a]);
+  });
+
+  it('finds a tag of a long tag list (cut in the index) by the message\'s tags joined by commas', async () => {
+    const q = await queue();
+    const tags = Array.from({ length: 10 }, (_, i) => `${'t'.repeat(40)}${i}`);
+    const a = (await q.queue.ops.create({ dest: 'q', param1: 'x', tags } as never, false)).msg_id;
+    expect(ids(await ask(q, { query: { tags: `${tags[8]},${tags[9]}` } }))).toEqual([a]);
+    expect(ids(await ask(q, { query: { tags: tags.join(',') }, exact: true }))).toEqual([a]);
+    expect(ids(await ask(q, { query: { tags: `${tags[8]}${tags[9]}` } }))).toEqual([]);
   });
 
   it('a long value: exact and contains are checked against the message, every field of the query; a field the message lacks matches nothing', async () => {
