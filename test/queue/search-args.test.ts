@@ -321,6 +321,10 @@ describe('search index contents', () => {
     delete msg.param1;
     await fs.writeFile(file, JSON.stringify(msg));
     expect(ids(await ask(q, { query: { param1: 'needle' } }))).toEqual([]);
+    // Not as a text either: an absent or null value is no "undefined" nor "null".
+    expect(ids(await ask(q, { query: { param1: 'undefined' } }))).toEqual([]);
+    await fs.writeFile(file, JSON.stringify({ ...msg, param1: null }));
+    expect(ids(await ask(q, { query: { param1: 'null' } }))).toEqual([]);
     await fs.rm(path.join(q.root, 'queues', 'q', 'prep', a), { recursive: true });
     expect(ids(await ask(q, { query: { param1: 'needle' } }))).toEqual([]);
   });
