@@ -202,6 +202,7 @@ describe('search wait_ms', () => {
     expect(x.building).toBeDefined();
     release();
     await q.queue.stats.search.whenBuilt();
+    expect(q.queue.stats.search.ready).toBe(true);
     spool.readMessage = real;
     expect(ids(await ask(q, { query: { param1: 'z' } }))).toEqual([z]);
     await q.queue.ops.remove(z, (await q.queue.ops.locate(z))!);
@@ -417,6 +418,31 @@ describe('search index contents', () => {
     open.push(q2);
     expect(ids(await ask(q2, { state: 'relayed' }))).toEqual([r]);
     expect(ids(await ask(q2, { sort: 'finished', order: 'asc' }))).toEqual([r, w]);
+  });
+
+  it('a message it learnt of by its move to err gets the time it finished', async () => {
+    const q = await queue();
+    const a = (await q.send({ param1: 'a' })).msg_id;
+    const sa = await q.launcher.nth(0);
+    expect((await ask(q, {}))[1].total).toBe(1);
+    // As if its create had come before the build and its listing after the run began: only the move to err tells of it.
+    (q.queue.stats.search as unknown as { entries: Map<string, unknown> }).entries.delete(a);
+    q.clock.ms += 1000;
+    const fa = q.next('finished', ({ msg }) => msg.msg_id === a);
+    sa.say('err broken');
+    sa.exit(0);
+    await fa;
+    q.clock.ms += 1000;
+    const b = (await q.send({ param1: 'b' })).msg_id;
+    const sb = await q.launcher.nth(1);
+    q.clock.ms += 1000;
+    const fb = q.next('finished', ({ msg }) => msg.msg_id === b);
+    sb.say('done fine');
+    sb.exit(0);
+    await fb;
+    // Both finish times are this queue's clock, a's the earlier (a status file's would be today's real time).
+    expect(ids(await ask(q, { sort: 'finished', order: 'asc' }))).toEqual([a, b]);
+    expect((await ask(q, { query: { param1: 'a' } }))[1].messages).toEqual([{ msg_id: a, state: 'err', fields: expect.objectContaining({ param1: 'a' }) }]);
   });
 
   it('a stub learnt of by a move is read where it went when it moved on before the read', async () => {
