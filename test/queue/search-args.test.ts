@@ -330,6 +330,19 @@ describe('search index contents', () => {
     expect(ids(await ask(q, { query: { param1: 'needle' } }))).toEqual([]);
   });
 
+  it('checks a long value of an acknowledged error against its message under its dotted name', async () => {
+    const q = await queue();
+    const long = `${'x'.repeat(300)}needle`;
+    const a = (await q.send({ param1: long })).msg_id;
+    const s = await q.launcher.nth(0);
+    const f = q.next('finished', ({ msg }) => msg.msg_id === a);
+    s.say('err broken');
+    s.exit(0);
+    await f;
+    await q.queue.ops.ackErrs();
+    expect((await ask(q, { query: { param1: 'needle' } }))[1].messages).toEqual([expect.objectContaining({ msg_id: a, acked: true })]);
+  });
+
   it('reads a message that finished in err again: fields its finish set are found', async () => {
     const q = await queue();
     const a = (await q.send({ param1: 'a' })).msg_id;
@@ -365,13 +378,13 @@ describe('search index contents', () => {
     await fs.utimes(path.join(await dir(made[1]), 'status'), at(1), at(1));
     await fs.utimes(path.join(await dir(made[0]), 'status'), at(2), at(2));
     await fs.utimes(path.join(await dir(made[2]), 'status'), at(3), at(3));
-    // 3 is acknowledged (err/.<id>), the newest; 4 has no status file, its directory says when.
+    // 3 is acknowledged (err/.<id>), the oldest; 4 has no status file, its directory says when.
     const acked = path.join(q.root, 'queues', 'q', 'err', `.${made[3]}`);
-    await fs.utimes(path.join(acked, 'status'), at(5), at(5));
+    await fs.utimes(path.join(acked, 'status'), at(0), at(0));
     await fs.rm(path.join(await dir(made[4]), 'status'));
     await fs.utimes(await dir(made[4]), at(4), at(4));
-    expect(ids(await ask(q, { sort: 'finished', order: 'asc' }))).toEqual([made[1], made[0], made[2], made[4], made[3]]);
-    expect(ids(await ask(q, { sort: 'finished', order: 'desc' }))).toEqual([made[3], made[4], made[2], made[0], made[1]]);
+    expect(ids(await ask(q, { sort: 'finished', order: 'asc' }))).toEqual([made[3], made[1], made[0], made[2], made[4]]);
+    expect(ids(await ask(q, { sort: 'finished', order: 'desc' }))).toEqual([made[4], made[2], made[0], made[1], made[3]]);
     // Read at start from its dotted name: acknowledged.
     expect(ids(await ask(q, { acked: true }))).toEqual([made[3]]);
   });
