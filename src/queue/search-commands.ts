@@ -100,7 +100,8 @@ export const SEARCH_COMMANDS: Record<string, (q: Queue, args: Args) => Promise<u
       if (!ready) return ['ok', { total: 0, messages: [], building: { read: index.reading } }];
     }
     const page = await index.search(query);
-    if (!(args.detail !== undefined && flag(args, 'detail'))) return ['ok', page];
+    // An absent detail reads as false.
+    if (!flag(args, 'detail')) return ['ok', page];
     const details = await mapLimit(page.messages, DETAIL_LANES, (hit) => detail(q, hit));
     return ['ok', { ...page, messages: page.messages.map((m, i) => ({ ...m, ...details[i] })) }];
   },

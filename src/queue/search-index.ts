@@ -56,25 +56,26 @@ export class SearchIndex {
   private entries: Map<string, Entry> | null = null;
   private building: Promise<Map<string, Entry>> | null = null;
   /** Moves heard during the first build, replayed over what it read. */
-  private heard: [string, (e: Map<string, Entry>) => void][] = [];
+  private heard: ((e: Map<string, Entry>) => void)[] = [];
   private read = 0;
 
   constructor(private readonly d: { spool: QueueSpool; events: QueueEvents; log: Logger; now: () => number }) {
-    d.events.on('created', ({ msg, state }) => this.apply(msg.msg_id, (m) => m.set(msg.msg_id, { ...searchable(msg), state: m.get(msg.msg_id)?.state ?? state })));
-    d.events.on('moved', ({ id, from, to }) =>
-      this.apply(id, (m) => {
+    d.events.on('created', ({ msg, state }) => this.apply((m) => m.set(msg.msg_id, { ...searchable(msg), state: m.get(msg.msg_id)?.state ?? state })));
+    d.events.on('moved', ({ id, to }) =>
+      this.apply((m) => {
         const e = m.get(id);
         if (!e) return void this.refill(m, id, { state: to, fields: { msg_id: id }, stub: true });
         e.state = to;
-        if (from === 'err') delete e.acked;
+        // Only an err message is acknowledged: a move takes it out of err.
+        delete e.acked;
         if (FINISHED.has(to)) e.finished = d.now();
         else delete e.finished;
       }),
     );
     // Fields that finishing changes (outcome, failures) are read again once the message is at rest in err.
-    d.events.on('finished', ({ msg, outcome }) => outcome.state === 'err' && this.apply(msg.msg_id, (m) => m.set(msg.msg_id, { state: 'err', ...searchable(msg), finished: m.get(msg.msg_id)?.finished ?? d.now() })));
+    d.events.on('finished', ({ msg, outcome }) => outcome.state === 'err' && this.apply((m) => m.set(msg.msg_id, { state: 'err', ...searchable(msg), finished: m.get(msg.msg_id)?.finished ?? d.now() })));
     d.events.on('acked', ({ ids }) =>
-      this.apply('', (m) => {
+      this.apply((m) => {
         for (const id of ids) {
           const e = m.get(id);
           if (e) e.acked = true;
@@ -82,7 +83,7 @@ export class SearchIndex {
       }),
     );
     // An acknowledged error is removed by its dotted name.
-    d.events.on('removed', ({ id }) => this.apply(id, (m) => m.delete(id.replace(/^\./, ''))));
+    d.events.on('removed', ({ id }) => this.apply((m) => m.delete(id.replace(/^\./, ''))));
   }
 
   /**
@@ -119,7 +120,8 @@ export class SearchIndex {
 
   /** Starts the build without waiting for it (a page that would rather say "reading" than wait long). */
   begin(): void {
-    if (this.entries === null && this.building === null) void this.markUsed();
+    // Asked only while the index is not read: a second ask during the build only writes the mark again.
+    void this.markUsed();
     void this.whenBuilt();
   }
 
@@ -209,9 +211,9 @@ export class SearchIndex {
     );
   }
 
-  private apply(id: string, change: (m: Map<string, Entry>) => void): void {
+  private apply(change: (m: Map<string, Entry>) => void): void {
     if (this.entries) change(this.entries);
-    else if (this.building) this.heard.push([id, change]);
+    else if (this.building) this.heard.push(change);
   }
 
   private built(): Promise<Map<string, Entry>> {
@@ -238,7 +240,7 @@ export class SearchIndex {
         if (++read % PROGRESS_EVERY === 0) log.info({ state, read, of: ids.length }, 'search index: reading messages');
       });
     }
-    for (const [, change] of this.heard.splice(0)) change(entries);
+    for (const change of this.heard.splice(0)) change(entries);
     this.entries = entries;
     log.info({ messages: entries.size, ms: Date.now() - started }, 'search index built');
     return entries;

@@ -78,8 +78,8 @@ describe('search detail', () => {
     s.say('status working hard');
     await expect.poll(async () => (await cmd(q, 'get_message', { msg_id: a }))[1].status).toMatch(/working hard/);
     q.clock.ms += 2500;
-    const row = (await ask(q, { detail: true }))[1].messages[0];
-    expect(row).toEqual({ msg_id: a, state: 'run', fields: expect.any(Object), status: 'run - working hard', ms: 2500, finished: null });
+    const reply = await ask(q, { detail: true });
+    expect(reply).toEqual(['ok', { total: 1, messages: [{ msg_id: a, state: 'run', fields: expect.any(Object), status: 'run - working hard', ms: 2500, finished: null }] }]);
     expect((await ask(q, { detail: false }))[1].messages[0]).toEqual({ msg_id: a, state: 'run', fields: expect.any(Object) });
     expect((await ask(q, { detail: '' }))[1].messages[0]).toEqual({ msg_id: a, state: 'run', fields: expect.any(Object) });
   });
@@ -164,6 +164,7 @@ describe('search wait_ms', () => {
     expect(x.building).toBeDefined();
     release();
     await q.queue.stats.search.whenBuilt();
+    expect(q.queue.stats.search.ready).toBe(true);
     spool.readMessage = real;
     expect(ids(await ask(q, { query: { param1: 'z' } }))).toEqual([z]);
     await q.queue.ops.remove(z, (await q.queue.ops.locate(z))!);

@@ -28,6 +28,15 @@ describe('search index contents', () => {
     expect(ids(await ask(q, { query: { tags: 'd,b' } }))).toEqual([a]);
   });
 
+  it('finds a tag of a long tag list (cut in the index) by the message\'s tags joined by commas', async () => {
+    const q = await queue();
+    const tags = Array.from({ length: 10 }, (_, i) => `${'t'.repeat(40)}${i}`);
+    const a = (await q.queue.ops.create({ dest: 'q', param1: 'x', tags } as never, false)).msg_id;
+    expect(ids(await ask(q, { query: { tags: `${tags[8]},${tags[9]}` } }))).toEqual([a]);
+    expect(ids(await ask(q, { query: { tags: tags.join(',') }, exact: true }))).toEqual([a]);
+    expect(ids(await ask(q, { query: { tags: `${tags[8]}${tags[9]}` } }))).toEqual([]);
+  });
+
   it('a long value: exact and contains are checked against the message, every field of the query; a field the message lacks matches nothing', async () => {
     const q = await queue();
     const long = `${'x'.repeat(300)}needle`;
@@ -44,8 +53,21 @@ describe('search index contents', () => {
     delete msg.param1;
     await fs.writeFile(file, JSON.stringify(msg));
     expect(ids(await ask(q, { query: { param1: 'needle' } }))).toEqual([]);
+    // Not as a text either: an absent or null value is no "undefined" nor "null".
+    expect(ids(await ask(q, { query: { param1: 'undefined' } }))).toEqual([]);
+    await fs.writeFile(file, JSON.stringify({ ...msg, param1: null }));
+    expect(ids(await ask(q, { query: { param1: 'null' } }))).toEqual([]);
     await fs.rm(path.join(q.root, 'queues', 'q', 'prep', a), { recursive: true });
     expect(ids(await ask(q, { query: { param1: 'needle' } }))).toEqual([]);
+  });
+
+  it('checks a long value of an acknowledged error against its message under its dotted name', async () => {
+    const q = await queue();
+    const long = `${'x'.repeat(300)}needle`;
+    const a = (await q.send({ param1: long })).msg_id;
+    await endRun(q, 0, a, 'err broken');
+    await q.queue.ops.ackErrs();
+    expect((await ask(q, { query: { param1: 'needle' } }))[1].messages).toEqual([expect.objectContaining({ msg_id: a, acked: true })]);
   });
 
   it('reads a message that finished in err again: fields its finish set are found', async () => {
@@ -78,13 +100,13 @@ describe('search index contents', () => {
     await fs.utimes(path.join(await dir(made[1]), 'status'), at(1), at(1));
     await fs.utimes(path.join(await dir(made[0]), 'status'), at(2), at(2));
     await fs.utimes(path.join(await dir(made[2]), 'status'), at(3), at(3));
-    // 3 is acknowledged (err/.<id>), the newest; 4 has no status file, its directory says when.
+    // 3 is acknowledged (err/.<id>), the oldest; 4 has no status file, its directory says when.
     const acked = path.join(q.root, 'queues', 'q', 'err', `.${made[3]}`);
-    await fs.utimes(path.join(acked, 'status'), at(5), at(5));
+    await fs.utimes(path.join(acked, 'status'), at(0), at(0));
     await fs.rm(path.join(await dir(made[4]), 'status'));
     await fs.utimes(await dir(made[4]), at(4), at(4));
-    expect(ids(await ask(q, { sort: 'finished', order: 'asc' }))).toEqual([made[1], made[0], made[2], made[4], made[3]]);
-    expect(ids(await ask(q, { sort: 'finished', order: 'desc' }))).toEqual([made[3], made[4], made[2], made[0], made[1]]);
+    expect(ids(await ask(q, { sort: 'finished', order: 'asc' }))).toEqual([made[3], made[1], made[0], made[2], made[4]]);
+    expect(ids(await ask(q, { sort: 'finished', order: 'desc' }))).toEqual([made[4], made[2], made[0], made[1], made[3]]);
     // Read at start from its dotted name: acknowledged.
     expect(ids(await ask(q, { acked: true }))).toEqual([made[3]]);
   });
@@ -121,6 +143,26 @@ describe('search index contents', () => {
     const q2 = await queue({}, { root: q.root });
     expect(ids(await ask(q2, { state: 'relayed' }))).toEqual([r]);
     expect(ids(await ask(q2, { sort: 'finished', order: 'asc' }))).toEqual([r, w]);
+  });
+
+  it('a message it learnt of by its move to err gets the time it finished', async () => {
+    const q = await queue();
+    const a = (await q.send({ param1: 'a' })).msg_id;
+    const sa = await q.launcher.nth(0);
+    expect((await ask(q, {}))[1].total).toBe(1);
+    // As if its create had come before the build and its listing after the run began: only the move to err tells of it.
+    (q.queue.stats.search as unknown as { entries: Map<string, unknown> }).entries.delete(a);
+    q.clock.ms += 1000;
+    const fa = q.next('finished', ({ msg }) => msg.msg_id === a);
+    sa.say('err broken');
+    sa.exit(0);
+    await fa;
+    q.clock.ms += 1000;
+    const b = (await q.send({ param1: 'b' })).msg_id;
+    await endRun(q, 1, b, 'done fine', 1000);
+    // Both finish times are this queue's clock, a's the earlier (a status file's would be today's real time).
+    expect(ids(await ask(q, { sort: 'finished', order: 'asc' }))).toEqual([a, b]);
+    expect((await ask(q, { query: { param1: 'a' } }))[1].messages).toEqual([{ msg_id: a, state: 'err', fields: expect.objectContaining({ param1: 'a' }) }]);
   });
 
   it('a stub learnt of by a move is read where it went when it moved on before the read', async () => {
