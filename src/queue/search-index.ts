@@ -64,7 +64,11 @@ export class SearchIndex {
     d.events.on('moved', ({ id, to }) =>
       this.apply((m) => {
         const e = m.get(id);
-        if (!e) return void this.refill(m, id, { state: to, fields: { msg_id: id }, stub: true });
+        if (!e) {
+          const stub: Entry = { state: to, fields: { msg_id: id }, stub: true };
+          m.set(id, stub);
+          return this.refill(m, id, stub);
+        }
         e.state = to;
         // Only an err message is acknowledged: a move takes it out of err.
         delete e.acked;
@@ -193,10 +197,9 @@ export class SearchIndex {
 
   /**
    * A message the index learnt of by a move (it was between two of the build's directory listings,
-   * or its create came before the build): its fields are read where it now is.
+   * or its create came before the build): its stub, in the map already, gets the fields read where it now is.
    */
   private refill(m: Map<string, Entry>, id: string, stub: Entry, tries = 5): void {
-    if (!m.has(id)) m.set(id, stub);
     const from = stub.state;
     void this.d.spool.readMessage(from, stub.acked ? `.${id}` : id).then(
       (msg) => {

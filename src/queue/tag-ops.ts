@@ -92,7 +92,7 @@ export class TagOps {
         if (tries < WRITE_TRIES && isErrno(err, 'ENOENT')) continue;
         throw err;
       }
-      this.remember(id, where, mem, tags);
+      this.remember(id, mem, tags);
       await this.index.change(id, [], removed);
       this.d.spool.appendHistory(where.dir, { event: 'tags', actor, ...(added.length ? { add: added } : {}), ...(removed.length ? { remove: removed } : {}) });
       return tags;
@@ -100,11 +100,14 @@ export class TagOps {
   }
 
   /** Memory follows the write: a later write of the same message (a retry's) then keeps the tags. */
-  private remember(id: string, where: Located, mem: Message | undefined, tags: string[]): void {
+  private remember(id: string, mem: Message | undefined, tags: string[]): void {
     if (mem) {
       if (tags.length) mem.tags = tags;
       else delete mem.tags;
-    } else if (where.state === 'prep' && this.d.index.hasPrep(id)) this.d.index.addPrep(id, null);
+    } else if (this.d.index.hasPrep(id)) {
+      // Only a prep message is in the prep map (known whole, or by its id): committed, it is read again, with its tags.
+      this.d.index.addPrep(id, null);
+    }
   }
 
   /**

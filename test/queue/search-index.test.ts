@@ -1,5 +1,5 @@
 // The search index's upkeep: what it keeps of a message, acknowledgement undone by a requeue, fields re-read at
-// err, finish times read from disk, relayed and moved messages, the mark that warms it.
+// err, finish times read from disk, relayed and moved messages (a stub's reads, at most five), the mark that warms it.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -68,6 +68,14 @@ describe('search index contents', () => {
     await endRun(q, 0, a, 'err broken');
     await q.queue.ops.ackErrs();
     expect((await ask(q, { query: { param1: 'needle' } }))[1].messages).toEqual([expect.objectContaining({ msg_id: a, acked: true })]);
+  });
+
+  it('checks every long field of the query against the message', async () => {
+    const q = await queue();
+    const a = (await q.queue.ops.create({ dest: 'q', param1: `${'x'.repeat(300)}needle`, param2: `${'y'.repeat(300)}pin` } as never, false)).msg_id;
+    expect(ids(await ask(q, { query: { param1: 'needle', param2: 'pin' } }))).toEqual([a]);
+    expect(ids(await ask(q, { query: { param1: 'needle', param2: 'nail' } }))).toEqual([]);
+    expect(ids(await ask(q, { query: { param1: 'thread', param2: 'pin' } }))).toEqual([]);
   });
 
   it('reads a message that finished in err again: fields its finish set are found', async () => {
@@ -188,5 +196,63 @@ describe('search index contents', () => {
     q.queue.events.off('moved', onMoved);
     await expect.poll(async () => (await ask(q, { query: { param1: 'moving' } }))[1].total).toBe(1);
     expect(reads).toEqual(['que', 'run']);
+  });
+
+  it('a stub whose message is deleted before its read is simply gone', async () => {
+    const q = await queue();
+    const b = (await q.queue.ops.create({ dest: 'q', param1: 'brief', due: later(q) } as never, false)).msg_id;
+    expect((await ask(q, {}))[1].total).toBe(1);
+    const index = q.queue.stats.search as unknown as { entries: Map<string, unknown> };
+    index.entries.delete(b);
+    const spool = q.queue.spool as unknown as { readMessage: (state: string, id: string) => Promise<unknown> };
+    const real = spool.readMessage.bind(spool);
+    let failed!: () => void;
+    const readFailed = new Promise<void>((r) => (failed = r));
+    spool.readMessage = async (state: string, id: string) => {
+      if (id !== b) return real(state, id);
+      // Deleted meanwhile: its removal took the entry out before the read answers.
+      index.entries.delete(b);
+      setImmediate(failed);
+      throw Object.assign(new Error('gone'), { code: 'ENOENT' });
+    };
+    const unhandled: unknown[] = [];
+    const onUnhandled = (err: unknown) => unhandled.push(err);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      await q.queue.ops.commit(b);
+      await readFailed;
+      await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      spool.readMessage = real;
+    }
+    expect(unhandled).toEqual([]);
+    expect((await ask(q, {}))[1].total).toBe(0);
+    expect(await q.state(b)).toBe('que');
+  });
+
+  it('gives up reading a stub after five moves that each beat the read', async () => {
+    const q = await queue();
+    const b = (await q.queue.ops.create({ dest: 'q', param1: 'restless', due: later(q) } as never, false)).msg_id;
+    expect((await ask(q, {}))[1].total).toBe(1);
+    const index = q.queue.stats.search as unknown as { entries: Map<string, { state: string }> };
+    index.entries.delete(b);
+    const spool = q.queue.spool as unknown as { readMessage: (state: string, id: string) => Promise<unknown> };
+    const real = spool.readMessage.bind(spool);
+    let reads = 0;
+    spool.readMessage = async (state: string, id: string) => {
+      if (id !== b) return real(state, id);
+      reads++;
+      // Each read finds the message moved on (as the index hears it): que and run in turn.
+      if (reads <= 10) index.entries.get(b)!.state = state === 'que' ? 'run' : 'que';
+      throw Object.assign(new Error('moved'), { code: 'ENOENT' });
+    };
+    try {
+      await q.queue.ops.commit(b);
+      await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      spool.readMessage = real;
+    }
+    expect(reads).toBe(5);
   });
 });

@@ -178,6 +178,16 @@ describe('tagged', () => {
     expect((await cmd(q, 'tagged', { tag: 't', state: 'err' }))[1]).toEqual({ total: 1, messages: [expect.objectContaining({ msg_id: e, state: 'err' })] });
   });
 
+  it('reports a message gone from disk before the page too, and leaves it out of the total', async () => {
+    const q = await queue();
+    const a = await finished(q, 0, { tags: ['t'] });
+    const b = await finished(q, 1, { tags: ['t'] });
+    await fs.rm((await q.queue.ops.locate(b))!.dir, { recursive: true });
+    expect((await cmd(q, 'tagged', { tag: 't', offset: 1 }))[1]).toEqual({ total: 1, messages: [], gone: [b] });
+    expect((await cmd(q, 'tagged', { tag: 't' }))[1]).toEqual({ total: 1, messages: [expect.objectContaining({ msg_id: a })] });
+    expect((await journalLines(q)).map(({ at: _at, ...l }) => l)).toContainEqual({ id: b, gone: true });
+  });
+
   it('counts a finished message before the page by where it is on disk', async () => {
     const q = await queue();
     const a = await finished(q, 0, { tags: ['t'] });
