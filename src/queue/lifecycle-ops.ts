@@ -214,11 +214,15 @@ export class LifecycleOps {
     const updated = { ...msg, ...change };
     await spool.writeMessage(state, id, updated);
     spool.appendHistory(spool.msgDir(state, id), line);
-    if (state === 'que' && index.isQueued(id)) {
-      Object.assign(msg, change);
-      index.enqueue(msg);
+    // Memory follows the disk wherever the message is now: a commit may have moved it into the que
+    // during the write, and a parked one is enqueued from memory once let go.
+    const queued = index.queued(id);
+    if (queued) {
+      Object.assign(queued, change);
+      index.enqueue(queued);
       this.d.pump();
-    } else if (state === 'prep' && index.hasPrep(id)) index.addPrep(id, updated);
+    } else if (index.hasPrep(id)) index.addPrep(id, updated);
+    else index.changeParked(id, change);
   }
 
   /** A queued message past its deadline (taken out of the que by the dispatcher) ends in err `expired`. */

@@ -102,6 +102,15 @@ export class MessageIndex {
     return p?.msg;
   }
 
+  /** A parked message's fields changed (a reschedule, a priority): memory takes them and its expiry deadline follows; false when `id` is not parked. */
+  changeParked(id: string, change: Partial<Message>): boolean {
+    const p = this.parked.get(id);
+    if (!p) return false;
+    Object.assign(p.msg, change);
+    this.park(p.msg, p.owner);
+    return true;
+  }
+
   /** Parked messages, in the order they were parked. */
   parkedMessages(): Message[] {
     return [...this.parked.values()].map((p) => p.msg);

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { QueueConfig } from '../config/queue-config.js';
 import type { HostInfo } from '../message/message-id.js';
 import { QueueSpool } from '../spool/queue-spool.js';
+import type { SpoolFs } from '../spool/spool-fs.js';
 import { AdminState, type QueueStatus } from './admin-state.js';
 import { Coalescer } from './coalescing.js';
 import { Dispatcher } from './dispatcher.js';
@@ -50,6 +51,8 @@ export interface QueueDeps {
   idempotencyWindowMs?: number;
   /** stats_history_days and histogram_history_days (rq-beyond §B15.2); 30 and 7 by default. */
   statsRetention?: StatsRetention;
+  /** The spool's disk calls (the real disk by default; tests record them to check durability). */
+  fs?: SpoolFs;
 }
 
 export const DEFAULT_IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
@@ -106,6 +109,7 @@ export class Queue {
       host: deps.host,
       now: this.now,
       blanks: BLANKS,
+      fs: deps.fs,
       onMoved: (m) => events.emit('moved', m),
       onHistoryError: (err) => this.log.warn({ err: err.message }, 'history line not written; the message moved all the same'),
       beforeFinish: (id, from, to) => this.outbox.beforeFinish(id, from, to),

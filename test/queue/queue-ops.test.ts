@@ -12,24 +12,12 @@ afterEach(async () => {
 
 /** Runs one message to its end with `line` and `code`, then pauses the queue so later sends wait. */
 async function finishThenPause(p: InProcess, fields: Record<string, unknown>, line: string, code: number) {
-  const n = p.launcher.started.length;
-  const m = await p.send(fields);
-  const s = await p.launcher.nth(n);
-  const end = p.next('finished');
-  s.say(line);
-  s.exit(code);
-  await end;
-  await fs.writeFile(path.join(p.root, 'config', 'q.pause'), '');
-  expect(p.queue.status()).toBe('PAUSE');
+  const m = await p.runToEnd(fields, line, code);
+  await p.pause();
   return m;
 }
 
-async function paused(): Promise<InProcess> {
-  const p = await inProcessQueue();
-  await fs.writeFile(path.join(p.root, 'config', 'q.pause'), '');
-  expect(p.queue.status()).toBe('PAUSE');
-  return p;
-}
+const paused = () => inProcessQueue({}, { paused: true });
 
 describe('message operations', () => {
   it('prep then commit: in prep (memory and disk) until the commit, then in que; created events for both', async () => {
