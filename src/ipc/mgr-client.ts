@@ -1,5 +1,5 @@
 // The one typed client of rq-mgr's supervisor socket (spec §6.2): a method per command, typed answers.
-import { type Answer, answer, isArray, isNumber, isObject, isString } from './answer.js';
+import { type Answer, type Refusal, answer, isArray, isNumber, isObject, isString } from './answer.js';
 import { mgrCommand } from './rq1.js';
 
 export type AdminOp = 'up' | 'down' | 'pause' | 'resume';
@@ -30,8 +30,9 @@ export interface LimitRequest {
 function acquireAnswer(r: unknown): AcquireAnswer {
   if (Array.isArray(r) && r[0] === 'granted') return { granted: true };
   if (Array.isArray(r) && r[0] === 'wait' && isNumber(r[1])) return { granted: false, position: r[1] };
-  const refused = answer(r, (_v): _v is never => false);
-  return { refused: refused.ok ? 'unexpected reply' : refused.text };
+  // With nothing acceptable, answer() can only refuse: a `fail` text, or `unexpected reply …`.
+  const refused = answer(r, (_v): _v is never => false) as Refusal;
+  return { refused: refused.text };
 }
 
 /** One key of limit_status (rq-beyond §B1.9). */

@@ -65,7 +65,8 @@ export function request(path: string, proto: Proto, payload: string, opts: Reque
       if (err) reject(err);
       else resolve(reply!);
     };
-    const timer = setTimeout(() => settle(noReply(path, `timed out after ${timeoutMs} ms${connected ? '' : ' connecting'}`)), timeoutMs);
+    // Before the connect, the frame is still in node's buffer: the request never left.
+    const timer = setTimeout(() => settle(noReply(path, `timed out after ${timeoutMs} ms${connected ? '' : ' connecting'}`, undefined, connected)), timeoutMs);
     const socket = net.createConnection(path);
     socket.on('connect', () => {
       connected = true;
@@ -78,7 +79,7 @@ export function request(path: string, proto: Proto, payload: string, opts: Reque
         settle(err instanceof FrameError ? badReply(path, err) : (err as Error));
       }
     });
-    socket.on('error', (err) => settle(noReply(path, connected ? `connection failed: ${err.message}` : describe(err), err)));
+    socket.on('error', (err) => settle(noReply(path, connected ? `connection failed: ${err.message}` : describe(err), err, connected)));
     socket.on('close', () => settle(noReply(path, 'connection closed before a whole reply arrived')));
     socket.write(frame);
   });

@@ -94,8 +94,9 @@ export async function removeStale(path: string, log: Logger): Promise<void> {
 export function bindPrivate(server: net.Server, path: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (err: Error) => {
-      const code = isErrno(err, 'EADDRINUSE') ? 'RQ_ERR_SOCKET_IN_USE' : 'RQ_ERR_SOCKET_PATH';
-      reject(RqError.of(code, `cannot listen on ${path}: ${err.message}`).causedBy(err));
+      // The in-use text names the path itself ("another process is already listening on …").
+      const refusal = isErrno(err, 'EADDRINUSE') ? RqError.of('RQ_ERR_SOCKET_IN_USE', path) : RqError.of('RQ_ERR_SOCKET_PATH', `cannot listen on ${path}: ${err.message}`);
+      reject(refusal.causedBy(err));
     };
     server.once('error', onError);
     const previous = process.umask(0o177);

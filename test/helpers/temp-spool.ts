@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
+import type { RqError } from '../../src/errors.js';
 import { QueueSpool, type SpoolDeps } from '../../src/spool/queue-spool.js';
 
 export const HOST = { host: '127.0.0.1', port: 3333, root: '/' };
@@ -57,4 +58,14 @@ export function perTestSpool(name: string, start: number): { clock: number; read
   });
   afterEach(() => t?.cleanup());
   return s;
+}
+
+/** The error `p` rejects with; throws when it fulfils. */
+export async function caught(p: Promise<unknown>): Promise<RqError> {
+  try {
+    await p;
+  } catch (err) {
+    return err as RqError;
+  }
+  throw new Error('expected a rejection');
 }

@@ -1,47 +1,38 @@
+// The socket server: taking its path (stale, live, foreign or bad), its mode, and the replies it gives (handler results, failures, protocol errors).
 import fsp from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RqError } from '../../src/errors.js';
-import { encodeFrame } from '../../src/ipc/framing.js';
+import { MAX_FRAME_BYTES, encodeFrame } from '../../src/ipc/framing.js';
 import { request } from '../../src/ipc/socket-client.js';
-import { listenSocket, type SocketServer } from '../../src/ipc/socket-server.js';
+import { bindPrivate, listenSocket } from '../../src/ipc/socket-server.js';
 import { silentLogger } from '../../src/log.js';
-import { converse, exchange, sleep, staleSocket, tempDir } from './helpers.js';
+import { converse, exchange, fillBacklog, foreignSocket, sleep, socketPlace, staleSocket } from './helpers.js';
 import { waitFor } from '../helpers/rq-root.js';
 import { seededRandom } from '../helpers/seeded-random.mjs';
 
 const log = silentLogger();
-let dir: string;
-let cleanup: () => Promise<void>;
-let sock: string;
-const servers: SocketServer[] = [];
+const place = socketPlace();
+const serve = place.serve;
 
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-  sock = path.join(dir, 'queue.sock');
-});
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-  await cleanup();
-});
-
-async function serve(handle: (payload: string) => Promise<string> | string, more: { proto?: 'rq1' | 'rq2'; idleMs?: number } = {}) {
-  const server = await listenSocket({ path: sock, proto: more.proto ?? 'rq1', handle, log, idleMs: more.idleMs });
-  servers.push(server);
-  return server;
+/** The RqError `p` rejects with. */
+async function refusal(p: Promise<unknown>): Promise<RqError> {
+  const err = await p.then(
+    () => expect.unreachable('expected a refusal'),
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(RqError);
+  return err as RqError;
 }
 
 describe('listenSocket', () => {
   it('refuses a socket path it cannot even probe, naming it and why', async () => {
     // A regular file where a directory of the path should be: lstat fails with ENOTDIR, which is neither "free" nor "stale".
-    const file = path.join(dir, 'not-a-dir');
+    const file = path.join(place.dir, 'not-a-dir');
     await fsp.writeFile(file, '');
     const bad = path.join(file, 'queue.sock');
-    const err = await listenSocket({ path: bad, proto: 'rq1', handle: () => '', log }).then(
-      () => expect.unreachable('expected a refusal'),
-      (e: unknown) => e as RqError,
-    );
+    const err = await refusal(listenSocket({ path: bad, proto: 'rq1', handle: () => '', log }));
     expect(err.code).toBe('RQ_ERR_SOCKET_PATH');
     expect(err.message.startsWith(`cannot check socket path ${bad}: `)).toBe(true);
     expect(err.message).toMatch(/ENOTDIR/);
@@ -55,7 +46,7 @@ describe('listenSocket', () => {
       return JSON.stringify(['echo', p]);
     });
     const sent = Array.from({ length: 30 }, (_, i) => `req ${i}`);
-    const replies = await exchange(sock, 'rq1', sent);
+    const replies = await exchange(place.sock, 'rq1', sent);
     expect(replies, rng.replay).toEqual(sent.map((p) => JSON.stringify(['echo', p])));
   });
 
@@ -64,7 +55,7 @@ describe('listenSocket', () => {
       await sleep(5);
       return `got ${p}`;
     });
-    const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => request(sock, 'rq1', `n${i}`)));
+    const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => request(place.sock, 'rq1', `n${i}`)));
     expect(replies).toEqual(Array.from({ length: 50 }, (_, i) => `got n${i}`));
     // Each client closes once it has its reply; the server counts a connection until it sees that.
     await waitFor(() => server.connections() === 0, 'the server to see every client go');
@@ -83,10 +74,10 @@ describe('listenSocket', () => {
       if (p === 'fast') release();
       return p;
     });
-    const slow = request(sock, 'rq1', 'slow', { timeoutMs: 2000 });
+    const slow = request(place.sock, 'rq1', 'slow', { timeoutMs: 2000 });
     // Only once the slow handler holds its connection does the fast request prove anything.
     await slowStarted;
-    expect(await request(sock, 'rq1', 'fast', { timeoutMs: 2000 })).toBe('fast');
+    expect(await request(place.sock, 'rq1', 'fast', { timeoutMs: 2000 })).toBe('fast');
     expect(await slow).toBe('slow');
   });
 
@@ -95,12 +86,12 @@ describe('listenSocket', () => {
       if (p === 'boom') throw new Error('kaput');
       return '["pong"]';
     });
-    expect(await exchange(sock, 'rq1', ['boom', 'ping ', 'boom'])).toEqual([
+    expect(await exchange(place.sock, 'rq1', ['boom', 'ping ', 'boom'])).toEqual([
       '["fail","internal error: kaput"]',
       '["pong"]',
       '["fail","internal error: kaput"]',
     ]);
-    expect(await request(sock, 'rq1', 'ping ')).toBe('["pong"]');
+    expect(await request(place.sock, 'rq1', 'ping ')).toBe('["pong"]');
   });
 
   it('answers a throwing rq2 handler with an error reply', async () => {
@@ -111,28 +102,28 @@ describe('listenSocket', () => {
       },
       { proto: 'rq2' },
     );
-    expect(await exchange(sock, 'rq2', ['["boom",null]', '["x",5]'])).toEqual(['["error","kaput"]', '["ok",5]']);
+    expect(await exchange(place.sock, 'rq2', ['["boom",null]', '["x",5]'])).toEqual(['["error","kaput"]', '["ok",5]']);
   });
 
   it('answers a bad magic with a protocol error and closes the connection', async () => {
     await serve(() => '["pong"]');
-    const got = await converse(sock, 'rq1', Buffer.from('GET / HTTP/1.1\r\n\r\n'));
+    const got = await converse(place.sock, 'rq1', Buffer.from('GET / HTTP/1.1\r\n\r\n'));
     expect(got.closed).toBe(true);
     expect(got.replies).toHaveLength(1);
     expect(JSON.parse(got.replies[0])).toEqual(['fail', expect.stringMatching(/^protocol error: bad frame magic "GET "/)]);
-    expect(await request(sock, 'rq1', 'ping ')).toBe('["pong"]');
+    expect(await request(place.sock, 'rq1', 'ping ')).toBe('["pong"]');
   });
 
   it('answers frames received before the bad bytes first', async () => {
     await serve((p) => `re ${p}`);
-    const got = await converse(sock, 'rq1', Buffer.concat([encodeFrame('rq1', 'a'), encodeFrame('rq1', 'b'), Buffer.from('rq1 12345678x')]));
+    const got = await converse(place.sock, 'rq1', Buffer.concat([encodeFrame('rq1', 'a'), encodeFrame('rq1', 'b'), Buffer.from('rq1 12345678x')]));
     expect(got.replies.slice(0, 2)).toEqual(['re a', 're b']);
     expect(got.replies[2]).toMatch(/^\["fail","protocol error: missing space/);
   });
 
   it('uses the error shape of rq2 for protocol errors on rq2', async () => {
     await serve(() => '[]', { proto: 'rq2' });
-    const got = await converse(sock, 'rq2', encodeFrame('rq1', 'x'));
+    const got = await converse(place.sock, 'rq2', encodeFrame('rq1', 'x'));
     expect(JSON.parse(got.replies[0])).toEqual(['error', expect.stringMatching(/^protocol error: bad frame magic/)]);
   });
 
@@ -144,118 +135,78 @@ describe('listenSocket', () => {
     } finally {
       process.umask(before);
     }
-    const st = await fsp.stat(sock);
+    const st = await fsp.stat(place.sock);
     expect(st.isSocket()).toBe(true);
     expect(st.mode & 0o777).toBe(0o600);
   });
 
   it('replaces a stale socket file', async () => {
-    await staleSocket(sock);
-    expect((await fsp.lstat(sock)).isSocket()).toBe(true);
-    await expect(request(sock, 'rq1', 'ping ', { timeoutMs: 1000 })).rejects.toThrow(/ECONNREFUSED/);
+    await staleSocket(place.sock);
+    expect((await fsp.lstat(place.sock)).isSocket()).toBe(true);
+    await expect(request(place.sock, 'rq1', 'ping ', { timeoutMs: 1000 })).rejects.toThrow(/ECONNREFUSED/);
     await serve(() => '["pong"]');
-    expect(await request(sock, 'rq1', 'ping ')).toBe('["pong"]');
+    expect(await request(place.sock, 'rq1', 'ping ')).toBe('["pong"]');
   });
 
   it('refuses to delete a regular file at the path', async () => {
-    await fsp.writeFile(sock, 'precious');
-    const err = await listenSocket({ path: sock, proto: 'rq1', handle: () => '', log }).catch((e) => e);
+    await fsp.writeFile(place.sock, 'precious');
+    const err = await listenSocket({ path: place.sock, proto: 'rq1', handle: () => '', log }).catch((e) => e);
     expect(err).toBeInstanceOf(RqError);
     expect(err.code).toBe('RQ_ERR_SOCKET_PATH');
-    expect(err.message).toContain(sock);
+    expect(err.message).toContain(place.sock);
     expect(err.message).toContain('not a socket');
-    expect(await fsp.readFile(sock, 'utf8')).toBe('precious');
+    expect(await fsp.readFile(place.sock, 'utf8')).toBe('precious');
   });
 
   it('refuses to take over a socket another server is listening on', async () => {
     await serve(() => 'first');
-    const err = await listenSocket({ path: sock, proto: 'rq1', handle: () => 'second', log }).catch((e) => e);
+    const err = await listenSocket({ path: place.sock, proto: 'rq1', handle: () => 'second', log }).catch((e) => e);
     expect(err).toBeInstanceOf(RqError);
     expect(err.code).toBe('RQ_ERR_SOCKET_IN_USE');
-    expect(await request(sock, 'rq1', 'x')).toBe('first');
+    expect(await request(place.sock, 'rq1', 'x')).toBe('first');
   });
 
-  it('close() waits for in-flight handlers, answers them, then stops accepting', async () => {
-    let started!: () => void;
-    const running = new Promise<void>((r) => (started = r));
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let finished = false;
-    const server = await serve(async (p) => {
-      started();
-      await gate;
-      finished = true;
-      return `done ${p}`;
-    });
-    const idle = net.createConnection(sock);
-    await new Promise((r) => idle.once('connect', r));
-    const idleClosed = new Promise((r) => idle.once('close', r));
-    const reply = request(sock, 'rq1', 'slow');
-    await running;
-    let closed = false;
-    const closing = server.close().then(() => (closed = true));
-    // close() ends idle connections at once; the busy one must outlive it until its handler answers.
-    await idleClosed;
-    expect(closed).toBe(false);
-    release();
-    await closing;
-    expect(finished).toBe(true);
-    expect(await reply).toBe('done slow');
-    expect(server.connections()).toBe(0);
-    await expect(fsp.lstat(sock)).rejects.toThrow(/ENOENT/);
-    await expect(request(sock, 'rq1', 'again', { timeoutMs: 500 })).rejects.toThrow(/ENOENT/);
+  it('refuses a socket whose owner is alive but not accepting (a full backlog), and leaves it in place', async () => {
+    const owner = await foreignSocket(place.sock, 'stuck');
+    place.defer(owner.stop);
+    const { refusal: turnedAway, held } = await fillBacklog(place.sock);
+    place.defer(() => held.forEach((c) => c.destroy()));
+    expect(turnedAway.code).toBe('EAGAIN');
+    const err = await refusal(listenSocket({ path: place.sock, proto: 'rq1', handle: () => '', log }));
+    expect(err.code).toBe('RQ_ERR_SOCKET_IN_USE');
+    expect((await fsp.lstat(place.sock)).isSocket()).toBe(true);
   });
 
-  it('closes idle connections after idleMs', async () => {
-    const server = await serve(() => 'ok', { idleMs: 100 });
-    const t0 = Date.now();
-    const c = net.createConnection(sock);
-    const cut = new Promise((r) => c.once('close', r));
-    await new Promise((r) => c.once('connect', r));
-    await waitFor(() => server.connections() === 1, 'the server to count the connection');
-    await cut;
-    // The feature under test is a timeout, so elapsed time is the observable. libuv counts from
-    // the loop's cached clock, which may lag by a few ms, hence the slack below idleMs.
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(50);
-    await waitFor(() => server.connections() === 0, 'the server to forget the connection');
+  it('refuses a socket it cannot probe (a live datagram socket), naming it and why, and leaves it in place', async () => {
+    const owner = await foreignSocket(place.sock, 'dgram');
+    place.defer(owner.stop);
+    const err = await refusal(listenSocket({ path: place.sock, proto: 'rq1', handle: () => '', log }));
+    expect(err.code).toBe('RQ_ERR_SOCKET_PATH');
+    expect(err.message).toMatch(new RegExp(`^cannot check socket ${place.sock}: .*EPROTOTYPE`));
+    expect((await fsp.lstat(place.sock)).isSocket()).toBe(true);
   });
 
-  it('does not cut off a handler that runs longer than idleMs', async () => {
-    // A real wait: the handler has to outlast the idle timeout it must not be cut off by.
-    await serve(async () => {
-      await sleep(300);
-      return 'late';
-    }, { idleMs: 100 });
-    expect(await request(sock, 'rq1', 'x', { timeoutMs: 2000 })).toBe('late');
+  it('bindPrivate: a path already taken is in use, any other failure to listen is a bad path; the umask is restored either way', async () => {
+    const umask = process.umask();
+    const taken = path.join(place.dir, 'taken');
+    await fsp.writeFile(taken, '');
+    const inUse = await refusal(bindPrivate(net.createServer(), taken));
+    expect(inUse.code).toBe('RQ_ERR_SOCKET_IN_USE');
+    expect(inUse.message).toBe(`another process is already listening on ${taken}`);
+    const nowhere = path.join(place.dir, 'missing', 'q.sock');
+    const bad = await refusal(bindPrivate(net.createServer(), nowhere));
+    expect(bad.code).toBe('RQ_ERR_SOCKET_PATH');
+    expect(bad.message.startsWith(`cannot listen on ${nowhere}: listen E`)).toBe(true);
+    expect(process.umask()).toBe(umask);
   });
 
-  it('still replies to a client that half-closes after sending', async () => {
-    await serve((p) => `re ${p}`);
-    const got = await new Promise<string>((resolve, reject) => {
-      const c = net.createConnection(sock);
-      let buf = '';
-      c.on('data', (d) => (buf += d));
-      c.on('end', () => resolve(buf));
-      c.on('error', reject);
-      c.end(Buffer.concat([encodeFrame('rq1', 'one'), encodeFrame('rq1', 'two')]));
-    });
-    expect(got).toBe('rq1 00000006 re onerq1 00000006 re two');
-  });
-
-  it('answers a request cut short by the end of the connection, a header without its payload included', async () => {
-    await serve((p) => `re ${p}`);
-    const reply = (bytes: string) =>
-      new Promise<string>((resolve, reject) => {
-        const c = net.createConnection(sock);
-        let buf = '';
-        c.on('data', (d) => (buf += d));
-        c.on('end', () => resolve(buf));
-        c.on('error', reject);
-        c.end(bytes);
-      });
-    for (const cut of ['rq1 00000100 ', 'rq1 00000100 x', 'rq1 000']) {
-      const got = await reply(cut);
-      expect(got, cut).toMatch(/^rq1 \d{8} \["fail","protocol error: connection ended inside a frame \(\d+ bytes pending\)"\]$/);
-    }
+  it('answers a reply too long for the frame with an error in the protocol\'s shape', async () => {
+    const huge = 'x'.repeat(MAX_FRAME_BYTES + 1);
+    const over = `payload of ${MAX_FRAME_BYTES + 1} bytes is over the ${MAX_FRAME_BYTES} bytes an 8-digit length can carry`;
+    await serve(() => huge);
+    expect(JSON.parse(await request(place.sock, 'rq1', 'x'))).toEqual(['fail', `internal error: rq1 ${over}`]);
+    const rq2 = path.join(place.dir, 'rq2.sock');
+    await serve(() => huge, { proto: 'rq2', at: rq2 });
+    expect(JSON.parse(await request(rq2, 'rq2', '["x",null]'))).toEqual(['error', `rq2 ${over}`]);
   });
 });

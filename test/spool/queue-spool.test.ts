@@ -1,4 +1,4 @@
-// QueueSpool on real directories: ids, creates, state moves, status, history, delete, acks, hash dirs, clone, failures.
+// QueueSpool on real directories: ids, creates and their descriptors, msg and status files, clone, failures (moves and listings: queue-spool-moves, queue-spool-listing).
 import { readdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -6,10 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { STATES } from '../../src/message/states.js';
 import { RqError } from '../../src/errors.js';
 import { normaliseCreate, pickFields } from '../../src/message/message.js';
-import { ackErrs } from '../../src/spool/err-acks.js';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
 import { recordingFs } from '../helpers/recording-fs.js';
-import { HOST, type TempSpool, isRoot, ls, tempSpool, walk } from '../helpers/temp-spool.js';
+import { HOST, type TempSpool, caught, isRoot, ls, tempSpool } from '../helpers/temp-spool.js';
 
 const ID_RE = /^\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/;
 const T0 = Date.UTC(2026, 10, 21, 16, 43, 46, 613);
@@ -24,15 +23,6 @@ beforeEach(async () => {
   spool = t.spool;
 });
 afterEach(() => t.cleanup());
-
-async function caught(p: Promise<unknown>): Promise<RqError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as RqError;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('create', () => {
   it('allocates classic ids, unique under a burst of 1,000 concurrent creates', async () => {
@@ -169,89 +159,6 @@ describe('create: descriptors', () => {
   });
 });
 
-describe('state moves', () => {
-  it('prep → que → run → done, locate after each, done in a hash dir', async () => {
-    const { msg_id: id } = await spool.create({ dest: 'test' }, { commit: false });
-    expect(await spool.locate(id)).toBe('prep');
-    await spool.commit(id);
-    expect(await spool.locate(id)).toBe('que');
-    const runDir = await spool.move(id, 'que', 'run', { actor: 'dispatcher', durable: false });
-    expect(runDir).toBe(path.join(spool.paths.state.run, id));
-    expect(await spool.locate(id)).toBe('run');
-    clock += 1000;
-    const doneDir = await spool.move(id, 'run', 'done', { actor: 'script', reason: 'exit 0' });
-    expect(doneDir).toBe(path.join(spool.paths.state.done, '20261121', '16', '43', id));
-    expect(spool.msgDir('done', id)).toBe(doneDir);
-    expect(await spool.locate(id)).toBe('done');
-    expect(await spool.exists('done', id)).toBe(true);
-    for (const s of ['prep', 'que', 'run'] as const) expect(await ls(spool.paths.state[s])).toEqual([]);
-    expect(await spool.readMessage('done', id)).toMatchObject({ msg_id: id });
-    const history = await spool.readHistory('done', id);
-    expect(history.map((h) => [h.from, h.to, h.actor, h.reason])).toEqual([
-      [null, 'prep', 'create', undefined],
-      ['prep', 'que', 'commit', undefined],
-      ['que', 'run', 'dispatcher', undefined],
-      ['run', 'done', 'script', 'exit 0'],
-    ]);
-    expect(history[3].at).toBe(new Date(T0 + 1000).toISOString());
-  });
-
-  it('run → relayed lands in a hash dir', async () => {
-    const { msg_id: id } = await spool.create({ dest: 'test' }, { commit: true });
-    await spool.move(id, 'que', 'run', { actor: 'dispatcher' });
-    const dir = await spool.move(id, 'run', 'relayed', { actor: 'script' });
-    expect(dir).toBe(path.join(spool.paths.state.relayed, '20261121', '16', '43', id));
-    expect(await spool.locate(id)).toBe('relayed');
-    expect(await spool.listHashed('relayed', 10)).toEqual([id]);
-    expect(await spool.count('relayed')).toBe(1);
-  });
-
-  it('run → err and run → que (resend)', async () => {
-    const a = (await spool.create({ dest: 'test' }, { commit: true })).msg_id;
-    const b = (await spool.create({ dest: 'test' }, { commit: true })).msg_id;
-    for (const id of [a, b]) await spool.move(id, 'que', 'run', { actor: 'dispatcher', durable: false });
-    expect((await spool.listFlat('run')).sort()).toEqual([a, b].sort());
-    await spool.move(a, 'run', 'err', { actor: 'script', reason: 'exit 1' });
-    await spool.move(b, 'run', 'que', { actor: 'script', reason: 'resend 0' });
-    expect(await spool.locate(a)).toBe('err');
-    expect(await spool.locate(b)).toBe('que');
-    expect(await spool.listFlat('run')).toEqual([]);
-    expect(await spool.count('err')).toBe(1);
-    expect(await spool.count('que')).toBe(1);
-    expect((await spool.readHistory('que', b)).at(-1)).toMatchObject({ from: 'run', to: 'que', reason: 'resend 0' });
-  });
-
-  it('a move of a message that is not there fails with RQ_ERR_DISK and changes nothing', async () => {
-    const { msg_id: id } = await spool.create({ dest: 'test' }, { commit: true });
-    const err = await caught(spool.move(id, 'run', 'err', { actor: 'test' }));
-    expect(err.code).toBe('RQ_ERR_DISK');
-    expect(await spool.locate(id)).toBe('que');
-  });
-
-  it('many concurrent moves into one new minute dir all land', async () => {
-    const ids = (await Promise.all(Array.from({ length: 50 }, () => spool.create({ dest: 'test' }, { commit: true })))).map((m) => m.msg_id);
-    await Promise.all(ids.map((id) => spool.move(id, 'que', 'done', { actor: 'test' })));
-    expect(await spool.count('done')).toBe(50);
-    expect((await spool.listHashed('done', 100)).sort()).toEqual([...ids].sort());
-  });
-
-  it('re-creates a minute dir removed behind its back (cleaner)', async () => {
-    const a = (await spool.create({ dest: 'test' }, { commit: true })).msg_id;
-    const b = (await spool.create({ dest: 'test' }, { commit: true })).msg_id;
-    await spool.move(a, 'que', 'done', { actor: 'test' });
-    await spool.remove('done', a);
-    await fs.rm(path.join(spool.paths.state.done, '20261121'), { recursive: true });
-    await spool.move(b, 'que', 'done', { actor: 'test' });
-    expect(await spool.locate(b)).toBe('done');
-  });
-
-  it('locate refuses malformed ids and finds nothing for unknown ones', async () => {
-    expect(await spool.locate('../etc')).toBeNull();
-    expect(await spool.locate('20261121.1643.46.613.1')).toBeNull();
-    expect(() => spool.msgDir('done', 'garbage')).toThrow(RqError);
-  });
-});
-
 describe('message and status files', () => {
   it('writeMessage strips derived fields and replaces msg atomically', async () => {
     const msg = await spool.create({ dest: 'test' }, { commit: true });
@@ -305,76 +212,6 @@ describe('message and status files', () => {
 
 });
 
-describe('remove and ack', () => {
-  it('removes messages from prep, que, err, acked err and done without leaving anything', async () => {
-    const ids: Record<string, string> = {};
-    for (const s of ['prep', 'que', 'err', 'acked', 'done'] as const) ids[s] = (await spool.create({ dest: 'test' }, { commit: s !== 'prep' })).msg_id;
-    await spool.move(ids.acked, 'que', 'err', { actor: 'test' });
-    await ackErrs(spool);
-    await spool.move(ids.err, 'que', 'err', { actor: 'test' });
-    await spool.move(ids.done, 'que', 'done', { actor: 'test' });
-    await spool.remove('prep', ids.prep);
-    await spool.remove('que', ids.que);
-    await spool.remove('err', ids.err);
-    await spool.remove('err', `.${ids.acked}`);
-    await spool.remove('done', ids.done);
-    for (const id of Object.values(ids)) expect(await spool.locate(id)).toBeNull();
-    expect(await spool.locate(`.${ids.acked}`)).toBeNull();
-    for (const s of ['prep', 'que', 'run', 'err'] as const) expect(await ls(spool.paths.state[s]), s).toEqual([]);
-    expect(await spool.count('done')).toBe(0);
-  });
-
-  it('ackErrs renames err/<id> to err/.<id>', async () => {
-    const ids = [];
-    for (let i = 0; i < 3; i++) {
-      const { msg_id: id } = await spool.create({ dest: 'test' }, { commit: true });
-      await spool.move(id, 'que', 'err', { actor: 'test' });
-      ids.push(id);
-    }
-    expect(await ackErrs(spool)).toHaveLength(3);
-    expect(await spool.listFlat('err')).toEqual([]);
-    expect((await spool.listFlat('err', true)).sort()).toEqual(ids.map((id) => `.${id}`).sort());
-    expect(await spool.count('err')).toBe(0);
-    expect(await spool.exists('err', `.${ids[0]}`)).toBe(true);
-    expect(await spool.exists('que', `.${ids[0]}`)).toBe(false);
-    expect(await spool.locate(`.${ids[0]}`)).toBe('err');
-    expect(await spool.readMessage('err', `.${ids[0]}`)).toMatchObject({ msg_id: ids[0] });
-    expect(await ackErrs(spool)).toEqual([]);
-  });
-});
-
-describe('hash dirs: count and listHashed', () => {
-  it('lists the 54 ids of test_hashdir.rb newest first and honours the limit', async () => {
-    const ids: string[] = [];
-    for (let d = 1; d <= 9; d++) {
-      for (let h = 10; h <= 15; h++) {
-        const id = `2010090${d}.${h}22.01.123.456789`;
-        ids.push(id);
-        await fs.mkdir(spool.msgDir('done', id), { recursive: true });
-      }
-    }
-    // Noise the walk must skip.
-    await fs.mkdir(path.join(spool.paths.state.done, 'notaday'), { recursive: true });
-    await fs.mkdir(path.join(spool.paths.state.done, '20100901', 'x1'), { recursive: true });
-    await fs.writeFile(path.join(spool.paths.state.done, '20100901', '10', '22', '.hidden'), '');
-    expect(await spool.count('done')).toBe(54);
-    const all = await spool.listHashed('done', 100);
-    expect(all).toHaveLength(54);
-    expect(all[0]).toBe('20100909.1522.01.123.456789');
-    expect(all[1]).toBe('20100909.1422.01.123.456789');
-    expect(all[5]).toBe('20100909.1022.01.123.456789');
-    expect(all[6]).toBe('20100908.1522.01.123.456789');
-    expect(all[53]).toBe('20100901.1022.01.123.456789');
-    expect(all).toEqual([...ids].sort().reverse());
-    expect(await spool.listHashed('done', 7)).toEqual(all.slice(0, 7));
-    expect(await spool.listHashed('done', 1)).toEqual([all[0]]);
-    expect(await spool.listHashed('done', 0)).toEqual([]);
-    expect(await spool.count('relayed')).toBe(0);
-    expect(await spool.listHashed('relayed', 10)).toEqual([]);
-    for (const id of [ids[0], ids[53]]) expect(await spool.locate(id)).toBe('done');
-  });
-});
-
 describe('clone (createWithAttachments)', () => {
   it('hard-links the attachments and copies the fields into a committed message', async () => {
     const src = path.join(t.root, 'payload.bin');
@@ -424,6 +261,7 @@ describe('clone (createWithAttachments)', () => {
     await fs.mkdir(path.join(fromDir, 'attach', 'a-directory')); // link(2) of a directory fails
     const err = await caught(spool.createWithAttachments({ dest: 'test' }, fromDir));
     expect(err.code).toBe('RQ_ERR_DISK');
+    expect(err.message.startsWith('link attachments failed: ')).toBe(true);
     for (const s of STATES) expect(await ls(spool.paths.state[s]), s).toEqual([]);
   });
 });

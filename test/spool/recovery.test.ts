@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { markShutdown } from '../../src/spool/message-files.js';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
+import { recordingFs } from '../helpers/recording-fs.js';
 import { HOST, type TempSpool, ls, tempSpool, walk } from '../helpers/temp-spool.js';
 
 const T0 = Date.UTC(2026, 10, 21, 16, 43, 46, 613);
@@ -107,6 +108,152 @@ describe('recover', () => {
     }
     expect((await fresh.readMessage('err', atLimit)).interrupts).toBe(3);
     expect((await fresh.readMessage('err', neverInterrupted)).interrupts).toBeUndefined();
+  });
+
+  it('a run cancelled before the crash ends in err cancelled, a purge cancel is carried out, a torn marker still cancels; none is counted as a crash', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const id = (await spool.create({ dest: 'test' }, { commit: true })).msg_id;
+      await spool.move(id, 'que', 'run', { actor: 'dispatcher', durable: false });
+      ids.push(id);
+    }
+    const [reasoned, purge, broken, noMsg] = ids;
+    const marker = (id: string, text: string) => fs.writeFile(path.join(spool.msgDir('run', id), 'cancel'), text);
+    await marker(reasoned, JSON.stringify({ at: 1, by: 'ops', reason: 'not today' }));
+    await marker(purge, JSON.stringify({ by: 'ops', purge: true }));
+    await marker(broken, '{"by": "op');
+    await marker(noMsg, JSON.stringify({ reason: 'gone' }));
+    await fs.writeFile(path.join(spool.msgDir('run', noMsg), 'msg'), '{"half');
+
+    const fresh = new QueueSpool(t.root, 'test', { host: HOST, now: () => clock });
+    const seen: string[] = [];
+    const rec = await fresh.recover(async (id) => void seen.push(id), { maxInterrupts: 0 });
+    expect(seen.sort()).toEqual([...ids].sort());
+    expect(rec.purged).toEqual([purge]);
+    expect(rec.finished.sort()).toEqual([reasoned, broken, noMsg].sort());
+    expect(rec.requeued).toEqual([]);
+    expect(rec.que).toEqual([]);
+    expect(await fresh.locate(purge)).toBeNull();
+    expect(await ls(fresh.paths.state.run)).toEqual([]);
+    expect((await fresh.readStatus('err', reasoned))?.job_status).toBe('CANCELLED - not today');
+    expect(await fresh.readMessage('err', reasoned)).toMatchObject({ outcome: 'cancelled', cancel: { at: 1, by: 'ops', reason: 'not today' } });
+    expect((await fresh.readMessage('err', reasoned)).interrupts).toBeUndefined();
+    expect((await fresh.readHistory('err', reasoned)).at(-1)).toMatchObject({ from: 'run', to: 'err', actor: 'recovery', outcome: 'cancelled', reason: 'CANCELLED - not today' });
+    expect((await fresh.readStatus('err', broken))?.job_status).toBe('CANCELLED - cancelled');
+    expect(await fresh.readMessage('err', broken)).toMatchObject({ outcome: 'cancelled', cancel: {} });
+    // Its msg cannot take the outcome; the status says what happened.
+    expect(await fresh.locate(noMsg)).toBe('err');
+    expect((await fresh.readStatus('err', noMsg))?.job_status).toBe('CANCELLED - gone');
+  });
+
+  it('a message in prep or que whose end was decided before the crash goes to err, or is removed if it was a purge', async () => {
+    const decided = async (commit: boolean, extra: Record<string, unknown>) => (await spool.create({ dest: 'test' }, { commit, extra: { outcome: 'cancelled', ...extra } })).msg_id;
+    const prepErr = await decided(false, { cancel: { reason: 'x' } });
+    const prepPurge = await decided(false, { cancel: { purge: true } });
+    const queErr = await decided(true, { outcome: 'exhausted' });
+    const quePurge = await decided(true, { cancel: { purge: true } });
+    // A purge flag that is not `true` is no purge.
+    const queNotPurge = await decided(true, { cancel: { purge: 'yes' } });
+    const kept = (await spool.create({ dest: 'test' }, { commit: false, extra: { cancel: { purge: true } } })).msg_id;
+    // A cancel without an outcome was never decided: the message loads as any other.
+    const queUndecided = (await spool.create({ dest: 'test' }, { commit: true, extra: { cancel: { purge: true } } })).msg_id;
+
+    const fresh = new QueueSpool(t.root, 'test', { host: HOST, now: () => clock });
+    const rec = await fresh.recover();
+    expect(rec.purged.sort()).toEqual([prepPurge, quePurge].sort());
+    expect(rec.finished.sort()).toEqual([prepErr, queErr, queNotPurge].sort());
+    expect(rec.prep).toEqual([kept]);
+    expect(rec.que.map((m) => m.msg_id)).toEqual([queUndecided]);
+    for (const id of [prepPurge, quePurge]) expect(await fresh.locate(id)).toBeNull();
+    for (const id of [prepErr, queErr, queNotPurge]) expect(await fresh.locate(id)).toBe('err');
+    expect((await fresh.readHistory('err', prepErr)).at(-1)).toMatchObject({ from: 'prep', to: 'err', actor: 'recovery', reason: 'outcome decided before a crash' });
+    expect((await fresh.readHistory('err', queErr)).at(-1)).toMatchObject({ from: 'que', to: 'err', actor: 'recovery', reason: 'outcome exhausted decided before a crash' });
+    expect(await ls(fresh.paths.state.prep)).toEqual([kept]);
+  });
+
+  it('a due that is a numeric string is read as its number and written back; one that is no number becomes now', async () => {
+    const numeric = (await spool.create({ dest: 'test' }, { commit: true })).msg_id;
+    const garbage = (await spool.create({ dest: 'test' }, { commit: true })).msg_id;
+    const numberDue = (await spool.create({ dest: 'test', due: 1234 }, { commit: true })).msg_id;
+    for (const [id, due] of [[numeric, '1700000000'], [garbage, 'soon']] as const) {
+      const m = await spool.readMessage('que', id);
+      await fs.writeFile(path.join(spool.msgDir('que', id), 'msg'), JSON.stringify({ ...m, due }));
+    }
+    clock += 5000;
+    const fresh = new QueueSpool(t.root, 'test', { host: HOST, now: () => clock });
+    const rec = await fresh.recover();
+    const due = (id: string) => rec.que.find((q) => q.msg_id === id)?.due;
+    expect(due(numeric)).toBe(1_700_000_000);
+    expect(due(garbage)).toBe(Math.floor(clock / 1000));
+    expect(due(numberDue)).toBe(1234);
+    expect((await fresh.readMessage('que', numeric)).due).toBe(1_700_000_000);
+    expect((await fresh.readMessage('que', garbage)).due).toBe(Math.floor(clock / 1000));
+  });
+
+  it('removes blank dirs made ahead and the temp files of messages in prep and err', async () => {
+    const inPrep = (await spool.create({ dest: 'test' }, { commit: false })).msg_id;
+    const inErr = (await spool.create({ dest: 'test' }, { commit: true })).msg_id;
+    await spool.move(inErr, 'que', 'err', { actor: 'test' });
+    for (const dir of [spool.msgDir('prep', inPrep), spool.msgDir('err', inErr)]) await fs.writeFile(path.join(dir, 'msg.tmp'), '{}');
+    await fs.mkdir(path.join(spool.paths.dir, '.blank', '3'), { recursive: true });
+    await spool.recover();
+    expect(await ls(spool.msgDir('prep', inPrep))).toEqual(['msg']);
+    expect(await ls(spool.msgDir('err', inErr))).toEqual(['history', 'msg']);
+    expect(await ls(spool.paths.dir)).not.toContain('.blank');
+  });
+
+  it('with max_interrupts: the crash that goes past it ends the run in err interrupted; an unreadable msg is requeued uncounted', async () => {
+    const atMax = (await spool.create({ dest: 'test' }, { commit: true, extra: { interrupts: 2 } })).msg_id;
+    const past = (await spool.create({ dest: 'test' }, { commit: true, extra: { interrupts: 3 } })).msg_id;
+    const unreadable = (await spool.create({ dest: 'test' }, { commit: true })).msg_id;
+    for (const id of [atMax, past, unreadable]) await spool.move(id, 'que', 'run', { actor: 'dispatcher', durable: false });
+    await fs.writeFile(path.join(spool.msgDir('run', unreadable), 'msg'), '{"half');
+
+    const rec = await new QueueSpool(t.root, 'test', { host: HOST, now: () => clock }).recover(undefined, { maxInterrupts: 3 });
+    expect(rec.finished).toEqual([past]);
+    expect(rec.requeued.sort()).toEqual([atMax, unreadable].sort());
+    expect(rec.broken).toEqual([unreadable]);
+    expect((await spool.readMessage('que', atMax)).interrupts).toBe(3);
+    expect(await spool.readMessage('err', past)).toMatchObject({ interrupts: 4, outcome: 'interrupted' });
+    expect((await spool.readStatus('err', past))?.job_status).toBe('INTERRUPTED 4 TIMES - max_interrupts is 3');
+    expect((await spool.readHistory('err', past)).at(-1)).toMatchObject({ from: 'run', to: 'err', actor: 'recovery', outcome: 'interrupted', reason: 'INTERRUPTED 4 TIMES - max_interrupts is 3' });
+  });
+
+  it('loads que/ in id order, and rewrites only the msgs it changed; what it writes to finish a message is fsynced before the move', async () => {
+    const ids: string[] = [];
+    // Made newest id first: a small directory lists its entries in the order they were made.
+    for (let i = 0; i < 5; i++) {
+      ids.unshift((await spool.create({ dest: 'test' }, { commit: true })).msg_id);
+      clock -= 1;
+    }
+    const [noDue, unreadable] = [ids[1], ids[3]];
+    const m = await spool.readMessage('que', noDue);
+    await fs.writeFile(path.join(spool.msgDir('que', noDue), 'msg'), JSON.stringify({ ...m, due: undefined }));
+    await fs.writeFile(path.join(spool.msgDir('que', unreadable), 'msg'), '{"half');
+
+    const rec = recordingFs(t.root);
+    const fresh = new QueueSpool(t.root, 'test', { host: HOST, now: () => clock, fs: rec.fs });
+    const loaded = await fresh.recover();
+    expect(loaded.que.map((q) => q.msg_id)).toEqual(ids.filter((id) => id !== unreadable));
+    const rel = (...p: string[]) => path.relative(t.root, path.join(...p));
+    // Only the msg without a due was written again (msg.tmp renamed over msg).
+    expect(rec.only('rename').filter((l) => l.includes(`${path.sep}msg`))).toEqual([`rename ${rel(fresh.msgDir('que', noDue), 'msg.tmp')} -> ${rel(fresh.msgDir('que', noDue), 'msg')}`]);
+    const status = rel(fresh.msgDir('que', unreadable), 'status');
+    expect(rec.log.indexOf(`fsynced ${status}`)).toBeGreaterThan(-1);
+    expect(rec.log.indexOf(`fsynced ${status}`)).toBeLessThan(rec.log.findIndex((l) => l.startsWith(`rename ${rel(fresh.msgDir('que', unreadable))} ->`)));
+    expect((await fresh.readHistory('err', unreadable)).at(-1)).toMatchObject({ from: 'que', to: 'err', actor: 'recovery', reason: 'unreadable msg' });
+  });
+
+  it('the status of a run finished at load is fsynced before its move to err/', async () => {
+    const id = (await spool.create({ dest: 'test' }, { commit: true })).msg_id;
+    await spool.move(id, 'que', 'run', { actor: 'dispatcher', durable: false });
+    await fs.writeFile(path.join(spool.msgDir('run', id), 'cancel'), '{}');
+    const rec = recordingFs(t.root);
+    await new QueueSpool(t.root, 'test', { host: HOST, now: () => clock, fs: rec.fs }).recover();
+    const status = path.relative(t.root, path.join(spool.msgDir('run', id), 'status'));
+    const moved = rec.log.findIndex((l) => l.startsWith(`rename ${path.relative(t.root, spool.msgDir('run', id))} ->`));
+    expect(rec.log.indexOf(`fsynced ${status}`)).toBeGreaterThan(-1);
+    expect(rec.log.indexOf(`fsynced ${status}`)).toBeLessThan(moved);
   });
 
   it('creates missing state dirs', async () => {
