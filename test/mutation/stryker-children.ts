@@ -18,6 +18,36 @@ declare module 'vitest' {
   }
 }
 
+/** Marks every process spawned from this test worker, so a file's leftovers can be found in /proc. */
+const OWNER = `RQ_MUTATE_OWNER=${process.pid}`;
+process.env.RQ_MUTATE_OWNER = String(process.pid);
+
+/**
+ * Ends every process this worker spawned that is still alive once a test file is done: a mutant that
+ * breaks a daemon's shutdown must not outlive its test (orphans spinning under init load the machine
+ * for hours and slow every later mutant into a timeout).
+ */
+function endLeftovers(): void {
+  for (const name of fs.readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!pid || pid === process.pid) continue;
+    let env = '';
+    try {
+      env = fs.readFileSync(`/proc/${pid}/environ`, 'latin1');
+    } catch {
+      continue;
+    }
+    if (!env.split('\0').includes(OWNER)) continue;
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone since the read.
+    }
+  }
+}
+// Registered first, so it runs after the file's own afterAll hooks (vitest runs after-hooks as a stack).
+afterAll(endLeftovers);
+
 const ns: StrykerNs = ((globalThis as { __stryker__?: StrykerNs }).__stryker__ ??= {});
 const HOOK = path.join(path.dirname(fileURLToPath(import.meta.url)), 'child-coverage.mjs');
 
