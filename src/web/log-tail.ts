@@ -135,21 +135,32 @@ export class LogTail {
       });
   }
 
+  /** Looks again shortly (backing off), unless the settle window is used up: then false. */
+  private lookAgain(): boolean {
+    if (this.settleDelay > SETTLE_MAX_MS) return false;
+    if (!this.settleTimer) {
+      this.settleTimer = setTimeout(() => {
+        this.settleTimer = null;
+        this.check();
+      }, this.settleDelay);
+      this.settleDelay *= 2;
+    }
+    return true;
+  }
+
   private async checkOnce(): Promise<void> {
-    const loc = await this.deps.locate();
+    let loc: Located | null;
+    try {
+      loc = await this.deps.locate();
+    } catch (err) {
+      // The queue did not answer (busy, restarting): that says nothing about the message yet.
+      if (this.lookAgain()) return;
+      throw err;
+    }
     if (this.closed) return;
     if (!loc || (!isFinished(loc.state) && !(await exists(loc.dir)))) {
       // Moved on disk, not yet in the queue's answers (or briefly in neither place): look again shortly.
-      if (this.settleDelay <= SETTLE_MAX_MS) {
-        if (!this.settleTimer) {
-          this.settleTimer = setTimeout(() => {
-            this.settleTimer = null;
-            this.check();
-          }, this.settleDelay);
-          this.settleDelay *= 2;
-        }
-        return;
-      }
+      if (this.lookAgain()) return;
       if (!loc) {
         await this.read();
         this.finish(null);

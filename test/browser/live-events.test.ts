@@ -119,7 +119,7 @@ describe('live updates from GET /events in a browser', () => {
     await page.goto(`${suite.w.base}/`);
     await page.waitForSelector('body[data-live="polling"]');
     await pauseClock(page);
-    // Two rounds of 2 s, each answered before the next (a round still waiting for its answer is skipped).
+    // Two rounds of 2 s, each answered (a round that comes while the last look is still being handled runs right after it).
     for (let round = 0; round < 2; round++) {
       const polled = page.waitForResponse((r) => new URL(r.url()).pathname === '/dashboard.json');
       await page.clock.runFor(2000);

@@ -18,6 +18,10 @@ declare module 'vitest' {
   }
 }
 
+// Stryker's sandbox is made by mkdtemp (mode 0700): a test that runs a client as user nobody (to see
+// EACCES) must be able to read dist/ there, as it can in a checkout.
+if (process.cwd().includes(`${path.sep}stryker-tmp${path.sep}`)) fs.chmodSync(process.cwd(), 0o755);
+
 /** Marks every process spawned from this test worker, so a file's leftovers can be found in /proc. */
 const OWNER = `RQ_MUTATE_OWNER=${process.pid}`;
 process.env.RQ_MUTATE_OWNER = String(process.pid);

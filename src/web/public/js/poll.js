@@ -11,10 +11,19 @@ export async function look(url, onResponse, accept) {
 
 export function poll(url, onResponse, accept = 'application/json') {
   let busy = false;
+  let again = false;
   const tick = async () => {
-    if (busy || document.hidden) return;
+    if (document.hidden) return;
+    // A tick during a slow look is not lost: one more look follows it (still never two at once).
+    if (busy) {
+      again = true;
+      return;
+    }
     busy = true;
-    await look(url, onResponse, accept);
+    do {
+      again = false;
+      await look(url, onResponse, accept);
+    } while (again && !document.hidden);
     busy = false;
   };
   const timer = setInterval(tick, 2000);
