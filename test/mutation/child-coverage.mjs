@@ -2,9 +2,17 @@
 // records which mutants that process reached, so daemon code counts as covered by the test that ran it.
 import fs from 'node:fs';
 
-const file = process.env.RQ_MUTANT_COVERAGE;
-if (file) {
-  const fd = fs.openSync(file, 'a');
+/** The coverage file, or null for a process that may not write it (a test runs a client as user nobody). */
+function openCoverage(file) {
+  try {
+    return fs.openSync(file, 'a');
+  } catch {
+    return null;
+  }
+}
+
+const fd = process.env.RQ_MUTANT_COVERAGE ? openCoverage(process.env.RQ_MUTANT_COVERAGE) : null;
+if (fd !== null) {
   // One line per pid first: the test worker signals these pids at each test's end.
   fs.writeSync(fd, `pid ${process.pid}\n`);
   let seen = new Set();

@@ -12,6 +12,7 @@ export async function look(url, onResponse, accept) {
 export function poll(url, onResponse, accept = 'application/json') {
   let busy = false;
   let again = false;
+  let stopped = false;
   const tick = async () => {
     if (document.hidden) return;
     // A tick during a slow look is not lost: one more look follows it (still never two at once).
@@ -23,12 +24,13 @@ export function poll(url, onResponse, accept = 'application/json') {
     do {
       again = false;
       await look(url, onResponse, accept);
-    } while (again && !document.hidden);
+    } while (again && !document.hidden && !stopped);
     busy = false;
   };
   const timer = setInterval(tick, 2000);
   document.addEventListener('visibilitychange', tick);
   return () => {
+    stopped = true;
     clearInterval(timer);
     document.removeEventListener('visibilitychange', tick);
   };
