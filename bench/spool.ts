@@ -3,10 +3,13 @@
 // Run: npx vite-node bench/spool.ts [seconds-per-phase] [concurrency]
 //   (vite-node comes with vitest; Node 20 has no --experimental-strip-types.)
 //
-// "durable" is QueueSpool.create({ commit: true }): everything rq does before it may answer `ok`.
-// "floor" is the least a create could do on the same disk: mkdir a temp dir, write the same-size
-// msg file, fsync it, rename the dir into que/. It fsyncs no directory, so it is not durable; the
-// ratio says what the directory fsyncs of the protocol (design.md §4) cost on this machine.
+// "durable" is QueueSpool.create({ commit: true }): everything rq does before it may answer `ok`
+// (its journal record written and fdatasynced, shared by every create in flight; issue 19).
+// "per_message_fsync" is the same without the journal (`journal: false`): msg, message dir and que/
+// fsynced per create (group-committed que/ only), as rq did before the journal and still does for prep.
+// "floor_nosync" is the least a create could do on the same disk: mkdir a temp dir, write the
+// same-size msg file, rename the dir into que/, no fsync at all (what the classic daemon does).
+// "floor" is that plus an fsync of the msg file: one fsync per message, still not durable.
 // Both run in the same process on the same filesystem (os.tmpdir()), in alternating short slices
 // (so load from other processes hits both alike), at the same concurrency and then sequentially.
 // Prints one JSON object.
@@ -24,28 +27,25 @@ const CONCURRENCY = Number(process.argv[3] ?? 16);
 const FIELDS: CreateFields = { dest: 'bench', src: 'bench', param1: 'hello', param2: 'a parameter of modest size' };
 
 /**
- * Rates of two ops measured in alternating short slices (A B A B …, `seconds` in total each), so
- * that load from other processes on a small shared machine hits both sides alike.
+ * Rates of several ops measured in alternating short slices (A B C A B C …, `seconds` in total each),
+ * so that load from other processes on a small shared machine hits every side alike.
  */
-async function paired(a: () => Promise<void>, b: () => Promise<void>, concurrency: number, seconds: number): Promise<[number, number]> {
+async function interleaved(ops: (() => Promise<void>)[], concurrency: number, seconds: number): Promise<number[]> {
   const SLICES = 10;
-  const tot = [
-    { ops: 0, s: 0 },
-    { ops: 0, s: 0 },
-  ];
+  const tot = ops.map(() => ({ ops: 0, s: 0 }));
   for (let i = 0; i < SLICES; i++) {
-    for (const [k, op] of [a, b].entries()) {
+    for (const [k, op] of ops.entries()) {
       const r = await slice(op, concurrency, seconds / SLICES);
       tot[k].ops += r.ops;
       tot[k].s += r.s;
     }
   }
-  return [tot[0].ops / tot[0].s, tot[1].ops / tot[1].s];
+  return tot.map((t) => t.ops / t.s);
 }
 
-async function freshSpool(base: string, tag: string): Promise<QueueSpool> {
+async function freshSpool(base: string, tag: string, journal = true): Promise<QueueSpool> {
   const root = path.join(base, tag);
-  const spool = new QueueSpool(root, 'bench', { host: { host: '127.0.0.1', port: 3333, root: '/' } });
+  const spool = new QueueSpool(root, 'bench', { host: { host: '127.0.0.1', port: 3333, root: '/' }, ...(journal ? {} : { journal: false as const }) });
   for (const s of STATES) await fs.mkdir(spool.paths.state[s], { recursive: true });
   return spool;
 }
@@ -60,11 +60,11 @@ async function main(): Promise<void> {
     const body = Buffer.alloc(msgBytes, 'x');
 
     let run = 0;
-    const durable = async () => {
-      const spool = await freshSpool(base, `durable-${run++}`);
+    const durable = async (journal = true) => {
+      const spool = await freshSpool(base, `durable-${run++}`, journal);
       return async () => void (await spool.create(FIELDS, { commit: true }));
     };
-    const floor = async () => {
+    const floor = async (sync: boolean) => {
       const dir = path.join(base, `floor-${run++}`);
       const prep = path.join(dir, 'prep');
       const que = path.join(dir, 'que');
@@ -78,7 +78,7 @@ async function main(): Promise<void> {
         const fh = await fs.open(path.join(tmp, 'msg'), 'wx', 0o644);
         try {
           await fh.writeFile(body);
-          await fh.sync();
+          if (sync) await fh.sync();
         } finally {
           await fh.close();
         }
@@ -86,25 +86,23 @@ async function main(): Promise<void> {
       };
     };
 
-    const conc = { durable: 0, floor: 0 };
-    const seq = { durable: 0, floor: 0 };
-    [conc.floor, conc.durable] = await paired(await floor(), await durable(), CONCURRENCY, SECONDS);
-    [seq.floor, seq.durable] = await paired(await floor(), await durable(), 1, SECONDS);
-
-    const r = (x: number) => Math.round(x);
-    const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
-    process.stdout.write(
-      JSON.stringify({
-        bench: 'spool',
-        durable_per_s: r(conc.durable),
-        floor_per_s: r(conc.floor),
-        ratio: ratio(conc.durable, conc.floor),
-        sequential: { durable_per_s: r(seq.durable), floor_per_s: r(seq.floor), ratio: ratio(seq.durable, seq.floor) },
-        concurrency: CONCURRENCY,
-        msg_bytes: msgBytes,
-        seconds: SECONDS,
-      }) + '\n',
-    );
+    const phase = async (concurrency: number) => {
+      const [nosync, synced, journal, perMessage] = await interleaved([await floor(false), await floor(true), await durable(true), await durable(false)], concurrency, SECONDS);
+      const r = (x: number) => Math.round(x);
+      const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
+      return {
+        durable_per_s: r(journal),
+        per_message_fsync_per_s: r(perMessage),
+        floor_nosync_per_s: r(nosync),
+        floor_per_s: r(synced),
+        ratio_to_floor_nosync: ratio(journal, nosync),
+        ratio_to_floor: ratio(journal, synced),
+        per_message_fsync_ratio_to_floor: ratio(perMessage, synced),
+      };
+    };
+    const concurrent = await phase(CONCURRENCY);
+    const sequential = await phase(1);
+    process.stdout.write(JSON.stringify({ bench: 'spool', ...concurrent, sequential, concurrency: CONCURRENCY, msg_bytes: msgBytes, seconds: SECONDS }) + '\n');
   } finally {
     await fs.rm(base, { recursive: true, force: true });
   }

@@ -51,6 +51,8 @@ export interface QueuePaths {
   tagsFile: string;
   /** Statistics (rq-beyond §B15.2): not state, written without fsync. */
   statsDir: string;
+  /** The create journal (spool/create-journal.ts): what makes a create durable until a checkpoint. */
+  journalDir: string;
   sock: string;
   /** The live event feed (queue/event-feed.ts): one JSON line per move, pushed to every reader. */
   eventsSock: string;
@@ -71,6 +73,7 @@ export function queuePaths(root: string, name: string): QueuePaths {
     keysFile: path.join(dir, 'idempotency.jsonl'),
     tagsFile: path.join(dir, '.index', 'tags.jsonl'),
     statsDir: path.join(dir, 'stats'),
+    journalDir: path.join(dir, 'journal'),
     sock: path.join(dir, 'queue.sock'),
     eventsSock: path.join(dir, 'events.sock'),
     downFile: path.join(root, 'config', `${name}.down`),

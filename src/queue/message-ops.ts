@@ -151,8 +151,9 @@ export class MessageOps {
     if (commit && c.msg.depends) await this.d.register(c.msg.msg_id);
     if (!commit || index.isQueued(c.msg.msg_id)) void spool.stageRun(c.dir);
     // Started during the create's fsyncs: the que → run rename is not fsynced on its own (recovery
-    // re-queues from run/ anyway), so the `ok` also waits for run/ to hold it durably.
-    else if (index.run(c.msg.msg_id)) await spool.dirSync.sync(spool.paths.state.run);
+    // re-queues from run/ anyway), so without a journal the `ok` also waits for run/ to hold it
+    // durably. A journal record covers it wherever the crash leaves it (replayJournal).
+    else if (index.run(c.msg.msg_id) && !spool.journaled) await spool.dirSync.sync(spool.paths.state.run);
     return c.msg;
   }
 

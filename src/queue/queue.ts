@@ -113,6 +113,7 @@ export class Queue {
       onMoved: (m) => events.emit('moved', m),
       onHistoryError: (err) => this.log.warn({ err: err.message }, 'history line not written; the message moved all the same'),
       beforeFinish: (id, from, to) => this.outbox.beforeFinish(id, from, to),
+      onJournalError: (err) => this.log.warn({ err: err.message }, 'create journal checkpoint failed; the next one tries again'),
     });
     const spool = this.spool;
     // Observers hear of the new status before the moves a resume starts.
@@ -229,6 +230,9 @@ export class Queue {
     for (const id of rec.prep) this.index.addPrep(id, null);
     for (const m of rec.que) if (!(Array.isArray(m.depends) && (await this.waits.recover(m)))) this.index.enqueue(m);
     for (const s of ['done', 'relayed', 'err'] as const) this.index.setFinished(s, await this.spool.count(s));
+    const j = rec.journal;
+    if (j.recreated.length || j.rewritten.length) this.log.warn({ recreated: j.recreated, rewritten: j.rewritten }, 'acknowledged creates a crash had lost made again from the journal');
+    if (j.damaged) this.log.warn({ lines: j.damaged }, 'journal lines torn by a crash skipped (their creators were never answered)');
     if (rec.requeued.length) this.log.info({ ids: rec.requeued }, 'interrupted messages returned to que');
     if (rec.purged.length) this.log.warn({ ids: rec.purged }, 'messages cancelled with purge before a crash removed');
     if (rec.broken.length) this.log.error({ ids: rec.broken }, 'messages with unreadable msg moved to err');

@@ -6,6 +6,7 @@ import { RqError, isErrno } from '../errors.js';
 import { type CreateFields, type Message, DEFAULT_MAX_COUNT, storable } from '../message/message.js';
 import { idStamp } from '../message/message-id.js';
 import type { BlankDirs } from './blanks.js';
+import type { CreateJournal } from './create-journal.js';
 import type { DirSync } from './durable.js';
 import type { SpoolFs } from './spool-fs.js';
 
@@ -15,7 +16,7 @@ const MAX_ALLOC_TRIES = 10;
 export interface Created {
   msg: Message;
   dir: string;
-  /** Resolves when msg, the message dir and the state dir are fsynced; rejects (message removed) on failure. */
+  /** Resolves when the message survives a crash (its journal record, or msg, dir and state dir fsynced); rejects (message removed) on failure. */
   durable: Promise<void>;
 }
 
@@ -34,6 +35,8 @@ export interface CreatorDeps {
   blanks: BlankDirs;
   now: () => number;
   fullId: (id: string) => string;
+  /** Creates into que/ are made durable by their record here; prep creates (attachments follow) by their own fsyncs. */
+  journal?: CreateJournal;
 }
 
 export class MessageCreator {
@@ -83,6 +86,8 @@ export class MessageCreator {
     };
     const stateDir = this.d.paths.state[opts.commit ? 'que' : 'prep'];
     const target = path.join(stateDir, id);
+    const journal = opts.commit ? this.d.journal : undefined;
+    const stored = storable(msg);
     const sfs = this.d.fs;
     const fds: number[] = [];
     const closeAll = () => fds.splice(0).forEach((fd) => sfs.closeSync(fd));
@@ -90,19 +95,23 @@ export class MessageCreator {
       // No history line: the create entry is implied by the id (see readHistory), which spares a
       // write per create, and without a blank the inode of a history file (a third of the create rate).
       fds.push(sfs.openSync(path.join(tmpDir, 'msg'), blank ? 'r+' : 'wx', 0o644));
-      sfs.writeFileSync(fds[0], JSON.stringify(storable(msg)));
+      sfs.writeFileSync(fds[0], JSON.stringify(stored));
       // Opened before the rename: the descriptor follows the directory wherever the dispatcher moves it.
-      fds.push(sfs.openSync(tmpDir, 'r'));
+      if (!journal) fds.push(sfs.openSync(tmpDir, 'r'));
       sfs.renameSync(tmpDir, target);
     } catch (err) {
       closeAll();
       sfs.rmSync(tmpDir, { recursive: true, force: true });
       throw diskError('create message', err);
     }
+    if (journal) closeAll();
     const durable = (async () => {
       try {
-        await Promise.all(fds.map((fd) => sfs.fsync(fd)));
-        await this.d.dirSync.sync(stateDir);
+        if (journal) await journal.append({ id, state: 'que', msg: stored });
+        else {
+          await Promise.all(fds.map((fd) => sfs.fsync(fd)));
+          await this.d.dirSync.sync(stateDir);
+        }
       } catch (err) {
         await sfs.rm(target, { recursive: true, force: true }).catch(() => undefined);
         throw diskError('create message', err);

@@ -10,10 +10,21 @@ import { type SpoolFile, type SpoolFs, nodeSpoolFs } from './spool-fs.js';
 export class DirSync {
   private readonly running = new Map<string, Promise<void>>();
   private readonly queued = new Map<string, Promise<void>>();
-  /** `fs` does the fsyncs, and the functions below that take this DirSync write through it unless told otherwise. */
-  constructor(readonly fs: SpoolFs = nodeSpoolFs) {}
+  /**
+   * `fs` does the fsyncs, and the functions below that take this DirSync write through it unless told
+   * otherwise. `before` is awaited ahead of every directory sync: a queue's create journal checkpoints
+   * there, so nothing is made durable inside a message dir whose own entry is not yet.
+   */
+  constructor(
+    readonly fs: SpoolFs = nodeSpoolFs,
+    private readonly before?: () => Promise<void>,
+  ) {}
 
   sync(dir: string): Promise<void> {
+    return this.before ? this.before().then(() => this.join(dir)) : this.join(dir);
+  }
+
+  private join(dir: string): Promise<void> {
     const queued = this.queued.get(dir);
     if (queued) return queued;
     const running = this.running.get(dir);

@@ -1,5 +1,6 @@
 // An append-only journal file whose appends share one fdatasync per batch (group commit), and can be rewritten between batches.
-import fs from 'node:fs/promises';
+import fsp from 'node:fs/promises';
+import { type SpoolFile, type SpoolFs, nodeSpoolFs } from './spool-fs.js';
 import { writeAll } from './write-all.js';
 
 /**
@@ -8,13 +9,18 @@ import { writeAll } from './write-all.js';
  * can land in the file it replaces.
  */
 export class GroupAppender {
-  private handle: fs.FileHandle | null = null;
+  private handle: SpoolFile | null = null;
+  /** The file's length after the last batch that succeeded: a failed batch is cut back to it. */
+  private size = 0;
   private pending: { line: string; done: (err?: unknown) => void }[] = [];
   private flushing: Promise<void> | null = null;
   private compaction: (() => Promise<void>) | null = null;
   private torn = false;
 
-  constructor(private readonly file: string) {}
+  constructor(
+    private readonly file: string,
+    private readonly fs: SpoolFs = nodeSpoolFs,
+  ) {}
 
   append(line: string): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -50,19 +56,39 @@ export class GroupAppender {
       }
       const batch = this.pending.splice(0);
       try {
-        this.handle ??= await fs.open(this.file, 'a', 0o640);
-        // After a failed write (ENOSPC midway) the file may end inside a line: start a fresh one, or
-        // the next record would be glued to the torn one and both be unreadable at load.
-        await writeAll(this.handle, Buffer.from((this.torn ? '\n' : '') + batch.map((b) => b.line).join('')));
+        if (!this.handle) {
+          this.handle = await this.fs.open(this.file, 'a', 0o640);
+          this.size = (await fsp.stat(this.file)).size;
+        }
+        const bytes = Buffer.from((this.torn ? '\n' : '') + batch.map((b) => b.line).join(''));
+        await writeAll(this.handle, bytes);
         await this.handle.datasync();
+        this.size += bytes.length;
         this.torn = false;
         for (const b of batch) b.done();
       } catch (err) {
-        this.torn = true;
+        await this.cutBack();
         for (const b of batch) b.done(err);
       }
     }
     this.flushing = null;
+  }
+
+  /**
+   * A batch whose callers are told it failed must not count later: whole lines of it may be in the
+   * file (a write that went through before a failed fdatasync, ENOSPC at writeback). Cut back to
+   * the last good length; if even that fails (ENOSPC midway can leave the file inside a line), the
+   * next batch starts a fresh line, or its first record would be glued to the torn one.
+   */
+  private async cutBack(): Promise<void> {
+    try {
+      if (!this.handle) return;
+      await this.handle.truncate(this.size);
+      await this.handle.datasync();
+      this.torn = false;
+    } catch {
+      this.torn = true;
+    }
   }
 
   async close(): Promise<void> {

@@ -10,6 +10,8 @@ import { type FinishedState, type State, STATES, isFinished } from '../message/s
 import { type AttachmentInfo, attachFile, deleteAttachment, linkAttachments, listAttachments } from './attachments.js';
 import { BlankDirs } from './blanks.js';
 import { type Created, MessageCreator, diskError } from './create.js';
+import { CreateJournal } from './create-journal.js';
+import { type Replayed, replayJournal } from './journal-replay.js';
 import { DirSync, mkdirDurable, renameDurable } from './durable.js';
 import { HashDirMaker, hashCount, hashList, hashPath } from './hash-dir.js';
 import { type HistoryEntry, type MoveNote, appendHistory, readHistory } from './history.js';
@@ -23,7 +25,10 @@ export type { JobStatus } from './message-files.js';
 export type { Recovered } from './recovery.js';
 
 export interface SpoolDeps {
-  dirSync?: DirSync;
+  /** The create journal's checkpoint cadence; `false` makes every create pay its own fsyncs (no journal). */
+  journal?: false | { maxDelayMs?: number; maxRecords?: number };
+  /** A background journal checkpoint failed (retried at the next); logged by the queue. */
+  onJournalError?: (err: Error) => void;
   /** Every disk-changing call goes through it (tests record the order); the real fs by default. */
   fs?: SpoolFs;
   /** Epoch milliseconds. */
@@ -49,6 +54,7 @@ export class QueueSpool {
   private readonly hashDirs: HashDirMaker;
   private readonly blanks: BlankDirs;
   private readonly creator: MessageCreator;
+  private readonly journal?: CreateJournal;
   private seq = 0;
 
   constructor(
@@ -58,16 +64,19 @@ export class QueueSpool {
   ) {
     this.paths = queuePaths(root, name);
     this.fs = deps.fs ?? nodeSpoolFs;
-    this.dirSync = deps.dirSync ?? new DirSync(this.fs);
+    if (deps.journal !== false) this.journal = new CreateJournal({ dir: this.paths.journalDir, fs: this.fs, ...deps.journal, onError: deps.onJournalError });
+    const journal = this.journal;
+    this.dirSync = new DirSync(this.fs, journal && (() => journal.checkpoint()));
     this.now = deps.now ?? Date.now;
     this.hashDirs = new HashDirMaker(this.dirSync, this.fs);
     this.blanks = new BlankDirs(path.join(this.paths.dir, '.blank'), deps.blanks ?? 0, this.fs);
-    this.creator = new MessageCreator({ paths: this.paths, fs: this.fs, dirSync: this.dirSync, blanks: this.blanks, now: this.now, fullId: (id) => this.fullId(id) });
+    this.creator = new MessageCreator({ paths: this.paths, fs: this.fs, dirSync: this.dirSync, blanks: this.blanks, now: this.now, fullId: (id) => this.fullId(id), journal });
   }
 
-  /** Stops making blanks and waits for the one being made. */
+  /** Stops making blanks and waits for the one being made; a last journal checkpoint. */
   async close(): Promise<void> {
     await this.blanks.close();
+    await this.journal?.close();
   }
 
   fullId(id: string): string {
@@ -76,6 +85,22 @@ export class QueueSpool {
 
   async ensureDirs(): Promise<void> {
     for (const s of STATES) await mkdirDurable(this.paths.state[s], this.dirSync, this.fs);
+    await this.journal?.open();
+  }
+
+  /** Whether a create into que/ is durable by its journal record: wherever its dir is after a crash, replay finds or remakes it. */
+  get journaled(): boolean {
+    return this.journal !== undefined;
+  }
+
+  /** Makes every journaled create's dir durable and empties the journal (also done in the background, and before any other fsync). */
+  checkpoint(): Promise<void> {
+    return this.journal?.checkpoint() ?? Promise.resolve();
+  }
+
+  /** Makes whole every create a crash left in the journal (see replayJournal); before anything else reads the spool. */
+  replayJournal(): Promise<Replayed> {
+    return replayJournal(this);
   }
 
   /** The directory of message `id` if it were in `state` (hash dirs for done/relayed). */
@@ -238,6 +263,8 @@ export class QueueSpool {
 
   async remove(state: State, id: string): Promise<void> {
     await this.deps.beforeFinish?.(id, state, 'deleted');
+    // renameDurable syncs through this.dirSync, whose hook checkpoints the create journal: once it
+    // resolves no record can bring the message back (a crash before it leaves the delete unanswered).
     const dir = this.msgDir(state, id);
     // Rename out of sight first so a crash mid-delete never leaves a half message in a state dir.
     const doomed = path.join(this.paths.state.prep, `_del.${process.pid}.${this.seq++}`);

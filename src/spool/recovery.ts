@@ -3,6 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { type Message, cancelledStatus } from '../message/message.js';
 import { errText } from './create.js';
+import type { Replayed } from './journal-replay.js';
 import { mapLimit } from './map-limit.js';
 import { cleanTemps, readCancelMarker } from './message-files.js';
 import type { QueueSpool } from './queue-spool.js';
@@ -18,6 +19,8 @@ export interface Recovered {
   finished: string[];
   /** Ids cancelled with `purge` before the crash: removed now, as the cancel would have (rq-beyond §B5). */
   purged: string[];
+  /** What the create journal held (creates whose dirs a crash may have lost), and what was repaired. */
+  journal: Replayed;
 }
 
 const RECOVERY_LANES = 32;
@@ -34,7 +37,9 @@ export interface RecoverOptions {
 export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: string, dir: string) => Promise<void>, opts: RecoverOptions = {}): Promise<Recovered> {
   await spool.ensureDirs();
   const { paths, fs: sfs } = spool;
-  const out: Recovered = { prep: [], que: [], requeued: [], broken: [], finished: [], purged: [] };
+  // First: the rest of the scan must see every acknowledged create in its place.
+  const journal = await spool.replayJournal();
+  const out: Recovered = { prep: [], que: [], requeued: [], broken: [], finished: [], purged: [], journal };
   for (const n of await fsp.readdir(paths.state.prep)) {
     if (n.startsWith('_')) await sfs.rm(path.join(paths.state.prep, n), { recursive: true, force: true });
   }

@@ -1,4 +1,5 @@
 // The spool's disk-changing file operations, passed in so tests can observe (or fake) their order.
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import { promisify } from 'node:util';
@@ -12,6 +13,8 @@ export interface SpoolFile {
   write(buffer: Uint8Array, offset: number, length: number): Promise<{ bytesWritten: number }>;
   truncate(len: number): Promise<void>;
   sync(): Promise<void>;
+  /** fdatasync: the data and what reading it back needs (its size), not the timestamps. */
+  datasync(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -28,6 +31,8 @@ export interface SpoolFs {
   unlink(path: string): Promise<void>;
   rm(path: string, options: { recursive?: boolean; force?: boolean }): Promise<void>;
   fsync(fd: number): Promise<void>;
+  /** Flushes everything written to the filesystem holding `path` (syncfs(2)): one call for a whole checkpoint. */
+  syncfs(path: string): Promise<void>;
   openSync(path: string, flags: string, mode?: number): number;
   writeFileSync(fd: number, data: string): void;
   renameSync(from: string, to: string): void;
@@ -46,6 +51,7 @@ export const nodeSpoolFs: SpoolFs = {
   unlink: fsp.unlink,
   rm: fsp.rm,
   fsync: promisify(fs.fsync),
+  syncfs,
   openSync: fs.openSync,
   writeFileSync: fs.writeFileSync,
   renameSync: fs.renameSync,
@@ -54,3 +60,10 @@ export const nodeSpoolFs: SpoolFs = {
   rmdirSync: fs.rmdirSync,
   closeSync: fs.closeSync,
 };
+
+/** syncfs(2) through coreutils' `sync -f`: Node has no binding, and a checkpoint runs about once a second. */
+function syncfs(p: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile('sync', ['-f', p], (err, _out, stderr) => (err ? reject(new Error(`sync -f ${p}: ${stderr.trim() || err.message}`)) : resolve()));
+  });
+}

@@ -61,6 +61,7 @@ export function recordingFs(base: string, real: SpoolFs = nodeSpoolFs): Recordin
       note('truncate', o.path);
     },
     sync: () => synced(o, () => fh.sync()),
+    datasync: () => synced(o, () => fh.datasync()),
     close: async () => {
       live.delete(o);
       await fh.close();
@@ -96,6 +97,11 @@ export function recordingFs(base: string, real: SpoolFs = nodeSpoolFs): Recordin
       note('rm', p);
     },
     fsync: (fd) => synced(fds.get(fd) ?? { path: `<fd ${fd}>` }, () => real.fsync(fd)),
+    syncfs: async (p) => {
+      note('syncfs', p);
+      await real.syncfs(p);
+      note('syncfsed', p);
+    },
     openSync: (p, flags, mode) => {
       const fd = real.openSync(p, flags, mode);
       fds.set(fd, opened(p));

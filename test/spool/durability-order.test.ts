@@ -49,24 +49,67 @@ function expectOrder(log: string[], first: string[], then: string[]): void {
 }
 
 describe('create', () => {
-  it.each([
-    [true, 'que'],
-    [false, 'prep'],
-  ] as const)('commit %s: msg written, dir renamed into %s/, then msg, message dir and state dir fsynced, and only then resolved', async (commit, state) => {
-    const msg = await resolved(spool.create({ dest: 'test' }, { commit }));
-    const dir = rel(spool.msgDir(state, msg.msg_id));
-    const stateDir = rel(spool.paths.state[state]);
+  /** The one rename of a create: its private temp dir into the state dir. */
+  function createRename(dir: string): { tmp: string; line: string } {
     const renames = rec.only('rename');
     expect(renames).toHaveLength(1);
     const tmp = /^rename (\S+) -> /.exec(renames[0])![1];
     expect(renames[0]).toBe(`rename ${tmp} -> ${dir}`);
+    return { tmp, line: renames[0] };
+  }
+
+  it('into que/: msg written, dir renamed, then its journal record written and fsynced, and only then resolved; the message dir pays no fsync', async () => {
+    const msg = await resolved(spool.create({ dest: 'test' }, { commit: true }));
+    const dir = rel(spool.msgDir('que', msg.msg_id));
+    const { tmp, line } = createRename(dir);
+    const segment = rec.only('open').find((l) => l.startsWith('open queues/test/journal/'))!.slice('open '.length);
+    expect(segment).toBe('queues/test/journal/000000000001.log');
     const log = rec.log;
-    expectOrder(log, [`write ${tmp}/msg`], [renames[0]]);
+    expectOrder(log, [`write ${tmp}/msg`], [line]);
+    // The segment's name is durable in the journal dir before any record in it counts.
+    expectOrder(log, [line, 'fsynced queues/test/journal'], [`write ${segment}`]);
+    expectOrder(log, [`write ${segment}`], [`fsync ${segment}`]);
+    expectOrder(log, [`fsynced ${segment}`], ['resolved']);
+    expect(rec.only('fsync').filter((l) => l.startsWith(`fsync ${dir}`) || l === 'fsync queues/test/que')).toEqual([]);
+    expect(await fs.readFile(path.join(root, segment), 'utf8')).toContain(`"id":"${msg.msg_id}"`);
+  });
+
+  it('a checkpoint syncs the filesystem, then deletes the segment; a later create starts the next one', async () => {
+    const first = await spool.create({ dest: 'test' }, { commit: true });
+    rec.clear();
+    await resolved(spool.checkpoint());
+    expect(rec.only('syncfs', 'syncfsed', 'rm', 'resolved')).toEqual(['syncfs queues/test/journal', 'syncfsed queues/test/journal', 'rm queues/test/journal/000000000001.log', 'resolved']);
+    await spool.create({ dest: 'test' }, { commit: true });
+    expect(await fs.readdir(spool.paths.journalDir)).toEqual(['000000000002.log']);
+    expect(await spool.readMessage('que', first.msg_id)).toMatchObject({ msg_id: first.msg_id });
+  });
+
+  it('any directory fsync of the queue waits for a checkpoint first: nothing is made durable inside a message dir whose name is not', async () => {
+    const msg = await spool.create({ dest: 'test' }, { commit: true });
+    rec.clear();
+    await resolved(spool.writeMessage('que', msg.msg_id, { ...msg, param1: 'changed' }));
+    expectOrder(rec.log, ['syncfsed queues/test/journal'], [`fsync ${rel(spool.msgDir('que', msg.msg_id))}`]);
+    expectOrder(rec.log, [`fsynced ${rel(spool.msgDir('que', msg.msg_id))}`], ['resolved']);
+  });
+
+  it.each([
+    ['into prep/ (attachments follow)', {}, false, 'prep'],
+    ['into que/ without a journal', { journal: false }, true, 'que'],
+  ] as const)('%s: msg written, dir renamed, then msg, message dir and state dir fsynced, and only then resolved', async (_name, opts, commit, state) => {
+    spool = new QueueSpool(root, 'test', { host: HOST, now: () => clock, fs: rec.fs, ...opts });
+    rec.clear();
+    const msg = await resolved(spool.create({ dest: 'test' }, { commit }));
+    const dir = rel(spool.msgDir(state, msg.msg_id));
+    const stateDir = rel(spool.paths.state[state]);
+    const { tmp, line } = createRename(dir);
+    const log = rec.log;
+    expectOrder(log, [`write ${tmp}/msg`], [line]);
     // The descriptors followed the rename: these are the written file and the directory renamed.
-    expectOrder(log, [renames[0]], [`fsync ${dir}/msg`, `fsync ${dir}`, `fsync ${stateDir}`]);
+    expectOrder(log, [line], [`fsync ${dir}/msg`, `fsync ${dir}`, `fsync ${stateDir}`]);
     // The name in the state dir is made durable only once what it names is.
     expectOrder(log, [`fsynced ${dir}/msg`, `fsynced ${dir}`], [`fsync ${stateDir}`]);
     expectOrder(log, [`fsynced ${dir}/msg`, `fsynced ${dir}`, `fsynced ${stateDir}`], ['resolved']);
+    expect(rec.only('open').filter((l) => l.includes('journal/'))).toEqual([]);
   });
 });
 

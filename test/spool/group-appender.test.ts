@@ -2,15 +2,15 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GroupAppender } from '../../src/spool/group-appender.js';
+import { type SpoolFs, nodeSpoolFs } from '../../src/spool/spool-fs.js';
 
 let dir: string;
 beforeEach(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-appender-'));
 });
 afterEach(async () => {
-  vi.restoreAllMocks();
   await fs.rm(dir, { recursive: true, force: true });
 });
 
@@ -20,12 +20,11 @@ const enospc = () => Object.assign(new Error('ENOSPC: no space left on device, w
  * A disk that `fill(room)` leaves `room` bytes on: a write gets as far as that (a short count, as
  * write(2) gives), the next one fails with ENOSPC; `free()` gives the space back.
  */
-function fakeDisk(): { fill: (bytes: number) => void; free: () => void } {
+function fakeDisk(): { fs: SpoolFs; fill: (bytes: number) => void; free: () => void } {
   let full = false;
   let room = 0;
-  const open = fs.open.bind(fs);
-  vi.spyOn(fs, 'open').mockImplementation(async (...args: Parameters<typeof fs.open>) => {
-    const handle = await open(...args);
+  const open: SpoolFs['open'] = async (...args) => {
+    const handle = await nodeSpoolFs.open(...args);
     const write = handle.write.bind(handle) as (...a: unknown[]) => Promise<{ bytesWritten: number }>;
     (handle as unknown as { write: unknown }).write = async (data: string | Uint8Array, ...rest: unknown[]) => {
       if (!full) return write(data, ...rest);
@@ -38,8 +37,9 @@ function fakeDisk(): { fill: (bytes: number) => void; free: () => void } {
       return write(bytes, offset, n);
     };
     return handle;
-  });
+  };
   return {
+    fs: { ...nodeSpoolFs, open },
     fill: (bytes) => {
       full = true;
       room = bytes;
@@ -49,17 +49,55 @@ function fakeDisk(): { fill: (bytes: number) => void; free: () => void } {
 }
 
 describe('GroupAppender', () => {
-  it('a record the disk cut short is refused, and the next record after space is freed starts a line of its own', async () => {
+  it('a record the disk cut short is refused and cut away; the next record after space is freed follows the last good one', async () => {
     const file = path.join(dir, 'journal');
     const disk = fakeDisk();
-    const j = new GroupAppender(file);
+    const j = new GroupAppender(file, disk.fs);
     await j.append('{"a":1}\n');
     disk.fill(5);
     await expect(j.append('{"b":2222}\n')).rejects.toMatchObject({ code: 'ENOSPC' });
     disk.free();
     await j.append('{"c":3}\n');
     await j.close();
-    // The torn record is its own unreadable line; the ones before and after it are whole.
+    expect(await fs.readFile(file, 'utf8')).toBe('{"a":1}\n{"c":3}\n');
+  });
+
+  it('when the cut fails too, the torn record is its own unreadable line; the ones before and after it are whole', async () => {
+    const file = path.join(dir, 'journal');
+    const disk = fakeDisk();
+    const noTruncate: SpoolFs = {
+      ...disk.fs,
+      open: async (...args) => Object.assign(await disk.fs.open(...args), { truncate: () => Promise.reject(enospc()) }),
+    };
+    const j = new GroupAppender(file, noTruncate);
+    await j.append('{"a":1}\n');
+    disk.fill(5);
+    await expect(j.append('{"b":2222}\n')).rejects.toMatchObject({ code: 'ENOSPC' });
+    disk.free();
+    await j.append('{"c":3}\n');
+    await j.close();
     expect((await fs.readFile(file, 'utf8')).split('\n')).toEqual(['{"a":1}', '{"b":', '{"c":3}', '']);
+  });
+
+  it('a batch written whole whose fdatasync fails (ENOSPC at writeback) is refused and cut away: no line of it counts later', async () => {
+    const file = path.join(dir, 'journal');
+    let failSync = false;
+    const fsFailingSync: SpoolFs = {
+      ...nodeSpoolFs,
+      open: async (...args) => {
+        const h = await nodeSpoolFs.open(...args);
+        const datasync = h.datasync.bind(h);
+        return Object.assign(h, { datasync: () => (failSync ? ((failSync = false), Promise.reject(enospc())) : datasync()) });
+      },
+    };
+    const j = new GroupAppender(file, fsFailingSync);
+    await j.append('{"a":1}\n');
+    failSync = true;
+    // b goes alone (the flush starts at once); c waits for the next batch, which succeeds.
+    const [b, c] = await Promise.allSettled([j.append('{"b":2}\n'), j.append('{"c":3}\n')]);
+    expect(b).toMatchObject({ status: 'rejected', reason: { code: 'ENOSPC' } });
+    expect(c.status).toBe('fulfilled');
+    await j.close();
+    expect(await fs.readFile(file, 'utf8')).toBe('{"a":1}\n{"c":3}\n');
   });
 });

@@ -17,6 +17,7 @@ function heldFsyncs(): { fs: SpoolFs; pending: { path: string; release(): void }
     writeFile: unused,
     write: unused,
     truncate: unused,
+    datasync: unused,
   });
   return { fs: { ...nodeSpoolFs, open: async (p) => file(p) }, pending };
 }

@@ -36,6 +36,8 @@ describe('recover', () => {
     await fs.writeFile(path.join(runDir, 'job', 'script-owned.tmp'), 'the script keeps this');
     await fs.mkdir(path.join(spool.paths.state.prep, '_20261121.1643.46.613.1.2'));
     await fs.mkdir(path.join(spool.paths.state.prep, '_del.1.2'));
+    // Checkpointed: the journal no longer holds these creates, so a torn msg is damage recovery meets on its own.
+    await spool.checkpoint();
     await fs.writeFile(path.join(spool.msgDir('que', broken), 'msg'), '{"half');
     await fs.writeFile(path.join(spool.msgDir('que', queued), 'msg.tmp'), '{}');
     const m = await spool.readMessage('que', noDue);
@@ -207,6 +209,8 @@ describe('recover', () => {
     const past = (await spool.create({ dest: 'test' }, { commit: true, extra: { interrupts: 3 } })).msg_id;
     const unreadable = (await spool.create({ dest: 'test' }, { commit: true })).msg_id;
     for (const id of [atMax, past, unreadable]) await spool.move(id, 'que', 'run', { actor: 'dispatcher', durable: false });
+    // Checkpointed: the journal no longer holds these creates, so a torn msg is damage recovery meets on its own.
+    await spool.checkpoint();
     await fs.writeFile(path.join(spool.msgDir('run', unreadable), 'msg'), '{"half');
 
     const rec = await new QueueSpool(t.root, 'test', { host: HOST, now: () => clock }).recover(undefined, { maxInterrupts: 3 });
@@ -229,6 +233,8 @@ describe('recover', () => {
     const [noDue, unreadable] = [ids[1], ids[3]];
     const m = await spool.readMessage('que', noDue);
     await fs.writeFile(path.join(spool.msgDir('que', noDue), 'msg'), JSON.stringify({ ...m, due: undefined }));
+    // Checkpointed: the journal no longer holds these creates, so a torn msg is damage recovery meets on its own.
+    await spool.checkpoint();
     await fs.writeFile(path.join(spool.msgDir('que', unreadable), 'msg'), '{"half');
 
     const rec = recordingFs(t.root);

@@ -1,0 +1,139 @@
+// CreateJournal on a real directory with a syncfs the test holds: when records count, when checkpoints run, what they share and delete.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CreateJournal, readJournal } from '../../src/spool/create-journal.js';
+import type { JournalRecord } from '../../src/spool/journal-records.js';
+import { type SpoolFs, nodeSpoolFs } from '../../src/spool/spool-fs.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'rq-journal-')), 'journal');
+});
+afterEach(() => fs.rm(path.dirname(dir), { recursive: true, force: true }));
+
+const rec = (n: number): JournalRecord => ({ id: `20261126.1200.00.000.${n}`, state: 'que', msg: { msg_id: `20261126.1200.00.000.${n}`, dest: 'q' } as never });
+const segments = async () => (await fs.readdir(dir)).sort();
+
+/** syncfs calls wait until the test ends them (`release`, or `fail` with an error); `arrived` resolves at the next call. */
+function heldSyncfs() {
+  const calls: { release: () => void; fail: (err: Error) => void }[] = [];
+  let arrive: (() => void) | null = null;
+  const fsHeld: SpoolFs = {
+    ...nodeSpoolFs,
+    syncfs: () =>
+      new Promise<void>((release, fail) => {
+        calls.push({ release, fail });
+        arrive?.();
+      }),
+  };
+  return {
+    fs: fsHeld,
+    calls,
+    arrived: () => new Promise<void>((r) => (arrive = r)),
+  };
+}
+
+describe('CreateJournal', () => {
+  it('an append resolves once its record is on disk; records appended together share the segment', async () => {
+    const j = new CreateJournal({ dir, fs: nodeSpoolFs });
+    await j.open();
+    await Promise.all([1, 2, 3].map((n) => j.append(rec(n))));
+    expect(await segments()).toEqual(['000000000001.log']);
+    expect((await readJournal(dir)).records).toEqual([rec(1), rec(2), rec(3)]);
+    expect(j.pending).toBe(true);
+    await j.close();
+    expect(await segments()).toEqual([]);
+    expect(j.pending).toBe(false);
+  });
+
+  it('numbers new segments after the ones a crash left (replayed before any new create)', async () => {
+    await fs.mkdir(dir);
+    await fs.writeFile(path.join(dir, '000000000041.log'), '');
+    await fs.writeFile(path.join(dir, 'notes.txt'), '');
+    const j = new CreateJournal({ dir, fs: nodeSpoolFs });
+    await j.open();
+    await j.append(rec(1));
+    expect(await segments()).toEqual(['000000000041.log', '000000000042.log', 'notes.txt']);
+  });
+
+  it('callers arriving while a checkpoint runs share the next one; it covers what they appended; with nothing new they share the running one', async () => {
+    const held = heldSyncfs();
+    const j = new CreateJournal({ dir, fs: held.fs });
+    await j.open();
+    await j.append(rec(1));
+    const arrived = held.arrived();
+    const first = j.checkpoint();
+    await arrived;
+    // Sealed: the running checkpoint covers record 1, and a caller with nothing newer shares it.
+    expect(j.checkpoint()).toBe(first);
+    await j.append(rec(2));
+    const second = j.checkpoint();
+    const third = j.checkpoint();
+    expect(second).toBe(third);
+    expect(second).not.toBe(first);
+    expect(await segments()).toEqual(['000000000001.log', '000000000002.log']);
+    const next = held.arrived();
+    held.calls[0].release();
+    await first;
+    expect(await segments()).toEqual(['000000000002.log']);
+    await next;
+    expect(held.calls).toHaveLength(2);
+    held.calls[1].release();
+    await second;
+    expect(await segments()).toEqual([]);
+    // Nothing pending: no sync at all.
+    await j.checkpoint();
+    expect(held.calls).toHaveLength(2);
+  });
+
+  it('a failed checkpoint keeps its segments and says so; the next one deletes them all', async () => {
+    const held = heldSyncfs();
+    const errors: string[] = [];
+    const j = new CreateJournal({ dir, fs: held.fs, onError: (err) => errors.push(err.message), maxRecords: 2 });
+    await j.open();
+    let arrived = held.arrived();
+    // The second record fills the segment: a checkpoint starts in the background.
+    await Promise.all([j.append(rec(1)), j.append(rec(2))]);
+    await arrived;
+    held.calls[0].fail(new Error('EIO: i/o error, syncfs'));
+    await j.append(rec(3));
+    expect(errors).toEqual(['EIO: i/o error, syncfs']);
+    expect(await segments()).toEqual(['000000000001.log', '000000000002.log']);
+    arrived = held.arrived();
+    const retry = j.checkpoint();
+    await arrived;
+    held.calls[1].release();
+    await retry;
+    expect(await segments()).toEqual([]);
+  });
+
+  it('a checkpoint follows the first record of a segment within maxDelayMs, with no caller asking', async () => {
+    const held = heldSyncfs();
+    const j = new CreateJournal({ dir, fs: held.fs, maxDelayMs: 20 });
+    await j.open();
+    const arrived = held.arrived();
+    await j.append(rec(1));
+    await arrived;
+    held.calls[0].release();
+    await j.close();
+    expect(await segments()).toEqual([]);
+  });
+
+  it('a segment that cannot be made refuses its appends; the next append makes a new one', async () => {
+    let refuse = true;
+    const flaky: SpoolFs = {
+      ...nodeSpoolFs,
+      open: (p, flags, mode) => (refuse && p.endsWith('.log') ? Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, open'), { code: 'ENOSPC' })) : nodeSpoolFs.open(p, flags, mode)),
+    };
+    const j = new CreateJournal({ dir, fs: flaky });
+    await j.open();
+    await expect(j.append(rec(1))).rejects.toMatchObject({ code: 'ENOSPC' });
+    refuse = false;
+    await j.append(rec(2));
+    expect((await readJournal(dir)).records).toEqual([rec(2)]);
+    await j.close();
+    expect(await segments()).toEqual([]);
+  });
+});
