@@ -23,7 +23,8 @@ async function realScriptDirs(root: string, config: GlobalConfig): Promise<strin
 export async function requireInScriptDirs(root: string, config: GlobalConfig, field: string, given: unknown): Promise<string> {
   const listed = config.script_dirs ?? [];
   const where = listed.length ? `a file inside script_dirs (${listed.join(', ')})` : 'a file inside script_dirs, and config/config.json lists none';
-  if (typeof given !== 'string' || given === '' || given.includes('\0')) throw RqError.of('RQ_ERR_FORBIDDEN', field, where, shown(given));
+  // An empty path resolves to the root, a directory: refused below like any path that is no script.
+  if (typeof given !== 'string' || given.includes('\0')) throw RqError.of('RQ_ERR_FORBIDDEN', field, where, shown(given));
   const file = await real(path.resolve(root, given));
   const stat = file ? await fs.stat(file).catch(() => null) : null;
   const dirs = await realScriptDirs(root, config);

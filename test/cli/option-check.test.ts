@@ -31,6 +31,8 @@ function refusal(argv: string[]): string {
 describe('typo suggestions', () => {
   it('counts inserts, deletes, substitutions and swaps of neighbours as one edit each', () => {
     expect([distance('parm1', 'param1'), distance('jsno', 'json'), distance('root', 'root'), distance('', 'abc')]).toEqual([1, 1, 0, 3]);
+    // A swap needs both letters to match crosswise: `ax` → `ya` shares one of them only, two substitutions.
+    expect([distance('ab', 'ba'), distance('ax', 'ya'), distance('xa', 'ay')]).toEqual([1, 2, 2]);
   });
 
   it('suggests the nearest name only when it is near enough to be a typo', () => {

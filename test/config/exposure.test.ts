@@ -46,6 +46,7 @@ describe('allowedHostNames and isLoopback', () => {
 
 describe('exposureWarnings', () => {
   it('none for the defaults', () => expect(exposureWarnings(base, 0o600)).toEqual([]));
+  it('no addr means loopback (127.0.0.1), as the web binds it', () => expect(exposureWarnings({ host: 'rq.example.com', port: 3333 }, 0o600)).toEqual([]));
   it('a web beyond loopback without basic_auth', () => {
     expect(exposureWarnings({ ...base, addr: '0.0.0.0' }, 0o600)).toEqual(['the web listens on 0.0.0.0, beyond this machine, without basic_auth: anyone who can reach port 3333 can read and create messages (docs/security.md)']);
     expect(exposureWarnings({ ...base, addr: '0.0.0.0', basic_auth: { users: { a: 'b' } } }, 0o600)).toEqual([]);

@@ -112,5 +112,10 @@ describe('bulk', () => {
     expect((await proc.cmd('bulk_status'))[1]).toHaveLength(jobs);
     for (const dest of ['', null]) expect(await proc.cmd('bulk', { op: 'delete', dest, ids: [ids[2]], dry_run: true })).toEqual(['ok', { op: 'delete', count: 1 }]);
     expect((await proc.cmd('bulk', { op: 'retry' }))[1]).toMatch(/^ids: expected either ids or filter/);
+    // bulk_status of a job this process never ran (or forgot at a restart), and a bad `seen`.
+    expect(await proc.cmd('bulk_status', { job: 'bulk-nope' })).toEqual(['fail', 'job: expected a bulk job of this queue process (jobs are forgotten when it restarts), received "bulk-nope"']);
+    for (const seen of [-2, 1.5, '3']) {
+      expect(await proc.cmd('bulk_status', { job: retry.job, seen }), String(seen)).toEqual(['fail', `seen: expected a whole number of messages handled (or -1), received ${JSON.stringify(seen)}`]);
+    }
   }, 60_000);
 });

@@ -99,6 +99,8 @@ describe('queue creation over HTTP, allowed, inside script_dirs', () => {
       [{ 'queue[script]': 'defs/../config/config.json' }, 'queue[script]: expected a file inside script_dirs (defs, queues), received "defs/../config/config.json"'],
       [{ 'queue[script]': 'defs/sh-link' }, 'queue[script]: expected a file inside script_dirs (defs, queues), received "defs/sh-link"'],
       [{ 'queue[script]': 'queues/test/config.json' }, 'queue[script]: expected a file inside script_dirs (defs, queues), received "queues/test/config.json"'],
+      // Empty: the root itself, a directory.
+      [{ 'queue[script]': '' }, 'queue[script]: expected a file inside script_dirs (defs, queues), received ""'],
       [{ 'queue[script]': 'defs/run.sh', 'queue[exec_prefix]': 'bash -c' }, 'queue[exec_prefix]: expected no exec_prefix over HTTP unless config/config.json sets allow_exec_prefix, received "bash -c"'],
       // BASH_ENV names a file the default `bash -lc` runs first: code, like a prefix.
       [{ 'queue[script]': 'defs/run.sh', 'queue[env_vars][BASH_ENV]': '/tmp/evil.sh' }, 'queue[env_vars]: expected no env_vars over HTTP unless config/config.json sets allow_exec_prefix (BASH_ENV, LD_PRELOAD and PATH run code), received {"BASH_ENV":"/tmp/evil.sh"}'],

@@ -7,6 +7,7 @@ import { STATES } from '../../src/message/states.js';
 import { RqError } from '../../src/errors.js';
 import { normaliseCreate, pickFields } from '../../src/message/message.js';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
+import { nodeSpoolFs } from '../../src/spool/spool-fs.js';
 import { recordingFs } from '../helpers/recording-fs.js';
 import { HOST, type TempSpool, caught, isRoot, ls, tempSpool } from '../helpers/temp-spool.js';
 
@@ -127,6 +128,24 @@ describe('create', () => {
     // The next create, with a before that succeeds, lands.
     const ok = await spool.create({ dest: 'test' }, { commit: true, before: async () => undefined });
     expect(await spool.locate(ok.msg_id)).toBe('que');
+  });
+});
+
+describe('create: id allocation', () => {
+  it('a temp name taken by another process is tried again with a fresh one, ten times, then refused naming prep/', async () => {
+    const tried: string[] = [];
+    const taken = { ...nodeSpoolFs, mkdirSync: (p: string) => {
+      tried.push(p);
+      throw Object.assign(new Error(`EEXIST: file already exists, mkdir '${p}'`), { code: 'EEXIST' });
+    } };
+    const s = new QueueSpool(t.root, 'test', { host: HOST, now: () => clock, fs: taken });
+    const err = await caught(s.create({ dest: 'test' }, { commit: true }));
+    expect(err.code).toBe('RQ_ERR_ID_ALLOCATION');
+    expect(err.message).toContain(s.paths.state.prep);
+    expect(err.message).toContain('EEXIST');
+    expect(tried).toHaveLength(10);
+    expect(new Set(tried).size).toBe(10);
+    expect(await ls(s.paths.state.que)).toEqual([]);
   });
 });
 

@@ -148,10 +148,12 @@ describe('what is not a plain non-empty file', () => {
 });
 
 describe('the type a file is sent with', () => {
-  it('comes from its extension: .txt as UTF-8 text, .gif as an image, an unknown one as bytes', async () => {
+  it('comes from its extension: .txt and .log as UTF-8 text, .json as JSON, .gif as an image, an unknown one as bytes', async () => {
     const job = path.dirname(msg.logFile);
     const files: [name: string, type: string][] = [
       ['notes.txt', 'text/plain; charset=utf-8'],
+      ['other.log', 'text/plain; charset=utf-8'],
+      ['state.json', 'application/json'],
       ['pic.gif', 'image/gif'],
       ['data.bin', 'application/octet-stream'],
     ];
