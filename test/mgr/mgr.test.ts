@@ -64,6 +64,12 @@ describe('control socket (spec §6.2)', () => {
     expect(await mgr.q('made', 'status')).toEqual(['UP']);
     expect(await mgr.cmd('up_queue', 'nosuch')).toEqual(['fail', 'invalid queue name']);
     expect(await mgr.cmd('up_queue', '../etc')).toEqual(['fail', 'invalid queue name']);
+    // An admin file rq-mgr cannot write or remove (a directory in its place) is the classic failure.
+    const pauseFile = path.join(root, 'config', 'made.pause');
+    await fs.mkdir(path.join(pauseFile, 'x'), { recursive: true });
+    expect(await mgr.cmd('pause_queue', 'made')).toEqual(['fail', 'not allowed to up']);
+    expect(await mgr.cmd('resume_queue', 'made')).toEqual(['fail', 'not allowed to up']);
+    await fs.rm(pauseFile, { recursive: true });
     expect(await mgr.cmd('restart_queue', 'nosuch')).toEqual(['fail', 'invalid queue name']);
     expect((await mgr.cmd('frobnicate'))[0]).toBe('error');
     expect(await mgr.cmd('ping')).toEqual(['pong']);
