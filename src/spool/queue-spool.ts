@@ -4,45 +4,26 @@ import path from 'node:path';
 import { type QueuePaths, queuePaths } from '../config/paths.js';
 import { RqError, isErrno } from '../errors.js';
 import type { CreateFields, Message } from '../message/message.js';
-import { type HostInfo, fullId } from '../message/message-id.js';
+import { fullId } from '../message/message-id.js';
 import { MSG_ID_RE, isMsgId } from '../message/names.js';
-import { type FinishedState, type State, STATES, isFinished } from '../message/states.js';
+import { type State, STATES, isFinished } from '../message/states.js';
 import { type AttachmentInfo, attachFile, deleteAttachment, linkAttachments, listAttachments } from './attachments.js';
 import { BlankDirs } from './blanks.js';
 import { type Created, MessageCreator, diskError } from './create.js';
 import { CreateJournal } from './create-journal.js';
-import { type Replayed, replayJournal } from './journal-replay.js';
 import { DirSync, mkdirDurable, renameDurable } from './durable.js';
 import { HashDirMaker, hashCount, hashList, hashPath } from './hash-dir.js';
 import { type HistoryEntry, type MoveNote, appendHistory, readHistory } from './history.js';
 import * as files from './message-files.js';
 import { type RecoverOptions, type Recovered, recoverSpool } from './recovery.js';
+import type { SpoolDeps } from './spool-deps.js';
 import { type SpoolFs, nodeSpoolFs } from './spool-fs.js';
 
 export type { Created } from './create.js';
 export type { HistoryEntry, MoveNote } from './history.js';
 export type { JobStatus } from './message-files.js';
 export type { Recovered } from './recovery.js';
-
-export interface SpoolDeps {
-  /** The create journal's checkpoint cadence; `false` makes every create pay its own fsyncs (no journal). */
-  journal?: false | { maxDelayMs?: number; maxRecords?: number };
-  /** A background journal checkpoint failed (retried at the next); logged by the queue. */
-  onJournalError?: (err: Error) => void;
-  /** Every disk-changing call goes through it (tests record the order); the real fs by default. */
-  fs?: SpoolFs;
-  /** Epoch milliseconds. */
-  now?: () => number;
-  host: HostInfo;
-  /** How many blank message directories to keep ready (see BlankDirs); none by default. */
-  blanks?: number;
-  /** A history line could not be written (the move or event it describes stands); logged by the queue. */
-  onHistoryError?: (err: Error) => void;
-  /** Told of every move, once its rename is done (the queue turns it into a `moved` event). */
-  onMoved?: (move: { id: string; from: State; to: State; actor: string; reason?: string; details?: Record<string, unknown> }) => void;
-  /** Awaited before a message is finished or deleted, by any path: its dependents' outbox entry is written here (rq-beyond §B8.4). */
-  beforeFinish?: (id: string, from: State, to: FinishedState | 'deleted') => Promise<void> | undefined;
-}
+export type { SpoolDeps } from './spool-deps.js';
 
 const HASHED: ReadonlySet<State> = new Set(['done', 'relayed']);
 
@@ -96,11 +77,6 @@ export class QueueSpool {
   /** Makes every journaled create's dir durable and empties the journal (also done in the background, and before any other fsync). */
   checkpoint(): Promise<void> {
     return this.journal?.checkpoint() ?? Promise.resolve();
-  }
-
-  /** Makes whole every create a crash left in the journal (see replayJournal); before anything else reads the spool. */
-  replayJournal(): Promise<Replayed> {
-    return replayJournal(this);
   }
 
   /** The directory of message `id` if it were in `state` (hash dirs for done/relayed). */
@@ -285,11 +261,7 @@ export class QueueSpool {
     return listAttachments(this.msgDir(state, id));
   }
 
-  /**
-   * A new committed message copied from another (clone, dup): fields as a create would copy
-   * them, attachments hard-linked. It goes through prep so that the links are in place before
-   * the message becomes visible in que/.
-   */
+  /** A new committed message copied from another (clone, dup), attachments hard-linked in prep before it shows in que/. */
   async createWithAttachments(fields: CreateFields, fromDir: string | null, extra?: Partial<Message>, before?: (id: string) => Promise<void>): Promise<Message> {
     const msg = await this.create(fields, { commit: fromDir === null, extra, before });
     if (fromDir === null) return msg;

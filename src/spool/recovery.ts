@@ -3,7 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { type Message, cancelledStatus } from '../message/message.js';
 import { errText } from './create.js';
-import type { Replayed } from './journal-replay.js';
+import { type Replayed, replayJournal } from './journal-replay.js';
 import { mapLimit } from './map-limit.js';
 import { cleanTemps, readCancelMarker } from './message-files.js';
 import type { QueueSpool } from './queue-spool.js';
@@ -38,7 +38,7 @@ export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: strin
   await spool.ensureDirs();
   const { paths, fs: sfs } = spool;
   // First: the rest of the scan must see every acknowledged create in its place.
-  const journal = await spool.replayJournal();
+  const journal = await replayJournal(spool);
   const out: Recovered = { prep: [], que: [], requeued: [], broken: [], finished: [], purged: [], journal };
   for (const n of await fsp.readdir(paths.state.prep)) {
     if (n.startsWith('_')) await sfs.rm(path.join(paths.state.prep, n), { recursive: true, force: true });
