@@ -49,34 +49,27 @@ function fakeDisk(): { fs: SpoolFs; fill: (bytes: number) => void; free: () => v
 }
 
 describe('GroupAppender', () => {
-  it('a record the disk cut short is refused and cut away; the next record after space is freed follows the last good one', async () => {
+  /** a, then b cut short by a full disk (refused), then c once space is back: the file's text. */
+  async function tornMiddle(wrap: (fs: SpoolFs) => SpoolFs = (f) => f): Promise<string> {
     const file = path.join(dir, 'journal');
     const disk = fakeDisk();
-    const j = new GroupAppender(file, disk.fs);
+    const j = new GroupAppender(file, wrap(disk.fs));
     await j.append('{"a":1}\n');
     disk.fill(5);
     await expect(j.append('{"b":2222}\n')).rejects.toMatchObject({ code: 'ENOSPC' });
     disk.free();
     await j.append('{"c":3}\n');
     await j.close();
-    expect(await fs.readFile(file, 'utf8')).toBe('{"a":1}\n{"c":3}\n');
+    return fs.readFile(file, 'utf8');
+  }
+
+  it('a record the disk cut short is refused and cut away; the next record after space is freed follows the last good one', async () => {
+    expect(await tornMiddle()).toBe('{"a":1}\n{"c":3}\n');
   });
 
   it('when the cut fails too, the torn record is its own unreadable line; the ones before and after it are whole', async () => {
-    const file = path.join(dir, 'journal');
-    const disk = fakeDisk();
-    const noTruncate: SpoolFs = {
-      ...disk.fs,
-      open: async (...args) => Object.assign(await disk.fs.open(...args), { truncate: () => Promise.reject(enospc()) }),
-    };
-    const j = new GroupAppender(file, noTruncate);
-    await j.append('{"a":1}\n');
-    disk.fill(5);
-    await expect(j.append('{"b":2222}\n')).rejects.toMatchObject({ code: 'ENOSPC' });
-    disk.free();
-    await j.append('{"c":3}\n');
-    await j.close();
-    expect((await fs.readFile(file, 'utf8')).split('\n')).toEqual(['{"a":1}', '{"b":', '{"c":3}', '']);
+    const noTruncate = (f: SpoolFs): SpoolFs => ({ ...f, open: async (...args) => Object.assign(await f.open(...args), { truncate: () => Promise.reject(enospc()) }) });
+    expect((await tornMiddle(noTruncate)).split('\n')).toEqual(['{"a":1}', '{"b":', '{"c":3}', '']);
   });
 
   it('a batch written whole whose fdatasync fails (ENOSPC at writeback) is refused and cut away: no line of it counts later', async () => {
