@@ -202,7 +202,7 @@ describe('across queues: GET /tags/<tag>.json and /tracked.json', () => {
     } finally {
       await w.mgr.cmd('up_queue', 'a');
     }
-    const pid = Number(await fs.readFile(queuePaths(w.root, 'hung').pidFile, 'utf8'));
+    const pid = await w.mgr.waitQueueUp('hung');
     process.kill(pid, 'SIGSTOP');
     try {
       const [status, without] = await getJson('/tags/spread.json');
