@@ -13,7 +13,7 @@ export default defineConfig({
     ...base.test,
     ...(scoped ? { include: scoped } : {}),
     globalSetup: [],
-    setupFiles: ['test/mutation/stryker-children.ts'],
+    setupFiles: ['test/helpers/kill-guard.ts', 'test/mutation/stryker-children.ts'],
     reporters: ['default'],
     // Instrumented code on a machine loaded by Stryker's own workers: latency bounds stretch (test/helpers/time-budget.ts).
     env: { RQ_TEST_TIME_SCALE: '5' },
