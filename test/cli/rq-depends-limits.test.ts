@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queuePaths, rootPaths } from '../../src/config/paths.js';
 import { MgrProc } from '../helpers/mgr-proc.js';
-import { killLeftoverGroups, pidInFile } from '../helpers/process-groups.js';
+import { killLeftoverGroups, newPidInFile, pidInFile } from '../helpers/process-groups.js';
 import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
 import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 
@@ -361,10 +361,7 @@ describe('concurrency limits from the command line, with a real rq-mgr (rq-beyon
 
     // Repaired: the next incarnation kills the leftover script, frees the slot, and runs the message again (at least once).
     await fs.writeFile(configFile, config);
-    const again = await waitFor(async () => {
-      const p = Number((await fs.readFile(pidFile('orphan'), 'utf8')).trim());
-      return p !== h.pid && p;
-    }, 'the message to run again', 20_000);
+    const again = await newPidInFile(pidFile('orphan'), h.pid, 'the message to run again', 20_000);
     groups.push(again);
     await limitsShow(['--key', 'solo'], ['solo 1/1 waiting 0']);
     expect((await rq(['cancel', '--msg_id', h.id, '--wait=20'])).code).toBe(0);

@@ -26,9 +26,26 @@ export function alive(pid: number): boolean {
   }
 }
 
+/** The pid in `file`, or undefined while the file is missing or half-written (a shell's `echo $$ >` truncates first). */
+async function readPid(file: string): Promise<number | undefined> {
+  const pid = Number((await fs.readFile(file, 'utf8').catch(() => '')).trim());
+  return Number.isInteger(pid) && pid > 1 ? pid : undefined;
+}
+
 /** The pid a fixture script wrote to `file`, once it is there. */
 export function pidInFile(file: string): Promise<number> {
-  return waitFor(async () => Number((await fs.readFile(file, 'utf8').catch(() => '')).trim()) || undefined, `pid in ${file}`);
+  return waitFor(() => readPid(file), `pid in ${file}`);
+}
+
+/**
+ * The pid a rerun of a fixture script wrote to `file` over an older one. Never 0: an empty file read
+ * mid-write once gave 0, and signalling -0 ends the test runner's own process group.
+ */
+export function newPidInFile(file: string, old: number, label: string, timeoutMs = 10_000): Promise<number> {
+  return waitFor(async () => {
+    const pid = await readPid(file);
+    return pid !== old ? pid : undefined;
+  }, label, timeoutMs);
 }
 
 /** Groups a test saw, killed after it if a failure left them running; push pgids onto the returned list. */

@@ -70,13 +70,17 @@ export async function addQueue(root: string, name: string, def: QueueDef = {}): 
   await fsp.writeFile(p.configFile, JSON.stringify({ ...config, ...def.extra }));
 }
 
-export async function waitFor<T>(probe: () => Promise<T | undefined | false> | T | undefined | false, label: string, timeoutMs = 10_000, everyMs = 20): Promise<T> {
+/**
+ * Waits until the probe gives a truthy value and returns it. 0, '' and null keep it waiting like
+ * false: a probe that read a pid as 0 once returned it, and the kill of -0 ended the whole run.
+ */
+export async function waitFor<T>(probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, label: string, timeoutMs = 10_000, everyMs = 20): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
       const v = await probe();
-      if (v !== undefined && v !== false) return v as T;
+      if (v) return v as T;
     } catch (err) {
       last = err;
     }

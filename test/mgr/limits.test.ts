@@ -8,7 +8,7 @@ import { mgrCommand } from '../../src/ipc/rq1.js';
 import { idTime } from '../../src/message/message-id.js';
 import { LimitSampler, type SampleReport } from '../helpers/limit-sampler.js';
 import { MgrProc } from '../helpers/mgr-proc.js';
-import { alive, killLeftoverGroups, pidInFile } from '../helpers/process-groups.js';
+import { alive, killLeftoverGroups, newPidInFile, pidInFile } from '../helpers/process-groups.js';
 import { type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 import { seededRandom } from '../helpers/seeded-random.mjs';
 
@@ -501,14 +501,8 @@ describe('crashes', () => {
         return p && p !== caPid ? p : false;
       }, 'ca to be restarted');
       expect(caPid2).not.toBe(caPid);
-      const new1 = await waitFor(async () => {
-        const p = Number((await fs.readFile(L.pidFile('ca-1'), 'utf8')).trim());
-        return p !== old1 && p;
-      }, 'ca-1 to run again');
-      const new2 = await waitFor(async () => {
-        const p = Number((await fs.readFile(L.pidFile('ca-2'), 'utf8')).trim());
-        return p !== old2 && p;
-      }, 'ca-2 to run again');
+      const new1 = await newPidInFile(L.pidFile('ca-1'), old1, 'ca-1 to run again');
+      const new2 = await newPidInFile(L.pidFile('ca-2'), old2, 'ca-2 to run again');
       groups.push(new1, new2);
       expect([old1, old2].map(alive)).toEqual([false, false]);
       const st = await L.status('crash');
@@ -603,10 +597,7 @@ describe('crashes', () => {
       expect(restarted).toEqual(['ok', 'sa']);
       // s runs again in the new sa once its recovery killed the old script; it is older than w, so
       // its reset puts it first in line (§B12.5); w runs when it ends.
-      const again = await waitFor(async () => {
-        const p = Number((await fs.readFile(L.pidFile('stubborn'), 'utf8')).trim());
-        return p !== stubborn && p;
-      }, 's to run again', 30_000);
+      const again = await newPidInFile(L.pidFile('stubborn'), stubborn, 's to run again', 30_000);
       groups.push(again);
       killGroup(again);
       expect(await L.finish('sa', s)).toMatchObject({ state: 'err' });

@@ -2,7 +2,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { alive } from '../helpers/process-groups.js';
+import { alive, pidInFile } from '../helpers/process-groups.js';
 import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 
 let t: TestRoot;
@@ -20,10 +20,6 @@ afterAll(async () => {
   await Promise.all([q?.stop(), coal?.stop()]);
   await t?.cleanup();
 });
-
-async function pidFrom(file: string): Promise<number> {
-  return waitFor(async () => Number((await fs.readFile(file, 'utf8').catch(() => '')).trim()) || undefined, `pid in ${file}`);
-}
 
 describe('cancel', () => {
   it('a queued message ends in err at once: outcome cancelled, status CANCELLED - <reason>, never run', async () => {
@@ -50,7 +46,7 @@ describe('cancel', () => {
   it('a running message: TERM to its group, err cancelled, never retried whatever max_retries', async () => {
     const pidFile = path.join(t.root, 'cancel-run.pid');
     const id = await q.send({ param1: 'forever', param2: pidFile, max_retries: 5 });
-    const pid = await pidFrom(pidFile);
+    const pid = await pidInFile(pidFile);
     expect(await q.cmd('cancel_message', { msg_id: id, reason: 'operator' })).toEqual(['ok', 'msg cancelling']);
     const m = await q.waitState(id, ['err', 'que', 'done']);
     expect(m).toMatchObject({ state: 'err', status: 'err - CANCELLED - operator', outcome: 'cancelled' });
@@ -63,7 +59,7 @@ describe('cancel', () => {
   it('a script that ignores TERM is killed after kill_grace', async () => {
     const pidFile = path.join(t.root, 'cancel-stubborn.pid');
     const id = await q.send({ param1: 'stubborn', param2: pidFile });
-    const pid = await pidFrom(pidFile);
+    const pid = await pidInFile(pidFile);
     expect((await q.cmd('cancel_message', { msg_id: id }))[1]).toBe('msg cancelling');
     expect((await q.waitState(id, ['err'])).outcome).toBe('cancelled');
     expect(alive(pid)).toBe(false);

@@ -2,6 +2,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pidInFile } from '../helpers/process-groups.js';
 import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 
 let t: TestRoot;
@@ -19,7 +20,7 @@ afterAll(async () => {
 
 const pidFile = () => path.join(t.root, 'iq.pid');
 async function running(): Promise<number> {
-  const pid = await waitFor(async () => Number((await fs.readFile(pidFile(), 'utf8').catch(() => '')).trim()) || undefined, 'the script to start');
+  const pid = await pidInFile(pidFile());
   await fs.rm(pidFile());
   return pid;
 }

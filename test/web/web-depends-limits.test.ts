@@ -16,7 +16,7 @@ import { chartLibFiles } from '../../src/web/chart-lib.js';
 import { QueueClients } from '../../src/web/queue-clients.js';
 import { Urls } from '../../src/web/urls.js';
 import { waitingWords } from '../../src/web/views/waiting-view.js';
-import { killLeftoverGroups, pidInFile } from '../helpers/process-groups.js';
+import { killLeftoverGroups, newPidInFile, pidInFile } from '../helpers/process-groups.js';
 import { PROJECT, waitFor } from '../helpers/rq-root.js';
 import { contentSnapshot } from './message-fixture.js';
 import { type WebRoot, cookiesOf, postForm, send, startWebRoot, waitState } from './web-root.js';
@@ -288,7 +288,7 @@ describe('GET /limits.json and the dashboard\'s #limits', () => {
       const r = await limits('?key=reports');
       return r[1].reports?.holders.length === 1 && r[1].reports.holders[0].orphaned === undefined;
     }, 'the slot freed and taken again', 30_000);
-    groups.push(await waitFor(async () => Number(await fs.readFile(pidFile, 'utf8').catch(() => '')) !== first && (await pidInFile(pidFile)), 'the rerun\'s pid'));
+    groups.push(await newPidInFile(pidFile, first, 'the rerun\'s pid'));
     expect(section(await page('/'), 'limits')).toContain('<td class="orphaned num">0</td>');
     await cancel('lim', holder);
     await waitState(B, 'lim', holder, ['err']);
