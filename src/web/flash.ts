@@ -23,10 +23,14 @@ export class FlashStore {
     reply.setCookie(COOKIE, value, { path: this.cookiePath, httpOnly: true, sameSite: 'lax', signed: true });
   }
 
-  /** The pending flash (if any), cleared so it shows on this page only. */
+  /**
+   * The pending flash (if any), cleared so it shows on this page only. A browser page's own background
+   * request (Sec-Fetch-Dest: empty, as a live look sends) leaves it alone: a look that went out between
+   * a form's 303 and the page it leads to would otherwise eat the flash that page was to show.
+   */
   take(req: FastifyRequest, reply: FastifyReply): Flash | null {
     const cookie = req.cookies[COOKIE];
-    if (cookie === undefined) return null;
+    if (cookie === undefined || req.headers['sec-fetch-dest'] === 'empty') return null;
     reply.clearCookie(COOKIE, { path: this.cookiePath });
     const unsigned = req.unsignCookie(cookie);
     if (!unsigned.valid || unsigned.value === null) return null;

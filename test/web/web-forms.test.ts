@@ -67,6 +67,19 @@ describe('Post/Redirect/Get', () => {
     expect(await flashOn(bad)).toMatch(/^400 - due_at: expected a date and time such as 2026-11-21T20:00/);
   });
 
+  it("a page's background look between the 303 and the page it leads to neither shows nor eats the flash", async () => {
+    const page = '/q/test';
+    const res = await formPost(`${B}${page}/adminoper`, { pause: 'Pause' }, browser(page));
+    expect(res.status).toBe(303);
+    const cookie = cookiesOf(res);
+    // What live.js sends from the open page: a browser's fetch() says Sec-Fetch-Dest: empty.
+    const look = await fetch(`${B}${page}`, { headers: { cookie, accept: 'text/html', 'sec-fetch-dest': 'empty' } });
+    expect(await look.text()).not.toContain('id="flash-');
+    expect(look.headers.getSetCookie()).toEqual([]);
+    expect(await flashOn(res)).toBe('Queue test paused');
+    await formPost(`${B}${page}/adminoper`, { resume: 'Resume' }, browser(page));
+  });
+
   it('the new-message form lands on the new message; a classic html client still gets the result page', async () => {
     const res = await formPost(`${B}/q/test/new_message`, { x_format: 'html', 'mesg[dest]': 'test', 'mesg[param1]': 'done', 'mesg[_method]': 'prep' }, browser('/q/test/new_message'));
     expect(res.status).toBe(303);
