@@ -2,6 +2,8 @@
 
 export const ERRORS = {
   // Bad input: the text names the field, what was expected and what was received.
+  // Before INVALID_FIELD: a batch refusal carries a message's own refusal text after its index.
+  RQ_ERR_BATCH_MESSAGE: { status: 400, message: 'messages[%s]: %s' },
   RQ_ERR_INVALID_FIELD: { status: 400, message: '%s: expected %s, received %s' },
   RQ_ERR_INVALID_QUEUE_NAME: { status: 400, message: '%s' },
   RQ_ERR_INVALID_MSG_ID: { status: 400, message: '%s' },

@@ -81,6 +81,15 @@ export class QueueClient {
     return answer(await this.send(mode, fields), isString);
   }
 
+  /**
+   * Creates a batch of committed messages under one group commit (create_messages); the value has one
+   * answer per message, in order. One bad message refuses the whole batch, naming its index.
+   */
+  async createMany(messages: object[]): Promise<Answer<Answer<string>[]>> {
+    const a = answer(await this.send('create_messages', { messages }), isArray);
+    return a.ok ? { ...a, value: a.value.map((one) => answer(one, isString)) } : a;
+  }
+
   /** The value is `<md5>-Attached successfully`. */
   async attach(msgId: string, pathname: string, name?: string): Promise<Answer<string>> {
     // JSON leaves out an undefined name, as the classic client sends it.

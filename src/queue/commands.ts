@@ -1,7 +1,6 @@
 // The queue socket's commands (spec §7): request text in, JSON reply text out; never throws.
 import type { Logger } from 'pino';
 import { type ErrorArgs, type ErrorCode, RqError, invalidField } from '../errors.js';
-import { normaliseCreate } from '../message/message.js';
 import { isMsgId } from '../message/names.js';
 import { isFinished } from '../message/states.js';
 import { parseJsonArg, parseRequest } from '../ipc/rq1.js';
@@ -12,6 +11,7 @@ import { DEPENDENCY_COMMANDS, DEPENDENCY_INTERNAL } from './dependency-commands.
 import { STATS_COMMANDS } from './stats-commands.js';
 import { SEARCH_COMMANDS } from './search-commands.js';
 import { bulkCommands } from './bulk-commands.js';
+import { CREATE_COMMANDS } from './create-commands.js';
 import type { Located, Queue } from './queue.js';
 
 type Reply = unknown;
@@ -35,29 +35,13 @@ async function target(q: Queue, args: Args): Promise<{ id: string; where: Locate
   return where ? { id, where } : { reply: fail(RqError.of('RQ_ERR_NO_SUCH_MSG').message) };
 }
 
-function createHandler(mode: 'commit' | 'prep' | 'single'): Handler {
-  return async (q, args) => {
-    const fields = normaliseCreate(args);
-    await q.limits.checkCreate(fields);
-    if (fields.depends) fields.depends = await q.waits.check(fields.depends);
-    if (mode === 'single') {
-      const same = q.index.nextQueued((m) => ['param1', 'param2', 'param3', 'param4'].every((p) => (m[p] ?? null) === (fields[p as 'param1'] ?? null)));
-      if (same) return ['ok', q.fullId(same.msg_id)];
-    }
-    const { id } = await q.ops.createOnce(fields, mode !== 'prep');
-    return ['ok', q.fullId(id)];
-  };
-}
-
 export const COMMANDS: Record<string, Handler> = {
   ping: () => ['pong'],
   uptime: (q) => [q.uptime()],
   config: (q) => ['ok', q.config],
   status: (q) => [q.status()],
   shutdown: () => ['ok'],
-  create_message: createHandler('commit'),
-  prep_message: createHandler('prep'),
-  single_que: createHandler('single'),
+  ...CREATE_COMMANDS,
 
   attach_message: async (q, args) => {
     const t = await target(q, args);

@@ -155,6 +155,11 @@ export class MessageIndex {
     return { ...this.que.sizes(), dependencies, limit: this.parked.size - dependencies, coalesced: this.coalesced.size };
   }
 
+  /** Queued messages due now, waiting only for a worker. */
+  readyCount(): number {
+    return this.que.sizes().ready;
+  }
+
   readyMessages(): IterableIterator<Message> {
     return this.que.readyValues();
   }

@@ -28,6 +28,8 @@ export interface MessageOpsDeps {
   admit: (msg: Message) => boolean;
   /** Sends a waiting message's dependency registrations; resolves once each has answered once. */
   register: (id: string) => Promise<void>;
+  /** A message queued now would start within a few dispatches (the queue is UP, little is ready ahead of it). */
+  startsSoon: () => boolean;
   /** Journals a new message's tags in the tag index; awaited before its msg is written. */
   tagged: (id: string, tags: readonly string[]) => Promise<void>;
 }
@@ -149,7 +151,9 @@ export class MessageOps {
     }
     // `ok` means tracked (rq-beyond §B8.2): the dependencies' queues have heard of it.
     if (commit && c.msg.depends) await this.d.register(c.msg.msg_id);
-    if (!commit || index.isQueued(c.msg.msg_id)) void spool.stageRun(c.dir);
+    // Its run files made now spare the start that work; a message with many ahead (a bulk, a paused
+    // queue) would pay three inodes per create for nothing soon, and its start makes them anyway.
+    if (!commit || (index.isQueued(c.msg.msg_id) && this.d.startsSoon())) void spool.stageRun(c.dir);
     // Started during the create's fsyncs: the que → run rename is not fsynced on its own (recovery
     // re-queues from run/ anyway), so without a journal the `ok` also waits for run/ to hold it
     // durably. A journal record covers it wherever the crash leaves it (replayJournal).
