@@ -8,7 +8,7 @@ await fs.writeFile(path.join(t.root, 'config', 'b.pause'), '');
 import { spawn } from 'node:child_process';
 import { queuePaths } from '../src/config/paths.js';
 import { waitFor } from '../test/helpers/rq-root.js';
-const child = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir=/tmp/prof/out', 'dist/queue/queue-main.js', '--root', t.root, '--name', 'b'], { stdio: 'ignore' });
+const child = spawn(process.execPath, ['dist/queue/queue-main.js', '--root', t.root, '--name', 'b'], { stdio: 'ignore' });
 const q = { paths: queuePaths(t.root, 'b'), stop: async () => { child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); } };
 await waitFor(async () => ((await queueCommand(q.paths.sock, 'ping', {}).catch(() => null)) as any)?.[0] === 'pong', 'ping');
 const n = Number(process.env.N ?? 10000);
@@ -19,4 +19,10 @@ for (let round = 0; round < 2; round++) {
   console.log(round, r[0], r[1].length, Math.round(performance.now() - t0), 'ms', Math.round(n / ((performance.now() - t0) / 1000)), '/s');
 }
 await q.stop();
+
+import fss from 'node:fs';
+const fl = path.join(t.root, 'floor'); fss.mkdirSync(fl);
+const t1 = performance.now();
+for (let i = 0; i < n; i++) { const d = path.join(fl, `_t${i}`); fss.mkdirSync(d); fss.writeFileSync(path.join(d, 'msg'), JSON.stringify({ dest: 'b', param1: 'x'.repeat(200) })); fss.renameSync(d, path.join(fl, `m${i}`)); }
+console.log('floor', Math.round(n / ((performance.now() - t1) / 1000)), '/s');
 await t.cleanup();

@@ -18,6 +18,7 @@ import { TAIL_COMMANDS } from './rq-tail.js';
 import { BROWSE_COMMANDS } from './rq-browse.js';
 import { OPERATOR_COMMANDS } from './rq-operator.js';
 import { BULK_COMMANDS } from './rq-bulk.js';
+import { FROM_FILE, sendFromFile } from './rq-from-file.js';
 import { type Options, checkQueueName, flagOpt, messageFields, msgIdOpt, pathnameOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
 import type { CommandSpec } from './command-spec.js';
 import { JSON_FLAG, MSG_ID } from './common-options.js';
@@ -37,6 +38,8 @@ export interface RqIo {
   confirm?: (question: string) => Promise<boolean>;
   /** Redraws one status line on stderr (a terminal); '' clears it. */
   progress?: (line: string) => void;
+  /** All of standard input, as text (`--from-file -`). */
+  readStdin?: () => Promise<string>;
 }
 
 export interface CommandContext {
@@ -75,11 +78,17 @@ function create(command: 'create_message' | 'prep_message' | 'single_que', spec:
   return {
     ...spec,
     // single_que takes --relay-ok as the classic tool did, to refuse an http dest by name.
-    options: [...MESSAGE_OPTIONS, RELAY_OK, IDEMPOTENCY_KEY, ...(waits ? [WAIT] : [])],
+    options: [...MESSAGE_OPTIONS, RELAY_OK, IDEMPOTENCY_KEY, ...(waits ? [WAIT] : []), ...(command === 'create_message' ? [FROM_FILE] : [])],
     run: async ({ opts, root, io }) => {
       const fields = messageFields(opts);
       const wait = waits ? waitOpt(opts, 'wait') : undefined;
       const queue = destQueue(fields.dest as string, opts, relays);
+      const file = command === 'create_message' ? stringOpt(opts, 'from-file', 'a file of messages, or - for stdin') : undefined;
+      if (file !== undefined) {
+        // Each message of the file carries its own key and is waited for with rq wait.
+        if (fields.idempotency_key !== undefined || wait !== undefined) throw usage('--from-file: expected neither --idempotency-key nor --wait (put idempotency_key in each message; rq wait takes the ids printed)');
+        return sendFromFile({ file, queue, root, defaults: fields, io });
+      }
       const reply = await ask(root, queue, (c) => c.create(fields, command));
       io.stdout(replyLine(reply));
       if (!reply.ok || wait === undefined) return reply.ok ? 0 : 1;

@@ -27,6 +27,11 @@ function processIo(): RqIo {
       }
     },
     progress: (line) => process.stderr.write(`\r\x1b[2K${line}`),
+    readStdin: async () => {
+      const chunks: Buffer[] = [];
+      for await (const c of process.stdin) chunks.push(c as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    },
   };
 }
 

@@ -13,15 +13,16 @@ export interface Run {
 }
 
 /** bin/rq with `args`; `root` goes last so it never swallows a flag's value; RQ_ROOT is never inherited. */
-export function runRq(args: string[], opts: { root?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
+export function runRq(args: string[], opts: { root?: string; cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<Run> {
   const argv = opts.root === undefined ? args : [...args, '--root', opts.root];
   return new Promise((resolve) => {
     const env = { ...process.env, ...opts.env };
     delete env.RQ_ROOT;
-    execFile(RQ_BIN, argv, { cwd: opts.cwd ?? PROJECT, env }, (err, stdout, stderr) => {
+    const child = execFile(RQ_BIN, argv, { cwd: opts.cwd ?? PROJECT, env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       const lines = (s: string) => s.split('\n').filter((l) => l !== '');
       resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, out: lines(stdout), err: lines(stderr) });
     });
+    if (opts.input !== undefined) child.stdin?.end(opts.input);
   });
 }
 

@@ -1,0 +1,87 @@
+// rq sendmesg --from-file (issue 19): JSON lines or an array, checked whole before any is sent, batches of create_messages, one reply line per message; against the real bin/rq and queue.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
+import { QueueProc, type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
+
+let t: TestRoot;
+let q: QueueProc;
+let dir: string;
+
+beforeAll(async () => {
+  t = await makeRoot();
+  await addQueue(t.root, 'bulk');
+  // Paused: what a file made stays in que/ to be counted and read.
+  await fs.writeFile(path.join(t.root, 'config', 'bulk.pause'), '');
+  q = await QueueProc.start(t.root, 'bulk');
+  dir = path.join(t.root, 'work');
+  await fs.mkdir(dir);
+});
+afterAll(async () => {
+  await q?.stop();
+  await t?.cleanup();
+});
+
+const rq = (args: string[], input?: string): Promise<Run> => runRq(['sendmesg', '--dest', 'bulk', ...args], { root: t.root, cwd: dir, input });
+const queued = async (): Promise<number> => (await q.cmd('num_messages')).que;
+const ID = /^ok http:\/\/127\.0\.0\.1:\d+\/q\/bulk\/(\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+)$/;
+const lines = (n: number, from = 0) => Array.from({ length: n }, (_, i) => JSON.stringify({ param1: `m${from + i}` }));
+
+describe('rq sendmesg --from-file', () => {
+  it('sends every line of a JSON-lines file in order, over batches, the options as defaults a line may override', async () => {
+    const before = await queued();
+    const text = [...lines(2400), JSON.stringify({ param1: 'm2400', param2: 'own', dest: 'bulk' })].join('\n');
+    await fs.writeFile(path.join(dir, 'msgs.jsonl'), `${text}\n\n`);
+    const r = await rq(['--from-file', 'msgs.jsonl', '--param2', 'default']);
+    expect(r.code, r.err.join('\n')).toBe(0);
+    expect(r.err).toEqual([]);
+    expect(r.out).toHaveLength(2401);
+    const ids = r.out.map((l) => ID.exec(l)?.[1]);
+    expect(ids.every(Boolean)).toBe(true);
+    expect(new Set(ids).size).toBe(2401);
+    expect(await queued()).toBe(before + 2401);
+    for (const [i, param2] of [[0, 'default'], [1999, 'default'], [2000, 'default'], [2400, 'own']] as const) {
+      expect((await q.cmd('get_message', { msg_id: ids[i] }))[1]).toMatchObject({ param1: `m${i}`, param2, state: 'que' });
+    }
+  });
+
+  it('reads a JSON array from stdin with -', async () => {
+    const r = await rq(['--from-file', '-'], JSON.stringify([{ param1: 'a' }, { param1: 'b' }]));
+    expect(r.code, r.err.join('\n')).toBe(0);
+    expect(r.out).toHaveLength(2);
+    const second = ID.exec(r.out[1])![1];
+    expect((await q.cmd('get_message', { msg_id: second }))[1]).toMatchObject({ param1: 'b' });
+  });
+
+  it('refuses a file with one bad message, naming its line, and sends none', async () => {
+    const before = await queued();
+    const write = (name: string, text: string) => fs.writeFile(path.join(dir, name), text);
+    await write('bad-field.jsonl', [...lines(2), JSON.stringify({ count: 'many' })].join('\n'));
+    expectOneLineError(await rq(['--from-file', 'bad-field.jsonl']), /^rq: bad-field\.jsonl:3: count: expected a whole number >= 0, received "many"$/, 2);
+    await write('bad-json.jsonl', `${lines(1)[0]}\n{"param1": \n`);
+    expectOneLineError(await rq(['--from-file', 'bad-json.jsonl']), /^rq: bad-json\.jsonl:2: expected a JSON object per line \(/, 2);
+    await write('other-dest.jsonl', JSON.stringify({ dest: 'elsewhere' }));
+    expectOneLineError(await rq(['--from-file', 'other-dest.jsonl']), /^rq: other-dest\.jsonl:1: dest: expected "bulk" \(the --dest of the command\) or none, received "elsewhere"$/, 2);
+    await write('array.json', JSON.stringify([{ param1: 'ok' }, 5]));
+    expectOneLineError(await rq(['--from-file', 'array.json']), /^rq: array\.json\[1\]: expected a JSON object of message fields, received 5$/, 2);
+    await write('empty.jsonl', '\n');
+    expectOneLineError(await rq(['--from-file', 'empty.jsonl']), /^rq: empty\.jsonl: expected at least one message, received none$/, 2);
+    expectOneLineError(await rq(['--from-file', 'missing.jsonl']), /^rq: --from-file: cannot read "missing\.jsonl" \(ENOENT\)$/, 2);
+    expectOneLineError(await rq(['--from-file', 'array.json', '--wait=5']), /^rq: --from-file: expected neither --idempotency-key nor --wait/, 2);
+    expect(await queued()).toBe(before);
+  });
+
+  it('a batch the queue refuses stops the sending: the lines printed are the messages made, the refusal names the line', async () => {
+    const before = await queued();
+    // A dependency on a message that does not exist is refused by the queue, not by the fields alone.
+    const text = [...lines(2100), JSON.stringify({ depends: ['bulk/20200101.0000.00.000.1'] })].join('\n');
+    await fs.writeFile(path.join(dir, 'late.jsonl'), text);
+    const r = await rq(['--from-file', 'late.jsonl']);
+    expect(r.code).toBe(1);
+    expect(r.out).toHaveLength(2000);
+    expect(r.out.every((l) => ID.test(l))).toBe(true);
+    expect(r.err).toEqual([expect.stringMatching(/^rq: late\.jsonl:2101: depends\b.*20200101\.0000\.00\.000\.1.* \(2000 of 2101 messages sent before it; none of this batch of 101\)$/)]);
+    expect(await queued()).toBe(before + 2000);
+  });
+});
