@@ -16,6 +16,7 @@ import { registerApiDocs } from './openapi/api-docs.js';
 import { registerRoutes } from './routes.js';
 import { WebContext } from './web-context.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, type WebDeps } from './web-deps.js';
+import { installJsonLines } from './api/batch-api.js';
 
 /** Form posts and JSON bodies (max_body_bytes); files go through multipart, which streams and has its own limit. */
 const FORM_BODY_LIMIT = 16 * 1024 * 1024;
@@ -107,6 +108,7 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   // preservePath: a file name with path parts is refused (attachmentNameProblem), not cut to its base name.
   await app.register(multipart, { limits: { fileSize: maxUpload, fieldSize: limits.field }, preservePath: true });
   // Classic clients post other content types too; their parameters then come from the query string.
+  installJsonLines(app, limits.body);
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limits.body }, (_req, _body, done) => done(null, {}));
 
   app.setErrorHandler((err: FastifyError | RqError, req: FastifyRequest, reply: FastifyReply) => {

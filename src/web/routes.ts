@@ -12,6 +12,7 @@ import { tagApi } from './api/tag-api.js';
 import { searchApi } from './api/search-api.js';
 import { listApi } from './api/list-api.js';
 import { bulkApi } from './api/bulk-api.js';
+import { batchApi } from './api/batch-api.js';
 import { tailEvents } from './api/tail-events.js';
 import { dashboardPage } from './pages/dashboard-page.js';
 import { formPages } from './pages/form-pages.js';
@@ -83,6 +84,8 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.get('/q/:q/bulk', { schema: listDocs.bulkPage }, bulk.bulkPage);
   app.get('/q/:q/new_message', { schema: pageDocs.newMessageForm }, forms.newMessage);
   app.post('/q/:q/new_message', { schema: messageDocs.newMessage }, message.newMessage);
+  const batch = batchApi(ctx);
+  app.post('/q/:q/new_messages', { schema: messageDocs.newMessages, onRequest: batch.answersJson }, batch.newMessages);
   app.post('/q/:q/adminoper', { schema: adminDocs.adminoper }, admin.adminoper);
   app.post('/q/:q/restart', { schema: adminDocs.restart }, admin.restart);
   app.post('/q/:q/ack_errs', { schema: adminDocs.ackErrs }, admin.ackErrs);

@@ -99,6 +99,26 @@ export const messageSchemas = {
       503: answer('`503 - Service Unavailable - Operationally Down`, or the queue did not answer (nothing was created)', { json: FAIL, text: true }),
     },
   },
+  newMessages: {
+    summary: 'Create many messages at once (issue 19)',
+    description:
+      'The body is a JSON array of message objects (`application/json`) or one message object per line (`application/x-ndjson`, `application/jsonl`; blank lines skipped), ' +
+      'up to 10,000 messages, each sent to the queue of the URL (`dest` may be left out, or name that queue). The queue checks every message before it makes any: ' +
+      'one bad message refuses the whole batch with `400 ["fail", "messages[<index>]: <what is wrong>"]` and nothing is created. Otherwise the messages are made ' +
+      'together under one journal fsync and the answer has one reply per message, in order. No idempotency key is added: put `idempotency_key` in each message ' +
+      'to make a batch safe to send again after a lost reply (`504`).',
+    tags: [TAGS.messages],
+    params: pathParams({ q: Q }),
+    consumes: ['application/json', 'application/x-ndjson', 'application/jsonl'],
+    body: { type: 'array', maxItems: 10_000, items: { type: 'object', additionalProperties: true } },
+    response: {
+      200: answer('Created: `["ok", [["ok", "<full id>"], …]]`, a message the disk refused as `["fail", "<text>"]` in its place', { json: { type: 'array' } }),
+      400: answer('The body is not an array of message objects, a line is not JSON, or a message is refused (`messages[<index>]: …`): nothing was created', { json: FAIL }),
+      404: ACTION_REFUSALS[404],
+      503: answer('The queue is DOWN, or did not answer (nothing was created)', { json: FAIL }),
+      504: answer('The queue took the batch but did not answer in time: some messages may exist', { json: FAIL }),
+    },
+  },
   messageAction: {
     summary: 'Delete, destroy, commit or cancel a message (R)',
     description: `\`_method\` delete | destroy | commit | cancel (then as \`/cancel\`). HTML answers a flash and 303; anything else is \`${INVALID_METHOD}\`.`,

@@ -1,0 +1,65 @@
+// POST /q/<q>/new_messages (issue 19): a JSON array or JSON lines of messages, created by the queue's create_messages under one group commit.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { RqError, invalidField, isRqError, shown } from '../../errors.js';
+import { queuePaths } from '../../config/paths.js';
+import { QueueClient } from '../../ipc/queue-client.js';
+import { mayHaveArrived } from '../../ipc/socket-client.js';
+import { pathParam } from '../request-params.js';
+import type { WebContext } from '../web-context.js';
+
+/** The JSON-lines types a client may send; each line one message object. */
+export const JSON_LINES_TYPES = ['application/x-ndjson', 'application/jsonl'];
+/** A batch of 10,000 on a slow disk takes seconds: longer than the pooled connections' timeout for one message. */
+const BATCH_TIMEOUT_MS = 120_000;
+
+/** Parses JSON lines into an array (blank lines skipped), naming the line of a bad one. */
+export function installJsonLines(app: FastifyInstance, bodyLimit: number): void {
+  app.addContentTypeParser(JSON_LINES_TYPES, { parseAs: 'string', bodyLimit }, (_req, body, done) => {
+    const out: unknown[] = [];
+    const lines = (body as string).split('\n');
+    for (const [i, line] of lines.entries()) {
+      if (line.trim() === '') continue;
+      try {
+        out.push(JSON.parse(line));
+      } catch (err) {
+        done(RqError.of('RQ_ERR_BAD_BODY', 'one JSON object per line', `line ${i + 1}: ${(err as Error).message}`), undefined);
+        return;
+      }
+    }
+    done(null, out);
+  });
+}
+
+/** The body's messages, each sent to the URL's queue: a `dest` may be left out or name that queue, nothing else. */
+function batchOf(body: unknown, queue: string): Record<string, unknown>[] {
+  if (!Array.isArray(body)) throw RqError.of('RQ_ERR_BAD_BODY', `a JSON array of message objects (application/json) or JSON lines (${JSON_LINES_TYPES.join(', ')})`, shown(body));
+  return body.map((m, i) => {
+    if (typeof m !== 'object' || m === null || Array.isArray(m)) throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, invalidField('message', 'a JSON object of message fields', m).message);
+    const dest = (m as Record<string, unknown>).dest;
+    if (dest !== undefined && dest !== queue) throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, invalidField('dest', `${shown(queue)} (the queue of the URL) or none`, dest).message);
+    return { ...m, dest: queue };
+  });
+}
+
+export function batchApi(ctx: WebContext) {
+  return {
+    /** The route's onRequest hook: a body the parser refuses (a bad line) is answered in JSON too. */
+    async answersJson(req: FastifyRequest) {
+      ctx.markJson(req);
+    },
+
+    /** POST /q/<q>/new_messages: `["ok", [["ok", full id], …]]` in order, or the whole batch refused naming the bad message. */
+    async newMessages(req: FastifyRequest, reply: FastifyReply) {
+      const q = await ctx.requireRoutedQueue(pathParam(req, 'q'));
+      const messages = batchOf(req.body, q);
+      try {
+        return ctx.answerJson(reply, await QueueClient.oneShot(queuePaths(ctx.deps.root, q).sock, { timeoutMs: BATCH_TIMEOUT_MS }).createMany(messages));
+      } catch (err) {
+        if (!isRqError(err, 'RQ_ERR_NO_REPLY')) throw err;
+        // Never sent: nothing was made, a plain retry is safe. Sent: some may be; keys make a retry safe.
+        if (!mayHaveArrived(err)) return ctx.json(reply, ['fail', `queue ${q} did not answer (nothing was created): ${err.message}`], 503);
+        return ctx.json(reply, ['fail', `queue ${q} took the batch but did not answer in time: messages sent with an idempotency_key can be sent again safely`], 504);
+      }
+    },
+  };
+}
