@@ -82,7 +82,7 @@ try {
     await w.stop();
   }
 } finally {
-  const gone = new Promise((r) => (bare.exitCode === null ? bare.once('exit', r) : r(undefined)));
+  const gone = new Promise((r) => (bare.exitCode === null && bare.signalCode === null ? bare.once('exit', r) : r(undefined)));
   bare.kill();
   await gone;
   await fs.rm(dir, { recursive: true, force: true });
