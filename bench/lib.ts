@@ -1,8 +1,10 @@
-// Shared bench pieces: the raw spawn floor, a live queue in a temp root, waiting for counts.
+// Shared bench pieces: the raw spawn and filesystem floors, a live queue in a temp root, waiting for counts, /proc readings.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { QueueProc, addQueue, makeRoot, type QueueDef, type TestRoot } from '../test/helpers/rq-root.js';
+import { QueueClient } from '../src/ipc/queue-client.js';
+import { SocketConnection } from '../src/ipc/socket-client.js';
 
 export const DONE_SCRIPT = '#!/bin/bash\necho "done ok" >&3\n';
 
@@ -24,6 +26,38 @@ export async function spawnFloor(script: string, n: number, cwd: string): Promis
     });
   }
   return n / ((performance.now() - t0) / 1000);
+}
+
+/**
+ * The least a create could do on the same disk, as one op: mkdir a temp dir under `dir`, write `body` as its
+ * msg file (fsynced only with `sync`), rename the dir into que/. Ops may run concurrently.
+ */
+export async function fsFloor(dir: string, body: Buffer, sync: boolean): Promise<() => Promise<void>> {
+  const prep = path.join(dir, 'prep');
+  const que = path.join(dir, 'que');
+  await fs.mkdir(prep, { recursive: true });
+  await fs.mkdir(que, { recursive: true });
+  let seq = 0;
+  return async () => {
+    const n = seq++;
+    const tmp = path.join(prep, `_${n}`);
+    await fs.mkdir(tmp);
+    const fh = await fs.open(path.join(tmp, 'msg'), 'wx', 0o644);
+    try {
+      await fh.writeFile(body);
+      if (sync) await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await fs.rename(tmp, path.join(que, String(n)));
+  };
+}
+
+/** A typed client on one long-lived connection to a queue socket, as the web process and the timers hold theirs. */
+export async function connectedClient(sock: string, timeoutMs = 30_000): Promise<{ client: QueueClient; close(): void }> {
+  const conn = await SocketConnection.open(sock, 'rq1', { timeoutMs });
+  const client = new QueueClient(async (command, arg) => JSON.parse(await conn.request(`${command} ${JSON.stringify(arg ?? {})}`)));
+  return { client, close: () => conn.close() };
 }
 
 export interface LiveQueue {
@@ -56,10 +90,25 @@ export async function cpuMs(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) * (1000 / CLOCK_TICKS);
 }
 
+/** Resident set size of a process in MB (VmRSS of /proc/<pid>/status; RssAnon or RssFile for its parts). */
+export async function rssMb(pid: number, field: 'VmRSS' | 'RssAnon' | 'RssFile' = 'VmRSS'): Promise<number> {
+  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]);
+  if (!kb) throw new Error(`no ${field} for pid ${pid}`);
+  return kb / 1024;
+}
+
+export async function loadavg(): Promise<string> {
+  return (await fs.readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
+}
+
+/** Wall-clock ms with µs resolution, comparable with a script's $EPOCHREALTIME. */
+export const nowMs = () => performance.timeOrigin + performance.now();
+
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 /** Polls num_messages (cheap, in-memory counters) until `pred` holds; returns the time it held. */
-export async function waitCounts(q: QueueProc, pred: (n: Record<string, number>) => boolean, everyMs = 5, timeoutMs = 600_000): Promise<number> {
+export async function waitCounts(q: Pick<QueueProc, 'cmd'>, pred: (n: Record<string, number>) => boolean, everyMs = 5, timeoutMs = 600_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const n = await q.cmd('num_messages');
@@ -69,13 +118,13 @@ export async function waitCounts(q: QueueProc, pred: (n: Record<string, number>)
   }
 }
 
-/** Runs `op` `count` times with `concurrency` in flight; resolves when all are done. */
-export async function runLanes(count: number, concurrency: number, op: () => Promise<void>): Promise<void> {
+/** Runs `op` `count` times with `concurrency` in flight, each lane (0, 1, …) one op at a time; resolves when all are done. */
+export async function runLanes(count: number, concurrency: number, op: (lane: number) => Promise<void>): Promise<void> {
   let next = 0;
-  const lane = async () => {
+  const lane = async (_: unknown, i: number) => {
     while (next < count) {
       next++;
-      await op();
+      await op(i);
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
@@ -97,7 +146,7 @@ export async function slice(op: () => Promise<void>, concurrency: number, second
 }
 
 /** Sends `count` create_message requests with `concurrency` in flight. */
-export async function enqueue(q: QueueProc, count: number, concurrency: number, fields: Record<string, unknown> = {}): Promise<void> {
+export async function enqueue(q: Pick<QueueProc, 'cmd' | 'name'>, count: number, concurrency: number, fields: Record<string, unknown> = {}): Promise<void> {
   await runLanes(count, concurrency, async () => {
     const r = await q.cmd('create_message', { dest: q.name, ...fields });
     if (r[0] !== 'ok') throw new Error(JSON.stringify(r));

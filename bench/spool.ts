@@ -19,7 +19,7 @@ import path from 'node:path';
 import { QueueSpool } from '../src/spool/queue-spool.js';
 import { STATES } from '../src/message/states.js';
 import type { CreateFields } from '../src/message/message.js';
-import { slice } from './lib.js';
+import { fsFloor, slice } from './lib.js';
 
 const SECONDS = Number(process.argv[2] ?? 3);
 const CONCURRENCY = Number(process.argv[3] ?? 16);
@@ -64,27 +64,7 @@ async function main(): Promise<void> {
       const spool = await freshSpool(base, `durable-${run++}`, journal);
       return async () => void (await spool.create(FIELDS, { commit: true }));
     };
-    const floor = async (sync: boolean) => {
-      const dir = path.join(base, `floor-${run++}`);
-      const prep = path.join(dir, 'prep');
-      const que = path.join(dir, 'que');
-      await fs.mkdir(prep, { recursive: true });
-      await fs.mkdir(que, { recursive: true });
-      let seq = 0;
-      return async () => {
-        const n = seq++;
-        const tmp = path.join(prep, `_${n}`);
-        await fs.mkdir(tmp);
-        const fh = await fs.open(path.join(tmp, 'msg'), 'wx', 0o644);
-        try {
-          await fh.writeFile(body);
-          if (sync) await fh.sync();
-        } finally {
-          await fh.close();
-        }
-        await fs.rename(tmp, path.join(que, String(n)));
-      };
-    };
+    const floor = (sync: boolean) => fsFloor(path.join(base, `floor-${run++}`), body, sync);
 
     const phase = async (concurrency: number) => {
       const [nosync, synced, journal, perMessage] = await interleaved([await floor(false), await floor(true), await durable(true), await durable(false)], concurrency, SECONDS);

@@ -1,20 +1,13 @@
 // Shared pieces of the web benches: a real rq-mgr with its web process, keep-alive HTTP, the web pid and its RSS.
 import { spawn } from 'node:child_process';
-import fs from 'node:fs/promises';
 import http from 'node:http';
 import { type WebRoot, startWebRoot } from '../test/web/web-root.js';
 import type { QueueDef } from '../test/helpers/rq-root.js';
-import { slice } from './lib.js';
+import { nowMs, slice } from './lib.js';
 
 export { slice };
 
-export { median, quantile, round } from './lib.js';
-
-export const nowMs = () => performance.timeOrigin + performance.now();
-
-export async function loadavg(): Promise<string> {
-  return (await fs.readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
-}
+export { cpuMs, loadavg, median, nowMs, quantile, round, rssMb } from './lib.js';
 
 /** Bare spawn → first act of `script` (it prints `done $EPOCHREALTIME` on fd 3), as bench/dispatch.ts measures it. */
 export async function rawSpawnLatency(script: string, cwd: string, n: number): Promise<number[]> {
@@ -44,22 +37,6 @@ export async function webPid(w: WebRoot): Promise<number> {
   const pid = r[1]['[web]']?.pid;
   if (!pid) throw new Error(`rq-mgr reports no web process: ${JSON.stringify(r)}`);
   return pid;
-}
-
-/** Resident set size of a process in MB (VmRSS of /proc/<pid>/status). */
-export async function rssMb(pid: number): Promise<number> {
-  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1]);
-  if (!kb) throw new Error(`no VmRSS for pid ${pid}`);
-  return kb / 1024;
-}
-
-/** CPU time (user + system) a process has used so far, in ms (/proc/<pid>/stat, 100 ticks per second). */
-export async function cpuMs(pid: number): Promise<number> {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // Fields 14 and 15 of stat(5); the slice starts at field 3.
-  return (Number(f[11]) + Number(f[12])) * 10;
 }
 
 export interface HttpReply {

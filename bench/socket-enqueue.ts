@@ -1,0 +1,91 @@
+// Durable creates per second over the queue socket: 4 clients, each on its own connection with one request in
+// flight, create 2,000 messages (BENCH_N) in a paused queue (its pause file: nothing runs beside the creates);
+// each create's acknowledge time (request sent → `ok`, which waits for its journal record's shared fdatasync)
+// gives p50/p99. Baseline in alternating blocks of the same run, at the same concurrency: this Node process doing
+// mkdir + write of a msg file of the real size + rename into a que dir, without any fsync, on the same filesystem
+// (the no-fsync floor of bench/spool.ts).
+// Run: npm run build && npm run -s bench bench/socket-enqueue.ts   (prints one JSON object)
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { connectedClient, cpuMs, fsFloor, liveQueue, loadavg, quantile, round, runLanes } from './lib.js';
+
+const N = Number(process.env.BENCH_N ?? 2000);
+const CLIENTS = 4;
+const BLOCKS = 10;
+const Q = 'enq';
+const FIELDS = { dest: Q, src: 'bench', param1: 'hello', param2: 'a parameter of modest size' };
+
+/** Runs `count` ops at CLIENTS in flight, each timed; returns the block's seconds and the ops' ms. */
+async function timedBlock(count: number, op: (lane: number) => Promise<void>): Promise<{ s: number; ms: number[] }> {
+  const ms: number[] = [];
+  const t0 = performance.now();
+  await runLanes(count, CLIENTS, async (lane) => {
+    const t = performance.now();
+    await op(lane);
+    ms.push(performance.now() - t);
+  });
+  return { s: (performance.now() - t0) / 1000, ms };
+}
+
+const load0 = await loadavg();
+const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-bench-'));
+const conns: Awaited<ReturnType<typeof connectedClient>>[] = [];
+let lq: Awaited<ReturnType<typeof liveQueue>> | undefined;
+let result: Record<string, unknown> = {};
+try {
+  lq = await liveQueue(Q, { num_workers: 1 });
+  await fs.writeFile(lq.pauseFile, '');
+  for (let i = 0; i < CLIENTS; i++) conns.push(await connectedClient(lq.q.paths.sock));
+  const que = lq.q.paths.state.que;
+  const create = async (lane: number) => {
+    const r = await conns[lane].client.create(FIELDS);
+    if (!r.ok) throw new Error(`create_message: ${r.text}`);
+    return r.value;
+  };
+  // The size of a real msg file, so the floor writes the same bytes.
+  const sample = (await create(0)).split('/').pop()!;
+  const msgBytes = (await fs.stat(path.join(que, sample, 'msg'))).size;
+  const floorOp = await fsFloor(path.join(dir, 'floor'), Buffer.alloc(msgBytes, 'x'), false);
+  // Warm-up, not counted: JIT on both sides, the queue's blank directories.
+  await timedBlock(40, (lane) => create(lane).then(() => undefined));
+  await timedBlock(40, floorOp);
+  const rq = { s: 0, ms: [] as number[] };
+  const floor = { s: 0, ms: [] as number[] };
+  const per = Math.ceil(N / BLOCKS);
+  // The queue idles through the floor's blocks, so its CPU over the loop is the creates' (steadier than a rate under load).
+  const cpu0 = await cpuMs(lq.q.pid);
+  for (let b = 0; b < BLOCKS; b++) {
+    for (const [side, op] of [
+      [rq, (lane: number) => create(lane).then(() => undefined)],
+      [floor, () => floorOp()],
+    ] as const) {
+      const r = await timedBlock(per, op);
+      side.s += r.s;
+      side.ms.push(...r.ms);
+    }
+  }
+  const cpu = (await cpuMs(lq.q.pid)) - cpu0;
+  const counts = await conns[0].client.counts();
+  if (!counts.ok || counts.value.que !== rq.ms.length + 41) throw new Error(`que holds ${JSON.stringify(counts.raw)}, expected ${rq.ms.length + 41}`);
+  const rate = (side: { s: number; ms: number[] }) => side.ms.length / side.s;
+  const ratio = rate(rq) / rate(floor);
+  const ackP50 = quantile(rq.ms, 0.5);
+  result = {
+    creates_per_s: Math.round(rate(rq)),
+    floor_nosync_per_s: Math.round(rate(floor)),
+    ratio_to_floor_nosync: round(ratio, 3),
+    ack_ms: { p50: round(ackP50), p99: round(quantile(rq.ms, 0.99)) },
+    queue_cpu_ms_per_create: round(cpu / rq.ms.length, 3),
+    floor_op_ms: { p50: round(quantile(floor.ms, 0.5)), p99: round(quantile(floor.ms, 0.99)) },
+    messages: rq.ms.length,
+    msg_bytes: msgBytes,
+    target: { ratio_to_floor_nosync: 0.7, ack_p50_ms: 3 },
+    target_met: { ratio: ratio >= 0.7, ack_p50: ackP50 <= 3 },
+  };
+} finally {
+  for (const c of conns) c.close();
+  await lq?.close();
+  await fs.rm(dir, { recursive: true, force: true });
+}
+console.log(JSON.stringify({ bench: 'socket-enqueue', clients: CLIENTS, blocks: BLOCKS, ...result, loadavg_before: load0, loadavg_after: await loadavg() }));

@@ -1,0 +1,127 @@
+// Start latency on an idle queue: a client's connect to the queue socket → create_message → the run script's
+// first act, next to a C floor (bench/fixtures/spawn-floor.c: one 1 KiB write + fdatasync to an append file, the
+// durable journal record, then posix_spawn of the same script with pipes on fds 3/4), in alternating blocks of
+// the same run. The script's first act writes $EPOCHREALTIME to a FIFO; the latency is that timestamp minus the
+// client's realtime clock read before its connect: the moment the script ran, not when someone read its line
+// (that is reported apart, as *_observed_ms, with the reader's wake-up in it). The next round waits until the
+// message is done (wait_message), so every create finds the queue idle.
+// Run: npm run build && npm run -s bench bench/start-latency.ts   (BENCH_ROUNDS, default 200; prints one JSON object)
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { QueueClient } from '../src/ipc/queue-client.js';
+import { FifoLines } from './fifo-lines.js';
+import { liveQueue, loadavg, median, nowMs, quantile, round, writeScript } from './lib.js';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 200);
+const BLOCKS = 10;
+const WARMUP = 10;
+const Q = 'start';
+const SCRIPT = '#!/bin/bash\necho "$EPOCHREALTIME" >"$BENCH_FIFO"\necho "done ok" >&3\n';
+const FLOOR_C = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'spawn-floor.c');
+const run = promisify(execFile);
+
+interface Sample {
+  start: number;
+  observed: number;
+  ack?: number;
+}
+
+/** The floor program built into `dir`, or why there is none (no C compiler is not an error, only a missing baseline). */
+async function buildFloor(dir: string): Promise<{ bin: string } | { missing: string }> {
+  const bin = path.join(dir, 'spawn-floor');
+  try {
+    await run('cc', ['-O2', '-o', bin, FLOOR_C]);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { missing: 'no C compiler (cc) on this machine; floor skipped' };
+    throw err;
+  }
+  return { bin };
+}
+
+async function floorRounds(bin: string, script: string, journal: string, fifo: string, n: number): Promise<Sample[]> {
+  const { stdout } = await run(bin, [script, journal, String(n)], { env: { ...process.env, BENCH_FIFO: fifo }, timeout: 120_000 });
+  return stdout
+    .trim()
+    .split('\n')
+    .map((l) => {
+      const [start, observed] = l.split(' ').map(Number);
+      return { start, observed };
+    });
+}
+
+/** One create on a fresh connection, timed to the script's line; resolves once the message is done. */
+async function rqRound(sock: string, lines: FifoLines): Promise<Sample> {
+  const line = lines.next();
+  const t0 = nowMs();
+  const m0 = performance.now();
+  const created = await QueueClient.oneShot(sock).create({ dest: Q });
+  const ack = performance.now() - m0;
+  if (!created.ok) throw new Error(`create_message: ${created.text}`);
+  const l = await line;
+  const id = created.value.split('/').pop()!;
+  const finished = await QueueClient.oneShot(sock, { timeoutMs: 15_000 }).waitFinished(id, 10);
+  if (!finished.ok || finished.value.state !== 'done') throw new Error(`${id} did not finish: ${JSON.stringify(finished.raw)}`);
+  return { start: Number(l.text) * 1000 - t0, observed: l.at - m0, ack };
+}
+
+const stats = (xs: number[]) => ({ median: round(median(xs)), p90: round(quantile(xs, 0.9)), p99: round(quantile(xs, 0.99)) });
+
+const load0 = await loadavg();
+const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-bench-'));
+const rq: Sample[] = [];
+const floor: Sample[] = [];
+let floorMissing: string | undefined;
+try {
+  const script = await writeScript(dir, SCRIPT);
+  const built = await buildFloor(dir);
+  const rqLines = FifoLines.open(path.join(dir, 'rq.fifo'));
+  const floorFifo = path.join(dir, 'floor.fifo');
+  // The floor opens its own FIFO: two readers of one FIFO would take each other's lines.
+  await run('mkfifo', [floorFifo]);
+  const journal = path.join(dir, 'floor.journal');
+  const lq = await liveQueue(Q, { script, num_workers: 1, env_vars: { BENCH_FIFO: path.join(dir, 'rq.fifo') } });
+  try {
+    const floorBlock = async (n: number) => ('bin' in built ? floorRounds(built.bin, script, journal, floorFifo, n) : []);
+    // Warm-up, not counted: the queue's first spawns and JIT, the page cache for bash and the script.
+    for (let i = 0; i < WARMUP; i++) await rqRound(lq.q.paths.sock, rqLines);
+    await floorBlock(WARMUP);
+    const per = Math.ceil(ROUNDS / BLOCKS);
+    for (let b = 0; b < BLOCKS; b++) {
+      for (let i = 0; i < per; i++) rq.push(await rqRound(lq.q.paths.sock, rqLines));
+      floor.push(...(await floorBlock(per)));
+    }
+    if ('missing' in built) floorMissing = built.missing;
+  } finally {
+    rqLines.close();
+    await lq.close();
+  }
+} finally {
+  await fs.rm(dir, { recursive: true, force: true });
+}
+const rqMedian = median(rq.map((s) => s.start));
+const floorMedian = floor.length ? median(floor.map((s) => s.start)) : undefined;
+const overFloor = floorMedian === undefined ? undefined : rqMedian - floorMedian;
+console.log(
+  JSON.stringify({
+    bench: 'start-latency',
+    rounds: rq.length,
+    blocks: BLOCKS,
+    rq_connect_to_start_ms: stats(rq.map((s) => s.start)),
+    rq_connect_to_ok_ms: stats(rq.map((s) => s.ack!)),
+    // The script ran before the client had its `ok` (the create is runnable before its journal fdatasync).
+    rq_started_before_ok: round(rq.filter((s) => s.start < s.ack!).length / rq.length),
+    rq_observed_ms: stats(rq.map((s) => s.observed)),
+    floor_start_ms: floor.length ? stats(floor.map((s) => s.start)) : null,
+    floor_observed_ms: floor.length ? stats(floor.map((s) => s.observed)) : null,
+    ...(floorMissing ? { floor_skipped: floorMissing } : {}),
+    median_minus_floor_ms: overFloor === undefined ? null : round(overFloor),
+    target: { median_minus_floor_ms: 1 },
+    target_met: overFloor === undefined ? null : overFloor <= 1,
+    loadavg_before: load0,
+    loadavg_after: await loadavg(),
+  }),
+);
