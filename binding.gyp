@@ -5,6 +5,12 @@
       "sources": ["src/queue/native/rq-spawn.c"],
       "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-clobbered"],
       "defines": ["NAPI_VERSION=8"]
+    },
+    {
+      "target_name": "rq_syncfs",
+      "sources": ["src/spool/native/rq-syncfs.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+      "defines": ["NAPI_VERSION=8"]
     }
   ]
 }

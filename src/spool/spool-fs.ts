@@ -2,6 +2,9 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 /** What the spool does with an open file; a node:fs/promises FileHandle is one. */
@@ -61,9 +64,30 @@ export const nodeSpoolFs: SpoolFs = {
   closeSync: fs.closeSync,
 };
 
-/** syncfs(2) through coreutils' `sync -f`: Node has no binding, and a checkpoint runs about once a second. */
-function syncfs(p: string): Promise<void> {
+/** Where `npm run build-native` puts the syncfs addon (src/spool/native/rq-syncfs.c), from src/spool/ and dist/spool/ alike. */
+const SYNCFS_ADDON = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'build', 'Release', 'rq_syncfs.node');
+
+function loadSyncfs(): ((dir: string) => Promise<void>) | null {
+  try {
+    return (createRequire(import.meta.url)(SYNCFS_ADDON) as { syncfs: (dir: string) => Promise<void> }).syncfs;
+  } catch {
+    return null;
+  }
+}
+
+const nativeSyncfs = loadSyncfs();
+
+/**
+ * syncfs(2) of the filesystem holding `dir`: the addon on the thread pool, else coreutils' `sync -f`
+ * (a fork of the whole process per call: a build without a compiler pays that per checkpoint).
+ */
+function syncfs(dir: string): Promise<void> {
+  if (nativeSyncfs) {
+    return nativeSyncfs(dir).catch((err: NodeJS.ErrnoException) => {
+      throw Object.assign(new Error(`syncfs ${dir}: ${err.message}`), { code: err.code });
+    });
+  }
   return new Promise((resolve, reject) => {
-    execFile('sync', ['-f', p], (err, _out, stderr) => (err ? reject(new Error(`sync -f ${p}: ${stderr.trim() || err.message}`)) : resolve()));
+    execFile('sync', ['-f', dir], (err, _out, stderr) => (err ? reject(new Error(`sync -f ${dir}: ${stderr.trim() || err.message}`)) : resolve()));
   });
 }
