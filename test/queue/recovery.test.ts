@@ -13,7 +13,8 @@ describe('kill -9 of the queue process', () => {
     ctx.q = await QueueProc.start(ctx.t.root, 'crash');
     const ids = [];
     for (let i = 0; i < 3; i++) ids.push(await ctx.q.send({ param1: 'forever' }));
-    for (const id of ids) await ctx.q.waitState(id, ['run']);
+    // Until a script has said its `run forever` line, a write to the fd 3 of a killed queue would end it (SIGPIPE).
+    for (const id of ids) await waitFor(async () => /forever/.test((await ctx.q!.cmd('get_message_status', { msg_id: id }))[1]?.status ?? ''), `${id} to say run forever`);
     const pids = await Promise.all(ids.map(async (id) => Number(await fs.readFile(path.join(ctx.q!.paths.state.run, id, 'pid'), 'utf8'))));
     for (const p of pids) expect(pidAlive(p)).toBe(true);
 
