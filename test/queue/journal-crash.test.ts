@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { queueCommand } from '../../src/ipc/rq1.js';
+import { readQueMarkers } from '../helpers/que-markers.js';
 import { QueueProc, addQueue } from '../helpers/rq-root.js';
 import { perTestRoot } from '../helpers/per-test-root.js';
 import { seededRandom } from '../helpers/seeded-random.mjs';
@@ -84,13 +85,9 @@ describe('create journal under kill -9', () => {
     }
     ctx.q = await QueueProc.start(ctx.t.root, name);
 
-    const que = ctx.q.paths.state.que;
-    const onDisk = new Map<string, string>();
-    for (const id of await fs.readdir(que)) {
-      const msg = JSON.parse(await fs.readFile(path.join(que, id, 'msg'), 'utf8'));
-      expect(onDisk.has(msg.param1), `${msg.param1} made twice (${rng.replay})`).toBe(false);
-      onDisk.set(msg.param1, id);
-    }
+    const { byMarker, doubled } = await readQueMarkers(ctx.q.paths.state.que);
+    expect(doubled, `made twice (${rng.replay})`).toEqual([]);
+    const onDisk = new Map([...byMarker].map(([tag, m]) => [tag, m.id]));
     for (const [tag, id] of sent.acked) expect(onDisk.get(tag), `acked ${tag} (${id}) missing (${rng.replay})`).toBe(id);
     for (const tag of onDisk.keys()) expect(sent.tried.has(tag), `${tag} nobody sent (${rng.replay})`).toBe(true);
     expect((await ctx.q.cmd('num_messages')).que).toBe(onDisk.size);
