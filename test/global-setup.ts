@@ -1,5 +1,5 @@
-// Builds what bin/ runs before the suite (dist/ by tsc, the CLI bundle, the native spawner when its
-// source changed): integration tests run the shipped programs, so a local edit must reach them.
+// Builds what bin/ runs before the suite (dist/ by tsc, the CLI and queue bundles, the native addons when
+// their sources changed): integration tests run the shipped programs, so a local edit must reach them.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,7 +23,14 @@ export default function setup(): void {
   // tsc for dist/ and the one-file bundle bin/rq runs: without the bundle, a changed CLI text
   // passed its tests against a stale dist/cli/rq.cjs.
   npmRun('build-js');
-  const addon = path.join(root, 'build', 'Release', 'rq_spawn.node');
-  // The addon is optional (child_process fallback), but once built it must match its source.
-  if (fs.existsSync(addon) && mtime(path.join(root, 'src', 'queue', 'native', 'rq-spawn.c')) > mtime(addon)) npmRun('build-native');
+  // The addons are optional (child_process and `sync -f` fallbacks), but once built they must match their sources.
+  const addons: [string, string][] = [
+    ['rq_spawn.node', path.join('src', 'queue', 'native', 'rq-spawn.c')],
+    ['rq_syncfs.node', path.join('src', 'spool', 'native', 'rq-syncfs.c')],
+  ];
+  const stale = addons.some(([addon, source]) => {
+    const built = path.join(root, 'build', 'Release', addon);
+    return fs.existsSync(built) && mtime(path.join(root, source)) > mtime(built);
+  });
+  if (stale) npmRun('build-native');
 }

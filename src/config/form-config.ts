@@ -1,6 +1,6 @@
 // A queue's optional form.json (spec §1.5): which new-message form fields show, and their label/help texts.
 import fs from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { isErrno } from '../errors.js';
 import { JOB_FIELDS } from '../message/job-fields.js';
 import { configReadError, parseConfigJson, parseWithSchema } from './schema-error.js';
@@ -29,8 +29,8 @@ export type FormFieldId = (typeof FORM_FIELD_IDS)[number];
 
 const FieldOverrideSchema = z.looseObject(
   {
-    label: z.string({ error: 'a label text (string)' }).optional(),
-    help: z.string({ error: 'a help text (string)' }).optional(),
+    label: z.optional(z.string({ error: 'a label text (string)' })),
+    help: z.optional(z.string({ error: 'a help text (string)' })),
   },
   { error: 'an object {"label": ..., "help": ...}' },
 );
@@ -39,8 +39,8 @@ export type FieldOverride = z.output<typeof FieldOverrideSchema>;
 
 // Keys other than the field ids are kept and ignored, as the classic template ignores them.
 export const FormConfigSchema = z.looseObject({
-  default: z.string({ error: 'a string ("hidden" hides every field not listed)' }).optional(),
-  ...(Object.fromEntries(FORM_FIELD_IDS.map((id) => [id, FieldOverrideSchema.optional()])) as Record<FormFieldId, z.ZodOptional<typeof FieldOverrideSchema>>),
+  default: z.optional(z.string({ error: 'a string ("hidden" hides every field not listed)' })),
+  ...(Object.fromEntries(FORM_FIELD_IDS.map((id) => [id, z.optional(FieldOverrideSchema)])) as Record<FormFieldId, z.ZodMiniOptional<typeof FieldOverrideSchema>>),
 }, { error: 'a JSON object' });
 
 export type FormConfig = z.output<typeof FormConfigSchema>;

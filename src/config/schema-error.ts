@@ -1,5 +1,5 @@
 // Turns config problems (unreadable file, bad JSON, schema issues) into one RqError naming file, field, expected, received.
-import type { z } from 'zod';
+import * as z from 'zod/mini';
 import { RqError, fieldProblem, isErrno } from '../errors.js';
 
 /** `basic_auth.users.bob`, `allowed_ips[2]`; empty for the top level. */
@@ -28,11 +28,11 @@ export function configFieldError(fileLabel: string, field: string, expected: str
   return RqError.of('RQ_ERR_CONFIG', `${fileLabel}: ${fieldProblem(field, expected, received)}`);
 }
 
-// Our schemas carry the "expected" phrase as their custom message; zod's own defaults read
-// "Invalid input: expected string, received number", from which the expected part is kept.
+// Our schemas carry the "expected" phrase as their custom message; zod/mini's own default, for a
+// check without one, is a bare "Invalid input" beside the issue's `expected` type.
 function expectedOf(issue: z.core.$ZodIssue): string {
-  const m = /expected (.+?)(?:, received .*)?$/.exec(issue.message);
-  return m ? m[1] : issue.message;
+  if (issue.message === 'Invalid input' && issue.code === 'invalid_type') return issue.expected;
+  return issue.message;
 }
 
 /** All issues of one failed parse, in one error (the user fixes them in one edit). */
@@ -60,8 +60,8 @@ export function parseConfigJson(text: string, fileLabel: string): unknown {
 }
 
 /** Parses `input` with `schema` or throws the combined config error. */
-export function parseWithSchema<S extends z.ZodType>(schema: S, input: unknown, fileLabel: string): z.output<S> {
-  const result = schema.safeParse(input);
+export function parseWithSchema<S extends z.ZodMiniType>(schema: S, input: unknown, fileLabel: string): z.output<S> {
+  const result = z.safeParse(schema, input);
   if (!result.success) throw configSchemaError(fileLabel, result.error.issues, input);
   return result.data;
 }

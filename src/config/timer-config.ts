@@ -1,6 +1,6 @@
 // A timer definition file in timers/ (spec §8): its name rule and its {period, msg} content.
 import fs from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { RqError } from '../errors.js';
 import { JOB_FIELDS, readJobFields } from '../message/job-fields.js';
 import { configReadError, configJsonError, parseWithSchema } from './schema-error.js';
@@ -19,42 +19,49 @@ export function timerNameOf(fileName: string): string | null {
 }
 
 // Numbers are accepted as their text: `"param2": 30` means "30", which is what the message carries.
-const param = z
-  .union([z.string(), z.number().finite()], { error: 'a string' })
-  .transform((v) => String(v))
-  .optional();
+const param = z.optional(
+  z.pipe(
+    z.union([z.string(), z.number()], { error: 'a string' }),
+    z.transform((v) => String(v)),
+  ),
+);
 
-const MsgSchema = z.object(
+const MsgShape = z.object(
   {
-    dest: z.string({ error: 'a destination queue name or http:// URL (non-empty string)' }).min(1, { error: 'a destination queue name or http:// URL (non-empty string)' }),
-    src: z.string({ error: 'a string' }).optional(),
+    dest: z.string({ error: 'a destination queue name or http:// URL (non-empty string)' }).check(z.minLength(1, { error: 'a destination queue name or http:// URL (non-empty string)' })),
+    src: z.optional(z.string({ error: 'a string' })),
     param1: param,
     param2: param,
     param3: param,
     param4: param,
     // Run-policy fields (rq-beyond §B1.1), checked as a create checks them.
-    ...Object.fromEntries([...JOB_FIELDS, 'retries'].map((f) => [f, z.unknown().optional()])),
+    ...Object.fromEntries([...JOB_FIELDS, 'retries'].map((f) => [f, z.optional(z.unknown())])),
   },
   { error: 'an object with at least "dest"' },
-).transform((m, ctx) => {
-  const { retries: _alias, ...rest } = m as Record<string, unknown>;
-  const refuse = (field: string, expected: string) => {
-    ctx.addIssue({ code: 'custom', path: [field], message: expected });
-    return new Error(expected);
-  };
-  try {
-    for (const f of JOB_FIELDS) delete rest[f];
-    return { ...(rest as typeof m), ...readJobFields(m, refuse) };
-  } catch {
-    return z.NEVER;
-  }
-});
+);
+
+const MsgSchema = z.pipe(
+  MsgShape,
+  z.transform((m: z.output<typeof MsgShape>, ctx) => {
+    const { retries: _alias, ...rest } = m as Record<string, unknown>;
+    const refuse = (field: string, expected: string) => {
+      ctx.issues.push({ code: 'custom', path: [field], message: expected, input: m });
+      return new Error(expected);
+    };
+    try {
+      for (const f of JOB_FIELDS) delete rest[f];
+      return { ...(rest as typeof m), ...readJobFields(m, refuse) };
+    } catch {
+      return z.NEVER;
+    }
+  }),
+);
 
 function timerSchema(minPeriod: number) {
   const expected = `a whole number of seconds >= ${minPeriod}`;
   return z.object(
     {
-      period: z.number({ error: expected }).int({ error: expected }).min(minPeriod, { error: expected }),
+      period: z.int({ error: expected }).check(z.minimum(minPeriod, { error: expected })),
       msg: MsgSchema,
     },
     { error: 'a JSON object {"period": <seconds>, "msg": {"dest": ...}}' },
