@@ -82,6 +82,8 @@ export class Queue {
   private readonly runs: Runs;
   private readonly webhooksSent: () => Promise<void>;
   private readonly keys: IdempotencyKeys;
+  /** A message queued now would start within a few dispatches: worth making its run files (and blanks') ahead. */
+  private readonly startsSoon = (): boolean => this.admin.status === 'UP' && this.index.readyCount() <= 2 * this.configNow.num_workers;
   private configNow: QueueConfig;
   /** The queue's clock (tests drive it). */
   readonly now: () => number;
@@ -109,6 +111,7 @@ export class Queue {
       host: deps.host,
       now: this.now,
       blanks: BLANKS,
+      stageBlanks: () => this.startsSoon(),
       fs: deps.fs,
       onMoved: (m) => events.emit('moved', m),
       onHistoryError: (err) => this.log.warn({ err: err.message }, 'history line not written; the message moved all the same'),
@@ -176,7 +179,7 @@ export class Queue {
       dirSync: spool.dirSync,
       log: this.log,
     });
-    this.ops = new MessageOps({ spool, index, events, now: this.now, pump: () => this.pump(), keys: this.keys, startsSoon: () => this.admin.status === 'UP' && this.index.readyCount() <= 2 * this.configNow.num_workers, tagged: (id, tags) => this.tags.journalNew(id, tags), parkedWait: (id) => this.waits.waitingOf(id) ?? this.limits.waitingOf(id), admit: (msg) => this.waits.admit(msg), register: (id) => this.waits.register(id) });
+    this.ops = new MessageOps({ spool, index, events, now: this.now, pump: () => this.pump(), keys: this.keys, startsSoon: () => this.startsSoon(), tagged: (id, tags) => this.tags.journalNew(id, tags), parkedWait: (id) => this.waits.waitingOf(id) ?? this.limits.waitingOf(id), admit: (msg) => this.waits.admit(msg), register: (id) => this.waits.register(id) });
     this.lifecycle = new LifecycleOps({ spool, index, coalescer, now: this.now, pump: () => this.pump(), log: this.log, events });
     ({ waits: this.waits, outbox: this.outbox } = wireDependencies({ ...deps, spool, events, index, ops: this.ops, lifecycle: this.lifecycle, pump: () => this.pump() }));
     this.index.onUnparked = (id, owner) => (owner === 'limit' ? this.limits.withdraw(id) : this.waits.forget(id));

@@ -6,7 +6,10 @@ import type { SpoolFs } from './spool-fs.js';
  * `<dir>/<n>` holding an empty msg, history and job/stdio.log. A create takes one, so neither the
  * create nor the script's start makes an inode on its path. Making an inode is the dearest
  * metadata operation; on ext4 it costs up to ~1 ms for minutes after many deletes nearby
- * (docs/performance.md). Recovery removes leftovers (the whole of `dir`).
+ * (docs/performance.md). While `staged` says no message made now would start soon (a paused
+ * queue, a backlog), a blank is the dir and its msg only: the run files would be three inodes
+ * per create for a start that is far off, and that start makes them anyway. Recovery removes
+ * leftovers (the whole of `dir`).
  */
 export class BlankDirs {
   private readonly ready: string[] = [];
@@ -18,11 +21,13 @@ export class BlankDirs {
     readonly dir: string,
     private readonly want: number,
     private readonly fs: SpoolFs,
+    private readonly staged: () => boolean = () => true,
   ) {}
 
   /** A ready blank, if any; either way the pool is topped up in the background. */
   take(): string | undefined {
-    const blank = this.ready.pop();
+    // Oldest first: blanks made light while the queue was paused are used up after a resume, not kept for ever under newer ones.
+    const blank = this.ready.shift();
     this.topUp();
     return blank;
   }
@@ -41,8 +46,9 @@ export class BlankDirs {
         await this.fs.mkdir(this.dir, { recursive: true });
         while (!this.closed && this.ready.length < this.want) {
           const dir = path.join(this.dir, `${process.pid}.${this.seq++}`);
-          await this.fs.mkdir(path.join(dir, 'job'), { recursive: true });
-          for (const f of ['msg', 'history', path.join('job', 'stdio.log')]) await (await this.fs.open(path.join(dir, f), 'wx', 0o644)).close();
+          const staged = this.staged();
+          await this.fs.mkdir(staged ? path.join(dir, 'job') : dir, { recursive: true });
+          for (const f of staged ? ['msg', 'history', path.join('job', 'stdio.log')] : ['msg']) await (await this.fs.open(path.join(dir, f), 'wx', 0o644)).close();
           this.ready.push(dir);
         }
       } catch {

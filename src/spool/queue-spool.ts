@@ -50,7 +50,7 @@ export class QueueSpool {
     this.dirSync = new DirSync(this.fs, journal && (() => journal.checkpoint()));
     this.now = deps.now ?? Date.now;
     this.hashDirs = new HashDirMaker(this.dirSync, this.fs);
-    this.blanks = new BlankDirs(path.join(this.paths.dir, '.blank'), deps.blanks ?? 0, this.fs);
+    this.blanks = new BlankDirs(path.join(this.paths.dir, '.blank'), deps.blanks ?? 0, this.fs, deps.stageBlanks);
     this.creator = new MessageCreator({ paths: this.paths, fs: this.fs, dirSync: this.dirSync, blanks: this.blanks, now: this.now, fullId: (id) => this.fullId(id), journal });
   }
 

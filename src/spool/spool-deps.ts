@@ -15,6 +15,8 @@ export interface SpoolDeps {
   host: HostInfo;
   /** How many blank message directories to keep ready (see BlankDirs); none by default. */
   blanks?: number;
+  /** Whether a blank made now carries the run files too: yes while a message made now would start soon (always, by default). */
+  stageBlanks?: () => boolean;
   /** A history line could not be written (the move or event it describes stands); logged by the queue. */
   onHistoryError?: (err: Error) => void;
   /** Told of every move, once its rename is done (the queue turns it into a `moved` event). */

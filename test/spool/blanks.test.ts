@@ -36,6 +36,26 @@ describe('blanks', () => {
     await waitFor(async () => (await ls(blankDir())).length === 3, 'refilled', 5000, 5);
   });
 
+  it('while no message made now would start soon, a blank is the dir and its msg only; staged blanks come back with the next refills', async () => {
+    let soon = false;
+    t = await tempSpool('test', { blanks: 2, stageBlanks: () => soon });
+    await t.spool.create({ dest: 'test' }, { commit: true });
+    await waitFor(async () => (await ls(blankDir())).length === 2, 'two blanks', 5000, 5);
+    for (const b of await ls(blankDir())) expect(await walk(path.join(blankDir(), b))).toEqual(['msg']);
+    const light = await t.spool.create({ dest: 'test', param1: 'later' }, { commit: true });
+    expect(await walk(t.spool.msgDir('que', light.msg_id))).toEqual(['msg']);
+    expect(JSON.parse(await fs.readFile(path.join(t.spool.msgDir('que', light.msg_id), 'msg'), 'utf8'))).toMatchObject({ param1: 'later' });
+
+    const trees = async () => Promise.all((await ls(blankDir())).map(async (n) => (await walk(path.join(blankDir(), n))).sort().join(',')));
+    const full = ['history', 'job', path.join('job', 'stdio.log'), 'msg'].join(',');
+    await waitFor(async () => ((w) => w.length === 2 && w.every((x) => x === 'msg'))(await trees()), 'two light blanks again', 5000, 5);
+    soon = true;
+    // The light blanks are taken first (oldest first); every refill from now on carries the run files again.
+    for (let i = 0; i < 2; i++) await t.spool.create({ dest: 'test' }, { commit: true });
+    // Listed as soon as its dir exists: refilled once both are whole.
+    await waitFor(async () => ((w) => w.length === 2 && w.every((x) => x === full))(await trees()), 'two staged blanks', 5000, 5);
+  });
+
   it('a burst larger than the pool still creates every message, each with a unique id', async () => {
     t = await tempSpool('test', { blanks: 2 });
     const msgs = await Promise.all(Array.from({ length: 40 }, (_, i) => t.spool.create({ dest: 'test', param1: String(i) }, { commit: i % 2 === 0 })));
