@@ -59,7 +59,6 @@ export const DEFAULT_IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 
 /** How long a limit request waits for rq-mgr before it is asked again. */
 const MGR_TIMEOUT_MS = 5000;
-
 /** Blank message directories kept ready: a burst of concurrent creates makes no inode on its path. */
 const BLANKS = 16;
 
