@@ -3,9 +3,10 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { RqError, shown } from '../errors.js';
 import type { Answer } from '../ipc/answer.js';
+import { mayHaveArrived } from '../ipc/socket-client.js';
 import { normaliseCreate } from '../message/message.js';
 import type { OptionSpec } from './command-spec.js';
-import { EXIT } from './exit-codes.js';
+import { EXIT, exitFor } from './exit-codes.js';
 import { ask, replyLine } from './queue-ask.js';
 import type { RqIo } from './rq-commands.js';
 import type { OptionValue } from '../args.js';
@@ -44,6 +45,8 @@ async function readSource(file: string, io: RqIo): Promise<string> {
 /** Each message with the command line's options as defaults; refuses (naming the line) anything the queue would refuse by its fields alone. */
 export function readMessages(text: string, name: string, defaults: Record<string, OptionValue>): Item[] {
   const raw: { where: string; value: unknown }[] = [];
+  // A byte order mark (some editors write one) is no part of the JSON.
+  if (text.startsWith('\uFEFF')) text = text.slice(1);
   if (text.trimStart().startsWith('[')) {
     let list: unknown;
     try {
@@ -58,7 +61,7 @@ export function readMessages(text: string, name: string, defaults: Record<string
       try {
         raw.push({ where: `${name}:${i + 1}`, value: JSON.parse(line) });
       } catch (err) {
-        throw usage(`${name}:${i + 1}: expected a JSON object per line (${(err as Error).message})`);
+        throw usage(`${name}:${i + 1}: expected a JSON object per line (${(err as Error).message}); a file with a message over several lines must be one JSON array`);
       }
     });
   }
@@ -83,10 +86,14 @@ async function write(io: RqIo, lines: string[]): Promise<void> {
   else for (const l of lines) io.stdout(l);
 }
 
+/** `file:2001 to file:4000`: where a batch's messages are in the file. */
+const span = (b: Item[]) => `${b[0].where} to ${b[b.length - 1].where}`;
+
 /**
  * Sends the file's messages to `queue` and prints one classic reply line per message, in file order.
- * A batch the queue refuses (a limit or a dependency it checks itself) stops the sending: the lines
- * already printed are the messages made, the refusal names the message's place in the file.
+ * A batch the queue refuses (a limit or a dependency it checks itself) stops the sending; the batch
+ * already in flight after it is still answered and printed, so the `ok` lines are exactly the
+ * messages made. A batch whose reply is lost may be made in part: the text says which lines.
  */
 export async function sendFromFile(o: { file: string; queue: string; root: string; defaults: Record<string, OptionValue>; io: RqIo }): Promise<number> {
   const name = o.file === '-' ? 'stdin' : o.file;
@@ -100,25 +107,43 @@ export async function sendFromFile(o: { file: string; queue: string; root: strin
     p.catch(() => undefined);
     return p;
   };
-  let sent = 0;
+  let made = 0;
   let failed = 0;
+  const printed = async (a: Answer<string>[]) => {
+    await write(o.io, a.map(replyLine));
+    made += a.filter((one) => one.ok).length;
+    failed += a.filter((one) => !one.ok).length;
+  };
+  /** The answers of the batches sent after batch `next`, printed; the text naming those that got none. */
+  const rest = async (next: number): Promise<string> => {
+    const lost: string[] = [];
+    for (const [k, late] of replies.slice(next + 1).entries()) {
+      const r = await late.catch(() => null);
+      if (r?.ok) await printed(r.value);
+      else if (r === null) lost.push(span(batches[next + 1 + k]));
+    }
+    return lost.length ? `; no answer either for ${lost.join(', ')}` : '';
+  };
   for (let next = 0; next < batches.length; next++) {
     while (replies.length < next + IN_FLIGHT && replies.length < batches.length) replies.push(send(batches[replies.length]));
-    const a = await replies[next];
+    let a: Answer<Answer<string>[]>;
+    try {
+      a = await replies[next];
+    } catch (err) {
+      const more = await rest(next);
+      const fate = mayHaveArrived(err) ? 'may be made in part (an idempotency_key in each message makes sending them again safe)' : 'were not sent';
+      o.io.stderr(`rq: ${(err as Error).message}: the messages from ${span(batches[next])}${more} ${fate}; ${made} messages were made, the ok lines printed`);
+      return exitFor(err);
+    }
     if (!a.ok) {
-      // Later batches may be in flight: their messages are made, and told, before stopping.
       const at = /^messages\[(\d+)\]: ([^]*)$/.exec(a.text);
-      o.io.stderr(`rq: ${at ? `${batches[next][Number(at[1])].where}: ${at[2]}` : a.text} (${sent} of ${items.length} messages sent before it; none of this batch of ${batches[next].length})`);
-      for (const late of replies.slice(next + 1)) {
-        const r = await late.catch(() => null);
-        if (r?.ok) await write(o.io, r.value.map(replyLine));
-      }
+      const why = at ? `${batches[next][Number(at[1])].where}: ${at[2]}` : a.text;
+      const more = await rest(next);
+      o.io.stderr(`rq: ${why} (none of the messages from ${span(batches[next])} was made${more}; ${made} messages were made, the ok lines printed)`);
       return EXIT.fail;
     }
-    await write(o.io, a.value.map(replyLine));
-    sent += a.value.length;
-    failed += a.value.filter((one) => !one.ok).length;
-    if (o.io.tty?.stderr) o.io.progress?.(`${sent} of ${items.length} messages sent`);
+    await printed(a.value);
+    if (o.io.tty?.stderr) o.io.progress?.(`${made + failed} of ${items.length} messages sent`);
   }
   if (o.io.tty?.stderr) o.io.progress?.('');
   return failed === 0 ? EXIT.ok : EXIT.fail;

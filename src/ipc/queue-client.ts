@@ -50,6 +50,9 @@ export interface SearchArgs {
   wait_ms?: number;
 }
 
+/** Messages one create_messages may carry: the queue refuses more, and its clients split or refuse before sending. */
+export const MAX_CREATE_BATCH = 10_000;
+
 export class QueueClient {
   constructor(private readonly send: QueueTransport) {}
 

@@ -1,13 +1,12 @@
 // The queue socket's creates: create_message, prep_message, single_que, and create_messages (a batch under one group commit, issue 19).
 import { RqError, invalidField } from '../errors.js';
 import { type CreateFields, normaliseCreate } from '../message/message.js';
+import { MAX_CREATE_BATCH } from '../ipc/queue-client.js';
 import type { Args } from './command-args.js';
 import type { Queue } from './queue.js';
 
 type Handler = (q: Queue, args: Args) => Promise<unknown>;
 
-/** Messages one create_messages may carry: a bigger file is sent in several (rq sendmesg --from-file does). */
-export const MAX_BATCH = 10_000;
 /** Creates made between two turns of the event loop, so a big batch never stops the queue answering ping or finishing runs. */
 const SLICE = 256;
 
@@ -38,8 +37,8 @@ function createHandler(mode: 'commit' | 'prep' | 'single'): Handler {
  */
 const createMessages: Handler = async (q, args) => {
   const list = args.messages;
-  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_BATCH) {
-    throw invalidField('messages', `an array of 1 to ${MAX_BATCH} message objects`, Array.isArray(list) ? `${list.length} messages` : list);
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_CREATE_BATCH) {
+    throw invalidField('messages', `an array of 1 to ${MAX_CREATE_BATCH} message objects`, Array.isArray(list) ? `${list.length} messages` : list);
   }
   const all: CreateFields[] = [];
   for (const [i, input] of list.entries()) {

@@ -81,7 +81,36 @@ describe('rq sendmesg --from-file', () => {
     expect(r.code).toBe(1);
     expect(r.out).toHaveLength(2000);
     expect(r.out.every((l) => ID.test(l))).toBe(true);
-    expect(r.err).toEqual([expect.stringMatching(/^rq: late\.jsonl:2101: depends\b.*20200101\.0000\.00\.000\.1.* \(2000 of 2101 messages sent before it; none of this batch of 101\)$/)]);
+    expect(r.err).toEqual([expect.stringMatching(/^rq: late\.jsonl:2101: depends\b.*20200101\.0000\.00\.000\.1.* \(none of the messages from late\.jsonl:2001 to late\.jsonl:2101 was made; 2000 messages were made, the ok lines printed\)$/)]);
     expect(await queued()).toBe(before + 2000);
+  });
+
+  it('a refused first batch: the batch in flight after it is still made, and its lines are the ones printed', async () => {
+    const before = await queued();
+    const list = lines(4000);
+    list[1499] = JSON.stringify({ param1: 'm1499', depends: ['bulk/20200101.0000.00.000.1'] });
+    await fs.writeFile(path.join(dir, 'early.jsonl'), list.join('\n'));
+    const r = await rq(['--from-file', 'early.jsonl']);
+    expect(r.code).toBe(1);
+    expect(r.err).toEqual([expect.stringMatching(/^rq: early\.jsonl:1500: depends\b.* \(none of the messages from early\.jsonl:1 to early\.jsonl:2000 was made; 2000 messages were made, the ok lines printed\)$/)]);
+    expect(r.out).toHaveLength(2000);
+    expect((await q.cmd('get_message', { msg_id: ID.exec(r.out[0])![1] }))[1]).toMatchObject({ param1: 'm2000' });
+    expect(await queued()).toBe(before + 2000);
+  });
+
+  it('a queue that does not answer: exit 3, and the text says the messages were not sent', async () => {
+    const stopped = path.join(t.root, 'queues', 'gone');
+    await fs.mkdir(stopped, { recursive: true });
+    await fs.writeFile(path.join(dir, 'two.jsonl'), lines(2).join('\n'));
+    const r = await runRq(['sendmesg', '--dest', 'gone', '--from-file', 'two.jsonl'], { root: t.root, cwd: dir });
+    expectOneLineError(r, /^rq: queue gone: its process does not answer \(.*\): the messages from two\.jsonl:1 to two\.jsonl:2 were not sent; 0 messages were made, the ok lines printed$/, 3);
+  });
+
+  it('a byte order mark is skipped; a message over several lines is refused with what to do instead', async () => {
+    await fs.writeFile(path.join(dir, 'bom.jsonl'), `\uFEFF${lines(1)[0]}\n`);
+    const ok = await rq(['--from-file', 'bom.jsonl']);
+    expect(ok.code, ok.err.join('\n')).toBe(0);
+    await fs.writeFile(path.join(dir, 'pretty.jsonl'), '{\n  "param1": "x"\n}\n');
+    expectOneLineError(await rq(['--from-file', 'pretty.jsonl']), /^rq: pretty\.jsonl:1: expected a JSON object per line \(.*\); a file with a message over several lines must be one JSON array$/, 2);
   });
 });

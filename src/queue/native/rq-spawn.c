@@ -35,7 +35,8 @@ static napi_value throw_errno(napi_env env, const char *what, int err) {
   char msg[256];
   snprintf(msg, sizeof msg, "%s: %s", what, strerror(err));
   napi_value code, text, error;
-  napi_create_string_utf8(env, strerrorname_np(err) ? strerrorname_np(err) : "EIO", NAPI_AUTO_LENGTH, &code);
+  // libuv's name, not glibc's strerrorname_np (2.32+ only: RHEL 8, Ubuntu 20.04 and musl lack it).
+  napi_create_string_utf8(env, uv_err_name(-err), NAPI_AUTO_LENGTH, &code);
   napi_create_string_utf8(env, msg, NAPI_AUTO_LENGTH, &text);
   napi_create_error(env, code, text, &error);
   napi_value errnum;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <uv.h>
 
 typedef struct {
   napi_async_work work;
@@ -37,9 +38,9 @@ static void done(napi_env env, napi_status status, void *data) {
     napi_get_undefined(env, &undef);
     napi_resolve_deferred(env, job->deferred, undef);
   } else {
-    const char *name = strerrorname_np(job->err);
+    // libuv's name, not glibc's strerrorname_np (2.32+ only).
     napi_value code, text, error;
-    napi_create_string_utf8(env, name ? name : "EIO", NAPI_AUTO_LENGTH, &code);
+    napi_create_string_utf8(env, uv_err_name(-job->err), NAPI_AUTO_LENGTH, &code);
     napi_create_string_utf8(env, strerror(job->err), NAPI_AUTO_LENGTH, &text);
     napi_create_error(env, code, text, &error);
     napi_reject_deferred(env, job->deferred, error);
@@ -60,7 +61,12 @@ static napi_value js_syncfs(napi_env env, napi_callback_info info) {
     return NULL;
   }
   SyncJob *job = calloc(1, sizeof *job);
-  job->path = malloc(len + 1);
+  if (job) job->path = malloc(len + 1);
+  if (!job || !job->path) {
+    free(job);
+    napi_throw_error(env, "ENOMEM", "syncfs: out of memory");
+    return NULL;
+  }
   napi_get_value_string_utf8(env, argv[0], job->path, len + 1, &len);
   napi_create_promise(env, &job->deferred, &promise);
   napi_create_string_utf8(env, "rq-syncfs", NAPI_AUTO_LENGTH, &name);

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RqError, invalidField, isRqError, shown } from '../../errors.js';
 import { queuePaths } from '../../config/paths.js';
-import { QueueClient } from '../../ipc/queue-client.js';
+import { MAX_CREATE_BATCH, QueueClient } from '../../ipc/queue-client.js';
 import { mayHaveArrived } from '../../ipc/socket-client.js';
 import { pathParam } from '../request-params.js';
 import type { WebContext } from '../web-context.js';
@@ -19,6 +19,11 @@ export function installJsonLines(app: FastifyInstance, bodyLimit: number): void 
     const lines = (body as string).split('\n');
     for (const [i, line] of lines.entries()) {
       if (line.trim() === '') continue;
+      // Refused here, before a 16 MiB body of `{}` lines becomes millions of objects on their way to a certain refusal.
+      if (out.length === MAX_CREATE_BATCH) {
+        done(RqError.of('RQ_ERR_BAD_BODY', `at most ${MAX_CREATE_BATCH} message lines`, `line ${i + 1}, message ${MAX_CREATE_BATCH + 1}`), undefined);
+        return;
+      }
       try {
         out.push(JSON.parse(line));
       } catch (err) {
@@ -33,6 +38,7 @@ export function installJsonLines(app: FastifyInstance, bodyLimit: number): void 
 /** The body's messages, each sent to the URL's queue: a `dest` may be left out or name that queue, nothing else. */
 function batchOf(body: unknown, queue: string): Record<string, unknown>[] {
   if (!Array.isArray(body)) throw RqError.of('RQ_ERR_BAD_BODY', `a JSON array of message objects (application/json) or JSON lines (${JSON_LINES_TYPES.join(', ')})`, shown(body));
+  if (body.length > MAX_CREATE_BATCH) throw invalidField('messages', `an array of 1 to ${MAX_CREATE_BATCH} message objects`, `${body.length} messages`);
   return body.map((m, i) => {
     if (typeof m !== 'object' || m === null || Array.isArray(m)) throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, invalidField('message', 'a JSON object of message fields', m).message);
     const dest = (m as Record<string, unknown>).dest;
