@@ -1,0 +1,53 @@
+// create_messages on a disk that fills mid-batch (a 3 MiB tmpfs under the queue): each message is made or refused on its own, a refused one leaves nothing behind.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readQueMarkers } from '../helpers/que-markers.js';
+import { QueueProc, type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
+
+const run = promisify(execFile);
+let t: TestRoot;
+let q: QueueProc | undefined;
+let mounted = '';
+
+beforeAll(async () => {
+  t = await makeRoot();
+  const dir = path.join(t.root, 'queues', 'full');
+  await fs.mkdir(dir);
+  // Root mounts it (CI runs as root here); anywhere else the mount's own error says why the test cannot run.
+  await run('mount', ['-t', 'tmpfs', '-o', 'size=3m,mode=0755', 'rq-full-disk', dir]);
+  mounted = dir;
+  await addQueue(t.root, 'full');
+  await fs.writeFile(path.join(t.root, 'config', 'full.pause'), '');
+  q = await QueueProc.start(t.root, 'full');
+}, 30_000);
+afterAll(async () => {
+  await q?.stop();
+  if (mounted) await run('umount', ['-l', mounted]);
+  await t?.cleanup();
+});
+
+describe('create_messages on a full disk', () => {
+  it('answers ok for the messages made and a disk refusal for the rest; only the ok ones exist, no temp dir is left', async () => {
+    // 1 KiB each: a page of tmpfs per msg file and 1.3 KiB of journal record; 600 need more than 3 MiB.
+    const messages = Array.from({ length: 600 }, (_, i) => ({ dest: 'full', param1: `m${i}`, param2: 'x'.repeat(1024) }));
+    const r = (await q!.cmd('create_messages', { messages })) as [string, [string, string][]];
+    expect(r[0]).toBe('ok');
+    const ok = r[1].flatMap(([head], i) => (head === 'ok' ? [`m${i}`] : []));
+    const refused = r[1].filter(([head]) => head === 'fail');
+    expect(ok.length).toBeGreaterThan(0);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(ok.length + refused.length).toBe(600);
+    for (const [, text] of refused) expect(text).toMatch(/ENOSPC|no space/i);
+    const { byMarker, doubled } = await readQueMarkers(q!.paths.state.que);
+    expect(doubled).toEqual([]);
+    expect([...byMarker.keys()].sort()).toEqual([...ok].sort());
+    for (const [i, [head, id]] of r[1].entries()) if (head === 'ok') expect(byMarker.get(`m${i}`)?.id).toBe(id.split('/').pop());
+    expect((await q!.cmd('num_messages')).que).toBe(ok.length);
+    expect((await fs.readdir(q!.paths.state.prep)).filter((n) => n.startsWith('_'))).toEqual([]);
+    // The queue still answers, and tells of the full disk by refusing, not by dying.
+    expect(await q!.cmd('ping')).toEqual(['pong']);
+  });
+});
