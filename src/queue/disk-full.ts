@@ -85,6 +85,7 @@ export class DiskFull {
   }
 
   private sleep(ms: number): Promise<void> {
+    if (this.closed) return Promise.resolve();
     return new Promise((resolve) => {
       const wake = () => {
         clearTimeout(timer);
