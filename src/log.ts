@@ -1,6 +1,7 @@
 // pino setup: the logger root. rq-mgr logs to log/ (or stdout in the foreground); its children
 // log to their stdout, which rq-mgr points at the same place; the CLI logs to stderr.
 import pino, { type Logger } from 'pino';
+import { LogDestination } from './log-destination.js';
 
 export type { Logger };
 
@@ -12,10 +13,16 @@ export interface LogOptions {
   name: string;
 }
 
+/**
+ * A logger whose destination drops what it cannot write (LogDestination): logging never blocks
+ * or ends a daemon, and the lines a full disk cost are counted in one warning once it has room.
+ */
 export function createLogger(opts: LogOptions): Logger {
   const level = opts.level ?? process.env.RQ_LOG_LEVEL ?? 'info';
-  const dest = opts.file ? pino.destination({ dest: opts.file, mkdir: true, sync: false }) : pino.destination(opts.fd ?? 2);
-  return pino({ name: opts.name, level, base: { pid: process.pid } }, dest);
+  const dest = LogDestination.open(opts.file ?? opts.fd ?? 2);
+  const log = pino({ name: opts.name, level, base: { pid: process.pid } }, dest);
+  dest.recovered = (dropped) => log.warn({ dropped }, `log writes failed: ${dropped} lines dropped`);
+  return log;
 }
 
 /** A logger that drops everything, for library callers (tests, benchmarks) that pass no logger. */

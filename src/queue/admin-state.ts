@@ -3,9 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { QueuePaths } from '../config/paths.js';
+import { DiskFull } from './disk-full.js';
 import type { ResolvedScript } from './script-runner.js';
 
-export type QueueStatus = 'UP' | 'PAUSE' | 'DOWN' | 'SCRIPTERROR';
+export type QueueStatus = 'UP' | 'PAUSE' | 'DOWN' | 'SCRIPTERROR' | 'DISK FULL';
 export type AdminAction = 'UP' | 'DOWN' | 'PAUSE' | 'RESUME';
 
 /** How the queue's script is found (a queue process passes it; rq-mgr, which only sets files, does not). */
@@ -25,6 +26,8 @@ export class AdminState {
   private scriptError: string | null = null;
   private watcher: fs.FSWatcher | null = null;
   private scriptWatcher: fs.FSWatcher | null = null;
+  /** Run-end writes waiting for space (disk-full.ts): DISK FULL while any waits. */
+  readonly disk: DiskFull;
 
   constructor(
     private readonly paths: QueuePaths,
@@ -32,6 +35,7 @@ export class AdminState {
     private readonly script?: ScriptSource,
   ) {
     this.admin = this.read();
+    this.disk = new DiskFull(onChange, script?.log);
   }
 
   private read(): Exclude<QueueStatus, 'SCRIPTERROR'> {
@@ -52,9 +56,9 @@ export class AdminState {
     return this.admin;
   }
 
-  /** Combined status: the operational one when it is not UP, else the admin one (spec §5.1). */
+  /** Combined status: the operational one when it is not UP, else the admin one (spec §5.1); a full disk holds the queue first. */
   get status(): QueueStatus {
-    return this.scriptError ? 'SCRIPTERROR' : this.admin;
+    return this.disk.full ? 'DISK FULL' : this.scriptError ? 'SCRIPTERROR' : this.admin;
   }
 
   isDown(): boolean {
@@ -71,6 +75,7 @@ export class AdminState {
   }
 
   close(): void {
+    this.disk.close();
     this.watcher?.close();
     this.scriptWatcher?.close();
   }

@@ -1,14 +1,14 @@
 // Where a failed run goes under a retry policy (rq-beyond §B3.3, §B1.3): back to que with a backoff, or finished to err with an outcome.
 import type { Message } from '../message/message.js';
 import type { Outcome } from './completion.js';
-import type { QueueSpool } from '../spool/queue-spool.js';
 import type { Coalescer } from './coalescing.js';
+import type { RunEndSpool } from './disk-full.js';
 import type { MessageIndex } from './message-index.js';
 import { type Decision, type Failure, failuresOf } from './retry-policy.js';
 import type { ScriptRun } from './script-run.js';
 
 export interface FailureMoveDeps {
-  spool: QueueSpool;
+  spool: RunEndSpool;
   index: MessageIndex;
   coalescer: Coalescer;
   now: () => number;

@@ -5,13 +5,14 @@ import { type CancelRecord, type Message, OUTCOMES, cancelledStatus } from '../m
 import { unackErr } from '../spool/err-acks.js';
 import { mapLimit } from '../spool/map-limit.js';
 import { writeCancelMarker } from '../spool/message-files.js';
-import type { HistoryEntry } from '../spool/queue-spool.js';
+import type { HistoryEntry, QueueSpool } from '../spool/queue-spool.js';
 import { type Deadline, expiredStatus } from './expiry.js';
 import { type FailureMoveDeps, finishToErr } from './failure-moves.js';
 import type { Located } from './message-ops.js';
 import type { QueueEvents } from './queue-events.js';
 
 export interface LifecycleDeps extends FailureMoveDeps {
+  spool: QueueSpool;
   /** Something became runnable. */
   pump: () => void;
   log: Logger;

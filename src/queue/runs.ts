@@ -8,8 +8,9 @@ import type { QueueSpool } from '../spool/queue-spool.js';
 import type { AdminState } from './admin-state.js';
 import type { Coalescer } from './coalescing.js';
 import { type Outcome, decideOutcome, recordCompletion, spawnFailure } from './completion.js';
+import { isNoSpace, roomProbe, spaceWaitingSpool } from './disk-full.js';
 import { type DupDeps, dup } from './dup.js';
-import { failureOf, finishRun, retryRun } from './failure-moves.js';
+import { type FailureMoveDeps, failureOf, finishRun, retryRun } from './failure-moves.js';
 import type { MessageIndex } from './message-index.js';
 import { isProgressLine, parseLine } from './pipe-protocol.js';
 import type { QueueEvents } from './queue-events.js';
@@ -49,7 +50,12 @@ function exitDetails(exit: ExitInfo, wallMs: number): { exit: { code: number | n
 }
 
 export class Runs {
-  constructor(private readonly d: RunsDeps) {}
+  /** What ends a run writes through: on a full disk each write waits for space (DISK FULL) rather than failing the run. */
+  private readonly ends: FailureMoveDeps;
+
+  constructor(private readonly d: RunsDeps) {
+    this.ends = { ...d, spool: spaceWaitingSpool(d.spool, d.admin.disk) };
+  }
 
   /** Runs `msg`, already out of the que, to its end; never rejects. */
   async run(msg: Message): Promise<void> {
@@ -102,7 +108,7 @@ export class Runs {
       spool.appendHistory(dir, started(pid > 0 ? pid : undefined));
       run.log.info({ pid, script: script.path }, 'script started');
       this.d.events.emit('started', { msg, pid, script: script.path });
-      if (pid > 0) spool.writePid(dir, pid);
+      if (pid > 0) this.writePid(run, pid);
       if (policy.limits.timeout !== undefined || policy.limits.heartbeat !== undefined) {
         run.deadlines = new RunDeadlines(policy.limits, startMs, this.d.now, (e) => {
           spool.appendHistory(dir, e.kind === 'timeout' ? { event: 'timeout', after_s: e.afterS } : { event: 'stall', silent_s: e.afterS });
@@ -116,6 +122,7 @@ export class Runs {
       this.release(run);
       await this.end(run, exit, policy);
     } catch (err) {
+      if (!run.script && isNoSpace(err)) return this.noRoomToStart(run, err as Error);
       run.log.error({ err }, 'run failed');
       await this.fail(run, `rq internal error: ${(err as Error).message}`).catch((e) => run.log.error({ err: e }, 'could not move message to err'));
     } finally {
@@ -143,10 +150,32 @@ export class Runs {
 
   /** The script is missing or not executable: back to que (the admin state holds the queue in SCRIPTERROR). */
   private backToQue(run: ScriptRun, reason: string): void {
-    this.d.spool.moveNow(run.id, 'run', 'que', { actor: 'dispatcher', reason });
+    if (run.dir) this.d.spool.moveNow(run.id, 'run', 'que', { actor: 'dispatcher', reason });
     this.d.coalescer.release(run);
     this.d.index.removeRun(run.id);
     this.d.index.enqueue(run.msg);
+  }
+
+  /** The pid file lets a later queue process find a script this one left; a full disk costs it, not the running script. */
+  private writePid(run: ScriptRun, pid: number): void {
+    try {
+      this.d.spool.writePid(run.dir!, pid);
+    } catch (err) {
+      if (!isNoSpace(err)) throw err;
+      run.log.warn({ err: (err as Error).message }, 'pid file not written: a crash of the queue process now would leave this script running');
+      this.d.admin.disk.waitForRoom('pid file', err as Error, roomProbe(this.d.spool));
+    }
+  }
+
+  /** The start found no space (its run files): DISK FULL holds the queue, and the message waits in the que, not started. */
+  private noRoomToStart(run: ScriptRun, err: Error): void {
+    run.log.warn({ err: err.message }, 'script not started: no space on the disk; the message goes back to the que');
+    this.d.admin.disk.waitForRoom('script start', err, roomProbe(this.d.spool));
+    try {
+      this.backToQue(run, 'disk full');
+    } catch (e) {
+      run.log.error({ err: e }, 'message left in run/ (no space to move it back); the next start of the queue returns it to the que');
+    }
   }
 
   private onLine(run: ScriptRun, line: string): void {
@@ -172,12 +201,13 @@ export class Runs {
   /** The script has been reaped: decide the outcome, write the final status, move the message on. */
   private async end(run: ScriptRun, exit: ExitInfo, policy: RunPolicy): Promise<void> {
     await run.settled();
-    const { spool, index } = this.d;
+    const { index } = this.d;
+    const { spool } = this.ends;
     const dir = run.dir!;
     if (this.d.stopping()) {
       // Only a queue that limits interrupts tells a stop from a crash (rq-beyond §B13); a classic one gets no extra file.
-      if (this.d.config().max_interrupts !== undefined) await markShutdown(dir, spool.fs);
-      spool.appendHistory(dir, { from: 'run', to: 'run', actor: 'shutdown', reason: 'interrupted' });
+      if (this.d.config().max_interrupts !== undefined) await markShutdown(dir, this.d.spool.fs);
+      this.d.spool.appendHistory(dir, { from: 'run', to: 'run', actor: 'shutdown', reason: 'interrupted' });
       run.log.info('script stopped by shutdown; message stays in run/ until the queue restarts');
       this.d.events.emit('interrupted', { id: run.id });
       return;
@@ -189,7 +219,7 @@ export class Runs {
     if (run.cancel) {
       // Cancelled: err `cancelled`, never retried, unless the script had already finished its work.
       if (classic.state !== 'done' && classic.state !== 'relayed') return this.endCancelled(run, run.cancel, exit);
-      spool.appendHistory(dir, { event: 'cancel_too_late', actor: run.cancel.by });
+      this.d.spool.appendHistory(dir, { event: 'cancel_too_late', actor: run.cancel.by });
     }
     const failure = failureOf(run, classic, exit);
     const decision: Decision =
@@ -202,8 +232,8 @@ export class Runs {
       const state = decision.action === 'retry' ? 'que' : 'err';
       // A failure is worth an operator's look whether it is retried or not: warn, not info.
       run.log.warn({ state, failure: failure!.kind, code: exit.code, signal: exit.signal, ms }, decision.status);
-      if (decision.action === 'retry') await retryRun(this.d, run, failure!, decision, exitLine);
-      else await finishRun(this.d, run, { status: decision.status, outcome: decision.outcome, failure: failure!, actor: 'script', details: exitLine });
+      if (decision.action === 'retry') await retryRun(this.ends, run, failure!, decision, exitLine);
+      else await finishRun(this.ends, run, { status: decision.status, outcome: decision.outcome, failure: failure!, actor: 'script', details: exitLine });
       this.d.events.emit('finished', { msg, outcome: { state, statusText: decision.status, failure: failure!.kind }, code: exit.code, signal: exit.signal, ms });
       return;
     }
@@ -238,13 +268,13 @@ export class Runs {
   }
 
   private async endCancelled(run: ScriptRun, cancel: NonNullable<ScriptRun['cancel']>, exit: ExitInfo): Promise<void> {
-    await this.d.spool.removePid(run.dir!);
+    await this.ends.spool.removePid(run.dir!);
     const status = cancelledStatus(cancel.reason);
     const ms = this.d.now() - run.startedAt;
     run.jobStatus = status;
     run.log.info({ by: cancel.by }, status);
     const details = exitDetails(exit, ms);
-    await finishRun(this.d, run, { status, outcome: 'cancelled', fields: { cancel }, actor: cancel.by, details, purge: cancel.purge });
+    await finishRun(this.ends, run, { status, outcome: 'cancelled', fields: { cancel }, actor: cancel.by, details, purge: cancel.purge });
     if (cancel.purge) return void this.d.events.emit('removed', { id: run.id, state: 'run' });
     this.d.events.emit('finished', { msg: run.msg, outcome: { state: 'err', statusText: status }, code: exit.code, signal: exit.signal, ms });
   }
@@ -252,7 +282,7 @@ export class Runs {
   /** A run that could not proceed: to err with a status saying why. */
   private async fail(run: ScriptRun, text: string): Promise<void> {
     this.d.coalescer.release(run);
-    const { spool } = this.d;
+    const { spool } = this.ends;
     const from = run.dir ? 'run' : 'que';
     await spool.writeStatus(spool.msgDir(from, run.id), text, true);
     await spool.move(run.id, from, 'err', { actor: 'rq', reason: text });

@@ -72,7 +72,7 @@ describe('a queue\'s families, written and parsed back', () => {
     expect(p.value('rq_queue_up', a)).toBe(1);
     expect(p.value('rq_queue_up', { queue: 'gamma' })).toBe(0);
     expect(p.seriesWith('queue', 'gamma')).toEqual(['rq_queue_up{queue="gamma"}']);
-    expect(['UP', 'PAUSE', 'DOWN', 'SCRIPTERROR'].map((status) => p.value('rq_queue_status', { queue: 'alpha', status }))).toEqual([0, 1, 0, 0]);
+    expect(['UP', 'PAUSE', 'DOWN', 'SCRIPTERROR', 'DISK FULL'].map((status) => p.value('rq_queue_status', { queue: 'alpha', status }))).toEqual([0, 1, 0, 0, 0]);
     for (const [state, n] of Object.entries(m.live.counts)) expect(p.value('rq_queue_messages', { queue: 'alpha', state })).toBe(n);
     for (const [reason, n] of Object.entries(m.live.que)) expect(p.value('rq_queue_waiting_messages', { queue: 'alpha', reason })).toBe(n);
     expect(p.value('rq_queue_oldest_ready_seconds', a)).toBe(4.25);

@@ -207,10 +207,12 @@ static napi_value do_spawn(napi_env env, napi_callback_info info) {
       size_t len = before_len + put_uint(header + before_len, (unsigned long)getpid());
       memcpy(header + len, after, after_len);
       len += after_len;
+      // The header is for people, like a history line: a full disk (or a log that cannot take it)
+      // costs the header, not the run, as with the child_process gate's printf.
       for (size_t off = 0; off < len;) {
         ssize_t n = write(1, header + off, len - off);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) goto fail;
+        if (n <= 0) break;
         off += (size_t)n;
       }
     }

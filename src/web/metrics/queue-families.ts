@@ -2,7 +2,7 @@
 import { OUTCOMES, type LiveStats, type QueueMetrics } from '../../ipc/stats-reply.js';
 import { type MetricFamily, family, histogramSamples, sample } from './metric-family.js';
 
-const STATUSES = ['UP', 'PAUSE', 'DOWN', 'SCRIPTERROR'];
+const STATUSES = ['UP', 'PAUSE', 'DOWN', 'SCRIPTERROR', 'DISK FULL'];
 const STATES: (keyof LiveStats['counts'])[] = ['prep', 'que', 'run', 'done', 'relayed', 'err', 'err_acked'];
 const REASONS: (keyof LiveStats['que'])[] = ['delayed', 'ready', 'dependencies', 'limit', 'coalesced'];
 /** §B3.1: each kind has a series from the start, so a rate() sees its first failure. */

@@ -10,7 +10,7 @@ const COUNTS = {
 
 const QUEUE_STATUS = {
   type: 'object',
-  description: 'UP, PAUSE or SCRIPTERROR with the sizes; a DOWN queue (or one that does not answer, with 503) only `{"status":"DOWN"}`. The classic line breaks are kept.',
+  description: 'UP, PAUSE, SCRIPTERROR or DISK FULL with the sizes; a DOWN queue (or one that does not answer, with 503) only `{"status":"DOWN"}`. The classic line breaks are kept.',
   required: ['status'],
   properties: {
     status: { type: 'string', example: 'UP' },
@@ -27,7 +27,7 @@ const DASHBOARD_QUEUE = {
     name: { type: 'string' },
     alive: { type: 'boolean', description: 'The queue process answered' },
     error: { type: 'string', description: 'Why it did not' },
-    status: { type: 'string', description: 'UP, PAUSE, DOWN or SCRIPTERROR' },
+    status: { type: 'string', description: 'UP, PAUSE, DOWN, SCRIPTERROR or DISK FULL' },
     uptime: { type: 'integer' },
     counts: COUNTS,
     pid: { type: 'integer', nullable: true },

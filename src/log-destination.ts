@@ -1,0 +1,137 @@
+// Where pino's lines go: a file or fd that never blocks and never kills the daemon (a full disk, EIO, a closed pipe).
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** Lines held while a write is in flight; beyond this they are dropped, so a stuck disk cannot fill memory. */
+export const MAX_PENDING_BYTES = 4 * 1024 * 1024;
+/** A pipe that is full (EAGAIN) is tried again after this long: the reader is slow, not gone. */
+const EAGAIN_RETRY_MS = 10;
+
+/** The write calls, passed in so tests can fail them on demand. */
+export interface DestinationFs {
+  write: (fd: number, data: Buffer, cb: (err: NodeJS.ErrnoException | null, written: number) => void) => void;
+  writeSync: (fd: number, data: string) => number;
+}
+
+const nodeFs: DestinationFs = {
+  write: (fd, data, cb) => fs.write(fd, data, 0, data.length, null, cb),
+  writeSync: (fd, data) => fs.writeSync(fd, data),
+};
+
+/**
+ * A pino destination. Writes are asynchronous, one at a time, lines batched meanwhile. A write
+ * that fails (ENOSPC, EDQUOT, EIO, EPIPE…) drops its lines and counts them: a daemon whose log
+ * cannot be written goes on with its work (pino's own SonicBoom emits 'error' there, and an
+ * unhandled 'error' ends the process; the issue that led here, rq issue 20, saw queues stop
+ * answering). The first write that succeeds after drops calls `recovered(n)` once, which logs
+ * the one warning saying how many lines were lost.
+ */
+export class LogDestination {
+  private pending: string[] = [];
+  private pendingBytes = 0;
+  private writing = false;
+  private dropped = 0;
+  /** A write cut short by the error that followed left half a line: the next write starts a new one. */
+  private torn = false;
+  /** Called once per failing spell, with the number of lines lost, when writing works again. */
+  recovered: (dropped: number) => void = () => undefined;
+
+  constructor(
+    private readonly fd: number,
+    private readonly wfs: DestinationFs = nodeFs,
+  ) {}
+
+  /** Opens `file` for append (its directory made if missing); an fd (stdout, stderr) is used as it is. */
+  static open(target: string | number, wfs?: DestinationFs): LogDestination {
+    if (typeof target === 'number') return new LogDestination(target, wfs);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    return new LogDestination(fs.openSync(target, 'a', 0o640), wfs);
+  }
+
+  /** Lines lost so far in the current failing spell. */
+  get droppedLines(): number {
+    return this.dropped;
+  }
+
+  /** Nothing pending, nothing in flight. */
+  get idle(): boolean {
+    return !this.writing && !this.pending.length;
+  }
+
+  write(line: string): boolean {
+    if (this.pendingBytes + line.length > MAX_PENDING_BYTES) {
+      this.dropped += 1;
+      return true;
+    }
+    this.pending.push(line);
+    this.pendingBytes += line.length;
+    if (!this.writing) this.next();
+    return true;
+  }
+
+  /** pino's logger.flush: what is pending is written synchronously (the caller is about to exit), errors dropped. */
+  flush(cb?: (err?: Error) => void): void {
+    const data = this.take();
+    try {
+      if (data) this.wfs.writeSync(this.fd, data);
+    } catch {
+      this.dropped += lineCount(data);
+    }
+    cb?.();
+  }
+
+  /** pino calls flushSync on a final log; same as flush. */
+  flushSync(): void {
+    this.flush();
+  }
+
+  private take(): string {
+    const data = this.pending.join('');
+    this.pending = [];
+    this.pendingBytes = 0;
+    return data;
+  }
+
+  private next(): void {
+    if (!this.pending.length) return;
+    this.writing = true;
+    const data = this.take();
+    this.send(Buffer.from(this.torn ? `\n${data}` : data), false);
+  }
+
+  private report(): void {
+    const n = this.dropped;
+    this.dropped = 0;
+    this.recovered(n);
+  }
+
+  private send(data: Buffer, rest: boolean): void {
+    this.wfs.write(this.fd, data, (err, written) => {
+      if (err?.code === 'EAGAIN') {
+        setTimeout(() => this.send(data, rest), EAGAIN_RETRY_MS).unref();
+        return;
+      }
+      if (err) {
+        this.dropped += lineCount(data);
+        // Nothing of this write landed, unless it was the rest of one that did.
+        this.torn ||= rest;
+      } else {
+        this.torn = false;
+        if (written < data.length) {
+          // A short write (a file on a nearly full disk): the rest goes next; its error, if any, counts it.
+          this.send(data.subarray(written), true);
+          return;
+        }
+        if (this.dropped) this.report();
+      }
+      this.writing = false;
+      this.next();
+    });
+  }
+}
+
+function lineCount(data: string | Buffer): number {
+  let n = 0;
+  for (let i = data.indexOf('\n'); i >= 0; i = data.indexOf('\n', i + 1)) n += 1;
+  return Math.max(n, data.length ? 1 : 0);
+}
