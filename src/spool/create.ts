@@ -108,7 +108,7 @@ export class MessageCreator {
     if (journal) closeAll();
     const durable = (async () => {
       try {
-        if (journal) await journal.append({ id, state: 'que', msg: stored });
+        if (journal) await journal.append({ id, state: 'que', msg: stored }).catch((err) => this.withoutJournal(err));
         else {
           await Promise.all(fds.map((fd) => sfs.fsync(fd)));
           await this.d.dirSync.sync(stateDir);
@@ -121,6 +121,20 @@ export class MessageCreator {
       }
     })();
     return { msg, dir: target, durable };
+  }
+
+  /**
+   * A journal that cannot take the record (its disk full, say) while the message is on disk and may
+   * have run already: refusing the create then would refuse a message that ran. It is made durable
+   * instead by a syncfs of the spool's filesystem, which covers it wherever the queue has moved it
+   * meanwhile and needs no new space; only when that fails too is the create refused.
+   */
+  private async withoutJournal(journalErr: unknown): Promise<void> {
+    try {
+      await this.d.dirSync.syncFilesystem(this.d.paths.state.que);
+    } catch {
+      throw journalErr;
+    }
   }
 
   /** A private directory for a new message (a blank when one is ready), whose inode number makes the id unique. */

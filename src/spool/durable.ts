@@ -21,27 +21,33 @@ export class DirSync {
   ) {}
 
   sync(dir: string): Promise<void> {
-    return this.before ? this.before().then(() => this.join(dir)) : this.join(dir);
+    const op = () => fsyncPath(dir, this.fs);
+    return this.before ? this.before().then(() => this.join(dir, op)) : this.join(dir, op);
   }
 
-  private join(dir: string): Promise<void> {
-    const queued = this.queued.get(dir);
+  /** syncfs(2) of the filesystem holding `dir`, coalesced the same way (and without `before`). */
+  syncFilesystem(dir: string): Promise<void> {
+    return this.join(`\0syncfs ${dir}`, () => this.fs.syncfs(dir));
+  }
+
+  private join(key: string, op: () => Promise<void>): Promise<void> {
+    const queued = this.queued.get(key);
     if (queued) return queued;
-    const running = this.running.get(dir);
-    if (!running) return this.start(dir);
+    const running = this.running.get(key);
+    if (!running) return this.start(key, op);
     const next = running.catch(() => undefined).then(() => {
-      this.queued.delete(dir);
-      return this.start(dir);
+      this.queued.delete(key);
+      return this.start(key, op);
     });
-    this.queued.set(dir, next);
+    this.queued.set(key, next);
     return next;
   }
 
-  private start(dir: string): Promise<void> {
-    const p = fsyncPath(dir, this.fs).finally(() => {
-      if (this.running.get(dir) === p) this.running.delete(dir);
+  private start(key: string, op: () => Promise<void>): Promise<void> {
+    const p = op().finally(() => {
+      if (this.running.get(key) === p) this.running.delete(key);
     });
-    this.running.set(dir, p);
+    this.running.set(key, p);
     return p;
   }
 }

@@ -1,0 +1,53 @@
+// A journal on a full disk while the que has room: creates are made durable by their own fsyncs and answered ok, never refused after they ran.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
+
+const run = promisify(execFile);
+let t: TestRoot;
+let q: QueueProc | undefined;
+let mounted = '';
+
+/** Writes until the filesystem refuses: the journal's disk is then full. */
+async function fill(dir: string): Promise<void> {
+  const fh = await fs.open(path.join(dir, 'filler'), 'w');
+  try {
+    for (;;) await fh.write(Buffer.alloc(4096, 1));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+  } finally {
+    await fh.close();
+  }
+}
+
+beforeAll(async () => {
+  t = await makeRoot();
+  await addQueue(t.root, 'jf');
+  const journal = path.join(t.root, 'queues', 'jf', 'journal');
+  await fs.mkdir(journal, { recursive: true });
+  await run('mount', ['-t', 'tmpfs', '-o', 'size=256k,mode=0700', 'rq-journal-full', journal]);
+  mounted = journal;
+  q = await QueueProc.start(t.root, 'jf');
+  await fill(journal);
+}, 30_000);
+afterAll(async () => {
+  await q?.stop();
+  if (mounted) await run('umount', ['-l', mounted]);
+  await t?.cleanup();
+});
+
+describe('a create whose journal record cannot be written', () => {
+  it('is answered ok and runs to done: its msg is already on disk, and its own fsyncs make it durable', async () => {
+    const ids: string[] = [];
+    // Sent one by one: each may start before its durability is settled, the case where a refusal would lie.
+    for (let i = 0; i < 20; i++) ids.push(await q!.send({ param1: 'done', param2: `j${i}` }));
+    const batch = (await q!.cmd('create_messages', { messages: Array.from({ length: 50 }, (_, i) => ({ dest: 'jf', param1: 'done', param2: `b${i}` })) })) as [string, [string, string][]];
+    expect(batch[0]).toBe('ok');
+    expect(batch[1].filter(([head]) => head !== 'ok')).toEqual([]);
+    await waitFor(async () => (await q!.cmd('num_messages')).done === 70, 'all 70 messages done');
+    for (const id of ids) expect(await q!.state(id)).toBe('done');
+  });
+});
