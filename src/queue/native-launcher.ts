@@ -11,7 +11,19 @@ import { findExecutable } from './find-executable.js';
 import { type ExitInfo, type Launcher, failedLaunch, killGroup, startHeader } from './script-runner.js';
 
 interface SpawnAddon {
-  spawn(file: string, argv: string[], envp: string[], cwd: string, fds: number[], nice: number, headerBefore: string | null, headerAfter: string | null, onExit: (code: number, signal: number) => void): number;
+  spawn(
+    file: string,
+    argv: string[],
+    envp: string[],
+    cwd: string,
+    fds: number[],
+    nice: number,
+    headerBefore: string | null,
+    headerAfter: string | null,
+    /** RLIMIT_FSIZE for the child with SIGXFSZ ignored, or -1 for none. */
+    fileSizeLimit: number,
+    onExit: (code: number, signal: number) => void,
+  ): number;
   pipe(): [number, number];
   /** null when the kernel can watch exits through pidfds (Linux 5.3+), else the reason. */
   usable(): string | null;
@@ -39,7 +51,7 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
     const header = startHeader('\0', r.header).split('\0');
     let pid: number;
     try {
-      pid = addon.spawn(file, r.argv, envp, r.cwd, [devNull, r.logFd, r.logFd, childWrite, childRead], 19, header[0], header[1], (code, signal) =>
+      pid = addon.spawn(file, r.argv, envp, r.cwd, [devNull, r.logFd, r.logFd, childWrite, childRead], 19, header[0], header[1], r.fileSizeLimit ?? -1, (code, signal) =>
         exit({ code: code >= 0 ? code : null, signal: signal ? (SIGNAL_NAMES.get(signal) ?? null) : null }),
       );
     } catch (err) {

@@ -93,6 +93,8 @@ export class Runs {
             }),
             jobDir,
             onLine: (line) => this.onLine(run, line),
+            output: policy.output,
+            log: run.log,
           },
           this.d.launch,
         ),
