@@ -190,6 +190,9 @@ export interface StartOptions {
   now?: () => Date;
 }
 
+/** fd 3 bytes handled between two turns of the event loop. */
+const YIELD_BYTES = 65_536;
+
 export function startScript(o: StartOptions, launch: Launcher): RunningScript {
   const runLog = RunLog.open(o.jobDir, o.output, o.log);
   let child: LaunchedChild;
@@ -208,7 +211,17 @@ export function startScript(o: StartOptions, launch: Launcher): RunningScript {
       else runLog.lineCut(line.cutBytes);
     }
   };
-  fromScript.on('data', (chunk: Buffer) => take(splitter.push(chunk)));
+  let handled = 0;
+  fromScript.on('data', (chunk: Buffer) => {
+    take(splitter.push(chunk));
+    handled += chunk.length;
+    // libuv reads up to 32 × 64 KiB per wake-up: a script writing fd 3 flat out would hold the
+    // queue (pings, other runs) for all of it. Past YIELD_BYTES, reading waits for one turn of the loop.
+    if (handled < YIELD_BYTES) return;
+    handled = 0;
+    fromScript.pause();
+    setImmediate(() => fromScript.resume());
+  });
   const drained = new Promise<void>((resolve) => {
     fromScript.on('end', resolve);
     fromScript.on('close', resolve);
