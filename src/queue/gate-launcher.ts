@@ -11,13 +11,13 @@ import { type ExitInfo, type Launcher, failedLaunch, killGroup } from './script-
  * header with its own pid (which the script keeps across exec) and execs the script. Node has no
  * pre-exec hook; without the gate the script could print before its header and run its first
  * instructions at normal priority. It costs one exec of sh per message (~1 ms here).
- * With a file size limit ($3) it ignores SIGXFSZ and execs through util-linux prlimit, which sets
- * the soft RLIMIT_FSIZE in bytes (sh's `ulimit -f` counts blocks) and execs in turn, keeping the pid.
- * Without prlimit the script runs unlimited and RunLog.close cuts stdio.log back at the end.
+ * With a file size limit ($3) it ignores SIGXFSZ and has util-linux prlimit set its own soft
+ * RLIMIT_FSIZE in bytes (sh's `ulimit -f` counts blocks), which exec keeps. Where prlimit is missing
+ * or refuses (a lower hard limit), the script runs without it and RunLog.close cuts stdio.log back.
  */
 const GATE = [
   'read _ <&4 || exit 111; printf "\\n%s - %s - RQ START - %s\\n" "$$" "$1" "$2"; lim=$3; shift 3',
-  'if [ -n "$lim" ]; then trap "" XFSZ; if command -v prlimit >/dev/null 2>&1; then exec prlimit --fsize="$lim": -- "$@"; fi; fi',
+  'if [ -n "$lim" ]; then trap "" XFSZ; prlimit --pid $$ --fsize="$lim": >/dev/null 2>&1; fi',
   'exec "$@"',
 ].join('; ');
 

@@ -74,6 +74,8 @@ export class RunLog {
       this.log.warn({ max_log_bytes: this.bounds.maxLogBytes, size }, text);
       await fsp.appendFile(this.file, `\n${text}\n`);
     } catch (err) {
+      // Gone with its message (a purge): nothing left to bound.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
       this.log.warn({ err, file: this.file }, 'could not check stdio.log against max_log_bytes');
     }
   }

@@ -10,7 +10,7 @@ import { QueueClient } from '../../src/ipc/queue-client.js';
 import { cutLineMarker, logLimitMarker } from '../../src/queue/run-log.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../../src/config/queue-config.js';
 import { perTestRoot } from '../helpers/per-test-root.js';
-import { FIXTURES, QueueProc, addQueue } from '../helpers/rq-root.js';
+import { FIXTURES, QueueProc, addQueue, waitFor } from '../helpers/rq-root.js';
 import { seededRandom } from '../helpers/seeded-random.mjs';
 import { budget } from '../helpers/time-budget.js';
 
@@ -77,7 +77,12 @@ describe('runaway script output (issue 20)', () => {
     const r = await runaway('long', String(LONG_LINE_BYTES));
     expect(r.msg.state).toBe('done');
     expect(r.msg.status).toBe("done - after a long line");
-    expect(r.stdio.toString()).toContain(`\n${cutLineMarker(LONG_LINE_BYTES, DEFAULT_MAX_LINE_BYTES)}\n`);
+    const marker = cutLineMarker(LONG_LINE_BYTES, DEFAULT_MAX_LINE_BYTES);
+    // Written before the message left run/: complete now, and there once.
+    expect(r.stdio.toString().split(`\n${marker}\n`).length).toBe(2);
+    const queueLog = path.join(ctx.t.root, 'log', 'queue-runaway.log');
+    const warned = await waitFor(async () => (await fs.readFile(queueLog, 'utf8')).split('\n').find((l) => l.includes(marker)), 'the warning in the queue log');
+    expect(JSON.parse(warned)).toMatchObject({ level: 40, msg_id: r.msg.msg_id, bytes: LONG_LINE_BYTES });
   }, RUN_MS + 30_000);
 
   it(`${SHORT_LINES} short lines on fd 3: every one taken, the last status wins, nothing cut`, async () => {
