@@ -41,13 +41,11 @@ export class LineSplitter {
 
   /** What is left when the stream ends: a last line without its newline still counts, unless it is empty. */
   end(): SplitLine[] {
-    const last = this.length > 0 ? this.finish() : '';
-    this.first = true;
+    const last = this.finish();
     return last === '' ? [] : [last];
   }
 
   private take(chunk: Buffer, from: number, to: number): void {
-    if (to === from) return;
     this.length += to - from;
     if (this.length > this.maxBytes) {
       this.parts = [];
