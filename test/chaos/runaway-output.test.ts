@@ -2,6 +2,7 @@
 // bytes, a stdout flood past max_log_bytes — must not stall the queue process nor grow it: it keeps
 // answering ping within 50 ms, its RSS stays bounded, the message ends done. Sizes are CI-bounded;
 // RQ_CHAOS_BIG=1 runs the sizes of the issue (200 MB line, 1,000,000 lines).
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -29,28 +30,42 @@ const ctx = perTestRoot();
 
 interface Watched {
   pings: number;
+  /** The slowest ping as the test saw it. */
   maxPingMs: number;
+  /** The slowest ping less the time the queue and this test spent waiting for a CPU meanwhile. */
+  maxBlockedMs: number;
   maxRssMb: number;
 }
 
-function rssMb(pid: number): Promise<number> {
-  return fs.readFile(`/proc/${pid}/status`, 'utf8').then((s) => Number(/^VmRSS:\s+(\d+) kB/m.exec(s)![1]) / 1024);
+function rssMb(pid: number): number {
+  return Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+}
+
+/** Milliseconds a process's main thread (its event loop) has waited on a run queue: schedstat's second field. */
+function runQueueWaitMs(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
 }
 
 /**
  * Pings the queue over a fresh connection every 5 ms (pacing, not waiting for anything) and
- * samples its RSS, until `until` settles; then the worst of each.
+ * samples its RSS, until `until` settles; then the worst of each. On two cores shared with other
+ * test files a ready process can wait tens of ms for a CPU, which says nothing about the queue's
+ * event loop: the budget is checked on the ping time less the queue's and this process's waits.
  */
 async function watch(q: QueueProc, until: Promise<unknown>): Promise<Watched> {
   const client = QueueClient.oneShot(q.paths.sock, { timeoutMs: 10_000 });
   let over = false;
   void until.finally(() => (over = true)).catch(() => undefined);
-  const w: Watched = { pings: 0, maxPingMs: 0, maxRssMb: await rssMb(q.pid) };
+  const w: Watched = { pings: 0, maxPingMs: 0, maxBlockedMs: 0, maxRssMb: rssMb(q.pid) };
+  const waited = () => runQueueWaitMs(q.pid) + runQueueWaitMs(process.pid);
   while (!over) {
+    const w0 = waited();
     const t0 = performance.now();
     expect(await client.ping()).toBe(true);
-    w.maxPingMs = Math.max(w.maxPingMs, performance.now() - t0);
-    w.maxRssMb = Math.max(w.maxRssMb, await rssMb(q.pid));
+    const ms = performance.now() - t0;
+    w.maxPingMs = Math.max(w.maxPingMs, ms);
+    w.maxBlockedMs = Math.max(w.maxBlockedMs, ms - (waited() - w0));
+    w.maxRssMb = Math.max(w.maxRssMb, rssMb(q.pid));
     w.pings++;
     await delay(5);
   }
@@ -65,9 +80,12 @@ async function runaway(param1: string, param2: string, o: { extra?: Record<strin
   const ended = q.waitState(id, ['done', 'err'], RUN_MS);
   const [w, msg] = await Promise.all([watch(q, ended), ended]);
   const stdio = await fs.readFile(path.join(ctx.t.root, msg.path, 'job', 'stdio.log'));
-  console.log(`runaway ${param1} ${param2}: ${w.pings} pings, slowest ${w.maxPingMs.toFixed(1)} ms; queue RSS at most ${w.maxRssMb.toFixed(0)} MB; stdio.log ${stdio.length} bytes`);
+  console.log(
+    `runaway ${param1} ${param2}: ${w.pings} pings, slowest ${w.maxPingMs.toFixed(1)} ms (${w.maxBlockedMs.toFixed(1)} ms without CPU waits); ` +
+      `queue RSS at most ${w.maxRssMb.toFixed(0)} MB; stdio.log ${stdio.length} bytes`,
+  );
   expect(w.pings).toBeGreaterThan(0);
-  expect(w.maxPingMs).toBeLessThan(budget(PING_MS));
+  expect(w.maxBlockedMs).toBeLessThan(budget(PING_MS));
   expect(w.maxRssMb).toBeLessThan(RSS_MB);
   return { msg, stdio };
 }
