@@ -27,7 +27,12 @@ interface SpawnAddon {
   pipe(): [number, number];
   /** null when the kernel can watch exits through pidfds (Linux 5.3+), else the reason. */
   usable(): string | null;
+  /** Which spawn() this build has; absent before the file size limit. */
+  abi?: number;
 }
+
+/** The addon's `abi` this code calls: 2 since spawn() took the file size limit (max_log_bytes). */
+export const ADDON_ABI = 2;
 
 /** Where `npm run build-native` (node-gyp) puts the addon, from src/queue/ and dist/queue/ alike. */
 export const ADDON_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'build', 'Release', 'rq_spawn.node');
@@ -82,6 +87,8 @@ export function chooseLauncher(env: NodeJS.ProcessEnv, log: Logger): Launcher {
   let why: string;
   try {
     const addon = createRequire(import.meta.url)(ADDON_PATH) as SpawnAddon;
+    // An addon left from an older build would refuse every spawn: this one can still run scripts.
+    if (addon.abi !== ADDON_ABI) throw new Error(`built from an older rq-spawn.c (abi ${addon.abi ?? 1}, expected ${ADDON_ABI})`);
     const unusable = addon.usable();
     if (!unusable) {
       log.debug({ addon: ADDON_PATH }, 'scripts start through the native spawner');

@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { gateLauncher } from '../../src/queue/gate-launcher.js';
-import { ADDON_PATH, chooseLauncher, nativeLauncher } from '../../src/queue/native-launcher.js';
+import { ADDON_ABI, ADDON_PATH, chooseLauncher, nativeLauncher } from '../../src/queue/native-launcher.js';
 import type { ExitInfo, LaunchedChild, Launcher, LaunchRequest } from '../../src/queue/script-runner.js';
 
 const LINUX = process.platform === 'linux';
@@ -36,6 +36,7 @@ describe('native addon', () => {
     expect(addonError).toBeUndefined();
     expect(typeof addon?.spawn).toBe('function');
     expect(typeof addon?.pipe).toBe('function');
+    expect(addon?.abi).toBe(ADDON_ABI);
     // This machine's kernel watches exits through pidfds; an older one makes chooseLauncher fall back.
     expect(addon?.usable()).toBeNull();
   });

@@ -322,13 +322,19 @@ static napi_value do_usable(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* Bumped when spawn()'s arguments change, so rq can tell a stale build (native-launcher.ts ADDON_ABI). */
+#define RQ_SPAWN_ABI 2
+
 static napi_value init(napi_env env, napi_value exports) {
+  napi_value abi;
+  if (napi_create_int32(env, RQ_SPAWN_ABI, &abi) != napi_ok) return NULL;
   napi_property_descriptor props[] = {
       {"spawn", NULL, do_spawn, NULL, NULL, NULL, napi_default, NULL},
       {"pipe", NULL, do_pipe, NULL, NULL, NULL, napi_default, NULL},
       {"usable", NULL, do_usable, NULL, NULL, NULL, napi_default, NULL},
+      {"abi", NULL, NULL, NULL, NULL, abi, napi_enumerable, NULL},
   };
-  napi_define_properties(env, exports, 3, props);
+  napi_define_properties(env, exports, 4, props);
   return exports;
 }
 
