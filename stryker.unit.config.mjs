@@ -9,6 +9,7 @@ export default {
   mutate: [
     'src/queue/completion.ts',
     'src/queue/pipe-protocol.ts',
+    'src/queue/line-splitter.ts',
     'src/queue/que-index.ts',
     'src/queue/dispatcher.ts',
     'src/queue/message-index.ts',

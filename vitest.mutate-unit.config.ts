@@ -9,6 +9,7 @@ export default defineConfig({
     include: scoped ?? [
       'test/queue/run-completion.test.ts',
       'test/queue/pipe-protocol.test.ts',
+      'test/queue/line-splitter.test.ts',
       'test/queue/que-index.test.ts',
       'test/queue/message-index.test.ts',
       'test/queue/queue-runs.test.ts',

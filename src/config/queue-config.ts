@@ -10,6 +10,9 @@ import { configFieldError, configReadError, parseConfigJson } from './schema-err
 export const DEFAULT_EXEC_PREFIX = 'bash -lc ';
 export const MAX_WORKERS = 128;
 export const MAX_SCRIPT_LENGTH = 1024;
+/** max_line_bytes (issue 20): an fd 3 line longer than this is cut and ignored; held in memory up to it. */
+export const DEFAULT_MAX_LINE_BYTES = 1_048_576;
+const LINE_BYTES_RANGE = [1024, 64 * 1_048_576] as const;
 const PARAM_NUMBERS = [1, 2, 3, 4] as const;
 
 /** One entry of the optional `schedule` list (for the cron feature): params sent with each run. */
@@ -44,6 +47,10 @@ export interface QueueConfig {
   max_interrupts?: number;
   /** rq-beyond §B12: the limit key (or template) of messages that name none. */
   limit?: string;
+  /** Longest fd 3 line acted on, bytes; DEFAULT_MAX_LINE_BYTES when absent. */
+  max_line_bytes?: number;
+  /** Bytes one run may add to its stdio.log; unlimited when absent. */
+  max_log_bytes?: number;
 }
 
 type Obj = Record<string, unknown>;
@@ -186,6 +193,23 @@ function runPolicy(raw: Obj, fileLabel: string): Partial<QueueConfig> {
     out.max_interrupts = n;
   }
   if (raw.limit !== undefined && raw.limit !== null) out.limit = readLimit(raw.limit, refuse);
+  return Object.assign(out, outputBounds(raw, refuse));
+}
+
+/** max_line_bytes and max_log_bytes (issue 20): whole numbers of bytes, absent when not set. */
+function outputBounds(raw: Obj, refuse: (field: string, expected: string, v: unknown) => RqError): Partial<QueueConfig> {
+  const out: Partial<QueueConfig> = {};
+  if (raw.max_line_bytes !== undefined && raw.max_line_bytes !== null) {
+    const n = toInteger(raw.max_line_bytes);
+    const [lo, hi] = LINE_BYTES_RANGE;
+    if (!(n >= lo && n <= hi)) throw refuse('max_line_bytes', `a whole number of bytes ${lo}-${hi} (default ${DEFAULT_MAX_LINE_BYTES})`, raw.max_line_bytes);
+    out.max_line_bytes = n;
+  }
+  if (raw.max_log_bytes !== undefined && raw.max_log_bytes !== null) {
+    const n = toInteger(raw.max_log_bytes);
+    if (!(n >= 1024 && n <= Number.MAX_SAFE_INTEGER)) throw refuse('max_log_bytes', 'a whole number of bytes, at least 1024 (absent: unlimited)', raw.max_log_bytes);
+    out.max_log_bytes = n;
+  }
   return out;
 }
 

@@ -11,11 +11,28 @@ import { findExecutable } from './find-executable.js';
 import { type ExitInfo, type Launcher, failedLaunch, killGroup, startHeader } from './script-runner.js';
 
 interface SpawnAddon {
-  spawn(file: string, argv: string[], envp: string[], cwd: string, fds: number[], nice: number, headerBefore: string | null, headerAfter: string | null, onExit: (code: number, signal: number) => void): number;
+  spawn(
+    file: string,
+    argv: string[],
+    envp: string[],
+    cwd: string,
+    fds: number[],
+    nice: number,
+    headerBefore: string | null,
+    headerAfter: string | null,
+    /** RLIMIT_FSIZE for the child with SIGXFSZ ignored, or -1 for none. */
+    fileSizeLimit: number,
+    onExit: (code: number, signal: number) => void,
+  ): number;
   pipe(): [number, number];
   /** null when the kernel can watch exits through pidfds (Linux 5.3+), else the reason. */
   usable(): string | null;
+  /** Which spawn() this build has; absent before the file size limit. */
+  abi?: number;
 }
+
+/** The addon's `abi` this code calls: 2 since spawn() took the file size limit (max_log_bytes). */
+export const ADDON_ABI = 2;
 
 /** Where `npm run build-native` (node-gyp) puts the addon, from src/queue/ and dist/queue/ alike. */
 export const ADDON_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'build', 'Release', 'rq_spawn.node');
@@ -39,7 +56,7 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
     const header = startHeader('\0', r.header).split('\0');
     let pid: number;
     try {
-      pid = addon.spawn(file, r.argv, envp, r.cwd, [devNull, r.logFd, r.logFd, childWrite, childRead], 19, header[0], header[1], (code, signal) =>
+      pid = addon.spawn(file, r.argv, envp, r.cwd, [devNull, r.logFd, r.logFd, childWrite, childRead], 19, header[0], header[1], r.fileSizeLimit ?? -1, (code, signal) =>
         exit({ code: code >= 0 ? code : null, signal: signal ? (SIGNAL_NAMES.get(signal) ?? null) : null }),
       );
     } catch (err) {
@@ -70,6 +87,8 @@ export function chooseLauncher(env: NodeJS.ProcessEnv, log: Logger): Launcher {
   let why: string;
   try {
     const addon = createRequire(import.meta.url)(ADDON_PATH) as SpawnAddon;
+    // An addon left from an older build would refuse every spawn: this one can still run scripts.
+    if (addon.abi !== ADDON_ABI) throw new Error(`built from an older rq-spawn.c (abi ${addon.abi ?? 1}, expected ${ADDON_ABI})`);
     const unusable = addon.usable();
     if (!unusable) {
       log.debug({ addon: ADDON_PATH }, 'scripts start through the native spawner');

@@ -1,4 +1,4 @@
-// The script → queue line protocol on fd 3 (spec §4.6): line splitting, keywords and their arguments.
+// The script → queue line protocol on fd 3 (spec §4.6): keywords and their arguments (lines: line-splitter.ts).
 
 export interface PipeLine {
   keyword: string;
@@ -17,26 +17,6 @@ const NOT_PROGRESS = new Set(['done', 'err', 'fails', 'relayed', 'resend', 'retr
 /** A line that only reports how the run is going (`run 40% copied`): its text becomes the status and nothing else happens. */
 export function isProgressLine(line: PipeLine): boolean {
   return !NOT_PROGRESS.has(line.keyword);
-}
-
-/** Splits a byte stream into lines, keeping a partial line across reads (fix of spec §16.10). */
-export class LineSplitter {
-  private rest = '';
-  private readonly decoder = new TextDecoder();
-
-  push(chunk: Uint8Array): string[] {
-    const text = this.rest + this.decoder.decode(chunk, { stream: true });
-    const lines = text.split('\n');
-    this.rest = lines.pop() ?? '';
-    return lines.map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
-  }
-
-  /** What is left when the stream ends: a last line without its newline still counts. */
-  end(): string[] {
-    const last = this.rest + this.decoder.decode();
-    this.rest = '';
-    return last ? [last] : [];
-  }
 }
 
 /** `resend N` / `resend N-reason`: the delay in seconds, or null when N is not a whole number. */

@@ -1,15 +1,17 @@
 // One run's effective policy (message fields over queue defaults, rq-beyond §B0.5) and the RQ_* variables that tell the script (§B1.7).
 import path from 'node:path';
-import type { QueueConfig } from '../config/queue-config.js';
+import { DEFAULT_MAX_LINE_BYTES, type QueueConfig } from '../config/queue-config.js';
 import type { RetrySettings } from '../message/job-fields.js';
 import { expandLimit } from '../message/limit-key.js';
 import type { Message } from '../message/message.js';
 import { failuresOf, lastFailureEnv, retrySettings, seconds } from './retry-policy.js';
 import type { DeadlineLimits } from './run-deadlines.js';
+import type { OutputBounds } from './run-log.js';
 
 export interface RunPolicy {
   retry: RetrySettings;
   limits: DeadlineLimits;
+  output: OutputBounds;
   /** Set only for the features in use: a classic message gets none of them. */
   env: Readonly<Record<string, string>>;
 }
@@ -53,5 +55,7 @@ export function runPolicy(msg: Message, config: QueueConfig, jobDir: string, gra
   if (limit !== undefined) env.RQ_LIMIT = expandLimit(limit, msg, config.name);
   if (heartbeat !== undefined) env.RQ_HEARTBEAT_TIMEOUT = seconds(heartbeat);
   if (timeout !== undefined || heartbeat !== undefined) env.RQ_KILL_GRACE = seconds(graceMs / 1000);
-  return { retry, limits, env: Object.keys(env).length ? env : NO_ENV };
+  const output: OutputBounds = { maxLineBytes: config.max_line_bytes ?? DEFAULT_MAX_LINE_BYTES };
+  if (config.max_log_bytes !== undefined) output.maxLogBytes = config.max_log_bytes;
+  return { retry, limits, output, env: Object.keys(env).length ? env : NO_ENV };
 }

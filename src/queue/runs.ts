@@ -99,6 +99,8 @@ export class Runs {
             }),
             jobDir,
             onLine: (line) => this.onLine(run, line),
+            output: policy.output,
+            log: run.log,
           },
           this.d.launch,
         ),

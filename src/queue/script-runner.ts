@@ -4,11 +4,12 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import type { Logger } from 'pino';
 import type { Message } from '../message/message.js';
 import { isSetFlag } from '../message/message.js';
 import { execPrefixOf } from '../config/queue-config.js';
-import { LineSplitter } from './pipe-protocol.js';
-
+import { LineSplitter, type SplitLine } from './line-splitter.js';
+import { type OutputBounds, RunLog } from './run-log.js';
 
 export type ResolvedScript = { ok: true; path: string } | { ok: false; reason: string };
 
@@ -120,7 +121,7 @@ export interface RunningScript {
   reply(line: string): void;
   /** Signals the script's whole process group. */
   kill(signal: NodeJS.Signals): void;
-  /** Resolves once the script has exited and fd 3 has been read to the end. */
+  /** Resolves once the script has exited, fd 3 has been read to the end and rq's markers are in stdio.log. */
   finished: Promise<ExitInfo>;
 }
 
@@ -133,6 +134,8 @@ export interface LaunchRequest {
   logFd: number;
   /** The RQ START header's fields besides the pid, which only the started process knows. */
   header: { time: string; script: string };
+  /** RLIMIT_FSIZE for the process, SIGXFSZ ignored (max_log_bytes, run-log.ts); absent: unchanged. */
+  fileSizeLimit?: number;
 }
 
 /** A started process: its pid, rq's ends of fds 3 and 4, and its exit. */
@@ -179,38 +182,58 @@ export interface StartOptions {
   env: NodeJS.ProcessEnv;
   jobDir: string;
   onLine: (line: string) => void;
+  output: OutputBounds;
+  /** The run's logger: a cut line and a full stdio.log are warned about there. */
+  log: Logger;
   /** How long to wait for fd 3 to close after exit before finishing anyway (a daemonised grandchild may hold it). */
   drainMs?: number;
   now?: () => Date;
 }
 
+/** fd 3 bytes handled between two turns of the event loop. */
+const YIELD_BYTES = 65_536;
+
 export function startScript(o: StartOptions, launch: Launcher): RunningScript {
-  const logFd = fs.openSync(path.join(o.jobDir, 'stdio.log'), 'a');
+  const runLog = RunLog.open(o.jobDir, o.output, o.log);
   let child: LaunchedChild;
   try {
-    child = launch({ argv: o.argv, env: o.env, cwd: o.jobDir, logFd, header: { time: rubyTime(o.now?.() ?? new Date()), script: o.argv[o.argv.length - 1] } });
+    const header = { time: rubyTime(o.now?.() ?? new Date()), script: o.argv[o.argv.length - 1] };
+    child = launch({ argv: o.argv, env: o.env, cwd: o.jobDir, logFd: runLog.fd, header, ...(runLog.sizeLimit === null ? {} : { fileSizeLimit: runLog.sizeLimit }) });
   } finally {
-    fs.closeSync(logFd);
+    runLog.closeFd();
   }
   const { pid, fromScript, toScript } = child;
   toScript.on('error', () => undefined);
-  const splitter = new LineSplitter();
+  const splitter = new LineSplitter(o.output.maxLineBytes);
+  const take = (lines: SplitLine[]) => {
+    for (const line of lines) {
+      if (typeof line === 'string') o.onLine(line);
+      else runLog.lineCut(line.cutBytes);
+    }
+  };
+  let handled = 0;
   fromScript.on('data', (chunk: Buffer) => {
-    for (const line of splitter.push(chunk)) o.onLine(line);
+    take(splitter.push(chunk));
+    handled += chunk.length;
+    // libuv reads up to 32 × 64 KiB per wake-up: a script writing fd 3 flat out would hold the
+    // queue (pings, other runs) for all of it. Past YIELD_BYTES, reading waits for one turn of the loop.
+    if (handled < YIELD_BYTES) return;
+    handled = 0;
+    fromScript.pause();
+    setImmediate(() => fromScript.resume());
   });
   const drained = new Promise<void>((resolve) => {
     fromScript.on('end', resolve);
     fromScript.on('close', resolve);
     fromScript.on('error', resolve);
-  }).then(() => {
-    for (const line of splitter.end()) o.onLine(line);
-  });
+  }).then(() => take(splitter.end()));
   const finished = child.exited.then(async (info) => {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([drained, new Promise<void>((r) => (timer = setTimeout(r, o.drainMs ?? 2000)))]);
     clearTimeout(timer);
     fromScript.destroy();
     toScript.destroy();
+    await runLog.close();
     return info;
   });
   return {

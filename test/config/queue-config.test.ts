@@ -144,3 +144,22 @@ describe('run-policy keys (rq-beyond §B1.4)', () => {
     expect(problem({ ...base, heartbeat_output: 'yes' })).toBe(`${LABEL}: heartbeat_output: expected true or false, received "yes"`);
   });
 });
+
+describe('output bounds (issue 20): max_line_bytes, max_log_bytes', () => {
+  it('are kept when valid (numbers or numeric strings) and absent when not set', () => {
+    const cfg = norm({ max_line_bytes: '4096', max_log_bytes: 10_485_760 });
+    expect(cfg.max_line_bytes).toBe(4096);
+    expect(cfg.max_log_bytes).toBe(10_485_760);
+    expect(Object.keys(cfg).slice(-2)).toEqual(['max_line_bytes', 'max_log_bytes']);
+    expect('max_line_bytes' in norm({})).toBe(false);
+    expect('max_log_bytes' in norm({ max_log_bytes: null })).toBe(false);
+  });
+
+  it('refuse a value out of range or not whole, naming the file, the field and what was expected', () => {
+    expect(problem({ ...base, max_line_bytes: 100 })).toBe(`${LABEL}: max_line_bytes: expected a whole number of bytes 1024-67108864 (default 1048576), received 100`);
+    expect(problem({ ...base, max_line_bytes: 1.5e9 })).toBe(`${LABEL}: max_line_bytes: expected a whole number of bytes 1024-67108864 (default 1048576), received 1500000000`);
+    expect(problem({ ...base, max_line_bytes: '1MB' })).toBe(`${LABEL}: max_line_bytes: expected a whole number of bytes 1024-67108864 (default 1048576), received "1MB"`);
+    expect(problem({ ...base, max_log_bytes: 1023 })).toBe(`${LABEL}: max_log_bytes: expected a whole number of bytes, at least 1024 (absent: unlimited), received 1023`);
+    expect(problem({ ...base, max_log_bytes: 2048.5 })).toBe(`${LABEL}: max_log_bytes: expected a whole number of bytes, at least 1024 (absent: unlimited), received 2048.5`);
+  });
+});

@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { gateLauncher } from '../../src/queue/gate-launcher.js';
-import { ADDON_PATH, chooseLauncher, nativeLauncher } from '../../src/queue/native-launcher.js';
+import { ADDON_ABI, ADDON_PATH, chooseLauncher, nativeLauncher } from '../../src/queue/native-launcher.js';
 import type { ExitInfo, LaunchedChild, Launcher, LaunchRequest } from '../../src/queue/script-runner.js';
 
 const LINUX = process.platform === 'linux';
@@ -36,6 +36,7 @@ describe('native addon', () => {
     expect(addonError).toBeUndefined();
     expect(typeof addon?.spawn).toBe('function');
     expect(typeof addon?.pipe).toBe('function');
+    expect(addon?.abi).toBe(ADDON_ABI);
     // This machine's kernel watches exits through pidfds; an older one makes chooseLauncher fall back.
     expect(addon?.usable()).toBeNull();
   });
@@ -186,7 +187,7 @@ describe.each([
     const logFd = fs.openSync(logFile, 'a');
     let child: LaunchedChild;
     try {
-      child = launch({ argv, env: o.env ?? baseEnv(), cwd: o.cwd ?? dir, logFd, header: o.header ?? HEADER });
+      child = launch({ argv, env: o.env ?? baseEnv(), cwd: o.cwd ?? dir, logFd, header: o.header ?? HEADER, fileSizeLimit: o.fileSizeLimit });
     } finally {
       fs.closeSync(logFd);
     }
@@ -402,6 +403,23 @@ describe.each([
       const s = start(['sh', '-c', 'echo ok >&3'], { env: { PATH: '/usr/bin:/bin' } });
       expect(await s.fd3.next()).toBe('ok');
       expect(await s.exited).toEqual({ code: 0, signal: null });
+    },
+    T,
+  );
+
+  it(
+    'with a fileSizeLimit, stops the log at that size after the header: writes past it fail with EFBIG (no SIGXFSZ), the script and its children go on',
+    async () => {
+      // head is a child of the script: the limit and the ignored SIGXFSZ are inherited. Killed by
+      // SIGXFSZ, sh would report 153; a write refused with EFBIG makes head exit 1.
+      const s = sh('head -c 10000 /dev/zero; echo "head $?" >&3; echo more; echo "echo $?" >&3', { fileSizeLimit: 4096 });
+      expect(await s.fd3.next()).toBe('head 1');
+      expect(await s.fd3.next()).toBe('echo 1');
+      expect(await s.exited).toEqual({ code: 0, signal: null });
+      const log = fs.readFileSync(s.logFile);
+      expect(log.length).toBe(4096);
+      expect(log.subarray(0, headerOf(s.child.pid).length).toString()).toBe(headerOf(s.child.pid));
+      expect(log.subarray(headerOf(s.child.pid).length).every((b) => b === 0)).toBe(true);
     },
     T,
   );

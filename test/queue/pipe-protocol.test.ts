@@ -1,6 +1,6 @@
-// The fd 3 line protocol: line splitting across reads, keywords and the arguments of resend and dup.
+// The fd 3 line protocol: keywords and the arguments of resend and dup (line splitting: line-splitter.test.ts).
 import { describe, expect, it } from 'vitest';
-import { LineSplitter, parseDup, parseLine, resendDelay } from '../../src/queue/pipe-protocol.js';
+import { parseDup, parseLine, resendDelay } from '../../src/queue/pipe-protocol.js';
 
 describe('parseLine', () => {
   it('splits at the first space and gives null without one', () => {
@@ -8,27 +8,6 @@ describe('parseLine', () => {
     expect(parseLine('done')).toEqual({ keyword: 'done', arg: null });
     expect(parseLine('run ')).toEqual({ keyword: 'run', arg: '' });
     expect(parseLine(' done')).toEqual({ keyword: '', arg: 'done' });
-  });
-});
-
-describe('LineSplitter', () => {
-  it('keeps partial lines across reads and strips CR', () => {
-    const s = new LineSplitter();
-    const enc = new TextEncoder();
-    expect(s.push(enc.encode('do'))).toEqual([]);
-    expect(s.push(enc.encode('ne ok\r\nrun 1\nru'))).toEqual(['done ok', 'run 1']);
-    expect(s.push(enc.encode('n 2\n'))).toEqual(['run 2']);
-    expect(s.end()).toEqual([]);
-  });
-  it('keeps a multibyte character split between reads and flushes a last line without newline', () => {
-    const s = new LineSplitter();
-    const bytes = new TextEncoder().encode('run héllo\ndone é');
-    const cut = 6; // inside the two bytes of é
-    expect(s.push(bytes.slice(0, cut))).toEqual([]);
-    expect(s.push(bytes.slice(cut))).toEqual(['run héllo']);
-    expect(s.end()).toEqual(['done é']);
-    expect(s.push(new TextEncoder().encode('run again\n'))).toEqual(['run again']);
-    expect(s.end()).toEqual([]);
   });
 });
 

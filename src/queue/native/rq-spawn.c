@@ -129,19 +129,22 @@ static size_t put_uint(char *buf, unsigned long n) {
 }
 
 /* Where the child failed, written by the child into memory it shares with the blocked parent. */
-static const char *const STAGES[] = {"", "setsid", "setpriority", "dup fds", "chdir", "write header", "exec"};
+static const char *const STAGES[] = {"", "setsid", "setpriority", "dup fds", "chdir", "write header", "limit file size", "exec"};
 
 /**
- * spawn(file, argv, envp, cwd, fds, nice, headerBefore, headerAfter, onExit) -> pid
+ * spawn(file, argv, envp, cwd, fds, nice, headerBefore, headerAfter, fileSizeLimit, onExit) -> pid
  * fds[i] becomes fd i in the child. The child writes headerBefore + its pid + headerAfter to fd 1
- * (when headerAfter is a string) right before exec. onExit(code, signal) runs once it has exited.
+ * (when headerAfter is a string) right before exec. A fileSizeLimit >= 0 becomes the child's soft
+ * RLIMIT_FSIZE (capped by the hard one), set after the header, with SIGXFSZ ignored: a write past it
+ * fails with EFBIG instead of killing the writer, and the setting is inherited across exec and fork.
+ * onExit(code, signal) runs once it has exited.
  */
 static napi_value do_spawn(napi_env env, napi_callback_info info) {
-  size_t argc = 9;
-  napi_value args[9];
+  size_t argc = 10;
+  napi_value args[10];
   CHECK(napi_get_cb_info(env, info, &argc, args, NULL, NULL));
-  if (argc != 9) {
-    napi_throw_type_error(env, "RQ_ERR_SPAWN", "rq-spawn: spawn takes 9 arguments");
+  if (argc != 10) {
+    napi_throw_type_error(env, "RQ_ERR_SPAWN", "rq-spawn: spawn takes 10 arguments");
     return NULL;
   }
   int fds[MAX_FDS];
@@ -160,6 +163,8 @@ static napi_value do_spawn(napi_env env, napi_callback_info info) {
   CHECK(napi_get_value_int32(env, args[5], &nice_value));
   napi_valuetype header_type;
   CHECK(napi_typeof(env, args[7], &header_type));
+  int64_t fsize_limit;
+  CHECK(napi_get_value_int64(env, args[8], &fsize_limit));
 
   char *file = dup_string(env, args[0]);
   char *cwd = dup_string(env, args[3]);
@@ -217,6 +222,18 @@ static napi_value do_spawn(napi_env env, napi_callback_info info) {
       }
     }
     stage = 6;
+    if (fsize_limit >= 0) {
+      struct rlimit rl;
+      if (getrlimit(RLIMIT_FSIZE, &rl) < 0) goto fail;
+      if (rl.rlim_max == RLIM_INFINITY || (rlim_t)fsize_limit < rl.rlim_max) rl.rlim_cur = (rlim_t)fsize_limit;
+      else rl.rlim_cur = rl.rlim_max;
+      if (setrlimit(RLIMIT_FSIZE, &rl) < 0) goto fail;
+      struct sigaction ign;
+      memset(&ign, 0, sizeof ign);
+      ign.sa_handler = SIG_IGN;
+      if (sigaction(SIGXFSZ, &ign, NULL) < 0) goto fail;
+    }
+    stage = 7;
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -261,7 +278,7 @@ static napi_value do_spawn(napi_env env, napi_callback_info info) {
   w->pidfd = pidfd;
   napi_value resource_name;
   napi_create_string_utf8(env, "rq-spawn", NAPI_AUTO_LENGTH, &resource_name);
-  napi_create_reference(env, args[8], 1, &w->callback);
+  napi_create_reference(env, args[9], 1, &w->callback);
   napi_async_init(env, NULL, resource_name, &w->async);
   uv_poll_start(&w->poll, UV_READABLE, on_pidfd);
   napi_create_int32(env, pid, &result);
@@ -307,13 +324,19 @@ static napi_value do_usable(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* Bumped when spawn()'s arguments change, so rq can tell a stale build (native-launcher.ts ADDON_ABI). */
+#define RQ_SPAWN_ABI 2
+
 static napi_value init(napi_env env, napi_value exports) {
+  napi_value abi;
+  if (napi_create_int32(env, RQ_SPAWN_ABI, &abi) != napi_ok) return NULL;
   napi_property_descriptor props[] = {
       {"spawn", NULL, do_spawn, NULL, NULL, NULL, napi_default, NULL},
       {"pipe", NULL, do_pipe, NULL, NULL, NULL, napi_default, NULL},
       {"usable", NULL, do_usable, NULL, NULL, NULL, napi_default, NULL},
+      {"abi", NULL, NULL, NULL, NULL, abi, napi_enumerable, NULL},
   };
-  napi_define_properties(env, exports, 3, props);
+  napi_define_properties(env, exports, 4, props);
   return exports;
 }
 
