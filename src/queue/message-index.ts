@@ -1,6 +1,7 @@
 // The queue's memory of its messages: prep ids, the ordered que, the runs, coalesced messages and the finished counts.
 import type { Message } from '../message/message.js';
 import type { FinishedState, StateCounts } from '../message/states.js';
+import { MessageBodies } from '../spool/message-bodies.js';
 import { QueIndex } from './que-index.js';
 import { type DeadlineOf, SplitQue } from './split-que.js';
 import type { ScriptRun } from './script-run.js';
@@ -29,16 +30,22 @@ export class MessageIndex {
   /** Deadlines of parked messages: waiting does not stop the clock of a message never started (rq-beyond §B4). */
   private readonly parkedDeadlines = new QueIndex<{ msg_id: string; due: number }>('due');
 
+  /** Bodies of messages in que/ stay on disk when `queDir` is given (issue 20: a deep que of large messages). */
+  private readonly bodies: MessageBodies | null;
+
   constructor(
     private readonly now: () => number = Date.now,
     private readonly deadlineOf: DeadlineOf = () => null,
+    queDir?: string,
   ) {
     this.que = new SplitQue(now, deadlineOf);
+    this.bodies = queDir ? new MessageBodies(queDir) : null;
   }
 
   /** Queued and parked messages whose expiry deadline has passed, taken out (a parked one's owner lets go of it). */
   takeExpired(): Message[] {
     const out = this.que.takeExpired();
+    for (const m of out) this.bodies?.hydrate(m);
     for (let d = this.parkedDeadlines.peek(); d !== undefined && d.due * 1000 <= this.now(); d = this.parkedDeadlines.peek()) {
       const msg = this.dequeue(d.msg_id);
       if (msg) out.push(msg);
@@ -76,13 +83,18 @@ export class MessageIndex {
   }
 
   enqueue(msg: Message): void {
+    this.bodies?.lighten(msg);
     this.que.insert(msg);
   }
 
-  /** Takes a message out of the que, or out of the parked ones (whose slot or place in line then goes back). */
+  /** Takes a message out of the que, or out of the parked ones (whose slot or place in line then goes back), with its body. */
   dequeue(id: string): Message | undefined {
     const parked = this.parked.get(id);
-    if (!parked) return this.que.remove(id);
+    if (!parked) {
+      const msg = this.que.remove(id);
+      if (msg) this.bodies?.hydrate(msg);
+      return msg;
+    }
     this.unpark(id);
     this.onUnparked(id, parked.owner);
     return parked.msg;
@@ -90,6 +102,7 @@ export class MessageIndex {
 
   /** A message out of the que while it waits on dependencies or for a limit slot; its expiry deadline still holds. */
   park(msg: Message, owner: ParkOwner): void {
+    this.bodies?.lighten(msg);
     this.parked.set(msg.msg_id, { msg, owner });
     const at = this.deadlineOf(msg);
     if (at !== null) this.parkedDeadlines.insert({ msg_id: msg.msg_id, due: at / 1000 });
@@ -99,6 +112,7 @@ export class MessageIndex {
     const p = this.parked.get(id);
     this.parked.delete(id);
     this.parkedDeadlines.remove(id);
+    if (p) this.bodies?.hydrate(p.msg);
     return p?.msg;
   }
 

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { queueCommand } from '../../src/ipc/rq1.js';
 import { queuePaths } from '../../src/config/paths.js';
+import { QUEUE_NODE_FLAGS } from '../../src/queue/node-flags.js';
 
 export const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FIXTURES = path.join(PROJECT, 'test', 'fixtures');
@@ -99,7 +100,7 @@ export class QueueProc {
 
   static async start(root: string, name: string, opts: { env?: NodeJS.ProcessEnv } = {}): Promise<QueueProc> {
     const logFd = fs.openSync(path.join(root, 'log', `queue-${name}.log`), 'a');
-    const child = spawn(process.execPath, [path.join(PROJECT, 'dist', 'queue', 'queue-main.js'), '--root', root, '--name', name, '--watch-stdin'], {
+    const child = spawn(process.execPath, [...QUEUE_NODE_FLAGS, path.join(PROJECT, 'dist', 'queue', 'queue-main.js'), '--root', root, '--name', name, '--watch-stdin'], {
       stdio: ['pipe', logFd, logFd],
       env: { ...process.env, RQ_LOG_LEVEL: 'debug', ...opts.env },
     });

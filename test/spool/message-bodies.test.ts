@@ -1,0 +1,85 @@
+// Light queued messages: body fields read back from the msg file, the object otherwise unchanged to whoever holds it.
+import { readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Message } from '../../src/message/message.js';
+import { LIGHT_MIN_CHARS, MessageBodies } from '../../src/spool/message-bodies.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-bodies-'));
+});
+afterAll(() => fs.rm(dir, { recursive: true, force: true }));
+
+async function stored(id: string, fields: Record<string, unknown>): Promise<Message> {
+  const msg = { msg_id: id, dest: 'q', orig_msg_id: `q/${id}`, count: 0, max_count: 15, due: 1, ...fields } as Message;
+  await fs.mkdir(path.join(dir, id), { recursive: true });
+  await fs.writeFile(path.join(dir, id, 'msg'), JSON.stringify(msg));
+  return JSON.parse(JSON.stringify(msg)) as Message;
+}
+
+/** MessageBodies over `dir` counting its file reads. */
+function counted(): { bodies: MessageBodies; reads: () => number } {
+  let n = 0;
+  const bodies = new MessageBodies(dir, (file) => {
+    n++;
+    return readFileSync(file, 'utf8');
+  });
+  return { bodies, reads: () => n };
+}
+
+describe('MessageBodies', () => {
+  it('keeps a message whole below the threshold, and lightens one at it', async () => {
+    const { bodies } = counted();
+    const small = await stored('s1', { param1: 'x'.repeat(LIGHT_MIN_CHARS - 1) });
+    bodies.lighten(small);
+    expect(bodies.isLight(small)).toBe(false);
+    expect(Object.getOwnPropertyDescriptor(small, 'param1')?.value).toBe('x'.repeat(LIGHT_MIN_CHARS - 1));
+    const big = await stored('b1', { param1: 'x'.repeat(LIGHT_MIN_CHARS - 1), src: 'y' });
+    bodies.lighten(big);
+    expect(bodies.isLight(big)).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(big, 'param1')?.value).toBeUndefined();
+  });
+
+  it('gives every holder the same fields, keys in the same order, through JSON, spreads and reads', async () => {
+    const { bodies, reads } = counted();
+    const whole = await stored('b2', { param1: 'a'.repeat(5000), param2: 'two', src: 'cron', priority: 3 });
+    const msg = JSON.parse(JSON.stringify(whole)) as Message;
+    bodies.lighten(msg);
+    expect(JSON.stringify(msg)).toBe(JSON.stringify(whole));
+    expect({ ...msg }).toEqual(whole);
+    expect(Object.keys(msg)).toEqual(Object.keys(whole));
+    expect(msg.param1).toBe('a'.repeat(5000));
+    // One read served the whole turn: a JSON.stringify asks for five fields in a row.
+    expect(reads()).toBe(1);
+    await new Promise((r) => setImmediate(r));
+    expect(msg.param2).toBe('two');
+    expect(reads()).toBe(2);
+  });
+
+  it('takes a written field as a plain one, and hydrate restores the others from disk', async () => {
+    const { bodies } = counted();
+    const msg = await stored('b3', { param1: 'p'.repeat(3000), param3: 'three' });
+    bodies.lighten(msg);
+    msg.param3 = 'changed';
+    expect(Object.getOwnPropertyDescriptor(msg, 'param3')?.value).toBe('changed');
+    bodies.hydrate(msg);
+    expect(bodies.isLight(msg)).toBe(false);
+    expect(Object.getOwnPropertyDescriptor(msg, 'param1')?.value).toBe('p'.repeat(3000));
+    expect(msg.param3).toBe('changed');
+  });
+
+  it('hydrates a message whose msg file is gone without throwing, its body fields empty', async () => {
+    const { bodies } = counted();
+    const msg = await stored('b4', { param1: 'q'.repeat(2000) });
+    bodies.lighten(msg);
+    await fs.rm(path.join(dir, 'b4'), { recursive: true });
+    await new Promise((r) => setImmediate(r));
+    expect(() => msg.param1).toThrow(/body of queued message b4 cannot be read back/);
+    bodies.hydrate(msg);
+    expect(msg.param1).toBeUndefined();
+    expect(msg.msg_id).toBe('b4');
+  });
+});
