@@ -149,11 +149,17 @@ export class Supervisor {
     for (const name of present) if (!this.workers.has(name)) this.startQueue(name);
   }
 
-  /** Queues first (their scripts get TERM then KILL), then web and timers. */
+  /**
+   * Every worker is retired first, so none that exits on its own is restarted. Then the clients:
+   * the web lets requests in flight finish, which needs their queues still up; then the queues
+   * (their scripts get TERM, then KILL).
+   */
   async shutdown(): Promise<void> {
     this.stopping = true;
+    const clients = [this.web, this.timers].filter((w): w is Worker => w !== null);
+    for (const w of [...clients, ...this.workers.values()]) w.retire();
+    await Promise.all(clients.map((w) => w.stop()));
     await Promise.all([...this.workers.values()].map((w) => w.stop()));
-    await Promise.all([this.web, this.timers].map((w) => w?.stop()));
   }
 
   status(): Record<string, { status: string; pid: number | null; uptime: number | null; last_exit: string | null; restarts: number }> {
