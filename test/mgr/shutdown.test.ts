@@ -28,7 +28,7 @@ describe('rq-mgr shutdown', () => {
     const pgid = child.pid!;
     expect(Number.isInteger(pgid) && pgid > 1).toBe(true);
     await waitFor(async () => {
-      const st = await mgrCommand(rootPaths(t.root).mgrSock, 'status', '', { timeoutMs: 2000 }).catch(() => null);
+      const st: unknown[] | null = await mgrCommand(rootPaths(t.root).mgrSock, 'status', '', { timeoutMs: 2000 }).then((r) => r as unknown[]).catch(() => null);
       const workers = (st?.[1] ?? {}) as Record<string, { status: string; pid: number | null }>;
       return ['a', 'b', 'c', '[web]', '[timers]'].every((w) => workers[w]?.status === 'RUNNING' && workers[w].pid);
     }, 'every worker to run', 20_000);
