@@ -64,7 +64,7 @@ export const GlobalConfigSchema = z.looseObject({
   shutdown_grace_s: z.optional(positiveInt),
   // Connections at once on a queue's, rq-mgr's or the timers' socket (ipc/socket-server.ts); 512 by default.
   max_socket_connections: z.optional(positiveInt),
-  // Queue statuses /healthz counts as healthy (any text a queue reports); ["UP", "PAUSE"] by default.
+  // Queue statuses /healthz counts as healthy (any text a queue reports); UP, PAUSE and an operator's DOWN by default (web/health.ts).
   healthy_states: z.optional(z.array(nonEmpty('a queue status such as "UP" (non-empty string)'), { error: 'an array of queue statuses such as ["UP", "PAUSE"]' })),
   max_upload_bytes: z.optional(z.int({ error: 'a positive whole number of bytes' }).check(z.positive({ error: 'a positive whole number of bytes' }))),
 }, { error: 'a JSON object' });
