@@ -70,6 +70,7 @@ export async function runMgr(opts: RunOptions): Promise<number> {
     log,
     watchStdin: opts.watchStdin,
     onStop: async () => {
+      sup.retire();
       await server.close();
       await scandir.close();
       await sup.shutdown();

@@ -150,15 +150,21 @@ export class Supervisor {
   }
 
   /**
-   * Every worker is retired first, so none that exits on its own is restarted. Then the clients:
-   * the web lets requests in flight finish, which needs their queues still up; then the queues
-   * (their scripts get TERM, then KILL).
+   * The first thing a stop does, before anything it waits for: from here on a child that exits is
+   * stopped, not restarted (a TERM to the whole process group reaches the children at once).
+   */
+  retire(): void {
+    this.stopping = true;
+    for (const w of [this.web, this.timers, ...this.workers.values()]) w?.retire();
+  }
+
+  /**
+   * Every worker retired, then the clients: the web lets requests in flight finish, which needs
+   * their queues still up; then the queues (their scripts get TERM, then KILL).
    */
   async shutdown(): Promise<void> {
-    this.stopping = true;
-    const clients = [this.web, this.timers].filter((w): w is Worker => w !== null);
-    for (const w of [...clients, ...this.workers.values()]) w.retire();
-    await Promise.all(clients.map((w) => w.stop()));
+    this.retire();
+    await Promise.all([this.web, this.timers].map((w) => w?.stop()));
     await Promise.all([...this.workers.values()].map((w) => w.stop()));
   }
 

@@ -36,7 +36,8 @@ describe('rq-mgr shutdown', () => {
     process.kill(-pgid, 'SIGTERM');
     expect(await exited).toBe(0);
     const lines = fs.readFileSync(logFile, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; worker?: string; name?: string });
-    expect(lines.filter((l) => l.msg === 'died; restarting' || l.msg === 'started').filter((l) => lines.indexOf(l) > lines.findIndex((x) => x.msg === 'stopping'))).toEqual([]);
+    const story = lines.map((l) => `${l.name} ${l.worker ?? ''} ${l.msg}`).join('\n');
+    expect(lines.filter((l) => l.msg === 'died; restarting' || l.msg === 'started').filter((l) => lines.indexOf(l) > lines.findIndex((x) => x.msg === 'stopping')), story).toEqual([]);
     const stopped = lines.filter((l) => l.msg === 'stopped' && l.worker).map((l) => l.worker);
     expect(stopped.sort()).toEqual(['[timers]', '[web]', 'a', 'b', 'c']);
   });
