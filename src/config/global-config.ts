@@ -54,6 +54,18 @@ export const GlobalConfigSchema = z.looseObject({
   metrics_public: z.optional(z.boolean({ error: 'true or false' })),
   // GET /events streams open at once (web/event-hub.ts); 64 by default.
   max_event_streams: z.optional(positiveInt),
+  // Bounds on the web's connections (web/connection-limits.ts, docs/http-api.md "Connection limits"); defaults in web/web-limits.ts.
+  max_connections: z.optional(positiveInt),
+  max_connections_per_address: z.optional(positiveInt),
+  max_sse_streams: z.optional(positiveInt),
+  max_tails_per_message: z.optional(positiveInt),
+  headers_timeout_s: z.optional(positiveInt),
+  keep_alive_timeout_s: z.optional(positiveInt),
+  shutdown_grace_s: z.optional(positiveInt),
+  // Connections at once on a queue's, rq-mgr's or the timers' socket (ipc/socket-server.ts); 512 by default.
+  max_socket_connections: z.optional(positiveInt),
+  // Queue statuses /healthz counts as healthy (any text a queue reports); UP, PAUSE and an operator's DOWN by default (web/health.ts).
+  healthy_states: z.optional(z.array(nonEmpty('a queue status such as "UP" (non-empty string)'), { error: 'an array of queue statuses such as ["UP", "PAUSE"]' })),
   max_upload_bytes: z.optional(z.int({ error: 'a positive whole number of bytes' }).check(z.positive({ error: 'a positive whole number of bytes' }))),
 }, { error: 'a JSON object' });
 

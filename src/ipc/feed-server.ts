@@ -1,7 +1,7 @@
 // Unix socket server of a push-only feed: no requests, every line to every reader, and a reader that falls behind is dropped.
 import net from 'node:net';
 import type { Logger } from '../log.js';
-import { bindPrivate, removeStale } from './socket-server.js';
+import { bindPrivate, removeStale } from './socket-bind.js';
 
 export interface FeedServerOptions {
   path: string;

@@ -1,8 +1,8 @@
 // Unix socket server for the rq1/rq2 framings: one handler call per request frame, replies in order.
-import fsp from 'node:fs/promises';
 import net from 'node:net';
 import type { Logger } from '../log.js';
-import { RqError, isErrno } from '../errors.js';
+import { RqError } from '../errors.js';
+import { bindPrivate, removeStale } from './socket-bind.js';
 import { FrameDecoder, FrameError, encodeFrame, type Proto } from './framing.js';
 
 export interface SocketServerOptions {
@@ -15,7 +15,16 @@ export interface SocketServerOptions {
   idleMs?: number;
   /** Largest request payload accepted (default 64 MiB). */
   maxBytes?: number;
+  /** Connections at once; a new one past it gets a busy error reply and is closed (default 512). */
+  maxConnections?: number;
+  /** A request begun must be whole within this long (default 60 s): a slow drip resets the idle timer, not this one. */
+  requestMs?: number;
 }
+
+export const DEFAULT_MAX_SOCKET_CONNECTIONS = 512;
+const DEFAULT_REQUEST_MS = 60_000;
+/** How long a refused connection may take to read its busy reply before it is cut. */
+const REFUSED_LINGER_MS = 2000;
 
 export interface SocketServer {
   readonly path: string;
@@ -24,97 +33,18 @@ export interface SocketServer {
   connections(): number;
 }
 
-/** How long a probe of an existing socket file may take before we assume a live but busy owner. */
-const PROBE_MS = 2000;
-
 /** The reply sent in place of a handler's answer: classic rq1 clients know `fail`, rq2 clients `error`. */
 function errorReply(proto: Proto, text: string): string {
   return JSON.stringify([proto === 'rq1' ? 'fail' : 'error', text]);
-}
-
-/** Is some process still accepting on this socket file? */
-function probe(path: string): Promise<'live' | 'stale' | 'gone'> {
-  return new Promise((resolve, reject) => {
-    const sock = net.createConnection(path);
-    const timer = setTimeout(() => {
-      sock.destroy();
-      resolve('live');
-    }, PROBE_MS);
-    sock.once('connect', () => {
-      clearTimeout(timer);
-      sock.destroy();
-      resolve('live');
-    });
-    sock.once('error', (err) => {
-      clearTimeout(timer);
-      if (isErrno(err, 'ECONNREFUSED')) resolve('stale');
-      else if (isErrno(err, 'ENOENT')) resolve('gone');
-      // A full backlog: the owner is alive, just busy.
-      else if (isErrno(err, 'EAGAIN')) resolve('live');
-      else reject(err);
-    });
-  });
-}
-
-/**
- * Clears the way for listen: removes a socket file left by a dead process. A live socket is
- * refused rather than stolen, since two servers on one queue would break the single-writer rule;
- * anything that is not a socket is never deleted, since the path may be a misconfiguration.
- */
-export async function removeStale(path: string, log: Logger): Promise<void> {
-  let st;
-  try {
-    st = await fsp.lstat(path);
-  } catch (err) {
-    if (isErrno(err, 'ENOENT')) return;
-    throw RqError.of('RQ_ERR_SOCKET_PATH', `cannot check socket path ${path}: ${(err as Error).message}`).causedBy(err);
-  }
-  if (!st.isSocket()) {
-    throw RqError.of('RQ_ERR_SOCKET_PATH', `${path} exists and is not a socket; refusing to delete it (remove it by hand if it is not needed)`);
-  }
-  let state: 'live' | 'stale' | 'gone';
-  try {
-    state = await probe(path);
-  } catch (err) {
-    throw RqError.of('RQ_ERR_SOCKET_PATH', `cannot check socket ${path}: ${(err as Error).message}`).causedBy(err);
-  }
-  if (state === 'live') throw RqError.of('RQ_ERR_SOCKET_IN_USE', path);
-  if (state === 'gone') return;
-  log.info({ path }, 'removing stale socket file');
-  await fsp.rm(path, { force: true });
-}
-
-/**
- * Binds with umask 0177 so the socket file is born 0600: a chmod after listen would leave a window
- * where other users could connect. Node binds a pipe synchronously inside listen() (outside cluster
- * workers, which we never use), so the umask is restored before any other code in this process runs
- * and nothing else is created under it. A listening directory of mode 0700 would also work but would
- * move the socket away from the path classic clients expect.
- */
-export function bindPrivate(server: net.Server, path: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: Error) => {
-      // The in-use text names the path itself ("another process is already listening on …").
-      const refusal = isErrno(err, 'EADDRINUSE') ? RqError.of('RQ_ERR_SOCKET_IN_USE', path) : RqError.of('RQ_ERR_SOCKET_PATH', `cannot listen on ${path}: ${err.message}`);
-      reject(refusal.causedBy(err));
-    };
-    server.once('error', onError);
-    const previous = process.umask(0o177);
-    try {
-      server.listen(path, () => {
-        server.off('error', onError);
-        resolve();
-      });
-    } finally {
-      process.umask(previous);
-    }
-  });
 }
 
 export async function listenSocket(opts: SocketServerOptions): Promise<SocketServer> {
   const { path, proto, handle, log } = opts;
   const idleMs = opts.idleMs ?? 30_000;
   const maxBytes = opts.maxBytes;
+  const maxConnections = opts.maxConnections ?? DEFAULT_MAX_SOCKET_CONNECTIONS;
+  const requestMs = opts.requestMs ?? DEFAULT_REQUEST_MS;
+  let refusedUnlogged = 0;
   /** Per live connection: ends it now if idle, or marks it to end once its backlog is answered. */
   const open = new Map<net.Socket, { finish: () => void; gone: Promise<void> }>();
   let closing = false;
@@ -129,11 +59,28 @@ export async function listenSocket(opts: SocketServerOptions): Promise<SocketSer
     }
   };
 
+  /**
+   * The busy reply goes out before any request is read, so nothing was done; what the peer sends is
+   * read and dropped, since closing on unread bytes could reset the connection before it reads the reply.
+   */
+  const refuse = (socket: net.Socket): void => {
+    socket.on('error', () => undefined);
+    socket.end(encodeFrame(proto, errorReply(proto, RqError.of('RQ_ERR_SOCKET_BUSY', open.size, path).message)));
+    socket.resume();
+    const cut = setTimeout(() => socket.destroy(), REFUSED_LINGER_MS);
+    socket.once('close', () => clearTimeout(cut));
+    if (refusedUnlogged++ === 0) setTimeout(() => {
+      log.warn({ path, refused: refusedUnlogged, open: open.size }, 'socket connections refused: too many open');
+      refusedUnlogged = 0;
+    }, REFUSED_LINGER_MS).unref();
+  };
+
   const serve = (socket: net.Socket): void => {
     if (closing) {
       socket.destroy();
       return;
     }
+    if (open.size >= maxConnections) return refuse(socket);
     const decoder = new FrameDecoder(proto, maxBytes);
     const backlog: Array<{ payload: Buffer } | { protocolError: string }> = [];
     let draining: Promise<void> | null = null;
@@ -214,17 +161,33 @@ export async function listenSocket(opts: SocketServerOptions): Promise<SocketSer
       log.debug({ path }, 'closing idle socket connection');
       endConnection();
     });
+    /** Runs from a request's first byte to its last. */
+    let requestTimer: NodeJS.Timeout | null = null;
+    const stopRequestTimer = () => {
+      if (requestTimer) clearTimeout(requestTimer);
+      requestTimer = null;
+    };
+    const protocolError = (text: string) => {
+      log.warn({ path, err: text }, 'socket protocol error; closing the connection');
+      backlog.push({ protocolError: text });
+      lastRequest = true;
+      stopRequestTimer();
+    };
     socket.on('data', (chunk: Buffer) => {
       if (lastRequest) return;
       try {
         for (const payload of decoder.push(chunk)) backlog.push({ payload });
       } catch (err) {
         if (!(err instanceof FrameError)) throw err;
-        log.warn({ path, err: err.message }, 'socket protocol error; closing the connection');
         for (const payload of err.frames) backlog.push({ payload });
-        backlog.push({ protocolError: err.message });
-        lastRequest = true;
+        protocolError(err.message);
       }
+      if (lastRequest || !decoder.insideFrame()) stopRequestTimer();
+      else
+        requestTimer ??= setTimeout(() => {
+          protocolError(`request not whole after ${requestMs} ms (${decoder.pending()} bytes received)`);
+          drain();
+        }, requestMs);
       drain();
     });
     socket.on('end', () => {
@@ -240,6 +203,7 @@ export async function listenSocket(opts: SocketServerOptions): Promise<SocketSer
     });
     socket.on('close', () => {
       open.delete(socket);
+      stopRequestTimer();
     });
   };
 

@@ -63,13 +63,14 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   const scandir = new ScanDir(sup, log.child({ component: 'scandir' }));
   await scandir.start();
   const handlers = mgrCommands(config.env === undefined ? undefined : String(config.env), limits.commands());
-  const server = await listenSocket({ path: paths.mgrSock, proto: 'rq1', log, handle: (p) => handleMgrRequest(sup, handlers, p, log) });
+  const server = await listenSocket({ path: paths.mgrSock, proto: 'rq1', log, maxConnections: config.max_socket_connections, handle: (p) => handleMgrRequest(sup, handlers, p, log) });
   log.info({ root: opts.root, pid: process.pid, queues: sup.queueNames() }, 'rq-mgr started');
 
   untilStopped({
     log,
     watchStdin: opts.watchStdin,
     onStop: async () => {
+      sup.retire();
       await server.close();
       await scandir.close();
       await sup.shutdown();

@@ -150,11 +150,23 @@ export class Supervisor {
     for (const name of present) if (!this.workers.has(name)) this.startQueue(name);
   }
 
-  /** Queues first (their scripts get TERM then KILL), then web and timers. */
-  async shutdown(): Promise<void> {
+  /**
+   * The first thing a stop does, before anything it waits for: from here on a child that exits is
+   * stopped, not restarted (a TERM to the whole process group reaches the children at once).
+   */
+  retire(): void {
     this.stopping = true;
-    await Promise.all([...this.workers.values()].map((w) => w.stop()));
+    for (const w of [this.web, this.timers, ...this.workers.values()]) w?.retire();
+  }
+
+  /**
+   * Every worker retired, then the clients: the web lets requests in flight finish, which needs
+   * their queues still up; then the queues (their scripts get TERM, then KILL).
+   */
+  async shutdown(): Promise<void> {
+    this.retire();
     await Promise.all([this.web, this.timers].map((w) => w?.stop()));
+    await Promise.all([...this.workers.values()].map((w) => w.stop()));
   }
 
   status(): Record<string, { status: string; pid: number | null; uptime: number | null; last_exit: string | null; restarts: number }> {

@@ -88,6 +88,16 @@ export class Worker {
     this.exited('BACKOFF', false);
   }
 
+  /**
+   * rq-mgr is going down: from now on an exit is a stop, not a death to restart. A TERM sent to the
+   * whole process group (systemd's default) reaches the child before rq-mgr gets round to stopping it.
+   */
+  retire(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.status = this.child ? 'STOPPING' : 'STOPPED';
+  }
+
   /** TERM, then KILL after `graceMs`; resolves once the child is gone. */
   async stop(graceMs = 20_000): Promise<void> {
     if (this.timer) clearTimeout(this.timer);

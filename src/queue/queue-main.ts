@@ -73,6 +73,7 @@ export async function main(argv: string[]): Promise<void> {
     path: paths.sock,
     proto: 'rq1',
     log,
+    maxConnections: global.max_socket_connections,
     handle: async (payload) => {
       const reply = await handleRequest(queue, payload, log);
       if (parseRequest(payload).command === 'shutdown') setImmediate(() => void life.stop('shutdown command'));

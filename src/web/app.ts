@@ -15,6 +15,8 @@ import { parseFormBody, requireShallow } from './params.js';
 import { registerApiDocs } from './openapi/api-docs.js';
 import { registerRoutes } from './routes.js';
 import { WebContext } from './web-context.js';
+import { limitConnections } from './connection-limits.js';
+import { installGracefulClose } from './web-shutdown.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, type WebDeps } from './web-deps.js';
 import { installJsonLines } from './api/batch-api.js';
 
@@ -39,6 +41,7 @@ interface Limits {
 
 /** Whole-request receive limit: large uploads over slow links need time, but not forever. */
 const REQUEST_TIMEOUT_MS = 30 * 60 * 1000;
+const CONNECTIONS_CHECK_MS = 1000;
 
 function statusOf(err: FastifyError | RqError | Error): number {
   if (err instanceof RqError) return err.code === 'RQ_ERR_NO_REPLY' ? 503 : err.status;
@@ -66,11 +69,17 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
     logger: false,
     bodyLimit: limits.body,
     requestTimeout: REQUEST_TIMEOUT_MS,
-    // Open live-tail streams must not hold up a shutdown.
-    forceCloseConnections: true,
+    keepAliveTimeout: ctx.limits.keepAliveTimeoutMs,
+    // headersTimeout also cuts a connection that sends nothing; it is checked every second, not node's 30 s.
+    http: { headersTimeout: ctx.limits.headersTimeoutMs, connectionsCheckingInterval: CONNECTIONS_CHECK_MS },
+    // At close only idle connections go at once: a request in flight gets its reply (web-shutdown.ts).
+    forceCloseConnections: 'idle',
     return503OnClosing: true,
     routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, maxParamLength: 1000, querystringParser: (s: string) => parseFormBody(s) },
   });
+
+  limitConnections(app.server, ctx.limits, ctx.log);
+  installGracefulClose(app, ctx.limits.shutdownGraceMs, ctx.log);
 
   const hosts = allowedHostNames(deps.config);
   app.decorate('rqFieldLimit', limits.field);
@@ -94,8 +103,11 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
     if (typeof req.body === 'object' && req.body !== null) requireShallow(req.body, 'request body');
   });
 
-  // Before fastify cuts every connection: open event streams get their `end` event first.
-  app.addHook('preClose', async () => ctx.eventHub.close());
+  // Open event streams and log tails get their `end` event at once: they would otherwise hold the close until its deadline.
+  app.addHook('preClose', async () => {
+    ctx.sse.endAll();
+    ctx.eventHub.close();
+  });
 
   installFormRefusals(app, ctx);
 

@@ -77,7 +77,6 @@ export class LogTail {
   private lastDir: string | null = null;
   private settleTimer: NodeJS.Timeout | null = null;
   private settleDelay = SETTLE_FIRST_MS;
-  private readonly buf = Buffer.alloc(CHUNK);
 
   constructor(private readonly deps: LogTailDeps) {
     this.offset = deps.offset;
@@ -225,16 +224,18 @@ export class LogTail {
   }
 
   private async readOnce(): Promise<void> {
+    // Held only while a pass reads, not for the life of the tail: a thousand idle tails held 64 MiB.
+    const buf = Buffer.allocUnsafe(CHUNK);
     for (;;) {
       const fh = this.fh;
       if (!fh || this.closed) return;
-      const { bytesRead } = await fh.read(this.buf, 0, CHUNK, this.offset);
+      const { bytesRead } = await fh.read(buf, 0, CHUNK, this.offset);
       if (bytesRead === 0) return;
-      const len = completeUtf8Length(this.buf, bytesRead);
+      const len = completeUtf8Length(buf, bytesRead);
       // A lone cut sequence at the very end waits for its remaining bytes.
       if (len === 0) return;
       this.offset += len;
-      await this.deps.send(this.buf.toString('utf8', 0, len), this.offset);
+      await this.deps.send(buf.toString('utf8', 0, len), this.offset);
       if (bytesRead < CHUNK && len === bytesRead) return;
     }
   }

@@ -35,6 +35,8 @@ export class SseStream {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache, no-transform',
       'X-Accel-Buffering': 'no',
+      // The stream holds the connection for its whole life; when it ends (a shutdown, say) the connection goes too, not to idle on.
+      Connection: 'close',
     });
     res.on('close', () => this.closeNow());
     this.keepAlive = setInterval(() => this.write(': keep-alive\n\n'), opts.keepAliveMs);

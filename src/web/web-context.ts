@@ -13,10 +13,12 @@ import { type Flash, FlashStore } from './flash.js';
 import { type Params, textParam } from './params.js';
 import { readParams } from './request-params.js';
 import { rubyInspect } from './ruby-inspect.js';
+import { SseLimits } from './sse-limits.js';
 import { Urls } from './urls.js';
 import { type SafeHtml, html } from './views/html.js';
 import { layout } from './views/layout.js';
 import type { WebDeps } from './web-deps.js';
+import { type WebLimits, webLimits } from './web-limits.js';
 
 export interface PageOptions {
   queue?: string;
@@ -36,6 +38,9 @@ export class WebContext {
   readonly now: () => number;
   /** The queues' live feeds, shared by every GET /events stream. */
   readonly eventHub: EventHub;
+  readonly limits: WebLimits;
+  /** Every open SSE stream (/events and log tails), counted against max_sse_streams. */
+  readonly sse: SseLimits;
   /** Requests whose errors should be answered as JSON arrays rather than text. */
   private readonly jsonRequests = new WeakSet<FastifyRequest>();
 
@@ -44,6 +49,8 @@ export class WebContext {
     this.flash = new FlashStore(this.urls.base);
     this.paths = rootPaths(deps.root);
     this.now = deps.now ?? Date.now;
+    this.limits = webLimits(deps.config);
+    this.sse = new SseLimits(this.limits.maxSseStreams, this.limits.maxTailsPerMessage);
     this.eventHub = new EventHub({
       feedPath: (q) => queuePaths(deps.root, q).eventsSock,
       // As the dashboard lists them: rq-mgr's workers, or the queue dirs while it is down.

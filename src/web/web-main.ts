@@ -56,7 +56,7 @@ async function main(): Promise<number | void> {
     log,
     watchStdin: values['watch-stdin'],
     onStop: async () => {
-      await app.close().catch((err) => log.warn({ err: (err as Error).message }, 'close failed'));
+      await app.rqCloseGracefully().catch((err) => log.warn({ err: (err as Error).message }, 'close failed'));
       queues.close();
     },
   });

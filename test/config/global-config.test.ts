@@ -51,6 +51,16 @@ describe('global config.json', () => {
     expect(problem('{"host":"h","port":1,"queue_reply_timeout_s":0}').message).toBe('config/config.json: queue_reply_timeout_s: expected a positive whole number, received 0');
   });
 
+  it('checks the connection limits and healthy_states (issue 20)', () => {
+    expect(problem('{"host":"h","port":1,"max_connections":0}').message).toBe('config/config.json: max_connections: expected a positive whole number, received 0');
+    expect(problem('{"host":"h","port":1,"max_connections_per_address":1.5}').message).toBe('config/config.json: max_connections_per_address: expected a positive whole number, received 1.5');
+    expect(problem('{"host":"h","port":1,"headers_timeout_s":"10"}').message).toBe('config/config.json: headers_timeout_s: expected a positive whole number, received "10"');
+    expect(problem('{"host":"h","port":1,"healthy_states":"UP"}').message).toBe('config/config.json: healthy_states: expected an array of queue statuses such as ["UP", "PAUSE"], received "UP"');
+    expect(problem('{"host":"h","port":1,"healthy_states":["UP",""]}').message).toBe('config/config.json: healthy_states[1]: expected a queue status such as "UP" (non-empty string), received ""');
+    // Any status a queue may report is accepted, one not known today included.
+    expect(parse({ host: 'h', port: 1, healthy_states: ['UP', 'DISK FULL'], max_sse_streams: 10, max_tails_per_message: 2, keep_alive_timeout_s: 5, shutdown_grace_s: 3, max_socket_connections: 9 }).healthy_states).toEqual(['UP', 'DISK FULL']);
+  });
+
   it('refuses a file that is not a JSON object or not JSON', () => {
     expect(problem('[1]').message).toBe('config/config.json: expected a JSON object, received [1]');
     expect(problem('{"host":').message).toMatch(/^config\/config\.json: not valid JSON: /);

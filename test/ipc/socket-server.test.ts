@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { RqError } from '../../src/errors.js';
 import { MAX_FRAME_BYTES, encodeFrame } from '../../src/ipc/framing.js';
 import { request } from '../../src/ipc/socket-client.js';
-import { bindPrivate, listenSocket } from '../../src/ipc/socket-server.js';
+import { bindPrivate } from '../../src/ipc/socket-bind.js';
+import { listenSocket } from '../../src/ipc/socket-server.js';
 import { silentLogger } from '../../src/log.js';
 import { converse, exchange, fillBacklog, foreignSocket, sleep, socketPlace, staleSocket } from './helpers.js';
 import { waitFor } from '../helpers/rq-root.js';
@@ -208,5 +209,39 @@ describe('listenSocket', () => {
     const rq2 = path.join(place.dir, 'rq2.sock');
     await serve(() => huge, { proto: 'rq2', at: rq2 });
     expect(JSON.parse(await request(rq2, 'rq2', '["x",null]'))).toEqual(['error', `rq2 ${over}`]);
+  });
+
+  it('answers a connection past maxConnections with a busy error, without running its request, and serves again once one closes', async () => {
+    let handled = 0;
+    const server = await serve((p) => {
+      handled++;
+      return JSON.stringify(['ok', p]);
+    }, { maxConnections: 3 });
+    const held = await Promise.all(Array.from({ length: 3 }, () => new Promise<net.Socket>((r) => {
+      const c = net.connect(place.sock, () => r(c));
+    })));
+    await waitFor(() => server.connections() === 3, 'three connections held');
+    const busy = JSON.parse(await request(place.sock, 'rq1', 'create me'));
+    expect(busy).toEqual(['fail', `3 connections are open on ${place.sock}, the most it serves (max_socket_connections in config/config.json); try again later`]);
+    expect(handled).toBe(0);
+    held[0].destroy();
+    await waitFor(() => server.connections() === 2, 'a held connection to close');
+    expect(JSON.parse(await request(place.sock, 'rq1', 'now'))).toEqual(['ok', 'now']);
+    for (const c of held) c.destroy();
+  });
+
+  it('closes a connection whose request is not whole within requestMs, however steadily it drips', async () => {
+    await serve(() => '["ok"]', { requestMs: 300, idleMs: 30_000 });
+    const c = net.connect(place.sock);
+    let out = '';
+    c.on('data', (d) => (out += d));
+    const frame = encodeFrame('rq1', 'x'.repeat(100));
+    let i = 0;
+    // One byte every 20 ms: the idle timer never fires, only the request's own deadline can end it.
+    const drip = setInterval(() => c.write(frame.subarray(i, ++i)), 20);
+    await new Promise((r) => c.once('close', r));
+    clearInterval(drip);
+    expect(i).toBeLessThan(frame.length);
+    expect(out).toMatch(/^rq1 \d{8} \["fail","protocol error: request not whole after 300 ms \(\d+ bytes received\)"\]$/);
   });
 });

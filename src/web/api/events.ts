@@ -21,8 +21,6 @@ const KEEP_ALIVE_MS = 25_000;
 /** About 4,000 events a client has not read: it is cut, reconnects, and is told it missed some. */
 const MAX_PENDING_BYTES = 1024 * 1024;
 const RETRY_MS = 2000;
-/** What a refused client is told to wait (Retry-After, seconds). */
-const RETRY_AFTER_S = 5;
 
 const QUEUE_EXPECTED = 'the name of a queue of this server (several: comma-separated)';
 const MSG_ID_EXPECTED = 'a message id like 20261121.1643.46.613.2164022';
@@ -68,12 +66,19 @@ export function eventStream(ctx: WebContext) {
       gap: (queue, reason) => sse?.send('gap', { queue, reason }),
       end: (reason) => sse?.end('end', { reason }),
     };
+    reply.header('Retry-After', String(ctx.limits.retryAfterS));
+    const slot = ctx.sse.take(null, () => sse?.end('end', { reason: 'the web process is stopping' }));
     const sub = ctx.eventHub.add(listener);
     if (!sub) {
-      reply.header('Retry-After', String(RETRY_AFTER_S));
+      slot.release();
       throw RqError.of('RQ_ERR_TOO_MANY_STREAMS', ctx.eventHub.size());
     }
-    sse = new SseStream(reply, { keepAliveMs: KEEP_ALIVE_MS, maxPendingBytes: MAX_PENDING_BYTES, retryMs: RETRY_MS, log: ctx.log, onClose: () => sub.remove() });
+    reply.removeHeader('Retry-After');
+    const onClose = () => {
+      sub.remove();
+      slot.release();
+    };
+    sse = new SseStream(reply, { keepAliveMs: KEEP_ALIVE_MS, maxPendingBytes: MAX_PENDING_BYTES, retryMs: RETRY_MS, log: ctx.log, onClose });
     // An EventSource that reconnects sends the last id it saw; what happened while it was away is not replayed.
     if (req.headers['last-event-id'] !== undefined) sse.send('gap', { queue: null, reason: 'reconnected: events while the stream was down are not replayed' });
     try {

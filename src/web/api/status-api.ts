@@ -3,7 +3,8 @@ import fs from 'node:fs/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError } from '../../errors.js';
 import { queuePaths } from '../../config/paths.js';
-import { dashboardData, mgrState } from '../dashboard-data.js';
+import { dashboardData } from '../dashboard-data.js';
+import { healthReport } from '../health.js';
 import { snapshotQueue, statusJson, statusText } from '../queue-snapshot.js';
 import { pathParam } from '../request-params.js';
 import { sendFile } from '../send-file.js';
@@ -105,25 +106,11 @@ export function statusApi(ctx: WebContext) {
       return sendFile(req, reply, real, shownAs);
     },
 
-    /** GET /healthz: 200 when rq-mgr and every queue answer ping, else 503 naming what does not. */
+    /** GET /healthz: each queue's state; 200 while rq-mgr answers and every queue's state is healthy, else 503 naming what is not. */
     async healthz(req: FastifyRequest, reply: FastifyReply) {
       ctx.markJson(req);
-      const { mgr, names, workers } = await mgrState(ctx);
-      const failing: { name: string; error: string }[] = [];
-      if (!mgr.up) failing.push({ name: 'rq-mgr', error: mgr.error ?? 'no reply' });
-      const checked = await Promise.all(
-        names.map(async (n) => {
-          try {
-            if (!(await ctx.queue(n).ping())) failing.push({ name: `queue ${n}`, error: 'ping answered without pong' });
-          } catch (err) {
-            const w = workers[n];
-            failing.push({ name: `queue ${n}`, error: `${(err as Error).message}${w ? ` (worker ${w.status}${w.last_exit ? `, last ${w.last_exit}` : ''})` : ''}` });
-          }
-          return `queue ${n}`;
-        }),
-      );
-      if (failing.length) return ctx.json(reply, { status: 'fail', failing }, 503);
-      return ctx.json(reply, { status: 'ok', checked: ['rq-mgr', ...checked] });
+      const report = await healthReport(ctx);
+      return ctx.json(reply, report, report.status === 'ok' ? 200 : 503);
     },
 
     /** GET /dashboard.json: what the dashboard's live refresh redraws. */

@@ -36,6 +36,11 @@ export function tailEvents(ctx: WebContext) {
     };
     // Unknown messages get the 404 page now, before the stream starts.
     if (!(await locate())) throw RqError.of('RQ_ERR_MSG_NOT_FOUND', `${q}/${id}`);
+    // Over max_sse_streams or max_tails_per_message: 503 with Retry-After, before the stream starts.
+    reply.header('Retry-After', String(ctx.limits.retryAfterS));
+    let stop = (): void => undefined;
+    const slot = ctx.sse.take(`${q}/${id}`, () => stop());
+    reply.removeHeader('Retry-After');
 
     reply.hijack();
     const res = reply.raw;
@@ -44,6 +49,8 @@ export function tailEvents(ctx: WebContext) {
       'Cache-Control': 'no-cache, no-transform',
       'X-Accel-Buffering': 'no',
       'X-Content-Type-Options': 'nosniff',
+      // As /events (sse-stream.ts): the end of the stream is the end of its connection.
+      Connection: 'close',
     });
     let open = true;
     const write = (chunk: string): Promise<void> =>
@@ -98,7 +105,14 @@ export function tailEvents(ctx: WebContext) {
       clearInterval(keepAlive);
       progress?.remove();
       tail.close();
+      slot.release();
     });
+    // Web shutdown: a last `end` naming why, then the response is over.
+    stop = () => {
+      if (open) res.end(`event: end\ndata: ${JSON.stringify({ state: null, status: 'the web process is stopping', offset: sent })}\n\n`);
+      open = false;
+      tail.close();
+    };
     await tail.start();
   };
 }

@@ -60,12 +60,26 @@ const DASHBOARD = {
   },
 };
 
+const QUEUE_HEALTH = {
+  type: 'object',
+  required: ['status', 'healthy'],
+  properties: {
+    status: { type: 'string', description: 'What the queue reports (UP, PAUSE, DOWN, SCRIPTERROR, or any other status it may report); DOWN with `fault` when it does not answer', example: 'UP' },
+    healthy: { type: 'boolean', description: '`status` is one of `healthy_states` and the queue answered' },
+    fault: { type: 'string', description: 'Why a queue that does not answer is DOWN (its worker state, the connection error)' },
+  },
+};
+
 const HEALTH = {
   type: 'object',
+  required: ['status', 'healthy_states', 'mgr', 'queues', 'checked', 'failing'],
   properties: {
     status: { type: 'string', enum: ['ok', 'fail'] },
-    checked: { ...STRING_LIST, description: 'With `ok`: rq-mgr and every queue' },
-    failing: { type: 'array', description: 'With `fail`: what did not answer ping, and why', items: { type: 'object', properties: { name: { type: 'string' }, error: { type: 'string' } } } },
+    healthy_states: { ...STRING_LIST, description: 'The queue statuses counted as healthy (`healthy_states` in config/config.json; UP, PAUSE and an operator\'s DOWN by default)' },
+    mgr: { type: 'object', properties: { up: { type: 'boolean' }, error: { type: 'string' } } },
+    queues: { type: 'object', description: 'Each queue by name', additionalProperties: QUEUE_HEALTH },
+    checked: { ...STRING_LIST, description: 'rq-mgr and every queue' },
+    failing: { type: 'array', description: 'What is not healthy, and why (empty with `ok`)', items: { type: 'object', properties: { name: { type: 'string' }, error: { type: 'string' } } } },
   },
 };
 
@@ -80,9 +94,9 @@ export const statusSchemas = {
     response: { 200: answer('rq-mgr, every queue and the timers (`Cache-Control: no-store`)', { json: DASHBOARD }) },
   },
   healthz: {
-    summary: 'Health: rq-mgr and every queue answer ping',
+    summary: 'Health: rq-mgr answers and every queue is in a healthy state',
     tags: [TAGS.status],
-    response: { 200: answer('Everything answers', { json: HEALTH }), 503: answer('Something does not; `failing` names it', { json: HEALTH }) },
+    response: { 200: answer('rq-mgr answers and every queue is in one of `healthy_states`', { json: HEALTH }), 503: answer('rq-mgr or a queue is not (DOWN by fault, SCRIPTERROR, …); `failing` names it', { json: HEALTH }) },
   },
   listTxt: {
     summary: 'Queue list as text (`q/<name>.txt` lines)',
