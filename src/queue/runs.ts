@@ -101,6 +101,7 @@ export class Runs {
             onLine: (line) => this.onLine(run, line),
             output: policy.output,
             log: run.log,
+            leftoverGraceMs: run.killGraceMs,
           },
           this.d.launch,
         ),

@@ -10,6 +10,7 @@ import { isSetFlag } from '../message/message.js';
 import { execPrefixOf } from '../config/queue-config.js';
 import { LineSplitter, type SplitLine } from './line-splitter.js';
 import { type OutputBounds, RunLog } from './run-log.js';
+import { endLeftovers } from './leftovers.js';
 
 export type ResolvedScript = { ok: true; path: string } | { ok: false; reason: string };
 
@@ -187,6 +188,8 @@ export interface StartOptions {
   log: Logger;
   /** How long to wait for fd 3 to close after exit before finishing anyway (a daemonised grandchild may hold it). */
   drainMs?: number;
+  /** TERM to KILL for what the script leaves running in its group when it exits (its queue's kill grace). */
+  leftoverGraceMs?: number;
   now?: () => Date;
 }
 
@@ -233,6 +236,7 @@ export function startScript(o: StartOptions, launch: Launcher): RunningScript {
     clearTimeout(timer);
     fromScript.destroy();
     toScript.destroy();
+    endLeftovers(pid, o.log, o.leftoverGraceMs ?? 10_000);
     await runLog.close();
     return info;
   });
