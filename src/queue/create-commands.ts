@@ -2,6 +2,7 @@
 import { RqError, invalidField } from '../errors.js';
 import { type CreateFields, normaliseCreate } from '../message/message.js';
 import { MAX_CREATE_BATCH } from '../ipc/queue-client.js';
+import { fingerprint, paramFingerprint } from '../spool/message-bodies.js';
 import type { Args } from './command-args.js';
 import type { Queue } from './queue.js';
 
@@ -22,7 +23,7 @@ function createHandler(mode: 'commit' | 'prep' | 'single'): Handler {
   return async (q, args) => {
     const fields = await checked(q, args);
     if (mode === 'single') {
-      const same = q.index.nextQueued((m) => ['param1', 'param2', 'param3', 'param4'].every((p) => (m[p] ?? null) === (fields[p as 'param1'] ?? null)));
+      const same = q.index.nextQueued((m) => ['param1', 'param2', 'param3', 'param4'].every((p) => paramFingerprint(m, p) === fingerprint(fields[p as 'param1'])));
       if (same) return ['ok', q.fullId(same.msg_id)];
     }
     const { id } = await q.ops.createOnce(fields, mode !== 'prep');

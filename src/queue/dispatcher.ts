@@ -1,6 +1,7 @@
 // The dispatcher: which queued message starts next, when, and how many run at once.
 import type { QueueConfig } from '../config/queue-config.js';
 import type { Message } from '../message/message.js';
+import { paramFingerprint } from '../spool/message-bodies.js';
 import type { LimitGate } from './limit-gate.js';
 import type { MessageIndex } from './message-index.js';
 
@@ -18,9 +19,9 @@ export interface DispatcherDeps {
   limits: Pick<LimitGate, 'keyOf' | 'park' | 'takeGranted' | 'withdrawAll'>;
 }
 
-/** The values of a message's blocking or coalescing params, as one comparable key. */
+/** The values of a message's blocking or coalescing params, as one comparable key (a light message's are not read back). */
 export function paramKey(m: Message, keys: readonly number[]): string {
-  return JSON.stringify(keys.map((k) => m[`param${k}`] ?? null));
+  return JSON.stringify(keys.map((k) => paramFingerprint(m, `param${k}`)));
 }
 
 export class Dispatcher {

@@ -30,16 +30,16 @@ export class MessageIndex {
   /** Deadlines of parked messages: waiting does not stop the clock of a message never started (rq-beyond §B4). */
   private readonly parkedDeadlines = new QueIndex<{ msg_id: string; due: number }>('due');
 
-  /** Bodies of messages in que/ stay on disk when `queDir` is given (issue 20: a deep que of large messages). */
+  /** Bodies of messages in que/ stay on disk when `stateDirs` are given (issue 20: a deep que of large messages). */
   private readonly bodies: MessageBodies | null;
 
   constructor(
     private readonly now: () => number = Date.now,
     private readonly deadlineOf: DeadlineOf = () => null,
-    queDir?: string,
+    stateDirs?: { que: string; run: string },
   ) {
     this.que = new SplitQue(now, deadlineOf);
-    this.bodies = queDir ? new MessageBodies(queDir) : null;
+    this.bodies = stateDirs ? new MessageBodies(stateDirs) : null;
   }
 
   /** Queued and parked messages whose expiry deadline has passed, taken out (a parked one's owner lets go of it). */

@@ -100,7 +100,7 @@ export class Queue {
     this.now = deps.now ?? Date.now;
     this.startedAt = this.now();
     // A message a crash or stop cut short has started already: expiry is for messages never started.
-    this.index = new MessageIndex(this.now, (m) => (this.resumed.has(m.msg_id) ? null : (deadlineOf(m, this.configNow)?.at ?? null)), queuePaths(deps.root, deps.config.name).state.que);
+    this.index = new MessageIndex(this.now, (m) => (this.resumed.has(m.msg_id) ? null : (deadlineOf(m, this.configNow)?.at ?? null)), queuePaths(deps.root, deps.config.name).state);
     this.events.on('started', ({ msg }) => this.resumed.delete(msg.msg_id));
     this.log = deps.log;
     const config = () => this.configNow;

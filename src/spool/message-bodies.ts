@@ -1,20 +1,44 @@
-// Bodies of waiting messages left on disk: a queued message keeps its ids, due and order fields in memory, and reads params back from its msg file when asked.
+// Bodies of waiting messages left on disk: a queued message keeps its ids, due, order fields and param fingerprints in memory, and reads params back from its msg file when asked.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { RqError } from '../errors.js';
 import type { Message } from '../message/message.js';
 
-/** The fields that carry a message's payload, up to 128 KiB each; nothing orders or indexes by them. */
+/** The fields that carry a message's payload, up to 128 KiB each. */
 export const BODY_FIELDS = ['param1', 'param2', 'param3', 'param4', 'src'] as const;
 /** Below this many characters of body a message stays whole: a read back would cost more than it saves. */
 export const LIGHT_MIN_CHARS = 1024;
+/** A param longer than this is compared by its digest (blocking, coalescing, single_que). */
+const SHORT_PARAM = 64;
 
 type BodyField = (typeof BODY_FIELDS)[number];
 
+/** Kept on a light message, out of JSON and spreads: what the dispatcher compares params by. */
+const FINGERPRINTS = Symbol('rq.bodyFingerprints');
+type Fingerprinted = Message & { [FINGERPRINTS]?: Partial<Record<BodyField, unknown>> };
+
 /**
- * Makes queued messages light in place: their body fields become accessors that read the msg file in
- * `queDir` (whoever holds the object still sees every field, and JSON.stringify and spreads still
- * copy them), and `hydrate` turns them back into plain fields before the message leaves que/.
- * The strings themselves are dropped, so a deep que of large messages costs what its ids cost.
+ * A param as blocking_params, coalesce_params and single_que compare it: itself when short, else a
+ * digest with its length (no param holds a NUL, so it cannot equal a real value). Equal contents
+ * give equal fingerprints whether the message is whole or light.
+ */
+export function fingerprint(v: unknown): unknown {
+  if (typeof v !== 'string' || v.length <= SHORT_PARAM) return v ?? null;
+  return `\u0000sha256:${createHash('sha256').update(v).digest('hex')}:${v.length}`;
+}
+
+/** A message's param by fingerprint, without reading a light message's body back. */
+export function paramFingerprint(msg: Message, field: string): unknown {
+  const kept = (msg as Fingerprinted)[FINGERPRINTS];
+  return kept && field in kept ? kept[field as BodyField] : fingerprint(msg[field]);
+}
+
+/**
+ * Makes queued messages light in place: their body fields become accessors that read the msg file
+ * back (whoever holds the object still sees every field, and JSON.stringify and spreads still copy
+ * them), and `hydrate` turns them back into plain fields before the message leaves que/. The
+ * strings themselves are dropped, so a deep que of large messages costs what its ids cost.
  */
 export class MessageBodies {
   private readonly light = new WeakSet<Message>();
@@ -22,8 +46,9 @@ export class MessageBodies {
   private cached: { id: string; body: Message } | null = null;
   private readonly accessors: Record<BodyField, PropertyDescriptor>;
 
+  /** `dirs`: que/ where a light message lives, then run/ where the dispatcher may just have moved it. */
   constructor(
-    private readonly queDir: string,
+    private readonly dirs: { que: string; run: string },
     private readonly readFile: (file: string) => string = (file) => fs.readFileSync(file, 'utf8'),
   ) {
     // One getter and setter per field, shared by every light message: `this` says whose body to read.
@@ -33,8 +58,9 @@ export class MessageBodies {
         get(this: Message) {
           return self.body(this)[f];
         },
-        set(this: Message, v: unknown) {
+        set(this: Fingerprinted, v: unknown) {
           Object.defineProperty(this, f, { value: v, writable: true, enumerable: true, configurable: true });
+          delete this[FINGERPRINTS]?.[f];
         },
         enumerable: true,
         configurable: true,
@@ -54,43 +80,57 @@ export class MessageBodies {
     let chars = 0;
     for (const f of BODY_FIELDS) if (typeof msg[f] === 'string') chars += (msg[f] as string).length;
     if (chars < LIGHT_MIN_CHARS) return;
-    // Redefining a key keeps its place, so the msg written back from this object keeps its key order.
-    for (const f of BODY_FIELDS) if (Object.hasOwn(msg, f)) Object.defineProperty(msg, f, this.accessors[f]);
+    const kept: Partial<Record<BodyField, unknown>> = {};
+    for (const f of BODY_FIELDS) {
+      if (!Object.hasOwn(msg, f)) continue;
+      kept[f] = fingerprint(msg[f]);
+      // Redefining a key keeps its place, so the msg written back from this object keeps its key order.
+      Object.defineProperty(msg, f, this.accessors[f]);
+    }
+    Object.defineProperty(msg, FINGERPRINTS, { value: kept, enumerable: false, configurable: true });
     this.light.add(msg);
   }
 
   /**
-   * Gives a light message its body back as plain fields, read from que/ before the message leaves
-   * it. Never throws: it runs inside the dispatcher's pump. A msg file gone from under a running
-   * queue (or removed by a failed create) leaves the fields empty; whatever moves the message next
-   * finds its directory missing and says so.
+   * Gives a light message its body back as plain fields, before it leaves que/. False, the message
+   * still light, when its msg file cannot be read now (EMFILE, say): it never runs or is written
+   * back without its body, since any later read of a field fails with the cause instead.
    */
-  hydrate(msg: Message): void {
-    if (!this.light.has(msg)) return;
-    let body: Partial<Message> = {};
+  hydrate(msg: Message): boolean {
+    if (!this.light.has(msg)) return true;
+    let body: Message;
     try {
       body = this.body(msg);
     } catch {
-      // As said above: the next step on this message reports the missing directory.
+      return false;
     }
     this.light.delete(msg);
+    delete (msg as Fingerprinted)[FINGERPRINTS];
     for (const f of BODY_FIELDS) {
       if (Object.hasOwn(msg, f) && Object.getOwnPropertyDescriptor(msg, f)?.get) Object.defineProperty(msg, f, { value: body[f], writable: true, enumerable: true, configurable: true });
     }
+    return true;
   }
 
   private body(msg: Message): Message {
     const id = msg.msg_id;
     if (this.cached?.id === id) return this.cached.body;
-    const file = path.join(this.queDir, id, 'msg');
-    let body: Message;
-    try {
-      body = JSON.parse(this.readFile(file)) as Message;
-    } catch (err) {
-      throw new Error(`the body of queued message ${id} cannot be read back from ${file}: ${(err as Error).message}`);
-    }
+    const body = this.read(id);
     if (!this.cached) setImmediate(() => (this.cached = null));
     this.cached = { id, body };
     return body;
+  }
+
+  private read(id: string): Message {
+    let last: unknown;
+    for (const dir of [this.dirs.que, this.dirs.run]) {
+      try {
+        return JSON.parse(this.readFile(path.join(dir, id, 'msg'))) as Message;
+      } catch (err) {
+        last = err;
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') break;
+      }
+    }
+    throw RqError.of('RQ_ERR_DISK', `reading back the params of queued message ${id}`, (last as Error).message).causedBy(last);
   }
 }

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../src/message/message.js';
-import { LIGHT_MIN_CHARS, MessageBodies } from '../../src/spool/message-bodies.js';
+import { LIGHT_MIN_CHARS, MessageBodies, fingerprint, paramFingerprint } from '../../src/spool/message-bodies.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -23,7 +23,7 @@ async function stored(id: string, fields: Record<string, unknown>): Promise<Mess
 /** MessageBodies over `dir` counting its file reads. */
 function counted(): { bodies: MessageBodies; reads: () => number } {
   let n = 0;
-  const bodies = new MessageBodies(dir, (file) => {
+  const bodies = new MessageBodies({ que: dir, run: path.join(dir, 'no-run') }, (file) => {
     n++;
     return readFileSync(file, 'utf8');
   });
@@ -71,15 +71,43 @@ describe('MessageBodies', () => {
     expect(msg.param3).toBe('changed');
   });
 
-  it('hydrates a message whose msg file is gone without throwing, its body fields empty', async () => {
+  it('leaves a message it cannot read back light, so it is never run or written without its body', async () => {
     const { bodies } = counted();
     const msg = await stored('b4', { param1: 'q'.repeat(2000) });
     bodies.lighten(msg);
     await fs.rm(path.join(dir, 'b4'), { recursive: true });
     await new Promise((r) => setImmediate(r));
-    expect(() => msg.param1).toThrow(/body of queued message b4 cannot be read back/);
-    bodies.hydrate(msg);
-    expect(msg.param1).toBeUndefined();
-    expect(msg.msg_id).toBe('b4');
+    expect(bodies.hydrate(msg)).toBe(false);
+    expect(bodies.isLight(msg)).toBe(true);
+    expect(() => msg.param1).toThrow(/reading back the params of queued message b4 failed: ENOENT/);
+    expect(() => JSON.stringify(msg)).toThrow(/ENOENT/);
+  });
+
+  it('reads a light message back from run/ once the dispatcher has moved it there', async () => {
+    const { bodies } = counted();
+    const msg = await stored('b5', { param1: 'r'.repeat(2000) });
+    bodies.lighten(msg);
+    await fs.mkdir(path.join(dir, 'no-run'), { recursive: true });
+    await fs.rename(path.join(dir, 'b5'), path.join(dir, 'no-run', 'b5'));
+    await new Promise((r) => setImmediate(r));
+    expect(bodies.hydrate(msg)).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(msg, 'param1')?.value).toBe('r'.repeat(2000));
+  });
+
+  it('compares params by fingerprint without reading a light message back: equal contents, equal fingerprints', async () => {
+    const { bodies, reads } = counted();
+    const long = 'f'.repeat(3000);
+    const msg = await stored('b6', { param1: long, param2: 'short' });
+    bodies.lighten(msg);
+    expect(paramFingerprint(msg, 'param1')).toBe(fingerprint(long));
+    expect(paramFingerprint(msg, 'param1')).not.toBe(fingerprint(`${long.slice(0, -1)}g`));
+    expect(paramFingerprint(msg, 'param2')).toBe('short');
+    expect(paramFingerprint(msg, 'param3')).toBeNull();
+    expect(reads()).toBe(0);
+    // Fingerprints are never part of what is written or copied.
+    expect(Object.keys({ ...msg })).not.toContain('rq.bodyFingerprints');
+    expect(JSON.parse(JSON.stringify(msg))).toEqual(JSON.parse(JSON.stringify({ ...msg })));
+    msg.param1 = 'now short';
+    expect(paramFingerprint(msg, 'param1')).toBe('now short');
   });
 });
