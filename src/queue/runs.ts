@@ -17,7 +17,9 @@ import { type Decision, attemptOf, decideFailure, failuresOf } from './retry-pol
 import { RunDeadlines } from './run-deadlines.js';
 import { NO_ENV, type RunPolicy, killGraceOf, runPolicy } from './run-policy.js';
 import { KILL_GRACE_MS, ScriptRun } from './script-run.js';
-import { type ExitInfo, type Launcher, execArgv, scriptEnv, startScript } from './script-runner.js';
+import { type ExitInfo, type Launcher, type RunningScript, execArgv, scriptEnv, startScript } from './script-runner.js';
+import { type Refusal, StartGuard, errnoCode, refusalOf, startRefusal } from './start-refusal.js';
+import type { HistoryEntry } from '../spool/queue-spool.js';
 
 export interface RunsDeps {
   host: HostInfo;
@@ -49,11 +51,25 @@ function exitDetails(exit: ExitInfo, wallMs: number): { exit: { code: number | n
 }
 
 export class Runs {
-  constructor(private readonly d: RunsDeps) {}
+  /** Holds dispatch after a refused start (the dispatcher asks it) and retries. */
+  readonly guard: StartGuard;
+
+  constructor(private readonly d: RunsDeps) {
+    this.guard = new StartGuard({ admin: d.admin, log: d.log, pump: d.pump });
+  }
+
+  /** At shutdown: no more retries, and every script's group signalled. */
+  stop(): void {
+    this.guard.close();
+    for (const run of this.d.index.allRuns()) run.stop();
+  }
 
   /** Runs `msg`, already out of the que, to its end; never rejects. */
   async run(msg: Message): Promise<void> {
     const { spool, index } = this.d;
+    // Checked before the message leaves que/: a start short of fds costs it nothing, not even a history line.
+    const short = this.guard.headroom();
+    if (short) return this.notNow(msg, short);
     const config = this.d.config();
     const startMs = this.d.now();
     const run = new ScriptRun(msg, this.d.log.child({ msg_id: msg.msg_id }), startMs, killGraceOf(config, this.d.killGraceMs ?? KILL_GRACE_MS));
@@ -69,14 +85,11 @@ export class Runs {
       const started = (pid?: number) => ({ from: 'que' as const, to: 'run' as const, actor: 'dispatcher', ...(pid ? { pid } : {}), attempt });
       const jobDir = spool.makeJobDir(dir);
       const script = this.d.admin.resolveScript();
-      if (!script.ok) {
-        spool.appendHistory(dir, started());
-        this.backToQue(run, `script error: ${script.reason}`);
-        return;
-      }
+      if (!script.ok) return this.refuse(run, started(), { kind: 'script', code: 'ENOENT', text: `script error: ${script.reason}` });
       const policy = runPolicy(msg, config, jobDir, run.killGraceMs, startMs);
-      run.began(
-        startScript(
+      let running: RunningScript;
+      try {
+        running = startScript(
           {
             argv: execArgv(config.exec_prefix, script.path),
             env: scriptEnv({
@@ -95,10 +108,19 @@ export class Runs {
             onLine: (line) => this.onLine(run, line),
           },
           this.d.launch,
-        ),
-        (text) => spool.writeStatus(dir, text),
-      );
-      const pid = run.script!.pid;
+        );
+      } catch (err) {
+        // stdio.log could not be opened (EMFILE…): not the message's failure either.
+        const refusal = refusalOf(errnoCode(err), `could not start script: ${(err as Error).message}`);
+        if (!refusal) throw err;
+        return this.refuse(run, started(), refusal);
+      }
+      if (running.pid <= 0) {
+        const refusal = startRefusal(await running.finished);
+        if (refusal) return this.refuse(run, started(), refusal);
+      } else this.guard.started();
+      run.began(running, (text) => spool.writeStatus(dir, text));
+      const pid = running.pid;
       spool.appendHistory(dir, started(pid > 0 ? pid : undefined));
       run.log.info({ pid, script: script.path }, 'script started');
       this.d.events.emit('started', { msg, pid, script: script.path });
@@ -113,6 +135,13 @@ export class Runs {
       }
       const exit = await run.script!.finished;
       run.deadlines?.stop();
+      this.guard.ended();
+      // The gate reports an exec sh could not do only once sh has exited.
+      const late = startRefusal(exit);
+      if (late) {
+        await spool.removePid(dir);
+        return this.refuse(run, null, late);
+      }
       this.release(run);
       await this.end(run, exit, policy);
     } catch (err) {
@@ -141,12 +170,21 @@ export class Runs {
     this.d.released(run.id);
   }
 
-  /** The script is missing or not executable: back to que (the admin state holds the queue in SCRIPTERROR). */
-  private backToQue(run: ScriptRun, reason: string): void {
-    this.d.spool.moveNow(run.id, 'run', 'que', { actor: 'dispatcher', reason });
+  /** The script could not be started: back to que as it came, attempt not counted; the guard holds dispatch and retries. */
+  private refuse(run: ScriptRun, started: Omit<HistoryEntry, 'at'> | null, r: Refusal): void {
+    if (started) this.d.spool.appendHistory(run.dir!, started);
+    this.guard.refused(r);
+    this.d.spool.moveNow(run.id, 'run', 'que', { actor: 'dispatcher', reason: r.text });
     this.d.coalescer.release(run);
     this.d.index.removeRun(run.id);
     this.d.index.enqueue(run.msg);
+  }
+
+  /** Refused before leaving que/: the message goes back to the index and its worker slot is free. */
+  private notNow(msg: Message, r: Refusal): void {
+    this.guard.refused(r);
+    this.d.index.enqueue(msg);
+    this.d.released(msg.msg_id);
   }
 
   private onLine(run: ScriptRun, line: string): void {

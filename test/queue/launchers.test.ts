@@ -390,7 +390,7 @@ describe.each([
       for (const argv0 of [path.join(dir, 'no-such-script'), 'rq-no-such-command-on-path']) {
         let s: Started | undefined;
         expect(() => (s = start([argv0, 'arg']))).not.toThrow();
-        expect(await s!.exited, argv0).toEqual({ code: null, signal: null, spawnError: expect.stringMatching(/ENOENT/) });
+        expect(await s!.exited, argv0).toEqual({ code: null, signal: null, spawnError: expect.stringMatching(/ENOENT/), spawnCode: 'ENOENT' });
       }
     },
     T,

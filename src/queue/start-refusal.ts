@@ -1,0 +1,144 @@
+// Starts that did not happen (rq issue 20): which failures return a message to que untouched, and when dispatch tries again.
+import fs from 'node:fs';
+import type { Logger } from 'pino';
+
+/**
+ * A start that failed before the script ran. `script`: the file cannot be executed now (missing,
+ * not executable, a bad `#!` line, still open for writing): the queue holds in SCRIPTERROR.
+ * `resource`: the queue process or the system is out of fds, processes or memory: dispatch backs
+ * off. Either way the message goes back to que as it was: a deploy caught half-way or a load
+ * peak is not the message's failure, so it must not cost an attempt or land in err.
+ */
+export interface Refusal {
+  kind: 'script' | 'resource';
+  /** The errno name (EACCES, EMFILE…). */
+  code: string;
+  text: string;
+}
+
+// ENOEXEC (a `#!` naming no interpreter) and ETXTBSY (the file still being written) are what a deploy looks like mid-way.
+const SCRIPT_CODES = new Set(['EACCES', 'ENOENT', 'ENOEXEC', 'ETXTBSY', 'ENOTDIR', 'ELOOP']);
+const RESOURCE_CODES = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM']);
+
+/** The refusal a start failing with errno name `code` amounts to; null for a failure of the message's own (a NUL byte in a param). */
+export function refusalOf(code: string | undefined, text: string): Refusal | null {
+  if (code && SCRIPT_CODES.has(code)) return { kind: 'script', code, text };
+  if (code && RESOURCE_CODES.has(code)) return { kind: 'resource', code, text };
+  return null;
+}
+
+/** The refusal a launcher's report of a process it could not start amounts to, if any. */
+export function startRefusal(exit: { spawnError?: string; spawnCode?: string }): Refusal | null {
+  return exit.spawnError === undefined ? null : refusalOf(exit.spawnCode, `could not start script: ${exit.spawnError}`);
+}
+
+/** The errno name a thrown error carries, if any. */
+export function errnoCode(err: unknown): string | undefined {
+  const code = typeof err === 'object' && err !== null ? (err as NodeJS.ErrnoException).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * Free fds a start must leave: a run's end (status, msg, history, directory syncs), the socket's
+ * accepts and creates need a few each; a start that took the last ones would make them fail
+ * instead, stranding finished messages in run/.
+ */
+export const HEADROOM_FDS = 16;
+
+/** Retry delays: the first after a refusal, doubled per refusal in a row up to the cap; a start that works resets it. */
+export const RETRY_MS = { base: 2000, cap: 8000 };
+
+export interface StartGuardDeps {
+  /** SCRIPTERROR is held there; a retry re-checks the script, which clears it when usable. */
+  admin: { scriptFailed(reason: string): void; recheckScript(): void; readonly status: string };
+  log: Logger;
+  /** Dispatch again (a retry is due). */
+  pump: () => void;
+  retryMs?: { base: number; cap: number };
+}
+
+/** Holds dispatch after a refused start and retries it on a timer with backoff, never in a busy loop. */
+export class StartGuard {
+  private held = false;
+  private timer: NodeJS.Timeout | null = null;
+  private delayMs: number;
+  /** A resource episode is under way: its warning is logged once, not once per message. */
+  private starved = false;
+  private closed = false;
+
+  constructor(private readonly d: StartGuardDeps) {
+    this.delayMs = this.retry.base;
+  }
+
+  private get retry(): { base: number; cap: number } {
+    return this.d.retryMs ?? RETRY_MS;
+  }
+
+  /** False while a resource refusal waits for its retry (a script exiting or the timer). */
+  canStart(): boolean {
+    return !this.held;
+  }
+
+  /**
+   * Null when HEADROOM_FDS more fds can be opened now, else the refusal. 32 syscalls on
+   * /dev/null (some 20 µs) against the hundreds a spawn costs.
+   */
+  headroom(): Refusal | null {
+    const fds: number[] = [];
+    try {
+      for (let i = 0; i < HEADROOM_FDS; i++) fds.push(fs.openSync('/dev/null', 'r'));
+      return null;
+    } catch (err) {
+      const refusal = refusalOf(errnoCode(err), `fewer than ${HEADROOM_FDS} free file descriptors (${(err as Error).message})`);
+      if (!refusal) throw err;
+      return refusal;
+    } finally {
+      for (const fd of fds) fs.closeSync(fd);
+    }
+  }
+
+  refused(r: Refusal): void {
+    if (r.kind === 'script') {
+      this.d.admin.scriptFailed(r.text);
+    } else {
+      this.held = true;
+      if (!this.starved) this.d.log.warn({ code: r.code, reason: r.text, retry_ms: this.delayMs }, 'cannot start scripts for want of resources; messages wait in que');
+      this.starved = true;
+    }
+    this.arm();
+  }
+
+  /** A script started: the next refusal retries after the base delay again. */
+  started(): void {
+    this.delayMs = this.retry.base;
+    if (!this.starved) return;
+    this.starved = false;
+    this.d.log.info('scripts start again');
+  }
+
+  /** A script exited: its fds and process are free, so a held start may try at once (the run's end pumps). */
+  ended(): void {
+    this.held = false;
+  }
+
+  private arm(): void {
+    if (this.timer || this.closed) return;
+    const delay = this.delayMs;
+    this.delayMs = Math.min(delay * 2, this.retry.cap);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.held = false;
+      this.d.admin.recheckScript();
+      // Still unusable: look again later (the watch on its directory may see nothing, e.g. after a symlink swap).
+      if (this.d.admin.status === 'SCRIPTERROR') this.arm();
+      this.d.pump();
+    }, delay);
+    this.timer.unref();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}

@@ -1,0 +1,86 @@
+// Script grace (issue 20 item 5): a script briefly not executable or missing under load pauses dispatch (SCRIPTERROR) and sends nothing to err.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { QueueProc, addQueue, waitFor } from '../helpers/rq-root.js';
+import { perTestRoot } from '../helpers/per-test-root.js';
+
+const BIG = process.env.RQ_CHAOS_BIG === '1';
+const MESSAGES = BIG ? 1000 : 200;
+const WINDOW_MS = BIG ? 10_000 : 3_000;
+
+const ctx = perTestRoot();
+
+async function underLoad(breakIt: (script: string) => Promise<void>, fixIt: (script: string) => Promise<void>): Promise<void> {
+  const dir = path.join(ctx.t.root, 'scandir-like');
+  await fs.mkdir(dir);
+  const script = path.join(dir, 'run');
+  await fs.writeFile(script, '#!/bin/sh\nsleep 0.1\necho "done ok" >&3\n', { mode: 0o755 });
+  await addQueue(ctx.t.root, 'grace', { script, num_workers: 4 });
+  const q = (ctx.q = await QueueProc.start(ctx.t.root, 'grace'));
+  const statuses: string[] = [];
+  for (let i = 0; i < MESSAGES; i++) await q.send({ param1: String(i) });
+  await waitFor(async () => (await q.cmd('num_messages')).done >= 10, 'some runs done');
+  await breakIt(script);
+  const brokenAt = Date.now();
+  // The queue notices at its next start; the window is measured from the break, not from the notice.
+  await waitFor(async () => (await q.cmd('status'))[0] === 'SCRIPTERROR', 'SCRIPTERROR', 10_000);
+  statuses.push('SCRIPTERROR');
+  await waitFor(() => Date.now() - brokenAt >= WINDOW_MS, 'the window to pass', WINDOW_MS + 5_000, 100);
+  await fixIt(script);
+  await waitFor(async () => (await q.cmd('status'))[0] === 'UP', 'UP again');
+  statuses.push('UP');
+  const counts = await waitFor(async () => {
+    const n = await q.cmd('num_messages');
+    return n.done + n.err === MESSAGES && n.que === 0 && n.run === 0 ? n : null;
+  }, 'every message finished', 120_000, 200);
+  expect(statuses).toEqual(['SCRIPTERROR', 'UP']);
+  expect(counts.err).toBe(0);
+  expect(await fs.readdir(q.paths.state.err)).toEqual([]);
+  expect(await fs.readdir(q.paths.state.run)).toEqual([]);
+}
+
+describe('script grace', () => {
+  it(`chmod -x of the script for ${WINDOW_MS / 1000} s under load: SCRIPTERROR then UP, every message done, none in err`, async () => {
+    await underLoad(
+      (s) => fs.chmod(s, 0o644),
+      (s) => fs.chmod(s, 0o755),
+    );
+  }, 180_000);
+
+  it('chmod flapping every 5 ms for the window (the check racing the exec): every message done, none in err', async () => {
+    const dir = path.join(ctx.t.root, 'flap');
+    await fs.mkdir(dir);
+    const script = path.join(dir, 'run');
+    await fs.writeFile(script, '#!/bin/sh\necho "done ok" >&3\n', { mode: 0o755 });
+    await addQueue(ctx.t.root, 'flap', { script, num_workers: 4 });
+    const q = (ctx.q = await QueueProc.start(ctx.t.root, 'flap'));
+    // Load generation, not synchronisation: a shell flips the script's mode as fast as it can while starts are under way.
+    const flipper = spawn('/bin/sh', ['-c', 'while :; do chmod -x "$1"; chmod +x "$1"; done', 'flip', script], { stdio: 'ignore' });
+    const sent = Promise.all(Array.from({ length: MESSAGES }, (_, i) => q.send({ param1: String(i) })));
+    await sent;
+    await waitFor(async () => (await q.cmd('num_messages')).done >= MESSAGES / 2, 'half the messages done', 60_000);
+    flipper.kill('SIGTERM');
+    await new Promise((r) => flipper.once('exit', r));
+    await fs.chmod(script, 0o755);
+    const counts = await waitFor(async () => {
+      const n = await q.cmd('num_messages');
+      return n.done + n.err === MESSAGES && n.que === 0 && n.run === 0 ? n : null;
+    }, 'every message finished', 120_000, 200);
+    const errs = await fs.readdir(q.paths.state.err);
+    const why = await Promise.all(errs.slice(0, 5).map((id) => fs.readFile(path.join(q.paths.state.err, id, 'status'), 'utf8').catch(() => '?')));
+    expect({ err: counts.err, why }).toEqual({ err: 0, why: [] });
+    expect((await q.cmd('status'))[0]).toBe('UP');
+    // The flips did land in starts: some were refused (and retried), which is what this test is about.
+    const log = await fs.readFile(path.join(ctx.t.root, 'log', 'queue-flap.log'), 'utf8');
+    expect(log).toContain('"msg":"SCRIPTERROR"');
+  }, 180_000);
+
+  it('the script renamed away and back: the same', async () => {
+    await underLoad(
+      (s) => fs.rename(s, `${s}.away`),
+      (s) => fs.rename(`${s}.away`, s),
+    );
+  }, 180_000);
+});
