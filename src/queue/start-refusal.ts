@@ -48,6 +48,9 @@ export const HEADROOM_FDS = 16;
 /** Retry delays: the first after a refusal, doubled per refusal in a row up to the cap; a start that works resets it. */
 export const RETRY_MS = { base: 2000, cap: 8000 };
 
+/** A resource refusal this long after the previous one starts a new episode (and a new warning). */
+export const EPISODE_GAP_MS = 60_000;
+
 export interface StartGuardDeps {
   /** SCRIPTERROR is held there; a retry re-checks the script, which clears it when usable. */
   admin: { scriptFailed(reason: string): void; recheckScript(): void; readonly status: string };
@@ -55,6 +58,7 @@ export interface StartGuardDeps {
   /** Dispatch again (a retry is due). */
   pump: () => void;
   retryMs?: { base: number; cap: number };
+  now?: () => number;
 }
 
 /** Holds dispatch after a refused start and retries it on a timer with backoff, never in a busy loop. */
@@ -62,8 +66,8 @@ export class StartGuard {
   private held = false;
   private timer: NodeJS.Timeout | null = null;
   private delayMs: number;
-  /** A resource episode is under way: its warning is logged once, not once per message. */
-  private starved = false;
+  /** When the last resource refusal was: a run of them is one episode, warned of once, not once per message. */
+  private starvedAt = -Infinity;
   private closed = false;
 
   constructor(private readonly d: StartGuardDeps) {
@@ -102,8 +106,9 @@ export class StartGuard {
       this.d.admin.scriptFailed(r.text);
     } else {
       this.held = true;
-      if (!this.starved) this.d.log.warn({ code: r.code, reason: r.text, retry_ms: this.delayMs }, 'cannot start scripts for want of resources; messages wait in que');
-      this.starved = true;
+      const now = (this.d.now ?? Date.now)();
+      if (now - this.starvedAt > EPISODE_GAP_MS) this.d.log.warn({ code: r.code, reason: r.text }, 'cannot start scripts for want of resources; messages wait in que and start as runs end');
+      this.starvedAt = now;
     }
     this.arm();
   }
@@ -111,9 +116,6 @@ export class StartGuard {
   /** A script started: the next refusal retries after the base delay again. */
   started(): void {
     this.delayMs = this.retry.base;
-    if (!this.starved) return;
-    this.starved = false;
-    this.d.log.info('scripts start again');
   }
 
   /** A script exited: its fds and process are free, so a held start may try at once (the run's end pumps). */

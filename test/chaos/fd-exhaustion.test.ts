@@ -8,7 +8,9 @@ import { perTestRoot } from '../helpers/per-test-root.js';
 
 const BIG = process.env.RQ_CHAOS_BIG === '1';
 const MESSAGES = BIG ? 3000 : 300;
-const NOFILE = Number(process.env.RQ_CHAOS_NOFILE ?? 256);
+// 256 is the figure, but here 64 scripts hold 3 fds each in the queue process (fds 3/4 and a pidfd) and it
+// needs some 40 of its own: 256 is never reached. 128 is, by half the workers; RQ_CHAOS_NOFILE picks another.
+const NOFILE = Number(process.env.RQ_CHAOS_NOFILE ?? 128);
 const WORKERS = 64;
 
 function hasPrlimit(): boolean {
@@ -37,14 +39,27 @@ describe('fd exhaustion', () => {
     // Queued while paused, so the fds run out during dispatch, not during the creates.
     await fs.writeFile(q.paths.pauseFile, '');
     await waitFor(async () => (await q.cmd('status'))[0] === 'PAUSE', 'PAUSE');
-    for (let i = 0; i < MESSAGES; i += 50) await Promise.all(Array.from({ length: Math.min(50, MESSAGES - i) }, (_, j) => q.send({ param1: String(i + j) })));
+    const send = (from: number, n: number) => Promise.all(Array.from({ length: n }, (_, j) => q.send({ param1: String(from + j) })));
+    const late = 50;
+    for (let i = 0; i < MESSAGES - late; i += 50) await send(i, Math.min(50, MESSAGES - late - i));
     await fs.rm(q.paths.pauseFile);
+    // Creates during the exhaustion still work, one client at a time: starts leave them their fds.
+    await waitFor(async () => (await q.cmd('num_messages')).run >= 16, 'runs under way');
+    for (let i = MESSAGES - late; i < MESSAGES; i++) await send(i, 1);
+    // A burst of clients beyond the headroom: some may be turned away (accept fails with EMFILE), none hangs, and the server lives on.
+    const burst = await Promise.allSettled(Array.from({ length: 64 }, () => q.cmd('ping')));
+    expect(burst.some((r) => r.status === 'fulfilled')).toBe(true);
     const counts = await waitFor(async () => {
       const n = await q.cmd('num_messages');
       return n.done + n.err === MESSAGES && n.que === 0 && n.run === 0 ? n : null;
-    }, 'every message finished', 300_000, 200);
+    }, 'every message finished', BIG ? 300_000 : 90_000, 200);
     expect(counts.err).toBe(0);
     expect(await fs.readdir(q.paths.state.run)).toEqual([]);
     expect(await q.cmd('ping')).toEqual(['pong']);
+    const log = await fs.readFile(path.join(ctx.t.root, 'log', 'queue-fds.log'), 'utf8');
+    const warned = log.split('\n').filter((l) => l.includes('cannot start scripts for want of resources'));
+    // The limit was reached (else this test proves nothing), and said once for the episode, not once per message.
+    if (NOFILE <= 128) expect(warned).toHaveLength(1);
+    expect(log).not.toMatch(/"level":(50|60)/);
   }, 400_000);
 });

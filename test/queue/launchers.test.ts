@@ -397,6 +397,34 @@ describe.each([
   );
 
   it(
+    'reports an exec the kernel refuses (the file still open for writing: ETXTBSY) with an errno name, without throwing',
+    async () => {
+      const file = path.join(dir, 'busy.sh');
+      fs.writeFileSync(file, '#!/bin/sh\necho ran >&3\n', { mode: 0o755 });
+      const writer = fs.openSync(file, 'r+');
+      try {
+        let s: Started | undefined;
+        expect(() => (s = start([file]))).not.toThrow();
+        const info = await s!.exited;
+        // sh only says 126 (found, not executable): the gate cannot name the errno more closely.
+        expect(info).toMatchObject(name === 'native' ? { spawnCode: 'ETXTBSY', spawnError: expect.stringMatching(/exec: Text file busy/) } : { spawnCode: 'EACCES', spawnError: expect.stringMatching(/could not exec/) });
+      } finally {
+        fs.closeSync(writer);
+      }
+    },
+    T,
+  );
+
+  it(
+    'a script exiting 126 or 127 itself has exited, not failed to start',
+    async () => {
+      expect(await sh('exit 126').exited).toEqual({ code: 126, signal: null });
+      expect(await sh('exit 127').exited).toEqual({ code: 127, signal: null });
+    },
+    T,
+  );
+
+  it(
     'finds a bare argv[0] through env.PATH',
     async () => {
       const s = start(['sh', '-c', 'echo ok >&3'], { env: { PATH: '/usr/bin:/bin' } });
