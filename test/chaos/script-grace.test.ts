@@ -2,9 +2,13 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { QueueProc, addQueue, waitFor } from '../helpers/rq-root.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import { QueueProc, addQueue, freePort, waitFor } from '../helpers/rq-root.js';
 import { perTestRoot } from '../helpers/per-test-root.js';
+import { MgrProc, install } from '../helpers/mgr-proc.js';
+import { queuePaths } from '../../src/config/paths.js';
 
 const BIG = process.env.RQ_CHAOS_BIG === '1';
 const MESSAGES = BIG ? 1000 : 200;
@@ -82,5 +86,42 @@ describe('script grace', () => {
       (s) => fs.rename(s, `${s}.away`),
       (s) => fs.rename(`${s}.away`, s),
     );
+  }, 180_000);
+});
+
+describe('script grace under rq-mgr (scandir)', () => {
+  let root = '';
+  let mgr: MgrProc | undefined;
+  afterEach(async () => {
+    await mgr?.stop();
+    mgr = undefined;
+    if (root) await fs.rm(root, { recursive: true, force: true });
+  });
+
+  it(`chmod -x of a scandir queue's run for ${WINDOW_MS / 1000} s under load: the queue is kept, SCRIPTERROR then UP, every message done, none in err`, async () => {
+    root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-grace-'));
+    await install(root, await freePort());
+    const dir = path.join(root, 'apps', 'deploy');
+    await fs.mkdir(dir, { recursive: true });
+    const run = path.join(dir, 'run');
+    await fs.writeFile(run, '#!/bin/sh\nsleep 0.1\necho "done ok" >&3\n', { mode: 0o755 });
+    await fs.writeFile(path.join(dir, 'config.json'), JSON.stringify({ num_workers: 4 }));
+    mgr = await MgrProc.start(root);
+    await fs.symlink(dir, path.join(root, 'scandir', 'deploy'));
+    await mgr.waitQueueUp('deploy');
+    for (let i = 0; i < MESSAGES; i++) expect((await mgr.q('deploy', 'create_message', { dest: 'deploy', param1: String(i) }))[0]).toBe('ok');
+    await waitFor(async () => (await mgr!.q('deploy', 'num_messages')).done >= 10, 'some runs done');
+    await fs.chmod(run, 0o644);
+    const brokenAt = Date.now();
+    await waitFor(async () => (await mgr!.q('deploy', 'status'))[0] === 'SCRIPTERROR', 'SCRIPTERROR');
+    await waitFor(() => Date.now() - brokenAt >= WINDOW_MS, 'the window to pass', WINDOW_MS + 5_000, 100);
+    expect(existsSync(queuePaths(root, 'deploy').dir)).toBe(true);
+    await fs.chmod(run, 0o755);
+    await waitFor(async () => (await mgr!.q('deploy', 'status'))[0] === 'UP', 'UP again');
+    const counts = await waitFor(async () => {
+      const n = await mgr!.q('deploy', 'num_messages');
+      return n.done + n.err === MESSAGES && n.que === 0 && n.run === 0 ? n : null;
+    }, 'every message finished', 120_000, 200);
+    expect(counts.err).toBe(0);
   }, 180_000);
 });
