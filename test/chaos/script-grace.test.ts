@@ -89,6 +89,32 @@ describe('script grace', () => {
   }, 180_000);
 });
 
+describe('script grace: a symlink swapped above the script', () => {
+  it('the directory watch sees nothing (it follows the old target): the retry timer finds the new script', async () => {
+    const releases = path.join(ctx.t.root, 'releases');
+    for (const r of ['1', '2']) {
+      await fs.mkdir(path.join(releases, r), { recursive: true });
+      await fs.writeFile(path.join(releases, r, 'run'), `#!/bin/sh\necho "done release ${r}" >&3\n`, { mode: 0o755 });
+    }
+    const current = path.join(ctx.t.root, 'current');
+    await fs.symlink(path.join(releases, '1'), current);
+    await addQueue(ctx.t.root, 'swap', { script: path.join(current, 'run') });
+    const q = (ctx.q = await QueueProc.start(ctx.t.root, 'swap'));
+    await q.waitState(await q.send({}), ['done']);
+    // Release 1 breaks; the queue holds, watching release 1's directory through the link.
+    await fs.chmod(path.join(releases, '1', 'run'), 0o644);
+    const held = await q.send({});
+    await waitFor(async () => (await q.cmd('status'))[0] === 'SCRIPTERROR', 'SCRIPTERROR');
+    // Deploy release 2 the atomic way: a new link renamed over the old one, in a directory nobody watches.
+    await fs.symlink(path.join(releases, '2'), `${current}.new`);
+    await fs.rename(`${current}.new`, current);
+    // No status request from here on (it would re-check the script itself): only the timer can notice.
+    await q.waitState(held, ['done', 'err'], 20_000);
+    expect(await q.state(held)).toBe('done');
+    expect((await q.cmd('get_message_status', { msg_id: held }))[1].status).toBe('done - release 2');
+  }, 60_000);
+});
+
 describe('script grace under rq-mgr (scandir)', () => {
   let root = '';
   let mgr: MgrProc | undefined;
