@@ -55,7 +55,7 @@ export class Runs {
   readonly guard: StartGuard;
 
   constructor(private readonly d: RunsDeps) {
-    this.guard = new StartGuard({ admin: d.admin, log: d.log, pump: d.pump });
+    this.guard = new StartGuard({ admin: d.admin, log: d.log, pump: d.pump, running: () => d.index.counts().run });
   }
 
   /** At shutdown: no more retries, and every script's group signalled. */

@@ -43,10 +43,15 @@ export function errnoCode(err: unknown): string | undefined {
  * accepts and creates need a few each; a start that took the last ones would make them fail
  * instead, stranding finished messages in run/.
  */
-export const HEADROOM_FDS = 16;
+export const HEADROOM_FDS = 32;
 
 /** What a running script holds in the queue process (its fds 3/4 and a pidfd). */
 const FDS_PER_START = 3;
+/**
+ * What a run's end holds at once (a status file, a directory sync), kept free for every running
+ * script: scripts started together end together, and 64 ends at once outran a flat headroom.
+ */
+const FDS_PER_END = 2;
 /** Starts one probe vouches for: it opens room for them all plus the headroom, so most starts probe nothing. */
 const STARTS_PER_PROBE = 16;
 
@@ -62,6 +67,8 @@ export interface StartGuardDeps {
   log: Logger;
   /** Dispatch again (a retry is due). */
   pump: () => void;
+  /** How many runs are under way (their ends will need fds). */
+  running: () => number;
   retryMs?: { base: number; cap: number };
   now?: () => number;
 }
@@ -91,27 +98,30 @@ export class StartGuard {
   }
 
   /**
-   * Null when a start would leave HEADROOM_FDS fds free, else the refusal. A probe opens and
-   * closes fds of /dev/null (3.5 µs a pair here); with room for STARTS_PER_PROBE starts it
-   * vouches for that many: a start pays some 20 µs of it on average (measured), 60 near the limit.
+   * Null when a start would leave HEADROOM_FDS fds free besides FDS_PER_END per run under way, else
+   * the refusal. A probe opens and closes fds of /dev/null (3.5 µs a pair here); with room for
+   * STARTS_PER_PROBE starts it vouches for that many: measured, 30 µs a start on average with no
+   * run under way, 45 with 64, against 2-3 ms from commit to start.
    */
   headroom(): Refusal | null {
     if (this.credit > 0) {
       this.credit--;
       return null;
     }
+    // Free after this start: the headroom, and what every run under way (this one too) needs to end.
+    const need = HEADROOM_FDS + FDS_PER_END * this.d.running() + FDS_PER_START + FDS_PER_END;
     const fds: number[] = [];
     let failure: unknown = null;
     try {
-      while (fds.length < HEADROOM_FDS + FDS_PER_START * STARTS_PER_PROBE) fds.push(fs.openSync('/dev/null', 'r'));
+      while (fds.length < need + (FDS_PER_START + FDS_PER_END) * (STARTS_PER_PROBE - 1)) fds.push(fs.openSync('/dev/null', 'r'));
     } catch (err) {
       failure = err;
     } finally {
       for (const fd of fds) fs.closeSync(fd);
     }
     if (!failure) this.credit = STARTS_PER_PROBE - 1;
-    if (!failure || fds.length >= HEADROOM_FDS + FDS_PER_START) return null;
-    const refusal = refusalOf(errnoCode(failure), `fewer than ${HEADROOM_FDS} free file descriptors after a start (${(failure as Error).message})`);
+    if (!failure || fds.length >= need) return null;
+    const refusal = refusalOf(errnoCode(failure), `too few free file descriptors to start another script (${(failure as Error).message})`);
     if (!refusal) throw failure;
     return refusal;
   }

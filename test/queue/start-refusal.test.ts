@@ -33,7 +33,7 @@ function guard(retryMs = { base: 100, cap: 400 }) {
   const admin = { status: 'UP', reason: '', rechecks: 0, scriptFailed: (r: string) => ((admin.status = 'SCRIPTERROR'), (admin.reason = r)), recheckScript: () => void admin.rechecks++ };
   let clock = 0;
   const pumps: number[] = [];
-  const g = new StartGuard({ admin, log, pump: () => pumps.push(clock), retryMs, now: () => clock });
+  const g = new StartGuard({ admin, log, pump: () => pumps.push(clock), running: () => 0, retryMs, now: () => clock });
   return { g, admin, pumps, lines, tick: (ms: number) => ((clock += ms), vi.advanceTimersByTime(ms)) };
 }
 
