@@ -22,6 +22,8 @@ export class ScanDir {
   private running: Promise<void> | null = null;
   private again = false;
   private closed = false;
+  /** Queues kept though their run is unusable, so that is logged once, not on every pass. */
+  private readonly holding = new Set<string>();
 
   constructor(
     private readonly sup: Supervisor,
@@ -118,13 +120,28 @@ export class ScanDir {
     // Only queues that scandir made (marker file) are ever disabled by scandir.
     for (const name of await discoverQueues(this.sup.root)) {
       if (want.has(name) || !(await isScandirQueue(this.sup.root, name))) continue;
-      this.log.info({ queue: name }, 'scandir link gone or run not executable: disabling queue');
+      if (await this.linkInPlace(name)) continue;
+      this.log.info({ queue: name }, 'scandir link gone: disabling queue');
       await this.sup.deleteQueue(name);
       await this.sup.settled(name);
     }
   }
 
+  /**
+   * A queue whose link is still there is kept though its `run` is missing or not executable, or the
+   * link dangles: that is a deploy half-way (chmod -x, a swapped symlink), which the queue rides out
+   * in SCRIPTERROR with its messages in que. Trashing it would take them all away (issue 20).
+   */
+  private async linkInPlace(name: string): Promise<boolean> {
+    const kept = await fsp.lstat(path.join(this.dir, name)).then((st) => st.isSymbolicLink(), () => false);
+    if (kept && !this.holding.has(name)) this.log.warn({ queue: name }, 'scandir link in place but its run is not usable: queue kept (SCRIPTERROR until run is fixed)');
+    if (kept) this.holding.add(name);
+    else this.holding.delete(name);
+    return kept;
+  }
+
   private async ensure(c: { name: string; target: string; config: Record<string, unknown> }): Promise<void> {
+    this.holding.delete(c.name);
     const p = queuePaths(this.sup.root, c.name);
     const text = JSON.stringify(c.config);
     if (!fs.existsSync(p.dir)) {

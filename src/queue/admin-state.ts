@@ -96,9 +96,15 @@ export class AdminState {
     if (this.scriptError && this.script!.resolve().ok) this.scriptUsable();
   }
 
-  private scriptFailed(reason: string): void {
-    this.script!.log.error({ reason }, 'SCRIPTERROR');
+  /**
+   * Holds the queue in SCRIPTERROR: the check above failed, or the kernel refused to exec the script
+   * (issue 20: a deploy caught half-way). Observers hear of it like of any status change.
+   */
+  scriptFailed(reason: string): void {
+    const was = this.scriptError;
     this.scriptError = reason;
+    if (was !== reason) this.script!.log.error({ reason }, 'SCRIPTERROR');
+    if (!was) this.onChange();
     if (this.scriptWatcher) return;
     let dir = path.dirname(this.script!.target());
     while (!fs.existsSync(dir)) dir = path.dirname(dir);
@@ -106,7 +112,7 @@ export class AdminState {
       this.scriptWatcher = fs.watch(dir, { persistent: false }, () => this.recheckScript());
       this.scriptWatcher.on('error', () => undefined);
     } catch (err) {
-      this.script!.log.warn({ err, dir }, 'cannot watch the script directory; SCRIPTERROR clears on the next status request');
+      this.script!.log.warn({ err, dir }, 'cannot watch the script directory; SCRIPTERROR clears at the next retry or status request');
     }
   }
 

@@ -1,11 +1,13 @@
 // Where a failed run goes under a retry policy (rq-beyond §B3.3, §B1.3): back to que with a backoff, or finished to err with an outcome.
-import type { Message } from '../message/message.js';
+import { type Message, cancelledStatus } from '../message/message.js';
 import type { Outcome } from './completion.js';
 import type { Coalescer } from './coalescing.js';
 import type { RunEndSpool } from './disk-full.js';
 import type { MessageIndex } from './message-index.js';
 import { type Decision, type Failure, failuresOf } from './retry-policy.js';
+import type { QueueEvents } from './queue-events.js';
 import type { ScriptRun } from './script-run.js';
+import type { ExitInfo } from './script-runner.js';
 
 export interface FailureMoveDeps {
   spool: RunEndSpool;
@@ -125,4 +127,22 @@ export async function finishToErr(d: FailureMoveDeps, id: string, from: 'prep' |
 export async function finishRun(d: FailureMoveDeps, run: ScriptRun, f: Finish): Promise<void> {
   d.coalescer.release(run);
   await finishToErr(d, run.id, 'run', run.msg, f, () => d.index.removeRun(run.id));
+}
+
+/** The `exit` of the history line that ends a run (§B14). */
+export function exitDetails(exit: ExitInfo, wallMs: number): { exit: { code: number | null; signal: string | null; wall_ms: number } } {
+  return { exit: { code: exit.code, signal: exit.signal, wall_ms: wallMs } };
+}
+
+/** A run cancelled while it ran (rq-beyond §B5): to err `cancelled` (or gone, with purge), never retried. */
+export async function endCancelled(d: FailureMoveDeps & { events: QueueEvents }, run: ScriptRun, cancel: NonNullable<ScriptRun['cancel']>, exit: ExitInfo): Promise<void> {
+  await d.spool.removePid(run.dir!);
+  const status = cancelledStatus(cancel.reason);
+  const ms = d.now() - run.startedAt;
+  run.jobStatus = status;
+  run.log.info({ by: cancel.by }, status);
+  const details = exitDetails(exit, ms);
+  await finishRun(d, run, { status, outcome: 'cancelled', fields: { cancel }, actor: cancel.by, details, purge: cancel.purge });
+  if (cancel.purge) return void d.events.emit('removed', { id: run.id, state: 'run' });
+  d.events.emit('finished', { msg: run.msg, outcome: { state: 'err', statusText: status }, code: exit.code, signal: exit.signal, ms });
 }

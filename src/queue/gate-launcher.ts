@@ -14,30 +14,55 @@ import { type ExitInfo, type Launcher, failedLaunch, killGroup } from './script-
  * With a file size limit ($3) it ignores SIGXFSZ and has util-linux prlimit set its own soft
  * RLIMIT_FSIZE in bytes (sh's `ulimit -f` counts blocks), which exec keeps. Where prlimit is missing
  * or refuses (a lower hard limit), the script runs without it and RunLog.close cuts stdio.log back.
+ *
+ * An exec the kernel refuses makes sh exit 126 or 127, which a script may exit with too: the trap
+ * tells them apart by writing that status on fd 5, which the script itself never holds.
  */
 const GATE = [
   'read _ <&4 || exit 111; printf "\\n%s - %s - RQ START - %s\\n" "$$" "$1" "$2"; lim=$3; shift 3',
   'if [ -n "$lim" ]; then trap "" XFSZ; prlimit --pid $$ --fsize="$lim": >/dev/null 2>&1; fi',
-  'exec "$@"',
+  "trap 'echo $? >&5' EXIT",
+  'exec "$@" 5>&-',
 ].join('; ');
+
+/** The errno an exit status of sh's failed exec stands for (127: not found; 126: found, not executable). */
+const EXEC_STATUS: Record<string, string> = { '126': 'EACCES', '127': 'ENOENT' };
 
 export const gateLauncher: Launcher = (r) => {
   // Checked here, since sh would report a missing program as its own exit 127.
-  if (!findExecutable(r.argv[0], r.cwd, r.env.PATH)) return failedLaunch(`spawn ${r.argv[0]} ENOENT`);
+  if (!findExecutable(r.argv[0], r.cwd, r.env.PATH)) return failedLaunch(`spawn ${r.argv[0]} ENOENT`, 'ENOENT');
   const limit = r.fileSizeLimit === undefined ? '' : String(r.fileSizeLimit);
   const child = spawn('/bin/sh', ['-c', GATE, 'rq-start', r.header.time, r.header.script, limit, ...r.argv], {
     cwd: r.cwd,
     env: r.env,
-    stdio: ['ignore', r.logFd, r.logFd, 'pipe', 'pipe'],
+    stdio: ['ignore', r.logFd, r.logFd, 'pipe', 'pipe', 'pipe'],
     detached: true,
   });
-  const pid = child.pid ?? -1;
-  if (pid > 0) {
-    try {
-      os.setPriority(pid, 19);
-    } catch {
-      // Already exited: its priority no longer matters.
-    }
+  let execStatus = '';
+  const execChecked = new Promise<void>((resolve) => {
+    const status = (child.stdio as unknown as Array<Readable | undefined>)[5];
+    if (!status) return resolve();
+    status.on('data', (c: Buffer) => (execStatus += c.toString()));
+    status.on('close', resolve);
+    status.on('error', resolve);
+  });
+  const exited = new Promise<ExitInfo>((resolve) => {
+    child.once('exit', (code, signal) => {
+      void execChecked.then(() => {
+        const failed = execStatus.trim();
+        if (!failed) return resolve({ code, signal });
+        resolve({ code, signal, spawnError: `sh could not exec ${r.argv[0]} (exit ${failed})`, spawnCode: EXEC_STATUS[failed] ?? 'EACCES' });
+      });
+    });
+    child.once('error', (err: NodeJS.ErrnoException) => resolve({ code: null, signal: null, spawnError: err.message, ...(err.code ? { spawnCode: err.code } : {}) }));
+  });
+  // Not started (EMFILE, EAGAIN…): Node says why on the next tick and has made no pipes.
+  if (child.pid === undefined) return { ...failedLaunch('not started'), exited };
+  const pid = child.pid;
+  try {
+    os.setPriority(pid, 19);
+  } catch {
+    // Already exited: its priority no longer matters.
   }
   const toScript = child.stdio[4] as Writable;
   toScript.on('error', () => undefined);
@@ -47,9 +72,6 @@ export const gateLauncher: Launcher = (r) => {
     fromScript: child.stdio[3] as Readable,
     toScript,
     kill: (signal) => killGroup(pid, signal),
-    exited: new Promise<ExitInfo>((resolve) => {
-      child.once('exit', (code, signal) => resolve({ code, signal }));
-      child.once('error', (err) => resolve({ code: null, signal: null, spawnError: err.message }));
-    }),
+    exited,
   };
 };

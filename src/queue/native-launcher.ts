@@ -48,9 +48,16 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
     const envp = Object.entries(r.env).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`]));
     if ([...r.argv, ...envp, r.cwd].some((s) => s.includes('\0'))) return failedLaunch('an argument or environment value contains a NUL byte');
     const file = findExecutable(r.argv[0], r.cwd, r.env.PATH);
-    if (!file) return failedLaunch(`spawn ${r.argv[0]} ENOENT`);
-    const [fromFd, childWrite] = addon.pipe();
-    const [childRead, toFd] = addon.pipe();
+    if (!file) return failedLaunch(`spawn ${r.argv[0]} ENOENT`, 'ENOENT');
+    const fds: number[] = [];
+    try {
+      fds.push(...addon.pipe(), ...addon.pipe());
+    } catch (err) {
+      // Out of fds (EMFILE): reported like a failed exec, so the message waits in que for a retry.
+      for (const fd of fds) fs.closeSync(fd);
+      return failedLaunch((err as Error).message, (err as NodeJS.ErrnoException).code);
+    }
+    const [fromFd, childWrite, childRead, toFd] = fds;
     let exit!: (info: ExitInfo) => void;
     const exited = new Promise<ExitInfo>((resolve) => (exit = resolve));
     const header = startHeader('\0', r.header).split('\0');
@@ -61,7 +68,7 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
       );
     } catch (err) {
       for (const fd of [fromFd, toFd]) fs.closeSync(fd);
-      return failedLaunch((err as Error).message);
+      return failedLaunch((err as Error).message, (err as NodeJS.ErrnoException).code);
     } finally {
       for (const fd of [childWrite, childRead]) fs.closeSync(fd);
     }

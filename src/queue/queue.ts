@@ -163,7 +163,7 @@ export class Queue {
     this.dispatcher = new Dispatcher({
       index,
       config,
-      canStart: () => this.admin.status === 'UP',
+      canStart: () => this.admin.status === 'UP' && this.runs.guard.canStart(),
       now: this.now,
       start: (msg) => this.runs.run(msg),
       expire: (msg) => void this.lifecycle.expire(msg, deadlineOf(msg, this.configNow)),
@@ -284,7 +284,7 @@ export class Queue {
     // The dispatcher stops first, so a run ended by the signals below starts no other.
     const dispatched = this.dispatcher.stop();
     this.admin.close();
-    for (const run of this.index.allRuns()) run.stop();
+    this.runs.stop();
     this.limits.withdrawAll();
     await dispatched;
     await this.webhooksSent();

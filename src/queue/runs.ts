@@ -2,23 +2,25 @@
 import type { Logger } from 'pino';
 import type { QueueConfig } from '../config/queue-config.js';
 import { type HostInfo, hostUrl } from '../message/message-id.js';
-import { type Message, cancelledStatus } from '../message/message.js';
+import type { Message } from '../message/message.js';
 import { markShutdown } from '../spool/message-files.js';
 import type { QueueSpool } from '../spool/queue-spool.js';
 import type { AdminState } from './admin-state.js';
 import type { Coalescer } from './coalescing.js';
-import { type Outcome, decideOutcome, recordCompletion, spawnFailure } from './completion.js';
+import { type Outcome, decideOutcome, spawnFailure } from './completion.js';
 import { isNoSpace, roomProbe, spaceWaitingSpool } from './disk-full.js';
-import { type DupDeps, dup } from './dup.js';
-import { type FailureMoveDeps, failureOf, finishRun, retryRun } from './failure-moves.js';
+import type { DupDeps } from './dup.js';
+import { type FailureMoveDeps, endCancelled, exitDetails, failureOf, finishRun, retryRun } from './failure-moves.js';
 import type { MessageIndex } from './message-index.js';
-import { isProgressLine, parseLine } from './pipe-protocol.js';
 import type { QueueEvents } from './queue-events.js';
+import { onRunLine } from './run-lines.js';
 import { type Decision, attemptOf, decideFailure, failuresOf } from './retry-policy.js';
 import { RunDeadlines } from './run-deadlines.js';
 import { NO_ENV, type RunPolicy, killGraceOf, runPolicy } from './run-policy.js';
 import { KILL_GRACE_MS, ScriptRun } from './script-run.js';
-import { type ExitInfo, type Launcher, execArgv, scriptEnv, startScript } from './script-runner.js';
+import { type ExitInfo, type Launcher, type RunningScript, execArgv, scriptEnv, startScript } from './script-runner.js';
+import { type Refusal, StartGuard, errnoCode, refusalOf, startRefusal } from './start-refusal.js';
+import type { HistoryEntry } from '../spool/queue-spool.js';
 
 export interface RunsDeps {
   host: HostInfo;
@@ -44,28 +46,35 @@ export interface RunsDeps {
   random?: () => number;
 }
 
-/** The `exit` of the history line that ends a run (§B14). */
-function exitDetails(exit: ExitInfo, wallMs: number): { exit: { code: number | null; signal: string | null; wall_ms: number } } {
-  return { exit: { code: exit.code, signal: exit.signal, wall_ms: wallMs } };
-}
-
 export class Runs {
   /** What ends a run writes through: on a full disk each write waits for space (DISK FULL) rather than failing the run. */
   private readonly ends: FailureMoveDeps;
+  /** Holds dispatch after a refused start (the dispatcher asks it) and retries. */
+  readonly guard: StartGuard;
 
   constructor(private readonly d: RunsDeps) {
     this.ends = { ...d, spool: spaceWaitingSpool(d.spool, d.admin.disk) };
+    this.guard = new StartGuard({ admin: d.admin, log: d.log, pump: d.pump, running: () => d.index.counts().run });
+  }
+
+  /** At shutdown: no more retries, and every script's group signalled. */
+  stop(): void {
+    this.guard.close();
+    for (const run of this.d.index.allRuns()) run.stop();
   }
 
   /** Runs `msg`, already out of the que, to its end; never rejects. */
   async run(msg: Message): Promise<void> {
     const { spool, index } = this.d;
+    // Checked before the message leaves que/: a start short of fds costs it nothing, not even a history line.
+    const short = this.guard.headroom();
+    if (short) return this.notNow(msg, short);
     const config = this.d.config();
     const startMs = this.d.now();
     const run = new ScriptRun(msg, this.d.log.child({ msg_id: msg.msg_id }), startMs, killGraceOf(config, this.d.killGraceMs ?? KILL_GRACE_MS));
     index.addRun(run);
-    this.d.coalescer.fold(run);
     try {
+      this.d.coalescer.fold(run);
       // The start is synchronous: rename, history line, mkdir, realpath and access are each a few
       // microseconds, while a thread-pool round trip per step would add up in commit-to-start latency.
       // The que → run line waits for the spawn, so it can say which pid ran which attempt (§B14).
@@ -75,14 +84,11 @@ export class Runs {
       const started = (pid?: number) => ({ from: 'que' as const, to: 'run' as const, actor: 'dispatcher', ...(pid ? { pid } : {}), attempt });
       const jobDir = spool.makeJobDir(dir);
       const script = this.d.admin.resolveScript();
-      if (!script.ok) {
-        spool.appendHistory(dir, started());
-        this.backToQue(run, `script error: ${script.reason}`);
-        return;
-      }
+      if (!script.ok) return this.refuse(run, started(), { kind: 'script', code: 'ENOENT', text: `script error: ${script.reason}` });
       const policy = runPolicy(msg, config, jobDir, run.killGraceMs, startMs);
-      run.began(
-        startScript(
+      let running: RunningScript;
+      try {
+        running = startScript(
           {
             argv: execArgv(config.exec_prefix, script.path),
             env: scriptEnv({
@@ -98,16 +104,25 @@ export class Runs {
               baseEnv: policy.env === NO_ENV ? this.d.baseEnv : { ...this.d.baseEnv, ...policy.env },
             }),
             jobDir,
-            onLine: (line) => this.onLine(run, line),
+            onLine: (line) => onRunLine(this.d, run, line),
             output: policy.output,
             log: run.log,
             leftoverGraceMs: run.killGraceMs,
           },
           this.d.launch,
-        ),
-        (text) => spool.writeStatus(dir, text),
-      );
-      const pid = run.script!.pid;
+        );
+      } catch (err) {
+        // stdio.log could not be opened (EMFILE…): not the message's failure either.
+        const refusal = refusalOf(errnoCode(err), `could not start script: ${(err as Error).message}`);
+        if (!refusal) throw err;
+        return this.refuse(run, started(), refusal);
+      }
+      if (running.pid <= 0) {
+        const refusal = startRefusal(await running.finished);
+        if (refusal) return this.refuse(run, started(), refusal);
+      } else this.guard.started();
+      run.began(running, (text) => spool.writeStatus(dir, text));
+      const pid = running.pid;
       spool.appendHistory(dir, started(pid > 0 ? pid : undefined));
       run.log.info({ pid, script: script.path }, 'script started');
       this.d.events.emit('started', { msg, pid, script: script.path });
@@ -122,6 +137,13 @@ export class Runs {
       }
       const exit = await run.script!.finished;
       run.deadlines?.stop();
+      this.guard.ended();
+      // The gate reports an exec sh could not do only once sh has exited.
+      const late = startRefusal(exit);
+      if (late) {
+        await spool.removePid(dir);
+        return this.refuse(run, null, late);
+      }
       this.release(run);
       await this.end(run, exit, policy);
     } catch (err) {
@@ -151,7 +173,13 @@ export class Runs {
     this.d.released(run.id);
   }
 
-  /** The script is missing or not executable: back to que (the admin state holds the queue in SCRIPTERROR). */
+  /** The script could not be started: back to que as it came, attempt not counted; the guard holds dispatch and retries. */
+  private refuse(run: ScriptRun, started: Omit<HistoryEntry, 'at'> | null, r: Refusal): void {
+    if (started && run.dir) this.d.spool.appendHistory(run.dir, started);
+    this.guard.refused(r);
+    this.backToQue(run, r.text);
+  }
+
   private backToQue(run: ScriptRun, reason: string): void {
     if (run.dir) this.d.spool.moveNow(run.id, 'run', 'que', { actor: 'dispatcher', reason });
     this.d.coalescer.release(run);
@@ -181,24 +209,11 @@ export class Runs {
     }
   }
 
-  private onLine(run: ScriptRun, line: string): void {
-    const pl = parseLine(line);
-    this.d.events.emit('line', isProgressLine(pl) ? { id: run.id, line, progress: pl.arg } : { id: run.id, line });
-    run.lastLine = this.d.now();
-    run.deadlines?.beat(run.lastLine);
-    // `beat` renews the heartbeat only: the operator's progress text stays (rq-beyond §B11).
-    if (pl.keyword === 'beat') return;
-    run.setStatus(pl.arg);
-    if (pl.keyword === 'dup') {
-      run.track(dup(this.d.dup, run, pl.arg).then((reply) => run.script?.reply(reply)));
-      return;
-    }
-    const had = run.completion;
-    run.completion = recordCompletion(had, pl, run.msg, Math.floor(this.d.now() / 1000));
-    if (!had && run.completion?.kind === 'resend') {
-      const dir = run.dir!;
-      run.track(Promise.all([this.d.spool.writeMessage('run', run.id, run.msg), this.d.spool.markResend(dir)]));
-    }
+  /** Refused before leaving que/: the message goes back to the index and its worker slot is free. */
+  private notNow(msg: Message, r: Refusal): void {
+    this.guard.refused(r);
+    this.d.index.enqueue(msg);
+    this.d.released(msg.msg_id);
   }
 
   /** The script has been reaped: decide the outcome, write the final status, move the message on. */
@@ -221,7 +236,7 @@ export class Runs {
       : decideOutcome(run.completion, run.script!.pid, exit.code, exit.signal, Number(msg.count) || 0, Number(msg.max_count) || 0);
     if (run.cancel) {
       // Cancelled: err `cancelled`, never retried, unless the script had already finished its work.
-      if (classic.state !== 'done' && classic.state !== 'relayed') return this.endCancelled(run, run.cancel, exit);
+      if (classic.state !== 'done' && classic.state !== 'relayed') return endCancelled({ ...this.ends, events: this.d.events }, run, run.cancel, exit);
       this.d.spool.appendHistory(dir, { event: 'cancel_too_late', actor: run.cancel.by });
     }
     const failure = failureOf(run, classic, exit);
@@ -268,18 +283,6 @@ export class Runs {
       await moved.sync();
     }
     this.d.events.emit('finished', { msg, outcome, code: exit.code, signal: exit.signal, ms });
-  }
-
-  private async endCancelled(run: ScriptRun, cancel: NonNullable<ScriptRun['cancel']>, exit: ExitInfo): Promise<void> {
-    await this.ends.spool.removePid(run.dir!);
-    const status = cancelledStatus(cancel.reason);
-    const ms = this.d.now() - run.startedAt;
-    run.jobStatus = status;
-    run.log.info({ by: cancel.by }, status);
-    const details = exitDetails(exit, ms);
-    await finishRun(this.ends, run, { status, outcome: 'cancelled', fields: { cancel }, actor: cancel.by, details, purge: cancel.purge });
-    if (cancel.purge) return void this.d.events.emit('removed', { id: run.id, state: 'run' });
-    this.d.events.emit('finished', { msg: run.msg, outcome: { state: 'err', statusText: status }, code: exit.code, signal: exit.signal, ms });
   }
 
   /** A run that could not proceed: to err with a status saying why. */

@@ -114,6 +114,8 @@ export interface ExitInfo {
   signal: NodeJS.Signals | null;
   /** Set when the process could not be started at all. */
   spawnError?: string;
+  /** The errno name of that failure (EACCES, EMFILE…), when there is one: it decides whether the start is retried (start-refusal.ts). */
+  spawnCode?: string;
 }
 
 export interface RunningScript {
@@ -167,10 +169,11 @@ export function killGroup(pid: number, signal: NodeJS.Signals): void {
 export type Launcher = (r: LaunchRequest) => LaunchedChild;
 
 /** What a launcher returns for a process it could not start. */
-export function failedLaunch(spawnError: string): LaunchedChild {
+export function failedLaunch(spawnError: string, spawnCode?: string): LaunchedChild {
   const nothing = new net.Socket();
   nothing.destroy();
-  return { pid: -1, fromScript: nothing, toScript: nothing, exited: Promise.resolve({ code: null, signal: null, spawnError }), kill: () => undefined };
+  const exit: ExitInfo = { code: null, signal: null, spawnError, ...(spawnCode ? { spawnCode } : {}) };
+  return { pid: -1, fromScript: nothing, toScript: nothing, exited: Promise.resolve(exit), kill: () => undefined };
 }
 
 /** The header line of spec §4.5, for launchers that can format it themselves. */

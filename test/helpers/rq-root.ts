@@ -98,9 +98,12 @@ export class QueueProc {
     readonly child: ChildProcess,
   ) {}
 
-  static async start(root: string, name: string, opts: { env?: NodeJS.ProcessEnv } = {}): Promise<QueueProc> {
+  /** `wrap`: a command that execs the rest of its argv (e.g. prlimit), so the child's pid stays the queue's. */
+  static async start(root: string, name: string, opts: { env?: NodeJS.ProcessEnv; wrap?: string[] } = {}): Promise<QueueProc> {
     const logFd = fs.openSync(path.join(root, 'log', `queue-${name}.log`), 'a');
-    const child = spawn(process.execPath, [...QUEUE_NODE_FLAGS, path.join(PROJECT, 'dist', 'queue', 'queue-main.js'), '--root', root, '--name', name, '--watch-stdin'], {
+    const argv = [process.execPath, ...QUEUE_NODE_FLAGS, path.join(PROJECT, 'dist', 'queue', 'queue-main.js'), '--root', root, '--name', name, '--watch-stdin'];
+    const [cmd, ...args] = [...(opts.wrap ?? []), ...argv];
+    const child = spawn(cmd, args, {
       stdio: ['pipe', logFd, logFd],
       env: { ...process.env, RQ_LOG_LEVEL: 'debug', ...opts.env },
     });

@@ -64,7 +64,12 @@ export class FakeLauncher {
   private nextPid = 4_000_000;
   private waiters: Array<() => void> = [];
 
+  /** What the next launches do instead of starting a script (return a failedLaunch, or throw), in order. */
+  readonly failures: Array<(r: LaunchRequest) => LaunchedChild> = [];
+
   readonly launch: Launcher = (r) => {
+    const fail = this.failures.shift();
+    if (fail) return fail(r);
     const s = new FakeScript(r, this.nextPid++);
     this.started.push(s);
     this.waiters.splice(0).forEach((w) => w());

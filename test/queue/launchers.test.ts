@@ -391,8 +391,36 @@ describe.each([
       for (const argv0 of [path.join(dir, 'no-such-script'), 'rq-no-such-command-on-path']) {
         let s: Started | undefined;
         expect(() => (s = start([argv0, 'arg']))).not.toThrow();
-        expect(await s!.exited, argv0).toEqual({ code: null, signal: null, spawnError: expect.stringMatching(/ENOENT/) });
+        expect(await s!.exited, argv0).toEqual({ code: null, signal: null, spawnError: expect.stringMatching(/ENOENT/), spawnCode: 'ENOENT' });
       }
+    },
+    T,
+  );
+
+  it(
+    'reports an exec the kernel refuses (the file still open for writing: ETXTBSY) with an errno name, without throwing',
+    async () => {
+      const file = path.join(dir, 'busy.sh');
+      fs.writeFileSync(file, '#!/bin/sh\necho ran >&3\n', { mode: 0o755 });
+      const writer = fs.openSync(file, 'r+');
+      try {
+        let s: Started | undefined;
+        expect(() => (s = start([file]))).not.toThrow();
+        const info = await s!.exited;
+        // sh only says 126 (found, not executable): the gate cannot name the errno more closely.
+        expect(info).toMatchObject(name === 'native' ? { spawnCode: 'ETXTBSY', spawnError: expect.stringMatching(/exec: Text file busy/) } : { spawnCode: 'EACCES', spawnError: expect.stringMatching(/could not exec/) });
+      } finally {
+        fs.closeSync(writer);
+      }
+    },
+    T,
+  );
+
+  it(
+    'a script exiting 126 or 127 itself has exited, not failed to start',
+    async () => {
+      expect(await sh('exit 126').exited).toEqual({ code: 126, signal: null });
+      expect(await sh('exit 127').exited).toEqual({ code: 127, signal: null });
     },
     T,
   );
