@@ -82,9 +82,9 @@ export class MessageIndex {
     return [...this.prep.keys()].slice(0, limit);
   }
 
+  /** Into the que; a message with a large body is held as a light copy (message-bodies.ts), so `queued` may not return this same object. */
   enqueue(msg: Message): void {
-    this.bodies?.lighten(msg);
-    this.que.insert(msg);
+    this.que.insert(this.bodies ? this.bodies.lighten(msg) : msg);
   }
 
   /** Takes a message out of the que, or out of the parked ones (whose slot or place in line then goes back), with its body. */
@@ -102,7 +102,7 @@ export class MessageIndex {
 
   /** A message out of the que while it waits on dependencies or for a limit slot; its expiry deadline still holds. */
   park(msg: Message, owner: ParkOwner): void {
-    this.bodies?.lighten(msg);
+    // Kept whole: the dependency waits and the limit gate hold this same object and enqueue it later.
     this.parked.set(msg.msg_id, { msg, owner });
     const at = this.deadlineOf(msg);
     if (at !== null) this.parkedDeadlines.insert({ msg_id: msg.msg_id, due: at / 1000 });

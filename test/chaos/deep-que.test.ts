@@ -42,7 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await q?.stop();
   await t?.cleanup();
-});
+}, BIG ? 600_000 : 30_000);
 
 describe(`a paused queue holding ${COUNT} messages of 64 KiB`, () => {
   it(`stays under ${RSS_BOUND_MB} MB of RSS, answers for each with its whole body, and runs each with it`, async () => {
