@@ -23,7 +23,7 @@ type Row = { queue: string; status: string; counts: QueueMetrics['live']['counts
 const queueLine = (r: Row) => (r.counts ? `${r.queue} ${r.status} ${COUNTS.map((k) => `${k} ${r.counts![k]}`).join(' ')}` : `${r.queue} ${r.status}`);
 
 const queues: RqCommand = {
-  summary: 'list the root\'s queues with their status (UP, PAUSE, DOWN, SCRIPTERROR) and message counts',
+  summary: 'list the root\'s queues with their status (UP, PAUSE, DOWN, SCRIPTERROR, DISK FULL) and message counts',
   options: [JSON_FLAG],
   notes: ['A queue whose process does not answer is listed as UNREACHABLE, named on stderr, and makes the first line fail <n> (exit 1).'],
   examples: ['rq queues', 'rq queues --json'],

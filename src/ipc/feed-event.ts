@@ -31,7 +31,7 @@ export interface FeedEvent {
   pid?: number;
   /** bulk: the job after a batch, or finished (`state`), with its counts. */
   bulk?: { job: string; op: string; total: number; done: number; changed: number; skipped: Record<string, number>; state: string };
-  /** finished: the job status text; progress: the message's status (`run - <text>`); status: UP, PAUSE, DOWN or SCRIPTERROR. */
+  /** finished: the job status text; progress: the message's status (`run - <text>`); status: UP, PAUSE, DOWN, SCRIPTERROR or DISK FULL. */
   status?: string;
 }
 

@@ -70,7 +70,7 @@ export class QueueClient {
     return answer(await this.send('uptime', {}), isNumber, true);
   }
 
-  /** UP, PAUSE, DOWN or SCRIPTERROR. */
+  /** UP, PAUSE, DOWN, SCRIPTERROR or DISK FULL. */
   async status(): Promise<Answer<string>> {
     return answer(await this.send('status', {}), isString, true);
   }

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { rootPaths } from '../config/paths.js';
 import { loadGlobalConfig } from '../config/global-config.js';
+import { webLimits } from '../config/web-limits.js';
 import { exposureWarnings } from '../config/exposure.js';
 import { listenSocket } from '../ipc/socket-server.js';
 import { createLogger } from '../log.js';
@@ -57,7 +58,7 @@ export async function runMgr(opts: RunOptions): Promise<number> {
 
   const limits = new LimitsService({ root: opts.root, log: log.child({ component: 'limits' }) });
   await limits.start();
-  const sup = new Supervisor({ root: opts.root, log, env, queueExited: (name, how) => void limits.queueExited(name, how) });
+  const sup = new Supervisor({ root: opts.root, log, env, queueExited: (name, how) => void limits.queueExited(name, how), webGraceMs: webLimits(config).shutdownGraceMs });
   await sup.start();
   limits.arbiter.expect(sup.queueNames());
   const scandir = new ScanDir(sup, log.child({ component: 'scandir' }));

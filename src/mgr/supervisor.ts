@@ -20,7 +20,12 @@ export interface SupervisorDeps {
   distDir?: string;
   /** A queue process ended (limits: its slots are orphaned, or freed); `restarting` unless stopped or in ERROR. */
   queueExited?: (name: string, how: 'restarting' | 'stopped' | 'abandoned') => void;
+  /** The web's `shutdown_grace_s` in ms: its TERM → KILL waits that long, and a few seconds more to close. */
+  webGraceMs?: number;
 }
+
+/** What the web needs past its requests' grace to end its streams and close (before rq-mgr's KILL). */
+const WEB_CLOSE_MS = 10_000;
 
 export class Supervisor {
   readonly workers = new Map<string, Worker>();
@@ -165,7 +170,7 @@ export class Supervisor {
    */
   async shutdown(): Promise<void> {
     this.retire();
-    await Promise.all([this.web, this.timers].map((w) => w?.stop()));
+    await Promise.all([this.web?.stop(WEB_CLOSE_MS + (this.deps.webGraceMs ?? 0)), this.timers?.stop()]);
     await Promise.all([...this.workers.values()].map((w) => w.stop()));
   }
 

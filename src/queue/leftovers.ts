@@ -1,10 +1,10 @@
 // Ends what a finished script left running in its process group: TERM at once, KILL once the queue's kill grace has passed.
+import fs from 'node:fs';
 import type { Logger } from 'pino';
 
 /**
  * Called once the script has exited and been reaped. One kill(2) on the group: when nothing is
- * left (the usual case) it fails with ESRCH and that is all it costs, no /proc scan per run. A
- * group still alive cannot have its id reused, so the later KILL reaches the same stragglers.
+ * left (the usual case) it fails with ESRCH and that is all it costs, no /proc scan per run.
  * A daemon that left the group with setsid(2) is out of reach here.
  */
 export function endLeftovers(pgid: number, log: Logger, graceMs: number): void {
@@ -12,6 +12,9 @@ export function endLeftovers(pgid: number, log: Logger, graceMs: number): void {
   if (!signal(pgid, 'SIGTERM')) return;
   log.warn({ pgid }, 'the script exited and left processes in its group: sent them TERM');
   const timer = setTimeout(() => {
+    // The leader (the script, pid = pgid) is gone for good: a live process with its pid is a reuse
+    // that may lead a new group of the same number, and is left alone.
+    if (fs.existsSync(`/proc/${pgid}`)) return;
     if (signal(pgid, 'SIGKILL')) log.warn({ pgid, grace_ms: graceMs }, 'processes the script left outlived the kill grace: sent them KILL');
   }, graceMs);
   timer.unref();

@@ -210,7 +210,7 @@ export class Queue {
     return this.index.counts();
   }
 
-  /** UP, PAUSE, DOWN or SCRIPTERROR, with the admin files re-read and a fixed script noticed. */
+  /** UP, PAUSE, DOWN, SCRIPTERROR or DISK FULL, with the admin files re-read and a fixed script noticed. */
   status(): QueueStatus {
     this.admin.refresh();
     this.admin.recheckScript();

@@ -80,6 +80,11 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
 
   limitConnections(app.server, ctx.limits, ctx.log);
   installGracefulClose(app, ctx.limits.shutdownGraceMs, ctx.log);
+  // Every 503 and 429 says when to come back, whichever layer refused (a busy queue socket, say).
+  app.addHook('onSend', async (_req, reply, payload) => {
+    if ((reply.statusCode === 503 || reply.statusCode === 429) && !reply.hasHeader('Retry-After')) reply.header('Retry-After', String(ctx.limits.retryAfterS));
+    return payload;
+  });
 
   const hosts = allowedHostNames(deps.config);
   app.decorate('rqFieldLimit', limits.field);

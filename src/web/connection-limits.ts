@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { RqError } from '../errors.js';
-import type { WebLimits } from './web-limits.js';
+import type { WebLimits } from '../config/web-limits.js';
 
 /** How long a refused socket may take to read its answer before it is cut. */
 const LINGER_MS = 2000;

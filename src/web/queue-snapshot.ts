@@ -10,7 +10,7 @@ export interface QueueSnapshot {
   alive: boolean;
   /** Why it did not (no reply, refused). */
   error?: string;
-  /** UP, PAUSE, DOWN or SCRIPTERROR. */
+  /** UP, PAUSE, DOWN, SCRIPTERROR or DISK FULL. */
   status?: string;
   uptime?: number;
   /** Absent while DOWN (the queue refuses to count then) or dead. */

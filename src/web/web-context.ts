@@ -18,7 +18,7 @@ import { Urls } from './urls.js';
 import { type SafeHtml, html } from './views/html.js';
 import { layout } from './views/layout.js';
 import type { WebDeps } from './web-deps.js';
-import { type WebLimits, webLimits } from './web-limits.js';
+import { type WebLimits, webLimits } from '../config/web-limits.js';
 
 export interface PageOptions {
   queue?: string;

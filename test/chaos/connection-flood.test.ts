@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queuePaths } from '../../src/config/paths.js';
 import { queueCommand } from '../../src/ipc/rq1.js';
 import { DEFAULT_MAX_SOCKET_CONNECTIONS } from '../../src/ipc/socket-server.js';
-import { DEFAULT_WEB_LIMITS } from '../../src/web/web-limits.js';
+import { DEFAULT_WEB_LIMITS } from '../../src/config/web-limits.js';
 import { waitFor } from '../helpers/rq-root.js';
 import { type WebRoot, send, startWebRoot, waitState } from '../web/web-root.js';
 

@@ -1,4 +1,4 @@
-// A journal on a full disk while the que has room: creates are made durable by their own fsyncs and answered ok, never refused after they ran.
+// A journal on a full disk while the que has room: creates are made durable by a syncfs of the spool instead and answered ok, never refused after they ran.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -40,7 +40,7 @@ afterAll(async () => {
 });
 
 describe('a create whose journal record cannot be written', () => {
-  it('is answered ok and runs to done: its msg is already on disk, and its own fsyncs make it durable', async () => {
+  it('is answered ok and runs to done: its msg is already on disk, and a syncfs makes it durable', async () => {
     const ids: string[] = [];
     // Sent one by one: each may start before its durability is settled, the case where a refusal would lie.
     for (let i = 0; i < 20; i++) ids.push(await q!.send({ param1: 'done', param2: `j${i}` }));

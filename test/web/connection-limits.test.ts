@@ -4,7 +4,7 @@ import net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { type ConnectionCounts, limitConnections } from '../../src/web/connection-limits.js';
-import { DEFAULT_WEB_LIMITS } from '../../src/web/web-limits.js';
+import { DEFAULT_WEB_LIMITS } from '../../src/config/web-limits.js';
 import { waitFor } from '../helpers/rq-root.js';
 
 let server: http.Server;

@@ -184,6 +184,8 @@ describe('buildApp with nothing running', () => {
     expect(dash.body).toMatch(/id="timer-error">Error: /);
     const list = await app.inject({ url: '/q.json' });
     expect(list.statusCode).toBe(503);
+    // Every 503 says when to come back, not only the connection limits' own.
+    expect(list.headers['retry-after']).toBe('5');
     expect(list.headers['content-type']).toMatch(/^application\/json/);
     expect(JSON.parse(list.body)).toEqual(['fail', 'QueueMgr not running']);
     expect((await app.inject({ url: '/q/test' })).body).toBe('503 - QueueMgr not running');

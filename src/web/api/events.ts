@@ -57,6 +57,8 @@ export function matches(f: EventFilter, ev: FeedEvent): boolean {
 export function eventStream(ctx: WebContext) {
   return async function events(req: FastifyRequest, reply: FastifyReply) {
     const filter = await readFilter(ctx, req.query);
+    // Gone while the filter was read: its 'close' has fired already, so a slot taken now would never be let go.
+    if (req.raw.socket.destroyed) return reply.hijack();
     let sse: SseStream | null = null;
     const listener: Listener = {
       queues: filter.queues,

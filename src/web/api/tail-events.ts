@@ -36,6 +36,8 @@ export function tailEvents(ctx: WebContext) {
     };
     // Unknown messages get the 404 page now, before the stream starts.
     if (!(await locate())) throw RqError.of('RQ_ERR_MSG_NOT_FOUND', `${q}/${id}`);
+    // Gone during the lookup: its 'close' has fired already, so a slot taken now would never be let go.
+    if (req.raw.socket.destroyed) return reply.hijack();
     // Over max_sse_streams or max_tails_per_message: 503 with Retry-After, before the stream starts.
     reply.header('Retry-After', String(ctx.limits.retryAfterS));
     let stop = (): void => undefined;

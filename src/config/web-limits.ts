@@ -1,5 +1,5 @@
 // The web's connection bounds and timeouts, each from config/config.json or its default (docs/http-api.md "Connection limits").
-import type { GlobalConfig } from '../config/global-config.js';
+import type { GlobalConfig } from './global-config.js';
 
 export interface WebLimits {
   /** Open HTTP connections at once; past it a new one is answered 503. */
