@@ -1,9 +1,9 @@
 // File-descriptor exhaustion (issue 20 item 3): a queue process at its fd limit strands no message in run/ and keeps answering.
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { QueueProc, addQueue, waitFor } from '../helpers/rq-root.js';
+import { hasPrlimit } from '../helpers/prlimit.js';
 import { perTestRoot } from '../helpers/per-test-root.js';
 
 const BIG = process.env.RQ_CHAOS_BIG === '1';
@@ -12,15 +12,6 @@ const MESSAGES = BIG ? 3000 : 300;
 // needs some 40 of its own: 256 is never reached. 128 is, by half the workers; RQ_CHAOS_NOFILE picks another.
 const NOFILE = Number(process.env.RQ_CHAOS_NOFILE ?? 128);
 const WORKERS = 64;
-
-function hasPrlimit(): boolean {
-  try {
-    execFileSync('prlimit', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 // prlimit execs node itself (the pid stays the queue's); without it, a shell lowers the limit and execs.
 const WRAP = hasPrlimit() ? ['prlimit', `--nofile=${NOFILE}:${NOFILE}`, '--'] : ['/bin/sh', '-c', `ulimit -n ${NOFILE} && exec "$@"`, 'rq-queue'];

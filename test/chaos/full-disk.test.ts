@@ -10,6 +10,7 @@ import { queuePaths } from '../../src/config/paths.js';
 import { type SpoolFile, type SpoolFs, nodeSpoolFs } from '../../src/spool/spool-fs.js';
 import { MgrProc, install } from '../helpers/mgr-proc.js';
 import { VERBS_SH, freePort, waitFor } from '../helpers/rq-root.js';
+import { fillDisk } from '../helpers/disk-fill.js';
 import { inProcessQueue } from '../queue/in-process.js';
 
 const run = promisify(execFile);
@@ -34,24 +35,6 @@ async function doneMarkers(doneDir: string): Promise<Map<string, number>> {
 }
 
 /** Writes zeros until the filesystem refuses: every free page taken. */
-function fill(file: string): void {
-  const fd = fs.openSync(file, 'w');
-  try {
-    for (const size of [1 << 20, 4096]) {
-      const chunk = Buffer.alloc(size);
-      for (;;) {
-        try {
-          fs.writeSync(fd, chunk);
-        } catch {
-          break;
-        }
-      }
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
 /** The batches' replies: marker → acknowledged; refused ones checked to be refusals for want of space. */
 function tally(reply: Reply, markers: string[], acked: Set<string>): number {
   expect(reply[0]).toBe('ok');
@@ -110,7 +93,7 @@ describe('a full disk under a real root (tmpfs)', () => {
     const filler = path.join(root, 'filler');
     for (let start = 0; start < COUNT; start += BATCH) {
       // Full once 40 % are in: the que is deep, scripts are running, creates keep coming.
-      if (start === Math.floor((COUNT * 0.4) / BATCH) * BATCH) fill(filler);
+      if (start === Math.floor((COUNT * 0.4) / BATCH) * BATCH) fillDisk(filler);
       const markers = Array.from({ length: Math.min(BATCH, COUNT - start) }, (_, i) => `m${start + i}`);
       const reply = (await m.q('dq', 'create_messages', { messages: markers.map((param2) => ({ dest: 'dq', param1: 'done', param2 })) })) as Reply;
       refused += tally(reply, markers, acked);

@@ -1,20 +1,12 @@
 // The socket server in a process out of file descriptors (issue 20): clients are turned away, never left hanging, and it answers again once fds are free.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from '../../src/ipc/socket-client.js';
 import { PROJECT, waitFor } from '../helpers/rq-root.js';
-
-function hasPrlimit(): boolean {
-  try {
-    execFileSync('prlimit', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { hasPrlimit } from '../helpers/prlimit.js';
 
 // Listens, then opens /dev/null until EMFILE and says `full`; a line on stdin frees them and it says `freed`.
 const SERVER = `

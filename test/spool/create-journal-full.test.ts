@@ -5,23 +5,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
+import { fillDisk } from '../helpers/disk-fill.js';
 
 const run = promisify(execFile);
 let t: TestRoot;
 let q: QueueProc | undefined;
 let mounted = '';
-
-/** Writes until the filesystem refuses: the journal's disk is then full. */
-async function fill(dir: string): Promise<void> {
-  const fh = await fs.open(path.join(dir, 'filler'), 'w');
-  try {
-    for (;;) await fh.write(Buffer.alloc(4096, 1));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    await fh.close();
-  }
-}
 
 beforeAll(async () => {
   t = await makeRoot();
@@ -31,7 +20,7 @@ beforeAll(async () => {
   await run('mount', ['-t', 'tmpfs', '-o', 'size=256k,mode=0700', 'rq-journal-full', journal]);
   mounted = journal;
   q = await QueueProc.start(t.root, 'jf');
-  await fill(journal);
+  fillDisk(path.join(journal, 'filler'));
 }, 30_000);
 afterAll(async () => {
   await q?.stop();
