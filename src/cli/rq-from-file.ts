@@ -20,6 +20,11 @@ export const FROM_FILE: OptionSpec = {
 
 /** Messages per create_messages: big enough that one group commit covers many, small enough to answer well inside the reply timeout. */
 const BATCH = 2000;
+/**
+ * And at most this much JSON per batch: 2,000 messages of 64 KiB would make one request of 125 MiB,
+ * past the socket's frame limit and held whole in the queue process's memory.
+ */
+const BATCH_BYTES = 4 << 20;
 /** Batches in flight: the queue makes one while this process parses the reply of the other. */
 const IN_FLIGHT = 2;
 const BATCH_TIMEOUT_MS = 300_000;
@@ -86,6 +91,25 @@ async function write(io: RqIo, lines: string[]): Promise<void> {
   else for (const l of lines) io.stdout(l);
 }
 
+/** The items in file order, cut at BATCH messages or BATCH_BYTES of JSON, whichever comes first. */
+function batchesOf(items: Item[]): Item[][] {
+  const out: Item[][] = [];
+  let cur: Item[] = [];
+  let bytes = 0;
+  for (const it of items) {
+    const n = Buffer.byteLength(JSON.stringify(it.fields));
+    if (cur.length && (cur.length >= BATCH || bytes + n > BATCH_BYTES)) {
+      out.push(cur);
+      cur = [];
+      bytes = 0;
+    }
+    cur.push(it);
+    bytes += n;
+  }
+  if (cur.length) out.push(cur);
+  return out;
+}
+
 /** `file:2001 to file:4000`: where a batch's messages are in the file. */
 const span = (b: Item[]) => `${b[0].where} to ${b[b.length - 1].where}`;
 
@@ -98,8 +122,7 @@ const span = (b: Item[]) => `${b[0].where} to ${b[b.length - 1].where}`;
 export async function sendFromFile(o: { file: string; queue: string; root: string; defaults: Record<string, OptionValue>; io: RqIo }): Promise<number> {
   const name = o.file === '-' ? 'stdin' : o.file;
   const items = readMessages(await readSource(o.file, o.io), name, o.defaults);
-  const batches: Item[][] = [];
-  for (let i = 0; i < items.length; i += BATCH) batches.push(items.slice(i, i + BATCH));
+  const batches = batchesOf(items);
   const replies: Promise<Answer<Answer<string>[]>>[] = [];
   const send = (b: Item[]) => {
     const p = ask(o.root, o.queue, (c) => c.createMany(b.map((it) => it.fields)), BATCH_TIMEOUT_MS);

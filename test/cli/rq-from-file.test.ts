@@ -46,6 +46,20 @@ describe('rq sendmesg --from-file', () => {
     }
   });
 
+  it('cuts batches by size too: 700 messages of 100 KiB (68 MiB, past the socket frame limit as one batch) all made, in order', async () => {
+    const before = await queued();
+    const body = (i: number) => String.fromCharCode(97 + (i % 26)).repeat(100 * 1024);
+    await fs.writeFile(path.join(dir, 'large.jsonl'), Array.from({ length: 700 }, (_, i) => JSON.stringify({ param1: `L${i}`, param2: body(i) })).join('\n'));
+    const r = await rq(['--from-file', 'large.jsonl']);
+    expect(r.code, r.err.join('\n')).toBe(0);
+    expect(r.out).toHaveLength(700);
+    expect(await queued()).toBe(before + 700);
+    const last = ID.exec(r.out[699])![1];
+    const m = (await q.cmd('get_message', { msg_id: last }))[1];
+    expect(m.param1).toBe('L699');
+    expect(m.param2).toBe(body(699));
+  }, 120_000);
+
   it('reads a JSON array from stdin with -', async () => {
     const r = await rq(['--from-file', '-'], JSON.stringify([{ param1: 'a' }, { param1: 'b' }]));
     expect(r.code, r.err.join('\n')).toBe(0);
