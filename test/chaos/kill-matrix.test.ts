@@ -93,7 +93,8 @@ interface Ledger {
 
 const ledger: Ledger = { acked: new Map(), unacked: new Map(), viaHttp: 0, viaSocket: 0, failures: [] };
 let nextMarker = 0;
-const sleepParam = () => (rnd.int(31) / 1000).toFixed(3);
+/** Most runs sleep 0–30 ms, 1 % of them 0.5–1.5 s. */
+const sleepParam = () => (rnd.next() < 0.01 ? 0.5 + rnd.int(1001) / 1000 : rnd.int(31) / 1000).toFixed(3);
 
 function newMessage(): { marker: string; target: 'work' | 'relay'; fields: Record<string, unknown> } {
   const marker = `km${nextMarker++}`;
@@ -208,27 +209,32 @@ async function counts(h: Host, q: string): Promise<Record<string, number>> {
 interface RunRecord {
   starts: Map<string, number[]>;
   ends: Map<string, number>;
+  /** `<id> <pid>` of every end line. */
+  endedBy: Set<string>;
   overlaps: string[];
 }
 
 /** The recording file: starts (pids) and ends per message id, and any `overlap` line. */
 async function readRecord(file: string): Promise<RunRecord> {
-  const out: RunRecord = { starts: new Map(), ends: new Map(), overlaps: [] };
+  const out: RunRecord = { starts: new Map(), ends: new Map(), endedBy: new Set(), overlaps: [] };
   const text = await fsp.readFile(file, 'utf8').catch(() => '');
   for (const line of text.split('\n')) {
     const [what, id, pid] = line.split(' ');
     if (what === 'start') out.starts.set(id, [...(out.starts.get(id) ?? []), Number(pid)]);
-    else if (what === 'end') out.ends.set(id, (out.ends.get(id) ?? 0) + 1);
+    else if (what === 'end') {
+      out.ends.set(id, (out.ends.get(id) ?? 0) + 1);
+      out.endedBy.add(`${id} ${pid}`);
+    }
     else if (what === 'overlap') out.overlaps.push(line);
   }
   return out;
 }
 
 /** A script of A's work queue that is running now: its latest start has no end, it lives, and its environment names the message. */
-async function runningScript(): Promise<{ id: string; pid: number; starts: number }> {
+async function runningScript(timeoutMs: number, only?: string): Promise<{ id: string; pid: number; starts: number }> {
   return waitFor(async () => {
     const rec = await readRecord(path.join(dir, 'a.rec'));
-    const open = [...rec.starts].filter(([id, pids]) => pids.length > (rec.ends.get(id) ?? 0));
+    const open = [...rec.starts].filter(([id, pids]) => pids.length > (rec.ends.get(id) ?? 0) && (only === undefined || id === only));
     for (const [id, pids] of open.reverse()) {
       const pid = pids[pids.length - 1];
       if (!(Number.isInteger(pid) && pid > 1 && alive(pid))) continue;
@@ -236,7 +242,22 @@ async function runningScript(): Promise<{ id: string; pid: number; starts: numbe
       if (environ.split('\0').includes(`RQ_MSG_ID=${id}`)) return { id, pid, starts: pids.length };
     }
     return false;
-  }, 'a running script of A/work', 60_000, 20);
+  }, 'a running script of A/work', timeoutMs, 20);
+}
+
+/**
+ * One more acknowledged message for A/work that sleeps 3 s and runs next (priority -1000), once it is running: a queue or
+ * rq-mgr killed now leaves a script that outlives the restart, so a second run started beside it would show as an overlap.
+ */
+async function slowRun(): Promise<string> {
+  const m = { ...newMessage(), target: 'work' as const };
+  const r = (await A.q('work', 'create_message', { ...m.fields, dest: 'work', param1: '3', priority: -1000 })) as string[];
+  expect(r[0], 'a slow message').toBe('ok');
+  ledger.acked.set(m.marker, 'work');
+  ledger.viaSocket++;
+  const id = String(r[1]).split('/').pop()!;
+  await runningScript(60_000, id);
+  return id;
 }
 
 /** marker (param2) → how many message dirs under `stateDir` (flat or hashed) carry it. */
@@ -271,13 +292,14 @@ async function killOne(kind: Kind, phase: string): Promise<void> {
     case 'queue':
     case 'relay': {
       const q = kind === 'queue' ? 'work' : 'relay';
+      if (kind === 'queue') detail = `slow ${await slowRun()}, `;
       const pid = await childPid(A, q);
       sigkill(pid, `queue ${q}`);
       await childPid(A, q, pid);
       await A.mgr!.waitQueueUp(q, 60_000);
       // num_messages answers once the recovery scan is over.
       await waitFor(async () => (await counts(A, q)).que !== undefined, `${q} recovered`, 60_000, 50);
-      detail = `pid ${pid}`;
+      detail += `pid ${pid}`;
       break;
     }
     case 'web': {
@@ -298,9 +320,29 @@ async function killOne(kind: Kind, phase: string): Promise<void> {
       break;
     }
     case 'script': {
-      const s = await runningScript();
-      sigkill(s.pid, `script of ${s.id}`);
-      await waitFor(() => !alive(s.pid), `script ${s.pid} to die`, 10_000, 10);
+      let s: Awaited<ReturnType<typeof runningScript>>;
+      for (;;) {
+        // Late in the drain nothing may be running: then one more acknowledged message, slow enough to be caught running.
+        s = await runningScript(5000).catch(async () => {
+          const m = { ...newMessage(), target: 'work' as const };
+          const r = (await A.q('work', 'create_message', { ...m.fields, dest: 'work', param1: '2' })) as string[];
+          expect(r[0], 'a message for the script kill').toBe('ok');
+          ledger.acked.set(m.marker, 'work');
+          ledger.viaSocket++;
+          return runningScript(60_000);
+        });
+        try {
+          sigkill(s.pid, `script of ${s.id}`);
+        } catch (err) {
+          // It ended between the look and the kill (its sleep is a few ms): take another.
+          if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+          continue;
+        }
+        const pid = s.pid;
+        await waitFor(() => !alive(pid), `script ${pid} to die`, 10_000, 10);
+        // A script that wrote its end line had finished (the kill met a zombie, or its last instant): take another.
+        if (!(await readRecord(path.join(dir, 'a.rec'))).endedBy.has(`${s.id} ${pid}`)) break;
+      }
       // A killed run is a failure, retried (the queue's retry policy) once the que ahead of it is through: checked at the end.
       killedScripts.push(s);
       detail = `pid ${s.pid} of ${s.id}`;
@@ -311,6 +353,7 @@ async function killOne(kind: Kind, phase: string): Promise<void> {
       const children = Object.values(before)
         .map((w) => w.pid)
         .filter((p) => Number.isInteger(p) && p > 1);
+      const slow = await slowRun();
       const m = A.mgr!;
       const gone = new Promise((r) => m.child.once('exit', r));
       const pid = m.child.pid!;
@@ -320,7 +363,7 @@ async function killOne(kind: Kind, phase: string): Promise<void> {
       // Its children see their stdin close and stop; an operator then runs rq-mgr again on the root.
       await waitFor(() => children.every((p) => !alive(p)), 'the old rq-mgr children to exit', 60_000, 50);
       await A.up();
-      detail = `pid ${pid}, ${children.length} children`;
+      detail = `slow ${slow}, pid ${pid}, ${children.length} children`;
       break;
     }
   }
