@@ -55,7 +55,8 @@ function workQueue(name: string) {
     script: path.join(dir, 'record.sh'),
     num_workers: 4,
     env_vars: { KM_RECORD: path.join(dir, `${name}.rec`), KM_LOCKS: path.join(dir, `${name}-locks`) },
-    // A SIGKILLed script is a failed run (docs/queue-scripts.md): retried at once, never sent to err.
+    // A SIGKILLed script is a failed run (docs/queue-scripts.md): retried after 0.1 s, never sent to err. A crash of the
+    // queue or rq-mgr is an interruption, not a failure: max_interrupts only keeps a run of many kills from reaching err.
     extra: { retry: { max_retries: 50, backoff_base: 0.1, min_retry_delay: 0, max_retry_delay: 0.5, retry_jitter: 0 }, kill_grace: 2, max_interrupts: 1000 },
   };
 }
