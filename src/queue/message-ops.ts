@@ -7,6 +7,7 @@ import { attachmentNames } from '../spool/attachments.js';
 import { readDependents, readResolved } from '../spool/dependency-files.js';
 import { ackErr, ackErrs } from '../spool/err-acks.js';
 import type { QueueSpool } from '../spool/queue-spool.js';
+import { type DiskFull, isNoSpace, roomProbe } from './disk-full.js';
 import type { IdempotencyKeys } from './idempotency.js';
 import type { MessageIndex } from './message-index.js';
 import { priorityOf } from './que-index.js';
@@ -32,6 +33,8 @@ export interface MessageOpsDeps {
   startsSoon: () => boolean;
   /** Journals a new message's tags in the tag index; awaited before its msg is written. */
   tagged: (id: string, tags: readonly string[]) => Promise<void>;
+  /** A create refused for want of space makes the queue DISK FULL until a page can be written again. */
+  disk: DiskFull;
 }
 
 export class MessageOps {
@@ -117,6 +120,12 @@ export class MessageOps {
     return undefined;
   }
 
+  /** Says DISK FULL (once: later refusals find it said) when `err` is for want of space; returns `err`. */
+  private noRoom(err: unknown): unknown {
+    if (isNoSpace(err) && !this.d.disk.full) this.d.disk.waitForRoom('create', err as Error, roomProbe(this.d.spool));
+    return err;
+  }
+
   /** Text of a running message's status for `messages run`. */
   runStatus(id: string): string {
     const run = this.d.index.run(id);
@@ -131,7 +140,12 @@ export class MessageOps {
     const { index, spool } = this.d;
     const tags = fields.tags;
     // Only a tagged create waits for a journal line before its msg is written (rq-beyond §B9.5).
-    const c = tags?.length ? await spool.createAfter(fields, { commit }, (id) => this.d.tagged(id, tags)) : spool.createNow(fields, { commit });
+    let c;
+    try {
+      c = tags?.length ? await spool.createAfter(fields, { commit }, (id) => this.d.tagged(id, tags)) : spool.createNow(fields, { commit });
+    } catch (err) {
+      throw this.noRoom(err);
+    }
     if (commit) {
       if (!this.d.admit(c.msg)) index.enqueue(c.msg);
     } else {
@@ -147,7 +161,7 @@ export class MessageOps {
       else index.takePrep(c.msg.msg_id);
       // Observers heard of it when it became visible: they hear it is gone too.
       this.d.events.emit('removed', { id: c.msg.msg_id, state: commit ? 'que' : 'prep' });
-      throw err;
+      throw this.noRoom(err);
     }
     // `ok` means tracked (rq-beyond §B8.2): the dependencies' queues have heard of it.
     if (commit && c.msg.depends) await this.d.register(c.msg.msg_id);

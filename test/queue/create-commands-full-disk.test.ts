@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readQueMarkers } from '../helpers/que-markers.js';
-import { QueueProc, type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
+import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 
 const run = promisify(execFile);
 let t: TestRoot;
@@ -47,7 +47,12 @@ describe('create_messages on a full disk', () => {
     for (const [i, [head, id]] of r[1].entries()) if (head === 'ok') expect(byMarker.get(`m${i}`)?.id).toBe(id.split('/').pop());
     expect((await q!.cmd('num_messages')).que).toBe(ok.length);
     expect((await fs.readdir(q!.paths.state.prep)).filter((n) => n.startsWith('_'))).toEqual([]);
-    // The queue still answers, and tells of the full disk by refusing, not by dying.
+    // The queue still answers, and tells of the full disk by refusing, not by dying, and by its status.
     expect(await q!.cmd('ping')).toEqual(['pong']);
+    expect(await q!.cmd('status')).toEqual(['DISK FULL']);
+    // Room again (messages deleted): the status goes back by itself, and creates are taken.
+    for (const [head, id] of r[1].slice(0, 50)) if (head === 'ok') expect((await q!.cmd('delete_message', { msg_id: id.split('/').pop() }))[0]).toBe('ok');
+    await waitFor(async () => (await q!.cmd('status'))[0] === 'PAUSE', 'DISK FULL to clear once there is room', 15_000);
+    expect((await q!.cmd('create_message', { dest: 'full', param1: 'after' }))[0]).toBe('ok');
   });
 });
