@@ -2,6 +2,7 @@
 import net from 'node:net';
 import type { Logger } from '../log.js';
 import { RqError } from '../errors.js';
+import { refuseSocket } from './refuse-socket.js';
 import { bindPrivate, removeStale } from './socket-bind.js';
 import { FrameDecoder, FrameError, encodeFrame, type Proto } from './framing.js';
 
@@ -59,16 +60,9 @@ export async function listenSocket(opts: SocketServerOptions): Promise<SocketSer
     }
   };
 
-  /**
-   * The busy reply goes out before any request is read, so nothing was done; what the peer sends is
-   * read and dropped, since closing on unread bytes could reset the connection before it reads the reply.
-   */
+  /** The busy reply goes out before any request is read, so nothing was done. */
   const refuse = (socket: net.Socket): void => {
-    socket.on('error', () => undefined);
-    socket.end(encodeFrame(proto, errorReply(proto, RqError.of('RQ_ERR_SOCKET_BUSY', open.size, path).message)));
-    socket.resume();
-    const cut = setTimeout(() => socket.destroy(), REFUSED_LINGER_MS);
-    socket.once('close', () => clearTimeout(cut));
+    refuseSocket(socket, encodeFrame(proto, errorReply(proto, RqError.of('RQ_ERR_SOCKET_BUSY', open.size, path).message)), REFUSED_LINGER_MS);
     if (refusedUnlogged++ === 0) setTimeout(() => {
       log.warn({ path, refused: refusedUnlogged, open: open.size }, 'socket connections refused: too many open');
       refusedUnlogged = 0;

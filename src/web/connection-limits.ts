@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { RqError } from '../errors.js';
+import { refuseSocket } from '../ipc/refuse-socket.js';
 import type { WebLimits } from '../config/web-limits.js';
 
 /** How long a refused socket may take to read its answer before it is cut. */
@@ -24,8 +25,7 @@ function answer(status: 503 | 429, text: string, retryAfterS: number): string {
 /**
  * Node's `maxConnections` drops the socket without a word, so node's own connection listener is
  * wrapped instead: a connection over a limit never reaches the HTTP parser, it gets its answer at
- * once, whatever it sends is read and thrown away (closing on unread bytes would be a reset that
- * can eat the answer), and it is cut after LINGER_MS. No request was read, so none is lost.
+ * once (refuseSocket), and no request was read, so none is lost.
  */
 export function limitConnections(server: Server, limits: WebLimits, log: Logger): ConnectionCounts {
   const node = server.listeners('connection') as ((socket: Socket) => void)[];
@@ -46,11 +46,7 @@ export function limitConnections(server: Server, limits: WebLimits, log: Logger)
       loggedAt = Date.now();
       unlogged = 0;
     }
-    socket.on('error', () => undefined);
-    socket.end(answer(status, text, limits.retryAfterS));
-    socket.resume();
-    const cut = setTimeout(() => socket.destroy(), LINGER_MS);
-    socket.once('close', () => clearTimeout(cut));
+    refuseSocket(socket, answer(status, text, limits.retryAfterS), LINGER_MS);
   };
 
   server.on('connection', (socket: Socket) => {
