@@ -91,6 +91,41 @@ describe('MessageBodies', () => {
     expect(Object.getOwnPropertyDescriptor(msg, 'param1')?.value).toBe('r'.repeat(2000));
   });
 
+  it('fingerprints a param by its value up to 64 characters, else as a NUL and its digest', () => {
+    expect(fingerprint('x'.repeat(64))).toBe('x'.repeat(64));
+    const long = fingerprint('x'.repeat(65)) as string;
+    expect(long).not.toBe('x'.repeat(65));
+    expect(long.charCodeAt(0)).toBe(0);
+    expect(long).toHaveLength(33);
+    expect(fingerprint(undefined)).toBeNull();
+  });
+
+  it('takes a written body field as an ordinary field: written again, listed, copied', async () => {
+    const { bodies } = counted();
+    const msg = bodies.lighten(await stored('b7', { param1: 's'.repeat(2000), param4: 'four' }));
+    msg.param4 = 'one';
+    msg.param4 = 'two';
+    expect(JSON.parse(JSON.stringify(msg)).param4).toBe('two');
+    expect(Object.getOwnPropertyDescriptor(msg, 'param4')).toMatchObject({ writable: true, enumerable: true, configurable: true });
+  });
+
+  it('hydrates a whole message without reading anything', () => {
+    const { bodies, reads } = counted();
+    const whole = { msg_id: 'never-stored', dest: 'q', param1: 'small' } as unknown as Message;
+    expect(bodies.hydrate(whole)).toBe(true);
+    expect(reads()).toBe(0);
+  });
+
+  it('tells why a body cannot be read back: a failure other than ENOENT is not hidden behind run/', async () => {
+    const msg = await stored('b8', { param1: 'e'.repeat(2000) });
+    const emfile = new MessageBodies({ que: dir, run: path.join(dir, 'no-run') }, (file) => {
+      if (file.includes('no-run')) throw Object.assign(new Error(`ENOENT: no such file, open '${file}'`), { code: 'ENOENT' });
+      throw Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE' });
+    });
+    const light = emfile.lighten(msg);
+    expect(() => light.param1).toThrow(/EMFILE/);
+  });
+
   it('compares params by fingerprint without reading a light message back: equal contents, equal fingerprints', async () => {
     const { bodies, reads } = counted();
     const long = 'f'.repeat(3000);
