@@ -12,7 +12,9 @@ const ctx = perTestRoot();
 const SCRIPT = `#!/bin/bash
 case "$RQ_PARAM1" in
   bg) sleep 1000 >/dev/null 2>&1 3>&- 4>&- & echo $! > "$RQ_PARAM2" ;;
-  stubborn) ( trap '' TERM; exec sleep 1000 ) >/dev/null 2>&1 3>&- 4>&- & echo $! > "$RQ_PARAM2" ;;
+  # The pid is written once TERM is ignored, and the script waits for it: a TERM before the trap would end it.
+  stubborn) ( trap '' TERM; echo $BASHPID > "$RQ_PARAM2.tmp"; mv "$RQ_PARAM2.tmp" "$RQ_PARAM2"; exec sleep 1000 ) >/dev/null 2>&1 3>&- 4>&- &
+    until [ -s "$RQ_PARAM2" ]; do sleep 0.01; done ;;
 esac
 echo "done left $RQ_PARAM1 behind" >&3
 `;
@@ -38,8 +40,8 @@ describe('processes a script leaves in its group', () => {
     await q.waitState(id, ['done']);
     const pid = await pidInFile(pidFile);
     await waitFor(async () => !(await running(pid)), `the background sleep ${pid} to be ended`);
-    const log = await fs.readFile(path.join(ctx.t.root, 'log', 'queue-lo.log'), 'utf8');
-    expect(log).toContain('left processes in its group: sent them TERM');
+    const logFile = path.join(ctx.t.root, 'log', 'queue-lo.log');
+    await waitFor(async () => (await fs.readFile(logFile, 'utf8')).includes('left processes in its group: sent them TERM'), 'the TERM to be logged');
   });
 
   it('get KILL once they outlive the kill grace', async () => {
@@ -53,6 +55,6 @@ describe('processes a script leaves in its group', () => {
     // TERM is ignored: it is still there until the grace is over.
     expect(await running(pid)).toBe(true);
     await waitFor(async () => !(await running(pid)), `the stubborn sleep ${pid} to be killed`, 10_000);
-    expect(await fs.readFile(logFile, 'utf8')).toContain('outlived the kill grace: sent them KILL');
+    await waitFor(async () => (await fs.readFile(logFile, 'utf8')).includes('outlived the kill grace: sent them KILL'), 'the KILL to be logged');
   });
 });

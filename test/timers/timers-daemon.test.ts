@@ -190,11 +190,12 @@ describe('timers process', () => {
     }, 'the daemon to count the delivery');
     expect(st.sent).toBe(1);
     expect(st.errors).toBeGreaterThanOrEqual(2);
+    // Log lines are written in the background: the one of the delivery may follow the count.
+    const sent = await waitFor(async () => (await timers!.logLines()).find((l) => l.msg === 'timer message sent'), 'the delivery to be logged');
     const logs = await timers.logLines();
     expect(logs.some((l) => l.msg === 'timer message not delivered; will retry' && String(l.error).includes('status: DOWN'))).toBe(true);
     // Never two messages for one occurrence: a second one could only come from a retry left behind,
     // due at most one back-off step after the delivery (plus a period, so a send from an earlier pass has landed).
-    const sent = logs.find((l) => l.msg === 'timer message sent');
     expect(sent?.attempt).toEqual(expect.any(Number));
     await markerPassed(q, g.created + backoffDelay(Number(sent?.attempt)) + 1000);
     expect(notMarker(await received(q))).toEqual([g]);
@@ -204,8 +205,8 @@ describe('timers process', () => {
     timers = await TimersProc.start(t.root);
     await linkTimer(t.root, 'lost.json', { period: 30, msg: { dest: 'nosuchq' } });
     await waitFor(async () => (await timers!.status()).errors >= 1, 'a failed attempt');
-    const logs = await timers.logLines();
-    expect(logs.some((l) => String(l.error).includes('queue nosuchq not found'))).toBe(true);
+    // Log lines are written in the background: the count may come first.
+    await waitFor(async () => (await timers!.logLines()).some((l) => String(l.error).includes('queue nosuchq not found')), 'the failure to be logged');
     expect(timers.alive()).toBe(true);
   });
 
@@ -224,7 +225,8 @@ describe('timers process', () => {
 
     await waitFor(async () => (await timers!.status()).invalid >= 7, '7 refusals', 10_000, 50);
     expect(await timers.timers()).toEqual([]);
-    const errors = (await timers.logLines()).filter((l) => l.msg === 'timer file refused').map((l) => String(l.error));
+    const refusals = async () => (await timers!.logLines()).filter((l) => l.msg === 'timer file refused').map((l) => String(l.error));
+    const errors = await waitFor(async () => ((await refusals()).length >= 7 ? refusals() : false), 'the 7 refusals to be logged');
     const about = (file: string) => errors.find((e) => e.startsWith(`timers/${file}:`)) ?? `nothing about ${file}`;
     expect(about('nojson.json')).toMatch(/^timers\/nojson\.json: not valid JSON/);
     expect(about('nodest.json')).toContain('msg.dest: expected a destination queue name or http:// URL');
@@ -251,7 +253,7 @@ describe('timers process', () => {
     timers = await TimersProc.start(t.root, { RQ_ENV: 'production' });
     await linkTimer(t.root, 'fast.json', { period: 5, msg: { dest: 'q' } });
     await waitFor(async () => (await timers!.status()).invalid === 1, 'the refusal');
-    const line = (await timers.logLines()).find((l) => l.msg === 'timer file refused');
+    const line = await waitFor(async () => (await timers!.logLines()).find((l) => l.msg === 'timer file refused'), 'the refusal to be logged');
     expect(line?.error).toBe('timers/fast.json: period: expected a whole number of seconds >= 60, received 5');
     expect(await timers.timers()).toEqual([]);
   });
