@@ -1,31 +1,27 @@
 // create_messages on a disk that fills mid-batch (a 3 MiB tmpfs under the queue): each message is made or refused on its own, a refused one leaves nothing behind.
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mountTmpfs } from '../helpers/disk-fill.js';
 import { readQueMarkers } from '../helpers/que-markers.js';
 import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 
-const run = promisify(execFile);
 let t: TestRoot;
 let q: QueueProc | undefined;
-let mounted = '';
+let unmount: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   t = await makeRoot();
   const dir = path.join(t.root, 'queues', 'full');
   await fs.mkdir(dir);
-  // Root mounts it (CI runs as root here); anywhere else the mount's own error says why the test cannot run.
-  await run('mount', ['-t', 'tmpfs', '-o', 'size=3m,mode=0755', 'rq-full-disk', dir]);
-  mounted = dir;
+  unmount = await mountTmpfs(dir, '3m', 'rq-full-disk');
   await addQueue(t.root, 'full');
   await fs.writeFile(path.join(t.root, 'config', 'full.pause'), '');
   q = await QueueProc.start(t.root, 'full');
 }, 30_000);
 afterAll(async () => {
   await q?.stop();
-  if (mounted) await run('umount', ['-l', mounted]);
+  await unmount?.();
   await t?.cleanup();
 });
 

@@ -1,30 +1,26 @@
 // A journal on a full disk while the que has room: creates are made durable by a syncfs of the spool instead and answered ok, never refused after they ran.
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
-import { fillDisk } from '../helpers/disk-fill.js';
+import { fillDisk, mountTmpfs } from '../helpers/disk-fill.js';
 
-const run = promisify(execFile);
 let t: TestRoot;
 let q: QueueProc | undefined;
-let mounted = '';
+let unmount: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   t = await makeRoot();
   await addQueue(t.root, 'jf');
   const journal = path.join(t.root, 'queues', 'jf', 'journal');
   await fs.mkdir(journal, { recursive: true });
-  await run('mount', ['-t', 'tmpfs', '-o', 'size=256k,mode=0700', 'rq-journal-full', journal]);
-  mounted = journal;
+  unmount = await mountTmpfs(journal, '256k', 'rq-journal-full', '0700');
   q = await QueueProc.start(t.root, 'jf');
   fillDisk(path.join(journal, 'filler'));
 }, 30_000);
 afterAll(async () => {
   await q?.stop();
-  if (mounted) await run('umount', ['-l', mounted]);
+  await unmount?.();
   await t?.cleanup();
 });
 
