@@ -1,11 +1,13 @@
 // One heap of the in-memory que: messages ordered by (due, arrival), or by (priority, due, arrival), with O(log n) insert, pick and removal.
 import type { Message } from '../message/message.js';
 
-interface Entry {
+/** A message's place in the heap; the map holds the live one, so a deep que pays one object per message for it. */
+interface Entry<T = unknown> {
   id: string;
   pri: number;
   due: number;
   seq: number;
+  msg: T;
 }
 
 function byDue(a: Entry, b: Entry): boolean {
@@ -34,8 +36,8 @@ export function priorityOf(msg: Queued): number {
  * its stale heap entry is discarded when it surfaces. Ties on `due` run in arrival order.
  */
 export class QueIndex<T extends Queued = Message> {
-  private heap: Entry[] = [];
-  private readonly live = new Map<string, { msg: T; entry: Entry }>();
+  private heap: Entry<T>[] = [];
+  private readonly live = new Map<string, Entry<T>>();
   private seq = 0;
   private readonly before: (a: Entry, b: Entry) => boolean;
 
@@ -66,8 +68,8 @@ export class QueIndex<T extends Queued = Message> {
 
   /** `seq` keeps a message's arrival when it moves between heaps; a new one is taken otherwise. */
   insert(msg: T, seq = this.seq++): void {
-    const entry: Entry = { id: msg.msg_id, pri: priorityOf(msg), due: Number(msg.due) || 0, seq };
-    this.live.set(msg.msg_id, { msg, entry });
+    const entry: Entry<T> = { id: msg.msg_id, pri: priorityOf(msg), due: Number(msg.due) || 0, seq, msg };
+    this.live.set(msg.msg_id, entry);
     this.push(entry);
     // Stale entries can outnumber live ones after many re-keys; rebuild keeps memory bounded.
     if (this.heap.length > 64 && this.heap.length > 2 * this.live.size) this.rebuild();
@@ -82,7 +84,7 @@ export class QueIndex<T extends Queued = Message> {
 
   /** The arrival number of a queued message. */
   seqOf(id: string): number | undefined {
-    return this.live.get(id)?.entry.seq;
+    return this.live.get(id)?.seq;
   }
 
   /** The first message in the heap's order, or undefined. */
@@ -97,7 +99,7 @@ export class QueIndex<T extends Queued = Message> {
    * refused are looked at in heap order, so the cost is O(k log n) for k refused ones.
    */
   find(accept: (m: T) => boolean): T | undefined {
-    const refused: Entry[] = [];
+    const refused: Entry<T>[] = [];
     let found: T | undefined;
     while (this.heap.length) {
       this.dropStale();
@@ -123,13 +125,13 @@ export class QueIndex<T extends Queued = Message> {
   /** Up to `limit` messages in run order (for listings). */
   ordered(limit: number): T[] {
     return [...this.live.values()]
-      .sort((a, b) => (this.before(a.entry, b.entry) ? -1 : 1))
+      .sort((a, b) => (this.before(a, b) ? -1 : 1))
       .slice(0, limit)
       .map((v) => v.msg);
   }
 
-  private isStale(e: Entry): boolean {
-    return this.live.get(e.id)?.entry !== e;
+  private isStale(e: Entry<T>): boolean {
+    return this.live.get(e.id) !== e;
   }
 
   private dropStale(): void {
@@ -137,11 +139,11 @@ export class QueIndex<T extends Queued = Message> {
   }
 
   private rebuild(): void {
-    this.heap = [...this.live.values()].map((v) => v.entry);
+    this.heap = [...this.live.values()];
     for (let i = (this.heap.length >> 1) - 1; i >= 0; i--) this.down(i);
   }
 
-  private push(e: Entry): void {
+  private push(e: Entry<T>): void {
     const h = this.heap;
     h.push(e);
     let i = h.length - 1;
@@ -153,7 +155,7 @@ export class QueIndex<T extends Queued = Message> {
     }
   }
 
-  private pop(): Entry | undefined {
+  private pop(): Entry<T> | undefined {
     const h = this.heap;
     const top = h[0];
     const last = h.pop();

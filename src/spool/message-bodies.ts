@@ -14,9 +14,18 @@ const SHORT_PARAM = 64;
 
 type BodyField = (typeof BODY_FIELDS)[number];
 
-/** Kept on a light message, out of JSON and spreads: what the dispatcher compares params by. */
-const FINGERPRINTS = Symbol('rq.bodyFingerprints');
-type Fingerprinted = Message & { [FINGERPRINTS]?: Partial<Record<BodyField, unknown>> };
+/**
+ * Kept on a light message as non-enumerable symbol-keyed slots, out of JSON and spreads: that it is
+ * light, and each long body field's fingerprint (what the dispatcher compares params by). Slots of
+ * the message itself, not an object of their own: a deep que pays for every object per message.
+ */
+const LIGHT = Symbol('rq.light');
+const FINGERPRINT = Object.fromEntries(BODY_FIELDS.map((f) => [f, Symbol(`rq.fingerprint.${f}`)])) as Record<BodyField, symbol>;
+type Light = Message & { [key: symbol]: unknown };
+
+function hidden(value: unknown): PropertyDescriptor {
+  return { value, writable: true, enumerable: false, configurable: true };
+}
 
 /**
  * A param as blocking_params, coalesce_params and single_que compare it: itself when short, else a
@@ -33,22 +42,32 @@ const NUL = Buffer.from([0]);
 
 /** A message's param by fingerprint, without reading a light message's body back. */
 export function paramFingerprint(msg: Message, field: string): unknown {
-  const kept = (msg as Fingerprinted)[FINGERPRINTS];
-  return kept && field in kept ? kept[field as BodyField] : fingerprint(msg[field]);
+  const slot = (FINGERPRINT as Record<string, symbol | undefined>)[field];
+  const kept = slot === undefined ? undefined : (msg as Light)[slot];
+  return kept !== undefined ? kept : fingerprint(msg[field]);
 }
 
+/** A body field longer than this is left on disk; a shorter one costs less kept than its fingerprint would. */
+const LEFT_ON_DISK = 256;
+/** Short values many messages repeat (dest, status) share one string; bounded, since a value may be unique. */
+const SHARED_VALUES = 1024;
+
 /**
- * Makes queued messages light: the que holds a copy whose body fields are accessors that read the
- * msg file back (whoever gets it from the que still sees every field, and JSON.stringify and spreads
- * still copy them), and `hydrate` turns them back into plain fields, in place, before the message
- * leaves que/. The strings themselves are dropped, so a deep que of large messages costs what its
- * ids cost.
+ * Makes queued messages light: the que holds a copy whose long body fields are accessors that read
+ * the msg file back (whoever gets it from the que still sees every field, and JSON.stringify and
+ * spreads still copy them), and `hydrate` turns them back into plain fields, in place, before the
+ * message leaves que/. The strings themselves are dropped, so a deep que of large messages costs
+ * what its ids cost. A message is light while it holds its fingerprints (no set of them to keep).
  */
 export class MessageBodies {
-  private readonly light = new WeakSet<Message>();
   /** One message read back, kept for the rest of the event-loop turn: a JSON.stringify asks for each field in a row. */
   private cached: { id: string; body: Message } | null = null;
   private readonly accessors: Record<BodyField, PropertyDescriptor>;
+  private readonly shared = new Map<string, string>();
+  /** What a message made here has before its id in orig_msg_id (`http://host:port/q/<queue>/`), from the first one seen. */
+  private origBase: string | undefined;
+  /** orig_msg_id as origBase + msg_id: the URL costs nothing per message. */
+  private readonly ownOrigin: PropertyDescriptor;
 
   /** `dirs`: que/ where a light message lives, then run/ where the dispatcher may just have moved it. */
   constructor(
@@ -62,9 +81,9 @@ export class MessageBodies {
         get(this: Message) {
           return self.body(this)[f];
         },
-        set(this: Fingerprinted, v: unknown) {
+        set(this: Light, v: unknown) {
           Object.defineProperty(this, f, { value: v, writable: true, enumerable: true, configurable: true });
-          delete this[FINGERPRINTS]?.[f];
+          this[FINGERPRINT[f]] = undefined;
         },
         enumerable: true,
         configurable: true,
@@ -72,10 +91,20 @@ export class MessageBodies {
       return [f, descriptor] as const;
     });
     this.accessors = Object.fromEntries(entries) as Record<BodyField, PropertyDescriptor>;
+    this.ownOrigin = {
+      get(this: Message) {
+        return self.origBase + this.msg_id;
+      },
+      set(this: Message, v: unknown) {
+        Object.defineProperty(this, 'orig_msg_id', { value: v, writable: true, enumerable: true, configurable: true });
+      },
+      enumerable: true,
+      configurable: true,
+    };
   }
 
   isLight(msg: Message): boolean {
-    return this.light.has(msg);
+    return (msg as Light)[LIGHT] === true;
   }
 
   /**
@@ -85,21 +114,39 @@ export class MessageBodies {
    * each), while a fresh object built key by key shares one hidden class with every other.
    */
   lighten(msg: Message): Message {
-    if (this.light.has(msg)) return msg;
+    if (this.isLight(msg)) return msg;
     let chars = 0;
     for (const f of BODY_FIELDS) if (typeof msg[f] === 'string') chars += (msg[f] as string).length;
     if (chars < LIGHT_MIN_CHARS) return msg;
-    const copy = {} as Fingerprinted;
-    const kept: Partial<Record<BodyField, unknown>> = {};
+    const copy = {} as Light;
+    const left: [BodyField, unknown][] = [];
     for (const [k, v] of Object.entries(msg)) {
-      if ((BODY_FIELDS as readonly string[]).includes(k)) {
-        kept[k as BodyField] = fingerprint(v);
+      if (typeof v === 'string' && v.length > LEFT_ON_DISK && (BODY_FIELDS as readonly string[]).includes(k)) {
+        left.push([k as BodyField, fingerprint(v)]);
         Object.defineProperty(copy, k, this.accessors[k as BodyField]);
-      } else copy[k] = v;
+      } else if (k === 'orig_msg_id' && this.madeHere(v, msg.msg_id)) Object.defineProperty(copy, k, this.ownOrigin);
+      else copy[k] = this.share(v);
     }
-    Object.defineProperty(copy, FINGERPRINTS, { value: kept, enumerable: false, configurable: true });
-    this.light.add(copy);
+    Object.defineProperty(copy, LIGHT, hidden(true));
+    for (const [f, fp] of left) Object.defineProperty(copy, FINGERPRINT[f], hidden(fp));
     return copy;
+  }
+
+  /** True when orig_msg_id is origBase followed by the id (the first such URL seen sets origBase). */
+  private madeHere(v: unknown, id: string): boolean {
+    if (typeof v !== 'string' || !v.endsWith(`/${id}`)) return false;
+    const base = v.slice(0, v.length - id.length);
+    this.origBase ??= base;
+    return base === this.origBase;
+  }
+
+  /** One string for a short value seen before: a deep que repeats its dest and status in every message. */
+  private share(v: unknown): unknown {
+    if (typeof v !== 'string' || v.length > 32) return v;
+    const known = this.shared.get(v);
+    if (known !== undefined) return known;
+    if (this.shared.size < SHARED_VALUES) this.shared.set(v, v);
+    return v;
   }
 
   /**
@@ -108,16 +155,17 @@ export class MessageBodies {
    * back without its body, since any later read of a field fails with the cause instead.
    */
   hydrate(msg: Message): boolean {
-    if (!this.light.has(msg)) return true;
+    if (!this.isLight(msg)) return true;
     let body: Message;
     try {
       body = this.body(msg);
     } catch {
       return false;
     }
-    this.light.delete(msg);
-    delete (msg as Fingerprinted)[FINGERPRINTS];
+    const light = msg as Light;
+    light[LIGHT] = false;
     for (const f of BODY_FIELDS) {
+      light[FINGERPRINT[f]] = undefined;
       if (Object.hasOwn(msg, f) && Object.getOwnPropertyDescriptor(msg, f)?.get) Object.defineProperty(msg, f, { value: body[f], writable: true, enumerable: true, configurable: true });
     }
     return true;
