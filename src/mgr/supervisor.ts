@@ -7,7 +7,7 @@ import { isValidQueueName } from '../message/names.js';
 import { PACKAGE_DIR } from '../config/root.js';
 import { normaliseQueueConfig } from '../config/queue-config.js';
 import { AdminState, type AdminAction } from '../queue/admin-state.js';
-import { QUEUE_NODE_FLAGS } from '../queue/node-flags.js';
+import { QUEUE_NODE_FLAGS, queueEnv } from '../queue/node-flags.js';
 import { createQueueDir, discoverQueues, trashQueueDir } from './queue-dirs.js';
 import { DEFAULT_POLICY, Worker, type WorkerPolicy, type WorkerStatus } from './worker.js';
 
@@ -73,7 +73,7 @@ export class Supervisor {
       const current = this.workers.get(name) === w;
       this.deps.queueExited?.(name, status === 'BACKOFF' || (forced && current) ? 'restarting' : status === 'STOPPED' && current ? 'stopped' : 'abandoned');
     };
-    const w: Worker = new Worker(name, 'queue', [...QUEUE_NODE_FLAGS, path.join(this.dist, 'queue', 'queue-main.js'), '--root', this.root, '--name', name, '--watch-stdin'], this.deps.log.child({ queue: name }), this.deps.policy ?? DEFAULT_POLICY, this.deps.env, exited);
+    const w: Worker = new Worker(name, 'queue', [...QUEUE_NODE_FLAGS, path.join(this.dist, 'queue', 'queue-main.js'), '--root', this.root, '--name', name, '--watch-stdin'], this.deps.log.child({ queue: name }), this.deps.policy ?? DEFAULT_POLICY, queueEnv(this.deps.env), exited);
     this.workers.set(name, w);
     w.start();
     return w;

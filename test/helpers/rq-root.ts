@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { queueCommand } from '../../src/ipc/rq1.js';
 import { queuePaths } from '../../src/config/paths.js';
-import { QUEUE_NODE_FLAGS } from '../../src/queue/node-flags.js';
+import { QUEUE_NODE_FLAGS, queueEnv } from '../../src/queue/node-flags.js';
 
 export const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FIXTURES = path.join(PROJECT, 'test', 'fixtures');
@@ -105,7 +105,7 @@ export class QueueProc {
     const [cmd, ...args] = [...(opts.wrap ?? []), ...argv];
     const child = spawn(cmd, args, {
       stdio: ['pipe', logFd, logFd],
-      env: { ...process.env, RQ_LOG_LEVEL: 'debug', ...opts.env },
+      env: queueEnv({ ...process.env, RQ_LOG_LEVEL: 'debug', ...opts.env }),
     });
     fs.closeSync(logFd);
     const q = new QueueProc(root, name, child);

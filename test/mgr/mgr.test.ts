@@ -122,6 +122,15 @@ describe('supervision', () => {
     expect(await mgr.q('sup', 'num_messages')).toMatchObject({ run: 0, que: 2 });
   });
 
+  // Its V8 flags cannot be seen from outside (the process title replaces its command line).
+  it('starts a queue process with malloc trimming in its environment (node-flags.ts)', async () => {
+    mgr = await MgrProc.start(root);
+    await mgr.cmd('create_queue', JSON.stringify({ name: 'lean', script: VERBS_SH, num_workers: 1, exec_prefix: '' }));
+    const pid = await mgr.waitQueueUp('lean');
+    const env = (await fs.readFile(`/proc/${pid}/environ`, 'utf8')).split('\0');
+    expect(env).toContain('MALLOC_TRIM_THRESHOLD_=131072');
+  });
+
   it('start (daemon), status, stop through bin/rq-mgr', async () => {
     const started = await run(BIN('rq-mgr'), ['start', '--root', root]);
     expect(started.stdout).toMatch(/^queuemgr: process with pid \d+ started\.$/m);
