@@ -27,7 +27,11 @@ export function untilStopped(o: LifecycleOptions): Lifecycle {
       o.log.info({ why }, 'stopping');
       await o.onStop();
       o.log.info('stopped');
-      o.log.flush?.();
+      // The log's last lines may be in a write in flight (log-destination.ts); a disk that never answers costs 2 s, not the exit.
+      await new Promise<void>((resolve) => {
+        setTimeout(resolve, 2000).unref();
+        o.log.flush(() => resolve());
+      });
       process.exit(0);
     })();
     return stopping;

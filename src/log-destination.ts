@@ -33,6 +33,8 @@ export class LogDestination {
   private dropped = 0;
   /** A write cut short by the error that followed left half a line: the next write starts a new one. */
   private torn = false;
+  /** flush callbacks waiting for the write in flight. */
+  private flushed: Array<(err?: Error) => void> = [];
   /** Called once per failing spell, with the number of lines lost, when writing works again. */
   recovered: (dropped: number) => void = () => undefined;
 
@@ -69,20 +71,32 @@ export class LogDestination {
     return true;
   }
 
-  /** pino's logger.flush: what is pending is written synchronously (the caller is about to exit), errors dropped. */
+  /**
+   * pino's logger.flush, called by a daemon about to exit: once a write in flight has landed, what
+   * is pending is written synchronously (errors dropped) and `cb` runs. Without the wait, the lines
+   * of that write (a daemon's last words before it stops) could be lost or land after later ones.
+   */
   flush(cb?: (err?: Error) => void): void {
+    if (this.writing) {
+      if (cb) this.flushed.push(cb);
+      return;
+    }
+    this.writeAllSync();
+    cb?.();
+  }
+
+  /** pino calls flushSync on a final log: what is pending, now, whatever is in flight. */
+  flushSync(): void {
+    this.writeAllSync();
+  }
+
+  private writeAllSync(): void {
     const data = this.take();
     try {
       if (data) this.wfs.writeSync(this.fd, data);
     } catch {
       this.dropped += lineCount(data);
     }
-    cb?.();
-  }
-
-  /** pino calls flushSync on a final log; same as flush. */
-  flushSync(): void {
-    this.flush();
   }
 
   private take(): string {
@@ -125,6 +139,13 @@ export class LogDestination {
         if (this.dropped) this.report();
       }
       this.writing = false;
+      if (this.flushed.length) {
+        const waiting = this.flushed;
+        this.flushed = [];
+        this.writeAllSync();
+        for (const cb of waiting) cb();
+        return;
+      }
       this.next();
     });
   }

@@ -113,4 +113,33 @@ describe('LogDestination with injected write errors', () => {
     dest.write('abcdefgh\n');
     await waitFor(() => written.join('') === 'abcdefgh\n', 'every byte');
   });
+
+  it('flush waits for the write in flight, then writes what is pending after it, in order', async () => {
+    const written: string[] = [];
+    let land: (() => void) | null = null;
+    const wfs: DestinationFs = {
+      write: (_fd, data, cb) => (land = () => (written.push(data.toString()), cb(null, data.length))),
+      writeSync: (_fd, data) => (written.push(data), data.length),
+    };
+    const dest = new LogDestination(99, wfs);
+    dest.write('in flight\n');
+    dest.write('pending\n');
+    let flushed = false;
+    dest.flush(() => (flushed = true));
+    expect(flushed).toBe(false);
+    expect(written).toEqual([]);
+    land!();
+    expect(written).toEqual(['in flight\n', 'pending\n']);
+    expect(flushed).toBe(true);
+    expect(dest.idle).toBe(true);
+  });
+
+  it('flush with nothing in flight writes at once', () => {
+    const written: string[] = [];
+    const dest = new LogDestination(99, { write: () => undefined, writeSync: (_fd, data) => (written.push(data), data.length) });
+    let flushed = false;
+    dest.flush(() => (flushed = true));
+    expect(flushed).toBe(true);
+    expect(written).toEqual([]);
+  });
 });
