@@ -37,6 +37,10 @@ export function parentCgroupName(name: string, queueDir: string): string {
  */
 export class RunCgroups {
   private parent: string | null = null;
+  /** start()'s work, which a stop arriving meanwhile waits for: else the parent would be made after the close. */
+  private opening: Promise<string | null> | null = null;
+  /** A stop can come while the queue is still starting: a start after it makes nothing. */
+  private closed = false;
   private seq = 0;
   /** Run cgroups being ended (their leftovers' grace, their removal): a close waits for them. */
   private readonly ending = new Set<Promise<void>>();
@@ -50,7 +54,8 @@ export class RunCgroups {
    * says which way scripts are kept.
    */
   async start(launch: Launcher): Promise<void> {
-    const why = await this.open(launch).catch((err: Error) => err.message);
+    this.opening = this.open(launch).catch((err: Error) => err.message);
+    const why = await this.opening;
     const o = this.o;
     if (why === null) o.log.info({ cgroup: this.parent }, 'each script runs in a cgroup of its own: what it leaves running is ended with its run');
     else o.log.info({ why }, 'scripts run in their process groups only: a process that leaves the group (setsid) outlives its run');
@@ -58,6 +63,7 @@ export class RunCgroups {
 
   /** null once the parent cgroup is in use, else why it is not. */
   private async open(launch: Launcher): Promise<string | null> {
+    if (this.closed) return 'the queue is stopping';
     if (this.o.env.RQ_CGROUP === 'off') return 'RQ_CGROUP=off';
     const home = ownCgroupHome();
     if (!home.ok) return home.why;
@@ -146,6 +152,8 @@ export class RunCgroups {
    * cgroups and the parent are removed.
    */
   async close(): Promise<void> {
+    this.closed = true;
+    await this.opening;
     const parent = this.parent;
     if (!parent) return;
     this.parent = null;
