@@ -1,6 +1,9 @@
 // Launcher on Node's child_process: the portable fallback when the native spawner is not built.
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { findExecutable } from './find-executable.js';
 import { type ExitInfo, type Launcher, failedLaunch, killGroup } from './script-runner.js';
@@ -14,6 +17,8 @@ import { type ExitInfo, type Launcher, failedLaunch, killGroup } from './script-
  * With a file size limit ($3) it ignores SIGXFSZ and has util-linux prlimit set its own soft
  * RLIMIT_FSIZE in bytes (sh's `ulimit -f` counts blocks), which exec keeps. Where prlimit is missing
  * or refuses (a lower hard limit), the script runs without it and RunLog.close cuts stdio.log back.
+ *
+ * With a run cgroup, rq moves the gate into it before the newline, so the script is in it from its first instruction.
  *
  * An exec the kernel refuses makes sh exit 126 or 127, which a script may exit with too: the trap
  * tells them apart by writing that status on fd 5, which the script itself never holds.
@@ -39,6 +44,7 @@ export const gateLauncher: Launcher = (r) => {
     detached: true,
   });
   let execStatus = '';
+  let moveFailed: NodeJS.ErrnoException | null = null;
   const execChecked = new Promise<void>((resolve) => {
     const status = (child.stdio as unknown as Array<Readable | undefined>)[5];
     if (!status) return resolve();
@@ -49,6 +55,7 @@ export const gateLauncher: Launcher = (r) => {
   const exited = new Promise<ExitInfo>((resolve) => {
     child.once('exit', (code, signal) => {
       void execChecked.then(() => {
+        if (moveFailed) return resolve({ code, signal, spawnError: `could not move the script into its cgroup: ${moveFailed.message}`, ...(moveFailed.code ? { spawnCode: moveFailed.code } : {}) });
         const failed = execStatus.trim();
         if (!failed) return resolve({ code, signal });
         resolve({ code, signal, spawnError: `sh could not exec ${r.argv[0]} (exit ${failed})`, spawnCode: EXEC_STATUS[failed] ?? 'EACCES' });
@@ -66,7 +73,21 @@ export const gateLauncher: Launcher = (r) => {
   }
   const toScript = child.stdio[4] as Writable;
   toScript.on('error', () => undefined);
-  toScript.write('\n');
+  if (r.cgroup === undefined) toScript.write('\n');
+  else {
+    // Asynchronous: a move into a cgroup waits for an RCU grace period (~12 ms), the gate meanwhile.
+    // O_WRONLY without O_CREAT: a directory that is no cgroup gets no file.
+    fsp.writeFile(path.join(r.cgroup, 'cgroup.procs'), String(pid), { flag: fs.constants.O_WRONLY }).then(
+      () => toScript.write('\n'),
+      (err: NodeJS.ErrnoException) => {
+        // Gone already (a kill came first): its exit says what happened.
+        if (err.code === 'ESRCH') return;
+        // Not released outside its cgroup, where nothing would end what it leaves.
+        moveFailed = err;
+        killGroup(pid, 'SIGKILL');
+      },
+    );
+  }
   return {
     pid,
     fromScript: child.stdio[3] as Readable,

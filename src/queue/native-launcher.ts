@@ -1,4 +1,4 @@
-// Launcher on rq's native spawner (src/queue/native/rq-spawn.c): vfork + exec, no gate process.
+// Launcher on rq's native spawner (src/queue/native/rq-spawn.c): vfork (clone3 into a run cgroup) + exec, no gate process.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
@@ -22,6 +22,8 @@ interface SpawnAddon {
     headerAfter: string | null,
     /** RLIMIT_FSIZE for the child with SIGXFSZ ignored, or -1 for none. */
     fileSizeLimit: number,
+    /** The cgroup v2 directory to create the child in (clone3 CLONE_INTO_CGROUP), or null. */
+    cgroup: string | null,
     onExit: (code: number, signal: number) => void,
   ): number;
   pipe(): [number, number];
@@ -31,8 +33,8 @@ interface SpawnAddon {
   abi?: number;
 }
 
-/** The addon's `abi` this code calls: 2 since spawn() took the file size limit (max_log_bytes). */
-export const ADDON_ABI = 2;
+/** The addon's `abi` this code calls: 2 since spawn() took the file size limit (max_log_bytes), 3 since the run cgroup. */
+export const ADDON_ABI = 3;
 
 /** Where `npm run build-native` (node-gyp) puts the addon, from src/queue/ and dist/queue/ alike. */
 export const ADDON_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'build', 'Release', 'rq_spawn.node');
@@ -63,7 +65,7 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
     const header = startHeader('\0', r.header).split('\0');
     let pid: number;
     try {
-      pid = addon.spawn(file, r.argv, envp, r.cwd, [devNull, r.logFd, r.logFd, childWrite, childRead], 19, header[0], header[1], r.fileSizeLimit ?? -1, (code, signal) =>
+      pid = addon.spawn(file, r.argv, envp, r.cwd, [devNull, r.logFd, r.logFd, childWrite, childRead], 19, header[0], header[1], r.fileSizeLimit ?? -1, r.cgroup ?? null, (code, signal) =>
         exit({ code: code >= 0 ? code : null, signal: signal ? (SIGNAL_NAMES.get(signal) ?? null) : null }),
       );
     } catch (err) {

@@ -14,6 +14,7 @@ import { assertQueueName } from '../message/names.js';
 import { handleRequest } from './commands.js';
 import { Queue } from './queue.js';
 import { chooseLauncher } from './native-launcher.js';
+import { RunCgroups } from './run-cgroups.js';
 import { type CronQueue, QueueCron } from './queue-cron.js';
 import { cronStateFile } from './cron-state.js';
 import { type EventFeed, startEventFeed } from './event-feed.js';
@@ -28,6 +29,8 @@ export async function main(argv: string[]): Promise<void> {
 
   const global = await loadGlobalConfig(rootPaths(root).configFile);
   const load = () => loadQueueConfig(paths.configFile);
+  const launch = chooseLauncher(process.env, log);
+  const cgroups = new RunCgroups({ name, queueDir: paths.dir, log, env: process.env });
   const queue = new Queue({
     root,
     config: await load(),
@@ -36,7 +39,7 @@ export async function main(argv: string[]): Promise<void> {
     idempotencyWindowMs: global.idempotency_window_s === undefined ? undefined : global.idempotency_window_s * 1000,
     statsRetention: { days: global.stats_history_days ?? 30, histogramDays: global.histogram_history_days ?? 7 },
     peer: (q) => QueueClient.oneShot(queuePaths(root, q).sock, { timeoutMs: 30_000 }),
-    launch: chooseLauncher(process.env, log),
+    launch: cgroups.around(launch),
     // A snapshot: copying process.env itself costs ~0.2 ms per script (one getenv per variable).
     baseEnv: { ...process.env },
   });
@@ -53,6 +56,7 @@ export async function main(argv: string[]): Promise<void> {
       await server?.close();
       await cron?.stop();
       await queue.stop();
+      await cgroups.close();
       await feed?.close();
       await fsp.rm(paths.sock, { force: true });
     },
@@ -86,6 +90,8 @@ export async function main(argv: string[]): Promise<void> {
     log.error({ err: err.message }, 'event feed not started; GET /events will not see this queue');
     return null;
   });
+  // After the socket: only the queue's one process may kill what is in its cgroups.
+  await cgroups.start(launch);
   await queue.start();
   // A queue searched before reads its messages into the search index now, not at its next search (docs/observability.md).
   void queue.stats.search.warm();

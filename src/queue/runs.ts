@@ -90,6 +90,7 @@ export class Runs {
       try {
         running = startScript(
           {
+            msgId: run.id,
             argv: execArgv(config.exec_prefix, script.path),
             env: scriptEnv({
               msg,

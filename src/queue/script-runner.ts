@@ -1,4 +1,4 @@
-// Starts one queue script for one message: environment, fds 3/4, stdio.log, own process group.
+// Starts one queue script for one message: environment, fds 3/4, stdio.log, own process group (and run cgroup).
 import { RQ_VERSION } from '../version.js';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -122,7 +122,7 @@ export interface RunningScript {
   pid: number;
   /** Writes one reply line on the script's fd 4; a script that has gone away is ignored. */
   reply(line: string): void;
-  /** Signals the script's whole process group. */
+  /** Signals the script's whole process group (or run cgroup). */
   kill(signal: NodeJS.Signals): void;
   /** Resolves once the script has exited, fd 3 has been read to the end and rq's markers are in stdio.log. */
   finished: Promise<ExitInfo>;
@@ -139,6 +139,10 @@ export interface LaunchRequest {
   header: { time: string; script: string };
   /** RLIMIT_FSIZE for the process, SIGXFSZ ignored (max_log_bytes, run-log.ts); absent: unchanged. */
   fileSizeLimit?: number;
+  /** The message id, which names the run's cgroup (run-cgroups.ts). */
+  msgId?: string;
+  /** A cgroup v2 directory the process is in before the script's first instruction, so all it forks is too. */
+  cgroup?: string;
 }
 
 /** A started process: its pid, rq's ends of fds 3 and 4, and its exit. */
@@ -147,8 +151,10 @@ export interface LaunchedChild {
   fromScript: Readable;
   toScript: Writable;
   exited: Promise<ExitInfo>;
-  /** Signals the whole process group the launcher made for it. */
+  /** Signals the whole process group the launcher made for it (or its run cgroup). */
   kill(signal: NodeJS.Signals): void;
+  /** Ends what the script left running once it has exited, where that is not just its process group (a run cgroup). */
+  endLeftovers?(log: Logger, graceMs: number): void;
 }
 
 /** Signals process group `pid` (scripts lead their own); a group already gone is not an error. */
@@ -182,6 +188,8 @@ export function startHeader(pid: number | string, h: LaunchRequest['header']): s
 }
 
 export interface StartOptions {
+  /** The message the script runs for. */
+  msgId: string;
   argv: string[];
   env: NodeJS.ProcessEnv;
   jobDir: string;
@@ -191,7 +199,7 @@ export interface StartOptions {
   log: Logger;
   /** How long to wait for fd 3 to close after exit before finishing anyway (a daemonised grandchild may hold it). */
   drainMs?: number;
-  /** TERM to KILL for what the script leaves running in its group when it exits (its queue's kill grace). */
+  /** TERM to KILL for what the script leaves running in its group or cgroup when it exits (its queue's kill grace). */
   leftoverGraceMs?: number;
   now?: () => Date;
 }
@@ -204,7 +212,7 @@ export function startScript(o: StartOptions, launch: Launcher): RunningScript {
   let child: LaunchedChild;
   try {
     const header = { time: rubyTime(o.now?.() ?? new Date()), script: o.argv[o.argv.length - 1] };
-    child = launch({ argv: o.argv, env: o.env, cwd: o.jobDir, logFd: runLog.fd, header, ...(runLog.sizeLimit === null ? {} : { fileSizeLimit: runLog.sizeLimit }) });
+    child = launch({ msgId: o.msgId, argv: o.argv, env: o.env, cwd: o.jobDir, logFd: runLog.fd, header, ...(runLog.sizeLimit === null ? {} : { fileSizeLimit: runLog.sizeLimit }) });
   } finally {
     runLog.closeFd();
   }
@@ -239,7 +247,9 @@ export function startScript(o: StartOptions, launch: Launcher): RunningScript {
     clearTimeout(timer);
     fromScript.destroy();
     toScript.destroy();
-    endLeftovers(pid, o.log, o.leftoverGraceMs ?? 10_000);
+    const graceMs = o.leftoverGraceMs ?? 10_000;
+    if (child.endLeftovers) child.endLeftovers(o.log, graceMs);
+    else endLeftovers(pid, o.log, graceMs);
     await runLog.close();
     return info;
   });

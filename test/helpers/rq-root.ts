@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { queueCommand } from '../../src/ipc/rq1.js';
 import { queuePaths } from '../../src/config/paths.js';
 import { QUEUE_NODE_FLAGS, queueEnv } from '../../src/queue/node-flags.js';
+import { killAll, ownCgroupHome, removeCgroup } from '../../src/queue/cgroup-fs.js';
+import { parentCgroupName } from '../../src/queue/run-cgroups.js';
 
 export const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FIXTURES = path.join(PROJECT, 'test', 'fixtures');
@@ -39,7 +41,35 @@ export async function makeRoot(opts: { port?: number; relativeRoot?: string } = 
   const config: Record<string, unknown> = { env: 'test', host: '127.0.0.1', port, addr: '127.0.0.1' };
   if (opts.relativeRoot) config.relative_root = opts.relativeRoot;
   await fsp.writeFile(path.join(root, 'config', 'config.json'), JSON.stringify(config) + '\n');
-  return { root, port, cleanup: () => fsp.rm(root, { recursive: true, force: true }) };
+  return {
+    root,
+    port,
+    cleanup: async () => {
+      await removeRunCgroups(root);
+      await fsp.rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Kills and removes the cgroups of the root's queues: a queue stopped cleanly has removed its own,
+ * one a test SIGKILLed leaves them (its next start would clear them), and the root is going away.
+ */
+async function removeRunCgroups(root: string): Promise<void> {
+  const home = ownCgroupHome();
+  if (!home.ok) return;
+  const queues = await fsp.readdir(path.join(root, 'queues')).catch(() => [] as string[]);
+  for (const name of queues) {
+    let dir: string;
+    try {
+      dir = path.join(home.dir, parentCgroupName(name, path.join(root, 'queues', name)));
+    } catch {
+      continue; // Not a queue directory (a dangling link a test made).
+    }
+    if (!fs.existsSync(dir)) continue;
+    killAll(dir);
+    await removeCgroup(dir, 10_000);
+  }
 }
 
 export interface QueueDef {

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { gateLauncher } from '../../src/queue/gate-launcher.js';
 import { ADDON_ABI, ADDON_PATH, chooseLauncher, nativeLauncher } from '../../src/queue/native-launcher.js';
 import type { ExitInfo, LaunchedChild, Launcher, LaunchRequest } from '../../src/queue/script-runner.js';
+import { killAll, ownCgroupHome, removeCgroup } from '../../src/queue/cgroup-fs.js';
 
 const LINUX = process.platform === 'linux';
 /** Every test here takes a few ms; this only bounds a hang. */
@@ -23,6 +24,12 @@ try {
 } catch (err) {
   addonError = err;
 }
+
+/** Where this process's cgroup v2 is, or why tests starting scripts in a cgroup are skipped. */
+const HOME = ownCgroupHome();
+const NO_CGROUPS = !HOME.ok ? HOME.why : fs.existsSync(path.join(HOME.dir, 'cgroup.procs')) ? null : `${HOME.dir} is no cgroup`;
+/** This process's cgroup path, as /proc/<pid>/cgroup shows it. */
+const OWN_CGROUP = /^0::(.*)$/m.exec(fs.readFileSync('/proc/self/cgroup', 'utf8'))?.[1] ?? '';
 
 /** Without the addon the native launcher's tests fail with the load error instead of being skipped. */
 const native: Launcher = addon
@@ -187,7 +194,7 @@ describe.each([
     const logFd = fs.openSync(logFile, 'a');
     let child: LaunchedChild;
     try {
-      child = launch({ argv, env: o.env ?? baseEnv(), cwd: o.cwd ?? dir, logFd, header: o.header ?? HEADER, fileSizeLimit: o.fileSizeLimit });
+      child = launch({ argv, env: o.env ?? baseEnv(), cwd: o.cwd ?? dir, logFd, header: o.header ?? HEADER, fileSizeLimit: o.fileSizeLimit, cgroup: o.cgroup });
     } finally {
       fs.closeSync(logFd);
     }
@@ -467,6 +474,51 @@ describe.each([
     },
     T,
   );
+
+  describe.skipIf(NO_CGROUPS !== null)(`with a cgroup${NO_CGROUPS ? ` (skipped: ${NO_CGROUPS})` : ''}`, () => {
+    const cgroupName = `rq-launch-test-${process.pid}-${name}`;
+    const cgroup = HOME.ok ? path.join(HOME.dir, cgroupName) : '';
+
+    beforeEach(() => fs.mkdirSync(cgroup));
+    afterEach(async () => {
+      killAll(cgroup);
+      await removeCgroup(cgroup, T);
+    });
+
+    it(
+      'starts the script in r.cgroup, where what it forks stays even in a session of its own',
+      async () => {
+        const s = sh('grep ^0:: /proc/self/cgroup >&3; setsid sh -c "grep ^0:: /proc/self/cgroup" >&3', { cgroup });
+        const text = await s.fd3.ended;
+        expect(await s.exited).toEqual({ code: 0, signal: null });
+        const want = `0::${path.posix.join(OWN_CGROUP, cgroupName)}`;
+        expect(text).toBe(`${want}\n${want}\n`);
+        expect(s.log()).toBe(headerOf(s.child.pid));
+      },
+      T,
+    );
+
+    it(
+      'reports a cgroup it cannot start the script in as a spawnError, the script never run',
+      async () => {
+        const s = sh('echo ran >&3', { cgroup: path.join(cgroup, 'missing') });
+        expect(await s.exited).toMatchObject({ spawnCode: 'ENOENT', spawnError: expect.stringMatching(/cgroup/) });
+        expect(await s.fd3.ended).toBe('');
+      },
+      T,
+    );
+
+    it(
+      "reports a failure of the child's setup in the cgroup as without one (the native child runs on a stack of its own there)",
+      async () => {
+        const s = sh('echo ran >&3', { cgroup, cwd: path.join(dir, 'missing') });
+        const info = await s.exited;
+        expect(info).toMatchObject({ spawnCode: 'ENOENT', spawnError: name === 'native' ? 'rq-spawn: chdir: No such file or directory' : expect.any(String) });
+        expect(await s.fd3.ended).toBe('');
+      },
+      T,
+    );
+  });
 });
 
 describe('chooseLauncher', () => {

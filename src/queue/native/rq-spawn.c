@@ -3,7 +3,7 @@
 // Why: Node's spawn() forks the whole Node process (libuv uses fork, not vfork, on Linux), which
 // blocks the queue's event loop 1-2 ms per script and grows with the heap; and Node has no
 // pre-exec hook, so priority and the RQ START header needed a shell gate in front of every script.
-// Here the child shares the parent's memory until exec (vfork), so the parent is blocked only for
+// Here the child shares the parent's memory until exec (vfork, or clone3 into a run cgroup, below), so the parent is blocked only for
 // the child's setup syscalls, and that setup does what the gate did: new session (own process
 // group), nice, fds 0-4, cwd, the header with the script's own pid, default signal handling.
 // Exits are watched by a uv_poll on a pidfd in Node's own loop: no thread, no SIGCHLD handler.
@@ -11,10 +11,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <node_api.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -131,40 +134,209 @@ static size_t put_uint(char *buf, unsigned long n) {
 /* Where the child failed, written by the child into memory it shares with the blocked parent. */
 static const char *const STAGES[] = {"", "setsid", "setpriority", "dup fds", "chdir", "write header", "limit file size", "exec"};
 
+/** What the child does between vfork (or clone3) and exec; it shares this memory with the blocked parent. */
+typedef struct {
+  const char *file;
+  char **argv;
+  char **envp;
+  const char *cwd;
+  int fds[MAX_FDS];
+  uint32_t nfds;
+  int nice_value;
+  /** headerBefore, room for the pid, then headerAfter (NULL: no header). */
+  char *header;
+  size_t before_len;
+  const char *after;
+  size_t after_len;
+  int64_t fsize_limit;
+  /** Set by the child when a step failed: errno and which step (STAGES). */
+  volatile int err;
+  volatile int stage;
+} child_t;
+
+/** The child: set up, then exec; on failure it records why and exits 127. Never returns. */
+static int child_main(void *arg) {
+  child_t *c = arg;
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int s = 1; s < NSIG; s++) sigaction(s, &dfl, NULL);  // Node ignores SIGPIPE; scripts must not.
+  int stage = 1;
+  if (setsid() < 0) goto fail;
+  stage = 2;
+  if (c->nice_value != 0 && setpriority(PRIO_PROCESS, 0, c->nice_value) < 0) goto fail;
+  stage = 3;
+  int high[MAX_FDS];
+  // Lift every source above the targets first, so a source that is also a target is not clobbered.
+  for (uint32_t i = 0; i < c->nfds; i++)
+    if ((high[i] = fcntl(c->fds[i], F_DUPFD_CLOEXEC, (int)c->nfds)) < 0) goto fail;
+  for (uint32_t i = 0; i < c->nfds; i++)
+    if (dup2(high[i], (int)i) < 0) goto fail;
+  stage = 4;
+  if (chdir(c->cwd) < 0) goto fail;
+  stage = 5;
+  if (c->header) {
+    char *header = c->header;
+    size_t len = c->before_len + put_uint(header + c->before_len, (unsigned long)getpid());
+    memcpy(header + len, c->after, c->after_len);
+    len += c->after_len;
+    // The header is for people, like a history line: a full disk (or a log that cannot take it)
+    // costs the header, not the run, as with the child_process gate's printf.
+    for (size_t off = 0; off < len;) {
+      ssize_t n = write(1, header + off, len - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      off += (size_t)n;
+    }
+  }
+  stage = 6;
+  if (c->fsize_limit >= 0) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) < 0) goto fail;
+    if (rl.rlim_max == RLIM_INFINITY || (rlim_t)c->fsize_limit < rl.rlim_max) rl.rlim_cur = (rlim_t)c->fsize_limit;
+    else rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_FSIZE, &rl) < 0) goto fail;
+    struct sigaction ign;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    if (sigaction(SIGXFSZ, &ign, NULL) < 0) goto fail;
+  }
+  stage = 7;
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  execve(c->file, c->argv, c->envp);
+fail:
+  c->err = errno;
+  c->stage = stage;
+  _exit(127);
+}
+
+/*
+ * Starting the child inside a cgroup (the script's run cgroup, so nothing it forks can leave it):
+ * clone3 with CLONE_INTO_CGROUP puts it there as it is created. Moving it afterwards by writing to
+ * cgroup.procs from the child would block the parent, which waits for the exec, for an RCU grace
+ * period (~12 ms measured on Linux 6.18, every time once starts are a second apart); clone3 costs
+ * about what vfork does (0.1-0.7 ms more, the kernel's cgroup lock). glibc has no clone3 wrapper that runs a function on a new stack, so this is the
+ * few instructions its own clone3.S has, for x86-64 only: elsewhere spawn() refuses a cgroup and the
+ * queue ends leftovers through the process group (run-cgroups.ts probes this at start).
+ */
+#if defined(__x86_64__) && defined(__linux__)
+#define RQ_INTO_CGROUP 1
+/** struct clone_args up to `cgroup` (CLONE_ARGS_SIZE_VER2), spelled out so older kernel headers build it. */
+struct rq_clone_args {
+  uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size, cgroup;
+};
+#define RQ_CLONE_INTO_CGROUP 0x200000000ULL
+#ifndef SYS_clone3
+#define SYS_clone3 435
+#endif
+/** clone3(args); the child runs fn(arg) on args->stack and exits with its result. Returns what clone3 does (-errno on failure). */
+static long clone3_run(struct rq_clone_args *args, int (*fn)(void *), void *arg) {
+  register long ret __asm__("rax") = SYS_clone3;
+  register struct rq_clone_args *a1 __asm__("rdi") = args;
+  register long a2 __asm__("rsi") = sizeof *args;
+  register int (*f)(void *) __asm__("r12") = fn;
+  register void *x __asm__("r13") = arg;
+  __asm__ volatile(
+      "syscall\n\t"
+      "test %%rax, %%rax\n\t"
+      "jnz 1f\n\t"
+      // The child, on its own stack: no frame above it, fn(arg), then exit(2) with its result.
+      "xor %%ebp, %%ebp\n\t"
+      "mov %%r13, %%rdi\n\t"
+      "call *%%r12\n\t"
+      "mov %%eax, %%edi\n\t"
+      "mov $60, %%eax\n\t"
+      "syscall\n\t"
+      "hlt\n"
+      "1:\n"
+      : "+r"(ret)
+      : "r"(a1), "r"(a2), "r"(f), "r"(x)
+      : "rcx", "r11", "memory", "cc");
+  return ret;
+}
+/** The child's stack for clone3: it runs until exec while the parent waits (CLONE_VFORK). */
+#define CHILD_STACK (64 * 1024)
+#endif
+
 /**
- * spawn(file, argv, envp, cwd, fds, nice, headerBefore, headerAfter, fileSizeLimit, onExit) -> pid
+ * Starts child_main(c): with vfork, or with clone3 into the cgroup directory `cgroup` when given.
+ * Returns the pid, or -1 with errno set (ENOSYS where this build cannot start into a cgroup).
+ */
+static pid_t start_child(child_t *c, const char *cgroup) {
+  if (!cgroup) {
+    pid_t pid = vfork();
+    if (pid == 0) child_main(c);
+    return pid;
+  }
+#ifdef RQ_INTO_CGROUP
+  int dir = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return -1;
+  // A guard page below the stack: an overflow faults instead of writing over the parent's memory.
+  char *stack = mmap(NULL, CHILD_STACK + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) {
+    int err = errno;
+    close(dir);
+    errno = err;
+    return -1;
+  }
+  mprotect(stack, 4096, PROT_NONE);
+  struct rq_clone_args args;
+  memset(&args, 0, sizeof args);
+  args.flags = CLONE_VM | CLONE_VFORK | RQ_CLONE_INTO_CGROUP;
+  args.exit_signal = SIGCHLD;
+  args.stack = (uint64_t)(uintptr_t)(stack + 4096);
+  args.stack_size = CHILD_STACK;
+  args.cgroup = (uint64_t)dir;
+  long r = clone3_run(&args, child_main, c);
+  munmap(stack, CHILD_STACK + 4096);
+  close(dir);
+  if (r < 0) {
+    errno = (int)-r;
+    return -1;
+  }
+  return (pid_t)r;
+#else
+  errno = ENOSYS;  // Refused by do_spawn before it gets here.
+  return -1;
+#endif
+}
+
+/**
+ * spawn(file, argv, envp, cwd, fds, nice, headerBefore, headerAfter, fileSizeLimit, cgroup, onExit) -> pid
  * fds[i] becomes fd i in the child. The child writes headerBefore + its pid + headerAfter to fd 1
  * (when headerAfter is a string) right before exec. A fileSizeLimit >= 0 becomes the child's soft
  * RLIMIT_FSIZE (capped by the hard one), set after the header, with SIGXFSZ ignored: a write past it
  * fails with EFBIG instead of killing the writer, and the setting is inherited across exec and fork.
- * onExit(code, signal) runs once it has exited.
+ * cgroup (a cgroup v2 directory, or null) is where the child is created: it and all it forks are in
+ * it from the start. onExit(code, signal) runs once it has exited.
  */
 static napi_value do_spawn(napi_env env, napi_callback_info info) {
-  size_t argc = 10;
-  napi_value args[10];
+  size_t argc = 11;
+  napi_value args[11];
   CHECK(napi_get_cb_info(env, info, &argc, args, NULL, NULL));
-  if (argc != 10) {
-    napi_throw_type_error(env, "RQ_ERR_SPAWN", "rq-spawn: spawn takes 10 arguments");
+  if (argc != 11) {
+    napi_throw_type_error(env, "RQ_ERR_SPAWN", "rq-spawn: spawn takes 11 arguments");
     return NULL;
   }
-  int fds[MAX_FDS];
-  uint32_t nfds;
-  CHECK(napi_get_array_length(env, args[4], &nfds));
-  if (nfds > MAX_FDS) {
+  child_t c;
+  memset(&c, 0, sizeof c);
+  CHECK(napi_get_array_length(env, args[4], &c.nfds));
+  if (c.nfds > MAX_FDS) {
     napi_throw_range_error(env, "RQ_ERR_SPAWN", "rq-spawn: too many fds");
     return NULL;
   }
-  for (uint32_t i = 0; i < nfds; i++) {
+  for (uint32_t i = 0; i < c.nfds; i++) {
     napi_value el;
     CHECK(napi_get_element(env, args[4], i, &el));
-    CHECK(napi_get_value_int32(env, el, &fds[i]));
+    CHECK(napi_get_value_int32(env, el, &c.fds[i]));
   }
-  int32_t nice_value;
-  CHECK(napi_get_value_int32(env, args[5], &nice_value));
-  napi_valuetype header_type;
+  CHECK(napi_get_value_int32(env, args[5], &c.nice_value));
+  napi_valuetype header_type, cgroup_type;
   CHECK(napi_typeof(env, args[7], &header_type));
-  int64_t fsize_limit;
-  CHECK(napi_get_value_int64(env, args[8], &fsize_limit));
+  CHECK(napi_get_value_int64(env, args[8], &c.fsize_limit));
+  CHECK(napi_typeof(env, args[9], &cgroup_type));
 
   char *file = dup_string(env, args[0]);
   char *cwd = dup_string(env, args[3]);
@@ -172,89 +344,48 @@ static napi_value do_spawn(napi_env env, napi_callback_info info) {
   char **envp = dup_strings(env, args[2]);
   char *before = header_type == napi_string ? dup_string(env, args[6]) : NULL;
   char *after = header_type == napi_string ? dup_string(env, args[7]) : NULL;
+  char *cgroup = cgroup_type == napi_string ? dup_string(env, args[9]) : NULL;
   char *header = NULL;
   size_t before_len = before ? strlen(before) : 0, after_len = after ? strlen(after) : 0;
   if (after) header = malloc(before_len + 24 + after_len);
   napi_value result = NULL;
-  if (!file || !cwd || !argv || !envp || (header_type == napi_string && (!before || !after || !header))) {
-    napi_throw_error(env, "RQ_ERR_SPAWN", "rq-spawn: arguments must be strings (file, cwd, argv, envp, header)");
+  if (!file || !cwd || !argv || !envp || (header_type == napi_string && (!before || !after || !header)) || (cgroup_type == napi_string && !cgroup)) {
+    napi_throw_error(env, "RQ_ERR_SPAWN", "rq-spawn: arguments must be strings (file, cwd, argv, envp, header, cgroup)");
     goto out;
   }
+#ifndef RQ_INTO_CGROUP
+  if (cgroup) {
+    napi_throw_error(env, "ENOSYS", "rq-spawn: starting a script in a cgroup is built for x86-64 only");
+    goto out;
+  }
+#endif
   if (header) memcpy(header, before, before_len);
+  c.file = file;
+  c.argv = argv;
+  c.envp = envp;
+  c.cwd = cwd;
+  c.header = header;
+  c.before_len = before_len;
+  c.after = after;
+  c.after_len = after_len;
 
-  volatile int child_errno = 0;
-  volatile int child_stage = 0;
   sigset_t all, old;
   sigfillset(&all);
   // Blocked across vfork so no handler of the parent runs on the shared stack in the child.
   pthread_sigmask(SIG_BLOCK, &all, &old);
-  pid_t pid = vfork();
-  if (pid == 0) {
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    for (int s = 1; s < NSIG; s++) sigaction(s, &dfl, NULL);  // Node ignores SIGPIPE; scripts must not.
-    int stage = 1;
-    if (setsid() < 0) goto fail;
-    stage = 2;
-    if (nice_value != 0 && setpriority(PRIO_PROCESS, 0, nice_value) < 0) goto fail;
-    stage = 3;
-    int high[MAX_FDS];
-    // Lift every source above the targets first, so a source that is also a target is not clobbered.
-    for (uint32_t i = 0; i < nfds; i++)
-      if ((high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, (int)nfds)) < 0) goto fail;
-    for (uint32_t i = 0; i < nfds; i++)
-      if (dup2(high[i], (int)i) < 0) goto fail;
-    stage = 4;
-    if (chdir(cwd) < 0) goto fail;
-    stage = 5;
-    if (header) {
-      size_t len = before_len + put_uint(header + before_len, (unsigned long)getpid());
-      memcpy(header + len, after, after_len);
-      len += after_len;
-      // The header is for people, like a history line: a full disk (or a log that cannot take it)
-      // costs the header, not the run, as with the child_process gate's printf.
-      for (size_t off = 0; off < len;) {
-        ssize_t n = write(1, header + off, len - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        off += (size_t)n;
-      }
-    }
-    stage = 6;
-    if (fsize_limit >= 0) {
-      struct rlimit rl;
-      if (getrlimit(RLIMIT_FSIZE, &rl) < 0) goto fail;
-      if (rl.rlim_max == RLIM_INFINITY || (rlim_t)fsize_limit < rl.rlim_max) rl.rlim_cur = (rlim_t)fsize_limit;
-      else rl.rlim_cur = rl.rlim_max;
-      if (setrlimit(RLIMIT_FSIZE, &rl) < 0) goto fail;
-      struct sigaction ign;
-      memset(&ign, 0, sizeof ign);
-      ign.sa_handler = SIG_IGN;
-      if (sigaction(SIGXFSZ, &ign, NULL) < 0) goto fail;
-    }
-    stage = 7;
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    execve(file, argv, envp);
-  fail:
-    child_errno = errno;
-    child_stage = stage;
-    _exit(127);
-  }
-  int vfork_errno = errno;
+  pid_t pid = start_child(&c, cgroup);
+  int start_errno = errno;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (pid < 0) {
-    throw_errno(env, "rq-spawn: vfork", vfork_errno);
+    throw_errno(env, cgroup ? "rq-spawn: clone3 into the run cgroup" : "rq-spawn: vfork", start_errno);
     goto out;
   }
-  if (child_errno) {
+  if (c.err) {
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
     }
     char what[64];
-    snprintf(what, sizeof what, "rq-spawn: %s", STAGES[child_stage]);
-    throw_errno(env, what, child_errno);
+    snprintf(what, sizeof what, "rq-spawn: %s", STAGES[c.stage]);
+    throw_errno(env, what, c.err);
     goto out;
   }
 
@@ -278,7 +409,7 @@ static napi_value do_spawn(napi_env env, napi_callback_info info) {
   w->pidfd = pidfd;
   napi_value resource_name;
   napi_create_string_utf8(env, "rq-spawn", NAPI_AUTO_LENGTH, &resource_name);
-  napi_create_reference(env, args[9], 1, &w->callback);
+  napi_create_reference(env, args[10], 1, &w->callback);
   napi_async_init(env, NULL, resource_name, &w->async);
   uv_poll_start(&w->poll, UV_READABLE, on_pidfd);
   napi_create_int32(env, pid, &result);
@@ -290,6 +421,7 @@ out:
   free_strings(envp);
   free(before);
   free(after);
+  free(cgroup);
   free(header);
   return result;
 }
@@ -325,7 +457,7 @@ static napi_value do_usable(napi_env env, napi_callback_info info) {
 }
 
 /* Bumped when spawn()'s arguments change, so rq can tell a stale build (native-launcher.ts ADDON_ABI). */
-#define RQ_SPAWN_ABI 2
+#define RQ_SPAWN_ABI 3
 
 static napi_value init(napi_env env, napi_value exports) {
   napi_value abi;

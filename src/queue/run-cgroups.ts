@@ -1,0 +1,187 @@
+// Each script in a cgroup v2 of its own (rq issue 20), so what it leaves running is ended with its run even after setsid(2): the queue's parent cgroup, its run cgroups, and the launcher that uses them.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { killAll, members, ownCgroupHome, populated, removeCgroup } from './cgroup-fs.js';
+import { REMOVE_MS, endCgroupLeftovers, signalMembers } from './leftovers.js';
+import type { Launcher } from './script-runner.js';
+
+export interface RunCgroupsOptions {
+  name: string;
+  /** The queue's directory: a hash of it keeps apart same-named queues of two roots on one host. */
+  queueDir: string;
+  log: Logger;
+  /** `RQ_CGROUP=off` keeps scripts in the queue's cgroup (their process groups only). */
+  env: NodeJS.ProcessEnv;
+}
+
+/** A name for a cgroup directory: no `/`, nothing a kernel or a shell would mind. */
+function safeName(s: string): string {
+  return s.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
+/** The name of queue `name`'s parent cgroup: `rq-<queue>-<hash of its directory's real path>`. */
+export function parentCgroupName(name: string, queueDir: string): string {
+  const hash = crypto.createHash('sha256').update(fs.realpathSync(queueDir)).digest('hex').slice(0, 8);
+  return `rq-${safeName(name)}-${hash}`;
+}
+
+/**
+ * The queue's parent cgroup, `rq-<queue>-<hash>` beside the queue process in its own cgroup, holds
+ * one cgroup per run. No controller is enabled anywhere, so processes may live in a cgroup that
+ * has children (the queue's own) and nothing is limited: the cgroups only say who belongs to a run.
+ * Where there is no writable cgroup2 (not root, a read-only mount, cgroup v1 only, Linux before
+ * 5.14, a launcher that cannot start a script in one), scripts run as before, in their process
+ * groups, and start() logs why.
+ */
+export class RunCgroups {
+  private parent: string | null = null;
+  /** start()'s work, which a stop arriving meanwhile waits for: else the parent would be made after the close. */
+  private opening: Promise<string | null> | null = null;
+  /** A stop can come while the queue is still starting: a start after it makes nothing. */
+  private closed = false;
+  private seq = 0;
+  /** Run cgroups being ended (their leftovers' grace, their removal): a close waits for them. */
+  private readonly ending = new Set<Promise<void>>();
+
+  constructor(private readonly o: RunCgroupsOptions) {}
+
+  /**
+   * Makes (or takes over) the parent cgroup, kills and removes what a previous process of this
+   * queue left in it (a crash), and has `launch` start a probe in a cgroup. Call it once this
+   * process is the queue's only one (its socket is claimed), before anything runs. One info line
+   * says which way scripts are kept.
+   */
+  async start(launch: Launcher): Promise<void> {
+    this.opening = this.open(launch).catch((err: Error) => err.message);
+    const why = await this.opening;
+    const o = this.o;
+    if (why === null) o.log.info({ cgroup: this.parent }, 'each script runs in a cgroup of its own: what it leaves running is ended with its run');
+    else o.log.info({ why }, 'scripts run in their process groups only: a process that leaves the group (setsid) outlives its run');
+  }
+
+  /** null once the parent cgroup is in use, else why it is not. */
+  private async open(launch: Launcher): Promise<string | null> {
+    if (this.closed) return 'the queue is stopping';
+    if (this.o.env.RQ_CGROUP === 'off') return 'RQ_CGROUP=off';
+    const home = ownCgroupHome();
+    if (!home.ok) return home.why;
+    const parent = path.join(home.dir, parentCgroupName(this.o.name, this.o.queueDir));
+    try {
+      fs.mkdirSync(parent);
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      if (e.code !== 'EEXIST') return `cannot make a cgroup in ${home.dir}: ${e.code ?? e.message}`;
+    }
+    // Without cgroup.kill (Linux 5.14), ending a run would mean chasing forks: not worth it.
+    if (!fs.existsSync(path.join(parent, 'cgroup.kill'))) {
+      fs.rmdirSync(parent);
+      return 'cgroup.kill is missing (Linux 5.14 or later)';
+    }
+    await this.clearLeftovers(parent);
+    const failed = await probe(parent, launch);
+    if (failed) {
+      await removeCgroup(parent, REMOVE_MS);
+      return failed;
+    }
+    this.parent = parent;
+    return null;
+  }
+
+  /** Kills what runs of a previous queue process left in their cgroups, and removes those. */
+  private async clearLeftovers(parent: string): Promise<void> {
+    const runs = fs.readdirSync(parent, { withFileTypes: true }).filter((e) => e.isDirectory());
+    if (runs.length === 0) return;
+    const left = runs.filter((e) => populated(path.join(parent, e.name)));
+    const pids = left.flatMap((e) => members(path.join(parent, e.name)));
+    killAll(parent);
+    if (left.length) this.o.log.warn({ cgroups: left.map((e) => e.name), pids }, 'killed what scripts of a previous queue process left in their run cgroups');
+    for (const e of runs) await removeCgroup(path.join(parent, e.name), REMOVE_MS);
+  }
+
+  /** Wraps `launch` so each run starts in its own cgroup and is signalled and ended through it. */
+  around(launch: Launcher): Launcher {
+    return (r) => {
+      const dir = this.parent && this.make(r.msgId ?? 'run');
+      if (!dir) return launch(r);
+      const child = launch({ ...r, cgroup: dir });
+      if (child.pid <= 0) {
+        this.end(removeCgroup(dir, REMOVE_MS), dir);
+        return child;
+      }
+      return {
+        ...child,
+        // Empty until the gate launcher's move is done: its process group is all there is then.
+        kill: (signal) => {
+          if (members(dir).length === 0) child.kill(signal);
+          else if (signal === 'SIGKILL') killAll(dir);
+          else signalMembers(dir, signal);
+        },
+        endLeftovers: (log, graceMs) => this.end(endCgroupLeftovers(dir, child.pid, log, graceMs), dir),
+      };
+    };
+  }
+
+  /** A new run cgroup, or null (logged) when none can be made: that run is kept by its process group only. */
+  private make(msgId: string): string | null {
+    // A retry of the same message may start while the last run's leftovers still have their grace.
+    for (let tries = 0; ; tries++) {
+      const dir = path.join(this.parent!, `${safeName(msgId)}-${++this.seq}`);
+      try {
+        fs.mkdirSync(dir);
+        return dir;
+      } catch (err) {
+        const e = err as NodeJS.ErrnoException;
+        if (e.code === 'EEXIST' && tries < 3) continue;
+        this.o.log.warn({ msg_id: msgId, cgroup: dir, err: e.message }, 'run cgroup not made: this run is kept by its process group only');
+        return null;
+      }
+    }
+  }
+
+  private end(ending: Promise<void>, dir: string): void {
+    const p = ending.catch((err: Error) => this.o.log.warn({ cgroup: dir, err: err.message }, "run cgroup not removed; the queue's next start removes it"));
+    this.ending.add(p);
+    void p.finally(() => this.ending.delete(p));
+  }
+
+  /**
+   * At shutdown, once every run is over: what runs left in their cgroups is killed without waiting
+   * out the rest of its grace (as the leftovers of scripts stopped by the shutdown are), and the
+   * cgroups and the parent are removed.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.opening;
+    const parent = this.parent;
+    if (!parent) return;
+    this.parent = null;
+    killAll(parent);
+    await Promise.all([...this.ending]);
+    await removeCgroup(parent, REMOVE_MS).catch((err: Error) => this.o.log.warn({ cgroup: parent, err: err.message }, "queue cgroup not removed; the queue's next start takes it over"));
+  }
+}
+
+/**
+ * Why `launch` cannot start a process in a cgroup under `parent`, or null when it can: a seccomp
+ * filter refusing clone3 (older container runtimes), a delegation without write access to the
+ * queue's own cgroup.procs, a native spawner built for another architecture.
+ */
+async function probe(parent: string, launch: Launcher): Promise<string | null> {
+  const dir = path.join(parent, 'probe');
+  fs.mkdirSync(dir);
+  const logFd = fs.openSync('/dev/null', 'w');
+  let exit;
+  try {
+    const child = launch({ argv: ['/bin/sh', '-c', 'exit 0'], env: {}, cwd: '/', logFd, header: { time: '', script: 'probe' }, cgroup: dir });
+    exit = await child.exited;
+    child.fromScript.destroy();
+    child.toScript.destroy();
+  } finally {
+    fs.closeSync(logFd);
+    await removeCgroup(dir, REMOVE_MS);
+  }
+  if (exit.spawnError !== undefined) return `a script cannot be started in a cgroup: ${exit.spawnError}`;
+  return exit.code === 0 ? null : `a probe started in a cgroup exited with ${exit.code ?? exit.signal}`;
+}
