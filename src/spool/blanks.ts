@@ -11,19 +11,9 @@ import type { SpoolFs } from './spool-fs.js';
  * per create for a start that is far off, and that start makes them anyway. Recovery removes
  * leftovers (the whole of `dir`).
  */
-/**
- * Blanks made at once: one keeps up with creates one at a time; a bulk create takes them faster
- * than one lane of thread-pool round trips makes them, and four lanes (libuv's pool size) let the
- * inode work overlap the creates' own writes and renames on the main thread.
- */
-const LANES = 4;
-
 export class BlankDirs {
   private readonly ready: string[] = [];
-  private readonly making = new Set<Promise<void>>();
-  /** A refill failed (a full disk, say): none is tried again until a create takes a blank. */
-  private failed = false;
-  private madeDir = false;
+  private refill: Promise<void> | null = null;
   private closed = false;
   private seq = 0;
 
@@ -38,45 +28,34 @@ export class BlankDirs {
   take(): string | undefined {
     // Oldest first: blanks made light while the queue was paused are used up after a resume, not kept for ever under newer ones.
     const blank = this.ready.shift();
-    this.failed = false;
     this.topUp();
     return blank;
   }
 
-  /** Stops making blanks and waits for those being made. */
+  /** Stops making blanks and waits for the one being made. */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all(this.making);
+    await this.refill;
   }
 
-  /** Up to LANES blanks in the making; a disk error stops the refill until the next take. */
+  /** One at a time in the background; a disk error just stops it. */
   private topUp(): void {
-    while (!this.closed && !this.failed && this.making.size < LANES && this.ready.length + this.making.size < this.want) {
-      const one: Promise<void> = this.makeOne().then(
-        () => {
-          this.making.delete(one);
-          this.topUp();
-        },
-        () => {
-          this.making.delete(one);
-          // Creates make their directories themselves until a refill succeeds.
-          this.failed = true;
-        },
-      );
-      this.making.add(one);
-    }
-  }
-
-  private async makeOne(): Promise<void> {
-    if (!this.madeDir) {
-      await this.fs.mkdir(this.dir, { recursive: true });
-      this.madeDir = true;
-    }
-    const dir = path.join(this.dir, `${process.pid}.${this.seq++}`);
-    const staged = this.staged();
-    await this.fs.mkdir(staged ? path.join(dir, 'job') : dir, { recursive: true });
-    for (const f of staged ? ['msg', 'history', path.join('job', 'stdio.log')] : ['msg']) await (await this.fs.open(path.join(dir, f), 'wx', 0o644)).close();
-    if (this.closed) return;
-    this.ready.push(dir);
+    if (this.refill || this.closed || this.ready.length >= this.want) return;
+    this.refill = (async () => {
+      try {
+        await this.fs.mkdir(this.dir, { recursive: true });
+        while (!this.closed && this.ready.length < this.want) {
+          const dir = path.join(this.dir, `${process.pid}.${this.seq++}`);
+          const staged = this.staged();
+          await this.fs.mkdir(staged ? path.join(dir, 'job') : dir, { recursive: true });
+          for (const f of staged ? ['msg', 'history', path.join('job', 'stdio.log')] : ['msg']) await (await this.fs.open(path.join(dir, f), 'wx', 0o644)).close();
+          this.ready.push(dir);
+        }
+      } catch {
+        // Creates make their directories themselves until the next refill succeeds.
+      } finally {
+        this.refill = null;
+      }
+    })();
   }
 }

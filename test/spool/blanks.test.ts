@@ -7,7 +7,7 @@ import { waitFor } from '../helpers/rq-root.js';
 import { HOST, type TempSpool, ls, tempSpool, walk } from '../helpers/temp-spool.js';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
 import { BlankDirs } from '../../src/spool/blanks.js';
-import { type SpoolFs, nodeSpoolFs } from '../../src/spool/spool-fs.js';
+import { nodeSpoolFs } from '../../src/spool/spool-fs.js';
 
 describe('blanks', () => {
   let t: TempSpool;
@@ -97,53 +97,6 @@ describe('BlankDirs on its own', () => {
         for (const f of ['msg', 'history', 'job/stdio.log']) expect((await fs.stat(path.join(dir!, f))).size, f).toBe(0);
       }
       await pool.close();
-    } finally {
-      await fs.rm(root, { recursive: true, force: true });
-    }
-  });
-
-  it('makes up to four at once, never more, and after a failed one makes none until the next take', async () => {
-    const root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-blankdirs-'));
-    let inFlight = 0;
-    let most = 0;
-    let fail = false;
-    let mkdirs = 0;
-    const counting: SpoolFs = {
-      ...nodeSpoolFs,
-      mkdir: async (p, o) => {
-        mkdirs++;
-        if (fail) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
-        inFlight++;
-        most = Math.max(most, inFlight);
-        try {
-          // Held for one turn of the loop, so lanes that run together are seen together.
-          await new Promise((r) => setImmediate(r));
-          return await nodeSpoolFs.mkdir(p, o);
-        } finally {
-          inFlight--;
-        }
-      },
-    };
-    const blanks = async (dir: string) => (await fs.readdir(path.join(root, dir)).catch(() => [])).length;
-    const pool = new BlankDirs(path.join(root, '.blank'), 12, counting);
-    try {
-      pool.take();
-      await waitFor(async () => (await blanks('.blank')) === 12, 'twelve blanks');
-      expect(most).toBe(4);
-      await pool.close();
-      // A pool whose disk refuses: each lane fails once, and nothing is tried again until a take.
-      fail = true;
-      const refused = new BlankDirs(path.join(root, '.refused'), 12, counting);
-      const before = mkdirs;
-      expect(refused.take()).toBeUndefined();
-      await waitFor(() => mkdirs - before === 4, 'four failed lanes');
-      await new Promise((r) => setTimeout(r, 0));
-      await new Promise((r) => setImmediate(r));
-      expect(mkdirs - before).toBe(4);
-      fail = false;
-      expect(refused.take()).toBeUndefined();
-      await waitFor(async () => (await blanks('.refused')) === 12, 'refilled after the next take');
-      await refused.close();
     } finally {
       await fs.rm(root, { recursive: true, force: true });
     }
