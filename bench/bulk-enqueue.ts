@@ -4,7 +4,7 @@
 // queue is resumed and drained through a `done ok` script with 4 workers. Baseline in the same run, on the same
 // filesystem: this Node process doing mkdir + write of a msg of the same size + rename, without any fsync, for
 // BENCH_FLOOR_N (20,000) messages (the no-fsync floor of bench/spool.ts), as a rate.
-// Run: npm run build && npm run -s bench bench/bulk-enqueue.ts   (prints one JSON object)
+// Run: npm run build && npm run -s bench bench/bulk-enqueue.ts   (prints one JSON object; BENCH_DRAIN=0 skips the drain)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -14,6 +14,8 @@ import { DONE_SCRIPT, fsFloor, liveQueue, loadavg, round, runLanes, waitCounts, 
 
 const N = Number(process.env.BENCH_N ?? 100_000);
 const FLOOR_N = Number(process.env.BENCH_FLOOR_N ?? 20_000);
+/** BENCH_DRAIN=0: the enqueue and its floor only (A/B runs of the enqueue path); drain_s is then null. */
+const DRAIN = process.env.BENCH_DRAIN !== '0';
 const Q = 'bulk';
 const RQ_BIN = path.join(PROJECT, 'bin', 'rq');
 
@@ -51,9 +53,12 @@ try {
   if (counts.que !== N) throw new Error(`expected ${N} in que, counted ${JSON.stringify(counts)}`);
 
   const t1 = performance.now();
-  await fs.rm(lq.pauseFile);
-  await waitCounts(lq.q, (n) => n.done === N, 50);
-  const drainS = (performance.now() - t1) / 1000;
+  let drainS: number | null = null;
+  if (DRAIN) {
+    await fs.rm(lq.pauseFile);
+    await waitCounts(lq.q, (n) => n.done === N, 50);
+    drainS = (performance.now() - t1) / 1000;
+  }
 
   const floor = await fsFloor(path.join(dir, 'floor'), Buffer.from(JSON.stringify({ msg_id: '20261126.1200.00.000.1234567', dest: Q, ...JSON.parse(line(0)) })), false);
   const t2 = performance.now();
@@ -70,8 +75,8 @@ try {
       met: enqueueS < 15,
       floor_no_fsync_per_s: Math.round(floorRate),
       ratio_to_floor: round(rate / floorRate),
-      drain_s: round(drainS),
-      drain_per_s: Math.round(N / drainS),
+      drain_s: drainS === null ? null : round(drainS),
+      drain_per_s: drainS === null ? null : Math.round(N / drainS),
       load_before: load0,
       load_after: await loadavg(),
     }),
