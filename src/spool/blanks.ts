@@ -1,6 +1,9 @@
-// Blank message directories made ahead in idle time, so that a create makes no inode on its path.
+// Blank message directories made ahead (in idle time, and for the next slice of a batch), so that a create makes no inode on its path.
 import path from 'node:path';
 import type { SpoolFs } from './spool-fs.js';
+
+/** Blanks a batch's reserve makes at once: more than libuv's four threads only queue behind them. */
+const RESERVE_LANES = 4;
 
 /**
  * `<dir>/<n>` holding an empty msg, history and job/stdio.log. A create takes one, so neither the
@@ -11,9 +14,6 @@ import type { SpoolFs } from './spool-fs.js';
  * per create for a start that is far off, and that start makes them anyway. Recovery removes
  * leftovers (the whole of `dir`).
  */
-/** Blanks a batch's reserve makes at once: more than libuv's four threads only queue behind them. */
-const RESERVE_LANES = 4;
-
 export class BlankDirs {
   private readonly ready: string[] = [];
   private refill: Promise<void> | null = null;
