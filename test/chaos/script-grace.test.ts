@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { QueueProc, addQueue, freePort, waitFor } from '../helpers/rq-root.js';
 import { perTestRoot } from '../helpers/per-test-root.js';
@@ -68,10 +68,15 @@ describe('script grace', () => {
     flipper.kill('SIGTERM');
     await new Promise((r) => flipper.once('exit', r));
     await fs.chmod(script, 0o755);
+    let last: unknown;
     const counts = await waitFor(async () => {
       const n = await q.cmd('num_messages');
+      last = { ...n, status: (await q.cmd('status'))[0] };
       return n.done + n.err === MESSAGES && n.que === 0 && n.run === 0 ? n : null;
-    }, 'every message finished', 120_000, 200);
+    }, 'every message finished', 120_000, 200).catch((err: Error) => {
+      const log = readFileSync(path.join(ctx.t.root, 'log', 'queue-flap.log'), 'utf8').split('\n').filter((l) => /"level":(40|50|60)/.test(l));
+      throw new Error(`${err.message}; the queue last said ${JSON.stringify(last)}; its last warnings: ${log.slice(-8).join('\n')}`);
+    });
     const errs = await fs.readdir(q.paths.state.err);
     const why = await Promise.all(errs.slice(0, 5).map((id) => fs.readFile(path.join(q.paths.state.err, id, 'status'), 'utf8').catch(() => '?')));
     expect({ err: counts.err, why }).toEqual({ err: 0, why: [] });
