@@ -51,14 +51,8 @@ const createMessages: Handler = async (q, args) => {
     }
   }
   const made: Promise<unknown>[] = [];
-  // The next slice's directories are made on the thread pool while this one's creates run.
-  let reserved = q.spool.blanks.reserve(Math.min(SLICE, all.length));
   for (const [i, fields] of all.entries()) {
-    if (i % SLICE === 0) {
-      if (i > 0) await new Promise((r) => setImmediate(r));
-      await reserved;
-      reserved = q.spool.blanks.reserve(Math.max(0, Math.min(SLICE, all.length - i - SLICE)));
-    }
+    if (i > 0 && i % SLICE === 0) await new Promise((r) => setImmediate(r));
     made.push(
       q.ops.createOnce(fields, true).then(
         ({ id }) => ['ok', q.fullId(id)],

@@ -1,9 +1,6 @@
-// Blank message directories made ahead (in idle time, and for the next slice of a batch), so that a create makes no inode on its path.
+// Blank message directories made ahead in idle time, so that a create makes no inode on its path.
 import path from 'node:path';
 import type { SpoolFs } from './spool-fs.js';
-
-/** Blanks a batch's reserve makes at once: more than libuv's four threads only queue behind them. */
-const RESERVE_LANES = 4;
 
 /**
  * `<dir>/<n>` holding an empty msg, history and job/stdio.log. A create takes one, so neither the
@@ -41,43 +38,24 @@ export class BlankDirs {
     await this.refill;
   }
 
-  /**
-   * Makes `n` blanks beyond the pool for a batch of creates about to take them (create_messages),
-   * RESERVE_LANES at a time on the thread pool: their inodes, the dearest part of a create, are made
-   * in parallel and off the main thread, whose creates then only write and rename. Resolves once
-   * they are ready, or at the first failure (the creates then make their own directories).
-   */
-  async reserve(n: number): Promise<void> {
-    let left = n;
-    const lane = async () => {
-      while (left > 0 && !this.closed) {
-        left--;
-        await this.makeOne();
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(RESERVE_LANES, n) }, lane)).catch(() => undefined);
-  }
-
   /** One at a time in the background; a disk error just stops it. */
   private topUp(): void {
     if (this.refill || this.closed || this.ready.length >= this.want) return;
     this.refill = (async () => {
       try {
-        while (!this.closed && this.ready.length < this.want) await this.makeOne();
+        await this.fs.mkdir(this.dir, { recursive: true });
+        while (!this.closed && this.ready.length < this.want) {
+          const dir = path.join(this.dir, `${process.pid}.${this.seq++}`);
+          const staged = this.staged();
+          await this.fs.mkdir(staged ? path.join(dir, 'job') : dir, { recursive: true });
+          for (const f of staged ? ['msg', 'history', path.join('job', 'stdio.log')] : ['msg']) await (await this.fs.open(path.join(dir, f), 'wx', 0o644)).close();
+          this.ready.push(dir);
+        }
       } catch {
         // Creates make their directories themselves until the next refill succeeds.
       } finally {
         this.refill = null;
       }
     })();
-  }
-
-  private async makeOne(): Promise<void> {
-    // recursive: the pool's directory too, the first time and after recovery removed it whole.
-    const dir = path.join(this.dir, `${process.pid}.${this.seq++}`);
-    const staged = this.staged();
-    await this.fs.mkdir(staged ? path.join(dir, 'job') : dir, { recursive: true });
-    for (const f of staged ? ['msg', 'history', path.join('job', 'stdio.log')] : ['msg']) await (await this.fs.open(path.join(dir, f), 'wx', 0o644)).close();
-    this.ready.push(dir);
   }
 }

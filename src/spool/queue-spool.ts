@@ -33,7 +33,7 @@ export class QueueSpool {
   readonly fs: SpoolFs;
   readonly now: () => number;
   private readonly hashDirs: HashDirMaker;
-  readonly blanks: BlankDirs;
+  private readonly blanks: BlankDirs;
   private readonly creator: MessageCreator;
   private readonly journal?: CreateJournal;
   private seq = 0;
