@@ -3,12 +3,13 @@
 // each create's acknowledge time (request sent → `ok`, which waits for its journal record's shared fdatasync)
 // gives p50/p99. Baseline in alternating blocks of the same run, at the same concurrency: this Node process doing
 // mkdir + write of a msg file of the real size + rename into a que dir, without any fsync, on the same filesystem
-// (the no-fsync floor of bench/spool.ts).
+// (the no-fsync floor of bench/spool.ts); and the same ops followed by a record appended to one journal file with
+// group commit (`durableFloor`): what any durable enqueue at this concurrency could do on this disk.
 // Run: npm run build && npm run -s bench bench/socket-enqueue.ts   (prints one JSON object)
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { connectedClient, cpuMs, fsFloor, liveQueue, loadavg, quantile, round, runLanes } from './lib.js';
+import { connectedClient, cpuMs, durableFloor, fsFloor, liveQueue, loadavg, quantile, round, runLanes } from './lib.js';
 
 const N = Number(process.env.BENCH_N ?? 2000);
 const CLIENTS = 4;
@@ -47,11 +48,14 @@ try {
   const sample = (await create(0)).split('/').pop()!;
   const msgBytes = (await fs.stat(path.join(que, sample, 'msg'))).size;
   const floorOp = await fsFloor(path.join(dir, 'floor'), Buffer.alloc(msgBytes, 'x'), false);
+  const durableOp = await durableFloor(path.join(dir, 'durable'), Buffer.alloc(msgBytes, 'x'));
   // Warm-up, not counted: JIT on both sides, the queue's blank directories.
   await timedBlock(40, (lane) => create(lane).then(() => undefined));
   await timedBlock(40, floorOp);
+  await timedBlock(40, durableOp);
   const rq = { s: 0, ms: [] as number[] };
   const floor = { s: 0, ms: [] as number[] };
+  const durable = { s: 0, ms: [] as number[] };
   const per = Math.ceil(N / BLOCKS);
   // The queue idles through the floor's blocks, so its CPU over the loop is the creates' (steadier than a rate under load).
   const cpu0 = await cpuMs(lq.q.pid);
@@ -59,6 +63,7 @@ try {
     for (const [side, op] of [
       [rq, (lane: number) => create(lane).then(() => undefined)],
       [floor, () => floorOp()],
+      [durable, () => durableOp()],
     ] as const) {
       const r = await timedBlock(per, op);
       side.s += r.s;
@@ -75,9 +80,13 @@ try {
     creates_per_s: Math.round(rate(rq)),
     floor_nosync_per_s: Math.round(rate(floor)),
     ratio_to_floor_nosync: round(ratio, 3),
+    floor_durable_per_s: Math.round(rate(durable)),
+    ratio_to_floor_durable: round(rate(rq) / rate(durable), 3),
+    floor_durable_to_nosync: round(rate(durable) / rate(floor), 3),
     ack_ms: { p50: round(ackP50), p99: round(quantile(rq.ms, 0.99)) },
     queue_cpu_ms_per_create: round(cpu / rq.ms.length, 3),
     floor_op_ms: { p50: round(quantile(floor.ms, 0.5)), p99: round(quantile(floor.ms, 0.99)) },
+    floor_durable_ack_ms: { p50: round(quantile(durable.ms, 0.5)), p99: round(quantile(durable.ms, 0.99)) },
     messages: rq.ms.length,
     msg_bytes: msgBytes,
     target: { ratio_to_floor_nosync: 0.7, ack_p50_ms: 3 },
