@@ -60,12 +60,17 @@ function watchSpool(q: QueueProc, on: { que: (seen: number) => void; segment: (l
   const que = fs.watch(q.paths.state.que, (_ev, f) => {
     if (f && /^\d/.test(f) && !seen.has(f)) on.que(seen.add(f).size);
   });
+  // A segment is made once (open) and deleted once, never renamed: its first event is its creation, its second
+  // its deletion. Judged by the order of events, not by looking at the disk when one is handled: a busy test
+  // process may handle a creation after the checkpoint deleted the file, and then never see two live at once.
+  const made = new Set<string>();
   const live = new Set<string>();
   const journal = fs.watch(q.paths.journalDir, (ev, f) => {
     if (ev !== 'rename' || !f || !/^\d{12}\.log$/.test(f)) return;
-    const exists = fs.existsSync(path.join(q.paths.journalDir, f));
-    if (exists && !live.has(f)) on.segment(live.add(f).size, false);
-    else if (!exists && live.delete(f)) on.segment(live.size, true);
+    if (!made.has(f)) {
+      made.add(f);
+      on.segment(live.add(f).size, false);
+    } else if (live.delete(f)) on.segment(live.size, true);
   });
   return () => {
     que.close();
