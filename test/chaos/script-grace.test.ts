@@ -61,7 +61,10 @@ describe('script grace', () => {
     await addQueue(ctx.t.root, 'flap', { script, num_workers: 4 });
     const q = (ctx.q = await QueueProc.start(ctx.t.root, 'flap'));
     // Load generation, not synchronisation: a shell flips the script's mode as fast as it can while starts are under way.
-    const flipper = spawn('/bin/sh', ['-c', 'while :; do chmod -x "$1"; chmod +x "$1"; done', 'flip', script], { stdio: 'ignore' });
+    // The trap makes TERM wait for the chmod under way (POSIX defers a trap until the foreground command ends):
+    // killed without one, sh died at once and an orphaned `chmod -x` could land after the test's own chmod +x
+    // below, leaving the script not executable for good (the queue rightly held in SCRIPTERROR; seen in CI).
+    const flipper = spawn('/bin/sh', ['-c', 'trap "exit 0" TERM; while :; do chmod -x "$1"; chmod +x "$1"; done', 'flip', script], { stdio: 'ignore' });
     // 100 at a time: all 1,000 of RQ_CHAOS_BIG at once would pass the socket's max_socket_connections (512).
     for (let i = 0; i < MESSAGES; i += 100) await Promise.all(Array.from({ length: Math.min(100, MESSAGES - i) }, (_, j) => q.send({ param1: String(i + j) })));
     await waitFor(async () => (await q.cmd('num_messages')).done >= MESSAGES / 2, 'half the messages done', 60_000);
