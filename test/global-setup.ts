@@ -23,14 +23,14 @@ export default function setup(): void {
   // tsc for dist/ and the one-file bundle bin/rq runs: without the bundle, a changed CLI text
   // passed its tests against a stale dist/cli/rq.cjs.
   npmRun('build-js');
-  // The addons are optional (child_process and `sync -f` fallbacks), but once built they must match their sources.
+  // The addons are optional (child_process, `sync -f` and node fs fallbacks), but once built they must match their
+  // sources, and a checkout whose addons were built also builds one added since.
   const addons: [string, string][] = [
     ['rq_spawn.node', path.join('src', 'queue', 'native', 'rq-spawn.c')],
     ['rq_syncfs.node', path.join('src', 'spool', 'native', 'rq-syncfs.c')],
+    ['rq_blanks.node', path.join('src', 'spool', 'native', 'rq-blanks.c')],
   ];
-  const stale = addons.some(([addon, source]) => {
-    const built = path.join(root, 'build', 'Release', addon);
-    return fs.existsSync(built) && mtime(path.join(root, source)) > mtime(built);
-  });
+  const release = path.join(root, 'build', 'Release');
+  const stale = fs.existsSync(release) && addons.some(([addon, source]) => mtime(path.join(root, source)) > mtime(path.join(release, addon)));
   if (stale) npmRun('build-native');
 }

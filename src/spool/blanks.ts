@@ -2,6 +2,9 @@
 import path from 'node:path';
 import type { SpoolFs } from './spool-fs.js';
 
+/** Blanks per trip to the thread pool when the addon makes them (SpoolFs.makeBlanks). */
+const BATCH = 8;
+
 /**
  * `<dir>/<n>` holding an empty msg, history and job/stdio.log. A create takes one, so neither the
  * create nor the script's start makes an inode on its path. Making an inode is the dearest
@@ -16,6 +19,8 @@ export class BlankDirs {
   private refill: Promise<void> | null = null;
   private closed = false;
   private seq = 0;
+  /** `dir` exists: made by the first refill, looked for again only after a refill failed. */
+  private dirMade = false;
 
   constructor(
     readonly dir: string,
@@ -38,24 +43,39 @@ export class BlankDirs {
     await this.refill;
   }
 
-  /** One at a time in the background; a disk error just stops it. */
+  /** In the background, one refill at a time; a disk error just stops it. */
   private topUp(): void {
     if (this.refill || this.closed || this.ready.length >= this.want) return;
     this.refill = (async () => {
       try {
-        await this.fs.mkdir(this.dir, { recursive: true });
+        if (!this.dirMade) await this.fs.mkdir(this.dir, { recursive: true });
+        this.dirMade = true;
         while (!this.closed && this.ready.length < this.want) {
-          const dir = path.join(this.dir, `${process.pid}.${this.seq++}`);
           const staged = this.staged();
+          const files = staged ? ['msg', 'history', path.join('job', 'stdio.log')] : ['msg'];
+          if (this.fs.makeBlanks) {
+            // A refill is one job on the thread pool, at most BATCH blanks so the first ones arrive soon.
+            const dirs = Array.from({ length: Math.min(BATCH, this.want - this.ready.length) }, () => this.next());
+            const made = await this.fs.makeBlanks(dirs, staged ? ['job'] : [], files);
+            this.ready.push(...dirs.slice(0, made));
+            if (made < dirs.length) throw new Error('a blank could not be made');
+            continue;
+          }
+          const dir = this.next();
           await this.fs.mkdir(staged ? path.join(dir, 'job') : dir, { recursive: true });
-          for (const f of staged ? ['msg', 'history', path.join('job', 'stdio.log')] : ['msg']) await (await this.fs.open(path.join(dir, f), 'wx', 0o644)).close();
+          for (const f of files) await (await this.fs.open(path.join(dir, f), 'wx', 0o644)).close();
           this.ready.push(dir);
         }
       } catch {
         // Creates make their directories themselves until the next refill succeeds.
+        this.dirMade = false;
       } finally {
         this.refill = null;
       }
     })();
+  }
+
+  private next(): string {
+    return path.join(this.dir, `${process.pid}.${this.seq++}`);
   }
 }

@@ -43,6 +43,12 @@ export interface SpoolFs {
   rmdirSync(path: string): void;
   rmSync(path: string, options: { recursive?: boolean; force?: boolean }): void;
   closeSync(fd: number): void;
+  /**
+   * Makes `dirs`, each with `subdirs` and empty `files` (relative to it), in order, in one trip to the thread pool;
+   * resolves with how many are whole (fewer: the next one failed, perhaps half made). Absent where the addon is
+   * not built, and in test doubles: blanks are then made call by call through the methods above.
+   */
+  makeBlanks?(dirs: string[], subdirs: string[], files: string[]): Promise<number>;
 }
 
 /** The real filesystem: node's own functions, no wrappers, so the hot paths pay nothing for the seam. */
@@ -62,20 +68,19 @@ export const nodeSpoolFs: SpoolFs = {
   rmSync: fs.rmSync,
   rmdirSync: fs.rmdirSync,
   closeSync: fs.closeSync,
+  makeBlanks: loadAddon<{ makeBlanks: NonNullable<SpoolFs['makeBlanks']> }>('rq_blanks')?.makeBlanks,
 };
 
-/** Where `npm run build-native` puts the syncfs addon (src/spool/native/rq-syncfs.c), from src/spool/ and dist/spool/ alike. */
-const SYNCFS_ADDON = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'build', 'Release', 'rq_syncfs.node');
-
-function loadSyncfs(): ((dir: string) => Promise<void>) | null {
+/** An addon `npm run build-native` built (src/spool/native/), found from src/spool/ and dist/spool/ alike; null without one. */
+function loadAddon<T>(name: string): T | null {
   try {
-    return (createRequire(import.meta.url)(SYNCFS_ADDON) as { syncfs: (dir: string) => Promise<void> }).syncfs;
+    return createRequire(import.meta.url)(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'build', 'Release', `${name}.node`)) as T;
   } catch {
     return null;
   }
 }
 
-const nativeSyncfs = loadSyncfs();
+const nativeSyncfs = loadAddon<{ syncfs: (dir: string) => Promise<void> }>('rq_syncfs')?.syncfs;
 
 /**
  * syncfs(2) of the filesystem holding `dir`: the addon on the thread pool, else coreutils' `sync -f`

@@ -90,14 +90,48 @@ describe('BlankDirs on its own', () => {
     try {
       expect(pool.take()).toBeUndefined();
       await waitFor(async () => (await fs.readdir(path.join(root, '.blank')).catch(() => [])).length === 3, 'three blanks');
+      // A dir is listed before its files are made: close() waits for the refill under way, and a closed pool still hands out what it has.
+      await pool.close();
       const taken = [pool.take(), pool.take(), pool.take()];
       expect(new Set(taken).size).toBe(3);
       for (const dir of taken) {
         expect(dir, 'a blank').toBeDefined();
         for (const f of ['msg', 'history', 'job/stdio.log']) expect((await fs.stat(path.join(dir!, f))).size, f).toBe(0);
       }
-      await pool.close();
+      expect(pool.take()).toBeUndefined();
     } finally {
+      await fs.rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it.each([
+    ['in batches through the addon', nodeSpoolFs],
+    ['call by call without it', { ...nodeSpoolFs, makeBlanks: undefined }],
+  ])('%s: a blank that cannot be made stops the refill with the ones before it kept; the next take refills', async (_, spoolFs) => {
+    expect(typeof nodeSpoolFs.makeBlanks, 'the addon is built').toBe('function');
+    const root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-blankdirs-'));
+    const blanks = path.join(root, '.blank');
+    const pool = new BlankDirs(blanks, 3, spoolFs);
+    try {
+      // The second name the pool will use is taken by a file: making that blank fails (EEXIST).
+      await fs.mkdir(blanks);
+      await fs.writeFile(path.join(blanks, `${process.pid}.1`), 'squatter');
+      expect(pool.take()).toBeUndefined();
+      const first = await waitFor(async () => pool.take() ?? null, 'the one blank made');
+      expect(path.basename(first)).toBe(`${process.pid}.0`);
+      expect((await fs.readdir(first)).sort()).toEqual(['history', 'job', 'msg']);
+      // That take refilled with names after the failed ones: three whole blanks.
+      await waitFor(async () => (await fs.readdir(blanks)).length >= 4, 'three new blanks');
+      await pool.close();
+      const taken = [pool.take(), pool.take(), pool.take()];
+      for (const dir of taken) {
+        expect(Number(path.basename(dir ?? 'none.-1').split('.')[1]), String(dir)).toBeGreaterThan(1);
+        expect((await fs.stat(path.join(dir!, 'msg'))).size).toBe(0);
+      }
+      expect(new Set(taken).size).toBe(3);
+      expect(await fs.readFile(path.join(blanks, `${process.pid}.1`), 'utf8')).toBe('squatter');
+    } finally {
+      await pool.close();
       await fs.rm(root, { recursive: true, force: true });
     }
   });

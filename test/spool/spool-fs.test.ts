@@ -1,4 +1,4 @@
-// The spool's real file layer: syncfs through the native addon (no fork of the queue process per checkpoint), and its refusals.
+// The spool's real file layer: syncfs and blank dirs through the native addons (no fork per checkpoint, one thread-pool trip per refill), and their refusals.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -25,5 +25,51 @@ describe('nodeSpoolFs.syncfs', () => {
   it('a directory that is not there is refused with its errno and its path', async () => {
     const missing = path.join(os.tmpdir(), 'rq-syncfs-missing', 'x');
     await expect(nodeSpoolFs.syncfs(missing)).rejects.toMatchObject({ code: 'ENOENT', message: expect.stringContaining(`syncfs ${missing}: `) });
+  });
+});
+
+describe('nodeSpoolFs.makeBlanks', () => {
+  const makeBlanks = nodeSpoolFs.makeBlanks!;
+
+  it('makes each dir with its subdirs and empty files, mode 0644 under the umask, and says how many', async () => {
+    expect(typeof nodeSpoolFs.makeBlanks, 'the addon is built').toBe('function');
+    const root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-blanks-'));
+    try {
+      const dirs = ['a', 'b', 'c'].map((n) => path.join(root, n));
+      expect(await makeBlanks(dirs, ['job'], ['msg', 'history', 'job/stdio.log'])).toBe(3);
+      const umask = process.umask();
+      for (const d of dirs) {
+        expect((await fs.readdir(d)).sort()).toEqual(['history', 'job', 'msg']);
+        for (const f of ['msg', 'history', 'job/stdio.log']) {
+          const st = await fs.stat(path.join(d, f));
+          expect({ size: st.size, mode: st.mode & 0o777 }, f).toEqual({ size: 0, mode: 0o644 & ~umask });
+        }
+      }
+      expect(await makeBlanks([path.join(root, 'light')], [], ['msg'])).toBe(1);
+      expect(await fs.readdir(path.join(root, 'light'))).toEqual(['msg']);
+    } finally {
+      await fs.rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('stops at the first that fails, counting only the whole ones before it; a file is never opened over', async () => {
+    const root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-blanks-'));
+    try {
+      await fs.mkdir(path.join(root, 'taken'));
+      expect(await makeBlanks(['one', 'taken', 'three'].map((n) => path.join(root, n)), [], ['msg'])).toBe(1);
+      expect((await fs.readdir(root)).sort()).toEqual(['one', 'taken']);
+      expect(await fs.readdir(path.join(root, 'taken'))).toEqual([]);
+      expect(await makeBlanks([path.join(root, 'no-parent', 'x')], [], ['msg'])).toBe(0);
+      // The second msg meets the first (O_EXCL): the blank is left half made and not counted.
+      expect(await makeBlanks([path.join(root, 'twice')], [], ['msg', 'msg'])).toBe(0);
+      expect(await fs.readdir(path.join(root, 'twice'))).toEqual(['msg']);
+    } finally {
+      await fs.rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses arguments that are not three arrays of strings, with its code', () => {
+    const bad: unknown[][] = [[], [['a'], []], ['a', [], []], [['a'], [], [7]], [[{}], [], []]];
+    for (const args of bad) expect(() => (makeBlanks as (...a: unknown[]) => unknown)(...args), JSON.stringify(args)).toThrow(expect.objectContaining({ code: 'RQ_ERR_BLANKS', name: 'TypeError' }));
   });
 });
