@@ -44,9 +44,12 @@ export interface HttpReply {
   body: string;
 }
 
-/** A keep-alive client: at most `sockets` connections, reused across requests, like a relay or a script with an agent. */
-export function httpClient(base: string, sockets: number) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
+/**
+ * A keep-alive client: at most `sockets` connections, reused across requests, like a relay or a script with an agent.
+ * With `keepAlive` false, every request opens its own connection, like curl in a shell loop.
+ */
+export function httpClient(base: string, sockets: number, keepAlive = true) {
+  const agent = new http.Agent({ keepAlive, maxSockets: sockets });
   const u = new URL(base);
   function send(method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<HttpReply> {
     return new Promise((resolve, reject) => {
