@@ -4,27 +4,22 @@
 // journal append (what any durable enqueue at 16 in flight could do on this disk). The queue is paused: nothing runs.
 // Run: npm run build && npm run -s bench bench/web-enqueue-floor.ts [seconds-per-side]   (prints one JSON object)
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { queuePaths } from '../src/config/paths.js';
-import { DONE_SCRIPT, durableFloor, fsFloor } from './lib.js';
-import { httpClient, loadavg, newMessageBody, round, slice, webRoot } from './web-lib.js';
+import { durableFloor, fsFloor } from './lib.js';
+import { BENCH_FIELDS, httpClient, loadavg, newMessageBody, round, slice, webRootRunningDone } from './web-lib.js';
 
 const SECONDS = Number(process.argv[2] ?? 6);
 const SLICES = 6;
 const CLIENTS = 16;
 const Q = 'bench';
-const FIELDS = { src: 'bench', param1: 'hello', param2: 'a parameter of modest size' };
 
-const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-bench-'));
-const script = path.join(dir, 'run.sh');
-await fs.writeFile(script, DONE_SCRIPT, { mode: 0o755 });
-const w = await webRoot({ [Q]: { script } });
+const { dir, w } = await webRootRunningDone(Q);
 const load0 = await loadavg();
 let result: Record<string, unknown> = {};
 try {
   await w.mgr.cmd('pause_queue', Q);
-  const body = newMessageBody(Q, FIELDS);
+  const body = newMessageBody(Q, BENCH_FIELDS);
   const keepAlive = httpClient(w.base, CLIENTS);
   const perRequest = httpClient(w.base, CLIENTS, false);
   const post = (client: typeof keepAlive) => async () => {

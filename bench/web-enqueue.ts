@@ -4,29 +4,22 @@
 // Run: npm run build && npx vite-node bench/web-enqueue.ts [seconds-per-side-per-level]   (prints one JSON object)
 import { queuePaths } from '../src/config/paths.js';
 import { SocketConnection } from '../src/ipc/socket-client.js';
-import { DONE_SCRIPT } from './lib.js';
-import { cpuMs, httpClient, loadavg, newMessageBody, paired, round, webPid, webRoot } from './web-lib.js';
+import { BENCH_FIELDS, cpuMs, httpClient, loadavg, newMessageBody, paired, round, webPid, webRootRunningDone } from './web-lib.js';
 import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 
 const SECONDS = Number(process.argv[2] ?? 6);
 const LEVELS = [1, 4, 16];
 const Q = 'bench';
-const FIELDS = { src: 'bench', param1: 'hello', param2: 'a parameter of modest size' };
 
-const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-bench-'));
-const script = path.join(dir, 'run.sh');
-await fs.writeFile(script, DONE_SCRIPT, { mode: 0o755 });
-const w = await webRoot({ [Q]: { script } });
+const { dir, w } = await webRootRunningDone(Q);
 const load0 = await loadavg();
 const results: Record<string, unknown> = {};
 let sent = 0;
 try {
   // Paused: the messages stay in que, so this measures the enqueue path and nothing runs beside it.
   await w.mgr.cmd('pause_queue', Q);
-  const socketPayload = `create_message ${JSON.stringify({ dest: Q, ...FIELDS })}`;
-  const body = newMessageBody(Q, FIELDS);
+  const socketPayload = `create_message ${JSON.stringify({ dest: Q, ...BENCH_FIELDS })}`;
+  const body = newMessageBody(Q, BENCH_FIELDS);
   const pid = await webPid(w);
   for (const c of LEVELS) {
     const client = httpClient(w.base, c);

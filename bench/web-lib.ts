@@ -3,7 +3,10 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { type WebRoot, startWebRoot } from '../test/web/web-root.js';
 import type { QueueDef } from '../test/helpers/rq-root.js';
-import { nowMs, slice } from './lib.js';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { DONE_SCRIPT, nowMs, slice } from './lib.js';
 
 export { slice };
 
@@ -29,6 +32,17 @@ export async function rawSpawnLatency(script: string, cwd: string, n: number): P
 /** rq-mgr (which starts the web process) in a temp root with the given queues; needs a current `npm run build`. */
 export function webRoot(queues: Record<string, QueueDef>): Promise<WebRoot> {
   return startWebRoot({ queues });
+}
+
+/** The fields the HTTP enqueue benches send (besides dest). */
+export const BENCH_FIELDS = { src: 'bench', param1: 'hello', param2: 'a parameter of modest size' };
+
+/** A temp dir holding a `done ok` script, and rq-mgr with its web process serving queue `q`, which runs it. */
+export async function webRootRunningDone(q: string): Promise<{ dir: string; w: WebRoot }> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-bench-'));
+  const script = path.join(dir, 'run.sh');
+  await fs.writeFile(script, DONE_SCRIPT, { mode: 0o755 });
+  return { dir, w: await webRoot({ [q]: { script } }) };
 }
 
 /** The web process's pid, as rq-mgr reports it. */
