@@ -25,7 +25,6 @@ typedef struct {
   napi_deferred deferred;
   Strings dirs, subdirs, files;
   uint32_t made;
-  int err;
 } BlankJob;
 
 static void free_strings(Strings *s) {
@@ -52,10 +51,8 @@ static int make_one(const char *dir, const Strings *subdirs, const Strings *file
 
 static void run(napi_env env, void *data) {
   BlankJob *job = data;
-  for (; job->made < job->dirs.n; job->made++) {
-    job->err = make_one(job->dirs.items[job->made], &job->subdirs, &job->files);
-    if (job->err) return;
-  }
+  // The errno is not reported: a short count is all the pool needs (it stops, and the next take retries).
+  while (job->made < job->dirs.n && make_one(job->dirs.items[job->made], &job->subdirs, &job->files) == 0) job->made++;
 }
 
 /** Resolves with how many blanks are whole, in order: fewer than asked means the next one failed (and may be partly made). */
@@ -94,11 +91,7 @@ static napi_value js_make_blanks(napi_env env, napi_callback_info info) {
   size_t argc = 3;
   napi_value argv[3], promise, name;
   BlankJob *job = calloc(1, sizeof *job);
-  if (!job || napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3) {
-    free(job);
-    napi_throw_type_error(env, "RQ_ERR_BLANKS", "makeBlanks: expected (dirs, subdirs, files), arrays of strings");
-    return NULL;
-  }
+  if (!job || napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3) goto bad;
   if (!read_strings(env, argv[0], &job->dirs)) goto bad;
   if (!read_strings(env, argv[1], &job->subdirs)) {
     free_strings(&job->dirs);
