@@ -19,7 +19,7 @@ import { RunDeadlines } from './run-deadlines.js';
 import { NO_ENV, type RunPolicy, killGraceOf, runPolicy } from './run-policy.js';
 import { KILL_GRACE_MS, ScriptRun } from './script-run.js';
 import { type ExitInfo, type Launcher, type RunningScript, execArgv, scriptEnv, startScript } from './script-runner.js';
-import { type Refusal, StartGuard, errnoCode, refusalOf, startRefusal } from './start-refusal.js';
+import { type Refusal, StartGuard, errnoCode, refusalOf, startRefusal, vanishedStart } from './start-refusal.js';
 import type { HistoryEntry } from '../spool/queue-spool.js';
 
 export interface RunsDeps {
@@ -139,8 +139,8 @@ export class Runs {
       const exit = await run.script!.finished;
       run.deadlines?.stop();
       this.guard.ended();
-      // The gate reports an exec sh could not do only once sh has exited.
-      const late = startRefusal(exit);
+      // The gate reports an exec sh could not do only once sh has exited; an interpreter, one it could not open.
+      const late = startRefusal(exit) ?? vanishedStart(exit, run.lastLine !== null, script);
       if (late) {
         await spool.removePid(dir);
         return this.refuse(run, null, late);

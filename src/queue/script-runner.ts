@@ -12,7 +12,8 @@ import { LineSplitter, type SplitLine } from './line-splitter.js';
 import { type OutputBounds, RunLog } from './run-log.js';
 import { endLeftovers } from './leftovers.js';
 
-export type ResolvedScript = { ok: true; path: string } | { ok: false; reason: string };
+/** `dev` and `ino` say which file the path named at the start, for a run that fails as a deploy lands (start-refusal.ts). */
+export type ResolvedScript = { ok: true; path: string; dev: number; ino: number } | { ok: false; reason: string };
 
 /**
  * realpath of the configured script (relative to root), so a deploy swapping a symlink spares
@@ -26,13 +27,15 @@ export function resolveScript(root: string, script: string): ResolvedScript {
   } catch {
     return { ok: false, reason: `script ${configured} does not exist` };
   }
+  let st: fs.Stats;
   try {
-    if (!fs.statSync(real).isFile()) return { ok: false, reason: `script ${real} is not a regular file` };
+    st = fs.statSync(real);
+    if (!st.isFile()) return { ok: false, reason: `script ${real} is not a regular file` };
     fs.accessSync(real, fs.constants.X_OK);
   } catch {
     return { ok: false, reason: `script ${real} is not executable` };
   }
-  return { ok: true, path: real };
+  return { ok: true, path: real, dev: st.dev, ino: st.ino };
 }
 
 /**

@@ -32,6 +32,24 @@ export function startRefusal(exit: { spawnError?: string; spawnCode?: string }):
   return exit.spawnError === undefined ? null : refusalOf(exit.spawnCode, `could not start script: ${exit.spawnError}`);
 }
 
+/** What an interpreter exits with when it cannot open its script: dash, python and perl 2, bash 126 and 127. */
+const CANNOT_OPEN_CODES = new Set([2, 126, 127]);
+
+/**
+ * A start the kernel did but the interpreter could not: a `#!` script is opened by path twice, by
+ * the exec and again by its interpreter, and a deploy renaming, deleting or replacing it between
+ * the two makes the interpreter fail at once (seen in CI: one message in err). Told apart from a
+ * script that failed by itself: an interpreter's exit code, not a word on fd 3, and the path no
+ * longer naming the file the start resolved. The message goes back to que like any refused start.
+ */
+export function vanishedStart(exit: { code: number | null; signal: string | null }, saidAnything: boolean, script: { path: string; dev: number; ino: number }): Refusal | null {
+  if (saidAnything || exit.signal !== null || exit.code === null || !CANNOT_OPEN_CODES.has(exit.code)) return null;
+  const now = fs.statSync(script.path, { throwIfNoEntry: false });
+  if (now && now.dev === script.dev && now.ino === script.ino) return null;
+  const what = now ? 'replaced' : 'renamed away or deleted';
+  return { kind: 'script', code: 'ENOENT', text: `script ${script.path} was ${what} as it started (exit ${exit.code} before any line on fd 3)` };
+}
+
 /** The errno name a thrown error carries, if any. */
 export function errnoCode(err: unknown): string | undefined {
   const code = typeof err === 'object' && err !== null ? (err as NodeJS.ErrnoException).code : undefined;

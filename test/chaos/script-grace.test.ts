@@ -97,6 +97,32 @@ describe('script grace', () => {
   }, 180_000);
 });
 
+describe('script grace: a deploy landing between the exec and the interpreter', () => {
+  // The kernel opens a `#!` script once to exec it and the interpreter opens it again by path: a
+  // rename between the two made sh fail at once (exit 2), and the message went to err (seen in CI).
+  // The interpreter here renames the script away itself just before sh opens it, so the race lands every time.
+  it('sh cannot open the script the exec found: the message goes back to que untouched, SCRIPTERROR; restored, it runs once and is done', async () => {
+    const dir = path.join(ctx.t.root, 'race');
+    await fs.mkdir(dir);
+    const script = path.join(dir, 'run');
+    const interp = path.join(dir, 'interp');
+    await fs.writeFile(interp, `#!/bin/sh\n[ -e "$1.once" ] || { : > "$1.once"; mv "$1" "$1.away"; }\nexec /bin/sh "$@"\n`, { mode: 0o755 });
+    await fs.writeFile(script, `#!${interp}\necho ran >> "$0.runs"\necho "done ok" >&3\n`, { mode: 0o755 });
+    await addQueue(ctx.t.root, 'race', { script, exec_prefix: '' });
+    const q = (ctx.q = await QueueProc.start(ctx.t.root, 'race'));
+    const id = await q.send({});
+    await waitFor(async () => (await q.cmd('status'))[0] === 'SCRIPTERROR', 'SCRIPTERROR');
+    expect(await q.state(id)).toBe('que');
+    expect((await q.cmd('get_message', { msg_id: id }))[1]).not.toHaveProperty('failures');
+    await fs.rename(`${script}.away`, script);
+    await q.waitState(id, ['done', 'err']);
+    expect(await q.state(id)).toBe('done');
+    expect(await fs.readFile(`${script}.runs`, 'utf8')).toBe('ran\n');
+    const log = await fs.readFile(path.join(ctx.t.root, 'log', 'queue-race.log'), 'utf8');
+    expect(log).toContain(`script ${script} was renamed away or deleted as it started (exit 2 before any line on fd 3)`);
+  }, 60_000);
+});
+
 describe('script grace: a symlink swapped above the script', () => {
   it('the directory watch sees nothing (it follows the old target): the retry timer finds the new script', async () => {
     const releases = path.join(ctx.t.root, 'releases');

@@ -1,10 +1,13 @@
 // Starts that did not happen (issue 20): each way a start fails returns the message to que untouched, holds dispatch, and retries without a busy loop.
 import fs from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { failedLaunch } from '../../src/queue/script-runner.js';
-import { EPISODE_GAP_MS, RETRY_MS, StartGuard, refusalOf } from '../../src/queue/start-refusal.js';
+import { EPISODE_GAP_MS, RETRY_MS, StartGuard, refusalOf, vanishedStart } from '../../src/queue/start-refusal.js';
 import { type InProcess, inProcessQueue } from './in-process.js';
 
 let q: InProcess | null = null;
@@ -23,6 +26,42 @@ describe('refusalOf', () => {
   });
   it.each([undefined, 'RQ_ERR_SPAWN', 'EIO'])('%s is no refusal: the run fails as before', (code) => {
     expect(refusalOf(code, 't')).toBeNull();
+  });
+});
+
+describe('vanishedStart: an interpreter that could not open a script a deploy moved as it started', () => {
+  // Each case: how the run ended, whether it wrote on fd 3, what happened to the script file meanwhile.
+  type Fate = 'same' | 'gone' | 'replaced';
+  const cases: Array<[string, { code: number | null; signal: string | null }, boolean, Fate, boolean]> = [
+    ['dash could not open it (2), file gone', { code: 2, signal: null }, false, 'gone', true],
+    ['bash could not find it (127), file gone', { code: 127, signal: null }, false, 'gone', true],
+    ['bash could not exec it (126), file replaced', { code: 126, signal: null }, false, 'replaced', true],
+    ['exit 2, file replaced by a new inode', { code: 2, signal: null }, false, 'replaced', true],
+    ['exit 2, the same file still there: the script failed by itself', { code: 2, signal: null }, false, 'same', false],
+    ['exit 127, the same file still there', { code: 127, signal: null }, false, 'same', false],
+    ['exit 2 after a line on fd 3: it ran', { code: 2, signal: null }, true, 'gone', false],
+    ['exit 1, file gone: not an interpreter’s code', { code: 1, signal: null }, false, 'gone', false],
+    ['exit 0, file gone', { code: 0, signal: null }, false, 'gone', false],
+    ['killed by a signal, file gone', { code: null, signal: 'SIGKILL' }, false, 'gone', false],
+  ];
+  it.each(cases)('%s', async (_name, exit, said, fate, refused) => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-vanished-'));
+    try {
+      const file = path.join(dir, 'run');
+      await fs.writeFile(file, '#!/bin/sh\n', { mode: 0o755 });
+      const st = statSync(file);
+      if (fate === 'gone') await fs.rename(file, `${file}.away`);
+      if (fate === 'replaced') {
+        // A copy renamed over it: same path, new inode (made before the unlink, so the inode number cannot be reused).
+        await fs.copyFile(file, `${file}.new`);
+        await fs.rename(`${file}.new`, file);
+      }
+      const r = vanishedStart(exit, said, { path: file, dev: st.dev, ino: st.ino });
+      if (!refused) return expect(r).toBeNull();
+      expect(r).toEqual({ kind: 'script', code: 'ENOENT', text: `script ${file} was ${fate === 'gone' ? 'renamed away or deleted' : 'replaced'} as it started (exit ${exit.code} before any line on fd 3)` });
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
