@@ -221,7 +221,8 @@ describe('search index contents', () => {
     try {
       await q.queue.ops.commit(b);
       await readFailed;
-      await new Promise((r) => setTimeout(r, 20));
+      // A rejection nobody handles is reported once the microtasks drain, before the next macrotask.
+      await new Promise((r) => setImmediate(r));
     } finally {
       process.off('unhandledRejection', onUnhandled);
       spool.readMessage = real;
@@ -249,7 +250,8 @@ describe('search index contents', () => {
     };
     try {
       await q.queue.ops.commit(b);
-      await new Promise((r) => setTimeout(r, 100));
+      // Every read of the chain fails without I/O, so the whole chain is microtasks: one macrotask later it has ended.
+      await new Promise((r) => setImmediate(r));
     } finally {
       spool.readMessage = real;
     }
