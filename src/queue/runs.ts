@@ -140,7 +140,7 @@ export class Runs {
       run.deadlines?.stop();
       this.guard.ended();
       // The gate reports an exec sh could not do only once sh has exited; an interpreter, one it could not open.
-      const late = startRefusal(exit) ?? vanishedStart(exit, run.lastLine !== null, script);
+      const late = startRefusal(exit) ?? vanishedStart(exit, { saidAnything: run.lastLine !== null, ranMs: this.d.now() - startMs }, script);
       if (late) {
         await spool.removePid(dir);
         return this.refuse(run, null, late);

@@ -35,15 +35,20 @@ export function startRefusal(exit: { spawnError?: string; spawnCode?: string }):
 /** What an interpreter exits with when it cannot open its script: dash, python and perl 2, bash 126 and 127. */
 const CANNOT_OPEN_CODES = new Set([2, 126, 127]);
 
+/** An interpreter that cannot open its script fails before running a line of it: a run longer than this ran. */
+export const VANISHED_WITHIN_MS = 2000;
+
 /**
  * A start the kernel did but the interpreter could not: a `#!` script is opened by path twice, by
  * the exec and again by its interpreter, and a deploy renaming, deleting or replacing it between
  * the two makes the interpreter fail at once (seen in CI: one message in err). Told apart from a
- * script that failed by itself: an interpreter's exit code, not a word on fd 3, and the path no
- * longer naming the file the start resolved. The message goes back to que like any refused start.
+ * script that failed by itself: an interpreter's exit code soon after the start, not a word on
+ * fd 3, and the path no longer naming the file the start resolved. The message goes back to que
+ * like any refused start; a run that ended later or said anything stays the script's own failure.
  */
-export function vanishedStart(exit: { code: number | null; signal: string | null }, saidAnything: boolean, script: { path: string; dev: number; ino: number }): Refusal | null {
-  if (saidAnything || exit.signal !== null || exit.code === null || !CANNOT_OPEN_CODES.has(exit.code)) return null;
+export function vanishedStart(exit: { code: number | null; signal: string | null }, run: { saidAnything: boolean; ranMs: number }, script: { path: string; dev: number; ino: number }): Refusal | null {
+  if (run.saidAnything || run.ranMs >= VANISHED_WITHIN_MS) return null;
+  if (exit.signal !== null || exit.code === null || !CANNOT_OPEN_CODES.has(exit.code)) return null;
   const now = fs.statSync(script.path, { throwIfNoEntry: false });
   if (now && now.dev === script.dev && now.ino === script.ino) return null;
   const what = now ? 'replaced' : 'renamed away or deleted';

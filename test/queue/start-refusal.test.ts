@@ -7,7 +7,7 @@ import { PassThrough, Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { failedLaunch } from '../../src/queue/script-runner.js';
-import { EPISODE_GAP_MS, RETRY_MS, StartGuard, refusalOf, vanishedStart } from '../../src/queue/start-refusal.js';
+import { EPISODE_GAP_MS, RETRY_MS, StartGuard, VANISHED_WITHIN_MS, refusalOf, vanishedStart } from '../../src/queue/start-refusal.js';
 import { type InProcess, inProcessQueue } from './in-process.js';
 
 let q: InProcess | null = null;
@@ -32,8 +32,10 @@ describe('refusalOf', () => {
 describe('vanishedStart: an interpreter that could not open a script a deploy moved as it started', () => {
   // Each case: how the run ended, whether it wrote on fd 3, what happened to the script file meanwhile.
   type Fate = 'same' | 'gone' | 'replaced';
-  const cases: Array<[string, { code: number | null; signal: string | null }, boolean, Fate, boolean]> = [
+  const cases: Array<[string, { code: number | null; signal: string | null }, boolean, Fate, boolean, number?]> = [
     ['dash could not open it (2), file gone', { code: 2, signal: null }, false, 'gone', true],
+    ['exit 2 a moment before the bound, file gone', { code: 2, signal: null }, false, 'gone', true, VANISHED_WITHIN_MS - 1],
+    ['exit 2 at the bound, file gone: the script ran (a deploy during a real run)', { code: 2, signal: null }, false, 'gone', false, VANISHED_WITHIN_MS],
     ['bash could not find it (127), file gone', { code: 127, signal: null }, false, 'gone', true],
     ['bash could not exec it (126), file replaced', { code: 126, signal: null }, false, 'replaced', true],
     ['exit 2, file replaced by a new inode', { code: 2, signal: null }, false, 'replaced', true],
@@ -44,7 +46,7 @@ describe('vanishedStart: an interpreter that could not open a script a deploy mo
     ['exit 0, file gone', { code: 0, signal: null }, false, 'gone', false],
     ['killed by a signal, file gone', { code: null, signal: 'SIGKILL' }, false, 'gone', false],
   ];
-  it.each(cases)('%s', async (_name, exit, said, fate, refused) => {
+  it.each(cases)('%s', async (_name, exit, said, fate, refused, ranMs = 5) => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-vanished-'));
     try {
       const file = path.join(dir, 'run');
@@ -56,7 +58,7 @@ describe('vanishedStart: an interpreter that could not open a script a deploy mo
         await fs.copyFile(file, `${file}.new`);
         await fs.rename(`${file}.new`, file);
       }
-      const r = vanishedStart(exit, said, { path: file, dev: st.dev, ino: st.ino });
+      const r = vanishedStart(exit, { saidAnything: said, ranMs }, { path: file, dev: st.dev, ino: st.ino });
       if (!refused) return expect(r).toBeNull();
       expect(r).toEqual({ kind: 'script', code: 'ENOENT', text: `script ${file} was ${fate === 'gone' ? 'renamed away or deleted' : 'replaced'} as it started (exit ${exit.code} before any line on fd 3)` });
     } finally {
