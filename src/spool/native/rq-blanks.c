@@ -68,21 +68,23 @@ static void done(napi_env env, napi_status status, void *data) {
   free(job);
 }
 
-/** Copies a JS array of strings; false (nothing to free) when it is not one or memory runs out. */
+/** Copies a JS array of strings; false, `out` left empty (nothing to free), when it is not one or memory runs out. */
 static bool read_strings(napi_env env, napi_value arr, Strings *out) {
   bool is_array = false;
-  if (napi_is_array(env, arr, &is_array) != napi_ok || !is_array || napi_get_array_length(env, arr, &out->n) != napi_ok) return false;
-  out->items = calloc(out->n ? out->n : 1, sizeof *out->items);
+  uint32_t n = 0;
+  if (napi_is_array(env, arr, &is_array) != napi_ok || !is_array || napi_get_array_length(env, arr, &n) != napi_ok) return false;
+  out->items = calloc(n ? n : 1, sizeof *out->items);
   if (!out->items) return false;
-  for (uint32_t i = 0; i < out->n; i++) {
+  for (out->n = 0; out->n < n; out->n++) {
     napi_value v;
     size_t len;
-    if (napi_get_element(env, arr, i, &v) != napi_ok || napi_get_value_string_utf8(env, v, NULL, 0, &len) != napi_ok ||
-        !(out->items[i] = malloc(len + 1))) {
+    char **slot = &out->items[out->n];
+    if (napi_get_element(env, arr, out->n, &v) != napi_ok || napi_get_value_string_utf8(env, v, NULL, 0, &len) != napi_ok || !(*slot = malloc(len + 1))) {
       free_strings(out);
+      *out = (Strings){0};
       return false;
     }
-    napi_get_value_string_utf8(env, v, out->items[i], len + 1, &len);
+    napi_get_value_string_utf8(env, v, *slot, len + 1, &len);
   }
   return true;
 }
@@ -92,22 +94,19 @@ static napi_value js_make_blanks(napi_env env, napi_callback_info info) {
   napi_value argv[3], promise, name;
   BlankJob *job = calloc(1, sizeof *job);
   if (!job || napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3) goto bad;
-  if (!read_strings(env, argv[0], &job->dirs)) goto bad;
-  if (!read_strings(env, argv[1], &job->subdirs)) {
-    free_strings(&job->dirs);
-    goto bad;
-  }
-  if (!read_strings(env, argv[2], &job->files)) {
-    free_strings(&job->dirs);
-    free_strings(&job->subdirs);
-    goto bad;
-  }
+  if (!read_strings(env, argv[0], &job->dirs) || !read_strings(env, argv[1], &job->subdirs) || !read_strings(env, argv[2], &job->files)) goto bad;
   napi_create_promise(env, &job->deferred, &promise);
   napi_create_string_utf8(env, "rq-blanks", NAPI_AUTO_LENGTH, &name);
   napi_create_async_work(env, NULL, name, run, done, job, &job->work);
   napi_queue_async_work(env, job->work);
   return promise;
 bad:
+  // A list not read is left empty, so freeing all three frees exactly what was copied.
+  if (job) {
+    free_strings(&job->dirs);
+    free_strings(&job->subdirs);
+    free_strings(&job->files);
+  }
   free(job);
   napi_throw_type_error(env, "RQ_ERR_BLANKS", "makeBlanks: expected (dirs, subdirs, files), arrays of strings");
   return NULL;
