@@ -8,7 +8,8 @@ const drawn = JSON.parse(fs.readFileSync(process.env.RQ_MUTATE_SAMPLE ?? 'report
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   ...base,
-  plugins: [...base.plugins, './test/mutation/sample-only.mjs'],
+  plugins: [...base.plugins, './test/mutation/sample-only.mjs', './test/mutation/stream-results.mjs'],
+  reporters: [...base.reporters, 'stream-results'],
   ignorers: [...base.ignorers, 'sample-only'],
   // Stryker's ranges are 1-based lines and 0-based columns, like babel's locations.
   mutate: Object.entries(drawn).flatMap(([file, locs]) => locs.map(([sl, sc, el, ec]) => `${file}:${sl}:${sc}-${el}:${ec}`)),

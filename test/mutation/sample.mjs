@@ -2,6 +2,7 @@
 // stratified random sample of mutated locations (every mutant at a drawn location is tested: a cluster sample),
 // because testing all ~12,000 mutants against the whole suite takes days on two cores.
 //   node test/mutation/sample.mjs [--seed N] [--core N] [--web-security N] [--rest N] [--score-only]
+// --score-only scores a finished run, or one stopped early from the results it streamed (stream-results.mjs).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 
@@ -72,7 +73,14 @@ function wilson(k, n) {
 function score() {
   const { seed, sizes, keys } = JSON.parse(fs.readFileSync(`${OUT}/chosen.json`, 'utf8'));
   const wanted = new Set(keys);
-  const results = mutantsOf(JSON.parse(fs.readFileSync(`${OUT}/mutation.json`, 'utf8'))).filter((m) => wanted.has(keyOf(m.file, m)));
+  // A run stopped before its end wrote no report; the results streamed so far still score it.
+  const tested = fs.existsSync(`${OUT}/mutation.json`)
+    ? mutantsOf(JSON.parse(fs.readFileSync(`${OUT}/mutation.json`, 'utf8')))
+    : fs.readFileSync(`${OUT}/results.jsonl`, 'utf8').split('\n').filter(Boolean).map((l) => {
+        const m = JSON.parse(l);
+        return { ...m, stratum: stratumOf(m.file) };
+      });
+  const results = tested.filter((m) => wanted.has(keyOf(m.file, m)));
   const groups = {};
   const add = (g, m) => {
     const x = (groups[g] ??= { detected: 0, undetected: 0, invalid: 0, static: 0 });
@@ -107,6 +115,7 @@ function score() {
 
 if (!process.argv.includes('--score-only')) {
   draw();
+  for (const f of ['results.jsonl', 'mutation.json']) fs.rmSync(`${OUT}/${f}`, { force: true });
   stryker('stryker.sample.config.mjs', { RQ_MUTATE_SAMPLE: `${OUT}/drawn.json` });
 }
 score();
