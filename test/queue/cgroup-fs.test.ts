@@ -2,7 +2,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import os from 'node:os';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { mountTmpfs } from '../helpers/disk-fill.js';
 import { cgroupHome, killAll, members, ownCgroupHome, populated, removeCgroup, whenEmpty } from '../../src/queue/cgroup-fs.js';
 
 const V1 = '4:memory:/user.slice\n1:name=systemd:/user.slice/session-1.scope\n';
@@ -59,5 +61,20 @@ describe.skipIf(!HOME.ok)(`a cgroup's end${HOME.ok ? '' : ` (skipped: ${HOME.why
     expect(populated(dir)).toBe(false);
     await removeCgroup(dir, 5000);
     killAll(dir);
+  });
+});
+
+describe('removeCgroup', () => {
+  it('gives up on a directory that stays busy, after its retries, with the EBUSY', async () => {
+    // A mount point is busy for rmdir for as long as it is mounted: a cgroup whose last task never leaves.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rq-busy-'));
+    const unmount = await mountTmpfs(dir, '64k', 'rq-busy');
+    // Also after a timeout (a removal that retries for ever), which a finally would not see.
+    onTestFinished(async () => {
+      await unmount();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+    await expect(removeCgroup(dir, 1000)).rejects.toMatchObject({ code: 'EBUSY' });
+    expect(fs.existsSync(dir)).toBe(true);
   });
 });

@@ -186,3 +186,17 @@ describe.each([
     expect(await running(daemon.pid)).toBe(true);
   });
 });
+
+describe.skipIf(WHY_NOT !== null)(`a run cgroup that cannot be made${WHY_NOT ? ` (skipped: ${WHY_NOT})` : ''}`, () => {
+  it('leaves the run to its process group and says so; the queue goes on', async () => {
+    const q = await queue(30, {});
+    const first = await leave(q, 'bg');
+    await waitFor(() => !fsSync.existsSync(first.cgroup), `${first.cgroup} to be removed`);
+    // The parent going away under the queue (an operator, a cgroup manager) makes every run's mkdir fail.
+    fsSync.rmdirSync(path.dirname(first.cgroup));
+    const second = await leave(q, 'bg');
+    expect(second.cgroup).toBe(cgroupDir(fsSync.readFileSync(`/proc/${q.pid}/cgroup`, 'utf8').match(/^0::(.*)$/m)![1]));
+    await logged('run cgroup not made: this run is kept by its process group only');
+    await waitFor(async () => !(await running(second.pid)), `the background sleep ${second.pid} to be ended with its group`);
+  });
+});

@@ -149,14 +149,21 @@ describe('dup (spec §4.6)', () => {
     await fs.writeFile(path.join(t.root, 'config', 'dst.down'), '');
     const down = await src.waitState(await src.send({ param1: 'dup', param2: 'dst' }), ['done', 'err']);
     expect(down.status).toBe('err - fail dup failed - status: DOWN');
-    await fs.rm(path.join(t.root, 'config', 'dst.down'));
-
     const file = path.join(t.root, 'blob.bin');
     await fs.writeFile(file, Buffer.alloc(4096, 7));
-    const prep = await src.cmd('prep_message', { dest: 'src', param1: 'dup', param2: 'dst' });
-    const pid = prep[1].split('/').pop();
-    await src.cmd('attach_message', { msg_id: pid, pathname: file });
-    await src.cmd('commit_message', { msg_id: pid });
+    const sendAttached = async () => {
+      const prep = await src.cmd('prep_message', { dest: 'src', param1: 'dup', param2: 'dst' });
+      const pid = prep[1].split('/').pop();
+      await src.cmd('attach_message', { msg_id: pid, pathname: file });
+      await src.cmd('commit_message', { msg_id: pid });
+      return pid;
+    };
+    // With attachments the copy is made in steps (prep, attach, commit): the reply says which one failed.
+    const downAttached = await src.waitState(await sendAttached(), ['done', 'err']);
+    expect(downAttached.status).toBe('err - fail dup failed - prep fail status: DOWN');
+    await fs.rm(path.join(t.root, 'config', 'dst.down'));
+
+    const pid = await sendAttached();
     const withAttach = await src.waitState(pid, ['done', 'err']);
     expect(withAttach.state).toBe('done');
     const acopy = (await dst.cmd('get_message', { msg_id: withAttach.status.split('/').pop() }))[1];
