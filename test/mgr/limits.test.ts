@@ -699,6 +699,18 @@ describe('spec details of waiting messages', () => {
     }
   });
 
+  it("limit_held, rq-mgr's sweep question, names the messages that hold a slot, and none once they are done", async () => {
+    const id = await L.send('w1', { param1: 'forever', param2: L.pidFile('slot-held'), limit: 'slot' });
+    const pid = await L.scriptPid('slot-held');
+    try {
+      expect(await L.mgr.q('w1', 'limit_held')).toEqual(['ok', [id]]);
+    } finally {
+      killGroup(pid);
+      await L.finish('w1', id);
+    }
+    expect(await L.mgr.q('w1', 'limit_held')).toEqual(['ok', []]);
+  });
+
   it('running lists the key a run holds a slot of (§B1.8: {…, attempt, limit?})', async () => {
     const id = await L.send('w1', { param1: 'forever', param2: L.pidFile('slot-running'), limit: 'slot' });
     const pid = await L.scriptPid('slot-running');
