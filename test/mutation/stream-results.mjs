@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PluginKind, declareClassPlugin } from '@stryker-mutator/api/plugin';
 
-export const STREAM_FILE = process.env.RQ_MUTATE_STREAM ?? 'reports/mutation-sample/results.jsonl';
+/** Where sample.mjs --score-only reads them (its OUT directory). */
+const STREAM_FILE = 'reports/mutation-sample/results.jsonl';
 
 class StreamResults {
   onMutantTested(m) {
