@@ -128,6 +128,18 @@ export async function rssMb(pid: number, field: 'VmRSS' | 'RssAnon' | 'RssFile' 
   return kb / 1024;
 }
 
+/**
+ * Memory only this process holds, in MB (Private_Clean + Private_Dirty of /proc/<pid>/smaps_rollup): what one
+ * more such process costs the host. VmRSS also counts pages it shares, the node binary's above all, paid once.
+ */
+export async function privateMb(pid: number): Promise<number> {
+  const rollup = await fs.readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? NaN);
+  const total = kb('Private_Clean') + kb('Private_Dirty');
+  if (!Number.isFinite(total)) throw new Error(`no Private_* lines in /proc/${pid}/smaps_rollup`);
+  return total / 1024;
+}
+
 export async function loadavg(): Promise<string> {
   return (await fs.readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
 }

@@ -13,7 +13,7 @@ import { MgrClient } from '../src/ipc/mgr-client.js';
 import { QueueClient } from '../src/ipc/queue-client.js';
 import { TimersClient } from '../src/ipc/timers-client.js';
 import { waitFor } from '../test/helpers/rq-root.js';
-import { DONE_SCRIPT, enqueue, loadavg, round, rssMb, waitCounts, writeScript } from './lib.js';
+import { DONE_SCRIPT, enqueue, loadavg, privateMb, round, rssMb, waitCounts, writeScript } from './lib.js';
 import { webRoot } from './web-lib.js';
 
 const N = Number(process.env.BENCH_N ?? 2000);
@@ -65,6 +65,10 @@ try {
     // Heap and other private memory; the rest of VmRSS is mapped files (the node binary's pages, mostly shared).
     out.idle_anon_mb = Object.fromEntries(Object.entries(await reading('RssAnon')).map(([k, v]) => [k, mb(v)]));
     out.idle_queue_minus_bare_mb = mb(idle.queue - idle.bare);
+    // What one more process costs the host: its private pages (the shared ones, the node binary's above all, are paid once).
+    const priv = Object.fromEntries(await Promise.all(Object.entries(pids).map(async ([k, pid]) => [k, await privateMb(pid)] as const)));
+    out.idle_private_mb = Object.fromEntries(Object.entries(priv).map(([k, v]) => [k, mb(v)]));
+    out.idle_queue_private_minus_bare_mb = mb(priv.queue - priv.bare);
 
     // Paused while the messages go in, so the peak is the drain's alone.
     const paused = await mgr.admin('pause', Q);
