@@ -82,7 +82,7 @@ try {
     target: { ratio_to_floor_nosync: 0.45 },
   };
 } finally {
-  transport.disconnect();
+  if (transport.connected) transport.disconnect();
   await w.stop();
   await fs.rm(dir, { recursive: true, force: true });
 }
