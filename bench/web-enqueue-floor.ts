@@ -71,12 +71,12 @@ try {
   }
   for (const c of Object.values(clients)) c.close();
   const rate = Object.fromEntries(Object.entries(tot).map(([k, t]) => [k, t.ops / t.s]));
-  const ratio = (keys: string[], to: string) => Object.fromEntries(keys.map((k) => [k, round(rate[k] / rate[to])]));
+  const ratio = (keys: string[], to: string) => Object.fromEntries(keys.map((k) => [k, round(rate[k] / rate[to], 3)]));
   result = {
     per_s: Object.fromEntries(Object.entries(rate).map(([k, r]) => [k, Math.round(r)])),
     ratio_to_floor_nosync: ratio(['http_keepalive', 'http_per_request', 'transport_keepalive', 'transport_per_request', 'floor_durable'], 'floor_nosync'),
     ratio_to_floor_durable: ratio(['http_keepalive', 'http_per_request'], 'floor_durable'),
-    ratio_to_transport: { http_keepalive: round(rate.http_keepalive / rate.transport_keepalive), http_per_request: round(rate.http_per_request / rate.transport_per_request) },
+    ratio_to_transport: { http_keepalive: round(rate.http_keepalive / rate.transport_keepalive, 3), http_per_request: round(rate.http_per_request / rate.transport_per_request, 3) },
     cpu_us_per_request: Object.fromEntries(Object.entries(tot).map(([k, t]) => [k, Object.fromEntries(Object.entries(t.cpu).map(([p, ms]) => [p, Math.round((ms * 1000) / t.ops)]))])),
     msg_bytes: msgBytes,
     target: { ratio_to_floor_nosync: 0.45 },

@@ -1,9 +1,12 @@
 // The daemon bundles tools/bundle-daemons.mjs writes are pure ASCII: V8 keeps each source text for the process's
-// life, and one character outside Latin-1 makes it two-byte (0.6 MB more per queue process, bench/rss.ts).
+// life, and one character beyond Latin-1 makes it two-byte (0.6 MB more per queue process, bench/rss.ts).
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { PROJECT } from './helpers/rq-root.js';
+// @ts-expect-error: a build script in plain JavaScript, without type declarations
+import { bundleDaemons } from '../tools/bundle-daemons.mjs';
 
 const BUNDLES = ['dist/queue/queue-main.js', 'dist/timers/timers-main.js', 'dist/cli/rq-mgr.js'];
 
@@ -12,5 +15,35 @@ describe('daemon bundles', () => {
     const text = fs.readFileSync(path.join(PROJECT, file), 'utf8');
     const found = /[^\x00-\x7f]/.exec(text);
     expect(found && { char: found[0], at: text.slice(Math.max(0, found.index - 60), found.index + 20) }).toBeNull();
+  });
+
+  describe('the escaping', () => {
+    let dir = '';
+    afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    /** A project with one entry, src/main.ts, holding `code`. */
+    function project(code: string): string {
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rq-bundle-'));
+      fs.mkdirSync(path.join(dir, 'src'));
+      fs.writeFileSync(path.join(dir, 'src', 'main.ts'), code);
+      return dir;
+    }
+
+    it('escapes comment text and leaves the code as it was', async () => {
+      // A comment inside an object literal is one esbuild keeps, as in the real bundles.
+      const root = project('export const o = {\n  /** a → b … */\n  text: "µs → ms",\n};\n');
+      await bundleDaemons(root, ['src/main.ts'], 'dist');
+      const out = fs.readFileSync(path.join(root, 'dist', 'main.js'), 'utf8');
+      expect(out).not.toMatch(/[^\x00-\x7f]/);
+      expect(out).toContain('a \\u2192 b \\u2026');
+      const mod = (await import(path.join(root, 'dist', 'main.js'))) as { o: { text: string } };
+      expect(mod.o.text).toBe('µs → ms');
+    });
+
+    it('refuses a character beyond ASCII in a raw template, and writes nothing', async () => {
+      const root = project('export const raw = String.raw`→`;\n');
+      await expect(bundleDaemons(root, ['src/main.ts'], 'dist')).rejects.toThrow('dist/main.js: a character beyond ASCII outside a comment');
+      expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
+    });
   });
 });

@@ -1,15 +1,18 @@
 // Bundles the long-running daemons (queue, timers, rq-mgr) into one ESM file each, in pure ASCII.
 //
 // Why ASCII: V8 keeps a module's source text in the heap for the life of the process, and one
-// character outside Latin-1 anywhere in it (a § or → in a comment) makes the whole string two-byte.
+// character beyond Latin-1 anywhere in it (a → or … in a comment) makes the whole string two-byte.
 // The queue bundle is ~600 KB, so that was 0.6 MB more in every queue process (bench/rss.ts, idle
-// queue 55.4 -> 54.8 MB in two alternating pairs). esbuild's charset 'ascii' escapes code; the
-// comments it keeps are copied verbatim, so what is left outside ASCII can only be comment text,
-// and is written as \uXXXX there.
+// queue 55.4 -> 54.8 MB in two alternating pairs). esbuild's charset 'ascii' escapes strings and
+// identifiers, but copies comments (and raw template text, regular expressions) verbatim. What is
+// left beyond ASCII is written as \uXXXX, and the build fails if that changed anything but comments.
 // Why one bundle per daemon: the ESM module graph of dist/ cost a queue ~9 MB of RSS (docs/performance.md).
 import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
 
+const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ENTRIES = ['src/queue/queue-main.ts', 'src/timers/timers-main.ts', 'src/cli/rq-mgr.ts'];
 
 /** Every UTF-16 unit above 0x7f as a \u escape. */
@@ -17,18 +20,41 @@ function asciiOnly(text) {
   return text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-const result = await esbuild.build({
-  entryPoints: ENTRIES,
-  outbase: 'src',
-  outdir: 'dist',
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  charset: 'ascii',
-  logLevel: 'warning',
-  write: false,
-  // The bundled CommonJS dependencies (pino's) call require, which ESM lacks.
-  banner: { js: "import { createRequire as __rqCreateRequire } from 'node:module'; const require = __rqCreateRequire(import.meta.url);" },
-});
-await Promise.all(result.outputFiles.map((f) => fs.writeFile(f.path, asciiOnly(f.text))));
+/** The code without comments or layout: equal for two texts that differ only in their comments. */
+async function codeOf(text) {
+  return (await esbuild.transform(text, { format: 'esm', minifyWhitespace: true, legalComments: 'none', charset: 'utf8' })).code;
+}
+
+/** Bundles `entries` (paths under `root`/src) into `outdir`; rejects when ASCII escaping would change code. */
+export async function bundleDaemons(root, entries, outdir) {
+  const result = await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: entries,
+    outbase: 'src',
+    outdir,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    charset: 'ascii',
+    logLevel: 'warning',
+    write: false,
+    // The bundled CommonJS dependencies (pino's) call require, which ESM lacks.
+    banner: { js: "import { createRequire as __rqCreateRequire } from 'node:module'; const require = __rqCreateRequire(import.meta.url);" },
+  });
+  const outputs = [];
+  for (const f of result.outputFiles) {
+    const ascii = asciiOnly(f.text);
+    if (ascii !== f.text && (await codeOf(ascii)) !== (await codeOf(f.text))) {
+      throw new Error(`${path.relative(root, f.path)}: a character beyond ASCII outside a comment (a raw template or a regular expression): escaping it would change the code`);
+    }
+    outputs.push([f.path, ascii]);
+  }
+  // Nothing is written unless every bundle passed.
+  for (const [file, text] of outputs) {
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    await fs.writeFile(file, text);
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) await bundleDaemons(PROJECT, ENTRIES, 'dist');

@@ -44,7 +44,7 @@ export class StatsCollector {
   /** When each queued message entered the que (epoch ms), for its wait; insertion order is oldest first. */
   private readonly entered = new Map<string, number>();
   private dirty = false;
-  /** The epoch-ms span of `day`: within it, today() needs no date string (an ISO format per event cost ~13 µs of a create). */
+  /** The epoch-ms span of `day`: within it, today() needs no date string (an ISO date format takes ~2 µs, and came on every create, move and finish). */
   private daySpan = { from: 0, to: 0 };
 
   constructor(
