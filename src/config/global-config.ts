@@ -66,6 +66,8 @@ export const GlobalConfigSchema = z.looseObject({
   max_socket_connections: z.optional(positiveInt),
   // Queue statuses /healthz counts as healthy (any text a queue reports); UP, PAUSE and an operator's DOWN by default (web/health.ts).
   healthy_states: z.optional(z.array(nonEmpty('a queue status such as "UP" (non-empty string)'), { error: 'an array of queue statuses such as ["UP", "PAUSE"]' })),
+  // How queue processes trade CPU for memory (queue/node-flags.ts queueNodeFlags); read when rq-mgr starts.
+  queue_memory: z.optional(z.enum(['default', 'lean'], { error: '"default" or "lean"' })),
   max_upload_bytes: z.optional(z.int({ error: 'a positive whole number of bytes' }).check(z.positive({ error: 'a positive whole number of bytes' }))),
 }, { error: 'a JSON object' });
 

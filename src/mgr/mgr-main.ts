@@ -58,7 +58,7 @@ export async function runMgr(opts: RunOptions): Promise<number> {
 
   const limits = new LimitsService({ root: opts.root, log: log.child({ component: 'limits' }) });
   await limits.start();
-  const sup = new Supervisor({ root: opts.root, log, env, queueExited: (name, how) => void limits.queueExited(name, how), webGraceMs: webLimits(config).shutdownGraceMs });
+  const sup = new Supervisor({ root: opts.root, log, env, queueExited: (name, how) => void limits.queueExited(name, how), webGraceMs: webLimits(config).shutdownGraceMs, queueMemory: config.queue_memory });
   await sup.start();
   limits.arbiter.expect(sup.queueNames());
   const scandir = new ScanDir(sup, log.child({ component: 'scandir' }));

@@ -7,7 +7,7 @@ import { isValidQueueName } from '../message/names.js';
 import { PACKAGE_DIR } from '../config/root.js';
 import { normaliseQueueConfig } from '../config/queue-config.js';
 import { AdminState, type AdminAction } from '../queue/admin-state.js';
-import { QUEUE_NODE_FLAGS, queueEnv } from '../queue/node-flags.js';
+import { type QueueMemory, queueEnv, queueNodeFlags } from '../queue/node-flags.js';
 import { createQueueDir, discoverQueues, trashQueueDir } from './queue-dirs.js';
 import { DEFAULT_POLICY, Worker, type WorkerPolicy, type WorkerStatus } from './worker.js';
 
@@ -22,6 +22,8 @@ export interface SupervisorDeps {
   queueExited?: (name: string, how: 'restarting' | 'stopped' | 'abandoned') => void;
   /** The web's `shutdown_grace_s` in ms: its TERM → KILL waits that long, and a few seconds more to close. */
   webGraceMs?: number;
+  /** `queue_memory` of config.json: the V8 flags every queue process starts with. */
+  queueMemory?: QueueMemory;
 }
 
 /** What the web needs past its requests' grace to end its streams and close (before rq-mgr's KILL). */
@@ -73,7 +75,7 @@ export class Supervisor {
       const current = this.workers.get(name) === w;
       this.deps.queueExited?.(name, status === 'BACKOFF' || (forced && current) ? 'restarting' : status === 'STOPPED' && current ? 'stopped' : 'abandoned');
     };
-    const w: Worker = new Worker(name, 'queue', [...QUEUE_NODE_FLAGS, path.join(this.dist, 'queue', 'queue-main.js'), '--root', this.root, '--name', name, '--watch-stdin'], this.deps.log.child({ queue: name }), this.deps.policy ?? DEFAULT_POLICY, queueEnv(this.deps.env), exited);
+    const w: Worker = new Worker(name, 'queue', [...queueNodeFlags(this.deps.queueMemory), path.join(this.dist, 'queue', 'queue-main.js'), '--root', this.root, '--name', name, '--watch-stdin'], this.deps.log.child({ queue: name }), this.deps.policy ?? DEFAULT_POLICY, queueEnv(this.deps.env), exited);
     this.workers.set(name, w);
     w.start();
     return w;

@@ -99,7 +99,8 @@ export async function main(argv: string[]): Promise<void> {
   cron = new QueueCron({ queue: cronView(queue), stateFile: cronStateFile(paths.dir), log: log.child({ component: 'cron' }) });
   await cron.start(queue.config.schedule ?? []);
   const { que, prep } = queue.counts();
-  log.info({ pid: process.pid, que, prep }, 'queue started');
+  // node_flags: the command line says them no more once the title is set (queue_memory, node-flags.ts).
+  log.info({ pid: process.pid, que, prep, node_flags: process.execArgv }, 'queue started');
 }
 
 function cronView(queue: Queue): CronQueue {

@@ -49,6 +49,7 @@ describe('global config.json', () => {
     expect(problem('{"host":"h","port":1,"basic_auth":{"users":{"bob":1}}}').message).toBe('config/config.json: basic_auth.users.bob: expected a password (string), received 1');
     expect(problem('{"host":"h","port":1,"max_upload_bytes":-5}').message).toBe('config/config.json: max_upload_bytes: expected a positive whole number of bytes, received -5');
     expect(problem('{"host":"h","port":1,"queue_reply_timeout_s":0}').message).toBe('config/config.json: queue_reply_timeout_s: expected a positive whole number, received 0');
+    expect(problem('{"host":"h","port":1,"queue_memory":"small"}').message).toBe('config/config.json: queue_memory: expected "default" or "lean", received "small"');
   });
 
   it('checks the connection limits and healthy_states (issue 20)', () => {

@@ -26,6 +26,15 @@ afterEach(async () => {
   await fs.rm(root, { recursive: true, force: true });
 });
 
+/** The `queue started` line of queue process `pid` in rq-mgr's log, once its log writer has written it. */
+async function startLine(pid: number): Promise<{ node_flags: string[] }> {
+  const line = await waitFor(
+    async () => (await fs.readFile(path.join(root, 'log', 'mgr-test.log'), 'utf8')).split('\n').find((l) => l.includes('"queue started"') && l.includes(`"pid":${pid}`)),
+    `queue ${pid}'s start line in the log`,
+  );
+  return JSON.parse(line) as { node_flags: string[] };
+}
+
 /** A queue directory like an operator writes: an executable run (verbs.sh) and an optional config. */
 async function scriptDir(name: string, config?: unknown): Promise<string> {
   const dir = path.join(root, 'apps', name);
@@ -122,13 +131,26 @@ describe('supervision', () => {
     expect(await mgr.q('sup', 'num_messages')).toMatchObject({ run: 0, que: 2 });
   });
 
-  // Its V8 flags cannot be seen from outside (the process title replaces its command line).
+  // Its V8 flags cannot be seen in /proc (the process title replaces its command line): its start line says them.
   it('starts a queue process with malloc trimming in its environment (node-flags.ts)', async () => {
     mgr = await MgrProc.start(root);
     await mgr.cmd('create_queue', JSON.stringify({ name: 'lean', script: VERBS_SH, num_workers: 1, exec_prefix: '' }));
     const pid = await mgr.waitQueueUp('lean');
     const env = (await fs.readFile(`/proc/${pid}/environ`, 'utf8')).split('\0');
     expect(env).toContain('MALLOC_TRIM_THRESHOLD_=131072');
+    // The flags it was started with are in its first log line (the default queue_memory: no --max-opt).
+    expect((await startLine(pid)).node_flags).toEqual(['--max-semi-space-size=1', '--heap-growing-percent=20']);
+  });
+
+  it('queue_memory "lean" starts queue processes without the optimizing compiler, and they still run messages (node-flags.ts)', async () => {
+    const cfgFile = path.join(root, 'config', 'config.json');
+    await fs.writeFile(cfgFile, JSON.stringify({ ...JSON.parse(await fs.readFile(cfgFile, 'utf8')), queue_memory: 'lean' }));
+    mgr = await MgrProc.start(root);
+    await mgr.cmd('create_queue', JSON.stringify({ name: 'lean', script: VERBS_SH, num_workers: 1, exec_prefix: '' }));
+    const pid = await mgr.waitQueueUp('lean');
+    const id = (await mgr.q('lean', 'create_message', { dest: 'lean', param1: 'done' }))[1].split('/').pop();
+    expect(await mgr.q('lean', 'wait_message', { msg_id: id, timeout: 15 })).toMatchObject(['ok', { state: 'done' }]);
+    expect((await startLine(pid)).node_flags).toEqual(['--max-semi-space-size=1', '--heap-growing-percent=20', '--max-opt=2']);
   });
 
   it('start (daemon), status, stop through bin/rq-mgr', async () => {
