@@ -3,6 +3,7 @@
 // 2 s, next to a bare `node -e 'setInterval(()=>{},1e9)'` started in the same run (idle once its main thread waits
 // in epoll, then the same 2 s); then the queue process's peak RSS, sampled every 50 ms, while it drains 2,000
 // messages (BENCH_N) through a `done ok` script.
+// BENCH_QUEUE_MEMORY=lean runs the queue with `"queue_memory": "lean"` in config.json (docs/operations.md).
 // Run: npm run build && npm run -s bench bench/rss.ts   (prints one JSON object)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -42,7 +43,7 @@ const bare = spawn(process.execPath, ['-e', 'setInterval(()=>{},1e9)'], { stdio:
 const out: Record<string, unknown> = {};
 try {
   const script = await writeScript(dir, DONE_SCRIPT);
-  const w = await webRoot({ [Q]: { script } });
+  const w = await webRoot({ [Q]: { script } }, process.env.BENCH_QUEUE_MEMORY ? { queue_memory: process.env.BENCH_QUEUE_MEMORY } : undefined);
   try {
     // webRoot has seen /healthz answer, which needs rq-mgr and every queue to answer ping; the timers answer apart.
     const mgr = new MgrClient(rootPaths(w.root).mgrSock);
@@ -96,6 +97,7 @@ console.log(
   JSON.stringify({
     bench: 'rss',
     messages: N,
+    queue_memory: process.env.BENCH_QUEUE_MEMORY ?? 'default',
     ...out,
     target: { idle_queue_minus_bare_mb: 5, draining_peak_mb: 60 },
     target_met: { idle_queue: idleQueueOver <= 5, draining: (out.draining_peak_mb as number) <= 60 },

@@ -30,8 +30,8 @@ export async function rawSpawnLatency(script: string, cwd: string, n: number): P
 }
 
 /** rq-mgr (which starts the web process) in a temp root with the given queues; needs a current `npm run build`. */
-export function webRoot(queues: Record<string, QueueDef>): Promise<WebRoot> {
-  return startWebRoot({ queues });
+export function webRoot(queues: Record<string, QueueDef>, config?: Record<string, unknown>): Promise<WebRoot> {
+  return startWebRoot({ queues, config });
 }
 
 /** The fields the HTTP enqueue benches send (besides dest). */
