@@ -6,7 +6,7 @@
  * messages peaked at 77 MB instead of 120, and 2,000 queued light messages of 64 KiB at 84-89 MB instead of 173.
  * Both are refused in NODE_OPTIONS, so they go on the command line.
  */
-export const QUEUE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=1', '--heap-growing-percent=20'];
+const QUEUE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=1', '--heap-growing-percent=20'];
 
 /** `queue_memory` in config/config.json: how queue processes trade CPU for memory. */
 export type QueueMemory = 'default' | 'lean';

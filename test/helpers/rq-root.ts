@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { queueCommand } from '../../src/ipc/rq1.js';
 import { queuePaths } from '../../src/config/paths.js';
-import { QUEUE_NODE_FLAGS, queueEnv } from '../../src/queue/node-flags.js';
+import { queueEnv, queueNodeFlags } from '../../src/queue/node-flags.js';
 import { killAll, ownCgroupHome, removeCgroup } from '../../src/queue/cgroup-fs.js';
 import { parentCgroupName } from '../../src/queue/run-cgroups.js';
 
@@ -131,7 +131,7 @@ export class QueueProc {
   /** `wrap`: a command that execs the rest of its argv (e.g. prlimit), so the child's pid stays the queue's. */
   static async start(root: string, name: string, opts: { env?: NodeJS.ProcessEnv; wrap?: string[] } = {}): Promise<QueueProc> {
     const logFd = fs.openSync(path.join(root, 'log', `queue-${name}.log`), 'a');
-    const argv = [process.execPath, ...QUEUE_NODE_FLAGS, path.join(PROJECT, 'dist', 'queue', 'queue-main.js'), '--root', root, '--name', name, '--watch-stdin'];
+    const argv = [process.execPath, ...queueNodeFlags(), path.join(PROJECT, 'dist', 'queue', 'queue-main.js'), '--root', root, '--name', name, '--watch-stdin'];
     const [cmd, ...args] = [...(opts.wrap ?? []), ...argv];
     const child = spawn(cmd, args, {
       stdio: ['pipe', logFd, logFd],
