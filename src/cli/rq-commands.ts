@@ -172,14 +172,18 @@ const attachmesg: RqCommand = {
 };
 
 /** A message's attachments as get_message has them: name → {md5, size, path}. */
-function attachmentsOf(msg: Record<string, unknown>): [string, { md5?: unknown; size?: unknown; path?: unknown }][] {
-  return Object.entries((msg._attachments ?? {}) as Record<string, { md5?: unknown; size?: unknown; path?: unknown }>);
+function attachmentsOf(msg: Record<string, unknown>): [string, { md5?: unknown; size?: unknown; path?: unknown; type?: unknown }][] {
+  return Object.entries((msg._attachments ?? {}) as Record<string, { md5?: unknown; size?: unknown; path?: unknown; type?: unknown }>);
 }
 
-/** `<name> <md5> <size> <path>` per attachment, after the count. */
+/**
+ * `<name> <md5> <size> <path>` per attachment, after the count. Four fields always: `-` where rq
+ * has no md5 or size, and `(fifo)`, `(symlink)`, ... in the md5 column for what is not a regular file.
+ */
 function attachmentLines(msg: Record<string, unknown>): string[] {
   const atts = attachmentsOf(msg);
-  return [`ok ${atts.length}`, ...atts.map(([n, a]) => `${n} ${a.md5} ${a.size} ${a.path}`)];
+  const md5Of = (a: { md5?: unknown; type?: unknown }) => (typeof a.type === 'string' ? `(${a.type})` : typeof a.md5 === 'string' ? a.md5 : '-');
+  return [`ok ${atts.length}`, ...atts.map(([n, a]) => `${n} ${md5Of(a)} ${typeof a.size === 'number' ? a.size : '-'} ${a.path}`)];
 }
 
 const asRecord = (v: unknown) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});

@@ -205,6 +205,7 @@ export interface MessageView {
   path: string;
   state: string;
   status: string;
-  _attachments?: Record<string, { md5: string; size: number; path: string }>;
+  /** md5 null: no sum kept and too large to compute; `type`: not a regular file (a link, FIFO, directory, ... a script left). */
+  _attachments?: Record<string, { md5: string | null; size: number | null; path: string; type?: string }>;
   [key: string]: unknown;
 }

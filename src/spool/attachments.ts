@@ -1,23 +1,27 @@
 // Attachments of a message: hard link (or checksummed copy across filesystems), md5 + size, delete.
 import fsp from 'node:fs/promises';
-import { createReadStream, constants as FS } from 'node:fs';
+import { type BigIntStats, createReadStream, constants as FS } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import { attachmentNameProblem } from '../message/names.js';
+import { type LazySums, keptSum, sumName, writeSum } from './attachment-sums.js';
+import { type EntryKind, SafeDir, isNotPlainDir, kindOf } from './beneath.js';
 import { DirSync, fsyncPath, mkdirDurable } from './durable.js';
 import type { SpoolFs } from './spool-fs.js';
 import { writeAll } from './write-all.js';
 import { RqError, isErrno } from '../errors.js';
 
 export interface AttachmentInfo {
-  md5: string;
-  size: number;
+  /** null when rq kept no sum for this file and it is over the bound for computing one, or not a regular file. */
+  md5: string | null;
+  /** null when not a regular file. */
+  size: number | null;
   path: string;
+  /** Present only for what is not a regular file: what the script left there. */
+  type?: Exclude<EntryKind, 'file'>;
 }
-
-/** A refusal with the classic reply text; the queue answers ["fail", text]. */
 
 /** md5 and size of a file, streamed; `onChunk` sees every chunk in order (a copy writes them out). */
 export async function md5File(file: string, onChunk?: (chunk: Buffer) => Promise<void>): Promise<{ md5: string; size: number }> {
@@ -97,6 +101,8 @@ export async function attachFile(msgDir: string, source: string, name: string | 
     // rename(2) does nothing when both names are links to one inode (the same source attached
     // again under the same name), which would leave the temp name behind.
     await fs.rm(tmp, { force: true });
+    // Kept so that no view of the message reads the file again; one directory sync covers both names.
+    await writeSum(attachDir, stored, sum.md5, await fsp.lstat(final, { bigint: true }), fs);
     await dirSync.sync(attachDir);
     return { name: stored, ...sum };
   } catch (err) {
@@ -125,7 +131,7 @@ async function copyWithMd5(source: string, dest: string, fs: SpoolFs): Promise<{
   return sum;
 }
 
-/** Attachment names of a message (no dot entries, which include the temp names). */
+/** Attachment names of a message (no dot entries, which include the temp names and the kept sums). */
 export async function attachmentNames(msgDir: string): Promise<string[]> {
   try {
     return (await fsp.readdir(path.join(msgDir, 'attach'))).filter((n) => !n.startsWith('.')).sort();
@@ -135,39 +141,87 @@ export async function attachmentNames(msgDir: string): Promise<string[]> {
   }
 }
 
-export async function listAttachments(msgDir: string): Promise<Record<string, AttachmentInfo>> {
+/** attach/ of a message, reached without following a link; null when there is none (or a script put something else there). */
+async function attachDirOf(msgDir: string): Promise<SafeDir | null> {
+  try {
+    return await SafeDir.open(msgDir, ['attach']);
+  } catch (err) {
+    if (isNotPlainDir(err)) return null;
+    throw err;
+  }
+}
+
+/**
+ * get_message's `_attachments`. A script may have left anything in attach/: only regular files get
+ * a size and an md5 (the one kept when rq stored the file, else one computed once by `lazy`, within
+ * its bound, else null); links, FIFOs, sockets, devices and directories are listed as what they are
+ * and never opened.
+ */
+export async function listAttachments(msgDir: string, lazy: LazySums): Promise<Record<string, AttachmentInfo>> {
   const out: Record<string, AttachmentInfo> = {};
-  for (const n of await attachmentNames(msgDir)) {
-    const p = path.join(msgDir, 'attach', n);
-    out[n] = { ...(await md5File(p)), path: p };
+  const dir = await attachDirOf(msgDir);
+  if (!dir) return out;
+  try {
+    const entries = (await dir.list()).filter((e) => !e.name.startsWith('.')).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      const p = path.join(msgDir, 'attach', e.name);
+      let st: BigIntStats;
+      try {
+        st = await dir.lstat(e.name);
+      } catch {
+        continue;
+      }
+      const kind = kindOf(st);
+      if (kind !== 'file') {
+        out[e.name] = { md5: null, size: null, path: p, type: kind };
+        continue;
+      }
+      const md5 = (await keptSum(dir, e.name, st)) ?? (await lazy.of(dir, e.name, st));
+      out[e.name] = { md5, size: Number(st.size), path: p };
+    }
+  } finally {
+    await dir.close();
   }
   return out;
 }
 
-/** Deletes one attachment; returns the classic failure text, or null on success. */
+/** Deletes one attachment and its kept sum; returns the classic failure text, or null on success. */
 export async function deleteAttachment(msgDir: string, name: string, dirSync: DirSync, fs: SpoolFs = dirSync.fs): Promise<string | null> {
-  const attachDir = path.join(msgDir, 'attach');
-  try {
-    await fsp.access(attachDir);
-  } catch {
-    return 'No attach directory for msg';
-  }
   if (attachmentNameProblem(name) !== null) return 'No attachment with that named for msg';
+  const dir = await attachDirOf(msgDir);
+  if (!dir) return 'No attach directory for msg';
   try {
-    await fs.unlink(path.join(attachDir, name));
-  } catch {
-    return 'No attachment with that named for msg';
+    try {
+      await fs.unlink(dir.entry(name));
+    } catch {
+      return 'No attachment with that named for msg';
+    }
+    await fs.rm(dir.entry(sumName(name)), { force: true });
+  } finally {
+    await dir.close();
   }
-  await dirSync.sync(attachDir);
+  await dirSync.sync(path.join(msgDir, 'attach'));
   return null;
 }
 
-/** Hard-links every attachment of one message dir into another (clone, dup): no bytes copied. */
+/**
+ * Hard-links every attachment of one message dir into another (clone, dup): no bytes copied.
+ * Only regular files go, with their kept sums: what else a script left in attach/ stays behind.
+ */
 export async function linkAttachments(fromDir: string, toDir: string, dirSync: DirSync = new DirSync(), fs: SpoolFs = dirSync.fs): Promise<void> {
-  const names = await attachmentNames(fromDir);
-  if (names.length === 0) return;
-  const target = path.join(toDir, 'attach');
-  await mkdirDurable(target, dirSync, fs);
-  for (const n of names) await fs.link(path.join(fromDir, 'attach', n), path.join(target, n));
-  await dirSync.sync(target);
+  const from = await attachDirOf(fromDir);
+  if (!from) return;
+  try {
+    const names = (await from.list()).filter((e) => e.isFile() && !e.name.startsWith('.')).map((e) => e.name);
+    if (names.length === 0) return;
+    const target = path.join(toDir, 'attach');
+    await mkdirDurable(target, dirSync, fs);
+    for (const n of names) {
+      await fs.link(from.entry(n), path.join(target, n));
+      await fs.link(from.entry(sumName(n)), path.join(target, sumName(n))).catch(() => undefined);
+    }
+    await dirSync.sync(target);
+  } finally {
+    await from.close();
+  }
 }

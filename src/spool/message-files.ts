@@ -4,6 +4,7 @@ import path from 'node:path';
 import { isErrno } from '../errors.js';
 import { type Message, storable } from '../message/message.js';
 import { isAttachTemp } from './attachments.js';
+import { SafeDir } from './beneath.js';
 import { type DirSync, overwriteFile, writeFileDurable } from './durable.js';
 import type { SpoolFs } from './spool-fs.js';
 
@@ -111,8 +112,12 @@ export async function stageRun(dir: string, sfs: SpoolFs): Promise<void> {
 export async function cleanTemps(dir: string, sfs: SpoolFs): Promise<void> {
   const names = await fsp.readdir(dir).catch(() => [] as string[]);
   for (const n of names) if (n.endsWith('.tmp')) await sfs.rm(path.join(dir, n), { force: true });
-  const attach = path.join(dir, 'attach');
-  for (const n of await fsp.readdir(attach).catch(() => [] as string[])) {
-    if (isAttachTemp(n)) await sfs.rm(path.join(attach, n), { force: true });
+  // attach/ may be a link a script made: its temp names are removed only in attach/ itself.
+  const attach = await SafeDir.open(dir, ['attach']).catch(() => null);
+  if (!attach) return;
+  try {
+    for (const e of await attach.list()) if (isAttachTemp(e.name)) await sfs.rm(attach.entry(e.name), { force: true });
+  } finally {
+    await attach.close();
   }
 }

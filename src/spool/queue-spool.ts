@@ -8,6 +8,7 @@ import { fullId } from '../message/message-id.js';
 import { MSG_ID_RE, isMsgId } from '../message/names.js';
 import { type State, STATES, isFinished } from '../message/states.js';
 import { type AttachmentInfo, attachFile, deleteAttachment, linkAttachments, listAttachments } from './attachments.js';
+import { LazySums } from './attachment-sums.js';
 import { BlankDirs } from './blanks.js';
 import { type Created, MessageCreator, diskError } from './create.js';
 import { CreateJournal } from './create-journal.js';
@@ -37,6 +38,7 @@ export class QueueSpool {
   private readonly creator: MessageCreator;
   private readonly journal?: CreateJournal;
   private seq = 0;
+  private readonly lazySums = new LazySums();
 
   constructor(
     readonly root: string,
@@ -258,7 +260,7 @@ export class QueueSpool {
   }
 
   async attachments(state: State, id: string): Promise<Record<string, AttachmentInfo>> {
-    return listAttachments(this.msgDir(state, id));
+    return listAttachments(this.msgDir(state, id), this.lazySums);
   }
 
   /** A new committed message copied from another (clone, dup), attachments hard-linked in prep before it shows in que/. */

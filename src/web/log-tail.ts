@@ -4,6 +4,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { isFinished } from '../message/states.js';
+import { openBeneath } from '../spool/beneath.js';
 
 export interface Located {
   state: string;
@@ -184,7 +185,8 @@ export class LogTail {
   private async open(dir: string): Promise<void> {
     const file = path.join(dir, 'job', this.deps.file);
     try {
-      this.fh = await fsp.open(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+      // Through job/ as it is now, no link followed: a script may have swapped either for a link or a FIFO.
+      this.fh = (await openBeneath(dir, ['job', this.deps.file], this.deps.file)).fh;
     } catch {
       if (this.lastDir !== dir) {
         this.dirWatcher?.close();

@@ -1,8 +1,7 @@
 // Sends a file from disk with a type from its extension, Last-Modified, and single-range `Range` support.
-import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { RqError, isErrno } from '../errors.js';
+import { openBeneath } from '../spool/beneath.js';
 
 // Types a browser may render; anything that could run script here (html, svg, xml) is sent as text.
 const TYPES: Record<string, string> = {
@@ -56,27 +55,20 @@ export function parseRange(header: string | undefined, size: number): Range {
 }
 
 /**
- * Streams `file` (opened without following a symlink, so a link planted in a job directory
- * cannot expose files outside it). 404 when absent or not a regular file.
+ * Streams the regular file `parts` names below `base`, no link followed at any component and no
+ * FIFO, socket or device ever opened (a script may have left any of them in its job/ or attach/).
+ * 404 when absent or not a regular file, naming what it is.
  */
-export async function sendFile(req: FastifyRequest, reply: FastifyReply, file: string, what: string): Promise<FastifyReply> {
-  let fd: number;
-  try {
-    fd = await new Promise<number>((resolve, reject) => fs.open(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW, (err, n) => (err ? reject(err) : resolve(n))));
-  } catch (err) {
-    if (isErrno(err, 'ENOENT') || isErrno(err, 'ELOOP') || isErrno(err, 'ENOTDIR')) throw RqError.of('RQ_ERR_FILE_NOT_FOUND', what, '');
-    throw err;
-  }
-  const stat = await new Promise<fs.Stats>((resolve, reject) => fs.fstat(fd, (err, s) => (err ? reject(err) : resolve(s))));
-  if (!stat.isFile()) {
-    fs.close(fd, () => undefined);
-    throw RqError.of('RQ_ERR_FILE_NOT_FOUND', what, ' (not a regular file)');
-  }
-  const size = stat.size;
+export async function sendFile(req: FastifyRequest, reply: FastifyReply, base: string, parts: readonly string[], what: string): Promise<FastifyReply> {
+  const { fh, stat } = await openBeneath(base, parts, what);
+  const size = Number(stat.size);
   const range = parseRange(req.headers.range, size);
-  reply.header('Accept-Ranges', 'bytes').header('Last-Modified', stat.mtime.toUTCString()).type(contentTypeOf(file));
+  reply
+    .header('Accept-Ranges', 'bytes')
+    .header('Last-Modified', new Date(Number(stat.mtimeMs)).toUTCString())
+    .type(contentTypeOf(parts[parts.length - 1]));
   if (range === 'unsatisfiable') {
-    fs.close(fd, () => undefined);
+    await fh.close();
     return reply.code(416).header('Content-Range', `bytes */${size}`).type('text/plain; charset=utf-8').send('Byte range unsatisfiable');
   }
   const start = range ? range.start : 0;
@@ -84,8 +76,8 @@ export async function sendFile(req: FastifyRequest, reply: FastifyReply, file: s
   if (range) reply.code(206).header('Content-Range', `bytes ${start}-${end}/${size}`);
   reply.header('Content-Length', String(Math.max(0, end - start + 1)));
   if (size === 0) {
-    fs.close(fd, () => undefined);
+    await fh.close();
     return reply.send('');
   }
-  return reply.send(fs.createReadStream('', { fd, start, end, autoClose: true }));
+  return reply.send(fh.createReadStream({ start, end, autoClose: true }));
 }

@@ -4,12 +4,14 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { attachFile, attachmentNames, deleteAttachment, linkAttachments, listAttachments, md5File } from '../../src/spool/attachments.js';
+import { attachFile, attachmentNames, deleteAttachment, linkAttachments, listAttachments as listWith, md5File } from '../../src/spool/attachments.js';
+import { LazySums } from '../../src/spool/attachment-sums.js';
 import { isRqError } from '../../src/errors.js';
 import { DirSync } from '../../src/spool/durable.js';
 import { type TempSpool, isRoot, ls, tempSpool } from '../helpers/temp-spool.js';
 
 const md5 = (b: Buffer | string) => createHash('md5').update(b).digest('hex');
+const listAttachments = (dir: string) => listWith(dir, new LazySums());
 
 let t: TempSpool;
 let id: string;
@@ -54,7 +56,7 @@ describe('attach', () => {
     expect((await fs.stat(stored)).ino).toBe((await fs.stat(src)).ino);
     expect(await md5File(stored)).toEqual({ md5: md5(data), size: data.length });
     expect(await t.spool.attachments('prep', id)).toEqual({ 'data.bin': { md5: md5(data), size: data.length, path: stored } });
-    expect(await ls(path.join(msgDir, 'attach'))).toEqual(['data.bin']);
+    expect(await ls(path.join(msgDir, 'attach'))).toEqual(['.data.bin.md5', 'data.bin']);
   });
 
   it('stores under the given name', async () => {
@@ -73,7 +75,7 @@ describe('attach', () => {
     expect(Object.keys(list)).toEqual(['same.txt']);
     expect(list['same.txt'].md5).toBe(md5('second version'));
     expect((await fs.stat(path.join(msgDir, 'attach', 'same.txt'))).ino).toBe((await fs.stat(b)).ino);
-    expect(await ls(path.join(msgDir, 'attach'))).toEqual(['same.txt']);
+    expect(await ls(path.join(msgDir, 'attach'))).toEqual(['.same.txt.md5', 'same.txt']);
   });
 
   it('attaching the same file again under the same name leaves no temp name', async () => {
@@ -81,7 +83,7 @@ describe('attach', () => {
     const src = await source('same.bin', 'same bytes');
     await t.spool.attach(id, src, undefined);
     expect(await t.spool.attach(id, src, undefined)).toEqual({ name: 'same.bin', md5: md5('same bytes'), size: 10 });
-    expect(await ls(path.join(msgDir, 'attach'))).toEqual(['same.bin']);
+    expect(await ls(path.join(msgDir, 'attach'))).toEqual(['.same.bin.md5', 'same.bin']);
   });
 
   it('keeps an attachment whose name ends in .tmp (a legitimate name)', async () => {
@@ -171,7 +173,7 @@ describe('across filesystems', () => {
       expect(st.dev).not.toBe(other.dev);
       expect(st.ino).not.toBe((await fs.stat(src)).ino);
       expect((await fs.readFile(stored)).equals(data)).toBe(true); // toEqual walks 1 MB byte by byte
-      expect(await ls(path.join(msgDir, 'attach'))).toEqual(['remote.bin']);
+      expect(await ls(path.join(msgDir, 'attach'))).toEqual(['.remote.bin.md5', 'remote.bin']);
       // And the other way round: a spool on the tmpfs attaching a file from os.tmpdir().
       const shmMsg = path.join(dir, 'msg');
       await fs.mkdir(shmMsg);

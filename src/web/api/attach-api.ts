@@ -1,6 +1,5 @@
 // Attachments and job logs: upload (attach/new), delete, and Range-capable downloads of both.
 import fsp from 'node:fs/promises';
-import path from 'node:path';
 import type {} from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError } from '../../errors.js';
@@ -25,9 +24,9 @@ export function attachApi(ctx: WebContext, maxUploadBytes: number) {
     for (let attempt = 0; ; attempt++) {
       const dir = messageDir(ctx, await getMessage(ctx, q, id));
       try {
-        return await sendFile(req, reply, path.join(dir, sub, name), `${what} ${name}`);
+        return await sendFile(req, reply, dir, [sub, name], `${what} ${name}`);
       } catch (err) {
-        if (attempt > 0 || !(err instanceof RqError) || err.code !== 'RQ_ERR_UPLOAD_MISSING') throw err;
+        if (attempt > 0 || !(err instanceof RqError) || err.code !== 'RQ_ERR_FILE_NOT_FOUND') throw err;
       }
     }
   }

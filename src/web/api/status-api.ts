@@ -1,5 +1,6 @@
 // Read-only status routes: queue lists, per-queue .txt/.json, done.json, configs, health and dashboard data.
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError } from '../../errors.js';
 import { queuePaths } from '../../config/paths.js';
@@ -103,7 +104,7 @@ export function statusApi(ctx: WebContext) {
       if (!parsed) throw RqError.of('RQ_ERR_FILE_NOT_FOUND', shownAs, ' (not a JSON object)');
       // A config that names a secret (a copy of config/config.json, say) is served without it.
       if (SECRET_KEYS.some((k) => Object.hasOwn(parsed, k))) return ctx.json(reply, withoutSecrets(parsed));
-      return sendFile(req, reply, real, shownAs);
+      return sendFile(req, reply, path.dirname(real), [path.basename(real)], shownAs);
     },
 
     /** GET /healthz: each queue's state; 200 while rq-mgr answers and every queue's state is healthy, else 503 naming what is not. */

@@ -49,12 +49,21 @@ function statusCell(m: MessageView): SafeHtml {
   return relayed ? html`relayed - <a href="${safeHref(relayed[1])}" id="relayed-link">${relayed[1]}</a>` : html`${m.status}`;
 }
 
+type AttachmentRow = NonNullable<MessageView['_attachments']>[string];
+
+/** Name (with its links) and md5 cells: what is not a regular file is named as what it is, never linked, never read. */
+function attachmentCells(m: MessageView, q: string, urls: Urls, name: string, a: AttachmentRow): SafeHtml {
+  if (a.type) return html`<td>${name}</td><td><span class="muted" data-kind="${a.type}">a ${a.type}: not served</span></td>`;
+  const sum = a.md5 ? html`<code>${a.md5}</code>` : html`<span class="muted" title="rq did not store this file and it is too large to read for a view">not computed</span>`;
+  return html`<td><a href="${urls.msg(q, m.msg_id, `/attach/${encodeURIComponent(name)}`)}">${name}</a>
+  <a class="muted small" href="${urls.msg(q, m.msg_id, `/tailview/${encodeURIComponent(name)}`)}">view</a></td><td>${sum}</td>`;
+}
+
 function attachmentsView(m: MessageView, q: string, urls: Urls, prep: boolean): SafeHtml {
   const list = Object.entries(m._attachments ?? {});
   if (list.length === 0) return html`<p class="muted" id="attachments-empty">No attachments.</p>`;
   const rows = list.map(
-    ([name, a]) => html`<tr data-attachment="${name}"><td><a href="${urls.msg(q, m.msg_id, `/attach/${encodeURIComponent(name)}`)}">${name}</a>
-  <a class="muted small" href="${urls.msg(q, m.msg_id, `/tailview/${encodeURIComponent(name)}`)}">view</a></td><td><code>${a.md5}</code></td><td class="num">${a.size}</td>
+    ([name, a]) => html`<tr data-attachment="${name}">${attachmentCells(m, q, urls, name, a)}<td class="num">${a.size ?? ''}</td>
   ${prep ? html`<td>${postButton(urls.msg(q, m.msg_id, `/attach/${encodeURIComponent(name)}`), 'Delete', { fields: { _method: 'delete' }, cls: 'button small danger', confirm: `Delete attachment ${name}?` })}</td>` : ''}</tr>`,
   );
   return html`<div class="table-wrap"><table class="grid" id="attachments"><thead><tr><th>Name</th><th>MD5</th><th>Size</th>${prep ? html`<th>Delete</th>` : ''}</tr></thead><tbody>${rows}</tbody></table></div>`;
