@@ -59,6 +59,8 @@ export const ERRORS = {
   RQ_ERR_UPLOAD_TOO_LARGE: { status: 413, message: '413 - Upload too large: the limit is %s bytes (max_upload_bytes in config/config.json)' },
   RQ_ERR_CONFIG: { status: 500, message: '%s' },
   RQ_ERR_SOCKET_PATH: { status: 500, message: '%s' },
+  // A unix socket path holds 107 bytes; the kernel (through libuv) would cut a longer one short, onto another socket.
+  RQ_ERR_SOCKET_PATH_TOO_LONG: { status: 500, message: 'socket path %s is %s bytes, more than the %s a unix socket path holds; refused rather than cut short onto another socket' },
   RQ_ERR_ID_ALLOCATION: { status: 503, message: 'could not allocate a message id in %s: %s' },
   RQ_ERR_NO_REPLY: { status: 503, message: '%s' },
   RQ_ERR_LIST_READING: { status: 503, message: 'queue %s is reading its messages for the list (%s so far); ask again shortly' },

@@ -1,6 +1,7 @@
 // The help texts and command-line checks of rq-mgr and rq-init (spec §6.1): their commands, options and examples in one place.
 import fs from 'node:fs';
 import { shown } from '../errors.js';
+import { rootSocketProblem } from '../config/socket-paths.js';
 import { closest } from './option-check.js';
 
 const ROOT_LINE = '  --root DIR             the rq root (default: $RQ_ROOT, else the directory rq is installed in)';
@@ -44,12 +45,15 @@ ${ROOT_LINE}
   --watch-stdin          stop when standard input closes (for a parent process that owns rq-init)
   -h, --help             print this help and exit 0
 
-Exit: 0 after a clean stop, 1 when it cannot start (no such root, bad config/config.json, already running).
+Exit: 0 after a clean stop, 1 when it cannot start (no such root, a root path too long for its sockets, bad
+config/config.json, already running).
 
 Example:
   $ rq-init --root /srv/rq`;
 
 const OPTIONS = ['root', 'timeout', 'watch-stdin'];
+/** The commands that start rq-mgr, refused on a root too long for its sockets. */
+const STARTS = new Set(['start', 'restart', 'run']);
 
 /**
  * What is wrong with an rq-mgr / rq-init command line, or null: an unknown option (with the
@@ -65,5 +69,7 @@ export function mgrLineProblem(opts: Record<string, unknown>, rest: string[], co
   const words = command === 'reindex' ? 1 : 0;
   if (rest.length > words) return `${command}: unexpected argument ${shown(rest[words])}`;
   if (!fs.statSync(root, { throwIfNoEntry: false })?.isDirectory()) return `${rootFlag !== undefined ? `--root ${rootFlag}` : `root ${root}`}: no such directory`;
+  // Said here, not after `start` has waited for a daemon that exited at once.
+  if (STARTS.has(command)) return rootSocketProblem(root);
   return null;
 }

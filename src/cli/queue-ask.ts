@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { RqError, isRqError, shown } from '../errors.js';
 import { queuePaths } from '../config/paths.js';
+import { queueNameFitProblem, queueNameRoom } from '../config/socket-paths.js';
 import type { Answer } from '../ipc/answer.js';
 import { QueueClient } from '../ipc/queue-client.js';
 
@@ -15,10 +16,14 @@ export function actor(env: NodeJS.ProcessEnv): string {
 const REPLY_TIMEOUT_MS = 30_000;
 
 /**
- * Asks a queue of the root through the typed client; a queue without a directory is refused as the
- * classic client refuses it, a silent one with RQ_ERR_NO_REPLY naming it.
+ * Asks a queue of the root through the typed client; a name too long for this root's socket paths
+ * is refused with the limit, a queue without a directory as the classic client refuses it, a silent
+ * one with RQ_ERR_NO_REPLY naming it.
  */
 export async function ask<T>(root: string, name: string, call: (c: QueueClient) => Promise<Answer<T>>, timeoutMs = REPLY_TIMEOUT_MS): Promise<Answer<T>> {
+  // Its socket path cut short could be another queue's: no such name is a queue of this root.
+  const unfit = queueNameFitProblem(queueNameRoom(root), name);
+  if (unfit) throw RqError.of('RQ_ERR_INVALID_QUEUE_NAME', unfit);
   const p = queuePaths(root, name);
   let st: fs.Stats | undefined;
   try {

@@ -2,6 +2,7 @@
 import net from 'node:net';
 import { RqError } from '../errors.js';
 import { type FeedEvent, type FeedHello, parseFeedLine } from './feed-event.js';
+import { socketPathRefusal } from './socket-path.js';
 
 export interface FeedHandlers {
   /** Each event, in the order the queue numbered them. */
@@ -25,6 +26,9 @@ export class FeedClient {
 
   /** Resolves once the hello has arrived: every event after it reaches `handlers`. Rejects with RQ_ERR_NO_REPLY when no feed answers. */
   static open(path: string, handlers: FeedHandlers, opts: { timeoutMs?: number } = {}): Promise<{ client: FeedClient; hello: FeedHello }> {
+    // Cut short, the path could name another queue's feed: its events would pass for this queue's.
+    const refusal = socketPathRefusal(path);
+    if (refusal) return Promise.reject(refusal);
     const socket = net.createConnection(path);
     socket.setEncoding('utf8');
     const client = new FeedClient(socket);

@@ -3,6 +3,7 @@ import fsp from 'node:fs/promises';
 import net from 'node:net';
 import type { Logger } from '../log.js';
 import { RqError, isErrno } from '../errors.js';
+import { requireSocketPath } from './socket-path.js';
 
 /** How long a probe of an existing socket file may take before we assume a live but busy owner. */
 const PROBE_MS = 2000;
@@ -37,6 +38,8 @@ function probe(path: string): Promise<'live' | 'stale' | 'gone'> {
  * anything that is not a socket is never deleted, since the path may be a misconfiguration.
  */
 export async function removeStale(path: string, log: Logger): Promise<void> {
+  // The probe connects: cut short, it could find another queue's socket live (or remove it as stale).
+  requireSocketPath(path);
   let st;
   try {
     st = await fsp.lstat(path);
@@ -68,6 +71,8 @@ export async function removeStale(path: string, log: Logger): Promise<void> {
  */
 export function bindPrivate(server: net.Server, path: string): Promise<void> {
   return new Promise((resolve, reject) => {
+    // Bound cut short, this queue would listen on another's socket path.
+    requireSocketPath(path);
     const onError = (err: Error) => {
       // The in-use text names the path itself ("another process is already listening on …").
       const refusal = isErrno(err, 'EADDRINUSE') ? RqError.of('RQ_ERR_SOCKET_IN_USE', path) : RqError.of('RQ_ERR_SOCKET_PATH', `cannot listen on ${path}: ${err.message}`);

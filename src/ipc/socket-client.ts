@@ -2,6 +2,7 @@
 import net from 'node:net';
 import { RqError } from '../errors.js';
 import { FrameDecoder, FrameError, MAX_FRAME_BYTES, encodeFrame, type Proto } from './framing.js';
+import { socketPathRefusal } from './socket-path.js';
 
 export interface RequestOptions {
   /** Give up when no reply has arrived this long after the request was made (default 10 s). */
@@ -53,6 +54,9 @@ function badReply(path: string, err: FrameError): RqError {
 export function request(path: string, proto: Proto, payload: string, opts: RequestOptions = {}): Promise<string> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const frame = encodeFrame(proto, payload);
+  // Connected cut short, the request would go to whichever socket the shorter path names.
+  const refusal = socketPathRefusal(path);
+  if (refusal) return Promise.reject(refusal);
   return new Promise((resolve, reject) => {
     const decoder = replyDecoder(proto);
     let connected = false;
@@ -112,6 +116,9 @@ export class SocketConnection {
 
   /** Connects now, so a missing server is reported at open rather than at the first request. */
   static async open(path: string, proto: Proto, opts: RequestOptions = {}): Promise<SocketConnection> {
+    // Its path never changes, so a connection that opened may connect again (request()) unchecked.
+    const refusal = socketPathRefusal(path);
+    if (refusal) throw refusal;
     const conn = new SocketConnection(path, proto, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     const socket = conn.connect();
     await new Promise<void>((resolve, reject) => {

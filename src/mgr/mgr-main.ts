@@ -5,6 +5,7 @@ import { rootPaths } from '../config/paths.js';
 import { loadGlobalConfig } from '../config/global-config.js';
 import { webLimits } from '../config/web-limits.js';
 import { exposureWarnings } from '../config/exposure.js';
+import { queueNameRoom, rootSocketProblem } from '../config/socket-paths.js';
 import { listenSocket } from '../ipc/socket-server.js';
 import { createLogger } from '../log.js';
 import { DAEMON_UMASK, untilStopped } from '../daemon.js';
@@ -27,6 +28,13 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   const log = opts.log ?? createLogger({ name: 'rq-mgr', fd: 1 });
   process.title = '[rq-mgr]';
   process.umask(DAEMON_UMASK);
+  // A root too long for its sockets would have them cut short: refused before anything listens.
+  const rootProblem = rootSocketProblem(opts.root);
+  if (rootProblem) {
+    log.error({ root: opts.root, reason: rootProblem }, 'root path too long for its sockets. Exiting');
+    process.stderr.write(`rq-mgr: ${rootProblem}\n`);
+    return 1;
+  }
   let config;
   try {
     config = await loadGlobalConfig(paths.configFile);
@@ -65,7 +73,7 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   await scandir.start();
   const handlers = mgrCommands(config.env === undefined ? undefined : String(config.env), limits.commands());
   const server = await listenSocket({ path: paths.mgrSock, proto: 'rq1', log, maxConnections: config.max_socket_connections, handle: (p) => handleMgrRequest(sup, handlers, p, log) });
-  log.info({ root: opts.root, pid: process.pid, queues: sup.queueNames() }, 'rq-mgr started');
+  log.info({ root: opts.root, pid: process.pid, queues: sup.queueNames(), queue_name_max: queueNameRoom(opts.root).maxBytes }, 'rq-mgr started');
 
   untilStopped({
     log,

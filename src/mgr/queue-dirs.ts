@@ -2,6 +2,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { queuePaths, rootPaths } from '../config/paths.js';
+import { queueNameFitProblem, queueNameRoom } from '../config/socket-paths.js';
 import { STATES } from '../message/states.js';
 import { isValidQueueName } from '../message/names.js';
 import { DirSync, mkdirDurable, writeFileDurable } from '../spool/durable.js';
@@ -10,13 +11,23 @@ import { idStamp } from '../message/message-id.js';
 /** Marker inside a queue dir created from scandir/: only such queues are ever removed by scandir. */
 export const SCANDIR_MARKER = '.scandir';
 
-/** Valid queue names under queues/ that have a readable config.json. */
-export async function discoverQueues(root: string): Promise<string[]> {
+/**
+ * Valid queue names under queues/ that have a readable config.json. A name whose socket paths do
+ * not fit under this root (a queue made before names were checked, or a root moved to a longer
+ * path) is left out and told to `unfit`: its process could not listen on its own socket.
+ */
+export async function discoverQueues(root: string, unfit?: (name: string, reason: string) => void): Promise<string[]> {
   const dir = rootPaths(root).queues;
   const names = await fs.readdir(dir).catch(() => [] as string[]);
+  const room = queueNameRoom(root);
   const out: string[] = [];
   for (const n of names.sort()) {
     if (!isValidQueueName(n)) continue;
+    const problem = queueNameFitProblem(room, n);
+    if (problem) {
+      unfit?.(n, problem);
+      continue;
+    }
     try {
       await fs.access(queuePaths(root, n).configFile, fs.constants.R_OK);
       out.push(n);

@@ -6,12 +6,15 @@ import { watch, type FSWatcher } from 'chokidar';
 import type { Logger } from 'pino';
 import { queuePaths, rootPaths } from '../config/paths.js';
 import { normaliseQueueConfig } from '../config/queue-config.js';
-import { isValidQueueName } from '../message/names.js';
+import { queueNameRoom } from '../config/socket-paths.js';
 import { DirSync, writeFileDurable } from '../spool/durable.js';
 import { discoverQueues, isScandirQueue } from './queue-dirs.js';
+import { inspectEntry } from './scandir-entry.js';
 import type { Supervisor } from './supervisor.js';
 
 type Candidate = { name: string; target: string; config: Record<string, unknown> } | { name: string; badConfig: string };
+/** Why an entry is no queue; `config`: its link is fine but its config.json is not (the queue, if any, is left as it was). */
+type Refusal = { reason: string; config: boolean };
 
 /**
  * Watches scandir/ (and, through the links, each linked directory) and reconciles on every
@@ -24,6 +27,8 @@ export class ScanDir {
   private closed = false;
   /** Queues kept though their run is unusable, so that is logged once, not on every pass. */
   private readonly holding = new Set<string>();
+  /** Each entry that cannot become a queue, with the reason last logged: told once, again only when the reason changes. */
+  private readonly told = new Map<string, string>();
 
   constructor(
     private readonly sup: Supervisor,
@@ -70,22 +75,34 @@ export class ScanDir {
 
   private async candidates(): Promise<Map<string, Candidate>> {
     const out = new Map<string, Candidate>();
+    const refused = new Map<string, Refusal>();
+    const room = queueNameRoom(this.sup.root);
     for (const name of await fsp.readdir(this.dir).catch(() => [] as string[])) {
-      if (!isValidQueueName(name)) continue;
-      const link = path.join(this.dir, name);
-      try {
-        if (!(await fsp.lstat(link)).isSymbolicLink()) continue;
-        const target = await fsp.realpath(link);
-        if (!(await fsp.stat(target)).isDirectory()) continue;
-        const run = path.join(target, 'run');
-        await fsp.access(run, fs.constants.X_OK);
-        if (!(await fsp.stat(run)).isFile()) continue;
-        out.set(name, await this.buildConfig(name, target, run));
-      } catch {
-        // Dangling link, no run, or run not executable: not a candidate.
-      }
+      const entry = await inspectEntry(this.dir, name, room);
+      if (entry.kind === 'refused') refused.set(name, { reason: entry.reason, config: false });
+      if (entry.kind !== 'queue') continue;
+      // The run can go between the look and its realpath: the next event brings another pass.
+      const c = await this.buildConfig(name, entry.target, entry.run).catch(() => null);
+      if (c && 'badConfig' in c) refused.set(name, { reason: c.badConfig, config: true });
+      if (c) out.set(name, c);
     }
+    this.tell(refused);
     return out;
+  }
+
+  /**
+   * Logs each refused entry once with its reason: a rescan runs on every event in scandir/ and in
+   * the linked directories, and repeating the same line on each would bury it. An entry fixed or
+   * removed is forgotten, so going wrong again is told again.
+   */
+  private tell(refused: Map<string, Refusal>): void {
+    for (const [name, { reason, config }] of refused) {
+      if (this.told.get(name) === reason) continue;
+      this.told.set(name, reason);
+      if (config) this.log.error({ queue: name, reason }, 'bad config.json in scandir link; queue left as it was');
+      else this.log.warn({ entry: name, reason }, 'scandir entry cannot become a queue');
+    }
+    for (const name of [...this.told.keys()]) if (!refused.has(name)) this.told.delete(name);
   }
 
   /** Spec §6.5: the linked config.json overlaid with name, script = realpath(run), defaults. */
@@ -110,13 +127,7 @@ export class ScanDir {
 
   private async reconcile(): Promise<void> {
     const want = await this.candidates();
-    for (const c of want.values()) {
-      if ('badConfig' in c) {
-        this.log.error({ queue: c.name, reason: c.badConfig }, 'bad config.json in scandir link; queue left as it was');
-        continue;
-      }
-      await this.ensure(c);
-    }
+    for (const c of want.values()) if (!('badConfig' in c)) await this.ensure(c);
     // Only queues that scandir made (marker file) are ever disabled by scandir.
     for (const name of await discoverQueues(this.sup.root)) {
       if (want.has(name) || !(await isScandirQueue(this.sup.root, name))) continue;

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { queuePaths, rootPaths } from '../config/paths.js';
+import { queueNameFitProblem, queueNameRoom } from '../config/socket-paths.js';
 import { isValidQueueName } from '../message/names.js';
 import { PACKAGE_DIR } from '../config/root.js';
 import { normaliseQueueConfig } from '../config/queue-config.js';
@@ -49,7 +50,8 @@ export class Supervisor {
 
   /** Starts every queue found under queues/, then the web and timers processes that are built. */
   async start(): Promise<void> {
-    for (const name of await discoverQueues(this.root)) this.startQueue(name);
+    const unfit = (queue: string, reason: string) => this.deps.log.warn({ queue, reason }, 'queue not started: its name does not fit this root');
+    for (const name of await discoverQueues(this.root, unfit)) this.startQueue(name);
     this.web = this.component('web', 'web/web-main.js');
     this.timers = this.component('timers', 'timers/timers-main.js');
   }
@@ -103,6 +105,9 @@ export class Supervisor {
   async createQueue(raw: unknown, opts: { configLink?: string; scandirTarget?: string } = {}): Promise<unknown[]> {
     const name = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>).name : undefined;
     if (!isValidQueueName(name)) return ['fail', 'queue name has invalid characters'];
+    // Before anything is made: a name cut short in its socket path would run another queue's messages.
+    const unfit = queueNameFitProblem(queueNameRoom(this.root), name);
+    if (unfit) return ['fail', unfit];
     if (this.workers.has(name) || fs.existsSync(queuePaths(this.root, name).dir)) return ['fail', 'already created'];
     let config: Record<string, unknown>;
     try {

@@ -1,6 +1,7 @@
 // Finds and kills scripts left running by a previous incarnation of a queue, before re-queueing.
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { readMessageFile } from '../spool/beneath.js';
 
 /** Pids of live (non-zombie) processes in process group `pgid`. */
 async function groupMembers(pgid: number): Promise<number[]> {
@@ -26,7 +27,7 @@ async function belongsTo(pid: number, msgId: string): Promise<boolean> {
  * once. Returns the pids that were killed.
  */
 export async function killStaleScript(msgDir: string, msgId: string, waitMs = 2000): Promise<number[]> {
-  const pgid = Number((await fs.readFile(path.join(msgDir, 'pid'), 'utf8').catch(() => '')).trim());
+  const pgid = Number((await readMessageFile(msgDir, 'pid', 64).catch(() => '')).trim());
   if (!Number.isInteger(pgid) || pgid <= 1) return [];
   const members = await groupMembers(pgid);
   const ours = [];

@@ -138,3 +138,48 @@ export async function openBeneath(base: string, parts: readonly string[], what: 
     await dir.close();
   }
 }
+
+/** The most rq reads of one file it wrote in a message dir: a script may have grown it (or swapped in a sparse giant). */
+export const MESSAGE_FILE_MAX_BYTES = 64 * 1024 * 1024;
+
+function tooLarge(name: string, size: bigint | number, max: number): RqError {
+  return RqError.of('RQ_ERR_FILE_NOT_FOUND', shownName(name), ` (${size} bytes, more than the ${max} rq reads of a message file)`);
+}
+
+/**
+ * The text of a file rq wrote in a message dir (`msg`, `status`, `history`, `pid`, ...), read as a
+ * script may have left it: a link, anything but a regular file or a file over `max` bytes is
+ * RQ_ERR_FILE_NOT_FOUND saying which; a missing one is ENOENT as usual.
+ */
+export async function readMessageFile(msgDir: string, name: string, max = MESSAGE_FILE_MAX_BYTES): Promise<string> {
+  const dir = await SafeDir.open(msgDir);
+  try {
+    // A missing file stays ENOENT (from lstat), so callers that tell "none" from "broken" keep doing so.
+    await dir.lstat(name);
+    const opened = await dir.openFile(name);
+    try {
+      if (opened.stat.size > BigInt(max)) throw tooLarge(name, opened.stat.size, max);
+      return await opened.fh.readFile('utf8');
+    } finally {
+      await opened.fh.close();
+    }
+  } finally {
+    await dir.close();
+  }
+}
+
+/**
+ * readMessageFile for the synchronous paths: only the last component is guarded (the message dir's
+ * own path is rq's), with the same type and size checks.
+ */
+export function readMessageFileSync(file: string, max = MESSAGE_FILE_MAX_BYTES): string {
+  const fd = fs.openSync(file, FILE_FLAGS);
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw RqError.of('RQ_ERR_FILE_NOT_FOUND', shownName(path.basename(file)), ` (not a regular file: a ${kindOf(st)})`);
+    if (st.size > max) throw tooLarge(path.basename(file), st.size, max);
+    return fs.readFileSync(fd, 'utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+}

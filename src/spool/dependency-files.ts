@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { isErrno } from '../errors.js';
+import { readMessageFile, readMessageFileSync } from './beneath.js';
 import { type DirSync, writeFileDurable } from './durable.js';
 
 export interface ResolvedLine {
@@ -48,9 +49,10 @@ async function appendDurable(file: string, line: object, dirSync: DirSync): Prom
   if (fresh) await dirSync.sync(path.dirname(file));
 }
 
-async function readLines<T>(file: string): Promise<T[]> {
+/** JSON lines of a file in a message dir, read as a script may have left it (no link, no FIFO followed). */
+async function readLines<T>(dir: string, name: string): Promise<T[]> {
   try {
-    return parseLines<T>(await fsp.readFile(file, 'utf8'));
+    return parseLines<T>(await readMessageFile(dir, name));
   } catch (err) {
     if (isErrno(err, 'ENOENT')) return [];
     throw err;
@@ -59,7 +61,7 @@ async function readLines<T>(file: string): Promise<T[]> {
 
 /** Refs of the messages waiting on the message in `dir`, each once, in registration order. */
 export async function readDependents(dir: string): Promise<string[]> {
-  return [...new Set((await readLines<{ ref?: unknown }>(path.join(dir, 'dependents'))).map((l) => l.ref).filter((r): r is string => typeof r === 'string'))];
+  return [...new Set((await readLines<{ ref?: unknown }>(dir, 'dependents')).map((l) => l.ref).filter((r): r is string => typeof r === 'string'))];
 }
 
 /**
@@ -72,7 +74,7 @@ export function readDependentsNow(dir: string): string[] {
   if (!fs.existsSync(file)) return [];
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readMessageFileSync(file);
   } catch {
     return [];
   }
@@ -84,7 +86,7 @@ export async function appendDependent(dir: string, ref: string, at: Date, dirSyn
 }
 
 export async function readResolved(dir: string): Promise<ResolvedLine[]> {
-  return readLines<ResolvedLine>(path.join(dir, 'resolved'));
+  return readLines<ResolvedLine>(dir, 'resolved');
 }
 
 export async function appendResolved(dir: string, line: ResolvedLine, dirSync: DirSync): Promise<void> {

@@ -7,6 +7,7 @@ import { idTime } from '../message/message-id.js';
 import type { HistoryLine } from '../ipc/history-line.js';
 import type { State } from '../message/states.js';
 import type { SpoolFs } from './spool-fs.js';
+import { readMessageFile } from './beneath.js';
 
 /** A move (`from`, `to`) or an event without one (`event`: timeout, stall…, rq-beyond §B14), with its details. */
 export type HistoryEntry = HistoryLine;
@@ -57,8 +58,9 @@ export function appendHistory(
   }
 }
 
-async function readLines(file: string): Promise<string | null> {
-  return fsp.readFile(file, 'utf8').catch(() => null);
+/** A history file as a script may have left it (a FIFO or a link reads as none). */
+async function readLines(dir: string, name: string): Promise<string | null> {
+  return readMessageFile(dir, name).catch(() => null);
 }
 
 /**
@@ -68,7 +70,7 @@ async function readLines(file: string): Promise<string | null> {
  * recorded move came from (or to where the message still is). A rotated `history.1` comes first.
  */
 export async function readHistory(dir: string, id: string, state: State): Promise<HistoryEntry[] | null> {
-  const [older, current] = await Promise.all([readLines(path.join(dir, 'history.1')), readLines(path.join(dir, 'history'))]);
+  const [older, current] = await Promise.all([readLines(dir, 'history.1'), readLines(dir, 'history')]);
   if (current === null && !(await fsp.stat(dir).then((s) => s.isDirectory(), () => false))) return null;
   // A line torn at the end of history.1 stays on its own line, so it cannot swallow the first one of history.
   const text = older && !older.endsWith('\n') ? `${older}\n${current ?? ''}` : (older ?? '') + (current ?? '');

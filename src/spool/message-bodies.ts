@@ -1,9 +1,9 @@
 // Bodies of waiting messages left on disk: a queued message keeps its ids, due, order fields and param fingerprints in memory, and reads params back from its msg file when asked.
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import { RqError } from '../errors.js';
 import type { Message } from '../message/message.js';
+import { readMessageFileSync } from './beneath.js';
 
 /** The fields that carry a message's payload, up to 128 KiB each. */
 export const BODY_FIELDS = ['param1', 'param2', 'param3', 'param4', 'src'] as const;
@@ -72,7 +72,7 @@ export class MessageBodies {
   /** `dirs`: que/ where a light message lives, then run/ where the dispatcher may just have moved it. */
   constructor(
     private readonly dirs: { que: string; run: string },
-    private readonly readFile: (file: string) => string = (file) => fs.readFileSync(file, 'utf8'),
+    private readonly readFile: (file: string) => string = (file) => readMessageFileSync(file),
   ) {
     // One getter and setter per field, shared by every light message: `this` says whose body to read.
     const self = this;

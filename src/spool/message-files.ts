@@ -4,7 +4,10 @@ import path from 'node:path';
 import { isErrno } from '../errors.js';
 import { type Message, storable } from '../message/message.js';
 import { isAttachTemp } from './attachments.js';
-import { SafeDir } from './beneath.js';
+import { SafeDir, readMessageFile } from './beneath.js';
+
+/** status and cancel are one short JSON object each. */
+const SMALL_FILE_MAX_BYTES = 1024 * 1024;
 import { type DirSync, overwriteFile, writeFileDurable } from './durable.js';
 import type { SpoolFs } from './spool-fs.js';
 
@@ -13,7 +16,7 @@ export interface JobStatus {
 }
 
 export async function readMessage(dir: string, id: string): Promise<Message> {
-  const msg = JSON.parse(await fsp.readFile(path.join(dir, 'msg'), 'utf8')) as Message;
+  const msg = JSON.parse(await readMessageFile(dir, 'msg')) as Message;
   if (typeof msg !== 'object' || msg === null || typeof msg.msg_id !== 'string') throw new Error(`msg of ${id} is not a message object`);
   return msg;
 }
@@ -25,7 +28,7 @@ export async function writeMessage(dir: string, msg: Message, dirSync: DirSync):
 /** The status file's text; null when there is none or a crash tore it. */
 export async function readStatus(dir: string): Promise<JobStatus | null> {
   try {
-    const parsed = JSON.parse(await fsp.readFile(path.join(dir, 'status'), 'utf8')) as JobStatus;
+    const parsed = JSON.parse(await readMessageFile(dir, 'status', SMALL_FILE_MAX_BYTES)) as JobStatus;
     return { job_status: typeof parsed?.job_status === 'string' ? parsed.job_status : null };
   } catch {
     return null;
@@ -70,7 +73,7 @@ export async function writeCancelMarker(dir: string, record: object, dirSync: Di
 /** The cancel marker of a message in run/, or null when it has none (recovery finishes such a message to err). */
 export async function readCancelMarker(dir: string): Promise<Record<string, unknown> | null> {
   try {
-    const v = JSON.parse(await fsp.readFile(path.join(dir, 'cancel'), 'utf8'));
+    const v = JSON.parse(await readMessageFile(dir, 'cancel', SMALL_FILE_MAX_BYTES));
     return typeof v === 'object' && v !== null ? v : {};
   } catch (err) {
     // A marker torn by a crash still says "cancel": only a missing file means no cancel.

@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError, shown, statusOf } from '../errors.js';
 import type { Answer, Refusal } from '../ipc/answer.js';
 import { type RootPaths, queueDir, queuePaths, rootPaths } from '../config/paths.js';
+import { type QueueNameRoom, queueNameFitProblem, queueNameRoom } from '../config/socket-paths.js';
 import { isMsgId, queueNameProblem } from '../message/names.js';
 import { discoverQueues } from '../mgr/queue-dirs.js';
 import { DEFAULT_MAX_EVENT_STREAMS, EventHub } from './event-hub.js';
@@ -45,12 +46,15 @@ export class WebContext {
   private readonly jsonRequests = new WeakSet<FastifyRequest>();
   /** Its presence re-routes message-level routes to rq_router (spec §9.2). */
   private readonly routerRules: string;
+  /** How long a queue name this root can hold (its socket paths), worked out once. */
+  private readonly nameRoom: QueueNameRoom;
 
   constructor(readonly deps: WebDeps) {
     this.urls = new Urls(deps.config.relative_root, `${deps.config.host}:${deps.config.port}`);
     this.flash = new FlashStore(this.urls.base);
     this.paths = rootPaths(deps.root);
     this.routerRules = path.join(this.paths.config, 'rq_router_rules.rb');
+    this.nameRoom = queueNameRoom(deps.root);
     this.now = deps.now ?? Date.now;
     this.limits = webLimits(deps.config);
     this.sse = new SseLimits(this.limits.maxSseStreams, this.limits.maxTailsPerMessage);
@@ -85,10 +89,17 @@ export class WebContext {
 
   /** A queue name from the URL: must be a valid name of an existing queue, else 404 (nothing touched). */
   async requireQueue(name: string): Promise<string> {
-    const problem = queueNameProblem(name);
+    // A name too long for this root's socket paths is no queue of it, even with a directory: its socket, cut short, is another queue's.
+    const problem = queueNameProblem(name) ?? queueNameFitProblem(this.nameRoom, name);
     if (problem) throw RqError.of('RQ_ERR_QUEUE_NOT_FOUND', problem);
     if (!(await this.queueExists(name))) throw RqError.of('RQ_ERR_QUEUE_NOT_FOUND', name);
     return name;
+  }
+
+  /** A new queue's name that this root cannot hold (its socket paths would not fit): 400 naming `field`, before rq-mgr is asked. */
+  requireNameFits(name: unknown, field: string): void {
+    const problem = typeof name === 'string' ? queueNameFitProblem(this.nameRoom, name, field) : null;
+    if (problem) throw RqError.of('RQ_ERR_INVALID_QUEUE_NAME', problem);
   }
 
   /** A message id from the URL (an acked error keeps its dot), else 404. */

@@ -258,6 +258,11 @@ describe('attachments', () => {
       `fsync ${tmp}`,
       `fsynced ${tmp}`,
       `rename ${tmp} -> ${msgDir}/attach/data.bin`,
+      // Its md5, kept beside it so no view reads it again; the one attach/ fsync covers both names.
+      `write ${msgDir}/attach/.data.bin.md5.tmp`,
+      `fsync ${msgDir}/attach/.data.bin.md5.tmp`,
+      `fsynced ${msgDir}/attach/.data.bin.md5.tmp`,
+      `rename ${msgDir}/attach/.data.bin.md5.tmp -> ${msgDir}/attach/.data.bin.md5`,
       `fsync ${msgDir}/attach`,
       `fsynced ${msgDir}/attach`,
       'resolved',

@@ -280,10 +280,22 @@ describe('clone (createWithAttachments)', () => {
   it('a failed link leaves nothing behind and throws RQ_ERR_DISK', async () => {
     const fromDir = path.join(t.root, 'fake-source');
     await fs.mkdir(path.join(fromDir, 'attach'), { recursive: true });
-    await fs.mkdir(path.join(fromDir, 'attach', 'a-directory')); // link(2) of a directory fails
-    const err = await caught(spool.createWithAttachments({ dest: 'test' }, fromDir));
+    await fs.writeFile(path.join(fromDir, 'attach', 'a.txt'), 'bytes');
+    const failing = { ...nodeSpoolFs, link: async () => Promise.reject(Object.assign(new Error('EMLINK: too many links'), { code: 'EMLINK' })) };
+    const s = new QueueSpool(t.root, 'test', { host: HOST, now: () => clock, fs: failing });
+    const err = await caught(s.createWithAttachments({ dest: 'test' }, fromDir));
     expect(err.code).toBe('RQ_ERR_DISK');
     expect(err.message.startsWith('link attachments failed: ')).toBe(true);
-    for (const s of STATES) expect(await ls(spool.paths.state[s]), s).toEqual([]);
+    for (const st of STATES) expect(await ls(spool.paths.state[st]), st).toEqual([]);
+  });
+
+  it('carries only the regular files a script left in attach/, never its links, FIFOs or directories', async () => {
+    const fromDir = path.join(t.root, 'script-made');
+    const attach = path.join(fromDir, 'attach');
+    await fs.mkdir(path.join(attach, 'a-directory'), { recursive: true });
+    await fs.writeFile(path.join(attach, 'plain.txt'), 'bytes');
+    await fs.symlink('/etc/passwd', path.join(attach, 'passwd'));
+    const clone = await spool.createWithAttachments({ dest: 'test' }, fromDir);
+    expect(Object.keys(await spool.attachments('que', clone.msg_id))).toEqual(['plain.txt']);
   });
 });

@@ -120,6 +120,7 @@ export function adminApi(ctx: WebContext) {
       if (!allowNewQueue()) return ctx.text(reply, 403, NEW_QUEUE_FORBIDDEN);
       const params = await readParams(req);
       const queue = objectParam(params, 'queue') ?? {};
+      ctx.requireNameFits(queue.name, 'queue[name]');
       const script = await requireInScriptDirs(ctx.deps.root, ctx.deps.config, 'queue[script]', queue.script);
       requireNoCodeSettings(queue, (k) => `queue[${k}]`);
       // The checked real path, not the given one: a link swapped later cannot move the queue's script.
@@ -145,6 +146,7 @@ export function adminApi(ctx: WebContext) {
         throw RqError.of('RQ_ERR_BAD_JSON_FILE', jsonPath);
       }
       const name = linked?.name;
+      ctx.requireNameFits(name, `name of ${jsonPath}`);
       await requireInScriptDirs(ctx.deps.root, ctx.deps.config, `script of ${jsonPath}`, linked?.script);
       requireNoCodeSettings(linked, (k) => `${k} of ${jsonPath}`);
       const link = await tryMgr('create_queue_link', (m) => m.createQueueLink(file, RESTART_TIMEOUT_MS));

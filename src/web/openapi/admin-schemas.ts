@@ -27,6 +27,9 @@ const QUEUE_FIELDS = {
   'queue[blocking_params][]': { type: 'array', items: { type: 'string' } },
 };
 
+/** A name this root's socket paths cannot hold (docs/operations.md, "How long a queue name may be"). */
+const tooLong = (field: string) => answer(`\`400 - ${field}: expected at most <n> characters for this root (socket path queues/<q>/events.sock must fit in 107 bytes), received <m> characters\``, { text: true });
+
 const forbidden = answer(`\`${NEW_QUEUE_FORBIDDEN}\` (allow_new_queue is off), or a file outside \`script_dirs\``, { text: true });
 
 export const adminSchemas = {
@@ -44,7 +47,7 @@ export const adminSchemas = {
     tags: [TAGS.admin],
     consumes: FORM_TYPES,
     body: formBody(QUEUE_FIELDS),
-    response: { 303: seeOther('the new queue\'s page'), 403: forbidden },
+    response: { 303: seeOther('the new queue\'s page'), 400: tooLong('queue[name]'), 403: forbidden },
   },
   newQueueLink: {
     summary: 'Create a queue whose config.json links to a file',
@@ -52,7 +55,7 @@ export const adminSchemas = {
     tags: [TAGS.admin],
     consumes: FORM_TYPES,
     body: formBody({ 'queue[json_path]': { type: 'string' } }),
-    response: { 303: seeOther('the new queue\'s page'), 403: forbidden, 404: answer('`Couldn\'t parse json file (<path>).`', { html: true }) },
+    response: { 303: seeOther('the new queue\'s page'), 400: tooLong('name of <json_path>'), 403: forbidden, 404: answer('`Couldn\'t parse json file (<path>).`', { html: true }) },
   },
   deleteQueue: {
     summary: 'Delete a queue',

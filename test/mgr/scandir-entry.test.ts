@@ -1,0 +1,78 @@
+// What one scandir/ entry is: a queue, the reason it cannot be one, or nothing meant as a queue.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { queueNameRoom } from '../../src/config/socket-paths.js';
+import { inspectEntry } from '../../src/mgr/scandir-entry.js';
+
+let root: string;
+let scandir: string;
+beforeEach(async () => {
+  root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-entry-'));
+  scandir = path.join(root, 'scandir');
+  await fs.mkdir(scandir);
+});
+afterEach(async () => {
+  await fs.rm(root, { recursive: true, force: true });
+});
+
+/** A directory with a run of `mode`, linked into scandir/ as `name`. */
+async function linked(name: string, mode = 0o755): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(root, 'app-'));
+  await fs.writeFile(path.join(dir, 'run'), '#!/bin/sh\necho "done ok" >&3\n', { mode });
+  await fs.chmod(path.join(dir, 'run'), mode);
+  await fs.symlink(dir, path.join(scandir, name));
+  return dir;
+}
+
+const inspect = (name: string) => inspectEntry(scandir, name, queueNameRoom(root));
+
+describe('inspectEntry', () => {
+  it('a link to a directory with an executable run is a queue', async () => {
+    const dir = await linked('app');
+    expect(await inspect('app')).toEqual({ kind: 'queue', name: 'app', target: dir, run: path.join(dir, 'run') });
+  });
+
+  it('names each reason an entry cannot become a queue', async () => {
+    const max = queueNameRoom(root).maxBytes;
+    const cases: Array<[string, () => Promise<unknown>, RegExp]> = [
+      ['bad\nname', () => linked('bad\nname'), /^queue name: expected letters, digits, '-' or '_' .*received "bad\\nname"$/],
+      ['x'.repeat(250), () => linked('x'.repeat(250)), /^queue name: expected at most 128 characters, received 250$/],
+      ['.hidden', () => linked('.hidden'), /^queue name: expected letters, digits.*received "\.hidden"$/],
+      ['a'.repeat(max + 1), () => linked('a'.repeat(max + 1)), new RegExp(`^queue name: expected at most ${max} characters for this root \\(socket path queues/<q>/events\\.sock must fit in 107 bytes\\), received ${max + 1} characters$`)],
+      ['dangling', () => fs.symlink(path.join(root, 'gone'), path.join(scandir, 'dangling')), /^dangling link: scandir\/dangling points to .*\/gone, which cannot be reached \(ENOENT\)$/],
+      ['noexec', () => linked('noexec', 0o644), /^.*\/run is not executable \(chmod \+x it\)$/],
+      ['norun', async () => fs.symlink(await fs.mkdtemp(path.join(root, 'empty-')), path.join(scandir, 'norun')), /^no usable run in .*\(ENOENT\)$/],
+      ['file', async () => fs.symlink(path.join(root, 'plain'), path.join(scandir, 'file'), 'file').then(() => fs.writeFile(path.join(root, 'plain'), '')), /^scandir\/file links to .*\/plain, which is not a directory$/],
+      ['copied', () => fs.mkdir(path.join(scandir, 'copied')), /^scandir\/copied is not a symbolic link/],
+    ];
+    for (const [name, make, reason] of cases) {
+      await make();
+      const entry = await inspect(name);
+      expect(entry.kind, name).toBe('refused');
+      expect((entry as { reason: string }).reason, name).toMatch(reason);
+    }
+  });
+
+  it('a name exactly at the limit for this root is a queue; one more character is refused', async () => {
+    const max = queueNameRoom(root).maxBytes;
+    await linked('q'.repeat(max));
+    await linked('q'.repeat(max + 1));
+    expect((await inspect('q'.repeat(max))).kind).toBe('queue');
+    expect((await inspect('q'.repeat(max + 1))).kind).toBe('refused');
+  });
+
+  it('a run that is a directory is refused', async () => {
+    const dir = await fs.mkdtemp(path.join(root, 'app-'));
+    await fs.mkdir(path.join(dir, 'run'));
+    await fs.symlink(dir, path.join(scandir, 'dirrun'));
+    expect(await inspect('dirrun')).toEqual({ kind: 'refused', name: 'dirrun', reason: `${path.join(dir, 'run')} is not a file` });
+  });
+
+  it('the root\'s own dot-files and entries gone meanwhile are nothing to report', async () => {
+    await fs.writeFile(path.join(scandir, '.gitkeep'), '');
+    expect(await inspect('.gitkeep')).toEqual({ kind: 'ignored', name: '.gitkeep' });
+    expect(await inspect('vanished')).toEqual({ kind: 'ignored', name: 'vanished' });
+  });
+});

@@ -1,0 +1,117 @@
+// scandir/ passes against a stand-in supervisor: each entry that cannot become a queue is logged once with its reason, not on every rescan.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { queueNameRoom } from '../../src/config/socket-paths.js';
+import { ScanDir } from '../../src/mgr/scandir.js';
+import type { Supervisor } from '../../src/mgr/supervisor.js';
+
+interface Line {
+  level: number;
+  msg: string;
+  entry?: string;
+  queue?: string;
+  reason?: string;
+}
+
+let root: string;
+let scandir: string;
+let lines: Line[];
+let created: string[];
+let scan: ScanDir;
+
+beforeEach(async () => {
+  root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-scan-'));
+  scandir = path.join(root, 'scandir');
+  await fs.mkdir(scandir);
+  await fs.mkdir(path.join(root, 'queues'));
+  lines = [];
+  created = [];
+  const log = pino({ level: 'debug' }, new Writable({ write: (c: Buffer, _e, cb) => (lines.push(JSON.parse(c.toString()) as Line), cb()) }));
+  // Only what a pass that creates queues asks of its supervisor.
+  const sup = {
+    root,
+    workers: new Map(),
+    createQueue: async (config: { name: string }) => {
+      created.push(config.name);
+      await fs.mkdir(path.join(root, 'queues', config.name));
+      return ['success', 'queue created - awesome'];
+    },
+  } as unknown as Supervisor;
+  scan = new ScanDir(sup, log);
+});
+afterEach(async () => {
+  await scan.close();
+  await fs.rm(root, { recursive: true, force: true });
+});
+
+async function app(mode = 0o755): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(root, 'app-'));
+  await fs.writeFile(path.join(dir, 'run'), '#!/bin/sh\n');
+  await fs.chmod(path.join(dir, 'run'), mode);
+  return dir;
+}
+const link = async (name: string, target: string) => fs.symlink(target, path.join(scandir, name));
+const refusals = () => lines.filter((l) => l.msg === 'scandir entry cannot become a queue');
+
+describe('ScanDir refusals', () => {
+  it('logs each entry that cannot become a queue once, at warn, with its reason; three rescans add nothing', async () => {
+    const max = queueNameRoom(root).maxBytes;
+    await fs.writeFile(path.join(scandir, '.gitkeep'), '');
+    const names = ['with\nnewline', 'x'.repeat(250), '.dotted', 'dangling', 'noexec', 'y'.repeat(max + 1)];
+    await link(names[0], await app());
+    await link(names[1], await app());
+    await link(names[2], await app());
+    await link(names[3], path.join(root, 'nowhere'));
+    await link(names[4], await app(0o644));
+    await link(names[5], await app());
+    await link('y'.repeat(max), await app());
+
+    for (let i = 0; i < 3; i++) await scan.kick();
+    const told = refusals();
+    expect(told.map((l) => l.entry).sort()).toEqual([...names].sort());
+    expect(told.every((l) => l.level === 40 && typeof l.reason === 'string' && l.reason.length > 0)).toBe(true);
+    expect(told.find((l) => l.entry === names[5])?.reason).toBe(`queue name: expected at most ${max} characters for this root (socket path queues/<q>/events.sock must fit in 107 bytes), received ${max + 1} characters`);
+    expect(told.find((l) => l.entry === 'noexec')?.reason).toMatch(/run is not executable/);
+    // The name exactly at the limit is the one queue made.
+    expect(created).toEqual(['y'.repeat(max)]);
+  });
+
+  it('tells again when the reason changes, and after an entry was fixed and went wrong again', async () => {
+    await link('later', path.join(root, 'later-dir'));
+    await scan.kick();
+    expect(refusals().map((l) => l.reason)).toEqual([expect.stringMatching(/^dangling link: scandir\/later points to .*later-dir/)]);
+
+    // Now a directory, but no run in it: a new reason.
+    await fs.mkdir(path.join(root, 'later-dir'));
+    await scan.kick();
+    await scan.kick();
+    expect(refusals().map((l) => l.reason)).toEqual([expect.stringMatching(/^dangling link/), expect.stringMatching(/^no usable run in .*later-dir \(ENOENT\)$/)]);
+
+    await fs.writeFile(path.join(root, 'later-dir', 'run'), '#!/bin/sh\n', { mode: 0o755 });
+    await fs.chmod(path.join(root, 'later-dir', 'run'), 0o755);
+    await scan.kick();
+    expect(created).toEqual(['later']);
+    expect(refusals()).toHaveLength(2);
+
+    await fs.chmod(path.join(root, 'later-dir', 'run'), 0o644);
+    await scan.kick();
+    await scan.kick();
+    expect(refusals()).toHaveLength(3);
+    expect(refusals()[2].reason).toMatch(/later-dir\/run is not executable/);
+  });
+
+  it('a bad config.json is logged once too, at error, and its queue is not made', async () => {
+    const dir = await app();
+    await fs.writeFile(path.join(dir, 'config.json'), '{ broken');
+    await link('conf', dir);
+    for (let i = 0; i < 3; i++) await scan.kick();
+    const bad = lines.filter((l) => l.msg === 'bad config.json in scandir link; queue left as it was');
+    expect(bad).toHaveLength(1);
+    expect(bad[0]).toMatchObject({ level: 50, queue: 'conf' });
+    expect(created).toEqual([]);
+  });
+});
