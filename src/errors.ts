@@ -74,6 +74,7 @@ export const ERRORS = {
   RQ_ERR_PROTOCOL: { status: 502, message: '%s' },
   RQ_ERR_FETCH: { status: 502, message: 'CRITICAL: %s' },
   RQ_ERR_DISK: { status: 507, message: '%s failed: %s' },
+  RQ_ERR_NOT_REGULAR_FILE: { status: 500, message: '%s is not a regular file' },
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { APPEND, openOwnSync } from '../spool/own-files.js';
+import { nodeSpoolFs } from '../spool/spool-fs.js';
 
 /** How much of a script's output rq keeps, from the queue's config (max_line_bytes, max_log_bytes). */
 export interface OutputBounds {
@@ -40,7 +42,8 @@ export class RunLog {
   /** Opens stdio.log for append; the limit counts from its size now, so a retry gets its own. */
   static open(jobDir: string, bounds: OutputBounds, log: Logger): RunLog {
     const file = path.join(jobDir, 'stdio.log');
-    const fd = fs.openSync(file, 'a');
+    // openOwnSync: a FIFO a previous run left as stdio.log would otherwise hold the queue here for good.
+    const fd = openOwnSync(nodeSpoolFs, file, APPEND);
     const sizeLimit = bounds.maxLogBytes === undefined ? null : fs.fstatSync(fd).size + bounds.maxLogBytes;
     return new RunLog(file, fd, sizeLimit, bounds, log);
   }

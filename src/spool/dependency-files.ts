@@ -2,8 +2,10 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { isErrno } from '../errors.js';
+import { isErrno, isRqError } from '../errors.js';
 import { readMessageFile, readMessageFileSync } from './beneath.js';
+import { APPEND, openOwn } from './own-files.js';
+import { nodeSpoolFs } from './spool-fs.js';
 import { type DirSync, writeFileDurable } from './durable.js';
 
 export interface ResolvedLine {
@@ -39,9 +41,9 @@ function parseLines<T>(text: string): T[] {
 /** Appends one JSON line and fsyncs the file (its directory too when the file is new). */
 async function appendDurable(file: string, line: object, dirSync: DirSync): Promise<void> {
   const fresh = !fs.existsSync(file);
-  const h = await fsp.open(file, 'a', 0o640);
+  const h = await openOwn(nodeSpoolFs, file, APPEND, 0o640);
   try {
-    await h.write(`${JSON.stringify(line)}\n`);
+    await h.writeFile(`${JSON.stringify(line)}\n`);
     await h.datasync();
   } finally {
     await h.close();
@@ -54,7 +56,8 @@ async function readLines<T>(dir: string, name: string): Promise<T[]> {
   try {
     return parseLines<T>(await readMessageFile(dir, name));
   } catch (err) {
-    if (isErrno(err, 'ENOENT')) return [];
+    // Missing, or something a script put in its place (a link, a FIFO): no lines rq wrote.
+    if (isErrno(err, 'ENOENT') || isRqError(err, 'RQ_ERR_FILE_NOT_FOUND')) return [];
     throw err;
   }
 }

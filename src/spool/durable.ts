@@ -1,6 +1,7 @@
 // Durable file primitives: temp name, fsync, rename, and group-committed directory fsyncs.
 import path from 'node:path';
 import { type SpoolFile, type SpoolFs, nodeSpoolFs } from './spool-fs.js';
+import { TRUNCATE, UPDATE, openOwn } from './own-files.js';
 
 /**
  * Coalesces fsyncs of the same directory: a caller arriving while a sync of that directory
@@ -91,11 +92,11 @@ export async function overwriteFile(file: string, data: string, dirSync?: DirSyn
   let fh: SpoolFile;
   let created = false;
   try {
-    fh = await fs.open(file, 'r+');
+    fh = await openOwn(fs, file, UPDATE);
     await fh.truncate(0);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    fh = await fs.open(file, 'w', 0o644);
+    fh = await openOwn(fs, file, TRUNCATE, 0o644);
     created = true;
   }
   try {

@@ -8,6 +8,7 @@ import type { HistoryLine } from '../ipc/history-line.js';
 import type { State } from '../message/states.js';
 import type { SpoolFs } from './spool-fs.js';
 import { readMessageFile } from './beneath.js';
+import { APPEND, openOwnSync } from './own-files.js';
 
 /** A move (`from`, `to`) or an event without one (`event`: timeout, stall…, rq-beyond §B14), with its details. */
 export type HistoryEntry = HistoryLine;
@@ -43,12 +44,12 @@ export function appendHistory(
   const file = path.join(dir, 'history');
   let fd: number | null = null;
   try {
-    fd = sfs.openSync(file, 'a', 0o644);
+    fd = openOwnSync(sfs, file, APPEND);
     if (fs.fstatSync(fd).size + Buffer.byteLength(line) > rotateBytes) {
       sfs.closeSync(fd);
       fd = null;
       sfs.renameSync(file, `${file}.1`);
-      fd = sfs.openSync(file, 'a', 0o644);
+      fd = openOwnSync(sfs, file, APPEND);
     }
     sfs.writeFileSync(fd, line);
   } catch (err) {

@@ -9,6 +9,7 @@ import { SafeDir, readMessageFile } from './beneath.js';
 /** status and cancel are one short JSON object each. */
 const SMALL_FILE_MAX_BYTES = 1024 * 1024;
 import { type DirSync, overwriteFile, writeFileDurable } from './durable.js';
+import { APPEND, TRUNCATE, openOwn, openOwnSync, ownDirSync } from './own-files.js';
 import type { SpoolFs } from './spool-fs.js';
 
 export interface JobStatus {
@@ -47,13 +48,13 @@ export async function writeStatus(dir: string, text: string | null, sfs: SpoolFs
 /** job/ (the script's cwd); synchronous, on the dispatch path. */
 export function makeJobDir(dir: string, sfs: SpoolFs): string {
   const job = path.join(dir, 'job');
-  sfs.mkdirSync(job, { recursive: true });
+  ownDirSync(sfs, job);
   return job;
 }
 
 /** The running script's pid, for a later queue process to find a script its predecessor left. */
 export function writePid(dir: string, pid: number, sfs: SpoolFs): void {
-  const fd = sfs.openSync(path.join(dir, 'pid'), 'w', 0o644);
+  const fd = openOwnSync(sfs, path.join(dir, 'pid'), TRUNCATE);
   try {
     sfs.writeFileSync(fd, String(pid));
   } finally {
@@ -83,12 +84,12 @@ export async function readCancelMarker(dir: string): Promise<Record<string, unkn
 
 /** An empty `shutdown` file: a graceful stop interrupted this run, so recovery does not count it as a crash (rq-beyond §B13). */
 export async function markShutdown(dir: string, sfs: SpoolFs): Promise<void> {
-  await (await sfs.open(path.join(dir, 'shutdown'), 'w')).close();
+  await (await openOwn(sfs, path.join(dir, 'shutdown'), TRUNCATE)).close();
 }
 
 /** An empty `resend` file: the script asked for a resend (spec §3.4). */
 export async function markResend(dir: string, sfs: SpoolFs): Promise<void> {
-  await (await sfs.open(path.join(dir, 'resend'), 'w')).close();
+  await (await openOwn(sfs, path.join(dir, 'resend'), TRUNCATE)).close();
 }
 
 /**
@@ -100,8 +101,8 @@ export async function markResend(dir: string, sfs: SpoolFs): Promise<void> {
 export async function stageRun(dir: string, sfs: SpoolFs): Promise<void> {
   try {
     await sfs.mkdir(path.join(dir, 'job'));
-    await (await sfs.open(path.join(dir, 'job', 'stdio.log'), 'a')).close();
-    await (await sfs.open(path.join(dir, 'history'), 'a')).close();
+    await (await openOwn(sfs, path.join(dir, 'job', 'stdio.log'), APPEND)).close();
+    await (await openOwn(sfs, path.join(dir, 'history'), APPEND)).close();
   } catch {
     // Moved, deleted or already staged: the dispatcher copes.
   }

@@ -18,6 +18,8 @@ export interface SpoolFile {
   sync(): Promise<void>;
   /** fdatasync: the data and what reading it back needs (its size), not the timestamps. */
   datasync(): Promise<void>;
+  /** What was opened: a script may have put a FIFO or a device where rq's file was. */
+  stat(): Promise<{ isFile(): boolean }>;
   close(): Promise<void>;
 }
 
@@ -27,7 +29,7 @@ export interface SpoolFile {
  * QueueSpool.create), hence the descriptor-based sync calls next to the promise ones.
  */
 export interface SpoolFs {
-  open(path: string, flags: string, mode?: number): Promise<SpoolFile>;
+  open(path: string, flags: string | number, mode?: number): Promise<SpoolFile>;
   mkdir(path: string, options?: { recursive?: boolean }): Promise<string | undefined>;
   rename(from: string, to: string): Promise<void>;
   link(existing: string, newPath: string): Promise<void>;
@@ -36,7 +38,7 @@ export interface SpoolFs {
   fsync(fd: number): Promise<void>;
   /** Flushes everything written to the filesystem holding `path` (syncfs(2)): one call for a whole checkpoint. */
   syncfs(path: string): Promise<void>;
-  openSync(path: string, flags: string, mode?: number): number;
+  openSync(path: string, flags: string | number, mode?: number): number;
   writeFileSync(fd: number, data: string): void;
   renameSync(from: string, to: string): void;
   mkdirSync(path: string, options?: { recursive?: boolean }): void;

@@ -137,6 +137,7 @@ function noSpaceFs(full: () => boolean): SpoolFs {
     truncate: (len) => fh.truncate(len),
     sync: () => fh.sync(),
     datasync: () => fh.datasync(),
+    stat: () => fh.stat(),
     close: () => fh.close(),
   });
   return {

@@ -60,6 +60,7 @@ export function recordingFs(base: string, real: SpoolFs = nodeSpoolFs): Recordin
       await fh.truncate(len);
       note('truncate', o.path);
     },
+    stat: () => fh.stat(),
     sync: () => synced(o, () => fh.sync()),
     datasync: () => synced(o, () => fh.datasync()),
     close: async () => {

@@ -136,3 +136,23 @@ describe('a script points rq at files it should not show', () => {
     expect(await page.text()).toContain('a directory: not served');
   });
 });
+
+describe("a script swaps rq's own files of its message", () => {
+  it.each([['fifo_own'], ['link_own']])('%s: the run still ends, the message reads, and the queue goes on', async (mode) => {
+    const id = await send(w.base, 'hostile', { param1: mode, param2: secretFile });
+    expect(['done', 'err']).toContain(await waitState(w.base, 'hostile', id, ['done', 'err']));
+    expect(await volley(`${w.base}/q/hostile/${id}.json`)).toEqual([200, 200, 200, 200, 200]);
+    expect(await volley(`${w.base}/q/hostile/${id}/history.json`, 2)).toEqual([200, 200]);
+    await othersServed();
+    expect(await fs.readFile(secretFile, 'utf8')).toBe(SECRET);
+  });
+
+  it('a FIFO left as stdio.log and job/ linked elsewhere: the retry starts at once, in a job/ of its own', async () => {
+    const id = await send(w.base, 'hostile', { param1: 'fifo_then_retry', param2: secretDir, max_retries: 1 });
+    expect(await waitState(w.base, 'hostile', id, ['done', 'err'])).toBe('done');
+    expect(await fs.readdir(secretDir)).toEqual(['secret.txt']);
+    const log = await fetch(`${w.base}/q/hostile/${id}/log/stdio.log`);
+    expect(log.status).toBe(200);
+    await othersServed();
+  });
+});

@@ -18,6 +18,7 @@ function heldFsyncs(): { fs: SpoolFs; pending: { path: string; release(): void }
     write: unused,
     truncate: unused,
     datasync: unused,
+    stat: unused,
   });
   return { fs: { ...nodeSpoolFs, open: async (p) => file(p) }, pending };
 }

@@ -1,4 +1,5 @@
 // A message's history file (rq-beyond §B14): lines appended, read back with the implied create entry, rotated past 1 MiB, never thrown.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -59,14 +60,32 @@ describe('history', () => {
   it('a line that cannot be written is reported, not thrown; a message that moved on misses it silently', async () => {
     const { msg_id: id } = await s.spool.create({ dest: 'test' }, { commit: true });
     const dir = s.spool.msgDir('que', id);
-    // A directory where the file should be: the open fails (EISDIR), as a full disk's write would.
-    await fs.rm(path.join(dir, 'history'), { force: true });
-    await fs.mkdir(path.join(dir, 'history'));
+    // The open fails as a broken disk's would.
+    const eio = { ...s.spool.fs, openSync: () => {
+      throw Object.assign(new Error('EIO: i/o error, open'), { code: 'EIO' });
+    } };
     const failures: RqError[] = [];
-    appendHistory(s.spool.fs, dir, T0, { event: 'beat', actor: 'test' }, (err) => failures.push(err));
-    expect(failures.map((e) => [e.code, e.message])).toEqual([['RQ_ERR_DISK', expect.stringMatching(/^history line in .* failed: EISDIR/)]]);
+    appendHistory(eio, dir, T0, { event: 'beat', actor: 'test' }, (err) => failures.push(err));
+    expect(failures.map((e) => [e.code, e.message])).toEqual([['RQ_ERR_DISK', expect.stringMatching(/^history line in .* failed: EIO/)]]);
     appendHistory(s.spool.fs, path.join(dir, 'gone'), T0, { event: 'beat', actor: 'test' }, (err) => failures.push(err));
     expect(failures).toHaveLength(1);
+  });
+
+  it.each([
+    ['a directory', (p: string) => fs.mkdir(p)],
+    ['a FIFO', async (p: string) => execFileSync('mkfifo', [p])],
+    ['a link to a file elsewhere', (p: string, outside: string) => fs.symlink(outside, p)],
+  ])('%s a script left in place of history is replaced, and the line written; nothing elsewhere changes', async (_what, plant) => {
+    const { msg_id: id } = await s.spool.create({ dest: 'test' }, { commit: true });
+    const outside = path.join(s.spool.root, 'outside.txt');
+    const dir = s.spool.msgDir('que', id);
+    await fs.writeFile(outside, 'untouched');
+    await fs.rm(path.join(dir, 'history'), { force: true });
+    await plant(path.join(dir, 'history'), outside);
+    appendHistory(s.spool.fs, dir, T0, { event: 'beat', actor: 'test' }, noFailure);
+    expect((await fs.lstat(path.join(dir, 'history'))).isFile()).toBe(true);
+    expect(await fs.readFile(path.join(dir, 'history'), 'utf8')).toContain('"event":"beat"');
+    expect(await fs.readFile(outside, 'utf8')).toBe('untouched');
   });
 
   it('the implied create entry goes where the first move left from, even after events without a move', async () => {

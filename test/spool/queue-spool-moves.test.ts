@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { State } from '../../src/message/states.js';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
+import { nodeSpoolFs } from '../../src/spool/spool-fs.js';
 import { HOST, caught, ls, perTestSpool } from '../helpers/temp-spool.js';
 
 const T0 = Date.UTC(2026, 10, 21, 16, 43, 46, 613);
@@ -117,13 +118,16 @@ describe('moves: what goes with them', () => {
 
   it('a history line that cannot be written is reported, and the move stands', async () => {
     const failures: Error[] = [];
-    const spool = new QueueSpool(s.spool.root, 'test', { host: HOST, now: () => s.clock, onHistoryError: (err) => void failures.push(err) });
+    // The history append's open fails as a broken disk's would (EIO); every other call goes through.
+    const historyFails = { ...nodeSpoolFs, openSync: (p: string, flags: string | number, mode?: number) => {
+      if (path.basename(p) === 'history') throw Object.assign(new Error(`EIO: i/o error, open '${p}'`), { code: 'EIO' });
+      return nodeSpoolFs.openSync(p, flags, mode);
+    } };
+    const spool = new QueueSpool(s.spool.root, 'test', { host: HOST, now: () => s.clock, fs: historyFails, onHistoryError: (err) => void failures.push(err) });
     const { msg_id: id } = await spool.create({ dest: 'test' }, { commit: true });
-    // A directory where the history file should be: the append fails with EISDIR.
-    await fs.mkdir(path.join(spool.msgDir('que', id), 'history'));
     await spool.move(id, 'que', 'err', { actor: 'test' });
     expect(await spool.locate(id)).toBe('err');
-    expect(failures.map((e) => e.message)).toEqual([expect.stringMatching(new RegExp(`^history line in ${spool.msgDir('err', id)} failed: .*EISDIR`))]);
+    expect(failures.map((e) => e.message)).toEqual([expect.stringMatching(new RegExp(`^history line in ${spool.msgDir('err', id)} failed: .*EIO`))]);
   });
 
   it('a sync after a move that fails is a disk error naming the move', async () => {

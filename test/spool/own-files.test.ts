@@ -1,0 +1,108 @@
+// rq's own files of a message dir opened for writing where a script left a FIFO, a link, a socket or a directory in their place.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs/promises';
+import { closeSync, writeSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { APPEND, TRUNCATE, UPDATE, openOwn, openOwnSync, ownDirSync } from '../../src/spool/own-files.js';
+import { nodeSpoolFs } from '../../src/spool/spool-fs.js';
+
+let dir: string;
+let outside: string;
+
+beforeEach(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-own-'));
+  await fs.mkdir(path.join(dir, 'elsewhere'));
+  outside = path.join(dir, 'elsewhere', 'target');
+  await fs.writeFile(outside, 'untouched');
+});
+afterEach(() => fs.rm(dir, { recursive: true, force: true }));
+
+const plants: [string, (p: string) => Promise<unknown>][] = [
+  ['a FIFO', async (p) => execFileSync('mkfifo', [p])],
+  ['a link to a file', (p) => fs.symlink(outside, p)],
+  ['a link to a directory', (p) => fs.symlink(path.dirname(outside), p)],
+  ['a directory with files', async (p) => {
+    await fs.mkdir(p);
+    await fs.writeFile(path.join(p, 'inner'), 'x');
+  }],
+];
+
+describe('openOwnSync', () => {
+  it.each(plants)('%s in place of the file: removed, a regular file made, nothing outside changed', async (_what, plant) => {
+    const file = path.join(dir, 'history');
+    await plant(file);
+    const fd = openOwnSync(nodeSpoolFs, file, APPEND);
+    try {
+      writeSync(fd, 'line\n');
+    } finally {
+      closeSync(fd);
+    }
+    expect((await fs.lstat(file)).isFile()).toBe(true);
+    expect(await fs.readFile(file, 'utf8')).toBe('line\n');
+    expect(await fs.readFile(outside, 'utf8')).toBe('untouched');
+    expect(await fs.readdir(path.dirname(outside))).toEqual(['target']);
+  });
+
+  it('a regular file is appended to as it is, without a second open', async () => {
+    const file = path.join(dir, 'pid');
+    await fs.writeFile(file, 'old ');
+    let opens = 0;
+    const counting = { ...nodeSpoolFs, openSync: (p: string, f: string | number, m?: number) => (opens++, nodeSpoolFs.openSync(p, f, m)) };
+    closeSync(openOwnSync(counting, file, APPEND));
+    expect(opens).toBe(1);
+    const fd = openOwnSync(nodeSpoolFs, file, TRUNCATE);
+    writeSync(fd, '42');
+    closeSync(fd);
+    expect(await fs.readFile(file, 'utf8')).toBe('42');
+  });
+
+  it('other failures are passed on, and a name that keeps coming back is not fought over', async () => {
+    const eio = { ...nodeSpoolFs, openSync: () => {
+      throw Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
+    } };
+    expect(() => openOwnSync(eio, path.join(dir, 'x'), APPEND)).toThrow(/EIO/);
+    let removed = 0;
+    const stubborn = { ...nodeSpoolFs, openSync: () => {
+      throw Object.assign(new Error('ELOOP: too many symbolic links'), { code: 'ELOOP' });
+    }, rmSync: () => void removed++ };
+    expect(() => openOwnSync(stubborn, path.join(dir, 'x'), APPEND)).toThrow(/ELOOP/);
+    expect(removed).toBe(1);
+  });
+});
+
+describe('openOwn', () => {
+  it.each(plants)('%s in place of status: replaced for UPDATE-or-create as overwriteFile does it', async (_what, plant) => {
+    const file = path.join(dir, 'status');
+    await plant(file);
+    const fh = await openOwn(nodeSpoolFs, file, TRUNCATE);
+    await fh.writeFile('{"job_status":"ok"}');
+    await fh.close();
+    expect(await fs.readFile(file, 'utf8')).toBe('{"job_status":"ok"}');
+    expect(await fs.readFile(outside, 'utf8')).toBe('untouched');
+  });
+
+  it('UPDATE of a FIFO: O_RDWR opens a FIFO at once, so the handle\'s type refuses it; then ENOENT, for the caller to create', async () => {
+    const file = path.join(dir, 'status');
+    execFileSync('mkfifo', [file]);
+    await expect(openOwn(nodeSpoolFs, file, UPDATE)).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(fs.lstat(file)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('ownDirSync', () => {
+  it('makes job/, keeps a real one, and replaces a link or a file in its place', async () => {
+    const job = path.join(dir, 'job');
+    ownDirSync(nodeSpoolFs, job);
+    await fs.writeFile(path.join(job, 'kept'), 'x');
+    ownDirSync(nodeSpoolFs, job);
+    expect(await fs.readdir(job)).toEqual(['kept']);
+    await fs.rename(job, path.join(dir, 'job.real'));
+    await fs.symlink(path.dirname(outside), job);
+    ownDirSync(nodeSpoolFs, job);
+    expect((await fs.lstat(job)).isDirectory()).toBe(true);
+    expect(await fs.readdir(job)).toEqual([]);
+    expect(await fs.readdir(path.dirname(outside))).toEqual(['target']);
+  });
+});
