@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runRq } from '../helpers/rq-cli.js';
 import { FIXTURES } from '../helpers/rq-root.js';
 import { type WebRoot, send, startWebRoot, waitState } from '../web/web-root.js';
 
@@ -134,6 +135,10 @@ describe('a script points rq at files it should not show', () => {
     const page = await fetch(`${w.base}/q/hostile/${id}`);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('a directory: not served');
+    // The CLI keeps its four columns, naming what is not a file.
+    const cli = await runRq(['attachstatusmesg', '--msg_id', `${w.base}/q/hostile/${id}`], { root: w.root });
+    expect(cli.code).toBe(0);
+    expect(cli.out).toEqual(['ok 2', `plain.txt ${md5('plain\n')} 6 ${json._attachments?.['plain.txt'].path}`, `sub (directory) - ${json._attachments?.sub.path}`]);
   });
 });
 
