@@ -30,6 +30,8 @@ export const ERRORS = {
   RQ_ERR_NOT_RUNNABLE: { status: 409, message: 'msg not in runnable state' },
   RQ_ERR_CANNOT_CLONE: { status: 409, message: 'cannot clone message in %s state' },
   RQ_ERR_COALESCED: { status: 409, message: 'msg is coalesced into a running message' },
+  RQ_ERR_MOVE_ATTACHMENTS: { status: 409, message: 'msg has attachments, which a move does not carry' },
+
   // rq-beyond §B1.12: state errors of the lifecycle commands.
   RQ_ERR_ALREADY_FINISHED: { status: 409, message: 'msg already finished (%s)' },
   RQ_ERR_NOT_IN_ERR: { status: 409, message: 'msg not in err (%s)' },
@@ -57,6 +59,10 @@ export const ERRORS = {
   RQ_ERR_UNAUTHORIZED: { status: 401, message: '401 - Unauthorized' },
   RQ_ERR_FIELD_TOO_LARGE: { status: 413, message: '413 - %s: expected at most %s bytes (max_field_bytes in config/config.json), received more' },
   RQ_ERR_UPLOAD_TOO_LARGE: { status: 413, message: '413 - Upload too large: the limit is %s bytes (max_upload_bytes in config/config.json)' },
+  // A multipart body's other limits, each naming itself: busboy holds every text field in memory.
+  RQ_ERR_TOO_MANY_PARTS: { status: 413, message: '413 - request body: expected at most %s %s in a multipart/form-data body, received more' },
+  RQ_ERR_FIELDS_TOO_LARGE: { status: 413, message: '413 - request body: expected multipart text fields of at most %s bytes together (max_body_bytes in config/config.json), received more' },
+
   RQ_ERR_CONFIG: { status: 500, message: '%s' },
   RQ_ERR_SOCKET_PATH: { status: 500, message: '%s' },
   // A unix socket path holds 107 bytes; the kernel (through libuv) would cut a longer one short, onto another socket.

@@ -5,6 +5,7 @@ import { RqError, isRqError, shown } from '../errors.js';
 import { queuePaths } from '../config/paths.js';
 import { queueNameFitProblem, queueNameRoom } from '../config/socket-paths.js';
 import type { Answer } from '../ipc/answer.js';
+import { partialOf } from '../ipc/partial-reply.js';
 import { QueueClient } from '../ipc/queue-client.js';
 
 /** `cli:$USER` (else the account's name): who asked, for the message's history and `cancel.by`. */
@@ -49,4 +50,16 @@ export function replyLine(a: Answer<unknown>): string {
   const reply = a.raw as unknown[];
   const show = (v: unknown) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));
   return `${show(reply[0])} ${show(reply[1])}`;
+}
+
+/**
+ * The failures a reply over many messages lists (`requeue --queue`, `cancel --tag`), one
+ * `rq: <id>: <reason>` line each for stderr: the summary line alone would not say which failed.
+ */
+export function failureLines(a: Answer<unknown>): string[] {
+  const r = partialOf(a.raw);
+  if (!r) return [];
+  const lines = r.failures.map((f) => `rq: ${f.id ?? `messages[${f.index}]`}: ${f.reason}`);
+  if (r.failures_cut) lines.push(`rq: and ${r.failed - r.failures.length} more failures not listed`);
+  return lines;
 }

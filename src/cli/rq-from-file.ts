@@ -117,7 +117,9 @@ const span = (b: Item[]) => `${b[0].where} to ${b[b.length - 1].where}`;
  * Sends the file's messages to `queue` and prints one classic reply line per message, in file order.
  * A batch the queue refuses (a limit or a dependency it checks itself) stops the sending; the batch
  * already in flight after it is still answered and printed, so the `ok` lines are exactly the
- * messages made. A batch whose reply is lost may be made in part: the text says which lines.
+ * messages made. A batch whose reply is lost may be made in part: the text says which lines. A
+ * message the queue took but could not make (a full disk) has its `fail` line in order, is named
+ * by its line on stderr, and the exit is 1 with the count of those made and not.
  */
 export async function sendFromFile(o: { file: string; queue: string; root: string; defaults: Record<string, OptionValue>; io: RqIo }): Promise<number> {
   const name = o.file === '-' ? 'stdin' : o.file;
@@ -131,18 +133,20 @@ export async function sendFromFile(o: { file: string; queue: string; root: strin
     return p;
   };
   let made = 0;
-  let failed = 0;
-  const printed = async (a: Answer<string>[]) => {
+  /** Where each message the queue could not make came from, and why (a full disk mid-batch). */
+  const failures: string[] = [];
+  const printed = async (a: Answer<string>[], batch: Item[]) => {
     await write(o.io, a.map(replyLine));
-    made += a.filter((one) => one.ok).length;
-    failed += a.filter((one) => !one.ok).length;
+    a.forEach((one, i) => (one.ok ? (made += 1) : failures.push(`${batch[i].where}: ${one.text}`)));
   };
+  // The fail lines on stdout keep file order; stderr says which messages of the file they are.
+  const listFailures = () => failures.forEach((f) => o.io.stderr(`rq: ${f}`));
   /** The answers of the batches sent after batch `next`, printed; the text naming those that got none. */
   const rest = async (next: number): Promise<string> => {
     const lost: string[] = [];
     for (const [k, late] of replies.slice(next + 1).entries()) {
       const r = await late.catch(() => null);
-      if (r?.ok) await printed(r.value);
+      if (r?.ok) await printed(r.value, batches[next + 1 + k]);
       else if (r === null) lost.push(span(batches[next + 1 + k]));
     }
     return lost.length ? `; no answer either for ${lost.join(', ')}` : '';
@@ -155,6 +159,7 @@ export async function sendFromFile(o: { file: string; queue: string; root: strin
     } catch (err) {
       const more = await rest(next);
       const fate = mayHaveArrived(err) ? 'may be made in part (an idempotency_key in each message makes sending them again safe)' : 'were not sent';
+      listFailures();
       o.io.stderr(`rq: ${(err as Error).message}: the messages from ${span(batches[next])}${more} ${fate}; ${made} messages were made, the ok lines printed`);
       return exitFor(err);
     }
@@ -162,12 +167,16 @@ export async function sendFromFile(o: { file: string; queue: string; root: strin
       const at = /^messages\[(\d+)\]: ([^]*)$/.exec(a.text);
       const why = at ? `${batches[next][Number(at[1])].where}: ${at[2]}` : a.text;
       const more = await rest(next);
+      listFailures();
       o.io.stderr(`rq: ${why} (none of the messages from ${span(batches[next])} was made${more}; ${made} messages were made, the ok lines printed)`);
       return EXIT.fail;
     }
-    await printed(a.value);
-    if (o.io.tty?.stderr) o.io.progress?.(`${made + failed} of ${items.length} messages sent`);
+    await printed(a.value, batches[next]);
+    if (o.io.tty?.stderr) o.io.progress?.(`${made + failures.length} of ${items.length} messages sent`);
   }
   if (o.io.tty?.stderr) o.io.progress?.('');
-  return failed === 0 ? EXIT.ok : EXIT.fail;
+  if (failures.length === 0) return EXIT.ok;
+  listFailures();
+  o.io.stderr(`rq: ${failures.length} of ${items.length} messages were not made (listed above); ${made} were made, the ok lines printed`);
+  return EXIT.fail;
 }

@@ -4,7 +4,7 @@ import { TAG_EXPECTED } from '../message/tags.js';
 import type { Answer } from '../ipc/answer.js';
 import { type HistoryLine, historyDetails } from '../ipc/history-line.js';
 import type { QueueClient } from '../ipc/queue-client.js';
-import { actor, ask, replyLine } from './queue-ask.js';
+import { actor, ask, failureLines, replyLine } from './queue-ask.js';
 import type { CommandContext, RqCommand } from './rq-commands.js';
 import { cancelByTag } from './rq-tags.js';
 import type { CommandSpec, OptionSpec } from './command-spec.js';
@@ -128,6 +128,7 @@ const requeue: RqCommand = {
       const queue = checkQueueName(requiredOpt(opts, 'queue', 'a queue name'), 'queue');
       const sel = { outcome: stringOpt(opts, 'outcome', 'an outcome'), group: stringOpt(opts, 'group', 'a failure group'), limit: stringOpt(opts, 'limit', 'a count') };
       const a = await ask(root, queue, (c) => c.requeueErrs({ ...sel, actor: actor(io.env) }));
+      for (const line of failureLines(a)) io.stderr(line);
       return { ok: a.ok, lines: [a.ok ? `ok ${a.value} requeued` : replyLine(a)] };
     });
   },

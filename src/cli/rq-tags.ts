@@ -5,7 +5,7 @@ import type { QueueClient } from '../ipc/queue-client.js';
 import { TRACK_TAG } from '../message/tags.js';
 import { MAX_REASON } from '../queue/command-args.js';
 import { askEvery, reportProblems } from './fan-out.js';
-import { actor, ask, replyLine } from './queue-ask.js';
+import { actor, ask, failureLines, replyLine } from './queue-ask.js';
 import { printRefusal } from './json-output.js';
 import type { CommandContext, RqCommand } from './rq-commands.js';
 import type { OptionSpec } from './command-spec.js';
@@ -88,6 +88,7 @@ export async function cancelByTag({ opts, root, io }: CommandContext): Promise<n
   if (queue !== undefined) {
     const a = await ask(root, queue, call);
     io.stdout(a.ok ? `ok ${a.value} cancelled` : replyLine(a));
+    for (const line of failureLines(a)) io.stderr(line);
     return a.ok ? 0 : 1;
   }
   const every = await askEvery(root, call);

@@ -86,7 +86,8 @@ function stepOf(table: Record<string, Handler>, q: Queue, op: BulkOp, dest?: str
         const where = await q.ops.locateAny(name(t));
         if (!where) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
         if (where.state === 'run') throw RqError.of('RQ_ERR_MSG_RUNNING');
-        if ((await attachmentNames(where.dir)).length) throw new Error('has attachments, which a move does not carry');
+        if ((await attachmentNames(where.dir)).length) throw RqError.of('RQ_ERR_MOVE_ATTACHMENTS');
+
         const msg: Message = await q.spool.readMessage(where.state, name(t));
         // The key makes a repeated move (the same bulk run again after a crash) find its first copy instead of making a second.
         // What a clone carries (its attachments aside, refused above).

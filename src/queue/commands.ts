@@ -4,6 +4,7 @@ import { type ErrorArgs, type ErrorCode, RqError, invalidField } from '../errors
 import { isMsgId } from '../message/names.js';
 import { isFinished } from '../message/states.js';
 import { parseJsonArg, parseRequest } from '../ipc/rq1.js';
+import { partialReply } from '../ipc/partial-reply.js';
 import { ANSWERED_WHEN_DOWN, LIFECYCLE_COMMANDS } from './lifecycle-commands.js';
 import { TAG_COMMANDS, TAG_READS } from './tag-commands.js';
 import { LIMIT_COMMANDS } from './limit-commands.js';
@@ -170,7 +171,10 @@ export const COMMANDS: Record<string, Handler> = {
     }
   },
 
-  ack_errs: async (q) => ['ok', await q.ops.ackErrs()],
+  ack_errs: async (q) => {
+    const r = await q.ops.ackErrs();
+    return r.failed ? partialReply('acknowledged', r) : ['ok', r.done];
+  },
   ...LIFECYCLE_COMMANDS,
   ...TAG_COMMANDS,
   ...LIMIT_COMMANDS,

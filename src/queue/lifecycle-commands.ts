@@ -2,6 +2,7 @@
 import { RqError, invalidField } from '../errors.js';
 import { readJobFields } from '../message/job-fields.js';
 import { OUTCOMES } from '../message/message.js';
+import { partialReply } from '../ipc/partial-reply.js';
 import { WAIT_REASONS, type WaitReason } from '../ipc/run-lists.js';
 import { type Args, MAX_ACTOR, MAX_REASON, countArg, flag, msgId, oneOf, optionalText } from './command-args.js';
 import { waitFinished } from './finish-wait.js';
@@ -58,7 +59,8 @@ export const LIFECYCLE_COMMANDS: Record<string, (q: Queue, args: Args) => Promis
     const group = groupArg(args);
     const only = group === undefined ? undefined : await q.stats.groups.ids(group);
     const sel = { outcome: oneOf(args, 'outcome', OUTCOMES), limit: countArg(args, 'limit', MAX_REQUEUED), actor: optionalText(args, 'actor', MAX_ACTOR), only };
-    return ['ok', await q.lifecycle.requeueErrs(sel)];
+    const r = await q.lifecycle.requeueErrs(sel);
+    return r.failed ? partialReply('requeued', r) : ['ok', r.done];
   },
 
   set_priority: async (q, args) => {

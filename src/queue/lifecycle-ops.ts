@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import { RqError } from '../errors.js';
 import { type CancelRecord, type Message, OUTCOMES, cancelledStatus } from '../message/message.js';
+import { type PartialReport, addFailure, failureReason } from '../ipc/partial-reply.js';
 import { unackErr } from '../spool/err-acks.js';
 import { mapLimit } from '../spool/map-limit.js';
 import { writeCancelMarker } from '../spool/message-files.js';
@@ -143,10 +144,11 @@ export class LifecycleOps {
 
   /**
    * Every unacknowledged err message that `sel` picks goes back to the que as `requeue` would send
-   * it, oldest first; the count. The msg writes run in parallel lanes (their fsyncs overlap), the
-   * renames then go in id order (so arrival keeps the age order) and share their directory fsyncs.
+   * it, oldest first; how many did, and which failed and why (a full disk). The msg writes run in
+   * parallel lanes (their fsyncs overlap), the renames then go in id order (so arrival keeps the age
+   * order) and share their directory fsyncs.
    */
-  async requeueErrs(sel: ErrSelection): Promise<number> {
+  async requeueErrs(sel: ErrSelection): Promise<PartialReport> {
     const { spool } = this.d;
     const ids = (await spool.listFlat('err')).filter((id) => !sel.only || sel.only.has(id)).sort();
     const limit = sel.limit ?? Infinity;
@@ -158,14 +160,27 @@ export class LifecycleOps {
       }
     }
     const opts = { actor: sel.actor };
-    const written = await mapLimit(picked, REQUEUE_LANES, (m) => this.writeRequeued(m.msg_id, m.msg_id, m, opts).then(() => m, () => null));
+    const report: PartialReport = { total: picked.length, done: 0, failed: 0, failures: [] };
+    // A message that could not be requeued is reported, never dropped from the count unsaid.
+    const failed = (m: Message, err: unknown) => addFailure(report, { id: m.msg_id, reason: failureReason(err, 'requeue message') });
+    const written = await mapLimit(picked, REQUEUE_LANES, (m) => this.writeRequeued(m.msg_id, m.msg_id, m, opts).then(() => m, (err) => void failed(m, err)));
     const syncs: (() => Promise<void>)[] = [];
     for (const m of written) {
+      if (!m) continue;
       // Acknowledged, deleted or requeued by someone else meanwhile: not ours to move, nor to count.
-      if (m && (await spool.exists('err', m.msg_id))) syncs.push(await this.moveRequeued(m.msg_id, m, false, opts));
+      if (!(await spool.exists('err', m.msg_id))) {
+        report.total -= 1;
+        continue;
+      }
+      try {
+        syncs.push(await this.moveRequeued(m.msg_id, m, false, opts));
+      } catch (err) {
+        failed(m, err);
+      }
     }
     await Promise.all(syncs.map((sync) => sync()));
-    return syncs.length;
+    report.done = syncs.length;
+    return report;
   }
 
   /** Clears what ended the message (and its failure counts with `reset`), sets its due, and writes it durably in err/. */

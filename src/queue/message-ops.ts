@@ -3,6 +3,7 @@ import type { CreateFields, Message, MessageWaiting } from '../message/message.j
 import { CLONE_FIELDS, pickFields, statusText } from '../message/message.js';
 import { type State, isFinished } from '../message/states.js';
 import { RqError } from '../errors.js';
+import { type PartialReport, addFailure, failureReason } from '../ipc/partial-reply.js';
 import { attachmentNames } from '../spool/attachments.js';
 import { readDependents, readResolved } from '../spool/dependency-files.js';
 import { ackErr, ackErrs } from '../spool/err-acks.js';
@@ -265,11 +266,14 @@ export class MessageOps {
     this.d.events.emit('acked', { ids: [id] });
   }
 
-  async ackErrs(): Promise<number> {
-    const ids = await ackErrs(this.d.spool);
+  /** Every err message acknowledged: how many were, and which failed and why. */
+  async ackErrs(): Promise<PartialReport> {
+    const { ids, failed } = await ackErrs(this.d.spool);
     this.d.index.addFinished('err', -ids.length);
     this.d.events.emit('acked', { ids });
-    return ids.length;
+    const report: PartialReport = { total: ids.length + failed.length, done: ids.length, failed: 0, failures: [] };
+    for (const f of failed) addFailure(report, { id: f.id, reason: failureReason(f.err, 'acknowledge message') });
+    return report;
   }
 }
 

@@ -1,6 +1,7 @@
 // The queue socket's tag commands (rq-beyond §B9): tag_message, tagged, tags, cancel_tagged, reindex_tags.
 import { RqError, invalidField } from '../errors.js';
 import { STATES } from '../message/states.js';
+import { partialReply } from '../ipc/partial-reply.js';
 import { TAG_EXPECTED, isTag, readTags } from '../message/tags.js';
 import { type Args, MAX_ACTOR, MAX_PAGE, MAX_REASON, countArg, msgId, offsetArg, oneOf, optionalText } from './command-args.js';
 import type { Queue } from './queue.js';
@@ -39,7 +40,8 @@ export const TAG_COMMANDS: Record<string, (q: Queue, args: Args) => Promise<unkn
 
   cancel_tagged: async (q, args) => {
     const tag = tagArg(args);
-    return ['ok', await q.tags.cancelTagged(tag, { reason: optionalText(args, 'reason', MAX_REASON), actor: optionalText(args, 'actor', MAX_ACTOR) })];
+    const r = await q.tags.cancelTagged(tag, { reason: optionalText(args, 'reason', MAX_REASON), actor: optionalText(args, 'actor', MAX_ACTOR) });
+    return r.failed ? partialReply('cancelled', r) : ['ok', r.done];
   },
 
   /** Not in rq-beyond as a socket command: what `rq-mgr reindex <q>` asks; the number of (tag, message) pairs found. */

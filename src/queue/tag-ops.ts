@@ -1,6 +1,7 @@
 // Tags on a queue's messages (rq-beyond §B9): the index, changing tags in any state, lookup by tag, counts, cancel by tag.
 import type { Logger } from 'pino';
 import { RqError, invalidField, isErrno } from '../errors.js';
+import { type PartialReport, addFailure, failureReason } from '../ipc/partial-reply.js';
 import type { TaggedEntry, TaggedPage } from '../ipc/tag-lists.js';
 import { idTime } from '../message/message-id.js';
 import type { Message } from '../message/message.js';
@@ -142,17 +143,23 @@ export class TagOps {
     return this.index.counts();
   }
 
-  /** Cancels every prep, que and running message with `tag`; how many were cancelled. */
-  async cancelTagged(tag: string, req: CancelRequest): Promise<number> {
+  /** Cancels every prep, que and running message with `tag`; how many were, and which failed and why. */
+  async cancelTagged(tag: string, req: CancelRequest): Promise<PartialReport> {
     const ids = this.index.tagged(tag).filter((id) => this.d.index.liveState(id) !== null);
-    const done = await mapLimit(ids, SCAN_LANES, async (id) => {
+    const report: PartialReport = { total: 0, done: 0, failed: 0, failures: [] };
+    await mapLimit(ids, SCAN_LANES, async (id) => {
       const where = await this.d.ops.locate(id);
       // prep messages are not kept whole in memory (after a restart, only their ids): read them.
       const msg = where && (this.d.index.liveMessage(id) ?? (await this.d.spool.readMessage(where.state, id).catch(() => null)));
-      if (!where || !msg || !tagsOf(msg).includes(tag)) return false;
-      return this.d.lifecycle.cancel(id, where, req).then(() => true, () => false);
+      if (!where || !msg || !tagsOf(msg).includes(tag)) return;
+      report.total += 1;
+      // A cancel that fails (a full disk) is reported by id, never counted as done or left unsaid.
+      await this.d.lifecycle.cancel(id, where, req).then(
+        () => void (report.done += 1),
+        (err) => addFailure(report, { id, reason: failureReason(err, 'cancel message') }),
+      );
     });
-    return done.filter(Boolean).length;
+    return report;
   }
 
   /** Rebuilds the index from every message's `msg` (`rq-mgr reindex`). */

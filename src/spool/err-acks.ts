@@ -1,14 +1,26 @@
 // Acknowledged errors (spec §9.7 ack_errs): err/<id> renamed to err/.<id>, hidden from counts, and back again for a requeue.
 import path from 'node:path';
+import { isErrno } from '../errors.js';
 import type { QueueSpool } from './queue-spool.js';
 
-/** Acknowledges every err message; the ids acknowledged. */
-export async function ackErrs(spool: QueueSpool): Promise<string[]> {
+/**
+ * Acknowledges every err message: the ids acknowledged, and those whose rename failed with why (one
+ * failure does not stop the others, nor hide them). One gone meanwhile is neither.
+ */
+export async function ackErrs(spool: QueueSpool): Promise<{ ids: string[]; failed: { id: string; err: unknown }[] }> {
   const dir = spool.paths.state.err;
-  const ids = await spool.listFlat('err');
-  for (const id of ids) await spool.fs.rename(path.join(dir, id), path.join(dir, `.${id}`));
+  const ids: string[] = [];
+  const failed: { id: string; err: unknown }[] = [];
+  for (const id of await spool.listFlat('err')) {
+    try {
+      await spool.fs.rename(path.join(dir, id), path.join(dir, `.${id}`));
+      ids.push(id);
+    } catch (err) {
+      if (!isErrno(err, 'ENOENT')) failed.push({ id, err });
+    }
+  }
   if (ids.length) await spool.dirSync.sync(dir);
-  return ids;
+  return { ids, failed };
 }
 
 /** One err message acknowledged (err/<id> → err/.<id>), durably; false when it is not an unacknowledged err message. */

@@ -28,8 +28,11 @@ const FIELD_LIMIT = 2 * 1024 * 1024;
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** max_field_bytes, for the multipart readers (request-params.ts, upload.ts) to name in a refusal. */
+    /** max_field_bytes, for the multipart reader (multipart-reader.ts) to apply and name in a refusal. */
     rqFieldLimit: number;
+    /** max_upload_bytes: the most a file part holds where a route drains its files unread. */
+    rqUploadLimit: number;
+
   }
 }
 
@@ -88,6 +91,8 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
 
   const hosts = allowedHostNames(deps.config);
   app.decorate('rqFieldLimit', limits.field);
+  app.decorate('rqUploadLimit', limits.upload);
+
   app.addHook('onRequest', async (req, reply) => {
     securityHeaders(req, reply);
     const misdirected = hostProblem(req, hosts);
@@ -131,6 +136,10 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   app.setErrorHandler((err: FastifyError | RqError, req: FastifyRequest, reply: FastifyReply) => {
     const status = statusOf(err);
     if (reply.sent || reply.raw.headersSent) return;
+    // Refused before its body was read whole (a multipart limit, a malformed part): the connection
+    // closes after the answer, so the rest is neither read into nothing nor left stalled on it.
+    if (!req.raw.complete) reply.header('Connection', 'close');
+
     if (status === 404) return ctx.notFoundPage(req, reply, err.message);
     const text = messageOf(err, status, ctx, limits);
     if (status < 500) ctx.log.debug({ url: req.url, status, err: err.message }, 'request refused');

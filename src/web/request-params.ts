@@ -2,7 +2,9 @@
 import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { RqError, shown } from '../errors.js';
+import { readMultipart } from './multipart-reader.js';
 import { type Params, nestParams, requireShallow } from './params.js';
+
 
 /** A path parameter (already %-decoded by the router); validation is the caller's job. */
 export function pathParam(req: FastifyRequest, name: string): string {
@@ -15,40 +17,41 @@ function asParams(v: unknown): Params {
 }
 
 /**
- * A multipart body the parser gave up on (cut short, a broken part header) is the client's
- * mistake: a 400 that says so, not the parser's exception as a 500.
+ * Whether a client asked for JSON before its body is read, so that a body refused unread answers
+ * in its format: `x_format` in the query, else an Accept naming application/json (ahead of
+ * text/html when it names both).
  */
-export function malformedMultipart(err: unknown): unknown {
-  if (err instanceof RqError || typeof (err as { statusCode?: unknown })?.statusCode === 'number') return err;
-  return RqError.of('RQ_ERR_BAD_BODY', 'a well-formed multipart/form-data body', `one that does not parse (${(err as Error)?.message ?? String(err)})`);
-}
-
-/** A multipart text field; one the parser cut at max_field_bytes is refused, never used cut. */
-export function fieldPair(req: FastifyRequest, part: { fieldname: string; value: unknown; valueTruncated: boolean }): [string, string] {
-  if (part.valueTruncated) throw RqError.of('RQ_ERR_FIELD_TOO_LARGE', shown(part.fieldname), req.server.rqFieldLimit);
-  return [part.fieldname, String(part.value)];
+export function asksForJson(req: FastifyRequest): boolean {
+  const format = asParams(req.query).x_format;
+  if (typeof format === 'string') return format === 'json';
+  const accept = String(req.headers.accept ?? '').toLowerCase();
+  const json = accept.indexOf('application/json');
+  const htmlAt = accept.indexOf('text/html');
+  return json >= 0 && (htmlAt < 0 || json < htmlAt);
 }
 
 /**
  * Query and body parameters (body wins). Multipart bodies are read here too, their file parts
- * drained unread: only attach/new keeps a file, and it streams the body itself.
+ * drained unread: only attach/new keeps a file, and it streams the body itself. `onField` sees
+ * each multipart text field as it arrives (an x_format=json before a fault makes its refusal JSON).
  */
-export async function readParams(req: FastifyRequest): Promise<Params> {
+export async function readParams(req: FastifyRequest, onField?: (name: string, value: string) => void): Promise<Params> {
   const query = asParams(req.query);
   if (!req.isMultipart()) return { ...query, ...asParams(req.body) };
   const pairs: [string, string][] = [];
-  try {
-    for await (const part of req.parts()) {
-      if (part.type === 'file') part.file.resume();
-      else pairs.push(fieldPair(req, part));
-    }
-  } catch (err) {
-    throw malformedMultipart(err);
-  }
+  await readMultipart(req, {
+    fileSize: req.server.rqUploadLimit,
+    onField: (name, value) => {
+      pairs.push([name, value]);
+      onField?.(name, value);
+    },
+    onFile: async (part) => void part.file.resume(),
+  });
   const fields = nestParams(pairs);
   requireShallow(fields, 'multipart fields');
   return { ...query, ...fields };
 }
+
 
 /**
  * brightroll's `POST /q/<q>/new_message` with an `application/json` body: the body is the message

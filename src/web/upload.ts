@@ -8,7 +8,7 @@ import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { RqError } from '../errors.js';
 import { nestParams, requireShallow, type Params } from './params.js';
-import { fieldPair, malformedMultipart } from './request-params.js';
+import { readMultipart } from './multipart-reader.js';
 
 export interface Upload {
   /** Temp file holding the upload; the caller unlinks it. */
@@ -25,50 +25,53 @@ export interface UploadResult {
   params: Params;
 }
 
-function tooLarge(limit: number): RqError {
-  return RqError.of('RQ_ERR_UPLOAD_TOO_LARGE', limit);
-}
-
-/** Is this the multipart "file too large" error, in any of the shapes the plugin raises it? */
-function isTooLarge(err: unknown): boolean {
-  const e = err as { code?: string; statusCode?: number };
-  return e?.code === 'FST_REQ_FILE_TOO_LARGE' || e?.statusCode === 413;
-}
-
 /**
  * Reads a multipart body: the `fileField` parts (up to `maxFiles`) are written to `dir` as they arrive
  * (never held whole in memory); other files are drained; text fields are returned as nested params (and
  * reported as they arrive, so an error mid-upload can already answer in the requested format).
+ * `beforeStore` runs once, before the first byte of a file is stored (the fields sent ahead of it
+ * are in by then): a refusal there (the message is not there to attach to) stores nothing.
  */
-export async function receiveUpload(req: FastifyRequest, dir: string, fileField: string, limit: number, onField?: (name: string, value: string) => void, maxFiles = 1): Promise<UploadResult> {
+export async function receiveUpload(
+  req: FastifyRequest,
+  dir: string,
+  fileField: string,
+  limit: number,
+  onField?: (name: string, value: string) => void,
+  maxFiles = 1,
+  beforeStore?: () => Promise<void>,
+): Promise<UploadResult> {
   const pairs: [string, string][] = [];
   const files: Upload[] = [];
-  const cleanup = async () => {
-    await Promise.all(files.map((f) => fsp.rm(f.tmpPath, { force: true })));
-  };
+  let checked = false;
   try {
-    for await (const part of req.parts({ limits: { fileSize: limit } })) {
-      if (part.type === 'field') {
-        pairs.push(fieldPair(req, part));
-        onField?.(part.fieldname, String(part.value));
-        continue;
-      }
-      if (part.fieldname !== fileField || !part.filename || files.length >= maxFiles) {
-        // Still read to the end: the next part only arrives after this one.
-        part.file.resume();
-        continue;
-      }
-      const tmpPath = path.join(dir, `rq-upload-${process.pid}-${randomUUID()}`);
-      const file: Upload = { tmpPath, filename: part.filename, size: 0 };
-      files.push(file);
-      await pipeline(part.file, fs.createWriteStream(tmpPath, { flags: 'wx', mode: 0o600 }));
-      if (part.file.truncated) throw tooLarge(limit);
-      file.size = (await fsp.stat(tmpPath)).size;
-    }
+    await readMultipart(req, {
+      fileSize: limit,
+      onField: (name, value) => {
+        pairs.push([name, value]);
+        onField?.(name, value);
+      },
+      onFile: async (part) => {
+        if (part.fieldname !== fileField || !part.filename || files.length >= maxFiles) {
+          // Still read to the end: the next part only arrives after this one.
+          part.file.resume();
+          return;
+        }
+        if (!checked) {
+          await beforeStore?.();
+          checked = true;
+        }
+        const tmpPath = path.join(dir, `rq-upload-${process.pid}-${randomUUID()}`);
+        const file: Upload = { tmpPath, filename: part.filename, size: 0 };
+        files.push(file);
+        await pipeline(part.file, fs.createWriteStream(tmpPath, { flags: 'wx', mode: 0o600 }));
+        if (part.file.truncated) throw RqError.of('RQ_ERR_UPLOAD_TOO_LARGE', limit);
+        file.size = (await fsp.stat(tmpPath)).size;
+      },
+    });
   } catch (err) {
-    await cleanup();
-    if (isTooLarge(err)) throw tooLarge(limit);
-    throw malformedMultipart(err);
+    await Promise.all(files.map((f) => fsp.rm(f.tmpPath, { force: true })));
+    throw err;
   }
   const params = nestParams(pairs);
   requireShallow(params, 'multipart fields');

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError, shown, statusOf } from '../errors.js';
 import type { Answer, Refusal } from '../ipc/answer.js';
+import { partialOf, partialStatus } from '../ipc/partial-reply.js';
 import { type RootPaths, queueDir, queuePaths, rootPaths } from '../config/paths.js';
 import { type QueueNameRoom, queueNameFitProblem, queueNameRoom } from '../config/socket-paths.js';
 import { isMsgId, queueNameProblem } from '../message/names.js';
@@ -12,7 +13,8 @@ import { discoverQueues } from '../mgr/queue-dirs.js';
 import { DEFAULT_MAX_EVENT_STREAMS, EventHub } from './event-hub.js';
 import { type Flash, FlashStore } from './flash.js';
 import { type Params, textParam } from './params.js';
-import { readParams } from './request-params.js';
+import { asksForJson, readParams } from './request-params.js';
+
 import { rubyInspect } from './ruby-inspect.js';
 import { SseLimits } from './sse-limits.js';
 import { Urls } from './urls.js';
@@ -75,13 +77,22 @@ export class WebContext {
     this.jsonRequests.add(req);
   }
 
+  /** Whether errors answer `["fail", text]`: the route said so, or the client did (query x_format, Accept). */
   wantsJson(req: FastifyRequest): boolean {
-    return this.jsonRequests.has(req);
+    return this.jsonRequests.has(req) || asksForJson(req);
+  }
+
+  /** The request's parameters; a multipart x_format=json field marks its errors JSON as soon as it is read, so a body refused after it answers JSON. */
+  params(req: FastifyRequest): Promise<Params> {
+    return readParams(req, (name, value) => {
+      if (name === 'x_format' && value === 'json') this.markJson(req);
+    });
   }
 
   /** An action's parameters, and whether it asked for JSON (`x_format=json`): then its errors answer JSON too. */
   async actionParams(req: FastifyRequest): Promise<{ p: Params; json: boolean }> {
-    const p = await readParams(req);
+    const p = await this.params(req);
+
     const json = textParam(p, 'x_format') === 'json';
     if (json) this.markJson(req);
     return { p, json };
@@ -171,8 +182,12 @@ export class WebContext {
    * The status of a queue's or rq-mgr's refusal: its catalogue code's (409 for a message in the
    * wrong state, 404 for one not found…), 400 for a refusal text of no known code (a validation
    * the request failed), 502 for a reply of no known shape. Classic clients keep their body text.
+   * A command over many messages that failed on some (`["fail", text, report]`) has the status of
+   * its first failure.
    */
   refusalStatus(a: Refusal): number {
+    const partial = partialOf(a.raw);
+    if (partial) return partialStatus(partial);
     if (a.code === 'RQ_ERR_REFUSED') return 400;
     return statusOf(a.code);
   }
@@ -180,7 +195,8 @@ export class WebContext {
   /** The classic `<status> - Couldn't <what>. <reply>.` text of a refusal, with the refusal's status. */
   couldNot(reply: FastifyReply, r: Refusal, what: string): FastifyReply {
     const status = this.refusalStatus(r);
-    return this.text(reply, status, `${status} - Couldn't ${what}. ${rubyInspect(r.raw)}.`);
+    // A partial failure's text already counts and names its failures: its report is for JSON clients.
+    return this.text(reply, status, `${status} - Couldn't ${what}. ${rubyInspect(partialOf(r.raw) ? ['fail', r.text] : r.raw)}.`);
   }
 
   /** A socket answer as JSON: its raw reply, with 200 or the refusal's status. */

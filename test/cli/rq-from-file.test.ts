@@ -1,9 +1,10 @@
-// rq sendmesg --from-file (issue 19): JSON lines or an array, checked whole before any is sent, batches of create_messages, one reply line per message; against the real bin/rq and queue.
+// rq sendmesg --from-file: JSON lines or an array, checked whole before any is sent, batches of create_messages, one reply line per message; against the real bin/rq and queue.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
 import { QueueProc, type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
+import { fillDisk, mountTmpfs } from '../helpers/disk-fill.js';
 
 let t: TestRoot;
 let q: QueueProc;
@@ -126,5 +127,56 @@ describe('rq sendmesg --from-file', () => {
     expect(ok.code, ok.err.join('\n')).toBe(0);
     await fs.writeFile(path.join(dir, 'pretty.jsonl'), '{\n  "param1": "x"\n}\n');
     expectOneLineError(await rq(['--from-file', 'pretty.jsonl']), /^rq: pretty\.jsonl:1: expected a JSON object per line \(.*\); a file with a message over several lines must be one JSON array$/, 2);
+  });
+});
+
+describe('rq sendmesg --from-file on a disk that fills (a tmpfs under queues/)', () => {
+  let full: TestRoot;
+  let fq: QueueProc | undefined;
+  let unmount: (() => Promise<void>) | undefined;
+  let mountError = '';
+
+  beforeAll(async () => {
+    full = await makeRoot();
+    try {
+      unmount = await mountTmpfs(path.join(full.root, 'queues'), '8m', 'rq-from-file-disk');
+    } catch (err) {
+      mountError = (err as Error).message.trim();
+      return;
+    }
+    await addQueue(full.root, 'bulk');
+    await fs.writeFile(path.join(full.root, 'config', 'bulk.pause'), '');
+    fq = await QueueProc.start(full.root, 'bulk');
+  });
+  afterAll(async () => {
+    await fq?.stop();
+    await unmount?.();
+    await full?.cleanup();
+  });
+
+  it('messages the queue could not make: their fail lines in order, stderr names each by its line and counts, exit 1', async (ctx) => {
+    if (mountError) return ctx.skip(`cannot mount a tmpfs here (${mountError})`);
+    const filler = path.join(full.root, 'queues', 'filler');
+    fillDisk(filler);
+    // Room for a few messages of 10 KB, not for 200.
+    await fs.truncate(filler, (await fs.stat(filler)).size - 96 * 1024);
+    const file = path.join(full.root, 'config', 'many.jsonl');
+    await fs.writeFile(file, Array.from({ length: 200 }, (_, i) => JSON.stringify({ param1: `m${i}`, param2: 'x'.repeat(10_000) })).join('\n'));
+    const r = await runRq(['sendmesg', '--dest', 'bulk', '--from-file', file], { root: full.root });
+    expect(r.code).toBe(1);
+    expect(r.out).toHaveLength(200);
+    const made = r.out.map((l, i) => [l, i] as const).filter(([l]) => ID.test(l));
+    const lost = r.out.map((l, i) => [l, i] as const).filter(([l]) => !ID.test(l));
+    expect(made.length).toBeGreaterThan(0);
+    expect(lost.length).toBeGreaterThan(0);
+    for (const [l] of lost) expect(l).toMatch(/^fail create message failed: ENOSPC/);
+    // stderr: each failed message by its line, then the account.
+    expect(r.err).toEqual([
+      ...lost.map(([, i]) => expect.stringMatching(new RegExp(`^rq: ${file.replace(/[.]/g, '\\.')}:${i + 1}: create message failed: ENOSPC`))),
+      `rq: ${lost.length} of 200 messages were not made (listed above); ${made.length} were made, the ok lines printed`,
+    ]);
+    // On disk: exactly the ok lines' messages.
+    expect((await fq!.cmd('num_messages')).que).toBe(made.length);
+    await fs.rm(filler);
   });
 });

@@ -161,6 +161,36 @@ describe('requeue_errs', () => {
     expect(await q.state(plain)).toBe('que');
   });
 
+  it('a message whose write fails (a full disk) is named in a partial reply, never dropped from the count unsaid; the others are requeued', async () => {
+    q = await inProcessQueue();
+    const { plain, cancelled } = await twoErrs(q);
+    const spool = q.queue.spool as unknown as { writeMessage: (state: string, id: string, ...rest: unknown[]) => Promise<void> };
+    const real = spool.writeMessage.bind(spool);
+    spool.writeMessage = async (state: string, id: string, ...rest: unknown[]) => {
+      if (id === plain) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      return real(state, id, ...rest);
+    };
+    const reason = 'requeue message failed: ENOSPC: no space left on device, write';
+    expect(await q.cmd('requeue_errs', {})).toEqual(['fail', `1 of 2 messages were not requeued (${plain}: ${reason})`, { total: 2, done: 1, failed: 1, failures: [{ id: plain, reason }] }]);
+    expect([await q.state(plain), await q.state(cancelled)]).toEqual(['err', 'que']);
+  });
+
+  it('ack_errs goes on past a rename that fails, and names it: a partial reply, never ok', async () => {
+    q = await inProcessQueue();
+    const { plain } = await twoErrs(q);
+    const fs = q.queue.spool.fs as unknown as { rename: (from: string, to: string) => Promise<void> };
+    const real = fs.rename.bind(fs);
+    fs.rename = async (from: string, to: string) => {
+      if (from.endsWith(`/err/${plain}`)) throw Object.assign(new Error('EIO: i/o error, rename'), { code: 'EIO' });
+      return real(from, to);
+    };
+    const reason = 'acknowledge message failed: EIO: i/o error, rename';
+    expect(await q.cmd('ack_errs')).toEqual(['fail', `1 of 2 messages were not acknowledged (${plain}: ${reason})`, { total: 2, done: 1, failed: 1, failures: [{ id: plain, reason }] }]);
+    fs.rename = real;
+    // The one that failed is still there to acknowledge.
+    expect(await q.cmd('ack_errs')).toEqual(['ok', 1]);
+  });
+
   it('answers once the renames are durable: que/ and err/ fsynced after the last rename, before the reply', async () => {
     let rec: RecordingFs | null = null;
     q = await inProcessQueue({}, { fs: (root) => (rec = recordingFs(root)).fs });

@@ -6,7 +6,7 @@ import { RqError, invalidField, isRqError, shown } from '../../errors.js';
 import { DEFAULT_EXEC_PREFIX } from '../../config/queue-config.js';
 import type { Answer } from '../../ipc/answer.js';
 import { type Params, objectParam, textParam } from '../params.js';
-import { pathParam, readParams } from '../request-params.js';
+import { pathParam } from '../request-params.js';
 import { rubyInspect } from '../ruby-inspect.js';
 import { untilQueueAnswers } from '../queue-ready.js';
 import { requireInScriptDirs } from '../script-dirs.js';
@@ -78,7 +78,7 @@ export function adminApi(ctx: WebContext) {
     /** POST /q/<q>/adminoper with one of pause | resume | down | up, and back */
     async adminoper(req: FastifyRequest, reply: FastifyReply) {
       const q = await ctx.requireQueue(pathParam(req, 'q'));
-      const params = await readParams(req);
+      const params = await ctx.params(req);
       const given = ADMIN_ACTIONS.filter((a) => present(params, a));
       // All four at once is the classic "no action"; none leaves given[0] undefined, refused the same way.
       const action = given.length < ADMIN_ACTIONS.length ? given[0] : undefined;
@@ -92,7 +92,7 @@ export function adminApi(ctx: WebContext) {
     /** POST /q/<q>/restart */
     async restart(req: FastifyRequest, reply: FastifyReply) {
       const q = await ctx.requireQueue(pathParam(req, 'q'));
-      const params = await readParams(req);
+      const params = await ctx.params(req);
       const r = await tryMgr('restart_queue', (m) => m.restart(q, RESTART_TIMEOUT_MS));
       if (r === null) return ctx.text(reply, 500, "500 - Couldn't restart queue. Internal error.");
       if (!r.ok) return ctx.couldNot(reply, r, 'restart queue');
@@ -103,7 +103,7 @@ export function adminApi(ctx: WebContext) {
     async ackErrs(req: FastifyRequest, reply: FastifyReply) {
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
-      const params = await readParams(req);
+      const params = await ctx.params(req);
       let r: Answer<number>;
       try {
         r = await ctx.queue(q).ackErrs();
@@ -118,7 +118,7 @@ export function adminApi(ctx: WebContext) {
     /** POST /new_queue with queue[name], queue[script], … */
     async newQueue(req: FastifyRequest, reply: FastifyReply) {
       if (!allowNewQueue()) return ctx.text(reply, 403, NEW_QUEUE_FORBIDDEN);
-      const params = await readParams(req);
+      const params = await ctx.params(req);
       const queue = objectParam(params, 'queue') ?? {};
       ctx.requireNameFits(queue.name, 'queue[name]');
       const script = await requireInScriptDirs(ctx.deps.root, ctx.deps.config, 'queue[script]', queue.script);
@@ -136,7 +136,7 @@ export function adminApi(ctx: WebContext) {
     /** POST /new_queue_link with queue[json_path] (brightroll): a queue whose config.json links to that file. */
     async newQueueLink(req: FastifyRequest, reply: FastifyReply) {
       if (!allowNewQueue()) return ctx.text(reply, 403, NEW_QUEUE_FORBIDDEN);
-      const params = await readParams(req);
+      const params = await ctx.params(req);
       const jsonPath = textParam(objectParam(params, 'queue'), 'json_path') ?? '';
       const file = await requireInScriptDirs(ctx.deps.root, ctx.deps.config, 'queue[json_path]', jsonPath);
       let linked: Record<string, unknown> | null;
@@ -159,7 +159,7 @@ export function adminApi(ctx: WebContext) {
 
     /** POST /delete_queue with queue_name (no allow_new_queue check, as classic) */
     async deleteQueue(req: FastifyRequest, reply: FastifyReply) {
-      const params = await readParams(req);
+      const params = await ctx.params(req);
       const name = textParam(params, 'queue_name');
       if (name === undefined || name === '') throw invalidField('queue_name', 'a queue name', name);
       const del = await tryMgr('delete_queue', (m) => m.deleteQueue(name));

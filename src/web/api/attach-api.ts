@@ -7,7 +7,7 @@ import { type Answer, answer, isString } from '../../ipc/answer.js';
 import { attachmentNameProblem } from '../../message/names.js';
 import { getMessage, messageDir, requireFileName } from '../message-files.js';
 import { textParam } from '../params.js';
-import { pathParam, readParams } from '../request-params.js';
+import { pathParam } from '../request-params.js';
 import { rubyInspect } from '../ruby-inspect.js';
 import { sendFile } from '../send-file.js';
 import { receiveUpload } from '../upload.js';
@@ -31,8 +31,16 @@ export function attachApi(ctx: WebContext, maxUploadBytes: number) {
     }
   }
 
+  /** The queue's answer to an attach, in the client's format: JSON with its status, or the classic flash and redirect, or text. */
+  function answerAttach(req: FastifyRequest, reply: FastifyReply, url: string, id: string, format: string, r: Answer<string>) {
+    if (format === 'json') return ctx.answerJson(reply, r);
+    if (r.ok) return ctx.redirectTo(req, reply, ctx.urls.msg(url, id), notice(html`Attached message successfully`));
+    return ctx.text(reply, ctx.refusalStatus(r), `Commit ${url}/${id} got ${rubyInspect(r.raw)}`);
+  }
+
   return {
     /** POST /q/<q>/<id>/attach/new (R): multipart `filedata`, x_format html (default) or json */
+
     async attachNew(req: FastifyRequest, reply: FastifyReply) {
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
@@ -40,13 +48,32 @@ export function attachApi(ctx: WebContext, maxUploadBytes: number) {
       if (!req.isMultipart()) throw RqError.of('RQ_ERR_UPLOAD_MISSING', 'a multipart/form-data upload with a file field named "filedata"');
       const queryFormat = textParam(req.query as Record<string, string>, 'x_format');
       if (queryFormat === 'json') ctx.markJson(req);
-      const { file, params } = await receiveUpload(req, ctx.deps.uploadDir, 'filedata', maxUploadBytes, (name, value) => {
-        if (name === 'x_format' && value === 'json') ctx.markJson(req);
-      });
+      // The message must be there, in prep, before a byte of its file is stored: an upload to an
+      // unknown id is refused as the queue would refuse it, not written to disk in full first.
+      let early: Answer<string> | null = null;
+      const inPrep = async () => {
+        const s = await ctx.queue(q).state(id);
+        if (s.ok && s.value === 'prep') return;
+        early = !s.ok && s.code !== 'RQ_ERR_NO_SUCH_MSG' ? s : answer(['fail', RqError.of('RQ_ERR_CANNOT_FIND_MESSAGE').message], isString);
+        throw RqError.of('RQ_ERR_CANNOT_FIND_MESSAGE');
+      };
+      let upload: Awaited<ReturnType<typeof receiveUpload>>;
+      try {
+        upload = await receiveUpload(req, ctx.deps.uploadDir, 'filedata', maxUploadBytes, (name, value) => {
+          if (name === 'x_format' && value === 'json') ctx.markJson(req);
+        }, 1, inPrep);
+      } catch (err) {
+        if (!early) throw err;
+        // The rest of the body is not read: the connection closes after the answer.
+        reply.header('Connection', 'close');
+        return answerAttach(req, reply, url, id, ctx.wantsJson(req) ? 'json' : 'html', early);
+      }
+      const { file, params } = upload;
       const format = textParam(params, 'x_format') ?? queryFormat ?? 'html';
       if (format === 'json') ctx.markJson(req);
       if (!file) throw RqError.of('RQ_ERR_UPLOAD_MISSING', 'a file upload with a file name, received none');
       let r: Answer<string>;
+
       try {
         // Checked here too so a refused name costs no queue round trip; the queue checks again.
         const problem = attachmentNameProblem(file.filename);
@@ -55,10 +82,9 @@ export function attachApi(ctx: WebContext, maxUploadBytes: number) {
         // The queue hard-linked it (or refused): the temp name is no longer needed either way.
         await fsp.rm(file.tmpPath, { force: true });
       }
-      if (format === 'json') return ctx.answerJson(reply, r);
-      if (r.ok) return ctx.redirectTo(req, reply, ctx.urls.msg(url, id), notice(html`Attached message successfully`));
-      return ctx.text(reply, ctx.refusalStatus(r), `Commit ${url}/${id} got ${rubyInspect(r.raw)}`);
+      return answerAttach(req, reply, url, id, format, r);
     },
+
 
     /** POST /q/<q>/<id>/attach/<name> (R) with _method=delete */
     async attachDelete(req: FastifyRequest, reply: FastifyReply) {
@@ -66,7 +92,7 @@ export function attachApi(ctx: WebContext, maxUploadBytes: number) {
       const q = await ctx.requireRoutedQueue(url);
       const id = ctx.requireMsgId(pathParam(req, 'id'));
       const name = requireFileName(pathParam(req, 'name'), 'Attachment');
-      const params = await readParams(req);
+      const params = await ctx.params(req);
       const format = textParam(params, 'x_format') ?? 'html';
       if (format === 'json') ctx.markJson(req);
       if (textParam(params, '_method') !== 'delete') return ctx.text(reply, 400, INVALID_METHOD);

@@ -1,9 +1,11 @@
-// POST /q/<q>/new_messages (issue 19): a JSON array or JSON lines of messages, created by the queue's create_messages under one group commit.
+// POST /q/<q>/new_messages: a JSON array or JSON lines of messages, created by the queue's create_messages under one group commit; a batch made only in part is never answered 2xx.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RqError, invalidField, isRqError, shown } from '../../errors.js';
 import { queuePaths } from '../../config/paths.js';
 import { MAX_CREATE_BATCH, QueueClient } from '../../ipc/queue-client.js';
 import { mayHaveArrived } from '../../ipc/socket-client.js';
+import type { Answer } from '../../ipc/answer.js';
+import { type PartialReport, partialReply, partialStatus } from '../../ipc/partial-reply.js';
 import { pathParam } from '../request-params.js';
 import type { WebContext } from '../web-context.js';
 
@@ -47,6 +49,24 @@ function batchOf(body: unknown, queue: string): Record<string, unknown>[] {
   });
 }
 
+/**
+ * The report of a batch some of whose messages the queue could not make (a full disk mid-batch):
+ * every failure by its index and reason, every id made by its index. Null when all were made.
+ */
+export function batchReport(replies: Answer<string>[]): PartialReport | null {
+  const report: PartialReport = { total: replies.length, done: 0, failed: 0, failures: [], ids: [] };
+  replies.forEach((a, index) => {
+    if (a.ok) {
+      report.done += 1;
+      report.ids!.push({ index, id: a.value });
+    } else {
+      report.failed += 1;
+      report.failures.push({ index, reason: a.text });
+    }
+  });
+  return report.failed ? report : null;
+}
+
 export function batchApi(ctx: WebContext) {
   return {
     /** The route's onRequest hook: a body the parser refuses (a bad line) is answered in JSON too. */
@@ -54,12 +74,19 @@ export function batchApi(ctx: WebContext) {
       ctx.markJson(req);
     },
 
-    /** POST /q/<q>/new_messages: `["ok", [["ok", full id], …]]` in order, or the whole batch refused naming the bad message. */
+    /**
+     * POST /q/<q>/new_messages: `["ok", [["ok", full id], …]]` in order, or the whole batch refused
+     * naming the bad message. When the queue made some and failed others, never a 200: the first
+     * failure's status (507 for a full disk) with `["fail", text, report]`.
+     */
     async newMessages(req: FastifyRequest, reply: FastifyReply) {
       const q = await ctx.requireRoutedQueue(pathParam(req, 'q'));
       const messages = batchOf(req.body, q);
       try {
-        return ctx.answerJson(reply, await QueueClient.oneShot(queuePaths(ctx.deps.root, q).sock, { timeoutMs: BATCH_TIMEOUT_MS }).createMany(messages));
+        const a = await QueueClient.oneShot(queuePaths(ctx.deps.root, q).sock, { timeoutMs: BATCH_TIMEOUT_MS }).createMany(messages);
+        const report = a.ok ? batchReport(a.value) : null;
+        if (report) return ctx.json(reply, partialReply('created', report), partialStatus(report));
+        return ctx.answerJson(reply, a);
       } catch (err) {
         if (!isRqError(err, 'RQ_ERR_NO_REPLY')) throw err;
         // Never sent: nothing was made, a plain retry is safe. Sent: some may be; keys make a retry safe.

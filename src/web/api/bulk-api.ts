@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError, invalidField } from '../../errors.js';
 import { BULK_OPS, type BulkJob } from '../../ipc/bulk-reply.js';
+import { type PartialReport, partialReply, partialStatus } from '../../ipc/partial-reply.js';
 import type { SearchArgs } from '../../ipc/queue-client.js';
 import { listFilter, searchArgs } from '../list-params.js';
 import type { Params } from '../params.js';
@@ -33,6 +34,25 @@ function bulkRequest(p: Params) {
   for (const k of ['state', 'filter', 'from', 'to'] as const) if (typeof p[k] === 'string' && p[k] !== '') fields.push([k, p[k] as string]);
   const filter: SearchArgs = { state, acked, text, created_from, created_to };
   return { op, scope, dest, fields, target: { filter } };
+}
+
+const DONE: Record<string, string> = { retry: 'retried', delete: 'deleted', ack: 'acknowledged', move: 'moved' };
+
+/**
+ * A job (or the list of jobs) as JSON. A finished job that skipped messages is a partial failure:
+ * never a 200, the status of its first skip reason (409 a message in another state, 507 a full
+ * disk), `["fail", text, report]` with the job in the report. A running or clean job is the job.
+ */
+function answerJob(ctx: WebContext, reply: FastifyReply, value: BulkJob | BulkJob[]) {
+  if (Array.isArray(value) || value.state !== 'finished' || value.changed === value.total) return ctx.json(reply, value);
+  const report: PartialReport & { job: BulkJob } = { total: value.total, done: value.changed, failed: 0, failures: [], job: value };
+  for (const [reason, n] of Object.entries(value.skipped)) {
+    const ids = value.examples[reason] ?? [];
+    for (const id of ids) report.failures.push({ id, reason });
+    report.failed += n;
+    if (ids.length < n) report.failures_cut = true;
+  }
+  return ctx.json(reply, partialReply(DONE[value.op] ?? 'changed', report), partialStatus(report));
 }
 
 export function bulkApi(ctx: WebContext) {
@@ -67,7 +87,7 @@ export function bulkApi(ctx: WebContext) {
         if (json) return ctx.answerJson(reply, r);
         return ctx.notFoundPage(req, reply, r.text);
       }
-      if (json) return ctx.json(reply, r.value);
+      if (json) return answerJob(ctx, reply, r.value);
       // bulk.js follows a running job from GET /events (the queue's bulk events) and fetches it again.
       const events = ctx.urls.link(`events?queue=${encodeURIComponent(q)}`);
       const body = Array.isArray(r.value) ? bulkJobsView(q, r.value, ctx.urls) : bulkJobView(q, r.value, ctx.urls, events);

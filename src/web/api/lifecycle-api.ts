@@ -4,7 +4,7 @@ import { RqError } from '../../errors.js';
 import type { Answer } from '../../ipc/answer.js';
 import { flagValue } from '../../message/flag.js';
 import { type Params, textParam } from '../params.js';
-import { pathParam, readParams } from '../request-params.js';
+import { pathParam } from '../request-params.js';
 import { html } from '../views/html.js';
 import { type WebContext, error, notice } from '../web-context.js';
 
@@ -42,7 +42,7 @@ export function lifecycleApi(ctx: WebContext) {
   const api = {
     /** POST /q/<q>/<id>/cancel, and POST /q/<q>/<id> with _method=cancel */
     async cancel(req: FastifyRequest, reply: FastifyReply, params?: Params) {
-      const p = params ?? (await readParams(req));
+      const p = params ?? (await ctx.params(req));
       return act(req, reply, p, 'Message cancelled successfully', 'cancel message', (q, id) =>
         ctx.queue(q).cancel(id, { reason: textParam(p, 'reason'), purge: textParam(p, 'purge'), actor: actor(req) }),
       );
@@ -50,7 +50,7 @@ export function lifecycleApi(ctx: WebContext) {
 
     /** POST /q/<q>/<id>/requeue */
     async requeue(req: FastifyRequest, reply: FastifyReply) {
-      const p = await readParams(req);
+      const p = await ctx.params(req);
       return act(req, reply, p, 'Message requeued successfully', 'requeue message', (q, id) =>
         ctx.queue(q).requeue(id, { reset: textParam(p, 'reset'), due: textParam(p, 'due'), delay: textParam(p, 'delay'), actor: actor(req) }),
       );
@@ -58,7 +58,7 @@ export function lifecycleApi(ctx: WebContext) {
 
     /** POST /q/<q>/<id>/reschedule */
     async reschedule(req: FastifyRequest, reply: FastifyReply) {
-      const p = await readParams(req);
+      const p = await ctx.params(req);
       return act(req, reply, p, 'Message rescheduled successfully', 'reschedule message', async (q, id) => {
         const r = await ctx.queue(q).reschedule(id, { due: textParam(p, 'due'), delay: textParam(p, 'delay'), actor: actor(req) });
         return r.ok ? { ...r, value: String(r.value) } : r;
@@ -67,7 +67,7 @@ export function lifecycleApi(ctx: WebContext) {
 
     /** POST /q/<q>/<id>/priority */
     async priority(req: FastifyRequest, reply: FastifyReply) {
-      const p = await readParams(req);
+      const p = await ctx.params(req);
       return act(req, reply, p, 'Priority set successfully', 'set priority', async (q, id) => {
         const r = await ctx.queue(q).setPriority(id, textParam(p, 'priority'), actor(req));
         return r.ok ? { ...r, value: String(r.value) } : r;

@@ -14,7 +14,7 @@ import { createWithAttachments } from './create-with-attachments.js';
 import { getMessage } from '../message-files.js';
 import { lifecycleApi } from './lifecycle-api.js';
 import { type Params, requireShallow, textParam } from '../params.js';
-import { bareJsonMessage, pathParam, readParams } from '../request-params.js';
+import { bareJsonMessage, pathParam } from '../request-params.js';
 import { rubyInspect } from '../ruby-inspect.js';
 import { html } from '../views/html.js';
 import { resultView } from '../views/forms-view.js';
@@ -136,9 +136,11 @@ export function messageApi(ctx: WebContext, maxUploadBytes: number) {
     async newMessage(req: FastifyRequest, reply: FastifyReply) {
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
-      const upload = req.isMultipart() ? await receiveUpload(req, ctx.deps.uploadDir, 'filedata', maxUploadBytes, undefined, MAX_FORM_FILES) : null;
+      const jsonField = (name: string, value: string) => name === 'x_format' && value === 'json' && ctx.markJson(req);
+      const upload = req.isMultipart() ? await receiveUpload(req, ctx.deps.uploadDir, 'filedata', maxUploadBytes, jsonField, MAX_FORM_FILES) : null;
+
       try {
-        return await create(req, reply, url, q, upload ? { ...(req.query as Params), ...upload.params } : await readParams(req), upload?.files ?? []);
+        return await create(req, reply, url, q, upload ? { ...(req.query as Params), ...upload.params } : await ctx.params(req), upload?.files ?? []);
       } finally {
         // The queue hard-linked them (or refused): the temp names are no longer needed either way.
         await Promise.all((upload?.files ?? []).map((f) => fsp.rm(f.tmpPath, { force: true })));
@@ -150,7 +152,7 @@ export function messageApi(ctx: WebContext, maxUploadBytes: number) {
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
       const id = ctx.requireMsgId(pathParam(req, 'id'));
-      const params = await readParams(req);
+      const params = await ctx.params(req);
       const format = textParam(params, 'x_format') ?? 'html';
       if (format === 'json') ctx.markJson(req);
       const method = textParam(params, '_method');

@@ -1,6 +1,7 @@
 // OpenAPI schemas of the lifecycle routes (api/lifecycle-api.ts): cancel, requeue, reschedule, priority, requeue_errs, running, waiting, history.
 import type { FastifySchema } from 'fastify';
-import { ACTION_REFUSALS, BACK, FORM_TYPES, ID, JSON_REFUSALS, type Json, Q, STRING_LIST, TAGS, X_FORMAT_HTML, answer, formBody, listOf, ok, pathParams, query, seeOther } from './shapes.js';
+import { ACTION_REFUSALS, BACK, FORM_TYPES, ID, JSON_REFUSALS, type Json, PARTIAL_FAILURE, Q, STRING_LIST, TAGS, X_FORMAT_HTML, answer, formBody, listOf, ok, pathParams, query, seeOther } from './shapes.js';
+
 
 const MSG_PARAMS = pathParams({ q: Q, id: ID });
 const DUE = { type: 'string', description: 'Epoch seconds to run at' };
@@ -65,7 +66,8 @@ export const lifecycleSchemas = {
     params: pathParams({ q: Q }),
     consumes: FORM_TYPES,
     body: formBody({ outcome: { type: 'string', example: 'failed' }, limit: { type: 'string', description: '1-1000000' }, x_format: X_FORMAT_HTML, back: BACK }),
-    response: { 200: answer('How many were requeued (x_format=json)', { json: ok({ type: 'integer' }, 3) }), 303: seeOther('`back` or the queue page'), ...ACTION_REFUSALS },
+    response: { 200: answer('How many were requeued (x_format=json)', { json: ok({ type: 'integer' }, 3) }), 303: seeOther('`back` or the queue page'), ...ACTION_REFUSALS, 507: PARTIAL_FAILURE },
+
   },
   runningJson: {
     summary: 'What the queue runs now (R)',

@@ -1,6 +1,7 @@
 // OpenAPI schemas of the message list (issue 18): its query parameters, shared by the queue page, messages.json and bulk's "all matching".
 import type { FastifySchema } from 'fastify';
-import { ACTION_REFUSALS, FORM_TYPES, JSON_REFUSALS, type Json, Q, TAGS, X_FORMAT_HTML, answer, formBody, pathParams, query, seeOther } from './shapes.js';
+import { ACTION_REFUSALS, FORM_TYPES, JSON_REFUSALS, type Json, PARTIAL, Q, TAGS, X_FORMAT_HTML, answer, formBody, pathParams, query, seeOther } from './shapes.js';
+
 
 const DATE = 'UTC `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM[:SS]`';
 
@@ -74,6 +75,11 @@ export const listSchemas = {
     tags: [TAGS.pages],
     params: pathParams({ q: Q }),
     querystring: query({ job: { type: 'string' }, x_format: { type: 'string', enum: ['html', 'json'], default: 'html' } }),
-    response: { 200: answer('The page, or (x_format=json) the job or the list', { html: true, json: { type: 'object' } }), 404: answer('No such job', { html: true, json: { type: 'array' } }) },
+    response: {
+      200: answer('The page, or (x_format=json) the job (running, or finished with every message changed) or the list', { html: true, json: { type: 'object' } }),
+      404: answer('No such job', { html: true, json: { type: 'array' } }),
+      409: answer('x_format=json: a finished job that skipped messages, with the status of its first skip reason (409, 404, 507…): `["fail", text, report]`, the job in `report.job`', { json: PARTIAL }),
+    },
+
   } satisfies FastifySchema,
 };

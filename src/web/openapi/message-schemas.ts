@@ -1,7 +1,8 @@
 // OpenAPI schemas of the message routes (api/message-api.ts): new_message, delete/destroy/commit, clone, run_now, <id>.json, state.json.
 import type { FastifySchema } from 'fastify';
 import { INVALID_METHOD } from '../api/message-api.js';
-import { ACTION_REFUSALS, BACK, FAIL, FORM_TYPES, ID, JSON_REFUSALS, Q, STRING_LIST, TAGS, X_FORMAT_HTML, answer, formBody, ok, pathParams, seeOther } from './shapes.js';
+import { ACTION_REFUSALS, BACK, FAIL, FORM_TYPES, ID, JSON_REFUSALS, PARTIAL_FAILURE, Q, STRING_LIST, TAGS, X_FORMAT_HTML, answer, formBody, ok, pathParams, seeOther } from './shapes.js';
+
 
 const FULL_ID = { type: 'string', description: 'The full id: this server\'s URL of the message', example: 'http://127.0.0.1:3333/q/test/20261121.1644.25.608.2171098' };
 
@@ -100,24 +101,30 @@ export const messageSchemas = {
     },
   },
   newMessages: {
-    summary: 'Create many messages at once (issue 19)',
+    summary: 'Create many messages at once',
+
     description:
       'The body is a JSON array of message objects (`application/json`) or one message object per line (`application/x-ndjson`, `application/jsonl`; blank lines skipped), ' +
       'up to 10,000 messages, each sent to the queue of the URL (`dest` may be left out, or name that queue). The queue checks every message before it makes any: ' +
       'one bad message refuses the whole batch with `400 ["fail", "messages[<index>]: <what is wrong>"]` and nothing is created. Otherwise the messages are made ' +
       'together under one journal fsync and the answer has one reply per message, in order. No idempotency key is added: put `idempotency_key` in each message ' +
-      'to make a batch safe to send again after a lost reply (`504`).',
+      'to make a batch safe to send again after a lost reply (`504`). A batch made only in part (the disk filled midway) is never a 200: the status of the first ' +
+      'failure (507 for a full disk) with `["fail", text, {total, done, failed, failures: [{index, reason}], ids: [{index, id}]}]`.',
+
     tags: [TAGS.messages],
     params: pathParams({ q: Q }),
     consumes: ['application/json', 'application/x-ndjson', 'application/jsonl'],
     body: { type: 'array', maxItems: 10_000, items: { type: 'object', additionalProperties: true } },
     response: {
-      200: answer('Created: `["ok", [["ok", "<full id>"], …]]`, a message the disk refused as `["fail", "<text>"]` in its place', { json: { type: 'array' } }),
+      200: answer('Every message created: `["ok", [["ok", "<full id>"], …]]`', { json: { type: 'array' } }),
+
       400: answer('The body is not an array of message objects, a line is not JSON, or a message is refused (`messages[<index>]: …`): nothing was created', { json: FAIL }),
       404: ACTION_REFUSALS[404],
       503: answer('The queue is DOWN, or did not answer (nothing was created)', { json: FAIL }),
       504: answer('The queue took the batch but did not answer in time: some messages may exist', { json: FAIL }),
+      507: PARTIAL_FAILURE,
     },
+
   },
   messageAction: {
     summary: 'Delete, destroy, commit or cancel a message (R)',

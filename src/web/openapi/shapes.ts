@@ -65,7 +65,21 @@ function pair(word: string, value: Json, example: unknown[]): Json {
 
 export const FAIL = { ...pair('fail', { type: 'string' }, ['fail', 'msg not found']), description: '`["fail", "<text>"]`: the refusal, with the catalogue status of the reply' };
 
+/** `["fail", text, report]`: an operation over many messages that failed on some (docs/http-api.md, Partial failures). */
+export const PARTIAL: Json = {
+  type: 'array',
+  minItems: 3,
+  maxItems: 3,
+  items: { anyOf: [{ type: 'string' }, { type: 'object', additionalProperties: true }] },
+  example: ['fail', '1 of 2 messages were not created (messages[1]: create message failed: ENOSPC: no space left on device, write)', { total: 2, done: 1, failed: 1, failures: [{ index: 1, reason: 'create message failed: ENOSPC: no space left on device, write' }], ids: [{ index: 0, id: 'http://127.0.0.1:3333/q/test/20261201.2148.52.004.2146881' }] }],
+  description: '`["fail", "<f> of <n> messages were not <verb> (…)", {total, done, failed, failures: [{index | id, reason}], failures_cut?, ids?}]`, with the status of the first failure',
+};
+
+/** The answer of an operation over many messages that failed on some: never 2xx, the first failure's status (507 a full disk). */
+export const PARTIAL_FAILURE = answer('Done in part (a full disk, say): the status of the first failure, `["fail", text, report]` naming each message that failed', { json: PARTIAL, text: true });
+
 export function ok(value: Json, example: unknown): Json {
+
   return { ...pair('ok', value, ['ok', example]), description: '`["ok", <value>]`: the queue\'s reply' };
 }
 

@@ -1,6 +1,7 @@
 // OpenAPI schemas of the tag routes (api/tag-api.ts, rq-beyond §B9): tag a message, cancel_tagged, one queue's tags, lookups across queues.
 import type { FastifySchema } from 'fastify';
-import { ACTION_REFUSALS, BACK, FAIL, FORM_TYPES, ID, JSON_REFUSALS, type Json, Q, STRING_LIST, TAG, TAGS, X_FORMAT_HTML, answer, listOf, formBody, ok, pathParams, query, seeOther } from './shapes.js';
+import { ACTION_REFUSALS, BACK, FAIL, FORM_TYPES, ID, JSON_REFUSALS, type Json, PARTIAL_FAILURE, Q, STRING_LIST, TAG, TAGS, X_FORMAT_HTML, answer, listOf, formBody, ok, pathParams, query, seeOther } from './shapes.js';
+
 
 const TAG_LIST = { ...STRING_LIST, description: 'Comma-separated, an array (`add[]=a&add[]=b`), or a JSON array' };
 
@@ -70,7 +71,8 @@ export const tagSchemas = {
     params: pathParams({ q: Q }),
     consumes: FORM_TYPES,
     body: formBody({ tag: TAG, reason: { type: 'string', description: 'At most 1000 characters' }, x_format: X_FORMAT_HTML, back: BACK }),
-    response: { 200: answer('How many were cancelled (x_format=json)', { json: ok({ type: 'integer' }, 9) }), 303: seeOther('`back` or the queue page'), ...ACTION_REFUSALS },
+    response: { 200: answer('How many were cancelled (x_format=json)', { json: ok({ type: 'integer' }, 9) }), 303: seeOther('`back` or the queue page'), ...ACTION_REFUSALS, 507: PARTIAL_FAILURE },
+
   },
   queueTagsJson: {
     summary: "How many of the queue's messages carry each tag (R)",

@@ -1,0 +1,172 @@
+// Attacker's view of request bodies: malformed multipart on every route that reads one, limits pushed past, uploads to messages that do not exist; each a 4xx naming the fault, nothing changed, nothing stored, the web still serving others.
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type WebRoot, send, startWebRoot } from '../web/web-root.js';
+import { waitFor } from '../helpers/rq-root.js';
+import { messageIds, rawRequest, supervisedPids } from './fuzz-helpers.js';
+
+const B = 'hostileBoundary42';
+const MULTIPART = `multipart/form-data; boundary=${B}`;
+/** max_body_bytes of this root: text fields together past it are refused by that name. */
+const BODY_LIMIT = 1 << 20;
+
+let w: WebRoot;
+let uploads: string;
+let prep: string;
+let failed: string;
+let pids: Record<string, number | null>;
+
+beforeAll(async () => {
+  w = await startWebRoot({
+    queues: { test: {}, other: {} },
+    config: { max_body_bytes: BODY_LIMIT },
+    // Its own upload dir (on the root's filesystem, so it is the one chosen): what lands there is this test's.
+    setup: async (root) => {
+      await fs.mkdir(path.join(root, 'uploads'));
+      return { tmpdir: path.join(root, 'uploads') };
+    },
+  });
+  uploads = path.join(w.root, 'uploads');
+  prep = await send(w.base, 'test', { _method: 'prep', param1: 'kept' });
+  failed = await send(w.base, 'test', { param1: 'err' });
+  await waitFor(async () => (await fetch(`${w.base}/q/test/${failed}/state.json`).then((r) => r.json()))[0] === 'err', 'the err message');
+  pids = await supervisedPids(w.root);
+}, 60_000);
+afterAll(async () => {
+  await w?.stop();
+});
+
+const part = (name: string | null, value: string, filename?: string) =>
+  `--${B}\r\nContent-Disposition: form-data${name === null ? '' : `; name="${name}"`}${filename === undefined ? '' : `; filename="${filename}"`}\r\n\r\n${value}\r\n`;
+const end = `--${B}--\r\n`;
+
+/** Each malformed body, what it does wrong, and the text its refusal must name. */
+const BODIES: { what: string; body: string | Buffer; type?: string; status: number; names: RegExp }[] = [
+  { what: 'a missing closing boundary', body: part('op', 'retry') + `--${B}\r\nContent-Disposition: form-data; name="a"\r\n\r\nnever ends`, status: 400, names: /expected a well-formed multipart\/form-data body, received one that does not parse \(Unexpected end of multipart data\)/ },
+  { what: 'a part without headers', body: part('op', 'retry') + `--${B}\r\n\r\nheaderless\r\n` + end, status: 400, names: /expected a Content-Disposition: form-data header naming every multipart part, received 1 of 2 parts without one/ },
+  { what: 'a part whose Content-Disposition has no name', body: part(null, 'v') + end, status: 400, names: /expected a name in the Content-Disposition of every multipart part, received part 1 without one/ },
+  { what: 'a boundary in the Content-Type that never appears', body: part('op', 'retry') + end, type: 'multipart/form-data; boundary=neverSent', status: 400, names: /expected a well-formed multipart\/form-data body, received one that does not parse/ },
+  { what: 'a multipart Content-Type without a boundary', body: part('op', 'retry') + end, type: 'multipart/form-data', status: 400, names: /Boundary not found/ },
+  { what: '100,000 tiny fields (3 MB)', body: Array.from({ length: 100_000 }, (_, i) => part(`f${i % 10}`, '')).join('') + end, status: 413, names: /expected at most 1000 parts \(text fields and files together\) in a multipart\/form-data body, received more/ },
+  { what: 'text fields past max_body_bytes together', body: part('a', 'x'.repeat(700_000)) + part('b', 'x'.repeat(700_000)) + end, status: 413, names: new RegExp(`text fields of at most ${BODY_LIMIT} bytes together \\(max_body_bytes in config/config.json\\)`) },
+];
+
+const routes = () => [`/q/test/new_message`, `/q/test/${prep}/attach/new`, `/q/test/adminoper`, `/q/test/bulk`, `/q/test/${prep}/tags`, `/q/test/requeue_errs`];
+
+/** What an accepted hostile request would have changed: the messages, where the err one is, the queue's state, the prep message's tags and files. */
+async function snapshot() {
+  const prepJson = (await (await fetch(`${w.base}/q/test/${prep}.json`)).json()) as Record<string, unknown>;
+  return {
+    ids: await messageIds(w.root, 'test'),
+    err: (await (await fetch(`${w.base}/q/test/${failed}/state.json`)).json()) as string[],
+    status: (await w.mgr.q('test', 'status'))[0],
+    tags: prepJson.tags ?? [],
+    attachments: Object.keys((prepJson._attachments as object) ?? {}),
+  };
+}
+
+/** The web's error-level log lines (a request that failed, rather than one refused). */
+async function errorLines(): Promise<string[]> {
+  const log = await fs.readFile(path.join(w.root, 'log', 'mgr-test.log'), 'utf8');
+  return log.split('\n').filter((l) => l.includes('"name":"rq-web"') && /"level":(50|60)/.test(l));
+}
+
+describe('malformed multipart bodies', () => {
+  it('every route that reads a body answers each with a 4xx naming the fault, in text, and nothing changes', async () => {
+    const before = await snapshot();
+    // Another client keeps sending messages (to another queue) the whole time: it is served throughout.
+    let others = 0;
+    let stop = false;
+    const other = (async () => {
+      while (!stop) {
+        await send(w.base, 'other', { param1: 'done' }).then(() => (others += 1));
+      }
+    })();
+    for (const route of routes()) {
+      for (const b of BODIES) {
+        const res = await rawRequest(w.port, 'POST', route, { 'content-type': b.type ?? MULTIPART }, b.body);
+        expect([route, b.what, res.status], res.body.slice(0, 300)).toEqual([route, b.what, b.status]);
+        expect(res.body, `${route}: ${b.what}`).toMatch(new RegExp(`^${b.status} - request body: `));
+        expect(res.body, `${route}: ${b.what}`).toMatch(b.names);
+      }
+    }
+    stop = true;
+    await other;
+    expect(others).toBeGreaterThan(0);
+    expect(await snapshot()).toEqual(before);
+    expect(await errorLines()).toEqual([]);
+    expect(await supervisedPids(w.root)).toEqual(pids);
+  }, 120_000);
+
+  it('answers JSON to a client that asked for it: Accept: application/json, x_format=json in the query, or an x_format=json field ahead of the fault', async () => {
+    const cut = part('op', 'retry') + `--${B}\r\nContent-Disposition: form-data; name="a"\r\n\r\nnever ends`;
+    const asks: [string, Record<string, string>, string][] = [
+      ['Accept', { accept: 'application/json' }, cut],
+      ['query', {}, cut],
+      ['field', {}, part('x_format', 'json') + cut],
+    ];
+    for (const route of routes()) {
+      for (const [how, headers, body] of asks) {
+        const res = await rawRequest(w.port, 'POST', how === 'query' ? `${route}?x_format=json` : route, { 'content-type': MULTIPART, ...headers }, body);
+        expect([route, how, res.status], res.body).toEqual([route, how, 400]);
+        const [head, text] = JSON.parse(res.body) as [string, string];
+        expect([head, text]).toEqual(['fail', expect.stringMatching(/^request body: expected a well-formed multipart\/form-data body/)]);
+      }
+    }
+    const many = await rawRequest(w.port, 'POST', '/q/test/bulk', { 'content-type': MULTIPART, accept: 'application/json' }, BODIES[5].body);
+    expect([many.status, JSON.parse(many.body)]).toEqual([413, ['fail', expect.stringMatching(/expected at most 1000 parts/)]]);
+  });
+});
+
+/**
+ * Starts a multipart upload of `total` bytes in `filedata` and sends only its first chunk: resolves
+ * with the answer (and how much had been sent by then) without ever sending the rest.
+ */
+function partialUpload(route: string, total: number, sendFirst: number): Promise<{ status: number; body: string; sent: number; connection?: string }> {
+  return new Promise((resolve, reject) => {
+    let sent = 0;
+    const req = http.request({ host: '127.0.0.1', port: w.port, method: 'POST', path: route, headers: { 'content-type': MULTIPART, accept: 'application/json', 'content-length': String(total) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString(), sent, connection: res.headers.connection });
+        req.destroy();
+      });
+    });
+    req.on('error', reject);
+    const head = part('x_format', 'json') + `--${B}\r\nContent-Disposition: form-data; name="filedata"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+    req.write(head);
+    req.write(Buffer.alloc(sendFirst));
+    sent = head.length + sendFirst;
+  });
+}
+
+describe('uploads to a message that cannot take them', () => {
+  it('a 1 GiB upload to an unknown id gets its 404 after the first MiB, stores nothing, and closes the connection', async () => {
+    const before = await fs.readdir(uploads);
+    const r = await partialUpload('/q/test/20261201.0000.00.000.1/attach/new', 1 << 30, 1 << 20);
+    expect([r.status, JSON.parse(r.body)]).toEqual([404, ['fail', 'cannot find message']]);
+    expect(r.sent).toBeLessThan(2 << 20);
+    expect(r.connection).toBe('close');
+    expect(await fs.readdir(uploads)).toEqual(before);
+  });
+
+  it('so does one to a message no longer in prep (its files are fixed once it is queued); the web still takes uploads to a prep message', async () => {
+    const before = await fs.readdir(uploads);
+    const r = await partialUpload(`/q/test/${failed}/attach/new`, 1 << 30, 1 << 20);
+    expect([r.status, JSON.parse(r.body)]).toEqual([404, ['fail', 'cannot find message']]);
+    expect(await fs.readdir(uploads)).toEqual(before);
+
+    const form = new FormData();
+    form.append('x_format', 'json');
+    form.append('filedata', new Blob([Buffer.from('hello')]), 'hello.txt');
+    const ok = await fetch(`${w.base}/q/test/${prep}/attach/new`, { method: 'POST', body: form });
+    expect([ok.status, await ok.json()]).toEqual([200, ['ok', '5d41402abc4b2a76b9719d911017c592-Attached successfully']]);
+    // The temp file was hard-linked into the message and its temp name removed.
+    expect(await fs.readdir(uploads)).toEqual(before);
+    const msg = (await (await fetch(`${w.base}/q/test/${prep}.json`)).json()) as { _attachments: Record<string, unknown> };
+    expect(Object.keys(msg._attachments)).toEqual(['hello.txt']);
+  });
+});
