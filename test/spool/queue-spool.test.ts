@@ -161,7 +161,8 @@ describe('create: descriptors', () => {
     const before = openFds();
     for (let i = 0; i < 20; i++) await spool.create({ dest: 'test' }, { commit: i % 2 === 0 });
     await spool.checkpoint();
-    expect(openFds()).toBe(before);
+    // At most as many: a handle an earlier test dropped may be closed by the GC meanwhile (seen under load), never one more.
+    expect(openFds()).toBeLessThanOrEqual(before);
   });
 
   it('closes every descriptor it opened when the create fails on disk', async () => {
@@ -173,7 +174,7 @@ describe('create: descriptors', () => {
     await fs.writeFile(que, 'not a directory');
     try {
       for (let i = 0; i < 20; i++) expect((await caught(spool.create({ dest: 'test' }, { commit: true }))).code).toBe('RQ_ERR_DISK');
-      expect(openFds()).toBe(before);
+      expect(openFds()).toBeLessThanOrEqual(before);
     } finally {
       await fs.rm(que);
       await fs.rename(`${que}.away`, que);
