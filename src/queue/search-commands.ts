@@ -64,6 +64,10 @@ export interface HitDetail {
   status: string;
   /** The last run's wall time (a running one's so far), null when it never ran. */
   ms: number | null;
+  /** Every run it had (its history's que → run lines, a running one included). */
+  runs: number;
+  /** The wall time of all its runs together (a running one's so far), null when it never ran. */
+  total_ms: number | null;
   /** When it finished (epoch ms), null while it has not. */
   finished: number | null;
 }
@@ -75,14 +79,20 @@ async function detail(q: Queue, hit: SearchHit): Promise<HitDetail> {
   const where = { state: hit.state, dir: run?.dir ?? q.spool.msgDir(hit.state, name) };
   const [status, history] = await Promise.all([q.ops.statusView(hit.msg_id, where).then((s) => s.status, () => hit.state), q.spool.readHistory(hit.state, name).catch(() => [])]);
   let ms: number | null = run ? q.now() - run.startedAt : null;
+  let total_ms = ms;
   let finished: number | null = null;
+  let runs = 0;
   for (const h of history) {
     const wall = (h as { exit?: { wall_ms?: unknown } }).exit?.wall_ms;
-    if (!run && typeof wall === 'number') ms = wall;
+    if (typeof wall === 'number') {
+      total_ms = (total_ms ?? 0) + wall;
+      if (!run) ms = wall;
+    }
+    if (h.to === 'run' && h.from !== 'run') runs += 1;
     if (h.to === 'done' || h.to === 'err' || h.to === 'relayed') finished = Date.parse(h.at);
     else if (h.to) finished = null;
   }
-  return { status, ms, finished };
+  return { status, ms, runs: Math.max(runs, run ? 1 : 0), total_ms, finished };
 }
 
 export const SEARCH_COMMANDS: Record<string, (q: Queue, args: Args) => Promise<unknown>> = {

@@ -16,12 +16,16 @@ export interface ListRow {
   created: number | null;
   /** Epoch seconds. */
   due: number | null;
-  /** Attempts: the message's `count`. */
+  /** The message's `count` field (the classic daemon's resend count). */
   count: number | null;
+  /** The runs it had, from its history: what the queue page shows as ATTEMPTS, as the message page's timeline counts them. */
+  attempts: number;
   param1: string | null;
   status: string;
   /** The last run's wall time (a running one's so far). */
   duration_ms: number | null;
+  /** All its runs' wall time together (a running one's so far). */
+  total_ms: number | null;
   finished: number | null;
 }
 
@@ -33,6 +37,16 @@ export interface ListPage {
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
+
+/**
+ * Runs from the history; a message whose history says none (rotated away, or written by the
+ * classic daemon) falls back on its `failures`, plus the run that ended it in done or relayed.
+ */
+function attemptsOf(m: { state: string; fields: Record<string, string | number>; runs?: number }): number {
+  if (m.runs) return m.runs;
+  const failures = num(m.fields.failures) ?? 0;
+  return failures + (m.state === 'done' || m.state === 'relayed' || m.state === 'run' ? 1 : 0);
+}
 
 /** The page `f` asks for; with `waitMs`, `building` once that long has passed in the queue's first read of its messages. */
 export async function listPage(ctx: WebContext, q: string, f: ListFilter, waitMs?: number): Promise<{ ok: true; page: ListPage } | { ok: false; refusal: Refusal }> {
@@ -49,6 +63,8 @@ export async function listPage(ctx: WebContext, q: string, f: ListFilter, waitMs
       param1: m.fields.param1 === undefined ? null : String(m.fields.param1),
       status: m.status ?? m.state,
       duration_ms: m.ms ?? null,
+      attempts: attemptsOf(m),
+      total_ms: m.total_ms ?? m.ms ?? null,
       finished: m.finished ?? null,
     }),
   );

@@ -79,12 +79,12 @@ describe('search detail', () => {
     await expect.poll(async () => (await cmd(q, 'get_message', { msg_id: a }))[1].status).toMatch(/working hard/);
     q.clock.ms += 2500;
     const reply = await ask(q, { detail: true });
-    expect(reply).toEqual(['ok', { total: 1, messages: [{ msg_id: a, state: 'run', fields: expect.any(Object), status: 'run - working hard', ms: 2500, finished: null }] }]);
+    expect(reply).toEqual(['ok', { total: 1, messages: [{ msg_id: a, state: 'run', fields: expect.any(Object), status: 'run - working hard', ms: 2500, runs: 1, total_ms: 2500, finished: null }] }]);
     expect((await ask(q, { detail: false }))[1].messages[0]).toEqual({ msg_id: a, state: 'run', fields: expect.any(Object) });
     expect((await ask(q, { detail: '' }))[1].messages[0]).toEqual({ msg_id: a, state: 'run', fields: expect.any(Object) });
   });
 
-  it('a message running again: the time of this run, not the last one', async () => {
+  it('a message running again: the time of this run, not the last one; its runs counted and their times added', async () => {
     const q = await queue();
     const a = (await q.send({ param1: 'a', due: later(q) })).msg_id;
     await cmd(q, 'run_message', { msg_id: a });
@@ -92,7 +92,7 @@ describe('search detail', () => {
     expect(await cmd(q, 'requeue_message', { msg_id: a })).toEqual(['ok', 'msg requeued']);
     await q.launcher.nth(1);
     q.clock.ms += 700;
-    expect((await ask(q, { detail: true }))[1].messages[0]).toMatchObject({ state: 'run', ms: 700, finished: null });
+    expect((await ask(q, { detail: true }))[1].messages[0]).toMatchObject({ state: 'run', ms: 700, runs: 2, total_ms: 3700, finished: null });
   });
 
   it('a finished message requeued: the last run time stays, the finish is cleared', async () => {
@@ -109,7 +109,7 @@ describe('search detail', () => {
     q.clock.ms += 1000;
     expect(await cmd(q, 'requeue_message', { msg_id: a, due: later(q) })).toEqual(['ok', 'msg requeued']);
     const again = (await ask(q, { detail: true }))[1].messages[0];
-    expect(again).toMatchObject({ state: 'que', ms: 3000, finished: null });
+    expect(again).toMatchObject({ state: 'que', ms: 3000, runs: 1, total_ms: 3000, finished: null });
     expect(again.acked).toBeUndefined();
     expect(ids(await ask(q, { acked: true }))).toEqual([]);
     // Back in que it has not finished: after a finished one, whichever the order.
@@ -235,6 +235,6 @@ describe('search detail when reads fail', () => {
     spool.readHistory = async () => {
       throw new Error('no history');
     };
-    expect((await ask(q, { detail: true }))[1].messages).toEqual([{ msg_id: a, state: 'que', fields: expect.any(Object), status: 'que', ms: null, finished: null }]);
+    expect((await ask(q, { detail: true }))[1].messages).toEqual([{ msg_id: a, state: 'que', fields: expect.any(Object), status: 'que', ms: null, runs: 0, total_ms: null, finished: null }]);
   });
 });

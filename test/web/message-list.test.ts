@@ -42,7 +42,7 @@ describe('GET /q/<q>/messages.json', () => {
     expect(idsOf(first.body)).toEqual(ids.slice(-25).reverse());
     const last = await json('?limit=25&offset=100');
     expect(idsOf(last.body)).toEqual(ids.slice(0, 20).reverse());
-    expect(last.body.messages[0]).toMatchObject({ msg_id: ids[19], state: 'done', param1: 'p-19', created: T0 + 19 * 60_000, count: 0, status: 'done', duration_ms: null, finished: T0 + 19 * 60_000 });
+    expect(last.body.messages[0]).toMatchObject({ msg_id: ids[19], state: 'done', param1: 'p-19', created: T0 + 19 * 60_000, count: 0, attempts: 1, status: 'done', duration_ms: null, total_ms: null, finished: T0 + 19 * 60_000 });
     expect(last.body.messages[2]).toMatchObject({ msg_id: ids[17], state: 'que', status: 'que', finished: null });
   });
 

@@ -25,10 +25,12 @@ const ROW = {
     acked: { type: 'boolean' },
     created: { type: ['integer', 'null'], description: 'Epoch ms, from the id' },
     due: { type: ['integer', 'null'], description: 'Epoch seconds' },
-    count: { type: ['integer', 'null'], description: 'Attempts' },
+    count: { type: ['integer', 'null'], description: "The message's `count` field" },
+    attempts: { type: 'integer', description: 'The runs it had (its history), a running one included' },
     param1: { type: ['string', 'null'] },
     status: { type: 'string', description: '`<state> - <status text>`' },
     duration_ms: { type: ['number', 'null'], description: "The last run's wall time (a running one's so far)" },
+    total_ms: { type: ['number', 'null'], description: "All its runs' wall time together (a running one's so far)" },
     finished: { type: ['number', 'null'], description: 'Epoch ms it finished' },
   },
 };

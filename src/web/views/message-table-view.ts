@@ -42,6 +42,12 @@ export function runTime(ms: number | null): string {
   return s < 3600 ? `${Math.floor(s / 60)}m ${s % 60}s` : `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
 }
 
+/** The time of all its runs; the last run's in the title when there were more. */
+function durationCell(r: ListRow): SafeHtml {
+  const title = r.attempts > 1 && r.duration_ms !== null ? `${r.attempts} runs; the last ${runTime(r.duration_ms)}` : '';
+  return html`<td class="num duration"${title ? html` title="${title}"` : ''}>${runTime(r.total_ms)}</td>`;
+}
+
 function tabs(d: MessageTableData, urls: Urls): SafeHtml {
   const c = d.counts.counts;
   const countOf = (s: ListState) => (c ? (s === 'acked' ? c.err_acked : c[s]) : null);
@@ -88,7 +94,7 @@ function row(d: MessageTableData, r: ListRow, urls: Urls): SafeHtml {
 <td class="id"><a class="msg-link" href="${urls.msg(d.name, id)}">${r.msg_id}</a></td>
 <td><span class="state-chip state-${state}">${state}</span></td>
 <td>${utcTime(r.created)}</td><td class="due">${r.state === 'que' && r.due !== null ? dueTime(r.due * 1000, d.now) : utcTime(r.due === null ? null : r.due * 1000)}</td>
-<td class="num">${r.count ?? '-'}</td><td class="num">${runTime(r.duration_ms)}</td>
+<td class="num attempts">${r.attempts}</td>${durationCell(r)}
 <td class="param">${r.param1 ?? ''}</td><td class="status">${r.status}</td>
 <td class="actions">${rowActions(d, r, urls)}</td></tr>`;
 }
