@@ -4,6 +4,8 @@ import { queuePaths } from '../config/paths.js';
 import type { CreateFields } from '../message/message.js';
 import type { Answer } from '../ipc/answer.js';
 import { QueueClient } from '../ipc/queue-client.js';
+import { mayHaveArrived } from '../ipc/socket-client.js';
+import { untilQueueAnswers } from '../ipc/until-answers.js';
 import { isValidQueueName } from '../message/names.js';
 
 export type DeliveryResult = { ok: true; id: string } | { ok: false; error: string };
@@ -18,6 +20,12 @@ export interface DeliveryDeps {
   root: string;
   /** How long a queue may take to answer before the attempt counts as failed. */
   timeoutMs: number;
+  /**
+   * How long a delivery waits for a queue whose process is not listening (yet): rq-mgr starts the
+   * timers and the queues together, and a timer that fires at once must not fail on a queue that
+   * is a second from answering.
+   */
+  startWaitMs: number;
 }
 
 export function createDelivery(deps: DeliveryDeps): Deliver {
@@ -27,9 +35,14 @@ export function createDelivery(deps: DeliveryDeps): Deliver {
     const paths = queuePaths(deps.root, queue);
     // The classic client refuses a queue without a directory; say so rather than "no socket".
     if (!fs.existsSync(paths.dir)) return { ok: false, error: `queue ${queue} not found (no directory ${paths.dir})` };
+    const client = QueueClient.oneShot(paths.sock, { timeoutMs: deps.timeoutMs });
     let r: Answer<string>;
     try {
-      r = await QueueClient.oneShot(paths.sock, { timeoutMs: deps.timeoutMs }).create(fields);
+      r = await client.create(fields).catch(async (err: unknown) => {
+        // Not connected: the queue never saw it, so asking again once it answers cannot make a duplicate.
+        if (mayHaveArrived(err) || !(await untilQueueAnswers(() => client.ping(), deps.startWaitMs))) throw err;
+        return client.create(fields);
+      });
     } catch (err) {
       return { ok: false, error: `queue ${queue}: ${(err as Error).message}` };
     }

@@ -13,6 +13,8 @@ import { handleTimersRequest } from './timer-commands.js';
 
 /** How long a queue may take to accept a timer message before the attempt counts as failed. */
 const DELIVERY_TIMEOUT_MS = 10_000;
+/** How long a delivery waits for a queue that is not listening yet (starting with rq-mgr) before it counts as failed. */
+const QUEUE_START_WAIT_MS = 30_000;
 
 export async function main(argv: string[]): Promise<void> {
   const { opts } = parseArgs(['timers', ...argv]);
@@ -25,7 +27,7 @@ export async function main(argv: string[]): Promise<void> {
 
   await fsp.mkdir(paths.timers, { recursive: true });
   const stats = newStats();
-  const table = new TimerTable({ deliver: createDelivery({ root, timeoutMs: DELIVERY_TIMEOUT_MS }), stats, log });
+  const table = new TimerTable({ deliver: createDelivery({ root, timeoutMs: DELIVERY_TIMEOUT_MS, startWaitMs: QUEUE_START_WAIT_MS }), stats, log });
   const dir = new TimerDir({ dir: paths.timers, table, stats, allowShortPeriod, log });
   const server = await listenSocket({ path: paths.timersSock, proto: 'rq2', log, handle: (payload) => handleTimersRequest({ table, stats }, payload) });
 

@@ -201,6 +201,25 @@ describe('timers process', () => {
     expect(notMarker(await received(q))).toEqual([g]);
   }, 45_000);
 
+  it('holds a delivery to a queue that is not up yet until it answers: no failure, no warning', async () => {
+    await addQueue(t.root, 'tq');
+    await fs.writeFile(path.join(t.root, 'config', 'tq.pause'), '');
+    timers = await TimersProc.start(t.root);
+    await linkTimer(t.root, 'early.json', { period: 60, msg: { dest: 'tq', param1: 'early' } });
+    await waitFor(async () => (await timers!.logLines()).some((l) => l.msg === 'timer added; fires now'), 'the timer to fire');
+    const upFrom = Date.now();
+    const q = await QueueProc.start(t.root, 'tq');
+    queues.push(q);
+    const [g] = await receivedAtLeast(q, 1);
+    // Fired before the queue was started, created by it afterwards: the one delivery waited.
+    expect(g.due).toBeLessThan(upFrom);
+    expect(g.created).toBeGreaterThanOrEqual(upFrom);
+    const st = await waitFor(async () => ((await timers!.status()).sent === 1 ? timers!.status() : false), 'the delivery to be counted');
+    expect(st.errors).toBe(0);
+    await waitFor(async () => (await timers!.logLines()).some((l) => l.msg === 'timer message sent'), 'the delivery to be logged');
+    expect((await timers.logLines()).filter((l) => Number(l.level) >= 40)).toEqual([]);
+  }, 45_000);
+
   it('counts deliveries to a missing queue as errors and keeps running', async () => {
     timers = await TimersProc.start(t.root);
     await linkTimer(t.root, 'lost.json', { period: 30, msg: { dest: 'nosuchq' } });

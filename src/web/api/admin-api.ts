@@ -8,7 +8,7 @@ import type { Answer } from '../../ipc/answer.js';
 import { type Params, objectParam, textParam } from '../params.js';
 import { pathParam } from '../request-params.js';
 import { rubyInspect } from '../ruby-inspect.js';
-import { untilQueueAnswers } from '../queue-ready.js';
+import { untilQueueAnswers } from '../../ipc/until-answers.js';
 import { requireInScriptDirs } from '../script-dirs.js';
 import { html } from '../views/html.js';
 import { type WebContext, error, notice } from '../web-context.js';

@@ -1,6 +1,6 @@
 // untilQueueAnswers: pings a starting queue until it answers, and gives up at its bound.
 import { describe, expect, it } from 'vitest';
-import { untilQueueAnswers } from '../../src/web/queue-ready.js';
+import { untilQueueAnswers } from '../../src/ipc/until-answers.js';
 
 describe('untilQueueAnswers', () => {
   it('keeps pinging through refusals and a wrong answer, and is true at the first pong', async () => {

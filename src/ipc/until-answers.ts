@@ -1,4 +1,4 @@
-// Waiting, bounded, for a just-created queue's process to answer, so a client that follows the creation's 303 finds the queue up.
+// Waiting, bounded, for a queue process that is starting to answer: a just-created queue (the web's 303), a queue a timer fires at while rq-mgr starts it.
 import { setTimeout as delay } from 'node:timers/promises';
 
 /** First pause between two pings; it doubles up to MAX_PAUSE_MS. A fresh queue answers within tens of ms. */
@@ -9,9 +9,10 @@ const MAX_PAUSE_MS = 200;
  * Pings until the queue answers or `timeoutMs` passes; true when it answered. rq-mgr answers
  * create_queue once the directory is made and the process spawned, before that process listens:
  * classic clients (and brightroll's tests) read `/q/<q>/config` or post a message right after the
- * redirect. This runs once per queue creation, never on a message's path, so a short backoff
- * between pings is simpler than watching the directory for the socket (which still refuses
- * connections between its bind and its listen).
+ * redirect. The timers daemon, started beside the queues, holds a delivery the same way. This runs
+ * while a queue starts, never on a message's path, so a short backoff between pings is simpler
+ * than watching the directory for the socket (which still refuses connections between its bind
+ * and its listen).
  */
 export async function untilQueueAnswers(ping: () => Promise<boolean>, timeoutMs: number, now: () => number = Date.now): Promise<boolean> {
   const deadline = now() + timeoutMs;
