@@ -2,15 +2,19 @@
 import type { GlobalConfig } from './global-config.js';
 
 export interface WebLimits {
-  /** Open HTTP connections at once; past it a new one is answered 503. */
+  /** Open HTTP connections at once; past it a new one takes the place of an idle one (web/connection-table.ts), or is answered 503 when none is idle. */
   maxConnections: number;
-  /** Open connections from one client address; past it 429. Loopback is not exempt: a local runaway is still a runaway. */
+  /** Open connections from one client address (an IPv6 /64); past it a new one takes the place of that address's oldest idle one, or is answered 429. Loopback is not exempt: a local runaway is still a runaway. */
   maxPerAddress: number;
   /** Server-Sent Events streams at once, /events and log tails together. */
   maxSseStreams: number;
   /** Log tails of one message at once. */
   maxTailsPerMessage: number;
-  /** A request's headers must be in this long after its connection opened (or its previous reply): a slow drip is cut with 408. */
+  /**
+   * A request's headers must be in this long after its connection opened (or its previous reply): a
+   * slow drip or a silent opener is cut with 408. A few seconds: a client that has connected sends
+   * its headers at once, and each such connection holds a slot of its address until then.
+   */
   headersTimeoutMs: number;
   /** An idle keep-alive connection is closed after this long. */
   keepAliveTimeoutMs: number;
@@ -25,7 +29,7 @@ export const DEFAULT_WEB_LIMITS: WebLimits = {
   maxPerAddress: 128,
   maxSseStreams: 1000,
   maxTailsPerMessage: 100,
-  headersTimeoutMs: 10_000,
+  headersTimeoutMs: 5_000,
   keepAliveTimeoutMs: 5_000,
   shutdownGraceMs: 10_000,
   retryAfterS: 5,

@@ -1,7 +1,8 @@
-// Connection floods (issue 20): idle keep-alive connections, SSE log tails, a slow drip and a silent socket against the web, then held
-// connections against a queue socket; meanwhile a normal client keeps creating messages. The web's memory stays bounded, the excess
-// gets 503/429 with Retry-After (a busy reply on the queue socket), the normal client keeps being served, and every message it was
-// told about exists. CI sizes by default; RQ_CHAOS_BIG=1 for the issue's 5,000 idle connections and 2,000 tails.
+// Connection floods: idle keep-alive connections, SSE log tails, a slow drip and a silent socket against the web, then held
+// connections against a queue socket; meanwhile a normal client keeps creating messages. The web's memory and sockets stay bounded,
+// the excess takes the place of idle connections (503/429 with Retry-After only where none is idle; a busy reply on the queue
+// socket), the normal client keeps being served, and every message it was told about exists. CI sizes by default; RQ_CHAOS_BIG=1
+// for 5,000 idle connections and 2,000 tails.
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import http from 'node:http';
@@ -132,6 +133,27 @@ class NormalClient {
 /** How many connections of a batch ended as `kind` (an HTTP status, pong, refused). */
 const n = (b: BatchResult, kind: string): number => b.counts[kind] ?? 0;
 
+/**
+ * How a connection of the flood can end: served, refused with Retry-After when nothing could make
+ * room for it, or evicted before its request was read (flood.mjs's client writes its request only
+ * when its own loop sees the connect, and one that is late is half-open to the server), closed
+ * without an answer, reset if its request came while it waited to be closed.
+ */
+const OUTCOMES = ['200', '429', '503', 'closed without an answer', 'error ECONNRESET'];
+const outcomes = (b: BatchResult): number => OUTCOMES.reduce((sum, k) => sum + n(b, k), 0);
+/**
+ * TCP sockets the web may hold at once: max_connections counted, as many evicted ones held before
+ * they are closed (web/slow-close.ts), and a few of its own (queue sockets, event feeds).
+ */
+const SOCKETS_BOUND = 2 * L.maxConnections + 64;
+
+/** Sockets the web process has open now (/proc/<pid>/fd). */
+async function webSockets(pid: number): Promise<number> {
+  const fds = await fs.readdir(`/proc/${pid}/fd`);
+  const links = await Promise.all(fds.map((fd) => fs.readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')));
+  return links.filter((l) => l.startsWith('socket:')).length;
+}
+
 async function rssKiB(pid: number): Promise<number> {
   const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]);
@@ -170,7 +192,7 @@ afterAll(async () => {
 });
 
 describe(`connection flood (${BIG ? 'RQ_CHAOS_BIG' : 'CI'} sizes: ${JSON.stringify(SIZE)})`, () => {
-  it('keeps the web bounded and serving, refuses the excess with Retry-After, and orphans no message', { timeout: BIG ? 600_000 : 180_000 }, async () => {
+  it('keeps the web bounded and serving, makes room from idle connections or refuses with Retry-After, and orphans no message', { timeout: BIG ? 600_000 : 180_000 }, async () => {
     const webPid = (await w.mgr.cmd('status'))[1]['[web]'].pid as number;
     expect(Number.isInteger(webPid) && webPid > 1).toBe(true);
     const tailIds: string[] = [];
@@ -202,23 +224,27 @@ describe(`connection flood (${BIG ? 'RQ_CHAOS_BIG' : 'CI'} sizes: ${JSON.stringi
       await sample();
       await normal.served(3, 'with the tails open');
 
-      // 2. One address opens far more idle keep-alive connections than it may hold.
+      // 2. One address opens far more idle keep-alive connections than it may hold: each past its cap takes the place of
+      // its oldest idle one (or is refused 429 while all of them are busy or just accepted); the connections it holds never
+      // pass its cap, and the web's sockets stay bounded.
       const one = await flood.http(w.port, Array.from({ length: SIZE.idle }, () => ({ from: '127.0.0.2', path: '/favicon.ico' })));
-      expect(n(one, '200')).toBeLessThanOrEqual(L.maxPerAddress);
-      expect(n(one, '429') + n(one, '503')).toBe(SIZE.idle - n(one, '200'));
-      if (!BIG) expect(n(one, '429')).toBe(SIZE.idle - L.maxPerAddress);
+      expect(outcomes(one), JSON.stringify(one.counts)).toBe(SIZE.idle);
+      expect(n(one, '200')).toBeGreaterThanOrEqual(L.maxPerAddress);
+      expect(n(one, '503')).toBe(0);
       expect(one.retryAfterMissing).toBe(0);
+      expect(await webSockets(webPid)).toBeLessThanOrEqual(SOCKETS_BOUND);
       await sample();
       await normal.served(3, 'with one address flooding');
 
-      // 3. Many addresses, each under its own limit, together past max_connections.
+      // 3. Many addresses, each under its own limit, together past max_connections: idle connections of the address holding
+      // the most make room (127.0.0.2's first), so most are served; the tails are busy and stay.
       const many = await flood.http(w.port, Array.from({ length: SIZE.idle }, (_, i) => ({ from: `127.0.1.${1 + Math.floor(i / 100)}`, path: '/favicon.ico' })));
-      expect(n(many, '503')).toBeGreaterThan(0);
-      expect(n(many, '200') + n(many, '503')).toBe(SIZE.idle);
-      expect(n(t, '200') + n(one, '200') + n(many, '200')).toBeLessThanOrEqual(L.maxConnections);
+      expect(outcomes(many), JSON.stringify(many.counts)).toBe(SIZE.idle);
+      expect(n(many, '200')).toBeGreaterThanOrEqual(SIZE.idle / 2);
       expect(many.retryAfterMissing).toBe(0);
+      expect(await webSockets(webPid)).toBeLessThanOrEqual(SOCKETS_BOUND);
       await sample();
-      // Its connection was open before the flood: it keeps being served while new ones are refused.
+      // Its one connection is the smallest holding of any address: the flood's own idle connections make room, never it.
       await normal.served(3, 'with the server full');
       await sample();
 

@@ -12,6 +12,7 @@ import { cutLineMarker, logLimitMarker } from '../../src/queue/run-log.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../../src/config/queue-config.js';
 import { perTestRoot } from '../helpers/per-test-root.js';
 import { FIXTURES, QueueProc, addQueue, waitFor } from '../helpers/rq-root.js';
+import { runQueueWaitMs } from '../helpers/run-queue-wait.js';
 import { seededRandom } from '../helpers/seeded-random.mjs';
 import { budget } from '../helpers/time-budget.js';
 
@@ -39,11 +40,6 @@ interface Watched {
 
 function rssMb(pid: number): number {
   return Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
-}
-
-/** Milliseconds a process's main thread (its event loop) has waited on a run queue: schedstat's second field. */
-function runQueueWaitMs(pid: number): number {
-  return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
 }
 
 /**
