@@ -35,6 +35,8 @@ export class LogDestination {
   private torn = false;
   /** flush callbacks waiting for the write in flight. */
   private flushed: Array<(err?: Error) => void> = [];
+  /** Rewrites each line before it is held (log-format.ts: pretty on a terminal); null keeps pino's JSON. */
+  format: ((line: string) => string) | null = null;
   /** Called once per failing spell, with the number of lines lost, when writing works again. */
   recovered: (dropped: number) => void = () => undefined;
 
@@ -60,7 +62,8 @@ export class LogDestination {
     return !this.writing && !this.pending.length;
   }
 
-  write(line: string): boolean {
+  write(json: string): boolean {
+    const line = this.format ? this.format(json) : json;
     if (this.pendingBytes + line.length > MAX_PENDING_BYTES) {
       this.dropped += 1;
       return true;

@@ -157,7 +157,8 @@ export class ScanDir {
     const text = JSON.stringify(c.config);
     if (!fs.existsSync(p.dir)) {
       const reply = await this.sup.createQueue(c.config, { scandirTarget: c.target });
-      this.log.info({ queue: c.name, reply }, 'scandir created queue');
+      // The supervisor logs the creation (or why it failed) at info: this line only adds where it came from.
+      this.log.debug({ queue: c.name, reply }, 'scandir created queue');
       if (reply[0] === 'fail') return;
     } else {
       const current = await fsp.readFile(p.configFile, 'utf8').catch(() => '');

@@ -59,7 +59,9 @@ export class Worker {
     child.stdin?.on('error', () => undefined);
     child.once('error', (err) => this.log.error({ worker: this.name, err: err.message }, 'could not start'));
     child.once('exit', (code, signal) => this.onExit(child, code, signal));
-    this.log.info({ worker: this.name, child_pid: child.pid }, 'started');
+    // A first start is bookkeeping (rq-mgr's own line lists the queues); a restart is news.
+    if (this.restarts > 0) this.log.info({ worker: this.name, child_pid: child.pid, restarts: this.restarts }, 'started');
+    else this.log.debug({ worker: this.name, child_pid: child.pid }, 'started');
   }
 
   private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {

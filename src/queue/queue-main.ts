@@ -24,7 +24,7 @@ export async function main(argv: string[]): Promise<void> {
   const root = resolveRoot(typeof opts.root === 'string' ? opts.root : undefined);
   const name = assertQueueName(opts.name);
   const paths = queuePaths(root, name);
-  const log = createLogger({ name: `rq-que ${name}`, fd: 1 }).child({ queue: name });
+  const log = createLogger({ name: `rq-que ${name}`, fd: 1, terminalLevel: 'warn' }).child({ queue: name });
   process.title = `[rq-que] [${name}]`;
 
   const global = await loadGlobalConfig(rootPaths(root).configFile);

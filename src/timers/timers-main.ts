@@ -20,7 +20,7 @@ export async function main(argv: string[]): Promise<void> {
   const { opts } = parseArgs(['timers', ...argv]);
   const root = resolveRoot(typeof opts.root === 'string' ? opts.root : undefined);
   const paths = rootPaths(root);
-  const log = createLogger({ name: 'rq-timers', fd: 1 });
+  const log = createLogger({ name: 'rq-timers', fd: 1, terminalLevel: 'warn' });
   process.title = '[rq-timers]';
   // rq-mgr exports config.json's `env`; short periods exist only so tests need not wait a minute.
   const allowShortPeriod = process.env.RQ_ENV === 'test';

@@ -19,7 +19,7 @@ async function main(): Promise<number | void> {
   const { values } = parseArgs({ options: { root: { type: 'string' }, 'watch-stdin': { type: 'boolean', default: false } }, strict: true });
   const root = resolveRoot(values.root);
   const paths = rootPaths(root);
-  const log = createLogger({ name: 'rq-web', fd: 1 });
+  const log = createLogger({ name: 'rq-web', fd: 1, terminalLevel: 'warn' });
   process.title = '[rq-web]';
   let config;
   try {
