@@ -49,6 +49,8 @@ export const ERRORS = {
   // Not found, each for what is missing.
   RQ_ERR_QUEUE_NOT_FOUND: { status: 404, message: 'Queue not found: %s' },
   RQ_ERR_NO_SUCH_QUEUE: { status: 404, message: 'queue not found: %s' },
+  // A name rq-mgr would have as a queue but refused (scandir/<q> without an executable run, …): why, and the fix.
+  RQ_ERR_QUEUE_NOT_RUNNING: { status: 404, message: 'queue %s is not running: %s' },
   RQ_ERR_MSG_NOT_FOUND: { status: 404, message: 'Message not found: %s' },
   RQ_ERR_FILE_NOT_FOUND: { status: 404, message: '%s not found%s' },
   RQ_ERR_UPLOAD_MISSING: { status: 404, message: 'filedata: expected %s' },

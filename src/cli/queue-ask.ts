@@ -2,11 +2,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { RqError, isRqError, shown } from '../errors.js';
-import { queuePaths } from '../config/paths.js';
+import { queuePaths, rootPaths } from '../config/paths.js';
 import { queueNameFitProblem, queueNameRoom } from '../config/socket-paths.js';
 import type { Answer } from '../ipc/answer.js';
 import { partialOf } from '../ipc/partial-reply.js';
 import { QueueClient } from '../ipc/queue-client.js';
+import { MgrClient } from '../ipc/mgr-client.js';
 
 /** `cli:$USER` (else the account's name): who asked, for the message's history and `cancel.by`. */
 export function actor(env: NodeJS.ProcessEnv): string {
@@ -32,7 +33,7 @@ export async function ask<T>(root: string, name: string, call: (c: QueueClient) 
   } catch {
     st = undefined;
   }
-  if (!st?.isDirectory()) throw RqError.of('RQ_ERR_NO_SUCH_QUEUE', name);
+  if (!st?.isDirectory()) throw await noQueue(root, name);
   let a: Answer<T>;
   try {
     a = await call(QueueClient.oneShot(p.sock, { timeoutMs }));
@@ -43,6 +44,12 @@ export async function ask<T>(root: string, name: string, call: (c: QueueClient) 
   }
   if (!Array.isArray(a.raw) || a.raw.length === 0) throw RqError.of('RQ_ERR_PROTOCOL', `queue ${name}: unexpected reply: ${shown(a.raw)}`);
   return a;
+}
+
+/** The refusal for a name that is no queue of the root: why, when rq-mgr refused an entry of that name; else the classic text. */
+export async function noQueue(root: string, name: string): Promise<RqError> {
+  const why = await new MgrClient(rootPaths(root).mgrSock).whyNotQueue(name);
+  return why ? RqError.of('RQ_ERR_QUEUE_NOT_RUNNING', name, why) : RqError.of('RQ_ERR_NO_SUCH_QUEUE', name);
 }
 
 /** `<status> <text>`: the classic tool's output line for a reply. */

@@ -17,15 +17,31 @@ const MAX_OFFSET = 10_000_000;
 const DEFAULT_LIMIT = 50;
 const COUNTS = ['prep', 'que', 'run', 'done', 'relayed', 'err', 'err_acked'] as const;
 
-type Row = { queue: string; status: string; counts: QueueMetrics['live']['counts'] | null; problem?: string };
+type Row = { queue: string; status: string; counts: QueueMetrics['live']['counts'] | null; reason?: string; problem?: string };
 
-/** `<queue> <STATUS> prep 0 que 2 run 1 done 40 relayed 0 err 1 err_acked 0`; a queue that does not answer is UNREACHABLE. */
-const queueLine = (r: Row) => (r.counts ? `${r.queue} ${r.status} ${COUNTS.map((k) => `${k} ${r.counts![k]}`).join(' ')}` : `${r.queue} ${r.status}`);
+/**
+ * `<queue> <STATUS> prep 0 que 2 run 1 done 40 relayed 0 err 1 err_acked 0`, then ` - <why>` when
+ * the queue cannot run scripts (SCRIPTERROR, DISK FULL); a queue that does not answer is UNREACHABLE.
+ */
+function queueLine(r: Row): string {
+  const line = r.counts ? `${r.queue} ${r.status} ${COUNTS.map((k) => `${k} ${r.counts![k]}`).join(' ')}` : `${r.queue} ${r.status}`;
+  return r.reason ? `${line} - ${r.reason}` : line;
+}
+
+/** Statuses in which a queue runs no script for a reason it can give (status_detail). */
+const HELD = new Set(['SCRIPTERROR', 'DISK FULL']);
+
+/** The row with why its queue runs no script, asked only of a queue in SCRIPTERROR or DISK FULL. */
+async function withReason(root: string, row: Row): Promise<Row> {
+  if (!HELD.has(row.status)) return row;
+  const d = await ask(root, row.queue, (c) => c.statusDetail()).catch(() => null);
+  return d?.ok && d.value.reason ? { ...row, reason: d.value.reason } : row;
+}
 
 const queues: RqCommand = {
   summary: 'list the root\'s queues with their status (UP, PAUSE, DOWN, SCRIPTERROR, DISK FULL) and message counts',
   options: [JSON_FLAG],
-  notes: ['A queue whose process does not answer is listed as UNREACHABLE, named on stderr, and makes the first line fail <n> (exit 1).'],
+  notes: ['A queue in SCRIPTERROR or DISK FULL ends its line with - <why> (reason in --json).', 'A queue whose process does not answer is listed as UNREACHABLE, named on stderr, and makes the first line fail <n> (exit 1).'],
   examples: ['rq queues', 'rq queues --json'],
   run: async ({ opts, root, io }) => {
     const json = flagOpt(opts, 'json');
@@ -34,7 +50,7 @@ const queues: RqCommand = {
       try {
         // metrics is answered while a queue is DOWN, so its counts still show.
         const a = await ask(root, queue, (c) => c.metrics());
-        if (a.ok) return { queue, status: a.value.status, counts: a.value.live.counts };
+        if (a.ok) return await withReason(root, { queue, status: a.value.status, counts: a.value.live.counts });
         return { queue, status: 'UNREACHABLE', counts: null, problem: `queue ${queue}: ${replyLine(a)}` };
       } catch (err) {
         return { queue, status: 'UNREACHABLE', counts: null, problem: (err as Error).message };
@@ -42,7 +58,7 @@ const queues: RqCommand = {
     });
     for (const r of rows) if (r.problem) io.stderr(`rq: ${r.problem}`);
     const status = rows.some((r) => r.problem) ? 'fail' : 'ok';
-    if (json) io.stdout(JSON.stringify(rows.map(({ queue, status: s, counts }) => ({ queue, status: s, counts }))));
+    if (json) io.stdout(JSON.stringify(rows.map(({ queue, status: s, counts, reason }) => ({ queue, status: s, counts, ...(reason ? { reason } : {}) }))));
     else for (const line of [`${status} ${rows.length}`, ...rows.map(queueLine)]) io.stdout(line);
     return status === 'ok' ? 0 : 1;
   },

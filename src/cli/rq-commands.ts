@@ -17,6 +17,7 @@ import { WAIT_COMMANDS, waitAndReport, waitOpt } from './rq-wait.js';
 import { TAIL_COMMANDS } from './rq-tail.js';
 import { BROWSE_COMMANDS } from './rq-browse.js';
 import { OPERATOR_COMMANDS } from './rq-operator.js';
+import { DOCTOR_COMMANDS } from './rq-doctor.js';
 import { BULK_COMMANDS } from './rq-bulk.js';
 import { FROM_FILE, sendFromFile } from './rq-from-file.js';
 import { type Options, checkQueueName, flagOpt, messageFields, msgIdOpt, pathnameOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
@@ -261,4 +262,5 @@ export const RQ_COMMANDS: Record<string, RqCommand> = {
   ...BROWSE_COMMANDS,
   ...TAIL_COMMANDS,
   ...OPERATOR_COMMANDS,
+  ...DOCTOR_COMMANDS,
 };

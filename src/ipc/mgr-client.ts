@@ -45,7 +45,20 @@ export interface LimitKeyStatus {
   waiting: { ref: string; queue: string; since: number; position: number }[];
 }
 
+/** An entry rq-mgr would have as a queue and does not (`refused_queues`): what is wrong and what to do. */
+export interface RefusedEntry {
+  /** The scandir/ entry's name (or the queue directory's, with `dir`). */
+  entry: string;
+  reason: string;
+  fix: string;
+  /** Its link is fine but its config.json is not: the queue, if any, runs with its last config. */
+  config?: true;
+  /** A directory under queues/ rq-mgr did not start, not a scandir/ entry. */
+  dir?: true;
+}
+
 const isWorkers = (v: unknown): v is Record<string, WorkerInfo> => isObject(v);
+const isRefused = (v: unknown): v is RefusedEntry[] => isArray(v) && v.every((e) => isObject(e) && isString(e.entry) && isString(e.reason) && isString(e.fix));
 
 export class MgrClient {
   constructor(
@@ -80,6 +93,21 @@ export class MgrClient {
   /** Worker states (an rq extension: an older supervisor refuses it). */
   async status(timeoutMs?: number): Promise<Answer<Record<string, WorkerInfo>>> {
     return answer(await this.send('status', '', timeoutMs), isWorkers);
+  }
+
+  /** Entries that are no queue, each with the reason and the fix (an rq extension: an older supervisor refuses it). */
+  async refusedQueues(timeoutMs?: number): Promise<Answer<RefusedEntry[]>> {
+    return answer(await this.send('refused_queues', '', timeoutMs), isRefused);
+  }
+
+  /**
+   * Why `name` is no queue, as `<reason> (<fix>)`, when rq-mgr refused an entry of that name; null
+   * when it did not, or does not answer within `timeoutMs` (the caller then says what it would have).
+   */
+  async whyNotQueue(name: string, timeoutMs = 2000): Promise<string | null> {
+    const r = await this.refusedQueues(timeoutMs).catch(() => null);
+    const e = r?.ok ? r.value.find((x) => x.entry === name && !x.config) : undefined;
+    return e ? `${e.reason} (${e.fix})` : null;
   }
 
   async admin(op: AdminOp, queue: string): Promise<Answer<unknown>> {

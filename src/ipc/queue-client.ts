@@ -19,6 +19,13 @@ export interface MessageStatus {
   state: State;
 }
 
+/** A queue's status and, when it cannot run scripts (SCRIPTERROR, DISK FULL), why. */
+export interface StatusDetail {
+  status: string;
+  reason?: string;
+}
+
+const isStatusDetail = (v: unknown): v is StatusDetail => isObject(v) && isString(v.status) && (v.reason === undefined || isString(v.reason));
 const isState = (v: unknown): v is State => isString(v);
 const isCounts = (v: unknown): v is StateCounts => isObject(v) && STATES.every((k) => isNumber(v[k]));
 const isView = (v: unknown): v is MessageView => isObject(v) && isString(v.msg_id);
@@ -73,6 +80,11 @@ export class QueueClient {
   /** UP, PAUSE, DOWN, SCRIPTERROR or DISK FULL. */
   async status(): Promise<Answer<string>> {
     return answer(await this.send('status', {}), isString, true);
+  }
+
+  /** The status and, in SCRIPTERROR or DISK FULL, why (an rq extension: an older queue refuses it). */
+  async statusDetail(): Promise<Answer<StatusDetail>> {
+    return answer(await this.send('status_detail', {}), isStatusDetail);
   }
 
   async config(): Promise<Answer<Record<string, unknown>>> {

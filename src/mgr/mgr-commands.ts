@@ -7,6 +7,7 @@ import { parseRequest } from '../ipc/rq1.js';
 import { validateQueueOptions } from '../config/queue-config.js';
 import { isValidQueueName } from '../message/names.js';
 import { RQ_VERSION } from '../version.js';
+import type { RefusedEntry } from '../ipc/mgr-client.js';
 import type { Supervisor } from './supervisor.js';
 
 type Handler = (sup: Supervisor, arg: string) => Promise<unknown> | unknown;
@@ -28,7 +29,16 @@ async function createQueueLink(sup: Supervisor, file: string): Promise<unknown> 
   return sup.createQueue(raw, { configLink: real });
 }
 
-export function mgrCommands(env: string | undefined, limits: Record<string, (arg: string) => unknown>): Record<string, Handler> {
+/**
+ * What rq-mgr knows that should be a queue and is not: scandir entries it refused, and queue
+ * directories whose names do not fit this root, each with the reason and the fix.
+ */
+export function refusedQueues(sup: Supervisor, scandir: { refusals: () => RefusedEntry[] }): RefusedEntry[] {
+  const unfit = [...sup.unfit].map(([entry, reason]): RefusedEntry => ({ entry, reason: `queues/${entry}: ${reason}`, fix: 'move the root to a shorter path, or the messages to a queue with a shorter name', dir: true }));
+  return [...scandir.refusals(), ...unfit];
+}
+
+export function mgrCommands(env: string | undefined, limits: Record<string, (arg: string) => unknown>, refused: () => RefusedEntry[] = () => []): Record<string, Handler> {
   return {
     ...Object.fromEntries(Object.entries(limits).map(([name, run]) => [name, (_sup: Supervisor, arg: string) => run(arg)])),
     ping: () => ['pong'],
@@ -54,6 +64,8 @@ export function mgrCommands(env: string | undefined, limits: Record<string, (arg
     create_queue_link: (sup, arg) => createQueueLink(sup, arg),
     // rq extension: worker states for `rq-mgr status` and the web's health check.
     status: (sup) => ['ok', sup.status()],
+    // rq extension: entries that are no queue and why, for `rq doctor`, a send to such a name, the web's 404.
+    refused_queues: () => ['ok', refused()],
   };
 }
 

@@ -9,7 +9,7 @@ import { queueNameRoom, rootSocketProblem } from '../config/socket-paths.js';
 import { listenSocket } from '../ipc/socket-server.js';
 import { createLogger } from '../log.js';
 import { DAEMON_UMASK, untilStopped } from '../daemon.js';
-import { handleMgrRequest, mgrCommands } from './mgr-commands.js';
+import { handleMgrRequest, mgrCommands, refusedQueues } from './mgr-commands.js';
 import { ScanDir } from './scandir.js';
 import { Supervisor } from './supervisor.js';
 import { LimitsService } from './limits-service.js';
@@ -71,7 +71,7 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   limits.arbiter.expect(sup.queueNames());
   const scandir = new ScanDir(sup, log.child({ component: 'scandir' }));
   await scandir.start();
-  const handlers = mgrCommands(config.env === undefined ? undefined : String(config.env), limits.commands());
+  const handlers = mgrCommands(config.env === undefined ? undefined : String(config.env), limits.commands(), () => refusedQueues(sup, scandir));
   const server = await listenSocket({ path: paths.mgrSock, proto: 'rq1', log, maxConnections: config.max_socket_connections, handle: (p) => handleMgrRequest(sup, handlers, p, log) });
   log.info({ root: opts.root, pid: process.pid, queues: sup.queueNames(), queue_name_max: queueNameRoom(opts.root).maxBytes }, 'rq-mgr started');
 

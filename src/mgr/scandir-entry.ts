@@ -8,8 +8,8 @@ import { queueNameProblem } from '../message/names.js';
 export type ScandirEntry =
   /** A queue to have: the link's real target and its run. */
   | { kind: 'queue'; name: string; target: string; run: string }
-  /** What the operator has to change for this entry to become a queue. */
-  | { kind: 'refused'; name: string; reason: string }
+  /** Why this entry cannot become a queue, and what the operator can change for it to become one. */
+  | { kind: 'refused'; name: string; reason: string; fix: string }
   /** Not meant as a queue (a dot-file such as .gitkeep), or gone while being looked at. */
   | { kind: 'ignored'; name: string };
 
@@ -26,28 +26,30 @@ export async function inspectEntry(dir: string, name: string, room: QueueNameRoo
   if (!st.isSymbolicLink()) {
     // Hidden files are the root's own (.gitkeep keeps the folder in git), never meant as queues.
     if (name.startsWith('.')) return { kind: 'ignored', name };
-    return { kind: 'refused', name, reason: `scandir/${name} is not a symbolic link (link a directory holding an executable run)` };
+    return { kind: 'refused', name, reason: `scandir/${name} is not a symbolic link`, fix: `move it out of scandir/ and link it instead: ln -s /path/to/${name} scandir/${name}` };
   }
-  const refused = (reason: string): ScandirEntry => ({ kind: 'refused', name, reason });
-  const nameProblem = queueNameProblem(name) ?? queueNameFitProblem(room, name);
-  if (nameProblem) return refused(nameProblem);
+  const refused = (reason: string, fix: string): ScandirEntry => ({ kind: 'refused', name, reason, fix });
+  const badName = queueNameProblem(name);
+  if (badName) return refused(badName, 'link the directory under a name of letters, digits, - and _, at most 128 characters');
+  const unfit = queueNameFitProblem(room, name);
+  if (unfit) return refused(unfit, `link the directory under a name of at most ${room.maxBytes} bytes, or move the root to a shorter path`);
   let target: string;
   try {
     target = await fsp.realpath(link);
   } catch (err) {
     const to = await fsp.readlink(link).catch(() => '?');
-    return refused(`dangling link: scandir/${name} points to ${to}, which cannot be reached (${errText(err)})`);
+    return refused(`dangling link: scandir/${name} points to ${to}, which cannot be reached (${errText(err)})`, `point scandir/${name} at a directory holding an executable run (ln -sfn DIR scandir/${name}), or remove it`);
   }
   const tst = await fsp.stat(target).catch(() => null);
-  if (!tst?.isDirectory()) return refused(`scandir/${name} links to ${target}, which is not a directory`);
+  if (!tst?.isDirectory()) return refused(`scandir/${name} links to ${target}, which is not a directory`, `link a directory holding an executable run instead (ln -sfn DIR scandir/${name})`);
   const run = path.join(target, 'run');
   const rst = await fsp.stat(run).catch((err: unknown) => errText(err));
-  if (typeof rst === 'string') return refused(`no usable run in ${target} (${rst})`);
-  if (!rst.isFile()) return refused(`${run} is not a file`);
+  if (typeof rst === 'string') return refused(`no usable run in ${target} (${rst})`, `put an executable run in ${target}`);
+  if (!rst.isFile()) return refused(`${run} is not a file`, `make ${run} an executable file`);
   try {
     await fsp.access(run, fs.constants.X_OK);
   } catch {
-    return refused(`${run} is not executable (chmod +x it)`);
+    return refused(`scandir/${name}/run is not executable`, `chmod +x ${run}`);
   }
   return { kind: 'queue', name, target, run };
 }

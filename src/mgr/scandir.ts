@@ -11,10 +11,11 @@ import { DirSync, writeFileDurable } from '../spool/durable.js';
 import { discoverQueues, isScandirQueue } from './queue-dirs.js';
 import { inspectEntry } from './scandir-entry.js';
 import type { Supervisor } from './supervisor.js';
+import type { RefusedEntry } from '../ipc/mgr-client.js';
 
 type Candidate = { name: string; target: string; config: Record<string, unknown> } | { name: string; badConfig: string };
-/** Why an entry is no queue; `config`: its link is fine but its config.json is not (the queue, if any, is left as it was). */
-type Refusal = { reason: string; config: boolean };
+/** Why an entry is no queue and how to fix it; `config`: its link is fine but its config.json is not (the queue, if any, is left as it was). */
+type Refusal = { reason: string; fix: string; config: boolean };
 
 /**
  * Watches scandir/ (and, through the links, each linked directory) and reconciles on every
@@ -29,6 +30,8 @@ export class ScanDir {
   private readonly holding = new Set<string>();
   /** Each entry that cannot become a queue, with the reason last logged: told once, again only when the reason changes. */
   private readonly told = new Map<string, string>();
+  /** The entries the last pass refused, for clients to ask (`refused_queues`): a send to one says why it is no queue. */
+  private refused = new Map<string, Refusal>();
 
   constructor(
     private readonly sup: Supervisor,
@@ -79,15 +82,21 @@ export class ScanDir {
     const room = queueNameRoom(this.sup.root);
     for (const name of await fsp.readdir(this.dir).catch(() => [] as string[])) {
       const entry = await inspectEntry(this.dir, name, room);
-      if (entry.kind === 'refused') refused.set(name, { reason: entry.reason, config: false });
+      if (entry.kind === 'refused') refused.set(name, { reason: entry.reason, fix: entry.fix, config: false });
       if (entry.kind !== 'queue') continue;
       // The run can go between the look and its realpath: the next event brings another pass.
       const c = await this.buildConfig(name, entry.target, entry.run).catch(() => null);
-      if (c && 'badConfig' in c) refused.set(name, { reason: c.badConfig, config: true });
+      if (c && 'badConfig' in c) refused.set(name, { reason: c.badConfig, fix: `correct ${path.join(entry.target, 'config.json')} (a JSON object of queue settings); the queue keeps its last config meanwhile`, config: true });
       if (c) out.set(name, c);
     }
     this.tell(refused);
+    this.refused = refused;
     return out;
+  }
+
+  /** The entries the last pass refused, by name, with the reason and the fix. */
+  refusals(): RefusedEntry[] {
+    return [...this.refused].map(([entry, r]) => ({ entry, reason: r.reason, fix: r.fix, ...(r.config ? { config: true } : {}) }));
   }
 
   /**
@@ -96,11 +105,11 @@ export class ScanDir {
    * removed is forgotten, so going wrong again is told again.
    */
   private tell(refused: Map<string, Refusal>): void {
-    for (const [name, { reason, config }] of refused) {
+    for (const [name, { reason, fix, config }] of refused) {
       if (this.told.get(name) === reason) continue;
       this.told.set(name, reason);
-      if (config) this.log.error({ queue: name, reason }, 'bad config.json in scandir link; queue left as it was');
-      else this.log.warn({ entry: name, reason }, 'scandir entry cannot become a queue');
+      if (config) this.log.error({ queue: name, reason, fix }, 'bad config.json in scandir link; queue left as it was');
+      else this.log.warn({ entry: name, reason, fix }, 'scandir entry cannot become a queue');
     }
     for (const name of [...this.told.keys()]) if (!refused.has(name)) this.told.delete(name);
   }

@@ -39,6 +39,8 @@ export class Supervisor {
   private readonly deleting = new Map<string, Promise<void>>();
   private readonly dist: string;
   stopping = false;
+  /** Queue directories not started because their names do not fit this root's socket paths, with why. */
+  readonly unfit = new Map<string, string>();
 
   constructor(private readonly deps: SupervisorDeps) {
     this.dist = deps.distDir ?? path.join(PACKAGE_DIR, 'dist');
@@ -50,7 +52,10 @@ export class Supervisor {
 
   /** Starts every queue found under queues/, then the web and timers processes that are built. */
   async start(): Promise<void> {
-    const unfit = (queue: string, reason: string) => this.deps.log.warn({ queue, reason }, 'queue not started: its name does not fit this root');
+    const unfit = (queue: string, reason: string) => {
+      this.unfit.set(queue, reason);
+      this.deps.log.warn({ queue, reason }, 'queue not started: its name does not fit this root');
+    };
     for (const name of await discoverQueues(this.root, unfit)) this.startQueue(name);
     this.web = this.component('web', 'web/web-main.js');
     this.timers = this.component('timers', 'timers/timers-main.js');

@@ -61,6 +61,22 @@ export class AdminState {
     return this.disk.full ? 'DISK FULL' : this.scriptError ? 'SCRIPTERROR' : this.admin;
   }
 
+  /** Why the queue cannot run scripts (SCRIPTERROR: the script check or the exec refusal; DISK FULL: what found no room); null when it can. */
+  get reason(): string | null {
+    return this.disk.full ? this.disk.why : this.scriptError;
+  }
+
+  /**
+   * Why a queued message does not start, for its status text, in rq's own states only (SCRIPTERROR,
+   * DISK FULL): the classic PAUSE and DOWN keep the classic text. A fixed script is noticed first.
+   */
+  heldBecause(): string | null {
+    this.recheckScript();
+    const why = this.reason;
+    if (why === null) return null;
+    return `${this.disk.full ? 'queue disk full' : 'queue script error'}: ${why}`;
+  }
+
   isDown(): boolean {
     return this.refresh() === 'DOWN';
   }

@@ -19,7 +19,7 @@ type Reply = unknown;
 type Args = Record<string, unknown>;
 type Handler = (q: Queue, args: Args) => Promise<Reply> | Reply;
 
-const ALWAYS = new Set(['ping', 'uptime', 'config', 'status', 'shutdown']);
+const ALWAYS = new Set(['ping', 'uptime', 'config', 'status', 'status_detail', 'shutdown']);
 
 const fail = (text: string): Reply => ['fail', text];
 /** A classic refusal from the catalogue, for handleRequest to answer as `["fail", text]`. */
@@ -41,6 +41,12 @@ export const COMMANDS: Record<string, Handler> = {
   uptime: (q) => [q.uptime()],
   config: (q) => ['ok', q.config],
   status: (q) => [q.status()],
+  // rq extension: the status with why the queue cannot run scripts (SCRIPTERROR, DISK FULL), which classic `status` has no room for.
+  status_detail: (q) => {
+    const status = q.status();
+    const reason = q.admin.reason;
+    return ['ok', reason === null ? { status } : { status, reason }];
+  },
   shutdown: () => ['ok'],
   ...CREATE_COMMANDS,
 

@@ -25,6 +25,8 @@ export function isNoSpace(err: unknown): boolean {
 export class DiskFull {
   private waiting = 0;
   private closed = false;
+  /** What found no room last, and the error: the reason clients are given while DISK FULL lasts. */
+  why: string | null = null;
   private readonly sleepers = new Set<() => void>();
 
   constructor(
@@ -99,6 +101,7 @@ export class DiskFull {
 
   private enter(what: string, err: Error): void {
     this.waiting += 1;
+    this.why = `${what}: ${err.message}`;
     this.log?.warn({ what, err: err.message, waiting: this.waiting }, 'DISK FULL: write retried until there is space; no script starts meanwhile');
     if (this.waiting === 1) this.changed();
   }

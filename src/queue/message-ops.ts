@@ -36,6 +36,8 @@ export interface MessageOpsDeps {
   tagged: (id: string, tags: readonly string[]) => Promise<void>;
   /** A create refused for want of space makes the queue DISK FULL until a page can be written again. */
   disk: DiskFull;
+  /** Why no queued message starts now (a script that cannot run, a full disk), or null: a queued message's status says it. */
+  held: () => string | null;
 }
 
 export class MessageOps {
@@ -106,8 +108,10 @@ export class MessageOps {
   /** `{path, status: "<state> - <text>", state}` as get_message_status answers it. */
   async statusView(id: string, where: Located): Promise<{ path: string; status: string; state: State }> {
     const job = await this.jobStatus(id, where);
-    const status = this.waitingText(id, where) ?? (job ? `${where.state} - ${job.job_status ?? ''}` : where.state);
-    return { path: this.d.spool.relPath(where.dir), status, state: where.state };
+    const parked = this.waitingText(id, where);
+    const status = parked ?? (job ? `${where.state} - ${job.job_status ?? ''}` : where.state);
+    const held = where.state === 'que' && parked === undefined ? this.d.held() : null;
+    return { path: this.d.spool.relPath(where.dir), status: held ? `${status} - waiting: ${held}` : status, state: where.state };
   }
 
   /** The derived status of a message waiting on dependencies or a slot (rq-beyond §B1.3), instead of its status file's. */

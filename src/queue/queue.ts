@@ -76,7 +76,7 @@ export class Queue {
   readonly waits: DependencyWaits;
   readonly outbox: DependencyOutbox;
   readonly stats: QueueStats;
-  private readonly admin: AdminState;
+  readonly admin: AdminState;
   private readonly dispatcher: Dispatcher;
   private readonly runs: Runs;
   private readonly webhooksSent: () => Promise<void>;
@@ -178,7 +178,7 @@ export class Queue {
       dirSync: spool.dirSync,
       log: this.log,
     });
-    this.ops = new MessageOps({ spool, index, events, now: this.now, pump: () => this.pump(), keys: this.keys, startsSoon: this.startsSoon, tagged: (id, tags) => this.tags.journalNew(id, tags), parkedWait: (id) => this.waits.waitingOf(id) ?? this.limits.waitingOf(id), admit: (msg) => this.waits.admit(msg), register: (id) => this.waits.register(id), disk: this.admin.disk });
+    this.ops = new MessageOps({ spool, index, events, now: this.now, pump: () => this.pump(), keys: this.keys, startsSoon: this.startsSoon, tagged: (id, tags) => this.tags.journalNew(id, tags), parkedWait: (id) => this.waits.waitingOf(id) ?? this.limits.waitingOf(id), admit: (msg) => this.waits.admit(msg), register: (id) => this.waits.register(id), disk: this.admin.disk, held: () => this.admin.heldBecause() });
     this.lifecycle = new LifecycleOps({ spool, index, coalescer, now: this.now, pump: () => this.pump(), log: this.log, events });
     ({ waits: this.waits, outbox: this.outbox } = wireDependencies({ ...deps, spool, events, index, ops: this.ops, lifecycle: this.lifecycle, pump: () => this.pump() }));
     this.index.onUnparked = (id, owner) => (owner === 'limit' ? this.limits.withdraw(id) : this.waits.forget(id));

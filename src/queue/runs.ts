@@ -84,7 +84,7 @@ export class Runs {
       const started = (pid?: number) => ({ from: 'que' as const, to: 'run' as const, actor: 'dispatcher', ...(pid ? { pid } : {}), attempt });
       const jobDir = spool.makeJobDir(dir);
       const script = this.d.admin.resolveScript();
-      if (!script.ok) return this.refuse(run, started(), { kind: 'script', code: 'ENOENT', text: `script error: ${script.reason}` });
+      if (!script.ok) return this.refuse(run, started(), { kind: 'script', code: 'ENOENT', text: script.reason });
       const policy = runPolicy(msg, config, jobDir, run.killGraceMs, startMs);
       let running: RunningScript;
       try {

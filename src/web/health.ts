@@ -1,6 +1,7 @@
 // GET /healthz's report: rq-mgr and each queue's state, and whether the whole counts as healthy (healthy_states in config/config.json).
 import { RqError } from '../errors.js';
 import { mgrState } from './dashboard-data.js';
+import { heldReason } from './queue-snapshot.js';
 import type { WebContext } from './web-context.js';
 
 /**
@@ -14,6 +15,8 @@ export interface QueueHealth {
   /** What the queue reports (UP, PAUSE, DOWN, SCRIPTERROR, …), or DOWN when it does not answer. */
   status: string;
   healthy: boolean;
+  /** Why a queue in SCRIPTERROR or DISK FULL runs no script. */
+  reason?: string;
   /** Why a queue that does not answer is DOWN: its worker's state, the connection error. */
   fault?: string;
 }
@@ -36,7 +39,8 @@ async function queueHealth(ctx: WebContext, name: string, worker: { status: stri
   try {
     const r = await ctx.queue(name).status();
     if (!r.ok) throw RqError.of('RQ_ERR_PROTOCOL', `status answered ${JSON.stringify(r.raw).slice(0, 200)}`);
-    return { status: r.value, healthy: healthy.has(r.value) };
+    const reason = await heldReason(ctx, name, r.value);
+    return { status: r.value, healthy: healthy.has(r.value), ...(reason ? { reason } : {}) };
   } catch (err) {
     return { status: 'DOWN', healthy: false, fault: `${(err as Error).message}${workerText ? ` (${workerText})` : ''}` };
   }
@@ -52,7 +56,7 @@ export async function healthReport(ctx: WebContext): Promise<HealthReport> {
   const checked = await Promise.all(names.map(async (n) => ((queues[n] = await queueHealth(ctx, n, workers[n], healthy)), `queue ${n}`)));
   for (const n of names) {
     const q = queues[n];
-    if (!q.healthy) failing.push({ name: `queue ${n}`, error: q.fault ?? `status ${q.status} is not one of healthy_states (${states.join(', ')})` });
+    if (!q.healthy) failing.push({ name: `queue ${n}`, error: q.fault ?? `status ${q.status} is not one of healthy_states (${states.join(', ')})${q.reason ? `: ${q.reason}` : ''}` });
   }
   return { status: failing.length ? 'fail' : 'ok', healthy_states: states, mgr: { up: mgr.up, ...(mgr.error ? { error: mgr.error } : {}) }, queues, checked: ['rq-mgr', ...checked], failing };
 }

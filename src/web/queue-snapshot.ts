@@ -12,6 +12,8 @@ export interface QueueSnapshot {
   error?: string;
   /** UP, PAUSE, DOWN, SCRIPTERROR or DISK FULL. */
   status?: string;
+  /** Why a queue in SCRIPTERROR or DISK FULL runs no script (status_detail). */
+  reason?: string;
   uptime?: number;
   /** Absent while DOWN (the queue refuses to count then) or dead. */
   counts?: StateCounts;
@@ -27,6 +29,16 @@ async function readPid(file: string): Promise<number | null> {
   }
 }
 
+/** Statuses in which a queue runs no script for a reason it can give. */
+const HELD = new Set(['SCRIPTERROR', 'DISK FULL']);
+
+/** Why a queue in SCRIPTERROR or DISK FULL runs no script; asked only then, so a healthy queue costs no extra call. */
+export async function heldReason(ctx: WebContext, name: string, status: string): Promise<string | undefined> {
+  if (!HELD.has(status)) return undefined;
+  const d = await ctx.queue(name).statusDetail().catch(() => null);
+  return d?.ok ? d.value.reason : undefined;
+}
+
 /** Asks the queue (three pipelined commands) for what the dashboard and status formats need. */
 export async function snapshotQueue(ctx: WebContext, name: string): Promise<QueueSnapshot> {
   const pid = readPid(queuePaths(ctx.deps.root, name).pidFile);
@@ -39,10 +51,12 @@ export async function snapshotQueue(ctx: WebContext, name: string): Promise<Queu
       client.counts(),
     ]);
     const s = status.ok ? status.value : 'UNKNOWN';
+    const reason = await heldReason(ctx, name, s);
     return {
       name,
       alive: true,
       status: s,
+      ...(reason ? { reason } : {}),
       uptime: uptime.ok ? uptime.value : undefined,
       counts: counts.ok ? counts.value : undefined,
       pid: await pid,

@@ -8,6 +8,7 @@ import { messageApi } from './api/message-api.js';
 import { lifecycleApi } from './api/lifecycle-api.js';
 import { statsApi } from './api/stats-api.js';
 import { statusApi } from './api/status-api.js';
+import { doctorApi } from './api/doctor-api.js';
 import { tagApi } from './api/tag-api.js';
 import { searchApi } from './api/search-api.js';
 import { listApi } from './api/list-api.js';
@@ -51,6 +52,7 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.get('/', { schema: pageDocs.dashboard }, dashboardPage(ctx));
   app.get('/dashboard.json', { schema: statusDocs.dashboardJson }, status.dashboardJson);
   app.get('/healthz', { schema: statusDocs.healthz }, status.healthz);
+  app.get('/doctor.json', { schema: statusDocs.doctorJson }, doctorApi(ctx));
   // rq-beyond §B16: Prometheus; with metrics_public it and /healthz skip basic_auth (basic-auth.ts).
   app.get('/metrics', { schema: observabilityDocs.metrics }, metricsRoute(ctx));
   app.get('/new_queue', { schema: pageDocs.newQueueForm }, forms.newQueue);

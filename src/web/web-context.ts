@@ -103,8 +103,10 @@ export class WebContext {
     // A name too long for this root's socket paths is no queue of it, even with a directory: its socket, cut short, is another queue's.
     const problem = queueNameProblem(name) ?? queueNameFitProblem(this.nameRoom, name);
     if (problem) throw RqError.of('RQ_ERR_QUEUE_NOT_FOUND', problem);
-    if (!(await this.queueExists(name))) throw RqError.of('RQ_ERR_QUEUE_NOT_FOUND', name);
-    return name;
+    if (await this.queueExists(name)) return name;
+    // A name rq-mgr refused (scandir/<q> without an executable run, …) says why and how to fix it.
+    const why = await this.deps.mgr.whyNotQueue(name);
+    throw why ? RqError.of('RQ_ERR_QUEUE_NOT_RUNNING', name, why) : RqError.of('RQ_ERR_QUEUE_NOT_FOUND', name);
   }
 
   /** A new queue's name that this root cannot hold (its socket paths would not fit): 400 naming `field`, before rq-mgr is asked. */

@@ -101,7 +101,9 @@ describe('ScanDir refusals', () => {
     await scan.kick();
     await scan.kick();
     expect(refusals()).toHaveLength(3);
-    expect(refusals()[2].reason).toMatch(/later-dir\/run is not executable/);
+    expect(refusals()[2]).toMatchObject({ reason: 'scandir/later/run is not executable', fix: expect.stringMatching(/^chmod \+x .*later-dir\/run$/) });
+    // What rq-mgr answers refused_queues with: the same entries, each with its reason and fix.
+    expect(scan.refusals()).toContainEqual({ entry: 'later', reason: 'scandir/later/run is not executable', fix: expect.stringMatching(/^chmod \+x .*later-dir\/run$/) });
   });
 
   it('a bad config.json is logged once too, at error, and its queue is not made', async () => {

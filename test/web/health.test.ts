@@ -1,4 +1,4 @@
-// GET /healthz by queue state against a real rq-mgr: SCRIPTERROR and a state left out of healthy_states are 503, an operator's DOWN is as healthy as the list says.
+// GET /healthz by queue state against a real rq-mgr: SCRIPTERROR (with its reason) and a state left out of healthy_states are 503, an operator's DOWN is as healthy as the list says.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -43,9 +43,11 @@ describe('/healthz', () => {
       const h = await health();
       return h.code === 503 ? h : false;
     }, '/healthz to turn 503');
-    expect(bad.body.queues.fixme).toEqual({ status: 'SCRIPTERROR', healthy: false });
+    // Why, as the queue gives it: a client sees the reason, not only the red state.
+    const reason = `script ${await fs.realpath(script)} is not executable`;
+    expect(bad.body.queues.fixme).toEqual({ status: 'SCRIPTERROR', healthy: false, reason });
     expect(bad.body.queues.good).toEqual({ status: 'UP', healthy: true });
-    expect(bad.body.failing).toEqual([{ name: 'queue fixme', error: 'status SCRIPTERROR is not one of healthy_states (UP, DOWN)' }]);
+    expect(bad.body.failing).toEqual([{ name: 'queue fixme', error: `status SCRIPTERROR is not one of healthy_states (UP, DOWN): ${reason}` }]);
     await fs.chmod(script, 0o755);
     await waitFor(async () => (await health()).code === 200, '/healthz to be 200 again');
   });

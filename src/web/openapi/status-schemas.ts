@@ -28,6 +28,7 @@ const DASHBOARD_QUEUE = {
     alive: { type: 'boolean', description: 'The queue process answered' },
     error: { type: 'string', description: 'Why it did not' },
     status: { type: 'string', description: 'UP, PAUSE, DOWN, SCRIPTERROR or DISK FULL' },
+    reason: { type: 'string', description: 'Why a queue in SCRIPTERROR or DISK FULL runs no script' },
     uptime: { type: 'integer' },
     counts: COUNTS,
     pid: { type: 'integer', nullable: true },
@@ -66,6 +67,7 @@ const QUEUE_HEALTH = {
   properties: {
     status: { type: 'string', description: 'What the queue reports (UP, PAUSE, DOWN, SCRIPTERROR, or any other status it may report); DOWN with `fault` when it does not answer', example: 'UP' },
     healthy: { type: 'boolean', description: '`status` is one of `healthy_states` and the queue answered' },
+    reason: { type: 'string', description: 'Why a queue in SCRIPTERROR or DISK FULL runs no script' },
     fault: { type: 'string', description: 'Why a queue that does not answer is DOWN (its worker state, the connection error)' },
   },
 };
@@ -83,6 +85,28 @@ const HEALTH = {
   },
 };
 
+const FINDING = {
+  type: 'object',
+  required: ['severity', 'subject', 'reason', 'fix'],
+  properties: {
+    severity: { type: 'string', enum: ['problem', 'info'], description: '`info`: a state an operator chose (PAUSE, DOWN); all is still well' },
+    subject: { type: 'string', description: '`rq-mgr`, `scandir/<q>`, `queues/<q>`, `queue <q>`, `config/config.json` or `disk`', example: 'scandir/noexec' },
+    reason: { type: 'string', example: 'scandir/noexec/run is not executable' },
+    fix: { type: 'string', example: 'chmod +x /srv/apps/noexec/run' },
+  },
+};
+
+const DOCTOR = {
+  type: 'object',
+  required: ['ok', 'mgr', 'running', 'findings'],
+  properties: {
+    ok: { type: 'boolean', description: 'No finding of severity `problem`' },
+    mgr: { type: 'boolean', description: 'rq-mgr answered; when it did not, that is the one finding' },
+    running: { type: 'integer', description: 'Queues whose process runs and reports UP' },
+    findings: { type: 'array', items: FINDING },
+  },
+};
+
 const QUEUE_CONFIG = { ...ANY_OBJECT, description: 'A queue config (name, script, num_workers, …); a `basic_auth` key is never served', example: { name: 'test', script: '/srv/rq/scripts/test/run', num_workers: 1 } };
 
 const mgrDown = (what: string): Json => answer(`rq-mgr did not answer: ${what}`, { json: FAIL, text: true });
@@ -97,6 +121,11 @@ export const statusSchemas = {
     summary: 'Health: rq-mgr answers and every queue is in a healthy state',
     tags: [TAGS.status],
     response: { 200: answer('rq-mgr answers and every queue is in one of `healthy_states`', { json: HEALTH }), 503: answer('rq-mgr or a queue is not (DOWN by fault, SCRIPTERROR, …); `failing` names it', { json: HEALTH }) },
+  },
+  doctorJson: {
+    summary: 'Every scandir entry and queue not running as it should, with the reason and the fix (`rq doctor`)',
+    tags: [TAGS.status],
+    response: { 200: answer('The list (`Cache-Control: no-store`); the dashboard shows it as "Needs attention"', { json: DOCTOR }) },
   },
   listTxt: {
     summary: 'Queue list as text (`q/<name>.txt` lines)',

@@ -19,12 +19,15 @@ function queueRow(q: DashboardQueue, urls: Urls, odd: boolean): SafeHtml {
   ${cells}
   <td id="q-${id}-pid" class="num">${q.pid ?? '-'}</td>
   <td id="q-${id}-uptime" class="num">${q.alive ? duration(q.uptime) : '-'}</td>
-  <td id="q-${id}-status" class="status ${q.alive && q.status === 'UP' ? 'up' : 'down'}">${status}</td>
+  <td id="q-${id}-status" class="status ${q.alive && q.status === 'UP' ? 'up' : 'down'}"${q.reason ? html` title="${q.reason}"` : ''}>${status}${q.reason ? html`<div class="muted" id="q-${id}-reason">${q.reason}</div>` : ''}</td>
 </tr>`;
 }
 
-/** `tracked`: the `#tracked` and `#limits` sections (views/tags-view.ts, views/limits-view.ts), shown under the queue list. */
-export function dashboardView(d: DashboardData, urls: Urls, allowNewQueue: boolean, tracked: SafeHtml): SafeHtml {
+/**
+ * `tracked`: the `#tracked` and `#limits` sections (views/tags-view.ts, views/limits-view.ts), shown under the queue list;
+ * `attention`: the "Needs attention" panel (views/attention-view.ts), shown above it.
+ */
+export function dashboardView(d: DashboardData, urls: Urls, allowNewQueue: boolean, tracked: SafeHtml, attention: SafeHtml = html``): SafeHtml {
   const rows = d.queues.map((q, i) => queueRow(q, urls, i % 2 === 1));
   const timers = d.timers.ok
     ? d.timers.timers.length
@@ -38,7 +41,7 @@ export function dashboardView(d: DashboardData, urls: Urls, allowNewQueue: boole
 <ul class="meta" id="mgr-meta"><li>pong</li><li>pid ${d.mgr.pid ?? '?'}</li><li>uptime ${d.mgr.uptime ?? '?'} seconds</li>
 <li class="${d.mgr.versionMismatch ? 'bad' : ''}">server: v${d.mgr.version ?? '?'}${d.mgr.versionMismatch ? html` (this web process is v${d.webVersion})` : ''}</li></ul>`
     : html`<p id="mgr-state" class="bad"><strong>QUEUE MGR is DOWN</strong></p><p class="muted">${d.mgr.error ?? ''}</p>`;
-  return html`<section class="card">
+  return html`${attention}<section class="card">
   <div class="card-head"><h2>Queue List</h2>${allowNewQueue ? html`<a class="button" id="new-queue-link" href="${urls.link('new_queue')}">New Queue</a>` : ''}</div>
   <div class="table-wrap"><table class="grid" id="queue-table" data-refresh="${urls.link('dashboard.json')}" data-events="${urls.link('events')}">
     <thead><tr><th>NAME</th><th>PREP</th><th>QUEUE</th><th>RUN</th><th>ERR</th><th>DONE</th><th>RELAYED</th><th>PID</th><th>UPTIME</th><th>STATUS</th></tr></thead>

@@ -79,7 +79,9 @@ function schedulesView(d: QueuePageData, urls: Urls): SafeHtml {
 
 export function queueView(d: QueuePageData, urls: Urls): SafeHtml {
   const s = d.snap;
-  const badge = s.alive ? html`<span class="status-badge ${s.status === 'UP' ? 'up' : 'down'}" id="queue-status">${s.status}</span>` : html`<span class="status-badge down" id="queue-status">DOWN</span>`;
+  const badge = s.alive
+    ? html`<span class="status-badge ${s.status === 'UP' ? 'up' : 'down'}" id="queue-status"${s.reason ? html` title="${s.reason}"` : ''}>${s.status}</span>${s.reason ? html` <span class="bad" id="queue-status-reason">${s.reason}</span>` : ''}`
+    : html`<span class="status-badge down" id="queue-status">DOWN</span>`;
   // queue.js follows the queue from GET /events.
   const head = html`<div class="page-head" id="queue-head" data-events="${urls.link(`events?queue=${encodeURIComponent(d.name)}`)}"><h1 id="queue-name">${d.name}</h1>${badge}
   <span class="meta">pid <span id="queue-pid">${s.pid ?? '-'}</span> · uptime <span id="queue-uptime">${s.alive ? duration(s.uptime) : '-'}</span> · <a id="stats-link" href="${urls.queue(d.name, '/stats')}">statistics</a></span>

@@ -1,0 +1,144 @@
+// What in a root is not running as it should, each with the reason and the fix: `rq doctor` prints it, GET /doctor.json serves it.
+import fs from 'node:fs/promises';
+import { rootPaths } from '../config/paths.js';
+import { loadGlobalConfig } from '../config/global-config.js';
+import type { Answer } from '../ipc/answer.js';
+import type { RefusedEntry, WorkerInfo } from '../ipc/mgr-client.js';
+import type { StatusDetail } from '../ipc/queue-client.js';
+
+/** `problem`: something to fix; `info`: a state an operator chose (PAUSE, DOWN), listed but all is still well. */
+export type Severity = 'problem' | 'info';
+
+export interface Finding {
+  severity: Severity;
+  /** What it is about: `rq-mgr`, `scandir/<q>`, `queue <q>`, `config/config.json`, `disk`. */
+  subject: string;
+  reason: string;
+  fix: string;
+}
+
+export interface DoctorReport {
+  /** No finding of severity `problem`. */
+  ok: boolean;
+  /** rq-mgr answered; when it did not, that is the one finding and nothing else was checked. */
+  mgr: boolean;
+  /** Queues whose process runs and reports UP. */
+  running: number;
+  findings: Finding[];
+}
+
+/** What the checks ask: rq-mgr's socket and each queue's (the web passes its pooled clients, the CLI one-shot ones). */
+export interface DoctorDeps {
+  root: string;
+  mgr: {
+    ping: (timeoutMs?: number) => Promise<boolean>;
+    status: (timeoutMs?: number) => Promise<Answer<Record<string, WorkerInfo>>>;
+    refusedQueues: (timeoutMs?: number) => Promise<Answer<RefusedEntry[]>>;
+  };
+  statusDetail: (queue: string) => Promise<Answer<StatusDetail>>;
+}
+
+/** rq-mgr answers at once or is not there; a queue that needs longer is itself a finding. */
+const MGR_TIMEOUT_MS = 3000;
+/** Below this much free space on the root's filesystem, creates and runs are about to fail. */
+const LOW_SPACE_BYTES = 16 * 1024 * 1024;
+
+const problem = (subject: string, reason: string, fix: string): Finding => ({ severity: 'problem', subject, reason, fix });
+
+/** A queue whose worker runs: what its process reports, as a finding when it is not UP. */
+function queueFinding(name: string, d: StatusDetail, root: string): Finding | null {
+  const subject = `queue ${name}`;
+  const p = rootPaths(root);
+  switch (d.status) {
+    case 'UP':
+      return null;
+    case 'PAUSE':
+      return { severity: 'info', subject, reason: `paused by an operator (${p.config}/${name}.pause): running messages finish, no new one starts`, fix: `rq resume ${name}` };
+    case 'DOWN':
+      return { severity: 'info', subject, reason: `down by an operator (${p.config}/${name}.down): nothing runs`, fix: `rm ${p.config}/${name}.down (or Up on its queue page)` };
+    case 'SCRIPTERROR':
+      return problem(subject, `SCRIPTERROR: ${d.reason ?? 'its script cannot run'}; its messages wait in que`, 'make the script exist and executable at that path (chmod +x, or restore the file or link); the queue notices and starts its messages');
+    case 'DISK FULL':
+      return problem(subject, `DISK FULL: ${d.reason ?? 'no space left'}; creates are refused and no script starts`, `free space on the filesystem of ${p.queues}; the queue resumes by itself`);
+    default:
+      return problem(subject, `status ${d.status}`, 'see rq-mgr\'s log for this queue');
+  }
+}
+
+async function queueFindings(deps: DoctorDeps, workers: Record<string, WorkerInfo>): Promise<{ findings: Finding[]; running: number; held: Set<string> }> {
+  const findings: Finding[] = [];
+  const held = new Set<string>();
+  let running = 0;
+  const names = Object.entries(workers).filter(([name]) => !name.startsWith('['));
+  const answers = await Promise.all(names.map(async ([name, w]) => {
+    if (w.status !== 'RUNNING') return { name, w, d: null, err: null };
+    return deps.statusDetail(name).then((d) => ({ name, w, d, err: null }), (err: unknown) => ({ name, w, d: null, err: err as Error }));
+  }));
+  for (const { name, w, d, err } of answers.sort((a, b) => a.name.localeCompare(b.name))) {
+    const subject = `queue ${name}`;
+    if (w.status !== 'RUNNING') {
+      findings.push(problem(subject, `its process is ${w.status}${w.last_exit ? ` (last exit: ${w.last_exit})` : ''}`, w.status === 'ERROR' ? 'fix what rq-mgr\'s log says it dies of, then restart it (Restart on its queue page)' : 'rq-mgr restarts it; if it keeps dying, rq-mgr\'s log says why'));
+      continue;
+    }
+    if (err || !d) {
+      findings.push(problem(subject, `its process does not answer (${err?.message ?? 'no reply'})`, 'see rq-mgr\'s log for this queue; rq-mgr restarts a process that dies'));
+      continue;
+    }
+    if (!d.ok) {
+      findings.push(problem(subject, `status refused: ${d.text}`, 'see rq-mgr\'s log for this queue'));
+      continue;
+    }
+    const f = queueFinding(name, d.value, deps.root);
+    if (f) findings.push(f);
+    if (d.value.status === 'UP') running += 1;
+    if (d.value.status === 'SCRIPTERROR') held.add(name);
+  }
+  return { findings, running, held };
+}
+
+/** config/config.json readable, and not readable by others when it holds passwords. */
+async function configFindings(root: string): Promise<Finding[]> {
+  const file = rootPaths(root).configFile;
+  let config;
+  try {
+    config = await loadGlobalConfig(file);
+  } catch (err) {
+    return [problem('config/config.json', (err as Error).message, `correct ${file} (bin/rq-install --force writes a default one)`)];
+  }
+  const { mode } = await fs.stat(file);
+  if (config.basic_auth && (mode & 0o077) !== 0) {
+    return [problem('config/config.json', `holds basic_auth passwords and is readable by others (mode ${(mode & 0o777).toString(8)})`, `chmod 600 ${file}`)];
+  }
+  return [];
+}
+
+/** The filesystem of the root, nearly full: queues are about to go DISK FULL. */
+async function diskFindings(root: string): Promise<Finding[]> {
+  const st = await fs.statfs(rootPaths(root).queues).catch(() => null);
+  if (!st) return [];
+  const free = st.bavail * st.bsize;
+  if (free >= LOW_SPACE_BYTES) return [];
+  return [problem('disk', `the filesystem of ${rootPaths(root).queues} has ${Math.floor(free / 1024)} KiB free`, 'free space on it; queues refuse creates and hold runs while it is full')];
+}
+
+/**
+ * Every check, in order: rq-mgr first (down, it is the one finding: nothing else can be asked),
+ * then the entries it refused, each queue it supervises, the config file and the disk.
+ */
+export async function doctorReport(deps: DoctorDeps): Promise<DoctorReport> {
+  const sock = rootPaths(deps.root).mgrSock;
+  const down = (why: string): DoctorReport => ({ ok: false, mgr: false, running: 0, findings: [problem('rq-mgr', `rq-mgr does not answer on ${sock} (${why}); nothing else can be checked`, `start it: bin/rq-mgr start --root ${deps.root}`)] });
+  try {
+    if (!(await deps.mgr.ping(MGR_TIMEOUT_MS))) return down('no pong');
+  } catch (err) {
+    return down((err as Error).message);
+  }
+  const [workers, refused] = await Promise.all([deps.mgr.status(MGR_TIMEOUT_MS), deps.mgr.refusedQueues(MGR_TIMEOUT_MS)]);
+  const entries = refused.ok ? refused.value : [];
+  const q = await queueFindings(deps, workers.ok ? workers.value : {});
+  // A queue in SCRIPTERROR says why itself; its scandir link, refused for the same cause, would say it twice.
+  const entryFindings = entries.filter((e) => !q.held.has(e.entry)).map((e) => problem(e.dir ? `queues/${e.entry}` : `scandir/${e.entry}`, e.reason, e.fix));
+  const findings = [...entryFindings, ...q.findings, ...(await configFindings(deps.root)), ...(await diskFindings(deps.root))];
+  if (!refused.ok) findings.push(problem('rq-mgr', `refused_queues answered: ${refused.text}`, 'run an rq-mgr of the same version as this rq'));
+  return { ok: !findings.some((f) => f.severity === 'problem'), mgr: true, running: q.running, findings };
+}
