@@ -24,25 +24,20 @@ const FILE_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constant
 /**
  * Node has no openat(2); /proc/self/fd/<fd> names the directory an open handle holds, whatever
  * was renamed or linked in its place since, so a lookup through it is a lookup relative to that
- * handle. Where /proc is not mounted every component is checked with lstat first instead
- * (a script racing the check could still win there).
+ * handle. rq runs on Linux (cgroups, /proc/<pid> for stale scripts), where /proc is mounted.
  */
-const PROC_FD = fs.existsSync('/proc/self/fd');
+const procFd = (fd: number) => `/proc/self/fd/${fd}`;
 
 /** A directory reached without following links; `entry(name)` names a child through the handle. */
 export class SafeDir {
-  private constructor(
-    private readonly fh: fsp.FileHandle,
-    /** The path as rq would name it, for texts and for callers that hand a path on. */
-    readonly shownPath: string,
-  ) {}
+  private constructor(private readonly fh: fsp.FileHandle) {}
 
   /** Opens `base`, then each of `parts` below it, every one as a directory and never through a link. */
   static async open(base: string, parts: readonly string[] = []): Promise<SafeDir> {
-    let dir = new SafeDir(await openDir(base), base);
+    let dir = new SafeDir(await fsp.open(base, DIR_FLAGS));
     for (const part of parts) {
       try {
-        const next = new SafeDir(await openDir(dir.entry(part)), path.join(dir.shownPath, part));
+        const next = new SafeDir(await fsp.open(dir.entry(part), DIR_FLAGS));
         await dir.close();
         dir = next;
       } catch (err) {
@@ -56,11 +51,11 @@ export class SafeDir {
   /** A path that resolves `name` inside this very directory. */
   entry(name: string): string {
     if (name === '' || name === '.' || name === '..' || name.includes('/')) throw RqError.of('RQ_ERR_FILE_NOT_FOUND', shownName(name), ': expected a plain file name');
-    return PROC_FD ? `/proc/self/fd/${this.fh.fd}/${name}` : path.join(this.shownPath, name);
+    return `${procFd(this.fh.fd)}/${name}`;
   }
 
   async list(): Promise<fs.Dirent[]> {
-    return fsp.readdir(PROC_FD ? `/proc/self/fd/${this.fh.fd}` : this.shownPath, { withFileTypes: true });
+    return fsp.readdir(procFd(this.fh.fd), { withFileTypes: true });
   }
 
   /** lstat of a child: what the name is, never what it points at. */
@@ -101,14 +96,6 @@ export class SafeDir {
   async close(): Promise<void> {
     await this.fh.close().catch(() => undefined);
   }
-}
-
-async function openDir(p: string): Promise<fsp.FileHandle> {
-  if (!PROC_FD) {
-    const st = await fsp.lstat(p);
-    if (!st.isDirectory()) throw Object.assign(new Error(`${p} is not a directory`), { code: 'ENOTDIR' });
-  }
-  return fsp.open(p, DIR_FLAGS);
 }
 
 function shownName(name: string): string {
