@@ -52,6 +52,8 @@ export const ERRORS = {
   // A name rq-mgr would have as a queue but refused (scandir/<q> without an executable run, …): why, and the fix.
   RQ_ERR_QUEUE_NOT_RUNNING: { status: 404, message: 'queue %s is not running: %s' },
   RQ_ERR_MSG_NOT_FOUND: { status: 404, message: 'Message not found: %s' },
+  // The rq tool given an id alone: the id, then the queues asked.
+  RQ_ERR_MSG_IN_NO_QUEUE: { status: 404, message: 'msg not found: no queue of this root holds %s (asked %s)' },
   RQ_ERR_FILE_NOT_FOUND: { status: 404, message: '%s not found%s' },
   RQ_ERR_UPLOAD_MISSING: { status: 404, message: 'filedata: expected %s' },
   RQ_ERR_BAD_JSON_FILE: { status: 404, message: "Couldn't parse json file (%s)." },
@@ -79,6 +81,8 @@ export const ERRORS = {
   RQ_ERR_TOO_MANY_FROM_ADDRESS: { status: 429, message: '429 - %s connections are open from %s, the most one address may hold (max_connections_per_address in config/config.json); close some or try again later' },
   RQ_ERR_SOCKET_BUSY: { status: 503, message: '%s connections are open on %s, the most it serves (max_socket_connections in config/config.json); try again later' },
   RQ_ERR_MGR_DOWN: { status: 503, message: '503 - QueueMgr not running' },
+  // The rq tool: no queue answered, and neither does rq-mgr (the socket, then how to start it).
+  RQ_ERR_MGR_NOT_RUNNING: { status: 503, message: 'rq-mgr is not running (no answer on %s); start it with %s' },
   RQ_ERR_PROTOCOL: { status: 502, message: '%s' },
   RQ_ERR_FETCH: { status: 502, message: 'CRITICAL: %s' },
   RQ_ERR_DISK: { status: 507, message: '%s failed: %s' },

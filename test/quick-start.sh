@@ -43,4 +43,7 @@ out=$(bin/rq sendmesg --root "$root" --dest hello --param1 world --wait)
 echo "$out" | grep -q '^ok done - greeted$' || { echo "quick-start: unexpected sendmesg --wait output: $out"; exit 1; }
 id=$(echo "$out" | head -1 | sed -E 's#^ok .*/q/hello/##')
 grep -q '^hello world$' "$root"/queues/hello/done/*/*/*/"$id"/job/stdio.log
+# The id alone, as the README's next lines use it: rq finds its queue.
+[ "$(bin/rq statusmesg --root "$root" "$id")" = 'ok done - greeted' ] || { echo "quick-start: rq statusmesg <id> failed"; exit 1; }
+bin/rq tail --root "$root" "$id" | grep -q '^hello world$' || { echo "quick-start: rq tail <id> did not print the output"; exit 1; }
 echo "quick-start: ok on node $(node -v)"

@@ -1,5 +1,5 @@
 // Options several rq commands share, written once for the command table (command-spec.ts).
-import type { OptionSpec } from './command-spec.js';
+import type { ArgSpec, OptionSpec } from './command-spec.js';
 
 /** Every command takes it; the parser and the help add it to each command's own options. */
 export const ROOT_OPTION: OptionSpec = {
@@ -9,17 +9,26 @@ export const ROOT_OPTION: OptionSpec = {
   help: 'the rq root to work on (default: $RQ_ROOT, else the directory rq is installed in)',
 };
 
-export const MSG_ID_EXPECTED = 'a full message id such as http://127.0.0.1:3333/q/<queue>/20261121.1643.46.613.2164022 (or <queue>/<id>)';
+/** Before the root is known (a bare `--msg_id`); refusals after it give a full id of the root (root-host.ts). */
+export const MSG_ID_EXPECTED = 'a full message id as sendmesg prints it (or <queue>/<id>, or the id alone)';
 
 export const MSG_ID: OptionSpec = {
   name: 'msg_id',
   arg: 'FULLID',
   required: true,
   expected: MSG_ID_EXPECTED,
-  help: 'the message: its full id as sendmesg prints it (the host part is ignored), or <queue>/<id>',
+  help: 'the message: its full id as sendmesg prints it (the host part is ignored), <queue>/<id>, or the id alone (its queue is looked up)',
 };
 
+/** The message as the word after the command (`rq statusmesg <msg_id>`), or as --msg_id. */
+export const MSG_ARG: ArgSpec[] = [{ name: 'msg_id', option: 'msg_id', required: true }];
+export const MSG_ID_OR_ARG: OptionSpec = { ...MSG_ID, required: false };
+
+/** The queue as the word after the command (`rq tags <queue>`), or as --queue. */
+export const QUEUE_ARG: ArgSpec[] = [{ name: 'queue', option: 'queue', required: true }];
+
 export const QUEUE: OptionSpec = { name: 'queue', arg: 'QUEUE', required: true, expected: 'a queue name', help: 'the queue' };
+export const QUEUE_OR_ARG: OptionSpec = { ...QUEUE, required: false };
 
 export const JSON_FLAG: OptionSpec = { name: 'json', kind: 'flag', help: 'print the answer as JSON instead of lines' };
 

@@ -1,4 +1,4 @@
-// Reads a command line against the command's entry of the table: unknown options (with the closest valid one), bare value options and stray words are refused before anything is sent.
+// Reads a command line against the command's table: unknown commands and options (with the closest valid one), bare value options and stray words are refused before anything is sent.
 import { type ParsedArgs, parseArgs } from '../args.js';
 import { shown } from '../errors.js';
 import type { CommandSpec, OptionSpec } from './command-spec.js';
@@ -36,11 +36,18 @@ export function closest(given: string, names: readonly string[]): string | undef
 
 const valueOf = (o: OptionSpec) => o.arg ?? 'VALUE';
 
-function unknownOption(command: string, key: string, options: OptionSpec[]): Error {
+/** The one line for a command word the table lacks: `rq: unknown command "sendmsg"; did you mean "sendmesg"? (rq --help lists every command)`. */
+export function unknownCommand(word: string, commands: readonly string[]): string {
+  const near = closest(word, commands);
+  return `rq: unknown command ${shown(word)}${near === undefined ? '' : `; did you mean ${shown(near)}?`} (rq --help lists every command)`;
+}
+
+/** `given`: the option as typed, when not `--<key>` (`-v`). */
+function unknownOption(command: string, key: string, options: OptionSpec[], given = `--${key}`): Error {
   const names = options.map((o) => o.name);
   const near = closest(key, names);
-  if (near !== undefined) return usage(`${command}: unknown option --${key} (did you mean --${near}?); rq ${command} --help lists the options`);
-  return usage(`${command}: unknown option --${key}; valid options: ${names.map((n) => `--${n}`).join(', ')}`);
+  if (near !== undefined) return usage(`${command}: unknown option ${given} (did you mean --${near}?); rq ${command} --help lists the options`);
+  return usage(`${command}: unknown option ${given}; valid options: ${names.map((n) => `--${n}`).join(', ')}`);
 }
 
 /**
@@ -61,6 +68,9 @@ export function checkCommandLine(command: string, spec: CommandSpec, argv: reado
       throw usage(`--${key}: expected ${o.expected ?? `a value (--${key} ${valueOf(o)} or --${key}=${valueOf(o)})`}, received no value`);
     }
   }
+  // `-v`, `-json`: an option with one dash, not a word (after a bare `--` every word is a word).
+  const dashed = argv.includes('--') ? undefined : parsed.rest.find((w) => /^-[A-Za-z]/.test(w));
+  if (dashed !== undefined) throw unknownOption(command, dashed.slice(1), options, dashed);
   const args = spec.args ?? [];
   if (parsed.rest.length > args.length) {
     const extra = parsed.rest[args.length];

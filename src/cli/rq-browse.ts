@@ -1,17 +1,14 @@
 // `rq queues` and `rq ls`: the root's queues with their status and counts, and one queue's messages by state, paged (the queue's search command).
 import { shown } from '../errors.js';
-import { discoverQueues } from '../mgr/queue-dirs.js';
-import { mapLimit } from '../spool/map-limit.js';
 import { STATES, type State } from '../message/states.js';
 import type { QueueMetrics } from '../ipc/stats-reply.js';
-import { ask, replyLine } from './queue-ask.js';
+import { askEvery } from './fan-out.js';
+import { ask } from './queue-ask.js';
 import { printRefusal } from './json-output.js';
 import type { RqCommand } from './rq-commands.js';
 import { JSON_FLAG, OFFSET, QUEUE, limitOption } from './common-options.js';
 import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt, wholeOpt, usage } from './rq-options.js';
 
-/** Queues asked at once: a root may hold hundreds. */
-const LANES = 16;
 const MAX_PAGE = 1000;
 const MAX_OFFSET = 10_000_000;
 const DEFAULT_LIMIT = 50;
@@ -41,21 +38,22 @@ async function withReason(root: string, row: Row): Promise<Row> {
 const queues: RqCommand = {
   summary: 'list the root\'s queues with their status (UP, PAUSE, DOWN, SCRIPTERROR, DISK FULL) and message counts',
   options: [JSON_FLAG],
-  notes: ['A queue in SCRIPTERROR or DISK FULL ends its line with - <why> (reason in --json).', 'A queue whose process does not answer is listed as UNREACHABLE, named on stderr, and makes the first line fail <n> (exit 1).'],
+  notes: [
+    'A queue in SCRIPTERROR or DISK FULL ends its line with - <why> (reason in --json).',
+    'A queue whose process does not answer is listed as UNREACHABLE, named on stderr, and makes the first line fail <n> (exit 1).',
+    'When none answers and rq-mgr is not running either, that is the one line on stderr (exit 3).',
+  ],
   examples: ['rq queues', 'rq queues --json'],
   run: async ({ opts, root, io }) => {
     const json = flagOpt(opts, 'json');
-    const names = await discoverQueues(root);
-    const rows = await mapLimit(names, LANES, async (queue): Promise<Row> => {
-      try {
-        // metrics is answered while a queue is DOWN, so its counts still show.
-        const a = await ask(root, queue, (c) => c.metrics());
-        if (a.ok) return await withReason(root, { queue, status: a.value.status, counts: a.value.live.counts });
-        return { queue, status: 'UNREACHABLE', counts: null, problem: `queue ${queue}: ${replyLine(a)}` };
-      } catch (err) {
-        return { queue, status: 'UNREACHABLE', counts: null, problem: (err as Error).message };
-      }
-    });
+    // metrics is answered while a queue is DOWN, so its counts still show.
+    const every = await askEvery(root, (c) => c.metrics());
+    const counts = new Map(every.answers.map((a) => [a.queue, a.value]));
+    const problems = new Map(every.failures.map((f) => [f.queue, f.problem]));
+    const rows = await Promise.all(every.asked.map((queue): Promise<Row> | Row => {
+      const m = counts.get(queue);
+      return m ? withReason(root, { queue, status: m.status, counts: m.live.counts }) : { queue, status: 'UNREACHABLE', counts: null, problem: problems.get(queue) };
+    }));
     for (const r of rows) if (r.problem) io.stderr(`rq: ${r.problem}`);
     const status = rows.some((r) => r.problem) ? 'fail' : 'ok';
     if (json) io.stdout(JSON.stringify(rows.map(({ queue, status: s, counts, reason }) => ({ queue, status: s, counts, ...(reason ? { reason } : {}) }))));

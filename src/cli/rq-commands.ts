@@ -20,9 +20,10 @@ import { OPERATOR_COMMANDS } from './rq-operator.js';
 import { DOCTOR_COMMANDS } from './rq-doctor.js';
 import { BULK_COMMANDS } from './rq-bulk.js';
 import { FROM_FILE, sendFromFile } from './rq-from-file.js';
-import { type Options, checkQueueName, flagOpt, messageFields, msgIdOpt, pathnameOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
+import { type Options, checkQueueName, flagOpt, messageFields, pathnameOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
+import { messageTarget } from './message-target.js';
 import type { CommandSpec } from './command-spec.js';
-import { JSON_FLAG, MSG_ID } from './common-options.js';
+import { JSON_FLAG, MSG_ARG, MSG_ID_OR_ARG } from './common-options.js';
 import { printRefusal } from './json-output.js';
 import { IDEMPOTENCY_KEY, MESSAGE_OPTIONS, RELAY_OK, WAIT } from './message-options.js';
 
@@ -111,14 +112,15 @@ const BY_COMMAND: Record<'commit_message' | 'get_message_status' | 'get_message_
 /** What `--json` prints for an ok reply of a read command on one message: `{queue, msg_id, …}`. */
 type JsonShow = (value: unknown) => Record<string, unknown>;
 
-/** A command on one message: `--msg_id` names the queue and the id; `show` renders an ok reply; a read command's `json` its document. */
+/** A command on one message: `<msg_id>` or `--msg_id` names it; `show` renders an ok reply; a read command's `json` its document. */
 function onMessage(command: keyof typeof BY_COMMAND, summary: string, example: string, show: (value: Record<string, unknown>) => string[] = () => [], json?: JsonShow): RqCommand {
   return {
     summary,
-    options: json ? [MSG_ID, JSON_FLAG] : [MSG_ID],
-    examples: [`rq ${example} --msg_id http://127.0.0.1:3333/q/test/20261121.1938.16.662.2269494`],
+    args: MSG_ARG,
+    options: json ? [MSG_ID_OR_ARG, JSON_FLAG] : [MSG_ID_OR_ARG],
+    examples: [`rq ${example} --msg_id http://127.0.0.1:3333/q/test/20261121.1938.16.662.2269494`, `rq ${example} 20261121.1938.16.662.2269494`],
     run: async ({ opts, root, io }) => {
-      const target = msgIdOpt(opts);
+      const target = await messageTarget(opts, root);
       const reply = await ask(root, target.queue, (c) => BY_COMMAND[command](c, target.id));
       if (json && flagOpt(opts, 'json')) {
         if (!reply.ok) return printRefusal(io, reply, true);
@@ -153,15 +155,16 @@ function checkAttachment(pathname: string): void {
 
 const attachmesg: RqCommand = {
   summary: 'attach a file to a prepared message (one made by prepmesg)',
+  args: MSG_ARG,
   options: [
-    MSG_ID,
+    MSG_ID_OR_ARG,
     { name: 'pathname', arg: 'FILE', required: true, expected: 'the path of a file to attach', help: 'the file to attach (relative to the working directory)' },
     { name: 'name', arg: 'NAME', help: 'the attachment\'s name (default: the file\'s name)' },
     { name: 'local_fs_only', kind: 'either', help: 'accepted for the classic tool; rq always attaches from the local file system' },
   ],
   examples: ['rq attachmesg --msg_id http://127.0.0.1:3333/q/test/20261121.1938.16.662.2269494 --pathname report.csv'],
   run: async ({ opts, root, io }) => {
-    const target = msgIdOpt(opts);
+    const target = await messageTarget(opts, root);
     const pathname = pathnameOpt(opts, io.cwd);
     const name = stringOpt(opts, 'name', 'an attachment name');
     if (!fs.existsSync(queuePaths(root, target.queue).dir)) throw RqError.of('RQ_ERR_NO_SUCH_QUEUE', target.queue);

@@ -6,9 +6,10 @@ import { readDepends } from '../message/depends.js';
 import { checkExpandedKey } from '../message/limit-key.js';
 import { actor, ask, replyLine } from './queue-ask.js';
 import type { RqCommand } from './rq-commands.js';
-import { JSON_FLAG, MSG_ID } from './common-options.js';
+import { JSON_FLAG, MSG_ARG, MSG_ID_OR_ARG } from './common-options.js';
+import { messageTarget } from './message-target.js';
 import { refusalDoc } from './json-output.js';
-import { type Options, flagOpt, msgIdOpt, stringOpt, usage } from './rq-options.js';
+import { type Options, flagOpt, stringOpt, usage } from './rq-options.js';
 
 const REFS_EXPECTED = 'a comma-separated list of message refs (<queue>/<id>)';
 
@@ -27,14 +28,15 @@ function whichOpt(opts: Options): { depends: string[] } | { all: true } {
 /** `rq undepend`: `ok <refs still awaited, comma-joined>` or `ok none` (the message is released to the que). */
 const undepend: RqCommand = {
   summary: 'stop a queued message waiting for some of its dependencies, or for all of them; prints the refs it still waits for, or none',
+  args: MSG_ARG,
   options: [
-    MSG_ID,
+    MSG_ID_OR_ARG,
     { name: 'depends', arg: '<queue>/<id>,…', expected: REFS_EXPECTED, help: 'the dependencies to stop waiting for (or --all)' },
     { name: 'all', kind: 'flag', help: 'stop waiting for every dependency' },
   ],
   examples: ['rq undepend --msg_id deploy/20261125.2332.15.563.2254795 --all'],
   run: async ({ opts, root, io }) => {
-    const target = msgIdOpt(opts);
+    const target = await messageTarget(opts, root);
     const which = whichOpt(opts);
     const a = await ask(root, target.queue, (c) => c.undepend(target.id, { ...which, actor: actor(io.env) }));
     io.stdout(a.ok ? `ok ${a.value.length ? a.value.join(',') : 'none'}` : replyLine(a));
@@ -54,8 +56,9 @@ export function limitLine(key: string, s: LimitKeyStatus): string {
 /** `rq limits`: `ok <n>` then one line per key rq-mgr knows (one with holders or waiters), by name; `--json` the table as rq-mgr answers it. */
 const limits: RqCommand = {
   summary: 'list the concurrency-limit keys in use, from rq-mgr: slots held/concurrency and messages waiting for one',
+  args: [{ name: 'key', option: 'key' }],
   options: [{ name: 'key', arg: 'KEY', expected: 'a limit key of 1-256 characters without control characters', help: 'only this key' }, JSON_FLAG],
-  examples: ['rq limits --key reports'],
+  examples: ['rq limits reports', 'rq limits --key reports --json'],
   run: async ({ opts, root, io }) => {
     const expected = 'a limit key of 1-256 characters without control characters';
     const given = stringOpt(opts, 'key', expected);

@@ -8,9 +8,10 @@ import { actor, ask, failureLines, replyLine } from './queue-ask.js';
 import type { CommandContext, RqCommand } from './rq-commands.js';
 import { cancelByTag } from './rq-tags.js';
 import type { CommandSpec, OptionSpec } from './command-spec.js';
-import { JSON_FLAG, MSG_ID, REASON, limitOption } from './common-options.js';
+import { JSON_FLAG, MSG_ARG, MSG_ID, MSG_ID_OR_ARG, REASON, limitOption } from './common-options.js';
+import { messageTarget } from './message-target.js';
 import { refusalDoc } from './json-output.js';
-import { type Options, checkQueueName, flagOpt, msgIdOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
+import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
 
 /** One history line as people read it: `<at> que→run dispatcher pid 4242 attempt 2`. */
 export function historyText(l: HistoryLine): string {
@@ -33,7 +34,7 @@ function onMessage<P>(spec: CommandSpec, read: (opts: Options) => P, call: (c: Q
     ...spec,
     run: (ctx) =>
       printed(ctx, async ({ opts, root, io }) => {
-        const target = msgIdOpt(opts);
+        const target = await messageTarget(opts, root);
         const p = read(opts);
         const a = await ask(root, target.queue, (c) => call(c, target.id, p, actor(io.env)));
         return { ok: a.ok, lines: [replyLine(a)] };
@@ -68,8 +69,12 @@ const DUE: OptionSpec = { name: 'due', arg: 'EPOCH', expected: 'epoch seconds', 
 const DELAY: OptionSpec = { name: 'delay', arg: 'SECONDS', expected: 'seconds', help: 'run it this many seconds from now' };
 const EXAMPLE_ID = 'http://127.0.0.1:3399/q/hung/20261125.1835.26.430.2302965';
 
+/** `rq cancel <msg_id>`, `rq requeue <msg_id>`: the word is optional, as --tag or --queue may stand instead. */
+const MSG_OR_OTHER = [{ name: 'msg_id', option: 'msg_id' }];
+
 const cancel: RqCommand = {
   summary: 'stop a message for good (prep and que end in err at once, a running one gets TERM), or every message with a tag',
+  args: MSG_OR_OTHER,
   options: [
     { ...MSG_ID, required: false, help: `${MSG_ID.help} (or --tag)` },
     REASON,
@@ -81,7 +86,7 @@ const cancel: RqCommand = {
   examples: [`rq cancel --msg_id ${EXAMPLE_ID} --reason 'wrong input' --wait`, "rq cancel --tag release-42 --reason 'release withdrawn'"],
   run: (ctx) =>
     ctx.opts.tag !== undefined ? cancelByTag(ctx) : printed(ctx, async ({ opts, root, io }) => {
-      const target = msgIdOpt(opts);
+      const target = await messageTarget(opts, root);
       const reason = stringOpt(opts, 'reason', 'a reason text');
       const purge = flagOpt(opts, 'purge') || undefined;
       const wait = waitOpt(opts);
@@ -98,6 +103,7 @@ const cancel: RqCommand = {
 const requeueOne = onMessage(
   {
     summary: 'send an err message back to the que under its own id, or every err message of a queue',
+    args: MSG_OR_OTHER,
     options: [
       { ...MSG_ID, required: false, help: `${MSG_ID.help} (or --queue)` },
       { name: 'reset', kind: 'flag', help: 'also zero its failure and interrupt counts' },
@@ -140,7 +146,8 @@ export const LIFECYCLE_COMMANDS: Record<string, RqCommand> = {
   reschedule: onMessage(
     {
       summary: 'give a prep or que message a new due time',
-      options: [MSG_ID, DUE, DELAY],
+      args: MSG_ARG,
+      options: [MSG_ID_OR_ARG, DUE, DELAY],
       notes: ['Give --due or --delay, not both.'],
       examples: [`rq reschedule --msg_id ${EXAMPLE_ID} --delay 600`],
     },
@@ -150,7 +157,8 @@ export const LIFECYCLE_COMMANDS: Record<string, RqCommand> = {
   priority: onMessage(
     {
       summary: 'set the priority of a prep or que message; lower runs first',
-      options: [MSG_ID, { name: 'priority', arg: 'N', required: true, expected: 'a whole number from -1000000 to 1000000', help: 'the new priority, -1000000 to 1000000' }],
+      args: MSG_ARG,
+      options: [MSG_ID_OR_ARG, { name: 'priority', arg: 'N', required: true, expected: 'a whole number from -1000000 to 1000000', help: 'the new priority, -1000000 to 1000000' }],
       examples: [`rq priority --msg_id ${EXAMPLE_ID} --priority -5`],
     },
     (opts) => {
@@ -162,11 +170,12 @@ export const LIFECYCLE_COMMANDS: Record<string, RqCommand> = {
   ),
   history: {
     summary: 'print a message\'s moves and events, oldest first',
-    options: [MSG_ID, JSON_FLAG],
-    examples: [`rq history --msg_id ${EXAMPLE_ID}`],
+    args: MSG_ARG,
+    options: [MSG_ID_OR_ARG, JSON_FLAG],
+    examples: [`rq history --msg_id ${EXAMPLE_ID}`, 'rq history 20261125.1835.26.430.2302965'],
     run: (ctx) =>
       printed(ctx, async ({ opts, root }) => {
-        const target = msgIdOpt(opts);
+        const target = await messageTarget(opts, root);
         const a = await ask(root, target.queue, (c) => c.history(target.id));
         const json = flagOpt(opts, 'json');
         if (!a.ok) return { ok: false, lines: [json ? JSON.stringify(refusalDoc(a)) : replyLine(a)] };

@@ -5,21 +5,20 @@ import { queuePaths, rootPaths } from '../config/paths.js';
 import { type AdminOp, MgrClient } from '../ipc/mgr-client.js';
 import { actor, ask, replyLine } from './queue-ask.js';
 import type { RqCommand } from './rq-commands.js';
-import { MSG_ID, QUEUE } from './common-options.js';
-import { checkQueueName, flagOpt, msgIdOpt, requiredOpt } from './rq-options.js';
+import { MSG_ARG, MSG_ID_OR_ARG, QUEUE_ARG, QUEUE_OR_ARG } from './common-options.js';
+import { messageTarget } from './message-target.js';
+import { checkQueueName, flagOpt, requiredOpt } from './rq-options.js';
 
 /** rq-mgr writes the admin files; it answers at once or not at all. */
 const MGR_TIMEOUT_MS = 10_000;
-const MSG_ARG = [{ name: 'msg_id', option: 'msg_id', required: true }];
-const QUEUE_ARG = [{ name: 'queue', option: 'queue', required: true }];
 
 const retry: RqCommand = {
   summary: 'send an err message back to the que under its own id, to run again (rq requeue for one message)',
   args: MSG_ARG,
-  options: [{ ...MSG_ID, required: false }, { name: 'reset', kind: 'flag', help: 'also zero its failure and interrupt counts (a fresh set of retries)' }],
+  options: [MSG_ID_OR_ARG, { name: 'reset', kind: 'flag', help: 'also zero its failure and interrupt counts (a fresh set of retries)' }],
   examples: ['rq retry test/20261121.1938.16.662.2269494', 'rq retry http://127.0.0.1:3333/q/test/20261121.1938.16.662.2269494 --reset'],
   run: async ({ opts, root, io }) => {
-    const target = msgIdOpt(opts);
+    const target = await messageTarget(opts, root);
     const reset = flagOpt(opts, 'reset');
     const a = await ask(root, target.queue, (c) => c.requeue(target.id, { reset, actor: actor(io.env) }));
     io.stdout(replyLine(a));
@@ -30,10 +29,10 @@ const retry: RqCommand = {
 const rm: RqCommand = {
   summary: 'delete a message that is not running (prep, que, done, relayed or err); rq cancel --purge stops and deletes a running one',
   args: MSG_ARG,
-  options: [{ ...MSG_ID, required: false }],
+  options: [MSG_ID_OR_ARG],
   examples: ['rq rm test/20261121.1938.16.662.2269494'],
   run: async ({ opts, root, io }) => {
-    const target = msgIdOpt(opts);
+    const target = await messageTarget(opts, root);
     const a = await ask(root, target.queue, (c) => c.act('delete_message', target.id));
     io.stdout(replyLine(a));
     return a.ok ? 0 : 1;
@@ -45,7 +44,7 @@ function admin(op: Extract<AdminOp, 'pause' | 'resume'>, summary: string, done: 
   return {
     summary,
     args: QUEUE_ARG,
-    options: [{ ...QUEUE, required: false }],
+    options: [QUEUE_OR_ARG],
     notes: ['Needs rq-mgr running (it writes the queue\'s admin file); exit 3 when it does not answer.'],
     examples: [`rq ${op} test`],
     run: async ({ opts, root, io }) => {

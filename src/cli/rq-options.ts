@@ -1,14 +1,12 @@
-// Reads and checks the rq tool's options: the message fields to send, the message id, the root.
+// Reads and checks the rq tool's options: the message fields to send, the root, tags (the message id: message-target.ts).
 import path from 'node:path';
 import { RqError, shown } from '../errors.js';
 import { normaliseCreate } from '../message/message.js';
-import { parseFullId } from '../message/message-id.js';
-import { isMsgId, queueNameProblem } from '../message/names.js';
+import { queueNameProblem } from '../message/names.js';
 import { TAG_EXPECTED, isTag, readTags } from '../message/tags.js';
 import type { OptionValue } from '../args.js';
 import { resolveRoot } from '../config/root.js';
 import fs from 'node:fs';
-import { MSG_ID_EXPECTED } from './common-options.js';
 import { MESSAGE_KEYS } from './message-options.js';
 
 export type Options = Record<string, OptionValue>;
@@ -72,24 +70,6 @@ export function checkQueueName(name: string, flag: string): string {
   const problem = queueNameProblem(name);
   if (problem) throw usage(`--${flag}: ${problem}`);
   return name;
-}
-
-export interface MessageTarget {
-  /** The id as given on the command line: classic output lines echo it. */
-  given: string;
-  queue: string;
-  id: string;
-}
-
-/** `--msg_id`: a FULLID (the host part is ignored, as classic), a `/q/<q>/<id>` path or `<q>/<id>`. */
-export function msgIdOpt(opts: Options): MessageTarget {
-  const given = requiredOpt(opts, 'msg_id', MSG_ID_EXPECTED);
-  const bare = /^([^/]+)\/([^/]+)$/.exec(given);
-  const parts = parseFullId(given) ?? (bare ? { queue: bare[1], id: bare[2] } : null);
-  if (!parts || queueNameProblem(parts.queue) !== null || !isMsgId(parts.id)) {
-    throw usage(`--msg_id: expected ${MSG_ID_EXPECTED}, received ${shown(given)}`);
-  }
-  return { given, ...parts };
 }
 
 /**

@@ -6,19 +6,21 @@ import { ask } from './queue-ask.js';
 import { printRefusal } from './json-output.js';
 import type { RqCommand } from './rq-commands.js';
 import type { CommandSpec } from './command-spec.js';
-import { JSON_FLAG, QUEUE, limitOption } from './common-options.js';
+import { JSON_FLAG, QUEUE_ARG, QUEUE_OR_ARG, limitOption } from './common-options.js';
 import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt } from './rq-options.js';
 
 /** `ok <n>` then one line per entry (or the JSON array with `--json`); exit 0 iff the queue said ok. */
 function listing<E extends { msg_id: string }>(
+  name: string,
   spec: CommandSpec,
   call: (c: QueueClient, opts: Options) => Promise<Answer<E[]>>,
   line: (e: E) => string,
 ): RqCommand {
   return {
     ...spec,
+    args: QUEUE_ARG,
     run: async ({ opts, root, io }) => {
-      const queue = checkQueueName(requiredOpt(opts, 'queue', 'a queue name'), 'queue');
+      const queue = checkQueueName(requiredOpt(opts, 'queue', `a queue name (rq ${name} <queue>)`), 'queue');
       const json = flagOpt(opts, 'json');
       const a = await ask(root, queue, (c) => call(c, opts));
       if (!a.ok) return printRefusal(io, a, json);
@@ -42,15 +44,17 @@ function waitingLine(e: WaitingEntry): string {
 
 export const LIST_COMMANDS: Record<string, RqCommand> = {
   running: listing(
-    { summary: 'list the running messages of a queue: pid, attempt, start, last sign of life, deadline', options: [QUEUE, JSON_FLAG], examples: ['rq running --queue slow'] },
+    'running',
+    { summary: 'list the running messages of a queue: pid, attempt, start, last sign of life, deadline', options: [QUEUE_OR_ARG, JSON_FLAG], examples: ['rq running slow', 'rq running --queue slow --json'] },
     (c) => c.running(),
     runningLine,
   ),
   waiting: listing(
+    'waiting',
     {
       summary: 'list the queued messages that are not ready and why (delayed, coalesced, dependencies, limit)',
-      options: [QUEUE, { name: 'reason', arg: 'REASON', help: 'only those waiting for this: delayed, coalesced, dependencies or limit' }, limitOption(10_000, 1000), JSON_FLAG],
-      examples: ['rq waiting --queue deploy --reason dependencies'],
+      options: [QUEUE_OR_ARG, { name: 'reason', arg: 'REASON', help: 'only those waiting for this: delayed, coalesced, dependencies or limit' }, limitOption(10_000, 1000), JSON_FLAG],
+      examples: ['rq waiting deploy --reason dependencies'],
     },
     (c, opts) => c.waiting({ reason: stringOpt(opts, 'reason', 'a reason'), limit: stringOpt(opts, 'limit', 'a count') }),
     waitingLine,

@@ -1,11 +1,10 @@
 // The rq tool's `tagged` and `tracked` (rq-beyond §B9.2, §B9.4): the messages with a tag, most recently tagged first, of one queue or of every queue merged.
-import fs from 'node:fs';
-import { RqError, shown } from '../errors.js';
-import { rootPaths } from '../config/paths.js';
+import { shown } from '../errors.js';
 import type { Answer } from '../ipc/answer.js';
 import type { QueueClient } from '../ipc/queue-client.js';
 import { type TaggedPage, mergeTaggedPages } from '../ipc/tag-lists.js';
-import { type HostInfo, fullId, normaliseRelativeRoot } from '../message/message-id.js';
+import { fullId } from '../message/message-id.js';
+import { hostOf } from './root-host.js';
 import { STATES, type State } from '../message/states.js';
 import { TAG_EXPECTED, TRACK_TAG } from '../message/tags.js';
 import { askEvery, reportProblems } from './fan-out.js';
@@ -55,31 +54,17 @@ async function firstTagged(c: QueueClient, q: Query, want: number): Promise<Answ
   return whole!;
 }
 
-/** How this root's full ids begin: `host`, `port` and `relative_root` of config/config.json (read as rq-start reads it, without the schema). */
-function hostOf(root: string): HostInfo {
-  const file = rootPaths(root).configFile;
-  let c: unknown;
-  try {
-    c = JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch {
-    c = null;
-  }
-  const { host, port, relative_root: rel } = (typeof c === 'object' && c !== null ? c : {}) as Record<string, unknown>;
-  if (typeof host !== 'string' || (typeof port !== 'number' && typeof port !== 'string')) {
-    throw RqError.of('RQ_ERR_CONFIG', `cannot read host and port from ${file}, needed for full message ids`);
-  }
-  return { host, port, root: normaliseRelativeRoot(typeof rel === 'string' ? rel : undefined) };
-}
-
 /**
  * `ok <total>` then `<FULLID> <state>` per message (`--json`: the merged listing). With `--queue`
  * that queue's page; without, every queue's, merged (ipc/tag-lists.ts): a queue that refuses or
  * does not answer is named on stderr and makes the first line `fail <total>` (exit 1).
  */
 function listing(summary: string, example: string, fixedTag?: string): RqCommand {
-  const tagOption: OptionSpec[] = fixedTag === undefined ? [{ name: 'tag', arg: 'T', required: true, expected: TAG_EXPECTED, help: 'the tag' }] : [];
+  const tagOption: OptionSpec[] = fixedTag === undefined ? [{ name: 'tag', arg: 'T', expected: TAG_EXPECTED, help: 'the tag' }] : [];
   return {
     summary,
+    // `rq tagged release-42`: the tag as a word.
+    args: fixedTag === undefined ? [{ name: 'tag', option: 'tag', required: true }] : undefined,
     options: [
       ...tagOption,
       { name: 'queue', arg: 'QUEUE', expected: 'a queue name', help: 'only this queue (default: every queue of the root, merged)' },
@@ -117,7 +102,7 @@ function listing(summary: string, example: string, fixedTag?: string): RqCommand
 export const TAGGED_COMMANDS: Record<string, RqCommand> = {
   tagged: listing(
     'list the messages with a tag, most recently tagged first, of one queue or of every queue',
-    'rq tagged --tag release-42 --queue build --state done',
+    'rq tagged release-42 --queue build --state done',
   ),
   tracked: listing(`list the tracked messages (tag "${TRACK_TAG}") of every queue, most recently tracked first`, 'rq tracked --state run', TRACK_TAG),
 };

@@ -9,8 +9,9 @@ import { actor, ask, failureLines, replyLine } from './queue-ask.js';
 import { printRefusal } from './json-output.js';
 import type { CommandContext, RqCommand } from './rq-commands.js';
 import type { OptionSpec } from './command-spec.js';
-import { JSON_FLAG, MSG_ID, QUEUE } from './common-options.js';
-import { type Options, checkQueueName, flagOpt, msgIdOpt, requiredOpt, stringOpt, tagListOpt, tagOpt, usage } from './rq-options.js';
+import { JSON_FLAG, MSG_ARG, MSG_ID_OR_ARG, QUEUE_ARG, QUEUE_OR_ARG } from './common-options.js';
+import { messageTarget } from './message-target.js';
+import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt, tagListOpt, tagOpt, usage } from './rq-options.js';
 
 /** A message's tags on one line: `a,b`, or `none`. */
 export const tagsText = (tags: readonly string[]): string => (tags.length ? tags.join(',') : 'none');
@@ -19,10 +20,11 @@ export const tagsText = (tags: readonly string[]): string => (tags.length ? tags
 function tagging(summary: string, example: string, change: (opts: Options) => { add?: string[]; remove?: string[] }, extra: OptionSpec[] = []): RqCommand {
   return {
     summary,
-    options: [MSG_ID, ...extra],
+    args: MSG_ARG,
+    options: [MSG_ID_OR_ARG, ...extra],
     examples: [example],
     run: async ({ opts, root, io }) => {
-      const target = msgIdOpt(opts);
+      const target = await messageTarget(opts, root);
       const c = change(opts);
       const a = await ask(root, target.queue, (q) => q.tagMessage(target.id, { ...c, actor: actor(io.env) }));
       io.stdout(a.ok ? `ok ${tagsText(a.value)}` : replyLine(a));
@@ -48,10 +50,11 @@ function byCount(counts: Record<string, number>): [string, number][] {
 
 const tags: RqCommand = {
   summary: 'list the tags of a queue\'s messages and how many carry each, most used first',
-  options: [QUEUE, JSON_FLAG],
-  examples: ['rq tags --queue build'],
+  args: QUEUE_ARG,
+  options: [QUEUE_OR_ARG, JSON_FLAG],
+  examples: ['rq tags build', 'rq tags --queue build --json'],
   run: async ({ opts, root, io }) => {
-    const queue = checkQueueName(requiredOpt(opts, 'queue', 'a queue name'), 'queue');
+    const queue = checkQueueName(requiredOpt(opts, 'queue', 'a queue name (rq tags <queue>)'), 'queue');
     const json = flagOpt(opts, 'json');
     const a = await ask(root, queue, (c) => c.tags());
     if (!a.ok) return printRefusal(io, a, json);

@@ -7,8 +7,8 @@ import { type Located, LogTail } from '../web/log-tail.js';
 import { ask, replyLine } from './queue-ask.js';
 import type { RqCommand } from './rq-commands.js';
 import { EXIT } from './exit-codes.js';
-import { MSG_ID } from './common-options.js';
-import { msgIdOpt } from './rq-options.js';
+import { MSG_ARG, MSG_ID_OR_ARG } from './common-options.js';
+import { messageTarget } from './message-target.js';
 import { outcomeExit } from './rq-wait.js';
 
 /** LogTail only logs why a watch could not be set up; the CLI has nowhere better to say it than nowhere. */
@@ -16,15 +16,15 @@ const quiet = { debug: () => undefined, warn: () => undefined } as unknown as Lo
 
 const tail: RqCommand = {
   summary: 'print a message\'s output (job/stdio.log) and follow it until the message has finished',
-  args: [{ name: 'msg_id', option: 'msg_id', required: true }],
-  options: [{ ...MSG_ID, required: false }],
+  args: MSG_ARG,
+  options: [MSG_ID_OR_ARG],
   notes: [
     'A queued message is waited for; a retried one is followed through its next run. Ctrl-C stops following.',
     'Exit (once the message has finished): 0 done or relayed, 1 err, 6 no such message (or deleted); 3 when the queue does not answer.',
   ],
-  examples: ['rq tail test/20261121.1938.16.662.2269494'],
+  examples: ['rq tail 20261121.1938.16.662.2269494', 'rq tail test/20261121.1938.16.662.2269494'],
   run: async ({ opts, root, io }) => {
-    const target = msgIdOpt(opts);
+    const target = await messageTarget(opts, root);
     const p = queuePaths(root, target.queue);
     const locate = async (): Promise<Located | null> => {
       const r = await ask(root, target.queue, (c) => c.messageStatus(target.id));

@@ -3,10 +3,11 @@ import { RqError, shown } from '../errors.js';
 import { ask, replyLine } from './queue-ask.js';
 import type { RqCommand, RqIo } from './rq-commands.js';
 import { EXIT } from './exit-codes.js';
-import { JSON_FLAG, MSG_ID } from './common-options.js';
+import { JSON_FLAG, MSG_ARG, MSG_ID_OR_ARG } from './common-options.js';
+import { messageTarget } from './message-target.js';
 import { refusalDoc } from './json-output.js';
 import type { Answer } from '../ipc/answer.js';
-import { type Options, flagOpt, msgIdOpt, usage } from './rq-options.js';
+import { type Options, flagOpt, usage } from './rq-options.js';
 
 /** The longest wait_message a queue takes at once; a longer (or unlimited) wait asks again, each call blocking on events. */
 const CHUNK_S = 86_400;
@@ -74,9 +75,9 @@ async function waitFor(root: string, queue: string, id: string, timeoutS: number
 
 const wait: RqCommand = {
   summary: 'wait until a message has finished and exit by its outcome (0 done or relayed, 1 err, 4 timed out, 6 not found)',
-  args: [{ name: 'msg_id', option: 'msg_id', required: true }],
+  args: MSG_ARG,
   options: [
-    { ...MSG_ID, required: false },
+    MSG_ID_OR_ARG,
     { name: 'timeout', arg: 'S', expected: 'whole seconds', help: 'give up after S seconds (0: look once; default: no limit)' },
     JSON_FLAG,
   ],
@@ -87,7 +88,7 @@ const wait: RqCommand = {
   ],
   examples: ['rq wait http://127.0.0.1:3333/q/test/20261121.1938.16.662.2269494 --timeout 600', 'id=$(rq sendmesg --dest build --param1 x | cut -d" " -f2); if rq wait "$id"; then echo built; fi'],
   run: async ({ opts, root, io }) => {
-    const target = msgIdOpt(opts);
+    const target = await messageTarget(opts, root);
     const timeout = waitOpt(opts, 'timeout');
     return waitAndReport(root, target.queue, target.id, timeout ?? null, io, flagOpt(opts, 'json'));
   },

@@ -1,7 +1,7 @@
 // rq: the command line client of queue sockets (spec §10.1), `rq <command> [--key value | --key=value | --flag] …`.
 import { RQ_COMMANDS, type RqCommand, type RqIo } from './rq-commands.js';
 import { commandHelp, commandList } from './command-help.js';
-import { checkCommandLine } from './option-check.js';
+import { checkCommandLine, unknownCommand } from './option-check.js';
 import { EXIT, exitFor } from './exit-codes.js';
 import { type Options, rootDir, rootOpt, usage } from './rq-options.js';
 import { resolveRoot } from '../config/root.js';
@@ -51,13 +51,18 @@ export async function main(argv: string[], io: RqIo = processIo()): Promise<numb
   const word = argv[0];
   const cmd = word !== undefined && Object.hasOwn(RQ_COMMANDS, word) ? RQ_COMMANDS[word] : undefined;
   const helpAsked = argv.includes('-h') || argv.includes('--help');
-  if (helpAsked || word === undefined || word.startsWith('-')) {
-    for (const line of cmd ? commandHelp(word!, cmd) : commandList(RQ_COMMANDS)) io.stdout(line);
+  if (word === undefined || word.startsWith('-')) {
+    for (const line of commandList(RQ_COMMANDS)) io.stdout(line);
     return helpAsked ? EXIT.ok : EXIT.fail; // classic: no command is exit 1
   }
   if (!cmd) {
-    io.stderr(`Command not found: ${word}`);
+    // One line, not the list, with the nearest command; exit 1 as the classic tool's `Command not found`.
+    io.stderr(unknownCommand(word, Object.keys(RQ_COMMANDS)));
     return EXIT.fail;
+  }
+  if (helpAsked) {
+    for (const line of commandHelp(word, cmd)) io.stdout(line);
+    return EXIT.ok;
   }
   try {
     const { opts, rest } = checkCommandLine(word, cmd, argv);

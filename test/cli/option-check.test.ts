@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { isRqError } from '../../src/errors.js';
 import { commandHelp, usageLine } from '../../src/cli/command-help.js';
 import type { CommandSpec } from '../../src/cli/command-spec.js';
-import { checkCommandLine, closest, distance } from '../../src/cli/option-check.js';
+import { checkCommandLine, closest, distance, unknownCommand } from '../../src/cli/option-check.js';
 import { RQ_COMMANDS } from '../../src/cli/rq-commands.js';
 
 const SPEC: CommandSpec = {
@@ -40,6 +40,13 @@ describe('typo suggestions', () => {
     expect(closest('Param1', ['param1'])).toBe('param1');
     expect(closest('frobnicate', ['msg_id', 'root'])).toBeUndefined();
   });
+
+  it('an unknown command names the nearest command, else only where the list is', () => {
+    const commands = Object.keys(RQ_COMMANDS);
+    expect(unknownCommand('sendmsg', commands)).toBe('rq: unknown command "sendmsg"; did you mean "sendmesg"? (rq --help lists every command)');
+    expect(unknownCommand('queus', commands)).toBe('rq: unknown command "queus"; did you mean "queues"? (rq --help lists every command)');
+    expect(unknownCommand('frobnicate', commands)).toBe('rq: unknown command "frobnicate" (rq --help lists every command)');
+  });
 });
 
 describe('checkCommandLine', () => {
@@ -56,6 +63,12 @@ describe('checkCommandLine', () => {
     expect(refusal(['demo', '--param1'])).toBe('--param1: expected a value (--param1 TEXT or --param1=TEXT), received no value');
     expect(refusal(['demo', '--no-param1'])).toMatch(/^--param1: expected a value/);
     expect(refusal(['demo', 'q', 'r'])).toBe('demo: unexpected argument "r": rq demo takes at most 1 word (<queue>); options are --name value');
+  });
+
+  it('refuses an option with one dash as an option, with the nearest; after a bare -- it is a word', () => {
+    expect(refusal(['demo', '-json'])).toBe('demo: unknown option -json (did you mean --json?); rq demo --help lists the options');
+    expect(refusal(['demo', 'q', '-v'])).toBe('demo: unknown option -v; valid options: --queue, --param1, --json, --wait, --root');
+    expect(checkCommandLine('demo', SPEC, ['demo', '--', '-q']).rest).toEqual(['-q']);
   });
 });
 
@@ -79,6 +92,17 @@ describe('the help', () => {
       expect(names, name).not.toContain('root');
       for (const o of cmd.options) expect(o.help, `${name} --${o.name}`).toMatch(/^\S/);
       for (const a of cmd.args ?? []) if (a.option) expect(names, name).toContain(a.option);
+    }
+  });
+
+  it('a command on one message, or on one queue, takes it as the word after the command too', () => {
+    // --queue is a filter there (every queue without it), and the word is the message or the tag.
+    const queueIsFilter = ['cancel', 'requeue', 'tagged', 'tracked'];
+    for (const [name, cmd] of Object.entries(RQ_COMMANDS)) {
+      const names = cmd.options.map((o) => o.name);
+      const first = cmd.args?.[0]?.option;
+      if (names.includes('msg_id')) expect([name, first]).toEqual([name, 'msg_id']);
+      else if (names.includes('queue') && !queueIsFilter.includes(name)) expect([name, first]).toEqual([name, 'queue']);
     }
   });
 });

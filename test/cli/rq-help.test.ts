@@ -85,7 +85,8 @@ describe('rq refuses what it would have ignored: exit 2, one stderr line naming 
   });
 
   it('a word where the command takes none, and a word named twice', async () => {
-    expectOneLineError(await rq(['state', '--msg_id', 'test/20200101.0000.00.000.1', 'extra']), /^rq: state: unexpected argument "extra": rq state takes no words besides its options; options are --name value$/, 2);
+    expectOneLineError(await rq(['queues', 'extra']), /^rq: queues: unexpected argument "extra": rq queues takes no words besides its options; options are --name value$/, 2);
+    expectOneLineError(await rq(['state', 'test/20200101.0000.00.000.1', 'extra']), /^rq: state: unexpected argument "extra": rq state takes at most 1 word \(<msg_id>\); options are --name value$/, 2);
     expectOneLineError(await rq(['wait', 'test/20200101.0000.00.000.1', '--msg_id', 'test/20200101.0000.00.000.2']), /^rq: the msg_id is named twice/, 2);
   });
 
@@ -101,8 +102,8 @@ describe('rq refuses what it would have ignored: exit 2, one stderr line naming 
     expectOneLineError(await runRq(['queues', '--root', plain]), /^rq: --root .*\/plain: not an rq root \(no queues\/ folder/, 2);
   });
 
-  it('keeps the classic texts and statuses of an unknown command and of no command', async () => {
-    expectOneLineError(await rq(['sendmsg', '--dest', 'test']), /^Command not found: sendmsg$/, 1);
+  it('an unknown command is one line with the nearest command (exit 1, as classic); no command is the list, exit 1', async () => {
+    expectOneLineError(await rq(['sendmsg', '--dest', 'test']), /^rq: unknown command "sendmsg"; did you mean "sendmesg"\? \(rq --help lists every command\)$/, 1);
     expect((await runRq([])).code).toBe(1);
   });
 });

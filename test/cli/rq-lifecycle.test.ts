@@ -208,12 +208,13 @@ describe('rq running and waiting (rq-beyond §B11, §B2)', () => {
     const id = await send('lists', '--param1', 'done', '--due', String(due));
     const line = `lists/${shortId(id)} delayed due ${new Date(due * 1000).toISOString()}`;
     expect(await rq(['waiting', '--queue', 'lists'])).toEqual({ code: 0, out: ['ok 1', line], err: [] });
+    expect(await rq(['waiting', 'lists'])).toEqual({ code: 0, out: ['ok 1', line], err: [] });
     expect(await rq(['waiting', '--queue', 'lists', '--reason', 'delayed', '--limit', '5'])).toEqual({ code: 0, out: ['ok 1', line], err: [] });
     expect(await rq(['waiting', '--queue', 'lists', '--reason', 'coalesced'])).toEqual({ code: 0, out: ['ok 0'], err: [] });
     const j = await rq(['waiting', '--queue', 'lists', '--json']);
     expect(JSON.parse(j.out[0])).toEqual([{ msg_id: shortId(id), reason: 'delayed', due }]);
     expect(await rq(['waiting', '--queue', 'lists', '--reason', 'sleepy'])).toEqual({ code: 1, out: ['fail reason: expected one of delayed, coalesced, dependencies, limit, received "sleepy"'], err: [] });
-    expectOneLineError(await rq(['waiting']), /^rq: --queue: expected a queue name, received nothing$/, 2);
+    expectOneLineError(await rq(['waiting']), /^rq: --queue: expected a queue name \(rq waiting <queue>\), received nothing$/, 2);
     expect((await rq(['cancel', '--msg_id', id])).out).toEqual(['ok msg cancelled']);
     expect(await rq(['waiting', '--queue', 'lists'])).toEqual({ code: 0, out: ['ok 0'], err: [] });
   });

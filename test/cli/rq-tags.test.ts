@@ -116,6 +116,9 @@ describe('rq tags and tagged of one queue (rq-beyond §B9.2)', () => {
     await counts.waitState(shortId(finished), ['done']);
 
     expect(await rq(['tags', '--queue', 'counts'])).toEqual({ code: 0, out: ['ok 3', 'zeta 3', 'alpha 2', 'beta 2'], err: [] });
+    // The queue as a word, as rq ls and rq stats take it; the tag of tagged likewise.
+    expect(await rq(['tags', 'counts'])).toEqual({ code: 0, out: ['ok 3', 'zeta 3', 'alpha 2', 'beta 2'], err: [] });
+    expect(await rq(['tagged', 'zeta', '--queue', 'counts'])).toEqual(await rq(['tagged', '--tag', 'zeta', '--queue', 'counts']));
     const j = await rq(['tags', '--queue', 'counts', '--json']);
     expect(j.code).toBe(0);
     expect(JSON.parse(j.out[0])).toEqual({ zeta: 3, alpha: 2, beta: 2 });
@@ -223,7 +226,7 @@ describe('bad input (rq-beyond §B1.12): one line, exit 1, nothing sent or chang
     expectOneLineError(await rq(['tagged', '--tag', 'stay', '--state', 'finished']), /^rq: --state: expected one of prep, que, run, done, relayed, err, received "finished"$/, 2);
     expectOneLineError(await rq(['tagged', '--tag', 'stay', '--limit', '0']), /^rq: --limit: expected a whole number from 1 to 1000, received "0"$/, 2);
     expectOneLineError(await rq(['tagged', '--tag', 'stay', '--offset', 'x']), /^rq: --offset: expected a whole number from 0 to 10000000, received "x"$/, 2);
-    expectOneLineError(await rq(['tags']), /^rq: --queue: expected a queue name, received nothing$/, 2);
+    expectOneLineError(await rq(['tags']), /^rq: --queue: expected a queue name \(rq tags <queue>\), received nothing$/, 2);
     expectOneLineError(await rq(['tags', '--queue', 'nosuch']), /^rq: queue not found: nosuch$/);
 
     expectOneLineError(await rq(['cancel', '--tag', 'stay', '--msg_id', id]), /^rq: --msg_id and --tag: expected one of them, received both$/, 2);

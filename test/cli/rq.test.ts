@@ -63,8 +63,11 @@ describe('rq help and command words', () => {
     expect(bare.out[0]).toBe('Valid commands are:');
   });
 
-  it('refuses an unknown command with one line', async () => {
-    expectOneLineError(await rq(['sendmsg', '--dest', 'test']), /^Command not found: sendmsg$/);
+  it('refuses an unknown command with one line naming the nearest command, exit 1, even when help is asked', async () => {
+    expectOneLineError(await rq(['sendmsg', '--dest', 'test']), /^rq: unknown command "sendmsg"; did you mean "sendmesg"\? \(rq --help lists every command\)$/);
+    expectOneLineError(await rq(['stat', 'test/20200101.0000.00.000.1']), /^rq: unknown command "stat"; did you mean "state"\?/);
+    expectOneLineError(await rq(['sendmsg', '--help']), /^rq: unknown command "sendmsg"; did you mean "sendmesg"\?/);
+    expectOneLineError(await rq(['frobnicate']), /^rq: unknown command "frobnicate" \(rq --help lists every command\)$/);
   });
 
   it('verify_rules: ok for a good rules file, fail for a bad one, an error for a missing --path', async () => {
@@ -105,6 +108,16 @@ describe('rq sendmesg and message status', () => {
     await test.waitState(shortId(id), ['done'], 15_000);
     expect(await rq(['statuscountmesg', '--msg_id', id])).toEqual({ code: 0, out: ['ok 1'], err: [] });
     expect((await rq(['statusmesg', '--msg_id', id])).out).toEqual(['ok done - resent once']);
+  });
+
+  it('takes the message as the word after the command too, in any of its forms', async () => {
+    const id = await send('--param1', 'done');
+    await test.waitState(shortId(id), ['done']);
+    for (const given of [id, `test/${shortId(id)}`, shortId(id)]) {
+      expect(await rq(['statusmesg', given])).toEqual({ code: 0, out: ['ok done - done sleeping'], err: [] });
+      expect(await rq(['statuscountmesg', given])).toEqual({ code: 0, out: ['ok 0'], err: [] });
+    }
+    expectOneLineError(await rq(['state', id, '--msg_id', `test/${shortId(id)}`]), /^rq: the msg_id is named twice/, 2);
   });
 
   it('takes <queue>/<id> as well as a full id, and prints fail replies on stdout with exit 1', async () => {

@@ -1,0 +1,91 @@
+// A message named by its id alone, in every command that takes one: its queue found by asking every queue of the root (one holds it, several, none), refusals with this root's own host and port.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MgrProc } from '../helpers/mgr-proc.js';
+import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
+import { type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
+
+let t: TestRoot;
+let mgr: MgrProc;
+
+function rq(args: string[]): Promise<Run> {
+  return runRq(args, { root: t.root });
+}
+
+/** Sends to `dest` and returns the full id printed. */
+async function send(dest: string, ...args: string[]): Promise<string> {
+  const r = await rq(['sendmesg', '--dest', dest, ...args]);
+  expect(r.code, r.err.join('\n')).toBe(0);
+  return r.out[0].slice('ok '.length);
+}
+
+const shortId = (full: string) => full.split('/').pop()!;
+
+beforeAll(async () => {
+  t = await makeRoot();
+  for (const q of ['alpha', 'beta']) await addQueue(t.root, q);
+  mgr = await MgrProc.start(t.root);
+  await Promise.all([mgr.waitQueueUp('alpha'), mgr.waitQueueUp('beta')]);
+});
+
+afterAll(async () => {
+  await mgr?.stop();
+  await t?.cleanup();
+});
+
+describe('a message id alone', () => {
+  it('works wherever a message id goes, as the word after the command or as --msg_id, like its full id', async () => {
+    const full = await send('beta', '--param1', 'done');
+    const id = shortId(full);
+    expect(await rq(['wait', id, '--timeout', '30'])).toEqual({ code: 0, out: ['ok done - done sleeping'], err: [] });
+    expect(await rq(['statusmesg', id])).toEqual({ code: 0, out: ['ok done - done sleeping'], err: [] });
+    expect(await rq(['statusmesg', '--msg_id', id])).toEqual(await rq(['statusmesg', '--msg_id', full]));
+    expect(await rq(['state', id, '--json'])).toEqual({ code: 0, out: [JSON.stringify({ queue: 'beta', msg_id: id, state: 'done' })], err: [] });
+    expect(await rq(['statuscountmesg', id])).toEqual({ code: 0, out: ['ok 0'], err: [] });
+    expect(await rq(['attachstatusmesg', id])).toEqual({ code: 0, out: ['ok 0'], err: [] });
+    expect(await rq(['tag', id, '--add', 'seen'])).toEqual({ code: 0, out: ['ok seen'], err: [] });
+    expect((await rq(['history', id])).out[0]).toMatch(/^ok \d+$/);
+    const clone = await rq(['clone', id]);
+    expect(clone.out[0]).toMatch(new RegExp(`^ok http://127\\.0\\.0\\.1:${t.port}/q/beta/`));
+    expect(await rq(['wait', shortId(clone.out[0]), '--timeout', '30'])).toMatchObject({ code: 0 });
+
+    const failed = shortId(await send('alpha', '--param1', 'err'));
+    expect((await rq(['wait', failed, '--timeout', '30'])).code).toBe(1);
+    expect(await rq(['retry', failed])).toEqual({ code: 0, out: ['ok msg requeued'], err: [] });
+  });
+
+  it('in several queues is refused naming them, and <queue>/<id> picks one', async () => {
+    const id = shortId(await send('alpha', '--param1', 'done'));
+    await rq(['wait', id, '--timeout', '30']);
+    // The same id in beta too: a copy of alpha's finished message dir, at the same hashed place.
+    const done = path.join(t.root, 'queues', 'alpha', 'done');
+    const rel = (await fs.readdir(done, { recursive: true })).find((p) => p.endsWith(id))!;
+    await fs.cp(path.join(done, rel), path.join(t.root, 'queues', 'beta', 'done', rel), { recursive: true });
+    try {
+      expectOneLineError(
+        await rq(['state', id]),
+        new RegExp(`^rq: --msg_id: expected the id of a message in one queue, received "${id.replace(/\./g, '\\.')}", which is in 2 queues \\(alpha, beta\\): name one as <queue>/<id>, such as alpha/${id.replace(/\./g, '\\.')}$`),
+        2,
+      );
+      expect(await rq(['state', `beta/${id}`])).toEqual({ code: 0, out: ['ok done'], err: [] });
+    } finally {
+      await fs.rm(path.join(t.root, 'queues', 'beta', 'done', rel), { recursive: true });
+    }
+    expect(await rq(['state', id])).toEqual({ code: 0, out: ['ok done'], err: [] });
+  });
+
+  it('in no queue is one line naming the queues asked, exit 6, for classic and newer commands alike', async () => {
+    for (const cmd of [['statusmesg'], ['wait'], ['rm'], ['cancel']]) {
+      expectOneLineError(await rq([...cmd, '20200101.0000.00.000.1']), /^rq: msg not found: no queue of this root holds 20200101\.0000\.00\.000\.1 \(asked 2: alpha, beta\)$/, 6);
+    }
+  });
+
+  it('a malformed id is refused with a full id of this root as the example (its host and port), not another install\'s', async () => {
+    for (const args of [['statusmesg', 'garbage'], ['wait', '--msg_id', 'garbage'], ['history']]) {
+      const r = await rq(args);
+      expectOneLineError(r, /^rq: --msg_id: expected a full message id such as http:\/\/127\.0\.0\.1:\d+\/q\/<queue>\/\S+ \(or <queue>\/<id>, or the id alone\), received /, 2);
+      expect(r.err[0]).toContain(`http://127.0.0.1:${t.port}/q/<queue>/`);
+    }
+  });
+});
