@@ -11,7 +11,7 @@ export type Severity = 'problem' | 'info';
 
 export interface Finding {
   severity: Severity;
-  /** What it is about: `rq-mgr`, `scandir/<q>`, `queue <q>`, `config/config.json`, `disk`. */
+  /** What it is about: `rq-mgr`, `scandir/<q>`, `queues/<q>`, `queue <q>`, `web`, `timers`, `config/config.json`, `disk`. */
   subject: string;
   reason: string;
   fix: string;
@@ -96,6 +96,13 @@ async function queueFindings(deps: DoctorDeps, workers: Record<string, WorkerInf
   return { findings, running, held };
 }
 
+/** rq-mgr's web and timers processes (`[web]`, `[timers]` in its worker list): one that does not run is a finding. */
+function componentFindings(workers: Record<string, WorkerInfo>): Finding[] {
+  return Object.entries(workers)
+    .filter(([name, w]) => name.startsWith('[') && w.status !== 'RUNNING')
+    .map(([name, w]) => problem(name.slice(1, -1), `rq-mgr's ${name.slice(1, -1)} process is ${w.status}${w.last_exit ? ` (last exit: ${w.last_exit})` : ''}`, 'rq-mgr restarts it; if it keeps dying, rq-mgr\'s log says why'));
+}
+
 /** config/config.json readable, and not readable by others when it holds passwords. */
 async function configFindings(root: string): Promise<Finding[]> {
   const file = rootPaths(root).configFile;
@@ -138,7 +145,7 @@ export async function doctorReport(deps: DoctorDeps): Promise<DoctorReport> {
   const q = await queueFindings(deps, workers.ok ? workers.value : {});
   // A queue in SCRIPTERROR says why itself; its scandir link, refused for the same cause, would say it twice.
   const entryFindings = entries.filter((e) => !q.held.has(e.entry)).map((e) => problem(e.dir ? `queues/${e.entry}` : `scandir/${e.entry}`, e.reason, e.fix));
-  const findings = [...entryFindings, ...q.findings, ...(await configFindings(deps.root)), ...(await diskFindings(deps.root))];
+  const findings = [...entryFindings, ...q.findings, ...componentFindings(workers.ok ? workers.value : {}), ...(await configFindings(deps.root)), ...(await diskFindings(deps.root))];
   if (!refused.ok) findings.push(problem('rq-mgr', `refused_queues answered: ${refused.text}`, 'run an rq-mgr of the same version as this rq'));
   return { ok: !findings.some((f) => f.severity === 'problem'), mgr: true, running: q.running, findings };
 }

@@ -31,6 +31,26 @@ function setText(id, text, cls) {
   if (cls !== undefined && el.className !== cls) el.className = cls;
 }
 
+/** Why a queue in SCRIPTERROR or DISK FULL runs no script: the status cell's title and a line under it, as the page first drew them. */
+function showReason(id, reason) {
+  const cell = document.getElementById(`q-${id}-status`);
+  if (!cell) return;
+  let line = document.getElementById(`q-${id}-reason`);
+  if (!reason) {
+    line?.remove();
+    cell.removeAttribute('title');
+    return;
+  }
+  cell.title = reason;
+  if (!line) {
+    line = document.createElement('div');
+    line.className = 'muted';
+    line.id = `q-${id}-reason`;
+    cell.append(line);
+  }
+  if (line.textContent !== reason) line.textContent = reason;
+}
+
 function renderTimers(timers) {
   const box = document.getElementById('timer-list');
   if (!box) return;
@@ -89,6 +109,7 @@ function applyDashboard(data, table) {
     setText(`q-${id}-uptime`, q.alive ? duration(q.uptime) : '-');
     const status = q.alive ? q.status ?? '?' : `DOWN ${q.error ?? ''}`.trim();
     setText(`q-${id}-status`, status, `status ${q.alive && q.status === 'UP' ? 'up' : 'down'}`);
+    showReason(id, q.alive ? q.reason : undefined);
   }
   renderTimers(data.timers);
 }

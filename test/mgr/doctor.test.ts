@@ -1,0 +1,103 @@
+// The doctor's checks against stand-in rq-mgr and queue answers: what each finding says, what counts as a problem, what is listed once.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Answer } from '../../src/ipc/answer.js';
+import type { RefusedEntry, WorkerInfo } from '../../src/ipc/mgr-client.js';
+import type { StatusDetail } from '../../src/ipc/queue-client.js';
+import { type DoctorDeps, doctorReport } from '../../src/mgr/doctor.js';
+import { RqError } from '../../src/errors.js';
+
+let root: string;
+beforeEach(async () => {
+  root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-doctor-'));
+  for (const d of ['config', 'queues', 'scandir']) await fs.mkdir(path.join(root, d));
+  await fs.writeFile(path.join(root, 'config', 'config.json'), JSON.stringify({ host: '127.0.0.1', port: 3333 }), { mode: 0o600 });
+});
+afterEach(async () => {
+  await fs.rm(root, { recursive: true, force: true });
+});
+
+const ok = <T>(value: T): Answer<T> => ({ ok: true, value, raw: ['ok', value] });
+const worker = (status: string, last_exit: string | null = null): WorkerInfo => ({ status, pid: status === 'RUNNING' ? 100 : null, uptime: 1, last_exit });
+
+/** A root whose rq-mgr answers with these workers and refusals, and whose queues report these statuses. */
+function deps(workers: Record<string, WorkerInfo>, refused: RefusedEntry[], statuses: Record<string, StatusDetail>): DoctorDeps {
+  return {
+    root,
+    mgr: { ping: async () => true, status: async () => ok(workers), refusedQueues: async () => ok(refused) },
+    statusDetail: async (q) => {
+      if (!statuses[q]) throw RqError.of('RQ_ERR_NO_REPLY', `queue ${q}: no reply`);
+      return ok(statuses[q]);
+    },
+  };
+}
+
+describe('doctorReport', () => {
+  it('all UP: ok, nothing listed, the running queues counted', async () => {
+    const r = await doctorReport(deps({ a: worker('RUNNING'), b: worker('RUNNING'), '[web]': worker('RUNNING') }, [], { a: { status: 'UP' }, b: { status: 'UP' } }));
+    expect(r).toEqual({ ok: true, mgr: true, running: 2, findings: [] });
+  });
+
+  it('rq-mgr down is the one finding, and nothing else is asked', async () => {
+    let asked = false;
+    const d = deps({}, [], {});
+    d.mgr.ping = async () => {
+      throw RqError.of('RQ_ERR_NO_REPLY', 'ENOENT');
+    };
+    d.statusDetail = async () => {
+      asked = true;
+      return ok({ status: 'UP' });
+    };
+    const r = await doctorReport(d);
+    expect(r.ok).toBe(false);
+    expect(r.mgr).toBe(false);
+    expect(r.findings).toHaveLength(1);
+    expect(r.findings[0]).toMatchObject({ severity: 'problem', subject: 'rq-mgr', fix: `start it: bin/rq-mgr start --root ${root}` });
+    expect(asked).toBe(false);
+  });
+
+  it('names each kind of problem with its fix; PAUSE and DOWN are info; a SCRIPTERROR queue is listed once, not again by its refused link', async () => {
+    const refused: RefusedEntry[] = [
+      { entry: 'noexec', reason: 'scandir/noexec/run is not executable', fix: 'chmod +x /apps/noexec/run' },
+      { entry: 'held', reason: 'scandir/held/run is not executable', fix: 'chmod +x /apps/held/run' },
+      { entry: 'long', reason: 'queues/long: queue name: expected at most 20 …', fix: 'move the root to a shorter path, or the messages to a queue with a shorter name', dir: true },
+    ];
+    const workers = { held: worker('RUNNING'), full: worker('RUNNING'), paused: worker('RUNNING'), down: worker('RUNNING'), dying: worker('BACKOFF', 'exit 1'), mute: worker('RUNNING'), '[web]': worker('ERROR', 'exit 1'), '[timers]': worker('RUNNING') };
+    const statuses: Record<string, StatusDetail> = {
+      held: { status: 'SCRIPTERROR', reason: 'script /apps/held/run is not executable' },
+      full: { status: 'DISK FULL', reason: 'create: ENOSPC' },
+      paused: { status: 'PAUSE' },
+      down: { status: 'DOWN' },
+    };
+    const r = await doctorReport(deps(workers, refused, statuses));
+    expect(r.ok).toBe(false);
+    expect(r.running).toBe(0);
+    const by = Object.fromEntries(r.findings.map((f) => [f.subject, f]));
+    expect(Object.keys(by).sort()).toEqual(['queue down', 'queue dying', 'queue full', 'queue held', 'queue mute', 'queue paused', 'queues/long', 'scandir/noexec', 'web']);
+    expect(by['scandir/noexec']).toEqual({ severity: 'problem', subject: 'scandir/noexec', reason: 'scandir/noexec/run is not executable', fix: 'chmod +x /apps/noexec/run' });
+    expect(by['queue held']).toMatchObject({ severity: 'problem', reason: 'SCRIPTERROR: script /apps/held/run is not executable; its messages wait in que' });
+    expect(by['queue full']).toMatchObject({ severity: 'problem', reason: 'DISK FULL: create: ENOSPC; creates are refused and no script starts' });
+    expect(by['queue paused']).toMatchObject({ severity: 'info', fix: 'rq resume paused' });
+    expect(by['queue down']).toMatchObject({ severity: 'info', fix: expect.stringMatching(/^rm .*config\/down\.down/) });
+    expect(by['queue dying']).toMatchObject({ severity: 'problem', reason: 'its process is BACKOFF (last exit: exit 1)' });
+    expect(by['queue mute']).toMatchObject({ severity: 'problem', reason: 'its process does not answer (queue mute: no reply)' });
+    expect(by.web).toMatchObject({ severity: 'problem', reason: 'rq-mgr\'s web process is ERROR (last exit: exit 1)' });
+  });
+
+  it('only info findings: still ok', async () => {
+    const r = await doctorReport(deps({ p: worker('RUNNING'), u: worker('RUNNING') }, [], { p: { status: 'PAUSE' }, u: { status: 'UP' } }));
+    expect(r).toMatchObject({ ok: true, running: 1, findings: [{ severity: 'info', subject: 'queue p' }] });
+  });
+
+  it('config/config.json with passwords and readable by others is a problem; unreadable JSON too', async () => {
+    const file = path.join(root, 'config', 'config.json');
+    await fs.writeFile(file, JSON.stringify({ host: '127.0.0.1', port: 3333, basic_auth: { users: { ops: 'secret' } } }));
+    await fs.chmod(file, 0o644);
+    const r = await doctorReport(deps({}, [], {}));
+    expect(r.findings).toEqual([{ severity: 'problem', subject: 'config/config.json', reason: 'holds basic_auth passwords and is readable by others (mode 644)', fix: `chmod 600 ${file}` }]);
+    await fs.writeFile(file, '{ not json');
+    expect((await doctorReport(deps({}, [], {}))).findings).toEqual([expect.objectContaining({ severity: 'problem', subject: 'config/config.json', fix: expect.stringContaining(file) })]);
+  });
+});
