@@ -5,6 +5,8 @@ export const ERRORS = {
   // Before INVALID_FIELD: a batch refusal carries a message's own refusal text after its index.
   RQ_ERR_BATCH_MESSAGE: { status: 400, message: 'messages[%s]: %s' },
   RQ_ERR_INVALID_FIELD: { status: 400, message: '%s: expected %s, received %s' },
+  // A key of a message that is no field but a misspelling of one (message/create-fields.ts).
+  RQ_ERR_UNKNOWN_FIELD: { status: 400, message: '%s: unknown field; did you mean "%s"?' },
   RQ_ERR_INVALID_QUEUE_NAME: { status: 400, message: '%s' },
   RQ_ERR_INVALID_MSG_ID: { status: 400, message: '%s' },
   RQ_ERR_INVALID_JSON: { status: 400, message: '%s' },

@@ -23,6 +23,9 @@ export const FORM_FIELD_IDS = [
   'mesg_depends_fail',
   'mesg_limit',
   'mesg_limit_concurrency',
+  // The due time and the attachments (div#due_at_field, div#filedata_field): hidden by "default": "hidden" like every field.
+  'due_at',
+  'filedata',
 ] as const;
 
 export type FormFieldId = (typeof FORM_FIELD_IDS)[number];

@@ -10,6 +10,8 @@ import { allowedHostNames } from '../config/exposure.js';
 import { hostProblem, ipAllowed, originProblem, securityHeaders } from './access-control.js';
 import { installBasicAuth } from './basic-auth.js';
 import { installFormRefusals } from './form-refusal.js';
+import { installJsonErrors } from './json-errors.js';
+import { installJsonBody } from './json-body.js';
 import { serveChartLib } from './chart-lib.js';
 import { parseFormBody, requireShallow } from './params.js';
 import { registerApiDocs } from './openapi/api-docs.js';
@@ -120,6 +122,7 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   });
 
   installFormRefusals(app, ctx);
+  installJsonErrors(app, ctx);
 
   app.addHook('onResponse', async (req, reply) => {
     ctx.log.debug({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
@@ -130,6 +133,7 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   // preservePath: a file name with path parts is refused (attachmentNameProblem), not cut to its base name.
   await app.register(multipart, { limits: { fileSize: maxUpload, fieldSize: limits.field }, preservePath: true });
   // Classic clients post other content types too; their parameters then come from the query string.
+  installJsonBody(app, limits.body);
   installJsonLines(app, limits.body);
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limits.body }, (_req, _body, done) => done(null, {}));
 
@@ -143,7 +147,7 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
     if (status === 404) return ctx.notFoundPage(req, reply, err.message);
     const text = messageOf(err, status, ctx, limits);
     if (status < 500) ctx.log.debug({ url: req.url, status, err: err.message }, 'request refused');
-    if (ctx.wantsJson(req)) return ctx.json(reply, ['fail', text.replace(/^\d{3} - /, '')], status);
+    // A JSON client gets it as ["fail", text] (json-errors.ts).
     return ctx.text(reply, status, text);
   });
 

@@ -12,18 +12,31 @@ export function pathParam(req: FastifyRequest, name: string): string {
   return typeof v === 'string' ? v : '';
 }
 
+/** Bodies that are JSON: the client speaks JSON and hears its errors in JSON. */
+const JSON_BODY_TYPES = new Set(['application/json', 'application/x-ndjson', 'application/jsonl']);
+
 function asParams(v: unknown): Params {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Params) : {};
 }
 
+/** The media type of the request's body, lower case, without parameters. */
+export function bodyType(req: FastifyRequest): string {
+  return String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+}
+
 /**
  * Whether a client asked for JSON before its body is read, so that a body refused unread answers
- * in its format: `x_format` in the query, else an Accept naming application/json (ahead of
+ * in its format: `x_format` in the query, else the URL's extension (`.json`; `.txt` is text), else
+ * a JSON body (`application/json`, JSON lines), else an Accept naming application/json (ahead of
  * text/html when it names both).
  */
 export function asksForJson(req: FastifyRequest): boolean {
   const format = asParams(req.query).x_format;
   if (typeof format === 'string') return format === 'json';
+  const path = req.url.split('?')[0];
+  if (path.endsWith('.json')) return true;
+  if (path.endsWith('.txt')) return false;
+  if (JSON_BODY_TYPES.has(bodyType(req))) return true;
   const accept = String(req.headers.accept ?? '').toLowerCase();
   const json = accept.indexOf('application/json');
   const htmlAt = accept.indexOf('text/html');
@@ -59,8 +72,7 @@ export async function readParams(req: FastifyRequest, onField?: (name: string, v
  * read as parameters instead; `undefined` for that and for every other content type.
  */
 export function bareJsonMessage(req: FastifyRequest): Record<string, unknown> | undefined {
-  const type = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  if (type !== 'application/json') return undefined;
+  if (bodyType(req) !== 'application/json') return undefined;
   const body = req.body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw RqError.of('RQ_ERR_INVALID_JSON', `JSON body: expected a JSON object (the message, or {"mesg": {...}}), received ${shown(body)}`);

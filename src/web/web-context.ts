@@ -44,8 +44,10 @@ export class WebContext {
   readonly limits: WebLimits;
   /** Every open SSE stream (/events and log tails), counted against max_sse_streams. */
   readonly sse: SseLimits;
-  /** Requests whose errors should be answered as JSON arrays rather than text. */
-  private readonly jsonRequests = new WeakSet<FastifyRequest>();
+  /** Requests whose route said how errors answer: true as JSON arrays, false as text (an explicit x_format=html). */
+  private readonly formats = new WeakMap<FastifyRequest, boolean>();
+  /** Requests answered with a classic text that stays text (classicText). */
+  private readonly classicTexts = new WeakSet<FastifyRequest>();
   /** Its presence re-routes message-level routes to rq_router (spec §9.2). */
   private readonly routerRules: string;
   /** How long a queue name this root can hold (its socket paths), worked out once. */
@@ -74,12 +76,20 @@ export class WebContext {
   }
 
   markJson(req: FastifyRequest): void {
-    this.jsonRequests.add(req);
+    this.formats.set(req, true);
   }
 
-  /** Whether errors answer `["fail", text]`: the route said so, or the client did (query x_format, Accept). */
+  /** The request asked for HTML (`x_format=html` in its body): its errors answer text, whatever its Accept says. */
+  markHtml(req: FastifyRequest): void {
+    this.formats.set(req, false);
+  }
+
+  /**
+   * Whether errors answer `["fail", text]`: the route said so (x_format in the body), or the
+   * client did (a `.json` URL, x_format in the query, a JSON body, Accept): request-params.ts `asksForJson`.
+   */
   wantsJson(req: FastifyRequest): boolean {
-    return this.jsonRequests.has(req) || asksForJson(req);
+    return this.formats.get(req) ?? asksForJson(req);
   }
 
   /** The request's parameters; a multipart x_format=json field marks its errors JSON as soon as it is read, so a body refused after it answers JSON. */
@@ -93,8 +103,10 @@ export class WebContext {
   async actionParams(req: FastifyRequest): Promise<{ p: Params; json: boolean }> {
     const p = await this.params(req);
 
-    const json = textParam(p, 'x_format') === 'json';
+    const format = textParam(p, 'x_format');
+    const json = format === 'json';
     if (json) this.markJson(req);
+    else if (format === 'html') this.markHtml(req);
     return { p, json };
   }
 
@@ -159,8 +171,9 @@ export class WebContext {
     return reply.code(opts.status ?? 200).type('text/html; charset=utf-8').send(doc.value);
   }
 
-  /** The classic Not Found page: layout + `<h2>Not Found</h2>`, flash included. */
+  /** The classic Not Found page: layout + `<h2>Not Found</h2>`, flash included; `["fail", reason]` to a JSON client. */
   notFoundPage(req: FastifyRequest, reply: FastifyReply, reason?: string): FastifyReply {
+    if (this.wantsJson(req)) return this.json(reply, ['fail', reason ?? `Not Found: ${req.url.split('?')[0]}`], 404);
     return this.page(req, reply, html`<h2 id="not-found">Not Found</h2>${reason ? html`<p class="muted" id="not-found-reason">${reason}</p>` : ''}`, { status: 404 });
   }
 
@@ -173,6 +186,23 @@ export class WebContext {
   /** 303 to a path of this app (e.g. urls.queue(q)). */
   redirectTo(req: FastifyRequest, reply: FastifyReply, absPath: string, flash?: Flash): FastifyReply {
     return this.redirect(reply, this.urls.absolute(req, absPath), flash);
+  }
+
+  /**
+   * A refusal text the classic daemon sends even in its JSON mode (spec §9.6: `400 - Invalid method
+   * param`, `503 - Service Unavailable - Operationally Down`): kept for a client that only took the
+   * default format, `["fail", text]` to one that asked for JSON itself (`asked`: a JSON body,
+   * x_format=json, or what asksForJson reads where no x_format says otherwise).
+   */
+  classicText(req: FastifyRequest, reply: FastifyReply, status: number, text: string, asked: boolean): FastifyReply {
+    if (asked) return this.json(reply, ['fail', text.replace(/^\d{3} - /, '')], status);
+    this.classicTexts.add(req);
+    return this.text(reply, status, text);
+  }
+
+  /** Whether the request's refusal is a classic text to leave as it is (json-errors.ts). */
+  keepsText(req: FastifyRequest): boolean {
+    return this.classicTexts.has(req);
   }
 
   /** A plain-text reply such as `500 - Couldn't restart queue. Internal error.` */
@@ -194,8 +224,9 @@ export class WebContext {
     return statusOf(a.code);
   }
 
-  /** The classic `<status> - Couldn't <what>. <reply>.` text of a refusal, with the refusal's status. */
+  /** The classic `<status> - Couldn't <what>. <reply>.` text of a refusal, with the refusal's status; a JSON client gets the queue's refusal itself. */
   couldNot(reply: FastifyReply, r: Refusal, what: string): FastifyReply {
+    if (this.wantsJson(reply.request)) return this.answerJson(reply, r);
     const status = this.refusalStatus(r);
     // A partial failure's text already counts and names its failures: its report is for JSON clients.
     return this.text(reply, status, `${status} - Couldn't ${what}. ${rubyInspect(partialOf(r.raw) ? ['fail', r.text] : r.raw)}.`);

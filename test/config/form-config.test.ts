@@ -27,8 +27,8 @@ describe('form.json', () => {
     await fs.writeFile(file, JSON.stringify({ default: 'hidden', mesg_param1: { label: 'queue name', help: 'which queue' }, mesg_param2: { label: 'days to keep' }, mesg_dest: {} }));
     const form = await loadFormConfig(file);
     const hidden = FORM_FIELD_IDS.filter((id) => isFieldHidden(form, id));
-    // The Advanced fieldset's run-policy fields and the tags field follow the same rule.
-    expect(hidden).toEqual(['mesg_src', 'mesg_param3', 'mesg_param4', 'mesg_status', 'mesg_post_run_webhook', ...JOB_FIELDS.map((f) => `mesg_${f}`), 'mesg_tags', 'mesg_depends', 'mesg_depends_fail', 'mesg_limit', 'mesg_limit_concurrency']);
+    // The Advanced fieldset's run-policy fields, the tags field, the due time and the attachments follow the same rule.
+    expect(hidden).toEqual(['mesg_src', 'mesg_param3', 'mesg_param4', 'mesg_status', 'mesg_post_run_webhook', ...JOB_FIELDS.map((f) => `mesg_${f}`), 'mesg_tags', 'mesg_depends', 'mesg_depends_fail', 'mesg_limit', 'mesg_limit_concurrency', 'due_at', 'filedata']);
     expect(fieldLabel(form, 'mesg_param1')).toBe('queue name');
     expect(fieldHelp(form, 'mesg_param1')).toBe('which queue');
     expect(fieldLabel(form, 'mesg_param2')).toBe('days to keep');

@@ -80,8 +80,9 @@ describe('brightroll: POST /q/<q>/new_message with an application/json body', ()
   });
 
   it('an unknown _method is the classic 400; a body that is not an object is a 400 naming the body', async () => {
+    // A JSON body is a JSON client: the classic text comes as ["fail", text].
     const bad = await postJson({ dest: 'test', _method: 'later' });
-    expect([bad.status, await bad.text()]).toEqual([400, '400 - Invalid method param']);
+    expect([bad.status, await bad.json()]).toEqual([400, ['fail', 'Invalid method param']]);
     const list = await postJson([{ dest: 'test' }]);
     expect(list.status).toBe(400);
     expect(await list.json()).toEqual(['fail', 'JSON body: expected a JSON object (the message, or {"mesg": {...}}), received [{"dest":"test"}]']);
@@ -101,8 +102,37 @@ describe('the message page has the classic name : value cells', () => {
     const page = await (await fetch(`${B}/q/test/${id}`)).text();
     expect(scrapeFields(page)).toMatchObject({ status: 'done - done sleeping', state: 'done', param1: 'done', param2: 'two', count: '0', msg_id: id, src: 'scraper', dest: 'test', max_count: '15' });
     // As text (lynx -dump, tags stripped): "state : done".
-    expect(page.replace(/<[^>]+>/g, '')).toMatch(/state : done/);
+    expect(page.replace(/<[^>]+>/g, '')).toMatch(/\sstate\s+:\s+done\s/);
     for (const el of ['field-status', 'field-state', 'field-param1', 'field-msg_id']) expect(page, el).toContain(`id="${el}"`);
+  });
+});
+
+describe('form.json {"default": "hidden"} hides every div.field of the new-message form', () => {
+  it('each div.field gets style="display: none;" but those form.json names, which keep their label and p.note help', async () => {
+    const form = queuePaths(w.root, 'test').formFile;
+    const divs = (page: string) => [...page.matchAll(/<div class="field" id="([^"]+)_field"([^>]*)>/g)].map((m) => ({ id: m[1], style: m[2].trim() }));
+    try {
+      await fs.writeFile(form, JSON.stringify({ default: 'hidden' }));
+      const hidden = await (await fetch(`${B}/q/test/new_message`)).text();
+      const all = divs(hidden);
+      expect(all.map((d) => d.id)).toEqual(expect.arrayContaining(['mesg_dest', 'mesg_src', 'mesg_param1', 'mesg_post_run_webhook', 'mesg_tags', 'mesg_priority', 'due_at', 'filedata']));
+      for (const d of all) expect(d.style, d.id).toBe('style="display: none;"');
+      // The Advanced fieldset, all of whose fields are hidden, goes with them.
+      expect(hidden).toContain('<details class="field" id="mesg_advanced" style="display: none;">');
+
+      // The debug queue's form.json: param1 and param2 shown, relabelled, every other field hidden.
+      await fs.writeFile(form, JSON.stringify({ default: 'hidden', mesg_param1: { label: 'what', help: 'what to print' }, mesg_param2: { label: 'how long' }, due_at: {} }));
+      const shown = await (await fetch(`${B}/q/test/new_message`)).text();
+      const visible = divs(shown).filter((d) => d.style === '').map((d) => d.id);
+      expect(visible.sort()).toEqual(['due_at', 'mesg_param1', 'mesg_param2']);
+      expect(shown).toContain('<label for="mesg_param1">what</label>');
+      expect(notesOf(shown, 'mesg_param1')).toEqual(['what to print']);
+      expect(shown).toContain('<label for="mesg_param2">how long</label>');
+      expect(notesOf(shown, 'mesg_param2')).toEqual(['Given to the script as RQ_PARAM2']);
+      for (const d of divs(shown).filter((x) => x.style !== '')) expect(d.style, d.id).toBe('style="display: none;"');
+    } finally {
+      await fs.rm(form, { force: true });
+    }
   });
 });
 

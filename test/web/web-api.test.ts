@@ -37,11 +37,15 @@ describe('queue lists and status formats (spec §9.5)', () => {
     expect(JSON.parse(json).status).toBe('UP');
   });
 
-  it('unknown queues are 404 (not 500) for every status route', async () => {
-    for (const p of ['/q/nope.txt', '/q/nope.json', '/q/nope', '/q/nope/done.json', '/q/nope/config.json', '/q/nope/new_message']) {
+  it('unknown queues are 404 (not 500) for every status route: the Not Found page, ["fail", text] on a .json URL', async () => {
+    for (const p of ['/q/nope.txt', '/q/nope', '/q/nope/new_message']) {
       const res = await fetch(B + p);
       expect(res.status, p).toBe(404);
       expect(await res.text(), p).toContain('<h2 id="not-found">Not Found</h2>');
+    }
+    for (const p of ['/q/nope.json', '/q/nope/done.json', '/q/nope/config.json']) {
+      const res = await fetch(B + p);
+      expect([res.status, await res.json()], p).toEqual([404, ['fail', 'Queue not found: nope']]);
     }
   });
 });

@@ -48,9 +48,12 @@ describe('basic auth and relative_root', () => {
   });
 
   it('serves everything under the root, links and redirects carry it, outside is a plain 404', async () => {
-    const outside = await fetch(`${w.origin}/q.json`, { headers: auth });
+    const outside = await fetch(`${w.origin}/q.txt`, { headers: auth });
     expect(outside.status).toBe(404);
-    expect(await outside.text()).toBe('Not Found: /q.json');
+    expect(await outside.text()).toBe('Not Found: /q.txt');
+    // A .json URL is a JSON client: the same text as ["fail", text].
+    const json = await fetch(`${w.origin}/q.json`, { headers: auth });
+    expect([json.status, await json.json()]).toEqual([404, ['fail', 'Not Found: /q.json']]);
     expect((await fetch(`${w.origin}//therq//q.json`, { headers: auth })).status).toBe(200);
     const dash = await (await fetch(`${w.base}/`, { headers: auth })).text();
     expect(dash).toContain('href="/therq/q/test"');

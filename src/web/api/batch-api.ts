@@ -5,7 +5,9 @@ import { queuePaths } from '../../config/paths.js';
 import { MAX_CREATE_BATCH, QueueClient } from '../../ipc/queue-client.js';
 import { mayHaveArrived } from '../../ipc/socket-client.js';
 import type { Answer } from '../../ipc/answer.js';
+import { refuseMisspeltFields } from '../../message/create-fields.js';
 import { type PartialReport, partialReply, partialStatus } from '../../ipc/partial-reply.js';
+import { locateJsonError } from '../json-position.js';
 import { pathParam } from '../request-params.js';
 import type { WebContext } from '../web-context.js';
 
@@ -14,7 +16,14 @@ export const JSON_LINES_TYPES = ['application/x-ndjson', 'application/jsonl'];
 /** A batch of 10,000 on a slow disk takes seconds: longer than the pooled connections' timeout for one message. */
 const BATCH_TIMEOUT_MS = 120_000;
 
-/** Parses JSON lines into an array (blank lines skipped), naming the line of a bad one. */
+/** `a syntax error at line 3 column 14 (byte 41): Unexpected token }` of line `i`, its byte counted from the start of the body. */
+function lineError(lines: string[], i: number): string {
+  const at = locateJsonError(lines[i]);
+  const before = lines.slice(0, i).reduce((n, l) => n + Buffer.byteLength(l) + 1, 0);
+  return at ? `a syntax error at line ${i + 1} column ${at.column} (byte ${before + at.byte}): ${at.problem}` : `line ${i + 1}, which does not parse`;
+}
+
+/** Parses JSON lines into an array (blank lines skipped), naming the line, column and byte of a bad one. */
 export function installJsonLines(app: FastifyInstance, bodyLimit: number): void {
   app.addContentTypeParser(JSON_LINES_TYPES, { parseAs: 'string', bodyLimit }, (_req, body, done) => {
     const out: unknown[] = [];
@@ -28,8 +37,8 @@ export function installJsonLines(app: FastifyInstance, bodyLimit: number): void 
       }
       try {
         out.push(JSON.parse(line));
-      } catch (err) {
-        done(RqError.of('RQ_ERR_BAD_BODY', 'one JSON object per line', `line ${i + 1}: ${(err as Error).message}`), undefined);
+      } catch {
+        done(RqError.of('RQ_ERR_BAD_BODY', 'one JSON object per line', lineError(lines, i)), undefined);
         return;
       }
     }
@@ -45,6 +54,11 @@ function batchOf(body: unknown, queue: string): Record<string, unknown>[] {
     if (typeof m !== 'object' || m === null || Array.isArray(m)) throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, invalidField('message', 'a JSON object of message fields', m).message);
     const dest = (m as Record<string, unknown>).dest;
     if (dest !== undefined && dest !== queue) throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, invalidField('dest', `${shown(queue)} (the queue of the URL) or none`, dest).message);
+    try {
+      refuseMisspeltFields(m as Record<string, unknown>);
+    } catch (err) {
+      throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, (err as Error).message);
+    }
     return { ...m, dest: queue };
   });
 }

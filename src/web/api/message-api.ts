@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError, invalidField, isRqError, shown } from '../../errors.js';
 import type { Answer } from '../../ipc/answer.js';
 import { mayHaveArrived } from '../../ipc/socket-client.js';
+import { refuseMisspeltFields } from '../../message/create-fields.js';
 import { JOB_FIELDS } from '../../message/job-fields.js';
 import { parseFullId } from '../../message/message-id.js';
 import { dueFromForm } from '../due-time.js';
@@ -14,10 +15,11 @@ import { createWithAttachments } from './create-with-attachments.js';
 import { getMessage } from '../message-files.js';
 import { lifecycleApi } from './lifecycle-api.js';
 import { type Params, requireShallow, textParam } from '../params.js';
-import { bareJsonMessage, pathParam } from '../request-params.js';
+import { asksForJson, bareJsonMessage, pathParam } from '../request-params.js';
 import { rubyInspect } from '../ruby-inspect.js';
 import { html } from '../views/html.js';
 import { resultView } from '../views/forms-view.js';
+import { describeJsonError } from '../json-position.js';
 import { type WebContext, error, notice } from '../web-context.js';
 
 /**
@@ -42,8 +44,8 @@ export function messageFields(params: Params, format: string): Record<string, un
   let parsed: unknown;
   try {
     parsed = JSON.parse(mesg);
-  } catch (err) {
-    throw RqError.of('RQ_ERR_INVALID_JSON', `mesg: expected a JSON object text such as {"dest":"test"}, received ${shown(mesg)} (${(err as Error).message})`);
+  } catch {
+    throw RqError.of('RQ_ERR_INVALID_JSON', `mesg: expected a JSON object text such as {"dest":"test"}, received ${shown(mesg)}, ${describeJsonError(mesg)}`);
   }
   // Before anything walks it (shown() included).
   requireShallow(parsed, 'mesg');
@@ -90,15 +92,20 @@ export function messageApi(ctx: WebContext, maxUploadBytes: number) {
     // A bare JSON message always answers JSON, as brightroll's did.
     const format = bare ? 'json' : (textParam(params, 'x_format') ?? 'json');
     if (format !== 'html') ctx.markJson(req);
+    else ctx.markHtml(req);
     // The queue validates and types the fields (normaliseCreate): form text such as count="3" is read there.
     const fields = bare ?? messageFields(params, format);
+    // A misspelt field (prioirty) is refused; other unknown keys are dropped by the create, as the classic daemon did.
+    refuseMisspeltFields(fields);
     if (format === 'html') for (const f of DEFAULTED_WHEN_EMPTY) if (fields[f] === '') delete fields[f];
     const due = dueFromForm(textParam(params, 'due_at'), textParam(params, 'due_tz'));
     if (due !== undefined) fields.due = due;
     const method = fields._method ?? 'commit';
     delete fields._method;
     const command = typeof method === 'string' && Object.hasOwn(CREATE_COMMANDS, method) ? CREATE_COMMANDS[method] : undefined;
-    if (!command) return ctx.text(reply, 400, INVALID_METHOD);
+    const xFormat = textParam(params, 'x_format');
+    const asked = bare !== undefined || xFormat === 'json' || (xFormat === undefined && asksForJson(req));
+    if (!command) return ctx.classicText(req, reply, 400, INVALID_METHOD, asked);
     if (files.length > 0 && method !== 'commit' && method !== 'prep') throw invalidField('filedata', "attachments with the mode 'commit' or 'prep' (a single_que may answer a message already queued, which takes no files)", method);
     // Every create carries a key (the client's, or one made here), so a reply lost on the way
     // can be asked for again without making the message twice.
@@ -117,7 +124,7 @@ export function messageApi(ctx: WebContext, maxUploadBytes: number) {
       }
       return accepted(reply, q, String(fields.idempotency_key), format);
     }
-    if (!a.ok && a.code === 'RQ_ERR_QUEUE_DOWN') return ctx.text(reply, 503, '503 - Service Unavailable - Operationally Down');
+    if (!a.ok && a.code === 'RQ_ERR_QUEUE_DOWN') return ctx.classicText(req, reply, 503, '503 - Service Unavailable - Operationally Down', asked);
     if (format !== 'html') return ctx.answerJson(reply, a);
     const flash = a.ok ? notice(html`Created message ${a.value}`) : error(html`Error creating message: ${a.code === 'RQ_ERR_PROTOCOL' ? rubyInspect(a.raw) : a.text}`);
     const back = textParam(params, 'back');
@@ -155,6 +162,7 @@ export function messageApi(ctx: WebContext, maxUploadBytes: number) {
       const params = await ctx.params(req);
       const format = textParam(params, 'x_format') ?? 'html';
       if (format === 'json') ctx.markJson(req);
+      else if (textParam(params, 'x_format') === 'html') ctx.markHtml(req);
       const method = textParam(params, '_method');
       if (method === 'cancel') return lifecycleApi(ctx).cancel(req, reply, params);
       if (method !== 'delete' && method !== 'destroy' && method !== 'commit') return ctx.text(reply, 400, INVALID_METHOD);

@@ -28,7 +28,7 @@ function field(form: FormConfig | null, f: FieldSpec): SafeHtml {
   const input = f.options
     ? html`<select id="${f.id}" name="${f.name}">${f.options.map(([v, text]) => html`<option value="${v}">${text}</option>`)}</select>`
     : html`<input type="text" id="${f.id}" name="${f.name}" value="${f.value ?? ''}">`;
-  return html`<div class="field" id="${f.id}_field"${isFieldHidden(form, f.id) ? html` style="display: none;"` : ''}>
+  return html`<div class="field" id="${f.id}_field"${hiddenStyle(form, f.id)}>
   <label for="${f.id}">${label}</label>
   ${input}
   ${help ? html`<p class="help note" id="${f.id}_help">${help}</p>` : ''}
@@ -64,22 +64,32 @@ const DEPENDS_LIMIT_FIELDS: FieldSpec[] = [
   { id: 'mesg_limit_concurrency', name: 'mesg[limit_concurrency]', label: 'Limit concurrency', help: 'Whole number 1-10000: how many may run at once under the key, when config/limits.json does not say', overridable: true },
 ];
 
+/** ` style="display: none;"` on a field form.json hides, as the classic template wrote it. */
+const hiddenStyle = (form: FormConfig | null, id: FormFieldId): SafeHtml | string => (isFieldHidden(form, id) ? html` style="display: none;"` : '');
+
 /**
  * The due time (a local date and time; new-message.js adds the browser's UTC offset as `due_tz`, see
- * due-time.ts) and attachments, which the form sends as multipart beside the fields.
+ * due-time.ts) and attachments, which the form sends as multipart beside the fields. form.json
+ * hides them and relabels them as `due_at` and `filedata`.
  */
-const dueAndFiles = html`<div class="field" id="due_at_field">
-    <label for="due_at">Due</label>
+function dueAndFiles(form: FormConfig | null): SafeHtml {
+  const label = (id: FormFieldId, text: string) => fieldLabel(form, id) || text;
+  const help = (id: FormFieldId, text: string) => fieldHelp(form, id) || text;
+  return html`<div class="field" id="due_at_field"${hiddenStyle(form, 'due_at')}>
+    <label for="due_at">${label('due_at', 'Due')}</label>
     <input type="datetime-local" id="due_at" name="due_at" step="1"><input type="hidden" id="due_tz" name="due_tz" value="">
-    <p class="help note" id="due_at_help">When it may run, in your browser's time zone (UTC without JavaScript); empty: now</p>
+    <p class="help note" id="due_at_help">${help('due_at', "When it may run, in your browser's time zone (UTC without JavaScript); empty: now")}</p>
   </div>
-  <div class="field" id="filedata_field">
-    <label for="filedata">Attachments</label>
+  <div class="field" id="filedata_field"${hiddenStyle(form, 'filedata')}>
+    <label for="filedata">${label('filedata', 'Attachments')}</label>
     <input type="file" id="filedata" name="filedata" multiple>
-    <p class="help note" id="filedata_help">Attached before the message is queued (modes commit and prep); the script finds them in its message's attach/ folder</p>
+    <p class="help note" id="filedata_help">${help('filedata', "Attached before the message is queued (modes commit and prep); the script finds them in its message's attach/ folder")}</p>
   </div>`;
+}
 
 export function newMessageView(q: string, form: FormConfig | null, urls: Urls): SafeHtml {
+  // The Advanced fieldset goes with its fields: a form.json that hides them all hides it.
+  const advanced: FormFieldId[] = [...JOB_FIELDS.map((f) => `mesg_${f}` as const), ...DEPENDS_LIMIT_FIELDS.map((f) => f.id)];
   const fields: FieldSpec[] = [
     { id: 'mesg_dest', name: 'mesg[dest]', label: 'Destination Queue', value: urls.queue(q), overridable: false },
     { id: 'mesg_src', name: 'mesg[src]', label: 'Source', help: 'Free text: who or what sent this message', overridable: true },
@@ -93,8 +103,8 @@ export function newMessageView(q: string, form: FormConfig | null, urls: Urls): 
 <form class="card form" id="new-message-form" method="post" enctype="multipart/form-data" action="${urls.queue(q, '/new_message')}">
   <input type="hidden" name="x_format" value="html">
   ${fields.map((f) => field(form, f))}
-  ${dueAndFiles}
-  <details class="field" id="mesg_advanced"><summary>Advanced</summary>
+  ${dueAndFiles(form)}
+  <details class="field" id="mesg_advanced"${advanced.every((id) => isFieldHidden(form, id)) ? html` style="display: none;"` : ''}><summary>Advanced</summary>
     ${JOB_FIELDS.map((f) => field(form, { id: `mesg_${f}`, name: `mesg[${f}]`, label: JOB_FIELD_TEXT[f][0], help: JOB_FIELD_TEXT[f][1], overridable: true }))}
     ${DEPENDS_LIMIT_FIELDS.map((f) => field(form, f))}
   </details>

@@ -1,0 +1,43 @@
+// The names a create request may carry: the fields a create takes (the classic daemon's and rq's own), the ones classic clients send that it drops, and the refusal of a misspelt one.
+import { RqError } from '../errors.js';
+import { JOB_FIELDS } from './job-fields.js';
+import { DERIVED_FIELDS } from './message.js';
+import { closest } from './nearest-name.js';
+
+/** What the classic daemon copies from a create (spec §2.3). */
+export const CLASSIC_CREATE_FIELDS = ['dest', 'orig_msg_id', 'count', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote'] as const;
+
+/** What rq's creates take beyond them (rq-beyond §B1, §B8, §B9, §B12; `retries` is max_retries' other name). */
+export const RQ_CREATE_FIELDS = ['idempotency_key', 'tags', 'depends', 'depends_fail', 'limit', 'limit_concurrency', ...JOB_FIELDS, 'retries'] as const;
+
+/** Every field a create takes: what "did you mean" offers. */
+export const CREATE_FIELDS: readonly string[] = [...CLASSIC_CREATE_FIELDS, ...RQ_CREATE_FIELDS];
+
+/**
+ * Keys classic clients send beside the fields, which a create drops without a word, as the classic
+ * daemon did: the mode (`_method`), the relay's `relay_id`, brightroll's form `relay_ok`, and the
+ * keys of a stored message (one read back with `GET /q/<q>/<id>.json` and sent again).
+ */
+export const DROPPED_FIELDS: readonly string[] = ['_method', 'relay_id', 'relay_ok', 'msg_id', 'cloned_from', 'dups', 'dup', 'child_pid', 'failures', 'last_failure', ...DERIVED_FIELDS];
+
+const KNOWN = new Set([...CREATE_FIELDS, ...DROPPED_FIELDS]);
+
+/**
+ * A misspelling is at most one edit (or one swap of neighbours) from a field for names of up to 5
+ * characters, two beyond: near enough for `prioirty`, `tgas` or `Param1`, far enough that a key a
+ * classic client adds for its own use (`customer`, `job`) is dropped as the classic daemon dropped it.
+ */
+const typoDistance = (given: string) => (given.length <= 5 ? 1 : 2);
+
+/**
+ * The first key of `fields` that is no field a create knows but is a misspelling of one, refused
+ * as `prioirty: unknown field; did you mean "priority"?` (400). Every other unknown key is left for
+ * the create to drop, as the classic daemon drops it: classic clients are never refused.
+ */
+export function refuseMisspeltFields(fields: Record<string, unknown>, prefix = ''): void {
+  for (const key of Object.keys(fields)) {
+    if (KNOWN.has(key)) continue;
+    const near = closest(key, CREATE_FIELDS, typoDistance);
+    if (near !== undefined) throw RqError.of('RQ_ERR_UNKNOWN_FIELD', `${prefix}${key}`, near);
+  }
+}

@@ -1,0 +1,29 @@
+// application/json request bodies: fastify's parser (prototype poisoning refused), with refusals that say where the body goes wrong.
+import type { FastifyInstance } from 'fastify';
+import { RqError } from '../errors.js';
+import { describeJsonError } from './json-position.js';
+
+/**
+ * Replaces fastify's JSON body parser by the same parser whose refusals name the fault: an empty
+ * body, the line, column and byte of a syntax error, or a `__proto__` / `constructor.prototype`
+ * key (fastify answers all three "Body is not valid JSON").
+ */
+export function installJsonBody(app: FastifyInstance, bodyLimit: number): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (req, body, done) => {
+    const text = body as string;
+    if (text.length === 0) return done(RqError.of('RQ_ERR_BAD_BODY', "a JSON value (Content-Type is application/json)", 'an empty body'), undefined);
+    parse(req, text, (err, value) => {
+      if (!err) return done(null, value);
+      let syntax: string | null = null;
+      try {
+        JSON.parse(text);
+      } catch {
+        syntax = describeJsonError(text);
+      }
+      if (syntax !== null) return done(RqError.of('RQ_ERR_BAD_BODY', 'valid JSON', syntax), undefined);
+      done(RqError.of('RQ_ERR_BAD_BODY', 'JSON without a "__proto__" or "constructor": {"prototype": ...} key (prototype poisoning)', 'such a key'), undefined);
+    });
+  });
+}
