@@ -1,5 +1,6 @@
 // Opening below a message directory as a hostile script leaves it: links at every component, FIFOs, sockets, devices, directories.
 import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import net from 'node:net';
@@ -9,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isRqError } from '../../src/errors.js';
 import { LazySums, keptSum, sumName, sumRecord } from '../../src/spool/attachment-sums.js';
 import { listAttachments } from '../../src/spool/attachments.js';
-import { SafeDir, kindOf, openBeneath } from '../../src/spool/beneath.js';
+import { SafeDir, kindOf, openBeneath, readMessageFile, readMessageFileSync } from '../../src/spool/beneath.js';
 
 const md5 = (b: Buffer | string) => createHash('md5').update(b).digest('hex');
 
@@ -178,5 +179,85 @@ describe('listAttachments of what a script left', () => {
     expect((await listAttachments(msgDir, new LazySums(0)))['kept.bin']).toEqual({ md5: recorded, size: 10, path: file });
     await fs.writeFile(path.join(attach(), sumName('kept.bin')), '{"md5": "not hex"');
     expect((await listAttachments(msgDir, new LazySums(0)))['kept.bin'].md5).toBeNull();
+  });
+});
+
+describe('readMessageFile and readMessageFileSync', () => {
+  const file = (n: string) => path.join(msgDir, n);
+
+  it('read a regular file whole, at the bound exactly', async () => {
+    await fs.writeFile(file('status'), '{"job_status":"ok"}');
+    expect(await readMessageFile(msgDir, 'status')).toBe('{"job_status":"ok"}');
+    expect(await readMessageFile(msgDir, 'status', 19)).toBe('{"job_status":"ok"}');
+    expect(readMessageFileSync(file('status'), 19)).toBe('{"job_status":"ok"}');
+  });
+
+  it('refuse a file one byte over the bound, naming its size and the bound', async () => {
+    await fs.writeFile(file('msg'), 'x'.repeat(20));
+    expect(await refusalOf(readMessageFile(msgDir, 'msg', 19))).toBe('"msg" not found (20 bytes, more than the 19 rq reads of a message file)');
+    let err: unknown;
+    try {
+      readMessageFileSync(file('msg'), 19);
+    } catch (e) {
+      err = e;
+    }
+    expect(isRqError(err, 'RQ_ERR_FILE_NOT_FOUND')).toBe(true);
+    expect((err as Error).message).toBe('"msg" not found (20 bytes, more than the 19 rq reads of a message file)');
+  });
+
+  it('a missing file is ENOENT, as callers that tell "none" from "broken" expect', async () => {
+    await expect(readMessageFile(msgDir, 'history')).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(() => readMessageFileSync(file('history'))).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+  });
+
+  it('a FIFO or a link in place of the file is refused at once, never read', async () => {
+    execFileSync('mkfifo', [file('dependents')]);
+    await fs.symlink(secret, file('msg'));
+    expect(await refusalOf(readMessageFile(msgDir, 'dependents'))).toBe('"dependents" not found (not a regular file: a fifo)');
+    expect(await refusalOf(readMessageFile(msgDir, 'msg'))).toBe('"msg" not found (not a regular file: a symlink)');
+    let err: unknown;
+    try {
+      readMessageFileSync(file('dependents'));
+    } catch (e) {
+      err = e;
+    }
+    expect((err as Error).message).toBe('"dependents" not found (not a regular file: a fifo)');
+    expect(() => readMessageFileSync(file('msg'))).toThrow(expect.objectContaining({ code: 'ELOOP' }));
+  });
+
+  it('a message dir that is itself a link is not read through', async () => {
+    await fs.writeFile(path.join(root, 'elsewhere', 'msg'), '{"msg_id":"x"}');
+    await fs.symlink(path.join(root, 'elsewhere'), path.join(root, 'linked'));
+    await expect(readMessageFile(path.join(root, 'linked'), 'msg')).rejects.toMatchObject({ code: expect.stringMatching(/^(ELOOP|ENOTDIR)$/) });
+  });
+});
+
+describe('SafeDir', () => {
+  it('open walks each part, and a missing part closes what it had opened', async () => {
+    await fs.writeFile(path.join(msgDir, 'job', 'a.log'), 'a');
+    const dir = await SafeDir.open(msgDir, ['job']);
+    try {
+      expect((await dir.list()).map((e) => e.name)).toEqual(['a.log']);
+      expect((await dir.lstat('a.log')).size).toBe(1n);
+    } finally {
+      await dir.close();
+    }
+    const fds = () => readdirSync('/proc/self/fd').length;
+    const before = fds();
+    await expect(SafeDir.open(msgDir, ['job', 'none', 'deeper'])).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(fds()).toBe(before);
+  });
+
+  it('openFile names what it opened and refuses a file swapped between its check and its open', async () => {
+    await fs.writeFile(path.join(msgDir, 'job', 'x.log'), 'x');
+    const dir = await SafeDir.open(msgDir, ['job']);
+    try {
+      expect(await refusalOf(dir.openFile('none.log'))).toBe('"none.log" not found');
+      const { fh, stat } = await dir.openFile('x.log');
+      expect(stat.isFile()).toBe(true);
+      await fh.close();
+    } finally {
+      await dir.close();
+    }
   });
 });
