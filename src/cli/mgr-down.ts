@@ -19,11 +19,9 @@ function startCommand(root: string): string {
 export async function refuseIfMgrDown(root: string): Promise<void> {
   const sock = rootPaths(root).mgrSock;
   try {
-    // Any answer at all: rq-mgr is there.
     await new MgrClient(sock, PING_TIMEOUT_MS).ping();
-    return;
   } catch (err) {
-    if (!isRqError(err, 'RQ_ERR_NO_REPLY')) throw err;
+    if (isRqError(err, 'RQ_ERR_NO_REPLY')) throw RqError.of('RQ_ERR_MGR_NOT_RUNNING', sock, startCommand(root));
+    // Any other answer, even one not understood: something is there, and the queues are worth naming.
   }
-  throw RqError.of('RQ_ERR_MGR_NOT_RUNNING', sock, startCommand(root));
 }

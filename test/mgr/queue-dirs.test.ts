@@ -2,7 +2,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { rootPaths } from '../../src/config/paths.js';
 import { queueNameRoom } from '../../src/config/socket-paths.js';
+import { listenSocket } from '../../src/ipc/socket-server.js';
+import { silentLogger } from '../../src/log.js';
 import { discoverQueues } from '../../src/mgr/queue-dirs.js';
 import { orderQueues } from '../../src/web/dashboard-data.js';
 import { runRq } from '../helpers/rq-cli.js';
@@ -47,11 +50,17 @@ describe('discoverQueues', () => {
     expect(unfit).toEqual([['n'.repeat(max + 1), `queue name: expected at most ${max} characters for this root (socket path queues/<q>/events.sock must fit in 107 bytes), received ${max + 1} characters`]]);
   });
 
-  it('rq asks every queue in that order: with none running, `rq tagged` names each in turn', async () => {
+  it('rq asks every queue in that order: with none running (rq-mgr up), `rq tagged` names each in turn', async () => {
     for (const n of CREATED) await addQueue(t.root, n);
-    const r = await runRq(['tagged', '--tag', 'x'], { root: t.root });
-    expect(r.code).toBe(1);
-    expect(r.out).toEqual(['fail 0']);
-    expect(r.err.map((l) => /^rq: queue (\S+): its process does not answer/u.exec(l)?.[1])).toEqual(NAME_ORDER);
+    // A stand-in rq-mgr that answers ping: with none, rq says rq-mgr is not running instead (test/cli/fan-out.test.ts).
+    const mgr = await listenSocket({ path: rootPaths(t.root).mgrSock, proto: 'rq1', log: silentLogger(), handle: () => '["pong"]' });
+    try {
+      const r = await runRq(['tagged', '--tag', 'x'], { root: t.root });
+      expect(r.code).toBe(1);
+      expect(r.out).toEqual(['fail 0']);
+      expect(r.err.map((l) => /^rq: queue (\S+): its process does not answer/u.exec(l)?.[1])).toEqual(NAME_ORDER);
+    } finally {
+      await mgr.close();
+    }
   });
 });
