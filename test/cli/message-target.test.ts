@@ -75,6 +75,21 @@ describe('a message id alone', () => {
     expect(await rq(['state', id])).toEqual({ code: 0, out: ['ok done'], err: [] });
   });
 
+  it('is found in a queue that is DOWN too, which then gives its own answer', async () => {
+    const id = shortId(await send('beta', '--param1', 'done'));
+    await rq(['wait', id, '--timeout', '30']);
+    const down = path.join(t.root, 'config', 'beta.down');
+    await fs.writeFile(down, '');
+    try {
+      expect(await mgr.q('beta', 'status')).toEqual(['DOWN']);
+      expect(await rq(['statusmesg', id])).toEqual({ code: 1, out: ['fail status: DOWN'], err: [] });
+      expect((await rq(['history', id])).out[0]).toMatch(/^ok \d+$/);
+    } finally {
+      await fs.rm(down);
+    }
+    expect(await mgr.q('beta', 'status')).toEqual(['UP']);
+  });
+
   it('in no queue is one line naming the queues asked, exit 6, for classic and newer commands alike', async () => {
     for (const cmd of [['statusmesg'], ['wait'], ['rm'], ['cancel']]) {
       expectOneLineError(await rq([...cmd, '20200101.0000.00.000.1']), /^rq: msg not found: no queue of this root holds 20200101\.0000\.00\.000\.1 \(asked 2: alpha, beta\)$/, 6);
