@@ -4,7 +4,7 @@ import type { QueueClient } from '../ipc/queue-client.js';
 import type { RunningEntry, WaitingEntry } from '../ipc/run-lists.js';
 import { ask } from './queue-ask.js';
 import { printRefusal } from './json-output.js';
-import type { RqCommand } from './rq-commands.js';
+import type { CommandContext, RqCommand } from './rq-commands.js';
 import type { CommandSpec } from './command-spec.js';
 import { JSON_FLAG, QUEUE_ARG, QUEUE_OR_ARG, limitOption } from './common-options.js';
 import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt } from './rq-options.js';
@@ -15,6 +15,7 @@ function listing<E extends { msg_id: string }>(
   spec: CommandSpec,
   call: (c: QueueClient, opts: Options) => Promise<Answer<E[]>>,
   line: (e: E) => string,
+  sayHeld = false,
 ): RqCommand {
   return {
     ...spec,
@@ -26,9 +27,19 @@ function listing<E extends { msg_id: string }>(
       if (!a.ok) return printRefusal(io, a, json);
       if (json) io.stdout(JSON.stringify(a.value));
       else for (const l of [`ok ${a.value.length}`, ...a.value.map((e) => `${queue}/${e.msg_id} ${line(e)}`)]) io.stdout(l);
+      if (sayHeld && !json) await tellHeld(root, queue, io);
       return 0;
     },
   };
+}
+
+/**
+ * A queue in SCRIPTERROR or DISK FULL holds its ready messages too, which `waiting` does not list
+ * (they wait for no reason of their own): one stderr line says so, and why, under the list.
+ */
+async function tellHeld(root: string, queue: string, io: CommandContext['io']): Promise<void> {
+  const d = await ask(root, queue, (c) => c.statusDetail()).catch(() => null);
+  if (d?.ok && d.value.reason) io.stderr(`rq: queue ${queue} is ${d.value.status}: ${d.value.reason}; its ready messages wait for it too`);
 }
 
 const runningLine = (e: RunningEntry) =>
@@ -58,5 +69,6 @@ export const LIST_COMMANDS: Record<string, RqCommand> = {
     },
     (c, opts) => c.waiting({ reason: stringOpt(opts, 'reason', 'a reason'), limit: stringOpt(opts, 'limit', 'a count') }),
     waitingLine,
+    true,
   ),
 };

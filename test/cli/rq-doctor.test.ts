@@ -1,4 +1,4 @@
-// `rq doctor` and the reasons behind a queue that does not run, as a user meets them: a linked script without its execute bit, a missing script, rq-mgr stopped.
+// `rq doctor` and the reasons behind a queue that does not run (sendmesg, statusmesg, waiting, queues, /healthz), as a user meets them: a linked script without its execute bit, a missing script, rq-mgr stopped.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -78,6 +78,8 @@ describe('rq doctor', () => {
     const reason = `script ${script} does not exist`;
     await waitFor(async () => (await rq(['statusmesg', '--msg_id', id])).out[0] === `ok que - waiting: queue script error: ${reason}`, 'statusmesg to say why the message waits', 20_000);
 
+    // waiting lists no message of its own reason; the queue's reason is said under it.
+    expect(await rq(['waiting', 'broken'])).toEqual({ code: 0, out: ['ok 0'], err: [`rq: queue broken is SCRIPTERROR: ${reason}; its ready messages wait for it too`] });
     const queues = await rq(['queues']);
     expect(queues.out).toContain(`broken SCRIPTERROR prep 0 que 1 run 0 done 0 relayed 0 err 0 err_acked 0 - ${reason}`);
     expect(JSON.parse((await rq(['queues', '--json'])).out[0])).toContainEqual(expect.objectContaining({ queue: 'broken', status: 'SCRIPTERROR', reason }));

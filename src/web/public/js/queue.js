@@ -11,7 +11,8 @@ async function apply(res) {
   // Another status changes the buttons and what is shown at all, and a section that came or went has no
   // place to go: the page is loaded again rather than patched.
   const reshaped = REGIONS.some((id) => !document.getElementById(id) !== !fresh.getElementById(id));
-  if (text(fresh, 'queue-status') !== text(document, 'queue-status') || reshaped) {
+  // The reason beside a SCRIPTERROR or DISK FULL badge can change while the status stays.
+  if (text(fresh, 'queue-status') !== text(document, 'queue-status') || text(fresh, 'queue-status-reason') !== text(document, 'queue-status-reason') || reshaped) {
     reloadPage();
     return;
   }
