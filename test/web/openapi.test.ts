@@ -148,11 +148,13 @@ describe('Swagger UI at /docs', () => {
     expect(html).not.toMatch(/https?:\/\//);
     const assets = [...html.matchAll(/<(?:script src|link[^>]*href)="([^"]+)"/g)].map((m) => new URL(m[1], res.url));
     expect(assets.map((u) => u.pathname)).toEqual(expect.arrayContaining([`${PREFIX}/docs/static/swagger-ui-bundle.js`, `${PREFIX}/docs/static/swagger-ui.css`, `${PREFIX}/docs/static/swagger-initializer.js`]));
+    // rq's favicon, not the plugin's.
+    expect(assets.map((u) => u.pathname).filter((p) => /favicon/.test(p))).toEqual([`${PREFIX}/docs/static/theme/favicon.svg`]);
     for (const u of assets) {
       expect(u.origin).toBe(w.origin);
       const asset = await fetch(u);
       expect(asset.status, u.href).toBe(200);
-      expect(asset.headers.get('content-type'), u.href).toMatch(/^(application\/javascript|text\/css|image\/png)/);
+      expect(asset.headers.get('content-type'), u.href).toMatch(/^(application\/javascript|text\/css|image\/png|image\/svg\+xml)/);
       await asset.arrayBuffer();
     }
   });

@@ -1,4 +1,6 @@
 // The OpenAPI document of the route schemas at /docs/json (and /docs/yaml), and Swagger UI at /docs, served from node_modules.
+import fs from 'node:fs';
+import path from 'node:path';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -10,12 +12,31 @@ import { TAG_DESCRIPTIONS } from './shapes.js';
 /** Under relative_root, like every route. */
 export const DOCS_PATH = '/docs';
 
-const DESCRIPTION =
-  'The classic RQ HTTP API and its extensions, generated from the route table (`src/web/routes.ts`). Texts, status codes and ' +
-  'redirects are those of `docs/http-api.md`, which has the examples. JSON routes answer `["fail","<text>"]` with the status of ' +
-  'the error catalogue; form posts answer 303 with a flash unless they are given `x_format=json`. The schemas document; they do ' +
-  'not validate: every parameter is checked by its handler, in the catalogue\'s words. (R): requests for any queue but relay ' +
-  'and cleaner go to rq_router while `config/rq_router_rules.rb` exists.';
+/** What a user of the API reads first, at the top of /docs and in /docs/json. */
+const DESCRIPTION = [
+  "rq's HTTP API: send messages to queues, follow them to their end, read their output and attachments, act on them " +
+    '(cancel, requeue, retry, delete, in bulk too) and watch the queues, their statistics and their health. It is the API ' +
+    'of the classic RQ daemon, every route, text and status as it was, with rq\'s extensions beside it; the dashboard at `/` ' +
+    'is built on it.',
+  '**Authentication**: none unless the server\'s `config/config.json` sets `basic_auth` (then HTTP Basic on every request, ' +
+    'perhaps without `/metrics` and `/healthz`); the server answers only requests naming it in `Host`, and `allowed_ips` may ' +
+    'limit who connects.',
+  '**Formats**: routes ending in `.json` answer JSON; a JSON refusal is `["fail","<text>"]` with the status of its error. ' +
+    'Form posts (the classic formats, what the pages send) answer a 303 to a page with a notice; give them `x_format=json` for ' +
+    'a JSON answer instead. Routes marked (R) go to the rq_router queue while routing rules are installed.',
+  'The schemas here describe and do not validate: each parameter is checked by its handler, whose refusal names it. ' +
+    '`docs/http-api.md` in rq\'s source (and beside this server\'s installation) has every route with examples and the exact ' +
+    'texts.',
+].join('\n\n');
+
+/** rq's own mark, the pages' favicon: Swagger UI's logo and favicon instead of the plugin's. */
+function rqMark(publicDir: string): Buffer | null {
+  try {
+    return fs.readFileSync(path.join(publicDir, 'favicon.svg'));
+  } catch {
+    return null;
+  }
+}
 
 function openapiObject(ctx: WebContext): Record<string, unknown> {
   const auth = Boolean(ctx.deps.config.basic_auth);
@@ -37,6 +58,7 @@ function openapiObject(ctx: WebContext): Record<string, unknown> {
 export async function registerApiDocs(scope: FastifyInstance, ctx: WebContext): Promise<void> {
   documentationOnlySchemas(scope);
   const prefix = ctx.urls.prefix;
+  const mark = rqMark(ctx.deps.publicDir);
   await scope.register(swagger, {
     openapi: openapiObject(ctx),
     // Paths relative to `servers` (relative_root): '/rq' itself, the dashboard, becomes '/'.
@@ -48,7 +70,9 @@ export async function registerApiDocs(scope: FastifyInstance, ctx: WebContext): 
     routePrefix: DOCS_PATH,
     // Asset links of `/docs` (no trailing slash) are absolute: they must carry relative_root.
     indexPrefix: prefix,
-    theme: { title: 'rq HTTP API' },
+    theme: { title: 'rq HTTP API', ...(mark ? { favicon: [{ filename: 'favicon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: mark }] } : {}) },
+    // The logo leads back to the dashboard.
+    ...(mark ? { logo: { type: 'image/svg+xml', content: mark, href: ctx.urls.link(''), target: '_self' as const } } : {}),
     uiConfig: { deepLinking: true, docExpansion: 'list', tryItOutEnabled: false },
     uiHooks: { onRequest: async (req, reply) => (isIndexHtml(req) ? ctx.redirectTo(req, reply, ctx.urls.link(`${DOCS_PATH.slice(1)}/`)) : undefined) },
   });
