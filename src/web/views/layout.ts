@@ -33,8 +33,8 @@ function flashArea(flash: Flash | null): SafeHtml {
 
 export function layout(o: LayoutOptions, body: SafeHtml): SafeHtml {
   const title = o.queue === undefined ? 'RQ' : `RQ :: ${o.queue}`;
-  // confirm.js on every full page: any of them may hold a destructive form (data-confirm).
-  const scripts = [...(o.bare ? [] : ['confirm.js']), ...(o.scripts ?? [])].map((s) => html`<script type="module" src="${o.urls.link(`js/${s}`)}"></script>`);
+  // confirm.js on every full page: any of them may hold a destructive form (data-confirm); table-scroll.js marks tables wider than the screen.
+  const scripts = [...(o.bare ? [] : ['confirm.js', 'table-scroll.js']), ...(o.scripts ?? [])].map((s) => html`<script type="module" src="${o.urls.link(`js/${s}`)}"></script>`);
   const styles = (o.styles ?? []).map((s) => html`<link rel="stylesheet" href="${o.urls.link(`css/${s}`)}">`);
   const head = html`<!DOCTYPE html>
 <html lang="en">

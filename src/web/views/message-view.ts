@@ -84,6 +84,19 @@ function rescheduleForm(action: string): SafeHtml {
   <button type="submit" class="button small" id="btn-reschedule">Reschedule</button></form>`;
 }
 
+const CANCEL_HELP: Record<string, string> = {
+  que: 'Takes it out of the que and keeps it in err, with its history: it can be requeued.',
+  run: 'Stops the script (TERM, then KILL after a grace) and keeps the message in err, with its history: it can be requeued.',
+};
+const DESTROY_HELP = 'Kills the script now and removes the message, its history, output and attachments for good.';
+
+/** What Cancel and Destroy do, in words beside them: they look alike and only one keeps the message. */
+function actionHelp(state: string): SafeHtml {
+  const cancel = CANCEL_HELP[state];
+  if (!cancel) return html``;
+  return html`<p class="action-help muted small" id="action-help"><b>Cancel</b>: ${cancel}${state === 'run' ? html` <b>Destroy</b>: ${DESTROY_HELP}` : ''}</p>`;
+}
+
 /** `home`: the queue that holds the message (rq_router when routing, spec §9.2), whose events the page follows. */
 export function messageView(m: MessageView, q: string, urls: Urls, history: readonly HistoryLine[] = [], home = q): SafeHtml {
   const prep = m.state === 'prep';
@@ -98,9 +111,9 @@ export function messageView(m: MessageView, q: string, urls: Urls, history: read
 ${postButton(self, 'Delete Message', { id: 'btn-delete', fields: { _method: 'delete' }, cls: 'button danger', confirm: `${ask('Delete')} Its attachments go with it.` })}
 ${postButton(urls.msg(q, m.msg_id, '/cancel'), 'Cancel', { id: 'btn-cancel', cls: 'button danger', confirm: ask('Cancel') })}`
     : html`${postButton(urls.msg(q, m.msg_id, '/clone'), 'Clone message', { id: 'btn-clone' })}
-${postButton(urls.msg(q, m.msg_id, '/run_now'), 'Run message (risky)', { id: 'btn-run-now' })}
-${m.state === 'run' ? postButton(self, 'Destroy', { id: 'btn-destroy', fields: { _method: 'destroy' }, cls: 'button danger', confirm: `${ask('Destroy')} Its script is killed now.` }) : ''}
-${m.state === 'que' || m.state === 'run' ? postButton(urls.msg(q, m.msg_id, '/cancel'), 'Cancel', { id: 'btn-cancel', cls: 'button danger', confirm: ask('Cancel') }) : ''}
+${m.state === 'run' ? '' : postButton(urls.msg(q, m.msg_id, '/run_now'), 'Run message (risky)', { id: 'btn-run-now' })}
+${m.state === 'run' ? postButton(self, 'Destroy', { id: 'btn-destroy', fields: { _method: 'destroy' }, cls: 'button danger', confirm: `${ask('Destroy')} Its script is killed now.`, title: DESTROY_HELP }) : ''}
+${m.state === 'que' || m.state === 'run' ? postButton(urls.msg(q, m.msg_id, '/cancel'), 'Cancel', { id: 'btn-cancel', cls: 'button danger', confirm: ask('Cancel'), title: CANCEL_HELP[m.state] }) : ''}
 ${m.state === 'err' ? postButton(urls.msg(q, m.msg_id, '/requeue'), 'Requeue', { id: 'btn-requeue', cls: 'button primary' }) : ''}
 ${m.state === 'que' || m.state === 'err' ? postButton(self, 'Delete', { id: 'btn-delete', fields: { _method: 'delete' }, cls: 'button danger', confirm: ask('Delete') }) : ''}`;
   const upload = prep
@@ -121,7 +134,8 @@ ${m.state === 'que' || m.state === 'err' ? postButton(self, 'Delete', { id: 'btn
   ${stateBadge(m.state)}</div>
 <div class="actions" id="message-actions">${actions}${
     m.state === 'que' || prep ? html`${priorityForm(m, urls.msg(q, m.msg_id, '/priority'))}${rescheduleForm(urls.msg(q, m.msg_id, '/reschedule'))}` : ''
-  }</div>
+  }${actionHelp(m.state)}</div>
+${tail}
 <section class="card">
   <div class="card-head"><h3>${prep ? 'Prep Message' : 'Message'}</h3><a href="${urls.msg(q, m.msg_id, '.json')}" id="raw-json-link">raw</a></div>
   <table class="fields message-info" id="message-summary"><tbody>
@@ -135,6 +149,5 @@ ${m.state === 'que' || m.state === 'err' ? postButton(self, 'Delete', { id: 'btn
 ${timelineView(history)}
 ${dependsView(m, q, urls)}
 ${messageTagsView(Array.isArray(m.tags) ? m.tags.filter((t): t is string => typeof t === 'string') : [], q, m.msg_id, urls)}
-<section class="card" id="attachments-section"><h3>Attachments</h3>${attachmentsView(m, q, urls, prep)}${upload}</section>
-${tail}`;
+<section class="card" id="attachments-section"><h3>Attachments</h3>${attachmentsView(m, q, urls, prep)}${upload}</section>`;
 }
