@@ -8,7 +8,7 @@ import { seconds } from '../../src/web/views/stats-charts-view.js';
 import { COUNTERS } from '../../src/web/views/stats-view.js';
 import { OUTCOME_SH, type OutcomeMix, runOutcomeMix } from '../web/stats-fixture.js';
 import { type WebRoot, startWebRoot, stateOf, waitState } from '../web/web-root.js';
-import { type BrowserSession, screenshot, startBrowser } from './browser-session.js';
+import { type BrowserSession, LOOKS, pageIn, screenshot, startBrowser } from './browser-session.js';
 
 let w: WebRoot;
 let b: BrowserSession;
@@ -58,7 +58,7 @@ describe('the stats page in a browser', () => {
     const sum = (xs: number[]) => xs.reduce((a, n) => a + n, 0);
     expect(await shown(['minute-done', 'minute-err', 'hourly-done', 'hourly-err'])).toEqual([day.live.per_minute.done, day.live.per_minute.err, day.hourly.done, day.hourly.err].map((xs) => String(sum(xs))));
     for (const d of ['wait', 'run']) {
-      expect(await shown([`${d}-count`, `${d}-p50`, `${d}-p95`, `${d}-p99`])).toEqual([String(day[d].count), seconds(day[d].p50), seconds(day[d].p95), seconds(day[d].p99)]);
+      expect(await shown([`${d}-count`, `${d}-p50`, `${d}-p95`, `${d}-p99`])).toEqual([String(day[d].count), `≤ ${seconds(day[d].p50)}`, `≤ ${seconds(day[d].p95)}`, `≤ ${seconds(day[d].p99)}`]);
     }
     expect(day).toMatchObject({ done: 3, err: 4 });
     await screenshot(page, 'stats-page');
@@ -81,6 +81,42 @@ describe('the stats page in a browser', () => {
     expect(b.problems).toEqual([]);
     await page.close();
   });
+
+  for (const look of LOOKS) {
+    it(`${look.name}: tile names break only after an underscore, quantiles read as bounds, days as ISO dates`, async () => {
+      const page = await pageIn(b, look);
+      await page.goto(`${w.base}/q/jobs/stats`);
+      // Every piece of a name between its break points sits on one line: nothing is cut inside a word.
+      const cut = await page.locator('.stat-tiles dt').evaluateAll((dts) =>
+        dts.flatMap((dt) =>
+          [...dt.childNodes]
+            .filter((n) => n.nodeType === Node.TEXT_NODE && n.textContent)
+            .filter((n) => {
+              const r = document.createRange();
+              r.selectNodeContents(n);
+              return new Set([...r.getClientRects()].map((rect) => Math.round(rect.top))).size > 1;
+            })
+            .map((n) => `${dt.textContent}: ${n.textContent}`),
+        ),
+      );
+      expect(cut).toEqual([]);
+      expect(await page.locator('#stats-outcomes dt', { hasText: 'dependency_failed' }).innerHTML()).toBe('dependency_<wbr>failed');
+      expect(await page.locator('.stat-tiles dt').first().evaluate((dt) => getComputedStyle(dt).overflowWrap)).toBe('normal');
+      for (const d of ['wait', 'run']) for (const q of ['p50', 'p95', 'p99']) expect(await text(page, `#${d}-${q}`)).toMatch(/^(≤ \S.* s|≤ \d+m \d+s|-)$/);
+      expect(await text(page, '#quantile-note')).toContain('upper bounds');
+      // The day is typed and shown as YYYY-MM-DD, as every date on the page, never in the browser's locale.
+      const dateInput = page.locator('#stats-date');
+      expect(await dateInput.getAttribute('type')).toBe('text');
+      expect(await dateInput.inputValue()).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+      expect(await page.locator('#stats-prev').innerText()).toMatch(/\d{4}-\d{2}-\d{2}$/);
+      const ready = await text(page, '#oldest-ready-line');
+      expect(ready === 'No ready message waiting.' || /^Oldest ready message waiting for \S/.test(ready), ready).toBe(true);
+      expect(ready).not.toContain('none ready');
+      expect(await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth)).toBe(false);
+      await screenshot(page, `stats-${look.name}`);
+      await page.close();
+    });
+  }
 
   it("links a failure group to exactly its messages and requeues it only once confirmed", async () => {
     const page = await b.newPage();

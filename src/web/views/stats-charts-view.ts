@@ -54,8 +54,12 @@ const SUMMARY: [string, (d: Distribution & Quantiles) => string][] = [
   ['stddev', (d) => (d.count > 1 ? seconds(Math.sqrt(d.variance)) : '-')],
   ['min', (d) => seconds(d.min)],
   ['max', (d) => seconds(d.max)],
-  ...QUANTILES.map(([q]): [string, (d: Distribution & Quantiles) => string] => [q, (d) => seconds(d[q])]),
+  // A quantile is known only to its histogram bin: shown as the bound it is, never as if measured.
+  ...QUANTILES.map(([q]): [string, (d: Distribution & Quantiles) => string] => [q, (d) => (d[q] === null ? '-' : `≤ ${seconds(d[q])}`)]),
 ];
+
+/** Why p50/p95/p99 read `≤`: what the histogram keeps (§B15.2). */
+const QUANTILE_NOTE = html`<p class="muted small quantile-note" id="quantile-note">p50, p95 and p99 are upper bounds, not measurements: rq keeps each day's latencies in bins (1 s wide up to a minute, then 1 min, 1 h, 1 day), so a quantile is known as the top of the bin it falls in, or the maximum when that is lower. Count, mean, stddev, min and max are exact.</p>`;
 
 function latencyFigure(name: 'wait' | 'run', title: string, d: Distribution & Quantiles): SafeHtml {
   const summary = html`<table class="grid latency-summary" id="${name}-summary"><tbody>${SUMMARY.map(
@@ -77,5 +81,5 @@ function latencyFigure(name: 'wait' | 'run', title: string, d: Distribution & Qu
 /** Wait (que → start) and run (start → exit) of this day as qless histograms, with their summary numbers. */
 export function latencyView(day: StatsJson): SafeHtml {
   return html`<section class="card" id="stats-latency"><h3>Latency</h3><div class="charts">
-${latencyFigure('wait', 'Wait (ready to started)', day.wait)}${latencyFigure('run', 'Run (started to exit)', day.run)}</div></section>`;
+${latencyFigure('wait', 'Wait (ready to started)', day.wait)}${latencyFigure('run', 'Run (started to exit)', day.run)}</div>${QUANTILE_NOTE}</section>`;
 }

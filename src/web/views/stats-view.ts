@@ -28,8 +28,14 @@ const LIVE_STATES = ['prep', 'que', 'run', 'done', 'relayed', 'err', 'err_acked'
 const QUE_PARTS = ['ready', 'delayed', 'dependencies', 'limit', 'coalesced'] as const;
 
 /** One number with its name; the id lets tests and scripts read it (`stat-done`, `outcome-expired`…). */
+/** A name that may break only after its underscores (`dependency_<wbr>failed`), never inside a word. */
+function breakable(name: string): SafeHtml {
+  const parts = name.split('_');
+  return html`${parts.map((p, i) => (i < parts.length - 1 ? html`${p}_<wbr>` : html`${p}`))}`;
+}
+
 function tiles(id: string, prefix: string, entries: [string, number | string][]): SafeHtml {
-  return html`<dl class="stat-tiles" id="${id}">${entries.map(([k, v]) => html`<div class="tile"><dt>${k}</dt><dd id="${prefix}-${k}">${v}</dd></div>`)}</dl>`;
+  return html`<dl class="stat-tiles" id="${id}">${entries.map(([k, v]) => html`<div class="tile"><dt>${breakable(k)}</dt><dd id="${prefix}-${k}">${v}</dd></div>`)}</dl>`;
 }
 
 function nav(d: StatsPageData, urls: Urls): SafeHtml {
@@ -39,7 +45,7 @@ function nav(d: StatsPageData, urls: Urls): SafeHtml {
   const today = d.date === d.today ? '' : html` <a class="button small" id="stats-today" href="${page()}">today</a>`;
   const stored = d.days.slice(0, 14).map((day) => html` <a class="stored-day${day === d.date ? ' current' : ''}" href="${page(day)}" data-day="${day}">${dayLabel(day)}</a>`);
   return html`<nav class="card stats-nav" id="stats-nav"><a class="button small" id="stats-prev" href="${page(prev)}">← ${dayLabel(prev)}</a>${next}${today}
-<form class="inline" id="stats-date-form" method="get" action="${page()}"><label for="stats-date">day</label> <input type="date" id="stats-date" name="date" value="${dayLabel(d.date)}" max="${dayLabel(d.today)}"> <button type="submit" class="button small" id="btn-stats-date">Show</button></form>
+<form class="inline" id="stats-date-form" method="get" action="${page()}"><label for="stats-date">day</label> <input type="text" id="stats-date" name="date" value="${dayLabel(d.date)}" pattern="\\d{4}-\\d{2}-\\d{2}" placeholder="YYYY-MM-DD" title="a UTC day as YYYY-MM-DD, at most ${dayLabel(d.today)}" inputmode="numeric" size="10" maxlength="10" autocomplete="off"> <button type="submit" class="button small" id="btn-stats-date">Show</button></form>
 ${d.days.length ? html`<span class="stored-days" id="stats-days">stored:${stored}</span>` : ''}</nav>`;
 }
 
@@ -55,7 +61,11 @@ function liveCard(day: StatsJson): SafeHtml {
   return html`<section class="card" id="stats-live"><h3>Now</h3>
 ${tiles('live-counts', 'live', LIVE_STATES.map((s) => [s, l.counts[s]]))}
 <h4>Queued messages</h4>${tiles('live-que', 'que', QUE_PARTS.map((p) => [p, l.que[p]]))}
-<p>Oldest ready message waiting for <strong id="oldest-ready" data-seconds="${l.oldest_ready_s}">${l.que.ready ? seconds(l.oldest_ready_s) : 'none ready'}</strong></p></section>`;
+${
+  l.que.ready
+    ? html`<p id="oldest-ready-line">Oldest ready message waiting for <strong id="oldest-ready" data-seconds="${l.oldest_ready_s}">${seconds(l.oldest_ready_s)}</strong></p>`
+    : html`<p id="oldest-ready-line"><strong id="oldest-ready" data-seconds="${l.oldest_ready_s}">No ready message</strong> waiting.</p>`
+}</section>`;
 }
 
 export function statsView(d: StatsPageData, urls: Urls): SafeHtml {
