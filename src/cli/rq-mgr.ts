@@ -97,6 +97,12 @@ async function stop(root: string, waitS: number): Promise<number> {
   return 0;
 }
 
+/** `  SCRIPTERROR: <why>` (or DISK FULL) for a queue whose process runs but can run no script; '' otherwise, or when it does not say. */
+async function heldBy(root: string, queue: string): Promise<string> {
+  const d = await ask(root, queue, (c) => c.statusDetail(), 2000).catch(() => null);
+  return d?.ok && d.value.reason ? `  ${d.value.status}: ${d.value.reason}` : '';
+}
+
 async function status(root: string): Promise<number> {
   const p = rootPaths(root);
   const pid = await livePid(p.mgrPid);
@@ -108,7 +114,8 @@ async function status(root: string): Promise<number> {
   try {
     const r = await new MgrClient(p.mgrSock).status(5000);
     if (!r.ok) throw RqError.of('RQ_ERR_PROTOCOL', r.text);
-    for (const [name, w] of Object.entries(r.value)) console.log(`  ${name.padEnd(24)} ${w.status.padEnd(8)} pid ${w.pid ?? '-'}  uptime ${w.uptime ?? '-'} s`);
+    const held = await Promise.all(Object.entries(r.value).map(([name, w]) => (w.status === 'RUNNING' && !name.startsWith('[') ? heldBy(root, name) : '')));
+    Object.entries(r.value).forEach(([name, w], i) => console.log(`  ${name.padEnd(24)} ${w.status.padEnd(8)} pid ${w.pid ?? '-'}  uptime ${w.uptime ?? '-'} s${held[i]}`));
   } catch (err) {
     console.log(`  (socket does not answer: ${(err as Error).message})`);
   }

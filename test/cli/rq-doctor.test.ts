@@ -1,9 +1,9 @@
-// `rq doctor` and the reasons behind a queue that does not run (sendmesg, statusmesg, waiting, queues, /healthz), as a user meets them: a linked script without its execute bit, a missing script, rq-mgr stopped.
+// `rq doctor` and the reasons behind a queue that does not run (sendmesg, statusmesg, waiting, queues, rq-mgr status, /healthz), as a user meets them: a linked script without its execute bit, a missing script, rq-mgr stopped.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MgrProc } from '../helpers/mgr-proc.js';
+import { BIN, MgrProc, run } from '../helpers/mgr-proc.js';
 import { killLeftoverGroups } from '../helpers/process-groups.js';
 import { type Run, runRq } from '../helpers/rq-cli.js';
 import { type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
@@ -83,6 +83,11 @@ describe('rq doctor', () => {
     const queues = await rq(['queues']);
     expect(queues.out).toContain(`broken SCRIPTERROR prep 0 que 1 run 0 done 0 relayed 0 err 0 err_acked 0 - ${reason}`);
     expect(JSON.parse((await rq(['queues', '--json'])).out[0])).toContainEqual(expect.objectContaining({ queue: 'broken', status: 'SCRIPTERROR', reason }));
+
+    // rq-mgr status: the worker runs, and its queue says why it runs no script.
+    const st = await run(BIN('rq-mgr'), ['status', '--root', t.root]);
+    expect(st.stdout).toMatch(new RegExp(`^  broken +RUNNING +pid \\d+  uptime \\d+ s  SCRIPTERROR: ${reason.replace(/[/.]/g, '\\$&')}$`, 'm'));
+    expect(st.stdout).toMatch(/^  fine +RUNNING +pid \d+  uptime \d+ s$/m);
 
     const port = JSON.parse(await fs.readFile(path.join(t.root, 'config', 'config.json'), 'utf8')).port as number;
     const health = await waitFor(async () => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.json(), () => null), 'the web to answer /healthz', 20_000, 100);
