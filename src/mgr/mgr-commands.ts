@@ -12,7 +12,12 @@ import type { Supervisor } from './supervisor.js';
 
 type Handler = (sup: Supervisor, arg: string) => Promise<unknown> | unknown;
 
-async function createQueueLink(sup: Supervisor, file: string): Promise<unknown> {
+/**
+ * `create_queue_link <path>` (brightroll), or rq's `{"json_path": <path>, "script_dirs_only": true}`
+ * from the web: the queue then holds its script to script_dirs at every start.
+ */
+async function createQueueLink(sup: Supervisor, arg: string): Promise<unknown> {
+  const { file, scriptDirsOnly } = linkArg(arg);
   let raw: unknown;
   let real: string;
   try {
@@ -26,7 +31,26 @@ async function createQueueLink(sup: Supervisor, file: string): Promise<unknown> 
   const name = (raw as { name: string }).name;
   if (!isValidQueueName(name)) return ['fail', 'queue name has invalid characters'];
   if (sup.workers.has(name)) return ['fail', 'queue is already running'];
-  return sup.createQueue(raw, { configLink: real });
+  return sup.createQueue(raw, { configLink: real, scriptDirsOnly });
+}
+
+function linkArg(arg: string): { file: string; scriptDirsOnly: boolean } {
+  if (arg.trimStart().startsWith('{')) {
+    try {
+      const o = JSON.parse(arg) as { json_path?: unknown; script_dirs_only?: unknown };
+      if (typeof o.json_path === 'string') return { file: o.json_path, scriptDirsOnly: o.script_dirs_only === true };
+    } catch {
+      // A path that starts with "{": taken as it is.
+    }
+  }
+  return { file: arg, scriptDirsOnly: false };
+}
+
+/** create_queue's hash; rq's web adds `script_dirs_only: true`, kept out of the queue's config. */
+function createArg(raw: unknown): { raw: unknown; scriptDirsOnly: boolean } {
+  if (typeof raw !== 'object' || raw === null || !Object.hasOwn(raw, 'script_dirs_only')) return { raw, scriptDirsOnly: false };
+  const { script_dirs_only: only, ...rest } = raw as Record<string, unknown>;
+  return { raw: rest, scriptDirsOnly: only === true };
 }
 
 /**
@@ -59,7 +83,8 @@ export function mgrCommands(env: string | undefined, limits: Record<string, (arg
       } catch (err) {
         return ['fail', `queue not created: invalid JSON: ${(err as Error).message}`];
       }
-      return sup.createQueue(raw);
+      const made = createArg(raw);
+      return sup.createQueue(made.raw, { scriptDirsOnly: made.scriptDirsOnly });
     },
     create_queue_link: (sup, arg) => createQueueLink(sup, arg),
     // rq extension: worker states for `rq-mgr status` and the web's health check.

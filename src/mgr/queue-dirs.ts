@@ -1,4 +1,5 @@
 // Queue directories as the supervisor sees them: discover, create, and move to the trash.
+import { SCRIPT_DIRS_MARKER } from '../config/script-dirs.js';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { queuePaths, rootPaths } from '../config/paths.js';
@@ -42,7 +43,14 @@ export async function discoverQueues(root: string, unfit?: (name: string, reason
  * Creates queues/<q>/ with its state dirs and config.json (or a symlink to `configLink`),
  * durably, so a queue process started right after finds everything.
  */
-export async function createQueueDir(root: string, config: Record<string, unknown>, opts: { configLink?: string; scandirTarget?: string } = {}): Promise<void> {
+export interface CreateQueueOptions {
+  configLink?: string;
+  scandirTarget?: string;
+  /** Made over HTTP: the queue process refuses a script that no longer resolves inside script_dirs (config/script-dirs.ts). */
+  scriptDirsOnly?: boolean;
+}
+
+export async function createQueueDir(root: string, config: Record<string, unknown>, opts: CreateQueueOptions = {}): Promise<void> {
   const p = queuePaths(root, String(config.name));
   const sync = new DirSync();
   await mkdirDurable(p.dir, sync);
@@ -55,6 +63,7 @@ export async function createQueueDir(root: string, config: Record<string, unknow
     await writeFileDurable(p.configFile, JSON.stringify(config), sync);
   }
   if (opts.scandirTarget) await writeFileDurable(path.join(p.dir, SCANDIR_MARKER), opts.scandirTarget, sync);
+  if (opts.scriptDirsOnly) await writeFileDurable(path.join(p.dir, SCRIPT_DIRS_MARKER), '', sync);
 }
 
 export async function isScandirQueue(root: string, name: string): Promise<boolean> {

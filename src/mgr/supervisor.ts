@@ -9,7 +9,7 @@ import { PACKAGE_DIR } from '../config/root.js';
 import { normaliseQueueConfig } from '../config/queue-config.js';
 import { AdminState, type AdminAction } from '../queue/admin-state.js';
 import { type QueueMemory, queueEnv, queueNodeFlags } from '../queue/node-flags.js';
-import { createQueueDir, discoverQueues, trashQueueDir } from './queue-dirs.js';
+import { type CreateQueueOptions, createQueueDir, discoverQueues, trashQueueDir } from './queue-dirs.js';
 import { DEFAULT_POLICY, Worker, type WorkerPolicy, type WorkerStatus } from './worker.js';
 
 export interface SupervisorDeps {
@@ -107,7 +107,7 @@ export class Supervisor {
   }
 
   /** create_queue: normalise, make the directory, start the process. */
-  async createQueue(raw: unknown, opts: { configLink?: string; scandirTarget?: string } = {}): Promise<unknown[]> {
+  async createQueue(raw: unknown, opts: CreateQueueOptions = {}): Promise<unknown[]> {
     const name = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>).name : undefined;
     if (!isValidQueueName(name)) return ['fail', 'queue name has invalid characters'];
     // Before anything is made: a name cut short in its socket path would run another queue's messages.

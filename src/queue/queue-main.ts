@@ -1,5 +1,8 @@
 // The queue process: `node dist/queue/queue-main.js --root DIR --name Q [--watch-stdin]`.
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { SCRIPT_DIRS_MARKER, scriptOutsideProblem } from '../config/script-dirs.js';
 import { queuePaths, rootPaths } from '../config/paths.js';
 import { hostInfo, loadGlobalConfig } from '../config/global-config.js';
 import { loadQueueConfig } from '../config/queue-config.js';
@@ -42,6 +45,8 @@ export async function main(argv: string[]): Promise<void> {
     launch: cgroups.around(launch),
     // A snapshot: copying process.env itself costs ~0.2 ms per script (one getenv per variable).
     baseEnv: { ...process.env },
+    // A queue made over HTTP runs only scripts inside script_dirs, checked at every start, not only at its creation.
+    scriptOutside: fs.existsSync(path.join(paths.dir, SCRIPT_DIRS_MARKER)) ? (given, real) => scriptOutsideProblem(root, global, given, real) : undefined,
   });
   await fsp.writeFile(paths.pidFile, `${process.pid}\n`);
 

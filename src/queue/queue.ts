@@ -19,7 +19,7 @@ import { BulkRunner } from './bulk-ops.js';
 import { MessageOps } from './message-ops.js';
 import { QueueEvents } from './queue-events.js';
 import { Runs } from './runs.js';
-import { type Launcher, resolveScript } from './script-runner.js';
+import { type Launcher, type ScriptCheck, resolveScript } from './script-runner.js';
 import { killStaleScript } from './stale-scripts.js';
 import { TagOps } from './tag-ops.js';
 import { LimitGate } from './limit-gate.js';
@@ -30,7 +30,6 @@ import type { DependencyWaits } from './dependency-waits.js';
 import { wireDependencies } from './dependency-wiring.js';
 import { observeWebhooks } from './webhooks.js';
 import { QueueStats, type StatsRetention } from './queue-stats.js';
-
 export type { Peer } from './dup.js';
 export type { Located } from './message-ops.js';
 
@@ -45,6 +44,7 @@ export interface QueueDeps {
   now?: () => number;
   /** The environment scripts inherit (spec §4.4 adds to it): a plain object, not process.env. */
   baseEnv: NodeJS.ProcessEnv;
+  scriptOutside?: ScriptCheck;
   /** Grace between TERM and KILL when stopping scripts (KILL_GRACE_MS by default). */
   killGraceMs?: number;
   /** How long an idempotency key answers its first message (idempotency_window_s; 24 h by default). */
@@ -124,7 +124,7 @@ export class Queue {
       this.pump();
     };
     this.admin = new AdminState(spool.paths, statusChanged, {
-      resolve: () => resolveScript(deps.root, this.configNow.script),
+      resolve: () => resolveScript(deps.root, this.configNow.script, deps.scriptOutside),
       target: () => path.resolve(deps.root, this.configNow.script),
       log: this.log,
     });

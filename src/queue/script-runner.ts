@@ -15,11 +15,15 @@ import { endLeftovers } from './leftovers.js';
 /** `dev` and `ino` say which file the path named at the start, for a run that fails as a deploy lands (start-refusal.ts). */
 export type ResolvedScript = { ok: true; path: string; dev: number; ino: number } | { ok: false; reason: string };
 
+/** Why a script's real path may not run for this queue (one made over HTTP: outside script_dirs), or null. */
+export type ScriptCheck = (given: string, real: string) => string | null;
+
 /**
  * realpath of the configured script (relative to root), so a deploy swapping a symlink spares
- * running jobs. Synchronous: it is on the dispatch path and costs three small syscalls.
+ * running jobs. Synchronous: it is on the dispatch path and costs three small syscalls (and, for a
+ * queue made over HTTP, `check`'s realpaths of script_dirs: it is held to them at every start).
  */
-export function resolveScript(root: string, script: string): ResolvedScript {
+export function resolveScript(root: string, script: string, check?: ScriptCheck): ResolvedScript {
   const configured = path.resolve(root, script);
   let real: string;
   try {
@@ -35,6 +39,8 @@ export function resolveScript(root: string, script: string): ResolvedScript {
   } catch {
     return { ok: false, reason: `script ${real} is not executable` };
   }
+  const refused = check?.(script, real);
+  if (refused) return { ok: false, reason: refused };
   return { ok: true, path: real, dev: st.dev, ino: st.ino };
 }
 

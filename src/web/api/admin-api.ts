@@ -121,10 +121,11 @@ export function adminApi(ctx: WebContext) {
       const params = await ctx.params(req);
       const queue = objectParam(params, 'queue') ?? {};
       ctx.requireNameFits(queue.name, 'queue[name]');
-      const script = await requireInScriptDirs(ctx.deps.root, ctx.deps.config, 'queue[script]', queue.script);
+      await requireInScriptDirs(ctx.deps.root, ctx.deps.config, 'queue[script]', queue.script);
       requireNoCodeSettings(queue, (k) => `queue[${k}]`);
-      // The checked real path, not the given one: a link swapped later cannot move the queue's script.
-      const made = await tryMgr('create_queue', (m) => m.createQueue(JSON.stringify({ ...queue, script }), RESTART_TIMEOUT_MS));
+      // The script as given (./test/test_script.sh stays relative to the root); the queue checks
+      // where it resolves again at every start, so a link swapped later cannot move it out of script_dirs.
+      const made = await tryMgr('create_queue', (m) => m.createQueue(JSON.stringify({ ...queue, script_dirs_only: true }), RESTART_TIMEOUT_MS));
       const r = made?.raw ?? null;
       const ok = made?.ok === true;
       const name = typeof queue.name === 'string' ? queue.name : '';
@@ -149,7 +150,7 @@ export function adminApi(ctx: WebContext) {
       ctx.requireNameFits(name, `name of ${jsonPath}`);
       await requireInScriptDirs(ctx.deps.root, ctx.deps.config, `script of ${jsonPath}`, linked?.script);
       requireNoCodeSettings(linked, (k) => `${k} of ${jsonPath}`);
-      const link = await tryMgr('create_queue_link', (m) => m.createQueueLink(file, RESTART_TIMEOUT_MS));
+      const link = await tryMgr('create_queue_link', (m) => m.createQueueLink(JSON.stringify({ json_path: file, script_dirs_only: true }), RESTART_TIMEOUT_MS));
       const r = link?.raw ?? null;
       const ok = link?.ok === true;
       if (ok && typeof name === 'string' && name !== '') await answering(name);
