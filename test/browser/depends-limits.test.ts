@@ -38,7 +38,7 @@ describe('dependencies and limits in a browser', () => {
     await expect.poll(() => cell('waiting').textContent(), { timeout: 10_000 }).toBe('1');
     const other = await suite.b.newPage();
     await other.goto(`${suite.w.base}/q/more/${waiter}`);
-    expect(await other.locator('#field-waiting').textContent()).toBe('waiting for a slot of key shared:b, position 1');
+    expect((await other.locator('#field-waiting').textContent())?.trim()).toBe('waiting for a slot of key shared:b, position 1');
     await other.goto(`${suite.w.base}/q/more`);
     expect(await other.locator('#waiting-limit-count').textContent()).toBe('1');
     await other.close();
@@ -58,7 +58,7 @@ describe('dependencies and limits in a browser', () => {
     const d = await send(suite.w.base, 'more', { param1: 'noop', depends: [`jobs/${x1}`, `jobs/${x2}`], depends_fail: 'run' });
     const page = await suite.b.newPage();
     await page.goto(`${suite.w.base}/q/more/${d}`);
-    expect(await page.locator('#field-waiting').textContent()).toBe(`waiting on 2 dependencies: jobs/${x1}, jobs/${x2}`);
+    expect((await page.locator('#field-waiting').textContent())?.trim()).toBe(`waiting on 2 dependencies: jobs/${x1}, jobs/${x2}`);
     expect(await page.locator('#depends-fail').textContent()).toBe('run');
     expect(await page.locator('#depends-table tbody tr').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.ref))).toEqual([`jobs/${x1}`, `jobs/${x2}`]);
     expect(await page.locator(`#depends-table tr[data-ref="jobs/${x1}"] td.state`).textContent()).toBe('awaited');
@@ -81,7 +81,7 @@ describe('dependencies and limits in a browser', () => {
     expect(page.url()).toBe(`${suite.w.base}/q/more/${d}`);
     expect(await page.locator('#flash-notice').textContent()).toBe(`Still waiting on jobs/${x2}`);
     expect(await page.locator('#depends-table tbody tr').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.ref))).toEqual([`jobs/${x2}`]);
-    expect(await page.locator('#field-waiting').textContent()).toBe(`waiting on 1 dependency: jobs/${x2}`);
+    expect((await page.locator('#field-waiting').textContent())?.trim()).toBe(`waiting on 1 dependency: jobs/${x2}`);
 
     await submit(page, '#btn-undepend-all');
     expect(await page.locator('#flash-notice').textContent()).toBe('No longer waiting on dependencies');
@@ -109,7 +109,7 @@ describe('dependencies and limits in a browser', () => {
     const id = decodeURIComponent(page.url().split('/').pop()!);
     expect(await message('more', id)).toMatchObject({ depends: [`jobs/${x}`], depends_fail: 'wait', limit: 'form:{queue}', limit_concurrency: 2 });
     expect(await page.locator('#depends-fail').textContent()).toBe('wait');
-    expect(await page.locator('#field-waiting').textContent()).toBe(`waiting on 1 dependency: jobs/${x}`);
+    expect((await page.locator('#field-waiting').textContent())?.trim()).toBe(`waiting on 1 dependency: jobs/${x}`);
 
     await page.goto(`${suite.w.base}/q/more`);
     expect(await page.locator('#waiting-dependencies-count').textContent()).toBe('1');

@@ -56,7 +56,7 @@ describe('forms and layout', () => {
       expect(new URL(page.url()).pathname).toMatch(/^\/q\/forms\/\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/);
       expect(await flash(page, 'notice')).toMatch(/^Created message http:\/\/.+\/q\/forms\//);
       expect(await page.locator('#message-state').getAttribute('data-state')).toBe('que');
-      expect(await page.locator('#field-due').textContent()).toMatch(new RegExp(`^${due.epoch} `));
+      expect((await page.locator('#field-due').textContent())?.trim()).toMatch(new RegExp(`^${due.epoch} `));
       expect(await page.locator('#attachments tr[data-attachment="notes.txt"]').count()).toBe(1);
       await checkLook(page, look);
       expect(await queSize()).toBe(before + 1);

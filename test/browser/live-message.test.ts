@@ -9,9 +9,9 @@ import { browserSuite } from './browser-suite.js';
 
 const suite = browserSuite(['live']);
 
-/** Resolves when the element's text is `text`: the page changed it, nothing here waits on a clock. */
+/** Resolves when the element's text is `text` (the spaces around a field's value aside): the page changed it, nothing here waits on a clock. */
 function textIs(page: Page, selector: string, text: string): Promise<unknown> {
-  return page.waitForFunction(([s, t]) => document.querySelector(s)?.textContent === t, [selector, text] as const, { timeout: 15_000 });
+  return page.waitForFunction(([s, t]) => document.querySelector(s)?.textContent?.trim() === t, [selector, text] as const, { timeout: 15_000 });
 }
 
 /** The same, inside the embedded tail (its own document). */

@@ -25,7 +25,7 @@ describe('new message form and live tail in a browser', () => {
     expect(await page.locator('#flash-notice').textContent()).toMatch(/^Created message http:\/\/.+\/q\/paint\/\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/);
     const id = new URL(page.url()).pathname.split('/').pop()!;
     expect(await page.locator('#message-id').textContent()).toBe(id);
-    expect(await page.locator('#field-param1').textContent()).toBe('colour');
+    expect((await page.locator('#field-param1').textContent())?.trim()).toBe('colour');
 
     const tail = page.frameLocator('#tail-frame');
     const log = tail.locator('#tail-log');
@@ -59,9 +59,9 @@ describe('new message form and live tail in a browser', () => {
     expect(await style('blue after gate')).toMatchObject({ cls: 'ansi-blue-fg', color: 'rgb(88, 166, 255)' });
     expect(await tail.locator('#tail-status').getAttribute('class')).toContain('ended');
     await page.reload();
-    expect(await page.locator('#field-state').textContent()).toBe('done');
+    expect((await page.locator('#field-state').textContent())?.trim()).toBe('done');
     expect(await page.locator('#message-state').getAttribute('data-state')).toBe('done');
-    expect(await page.locator('#field-status').textContent()).toBe('done - colours shown');
+    expect((await page.locator('#field-status').textContent())?.trim()).toBe('done - colours shown');
     await expect.poll(() => tail.locator('#tail-status').textContent(), { timeout: 10_000 }).toBe('ended: done - colours shown');
     await screenshot(page, 'message-done');
 

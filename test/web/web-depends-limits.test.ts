@@ -170,7 +170,7 @@ describe('message and queue pages', () => {
     const d = await send(B, 'dn', { param1: 'done', depends: [`up/${ok}`, `up/${failing}`, `up/${pending}`], depends_fail: 'wait' });
     await waitFor(async () => Object.keys((await message('dn', d)).depends_done ?? {}).length === 2, 'both finished dependencies resolved');
     const doc = await page(`/q/dn/${d}`);
-    expect(doc).toContain(`<td id="field-waiting">waiting on 2 dependencies: <a class="ref" href="/q/up/${failing}">up/${failing}</a>, <a class="ref" href="/q/up/${pending}">up/${pending}</a></td>`);
+    expect(doc).toContain(`<td id="field-waiting"> waiting on 2 dependencies: <a class="ref" href="/q/up/${failing}">up/${failing}</a>, <a class="ref" href="/q/up/${pending}">up/${pending}</a> </td>`);
     const card = section(doc, 'dependencies');
     expect(card).toContain('if one fails: <span id="depends-fail">wait</span>');
     const row = (ref: string) => card.slice(card.indexOf(`<tr data-ref="${ref}">`), card.indexOf('</tr>', card.indexOf(`<tr data-ref="${ref}">`)));
@@ -193,7 +193,7 @@ describe('message and queue pages', () => {
     const delayed = await queued('dn');
     const plain = await page(`/q/dn/${delayed}`);
     expect(plain).not.toContain('id="dependencies"');
-    expect(plain).toMatch(/<td id="field-waiting">delayed until <time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z">/);
+    expect(plain).toMatch(/<td id="field-waiting"> delayed until <time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z">/);
 
     // Queue page: counts per reason, linking to waiting.json?reason=.
     const queue = section(await page('/q/dn'), 'waiting');
@@ -242,7 +242,7 @@ describe('GET /limits.json and the dashboard\'s #limits', () => {
     expect((await fetch(`${B}/limits.json`)).headers.get('cache-control')).toBe('no-store');
     expect(await limits('?key=reports')).toEqual([200, { reports: table.reports }]);
     expect(await limits('?key=none')).toEqual([200, {}]);
-    expect(await page(`/q/lim/${waiter}`)).toContain('<td id="field-waiting">waiting for a slot of key <code class="limit-key">reports</code>, position 1</td>');
+    expect(await page(`/q/lim/${waiter}`)).toContain('<td id="field-waiting"> waiting for a slot of key <code class="limit-key">reports</code>, position 1 </td>');
     expect(section(await page('/q/lim'), 'waiting')).toContain('id="waiting-limit-count">1<');
     const dash = section(await page('/'), 'limits');
     expect(dash).toContain('data-refresh="/limits.json"');
@@ -253,8 +253,8 @@ describe('GET /limits.json and the dashboard\'s #limits', () => {
     const parked = await send(B, 'lim', { param1: 'done', limit: HOSTILE });
     await waitFor(async () => (await limits(`?key=${encodeURIComponent(HOSTILE)}`))[1][HOSTILE]?.waiting.length === 1, 'the hostile waiter to be parked');
     const mine = await page(`/q/lim/${parked}`);
-    expect(mine).toContain(`<td id="field-waiting">waiting for a slot of key <code class="limit-key">${HOSTILE_ESCAPED}</code>, position 1</td>`);
-    expect(mine).toContain(`<td id="field-limit">${HOSTILE_ESCAPED}</td>`);
+    expect(mine).toContain(`<td id="field-waiting"> waiting for a slot of key <code class="limit-key">${HOSTILE_ESCAPED}</code>, position 1 </td>`);
+    expect(mine).toContain(`<td id="field-limit"> ${HOSTILE_ESCAPED} </td>`);
     const board = section(await page('/'), 'limits');
     expect(board).toContain(`<tr data-key="${HOSTILE_ESCAPED}"><td class="key"><code>${HOSTILE_ESCAPED}</code></td><td class="in-use num busy">1/1</td>`);
     for (const doc of [mine, board]) expect(doc).not.toMatch(/<script>alert|<img src=x/);

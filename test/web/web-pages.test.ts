@@ -115,9 +115,9 @@ describe('message pages', () => {
     expect(html).not.toContain('<script>alert(1)');
     expect(html).not.toContain('<img src=x');
     expect(html).toContain(`<span id="message-id">${id}</span>`);
-    expect(html).toContain('<td id="field-status">done - done sleeping</td>');
+    expect(html).toContain('<td id="field-status"> done - done sleeping </td>');
     for (const el of ['btn-clone', 'btn-run-now', 'raw-json-link', 'raw-log-link', 'full-tail-link', 'tail-frame', 'message-full']) expect(html, el).toContain(`id="${el}"`);
-    expect(html).toContain(`id="field-orig_msg_id"><a href="http://127.0.0.1:${w.port}/q/test/${id}"`);
+    expect(html).toContain(`id="field-orig_msg_id"> <a href="http://127.0.0.1:${w.port}/q/test/${id}"`);
   });
 
   it('links cloned_from and shows the prep page with commit/delete and the upload form', async () => {
@@ -140,7 +140,7 @@ describe('message pages', () => {
     } finally {
       await w.mgr.cmd('resume_queue', 'test');
     }
-    expect(await page(`/q/test/${cloneId}`)).toContain(`id="field-cloned_from"><a href="/q/test/${id}">${id}</a>`);
+    expect(await page(`/q/test/${cloneId}`)).toContain(`id="field-cloned_from"> <a href="/q/test/${id}">${id}</a>`);
 
     const r = await fetch(`${B}/q/test/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', _method: 'prep' }) }) });
     const prepId = ((await r.json()) as string[])[1].split('/').pop()!;

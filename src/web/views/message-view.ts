@@ -33,10 +33,12 @@ function fieldValue(key: string, value: unknown, q: string, urls: Urls): SafeHtm
 
 /**
  * One `name : value` row as the classic message page had it (td.key, td.sep, value), which
- * scraping clients read; the value cell keeps its id for rq's own tests and scripts.
+ * scraping clients read; the value cell keeps its id for rq's own tests and scripts. The name and
+ * the value each have a space on both sides, as the classic template wrote them: clients match rows
+ * with patterns such as `\scount[^:]+:[^2]+2\s`. A cell's outer spaces are not drawn.
  */
 function fieldRow(key: string, value: SafeHtml): SafeHtml {
-  return html`<tr><td class="key">${key}</td><td class="sep"> : </td><td id="field-${key}">${value}</td></tr>`;
+  return html`<tr><td class="key"> ${key} </td><td class="sep"> : </td><td id="field-${key}"> ${value} </td></tr>`;
 }
 
 /** The message's state in its outcome colour: done green, err red, relayed blue, run amber (rq.css). */

@@ -24,7 +24,8 @@ function onEvent(ev) {
   if (ev.type === 'removed') return showGone();
   if (ev.type !== 'progress') return;
   const cell = document.getElementById('field-status');
-  if (cell && cell.textContent !== ev.status) cell.textContent = ev.status;
+  // Spaced as the page writes it (message-view.ts fieldRow), for clients that read the page's text.
+  if (cell && cell.textContent.trim() !== ev.status) cell.textContent = ` ${ev.status} `;
 }
 
 async function apply(res) {
