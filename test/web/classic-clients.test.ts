@@ -105,6 +105,18 @@ describe('the message page has the classic name : value cells', () => {
     expect(page.replace(/<[^>]+>/g, '')).toMatch(/\sstate\s+:\s+done\s/);
     for (const el of ['field-status', 'field-state', 'field-param1', 'field-msg_id']) expect(page, el).toContain(`id="${el}"`);
   });
+
+  it("the classic clients' row patterns match the page: the name and the value each with whitespace around them", async () => {
+    const id = await send(B, 'test', { param1: 'done', param2: 'pattern', count: 2, max_count: 7, src: 'classic' });
+    await waitState(B, 'test', id, ['done']);
+    const page = await (await fetch(`${B}/q/test/${id}`)).text();
+    // As the classic test scripts match them (Ruby's \s is ASCII whitespace, as is this one written out).
+    const row = (key: string, value: string) => new RegExp(`[ \t\r\n]${key}[^:]+:[^:]*?[ \t\r\n]${value}[ \t\r\n]`);
+    for (const [key, value] of [['count', '2'], ['max_count', '7'], ['param2', 'pattern'], ['src', 'classic'], ['msg_id', id], ['dest', 'test']]) expect(page, key).toMatch(row(key, value));
+    expect(page).toMatch(/\scount[^:]+:[^2]+2\s/);
+    // A cell's outer spaces are not drawn: the cells are the classic ones, each id on its value.
+    expect(page).toContain('<td class="key"> count </td><td class="sep"> : </td><td id="field-count"> 2 </td>');
+  });
 });
 
 describe('form.json {"default": "hidden"} hides every div.field of the new-message form', () => {
