@@ -1,6 +1,7 @@
 // Reads a command line against the command's table: unknown commands and options (with the closest valid one), bare value options and stray words are refused before anything is sent.
 import { type ParsedArgs, parseArgs } from '../args.js';
 import { shown } from '../errors.js';
+import { closest } from '../message/nearest-name.js';
 import type { CommandSpec, OptionSpec } from './command-spec.js';
 import { ROOT_OPTION } from './common-options.js';
 import { usage } from './rq-options.js';
@@ -10,29 +11,8 @@ export function allOptions(spec: CommandSpec): OptionSpec[] {
   return [...spec.options, ROOT_OPTION];
 }
 
-/** Edit distance (insert, delete, substitute, swap of neighbours), for "did you mean". */
-export function distance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  }
-  return d[a.length][b.length];
-}
-
-/** The valid name nearest to `given`, if it is near enough to be a typo of it. */
-export function closest(given: string, names: readonly string[]): string | undefined {
-  let best: { name: string; d: number } | undefined;
-  for (const name of names) {
-    const d = distance(given.toLowerCase(), name.toLowerCase());
-    if (!best || d < best.d) best = { name, d };
-  }
-  return best && best.d <= Math.max(2, Math.floor(given.length / 3)) ? best.name : undefined;
-}
+// The "did you mean" of options, and of a message's fields (web): one edit distance for both.
+export { closest, distance } from '../message/nearest-name.js';
 
 const valueOf = (o: OptionSpec) => o.arg ?? 'VALUE';
 
