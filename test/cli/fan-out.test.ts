@@ -1,34 +1,21 @@
 // The commands that ask every queue (queues, tagged, tracked, cancel --tag, a message id alone) against a real rq-mgr: a queue that does not answer is its own line; rq-mgr stopped is one line.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MgrProc } from '../helpers/mgr-proc.js';
+import { describe, expect, it } from 'vitest';
+import { mgrRootForFile } from '../helpers/per-test-root.js';
 import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
-import { type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
+import { addQueue } from '../helpers/rq-root.js';
 
-let t: TestRoot;
-let mgr: MgrProc;
+const root = mgrRootForFile({ one: {}, two: {} });
 
 function rq(args: string[]): Promise<Run> {
-  return runRq(args, { root: t.root });
+  return runRq(args, { root: root.t.root });
 }
-
-beforeAll(async () => {
-  t = await makeRoot();
-  for (const q of ['one', 'two']) await addQueue(t.root, q);
-  mgr = await MgrProc.start(t.root);
-  await Promise.all([mgr.waitQueueUp('one'), mgr.waitQueueUp('two')]);
-});
-
-afterAll(async () => {
-  await mgr?.stop();
-  await t?.cleanup();
-});
 
 describe('asking every queue', () => {
   it('with rq-mgr up, a queue whose process does not answer is named on its own line; the others answer', async () => {
     // Made after rq-mgr started (not from scandir/): nothing runs it.
-    await addQueue(t.root, 'three');
+    await addQueue(root.t.root, 'three');
     try {
       const r = await rq(['queues']);
       expect(r.code).toBe(1);
@@ -36,13 +23,13 @@ describe('asking every queue', () => {
       expect(r.err).toEqual([expect.stringMatching(/^rq: queue three: its process does not answer \(.*ENOENT.*\)$/)]);
       expect(await rq(['tagged', 'nothing'])).toEqual({ code: 1, out: ['fail 0'], err: r.err });
     } finally {
-      await fs.rm(path.join(t.root, 'queues', 'three'), { recursive: true });
+      await fs.rm(path.join(root.t.root, 'queues', 'three'), { recursive: true });
     }
   });
 
   it('with rq-mgr stopped, each command that asks every queue says so in one line naming its socket, exit 3', async () => {
-    await mgr.stop();
-    const line = new RegExp(`^rq: rq-mgr is not running \\(no answer on ${t.root}/config/queuemgr\\.sock\\); start it with bin/rq-mgr start --root ${t.root}$`);
+    await root.mgr.stop();
+    const line = new RegExp(`^rq: rq-mgr is not running \\(no answer on ${root.t.root}/config/queuemgr\\.sock\\); start it with bin/rq-mgr start --root ${root.t.root}$`);
     for (const args of [['queues'], ['queues', '--json'], ['tagged', 'release-42'], ['tracked'], ['cancel', '--tag', 'release-42'], ['statusmesg', '20200101.0000.00.000.1'], ['tail', '20200101.0000.00.000.1']]) {
       const r = await rq(args);
       expect(r.err, args.join(' ')).toHaveLength(1);

@@ -1,16 +1,14 @@
 // A message named by its id alone, in every command that takes one: its queue found by asking every queue of the root (one holds it, several, none), refusals with this root's own host and port.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MgrProc } from '../helpers/mgr-proc.js';
+import { describe, expect, it } from 'vitest';
+import { mgrRootForFile } from '../helpers/per-test-root.js';
 import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
-import { type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
 
-let t: TestRoot;
-let mgr: MgrProc;
+const root = mgrRootForFile({ alpha: {}, beta: {} });
 
 function rq(args: string[]): Promise<Run> {
-  return runRq(args, { root: t.root });
+  return runRq(args, { root: root.t.root });
 }
 
 /** Sends to `dest` and returns the full id printed. */
@@ -21,18 +19,6 @@ async function send(dest: string, ...args: string[]): Promise<string> {
 }
 
 const shortId = (full: string) => full.split('/').pop()!;
-
-beforeAll(async () => {
-  t = await makeRoot();
-  for (const q of ['alpha', 'beta']) await addQueue(t.root, q);
-  mgr = await MgrProc.start(t.root);
-  await Promise.all([mgr.waitQueueUp('alpha'), mgr.waitQueueUp('beta')]);
-});
-
-afterAll(async () => {
-  await mgr?.stop();
-  await t?.cleanup();
-});
 
 describe('a message id alone', () => {
   it('works wherever a message id goes, as the word after the command or as --msg_id, like its full id', async () => {
@@ -47,7 +33,7 @@ describe('a message id alone', () => {
     expect(await rq(['tag', id, '--add', 'seen'])).toEqual({ code: 0, out: ['ok seen'], err: [] });
     expect((await rq(['history', id])).out[0]).toMatch(/^ok \d+$/);
     const clone = await rq(['clone', id]);
-    expect(clone.out[0]).toMatch(new RegExp(`^ok http://127\\.0\\.0\\.1:${t.port}/q/beta/`));
+    expect(clone.out[0]).toMatch(new RegExp(`^ok http://127\\.0\\.0\\.1:${root.t.port}/q/beta/`));
     expect(await rq(['wait', shortId(clone.out[0]), '--timeout', '30'])).toMatchObject({ code: 0 });
 
     const failed = shortId(await send('alpha', '--param1', 'err'));
@@ -59,9 +45,9 @@ describe('a message id alone', () => {
     const id = shortId(await send('alpha', '--param1', 'done'));
     await rq(['wait', id, '--timeout', '30']);
     // The same id in beta too: a copy of alpha's finished message dir, at the same hashed place.
-    const done = path.join(t.root, 'queues', 'alpha', 'done');
+    const done = path.join(root.t.root, 'queues', 'alpha', 'done');
     const rel = (await fs.readdir(done, { recursive: true })).find((p) => p.endsWith(id))!;
-    await fs.cp(path.join(done, rel), path.join(t.root, 'queues', 'beta', 'done', rel), { recursive: true });
+    await fs.cp(path.join(done, rel), path.join(root.t.root, 'queues', 'beta', 'done', rel), { recursive: true });
     try {
       expectOneLineError(
         await rq(['state', id]),
@@ -70,7 +56,7 @@ describe('a message id alone', () => {
       );
       expect(await rq(['state', `beta/${id}`])).toEqual({ code: 0, out: ['ok done'], err: [] });
     } finally {
-      await fs.rm(path.join(t.root, 'queues', 'beta', 'done', rel), { recursive: true });
+      await fs.rm(path.join(root.t.root, 'queues', 'beta', 'done', rel), { recursive: true });
     }
     expect(await rq(['state', id])).toEqual({ code: 0, out: ['ok done'], err: [] });
   });
@@ -78,16 +64,16 @@ describe('a message id alone', () => {
   it('is found in a queue that is DOWN too, which then gives its own answer', async () => {
     const id = shortId(await send('beta', '--param1', 'done'));
     await rq(['wait', id, '--timeout', '30']);
-    const down = path.join(t.root, 'config', 'beta.down');
+    const down = path.join(root.t.root, 'config', 'beta.down');
     await fs.writeFile(down, '');
     try {
-      expect(await mgr.q('beta', 'status')).toEqual(['DOWN']);
+      expect(await root.mgr.q('beta', 'status')).toEqual(['DOWN']);
       expect(await rq(['statusmesg', id])).toEqual({ code: 1, out: ['fail status: DOWN'], err: [] });
       expect((await rq(['history', id])).out[0]).toMatch(/^ok \d+$/);
     } finally {
       await fs.rm(down);
     }
-    expect(await mgr.q('beta', 'status')).toEqual(['UP']);
+    expect(await root.mgr.q('beta', 'status')).toEqual(['UP']);
   });
 
   it('in no queue is one line naming the queues asked, exit 6, for classic and newer commands alike', async () => {
@@ -100,7 +86,7 @@ describe('a message id alone', () => {
     for (const args of [['statusmesg', 'garbage'], ['wait', '--msg_id', 'garbage'], ['history']]) {
       const r = await rq(args);
       expectOneLineError(r, /^rq: --msg_id: expected a full message id such as http:\/\/127\.0\.0\.1:\d+\/q\/<queue>\/\S+ \(or <queue>\/<id>, or the id alone\), received /, 2);
-      expect(r.err[0]).toContain(`http://127.0.0.1:${t.port}/q/<queue>/`);
+      expect(r.err[0]).toContain(`http://127.0.0.1:${root.t.port}/q/<queue>/`);
     }
   });
 });

@@ -1,40 +1,30 @@
 // rq tail as the README's quick start has a new user type it: the id sendmesg printed, alone, against a root whose rq-mgr runs its queues.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MgrProc } from '../helpers/mgr-proc.js';
+import { describe, expect, it } from 'vitest';
+import { mgrRootForFile } from '../helpers/per-test-root.js';
 import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
-import { type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
 
-let t: TestRoot;
-let mgr: MgrProc;
+const root = mgrRootForFile({
+  // The README's queue: it greets $RQ_PARAM1 on stdout and reports done on fd 3.
+  hello: async (dir) => {
+    const script = path.join(dir, 'hello-run');
+    await fs.writeFile(script, '#!/bin/bash\necho "hello $RQ_PARAM1"\necho "done greeted" >&3\n', { mode: 0o755 });
+    return { script };
+  },
+  other: {},
+});
 
 function rq(args: string[]): Promise<Run> {
-  return runRq(args, { root: t.root });
+  return runRq(args, { root: root.t.root });
 }
-
-beforeAll(async () => {
-  t = await makeRoot();
-  // The README's queue: it greets $RQ_PARAM1 on stdout and reports done on fd 3.
-  const script = path.join(t.root, 'hello-run');
-  await fs.writeFile(script, '#!/bin/bash\necho "hello $RQ_PARAM1"\necho "done greeted" >&3\n', { mode: 0o755 });
-  await addQueue(t.root, 'hello', { script });
-  await addQueue(t.root, 'other');
-  mgr = await MgrProc.start(t.root);
-  await Promise.all([mgr.waitQueueUp('hello'), mgr.waitQueueUp('other')]);
-});
-
-afterAll(async () => {
-  await mgr?.stop();
-  await t?.cleanup();
-});
 
 describe('rq tail <id>', () => {
   it('takes the id alone, as the README writes it, finding its queue; the full id and <queue>/<id> print the same', async () => {
     const sent = await rq(['sendmesg', '--dest', 'hello', '--param1', 'world']);
     expect(sent.code, sent.err.join('\n')).toBe(0);
     const full = sent.out[0].slice('ok '.length);
-    expect(full).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${t.port}/q/hello/\\d{8}\\.\\d{4}\\.\\d{2}\\.\\d{3}\\.\\d+$`));
+    expect(full).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${root.t.port}/q/hello/\\d{8}\\.\\d{4}\\.\\d{2}\\.\\d{3}\\.\\d+$`));
     const id = full.split('/').pop()!;
 
     const r = await rq(['tail', id]);
@@ -52,6 +42,6 @@ describe('rq tail <id>', () => {
   it('a malformed id is refused with a full id of this root as the example: its own host and port', async () => {
     const r = await rq(['tail', 'hello']);
     expectOneLineError(r, /^rq: --msg_id: expected a full message id such as http:\/\/127\.0\.0\.1:(\d+)\/q\/<queue>\/\S+ \(or <queue>\/<id>, or the id alone\), received "hello"$/, 2);
-    expect(r.err[0]).toContain(`http://127.0.0.1:${t.port}/q/`);
+    expect(r.err[0]).toContain(`http://127.0.0.1:${root.t.port}/q/`);
   });
 });

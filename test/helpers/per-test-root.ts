@@ -1,6 +1,7 @@
 // Vitest hooks giving each test a fresh root (kept apart from rq-root.ts, which benches import outside vitest).
-import { afterEach, beforeEach } from 'vitest';
-import { makeRoot, type QueueProc, type TestRoot } from './rq-root.js';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { MgrProc } from './mgr-proc.js';
+import { type QueueDef, type QueueProc, type TestRoot, addQueue, makeRoot } from './rq-root.js';
 
 export interface PerTestRoot {
   t: TestRoot;
@@ -18,6 +19,31 @@ export function perTestRoot(): PerTestRoot {
     await ctx.q?.stop();
     ctx.q = undefined;
     await ctx.t.cleanup();
+  });
+  return ctx;
+}
+
+export interface FileMgrRoot {
+  t: TestRoot;
+  mgr: MgrProc;
+}
+
+/**
+ * Registers hooks giving the enclosing file one root with `queues` (name → definition, or a function
+ * of the root that makes what the queue needs first) and a
+ * running rq-mgr, every queue up before the first test; stopped and removed after the last.
+ */
+export function mgrRootForFile(queues: Record<string, QueueDef | ((root: string) => Promise<QueueDef>)>): FileMgrRoot {
+  const ctx = {} as FileMgrRoot;
+  beforeAll(async () => {
+    ctx.t = await makeRoot();
+    for (const [name, def] of Object.entries(queues)) await addQueue(ctx.t.root, name, typeof def === 'function' ? await def(ctx.t.root) : def);
+    ctx.mgr = await MgrProc.start(ctx.t.root);
+    await Promise.all(Object.keys(queues).map((q) => ctx.mgr.waitQueueUp(q)));
+  });
+  afterAll(async () => {
+    await ctx.mgr?.stop();
+    await ctx.t?.cleanup();
   });
   return ctx;
 }
