@@ -66,6 +66,9 @@ function messageOf(err: FastifyError | RqError | Error, status: number, ctx: Web
   return `${status} - ${err.message}`;
 }
 
+
+/** The most of a refused request's body the web still reads (and drops) to keep its connection: 1 MiB. */
+const DRAIN_MAX_BYTES = 1024 * 1024;
 export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   const ctx = new WebContext(deps);
   const maxUpload = deps.config.max_upload_bytes ?? DEFAULT_MAX_UPLOAD_BYTES;
@@ -140,9 +143,11 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   app.setErrorHandler((err: FastifyError | RqError, req: FastifyRequest, reply: FastifyReply) => {
     const status = statusOf(err);
     if (reply.sent || reply.raw.headersSent) return;
-    // Refused before its body was read whole (a multipart limit, a malformed part): the connection
-    // closes after the answer, so the rest is neither read into nothing nor left stalled on it.
-    if (!req.raw.complete) reply.header('Connection', 'close');
+    // Refused before its body was read whole (a multipart limit, a malformed part, no credentials):
+    // a large or unsized rest closes the connection after the answer, so it is not read into
+    // nothing; a small one is read and dropped by node, so a client still sending it gets the
+    // answer, not a broken pipe.
+    if (!req.raw.complete && !(Number(req.headers['content-length']) <= DRAIN_MAX_BYTES)) reply.header('Connection', 'close');
 
     if (status === 404) return ctx.notFoundPage(req, reply, err.message);
     const text = messageOf(err, status, ctx, limits);
