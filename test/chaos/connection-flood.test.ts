@@ -137,9 +137,11 @@ const n = (b: BatchResult, kind: string): number => b.counts[kind] ?? 0;
  * How a connection of the flood can end: served, refused with Retry-After when nothing could make
  * room for it, or evicted before its request was read (flood.mjs's client writes its request only
  * when its own loop sees the connect, and one that is late is half-open to the server), closed
- * without an answer, reset if its request came while it waited to be closed.
+ * without an answer, reset if its request came while it waited to be closed, or answered 408 by the
+ * headers timeout when its request was still unread after it (a loaded machine: the flood's client and
+ * the web share two cores).
  */
-const OUTCOMES = ['200', '429', '503', 'closed without an answer', 'error ECONNRESET'];
+const OUTCOMES = ['200', '408', '429', '503', 'closed without an answer', 'error ECONNRESET'];
 const outcomes = (b: BatchResult): number => OUTCOMES.reduce((sum, k) => sum + n(b, k), 0);
 /**
  * TCP sockets the web may hold at once: max_connections counted, as many evicted ones held before
