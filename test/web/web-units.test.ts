@@ -208,9 +208,13 @@ describe('buildApp with nothing running', () => {
   it('allowed_ips refuses other clients with the classic 403', async () => {
     const locked = await make({ allowed_ips: ['10.99.'] });
     try {
-      const res = await locked.inject({ url: '/q.json', remoteAddress: '127.0.0.1' });
+      const res = await locked.inject({ url: '/', remoteAddress: '127.0.0.1' });
       expect(res.statusCode).toBe(403);
       expect(res.body).toBe('Forbidden');
+      // A JSON client gets the same refusal in its own format.
+      const json = await locked.inject({ url: '/q.json', remoteAddress: '127.0.0.1' });
+      expect(json.statusCode).toBe(403);
+      expect(JSON.parse(json.body)).toEqual(['fail', 'Forbidden']);
       expect((await locked.inject({ url: '/css/rq.css', remoteAddress: '10.99.0.7' })).statusCode).toBe(200);
     } finally {
       await locked.close();
