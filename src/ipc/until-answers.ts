@@ -6,7 +6,7 @@ const FIRST_PAUSE_MS = 10;
 const MAX_PAUSE_MS = 200;
 
 /**
- * Pings until the queue answers or `timeoutMs` passes; true when it answered. rq-mgr answers
+ * Pings until the queue answers or `timeoutMs` passes (or `signal` aborts); true when it answered. rq-mgr answers
  * create_queue once the directory is made and the process spawned, before that process listens:
  * classic clients (and brightroll's tests) read `/q/<q>/config` or post a message right after the
  * redirect. The timers daemon, started beside the queues, holds a delivery the same way. This runs
@@ -14,7 +14,7 @@ const MAX_PAUSE_MS = 200;
  * than watching the directory for the socket (which still refuses connections between its bind
  * and its listen).
  */
-export async function untilQueueAnswers(ping: () => Promise<boolean>, timeoutMs: number, now: () => number = Date.now): Promise<boolean> {
+export async function untilQueueAnswers(ping: () => Promise<boolean>, timeoutMs: number, now: () => number = Date.now, signal?: AbortSignal): Promise<boolean> {
   const deadline = now() + timeoutMs;
   let pause = FIRST_PAUSE_MS;
   for (;;) {
@@ -24,8 +24,9 @@ export async function untilQueueAnswers(ping: () => Promise<boolean>, timeoutMs:
       // Not listening yet (no socket file, or refused): the process is still starting.
     }
     const left = deadline - now();
-    if (left <= 0) return false;
-    await delay(Math.min(pause, left));
+    if (left <= 0 || signal?.aborted) return false;
+    // A stopping daemon does not wait out the bound: the abort ends the pause and the wait.
+    if ((await delay(Math.min(pause, left), false, { signal }).catch(() => true)) || signal?.aborted) return false;
     pause = Math.min(pause * 2, MAX_PAUSE_MS);
   }
 }

@@ -26,6 +26,8 @@ export interface DeliveryDeps {
    * is a second from answering.
    */
   startWaitMs: number;
+  /** Aborted when the daemon stops: a delivery waiting for a queue gives up at once. */
+  stopping?: AbortSignal;
 }
 
 export function createDelivery(deps: DeliveryDeps): Deliver {
@@ -40,7 +42,7 @@ export function createDelivery(deps: DeliveryDeps): Deliver {
     try {
       r = await client.create(fields).catch(async (err: unknown) => {
         // Not connected: the queue never saw it, so asking again once it answers cannot make a duplicate.
-        if (mayHaveArrived(err) || !(await untilQueueAnswers(() => client.ping(), deps.startWaitMs))) throw err;
+        if (mayHaveArrived(err) || !(await untilQueueAnswers(() => client.ping(), deps.startWaitMs, Date.now, deps.stopping))) throw err;
         return client.create(fields);
       });
     } catch (err) {

@@ -27,7 +27,8 @@ export async function main(argv: string[]): Promise<void> {
 
   await fsp.mkdir(paths.timers, { recursive: true });
   const stats = newStats();
-  const table = new TimerTable({ deliver: createDelivery({ root, timeoutMs: DELIVERY_TIMEOUT_MS, startWaitMs: QUEUE_START_WAIT_MS }), stats, log });
+  const stopping = new AbortController();
+  const table = new TimerTable({ deliver: createDelivery({ root, timeoutMs: DELIVERY_TIMEOUT_MS, startWaitMs: QUEUE_START_WAIT_MS, stopping: stopping.signal }), stats, log });
   const dir = new TimerDir({ dir: paths.timers, table, stats, allowShortPeriod, log });
   const server = await listenSocket({ path: paths.timersSock, proto: 'rq2', log, handle: (payload) => handleTimersRequest({ table, stats }, payload) });
 
@@ -35,6 +36,7 @@ export async function main(argv: string[]): Promise<void> {
     log,
     watchStdin: opts['watch-stdin'] === true,
     onStop: async () => {
+      stopping.abort();
       await dir.close();
       await table.close();
       await server.close();
