@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRq } from '../helpers/rq-cli.js';
+import { runQueueWaitMs } from '../helpers/run-queue-wait.js';
 import { FIXTURES } from '../helpers/rq-root.js';
 import { type WebRoot, send, startWebRoot, waitState } from '../web/web-root.js';
 
@@ -39,18 +40,24 @@ async function volley(url: string, n = 5): Promise<number[]> {
 }
 
 /**
- * Others are still served at once: the median of five page loads and five creates that run to done
- * stays under 100 ms each (a wedged loop or thread pool answered none for 15 s or more).
+ * Others are still served at once: the median of five page loads and five creates stays under
+ * 100 ms each (a wedged loop or thread pool answered none for 15 s or more). The time the web, the
+ * queue and this process waited for one of the two shared cores is left out: a bound on a loaded
+ * machine says nothing of the code under test otherwise.
  */
 async function othersServed(): Promise<void> {
+  const status = (await w.mgr.cmd('status'))[1] as Record<string, { pid: number }>;
+  const pids = [status['[web]'].pid, status.hostile.pid, process.pid];
+  const waited = () => pids.reduce((sum, pid) => sum + runQueueWaitMs(pid), 0);
   const times: number[] = [];
   for (let i = 0; i < 5; i++) {
     const t0 = performance.now();
+    const w0 = waited();
     const page = await fetch(`${w.base}/q/test.json`, { signal: AbortSignal.timeout(5000) });
     expect(page.status).toBe(200);
     await page.arrayBuffer();
     const id = await send(w.base, 'hostile', { param1: 'attach_dir' }, { signal: AbortSignal.timeout(5000) });
-    times.push(performance.now() - t0);
+    times.push(performance.now() - t0 - (waited() - w0));
     expect(await waitState(w.base, 'hostile', id, ['done'], {}, 5000)).toBe('done');
   }
   times.sort((a, b) => a - b);
