@@ -69,11 +69,11 @@ describe('the logrotate config', () => {
     await run(bin('rq-mgr'), ['start', '--root', t.root]);
     try {
       const log = path.join(t.root, 'log', 'queuemgr.log');
-      await waitFor(async () => (await fs.readFile(log, 'utf8')).includes('"msg":"started"'), 'rq-mgr to log its start');
+      await waitFor(async () => (await fs.readFile(log, 'utf8')).includes('"msg":"rq-mgr started"'), 'rq-mgr to log its start');
       const conf = path.join(t.root, 'logrotate.conf');
       await fs.writeFile(conf, (await readProjectFile(LOGROTATE)).replaceAll('/srv/rq', t.root).replace('su rq rq', 'su root root'));
       await run('logrotate', ['--force', '--state', path.join(t.root, 'logrotate.state'), conf]);
-      expect(await fs.readFile(`${log}.1`, 'utf8')).toContain('"msg":"started"');
+      expect(await fs.readFile(`${log}.1`, 'utf8')).toContain('"msg":"rq-mgr started"');
       const pid = Number(await fs.readFile(path.join(t.root, 'config', 'queuemgr.pid'), 'utf8'));
       process.kill(pid, 'SIGHUP');
       // The daemons' shared descriptor writes at the truncated file's end: no hole of NULs before the new line.
