@@ -104,7 +104,9 @@ export function messageApi(ctx: WebContext, maxUploadBytes: number) {
     delete fields._method;
     const command = typeof method === 'string' && Object.hasOwn(CREATE_COMMANDS, method) ? CREATE_COMMANDS[method] : undefined;
     const xFormat = textParam(params, 'x_format');
-    const asked = bare !== undefined || xFormat === 'json' || (xFormat === undefined && asksForJson(req));
+    // x_format=json is new_message's classic default (spec §9.6): a classic client that sends it
+    // (the classic relay does) still gets the classic texts; a JSON body or an Accept header asks for JSON.
+    const asked = bare !== undefined || (xFormat === undefined && asksForJson(req));
     if (!command) return ctx.classicText(req, reply, 400, INVALID_METHOD, asked);
     if (files.length > 0 && method !== 'commit' && method !== 'prep') throw invalidField('filedata', "attachments with the mode 'commit' or 'prep' (a single_que may answer a message already queued, which takes no files)", method);
     // Every create carries a key (the client's, or one made here), so a reply lost on the way
