@@ -64,7 +64,7 @@ describe('message operations', () => {
     const clone = await q.queue.ops.clone(m.msg_id, (await q.queue.ops.locate(m.msg_id))!);
     expect(q.queue.index.queued(clone.msg_id)).toMatchObject({ param1: 'x', param2: 'y', count: 0, cloned_from: m.msg_id });
     expect(q.queue.counts()).toMatchObject({ err: 1, que: 1 });
-    expect(await q.queue.ops.ackErrs()).toBe(1);
+    expect(await q.queue.ops.ackErrs()).toEqual({ total: 1, done: 1, failed: 0, failures: [] });
     expect(q.queue.counts()).toMatchObject({ err: 0 });
   });
 });
