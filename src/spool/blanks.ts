@@ -21,6 +21,8 @@ export class BlankDirs {
   private seq = 0;
   /** `dir` exists: made by the first refill, looked for again only after a refill failed. */
   private dirMade = false;
+  /** A take came while a refill was under way: if that refill stops on an error, the take still gets its own try. */
+  private takenDuringRefill = false;
 
   constructor(
     readonly dir: string,
@@ -45,6 +47,7 @@ export class BlankDirs {
 
   /** In the background, one refill at a time; a disk error just stops it. */
   private topUp(): void {
+    if (this.refill) this.takenDuringRefill = true;
     if (this.refill || this.closed || this.ready.length >= this.want) return;
     this.refill = (async () => {
       try {
@@ -71,6 +74,10 @@ export class BlankDirs {
         this.dirMade = false;
       } finally {
         this.refill = null;
+      }
+      if (this.takenDuringRefill) {
+        this.takenDuringRefill = false;
+        this.topUp();
       }
     })();
   }

@@ -104,6 +104,43 @@ describe('BlankDirs on its own', () => {
     }
   });
 
+  it('a take while a refill is failing gets a refill of its own once that one stops', async () => {
+    const root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-blankdirs-'));
+    const blanks = path.join(root, '.blank');
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let reachedSecond!: () => void;
+    const atSecond = new Promise<void>((resolve) => (reachedSecond = resolve));
+    // The second blank fails, but only after the test has taken the first one while that refill is still under way.
+    const failing = {
+      ...nodeSpoolFs,
+      makeBlanks: undefined,
+      mkdir: async (p: string, o: { recursive: boolean }) => {
+        if (p.includes(`${process.pid}.1`)) {
+          reachedSecond();
+          await gate;
+          throw Object.assign(new Error('no space'), { code: 'ENOSPC' });
+        }
+        return nodeSpoolFs.mkdir(p, o);
+      },
+    };
+    const pool = new BlankDirs(blanks, 2, failing);
+    try {
+      expect(pool.take()).toBeUndefined();
+      await atSecond;
+      expect(path.basename(pool.take() ?? '')).toBe(`${process.pid}.0`);
+      release();
+      // Watched from outside: a take would itself start a refill.
+      const third = path.join(blanks, `${process.pid}.2`);
+      await waitFor(async () => (await fs.readdir(third).catch(() => [])).length === 3, 'a blank from the refill after the failed one');
+      await pool.close();
+      expect(pool.take()).toBe(third);
+    } finally {
+      await pool.close();
+      await fs.rm(root, { recursive: true, force: true });
+    }
+  });
+
   it.each([
     ['in batches through the addon', nodeSpoolFs],
     ['call by call without it', { ...nodeSpoolFs, makeBlanks: undefined }],
@@ -120,8 +157,9 @@ describe('BlankDirs on its own', () => {
       const first = await waitFor(async () => pool.take() ?? null, 'the one blank made');
       expect(path.basename(first)).toBe(`${process.pid}.0`);
       expect((await fs.readdir(first)).sort()).toEqual(['history', 'job', 'msg']);
-      // That take refilled with names after the failed ones: three whole blanks.
-      await waitFor(async () => (await fs.readdir(blanks)).length >= 4, 'three new blanks');
+      // That take refilled with names after the failed ones: three whole blanks. The dir holds the taken one, the squatter and
+      // the new ones, each listed before its files are made; once the third is listed the first two are whole.
+      await waitFor(async () => (await fs.readdir(blanks)).length >= 5, 'three new blanks');
       await pool.close();
       const taken = [pool.take(), pool.take(), pool.take()];
       for (const dir of taken) {
