@@ -140,7 +140,7 @@ describe('cancel, requeue and history over HTTP (rq-beyond §B1.11, §B5, §B6, 
       ...timeline.matchAll(/<li class="step ([^"]+)"><time class="t-at" datetime="[^"]+">([^<]+)<\/time><span class="t-step">([^<]+)<\/span><span class="t-actor">([^<]*)<\/span><span class="t-reason">(.*?)<\/span><span class="t-after/g),
     ].map((r) => [r[1], r[2], r[3], r[4], r[5].replace(/<[^>]+>/g, '')]);
     expect(rows).toEqual([
-      ['to-que', lines[0].at, '· → que', 'create', ''],
+      ['to-que', lines[0].at, 'created → que', 'create', ''],
       ['to-err', lines[1].at, 'que → err', 'web:127.0.0.1', 'CANCELLED - timeline test outcome cancelled'],
     ]);
 
