@@ -1,4 +1,4 @@
-// Bulk enqueue (issue 19: "100,000 messages enqueued through --from-file in under 15 s, then drained"): the real
+// Bulk enqueue ("100,000 messages enqueued through --from-file in under 15 s, then drained"): the real
 // bin/rq sends a JSON-lines file of BENCH_N (100,000) messages to a paused queue (`rq sendmesg --from-file`, timed
 // from the command's start to its exit: reading, checking, batches of create_messages, every reply printed), then the
 // queue is resumed and drained through a `done ok` script with 4 workers. Baseline in the same run, on the same

@@ -1,4 +1,4 @@
-// The queue page and its message list (issue 18) with 100,000 messages in the queue (half que, half done; target: < 200 ms each),
+// The queue page and its message list with 100,000 messages in the queue (half que, half done; target: < 200 ms each),
 // through the web process: the page and messages.json at the first page, the last page, one state, a text filter and sorted by due.
 // Baseline in the same run: GET /q/<q>.json (status and counts: the same HTTP and queue-socket round trip with no list).
 // The first listing after the queue starts reads every message into the queue's index (timed apart; docs/observability.md).

@@ -33,7 +33,7 @@ const load0 = await loadavg();
 const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-bench-'));
 const conns: Awaited<ReturnType<typeof connectedClient>>[] = [];
 let lq: Awaited<ReturnType<typeof liveQueue>> | undefined;
-let result: Record<string, unknown> = {};
+let result: Record<string, unknown> | undefined;
 try {
   lq = await liveQueue(Q, { num_workers: 1 });
   await fs.writeFile(lq.pauseFile, '');

@@ -4,7 +4,7 @@
 //   (vite-node comes with vitest; Node 20 has no --experimental-strip-types.)
 //
 // "durable" is QueueSpool.create({ commit: true }): everything rq does before it may answer `ok`
-// (its journal record written and fdatasynced, shared by every create in flight; issue 19).
+// (its journal record written and fdatasynced, shared by every create in flight).
 // "per_message_fsync" is the same without the journal (`journal: false`): msg, message dir and que/
 // fsynced per create (group-committed que/ only), as rq did before the journal and still does for prep.
 // "floor_nosync" is the least a create could do on the same disk: mkdir a temp dir, write the

@@ -1,4 +1,4 @@
-// HTTP enqueue at 16 clients against the disk (issue 19): POST /q/<q>/new_message (durable commit) over keep-alive
+// HTTP enqueue at 16 clients against the disk: POST /q/<q>/new_message (durable commit) over keep-alive
 // connections and over one connection per request, beside three floors in alternating slices of the same run:
 // mkdir + write of a msg of the real size + rename with no fsync; the same plus a group-committed fdatasync of a
 // journal append (what any durable enqueue at 16 in flight could do on this disk); and the HTTP transport with no
@@ -23,7 +23,7 @@ const Q = 'bench';
 const { dir, w } = await webRootRunningDone(Q);
 const transport = fork(path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'http-transport-floor.mjs'), [path.join(dir, 'transport.sock')]);
 const load0 = await loadavg();
-let result: Record<string, unknown> = {};
+let result: Record<string, unknown> | undefined;
 try {
   const floor = await new Promise<{ port: number; serverPid: number; backendPid: number }>((resolve, reject) => {
     transport.once('message', (m) => resolve(m as { port: number; serverPid: number; backendPid: number }));

@@ -89,6 +89,12 @@ export const ERRORS = {
   RQ_ERR_FETCH: { status: 502, message: 'CRITICAL: %s' },
   RQ_ERR_DISK: { status: 507, message: '%s failed: %s' },
   RQ_ERR_NOT_REGULAR_FILE: { status: 500, message: '%s is not a regular file' },
+  // A reply whose text rq knows no code for (a classic client's, a script's): the text as sent.
+  RQ_ERR_REFUSED: { status: 400, message: '%s' },
+  RQ_ERR_NOT_A_MESSAGE: { status: 500, message: 'msg of %s is not a message object' },
+  RQ_ERR_CGROUP_BUSY: { status: 500, message: 'processes still in %s after %s ms' },
+  // A native addon left from an older build: rq goes on without it.
+  RQ_ERR_ADDON_STALE: { status: 500, message: 'built from an older %s (abi %s, expected %s)' },
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -173,6 +179,11 @@ export function invalidField(field: string, expected: string, received: unknown)
 export function fieldProblem(field: string, expected: string, received: unknown): string {
   const text = invalidField(field || '-', expected, received).message;
   return field ? text : text.slice('-: '.length);
+}
+
+/** A failure rq finds itself that callers treat as the kernel's (err.code an errno name such as EIO), as node makes them. */
+export function errnoError(code: string, message: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(message), { code });
 }
 
 export function isErrno(err: unknown, code: string): boolean {

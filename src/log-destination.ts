@@ -22,8 +22,7 @@ const nodeFs: DestinationFs = {
  * A pino destination. Writes are asynchronous, one at a time, lines batched meanwhile. A write
  * that fails (ENOSPC, EDQUOT, EIO, EPIPE…) drops its lines and counts them: a daemon whose log
  * cannot be written goes on with its work (pino's own SonicBoom emits 'error' there, and an
- * unhandled 'error' ends the process; the issue that led here, rq issue 20, saw queues stop
- * answering). The first write that succeeds after drops calls `recovered(n)` once, which logs
+ * unhandled 'error' ends the process: a full log disk would stop every queue answering). The first write that succeeds after drops calls `recovered(n)` once, which logs
  * the one warning saying how many lines were lost.
  */
 export class LogDestination {
@@ -35,7 +34,7 @@ export class LogDestination {
   private torn = false;
   /** flush callbacks waiting for the write in flight. */
   private flushed: Array<(err?: Error) => void> = [];
-  /** Rewrites each line before it is held (log-format.ts: pretty on a terminal); null keeps pino's JSON. */
+  /** Rewrites each line before it is held (log-format.ts: pretty on a terminal; '' leaves it out); null keeps pino's JSON. */
   format: ((line: string) => string) | null = null;
   /** Called once per failing spell, with the number of lines lost, when writing works again. */
   recovered: (dropped: number) => void = () => undefined;
@@ -64,6 +63,8 @@ export class LogDestination {
 
   write(json: string): boolean {
     const line = this.format ? this.format(json) : json;
+    // The format left the line out (a terminal's stop shows only its first and last line).
+    if (line === '') return true;
     if (this.pendingBytes + line.length > MAX_PENDING_BYTES) {
       this.dropped += 1;
       return true;

@@ -10,7 +10,7 @@ import { configFieldError, configReadError, parseConfigJson } from './schema-err
 export const DEFAULT_EXEC_PREFIX = 'bash -lc ';
 export const MAX_WORKERS = 128;
 export const MAX_SCRIPT_LENGTH = 1024;
-/** max_line_bytes (issue 20): an fd 3 line longer than this is cut and ignored; held in memory up to it. */
+/** max_line_bytes: an fd 3 line longer than this is cut and ignored; held in memory up to it. */
 export const DEFAULT_MAX_LINE_BYTES = 1_048_576;
 const LINE_BYTES_RANGE = [1024, 64 * 1_048_576] as const;
 const PARAM_NUMBERS = [1, 2, 3, 4] as const;
@@ -196,7 +196,7 @@ function runPolicy(raw: Obj, fileLabel: string): Partial<QueueConfig> {
   return Object.assign(out, outputBounds(raw, refuse));
 }
 
-/** max_line_bytes and max_log_bytes (issue 20): whole numbers of bytes, absent when not set. */
+/** max_line_bytes and max_log_bytes: whole numbers of bytes, absent when not set. */
 function outputBounds(raw: Obj, refuse: (field: string, expected: string, v: unknown) => RqError): Partial<QueueConfig> {
   const out: Partial<QueueConfig> = {};
   if (raw.max_line_bytes !== undefined && raw.max_line_bytes !== null) {

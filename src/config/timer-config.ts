@@ -1,7 +1,7 @@
 // A timer definition file in timers/ (spec §8): its name rule and its {period, msg} content.
 import fs from 'node:fs/promises';
 import * as z from 'zod/mini';
-import { RqError } from '../errors.js';
+import { RqError, shown } from '../errors.js';
 import { JOB_FIELDS, readJobFields } from '../message/job-fields.js';
 import { configReadError, configJsonError, parseWithSchema } from './schema-error.js';
 
@@ -46,7 +46,7 @@ const MsgSchema = z.pipe(
     const { retries: _alias, ...rest } = m as Record<string, unknown>;
     const refuse = (field: string, expected: string) => {
       ctx.issues.push({ code: 'custom', path: [field], message: expected, input: m });
-      return new Error(expected);
+      return RqError.of('RQ_ERR_INVALID_FIELD', field, expected, shown((m as Record<string, unknown>)[field]));
     };
     try {
       for (const f of JOB_FIELDS) delete rest[f];

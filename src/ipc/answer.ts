@@ -1,11 +1,11 @@
 // A socket reply read once, into a typed answer: a value, or a refusal with its catalogue code and text.
-import { type ErrorCode, codeOfText, shown } from '../errors.js';
+import { type ErrorCode, RqError, codeOfText, shown } from '../errors.js';
 
 /** What a refusal carries; `raw` is the reply as sent, for the classic texts that quote it. */
 export interface Refusal {
   ok: false;
   /** The catalogue code of a classic refusal text, or RQ_ERR_PROTOCOL for a reply of no known shape. */
-  code: ErrorCode | 'RQ_ERR_REFUSED';
+  code: ErrorCode;
   text: string;
   raw: unknown;
 }
@@ -28,6 +28,19 @@ export function answer<T>(reply: unknown, accept: (v: unknown) => v is T, bare =
   return { ok: false, code: 'RQ_ERR_PROTOCOL', text: `unexpected reply ${shown(reply)}`, raw: reply };
 }
 
+/** A refusal as the RqError of its code, its text as sent. */
+export function refusalError(r: Refusal): RqError {
+  return new RqError(r.code, r.text);
+}
+
+/** The value of an `["ok", value]` reply; a refusal is thrown as the RqError of its code. */
+export function valueOf(reply: unknown): unknown {
+  const a = answer(reply, isAnything);
+  if (!a.ok) throw refusalError(a);
+  return a.value;
+}
+
+export const isAnything = (_v: unknown): _v is unknown => true;
 export const isString = (v: unknown): v is string => typeof v === 'string';
 export const isNumber = (v: unknown): v is number => typeof v === 'number';
 export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

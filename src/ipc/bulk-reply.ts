@@ -1,4 +1,4 @@
-// A bulk action's job as the queue's `bulk` and `bulk_status` commands answer it (issue 18), typed once for the queue, the web and the CLI.
+// A bulk action's job as the queue's `bulk` and `bulk_status` commands answer it, typed once for the queue, the web and the CLI.
 
 export const BULK_OPS = ['retry', 'delete', 'ack', 'move'] as const;
 export type BulkOp = (typeof BULK_OPS)[number];

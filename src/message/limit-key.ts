@@ -5,7 +5,6 @@ import type { Refuse } from './job-fields.js';
 export const MAX_KEY = 256;
 export const MAX_CONCURRENCY = 10_000;
 const FIELDS = new Set(['param1', 'param2', 'param3', 'param4', 'queue']);
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const KEY_EXPECTED = `a key of 1-${MAX_KEY} characters without control characters`;
 

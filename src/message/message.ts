@@ -60,7 +60,6 @@ export const MAX_TEXT = 1 << 20;
 export const MAX_ENV_FIELD_BYTES = 131072 - 16;
 const ENV_FIELDS = new Set(['dest', 'param1', 'param2', 'param3', 'param4', 'orig_msg_id']);
 
-// eslint-disable-next-line no-control-regex
 const NUL = /\u0000/;
 
 function text(field: string, v: unknown): string {

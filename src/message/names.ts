@@ -4,7 +4,6 @@ import { RqError, shown } from '../errors.js';
 // Spec §6.2: the characters a queue name may not contain.
 const QUEUE_FORBIDDEN = /[/. ,;:@"(){}\\+='^`#~?[\]%|$&<>*]/;
 // Bytes that are never part of a sane name: controls, DEL.
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const ATTACH_FORBIDDEN = /[~?[\]%|$&<>/\\]/;
 

@@ -9,6 +9,7 @@ import { normaliseQueueConfig } from '../config/queue-config.js';
 import { queueNameRoom } from '../config/socket-paths.js';
 import { DirSync, writeFileDurable } from '../spool/durable.js';
 import { discoverQueues, isScandirQueue } from './queue-dirs.js';
+import { answer, isAnything } from '../ipc/answer.js';
 import { inspectEntry } from './scandir-entry.js';
 import type { Supervisor } from './supervisor.js';
 import type { RefusedEntry } from '../ipc/mgr-client.js';
@@ -150,7 +151,7 @@ export class ScanDir {
   /**
    * A queue whose link is still there is kept though its `run` is missing or not executable, or the
    * link dangles: that is a deploy half-way (chmod -x, a swapped symlink), which the queue rides out
-   * in SCRIPTERROR with its messages in que. Trashing it would take them all away (issue 20).
+   * in SCRIPTERROR with its messages in que. Trashing it would take them all away.
    */
   private async linkInPlace(name: string): Promise<boolean> {
     const kept = await fsp.lstat(path.join(this.dir, name)).then((st) => st.isSymbolicLink(), () => false);
@@ -168,7 +169,7 @@ export class ScanDir {
       const reply = await this.sup.createQueue(c.config, { scandirTarget: c.target });
       // The supervisor logs the creation (or why it failed) at info: this line only adds where it came from.
       this.log.debug({ queue: c.name, reply }, 'scandir created queue');
-      if (reply[0] === 'fail') return;
+      if (!answer(reply, isAnything).ok) return;
     } else {
       const current = await fsp.readFile(p.configFile, 'utf8').catch(() => '');
       if (current !== text) {

@@ -114,7 +114,7 @@ export class AdminState {
 
   /**
    * Holds the queue in SCRIPTERROR: the check above failed, or the kernel refused to exec the script
-   * (issue 20: a deploy caught half-way). Observers hear of it like of any status change.
+   * (a deploy caught half-way). Observers hear of it like of any status change.
    */
   scriptFailed(reason: string): void {
     const was = this.scriptError;

@@ -1,6 +1,7 @@
 // The queue socket's `bulk` (count with dry_run, or start) and `bulk_status` commands, and `ack_message`: each message of a bulk action goes through the single-message command that the socket answers, so a bulk follows the same rules.
 import fs from 'node:fs';
 import { RqError, invalidField } from '../errors.js';
+import { valueOf } from '../ipc/answer.js';
 import { queuePaths } from '../config/paths.js';
 import { CLONE_FIELDS, type Message, pickFields } from '../message/message.js';
 import { isMsgId, queueNameProblem } from '../message/names.js';
@@ -67,9 +68,7 @@ async function targetsOf(q: Queue, op: BulkOp, args: Args): Promise<BulkTarget[]
 
 /** Runs one socket command as the socket would; a refusal (thrown or answered) rejects with its text. */
 async function through(table: Record<string, Handler>, q: Queue, command: string, args: Args): Promise<unknown> {
-  const r = await table[command](q, args);
-  if (Array.isArray(r) && r[0] === 'ok') return r[1];
-  throw new Error(Array.isArray(r) ? String(r[1]) : `unexpected reply ${JSON.stringify(r)}`);
+  return valueOf(await table[command](q, args));
 }
 
 function stepOf(table: Record<string, Handler>, q: Queue, op: BulkOp, dest?: string): BulkStep {
@@ -93,7 +92,7 @@ function stepOf(table: Record<string, Handler>, q: Queue, op: BulkOp, dest?: str
         // What a clone carries (its attachments aside, refused above).
         const fields = { ...pickFields(msg, CLONE_FIELDS), dest: dest!, idempotency_key: `bulk-move:${q.name}/${t.id}` };
         const made = await q.peer(dest!).create(fields);
-        if (!made.ok) throw new Error(`${dest}: ${made.text}`);
+        if (!made.ok) throw new RqError(made.code, `${dest}: ${made.text}`);
         await through(table, q, 'delete_message', { msg_id: name(t) });
       };
   }

@@ -1,4 +1,4 @@
-// Bulk actions (issue 18): retry, delete, acknowledge or move many messages, in batches, each message through the queue's own single-message command, with progress events and a summary.
+// Bulk actions: retry, delete, acknowledge or move many messages, in batches, each message through the queue's own single-message command, with progress events and a summary.
 import { RqError } from '../errors.js';
 import { mapLimit } from '../spool/map-limit.js';
 import { BULK_OPS, type BulkJob, type BulkOp, type BulkTarget } from '../ipc/bulk-reply.js';

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { RqError } from '../errors.js';
 
 export type CgroupHome = { ok: true; dir: string } | { ok: false; why: string };
 
@@ -113,7 +114,7 @@ const RMDIR_TRIES = 7;
  * in them (waiting up to `ms` for that). Rejects with why it could not.
  */
 export async function removeCgroup(dir: string, ms: number): Promise<void> {
-  if (!(await whenEmpty(dir, ms))) throw new Error(`processes still in ${dir} after ${ms} ms`);
+  if (!(await whenEmpty(dir, ms))) throw RqError.of('RQ_ERR_CGROUP_BUSY', dir, ms);
   await removeTree(dir);
 }
 

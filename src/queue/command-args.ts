@@ -18,7 +18,6 @@ export function msgId(args: Args): string {
 export function optionalText(args: Args, field: string, max: number): string | undefined {
   const v = args[field];
   if (v === undefined || v === null || v === '') return undefined;
-  // eslint-disable-next-line no-control-regex
   if (typeof v !== 'string' || v.length > max || /\u0000/.test(v)) {
     throw invalidField(field, `text of at most ${max} characters without NUL`, typeof v === 'string' && v.length > max ? `${v.length} characters` : v);
   }

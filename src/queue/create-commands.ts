@@ -1,4 +1,4 @@
-// The queue socket's creates: create_message, prep_message, single_que, and create_messages (a batch under one group commit, issue 19).
+// The queue socket's creates: create_message, prep_message, single_que, and create_messages (a batch under one group commit).
 import { RqError, invalidField } from '../errors.js';
 import { type CreateFields, normaliseCreate } from '../message/message.js';
 import { MAX_CREATE_BATCH } from '../ipc/queue-client.js';

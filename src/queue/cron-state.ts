@@ -2,7 +2,7 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { ScheduleEntry } from '../config/queue-config.js';
-import { isErrno } from '../errors.js';
+import { RqError, isErrno } from '../errors.js';
 import { configJsonError, configReadError } from '../config/schema-error.js';
 import { type DirSync, writeFileDurable } from '../spool/durable.js';
 
@@ -57,7 +57,7 @@ export async function readCronState(file: string): Promise<CronRecord[]> {
     throw configJsonError(file, err);
   }
   const list = (raw as { schedule?: unknown } | null)?.schedule;
-  if (!Array.isArray(list)) throw configJsonError(file, new Error('expected {"schedule": [...]}'));
+  if (!Array.isArray(list)) throw RqError.of('RQ_ERR_CONFIG', `${file}: expected {"schedule": [...]}`);
   return list.filter(isRecord);
 }
 

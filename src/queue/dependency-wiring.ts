@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import type { Logger } from 'pino';
 import { queuePaths } from '../config/paths.js';
-import { RqError } from '../errors.js';
+import { refusalError } from '../ipc/answer.js';
 import { type HostInfo, hostUrl } from '../message/message-id.js';
 import type { QueueSpool } from '../spool/queue-spool.js';
 import { DependencyOutbox } from './dependency-outbox.js';
@@ -26,7 +26,6 @@ export interface DependencyWiring {
   pump: () => void;
 }
 
-const NOT_FOUND = RqError.of('RQ_ERR_NO_SUCH_MSG').message;
 
 function split(ref: string): [string, string] {
   const i = ref.indexOf('/');
@@ -60,13 +59,13 @@ export function wireDependencies(d: DependencyWiring): { waits: DependencyWaits;
       if (queue === self) return (await d.ops.locateAny(id)) !== null;
       const a = await d.peer(queue).state(id).catch((err: Error) => err.message);
       if (typeof a === 'string') return a;
-      return a.ok || (a.text === NOT_FOUND ? false : a.text);
+      return a.ok || (a.code === 'RQ_ERR_NO_SUCH_MSG' ? false : a.text);
     },
     register: async (ref, dependent) => {
       const [queue, id] = split(ref);
       if (queue === self) return outbox.addDependent(id, dependent);
       const a = await d.peer(queue).addDependent(id, dependent);
-      if (!a.ok) throw a.text === NOT_FOUND ? RqError.of('RQ_ERR_NO_SUCH_MSG') : new Error(a.text);
+      if (!a.ok) throw refusalError(a);
       return a.value;
     },
     fail: (msg, status) => d.lifecycle.finishWaiting(msg, status, 'dependency_failed', 'dependencies'),

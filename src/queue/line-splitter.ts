@@ -1,4 +1,4 @@
-// Splits a script's fd 3 byte stream into lines in linear time, holding at most a bounded line (issue 20).
+// Splits a script's fd 3 byte stream into lines in linear time, holding at most a bounded line.
 
 /** A line longer than the limit: only its length is kept (bytes before its newline). */
 export interface CutLine {

@@ -30,7 +30,7 @@ export class MessageIndex {
   /** Deadlines of parked messages: waiting does not stop the clock of a message never started (rq-beyond §B4). */
   private readonly parkedDeadlines = new QueIndex<{ msg_id: string; due: number }>('due');
 
-  /** Bodies of messages in que/ stay on disk when `stateDirs` are given (issue 20: a deep que of large messages). */
+  /** Bodies of messages in que/ stay on disk when `stateDirs` are given (a deep que of large messages). */
   private readonly bodies: MessageBodies | null;
 
   constructor(

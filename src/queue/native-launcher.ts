@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
+import { RqError } from '../errors.js';
 import { gateLauncher } from './gate-launcher.js';
 import { findExecutable } from './find-executable.js';
 import { type ExitInfo, type Launcher, failedLaunch, killGroup, startHeader } from './script-runner.js';
@@ -97,7 +98,7 @@ export function chooseLauncher(env: NodeJS.ProcessEnv, log: Logger): Launcher {
   try {
     const addon = createRequire(import.meta.url)(ADDON_PATH) as SpawnAddon;
     // An addon left from an older build would refuse every spawn: this one can still run scripts.
-    if (addon.abi !== ADDON_ABI) throw new Error(`built from an older rq-spawn.c (abi ${addon.abi ?? 1}, expected ${ADDON_ABI})`);
+    if (addon.abi !== ADDON_ABI) throw RqError.of('RQ_ERR_ADDON_STALE', 'rq-spawn.c', addon.abi ?? 1, ADDON_ABI);
     const unusable = addon.usable();
     if (!unusable) {
       log.debug({ addon: ADDON_PATH }, 'scripts start through the native spawner');

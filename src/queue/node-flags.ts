@@ -2,7 +2,7 @@
 /**
  * `--max-semi-space-size=1` keeps the young generation at 2 MiB instead of letting a burst grow it to
  * 32 MiB; `--heap-growing-percent=20` lets the old generation grow 20 % past its live size between
- * full collections instead of up to 4×. Measured in docs/performance.md (issue 19): a drain of 3,000
+ * full collections instead of up to 4×. Measured in docs/performance.md: a drain of 3,000
  * messages peaked at 77 MB instead of 120, and 2,000 queued light messages of 64 KiB at 84-89 MB instead of 173.
  * Both are refused in NODE_OPTIONS, so they go on the command line.
  */

@@ -76,7 +76,6 @@ export function decideFailure(failure: Failure, failures: number, s: RetrySettin
 
 /** `RQ_LAST_FAILURE`: control characters as spaces, at most 1000 bytes. */
 export function lastFailureEnv(text: string): string {
-  // eslint-disable-next-line no-control-regex
   const out = text.replace(/[\u0000-\u001f\u007f]/g, ' ');
   // A character cut in half at byte 1000 decodes as U+FFFD: drop it rather than show it.
   return Buffer.byteLength(out) <= 1000 ? out : Buffer.from(out).subarray(0, 1000).toString().replace(/\uFFFD$/, '');

@@ -1,4 +1,4 @@
-// Each script in a cgroup v2 of its own (rq issue 20), so what it leaves running is ended with its run even after setsid(2): the queue's parent cgroup, its run cgroups, and the launcher that uses them.
+// Each script in a cgroup v2 of its own, so what it leaves running is ended with its run even after setsid(2): the queue's parent cgroup, its run cgroups, and the launcher that uses them.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// A run's job/stdio.log as rq bounds it (issue 20): rq's own marker lines and the run's size limit.
+// A run's job/stdio.log as rq bounds it: rq's own marker lines and the run's size limit.
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// Search of a queue's messages in every state by field (brightroll `/search`, rq-beyond issue 17): an in-memory index of each message's short fields, built from disk at the first search (and at each later start of a searched queue) and kept by the queue's events.
+// Search of a queue's messages in every state by field (brightroll `/search`): an in-memory index of each message's short fields, built from disk at the first search (and at each later start of a searched queue) and kept by the queue's events.
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';

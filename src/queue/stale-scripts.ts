@@ -1,6 +1,5 @@
 // Finds and kills scripts left running by a previous incarnation of a queue, before re-queueing.
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import { readMessageFile } from '../spool/beneath.js';
 
 /** Pids of live (non-zombie) processes in process group `pgid`. */

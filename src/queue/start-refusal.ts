@@ -1,4 +1,4 @@
-// Starts that did not happen (rq issue 20): which failures return a message to que untouched, and when dispatch tries again.
+// Starts that did not happen: which failures return a message to que untouched, and when dispatch tries again.
 import fs from 'node:fs';
 import type { Logger } from 'pino';
 

@@ -1,7 +1,7 @@
 // Keep-alive HTTP client of the relay and webhook: form posts, GETs and streamed bodies, replies read as text.
 import http from 'node:http';
 import https from 'node:https';
-import { RqError } from '../errors.js';
+import { RqError, errnoError } from '../errors.js';
 
 export interface HttpReply {
   status: number;
@@ -98,7 +98,7 @@ export class HttpClient {
           resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8').slice(0, this.maxReplyBytes) });
         });
       });
-      req.setTimeout(this.idleTimeoutMs, () => fail(new Error(`no progress for ${this.idleTimeoutMs} ms`)));
+      req.setTimeout(this.idleTimeoutMs, () => fail(RqError.of('RQ_ERR_NO_REPLY', `no progress for ${this.idleTimeoutMs} ms`)));
       req.on('error', fail);
       if (body === undefined || typeof body === 'string' || Buffer.isBuffer(body)) {
         req.end(body);
@@ -124,7 +124,7 @@ export class HttpClient {
 
 /** Writes a chunk, waiting for 'drain' when the socket's buffer is full (never buffers a whole file). */
 export async function writeChunk(req: http.ClientRequest, chunk: Buffer | string): Promise<void> {
-  if (req.destroyed) throw new Error('request closed while sending the body');
+  if (req.destroyed) throw errnoError('ECONNRESET', 'request closed while sending the body');
   if (req.write(chunk)) return;
   await new Promise<void>((resolve, reject) => {
     const drained = () => {
@@ -133,7 +133,7 @@ export async function writeChunk(req: http.ClientRequest, chunk: Buffer | string
     };
     const closed = () => {
       req.off('drain', drained);
-      reject(new Error('request closed while sending the body'));
+      reject(errnoError('ECONNRESET', 'request closed while sending the body'));
     };
     req.once('drain', drained);
     req.once('close', closed);

@@ -61,7 +61,11 @@ export class BlankDirs {
             const dirs = Array.from({ length: Math.min(BATCH, this.want - this.ready.length) }, () => this.next());
             const made = await this.fs.makeBlanks(dirs, staged ? ['job'] : [], files);
             this.ready.push(...dirs.slice(0, made));
-            if (made < dirs.length) throw new Error('a blank could not be made');
+            // A blank that could not be made stops the refill, as a thrown disk error does.
+            if (made < dirs.length) {
+              this.dirMade = false;
+              return;
+            }
             continue;
           }
           const dir = this.next();

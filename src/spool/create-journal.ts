@@ -1,4 +1,4 @@
-// A queue's create journal (issue 19): a create is durable once its record is, so the message dir skips its own fsyncs until a checkpoint.
+// A queue's create journal: a create is durable once its record is, so the message dir skips its own fsyncs until a checkpoint.
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { fsyncPath } from './durable.js';

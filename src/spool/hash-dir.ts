@@ -4,7 +4,7 @@ import path from 'node:path';
 import { hashParts } from '../message/message-id.js';
 import { type DirSync, mkdirDurable } from './durable.js';
 import type { SpoolFs } from './spool-fs.js';
-import { isErrno } from '../errors.js';
+import { RqError, isErrno } from '../errors.js';
 
 const DAY = /^\d{8}$/;
 const TWO = /^\d{2}$/;
@@ -69,7 +69,7 @@ export class HashDirMaker {
 
   async ensure(stateDir: string, id: string): Promise<string> {
     const target = hashPath(stateDir, id);
-    if (!target) throw new Error(`message id ${id} has no hash-dir shape`);
+    if (!target) throw RqError.of('RQ_ERR_INVALID_MSG_ID', `message id ${id} has no hash-dir shape`);
     const minuteDir = path.dirname(target);
     let made = this.known.get(minuteDir);
     if (!made) {

@@ -1,7 +1,7 @@
 // The files inside one message directory besides attachments: msg, status, pid, the resend, cancel and shutdown marks, job/ and rq's temp files.
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { isErrno } from '../errors.js';
+import { RqError, isErrno } from '../errors.js';
 import { type Message, storable } from '../message/message.js';
 import { isAttachTemp } from './attachments.js';
 import { SafeDir, readMessageFile } from './beneath.js';
@@ -18,7 +18,7 @@ export interface JobStatus {
 
 export async function readMessage(dir: string, id: string): Promise<Message> {
   const msg = JSON.parse(await readMessageFile(dir, 'msg')) as Message;
-  if (typeof msg !== 'object' || msg === null || typeof msg.msg_id !== 'string') throw new Error(`msg of ${id} is not a message object`);
+  if (typeof msg !== 'object' || msg === null || typeof msg.msg_id !== 'string') throw RqError.of('RQ_ERR_NOT_A_MESSAGE', id);
   return msg;
 }
 

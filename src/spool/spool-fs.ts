@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { errnoError } from '../errors.js';
 
 /** What the spool does with an open file; a node:fs/promises FileHandle is one. */
 export interface SpoolFile {
@@ -91,10 +92,10 @@ const nativeSyncfs = loadAddon<{ syncfs: (dir: string) => Promise<void> }>('rq_s
 function syncfs(dir: string): Promise<void> {
   if (nativeSyncfs) {
     return nativeSyncfs(dir).catch((err: NodeJS.ErrnoException) => {
-      throw Object.assign(new Error(`syncfs ${dir}: ${err.message}`), { code: err.code });
+      throw errnoError(err.code ?? 'EIO', `syncfs ${dir}: ${err.message}`);
     });
   }
   return new Promise((resolve, reject) => {
-    execFile('sync', ['-f', dir], (err, _out, stderr) => (err ? reject(new Error(`sync -f ${dir}: ${stderr.trim() || err.message}`)) : resolve()));
+    execFile('sync', ['-f', dir], (err, _out, stderr) => (err ? reject(errnoError('EIO', `sync -f ${dir}: ${stderr.trim() || err.message}`)) : resolve()));
   });
 }

@@ -1,4 +1,5 @@
 // Writing a whole buffer through a handle whose write(2) may take less than asked (a filling disk, a signal).
+import { errnoError } from '../errors.js';
 
 /** The one call this needs, which both fs.FileHandle and SpoolFile have. */
 export interface PartialWriter {
@@ -14,7 +15,7 @@ export async function writeAll(handle: PartialWriter, bytes: Uint8Array): Promis
   for (let off = 0; off < bytes.length; ) {
     const { bytesWritten } = await handle.write(bytes, off, bytes.length - off);
     // A regular file never takes nothing without an error; if one did, looping would never end.
-    if (bytesWritten === 0) throw Object.assign(new Error('write took no bytes'), { code: 'EIO' });
+    if (bytesWritten === 0) throw errnoError('EIO', 'write took no bytes');
     off += bytesWritten;
   }
 }

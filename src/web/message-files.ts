@@ -26,7 +26,6 @@ export function messageDir(ctx: WebContext, msg: MessageView): string {
  * bytes, so joining it to a directory can never leave that directory. 404 otherwise.
  */
 export function requireFileName(name: string, what: string): string {
-  // eslint-disable-next-line no-control-regex
   if (name === '' || name.length > 255 || name.startsWith('.') || /[/\\\u0000-\u001f\u007f]/.test(name)) {
     throw RqError.of('RQ_ERR_FILE_NOT_FOUND', what, `: expected a plain file name, received ${shown(name)}`);
   }

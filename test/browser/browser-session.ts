@@ -38,7 +38,7 @@ export async function startBrowser(): Promise<BrowserSession> {
     context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 800 }, timeout: 30_000 });
   } catch (err) {
     await fsp.rm(profile, { recursive: true, force: true });
-    throw new Error(`could not start chromium (${CHROMIUM}) through playwright-core: ${(err as Error).message}`);
+    throw new Error(`could not start chromium (${CHROMIUM}) through playwright-core: ${(err as Error).message}`, { cause: err });
   }
   const dialogs: string[] = [];
   const problems: string[] = [];
@@ -87,7 +87,7 @@ export async function screenshot(page: Page, name: string): Promise<string> {
  */
 export const DOC_SCREENSHOTS = process.env.RQ_DOC_SCREENSHOTS === '1' ? path.join(PROJECT, 'docs', 'screenshots') : path.join(PROJECT, 'test-output', 'doc-screenshots');
 
-/** The four ways the UI is proven (issue 18): desktop and phone width, light and dark system setting. */
+/** The four ways the UI is proven: desktop and phone width, light and dark system setting. */
 export const LOOKS = [
   { name: 'desktop-light', width: 1280, scheme: 'light' },
   { name: 'desktop-dark', width: 1280, scheme: 'dark' },

@@ -1,4 +1,4 @@
-// File-descriptor exhaustion (issue 20 item 3): a queue process at its fd limit strands no message in run/ and keeps answering.
+// File-descriptor exhaustion: a queue process at its fd limit strands no message in run/ and keeps answering.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// A disk that fills while a queue takes and drains messages (rq issue 20): creates are acknowledged or refused, the queue answers and shows DISK FULL, and once space returns every acknowledged message ends done exactly once, with no daemon restarted.
+// A disk that fills while a queue takes and drains messages: creates are acknowledged or refused, the queue answers and shows DISK FULL, and once space returns every acknowledged message ends done exactly once, with no daemon restarted.
 import { execFile } from 'node:child_process';
 import fsp from 'node:fs/promises';
 import os from 'node:os';

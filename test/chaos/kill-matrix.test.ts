@@ -1,4 +1,4 @@
-// The kill -9 matrix of rq issue 20: while 2,000 messages are enqueued (HTTP and queue socket) and drained, SIGKILL the
+// The kill -9 matrix: while 2,000 messages are enqueued (HTTP and queue socket) and drained, SIGKILL the
 // work queue, rq-mgr, the web, a running script, the timers daemon and the relay queue at seeded moments; afterwards every
 // acknowledged message is done exactly once (relayed ones once on the far host too), nothing is stuck, and no message ever
 // had two live runs at once.

@@ -1,4 +1,4 @@
-// Chaos (issue 20): a script's runaway output — one huge fd 3 line, a flood of short lines, binary
+// Chaos: a script's runaway output — one huge fd 3 line, a flood of short lines, binary
 // bytes, a stdout flood past max_log_bytes — must not stall the queue process nor grow it: it keeps
 // answering ping within 50 ms, its RSS stays bounded, the message ends done. Sizes are CI-bounded;
 // RQ_CHAOS_BIG=1 runs the sizes of the issue (200 MB line, 1,000,000 lines).
@@ -86,7 +86,7 @@ async function runaway(param1: string, param2: string, o: { extra?: Record<strin
   return { msg, stdio };
 }
 
-describe('runaway script output (issue 20)', () => {
+describe('runaway script output', () => {
   it(`${LONG_LINE_BYTES} bytes on fd 3 without a newline: cut at max_line_bytes with a marker in stdio.log, the run goes on to done`, async () => {
     const r = await runaway('long', String(LONG_LINE_BYTES));
     expect(r.msg.state).toBe('done');
@@ -120,7 +120,7 @@ describe('runaway script output (issue 20)', () => {
   }, RUN_MS + 30_000);
 });
 
-describe('max_log_bytes: a stdout flood past the limit (issue 20)', () => {
+describe('max_log_bytes: a stdout flood past the limit', () => {
   const LIMIT = 1_048_576;
   const ending = Buffer.from(`\n${logLimitMarker(LIMIT)}\n`);
 

@@ -1,4 +1,4 @@
-// Script grace (issue 20 item 5): a script briefly not executable or missing under load pauses dispatch (SCRIPTERROR) and sends nothing to err.
+// Script grace: a script briefly not executable or missing under load pauses dispatch (SCRIPTERROR) and sends nothing to err.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// rq bulk against a real rq-mgr and queue (issue 18): counted first, refused without --yes when stdin is not a terminal (exit 2), done with it, option errors named (exit 2).
+// rq bulk against a real rq-mgr and queue: counted first, refused without --yes when stdin is not a terminal (exit 2), done with it, option errors named (exit 2).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -238,7 +238,7 @@ describe('concurrency limits from the command line, with a real rq-mgr (rq-beyon
         return JSON.stringify(last.out) === JSON.stringify([`ok ${lines.length}`, ...lines]);
       }, `rq limits ${args.join(' ')} to print ${lines.join(' | ')}`);
     } catch (err) {
-      throw new Error(`${(err as Error).message} (last: ${JSON.stringify(last)})`);
+      throw new Error(`${(err as Error).message} (last: ${JSON.stringify(last)})`, { cause: err });
     }
     expect(last).toEqual({ code: 0, out: [`ok ${lines.length}`, ...lines], err: [] });
   }

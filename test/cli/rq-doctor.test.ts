@@ -87,7 +87,7 @@ describe('rq doctor', () => {
     // rq-mgr status: the worker runs, and its queue says why it runs no script.
     const st = await run(BIN('rq-mgr'), ['status', '--root', t.root]);
     expect(st.stdout).toMatch(new RegExp(`^  broken +RUNNING +pid \\d+  uptime \\d+ s  SCRIPTERROR: ${reason.replace(/[/.]/g, '\\$&')}$`, 'm'));
-    expect(st.stdout).toMatch(/^  fine +RUNNING +pid \d+  uptime \d+ s$/m);
+    expect(st.stdout).toMatch(/^ {2}fine +RUNNING +pid \d+ {2}uptime \d+ s$/m);
 
     const port = JSON.parse(await fs.readFile(path.join(t.root, 'config', 'config.json'), 'utf8')).port as number;
     const health = await waitFor(async () => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.json(), () => null), 'the web to answer /healthz', 20_000, 100);

@@ -1,4 +1,4 @@
-// Help of every command and every program in bin/, and the command-line refusals (issue 18): unknown options, bare value options, stray words, a missing root.
+// Help of every command and every program in bin/, and the command-line refusals: unknown options, bare value options, stray words, a missing root.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// `--json` on every read command of rq (issue 18 item 5), through the real bin/rq against a real rq-mgr: one JSON document, the documented fields, the same exit codes.
+// `--json` on every read command of rq, through the real bin/rq against a real rq-mgr: one JSON document, the documented fields, the same exit codes.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

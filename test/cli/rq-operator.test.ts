@@ -1,4 +1,4 @@
-// The operator's commands against a real rq-mgr and its queues (issue 18): rq queues, ls, retry, rm, pause and resume.
+// The operator's commands against a real rq-mgr and its queues: rq queues, ls, retry, rm, pause and resume.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

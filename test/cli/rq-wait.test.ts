@@ -1,4 +1,4 @@
-// rq wait, sendmesg --wait and rq tail against real queue processes (issue 18): they return when the message finishes, by its outcome.
+// rq wait, sendmesg --wait and rq tail against real queue processes: they return when the message finishes, by its outcome.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';

@@ -6,7 +6,7 @@ import { queuePaths } from '../../src/config/paths.js';
 import { listenSocket } from '../../src/ipc/socket-server.js';
 import { silentLogger } from '../../src/log.js';
 import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
-import { PROJECT, QueueProc, type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
+import { QueueProc, type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
 
 /** The classic commands, in the classic order; rq-beyond commands follow them (that list grows feature by feature). */
 const COMMANDS = ['sendmesg', 'prepmesg', 'attachmesg', 'commitmesg', 'statusmesg', 'state', 'statuscountmesg', 'attachstatusmesg', 'single_que', 'clone', 'verify_rules'];

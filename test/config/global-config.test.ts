@@ -52,7 +52,7 @@ describe('global config.json', () => {
     expect(problem('{"host":"h","port":1,"queue_memory":"small"}').message).toBe('config/config.json: queue_memory: expected "default" or "lean", received "small"');
   });
 
-  it('checks the connection limits and healthy_states (issue 20)', () => {
+  it('checks the connection limits and healthy_states', () => {
     expect(problem('{"host":"h","port":1,"max_connections":0}').message).toBe('config/config.json: max_connections: expected a positive whole number, received 0');
     expect(problem('{"host":"h","port":1,"max_connections_per_address":1.5}').message).toBe('config/config.json: max_connections_per_address: expected a positive whole number, received 1.5');
     expect(problem('{"host":"h","port":1,"headers_timeout_s":"10"}').message).toBe('config/config.json: headers_timeout_s: expected a positive whole number, received "10"');

@@ -145,7 +145,7 @@ describe('run-policy keys (rq-beyond §B1.4)', () => {
   });
 });
 
-describe('output bounds (issue 20): max_line_bytes, max_log_bytes', () => {
+describe('output bounds: max_line_bytes, max_log_bytes', () => {
   it('are kept when valid (numbers or numeric strings) and absent when not set', () => {
     const cfg = norm({ max_line_bytes: '4096', max_log_bytes: 10_485_760 });
     expect(cfg.max_line_bytes).toBe(4096);

@@ -94,7 +94,7 @@ export function parseScrape(text: string): Scrape {
   try {
     json = execFileSync(PYTHON, [SCRIPT], { input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
   } catch (err) {
-    throw new Error(`client_python refused the exposition: ${(err as { stderr?: string }).stderr ?? (err as Error).message}`);
+    throw new Error(`client_python refused the exposition: ${(err as { stderr?: string }).stderr ?? (err as Error).message}`, { cause: err });
   }
   const families = new Map((JSON.parse(json) as Family[]).map((f) => [f.name, f]));
   for (const f of families.values()) {

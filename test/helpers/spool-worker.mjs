@@ -59,7 +59,7 @@ async function runOne() {
   await spool.move(id, 'run', to, { actor: 'worker', reason: 'test' });
   if (to === 'que') queued.push(id);
   if (to === 'err') errs.push(id);
-  if (to === 'done') dones.push(id) > 20 && dones.shift();
+  if (to === 'done' && dones.push(id) > 20) dones.shift();
   return `run-${to}`;
 }
 

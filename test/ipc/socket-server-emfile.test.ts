@@ -1,4 +1,4 @@
-// The socket server in a process out of file descriptors (issue 20): clients are turned away, never left hanging, and it answers again once fds are free.
+// The socket server in a process out of file descriptors: clients are turned away, never left hanging, and it answers again once fds are free.
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';

@@ -58,7 +58,7 @@ describe('normaliseCreate', () => {
     for (const input of [{}, { dest: '' }, { dest: null }, { src: 'x' }]) {
       const err = refusal(input);
       expect(err.code).toBe('RQ_ERR_MISSING_DEST');
-      expect(err.message).toBe('input missing required \"dest\" parameter');
+      expect(err.message).toBe('input missing required "dest" parameter');
     }
   });
 

@@ -62,7 +62,7 @@ class Limits {
     try {
       await waitFor(async () => ok((last = await this.status(key))), label, timeoutMs, everyMs);
     } catch (err) {
-      throw new Error(`${(err as Error).message} (last limit_status of ${key}: ${JSON.stringify(last)})`);
+      throw new Error(`${(err as Error).message} (last limit_status of ${key}: ${JSON.stringify(last)})`, { cause: err });
     }
     return last;
   }

@@ -35,7 +35,7 @@ function endLeftovers(): void {
   for (const name of fs.readdirSync('/proc')) {
     const pid = Number(name);
     if (!pid || pid === process.pid) continue;
-    let env = '';
+    let env: string;
     try {
       env = fs.readFileSync(`/proc/${pid}/environ`, 'latin1');
     } catch {

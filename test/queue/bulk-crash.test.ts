@@ -1,4 +1,4 @@
-// kill -9 of a real queue process during create_messages batches and journal checkpoints (issue 19): every message of an acknowledged batch there once with its fields, none twice, none nobody sent.
+// kill -9 of a real queue process during create_messages batches and journal checkpoints: every message of an acknowledged batch there once with its fields, none twice, none nobody sent.
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// Bulk actions in a real queue process (issue 18): retry of 1,000 err messages retries each exactly once; a SIGKILL mid-bulk leaves every message in err or que, and the same bulk run again finishes the rest; ack, delete and move through the single-message rules; counts for the confirmation.
+// Bulk actions in a real queue process: retry of 1,000 err messages retries each exactly once; a SIGKILL mid-bulk leaves every message in err or que, and the same bulk run again finishes the rest; ack, delete and move through the single-message rules; counts for the confirmation.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alive, pidInFile } from '../helpers/process-groups.js';
-import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
+import { QueueProc, type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
 
 let t: TestRoot;
 let q: QueueProc;

@@ -158,7 +158,7 @@ describe('operator operations', () => {
     await waitFor(async () => (await running()) === JSON.stringify([slow, 'run - forever']), 'the running message to show its script\'s status');
     expect(await q.cmd('destroy_message', { msg_id: slow })).toEqual(['ok', 'msg destroyed']);
     const m = await q.waitState(slow, ['err']);
-    expect(m.status).toMatch(/^err - PROCESS EXITED IMPROPERLY - MOVING TO ERR - Completion was  but exit status was pid \d+ SIGTERM \(signal 15\)$/);
+    expect(m.status).toMatch(/^err - PROCESS EXITED IMPROPERLY - MOVING TO ERR - Completion was {2}but exit status was pid \d+ SIGTERM \(signal 15\)$/);
     await q.waitState(later, ['done']);
     expect(await q.cmd('destroy_message', { msg_id: later })).toEqual(['fail', 'msg not found']);
     expect(await q.cmd('run_message', { msg_id: later })).toEqual(['fail', 'msg not in runnable state']);

@@ -1,4 +1,4 @@
-// create_messages (issue 19): a batch checked whole before anything is made, one reply per message in order, the queue answering throughout; against a real queue process.
+// create_messages: a batch checked whole before anything is made, one reply per message in order, the queue answering throughout; against a real queue process.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// kill -9 of a real queue process while clients create messages and checkpoints run (issue 19):
+// kill -9 of a real queue process while clients create messages and checkpoints run:
 // every acknowledged create is there after the restart, exactly once, and nothing nobody sent.
 import fs from 'node:fs/promises';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// The search command's listing filters (issue 18): acknowledged or not, created range, sort by created/due/finished both ways, detail rows, not waiting for the index, refusals naming the argument.
+// The search command's listing filters: acknowledged or not, created range, sort by created/due/finished both ways, detail rows, not waiting for the index, refusals naming the argument.
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { handleRequest } from '../../src/queue/commands.js';

@@ -1,4 +1,4 @@
-// Starts that did not happen (issue 20): each way a start fails returns the message to que untouched, holds dispatch, and retries without a busy loop.
+// Starts that did not happen: each way a start fails returns the message to que untouched, holds dispatch, and retries without a busy loop.
 import fs from 'node:fs/promises';
 import { statSync } from 'node:fs';
 import os from 'node:os';
@@ -95,7 +95,7 @@ describe('StartGuard', () => {
       g.refused(emfile);
       const before = pumps.length;
       let waited = 0;
-      while (pumps.length === before) (tick(1), waited++);
+      for (; pumps.length === before; waited++) tick(1);
       delays.push(waited);
     }
     expect(delays).toEqual([200, 400, 400, 400]);

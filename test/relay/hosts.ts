@@ -65,7 +65,7 @@ export class Host {
       }
     } catch (err) {
       const log = await fsp.readFile(path.join(this.root, 'log', 'mgr-test.log'), 'utf8').catch(() => '');
-      throw new Error(`${(err as Error).message}\n--- rq-mgr log ---\n${log.slice(-3000)}`);
+      throw new Error(`${(err as Error).message}\n--- rq-mgr log ---\n${log.slice(-3000)}`, { cause: err });
     }
   }
 
@@ -105,7 +105,7 @@ export class Host {
     try {
       await waitFor(async () => states.includes((last = await this.state(queue, id))), `${queue}/${id} to reach ${states.join('|')}`, timeoutMs, 50);
     } catch (err) {
-      throw new Error(`${(err as Error).message} (last seen: ${last})`);
+      throw new Error(`${(err as Error).message} (last seen: ${last})`, { cause: err });
     }
     return (await this.q(queue, 'get_message', { msg_id: id }))[1];
   }

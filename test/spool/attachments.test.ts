@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { attachFile, attachmentNames, deleteAttachment, linkAttachments, listAttachments as listWith, md5File } from '../../src/spool/attachments.js';
+import { attachFile, attachmentNames, linkAttachments, listAttachments as listWith, md5File } from '../../src/spool/attachments.js';
 import { LazySums } from '../../src/spool/attachment-sums.js';
 import { isRqError } from '../../src/errors.js';
 import { DirSync } from '../../src/spool/durable.js';

@@ -86,7 +86,7 @@ describe('create', () => {
     const err = await caught((async () => spool.create(normaliseCreate({ src: 'x', param1: 'y' }), { commit: true }))());
     expect(err).toBeInstanceOf(RqError);
     expect(err.code).toBe('RQ_ERR_MISSING_DEST');
-    expect(err.message).toBe('input missing required \"dest\" parameter');
+    expect(err.message).toBe('input missing required "dest" parameter');
     for (const s of STATES) expect(await ls(spool.paths.state[s]), s).toEqual([]);
   });
 

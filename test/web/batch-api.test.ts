@@ -1,4 +1,4 @@
-// POST /q/<q>/new_messages (issue 19): JSON array or JSON lines, one reply per message, the whole batch refused for one bad message; against real rq-mgr, web and queue processes.
+// POST /q/<q>/new_messages: JSON array or JSON lines, one reply per message, the whole batch refused for one bad message; against real rq-mgr, web and queue processes.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

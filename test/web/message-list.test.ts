@@ -1,4 +1,4 @@
-// The queue page's message list and GET /q/<q>/messages.json (issue 18): server paging, state (acknowledged too), text and created filters, sorts, refusals by parameter, and counts of a DOWN queue and of one whose process is not running.
+// The queue page's message list and GET /q/<q>/messages.json: server paging, state (acknowledged too), text and created filters, sorts, refusals by parameter, and counts of a DOWN queue and of one whose process is not running.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

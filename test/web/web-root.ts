@@ -53,7 +53,7 @@ export async function startWebRoot(opts: WebRootOptions = {}): Promise<WebRoot> 
   } catch (err) {
     const log = await fs.readFile(path.join(t.root, 'log', 'mgr-test.log'), 'utf8').catch(() => '');
     await mgr.stop();
-    throw new Error(`${(err as Error).message}\n--- rq-mgr log ---\n${log.slice(-4000)}`);
+    throw new Error(`${(err as Error).message}\n--- rq-mgr log ---\n${log.slice(-4000)}`, { cause: err });
   }
   return {
     root: t.root,

@@ -2,7 +2,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queuePaths } from '../../src/config/paths.js';
 import { waitFor } from '../helpers/rq-root.js';
 import { contentSnapshot } from './message-fixture.js';
 import { type WebRoot, cookiesOf, postForm, send, startWebRoot, waitState } from './web-root.js';

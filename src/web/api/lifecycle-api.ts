@@ -6,7 +6,7 @@ import { flagValue } from '../../message/flag.js';
 import { type Params, textParam } from '../params.js';
 import { pathParam } from '../request-params.js';
 import { html } from '../views/html.js';
-import { type WebContext, error, notice } from '../web-context.js';
+import { type WebContext, notice } from '../web-context.js';
 
 /**
  * `web:<basic-auth user>` or `web:<client ip>`: who asked, for the history and `cancel.by`. The

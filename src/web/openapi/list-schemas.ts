@@ -1,4 +1,4 @@
-// OpenAPI schemas of the message list (issue 18): its query parameters, shared by the queue page, messages.json and bulk's "all matching".
+// OpenAPI schemas of the message list: its query parameters, shared by the queue page, messages.json and bulk's "all matching".
 import type { FastifySchema } from 'fastify';
 import { ACTION_REFUSALS, FORM_TYPES, JSON_REFUSALS, type Json, PARTIAL, Q, TAGS, X_FORMAT_HTML, answer, formBody, pathParams, query, seeOther } from './shapes.js';
 

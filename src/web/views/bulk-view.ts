@@ -1,4 +1,4 @@
-// Bulk actions on the queue page (issue 18): the bar the row checkboxes belong to, the confirmation that says how many messages will change, and the job's progress and summary.
+// Bulk actions on the queue page: the bar the row checkboxes belong to, the confirmation that says how many messages will change, and the job's progress and summary.
 import type { BulkJob } from '../../ipc/bulk-reply.js';
 import type { Urls } from '../urls.js';
 import { type ListFilter, filterParams } from '../list-params.js';

@@ -88,7 +88,7 @@ export function queueView(d: QueuePageData, urls: Urls): SafeHtml {
   <a class="button primary" id="new-message-link" href="${urls.queue(d.name, '/new_message')}">New Message</a></div>`;
   const config = html`<details class="card" id="config"><summary>config.json <a href="${urls.queue(d.name, '/config.json')}" id="config-raw">raw</a></summary><pre id="config-text">${d.configText ?? '(unreadable)'}</pre></details>`;
   const list = messageTableView(d.table, urls, d.bulk);
-  // Not running, or DOWN: the counts (and, while the process answers, the list) still show (issue 18).
+  // Not running, or DOWN: the counts (and, while the process answers, the list) still show.
   if (!s.alive) return html`${head}<section class="card"><p class="bad" id="queue-dead"><strong>queue is COMPLETELY DOWN</strong></p><p class="muted">${s.error ?? ''}</p></section>${config}${list}`;
   if (s.status === 'DOWN') return html`${head}${adminButtons(d, urls)}<section class="card"><p class="bad" id="queue-hard-down"><strong>Queue is HARD DOWN</strong></p><p>Nothing runs; the messages below stay where they are.</p></section>${config}${list}`;
   return html`${head}${adminButtons(d, urls)}${config}${schedulesView(d, urls)}${queueTagsView(d.tags ?? {}, d.name, urls)}${waitingBreakdownView(d.waiting, d.name, urls)}${list}`;

@@ -34,7 +34,7 @@ if (form) {
       // storage off: a refused form comes back empty, as without JavaScript
     }
   });
-  let saved = null;
+  let saved;
   try {
     saved = sessionStorage.getItem(KEY);
     sessionStorage.removeItem(KEY);
