@@ -13,7 +13,7 @@ export type QueueMemory = 'default' | 'lean';
 
 /**
  * `lean` adds `--max-opt=2`: no TurboFan (and in Node 20 no Maglev either), so a queue never pages in
- * the optimizing compiler. Measured (docs/performance.md, session 20): an idle queue 3.9 MB smaller,
+ * the optimizing compiler. Measured (docs/performance.md, Knobs and trade-offs): an idle queue 3.9 MB smaller,
  * a drain of 2,000 messages peaking 6.8 MB lower, for 2-15 % more CPU per create and drains 7-21 %
  * slower. For a host with many mostly idle queues; not the default.
  */
