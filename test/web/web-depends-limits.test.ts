@@ -15,11 +15,15 @@ import { buildApp } from '../../src/web/app.js';
 import { chartLibFiles } from '../../src/web/chart-lib.js';
 import { QueueClients } from '../../src/web/queue-clients.js';
 import { Urls } from '../../src/web/urls.js';
+import { idText } from '../../src/web/views/id-text.js';
 import { waitingWords } from '../../src/web/views/waiting-view.js';
 import { killLeftoverGroups, newPidInFile, pidInFile } from '../helpers/process-groups.js';
 import { PROJECT, waitFor } from '../helpers/rq-root.js';
 import { contentSnapshot } from './message-fixture.js';
 import { type WebRoot, cookiesOf, postForm, send, startWebRoot, waitState } from './web-root.js';
+
+/** A ref as a page writes it: a <wbr> after each slash and dot, so it wraps only there (views/id-text.ts). */
+const wrapped = (ref: string) => idText(ref).value;
 
 let w: WebRoot;
 let B: string;
@@ -170,11 +174,11 @@ describe('message and queue pages', () => {
     const d = await send(B, 'dn', { param1: 'done', depends: [`up/${ok}`, `up/${failing}`, `up/${pending}`], depends_fail: 'wait' });
     await waitFor(async () => Object.keys((await message('dn', d)).depends_done ?? {}).length === 2, 'both finished dependencies resolved');
     const doc = await page(`/q/dn/${d}`);
-    expect(doc).toContain(`<td id="field-waiting"> waiting on 2 dependencies: <a class="ref" href="/q/up/${failing}">up/${failing}</a>, <a class="ref" href="/q/up/${pending}">up/${pending}</a> </td>`);
+    expect(doc).toContain(`<td id="field-waiting"> waiting on 2 dependencies: <a class="ref" href="/q/up/${failing}">${wrapped(`up/${failing}`)}</a>, <a class="ref" href="/q/up/${pending}">${wrapped(`up/${pending}`)}</a> </td>`);
     const card = section(doc, 'dependencies');
     expect(card).toContain('if one fails: <span id="depends-fail">wait</span>');
     const row = (ref: string) => card.slice(card.indexOf(`<tr data-ref="${ref}">`), card.indexOf('</tr>', card.indexOf(`<tr data-ref="${ref}">`)));
-    expect(row(`up/${ok}`)).toContain(`<td class="ref"><a class="ref" href="/q/up/${ok}">up/${ok}</a></td><td class="state">done</td><td class="action"></td>`);
+    expect(row(`up/${ok}`)).toContain(`<td class="ref"><a class="ref" href="/q/up/${ok}">${wrapped(`up/${ok}`)}</a></td><td class="state">done</td><td class="action"></td>`);
     // Policy wait: the failed one is resolved as err but still awaited (a requeue and success lets the message go).
     expect(row(`up/${failing}`)).toContain('<td class="state">err:failed (still awaited)</td>');
     expect(row(`up/${pending}`)).toContain('<td class="state">awaited</td>');
@@ -185,10 +189,10 @@ describe('message and queue pages', () => {
     expect(doc.split('id="field-waiting"').length).toBe(2);
     expect(doc).toContain('<script type="module" src="/js/confirm.js"></script>');
     // The dependency's page links back to its dependents.
-    expect(section(await page(`/q/up/${pending}`), 'dependencies')).toContain(`<p id="dependents">Dependents (1): <a class="ref" href="/q/dn/${d}">dn/${d}</a></p>`);
+    expect(section(await page(`/q/up/${pending}`), 'dependencies')).toContain(`<p id="dependents">Dependents (1): <a class="ref" href="/q/dn/${d}">${wrapped(`dn/${d}`)}</a></p>`);
     // A dependency already done registers nothing; one in err does (policy wait hears of a requeue).
     expect(await page(`/q/up/${ok}`)).not.toContain('id="dependencies"');
-    expect(await page(`/q/up/${failing}`)).toContain(`<a class="ref" href="/q/dn/${d}">dn/${d}</a>`);
+    expect(await page(`/q/up/${failing}`)).toContain(`<a class="ref" href="/q/dn/${d}">${wrapped(`dn/${d}`)}</a>`);
     // A message without either has no card; the other reasons in words.
     const delayed = await queued('dn');
     const plain = await page(`/q/dn/${delayed}`);
@@ -213,10 +217,10 @@ describe('the waiting reason in words', () => {
     expect(words({ reason: 'ready' })).toBe('ready to run');
     expect(words({ reason: 'delayed', due: 1795641311 })).toBe('delayed until <time datetime="2026-11-25T21:15:11.000Z">2026-11-25T21:15:11.000Z</time>');
     expect(words({ reason: 'coalesced', into: 'http://127.0.0.1:3333/rq/q/test/20261125.2105.11.541.2147444' })).toBe(
-      'coalesced into <a class="ref" href="/rq/q/test/20261125.2105.11.541.2147444">http://127.0.0.1:3333/rq/q/test/20261125.2105.11.541.2147444</a>',
+      `coalesced into <a class="ref" href="/rq/q/test/20261125.2105.11.541.2147444">${wrapped('http://127.0.0.1:3333/rq/q/test/20261125.2105.11.541.2147444')}</a>`,
     );
-    expect(words({ reason: 'dependencies', waiting_on: ['a/20261125.2105.11.541.1'] })).toBe('waiting on 1 dependency: <a class="ref" href="/rq/q/a/20261125.2105.11.541.1">a/20261125.2105.11.541.1</a>');
-    expect(words({ reason: 'dependencies', waiting_on: ['a/20261125.2105.11.541.1', '../x'] })).toBe('waiting on 2 dependencies: <a class="ref" href="/rq/q/a/20261125.2105.11.541.1">a/20261125.2105.11.541.1</a>, ../x');
+    expect(words({ reason: 'dependencies', waiting_on: ['a/20261125.2105.11.541.1'] })).toBe(`waiting on 1 dependency: <a class="ref" href="/rq/q/a/20261125.2105.11.541.1">${wrapped('a/20261125.2105.11.541.1')}</a>`);
+    expect(words({ reason: 'dependencies', waiting_on: ['a/20261125.2105.11.541.1', '../x'] })).toBe(`waiting on 2 dependencies: <a class="ref" href="/rq/q/a/20261125.2105.11.541.1">${wrapped('a/20261125.2105.11.541.1')}</a>, ../x`);
     expect(words({ reason: 'limit', key: 'api:acme', position: 3 })).toBe('waiting for a slot of key <code class="limit-key">api:acme</code>, position 3');
     expect(words({ reason: 'limit', key: 'api:acme', position: 0 })).toBe('granted a slot of key <code class="limit-key">api:acme</code>, starting');
     expect(words({ reason: '<b>' })).toBe('&lt;b&gt;');

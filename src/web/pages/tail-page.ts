@@ -2,6 +2,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { getMessage, requireFileName } from '../message-files.js';
 import { pathParam } from '../request-params.js';
+import { html } from '../views/html.js';
+import { idText } from '../views/id-text.js';
 import { tailView } from '../views/tail-view.js';
 import type { WebContext } from '../web-context.js';
 
@@ -14,7 +16,7 @@ export function tailPages(ctx: WebContext) {
     await getMessage(ctx, q, id);
     const file = encodeURIComponent(name);
     const view = tailView({
-      title: `${url} : ${id} : ${name}`,
+      title: html`${url} : ${idText(id)} : ${name}`,
       eventsUrl: kind === 'log' ? ctx.urls.msg(url, id, `/log/${file}/events`) : null,
       rawUrl: ctx.urls.msg(url, id, kind === 'log' ? `/log/${file}` : `/attach/${file}`),
       messageUrl: ctx.urls.msg(url, id),

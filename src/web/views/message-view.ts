@@ -3,6 +3,7 @@ import type { HistoryLine } from '../../ipc/history-line.js';
 import type { MessageView } from '../message-files.js';
 import type { Urls } from '../urls.js';
 import { type SafeHtml, html, safeHref } from './html.js';
+import { idText } from './id-text.js';
 import { DEPENDS_FIELDS, dependsView } from './depends-view.js';
 import { postButton } from './queue-view.js';
 import { messageTagsView } from './tags-view.js';
@@ -17,8 +18,8 @@ const NOT_SHOWN = new Set(['status', 'state', '_attachments', 'tags', 'waiting',
 /** A full id URL or a short id of this queue, as a link. */
 function msgLink(value: unknown, q: string, urls: Urls): SafeHtml {
   if (typeof value !== 'string') return html`${JSON.stringify(value)}`;
-  if (/^https?:\/\//.test(value)) return html`<a href="${safeHref(value)}">${value}</a>`;
-  if (/^\.?\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/.test(value)) return html`<a href="${urls.msg(q, value)}">${value}</a>`;
+  if (/^https?:\/\//.test(value)) return html`<a href="${safeHref(value)}">${idText(value)}</a>`;
+  if (/^\.?\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/.test(value)) return html`<a href="${urls.msg(q, value)}">${idText(value)}</a>`;
   return html`${value}`;
 }
 
@@ -27,6 +28,8 @@ function fieldValue(key: string, value: unknown, q: string, urls: Urls): SafeHtm
   if (key === 'dups' && Array.isArray(value)) return html`${value.map((v) => html`<div>${msgLink(v, q, urls)}</div>`)}`;
   if (key === 'post_run_webhook' && Array.isArray(value)) return html`${value.map((v) => html`<div><a href="${safeHref(v)}">${String(v)}</a></div>`)}`;
   if (key === 'due' && typeof value === 'number') return html`${value} <span class="muted">(${new Date(value * 1000).toISOString()})</span>`;
+  // The message's directory ends in its id: wrapped at its slashes and dots, never inside a number.
+  if (key === 'path' && typeof value === 'string') return idText(value);
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return html`${String(value)}`;
   return html`<code>${JSON.stringify(value, null, 1)}</code>`;
 }
@@ -37,8 +40,8 @@ function fieldValue(key: string, value: unknown, q: string, urls: Urls): SafeHtm
  * the value each have a space on both sides, as the classic template wrote them: clients match rows
  * with patterns such as `\scount[^:]+:[^2]+2\s`. A cell's outer spaces are not drawn.
  */
-function fieldRow(key: string, value: SafeHtml): SafeHtml {
-  return html`<tr><td class="key"> ${key} </td><td class="sep"> : </td><td id="field-${key}"> ${value} </td></tr>`;
+function fieldRow(key: string, value: SafeHtml, title?: string): SafeHtml {
+  return html`<tr><td class="key"> ${key} </td><td class="sep"> : </td><td id="field-${key}"${title ? html` class="id-cell" title="${title}"` : ''}> ${value} </td></tr>`;
 }
 
 /** The message's state in its outcome colour: done green, err red, relayed blue, run amber (rq.css). */
@@ -106,7 +109,9 @@ export function messageView(m: MessageView, q: string, urls: Urls, history: read
   const summary = SUMMARY.filter((k) => m[k] !== undefined).map((k) => fieldRow(k, fieldValue(k, m[k], q, urls)));
   const waiting = waitingWords(m.waiting, urls);
   const fullKeys = [...FULL.filter((k) => m[k] !== undefined), ...Object.keys(m).filter((k) => !FULL.includes(k) && !NOT_SHOWN.has(k)).sort()];
-  const full = fullKeys.map((k) => fieldRow(k, fieldValue(k, m[k], q, urls)));
+  // The msg_id row keeps the id as plain text between spaces (classic clients match it so): on a phone it is
+  // shortened (rq.css .id-cell) with the whole id in its title, and the page's title line shows it whole.
+  const full = fullKeys.map((k) => fieldRow(k, fieldValue(k, m[k], q, urls), k === 'msg_id' ? m.msg_id : undefined));
   const ask = (what: string) => `${what} message ${m.msg_id}?`;
   const actions = prep
     ? html`${postButton(self, 'Commit Message', { id: 'btn-commit', fields: { _method: 'commit' }, cls: 'button primary' })}
@@ -132,7 +137,7 @@ ${m.state === 'que' || m.state === 'err' ? postButton(self, 'Delete', { id: 'btn
   <iframe id="tail-frame" class="tail-frame" title="stdio.log" src="${urls.msg(q, m.msg_id, '/tailviewlog/stdio.log')}?embed=1"></iframe></section>`;
   // message.js follows this message on GET /events: its status line live, the rest refreshed when it moves.
   const events = urls.link(`events?queue=${encodeURIComponent(home)}&msg_id=${encodeURIComponent(m.msg_id)}`);
-  return html`<div class="page-head" id="message-head" data-events="${events}"><h1 id="message-title">RQ : <a href="${urls.queue(q)}">${q}</a> : <span id="message-id">${m.msg_id}</span></h1>
+  return html`<div class="page-head" id="message-head" data-events="${events}"><h1 id="message-title">RQ : <a href="${urls.queue(q)}">${q}</a> : <span id="message-id" class="msg-id">${idText(m.msg_id)}</span></h1>
   ${stateBadge(m.state)}</div>
 <div class="actions" id="message-actions">${actions}${
     m.state === 'que' || prep ? html`${priorityForm(m, urls.msg(q, m.msg_id, '/priority'))}${rescheduleForm(urls.msg(q, m.msg_id, '/reschedule'))}` : ''

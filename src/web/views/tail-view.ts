@@ -2,7 +2,8 @@
 import { type SafeHtml, html } from './html.js';
 
 export interface TailViewOptions {
-  title: string;
+  /** `<queue> : <id> : <file>`, the id breakable only at its dots (views/id-text.ts). */
+  title: string | SafeHtml;
   /** SSE stream of the log (live), or null for a file that is shown once (attachments). */
   eventsUrl: string | null;
   rawUrl: string;

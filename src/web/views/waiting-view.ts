@@ -4,6 +4,7 @@ import { isMsgId, isValidQueueName } from '../../message/names.js';
 import { WAIT_REASONS, type WaitReason } from '../../ipc/run-lists.js';
 import type { Urls } from '../urls.js';
 import { type SafeHtml, html } from './html.js';
+import { idText } from './id-text.js';
 
 /** A `<queue>/<id>` ref (or a full id) as a link to its message page on this server; anything else as plain text. */
 export function refLink(ref: unknown, urls: Urls): SafeHtml {
@@ -12,7 +13,7 @@ export function refLink(ref: unknown, urls: Urls): SafeHtml {
   const slash = ref.indexOf('/');
   const queue = full ? full.queue : ref.slice(0, slash);
   const id = full ? full.id : ref.slice(slash + 1);
-  if ((full || slash > 0) && isValidQueueName(queue) && isMsgId(id)) return html`<a class="ref" href="${urls.msg(queue, id)}">${ref}</a>`;
+  if ((full || slash > 0) && isValidQueueName(queue) && isMsgId(id)) return html`<a class="ref" href="${urls.msg(queue, id)}">${idText(ref)}</a>`;
   return html`${ref}`;
 }
 
