@@ -8,7 +8,7 @@ const SRC = path.resolve(__dirname, '..', 'src');
 /** Lowest first. Units on one line may import each other's layers below, never their own peers'. */
 const LAYERS: string[][] = [
   ['log-destination', 'log-format'],
-  ['errors', 'version', 'log', 'args'],
+  ['errors', 'version', 'log', 'args', 'backoff'],
   ['message'],
   ['config'],
   ['ipc', 'daemon'],

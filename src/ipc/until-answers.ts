@@ -1,5 +1,6 @@
 // Waiting, bounded, for a queue process that is starting to answer: a just-created queue (the web's 303), a queue a timer fires at while rq-mgr starts it.
 import { setTimeout as delay } from 'node:timers/promises';
+import { Doubling } from '../backoff.js';
 
 /** First pause between two pings; it doubles up to MAX_PAUSE_MS. A fresh queue answers within tens of ms. */
 const FIRST_PAUSE_MS = 10;
@@ -16,7 +17,7 @@ const MAX_PAUSE_MS = 200;
  */
 export async function untilQueueAnswers(ping: () => Promise<boolean>, timeoutMs: number, now: () => number = Date.now, signal?: AbortSignal): Promise<boolean> {
   const deadline = now() + timeoutMs;
-  let pause = FIRST_PAUSE_MS;
+  const pauses = new Doubling({ baseMs: FIRST_PAUSE_MS, maxMs: MAX_PAUSE_MS });
   for (;;) {
     try {
       if (await ping()) return true;
@@ -26,7 +27,6 @@ export async function untilQueueAnswers(ping: () => Promise<boolean>, timeoutMs:
     const left = deadline - now();
     if (left <= 0 || signal?.aborted) return false;
     // A stopping daemon does not wait out the bound: the abort ends the pause and the wait.
-    if ((await delay(Math.min(pause, left), false, { signal }).catch(() => true)) || signal?.aborted) return false;
-    pause = Math.min(pause * 2, MAX_PAUSE_MS);
+    if ((await delay(Math.min(pauses.next(), left), false, { signal }).catch(() => true)) || signal?.aborted) return false;
   }
 }

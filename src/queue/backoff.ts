@@ -1,6 +1,7 @@
 // Retries of the messages queues and rq-mgr send each other (rq-beyond §B8.2, §B8.4, §B12.3): 1 s doubling to 60 s, on timers a stop cancels.
-export const FIRST_RETRY_MS = 1000;
-export const MAX_RETRY_MS = 60_000;
+import { type BackoffPolicy, Doubling } from '../backoff.js';
+
+export const PEER_RETRY: BackoffPolicy = { baseMs: 1000, maxMs: 60_000 };
 
 export class Backoff {
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -12,7 +13,8 @@ export class Backoff {
 
   /** The waits of one retry loop, 1 s doubling to 60 s, for as long as nothing closed it. */
   *waits(): Generator<number> {
-    for (let wait = FIRST_RETRY_MS; !this.stopped; wait = Math.min(wait * 2, MAX_RETRY_MS)) yield wait;
+    const waits = new Doubling(PEER_RETRY);
+    while (!this.stopped) yield waits.next();
   }
 
   /** Resolves after `ms`; never once closed (the process is stopping, and its waiters with it). */

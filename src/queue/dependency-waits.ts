@@ -1,14 +1,15 @@
 // The dependent side of rq-beyond §B8 (queue A): a message waits off the que until its dependencies are resolved, by their queues' replies and notifications.
 import type { Logger } from 'pino';
-import { RqError } from '../errors.js';
+import { RqError, isRqError } from '../errors.js';
 import { type DependsFail, type RefContext, readDepends } from '../message/depends.js';
 import type { Message } from '../message/message.js';
 import { type ResolvedLine, appendResolved, readResolved } from '../spool/dependency-files.js';
 import { mapLimit } from '../spool/map-limit.js';
 import type { QueueSpool } from '../spool/queue-spool.js';
-import { Backoff, FIRST_RETRY_MS, MAX_RETRY_MS } from './backoff.js';
+import { Backoff, PEER_RETRY } from './backoff.js';
 import type { DependencyState } from './dependency-outbox.js';
 import type { MessageIndex } from './message-index.js';
+import { backoffDelay } from '../backoff.js';
 
 export interface DependencyWaitsDeps {
   spool: QueueSpool;
@@ -100,18 +101,19 @@ export class DependencyWaits {
     const w = this.waits.get(id);
     if (!w) return;
     const dependent = `${this.queue}/${id}`;
-    await mapLimit([...w.awaiting], LANES, (ref) => this.registerOne(id, ref, dependent, FIRST_RETRY_MS));
+    await mapLimit([...w.awaiting], LANES, (ref) => this.registerOne(id, ref, dependent, 0));
   }
 
-  private async registerOne(id: string, ref: string, dependent: string, wait: number): Promise<void> {
+  /** Registers `dependent` with `ref`; try `n` of a registration that was not answered waits backoffDelay(n) first. */
+  private async registerOne(id: string, ref: string, dependent: string, n: number): Promise<void> {
     if (this.backoff.closed || !this.waits.get(id)?.awaiting.has(ref)) return;
     try {
       const s = await this.d.register(ref, dependent);
       if (FINISHED.has(s.state)) await this.resolve(id, ref, s.state, s.outcome);
     } catch (err) {
-      if (RqError.of('RQ_ERR_NO_SUCH_MSG').message === (err as Error).message) return void (await this.resolve(id, ref, 'deleted'));
+      if (isRqError(err, 'RQ_ERR_NO_SUCH_MSG')) return void (await this.resolve(id, ref, 'deleted'));
       this.d.log.warn({ msg_id: id, dependency: ref, err: (err as Error).message }, 'dependency registration not answered; asking again later');
-      this.backoff.later(wait, () => void this.registerOne(id, ref, dependent, Math.min(wait * 2, MAX_RETRY_MS)));
+      this.backoff.later(backoffDelay(n, PEER_RETRY), () => void this.registerOne(id, ref, dependent, n + 1));
     }
   }
 

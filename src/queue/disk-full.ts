@@ -2,6 +2,7 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { QueueSpool } from '../spool/queue-spool.js';
+import { Doubling } from '../backoff.js';
 
 /** The first retry of a write that found no space, doubled after each failure up to MAX_RETRY_MS. */
 export const FIRST_RETRY_MS = 100;
@@ -57,13 +58,12 @@ export class DiskFull {
   }
 
   private async attempt<T>(what: string, write: () => Promise<T>, entered: boolean): Promise<T> {
-    let delay = FIRST_RETRY_MS;
+    const waits = new Doubling({ baseMs: FIRST_RETRY_MS, maxMs: MAX_RETRY_MS });
     let held = entered;
     try {
       for (;;) {
         if (held) {
-          await this.sleep(delay);
-          delay = Math.min(delay * 2, MAX_RETRY_MS);
+          await this.sleep(waits.next());
         }
         try {
           return await write();

@@ -4,6 +4,7 @@ import type { Message } from '../message/message.js';
 import { paramFingerprint } from '../spool/message-bodies.js';
 import type { LimitGate } from './limit-gate.js';
 import type { MessageIndex } from './message-index.js';
+import { timerDelay } from '../backoff.js';
 
 export interface DispatcherDeps {
   index: MessageIndex;
@@ -87,7 +88,7 @@ export class Dispatcher {
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
     this.wakeAt = dueMs;
     // setTimeout clamps to 2^31-1 ms; a later due simply re-arms when this fires.
-    const delay = Math.min(Math.max(0, dueMs - this.d.now()), 2 ** 31 - 1);
+    const delay = timerDelay(dueMs - this.d.now());
     this.wakeTimer = setTimeout(() => {
       this.wakeTimer = null;
       this.wakeAt = Infinity;

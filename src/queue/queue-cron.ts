@@ -5,6 +5,7 @@ import type { CreateFields, Message } from '../message/message.js';
 import { DirSync } from '../spool/durable.js';
 import { type CronExpression, parseCron } from './cron-expression.js';
 import { type CronRecord, cronKey, readCronState, scheduleParams, writeCronState } from './cron-state.js';
+import { timerDelay } from '../backoff.js';
 
 /** What the scheduler needs of the queue (queue-main adapts Queue to it): create, commit, prep ids and the admin status. */
 export interface CronQueue {
@@ -30,9 +31,6 @@ interface Entry {
   /** The next occurrence to fire (epoch ms), or null when the expression has no future occurrence. */
   next: number | null;
 }
-
-// setTimeout clamps longer delays to 1 ms; a later wake simply re-arms.
-const MAX_DELAY = 2 ** 31 - 1;
 
 export class QueueCron {
   private entries: Entry[] = [];
@@ -147,7 +145,8 @@ export class QueueCron {
     let at = Infinity;
     for (const e of this.entries) if (e.next !== null) at = Math.min(at, e.next);
     if (at === Infinity) return;
-    const delay = Math.min(Math.max(0, at - this.now()), MAX_DELAY);
+    // A later wake than a timer holds re-arms then.
+    const delay = timerDelay(at - this.now());
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.serially(() => this.wake());

@@ -2,6 +2,7 @@
 import type { QueueConfig } from '../config/queue-config.js';
 import { RETRY_DEFAULTS, RETRY_FIELDS, type RetrySettings } from '../message/job-fields.js';
 import type { Message } from '../message/message.js';
+import { backoffDelay, withJitter } from '../backoff.js';
 
 /** §B3.1: how a run failed. */
 export type FailureKind = 'err' | 'exit' | 'retry' | 'timeout' | 'stalled' | 'destroyed' | 'spawn' | 'internal';
@@ -45,9 +46,8 @@ export function retrySettings(msg: Message, config: Pick<QueueConfig, 'retry'>):
 }
 
 /** §B3.2: seconds before attempt `n + 1` after the n-th failure; `u` uniform in [0, 1). */
-export function backoffDelay(n: number, s: RetrySettings, u: number): number {
-  let d = Math.min(s.max_retry_delay, s.backoff_base * 2 ** (n - 1));
-  d *= 1 - s.retry_jitter * u;
+export function retryDelay(n: number, s: RetrySettings, u: number): number {
+  const d = withJitter(backoffDelay(n - 1, { baseMs: s.backoff_base, maxMs: s.max_retry_delay }), s.retry_jitter, u);
   return Math.round(Math.max(s.min_retry_delay, d) * 1000) / 1000;
 }
 
@@ -64,7 +64,7 @@ export function decideFailure(failure: Failure, failures: number, s: RetrySettin
   const n = failures + 1;
   if (failure.kind === 'fatal') return { action: 'finish', outcome: 'fatal', status: failure.text };
   if (n <= s.max_retries) {
-    const delay = failure.delay ?? backoffDelay(n, s, u);
+    const delay = failure.delay ?? retryDelay(n, s, u);
     return { action: 'retry', attempt: n, of: s.max_retries, delay, status: `RETRY ${n}/${s.max_retries} IN ${seconds(delay)}s - ${failure.text}` };
   }
   if (s.max_retries > 0 || failure.kind === 'retry') {

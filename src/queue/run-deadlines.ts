@@ -1,6 +1,8 @@
 // A run's two clocks (rq-beyond §B10 timeout, §B11 heartbeat): one timer each, the heartbeat's re-armed lazily when it fires.
 import fs from 'node:fs';
 import { seconds } from './retry-policy.js';
+// A wait longer than a timer holds is armed in steps.
+import { timerDelay } from '../backoff.js';
 
 export interface DeadlineLimits {
   /** Wall seconds the run may take. */
@@ -13,9 +15,6 @@ export interface DeadlineLimits {
 
 /** `afterS`: seconds since the start (timeout) or since the last sign of life (stalled). */
 export type Expiry = { kind: 'timeout' | 'stalled'; text: string; afterS: number };
-
-/** setTimeout waits at most 2^31−1 ms (24.8 days); a longer wait is armed in steps. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class RunDeadlines {
   private timeoutTimer: NodeJS.Timeout | null = null;
@@ -70,11 +69,11 @@ export class RunDeadlines {
       if (this.now() < at) return this.armTimeout(at);
       const t = this.limits.timeout!;
       this.fire({ kind: 'timeout', afterS: this.elapsed(), text: `TIMEOUT - killed after ${seconds(this.elapsed())}s (timeout ${seconds(t)}s)` });
-    }, Math.min(MAX_TIMER_MS, Math.max(0, at - this.now())));
+    }, timerDelay(at - this.now()));
   }
 
   private armBeat(at: number): void {
-    this.beatTimer = setTimeout(() => this.checkBeat(), Math.min(MAX_TIMER_MS, Math.max(0, at - this.now())));
+    this.beatTimer = setTimeout(() => this.checkBeat(), timerDelay(at - this.now()));
   }
 
   private checkBeat(): void {

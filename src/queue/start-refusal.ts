@@ -1,6 +1,7 @@
 // Starts that did not happen: which failures return a message to que untouched, and when dispatch tries again.
 import fs from 'node:fs';
 import type { Logger } from 'pino';
+import { Doubling } from '../backoff.js';
 
 /**
  * A start that failed before the script ran. `script`: the file cannot be executed now (missing,
@@ -100,7 +101,7 @@ export interface StartGuardDeps {
 export class StartGuard {
   private held = false;
   private timer: NodeJS.Timeout | null = null;
-  private delayMs: number;
+  private readonly waits: Doubling;
   /** When the last resource refusal was: a run of them is one episode, warned of once, not once per message. */
   private starvedAt = -Infinity;
   private closed = false;
@@ -108,7 +109,8 @@ export class StartGuard {
   private credit = 0;
 
   constructor(private readonly d: StartGuardDeps) {
-    this.delayMs = this.retry.base;
+    const retry = d.retryMs ?? RETRY_MS;
+    this.waits = new Doubling({ baseMs: retry.base, maxMs: retry.cap });
   }
 
   private get retry(): { base: number; cap: number } {
@@ -164,7 +166,7 @@ export class StartGuard {
 
   /** A script started: the next refusal retries after the base delay again. */
   started(): void {
-    this.delayMs = this.retry.base;
+    this.waits.reset();
   }
 
   /** A script exited: its fds and process are free, so a held start may try at once (the run's end pumps). */
@@ -174,8 +176,7 @@ export class StartGuard {
 
   private arm(): void {
     if (this.timer || this.closed) return;
-    const delay = this.delayMs;
-    this.delayMs = Math.min(delay * 2, this.retry.cap);
+    const delay = this.waits.next();
     this.timer = setTimeout(() => {
       this.timer = null;
       this.held = false;

@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { TimerConfig } from '../config/timer-config.js';
 import type { CreateFields } from '../message/message.js';
-import { type BackoffPolicy, DELIVERY_BACKOFF, backoffDelay } from './backoff.js';
+import { type BackoffPolicy, backoffDelay, timerDelay } from '../backoff.js';
 import type { Deliver, DeliveryResult } from './timer-delivery.js';
 import { type Schedule, afterFire, newSchedule, occurrenceAt, resumeAt, withPeriod } from './timer-schedule.js';
 import { JOB_FIELDS } from '../message/job-fields.js';
@@ -44,8 +44,8 @@ export interface TimerTableDeps {
   backoff?: BackoffPolicy;
 }
 
-// setTimeout clamps longer delays to 1 ms; a later wake simply re-arms.
-const MAX_DELAY = 2 ** 31 - 1;
+/** A failed delivery is tried again 1 s, 2 s, 4 s … up to a minute later: quick when a queue is just restarting, gentle when it stays down. */
+export const DELIVERY_BACKOFF: BackoffPolicy = { baseMs: 1000, maxMs: 60_000 };
 
 export class TimerTable {
   private readonly timers = new Map<string, TimerState>();
@@ -141,7 +141,8 @@ export class TimerTable {
     this.wake = null;
     this.wakeAt = at;
     if (at === Infinity) return;
-    const delay = Math.min(Math.max(0, at - this.now()), MAX_DELAY);
+    // A later wake than a timer holds re-arms then.
+    const delay = timerDelay(at - this.now());
     this.wake = setTimeout(() => {
       this.wake = null;
       this.wakeAt = Infinity;

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { isFinished } from '../message/states.js';
 import { openBeneath } from '../spool/beneath.js';
+import { Doubling } from '../backoff.js';
 
 export interface Located {
   state: string;
@@ -77,7 +78,7 @@ export class LogTail {
   private lastState: string | null = null;
   private lastDir: string | null = null;
   private settleTimer: NodeJS.Timeout | null = null;
-  private settleDelay = SETTLE_FIRST_MS;
+  private readonly settle = new Doubling({ baseMs: SETTLE_FIRST_MS, maxMs: Infinity });
 
   constructor(private readonly deps: LogTailDeps) {
     this.offset = deps.offset;
@@ -137,13 +138,12 @@ export class LogTail {
 
   /** Looks again shortly (backing off), unless the settle window is used up: then false. */
   private lookAgain(): boolean {
-    if (this.settleDelay > SETTLE_MAX_MS) return false;
+    if (this.settle.peek() > SETTLE_MAX_MS) return false;
     if (!this.settleTimer) {
       this.settleTimer = setTimeout(() => {
         this.settleTimer = null;
         this.check();
-      }, this.settleDelay);
-      this.settleDelay *= 2;
+      }, this.settle.next());
     }
     return true;
   }
@@ -167,7 +167,7 @@ export class LogTail {
         return;
       }
     }
-    this.settleDelay = SETTLE_FIRST_MS;
+    this.settle.reset();
     if (loc.state !== this.lastState) {
       this.lastState = loc.state;
       this.deps.state(loc);

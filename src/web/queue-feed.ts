@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import { FeedClient } from '../ipc/feed-client.js';
 import type { FeedEvent } from '../ipc/feed-event.js';
+import { Doubling } from '../backoff.js';
 
 export interface QueueFeedDeps {
   queue: string;
@@ -27,12 +28,11 @@ export class QueueFeed {
   private current: FeedState = { up: false, error: 'connecting' };
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
-  private delay: number;
-  private readonly retry: { min: number; max: number };
+  private readonly waits: Doubling;
 
   constructor(private readonly d: QueueFeedDeps) {
-    this.retry = d.retryMs ?? RETRY;
-    this.delay = this.retry.min;
+    const retry = d.retryMs ?? RETRY;
+    this.waits = new Doubling({ baseMs: retry.min, maxMs: retry.max });
     this.first = this.connect(false);
   }
 
@@ -55,7 +55,7 @@ export class QueueFeed {
       if (this.closed) return client.close();
       this.client = client;
       this.current = { up: true, pid: hello.pid, seq: hello.seq };
-      this.delay = this.retry.min;
+      this.waits.reset();
       this.d.log.info({ queue: this.d.queue, pid: hello.pid, seq: hello.seq }, 'event feed connected');
       if (again) this.d.gap(`the feed of ${this.d.queue} is back (pid ${hello.pid})`);
     } catch (err) {
@@ -87,7 +87,6 @@ export class QueueFeed {
 
   private later(): void {
     if (this.closed) return;
-    this.timer = setTimeout(() => void this.connect(true), this.delay);
-    this.delay = Math.min(this.delay * 2, this.retry.max);
+    this.timer = setTimeout(() => void this.connect(true), this.waits.next());
   }
 }

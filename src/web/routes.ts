@@ -79,7 +79,7 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
     return showQueue(req, reply, seg);
   });
   app.get('/q/:q/done.json', { schema: statusDocs.doneJson }, status.doneJson);
-  // Issue 18: the queue page's message list as JSON, paged and filtered by the queue.
+  // The queue page's message list as JSON, paged and filtered by the queue.
   app.get('/q/:q/messages.json', { schema: listDocs.messagesJson }, listApi(ctx).messagesJson);
   const bulk = bulkApi(ctx);
   app.post('/q/:q/bulk', { schema: listDocs.bulk }, bulk.bulk);

@@ -3,34 +3,34 @@ import { describe, expect, it } from 'vitest';
 import { RETRY_DEFAULTS, type RetrySettings } from '../../src/message/job-fields.js';
 import { decideOutcome } from '../../src/queue/completion.js';
 import { retryRequest } from '../../src/queue/pipe-protocol.js';
-import { type Failure, backoffDelay, decideFailure, lastFailureEnv, retrySettings } from '../../src/queue/retry-policy.js';
+import { type Failure, retryDelay, decideFailure, lastFailureEnv, retrySettings } from '../../src/queue/retry-policy.js';
 import { seededRandom } from '../helpers/seeded-random.mjs';
 
 const settings = (over: Partial<RetrySettings> = {}): RetrySettings => ({ ...RETRY_DEFAULTS, ...over });
 const fail = (kind: Failure['kind'], over: Partial<Failure> = {}): Failure => ({ kind, text: 'boom', code: 1, signal: null, ...over });
 
-describe('backoffDelay', () => {
+describe('retryDelay', () => {
   it('with jitter 0 is Raquel\'s series: 1, 2, 4 … s, capped at max_retry_delay', () => {
     const s = settings({ retry_jitter: 0 });
-    expect([1, 2, 3, 4, 5, 10].map((n) => backoffDelay(n, s, 0.99))).toEqual([1, 2, 4, 8, 16, 512]);
-    expect(backoffDelay(17, s, 0)).toBe(43_200);
-    expect(backoffDelay(40, s, 0)).toBe(43_200);
+    expect([1, 2, 3, 4, 5, 10].map((n) => retryDelay(n, s, 0.99))).toEqual([1, 2, 4, 8, 16, 512]);
+    expect(retryDelay(17, s, 0)).toBe(43_200);
+    expect(retryDelay(40, s, 0)).toBe(43_200);
   });
 
   it('scales with backoff_base and never goes below min_retry_delay', () => {
-    expect(backoffDelay(3, settings({ backoff_base: 0.5, retry_jitter: 0 }), 0)).toBe(2);
-    expect(backoffDelay(1, settings({ backoff_base: 0.1, min_retry_delay: 0.25, retry_jitter: 0 }), 0)).toBe(0.25);
-    expect(backoffDelay(1, settings({ backoff_base: 0.1, min_retry_delay: 0, retry_jitter: 0 }), 0)).toBe(0.1);
+    expect(retryDelay(3, settings({ backoff_base: 0.5, retry_jitter: 0 }), 0)).toBe(2);
+    expect(retryDelay(1, settings({ backoff_base: 0.1, min_retry_delay: 0.25, retry_jitter: 0 }), 0)).toBe(0.25);
+    expect(retryDelay(1, settings({ backoff_base: 0.1, min_retry_delay: 0, retry_jitter: 0 }), 0)).toBe(0.1);
   });
 
   it('with jitter 0.5 stays within [d/2, d] over 1000 seeded draws, and uses the whole range', () => {
     const r = seededRandom();
     const s = settings({ backoff_base: 4, min_retry_delay: 0 });
-    const draws = Array.from({ length: 1000 }, () => backoffDelay(3, s, r.next()));
+    const draws = Array.from({ length: 1000 }, () => retryDelay(3, s, r.next()));
     expect(Math.min(...draws), r.replay).toBeGreaterThanOrEqual(8);
     expect(Math.max(...draws), r.replay).toBeLessThanOrEqual(16);
     expect(Math.max(...draws) - Math.min(...draws), r.replay).toBeGreaterThan(7);
-    expect(backoffDelay(3, s, 0)).toBe(16);
+    expect(retryDelay(3, s, 0)).toBe(16);
   });
 });
 

@@ -1,6 +1,7 @@
 // Timer schedule arithmetic and delivery back-off: pure functions.
 import { describe, expect, it } from 'vitest';
-import { backoffDelay } from '../../src/timers/backoff.js';
+import { backoffDelay } from '../../src/backoff.js';
+import { DELIVERY_BACKOFF } from '../../src/timers/timer-table.js';
 import { afterFire, newSchedule, occurrenceAt, resumeAt, withPeriod } from '../../src/timers/timer-schedule.js';
 
 const T0 = Date.UTC(2030, 0, 1, 12, 0, 0);
@@ -38,9 +39,9 @@ describe('timer schedule arithmetic', () => {
   });
 
   it('backs off 1 s, 2 s, 4 s … capped at a minute', () => {
-    expect([0, 1, 2, 3].map((a) => backoffDelay(a))).toEqual([1000, 2000, 4000, 8000]);
-    expect(backoffDelay(10)).toBe(60_000);
-    expect(backoffDelay(5000)).toBe(60_000);
+    expect([0, 1, 2, 3].map((a) => backoffDelay(a, DELIVERY_BACKOFF))).toEqual([1000, 2000, 4000, 8000]);
+    expect(backoffDelay(10, DELIVERY_BACKOFF)).toBe(60_000);
+    expect(backoffDelay(5000, DELIVERY_BACKOFF)).toBe(60_000);
   });
 });
 

@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { rootPaths } from '../../src/config/paths.js';
 import { request } from '../../src/ipc/socket-client.js';
 import { idTime } from '../../src/message/message-id.js';
-import { backoffDelay } from '../../src/timers/backoff.js';
+import { backoffDelay } from '../../src/backoff.js';
+import { DELIVERY_BACKOFF } from '../../src/timers/timer-table.js';
 import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 import { TimersProc, linkTimer } from './timers-proc.js';
 import { budget } from '../helpers/time-budget.js';
@@ -197,7 +198,7 @@ describe('timers process', () => {
     // Never two messages for one occurrence: a second one could only come from a retry left behind,
     // due at most one back-off step after the delivery (plus a period, so a send from an earlier pass has landed).
     expect(sent?.attempt).toEqual(expect.any(Number));
-    await markerPassed(q, g.created + backoffDelay(Number(sent?.attempt)) + 1000);
+    await markerPassed(q, g.created + backoffDelay(Number(sent?.attempt), DELIVERY_BACKOFF) + 1000);
     expect(notMarker(await received(q))).toEqual([g]);
   }, 45_000);
 
