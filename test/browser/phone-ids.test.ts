@@ -75,6 +75,10 @@ describe('a phone, 375×812', () => {
     expectWhole(await drawnIds(frame));
     expect(await frame.locator('#tail-title').textContent()).toBe(`look : ${up} : stdio.log`);
     expect(await overflowsSideways(page)).toBe(false);
+    // Where there is room the msg_id row shows the whole id.
+    await page.setViewportSize({ width: 1280, height: 812 });
+    await expect.poll(() => page.locator('#field-msg_id').evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+    expect(await page.locator('#field-msg_id').innerText()).toBe(up);
     await page.close();
 
     const waiting = await phonePage(`/q/look/${down}`);
