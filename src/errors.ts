@@ -91,6 +91,8 @@ export const ERRORS = {
   RQ_ERR_NOT_REGULAR_FILE: { status: 500, message: '%s is not a regular file' },
   // A reply whose text rq knows no code for (a classic client's, a script's): the text as sent.
   RQ_ERR_REFUSED: { status: 400, message: '%s' },
+  // A command that failed in a way rq did not foresee (logged at error with its stack).
+  RQ_ERR_INTERNAL: { status: 500, message: 'internal error: %s' },
   RQ_ERR_NOT_A_MESSAGE: { status: 500, message: 'msg of %s is not a message object' },
   RQ_ERR_CGROUP_BUSY: { status: 500, message: 'processes still in %s after %s ms' },
   // A native addon left from an older build: rq goes on without it.

@@ -1,5 +1,5 @@
 // A socket reply read once, into a typed answer: a value, or a refusal with its catalogue code and text.
-import { type ErrorCode, RqError, codeOfText, shown } from '../errors.js';
+import { ERRORS, type ErrorCode, RqError, codeOfText, shown } from '../errors.js';
 
 /** What a refusal carries; `raw` is the reply as sent, for the classic texts that quote it. */
 export interface Refusal {
@@ -18,11 +18,14 @@ export type Answer<T> = { ok: true; value: T; raw: unknown } | Refusal;
  */
 export function answer<T>(reply: unknown, accept: (v: unknown) => v is T, bare = false): Answer<T> {
   if (Array.isArray(reply)) {
-    const [head, value] = reply;
+    const [head, value, code] = reply;
     if (bare && reply.length === 1 && accept(head)) return { ok: true, value: head, raw: reply };
     if (head === 'ok' && accept(value)) return { ok: true, value, raw: reply };
     if ((head === 'fail' || head === false || head === 'ERROR') && typeof value === 'string') {
-      return { ok: false, code: codeOfText(value) ?? 'RQ_ERR_REFUSED', text: value, raw: reply };
+      // rq's own daemons send the code (reply-codes.ts); a classic reply's text is matched against the catalogue.
+      const sent = typeof code === 'string' && Object.hasOwn(ERRORS, code) ? (code as ErrorCode) : undefined;
+      // raw stays the classic pair: texts that quote a reply (the classic web's) read the same whoever asked.
+      return { ok: false, code: sent ?? codeOfText(value) ?? 'RQ_ERR_REFUSED', text: value, raw: sent ? [head, value] : reply };
     }
   }
   return { ok: false, code: 'RQ_ERR_PROTOCOL', text: `unexpected reply ${shown(reply)}`, raw: reply };

@@ -8,6 +8,7 @@ import type { RunningEntry, WaitingEntry } from './run-lists.js';
 import type { DayStats, FailureGroupPage, FailureGroups, QueueMetrics, SearchPage } from './stats-reply.js';
 import type { TaggedPage } from './tag-lists.js';
 import { queueCommand } from './rq1.js';
+import { CODES_HELLO } from './reply-codes.js';
 import type { RequestOptions } from './socket-client.js';
 
 /** Sends one command and returns the parsed JSON reply; rejects (RQ_ERR_NO_REPLY) when nobody answers. */
@@ -65,7 +66,8 @@ export class QueueClient {
 
   /** A client that opens one connection per command (CLI, timers, scripts, dup). */
   static oneShot(sockPath: string, opts?: RequestOptions): QueueClient {
-    return new QueueClient((command, arg) => queueCommand(sockPath, command, arg, opts));
+    // Refusals come with their catalogue codes (reply-codes.ts): nothing here reads a code out of a text.
+    return new QueueClient((command, arg) => queueCommand(sockPath, command, arg, { ...opts, hello: CODES_HELLO }));
   }
 
   async ping(): Promise<boolean> {

@@ -7,6 +7,8 @@ import { socketPathRefusal } from './socket-path.js';
 export interface RequestOptions {
   /** Give up when no reply has arrived this long after the request was made (default 10 s). */
   timeoutMs?: number;
+  /** A request sent first on every new connection, its reply dropped: how a client tells the server what it understands (CODES_HELLO). */
+  hello?: string;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -53,7 +55,9 @@ function badReply(path: string, err: FrameError): RqError {
 /** Connect, send one request frame, read exactly one reply frame, close. */
 export function request(path: string, proto: Proto, payload: string, opts: RequestOptions = {}): Promise<string> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const frame = encodeFrame(proto, payload);
+  const frame = opts.hello === undefined ? encodeFrame(proto, payload) : Buffer.concat([encodeFrame(proto, opts.hello), encodeFrame(proto, payload)]);
+  // The hello's reply comes first and is dropped.
+  let unread = opts.hello === undefined ? 0 : 1;
   // Connected cut short, the request would go to whichever socket the shorter path names.
   const refusal = socketPathRefusal(path);
   if (refusal) return Promise.reject(refusal);
@@ -77,8 +81,10 @@ export function request(path: string, proto: Proto, payload: string, opts: Reque
     });
     socket.on('data', (chunk: Buffer) => {
       try {
-        const [reply] = decoder.push(chunk);
-        if (reply) settle(null, reply.toString('utf8'));
+        for (const reply of decoder.push(chunk)) {
+          if (unread-- > 0) continue;
+          settle(null, reply.toString('utf8'));
+        }
       } catch (err) {
         settle(err instanceof FrameError ? badReply(path, err) : (err as Error));
       }
@@ -110,6 +116,7 @@ export class SocketConnection {
     readonly path: string,
     readonly proto: Proto,
     private readonly timeoutMs: number,
+    private readonly hello?: string,
   ) {
     this.decoder = replyDecoder(proto);
   }
@@ -119,7 +126,7 @@ export class SocketConnection {
     // Its path never changes, so a connection that opened may connect again (request()) unchecked.
     const refusal = socketPathRefusal(path);
     if (refusal) throw refusal;
-    const conn = new SocketConnection(path, proto, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const conn = new SocketConnection(path, proto, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, opts.hello);
     const socket = conn.connect();
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -210,6 +217,15 @@ export class SocketConnection {
     socket.on('close', () => {
       this.fail(socket, noReply(this.path, 'connection closed before a whole reply arrived'));
     });
+    if (this.hello !== undefined) {
+      const dropped: Pending = {
+        resolve: () => undefined,
+        reject: () => undefined,
+        timer: setTimeout(() => this.fail(socket, noReply(this.path, `timed out after ${this.timeoutMs} ms`)), this.timeoutMs),
+      };
+      this.pending.push(dropped);
+      socket.write(encodeFrame(this.proto, this.hello));
+    }
     return socket;
   }
 

@@ -5,12 +5,13 @@ import { RqError } from '../errors.js';
 import { refuseSocket } from './refuse-socket.js';
 import { bindPrivate, removeStale } from './socket-bind.js';
 import { FrameDecoder, FrameError, encodeFrame, type Proto } from './framing.js';
+import type { Connection } from './reply-codes.js';
 
 export interface SocketServerOptions {
   path: string;
   proto: Proto;
-  /** Request payload in, reply payload out. A throw becomes an error reply, never a crash. */
-  handle: (payload: string) => Promise<string> | string;
+  /** Request payload in, reply payload out; `conn` is this connection's own state. A throw becomes an error reply, never a crash. */
+  handle: (payload: string, conn: Connection) => Promise<string> | string;
   log: Logger;
   /** A connection with no traffic for this long is closed (default 30 s). */
   idleMs?: number;
@@ -50,9 +51,9 @@ export async function listenSocket(opts: SocketServerOptions): Promise<SocketSer
   const open = new Map<net.Socket, { finish: () => void; gone: Promise<void> }>();
   let closing = false;
 
-  const answer = async (payload: Buffer): Promise<string> => {
+  const answer = async (payload: Buffer, conn: Connection): Promise<string> => {
     try {
-      return await handle(payload.toString('utf8'));
+      return await handle(payload.toString('utf8'), conn);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       log.error({ err, path }, 'socket request handler failed');
@@ -76,6 +77,7 @@ export async function listenSocket(opts: SocketServerOptions): Promise<SocketSer
     }
     if (open.size >= maxConnections) return refuse(socket);
     const decoder = new FrameDecoder(proto, maxBytes);
+    const conn: Connection = { codes: false };
     const backlog: Array<{ payload: Buffer } | { protocolError: string }> = [];
     let draining: Promise<void> | null = null;
     let inHandler = false;
@@ -125,7 +127,7 @@ export async function listenSocket(opts: SocketServerOptions): Promise<SocketSer
             break;
           }
           inHandler = true;
-          const reply = await answer(item.payload);
+          const reply = await answer(item.payload, conn);
           inHandler = false;
           await send(reply);
         }

@@ -5,6 +5,7 @@ import { isMsgId } from '../message/names.js';
 import { isFinished } from '../message/states.js';
 import { parseJsonArg, parseRequest } from '../ipc/rq1.js';
 import { partialReply } from '../ipc/partial-reply.js';
+import { CODES_COMMAND, type Connection, refusalOf } from '../ipc/reply-codes.js';
 import { ANSWERED_WHEN_DOWN, LIFECYCLE_COMMANDS } from './lifecycle-commands.js';
 import { TAG_COMMANDS, TAG_READS } from './tag-commands.js';
 import { LIMIT_COMMANDS } from './limit-commands.js';
@@ -21,19 +22,18 @@ type Handler = (q: Queue, args: Args) => Promise<Reply> | Reply;
 
 const ALWAYS = new Set(['ping', 'uptime', 'config', 'status', 'status_detail', 'shutdown']);
 
-const fail = (text: string): Reply => ['fail', text];
-/** A classic refusal from the catalogue, for handleRequest to answer as `["fail", text]`. */
+/** A classic refusal from the catalogue, for handleRequest to answer as `["fail", text]` (with its code to a client that asked). */
 function refuse<C extends ErrorCode>(code: C, ...args: ErrorArgs<C>): never {
   throw RqError.of(code, ...args);
 }
 
-/** A command's msg_id, located; or the reply to give when it is missing, malformed or unknown. */
-async function target(q: Queue, args: Args): Promise<{ id: string; where: Located } | { reply: Reply }> {
+/** A command's msg_id, located; or the refusal to throw when it is missing, malformed or unknown. */
+async function target(q: Queue, args: Args): Promise<{ id: string; where: Located } | { refused: RqError }> {
   const id = args.msg_id;
-  if (id === undefined || id === null || id === '') return { reply: fail(RqError.of('RQ_ERR_LACKING_FIELD', 'msg_id').message) };
-  if (!isMsgId(id)) return { reply: fail(invalidField('msg_id', 'a message id like 20261121.1643.46.613.2164022', id).message) };
+  if (id === undefined || id === null || id === '') return { refused: RqError.of('RQ_ERR_LACKING_FIELD', 'msg_id') };
+  if (!isMsgId(id)) return { refused: invalidField('msg_id', 'a message id like 20261121.1643.46.613.2164022', id) };
   const where = await q.ops.locate(id);
-  return where ? { id, where } : { reply: fail(RqError.of('RQ_ERR_NO_SUCH_MSG').message) };
+  return where ? { id, where } : { refused: RqError.of('RQ_ERR_NO_SUCH_MSG') };
 }
 
 export const COMMANDS: Record<string, Handler> = {
@@ -52,7 +52,7 @@ export const COMMANDS: Record<string, Handler> = {
 
   attach_message: async (q, args) => {
     const t = await target(q, args);
-    if ('reply' in t) return args.msg_id ? refuse('RQ_ERR_CANNOT_FIND_MESSAGE') : t.reply;
+    if ('refused' in t) throw args.msg_id ? RqError.of('RQ_ERR_CANNOT_FIND_MESSAGE') : t.refused;
     if (t.where.state !== 'prep') refuse('RQ_ERR_CANNOT_FIND_MESSAGE');
     if (typeof args.pathname !== 'string' || args.pathname === '') refuse('RQ_ERR_LACKING_FIELD', 'pathname');
     if (args.name !== undefined && typeof args.name !== 'string') throw invalidField('name', 'a file name', args.name);
@@ -63,7 +63,7 @@ export const COMMANDS: Record<string, Handler> = {
 
   delete_attach_message: async (q, args) => {
     const t = await target(q, args);
-    if ('reply' in t) return t.reply;
+    if ('refused' in t) throw t.refused;
     if (t.where.state !== 'prep') refuse('RQ_ERR_NOT_IN_PREP');
     if (typeof args.attachment_name !== 'string') return [false, 'No attachment with that named for msg'];
     const problem = await q.spool.deleteAttachment(t.id, args.attachment_name);
@@ -85,7 +85,7 @@ export const COMMANDS: Record<string, Handler> = {
 
   get_message: async (q, args) => {
     const t = await target(q, args);
-    if ('reply' in t) return t.reply;
+    if ('refused' in t) throw t.refused;
     try {
       return ['ok', await q.ops.view(t.id, t.where)];
     } catch {
@@ -95,18 +95,19 @@ export const COMMANDS: Record<string, Handler> = {
 
   get_message_state: async (q, args) => {
     const t = await target(q, args);
-    return 'reply' in t ? t.reply : ['ok', t.where.state];
+    if ('refused' in t) throw t.refused;
+    return ['ok', t.where.state];
   },
 
   get_message_status: async (q, args) => {
     const t = await target(q, args);
-    if ('reply' in t) return t.reply;
+    if ('refused' in t) throw t.refused;
     return ['ok', await q.ops.statusView(t.id, t.where)];
   },
 
   delete_message: async (q, args) => {
     const t = await target(q, args);
-    if ('reply' in t) return t.reply;
+    if ('refused' in t) throw t.refused;
     if (t.where.state === 'run') refuse('RQ_ERR_MSG_RUNNING');
     try {
       await q.ops.remove(t.id, t.where);
@@ -118,13 +119,13 @@ export const COMMANDS: Record<string, Handler> = {
 
   destroy_message: async (q, args) => {
     const t = await target(q, args);
-    if ('reply' in t) return t.reply;
+    if ('refused' in t) throw t.refused;
     return q.destroy(t.id) ? ['ok', 'msg destroyed'] : refuse('RQ_ERR_NO_SUCH_MSG');
   },
 
   run_message: async (q, args) => {
     const t = await target(q, args);
-    if ('reply' in t) return t.reply;
+    if ('refused' in t) throw t.refused;
     if (t.where.state === 'run') refuse('RQ_ERR_ALREADY_RUNNING');
     if (t.where.state !== 'que' || !q.index.isQueued(t.id)) refuse('RQ_ERR_NOT_RUNNABLE');
     await q.ops.runNow(t.id);
@@ -133,7 +134,7 @@ export const COMMANDS: Record<string, Handler> = {
 
   clone_message: async (q, args) => {
     const t = await target(q, args);
-    if ('reply' in t) return t.reply;
+    if ('refused' in t) throw t.refused;
     if (!isFinished(t.where.state)) refuse('RQ_ERR_CANNOT_CLONE', t.where.state);
     try {
       return ['ok', q.fullId((await q.ops.clone(t.id, t.where)).msg_id)];
@@ -195,22 +196,26 @@ Object.assign(COMMANDS, bulkCommands(COMMANDS));
  * Answers one request. Errors become replies: a validation error's text, or an internal error
  * (logged); an unknown command gets the classic `["ERROR", …]` reply; nothing crashes the queue.
  */
-export async function handleRequest(q: Queue, payload: string, log: Logger): Promise<string> {
+export async function handleRequest(q: Queue, payload: string, log: Logger, conn: Connection = { codes: false }): Promise<string> {
   const { command, arg } = parseRequest(payload);
+  if (command === CODES_COMMAND) {
+    conn.codes = true;
+    return JSON.stringify(['ok', 'codes']);
+  }
   const handler = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (!handler) return JSON.stringify(['ERROR', `unknown command: ${command.slice(0, 80)}`]);
   if (!ALWAYS.has(command)) {
     await q.ready;
-    if (q.isDown() && !ANSWERED_WHEN_DOWN.has(command) && !TAG_READS.includes(command) && !(command in LIMIT_COMMANDS) && !(command in STATS_COMMANDS) && !(command in SEARCH_COMMANDS) && !DEPENDENCY_INTERNAL.includes(command)) return JSON.stringify(fail(RqError.of('RQ_ERR_QUEUE_DOWN').message));
+    if (q.isDown() && !ANSWERED_WHEN_DOWN.has(command) && !TAG_READS.includes(command) && !(command in LIMIT_COMMANDS) && !(command in STATS_COMMANDS) && !(command in SEARCH_COMMANDS) && !DEPENDENCY_INTERNAL.includes(command)) return JSON.stringify(refusalOf(conn, RqError.of('RQ_ERR_QUEUE_DOWN')));
   }
   const parsed = arg.trim() === '' ? { ok: true as const, value: {} } : parseJsonArg(arg);
-  if (!parsed.ok) return JSON.stringify(fail(RqError.of('RQ_ERR_INVALID_JSON', `invalid JSON argument: ${parsed.error}`).message));
+  if (!parsed.ok) return JSON.stringify(refusalOf(conn, RqError.of('RQ_ERR_INVALID_JSON', `invalid JSON argument: ${parsed.error}`)));
   const args = (typeof parsed.value === 'object' && parsed.value !== null && !Array.isArray(parsed.value) ? parsed.value : {}) as Args;
   try {
     return JSON.stringify(await handler(q, args));
   } catch (err) {
-    if (err instanceof RqError) return JSON.stringify(fail(err.message));
+    if (err instanceof RqError) return JSON.stringify(refusalOf(conn, err));
     log.error({ err, command }, 'command failed');
-    return JSON.stringify(fail(`internal error: ${(err as Error).message}`));
+    return JSON.stringify(refusalOf(conn, RqError.of('RQ_ERR_INTERNAL', (err as Error).message)));
   }
 }

@@ -83,8 +83,8 @@ export async function main(argv: string[]): Promise<void> {
     proto: 'rq1',
     log,
     maxConnections: global.max_socket_connections,
-    handle: async (payload) => {
-      const reply = await handleRequest(queue, payload, log);
+    handle: async (payload, conn) => {
+      const reply = await handleRequest(queue, payload, log, conn);
       if (parseRequest(payload).command === 'shutdown') setImmediate(() => void life.stop('shutdown command'));
       return reply;
     },

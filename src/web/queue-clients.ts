@@ -1,6 +1,7 @@
 // A few pipelined, self-reconnecting connections per queue socket, shared by every request of the web process.
 import { RqError, shown } from '../errors.js';
 import { QueueClient } from '../ipc/queue-client.js';
+import { CODES_HELLO } from '../ipc/reply-codes.js';
 import { SocketConnection, mayHaveArrived } from '../ipc/socket-client.js';
 
 /** Commands that change nothing: safe to send again when a connection dropped under them. */
@@ -83,7 +84,7 @@ export class QueueClients {
   }
 
   private open(queue: string, pool: PoolEntry[]): Promise<SocketConnection> {
-    const entry: PoolEntry = { opening: SocketConnection.open(this.opts.sockPath(queue), 'rq1', { timeoutMs: this.timeoutMs }), conn: null };
+    const entry: PoolEntry = { opening: SocketConnection.open(this.opts.sockPath(queue), 'rq1', { timeoutMs: this.timeoutMs, hello: CODES_HELLO }), conn: null };
     pool.push(entry);
     entry.opening.then(
       (c) => (entry.conn = c),

@@ -1,6 +1,6 @@
 // Reading socket replies into typed answers: values, classic refusals with their codes, and shapes nobody sends.
 import { describe, expect, it } from 'vitest';
-import { answer, isArray, isNumber, isObject, isString } from '../../src/ipc/answer.js';
+import { answer, isArray, isNumber, isObject, isString, valueOf } from '../../src/ipc/answer.js';
 
 describe('answer', () => {
   it('["ok", value] is a value when it has the expected type, a protocol refusal when not', () => {
@@ -21,6 +21,14 @@ describe('answer', () => {
     expect(answer(['fail', 42], isString)).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL' });
     expect(answer(['weird', 'text'], isString)).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL' });
     expect(answer({ not: 'an array' }, isObject)).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL', raw: { not: 'an array' } });
+  });
+
+  it('a code sent with the refusal is taken over the text; one not in the catalogue is not; raw is the classic pair', () => {
+    expect(answer(['fail', 'some text', 'RQ_ERR_USAGE'], isString)).toEqual({ ok: false, code: 'RQ_ERR_USAGE', text: 'some text', raw: ['fail', 'some text'] });
+    expect(answer(['fail', 'msg not found', 'RQ_ERR_MADE_UP'], isString)).toEqual({ ok: false, code: 'RQ_ERR_NO_SUCH_MSG', text: 'msg not found', raw: ['fail', 'msg not found', 'RQ_ERR_MADE_UP'] });
+    expect(answer(['fail', 'msg not found', 'toString'], isString)).toMatchObject({ code: 'RQ_ERR_NO_SUCH_MSG' });
+    expect(() => valueOf(['fail', 'give due or delay, not both', 'RQ_ERR_USAGE'])).toThrow(expect.objectContaining({ code: 'RQ_ERR_USAGE', message: 'give due or delay, not both' }));
+    expect(valueOf(['ok', 7])).toBe(7);
   });
 
   it('the type guards say what they check', () => {
