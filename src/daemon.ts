@@ -69,3 +69,20 @@ export function daemonMain(name: string, main: () => Promise<number | void>): vo
     },
   );
 }
+
+/**
+ * What a child of rq-mgr tells it over the channel rq-mgr opened (`Worker`): that it serves now
+ * (its socket or port listens), or why it cannot, with the fix; rq-mgr says it once and backs off.
+ */
+export type ParentReport = { rq: 'ready' } | { rq: 'problem'; key: string; reason: string; fix: string };
+
+/** Sends a report to rq-mgr when it started this process; resolves once it is sent (before an exit), at once without a channel. */
+export function tellParent(report: ParentReport): Promise<void> {
+  const send = process.send?.bind(process);
+  if (!send || !process.connected) return Promise.resolve();
+  return new Promise((resolve) => {
+    send(report, undefined, {}, () => resolve());
+    // The channel is for these reports only: it must not keep a stopping process alive.
+    process.channel?.unref();
+  });
+}

@@ -36,8 +36,11 @@ export async function main(argv: string[]): Promise<number> {
     const code = await install(['--root', root]);
     if (code !== 0) return code;
   }
-  const config = JSON.parse(fs.readFileSync(rootPaths(root).configFile, 'utf8')) as { addr?: string; port?: string | number };
-  process.stderr.write(`rq: root ${root}; web UI http://${config.addr ?? '127.0.0.1'}:${config.port ?? 3333}/ ; Ctrl-C stops\n`);
+  // The URL is said once it answers: a port held by another program would show that program instead.
+  process.stderr.write(`rq: root ${root}; starting (Ctrl-C stops)\n`);
   const { runMgr } = await import('../mgr/mgr-main.js');
-  return runMgr({ root });
+  return runMgr({
+    root,
+    started: ({ url, problem }) => process.stderr.write(url ? `rq: ready: web UI ${url}\n` : `rq: ready, without the web UI${problem ? `: ${problem.reason}` : ' (not up yet)'}\n`),
+  });
 }

@@ -11,6 +11,8 @@ export interface WorkerInfo {
   last_exit?: string | null;
   /** Starts after the first: restarts after a death and restart_queue (absent from an older rq-mgr). */
   restarts?: number;
+  /** Why it cannot serve, as the process itself said before it exited (a port in use), with the fix. */
+  problem?: { reason: string; fix: string };
   [key: string]: unknown;
 }
 

@@ -96,11 +96,18 @@ async function queueFindings(deps: DoctorDeps, workers: Record<string, WorkerInf
   return { findings, running, held };
 }
 
-/** rq-mgr's web and timers processes (`[web]`, `[timers]` in its worker list): one that does not run is a finding. */
+/**
+ * rq-mgr's web and timers processes (`[web]`, `[timers]` in its worker list): one that named why it
+ * cannot serve (a port in use) is that problem and its fix; one that does not run otherwise is a finding.
+ */
 function componentFindings(workers: Record<string, WorkerInfo>): Finding[] {
   return Object.entries(workers)
-    .filter(([name, w]) => name.startsWith('[') && w.status !== 'RUNNING')
-    .map(([name, w]) => problem(name.slice(1, -1), `rq-mgr's ${name.slice(1, -1)} process is ${w.status}${w.last_exit ? ` (last exit: ${w.last_exit})` : ''}`, 'rq-mgr restarts it; if it keeps dying, rq-mgr\'s log says why'));
+    .filter(([name, w]) => name.startsWith('[') && (w.status !== 'RUNNING' || w.problem))
+    .map(([name, w]) => {
+      const what = name.slice(1, -1);
+      if (w.problem) return problem(what, w.problem.reason, w.problem.fix);
+      return problem(what, `rq-mgr's ${what} process is ${w.status}${w.last_exit ? ` (last exit: ${w.last_exit})` : ''}`, w.status === 'ERROR' ? 'it died too often to be restarted: fix what rq-mgr\'s log says it dies of, then bin/rq-mgr restart' : 'rq-mgr restarts it; if it keeps dying, rq-mgr\'s log says why');
+    });
 }
 
 /** config/config.json readable, and not readable by others when it holds passwords. */

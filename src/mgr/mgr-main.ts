@@ -2,16 +2,17 @@
 import fs from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { rootPaths } from '../config/paths.js';
-import { loadGlobalConfig } from '../config/global-config.js';
+import { type GlobalConfig, loadGlobalConfig } from '../config/global-config.js';
 import { webLimits } from '../config/web-limits.js';
 import { exposureWarnings } from '../config/exposure.js';
 import { queueNameRoom, rootSocketProblem } from '../config/socket-paths.js';
-import { listenSocket } from '../ipc/socket-server.js';
+import { type SocketServer, listenSocket } from '../ipc/socket-server.js';
 import { createLogger } from '../log.js';
 import { DAEMON_UMASK, untilStopped } from '../daemon.js';
 import { handleMgrRequest, mgrCommands, refusedQueues } from './mgr-commands.js';
 import { ScanDir } from './scandir.js';
-import { Supervisor } from './supervisor.js';
+import { type StartReport, Supervisor } from './supervisor.js';
+import type { WorkerProblem } from './worker.js';
 import { LimitsService } from './limits-service.js';
 import { claimPidFile } from './pid-file.js';
 
@@ -20,6 +21,8 @@ export interface RunOptions {
   log?: Logger;
   /** Stop when stdin ends (the parent that holds it went away). */
   watchStdin?: boolean;
+  /** Told once the start has settled (`npm start`'s line for a person): the web's URL when it listens, else why not. */
+  started?: (s: { url: string | null; problem: WorkerProblem | null; notServing: string[] }) => void;
 }
 
 /** Runs until SIGTERM/SIGINT; resolves after the final shutdown. */
@@ -65,23 +68,17 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   if (config.tmpdir) env.TMPDIR = String(config.tmpdir);
 
   const limits = new LimitsService({ root: opts.root, log: log.child({ component: 'limits' }) });
-  await limits.start();
   const sup = new Supervisor({ root: opts.root, log, env, queueExited: (name, how) => void limits.queueExited(name, how), webGraceMs: webLimits(config).shutdownGraceMs, queueMemory: config.queue_memory });
-  await sup.start();
-  limits.arbiter.expect(sup.queueNames());
-  const scandir = new ScanDir(sup, log.child({ component: 'scandir' }));
-  await scandir.start();
-  const handlers = mgrCommands(config.env === undefined ? undefined : String(config.env), limits.commands(), () => refusedQueues(sup, scandir));
-  const server = await listenSocket({ path: paths.mgrSock, proto: 'rq1', log, maxConnections: config.max_socket_connections, handle: (p) => handleMgrRequest(sup, handlers, p, log) });
-  log.info({ root: opts.root, pid: process.pid, queues: sup.queueNames(), queue_name_max: queueNameRoom(opts.root).maxBytes }, 'rq-mgr started');
-
+  let scandir: ScanDir | null = null;
+  let server: SocketServer | null = null;
+  // Before anything starts: a Ctrl-C or TERM at any moment of the start stops what has started, in order.
   untilStopped({
     log,
     watchStdin: opts.watchStdin,
     onStop: async () => {
       sup.retire();
-      await server.close();
-      await scandir.close();
+      await server?.close();
+      await scandir?.close();
       await sup.shutdown();
       limits.close();
       await fs.rm(paths.mgrSock, { force: true });
@@ -90,9 +87,41 @@ export async function runMgr(opts: RunOptions): Promise<number> {
     },
     onHup: () => {
       log.info('SIGHUP: reloading');
-      void sup.reload().then(() => scandir.kick());
+      void sup.reload().then(() => scandir?.kick());
     },
   });
   // The lifecycle exits the process once everything is stopped.
-  return new Promise<number>(() => undefined);
+  const forever = new Promise<number>(() => undefined);
+  await limits.start();
+  if (sup.stopping) return forever;
+  await sup.start();
+  if (sup.stopping) return forever;
+  limits.arbiter.expect(sup.queueNames());
+  scandir = new ScanDir(sup, log.child({ component: 'scandir' }));
+  await scandir.start();
+  const handlers = mgrCommands(config.env === undefined ? undefined : String(config.env), limits.commands(), () => refusedQueues(sup, scandir!));
+  server = await listenSocket({ path: paths.mgrSock, proto: 'rq1', log, maxConnections: config.max_socket_connections, handle: (p) => handleMgrRequest(sup, handlers, p, log) });
+  if (sup.stopping) return forever;
+  // "started" means served: each queue found at start answers its socket and the web its port, or is named.
+  const report = await sup.started(START_WAIT_MS);
+  if (sup.stopping) return forever;
+  const web = webLine(config, report);
+  const notServing = report.notServing.map((q) => `${q.name} (${q.lastExit ? `died: ${q.lastExit}; ${q.status === 'ERROR' ? 'given up' : 'restarting'}` : 'not answering yet'})`);
+  log[notServing.length > 0 ? 'warn' : 'info']({ root: opts.root, pid: process.pid, queues: report.serving, ...(notServing.length > 0 ? { not_serving: notServing } : {}), ...web.fields, queue_name_max: queueNameRoom(opts.root).maxBytes }, 'rq-mgr started');
+  // After the log line has been written: a person's "ready" line comes last.
+  const started = { url: web.url, problem: report.web?.problem ?? null, notServing };
+  log.flush(() => opts.started?.(started));
+  return forever;
+}
+
+/** How long the started line waits for queues and the web; a queue still loading past it is named as not serving yet. */
+const START_WAIT_MS = 15_000;
+
+/** The web's part of the started line: its URL once it listens, else why not. */
+function webLine(config: GlobalConfig, report: StartReport): { url: string | null; fields: Record<string, string> } {
+  if (!report.web) return { url: null, fields: { web: 'not built (npm run build)' } };
+  const url = `http://${config.addr ?? '127.0.0.1'}:${config.port}${config.relative_root ?? '/'}`;
+  if (report.web.ready) return { url, fields: { web: url } };
+  const p = report.web.problem;
+  return { url: null, fields: { web: p ? `not up: ${p.reason}` : `not up yet (${report.web.status})` } };
 }

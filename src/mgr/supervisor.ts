@@ -10,7 +10,7 @@ import { normaliseQueueConfig } from '../config/queue-config.js';
 import { AdminState, type AdminAction } from '../queue/admin-state.js';
 import { type QueueMemory, queueEnv, queueNodeFlags } from '../queue/node-flags.js';
 import { type CreateQueueOptions, createQueueDir, discoverQueues, trashQueueDir } from './queue-dirs.js';
-import { DEFAULT_POLICY, Worker, type WorkerPolicy, type WorkerStatus } from './worker.js';
+import { DEFAULT_POLICY, Worker, type WorkerPolicy, type WorkerProblem, type WorkerStatus } from './worker.js';
 
 export interface SupervisorDeps {
   root: string;
@@ -25,6 +25,16 @@ export interface SupervisorDeps {
   webGraceMs?: number;
   /** `queue_memory` of config.json: the V8 flags every queue process starts with. */
   queueMemory?: QueueMemory;
+}
+
+type WorkerRow = { status: string; pid: number | null; uptime: number | null; last_exit: string | null; restarts: number; problem?: { reason: string; fix: string } };
+
+/** Who serves once a start has settled (`Supervisor.started`): rq-mgr's started line says it. */
+export interface StartReport {
+  serving: string[];
+  notServing: { name: string; status: WorkerStatus; lastExit: string | null }[];
+  /** null when the web is not built. */
+  web: { ready: boolean; problem: WorkerProblem | null; status: WorkerStatus } | null;
 }
 
 /** What the web needs past its requests' grace to end its streams and close (before rq-mgr's KILL). */
@@ -56,7 +66,10 @@ export class Supervisor {
       this.unfit.set(queue, reason);
       this.deps.log.warn({ queue, reason }, 'queue not started: its name does not fit this root');
     };
-    for (const name of await discoverQueues(this.root, unfit)) this.startQueue(name);
+    const found = await discoverQueues(this.root, unfit);
+    // A stop that came while the root was read: nothing more is started.
+    if (this.stopping) return;
+    for (const name of found) this.startQueue(name);
     this.web = this.component('web', 'web/web-main.js');
     this.timers = this.component('timers', 'timers/timers-main.js');
   }
@@ -90,6 +103,24 @@ export class Supervisor {
 
   queueNames(): string[] {
     return [...this.workers.keys()];
+  }
+
+  /**
+   * Waits until each queue process and the web serve (their sockets and port listen), die or
+   * stop, for at most `timeoutMs`; then says which serve and which do not, and what the web is.
+   */
+  async started(timeoutMs: number): Promise<StartReport> {
+    const all = [...this.workers.values(), ...(this.web ? [this.web] : [])];
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)));
+    await Promise.race([Promise.all(all.map((w) => w.settled())), bound]);
+    clearTimeout(timer);
+    const queues = [...this.workers.values()];
+    return {
+      serving: queues.filter((w) => w.ready).map((w) => w.name),
+      notServing: queues.filter((w) => !w.ready).map((w) => ({ name: w.name, status: w.status, lastExit: w.lastExit })),
+      web: this.web ? { ready: this.web.ready, problem: this.web.problem, status: this.web.status } : null,
+    };
   }
 
   /** up/down/pause/resume through the admin files; the queue's watch sees the change at once. */
@@ -186,10 +217,12 @@ export class Supervisor {
     await Promise.all([...this.workers.values()].map((w) => w.stop()));
   }
 
-  status(): Record<string, { status: string; pid: number | null; uptime: number | null; last_exit: string | null; restarts: number }> {
-    const out: Record<string, { status: string; pid: number | null; uptime: number | null; last_exit: string | null; restarts: number }> = {};
+  /** Each worker; `problem` is what one that cannot serve named (a port in use), with its fix. */
+  status(): Record<string, WorkerRow> {
+    const out: Record<string, WorkerRow> = {};
     for (const w of [...this.workers.values(), ...(this.web ? [this.web] : []), ...(this.timers ? [this.timers] : [])]) {
       out[w.name] = { status: w.status, pid: w.pid, uptime: w.child ? Math.floor((Date.now() - w.startedAt) / 1000) : null, last_exit: w.lastExit, restarts: w.restarts };
+      if (w.problem) out[w.name].problem = { reason: w.problem.reason, fix: w.problem.fix };
     }
     return out;
   }

@@ -1,6 +1,8 @@
 // One supervised child process (queue, web or timers) with restart back-off and an ERROR ceiling.
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Logger } from 'pino';
+import { backoffDelay } from '../backoff.js';
+import type { ParentReport } from '../daemon.js';
 
 export type WorkerStatus = 'RUNNING' | 'BACKOFF' | 'ERROR' | 'STOPPING' | 'STOPPED';
 
@@ -16,6 +18,13 @@ export interface WorkerPolicy {
 
 export const DEFAULT_POLICY: WorkerPolicy = { baseDelayMs: 100, maxDelayMs: 30_000, fastMs: 10_000, maxFastDeaths: 10 };
 
+/** A cause the child named before it exited (`tellParent`): a port another program holds, with its fix. */
+export interface WorkerProblem {
+  key: string;
+  reason: string;
+  fix: string;
+}
+
 export class Worker {
   status: WorkerStatus = 'STOPPED';
   child: ChildProcess | null = null;
@@ -28,6 +37,15 @@ export class Worker {
   private exitWaiters: (() => void)[] = [];
   /** The last stop had to send KILL. */
   private forced = false;
+  /** The current child said it serves (its socket or port listens). */
+  ready = false;
+  /** What the last child that could not serve said, until one serves: kept through the restarts in between. */
+  problem: WorkerProblem | null = null;
+  /** The problem said at warn; the same one again at the next restarts is not news. */
+  private said: string | null = null;
+  /** What the current child named, if anything. */
+  private reported: WorkerProblem | null = null;
+  private readyWaiters: (() => void)[] = [];
 
   constructor(
     readonly name: string,
@@ -51,26 +69,66 @@ export class Worker {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (this.startedAt !== 0) this.restarts++;
-    // stdin is a pipe only we hold: the child sees EOF and exits if rq-mgr dies abruptly.
-    const child = spawn(process.execPath, this.argv, { stdio: ['pipe', 'inherit', 'inherit'], env: this.env });
+    // stdin is a pipe only we hold: the child sees EOF and exits if rq-mgr dies abruptly. Its own
+    // process group (detached): a terminal's Ctrl-C reaches rq-mgr alone, which stops the children in
+    // order (the web before the queues its requests need). The channel carries its ready/problem reports.
+    const child = spawn(process.execPath, this.argv, { stdio: ['pipe', 'inherit', 'inherit', 'ipc'], env: this.env, detached: true });
     this.child = child;
     this.status = 'RUNNING';
+    this.ready = false;
+    this.reported = null;
     this.startedAt = Date.now();
     child.stdin?.on('error', () => undefined);
+    child.on('message', (m: ParentReport) => this.onReport(child, m));
+    // A channel must not keep rq-mgr alive, nor a child that exits miss its exit.
+    child.channel?.unref();
     child.once('error', (err) => this.log.error({ worker: this.name, err: err.message }, 'could not start'));
-    child.once('exit', (code, signal) => this.onExit(child, code, signal));
+    // 'close', not 'exit': it comes after the channel's last report (a problem sent just before exiting).
+    child.once('close', (code, signal) => this.onExit(child, code, signal));
     // A first start is bookkeeping (rq-mgr's own line lists the queues); a restart is news.
-    if (this.restarts > 0) this.log.info({ worker: this.name, child_pid: child.pid, restarts: this.restarts }, 'started');
+    if (this.restarts > 0 && this.said === null) this.log.info({ worker: this.name, child_pid: child.pid, restarts: this.restarts }, 'started');
     else this.log.debug({ worker: this.name, child_pid: child.pid }, 'started');
+  }
+
+  private onReport(child: ChildProcess, m: ParentReport): void {
+    if (this.child !== child || typeof m !== 'object' || m === null) return;
+    if (m.rq === 'ready') {
+      if (this.problem) this.log.info({ worker: this.name }, `${this.name} serves again (before: ${this.problem.reason})`);
+      this.ready = true;
+      this.problem = null;
+      this.said = null;
+      this.wakeReadyWaiters();
+    } else if (m.rq === 'problem' && typeof m.reason === 'string' && typeof m.fix === 'string') {
+      this.reported = { key: String(m.key), reason: m.reason, fix: m.fix };
+      this.problem = this.reported;
+    }
+  }
+
+  private wakeReadyWaiters(): void {
+    const waiters = this.readyWaiters;
+    this.readyWaiters = [];
+    waiters.forEach((w) => w());
+  }
+
+  /** Resolves when the child serves, dies, or stops (whichever first); the caller bounds the wait. */
+  settled(): Promise<void> {
+    if (this.ready || this.status !== 'RUNNING') return Promise.resolve();
+    return new Promise((r) => this.readyWaiters.push(r));
   }
 
   private onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (this.child !== child) return;
     this.child = null;
+    this.ready = false;
+    // A death the child did not explain ends what an earlier one named.
+    this.problem = this.reported;
+    if (!this.problem) this.said = null;
     this.lastExit = signal ? `signal ${signal}` : `exit ${code}`;
     const waiters = this.exitWaiters;
     this.exitWaiters = [];
     waiters.forEach((w) => w());
+    // settled() callers learn of the death after the status below is set.
+    queueMicrotask(() => this.wakeReadyWaiters());
     if (this.status === 'STOPPING') {
       this.status = 'STOPPED';
       this.log.info({ worker: this.name, exit: this.lastExit }, 'stopped');
@@ -78,14 +136,26 @@ export class Worker {
     }
     const lived = Date.now() - this.startedAt;
     this.fastDeaths = lived < this.policy.fastMs ? this.fastDeaths + 1 : 1;
+    // A child that named its cause (a port another program holds) waits for that to change: it is
+    // tried again with the same back-off up to maxDelayMs, never marked ERROR, and said once.
+    if (this.problem) return this.backOff(true);
     if (this.fastDeaths > this.policy.maxFastDeaths) {
       this.status = 'ERROR';
       this.log.error({ worker: this.name, exit: this.lastExit, deaths: this.fastDeaths }, 'died too often; marked ERROR (restart_queue resets)');
       return this.exited('ERROR', false);
     }
-    const delay = Math.min(this.policy.maxDelayMs, this.policy.baseDelayMs * 2 ** (this.fastDeaths - 1));
+    this.backOff(false);
+  }
+
+  private backOff(named: boolean): void {
+    const delay = backoffDelay(this.fastDeaths - 1, { baseMs: this.policy.baseDelayMs, maxMs: this.policy.maxDelayMs });
     this.status = 'BACKOFF';
-    this.log.warn({ worker: this.name, exit: this.lastExit, restart_in_ms: delay }, 'died; restarting');
+    const p = this.problem;
+    if (named && p) {
+      if (this.said !== p.key) this.log.warn({ worker: this.name, restart_in_ms: delay }, `${p.reason}; ${p.fix}`);
+      else this.log.debug({ worker: this.name, exit: this.lastExit, restart_in_ms: delay }, 'still cannot serve; trying again');
+      this.said = p.key;
+    } else this.log.warn({ worker: this.name, exit: this.lastExit, restart_in_ms: delay }, 'died; restarting');
     this.timer = setTimeout(() => this.start(), delay);
     this.exited('BACKOFF', false);
   }

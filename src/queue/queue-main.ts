@@ -9,7 +9,7 @@ import { loadQueueConfig } from '../config/queue-config.js';
 import { parseArgs } from '../args.js';
 import { resolveRoot } from '../config/root.js';
 import { createLogger } from '../log.js';
-import { daemonMain, untilStopped } from '../daemon.js';
+import { daemonMain, tellParent, untilStopped } from '../daemon.js';
 import { type SocketServer, listenSocket } from '../ipc/socket-server.js';
 import { parseRequest } from '../ipc/rq1.js';
 import { QueueClient } from '../ipc/queue-client.js';
@@ -89,6 +89,8 @@ export async function main(argv: string[]): Promise<void> {
       return reply;
     },
   });
+  // rq-mgr's started line waits for this: from here on a client's request is answered.
+  void tellParent({ rq: 'ready' });
   // The live feed is an observer: a queue whose feed cannot listen still runs (GET /events just does not see it).
   const feedDeps = { path: paths.eventsSock, queue: name, events: queue.events, tagsOf: (id: string) => queue.tags.index.tagsOf(id), now: queue.now, log };
   feed = await startEventFeed(feedDeps).catch((err: Error) => {

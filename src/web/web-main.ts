@@ -7,7 +7,8 @@ import { loadGlobalConfig } from '../config/global-config.js';
 import { queuePaths, rootPaths } from '../config/paths.js';
 import { PACKAGE_DIR, resolveRoot } from '../config/root.js';
 import { createLogger } from '../log.js';
-import { daemonMain, untilStopped } from '../daemon.js';
+import { daemonMain, tellParent, untilStopped } from '../daemon.js';
+import { listenProblem } from './listen-problem.js';
 import { buildApp } from './app.js';
 import { chartLibFiles } from './chart-lib.js';
 import { MgrClient } from '../ipc/mgr-client.js';
@@ -47,10 +48,15 @@ async function main(): Promise<number | void> {
   try {
     await app.listen({ host, port });
   } catch (err) {
-    log.error({ host, port, err: (err as Error).message }, 'cannot listen');
+    // rq-mgr says it once, with the fix, and tries again with back-off; alone, this is the one line.
+    const problem = listenProblem(err as NodeJS.ErrnoException, host, port, root);
+    if (process.send) await tellParent(problem);
+    const level = process.send ? 'debug' : 'error';
+    log[level]({ host, port, err: (err as Error).message }, `${problem.reason}; ${problem.fix}`);
     return 1;
   }
   log.info({ host, port, root, relative_root: config.relative_root ?? '/' }, 'web server listening');
+  await tellParent({ rq: 'ready' });
 
   untilStopped({
     log,
