@@ -208,7 +208,7 @@ export class QueueClient {
     return answer(await this.send('search', q), (v): v is SearchPage => isObject(v) && isNumber(v.total) && isEntries(v.messages));
   }
 
-  /** Issue 18: a bulk action (`retry`, `delete`, `ack`, `move` with `dest`) on `ids` or every eligible match of `filter`; `dry_run` answers how many would change. */
+  /** A bulk action (`retry`, `delete`, `ack`, `move` with `dest`) on `ids` or every eligible match of `filter`; `dry_run` answers how many would change. */
   async bulk(args: { op: string; ids?: string[]; filter?: SearchArgs; dest?: string; dry_run?: boolean }): Promise<Answer<BulkJob | { op: string; count: number }>> {
     return answer(await this.send('bulk', args), (v): v is BulkJob | { op: string; count: number } => isObject(v) && isString(v.op));
   }

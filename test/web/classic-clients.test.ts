@@ -1,4 +1,4 @@
-// Issue 18's classic-client behaviours, each requested and parsed as the classic and brightroll clients do, against a real rq-mgr + web.
+// Classic-client behaviours of the web, each requested and parsed as the classic and brightroll clients do, against a real rq-mgr + web.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
