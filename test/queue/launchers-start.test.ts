@@ -1,0 +1,101 @@
+// How the launchers start a script, the same from the child_process gate and the native spawner: nice 19, own session and group, cwd, exact environment, default signal dispositions, argv[0] through PATH. Real processes.
+import fs from 'node:fs';
+import path from 'node:path';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { LAUNCHERS, T, launchSession, statFields } from './launcher-harness.js';
+
+describe.each(LAUNCHERS)('%s launcher', (name, launch) => {
+  const session = launchSession(name, launch);
+  const { testSecret, baseEnv, start, sh, headerOf } = session;
+  let dir: string;
+  beforeEach(() => (dir = session.dir));
+
+  it(
+    'runs the script at nice 19 from its first instruction, in its own session and process group',
+    async () => {
+      // cat is the script itself (no shell in between): its own stat is what it started with.
+      const s = start(['/bin/cat', '/proc/self/stat']);
+      expect(await s.exited).toEqual({ code: 0, signal: null });
+      const log = s.log();
+      const header = headerOf(s.child.pid);
+      expect(log.startsWith(header)).toBe(true);
+      const f = statFields(log.slice(header.length).trim());
+      expect(Number(f[1])).toBe(s.child.pid);
+      expect(f[19]).toBe('19');
+      expect(Number(f[5])).toBe(s.child.pid); // pgrp
+      expect(Number(f[6])).toBe(s.child.pid); // session
+    },
+    T,
+  );
+
+  it(
+    'runs the script in r.cwd',
+    async () => {
+      const cwd = path.join(dir, 'job dir');
+      fs.mkdirSync(cwd);
+      const s = sh('pwd -P >&3', { cwd });
+      expect(await s.fd3.next()).toBe(fs.realpathSync(cwd));
+      expect(await s.exited).toEqual({ code: 0, signal: null });
+    },
+    T,
+  );
+
+  it(
+    'gives the script exactly the environment passed, not the daemon environment',
+    async () => {
+      expect(process.env[testSecret]).toBe('leaked');
+      const env = { ...baseEnv(), EMPTY_VAR: '', UNDEFINED_VAR: undefined, MULTI: 'a=b c' };
+      const s = sh('echo "$RQ_TEST_VAR|${RQ_LAUNCHER_TEST_NOT_PASSED-unset}" >&3; cat /proc/$$/environ >&3', { env });
+      const text = await s.fd3.ended;
+      expect(await s.exited).toEqual({ code: 0, signal: null });
+      const [first, environ] = [text.slice(0, text.indexOf('\n')), text.slice(text.indexOf('\n') + 1)];
+      expect(first).toBe('hello world|unset');
+      // The environment the script was exec'd with.
+      const got = Object.fromEntries(
+        environ
+          .split('\0')
+          .filter(Boolean)
+          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+      );
+      const want = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined));
+      // The gate execs the script from /bin/sh, which exports PWD; tolerated only as the real cwd.
+      if (!('PWD' in want) && 'PWD' in got) {
+        expect(got.PWD).toBe(dir);
+        delete got.PWD;
+      }
+      expect(got).toEqual(want);
+    },
+    T,
+  );
+
+  it(
+    'starts the script with default signal dispositions (SIGPIPE not ignored) and no signal blocked',
+    async () => {
+      // Node itself ignores SIGPIPE and SIGXFSZ: this fails if a launcher does not reset them.
+      expect(fs.readFileSync('/proc/self/status', 'utf8')).toMatch(/^SigIgn:\s*0*[1-9a-f][0-9a-f]*$/m);
+      // grep is the script itself: a shell reading its own /proc/$$/status through a child would
+      // race with dash, which blocks all signals around its own forks.
+      const s = start(['grep', '-E', '^Sig(Ign|Blk):', '/proc/self/status']);
+      expect(await s.exited).toEqual({ code: 0, signal: null });
+      const header = headerOf(s.child.pid);
+      const text = s.log();
+      expect(text.startsWith(header)).toBe(true);
+      const ign = BigInt(`0x${/^SigIgn:\s*([0-9a-f]+)$/m.exec(text)![1]}`);
+      const blk = BigInt(`0x${/^SigBlk:\s*([0-9a-f]+)$/m.exec(text)![1]}`);
+      expect(ign & (1n << 12n), text).toBe(0n); // SIGPIPE (13)
+      expect(ign, text).toBe(0n);
+      expect(blk, text).toBe(0n);
+    },
+    T,
+  );
+
+  it(
+    'finds a bare argv[0] through env.PATH',
+    async () => {
+      const s = start(['sh', '-c', 'echo ok >&3'], { env: { PATH: '/usr/bin:/bin' } });
+      expect(await s.fd3.next()).toBe('ok');
+      expect(await s.exited).toEqual({ code: 0, signal: null });
+    },
+    T,
+  );
+});
