@@ -38,3 +38,29 @@ export function commandList(table: Record<string, CommandSpec>): string[] {
   const width = Math.max(...Object.keys(table).map((c) => c.length));
   return ['Valid commands are:', ...Object.entries(table).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`)];
 }
+
+/** What `rq` with no command shows: the commands a new user needs first, each in a few words. */
+const COMMON: [string, string][] = [
+  ['sendmesg', 'send a message: rq sendmesg --dest <queue> --param1 TEXT'],
+  ['statusmesg', "print a message's status"],
+  ['wait', 'wait for a message to finish; exit by its outcome'],
+  ['tail', "follow a message's output"],
+  ['queues', 'list the queues and their counts'],
+  ['ls', "list a queue's messages"],
+  ['doctor', 'say what is not running as it should, and the fix'],
+];
+
+/**
+ * `rq` alone: one usage line, the common commands and where the rest are, instead of the whole
+ * list (`rq --help` keeps the classic `Valid commands are:` list of every command).
+ */
+export function shortUsage(table: Record<string, CommandSpec>): string[] {
+  const common = COMMON.filter(([name]) => Object.hasOwn(table, name));
+  const width = Math.max(...common.map(([name]) => name.length));
+  return [
+    'Usage: rq <command> [--key value | --key=value | --flag] … [--root DIR]',
+    'Common commands:',
+    ...common.map(([name, what]) => `  ${name.padEnd(width)}  ${what}`),
+    `rq --help lists all ${Object.keys(table).length} commands, rq <command> --help explains one, rq --version prints the version`,
+  ];
+}

@@ -1,6 +1,6 @@
 // rq: the command line client of queue sockets (spec §10.1), `rq <command> [--key value | --key=value | --flag] …`.
 import { RQ_COMMANDS, type RqCommand, type RqIo } from './rq-commands.js';
-import { commandHelp, commandList } from './command-help.js';
+import { commandHelp, commandList, shortUsage } from './command-help.js';
 import { checkCommandLine, unknownCommand } from './option-check.js';
 import { EXIT, exitFor } from './exit-codes.js';
 import { type Options, rootDir, rootOpt, usage } from './rq-options.js';
@@ -51,7 +51,13 @@ export async function main(argv: string[], io: RqIo = processIo()): Promise<numb
   const word = argv[0];
   const cmd = word !== undefined && Object.hasOwn(RQ_COMMANDS, word) ? RQ_COMMANDS[word] : undefined;
   const helpAsked = argv.includes('-h') || argv.includes('--help');
-  if (word === undefined || word.startsWith('-')) {
+  if (word === undefined) {
+    // Exit 1 as classic (spec §10.1); the classic's whole list is rq --help's.
+    for (const line of shortUsage(RQ_COMMANDS)) io.stdout(line);
+    return EXIT.fail;
+  }
+  if (word === '--version') return main(['version', ...argv.slice(1)], io);
+  if (word.startsWith('-')) {
     for (const line of commandList(RQ_COMMANDS)) io.stdout(line);
     return helpAsked ? EXIT.ok : EXIT.fail; // classic: no command is exit 1
   }

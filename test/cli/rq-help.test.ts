@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN } from '../helpers/mgr-proc.js';
 import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
-import { type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
+import { PROJECT, type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
 
 let t: TestRoot;
 let commands: string[];
@@ -102,9 +102,26 @@ describe('rq refuses what it would have ignored: exit 2, one stderr line naming 
     expectOneLineError(await runRq(['queues', '--root', plain]), /^rq: --root .*\/plain: not an rq root \(no queues\/ folder/, 2);
   });
 
-  it('an unknown command is one line with the nearest command (exit 1, as classic); no command is the list, exit 1', async () => {
+  it('an unknown command is one line with the nearest command (exit 1, as classic)', async () => {
     expectOneLineError(await rq(['sendmsg', '--dest', 'test']), /^rq: unknown command "sendmsg"; did you mean "sendmesg"\? \(rq --help lists every command\)$/, 1);
-    expect((await runRq([])).code).toBe(1);
+  });
+
+  it('no command: a usage line and the common commands in a few lines, where the rest are; exit 1 as classic', async () => {
+    const r = await runRq([]);
+    expect(r.code).toBe(1);
+    expect(r.err).toEqual([]);
+    expect(r.out.length).toBeLessThanOrEqual(10);
+    expect(r.out[0]).toBe('Usage: rq <command> [--key value | --key=value | --flag] … [--root DIR]');
+    expect(r.out.slice(2, -1).map((l) => l.trim().split(/\s+/)[0])).toEqual(['sendmesg', 'statusmesg', 'wait', 'tail', 'queues', 'ls', 'doctor']);
+    expect(r.out.at(-1)).toBe(`rq --help lists all ${commands.length} commands, rq <command> --help explains one, rq --version prints the version`);
+  });
+
+  it("--version and version print package.json's version, exit 0, without a root", async () => {
+    const { version } = JSON.parse(await fs.readFile(path.join(PROJECT, 'package.json'), 'utf8')) as { version: string };
+    for (const args of [['--version'], ['version']]) {
+      const r = await runBin('rq', args, { RQ_ROOT: '/nonexistent' });
+      expect(r, args[0]).toEqual({ code: 0, out: [`rq ${version}`], err: [] });
+    }
   });
 });
 
