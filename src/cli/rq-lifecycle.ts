@@ -2,7 +2,8 @@
 import { shown } from '../errors.js';
 import { TAG_EXPECTED } from '../message/tags.js';
 import type { Answer } from '../ipc/answer.js';
-import { type HistoryLine, historyDetails } from '../ipc/history-line.js';
+import type { HistoryLine } from '../ipc/history-line.js';
+import { detailWords, reasonWords } from '../ipc/history-words.js';
 import type { QueueClient } from '../ipc/queue-client.js';
 import { actor, ask, failureLines, replyLine } from './queue-ask.js';
 import type { CommandContext, RqCommand } from './rq-commands.js';
@@ -13,10 +14,11 @@ import { messageTarget } from './message-target.js';
 import { refusalDoc } from './json-output.js';
 import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
 
-/** One history line as people read it: `<at> que→run dispatcher pid 4242 attempt 2`. */
+/** One history line as people read it: `<at> run→err dispatcher exit 3 after 0.143s - <reason>`; the step stays one word for scripts that split it. */
 export function historyText(l: HistoryLine): string {
   const step = l.event ?? `${l.from ?? 'create'}→${l.to ?? '?'}`;
-  return [l.at, step, l.actor ?? '', ...historyDetails(l), l.reason ? `- ${l.reason}` : ''].filter(Boolean).join(' ');
+  const reason = reasonWords(l);
+  return [l.at, step, l.actor ?? '', ...detailWords(l), reason ? `- ${reason}` : ''].filter(Boolean).join(' ');
 }
 
 async function printed(ctx: CommandContext, run: (c: CommandContext) => Promise<{ ok: boolean; lines: string[] }>): Promise<number> {

@@ -1,9 +1,9 @@
 // The message page's Timeline (rq-beyond §B14): every move and event of its history as a list, each step in the colour of where it led, in words, with the time since the step before.
 import type { HistoryLine } from '../../ipc/history-line.js';
 import { type SafeHtml, html } from './html.js';
-import { detailWords, reasonWords, stepDuration, stepWords } from './timeline-words.js';
+import { detailWords, reasonWords, stepDuration, stepWords } from '../../ipc/history-words.js';
 
-export { stepDuration } from './timeline-words.js';
+export { stepDuration } from '../../ipc/history-words.js';
 
 /** Events that tell of a failure read in the err colour; other events are neutral. */
 const BAD_EVENTS = new Set(['timeout', 'stall']);

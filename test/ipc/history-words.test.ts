@@ -2,10 +2,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { HistoryLine } from '../../../src/ipc/history-line.js';
-import { EVENT_WORDS, detailWords, exitWords, reasonWords, stepWords } from '../../../src/web/views/timeline-words.js';
-import { timelineView } from '../../../src/web/views/timeline-view.js';
-import { PROJECT } from '../../helpers/rq-root.js';
+import type { HistoryLine } from '../../src/ipc/history-line.js';
+import { EVENT_WORDS, detailWords, exitWords, reasonWords, stepWords } from '../../src/ipc/history-words.js';
+import { timelineView } from '../../src/web/views/timeline-view.js';
+import { PROJECT } from '../helpers/rq-root.js';
 
 const at = '2026-12-01T10:00:00.000Z';
 const exit = (code: number | null, signal: string | null, wall_ms: number) => ({ code, signal, wall_ms });

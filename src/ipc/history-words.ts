@@ -1,5 +1,5 @@
-// What a line of a message's history says in words on the Timeline: its step (a move or an event), its reason and its details, never raw JSON.
-import type { HistoryLine } from '../../ipc/history-line.js';
+// What a line of a message's history says in words (the message page's Timeline, `rq history`): its step, its reason and its details, never raw JSON.
+import type { HistoryLine } from './history-line.js';
 
 /** `0.4s`, `12s`, `3m 05s`, `2h 01m`: the wait or run time a step took. */
 export function stepDuration(ms: number): string {
