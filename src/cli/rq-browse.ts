@@ -2,6 +2,7 @@
 import { shown } from '../errors.js';
 import { STATES, type State } from '../message/states.js';
 import type { QueueMetrics } from '../ipc/stats-reply.js';
+import { orderQueues } from '../message/queue-order.js';
 import { askEvery } from './fan-out.js';
 import { ask } from './queue-ask.js';
 import { printRefusal } from './json-output.js';
@@ -50,7 +51,8 @@ const queues: RqCommand = {
     const every = await askEvery(root, (c) => c.metrics());
     const counts = new Map(every.answers.map((a) => [a.queue, a.value]));
     const problems = new Map(every.failures.map((f) => [f.queue, f.problem]));
-    const rows = await Promise.all(every.asked.map((queue): Promise<Row> | Row => {
+    // The dashboard's order, one for every listing of queues: the user's by name, then the built-ins.
+    const rows = await Promise.all(orderQueues(every.asked).map((queue): Promise<Row> | Row => {
       const m = counts.get(queue);
       return m ? withReason(root, { queue, status: m.status, counts: m.live.counts }) : { queue, status: 'UNREACHABLE', counts: null, problem: problems.get(queue) };
     }));

@@ -2,11 +2,11 @@
 import fs from 'node:fs/promises';
 import { discoverQueues } from '../mgr/queue-dirs.js';
 import { RqError } from '../errors.js';
+import { BUILTIN_QUEUE_ORDER, orderQueues } from '../message/queue-order.js';
 import { RQ_VERSION } from '../version.js';
 import { type QueueSnapshot, snapshotQueue } from './queue-snapshot.js';
 import type { WebContext } from './web-context.js';
 
-export const BUILTIN_QUEUES = ['debug', 'relay', 'cleaner', 'webhook', 'rq_router'];
 
 export interface MgrState {
   up: boolean;
@@ -65,11 +65,6 @@ export async function mgrState(ctx: WebContext): Promise<{ mgr: MgrState; names:
   }
 }
 
-/** User queues by name, then the built-ins in their classic order. */
-export function orderQueues(names: string[]): string[] {
-  const user = names.filter((n) => !BUILTIN_QUEUES.includes(n)).sort();
-  return [...user, ...BUILTIN_QUEUES.filter((b) => names.includes(b))];
-}
 
 export async function timerList(ctx: WebContext): Promise<TimerList> {
   try {
@@ -92,7 +87,7 @@ export async function dashboardData(ctx: WebContext): Promise<DashboardData> {
       const worker = workers[name];
       // An ERROR/BACKOFF worker has no process to ask.
       const snap = worker && worker.status !== 'RUNNING' ? { name, alive: false, error: `${worker.status}${worker.last_exit ? ` (${worker.last_exit})` : ''}`, pid: null } : await snapshotQueue(ctx, name);
-      return { ...snap, builtin: BUILTIN_QUEUES.includes(name), worker };
+      return { ...snap, builtin: BUILTIN_QUEUE_ORDER.includes(name), worker };
     }),
   );
   return { mgr, queues, timers, webVersion: RQ_VERSION, now: ctx.now() };

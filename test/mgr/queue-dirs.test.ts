@@ -7,7 +7,7 @@ import { queueNameRoom } from '../../src/config/socket-paths.js';
 import { listenSocket } from '../../src/ipc/socket-server.js';
 import { silentLogger } from '../../src/log.js';
 import { discoverQueues } from '../../src/mgr/queue-dirs.js';
-import { orderQueues } from '../../src/web/dashboard-data.js';
+import { orderQueues } from '../../src/message/queue-order.js';
 import { runRq } from '../helpers/rq-cli.js';
 import { type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
 

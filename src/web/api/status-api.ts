@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError } from '../../errors.js';
+import { orderQueues } from '../../message/queue-order.js';
 import { queuePaths } from '../../config/paths.js';
 import { dashboardData } from '../dashboard-data.js';
 import { healthReport } from '../health.js';
@@ -23,7 +24,8 @@ export async function requireMgr(ctx: WebContext): Promise<void> {
 
 async function queueNames(ctx: WebContext): Promise<string[]> {
   try {
-    return await ctx.deps.mgr.queues();
+    // rq-mgr answers in the order it started them (spec §6.2); every listing shows one order.
+    return orderQueues(await ctx.deps.mgr.queues());
   } catch {
     throw RqError.of('RQ_ERR_MGR_DOWN');
   }
