@@ -1,7 +1,7 @@
 // How a run ends (spec §3.3, §3.4): the first completion line, resend bookkeeping and the outcome, in one place.
 import type { Message } from '../message/message.js';
 import type { State } from '../message/states.js';
-import { type PipeLine, resendDelay, retryRequest } from './pipe-protocol.js';
+import { type PipeLine, parseResendSeconds, retryRequest } from './pipe-protocol.js';
 import type { FailureKind } from './retry-policy.js';
 
 export type Completion =
@@ -23,7 +23,7 @@ export function completionOf(line: PipeLine): Completion | null {
     case 'relayed':
       return { kind: 'relayed' };
     case 'resend': {
-      const delay = resendDelay(line.arg);
+      const delay = parseResendSeconds(line.arg);
       return delay === null ? null : { kind: 'resend', delay };
     }
     case 'retry':

@@ -19,8 +19,8 @@ export function isProgressLine(line: PipeLine): boolean {
   return !NOT_PROGRESS.has(line.keyword);
 }
 
-/** `resend N` / `resend N-reason`: the delay in seconds, or null when N is not a whole number. */
-export function resendDelay(arg: string | null): number | null {
+/** `resend N` / `resend N-reason` as the script wrote it: the delay N in seconds, or null when N is not a whole number (a parse, not a backoff). */
+export function parseResendSeconds(arg: string | null): number | null {
   const m = /^\s*(\d+)(?:-|\s|$)/.exec(arg ?? '');
   return m ? Number(m[1]) : null;
 }
