@@ -15,6 +15,8 @@ export const ERRORS = {
   RQ_ERR_USAGE: { status: 400, message: '%s' },
   RQ_ERR_RULE_SYNTAX: { status: 400, message: '%s' },
   RQ_ERR_BAD_BODY: { status: 400, message: 'request body: expected %s, received %s' },
+  // A body no parser reads (text/plain, XML…) that is all the request sends: its fields would be lost in silence.
+  RQ_ERR_UNSUPPORTED_BODY: { status: 415, message: 'request body: its content type %s is not accepted; send a form (application/x-www-form-urlencoded), JSON (application/json) or multipart/form-data' },
   // rq-beyond §B1.12: concurrency limits.
   RQ_ERR_LIMIT_TEMPLATE: { status: 400, message: '%s: the template names an unknown field {%s} (use {param1}..{param4} or {queue})' },
   RQ_ERR_LIMIT_NO_CONCURRENCY: { status: 400, message: 'limit: key %s has no concurrency: add it to config/limits.json or send limit_concurrency' },

@@ -24,6 +24,20 @@ export function bodyType(req: FastifyRequest): string {
   return String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
 }
 
+/** The content types whose bodies rq reads as parameters or messages (form, JSON, JSON lines, multipart). */
+const READ_BODIES = ['application/x-www-form-urlencoded', 'application/json', 'application/x-ndjson', 'application/jsonl', 'multipart/form-data'];
+
+/**
+ * The content type of a body that no parser reads, when the request has one (a classic client may
+ * send such a body with its parameters in the query string; the caller decides); null otherwise.
+ */
+export function unreadBodyType(req: FastifyRequest): string | null {
+  const type = bodyType(req);
+  const length = Number(req.headers['content-length'] ?? (req.headers['transfer-encoding'] ? 1 : 0));
+  if (type === '' || !(length > 0) || READ_BODIES.includes(type)) return null;
+  return type;
+}
+
 /**
  * Whether a client asked for JSON before its body is read, so that a body refused unread answers
  * in its format: `x_format` in the query, else the URL's extension (`.json`; `.txt` is text), else

@@ -31,6 +31,8 @@ interface Case {
   classic?: 'page' | string;
 }
 
+const UNSUPPORTED_TEXT = 'request body: its content type text/plain is not accepted; send a form (application/x-www-form-urlencoded), JSON (application/json) or multipart/form-data';
+
 /** Each refusal as a JSON client and as a classic client send it; `json` and `classic` say what each gets. */
 const CASES: [json: Case, classic: Case | null][] = [
   [
@@ -89,6 +91,10 @@ const CASES: [json: Case, classic: Case | null][] = [
     { what: 'a mesg text that does not parse', path: '/q/test/new_message', init: { method: 'POST', headers: FORM, body: new URLSearchParams({ x_format: 'json', mesg: '{"dest":"test",}' }).toString() }, status: 400, json: 'mesg: expected a JSON object text such as {"dest":"test"}, received "{\\"dest\\":\\"test\\",}", a syntax error at line 1 column 16 (byte 15): Unexpected token }' },
     null,
   ],
+  [
+    { what: 'a text/plain body to new_message (the default format is JSON)', path: '/q/test/new_message', init: { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'dest=test' }, status: 415, json: UNSUPPORTED_TEXT },
+    { what: 'a text/plain body to new_message with x_format=html', path: '/q/test/new_message?x_format=html', init: { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'dest=test' }, status: 415, classic: `415 - ${UNSUPPORTED_TEXT}` },
+  ],
 ];
 
 async function ask(c: Case): Promise<Response> {
@@ -117,6 +123,12 @@ describe('refusals in the client format', () => {
       expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
       expect(await res.text()).toBe(c.classic);
     }
+  });
+
+  it('a classic client that sends another content type with its message in the query string is still served', async () => {
+    const res = await fetch(`${B}/q/test/new_message?${new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done' }) })}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'ignored' });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as string[])[0]).toBe('ok');
   });
 
   it('x_format=html in the body keeps the classic text though Accept names JSON; a .txt URL stays text', async () => {

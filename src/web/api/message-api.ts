@@ -15,7 +15,7 @@ import { createWithAttachments } from './create-with-attachments.js';
 import { getMessage } from '../message-files.js';
 import { lifecycleApi } from './lifecycle-api.js';
 import { type Params, requireShallow, textParam } from '../params.js';
-import { asksForJson, bareJsonMessage, pathParam } from '../request-params.js';
+import { asksForJson, bareJsonMessage, pathParam, unreadBodyType } from '../request-params.js';
 import { rubyInspect } from '../ruby-inspect.js';
 import { html } from '../views/html.js';
 import { resultView } from '../views/forms-view.js';
@@ -93,6 +93,9 @@ export function messageApi(ctx: WebContext, maxUploadBytes: number) {
     const format = bare ? 'json' : (textParam(params, 'x_format') ?? 'json');
     if (format !== 'html') ctx.markJson(req);
     else ctx.markHtml(req);
+    // A body rq does not read (text/plain) that is all the client sent: its content type is the problem, not a missing mesg.
+    const unread = bare || params.mesg !== undefined ? null : unreadBodyType(req);
+    if (unread) throw RqError.of('RQ_ERR_UNSUPPORTED_BODY', unread);
     // The queue validates and types the fields (normaliseCreate): form text such as count="3" is read there.
     const fields = bare ?? messageFields(params, format);
     // A misspelt field (prioirty) is refused; other unknown keys are dropped by the create, as the classic daemon did.
