@@ -1,9 +1,8 @@
 // What the rq dependency and limit tests share: bin/rq on a test root (send, the message dirs of a queue), refs and ids of full ids, the texts of refusals.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { expect } from 'vitest';
 import { queuePaths } from '../../src/config/paths.js';
-import { type Run, runRq } from '../helpers/rq-cli.js';
+import { type Run, runRq, sendmesg } from '../helpers/rq-cli.js';
 import type { TestRoot } from '../helpers/rq-root.js';
 
 export const shortId = (fullId: string) => fullId.split('/').pop()!;
@@ -16,11 +15,7 @@ export const REF_TEXT = 'a message ref such as test/20261121\\.1643\\.46\\.613\\
 /** bin/rq on `root`; `send` returns the full id it printed. */
 export function cli(root: () => TestRoot) {
   const rq = (args: string[]): Promise<Run> => runRq(args, { root: root().root });
-  const send = async (dest: string, ...args: string[]): Promise<string> => {
-    const r = await rq(['sendmesg', '--dest', dest, ...args]);
-    expect(r.code, [...r.out, ...r.err].join('\n')).toBe(0);
-    return new RegExp(`^ok (http://127\\.0\\.0\\.1:${root().port}/q/${dest}/\\d{8}\\.\\d{4}\\.\\d{2}\\.\\d{3}\\.\\d+)$`).exec(r.out[0])![1];
-  };
+  const send = (dest: string, ...args: string[]): Promise<string> => sendmesg(rq, dest, ...args);
   /** Every message dir of a queue, in any state (done/ and relayed/ are hashed by date): a refusal adds none. */
   const messages = async (queue: string): Promise<string[]> => {
     const p = queuePaths(root().root, queue);

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mgrRootForFile } from '../helpers/per-test-root.js';
-import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
+import { type Run, expectOneLineError, runRq, sendmesg } from '../helpers/rq-cli.js';
 
 const root = mgrRootForFile({ alpha: {}, beta: {} });
 
@@ -12,11 +12,7 @@ function rq(args: string[]): Promise<Run> {
 }
 
 /** Sends to `dest` and returns the full id printed. */
-async function send(dest: string, ...args: string[]): Promise<string> {
-  const r = await rq(['sendmesg', '--dest', dest, ...args]);
-  expect(r.code, r.err.join('\n')).toBe(0);
-  return r.out[0].slice('ok '.length);
-}
+const send = (dest: string, ...args: string[]): Promise<string> => sendmesg(rq, dest, ...args);
 
 const shortId = (full: string) => full.split('/').pop()!;
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RQ_COMMANDS } from '../../src/cli/rq-commands.js';
 import { MgrProc } from '../helpers/mgr-proc.js';
 import { killLeftoverGroups } from '../helpers/process-groups.js';
-import { type Run, runRq } from '../helpers/rq-cli.js';
+import { type Run, runRq, sendmesg } from '../helpers/rq-cli.js';
 import { PROJECT, type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
 
 /** The read commands: each takes --json (docs/cli.md, "JSON output", lists the same). */
@@ -29,11 +29,7 @@ async function json(args: string[]): Promise<{ code: number; doc: any }> {
   return { code: j.code, doc: JSON.parse(j.out[0]) };
 }
 
-async function send(...args: string[]): Promise<string> {
-  const r = await rq(['sendmesg', '--dest', 'jq', ...args]);
-  expect(r.code, r.err.join('\n')).toBe(0);
-  return r.out[0].slice('ok '.length);
-}
+const send = (...args: string[]): Promise<string> => sendmesg(rq, 'jq', ...args);
 
 beforeAll(async () => {
   t = await makeRoot();

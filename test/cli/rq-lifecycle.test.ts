@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groupMembers, killLeftoverGroups, pidInFile } from '../helpers/process-groups.js';
-import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
+import { type Run, expectOneLineError, runRq, sendmesg } from '../helpers/rq-cli.js';
 import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 
 let t: TestRoot;
@@ -22,11 +22,7 @@ const shortId = (fullId: string) => fullId.split('/').pop()!;
 const AS_ALICE = { env: { USER: 'alice', LOGNAME: 'alice' } };
 const later = () => String(Math.floor(Date.now() / 1000) + 3600);
 
-async function send(dest: string, ...args: string[]): Promise<string> {
-  const r = await rq(['sendmesg', '--dest', dest, ...args]);
-  expect(r.code, r.err.join('\n')).toBe(0);
-  return new RegExp(`^ok (http://127\\.0\\.0\\.1:\\d+/q/${dest}/\\d{8}\\.\\d{4}\\.\\d{2}\\.\\d{3}\\.\\d+)$`).exec(r.out[0])![1];
-}
+const send = (dest: string, ...args: string[]): Promise<string> => sendmesg(rq, dest, ...args);
 
 /** A `forever` script on `dest`, running: its full id and pid (the script's group leader). */
 async function runForever(dest: string, name: string, ...args: string[]): Promise<{ id: string; pid: number }> {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MgrProc } from '../helpers/mgr-proc.js';
 import { killLeftoverGroups, pidInFile } from '../helpers/process-groups.js';
-import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
+import { type Run, expectOneLineError, runRq, sendmesg } from '../helpers/rq-cli.js';
 import { type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
 
 let t: TestRoot;
@@ -18,11 +18,7 @@ function rq(args: string[], root = t.root): Promise<Run> {
 const shortId = (fullId: string) => fullId.split('/').pop()!;
 const COUNTS = (c: Record<string, number>) => ['prep', 'que', 'run', 'done', 'relayed', 'err', 'err_acked'].map((k) => `${k} ${c[k] ?? 0}`).join(' ');
 
-async function send(dest: string, ...args: string[]): Promise<string> {
-  const r = await rq(['sendmesg', '--dest', dest, ...args]);
-  expect(r.code, r.err.join('\n')).toBe(0);
-  return r.out[0].slice('ok '.length);
-}
+const send = (dest: string, ...args: string[]): Promise<string> => sendmesg(rq, dest, ...args);
 
 /** Sends and waits for the end with rq wait itself; the id. */
 async function finished(dest: string, param1: string, ...args: string[]): Promise<string> {

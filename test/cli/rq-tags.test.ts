@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groupMembers, killLeftoverGroups, pidInFile } from '../helpers/process-groups.js';
-import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
+import { type Run, expectOneLineError, runRq, sendmesg } from '../helpers/rq-cli.js';
 import { PROJECT, QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 
 let t: TestRoot;
@@ -36,11 +36,7 @@ const AS_ALICE = { env: { USER: 'alice', LOGNAME: 'alice' } };
 const later = () => String(Math.floor(Date.now() / 1000) + 3600);
 const TAG_TEXT = 'a tag of 1-64 characters from A-Z a-z 0-9 \\. _ : @ \\+ - \\(starting with a letter or digit\\)';
 
-async function send(dest: string, ...args: string[]): Promise<string> {
-  const r = await rq(['sendmesg', '--dest', dest, ...args]);
-  expect(r.code, r.err.join('\n')).toBe(0);
-  return new RegExp(`^ok (http://127\\.0\\.0\\.1:${t.port}/q/${dest}/\\d{8}\\.\\d{4}\\.\\d{2}\\.\\d{3}\\.\\d+)$`).exec(r.out[0])![1];
-}
+const send = (dest: string, ...args: string[]): Promise<string> => sendmesg(rq, dest, ...args);
 
 /** A message that waits in the que for an hour. */
 const waiting = (dest: string, ...args: string[]) => send(dest, '--param1', 'done', '--due', later(), ...args);

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RQ_BIN, type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
+import { RQ_BIN, type Run, expectOneLineError, runRq, sendmesg } from '../helpers/rq-cli.js';
 import { QueueProc, type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
 
 let t: TestRoot;
@@ -17,11 +17,7 @@ const FULLID = /^ok (http:\/\/127\.0\.0\.1:\d+\/q\/test\/\d{8}\.\d{4}\.\d{2}\.\d
 const shortId = (fullId: string) => fullId.split('/').pop()!;
 const NO_MSG = 'test/20200101.0000.00.000.1';
 
-async function send(...args: string[]): Promise<string> {
-  const r = await rq(['sendmesg', '--dest', 'test', ...args]);
-  expect(r.code, r.err.join('\n')).toBe(0);
-  return FULLID.exec(r.out[0])![1];
-}
+const send = (...args: string[]): Promise<string> => sendmesg(rq, 'test', ...args);
 
 /** The queue holds what is sent while it is paused (config/test.pause), so a waiter starts before the run. */
 const pauseFile = () => path.join(t.root, 'config', 'test.pause');

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queuePaths } from '../../src/config/paths.js';
 import { listenSocket } from '../../src/ipc/socket-server.js';
 import { silentLogger } from '../../src/log.js';
-import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
+import { type Run, expectOneLineError, runRq, sendmesg } from '../helpers/rq-cli.js';
 import { QueueProc, type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
 
 /** The classic commands, in the classic order; rq-beyond commands follow them (that list grows feature by feature). */
@@ -25,11 +25,7 @@ function rq(args: string[], opts: { cwd?: string; root?: boolean; env?: NodeJS.P
 const shortId = (fullId: string) => fullId.split('/').pop()!;
 const FULLID = (q: string) => new RegExp(`^ok (http://127\\.0\\.0\\.1:\\d+/q/${q}/\\d{8}\\.\\d{4}\\.\\d{2}\\.\\d{3}\\.\\d+)$`);
 
-async function send(...args: string[]): Promise<string> {
-  const r = await rq(['sendmesg', '--dest', 'test', ...args]);
-  expect(r.code, r.err.join('\n')).toBe(0);
-  return FULLID('test').exec(r.out[0])![1];
-}
+const send = (...args: string[]): Promise<string> => sendmesg(rq, 'test', ...args);
 
 beforeAll(async () => {
   t = await makeRoot();

@@ -34,3 +34,12 @@ export function expectOneLineError(r: Run, text: string | RegExp, code = 1): voi
   expect(r.err[0]).toMatch(text);
   expect(r.err[0]).not.toMatch(/\bat .*:\d+:\d+/);
 }
+
+/** `rq sendmesg --dest <dest> ...args` through `rq`, which must succeed; the full id it printed (`http://host:port/q/<dest>/<id>`). */
+export async function sendmesg(rq: (args: string[]) => Promise<Run>, dest: string, ...args: string[]): Promise<string> {
+  const r = await rq(['sendmesg', '--dest', dest, ...args]);
+  expect(r.code, [...r.out, ...r.err].join('\n')).toBe(0);
+  const full = new RegExp(`^ok (http://127\\.0\\.0\\.1:\\d+/q/${dest}/\\d{8}\\.\\d{4}\\.\\d{2}\\.\\d{3}\\.\\d+)$`).exec(r.out[0] ?? '');
+  expect(full, `rq sendmesg printed ${r.out[0]}`).not.toBeNull();
+  return full![1];
+}
