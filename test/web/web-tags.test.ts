@@ -2,6 +2,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queuePaths } from '../../src/config/paths.js';
 import { waitFor } from '../helpers/rq-root.js';
 import { contentSnapshot } from './message-fixture.js';
 import { type WebRoot, cookiesOf, postForm, send, startWebRoot, waitState } from './web-root.js';
@@ -31,8 +32,17 @@ const tagJson = async (q: string, id: string, form: Record<string, string>) => {
   const res = await postForm(`${B}/q/${q}/${id}/tags`, { x_format: 'json', ...form });
   return [res.status, await res.json()];
 };
-/** Every file of queue b by content, but the blank-dir pool a create refills in the background. */
-const spool = async () => Object.entries(await contentSnapshot(w.root)).filter(([p]) => p.startsWith('queues/b/') && !p.startsWith('queues/b/.blank/'));
+/**
+ * Every file of queue b by content, but the blank-dir pool a create refills in the background. Taken
+ * once the create journal is checkpointed: a create is answered once its journal record is durable,
+ * and the checkpoint that deletes the segment comes after, on its own clock (under load it came
+ * between a "before" and an "after" snapshot: one entry fewer, with nothing refused having written).
+ */
+const spool = async () => {
+  const journal = queuePaths(w.root, 'b').journalDir;
+  await waitFor(async () => (await fs.readdir(journal).catch(() => [])).length === 0, "queue b's create journal to be checkpointed");
+  return Object.entries(await contentSnapshot(w.root)).filter(([p]) => p.startsWith('queues/b/') && !p.startsWith('queues/b/.blank/'));
+};
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const message = async (q: string, id: string): Promise<any> => (await fetch(`${B}/q/${q}/${id}.json`)).json();
 
@@ -226,6 +236,8 @@ describe('POST /q/<q>/cancel_tagged', () => {
     await waitState(B, 'b', done, ['done']);
     const running = await send(B, 'b', { param1: 'forever', tags: 'batch' });
     await waitState(B, 'b', running, ['run']);
+    // Its first status line is written by the run, on its own time: the snapshots come after it.
+    await waitFor(async () => (await message('b', running)).status === 'run - forever', 'the running script to say so');
 
     const before = await spool();
     const refusals: [Record<string, string>, string][] = [
