@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { searchQuery } from '../../src/queue/search-commands.js';
 import { cmd, endRun, inProcessQueues } from './in-process-session.js';
+import { waitFor } from '../helpers/rq-root.js';
 import { ask, ids, later } from './search-session.js';
 
 const queue = inProcessQueues();
@@ -156,6 +157,13 @@ describe('search wait_ms', () => {
       if (reads++ > 0) await held;
       return real(...a);
     };
+    // The first ask starts the build; whether its first read is back within 50 ms depends on the
+    // machine (under load the readdirs alone took longer), so only "building" is sure here.
+    const first = await ask(q, { wait_ms: 50 });
+    expect(first).toEqual(['ok', { total: 0, messages: [], building: { read: expect.any(Number) } }]);
+    expect(first[1].building.read).toBeLessThanOrEqual(1);
+    // Once the first read is counted and the second is held, an ask that outlasts its wait says so.
+    await waitFor(() => reads >= 2 && q.queue.stats.search.reading === 1, 'the first read to be counted and the second to be held', 10_000, 1);
     expect(await ask(q, { wait_ms: 50 })).toEqual(['ok', { total: 0, messages: [], building: { read: 1 } }]);
     expect(q.queue.stats.search.ready).toBe(false);
     // Made and deleted while the build reads: heard, and replayed over what it read.
