@@ -24,13 +24,34 @@ export interface TestRoot {
   cleanup(): Promise<void>;
 }
 
-/** A loopback port nobody listens on right now (tests run in parallel, each root gets its own). */
+/** The kernel's ephemeral range: where it picks the local port of every outgoing connection. */
+function ephemeralLow(): number {
+  const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+  return Number.isInteger(low) && low > 2000 ? low : 32768;
+}
+
+/**
+ * A loopback port nobody listens on right now (tests run in parallel, each root gets its own), below
+ * the ephemeral range. A port the kernel handed out (listen on 0) was free only until released: the
+ * next outgoing connection of any test could take it as its own local port, and the daemon that
+ * was to listen on it later failed with EADDRINUSE (browser/bulk under load). Outgoing connections
+ * never take a port below the range; a random pick, checked by listening on it, is left to collide
+ * only with another test's pick.
+ */
 export async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise((r) => srv.close(r));
-  return port;
+  const low = 10_000;
+  const high = ephemeralLow() - 1;
+  for (;;) {
+    const port = low + Math.floor(Math.random() * (high - low + 1));
+    const srv = net.createServer();
+    const ok = await new Promise<boolean>((r) => {
+      srv.once('error', () => r(false));
+      srv.listen(port, '127.0.0.1', () => r(true));
+    });
+    if (!ok) continue;
+    await new Promise((r) => srv.close(r));
+    return port;
+  }
 }
 
 /** A fresh root with config/config.json and the runtime folders. */
