@@ -60,11 +60,23 @@ function signalNumber(sig: string): number | string {
   return SIGNALS[sig] ?? sig;
 }
 
+/**
+ * The same exit as people read it, for rq's own texts (a retry's status, `last_failure`): `exit
+ * status 3`, `killed by SIGTERM`, `… after the script reported done`. The classic status text keeps
+ * spec §3.3's words byte for byte, `Completion was  but …` included.
+ */
+export function exitReason(code: number | null, signal: NodeJS.Signals | string | null, reported: string | undefined): string {
+  const how = signal ? `killed by ${signal}` : `exit status ${code ?? 0}`;
+  return reported ? `${how} after the script reported ${reported}` : how;
+}
+
 export interface Outcome {
   /** `que` means a resend. */
   state: Extract<State, 'que' | 'done' | 'relayed' | 'err'>;
   /** A status text the system writes, or null to keep the script's last line. */
   statusText: string | null;
+  /** The failure in rq's own words (exitReason), where statusText is the classic one. */
+  reason?: string;
   /** How the run failed (rq-beyond §B3.1), or `fatal`; absent when it did not (the resend limit is not a failure). */
   failure?: FailureKind | 'fatal';
 }
@@ -79,6 +91,7 @@ export function decideOutcome(first: Completion | null, pid: number, code: numbe
     return {
       state: 'err',
       statusText: `PROCESS EXITED IMPROPERLY - MOVING TO ERR - Completion was ${kw} but exit status was ${waitStatusText(pid, code, signal)}`,
+      reason: exitReason(code, signal, kw),
       failure: 'exit',
     };
   }

@@ -1,6 +1,6 @@
 // Where a failed run goes under a retry policy (rq-beyond §B3.3, §B1.3): back to que with a backoff, or finished to err with an outcome.
 import { type Message, cancelledStatus } from '../message/message.js';
-import type { Outcome } from './completion.js';
+import { type Outcome, exitReason } from './completion.js';
 import type { Coalescer } from './coalescing.js';
 import type { RunEndSpool } from './disk-full.js';
 import type { MessageIndex } from './message-index.js';
@@ -24,7 +24,7 @@ export function failureOf(run: ScriptRun, outcome: Outcome, exit: { code: number
   const failure = (kind: Failure['kind'], text: string): Failure => ({ kind, text, code: exit.code, signal: exit.signal });
   const killed = run.killed;
   if (killed && outcome.state !== 'done' && outcome.state !== 'relayed') {
-    return failure(killed.kind, killed.text ?? outcome.statusText ?? run.jobStatus ?? 'destroyed');
+    return failure(killed.kind, killed.text ?? outcome.reason ?? outcome.statusText ?? (run.jobStatus || 'destroyed'));
   }
   const c = run.completion;
   switch (outcome.failure) {
@@ -35,7 +35,8 @@ export function failureOf(run: ScriptRun, outcome: Outcome, exit: { code: number
     case 'fatal':
       return failure('fatal', (c?.kind === 'fatal' && c.text) || 'FATAL');
     default:
-      return failure(outcome.failure, outcome.statusText ?? run.jobStatus ?? `exit ${exit.signal ?? exit.code} without a completion line`);
+      // rq's words, never an empty text (a status line of nothing would end a retry's status in " - ").
+      return failure(outcome.failure, outcome.reason ?? outcome.statusText ?? (run.jobStatus || (outcome.failure === 'err' ? 'the script reported err' : `${exitReason(exit.code, exit.signal, undefined)} without a completion line`)));
   }
 }
 

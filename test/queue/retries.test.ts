@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueueProc, type TestRoot, VERBS_NODE, VERBS_PY, VERBS_SH, addQueue, makeRoot } from '../helpers/rq-root.js';
+import { historyFile } from '../helpers/history.js';
 
 let t: TestRoot;
 const procs: Record<string, QueueProc> = {};
@@ -24,10 +25,7 @@ afterAll(async () => {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Line = Record<string, any>;
 
-async function history(m: { path: string }): Promise<Line[]> {
-  const text = await fs.readFile(path.join(t.root, m.path, 'history'), 'utf8');
-  return text.trim().split('\n').map((l) => JSON.parse(l));
-}
+const history = (m: { path: string }): Promise<Line[]> => historyFile(path.join(t.root, m.path));
 
 async function stdio(m: { path: string }): Promise<string> {
   return fs.readFile(path.join(t.root, m.path, 'job', 'stdio.log'), 'utf8');
@@ -105,8 +103,35 @@ describe('retry rules', () => {
     const id = await q.send({ param1: 'done_exit1', max_retries: 1, ...FAST });
     const m = await q.waitState(id, ['done', 'err']);
     expect(m.outcome).toBe('exhausted');
-    expect(m.status).toMatch(/^err - RETRIES EXHAUSTED \(1\) - PROCESS EXITED IMPROPERLY - MOVING TO ERR - Completion was done but exit status was pid \d+ exit 1$/);
+    expect(m.status).toMatch(/^err - RETRIES EXHAUSTED \(1\) - exit status 1 after the script reported done$/);
     expect(m.last_failure).toMatchObject({ kind: 'exit', code: 1 });
+  });
+
+  it("a failure's text in rq's words: exit status 3, not the classic text with an empty keyword; never a trailing dash; a classic message keeps spec 3.3's text", async () => {
+    // Exits 3 having said nothing on fd 3, or only a bare `run` (a status of nothing).
+    const script = path.join(t.root, 'exit3.sh');
+    await fs.writeFile(script, '#!/bin/sh\n[ "$RQ_PARAM1" = quiet ] || printf \'run\\n\' >&3\nexit 3\n', { mode: 0o755 });
+    await addQueue(t.root, 'exit3', { script });
+    const q = await QueueProc.start(t.root, 'exit3');
+    try {
+      for (const param1 of ['quiet', 'bare_run']) {
+        const m = await q.waitState(await q.send({ param1, max_retries: 1, ...FAST }), ['done', 'err']);
+        expect(m.status, param1).toBe('err - RETRIES EXHAUSTED (1) - exit status 3');
+        expect(m.last_failure, param1).toMatchObject({ kind: 'exit', code: 3, text: 'exit status 3' });
+        const retried = (await history(m)).find((l) => l.actor === 'retry');
+        expect(retried?.reason, param1).toBe('exit status 3');
+      }
+      const classic = await q.waitState(await q.send({ param1: 'quiet' }), ['done', 'err']);
+      expect(classic.status).toMatch(/^err - PROCESS EXITED IMPROPERLY - MOVING TO ERR - Completion was {2}but exit status was pid \d+ exit 3$/);
+    } finally {
+      await q.stop();
+    }
+  });
+
+  it('a clean exit without a completion line, retried: its text says so, not an empty status', async () => {
+    const q = procs.bash;
+    const m = await q.waitState(await q.send({ param1: 'nothing', max_retries: 1, ...FAST }), ['done', 'err']);
+    expect(m.status).toBe('err - RETRIES EXHAUSTED (1) - exit status 0 without a completion line');
   });
 
   it('the queue config retry object is the default for messages that set nothing', async () => {

@@ -107,6 +107,11 @@ describe('decideOutcome grid (spec §3.3, §3.4)', () => {
     const first = line === '(no completion)' ? null : completionOf(parseLine(line));
     if (line !== '(no completion)') expect(first, 'the line must record a completion').not.toBeNull();
     const { code, signal } = ENDINGS[ending];
-    expect(decideOutcome(first, PID, code, signal, count, MAX)).toEqual({ state, statusText: status, ...(failure ? { failure } : {}) });
+    const { reason, ...outcome } = decideOutcome(first, PID, code, signal, count, MAX);
+    expect(outcome).toEqual({ state, statusText: status, ...(failure ? { failure } : {}) });
+    // Beside the classic text, the same failure in rq's words: no double space, no empty keyword, no trailing dash.
+    const reported = line === '(no completion)' ? '' : line.split(' ')[0];
+    const how = signal ? `killed by ${signal}` : `exit status ${code}`;
+    expect(reason).toBe(status?.startsWith('PROCESS EXITED') ? (reported ? `${how} after the script reported ${reported}` : how) : undefined);
   });
 });
