@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { QueueProc, addQueue, waitFor } from '../helpers/rq-root.js';
 import { groupMembers, killLeftoverGroups, pidInFile } from '../helpers/process-groups.js';
 import { perTestRoot } from '../helpers/per-test-root.js';
+import { historyFile } from '../helpers/history.js';
 
 const ctx = perTestRoot();
 /** Script process groups a test saw; killed after it if a failure left them running. */
@@ -18,10 +19,7 @@ type Line = Record<string, any>;
 
 const nowS = () => Math.floor(Date.now() / 1000);
 
-async function history(m: { path: string }): Promise<Line[]> {
-  const text = await fs.readFile(path.join(ctx.t.root, m.path, 'history'), 'utf8');
-  return text.trim().split('\n').map((l) => JSON.parse(l));
-}
+const history = (m: { path: string }): Promise<Line[]> => historyFile(path.join(ctx.t.root, m.path));
 
 const moves = (h: Line[]): string[] => h.filter((l) => l.from !== undefined).map((l) => `${l.from}→${l.to}`);
 

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueueProc, type TestRoot, VERBS_NODE, VERBS_PY, VERBS_SH, addQueue, makeRoot } from '../helpers/rq-root.js';
+import { historyFile } from '../helpers/history.js';
 
 let t: TestRoot;
 const procs: Record<string, QueueProc> = {};
@@ -22,10 +23,7 @@ afterAll(async () => {
 });
 
 /** The states a message moved to, from its history file (the create line is implied by the id, not stored). */
-async function historyMoves(dir: string): Promise<string[]> {
-  const lines = (await fs.readFile(path.join(dir, 'history'), 'utf8')).trim().split('\n');
-  return lines.map((l) => JSON.parse(l).to);
-}
+const historyMoves = async (dir: string): Promise<string[]> => (await historyFile(dir)).map((l) => l.to ?? '');
 
 const cases: [string, string, RegExp | string][] = [
   ['done', 'done', 'done - done sleeping'],

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
+import { historyOf } from '../helpers/history.js';
 
 let t: TestRoot;
 let a: QueueProc;
@@ -25,7 +26,7 @@ interface Line {
   event?: string;
   state?: string;
 }
-const history = async (q: QueueProc, id: string): Promise<Line[]> => (await q.cmd('get_history', { msg_id: id }))[1];
+const history = (q: QueueProc, id: string): Promise<Line[]> => historyOf(q, id) as Promise<Line[]>;
 const resolvedAsErr = async (q: QueueProc, id: string) => (await history(q, id)).filter((l) => l.event === 'depends_resolved' && l.state === 'err').length;
 
 it('a dependent whose dependency is err keeps waiting after its queue is SIGKILLed and restarted, then runs once the dependency is requeued and done', async () => {

@@ -6,19 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { QueueProc, addQueue, waitFor } from '../helpers/rq-root.js';
 import { groupMembers, killLeftoverGroups, pidInFile } from '../helpers/process-groups.js';
 import { perTestRoot } from '../helpers/per-test-root.js';
+import { historyOf } from '../helpers/history.js';
 
 const ctx = perTestRoot();
 /** Script process groups a test saw; killed after it if a failure left them running. */
 const groups = killLeftoverGroups();
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Line = Record<string, any>;
 
-async function historyOf(q: QueueProc, id: string): Promise<Line[]> {
-  const r = await q.cmd('get_history', { msg_id: id });
-  if (r[0] !== 'ok') throw new Error(`get_history ${id}: ${JSON.stringify(r)}`);
-  return r[1];
-}
 
 describe('kill -9 after the timeout sent TERM, before the script was gone (§B17 "timeout / stall")', () => {
   it('the restart kills the old group and re-queues the message as interrupted; it runs again with a fresh timer', async () => {
