@@ -73,7 +73,8 @@ export class SafeDir {
     try {
       before = await this.lstat(name);
     } catch (err) {
-      if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) throw RqError.of('RQ_ERR_FILE_NOT_FOUND', what, '');
+      // Not ENOTDIR: the lookup is of one plain name inside a handle that is a directory.
+      if (isErrno(err, 'ENOENT')) throw RqError.of('RQ_ERR_FILE_NOT_FOUND', what, '');
       throw err;
     }
     const kind = kindOf(before);
