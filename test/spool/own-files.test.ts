@@ -1,12 +1,13 @@
 // rq's own files of a message dir opened for writing where a script left a FIFO, a link, a socket or a directory in their place.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
-import { closeSync, writeSync } from 'node:fs';
+import { closeSync, unlinkSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { APPEND, TRUNCATE, UPDATE, openOwn, openOwnSync, ownDirSync } from '../../src/spool/own-files.js';
 import { nodeSpoolFs } from '../../src/spool/spool-fs.js';
+import { RqError } from '../../src/errors.js';
 
 let dir: string;
 let outside: string;
@@ -23,6 +24,7 @@ const plants: [string, (p: string) => Promise<unknown>][] = [
   ['a FIFO', async (p) => execFileSync('mkfifo', [p])],
   ['a link to a file', (p) => fs.symlink(outside, p)],
   ['a link to a directory', (p) => fs.symlink(path.dirname(outside), p)],
+  ['a device (a writer opens it at once)', async (p) => execFileSync('mknod', [p, 'c', '1', '3'])],
   ['a directory with files', async (p) => {
     await fs.mkdir(p);
     await fs.writeFile(path.join(p, 'inner'), 'x');
@@ -104,5 +106,80 @@ describe('ownDirSync', () => {
     expect((await fs.lstat(job)).isDirectory()).toBe(true);
     expect(await fs.readdir(job)).toEqual([]);
     expect(await fs.readdir(path.dirname(outside))).toEqual(['target']);
+  });
+});
+
+const errno = (code: string) => Object.assign(new Error(`${code}: failed`), { code });
+
+describe('what is not a stranger in the file\'s place is not removed', () => {
+  it('an I/O error or an rq error of another kind is passed on with nothing removed, sync and async', async () => {
+    const file = path.join(dir, 'status');
+    await fs.writeFile(file, 'kept');
+    for (const err of [errno('EIO'), RqError.of('RQ_ERR_FILE_NOT_FOUND', 'status', '')]) {
+      let removed = 0;
+      const failing = { ...nodeSpoolFs, openSync: () => {
+        throw err;
+      }, open: () => Promise.reject(err), rmSync: () => void removed++, rm: async () => void removed++ };
+      expect(() => openOwnSync(failing, file, APPEND)).toThrow(err);
+      await expect(openOwn(failing, file, APPEND)).rejects.toBe(err);
+      expect(removed).toBe(0);
+    }
+    expect(await fs.readFile(file, 'utf8')).toBe('kept');
+  });
+
+  it('openOwn does not fight over a name that keeps coming back: one removal, then the error', async () => {
+    let removed = 0;
+    const stubborn = { ...nodeSpoolFs, open: () => Promise.reject(errno('ELOOP')), rm: async () => void removed++ };
+    await expect(openOwn(stubborn, path.join(dir, 'x'), APPEND)).rejects.toMatchObject({ code: 'ELOOP' });
+    expect(removed).toBe(1);
+  });
+
+  it('a stranger the script removes itself between rq\'s failed open and its removal: the file is made all the same', async () => {
+    const file = path.join(dir, 'history');
+    // The script's own unlink lands right after rq's open failed on its link.
+    const racing = <A extends unknown[], R>(open: (...a: A) => R) => (...a: A): R => {
+      try {
+        return open(...a);
+      } catch (err) {
+        unlinkSync(file);
+        throw err;
+      }
+    };
+    await fs.symlink(outside, file);
+    closeSync(openOwnSync({ ...nodeSpoolFs, openSync: racing(nodeSpoolFs.openSync) }, file, APPEND));
+    expect((await fs.lstat(file)).isFile()).toBe(true);
+    await fs.rm(file);
+    await fs.symlink(outside, file);
+    const asyncRacing = { ...nodeSpoolFs, open: async (p: string, f: string | number, m?: number) => {
+      try {
+        return await nodeSpoolFs.open(p, f, m);
+      } catch (err) {
+        unlinkSync(file);
+        throw err;
+      }
+    } };
+    await (await openOwn(asyncRacing, file, TRUNCATE)).close();
+    expect((await fs.lstat(file)).isFile()).toBe(true);
+    expect(await fs.readFile(outside, 'utf8')).toBe('untouched');
+  });
+});
+
+describe('ownDirSync when mkdir fails', () => {
+  it('a failure other than EEXIST (a full disk) is passed on as it is', () => {
+    const full = { ...nodeSpoolFs, mkdirSync: () => {
+      throw errno('ENOSPC');
+    } };
+    expect(() => ownDirSync(full, path.join(dir, 'job'))).toThrow(expect.objectContaining({ code: 'ENOSPC' }));
+  });
+
+  it('a link the script removes itself before rq does: job/ is made all the same', async () => {
+    const job = path.join(dir, 'job');
+    await fs.symlink(path.dirname(outside), job);
+    const racing = { ...nodeSpoolFs, rmSync: (p: string, o: { recursive?: boolean; force?: boolean }) => {
+      unlinkSync(p);
+      nodeSpoolFs.rmSync(p, o);
+    } };
+    ownDirSync(racing, job);
+    expect((await fs.lstat(job)).isDirectory()).toBe(true);
   });
 });
