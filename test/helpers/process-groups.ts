@@ -1,6 +1,7 @@
 // Script process groups seen from /proc, for tests that check a kill reached a whole group (zombies waiting under a container's init do not count).
 import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
+import type { ChildProcess } from 'node:child_process';
 import { afterEach } from 'vitest';
 import { waitFor } from './rq-root.js';
 
@@ -62,4 +63,12 @@ export function killLeftoverGroups(): number[] {
     }
   });
   return groups;
+}
+
+/** Ends a child this test started, if it still runs (SIGTERM), and waits for its exit. */
+export async function stopChild(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await gone;
 }

@@ -7,6 +7,7 @@ import { mgrCommand } from '../../src/ipc/rq1.js';
 import { rootPaths } from '../../src/config/paths.js';
 import { runRq } from '../helpers/rq-cli.js';
 import { PROJECT, type TestRoot, addQueue, freePort, makeRoot, waitFor } from '../helpers/rq-root.js';
+import { stopChild } from '../helpers/process-groups.js';
 
 let t: TestRoot;
 let holder: net.Server;
@@ -22,11 +23,7 @@ beforeEach(async () => {
   out = '';
 });
 afterEach(async () => {
-  if (child && child.exitCode === null && child.signalCode === null) {
-    const gone = new Promise((r) => child!.once('exit', r));
-    child.kill('SIGTERM');
-    await gone;
-  }
+  await stopChild(child);
   child = undefined;
   await new Promise((r) => holder.close(r));
   await t.cleanup();

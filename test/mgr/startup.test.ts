@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { queueCommand } from '../../src/ipc/rq1.js';
 import { queuePaths } from '../../src/config/paths.js';
 import { BIN } from '../helpers/mgr-proc.js';
-import { alive } from '../helpers/process-groups.js';
+import { alive, stopChild } from '../helpers/process-groups.js';
 import { type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 
 let t: TestRoot;
@@ -17,11 +17,7 @@ beforeEach(async () => {
   for (const q of ['a', 'b', 'c']) await addQueue(t.root, q);
 });
 afterEach(async () => {
-  if (child && child.exitCode === null && child.signalCode === null) {
-    const gone = new Promise((r) => child!.once('exit', r));
-    child.kill('SIGTERM');
-    await gone;
-  }
+  await stopChild(child);
   child = undefined;
   await t.cleanup();
 });
