@@ -78,6 +78,41 @@ describe('SafeDir.openFile when the name changes between its check and its open'
     expect(await openSwapped(() => renameSync(log('fifo'), log('x.log')))).toBe('"x.log" not found (replaced while it was opened)');
   });
 
+  it('the same inode number on another filesystem mounted over it: refused by the handle\'s device', async (ctx) => {
+    // Two fresh tmpfs number their inodes alike, so only the device tells their files apart.
+    const [a, b] = [path.join(root, 'a'), path.join(root, 'b')];
+    const mounted: string[] = [];
+    try {
+      for (const m of [a, b]) {
+        await fs.mkdir(m);
+        execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', m]);
+        mounted.unshift(m);
+        await fs.mkdir(path.join(m, 'job'));
+        await fs.writeFile(path.join(m, 'job', 'x.log'), m);
+      }
+    } catch {
+      ctx.skip();
+      return;
+    }
+    try {
+      const [sa, sb] = await Promise.all([a, b].map((m) => fs.stat(path.join(m, 'job', 'x.log'))));
+      expect(sb.ino).toBe(sa.ino);
+      expect(sb.dev).not.toBe(sa.dev);
+      const dir = await SafeDir.open(a, ['job']);
+      try {
+        const swap = () => {
+          execFileSync('mount', ['--bind', path.join(b, 'job', 'x.log'), path.join(a, 'job', 'x.log')]);
+          mounted.unshift(path.join(a, 'job', 'x.log'));
+        };
+        expect(await textOf(betweenTwoCalls(gateDir, () => dir.openFile('x.log'), swap))).toBe('"x.log" not found (replaced while it was opened)');
+      } finally {
+        await dir.close();
+      }
+    } finally {
+      for (const m of mounted) execFileSync('umount', [m]);
+    }
+  });
+
   it('left alone: opened through the same gate, so the refusals above are the swap\'s doing', async () => {
     await fs.writeFile(log('x.log'), 'kept');
     const dir = await SafeDir.open(msgDir, ['job']);
