@@ -6,11 +6,8 @@ import { queuePaths, rootPaths } from '../../src/config/paths.js';
 import { MgrProc } from '../helpers/mgr-proc.js';
 import { alive, killLeftoverGroups, pidInFile } from '../helpers/process-groups.js';
 import { type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
+import { Limits } from './limits-harness.js';
 
-interface KeyStatus {
-  holders: { ref: string; orphaned?: true }[];
-  waiting: { ref: string }[];
-}
 
 /** Hangs (writing its pid to $RQ_PARAM2) until the file $RQ_PARAM2.go exists; then a run ends done at once. */
 const HOLD_SH = '#!/bin/bash\nif [ -e "$RQ_PARAM2.go" ]; then echo "done released" >&3; exit 0; fi\necho "$$" > "$RQ_PARAM2"\nsleep 1000 & wait\n';
@@ -24,26 +21,6 @@ afterEach(async () => {
   mgr = t = undefined;
 });
 
-async function status(key: string): Promise<KeyStatus | undefined> {
-  const r = await mgr!.cmd('limit_status', JSON.stringify({ key }));
-  expect(r[0]).toBe('ok');
-  return r[1][key];
-}
-
-async function send(queue: string, fields: Record<string, unknown>): Promise<string> {
-  const r = await mgr!.q(queue, 'create_message', { dest: queue, ...fields });
-  if (r[0] !== 'ok') throw new Error(`create_message on ${queue}: ${JSON.stringify(r)}`);
-  return String(r[1]).split('/').pop()!;
-}
-
-/** Waits out rq-mgr's settling: a probe of a key of its own is parked while it settles, granted after. */
-async function settled(): Promise<void> {
-  const probe = { key: 'test:settle-probe', holder: 'probe/20200101.0000.00.000.1' };
-  await mgr!.cmd('limit_acquire', JSON.stringify({ ...probe, since: 0, concurrency: 1 }));
-  await waitFor(async () => (await status(probe.key))?.holders.length === 1, 'rq-mgr to settle');
-  await mgr!.cmd('limit_release', JSON.stringify(probe));
-}
-
 it("an acquire from another queue while a killed queue's successor has not reset waits: the orphaned slot is not handed out while its script runs", async () => {
   t = await makeRoot();
   const script = path.join(t.root, 'hold.sh');
@@ -52,12 +29,13 @@ it("an acquire from another queue while a killed queue's successor has not reset
   await addQueue(t.root, 'oa', { script });
   await addQueue(t.root, 'ob');
   mgr = await MgrProc.start(t.root);
+  const L = new Limits(t.root, mgr, []);
   const oaPid = await mgr.waitQueueUp('oa');
   await mgr.waitQueueUp('ob');
-  await settled();
+  await L.settled();
 
   const pidFile = path.join(t.root, 'oa.pid');
-  const a = await send('oa', { param2: pidFile, limit: 'orph' });
+  const a = await L.send('oa', { param2: pidFile, limit: 'orph' });
   const old = await pidInFile(pidFile);
   groups.push(old);
 
@@ -67,11 +45,11 @@ it("an acquire from another queue while a killed queue's successor has not reset
   const config = await fs.readFile(configFile, 'utf8');
   await fs.writeFile(configFile, '{');
   process.kill(oaPid, 'SIGKILL');
-  await waitFor(async () => (await status('orph'))?.holders.every((h) => h.orphaned && h.ref === `oa/${a}`), "oa's slot to be orphaned");
+  await waitFor(async () => (await L.status('orph'))?.holders.every((h) => h.orphaned && h.ref === `oa/${a}`), "oa's slot to be orphaned");
 
-  const b = await send('ob', { param1: 'done', limit: 'orph' });
+  const b = await L.send('ob', { param1: 'done', limit: 'orph' });
   const seen = await waitFor(async () => {
-    const s = await status('orph');
+    const s = await L.status('orph');
     return s && [...s.holders, ...s.waiting].some((x) => x.ref === `ob/${b}`) ? s : false;
   }, "ob's acquire to reach rq-mgr");
   expect(seen.holders).toEqual([{ ref: `oa/${a}`, orphaned: true, queue: 'oa', since: expect.any(Number), granted_at: expect.any(Number) }]);
@@ -79,7 +57,7 @@ it("an acquire from another queue while a killed queue's successor has not reset
   expect(await mgr.q('ob', 'get_message_state', { msg_id: b })).toEqual(['ok', 'que']);
   // Still in the window: the old script runs and the orphan is still counted after ob was answered.
   expect(alive(old)).toBe(true);
-  expect((await status('orph'))?.holders.map((h) => [h.ref, h.orphaned])).toEqual([[`oa/${a}`, true]]);
+  expect((await L.status('orph'))?.holders.map((h) => [h.ref, h.orphaned])).toEqual([[`oa/${a}`, true]]);
 
   // The successor starts: its recovery kills the old script, its reset frees the slot; oa's message
   // (older) goes first and ends at once, then ob's runs.
@@ -89,5 +67,5 @@ it("an acquire from another queue while a killed queue's successor has not reset
   expect(alive(old)).toBe(false);
   expect((await mgr.q('ob', 'get_message_state', { msg_id: b }))[1]).toBe('done');
   expect((await mgr.q('oa', 'get_message_state', { msg_id: a }))[1]).toBe('done');
-  await waitFor(async () => (await status('orph')) === undefined, 'orph to be free');
+  await waitFor(async () => (await L.status('orph')) === undefined, 'orph to be free');
 }, 60_000);
