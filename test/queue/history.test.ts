@@ -52,6 +52,6 @@ describe('history of a run that times out, is retried and succeeds', () => {
     const lines = stdout.trim().split('\n');
     expect(lines[0]).toBe('ok 6');
     expect(lines[2]).toMatch(new RegExp(`^\\S+Z que→run dispatcher pid ${run1.pid} attempt 1$`));
-    expect(lines[4]).toMatch(/ run→que retry failure timeout retry 1 of 3 delay_s 1 due \S+ exit \{"code":null,"signal":"SIGTERM","wall_ms":\d+\} - TIMEOUT - killed after/);
+    expect(lines[4]).toMatch(/ run→que retry failure: timeout retry 1 of 3 in 1s killed by SIGTERM after \d+\.\d+s - TIMEOUT - killed after/);
   });
 });
