@@ -69,22 +69,22 @@ function main(env: NodeJS.ProcessEnv): Promise<number> | number {
         return 1;
       case 'balance': {
         const to = txformHost(dest, selectHosts(rule)[0]);
-        const reply = pipe.request('dup', `0-X-${to}`);
-        log(`balance to ${to}: ${reply}`);
-        if (reply.startsWith('ok ')) pipe.send('done', `DUP to ${reply.slice(3)}`);
-        else pipe.send('err', `DUP failed - ${reply}`);
+        const d = pipe.dup(to);
+        log(`balance to ${to}: ${d.reply}`);
+        if (d.ok) pipe.send('done', `DUP to ${d.id}`);
+        else pipe.send('err', `DUP failed - ${d.reply}`);
         return 0;
       }
       case 'relay': {
         const targets = selectHosts(rule).map((h) => txformHost(dest, h));
         for (const to of targets) {
-          const reply = pipe.request('dup', `0-X-${to}`);
-          log(`relay to ${to}: ${reply}`);
-          if (!reply.startsWith('ok ')) {
-            pipe.send('err', `DUP relay failed - ${reply}`);
+          const d = pipe.dup(to);
+          log(`relay to ${to}: ${d.reply}`);
+          if (!d.ok) {
+            pipe.send('err', `DUP relay failed - ${d.reply}`);
             return 0;
           }
-          pipe.send('run', `DUP relay to ${reply.slice(3)}`);
+          pipe.send('run', `DUP relay to ${d.id}`);
         }
         pipe.send('done', `done relay of ${targets.length} messages`);
         return 0;

@@ -31,6 +31,12 @@ export class ScriptPipe {
   }
 
   /** Sends a line and blocks until the queue's one-line answer arrives on the read fd. */
+  /** `dup <delay>-X-<dest>` on fd 3, its answer on fd 4 read once: the new copy's id, or the refusal's text. */
+  dup(dest: string): { ok: true; id: string; reply: string } | { ok: false; reply: string } {
+    const reply = this.request('dup', `0-X-${dest}`);
+    return reply.startsWith('ok ') ? { ok: true, id: reply.slice(3), reply } : { ok: false, reply };
+  }
+
   request(keyword: string, text: string): string {
     this.send(keyword, text);
     return this.readLine();
