@@ -7,11 +7,11 @@ const scoped = process.env.RQ_UNIT_TESTS?.split(',').filter(Boolean);
 export default defineConfig({
   test: {
     include: scoped ?? [
-      'test/queue/run-completion.test.ts',
-      'test/queue/pipe-protocol.test.ts',
-      'test/queue/line-splitter.test.ts',
-      'test/queue/que-index.test.ts',
-      'test/queue/message-index.test.ts',
+      'test/queue/rules/run-completion.test.ts',
+      'test/queue/rules/pipe-protocol.test.ts',
+      'test/queue/launch/line-splitter.test.ts',
+      'test/queue/index/que-index.test.ts',
+      'test/queue/index/message-index.test.ts',
       'test/queue/queue-runs.test.ts',
       'test/queue/queue-ops.test.ts',
       'test/errors.test.ts',

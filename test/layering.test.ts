@@ -39,6 +39,32 @@ function tsFiles(dir: string): string[] {
   });
 }
 
+/** Inside src/queue/, lowest first, by the same rule: a folder, or a file directly in src/queue/, is a unit. */
+const QUEUE_LAYERS: string[][] = [
+  ['rules'],
+  ['launch'],
+  ['status'],
+  ['index'],
+  ['coordination'],
+  ['lifecycle'],
+  ['dependencies', 'tags'],
+  ['observers', 'cron'],
+  ['queue', 'node-flags'],
+  ['commands'],
+  ['queue-main'],
+];
+const QUEUE = path.join(SRC, 'queue');
+
+function queueUnitOf(file: string): string {
+  return path.relative(QUEUE, file).split(path.sep)[0].replace(/\.(ts|js)$/, '');
+}
+
+function queueLayerOf(unit: string): number {
+  const i = QUEUE_LAYERS.findIndex((l) => l.includes(unit));
+  if (i < 0) throw new Error(`src/queue/${unit} is in no layer of QUEUE_LAYERS in test/layering.test.ts: add it where it belongs`);
+  return i;
+}
+
 describe('layering', () => {
   it('every import in src/ goes to its own folder or a layer below', () => {
     const bad: string[] = [];
@@ -49,6 +75,20 @@ describe('layering', () => {
         const to = unitOf(path.resolve(path.dirname(file), m[1]));
         if (to === from) continue;
         if (layerOf(to) >= layerOf(from)) bad.push(`${path.relative(SRC, file)} imports ${m[1]} (${from} → ${to})`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('inside src/queue/, every import goes to its own sub-folder or one below', () => {
+    const bad: string[] = [];
+    for (const file of tsFiles(QUEUE)) {
+      const from = queueUnitOf(file);
+      for (const m of fs.readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
+        const target = path.resolve(path.dirname(file), m[1]);
+        if (!target.startsWith(QUEUE + path.sep)) continue;
+        const to = queueUnitOf(target);
+        if (to !== from && queueLayerOf(to) >= queueLayerOf(from)) bad.push(`${path.relative(SRC, file)} imports ${m[1]} (${from} → ${to})`);
       }
     }
     expect(bad).toEqual([]);

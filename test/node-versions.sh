@@ -19,8 +19,8 @@ esac
 # Real processes end to end, one concept each: the engines every installed package admits, a
 # queue process running scripts (its log), rq-mgr + web answering the classic clients (queues made
 # over HTTP, messages, pages), and the CLI against a live root. The native spawner is N-API
-# (src/queue/native/), so the addon built by the machine's Node loads on these too.
-files=(test/engines.test.ts test/queue/run-log-levels.test.ts test/web/classic-clients.test.ts test/cli/rq.test.ts)
+# (src/queue/launch/native/), so the addon built by the machine's Node loads on these too.
+files=(test/engines.test.ts test/queue/launch/run-log-levels.test.ts test/web/classic-clients.test.ts test/cli/rq.test.ts)
 
 status=0
 for major in "${majors[@]}"; do

@@ -1,8 +1,8 @@
 // The rq tool's `stats` and `failed` (rq-beyond §B15, the rq1 `stats` command): a queue's statistics for a UTC day, and its err messages by failure group.
 import { RqError, shown } from '../errors.js';
 import type { FailureGroupPage } from '../ipc/stats-reply.js';
-import { type Args, MAX_PAGE, countArg, offsetArg } from '../queue/command-args.js';
-import { groupArg } from '../queue/stats-commands.js';
+import { type Args, MAX_PAGE, countArg, offsetArg } from '../queue/commands/command-args.js';
+import { groupArg } from '../queue/commands/stats-commands.js';
 import { ask } from './queue-ask.js';
 import { printRefusal } from './json-output.js';
 import type { CommandContext, RqCommand } from './rq-commands.js';

@@ -15,7 +15,7 @@ import type { OptionSpec } from './command-spec.js';
 import { JSON_FLAG, OFFSET, limitOption } from './common-options.js';
 import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt, wholeOpt, tagOpt, usage } from './rq-options.js';
 
-/** The most a queue answers at once, and the furthest offset it takes (queue/tag-commands.ts). */
+/** The most a queue answers at once, and the furthest offset it takes (queue/commands/tag-commands.ts). */
 const MAX_PAGE = 1000;
 const MAX_OFFSET = 10_000_000;
 const DEFAULT_LIMIT = 25;

@@ -3,7 +3,7 @@ import { shown } from '../errors.js';
 import type { Answer } from '../ipc/answer.js';
 import type { QueueClient } from '../ipc/queue-client.js';
 import { TRACK_TAG } from '../message/tags.js';
-import { MAX_REASON } from '../queue/command-args.js';
+import { MAX_REASON } from '../queue/commands/command-args.js';
 import { askEvery, reportProblems } from './fan-out.js';
 import { actor, ask, failureLines, replyLine } from './queue-ask.js';
 import { printRefusal } from './json-output.js';

@@ -1,6 +1,6 @@
 // `rq stats` as `key: value` lines (rq-beyond §B15.3): the queue's reply flattened, with approximate p50/p95/p99 of wait and run read off their histograms.
 import type { DayStats, Distribution } from '../ipc/stats-reply.js';
-import { quantile } from '../queue/distribution.js';
+import { quantile } from '../queue/observers/distribution.js';
 
 const QUANTILES: [string, number][] = [['p50', 0.5], ['p95', 0.95], ['p99', 0.99]];
 

@@ -45,16 +45,16 @@ export interface QueuePaths {
   configFile: string;
   formFile: string;
   pidFile: string;
-  /** Idempotency keys of recent creates, one JSON line each (queue/idempotency.ts). */
+  /** Idempotency keys of recent creates, one JSON line each (queue/coordination/idempotency.ts). */
   keysFile: string;
-  /** The tag index journal (rq-beyond §B9.3, queue/tag-index.ts): derived data, rebuilt from every msg when missing. */
+  /** The tag index journal (rq-beyond §B9.3, queue/tags/tag-index.ts): derived data, rebuilt from every msg when missing. */
   tagsFile: string;
   /** Statistics (rq-beyond §B15.2): not state, written without fsync. */
   statsDir: string;
   /** The create journal (spool/create-journal.ts): what makes a create durable until a checkpoint. */
   journalDir: string;
   sock: string;
-  /** The live event feed (queue/event-feed.ts): one JSON line per move, pushed to every reader. */
+  /** The live event feed (queue/observers/event-feed.ts): one JSON line per move, pushed to every reader. */
   eventsSock: string;
   downFile: string;
   pauseFile: string;

@@ -14,7 +14,7 @@ export interface FeedEvent {
   queue: string;
   /**
    * `status`: the queue's status changed (pause, resume, down, up, SCRIPTERROR cleared); no message.
-   * `progress`: a running message's status text changed (its script wrote a line on fd 3); paced, see queue/progress-pacer.ts.
+   * `progress`: a running message's status text changed (its script wrote a line on fd 3); paced, see queue/observers/progress-pacer.ts.
    * `bulk`: a bulk action's progress; no message.
    */
   type: MoveType | 'status' | 'progress' | 'bulk';

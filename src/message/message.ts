@@ -20,7 +20,7 @@ export interface CreateFields extends JobFields {
   param4?: string;
   post_run_webhook?: string[];
   force_remote?: unknown;
-  /** A create with the key of one made within the window answers that message (queue/idempotency.ts). */
+  /** A create with the key of one made within the window answers that message (queue/coordination/idempotency.ts). */
   idempotency_key?: string;
   /** rq-beyond §B9: 0–32 tags, lookup by tag across queues. */
   tags?: string[];

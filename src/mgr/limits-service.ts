@@ -9,7 +9,7 @@ import { RqError, invalidField } from '../errors.js';
 import { QueueClient } from '../ipc/queue-client.js';
 import { checkExpandedKey, readLimitConcurrency } from '../message/limit-key.js';
 import { isMsgId, isValidQueueName } from '../message/names.js';
-import { killStaleScript } from '../queue/stale-scripts.js';
+import { killStaleScript } from '../queue/launch/stale-scripts.js';
 import { LimitArbiter } from './limit-arbiter.js';
 
 export const SETTLE_MS = 2000;

@@ -7,7 +7,7 @@ import { queueNameFitProblem, queueNameRoom } from '../config/socket-paths.js';
 import { isValidQueueName } from '../message/names.js';
 import { PACKAGE_DIR } from '../config/root.js';
 import { normaliseQueueConfig } from '../config/queue-config.js';
-import { AdminState, type AdminAction } from '../queue/admin-state.js';
+import { AdminState, type AdminAction } from '../queue/status/admin-state.js';
 import { type QueueMemory, queueEnv, queueNodeFlags } from '../queue/node-flags.js';
 import { type CreateQueueOptions, createQueueDir, discoverQueues, trashQueueDir } from './queue-dirs.js';
 import { DEFAULT_POLICY, Worker, type WorkerPolicy, type WorkerProblem, type WorkerStatus } from './worker.js';

@@ -14,13 +14,13 @@ import { type SocketServer, listenSocket } from '../ipc/socket-server.js';
 import { parseRequest } from '../ipc/rq1.js';
 import { QueueClient } from '../ipc/queue-client.js';
 import { assertQueueName } from '../message/names.js';
-import { handleRequest } from './commands.js';
+import { handleRequest } from './commands/commands.js';
 import { Queue } from './queue.js';
-import { chooseLauncher } from './native-launcher.js';
-import { RunCgroups } from './run-cgroups.js';
-import { type CronQueue, QueueCron } from './queue-cron.js';
-import { cronStateFile } from './cron-state.js';
-import { type EventFeed, startEventFeed } from './event-feed.js';
+import { chooseLauncher } from './launch/native-launcher.js';
+import { RunCgroups } from './launch/run-cgroups.js';
+import { type CronQueue, QueueCron } from './cron/queue-cron.js';
+import { cronStateFile } from './cron/cron-state.js';
+import { type EventFeed, startEventFeed } from './observers/event-feed.js';
 
 export async function main(argv: string[]): Promise<void> {
   const { opts } = parseArgs(['queue', ...argv]);

@@ -1,7 +1,7 @@
 // The days a queue has statistics for (rq-beyond §B15.2: `queues/<q>/stats/<YYYYMMDD>.json`), and the days either side of one, for the stats page's navigation.
 import fsp from 'node:fs/promises';
 import { queuePaths } from '../config/paths.js';
-import { dayOf } from '../queue/day-stats.js';
+import { dayOf } from '../queue/observers/day-stats.js';
 import { dayStartMs } from './stats-series.js';
 
 const DAY_FILE = /^(\d{8})\.json$/;

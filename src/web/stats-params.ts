@@ -1,7 +1,7 @@
 // The query of the statistics routes (rq-beyond §B15.3, §B15.4): a day, a failure group and its page, checked by the queue's own rules and texts before any socket call, so bad input is a 400 even while the queue process is gone.
 import { RqError } from '../errors.js';
-import { MAX_PAGE, countArg, offsetArg } from '../queue/command-args.js';
-import { dateArg, groupArg } from '../queue/stats-commands.js';
+import { MAX_PAGE, countArg, offsetArg } from '../queue/commands/command-args.js';
+import { dateArg, groupArg } from '../queue/commands/stats-commands.js';
 import type { Params } from './params.js';
 
 /** The queue's default page of one failure group. */

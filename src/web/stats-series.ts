@@ -1,6 +1,6 @@
 // What the statistics routes derive from a queue's `stats` reply (rq-beyond §B15.3): p50/p95/p99, the qless histogram as labelled bins, the throughput series with their times.
 import type { DayStats, Distribution, LiveStats } from '../ipc/stats-reply.js';
-import { quantile } from '../queue/distribution.js';
+import { quantile } from '../queue/observers/distribution.js';
 
 export const QUANTILES = [
   ['p50', 0.5],

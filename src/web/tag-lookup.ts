@@ -7,7 +7,7 @@ import { TAG_EXPECTED, isTag, readTags } from '../message/tags.js';
 import type { Params } from './params.js';
 import type { WebContext } from './web-context.js';
 
-/** The queue's own limits on a `tagged` page (src/queue/tag-commands.ts). */
+/** The queue's own limits on a `tagged` page (src/queue/commands/tag-commands.ts). */
 export const MAX_TAG_PAGE = 1000;
 export const MAX_TAG_OFFSET = 10_000_000;
 export const DEFAULT_TAG_PAGE = 25;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { QueueClient } from '../../src/ipc/queue-client.js';
-import { cutLineMarker, logLimitMarker } from '../../src/queue/run-log.js';
+import { cutLineMarker, logLimitMarker } from '../../src/queue/launch/run-log.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../../src/config/queue-config.js';
 import { perTestRoot } from '../helpers/per-test-root.js';
 import { FIXTURES, QueueProc, addQueue, waitFor } from '../helpers/rq-root.js';

@@ -3,7 +3,7 @@
 // pages, and bad input refused in one line naming the option (exit 1).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DayStats } from '../../src/ipc/stats-reply.js';
-import { quantile } from '../../src/queue/distribution.js';
+import { quantile } from '../../src/queue/observers/distribution.js';
 import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
 import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 

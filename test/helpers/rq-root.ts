@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { queueCommand } from '../../src/ipc/rq1.js';
 import { queuePaths } from '../../src/config/paths.js';
 import { queueEnv, queueNodeFlags } from '../../src/queue/node-flags.js';
-import { killAll, ownCgroupHome, removeCgroup } from '../../src/queue/cgroup-fs.js';
-import { parentCgroupName } from '../../src/queue/run-cgroups.js';
+import { killAll, ownCgroupHome, removeCgroup } from '../../src/queue/launch/cgroup-fs.js';
+import { parentCgroupName } from '../../src/queue/launch/run-cgroups.js';
 
 export const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FIXTURES = path.join(PROJECT, 'test', 'fixtures');

@@ -1,6 +1,6 @@
 // A launcher that starts no process: each "script" is driven by the test (lines on fd 3, replies on fd 4, exit).
 import { PassThrough } from 'node:stream';
-import type { ExitInfo, LaunchRequest, LaunchedChild, Launcher } from '../../src/queue/script-runner.js';
+import type { ExitInfo, LaunchRequest, LaunchedChild, Launcher } from '../../src/queue/launch/script-runner.js';
 
 export class FakeScript {
   readonly fromScript = new PassThrough();

@@ -1,7 +1,7 @@
 // In-process queues for a test file: each closed after its test, and socket commands sent as lines with their replies read as JSON.
 import pino from 'pino';
 import { afterEach } from 'vitest';
-import { handleRequest } from '../../src/queue/commands.js';
+import { handleRequest } from '../../src/queue/commands/commands.js';
 import { type InProcess, inProcessQueue } from './in-process.js';
 
 export const cmd = async (q: InProcess, command: string, arg: unknown = {}) => JSON.parse(await handleRequest(q.queue, `${command} ${JSON.stringify(arg)}`, pino({ level: 'silent' })));

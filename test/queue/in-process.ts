@@ -7,9 +7,9 @@ import { normaliseQueueConfig } from '../../src/config/queue-config.js';
 import type { Message } from '../../src/message/message.js';
 import type { State } from '../../src/message/states.js';
 import { QueueClient } from '../../src/ipc/queue-client.js';
-import { handleRequest } from '../../src/queue/commands.js';
+import { handleRequest } from '../../src/queue/commands/commands.js';
 import { Queue } from '../../src/queue/queue.js';
-import type { QueueEventMap } from '../../src/queue/queue-events.js';
+import type { QueueEventMap } from '../../src/queue/status/queue-events.js';
 import type { SpoolFs } from '../../src/spool/spool-fs.js';
 import { FakeLauncher } from './fake-launcher.js';
 

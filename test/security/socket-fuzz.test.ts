@@ -8,7 +8,7 @@ import { queuePaths } from '../../src/config/paths.js';
 import { FrameDecoder, encodeFrame } from '../../src/ipc/framing.js';
 import { parseRequest, queueCommand } from '../../src/ipc/rq1.js';
 import { request } from '../../src/ipc/socket-client.js';
-import { COMMANDS } from '../../src/queue/commands.js';
+import { COMMANDS } from '../../src/queue/commands/commands.js';
 import { type WebRoot, send, startWebRoot, waitState } from '../web/web-root.js';
 import { FUZZ_SEED, fuzzRuns, messageIds, shortReport, supervisedPids } from './fuzz-helpers.js';
 

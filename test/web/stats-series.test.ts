@@ -1,8 +1,8 @@
 // What the statistics routes derive from a stats reply: the qless bins in order, quantiles (none for a day whose bins are gone), where marks go, the throughput series' times.
 import { describe, expect, it } from 'vitest';
 import type { DayStats } from '../../src/ipc/stats-reply.js';
-import { emptyDistribution, observe, quantile } from '../../src/queue/distribution.js';
-import { emptyDay } from '../../src/queue/day-stats.js';
+import { emptyDistribution, observe, quantile } from '../../src/queue/observers/distribution.js';
+import { emptyDay } from '../../src/queue/observers/day-stats.js';
 import { binOf, histogramBins, histogramChart, hourlyChart, perMinuteChart, quantiles } from '../../src/web/stats-series.js';
 import { seconds } from '../../src/web/views/stats-charts-view.js';
 

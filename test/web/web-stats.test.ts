@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queuePaths } from '../../src/config/paths.js';
 import type { DayStats } from '../../src/ipc/stats-reply.js';
-import { quantile } from '../../src/queue/distribution.js';
+import { quantile } from '../../src/queue/observers/distribution.js';
 import { QueueClients } from '../../src/web/queue-clients.js';
 import { waitFor } from '../helpers/rq-root.js';
 import { OUTCOME_SH, type OutcomeMix, runOutcomeMix } from './stats-fixture.js';

@@ -271,7 +271,7 @@ describe('POST /q/<q>/cancel_tagged', () => {
     await postForm(`${B}/q/b/${untagged}/cancel`, { x_format: 'json' });
   });
 
-  // Fails today: TagOps.cancelTagged (src/queue/tag-ops.ts) checks the tag on index.liveMessage(id),
+  // Fails today: TagOps.cancelTagged (src/queue/tags/tag-ops.ts) checks the tag on index.liveMessage(id),
   // which never holds prep messages, so every prep message is skipped.
   it('cancels prep messages with the tag too (rq-beyond §B5: prep, que and run)', async () => {
     const prepped = await fetch(`${B}/q/b/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'b', param1: 'done', tags: 'prepbatch', _method: 'prep' }) }) });

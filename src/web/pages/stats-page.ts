@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError } from '../../errors.js';
 import type { Answer } from '../../ipc/answer.js';
-import { dayOf } from '../../queue/day-stats.js';
+import { dayOf } from '../../queue/observers/day-stats.js';
 import { CHART_CSS } from '../chart-lib.js';
 import type { Params } from '../params.js';
 import { pathParam } from '../request-params.js';

@@ -1,0 +1,119 @@
+// Launcher on rq's native spawner (src/queue/native/rq-spawn.c): vfork (clone3 into a run cgroup) + exec, no gate process.
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+import { RqError } from '../../errors.js';
+import { gateLauncher } from './gate-launcher.js';
+import { findExecutable } from './find-executable.js';
+import { type ExitInfo, type Launcher, failedLaunch, killGroup, startHeader } from './script-runner.js';
+
+interface SpawnAddon {
+  spawn(
+    file: string,
+    argv: string[],
+    envp: string[],
+    cwd: string,
+    fds: number[],
+    nice: number,
+    headerBefore: string | null,
+    headerAfter: string | null,
+    /** RLIMIT_FSIZE for the child with SIGXFSZ ignored, or -1 for none. */
+    fileSizeLimit: number,
+    /** The cgroup v2 directory to create the child in (clone3 CLONE_INTO_CGROUP), or null. */
+    cgroup: string | null,
+    onExit: (code: number, signal: number) => void,
+  ): number;
+  pipe(): [number, number];
+  /** null when the kernel can watch exits through pidfds (Linux 5.3+), else the reason. */
+  usable(): string | null;
+  /** Which spawn() this build has; absent before the file size limit. */
+  abi?: number;
+}
+
+/** The addon's `abi` this code calls: 2 since spawn() took the file size limit (max_log_bytes), 3 since the run cgroup. */
+export const ADDON_ABI = 3;
+
+/** The project's root: the nearest folder above this module with a package.json (this file runs from src/, dist/ and the queue bundle). */
+function projectRoot(from: string): string {
+  const up = path.dirname(from);
+  return fs.existsSync(path.join(from, 'package.json')) || up === from ? from : projectRoot(up);
+}
+
+/** Where `npm run build-native` (node-gyp) puts the addon. */
+export const ADDON_PATH = path.join(projectRoot(path.dirname(fileURLToPath(import.meta.url))), 'build', 'Release', 'rq_spawn.node');
+
+// First name wins: os.constants.signals lists aliases (SIGIOT, SIGPOLL) after the names Node reports.
+const SIGNAL_NAMES = new Map<number, NodeJS.Signals>();
+for (const [name, n] of Object.entries(os.constants.signals)) if (!SIGNAL_NAMES.has(n)) SIGNAL_NAMES.set(n, name as NodeJS.Signals);
+
+export function nativeLauncher(addon: SpawnAddon): Launcher {
+  // Every script's stdin; opened once for the life of the queue process.
+  const devNull = fs.openSync('/dev/null', 'r');
+  return (r) => {
+    const envp = Object.entries(r.env).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`]));
+    if ([...r.argv, ...envp, r.cwd].some((s) => s.includes('\0'))) return failedLaunch('an argument or environment value contains a NUL byte');
+    const file = findExecutable(r.argv[0], r.cwd, r.env.PATH);
+    if (!file) return failedLaunch(`spawn ${r.argv[0]} ENOENT`, 'ENOENT');
+    const fds: number[] = [];
+    try {
+      fds.push(...addon.pipe(), ...addon.pipe());
+    } catch (err) {
+      // Out of fds (EMFILE): reported like a failed exec, so the message waits in que for a retry.
+      for (const fd of fds) fs.closeSync(fd);
+      return failedLaunch((err as Error).message, (err as NodeJS.ErrnoException).code);
+    }
+    const [fromFd, childWrite, childRead, toFd] = fds;
+    let exit!: (info: ExitInfo) => void;
+    const exited = new Promise<ExitInfo>((resolve) => (exit = resolve));
+    const header = startHeader('\0', r.header).split('\0');
+    let pid: number;
+    try {
+      pid = addon.spawn(file, r.argv, envp, r.cwd, [devNull, r.logFd, r.logFd, childWrite, childRead], 19, header[0], header[1], r.fileSizeLimit ?? -1, r.cgroup ?? null, (code, signal) =>
+        exit({ code: code >= 0 ? code : null, signal: signal ? (SIGNAL_NAMES.get(signal) ?? null) : null }),
+      );
+    } catch (err) {
+      for (const fd of [fromFd, toFd]) fs.closeSync(fd);
+      return failedLaunch((err as Error).message, (err as NodeJS.ErrnoException).code);
+    } finally {
+      for (const fd of [childWrite, childRead]) fs.closeSync(fd);
+    }
+    return {
+      pid,
+      fromScript: new net.Socket({ fd: fromFd, readable: true, writable: false }),
+      toScript: new net.Socket({ fd: toFd, readable: false, writable: true }),
+      exited,
+      kill: (signal: NodeJS.Signals) => killGroup(pid, signal),
+    };
+  };
+}
+
+/**
+ * The native launcher when its addon is built and `RQ_SPAWN` is not `node`; otherwise the
+ * child_process gate, with a warning saying why (both start scripts the same way, the gate slower).
+ */
+export function chooseLauncher(env: NodeJS.ProcessEnv, log: Logger): Launcher {
+  if (env.RQ_SPAWN === 'node') {
+    log.info('scripts start through the child_process fallback (RQ_SPAWN=node)');
+    return gateLauncher;
+  }
+  let why: string;
+  try {
+    const addon = createRequire(import.meta.url)(ADDON_PATH) as SpawnAddon;
+    // An addon left from an older build would refuse every spawn: this one can still run scripts.
+    if (addon.abi !== ADDON_ABI) throw RqError.of('RQ_ERR_ADDON_STALE', 'rq-spawn.c', addon.abi ?? 1, ADDON_ABI);
+    const unusable = addon.usable();
+    if (!unusable) {
+      log.debug({ addon: ADDON_PATH }, 'scripts start through the native spawner');
+      return nativeLauncher(addon);
+    }
+    why = `this kernel cannot watch exits (${unusable}; needs Linux 5.3 or later)`;
+  } catch (err) {
+    why = `${(err as Error).message} (npm run build-native builds it)`;
+  }
+  log.warn({ addon: ADDON_PATH, why }, 'native spawner not usable; scripts start through the child_process fallback');
+  return gateLauncher;
+}

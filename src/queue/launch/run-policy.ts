@@ -1,0 +1,61 @@
+// One run's effective policy (message fields over queue defaults, rq-beyond §B0.5) and the RQ_* variables that tell the script (§B1.7).
+import path from 'node:path';
+import { DEFAULT_MAX_LINE_BYTES, type QueueConfig } from '../../config/queue-config.js';
+import type { RetrySettings } from '../../message/job-fields.js';
+import { expandLimit } from '../../message/limit-key.js';
+import type { Message } from '../../message/message.js';
+import { failuresOf, lastFailureEnv, retrySettings, seconds } from '../rules/retry-policy.js';
+import type { DeadlineLimits } from '../rules/run-deadlines.js';
+import type { OutputBounds } from './run-log.js';
+
+export interface RunPolicy {
+  retry: RetrySettings;
+  limits: DeadlineLimits;
+  output: OutputBounds;
+  /** Set only for the features in use: a classic message gets none of them. */
+  env: Readonly<Record<string, string>>;
+}
+
+/** The env of a run that uses none of these features: the caller can skip a copy of the environment. */
+export const NO_ENV: Readonly<Record<string, string>> = Object.freeze({});
+
+/** TERM → KILL for this queue: its `kill_grace`, else the daemon's default. */
+export function killGraceOf(config: Pick<QueueConfig, 'kill_grace'>, defaultMs: number): number {
+  return config.kill_grace === undefined ? defaultMs : config.kill_grace * 1000;
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' ? v : undefined;
+}
+
+export function runPolicy(msg: Message, config: QueueConfig, jobDir: string, graceMs: number, startMs: number): RunPolicy {
+  const retry = retrySettings(msg, config);
+  const timeout = num(msg.timeout) ?? config.timeout;
+  const heartbeat = num(msg.heartbeat_timeout) ?? config.heartbeat_timeout;
+  const limits: DeadlineLimits = { timeout, heartbeat };
+  if (heartbeat !== undefined && config.heartbeat_output) limits.outputFile = path.join(jobDir, 'stdio.log');
+
+  const env: Record<string, string> = {};
+  const failures = failuresOf(msg);
+  if (retry.max_retries > 0 || failures > 0) {
+    env.RQ_ATTEMPT = String(failures + 1);
+    env.RQ_MAX_RETRIES = String(retry.max_retries);
+  }
+  const last = msg.last_failure as { text?: unknown } | undefined;
+  if (typeof last?.text === 'string') env.RQ_LAST_FAILURE = lastFailureEnv(last.text);
+  if (typeof msg.priority === 'number' && msg.priority !== 0) env.RQ_PRIORITY = String(msg.priority);
+  if (timeout !== undefined) {
+    env.RQ_TIMEOUT = seconds(timeout);
+    env.RQ_DEADLINE = String(Math.floor(startMs / 1000 + timeout));
+  }
+  if (Array.isArray(msg.tags) && msg.tags.length) env.RQ_TAGS = msg.tags.join(',');
+  const done = msg.depends_done as Record<string, string> | undefined;
+  if (done && Object.keys(done).length) env.RQ_DEPENDS = Object.entries(done).map(([ref, state]) => `${ref}=${state}`).join(' ');
+  const limit = typeof msg.limit === 'string' ? msg.limit : config.limit;
+  if (limit !== undefined) env.RQ_LIMIT = expandLimit(limit, msg, config.name);
+  if (heartbeat !== undefined) env.RQ_HEARTBEAT_TIMEOUT = seconds(heartbeat);
+  if (timeout !== undefined || heartbeat !== undefined) env.RQ_KILL_GRACE = seconds(graceMs / 1000);
+  const output: OutputBounds = { maxLineBytes: config.max_line_bytes ?? DEFAULT_MAX_LINE_BYTES };
+  if (config.max_log_bytes !== undefined) output.maxLogBytes = config.max_log_bytes;
+  return { retry, limits, output, env: Object.keys(env).length ? env : NO_ENV };
+}

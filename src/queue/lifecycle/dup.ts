@@ -1,0 +1,67 @@
+// The `dup <delay>-<flag>-<dest>` pipe command (spec §4.6): a copy of the running message, here or in another local queue.
+import { RqError } from '../../errors.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { type CreateFields, type Message, pickFields } from '../../message/message.js';
+import { isValidQueueName } from '../../message/names.js';
+import { attachmentNames } from '../../spool/attachments.js';
+import type { QueueSpool } from '../../spool/queue-spool.js';
+import type { MessageIndex } from '../index/message-index.js';
+import { parseDup } from '../rules/pipe-protocol.js';
+import type { Answer } from '../../ipc/answer.js';
+import type { QueueClient } from '../../ipc/queue-client.js';
+import type { ScriptRun } from '../launch/script-run.js';
+import { JOB_FIELDS } from '../../message/job-fields.js';
+
+/** The client of another local queue's socket (its calls reject when it does not answer). */
+export type Peer = (queue: string) => QueueClient;
+
+// force_remote is not carried by a dup (spec §4.6).
+const DUP_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'tags', ...JOB_FIELDS] as const;
+
+export interface DupDeps {
+  root: string;
+  queue: () => string;
+  spool: QueueSpool;
+  index: MessageIndex;
+  peer: Peer;
+  now: () => number;
+  /** A copy landed in this queue's que (observers hear of it as created). */
+  queued: (copy: Message) => void;
+}
+
+/** Handles one dup line and returns the one reply line for fd 4. */
+export async function dup(d: DupDeps, run: ScriptRun, arg: string | null): Promise<string> {
+  const req = parseDup(arg);
+  if (!req) return `fail dup failed - expected <delay>-<flag>-<dest>, received ${JSON.stringify(arg)}`;
+  const target = req.dest.startsWith('http') ? 'relay' : req.dest;
+  if (!isValidQueueName(target) || !fs.existsSync(path.join(d.root, 'queues', target))) return `fail couldn't connect to queue - ${target}`;
+  const fields = { ...pickFields(run.msg, DUP_FIELDS), dest: req.dest, count: 0, due: Math.floor(d.now() / 1000) + req.delay };
+  const names = await attachmentNames(run.dir!);
+  try {
+    if (target === d.queue()) {
+      const copy = await d.spool.createWithAttachments(fields, names.length ? run.dir! : null);
+      d.index.enqueue(copy);
+      d.queued(copy);
+      return `ok ${d.spool.fullId(copy.msg_id)}`;
+    }
+    return await toPeer(d.peer(target), fields, names.map((n) => path.join(run.dir!, 'attach', n)));
+  } catch (err) {
+    return `fail dup failed - ${(err as Error).message}`;
+  }
+}
+
+/** Creates the copy through the peer's socket (prep, attach, commit when it has attachments); the error text is the dup's reply. */
+async function toPeer(peer: QueueClient, fields: CreateFields, files: string[]): Promise<string> {
+  const value = (a: Answer<string>, stage: string): string => {
+    if (a.ok) return a.value;
+    const text = a.code === 'RQ_ERR_PROTOCOL' ? JSON.stringify(a.raw) : a.text;
+    throw RqError.of('RQ_ERR_PROTOCOL', stage ? `${stage} fail ${text}` : text);
+  };
+  if (!files.length) return `ok ${value(await peer.create(fields), '')}`;
+  const full = value(await peer.create(fields, 'prep_message'), 'prep');
+  const id = full.slice(full.lastIndexOf('/') + 1);
+  for (const f of files) value(await peer.attach(id, f), 'attach');
+  value(await peer.commit(id), 'commit');
+  return `ok ${full}`;
+}

@@ -1,0 +1,79 @@
+// The lifecycle commands' arguments in-process (rq-beyond §B1.8): due and delay, default actors, refusals, what a DOWN queue still answers.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type InProcess, inProcessQueue } from '../in-process.js';
+
+let q: InProcess | null = null;
+afterEach(async () => {
+  await q?.close();
+  q = null;
+});
+
+const history = async (p: InProcess, id: string): Promise<Record<string, unknown>[]> => (await p.cmd('get_history', { msg_id: id }))[1];
+
+describe('due and delay', () => {
+  it('delay counts from now to the millisecond; numbers may come as text; due 0 is a due', async () => {
+    q = await inProcessQueue({}, { paused: true });
+    q.clock.ms += 250;
+    const { msg_id } = await q.send({ due: Math.floor(q.clock.ms / 1000) + 3600 });
+    const reschedule = (arg: Record<string, unknown>) => q!.cmd('reschedule_message', { msg_id, ...arg });
+    expect(await reschedule({ delay: 90.5 })).toEqual(['ok', (q.clock.ms + 90_500) / 1000]);
+    expect(await reschedule({ delay: ' 30 ' })).toEqual(['ok', (q.clock.ms + 30_000) / 1000]);
+    expect(await reschedule({ due: '1795612345' })).toEqual(['ok', 1795612345]);
+    expect(await reschedule({ due: 0 })).toEqual(['ok', 0]);
+    // An empty or null field is no field: the other one is used.
+    expect(await reschedule({ due: '', delay: 5 })).toEqual(['ok', (q.clock.ms + 5000) / 1000]);
+    expect(await reschedule({ due: 60, delay: null })).toEqual(['ok', 60]);
+  });
+
+  it('refuses a due that is not epoch seconds, and a missing one', async () => {
+    q = await inProcessQueue({}, { paused: true });
+    const { msg_id } = await q.send();
+    const reschedule = (arg: Record<string, unknown>) => q!.cmd('reschedule_message', { msg_id, ...arg });
+    const bad = (shown: string) => ['fail', `due: expected epoch seconds (a number), received ${shown}`];
+    expect(await reschedule({ due: -1 })).toEqual(bad('-1'));
+    expect(await reschedule({ due: '  ' })).toEqual(bad('"  "'));
+    expect(await reschedule({ due: true })).toEqual(bad('true'));
+    expect(await reschedule({ due: 'Infinity' })).toEqual(bad('"Infinity"'));
+    for (const due of [null, '']) expect(await reschedule({ due })).toEqual(['fail', "lacking 'due' field"]);
+    expect((await q.cmd('get_message', { msg_id }))[1].due).toBe(Math.floor(q.clock.ms / 1000));
+  });
+});
+
+describe('actors', () => {
+  it('reschedule and set_priority name the actor given, else socket, in the history', async () => {
+    q = await inProcessQueue({}, { paused: true });
+    const { msg_id } = await q.send();
+    await q.cmd('reschedule_message', { msg_id, delay: 10 });
+    await q.cmd('set_priority', { msg_id, priority: 2 });
+    await q.cmd('set_priority', { msg_id, priority: 1, actor: 'cli:fay' });
+    expect((await history(q, msg_id)).slice(-3).map((l) => [l.event, l.actor])).toEqual([
+      ['reschedule', 'socket'],
+      ['priority', 'socket'],
+      ['priority', 'cli:fay'],
+    ]);
+  });
+
+  it('set_priority without a priority is refused, naming the field', async () => {
+    q = await inProcessQueue({}, { paused: true });
+    const { msg_id } = await q.send();
+    expect(await q.cmd('set_priority', { msg_id })).toEqual(['fail', "lacking 'priority' field"]);
+  });
+});
+
+describe('a DOWN queue', () => {
+  it('still answers get_history, running, waiting and wait_message; a cancel is refused', async () => {
+    q = await inProcessQueue({}, { paused: true });
+    const { msg_id } = await q.send({ due: Math.floor(q.clock.ms / 1000) + 60 });
+    const finished = (await q.send()).msg_id;
+    await q.cmd('cancel_message', { msg_id: finished });
+    await fs.writeFile(path.join(q.root, 'config', 'q.down'), '');
+    expect(await q.cmd('status')).toEqual(['DOWN']);
+    expect((await q.cmd('get_history', { msg_id }))[0]).toBe('ok');
+    expect(await q.cmd('wait_message', { msg_id: finished })).toEqual(['ok', expect.objectContaining({ state: 'err' })]);
+    expect(await q.cmd('running')).toEqual(['ok', []]);
+    expect(await q.cmd('waiting')).toEqual(['ok', [{ msg_id, reason: 'delayed', due: Math.floor(q.clock.ms / 1000) + 60 }]]);
+    expect(await q.cmd('cancel_message', { msg_id })).toEqual(['fail', 'status: DOWN']);
+  });
+});

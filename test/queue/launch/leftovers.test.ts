@@ -1,0 +1,202 @@
+// What a script leaves running is ended with its run: TERM at once, KILL after the queue's kill grace; in a run cgroup even what left the process group (setsid, a double fork).
+import fsSync from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { QueueProc, addQueue, waitFor } from '../../helpers/rq-root.js';
+import { perTestRoot } from '../../helpers/per-test-root.js';
+import { pidInFile } from '../../helpers/process-groups.js';
+import { cgroupHome, ownCgroupHome } from '../../../src/queue/launch/cgroup-fs.js';
+
+const ctx = perTestRoot();
+
+// Background processes close fds 3/4 so the run ends as soon as the script does. `daemon` is the
+// classic double fork: a subshell starts setsid(1) and exits, so the daemon is an orphan in a
+// session of its own. The script waits until it has left the session, so the test is about that.
+// `crash` leaves such a daemon and then keeps running, until a rerun finds the daemon's pid file.
+const SCRIPT = `#!/bin/bash
+own_session() { until [ -s "$1" ] && pid=$(cat "$1") && [ "$(cut -d' ' -f6 /proc/$pid/stat)" = "$pid" ]; do sleep 0.01; done; }
+sed -n 's/^0:://p' /proc/self/cgroup > "$RQ_PARAM2.cgroup"
+case "$RQ_PARAM1" in
+  bg) sleep 1000 >/dev/null 2>&1 3>&- 4>&- & echo $! > "$RQ_PARAM2" ;;
+  # The pid is written once TERM is ignored, and the script waits for it: a TERM before the trap would end it.
+  stubborn) ( trap '' TERM; echo $BASHPID > "$RQ_PARAM2.tmp"; mv "$RQ_PARAM2.tmp" "$RQ_PARAM2"; exec sleep 1000 ) >/dev/null 2>&1 3>&- 4>&- &
+    until [ -s "$RQ_PARAM2" ]; do sleep 0.01; done ;;
+  daemon) ( setsid sleep 1000 >/dev/null 2>&1 3>&- 4>&- & echo $! > "$RQ_PARAM2.tmp"; mv "$RQ_PARAM2.tmp" "$RQ_PARAM2" )
+    own_session "$RQ_PARAM2" ;;
+  stubborn-daemon) setsid bash -c 'trap "" TERM; echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 1000' "$RQ_PARAM2" >/dev/null 2>&1 3>&- 4>&- &
+    own_session "$RQ_PARAM2" ;;
+  crash) if [ ! -e "$RQ_PARAM2" ]; then
+      ( setsid sleep 1000 >/dev/null 2>&1 3>&- 4>&- & echo $! > "$RQ_PARAM2.tmp"; mv "$RQ_PARAM2.tmp" "$RQ_PARAM2" )
+      sleep 1000 3>&- 4>&-
+    fi ;;
+esac
+echo "done left $RQ_PARAM1 behind" >&3
+`;
+
+/** Running, or stopped: not gone and not a zombie waiting for init to reap it. */
+async function running(pid: number): Promise<boolean> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  return stat !== '' && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+}
+
+/** Pids a test left on purpose (a daemon the fallback cannot reach) or by failing: killed after it. */
+const strays: number[] = [];
+afterEach(() => {
+  for (const pid of strays.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone.
+    }
+  }
+});
+
+async function queue(killGrace: number, env: NodeJS.ProcessEnv): Promise<QueueProc> {
+  const script = path.join(ctx.t.root, 'leaves.sh');
+  await fs.writeFile(script, SCRIPT, { mode: 0o755 });
+  await addQueue(ctx.t.root, 'lo', { script, extra: { kill_grace: killGrace } });
+  return (ctx.q = await QueueProc.start(ctx.t.root, 'lo', { env }));
+}
+
+/** Runs mode `mode` to done; the pid it left (watched for the test's end) and the directory of its run cgroup. */
+async function leave(q: QueueProc, mode: string): Promise<{ pid: number; cgroup: string }> {
+  const pidFile = path.join(ctx.t.root, `${mode}.pid`);
+  const id = await q.send({ param1: mode, param2: pidFile });
+  await q.waitState(id, ['done']);
+  const pid = await pidInFile(pidFile);
+  strays.push(pid);
+  return { pid, cgroup: cgroupDir((await fs.readFile(`${pidFile}.cgroup`, 'utf8')).trim()) };
+}
+
+/** The directory of cgroup v2 path `p` (as /proc/<pid>/cgroup names it). */
+function cgroupDir(p: string): string {
+  const home = cgroupHome(fsSync.readFileSync('/proc/self/mountinfo', 'utf8'), `0::${p}\n`);
+  if (!home.ok) throw new Error(home.why);
+  return home.dir;
+}
+
+const logText = () => fs.readFile(path.join(ctx.t.root, 'log', 'queue-lo.log'), 'utf8');
+const logged = (text: string) => waitFor(async () => (await logText()).includes(text), `"${text}" in the queue's log`);
+
+/** Why this machine cannot give a queue run cgroups (the tests needing them are skipped, saying so), or null. */
+function noCgroups(): string | null {
+  const home = ownCgroupHome();
+  if (!home.ok) return home.why;
+  const probe = path.join(home.dir, `rq-test-probe-${process.pid}`);
+  try {
+    fsSync.mkdirSync(probe);
+    const kill = fsSync.existsSync(path.join(probe, 'cgroup.kill'));
+    fsSync.rmdirSync(probe);
+    return kill ? null : 'no cgroup.kill (Linux 5.14 or later)';
+  } catch (err) {
+    return `cannot make a cgroup in ${home.dir}: ${(err as Error).message}`;
+  }
+}
+const WHY_NOT = noCgroups();
+
+describe.each([
+  ['the native spawner', {}],
+  ['the child_process gate', { RQ_SPAWN: 'node' }],
+])('with %s', (_, launcher) => {
+  describe('processes a script leaves in its group', () => {
+    it('get TERM when the run ends', async () => {
+      const { pid } = await leave(await queue(30, launcher), 'bg');
+      await waitFor(async () => !(await running(pid)), `the background sleep ${pid} to be ended`);
+      await logged('left processes in its group: sent them TERM');
+    });
+
+    it('get KILL once they outlive the kill grace', async () => {
+      const { pid } = await leave(await queue(1, launcher), 'stubborn');
+      await logged('sent them TERM');
+      // TERM is ignored: it is still there until the grace is over.
+      expect(await running(pid)).toBe(true);
+      await waitFor(async () => !(await running(pid)), `the stubborn sleep ${pid} to be killed`, 10_000);
+      await logged('outlived the kill grace: sent them KILL');
+    });
+  });
+
+  describe.skipIf(WHY_NOT !== null)(`in a run cgroup${WHY_NOT ? ` (skipped: ${WHY_NOT})` : ''}`, () => {
+    it('a daemon that left the group (double fork, setsid) gets TERM when the run ends, and the run cgroup is removed', async () => {
+      const q = await queue(30, launcher);
+      await logged('each script runs in a cgroup of its own');
+      const { pid, cgroup } = await leave(q, 'daemon');
+      expect(path.basename(path.dirname(cgroup))).toMatch(/^rq-lo-[0-9a-f]{8}$/);
+      await waitFor(async () => !(await running(pid)), `the daemon ${pid} to be ended`);
+      await logged('left processes in its group: sent them TERM');
+      await waitFor(() => !fsSync.existsSync(cgroup), `${cgroup} to be removed`);
+    });
+
+    it('a daemon that ignores TERM gets KILL after the grace', async () => {
+      const { pid, cgroup } = await leave(await queue(1, launcher), 'stubborn-daemon');
+      await logged('sent them TERM');
+      expect(await running(pid)).toBe(true);
+      await waitFor(async () => !(await running(pid)), `the stubborn daemon ${pid} to be killed`, 10_000);
+      await logged('outlived the kill grace: sent them KILL');
+      await waitFor(() => !fsSync.existsSync(cgroup), `${cgroup} to be removed`);
+    });
+
+    it("a daemon left by a queue that was SIGKILLed is killed when the queue starts again, and its run's cgroup removed", async () => {
+      const q = await queue(30, launcher);
+      const pidFile = path.join(ctx.t.root, 'crash.pid');
+      const id = await q.send({ param1: 'crash', param2: pidFile });
+      const pid = await pidInFile(pidFile);
+      strays.push(pid);
+      await waitFor(async () => (await fs.readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ')[3] === String(pid), `the daemon ${pid} to be in a session of its own`);
+      const cgroup = cgroupDir((await fs.readFile(`${pidFile}.cgroup`, 'utf8')).trim());
+      await q.kill9();
+      expect(await running(pid)).toBe(true);
+      const again = (ctx.q = await QueueProc.start(ctx.t.root, 'lo', { env: launcher }));
+      await logged('killed what scripts of a previous queue process left in their run cgroups');
+      await waitFor(async () => !(await running(pid)), `the daemon ${pid} to be killed`);
+      await waitFor(() => !fsSync.existsSync(cgroup), `${cgroup} to be removed`);
+      // Interrupted, it runs again; the daemon's pid file says it has been there.
+      await again.waitState(id, ['done']);
+    });
+
+    it('a run killed at its timeout takes its daemon with it', async () => {
+      const q = await queue(30, launcher);
+      const pidFile = path.join(ctx.t.root, 'crash.pid');
+      const id = await q.send({ param1: 'crash', param2: pidFile, timeout: 0.5 });
+      const pid = await pidInFile(pidFile);
+      strays.push(pid);
+      await q.waitState(id, ['err']);
+      await waitFor(async () => !(await running(pid)), `the daemon ${pid} to be ended`);
+      await waitFor(() => !fsSync.existsSync(cgroupDir(fsSync.readFileSync(`${pidFile}.cgroup`, 'utf8').trim())), 'the run cgroup to be removed');
+    });
+
+    it('a stopped queue removes its cgroups', async () => {
+      const q = await queue(30, launcher);
+      const { cgroup } = await leave(q, 'bg');
+      await q.stop();
+      expect(fsSync.existsSync(path.dirname(cgroup))).toBe(false);
+    });
+  });
+
+  it('without run cgroups (RQ_CGROUP=off) keeps scripts in their process groups, which a daemon leaves', async () => {
+    const q = await queue(30, { ...launcher, RQ_CGROUP: 'off' });
+    await logged('scripts run in their process groups only');
+    expect(await logText()).toContain('"why":"RQ_CGROUP=off"');
+    const bg = await leave(q, 'bg');
+    await waitFor(async () => !(await running(bg.pid)), `the background sleep ${bg.pid} to be ended`);
+    const daemon = await leave(q, 'daemon');
+    expect(daemon.cgroup).toBe(cgroupDir(fsSync.readFileSync(`/proc/${q.pid}/cgroup`, 'utf8').match(/^0::(.*)$/m)![1]));
+    // A run after it is over: the daemon is still there, out of rq's reach.
+    await q.waitState(await q.send({ param1: 'nothing', param2: path.join(ctx.t.root, 'nothing') }), ['done']);
+    expect(await running(daemon.pid)).toBe(true);
+  });
+});
+
+describe.skipIf(WHY_NOT !== null)(`a run cgroup that cannot be made${WHY_NOT ? ` (skipped: ${WHY_NOT})` : ''}`, () => {
+  it('leaves the run to its process group and says so; the queue goes on', async () => {
+    const q = await queue(30, {});
+    const first = await leave(q, 'bg');
+    await waitFor(() => !fsSync.existsSync(first.cgroup), `${first.cgroup} to be removed`);
+    // The parent going away under the queue (an operator, a cgroup manager) makes every run's mkdir fail.
+    fsSync.rmdirSync(path.dirname(first.cgroup));
+    const second = await leave(q, 'bg');
+    expect(second.cgroup).toBe(cgroupDir(fsSync.readFileSync(`/proc/${q.pid}/cgroup`, 'utf8').match(/^0::(.*)$/m)![1]));
+    await logged('run cgroup not made: this run is kept by its process group only');
+    await waitFor(async () => !(await running(second.pid)), `the background sleep ${second.pid} to be ended with its group`);
+  });
+});

@@ -1,0 +1,57 @@
+// History (rq-beyond §B14): the run lines carry pid, attempt and exit; the §B14 example reproduced through the socket and `rq history`.
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT, QueueProc, type TestRoot, addQueue, makeRoot } from '../../helpers/rq-root.js';
+
+let t: TestRoot;
+let q: QueueProc;
+
+beforeAll(async () => {
+  t = await makeRoot();
+  await addQueue(t.root, 'hist', { extra: { kill_grace: 0.3 } });
+  q = await QueueProc.start(t.root, 'hist');
+});
+afterAll(async () => {
+  await q?.stop();
+  await t?.cleanup();
+});
+
+describe('history of a run that times out, is retried and succeeds', () => {
+  it('matches the §B14 example line for line, and rq history prints it', async () => {
+    const id = await q.send({ param1: 'hangs_first', timeout: 0.4, max_retries: 3, backoff_base: 1, retry_jitter: 0 });
+    await q.waitState(id, ['done'], 15_000);
+    const [status, h] = await q.cmd('get_history', { msg_id: id });
+    expect(status).toBe('ok');
+    expect(h.map((l: { event?: string; from?: string | null; to?: string }) => l.event ?? `${l.from}→${l.to}`)).toEqual([
+      'null→que',
+      'que→run',
+      'timeout',
+      'run→que',
+      'que→run',
+      'run→done',
+    ]);
+    const [create, run1, timeout, retry, run2, done] = h;
+    expect(create).toEqual({ at: expect.any(String), from: null, to: 'que', actor: 'create' });
+    expect(run1).toEqual({ at: expect.any(String), from: 'que', to: 'run', actor: 'dispatcher', pid: expect.any(Number), attempt: 1 });
+    expect(timeout).toEqual({ at: expect.any(String), event: 'timeout', after_s: expect.any(Number) });
+    expect(timeout.after_s).toBeGreaterThanOrEqual(0.4);
+    expect(retry).toMatchObject({ from: 'run', to: 'que', actor: 'retry', failure: 'timeout', retry: 1, of: 3, delay_s: 1 });
+    expect(retry.exit).toEqual({ code: null, signal: 'SIGTERM', wall_ms: expect.any(Number) });
+    expect(retry.exit.wall_ms).toBeGreaterThanOrEqual(400);
+    expect(retry.reason).toMatch(/^TIMEOUT - killed after 0\.\d+s \(timeout 0\.4s\)$/);
+    expect(run2).toMatchObject({ from: 'que', to: 'run', actor: 'dispatcher', attempt: 2 });
+    expect(run2.pid).not.toBe(run1.pid);
+    expect(done).toMatchObject({ from: 'run', to: 'done', actor: 'script', exit: { code: 0, signal: null }, reason: expect.stringMatching(/^exit 0/) });
+    // The retry waited its backoff: the second run starts a second after the first one ended (its start
+    // plus its wall time; the retry line itself is written once the msg is durable, which a loaded disk delays).
+    expect(Date.parse(run2.at) - (Date.parse(run1.at) + retry.exit.wall_ms)).toBeGreaterThanOrEqual(1000 - 50);
+
+    const { stdout } = await promisify(execFile)(path.join(PROJECT, 'bin', 'rq'), ['history', '--msg_id', `hist/${id}`, '--root', t.root]);
+    const lines = stdout.trim().split('\n');
+    expect(lines[0]).toBe('ok 6');
+    expect(lines[2]).toMatch(new RegExp(`^\\S+Z que→run dispatcher pid ${run1.pid} attempt 1$`));
+    expect(lines[4]).toMatch(/ run→que retry failure: timeout retry 1 of 3 in 1s killed by SIGTERM after \d+\.\d+s - TIMEOUT - killed after/);
+  });
+});

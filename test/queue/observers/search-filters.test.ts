@@ -1,0 +1,107 @@
+// The search command's listing filters: acknowledged or not, created range, sort by created/due/finished both ways, detail rows, not waiting for the index, refusals naming the argument.
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { handleRequest } from '../../../src/queue/commands/commands.js';
+import { type InProcess, inProcessQueue } from '../in-process.js';
+
+const open: InProcess[] = [];
+afterEach(async () => {
+  for (const q of open.splice(0)) await q.close();
+});
+
+const ask = async (q: InProcess, arg: unknown) => JSON.parse(await handleRequest(q.queue, `search ${JSON.stringify(arg)}`, pino({ level: 'silent' })));
+const ids = (reply: [string, { messages: { msg_id: string }[] }]) => reply[1].messages.map((m) => m.msg_id);
+
+/** Three messages a second apart: a ends in err (acknowledged), b in done, c waits in que due an hour later. */
+async function threeMessages() {
+  const q = await inProcessQueue();
+  open.push(q);
+  const a = await q.send({ param1: 'a' });
+  const ra = await q.launcher.nth(0);
+  q.clock.ms += 1000;
+  const b = await q.send({ param1: 'b' });
+  q.clock.ms += 1000;
+  const c = await q.send({ param1: 'c', due: Math.floor(q.clock.ms / 1000) + 3600 });
+  // The index is read now, so the finish times below come from the moves' events.
+  expect((await ask(q, {}))[1].total).toBe(3);
+  q.clock.ms += 5000;
+  let finished = q.next('finished', ({ msg }) => msg.msg_id === a.msg_id);
+  ra.say('err broken');
+  ra.exit(0);
+  await finished;
+  await q.queue.ops.ackErrs();
+  const rb = await q.launcher.nth(1);
+  q.clock.ms += 1000;
+  finished = q.next('finished', ({ msg }) => msg.msg_id === b.msg_id);
+  rb.say('done fine');
+  rb.exit(0);
+  await finished;
+  return { q, a: a.msg_id, b: b.msg_id, c: c.msg_id, t0: Date.UTC(2026, 10, 25, 12, 0, 0) };
+}
+
+describe('search filters', () => {
+  it('acked picks acknowledged errors only (or none of them); state err without it keeps both', async () => {
+    const { q, a } = await threeMessages();
+    expect(ids(await ask(q, { acked: true }))).toEqual([a]);
+    expect((await ask(q, { acked: false }))[1].total).toBe(2);
+    expect((await ask(q, { state: 'err', acked: false }))[1].total).toBe(0);
+    expect(ids(await ask(q, { state: 'err' }))).toEqual([a]);
+    // Null or an empty field (a form's) is no filter: the acknowledged one too.
+    expect((await ask(q, { acked: null }))[1].total).toBe(3);
+    expect((await ask(q, { acked: '' }))[1].total).toBe(3);
+  });
+
+  it('created_from and created_to bound the id time (from inclusive, to exclusive)', async () => {
+    const { q, a, b, c, t0 } = await threeMessages();
+    expect(ids(await ask(q, { created_from: t0 + 1000 }))).toEqual([c, b]);
+    expect(ids(await ask(q, { created_to: t0 + 1000 }))).toEqual([a]);
+    expect(ids(await ask(q, { created_from: t0 + 1000, created_to: t0 + 2000 }))).toEqual([b]);
+  });
+
+  it('sorts by created, due and finished, either way; unfinished messages after finished ones', async () => {
+    const { q, a, b, c } = await threeMessages();
+    expect(ids(await ask(q, {}))).toEqual([c, b, a]);
+    expect(ids(await ask(q, { sort: 'created', order: 'asc' }))).toEqual([a, b, c]);
+    expect(ids(await ask(q, { sort: 'due', order: 'desc' }))).toEqual([c, b, a]);
+    expect(ids(await ask(q, { sort: 'finished', order: 'desc' }))).toEqual([b, a, c]);
+    expect(ids(await ask(q, { sort: 'finished', order: 'asc' }))).toEqual([a, b, c]);
+    // Paged after sorting.
+    expect(ids(await ask(q, { sort: 'finished', order: 'asc', offset: 1, limit: 1 }))).toEqual([b]);
+  });
+
+  it('detail gives each row its status, last run time and finish time', async () => {
+    const { q, a, b, c } = await threeMessages();
+    const rows = (await ask(q, { detail: true }))[1].messages as { msg_id: string; status: string; ms: number | null; finished: number | null; acked?: true }[];
+    const row = (id: string) => rows.find((r) => r.msg_id === id)!;
+    expect(row(b)).toMatchObject({ status: 'done - fine', ms: 1000 });
+    expect(row(b).finished).toBeGreaterThan(0);
+    expect(row(a)).toMatchObject({ status: 'err - broken', acked: true });
+    expect(row(c)).toMatchObject({ ms: null, finished: null, status: expect.stringMatching(/^que/) });
+    // A later history line that is no move (tags changed) leaves the finish as it was.
+    expect((await handleRequest(q.queue, `tag_message ${JSON.stringify({ msg_id: b, add: 'late' })}`, pino({ level: 'silent' })))).toBe('["ok",["late"]]');
+    const again = (await ask(q, { detail: true }))[1].messages as { msg_id: string; finished: number | null }[];
+    expect(again.find((r) => r.msg_id === b)!.finished).toBe(row(b).finished);
+  });
+
+  it('wait_ms bounds the wait for the first read of the messages: building, then the answer once read', async () => {
+    const q = await inProcessQueue();
+    open.push(q);
+    await q.queue.ops.create({ dest: 'q', param1: 'x' } as never, false);
+    const first = await ask(q, { wait_ms: 1 });
+    // One message is read within a millisecond or not: either answer is right, and the read goes on.
+    if (first[1].building) expect(first[1]).toMatchObject({ total: 0, messages: [], building: { read: expect.any(Number) } });
+    await q.queue.stats.search.whenBuilt();
+    expect((await ask(q, { wait_ms: 1 }))[1].total).toBe(1);
+    expect(await ask(q, { wait_ms: 0 })).toEqual(['fail', expect.stringMatching(/^wait_ms: expected a whole number from 1 to 60000/)]);
+  });
+
+  it('refuses bad arguments by name', async () => {
+    const q = await inProcessQueue();
+    open.push(q);
+    expect(await ask(q, { sort: 'size' })).toEqual(['fail', expect.stringMatching(/^sort: expected one of created, due, finished, received "size"/)]);
+    expect(await ask(q, { order: 'up' })).toEqual(['fail', expect.stringMatching(/^order: expected one of asc, desc/)]);
+    expect(await ask(q, { created_from: 'yesterday' })).toEqual(['fail', expect.stringMatching(/^created_from: expected epoch milliseconds/)]);
+    expect(await ask(q, { created_from: 2000, created_to: 1000 })).toEqual(['fail', expect.stringMatching(/^created_to: expected a time after created_from/)]);
+    expect(await ask(q, { acked: 'maybe' })).toEqual(['fail', expect.stringMatching(/^acked: expected true or false/)]);
+  });
+});
