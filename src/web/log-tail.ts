@@ -35,11 +35,14 @@ export interface LogTailDeps {
 
 const CHUNK = 64 * 1024;
 /**
- * The queue renames a message's directory a moment before its answers say so. When the reply
- * names a directory that is already gone, ask again after this (doubling, bounded) delay.
+ * A queue that does not answer a look (busy, restarting) is asked again after this doubling
+ * delay; one that stays silent past the window is taken as gone. This is about the queue's
+ * process, never about where the message is: a move is waited for by its event.
  */
-const SETTLE_FIRST_MS = 5;
-const SETTLE_MAX_MS = 1000;
+const UNANSWERED_FIRST_MS = 5;
+const UNANSWERED_MAX_MS = 1000;
+/** Without a watch on every state directory a move may pass unseen: look again this often until it is found. */
+const UNWATCHED_LOOK_MS = 1000;
 
 /** Length of `buf` without a UTF-8 sequence cut at its end (that part is sent with the next read). */
 export function completeUtf8Length(buf: Buffer, len: number): number {
@@ -77,8 +80,10 @@ export class LogTail {
   private checkAgain = false;
   private lastState: string | null = null;
   private lastDir: string | null = null;
-  private settleTimer: NodeJS.Timeout | null = null;
-  private readonly settle = new Doubling({ baseMs: SETTLE_FIRST_MS, maxMs: Infinity });
+  /** The queue said "not found" and no state directory held the message: one more such answer ends the tail. */
+  private goneOnce = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private readonly unanswered = new Doubling({ baseMs: UNANSWERED_FIRST_MS, maxMs: Infinity });
 
   constructor(private readonly deps: LogTailDeps) {
     this.offset = deps.offset;
@@ -107,7 +112,7 @@ export class LogTail {
     for (const w of this.stateWatchers) w.close();
     this.fileWatcher?.close();
     this.dirWatcher?.close();
-    if (this.settleTimer) clearTimeout(this.settleTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     const fh = this.fh;
     this.fh = null;
     // Close after any read in flight finishes with the handle.
@@ -136,16 +141,36 @@ export class LogTail {
       });
   }
 
-  /** Looks again shortly (backing off), unless the settle window is used up: then false. */
-  private lookAgain(): boolean {
-    if (this.settle.peek() > SETTLE_MAX_MS) return false;
-    if (!this.settleTimer) {
-      this.settleTimer = setTimeout(() => {
-        this.settleTimer = null;
-        this.check();
-      }, this.settle.next());
-    }
+  /** Looks again after `ms` (one timer at a time). */
+  private lookAfter(ms: number): void {
+    if (this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.check();
+    }, ms);
+  }
+
+  /** The queue did not answer: asks again shortly (backing off), unless its silence has lasted the window: then false. */
+  private askAgain(): boolean {
+    if (this.unanswered.peek() > UNANSWERED_MAX_MS) return false;
+    this.lookAfter(this.unanswered.next());
     return true;
+  }
+
+  /**
+   * The message is between two places: the queue's answer is older than the disk, or the queue
+   * holds it in no index for a moment (a commit reading it). Either way the rename that follows is
+   * in prep/, que/ or run/, whose watches look again when it lands, so there is nothing to time:
+   * load can delay that event, never lose it. Only an unwatched state directory needs a timer.
+   */
+  private awaitMove(): void {
+    if (this.stateWatchers.length < this.deps.stateDirs.length) this.lookAfter(UNWATCHED_LOOK_MS);
+  }
+
+  /** Whether one of the watched state directories holds the message now (so its next move is an event). */
+  private async inStateDir(): Promise<boolean> {
+    for (const dir of this.deps.stateDirs) if (await exists(path.join(dir, this.deps.msgId))) return true;
+    return false;
   }
 
   private async checkOnce(): Promise<void> {
@@ -153,26 +178,39 @@ export class LogTail {
     try {
       loc = await this.deps.locate();
     } catch (err) {
-      // The queue did not answer (busy, restarting): that says nothing about the message yet.
-      if (this.lookAgain()) return;
+      if (this.askAgain()) return;
       throw err;
     }
+    this.unanswered.reset();
     if (this.closed) return;
-    if (!loc || (!isFinished(loc.state) && !(await exists(loc.dir)))) {
-      // Moved on disk, not yet in the queue's answers (or briefly in neither place): look again shortly.
-      if (this.lookAgain()) return;
-      if (!loc) {
+    if (loc && !isFinished(loc.state) && !(await exists(loc.dir))) {
+      // Moved since the queue answered (its memory follows each rename at once): the move's event looks again.
+      this.awaitMove();
+      return;
+    }
+    if (!loc) {
+      // Not in the queue's indexes: deleted, or between two places for a moment (then still in a state dir).
+      if (await this.inStateDir()) {
+        this.goneOnce = false;
+        return this.awaitMove();
+      }
+      // In none of them either: a second "not found", asked after the disk said so, is final.
+      if (this.goneOnce) {
         await this.read();
         this.finish(null);
         return;
       }
+      this.goneOnce = true;
+      this.check();
+      return;
     }
-    this.settle.reset();
+    this.goneOnce = false;
     if (loc.state !== this.lastState) {
       this.lastState = loc.state;
       this.deps.state(loc);
     }
     if (!this.fh) await this.open(loc.dir);
+    else if (!this.fileWatcher && !isFinished(loc.state)) this.watchLog(loc.dir);
     await this.read();
     if (isFinished(loc.state)) {
       // The script has exited: whatever is in the file now is all there will be.
@@ -183,7 +221,6 @@ export class LogTail {
 
   /** Opens the log; until it exists, watches the message directory tree for it to appear. */
   private async open(dir: string): Promise<void> {
-    const file = path.join(dir, 'job', this.deps.file);
     try {
       // Through job/ as it is now, no link followed: a script may have swapped either for a link or a FIFO.
       this.fh = (await openBeneath(dir, ['job', this.deps.file], this.deps.file)).fh;
@@ -203,9 +240,22 @@ export class LogTail {
     }
     this.dirWatcher?.close();
     this.dirWatcher = null;
-    // An inotify watch follows the file's inode, so it keeps firing after run/ ⇒ done/.
-    this.fileWatcher = fs.watch(file, () => void this.read().catch(() => undefined));
-    this.fileWatcher.on('error', () => undefined);
+    this.watchLog(dir);
+  }
+
+  /**
+   * Watches the opened log for appends. An inotify watch follows the file's inode, so it keeps firing
+   * after run/ ⇒ done/; but it is set up by path, and the message may have moved since the open: then
+   * the handle still reads the file, and the look that the move's event brings watches it where it is.
+   */
+  private watchLog(dir: string): void {
+    try {
+      this.fileWatcher = fs.watch(path.join(dir, 'job', this.deps.file), () => void this.read().catch(() => undefined));
+      this.fileWatcher.on('error', () => undefined);
+    } catch (err) {
+      this.fileWatcher = null;
+      this.deps.log.debug({ dir, err: (err as Error).message }, 'log moved before it was watched');
+    }
   }
 
   /** Sends everything from the offset to the current end (serialised; calls during a read run one more pass). */
