@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { VERBS_SH, freePort, pidAlive, waitFor } from '../helpers/rq-root.js';
 import { BIN, MgrProc, install, run } from '../helpers/mgr-proc.js';
 import { queuePaths } from '../../src/config/paths.js';
@@ -16,15 +16,44 @@ const own = (names: string[]) => names.filter((n) => !(BUILTIN_QUEUES as readonl
 let root: string;
 let mgr: MgrProc | undefined;
 
-beforeEach(async () => {
-  root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-mgr-'));
-  await install(root, await freePort());
-});
-afterEach(async () => {
-  await mgr?.stop();
-  mgr = undefined;
-  await fs.rm(root, { recursive: true, force: true });
-});
+/** A fresh root made by rq-install (built-in queues linked into scandir/), no rq-mgr running yet. */
+async function installedRoot(): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-mgr-'));
+  await install(dir, await freePort());
+  return dir;
+}
+
+/** Gives each test of the enclosing suite a root of its own; the test starts rq-mgr when it needs one. */
+function rootPerTest(): void {
+  beforeEach(async () => {
+    root = await installedRoot();
+  });
+  afterEach(async () => {
+    await mgr?.stop();
+    mgr = undefined;
+    await fs.rm(root, { recursive: true, force: true });
+  });
+}
+
+/**
+ * Gives the tests of the enclosing suite one root with rq-mgr running, for tests that only add queues
+ * and scandir links of names of their own and read only what those did: none sees another's.
+ */
+function sharedMgr(): { mgr: MgrProc } {
+  const ctx = {} as { mgr: MgrProc; root: string };
+  beforeAll(async () => {
+    ctx.root = await installedRoot();
+    ctx.mgr = await MgrProc.start(ctx.root);
+  });
+  beforeEach(() => {
+    root = ctx.root;
+  });
+  afterAll(async () => {
+    await ctx.mgr?.stop();
+    if (ctx.root) await fs.rm(ctx.root, { recursive: true, force: true });
+  });
+  return ctx;
+}
 
 /** The `queue started` line of queue process `pid` in rq-mgr's log, once its log writer has written it. */
 async function startLine(pid: number): Promise<{ node_flags: string[] }> {
@@ -46,6 +75,8 @@ async function scriptDir(name: string, config?: unknown): Promise<string> {
 }
 
 describe('control socket (spec §6.2)', () => {
+  rootPerTest();
+
   it('answers every command with the classic replies', async () => {
     mgr = await MgrProc.start(root);
     expect(await mgr.cmd('ping')).toEqual(['pong']);
@@ -104,6 +135,8 @@ describe('control socket (spec §6.2)', () => {
 });
 
 describe('supervision', () => {
+  rootPerTest();
+
   it('restarts a killed queue process; stop leaves no script alive', async () => {
     mgr = await MgrProc.start(root);
     await mgr.cmd('create_queue', JSON.stringify({ name: 'sup', script: VERBS_SH, num_workers: 2, exec_prefix: '' }));
@@ -129,17 +162,6 @@ describe('supervision', () => {
     mgr = await MgrProc.start(root);
     await mgr.waitQueueUp('sup');
     expect(await mgr.q('sup', 'num_messages')).toMatchObject({ run: 0, que: 2 });
-  });
-
-  // Its V8 flags cannot be seen in /proc (the process title replaces its command line): its start line says them.
-  it('starts a queue process with malloc trimming in its environment (node-flags.ts)', async () => {
-    mgr = await MgrProc.start(root);
-    await mgr.cmd('create_queue', JSON.stringify({ name: 'lean', script: VERBS_SH, num_workers: 1, exec_prefix: '' }));
-    const pid = await mgr.waitQueueUp('lean');
-    const env = (await fs.readFile(`/proc/${pid}/environ`, 'utf8')).split('\0');
-    expect(env).toContain('MALLOC_TRIM_THRESHOLD_=131072');
-    // The flags it was started with are in its first log line (the default queue_memory: no --max-opt).
-    expect((await startLine(pid)).node_flags).toEqual(['--max-semi-space-size=1', '--heap-growing-percent=20']);
   });
 
   it('queue_memory "lean" starts queue processes without the optimizing compiler, and they still run messages (node-flags.ts)', async () => {
@@ -170,6 +192,8 @@ describe('supervision', () => {
 });
 
 describe('scandir', () => {
+  rootPerTest();
+
   it('a symlink creates the queue, a config change restarts it, removing the link trashes it with its messages', async () => {
     mgr = await MgrProc.start(root);
     await mgr.cmd('create_queue', JSON.stringify({ name: 'manual', script: VERBS_SH, num_workers: 1, exec_prefix: '' }));
@@ -211,16 +235,31 @@ describe('scandir', () => {
     expect(await mgr.q('manual', 'ping')).toEqual(['pong']);
     expect(own(await mgr.cmd('queues'))).toEqual(['manual']);
   });
+});
+
+describe('queues and scandir links added to one running rq-mgr', () => {
+  const shared = sharedMgr();
+
+  // Its V8 flags cannot be seen in /proc (the process title replaces its command line): its start line says them.
+  it('starts a queue process with malloc trimming in its environment (node-flags.ts)', async () => {
+    const { mgr } = shared;
+    await mgr.cmd('create_queue', JSON.stringify({ name: 'lean', script: VERBS_SH, num_workers: 1, exec_prefix: '' }));
+    const pid = await mgr.waitQueueUp('lean');
+    const env = (await fs.readFile(`/proc/${pid}/environ`, 'utf8')).split('\0');
+    expect(env).toContain('MALLOC_TRIM_THRESHOLD_=131072');
+    // The flags it was started with are in its first log line (the default queue_memory: no --max-opt).
+    expect((await startLine(pid)).node_flags).toEqual(['--max-semi-space-size=1', '--heap-growing-percent=20']);
+  });
 
   it('a link whose run is not executable is not a queue; making it executable creates it', async () => {
-    mgr = await MgrProc.start(root);
+    const { mgr } = shared;
     const dir = await scriptDir('later');
     await fs.chmod(path.join(dir, 'run'), 0o644);
     await fs.symlink(dir, path.join(root, 'scandir', 'later'));
     // A marker linked after it: every scandir pass reads the whole directory, so the pass that
     // creates the marker has also judged `later`, with its run already not executable.
     await fs.symlink(await scriptDir('marker'), path.join(root, 'scandir', 'marker'));
-    // Generous bounds: how fast scandir reacts is the previous test's subject; this one is about what it decides.
+    // Generous bounds: how fast scandir reacts is the scandir suite's first test's subject; this one is about what it decides.
     await mgr.waitQueueUp('marker', budget(15_000));
     expect(existsSync(queuePaths(root, 'later').dir)).toBe(false);
     await fs.chmod(path.join(dir, 'run'), 0o755);
