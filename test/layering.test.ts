@@ -46,6 +46,7 @@ const QUEUE_LAYERS: string[][] = [
   ['status'],
   ['index'],
   ['coordination'],
+  ['transitions'],
   ['lifecycle'],
   ['dependencies', 'tags'],
   ['observers', 'cron'],

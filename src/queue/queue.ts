@@ -7,7 +7,10 @@ import type { HostInfo } from '../message/message-id.js';
 import { QueueSpool } from '../spool/queue-spool.js';
 import type { SpoolFs } from '../spool/spool-fs.js';
 import { AdminState, type QueueStatus } from './status/admin-state.js';
+import { spaceWaitingSpool } from './status/disk-full.js';
 import { Coalescer } from './coordination/coalescing.js';
+import { RunMoves } from './transitions/run-moves.js';
+import { Transitions } from './transitions/transitions.js';
 import { Dispatcher } from './coordination/dispatcher.js';
 import { deadlineOf } from './rules/expiry.js';
 import type { Peer } from './lifecycle/dup.js';
@@ -19,6 +22,7 @@ import { BulkRunner } from './lifecycle/bulk-ops.js';
 import { MessageOps } from './lifecycle/message-ops.js';
 import { QueueEvents } from './status/queue-events.js';
 import { Runs } from './lifecycle/runs.js';
+import { announceFinished, reportRecovery } from './lifecycle/recovery-report.js';
 import { type Launcher, type ScriptCheck, resolveScript } from './launch/script-runner.js';
 import { killStaleScript } from './launch/stale-scripts.js';
 import { TagOps } from './tags/tag-ops.js';
@@ -66,6 +70,8 @@ export class Queue {
   readonly events = new QueueEvents();
   readonly spool: QueueSpool;
   readonly index: MessageIndex;
+  /** Every change of a waiting message's state (runs have theirs, transitions/run-moves.ts). */
+  readonly moves: Transitions;
   readonly ops: MessageOps;
   readonly lifecycle: LifecycleOps;
   readonly tags: TagOps;
@@ -128,16 +134,21 @@ export class Queue {
       target: () => path.resolve(deps.root, this.configNow.script),
       log: this.log,
     });
-    const coalescer = new Coalescer({ index, spool, config });
+    const pump = () => this.pump();
+    const moves = new Transitions({ spool, index, events, now: this.now, admit: (msg) => this.waits.admit(msg), pump });
+    this.moves = moves;
+    const ends = spaceWaitingSpool(spool, this.admin.disk);
+    const runMoves = new RunMoves({ spool, ends, index, coalescer: new Coalescer({ index, config }), now: this.now });
     this.runs = new Runs({
       host: deps.host,
       config,
       spool,
       index,
+      moves: runMoves,
+      ends,
       admin: this.admin,
-      coalescer,
       events,
-      dup: { root: deps.root, queue: () => this.name, spool, index, peer: deps.peer, now: this.now, queued: (msg) => { events.emit('created', { msg, state: 'que' }); this.pump(); } },
+      dup: { root: deps.root, queue: () => this.name, spool, peer: deps.peer, now: this.now, queued: (msg) => moves.created(msg, 'que') },
       launch: deps.launch,
       baseEnv: deps.baseEnv,
       log: this.log,
@@ -154,7 +165,7 @@ export class Queue {
       config,
       mgr: new MgrClient(rootPaths(deps.root).mgrSock, MGR_TIMEOUT_MS),
       mgrPresent: () => fs.existsSync(rootPaths(deps.root).mgrSock),
-      index,
+      moves,
       log: this.log,
       pump: () => this.pump(),
       note: (id, entry) => spool.appendHistory(spool.msgDir('que', id), entry),
@@ -162,6 +173,7 @@ export class Queue {
     });
     this.dispatcher = new Dispatcher({
       index,
+      moves,
       config,
       canStart: () => this.admin.status === 'UP' && this.runs.guard.canStart(),
       now: this.now,
@@ -178,11 +190,11 @@ export class Queue {
       dirSync: spool.dirSync,
       log: this.log,
     });
-    this.ops = new MessageOps({ spool, index, events, now: this.now, pump: () => this.pump(), keys: this.keys, startsSoon: this.startsSoon, tagged: (id, tags) => this.tags.journalNew(id, tags), parkedWait: (id) => this.waits.waitingOf(id) ?? this.limits.waitingOf(id), admit: (msg) => this.waits.admit(msg), register: (id) => this.waits.register(id), disk: this.admin.disk, held: () => this.admin.heldBecause() });
-    this.lifecycle = new LifecycleOps({ spool, index, coalescer, now: this.now, pump: () => this.pump(), log: this.log, events });
-    ({ waits: this.waits, outbox: this.outbox } = wireDependencies({ ...deps, spool, events, index, ops: this.ops, lifecycle: this.lifecycle, pump: () => this.pump() }));
+    this.ops = new MessageOps({ spool, index, moves, events, now: this.now, pump, keys: this.keys, startsSoon: this.startsSoon, tagged: (id, tags) => this.tags.journalNew(id, tags), parkedWait: (id) => this.waits.waitingOf(id) ?? this.limits.waitingOf(id), register: (id) => this.waits.register(id), disk: this.admin.disk, held: () => this.admin.heldBecause() });
+    this.lifecycle = new LifecycleOps({ spool, index, moves, runMoves, now: this.now, log: this.log });
+    ({ waits: this.waits, outbox: this.outbox } = wireDependencies({ ...deps, spool, events, moves, ops: this.ops, lifecycle: this.lifecycle, pump }));
     this.index.onUnparked = (id, owner) => (owner === 'limit' ? this.limits.withdraw(id) : this.waits.forget(id));
-    this.tags = new TagOps({ spool, index, ops: this.ops, lifecycle: this.lifecycle, events, now: this.now, log: this.log });
+    this.tags = new TagOps({ spool, index, moves, ops: this.ops, lifecycle: this.lifecycle, events, now: this.now, log: this.log });
     this.bulk = new BulkRunner({ events, now: this.now });
     this.peer = deps.peer;
     const retention = deps.statsRetention ?? { days: 30, histogramDays: 7 };
@@ -229,18 +241,11 @@ export class Queue {
       if (killed.length) this.log.warn({ msg_id: id, pids: killed }, 'killed script left by a previous queue process');
     }, { maxInterrupts: this.configNow.max_interrupts });
     for (const id of rec.requeued) this.resumed.add(id);
-    for (const id of rec.prep) this.index.addPrep(id, null);
-    for (const m of rec.que) if (!(Array.isArray(m.depends) && (await this.waits.recover(m)))) this.index.enqueue(m);
-    for (const s of ['done', 'relayed', 'err'] as const) this.index.setFinished(s, await this.spool.count(s));
-    const j = rec.journal;
-    if (j.recreated.length || j.rewritten.length) this.log.warn({ recreated: j.recreated, rewritten: j.rewritten }, 'acknowledged creates a crash had lost made again from the journal');
-    if (j.damaged) this.log.warn({ lines: j.damaged }, 'journal lines torn by a crash skipped (their creators were never answered)');
-    if (rec.requeued.length) this.log.info({ ids: rec.requeued }, 'interrupted messages returned to que');
-    if (rec.purged.length) this.log.warn({ ids: rec.purged }, 'messages cancelled with purge before a crash removed');
-    if (rec.broken.length) this.log.error({ ids: rec.broken }, 'messages with unreadable msg moved to err');
-    if (rec.finished.length) this.log.warn({ ids: rec.finished }, 'messages whose outcome was decided before a crash moved to err');
+    const counts = { done: await this.spool.count('done'), relayed: await this.spool.count('relayed'), err: await this.spool.count('err') };
+    await this.moves.load(rec, counts, async (m) => Array.isArray(m.depends) && (await this.waits.recover(m)));
+    reportRecovery(this.log, rec);
     // Finished by the scan rather than by a run: observers (webhooks) still hear of each one.
-    for (const id of rec.finished) void this.announceFinished(id);
+    for (const id of rec.finished) void announceFinished(this.spool, this.events, id);
     await this.keys.load();
     await this.tags.load(rec.que);
     this.admin.watch();
@@ -254,14 +259,9 @@ export class Queue {
     void this.limits.reset();
   }
 
-  private async announceFinished(id: string): Promise<void> {
-    const [msg, status] = await Promise.all([this.spool.readMessage('err', id).catch(() => null), this.spool.readStatus('err', id).catch(() => null)]);
-    if (msg) this.events.emit('finished', { msg, outcome: { state: 'err', statusText: status?.job_status ?? null }, code: null, signal: null, ms: null });
-  }
-
   reconfigure(config: QueueConfig): void {
     this.configNow = config;
-    this.index.rekeyDeadlines();
+    this.moves.reconfigured();
     this.log.info({ config }, 'config reloaded');
     this.pump();
   }

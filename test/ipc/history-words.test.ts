@@ -25,7 +25,7 @@ const KINDS: [string, Omit<HistoryLine, 'at'>, string, string, string][] = [
   ['relayed', { from: 'run', to: 'relayed', actor: 'script', exit: exit(0, null, 80), reason: 'exit 0: relayed - http://h:3333/q/a/1' }, 'run → relayed', 'relayed - http://h:3333/q/a/1', 'exit 0 after 0.080s'],
   ['resend', { from: 'run', to: 'que', actor: 'script', exit: exit(0, null, 5), reason: 'resend 30' }, 'run → que', 'resend 30', 'exit 0 after 0.005s'],
   [
-    'retry (failure-moves.ts)',
+    'retry (transitions/run-moves.ts)',
     { from: 'run', to: 'que', actor: 'retry', failure: 'exit', retry: 2, of: 3, delay_s: 4, due: 1764583204.5, exit: exit(1, null, 500), reason: 'exit 1 without a completion line' },
     'run → que',
     'exit 1 without a completion line',

@@ -90,7 +90,7 @@ describe('recover', () => {
     const atLimit = (await spool.create({ dest: 'test' }, { commit: true })).msg_id;
     const neverInterrupted = (await spool.create({ dest: 'test' }, { commit: true })).msg_id;
     // What a finish to err leaves when a kill -9 comes between its writes and the rename out of run/:
-    // the final status, then msg with the outcome (failure-moves.ts).
+    // the final status, then msg with the outcome (transitions/finish.ts).
     for (const [id, interrupts] of [[atLimit, 3], [neverInterrupted, undefined]] as const) {
       await spool.move(id, 'que', 'run', { actor: 'dispatcher', durable: false });
       await spool.writeStatus(spool.msgDir('run', id), 'RETRIES EXHAUSTED (2) - boom', true);

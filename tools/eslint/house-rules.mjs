@@ -50,4 +50,34 @@ const noIssueNumbers = {
   },
 };
 
-export default { rules: { 'no-bare-error': noBareError, 'no-reply-parsing': noReplyParsing, 'no-issue-numbers': noIssueNumbers } };
+/** What moves a message on disk (QueueSpool), and what changes the queue's memory of it (MessageIndex). */
+const SPOOL_MOVES = new Set(['moveNow', 'beginMove', 'move', 'remove']);
+const INDEX_CHANGES = new Set(['addPrep', 'takePrep', 'enqueue', 'dequeue', 'park', 'unpark', 'changeParked', 'addRun', 'removeRun', 'fold', 'unfold', 'dropFolded', 'setFinished', 'addFinished', 'takeExpired', 'rekeyDeadlines']);
+
+/** The last name of a call's receiver: `this.d.spool.move(...)` → `spool`. */
+function receiverName(callee) {
+  const obj = callee.object;
+  if (obj.type === 'Identifier') return obj.name;
+  if (obj.type === 'MemberExpression' && !obj.computed && obj.property.type === 'Identifier') return obj.property.name;
+  return '';
+}
+
+/** Only the transitions module (src/queue/transitions/) changes a message's state: a rename, a removal or an index change anywhere else has no single owner. */
+const onlyTransitionsMove = {
+  meta: { type: 'problem', messages: { move: '{{what}} changes a message\'s state: go through the transitions module (src/queue/transitions/).' }, schema: [] },
+  create(context) {
+    return {
+      CallExpression(node) {
+        const callee = node.callee;
+        if (callee.type !== 'MemberExpression' || callee.computed || callee.property.type !== 'Identifier') return;
+        const method = callee.property.name;
+        const on = receiverName(callee);
+        const spoolMove = SPOOL_MOVES.has(method) && /spool|^ends$/i.test(on);
+        const indexChange = INDEX_CHANGES.has(method) && /index$/i.test(on) && on !== 'TagIndex';
+        if (spoolMove || indexChange) context.report({ node, messageId: 'move', data: { what: `${on}.${method}` } });
+      },
+    };
+  },
+};
+
+export default { rules: { 'no-bare-error': noBareError, 'no-reply-parsing': noReplyParsing, 'no-issue-numbers': noIssueNumbers, 'only-transitions-move': onlyTransitionsMove } };

@@ -7,7 +7,9 @@ import { paramKey } from '../index/que-index.js';
 import { timerDelay } from '../../backoff.js';
 
 export interface DispatcherDeps {
-  index: MessageIndex;
+  index: Pick<MessageIndex, 'nextDeadline' | 'nextQueued' | 'front' | 'readyCount'>;
+  /** Takes messages out of the que (the transitions module). */
+  moves: { take(id: string): Message | undefined; takeExpired(): Message[] };
   config: () => QueueConfig;
   /** UP: messages may start (PAUSE, DOWN and SCRIPTERROR hold them). */
   canStart: () => boolean;
@@ -33,7 +35,7 @@ export class Dispatcher {
   /** Expires what is past its deadline (in any admin state), then starts every runnable message the limits allow; arms one timer for the earliest future due or deadline. */
   pump(): void {
     if (this.stopped) return;
-    for (const m of this.d.index.takeExpired()) this.d.expire(m);
+    for (const m of this.d.moves.takeExpired()) this.d.expire(m);
     const deadline = this.d.index.nextDeadline();
     if (deadline !== undefined) this.armWake(deadline);
     const config = this.d.config();
@@ -52,7 +54,7 @@ export class Dispatcher {
         this.armWake(dueMs);
         break;
       }
-      this.d.index.dequeue(next.msg_id);
+      this.d.moves.take(next.msg_id);
       const key = this.d.limits.keyOf(next);
       // A limited message waits off the que for its slot; it holds no worker meanwhile.
       if (key !== null) this.d.limits.park(next, key);

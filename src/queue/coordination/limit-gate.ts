@@ -7,7 +7,7 @@ import { checkExpandedKey, expandLimit, limitPatternOf } from '../../message/lim
 import { idTime } from '../../message/message-id.js';
 import type { CreateFields, Message } from '../../message/message.js';
 import { Backoff } from './backoff.js';
-import type { MessageIndex } from '../index/message-index.js';
+import type { WaitMoves } from '../index/wait-moves.js';
 
 /** Waiters a queue's reset carries at most; any beyond ask one by one after it. */
 const RESET_BATCH = 10_000;
@@ -15,7 +15,8 @@ const RESET_BATCH = 10_000;
 export interface LimitGateDeps {
   config: () => QueueConfig;
   mgr: MgrClient;
-  index: MessageIndex;
+  /** Parks and lets go of a waiting message (the transitions module). */
+  moves: WaitMoves;
   log: Logger;
   /** Something may start now (a grant). */
   pump: () => void;
@@ -119,7 +120,7 @@ export class LimitGate {
     const template = this.templateOf(msg);
     const p: Parked = { msg, key, pattern: template === undefined ? undefined : limitPatternOf(template), since, position: null, granted: false, asked: false };
     this.parked.set(msg.msg_id, p);
-    this.d.index.park(msg, 'limit');
+    this.d.moves.park(msg, 'limit');
     void this.acquire(p);
   }
 
@@ -148,7 +149,7 @@ export class LimitGate {
     if (!a || this.parked.get(id) !== p) return;
     p.asked = true;
     if ('refused' in a) {
-      this.d.index.unpark(id);
+      this.d.moves.unpark(id);
       this.parked.delete(id);
       return this.d.refused(p.msg, a.refused);
     }
@@ -179,7 +180,7 @@ export class LimitGate {
     if (id === undefined) return undefined;
     const p = this.parked.get(id)!;
     this.parked.delete(id);
-    this.d.index.unpark(id);
+    this.d.moves.unpark(id);
     this.holding.set(id, p.key);
     return p.msg;
   }
@@ -204,9 +205,8 @@ export class LimitGate {
   /** The queue left UP (PAUSE, DOWN, stopping): parked messages go back to the que and give their slots back; they ask again on resume. */
   withdrawAll(): void {
     for (const [id, p] of [...this.parked]) {
-      this.d.index.unpark(id);
       this.parked.delete(id);
-      this.d.index.enqueue(p.msg);
+      this.d.moves.release(p.msg);
       void this.release(p.key, id);
     }
     this.granted = [];

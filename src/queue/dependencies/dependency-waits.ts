@@ -8,12 +8,13 @@ import { mapLimit } from '../../spool/map-limit.js';
 import type { QueueSpool } from '../../spool/queue-spool.js';
 import { Backoff, PEER_RETRY } from '../coordination/backoff.js';
 import type { DependencyState } from './dependency-outbox.js';
-import type { MessageIndex } from '../index/message-index.js';
+import type { WaitMoves } from '../index/wait-moves.js';
 import { backoffDelay } from '../../backoff.js';
 
 export interface DependencyWaitsDeps {
   spool: QueueSpool;
-  index: MessageIndex;
+  /** Parks and lets go of a waiting message (the transitions module). */
+  moves: WaitMoves;
   log: Logger;
   /** `http://host:port/root/`: full ids of this host are accepted as refs. */
   hostUrl: string;
@@ -87,7 +88,7 @@ export class DependencyWaits {
     const awaiting = new Set(depends.filter((r) => !settled.has(r)));
     if (!awaiting.size) return false;
     this.waits.set(msg.msg_id, { msg, awaiting, policy });
-    this.d.index.park(msg, 'depends');
+    this.d.moves.park(msg, 'depends');
     return true;
   }
 
@@ -133,7 +134,7 @@ export class DependencyWaits {
     if (failed && w.policy === 'wait') return 'resolved';
     if (failed && w.policy === 'fail') {
       this.forget(id);
-      this.d.index.unpark(id);
+      this.d.moves.unpark(id);
       const why = state === 'deleted' ? 'no longer exists' : `is err (${outcome ?? 'failed'})`;
       await this.d.fail(w.msg, `DEPENDENCY FAILED - ${ref} ${why}`);
       return 'resolved';
@@ -178,8 +179,7 @@ export class DependencyWaits {
 
   private release(id: string, w: Waiting): void {
     this.forget(id);
-    this.d.index.unpark(id);
-    this.d.index.enqueue(w.msg);
+    this.d.moves.release(w.msg);
     this.d.pump();
   }
 

@@ -9,7 +9,7 @@ import { DependencyOutbox } from './dependency-outbox.js';
 import { DependencyWaits } from './dependency-waits.js';
 import type { Peer } from '../lifecycle/dup.js';
 import type { LifecycleOps } from '../lifecycle/lifecycle-ops.js';
-import type { MessageIndex } from '../index/message-index.js';
+import type { WaitMoves } from '../index/wait-moves.js';
 import type { MessageOps } from '../lifecycle/message-ops.js';
 import type { QueueEvents } from '../status/queue-events.js';
 
@@ -20,7 +20,7 @@ export interface DependencyWiring {
   log: Logger;
   spool: QueueSpool;
   events: QueueEvents;
-  index: MessageIndex;
+  moves: WaitMoves;
   ops: MessageOps;
   lifecycle: LifecycleOps;
   pump: () => void;
@@ -51,7 +51,7 @@ export function wireDependencies(d: DependencyWiring): { waits: DependencyWaits;
   });
   const waits: DependencyWaits = new DependencyWaits({
     spool: d.spool,
-    index: d.index,
+    moves: d.moves,
     log: d.log,
     hostUrl: hostUrl(d.host),
     queueExists,

@@ -6,7 +6,6 @@ import { type CreateFields, type Message, pickFields } from '../../message/messa
 import { isValidQueueName } from '../../message/names.js';
 import { attachmentNames } from '../../spool/attachments.js';
 import type { QueueSpool } from '../../spool/queue-spool.js';
-import type { MessageIndex } from '../index/message-index.js';
 import { parseDup } from '../rules/pipe-protocol.js';
 import type { Answer } from '../../ipc/answer.js';
 import type { QueueClient } from '../../ipc/queue-client.js';
@@ -23,10 +22,9 @@ export interface DupDeps {
   root: string;
   queue: () => string;
   spool: QueueSpool;
-  index: MessageIndex;
   peer: Peer;
   now: () => number;
-  /** A copy landed in this queue's que (observers hear of it as created). */
+  /** A copy landed in this queue's que: memory takes it and observers hear of it as created (Transitions.created). */
   queued: (copy: Message) => void;
 }
 
@@ -41,7 +39,6 @@ export async function dup(d: DupDeps, run: ScriptRun, arg: string | null): Promi
   try {
     if (target === d.queue()) {
       const copy = await d.spool.createWithAttachments(fields, names.length ? run.dir! : null);
-      d.index.enqueue(copy);
       d.queued(copy);
       return `ok ${d.spool.fullId(copy.msg_id)}`;
     }

@@ -8,17 +8,18 @@ import { mapLimit } from '../../spool/map-limit.js';
 import { writeCancelMarker } from '../../spool/message-files.js';
 import type { HistoryEntry, QueueSpool } from '../../spool/queue-spool.js';
 import { type Deadline, expiredStatus } from '../rules/expiry.js';
-import { type FailureMoveDeps, finishToErr } from './failure-moves.js';
 import type { Located } from './message-ops.js';
-import type { QueueEvents } from '../status/queue-events.js';
+import type { MessageIndex } from '../index/message-index.js';
+import type { RunMoves } from '../transitions/run-moves.js';
+import type { Transitions } from '../transitions/transitions.js';
 
-export interface LifecycleDeps extends FailureMoveDeps {
+export interface LifecycleDeps {
   spool: QueueSpool;
-  /** Something became runnable. */
-  pump: () => void;
+  index: Pick<MessageIndex, 'liveState' | 'run' | 'isCoalesced' | 'queued'>;
+  moves: Transitions;
+  runMoves: Pick<RunMoves, 'unfoldOne'>;
+  now: () => number;
   log: Logger;
-  /** Observers (webhooks) hear of every message finished here, as of a run's end. */
-  events: QueueEvents;
 }
 
 export interface CancelRequest {
@@ -61,33 +62,24 @@ export class LifecycleOps {
    * one gets its durable `cancel` marker, then TERM (its run finishes it); a finished one is refused.
    */
   async cancel(id: string, where: Located, req: CancelRequest): Promise<'cancelled' | 'cancelling'> {
-    const { index, spool } = this.d;
+    const { index, spool, moves } = this.d;
     const record = cancelRecord(req, this.d.now());
     const finish = { status: cancelledStatus(record.reason), outcome: 'cancelled', fields: { cancel: record }, actor: record.by, purge: req.purge };
     // Memory again, synchronously: the message may have started since the caller located it.
     switch (index.liveState(id) ?? where.state) {
       case 'prep': {
-        const known = index.takePrep(id);
-        try {
-          const msg = known ?? (await spool.readMessage('prep', id));
-          await finishToErr(this.d, id, 'prep', msg, finish);
-          this.finished(msg, finish.status, 'prep', req.purge);
-        } catch (err) {
-          if (await spool.exists('prep', id)) index.addPrep(id, known ?? null);
+        const known = moves.takePrep(id);
+        const msg = known ?? (await spool.readMessage('prep', id).catch(async (err) => {
+          if (await spool.exists('prep', id)) moves.forgetPrep(id);
           throw err;
-        }
+        }));
+        await moves.toErr(id, 'prep', msg, finish, known);
         return 'cancelled';
       }
       case 'que': {
-        const msg = index.isCoalesced(id) ? this.unfoldFromParent(id) : index.dequeue(id);
+        const msg = index.isCoalesced(id) ? this.d.runMoves.unfoldOne(id) : moves.take(id);
         if (!msg) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
-        try {
-          await finishToErr(this.d, id, 'que', msg, finish);
-          this.finished(msg, finish.status, 'que', req.purge);
-        } catch (err) {
-          if (await spool.exists('que', id)) index.enqueue(msg);
-          throw err;
-        }
+        await moves.toErr(id, 'que', msg, finish);
         return 'cancelled';
       }
       case 'run': {
@@ -200,13 +192,8 @@ export class LifecycleOps {
   }
 
   /** The rename err → que and the index after it; resolves to the move's directory sync. */
-  private async moveRequeued(id: string, msg: Message, acked: boolean, opts: RequeueOptions): Promise<() => Promise<void>> {
-    const { index } = this.d;
-    const moved = await this.d.spool.beginMove(id, 'err', 'que', { actor: opts.actor ?? 'requeue', details: opts.reset ? { reset: true } : undefined });
-    index.enqueue(msg);
-    if (!acked) index.addFinished('err', -1);
-    this.d.pump();
-    return moved.sync;
+  private moveRequeued(id: string, msg: Message, acked: boolean, opts: RequeueOptions): Promise<() => Promise<void>> {
+    return this.d.moves.requeue(id, msg, acked, { actor: opts.actor ?? 'requeue', details: opts.reset ? { reset: true } : undefined });
   }
 
   /** prep or que: the new priority is durable in `msg` before the que is re-keyed (rq-beyond §B7). */
@@ -232,25 +219,13 @@ export class LifecycleOps {
     spool.appendHistory(spool.msgDir(state, id), line);
     // Memory follows the disk wherever the message is now: a commit may have moved it into the que
     // during the write, and a parked one is enqueued from memory once let go.
-    const queued = index.queued(id);
-    if (queued) {
-      Object.assign(queued, change);
-      index.enqueue(queued);
-      this.d.pump();
-    } else if (index.hasPrep(id)) index.addPrep(id, updated);
-    else index.changeParked(id, change);
+    this.d.moves.changed(id, change, updated);
   }
 
   /** A queued message past its deadline (taken out of the que by the dispatcher) ends in err `expired`. */
   async expire(msg: Message, deadline: Deadline | null): Promise<void> {
     const status = deadline ? expiredStatus(deadline) : 'EXPIRED';
-    try {
-      await finishToErr(this.d, msg.msg_id, 'que', msg, { status, outcome: 'expired', actor: 'expiry' });
-      this.finished(msg, status, 'que');
-    } catch (err) {
-      this.d.log.error({ err, msg_id: msg.msg_id }, 'could not expire message; it stays in que');
-      if (await this.d.spool.exists('que', msg.msg_id)) this.d.index.enqueue(msg);
-    }
+    await this.d.moves.toErr(msg.msg_id, 'que', msg, { status, outcome: 'expired', actor: 'expiry' }).catch((err) => this.d.log.error({ err, msg_id: msg.msg_id }, 'could not expire message; it stays in que'));
   }
 
   /**
@@ -258,38 +233,10 @@ export class LifecycleOps {
    * `failed`, rq-beyond §B12.3), or a dependency failed under policy `fail` (`dependency_failed`, §B8).
    */
   async finishWaiting(msg: Message, status: string, outcome: 'failed' | 'dependency_failed', actor: string): Promise<void> {
-    try {
-      await finishToErr(this.d, msg.msg_id, 'que', msg, { status, outcome, actor });
-      this.finished(msg, status, 'que');
-    } catch (err) {
-      this.d.log.error({ err, msg_id: msg.msg_id }, 'could not finish a waiting message to err; it stays in que');
-      if (await this.d.spool.exists('que', msg.msg_id)) this.d.index.enqueue(msg);
-    }
+    await this.d.moves.toErr(msg.msg_id, 'que', msg, { status, outcome, actor }).catch((err) => this.d.log.error({ err, msg_id: msg.msg_id }, 'could not finish a waiting message to err; it stays in que'));
   }
 
   async history(id: string, where: Located): Promise<HistoryEntry[]> {
     return this.d.spool.readHistory(where.state, id);
-  }
-
-  /** Observers hear of a message finished to err here, or of its removal when it was purged instead. */
-  private finished(msg: Message, status: string, from: 'prep' | 'que', purged?: boolean): void {
-    if (purged) this.d.events.emit('removed', { id: msg.msg_id, state: from });
-    else this.d.events.emit('finished', { msg, outcome: { state: 'err', statusText: status }, code: null, signal: null, ms: null });
-  }
-
-  /** A coalesced message leaves its running parent's dups, so the parent's end no longer carries it. */
-  private unfoldFromParent(id: string): Message | undefined {
-    const { index } = this.d;
-    for (const run of index.allRuns()) {
-      const i = run.dups.findIndex((m) => m.msg_id === id);
-      if (i < 0) continue;
-      const [msg] = run.dups.splice(i, 1);
-      if (run.dups.length) run.msg.dups = run.dups.map((m) => m.msg_id);
-      else delete run.msg.dups;
-      index.dropFolded(id);
-      delete msg.dup;
-      return msg;
-    }
-    return undefined;
   }
 }

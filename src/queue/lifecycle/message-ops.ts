@@ -1,7 +1,7 @@
 // What the socket commands and cron do to messages: create, commit, look up, view, delete, run now, clone, ack.
 import type { CreateFields, Message, MessageWaiting } from '../../message/message.js';
 import { CLONE_FIELDS, pickFields, statusText } from '../../message/message.js';
-import { type State, isFinished } from '../../message/states.js';
+import type { State } from '../../message/states.js';
 import { RqError } from '../../errors.js';
 import { type PartialReport, addFailure, failureReason } from '../../ipc/partial-reply.js';
 import { attachmentNames } from '../../spool/attachments.js';
@@ -13,12 +13,14 @@ import type { IdempotencyKeys } from '../coordination/idempotency.js';
 import type { MessageIndex } from '../index/message-index.js';
 import { priorityOf } from '../index/que-index.js';
 import type { QueueEvents } from '../status/queue-events.js';
+import type { Transitions } from '../transitions/transitions.js';
 
 export type Located = { state: State; dir: string };
 
 export interface MessageOpsDeps {
   spool: QueueSpool;
-  index: MessageIndex;
+  index: Pick<MessageIndex, 'liveState' | 'run' | 'isCoalesced' | 'isQueued' | 'queued' | 'front' | 'liveMessage'>;
+  moves: Transitions;
   events: QueueEvents;
   now: () => number;
   /** Something became runnable. */
@@ -26,8 +28,6 @@ export interface MessageOpsDeps {
   keys: IdempotencyKeys;
   /** Why a parked message waits on dependencies (rq-beyond §B8) or for a limit slot (§B12.3), if it does. */
   parkedWait: (id: string) => MessageWaiting | undefined;
-  /** A message with `depends` waits off the que (true), else it is for the caller to enqueue (false). */
-  admit: (msg: Message) => boolean;
   /** Sends a waiting message's dependency registrations; resolves once each has answered once. */
   register: (id: string) => Promise<void>;
   /** A message queued now would start within a few dispatches (the queue is UP, little is ready ahead of it). */
@@ -151,21 +151,12 @@ export class MessageOps {
     } catch (err) {
       throw this.noRoom(err);
     }
-    if (commit) {
-      if (!this.d.admit(c.msg)) index.enqueue(c.msg);
-    } else {
-      index.addPrep(c.msg.msg_id, c.msg);
-    }
-    // Told once it is visible and before the pump may start it: an observer hears created before que → run.
-    this.d.events.emit('created', { msg: c.msg, state: commit ? 'que' : 'prep' });
-    if (commit) this.d.pump();
+    this.d.moves.created(c.msg, commit ? 'que' : 'prep');
     try {
       await Promise.all([c.durable, alongside?.(c.msg.msg_id)]);
     } catch (err) {
-      if (commit) index.dequeue(c.msg.msg_id);
-      else index.takePrep(c.msg.msg_id);
       // Observers heard of it when it became visible: they hear it is gone too.
-      this.d.events.emit('removed', { id: c.msg.msg_id, state: commit ? 'que' : 'prep' });
+      this.d.moves.uncreated(c.msg.msg_id, commit ? 'que' : 'prep');
       throw this.noRoom(err);
     }
     // `ok` means tracked (rq-beyond §B8.2): the dependencies' queues have heard of it.
@@ -192,39 +183,17 @@ export class MessageOps {
 
   /** prep → que; false when `id` is not in prep. */
   async commit(id: string): Promise<boolean> {
-    const { index, spool } = this.d;
-    const known = index.takePrep(id);
-    if (known === undefined) return false;
-    try {
-      const msg = known ?? (await spool.readMessage('prep', id));
-      const moved = await spool.beginMove(id, 'prep', 'que', { actor: 'commit' });
-      const waits = this.d.admit(msg);
-      if (!waits) index.enqueue(msg);
-      this.d.pump();
-      await moved.sync();
-      if (waits) await this.d.register(id);
-    } catch (err) {
-      if (!index.isQueued(id) && !index.run(id) && (await spool.exists('prep', id))) index.addPrep(id, known);
-      throw err;
-    }
+    const moved = await this.d.moves.commit(id);
+    if (!moved) return false;
+    await moved.sync();
+    if (moved.waits) await this.d.register(id);
     return true;
   }
 
   /** Deletes a message in prep, que, err (acked too), done or relayed. */
   async remove(id: string, where: Located): Promise<void> {
-    const { index, spool } = this.d;
-    if (where.state === 'que' && index.isCoalesced(id)) throw RqError.of('RQ_ERR_COALESCED');
-    const prepMsg = where.state === 'prep' ? index.takePrep(id) : undefined;
-    if (where.state === 'que') index.dequeue(id);
-    try {
-      await spool.remove(where.state, id);
-    } catch (err) {
-      if (where.state === 'prep') index.addPrep(id, prepMsg ?? null);
-      if (where.state === 'que') index.enqueue(await spool.readMessage('que', id));
-      throw err;
-    }
-    if (isFinished(where.state) && !id.startsWith('.')) index.addFinished(where.state, -1);
-    this.d.events.emit('removed', { id, state: where.state });
+    if (where.state === 'que' && this.d.index.isCoalesced(id)) throw RqError.of('RQ_ERR_COALESCED');
+    await this.d.moves.remove(id, where.state);
   }
 
   /**
@@ -240,10 +209,7 @@ export class MessageOps {
     // On disk before the que may start it: once renamed into run/, a write to que/ fails, and a
     // crash would bring it back with its old due (an hour away, say) instead of now.
     await this.d.spool.writeMessage('que', id, { ...msg, ...change });
-    if (!index.isQueued(id)) return;
-    Object.assign(msg, change);
-    index.enqueue(msg);
-    this.d.pump();
+    this.d.moves.changed(id, change);
   }
 
   async clone(id: string, where: Located): Promise<Message> {
@@ -254,11 +220,8 @@ export class MessageOps {
     const tags = fields.tags as string[] | undefined;
     const journal = tags?.length ? (newId: string) => this.d.tagged(newId, tags) : undefined;
     const msg = await this.d.spool.createWithAttachments(fields, names.length ? where.dir : null, { cloned_from: id }, journal);
-    const waits = this.d.admit(msg);
-    if (!waits) this.d.index.enqueue(msg);
-    this.d.events.emit('created', { msg, state: 'que' });
-    this.d.pump();
-    if (waits) await this.d.register(msg.msg_id);
+    this.d.moves.created(msg, 'que');
+    if (msg.depends) await this.d.register(msg.msg_id);
     return msg;
   }
 
@@ -266,14 +229,14 @@ export class MessageOps {
   async ackErr(id: string, where: Located): Promise<void> {
     if (where.state !== 'err' || id.startsWith('.')) throw RqError.of('RQ_ERR_NOT_IN_ERR', where.state === 'err' ? 'acknowledged' : where.state);
     if (!(await ackErr(this.d.spool, id))) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
-    this.d.index.addFinished('err', -1);
+    this.d.moves.acked(1);
     this.d.events.emit('acked', { ids: [id] });
   }
 
   /** Every err message acknowledged: how many were, and which failed and why. */
   async ackErrs(): Promise<PartialReport> {
     const { ids, failed } = await ackErrs(this.d.spool);
-    this.d.index.addFinished('err', -ids.length);
+    this.d.moves.acked(ids.length);
     this.d.events.emit('acked', { ids });
     const report: PartialReport = { total: ids.length + failed.length, done: ids.length, failed: 0, failures: [] };
     for (const f of failed) addFailure(report, { id: f.id, reason: failureReason(f.err, 'acknowledge message') });

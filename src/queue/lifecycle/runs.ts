@@ -6,15 +6,14 @@ import type { Message } from '../../message/message.js';
 import { markShutdown } from '../../spool/message-files.js';
 import type { QueueSpool } from '../../spool/queue-spool.js';
 import type { AdminState } from '../status/admin-state.js';
-import type { Coalescer } from '../coordination/coalescing.js';
-import { type Outcome, decideOutcome, spawnFailure } from '../rules/completion.js';
-import { isNoSpace, roomProbe, spaceWaitingSpool } from '../status/disk-full.js';
+import { type RunEndSpool, isNoSpace, roomProbe } from '../status/disk-full.js';
 import type { DupDeps } from './dup.js';
-import { type FailureMoveDeps, endCancelled, exitDetails, failureOf, finishRun, retryRun } from './failure-moves.js';
 import type { MessageIndex } from '../index/message-index.js';
 import type { QueueEvents } from '../status/queue-events.js';
 import { onRunLine } from './run-lines.js';
-import { type Decision, attemptOf, decideFailure, failuresOf } from '../rules/retry-policy.js';
+import { attemptOf, failuresOf } from '../rules/retry-policy.js';
+import { decideRunEnd } from '../rules/run-end.js';
+import type { RunMoves } from '../transitions/run-moves.js';
 import { RunDeadlines } from '../rules/run-deadlines.js';
 import { NO_ENV, type RunPolicy, killGraceOf, runPolicy } from '../launch/run-policy.js';
 import { KILL_GRACE_MS, ScriptRun } from '../launch/script-run.js';
@@ -26,9 +25,11 @@ export interface RunsDeps {
   host: HostInfo;
   config: () => QueueConfig;
   spool: QueueSpool;
-  index: MessageIndex;
+  index: Pick<MessageIndex, 'counts' | 'allRuns' | 'run'>;
+  moves: RunMoves;
+  /** The spool as a run's end writes it: on a full disk each write waits for space (DISK FULL) rather than failing the run. */
+  ends: RunEndSpool;
   admin: AdminState;
-  coalescer: Coalescer;
   events: QueueEvents;
   dup: DupDeps;
   launch: Launcher;
@@ -46,14 +47,16 @@ export interface RunsDeps {
   random?: () => number;
 }
 
+/** The `exit` of the history line that ends a run (§B14). */
+function exitDetails(exit: ExitInfo, wallMs: number): { exit: { code: number | null; signal: string | null; wall_ms: number } } {
+  return { exit: { code: exit.code, signal: exit.signal, wall_ms: wallMs } };
+}
+
 export class Runs {
-  /** What ends a run writes through: on a full disk each write waits for space (DISK FULL) rather than failing the run. */
-  private readonly ends: FailureMoveDeps;
   /** Holds dispatch after a refused start (the dispatcher asks it) and retries. */
   readonly guard: StartGuard;
 
   constructor(private readonly d: RunsDeps) {
-    this.ends = { ...d, spool: spaceWaitingSpool(d.spool, d.admin.disk) };
     this.guard = new StartGuard({ admin: d.admin, log: d.log, pump: d.pump, running: () => d.index.counts().run });
   }
 
@@ -65,21 +68,16 @@ export class Runs {
 
   /** Runs `msg`, already out of the que, to its end; never rejects. */
   async run(msg: Message): Promise<void> {
-    const { spool, index } = this.d;
+    const { spool, moves } = this.d;
     // Checked before the message leaves que/: a start short of fds costs it nothing, not even a history line.
     const short = this.guard.headroom();
     if (short) return this.notNow(msg, short);
     const config = this.d.config();
     const startMs = this.d.now();
     const run = new ScriptRun(msg, this.d.log.child({ msg_id: msg.msg_id }), startMs, killGraceOf(config, this.d.killGraceMs ?? KILL_GRACE_MS));
-    index.addRun(run);
+    moves.begin(run);
     try {
-      this.d.coalescer.fold(run);
-      // The start is synchronous: rename, history line, mkdir, realpath and access are each a few
-      // microseconds, while a thread-pool round trip per step would add up in commit-to-start latency.
-      // The que → run line waits for the spawn, so it can say which pid ran which attempt (§B14).
-      const dir = spool.moveNow(run.id, 'que', 'run', { actor: 'dispatcher', lineLater: true }).dir;
-      run.dir = dir;
+      const dir = moves.start(run);
       const attempt = attemptOf(msg);
       const started = (pid?: number) => ({ from: 'que' as const, to: 'run' as const, actor: 'dispatcher', ...(pid ? { pid } : {}), attempt });
       const jobDir = spool.makeJobDir(dir);
@@ -150,11 +148,10 @@ export class Runs {
     } catch (err) {
       if (!run.script && isNoSpace(err)) return this.noRoomToStart(run, err as Error);
       run.log.error({ err }, 'run failed');
-      await this.fail(run, `rq internal error: ${(err as Error).message}`).catch((e) => run.log.error({ err: e }, 'could not move message to err'));
+      await this.d.moves.fail(run, `rq internal error: ${(err as Error).message}`).catch((e) => run.log.error({ err: e }, 'could not move message to err'));
     } finally {
       this.release(run);
-      // A retry or resend with no delay may already run again under the same id: that run stays.
-      if (index.run(run.id) === run) index.removeRun(run.id);
+      moves.ended(run);
       run.markEnded();
       this.d.pump();
     }
@@ -178,14 +175,7 @@ export class Runs {
   private refuse(run: ScriptRun, started: Omit<HistoryEntry, 'at'> | null, r: Refusal): void {
     if (started && run.dir) this.d.spool.appendHistory(run.dir, started);
     this.guard.refused(r);
-    this.backToQue(run, r.text);
-  }
-
-  private backToQue(run: ScriptRun, reason: string): void {
-    if (run.dir) this.d.spool.moveNow(run.id, 'run', 'que', { actor: 'dispatcher', reason });
-    this.d.coalescer.release(run);
-    this.d.index.removeRun(run.id);
-    this.d.index.enqueue(run.msg);
+    this.d.moves.backToQue(run, r.text);
   }
 
   /** The pid file lets a later queue process find a script this one left; a full disk costs it, not the running script. */
@@ -204,7 +194,7 @@ export class Runs {
     run.log.warn({ err: err.message }, 'script not started: no space on the disk; the message goes back to the que');
     this.d.admin.disk.waitForRoom('script start', err, roomProbe(this.d.spool));
     try {
-      this.backToQue(run, 'disk full');
+      this.d.moves.backToQue(run, 'disk full');
     } catch (e) {
       run.log.error({ err: e }, 'message left in run/ (no space to move it back); the next start of the queue returns it to the que');
     }
@@ -213,86 +203,74 @@ export class Runs {
   /** Refused before leaving que/: the message goes back to the index and its worker slot is free. */
   private notNow(msg: Message, r: Refusal): void {
     this.guard.refused(r);
-    this.d.index.enqueue(msg);
+    this.d.moves.notStarted(msg);
     this.d.released(msg.msg_id);
   }
 
-  /** The script has been reaped: decide the outcome, write the final status, move the message on. */
+  /** The script has been reaped: one decision from the run's facts (rules/run-end.ts), then one move. */
   private async end(run: ScriptRun, exit: ExitInfo, policy: RunPolicy): Promise<void> {
     await run.settled();
-    const { index } = this.d;
-    const { spool } = this.ends;
+    const { moves, events } = this.d;
     const dir = run.dir!;
-    if (this.d.stopping()) {
+    const msg = run.msg;
+    const end = decideRunEnd({
+      stopping: this.d.stopping(),
+      completion: run.completion,
+      pid: run.script!.pid,
+      code: exit.code,
+      signal: exit.signal,
+      ...(exit.spawnError ? { spawnError: exit.spawnError } : {}),
+      count: Number(msg.count) || 0,
+      maxCount: Number(msg.max_count) || 0,
+      killed: run.killed,
+      jobStatus: run.jobStatus,
+      cancel: run.cancel,
+      failures: failuresOf(msg),
+      retry: policy.retry,
+      random: (this.d.random ?? Math.random)(),
+    });
+    if (end.kind === 'interrupted') {
       // Only a queue that limits interrupts tells a stop from a crash (rq-beyond §B13); a classic one gets no extra file.
       if (this.d.config().max_interrupts !== undefined) await markShutdown(dir, this.d.spool.fs);
       this.d.spool.appendHistory(dir, { from: 'run', to: 'run', actor: 'shutdown', reason: 'interrupted' });
       run.log.info('script stopped by shutdown; message stays in run/ until the queue restarts');
-      this.d.events.emit('interrupted', { id: run.id });
+      events.emit('interrupted', { id: run.id });
       return;
     }
-    const msg = run.msg;
-    const classic: Outcome = exit.spawnError
-      ? spawnFailure(exit.spawnError)
-      : decideOutcome(run.completion, run.script!.pid, exit.code, exit.signal, Number(msg.count) || 0, Number(msg.max_count) || 0);
-    if (run.cancel) {
-      // Cancelled: err `cancelled`, never retried, unless the script had already finished its work.
-      if (classic.state !== 'done' && classic.state !== 'relayed') return endCancelled({ ...this.ends, events: this.d.events }, run, run.cancel, exit);
-      this.d.spool.appendHistory(dir, { event: 'cancel_too_late', actor: run.cancel.by });
-    }
-    const failure = failureOf(run, classic, exit);
-    const decision: Decision =
-      failure ? decideFailure(failure, failuresOf(msg), policy.retry, (this.d.random ?? Math.random)()) : { action: 'classic' };
     const ms = this.d.now() - run.startedAt;
-    const exitLine = exitDetails(exit, ms);
-    await spool.removePid(dir);
-    if (decision.action !== 'classic') {
-      run.jobStatus = decision.status;
-      const state = decision.action === 'retry' ? 'que' : 'err';
-      // A failure is worth an operator's look whether it is retried or not: warn, not info.
-      run.log.warn({ state, failure: failure!.kind, code: exit.code, signal: exit.signal, ms }, decision.status);
-      if (decision.action === 'retry') await retryRun(this.ends, run, failure!, decision, exitLine);
-      else await finishRun(this.ends, run, { status: decision.status, outcome: decision.outcome, failure: failure!, actor: 'script', details: exitLine });
-      this.d.events.emit('finished', { msg, outcome: { state, statusText: decision.status, failure: failure!.kind }, code: exit.code, signal: exit.signal, ms });
+    const details = exitDetails(exit, ms);
+    const done = { code: exit.code, signal: exit.signal, ms };
+    await this.d.ends.removePid(dir);
+    if (end.kind === 'cancelled') {
+      const cancel = run.cancel!;
+      run.jobStatus = end.status;
+      run.log.info({ by: cancel.by }, end.status);
+      await moves.toErr(run, { status: end.status, outcome: 'cancelled', fields: { cancel }, actor: cancel.by, details, purge: end.purge });
+      if (end.purge) events.emit('removed', { id: run.id, state: 'run' });
+      else events.emit('finished', { msg, outcome: { state: 'err', statusText: end.status }, ...done });
       return;
     }
-    const outcome = classic;
+    if (end.kind === 'retry' || end.kind === 'failed') {
+      const status = end.kind === 'retry' ? end.decision.status : end.status;
+      const state = end.kind === 'retry' ? 'que' : 'err';
+      run.jobStatus = status;
+      // A failure is worth an operator's look whether it is retried or not: warn, not info.
+      run.log.warn({ state, failure: end.failure.kind, code: exit.code, signal: exit.signal, ms }, status);
+      if (end.kind === 'retry') await moves.retry(run, end.failure, end.decision, details);
+      else await moves.toErr(run, { status, outcome: end.outcome, failure: end.failure, actor: 'script', details });
+      events.emit('finished', { msg, outcome: { state, statusText: status, failure: end.failure.kind }, ...done });
+      return;
+    }
+    if (end.cancelTooLate) this.d.spool.appendHistory(dir, { event: 'cancel_too_late', actor: run.cancel!.by });
+    const outcome = end.kind === 'resend' ? { state: 'que' as const, statusText: end.status } : end.outcome;
     if (outcome.statusText !== null) {
       run.jobStatus = outcome.statusText;
-      await spool.writeStatus(dir, outcome.statusText, true);
+      await this.d.ends.writeStatus(dir, outcome.statusText, true);
     }
     // A run ending in err is a failure; one filtering the log at warn must still see it.
     run.log[outcome.state === 'err' ? 'warn' : 'info']({ state: outcome.state, code: exit.code, signal: exit.signal, ms }, 'script finished');
-    if (outcome.state === 'que') {
-      const delay = run.completion?.kind === 'resend' ? run.completion.delay : 0;
-      msg.due = Math.floor(this.d.now() / 1000) + delay;
-      await spool.writeMessage('run', run.id, msg);
-      const moved = await spool.beginMove(run.id, 'run', 'que', { actor: 'script', details: exitLine, reason: `resend ${delay}` });
-      // The in-memory state follows the rename at once, so nobody sees `run` with a stale path.
-      index.removeRun(run.id);
-      this.d.coalescer.release(run);
-      index.enqueue(msg);
-      await moved.sync();
-    } else {
-      if (outcome.state === 'err') this.d.coalescer.release(run);
-      else await this.d.coalescer.finalise(run, outcome.state);
-      const reason = `exit ${exit.signal ?? exit.code}${outcome.statusText ? `: ${outcome.statusText}` : ''}`;
-      const moved = await spool.beginMove(run.id, 'run', outcome.state, { actor: 'script', details: exitLine, reason });
-      // Memory, counts included, follows the rename at once: a reader who sees the message in its new state sees it counted.
-      index.removeRun(run.id);
-      index.addFinished(outcome.state, 1);
-      await moved.sync();
-    }
-    this.d.events.emit('finished', { msg, outcome, code: exit.code, signal: exit.signal, ms });
-  }
-
-  /** A run that could not proceed: to err with a status saying why. */
-  private async fail(run: ScriptRun, text: string): Promise<void> {
-    this.d.coalescer.release(run);
-    const { spool } = this.ends;
-    const from = run.dir ? 'run' : 'que';
-    await spool.writeStatus(spool.msgDir(from, run.id), text, true);
-    await spool.move(run.id, from, 'err', { actor: 'rq', reason: text });
-    this.d.index.addFinished('err', 1);
+    if (end.kind === 'resend') await moves.resend(run, end.delay, details);
+    else await moves.finish(run, end.outcome.state as 'done' | 'relayed' | 'err', `exit ${exit.signal ?? exit.code}${outcome.statusText ? `: ${outcome.statusText}` : ''}`, details);
+    events.emit('finished', { msg, outcome, ...done });
   }
 }

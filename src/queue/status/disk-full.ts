@@ -134,7 +134,7 @@ export function roomProbe(spool: Pick<QueueSpool, 'fs' | 'paths'>): () => Promis
   };
 }
 
-/** The spool writes that end a run (status, msg, the move out of run/), as failure-moves.ts and runs.ts use them. */
+/** The spool writes that end a run (status, msg, the move out of run/), as the transitions module (transitions/run-moves.ts) uses them. */
 export type RunEndSpool = Pick<QueueSpool, 'msgDir' | 'writeStatus' | 'writeMessage' | 'removePid' | 'beginMove' | 'remove' | 'move'>;
 
 /**

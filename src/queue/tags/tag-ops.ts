@@ -15,10 +15,12 @@ import type { MessageIndex } from '../index/message-index.js';
 import { priorityOf } from '../index/que-index.js';
 import type { QueueEvents } from '../status/queue-events.js';
 import { TagIndex } from './tag-index.js';
+import type { Transitions } from '../transitions/transitions.js';
 
 export interface TagOpsDeps {
   spool: QueueSpool;
-  index: MessageIndex;
+  index: Pick<MessageIndex, 'liveMessage' | 'liveState' | 'hasPrep'>;
+  moves: Pick<Transitions, 'forgetPrep'>;
   ops: MessageOps;
   lifecycle: LifecycleOps;
   events: QueueEvents;
@@ -107,7 +109,7 @@ export class TagOps {
       else delete mem.tags;
     } else if (this.d.index.hasPrep(id)) {
       // Only a prep message is in the prep map (known whole, or by its id): committed, it is read again, with its tags.
-      this.d.index.addPrep(id, null);
+      this.d.moves.forgetPrep(id);
     }
   }
 
