@@ -36,6 +36,25 @@ export const ERRORS = {
   RQ_ERR_COALESCED: { status: 409, message: 'msg is coalesced into a running message' },
   RQ_ERR_MOVE_ATTACHMENTS: { status: 409, message: 'msg has attachments, which a move does not carry' },
 
+  // rq-mgr's socket replies (spec §6.2), word for word: its classic clients match these texts.
+  RQ_ERR_MGR_INVALID_QUEUE: { status: 404, message: 'invalid queue name' },
+  RQ_ERR_MGR_NO_SUCH_QUEUE: { status: 404, message: 'no such queue' },
+  RQ_ERR_ADMIN_NOT_ALLOWED: { status: 500, message: 'not allowed to up' },
+  RQ_ERR_QUEUE_NAME_CHARS: { status: 400, message: 'queue name has invalid characters' },
+  RQ_ERR_QUEUE_EXISTS: { status: 409, message: 'already created' },
+  RQ_ERR_QUEUE_RUNNING: { status: 409, message: 'queue is already running' },
+  RQ_ERR_QUEUE_NOT_CREATED: { status: 500, message: 'queue not created' },
+  // A config create_queue refused: the field, what was expected and what was received (or the JSON parser's words).
+  RQ_ERR_QUEUE_CONFIG_REFUSED: { status: 400, message: 'queue not created: %s' },
+  // create_queue_link's file: its path as given, then why it could not be read.
+  RQ_ERR_QUEUE_CONFIG_UNREADABLE: { status: 400, message: 'could not read queue config [ %s ]: %s' },
+  // A queue config the classic checks refuse (spec §1.4): `json config is missing num_workers field`, as the classic says it.
+  RQ_ERR_QUEUE_OPTIONS: { status: 400, message: '%s' },
+  // A command no socket of rq knows (rq-mgr, timers); the queue socket's classic `["ERROR", …]` says the same.
+  RQ_ERR_UNKNOWN_COMMAND: { status: 400, message: 'unknown command: %s' },
+  // An rq2 request (timers socket) that is not `[command, payload]`: what it was instead.
+  RQ_ERR_INVALID_REQUEST: { status: 400, message: 'invalid request: expected %s, received %s' },
+
   // rq-beyond §B1.12: state errors of the lifecycle commands.
   RQ_ERR_ALREADY_FINISHED: { status: 409, message: 'msg already finished (%s)' },
   RQ_ERR_NOT_IN_ERR: { status: 409, message: 'msg not in err (%s)' },
@@ -123,6 +142,15 @@ export class RqError extends Error {
     return new RqError(code, ERRORS[code].message.replace(/%s/g, () => String(args[i++])));
   }
 
+  /** What a client acts on besides the code (a batch refusal's message index), sent with the code to clients that ask for codes. */
+  detail?: Readonly<Record<string, unknown>>;
+
+  /** The same error, with `detail` for the clients that read codes. */
+  withDetail(detail: Readonly<Record<string, unknown>>): this {
+    this.detail = detail;
+    return this;
+  }
+
   /** The same error, with what caused it attached (shown in logs, never to clients). */
   causedBy(cause: unknown): this {
     Object.defineProperty(this, 'cause', { value: cause, enumerable: false, configurable: true, writable: true });
@@ -137,22 +165,6 @@ export function statusOf(code: ErrorCode): number {
 
 export function isRqError(err: unknown, code?: ErrorCode): err is RqError {
   return err instanceof RqError && (code === undefined || err.code === code);
-}
-
-const escapeRegExp = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** Templates a reply text is matched against: those with enough fixed text to be told apart (not a bare `%s`). */
-const TEMPLATES = (Object.keys(ERRORS) as ErrorCode[])
-  .filter((c) => ERRORS[c].message.includes('%s') && ERRORS[c].message.replace(/%s/g, '').trim().length >= 6)
-  .map((c) => ({ code: c, re: new RegExp(`^${ERRORS[c].message.split('%s').map(escapeRegExp).join('[^]*')}$`) }));
-
-/**
- * The catalogue code of a reply text: the code whose fixed text it is, else the code whose
- * template it fills (`cannot clone message in que state`); how a client types a classic reply.
- */
-export function codeOfText(text: string): ErrorCode | undefined {
-  const fixed = (Object.keys(ERRORS) as ErrorCode[]).find((c) => !ERRORS[c].message.includes('%s') && ERRORS[c].message === text);
-  return fixed ?? TEMPLATES.find((t) => t.re.test(text))?.code;
 }
 
 /** Renders a received value for an error message: short, quoted, control bytes visible. */

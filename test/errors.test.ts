@@ -1,8 +1,8 @@
-// The error catalogue: every code is used, templates fill in order, classic texts map back to their codes.
+// The error catalogue: every code is used, templates fill in order and carry their status.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ERRORS, type ErrorCode, RqError, codeOfText, fieldProblem, invalidField, isRqError, shown } from '../src/errors.js';
+import { ERRORS, type ErrorCode, RqError, fieldProblem, invalidField, isRqError, shown } from '../src/errors.js';
 
 function sources(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -37,13 +37,6 @@ describe('error catalogue', () => {
     expect(invalidField('limit', 'a whole number >= 0', -1).message).toBe('limit: expected a whole number >= 0, received -1');
     expect(fieldProblem('limit', 'a whole number >= 0', -1)).toBe('limit: expected a whole number >= 0, received -1');
     expect(fieldProblem('', 'a JSON object', [])).toBe('expected a JSON object, received []');
-  });
-
-  it('a classic reply text maps back to its code; texts with holes do not', () => {
-    expect(codeOfText('msg not found')).toBe('RQ_ERR_NO_SUCH_MSG');
-    expect(codeOfText('cannot find message')).toBe('RQ_ERR_CANNOT_FIND_MESSAGE');
-    expect(codeOfText('status: DOWN')).toBe('RQ_ERR_QUEUE_DOWN');
-    expect(codeOfText('something else')).toBeUndefined();
   });
 });
 

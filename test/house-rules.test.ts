@@ -22,6 +22,15 @@ describe('house rules', () => {
     expect(lint('no-reply-parsing', 'if (r[1] === "ok" || r[0] === "pong" || r.head === "fail" || r[0] < "ok") f();')).toEqual([]);
   });
 
+  it("no-reply-parsing: a refusal's text read for what it means is flagged; its code, and texts only shown, pass", () => {
+    expect(lint('no-reply-parsing', 'const at = /^messages\\[(\\d+)\\]: /.exec(a.text);')).toHaveLength(1);
+    expect(lint('no-reply-parsing', 'if (RE.test(r.text)) f();')).toHaveLength(1);
+    expect(lint('no-reply-parsing', 'if (a.text.startsWith("queue not created") || r.text.includes("ENOSPC")) f();')).toHaveLength(2);
+    expect(lint('no-reply-parsing', 'if (a.text === "msg not found" || `cannot find message` == r.text) f();')).toHaveLength(2);
+    expect(lint('no-reply-parsing', 'const c = codeOfText(a.text);')).toHaveLength(1);
+    expect(lint('no-reply-parsing', 'if (a.code === "RQ_ERR_NO_SUCH_MSG") log(`refused: ${a.text}`); if (args.text === "") g(); const t = a.text.trim();')).toEqual([]);
+  });
+
   // Made from parts, so this file does not trip the rule it tests.
   const cite = (...parts: string[]) => parts.join('');
   it('no-issue-numbers: in comments, strings and templates; words like "issues" alone pass', () => {

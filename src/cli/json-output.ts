@@ -3,7 +3,7 @@ import type { Answer } from '../ipc/answer.js';
 import { replyLine } from './queue-ask.js';
 import type { RqIo } from './rq-commands.js';
 
-/** Printed instead of a `fail <text>` line: the text, and its catalogue code (RQ_ERR_REFUSED for a text rq does not know). */
+/** Printed instead of a `fail <text>` line: the text, and the catalogue code it came with (RQ_ERR_REFUSED for a refusal that came without one). */
 export interface JsonRefusal {
   error: string;
   code: string;

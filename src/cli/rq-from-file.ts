@@ -164,8 +164,10 @@ export async function sendFromFile(o: { file: string; queue: string; root: strin
       return exitFor(err);
     }
     if (!a.ok) {
-      const at = /^messages\[(\d+)\]: ([^]*)$/.exec(a.text);
-      const why = at ? `${batches[next][Number(at[1])].where}: ${at[2]}` : a.text;
+      // A batch refused for one of its messages names it by index (the refusal's detail): said here by its line.
+      const at = a.code === 'RQ_ERR_BATCH_MESSAGE' ? a.detail : undefined;
+      const one = typeof at?.index === 'number' ? batches[next][at.index] : undefined;
+      const why = one && typeof at?.reason === 'string' ? `${one.where}: ${at.reason}` : a.text;
       const more = await rest(next);
       listFailures();
       o.io.stderr(`rq: ${why} (none of the messages from ${span(batches[next])} was made${more}; ${made} messages were made, the ok lines printed)`);

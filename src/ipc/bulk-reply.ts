@@ -1,4 +1,5 @@
 // A bulk action's job as the queue's `bulk` and `bulk_status` commands answer it, typed once for the queue, the web and the CLI.
+import type { ErrorCode } from '../errors.js';
 
 export const BULK_OPS = ['retry', 'delete', 'ack', 'move'] as const;
 export type BulkOp = (typeof BULK_OPS)[number];
@@ -20,6 +21,8 @@ export interface BulkJob {
   /** Reason → how many; the first ids skipped for each reason in `examples`. */
   skipped: Record<string, number>;
   examples: Record<string, string[]>;
+  /** Reason → its catalogue code, so a client gives each skip its status without reading the reason (absent from an older queue). */
+  codes?: Record<string, ErrorCode>;
   state: 'running' | 'finished';
   started_at: number;
   finished_at?: number;

@@ -1,5 +1,7 @@
 // The one typed client of rq-mgr's supervisor socket (spec §6.2): a method per command, typed answers.
-import { type Answer, type Refusal, answer, isArray, isNumber, isObject, isString } from './answer.js';
+import type { ErrorCode } from '../errors.js';
+import { type Answer, type Refusal, answer, isAnything, isArray, isNumber, isObject, isString } from './answer.js';
+import { CODES_HELLO } from './reply-codes.js';
 import { mgrCommand } from './rq1.js';
 
 export type AdminOp = 'up' | 'down' | 'pause' | 'resume';
@@ -16,8 +18,8 @@ export interface WorkerInfo {
   [key: string]: unknown;
 }
 
-/** What limit_acquire answers: a slot now, a place in line, or a refusal's text. */
-export type AcquireAnswer = { granted: true } | { granted: false; position: number } | { refused: string };
+/** What limit_acquire answers: a slot now, a place in line, or a refusal: its text and the code it came with. */
+export type AcquireAnswer = { granted: true } | { granted: false; position: number } | { refused: string; code: ErrorCode };
 
 /** One waiter, as limit_acquire (or limit_reset) carries it: `holder` is `<queue>/<msg_id>`, `since` epoch ms. */
 export interface LimitRequest {
@@ -34,7 +36,7 @@ function acquireAnswer(r: unknown): AcquireAnswer {
   if (Array.isArray(r) && r[0] === 'wait' && isNumber(r[1])) return { granted: false, position: r[1] };
   // With nothing acceptable, answer() can only refuse: a `fail` text, or `unexpected reply …`.
   const refused = answer(r, (_v): _v is never => false) as Refusal;
-  return { refused: refused.text };
+  return { refused: refused.text, code: refused.code };
 }
 
 /** One key of limit_status (rq-beyond §B1.9). */
@@ -59,6 +61,9 @@ export interface RefusedEntry {
   dir?: true;
 }
 
+/** A queue creation's answer: `raw` is the classic reply either way (the web quotes it), a refusal has its code. */
+export type Creation = { ok: true; raw: unknown } | Refusal;
+
 const isWorkers = (v: unknown): v is Record<string, WorkerInfo> => isObject(v);
 const isRefused = (v: unknown): v is RefusedEntry[] => isArray(v) && v.every((e) => isObject(e) && isString(e.entry) && isString(e.reason) && isString(e.fix));
 
@@ -69,7 +74,8 @@ export class MgrClient {
   ) {}
 
   private send(command: string, arg = '', timeoutMs?: number): Promise<unknown> {
-    return mgrCommand(this.sock, command, arg, { timeoutMs: timeoutMs ?? this.timeoutMs });
+    // Refusals come with their catalogue codes (reply-codes.ts); an older rq-mgr refuses the hello, and its refusals come without.
+    return mgrCommand(this.sock, command, arg, { timeoutMs: timeoutMs ?? this.timeoutMs, hello: CODES_HELLO });
   }
 
   /** True when rq-mgr answers pong; rejects (RQ_ERR_NO_REPLY) when nobody answers. */
@@ -113,29 +119,30 @@ export class MgrClient {
   }
 
   async admin(op: AdminOp, queue: string): Promise<Answer<unknown>> {
-    return answer(await this.send(`${op}_queue`, queue), (_v): _v is unknown => true);
+    return answer(await this.send(`${op}_queue`, queue), isAnything);
   }
 
   async restart(queue: string, timeoutMs?: number): Promise<Answer<unknown>> {
-    return answer(await this.send('restart_queue', queue, timeoutMs), (_v): _v is unknown => true);
+    return answer(await this.send('restart_queue', queue, timeoutMs), isAnything);
   }
 
   async deleteQueue(queue: string): Promise<Answer<unknown>> {
-    return answer(await this.send('delete_queue', queue), (_v): _v is unknown => true);
+    return answer(await this.send('delete_queue', queue), isAnything);
   }
 
-  async createQueueLink(jsonPath: string, timeoutMs?: number): Promise<{ ok: boolean; raw: unknown }> {
+  async createQueueLink(jsonPath: string, timeoutMs?: number): Promise<Creation> {
     return this.creation('create_queue_link', jsonPath, timeoutMs);
   }
 
-  async createQueue(json: string, timeoutMs?: number): Promise<{ ok: boolean; raw: unknown }> {
+  async createQueue(json: string, timeoutMs?: number): Promise<Creation> {
     return this.creation('create_queue', json, timeoutMs);
   }
 
-  /** The classic answers a queue creation with `["success", …]`, not `["ok", …]`. */
-  private async creation(command: string, arg: string, timeoutMs?: number): Promise<{ ok: boolean; raw: unknown }> {
+  /** The classic answers a queue creation with `["success", …]`, not `["ok", …]`; a refusal is read as any other. */
+  private async creation(command: string, arg: string, timeoutMs?: number): Promise<Creation> {
     const r = await this.send(command, arg, timeoutMs);
-    return { ok: Array.isArray(r) && r[0] === 'success', raw: r };
+    if (Array.isArray(r) && r[0] === 'success') return { ok: true, raw: r };
+    return answer(r, (_v): _v is never => false) as Refusal;
   }
 
   /** rq-beyond §B12: checks (and, for a key not in config/limits.json, states) a key's concurrency before a create. */

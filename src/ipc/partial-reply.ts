@@ -1,11 +1,13 @@
 // A many-message operation that changed some messages and failed on others: one reply shape for every such command, typed once for the queue, the web and the CLI.
-import { RqError, codeOfText, statusOf } from '../errors.js';
+import { type ErrorCode, RqError, statusOf } from '../errors.js';
 
-/** One message the operation did not change: its place in the batch (creates) or its id (the others), and why. */
+/** One message the operation did not change: its place in the batch (creates) or its id (the others), why, and the catalogue code of why. */
 export interface PartialFailure {
   index?: number;
   id?: string;
   reason: string;
+  /** Absent from an older queue's report: its status is then 500. */
+  code?: ErrorCode;
 }
 
 /**
@@ -52,10 +54,10 @@ export function partialOf(raw: unknown): PartialReport | undefined {
  * The HTTP status of a partial failure: that of its first failure's catalogue code (507 for a full
  * disk, 503 for a queue that could not allocate ids, 409 for a message in the wrong state), so a
  * client that checks the status alone never takes a partial failure for success; 500 when the
- * reason is of no known code.
+ * failure came without a code.
  */
 export function partialStatus(r: PartialReport): number {
-  const code = r.failures[0] && codeOfText(r.failures[0].reason);
+  const code = r.failures[0]?.code;
   const status = code ? statusOf(code) : 500;
   return status >= 400 ? status : 500;
 }
@@ -68,14 +70,18 @@ export function addFailure(r: PartialReport, f: PartialFailure, max = MAX_FAILUR
 }
 
 /**
- * Why one message failed, as a catalogue text whose code gives the status: an RqError's own text,
- * a vanished file as `msg not found`, any other errno error as a disk failure (`<what> failed:
- * ENOSPC: …`, 507).
+ * Why one message failed and its code: an RqError's own, a vanished file as `msg not found`, any
+ * other errno error as a disk failure (`<what> failed: ENOSPC: …`, 507), anything else internal.
  */
-export function failureReason(err: unknown, what: string): string {
-  if (err instanceof RqError) return err.message;
+export function failureOf(err: unknown, what: string): { reason: string; code: ErrorCode } {
+  const e = err instanceof RqError ? err : errorOf(err, what);
+  return { reason: e.message, code: e.code };
+}
+
+function errorOf(err: unknown, what: string): RqError {
   const e = err as NodeJS.ErrnoException;
-  if (e?.code === 'ENOENT') return RqError.of('RQ_ERR_NO_SUCH_MSG').message;
-  if (typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code)) return RqError.of('RQ_ERR_DISK', what, e.message).message;
-  return e instanceof Error ? e.message : String(err);
+  if (e?.code === 'ENOENT') return RqError.of('RQ_ERR_NO_SUCH_MSG');
+  if (typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code)) return RqError.of('RQ_ERR_DISK', what, e.message);
+  // Not a catalogue text: the reason stays as thrown, the code says rq did not foresee it.
+  return new RqError('RQ_ERR_INTERNAL', e instanceof Error ? e.message : String(err));
 }

@@ -5,7 +5,7 @@ import { RqError } from '../errors.js';
 import { refuseSocket } from './refuse-socket.js';
 import { bindPrivate, removeStale } from './socket-bind.js';
 import { FrameDecoder, FrameError, encodeFrame, type Proto } from './framing.js';
-import type { Connection } from './reply-codes.js';
+import { type Connection, refusalOf } from './reply-codes.js';
 
 export interface SocketServerOptions {
   path: string;
@@ -35,9 +35,9 @@ export interface SocketServer {
   connections(): number;
 }
 
-/** The reply sent in place of a handler's answer: classic rq1 clients know `fail`, rq2 clients `error`. */
-function errorReply(proto: Proto, text: string): string {
-  return JSON.stringify([proto === 'rq1' ? 'fail' : 'error', text]);
+/** The reply sent in place of a handler's answer: classic rq1 clients know `fail`, rq2 clients `error`; with its code when the connection asked. */
+function errorReply(proto: Proto, err: RqError, conn: Connection = { codes: false }): string {
+  return JSON.stringify(refusalOf(conn, err, proto === 'rq1' ? 'fail' : 'error'));
 }
 
 export async function listenSocket(opts: SocketServerOptions): Promise<SocketServer> {
@@ -57,13 +57,13 @@ export async function listenSocket(opts: SocketServerOptions): Promise<SocketSer
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       log.error({ err, path }, 'socket request handler failed');
-      return errorReply(proto, proto === 'rq1' ? `internal error: ${message}` : message);
+      return errorReply(proto, proto === 'rq1' ? RqError.of('RQ_ERR_INTERNAL', message) : new RqError('RQ_ERR_INTERNAL', message), conn);
     }
   };
 
   /** The busy reply goes out before any request is read, so nothing was done. */
   const refuse = (socket: net.Socket): void => {
-    refuseSocket(socket, encodeFrame(proto, errorReply(proto, RqError.of('RQ_ERR_SOCKET_BUSY', open.size, path).message)), REFUSED_LINGER_MS);
+    refuseSocket(socket, encodeFrame(proto, errorReply(proto, RqError.of('RQ_ERR_SOCKET_BUSY', open.size, path))), REFUSED_LINGER_MS);
     if (refusedUnlogged++ === 0) setTimeout(() => {
       log.warn({ path, refused: refusedUnlogged, open: open.size }, 'socket connections refused: too many open');
       refusedUnlogged = 0;
@@ -98,7 +98,7 @@ export async function listenSocket(opts: SocketServerOptions): Promise<SocketSer
         frame = encodeFrame(proto, reply);
       } catch (err) {
         log.error({ err, path }, 'socket reply could not be framed');
-        frame = encodeFrame(proto, errorReply(proto, proto === 'rq1' ? `internal error: ${(err as Error).message}` : (err as Error).message));
+        frame = encodeFrame(proto, errorReply(proto, proto === 'rq1' ? RqError.of('RQ_ERR_INTERNAL', (err as Error).message) : new RqError('RQ_ERR_INTERNAL', (err as Error).message), conn));
       }
       if (socket.destroyed || ended) return;
       // Wait for the peer to take the reply before answering the next one, so a client that
@@ -122,7 +122,7 @@ export async function listenSocket(opts: SocketServerOptions): Promise<SocketSer
         while (backlog.length > 0 && !socket.destroyed) {
           const item = backlog.shift()!;
           if ('protocolError' in item) {
-            await send(errorReply(proto, `protocol error: ${item.protocolError}`));
+            await send(errorReply(proto, RqError.of('RQ_ERR_PROTOCOL', `protocol error: ${item.protocolError}`), conn));
             backlog.length = 0;
             break;
           }

@@ -1,5 +1,6 @@
 // The one typed client of the timers daemon's socket (rq2 framing): a method per command.
 import { type Answer, answer, isArray } from './answer.js';
+import { CODES_HELLO_RQ2 } from './reply-codes.js';
 import { rq2Command } from './rq1.js';
 
 export type TimerEntry = [name: string, due: number];
@@ -12,7 +13,8 @@ export class TimersClient {
 
   /** Every timer and its next due (epoch seconds). */
   async timers(): Promise<Answer<TimerEntry[]>> {
-    const r = answer(await rq2Command(this.sock, 'get_timers', undefined, { timeoutMs: this.timeoutMs }), isArray);
+    // The hello asks for codes: a refusal comes typed, never read from its text.
+    const r = answer(await rq2Command(this.sock, 'get_timers', undefined, { timeoutMs: this.timeoutMs, hello: CODES_HELLO_RQ2 }), isArray);
     if (!r.ok) return r;
     return { ok: true, raw: r.raw, value: r.value.filter((t): t is TimerEntry => Array.isArray(t) && typeof t[0] === 'string' && typeof t[1] === 'number') };
   }

@@ -140,9 +140,9 @@ export class LimitArbiter {
   /**
    * limit_reset from a queue process, after its recovery killed what an earlier one left: the
    * orphaned slots of `queue` are freed and its waiters `acquires` join the lines in one step, so
-   * its older messages keep their place (§B12.5). The answers are those of each acquire.
+   * its older messages keep their place (§B12.5). The answers are those of each acquire; one refused is its catalogue error.
    */
-  reset(queue: string, acquires: readonly { key: string; holder: string; since: number; concurrency?: number; pattern?: string }[] = []): { freed: number; results: Record<string, AcquireReply | ['fail', string]> } {
+  reset(queue: string, acquires: readonly { key: string; holder: string; since: number; concurrency?: number; pattern?: string }[] = []): { freed: number; results: Record<string, AcquireReply | RqError> } {
     let freed = 0;
     const touched = new Set<string>();
     for (const [key, state] of this.keys) {
@@ -153,13 +153,13 @@ export class LimitArbiter {
         freed++;
       }
     }
-    const results: Record<string, AcquireReply | ['fail', string]> = {};
+    const results: Record<string, AcquireReply | RqError> = {};
     for (const a of acquires) {
       try {
         this.enlist(a.key, a.holder, a.since, a.concurrency, a.pattern);
         touched.add(a.key);
       } catch (err) {
-        results[a.holder] = ['fail', (err as Error).message];
+        results[a.holder] = err instanceof RqError ? err : RqError.of('RQ_ERR_INTERNAL', (err as Error).message);
       }
     }
     this.unreported.delete(queue);

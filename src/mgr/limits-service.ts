@@ -7,10 +7,12 @@ import { loadLimits } from '../config/limits-config.js';
 import { queuePaths, rootPaths } from '../config/paths.js';
 import { RqError, invalidField } from '../errors.js';
 import { QueueClient } from '../ipc/queue-client.js';
+import { refusalOf } from '../ipc/reply-codes.js';
 import { checkExpandedKey, readLimitConcurrency } from '../message/limit-key.js';
 import { isMsgId, isValidQueueName } from '../message/names.js';
 import { killStaleScript } from '../queue/launch/stale-scripts.js';
 import { LimitArbiter } from './limit-arbiter.js';
+import type { LimitCommand } from './mgr-commands.js';
 
 export const SETTLE_MS = 2000;
 /** Settling waits this long at most for a queue that has not reported. */
@@ -144,7 +146,7 @@ export class LimitsService {
   }
 
   /** The supervisor socket's limit_* commands (rq-beyond §B1.9); the argument is JSON. */
-  commands(): Record<string, (arg: string) => unknown> {
+  commands(): Record<string, LimitCommand> {
     const a = this.arbiter;
     const concurrency = (v: unknown) => (v === undefined || v === null ? undefined : readLimitConcurrency(v, invalidField, 'concurrency'));
     return {
@@ -164,7 +166,7 @@ export class LimitsService {
         a.release(keyArg(args), holderArg(args));
         return ['ok'];
       },
-      limit_reset: (arg) => {
+      limit_reset: (arg, conn) => {
         const args = jsonArgs(arg);
         const queue = queueArg(args);
         const given = args.acquire ?? [];
@@ -174,7 +176,9 @@ export class LimitsService {
           if (typeof x.since !== 'number' || !Number.isFinite(x.since)) throw invalidField(`acquire[${i}].since`, 'epoch milliseconds', x.since);
           return { key: keyArg(x), holder: holderArg(x), since: x.since, concurrency: concurrency(x.concurrency), pattern: patternArg(x) };
         });
-        return ['ok', a.reset(queue, acquires)];
+        const { freed, results } = a.reset(queue, acquires);
+        // Each refused acquire is a refusal of its own: with its code when the client asked for codes.
+        return ['ok', { freed, results: Object.fromEntries(Object.entries(results).map(([ref, r]) => [ref, r instanceof RqError ? refusalOf(conn, r) : r])) }];
       },
       limit_status: (arg) => {
         const args = jsonArgs(arg);

@@ -1,16 +1,20 @@
-// The supervisor socket's commands (spec §6.2): raw-text argument in, JSON reply out; never throws.
+// The supervisor socket's commands (spec §6.2): raw-text argument in, JSON reply out; refusals are catalogue errors, answered with their code to a client that asked; never throws.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { isRqError } from '../errors.js';
+import { RqError } from '../errors.js';
 import { parseRequest } from '../ipc/rq1.js';
+import { CODES_COMMAND, type Connection, refusalOf } from '../ipc/reply-codes.js';
 import { validateQueueOptions } from '../config/queue-config.js';
 import { isValidQueueName } from '../message/names.js';
 import { RQ_VERSION } from '../version.js';
 import type { RefusedEntry } from '../ipc/mgr-client.js';
 import type { Supervisor } from './supervisor.js';
 
-type Handler = (sup: Supervisor, arg: string) => Promise<unknown> | unknown;
+/** A command: its reply, or a refusal thrown as an RqError; `conn` for replies that carry refusals of their own (limit_reset). */
+type Handler = (sup: Supervisor, arg: string, conn: Connection) => Promise<unknown> | unknown;
+/** A limit_* command of the limits service. */
+export type LimitCommand = (arg: string, conn: Connection) => unknown;
 
 /**
  * `create_queue_link <path>` (brightroll), or rq's `{"json_path": <path>, "script_dirs_only": true}`
@@ -24,13 +28,13 @@ async function createQueueLink(sup: Supervisor, arg: string): Promise<unknown> {
     real = await fs.realpath(path.resolve(sup.root, file));
     raw = JSON.parse(await fs.readFile(real, 'utf8'));
   } catch (err) {
-    return ['fail', `could not read queue config [ ${file} ]: ${(err as Error).message}`];
+    throw RqError.of('RQ_ERR_QUEUE_CONFIG_UNREADABLE', file, (err as Error).message);
   }
   const problem = validateQueueOptions(raw);
-  if (problem) return ['fail', problem];
+  if (problem) throw RqError.of('RQ_ERR_QUEUE_OPTIONS', problem);
   const name = (raw as { name: string }).name;
-  if (!isValidQueueName(name)) return ['fail', 'queue name has invalid characters'];
-  if (sup.workers.has(name)) return ['fail', 'queue is already running'];
+  if (!isValidQueueName(name)) throw RqError.of('RQ_ERR_QUEUE_NAME_CHARS');
+  if (sup.workers.has(name)) throw RqError.of('RQ_ERR_QUEUE_RUNNING');
   return sup.createQueue(raw, { configLink: real, scriptDirsOnly });
 }
 
@@ -62,9 +66,9 @@ export function refusedQueues(sup: Supervisor, scandir: { refusals: () => Refuse
   return [...scandir.refusals(), ...unfit];
 }
 
-export function mgrCommands(env: string | undefined, limits: Record<string, (arg: string) => unknown>, refused: () => RefusedEntry[] = () => []): Record<string, Handler> {
+export function mgrCommands(env: string | undefined, limits: Record<string, LimitCommand>, refused: () => RefusedEntry[] = () => []): Record<string, Handler> {
   return {
-    ...Object.fromEntries(Object.entries(limits).map(([name, run]) => [name, (_sup: Supervisor, arg: string) => run(arg)])),
+    ...Object.fromEntries(Object.entries(limits).map(([name, run]) => [name, (_sup: Supervisor, arg: string, conn: Connection) => run(arg, conn)])),
     ping: () => ['pong'],
     environment: () => [env ?? null],
     version: () => [RQ_VERSION],
@@ -81,7 +85,7 @@ export function mgrCommands(env: string | undefined, limits: Record<string, (arg
       try {
         raw = JSON.parse(arg);
       } catch (err) {
-        return ['fail', `queue not created: invalid JSON: ${(err as Error).message}`];
+        throw RqError.of('RQ_ERR_QUEUE_CONFIG_REFUSED', `invalid JSON: ${(err as Error).message}`);
       }
       const made = createArg(raw);
       return sup.createQueue(made.raw, { scriptDirsOnly: made.scriptDirsOnly });
@@ -94,16 +98,27 @@ export function mgrCommands(env: string | undefined, limits: Record<string, (arg
   };
 }
 
-export async function handleMgrRequest(sup: Supervisor, handlers: Record<string, Handler>, payload: string, log: Logger): Promise<string> {
+/**
+ * Answers one request on `conn`. `reply_codes` asks for codes on this connection; from then on each
+ * refusal is `[head, text, code]`, before it (a classic client) the classic `[head, text]`, byte for byte.
+ */
+export async function handleMgrRequest(sup: Supervisor, handlers: Record<string, Handler>, payload: string, log: Logger, conn: Connection = { codes: false }): Promise<string> {
   const { command, arg } = parseRequest(payload);
+  if (command === CODES_COMMAND) {
+    conn.codes = true;
+    return JSON.stringify(['ok', 'codes']);
+  }
   const handler = Object.hasOwn(handlers, command) ? handlers[command] : undefined;
-  if (!handler) return JSON.stringify(['error', `unknown command: ${command.slice(0, 80)}`]);
+  if (!handler) return JSON.stringify(refusalOf(conn, RqError.of('RQ_ERR_UNKNOWN_COMMAND', command.slice(0, 80)), 'error'));
   try {
-    return JSON.stringify(await handler(sup, arg.trim()));
+    return JSON.stringify(await handler(sup, arg.trim(), conn));
   } catch (err) {
-    // Bad input (a limit_* argument, a refused concurrency): its text is the answer.
-    if (isRqError(err) && err.status < 500) return JSON.stringify(['fail', err.message]);
+    // A refusal (bad input, an unknown queue, a queue not made): its text and code are the answer.
+    if (err instanceof RqError) {
+      if (err.status >= 500) log.warn({ err, command }, 'supervisor command refused');
+      return JSON.stringify(refusalOf(conn, err));
+    }
     log.error({ err, command }, 'supervisor command failed');
-    return JSON.stringify(['fail', `internal error: ${(err as Error).message}`]);
+    return JSON.stringify(refusalOf(conn, RqError.of('RQ_ERR_INTERNAL', (err as Error).message)));
   }
 }

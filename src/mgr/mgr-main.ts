@@ -100,7 +100,7 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   scandir = new ScanDir(sup, log.child({ component: 'scandir' }));
   await scandir.start();
   const handlers = mgrCommands(config.env === undefined ? undefined : String(config.env), limits.commands(), () => refusedQueues(sup, scandir!));
-  server = await listenSocket({ path: paths.mgrSock, proto: 'rq1', log, maxConnections: config.max_socket_connections, handle: (p) => handleMgrRequest(sup, handlers, p, log) });
+  server = await listenSocket({ path: paths.mgrSock, proto: 'rq1', log, maxConnections: config.max_socket_connections, handle: (p, conn) => handleMgrRequest(sup, handlers, p, log, conn) });
   if (sup.stopping) return forever;
   // "started" means served: each queue found at start answers its socket and the web its port, or is named.
   const report = await sup.started(START_WAIT_MS);

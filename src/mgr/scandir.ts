@@ -9,7 +9,7 @@ import { normaliseQueueConfig } from '../config/queue-config.js';
 import { queueNameRoom } from '../config/socket-paths.js';
 import { DirSync, writeFileDurable } from '../spool/durable.js';
 import { discoverQueues, isScandirQueue } from './queue-dirs.js';
-import { answer, isAnything } from '../ipc/answer.js';
+import { isRqError } from '../errors.js';
 import { inspectEntry } from './scandir-entry.js';
 import type { Supervisor } from './supervisor.js';
 import type { RefusedEntry } from '../ipc/mgr-client.js';
@@ -143,7 +143,10 @@ export class ScanDir {
       if (want.has(name) || !(await isScandirQueue(this.sup.root, name))) continue;
       if (await this.linkInPlace(name)) continue;
       this.log.info({ queue: name }, 'scandir link gone: disabling queue');
-      await this.sup.deleteQueue(name);
+      // A queue rq-mgr does not run (stopped in ERROR before a restart of rq-mgr) has nothing to stop: refused, and left be.
+      await this.sup.deleteQueue(name).catch((err: unknown) => {
+        if (!isRqError(err, 'RQ_ERR_MGR_NO_SUCH_QUEUE')) throw err;
+      });
       await this.sup.settled(name);
     }
   }
@@ -166,10 +169,16 @@ export class ScanDir {
     const p = queuePaths(this.sup.root, c.name);
     const text = JSON.stringify(c.config);
     if (!fs.existsSync(p.dir)) {
-      const reply = await this.sup.createQueue(c.config, { scandirTarget: c.target });
-      // The supervisor logs the creation (or why it failed) at info: this line only adds where it came from.
-      this.log.debug({ queue: c.name, reply }, 'scandir created queue');
-      if (!answer(reply, isAnything).ok) return;
+      try {
+        await this.sup.createQueue(c.config, { scandirTarget: c.target });
+      } catch (err) {
+        if (!isRqError(err)) throw err;
+        // The supervisor logs why a queue was not made when it is its own fault; a refusal is said here, with where it came from.
+        this.log.info({ queue: c.name, reason: err.message, code: err.code }, 'scandir queue not created');
+        return;
+      }
+      // The supervisor logs the creation at info: this line only adds where it came from.
+      this.log.debug({ queue: c.name }, 'scandir created queue');
     } else {
       const current = await fsp.readFile(p.configFile, 'utf8').catch(() => '');
       if (current !== text) {

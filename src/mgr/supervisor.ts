@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { queuePaths, rootPaths } from '../config/paths.js';
 import { queueNameFitProblem, queueNameRoom } from '../config/socket-paths.js';
+import { RqError } from '../errors.js';
 import { isValidQueueName } from '../message/names.js';
 import { PACKAGE_DIR } from '../config/root.js';
 import { normaliseQueueConfig } from '../config/queue-config.js';
@@ -123,49 +124,50 @@ export class Supervisor {
     };
   }
 
-  /** up/down/pause/resume through the admin files; the queue's watch sees the change at once. */
+  /** up/down/pause/resume through the admin files; the queue's watch sees the change at once. Refusals are thrown as catalogue errors. */
   adminOp(name: string, action: AdminAction): unknown[] {
-    if (!isValidQueueName(name) || !fs.existsSync(queuePaths(this.root, name).dir)) return ['fail', 'invalid queue name'];
+    if (!isValidQueueName(name) || !fs.existsSync(queuePaths(this.root, name).dir)) throw RqError.of('RQ_ERR_MGR_INVALID_QUEUE');
     const ok = new AdminState(queuePaths(this.root, name), () => undefined).set(action);
-    return ok ? ['ok', name] : ['fail', 'not allowed to up'];
+    if (!ok) throw RqError.of('RQ_ERR_ADMIN_NOT_ALLOWED');
+    return ['ok', name];
   }
 
   async restartQueue(name: string): Promise<unknown[]> {
     const w = this.workers.get(name);
-    if (!w) return ['fail', 'invalid queue name'];
+    if (!w) throw RqError.of('RQ_ERR_MGR_INVALID_QUEUE');
     await w.restart();
     return ['ok', name];
   }
 
-  /** create_queue: normalise, make the directory, start the process. */
+  /** create_queue: normalise, make the directory, start the process; a refusal is thrown with its code. */
   async createQueue(raw: unknown, opts: CreateQueueOptions = {}): Promise<unknown[]> {
     const name = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>).name : undefined;
-    if (!isValidQueueName(name)) return ['fail', 'queue name has invalid characters'];
+    if (!isValidQueueName(name)) throw RqError.of('RQ_ERR_QUEUE_NAME_CHARS');
     // Before anything is made: a name cut short in its socket path would run another queue's messages.
     const unfit = queueNameFitProblem(queueNameRoom(this.root), name);
-    if (unfit) return ['fail', unfit];
-    if (this.workers.has(name) || fs.existsSync(queuePaths(this.root, name).dir)) return ['fail', 'already created'];
+    if (unfit) throw new RqError('RQ_ERR_INVALID_FIELD', unfit);
+    if (this.workers.has(name) || fs.existsSync(queuePaths(this.root, name).dir)) throw RqError.of('RQ_ERR_QUEUE_EXISTS');
     let config: Record<string, unknown>;
     try {
       config = normaliseQueueConfig(raw, `create_queue ${name}`) as unknown as Record<string, unknown>;
     } catch (err) {
-      return ['fail', `queue not created: ${(err as Error).message}`];
+      throw RqError.of('RQ_ERR_QUEUE_CONFIG_REFUSED', (err as Error).message);
     }
     try {
       await createQueueDir(this.root, config, opts);
     } catch (err) {
       this.deps.log.error({ queue: name, err: (err as Error).message }, 'queue not created');
-      return ['fail', 'queue not created'];
+      throw RqError.of('RQ_ERR_QUEUE_NOT_CREATED').causedBy(err);
     }
     this.startQueue(name);
     this.deps.log.info({ queue: name }, 'queue created');
     return ['success', 'queue created - awesome'];
   }
 
-  /** Stops the queue process and moves its directory, messages and all, to queues/.trash/. */
+  /** Stops the queue process and moves its directory, messages and all, to queues/.trash/; an unknown name is thrown (RQ_ERR_MGR_NO_SUCH_QUEUE). */
   async deleteQueue(name: string): Promise<unknown[]> {
     const w = this.workers.get(name);
-    if (!w) return ['fail', 'no such queue'];
+    if (!w) throw RqError.of('RQ_ERR_MGR_NO_SUCH_QUEUE');
     this.workers.delete(name);
     const done = (async () => {
       await w.stop();

@@ -1,8 +1,8 @@
 // The relay's two-phase delivery (spec §11.2): prep on the far host, attach with md5 check, commit; resumable by job/relay_id.
-import { answer, isString } from '../ipc/answer.js';
+import { type Refusal, answer, isString } from '../ipc/answer.js';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { isErrno } from '../errors.js';
+import { RqError, isErrno } from '../errors.js';
 import { parseFullId } from '../message/message-id.js';
 import type { ScriptLog } from '../script-kit/log.js';
 import { type HttpClient, type HttpReply, HttpTransportError } from '../script-kit/http-client.js';
@@ -45,6 +45,14 @@ interface FarCopy {
 
 /** The far web passes the queue's reply through: read it as the queue client reads its own. */
 const farAnswer = (body: string) => answer(parseJson(body), isString);
+
+/**
+ * The far host is an HTTP peer that may be the classic daemon, whose refusals carry no code: the one
+ * refusal the relay acts on is the one spec §11.2 names word for word, `["fail", "cannot find message"]`,
+ * so it is told by that whole text (never by a pattern); a code, when the far side sends one, is taken first.
+ */
+const NOT_FOUND = RqError.of('RQ_ERR_CANNOT_FIND_MESSAGE');
+const farNotFound = (r: Refusal): boolean => r.code === NOT_FOUND.code || (r.code === 'RQ_ERR_REFUSED' && r.text === NOT_FOUND.message);
 
 function parseJson(body: string): unknown {
   try {
@@ -205,7 +213,7 @@ export async function relayMessage(job: RelayJob, deps: RelayDeps): Promise<Rela
     if (reply.status !== 200) return { kind: 'retry', reason: httpProblem(`attach ${name}`, reply) };
     if (parseJson(reply.body) === undefined) return { kind: 'fail', reason: `BAD JSON from attach ${name}: ${reply.body.slice(0, 120)}` };
     const r = farAnswer(reply.body);
-    if (!r.ok && r.code === 'RQ_ERR_CANNOT_FIND_MESSAGE') return settleNotFound(copy, `attach ${name}`);
+    if (!r.ok && farNotFound(r)) return settleNotFound(copy, `attach ${name}`);
     if (!r.ok) return { kind: 'retry', reason: `attach ${name}: ${JSON.stringify(r.raw).slice(0, 160)}` };
     const want = `${body.md5()}-Attached successfully`;
     if (r.value !== want) return { kind: 'retry', reason: `attach ${name}: md5 mismatch (sent ${body.md5()}, far side answered ${JSON.stringify(r.value)})` };
@@ -227,6 +235,6 @@ export async function relayMessage(job: RelayJob, deps: RelayDeps): Promise<Rela
     log(`commit ok: ${copy.fullId}`);
     return { kind: 'relayed', fullId: copy.fullId };
   }
-  if (r.code === 'RQ_ERR_CANNOT_FIND_MESSAGE') return settleNotFound(copy, 'commit');
+  if (farNotFound(r)) return settleNotFound(copy, 'commit');
   return { kind: 'retry', reason: `commit: ${reply.body.slice(0, 160)}` };
 }

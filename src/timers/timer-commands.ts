@@ -1,5 +1,6 @@
-// The timers socket's commands (spec §8, rq2): `[command, payload]` in, `["ok", result]` or `["error", text]` out; never throws.
-import { shown } from '../errors.js';
+// The timers socket's commands (spec §8, rq2): `[command, payload]` in, `["ok", result]` or `["error", text]` out (with its code to a client that asked); never throws.
+import { RqError, shown } from '../errors.js';
+import { CODES_COMMAND, type Connection, refusalOf } from '../ipc/reply-codes.js';
 import type { TimerStats, TimerTable } from './timer-table.js';
 
 export interface TimersView {
@@ -14,19 +15,27 @@ const COMMANDS: Record<string, Handler> = {
   get_status: (v) => ({ sent: v.stats.sent, errors: v.stats.errors, invalid: v.stats.invalid }),
 };
 
-/** Answers one rq2 request; the classic daemon crashed on anything unknown (spec §16.3), we reply with an error. */
-export function handleTimersRequest(view: TimersView, payload: string): string {
+/**
+ * Answers one rq2 request on `conn`; the classic daemon crashed on anything unknown (spec §16.3), we
+ * reply with an error. `["reply_codes", …]` asks for each refusal's catalogue code on this connection.
+ */
+export function handleTimersRequest(view: TimersView, payload: string, conn: Connection = { codes: false }): string {
+  const refuse = (err: RqError) => JSON.stringify(refusalOf(conn, err, 'error'));
   let request: unknown;
   try {
     request = JSON.parse(payload);
   } catch {
-    return JSON.stringify(['error', `invalid request: expected a JSON array [command, payload], received ${shown(payload)}`]);
+    return refuse(RqError.of('RQ_ERR_INVALID_REQUEST', 'a JSON array [command, payload]', shown(payload)));
   }
   if (!Array.isArray(request) || typeof request[0] !== 'string') {
-    return JSON.stringify(['error', `invalid request: expected a JSON array [command, payload], received ${shown(request)}`]);
+    return refuse(RqError.of('RQ_ERR_INVALID_REQUEST', 'a JSON array [command, payload]', shown(request)));
   }
   const command = request[0];
+  if (command === CODES_COMMAND) {
+    conn.codes = true;
+    return JSON.stringify(['ok', 'codes']);
+  }
   const handler = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
-  if (!handler) return JSON.stringify(['error', `unknown command: ${command.slice(0, 80)}`]);
+  if (!handler) return refuse(RqError.of('RQ_ERR_UNKNOWN_COMMAND', command.slice(0, 80)));
   return JSON.stringify(['ok', handler(view, request[1])]);
 }

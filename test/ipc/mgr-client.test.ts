@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rootPaths } from '../../src/config/paths.js';
 import { MgrClient } from '../../src/ipc/mgr-client.js';
+import { CODES_HELLO } from '../../src/ipc/reply-codes.js';
 import { MgrProc } from '../helpers/mgr-proc.js';
 import { type TestRoot, VERBS_SH, makeRoot, waitFor } from '../helpers/rq-root.js';
 import { noReplyFrom, socketPlace } from './helpers.js';
@@ -35,7 +36,7 @@ describe('against a real rq-mgr', () => {
 
   it('creates queues (success is the classic ok), lists them, reports and administers their workers', async () => {
     expect(await client.createQueue(cfg('made'))).toEqual({ ok: true, raw: ['success', 'queue created - awesome'] });
-    expect(await client.createQueue(cfg('made'))).toEqual({ ok: false, raw: ['fail', 'already created'] });
+    expect(await client.createQueue(cfg('made'))).toEqual({ ok: false, code: 'RQ_ERR_QUEUE_EXISTS', text: 'already created', raw: ['fail', 'already created'] });
     const linked = path.join(t.root, 'linked.json');
     await fs.writeFile(linked, cfg('linked'));
     expect((await client.createQueueLink(linked)).ok).toBe(true);
@@ -47,11 +48,11 @@ describe('against a real rq-mgr', () => {
     expect(await client.admin('pause', 'made')).toMatchObject({ ok: true, value: 'made' });
     expect(await mgr.q('made', 'status')).toEqual(['PAUSE']);
     expect(await client.admin('resume', 'made')).toMatchObject({ ok: true, value: 'made' });
-    expect(await client.admin('down', 'nosuch')).toMatchObject({ ok: false, text: 'invalid queue name' });
+    expect(await client.admin('down', 'nosuch')).toMatchObject({ ok: false, code: 'RQ_ERR_MGR_INVALID_QUEUE', text: 'invalid queue name' });
     expect(await client.restart('made')).toMatchObject({ ok: true, value: 'made' });
     expect(await client.restart('nosuch')).toMatchObject({ ok: false, text: 'invalid queue name' });
     expect(await client.deleteQueue('linked')).toMatchObject({ ok: true });
-    expect(await client.deleteQueue('linked')).toMatchObject({ ok: false, text: 'no such queue' });
+    expect(await client.deleteQueue('linked')).toMatchObject({ ok: false, code: 'RQ_ERR_MGR_NO_SUCH_QUEUE', text: 'no such queue' });
     expect(await client.queues()).toEqual(['made']);
   });
 
@@ -61,6 +62,7 @@ describe('against a real rq-mgr', () => {
     const none = await client.limitDefine('unknown-key');
     expect(none.ok).toBe(false);
     expect(!none.ok && none.text).toMatch(/unknown-key/);
+    expect(!none.ok && none.code).toBe('RQ_ERR_LIMIT_NO_CONCURRENCY');
 
     const a = { key: 'solo', holder: 'qa/20261121.1643.46.613.1', since: 1, concurrency: 1 };
     const b = { key: 'solo', holder: 'qb/20261121.1643.46.613.2', since: 2, concurrency: 1 };
@@ -70,14 +72,14 @@ describe('against a real rq-mgr', () => {
       return 'granted' in r && r.granted;
     }, 'rq-mgr to grant the first slot');
     expect(await client.limitAcquire(b)).toEqual({ granted: false, position: 1 });
-    expect(await client.limitAcquire({ ...b, concurrency: 3 })).toEqual({ refused: expect.stringMatching(/solo/) });
+    expect(await client.limitAcquire({ ...b, concurrency: 3 })).toEqual({ refused: expect.stringMatching(/solo/), code: 'RQ_ERR_LIMIT_CONFLICT' });
     const st = await client.limitStatus('solo');
     expect(st.ok && st.value.solo).toMatchObject({ concurrency: 1, holders: [{ ref: a.holder }], waiting: [{ ref: b.holder, position: 1 }] });
 
     expect(await client.limitRelease('solo', b.holder)).toMatchObject({ ok: true });
     const c = { ...b, holder: 'qc/20261121.1643.46.613.3' };
     const reset = await client.limitReset('qc', [c, { ...c, holder: 'qc/20261121.1643.46.613.4', concurrency: 5 }]);
-    expect(reset).toMatchObject({ ok: true, value: { freed: 0, results: { [c.holder]: { granted: false, position: 1 }, 'qc/20261121.1643.46.613.4': { refused: expect.stringMatching(/solo/) } } } });
+    expect(reset).toMatchObject({ ok: true, value: { freed: 0, results: { [c.holder]: { granted: false, position: 1 }, 'qc/20261121.1643.46.613.4': { refused: expect.stringMatching(/solo/), code: 'RQ_ERR_LIMIT_CONFLICT' } } } });
     expect(await client.limitReset('qc')).toMatchObject({ ok: true, value: { freed: 0, results: {} } });
     expect(await client.limitReset('../bad')).toMatchObject({ ok: false });
     const all = await client.limitStatus();
@@ -103,7 +105,7 @@ describe('against a supervisor that answers otherwise', () => {
     return { client: new MgrClient(at), got };
   }
 
-  it('sends each command with its argument as the classic client does: a space even when there is none', async () => {
+  it('sends each command with its argument as the classic client does (a space even when there is none), each after the hello that asks for codes', async () => {
     const { client, got } = await stand({});
     await client.ping();
     await client.uptime();
@@ -121,7 +123,9 @@ describe('against a supervisor that answers otherwise', () => {
     await client.limitReset('q');
     await client.limitStatus('k');
     await client.limitStatus();
-    expect(got).toEqual([
+    // One connection per command, each opened with the hello: an older supervisor refuses it and answers the command all the same.
+    expect(got.filter((p, i) => i % 2 === 0)).toEqual(Array(16).fill(CODES_HELLO));
+    expect(got.filter((p, i) => i % 2 === 1)).toEqual([
       'ping ',
       'uptime ',
       'version ',
@@ -162,8 +166,8 @@ describe('against a supervisor that answers otherwise', () => {
 
   it('a creation answered with anything but success is not ok, and carries the reply', async () => {
     const { client } = await stand({ create_queue: ['ok', 'made'], create_queue_link: 'success' });
-    expect(await client.createQueue('{}')).toEqual({ ok: false, raw: ['ok', 'made'] });
-    expect(await client.createQueueLink('/x.json')).toEqual({ ok: false, raw: 'success' });
+    expect(await client.createQueue('{}')).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL', raw: ['ok', 'made'] });
+    expect(await client.createQueueLink('/x.json')).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL', raw: 'success' });
   });
 
   it('a status that is not a table, a limit_acquire of no known shape, and results of no known shape are refusals', async () => {
@@ -175,17 +179,17 @@ describe('against a supervisor that answers otherwise', () => {
       limit_reset: ['ok', { freed: 1, results: [] }],
     });
     expect((await client.status()).ok).toBe(false);
-    expect(await client.limitAcquire({ key: 'k', holder: 'q/1', since: 1 })).toEqual({ refused: 'unexpected reply ["wait","2"]' });
+    expect(await client.limitAcquire({ key: 'k', holder: 'q/1', since: 1 })).toEqual({ refused: 'unexpected reply ["wait","2"]', code: 'RQ_ERR_PROTOCOL' });
     const okShaped = (await stand({ limit_acquire: ['ok', 'granted'] })).client;
-    expect(await okShaped.limitAcquire({ key: 'k', holder: 'q/1', since: 1 })).toEqual({ refused: 'unexpected reply ["ok","granted"]' });
+    expect(await okShaped.limitAcquire({ key: 'k', holder: 'q/1', since: 1 })).toEqual({ refused: 'unexpected reply ["ok","granted"]', code: 'RQ_ERR_PROTOCOL' });
     expect((await client.limitRelease('k', 'q/1')).ok).toBe(false);
     expect((await client.limitDefine('k', 1)).ok).toBe(false);
     expect((await client.limitReset('q')).ok).toBe(false);
   });
 
-  it('reads an older supervisor refusing a command as a refusal with its text', async () => {
+  it('reads an older supervisor refusing a command, with no code, as a refusal with its text (RQ_ERR_REFUSED)', async () => {
     const { client } = await stand({ status: ['fail', 'unknown command: status'], limit_acquire: [false, 'no limits here'] });
-    expect(await client.status()).toMatchObject({ ok: false, text: 'unknown command: status' });
-    expect(await client.limitAcquire({ key: 'k', holder: 'q/1', since: 1 })).toEqual({ refused: 'no limits here' });
+    expect(await client.status()).toMatchObject({ ok: false, code: 'RQ_ERR_REFUSED', text: 'unknown command: status' });
+    expect(await client.limitAcquire({ key: 'k', holder: 'q/1', since: 1 })).toEqual({ refused: 'no limits here', code: 'RQ_ERR_REFUSED' });
   });
 });

@@ -37,6 +37,17 @@ describe('reply codes', () => {
     expect(missing).toEqual({ ok: false, code: 'RQ_ERR_NO_SUCH_MSG', text: 'msg not found', raw: ['fail', 'msg not found'] });
   });
 
+  it('a batch refused for one message names it after the code (index, its own refusal and code); an unknown command is coded too', async () => {
+    const batch = `create_messages ${JSON.stringify({ messages: [{ dest: 'codes', param1: 'a' }, { dest: 'codes', priority: 'high' }] })}`;
+    const classic = JSON.parse(await request(q.paths.sock, 'rq1', batch)) as unknown[];
+    expect(classic).toEqual(['fail', expect.stringMatching(/^messages\[1\]: priority: /)]);
+    const coded = JSON.parse(await request(q.paths.sock, 'rq1', batch, { hello: CODES_HELLO })) as unknown[];
+    const reason = (classic[1] as string).slice('messages[1]: '.length);
+    expect(coded).toEqual([...classic, 'RQ_ERR_BATCH_MESSAGE', { index: 1, reason, code: 'RQ_ERR_INVALID_FIELD' }]);
+    expect(await request(q.paths.sock, 'rq1', 'frobnicate {}')).toBe('["ERROR","unknown command: frobnicate"]');
+    expect(await request(q.paths.sock, 'rq1', 'frobnicate {}', { hello: CODES_HELLO })).toBe('["ERROR","unknown command: frobnicate","RQ_ERR_UNKNOWN_COMMAND"]');
+  });
+
   it('a kept connection asks once, at connect, and every refusal on it carries its code; DOWN and bad JSON too', async () => {
     const conn = await SocketConnection.open(q.paths.sock, 'rq1', { hello: CODES_HELLO });
     try {

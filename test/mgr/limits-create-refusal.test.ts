@@ -2,6 +2,7 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queuePaths } from '../../src/config/paths.js';
+import { QueueClient } from '../../src/ipc/queue-client.js';
 import { killLeftoverGroups } from '../helpers/process-groups.js';
 import { type TestRoot } from '../helpers/rq-root.js';
 import { Limits, killGroup, startShared } from './limits-harness.js';
@@ -44,6 +45,10 @@ describe('one rq-mgr, several queues sharing keys', () => {
     const conflict = await L.mgr.q('r1', 'create_message', { dest: 'r1', param1: 'done', limit: 'adhoc', limit_concurrency: 3 });
     expect(conflict[0]).toBe('fail');
     expect(conflict[1]).toMatch(/^limit_concurrency: key "adhoc" has concurrency 2 \(.+\), received 3$/);
+    // rq's own client gets each refusal typed by the code rq-mgr sent the queue, passed on as it came.
+    const typed = QueueClient.oneShot(queuePaths(t.root, 'r1').sock);
+    expect(await typed.create({ dest: 'r1', param1: 'done', limit: 'nokey' })).toMatchObject({ ok: false, code: 'RQ_ERR_LIMIT_NO_CONCURRENCY' });
+    expect(await typed.create({ dest: 'r1', param1: 'done', limit: 'adhoc', limit_concurrency: 3 })).toMatchObject({ ok: false, code: 'RQ_ERR_LIMIT_CONFLICT', text: conflict[1] });
 
     expect(await L.mgr.q('r1', 'num_messages')).toEqual(counts);
     expect(await dirs()).toEqual(before);

@@ -11,16 +11,41 @@ const noBareError = {
   },
 };
 
-/** A socket reply is read by the typed client of its socket (src/ipc/), never by matching `["ok", ...]` tuples by hand. */
+/**
+ * A socket reply is read by the typed client of its socket (src/ipc/), never by matching `["ok", ...]`
+ * tuples by hand; and a refusal is told by the code that came with it, never by reading its text
+ * (`a.text.startsWith(...)`, `/^messages\[/.exec(a.text)`, `a.text === 'msg not found'`).
+ */
+const TEXT_READS = new Set(['startsWith', 'endsWith', 'includes', 'match', 'matchAll', 'search', 'indexOf']);
 const noReplyParsing = {
-  meta: { type: 'problem', messages: { parse: 'Reply tuples are read in src/ipc/ (answer.ts, the typed clients), not by hand.' }, schema: [] },
+  meta: {
+    type: 'problem',
+    messages: {
+      parse: 'Reply tuples are read in src/ipc/ (answer.ts, the typed clients), not by hand.',
+      text: "A refusal's text is for people: act on its code (a.code, err.code), which rq's clients receive with it.",
+    },
+    schema: [],
+  },
   create(context) {
     const isVerb = (n) => n && n.type === 'Literal' && (n.value === 'ok' || n.value === 'fail');
     const isIndex0 = (n) => n && n.type === 'MemberExpression' && n.computed && n.property.type === 'Literal' && n.property.value === 0;
+    /** `<x>.text`: what a refusal (Answer, Refusal) says. */
+    const isText = (n) => n && n.type === 'MemberExpression' && !n.computed && n.property.type === 'Identifier' && n.property.name === 'text';
+    // A non-empty text: an empty one is no refusal (a search's `text: ''` is asked for nothing).
+    const isString = (n) => n && ((n.type === 'Literal' && typeof n.value === 'string' && n.value !== '') || n.type === 'TemplateLiteral');
     return {
       BinaryExpression(node) {
         if (!['===', '!==', '==', '!='].includes(node.operator)) return;
         if ((isVerb(node.right) && isIndex0(node.left)) || (isVerb(node.left) && isIndex0(node.right))) context.report({ node, messageId: 'parse' });
+        else if ((isText(node.left) && isString(node.right)) || (isText(node.right) && isString(node.left))) context.report({ node, messageId: 'text' });
+      },
+      CallExpression(node) {
+        const c = node.callee;
+        // The catalogue once mapped texts back to codes; a text read for its code is the same thing by hand.
+        if (c.type === 'Identifier' && c.name === 'codeOfText') return context.report({ node, messageId: 'text' });
+        if (c.type !== 'MemberExpression' || c.computed || c.property.type !== 'Identifier') return;
+        if (TEXT_READS.has(c.property.name) && isText(c.object)) context.report({ node, messageId: 'text' });
+        else if ((c.property.name === 'test' || c.property.name === 'exec') && isText(node.arguments[0])) context.report({ node, messageId: 'text' });
       },
     };
   },

@@ -18,7 +18,8 @@ import type { Located, Queue } from '../queue.js';
 
 type Reply = unknown;
 type Args = Record<string, unknown>;
-type Handler = (q: Queue, args: Args) => Promise<Reply> | Reply;
+/** `conn`, for a reply that carries refusals of its own (create_messages): their codes go to a client that asked. */
+type Handler = (q: Queue, args: Args, conn?: Connection) => Promise<Reply> | Reply;
 
 const ALWAYS = new Set(['ping', 'uptime', 'config', 'status', 'status_detail', 'shutdown']);
 
@@ -203,7 +204,7 @@ export async function handleRequest(q: Queue, payload: string, log: Logger, conn
     return JSON.stringify(['ok', 'codes']);
   }
   const handler = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
-  if (!handler) return JSON.stringify(['ERROR', `unknown command: ${command.slice(0, 80)}`]);
+  if (!handler) return JSON.stringify(refusalOf(conn, RqError.of('RQ_ERR_UNKNOWN_COMMAND', command.slice(0, 80)), 'ERROR'));
   if (!ALWAYS.has(command)) {
     await q.ready;
     if (q.isDown() && !ANSWERED_WHEN_DOWN.has(command) && !TAG_READS.includes(command) && !(command in LIMIT_COMMANDS) && !(command in STATS_COMMANDS) && !(command in SEARCH_COMMANDS) && !DEPENDENCY_INTERNAL.includes(command)) return JSON.stringify(refusalOf(conn, RqError.of('RQ_ERR_QUEUE_DOWN')));
@@ -212,7 +213,7 @@ export async function handleRequest(q: Queue, payload: string, log: Logger, conn
   if (!parsed.ok) return JSON.stringify(refusalOf(conn, RqError.of('RQ_ERR_INVALID_JSON', `invalid JSON argument: ${parsed.error}`)));
   const args = (typeof parsed.value === 'object' && parsed.value !== null && !Array.isArray(parsed.value) ? parsed.value : {}) as Args;
   try {
-    return JSON.stringify(await handler(q, args));
+    return JSON.stringify(await handler(q, args, conn));
   } catch (err) {
     if (err instanceof RqError) return JSON.stringify(refusalOf(conn, err));
     log.error({ err, command }, 'command failed');

@@ -3,10 +3,12 @@ import { RqError, invalidField } from '../../errors.js';
 import { type CreateFields, normaliseCreate } from '../../message/message.js';
 import { MAX_CREATE_BATCH } from '../../ipc/queue-client.js';
 import { fingerprint, paramFingerprint } from '../../spool/message-bodies.js';
+import { type Connection, refusalOf } from '../../ipc/reply-codes.js';
 import type { Args } from './command-args.js';
 import type { Queue } from '../queue.js';
 
-type Handler = (q: Queue, args: Args) => Promise<unknown>;
+/** `conn`: the asking connection, whose per-message refusals carry their codes when it asked for them. */
+type Handler = (q: Queue, args: Args, conn?: Connection) => Promise<unknown>;
 
 /** Creates made between two turns of the event loop, so a big batch never stops the queue answering ping or finishing runs. */
 const SLICE = 256;
@@ -34,9 +36,11 @@ function createHandler(mode: 'commit' | 'prep' | 'single'): Handler {
 /**
  * `{messages: [...]}`: every message is checked before any is made, so one bad message refuses the
  * whole batch, naming its index. The creates then go out together and share the journal's group
- * commit; the reply has one `["ok", full id]` (or `["fail", text]`, a disk that refused it) per message, in order.
+ * commit; the reply has one `["ok", full id]` (or `["fail", text]`, a disk that refused it, with its
+ * code to a client that asked) per message, in order. A batch refused for one message carries, after
+ * its code, the message's index and its own refusal, so a client names the message without reading the text.
  */
-const createMessages: Handler = async (q, args) => {
+const createMessages: Handler = async (q, args, conn = { codes: false }) => {
   const list = args.messages;
   if (!Array.isArray(list) || list.length === 0 || list.length > MAX_CREATE_BATCH) {
     throw invalidField('messages', `an array of 1 to ${MAX_CREATE_BATCH} message objects`, Array.isArray(list) ? `${list.length} messages` : list);
@@ -46,7 +50,7 @@ const createMessages: Handler = async (q, args) => {
     try {
       all.push(await checked(q, input));
     } catch (err) {
-      if (err instanceof RqError) throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, err.message);
+      if (err instanceof RqError) throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, err.message).withDetail({ index: i, reason: err.message, code: err.code });
       throw err;
     }
   }
@@ -56,7 +60,7 @@ const createMessages: Handler = async (q, args) => {
     made.push(
       q.ops.createOnce(fields, true).then(
         ({ id }) => ['ok', q.fullId(id)],
-        (err: Error) => ['fail', err.message],
+        (err: Error) => refusalOf(conn, err instanceof RqError ? err : new RqError('RQ_ERR_INTERNAL', err.message)),
       ),
     );
   }

@@ -1,7 +1,8 @@
 // The queue's side of concurrency limits (rq-beyond §B12.3): park a limited message, ask rq-mgr for a slot, start it when granted, give the slot back when its run ends.
 import type { Logger } from 'pino';
 import type { QueueConfig } from '../../config/queue-config.js';
-import { RqError, codeOfText, invalidField } from '../../errors.js';
+import { RqError, invalidField } from '../../errors.js';
+import { refusalError } from '../../ipc/answer.js';
 import type { AcquireAnswer, LimitRequest, MgrClient } from '../../ipc/mgr-client.js';
 import { checkExpandedKey, expandLimit, limitPatternOf } from '../../message/limit-key.js';
 import { idTime } from '../../message/message-id.js';
@@ -85,7 +86,8 @@ export class LimitGate {
     const a = await this.d.mgr.limitDefine(key, fields.limit_concurrency).catch((err: Error) => {
       throw RqError.of('RQ_ERR_LIMITS_UNAVAILABLE', err.message);
     });
-    if (!a.ok) throw new RqError(codeOfText(a.text) ?? 'RQ_ERR_USAGE', a.text);
+    // rq-mgr's refusal as it came: its code (a conflicting concurrency, a key with none) types it, never its text.
+    if (!a.ok) throw refusalError(a);
   }
 
   /**

@@ -65,6 +65,8 @@ export class BulkRunner {
         } catch (err) {
           const reason = err instanceof RqError || err instanceof Error ? err.message : String(err);
           job.skipped[reason] = (job.skipped[reason] ?? 0) + 1;
+          // Its code travels with the reason, so a client gives the skip its status without reading the text.
+          (job.codes ??= {})[reason] ??= err instanceof RqError ? err.code : 'RQ_ERR_INTERNAL';
           const ex = (job.examples[reason] ??= []);
           if (ex.length < EXAMPLES) ex.push(t.id);
         }

@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import { RqError } from '../../errors.js';
 import { type CancelRecord, type Message, OUTCOMES, cancelledStatus } from '../../message/message.js';
-import { type PartialReport, addFailure, failureReason } from '../../ipc/partial-reply.js';
+import { type PartialReport, addFailure, failureOf } from '../../ipc/partial-reply.js';
 import { unackErr } from '../../spool/err-acks.js';
 import { mapLimit } from '../../spool/map-limit.js';
 import { writeCancelMarker } from '../../spool/message-files.js';
@@ -154,7 +154,7 @@ export class LifecycleOps {
     const opts = { actor: sel.actor };
     const report: PartialReport = { total: picked.length, done: 0, failed: 0, failures: [] };
     // A message that could not be requeued is reported, never dropped from the count unsaid.
-    const failed = (m: Message, err: unknown) => addFailure(report, { id: m.msg_id, reason: failureReason(err, 'requeue message') });
+    const failed = (m: Message, err: unknown) => addFailure(report, { id: m.msg_id, ...failureOf(err, 'requeue message') });
     const written = await mapLimit(picked, REQUEUE_LANES, (m) => this.writeRequeued(m.msg_id, m.msg_id, m, opts).then(() => m, (err) => void failed(m, err)));
     const syncs: (() => Promise<void>)[] = [];
     for (const m of written) {

@@ -3,7 +3,7 @@ import type { CreateFields, Message, MessageWaiting } from '../../message/messag
 import { CLONE_FIELDS, pickFields, statusText } from '../../message/message.js';
 import type { State } from '../../message/states.js';
 import { RqError } from '../../errors.js';
-import { type PartialReport, addFailure, failureReason } from '../../ipc/partial-reply.js';
+import { type PartialReport, addFailure, failureOf } from '../../ipc/partial-reply.js';
 import { attachmentNames } from '../../spool/attachments.js';
 import { readDependents, readResolved } from '../../spool/dependency-files.js';
 import { ackErr, ackErrs } from '../../spool/err-acks.js';
@@ -239,7 +239,7 @@ export class MessageOps {
     this.d.moves.acked(ids.length);
     this.d.events.emit('acked', { ids });
     const report: PartialReport = { total: ids.length + failed.length, done: ids.length, failed: 0, failures: [] };
-    for (const f of failed) addFailure(report, { id: f.id, reason: failureReason(f.err, 'acknowledge message') });
+    for (const f of failed) addFailure(report, { id: f.id, ...failureOf(f.err, 'acknowledge message') });
     return report;
   }
 }

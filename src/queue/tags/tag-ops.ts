@@ -1,7 +1,7 @@
 // Tags on a queue's messages (rq-beyond §B9): the index, changing tags in any state, lookup by tag, counts, cancel by tag.
 import type { Logger } from 'pino';
 import { RqError, invalidField, isErrno } from '../../errors.js';
-import { type PartialReport, addFailure, failureReason } from '../../ipc/partial-reply.js';
+import { type PartialReport, addFailure, failureOf } from '../../ipc/partial-reply.js';
 import type { TaggedEntry, TaggedPage } from '../../ipc/tag-lists.js';
 import { idTime } from '../../message/message-id.js';
 import type { Message } from '../../message/message.js';
@@ -158,7 +158,7 @@ export class TagOps {
       // A cancel that fails (a full disk) is reported by id, never counted as done or left unsaid.
       await this.d.lifecycle.cancel(id, where, req).then(
         () => void (report.done += 1),
-        (err) => addFailure(report, { id, reason: failureReason(err, 'cancel message') }),
+        (err) => addFailure(report, { id, ...failureOf(err, 'cancel message') }),
       );
     });
     return report;

@@ -3,7 +3,7 @@ import fsp from 'node:fs/promises';
 import type {} from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError } from '../../errors.js';
-import { type Answer, answer, isString } from '../../ipc/answer.js';
+import { type Answer, refused } from '../../ipc/answer.js';
 import { attachmentNameProblem } from '../../message/names.js';
 import { getMessage, messageDir, requireFileName } from '../message-files.js';
 import { textParam } from '../params.js';
@@ -54,7 +54,7 @@ export function attachApi(ctx: WebContext, maxUploadBytes: number) {
       const inPrep = async () => {
         const s = await ctx.queue(q).state(id);
         if (s.ok && s.value === 'prep') return;
-        early = !s.ok && s.code !== 'RQ_ERR_NO_SUCH_MSG' ? s : answer(['fail', RqError.of('RQ_ERR_CANNOT_FIND_MESSAGE').message], isString);
+        early = !s.ok && s.code !== 'RQ_ERR_NO_SUCH_MSG' ? s : refused(RqError.of('RQ_ERR_CANNOT_FIND_MESSAGE'));
         throw RqError.of('RQ_ERR_CANNOT_FIND_MESSAGE');
       };
       let upload: Awaited<ReturnType<typeof receiveUpload>>;
@@ -77,7 +77,7 @@ export function attachApi(ctx: WebContext, maxUploadBytes: number) {
       try {
         // Checked here too so a refused name costs no queue round trip; the queue checks again.
         const problem = attachmentNameProblem(file.filename);
-        r = problem ? answer(['fail', problem], isString) : await ctx.queue(q).attach(id, file.tmpPath, file.filename);
+        r = problem ? refused(RqError.of('RQ_ERR_ATTACH_REFUSED', problem)) : await ctx.queue(q).attach(id, file.tmpPath, file.filename);
       } finally {
         // The queue hard-linked it (or refused): the temp name is no longer needed either way.
         await fsp.rm(file.tmpPath, { force: true });

@@ -75,7 +75,7 @@ export function batchReport(replies: Answer<string>[]): PartialReport | null {
       report.ids!.push({ index, id: a.value });
     } else {
       report.failed += 1;
-      report.failures.push({ index, reason: a.text });
+      report.failures.push({ index, reason: a.text, code: a.code });
     }
   });
   return report.failed ? report : null;

@@ -48,7 +48,8 @@ function answerJob(ctx: WebContext, reply: FastifyReply, value: BulkJob | BulkJo
   const report: PartialReport & { job: BulkJob } = { total: value.total, done: value.changed, failed: 0, failures: [], job: value };
   for (const [reason, n] of Object.entries(value.skipped)) {
     const ids = value.examples[reason] ?? [];
-    for (const id of ids) report.failures.push({ id, reason });
+    const code = value.codes?.[reason];
+    for (const id of ids) report.failures.push({ id, reason, ...(code ? { code } : {}) });
     report.failed += n;
     if (ids.length < n) report.failures_cut = true;
   }
