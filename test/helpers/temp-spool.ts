@@ -43,13 +43,16 @@ export function isRoot(): boolean {
   return typeof process.getuid === 'function' && process.getuid() === 0;
 }
 
-/** A fresh temp spool for each test, on a clock the test sets (`s.clock = …`), starting at `start`. */
-export function perTestSpool(name: string, start: number): { clock: number; readonly spool: QueueSpool } {
+/** A fresh temp spool for each test, on a clock the test sets (`s.clock = …`), starting at `start`; `root` is its temp root. */
+export function perTestSpool(name: string, start: number): { clock: number; readonly spool: QueueSpool; readonly root: string } {
   let t: TempSpool | null = null;
   const s = {
     clock: start,
     get spool(): QueueSpool {
       return t!.spool;
+    },
+    get root(): string {
+      return t!.root;
     },
   };
   beforeEach(async () => {
