@@ -50,6 +50,7 @@ const QUEUE_LAYERS: string[][] = [
   ['lifecycle'],
   ['dependencies', 'tags'],
   ['observers', 'cron'],
+  ['queue-deps'],
   ['queue', 'node-flags'],
   ['commands'],
   ['queue-main'],

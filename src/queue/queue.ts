@@ -3,9 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { QueueConfig } from '../config/queue-config.js';
-import type { HostInfo } from '../message/message-id.js';
 import { QueueSpool } from '../spool/queue-spool.js';
-import type { SpoolFs } from '../spool/spool-fs.js';
 import { AdminState, type QueueStatus } from './status/admin-state.js';
 import { spaceWaitingSpool } from './status/disk-full.js';
 import { Coalescer } from './coordination/coalescing.js';
@@ -22,9 +20,8 @@ import { BulkRunner } from './lifecycle/bulk-ops.js';
 import { MessageOps } from './lifecycle/message-ops.js';
 import { QueueEvents } from './status/queue-events.js';
 import { Runs } from './lifecycle/runs.js';
-import { announceFinished, reportRecovery } from './lifecycle/recovery-report.js';
-import { type Launcher, type ScriptCheck, resolveScript } from './launch/script-runner.js';
-import { killStaleScript } from './launch/stale-scripts.js';
+import { finishedCounts, recoverQueue } from './lifecycle/start-recovery.js';
+import { resolveScript } from './launch/script-runner.js';
 import { TagOps } from './tags/tag-ops.js';
 import { LimitGate } from './coordination/limit-gate.js';
 import { MgrClient } from '../ipc/mgr-client.js';
@@ -33,33 +30,11 @@ import type { DependencyOutbox } from './dependencies/dependency-outbox.js';
 import type { DependencyWaits } from './dependencies/dependency-waits.js';
 import { wireDependencies } from './dependencies/dependency-wiring.js';
 import { observeWebhooks } from './observers/webhooks.js';
-import { QueueStats, type StatsRetention } from './observers/queue-stats.js';
+import { QueueStats } from './observers/queue-stats.js';
+import { DEFAULT_IDEMPOTENCY_WINDOW_MS, type QueueDeps } from './queue-deps.js';
 export type { Peer } from './lifecycle/dup.js';
+export { DEFAULT_IDEMPOTENCY_WINDOW_MS, type QueueDeps } from './queue-deps.js';
 export type { Located } from './lifecycle/message-ops.js';
-
-export interface QueueDeps {
-  root: string;
-  config: QueueConfig;
-  host: HostInfo;
-  log: Logger;
-  peer: Peer;
-  /** How scripts are started (chooseLauncher picks the native spawner or the child_process gate). */
-  launch: Launcher;
-  now?: () => number;
-  /** The environment scripts inherit (spec §4.4 adds to it): a plain object, not process.env. */
-  baseEnv: NodeJS.ProcessEnv;
-  scriptOutside?: ScriptCheck;
-  /** Grace between TERM and KILL when stopping scripts (KILL_GRACE_MS by default). */
-  killGraceMs?: number;
-  /** How long an idempotency key answers its first message (idempotency_window_s; 24 h by default). */
-  idempotencyWindowMs?: number;
-  /** stats_history_days and histogram_history_days (rq-beyond §B15.2); 30 and 7 by default. */
-  statsRetention?: StatsRetention;
-  /** The spool's disk calls (the real disk by default; tests record them to check durability). */
-  fs?: SpoolFs;
-}
-
-export const DEFAULT_IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 
 /** How long a limit request waits for rq-mgr before it is asked again. */
 const MGR_TIMEOUT_MS = 5000;
@@ -236,16 +211,9 @@ export class Queue {
   /** Recovery scan, counts, watches; then the first dispatch. */
   async start(): Promise<void> {
     await this.stats.load();
-    const rec = await this.spool.recover(async (id, dir) => {
-      const killed = await killStaleScript(dir, id);
-      if (killed.length) this.log.warn({ msg_id: id, pids: killed }, 'killed script left by a previous queue process');
-    }, { maxInterrupts: this.configNow.max_interrupts });
+    const rec = await recoverQueue(this.spool, this.events, this.log, this.configNow.max_interrupts);
     for (const id of rec.requeued) this.resumed.add(id);
-    const counts = { done: await this.spool.count('done'), relayed: await this.spool.count('relayed'), err: await this.spool.count('err') };
-    await this.moves.load(rec, counts, async (m) => Array.isArray(m.depends) && (await this.waits.recover(m)));
-    reportRecovery(this.log, rec);
-    // Finished by the scan rather than by a run: observers (webhooks) still hear of each one.
-    for (const id of rec.finished) void announceFinished(this.spool, this.events, id);
+    await this.moves.load(rec, await finishedCounts(this.spool), async (m) => Array.isArray(m.depends) && (await this.waits.recover(m)));
     await this.keys.load();
     await this.tags.load(rec.que);
     this.admin.watch();

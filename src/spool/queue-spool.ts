@@ -7,7 +7,7 @@ import type { CreateFields, Message } from '../message/message.js';
 import { fullId } from '../message/message-id.js';
 import { MSG_ID_RE, isMsgId } from '../message/names.js';
 import { type State, STATES, isFinished } from '../message/states.js';
-import { type AttachmentInfo, attachFile, deleteAttachment, linkAttachments, listAttachments } from './attachments.js';
+import { type AttachmentInfo, attachFile, deleteAttachment, listAttachments } from './attachments.js';
 import { LazySums } from './attachment-sums.js';
 import { BlankDirs } from './blanks.js';
 import { type Created, MessageCreator, diskError } from './create.js';
@@ -261,20 +261,6 @@ export class QueueSpool {
 
   async attachments(state: State, id: string): Promise<Record<string, AttachmentInfo>> {
     return listAttachments(this.msgDir(state, id), this.lazySums);
-  }
-
-  /** A new committed message copied from another (clone, dup), attachments hard-linked in prep before it shows in que/. */
-  async createWithAttachments(fields: CreateFields, fromDir: string | null, extra?: Partial<Message>, before?: (id: string) => Promise<void>): Promise<Message> {
-    const msg = await this.create(fields, { commit: fromDir === null, extra, before });
-    if (fromDir === null) return msg;
-    try {
-      await linkAttachments(fromDir, this.msgDir('prep', msg.msg_id), this.dirSync, this.fs);
-      await this.commit(msg.msg_id);
-    } catch (err) {
-      await this.remove('prep', msg.msg_id).catch(() => undefined);
-      throw diskError('link attachments', err);
-    }
-    return msg;
   }
 
   /** Ids in a flat state dir (prep, que, run, err); `acked` lists the dotted err entries instead. */

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { STATES } from '../../src/message/states.js';
 import { pickFields } from '../../src/message/message.js';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
+import { createCopy } from '../../src/spool/message-copy.js';
 import { nodeSpoolFs } from '../../src/spool/spool-fs.js';
 import { recordingFs } from '../helpers/recording-fs.js';
 import { HOST, type TempSpool, caught, ls, tempSpool } from '../helpers/temp-spool.js';
@@ -75,7 +76,7 @@ describe('message and status files', () => {
 
 });
 
-describe('clone (createWithAttachments)', () => {
+describe('clone (createCopy)', () => {
   it('hard-links the attachments and copies the fields into a committed message', async () => {
     const src = path.join(t.root, 'payload.bin');
     await fs.writeFile(src, 'attachment bytes');
@@ -87,7 +88,7 @@ describe('clone (createWithAttachments)', () => {
 
     clock += 60_000;
     const fields = { ...pickFields(orig, ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote']), count: 0 };
-    const clone = await spool.createWithAttachments(fields, fromDir, { cloned_from: orig.msg_id });
+    const clone = await createCopy(spool, fields, fromDir, { cloned_from: orig.msg_id });
     expect(clone.msg_id).not.toBe(orig.msg_id);
     expect(await spool.locate(clone.msg_id)).toBe('que');
     const stored = await spool.readMessage('que', clone.msg_id);
@@ -114,7 +115,7 @@ describe('clone (createWithAttachments)', () => {
   });
 
   it('without a source dir it is a plain committed create', async () => {
-    const clone = await spool.createWithAttachments({ dest: 'test' }, null);
+    const clone = await createCopy(spool, { dest: 'test' }, null);
     expect(await spool.locate(clone.msg_id)).toBe('que');
   });
 
@@ -124,7 +125,7 @@ describe('clone (createWithAttachments)', () => {
     await fs.writeFile(path.join(fromDir, 'attach', 'a.txt'), 'bytes');
     const failing = { ...nodeSpoolFs, link: async () => Promise.reject(Object.assign(new Error('EMLINK: too many links'), { code: 'EMLINK' })) };
     const s = new QueueSpool(t.root, 'test', { host: HOST, now: () => clock, fs: failing });
-    const err = await caught(s.createWithAttachments({ dest: 'test' }, fromDir));
+    const err = await caught(createCopy(s, { dest: 'test' }, fromDir));
     expect(err.code).toBe('RQ_ERR_DISK');
     expect(err.message.startsWith('link attachments failed: ')).toBe(true);
     for (const st of STATES) expect(await ls(spool.paths.state[st]), st).toEqual([]);
@@ -136,7 +137,7 @@ describe('clone (createWithAttachments)', () => {
     await fs.mkdir(path.join(attach, 'a-directory'), { recursive: true });
     await fs.writeFile(path.join(attach, 'plain.txt'), 'bytes');
     await fs.symlink('/etc/passwd', path.join(attach, 'passwd'));
-    const clone = await spool.createWithAttachments({ dest: 'test' }, fromDir);
+    const clone = await createCopy(spool, { dest: 'test' }, fromDir);
     expect(Object.keys(await spool.attachments('que', clone.msg_id))).toEqual(['plain.txt']);
   });
 });

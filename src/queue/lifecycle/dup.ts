@@ -5,6 +5,7 @@ import path from 'node:path';
 import { type CreateFields, type Message, pickFields } from '../../message/message.js';
 import { isValidQueueName } from '../../message/names.js';
 import { attachmentNames } from '../../spool/attachments.js';
+import { createCopy } from '../../spool/message-copy.js';
 import type { QueueSpool } from '../../spool/queue-spool.js';
 import { parseDup } from '../rules/pipe-protocol.js';
 import type { Answer } from '../../ipc/answer.js';
@@ -38,7 +39,7 @@ export async function dup(d: DupDeps, run: ScriptRun, arg: string | null): Promi
   const names = await attachmentNames(run.dir!);
   try {
     if (target === d.queue()) {
-      const copy = await d.spool.createWithAttachments(fields, names.length ? run.dir! : null);
+      const copy = await createCopy(d.spool, fields, names.length ? run.dir! : null);
       d.queued(copy);
       return `ok ${d.spool.fullId(copy.msg_id)}`;
     }

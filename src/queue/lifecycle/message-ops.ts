@@ -7,6 +7,7 @@ import { type PartialReport, addFailure, failureOf } from '../../ipc/partial-rep
 import { attachmentNames } from '../../spool/attachments.js';
 import { readDependents, readResolved } from '../../spool/dependency-files.js';
 import { ackErr, ackErrs } from '../../spool/err-acks.js';
+import { createCopy } from '../../spool/message-copy.js';
 import type { QueueSpool } from '../../spool/queue-spool.js';
 import { type DiskFull, isNoSpace, roomProbe } from '../status/disk-full.js';
 import type { IdempotencyKeys } from '../coordination/idempotency.js';
@@ -219,7 +220,7 @@ export class MessageOps {
     const names = await attachmentNames(where.dir);
     const tags = fields.tags as string[] | undefined;
     const journal = tags?.length ? (newId: string) => this.d.tagged(newId, tags) : undefined;
-    const msg = await this.d.spool.createWithAttachments(fields, names.length ? where.dir : null, { cloned_from: id }, journal);
+    const msg = await createCopy(this.d.spool, fields, names.length ? where.dir : null, { cloned_from: id }, journal);
     this.d.moves.created(msg, 'que');
     if (msg.depends) await this.d.register(msg.msg_id);
     return msg;
