@@ -85,9 +85,9 @@ describe('listPage', () => {
     });
   });
 
-  it('a number that is not finite is no number', async () => {
-    const r = await listPage(ctx({ search: { ok: true, value: { total: 1, messages: [row({ fields: { due: Infinity, count: 'Infinity' } })] } } }), 'q', F);
-    expect(r.ok && [r.page.rows[0].due, r.page.rows[0].count]).toEqual([null, null]);
+  it('a number that is not finite, or a value neither number nor text, is no number', async () => {
+    const r = await listPage(ctx({ search: { ok: true, value: { total: 1, messages: [row({ fields: { due: Infinity, count: 'Infinity', failures: true } })] } } }), 'q', F);
+    expect(r.ok && [r.page.rows[0].due, r.page.rows[0].count, r.page.rows[0].attempts]).toEqual([null, null, 1]);
   });
 
   it("total_ms falls back on the last run's time", async () => {

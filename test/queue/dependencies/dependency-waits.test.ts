@@ -69,7 +69,6 @@ async function queued(n: number, depends: string[], fields: Record<string, unkno
 
 describe('check (at create)', () => {
   it('reads refs as this host and this queue', () => expect(waits.refContext).toEqual({ hostUrl: HOST_URL, queue: 'test' }));
-
   it('reads refs in this queue and of this host, and asks each one', async () => {
     const asked: string[] = [];
     exists = async (q, id) => {
@@ -92,7 +91,9 @@ describe('check (at create)', () => {
 describe('admit', () => {
   it('a message without depends is not held', () => {
     expect(waits.admit({ msg_id: ID(1) } as Message)).toBe(false);
-    expect(waits.admit({ msg_id: ID(1), depends: [] } as unknown as Message)).toBe(false);
+    const empty = { msg_id: ID(1), depends: [] } as unknown as Message;
+    expect(waits.admit(empty)).toBe(false);
+    expect('depends_done' in empty).toBe(false);
     expect(waits.admit({ msg_id: ID(1), depends: 'x' } as unknown as Message)).toBe(false);
     expect(index.park).not.toHaveBeenCalled();
   });
@@ -119,6 +120,8 @@ describe('admit', () => {
   it('recover reads the resolved file of the que message', async () => {
     const msg = await queued(1, [`other/${ID(2)}`, `other/${ID(3)}`]);
     await fs.writeFile(`${t.spool.msgDir('que', ID(1))}/resolved`, `${JSON.stringify({ ref: `other/${ID(2)}`, state: 'done', at: 'x' })}\n`);
+    const fresh = { msg_id: ID(7), depends: [`other/${ID(8)}`] } as unknown as Message;
+    expect([waits.admit(fresh), fresh.depends_done]).toEqual([true, {}]);
     expect(await waits.recover(msg)).toBe(true);
     expect(waits.waitingOf(ID(1))?.waiting_on).toEqual([`other/${ID(3)}`]);
   });
