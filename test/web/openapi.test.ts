@@ -1,15 +1,15 @@
 // The OpenAPI document (/docs/json) and Swagger UI (/docs): valid OpenAPI 3, complete against the route table,
-// served from this server through the same checks as every route, and the routes answering exactly as without it.
+// the committed docs/openapi.json, served from this server through the same checks as every route.
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT } from '../helpers/rq-root.js';
 import { OPENAPI_FILE, openapiDifference } from './openapi-file.js';
-import { type BuiltApp, appFor, routeTable } from './route-table.js';
-import { type WebRoot, send, startWebRoot, waitState } from './web-root.js';
+import { PREFIX, prefixedRoot } from './openapi-harness.js';
+import { routeTable } from './route-table.js';
+import { type WebRoot, startWebRoot } from './web-root.js';
 
 interface Operation {
   summary?: string;
@@ -25,23 +25,14 @@ interface OpenApi {
   paths: Record<string, Record<string, Operation>>;
 }
 
-const PREFIX = '/rq';
-let w: WebRoot;
+const s = prefixedRoot();
 let doc: OpenApi;
-let done: string;
 
 beforeAll(async () => {
-  // Under a relative_root: the document's paths, the UI's asset links and its redirect must all carry it.
-  w = await startWebRoot({ config: { relative_root: `${PREFIX}/` } });
-  done = await send(w.base, 'test', { param1: 'done', param2: 'kept', tags: 'a,b', priority: 3 });
-  await waitState(w.base, 'test', done, ['done']);
-  const res = await fetch(`${w.base}/docs/json`);
+  const res = await fetch(`${s.w.base}/docs/json`);
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
   doc = (await res.json()) as OpenApi;
-}, 60_000);
-afterAll(async () => {
-  await w?.stop();
 });
 
 /** Every `METHOD /path` of the document, paths as OpenAPI writes them (`/q/{q}`). */
@@ -65,7 +56,7 @@ describe('the document at /docs/json', () => {
   });
 
   it('documents every route of the route table with its method, and nothing else', async () => {
-    const table = (await routeTable(w.root))
+    const table = (await routeTable(s.w.root))
       .filter((r) => r.method === 'GET' || r.method === 'POST')
       .map((r) => ({ method: r.method, pattern: r.pattern.slice(PREFIX.length) || '/' }))
       .filter((r) => !isStaticOrDocs(r.pattern));
@@ -138,7 +129,7 @@ function getWithHost(url: string, host: string): Promise<number> {
 
 describe('Swagger UI at /docs', () => {
   it.each(['/docs', '/docs/'])('%s is the UI, its scripts and styles from this server', async (page) => {
-    const res = await fetch(w.base + page);
+    const res = await fetch(s.w.base + page);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
     // rq's own policy: scripts only from this origin.
@@ -151,7 +142,7 @@ describe('Swagger UI at /docs', () => {
     // rq's favicon, not the plugin's.
     expect(assets.map((u) => u.pathname).filter((p) => /favicon/.test(p))).toEqual([`${PREFIX}/docs/static/theme/favicon.svg`]);
     for (const u of assets) {
-      expect(u.origin).toBe(w.origin);
+      expect(u.origin).toBe(s.w.origin);
       const asset = await fetch(u);
       expect(asset.status, u.href).toBe(200);
       expect(asset.headers.get('content-type'), u.href).toMatch(/^(application\/javascript|text\/css|image\/png|image\/svg\+xml)/);
@@ -160,109 +151,23 @@ describe('Swagger UI at /docs', () => {
   });
 
   it('loads the document from this server', async () => {
-    const js = await (await fetch(`${w.base}/docs/static/swagger-initializer.js`)).text();
+    const js = await (await fetch(`${s.w.base}/docs/static/swagger-initializer.js`)).text();
     expect(js).toContain("url: resolveUrl('./json')");
     expect(js).toContain('validatorUrl: null');
   });
 
   it('/docs/static/index.html leads to /docs/, with a query string too (no redirect loop)', async () => {
     for (const suffix of ['', '?x=<b>']) {
-      const res = await fetch(`${w.base}/docs/static/index.html${suffix}`, { redirect: 'manual' });
+      const res = await fetch(`${s.w.base}/docs/static/index.html${suffix}`, { redirect: 'manual' });
       expect(res.status).toBe(303);
-      expect(res.headers.get('location')).toBe(`${w.base}/docs/`);
+      expect(res.headers.get('location')).toBe(`${s.w.base}/docs/`);
     }
   });
 
   it('is refused to a Host that is not this server, like every route', async () => {
     for (const p of ['/docs', '/docs/json', '/docs/static/swagger-ui-bundle.js']) {
-      expect(await getWithHost(w.base + p, 'evil.example'), p).toBe(421);
-      expect(await getWithHost(w.base + p, `127.0.0.1:${w.port}`), p).toBe(200);
-    }
-  });
-});
-
-describe('no route answers differently for having a schema', () => {
-  let bare: BuiltApp;
-  beforeAll(async () => {
-    // The same app with every schema taken off as its routes are added: the app as it was before the document.
-    bare = await appFor(w.root, (r) => {
-      delete r.schema;
-    });
-  }, 30_000);
-  afterAll(async () => {
-    await bare?.close();
-  });
-
-  const host = () => `127.0.0.1:${w.port}`;
-  const VARYING = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
-
-  /** Status, headers and body bytes, as one comparable text. */
-  function shown(status: number, headers: Record<string, unknown>, body: Buffer): string {
-    const kept = Object.entries(headers)
-      .filter(([k]) => !VARYING.has(k.toLowerCase()))
-      .map(([k, v]) => `${k.toLowerCase()}: ${String(v)}`)
-      .sort();
-    // A page (the 404 of an unknown queue) shows the server's clock.
-    const text = body.toString('latin1').replace(/<time id="server-time"[^<]*<\/time>/, '<time id="server-time">(now)</time>');
-    return [String(status), ...kept, '', text].join('\n');
-  }
-
-  async function viaServer(method: string, p: string, body?: { type: string; data: string }): Promise<string> {
-    const res = await fetch(w.base + p, { method, headers: body ? { 'content-type': body.type } : {}, body: body?.data, redirect: 'manual' });
-    return shown(res.status, Object.fromEntries(res.headers), Buffer.from(await res.arrayBuffer()));
-  }
-
-  async function viaBare(method: string, p: string, body?: { type: string; data: string }): Promise<string> {
-    const res: LightMyRequestResponse = await bare.app.inject({ method: method as 'GET', url: PREFIX + p, headers: { host: host(), ...(body ? { 'content-type': body.type } : {}) }, payload: body?.data });
-    return shown(res.statusCode, res.headers, res.rawPayload);
-  }
-
-  const form = (fields: Record<string, string>) => ({ type: 'application/x-www-form-urlencoded', data: new URLSearchParams(fields).toString() });
-
-  it.each<[string, string, { type: string; data: string }?]>([
-    ['GET', '/q.json'],
-    ['GET', '/q/nope.json'],
-    ['GET', '/q/test/{done}.json'],
-    ['GET', '/q/test/{done}/state.json'],
-    ['GET', '/q/test/{done}/history.json'],
-    ['GET', '/q/test/done.json?limit=1'],
-    ['GET', '/q/test/done.json?limit=x'],
-    ['GET', '/q/test/waiting.json?reason=soon'],
-    ['GET', '/q/test/waiting.json?limit=many'],
-    ['GET', '/q/test/tags.json'],
-    ['GET', '/q/test/tags/a%20b.json'],
-    ['GET', '/tags/a.json?limit=0'],
-    ['GET', '/limits.json?key='],
-    ['GET', '/q/test/config.json'],
-    ['POST', '/q/test/new_message', form({ mesg: '{"dest":' })],
-    ['POST', '/q/test/new_message', form({ mesg: '{"dest":"test","_method":"later"}' })],
-    ['POST', '/q/test/new_message', { type: 'application/json', data: '{"mesg":{"dest":"test","max_count":"x"}}' }],
-    ['POST', '/q/test/{done}/undepend', form({ x_format: 'json' })],
-    ['POST', '/q/test/{done}/tags', form({ x_format: 'json', add: 'a b' })],
-    ['POST', '/q/test/{done}/priority', form({ x_format: 'json', priority: '1' })],
-    ['POST', '/q/test/{done}', form({ x_format: 'json', _method: 'later' })],
-  ])('%s %s', async (method, p, body) => {
-    const url = p.replace('{done}', done);
-    expect(await viaServer(method, url, body)).toBe(await viaBare(method, url, body));
-  });
-
-  it('a JSON create answers its full id, and the message keeps every field it was given', async () => {
-    const fields = { dest: 'test', param1: 'done', param2: 'two', src: 'openapi test', tags: ['x', 'y'], priority: 5, max_retries: 2 };
-    const body = { type: 'application/x-www-form-urlencoded', data: new URLSearchParams({ mesg: JSON.stringify(fields) }).toString() };
-    const answers = [await viaServer('POST', '/q/test/new_message', body), await viaBare('POST', '/q/test/new_message', body)];
-    const ids = answers.map((answer) => {
-      const m = /^\["ok","http:\/\/127\.0\.0\.1:\d+\/rq\/q\/test\/([\d.]+)"\]$/.exec(answer.split('\n').pop()!);
-      expect(m, answer).not.toBeNull();
-      return m![1];
-    });
-    // Apart from the id (and so perhaps the length), the two creates answered the same bytes and headers.
-    const sameBut = (answer: string, id: string) => answer.replace(id, 'ID').replace(/^content-length: \d+$/m, 'content-length: N');
-    expect(sameBut(answers[0], ids[0])).toBe(sameBut(answers[1], ids[1]));
-    for (const id of ids) {
-      await waitState(w.base, 'test', id, ['done']);
-      const msg = (await (await fetch(`${w.base}/q/test/${id}.json`)).json()) as Record<string, unknown>;
-      expect(msg).toMatchObject({ ...fields, msg_id: id, state: 'done' });
-      expect(await viaServer('GET', `/q/test/${id}.json`)).toBe(await viaBare('GET', `/q/test/${id}.json`));
+      expect(await getWithHost(s.w.base + p, 'evil.example'), p).toBe(421);
+      expect(await getWithHost(s.w.base + p, `127.0.0.1:${s.w.port}`), p).toBe(200);
     }
   });
 });
