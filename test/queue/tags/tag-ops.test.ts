@@ -230,7 +230,7 @@ describe('cancel_tagged', () => {
       if (id === a) throw new Error('refused');
       return real(id, ...rest);
     };
-    expect(await cmd(q, 'cancel_tagged', { tag: 't' })).toEqual(['fail', `1 of 2 messages were not cancelled (${a}: refused)`, { total: 2, done: 1, failed: 1, failures: [{ id: a, reason: 'refused' }] }]);
+    expect(await cmd(q, 'cancel_tagged', { tag: 't' })).toEqual(['fail', `1 of 2 messages were not cancelled (${a}: refused)`, { total: 2, done: 1, failed: 1, failures: [{ id: a, reason: 'refused', code: 'RQ_ERR_INTERNAL' }] }]);
     expect(await q.state(b)).toBe('err');
     expect(await q.state(a)).toBe('que');
   });
