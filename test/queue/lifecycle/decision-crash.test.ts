@@ -1,4 +1,4 @@
-// A real SIGKILL of the queue process between a decision's `msg` write and its rename (rq-beyond §B3.5, §B17 rows "retry decision", "exhaustion", "cancel (que)", "requeue"): the process is frozen at the rename by test/helpers/hold-rename.mjs, killed there, restarted, and the message must be where the spec says.
+// A real SIGKILL of the queue process between a decision's `msg` write and its rename (rq-beyond §B3.5, §B17 rows "retry decision", "exhaustion", "fatal", "expiry", "cancel (que)", "requeue"): the process is frozen at the rename by test/helpers/hold-rename.mjs, killed there, restarted, and the message must be where the spec says.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -180,5 +180,49 @@ describe('kill -9 between a requeue\'s msg write and its rename err → que (§B
     expect((await q.cmd('requeue_message', { msg_id: id }))[0]).toBe('ok');
     const again = await q.waitState(id, ['err', 'done'], 20_000);
     expect(await starts(again)).toBe(2);
+  });
+});
+
+describe('kill -9 between a fatal decision\'s msg write (with outcome) and its rename run → err (§B17 "fatal")', () => {
+  it('the restart finishes it to err fatal at load; it is never retried, whatever its budget', async () => {
+    const point = await startHeld('fatal_held', { from: RUN, to: /\/err\//, when: 'before' });
+    const id = await ctx.q!.send({ param1: 'fatal', param2: 'input is corrupt', max_retries: 5, backoff_base: 0.1, min_retry_delay: 0, retry_jitter: 0 });
+    await point.reached();
+    expect(await msgOnDisk(ctx.q!, 'run', id)).toMatchObject({ outcome: 'fatal', failures: 1, last_failure: { kind: 'fatal', text: 'input is corrupt' } });
+
+    const q = await killAndRestart('fatal_held');
+    expect(await fs.readdir(q.paths.state.run)).toEqual([]);
+    expect(await fs.readdir(q.paths.state.que)).toEqual([]);
+    expect(await q.cmd('num_messages')).toMatchObject({ que: 0, run: 0, err: 1, done: 0 });
+    const m = await getMessage(q, id);
+    expect(m).toMatchObject({ state: 'err', outcome: 'fatal', failures: 1, status: 'err - input is corrupt' });
+    expect(moves(await historyFile(path.join(ctx.t.root, m.path)))).toEqual(['que→run:dispatcher', 'run→que:recovery', 'que→err:recovery']);
+    expect(await starts(m)).toBe(1);
+  });
+});
+
+describe('kill -9 between an expiry\'s msg write (with outcome) and its rename que → err (§B17 "expiry")', () => {
+  it('the restart finishes it to err expired at load, with the expiry\'s status; it never runs, though the queue is no longer paused', async () => {
+    const pause = path.join(ctx.t.root, 'config', 'expiry_held.pause');
+    await fs.writeFile(pause, '');
+    const point = await startHeld('expiry_held', { from: /\/que\/[^/]+$/, to: /\/err\//, when: 'before' });
+    const id = await ctx.q!.send({ param1: 'done', max_age: 0.5 });
+    await point.reached();
+    const decided = await msgOnDisk(ctx.q!, 'que', id);
+    expect(decided.outcome).toBe('expired');
+    const status: string = JSON.parse(await fs.readFile(path.join(ctx.q!.paths.state.que, id, 'status'), 'utf8')).job_status;
+    expect(status).toMatch(/EXPIRED - not started by .*\(max_age 0\.5s after due\)$/);
+
+    await fs.rm(pause);
+    const q = await killAndRestart('expiry_held');
+    expect(await fs.readdir(q.paths.state.que)).toEqual([]);
+    expect(await q.cmd('num_messages')).toMatchObject({ que: 0, run: 0, err: 1, done: 0 });
+    const m = await getMessage(q, id);
+    expect(m).toMatchObject({ state: 'err', outcome: 'expired' });
+    expect(m.status).toContain(status);
+    // Finished by recovery from the decided outcome, not expired a second time by the load's deadline check.
+    expect(moves(await historyFile(path.join(ctx.t.root, m.path)))).toEqual(['que→err:recovery']);
+    expect((await q.cmd('run_message', { msg_id: id }))[0]).toBe('fail');
+    expect(await starts(m)).toBe(0);
   });
 });
