@@ -3,14 +3,9 @@
 // the excess takes the place of idle connections (503/429 with Retry-After only where none is idle; a busy reply on the queue
 // socket), the normal client keeps being served, and every message it was told about exists. CI sizes by default; RQ_CHAOS_BIG=1
 // for 5,000 idle connections and 2,000 tails.
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
-import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queuePaths } from '../../src/config/paths.js';
 import { queueCommand } from '../../src/ipc/rq1.js';
@@ -18,6 +13,7 @@ import { DEFAULT_MAX_SOCKET_CONNECTIONS } from '../../src/ipc/socket-server.js';
 import { DEFAULT_WEB_LIMITS } from '../../src/config/web-limits.js';
 import { waitFor } from '../helpers/rq-root.js';
 import { type WebRoot, send, startWebRoot, waitState } from '../web/web-root.js';
+import { Flooder, NormalClient, SOCKETS_BOUND, n, outcomes, rssKiB, slowClient, webSockets } from './flood-clients.js';
 
 const BIG = process.env.RQ_CHAOS_BIG === '1';
 const SIZE = BIG ? { idle: 5000, tails: 2000, tailMessages: 20, queueConns: 5000 } : { idle: 1000, tails: 300, tailMessages: 2, queueConns: 600 };
@@ -32,152 +28,6 @@ const HEADERS_TIMEOUT_S = 3;
  * (2,000 tails had grown the web by 248 MB before the limits).
  */
 const RSS_GROWTH_BOUND_MIB = (L.maxConnections * 64) / 1024 + 32;
-const FLOOD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'flood.mjs');
-
-interface BatchResult {
-  counts: Record<string, number>;
-  retryAfterMissing: number;
-  texts: string[];
-}
-
-/** The flooding client, a child with its own fd limit (the test runner's may be 1024). */
-class Flooder {
-  private readonly child: ChildProcessWithoutNullStreams;
-  private readonly waiting = new Map<string, (r: BatchResult) => void>();
-  private next = 0;
-  constructor() {
-    this.child = spawn('bash', ['-c', 'ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec node "$0"', FLOOD]);
-    readline.createInterface({ input: this.child.stdout }).on('line', (line) => {
-      const r = JSON.parse(line) as BatchResult & { id: string };
-      this.waiting.get(r.id)?.(r);
-    });
-  }
-  private ask(cmd: Record<string, unknown>): Promise<BatchResult> & { id: string } {
-    const id = `b${this.next++}`;
-    const p = new Promise<BatchResult>((r) => this.waiting.set(id, r)) as Promise<BatchResult> & { id: string };
-    p.id = id;
-    this.child.stdin.write(`${JSON.stringify({ ...cmd, id })}\n`);
-    return p;
-  }
-  http(port: number, requests: { from: string; path: string; sse?: boolean }[]) {
-    return this.ask({ cmd: 'open', kind: 'http', port, requests });
-  }
-  unix(sock: string, n: number) {
-    return this.ask({ cmd: 'open', kind: 'unix', path: sock, n });
-  }
-  release(batch: string) {
-    return this.ask({ cmd: 'release', batch });
-  }
-  stop(): Promise<void> {
-    const gone = new Promise<void>((r) => this.child.once('exit', () => r()));
-    this.child.stdin.end();
-    return gone;
-  }
-}
-
-/** A well-behaved client from 127.0.0.1 on one keep-alive connection, creating messages until told to stop. */
-class NormalClient {
-  readonly acknowledged: string[] = [];
-  readonly refusals: string[] = [];
-  readonly dropped: string[] = [];
-  private stopped = false;
-  private loop: Promise<void> | null = null;
-  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  constructor(private readonly port: number) {}
-
-  private create(n: number): Promise<void> {
-    const body = new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: `normal ${n}` }), x_format: 'json' }).toString();
-    return new Promise((resolve) => {
-      const req = http.request({ host: '127.0.0.1', port: this.port, localAddress: '127.0.0.1', agent: this.agent, method: 'POST', path: '/q/test/new_message', headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        let text = '';
-        res.on('data', (d) => (text += d));
-        res.on('end', () => {
-          const id = res.statusCode === 200 ? /\["ok","[^"]*\/([0-9.]+)"\]/.exec(text)?.[1] : undefined;
-          if (id) this.acknowledged.push(id);
-          else this.refusals.push(`${res.statusCode} retry-after=${res.headers['retry-after'] ?? '-'} ${text.slice(0, 120)}`);
-          resolve();
-        });
-      });
-      req.on('error', (err) => {
-        this.dropped.push(err.message);
-        resolve();
-      });
-      req.end(body);
-    });
-  }
-
-  start(): void {
-    this.loop = (async () => {
-      for (let n = 0; !this.stopped; n++) {
-        const before = this.acknowledged.length;
-        await this.create(n);
-        // A refusal is retried a little later, as Retry-After asks (shortened: the test is about being served, not waiting).
-        if (this.acknowledged.length === before) await new Promise((r) => setTimeout(r, 50));
-      }
-    })();
-  }
-
-  /** Waits until `n` more creates than now have been acknowledged: the client is being served. */
-  async served(n: number, label: string): Promise<void> {
-    const target = this.acknowledged.length + n;
-    await waitFor(() => this.acknowledged.length >= target, `the normal client to be served ${label} (refusals: ${this.refusals.slice(-2).join(' | ')})`, 30_000);
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.loop;
-    this.agent.destroy();
-  }
-}
-
-/** How many connections of a batch ended as `kind` (an HTTP status, pong, refused). */
-const n = (b: BatchResult, kind: string): number => b.counts[kind] ?? 0;
-
-/**
- * How a connection of the flood can end: served, refused with Retry-After when nothing could make
- * room for it, or evicted before its request was read (flood.mjs's client writes its request only
- * when its own loop sees the connect, and one that is late is half-open to the server), closed
- * without an answer, reset if its request came while it waited to be closed, or answered 408 by the
- * headers timeout when its request was still unread after it (a loaded machine: the flood's client and
- * the web share two cores).
- */
-const OUTCOMES = ['200', '408', '429', '503', 'closed without an answer', 'error ECONNRESET'];
-const outcomes = (b: BatchResult): number => OUTCOMES.reduce((sum, k) => sum + n(b, k), 0);
-/**
- * TCP sockets the web may hold at once: max_connections counted, as many evicted ones held before
- * they are closed (web/slow-close.ts), and a few of its own (queue sockets, event feeds).
- */
-const SOCKETS_BOUND = 2 * L.maxConnections + 64;
-
-/** Sockets the web process has open now (/proc/<pid>/fd). */
-async function webSockets(pid: number): Promise<number> {
-  const fds = await fs.readdir(`/proc/${pid}/fd`);
-  const links = await Promise.all(fds.map((fd) => fs.readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')));
-  return links.filter((l) => l.startsWith('socket:')).length;
-}
-
-async function rssKiB(pid: number): Promise<number> {
-  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]);
-}
-
-/** A raw connection that sends `drip` one byte every 100 ms (or nothing); resolves with what it got and when it was closed. */
-function slowClient(port: number, from: string, drip: string): Promise<{ answer: string; ms: number }> {
-  return new Promise((resolve) => {
-    const t0 = Date.now();
-    const s = net.connect({ port, host: '127.0.0.1', localAddress: from });
-    let i = 0;
-    const timer = drip ? setInterval(() => i < drip.length && s.write(drip[i++]), 100) : null;
-    let answer = '';
-    s.on('data', (d) => (answer += d));
-    s.on('error', () => undefined);
-    s.on('close', () => {
-      if (timer) clearInterval(timer);
-      resolve({ answer, ms: Date.now() - t0 });
-    });
-  });
-}
-
 let w: WebRoot;
 let dir: string;
 

@@ -1,59 +1,11 @@
 // Tag routes against a real rq-mgr + web process (rq-beyond §B9, §B1.11): tag a message, one queue's tags and pages, the cross-queue merge, /tracked.json, cancel_tagged, bad input.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queuePaths } from '../../src/config/paths.js';
-import { waitFor } from '../helpers/rq-root.js';
-import { contentSnapshot } from './message-fixture.js';
-import { type WebRoot, cookiesOf, postForm, send, startWebRoot, waitState } from './web-root.js';
+import { describe, expect, it } from 'vitest';
+import { cookiesOf, postForm, send, waitState } from './web-root.js';
+import { B, TAG_TEXT, getJson, message, queued, spool, tagInOrder, tagJson, useWebTagsRoot, w } from './web-tags-harness.js';
 
-let w: WebRoot;
-let B: string;
-
-beforeAll(async () => {
-  w = await startWebRoot({ queues: { a: {}, b: {}, c: {}, hung: {} } });
-  B = w.base;
-}, 60_000);
-afterAll(async () => {
-  await w?.stop();
-});
-
-const TAG_TEXT = 'a tag of 1-64 characters from A-Z a-z 0-9 . _ : @ + - (starting with a letter or digit)';
-const later = () => Math.floor(Date.now() / 1000) + 3600;
-/** A message that stays in que for the test's length. */
-const queued = (q: string, fields: Record<string, unknown> = {}) => send(B, q, { param1: 'done', due: later(), ...fields });
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const getJson = async (p: string): Promise<[number, any]> => {
-  const res = await fetch(B + p);
-  expect(res.headers.get('content-type'), p).toMatch(/^application\/json/);
-  return [res.status, await res.json()];
-};
-const tagJson = async (q: string, id: string, form: Record<string, string>) => {
-  const res = await postForm(`${B}/q/${q}/${id}/tags`, { x_format: 'json', ...form });
-  return [res.status, await res.json()];
-};
-/**
- * Every file of queue b by content, but the blank-dir pool a create refills in the background. Taken
- * once the create journal is checkpointed: a create is answered once its journal record is durable,
- * and the checkpoint that deletes the segment comes after, on its own clock (under load it came
- * between a "before" and an "after" snapshot: one entry fewer, with nothing refused having written).
- */
-const spool = async () => {
-  const journal = queuePaths(w.root, 'b').journalDir;
-  await waitFor(async () => (await fs.readdir(journal).catch(() => [])).length === 0, "queue b's create journal to be checkpointed");
-  return Object.entries(await contentSnapshot(w.root)).filter(([p]) => p.startsWith('queues/b/') && !p.startsWith('queues/b/.blank/'));
-};
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const message = async (q: string, id: string): Promise<any> => (await fetch(`${B}/q/${q}/${id}.json`)).json();
-
-/** Tags `id` with `tag` and returns once the clock has moved past its tagging time, so the next tagging is strictly newer. */
-async function tagInOrder(q: string, id: string, tag: string): Promise<void> {
-  expect((await tagJson(q, id, { add: tag }))[0]).toBe(200);
-  const [, page] = await getJson(`/q/${q}/tags/${tag}.json?limit=1`);
-  expect(page.messages[0].msg_id).toBe(id);
-  const at = Date.parse(page.messages[0].tagged_at);
-  await waitFor(() => Date.now() > at, 'the clock to pass a tagging time', 1000, 1);
-}
+useWebTagsRoot();
 
 describe('POST /q/<q>/<id>/tags', () => {
   it('adds and removes (comma-separated, arrays, a JSON body) in any state; the reply is the new list, the history names the web actor', async () => {
@@ -224,60 +176,5 @@ describe('across queues: GET /tags/<tag>.json and /tracked.json', () => {
       process.kill(pid, 'SIGCONT');
     }
     expect((await getJson('/tags/spread.json'))[1].unavailable).toEqual([]);
-  });
-});
-
-describe('POST /q/<q>/cancel_tagged', () => {
-  it('cancels the que and running messages with the tag; the rest and a bad request change nothing', async () => {
-    const q1 = await queued('b', { tags: 'batch' });
-    const q2 = await queued('b', { tags: 'batch,other' });
-    const untagged = await queued('b');
-    const done = await send(B, 'b', { param1: 'done', tags: 'batch' });
-    await waitState(B, 'b', done, ['done']);
-    const running = await send(B, 'b', { param1: 'forever', tags: 'batch' });
-    await waitState(B, 'b', running, ['run']);
-    // Its first status line is written by the run, on its own time: the snapshots come after it.
-    await waitFor(async () => (await message('b', running)).status === 'run - forever', 'the running script to say so');
-
-    const before = await spool();
-    const refusals: [Record<string, string>, string][] = [
-      [{}, "lacking 'tag' field"],
-      [{ tag: 'a b' }, `tag: expected ${TAG_TEXT}, received "a b"`],
-      [{ tag: 'batch', reason: 'x'.repeat(1001) }, 'reason: expected text of at most 1000 characters without NUL, received "1001 characters"'],
-    ];
-    for (const [form, text] of refusals) {
-      const res = await postForm(`${B}/q/b/cancel_tagged`, { x_format: 'json', ...form });
-      expect([res.status, await res.json()], JSON.stringify(form).slice(0, 80)).toEqual([400, ['fail', text]]);
-    }
-    const arrayReason = await fetch(`${B}/q/b/cancel_tagged`, { method: 'POST', body: new URLSearchParams([['x_format', 'json'], ['tag', 'batch'], ['reason[]', 'x']]) });
-    expect([arrayReason.status, await arrayReason.json()]).toEqual([400, ['fail', 'reason: expected text of at most 1000 characters without NUL, received ["x"]']]);
-    expect(await spool()).toEqual(before);
-
-    const res = await postForm(`${B}/q/b/cancel_tagged`, { x_format: 'json', tag: 'batch', reason: 'bulk stop' });
-    expect([res.status, await res.json()]).toEqual([200, ['ok', 3]]);
-    await waitState(B, 'b', running, ['err']);
-    for (const id of [q1, q2, running]) expect(await message('b', id)).toMatchObject({ state: 'err', outcome: 'cancelled', status: 'err - CANCELLED - bulk stop', cancel: { by: 'web:127.0.0.1' } });
-    expect((await message('b', untagged)).state).toBe('que');
-    expect((await message('b', done)).state).toBe('done');
-
-    // html: flash with the count, 303 to back (here the queue's tag view) or the queue page.
-    const html = await postForm(`${B}/q/b/cancel_tagged`, { tag: 'batch', back: '/q/b/tags/batch' });
-    expect([html.status, html.headers.get('location')]).toEqual([303, `${w.origin}/q/b/tags/batch`]);
-    const view = await (await fetch(html.headers.get('location')!, { headers: { cookie: cookiesOf(html) } })).text();
-    expect(view).toMatch(/<div id="flash-notice"[^>]*>0 messages cancelled</);
-    const plain = await postForm(`${B}/q/b/cancel_tagged`, { tag: 'batch' });
-    expect(plain.headers.get('location')).toBe(`${w.origin}/q/b`);
-    expect((await postForm(`${B}/q/nosuch/cancel_tagged`, { tag: 'batch', x_format: 'json' })).status).toBe(404);
-    await postForm(`${B}/q/b/${untagged}/cancel`, { x_format: 'json' });
-  });
-
-  // Fails today: TagOps.cancelTagged (src/queue/tags/tag-ops.ts) checks the tag on index.liveMessage(id),
-  // which never holds prep messages, so every prep message is skipped.
-  it('cancels prep messages with the tag too (rq-beyond §B5: prep, que and run)', async () => {
-    const prepped = await fetch(`${B}/q/b/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'b', param1: 'done', tags: 'prepbatch', _method: 'prep' }) }) });
-    const prep = ((await prepped.json()) as string[])[1].split('/').pop()!;
-    const res = await postForm(`${B}/q/b/cancel_tagged`, { x_format: 'json', tag: 'prepbatch' });
-    expect([res.status, await res.json()]).toEqual([200, ['ok', 1]]);
-    expect(await message('b', prep)).toMatchObject({ state: 'err', outcome: 'cancelled' });
   });
 });
