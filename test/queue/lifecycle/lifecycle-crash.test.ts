@@ -1,4 +1,4 @@
-// The §B17 rows "timeout / stall: TERM sent" and "reschedule / priority: msg write": a real kill -9
+// The §B17 rows "timeout / stall: TERM sent" (each on its own) and "reschedule / priority: msg write": a real kill -9
 // of the queue process at those points, then a restart, and the state the matrix promises.
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -49,6 +49,43 @@ describe('kill -9 after the timeout sent TERM, before the script was gone (§B17
     expect(h[4]).toMatchObject({ attempt: 1, pid: newPid });
     expect(m.failures).toBe(1);
     expect(await groupMembers(newPid)).toEqual([]);
+  });
+});
+
+describe('kill -9 after a heartbeat stall sent TERM, before the script was gone (§B17 "stall")', () => {
+  it('the restart kills the old group and re-queues the message as interrupted; it runs again with a fresh heartbeat clock', async () => {
+    // A long grace: the script ignores TERM, so the queue dies while it waits to send KILL.
+    await addQueue(ctx.t.root, 'stall_crash', { extra: { kill_grace: 60 } });
+    ctx.q = await QueueProc.start(ctx.t.root, 'stall_crash');
+    const pidFile = path.join(ctx.t.root, 'stubborn.pid');
+    const id = await ctx.q.send({ param1: 'stubborn', param2: pidFile, heartbeat_timeout: 1 });
+    const oldPid = await pidInFile(pidFile);
+    groups.push(oldPid);
+    await waitFor(async () => (await historyOf(ctx.q!, id)).some((l) => l.event === 'stall'), 'the stall to fire');
+    const runDir = path.join(ctx.q.paths.state.run, id);
+    await waitFor(async () => (await fs.readFile(path.join(runDir, 'job', 'stdio.log'), 'utf8')).includes('got TERM'), 'the script to get TERM');
+    await ctx.q.kill9();
+    expect(await fs.readdir(ctx.q.paths.state.run)).toEqual([id]);
+    expect((await groupMembers(oldPid)).length).toBeGreaterThan(0);
+    await fs.rm(pidFile);
+
+    await addQueue(ctx.t.root, 'stall_crash', { extra: { kill_grace: 0.2 } });
+    const restarted = Date.now();
+    ctx.q = await QueueProc.start(ctx.t.root, 'stall_crash');
+    const newPid = await pidInFile(pidFile);
+    groups.push(newPid);
+    expect(await groupMembers(oldPid)).toEqual([]);
+    const m = await ctx.q.waitState(id, ['done', 'err']);
+    // The rerun's clock starts at its own start: it is silent a full heartbeat_timeout before it stalls.
+    expect(m.status).toMatch(/^err - STALLED - no progress for /);
+    expect(Date.now() - restarted).toBeGreaterThanOrEqual(1000);
+    const h = await historyOf(ctx.q, id);
+    const steps = h.map((l) => l.event ?? `${l.from}→${l.to}`);
+    expect(steps).toEqual(['null→que', 'que→run', 'stall', 'run→que', 'que→run', 'stall', 'run→err']);
+    expect(h[3]).toMatchObject({ actor: 'recovery', reason: 'interrupted' });
+    expect(h[4]).toMatchObject({ attempt: 1, pid: newPid });
+    expect(m.failures).toBe(1);
+    expect(m.last_failure).toMatchObject({ kind: 'stalled' });
   });
 });
 
