@@ -60,7 +60,11 @@ try {
     drainS = (performance.now() - t1) / 1000;
   }
 
-  const floor = await fsFloor(path.join(dir, 'floor'), Buffer.from(JSON.stringify({ msg_id: '20261126.1200.00.000.1234567', dest: Q, ...JSON.parse(line(0)) })), false);
+  const floor = await fsFloor(
+    path.join(dir, 'floor'),
+    Buffer.from(JSON.stringify({ msg_id: '20261126.1200.00.000.1234567', dest: Q, ...JSON.parse(line(0)) })),
+    false,
+  );
   const t2 = performance.now();
   await runLanes(FLOOR_N, 16, floor);
   const floorRate = FLOOR_N / ((performance.now() - t2) / 1000);

@@ -38,7 +38,9 @@ const lat: number[] = [];
 const conn = await SocketConnection.open(lq.q.paths.sock, 'rq1', { timeoutMs: 10_000 });
 try {
   for (let i = 0; i < N; i++) {
-    const id = String((await lq.q.cmd('prep_message', { dest: 'lat' }))[1]).split('/').pop()!;
+    const id = String((await lq.q.cmd('prep_message', { dest: 'lat' }))[1])
+      .split('/')
+      .pop()!;
     const t0 = nowMs();
     const r = await conn.request(`commit_message ${JSON.stringify({ msg_id: id })}`);
     if (!r.startsWith('["ok"')) throw new Error(`commit_message: ${r}`);

@@ -17,7 +17,10 @@ const w = await startWebRoot({
   queues: { test: {} },
   setup: async (root) => {
     const t0 = performance.now();
-    await fillQueue(root, Q, TOTAL, { state: (i) => (i % 2 ? 'done' : 'que'), fields: (i) => ({ param1: `customer-${i % 5000}`, param2: `order ${i}`, due: 1_795_000_000 + (i % 7919) }) });
+    await fillQueue(root, Q, TOTAL, {
+      state: (i) => (i % 2 ? 'done' : 'que'),
+      fields: (i) => ({ param1: `customer-${i % 5000}`, param2: `order ${i}`, due: 1_795_000_000 + (i % 7919) }),
+    });
     writeS = (performance.now() - t0) / 1000;
     // Paused: nothing runs, so the lists hold still while they are timed.
     await fs.writeFile(path.join(root, 'config', `${Q}.pause`), '');

@@ -42,7 +42,9 @@ async function latencies(pending: number, script: string): Promise<{ median: num
     const lat: number[] = [];
     try {
       for (let i = 0; i < N; i++) {
-        const id = String((await q.cmd('prep_message', { dest: 'pd' }))[1]).split('/').pop()!;
+        const id = String((await q.cmd('prep_message', { dest: 'pd' }))[1])
+          .split('/')
+          .pop()!;
         const start = nowMs();
         const r = await conn.request(`commit_message ${JSON.stringify({ msg_id: id })}`);
         if (!r.startsWith('["ok"')) throw new Error(`commit_message: ${r}`);

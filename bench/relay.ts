@@ -28,7 +28,10 @@ async function rawMessages(b: Host, n: number, concurrency: number): Promise<num
   const client = new HttpClient();
   const t0 = performance.now();
   await runLanes(n, concurrency, async () => {
-    const prep = await client.postForm(`${b.url('test')}/new_message`, { x_format: 'json', mesg: JSON.stringify({ dest: b.url('test'), count: 1, _method: 'prep' }) });
+    const prep = await client.postForm(`${b.url('test')}/new_message`, {
+      x_format: 'json',
+      mesg: JSON.stringify({ dest: b.url('test'), count: 1, _method: 'prep' }),
+    });
     const full = JSON.parse(prep.body)[1] as string;
     const commit = await client.postForm(`${b.url('test')}/${full.split('/').pop()}`, { x_format: 'json', _method: 'commit', msg_id: full.split('/').pop()! });
     if (!commit.body.startsWith('["ok"')) throw new Error(commit.body);
@@ -44,13 +47,18 @@ async function rawMessages(b: Host, n: number, concurrency: number): Promise<num
  */
 async function nodeSpawnFloor(n: number, concurrency: number): Promise<number> {
   const t0 = performance.now();
-  await runLanes(n, concurrency, () =>
-    new Promise<void>((resolve, reject) => {
-      const c = spawn('nice', ['-n', '19', process.execPath, '-e', 'require("fs").writeSync(3, "done ok\\n")'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'] });
-      c.stdio[3]!.on('data', () => undefined);
-      c.on('error', reject);
-      c.on('close', () => resolve());
-    }),
+  await runLanes(
+    n,
+    concurrency,
+    () =>
+      new Promise<void>((resolve, reject) => {
+        const c = spawn('nice', ['-n', '19', process.execPath, '-e', 'require("fs").writeSync(3, "done ok\\n")'], {
+          stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'],
+        });
+        c.stdio[3]!.on('data', () => undefined);
+        c.on('error', reject);
+        c.on('close', () => resolve());
+      }),
   );
   return n / ((performance.now() - t0) / 1000);
 }
@@ -66,11 +74,15 @@ async function rawUpload(b: Host, file: string): Promise<number> {
   const agent = new http.Agent({ keepAlive: true });
   const t0 = performance.now();
   const reply = await new Promise<string>((resolve, reject) => {
-    const req = http.request(`${b.url('test')}/${id}/attach/new`, { method: 'POST', agent, headers: { 'content-type': body.contentType, 'content-length': body.length } }, (res) => {
-      let s = '';
-      res.on('data', (c) => (s += c));
-      res.on('end', () => resolve(s));
-    });
+    const req = http.request(
+      `${b.url('test')}/${id}/attach/new`,
+      { method: 'POST', agent, headers: { 'content-type': body.contentType, 'content-length': body.length } },
+      (res) => {
+        let s = '';
+        res.on('data', (c) => (s += c));
+        res.on('end', () => resolve(s));
+      },
+    );
     req.on('error', reject);
     body.write(req).then(() => req.end(), reject);
   });
@@ -100,7 +112,8 @@ const [A, B] = await Promise.all([Host.start(), Host.start({ queues: { test: { s
 try {
   // The far queue holds what arrives: the bench measures delivery, not the far script.
   await fs.writeFile(path.join(B.root, 'config', 'test.pause'), '');
-  const workers = JSON.parse(await fs.readFile(path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'scripts', 'relay', 'config.json'), 'utf8')).num_workers as number;
+  const workers = JSON.parse(await fs.readFile(path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'scripts', 'relay', 'config.json'), 'utf8'))
+    .num_workers as number;
 
   // Messages without attachments.
   const pause = path.join(A.root, 'config', 'relay.pause');

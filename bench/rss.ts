@@ -28,7 +28,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Peak RSS of `pid` while `work` runs, read every SAMPLE_MS (and once at the end). */
 async function peakWhile(pid: number, work: Promise<unknown>): Promise<number> {
   let peak = 0;
-  const sampler = setInterval(() => void rssMb(pid).then((r) => (peak = Math.max(peak, r)), () => undefined), SAMPLE_MS);
+  const sampler = setInterval(
+    () =>
+      void rssMb(pid).then(
+        (r) => (peak = Math.max(peak, r)),
+        () => undefined,
+      ),
+    SAMPLE_MS,
+  );
   try {
     await work;
   } finally {
@@ -60,7 +67,8 @@ try {
     };
     const pids = { queue: pidOf(Q), mgr: w.mgr.child.pid!, web: pidOf('[web]'), timers: pidOf('[timers]'), bare: bare.pid! };
     await sleep(IDLE_MS);
-    const reading = async (field: 'VmRSS' | 'RssAnon') => Object.fromEntries(await Promise.all(Object.entries(pids).map(async ([k, pid]) => [k, await rssMb(pid, field)] as const)));
+    const reading = async (field: 'VmRSS' | 'RssAnon') =>
+      Object.fromEntries(await Promise.all(Object.entries(pids).map(async ([k, pid]) => [k, await rssMb(pid, field)] as const)));
     const idle = await reading('VmRSS');
     out.idle_mb = Object.fromEntries(Object.entries(idle).map(([k, v]) => [k, mb(v)]));
     // Heap and other private memory; the rest of VmRSS is mapped files (the node binary's pages, mostly shared).
@@ -80,7 +88,12 @@ try {
     const resumed = await mgr.admin('resume', Q);
     if (!resumed.ok) throw new Error(`resume_queue: ${resumed.text}`);
     const t0 = performance.now();
-    out.draining_peak_mb = mb(await peakWhile(pids.queue, waitCounts(q, (n) => n.done === N, 20)));
+    out.draining_peak_mb = mb(
+      await peakWhile(
+        pids.queue,
+        waitCounts(q, (n) => n.done === N, 20),
+      ),
+    );
     out.drain_s = round((performance.now() - t0) / 1000);
     out.drained_mb = mb(await rssMb(pids.queue));
   } finally {

@@ -57,7 +57,11 @@ const b0 = performance.now();
 let found = 0;
 for (const state of ['que', 'done']) {
   const ids = state === 'que' ? await spool.listFlat('que') : await spool.listHashed('done', Infinity);
-  const hits = await mapLimit(ids, 32, async (id) => JSON.parse(await fs.readFile(path.join(spool.msgDir(state as 'que', id), 'msg'), 'utf8')).param1 === 'customer-17');
+  const hits = await mapLimit(
+    ids,
+    32,
+    async (id) => JSON.parse(await fs.readFile(path.join(spool.msgDir(state as 'que', id), 'msg'), 'utf8')).param1 === 'customer-17',
+  );
   found += hits.filter(Boolean).length;
 }
 const scanMs = performance.now() - b0;

@@ -67,7 +67,11 @@ async function main(): Promise<void> {
     const floor = (sync: boolean) => fsFloor(path.join(base, `floor-${run++}`), body, sync);
 
     const phase = async (concurrency: number) => {
-      const [nosync, synced, journal, perMessage] = await interleaved([await floor(false), await floor(true), await durable(true), await durable(false)], concurrency, SECONDS);
+      const [nosync, synced, journal, perMessage] = await interleaved(
+        [await floor(false), await floor(true), await durable(true), await durable(false)],
+        concurrency,
+        SECONDS,
+      );
       const r = (x: number) => Math.round(x);
       const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
       return {

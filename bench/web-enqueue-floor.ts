@@ -76,8 +76,13 @@ try {
     per_s: Object.fromEntries(Object.entries(rate).map(([k, r]) => [k, Math.round(r)])),
     ratio_to_floor_nosync: ratio(['http_keepalive', 'http_per_request', 'transport_keepalive', 'transport_per_request', 'floor_durable'], 'floor_nosync'),
     ratio_to_floor_durable: ratio(['http_keepalive', 'http_per_request'], 'floor_durable'),
-    ratio_to_transport: { http_keepalive: round(rate.http_keepalive / rate.transport_keepalive, 3), http_per_request: round(rate.http_per_request / rate.transport_per_request, 3) },
-    cpu_us_per_request: Object.fromEntries(Object.entries(tot).map(([k, t]) => [k, Object.fromEntries(Object.entries(t.cpu).map(([p, ms]) => [p, Math.round((ms * 1000) / t.ops)]))])),
+    ratio_to_transport: {
+      http_keepalive: round(rate.http_keepalive / rate.transport_keepalive, 3),
+      http_per_request: round(rate.http_per_request / rate.transport_per_request, 3),
+    },
+    cpu_us_per_request: Object.fromEntries(
+      Object.entries(tot).map(([k, t]) => [k, Object.fromEntries(Object.entries(t.cpu).map(([p, ms]) => [p, Math.round((ms * 1000) / t.ops)]))]),
+    ),
     msg_bytes: msgBytes,
     target: { ratio_to_floor_nosync: 0.45 },
   };
@@ -86,7 +91,9 @@ try {
   await w.stop();
   await fs.rm(dir, { recursive: true, force: true });
 }
-console.log(JSON.stringify({ bench: 'web-enqueue-floor', clients: CLIENTS, seconds_per_side: SECONDS, ...result, loadavg_before: load0, loadavg_after: await loadavg() }));
+console.log(
+  JSON.stringify({ bench: 'web-enqueue-floor', clients: CLIENTS, seconds_per_side: SECONDS, ...result, loadavg_before: load0, loadavg_after: await loadavg() }),
+);
 
 /** CPU ms so far of each named process, and of this one (`client`: the HTTP client, or the in-process floor). */
 async function cpuOf(pids: Record<string, number>): Promise<Record<string, number>> {

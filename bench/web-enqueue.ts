@@ -39,11 +39,17 @@ try {
     const cpu0 = await cpuMs(pid);
     const r = await paired(viaHttp, viaSocket, c, SECONDS);
     // What one HTTP enqueue costs the web process, whatever the machine's load (it idles in the socket slices).
-    const webCpuUs = ((await cpuMs(pid)) - cpu0) * 1000 / r.a.ops;
+    const webCpuUs = (((await cpuMs(pid)) - cpu0) * 1000) / r.a.ops;
     client.close();
     for (const sock of socks) sock.close();
     sent += r.a.ops + r.b.ops;
-    results[`c${c}`] = { http_msgs_per_s: Math.round(r.a.rate), socket_msgs_per_s: Math.round(r.b.rate), ratio: round(r.a.rate / r.b.rate), http_msgs: r.a.ops, web_cpu_us_per_msg: Math.round(webCpuUs) };
+    results[`c${c}`] = {
+      http_msgs_per_s: Math.round(r.a.rate),
+      socket_msgs_per_s: Math.round(r.b.rate),
+      ratio: round(r.a.rate / r.b.rate),
+      http_msgs: r.a.ops,
+      web_cpu_us_per_msg: Math.round(webCpuUs),
+    };
   }
   const counts = (await w.mgr.q(Q, 'num_messages')) as Record<string, number>;
   results.que_after = counts.que;

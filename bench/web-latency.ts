@@ -37,7 +37,12 @@ try {
   };
   const body = newMessageBody(Q);
   // Warm-up: connections, JIT, the queue's first spawn.
-  for (let i = 0; i < 10; i++) await startedAt(JSON.parse((await client.post(`/q/${Q}/new_message`, body)).body)[1].split('/').pop());
+  for (let i = 0; i < 10; i++)
+    await startedAt(
+      JSON.parse((await client.post(`/q/${Q}/new_message`, body)).body)[1]
+        .split('/')
+        .pop(),
+    );
   for (let i = 0; i < N; i++) {
     let t0 = nowMs();
     const r = await client.post(`/q/${Q}/new_message`, body);

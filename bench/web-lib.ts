@@ -68,7 +68,15 @@ export function httpClient(base: string, sockets: number, keepAlive = true) {
   function send(method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<HttpReply> {
     return new Promise((resolve, reject) => {
       const req = http.request(
-        { agent, host: u.hostname, port: u.port, method, path: u.pathname.replace(/\/$/, '') + path, headers: body === undefined ? headers : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body), ...headers } },
+        {
+          agent,
+          host: u.hostname,
+          port: u.port,
+          method,
+          path: u.pathname.replace(/\/$/, '') + path,
+          headers:
+            body === undefined ? headers : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body), ...headers },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
@@ -113,7 +121,13 @@ export function newMessageBody(queue: string, fields: Record<string, unknown> = 
  * Rates of two ops in alternating short slices (A B A B …, `seconds` each in total), so load from
  * other processes on the shared 2-core machine hits both sides alike.
  */
-export async function paired(a: () => Promise<void>, b: () => Promise<void>, concurrency: number, seconds: number, slices = 6): Promise<{ a: { ops: number; rate: number }; b: { ops: number; rate: number } }> {
+export async function paired(
+  a: () => Promise<void>,
+  b: () => Promise<void>,
+  concurrency: number,
+  seconds: number,
+  slices = 6,
+): Promise<{ a: { ops: number; rate: number }; b: { ops: number; rate: number } }> {
   const tot = [
     { ops: 0, s: 0 },
     { ops: 0, s: 0 },

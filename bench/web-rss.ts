@@ -25,18 +25,20 @@ try {
   const ids: string[] = [];
   for (let i = 0; i < 20; i++) ids.push(await send(client, Q, { param1: `p${i}`, param2: 'x'.repeat(200) }));
   for (const id of ids) await waitDone(client, Q, id);
-  const paths = [
-    '/',
-    '/q.json',
-    ...ids.map((id) => `/q/${Q}/${id}.json`),
-    ...ids.map((id) => `/q/${Q}/${id}/state.json`),
-  ];
+  const paths = ['/', '/q.json', ...ids.map((id) => `/q/${Q}/${id}.json`), ...ids.map((id) => `/q/${Q}/${id}/state.json`)];
   // Interleaved so each kind is a quarter of the load: dashboard, q.json, message json, state.json.
   const mix = (i: number) => (i % 4 === 0 ? paths[0] : i % 4 === 1 ? paths[1] : i % 4 === 2 ? paths[2 + (i % 20)] : paths[22 + (i % 20)]);
   const round_ = async (n: number) => {
     let next = 0;
     let peak = 0;
-    const sampler = setInterval(() => void rssMb(pid).then((r) => (peak = Math.max(peak, r)), () => undefined), 100);
+    const sampler = setInterval(
+      () =>
+        void rssMb(pid).then(
+          (r) => (peak = Math.max(peak, r)),
+          () => undefined,
+        ),
+      100,
+    );
     const t0 = performance.now();
     await Promise.all(
       Array.from({ length: CLIENTS }, async () => {

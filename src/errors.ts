@@ -16,7 +16,11 @@ export const ERRORS = {
   RQ_ERR_RULE_SYNTAX: { status: 400, message: '%s' },
   RQ_ERR_BAD_BODY: { status: 400, message: 'request body: expected %s, received %s' },
   // A body no parser reads (text/plain, XML…) that is all the request sends: its fields would be lost in silence.
-  RQ_ERR_UNSUPPORTED_BODY: { status: 415, message: 'request body: its content type %s is not accepted; send a form (application/x-www-form-urlencoded), JSON (application/json) or multipart/form-data' },
+  RQ_ERR_UNSUPPORTED_BODY: {
+    status: 415,
+    message:
+      'request body: its content type %s is not accepted; send a form (application/x-www-form-urlencoded), JSON (application/json) or multipart/form-data',
+  },
   // rq-beyond §B1.12: concurrency limits.
   RQ_ERR_LIMIT_TEMPLATE: { status: 400, message: '%s: the template names an unknown field {%s} (use {param1}..{param4} or {queue})' },
   RQ_ERR_LIMIT_NO_CONCURRENCY: { status: 400, message: 'limit: key %s has no concurrency: add it to config/limits.json or send limit_concurrency' },
@@ -88,21 +92,46 @@ export const ERRORS = {
   RQ_ERR_UPLOAD_TOO_LARGE: { status: 413, message: '413 - Upload too large: the limit is %s bytes (max_upload_bytes in config/config.json)' },
   // A multipart body's other limits, each naming itself: busboy holds every text field in memory.
   RQ_ERR_TOO_MANY_PARTS: { status: 413, message: '413 - request body: expected at most %s %s in a multipart/form-data body, received more' },
-  RQ_ERR_FIELDS_TOO_LARGE: { status: 413, message: '413 - request body: expected multipart text fields of at most %s bytes together (max_body_bytes in config/config.json), received more' },
+  RQ_ERR_FIELDS_TOO_LARGE: {
+    status: 413,
+    message: '413 - request body: expected multipart text fields of at most %s bytes together (max_body_bytes in config/config.json), received more',
+  },
 
   RQ_ERR_CONFIG: { status: 500, message: '%s' },
   RQ_ERR_SOCKET_PATH: { status: 500, message: '%s' },
   // A unix socket path holds 107 bytes; the kernel (through libuv) would cut a longer one short, onto another socket.
-  RQ_ERR_SOCKET_PATH_TOO_LONG: { status: 500, message: 'socket path %s is %s bytes, more than the %s a unix socket path holds; refused rather than cut short onto another socket' },
+  RQ_ERR_SOCKET_PATH_TOO_LONG: {
+    status: 500,
+    message: 'socket path %s is %s bytes, more than the %s a unix socket path holds; refused rather than cut short onto another socket',
+  },
   RQ_ERR_ID_ALLOCATION: { status: 503, message: 'could not allocate a message id in %s: %s' },
   RQ_ERR_NO_REPLY: { status: 503, message: '%s' },
   RQ_ERR_LIST_READING: { status: 503, message: 'queue %s is reading its messages for the list (%s so far); ask again shortly' },
-  RQ_ERR_TOO_MANY_STREAMS: { status: 503, message: '503 - events: %s event streams are open, the most this server serves (max_event_streams in config/config.json); try again later' },
-  RQ_ERR_TOO_MANY_SSE: { status: 503, message: '503 - %s Server-Sent Events streams are open, the most this server serves (max_sse_streams in config/config.json); try again later' },
-  RQ_ERR_TOO_MANY_TAILS: { status: 503, message: '503 - %s log tails of message %s are open, the most one message may have (max_tails_per_message in config/config.json); try again later' },
-  RQ_ERR_TOO_MANY_CONNECTIONS: { status: 503, message: '503 - %s connections are open, the most this server serves (max_connections in config/config.json); try again later' },
-  RQ_ERR_TOO_MANY_FROM_ADDRESS: { status: 429, message: '429 - %s connections are open from %s, the most one address may hold (max_connections_per_address in config/config.json); close some or try again later' },
-  RQ_ERR_SOCKET_BUSY: { status: 503, message: '%s connections are open on %s, the most it serves (max_socket_connections in config/config.json); try again later' },
+  RQ_ERR_TOO_MANY_STREAMS: {
+    status: 503,
+    message: '503 - events: %s event streams are open, the most this server serves (max_event_streams in config/config.json); try again later',
+  },
+  RQ_ERR_TOO_MANY_SSE: {
+    status: 503,
+    message: '503 - %s Server-Sent Events streams are open, the most this server serves (max_sse_streams in config/config.json); try again later',
+  },
+  RQ_ERR_TOO_MANY_TAILS: {
+    status: 503,
+    message: '503 - %s log tails of message %s are open, the most one message may have (max_tails_per_message in config/config.json); try again later',
+  },
+  RQ_ERR_TOO_MANY_CONNECTIONS: {
+    status: 503,
+    message: '503 - %s connections are open, the most this server serves (max_connections in config/config.json); try again later',
+  },
+  RQ_ERR_TOO_MANY_FROM_ADDRESS: {
+    status: 429,
+    message:
+      '429 - %s connections are open from %s, the most one address may hold (max_connections_per_address in config/config.json); close some or try again later',
+  },
+  RQ_ERR_SOCKET_BUSY: {
+    status: 503,
+    message: '%s connections are open on %s, the most it serves (max_socket_connections in config/config.json); try again later',
+  },
   RQ_ERR_MGR_DOWN: { status: 503, message: '503 - QueueMgr not running' },
   // The rq tool: no queue answered, and neither does rq-mgr (the socket, then how to start it).
   RQ_ERR_MGR_NOT_RUNNING: { status: 503, message: 'rq-mgr is not running (no answer on %s); start it with %s' },
@@ -139,7 +168,10 @@ export class RqError extends Error {
   /** The catalogue's error `code`, its template filled with `args` in order. */
   static of<C extends ErrorCode>(code: C, ...args: ErrorArgs<C>): RqError {
     let i = 0;
-    return new RqError(code, ERRORS[code].message.replace(/%s/g, () => String(args[i++])));
+    return new RqError(
+      code,
+      ERRORS[code].message.replace(/%s/g, () => String(args[i++])),
+    );
   }
 
   /** What a client acts on besides the code (a batch refusal's message index), sent with the code to clients that ask for codes. */
@@ -174,7 +206,7 @@ export function shown(value: unknown): string {
   if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
   let text: string;
   try {
-    text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+    text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
   } catch {
     // Cycles, BigInt, or nesting deeper than the stack: String() may overflow as well.
     try {

@@ -44,7 +44,10 @@ function shortValue(v: unknown): string {
 export function messageWithFields(log: LogRecord, messageKey = 'msg'): string {
   const name = typeof log.name === 'string' ? log.name : '';
   const fields = Object.entries(log)
-    .filter(([k, v]) => !NOT_SHOWN.has(k) && k !== messageKey && v !== undefined && !(Array.isArray(v) && v.length === 0) && !(k === 'queue' && name === `rq-que ${String(v)}`))
+    .filter(
+      ([k, v]) =>
+        !NOT_SHOWN.has(k) && k !== messageKey && v !== undefined && !(Array.isArray(v) && v.length === 0) && !(k === 'queue' && name === `rq-que ${String(v)}`),
+    )
     .map(([k, v]) => `${k}=${shortValue(v)}`);
   return [String(log[messageKey] ?? ''), ...fields].filter((s) => s !== '').join(' ');
 }
@@ -79,7 +82,14 @@ export function prettyLine(colorize: boolean): (line: string) => string {
   // A require made at run time, which esbuild leaves alone: the module is found from this file's place (dist/ or src/), in node_modules.
   const load = createRequire(import.meta.url);
   const { prettyFactory } = load('pino-pretty') as { prettyFactory: (o: PrettyOptions) => (line: string | LogRecord) => string };
-  const pretty = prettyFactory({ colorize, singleLine: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', hideObject: true, messageFormat: messageWithFields });
+  const pretty = prettyFactory({
+    colorize,
+    singleLine: true,
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: 'pid,hostname',
+    hideObject: true,
+    messageFormat: messageWithFields,
+  });
   const shown = stopFilter();
   return (line) => {
     let log: LogRecord;

@@ -28,7 +28,9 @@ describe('house rules', () => {
     expect(lint('no-reply-parsing', 'if (a.text.startsWith("queue not created") || r.text.includes("ENOSPC")) f();')).toHaveLength(2);
     expect(lint('no-reply-parsing', 'if (a.text === "msg not found" || `cannot find message` == r.text) f();')).toHaveLength(2);
     expect(lint('no-reply-parsing', 'const c = codeOfText(a.text);')).toHaveLength(1);
-    expect(lint('no-reply-parsing', 'if (a.code === "RQ_ERR_NO_SUCH_MSG") log(`refused: ${a.text}`); if (args.text === "") g(); const t = a.text.trim();')).toEqual([]);
+    expect(
+      lint('no-reply-parsing', 'if (a.code === "RQ_ERR_NO_SUCH_MSG") log(`refused: ${a.text}`); if (args.text === "") g(); const t = a.text.trim();'),
+    ).toEqual([]);
   });
 
   // Made from parts, so this file does not trip the rule it tests.
@@ -39,10 +41,20 @@ describe('house rules', () => {
     expect(lint('no-issue-numbers', cite('const t = `done (', '#41)`;'))).toHaveLength(1);
     expect(lint('no-issue-numbers', '// issues of the disk, 20 of them\nconst t = "an issue, then 20";')).toEqual([]);
   });
+
   it('only-transitions-move: a spool rename or removal and an index change are flagged; reads and other receivers pass', () => {
-    expect(lint('only-transitions-move', 'await this.d.spool.beginMove(id, "run", "que", note); spool.moveNow(id, "que", "run", n); await spool.remove("que", id);')).toHaveLength(3);
-    expect(lint('only-transitions-move', 'this.d.index.enqueue(msg); index.dequeue(id); q.index.addFinished("err", 1); this.d.index.park(m, "limit");')).toHaveLength(4);
+    expect(
+      lint('only-transitions-move', 'await this.d.spool.beginMove(id, "run", "que", note); spool.moveNow(id, "que", "run", n); await spool.remove("que", id);'),
+    ).toHaveLength(3);
+    expect(
+      lint('only-transitions-move', 'this.d.index.enqueue(msg); index.dequeue(id); q.index.addFinished("err", 1); this.d.index.park(m, "limit");'),
+    ).toHaveLength(4);
     expect(lint('only-transitions-move', 'await ends.move(id, "run", "err", n);')).toHaveLength(1);
-    expect(lint('only-transitions-move', 'index.queued(id); index.liveState(id); spool.readMessage("que", id); list.remove(x); this.tagIndex.change(id, []); heap.enqueue(x); moves.enqueue(m);')).toEqual([]);
+    expect(
+      lint(
+        'only-transitions-move',
+        'index.queued(id); index.liveState(id); spool.readMessage("que", id); list.remove(x); this.tagIndex.change(id, []); heap.enqueue(x); moves.enqueue(m);',
+      ),
+    ).toEqual([]);
   });
 });

@@ -58,7 +58,10 @@ const QUEUE_LAYERS: string[][] = [
 const QUEUE = path.join(SRC, 'queue');
 
 function queueUnitOf(file: string): string {
-  return path.relative(QUEUE, file).split(path.sep)[0].replace(/\.(ts|js)$/, '');
+  return path
+    .relative(QUEUE, file)
+    .split(path.sep)[0]
+    .replace(/\.(ts|js)$/, '');
 }
 
 function queueLayerOf(unit: string): number {

@@ -67,7 +67,11 @@ describe('a logger on a full disk', () => {
     await waitFor(() => lines(file).some(isWarning), 'the warning once space returned');
     log.info('marker');
     await waitFor(() => lines(file).some((l) => l.msg === 'marker'), 'a line after the warning');
-    expect(lines(file).map((l) => l.msg).slice(-3)).toEqual(['after', expect.stringMatching(/^log writes failed/), 'marker']);
+    expect(
+      lines(file)
+        .map((l) => l.msg)
+        .slice(-3),
+    ).toEqual(['after', expect.stringMatching(/^log writes failed/), 'marker']);
     const warned = lines(file).filter(isWarning);
     expect(warned).toHaveLength(1);
     expect(warned[0].level).toBe(40);

@@ -25,19 +25,37 @@ describe('logFormat', () => {
   });
 
   it('writes a JSON line as one line: time, level, name, message, then the other fields short (key=value, no JSON blob)', () => {
-    const line = (o: Record<string, unknown>) => prettyLine(false)(`${JSON.stringify({ level: 40, time: Date.UTC(2026, 0, 2, 3, 4, 5), pid: 7, hostname: 'h', name: 'rq-mgr', ...o })}\n`);
+    const line = (o: Record<string, unknown>) =>
+      prettyLine(false)(`${JSON.stringify({ level: 40, time: Date.UTC(2026, 0, 2, 3, 4, 5), pid: 7, hostname: 'h', name: 'rq-mgr', ...o })}\n`);
     expect(line({ queue: 'q', msg: 'something odd' })).toMatch(/^\[\d\d:\d\d:\d\d\] WARN \(rq-mgr\): something odd queue=q\n$/);
-    expect(line({ level: 30, msg: 'rq-mgr started', root: '/srv/rq', queues: ['a', 'b'], queue_name_max: 78, empty: [] })).toMatch(/\): rq-mgr started root=\/srv\/rq queues=a,b\n$/);
-    expect(line({ level: 50, name: 'rq-web', msg: 'cannot listen', err: 'listen EADDRINUSE: in use', detail: { a: 1 } })).toMatch(/\): cannot listen err="listen EADDRINUSE: in use" detail=\{"a":1\}\n$/);
+    expect(line({ level: 30, msg: 'rq-mgr started', root: '/srv/rq', queues: ['a', 'b'], queue_name_max: 78, empty: [] })).toMatch(
+      /\): rq-mgr started root=\/srv\/rq queues=a,b\n$/,
+    );
+    expect(line({ level: 50, name: 'rq-web', msg: 'cannot listen', err: 'listen EADDRINUSE: in use', detail: { a: 1 } })).toMatch(
+      /\): cannot listen err="listen EADDRINUSE: in use" detail=\{"a":1\}\n$/,
+    );
     // A queue process's name already says its queue; a long value is cut on the terminal.
     expect(line({ name: 'rq-que hello', queue: 'hello', msg: 'x', long: 'y'.repeat(300) })).toMatch(/\(rq-que hello\): x long=y{119}…\n$/);
   });
 
   it('a stop shows its "stopping" and its last "stopped" line; the bookkeeping between stays in the JSON log, warnings show', () => {
     const pretty = prettyLine(false);
-    const at = (level: number, msg: string, more: Record<string, unknown> = {}) => pretty(`${JSON.stringify({ level, time: 0, pid: 1, name: 'rq-mgr', msg, ...more })}\n`);
-    const shown = [at(30, 'queue created', { queue: 'a' }), at(30, 'stopping', { why: 'SIGINT' }), at(30, 'stopped', { worker: 'a', exit: 'exit 0' }), at(40, 'did not stop in time; SIGKILL', { worker: 'b' }), at(30, 'FINAL SHUTDOWN - EXITING'), at(30, 'stopped')].filter((l) => l !== '');
-    expect(shown.map((l) => l.replace(/^\[[^\]]+\] /, '').trim())).toEqual(['INFO (rq-mgr): queue created queue=a', 'INFO (rq-mgr): stopping why=SIGINT', 'WARN (rq-mgr): did not stop in time; SIGKILL worker=b', 'INFO (rq-mgr): stopped']);
+    const at = (level: number, msg: string, more: Record<string, unknown> = {}) =>
+      pretty(`${JSON.stringify({ level, time: 0, pid: 1, name: 'rq-mgr', msg, ...more })}\n`);
+    const shown = [
+      at(30, 'queue created', { queue: 'a' }),
+      at(30, 'stopping', { why: 'SIGINT' }),
+      at(30, 'stopped', { worker: 'a', exit: 'exit 0' }),
+      at(40, 'did not stop in time; SIGKILL', { worker: 'b' }),
+      at(30, 'FINAL SHUTDOWN - EXITING'),
+      at(30, 'stopped'),
+    ].filter((l) => l !== '');
+    expect(shown.map((l) => l.replace(/^\[[^\]]+\] /, '').trim())).toEqual([
+      'INFO (rq-mgr): queue created queue=a',
+      'INFO (rq-mgr): stopping why=SIGINT',
+      'WARN (rq-mgr): did not stop in time; SIGKILL worker=b',
+      'INFO (rq-mgr): stopped',
+    ]);
   });
 });
 
@@ -83,7 +101,11 @@ async function startAndSettle(argv: string[]): Promise<() => string> {
   await waitFor(() => out.includes('rq-mgr started'), 'rq-mgr to say it started', 30_000);
   // The cleaner timer fires at start: once its message is done, the delivery that used to warn has happened.
   const done = path.join(root!, 'queues', 'cleaner', 'done');
-  await waitFor(async () => (await fsp.readdir(done, { recursive: true }).catch(() => [])).some((e) => String(e).endsWith('stdio.log')), 'the cleaner timer message to run', 30_000);
+  await waitFor(
+    async () => (await fsp.readdir(done, { recursive: true }).catch(() => [])).some((e) => String(e).endsWith('stdio.log')),
+    'the cleaner timer message to run',
+    30_000,
+  );
   return () => out;
 }
 
@@ -91,12 +113,23 @@ describe('a fresh start', () => {
   it('in a terminal: a few pretty lines, none at warn or above', async () => {
     root = await freshRoot();
     const out = await startAndSettle(['script', '-qfec', `${process.execPath} ${path.join(PROJECT, 'bin', 'rq-start')} --root ${root}`, '/dev/null']);
-    const lines = out().replace(ANSI, '').split(/\r?\n/).filter((l) => l.trim() !== '');
-    expect(lines.some((l) => l.startsWith('{')), lines.join('\n')).toBe(false);
-    expect(lines.filter((l) => /\b(WARN|ERROR|FATAL)\b/.test(l)), lines.join('\n')).toEqual([]);
+    const lines = out()
+      .replace(ANSI, '')
+      .split(/\r?\n/)
+      .filter((l) => l.trim() !== '');
+    expect(
+      lines.some((l) => l.startsWith('{')),
+      lines.join('\n'),
+    ).toBe(false);
+    expect(
+      lines.filter((l) => /\b(WARN|ERROR|FATAL)\b/.test(l)),
+      lines.join('\n'),
+    ).toEqual([]);
     expect(lines.length, lines.join('\n')).toBeLessThan(10);
     expect(lines[0]).toMatch(/^rq: root .*; starting \(Ctrl-C stops\)$/);
-    expect(lines.find((l) => l.includes('rq-mgr started'))).toMatch(/^\[\d\d:\d\d:\d\d\] INFO \(rq-mgr\): rq-mgr started root=\S+ queues=cleaner,debug,relay,rq_router,webhook web=http:\/\/127\.0\.0\.1:\d+\/$/);
+    expect(lines.find((l) => l.includes('rq-mgr started'))).toMatch(
+      /^\[\d\d:\d\d:\d\d\] INFO \(rq-mgr\): rq-mgr started root=\S+ queues=cleaner,debug,relay,rq_router,webhook web=http:\/\/127\.0\.0\.1:\d+\/$/,
+    );
     expect(lines.filter((l) => l.includes('{'))).toEqual([]);
     expect(lines.at(-1)).toMatch(/^rq: ready: web UI http:\/\/127\.0\.0\.1:\d+\/$/);
     // Ctrl-C as the terminal sends it (to its foreground group): a stop in two lines.
@@ -105,7 +138,12 @@ describe('a fresh start', () => {
     child!.stdin!.write('\x03');
     await exited;
     // The terminal echoes the ^C itself, at the start of the next line.
-    const after = out().replace(ANSI, '').replaceAll('^C', '').split(/\r?\n/).filter((l) => l.trim() !== '').slice(before);
+    const after = out()
+      .replace(ANSI, '')
+      .replaceAll('^C', '')
+      .split(/\r?\n/)
+      .filter((l) => l.trim() !== '')
+      .slice(before);
     expect(after.map((l) => l.replace(/^\[[^\]]+\] /, ''))).toEqual(['INFO (rq-mgr): stopping why=SIGINT', 'INFO (rq-mgr): stopped']);
   }, 90_000);
 

@@ -46,7 +46,9 @@ export async function bundleDaemons(root, entries, outdir) {
   for (const f of result.outputFiles) {
     const ascii = asciiOnly(f.text);
     if (ascii !== f.text && (await codeOf(ascii)) !== (await codeOf(f.text))) {
-      throw new Error(`${path.relative(root, f.path)}: a character beyond ASCII outside a comment (a raw template or a regular expression): escaping it would change the code`);
+      throw new Error(
+        `${path.relative(root, f.path)}: a character beyond ASCII outside a comment (a raw template or a regular expression): escaping it would change the code`,
+      );
     }
     outputs.push([f.path, ascii]);
   }

@@ -55,7 +55,14 @@ const emptyReport = (queue: string): QueueReport => ({ queue, done: 0, relayed: 
  * nothing races its moves; a queue with no process is cleaned on disk (its counts are rebuilt
  * when it starts). A DOWN queue is left alone.
  */
-async function removeIds(deps: CleanerDeps, queue: string, access: 'up' | 'none', state: 'done' | 'relayed' | 'err', ids: string[], report: QueueReport): Promise<void> {
+async function removeIds(
+  deps: CleanerDeps,
+  queue: string,
+  access: 'up' | 'none',
+  state: 'done' | 'relayed' | 'err',
+  ids: string[],
+  report: QueueReport,
+): Promise<void> {
   const key = state === 'err' ? 'errAcked' : state;
   const qp = queuePaths(deps.root, queue);
   await mapLimit(ids, DELETE_CONCURRENCY, async (id) => {
@@ -147,7 +154,11 @@ export async function clean(deps: CleanerDeps, which: string, days: number): Pro
   for (const q of await queuesToClean(deps.root, which)) {
     const r = await cleanQueue(deps, q, cutoffMs);
     report.queues.push(r);
-    deps.progress(r.skipped ? `${q}: skipped, ${r.skipped}` : `${q}: removed ${r.done} done, ${r.relayed} relayed, ${r.errAcked} acknowledged errors${r.failed ? `, ${r.failed} could not be removed` : ''}`);
+    deps.progress(
+      r.skipped
+        ? `${q}: skipped, ${r.skipped}`
+        : `${q}: removed ${r.done} done, ${r.relayed} relayed, ${r.errAcked} acknowledged errors${r.failed ? `, ${r.failed} could not be removed` : ''}`,
+    );
   }
   report.trash = await cleanTrash(deps, cutoffMs, which === 'ALLQUEUES' ? undefined : which);
   if (report.trash) deps.progress(`trash: removed ${report.trash} deleted queues`);

@@ -43,10 +43,13 @@ function main(env: NodeJS.ProcessEnv): Promise<number> | number {
   const jobDir = env.RQ_MSG_DIR ?? process.cwd();
   const msg = JSON.parse(fs.readFileSync(path.join(jobDir, '..', 'msg'), 'utf8')) as Record<string, unknown>;
   const rule = matchRule(rules, msg);
-  setTimeout(() => {
-    log(`routing took longer than ${ALARM_S + rule.delay} s: giving up`);
-    process.exit(2);
-  }, (ALARM_S + rule.delay) * 1000).unref();
+  setTimeout(
+    () => {
+      log(`routing took longer than ${ALARM_S + rule.delay} s: giving up`);
+      process.exit(2);
+    },
+    (ALARM_S + rule.delay) * 1000,
+  ).unref();
 
   if (rule.log) {
     const line = `${process.pid} - ${new Date().toISOString()} - ${rule.desc} - ${rule.action} - ${env.RQ_MSG_ID ?? msg.msg_id} - ${msg.src ?? ''}\n`;

@@ -73,7 +73,8 @@ export function parseRules(text: string, label: string): RuleSet {
       throw err;
     }
     if (!st) continue; // a comment line
-    const warn = (what: string, arg: RuleValue | undefined) => warnings.push(`${label}:${n}: ${st.keyword} expects ${what}, got ${arg ? describe(arg) : 'nothing'}; statement ignored`);
+    const warn = (what: string, arg: RuleValue | undefined) =>
+      warnings.push(`${label}:${n}: ${st.keyword} expects ${what}, got ${arg ? describe(arg) : 'nothing'}; statement ignored`);
     const one = st.args.length === 1 ? st.args[0] : undefined;
     if (st.keyword === 'rule') {
       finish();
@@ -143,9 +144,11 @@ function finalise(d: Draft, fail: (line: number, reason: string) => never): Rout
   const isDefault = d.desc === 'default';
   if (!d.action) fail(d.line, `rule ${JSON.stringify(d.desc)} has no action (add: action :relay, :balance, :done or :err)`);
   const action = d.action as RouterAction;
-  if (!isDefault && !d.src && !d.dest) fail(d.line, `rule ${JSON.stringify(d.desc)} has neither src nor dest: it would match everything (only the "default" rule may)`);
+  if (!isDefault && !d.src && !d.dest)
+    fail(d.line, `rule ${JSON.stringify(d.desc)} has neither src nor dest: it would match everything (only the "default" rule may)`);
   const route = d.route ?? [];
-  if ((action === 'relay' || action === 'balance') && route.length === 0) fail(d.line, `rule ${JSON.stringify(d.desc)}: action :${action} needs a route "host[:port]", ...`);
+  if ((action === 'relay' || action === 'balance') && route.length === 0)
+    fail(d.line, `rule ${JSON.stringify(d.desc)}: action :${action} needs a route "host[:port]", ...`);
   return {
     desc: d.desc,
     ...(d.src ? { src: d.src } : {}),

@@ -10,7 +10,8 @@ import { RqError } from '../errors.js';
  */
 export function rubyRegexp(source: string, flags: string): RegExp {
   if (source.includes('#{')) throw RqError.of('RQ_ERR_RULE_SYNTAX', 'interpolation #{...} is Ruby code; rules are not evaluated, write the pattern literally');
-  if (/\(\?[imx-]+[:)]/.test(source)) throw RqError.of('RQ_ERR_RULE_SYNTAX', 'inline flag groups such as (?i) have no JavaScript equivalent; use the /i flag after the pattern');
+  if (/\(\?[imx-]+[:)]/.test(source))
+    throw RqError.of('RQ_ERR_RULE_SYNTAX', 'inline flag groups such as (?i) have no JavaScript equivalent; use the /i flag after the pattern');
   let js = 'm';
   let extended = false;
   for (const f of flags) {

@@ -26,7 +26,8 @@ export function parseStatement(line: string): Statement | null {
   r.skipSpace();
   if (r.atEnd()) return null;
   const keyword = r.identifier();
-  if (!keyword) throw RqError.of('RQ_ERR_RULE_SYNTAX', `expected a statement such as rule, src, dest, action, route, delay or log, found ${JSON.stringify(r.rest())}`);
+  if (!keyword)
+    throw RqError.of('RQ_ERR_RULE_SYNTAX', `expected a statement such as rule, src, dest, action, route, delay or log, found ${JSON.stringify(r.rest())}`);
   let args: RuleValue[] = [];
   const hadSpace = r.skipSpace();
   if (r.peek() === '(') {
@@ -136,7 +137,8 @@ class LineReader {
       if (this.i >= this.s.length) throw RqError.of('RQ_ERR_RULE_SYNTAX', `unterminated string (missing ${q})`);
       const c = this.next();
       if (c === q) return out;
-      if (q === '"' && c === '#' && this.peek() === '{') throw RqError.of('RQ_ERR_RULE_SYNTAX', 'string interpolation #{...} is Ruby code; rules are not evaluated');
+      if (q === '"' && c === '#' && this.peek() === '{')
+        throw RqError.of('RQ_ERR_RULE_SYNTAX', 'string interpolation #{...} is Ruby code; rules are not evaluated');
       if (c !== '\\') {
         out += c;
         continue;

@@ -67,7 +67,6 @@ export function judge(name: string, s: QueueStats, t: Thresholds): { critical: s
   return { critical, warning };
 }
 
-
 function fetchText(host: string, port: number, pathname: string, auth: string | undefined, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const req = http.get({ host, port, path: pathname, auth, timeout: timeoutMs }, (res) => {
@@ -110,7 +109,10 @@ export async function main(argv: string[]): Promise<number> {
   const auth = typeof opts.user === 'string' ? opts.user : undefined;
   try {
     const list = await fetchText(host, port, '/q.txt', auth, 10_000);
-    const names = list.split('\n').map((l) => l.trim()).filter((l) => /^q\/.+\.txt$/.test(l));
+    const names = list
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => /^q\/.+\.txt$/.test(l));
     const critical: string[] = [];
     const warning: string[] = [];
     for (const line of names) {

@@ -39,4 +39,9 @@ export function limitOption(max: number, fallback: number): OptionSpec {
   return { name: 'limit', arg: 'N', expected: 'a whole number', help: `list at most N entries (1-${max}, default ${fallback})` };
 }
 
-export const REASON: OptionSpec = { name: 'reason', arg: 'TEXT', expected: 'a reason text', help: 'why, for the message\'s history and status (default: by cli:$USER)' };
+export const REASON: OptionSpec = {
+  name: 'reason',
+  arg: 'TEXT',
+  expected: 'a reason text',
+  help: "why, for the message's history and status (default: by cli:$USER)",
+};

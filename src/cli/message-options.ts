@@ -5,7 +5,13 @@ const secs = (help: string, arg = 'S'): OptionSpec => ({ name: '', arg, help });
 
 /** The message fields, in the order the classic tool copies them, then rq-beyond's; `kind: 'either'` for the bare flags the classic tool takes. */
 export const MESSAGE_OPTIONS: OptionSpec[] = [
-  { name: 'dest', arg: 'QUEUE|URL', required: true, expected: 'a queue name or http://host:port/q/<queue> URL', help: 'the queue to send to, or http://host:port/q/<queue> of another host (needs --relay-ok)' },
+  {
+    name: 'dest',
+    arg: 'QUEUE|URL',
+    required: true,
+    expected: 'a queue name or http://host:port/q/<queue> URL',
+    help: 'the queue to send to, or http://host:port/q/<queue> of another host (needs --relay-ok)',
+  },
   { name: 'src', arg: 'TEXT', help: 'who sends it (free text, shown in the web UI)' },
   { name: 'count', arg: 'N', help: 'how many times it was resent so far (whole number >= 0)' },
   { name: 'max_count', arg: 'N', help: 'the most resends allowed (whole number >= 0)' },
@@ -31,8 +37,17 @@ export const MESSAGE_OPTIONS: OptionSpec[] = [
 ];
 
 /** Options of the create commands that are not message fields. */
-export const RELAY_OK: OptionSpec = { name: 'relay-ok', kind: 'either', arg: 'VALUE', help: 'allow an http:// dest: the message goes to the local relay queue' };
-export const IDEMPOTENCY_KEY: OptionSpec = { name: 'idempotency-key', arg: 'KEY', help: 'sent again with the same key within 24 h, the first message\'s id is printed and nothing is created' };
+export const RELAY_OK: OptionSpec = {
+  name: 'relay-ok',
+  kind: 'either',
+  arg: 'VALUE',
+  help: 'allow an http:// dest: the message goes to the local relay queue',
+};
+export const IDEMPOTENCY_KEY: OptionSpec = {
+  name: 'idempotency-key',
+  arg: 'KEY',
+  help: "sent again with the same key within 24 h, the first message's id is printed and nothing is created",
+};
 export const WAIT: OptionSpec = {
   name: 'wait',
   kind: 'either',

@@ -41,12 +41,17 @@ export async function queueHolding(root: string, id: string): Promise<string> {
   const holders = every.answers.filter((a) => a.value).map((a) => a.queue);
   if (holders.length === 1) return holders[0];
   if (holders.length > 1) {
-    throw usage(`--msg_id: expected the id of a message in one queue, received ${shown(id)}, which is in ${holders.length} queues (${listed(holders)}): name one as <queue>/<id>, such as ${holders[0]}/${id}`);
+    throw usage(
+      `--msg_id: expected the id of a message in one queue, received ${shown(id)}, which is in ${holders.length} queues (${listed(holders)}): name one as <queue>/<id>, such as ${holders[0]}/${id}`,
+    );
   }
   if (every.failures.length > 0) {
     const answered = every.answers.map((a) => a.queue);
     const silent = every.failures.map((f) => f.queue);
-    throw RqError.of('RQ_ERR_NO_REPLY', `message ${id} is in none of the queues that answered (${answered.length ? listed(answered) : 'none'}); these did not: ${listed(silent)} (${every.problems[0]})`);
+    throw RqError.of(
+      'RQ_ERR_NO_REPLY',
+      `message ${id} is in none of the queues that answered (${answered.length ? listed(answered) : 'none'}); these did not: ${listed(silent)} (${every.problems[0]})`,
+    );
   }
   throw RqError.of('RQ_ERR_MSG_IN_NO_QUEUE', id, every.asked.length ? `${every.asked.length}: ${listed(every.asked)}` : 'none: the root has no queues');
 }

@@ -68,7 +68,8 @@ export function mgrLineProblem(opts: Record<string, unknown>, rest: string[], co
   if (opts.root === true) return '--root: expected a directory path, received no value';
   const words = command === 'reindex' ? 1 : 0;
   if (rest.length > words) return `${command}: unexpected argument ${shown(rest[words])}`;
-  if (!fs.statSync(root, { throwIfNoEntry: false })?.isDirectory()) return `${rootFlag !== undefined ? `--root ${rootFlag}` : `root ${root}`}: no such directory`;
+  if (!fs.statSync(root, { throwIfNoEntry: false })?.isDirectory())
+    return `${rootFlag !== undefined ? `--root ${rootFlag}` : `root ${root}`}: no such directory`;
   // Said here, not after `start` has waited for a daemon that exited at once.
   if (STARTS.has(command)) return rootSocketProblem(root);
   return null;

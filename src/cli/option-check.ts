@@ -54,7 +54,10 @@ export function checkCommandLine(command: string, spec: CommandSpec, argv: reado
   const args = spec.args ?? [];
   if (parsed.rest.length > args.length) {
     const extra = parsed.rest[args.length];
-    const takes = args.length === 0 ? 'takes no words besides its options' : `takes at most ${args.length} word${args.length > 1 ? 's' : ''} (${args.map((a) => `<${a.name}>`).join(' ')})`;
+    const takes =
+      args.length === 0
+        ? 'takes no words besides its options'
+        : `takes at most ${args.length} word${args.length > 1 ? 's' : ''} (${args.map((a) => `<${a.name}>`).join(' ')})`;
     throw usage(`${command}: unexpected argument ${shown(extra)}: rq ${command} ${takes}; options are --name value`);
   }
   return parsed;

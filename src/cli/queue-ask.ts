@@ -39,7 +39,10 @@ export async function ask<T>(root: string, name: string, call: (c: QueueClient) 
     a = await call(QueueClient.oneShot(p.sock, { timeoutMs }));
   } catch (err) {
     // Whether the request may have reached the queue stays known (socket-client's `reached`): a caller tells "not sent" from "maybe made".
-    if (isRqError(err, 'RQ_ERR_NO_REPLY')) throw Object.assign(RqError.of('RQ_ERR_NO_REPLY', `queue ${name}: its process does not answer (${err.message})`), { reached: (err as { reached?: boolean }).reached });
+    if (isRqError(err, 'RQ_ERR_NO_REPLY'))
+      throw Object.assign(RqError.of('RQ_ERR_NO_REPLY', `queue ${name}: its process does not answer (${err.message})`), {
+        reached: (err as { reached?: boolean }).reached,
+      });
     throw err;
   }
   if (!Array.isArray(a.raw) || a.raw.length === 0) throw RqError.of('RQ_ERR_PROTOCOL', `queue ${name}: unexpected reply: ${shown(a.raw)}`);

@@ -37,7 +37,7 @@ async function withReason(root: string, row: Row): Promise<Row> {
 }
 
 const queues: RqCommand = {
-  summary: 'list the root\'s queues with their status (UP, PAUSE, DOWN, SCRIPTERROR, DISK FULL) and message counts',
+  summary: "list the root's queues with their status (UP, PAUSE, DOWN, SCRIPTERROR, DISK FULL) and message counts",
   options: [JSON_FLAG],
   notes: [
     'A queue in SCRIPTERROR or DISK FULL ends its line with - <why> (reason in --json).',
@@ -52,10 +52,14 @@ const queues: RqCommand = {
     const counts = new Map(every.answers.map((a) => [a.queue, a.value]));
     const problems = new Map(every.failures.map((f) => [f.queue, f.problem]));
     // The dashboard's order, one for every listing of queues: the user's by name, then the built-ins.
-    const rows = await Promise.all(orderQueues(every.asked).map((queue): Promise<Row> | Row => {
-      const m = counts.get(queue);
-      return m ? withReason(root, { queue, status: m.status, counts: m.live.counts }) : { queue, status: 'UNREACHABLE', counts: null, problem: problems.get(queue) };
-    }));
+    const rows = await Promise.all(
+      orderQueues(every.asked).map((queue): Promise<Row> | Row => {
+        const m = counts.get(queue);
+        return m
+          ? withReason(root, { queue, status: m.status, counts: m.live.counts })
+          : { queue, status: 'UNREACHABLE', counts: null, problem: problems.get(queue) };
+      }),
+    );
     for (const r of rows) if (r.problem) io.stderr(`rq: ${r.problem}`);
     const status = rows.some((r) => r.problem) ? 'fail' : 'ok';
     if (json) io.stdout(JSON.stringify(rows.map(({ queue, status: s, counts, reason }) => ({ queue, status: s, counts, ...(reason ? { reason } : {}) }))));
@@ -72,7 +76,7 @@ function stateOpt(opts: Options): State | undefined {
 }
 
 const ls: RqCommand = {
-  summary: 'list a queue\'s messages, newest first, optionally of one state, a page at a time',
+  summary: "list a queue's messages, newest first, optionally of one state, a page at a time",
   args: [{ name: 'queue', option: 'queue', required: true }],
   options: [
     { ...QUEUE, required: false },
@@ -90,7 +94,8 @@ const ls: RqCommand = {
     const a = await ask(root, queue, (c) => c.search(query));
     if (!a.ok) return printRefusal(io, a, json);
     if (json) io.stdout(JSON.stringify(a.value));
-    else for (const line of [`ok ${a.value.total}`, ...a.value.messages.map((m) => `${queue}/${m.msg_id} ${m.state}${m.acked ? ' acked' : ''}`)]) io.stdout(line);
+    else
+      for (const line of [`ok ${a.value.total}`, ...a.value.messages.map((m) => `${queue}/${m.msg_id} ${m.state}${m.acked ? ' acked' : ''}`)]) io.stdout(line);
     return 0;
   },
 };

@@ -32,7 +32,10 @@ function filterOf(opts: Options): SearchArgs {
 function idsOf(opts: Options): string[] | undefined {
   const v = stringOpt(opts, 'ids', 'message ids, comma-separated');
   if (v === undefined) return undefined;
-  const ids = v.split(',').map((s) => s.trim()).filter(Boolean);
+  const ids = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (ids.length === 0) throw usage(`--ids: expected message ids, comma-separated, received ${shown(v)}`);
   return ids;
 }
@@ -42,12 +45,23 @@ const bulk: RqCommand = {
   args: [{ name: 'queue', option: 'queue', required: true }],
   options: [
     { ...QUEUE, required: false },
-    { name: 'op', arg: 'OP', required: true, expected: `one of ${BULK_OPS.join(', ')}`, help: 'retry (requeue err messages), delete, ack (acknowledge err messages) or move (to --dest)' },
+    {
+      name: 'op',
+      arg: 'OP',
+      required: true,
+      expected: `one of ${BULK_OPS.join(', ')}`,
+      help: 'retry (requeue err messages), delete, ack (acknowledge err messages) or move (to --dest)',
+    },
     { name: 'state', arg: 'STATE', expected: 'a state', help: 'only messages in this state: prep, que, run, done, err (unacknowledged), relayed, acked' },
     { name: 'filter', arg: 'TEXT', expected: 'a text', help: 'only messages with a field containing TEXT' },
     { name: 'from', arg: 'DATE', expected: 'a UTC date', help: 'only messages created at or after DATE (YYYY-MM-DD or YYYY-MM-DDTHH:MM, UTC)' },
     { name: 'to', arg: 'DATE', expected: 'a UTC date', help: 'only messages created before DATE (a bare date: the end of that day)' },
-    { name: 'ids', arg: 'IDS', expected: 'message ids, comma-separated', help: 'these messages instead of a filter (an acknowledged error with its leading dot)' },
+    {
+      name: 'ids',
+      arg: 'IDS',
+      expected: 'message ids, comma-separated',
+      help: 'these messages instead of a filter (an acknowledged error with its leading dot)',
+    },
     { name: 'dest', arg: 'QUEUE', expected: 'a queue name', help: 'move: the queue to move the messages to' },
     { name: 'yes', kind: 'flag', help: 'do it without asking (required when stdin is not a terminal)' },
     JSON_FLAG,
@@ -56,7 +70,11 @@ const bulk: RqCommand = {
     'The queue counts the messages the action applies to first; on a terminal rq asks before changing them, elsewhere it refuses (exit 2) without --yes.',
     'Exit 0 when every message changed, 1 when some were skipped (their reasons are printed), 3 when the queue does not answer.',
   ],
-  examples: ['rq bulk reports --op retry --state err --yes', 'rq bulk reports --op move --dest reports2 --filter customer-17 --from 2026-11-01', 'rq bulk reports --op ack --state err --to 2026-11-20 --yes'],
+  examples: [
+    'rq bulk reports --op retry --state err --yes',
+    'rq bulk reports --op move --dest reports2 --filter customer-17 --from 2026-11-01',
+    'rq bulk reports --op ack --state err --to 2026-11-20 --yes',
+  ],
   run: async ({ opts, root, io }) => {
     const queue = checkQueueName(requiredOpt(opts, 'queue', 'a queue name'), 'queue');
     const op = requiredOpt(opts, 'op', `one of ${BULK_OPS.join(', ')}`);
@@ -65,7 +83,8 @@ const bulk: RqCommand = {
     if (op === 'move' && dest === undefined) throw usage('--dest: a move needs the queue to move to (--dest QUEUE)');
     const ids = idsOf(opts);
     const filter = filterOf(opts);
-    if (ids && Object.values(filter).some((v) => v !== undefined)) throw usage('--ids: give either --ids or filter options (--state, --filter, --from, --to), not both');
+    if (ids && Object.values(filter).some((v) => v !== undefined))
+      throw usage('--ids: give either --ids or filter options (--state, --filter, --from, --to), not both');
     const json = flagOpt(opts, 'json');
     const args = { op, ...(ids ? { ids } : { filter }), ...(dest === undefined ? {} : { dest }) };
 
@@ -100,9 +119,9 @@ const bulk: RqCommand = {
       const seen = job.done;
       const next = await ask(root, queue, (c) => c.bulkStatus(job.job, seen, STATUS_WAIT_MS));
       if (!next.ok) {
-      io.stdout(replyLine(next));
-      return EXIT.fail;
-    }
+        io.stdout(replyLine(next));
+        return EXIT.fail;
+      }
       job = next.value as BulkJob;
     }
     progress?.('');

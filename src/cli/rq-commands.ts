@@ -89,7 +89,8 @@ function create(command: 'create_message' | 'prep_message' | 'single_que', spec:
       const file = command === 'create_message' ? stringOpt(opts, 'from-file', 'a file of messages, or - for stdin') : undefined;
       if (file !== undefined) {
         // Each message of the file carries its own key and is waited for with rq wait.
-        if (fields.idempotency_key !== undefined || wait !== undefined) throw usage('--from-file: expected neither --idempotency-key nor --wait (put idempotency_key in each message; rq wait takes the ids printed)');
+        if (fields.idempotency_key !== undefined || wait !== undefined)
+          throw usage('--from-file: expected neither --idempotency-key nor --wait (put idempotency_key in each message; rq wait takes the ids printed)');
         return sendFromFile({ file, queue, root, defaults: fields, io });
       }
       const reply = await ask(root, queue, (c) => c.create(fields, command));
@@ -114,7 +115,13 @@ const BY_COMMAND: Record<'commit_message' | 'get_message_status' | 'get_message_
 type JsonShow = (value: unknown) => Record<string, unknown>;
 
 /** A command on one message: `<msg_id>` or `--msg_id` names it; `show` renders an ok reply; a read command's `json` its document. */
-function onMessage(command: keyof typeof BY_COMMAND, summary: string, example: string, show: (value: Record<string, unknown>) => string[] = () => [], json?: JsonShow): RqCommand {
+function onMessage(
+  command: keyof typeof BY_COMMAND,
+  summary: string,
+  example: string,
+  show: (value: Record<string, unknown>) => string[] = () => [],
+  json?: JsonShow,
+): RqCommand {
   return {
     summary,
     args: MSG_ARG,
@@ -160,7 +167,7 @@ const attachmesg: RqCommand = {
   options: [
     MSG_ID_OR_ARG,
     { name: 'pathname', arg: 'FILE', required: true, expected: 'the path of a file to attach', help: 'the file to attach (relative to the working directory)' },
-    { name: 'name', arg: 'NAME', help: 'the attachment\'s name (default: the file\'s name)' },
+    { name: 'name', arg: 'NAME', help: "the attachment's name (default: the file's name)" },
     { name: 'local_fs_only', kind: 'either', help: 'accepted for the classic tool; rq always attaches from the local file system' },
   ],
   examples: ['rq attachmesg --msg_id http://127.0.0.1:3333/q/test/20261121.1938.16.662.2269494 --pathname report.csv'],
@@ -243,10 +250,22 @@ export const RQ_COMMANDS: Record<string, RqCommand> = {
   }),
   attachmesg,
   commitmesg: onMessage('commit_message', 'queue a prepared message', 'commitmesg'),
-  statusmesg: onMessage('get_message_status', 'print a message\'s status', 'statusmesg', (v) => [`ok ${v.status}`], (v) => ({ state: asRecord(v).state, status: asRecord(v).status })),
-  state: onMessage('get_message_state', 'print a message\'s state (prep, que, run, done, relayed or err)', 'state', undefined, (v) => ({ state: v })),
-  statuscountmesg: onMessage('get_message', 'print how many times a message was resent', 'statuscountmesg', (v) => [`ok ${v.count ?? 0}`], (v) => ({ count: asRecord(v).count ?? 0 })),
-  attachstatusmesg: onMessage('get_message', 'list a message\'s attachments: name md5 size path', 'attachstatusmesg', attachmentLines, (v) => ({
+  statusmesg: onMessage(
+    'get_message_status',
+    "print a message's status",
+    'statusmesg',
+    (v) => [`ok ${v.status}`],
+    (v) => ({ state: asRecord(v).state, status: asRecord(v).status }),
+  ),
+  state: onMessage('get_message_state', "print a message's state (prep, que, run, done, relayed or err)", 'state', undefined, (v) => ({ state: v })),
+  statuscountmesg: onMessage(
+    'get_message',
+    'print how many times a message was resent',
+    'statuscountmesg',
+    (v) => [`ok ${v.count ?? 0}`],
+    (v) => ({ count: asRecord(v).count ?? 0 }),
+  ),
+  attachstatusmesg: onMessage('get_message', "list a message's attachments: name md5 size path", 'attachstatusmesg', attachmentLines, (v) => ({
     attachments: attachmentsOf(asRecord(v)).map(([name, a]) => ({ name, md5: a.md5, size: a.size, path: a.path })),
   })),
   single_que: create('single_que', {

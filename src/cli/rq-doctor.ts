@@ -17,7 +17,9 @@ export const findingLine = (f: Finding): string => `${f.severity} ${f.subject}: 
 export function doctorLines(r: DoctorReport): string[] {
   if (!r.mgr) return r.findings.map(findingLine);
   const problems = r.findings.filter((f) => f.severity === 'problem').length;
-  const verdict = r.ok ? `ok: ${r.running} ${r.running === 1 ? 'queue' : 'queues'} running, nothing to fix` : `fail: ${problems} ${problems === 1 ? 'problem' : 'problems'} to fix, ${r.running} ${r.running === 1 ? 'queue' : 'queues'} running`;
+  const verdict = r.ok
+    ? `ok: ${r.running} ${r.running === 1 ? 'queue' : 'queues'} running, nothing to fix`
+    : `fail: ${problems} ${problems === 1 ? 'problem' : 'problems'} to fix, ${r.running} ${r.running === 1 ? 'queue' : 'queues'} running`;
   return [...r.findings.map(findingLine), verdict];
 }
 
@@ -28,7 +30,7 @@ const doctor: RqCommand = {
     'Checks: rq-mgr answers; scandir entries it refused (no executable run, a dangling link, a name too long for the root);',
     'each queue (SCRIPTERROR and why, DISK FULL, a process that keeps dying; PAUSE and DOWN set by an operator as info);',
     'the web and timers processes (a web port held by another program, with the command that picks another);',
-    'config/config.json (readable by others while it holds passwords); free space on the root\'s filesystem.',
+    "config/config.json (readable by others while it holds passwords); free space on the root's filesystem.",
     'Exit 0 when nothing is to fix (info lines may show), 1 otherwise; with rq-mgr down that is the one line printed.',
     '--json prints {ok, mgr, running, findings: [{severity, subject, reason, fix}]}.',
   ],

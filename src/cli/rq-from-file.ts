@@ -66,15 +66,19 @@ export function readMessages(text: string, name: string, defaults: Record<string
       try {
         raw.push({ where: `${name}:${i + 1}`, value: JSON.parse(line) });
       } catch (err) {
-        throw usage(`${name}:${i + 1}: expected a JSON object per line (${(err as Error).message}); a file with a message over several lines must be one JSON array`);
+        throw usage(
+          `${name}:${i + 1}: expected a JSON object per line (${(err as Error).message}); a file with a message over several lines must be one JSON array`,
+        );
       }
     });
   }
   if (raw.length === 0) throw usage(`${name}: expected at least one message, received none`);
   return raw.map(({ where, value }) => {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw usage(`${where}: expected a JSON object of message fields, received ${shown(value)}`);
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw usage(`${where}: expected a JSON object of message fields, received ${shown(value)}`);
     const fields = { ...defaults, ...value } as Record<string, unknown>;
-    if (fields.dest !== defaults.dest) throw usage(`${where}: dest: expected ${shown(defaults.dest)} (the --dest of the command) or none, received ${shown(fields.dest)}`);
+    if (fields.dest !== defaults.dest)
+      throw usage(`${where}: dest: expected ${shown(defaults.dest)} (the --dest of the command) or none, received ${shown(fields.dest)}`);
     try {
       normaliseCreate(fields);
     } catch (err) {

@@ -112,7 +112,8 @@ export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv)
   if (tmpdir !== undefined && !path.isAbsolute(tmpdir)) throw usageError(`--tmpdir: expected an absolute directory path, received ${shown(tmpdir)}`);
 
   for (const dir of repeated.values) {
-    if (dir === undefined || dir.trim() === '') throw usageError(`--script-dir: expected a directory path, received ${dir === undefined ? 'no value' : shown(dir)}`);
+    if (dir === undefined || dir.trim() === '')
+      throw usageError(`--script-dir: expected a directory path, received ${dir === undefined ? 'no value' : shown(dir)}`);
   }
   const scriptDirs = repeated.values as string[];
   const allowNewQueue = boolOpt(opts, 'allow-new-queue') ?? false;

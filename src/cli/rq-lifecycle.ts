@@ -31,7 +31,11 @@ async function printed(ctx: CommandContext, run: (c: CommandContext) => Promise<
  * A command on one message whose ok or fail reply is printed as the classic line: `read` checks its
  * options before anything is sent, `call` asks the queue with them and who asked.
  */
-function onMessage<P>(spec: CommandSpec, read: (opts: Options) => P, call: (c: QueueClient, id: string, p: P, by: string) => Promise<Answer<unknown>>): RqCommand {
+function onMessage<P>(
+  spec: CommandSpec,
+  read: (opts: Options) => P,
+  call: (c: QueueClient, id: string, p: P, by: string) => Promise<Answer<unknown>>,
+): RqCommand {
   return {
     ...spec,
     run: (ctx) =>
@@ -57,7 +61,8 @@ function waitOpt(opts: Options): number | undefined {
   const v = opts.wait;
   if (v === undefined || v === false) return undefined;
   if (v === true) return DEFAULT_WAIT_S;
-  if (typeof v !== 'string' || !/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 86_400) throw usage(`--wait: expected whole seconds from 1 to 86400, received ${shown(v)}`);
+  if (typeof v !== 'string' || !/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 86_400)
+    throw usage(`--wait: expected whole seconds from 1 to 86400, received ${shown(v)}`);
   return Number(v);
 }
 
@@ -87,19 +92,21 @@ const cancel: RqCommand = {
   ],
   examples: [`rq cancel --msg_id ${EXAMPLE_ID} --reason 'wrong input' --wait`, "rq cancel --tag release-42 --reason 'release withdrawn'"],
   run: (ctx) =>
-    ctx.opts.tag !== undefined ? cancelByTag(ctx) : printed(ctx, async ({ opts, root, io }) => {
-      const target = await messageTarget(opts, root);
-      const reason = stringOpt(opts, 'reason', 'a reason text');
-      const purge = flagOpt(opts, 'purge') || undefined;
-      const wait = waitOpt(opts);
-      const a = await ask(root, target.queue, (c) => c.cancel(target.id, { reason, purge, actor: actor(io.env) }));
-      if (!a.ok || wait === undefined) return { ok: a.ok, lines: [replyLine(a)] };
-      // The socket waits on the queue's events; the client allows a little more than the wait itself.
-      const w = await ask(root, target.queue, (c) => c.waitFinished(target.id, wait), (wait + 5) * 1000);
-      // A purged prep or que message is gone before the reply, a purged run maybe before the wait arrives.
-      if (!w.ok && purge && w.code === 'RQ_ERR_NO_SUCH_MSG') return { ok: true, lines: [replyLine(a), 'ok deleted'] };
-      return { ok: w.ok, lines: [replyLine(a), w.ok ? `ok ${w.value.status}` : replyLine(w)] };
-    }),
+    ctx.opts.tag !== undefined
+      ? cancelByTag(ctx)
+      : printed(ctx, async ({ opts, root, io }) => {
+          const target = await messageTarget(opts, root);
+          const reason = stringOpt(opts, 'reason', 'a reason text');
+          const purge = flagOpt(opts, 'purge') || undefined;
+          const wait = waitOpt(opts);
+          const a = await ask(root, target.queue, (c) => c.cancel(target.id, { reason, purge, actor: actor(io.env) }));
+          if (!a.ok || wait === undefined) return { ok: a.ok, lines: [replyLine(a)] };
+          // The socket waits on the queue's events; the client allows a little more than the wait itself.
+          const w = await ask(root, target.queue, (c) => c.waitFinished(target.id, wait), (wait + 5) * 1000);
+          // A purged prep or que message is gone before the reply, a purged run maybe before the wait arrives.
+          if (!w.ok && purge && w.code === 'RQ_ERR_NO_SUCH_MSG') return { ok: true, lines: [replyLine(a), 'ok deleted'] };
+          return { ok: w.ok, lines: [replyLine(a), w.ok ? `ok ${w.value.status}` : replyLine(w)] };
+        }),
 };
 
 const requeueOne = onMessage(
@@ -112,7 +119,12 @@ const requeueOne = onMessage(
       DUE,
       DELAY,
       { name: 'queue', arg: 'QUEUE', expected: 'a queue name', help: 'requeue every unacknowledged err message of this queue, oldest first' },
-      { name: 'outcome', arg: 'O', expected: 'an outcome', help: 'with --queue: only those with this outcome (failed, exhausted, fatal, expired, cancelled, dependency_failed, interrupted)' },
+      {
+        name: 'outcome',
+        arg: 'O',
+        expected: 'an outcome',
+        help: 'with --queue: only those with this outcome (failed, exhausted, fatal, expired, cancelled, dependency_failed, interrupted)',
+      },
       { name: 'group', arg: 'G', help: 'with --queue: only this failure group (as rq failed lists them)' },
       { ...limitOption(1_000_000, 1_000_000), help: 'with --queue: at most N messages' },
     ],
@@ -134,7 +146,11 @@ const requeue: RqCommand = {
         if (opts[k] !== undefined) throw usage(`--${k}: applies to one message (--msg_id); with --queue, every message is requeued as it is, due now`);
       }
       const queue = checkQueueName(requiredOpt(opts, 'queue', 'a queue name'), 'queue');
-      const sel = { outcome: stringOpt(opts, 'outcome', 'an outcome'), group: stringOpt(opts, 'group', 'a failure group'), limit: stringOpt(opts, 'limit', 'a count') };
+      const sel = {
+        outcome: stringOpt(opts, 'outcome', 'an outcome'),
+        group: stringOpt(opts, 'group', 'a failure group'),
+        limit: stringOpt(opts, 'limit', 'a count'),
+      };
       const a = await ask(root, queue, (c) => c.requeueErrs({ ...sel, actor: actor(io.env) }));
       for (const line of failureLines(a)) io.stderr(line);
       return { ok: a.ok, lines: [a.ok ? `ok ${a.value} requeued` : replyLine(a)] };
@@ -160,7 +176,10 @@ export const LIFECYCLE_COMMANDS: Record<string, RqCommand> = {
     {
       summary: 'set the priority of a prep or que message; lower runs first',
       args: MSG_ARG,
-      options: [MSG_ID_OR_ARG, { name: 'priority', arg: 'N', required: true, expected: 'a whole number from -1000000 to 1000000', help: 'the new priority, -1000000 to 1000000' }],
+      options: [
+        MSG_ID_OR_ARG,
+        { name: 'priority', arg: 'N', required: true, expected: 'a whole number from -1000000 to 1000000', help: 'the new priority, -1000000 to 1000000' },
+      ],
       examples: [`rq priority --msg_id ${EXAMPLE_ID} --priority -5`],
     },
     (opts) => {
@@ -171,7 +190,7 @@ export const LIFECYCLE_COMMANDS: Record<string, RqCommand> = {
     (c, id, priority, by) => c.setPriority(id, priority, by),
   ),
   history: {
-    summary: 'print a message\'s moves and events, oldest first',
+    summary: "print a message's moves and events, oldest first",
     args: MSG_ARG,
     options: [MSG_ID_OR_ARG, JSON_FLAG],
     examples: [`rq history --msg_id ${EXAMPLE_ID}`, 'rq history 20261125.1835.26.430.2302965'],

@@ -115,7 +115,9 @@ async function status(root: string): Promise<number> {
     const r = await new MgrClient(p.mgrSock).status(5000);
     if (!r.ok) throw RqError.of('RQ_ERR_PROTOCOL', r.text);
     const held = await Promise.all(Object.entries(r.value).map(([name, w]) => (w.status === 'RUNNING' && !name.startsWith('[') ? heldBy(root, name) : '')));
-    Object.entries(r.value).forEach(([name, w], i) => console.log(`  ${name.padEnd(24)} ${w.status.padEnd(8)} pid ${w.pid ?? '-'}  uptime ${w.uptime ?? '-'} s${held[i]}`));
+    Object.entries(r.value).forEach(([name, w], i) =>
+      console.log(`  ${name.padEnd(24)} ${w.status.padEnd(8)} pid ${w.pid ?? '-'}  uptime ${w.uptime ?? '-'} s${held[i]}`),
+    );
   } catch (err) {
     console.log(`  (socket does not answer: ${(err as Error).message})`);
   }

@@ -45,7 +45,7 @@ function admin(op: Extract<AdminOp, 'pause' | 'resume'>, summary: string, done: 
     summary,
     args: QUEUE_ARG,
     options: [QUEUE_OR_ARG],
-    notes: ['Needs rq-mgr running (it writes the queue\'s admin file); exit 3 when it does not answer.'],
+    notes: ["Needs rq-mgr running (it writes the queue's admin file); exit 3 when it does not answer."],
     examples: [`rq ${op} test`],
     run: async ({ opts, root, io }) => {
       const queue = checkQueueName(requiredOpt(opts, 'queue', `a queue name (rq ${op} <queue>)`), 'queue');

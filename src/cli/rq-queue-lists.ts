@@ -56,7 +56,11 @@ function waitingLine(e: WaitingEntry): string {
 export const LIST_COMMANDS: Record<string, RqCommand> = {
   running: listing(
     'running',
-    { summary: 'list the running messages of a queue: pid, attempt, start, last sign of life, deadline', options: [QUEUE_OR_ARG, JSON_FLAG], examples: ['rq running slow', 'rq running --queue slow --json'] },
+    {
+      summary: 'list the running messages of a queue: pid, attempt, start, last sign of life, deadline',
+      options: [QUEUE_OR_ARG, JSON_FLAG],
+      examples: ['rq running slow', 'rq running --queue slow --json'],
+    },
     (c) => c.running(),
     runningLine,
   ),
@@ -64,7 +68,12 @@ export const LIST_COMMANDS: Record<string, RqCommand> = {
     'waiting',
     {
       summary: 'list the queued messages that are not ready and why (delayed, coalesced, dependencies, limit)',
-      options: [QUEUE_OR_ARG, { name: 'reason', arg: 'REASON', help: 'only those waiting for this: delayed, coalesced, dependencies or limit' }, limitOption(10_000, 1000), JSON_FLAG],
+      options: [
+        QUEUE_OR_ARG,
+        { name: 'reason', arg: 'REASON', help: 'only those waiting for this: delayed, coalesced, dependencies or limit' },
+        limitOption(10_000, 1000),
+        JSON_FLAG,
+      ],
       examples: ['rq waiting deploy --reason dependencies'],
     },
     (c, opts) => c.waiting({ reason: stringOpt(opts, 'reason', 'a reason'), limit: stringOpt(opts, 'limit', 'a count') }),

@@ -27,7 +27,12 @@ export async function main(argv: string[]): Promise<number> {
   const { opts, rest } = parseArgs(['start', ...argv]);
   const unknown = Object.keys(opts).find((k) => k !== 'root');
   if (unknown !== undefined || rest.length > 0 || opts.root === true) {
-    const what = unknown !== undefined && opts.root !== true ? `unknown option --${unknown}` : rest.length > 0 ? `unexpected argument ${JSON.stringify(rest[0])}` : '--root: expected a directory path, received no value';
+    const what =
+      unknown !== undefined && opts.root !== true
+        ? `unknown option --${unknown}`
+        : rest.length > 0
+          ? `unexpected argument ${JSON.stringify(rest[0])}`
+          : '--root: expected a directory path, received no value';
     process.stderr.write(`rq-start: ${what}; usage: npm start [-- --root DIR] (rq-start --help)\n`);
     return 2;
   }
@@ -41,6 +46,7 @@ export async function main(argv: string[]): Promise<number> {
   const { runMgr } = await import('../mgr/mgr-main.js');
   return runMgr({
     root,
-    started: ({ url, problem }) => process.stderr.write(url ? `rq: ready: web UI ${url}\n` : `rq: ready, without the web UI${problem ? `: ${problem.reason}` : ' (not up yet)'}\n`),
+    started: ({ url, problem }) =>
+      process.stderr.write(url ? `rq: ready: web UI ${url}\n` : `rq: ready, without the web UI${problem ? `: ${problem.reason}` : ' (not up yet)'}\n`),
   });
 }

@@ -14,7 +14,8 @@ import { statsLines } from './stats-lines.js';
 function queueArg({ opts, rest = [] }: CommandContext, command: string): string {
   const given = stringOpt(opts, 'queue', 'a queue name');
   if (rest.length > 1) throw usage(`${command}: expected one queue name, received ${rest.map((w) => shown(w)).join(' ')}`);
-  if (given !== undefined && rest.length === 1 && rest[0] !== given) throw usage(`${command}: the queue is named twice (${shown(rest[0])} and --queue ${shown(given)})`);
+  if (given !== undefined && rest.length === 1 && rest[0] !== given)
+    throw usage(`${command}: the queue is named twice (${shown(rest[0])} and --queue ${shown(given)})`);
   const name = given ?? rest[0];
   if (name === undefined) throw usage(`${command}: expected a queue name (rq ${command} <queue>), received nothing`);
   return checkQueueName(name, 'queue');
@@ -26,7 +27,8 @@ function dateOpt(opts: Options): string | undefined {
   const v = stringOpt(opts, 'date', expected);
   if (v === undefined) return undefined;
   const m = /^(\d{4})(\d{2})(\d{2})$/.exec(v);
-  if (!m || new Date(Date.UTC(+m[1], +m[2] - 1, +m[3])).toISOString().slice(0, 10) !== `${m[1]}-${m[2]}-${m[3]}`) throw usage(`--date: expected ${expected}, received ${shown(v)}`);
+  if (!m || new Date(Date.UTC(+m[1], +m[2] - 1, +m[3])).toISOString().slice(0, 10) !== `${m[1]}-${m[2]}-${m[3]}`)
+    throw usage(`--date: expected ${expected}, received ${shown(v)}`);
   return v;
 }
 
@@ -41,9 +43,13 @@ function asOption<T>(read: (args: Args) => T, args: Args): T {
 }
 
 const stats: RqCommand = {
-  summary: 'a queue\'s statistics for a UTC day as key: value lines, with approximate wait and run percentiles',
+  summary: "a queue's statistics for a UTC day as key: value lines, with approximate wait and run percentiles",
   args: [{ name: 'queue', option: 'queue', required: true }],
-  options: [{ ...QUEUE, required: false }, { name: 'date', arg: 'YYYYMMDD', expected: 'a UTC day as YYYYMMDD, such as 20261121', help: 'the UTC day (default: today, with live figures)' }, JSON_FLAG],
+  options: [
+    { ...QUEUE, required: false },
+    { name: 'date', arg: 'YYYYMMDD', expected: 'a UTC day as YYYYMMDD, such as 20261121', help: 'the UTC day (default: today, with live figures)' },
+    JSON_FLAG,
+  ],
   examples: ['rq stats reports --date 20261121'],
   run: async (ctx) => {
     const queue = queueArg(ctx, 'stats');
@@ -68,9 +74,15 @@ function failedLine(queue: string, m: FailureGroupPage['messages'][number]): str
 }
 
 const failed: RqCommand = {
-  summary: 'a queue\'s err messages by failure group (outcome, error class or failure kind), or one group\'s messages, newest first',
+  summary: "a queue's err messages by failure group (outcome, error class or failure kind), or one group's messages, newest first",
   args: [{ name: 'queue', option: 'queue', required: true }],
-  options: [{ ...QUEUE, required: false }, { name: 'group', arg: 'G', expected: 'a failure group', help: 'list this group\'s messages instead of the groups' }, OFFSET, limitOption(1000, 25), JSON_FLAG],
+  options: [
+    { ...QUEUE, required: false },
+    { name: 'group', arg: 'G', expected: 'a failure group', help: "list this group's messages instead of the groups" },
+    OFFSET,
+    limitOption(1000, 25),
+    JSON_FLAG,
+  ],
   examples: ['rq failed reports', 'rq failed reports --group ValueError --limit 10'],
   run: async (ctx) => {
     const { opts, io } = ctx;

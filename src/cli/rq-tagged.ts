@@ -32,7 +32,12 @@ function queryOpts(opts: Options, tag: string): Query {
   const states = `one of ${STATES.join(', ')}`;
   const state = stringOpt(opts, 'state', states);
   if (state !== undefined && !(STATES as readonly string[]).includes(state)) throw usage(`--state: expected ${states}, received ${shown(state)}`);
-  return { tag, state: state as State | undefined, offset: wholeOpt(opts, 'offset', 0, MAX_OFFSET, 0), limit: wholeOpt(opts, 'limit', 1, MAX_PAGE, DEFAULT_LIMIT) };
+  return {
+    tag,
+    state: state as State | undefined,
+    offset: wholeOpt(opts, 'offset', 0, MAX_OFFSET, 0),
+    limit: wholeOpt(opts, 'limit', 1, MAX_PAGE, DEFAULT_LIMIT),
+  };
 }
 
 /**
@@ -87,7 +92,11 @@ function listing(summary: string, example: string, fixedTag?: string): RqCommand
       } else {
         const every = await askEvery(root, (c) => firstTagged(c, q, q.offset + q.limit));
         status = reportProblems(io, every.problems);
-        list = mergeTaggedPages(every.answers.map(({ queue: name, value }) => ({ queue: name, page: value })), q.offset, q.limit);
+        list = mergeTaggedPages(
+          every.answers.map(({ queue: name, value }) => ({ queue: name, page: value })),
+          q.offset,
+          q.limit,
+        );
       }
       if (json) io.stdout(JSON.stringify(list));
       else {

@@ -33,15 +33,20 @@ function tagging(summary: string, example: string, change: (opts: Options) => { 
   };
 }
 
-const tag = tagging('add tags to a message and remove others, in any state; prints its tags', 'rq tag --msg_id build/20261125.2312.22.376.2245269 --add urgent --remove linux', (opts) => {
-  const add = tagListOpt(opts, 'add');
-  const remove = tagListOpt(opts, 'remove');
-  if (!add?.length && !remove?.length) throw usage('--add or --remove: expected at least one tag, received neither');
-  return { add, remove };
-}, [
-  { name: 'add', arg: 'a,b', expected: 'a comma-separated list of tags', help: 'tags to add, comma-separated' },
-  { name: 'remove', arg: 'a,b', expected: 'a comma-separated list of tags', help: 'tags to remove, comma-separated' },
-]);
+const tag = tagging(
+  'add tags to a message and remove others, in any state; prints its tags',
+  'rq tag --msg_id build/20261125.2312.22.376.2245269 --add urgent --remove linux',
+  (opts) => {
+    const add = tagListOpt(opts, 'add');
+    const remove = tagListOpt(opts, 'remove');
+    if (!add?.length && !remove?.length) throw usage('--add or --remove: expected at least one tag, received neither');
+    return { add, remove };
+  },
+  [
+    { name: 'add', arg: 'a,b', expected: 'a comma-separated list of tags', help: 'tags to add, comma-separated' },
+    { name: 'remove', arg: 'a,b', expected: 'a comma-separated list of tags', help: 'tags to remove, comma-separated' },
+  ],
+);
 
 /** Tags by how many messages carry them, then by name. */
 function byCount(counts: Record<string, number>): [string, number][] {
@@ -49,7 +54,7 @@ function byCount(counts: Record<string, number>): [string, number][] {
 }
 
 const tags: RqCommand = {
-  summary: 'list the tags of a queue\'s messages and how many carry each, most used first',
+  summary: "list the tags of a queue's messages and how many carry each, most used first",
   args: QUEUE_ARG,
   options: [QUEUE_OR_ARG, JSON_FLAG],
   examples: ['rq tags build', 'rq tags --queue build --json'],
@@ -69,7 +74,9 @@ const tags: RqCommand = {
 function reasonOpt(opts: Options): string | undefined {
   const reason = stringOpt(opts, 'reason', 'a reason text');
   if (reason !== undefined && (reason.length > MAX_REASON || reason.includes('\u0000'))) {
-    throw usage(`--reason: expected text of at most ${MAX_REASON} characters without NUL, received ${reason.length > MAX_REASON ? `${reason.length} characters` : shown(reason)}`);
+    throw usage(
+      `--reason: expected text of at most ${MAX_REASON} characters without NUL, received ${reason.length > MAX_REASON ? `${reason.length} characters` : shown(reason)}`,
+    );
   }
   return reason;
 }
@@ -82,7 +89,8 @@ function reasonOpt(opts: Options): string | undefined {
 export async function cancelByTag({ opts, root, io }: CommandContext): Promise<number> {
   if (opts.msg_id !== undefined) throw usage('--msg_id and --tag: expected one of them, received both');
   for (const k of ['purge', 'wait']) {
-    if (opts[k] !== undefined && opts[k] !== false) throw usage(`--${k}: applies to one message (--msg_id); with --tag, every prep, que and running message with the tag is cancelled and kept in err`);
+    if (opts[k] !== undefined && opts[k] !== false)
+      throw usage(`--${k}: applies to one message (--msg_id); with --tag, every prep, que and running message with the tag is cancelled and kept in err`);
   }
   const t = tagOpt(opts);
   const reason = reasonOpt(opts);
@@ -102,7 +110,11 @@ export async function cancelByTag({ opts, root, io }: CommandContext): Promise<n
 
 export const TAG_COMMANDS: Record<string, RqCommand> = {
   tag,
-  track: tagging(`track a message: add the tag "${TRACK_TAG}"; prints its tags`, 'rq track --msg_id build/20261125.2312.22.376.2245269', () => ({ add: [TRACK_TAG] })),
-  untrack: tagging(`stop tracking a message: remove the tag "${TRACK_TAG}"; prints its tags`, 'rq untrack --msg_id build/20261125.2312.22.376.2245269', () => ({ remove: [TRACK_TAG] })),
+  track: tagging(`track a message: add the tag "${TRACK_TAG}"; prints its tags`, 'rq track --msg_id build/20261125.2312.22.376.2245269', () => ({
+    add: [TRACK_TAG],
+  })),
+  untrack: tagging(`stop tracking a message: remove the tag "${TRACK_TAG}"; prints its tags`, 'rq untrack --msg_id build/20261125.2312.22.376.2245269', () => ({
+    remove: [TRACK_TAG],
+  })),
   tags,
 };

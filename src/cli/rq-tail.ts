@@ -15,7 +15,7 @@ import { outcomeExit } from './rq-wait.js';
 const quiet = { debug: () => undefined, warn: () => undefined } as unknown as Logger; // a two-method stand-in: LogTail calls nothing else
 
 const tail: RqCommand = {
-  summary: 'print a message\'s output (job/stdio.log) and follow it until the message has finished',
+  summary: "print a message's output (job/stdio.log) and follow it until the message has finished",
   args: MSG_ARG,
   options: [MSG_ID_OR_ARG],
   notes: [

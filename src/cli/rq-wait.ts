@@ -52,7 +52,11 @@ export async function waitAndReport(root: string, queue: string, id: string, tim
 
 async function waitFor(root: string, queue: string, id: string, timeoutS: number | null): Promise<Report> {
   const deadline = timeoutS === null ? Infinity : Date.now() + timeoutS * 1000;
-  const finished = (v: { state: string; status: string }): Report => ({ line: `ok ${v.status}`, doc: { queue, msg_id: id, state: v.state, status: v.status }, code: outcomeExit(v.state) });
+  const finished = (v: { state: string; status: string }): Report => ({
+    line: `ok ${v.status}`,
+    doc: { queue, msg_id: id, state: v.state, status: v.status },
+    code: outcomeExit(v.state),
+  });
   if (timeoutS === 0) {
     const s = await ask(root, queue, (c) => c.messageStatus(id));
     if (!s.ok) return refused(s, s.code === 'RQ_ERR_NO_SUCH_MSG' ? EXIT.notFound : EXIT.fail);
@@ -86,7 +90,10 @@ const wait: RqCommand = {
     'with --json {"queue","msg_id","state","status"}, or {"error","code"} (docs/cli.md, JSON output).',
     'Exit: 0 done or relayed, 1 err, 2 usage, 3 the queue does not answer (or stopped), 4 timed out, 6 no such message (or deleted).',
   ],
-  examples: ['rq wait http://127.0.0.1:3333/q/test/20261121.1938.16.662.2269494 --timeout 600', 'id=$(rq sendmesg --dest build --param1 x | cut -d" " -f2); if rq wait "$id"; then echo built; fi'],
+  examples: [
+    'rq wait http://127.0.0.1:3333/q/test/20261121.1938.16.662.2269494 --timeout 600',
+    'id=$(rq sendmesg --dest build --param1 x | cut -d" " -f2); if rq wait "$id"; then echo built; fi',
+  ],
   run: async ({ opts, root, io }) => {
     const target = await messageTarget(opts, root);
     const timeout = waitOpt(opts, 'timeout');

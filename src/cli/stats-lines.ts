@@ -2,7 +2,11 @@
 import type { DayStats, Distribution } from '../ipc/stats-reply.js';
 import { quantile } from '../queue/observers/distribution.js';
 
-const QUANTILES: [string, number][] = [['p50', 0.5], ['p95', 0.95], ['p99', 0.99]];
+const QUANTILES: [string, number][] = [
+  ['p50', 0.5],
+  ['p95', 0.95],
+  ['p99', 0.99],
+];
 
 /** Whole numbers as they are, others to 3 decimals (a mean of seconds to the millisecond); null as `none`. */
 function shown(v: unknown): string {
@@ -11,7 +15,8 @@ function shown(v: unknown): string {
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
-const isDistribution = (v: unknown): v is Distribution => typeof v === 'object' && v !== null && typeof (v as Distribution).count === 'number' && typeof (v as Distribution).histogram === 'object';
+const isDistribution = (v: unknown): v is Distribution =>
+  typeof v === 'object' && v !== null && typeof (v as Distribution).count === 'number' && typeof (v as Distribution).histogram === 'object';
 
 function flatten(prefix: string, v: unknown, out: string[]): void {
   if (Array.isArray(v)) {

@@ -29,10 +29,14 @@ export function exposureWarnings(config: GlobalConfig, configMode: number): stri
   const warnings: string[] = [];
   const addr = config.addr ?? '127.0.0.1';
   if (!isLoopback(addr) && !config.basic_auth) {
-    warnings.push(`the web listens on ${addr}, beyond this machine, without basic_auth: anyone who can reach port ${config.port} can read and create messages (docs/security.md)`);
+    warnings.push(
+      `the web listens on ${addr}, beyond this machine, without basic_auth: anyone who can reach port ${config.port} can read and create messages (docs/security.md)`,
+    );
   }
   if (config.allow_new_queue && !config.basic_auth) {
-    warnings.push('allow_new_queue is true without basic_auth: anyone who can reach the web can start queues that run the scripts of script_dirs (docs/security.md)');
+    warnings.push(
+      'allow_new_queue is true without basic_auth: anyone who can reach the web can start queues that run the scripts of script_dirs (docs/security.md)',
+    );
   }
   if (config.basic_auth && (configMode & 0o077) !== 0) {
     warnings.push(`config/config.json holds basic_auth passwords and is readable by others (mode ${(configMode & 0o777).toString(8)}): chmod 600 it`);

@@ -41,10 +41,16 @@ const FieldOverrideSchema = z.looseObject(
 export type FieldOverride = z.output<typeof FieldOverrideSchema>;
 
 // Keys other than the field ids are kept and ignored, as the classic template ignores them.
-export const FormConfigSchema = z.looseObject({
-  default: z.optional(z.string({ error: 'a string ("hidden" hides every field not listed)' })),
-  ...(Object.fromEntries(FORM_FIELD_IDS.map((id) => [id, z.optional(FieldOverrideSchema)])) as Record<FormFieldId, z.ZodMiniOptional<typeof FieldOverrideSchema>>),
-}, { error: 'a JSON object' });
+export const FormConfigSchema = z.looseObject(
+  {
+    default: z.optional(z.string({ error: 'a string ("hidden" hides every field not listed)' })),
+    ...(Object.fromEntries(FORM_FIELD_IDS.map((id) => [id, z.optional(FieldOverrideSchema)])) as Record<
+      FormFieldId,
+      z.ZodMiniOptional<typeof FieldOverrideSchema>
+    >),
+  },
+  { error: 'a JSON object' },
+);
 
 export type FormConfig = z.output<typeof FormConfigSchema>;
 

@@ -18,58 +18,67 @@ const nonEmpty = (what: string) => z.string({ error: what }).check(z.minLength(1
 
 const positiveInt = z.int({ error: 'a positive whole number' }).check(z.positive({ error: 'a positive whole number' }));
 
-const days = z.int({ error: 'a whole number of days 1-3650' }).check(z.minimum(1, { error: 'a whole number of days 1-3650' }), z.maximum(3650, { error: 'a whole number of days 1-3650' }));
+const days = z
+  .int({ error: 'a whole number of days 1-3650' })
+  .check(z.minimum(1, { error: 'a whole number of days 1-3650' }), z.maximum(3650, { error: 'a whole number of days 1-3650' }));
 
-export const GlobalConfigSchema = z.looseObject({
-  // null is what the classic daemon falls back to when env is absent.
-  env: z.optional(z.nullable(z.string({ error: 'a string such as "development" or "production"' }))),
-  host: nonEmpty('a host name (non-empty string)'),
-  port: z.custom<number | string>(isPortValue, { error: PORT_EXPECTED }),
-  addr: z.optional(nonEmpty('a listen address (non-empty string)')),
-  tmpdir: z.optional(nonEmpty('a directory path (non-empty string)')),
-  allow_new_queue: z.optional(z.boolean({ error: 'true or false' })),
-  relative_root: z.optional(z.string({ error: 'a URL path starting with "/"' }).check(z.refine((s) => s.startsWith('/'), { error: 'a URL path starting with "/"' }))),
-  basic_auth: z.optional(
-    z.looseObject(
-      {
-        realm: z.optional(z.string({ error: 'a realm name (string)' })),
-        users: z.record(z.string(), z.string({ error: 'a password (string)' }), { error: 'an object of user name to password' }),
-      },
-      { error: 'an object {"realm": ..., "users": {"name": "password"}}' },
+export const GlobalConfigSchema = z.looseObject(
+  {
+    // null is what the classic daemon falls back to when env is absent.
+    env: z.optional(z.nullable(z.string({ error: 'a string such as "development" or "production"' }))),
+    host: nonEmpty('a host name (non-empty string)'),
+    port: z.custom<number | string>(isPortValue, { error: PORT_EXPECTED }),
+    addr: z.optional(nonEmpty('a listen address (non-empty string)')),
+    tmpdir: z.optional(nonEmpty('a directory path (non-empty string)')),
+    allow_new_queue: z.optional(z.boolean({ error: 'true or false' })),
+    relative_root: z.optional(
+      z.string({ error: 'a URL path starting with "/"' }).check(z.refine((s) => s.startsWith('/'), { error: 'a URL path starting with "/"' })),
     ),
-  ),
-  allowed_ips: z.optional(z.array(z.string({ error: 'an IP address or prefix (string)' }), { error: 'an array of IP address strings' })),
-  // Where a queue created or relinked over HTTP may take its script and config from (docs/security.md).
-  script_dirs: z.optional(z.array(nonEmpty('a directory path (non-empty string)'), { error: 'an array of directory paths' })),
-  allow_exec_prefix: z.optional(z.boolean({ error: 'true or false' })),
-  allowed_hosts: z.optional(z.array(nonEmpty('a host name (non-empty string)'), { error: 'an array of host names' })),
-  max_body_bytes: z.optional(positiveInt),
-  max_field_bytes: z.optional(positiveInt),
-  idempotency_window_s: z.optional(positiveInt),
-  // How long the web waits for a queue's reply before answering 503/202 (web/queue-clients.ts); 10 by default.
-  queue_reply_timeout_s: z.optional(positiveInt),
-  // rq-beyond §B15.2, §B16: how long a queue keeps its daily statistics and their histograms; /metrics without auth.
-  stats_history_days: z.optional(days),
-  histogram_history_days: z.optional(days),
-  metrics_public: z.optional(z.boolean({ error: 'true or false' })),
-  // GET /events streams open at once (web/event-hub.ts); 64 by default.
-  max_event_streams: z.optional(positiveInt),
-  // Bounds on the web's connections (web/connection-limits.ts, docs/http-api.md "Connection limits"); defaults in web/web-limits.ts.
-  max_connections: z.optional(positiveInt),
-  max_connections_per_address: z.optional(positiveInt),
-  max_sse_streams: z.optional(positiveInt),
-  max_tails_per_message: z.optional(positiveInt),
-  headers_timeout_s: z.optional(positiveInt),
-  keep_alive_timeout_s: z.optional(positiveInt),
-  shutdown_grace_s: z.optional(positiveInt),
-  // Connections at once on a queue's, rq-mgr's or the timers' socket (ipc/socket-server.ts); 512 by default.
-  max_socket_connections: z.optional(positiveInt),
-  // Queue statuses /healthz counts as healthy (any text a queue reports); UP, PAUSE and an operator's DOWN by default (web/health.ts).
-  healthy_states: z.optional(z.array(nonEmpty('a queue status such as "UP" (non-empty string)'), { error: 'an array of queue statuses such as ["UP", "PAUSE"]' })),
-  // How queue processes trade CPU for memory (queue/node-flags.ts queueNodeFlags); read when rq-mgr starts.
-  queue_memory: z.optional(z.enum(['default', 'lean'], { error: '"default" or "lean"' })),
-  max_upload_bytes: z.optional(z.int({ error: 'a positive whole number of bytes' }).check(z.positive({ error: 'a positive whole number of bytes' }))),
-}, { error: 'a JSON object' });
+    basic_auth: z.optional(
+      z.looseObject(
+        {
+          realm: z.optional(z.string({ error: 'a realm name (string)' })),
+          users: z.record(z.string(), z.string({ error: 'a password (string)' }), { error: 'an object of user name to password' }),
+        },
+        { error: 'an object {"realm": ..., "users": {"name": "password"}}' },
+      ),
+    ),
+    allowed_ips: z.optional(z.array(z.string({ error: 'an IP address or prefix (string)' }), { error: 'an array of IP address strings' })),
+    // Where a queue created or relinked over HTTP may take its script and config from (docs/security.md).
+    script_dirs: z.optional(z.array(nonEmpty('a directory path (non-empty string)'), { error: 'an array of directory paths' })),
+    allow_exec_prefix: z.optional(z.boolean({ error: 'true or false' })),
+    allowed_hosts: z.optional(z.array(nonEmpty('a host name (non-empty string)'), { error: 'an array of host names' })),
+    max_body_bytes: z.optional(positiveInt),
+    max_field_bytes: z.optional(positiveInt),
+    idempotency_window_s: z.optional(positiveInt),
+    // How long the web waits for a queue's reply before answering 503/202 (web/queue-clients.ts); 10 by default.
+    queue_reply_timeout_s: z.optional(positiveInt),
+    // rq-beyond §B15.2, §B16: how long a queue keeps its daily statistics and their histograms; /metrics without auth.
+    stats_history_days: z.optional(days),
+    histogram_history_days: z.optional(days),
+    metrics_public: z.optional(z.boolean({ error: 'true or false' })),
+    // GET /events streams open at once (web/event-hub.ts); 64 by default.
+    max_event_streams: z.optional(positiveInt),
+    // Bounds on the web's connections (web/connection-limits.ts, docs/http-api.md "Connection limits"); defaults in web/web-limits.ts.
+    max_connections: z.optional(positiveInt),
+    max_connections_per_address: z.optional(positiveInt),
+    max_sse_streams: z.optional(positiveInt),
+    max_tails_per_message: z.optional(positiveInt),
+    headers_timeout_s: z.optional(positiveInt),
+    keep_alive_timeout_s: z.optional(positiveInt),
+    shutdown_grace_s: z.optional(positiveInt),
+    // Connections at once on a queue's, rq-mgr's or the timers' socket (ipc/socket-server.ts); 512 by default.
+    max_socket_connections: z.optional(positiveInt),
+    // Queue statuses /healthz counts as healthy (any text a queue reports); UP, PAUSE and an operator's DOWN by default (web/health.ts).
+    healthy_states: z.optional(
+      z.array(nonEmpty('a queue status such as "UP" (non-empty string)'), { error: 'an array of queue statuses such as ["UP", "PAUSE"]' }),
+    ),
+    // How queue processes trade CPU for memory (queue/node-flags.ts queueNodeFlags); read when rq-mgr starts.
+    queue_memory: z.optional(z.enum(['default', 'lean'], { error: '"default" or "lean"' })),
+    max_upload_bytes: z.optional(z.int({ error: 'a positive whole number of bytes' }).check(z.positive({ error: 'a positive whole number of bytes' }))),
+  },
+  { error: 'a JSON object' },
+);
 
 export type GlobalConfig = z.output<typeof GlobalConfigSchema>;
 

@@ -14,7 +14,13 @@ export const EMPTY_LIMITS: LimitsTable = { exact: new Map(), globs: [] };
 const LABEL = 'config/limits.json';
 
 function globRe(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 's');
+  return new RegExp(
+    `^${pattern
+      .split('*')
+      .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+    's',
+  );
 }
 
 /** The table from the file's JSON; throws RQ_ERR_CONFIG naming the key at fault. */

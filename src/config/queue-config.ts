@@ -207,7 +207,8 @@ function outputBounds(raw: Obj, refuse: (field: string, expected: string, v: unk
   }
   if (raw.max_log_bytes !== undefined && raw.max_log_bytes !== null) {
     const n = toInteger(raw.max_log_bytes);
-    if (!(n >= 1024 && n <= Number.MAX_SAFE_INTEGER)) throw refuse('max_log_bytes', 'a whole number of bytes, at least 1024 (absent: unlimited)', raw.max_log_bytes);
+    if (!(n >= 1024 && n <= Number.MAX_SAFE_INTEGER))
+      throw refuse('max_log_bytes', 'a whole number of bytes, at least 1024 (absent: unlimited)', raw.max_log_bytes);
     out.max_log_bytes = n;
   }
   return out;

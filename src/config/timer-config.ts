@@ -28,7 +28,9 @@ const param = z.optional(
 
 const MsgShape = z.object(
   {
-    dest: z.string({ error: 'a destination queue name or http:// URL (non-empty string)' }).check(z.minLength(1, { error: 'a destination queue name or http:// URL (non-empty string)' })),
+    dest: z
+      .string({ error: 'a destination queue name or http:// URL (non-empty string)' })
+      .check(z.minLength(1, { error: 'a destination queue name or http:// URL (non-empty string)' })),
     src: z.optional(z.string({ error: 'a string' })),
     param1: param,
     param2: param,
@@ -84,7 +86,10 @@ export function parseTimerConfig(text: string, fileLabel: string, opts: TimerPar
     raw = JSON.parse(text);
   } catch (err) {
     if (fileLabel.endsWith('.yaml')) {
-      throw RqError.of('RQ_ERR_CONFIG', `${fileLabel}: YAML timer files are read only when written in JSON syntax (rq has no YAML parser); rewrite it as JSON, e.g. {"period": 3600, "msg": {"dest": "<queue>"}}, or use a .json file`).causedBy(err);
+      throw RqError.of(
+        'RQ_ERR_CONFIG',
+        `${fileLabel}: YAML timer files are read only when written in JSON syntax (rq has no YAML parser); rewrite it as JSON, e.g. {"period": 3600, "msg": {"dest": "<queue>"}}, or use a .json file`,
+      ).causedBy(err);
     }
     throw configJsonError(fileLabel, err);
   }

@@ -63,7 +63,8 @@ export function parseFeedLine(line: string): FeedEvent | FeedHello {
     return v as unknown as FeedHello;
   }
   if (v.type === 'status' || v.type === 'progress' || v.type === 'bulk' || (MOVE_TYPES as readonly unknown[]).includes(v.type)) {
-    if (v.type !== 'status' && v.type !== 'bulk' && typeof v.msg_id !== 'string') throw RqError.of('RQ_ERR_PROTOCOL', `event feed ${String(v.type)} lacks msg_id: ${shown(line)}`);
+    if (v.type !== 'status' && v.type !== 'bulk' && typeof v.msg_id !== 'string')
+      throw RqError.of('RQ_ERR_PROTOCOL', `event feed ${String(v.type)} lacks msg_id: ${shown(line)}`);
     return v as unknown as FeedEvent;
   }
   throw RqError.of('RQ_ERR_PROTOCOL', `event feed line of unknown type: ${shown(line)}`);

@@ -78,7 +78,10 @@ export class FrameDecoder {
         for (let i = this.magic.length; i < Math.min(head.length, this.magic.length + LENGTH_DIGITS); i++) {
           const c = head[i];
           if (c < 0x30 || c > 0x39) {
-            throw new FrameError(`bad frame length ${showBytes(head.subarray(this.magic.length, this.magic.length + LENGTH_DIGITS))}, expected ${LENGTH_DIGITS} decimal digits`, out);
+            throw new FrameError(
+              `bad frame length ${showBytes(head.subarray(this.magic.length, this.magic.length + LENGTH_DIGITS))}, expected ${LENGTH_DIGITS} decimal digits`,
+              out,
+            );
           }
         }
         if (head.length < HEADER_BYTES) return out;

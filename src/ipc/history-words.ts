@@ -55,7 +55,10 @@ function dueWords(due: unknown): string {
 /** A value in words: texts, numbers and lists as they are, an object as its `key value` pairs. */
 function valueWords(v: unknown): string {
   if (Array.isArray(v)) return v.map(valueWords).join(', ');
-  if (v !== null && typeof v === 'object') return Object.entries(v).map(([k, x]) => `${k} ${valueWords(x)}`).join(', ');
+  if (v !== null && typeof v === 'object')
+    return Object.entries(v)
+      .map(([k, x]) => `${k} ${valueWords(x)}`)
+      .join(', ');
   return String(v);
 }
 

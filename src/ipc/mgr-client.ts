@@ -164,7 +164,10 @@ export class MgrClient {
    * the lines; the value is how many were freed and each waiter's answer, by holder ref.
    */
   async limitReset(queue: string, acquire: readonly LimitRequest[] = []): Promise<Answer<{ freed: number; results: Record<string, AcquireAnswer> }>> {
-    const a = answer(await this.send('limit_reset', JSON.stringify({ queue, acquire })), (v): v is { freed: number; results: Record<string, unknown> } => isObject(v) && isNumber(v.freed) && isObject(v.results));
+    const a = answer(
+      await this.send('limit_reset', JSON.stringify({ queue, acquire })),
+      (v): v is { freed: number; results: Record<string, unknown> } => isObject(v) && isNumber(v.freed) && isObject(v.results),
+    );
     if (!a.ok) return a;
     const results = Object.fromEntries(Object.entries(a.value.results).map(([ref, r]) => [ref, acquireAnswer(r)]));
     return { ...a, value: { freed: a.value.freed, results } };

@@ -176,7 +176,10 @@ export class QueueClient {
 
   /** Answers once the message has finished (or `timed out` after `timeoutS`), with its status and state as get_message_status gives them (`deleted` when it was removed). */
   async waitFinished(msgId: string, timeoutS: number): Promise<Answer<{ status: string; state: State | 'deleted' }>> {
-    return answer(await this.send('wait_message', { msg_id: msgId, timeout: timeoutS }), (v): v is { status: string; state: State | 'deleted' } => isObject(v) && isString(v.status) && isString(v.state));
+    return answer(
+      await this.send('wait_message', { msg_id: msgId, timeout: timeoutS }),
+      (v): v is { status: string; state: State | 'deleted' } => isObject(v) && isString(v.status) && isString(v.state),
+    );
   }
 
   /** rq-beyond §B6: every unacknowledged err message with `outcome` (all when absent) back to the que, oldest first; the count. */
@@ -209,7 +212,13 @@ export class QueueClient {
   }
 
   /** A bulk action (`retry`, `delete`, `ack`, `move` with `dest`) on `ids` or every eligible match of `filter`; `dry_run` answers how many would change. */
-  async bulk(args: { op: string; ids?: string[]; filter?: SearchArgs; dest?: string; dry_run?: boolean }): Promise<Answer<BulkJob | { op: string; count: number }>> {
+  async bulk(args: {
+    op: string;
+    ids?: string[];
+    filter?: SearchArgs;
+    dest?: string;
+    dry_run?: boolean;
+  }): Promise<Answer<BulkJob | { op: string; count: number }>> {
     return answer(await this.send('bulk', args), (v): v is BulkJob | { op: string; count: number } => isObject(v) && isString(v.op));
   }
 
@@ -270,7 +279,10 @@ export class QueueClient {
 
   /** Internal (rq-beyond §B8.3): registers `dependent` (`<queue>/<id>`) on message `msgId`; the value is where that message is. */
   async addDependent(msgId: string, dependent: string): Promise<Answer<{ state: State; outcome?: string }>> {
-    return answer(await this.send('add_dependent', { msg_id: msgId, dependent }), (v): v is { state: State; outcome?: string } => isObject(v) && isString(v.state));
+    return answer(
+      await this.send('add_dependent', { msg_id: msgId, dependent }),
+      (v): v is { state: State; outcome?: string } => isObject(v) && isString(v.state),
+    );
   }
 
   /** Internal (rq-beyond §B8.3): a dependency of `msg_id` has finished; `resolved` or `ignored`. */

@@ -19,7 +19,11 @@ export interface Connection {
  * command (rq-mgr) and on the rq2 timers socket. An error with a detail (RqError.withDetail) sends it
  * after the code.
  */
-export function refusalOf(conn: Connection, err: RqError, head: 'fail' | 'error' | 'ERROR' = 'fail'): [string, string] | [string, string, ErrorCode] | [string, string, ErrorCode, object] {
+export function refusalOf(
+  conn: Connection,
+  err: RqError,
+  head: 'fail' | 'error' | 'ERROR' = 'fail',
+): [string, string] | [string, string, ErrorCode] | [string, string, ErrorCode, object] {
   if (!conn.codes) return [head, err.message];
   return err.detail ? [head, err.message, err.code, err.detail] : [head, err.message, err.code];
 }

@@ -75,7 +75,9 @@ export function bindPrivate(server: net.Server, path: string): Promise<void> {
     requireSocketPath(path);
     const onError = (err: Error) => {
       // The in-use text names the path itself ("another process is already listening on …").
-      const refusal = isErrno(err, 'EADDRINUSE') ? RqError.of('RQ_ERR_SOCKET_IN_USE', path) : RqError.of('RQ_ERR_SOCKET_PATH', `cannot listen on ${path}: ${err.message}`);
+      const refusal = isErrno(err, 'EADDRINUSE')
+        ? RqError.of('RQ_ERR_SOCKET_IN_USE', path)
+        : RqError.of('RQ_ERR_SOCKET_PATH', `cannot listen on ${path}: ${err.message}`);
       reject(refusal.causedBy(err));
     };
     server.once('error', onError);

@@ -64,10 +64,11 @@ export async function listenSocket(opts: SocketServerOptions): Promise<SocketSer
   /** The busy reply goes out before any request is read, so nothing was done. */
   const refuse = (socket: net.Socket): void => {
     refuseSocket(socket, encodeFrame(proto, errorReply(proto, RqError.of('RQ_ERR_SOCKET_BUSY', open.size, path))), REFUSED_LINGER_MS);
-    if (refusedUnlogged++ === 0) setTimeout(() => {
-      log.warn({ path, refused: refusedUnlogged, open: open.size }, 'socket connections refused: too many open');
-      refusedUnlogged = 0;
-    }, REFUSED_LINGER_MS).unref();
+    if (refusedUnlogged++ === 0)
+      setTimeout(() => {
+        log.warn({ path, refused: refusedUnlogged, open: open.size }, 'socket connections refused: too many open');
+        refusedUnlogged = 0;
+      }, REFUSED_LINGER_MS).unref();
   };
 
   const serve = (socket: net.Socket): void => {
@@ -98,7 +99,14 @@ export async function listenSocket(opts: SocketServerOptions): Promise<SocketSer
         frame = encodeFrame(proto, reply);
       } catch (err) {
         log.error({ err, path }, 'socket reply could not be framed');
-        frame = encodeFrame(proto, errorReply(proto, proto === 'rq1' ? RqError.of('RQ_ERR_INTERNAL', (err as Error).message) : new RqError('RQ_ERR_INTERNAL', (err as Error).message), conn));
+        frame = encodeFrame(
+          proto,
+          errorReply(
+            proto,
+            proto === 'rq1' ? RqError.of('RQ_ERR_INTERNAL', (err as Error).message) : new RqError('RQ_ERR_INTERNAL', (err as Error).message),
+            conn,
+          ),
+        );
       }
       if (socket.destroyed || ended) return;
       // Wait for the peer to take the reply before answering the next one, so a client that

@@ -106,7 +106,17 @@ export interface FailureGroupPage {
 /** `search`: the matching messages, newest first, with their short fields (values over 256 characters cut). */
 export interface SearchPage {
   total: number;
-  messages: { msg_id: string; state: string; acked?: true; fields: Record<string, string | number>; status?: string; ms?: number | null; runs?: number; total_ms?: number | null; finished?: number | null }[];
+  messages: {
+    msg_id: string;
+    state: string;
+    acked?: true;
+    fields: Record<string, string | number>;
+    status?: string;
+    ms?: number | null;
+    runs?: number;
+    total_ms?: number | null;
+    finished?: number | null;
+  }[];
   /** Asked not to wait: the index is still being read (this many messages so far); the page is empty. */
   building?: { read: number };
 }

@@ -31,7 +31,11 @@ export interface QueueTaggedPage {
  * `rq tagged` without a queue). Each queue must have been asked for `offset + limit` messages
  * from its offset 0, so that the merged window is exact.
  */
-export function mergeTaggedPages(pages: readonly QueueTaggedPage[], offset: number, limit: number): { total: number; messages: (TaggedEntry & { queue: string })[]; gone: string[] } {
+export function mergeTaggedPages(
+  pages: readonly QueueTaggedPage[],
+  offset: number,
+  limit: number,
+): { total: number; messages: (TaggedEntry & { queue: string })[]; gone: string[] } {
   const all = pages.flatMap(({ queue, page }) => page.messages.map((m) => ({ ...m, queue })));
   all.sort((a, b) => (a.tagged_at < b.tagged_at ? 1 : a.tagged_at > b.tagged_at ? -1 : 0));
   return {

@@ -5,7 +5,20 @@ import { DERIVED_FIELDS } from './message.js';
 import { closest } from './nearest-name.js';
 
 /** What the classic daemon copies from a create (spec §2.3). */
-export const CLASSIC_CREATE_FIELDS = ['dest', 'orig_msg_id', 'count', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote'] as const;
+export const CLASSIC_CREATE_FIELDS = [
+  'dest',
+  'orig_msg_id',
+  'count',
+  'max_count',
+  'src',
+  'param1',
+  'param2',
+  'param3',
+  'param4',
+  'post_run_webhook',
+  'due',
+  'force_remote',
+] as const;
 
 /** What rq's creates take beyond them (rq-beyond §B1, §B8, §B9, §B12; `retries` is max_retries' other name). */
 export const RQ_CREATE_FIELDS = ['idempotency_key', 'tags', 'depends', 'depends_fail', 'limit', 'limit_concurrency', ...JOB_FIELDS, 'retries'] as const;
@@ -18,7 +31,19 @@ export const CREATE_FIELDS: readonly string[] = [...CLASSIC_CREATE_FIELDS, ...RQ
  * daemon did: the mode (`_method`), the relay's `relay_id`, brightroll's form `relay_ok`, and the
  * keys of a stored message (one read back with `GET /q/<q>/<id>.json` and sent again).
  */
-export const DROPPED_FIELDS: readonly string[] = ['_method', 'relay_id', 'relay_ok', 'msg_id', 'cloned_from', 'dups', 'dup', 'child_pid', 'failures', 'last_failure', ...DERIVED_FIELDS];
+export const DROPPED_FIELDS: readonly string[] = [
+  '_method',
+  'relay_id',
+  'relay_ok',
+  'msg_id',
+  'cloned_from',
+  'dups',
+  'dup',
+  'child_pid',
+  'failures',
+  'last_failure',
+  ...DERIVED_FIELDS,
+];
 
 const KNOWN = new Set([...CREATE_FIELDS, ...DROPPED_FIELDS]);
 

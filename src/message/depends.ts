@@ -41,7 +41,11 @@ function refOf(v: string, ctx?: RefContext): { ref: string } | { foreign: true }
 export function readDepends(raw: unknown, ctx?: RefContext, refuse: Refuse = invalidField): string[] {
   let given: unknown[];
   if (Array.isArray(raw)) given = raw;
-  else if (typeof raw === 'string') given = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  else if (typeof raw === 'string')
+    given = raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
   else throw refuse('depends', 'an array of message refs (<queue>/<id>) or a comma-separated string', raw);
   if (given.length > MAX_DEPENDS) throw refuse('depends', `at most ${MAX_DEPENDS} refs`, given.length);
   // An empty list is a mistake (a script's list of parts that came out empty), not "no dependencies".

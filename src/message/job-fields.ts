@@ -69,7 +69,8 @@ export function readJobFields(raw: Record<string, unknown>, refuse: Refuse, pref
   const name = (f: string) => prefix + f;
   if (present(raw.priority)) {
     const n = numberOf(raw.priority);
-    if (!Number.isInteger(n) || Math.abs(n) > MAX_PRIORITY) throw refuse(name('priority'), `a whole number from -${MAX_PRIORITY} to ${MAX_PRIORITY}`, raw.priority);
+    if (!Number.isInteger(n) || Math.abs(n) > MAX_PRIORITY)
+      throw refuse(name('priority'), `a whole number from -${MAX_PRIORITY} to ${MAX_PRIORITY}`, raw.priority);
     out.priority = n;
   }
   const maxRetries = present(raw.max_retries) ? raw.max_retries : raw.retries;
@@ -79,7 +80,8 @@ export function readJobFields(raw: Record<string, unknown>, refuse: Refuse, pref
   if (present(raw.min_retry_delay)) out.min_retry_delay = secondsIn(name('min_retry_delay'), raw.min_retry_delay, 0, 86_400, false, refuse);
   if (present(raw.max_retry_delay)) {
     const n = secondsIn(name('max_retry_delay'), raw.max_retry_delay, 0, MAX_RUN_SECONDS, false, refuse);
-    if (out.min_retry_delay !== undefined && n < out.min_retry_delay) throw refuse(name('max_retry_delay'), `seconds >= min_retry_delay (${out.min_retry_delay})`, raw.max_retry_delay);
+    if (out.min_retry_delay !== undefined && n < out.min_retry_delay)
+      throw refuse(name('max_retry_delay'), `seconds >= min_retry_delay (${out.min_retry_delay})`, raw.max_retry_delay);
     out.max_retry_delay = n;
   }
   if (present(raw.retry_jitter)) {

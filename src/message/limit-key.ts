@@ -30,7 +30,9 @@ export function readLimitConcurrency(raw: unknown, refuse: Refuse, field = 'limi
  * in (an absent param is empty: `api:{param1}` gives `api:`). Null when it has no limit.
  */
 export function expandLimit(template: string, msg: Record<string, unknown>, queue: string): string {
-  return template.replace(/\{(param[1-4]|queue)\}/g, (_, name: string) => (name === 'queue' ? queue : msg[name] === undefined || msg[name] === null ? '' : String(msg[name])));
+  return template.replace(/\{(param[1-4]|queue)\}/g, (_, name: string) =>
+    name === 'queue' ? queue : msg[name] === undefined || msg[name] === null ? '' : String(msg[name]),
+  );
 }
 
 /**

@@ -70,7 +70,12 @@ function text(field: string, v: unknown): string {
   if (v.length > MAX_TEXT) throw invalidField(field, `at most ${MAX_TEXT} characters`, `${v.length} characters`);
   if (ENV_FIELDS.has(field)) {
     const bytes = Buffer.byteLength(v);
-    if (bytes > MAX_ENV_FIELD_BYTES) throw invalidField(field, `at most ${MAX_ENV_FIELD_BYTES} bytes (a script gets it as one environment variable, and exec takes at most 128 KiB)`, `${bytes} bytes`);
+    if (bytes > MAX_ENV_FIELD_BYTES)
+      throw invalidField(
+        field,
+        `at most ${MAX_ENV_FIELD_BYTES} bytes (a script gets it as one environment variable, and exec takes at most 128 KiB)`,
+        `${bytes} bytes`,
+      );
   }
   return v;
 }
@@ -117,7 +122,8 @@ export function normaliseCreate(input: unknown): CreateFields {
     out.post_run_webhook = webhooks(req.post_run_webhook);
   }
   if (req.force_remote !== undefined) out.force_remote = req.force_remote;
-  if (req.idempotency_key !== undefined && req.idempotency_key !== null && req.idempotency_key !== '') out.idempotency_key = idempotencyKey(req.idempotency_key);
+  if (req.idempotency_key !== undefined && req.idempotency_key !== null && req.idempotency_key !== '')
+    out.idempotency_key = idempotencyKey(req.idempotency_key);
   if (req.tags !== undefined && req.tags !== null && req.tags !== '') {
     const tags = readTags(req.tags, invalidField);
     if (tags.length) out.tags = tags;
@@ -125,7 +131,8 @@ export function normaliseCreate(input: unknown): CreateFields {
   if (req.depends !== undefined && req.depends !== null) out.depends = readDepends(req.depends);
   if (req.depends_fail !== undefined && req.depends_fail !== null && req.depends_fail !== '') out.depends_fail = readDependsFail(req.depends_fail);
   if (req.limit !== undefined && req.limit !== null) out.limit = readLimit(req.limit, invalidField);
-  if (req.limit_concurrency !== undefined && req.limit_concurrency !== null && req.limit_concurrency !== '') out.limit_concurrency = readLimitConcurrency(req.limit_concurrency, invalidField);
+  if (req.limit_concurrency !== undefined && req.limit_concurrency !== null && req.limit_concurrency !== '')
+    out.limit_concurrency = readLimitConcurrency(req.limit_concurrency, invalidField);
   return Object.assign(out, readJobFields(req, invalidField, '', Date.now()));
 }
 
@@ -133,7 +140,8 @@ export const MAX_IDEMPOTENCY_KEY = 255;
 
 function idempotencyKey(v: unknown): string {
   const expected = `a key of 1 to ${MAX_IDEMPOTENCY_KEY} printable characters (a UUID, say)`;
-  if (typeof v !== 'string' || v.length > MAX_IDEMPOTENCY_KEY || !/^[\x21-\x7e\u00a0-\uffff][\x20-\x7e\u00a0-\uffff]*$/u.test(v)) throw invalidField('idempotency_key', expected, v);
+  if (typeof v !== 'string' || v.length > MAX_IDEMPOTENCY_KEY || !/^[\x21-\x7e\u00a0-\uffff][\x20-\x7e\u00a0-\uffff]*$/u.test(v))
+    throw invalidField('idempotency_key', expected, v);
   return v;
 }
 
@@ -189,7 +197,24 @@ export function cancelledStatus(reason: string): string {
  * What a copy of a message meant to run carries (clone, a bulk move): every field a create takes but
  * expire_at (rq-beyond §B1.13); the copy gets its own id, count and history.
  */
-export const CLONE_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote', 'tags', 'depends', 'depends_fail', 'limit', 'limit_concurrency', ...JOB_FIELDS.filter((f) => f !== 'expire_at')] as const;
+export const CLONE_FIELDS = [
+  'orig_msg_id',
+  'max_count',
+  'src',
+  'param1',
+  'param2',
+  'param3',
+  'param4',
+  'post_run_webhook',
+  'due',
+  'force_remote',
+  'tags',
+  'depends',
+  'depends_fail',
+  'limit',
+  'limit_concurrency',
+  ...JOB_FIELDS.filter((f) => f !== 'expire_at'),
+] as const;
 
 /** Copies the listed fields that are set on `from` (dup, clone). */
 export function pickFields(from: Message, names: readonly (keyof CreateFields)[]): CreateFields {

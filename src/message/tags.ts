@@ -19,7 +19,11 @@ export function isTag(v: unknown): v is string {
 export function readTags(raw: unknown, refuse: Refuse, field = 'tags'): string[] {
   let given: unknown[];
   if (Array.isArray(raw)) given = raw;
-  else if (typeof raw === 'string') given = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  else if (typeof raw === 'string')
+    given = raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
   else throw refuse(field, 'an array of tags or a comma-separated string', raw);
   const out: string[] = [];
   given.forEach((v, i) => {

@@ -53,15 +53,33 @@ function queueFinding(name: string, d: StatusDetail, root: string): Finding | nu
     case 'UP':
       return null;
     case 'PAUSE':
-      return { severity: 'info', subject, reason: `paused by an operator (${p.config}/${name}.pause): running messages finish, no new one starts`, fix: `rq resume ${name}` };
+      return {
+        severity: 'info',
+        subject,
+        reason: `paused by an operator (${p.config}/${name}.pause): running messages finish, no new one starts`,
+        fix: `rq resume ${name}`,
+      };
     case 'DOWN':
-      return { severity: 'info', subject, reason: `down by an operator (${p.config}/${name}.down): nothing runs`, fix: `rm ${p.config}/${name}.down (or Up on its queue page)` };
+      return {
+        severity: 'info',
+        subject,
+        reason: `down by an operator (${p.config}/${name}.down): nothing runs`,
+        fix: `rm ${p.config}/${name}.down (or Up on its queue page)`,
+      };
     case 'SCRIPTERROR':
-      return problem(subject, `SCRIPTERROR: ${d.reason ?? 'its script cannot run'}; its messages wait in que`, 'make the script exist and executable at that path (chmod +x, or restore the file or link); the queue notices and starts its messages');
+      return problem(
+        subject,
+        `SCRIPTERROR: ${d.reason ?? 'its script cannot run'}; its messages wait in que`,
+        'make the script exist and executable at that path (chmod +x, or restore the file or link); the queue notices and starts its messages',
+      );
     case 'DISK FULL':
-      return problem(subject, `DISK FULL: ${d.reason ?? 'no space left'}; creates are refused and no script starts`, `free space on the filesystem of ${p.queues}; the queue resumes by itself`);
+      return problem(
+        subject,
+        `DISK FULL: ${d.reason ?? 'no space left'}; creates are refused and no script starts`,
+        `free space on the filesystem of ${p.queues}; the queue resumes by itself`,
+      );
     default:
-      return problem(subject, `status ${d.status}`, 'see rq-mgr\'s log for this queue');
+      return problem(subject, `status ${d.status}`, "see rq-mgr's log for this queue");
   }
 }
 
@@ -70,22 +88,37 @@ async function queueFindings(deps: DoctorDeps, workers: Record<string, WorkerInf
   const held = new Set<string>();
   let running = 0;
   const names = Object.entries(workers).filter(([name]) => !name.startsWith('['));
-  const answers = await Promise.all(names.map(async ([name, w]) => {
-    if (w.status !== 'RUNNING') return { name, w, d: null, err: null };
-    return deps.statusDetail(name).then((d) => ({ name, w, d, err: null }), (err: unknown) => ({ name, w, d: null, err: err as Error }));
-  }));
+  const answers = await Promise.all(
+    names.map(async ([name, w]) => {
+      if (w.status !== 'RUNNING') return { name, w, d: null, err: null };
+      return deps.statusDetail(name).then(
+        (d) => ({ name, w, d, err: null }),
+        (err: unknown) => ({ name, w, d: null, err: err as Error }),
+      );
+    }),
+  );
   for (const { name, w, d, err } of answers.sort((a, b) => a.name.localeCompare(b.name))) {
     const subject = `queue ${name}`;
     if (w.status !== 'RUNNING') {
-      findings.push(problem(subject, `its process is ${w.status}${w.last_exit ? ` (last exit: ${w.last_exit})` : ''}`, w.status === 'ERROR' ? 'fix what rq-mgr\'s log says it dies of, then restart it (Restart on its queue page)' : 'rq-mgr restarts it; if it keeps dying, rq-mgr\'s log says why'));
+      findings.push(
+        problem(
+          subject,
+          `its process is ${w.status}${w.last_exit ? ` (last exit: ${w.last_exit})` : ''}`,
+          w.status === 'ERROR'
+            ? "fix what rq-mgr's log says it dies of, then restart it (Restart on its queue page)"
+            : "rq-mgr restarts it; if it keeps dying, rq-mgr's log says why",
+        ),
+      );
       continue;
     }
     if (err || !d) {
-      findings.push(problem(subject, `its process does not answer (${err?.message ?? 'no reply'})`, 'see rq-mgr\'s log for this queue; rq-mgr restarts a process that dies'));
+      findings.push(
+        problem(subject, `its process does not answer (${err?.message ?? 'no reply'})`, "see rq-mgr's log for this queue; rq-mgr restarts a process that dies"),
+      );
       continue;
     }
     if (!d.ok) {
-      findings.push(problem(subject, `status refused: ${d.text}`, 'see rq-mgr\'s log for this queue'));
+      findings.push(problem(subject, `status refused: ${d.text}`, "see rq-mgr's log for this queue"));
       continue;
     }
     const f = queueFinding(name, d.value, deps.root);
@@ -106,7 +139,13 @@ function componentFindings(workers: Record<string, WorkerInfo>): Finding[] {
     .map(([name, w]) => {
       const what = name.slice(1, -1);
       if (w.problem) return problem(what, w.problem.reason, w.problem.fix);
-      return problem(what, `rq-mgr's ${what} process is ${w.status}${w.last_exit ? ` (last exit: ${w.last_exit})` : ''}`, w.status === 'ERROR' ? 'it died too often to be restarted: fix what rq-mgr\'s log says it dies of, then bin/rq-mgr restart' : 'rq-mgr restarts it; if it keeps dying, rq-mgr\'s log says why');
+      return problem(
+        what,
+        `rq-mgr's ${what} process is ${w.status}${w.last_exit ? ` (last exit: ${w.last_exit})` : ''}`,
+        w.status === 'ERROR'
+          ? "it died too often to be restarted: fix what rq-mgr's log says it dies of, then bin/rq-mgr restart"
+          : "rq-mgr restarts it; if it keeps dying, rq-mgr's log says why",
+      );
     });
 }
 
@@ -132,7 +171,13 @@ async function diskFindings(root: string): Promise<Finding[]> {
   if (!st) return [];
   const free = st.bavail * st.bsize;
   if (free >= LOW_SPACE_BYTES) return [];
-  return [problem('disk', `the filesystem of ${rootPaths(root).queues} has ${Math.floor(free / 1024)} KiB free`, 'free space on it; queues refuse creates and hold runs while it is full')];
+  return [
+    problem(
+      'disk',
+      `the filesystem of ${rootPaths(root).queues} has ${Math.floor(free / 1024)} KiB free`,
+      'free space on it; queues refuse creates and hold runs while it is full',
+    ),
+  ];
 }
 
 /**
@@ -141,7 +186,12 @@ async function diskFindings(root: string): Promise<Finding[]> {
  */
 export async function doctorReport(deps: DoctorDeps): Promise<DoctorReport> {
   const sock = rootPaths(deps.root).mgrSock;
-  const down = (why: string): DoctorReport => ({ ok: false, mgr: false, running: 0, findings: [problem('rq-mgr', `rq-mgr does not answer on ${sock} (${why}); nothing else can be checked`, `start it: bin/rq-mgr start --root ${deps.root}`)] });
+  const down = (why: string): DoctorReport => ({
+    ok: false,
+    mgr: false,
+    running: 0,
+    findings: [problem('rq-mgr', `rq-mgr does not answer on ${sock} (${why}); nothing else can be checked`, `start it: bin/rq-mgr start --root ${deps.root}`)],
+  });
   try {
     if (!(await deps.mgr.ping(MGR_TIMEOUT_MS))) return down('no pong');
   } catch (err) {
@@ -152,7 +202,13 @@ export async function doctorReport(deps: DoctorDeps): Promise<DoctorReport> {
   const q = await queueFindings(deps, workers.ok ? workers.value : {});
   // A queue in SCRIPTERROR says why itself; its scandir link, refused for the same cause, would say it twice.
   const entryFindings = entries.filter((e) => !q.held.has(e.entry)).map((e) => problem(e.dir ? `queues/${e.entry}` : `scandir/${e.entry}`, e.reason, e.fix));
-  const findings = [...entryFindings, ...q.findings, ...componentFindings(workers.ok ? workers.value : {}), ...(await configFindings(deps.root)), ...(await diskFindings(deps.root))];
+  const findings = [
+    ...entryFindings,
+    ...q.findings,
+    ...componentFindings(workers.ok ? workers.value : {}),
+    ...(await configFindings(deps.root)),
+    ...(await diskFindings(deps.root)),
+  ];
   if (!refused.ok) findings.push(problem('rq-mgr', `refused_queues answered: ${refused.text}`, 'run an rq-mgr of the same version as this rq'));
   return { ok: !findings.some((f) => f.severity === 'problem'), mgr: true, running: q.running, findings };
 }

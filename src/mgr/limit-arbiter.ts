@@ -128,7 +128,8 @@ export class LimitArbiter {
     let state = this.keys.get(key);
     if (!state) this.keys.set(key, (state = { concurrency, source, holders: new Map(), waiting: [] }));
     state.pattern ??= pattern;
-    if (!state.holders.has(ref) && !state.waiting.some((w) => w.ref === ref)) this.park(state, { ref, queue: ref.slice(0, ref.indexOf('/')), since, seq: this.seq++ });
+    if (!state.holders.has(ref) && !state.waiting.some((w) => w.ref === ref))
+      this.park(state, { ref, queue: ref.slice(0, ref.indexOf('/')), since, seq: this.seq++ });
   }
 
   private answerFor(key: string, ref: string): AcquireReply {
@@ -142,7 +143,10 @@ export class LimitArbiter {
    * orphaned slots of `queue` are freed and its waiters `acquires` join the lines in one step, so
    * its older messages keep their place (§B12.5). The answers are those of each acquire; one refused is its catalogue error.
    */
-  reset(queue: string, acquires: readonly { key: string; holder: string; since: number; concurrency?: number; pattern?: string }[] = []): { freed: number; results: Record<string, AcquireReply | RqError> } {
+  reset(
+    queue: string,
+    acquires: readonly { key: string; holder: string; since: number; concurrency?: number; pattern?: string }[] = [],
+  ): { freed: number; results: Record<string, AcquireReply | RqError> } {
     let freed = 0;
     const touched = new Set<string>();
     for (const [key, state] of this.keys) {
@@ -234,7 +238,13 @@ export class LimitArbiter {
         concurrency: s.concurrency,
         source: s.source,
         ...(s.pattern === undefined ? {} : { pattern: s.pattern }),
-        holders: [...s.holders].map(([ref, h]) => ({ ref, queue: h.queue, since: h.since, granted_at: h.grantedAt, ...(h.orphaned ? { orphaned: true as const } : {}) })),
+        holders: [...s.holders].map(([ref, h]) => ({
+          ref,
+          queue: h.queue,
+          since: h.since,
+          granted_at: h.grantedAt,
+          ...(h.orphaned ? { orphaned: true as const } : {}),
+        })),
         waiting: s.waiting.map((w, i) => ({ ref: w.ref, queue: w.queue, since: w.since, position: i + 1 })),
       };
     }

@@ -57,7 +57,8 @@ function keyArg(a: Args): string {
 function holderArg(a: Args): string {
   const h = a.holder;
   const slash = typeof h === 'string' ? h.indexOf('/') : -1;
-  if (typeof h !== 'string' || !isValidQueueName(h.slice(0, slash)) || !isMsgId(h.slice(slash + 1))) throw invalidField('holder', 'a message ref <queue>/<msg_id>', h);
+  if (typeof h !== 'string' || !isValidQueueName(h.slice(0, slash)) || !isMsgId(h.slice(slash + 1)))
+    throw invalidField('holder', 'a message ref <queue>/<msg_id>', h);
   return h;
 }
 
@@ -86,7 +87,13 @@ export class LimitsService {
       settleMs: d.settleMs ?? SETTLE_MS,
       settleMaxMs: SETTLE_MAX_MS,
       log: d.log,
-      grant: (queue, msgId, key) => this.client(queue).limitGranted(msgId, key).then((a) => a.ok, () => null),
+      grant: (queue, msgId, key) =>
+        this.client(queue)
+          .limitGranted(msgId, key)
+          .then(
+            (a) => a.ok,
+            () => null,
+          ),
     });
   }
 
@@ -139,7 +146,9 @@ export class LimitsService {
     const before = this.now() - SWEEP_MIN_AGE_MS;
     let released = 0;
     for (const queue of this.arbiter.queuesHoldingSince(before)) {
-      const held = await this.client(queue).limitHeld().catch(() => null);
+      const held = await this.client(queue)
+        .limitHeld()
+        .catch(() => null);
       if (held?.ok) released += this.arbiter.reconcile(queue, held.value, before);
     }
     return released;
@@ -170,7 +179,8 @@ export class LimitsService {
         const args = jsonArgs(arg);
         const queue = queueArg(args);
         const given = args.acquire ?? [];
-        if (!Array.isArray(given) || given.length > MAX_RESET_ACQUIRES) throw invalidField('acquire', `an array of at most ${MAX_RESET_ACQUIRES} acquires`, given);
+        if (!Array.isArray(given) || given.length > MAX_RESET_ACQUIRES)
+          throw invalidField('acquire', `an array of at most ${MAX_RESET_ACQUIRES} acquires`, given);
         const acquires = given.map((g: unknown, i) => {
           const x = (typeof g === 'object' && g !== null ? g : {}) as Args;
           if (typeof x.since !== 'number' || !Number.isFinite(x.since)) throw invalidField(`acquire[${i}].since`, 'epoch milliseconds', x.since);

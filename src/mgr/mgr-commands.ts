@@ -62,7 +62,12 @@ function createArg(raw: unknown): { raw: unknown; scriptDirsOnly: boolean } {
  * directories whose names do not fit this root, each with the reason and the fix.
  */
 export function refusedQueues(sup: Supervisor, scandir: { refusals: () => RefusedEntry[] }): RefusedEntry[] {
-  const unfit = [...sup.unfit].map(([entry, reason]): RefusedEntry => ({ entry, reason: `queues/${entry}: ${reason}`, fix: 'move the root to a shorter path, or the messages to a queue with a shorter name', dir: true }));
+  const unfit = [...sup.unfit].map(([entry, reason]): RefusedEntry => ({
+    entry,
+    reason: `queues/${entry}: ${reason}`,
+    fix: 'move the root to a shorter path, or the messages to a queue with a shorter name',
+    dir: true,
+  }));
   return [...scandir.refusals(), ...unfit];
 }
 
@@ -102,7 +107,13 @@ export function mgrCommands(env: string | undefined, limits: Record<string, Limi
  * Answers one request on `conn`. `reply_codes` asks for codes on this connection; from then on each
  * refusal is `[head, text, code]`, before it (a classic client) the classic `[head, text]`, byte for byte.
  */
-export async function handleMgrRequest(sup: Supervisor, handlers: Record<string, Handler>, payload: string, log: Logger, conn: Connection = { codes: false }): Promise<string> {
+export async function handleMgrRequest(
+  sup: Supervisor,
+  handlers: Record<string, Handler>,
+  payload: string,
+  log: Logger,
+  conn: Connection = { codes: false },
+): Promise<string> {
   const { command, arg } = parseRequest(payload);
   if (command === CODES_COMMAND) {
     conn.codes = true;

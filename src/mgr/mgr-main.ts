@@ -68,7 +68,14 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   if (config.tmpdir) env.TMPDIR = String(config.tmpdir);
 
   const limits = new LimitsService({ root: opts.root, log: log.child({ component: 'limits' }) });
-  const sup = new Supervisor({ root: opts.root, log, env, queueExited: (name, how) => void limits.queueExited(name, how), webGraceMs: webLimits(config).shutdownGraceMs, queueMemory: config.queue_memory });
+  const sup = new Supervisor({
+    root: opts.root,
+    log,
+    env,
+    queueExited: (name, how) => void limits.queueExited(name, how),
+    webGraceMs: webLimits(config).shutdownGraceMs,
+    queueMemory: config.queue_memory,
+  });
   let scandir: ScanDir | null = null;
   let server: SocketServer | null = null;
   // Before anything starts: a Ctrl-C or TERM at any moment of the start stops what has started, in order.
@@ -100,14 +107,32 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   scandir = new ScanDir(sup, log.child({ component: 'scandir' }));
   await scandir.start();
   const handlers = mgrCommands(config.env === undefined ? undefined : String(config.env), limits.commands(), () => refusedQueues(sup, scandir!));
-  server = await listenSocket({ path: paths.mgrSock, proto: 'rq1', log, maxConnections: config.max_socket_connections, handle: (p, conn) => handleMgrRequest(sup, handlers, p, log, conn) });
+  server = await listenSocket({
+    path: paths.mgrSock,
+    proto: 'rq1',
+    log,
+    maxConnections: config.max_socket_connections,
+    handle: (p, conn) => handleMgrRequest(sup, handlers, p, log, conn),
+  });
   if (sup.stopping) return forever;
   // "started" means served: each queue found at start answers its socket and the web its port, or is named.
   const report = await sup.started(START_WAIT_MS);
   if (sup.stopping) return forever;
   const web = webLine(config, report);
-  const notServing = report.notServing.map((q) => `${q.name} (${q.lastExit ? `died: ${q.lastExit}; ${q.status === 'ERROR' ? 'given up' : 'restarting'}` : 'not answering yet'})`);
-  log[notServing.length > 0 ? 'warn' : 'info']({ root: opts.root, pid: process.pid, queues: report.serving, ...(notServing.length > 0 ? { not_serving: notServing } : {}), ...web.fields, queue_name_max: queueNameRoom(opts.root).maxBytes }, 'rq-mgr started');
+  const notServing = report.notServing.map(
+    (q) => `${q.name} (${q.lastExit ? `died: ${q.lastExit}; ${q.status === 'ERROR' ? 'given up' : 'restarting'}` : 'not answering yet'})`,
+  );
+  log[notServing.length > 0 ? 'warn' : 'info'](
+    {
+      root: opts.root,
+      pid: process.pid,
+      queues: report.serving,
+      ...(notServing.length > 0 ? { not_serving: notServing } : {}),
+      ...web.fields,
+      queue_name_max: queueNameRoom(opts.root).maxBytes,
+    },
+    'rq-mgr started',
+  );
   // After the log line has been written: a person's "ready" line comes last.
   const started = { url: web.url, problem: report.web?.problem ?? null, notServing };
   log.flush(() => opts.started?.(started));

@@ -26,7 +26,12 @@ export async function inspectEntry(dir: string, name: string, room: QueueNameRoo
   if (!st.isSymbolicLink()) {
     // Hidden files are the root's own (.gitkeep keeps the folder in git), never meant as queues.
     if (name.startsWith('.')) return { kind: 'ignored', name };
-    return { kind: 'refused', name, reason: `scandir/${name} is not a symbolic link`, fix: `move it out of scandir/ and link it instead: ln -s /path/to/${name} scandir/${name}` };
+    return {
+      kind: 'refused',
+      name,
+      reason: `scandir/${name} is not a symbolic link`,
+      fix: `move it out of scandir/ and link it instead: ln -s /path/to/${name} scandir/${name}`,
+    };
   }
   const refused = (reason: string, fix: string): ScandirEntry => ({ kind: 'refused', name, reason, fix });
   const badName = queueNameProblem(name);
@@ -38,10 +43,17 @@ export async function inspectEntry(dir: string, name: string, room: QueueNameRoo
     target = await fsp.realpath(link);
   } catch (err) {
     const to = await fsp.readlink(link).catch(() => '?');
-    return refused(`dangling link: scandir/${name} points to ${to}, which cannot be reached (${errText(err)})`, `point scandir/${name} at a directory holding an executable run (ln -sfn DIR scandir/${name}), or remove it`);
+    return refused(
+      `dangling link: scandir/${name} points to ${to}, which cannot be reached (${errText(err)})`,
+      `point scandir/${name} at a directory holding an executable run (ln -sfn DIR scandir/${name}), or remove it`,
+    );
   }
   const tst = await fsp.stat(target).catch(() => null);
-  if (!tst?.isDirectory()) return refused(`scandir/${name} links to ${target}, which is not a directory`, `link a directory holding an executable run instead (ln -sfn DIR scandir/${name})`);
+  if (!tst?.isDirectory())
+    return refused(
+      `scandir/${name} links to ${target}, which is not a directory`,
+      `link a directory holding an executable run instead (ln -sfn DIR scandir/${name})`,
+    );
   const run = path.join(target, 'run');
   const rst = await fsp.stat(run).catch((err: unknown) => errText(err));
   if (typeof rst === 'string') return refused(`no usable run in ${target} (${rst})`, `put an executable run in ${target}`);

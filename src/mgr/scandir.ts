@@ -87,7 +87,12 @@ export class ScanDir {
       if (entry.kind !== 'queue') continue;
       // The run can go between the look and its realpath: the next event brings another pass.
       const c = await this.buildConfig(name, entry.target, entry.run).catch(() => null);
-      if (c && 'badConfig' in c) refused.set(name, { reason: c.badConfig, fix: `correct ${path.join(entry.target, 'config.json')} (a JSON object of queue settings); the queue keeps its last config meanwhile`, config: true });
+      if (c && 'badConfig' in c)
+        refused.set(name, {
+          reason: c.badConfig,
+          fix: `correct ${path.join(entry.target, 'config.json')} (a JSON object of queue settings); the queue keeps its last config meanwhile`,
+          config: true,
+        });
       if (c) out.set(name, c);
     }
     this.tell(refused);
@@ -157,8 +162,12 @@ export class ScanDir {
    * in SCRIPTERROR with its messages in que. Trashing it would take them all away.
    */
   private async linkInPlace(name: string): Promise<boolean> {
-    const kept = await fsp.lstat(path.join(this.dir, name)).then((st) => st.isSymbolicLink(), () => false);
-    if (kept && !this.holding.has(name)) this.log.warn({ queue: name }, 'scandir link in place but its run is not usable: queue kept (SCRIPTERROR until run is fixed)');
+    const kept = await fsp.lstat(path.join(this.dir, name)).then(
+      (st) => st.isSymbolicLink(),
+      () => false,
+    );
+    if (kept && !this.holding.has(name))
+      this.log.warn({ queue: name }, 'scandir link in place but its run is not usable: queue kept (SCRIPTERROR until run is fixed)');
     if (kept) this.holding.add(name);
     else this.holding.delete(name);
     return kept;

@@ -28,7 +28,14 @@ export interface SupervisorDeps {
   queueMemory?: QueueMemory;
 }
 
-type WorkerRow = { status: string; pid: number | null; uptime: number | null; last_exit: string | null; restarts: number; problem?: { reason: string; fix: string } };
+type WorkerRow = {
+  status: string;
+  pid: number | null;
+  uptime: number | null;
+  last_exit: string | null;
+  restarts: number;
+  problem?: { reason: string; fix: string };
+};
 
 /** Who serves once a start has settled (`Supervisor.started`): rq-mgr's started line says it. */
 export interface StartReport {
@@ -96,7 +103,15 @@ export class Supervisor {
       const current = this.workers.get(name) === w;
       this.deps.queueExited?.(name, status === 'BACKOFF' || (forced && current) ? 'restarting' : status === 'STOPPED' && current ? 'stopped' : 'abandoned');
     };
-    const w: Worker = new Worker(name, 'queue', [...queueNodeFlags(this.deps.queueMemory), path.join(this.dist, 'queue', 'queue-main.js'), '--root', this.root, '--name', name, '--watch-stdin'], this.deps.log.child({ queue: name }), this.deps.policy ?? DEFAULT_POLICY, queueEnv(this.deps.env), exited);
+    const w: Worker = new Worker(
+      name,
+      'queue',
+      [...queueNodeFlags(this.deps.queueMemory), path.join(this.dist, 'queue', 'queue-main.js'), '--root', this.root, '--name', name, '--watch-stdin'],
+      this.deps.log.child({ queue: name }),
+      this.deps.policy ?? DEFAULT_POLICY,
+      queueEnv(this.deps.env),
+      exited,
+    );
     this.workers.set(name, w);
     w.start();
     return w;
@@ -223,7 +238,13 @@ export class Supervisor {
   status(): Record<string, WorkerRow> {
     const out: Record<string, WorkerRow> = {};
     for (const w of [...this.workers.values(), ...(this.web ? [this.web] : []), ...(this.timers ? [this.timers] : [])]) {
-      out[w.name] = { status: w.status, pid: w.pid, uptime: w.child ? Math.floor((Date.now() - w.startedAt) / 1000) : null, last_exit: w.lastExit, restarts: w.restarts };
+      out[w.name] = {
+        status: w.status,
+        pid: w.pid,
+        uptime: w.child ? Math.floor((Date.now() - w.startedAt) / 1000) : null,
+        last_exit: w.lastExit,
+        restarts: w.restarts,
+      };
       if (w.problem) out[w.name].problem = { reason: w.problem.reason, fix: w.problem.fix };
     }
     return out;

@@ -30,4 +30,3 @@ export interface QueueDeps {
 }
 
 export const DEFAULT_IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
-

@@ -81,7 +81,11 @@ export class Queue {
     this.now = deps.now ?? Date.now;
     this.startedAt = this.now();
     // A message a crash or stop cut short has started already: expiry is for messages never started.
-    this.index = new MessageIndex(this.now, (m) => (this.resumed.has(m.msg_id) ? null : (deadlineOf(m, this.configNow)?.at ?? null)), queuePaths(deps.root, deps.config.name).state);
+    this.index = new MessageIndex(
+      this.now,
+      (m) => (this.resumed.has(m.msg_id) ? null : (deadlineOf(m, this.configNow)?.at ?? null)),
+      queuePaths(deps.root, deps.config.name).state,
+    );
     this.events.on('started', ({ msg }) => this.resumed.delete(msg.msg_id));
     this.log = deps.log;
     const config = () => this.configNow;
@@ -165,7 +169,21 @@ export class Queue {
       dirSync: spool.dirSync,
       log: this.log,
     });
-    this.ops = new MessageOps({ spool, index, moves, events, now: this.now, pump, keys: this.keys, startsSoon: this.startsSoon, tagged: (id, tags) => this.tags.journalNew(id, tags), parkedWait: (id) => this.waits.waitingOf(id) ?? this.limits.waitingOf(id), register: (id) => this.waits.register(id), disk: this.admin.disk, held: () => this.admin.heldBecause() });
+    this.ops = new MessageOps({
+      spool,
+      index,
+      moves,
+      events,
+      now: this.now,
+      pump,
+      keys: this.keys,
+      startsSoon: this.startsSoon,
+      tagged: (id, tags) => this.tags.journalNew(id, tags),
+      parkedWait: (id) => this.waits.waitingOf(id) ?? this.limits.waitingOf(id),
+      register: (id) => this.waits.register(id),
+      disk: this.admin.disk,
+      held: () => this.admin.heldBecause(),
+    });
     this.lifecycle = new LifecycleOps({ spool, index, moves, runMoves, now: this.now, log: this.log });
     ({ waits: this.waits, outbox: this.outbox } = wireDependencies({ ...deps, spool, events, moves, ops: this.ops, lifecycle: this.lifecycle, pump }));
     this.index.onUnparked = (id, owner) => (owner === 'limit' ? this.limits.withdraw(id) : this.waits.forget(id));

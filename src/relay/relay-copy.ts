@@ -2,7 +2,20 @@
 import { JOB_FIELDS } from '../message/job-fields.js';
 
 /** Copied when present, in the classic order, then the run-policy fields (rq-beyond §B1.13). */
-export const RELAY_FIELDS = ['dest', 'src', 'count', 'max_count', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'orig_msg_id', 'tags', ...JOB_FIELDS] as const;
+export const RELAY_FIELDS = [
+  'dest',
+  'src',
+  'count',
+  'max_count',
+  'param1',
+  'param2',
+  'param3',
+  'param4',
+  'post_run_webhook',
+  'orig_msg_id',
+  'tags',
+  ...JOB_FIELDS,
+] as const;
 
 /** The `mesg` object of the prep request. force_remote and due are not carried (spec §11.1). */
 export function relayCopy(msg: Record<string, unknown>): Record<string, unknown> {

@@ -63,7 +63,10 @@ function parseJson(body: string): unknown {
 }
 
 function httpProblem(step: string, reply: HttpReply): string {
-  const text = reply.body.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
+  const text = reply.body
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   return `${step}: HTTP ${reply.status}${text ? ` ${text.slice(0, 120)}` : ''}`;
 }
 
@@ -80,7 +83,10 @@ function farCopy(fullId: string): FarCopy | null {
 async function attachments(msgDir: string): Promise<string[]> {
   try {
     const entries = await fsp.readdir(path.join(msgDir, 'attach'), { withFileTypes: true });
-    return entries.filter((e) => e.isFile() && !e.name.startsWith('.')).map((e) => e.name).sort();
+    return entries
+      .filter((e) => e.isFile() && !e.name.startsWith('.'))
+      .map((e) => e.name)
+      .sort();
   } catch (err) {
     if (isErrno(err, 'ENOENT')) return [];
     throw err;
@@ -205,7 +211,11 @@ export async function relayMessage(job: RelayJob, deps: RelayDeps): Promise<Rela
     const t0 = now();
     let reply: HttpReply;
     try {
-      reply = await http.request(`${messageUrl(base, copy.queue, copy.id)}/attach/new`, { method: 'POST', headers: { 'content-type': body.contentType, accept: 'application/json' }, body });
+      reply = await http.request(`${messageUrl(base, copy.queue, copy.id)}/attach/new`, {
+        method: 'POST',
+        headers: { 'content-type': body.contentType, accept: 'application/json' },
+        body,
+      });
     } catch (err) {
       return { kind: 'retry', reason: transportProblem(`attach ${name}`, err) };
     }

@@ -7,5 +7,8 @@ export function scriptRoot(env: NodeJS.ProcessEnv): string {
   if (env.RQ_ROOT) return path.resolve(env.RQ_ROOT);
   const jobDir = env.RQ_MSG_DIR;
   if (jobDir && path.basename(path.resolve(jobDir, '..', '..', '..', '..')) === 'queues') return path.resolve(jobDir, '..', '..', '..', '..', '..');
-  throw RqError.of('RQ_ERR_CONFIG', `cannot tell the rq root: RQ_ROOT is unset and RQ_MSG_DIR (${jobDir ?? 'unset'}) is not <root>/queues/<queue>/run/<id>/job`);
+  throw RqError.of(
+    'RQ_ERR_CONFIG',
+    `cannot tell the rq root: RQ_ROOT is unset and RQ_MSG_DIR (${jobDir ?? 'unset'}) is not <root>/queues/<queue>/run/<id>/job`,
+  );
 }

@@ -67,7 +67,7 @@ export async function keptSum(dir: SafeDir, name: string, st: fs.BigIntStats): P
 export async function md5Handle(fh: fsp.FileHandle, size: number): Promise<string> {
   const hash = createHash('md5');
   const buf = Buffer.allocUnsafe(Math.min(size, 1 << 20) || 1);
-  for (let at = 0; at < size; ) {
+  for (let at = 0; at < size;) {
     const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - at), at);
     if (bytesRead === 0) break;
     hash.update(buf.subarray(0, bytesRead));

@@ -81,7 +81,13 @@ export function isAttachTemp(entry: string): boolean {
  * Where a hard link is impossible (EXDEV across filesystems, EPERM under protected_hardlinks)
  * the classic daemon refused; rq copies the bytes (md5 computed while copying) and fsyncs the copy.
  */
-export async function attachFile(msgDir: string, source: string, name: string | undefined, dirSync: DirSync, fs: SpoolFs = dirSync.fs): Promise<{ name: string; md5: string; size: number }> {
+export async function attachFile(
+  msgDir: string,
+  source: string,
+  name: string | undefined,
+  dirSync: DirSync,
+  fs: SpoolFs = dirSync.fs,
+): Promise<{ name: string; md5: string; size: number }> {
   const stored = await checkSource(source, name);
   const attachDir = path.join(msgDir, 'attach');
   await mkdirDurable(attachDir, dirSync, fs);

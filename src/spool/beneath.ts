@@ -50,7 +50,8 @@ export class SafeDir {
 
   /** A path that resolves `name` inside this very directory. */
   entry(name: string): string {
-    if (name === '' || name === '.' || name === '..' || name.includes('/')) throw RqError.of('RQ_ERR_FILE_NOT_FOUND', shownName(name), ': expected a plain file name');
+    if (name === '' || name === '.' || name === '..' || name.includes('/'))
+      throw RqError.of('RQ_ERR_FILE_NOT_FOUND', shownName(name), ': expected a plain file name');
     return `${procFd(this.fh.fd)}/${name}`;
   }
 

@@ -31,7 +31,10 @@ const SEGMENT_RE = /^(\d{12})\.log$/;
 /** The journal files in `dir`, oldest first. */
 export async function journalFiles(dir: string): Promise<string[]> {
   const names = await fsp.readdir(dir).catch(() => [] as string[]);
-  return names.filter((n) => SEGMENT_RE.test(n)).sort().map((n) => path.join(dir, n));
+  return names
+    .filter((n) => SEGMENT_RE.test(n))
+    .sort()
+    .map((n) => path.join(dir, n));
 }
 
 /** Every whole record left in `dir` by a previous run, and how many lines were torn or damaged. */

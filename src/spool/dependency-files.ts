@@ -81,7 +81,13 @@ export function readDependentsNow(dir: string): string[] {
   } catch {
     return [];
   }
-  return [...new Set(parseLines<{ ref?: unknown }>(text).map((l) => l.ref).filter((r): r is string => typeof r === 'string'))];
+  return [
+    ...new Set(
+      parseLines<{ ref?: unknown }>(text)
+        .map((l) => l.ref)
+        .filter((r): r is string => typeof r === 'string'),
+    ),
+  ];
 }
 
 export async function appendDependent(dir: string, ref: string, at: Date, dirSync: DirSync): Promise<void> {

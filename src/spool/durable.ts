@@ -36,10 +36,12 @@ export class DirSync {
     if (queued) return queued;
     const running = this.running.get(key);
     if (!running) return this.start(key, op);
-    const next = running.catch(() => undefined).then(() => {
-      this.queued.delete(key);
-      return this.start(key, op);
-    });
+    const next = running
+      .catch(() => undefined)
+      .then(() => {
+        this.queued.delete(key);
+        return this.start(key, op);
+      });
     this.queued.set(key, next);
     return next;
   }

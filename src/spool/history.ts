@@ -72,7 +72,14 @@ async function readLines(dir: string, name: string): Promise<string | null> {
  */
 export async function readHistory(dir: string, id: string, state: State): Promise<HistoryEntry[] | null> {
   const [older, current] = await Promise.all([readLines(dir, 'history.1'), readLines(dir, 'history')]);
-  if (current === null && !(await fsp.stat(dir).then((s) => s.isDirectory(), () => false))) return null;
+  if (
+    current === null &&
+    !(await fsp.stat(dir).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  )
+    return null;
   // A line torn at the end of history.1 stays on its own line, so it cannot swallow the first one of history.
   const text = older && !older.endsWith('\n') ? `${older}\n${current ?? ''}` : (older ?? '') + (current ?? '');
   const entries: HistoryEntry[] = [];

@@ -33,7 +33,12 @@ export async function replayJournal(spool: QueueSpool): Promise<Replayed> {
     if (dir === null) {
       await recreate(spool, rec, n++);
       out.recreated.push(rec.id);
-    } else if (!(await readMessage(dir, rec.id).then(() => true, () => false))) {
+    } else if (
+      !(await readMessage(dir, rec.id).then(
+        () => true,
+        () => false,
+      ))
+    ) {
       await writeMsg(spool, path.join(dir, 'msg'), rec);
       out.rewritten.push(rec.id);
     }

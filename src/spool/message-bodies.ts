@@ -166,7 +166,8 @@ export class MessageBodies {
     light[LIGHT] = false;
     for (const f of BODY_FIELDS) {
       light[FINGERPRINT[f]] = undefined;
-      if (Object.hasOwn(msg, f) && Object.getOwnPropertyDescriptor(msg, f)?.get) Object.defineProperty(msg, f, { value: body[f], writable: true, enumerable: true, configurable: true });
+      if (Object.hasOwn(msg, f) && Object.getOwnPropertyDescriptor(msg, f)?.get)
+        Object.defineProperty(msg, f, { value: body[f], writable: true, enumerable: true, configurable: true });
     }
     return true;
   }

@@ -5,7 +5,13 @@ import { diskError } from './create.js';
 import type { QueueSpool } from './queue-spool.js';
 
 /** Without attachments (`fromDir` null) the copy is created committed; with them, in prep, linked, then committed, or removed. */
-export async function createCopy(spool: QueueSpool, fields: CreateFields, fromDir: string | null, extra?: Partial<Message>, before?: (id: string) => Promise<void>): Promise<Message> {
+export async function createCopy(
+  spool: QueueSpool,
+  fields: CreateFields,
+  fromDir: string | null,
+  extra?: Partial<Message>,
+  before?: (id: string) => Promise<void>,
+): Promise<Message> {
   const msg = await spool.create(fields, { commit: fromDir === null, extra, before });
   if (fromDir === null) return msg;
   try {

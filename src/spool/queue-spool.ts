@@ -53,7 +53,15 @@ export class QueueSpool {
     this.now = deps.now ?? Date.now;
     this.hashDirs = new HashDirMaker(this.dirSync, this.fs);
     this.blanks = new BlankDirs(path.join(this.paths.dir, '.blank'), deps.blanks ?? 0, this.fs, deps.stageBlanks);
-    this.creator = new MessageCreator({ paths: this.paths, fs: this.fs, dirSync: this.dirSync, blanks: this.blanks, now: this.now, fullId: (id) => this.fullId(id), journal });
+    this.creator = new MessageCreator({
+      paths: this.paths,
+      fs: this.fs,
+      dirSync: this.dirSync,
+      blanks: this.blanks,
+      now: this.now,
+      fullId: (id) => this.fullId(id),
+      journal,
+    });
   }
 
   /** Stops making blanks and waits for the one being made; a last journal checkpoint. */

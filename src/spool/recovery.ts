@@ -34,7 +34,11 @@ export interface RecoverOptions {
  * `beforeRequeue` runs for each message found in run/ (the queue kills a script left by its
  * previous incarnation there). Derived fields on disk are never trusted.
  */
-export async function recoverSpool(spool: QueueSpool, beforeRequeue?: (id: string, dir: string) => Promise<void>, opts: RecoverOptions = {}): Promise<Recovered> {
+export async function recoverSpool(
+  spool: QueueSpool,
+  beforeRequeue?: (id: string, dir: string) => Promise<void>,
+  opts: RecoverOptions = {},
+): Promise<Recovered> {
   await spool.ensureDirs();
   const { paths, fs: sfs } = spool;
   // First: the rest of the scan must see every acknowledged create in its place.
@@ -140,7 +144,12 @@ function isPurge(cancel: unknown): boolean {
 async function countCrash(spool: QueueSpool, id: string, maxInterrupts: number): Promise<boolean> {
   const dir = spool.msgDir('run', id);
   const mark = path.join(dir, 'shutdown');
-  if (await fsp.stat(mark).then(() => true, () => false)) {
+  if (
+    await fsp.stat(mark).then(
+      () => true,
+      () => false,
+    )
+  ) {
     await spool.fs.rm(mark, { force: true });
     return false;
   }

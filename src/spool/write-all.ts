@@ -12,7 +12,7 @@ export interface PartialWriter {
  * record with its tail missing.
  */
 export async function writeAll(handle: PartialWriter, bytes: Uint8Array): Promise<void> {
-  for (let off = 0; off < bytes.length; ) {
+  for (let off = 0; off < bytes.length;) {
     const { bytesWritten } = await handle.write(bytes, off, bytes.length - off);
     // A regular file never takes nothing without an error; if one did, looping would never end.
     if (bytesWritten === 0) throw errnoError('EIO', 'write took no bytes');

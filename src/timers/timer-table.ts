@@ -88,7 +88,10 @@ export class TimerTable {
     t.file = file;
     t.config = config;
     t.sched = withPeriod(resumed ? resumeAt(t.sched, now) : t.sched, periodMs, now);
-    this.deps.log.info({ timer: name, file, period: config.period, dest: config.msg.dest, next: new Date(t.sched.next).toISOString() }, resumed ? 'timer valid again; resumes its schedule' : 'timer changed');
+    this.deps.log.info(
+      { timer: name, file, period: config.period, dest: config.msg.dest, next: new Date(t.sched.next).toISOString() },
+      resumed ? 'timer valid again; resumes its schedule' : 'timer changed',
+    );
     this.arm();
     return 'changed';
   }
@@ -98,7 +101,8 @@ export class TimerTable {
     const t = this.timers.get(name);
     if (!t || t.config === null) return;
     t.config = null;
-    if (t.retry) this.deps.log.warn({ timer: name, occurrence: new Date(t.retry.occurrence).toISOString() }, 'timer suspended; its undelivered occurrence is dropped');
+    if (t.retry)
+      this.deps.log.warn({ timer: name, occurrence: new Date(t.retry.occurrence).toISOString() }, 'timer suspended; its undelivered occurrence is dropped');
     t.retry = null;
     this.arm();
   }
@@ -157,7 +161,10 @@ export class TimerTable {
       if (t.sched.next <= now) {
         const occurrence = occurrenceAt(t.sched, now);
         if (t.retry) {
-          this.deps.log.warn({ timer: t.name, lost: new Date(t.retry.occurrence).toISOString(), by: new Date(occurrence).toISOString() }, 'undelivered occurrence superseded by the next one');
+          this.deps.log.warn(
+            { timer: t.name, lost: new Date(t.retry.occurrence).toISOString(), by: new Date(occurrence).toISOString() },
+            'undelivered occurrence superseded by the next one',
+          );
           t.retry = null;
         }
         t.sched = afterFire(t.sched, occurrence, now);
@@ -172,7 +179,8 @@ export class TimerTable {
   private send(t: TimerState, occurrence: number, attempt: number): void {
     const config = t.config!;
     const fields: CreateFields = { dest: config.msg.dest, src: config.msg.src ?? `timer:${t.name}`, due: occurrence / 1000 };
-    for (const p of ['param1', 'param2', 'param3', 'param4', ...JOB_FIELDS] as const) if (config.msg[p] !== undefined) Object.assign(fields, { [p]: config.msg[p] });
+    for (const p of ['param1', 'param2', 'param3', 'param4', ...JOB_FIELDS] as const)
+      if (config.msg[p] !== undefined) Object.assign(fields, { [p]: config.msg[p] });
     t.sending = true;
     t.retry = null;
     // A throwing deliverer is a failed delivery like any other, never an unhandled rejection.

@@ -28,9 +28,18 @@ export async function main(argv: string[]): Promise<void> {
   await fsp.mkdir(paths.timers, { recursive: true });
   const stats = newStats();
   const stopping = new AbortController();
-  const table = new TimerTable({ deliver: createDelivery({ root, timeoutMs: DELIVERY_TIMEOUT_MS, startWaitMs: QUEUE_START_WAIT_MS, stopping: stopping.signal }), stats, log });
+  const table = new TimerTable({
+    deliver: createDelivery({ root, timeoutMs: DELIVERY_TIMEOUT_MS, startWaitMs: QUEUE_START_WAIT_MS, stopping: stopping.signal }),
+    stats,
+    log,
+  });
   const dir = new TimerDir({ dir: paths.timers, table, stats, allowShortPeriod, log });
-  const server = await listenSocket({ path: paths.timersSock, proto: 'rq2', log, handle: (payload, conn) => handleTimersRequest({ table, stats }, payload, conn) });
+  const server = await listenSocket({
+    path: paths.timersSock,
+    proto: 'rq2',
+    log,
+    handle: (payload, conn) => handleTimersRequest({ table, stats }, payload, conn),
+  });
 
   untilStopped({
     log,

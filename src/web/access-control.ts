@@ -41,7 +41,8 @@ export function originProblem(req: FastifyRequest): string | null {
 
 // Inline styles stay allowed: ansi_up colours log text with style attributes. Scripts come only from this
 // server: /js/, and Swagger UI's bundle under /docs/static/ (openapi/api-docs.ts), which needs nothing more.
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'self'; form-action 'self'; base-uri 'none'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'self'; form-action 'self'; base-uri 'none'";
 
 export function securityHeaders(_req: FastifyRequest, reply: FastifyReply): void {
   reply.header('X-Content-Type-Options', 'nosniff');

@@ -34,7 +34,6 @@ declare module 'fastify' {
     rqFieldLimit: number;
     /** max_upload_bytes: the most a file part holds where a route drains its files unread. */
     rqUploadLimit: number;
-
   }
 }
 
@@ -57,7 +56,8 @@ function statusOf(err: FastifyError | RqError | Error): number {
 
 function messageOf(err: FastifyError | RqError | Error, status: number, ctx: WebContext, limits: Limits): string {
   const e = err as FastifyError;
-  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return `413 - Request body too large: forms and JSON are limited to ${limits.body} bytes (max_body_bytes in config/config.json; send files as multipart attachments)`;
+  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return `413 - Request body too large: forms and JSON are limited to ${limits.body} bytes (max_body_bytes in config/config.json; send files as multipart attachments)`;
   if (e.code === 'FST_REQ_FILE_TOO_LARGE') return `413 - Upload too large: the limit is ${limits.upload} bytes (max_upload_bytes in config/config.json)`;
   if (err instanceof RqError && err.code === 'RQ_ERR_NO_REPLY') return `503 - ${err.message}`;
   // Our own texts already carry the classic "<code> - " prefix where the spec has one.
@@ -65,7 +65,6 @@ function messageOf(err: FastifyError | RqError | Error, status: number, ctx: Web
   if (status >= 500 && !(err instanceof RqError)) ctx.log.error({ err }, 'request failed');
   return `${status} - ${err.message}`;
 }
-
 
 /** The most of a refused request's body the web still reads (and drops) to keep its connection: 1 MiB. */
 const DRAIN_MAX_BYTES = 1024 * 1024;

@@ -7,7 +7,6 @@ import { RQ_VERSION } from '../version.js';
 import { type QueueSnapshot, snapshotQueue } from './queue-snapshot.js';
 import type { WebContext } from './web-context.js';
 
-
 export interface MgrState {
   up: boolean;
   error?: string;
@@ -65,15 +64,12 @@ export async function mgrState(ctx: WebContext): Promise<{ mgr: MgrState; names:
   }
 }
 
-
 export async function timerList(ctx: WebContext): Promise<TimerList> {
   try {
     const reply = await ctx.deps.timers.timers();
     if (!reply.ok) return { ok: false, error: `timers answered ${JSON.stringify(reply.raw).slice(0, 200)}` };
     const now = ctx.now() / 1000;
-    const timers = reply.value
-      .map(([name, due]) => ({ name, due, in: Math.round(due - now) }))
-      .sort((a, b) => a.due - b.due);
+    const timers = reply.value.map(([name, due]) => ({ name, due, in: Math.round(due - now) })).sort((a, b) => a.due - b.due);
     return { ok: true, timers };
   } catch (err) {
     return { ok: false, error: (err as Error).message };
@@ -86,7 +82,10 @@ export async function dashboardData(ctx: WebContext): Promise<DashboardData> {
     orderQueues(names).map(async (name): Promise<DashboardQueue> => {
       const worker = workers[name];
       // An ERROR/BACKOFF worker has no process to ask.
-      const snap = worker && worker.status !== 'RUNNING' ? { name, alive: false, error: `${worker.status}${worker.last_exit ? ` (${worker.last_exit})` : ''}`, pid: null } : await snapshotQueue(ctx, name);
+      const snap =
+        worker && worker.status !== 'RUNNING'
+          ? { name, alive: false, error: `${worker.status}${worker.last_exit ? ` (${worker.last_exit})` : ''}`, pid: null }
+          : await snapshotQueue(ctx, name);
       return { ...snap, builtin: BUILTIN_QUEUE_ORDER.includes(name), worker };
     }),
   );

@@ -2,7 +2,7 @@
 import { invalidField } from '../errors.js';
 
 const LOCAL_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?$/;
-const DUE_EXPECTED = 'a date and time such as 2026-11-21T20:00 (the form\'s date picker), or nothing to run it now';
+const DUE_EXPECTED = "a date and time such as 2026-11-21T20:00 (the form's date picker), or nothing to run it now";
 /** Minutes, as JavaScript's getTimezoneOffset() gives them: UTC-14 … UTC+14. */
 const MAX_OFFSET_MIN = 14 * 60;
 
@@ -26,7 +26,8 @@ export function dueFromForm(dueAt: string | undefined, dueTz: string | undefined
   let offset = 0;
   if (dueTz !== undefined && dueTz !== '') {
     offset = Number(dueTz);
-    if (!Number.isInteger(offset) || Math.abs(offset) > MAX_OFFSET_MIN) throw invalidField('due_tz', `minutes behind UTC, a whole number from -${MAX_OFFSET_MIN} to ${MAX_OFFSET_MIN}`, dueTz);
+    if (!Number.isInteger(offset) || Math.abs(offset) > MAX_OFFSET_MIN)
+      throw invalidField('due_tz', `minutes behind UTC, a whole number from -${MAX_OFFSET_MIN} to ${MAX_OFFSET_MIN}`, dueTz);
   }
   return Math.floor(ms / 1000) + offset * 60;
 }

@@ -32,7 +32,12 @@ export interface HealthReport {
   failing: { name: string; error: string }[];
 }
 
-async function queueHealth(ctx: WebContext, name: string, worker: { status: string; last_exit: string | null } | undefined, healthy: ReadonlySet<string>): Promise<QueueHealth> {
+async function queueHealth(
+  ctx: WebContext,
+  name: string,
+  worker: { status: string; last_exit: string | null } | undefined,
+  healthy: ReadonlySet<string>,
+): Promise<QueueHealth> {
   const workerText = worker ? `worker ${worker.status}${worker.last_exit ? `, last ${worker.last_exit}` : ''}` : '';
   // A BACKOFF or ERROR worker has no process to ask.
   if (worker && worker.status !== 'RUNNING') return { status: 'DOWN', healthy: false, fault: workerText };
@@ -56,7 +61,18 @@ export async function healthReport(ctx: WebContext): Promise<HealthReport> {
   const checked = await Promise.all(names.map(async (n) => ((queues[n] = await queueHealth(ctx, n, workers[n], healthy)), `queue ${n}`)));
   for (const n of names) {
     const q = queues[n];
-    if (!q.healthy) failing.push({ name: `queue ${n}`, error: q.fault ?? `status ${q.status} is not one of healthy_states (${states.join(', ')})${q.reason ? `: ${q.reason}` : ''}` });
+    if (!q.healthy)
+      failing.push({
+        name: `queue ${n}`,
+        error: q.fault ?? `status ${q.status} is not one of healthy_states (${states.join(', ')})${q.reason ? `: ${q.reason}` : ''}`,
+      });
   }
-  return { status: failing.length ? 'fail' : 'ok', healthy_states: states, mgr: { up: mgr.up, ...(mgr.error ? { error: mgr.error } : {}) }, queues, checked: ['rq-mgr', ...checked], failing };
+  return {
+    status: failing.length ? 'fail' : 'ok',
+    healthy_states: states,
+    mgr: { up: mgr.up, ...(mgr.error ? { error: mgr.error } : {}) },
+    queues,
+    checked: ['rq-mgr', ...checked],
+    failing,
+  };
 }

@@ -13,7 +13,7 @@ export function installJsonBody(app: FastifyInstance, bodyLimit: number): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (req, body, done) => {
     const text = body as string;
-    if (text.length === 0) return done(RqError.of('RQ_ERR_BAD_BODY', "a JSON value (Content-Type is application/json)", 'an empty body'), undefined);
+    if (text.length === 0) return done(RqError.of('RQ_ERR_BAD_BODY', 'a JSON value (Content-Type is application/json)', 'an empty body'), undefined);
     parse(req, text, (err, value) => {
       if (!err) return done(null, value);
       let syntax: string | null = null;

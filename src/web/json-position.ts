@@ -42,10 +42,10 @@ function firstBadIndex(text: string): { at: number; problem?: string } {
         const e = text[i + 1];
         if (e === 'u') {
           HEX4.lastIndex = i + 2;
-          if (!HEX4.test(text)) return (i += 2), 'Bad Unicode escape';
+          if (!HEX4.test(text)) return ((i += 2), 'Bad Unicode escape');
           i += 6;
         } else if (e !== undefined && ESCAPES.has(e)) i += 2;
-        else return (i += 1), e === undefined ? '' : 'Bad escaped character';
+        else return ((i += 1), e === undefined ? '' : 'Bad escaped character');
       } else i++;
     }
   };

@@ -58,7 +58,8 @@ function dateParam(query: Record<string, unknown>, key: 'from' | 'to'): number |
   const ms = m ? Date.UTC(y!, mo! - 1, d!, h ?? 0, mi ?? 0, s ?? 0) : NaN;
   const back = new Date(ms);
   // Date.UTC rolls 2026-02-31 over into March: such a date is refused instead.
-  if (!m || Number.isNaN(ms) || back.getUTCDate() !== d || back.getUTCMonth() !== mo! - 1 || (h ?? 0) > 23 || (mi ?? 0) > 59 || (s ?? 0) > 59) throw invalidField(key, expected, v);
+  if (!m || Number.isNaN(ms) || back.getUTCDate() !== d || back.getUTCMonth() !== mo! - 1 || (h ?? 0) > 23 || (mi ?? 0) > 59 || (s ?? 0) > 59)
+    throw invalidField(key, expected, v);
   return key === 'to' && h === undefined ? ms + 86_400_000 : ms;
 }
 

@@ -18,12 +18,32 @@ export function listenProblem(err: NodeJS.ErrnoException, host: string, port: nu
   const key = `listen ${err.code ?? 'error'} ${host}:${port}`;
   switch (err.code) {
     case 'EADDRINUSE':
-      return { rq: 'problem', key, reason: `port ${port} on ${host} is in use by another program`, fix: `choose another with ${installCommand(root, '--port N')} (or set "port" in ${config}); ${again}` };
+      return {
+        rq: 'problem',
+        key,
+        reason: `port ${port} on ${host} is in use by another program`,
+        fix: `choose another with ${installCommand(root, '--port N')} (or set "port" in ${config}); ${again}`,
+      };
     case 'EACCES':
-      return { rq: 'problem', key, reason: `port ${port} on ${host} needs privileges this user does not have`, fix: `choose a port above 1023 with ${installCommand(root, '--port N')} (or set "port" in ${config}); ${again}` };
+      return {
+        rq: 'problem',
+        key,
+        reason: `port ${port} on ${host} needs privileges this user does not have`,
+        fix: `choose a port above 1023 with ${installCommand(root, '--port N')} (or set "port" in ${config}); ${again}`,
+      };
     case 'EADDRNOTAVAIL':
-      return { rq: 'problem', key, reason: `address ${host} is not one of this machine's, so the web cannot listen on it`, fix: `choose one with ${installCommand(root, '--addr 127.0.0.1')} (or set "addr" in ${config}); ${again}` };
+      return {
+        rq: 'problem',
+        key,
+        reason: `address ${host} is not one of this machine's, so the web cannot listen on it`,
+        fix: `choose one with ${installCommand(root, '--addr 127.0.0.1')} (or set "addr" in ${config}); ${again}`,
+      };
     default:
-      return { rq: 'problem', key, reason: `the web cannot listen on ${host}:${port}: ${err.message}`, fix: `correct "addr" and "port" in ${config}; ${again}` };
+      return {
+        rq: 'problem',
+        key,
+        reason: `the web cannot listen on ${host}:${port}: ${err.message}`,
+        fix: `correct "addr" and "port" in ${config}; ${again}`,
+      };
   }
 }

@@ -36,7 +36,8 @@ export interface ListPage {
   building?: number;
 }
 
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
+const num = (v: unknown): number | null =>
+  typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v !== '' && Number.isFinite(Number(v)) ? Number(v) : null;
 
 /**
  * Runs from the history; a message whose history says none (rotated away, or written by the
@@ -49,25 +50,28 @@ function attemptsOf(m: { state: string; fields: Record<string, string | number>;
 }
 
 /** The page `f` asks for; with `waitMs`, `building` once that long has passed in the queue's first read of its messages. */
-export async function listPage(ctx: WebContext, q: string, f: ListFilter, waitMs?: number): Promise<{ ok: true; page: ListPage } | { ok: false; refusal: Refusal }> {
+export async function listPage(
+  ctx: WebContext,
+  q: string,
+  f: ListFilter,
+  waitMs?: number,
+): Promise<{ ok: true; page: ListPage } | { ok: false; refusal: Refusal }> {
   const r = await ctx.queue(q).search({ ...searchArgs(f), detail: true, ...(waitMs === undefined ? {} : { wait_ms: waitMs }) });
   if (!r.ok) return { ok: false, refusal: r };
-  const rows = r.value.messages.map(
-    (m): ListRow => ({
-      msg_id: m.msg_id,
-      state: m.state,
-      acked: m.acked === true,
-      created: idTime(m.msg_id),
-      due: num(m.fields.due),
-      count: num(m.fields.count),
-      param1: m.fields.param1 === undefined ? null : String(m.fields.param1),
-      status: m.status ?? m.state,
-      duration_ms: m.ms ?? null,
-      attempts: attemptsOf(m),
-      total_ms: m.total_ms ?? m.ms ?? null,
-      finished: m.finished ?? null,
-    }),
-  );
+  const rows = r.value.messages.map((m): ListRow => ({
+    msg_id: m.msg_id,
+    state: m.state,
+    acked: m.acked === true,
+    created: idTime(m.msg_id),
+    due: num(m.fields.due),
+    count: num(m.fields.count),
+    param1: m.fields.param1 === undefined ? null : String(m.fields.param1),
+    status: m.status ?? m.state,
+    duration_ms: m.ms ?? null,
+    attempts: attemptsOf(m),
+    total_ms: m.total_ms ?? m.ms ?? null,
+    finished: m.finished ?? null,
+  }));
   return { ok: true, page: { total: r.value.total, rows, ...(r.value.building ? { building: r.value.building.read } : {}) } };
 }
 

@@ -29,7 +29,11 @@ export function multipartRefusal(err: unknown, fileSize: number): RqError {
     case 'FST_PARTS_LIMIT':
       return RqError.of('RQ_ERR_TOO_MANY_PARTS', MAX_PARTS, 'parts (text fields and files together)');
     case 'FST_PROTO_VIOLATION':
-      return RqError.of('RQ_ERR_BAD_BODY', 'multipart field names other than the names of Object.prototype (__proto__, constructor, toString, ...)', 'one of them');
+      return RqError.of(
+        'RQ_ERR_BAD_BODY',
+        'multipart field names other than the names of Object.prototype (__proto__, constructor, toString, ...)',
+        'one of them',
+      );
     case 'FST_INVALID_JSON_FIELD_ERROR':
       return RqError.of('RQ_ERR_BAD_BODY', 'JSON in every multipart part typed application/json', 'a part that does not parse');
     case 'FST_MP_PREMATURE_CLOSE':
@@ -79,7 +83,8 @@ export async function readMultipart(req: FastifyRequest, h: MultipartHandlers): 
       h.onField(part.fieldname, value);
     }
     const sent = counter.parts();
-    if (sent > seen) throw RqError.of('RQ_ERR_BAD_BODY', 'a Content-Disposition: form-data header naming every multipart part', `${sent - seen} of ${sent} parts without one`);
+    if (sent > seen)
+      throw RqError.of('RQ_ERR_BAD_BODY', 'a Content-Disposition: form-data header naming every multipart part', `${sent - seen} of ${sent} parts without one`);
   } catch (err) {
     throw multipartRefusal(err, h.fileSize);
   }

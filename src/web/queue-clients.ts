@@ -6,7 +6,20 @@ import { SocketConnection, mayHaveArrived } from '../ipc/socket-client.js';
 
 /** Commands that change nothing: safe to send again when a connection dropped under them. */
 // `metrics`: a scrape every 30 s meets the queue's 30 s idle close; a lost race must not read as the queue down.
-const READ_ONLY = new Set(['ping', 'uptime', 'config', 'status', 'num_messages', 'messages', 'get_message', 'get_message_state', 'get_message_status', 'stats', 'failed', 'metrics']);
+const READ_ONLY = new Set([
+  'ping',
+  'uptime',
+  'config',
+  'status',
+  'num_messages',
+  'messages',
+  'get_message',
+  'get_message_state',
+  'get_message_status',
+  'stats',
+  'failed',
+  'metrics',
+]);
 
 /**
  * A queue answers the requests of one connection one after another, so concurrent creates on a
@@ -50,7 +63,8 @@ export class QueueClients {
     } catch (err) {
       // The queue closes idle connections; a read caught in that moment is simply asked again, and
       // so is a create with an idempotency key (asked twice, it still makes one message).
-      const retrySafe = READ_ONLY.has(command) || (typeof arg === 'object' && arg !== null && typeof (arg as { idempotency_key?: unknown }).idempotency_key === 'string');
+      const retrySafe =
+        READ_ONLY.has(command) || (typeof arg === 'object' && arg !== null && typeof (arg as { idempotency_key?: unknown }).idempotency_key === 'string');
       if (!retrySafe || !(err instanceof RqError) || err.code !== 'RQ_ERR_NO_REPLY') throw err;
       try {
         text = await (await this.conn(queue)).request(payload);
@@ -84,7 +98,10 @@ export class QueueClients {
   }
 
   private open(queue: string, pool: PoolEntry[]): Promise<SocketConnection> {
-    const entry: PoolEntry = { opening: SocketConnection.open(this.opts.sockPath(queue), 'rq1', { timeoutMs: this.timeoutMs, hello: CODES_HELLO }), conn: null };
+    const entry: PoolEntry = {
+      opening: SocketConnection.open(this.opts.sockPath(queue), 'rq1', { timeoutMs: this.timeoutMs, hello: CODES_HELLO }),
+      conn: null,
+    };
     pool.push(entry);
     entry.opening.then(
       (c) => (entry.conn = c),
@@ -103,7 +120,12 @@ export class QueueClients {
   }
 
   close(): void {
-    for (const pool of this.pools.values()) for (const e of pool) e.opening.then((c) => c.close(), () => undefined);
+    for (const pool of this.pools.values())
+      for (const e of pool)
+        e.opening.then(
+          (c) => c.close(),
+          () => undefined,
+        );
     this.pools.clear();
   }
 }

@@ -35,7 +35,10 @@ const HELD = new Set(['SCRIPTERROR', 'DISK FULL']);
 /** Why a queue in SCRIPTERROR or DISK FULL runs no script; asked only then, so a healthy queue costs no extra call. */
 export async function heldReason(ctx: WebContext, name: string, status: string): Promise<string | undefined> {
   if (!HELD.has(status)) return undefined;
-  const d = await ctx.queue(name).statusDetail().catch(() => null);
+  const d = await ctx
+    .queue(name)
+    .statusDetail()
+    .catch(() => null);
   return d?.ok ? d.value.reason : undefined;
 }
 

@@ -5,7 +5,6 @@ import { RqError, shown } from '../errors.js';
 import { readMultipart } from './multipart-reader.js';
 import { type Params, nestParams, requireShallow } from './params.js';
 
-
 /** A path parameter (already %-decoded by the router); validation is the caller's job. */
 export function pathParam(req: FastifyRequest, name: string): string {
   const v = (req.params as Record<string, unknown>)[name];
@@ -21,7 +20,10 @@ function asParams(v: unknown): Params {
 
 /** The media type of the request's body, lower case, without parameters. */
 export function bodyType(req: FastifyRequest): string {
-  return String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  return String(req.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
 }
 
 /** The content types whose bodies rq reads as parameters or messages (form, JSON, JSON lines, multipart). */
@@ -78,7 +80,6 @@ export async function readParams(req: FastifyRequest, onField?: (name: string, v
   requireShallow(fields, 'multipart fields');
   return { ...query, ...fields };
 }
-
 
 /**
  * brightroll's `POST /q/<q>/new_message` with an `application/json` body: the body is the message

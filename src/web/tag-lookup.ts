@@ -101,7 +101,11 @@ export async function taggedEverywhere(ctx: WebContext, tag: string, page: TagPa
   const answers = await Promise.all(
     names.map(async (queue): Promise<QueueTaggedPage | null> => {
       try {
-        const r = await deadline(ctx.queue(queue).tagged({ tag, ...(page.state ? { state: page.state } : {}), offset: 0, limit: page.offset + page.limit }), FANOUT_TIMEOUT_MS, `queue ${queue}`);
+        const r = await deadline(
+          ctx.queue(queue).tagged({ tag, ...(page.state ? { state: page.state } : {}), offset: 0, limit: page.offset + page.limit }),
+          FANOUT_TIMEOUT_MS,
+          `queue ${queue}`,
+        );
         if (r.ok) return { queue, page: r.value };
         ctx.log.warn({ queue, tag, reply: r.text }, 'tag lookup refused');
       } catch (err) {

@@ -165,16 +165,34 @@ export class WebContext {
   /** Renders a page inside the layout, showing (and consuming) the pending flash. */
   page(req: FastifyRequest, reply: FastifyReply, body: SafeHtml, opts: PageOptions = {}): FastifyReply {
     const doc = layout(
-      { queue: opts.queue, env: this.deps.config.env ?? null, flash: this.flash.take(req, reply), urls: this.urls, now: new Date(this.now()), scripts: opts.scripts, styles: opts.styles, bare: opts.bare },
+      {
+        queue: opts.queue,
+        env: this.deps.config.env ?? null,
+        flash: this.flash.take(req, reply),
+        urls: this.urls,
+        now: new Date(this.now()),
+        scripts: opts.scripts,
+        styles: opts.styles,
+        bare: opts.bare,
+      },
       body,
     );
-    return reply.code(opts.status ?? 200).type('text/html; charset=utf-8').send(doc.value);
+    return reply
+      .code(opts.status ?? 200)
+      .type('text/html; charset=utf-8')
+      .send(doc.value);
   }
 
   /** The classic Not Found page: layout + `<h2>Not Found</h2>`, flash included; `["fail", reason]` to a JSON client. */
   notFoundPage(req: FastifyRequest, reply: FastifyReply, reason?: string): FastifyReply {
     if (this.wantsJson(req)) return this.json(reply, ['fail', reason ?? `Not Found: ${req.url.split('?')[0]}`], 404);
-    return this.page(req, reply, html`<h2 id="not-found">Not Found</h2>${reason ? html`<p class="muted" id="not-found-reason">${reason}</p>` : ''}`, { status: 404 });
+    return this.page(
+      req,
+      reply,
+      html`<h2 id="not-found">Not Found</h2>
+        ${reason ? html`<p class="muted" id="not-found-reason">${reason}</p>` : ''}`,
+      { status: 404 },
+    );
   }
 
   /** 303 See Other to an absolute URL, optionally leaving a flash for the next page. */

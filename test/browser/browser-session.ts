@@ -12,7 +12,15 @@ export const SCREENSHOTS = path.join(PROJECT, 'test-output', 'screenshots');
 export const BROWSER_SH = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'browser.sh');
 
 // Headless on a shared CI box: no sandbox (runs as root), nothing that phones home or updates itself.
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export interface BrowserSession {
   context: BrowserContext;
@@ -35,7 +43,13 @@ export async function startBrowser(): Promise<BrowserSession> {
   const profile = await fsp.mkdtemp(path.join(os.tmpdir(), 'rq-chromium-'));
   let context: BrowserContext;
   try {
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 800 }, timeout: 30_000 });
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ARGS,
+      viewport: { width: 1280, height: 800 },
+      timeout: 30_000,
+    });
   } catch (err) {
     await fsp.rm(profile, { recursive: true, force: true });
     throw new Error(`could not start chromium (${CHROMIUM}) through playwright-core: ${(err as Error).message}`, { cause: err });
@@ -85,7 +99,8 @@ export async function screenshot(page: Page, name: string): Promise<string> {
  * Where the README's screenshots go: docs/screenshots (committed) only under `npm run screenshots`
  * (RQ_DOC_SCREENSHOTS=1), so an ordinary test run leaves the checkout as it was.
  */
-export const DOC_SCREENSHOTS = process.env.RQ_DOC_SCREENSHOTS === '1' ? path.join(PROJECT, 'docs', 'screenshots') : path.join(PROJECT, 'test-output', 'doc-screenshots');
+export const DOC_SCREENSHOTS =
+  process.env.RQ_DOC_SCREENSHOTS === '1' ? path.join(PROJECT, 'docs', 'screenshots') : path.join(PROJECT, 'test-output', 'doc-screenshots');
 
 /** The four ways the UI is proven: desktop and phone width, light and dark system setting. */
 export const LOOKS = [

@@ -47,7 +47,9 @@ describe('bulk actions in a browser', () => {
     expect(await page.locator('#bulk-skipped').textContent()).toBe('0');
     await screenshot(page, 'bulk-finished');
     const que = path.join(w.root, 'queues', 'errs', 'que');
-    const requeues = await Promise.all(ids.map(async (id) => ((await readHistory(path.join(que, id), id, 'que')) ?? []).filter((h) => h.from === 'err' && h.to === 'que').length));
+    const requeues = await Promise.all(
+      ids.map(async (id) => ((await readHistory(path.join(que, id), id, 'que')) ?? []).filter((h) => h.from === 'err' && h.to === 'que').length),
+    );
     expect(requeues.filter((n) => n !== 1)).toEqual([]);
     expect(b.problems).toEqual([]);
     await page.close();

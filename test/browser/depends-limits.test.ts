@@ -17,7 +17,7 @@ const submit = async (page: Page, selector: string) => {
 const message = async (q: string, id: string): Promise<any> => (await fetch(`${suite.w.base}/q/${q}/${id}.json`)).json();
 
 describe('dependencies and limits in a browser', () => {
-  it('the dashboard\'s #limits follows a key shared by two queues live: in use, a waiter, then gone, without a reload', async () => {
+  it("the dashboard's #limits follows a key shared by two queues live: in use, a waiter, then gone, without a reload", async () => {
     const page = await suite.b.newPage();
     await page.goto(`${suite.w.base}/`);
     expect(await page.locator('#limits-empty').textContent()).toBe('No concurrency keys in use.');
@@ -60,7 +60,10 @@ describe('dependencies and limits in a browser', () => {
     await page.goto(`${suite.w.base}/q/more/${d}`);
     expect((await page.locator('#field-waiting').textContent())?.trim()).toBe(`waiting on 2 dependencies: jobs/${x1}, jobs/${x2}`);
     expect(await page.locator('#depends-fail').textContent()).toBe('run');
-    expect(await page.locator('#depends-table tbody tr').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.ref))).toEqual([`jobs/${x1}`, `jobs/${x2}`]);
+    expect(await page.locator('#depends-table tbody tr').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.ref))).toEqual([
+      `jobs/${x1}`,
+      `jobs/${x2}`,
+    ]);
     expect(await page.locator(`#depends-table tr[data-ref="jobs/${x1}"] td.state`).textContent()).toBe('awaited');
 
     // To the dependency and back through its Dependents.
@@ -92,7 +95,7 @@ describe('dependencies and limits in a browser', () => {
     await page.close();
   });
 
-  it('sends depends, depends_fail, limit and limit_concurrency from the form\'s Advanced fieldset; the queue page counts the message as waiting on dependencies', async () => {
+  it("sends depends, depends_fail, limit and limit_concurrency from the form's Advanced fieldset; the queue page counts the message as waiting on dependencies", async () => {
     const x = await send(suite.w.base, 'jobs', { param1: 'noop', due: later() });
     const page = await suite.b.newPage();
     await page.goto(`${suite.w.base}/q/more/new_message`);
@@ -117,7 +120,11 @@ describe('dependencies and limits in a browser', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.setViewportSize({ width: 1280, height: 800 });
-    for (const [q, m] of [['more', id], ['jobs', x]]) await fetch(`${suite.w.base}/q/${q}/${m}/cancel`, { method: 'POST', body: new URLSearchParams({ x_format: 'json' }) });
+    for (const [q, m] of [
+      ['more', id],
+      ['jobs', x],
+    ])
+      await fetch(`${suite.w.base}/q/${q}/${m}/cancel`, { method: 'POST', body: new URLSearchParams({ x_format: 'json' }) });
     expect(suite.b.problems).toEqual([]);
     await page.close();
   });

@@ -87,12 +87,13 @@ describe('forms and layout', () => {
       await settled(page);
       await follow(page, '#btn-run-now');
       expect(new URL(page.url()).pathname).toBe(`/q/forms/${done}`);
-      expect(await flash(page, 'error')).toBe("409 - Couldn't run message. [\"fail\", \"msg not in runnable state\"].");
+      expect(await flash(page, 'error')).toBe('409 - Couldn\'t run message. ["fail", "msg not in runnable state"].');
 
       // Destructive buttons ask first; a refused prompt sends nothing.
       await page.goto(`${suite.w.base}/q/forms/${dueId}`);
       await settled(page);
-      for (const b of ['#btn-cancel', '#btn-delete']) expect(await page.locator(b).evaluate((el) => el.closest('form')!.dataset.confirm)).toMatch(/ message \d{8}\./);
+      for (const b of ['#btn-cancel', '#btn-delete'])
+        expect(await page.locator(b).evaluate((el) => el.closest('form')!.dataset.confirm)).toMatch(/ message \d{8}\./);
       const asked = suite.b.dialogs.length;
       await page.click('#btn-cancel');
       expect(suite.b.dialogs.slice(asked)).toEqual([`confirm: Cancel message ${dueId}?`]);

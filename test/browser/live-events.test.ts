@@ -26,10 +26,13 @@ const polls = (seen: string[]) => seen.filter((p) => p.endsWith('.json'));
 /** Lets page time pass in 300 ms steps (one burst's refresh each) until `probe` gives `want`. */
 async function advanceUntil(page: Page, probe: () => Promise<string | null>, want: string): Promise<void> {
   await expect
-    .poll(async () => {
-      await page.clock.runFor(300);
-      return probe();
-    }, { timeout: 15_000 })
+    .poll(
+      async () => {
+        await page.clock.runFor(300);
+        return probe();
+      },
+      { timeout: 15_000 },
+    )
     .toBe(want);
 }
 
@@ -49,7 +52,7 @@ async function pauseClock(page: Page): Promise<void> {
 }
 
 describe('live updates from GET /events in a browser', () => {
-  it('the dashboard\'s counts follow messages created and finished, without a single poll', async () => {
+  it("the dashboard's counts follow messages created and finished, without a single poll", async () => {
     const page = await suite.b.newPage();
     const seen = recordRequests(page);
     await suite.w.mgr.cmd('pause_queue', 'live');

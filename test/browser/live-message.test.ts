@@ -33,7 +33,11 @@ function colourOf(page: Page, variable: string): Promise<string> {
   }, variable);
 }
 
-const colour = (page: Page, selector: string) => page.locator(selector).first().evaluate((el) => getComputedStyle(el).color);
+const colour = (page: Page, selector: string) =>
+  page
+    .locator(selector)
+    .first()
+    .evaluate((el) => getComputedStyle(el).color);
 
 describe('the message page is live over GET /events', () => {
   for (const look of LOOKS) {

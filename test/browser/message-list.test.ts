@@ -10,7 +10,11 @@ let b: BrowserSession;
 let ids: string[];
 
 beforeAll(async () => {
-  w = await startWebRoot({ queues: { test: {} }, setup: async (root) => void (ids = await fillQueue(root, 'big', N, { state: (i) => (i % 10 === 0 ? 'err' : 'done'), fields: (i) => ({ param1: `job-${i}` }) })) });
+  w = await startWebRoot({
+    queues: { test: {} },
+    setup: async (root) =>
+      void (ids = await fillQueue(root, 'big', N, { state: (i) => (i % 10 === 0 ? 'err' : 'done'), fields: (i) => ({ param1: `job-${i}` }) })),
+  });
   b = await startBrowser();
 }, 120_000);
 afterAll(async () => {

@@ -36,10 +36,13 @@ describe('new message form and live tail in a browser', () => {
     expect(await tail.locator('#tail-status').textContent()).not.toMatch(/^ended/);
 
     const style = (text: string) =>
-      log.locator('span', { hasText: text }).first().evaluate((el) => {
-        const s = getComputedStyle(el);
-        return { cls: el.className, color: s.color, weight: s.fontWeight };
-      });
+      log
+        .locator('span', { hasText: text })
+        .first()
+        .evaluate((el) => {
+          const s = getComputedStyle(el);
+          return { cls: el.className, color: s.color, weight: s.fontWeight };
+        });
     expect(await style('green line')).toMatchObject({ cls: 'ansi-green-fg', color: 'rgb(63, 185, 80)' });
     expect(await style('bold red line')).toMatchObject({ cls: 'ansi-red-fg', color: 'rgb(255, 123, 114)', weight: '700' });
     expect(await style('yellow')).toMatchObject({ cls: 'ansi-yellow-fg', color: 'rgb(210, 153, 34)' });

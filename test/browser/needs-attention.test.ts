@@ -29,7 +29,11 @@ describe('Needs attention in a browser', () => {
   it('lists the problem above the queue table; the row keeps its reason through live refreshes until the script is fixed', async () => {
     await w.mgr.cmd('pause_queue', 'work');
     await send(w.base, 'broken', { param1: 'x' });
-    await waitFor(async () => ((await (await fetch(`${w.base}/doctor.json`)).json()) as DoctorReport).findings.some((f) => f.subject === 'queue broken'), 'the queue to report SCRIPTERROR', 20_000);
+    await waitFor(
+      async () => ((await (await fetch(`${w.base}/doctor.json`)).json()) as DoctorReport).findings.some((f) => f.subject === 'queue broken'),
+      'the queue to report SCRIPTERROR',
+      20_000,
+    );
     const reason = `script ${script} does not exist`;
 
     const page = await b.newPage();

@@ -68,7 +68,10 @@ describe('a phone, 375×812', () => {
     const title = ids.find((i) => i.lines.replaceAll('⏎', '') === up && i.lines.includes('⏎'));
     expect(title?.lines, 'the page title wraps its id').toMatch(/^[\d.]+\.⏎[\d.⏎]+$/);
     expect(await page.locator('#message-id').textContent()).toBe(up);
-    expect(ids.some((i) => i.lines.replaceAll('⏎', '') === down && i.where === 'a.ref'), 'the dependents link is drawn').toBe(true);
+    expect(
+      ids.some((i) => i.lines.replaceAll('⏎', '') === down && i.where === 'a.ref'),
+      'the dependents link is drawn',
+    ).toBe(true);
     expect(await page.locator('#field-msg_id').getAttribute('title')).toBe(up);
     const frame = page.frame({ url: /tailviewlog/ })!;
     await frame.locator('#tail-title').waitFor();
@@ -84,7 +87,10 @@ describe('a phone, 375×812', () => {
     const waiting = await phonePage(`/q/look/${down}`);
     const its = await drawnIds(waiting);
     expectWhole(its);
-    expect(its.some((i) => i.lines.replaceAll('⏎', '') === up && i.where === 'a.ref'), 'the awaited dependency is drawn').toBe(true);
+    expect(
+      its.some((i) => i.lines.replaceAll('⏎', '') === up && i.where === 'a.ref'),
+      'the awaited dependency is drawn',
+    ).toBe(true);
     await waiting.close();
 
     const tail = await phonePage(`/q/look/${up}/tailviewlog/stdio.log`);
@@ -104,7 +110,18 @@ describe('a phone, 375×812', () => {
     expect(ids.map((i) => i.lines)).toContain(id);
     expectWhole(ids);
     await page.waitForSelector('.table-wrap.scrolls-right #message-table');
-    expect(await expectEveryColumnReachable(page, '#message-table')).toEqual(['', 'ID', 'STATE', 'CREATED', 'DUE', 'ATTEMPTS', 'DURATION', 'PARAM1', 'STATUS', '']);
+    expect(await expectEveryColumnReachable(page, '#message-table')).toEqual([
+      '',
+      'ID',
+      'STATE',
+      'CREATED',
+      'DUE',
+      'ATTEMPTS',
+      'DURATION',
+      'PARAM1',
+      'STATUS',
+      '',
+    ]);
     await page.waitForSelector('.table-wrap.scrolls-left #message-table');
     expect(await overflowsSideways(page)).toBe(false);
     await page.close();
@@ -128,9 +145,22 @@ describe('a phone, 375×812', () => {
     expect(await page.evaluate(() => (window as unknown as { rqMark?: string }).rqMark)).toBe('same page');
 
     await page.waitForSelector('.table-wrap.scrolls-right #queue-table');
-    const mask = await page.locator('.table-wrap', { has: page.locator('#queue-table') }).evaluate((el) => getComputedStyle(el).maskImage || getComputedStyle(el).webkitMaskImage);
+    const mask = await page
+      .locator('.table-wrap', { has: page.locator('#queue-table') })
+      .evaluate((el) => getComputedStyle(el).maskImage || getComputedStyle(el).webkitMaskImage);
     expect(mask).toContain('linear-gradient');
-    expect(await expectEveryColumnReachable(page, '#queue-table')).toEqual(['NAME', 'PREP', 'QUEUE', 'RUN', 'ERR', 'DONE', 'RELAYED', 'PID', 'UPTIME', 'STATUS']);
+    expect(await expectEveryColumnReachable(page, '#queue-table')).toEqual([
+      'NAME',
+      'PREP',
+      'QUEUE',
+      'RUN',
+      'ERR',
+      'DONE',
+      'RELAYED',
+      'PID',
+      'UPTIME',
+      'STATUS',
+    ]);
     await page.waitForSelector('.table-wrap.scrolls-left:not(.scrolls-right) #queue-table');
     expect(await overflowsSideways(page)).toBe(false);
     await suite.w.mgr.cmd('resume_queue', 'zz-last');

@@ -38,7 +38,10 @@ describe('the stats page in a browser', () => {
     await page.goto(`${w.base}/q/jobs`);
     await Promise.all([page.waitForURL(`${w.base}/q/jobs/stats`), page.locator('#stats-link').click()]);
     expect(await page.title()).toBe('RQ :: jobs');
-    await page.locator('.chart-box.drawn').nth(CHARTS.length - 1).waitFor();
+    await page
+      .locator('.chart-box.drawn')
+      .nth(CHARTS.length - 1)
+      .waitFor();
     for (const id of CHARTS) {
       // uPlot draws on a canvas inside the box, with a legend naming each series.
       const canvas = page.locator(`#${id} canvas`);
@@ -56,9 +59,16 @@ describe('the stats page in a browser', () => {
     expect(await shown(OUTCOMES.map((o) => `outcome-${o}`))).toEqual(OUTCOMES.map((o) => String(day.outcomes[o])));
     expect(await shown(['live-done', 'live-err', 'que-ready'])).toEqual([day.live.counts.done, day.live.counts.err, day.live.que.ready].map(String));
     const sum = (xs: number[]) => xs.reduce((a, n) => a + n, 0);
-    expect(await shown(['minute-done', 'minute-err', 'hourly-done', 'hourly-err'])).toEqual([day.live.per_minute.done, day.live.per_minute.err, day.hourly.done, day.hourly.err].map((xs) => String(sum(xs))));
+    expect(await shown(['minute-done', 'minute-err', 'hourly-done', 'hourly-err'])).toEqual(
+      [day.live.per_minute.done, day.live.per_minute.err, day.hourly.done, day.hourly.err].map((xs) => String(sum(xs))),
+    );
     for (const d of ['wait', 'run']) {
-      expect(await shown([`${d}-count`, `${d}-p50`, `${d}-p95`, `${d}-p99`])).toEqual([String(day[d].count), `≤ ${seconds(day[d].p50)}`, `≤ ${seconds(day[d].p95)}`, `≤ ${seconds(day[d].p99)}`]);
+      expect(await shown([`${d}-count`, `${d}-p50`, `${d}-p95`, `${d}-p99`])).toEqual([
+        String(day[d].count),
+        `≤ ${seconds(day[d].p50)}`,
+        `≤ ${seconds(day[d].p95)}`,
+        `≤ ${seconds(day[d].p99)}`,
+      ]);
     }
     expect(day).toMatchObject({ done: 3, err: 4 });
     await screenshot(page, 'stats-page');
@@ -101,7 +111,12 @@ describe('the stats page in a browser', () => {
       );
       expect(cut).toEqual([]);
       expect(await page.locator('#stats-outcomes dt', { hasText: 'dependency_failed' }).innerHTML()).toBe('dependency_<wbr>failed');
-      expect(await page.locator('.stat-tiles dt').first().evaluate((dt) => getComputedStyle(dt).overflowWrap)).toBe('normal');
+      expect(
+        await page
+          .locator('.stat-tiles dt')
+          .first()
+          .evaluate((dt) => getComputedStyle(dt).overflowWrap),
+      ).toBe('normal');
       for (const d of ['wait', 'run']) for (const q of ['p50', 'p95', 'p99']) expect(await text(page, `#${d}-${q}`)).toMatch(/^(≤ \S.* s|≤ \d+m \d+s|-)$/);
       expect(await text(page, '#quantile-note')).toContain('upper bounds');
       // The day is typed and shown as YYYY-MM-DD, as every date on the page, never in the browser's locale.
@@ -118,10 +133,12 @@ describe('the stats page in a browser', () => {
     });
   }
 
-  it("links a failure group to exactly its messages and requeues it only once confirmed", async () => {
+  it('links a failure group to exactly its messages and requeues it only once confirmed', async () => {
     const page = await b.newPage();
     await page.goto(`${w.base}/q/jobs/stats`);
-    const groups = await page.locator('#failure-groups tbody tr').evaluateAll((rows) => rows.map((r) => [(r as HTMLElement).dataset.group, r.querySelector('td.count')?.textContent]));
+    const groups = await page
+      .locator('#failure-groups tbody tr')
+      .evaluateAll((rows) => rows.map((r) => [(r as HTMLElement).dataset.group, r.querySelector('td.count')?.textContent]));
     expect(groups).toEqual([
       ['ValueError', '2'],
       ['HTTP503', '1'],
@@ -154,8 +171,14 @@ describe('the stats page in a browser', () => {
     for (const id of mix.valueError) await waitState(w.base, 'jobs', id, ['done']);
     for (const id of [...mix.http503, ...mix.fatal]) expect(await stateOf(w.base, 'jobs', id)).toBe('err');
     await page.reload();
-    expect(await page.locator('#failure-groups tbody tr').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.group))).toEqual(['HTTP503', 'fatal']);
-    await page.locator('.chart-box.drawn').nth(CHARTS.length - 1).waitFor();
+    expect(await page.locator('#failure-groups tbody tr').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.group))).toEqual([
+      'HTTP503',
+      'fatal',
+    ]);
+    await page
+      .locator('.chart-box.drawn')
+      .nth(CHARTS.length - 1)
+      .waitFor();
     await screenshot(page, 'stats-after-requeue');
     expect(b.problems).toEqual([]);
     await page.close();

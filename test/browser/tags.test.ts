@@ -52,7 +52,10 @@ describe('tags in a browser', () => {
   });
 
   it('cancel_tagged asks first: dismissed it changes nothing, accepted it cancels the tagged messages', async () => {
-    const ids = [await send(suite.w.base, 'jobs', { param1: 'noop', due: later(), tags: 'batch' }), await send(suite.w.base, 'jobs', { param1: 'noop', due: later(), tags: 'batch' })];
+    const ids = [
+      await send(suite.w.base, 'jobs', { param1: 'noop', due: later(), tags: 'batch' }),
+      await send(suite.w.base, 'jobs', { param1: 'noop', due: later(), tags: 'batch' }),
+    ];
     const page = await suite.b.newPage();
     await page.goto(`${suite.w.base}/q/jobs/tags/batch`);
     await page.locator('#cancel-tagged-reason').fill('stop the batch');
@@ -88,7 +91,7 @@ describe('tags in a browser', () => {
     await page.close();
   });
 
-  it('the dashboard\'s #tracked follows the tracked messages\' state live, without a reload', async () => {
+  it("the dashboard's #tracked follows the tracked messages' state live, without a reload", async () => {
     await suite.w.mgr.cmd('pause_queue', 'more');
     const first = await send(suite.w.base, 'more', { param1: 'noop', tags: 'track' });
     const page = await suite.b.newPage();
@@ -99,7 +102,9 @@ describe('tags in a browser', () => {
 
     // A message tracked after the page loaded shows up, newest first.
     const second = await send(suite.w.base, 'more', { param1: 'noop', tags: 'track' });
-    await expect.poll(() => page.locator('#tracked-table tbody tr').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.ref)), { timeout: 10_000 }).toContain(`more/${second}`);
+    await expect
+      .poll(() => page.locator('#tracked-table tbody tr').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.ref)), { timeout: 10_000 })
+      .toContain(`more/${second}`);
     const order = await page.locator('#tracked-table tbody tr').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.ref));
     expect(order.indexOf(`more/${second}`)).toBeLessThan(order.indexOf(`more/${first}`));
 

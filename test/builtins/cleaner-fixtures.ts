@@ -17,7 +17,10 @@ export function idAged(now: number, ageMs: number): string {
 
 async function writeMessage(dir: string, queue: string, id: string): Promise<void> {
   await fs.mkdir(path.join(dir, 'job'), { recursive: true });
-  await fs.writeFile(path.join(dir, 'msg'), JSON.stringify({ msg_id: id.replace(/^\./, ''), dest: queue, count: 0, max_count: 15, due: 0, orig_msg_id: `http://x/q/${queue}/${id}` }));
+  await fs.writeFile(
+    path.join(dir, 'msg'),
+    JSON.stringify({ msg_id: id.replace(/^\./, ''), dest: queue, count: 0, max_count: 15, due: 0, orig_msg_id: `http://x/q/${queue}/${id}` }),
+  );
   await fs.writeFile(path.join(dir, 'status'), JSON.stringify({ job_status: 'old' }));
 }
 

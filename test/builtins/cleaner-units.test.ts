@@ -33,7 +33,11 @@ describe('oldHashIds', () => {
   it('takes whole days, hours and minutes that ended before the cutoff, in UTC', async () => {
     const dir = queuePaths(root, 'test').state.done;
     const cutoff = NOW - 3 * DAY;
-    const old = [await hashed(root, 'test', 'done', NOW, 10 * DAY), await hashed(root, 'test', 'done', NOW, 3 * DAY + 2 * HOUR), await hashed(root, 'test', 'done', NOW, 3 * DAY + 5 * 60_000)];
+    const old = [
+      await hashed(root, 'test', 'done', NOW, 10 * DAY),
+      await hashed(root, 'test', 'done', NOW, 3 * DAY + 2 * HOUR),
+      await hashed(root, 'test', 'done', NOW, 3 * DAY + 5 * 60_000),
+    ];
     const kept = [await hashed(root, 'test', 'done', NOW, 3 * DAY - 5 * 60_000), await hashed(root, 'test', 'done', NOW, HOUR)];
     const r = await oldHashIds(dir, cutoff);
     expect(r.ids.sort()).toEqual(old.sort());
@@ -71,7 +75,7 @@ describe('cleanQueue without a queue process', () => {
 });
 
 describe('trash and relay trim', () => {
-  it('removes trash entries deleted before the cutoff (all, or one queue\'s)', async () => {
+  it("removes trash entries deleted before the cutoff (all, or one queue's)", async () => {
     const old = await trashed(root, 'gone', NOW, 10 * DAY);
     const oldOther = await trashed(root, 'other', NOW, 10 * DAY);
     const fresh = await trashed(root, 'gone', NOW, DAY);
@@ -90,8 +94,16 @@ describe('trash and relay trim', () => {
   });
 
   it('summarises a run on one line', () => {
-    expect(summary({ days: 3, trash: 2, relayTrimmed: 5, queues: [{ queue: 'a', done: 1, relayed: 2, errAcked: 3, failed: 0 }, { queue: 'b', done: 0, relayed: 0, errAcked: 0, failed: 1, skipped: 'queue is DOWN' }] })).toBe(
-      'cleaned 2 queues keeping 3 days: removed 1 done, 7 relayed, 3 acknowledged errors, 2 trash entries; 1 could not be removed; skipped (DOWN): b',
-    );
+    expect(
+      summary({
+        days: 3,
+        trash: 2,
+        relayTrimmed: 5,
+        queues: [
+          { queue: 'a', done: 1, relayed: 2, errAcked: 3, failed: 0 },
+          { queue: 'b', done: 0, relayed: 0, errAcked: 0, failed: 1, skipped: 'queue is DOWN' },
+        ],
+      }),
+    ).toBe('cleaned 2 queues keeping 3 days: removed 1 done, 7 relayed, 3 acknowledged errors, 2 trash entries; 1 could not be removed; skipped (DOWN): b');
   });
 });

@@ -25,7 +25,11 @@ beforeAll(async () => {
       for (const age of ages) made.testRelayed.push(await hashed(root, 'test', 'relayed', now, age));
       made.otherDone = [await hashed(root, 'other', 'done', now, 5 * DAY), await hashed(root, 'other', 'done', now, 9 * DAY)];
       made.sleepyDone = [await hashed(root, 'sleepy', 'done', now, 5 * DAY)];
-      made.err = [await errored(root, 'test', now, 5 * DAY, true), await errored(root, 'test', now, 20 * HOUR, true), await errored(root, 'test', now, 5 * DAY, false)];
+      made.err = [
+        await errored(root, 'test', now, 5 * DAY, true),
+        await errored(root, 'test', now, 20 * HOUR, true),
+        await errored(root, 'test', now, 5 * DAY, false),
+      ];
       made.trash = [await trashed(root, 'gone', now, 10 * DAY), await trashed(root, 'recent', now, DAY)];
       await fs.writeFile(path.join(root, 'config', 'sleepy.down'), '');
       // rq-install linked the daily timer, which fires once at start: the test runs the cleaner itself.
@@ -47,7 +51,9 @@ describe('cleaner', () => {
   it('ALLQUEUES, 3 days: old done/relayed/acked errors/trash go, through each queue (counts stay right); DOWN queues are skipped', async () => {
     expect((await A.q('test', 'num_messages')).done).toBe(8);
     const { id, msg } = await clean('ALLQUEUES', '3');
-    expect(msg.status).toBe('done - cleaned 8 queues keeping 3 days: removed 6 done, 4 relayed, 1 acknowledged errors, 1 trash entries; skipped (DOWN): sleepy');
+    expect(msg.status).toBe(
+      'done - cleaned 8 queues keeping 3 days: removed 6 done, 4 relayed, 1 acknowledged errors, 1 trash entries; skipped (DOWN): sleepy',
+    );
     const q = queuePaths(A.root, 'test').state;
     expect(await hashList(q.done)).toEqual(made.testDone.slice(0, 4));
     expect(await hashList(q.relayed)).toEqual(made.testRelayed.slice(0, 4));

@@ -41,7 +41,12 @@ describe('parseRules', () => {
     expect(box).toMatchObject({ action: 'relay', route: ['brxlog-be-halb02.btrll.com', 'brxlog-be-halb03.btrll.com:4444'], delay: 0, log: true, line: 2 });
     expect(box.src!.test('BOXER')).toBe(true);
     expect(box.dest!.test('http://x/q/box_que')).toBe(true);
-    expect(bal).toMatchObject({ action: 'balance', route: [['stats1.btrll.com', 'stats2.btrll.com'], ['http://stats3.btrll.com:3333/q/ftp_other']], delay: 2, log: false });
+    expect(bal).toMatchObject({
+      action: 'balance',
+      route: [['stats1.btrll.com', 'stats2.btrll.com'], ['http://stats3.btrll.com:3333/q/ftp_other']],
+      delay: 2,
+      log: false,
+    });
     expect(drops).toMatchObject({ action: 'err', log: true });
     expect(dflt).toMatchObject({ action: 'done', log: false, line: 15 });
   });
@@ -144,10 +149,11 @@ describe('rq verify_rules', () => {
   });
   afterAll(() => fs.rm(dir, { recursive: true, force: true }));
 
-  const rq = (...args: string[]) => run(BIN('rq'), args, { cwd: dir, env: { ...process.env, ...env } }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-  );
+  const rq = (...args: string[]) =>
+    run(BIN('rq'), args, { cwd: dir, env: { ...process.env, ...env } }).then(
+      (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    );
 
   it('prints ok for a good file, each rule first with --verbose', async () => {
     expect(await rq('verify_rules', '--path', 'good.rb')).toEqual({ code: 0, stdout: 'ok\n', stderr: '' });
@@ -155,7 +161,9 @@ describe('rq verify_rules', () => {
     expect(v.code).toBe(0);
     const lines = v.stdout.trim().split('\n');
     expect(lines).toHaveLength(5);
-    expect(lines[0]).toBe('line 2: rule "box queues to the halb" | src /^box/im | dest /box_que/m | action :relay | route ["brxlog-be-halb02.btrll.com","brxlog-be-halb03.btrll.com:4444"] | delay 0 | log true');
+    expect(lines[0]).toBe(
+      'line 2: rule "box queues to the halb" | src /^box/im | dest /box_que/m | action :relay | route ["brxlog-be-halb02.btrll.com","brxlog-be-halb03.btrll.com:4444"] | delay 0 | log true',
+    );
     expect(lines[4]).toBe('ok');
   });
 

@@ -67,10 +67,15 @@ describe('routing web traffic', () => {
   it('balance action: each message goes to one of the routes', async () => {
     const srcs = ['bal1', 'bal2', 'bal3', 'bal4'];
     for (const src of srcs) expect(JSON.parse((await post(A, 'anything', { dest: 'anything', src })).body)[0]).toBe('ok');
-    const arrived = await waitFor(async () => {
-      const all = [...(await B.messages('test')), ...(await B.messages('other'))].filter((m) => srcs.includes(m.src) && m.state === 'done');
-      return all.length === srcs.length ? all : false;
-    }, 'balanced copies', 30_000, 100);
+    const arrived = await waitFor(
+      async () => {
+        const all = [...(await B.messages('test')), ...(await B.messages('other'))].filter((m) => srcs.includes(m.src) && m.state === 'done');
+        return all.length === srcs.length ? all : false;
+      },
+      'balanced copies',
+      30_000,
+      100,
+    );
     expect(arrived.map((m) => m.src).sort()).toEqual(srcs);
     for (const m of arrived) expect([`http://127.0.0.1:${B.port}/q/test`, `http://127.0.0.1:${B.port}/q/other`]).toContain(m.dest);
   }, 40_000);

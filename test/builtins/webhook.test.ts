@@ -38,11 +38,16 @@ afterAll(async () => {
 });
 
 async function webhookMessage(url: string) {
-  return waitFor(async () => (await A.messages('webhook')).find((m) => m.param1 === url && ['done', 'err'].includes(m.state)), `webhook message for ${url}`, 20_000, 100);
+  return waitFor(
+    async () => (await A.messages('webhook')).find((m) => m.param1 === url && ['done', 'err'].includes(m.state)),
+    `webhook message for ${url}`,
+    20_000,
+    100,
+  );
 }
 
 describe('webhook', () => {
-  it('to an rq host: creates a message with the same src, params and orig_msg_id in the URL\'s queue', async () => {
+  it("to an rq host: creates a message with the same src, params and orig_msg_id in the URL's queue", async () => {
     const url = `${B.url('hook')}/new_message`;
     const id = await A.send('test', { dest: 'test', param1: 'done', param2: 'two', src: 'hooked', post_run_webhook: [url] });
     await A.waitState('test', id, ['done']);

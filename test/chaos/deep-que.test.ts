@@ -39,32 +39,43 @@ beforeAll(async () => {
   await fs.writeFile(path.join(t.root, 'config', 'deep.pause'), '');
   q = await QueueProc.start(t.root, 'deep');
 }, 30_000);
-afterAll(async () => {
-  await q?.stop();
-  await t?.cleanup();
-}, BIG ? 600_000 : 30_000);
+afterAll(
+  async () => {
+    await q?.stop();
+    await t?.cleanup();
+  },
+  BIG ? 600_000 : 30_000,
+);
 
 describe(`a paused queue holding ${COUNT} messages of 64 KiB`, () => {
-  it(`stays under ${RSS_BOUND_MB} MB of RSS, answers for each with its whole body, and runs each with it`, async () => {
-    let peak = 0;
-    for (let i = 0; i < COUNT; i += PER_BATCH) {
-      const messages = Array.from({ length: Math.min(PER_BATCH, COUNT - i) }, (_, j) => ({ dest: 'deep', param1: letter(i + j).repeat(BODY), param2: `${letter(i + j)}${i + j}` }));
-      const r = (await q.cmd('create_messages', { messages })) as [string, [string, string][]];
-      expect(r[0]).toBe('ok');
-      if (i % (PER_BATCH * 20) === 0) peak = Math.max(peak, await rssMb(q.pid));
-    }
-    peak = Math.max(peak, await rssMb(q.pid));
-    console.log(`deep que: ${COUNT} × 64 KiB queued, queue RSS peak ${peak.toFixed(1)} MB while creating`);
-    expect(peak).toBeLessThan(RSS_BOUND_MB);
-    expect((await q.cmd('num_messages')).que).toBe(COUNT);
-    // Whoever asks for a queued message gets its body, read back from disk.
-    const first = (await q.cmd('messages', { state: 'que', limit: 1 })) as [string, string][];
-    const got = (await q.cmd('get_message', { msg_id: String(first[0][0]).split('/').pop() }))[1];
-    expect(got.param1).toHaveLength(BODY);
-    expect(got.param1[0]).toBe(got.param2[0]);
+  it(
+    `stays under ${RSS_BOUND_MB} MB of RSS, answers for each with its whole body, and runs each with it`,
+    async () => {
+      let peak = 0;
+      for (let i = 0; i < COUNT; i += PER_BATCH) {
+        const messages = Array.from({ length: Math.min(PER_BATCH, COUNT - i) }, (_, j) => ({
+          dest: 'deep',
+          param1: letter(i + j).repeat(BODY),
+          param2: `${letter(i + j)}${i + j}`,
+        }));
+        const r = (await q.cmd('create_messages', { messages })) as [string, [string, string][]];
+        expect(r[0]).toBe('ok');
+        if (i % (PER_BATCH * 20) === 0) peak = Math.max(peak, await rssMb(q.pid));
+      }
+      peak = Math.max(peak, await rssMb(q.pid));
+      console.log(`deep que: ${COUNT} × 64 KiB queued, queue RSS peak ${peak.toFixed(1)} MB while creating`);
+      expect(peak).toBeLessThan(RSS_BOUND_MB);
+      expect((await q.cmd('num_messages')).que).toBe(COUNT);
+      // Whoever asks for a queued message gets its body, read back from disk.
+      const first = (await q.cmd('messages', { state: 'que', limit: 1 })) as [string, string][];
+      const got = (await q.cmd('get_message', { msg_id: String(first[0][0]).split('/').pop() }))[1];
+      expect(got.param1).toHaveLength(BODY);
+      expect(got.param1[0]).toBe(got.param2[0]);
 
-    await fs.rm(path.join(t.root, 'config', 'deep.pause'));
-    await waitFor(async () => (await q.cmd('num_messages')).done === COUNT, `all ${COUNT} messages done`, BIG ? 3_600_000 : 300_000, 200);
-    expect((await q.cmd('num_messages')).err).toBe(0);
-  }, BIG ? 7_200_000 : 600_000);
+      await fs.rm(path.join(t.root, 'config', 'deep.pause'));
+      await waitFor(async () => (await q.cmd('num_messages')).done === COUNT, `all ${COUNT} messages done`, BIG ? 3_600_000 : 300_000, 200);
+      expect((await q.cmd('num_messages')).err).toBe(0);
+    },
+    BIG ? 7_200_000 : 600_000,
+  );
 });

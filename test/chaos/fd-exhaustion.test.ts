@@ -40,10 +40,15 @@ describe('fd exhaustion', () => {
     // A burst of clients beyond the headroom: some may be turned away (accept fails with EMFILE), none hangs, and the server lives on.
     const burst = await Promise.allSettled(Array.from({ length: 64 }, () => q.cmd('ping')));
     expect(burst.some((r) => r.status === 'fulfilled')).toBe(true);
-    const counts = await waitFor(async () => {
-      const n = await q.cmd('num_messages');
-      return n.done + n.err === MESSAGES && n.que === 0 && n.run === 0 ? n : null;
-    }, 'every message finished', BIG ? 300_000 : 90_000, 200);
+    const counts = await waitFor(
+      async () => {
+        const n = await q.cmd('num_messages');
+        return n.done + n.err === MESSAGES && n.que === 0 && n.run === 0 ? n : null;
+      },
+      'every message finished',
+      BIG ? 300_000 : 90_000,
+      200,
+    );
     expect(counts.err).toBe(0);
     expect(await fs.readdir(q.paths.state.run)).toEqual([]);
     expect(await q.cmd('ping')).toEqual(['pong']);

@@ -66,16 +66,27 @@ export class NormalClient {
   private create(n: number): Promise<void> {
     const body = new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: `normal ${n}` }), x_format: 'json' }).toString();
     return new Promise((resolve) => {
-      const req = http.request({ host: '127.0.0.1', port: this.port, localAddress: '127.0.0.1', agent: this.agent, method: 'POST', path: '/q/test/new_message', headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        let text = '';
-        res.on('data', (d) => (text += d));
-        res.on('end', () => {
-          const id = res.statusCode === 200 ? /\["ok","[^"]*\/([0-9.]+)"\]/.exec(text)?.[1] : undefined;
-          if (id) this.acknowledged.push(id);
-          else this.refusals.push(`${res.statusCode} retry-after=${res.headers['retry-after'] ?? '-'} ${text.slice(0, 120)}`);
-          resolve();
-        });
-      });
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: this.port,
+          localAddress: '127.0.0.1',
+          agent: this.agent,
+          method: 'POST',
+          path: '/q/test/new_message',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (d) => (text += d));
+          res.on('end', () => {
+            const id = res.statusCode === 200 ? /\["ok","[^"]*\/([0-9.]+)"\]/.exec(text)?.[1] : undefined;
+            if (id) this.acknowledged.push(id);
+            else this.refusals.push(`${res.statusCode} retry-after=${res.headers['retry-after'] ?? '-'} ${text.slice(0, 120)}`);
+            resolve();
+          });
+        },
+      );
       req.on('error', (err) => {
         this.dropped.push(err.message);
         resolve();
@@ -98,7 +109,11 @@ export class NormalClient {
   /** Waits until `n` more creates than now have been acknowledged: the client is being served. */
   async served(n: number, label: string): Promise<void> {
     const target = this.acknowledged.length + n;
-    await waitFor(() => this.acknowledged.length >= target, `the normal client to be served ${label} (refusals: ${this.refusals.slice(-2).join(' | ')})`, 30_000);
+    await waitFor(
+      () => this.acknowledged.length >= target,
+      `the normal client to be served ${label} (refusals: ${this.refusals.slice(-2).join(' | ')})`,
+      30_000,
+    );
   }
 
   async stop(): Promise<void> {

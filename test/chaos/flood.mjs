@@ -57,9 +57,18 @@ async function openBatch(cmd) {
   const counts = {};
   let retryAfterMissing = 0;
   const texts = new Set();
-  const jobs = cmd.kind === 'unix'
-    ? Array.from({ length: cmd.n }, () => () => openOne({ path: cmd.path }, 'rq1 00000007 ping {}', classifyFrame, held))
-    : cmd.requests.map((r) => () => openOne({ port: cmd.port, host: '127.0.0.1', localAddress: r.from }, `GET ${r.path} HTTP/1.1\r\nHost: 127.0.0.1:${cmd.port}\r\n${r.sse ? 'Accept: text/event-stream\r\n' : ''}\r\n`, classifyHttp, held));
+  const jobs =
+    cmd.kind === 'unix'
+      ? Array.from({ length: cmd.n }, () => () => openOne({ path: cmd.path }, 'rq1 00000007 ping {}', classifyFrame, held))
+      : cmd.requests.map(
+          (r) => () =>
+            openOne(
+              { port: cmd.port, host: '127.0.0.1', localAddress: r.from },
+              `GET ${r.path} HTTP/1.1\r\nHost: 127.0.0.1:${cmd.port}\r\n${r.sse ? 'Accept: text/event-stream\r\n' : ''}\r\n`,
+              classifyHttp,
+              held,
+            ),
+        );
   for (let i = 0; i < jobs.length; i += CHUNK) {
     const rs = await Promise.all(jobs.slice(i, i + CHUNK).map((j) => j()));
     for (const r of rs) {
@@ -71,12 +80,15 @@ async function openBatch(cmd) {
   reply({ id: cmd.id, counts, retryAfterMissing, texts: [...texts].slice(0, 3) });
 }
 
-readline.createInterface({ input: process.stdin }).on('line', (line) => {
-  const cmd = JSON.parse(line);
-  if (cmd.cmd === 'open') void openBatch(cmd);
-  else if (cmd.cmd === 'release') {
-    for (const s of batches.get(cmd.batch) ?? []) s.destroy();
-    batches.delete(cmd.batch);
-    reply({ id: cmd.id, released: true });
-  }
-}).on('close', () => process.exit(0));
+readline
+  .createInterface({ input: process.stdin })
+  .on('line', (line) => {
+    const cmd = JSON.parse(line);
+    if (cmd.cmd === 'open') void openBatch(cmd);
+    else if (cmd.cmd === 'release') {
+      for (const s of batches.get(cmd.batch) ?? []) s.destroy();
+      batches.delete(cmd.batch);
+      reply({ id: cmd.id, released: true });
+    }
+  })
+  .on('close', () => process.exit(0));

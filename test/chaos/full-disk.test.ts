@@ -106,10 +106,14 @@ describe('a full disk under a real root (tmpfs)', () => {
     expect(held.que).toBeGreaterThan(0);
 
     await fsp.rm(filler);
-    await waitFor(async () => {
-      const n = await m.q('dq', 'num_messages');
-      return n.que === 0 && n.run === 0 && n.done === acked.size;
-    }, `the ${acked.size} acknowledged messages to be done`, 180_000);
+    await waitFor(
+      async () => {
+        const n = await m.q('dq', 'num_messages');
+        return n.que === 0 && n.run === 0 && n.done === acked.size;
+      },
+      `the ${acked.size} acknowledged messages to be done`,
+      180_000,
+    );
     expect((await m.q('dq', 'status'))[0]).toBe('UP');
 
     const p = queuePaths(root, 'dq');
@@ -121,7 +125,8 @@ describe('a full disk under a real root (tmpfs)', () => {
 
     // Every daemon is the one that was there before the disk filled.
     const after = (await m.cmd('status'))[1] as typeof before;
-    for (const [name, w] of Object.entries(before)) expect({ name, pid: after[name]?.pid, restarts: after[name]?.restarts }).toEqual({ name, pid: w.pid, restarts: w.restarts });
+    for (const [name, w] of Object.entries(before))
+      expect({ name, pid: after[name]?.pid, restarts: after[name]?.restarts }).toEqual({ name, pid: w.pid, restarts: w.restarts });
     expect(m.child.exitCode).toBe(null);
     expect(await m.cmd('ping')).toEqual(['pong']);
   }, 300_000);
@@ -130,7 +135,10 @@ describe('a full disk under a real root (tmpfs)', () => {
 /** The spool's disk calls, with every write refused (ENOSPC) while `full()`: what a full filesystem does to rq's writes. */
 function noSpaceFs(full: () => boolean): SpoolFs {
   const refuse = () => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-  const guard = <A extends unknown[], R>(f: (...a: A) => Promise<R>) => (...a: A) => (full() ? Promise.reject(refuse()) : f(...a));
+  const guard =
+    <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
+    (...a: A) =>
+      full() ? Promise.reject(refuse()) : f(...a);
   const file = (fh: SpoolFile): SpoolFile => ({
     writeFile: guard((d) => fh.writeFile(d)),
     write: guard((...a: unknown[]) => (fh.write as (...x: unknown[]) => Promise<never>)(...a)) as SpoolFile['write'],
@@ -171,7 +179,11 @@ describe('a full disk, injected (ENOSPC from every write of the spool)', () => {
       let refused = 0;
       for (let start = 0; start < 400; start += 200) {
         const markers = Array.from({ length: 200 }, (_, i) => `m${start + i}`);
-        refused += tally((await q.cmd('create_messages', { messages: markers.map((param2) => ({ dest: 'q', param1: 'done', param2 })) })) as Reply, markers, acked);
+        refused += tally(
+          (await q.cmd('create_messages', { messages: markers.map((param2) => ({ dest: 'q', param1: 'done', param2 })) })) as Reply,
+          markers,
+          acked,
+        );
         // Full with the que deep and two scripts running, which then finish.
         full = true;
         drain();
@@ -188,10 +200,14 @@ describe('a full disk, injected (ENOSPC from every write of the spool)', () => {
       expect(q.launcher.started.length).toBe(started);
 
       full = false;
-      await waitFor(() => {
-        const n = q.queue.counts();
-        return n.que === 0 && n.run === 0 && n.done === acked.size;
-      }, 'every acknowledged message done', 30_000).catch((e) => {
+      await waitFor(
+        () => {
+          const n = q.queue.counts();
+          return n.que === 0 && n.run === 0 && n.done === acked.size;
+        },
+        'every acknowledged message done',
+        30_000,
+      ).catch((e) => {
         throw new Error(`${e.message}: ${JSON.stringify(q.queue.counts())} ${q.queue.status()} acked ${acked.size} started ${q.launcher.started.length}`);
       });
       stop = true;

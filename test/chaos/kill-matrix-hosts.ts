@@ -92,10 +92,15 @@ export async function mgrStatus(h: Host): Promise<Record<string, Worker>> {
 
 /** The pid rq-mgr's status gives a child, once it is RUNNING with a whole pid above 1. */
 export async function childPid(h: Host, name: string, not = 0): Promise<number> {
-  return waitFor(async () => {
-    const w = (await mgrStatus(h))[name];
-    return w?.status === 'RUNNING' && Number.isInteger(w.pid) && w.pid > 1 && w.pid !== not && alive(w.pid) ? w.pid : false;
-  }, `rq-mgr to run ${name}${not ? ` again (not pid ${not})` : ''}`, 60_000, 50);
+  return waitFor(
+    async () => {
+      const w = (await mgrStatus(h))[name];
+      return w?.status === 'RUNNING' && Number.isInteger(w.pid) && w.pid > 1 && w.pid !== not && alive(w.pid) ? w.pid : false;
+    },
+    `rq-mgr to run ${name}${not ? ` again (not pid ${not})` : ''}`,
+    60_000,
+    50,
+  );
 }
 
 export const timersCmd = (h: Host, command: string) => rq2Command(rootPaths(h.root).timersSock, command, null, { timeoutMs: 5000 });
@@ -122,25 +127,29 @@ export async function readRecord(file: string): Promise<RunRecord> {
     else if (what === 'end') {
       out.ends.set(id, (out.ends.get(id) ?? 0) + 1);
       out.endedBy.add(`${id} ${pid}`);
-    }
-    else if (what === 'overlap') out.overlaps.push(line);
+    } else if (what === 'overlap') out.overlaps.push(line);
   }
   return out;
 }
 
 /** A script of A's work queue that is running now: its latest start has no end, it lives, and its environment names the message. */
 export async function runningScript(timeoutMs: number, only?: string): Promise<{ id: string; pid: number; starts: number }> {
-  return waitFor(async () => {
-    const rec = await readRecord(path.join(dir, 'a.rec'));
-    const open = [...rec.starts].filter(([id, pids]) => pids.length > (rec.ends.get(id) ?? 0) && (only === undefined || id === only));
-    for (const [id, pids] of open.reverse()) {
-      const pid = pids[pids.length - 1];
-      if (!(Number.isInteger(pid) && pid > 1 && alive(pid))) continue;
-      const environ = await fsp.readFile(`/proc/${pid}/environ`, 'latin1').catch(() => '');
-      if (environ.split('\0').includes(`RQ_MSG_ID=${id}`)) return { id, pid, starts: pids.length };
-    }
-    return false;
-  }, 'a running script of A/work', timeoutMs, 20);
+  return waitFor(
+    async () => {
+      const rec = await readRecord(path.join(dir, 'a.rec'));
+      const open = [...rec.starts].filter(([id, pids]) => pids.length > (rec.ends.get(id) ?? 0) && (only === undefined || id === only));
+      for (const [id, pids] of open.reverse()) {
+        const pid = pids[pids.length - 1];
+        if (!(Number.isInteger(pid) && pid > 1 && alive(pid))) continue;
+        const environ = await fsp.readFile(`/proc/${pid}/environ`, 'latin1').catch(() => '');
+        if (environ.split('\0').includes(`RQ_MSG_ID=${id}`)) return { id, pid, starts: pids.length };
+      }
+      return false;
+    },
+    'a running script of A/work',
+    timeoutMs,
+    20,
+  );
 }
 
 /** marker (param2) → how many message dirs under `stateDir` (flat or hashed) carry it. */

@@ -104,7 +104,13 @@ export async function socketProducer(): Promise<void> {
       }
     }
     const down = failed;
-    if (down) await waitFor(async () => ((await queueCommand(queuePaths(A.root, down).sock, 'ping', {}, { timeoutMs: 5000 })) as string[])[0] === 'pong', `A ${down} to answer`, 60_000, 50);
+    if (down)
+      await waitFor(
+        async () => ((await queueCommand(queuePaths(A.root, down).sock, 'ping', {}, { timeoutMs: 5000 })) as string[])[0] === 'pong',
+        `A ${down} to answer`,
+        60_000,
+        50,
+      );
   }
 }
 

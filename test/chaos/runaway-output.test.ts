@@ -87,37 +87,52 @@ async function runaway(param1: string, param2: string, o: { extra?: Record<strin
 }
 
 describe('runaway script output', () => {
-  it(`${LONG_LINE_BYTES} bytes on fd 3 without a newline: cut at max_line_bytes with a marker in stdio.log, the run goes on to done`, async () => {
-    const r = await runaway('long', String(LONG_LINE_BYTES));
-    expect(r.msg.state).toBe('done');
-    expect(r.msg.status).toBe("done - after a long line");
-    const marker = cutLineMarker(LONG_LINE_BYTES, DEFAULT_MAX_LINE_BYTES);
-    // Written before the message left run/: complete now, and there once.
-    expect(r.stdio.toString().split(`\n${marker}\n`).length).toBe(2);
-    const queueLog = path.join(ctx.t.root, 'log', 'queue-runaway.log');
-    const warned = await waitFor(async () => (await fs.readFile(queueLog, 'utf8')).split('\n').find((l) => l.includes(marker)), 'the warning in the queue log');
-    expect(JSON.parse(warned)).toMatchObject({ level: 40, msg_id: r.msg.msg_id, bytes: LONG_LINE_BYTES });
-  }, RUN_MS + 30_000);
+  it(
+    `${LONG_LINE_BYTES} bytes on fd 3 without a newline: cut at max_line_bytes with a marker in stdio.log, the run goes on to done`,
+    async () => {
+      const r = await runaway('long', String(LONG_LINE_BYTES));
+      expect(r.msg.state).toBe('done');
+      expect(r.msg.status).toBe('done - after a long line');
+      const marker = cutLineMarker(LONG_LINE_BYTES, DEFAULT_MAX_LINE_BYTES);
+      // Written before the message left run/: complete now, and there once.
+      expect(r.stdio.toString().split(`\n${marker}\n`).length).toBe(2);
+      const queueLog = path.join(ctx.t.root, 'log', 'queue-runaway.log');
+      const warned = await waitFor(
+        async () => (await fs.readFile(queueLog, 'utf8')).split('\n').find((l) => l.includes(marker)),
+        'the warning in the queue log',
+      );
+      expect(JSON.parse(warned)).toMatchObject({ level: 40, msg_id: r.msg.msg_id, bytes: LONG_LINE_BYTES });
+    },
+    RUN_MS + 30_000,
+  );
 
-  it(`${SHORT_LINES} short lines on fd 3: every one taken, the last status wins, nothing cut`, async () => {
-    const r = await runaway('lines', String(SHORT_LINES));
-    expect(r.msg.state).toBe('done');
-    expect(r.msg.status).toBe(`done - after ${SHORT_LINES} lines`);
-    expect(r.stdio.toString()).not.toContain('rq: fd 3 line');
-  }, RUN_MS + 30_000);
+  it(
+    `${SHORT_LINES} short lines on fd 3: every one taken, the last status wins, nothing cut`,
+    async () => {
+      const r = await runaway('lines', String(SHORT_LINES));
+      expect(r.msg.state).toBe('done');
+      expect(r.msg.status).toBe(`done - after ${SHORT_LINES} lines`);
+      expect(r.stdio.toString()).not.toContain('rq: fd 3 line');
+    },
+    RUN_MS + 30_000,
+  );
 
-  it(`${BINARY_BYTES} seeded binary bytes on fd 3, stdout and stderr: done, both copies in stdio.log`, async () => {
-    const rng = seededRandom();
-    const bytes = Buffer.alloc(BINARY_BYTES);
-    for (let i = 0; i < bytes.length; i++) bytes[i] = rng.int(256);
-    const file = path.join(ctx.t.root, 'garbage.bin');
-    await fs.writeFile(file, bytes);
-    const r = await runaway('binary', file);
-    expect(r.msg.state, rng.replay).toBe('done');
-    expect(r.msg.status, rng.replay).toBe("done - after binary");
-    expect(r.stdio.indexOf(bytes), rng.replay).toBeGreaterThan(0);
-    expect(r.stdio.length, rng.replay).toBeGreaterThan(2 * BINARY_BYTES);
-  }, RUN_MS + 30_000);
+  it(
+    `${BINARY_BYTES} seeded binary bytes on fd 3, stdout and stderr: done, both copies in stdio.log`,
+    async () => {
+      const rng = seededRandom();
+      const bytes = Buffer.alloc(BINARY_BYTES);
+      for (let i = 0; i < bytes.length; i++) bytes[i] = rng.int(256);
+      const file = path.join(ctx.t.root, 'garbage.bin');
+      await fs.writeFile(file, bytes);
+      const r = await runaway('binary', file);
+      expect(r.msg.state, rng.replay).toBe('done');
+      expect(r.msg.status, rng.replay).toBe('done - after binary');
+      expect(r.stdio.indexOf(bytes), rng.replay).toBeGreaterThan(0);
+      expect(r.stdio.length, rng.replay).toBeGreaterThan(2 * BINARY_BYTES);
+    },
+    RUN_MS + 30_000,
+  );
 });
 
 describe('max_log_bytes: a stdout flood past the limit', () => {
@@ -130,12 +145,16 @@ describe('max_log_bytes: a stdout flood past the limit', () => {
     ['the native spawner', {}, 1],
     ['the child_process gate with prlimit', { RQ_SPAWN: 'node' }, 1],
     ['the child_process gate without prlimit', { RQ_SPAWN: 'node', PATH: '/nonexistent' }, 0],
-  ] as const)('through %s: stdio.log keeps its first max_log_bytes and ends with the marker; the run is done', async (_name, env, trStatus) => {
-    const r = await runaway('flood', String(FLOOD_BYTES), { extra: { max_log_bytes: LIMIT }, env });
-    expect(r.msg.state).toBe('done');
-    expect(r.msg.status).toBe(`done - flooded, tr status ${trStatus}`);
-    expect(r.stdio.length).toBe(LIMIT + ending.length);
-    expect(r.stdio.subarray(LIMIT).equals(ending)).toBe(true);
-    expect(r.stdio.toString('latin1', 0, 200)).toMatch(/^\n\d+ - .* - RQ START - .*\nyyyy/);
-  }, RUN_MS + 30_000);
+  ] as const)(
+    'through %s: stdio.log keeps its first max_log_bytes and ends with the marker; the run is done',
+    async (_name, env, trStatus) => {
+      const r = await runaway('flood', String(FLOOD_BYTES), { extra: { max_log_bytes: LIMIT }, env });
+      expect(r.msg.state).toBe('done');
+      expect(r.msg.status).toBe(`done - flooded, tr status ${trStatus}`);
+      expect(r.stdio.length).toBe(LIMIT + ending.length);
+      expect(r.stdio.subarray(LIMIT).equals(ending)).toBe(true);
+      expect(r.stdio.toString('latin1', 0, 200)).toMatch(/^\n\d+ - .* - RQ START - .*\nyyyy/);
+    },
+    RUN_MS + 30_000,
+  );
 });

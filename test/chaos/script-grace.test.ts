@@ -36,10 +36,15 @@ async function underLoad(breakIt: (script: string) => Promise<void>, fixIt: (scr
   await fixIt(script);
   await waitFor(async () => (await q.cmd('status'))[0] === 'UP', 'UP again');
   statuses.push('UP');
-  const counts = await waitFor(async () => {
-    const n = await q.cmd('num_messages');
-    return n.done + n.err === MESSAGES && n.que === 0 && n.run === 0 ? n : null;
-  }, 'every message finished', 120_000, 200);
+  const counts = await waitFor(
+    async () => {
+      const n = await q.cmd('num_messages');
+      return n.done + n.err === MESSAGES && n.que === 0 && n.run === 0 ? n : null;
+    },
+    'every message finished',
+    120_000,
+    200,
+  );
   expect(statuses).toEqual(['SCRIPTERROR', 'UP']);
   expect(counts.err).toBe(0);
   expect(await fs.readdir(q.paths.state.err)).toEqual([]);
@@ -73,12 +78,19 @@ describe('script grace', () => {
     await new Promise((r) => flipper.once('exit', r));
     await fs.chmod(script, 0o755);
     let last: unknown;
-    const counts = await waitFor(async () => {
-      const n = await q.cmd('num_messages');
-      last = { ...n, status: (await q.cmd('status'))[0] };
-      return n.done + n.err === MESSAGES && n.que === 0 && n.run === 0 ? n : null;
-    }, 'every message finished', 120_000, 200).catch((err: Error) => {
-      const log = readFileSync(path.join(ctx.t.root, 'log', 'queue-flap.log'), 'utf8').split('\n').filter((l) => /"level":(40|50|60)/.test(l));
+    const counts = await waitFor(
+      async () => {
+        const n = await q.cmd('num_messages');
+        last = { ...n, status: (await q.cmd('status'))[0] };
+        return n.done + n.err === MESSAGES && n.que === 0 && n.run === 0 ? n : null;
+      },
+      'every message finished',
+      120_000,
+      200,
+    ).catch((err: Error) => {
+      const log = readFileSync(path.join(ctx.t.root, 'log', 'queue-flap.log'), 'utf8')
+        .split('\n')
+        .filter((l) => /"level":(40|50|60)/.test(l));
       throw new Error(`${err.message}; the queue last said ${JSON.stringify(last)}; its last warnings: ${log.slice(-8).join('\n')}`);
     });
     const errs = await fs.readdir(q.paths.state.err);
@@ -179,10 +191,15 @@ describe('script grace under rq-mgr (scandir)', () => {
     expect(existsSync(queuePaths(root, 'deploy').dir)).toBe(true);
     await fs.chmod(run, 0o755);
     await waitFor(async () => (await mgr!.q('deploy', 'status'))[0] === 'UP', 'UP again');
-    const counts = await waitFor(async () => {
-      const n = await mgr!.q('deploy', 'num_messages');
-      return n.done + n.err === MESSAGES && n.que === 0 && n.run === 0 ? n : null;
-    }, 'every message finished', 120_000, 200);
+    const counts = await waitFor(
+      async () => {
+        const n = await mgr!.q('deploy', 'num_messages');
+        return n.done + n.err === MESSAGES && n.que === 0 && n.run === 0 ? n : null;
+      },
+      'every message finished',
+      120_000,
+      200,
+    );
     expect(counts.err).toBe(0);
   }, 180_000);
 });

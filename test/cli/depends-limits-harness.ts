@@ -20,7 +20,8 @@ export function cli(root: () => TestRoot) {
   const messages = async (queue: string): Promise<string[]> => {
     const p = queuePaths(root().root, queue);
     const ids: string[] = [];
-    for (const s of Object.values(p.state)) for (const f of await fs.readdir(s, { recursive: true })) if (/^\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/.test(path.basename(f))) ids.push(f);
+    for (const s of Object.values(p.state))
+      for (const f of await fs.readdir(s, { recursive: true })) if (/^\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/.test(path.basename(f))) ids.push(f);
     return ids.sort();
   };
   return { rq, send, messages };

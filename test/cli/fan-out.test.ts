@@ -29,8 +29,18 @@ describe('asking every queue', () => {
 
   it('with rq-mgr stopped, each command that asks every queue says so in one line naming its socket, exit 3', async () => {
     await root.mgr.stop();
-    const line = new RegExp(`^rq: rq-mgr is not running \\(no answer on ${root.t.root}/config/queuemgr\\.sock\\); start it with bin/rq-mgr start --root ${root.t.root}$`);
-    for (const args of [['queues'], ['queues', '--json'], ['tagged', 'release-42'], ['tracked'], ['cancel', '--tag', 'release-42'], ['statusmesg', '20200101.0000.00.000.1'], ['tail', '20200101.0000.00.000.1']]) {
+    const line = new RegExp(
+      `^rq: rq-mgr is not running \\(no answer on ${root.t.root}/config/queuemgr\\.sock\\); start it with bin/rq-mgr start --root ${root.t.root}$`,
+    );
+    for (const args of [
+      ['queues'],
+      ['queues', '--json'],
+      ['tagged', 'release-42'],
+      ['tracked'],
+      ['cancel', '--tag', 'release-42'],
+      ['statusmesg', '20200101.0000.00.000.1'],
+      ['tail', '20200101.0000.00.000.1'],
+    ]) {
       const r = await rq(args);
       expect(r.err, args.join(' ')).toHaveLength(1);
       expectOneLineError(r, line, 3);

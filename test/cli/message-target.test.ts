@@ -47,7 +47,9 @@ describe('a message id alone', () => {
     try {
       expectOneLineError(
         await rq(['state', id]),
-        new RegExp(`^rq: --msg_id: expected the id of a message in one queue, received "${id.replace(/\./g, '\\.')}", which is in 2 queues \\(alpha, beta\\): name one as <queue>/<id>, such as alpha/${id.replace(/\./g, '\\.')}$`),
+        new RegExp(
+          `^rq: --msg_id: expected the id of a message in one queue, received "${id.replace(/\./g, '\\.')}", which is in 2 queues \\(alpha, beta\\): name one as <queue>/<id>, such as alpha/${id.replace(/\./g, '\\.')}$`,
+        ),
         2,
       );
       expect(await rq(['state', `beta/${id}`])).toEqual({ code: 0, out: ['ok done'], err: [] });
@@ -74,14 +76,22 @@ describe('a message id alone', () => {
 
   it('in no queue is one line naming the queues asked, exit 6, for classic and newer commands alike', async () => {
     for (const cmd of [['statusmesg'], ['wait'], ['rm'], ['cancel']]) {
-      expectOneLineError(await rq([...cmd, '20200101.0000.00.000.1']), /^rq: msg not found: no queue of this root holds 20200101\.0000\.00\.000\.1 \(asked 2: alpha, beta\)$/, 6);
+      expectOneLineError(
+        await rq([...cmd, '20200101.0000.00.000.1']),
+        /^rq: msg not found: no queue of this root holds 20200101\.0000\.00\.000\.1 \(asked 2: alpha, beta\)$/,
+        6,
+      );
     }
   });
 
-  it('a malformed id is refused with a full id of this root as the example (its host and port), not another install\'s', async () => {
+  it("a malformed id is refused with a full id of this root as the example (its host and port), not another install's", async () => {
     for (const args of [['statusmesg', 'garbage'], ['wait', '--msg_id', 'garbage'], ['history']]) {
       const r = await rq(args);
-      expectOneLineError(r, /^rq: --msg_id: expected a full message id such as http:\/\/127\.0\.0\.1:\d+\/q\/<queue>\/\S+ \(or <queue>\/<id>, or the id alone\), received /, 2);
+      expectOneLineError(
+        r,
+        /^rq: --msg_id: expected a full message id such as http:\/\/127\.0\.0\.1:\d+\/q\/<queue>\/\S+ \(or <queue>\/<id>, or the id alone\), received /,
+        2,
+      );
       expect(r.err[0]).toContain(`http://127.0.0.1:${root.t.port}/q/<queue>/`);
     }
   });

@@ -77,7 +77,8 @@ describe('the help', () => {
     expect(usageLine('demo', SPEC)).toBe('rq demo [<queue>] [options]');
     const lines = commandHelp('demo', SPEC);
     expect(lines[0]).toBe('rq demo: a test command');
-    for (const l of ['  --param1 TEXT  a value', '  --json         as JSON', '  --wait[=S]     wait', '  -h, --help     print this help and exit 0']) expect(lines).toContain(l);
+    for (const l of ['  --param1 TEXT  a value', '  --json         as JSON', '  --wait[=S]     wait', '  -h, --help     print this help and exit 0'])
+      expect(lines).toContain(l);
     expect(lines).toContainEqual(expect.stringMatching(/^ {2}--root DIR +the rq root/));
     expect(lines.slice(-2)).toEqual(['Example:', '  $ rq demo q --json']);
   });
@@ -86,7 +87,10 @@ describe('the help', () => {
     for (const [name, cmd] of Object.entries(RQ_COMMANDS)) {
       expect(cmd.summary, name).toMatch(/^\S.{10,}$/);
       expect(cmd.examples.length, name).toBeGreaterThan(0);
-      expect(cmd.examples.some((e) => e.includes(`rq ${name}`)), name).toBe(true);
+      expect(
+        cmd.examples.some((e) => e.includes(`rq ${name}`)),
+        name,
+      ).toBe(true);
       const names = cmd.options.map((o) => o.name);
       expect(new Set(names).size, name).toBe(names.length);
       expect(names, name).not.toContain('root');

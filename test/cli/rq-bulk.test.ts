@@ -27,7 +27,11 @@ afterAll(async () => {
 
 describe('rq bulk', () => {
   it('refuses without --yes when stdin is not a terminal, saying how many messages it would change', async () => {
-    expectOneLineError(await rq(['bulk', 'bq', '--op', 'retry', '--state', 'err']), 'rq: bulk: refusing to retry 5 messages of bq without --yes (stdin is not a terminal to ask on)', 2);
+    expectOneLineError(
+      await rq(['bulk', 'bq', '--op', 'retry', '--state', 'err']),
+      'rq: bulk: refusing to retry 5 messages of bq without --yes (stdin is not a terminal to ask on)',
+      2,
+    );
   });
 
   it('with --yes acknowledges, then retries, printing ok and the count (or the job as JSON); a repeated id counts once', async () => {
@@ -52,8 +56,16 @@ describe('rq bulk', () => {
 
   it('names each bad option (exit 2)', async () => {
     expectOneLineError(await rq(['bulk', 'bq', '--op', 'explode', '--yes']), 'rq: --op: expected one of retry, delete, ack, move, received "explode"', 2);
-    expectOneLineError(await rq(['bulk', 'bq', '--op', 'retry', '--state', 'gone', '--yes']), /^rq: --state: expected one of prep, que, run, done, relayed, err, acked/, 2);
+    expectOneLineError(
+      await rq(['bulk', 'bq', '--op', 'retry', '--state', 'gone', '--yes']),
+      /^rq: --state: expected one of prep, que, run, done, relayed, err, acked/,
+      2,
+    );
     expectOneLineError(await rq(['bulk', 'bq', '--op', 'move', '--yes']), 'rq: --dest: a move needs the queue to move to (--dest QUEUE)', 2);
-    expectOneLineError(await rq(['bulk', 'bq', '--op', 'ack', '--ids', ids[3], '--state', 'err', '--yes']), /^rq: --ids: give either --ids or filter options/, 2);
+    expectOneLineError(
+      await rq(['bulk', 'bq', '--op', 'ack', '--ids', ids[3], '--state', 'err', '--yes']),
+      /^rq: --ids: give either --ids or filter options/,
+      2,
+    );
   });
 });

@@ -43,7 +43,9 @@ describe('dependencies from the command line (rq-beyond §B8)', () => {
     const words = r.out.slice(1).map((l) => l.trim().split(/\s+/)[0]);
     expect(words).toEqual(expect.arrayContaining(['undepend', 'limits']));
     const help = async (cmd: string) => (await runRq([cmd, '--help'])).out.map((l) => l.trim().split(/\s{2,}/)[0]);
-    expect(await help('sendmesg')).toEqual(expect.arrayContaining(['--depends <queue>/<id>', '--depends_fail fail|run|wait', '--limit KEY', '--limit_concurrency N']));
+    expect(await help('sendmesg')).toEqual(
+      expect.arrayContaining(['--depends <queue>/<id>', '--depends_fail fail|run|wait', '--limit KEY', '--limit_concurrency N']),
+    );
     expect(await help('undepend')).toEqual(expect.arrayContaining(['--msg_id FULLID', '--depends <queue>/<id>,…', '--all']));
     expect(await help('limits')).toEqual(expect.arrayContaining(['--key KEY', '--json']));
     expect(await help('waiting')).toEqual(expect.arrayContaining(['--reason REASON']));
@@ -99,7 +101,11 @@ describe('dependencies from the command line (rq-beyond §B8)', () => {
     // wait: still waiting on the failed dependency once its failure is recorded.
     await waitFor(async () => (await message(patient)).depends_done?.[refOf(dep)] !== undefined, 'the failure to reach the patient dependent');
     expect(await message(patient)).toMatchObject({ state: 'que', waiting: { reason: 'dependencies', waiting_on: [refOf(dep)] } });
-    expect(await rq(['waiting', '--queue', 'deploy', '--reason', 'dependencies'])).toEqual({ code: 0, out: ['ok 1', `${refOf(patient)} dependencies on ${refOf(dep)}`], err: [] });
+    expect(await rq(['waiting', '--queue', 'deploy', '--reason', 'dependencies'])).toEqual({
+      code: 0,
+      out: ['ok 1', `${refOf(patient)} dependencies on ${refOf(dep)}`],
+      err: [],
+    });
 
     expect(await rq(['undepend', '--msg_id', patient, '--all'])).toEqual({ code: 0, out: ['ok none'], err: [] });
     expect(await finished(patient)).toMatchObject({ state: 'done' });
@@ -132,7 +138,10 @@ describe('dependencies from the command line (rq-beyond §B8)', () => {
       [['--depends'], /^rq: --depends: expected a value \(--depends <queue>\/<id> or --depends=<queue>\/<id>\), received no value$/],
       [['--depends', 'x'], new RegExp(`^rq: --depends\\[0\\]: expected ${REF_TEXT}, received "x"$`)],
       [['--depends', `${refOf(dep)},build/nonsense`], new RegExp(`^rq: --depends\\[1\\]: expected ${REF_TEXT}, received "build/nonsense"$`)],
-      [['--depends', Array.from({ length: 1001 }, (_, i) => `build/20200101.0000.00.000.${i + 1}`).join(',')], /^rq: --depends: expected at most 1000 refs, received 1001$/],
+      [
+        ['--depends', Array.from({ length: 1001 }, (_, i) => `build/20200101.0000.00.000.${i + 1}`).join(',')],
+        /^rq: --depends: expected at most 1000 refs, received 1001$/,
+      ],
       [['--depends_fail'], /^rq: --depends_fail: expected a value \(--depends_fail fail\|run\|wait or --depends_fail=fail\|run\|wait\), received no value$/],
       [['--depends', refOf(dep), '--depends_fail', 'skip'], /^rq: --depends_fail: expected one of fail, run, wait, received "skip"$/],
     ];
@@ -142,9 +151,13 @@ describe('dependencies from the command line (rq-beyond §B8)', () => {
     const byQueue: [string, string][] = [
       [`nosuch/${shortId(dep)}`, 'fail depends[0]: queue nosuch does not exist'],
       [`${refOf(dep)},build/${NO_MSG}`, `fail depends[1]: no message build/${NO_MSG}`],
-      [`http://elsewhere:3333/q/build/${shortId(dep)}`, `fail depends[0]: only messages of this host can be depended on, received http://elsewhere:3333/q/build/${shortId(dep)}`],
+      [
+        `http://elsewhere:3333/q/build/${shortId(dep)}`,
+        `fail depends[0]: only messages of this host can be depended on, received http://elsewhere:3333/q/build/${shortId(dep)}`,
+      ],
     ];
-    for (const [refs, line] of byQueue) expect(await rq(['sendmesg', '--dest', 'deploy', '--param1', 'done', '--depends', refs])).toEqual({ code: 1, out: [line], err: [] });
+    for (const [refs, line] of byQueue)
+      expect(await rq(['sendmesg', '--dest', 'deploy', '--param1', 'done', '--depends', refs])).toEqual({ code: 1, out: [line], err: [] });
 
     expect(await messages('deploy')).toEqual(before);
     expect(await message(dep)).not.toHaveProperty('dependents');
@@ -165,7 +178,11 @@ describe('dependencies from the command line (rq-beyond §B8)', () => {
       [['--msg_id', `nosuch/${NO_MSG}`, '--all'], /^rq: queue not found: nosuch$/],
     ];
     for (const [args, text] of refused) expectOneLineError(await rq(['undepend', ...args]), text, /queue not found/.test(text.source) ? 1 : 2);
-    expect(await message(a)).toMatchObject({ state: 'que', depends: [refOf(d1), refOf(d2)], waiting: { reason: 'dependencies', waiting_on: [refOf(d1), refOf(d2)] } });
+    expect(await message(a)).toMatchObject({
+      state: 'que',
+      depends: [refOf(d1), refOf(d2)],
+      waiting: { reason: 'dependencies', waiting_on: [refOf(d1), refOf(d2)] },
+    });
     expect(await rq(['cancel', '--msg_id', a])).toEqual({ code: 0, out: ['ok msg cancelled'], err: [] });
   });
 

@@ -15,7 +15,13 @@ killLeftoverGroups();
 
 const rq = (args: string[]): Promise<Run> => runRq(args, { root: t.root });
 /** What the doctor lists, by subject. */
-const doctorJson = async () => JSON.parse((await rq(['doctor', '--json'])).out[0]) as { ok: boolean; mgr: boolean; running: number; findings: { severity: string; subject: string; reason: string; fix: string }[] };
+const doctorJson = async () =>
+  JSON.parse((await rq(['doctor', '--json'])).out[0]) as {
+    ok: boolean;
+    mgr: boolean;
+    running: number;
+    findings: { severity: string; subject: string; reason: string; fix: string }[];
+  };
 
 /** A directory with a run of `mode`, linked into scandir/ as `name`; the run's path. */
 async function linked(name: string, mode: number): Promise<string> {
@@ -76,10 +82,18 @@ describe('rq doctor', () => {
     expect(sent.code).toBe(0);
     const id = sent.out[0].slice('ok '.length);
     const reason = `script ${script} does not exist`;
-    await waitFor(async () => (await rq(['statusmesg', '--msg_id', id])).out[0] === `ok que - waiting: queue script error: ${reason}`, 'statusmesg to say why the message waits', 20_000);
+    await waitFor(
+      async () => (await rq(['statusmesg', '--msg_id', id])).out[0] === `ok que - waiting: queue script error: ${reason}`,
+      'statusmesg to say why the message waits',
+      20_000,
+    );
 
     // waiting lists no message of its own reason; the queue's reason is said under it.
-    expect(await rq(['waiting', 'broken'])).toEqual({ code: 0, out: ['ok 0'], err: [`rq: queue broken is SCRIPTERROR: ${reason}; its ready messages wait for it too`] });
+    expect(await rq(['waiting', 'broken'])).toEqual({
+      code: 0,
+      out: ['ok 0'],
+      err: [`rq: queue broken is SCRIPTERROR: ${reason}; its ready messages wait for it too`],
+    });
     const queues = await rq(['queues']);
     expect(queues.out).toContain(`broken SCRIPTERROR prep 0 que 1 run 0 done 0 relayed 0 err 0 err_acked 0 - ${reason}`);
     expect(JSON.parse((await rq(['queues', '--json'])).out[0])).toContainEqual(expect.objectContaining({ queue: 'broken', status: 'SCRIPTERROR', reason }));
@@ -90,17 +104,31 @@ describe('rq doctor', () => {
     expect(st.stdout).toMatch(/^ {2}fine +RUNNING +pid \d+ {2}uptime \d+ s$/m);
 
     const port = JSON.parse(await fs.readFile(path.join(t.root, 'config', 'config.json'), 'utf8')).port as number;
-    const health = await waitFor(async () => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.json(), () => null), 'the web to answer /healthz', 20_000, 100);
+    const health = await waitFor(
+      async () =>
+        fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (r) => r.json(),
+          () => null,
+        ),
+      'the web to answer /healthz',
+      20_000,
+      100,
+    );
     expect(health.queues.broken).toEqual({ status: 'SCRIPTERROR', healthy: false, reason });
-    expect(health.failing).toContainEqual({ name: 'queue broken', error: expect.stringMatching(new RegExp(`^status SCRIPTERROR is not one of healthy_states .*: ${reason.replace(/[/.]/g, '\\$&')}$`)) });
+    expect(health.failing).toContainEqual({
+      name: 'queue broken',
+      error: expect.stringMatching(new RegExp(`^status SCRIPTERROR is not one of healthy_states .*: ${reason.replace(/[/.]/g, '\\$&')}$`)),
+    });
 
     const d = await rq(['doctor']);
     expect(d.code).toBe(1);
-    expect(d.out[0]).toBe(`problem queue broken: SCRIPTERROR: ${reason}; its messages wait in que; fix: make the script exist and executable at that path (chmod +x, or restore the file or link); the queue notices and starts its messages`);
+    expect(d.out[0]).toBe(
+      `problem queue broken: SCRIPTERROR: ${reason}; its messages wait in que; fix: make the script exist and executable at that path (chmod +x, or restore the file or link); the queue notices and starts its messages`,
+    );
     expect(d.out.at(-1)).toBe('fail: 1 problem to fix, 2 queues running');
   });
 
-  it('an operator\'s PAUSE is listed as info, not as a problem', async () => {
+  it("an operator's PAUSE is listed as info, not as a problem", async () => {
     await fs.writeFile(path.join(t.root, 'config', 'fine.pause'), '');
     await waitFor(async () => (await doctorJson()).findings.some((f) => f.subject === 'queue fine' && f.severity === 'info'), 'doctor to see fine paused');
     const d = await doctorJson();
@@ -108,7 +136,16 @@ describe('rq doctor', () => {
     // A message waiting in a queue whose script works keeps the classic status text, byte for byte.
     const sent = await rq(['sendmesg', '--dest', 'fine', '--param1', 'done']);
     expect((await rq(['statusmesg', '--msg_id', sent.out[0].slice('ok '.length)])).out).toEqual(['ok que']);
-    expect(await rq(['doctor'])).toMatchObject({ code: 1, out: [expect.stringMatching(/^problem queue broken: /), 'info queue fine: paused by an operator (' + path.join(t.root, 'config', 'fine.pause') + '): running messages finish, no new one starts; fix: rq resume fine', 'fail: 1 problem to fix, 1 queue running'] });
+    expect(await rq(['doctor'])).toMatchObject({
+      code: 1,
+      out: [
+        expect.stringMatching(/^problem queue broken: /),
+        'info queue fine: paused by an operator (' +
+          path.join(t.root, 'config', 'fine.pause') +
+          '): running messages finish, no new one starts; fix: rq resume fine',
+        'fail: 1 problem to fix, 1 queue running',
+      ],
+    });
     await fs.rm(path.join(t.root, 'config', 'fine.pause'));
   });
 
@@ -117,6 +154,10 @@ describe('rq doctor', () => {
     const d = await rq(['doctor']);
     expect(d.code).toBe(1);
     expect(d.out).toHaveLength(1);
-    expect(d.out[0]).toMatch(new RegExp(`^problem rq-mgr: rq-mgr does not answer on .*queuemgr\\.sock \\(.*\\); nothing else can be checked; fix: start it: bin/rq-mgr start --root ${t.root.replace(/[/.]/g, '\\$&')}$`));
+    expect(d.out[0]).toMatch(
+      new RegExp(
+        `^problem rq-mgr: rq-mgr does not answer on .*queuemgr\\.sock \\(.*\\); nothing else can be checked; fix: start it: bin/rq-mgr start --root ${t.root.replace(/[/.]/g, '\\$&')}$`,
+      ),
+    );
   });
 });

@@ -42,7 +42,12 @@ describe('rq sendmesg --from-file', () => {
     expect(ids.every(Boolean)).toBe(true);
     expect(new Set(ids).size).toBe(2401);
     expect(await queued()).toBe(before + 2401);
-    for (const [i, param2] of [[0, 'default'], [1999, 'default'], [2000, 'default'], [2400, 'own']] as const) {
+    for (const [i, param2] of [
+      [0, 'default'],
+      [1999, 'default'],
+      [2000, 'default'],
+      [2400, 'own'],
+    ] as const) {
       expect((await q.cmd('get_message', { msg_id: ids[i] }))[1]).toMatchObject({ param1: `m${i}`, param2, state: 'que' });
     }
   });
@@ -77,7 +82,11 @@ describe('rq sendmesg --from-file', () => {
     await write('bad-json.jsonl', `${lines(1)[0]}\n{"param1": \n`);
     expectOneLineError(await rq(['--from-file', 'bad-json.jsonl']), /^rq: bad-json\.jsonl:2: expected a JSON object per line \(/, 2);
     await write('other-dest.jsonl', JSON.stringify({ dest: 'elsewhere' }));
-    expectOneLineError(await rq(['--from-file', 'other-dest.jsonl']), /^rq: other-dest\.jsonl:1: dest: expected "bulk" \(the --dest of the command\) or none, received "elsewhere"$/, 2);
+    expectOneLineError(
+      await rq(['--from-file', 'other-dest.jsonl']),
+      /^rq: other-dest\.jsonl:1: dest: expected "bulk" \(the --dest of the command\) or none, received "elsewhere"$/,
+      2,
+    );
     await write('array.json', JSON.stringify([{ param1: 'ok' }, 5]));
     expectOneLineError(await rq(['--from-file', 'array.json']), /^rq: array\.json\[1\]: expected a JSON object of message fields, received 5$/, 2);
     await write('empty.jsonl', '\n');
@@ -96,7 +105,11 @@ describe('rq sendmesg --from-file', () => {
     expect(r.code).toBe(1);
     expect(r.out).toHaveLength(2000);
     expect(r.out.every((l) => ID.test(l))).toBe(true);
-    expect(r.err).toEqual([expect.stringMatching(/^rq: late\.jsonl:2101: depends\b.*20200101\.0000\.00\.000\.1.* \(none of the messages from late\.jsonl:2001 to late\.jsonl:2101 was made; 2000 messages were made, the ok lines printed\)$/)]);
+    expect(r.err).toEqual([
+      expect.stringMatching(
+        /^rq: late\.jsonl:2101: depends\b.*20200101\.0000\.00\.000\.1.* \(none of the messages from late\.jsonl:2001 to late\.jsonl:2101 was made; 2000 messages were made, the ok lines printed\)$/,
+      ),
+    ]);
     expect(await queued()).toBe(before + 2000);
   });
 
@@ -107,7 +120,11 @@ describe('rq sendmesg --from-file', () => {
     await fs.writeFile(path.join(dir, 'early.jsonl'), list.join('\n'));
     const r = await rq(['--from-file', 'early.jsonl']);
     expect(r.code).toBe(1);
-    expect(r.err).toEqual([expect.stringMatching(/^rq: early\.jsonl:1500: depends\b.* \(none of the messages from early\.jsonl:1 to early\.jsonl:2000 was made; 2000 messages were made, the ok lines printed\)$/)]);
+    expect(r.err).toEqual([
+      expect.stringMatching(
+        /^rq: early\.jsonl:1500: depends\b.* \(none of the messages from early\.jsonl:1 to early\.jsonl:2000 was made; 2000 messages were made, the ok lines printed\)$/,
+      ),
+    ]);
     expect(r.out).toHaveLength(2000);
     expect((await q.cmd('get_message', { msg_id: ID.exec(r.out[0])![1] }))[1]).toMatchObject({ param1: 'm2000' });
     expect(await queued()).toBe(before + 2000);
@@ -118,7 +135,11 @@ describe('rq sendmesg --from-file', () => {
     await fs.mkdir(stopped, { recursive: true });
     await fs.writeFile(path.join(dir, 'two.jsonl'), lines(2).join('\n'));
     const r = await runRq(['sendmesg', '--dest', 'gone', '--from-file', 'two.jsonl'], { root: t.root, cwd: dir });
-    expectOneLineError(r, /^rq: queue gone: its process does not answer \(.*\): the messages from two\.jsonl:1 to two\.jsonl:2 were not sent; 0 messages were made, the ok lines printed$/, 3);
+    expectOneLineError(
+      r,
+      /^rq: queue gone: its process does not answer \(.*\): the messages from two\.jsonl:1 to two\.jsonl:2 were not sent; 0 messages were made, the ok lines printed$/,
+      3,
+    );
   });
 
   it('a byte order mark is skipped; a message over several lines is refused with what to do instead', async () => {
@@ -126,7 +147,11 @@ describe('rq sendmesg --from-file', () => {
     const ok = await rq(['--from-file', 'bom.jsonl']);
     expect(ok.code, ok.err.join('\n')).toBe(0);
     await fs.writeFile(path.join(dir, 'pretty.jsonl'), '{\n  "param1": "x"\n}\n');
-    expectOneLineError(await rq(['--from-file', 'pretty.jsonl']), /^rq: pretty\.jsonl:1: expected a JSON object per line \(.*\); a file with a message over several lines must be one JSON array$/, 2);
+    expectOneLineError(
+      await rq(['--from-file', 'pretty.jsonl']),
+      /^rq: pretty\.jsonl:1: expected a JSON object per line \(.*\); a file with a message over several lines must be one JSON array$/,
+      2,
+    );
   });
 });
 

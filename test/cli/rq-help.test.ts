@@ -57,14 +57,30 @@ describe('rq <command> --help', () => {
     };
     // Four at a time: about a hundred node start-ups in series outlast the default timeout on a busy machine.
     const left = [...commands];
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      for (let cmd = left.shift(); cmd !== undefined; cmd = left.shift()) await check(cmd);
-    }));
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (let cmd = left.shift(); cmd !== undefined; cmd = left.shift()) await check(cmd);
+      }),
+    );
   }, 120_000);
 
   it('the help of sendmesg names every message option, with --wait', async () => {
     const names = (await runRq(['sendmesg', '--help'])).out.filter((l) => /^ {2}--/.test(l)).map((l) => l.trim().split(/[\s[]/)[0]);
-    expect(names).toEqual(expect.arrayContaining(['--dest', '--param1', '--param4', '--force_remote', '--relay-ok', '--tags', '--depends', '--limit', '--idempotency-key', '--wait', '--root']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        '--dest',
+        '--param1',
+        '--param4',
+        '--force_remote',
+        '--relay-ok',
+        '--tags',
+        '--depends',
+        '--limit',
+        '--idempotency-key',
+        '--wait',
+        '--root',
+      ]),
+    );
   });
 });
 
@@ -72,21 +88,45 @@ describe('rq refuses what it would have ignored: exit 2, one stderr line naming 
   const rq = (args: string[], env?: NodeJS.ProcessEnv) => runRq(args, { root: t.root, env });
 
   it('an unknown option, with the closest valid one', async () => {
-    expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--parm1', 'x']), /^rq: sendmesg: unknown option --parm1 \(did you mean --param1\?\); rq sendmesg --help lists the options$/, 2);
-    expectOneLineError(await rq(['history', '--msg_id', 'test/20200101.0000.00.000.1', '--jsno']), /^rq: history: unknown option --jsno \(did you mean --json\?\)/, 2);
-    expectOneLineError(await rq(['state', '--msg_id', 'test/20200101.0000.00.000.1', '--frobnicate']), /^rq: state: unknown option --frobnicate; valid options: --msg_id, --json, --root$/, 2);
+    expectOneLineError(
+      await rq(['sendmesg', '--dest', 'test', '--parm1', 'x']),
+      /^rq: sendmesg: unknown option --parm1 \(did you mean --param1\?\); rq sendmesg --help lists the options$/,
+      2,
+    );
+    expectOneLineError(
+      await rq(['history', '--msg_id', 'test/20200101.0000.00.000.1', '--jsno']),
+      /^rq: history: unknown option --jsno \(did you mean --json\?\)/,
+      2,
+    );
+    expectOneLineError(
+      await rq(['state', '--msg_id', 'test/20200101.0000.00.000.1', '--frobnicate']),
+      /^rq: state: unknown option --frobnicate; valid options: --msg_id, --json, --root$/,
+      2,
+    );
   });
 
   it('a value option given bare, instead of sending "true"', async () => {
-    expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--param1']), /^rq: --param1: expected a value \(--param1 TEXT or --param1=TEXT\), received no value$/, 2);
+    expectOneLineError(
+      await rq(['sendmesg', '--dest', 'test', '--param1']),
+      /^rq: --param1: expected a value \(--param1 TEXT or --param1=TEXT\), received no value$/,
+      2,
+    );
     expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--param2', '--param1', 'x']), /^rq: --param2: expected a value/, 2);
     expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--no-src']), /^rq: --src: expected a value/, 2);
     expectOneLineError(await rq(['wait', 'test/20200101.0000.00.000.1', '--timeout']), /^rq: --timeout: expected whole seconds, received no value$/, 2);
   });
 
   it('a word where the command takes none, and a word named twice', async () => {
-    expectOneLineError(await rq(['queues', 'extra']), /^rq: queues: unexpected argument "extra": rq queues takes no words besides its options; options are --name value$/, 2);
-    expectOneLineError(await rq(['state', 'test/20200101.0000.00.000.1', 'extra']), /^rq: state: unexpected argument "extra": rq state takes at most 1 word \(<msg_id>\); options are --name value$/, 2);
+    expectOneLineError(
+      await rq(['queues', 'extra']),
+      /^rq: queues: unexpected argument "extra": rq queues takes no words besides its options; options are --name value$/,
+      2,
+    );
+    expectOneLineError(
+      await rq(['state', 'test/20200101.0000.00.000.1', 'extra']),
+      /^rq: state: unexpected argument "extra": rq state takes at most 1 word \(<msg_id>\); options are --name value$/,
+      2,
+    );
     expectOneLineError(await rq(['wait', 'test/20200101.0000.00.000.1', '--msg_id', 'test/20200101.0000.00.000.2']), /^rq: the msg_id is named twice/, 2);
   });
 
@@ -103,7 +143,11 @@ describe('rq refuses what it would have ignored: exit 2, one stderr line naming 
   });
 
   it('an unknown command is one line with the nearest command (exit 1, as classic)', async () => {
-    expectOneLineError(await rq(['sendmsg', '--dest', 'test']), /^rq: unknown command "sendmsg"; did you mean "sendmesg"\? \(rq --help lists every command\)$/, 1);
+    expectOneLineError(
+      await rq(['sendmsg', '--dest', 'test']),
+      /^rq: unknown command "sendmsg"; did you mean "sendmesg"\? \(rq --help lists every command\)$/,
+      1,
+    );
   });
 
   it('no command: a usage line and the common commands in a few lines, where the rest are; exit 1 as classic', async () => {
@@ -126,7 +170,7 @@ describe('rq refuses what it would have ignored: exit 2, one stderr line naming 
 });
 
 describe('the other programs of bin/', () => {
-  it('rq-init --help is its own help, not rq-mgr\'s', async () => {
+  it("rq-init --help is its own help, not rq-mgr's", async () => {
     const r = await runBin('rq-init', ['--help']);
     expect(r.code).toBe(0);
     expect(r.out[0]).toMatch(/^rq-init: run the rq supervisor \(rq-mgr\) in the foreground/);

@@ -31,7 +31,9 @@ describe('rq-install main', () => {
     const r = await install('--root', tmp);
     expect(r.code).toBe(0);
     expect(r.err).toEqual([]);
-    expect(await readConfig()).toBe(`{"env":"development","host":"127.0.0.1","port":3333,"addr":"127.0.0.1","tmpdir":${JSON.stringify(path.join(tmp, 'tmp'))},"allow_new_queue":false}\n`);
+    expect(await readConfig()).toBe(
+      `{"env":"development","host":"127.0.0.1","port":3333,"addr":"127.0.0.1","tmpdir":${JSON.stringify(path.join(tmp, 'tmp'))},"allow_new_queue":false}\n`,
+    );
     // It may come to hold basic_auth passwords.
     expect((await fs.stat(path.join(tmp, 'config', 'config.json'))).mode & 0o777).toBe(0o600);
     for (const d of ['queues', 'scandir', 'timers', 'config', 'log', 'tmp']) expect((await fs.stat(path.join(tmp, d))).isDirectory()).toBe(true);
@@ -40,9 +42,24 @@ describe('rq-install main', () => {
   });
 
   it('writes the given options, the port as a number (as the default is)', async () => {
-    const r = await install('--root', tmp, '--env=production', '--host', 'rq.example.com', '--port', '8080', '--addr', '0.0.0.0', '--tmpdir', tmp, '--no-allow-new-queue');
+    const r = await install(
+      '--root',
+      tmp,
+      '--env=production',
+      '--host',
+      'rq.example.com',
+      '--port',
+      '8080',
+      '--addr',
+      '0.0.0.0',
+      '--tmpdir',
+      tmp,
+      '--no-allow-new-queue',
+    );
     expect(r.code).toBe(0);
-    expect(await readConfig()).toBe(`{"env":"production","host":"rq.example.com","port":8080,"addr":"0.0.0.0","tmpdir":${JSON.stringify(tmp)},"allow_new_queue":false}\n`);
+    expect(await readConfig()).toBe(
+      `{"env":"production","host":"rq.example.com","port":8080,"addr":"0.0.0.0","tmpdir":${JSON.stringify(tmp)},"allow_new_queue":false}\n`,
+    );
   });
 
   it('--allow-new-queue turns queue creation on with a warning; --script-dir is repeatable and needs it', async () => {
@@ -51,8 +68,16 @@ describe('rq-install main', () => {
     expect(JSON.parse(await readConfig())).toMatchObject({ allow_new_queue: true, script_dirs: ['scripts', '/srv/rq scripts'] });
     expect(r.out.at(-1)).toBe(NEW_QUEUE_WARNING);
     await fs.rm(path.join(tmp, 'config'), { recursive: true });
-    expect(await install('--root', tmp, '--script-dir', 'x')).toEqual({ code: 2, out: [], err: ['rq-install: --script-dir: only with --allow-new-queue (script dirs limit the queues the web may create)'] });
-    expect(await install('--root', tmp, '--allow-new-queue', '--script-dir')).toEqual({ code: 2, out: [], err: ['rq-install: --script-dir: expected a directory path, received no value'] });
+    expect(await install('--root', tmp, '--script-dir', 'x')).toEqual({
+      code: 2,
+      out: [],
+      err: ['rq-install: --script-dir: only with --allow-new-queue (script dirs limit the queues the web may create)'],
+    });
+    expect(await install('--root', tmp, '--allow-new-queue', '--script-dir')).toEqual({
+      code: 2,
+      out: [],
+      err: ['rq-install: --script-dir: expected a directory path, received no value'],
+    });
     await expect(fs.stat(path.join(tmp, 'config', 'config.json'))).rejects.toThrow(/ENOENT/);
   });
 
@@ -96,7 +121,8 @@ describe('rq-install main', () => {
     const lines = r.out.join('\n').split('\n');
     expect(lines[0]).toMatch(/^rq-install: make a directory an rq root/);
     expect(lines).toContainEqual(expect.stringMatching(/^Usage: rq-install /));
-    for (const o of ['root', 'env', 'host', 'port', 'addr', 'tmpdir', 'allow-new-queue', 'script-dir', 'force']) expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^ {2}--${o}\\b.* {2}\\S`)));
+    for (const o of ['root', 'env', 'host', 'port', 'addr', 'tmpdir', 'allow-new-queue', 'script-dir', 'force'])
+      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^ {2}--${o}\\b.* {2}\\S`)));
     expect(lines).toContainEqual(expect.stringMatching(/^ {2}\$ rq-install --root /));
   });
 });
@@ -140,8 +166,14 @@ describe('installBuiltins', () => {
 describe('bin/rq-install', () => {
   beforeAll(async () => {
     // test/global-setup.ts builds dist/; build here too when this file runs on its own without it.
-    const built = await fs.stat(path.join(PROJECT, 'dist', 'cli', 'rq-install.js')).then(() => true, () => false);
-    if (!built) await run(process.execPath, [path.join(PROJECT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: PROJECT }).catch(() => undefined);
+    const built = await fs.stat(path.join(PROJECT, 'dist', 'cli', 'rq-install.js')).then(
+      () => true,
+      () => false,
+    );
+    if (!built)
+      await run(process.execPath, [path.join(PROJECT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: PROJECT }).catch(
+        () => undefined,
+      );
   }, 120_000);
 
   it('installs through the real launcher and exits with its codes', async () => {

@@ -9,7 +9,24 @@ import { type Run, runRq, sendmesg } from '../helpers/rq-cli.js';
 import { PROJECT, type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
 
 /** The read commands: each takes --json (docs/cli.md, "JSON output", lists the same). */
-const READ = ['statusmesg', 'state', 'statuscountmesg', 'attachstatusmesg', 'history', 'running', 'waiting', 'limits', 'tags', 'tagged', 'tracked', 'stats', 'failed', 'wait', 'queues', 'ls'];
+const READ = [
+  'statusmesg',
+  'state',
+  'statuscountmesg',
+  'attachstatusmesg',
+  'history',
+  'running',
+  'waiting',
+  'limits',
+  'tags',
+  'tagged',
+  'tracked',
+  'stats',
+  'failed',
+  'wait',
+  'queues',
+  'ls',
+];
 
 let t: TestRoot;
 let mgr: MgrProc;
@@ -134,7 +151,7 @@ describe('documents on a queue, the root and rq-mgr', () => {
 describe('refusals and errors', () => {
   const missing = () => `jq/${shortId(done).replace(/\d+$/, '1')}`;
 
-  it('a queue\'s fail reply is {error, code}, with the classic exit code', async () => {
+  it("a queue's fail reply is {error, code}, with the classic exit code", async () => {
     for (const c of ['state', 'statusmesg', 'statuscountmesg', 'attachstatusmesg', 'history']) {
       const { code, doc } = await json([c, '--msg_id', missing()]);
       expect(code, c).toBe(1);
@@ -143,12 +160,16 @@ describe('refusals and errors', () => {
     expect(await json(['wait', missing(), '--timeout', '1'])).toEqual({ code: 6, doc: { error: 'msg not found', code: 'RQ_ERR_NO_SUCH_MSG' } });
   });
 
-  it('a DOWN queue\'s refusal is {error, code} too', async () => {
+  it("a DOWN queue's refusal is {error, code} too", async () => {
     const down = path.join(t.root, 'config', 'jq.down');
     await fs.writeFile(down, '');
     try {
       // Listings, tags and stats are answered while DOWN; a message's own commands are not (spec §5.2).
-      for (const args of [['state', '--msg_id', done], ['statusmesg', '--msg_id', done], ['wait', done, '--timeout', '0']]) {
+      for (const args of [
+        ['state', '--msg_id', done],
+        ['statusmesg', '--msg_id', done],
+        ['wait', done, '--timeout', '0'],
+      ]) {
         expect(await json(args), args[0]).toEqual({ code: 1, doc: { error: 'status: DOWN', code: 'RQ_ERR_QUEUE_DOWN' } });
       }
     } finally {

@@ -101,7 +101,11 @@ describe('rq cancel, requeue, history (rq-beyond §B1.10, §B5, §B6, §B14)', (
     const id = await send('test', '--param1', 'err');
     await test.waitState(shortId(id), ['err']);
     expect(await rq(['requeue', '--msg_id', id, '--delay', '-1'])).toEqual({ code: 1, out: ['fail delay: expected seconds >= 0, received "-1"'], err: [] });
-    expect(await rq(['requeue', '--msg_id', id, '--due', 'soon'])).toEqual({ code: 1, out: ['fail due: expected epoch seconds (a number), received "soon"'], err: [] });
+    expect(await rq(['requeue', '--msg_id', id, '--due', 'soon'])).toEqual({
+      code: 1,
+      out: ['fail due: expected epoch seconds (a number), received "soon"'],
+      err: [],
+    });
     expect(await rq(['requeue', '--msg_id', id, '--due', '1', '--delay', '1'])).toEqual({ code: 1, out: ['fail give due or delay, not both'], err: [] });
     expectOneLineError(await rq(['requeue', '--msg_id', id, '--reset=yes']), /^rq: --reset: expected no value \(a flag\), received "yes"$/, 2);
     expectOneLineError(await rq(['history', '--msg_id', id, '--json=1']), /^rq: --json: expected no value \(a flag\), received "1"$/, 2);
@@ -142,7 +146,11 @@ describe('rq cancel --purge --wait (rq-beyond §B5)', () => {
   it('a bad --wait is a usage error before anything is sent: the message is not cancelled', async () => {
     const id = await send('test', '--param1', 'done', '--due', later());
     for (const v of ['abc', '0', '86401']) {
-      expectOneLineError(await rq(['cancel', '--msg_id', id, `--wait=${v}`]), new RegExp(`^rq: --wait: expected whole seconds from 1 to 86400, received "${v}"$`), 2);
+      expectOneLineError(
+        await rq(['cancel', '--msg_id', id, `--wait=${v}`]),
+        new RegExp(`^rq: --wait: expected whole seconds from 1 to 86400, received "${v}"$`),
+        2,
+      );
     }
     expect(await test.state(shortId(id))).toBe('que');
     expect((await rq(['cancel', '--msg_id', id])).out).toEqual(['ok msg cancelled']);
@@ -161,9 +169,17 @@ describe('rq requeue --queue (rq-beyond §B6)', () => {
 
     expectOneLineError(await rq(['requeue', '--queue', 'errs', '--msg_id', failed[0]]), /^rq: --msg_id and --queue: expected one of them, received both$/, 2);
     // Options of a one-message requeue would be silently lost on the whole queue: refused instead.
-    expectOneLineError(await rq(['requeue', '--queue', 'errs', '--reset']), /^rq: --reset: applies to one message \(--msg_id\); with --queue, every message is requeued as it is, due now$/, 2);
+    expectOneLineError(
+      await rq(['requeue', '--queue', 'errs', '--reset']),
+      /^rq: --reset: applies to one message \(--msg_id\); with --queue, every message is requeued as it is, due now$/,
+      2,
+    );
     expectOneLineError(await rq(['requeue', '--queue', 'errs', '--delay', '60']), /^rq: --delay: applies to one message/, 2);
-    expect(await rq(['requeue', '--queue', 'errs', '--outcome', 'nope'])).toEqual({ code: 1, out: [expect.stringMatching(/^fail outcome: expected one of /)], err: [] });
+    expect(await rq(['requeue', '--queue', 'errs', '--outcome', 'nope'])).toEqual({
+      code: 1,
+      out: [expect.stringMatching(/^fail outcome: expected one of /)],
+      err: [],
+    });
     expect((await errs.cmd('num_messages')).err).toBe(3);
 
     expect(await rq(['requeue', '--queue', 'errs', '--outcome', 'cancelled'], AS_ALICE)).toEqual({ code: 0, out: ['ok 1 requeued'], err: [] });
@@ -185,7 +201,9 @@ describe('rq running and waiting (rq-beyond §B11, §B2)', () => {
     expect(r.code).toBe(0);
     expect(r.err).toEqual([]);
     expect(r.out[0]).toBe('ok 1');
-    const m = new RegExp(`^lists/${shortId(id)} pid ${pid} attempt 1 started (${ISO_RE}) last_beat ${ISO_RE} silent \\d+(\\.\\d+)?s deadline (${ISO_RE})$`).exec(r.out[1]);
+    const m = new RegExp(
+      `^lists/${shortId(id)} pid ${pid} attempt 1 started (${ISO_RE}) last_beat ${ISO_RE} silent \\d+(\\.\\d+)?s deadline (${ISO_RE})$`,
+    ).exec(r.out[1]);
     expect(m, r.out[1]).not.toBeNull();
     expect(Date.parse(m![3]) - Date.parse(m![1])).toBe(600_000);
     expect(r.out).toHaveLength(2);
@@ -209,7 +227,11 @@ describe('rq running and waiting (rq-beyond §B11, §B2)', () => {
     expect(await rq(['waiting', '--queue', 'lists', '--reason', 'coalesced'])).toEqual({ code: 0, out: ['ok 0'], err: [] });
     const j = await rq(['waiting', '--queue', 'lists', '--json']);
     expect(JSON.parse(j.out[0])).toEqual([{ msg_id: shortId(id), reason: 'delayed', due }]);
-    expect(await rq(['waiting', '--queue', 'lists', '--reason', 'sleepy'])).toEqual({ code: 1, out: ['fail reason: expected one of delayed, coalesced, dependencies, limit, received "sleepy"'], err: [] });
+    expect(await rq(['waiting', '--queue', 'lists', '--reason', 'sleepy'])).toEqual({
+      code: 1,
+      out: ['fail reason: expected one of delayed, coalesced, dependencies, limit, received "sleepy"'],
+      err: [],
+    });
     expectOneLineError(await rq(['waiting']), /^rq: --queue: expected a queue name \(rq waiting <queue>\), received nothing$/, 2);
     expect((await rq(['cancel', '--msg_id', id])).out).toEqual(['ok msg cancelled']);
     expect(await rq(['waiting', '--queue', 'lists'])).toEqual({ code: 0, out: ['ok 0'], err: [] });

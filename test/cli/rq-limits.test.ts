@@ -29,10 +29,13 @@ describe('concurrency limits from the command line, with a real rq-mgr (rq-beyon
   async function limitsShow(args: string[], lines: string[]): Promise<void> {
     let last: Run | undefined;
     try {
-      await waitFor(async () => {
-        last = await rq(['limits', ...args]);
-        return JSON.stringify(last.out) === JSON.stringify([`ok ${lines.length}`, ...lines]);
-      }, `rq limits ${args.join(' ')} to print ${lines.join(' | ')}`);
+      await waitFor(
+        async () => {
+          last = await rq(['limits', ...args]);
+          return JSON.stringify(last.out) === JSON.stringify([`ok ${lines.length}`, ...lines]);
+        },
+        `rq limits ${args.join(' ')} to print ${lines.join(' | ')}`,
+      );
     } catch (err) {
       throw new Error(`${(err as Error).message} (last: ${JSON.stringify(last)})`, { cause: err });
     }
@@ -40,10 +43,14 @@ describe('concurrency limits from the command line, with a real rq-mgr (rq-beyon
   }
 
   const finish = (queue: string, fullId: string) =>
-    waitFor(async () => {
-      const r = await mgr.q(queue, 'wait_message', { msg_id: shortId(fullId), timeout: 5 });
-      return r[0] === 'ok' ? r[1] : false;
-    }, `${fullId} to finish`, 20_000);
+    waitFor(
+      async () => {
+        const r = await mgr.q(queue, 'wait_message', { msg_id: shortId(fullId), timeout: 5 });
+        return r[0] === 'ok' ? r[1] : false;
+      },
+      `${fullId} to finish`,
+      20_000,
+    );
 
   beforeAll(async () => {
     t = await makeRoot();
@@ -129,7 +136,10 @@ describe('concurrency limits from the command line, with a real rq-mgr (rq-beyon
       [['--limit', ''], /^rq: --limit: expected a key of 1-256 characters without control characters, received ""$/],
       [['--limit', 'x'.repeat(257)], /^rq: --limit: expected a key of 1-256 characters without control characters, received "x{20,}/],
       [['--limit', 'api:{param5}'], /^rq: --limit: the template names an unknown field \{param5\} \(use \{param1\}\.\.\{param4\} or \{queue\}\)$/],
-      [['--limit', 'reports', '--limit_concurrency'], /^rq: --limit_concurrency: expected a value \(--limit_concurrency N or --limit_concurrency=N\), received no value$/],
+      [
+        ['--limit', 'reports', '--limit_concurrency'],
+        /^rq: --limit_concurrency: expected a value \(--limit_concurrency N or --limit_concurrency=N\), received no value$/,
+      ],
       [['--limit', 'reports', '--limit_concurrency', '0'], /^rq: --limit_concurrency: expected a whole number 1-10000, received "0"$/],
       [['--limit', 'reports', '--limit_concurrency', '10001'], /^rq: --limit_concurrency: expected a whole number 1-10000, received "10001"$/],
       [['--limit', 'reports', '--limit_concurrency', 'two'], /^rq: --limit_concurrency: expected a whole number 1-10000, received "two"$/],

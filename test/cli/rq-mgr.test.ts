@@ -69,7 +69,9 @@ describe('rq-mgr stop', () => {
 
   it('refuses a --timeout that is not whole seconds 1-3600, and stops nothing', async () => {
     for (const bad of ['0', '1.5', 'x', '3601']) {
-      const r: { code?: number; stderr: string } = await run(BIN('rq-mgr'), ['stop', '--timeout', bad, '--root', t.root]).catch((e: { code: number; stderr: string }) => e);
+      const r: { code?: number; stderr: string } = await run(BIN('rq-mgr'), ['stop', '--timeout', bad, '--root', t.root]).catch(
+        (e: { code: number; stderr: string }) => e,
+      );
       expect([r.code, r.stderr]).toEqual([1, `rq-mgr: --timeout: expected whole seconds 1-3600, received ${JSON.stringify(bad)}\n`]);
     }
   });

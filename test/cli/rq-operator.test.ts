@@ -40,7 +40,7 @@ afterAll(async () => {
 });
 
 describe('rq ls', () => {
-  it('lists a queue\'s messages newest first, by state, a page at a time', async () => {
+  it("lists a queue's messages newest first, by state, a page at a time", async () => {
     const done = [await finished('lsq', 'done'), await finished('lsq', 'done'), await finished('lsq', 'done')].map(shortId);
     const err = shortId(await finished('lsq', 'err'));
     const newest = [...done].reverse();
@@ -109,7 +109,11 @@ describe('rq queues, pause and resume', () => {
       await addQueue(bare.root, 'q');
       expectOneLineError(await rq(['resume', 'q'], bare.root), /^rq: rq-mgr does not answer, and it resumes queues \(no reply from .*queuemgr\.sock/, 3);
       // No queue answers and rq-mgr is not running: that is the one line (test/cli/fan-out.test.ts).
-      expectOneLineError(await rq(['queues'], bare.root), /^rq: rq-mgr is not running \(no answer on .*queuemgr\.sock\); start it with bin\/rq-mgr start --root /, 3);
+      expectOneLineError(
+        await rq(['queues'], bare.root),
+        /^rq: rq-mgr is not running \(no answer on .*queuemgr\.sock\); start it with bin\/rq-mgr start --root /,
+        3,
+      );
     } finally {
       await bare.cleanup();
     }

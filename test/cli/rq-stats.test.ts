@@ -47,7 +47,7 @@ afterAll(async () => {
 });
 
 describe('rq stats', () => {
-  it('prints the queue\'s stats as key: value lines, with p50/p95/p99 of wait and run', async () => {
+  it("prints the queue's stats as key: value lines, with p50/p95/p99 of wait and run", async () => {
     const lines = keyValues(await rq(['stats', 'sq']));
     const s: DayStats = (await q.cmd('stats'))[1];
     expect(lines.get('queue')).toBe('sq');
@@ -59,7 +59,11 @@ describe('rq stats', () => {
     expect(lines.get('hourly.done')!.split(',')).toHaveLength(24);
     for (const d of ['wait', 'run'] as const) {
       expect(lines.get(`${d}.count`)).toBe(String(s[d].count));
-      for (const [p, v] of [['p50', 0.5], ['p95', 0.95], ['p99', 0.99]] as const) {
+      for (const [p, v] of [
+        ['p50', 0.5],
+        ['p95', 0.95],
+        ['p99', 0.99],
+      ] as const) {
         const expected = quantile(s[d], v)!;
         expect(Number(lines.get(`${d}.${p}`)), `${d}.${p}`).toBeCloseTo(expected, 3);
       }
@@ -104,7 +108,7 @@ describe('rq failed', () => {
     expect(JSON.parse((await rq(['failed', 'sq', '--json'])).out[0])).toEqual({ ValueError: 1, err: 1, fatal: 1 });
   });
 
-  it('--group pages one group\'s messages: id, time, outcome, kind, last failure text', async () => {
+  it("--group pages one group's messages: id, time, outcome, kind, last failure text", async () => {
     const r = await rq(['failed', 'sq', '--group', 'ValueError']);
     expect(r.code, r.err.join('\n')).toBe(0);
     expect(r.out[0]).toBe('ok 1');

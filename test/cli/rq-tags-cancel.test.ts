@@ -12,7 +12,6 @@ const s = tagRoot();
 const { rq, rqMgr, send, waiting, message } = s;
 const groups = killLeftoverGroups();
 
-
 describe('rq cancel --tag (rq-beyond §B5)', () => {
   it('cancels every prep, que and running message with the tag in every queue, and prints the sum', async () => {
     const pidFile = path.join(s.t.root, 'batch.pid');
@@ -46,8 +45,16 @@ describe('bad input (rq-beyond §B1.12): one line, exit 1, nothing sent or chang
     const id = await waiting('alpha', '--tags', 'stay');
     const before = (await s.alpha.cmd('num_messages')) as Record<string, number>;
 
-    expectOneLineError(await rq(['sendmesg', '--dest', 'alpha', '--tags', 'ok,a b']), new RegExp(`^rq: --tags\\[1\\]: expected ${TAG_TEXT}, received "a b"$`), 2);
-    expectOneLineError(await rq(['sendmesg', '--dest', 'alpha', '--tags']), /^rq: --tags: expected a value \(--tags a,b or --tags=a,b\), received no value$/, 2);
+    expectOneLineError(
+      await rq(['sendmesg', '--dest', 'alpha', '--tags', 'ok,a b']),
+      new RegExp(`^rq: --tags\\[1\\]: expected ${TAG_TEXT}, received "a b"$`),
+      2,
+    );
+    expectOneLineError(
+      await rq(['sendmesg', '--dest', 'alpha', '--tags']),
+      /^rq: --tags: expected a value \(--tags a,b or --tags=a,b\), received no value$/,
+      2,
+    );
     const many = Array.from({ length: 40 }, (_, i) => `t${i}`).join(',');
     expectOneLineError(await rq(['sendmesg', '--dest', 'alpha', '--tags', many]), /^rq: --tags: expected at most 32 tags, received 40$/, 2);
 
@@ -61,7 +68,11 @@ describe('bad input (rq-beyond §B1.12): one line, exit 1, nothing sent or chang
     expectOneLineError(await rq(['tagged', '--tag', 'a b']), new RegExp(`^rq: --tag: expected ${TAG_TEXT}, received "a b"$`), 2);
     expectOneLineError(await rq(['tagged', '--tag', 'stay', '--queue', 'nosuch']), /^rq: queue not found: nosuch$/);
     expectOneLineError(await rq(['tagged', '--tag', 'stay', '--queue', 'a/b']), /^rq: --queue: queue name: expected letters, digits/, 2);
-    expectOneLineError(await rq(['tagged', '--tag', 'stay', '--state', 'finished']), /^rq: --state: expected one of prep, que, run, done, relayed, err, received "finished"$/, 2);
+    expectOneLineError(
+      await rq(['tagged', '--tag', 'stay', '--state', 'finished']),
+      /^rq: --state: expected one of prep, que, run, done, relayed, err, received "finished"$/,
+      2,
+    );
     expectOneLineError(await rq(['tagged', '--tag', 'stay', '--limit', '0']), /^rq: --limit: expected a whole number from 1 to 1000, received "0"$/, 2);
     expectOneLineError(await rq(['tagged', '--tag', 'stay', '--offset', 'x']), /^rq: --offset: expected a whole number from 0 to 10000000, received "x"$/, 2);
     expectOneLineError(await rq(['tags']), /^rq: --queue: expected a queue name \(rq tags <queue>\), received nothing$/, 2);
@@ -73,7 +84,11 @@ describe('bad input (rq-beyond §B1.12): one line, exit 1, nothing sent or chang
     expectOneLineError(await rq(['cancel', '--tag']), new RegExp(`^rq: --tag: expected ${TAG_TEXT}, received no value$`), 2);
     expectOneLineError(await rq(['cancel', '--tag', 'a,b']), new RegExp(`^rq: --tag: expected ${TAG_TEXT}, received "a,b"$`), 2);
     expectOneLineError(await rq(['cancel', '--tag', 'stay', '--queue', 'nosuch']), /^rq: queue not found: nosuch$/);
-    expectOneLineError(await rq(['cancel', '--tag', 'stay', '--reason', 'x'.repeat(1001)]), /^rq: --reason: expected text of at most 1000 characters without NUL, received 1001 characters$/, 2);
+    expectOneLineError(
+      await rq(['cancel', '--tag', 'stay', '--reason', 'x'.repeat(1001)]),
+      /^rq: --reason: expected text of at most 1000 characters without NUL, received 1001 characters$/,
+      2,
+    );
 
     expect(await s.alpha.cmd('num_messages')).toEqual(before);
     expect(await message(id)).toMatchObject({ state: 'que', tags: ['stay'] });
@@ -98,7 +113,7 @@ describe('bad input (rq-beyond §B1.12): one line, exit 1, nothing sent or chang
 });
 
 describe('rq-mgr reindex (rq-beyond §B9.3)', () => {
-  it('rebuilds a queue\'s tag index from its messages: an index entry no msg backs is gone, and it prints the pairs', async () => {
+  it("rebuilds a queue's tag index from its messages: an index entry no msg backs is gone, and it prints the pairs", async () => {
     const id = await waiting('counts', '--tags', 'real');
     await s.counts.stop();
     // The index is derived data: one line that no msg backs (a hand edit, a restored backup) over-counts.

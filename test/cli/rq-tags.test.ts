@@ -43,7 +43,7 @@ describe('rq sendmesg --tags, tag, track, untrack (rq-beyond §B9.1, §B9.4)', (
     expect(await rq(['untrack', '--msg_id', done])).toEqual({ code: 0, out: ['ok none'], err: [] });
   });
 
-  it('prints the queue\'s refusal for an unknown message, on stdout, exit 1', async () => {
+  it("prints the queue's refusal for an unknown message, on stdout, exit 1", async () => {
     expect(await rq(['tag', '--msg_id', 'alpha/20200101.0000.00.000.1', '--add', 'x'])).toEqual({ code: 1, out: ['fail msg not found'], err: [] });
     expect(await rq(['track', '--msg_id', 'beta/20200101.0000.00.000.1'])).toEqual({ code: 1, out: ['fail msg not found'], err: [] });
   });
@@ -51,7 +51,11 @@ describe('rq sendmesg --tags, tag, track, untrack (rq-beyond §B9.1, §B9.4)', (
 
 describe('rq tags and tagged of one queue (rq-beyond §B9.2)', () => {
   it('tags counts per tag, most used first then by name; tagged lists full ids newest tagging first, by state, by page', async () => {
-    const [m1, m2, m3] = [await waiting('counts', '--tags', 'zeta,beta'), await waiting('counts', '--tags', 'alpha,zeta'), await waiting('counts', '--tags', 'beta,alpha')];
+    const [m1, m2, m3] = [
+      await waiting('counts', '--tags', 'zeta,beta'),
+      await waiting('counts', '--tags', 'alpha,zeta'),
+      await waiting('counts', '--tags', 'beta,alpha'),
+    ];
     const finished = await send('counts', '--param1', 'done', '--tags', 'zeta');
     await s.counts.waitState(shortId(finished), ['done']);
 
@@ -63,9 +67,17 @@ describe('rq tags and tagged of one queue (rq-beyond §B9.2)', () => {
     expect(j.code).toBe(0);
     expect(JSON.parse(j.out[0])).toEqual({ zeta: 3, alpha: 2, beta: 2 });
 
-    expect(await rq(['tagged', '--tag', 'zeta', '--queue', 'counts'])).toEqual({ code: 0, out: ['ok 3', `${finished} done`, `${m2} que`, `${m1} que`], err: [] });
+    expect(await rq(['tagged', '--tag', 'zeta', '--queue', 'counts'])).toEqual({
+      code: 0,
+      out: ['ok 3', `${finished} done`, `${m2} que`, `${m1} que`],
+      err: [],
+    });
     expect(await rq(['tagged', '--tag', 'zeta', '--queue', 'counts', '--state', 'que'])).toEqual({ code: 0, out: ['ok 2', `${m2} que`, `${m1} que`], err: [] });
-    expect(await rq(['tagged', '--tag', 'zeta', '--queue', 'counts', '--offset', '1', '--limit', '1'])).toEqual({ code: 0, out: ['ok 3', `${m2} que`], err: [] });
+    expect(await rq(['tagged', '--tag', 'zeta', '--queue', 'counts', '--offset', '1', '--limit', '1'])).toEqual({
+      code: 0,
+      out: ['ok 3', `${m2} que`],
+      err: [],
+    });
     expect(await rq(['tagged', '--tag', 'nobody', '--queue', 'counts'])).toEqual({ code: 0, out: ['ok 0'], err: [] });
 
     const tj = await rq(['tagged', '--tag', 'alpha', '--queue', 'counts', '--json']);
@@ -76,12 +88,14 @@ describe('rq tags and tagged of one queue (rq-beyond §B9.2)', () => {
       ['counts', shortId(m3), 'que'],
       ['counts', shortId(m2), 'que'],
     ]);
-    expect(listing.messages[0]).toEqual(expect.objectContaining({ status: expect.any(String), due: expect.any(Number), priority: 0, tagged_at: expect.any(String) }));
+    expect(listing.messages[0]).toEqual(
+      expect.objectContaining({ status: expect.any(String), due: expect.any(Number), priority: 0, tagged_at: expect.any(String) }),
+    );
   });
 });
 
 describe('rq tagged and tracked over every queue (rq-beyond §B9.2, §B9.4)', () => {
-  it('merges the queues\' pages, most recently tagged first, across queues; --offset and --limit apply to the merge', async () => {
+  it("merges the queues' pages, most recently tagged first, across queues; --offset and --limit apply to the merge", async () => {
     const [a1, b1, a2, b2] = [await waiting('alpha'), await waiting('beta'), await waiting('alpha'), await waiting('beta')];
     // Tagged in this order, one after the other: the newest tagging is b2's.
     for (const id of [a1, b1, a2, b2]) expect((await rq(['tag', '--msg_id', id, '--add', 'mix'])).code).toBe(0);
@@ -99,7 +113,9 @@ describe('rq tagged and tracked over every queue (rq-beyond §B9.2, §B9.4)', ()
     expect(j.code).toBe(0);
     const merged = JSON.parse(j.out[0]);
     expect(merged.total).toBe(4);
-    expect(merged.messages.map((m: { queue: string; msg_id: string }) => `${m.queue}/${m.msg_id}`)).toEqual([a1, b2, a2].map((id) => `${id.split('/').at(-2)}/${shortId(id)}`));
+    expect(merged.messages.map((m: { queue: string; msg_id: string }) => `${m.queue}/${m.msg_id}`)).toEqual(
+      [a1, b2, a2].map((id) => `${id.split('/').at(-2)}/${shortId(id)}`),
+    );
   });
 
   it('tracked lists the tracked messages of every queue, newest first, with their live state', async () => {

@@ -36,12 +36,20 @@ describe('rq tail <id>', () => {
   });
 
   it('an id no queue holds is one line naming the queues asked, exit 6', async () => {
-    expectOneLineError(await rq(['tail', '20200101.0000.00.000.1']), /^rq: msg not found: no queue of this root holds 20200101\.0000\.00\.000\.1 \(asked 2: hello, other\)$/, 6);
+    expectOneLineError(
+      await rq(['tail', '20200101.0000.00.000.1']),
+      /^rq: msg not found: no queue of this root holds 20200101\.0000\.00\.000\.1 \(asked 2: hello, other\)$/,
+      6,
+    );
   });
 
   it('a malformed id is refused with a full id of this root as the example: its own host and port', async () => {
     const r = await rq(['tail', 'hello']);
-    expectOneLineError(r, /^rq: --msg_id: expected a full message id such as http:\/\/127\.0\.0\.1:(\d+)\/q\/<queue>\/\S+ \(or <queue>\/<id>, or the id alone\), received "hello"$/, 2);
+    expectOneLineError(
+      r,
+      /^rq: --msg_id: expected a full message id such as http:\/\/127\.0\.0\.1:(\d+)\/q\/<queue>\/\S+ \(or <queue>\/<id>, or the id alone\), received "hello"$/,
+      2,
+    );
     expect(r.err[0]).toContain(`http://127.0.0.1:${root.t.port}/q/`);
   });
 });

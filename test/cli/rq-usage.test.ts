@@ -9,7 +9,19 @@ import { expectOneLineError } from '../helpers/rq-cli.js';
 import { FULLID, cliRoot, shortId } from './rq-root-harness.js';
 
 /** The classic commands, in the classic order; rq-beyond commands follow them (that list grows feature by feature). */
-const COMMANDS = ['sendmesg', 'prepmesg', 'attachmesg', 'commitmesg', 'statusmesg', 'state', 'statuscountmesg', 'attachstatusmesg', 'single_que', 'clone', 'verify_rules'];
+const COMMANDS = [
+  'sendmesg',
+  'prepmesg',
+  'attachmesg',
+  'commitmesg',
+  'statusmesg',
+  'state',
+  'statuscountmesg',
+  'attachstatusmesg',
+  'single_que',
+  'clone',
+  'verify_rules',
+];
 const BEYOND_COMMANDS = ['cancel', 'requeue', 'history', 'running', 'waiting'];
 
 const s = cliRoot();
@@ -78,20 +90,42 @@ describe('rq bad input: non-zero exit, one stderr line, no stack trace', () => {
     expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--max_count=-1']), /^rq: --max_count: expected a whole number >= 0, received "-1"$/, 2);
     expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--due', 'soon']), /^rq: --due: expected epoch seconds .*, received "soon"$/, 2);
     expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--count']), /^rq: --count: expected a value .*, received no value$/, 2);
-    expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--max_retries', 'five']), /^rq: --max_retries: expected a whole number 0-1000, received "five"$/, 2);
+    expectOneLineError(
+      await rq(['sendmesg', '--dest', 'test', '--max_retries', 'five']),
+      /^rq: --max_retries: expected a whole number 0-1000, received "five"$/,
+      2,
+    );
     expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--timeout']), /^rq: --timeout: expected a value .*, received no value$/, 2);
-    expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--retry_jitter', '1.5']), /^rq: --retry_jitter: expected a number from 0 to 1, received "1.5"$/, 2);
+    expectOneLineError(
+      await rq(['sendmesg', '--dest', 'test', '--retry_jitter', '1.5']),
+      /^rq: --retry_jitter: expected a number from 0 to 1, received "1.5"$/,
+      2,
+    );
     expectOneLineError(await rq(['state']), /^rq: --msg_id: expected a full message id .*, received nothing$/, 2);
     expectOneLineError(await rq(['state', '--msg_id', 'garbage']), /^rq: --msg_id: expected a full message id .*, received "garbage"$/, 2);
-    expectOneLineError(await rq(['commitmesg', '--msg_id', 'http://h:1/q/test/not-an-id']), /^rq: --msg_id: expected .*received "http:\/\/h:1\/q\/test\/not-an-id"$/, 2);
+    expectOneLineError(
+      await rq(['commitmesg', '--msg_id', 'http://h:1/q/test/not-an-id']),
+      /^rq: --msg_id: expected .*received "http:\/\/h:1\/q\/test\/not-an-id"$/,
+      2,
+    );
     expectOneLineError(await rq(['state', '--msg_id', 'http://h:1/q/../20200101.0000.00.000.1']), /^rq: --msg_id: expected /, 2);
-    expectOneLineError(await rq(['statusmesg', '--msg_id', 'test/20200101.0000.00.000.1', '--root'], { root: false }), /^rq: --root: expected a directory path, received no value$/, 2);
+    expectOneLineError(
+      await rq(['statusmesg', '--msg_id', 'test/20200101.0000.00.000.1', '--root'], { root: false }),
+      /^rq: --root: expected a directory path, received no value$/,
+      2,
+    );
   });
 
   it('attachmesg checks the file before asking the queue', async () => {
     const id = FULLID('test').exec((await rq(['prepmesg', '--dest', 'test'])).out[0])![1];
-    expectOneLineError(await rq(['attachmesg', '--msg_id', id, '--pathname', 'missing.txt'], { cwd: s.workDir }), new RegExp(`^rq: No such file ${s.workDir}/missing\\.txt to attach to message$`));
-    expectOneLineError(await rq(['attachmesg', '--msg_id', id, '--pathname', '.'], { cwd: s.workDir }), new RegExp(`^rq: Attachment currently cannot be a directory ${s.workDir}$`));
+    expectOneLineError(
+      await rq(['attachmesg', '--msg_id', id, '--pathname', 'missing.txt'], { cwd: s.workDir }),
+      new RegExp(`^rq: No such file ${s.workDir}/missing\\.txt to attach to message$`),
+    );
+    expectOneLineError(
+      await rq(['attachmesg', '--msg_id', id, '--pathname', '.'], { cwd: s.workDir }),
+      new RegExp(`^rq: Attachment currently cannot be a directory ${s.workDir}$`),
+    );
     expectOneLineError(await rq(['attachmesg', '--msg_id', id, '--pathname', '/dev/null']), /^rq: Attachment currently not of supported type: \/dev\/null$/);
     expectOneLineError(await rq(['attachmesg', '--msg_id', id]), /^rq: --pathname: expected .*, received nothing$/, 2);
     expect(await s.test.cmd('get_message', { msg_id: shortId(id) })).toEqual(['ok', expect.not.objectContaining({ _attachments: expect.anything() })]);

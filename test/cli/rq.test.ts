@@ -25,9 +25,33 @@ describe('rq sendmesg and message status', () => {
   });
 
   it('takes the run-policy flags (rq-beyond §B1.10) and sends them as the message fields', async () => {
-    const id = await send('--param1', 'done', '--retries', '3', '--backoff_base=0.5', '--min_retry_delay', '0', '--max_retry_delay', '60', '--retry_jitter', '0', '--timeout', '30', '--heartbeat_timeout', '10');
+    const id = await send(
+      '--param1',
+      'done',
+      '--retries',
+      '3',
+      '--backoff_base=0.5',
+      '--min_retry_delay',
+      '0',
+      '--max_retry_delay',
+      '60',
+      '--retry_jitter',
+      '0',
+      '--timeout',
+      '30',
+      '--heartbeat_timeout',
+      '10',
+    );
     const msg = await s.test.waitState(shortId(id), ['done']);
-    expect(msg).toMatchObject({ max_retries: 3, backoff_base: 0.5, min_retry_delay: 0, max_retry_delay: 60, retry_jitter: 0, timeout: 30, heartbeat_timeout: 10 });
+    expect(msg).toMatchObject({
+      max_retries: 3,
+      backoff_base: 0.5,
+      min_retry_delay: 0,
+      max_retry_delay: 60,
+      retry_jitter: 0,
+      timeout: 30,
+      heartbeat_timeout: 10,
+    });
     expect(msg).not.toHaveProperty('retries');
   });
 
@@ -58,7 +82,11 @@ describe('rq sendmesg and message status', () => {
 
   it('relays an http dest through the relay queue only with --relay-ok', async () => {
     const dest = 'http://127.0.0.1:1/q/far';
-    expectOneLineError(await rq(['sendmesg', '--dest', dest, '--param1', 'done']), /^rq: cannot relay message to http:\/\/127\.0\.0\.1:1\/q\/far: add --relay-ok/, 2);
+    expectOneLineError(
+      await rq(['sendmesg', '--dest', dest, '--param1', 'done']),
+      /^rq: cannot relay message to http:\/\/127\.0\.0\.1:1\/q\/far: add --relay-ok/,
+      2,
+    );
     const r = await rq(['sendmesg', '--dest', dest, '--relay-ok', '--param1', 'done']);
     expect(r.code).toBe(0);
     const id = FULLID('relay').exec(r.out[0])![1];

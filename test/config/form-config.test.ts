@@ -24,11 +24,28 @@ describe('form.json', () => {
 
   it('hides fields not listed when default is "hidden"', async () => {
     const file = path.join(dir, 'cleaner.json');
-    await fs.writeFile(file, JSON.stringify({ default: 'hidden', mesg_param1: { label: 'queue name', help: 'which queue' }, mesg_param2: { label: 'days to keep' }, mesg_dest: {} }));
+    await fs.writeFile(
+      file,
+      JSON.stringify({ default: 'hidden', mesg_param1: { label: 'queue name', help: 'which queue' }, mesg_param2: { label: 'days to keep' }, mesg_dest: {} }),
+    );
     const form = await loadFormConfig(file);
     const hidden = FORM_FIELD_IDS.filter((id) => isFieldHidden(form, id));
     // The Advanced fieldset's run-policy fields, the tags field, the due time and the attachments follow the same rule.
-    expect(hidden).toEqual(['mesg_src', 'mesg_param3', 'mesg_param4', 'mesg_status', 'mesg_post_run_webhook', ...JOB_FIELDS.map((f) => `mesg_${f}`), 'mesg_tags', 'mesg_depends', 'mesg_depends_fail', 'mesg_limit', 'mesg_limit_concurrency', 'due_at', 'filedata']);
+    expect(hidden).toEqual([
+      'mesg_src',
+      'mesg_param3',
+      'mesg_param4',
+      'mesg_status',
+      'mesg_post_run_webhook',
+      ...JOB_FIELDS.map((f) => `mesg_${f}`),
+      'mesg_tags',
+      'mesg_depends',
+      'mesg_depends_fail',
+      'mesg_limit',
+      'mesg_limit_concurrency',
+      'due_at',
+      'filedata',
+    ]);
     expect(fieldLabel(form, 'mesg_param1')).toBe('queue name');
     expect(fieldHelp(form, 'mesg_param1')).toBe('which queue');
     expect(fieldLabel(form, 'mesg_param2')).toBe('days to keep');
@@ -52,9 +69,13 @@ describe('form.json', () => {
   });
 
   it('names field, expected and received for a wrong shape', () => {
-    expect(() => parseFormConfig('{"mesg_param1":"queue name"}', LABEL)).toThrow(`${LABEL}: mesg_param1: expected an object {"label": ..., "help": ...}, received "queue name"`);
+    expect(() => parseFormConfig('{"mesg_param1":"queue name"}', LABEL)).toThrow(
+      `${LABEL}: mesg_param1: expected an object {"label": ..., "help": ...}, received "queue name"`,
+    );
     expect(() => parseFormConfig('{"mesg_src":{"label":3}}', LABEL)).toThrow(`${LABEL}: mesg_src.label: expected a label text (string), received 3`);
-    expect(() => parseFormConfig('{"default":true}', LABEL)).toThrow(`${LABEL}: default: expected a string ("hidden" hides every field not listed), received true`);
+    expect(() => parseFormConfig('{"default":true}', LABEL)).toThrow(
+      `${LABEL}: default: expected a string ("hidden" hides every field not listed), received true`,
+    );
     expect(() => parseFormConfig('"hidden"', LABEL)).toThrow(`${LABEL}: expected a JSON object, received "hidden"`);
   });
 });

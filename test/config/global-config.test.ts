@@ -28,12 +28,21 @@ describe('global config.json', () => {
   it('keeps unknown keys so the file round-trips', () => {
     const cfg = parse({ host: 'h', port: 1, something_new: { a: 1 }, basic_auth: { realm: 'r', users: { bob: 'pw' }, extra: true } });
     expect(cfg.something_new).toEqual({ a: 1 });
-    expect(JSON.parse(JSON.stringify(cfg))).toEqual({ host: 'h', port: 1, something_new: { a: 1 }, basic_auth: { realm: 'r', users: { bob: 'pw' }, extra: true } });
+    expect(JSON.parse(JSON.stringify(cfg))).toEqual({
+      host: 'h',
+      port: 1,
+      something_new: { a: 1 },
+      basic_auth: { realm: 'r', users: { bob: 'pw' }, extra: true },
+    });
   });
 
   it('names file, field, expected and received for a bad port', () => {
-    expect(problem('{"host":"h","port":"abc"}').message).toBe('config/config.json: port: expected a port number 1-65535 (number or numeric string), received "abc"');
-    expect(problem('{"host":"h","port":70000}').message).toBe('config/config.json: port: expected a port number 1-65535 (number or numeric string), received 70000');
+    expect(problem('{"host":"h","port":"abc"}').message).toBe(
+      'config/config.json: port: expected a port number 1-65535 (number or numeric string), received "abc"',
+    );
+    expect(problem('{"host":"h","port":70000}').message).toBe(
+      'config/config.json: port: expected a port number 1-65535 (number or numeric string), received 70000',
+    );
   });
 
   it('reports every missing required field in one message', () => {
@@ -43,23 +52,58 @@ describe('global config.json', () => {
   });
 
   it('checks the optional fields', () => {
-    expect(problem('{"host":"h","port":1,"relative_root":"rq"}').message).toBe('config/config.json: relative_root: expected a URL path starting with "/", received "rq"');
-    expect(problem('{"host":"h","port":1,"allow_new_queue":"yes"}').message).toBe('config/config.json: allow_new_queue: expected true or false, received "yes"');
-    expect(problem('{"host":"h","port":1,"allowed_ips":["10.",7]}').message).toBe('config/config.json: allowed_ips[1]: expected an IP address or prefix (string), received 7');
-    expect(problem('{"host":"h","port":1,"basic_auth":{"users":{"bob":1}}}').message).toBe('config/config.json: basic_auth.users.bob: expected a password (string), received 1');
-    expect(problem('{"host":"h","port":1,"max_upload_bytes":-5}').message).toBe('config/config.json: max_upload_bytes: expected a positive whole number of bytes, received -5');
-    expect(problem('{"host":"h","port":1,"queue_reply_timeout_s":0}').message).toBe('config/config.json: queue_reply_timeout_s: expected a positive whole number, received 0');
-    expect(problem('{"host":"h","port":1,"queue_memory":"small"}').message).toBe('config/config.json: queue_memory: expected "default" or "lean", received "small"');
+    expect(problem('{"host":"h","port":1,"relative_root":"rq"}').message).toBe(
+      'config/config.json: relative_root: expected a URL path starting with "/", received "rq"',
+    );
+    expect(problem('{"host":"h","port":1,"allow_new_queue":"yes"}').message).toBe(
+      'config/config.json: allow_new_queue: expected true or false, received "yes"',
+    );
+    expect(problem('{"host":"h","port":1,"allowed_ips":["10.",7]}').message).toBe(
+      'config/config.json: allowed_ips[1]: expected an IP address or prefix (string), received 7',
+    );
+    expect(problem('{"host":"h","port":1,"basic_auth":{"users":{"bob":1}}}').message).toBe(
+      'config/config.json: basic_auth.users.bob: expected a password (string), received 1',
+    );
+    expect(problem('{"host":"h","port":1,"max_upload_bytes":-5}').message).toBe(
+      'config/config.json: max_upload_bytes: expected a positive whole number of bytes, received -5',
+    );
+    expect(problem('{"host":"h","port":1,"queue_reply_timeout_s":0}').message).toBe(
+      'config/config.json: queue_reply_timeout_s: expected a positive whole number, received 0',
+    );
+    expect(problem('{"host":"h","port":1,"queue_memory":"small"}').message).toBe(
+      'config/config.json: queue_memory: expected "default" or "lean", received "small"',
+    );
   });
 
   it('checks the connection limits and healthy_states', () => {
-    expect(problem('{"host":"h","port":1,"max_connections":0}').message).toBe('config/config.json: max_connections: expected a positive whole number, received 0');
-    expect(problem('{"host":"h","port":1,"max_connections_per_address":1.5}').message).toBe('config/config.json: max_connections_per_address: expected a positive whole number, received 1.5');
-    expect(problem('{"host":"h","port":1,"headers_timeout_s":"10"}').message).toBe('config/config.json: headers_timeout_s: expected a positive whole number, received "10"');
-    expect(problem('{"host":"h","port":1,"healthy_states":"UP"}').message).toBe('config/config.json: healthy_states: expected an array of queue statuses such as ["UP", "PAUSE"], received "UP"');
-    expect(problem('{"host":"h","port":1,"healthy_states":["UP",""]}').message).toBe('config/config.json: healthy_states[1]: expected a queue status such as "UP" (non-empty string), received ""');
+    expect(problem('{"host":"h","port":1,"max_connections":0}').message).toBe(
+      'config/config.json: max_connections: expected a positive whole number, received 0',
+    );
+    expect(problem('{"host":"h","port":1,"max_connections_per_address":1.5}').message).toBe(
+      'config/config.json: max_connections_per_address: expected a positive whole number, received 1.5',
+    );
+    expect(problem('{"host":"h","port":1,"headers_timeout_s":"10"}').message).toBe(
+      'config/config.json: headers_timeout_s: expected a positive whole number, received "10"',
+    );
+    expect(problem('{"host":"h","port":1,"healthy_states":"UP"}').message).toBe(
+      'config/config.json: healthy_states: expected an array of queue statuses such as ["UP", "PAUSE"], received "UP"',
+    );
+    expect(problem('{"host":"h","port":1,"healthy_states":["UP",""]}').message).toBe(
+      'config/config.json: healthy_states[1]: expected a queue status such as "UP" (non-empty string), received ""',
+    );
     // Any status a queue may report is accepted, one not known today included.
-    expect(parse({ host: 'h', port: 1, healthy_states: ['UP', 'DISK FULL'], max_sse_streams: 10, max_tails_per_message: 2, keep_alive_timeout_s: 5, shutdown_grace_s: 3, max_socket_connections: 9 }).healthy_states).toEqual(['UP', 'DISK FULL']);
+    expect(
+      parse({
+        host: 'h',
+        port: 1,
+        healthy_states: ['UP', 'DISK FULL'],
+        max_sse_streams: 10,
+        max_tails_per_message: 2,
+        keep_alive_timeout_s: 5,
+        shutdown_grace_s: 3,
+        max_socket_connections: 9,
+      }).healthy_states,
+    ).toEqual(['UP', 'DISK FULL']);
   });
 
   it('refuses a file that is not a JSON object or not JSON', () => {

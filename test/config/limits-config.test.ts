@@ -7,7 +7,8 @@ import { configuredConcurrency, loadLimits, parseLimits } from '../../src/config
 
 describe('parseLimits', () => {
   it('refuses anything but a JSON object', () => {
-    for (const raw of [null, [], 'x', 3, undefined]) expect(() => parseLimits(raw), String(raw)).toThrow(/config\/limits\.json: .*a JSON object of key: concurrency/);
+    for (const raw of [null, [], 'x', 3, undefined])
+      expect(() => parseLimits(raw), String(raw)).toThrow(/config\/limits\.json: .*a JSON object of key: concurrency/);
   });
 
   it('names the key at fault', () => {
@@ -17,7 +18,12 @@ describe('parseLimits', () => {
 
   it('a key with * is a glob; every other character is literal, a newline too', () => {
     const t = parseLimits({ 'api.v1:*': 2, 'a+b(c)[d]{e}?^$|\\': 3, 'x*y': 4, plain: 5 });
-    expect(t.exact).toEqual(new Map([['a+b(c)[d]{e}?^$|\\', 3], ['plain', 5]]));
+    expect(t.exact).toEqual(
+      new Map([
+        ['a+b(c)[d]{e}?^$|\\', 3],
+        ['plain', 5],
+      ]),
+    );
     expect(t.globs.map((g) => g.pattern)).toEqual(['api.v1:*', 'x*y']);
     expect(configuredConcurrency(t, 'api.v1:one')).toBe(2);
     expect(configuredConcurrency(t, 'apiXv1:one')).toBeUndefined();

@@ -29,8 +29,18 @@ const problem = (raw: unknown): string => {
 
 describe('normaliseQueueConfig (sublimation)', () => {
   it('produces the classic shape and key order', () => {
-    const cfg = normaliseQueueConfig({ blocking_params: [2], extra: 'dropped', env_vars: { A: 'b' }, num_workers: '3', exec_prefix: '', script: 's.sh', name: 'test' });
-    expect(JSON.stringify(cfg)).toBe('{"name":"test","script":"s.sh","num_workers":3,"exec_prefix":"","env_vars":{"A":"b"},"coalesce_params":[],"blocking_params":[2]}');
+    const cfg = normaliseQueueConfig({
+      blocking_params: [2],
+      extra: 'dropped',
+      env_vars: { A: 'b' },
+      num_workers: '3',
+      exec_prefix: '',
+      script: 's.sh',
+      name: 'test',
+    });
+    expect(JSON.stringify(cfg)).toBe(
+      '{"name":"test","script":"s.sh","num_workers":3,"exec_prefix":"","env_vars":{"A":"b"},"coalesce_params":[],"blocking_params":[2]}',
+    );
   });
 
   it('keeps exec_prefix null when null or absent; the default prefix applies at exec time', () => {
@@ -38,7 +48,9 @@ describe('normaliseQueueConfig (sublimation)', () => {
     expect(norm({ exec_prefix: null }).exec_prefix).toBeNull();
     expect(execPrefixOf(norm({}))).toBe(DEFAULT_EXEC_PREFIX);
     expect(execPrefixOf(norm({ exec_prefix: '' }))).toBe('');
-    expect(problem({ ...base, exec_prefix: 5 })).toBe(`${LABEL}: exec_prefix: expected a command prefix (string; null or absent means "bash -lc "), received 5`);
+    expect(problem({ ...base, exec_prefix: 5 })).toBe(
+      `${LABEL}: exec_prefix: expected a command prefix (string; null or absent means "bash -lc "), received 5`,
+    );
   });
 
   it('builds coalesce_params from the legacy flags', () => {
@@ -56,15 +68,21 @@ describe('normaliseQueueConfig (sublimation)', () => {
     expect(problem({ ...base, env_vars: { X: { y: 1 } } })).toBe(`${LABEL}: env_vars.X: expected a string value, received {"y":1}`);
     // A name the environment cannot hold: empty, with "=", or with NUL.
     for (const name of ['', 'A=B', 'A\u0000B']) {
-      expect(problem({ ...base, env_vars: { [name]: 'x' } })).toBe(`${LABEL}: env_vars: expected variable names without "=" or NUL, received ${JSON.stringify(name)}`);
+      expect(problem({ ...base, env_vars: { [name]: 'x' } })).toBe(
+        `${LABEL}: env_vars: expected variable names without "=" or NUL, received ${JSON.stringify(name)}`,
+      );
     }
   });
 
   it('keeps a schedule for the cron feature', () => {
-    expect(norm({ schedule: [{ cron: '0 3 * * *', param1: 'ALLQUEUES', param2: 30, other: 1 }] }).schedule).toEqual([{ cron: '0 3 * * *', param1: 'ALLQUEUES', param2: '30' }]);
+    expect(norm({ schedule: [{ cron: '0 3 * * *', param1: 'ALLQUEUES', param2: 30, other: 1 }] }).schedule).toEqual([
+      { cron: '0 3 * * *', param1: 'ALLQUEUES', param2: '30' },
+    ]);
     expect(norm({}).schedule).toBeUndefined();
     expect(problem({ ...base, schedule: {} })).toBe(`${LABEL}: schedule: expected an array of {"cron": ..., "param1": ...} objects, received {}`);
-    expect(problem({ ...base, schedule: [{ param1: 'x' }] })).toBe(`${LABEL}: schedule[0].cron: expected a cron expression (non-empty string), received nothing`);
+    expect(problem({ ...base, schedule: [{ param1: 'x' }] })).toBe(
+      `${LABEL}: schedule[0].cron: expected a cron expression (non-empty string), received nothing`,
+    );
   });
 
   it('names file, field, expected and received for each refused value', () => {
@@ -73,7 +91,9 @@ describe('normaliseQueueConfig (sublimation)', () => {
     expect(problem({ ...base, name: undefined })).toBe(`${LABEL}: name: expected a string, received nothing`);
     expect(problem({ ...base, script: '' })).toBe(`${LABEL}: script: expected a script path (non-empty string of at most 1024 characters), received ""`);
     expect(problem({ ...base, script: 7 })).toBe(`${LABEL}: script: expected a script path (non-empty string of at most 1024 characters), received 7`);
-    expect(problem({ ...base, num_workers: 'abc' })).toBe(`${LABEL}: num_workers: expected a number of workers 1-128 (integer or numeric string), received "abc"`);
+    expect(problem({ ...base, num_workers: 'abc' })).toBe(
+      `${LABEL}: num_workers: expected a number of workers 1-128 (integer or numeric string), received "abc"`,
+    );
     expect(problem({ ...base, num_workers: 0 })).toBe(`${LABEL}: num_workers: expected a number of workers 1-128 (integer or numeric string), received 0`);
     expect(problem({ ...base, num_workers: 129 })).toMatch(/num_workers: .* received 129$/);
     expect(problem({ ...base, num_workers: undefined })).toMatch(/num_workers: .* received nothing$/);
@@ -129,7 +149,13 @@ describe('loadQueueConfig', () => {
 
 describe('run-policy keys (rq-beyond §B1.4)', () => {
   it('are kept when valid, after the classic keys, and absent when not set', () => {
-    const cfg = norm({ retry: { max_retries: '5', backoff_base: 2, retry_jitter: 0 }, timeout: 3600, kill_grace: 0, heartbeat_timeout: 300, heartbeat_output: true });
+    const cfg = norm({
+      retry: { max_retries: '5', backoff_base: 2, retry_jitter: 0 },
+      timeout: 3600,
+      kill_grace: 0,
+      heartbeat_timeout: 300,
+      heartbeat_output: true,
+    });
     expect(cfg.retry).toEqual({ max_retries: 5, backoff_base: 2, retry_jitter: 0 });
     expect(Object.keys(cfg).slice(-5)).toEqual(['retry', 'timeout', 'kill_grace', 'heartbeat_timeout', 'heartbeat_output']);
     expect(Object.keys(norm({}))).toEqual(['name', 'script', 'num_workers', 'exec_prefix', 'env_vars', 'coalesce_params', 'blocking_params']);
@@ -137,8 +163,12 @@ describe('run-policy keys (rq-beyond §B1.4)', () => {
 
   it('refuse a bad value naming the file and the key path', () => {
     expect(problem({ ...base, retry: { max_retries: 'five' } })).toBe(`${LABEL}: retry.max_retries: expected a whole number 0-1000, received "five"`);
-    expect(problem({ ...base, retry: { tries: 3 } })).toBe(`${LABEL}: retry.tries: expected one of max_retries, backoff_base, min_retry_delay, max_retry_delay, retry_jitter, received "tries"`);
-    expect(problem({ ...base, retry: 5 })).toBe(`${LABEL}: retry: expected an object of max_retries, backoff_base, min_retry_delay, max_retry_delay, retry_jitter, received 5`);
+    expect(problem({ ...base, retry: { tries: 3 } })).toBe(
+      `${LABEL}: retry.tries: expected one of max_retries, backoff_base, min_retry_delay, max_retry_delay, retry_jitter, received "tries"`,
+    );
+    expect(problem({ ...base, retry: 5 })).toBe(
+      `${LABEL}: retry: expected an object of max_retries, backoff_base, min_retry_delay, max_retry_delay, retry_jitter, received 5`,
+    );
     expect(problem({ ...base, kill_grace: 301 })).toBe(`${LABEL}: kill_grace: expected seconds >= 0 and <= 300, received 301`);
     expect(problem({ ...base, timeout: 0 })).toBe(`${LABEL}: timeout: expected seconds > 0 and <= 2592000, received 0`);
     expect(problem({ ...base, heartbeat_output: 'yes' })).toBe(`${LABEL}: heartbeat_output: expected true or false, received "yes"`);
@@ -156,10 +186,20 @@ describe('output bounds: max_line_bytes, max_log_bytes', () => {
   });
 
   it('refuse a value out of range or not whole, naming the file, the field and what was expected', () => {
-    expect(problem({ ...base, max_line_bytes: 100 })).toBe(`${LABEL}: max_line_bytes: expected a whole number of bytes 1024-67108864 (default 1048576), received 100`);
-    expect(problem({ ...base, max_line_bytes: 1.5e9 })).toBe(`${LABEL}: max_line_bytes: expected a whole number of bytes 1024-67108864 (default 1048576), received 1500000000`);
-    expect(problem({ ...base, max_line_bytes: '1MB' })).toBe(`${LABEL}: max_line_bytes: expected a whole number of bytes 1024-67108864 (default 1048576), received "1MB"`);
-    expect(problem({ ...base, max_log_bytes: 1023 })).toBe(`${LABEL}: max_log_bytes: expected a whole number of bytes, at least 1024 (absent: unlimited), received 1023`);
-    expect(problem({ ...base, max_log_bytes: 2048.5 })).toBe(`${LABEL}: max_log_bytes: expected a whole number of bytes, at least 1024 (absent: unlimited), received 2048.5`);
+    expect(problem({ ...base, max_line_bytes: 100 })).toBe(
+      `${LABEL}: max_line_bytes: expected a whole number of bytes 1024-67108864 (default 1048576), received 100`,
+    );
+    expect(problem({ ...base, max_line_bytes: 1.5e9 })).toBe(
+      `${LABEL}: max_line_bytes: expected a whole number of bytes 1024-67108864 (default 1048576), received 1500000000`,
+    );
+    expect(problem({ ...base, max_line_bytes: '1MB' })).toBe(
+      `${LABEL}: max_line_bytes: expected a whole number of bytes 1024-67108864 (default 1048576), received "1MB"`,
+    );
+    expect(problem({ ...base, max_log_bytes: 1023 })).toBe(
+      `${LABEL}: max_log_bytes: expected a whole number of bytes, at least 1024 (absent: unlimited), received 1023`,
+    );
+    expect(problem({ ...base, max_log_bytes: 2048.5 })).toBe(
+      `${LABEL}: max_log_bytes: expected a whole number of bytes, at least 1024 (absent: unlimited), received 2048.5`,
+    );
   });
 });

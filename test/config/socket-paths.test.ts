@@ -70,7 +70,9 @@ describe('rootSocketProblem', () => {
 
   it('refuses a root one byte longer, naming the socket and the longest root there may be', () => {
     const root = rootOf(87);
-    expect(rootSocketProblem(root)).toBe(`root ${root}: expected a path of at most 86 bytes (socket path config/queuemgr.sock must fit in 107 bytes), received 87 bytes`);
+    expect(rootSocketProblem(root)).toBe(
+      `root ${root}: expected a path of at most 86 bytes (socket path config/queuemgr.sock must fit in 107 bytes), received 87 bytes`,
+    );
     expect(rootSocketProblem(rootOf(300))).toMatch(/^root \/r+: expected a path of at most 86 bytes .*received 300 bytes$/);
   });
 

@@ -28,8 +28,15 @@ describe('timer files', () => {
   });
 
   it('parses the shipped cleaner timer and drops unknown keys', () => {
-    expect(parse({ period: 86400, msg: { dest: 'cleaner', param1: 'ALLQUEUES', other: 1 }, note: 'x' })).toEqual({ period: 86400, msg: { dest: 'cleaner', param1: 'ALLQUEUES' } });
-    expect(parse({ period: 60, msg: { dest: 'http://h:3333/q/x', src: 'me', param2: 30 } }).msg).toEqual({ dest: 'http://h:3333/q/x', src: 'me', param2: '30' });
+    expect(parse({ period: 86400, msg: { dest: 'cleaner', param1: 'ALLQUEUES', other: 1 }, note: 'x' })).toEqual({
+      period: 86400,
+      msg: { dest: 'cleaner', param1: 'ALLQUEUES' },
+    });
+    expect(parse({ period: 60, msg: { dest: 'http://h:3333/q/x', src: 'me', param2: 30 } }).msg).toEqual({
+      dest: 'http://h:3333/q/x',
+      src: 'me',
+      param2: '30',
+    });
   });
 
   it('requires a whole period of at least 60 s unless short periods are allowed', () => {
@@ -37,7 +44,9 @@ describe('timer files', () => {
     expect(problem('{"period":"3600","msg":{"dest":"q"}}')).toBe(`${LABEL}: period: expected a whole number of seconds >= 60, received "3600"`);
     expect(problem('{"period":90.5,"msg":{"dest":"q"}}')).toBe(`${LABEL}: period: expected a whole number of seconds >= 60, received 90.5`);
     expect(parse({ period: 2, msg: { dest: 'q' } }, { allowShortPeriod: true }).period).toBe(2);
-    expect(problem('{"period":0,"msg":{"dest":"q"}}', LABEL, { allowShortPeriod: true })).toBe(`${LABEL}: period: expected a whole number of seconds >= 1, received 0`);
+    expect(problem('{"period":0,"msg":{"dest":"q"}}', LABEL, { allowShortPeriod: true })).toBe(
+      `${LABEL}: period: expected a whole number of seconds >= 1, received 0`,
+    );
   });
 
   it('requires msg with dest and string params', () => {
@@ -55,7 +64,9 @@ describe('timer files', () => {
 
   it('reads .yaml only when written in JSON syntax', () => {
     expect(parseTimerConfig('{"period": 60, "msg": {"dest": "q"}}', 'timers/x.yaml')).toEqual({ period: 60, msg: { dest: 'q' } });
-    expect(problem('period: 60\nmsg:\n  dest: q\n', 'timers/x.yaml')).toMatch(/^timers\/x\.yaml: YAML timer files are read only when written in JSON syntax \(rq has no YAML parser\)/);
+    expect(problem('period: 60\nmsg:\n  dest: q\n', 'timers/x.yaml')).toMatch(
+      /^timers\/x\.yaml: YAML timer files are read only when written in JSON syntax \(rq has no YAML parser\)/,
+    );
   });
 
   describe('loadTimerConfig', () => {

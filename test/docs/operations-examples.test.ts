@@ -63,7 +63,7 @@ describe('the systemd unit', () => {
 });
 
 describe('the logrotate config', () => {
-  it('rotates a running rq-mgr daemon\'s log with copytruncate, and rq goes on logging into queuemgr.log', async () => {
+  it("rotates a running rq-mgr daemon's log with copytruncate, and rq goes on logging into queuemgr.log", async () => {
     const t = await root();
     const bin = (name: string) => path.join(PROJECT, 'bin', name);
     await run(bin('rq-mgr'), ['start', '--root', t.root]);
@@ -90,7 +90,10 @@ describe('the logrotate config', () => {
 
 describe('the container recipe', () => {
   it('is a Node 20 image running as a non-root user, with the root as a volume, the port and a /healthz check', async () => {
-    const lines = (await readProjectFile(DOCKERFILE)).replace(/\\\n/g, ' ').split('\n').filter((l) => l.trim() && !l.startsWith('#'));
+    const lines = (await readProjectFile(DOCKERFILE))
+      .replace(/\\\n/g, ' ')
+      .split('\n')
+      .filter((l) => l.trim() && !l.startsWith('#'));
     const of = (word: string) => lines.filter((l) => l.startsWith(`${word} `)).map((l) => l.slice(word.length + 1).trim());
     expect(of('FROM').every((f) => /^node:20[-.\w]*( AS \w+)?$/.test(f))).toBe(true);
     const lastFrom = lines.map((l) => l.startsWith('FROM ')).lastIndexOf(true);
@@ -124,14 +127,19 @@ describe('the container recipe', () => {
       const dockerfile = (await readProjectFile(DOCKERFILE)).replace(/\\\n/g, ' ');
       const check = JSON.parse(/^HEALTHCHECK .*? CMD (\[.*\])$/m.exec(dockerfile)![1]) as string[];
       expect(check[0]).toBe('node');
-      await waitFor(async () => {
-        try {
-          await run(process.execPath, check.slice(1), { env });
-          return true;
-        } catch {
-          return false;
-        }
-      }, 'the HEALTHCHECK command to pass', 30_000, 200);
+      await waitFor(
+        async () => {
+          try {
+            await run(process.execPath, check.slice(1), { env });
+            return true;
+          } catch {
+            return false;
+          }
+        },
+        'the HEALTHCHECK command to pass',
+        30_000,
+        200,
+      );
       const config = JSON.parse(await fs.readFile(path.join(volume, 'config', 'config.json'), 'utf8'));
       expect(config).toMatchObject({ env: 'production', port, addr: '127.0.0.1' });
       child.kill('SIGTERM');

@@ -37,13 +37,17 @@ export class MgrProc {
   }
 
   async waitQueueUp(name: string, timeoutMs = 20_000): Promise<number> {
-    return waitFor(async () => {
-      const r = await this.q(name, 'ping');
-      // Only a whole pid: a pid file read while it is being written gives '' (0), and a caller that
-      // kills pid 0 kills its own process group, the test runner with it.
-      const pid = r[0] === 'pong' ? Number(fs.readFileSync(queuePaths(this.root, name).pidFile, 'utf8')) : 0;
-      return Number.isInteger(pid) && pid > 1 ? pid : false;
-    }, `queue ${name} to answer`, timeoutMs);
+    return waitFor(
+      async () => {
+        const r = await this.q(name, 'ping');
+        // Only a whole pid: a pid file read while it is being written gives '' (0), and a caller that
+        // kills pid 0 kills its own process group, the test runner with it.
+        const pid = r[0] === 'pong' ? Number(fs.readFileSync(queuePaths(this.root, name).pidFile, 'utf8')) : 0;
+        return Number.isInteger(pid) && pid > 1 ? pid : false;
+      },
+      `queue ${name} to answer`,
+      timeoutMs,
+    );
   }
 
   async stop(): Promise<void> {

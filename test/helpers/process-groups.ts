@@ -43,10 +43,14 @@ export function pidInFile(file: string): Promise<number> {
  * mid-write once gave 0, and signalling -0 ends the test runner's own process group.
  */
 export function newPidInFile(file: string, old: number, label: string, timeoutMs = 10_000): Promise<number> {
-  return waitFor(async () => {
-    const pid = await readPid(file);
-    return pid !== old ? pid : undefined;
-  }, label, timeoutMs);
+  return waitFor(
+    async () => {
+      const pid = await readPid(file);
+      return pid !== old ? pid : undefined;
+    },
+    label,
+    timeoutMs,
+  );
 }
 
 /** Groups a test saw, killed after it if a failure left them running; push pgids onto the returned list. */

@@ -83,8 +83,10 @@ function histogramOf(f: Family, labels: Labels): PromHistogramView | undefined {
   const sum = one('sum');
   if (!count || !sum) throw new Error(`${f.name}${JSON.stringify(labels)}: no _count or _sum`);
   const ordered = [...buckets].sort((a, b) => number(a[0]) - number(b[0]));
-  for (let i = 1; i < ordered.length; i++) if (ordered[i][1] < ordered[i - 1][1]) throw new Error(`${f.name}${JSON.stringify(labels)}: bucket le=${ordered[i][0]} below the one before`);
-  if (ordered.at(-1)?.[0] !== '+Inf' || ordered.at(-1)![1] !== number(count[2])) throw new Error(`${f.name}${JSON.stringify(labels)}: +Inf bucket missing or not equal to _count`);
+  for (let i = 1; i < ordered.length; i++)
+    if (ordered[i][1] < ordered[i - 1][1]) throw new Error(`${f.name}${JSON.stringify(labels)}: bucket le=${ordered[i][0]} below the one before`);
+  if (ordered.at(-1)?.[0] !== '+Inf' || ordered.at(-1)![1] !== number(count[2]))
+    throw new Error(`${f.name}${JSON.stringify(labels)}: +Inf bucket missing or not equal to _count`);
   return { buckets: Object.fromEntries(buckets), sum: number(sum[2]), count: number(count[2]) };
 }
 
@@ -99,7 +101,12 @@ export function parseScrape(text: string): Scrape {
   const families = new Map((JSON.parse(json) as Family[]).map((f) => [f.name, f]));
   for (const f of families.values()) {
     if (f.type !== 'histogram') continue;
-    const sets = new Map(f.samples.map(([, l]) => { const rest = Object.fromEntries(Object.entries(l).filter(([k]) => k !== 'le')); return [JSON.stringify(rest), rest]; }));
+    const sets = new Map(
+      f.samples.map(([, l]) => {
+        const rest = Object.fromEntries(Object.entries(l).filter(([k]) => k !== 'le'));
+        return [JSON.stringify(rest), rest];
+      }),
+    );
     for (const labels of sets.values()) histogramOf(f, labels);
   }
   const samples = [...families.values()].flatMap((f) => f.samples);
@@ -115,7 +122,10 @@ export function parseScrape(text: string): Scrape {
     },
     seriesWith(label, value) {
       const needle = `${label}="${value}"`;
-      return text.split('\n').filter((l) => !l.startsWith('#') && (l.includes(`{${needle}`) || l.includes(`,${needle}`))).map((l) => l.slice(0, l.lastIndexOf(' ')));
+      return text
+        .split('\n')
+        .filter((l) => !l.startsWith('#') && (l.includes(`{${needle}`) || l.includes(`,${needle}`)))
+        .map((l) => l.slice(0, l.lastIndexOf(' ')));
     },
   };
 }

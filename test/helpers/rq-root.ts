@@ -126,7 +126,12 @@ export async function addQueue(root: string, name: string, def: QueueDef = {}): 
  * Waits until the probe gives a truthy value and returns it. 0, '' and null keep it waiting like
  * false: a probe that read a pid as 0 once returned it, and the kill of -0 ended the whole run.
  */
-export async function waitFor<T>(probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, label: string, timeoutMs = 10_000, everyMs = 20): Promise<T> {
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  label: string,
+  timeoutMs = 10_000,
+  everyMs = 20,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

@@ -91,7 +91,14 @@ async function janitor() {
 async function lane(n) {
   for (;;) {
     const r = rng.next();
-    const what = n === 0 && r < 0.3 ? await janitor() : r < 0.35 ? await create(true).then((id) => (queued.push(id), 'create-commit')) : r < 0.55 ? await prepared() : await runOne();
+    const what =
+      n === 0 && r < 0.3
+        ? await janitor()
+        : r < 0.35
+          ? await create(true).then((id) => (queued.push(id), 'create-commit'))
+          : r < 0.55
+            ? await prepared()
+            : await runOne();
     out(`op ${++ops} ${what}`);
   }
 }

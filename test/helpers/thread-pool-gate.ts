@@ -103,7 +103,11 @@ export async function withNoFreeFd<T>(op: () => Promise<T>): Promise<T> {
   const spares = Array.from({ length: 16 }, () => fs.openSync('/dev/null', 'r'));
   const probe = fs.openSync('/dev/null', 'r');
   fs.closeSync(probe);
-  const [soft, hard] = execFileSync('prlimit', ['--pid', String(process.pid), '--nofile', '--noheadings', '--raw', '--output', 'SOFT,HARD'], { encoding: 'utf8' }).trim().split(/\s+/);
+  const [soft, hard] = execFileSync('prlimit', ['--pid', String(process.pid), '--nofile', '--noheadings', '--raw', '--output', 'SOFT,HARD'], {
+    encoding: 'utf8',
+  })
+    .trim()
+    .split(/\s+/);
   execFileSync('prlimit', ['--pid', String(process.pid), `--nofile=${probe}:${hard}`]);
   try {
     return await op();

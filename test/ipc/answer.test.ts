@@ -18,9 +18,18 @@ describe('answer', () => {
   it('a refusal that came without a code is RQ_ERR_REFUSED, whatever its text says; raw is kept', () => {
     // A catalogue text is not read for its code: only the code sent with it types a refusal.
     expect(answer(['fail', 'msg not found'], isString)).toEqual({ ok: false, code: 'RQ_ERR_REFUSED', text: 'msg not found', raw: ['fail', 'msg not found'] });
-    expect(answer([false, 'No attachment with that named for msg'], isString)).toMatchObject({ ok: false, code: 'RQ_ERR_REFUSED', text: 'No attachment with that named for msg' });
+    expect(answer([false, 'No attachment with that named for msg'], isString)).toMatchObject({
+      ok: false,
+      code: 'RQ_ERR_REFUSED',
+      text: 'No attachment with that named for msg',
+    });
     expect(answer(['ERROR', 'unknown command: x'], isString)).toMatchObject({ ok: false, code: 'RQ_ERR_REFUSED' });
-    expect(answer(['error', 'unknown command: x', 'RQ_ERR_UNKNOWN_COMMAND'], isString)).toEqual({ ok: false, code: 'RQ_ERR_UNKNOWN_COMMAND', text: 'unknown command: x', raw: ['error', 'unknown command: x'] });
+    expect(answer(['error', 'unknown command: x', 'RQ_ERR_UNKNOWN_COMMAND'], isString)).toEqual({
+      ok: false,
+      code: 'RQ_ERR_UNKNOWN_COMMAND',
+      text: 'unknown command: x',
+      raw: ['error', 'unknown command: x'],
+    });
     expect(answer(['fail', 42], isString)).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL' });
     expect(answer(['weird', 'text'], isString)).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL' });
     expect(answer({ not: 'an array' }, isObject)).toMatchObject({ ok: false, code: 'RQ_ERR_PROTOCOL', raw: { not: 'an array' } });
@@ -29,20 +38,37 @@ describe('answer', () => {
   it('a code sent with the refusal types it; one not in the catalogue does not; raw is the classic pair', () => {
     expect(answer(['fail', 'some text', 'RQ_ERR_USAGE'], isString)).toEqual({ ok: false, code: 'RQ_ERR_USAGE', text: 'some text', raw: ['fail', 'some text'] });
     expect(answer(['fail', 'msg not found', 'RQ_ERR_NO_SUCH_MSG'], isString)).toMatchObject({ code: 'RQ_ERR_NO_SUCH_MSG' });
-    expect(answer(['fail', 'msg not found', 'RQ_ERR_MADE_UP'], isString)).toEqual({ ok: false, code: 'RQ_ERR_REFUSED', text: 'msg not found', raw: ['fail', 'msg not found', 'RQ_ERR_MADE_UP'] });
+    expect(answer(['fail', 'msg not found', 'RQ_ERR_MADE_UP'], isString)).toEqual({
+      ok: false,
+      code: 'RQ_ERR_REFUSED',
+      text: 'msg not found',
+      raw: ['fail', 'msg not found', 'RQ_ERR_MADE_UP'],
+    });
     expect(answer(['fail', 'msg not found', 'toString'], isString)).toMatchObject({ code: 'RQ_ERR_REFUSED' });
-    expect(() => valueOf(['fail', 'give due or delay, not both', 'RQ_ERR_USAGE'])).toThrow(expect.objectContaining({ code: 'RQ_ERR_USAGE', message: 'give due or delay, not both' }));
+    expect(() => valueOf(['fail', 'give due or delay, not both', 'RQ_ERR_USAGE'])).toThrow(
+      expect.objectContaining({ code: 'RQ_ERR_USAGE', message: 'give due or delay, not both' }),
+    );
     expect(valueOf(['ok', 7])).toBe(7);
   });
 
   it('a detail sent after the code is kept with the refusal, and only after a code', () => {
-    const batch = ['fail', 'messages[2]: dest: expected a queue name, received 1', 'RQ_ERR_BATCH_MESSAGE', { index: 2, reason: 'dest: expected a queue name, received 1' }];
+    const batch = [
+      'fail',
+      'messages[2]: dest: expected a queue name, received 1',
+      'RQ_ERR_BATCH_MESSAGE',
+      { index: 2, reason: 'dest: expected a queue name, received 1' },
+    ];
     expect(answer(batch, isString)).toEqual({ ok: false, code: 'RQ_ERR_BATCH_MESSAGE', text: batch[1], raw: ['fail', batch[1]], detail: batch[3] });
     expect(answer(['fail', 'x', undefined, { index: 2 }], isString)).not.toHaveProperty('detail');
   });
 
   it('a refusal made before anything is sent answers with its code and the classic pair', () => {
-    expect(refused(RqError.of('RQ_ERR_CANNOT_FIND_MESSAGE'))).toEqual({ ok: false, code: 'RQ_ERR_CANNOT_FIND_MESSAGE', text: 'cannot find message', raw: ['fail', 'cannot find message'] });
+    expect(refused(RqError.of('RQ_ERR_CANNOT_FIND_MESSAGE'))).toEqual({
+      ok: false,
+      code: 'RQ_ERR_CANNOT_FIND_MESSAGE',
+      text: 'cannot find message',
+      raw: ['fail', 'cannot find message'],
+    });
   });
 
   it('the type guards say what they check', () => {

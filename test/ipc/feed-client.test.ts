@@ -28,7 +28,8 @@ async function serveRaw(talk: (socket: net.Socket) => void): Promise<void> {
 }
 
 const hello = JSON.stringify({ type: 'hello', queue: 'q', pid: 42, seq: 7, at: 1 });
-const ev = (seq: number, extra: Record<string, unknown> = {}) => JSON.stringify({ seq, at: 2, queue: 'q', type: 'moved', msg_id: '20261121.1643.46.613.2164022', from: 'que', to: 'run', actor: 'dispatcher', ...extra });
+const ev = (seq: number, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ seq, at: 2, queue: 'q', type: 'moved', msg_id: '20261121.1643.46.613.2164022', from: 'que', to: 'run', actor: 'dispatcher', ...extra });
 
 function collect() {
   const events: FeedEvent[] = [];
@@ -78,7 +79,10 @@ describe('FeedClient', () => {
     const { hello: h } = await FeedClient.open(sock, c.handlers);
     expect(h).toEqual(JSON.parse(hello));
     expect(await c.closed).toBe('the queue closed the feed');
-    expect(c.events.map((e) => [e.seq, e.reason])).toEqual([[8, 'café ☕'], [9, undefined]]);
+    expect(c.events.map((e) => [e.seq, e.reason])).toEqual([
+      [8, 'café ☕'],
+      [9, undefined],
+    ]);
   });
 
   it('ends on a line that is not a feed line, saying why', async () => {
@@ -91,11 +95,20 @@ describe('FeedClient', () => {
 
   it('refuses a feed that does not begin with a hello, one that says nothing, and a path nobody listens on', async () => {
     await serveRaw((s) => s.write(`${ev(1)}\n`));
-    await expect(FeedClient.open(sock, collect().handlers)).rejects.toMatchObject({ code: 'RQ_ERR_NO_REPLY', message: expect.stringMatching(/began with moved, not hello/) });
+    await expect(FeedClient.open(sock, collect().handlers)).rejects.toMatchObject({
+      code: 'RQ_ERR_NO_REPLY',
+      message: expect.stringMatching(/began with moved, not hello/),
+    });
     await new Promise<void>((r) => server!.close(() => r()));
     await serveRaw(() => undefined);
-    await expect(FeedClient.open(sock, collect().handlers, { timeoutMs: 200 })).rejects.toMatchObject({ code: 'RQ_ERR_NO_REPLY', message: expect.stringMatching(/no hello within 200 ms/) });
-    await expect(FeedClient.open(path.join(dir, 'none.sock'), collect().handlers)).rejects.toMatchObject({ code: 'RQ_ERR_NO_REPLY', message: expect.stringMatching(/ENOENT/) });
+    await expect(FeedClient.open(sock, collect().handlers, { timeoutMs: 200 })).rejects.toMatchObject({
+      code: 'RQ_ERR_NO_REPLY',
+      message: expect.stringMatching(/no hello within 200 ms/),
+    });
+    await expect(FeedClient.open(path.join(dir, 'none.sock'), collect().handlers)).rejects.toMatchObject({
+      code: 'RQ_ERR_NO_REPLY',
+      message: expect.stringMatching(/ENOENT/),
+    });
   });
 
   it('close() by its owner ends the connection without a closed call', async () => {
@@ -123,7 +136,12 @@ describe('FeedClient', () => {
         s.write(`${hello}\n`);
       });
       const c = collect();
-      await FeedClient.open(sock, { ...c.handlers, event: () => { throw new Error('boom'); } });
+      await FeedClient.open(sock, {
+        ...c.handlers,
+        event: () => {
+          throw new Error('boom');
+        },
+      });
       await new Promise((r) => setImmediate(r));
       write(peer);
       whys.push(await c.closed);

@@ -20,7 +20,8 @@ function refusal(text: string): string {
 describe('parseFeedLine', () => {
   it('takes a hello with a pid, and every event type; status and bulk need no message', () => {
     expect(parseFeedLine(line({ ...base, type: 'hello', pid: 0 }))).toEqual({ ...base, type: 'hello', pid: 0 });
-    for (const type of ['created', 'moved', 'started', 'finished', 'removed', 'progress']) expect(parseFeedLine(line({ ...base, type, msg_id: 'm' })).type, type).toBe(type);
+    for (const type of ['created', 'moved', 'started', 'finished', 'removed', 'progress'])
+      expect(parseFeedLine(line({ ...base, type, msg_id: 'm' })).type, type).toBe(type);
     expect(parseFeedLine(line({ ...base, type: 'status', status: 'UP' })).type).toBe('status');
     expect(parseFeedLine(line({ ...base, type: 'bulk', bulk: {} })).type).toBe('bulk');
   });
@@ -28,7 +29,17 @@ describe('parseFeedLine', () => {
   it('refuses a line that is no JSON object, or lacks queue, seq or at as whole numbers from 0', () => {
     expect(refusal('{')).toBe('event feed line is not JSON: "{"');
     const lacks = (v: unknown) => `event feed line lacks queue, seq or at: ${JSON.stringify(line(v))}`;
-    for (const bad of [null, [base], 'x', { seq: 0, at: 1, type: 'status' }, { ...base, queue: 5 }, { ...base, seq: -1 }, { ...base, seq: 1.5 }, { ...base, at: '1' }, { ...base, at: 2 ** 53 }]) {
+    for (const bad of [
+      null,
+      [base],
+      'x',
+      { seq: 0, at: 1, type: 'status' },
+      { ...base, queue: 5 },
+      { ...base, seq: -1 },
+      { ...base, seq: 1.5 },
+      { ...base, at: '1' },
+      { ...base, at: 2 ** 53 },
+    ]) {
       expect(refusal(line(bad)), line(bad)).toBe(lacks(bad));
     }
   });

@@ -62,7 +62,10 @@ export interface SocketPlace {
   /** Runs `close` after the test; the last deferred runs first. */
   defer(close: () => unknown): void;
   /** A listenSocket at `sock` (or `at`), closed after the test. */
-  serve(handle: (payload: string, conn: Connection) => Promise<string> | string, opts?: { proto?: Proto; idleMs?: number; at?: string; maxConnections?: number; requestMs?: number }): Promise<SocketServer>;
+  serve(
+    handle: (payload: string, conn: Connection) => Promise<string> | string,
+    opts?: { proto?: Proto; idleMs?: number; at?: string; maxConnections?: number; requestMs?: number },
+  ): Promise<SocketServer>;
   /** A plain net server at `sock` that does something unhelpful with each connection; its connections are destroyed after the test. */
   rawServer(onConnection: (c: net.Socket) => void): Promise<void>;
 }
@@ -75,8 +78,19 @@ export function socketPlace(name = 'queue.sock'): SocketPlace {
     dir: '',
     sock: '',
     defer: (close: () => unknown) => void closers.push(close),
-    async serve(handle: (payload: string, conn: Connection) => Promise<string> | string, opts: { proto?: Proto; idleMs?: number; at?: string; maxConnections?: number; requestMs?: number } = {}) {
-      const server = await listenSocket({ path: opts.at ?? place.sock, proto: opts.proto ?? 'rq1', handle, log: silentLogger(), idleMs: opts.idleMs, maxConnections: opts.maxConnections, requestMs: opts.requestMs });
+    async serve(
+      handle: (payload: string, conn: Connection) => Promise<string> | string,
+      opts: { proto?: Proto; idleMs?: number; at?: string; maxConnections?: number; requestMs?: number } = {},
+    ) {
+      const server = await listenSocket({
+        path: opts.at ?? place.sock,
+        proto: opts.proto ?? 'rq1',
+        handle,
+        log: silentLogger(),
+        idleMs: opts.idleMs,
+        maxConnections: opts.maxConnections,
+        requestMs: opts.requestMs,
+      });
       closers.push(() => server.close());
       return server;
     },

@@ -36,7 +36,12 @@ describe('against a real rq-mgr', () => {
 
   it('creates queues (success is the classic ok), lists them, reports and administers their workers', async () => {
     expect(await client.createQueue(cfg('made'))).toEqual({ ok: true, raw: ['success', 'queue created - awesome'] });
-    expect(await client.createQueue(cfg('made'))).toEqual({ ok: false, code: 'RQ_ERR_QUEUE_EXISTS', text: 'already created', raw: ['fail', 'already created'] });
+    expect(await client.createQueue(cfg('made'))).toEqual({
+      ok: false,
+      code: 'RQ_ERR_QUEUE_EXISTS',
+      text: 'already created',
+      raw: ['fail', 'already created'],
+    });
     const linked = path.join(t.root, 'linked.json');
     await fs.writeFile(linked, cfg('linked'));
     expect((await client.createQueueLink(linked)).ok).toBe(true);
@@ -79,7 +84,16 @@ describe('against a real rq-mgr', () => {
     expect(await client.limitRelease('solo', b.holder)).toMatchObject({ ok: true });
     const c = { ...b, holder: 'qc/20261121.1643.46.613.3' };
     const reset = await client.limitReset('qc', [c, { ...c, holder: 'qc/20261121.1643.46.613.4', concurrency: 5 }]);
-    expect(reset).toMatchObject({ ok: true, value: { freed: 0, results: { [c.holder]: { granted: false, position: 1 }, 'qc/20261121.1643.46.613.4': { refused: expect.stringMatching(/solo/), code: 'RQ_ERR_LIMIT_CONFLICT' } } } });
+    expect(reset).toMatchObject({
+      ok: true,
+      value: {
+        freed: 0,
+        results: {
+          [c.holder]: { granted: false, position: 1 },
+          'qc/20261121.1643.46.613.4': { refused: expect.stringMatching(/solo/), code: 'RQ_ERR_LIMIT_CONFLICT' },
+        },
+      },
+    });
     expect(await client.limitReset('qc')).toMatchObject({ ok: true, value: { freed: 0, results: {} } });
     expect(await client.limitReset('../bad')).toMatchObject({ ok: false });
     const all = await client.limitStatus();
@@ -181,7 +195,10 @@ describe('against a supervisor that answers otherwise', () => {
     expect((await client.status()).ok).toBe(false);
     expect(await client.limitAcquire({ key: 'k', holder: 'q/1', since: 1 })).toEqual({ refused: 'unexpected reply ["wait","2"]', code: 'RQ_ERR_PROTOCOL' });
     const okShaped = (await stand({ limit_acquire: ['ok', 'granted'] })).client;
-    expect(await okShaped.limitAcquire({ key: 'k', holder: 'q/1', since: 1 })).toEqual({ refused: 'unexpected reply ["ok","granted"]', code: 'RQ_ERR_PROTOCOL' });
+    expect(await okShaped.limitAcquire({ key: 'k', holder: 'q/1', since: 1 })).toEqual({
+      refused: 'unexpected reply ["ok","granted"]',
+      code: 'RQ_ERR_PROTOCOL',
+    });
     expect((await client.limitRelease('k', 'q/1')).ok).toBe(false);
     expect((await client.limitDefine('k', 1)).ok).toBe(false);
     expect((await client.limitReset('q')).ok).toBe(false);

@@ -32,20 +32,31 @@ describe('reply codes', () => {
     const both = 'requeue_message {"msg_id":"20261121.1643.46.613.2164022","due":1,"delay":1}';
     expect(JSON.parse(await request(q.paths.sock, 'rq1', both, { hello: CODES_HELLO }))).toEqual(['fail', 'give due or delay, not both', 'RQ_ERR_USAGE']);
     const client = QueueClient.oneShot(q.paths.sock);
-    expect(await client.act('run_message', 'not-an-id')).toMatchObject({ ok: false, code: 'RQ_ERR_INVALID_FIELD', raw: ['fail', expect.stringMatching(/^msg_id: expected/)] });
+    expect(await client.act('run_message', 'not-an-id')).toMatchObject({
+      ok: false,
+      code: 'RQ_ERR_INVALID_FIELD',
+      raw: ['fail', expect.stringMatching(/^msg_id: expected/)],
+    });
     const missing = await client.act('delete_message', '20261121.1643.46.613.2164022');
     expect(missing).toEqual({ ok: false, code: 'RQ_ERR_NO_SUCH_MSG', text: 'msg not found', raw: ['fail', 'msg not found'] });
   });
 
   it('a batch refused for one message names it after the code (index, its own refusal and code); an unknown command is coded too', async () => {
-    const batch = `create_messages ${JSON.stringify({ messages: [{ dest: 'codes', param1: 'a' }, { dest: 'codes', priority: 'high' }] })}`;
+    const batch = `create_messages ${JSON.stringify({
+      messages: [
+        { dest: 'codes', param1: 'a' },
+        { dest: 'codes', priority: 'high' },
+      ],
+    })}`;
     const classic = JSON.parse(await request(q.paths.sock, 'rq1', batch)) as unknown[];
     expect(classic).toEqual(['fail', expect.stringMatching(/^messages\[1\]: priority: /)]);
     const coded = JSON.parse(await request(q.paths.sock, 'rq1', batch, { hello: CODES_HELLO })) as unknown[];
     const reason = (classic[1] as string).slice('messages[1]: '.length);
     expect(coded).toEqual([...classic, 'RQ_ERR_BATCH_MESSAGE', { index: 1, reason, code: 'RQ_ERR_INVALID_FIELD' }]);
     expect(await request(q.paths.sock, 'rq1', 'frobnicate {}')).toBe('["ERROR","unknown command: frobnicate"]');
-    expect(await request(q.paths.sock, 'rq1', 'frobnicate {}', { hello: CODES_HELLO })).toBe('["ERROR","unknown command: frobnicate","RQ_ERR_UNKNOWN_COMMAND"]');
+    expect(await request(q.paths.sock, 'rq1', 'frobnicate {}', { hello: CODES_HELLO })).toBe(
+      '["ERROR","unknown command: frobnicate","RQ_ERR_UNKNOWN_COMMAND"]',
+    );
   });
 
   it('a kept connection asks once, at connect, and every refusal on it carries its code; DOWN and bad JSON too', async () => {

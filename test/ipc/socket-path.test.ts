@@ -40,7 +40,9 @@ async function refused(p: Promise<unknown>, sock: string): Promise<void> {
   );
   expect(err).toBeInstanceOf(RqError);
   expect((err as RqError).code).toBe('RQ_ERR_SOCKET_PATH_TOO_LONG');
-  expect((err as RqError).message).toBe(`socket path ${sock} is 108 bytes, more than the 107 a unix socket path holds; refused rather than cut short onto another socket`);
+  expect((err as RqError).message).toBe(
+    `socket path ${sock} is 108 bytes, more than the 107 a unix socket path holds; refused rather than cut short onto another socket`,
+  );
 }
 
 describe('socketPathRefusal', () => {
@@ -61,7 +63,7 @@ describe('socketPathRefusal', () => {
 });
 
 describe('every bind and connect', () => {
-  it('a server at exactly 107 bytes listens and answers (the boundary is the kernel\'s, not a margin)', async () => {
+  it("a server at exactly 107 bytes listens and answers (the boundary is the kernel's, not a margin)", async () => {
     const at = pathOf(107);
     const server = await listenSocket({ path: at, proto: 'rq1', handle: () => '["pong"]', log });
     closers.push(() => server.close());

@@ -59,10 +59,13 @@ describe('connections', () => {
 
   it('does not cut off a handler that runs longer than idleMs', async () => {
     // A real wait: the handler has to outlast the idle timeout it must not be cut off by.
-    await serve(async () => {
-      await sleep(300);
-      return 'late';
-    }, { idleMs: 100 });
+    await serve(
+      async () => {
+        await sleep(300);
+        return 'late';
+      },
+      { idleMs: 100 },
+    );
     expect(await request(place.sock, 'rq1', 'x', { timeoutMs: 2000 })).toBe('late');
   });
 
@@ -101,14 +104,17 @@ describe('connections', () => {
     const gate = latch();
     const seen: string[] = [];
     // An idle timeout far beyond the test's: only close() may end the connection.
-    const server = await serve(async (p) => {
-      seen.push(p);
-      if (p === 'first') {
-        running.open();
-        await gate.promise;
-      }
-      return `re ${p}`;
-    }, { idleMs: 60_000 });
+    const server = await serve(
+      async (p) => {
+        seen.push(p);
+        if (p === 'first') {
+          running.open();
+          await gate.promise;
+        }
+        return `re ${p}`;
+      },
+      { idleMs: 60_000 },
+    );
     const c = await rawClient(place.sock, { allowHalfOpen: true });
     place.defer(() => c.socket.destroy());
     c.send('first');
@@ -161,7 +167,7 @@ describe('connections', () => {
     expect(c.replies).toEqual(['re one']);
   });
 
-  it('takes a connection\'s requests one at a time: one that arrives while another is handled waits for it', async () => {
+  it("takes a connection's requests one at a time: one that arrives while another is handled waits for it", async () => {
     const running = latch();
     const gate = latch();
     const seen: string[] = [];
@@ -188,10 +194,13 @@ describe('connections', () => {
   it('stops answering a client that does not read its replies, and drops it once idleMs passes without progress', async () => {
     let calls = 0;
     const big = 'x'.repeat(1 << 20);
-    const server = await serve(() => {
-      calls++;
-      return big;
-    }, { idleMs: 200 });
+    const server = await serve(
+      () => {
+        calls++;
+        return big;
+      },
+      { idleMs: 200 },
+    );
     // No data listener: the client never reads, so the replies pile up in the socket.
     const c = net.createConnection(place.sock);
     place.defer(() => c.destroy());

@@ -201,7 +201,7 @@ describe('listenSocket', () => {
     expect(process.umask()).toBe(umask);
   });
 
-  it('answers a reply too long for the frame with an error in the protocol\'s shape', async () => {
+  it("answers a reply too long for the frame with an error in the protocol's shape", async () => {
     const huge = 'x'.repeat(MAX_FRAME_BYTES + 1);
     const over = `payload of ${MAX_FRAME_BYTES + 1} bytes is over the ${MAX_FRAME_BYTES} bytes an 8-digit length can carry`;
     await serve(() => huge);
@@ -213,16 +213,28 @@ describe('listenSocket', () => {
 
   it('answers a connection past maxConnections with a busy error, without running its request, and serves again once one closes', async () => {
     let handled = 0;
-    const server = await serve((p) => {
-      handled++;
-      return JSON.stringify(['ok', p]);
-    }, { maxConnections: 3 });
-    const held = await Promise.all(Array.from({ length: 3 }, () => new Promise<net.Socket>((r) => {
-      const c = net.connect(place.sock, () => r(c));
-    })));
+    const server = await serve(
+      (p) => {
+        handled++;
+        return JSON.stringify(['ok', p]);
+      },
+      { maxConnections: 3 },
+    );
+    const held = await Promise.all(
+      Array.from(
+        { length: 3 },
+        () =>
+          new Promise<net.Socket>((r) => {
+            const c = net.connect(place.sock, () => r(c));
+          }),
+      ),
+    );
     await waitFor(() => server.connections() === 3, 'three connections held');
     const busy = JSON.parse(await request(place.sock, 'rq1', 'create me'));
-    expect(busy).toEqual(['fail', `3 connections are open on ${place.sock}, the most it serves (max_socket_connections in config/config.json); try again later`]);
+    expect(busy).toEqual([
+      'fail',
+      `3 connections are open on ${place.sock}, the most it serves (max_socket_connections in config/config.json); try again later`,
+    ]);
     expect(handled).toBe(0);
     held[0].destroy();
     await waitFor(() => server.connections() === 2, 'a held connection to close');

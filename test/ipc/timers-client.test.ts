@@ -23,7 +23,12 @@ describe('TimersClient', () => {
 
   it('reads a refusal by the code that came with it, after its hello', async () => {
     await refusing();
-    expect(await new TimersClient(place.sock, 2000).timers()).toEqual({ ok: false, code: 'RQ_ERR_UNKNOWN_COMMAND', text: 'unknown command: get_timers', raw: ['error', 'unknown command: get_timers'] });
+    expect(await new TimersClient(place.sock, 2000).timers()).toEqual({
+      ok: false,
+      code: 'RQ_ERR_UNKNOWN_COMMAND',
+      text: 'unknown command: get_timers',
+      raw: ['error', 'unknown command: get_timers'],
+    });
   });
 
   it('keeps only well-formed timers of a value', async () => {

@@ -32,7 +32,8 @@ describe('refuseMisspeltFields', () => {
   it('every field a create takes, and every key classic clients send beside them, passes', () => {
     expect(refusal(Object.fromEntries([...CREATE_FIELDS, ...DROPPED_FIELDS].map((k) => [k, 'x'])))).toBeNull();
     expect(CLASSIC_CREATE_FIELDS.every((f) => CREATE_FIELDS.includes(f))).toBe(true);
-    for (const k of ['_method', 'relay_id', 'relay_ok', 'msg_id', 'status', 'state', 'path', '_attachments', 'cloned_from', 'dups', 'dup']) expect(DROPPED_FIELDS, k).toContain(k);
+    for (const k of ['_method', 'relay_id', 'relay_ok', 'msg_id', 'status', 'state', 'path', '_attachments', 'cloned_from', 'dups', 'dup'])
+      expect(DROPPED_FIELDS, k).toContain(k);
   });
 
   it('a key far from every field is left for the create to drop, as the classic daemon dropped it', () => {

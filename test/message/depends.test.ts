@@ -23,7 +23,9 @@ describe('readDepends', () => {
 
   it('refuses an acknowledged error (a dotted id), bare or with its queue: it will never finish', () => {
     expect(refusal([`.${ID}`])).toBe(`depends[0]: expected a message ref such as test/20261121.1643.46.613.2164022, received ".${ID}"`);
-    expect(refusal([`other/${ID}`, `other/.${ID}`])).toBe(`depends[1]: expected a message ref such as test/20261121.1643.46.613.2164022, received "other/.${ID}"`);
+    expect(refusal([`other/${ID}`, `other/.${ID}`])).toBe(
+      `depends[1]: expected a message ref such as test/20261121.1643.46.613.2164022, received "other/.${ID}"`,
+    );
   });
 });
 
@@ -47,7 +49,17 @@ describe('readDepends: forms, bounds and texts', () => {
 
   it('refuses what is no ref: a bad queue name, a bad id, extra segments, text before the scheme', () => {
     const expected = (i: number, v: string) => `depends[${i}]: expected a message ref such as test/20261121.1643.46.613.2164022, received ${JSON.stringify(v)}`;
-    for (const bad of [`Bad Queue!/${ID}`, `q/${ID}x`, `a/q/${ID}`, `q/${ID}/x`, `/${ID}`, `q/`, `xhttp://h:7000/q/other/${ID}`, `http://h:7000/q/Bad Queue!/${ID}`, `http://h:7000/q/q/nope`]) {
+    for (const bad of [
+      `Bad Queue!/${ID}`,
+      `q/${ID}x`,
+      `a/q/${ID}`,
+      `q/${ID}/x`,
+      `/${ID}`,
+      `q/`,
+      `xhttp://h:7000/q/other/${ID}`,
+      `http://h:7000/q/Bad Queue!/${ID}`,
+      `http://h:7000/q/q/nope`,
+    ]) {
       expect(refusal([bad]), bad).toBe(expected(0, bad));
     }
     expect(refusal([`q/${ID}`, 5])).toBe('depends[1]: expected a message ref such as test/20261121.1643.46.613.2164022, received 5');
@@ -70,6 +82,7 @@ describe('readDepends: forms, bounds and texts', () => {
 describe('readDependsFail', () => {
   it('is one of fail, run, wait', () => {
     for (const ok of ['fail', 'run', 'wait'] as const) expect(readDependsFail(ok)).toBe(ok);
-    for (const bad of ['Fail', '', 1, null]) expect(() => readDependsFail(bad), String(bad)).toThrow(`depends_fail: expected one of fail, run, wait, received ${JSON.stringify(bad)}`);
+    for (const bad of ['Fail', '', 1, null])
+      expect(() => readDependsFail(bad), String(bad)).toThrow(`depends_fail: expected one of fail, run, wait, received ${JSON.stringify(bad)}`);
   });
 });

@@ -1,9 +1,19 @@
 // The run-policy fields' rules as a grid: every field at and beyond each bound, as JSON numbers and as the texts of flags and forms.
 import { describe, expect, it } from 'vitest';
-import { JOB_FIELDS, MAX_KILL_GRACE, MAX_PRIORITY, MAX_RUN_SECONDS, RETRY_DEFAULTS, RETRY_FIELDS, readJobFields, readKillGrace } from '../../src/message/job-fields.js';
+import {
+  JOB_FIELDS,
+  MAX_KILL_GRACE,
+  MAX_PRIORITY,
+  MAX_RUN_SECONDS,
+  RETRY_DEFAULTS,
+  RETRY_FIELDS,
+  readJobFields,
+  readKillGrace,
+} from '../../src/message/job-fields.js';
 
 /** A refusal that keeps what it was told, so the test reads field, expectation and received value. */
-const refuse = (field: string, expected: string, received: unknown): Error => new Error(`${field} | ${expected} | ${typeof received === 'string' ? received : JSON.stringify(received)}`);
+const refuse = (field: string, expected: string, received: unknown): Error =>
+  new Error(`${field} | ${expected} | ${typeof received === 'string' ? received : JSON.stringify(received)}`);
 const read = (raw: Record<string, unknown>, prefix = '', nowMs?: number) => readJobFields(raw, refuse, prefix, nowMs);
 const refusal = (raw: Record<string, unknown>, nowMs?: number): string => {
   try {
@@ -32,7 +42,8 @@ describe('readJobFields: seconds fields', () => {
     expect(read({ [field]: ` ${lowest} ` })).toEqual({ [field]: lowest });
     expect(refusal({ [field]: below })).toBe(`${field} | ${expected} | ${below}`);
     expect(refusal({ [field]: highest + 0.001 })).toBe(`${field} | ${expected} | ${highest + 0.001}`);
-    for (const bad of ['ten', '1 2', '0x10', 'Infinity', true, [], {}]) expect(refusal({ [field]: bad }), String(bad)).toMatch(new RegExp(`^${field} \\| ${expected} \\| `));
+    for (const bad of ['ten', '1 2', '0x10', 'Infinity', true, [], {}])
+      expect(refusal({ [field]: bad }), String(bad)).toMatch(new RegExp(`^${field} \\| ${expected} \\| `));
   });
 
   it('keeps seconds to the millisecond, and reads exponent and signed texts', () => {
@@ -75,7 +86,8 @@ describe('readJobFields: whole numbers and fractions', () => {
 
   it('retry_jitter is a number from 0 to 1', () => {
     for (const ok of [0, 0.25, 1, '0.5']) expect(read({ retry_jitter: ok })).toEqual({ retry_jitter: Number(ok) });
-    for (const bad of [-0.01, 1.01, 'lots', Number.NaN]) expect(refusal({ retry_jitter: bad })).toBe(`retry_jitter | a number from 0 to 1 | ${typeof bad === 'string' ? bad : JSON.stringify(bad)}`);
+    for (const bad of [-0.01, 1.01, 'lots', Number.NaN])
+      expect(refusal({ retry_jitter: bad })).toBe(`retry_jitter | a number from 0 to 1 | ${typeof bad === 'string' ? bad : JSON.stringify(bad)}`);
   });
 });
 
@@ -110,7 +122,18 @@ describe('readJobFields: expire_at, absence and prefixes', () => {
   });
 
   it('lists its fields in the order messages store them, retry fields with defaults', () => {
-    expect(JOB_FIELDS).toEqual(['priority', 'max_retries', 'backoff_base', 'min_retry_delay', 'max_retry_delay', 'retry_jitter', 'max_age', 'expire_at', 'timeout', 'heartbeat_timeout']);
+    expect(JOB_FIELDS).toEqual([
+      'priority',
+      'max_retries',
+      'backoff_base',
+      'min_retry_delay',
+      'max_retry_delay',
+      'retry_jitter',
+      'max_age',
+      'expire_at',
+      'timeout',
+      'heartbeat_timeout',
+    ]);
     expect(Object.keys(RETRY_DEFAULTS)).toEqual([...RETRY_FIELDS]);
     expect(RETRY_DEFAULTS).toEqual({ max_retries: 0, backoff_base: 1, min_retry_delay: 1, max_retry_delay: 43_200, retry_jitter: 0.5 });
   });

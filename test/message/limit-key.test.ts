@@ -8,7 +8,8 @@ const KEY = `a key of 1-${MAX_KEY} characters without control characters`;
 
 describe('readLimit', () => {
   it('takes keys and templates of 1-256 characters whose {…} name param1..param4 or queue', () => {
-    for (const ok of ['reports', 'x', 'k'.repeat(MAX_KEY), 'api:{param1}', '{queue}/{param2}:{param3}{param4}', 'a b ü ✓']) expect(readLimit(ok, refuse)).toBe(ok);
+    for (const ok of ['reports', 'x', 'k'.repeat(MAX_KEY), 'api:{param1}', '{queue}/{param2}:{param3}{param4}', 'a b ü ✓'])
+      expect(readLimit(ok, refuse)).toBe(ok);
   });
 
   it('refuses an empty, too long, non-text or control-character key, naming the field as asked', () => {
@@ -34,15 +35,24 @@ describe('readLimit', () => {
 
   it('refuses a stray brace: a template typed wrong would group every tenant under one key', () => {
     const expected = 'a key, or a template whose every {…} names param1..param4 or queue';
-    for (const bad of ['api:{param1', 'api:param1}', '{{param1}}', 'a{b', '}']) expect(() => readLimit(bad, refuse), bad).toThrow(`limit | ${expected} | ${JSON.stringify(bad)}`);
+    for (const bad of ['api:{param1', 'api:param1}', '{{param1}}', 'a{b', '}'])
+      expect(() => readLimit(bad, refuse), bad).toThrow(`limit | ${expected} | ${JSON.stringify(bad)}`);
   });
 });
 
 describe('readLimitConcurrency', () => {
   it('is a whole number 1-10000, as a number or a text of digits', () => {
-    for (const [raw, n] of [[1, 1], [MAX_CONCURRENCY, MAX_CONCURRENCY], ['7', 7], [' 12 ', 12]] as const) expect(readLimitConcurrency(raw, refuse)).toBe(n);
+    for (const [raw, n] of [
+      [1, 1],
+      [MAX_CONCURRENCY, MAX_CONCURRENCY],
+      ['7', 7],
+      [' 12 ', 12],
+    ] as const)
+      expect(readLimitConcurrency(raw, refuse)).toBe(n);
     for (const bad of [0, MAX_CONCURRENCY + 1, 1.5, '-1', '1e2', 'two', '', null, true]) {
-      expect(() => readLimitConcurrency(bad, refuse), JSON.stringify(bad)).toThrow(`limit_concurrency | a whole number 1-${MAX_CONCURRENCY} | ${JSON.stringify(bad)}`);
+      expect(() => readLimitConcurrency(bad, refuse), JSON.stringify(bad)).toThrow(
+        `limit_concurrency | a whole number 1-${MAX_CONCURRENCY} | ${JSON.stringify(bad)}`,
+      );
     }
     expect(() => readLimitConcurrency(0, refuse, 'limits.reports')).toThrow(/^limits\.reports \|/);
   });

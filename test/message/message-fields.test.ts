@@ -1,7 +1,16 @@
 // normaliseCreate's field rules at their bounds: text sizes, the environment limit, whole and epoch numbers, absent values, keys, flags.
 import { describe, expect, it } from 'vitest';
 import { RqError, shown } from '../../src/errors.js';
-import { MAX_ENV_FIELD_BYTES, MAX_IDEMPOTENCY_KEY, MAX_TEXT, type Message, cancelledStatus, isSetFlag, normaliseCreate, pickFields } from '../../src/message/message.js';
+import {
+  MAX_ENV_FIELD_BYTES,
+  MAX_IDEMPOTENCY_KEY,
+  MAX_TEXT,
+  type Message,
+  cancelledStatus,
+  isSetFlag,
+  normaliseCreate,
+  pickFields,
+} from '../../src/message/message.js';
 
 function refusal(input: unknown): string {
   try {
@@ -60,14 +69,41 @@ describe('normaliseCreate: numbers', () => {
 
 describe('normaliseCreate: absent values and the other fields', () => {
   it('null means absent for every optional field, so a JSON client may send its blanks', () => {
-    const nulls = ['src', 'param1', 'param2', 'param3', 'param4', 'orig_msg_id', 'count', 'max_count', 'due', 'post_run_webhook', 'idempotency_key', 'tags', 'depends', 'depends_fail', 'limit', 'limit_concurrency'];
+    const nulls = [
+      'src',
+      'param1',
+      'param2',
+      'param3',
+      'param4',
+      'orig_msg_id',
+      'count',
+      'max_count',
+      'due',
+      'post_run_webhook',
+      'idempotency_key',
+      'tags',
+      'depends',
+      'depends_fail',
+      'limit',
+      'limit_concurrency',
+    ];
     expect(Object.keys(normaliseCreate({ dest: 'q', ...Object.fromEntries(nulls.map((f) => [f, null])) }))).toEqual(['dest']);
     expect(Object.keys(normaliseCreate({ dest: 'q', idempotency_key: '', tags: '', depends_fail: '', limit_concurrency: '' }))).toEqual(['dest']);
   });
 
   it('keeps tags, dependencies, limits and an idempotency key when given', () => {
     const ID = '20261121.1643.46.613.7';
-    expect(normaliseCreate({ dest: 'q', tags: 'a,b', depends: `o/${ID}`, depends_fail: 'run', limit: 'api:{param1}', limit_concurrency: '2', idempotency_key: 'order-42' })).toEqual({
+    expect(
+      normaliseCreate({
+        dest: 'q',
+        tags: 'a,b',
+        depends: `o/${ID}`,
+        depends_fail: 'run',
+        limit: 'api:{param1}',
+        limit_concurrency: '2',
+        idempotency_key: 'order-42',
+      }),
+    ).toEqual({
       dest: 'q',
       tags: ['a', 'b'],
       depends: [`o/${ID}`],
@@ -95,7 +131,8 @@ describe('normaliseCreate: absent values and the other fields', () => {
   });
 
   it('refuses a request that is no object, whatever its type', () => {
-    for (const bad of [null, 'dest=q', 5, true]) expect(refusal(bad), String(bad)).toBe(`message: expected a JSON object of message fields, received ${JSON.stringify(bad)}`);
+    for (const bad of [null, 'dest=q', 5, true])
+      expect(refusal(bad), String(bad)).toBe(`message: expected a JSON object of message fields, received ${JSON.stringify(bad)}`);
   });
 });
 

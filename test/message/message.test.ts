@@ -76,7 +76,9 @@ describe('normaliseCreate', () => {
   it('a webhook must be an http(s) URL from its first character to its last', () => {
     // Something before the scheme, or a space or newline after the host, is not a URL a POST can go to.
     expect(refusal({ dest: 'q', post_run_webhook: ['xhttp://a/x'] }).message).toBe('post_run_webhook[0]: expected an http(s) URL, received "xhttp://a/x"');
-    expect(refusal({ dest: 'q', post_run_webhook: ['http://a/x', 'http://b/y z'] }).message).toBe('post_run_webhook[1]: expected an http(s) URL, received "http://b/y z"');
+    expect(refusal({ dest: 'q', post_run_webhook: ['http://a/x', 'http://b/y z'] }).message).toBe(
+      'post_run_webhook[1]: expected an http(s) URL, received "http://b/y z"',
+    );
     expect(refusal({ dest: 'q', post_run_webhook: ['http://a/x\n'] }).message).toBe('post_run_webhook[0]: expected an http(s) URL, received "http://a/x\\n"');
   });
 
@@ -86,7 +88,20 @@ describe('normaliseCreate', () => {
 });
 
 describe('storable / pickFields / status text', () => {
-  const msg: Message = { msg_id: '1', dest: 'q', orig_msg_id: 'o', count: 3, max_count: 15, due: 9, src: 's', path: 'p', state: 'que', status: 'que', _attachments: {}, extra: 1 };
+  const msg: Message = {
+    msg_id: '1',
+    dest: 'q',
+    orig_msg_id: 'o',
+    count: 3,
+    max_count: 15,
+    due: 9,
+    src: 's',
+    path: 'p',
+    state: 'que',
+    status: 'que',
+    _attachments: {},
+    extra: 1,
+  };
 
   it('storable drops the derived fields and keeps unknown keys', () => {
     expect(storable(msg)).toEqual({ msg_id: '1', dest: 'q', orig_msg_id: 'o', count: 3, max_count: 15, due: 9, src: 's', extra: 1 });

@@ -1,10 +1,50 @@
 // Names that become paths: queue names (spec §6.2), message ids (§2.1), attachment names (§2.4).
 import { describe, expect, it } from 'vitest';
 import { RqError } from '../../src/errors.js';
-import { MAX_QUEUE_NAME, MSG_ID_RE, assertMsgId, assertQueueName, attachmentNameProblem, isMsgId, isValidQueueName, queueNameProblem } from '../../src/message/names.js';
+import {
+  MAX_QUEUE_NAME,
+  MSG_ID_RE,
+  assertMsgId,
+  assertQueueName,
+  attachmentNameProblem,
+  isMsgId,
+  isValidQueueName,
+  queueNameProblem,
+} from '../../src/message/names.js';
 
 // Spec §6.2, in its order: / . space , ; : @ " ( ) { } \ + = ' ^ backquote # ~ ? [ ] % | $ & < > *
-const FORBIDDEN = ['/', '.', ' ', ',', ';', ':', '@', '"', '(', ')', '{', '}', '\\', '+', '=', "'", '^', '`', '#', '~', '?', '[', ']', '%', '|', '$', '&', '<', '>', '*'];
+const FORBIDDEN = [
+  '/',
+  '.',
+  ' ',
+  ',',
+  ';',
+  ':',
+  '@',
+  '"',
+  '(',
+  ')',
+  '{',
+  '}',
+  '\\',
+  '+',
+  '=',
+  "'",
+  '^',
+  '`',
+  '#',
+  '~',
+  '?',
+  '[',
+  ']',
+  '%',
+  '|',
+  '$',
+  '&',
+  '<',
+  '>',
+  '*',
+];
 
 describe('queue names', () => {
   it.each(FORBIDDEN)('refuses %j anywhere in the name', (ch) => {

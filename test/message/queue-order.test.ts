@@ -24,7 +24,8 @@ describe('every listing of a running root', () => {
     for (const q of MADE.slice(0, 2)) await addQueue(t.root, q);
     mgr = await MgrProc.start(t.root);
     // Created while it runs, so they start after the first two.
-    for (const q of MADE.slice(2)) expect(await mgr.cmd('create_queue', JSON.stringify({ name: q, script: '/bin/true', num_workers: 1 }))).toEqual(['success', 'queue created - awesome']);
+    for (const q of MADE.slice(2))
+      expect(await mgr.cmd('create_queue', JSON.stringify({ name: q, script: '/bin/true', num_workers: 1 }))).toEqual(['success', 'queue created - awesome']);
     for (const q of MADE) await mgr.waitQueueUp(q);
     expect(await mgr.cmd('queues')).not.toEqual(['ok', ORDER]);
   }, 60_000);

@@ -27,7 +27,8 @@ describe('readTags', () => {
     expect(refusal({})).toBe('tags: expected an array of tags or a comma-separated string, received {}');
     const TAG = 'a tag of 1-64 characters from A-Z a-z 0-9 . _ : @ + - (starting with a letter or digit)';
     expect(refusal(['ok', 'a b'])).toBe(`tags[1]: expected ${TAG}, received "a b"`);
-    for (const bad of ['', '-x', '.x', 'a/b', 'x'.repeat(65), 'é', 'a\u0000']) expect(refusal([bad])).toBe(`tags[0]: expected ${TAG}, received ${JSON.stringify(bad)}`);
+    for (const bad of ['', '-x', '.x', 'a/b', 'x'.repeat(65), 'é', 'a\u0000'])
+      expect(refusal([bad])).toBe(`tags[0]: expected ${TAG}, received ${JSON.stringify(bad)}`);
     expect(refusal([7])).toBe(`tags[0]: expected ${TAG}, received 7`);
     expect(refusal(Array.from({ length: 40 }, (_, i) => `t${i}`))).toBe('tags: expected at most 32 tags, received 40');
     // Duplicates do not count against the limit.

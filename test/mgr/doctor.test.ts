@@ -36,7 +36,9 @@ function deps(workers: Record<string, WorkerInfo>, refused: RefusedEntry[], stat
 
 describe('doctorReport', () => {
   it('all UP: ok, nothing listed, the running queues counted', async () => {
-    const r = await doctorReport(deps({ a: worker('RUNNING'), b: worker('RUNNING'), '[web]': worker('RUNNING') }, [], { a: { status: 'UP' }, b: { status: 'UP' } }));
+    const r = await doctorReport(
+      deps({ a: worker('RUNNING'), b: worker('RUNNING'), '[web]': worker('RUNNING') }, [], { a: { status: 'UP' }, b: { status: 'UP' } }),
+    );
     expect(r).toEqual({ ok: true, mgr: true, running: 2, findings: [] });
   });
 
@@ -62,9 +64,23 @@ describe('doctorReport', () => {
     const refused: RefusedEntry[] = [
       { entry: 'noexec', reason: 'scandir/noexec/run is not executable', fix: 'chmod +x /apps/noexec/run' },
       { entry: 'held', reason: 'scandir/held/run is not executable', fix: 'chmod +x /apps/held/run' },
-      { entry: 'long', reason: 'queues/long: queue name: expected at most 20 …', fix: 'move the root to a shorter path, or the messages to a queue with a shorter name', dir: true },
+      {
+        entry: 'long',
+        reason: 'queues/long: queue name: expected at most 20 …',
+        fix: 'move the root to a shorter path, or the messages to a queue with a shorter name',
+        dir: true,
+      },
     ];
-    const workers = { held: worker('RUNNING'), full: worker('RUNNING'), paused: worker('RUNNING'), down: worker('RUNNING'), dying: worker('BACKOFF', 'exit 1'), mute: worker('RUNNING'), '[web]': worker('ERROR', 'exit 1'), '[timers]': worker('RUNNING') };
+    const workers = {
+      held: worker('RUNNING'),
+      full: worker('RUNNING'),
+      paused: worker('RUNNING'),
+      down: worker('RUNNING'),
+      dying: worker('BACKOFF', 'exit 1'),
+      mute: worker('RUNNING'),
+      '[web]': worker('ERROR', 'exit 1'),
+      '[timers]': worker('RUNNING'),
+    };
     const statuses: Record<string, StatusDetail> = {
       held: { status: 'SCRIPTERROR', reason: 'script /apps/held/run is not executable' },
       full: { status: 'DISK FULL', reason: 'create: ENOSPC' },
@@ -75,15 +91,30 @@ describe('doctorReport', () => {
     expect(r.ok).toBe(false);
     expect(r.running).toBe(0);
     const by = Object.fromEntries(r.findings.map((f) => [f.subject, f]));
-    expect(Object.keys(by).sort()).toEqual(['queue down', 'queue dying', 'queue full', 'queue held', 'queue mute', 'queue paused', 'queues/long', 'scandir/noexec', 'web']);
-    expect(by['scandir/noexec']).toEqual({ severity: 'problem', subject: 'scandir/noexec', reason: 'scandir/noexec/run is not executable', fix: 'chmod +x /apps/noexec/run' });
+    expect(Object.keys(by).sort()).toEqual([
+      'queue down',
+      'queue dying',
+      'queue full',
+      'queue held',
+      'queue mute',
+      'queue paused',
+      'queues/long',
+      'scandir/noexec',
+      'web',
+    ]);
+    expect(by['scandir/noexec']).toEqual({
+      severity: 'problem',
+      subject: 'scandir/noexec',
+      reason: 'scandir/noexec/run is not executable',
+      fix: 'chmod +x /apps/noexec/run',
+    });
     expect(by['queue held']).toMatchObject({ severity: 'problem', reason: 'SCRIPTERROR: script /apps/held/run is not executable; its messages wait in que' });
     expect(by['queue full']).toMatchObject({ severity: 'problem', reason: 'DISK FULL: create: ENOSPC; creates are refused and no script starts' });
     expect(by['queue paused']).toMatchObject({ severity: 'info', fix: 'rq resume paused' });
     expect(by['queue down']).toMatchObject({ severity: 'info', fix: expect.stringMatching(/^rm .*config\/down\.down/) });
     expect(by['queue dying']).toMatchObject({ severity: 'problem', reason: 'its process is BACKOFF (last exit: exit 1)' });
     expect(by['queue mute']).toMatchObject({ severity: 'problem', reason: 'its process does not answer (queue mute: no reply)' });
-    expect(by.web).toMatchObject({ severity: 'problem', reason: 'rq-mgr\'s web process is ERROR (last exit: exit 1)' });
+    expect(by.web).toMatchObject({ severity: 'problem', reason: "rq-mgr's web process is ERROR (last exit: exit 1)" });
   });
 
   it('only info findings: still ok', async () => {
@@ -96,8 +127,17 @@ describe('doctorReport', () => {
     await fs.writeFile(file, JSON.stringify({ host: '127.0.0.1', port: 3333, basic_auth: { users: { ops: 'secret' } } }));
     await fs.chmod(file, 0o644);
     const r = await doctorReport(deps({}, [], {}));
-    expect(r.findings).toEqual([{ severity: 'problem', subject: 'config/config.json', reason: 'holds basic_auth passwords and is readable by others (mode 644)', fix: `chmod 600 ${file}` }]);
+    expect(r.findings).toEqual([
+      {
+        severity: 'problem',
+        subject: 'config/config.json',
+        reason: 'holds basic_auth passwords and is readable by others (mode 644)',
+        fix: `chmod 600 ${file}`,
+      },
+    ]);
     await fs.writeFile(file, '{ not json');
-    expect((await doctorReport(deps({}, [], {}))).findings).toEqual([expect.objectContaining({ severity: 'problem', subject: 'config/config.json', fix: expect.stringContaining(file) })]);
+    expect((await doctorReport(deps({}, [], {}))).findings).toEqual([
+      expect.objectContaining({ severity: 'problem', subject: 'config/config.json', fix: expect.stringContaining(file) }),
+    ]);
   });
 });

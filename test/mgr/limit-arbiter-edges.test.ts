@@ -12,7 +12,9 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-function make(opts: { settleMs?: number; settleMaxMs?: number; limits?: Record<string, number>; grant?: (q: string, id: string) => Promise<boolean | null> } = {}) {
+function make(
+  opts: { settleMs?: number; settleMaxMs?: number; limits?: Record<string, number>; grant?: (q: string, id: string) => Promise<boolean | null> } = {},
+) {
   const told: string[] = [];
   const clock = { ms: 1_000 };
   const a = new LimitArbiter({
@@ -74,7 +76,12 @@ describe('reconcile (the sweep)', () => {
     a.acquire('k', `q/${ID(5)}`, 5);
     expect(a.queuesHoldingSince(2_000)).toEqual(['q', 'other']);
     expect(a.reconcile('q', [ID(2)], 2_000)).toBe(1);
-    expect(a.status().k.holders.map((h) => h.ref).sort()).toEqual([`dead/${ID(4)}`, `other/${ID(3)}`, `q/${ID(2)}`, `q/${ID(5)}`]);
+    expect(
+      a
+        .status()
+        .k.holders.map((h) => h.ref)
+        .sort(),
+    ).toEqual([`dead/${ID(4)}`, `other/${ID(3)}`, `q/${ID(2)}`, `q/${ID(5)}`]);
     expect(a.reconcile('dead', [], 5_000)).toBe(0);
     expect(a.reconcile('q', [], 1_000)).toBe(0);
     expect(a.reconcile('q', [], 2_001)).toBe(2);
@@ -118,7 +125,7 @@ describe('the line', () => {
     expect(a.status()).toEqual({});
   });
 
-  it("a queue that fails to take a grant keeps the slot held (only a refusal gives it back)", async () => {
+  it('a queue that fails to take a grant keeps the slot held (only a refusal gives it back)', async () => {
     const { a } = make({ grant: () => Promise.reject(new Error('gone')) });
     a.acquire('one', `h/${ID(1)}`, 1);
     a.acquire('one', `q/${ID(2)}`, 2);

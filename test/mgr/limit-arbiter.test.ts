@@ -137,10 +137,19 @@ describe('queue deaths and the sweep', () => {
     a.queueDied('dead');
     // A reset frees only what a dead process held: a live holder of the queue is not touched.
     expect(a.reset('live').freed).toBe(0);
-    const r = a.reset('dead', [{ key: 'one', holder: `dead/${ID(2)}`, since: 2 }, { key: 'nokey', holder: `dead/${ID(3)}`, since: 3 }]);
+    const r = a.reset('dead', [
+      { key: 'one', holder: `dead/${ID(2)}`, since: 2 },
+      { key: 'nokey', holder: `dead/${ID(3)}`, since: 3 },
+    ]);
     expect(r).toEqual({
       freed: 1,
-      results: { [`dead/${ID(2)}`]: ['granted'], [`dead/${ID(3)}`]: expect.objectContaining({ code: 'RQ_ERR_LIMIT_NO_CONCURRENCY', message: 'limit: key "nokey" has no concurrency: add it to config/limits.json or send limit_concurrency' }) },
+      results: {
+        [`dead/${ID(2)}`]: ['granted'],
+        [`dead/${ID(3)}`]: expect.objectContaining({
+          code: 'RQ_ERR_LIMIT_NO_CONCURRENCY',
+          message: 'limit: key "nokey" has no concurrency: add it to config/limits.json or send limit_concurrency',
+        }),
+      },
     });
     await flush();
     // The older waiter of the restarted queue went first; it was not told (the reply says it).
@@ -150,7 +159,13 @@ describe('queue deaths and the sweep', () => {
 
   it('after a start, nothing is granted before every expected queue has reported, however long after the settle time', async () => {
     const told: Told[] = [];
-    const a = new LimitArbiter({ now: Date.now, settleMs: 10, settleMaxMs: 60_000, log: silentLogger(), grant: async (queue, id, key) => (told.push({ queue, id, key }), true) });
+    const a = new LimitArbiter({
+      now: Date.now,
+      settleMs: 10,
+      settleMaxMs: 60_000,
+      log: silentLogger(),
+      grant: async (queue, id, key) => (told.push({ queue, id, key }), true),
+    });
     arbiter = a;
     a.setConfig(parseLimits({ one: 1 }));
     a.expect(['fast', 'slow']);

@@ -8,7 +8,6 @@ import { alive, killLeftoverGroups, pidInFile } from '../helpers/process-groups.
 import { type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 import { Limits } from './limits-harness.js';
 
-
 /** Hangs (writing its pid to $RQ_PARAM2) until the file $RQ_PARAM2.go exists; then a run ends done at once. */
 const HOLD_SH = '#!/bin/bash\nif [ -e "$RQ_PARAM2.go" ]; then echo "done released" >&3; exit 0; fi\necho "$$" > "$RQ_PARAM2"\nsleep 1000 & wait\n';
 

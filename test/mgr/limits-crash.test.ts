@@ -38,7 +38,10 @@ describe('crashes', () => {
   });
 
   it('kill -9 of a queue holding both slots: they stay counted (orphaned) until its recovery killed the scripts and sent limit_reset; then FIFO; its messages run again', async () => {
-    const L = await setUp({ crash: 2 }, [['ca', 2], ['cb', 3]]);
+    const L = await setUp({ crash: 2 }, [
+      ['ca', 2],
+      ['cb', 3],
+    ]);
     const sampler = new LimitSampler(L.root, 'crash', 2).start();
     try {
       const a = [await L.send('ca', { param1: 'forever', param2: L.pidFile('ca-1'), limit: 'crash' })];
@@ -48,7 +51,10 @@ describe('crashes', () => {
       const b: string[] = [];
       for (let i = 0; i < 3; i++) {
         b.push(await L.send('cb', { param1: 'slow', param2: '0.3', limit: 'crash' }));
-        await L.line('crash', b.map((id) => `cb/${id}`));
+        await L.line(
+          'crash',
+          b.map((id) => `cb/${id}`),
+        );
       }
 
       const caPid = await L.mgr.waitQueueUp('ca');
@@ -96,7 +102,10 @@ describe('crashes', () => {
   });
 
   it('kill -9 of rq-mgr mid-run: every queue stops its scripts and exits; a fresh rq-mgr settles, every message completes, never more than 2 at once', async () => {
-    const L = await setUp({ mk: 2 }, [['ma', 3], ['mb', 3]]);
+    const L = await setUp({ mk: 2 }, [
+      ['ma', 3],
+      ['mb', 3],
+    ]);
     const rnd = seededRandom();
     const sampler = new LimitSampler(L.root, 'mk', 2).start();
     try {
@@ -140,7 +149,8 @@ describe('crashes', () => {
       // Grants go by since; two granted at one moment may start in either order, nothing more.
       after.sort((x, y) => x.start - y.start);
       const bySince = [...after].sort((x, y) => x.since - y.since).map((a) => a.id);
-      for (const [i, a] of after.entries()) expect(Math.abs(bySince.indexOf(a.id) - i), `${rnd.replay}: start order ${after.map((a) => a.id)}`).toBeLessThanOrEqual(1);
+      for (const [i, a] of after.entries())
+        expect(Math.abs(bySince.indexOf(a.id) - i), `${rnd.replay}: start order ${after.map((a) => a.id)}`).toBeLessThanOrEqual(1);
       await L.statusWhen('mk', (s) => s === undefined, 'mk to be free');
     } finally {
       await sampler.stop();
@@ -148,7 +158,10 @@ describe('crashes', () => {
   });
 
   it('restart_queue of a queue whose script outlives the 20 s stop grace (kill_grace 30, TERM ignored): its slot is not freed while that script still runs', async () => {
-    const L = await setUp({ stuck: 1 }, [['sa', 1, { kill_grace: 30 }], ['sb', 1]]);
+    const L = await setUp({ stuck: 1 }, [
+      ['sa', 1, { kill_grace: 30 }],
+      ['sb', 1],
+    ]);
     expect((await L.mgr.q('sa', 'config'))[1]).toMatchObject({ kill_grace: 30 });
     const sampler = new LimitSampler(L.root, 'stuck', 1).start();
     try {

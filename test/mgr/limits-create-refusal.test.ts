@@ -28,7 +28,10 @@ describe('one rq-mgr, several queues sharing keys', () => {
     expect(await L.status('adhoc')).toMatchObject({ concurrency: 2, source: 'message', holders: [{ ref: `r1/${inUse}` }] });
 
     const counts = await L.mgr.q('r1', 'num_messages');
-    const dirs = async () => Object.fromEntries(await Promise.all((['prep', 'que', 'run'] as const).map(async (s) => [s, (await fs.readdir(queuePaths(t.root, 'r1').state[s])).sort()])));
+    const dirs = async () =>
+      Object.fromEntries(
+        await Promise.all((['prep', 'que', 'run'] as const).map(async (s) => [s, (await fs.readdir(queuePaths(t.root, 'r1').state[s])).sort()])),
+      );
     const before = await dirs();
     const cases: [Record<string, unknown>, string][] = [
       [{ limit: 'api:{param5}' }, 'limit: the template names an unknown field {param5} (use {param1}..{param4} or {queue})'],
@@ -48,7 +51,11 @@ describe('one rq-mgr, several queues sharing keys', () => {
     // rq's own client gets each refusal typed by the code rq-mgr sent the queue, passed on as it came.
     const typed = QueueClient.oneShot(queuePaths(t.root, 'r1').sock);
     expect(await typed.create({ dest: 'r1', param1: 'done', limit: 'nokey' })).toMatchObject({ ok: false, code: 'RQ_ERR_LIMIT_NO_CONCURRENCY' });
-    expect(await typed.create({ dest: 'r1', param1: 'done', limit: 'adhoc', limit_concurrency: 3 })).toMatchObject({ ok: false, code: 'RQ_ERR_LIMIT_CONFLICT', text: conflict[1] });
+    expect(await typed.create({ dest: 'r1', param1: 'done', limit: 'adhoc', limit_concurrency: 3 })).toMatchObject({
+      ok: false,
+      code: 'RQ_ERR_LIMIT_CONFLICT',
+      text: conflict[1],
+    });
 
     expect(await L.mgr.q('r1', 'num_messages')).toEqual(counts);
     expect(await dirs()).toEqual(before);

@@ -39,10 +39,14 @@ export class Limits {
 
   /** Waits (on the queue's wait_message) until the message is finished; its state and status text. */
   async finish(queue: string, id: string, timeoutMs = 20_000): Promise<{ state: string; status: string }> {
-    return waitFor(async () => {
-      const r = await this.mgr.q(queue, 'wait_message', { msg_id: id, timeout: 5 });
-      return r[0] === 'ok' ? r[1] : false;
-    }, `${queue}/${id} to finish`, timeoutMs);
+    return waitFor(
+      async () => {
+        const r = await this.mgr.q(queue, 'wait_message', { msg_id: id, timeout: 5 });
+        return r[0] === 'ok' ? r[1] : false;
+      },
+      `${queue}/${id} to finish`,
+      timeoutMs,
+    );
   }
 
   async status(key: string): Promise<KeyStatus | undefined> {
@@ -135,7 +139,6 @@ export function expectNoOverlap(report: SampleReport, allowed: number, note = ''
 }
 
 export const SHARED_LIMITS = { reports: 2, 'api:*': 1, fifo: 1, pz: 1, pg: 1, grow: 1 };
-
 
 /** The queues of the root the "several queues sharing keys" tests share, by name: workers, and t2's default limit (a template). */
 const SHARED_QUEUES: Record<string, { num_workers: number; extra?: Record<string, unknown> }> = {

@@ -42,7 +42,11 @@ describe('one rq-mgr, several queues sharing keys', () => {
     expectNoOverlap(report, 2, rnd.replay);
     // Every script the sampler saw was one of these messages (a scan of /proc on a loaded machine can
     // miss a 0.2 s run: that every run took its slot is what the limit_grant lines below show).
-    for (const s of report.scripts) expect(sent.map(([, id]) => id), rnd.replay).toContain(s.msgId);
+    for (const s of report.scripts)
+      expect(
+        sent.map(([, id]) => id),
+        rnd.replay,
+      ).toContain(s.msgId);
     for (const [q, id] of sent) {
       const h = await L.history(q, id);
       expect(h.filter((e) => e.event === 'limit_grant')).toEqual([expect.objectContaining({ key: 'reports' })]);
@@ -126,7 +130,12 @@ describe('one rq-mgr, several queues sharing keys', () => {
     expect(alive(a1Pid)).toBe(true);
     await waitFor(async () => ((await L.getMessage('t1', a2)).waiting as { position?: number })?.position === 1, 'acme-2 to wait');
     expect((await L.getMessage('t1', a2)).waiting).toEqual({ reason: 'limit', key: 'api:acme', position: 1 });
-    expect(await L.status('api:acme')).toMatchObject({ concurrency: 1, source: 'config', holders: [{ ref: `t1/${a1}` }], waiting: [{ ref: `t1/${a2}`, position: 1 }] });
+    expect(await L.status('api:acme')).toMatchObject({
+      concurrency: 1,
+      source: 'config',
+      holders: [{ ref: `t1/${a1}` }],
+      waiting: [{ ref: `t1/${a2}`, position: 1 }],
+    });
     expect(await L.status('api:globex')).toMatchObject({ concurrency: 1, source: 'config', holders: [{ ref: `t1/${g1}` }], waiting: [] });
 
     // The script sees the expanded key; {queue} and {param1} expand too, from the queue's default `limit`.

@@ -87,8 +87,14 @@ describe('spec details of waiting messages', () => {
     const second = await L.send('w1', { param1: 'done', limit: 'slot' });
     await L.line('slot', [`w1/${first}`, `w1/${second}`]);
     try {
-      expect((await L.mgr.q('w1', 'get_message_status', { msg_id: first }))[1]).toMatchObject({ state: 'que', status: 'que - WAITING FOR SLOT slot (0 ahead)' });
-      expect((await L.mgr.q('w1', 'get_message_status', { msg_id: second }))[1]).toMatchObject({ state: 'que', status: 'que - WAITING FOR SLOT slot (1 ahead)' });
+      expect((await L.mgr.q('w1', 'get_message_status', { msg_id: first }))[1]).toMatchObject({
+        state: 'que',
+        status: 'que - WAITING FOR SLOT slot (0 ahead)',
+      });
+      expect((await L.mgr.q('w1', 'get_message_status', { msg_id: second }))[1]).toMatchObject({
+        state: 'que',
+        status: 'que - WAITING FOR SLOT slot (1 ahead)',
+      });
     } finally {
       killGroup(pid);
       for (const id of [holder, first, second]) await L.finish('w1', id);

@@ -62,7 +62,11 @@ const REFUSED: [request: string, classic: unknown[], code: string][] = [
   ['restart_queue nosuch', ['fail', 'invalid queue name'], 'RQ_ERR_MGR_INVALID_QUEUE'],
   ['delete_queue nosuch', ['fail', 'no such queue'], 'RQ_ERR_MGR_NO_SUCH_QUEUE'],
   ['create_queue {"name":"bad/name"}', ['fail', 'queue name has invalid characters'], 'RQ_ERR_QUEUE_NAME_CHARS'],
-  ['create_queue_link /nonexistent/q.json', ['fail', 'could not read queue config [ /nonexistent/q.json ]: ENOENT: no such file or directory, realpath \'/nonexistent/q.json\''], 'RQ_ERR_QUEUE_CONFIG_UNREADABLE'],
+  [
+    'create_queue_link /nonexistent/q.json',
+    ['fail', "could not read queue config [ /nonexistent/q.json ]: ENOENT: no such file or directory, realpath '/nonexistent/q.json'"],
+    'RQ_ERR_QUEUE_CONFIG_UNREADABLE',
+  ],
   ['frobnicate now', ['error', 'unknown command: frobnicate'], 'RQ_ERR_UNKNOWN_COMMAND'],
   ['limit_define {"key":"lonely"}', ['fail', NO_CONCURRENCY], 'RQ_ERR_LIMIT_NO_CONCURRENCY'],
   ['limit_define [1]', ['fail', 'argument: expected a JSON object, received [1]'], 'RQ_ERR_INVALID_FIELD'],
@@ -71,7 +75,10 @@ const REFUSED: [request: string, classic: unknown[], code: string][] = [
 describe("rq-mgr's refusals on the wire", () => {
   it('a classic client, who never sends the hello, reads exactly the classic bytes of each refusal', async () => {
     const expected = Buffer.concat(REFUSED.map(([, classic]) => encodeFrame('rq1', JSON.stringify(classic))));
-    const got = await wire(REFUSED.map(([request]) => request), expected.length);
+    const got = await wire(
+      REFUSED.map(([request]) => request),
+      expected.length,
+    );
     expect(got.toString('latin1')).toBe(expected.toString('latin1'));
     expect(got.equals(expected)).toBe(true);
   });
@@ -100,21 +107,38 @@ describe('MgrClient reads the code sent with each refusal', () => {
   const client = () => new MgrClient(sock, 5000);
 
   it('administering, restarting and deleting an unknown queue', async () => {
-    expect(await client().admin('down', 'nosuch')).toEqual({ ok: false, code: 'RQ_ERR_MGR_INVALID_QUEUE', text: 'invalid queue name', raw: ['fail', 'invalid queue name'] });
+    expect(await client().admin('down', 'nosuch')).toEqual({
+      ok: false,
+      code: 'RQ_ERR_MGR_INVALID_QUEUE',
+      text: 'invalid queue name',
+      raw: ['fail', 'invalid queue name'],
+    });
     expect(await client().restart('nosuch')).toMatchObject({ ok: false, code: 'RQ_ERR_MGR_INVALID_QUEUE' });
     expect(await client().deleteQueue('nosuch')).toMatchObject({ ok: false, code: 'RQ_ERR_MGR_NO_SUCH_QUEUE', text: 'no such queue' });
   });
 
   it('a queue creation refused: its code, and raw the classic pair the web quotes', async () => {
-    expect(await client().createQueue('{"name":"bad/name"}')).toEqual({ ok: false, code: 'RQ_ERR_QUEUE_NAME_CHARS', text: 'queue name has invalid characters', raw: ['fail', 'queue name has invalid characters'] });
-    expect(await client().createQueue('{nope')).toMatchObject({ ok: false, code: 'RQ_ERR_QUEUE_CONFIG_REFUSED', text: expect.stringMatching(/^queue not created: invalid JSON: /) });
+    expect(await client().createQueue('{"name":"bad/name"}')).toEqual({
+      ok: false,
+      code: 'RQ_ERR_QUEUE_NAME_CHARS',
+      text: 'queue name has invalid characters',
+      raw: ['fail', 'queue name has invalid characters'],
+    });
+    expect(await client().createQueue('{nope')).toMatchObject({
+      ok: false,
+      code: 'RQ_ERR_QUEUE_CONFIG_REFUSED',
+      text: expect.stringMatching(/^queue not created: invalid JSON: /),
+    });
     const missing = path.join(t.root, 'none.json');
     expect(await client().createQueueLink(missing)).toMatchObject({ ok: false, code: 'RQ_ERR_QUEUE_CONFIG_UNREADABLE' });
   });
 
   it('the limit commands: define, acquire and a reset whose acquire is refused', async () => {
     expect(await client().limitDefine('lonely')).toMatchObject({ ok: false, code: 'RQ_ERR_LIMIT_NO_CONCURRENCY', text: NO_CONCURRENCY });
-    expect(await client().limitAcquire({ key: 'lonely', holder: 'qa/20261121.1643.46.613.1', since: 1 })).toEqual({ refused: NO_CONCURRENCY, code: 'RQ_ERR_LIMIT_NO_CONCURRENCY' });
+    expect(await client().limitAcquire({ key: 'lonely', holder: 'qa/20261121.1643.46.613.1', since: 1 })).toEqual({
+      refused: NO_CONCURRENCY,
+      code: 'RQ_ERR_LIMIT_NO_CONCURRENCY',
+    });
     const holder = 'qb/20261121.1643.46.613.2';
     const reset = await client().limitReset('qb', [{ key: 'lonely', holder, since: 2 }]);
     expect(reset).toMatchObject({ ok: true, value: { results: { [holder]: { refused: NO_CONCURRENCY, code: 'RQ_ERR_LIMIT_NO_CONCURRENCY' } } } });

@@ -58,7 +58,8 @@ function sharedMgr(): { mgr: MgrProc } {
 /** The `queue started` line of queue process `pid` in rq-mgr's log, once its log writer has written it. */
 async function startLine(pid: number): Promise<{ node_flags: string[] }> {
   const line = await waitFor(
-    async () => (await fs.readFile(path.join(root, 'log', 'mgr-test.log'), 'utf8')).split('\n').find((l) => l.includes('"queue started"') && l.includes(`"pid":${pid}`)),
+    async () =>
+      (await fs.readFile(path.join(root, 'log', 'mgr-test.log'), 'utf8')).split('\n').find((l) => l.includes('"queue started"') && l.includes(`"pid":${pid}`)),
     `queue ${pid}'s start line in the log`,
   );
   return JSON.parse(line) as { node_flags: string[] };

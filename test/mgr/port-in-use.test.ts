@@ -30,13 +30,26 @@ afterEach(async () => {
 });
 
 type Line = { level: number; msg: string; worker?: string; web?: string; restart_in_ms?: number };
-const jsonLines = (): Line[] => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line);
-const webStatus = async () => ((await mgrCommand(rootPaths(t.root).mgrSock, 'status', '', { timeoutMs: 5000 })) as [string, Record<string, { status: string; restarts: number; problem?: { reason: string; fix: string } }>])[1]['[web]'];
+const jsonLines = (): Line[] =>
+  out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Line);
+const webStatus = async () =>
+  (
+    (await mgrCommand(rootPaths(t.root).mgrSock, 'status', '', { timeoutMs: 5000 })) as [
+      string,
+      Record<string, { status: string; restarts: number; problem?: { reason: string; fix: string } }>,
+    ]
+  )[1]['[web]'];
 
 describe('the web port in use by another program', () => {
   it('is said once with its fix, retried with back-off, named by rq doctor; the web serves once the port is free', async () => {
     // npm start as a user runs it, into a pipe (JSON lines), at debug to see each retry's delay.
-    child = spawn(process.execPath, [path.join(PROJECT, 'bin', 'rq-start'), '--root', t.root], { env: { ...process.env, RQ_LOG_LEVEL: 'debug', RQ_LOG_FORMAT: 'json' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, [path.join(PROJECT, 'bin', 'rq-start'), '--root', t.root], {
+      env: { ...process.env, RQ_LOG_LEVEL: 'debug', RQ_LOG_FORMAT: 'json' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
     child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
     await waitFor(() => jsonLines().some((l) => l.msg === 'rq-mgr started'), 'rq-mgr to say it started', 30_000);
@@ -54,14 +67,16 @@ describe('the web port in use by another program', () => {
     expect(warned.map((l) => l.msg)).toEqual([expect.stringContaining(`${inUse}; ${fix}`)]);
     expect(jsonLines().filter((l) => l.msg === 'died; restarting' && l.worker === '[web]')).toEqual([]);
     // Each retry waits twice as long as the one before: no tight loop.
-    const delays = jsonLines().filter((l) => l.worker === '[web]' && l.restart_in_ms !== undefined).map((l) => l.restart_in_ms!);
+    const delays = jsonLines()
+      .filter((l) => l.worker === '[web]' && l.restart_in_ms !== undefined)
+      .map((l) => l.restart_in_ms!);
     expect(delays.length).toBeGreaterThanOrEqual(4);
     delays.forEach((d, i) => i > 0 && expect(d).toBe(delays[i - 1] * 2));
     expect((await webStatus()).status).not.toBe('ERROR');
 
     const doctor = await runRq(['doctor', '--json'], { root: t.root });
     expect(doctor.code).toBe(1);
-    const report = JSON.parse(doctor.out.join("")) as { findings: { subject: string; reason: string; fix: string }[] };
+    const report = JSON.parse(doctor.out.join('')) as { findings: { subject: string; reason: string; fix: string }[] };
     expect(report.findings).toContainEqual({ severity: 'problem', subject: 'web', reason: inUse, fix: expect.stringContaining(fix) });
 
     await new Promise((r) => holder.close(r));

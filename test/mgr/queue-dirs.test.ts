@@ -41,13 +41,18 @@ describe('discoverQueues', () => {
     expect(await discoverQueues(t.root)).toEqual(NAME_ORDER);
   });
 
-  it('leaves out a queue whose name does not fit this root\'s socket paths, telling why; one exactly at the limit is listed', async () => {
+  it("leaves out a queue whose name does not fit this root's socket paths, telling why; one exactly at the limit is listed", async () => {
     const max = queueNameRoom(t.root).maxBytes;
     await addQueue(t.root, 'n'.repeat(max));
     await addQueue(t.root, 'n'.repeat(max + 1));
     const unfit: Array<[string, string]> = [];
     expect(await discoverQueues(t.root, (name, reason) => unfit.push([name, reason]))).toEqual(['n'.repeat(max)]);
-    expect(unfit).toEqual([['n'.repeat(max + 1), `queue name: expected at most ${max} characters for this root (socket path queues/<q>/events.sock must fit in 107 bytes), received ${max + 1} characters`]]);
+    expect(unfit).toEqual([
+      [
+        'n'.repeat(max + 1),
+        `queue name: expected at most ${max} characters for this root (socket path queues/<q>/events.sock must fit in 107 bytes), received ${max + 1} characters`,
+      ],
+    ]);
   });
 
   it('rq asks every queue in that order: with none running (rq-mgr up), `rq tagged` names each in turn', async () => {

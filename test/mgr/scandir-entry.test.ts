@@ -40,11 +40,25 @@ describe('inspectEntry', () => {
       ['bad\nname', () => linked('bad\nname'), /^queue name: expected letters, digits, '-' or '_' .*received "bad\\nname"$/],
       ['x'.repeat(250), () => linked('x'.repeat(250)), /^queue name: expected at most 128 characters, received 250$/],
       ['.hidden', () => linked('.hidden'), /^queue name: expected letters, digits.*received "\.hidden"$/],
-      ['a'.repeat(max + 1), () => linked('a'.repeat(max + 1)), new RegExp(`^queue name: expected at most ${max} characters for this root \\(socket path queues/<q>/events\\.sock must fit in 107 bytes\\), received ${max + 1} characters$`)],
-      ['dangling', () => fs.symlink(path.join(root, 'gone'), path.join(scandir, 'dangling')), /^dangling link: scandir\/dangling points to .*\/gone, which cannot be reached \(ENOENT\)$/],
+      [
+        'a'.repeat(max + 1),
+        () => linked('a'.repeat(max + 1)),
+        new RegExp(
+          `^queue name: expected at most ${max} characters for this root \\(socket path queues/<q>/events\\.sock must fit in 107 bytes\\), received ${max + 1} characters$`,
+        ),
+      ],
+      [
+        'dangling',
+        () => fs.symlink(path.join(root, 'gone'), path.join(scandir, 'dangling')),
+        /^dangling link: scandir\/dangling points to .*\/gone, which cannot be reached \(ENOENT\)$/,
+      ],
       ['noexec', () => linked('noexec', 0o644), /^scandir\/noexec\/run is not executable$/],
       ['norun', async () => fs.symlink(await fs.mkdtemp(path.join(root, 'empty-')), path.join(scandir, 'norun')), /^no usable run in .*\(ENOENT\)$/],
-      ['file', async () => fs.symlink(path.join(root, 'plain'), path.join(scandir, 'file'), 'file').then(() => fs.writeFile(path.join(root, 'plain'), '')), /^scandir\/file links to .*\/plain, which is not a directory$/],
+      [
+        'file',
+        async () => fs.symlink(path.join(root, 'plain'), path.join(scandir, 'file'), 'file').then(() => fs.writeFile(path.join(root, 'plain'), '')),
+        /^scandir\/file links to .*\/plain, which is not a directory$/,
+      ],
       ['copied', () => fs.mkdir(path.join(scandir, 'copied')), /^scandir\/copied is not a symbolic link/],
     ];
     for (const [name, make, reason] of cases) {
@@ -59,7 +73,12 @@ describe('inspectEntry', () => {
 
   it('the fix of a run without its execute bit is the chmod of its real path', async () => {
     const dir = await linked('noexec', 0o644);
-    expect(await inspect('noexec')).toEqual({ kind: 'refused', name: 'noexec', reason: 'scandir/noexec/run is not executable', fix: `chmod +x ${path.join(dir, 'run')}` });
+    expect(await inspect('noexec')).toEqual({
+      kind: 'refused',
+      name: 'noexec',
+      reason: 'scandir/noexec/run is not executable',
+      fix: `chmod +x ${path.join(dir, 'run')}`,
+    });
   });
 
   it('a name exactly at the limit for this root is a queue; one more character is refused', async () => {
@@ -74,10 +93,15 @@ describe('inspectEntry', () => {
     const dir = await fs.mkdtemp(path.join(root, 'app-'));
     await fs.mkdir(path.join(dir, 'run'));
     await fs.symlink(dir, path.join(scandir, 'dirrun'));
-    expect(await inspect('dirrun')).toEqual({ kind: 'refused', name: 'dirrun', reason: `${path.join(dir, 'run')} is not a file`, fix: `make ${path.join(dir, 'run')} an executable file` });
+    expect(await inspect('dirrun')).toEqual({
+      kind: 'refused',
+      name: 'dirrun',
+      reason: `${path.join(dir, 'run')} is not a file`,
+      fix: `make ${path.join(dir, 'run')} an executable file`,
+    });
   });
 
-  it('the root\'s own dot-files and entries gone meanwhile are nothing to report', async () => {
+  it("the root's own dot-files and entries gone meanwhile are nothing to report", async () => {
     await fs.writeFile(path.join(scandir, '.gitkeep'), '');
     expect(await inspect('.gitkeep')).toEqual({ kind: 'ignored', name: '.gitkeep' });
     expect(await inspect('vanished')).toEqual({ kind: 'ignored', name: 'vanished' });

@@ -74,7 +74,9 @@ describe('ScanDir refusals', () => {
     const told = refusals();
     expect(told.map((l) => l.entry).sort()).toEqual([...names].sort());
     expect(told.every((l) => l.level === 40 && typeof l.reason === 'string' && l.reason.length > 0)).toBe(true);
-    expect(told.find((l) => l.entry === names[5])?.reason).toBe(`queue name: expected at most ${max} characters for this root (socket path queues/<q>/events.sock must fit in 107 bytes), received ${max + 1} characters`);
+    expect(told.find((l) => l.entry === names[5])?.reason).toBe(
+      `queue name: expected at most ${max} characters for this root (socket path queues/<q>/events.sock must fit in 107 bytes), received ${max + 1} characters`,
+    );
     expect(told.find((l) => l.entry === 'noexec')?.reason).toMatch(/run is not executable/);
     // The name exactly at the limit is the one queue made.
     expect(created).toEqual(['y'.repeat(max)]);
@@ -89,7 +91,10 @@ describe('ScanDir refusals', () => {
     await fs.mkdir(path.join(root, 'later-dir'));
     await scan.kick();
     await scan.kick();
-    expect(refusals().map((l) => l.reason)).toEqual([expect.stringMatching(/^dangling link/), expect.stringMatching(/^no usable run in .*later-dir \(ENOENT\)$/)]);
+    expect(refusals().map((l) => l.reason)).toEqual([
+      expect.stringMatching(/^dangling link/),
+      expect.stringMatching(/^no usable run in .*later-dir \(ENOENT\)$/),
+    ]);
 
     await fs.writeFile(path.join(root, 'later-dir', 'run'), '#!/bin/sh\n', { mode: 0o755 });
     await fs.chmod(path.join(root, 'later-dir', 'run'), 0o755);
@@ -103,7 +108,11 @@ describe('ScanDir refusals', () => {
     expect(refusals()).toHaveLength(3);
     expect(refusals()[2]).toMatchObject({ reason: 'scandir/later/run is not executable', fix: expect.stringMatching(/^chmod \+x .*later-dir\/run$/) });
     // What rq-mgr answers refused_queues with: the same entries, each with its reason and fix.
-    expect(scan.refusals()).toContainEqual({ entry: 'later', reason: 'scandir/later/run is not executable', fix: expect.stringMatching(/^chmod \+x .*later-dir\/run$/) });
+    expect(scan.refusals()).toContainEqual({
+      entry: 'later',
+      reason: 'scandir/later/run is not executable',
+      fix: expect.stringMatching(/^chmod \+x .*later-dir\/run$/),
+    });
   });
 
   it('a bad config.json is logged once too, at error, and its queue is not made', async () => {

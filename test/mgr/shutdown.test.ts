@@ -27,17 +27,30 @@ describe('rq-mgr shutdown', () => {
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     const pgid = child.pid!;
     expect(Number.isInteger(pgid) && pgid > 1).toBe(true);
-    await waitFor(async () => {
-      const st: unknown[] | null = await mgrCommand(rootPaths(t.root).mgrSock, 'status', '', { timeoutMs: 2000 }).then((r) => r as unknown[]).catch(() => null);
-      const workers = (st?.[1] ?? {}) as Record<string, { status: string; pid: number | null }>;
-      return ['a', 'b', 'c', '[web]', '[timers]'].every((w) => workers[w]?.status === 'RUNNING' && workers[w].pid);
-    }, 'every worker to run', 20_000);
+    await waitFor(
+      async () => {
+        const st: unknown[] | null = await mgrCommand(rootPaths(t.root).mgrSock, 'status', '', { timeoutMs: 2000 })
+          .then((r) => r as unknown[])
+          .catch(() => null);
+        const workers = (st?.[1] ?? {}) as Record<string, { status: string; pid: number | null }>;
+        return ['a', 'b', 'c', '[web]', '[timers]'].every((w) => workers[w]?.status === 'RUNNING' && workers[w].pid);
+      },
+      'every worker to run',
+      20_000,
+    );
 
     process.kill(-pgid, 'SIGTERM');
     expect(await exited).toBe(0);
-    const lines = fs.readFileSync(logFile, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; worker?: string; name?: string });
+    const lines = fs
+      .readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { msg: string; worker?: string; name?: string });
     const story = lines.map((l) => `${l.name} ${l.worker ?? ''} ${l.msg}`).join('\n');
-    expect(lines.filter((l) => l.msg === 'died; restarting' || l.msg === 'started').filter((l) => lines.indexOf(l) > lines.findIndex((x) => x.msg === 'stopping')), story).toEqual([]);
+    expect(
+      lines.filter((l) => l.msg === 'died; restarting' || l.msg === 'started').filter((l) => lines.indexOf(l) > lines.findIndex((x) => x.msg === 'stopping')),
+      story,
+    ).toEqual([]);
     const stopped = lines.filter((l) => l.msg === 'stopped' && l.worker).map((l) => l.worker);
     expect(stopped.sort()).toEqual(['[timers]', '[web]', 'a', 'b', 'c']);
   });

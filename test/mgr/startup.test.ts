@@ -24,7 +24,12 @@ afterEach(async () => {
 
 type Line = { level: number; msg: string; name: string; worker?: string; exit?: string; queues?: string[]; not_serving?: string[] };
 const logFile = () => `${t.root}/log/mgr-start.log`;
-const lines = (): Line[] => fs.readFileSync(logFile(), 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line);
+const lines = (): Line[] =>
+  fs
+    .readFileSync(logFile(), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Line);
 
 /** rq-mgr in a process group of its own, as a terminal's foreground job is; its stdin a pipe this test holds. */
 function startMgr(): { exited: Promise<number | null>; pgid: number } {
@@ -55,23 +60,38 @@ describe('rq-mgr start', () => {
     const { exited, pgid } = startMgr();
     const pidOf = (q: string) => Number(fs.readFileSync(queuePaths(t.root, q).pidFile, 'utf8'));
     // Mid-start: queue processes are up, "started" has not been said yet.
-    const pids = await waitFor(() => {
-      try {
-        const all = ['a', 'b', 'c'].map(pidOf);
-        return all.every((p) => Number.isInteger(p) && p > 1) ? all : false;
-      } catch {
-        return false;
-      }
-    }, 'the queue processes to start', 30_000);
+    const pids = await waitFor(
+      () => {
+        try {
+          const all = ['a', 'b', 'c'].map(pidOf);
+          return all.every((p) => Number.isInteger(p) && p > 1) ? all : false;
+        } catch {
+          return false;
+        }
+      },
+      'the queue processes to start',
+      30_000,
+    );
     process.kill(-pgid, 'SIGINT');
     expect(await exited).toBe(0);
-    const story = lines().map((l) => `${l.name} ${l.worker ?? ''} ${l.msg} ${l.exit ?? ''}`).join('\n');
-    expect(lines().some((l) => l.msg === 'FINAL SHUTDOWN - EXITING'), story).toBe(true);
+    const story = lines()
+      .map((l) => `${l.name} ${l.worker ?? ''} ${l.msg} ${l.exit ?? ''}`)
+      .join('\n');
+    expect(
+      lines().some((l) => l.msg === 'FINAL SHUTDOWN - EXITING'),
+      story,
+    ).toBe(true);
     const stopped = lines().filter((l) => l.msg === 'stopped' && l.worker);
     expect(stopped.map((l) => l.worker).sort(), story).toEqual(expect.arrayContaining(['a', 'b', 'c']));
     // Stopped by rq-mgr's TERM in order, not killed by the terminal's SIGINT, and none restarted.
-    expect(stopped.filter((l) => l.exit === 'signal SIGINT'), story).toEqual([]);
-    expect(lines().filter((l) => l.msg === 'died; restarting'), story).toEqual([]);
+    expect(
+      stopped.filter((l) => l.exit === 'signal SIGINT'),
+      story,
+    ).toEqual([]);
+    expect(
+      lines().filter((l) => l.msg === 'died; restarting'),
+      story,
+    ).toEqual([]);
     expect(pids.filter(alive)).toEqual([]);
   }, 60_000);
 });

@@ -50,7 +50,7 @@ describe('Worker', () => {
     expect(w.fastDeaths).toBe(1);
   });
 
-  it('counts its restarts (rq_queue_process_restarts_total): not the first start; a death\'s restart and restart() each', async () => {
+  it("counts its restarts (rq_queue_process_restarts_total): not the first start; a death's restart and restart() each", async () => {
     const { w } = worker();
     w.start();
     expect(w.restarts).toBe(0);

@@ -24,7 +24,8 @@ export const strykerPlugins = [
       // A statement that only logs, and a handler that only logs (`.catch((err) => log.warn(…))`): emptying
       // such a handler still swallows the error, so only the log line differs.
       if (path.isExpressionStatement() && isLogCall(path.node.expression)) return 'a pino log call: its wording is for people, not pinned by tests';
-      if (path.isArrowFunctionExpression() && isLogCall(path.node.body)) return 'a handler that only makes a pino log call: its wording is for people, not pinned by tests';
+      if (path.isArrowFunctionExpression() && isLogCall(path.node.body))
+        return 'a handler that only makes a pino log call: its wording is for people, not pinned by tests';
       return undefined;
     },
   }),

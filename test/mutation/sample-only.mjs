@@ -8,8 +8,7 @@ import { PluginKind, declareValuePlugin } from '@stryker-mutator/api/plugin';
 const drawn = process.env.RQ_MUTATE_SAMPLE ? JSON.parse(fs.readFileSync(process.env.RQ_MUTATE_SAMPLE, 'utf8')) : {};
 
 const holds = (loc, [sl, sc, el, ec]) =>
-  (loc.start.line < sl || (loc.start.line === sl && loc.start.column <= sc)) &&
-  (loc.end.line > el || (loc.end.line === el && loc.end.column >= ec));
+  (loc.start.line < sl || (loc.start.line === sl && loc.start.column <= sc)) && (loc.end.line > el || (loc.end.line === el && loc.end.column >= ec));
 
 export const strykerPlugins = [
   declareValuePlugin(PluginKind.Ignore, 'sample-only', {

@@ -65,8 +65,11 @@ function draw() {
 /** Wilson interval, 95 %. */
 function wilson(k, n) {
   if (!n) return [0, 1];
-  const z = 1.96, p = k / n, d = 1 + (z * z) / n;
-  const mid = (p + (z * z) / (2 * n)) / d, half = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / d;
+  const z = 1.96,
+    p = k / n,
+    d = 1 + (z * z) / n;
+  const mid = (p + (z * z) / (2 * n)) / d,
+    half = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / d;
   return [mid - half, mid + half];
 }
 
@@ -76,10 +79,14 @@ function score() {
   // A run stopped before its end wrote no report; the results streamed so far still score it.
   const tested = fs.existsSync(`${OUT}/mutation.json`)
     ? mutantsOf(JSON.parse(fs.readFileSync(`${OUT}/mutation.json`, 'utf8')))
-    : fs.readFileSync(`${OUT}/results.jsonl`, 'utf8').split('\n').filter(Boolean).map((l) => {
-        const m = JSON.parse(l);
-        return { ...m, stratum: stratumOf(m.file) };
-      });
+    : fs
+        .readFileSync(`${OUT}/results.jsonl`, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => {
+          const m = JSON.parse(l);
+          return { ...m, stratum: stratumOf(m.file) };
+        });
   const results = tested.filter((m) => wanted.has(keyOf(m.file, m)));
   const groups = {};
   const add = (g, m) => {
@@ -100,13 +107,27 @@ function score() {
   const strata = Object.fromEntries(Object.keys(sizes).map((s) => [s, rate(groups[s] ?? { detected: 0, undetected: 0, invalid: 0, static: 0 })]));
   const total = Object.values(sizes).reduce((a, b) => a + b, 0);
   const overall = Object.entries(strata).reduce((acc, [s, r]) => acc + ((r.score ?? 0) * sizes[s]) / total, 0);
-  const survivors = results.filter((m) => m.status === 'Survived' || m.status === 'NoCoverage').map((m) => ({
-    file: m.file, line: m.location.start.line, mutator: m.mutatorName, replacement: m.replacement, status: m.status,
-  }));
+  const survivors = results
+    .filter((m) => m.status === 'Survived' || m.status === 'NoCoverage')
+    .map((m) => ({
+      file: m.file,
+      line: m.location.start.line,
+      mutator: m.mutatorName,
+      replacement: m.replacement,
+      status: m.status,
+    }));
   const summary = {
-    seed, sampled: keys.length, matched: results.length, population: sizes, strata,
+    seed,
+    sampled: keys.length,
+    matched: results.length,
+    population: sizes,
+    strata,
     'src/ (weighted by stratum size)': +overall.toFixed(1),
-    folders: Object.fromEntries(Object.entries(groups).filter(([g]) => g.startsWith('src/')).map(([g, x]) => [g, rate(x)])),
+    folders: Object.fromEntries(
+      Object.entries(groups)
+        .filter(([g]) => g.startsWith('src/'))
+        .map(([g, x]) => [g, rate(x)]),
+    ),
     survivors,
   };
   fs.writeFileSync(`${OUT}/score.json`, JSON.stringify(summary, null, 2));

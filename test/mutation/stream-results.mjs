@@ -12,8 +12,12 @@ class StreamResults {
   onMutantTested(m) {
     const line = {
       file: path.relative(process.cwd(), m.fileName).split(path.sep).join('/'),
-      mutatorName: m.mutatorName, replacement: m.replacement, location: m.location,
-      status: m.status, killedBy: m.killedBy, statusReason: m.statusReason,
+      mutatorName: m.mutatorName,
+      replacement: m.replacement,
+      location: m.location,
+      status: m.status,
+      killedBy: m.killedBy,
+      statusReason: m.statusReason,
     };
     fs.appendFileSync(STREAM_FILE, `${JSON.stringify(line)}\n`);
   }

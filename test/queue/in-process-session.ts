@@ -4,7 +4,8 @@ import { afterEach } from 'vitest';
 import { handleRequest } from '../../src/queue/commands/commands.js';
 import { type InProcess, inProcessQueue } from './in-process.js';
 
-export const cmd = async (q: InProcess, command: string, arg: unknown = {}) => JSON.parse(await handleRequest(q.queue, `${command} ${JSON.stringify(arg)}`, pino({ level: 'silent' })));
+export const cmd = async (q: InProcess, command: string, arg: unknown = {}) =>
+  JSON.parse(await handleRequest(q.queue, `${command} ${JSON.stringify(arg)}`, pino({ level: 'silent' })));
 
 /** Registers, in the calling test file, the close of every queue it made; returns the maker of fresh queues (with `config` unless given one). */
 export function inProcessQueues(config: Record<string, unknown> = {}): (...args: Parameters<typeof inProcessQueue>) => Promise<InProcess> {

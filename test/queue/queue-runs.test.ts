@@ -161,7 +161,9 @@ describe('runs and their end', () => {
     const end = q.next('finished');
     s.say('done', 'err');
     s.exit(null, 'SIGKILL');
-    expect((await end).outcome.statusText).toBe(`PROCESS EXITED IMPROPERLY - MOVING TO ERR - Completion was done but exit status was pid ${s.pid} SIGKILL (signal 9)`);
+    expect((await end).outcome.statusText).toBe(
+      `PROCESS EXITED IMPROPERLY - MOVING TO ERR - Completion was done but exit status was pid ${s.pid} SIGKILL (signal 9)`,
+    );
     expect(await q.state(m.msg_id)).toBe('err');
   });
 
@@ -227,7 +229,11 @@ describe('runs and their end', () => {
     expect(await q.state(m.msg_id)).toBe('err');
     const call = await waitFor(() => q!.peerCalls[0], 'the webhook of the recovered message');
     expect(call).toMatchObject({ queue: 'webhook', command: 'create_message', arg: { dest: 'webhook', param1: 'http://127.0.0.1:1/hook' } });
-    expect(JSON.parse((call.arg as { param2: string }).param2)).toMatchObject({ msg_id: `http://127.0.0.1:3333/q/q/${m.msg_id}`, state: 'err', outcome: 'cancelled' });
+    expect(JSON.parse((call.arg as { param2: string }).param2)).toMatchObject({
+      msg_id: `http://127.0.0.1:3333/q/q/${m.msg_id}`,
+      state: 'err',
+      outcome: 'cancelled',
+    });
   });
 
   it('a run that fails inside rq (the disk refuses its move into run/) ends in err with a status naming the error; the next message still runs', async () => {
@@ -250,7 +256,12 @@ describe('runs and their end', () => {
     const where = (await q.queue.ops.locate(m.msg_id))!;
     expect(where.state).toBe('err');
     expect((await q.queue.ops.statusView(m.msg_id, where)).status.replace(/^err - /, '')).toMatch(text);
-    expect((await q.queue.spool.readHistory('err', m.msg_id)).at(-1)).toMatchObject({ from: 'que', to: 'err', actor: 'rq', reason: expect.stringMatching(text) });
+    expect((await q.queue.spool.readHistory('err', m.msg_id)).at(-1)).toMatchObject({
+      from: 'que',
+      to: 'err',
+      actor: 'rq',
+      reason: expect.stringMatching(text),
+    });
     expect(q.launcher.started).toHaveLength(1);
     expect(q.queue.counts()).toMatchObject({ que: 0, run: 1, err: 1 });
   });

@@ -14,7 +14,8 @@ describe('kill -9 of the queue process', () => {
     const ids = [];
     for (let i = 0; i < 3; i++) ids.push(await ctx.q.send({ param1: 'forever' }));
     // Until a script has said its `run forever` line, a write to the fd 3 of a killed queue would end it (SIGPIPE).
-    for (const id of ids) await waitFor(async () => /forever/.test((await ctx.q!.cmd('get_message_status', { msg_id: id }))[1]?.status ?? ''), `${id} to say run forever`);
+    for (const id of ids)
+      await waitFor(async () => /forever/.test((await ctx.q!.cmd('get_message_status', { msg_id: id }))[1]?.status ?? ''), `${id} to say run forever`);
     const pids = await Promise.all(ids.map(async (id) => Number(await fs.readFile(path.join(ctx.q!.paths.state.run, id, 'pid'), 'utf8'))));
     for (const p of pids) expect(pidAlive(p)).toBe(true);
 
@@ -29,7 +30,10 @@ describe('kill -9 of the queue process', () => {
     const n = await ctx.q.cmd('num_messages');
     expect(n).toMatchObject({ run: 0, que: 3 });
     for (const id of ids) {
-      const history = (await fs.readFile(path.join(ctx.q.paths.state.que, id, 'history'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+      const history = (await fs.readFile(path.join(ctx.q.paths.state.que, id, 'history'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(history.at(-1)).toMatchObject({ from: 'run', to: 'que', actor: 'recovery', reason: 'interrupted' });
     }
   });

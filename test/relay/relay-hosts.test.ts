@@ -15,7 +15,10 @@ let A: Host;
 let B: Host;
 
 beforeAll(async () => {
-  [A, B] = await Promise.all([Host.start({ queues: { test: { script: VERBS_SH } } }), Host.start({ queues: { test: { script: RECORD_SH }, other: { script: RECORD_SH } } })]);
+  [A, B] = await Promise.all([
+    Host.start({ queues: { test: { script: VERBS_SH } } }),
+    Host.start({ queues: { test: { script: RECORD_SH }, other: { script: RECORD_SH } } }),
+  ]);
 }, 90_000);
 afterAll(async () => {
   await Promise.all([A?.stop(), B?.stop()]);
@@ -28,7 +31,22 @@ async function farCopies(host: Host, queue: string, origMsgId: string) {
 
 describe('relay without attachments', () => {
   it('sendmesg --relay-ok delivers through the relay queue: prep, commit, relayed <far id>', async () => {
-    const { stdout } = await run(BIN('rq'), ['sendmesg', '--root', A.root, '--dest', B.url('test'), '--relay-ok', '--src', 'cli', '--param1', 'one', '--param2', 'two', '--max_count', '7']);
+    const { stdout } = await run(BIN('rq'), [
+      'sendmesg',
+      '--root',
+      A.root,
+      '--dest',
+      B.url('test'),
+      '--relay-ok',
+      '--src',
+      'cli',
+      '--param1',
+      'one',
+      '--param2',
+      'two',
+      '--max_count',
+      '7',
+    ]);
     const full = stdout.trim().replace(/^ok /, '');
     expect(full).toMatch(new RegExp(`^http://127.0.0.1:${A.port}/q/relay/`));
     const id = full.split('/').pop()!;
@@ -148,10 +166,15 @@ describe('failures', () => {
     await B.down();
     const id = await A.send('relay', { dest: B.url('test'), param1: 'while-down' });
     // Several soft fails with growing delays while B is away.
-    await waitFor(async () => {
-      const m = (await A.q('relay', 'get_message', { msg_id: id }))[1];
-      return m.count >= 3 && m.state === 'que';
-    }, 'three soft fails', 30_000, 50);
+    await waitFor(
+      async () => {
+        const m = (await A.q('relay', 'get_message', { msg_id: id }))[1];
+        return m.count >= 3 && m.state === 'que';
+      },
+      'three soft fails',
+      30_000,
+      50,
+    );
     const waiting = (await A.q('relay', 'get_message', { msg_id: id }))[1];
     expect(waiting.state).toBe('que');
     expect(waiting.status).toMatch(/^que - \d+-prep: .*ECONNREFUSED/);

@@ -29,7 +29,10 @@ beforeEach(async () => {
   msgDir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-relay-proto-'));
   jobDir = path.join(msgDir, 'job');
   await fs.mkdir(jobDir);
-  await fs.writeFile(path.join(msgDir, 'msg'), JSON.stringify({ msg_id: 'x', dest: 'http://h/q/test', count: 0, max_count: 15, orig_msg_id: 'http://a/q/relay/x', src: 'unit' }));
+  await fs.writeFile(
+    path.join(msgDir, 'msg'),
+    JSON.stringify({ msg_id: 'x', dest: 'http://h/q/test', count: 0, max_count: 15, orig_msg_id: 'http://a/q/relay/x', src: 'unit' }),
+  );
   server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString('latin1')));
@@ -56,7 +59,10 @@ async function relay(): Promise<{ outcome: RelayOutcome; logs: string[]; progres
   const progress: string[] = [];
   const client = new HttpClient();
   try {
-    const outcome = await relayMessage({ jobDir, target: { base: `http://127.0.0.1:${port}`, queue: 'test' } }, { http: client, log: (t) => logs.push(t), progress: (t) => progress.push(t) });
+    const outcome = await relayMessage(
+      { jobDir, target: { base: `http://127.0.0.1:${port}`, queue: 'test' } },
+      { http: client, log: (t) => logs.push(t), progress: (t) => progress.push(t) },
+    );
     return { outcome, logs, progress };
   } finally {
     client.close();
@@ -66,7 +72,10 @@ async function relay(): Promise<{ outcome: RelayOutcome; logs: string[]; progres
 const prepOk = (id: string): [RegExp, Handler] => [/^POST \/q\/test\/new_message$/, () => ({ body: JSON.stringify(['ok', FAR(id)]) })];
 const commit = (reply: unknown): [RegExp, Handler] => [/^POST \/q\/test\/[\d.]+$/, () => ({ body: JSON.stringify(reply) })];
 const queueStatus = (status: string): [RegExp, Handler] => [/^GET \/q\/test\.json$/, () => ({ body: `{"status":"${status}"\n,"uptime":1}\n` })];
-const state = (id: string, reply: { status?: number; body: string }): [RegExp, Handler] => [new RegExp(`^GET /q/test/${id.replace(/\./g, '\\.')}/state\\.json$`), () => reply];
+const state = (id: string, reply: { status?: number; body: string }): [RegExp, Handler] => [
+  new RegExp(`^GET /q/test/${id.replace(/\./g, '\\.')}/state\\.json$`),
+  () => reply,
+];
 
 describe('relayMessage', () => {
   it('prep (count+1, _method prep), relay_id stored, commit, relayed', async () => {
@@ -76,7 +85,14 @@ describe('relayMessage', () => {
     expect(r.outcome).toEqual({ kind: 'relayed', fullId: FAR(ID1) });
     const form = new URLSearchParams(prepBody);
     expect(form.get('x_format')).toBe('json');
-    expect(JSON.parse(form.get('mesg')!)).toEqual({ dest: 'http://h/q/test', src: 'unit', count: 1, max_count: 15, orig_msg_id: 'http://a/q/relay/x', _method: 'prep' });
+    expect(JSON.parse(form.get('mesg')!)).toEqual({
+      dest: 'http://h/q/test',
+      src: 'unit',
+      count: 1,
+      max_count: 15,
+      orig_msg_id: 'http://a/q/relay/x',
+      _method: 'prep',
+    });
     expect(await readRelayId(jobDir)).toBe(FAR(ID1));
     expect(calls).toEqual(['POST /q/test/new_message', `POST /q/test/${ID1}`]);
     expect(r.progress).toEqual([`prep http://127.0.0.1:${port}/q/test/new_message`, `commit ${FAR(ID1)}`]);
@@ -111,7 +127,11 @@ describe('relayMessage', () => {
     await fs.writeFile(path.join(msgDir, 'attach', 'a.txt'), 'abc');
     await fs.writeFile(path.join(msgDir, 'attach', '.hidden'), 'no');
     const md5 = crypto.createHash('md5').update('abc').digest('hex');
-    routes.push(state(ID2, { body: '["prep"]' }), [/^POST \/q\/test\/[\d.]+\/attach\/new$/, () => ({ body: JSON.stringify(['ok', `${md5}-Attached successfully`]) })], commit(['ok', 'msg commited']));
+    routes.push(
+      state(ID2, { body: '["prep"]' }),
+      [/^POST \/q\/test\/[\d.]+\/attach\/new$/, () => ({ body: JSON.stringify(['ok', `${md5}-Attached successfully`]) })],
+      commit(['ok', 'msg commited']),
+    );
     const r = await relay();
     expect(r.outcome).toEqual({ kind: 'relayed', fullId: FAR(ID2) });
     expect(calls).toEqual([`GET /q/test/${ID2}/state.json`, `POST /q/test/${ID2}/attach/new`, `POST /q/test/${ID2}`]);

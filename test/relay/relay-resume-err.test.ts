@@ -26,10 +26,14 @@ it('the far copy committed, the relay queue killed before it recorded relayed, t
     await proxy.commitDone;
     const relayPid = await A.mgr!.waitQueueUp('relay');
     process.kill(relayPid, 'SIGKILL');
-    const far = await waitFor(async () => {
-      const copies = (await B.messages('fails')).filter((m) => m.param1 === 'err');
-      return copies.length === 1 && copies[0].state === 'err' ? copies[0] : false;
-    }, 'the far copy to fail on B', 20_000);
+    const far = await waitFor(
+      async () => {
+        const copies = (await B.messages('fails')).filter((m) => m.param1 === 'err');
+        return copies.length === 1 && copies[0].state === 'err' ? copies[0] : false;
+      },
+      'the far copy to fail on B',
+      20_000,
+    );
     proxy.release();
 
     const local = await A.waitState('relay', id, ['relayed', 'err'], 30_000);

@@ -67,8 +67,31 @@ describe('resend back-off', () => {
 
 describe('relayCopy', () => {
   it('copies the classic field list, count+1, _method prep; never force_remote or due', () => {
-    const msg = { msg_id: '1', dest: 'http://b/q/t', src: 's', count: 2, max_count: 9, param1: 'a', param4: 'd', post_run_webhook: ['http://w/'], orig_msg_id: 'http://a/q/relay/1', due: 5, force_remote: true, status: 'x' };
-    expect(relayCopy(msg)).toEqual({ dest: 'http://b/q/t', src: 's', count: 3, max_count: 9, param1: 'a', param4: 'd', post_run_webhook: ['http://w/'], orig_msg_id: 'http://a/q/relay/1', _method: 'prep' });
+    const msg = {
+      msg_id: '1',
+      dest: 'http://b/q/t',
+      src: 's',
+      count: 2,
+      max_count: 9,
+      param1: 'a',
+      param4: 'd',
+      post_run_webhook: ['http://w/'],
+      orig_msg_id: 'http://a/q/relay/1',
+      due: 5,
+      force_remote: true,
+      status: 'x',
+    };
+    expect(relayCopy(msg)).toEqual({
+      dest: 'http://b/q/t',
+      src: 's',
+      count: 3,
+      max_count: 9,
+      param1: 'a',
+      param4: 'd',
+      post_run_webhook: ['http://w/'],
+      orig_msg_id: 'http://a/q/relay/1',
+      _method: 'prep',
+    });
     expect(relayCopy({ dest: 'x' }).count).toBe(1);
   });
 });
@@ -128,7 +151,11 @@ describe('multipartFile over HttpClient', () => {
     try {
       for (const name of ['data.bin', 'we"ird\\ name ü.bin']) {
         const body = await multipartFile({ x_format: 'json', pathname: name, msg_id: '20261121.1643.46.613.1' }, 'filedata', file, name);
-        const reply = await client.request(`http://127.0.0.1:${port}/q/t/1/attach/new`, { method: 'POST', headers: { 'content-type': body.contentType }, body });
+        const reply = await client.request(`http://127.0.0.1:${port}/q/t/1/attach/new`, {
+          method: 'POST',
+          headers: { 'content-type': body.contentType },
+          body,
+        });
         expect(reply.status).toBe(200);
         expect(JSON.parse(reply.body)).toEqual(['ok', `${body.md5()}-Attached successfully`]);
         expect(body.md5()).toBe(crypto.createHash('md5').update(bytes).digest('hex'));

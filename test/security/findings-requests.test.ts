@@ -25,15 +25,35 @@ describe('bad requests get a 4xx that names the field, and change nothing (findi
     const post = (body: BodyInit, headers: Record<string, string> = {}) => fetch(`${w.base}/q/test/new_message`, { method: 'POST', body, headers });
     const mesg = (m: Record<string, unknown>) => new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', ...m }) });
     // A param exec could not pass to the script: refused at create, with its size and the limit.
-    await refused(post(mesg({ param1: 'x'.repeat(200_000) })), 400, /^\["fail","param1: expected at most 131056 bytes \(a script gets it as one environment variable, and exec takes at most 128 KiB\), received \\"200000 bytes\\""\]$/);
+    await refused(
+      post(mesg({ param1: 'x'.repeat(200_000) })),
+      400,
+      /^\["fail","param1: expected at most 131056 bytes \(a script gets it as one environment variable, and exec takes at most 128 KiB\), received \\"200000 bytes\\""\]$/,
+    );
     await refused(post(mesg({ max_count: 'many' })), 400, /^\["fail","max_count: expected/);
     await refused(post(mesg({ idempotency_key: 'a\nb' })), 400, /^\["fail","idempotency_key: expected a key of 1 to 255 printable characters/);
     // Malformed multipart, cut short (before x_format is read, so in plain text).
-    await refused(post('--b\r\nContent-Disposition: form-data; name="mesg"\r\n\r\n{"dest"', { 'content-type': 'multipart/form-data; boundary=b' }), 400, '400 - request body: expected a well-formed multipart/form-data body, received one that does not parse (Unexpected end of multipart data)');
+    await refused(
+      post('--b\r\nContent-Disposition: form-data; name="mesg"\r\n\r\n{"dest"', { 'content-type': 'multipart/form-data; boundary=b' }),
+      400,
+      '400 - request body: expected a well-formed multipart/form-data body, received one that does not parse (Unexpected end of multipart data)',
+    );
     // Nesting deeper than the limit, as JSON, as a form key and inside mesg.
-    await refused(post(JSON.stringify({ mesg: JSON.parse(`${'{"a":'.repeat(40)}1${'}'.repeat(40)}`) }), { 'content-type': 'application/json' }), 400, '["fail","request body: expected nesting at most 32 deep, received 33 levels"]');
-    await refused(post(`a${'[b]'.repeat(40)}=1`, { 'content-type': 'application/x-www-form-urlencoded' }), 400, /^400 - parameter name: expected a name nested at most 32 deep, received "a\[b\]/);
-    await refused(post(new URLSearchParams({ mesg: `${'['.repeat(5000)}${']'.repeat(5000)}` })), 400, '["fail","mesg: expected nesting at most 32 deep, received 33 levels"]');
+    await refused(
+      post(JSON.stringify({ mesg: JSON.parse(`${'{"a":'.repeat(40)}1${'}'.repeat(40)}`) }), { 'content-type': 'application/json' }),
+      400,
+      '["fail","request body: expected nesting at most 32 deep, received 33 levels"]',
+    );
+    await refused(
+      post(`a${'[b]'.repeat(40)}=1`, { 'content-type': 'application/x-www-form-urlencoded' }),
+      400,
+      /^400 - parameter name: expected a name nested at most 32 deep, received "a\[b\]/,
+    );
+    await refused(
+      post(new URLSearchParams({ mesg: `${'['.repeat(5000)}${']'.repeat(5000)}` })),
+      400,
+      '["fail","mesg: expected nesting at most 32 deep, received 33 levels"]',
+    );
     // A multipart field over max_field_bytes is refused, never used cut.
     const big = new FormData();
     big.set('mesg', JSON.stringify({ dest: 'test', param1: 'y'.repeat(5000) }));
@@ -82,7 +102,13 @@ describe('a create whose reply is lost (finding 6)', () => {
     }
     expect(res.status).toBe(202);
     expect(res.headers.get('idempotency-key')).toBe('order-42');
-    expect(await res.json()).toEqual(['accepted', { idempotency_key: 'order-42', text: 'queue test took the request but did not answer in time; send it again with idempotency_key order-42 to learn the message id' }]);
+    expect(await res.json()).toEqual([
+      'accepted',
+      {
+        idempotency_key: 'order-42',
+        text: 'queue test took the request but did not answer in time; send it again with idempotency_key order-42 to learn the message id',
+      },
+    ]);
     const again = (await (await fetch(`${w.base}/q/test/new_message`, { method: 'POST', body })).json()) as [string, string];
     expect(again[0]).toBe('ok');
     const made = (await messageIds(w.root, 'test')).filter((id) => !before.includes(id));
@@ -91,8 +117,12 @@ describe('a create whose reply is lost (finding 6)', () => {
 
   it('a key in the Idempotency-Key header works as one in the message', async () => {
     const headers = { 'idempotency-key': 'hdr-1' };
-    const first = (await (await fetch(`${w.base}/q/test/new_message`, { method: 'POST', headers, body: new URLSearchParams({ mesg: '{"dest":"test"}' }) })).json()) as string[];
-    const second = (await (await fetch(`${w.base}/q/test/new_message`, { method: 'POST', headers, body: new URLSearchParams({ mesg: '{"dest":"test"}' }) })).json()) as string[];
+    const first = (await (
+      await fetch(`${w.base}/q/test/new_message`, { method: 'POST', headers, body: new URLSearchParams({ mesg: '{"dest":"test"}' }) })
+    ).json()) as string[];
+    const second = (await (
+      await fetch(`${w.base}/q/test/new_message`, { method: 'POST', headers, body: new URLSearchParams({ mesg: '{"dest":"test"}' }) })
+    ).json()) as string[];
     expect(first[0]).toBe('ok');
     expect(second).toEqual(first);
   });

@@ -35,9 +35,14 @@ describe('a default root, as rq-install makes it', () => {
     expect(JSON.parse(await fs.readFile(rootPaths(root).configFile, 'utf8')).allow_new_queue).toBe(false);
   });
 
-  it('POST /new_queue with a script and an exec_prefix of the caller\'s choice runs nothing (finding 1)', async () => {
+  it("POST /new_queue with a script and an exec_prefix of the caller's choice runs nothing (finding 1)", async () => {
     const before = await fs.readdir(path.join(root, 'queues'));
-    const res = await postForm(`http://127.0.0.1:${port}/new_queue`, { 'queue[name]': 'pwn', 'queue[script]': '/bin/sh', 'queue[exec_prefix]': `touch ${marker}; true`, 'queue[num_workers]': '1' });
+    const res = await postForm(`http://127.0.0.1:${port}/new_queue`, {
+      'queue[name]': 'pwn',
+      'queue[script]': '/bin/sh',
+      'queue[exec_prefix]': `touch ${marker}; true`,
+      'queue[num_workers]': '1',
+    });
     expect(res.status).toBe(403);
     expect(await res.text()).toBe('Queue creation not allowed at this time.');
     const link = await postForm(`http://127.0.0.1:${port}/new_queue_link`, { 'queue[json_path]': 'config/config.json' });
@@ -53,14 +58,24 @@ describe('a default root, as rq-install makes it', () => {
     const get = await rawRequest(port, 'GET', '/q.json', { host }, undefined);
     expect(get.status).toBe(421);
     // A .json URL is a JSON client: the refusal comes as ["fail", text].
-    expect(JSON.parse(get.body)).toEqual(['fail', `Host: expected a name of this server (host, addr, localhost or allowed_hosts in config/config.json), received "${host}"`]);
+    expect(JSON.parse(get.body)).toEqual([
+      'fail',
+      `Host: expected a name of this server (host, addr, localhost or allowed_hosts in config/config.json), received "${host}"`,
+    ]);
     // Under rebinding the page's Origin matches the Host it sends: the Origin check alone let this through.
     const body = `mesg=${encodeURIComponent('{"dest":"debug"}')}`;
-    const post = await rawRequest(port, 'POST', '/q/debug/new_message', { host, origin: `http://${host}`, 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(body.length) }, body);
+    const post = await rawRequest(
+      port,
+      'POST',
+      '/q/debug/new_message',
+      { host, origin: `http://${host}`, 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(body.length) },
+      body,
+    );
     expect(post.status).toBe(421);
     expect(await messageIds(root, 'debug')).toEqual(before);
     // The names the server has are served: loopback by name and address, with any port.
-    for (const ok of [`127.0.0.1:${port}`, `127.0.0.2:${port}`, `localhost:${port}`, 'localhost', `[::1]:${port}`]) expect((await rawRequest(port, 'GET', '/q.json', { host: ok }, undefined)).status, ok).toBe(200);
+    for (const ok of [`127.0.0.1:${port}`, `127.0.0.2:${port}`, `localhost:${port}`, 'localhost', `[::1]:${port}`])
+      expect((await rawRequest(port, 'GET', '/q.json', { host: ok }, undefined)).status, ok).toBe(200);
   });
 
   // On this root's rq-mgr rather than one of its own: the test only asks it and compares its queues
@@ -92,7 +107,10 @@ describe('queue creation over HTTP, allowed, inside script_dirs', () => {
         await fs.chmod(path.join(defs, 'run.sh'), 0o755);
         await fs.symlink('/bin/sh', path.join(defs, 'sh-link'));
         await fs.writeFile(path.join(defs, 'outside.json'), JSON.stringify({ name: 'outside', script: '/bin/sh', num_workers: 1 }));
-        await fs.writeFile(path.join(defs, 'prefixed.json'), JSON.stringify({ name: 'prefixed', script: 'defs/run.sh', exec_prefix: 'bash -c', num_workers: 1 }));
+        await fs.writeFile(
+          path.join(defs, 'prefixed.json'),
+          JSON.stringify({ name: 'prefixed', script: 'defs/run.sh', exec_prefix: 'bash -c', num_workers: 1 }),
+        );
         return {};
       },
     });
@@ -112,14 +130,23 @@ describe('queue creation over HTTP, allowed, inside script_dirs', () => {
     const before = await treeSnapshot(path.join(w.root, 'queues'));
     const refusals: [Record<string, string>, string][] = [
       [{ 'queue[script]': '/bin/true' }, 'queue[script]: expected a file inside script_dirs (defs, queues), received "/bin/true"'],
-      [{ 'queue[script]': 'defs/../config/config.json' }, 'queue[script]: expected a file inside script_dirs (defs, queues), received "defs/../config/config.json"'],
+      [
+        { 'queue[script]': 'defs/../config/config.json' },
+        'queue[script]: expected a file inside script_dirs (defs, queues), received "defs/../config/config.json"',
+      ],
       [{ 'queue[script]': 'defs/sh-link' }, 'queue[script]: expected a file inside script_dirs (defs, queues), received "defs/sh-link"'],
       [{ 'queue[script]': 'queues/test/config.json' }, 'queue[script]: expected a file inside script_dirs (defs, queues), received "queues/test/config.json"'],
       // Empty: the root itself, a directory.
       [{ 'queue[script]': '' }, 'queue[script]: expected a file inside script_dirs (defs, queues), received ""'],
-      [{ 'queue[script]': 'defs/run.sh', 'queue[exec_prefix]': 'bash -c' }, 'queue[exec_prefix]: expected no exec_prefix over HTTP unless config/config.json sets allow_exec_prefix, received "bash -c"'],
+      [
+        { 'queue[script]': 'defs/run.sh', 'queue[exec_prefix]': 'bash -c' },
+        'queue[exec_prefix]: expected no exec_prefix over HTTP unless config/config.json sets allow_exec_prefix, received "bash -c"',
+      ],
       // BASH_ENV names a file the default `bash -lc` runs first: code, like a prefix.
-      [{ 'queue[script]': 'defs/run.sh', 'queue[env_vars][BASH_ENV]': '/tmp/evil.sh' }, 'queue[env_vars]: expected no env_vars over HTTP unless config/config.json sets allow_exec_prefix (BASH_ENV, LD_PRELOAD and PATH run code), received {"BASH_ENV":"/tmp/evil.sh"}'],
+      [
+        { 'queue[script]': 'defs/run.sh', 'queue[env_vars][BASH_ENV]': '/tmp/evil.sh' },
+        'queue[env_vars]: expected no env_vars over HTTP unless config/config.json sets allow_exec_prefix (BASH_ENV, LD_PRELOAD and PATH run code), received {"BASH_ENV":"/tmp/evil.sh"}',
+      ],
     ];
     for (const [fields, text] of refusals) {
       const res = await newQueue(fields);

@@ -17,7 +17,14 @@ export interface RawResponse {
  * A server may answer and close before reading a large body (a 404 needs none of it): the write then
  * fails with EPIPE or ECONNRESET, which is reported as status 0, a refusal without a reply to read.
  */
-export function rawRequest(port: number, method: string, rawPath: string, headers: Record<string, string>, body: Buffer | string | undefined, timeoutMs = 15_000): Promise<RawResponse> {
+export function rawRequest(
+  port: number,
+  method: string,
+  rawPath: string,
+  headers: Record<string, string>,
+  body: Buffer | string | undefined,
+  timeoutMs = 15_000,
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method, path: rawPath, headers, setHost: !('host' in headers), agent: false }, (res) => {
       // An event stream (GET /events) never ends by itself: its status is the answer.
@@ -59,11 +66,22 @@ export function fuzzRuns(ciDefault: number): number {
 export const FUZZ_SEED = testSeed();
 
 /** fast-check's report, with the counterexample cut short (nested keys run to megabytes) and the replay command. */
-export function shortReport(out: { failed: boolean; seed: number; counterexamplePath?: string | null; counterexample?: unknown; errorInstance?: unknown; numRuns: number }): void {
+export function shortReport(out: {
+  failed: boolean;
+  seed: number;
+  counterexamplePath?: string | null;
+  counterexample?: unknown;
+  errorInstance?: unknown;
+  numRuns: number;
+}): void {
   if (!out.failed) return;
-  const example = JSON.stringify(out.counterexample, (_k, v: unknown) => (typeof v === 'string' && v.length > 200 ? `${v.slice(0, 200)}…(${v.length} chars)` : v));
+  const example = JSON.stringify(out.counterexample, (_k, v: unknown) =>
+    typeof v === 'string' && v.length > 200 ? `${v.slice(0, 200)}…(${v.length} chars)` : v,
+  );
   const cause = out.errorInstance instanceof Error ? out.errorInstance.message : String(out.errorInstance);
-  throw new Error(`property failed after ${out.numRuns} runs; replay with RQ_TEST_SEED=${out.seed >>> 0} (path ${out.counterexamplePath})\n${cause.slice(0, 2000)}\ncounterexample: ${example?.slice(0, 3000)}`);
+  throw new Error(
+    `property failed after ${out.numRuns} runs; replay with RQ_TEST_SEED=${out.seed >>> 0} (path ${out.counterexamplePath})\n${cause.slice(0, 2000)}\ncounterexample: ${example?.slice(0, 3000)}`,
+  );
 }
 
 /** The pid of every process rq-mgr supervises (web, timers, queues): a fuzz run ends with the same ones. */

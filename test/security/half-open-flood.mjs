@@ -64,15 +64,18 @@ function connect(from, turn) {
   });
 }
 
-readline.createInterface({ input: process.stdin }).on('line', (line) => {
-  const cmd = JSON.parse(line);
-  if (cmd.cmd === 'start') {
-    target = { ...cmd, opened: cmd.groups.reduce((n, g) => n + g.n, 0) };
-    let turn = 0;
-    for (const g of cmd.groups) for (let i = 0; i < g.n; i++) connect(g.from, turn++);
-  } else if (cmd.cmd === 'stats') reply({ event: 'stats', id: cmd.id, ...stats, open: open.size });
-}).on('close', () => {
-  stopped = true;
-  for (const s of open) s.destroy();
-  process.exit(0);
-});
+readline
+  .createInterface({ input: process.stdin })
+  .on('line', (line) => {
+    const cmd = JSON.parse(line);
+    if (cmd.cmd === 'start') {
+      target = { ...cmd, opened: cmd.groups.reduce((n, g) => n + g.n, 0) };
+      let turn = 0;
+      for (const g of cmd.groups) for (let i = 0; i < g.n; i++) connect(g.from, turn++);
+    } else if (cmd.cmd === 'stats') reply({ event: 'stats', id: cmd.id, ...stats, open: open.size });
+  })
+  .on('close', () => {
+    stopped = true;
+    for (const s of open) s.destroy();
+    process.exit(0);
+  });

@@ -44,13 +44,50 @@ const end = `--${B}--\r\n`;
 
 /** Each malformed body, what it does wrong, and the text its refusal must name. */
 const BODIES: { what: string; body: string | Buffer; type?: string; status: number; names: RegExp }[] = [
-  { what: 'a missing closing boundary', body: part('op', 'retry') + `--${B}\r\nContent-Disposition: form-data; name="a"\r\n\r\nnever ends`, status: 400, names: /expected a well-formed multipart\/form-data body, received one that does not parse \(Unexpected end of multipart data\)/ },
-  { what: 'a part without headers', body: part('op', 'retry') + `--${B}\r\n\r\nheaderless\r\n` + end, status: 400, names: /expected a Content-Disposition: form-data header naming every multipart part, received 1 of 2 parts without one/ },
-  { what: 'a part whose Content-Disposition has no name', body: part(null, 'v') + end, status: 400, names: /expected a name in the Content-Disposition of every multipart part, received part 1 without one/ },
-  { what: 'a boundary in the Content-Type that never appears', body: part('op', 'retry') + end, type: 'multipart/form-data; boundary=neverSent', status: 400, names: /expected a well-formed multipart\/form-data body, received one that does not parse/ },
-  { what: 'a multipart Content-Type without a boundary', body: part('op', 'retry') + end, type: 'multipart/form-data', status: 400, names: /Boundary not found/ },
-  { what: '100,000 tiny fields (3 MB)', body: Array.from({ length: 100_000 }, (_, i) => part(`f${i % 10}`, '')).join('') + end, status: 413, names: /expected at most 1000 parts \(text fields and files together\) in a multipart\/form-data body, received more/ },
-  { what: 'text fields past max_body_bytes together', body: part('a', 'x'.repeat(700_000)) + part('b', 'x'.repeat(700_000)) + end, status: 413, names: new RegExp(`text fields of at most ${BODY_LIMIT} bytes together \\(max_body_bytes in config/config.json\\)`) },
+  {
+    what: 'a missing closing boundary',
+    body: part('op', 'retry') + `--${B}\r\nContent-Disposition: form-data; name="a"\r\n\r\nnever ends`,
+    status: 400,
+    names: /expected a well-formed multipart\/form-data body, received one that does not parse \(Unexpected end of multipart data\)/,
+  },
+  {
+    what: 'a part without headers',
+    body: part('op', 'retry') + `--${B}\r\n\r\nheaderless\r\n` + end,
+    status: 400,
+    names: /expected a Content-Disposition: form-data header naming every multipart part, received 1 of 2 parts without one/,
+  },
+  {
+    what: 'a part whose Content-Disposition has no name',
+    body: part(null, 'v') + end,
+    status: 400,
+    names: /expected a name in the Content-Disposition of every multipart part, received part 1 without one/,
+  },
+  {
+    what: 'a boundary in the Content-Type that never appears',
+    body: part('op', 'retry') + end,
+    type: 'multipart/form-data; boundary=neverSent',
+    status: 400,
+    names: /expected a well-formed multipart\/form-data body, received one that does not parse/,
+  },
+  {
+    what: 'a multipart Content-Type without a boundary',
+    body: part('op', 'retry') + end,
+    type: 'multipart/form-data',
+    status: 400,
+    names: /Boundary not found/,
+  },
+  {
+    what: '100,000 tiny fields (3 MB)',
+    body: Array.from({ length: 100_000 }, (_, i) => part(`f${i % 10}`, '')).join('') + end,
+    status: 413,
+    names: /expected at most 1000 parts \(text fields and files together\) in a multipart\/form-data body, received more/,
+  },
+  {
+    what: 'text fields past max_body_bytes together',
+    body: part('a', 'x'.repeat(700_000)) + part('b', 'x'.repeat(700_000)) + end,
+    status: 413,
+    names: new RegExp(`text fields of at most ${BODY_LIMIT} bytes together \\(max_body_bytes in config/config.json\\)`),
+  },
 ];
 
 const routes = () => [`/q/test/new_message`, `/q/test/${prep}/attach/new`, `/q/test/adminoper`, `/q/test/bulk`, `/q/test/${prep}/tags`, `/q/test/requeue_errs`];
@@ -127,16 +164,27 @@ describe('malformed multipart bodies', () => {
 function partialUpload(route: string, total: number, sendFirst: number): Promise<{ status: number; body: string; sent: number; connection?: string }> {
   return new Promise((resolve, reject) => {
     let sent = 0;
-    const req = http.request({ host: '127.0.0.1', port: w.port, method: 'POST', path: route, headers: { 'content-type': MULTIPART, accept: 'application/json', 'content-length': String(total) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString(), sent, connection: res.headers.connection });
-        req.destroy();
-      });
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port: w.port,
+        method: 'POST',
+        path: route,
+        headers: { 'content-type': MULTIPART, accept: 'application/json', 'content-length': String(total) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString(), sent, connection: res.headers.connection });
+          req.destroy();
+        });
+      },
+    );
     req.on('error', reject);
-    const head = part('x_format', 'json') + `--${B}\r\nContent-Disposition: form-data; name="filedata"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+    const head =
+      part('x_format', 'json') +
+      `--${B}\r\nContent-Disposition: form-data; name="filedata"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
     req.write(head);
     req.write(Buffer.alloc(sendFirst));
     sent = head.length + sendFirst;

@@ -89,7 +89,12 @@ describe('a script leaves special files in its message dir', () => {
 
   it('a link to /dev/zero in attach/: listed as a link, never read (one GET pinned the queue at 94 % CPU)', async () => {
     const id = await leftBehind('zero_link');
-    expect((await messageJson(id))._attachments?.['zero.bin']).toEqual({ md5: null, size: null, path: expect.stringMatching(/\/attach\/zero\.bin$/), type: 'symlink' });
+    expect((await messageJson(id))._attachments?.['zero.bin']).toEqual({
+      md5: null,
+      size: null,
+      path: expect.stringMatching(/\/attach\/zero\.bin$/),
+      type: 'symlink',
+    });
     expect(await volley(`${w.base}/q/hostile/${id}/attach/zero.bin`, 1)).toEqual([404]);
     await othersServed();
   });
@@ -145,7 +150,11 @@ describe('a script points rq at files it should not show', () => {
     // The CLI keeps its four columns, naming what is not a file.
     const cli = await runRq(['attachstatusmesg', '--msg_id', `${w.base}/q/hostile/${id}`], { root: w.root });
     expect(cli.code).toBe(0);
-    expect(cli.out).toEqual(['ok 2', `plain.txt ${md5('plain\n')} 6 ${json._attachments?.['plain.txt'].path}`, `sub (directory) - ${json._attachments?.sub.path}`]);
+    expect(cli.out).toEqual([
+      'ok 2',
+      `plain.txt ${md5('plain\n')} 6 ${json._attachments?.['plain.txt'].path}`,
+      `sub (directory) - ${json._attachments?.sub.path}`,
+    ]);
   });
 });
 

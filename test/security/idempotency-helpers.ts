@@ -57,7 +57,8 @@ export async function queueRoot(names: string[]): Promise<{ t: TestRoot; procs: 
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const q = (root: string, queue: string, command: string, arg: unknown): Promise<any> => queueCommand(queuePaths(root, queue).sock, command, arg, { timeoutMs: 10_000 });
+export const q = (root: string, queue: string, command: string, arg: unknown): Promise<any> =>
+  queueCommand(queuePaths(root, queue).sock, command, arg, { timeoutMs: 10_000 });
 
 export function shuffled<T>(xs: readonly T[], rnd: SeededRandom): T[] {
   const out = [...xs];
@@ -118,4 +119,3 @@ export async function journal(root: string, queue: string): Promise<{ k: string;
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l));
 }
-

@@ -36,7 +36,9 @@ describe('idempotency keys over HTTP', () => {
     );
 
     const first = answers[0];
-    const disagreements = answers.flatMap((got, c) => keys.filter((k) => got.get(k) !== first.get(k)).map((k) => `client ${c} key ${k}: ${got.get(k)} vs ${first.get(k)}`));
+    const disagreements = answers.flatMap((got, c) =>
+      keys.filter((k) => got.get(k) !== first.get(k)).map((k) => `client ${c} key ${k}: ${got.get(k)} vs ${first.get(k)}`),
+    );
     expect(disagreements.slice(0, 5), `${disagreements.length} disagreements (${master.replay})`).toEqual([]);
     const ids = [...first.values()];
     expect(new Set(ids).size, 'one distinct id per key').toBe(KEYS);
@@ -74,10 +76,15 @@ describe('idempotency keys over HTTP', () => {
     expect(unanswered.length, 'requests in flight at the kill failed').toBeGreaterThan(0);
 
     // rq-mgr starts a new web process; the client waits for it to answer, as a client would.
-    await waitFor(async () => {
-      const pid = (await supervisedPids(w.root))['[web]'];
-      return pid !== null && pid !== webPid && (await fetch(`${w.base}/healthz`)).status === 200;
-    }, 'rq-mgr to restart the web', 20_000, 50);
+    await waitFor(
+      async () => {
+        const pid = (await supervisedPids(w.root))['[web]'];
+        return pid !== null && pid !== webPid && (await fetch(`${w.base}/healthz`)).status === 200;
+      },
+      'rq-mgr to restart the web',
+      20_000,
+      50,
+    );
 
     // A retry of every request without an answer, then of every key: the same id each time.
     const ids = new Map(first);
@@ -96,4 +103,3 @@ describe('idempotency keys over HTTP', () => {
     expect(await messageIds(w.root, 'test')).toEqual([...ids.values()].map(shortId).sort());
   }, 90_000);
 });
-

@@ -58,7 +58,10 @@ describe('idempotency keys over the queue socket', () => {
     for (const bad of ['k'.repeat(256), 'k'.repeat(300), 'a\nb', 'tab\there', ' leading', 'nul\u0000', 42, ['k'], { k: 1 }]) {
       for (const command of ['create_message', 'prep_message', 'single_que']) {
         const r = await create('test', { idempotency_key: bad }, command);
-        expect(r, `${command} with key ${JSON.stringify(bad)}`).toEqual(['fail', expect.stringMatching(/^idempotency_key: expected a key of 1 to 255 printable characters/)]);
+        expect(r, `${command} with key ${JSON.stringify(bad)}`).toEqual([
+          'fail',
+          expect.stringMatching(/^idempotency_key: expected a key of 1 to 255 printable characters/),
+        ]);
       }
     }
     expect(await messageIds(t.root, 'test')).toEqual(kept);
@@ -82,10 +85,15 @@ describe('idempotency keys over the queue socket', () => {
     const pid = (await supervisedPids(w.root)).test!;
     process.kill(pid, 'SIGKILL');
     // A new process, past its start (num_messages waits for the recovery scan and the key journal).
-    await waitFor(async () => {
-      const now = (await supervisedPids(w.root)).test;
-      return now !== null && now !== pid && (await q(w.root, 'test', 'num_messages', {})).que === 50;
-    }, 'rq-mgr to restart the queue', 20_000, 50);
+    await waitFor(
+      async () => {
+        const now = (await supervisedPids(w.root)).test;
+        return now !== null && now !== pid && (await q(w.root, 'test', 'num_messages', {})).que === 50;
+      },
+      'rq-mgr to restart the queue',
+      20_000,
+      50,
+    );
 
     const again = await Promise.all(keys.map((k) => q(w.root, 'test', 'create_message', { dest: 'test', idempotency_key: k })));
     expect(again).toEqual(ids.map((id) => ['ok', id]));
@@ -97,7 +105,10 @@ describe('idempotency keys over the queue socket', () => {
     const [, id] = await procs.test.cmd('prep_message', { dest: 'test', idempotency_key: 'k' });
     await procs.test.stop();
     procs.test = await QueueProc.start(t.root, 'test');
-    const [commit, again] = await Promise.all([procs.test.cmd('commit_message', { msg_id: id.split('/').pop() }), procs.test.cmd('create_message', { dest: 'test', idempotency_key: 'k' })]);
+    const [commit, again] = await Promise.all([
+      procs.test.cmd('commit_message', { msg_id: id.split('/').pop() }),
+      procs.test.cmd('create_message', { dest: 'test', idempotency_key: 'k' }),
+    ]);
     expect(commit).toEqual(['ok', 'msg commited']);
     expect(again).toEqual(['ok', id]);
     expect(await messageIds(t.root, 'test')).toEqual([id.split('/').pop()]);
@@ -182,4 +193,3 @@ describe('rq sendmesg --idempotency-key', () => {
     expect(await messageIds(t.root, 'test')).toEqual([shortId(once.out[0])]);
   }, 60_000);
 });
-

@@ -11,7 +11,8 @@ import { addQueue, waitFor } from '../helpers/rq-root.js';
 import { type WebRoot, postForm, send, startWebRoot, waitState } from '../web/web-root.js';
 
 /** A queue script that records who ran what: its own label, the message's queue and id. */
-const recorder = (label: string, ranLog: string) => `#!/bin/bash\nprintf '%s %s %s\\n' ${label} "$RQ_DEST_QUEUE" "$RQ_MSG_ID" >> ${ranLog}\necho "done ran" >&3\n`;
+const recorder = (label: string, ranLog: string) =>
+  `#!/bin/bash\nprintf '%s %s %s\\n' ${label} "$RQ_DEST_QUEUE" "$RQ_MSG_ID" >> ${ranLog}\necho "done ran" >&3\n`;
 
 describe('two queues whose names share a long prefix, at the boundary of this root', () => {
   let w: WebRoot;
@@ -48,7 +49,10 @@ describe('two queues whose names share a long prefix, at the boundary of this ro
         await fs.symlink(path.join(root, 'apps', 'fits'), path.join(root, 'scandir', fits));
         await fs.symlink(path.join(root, 'apps', 'over'), path.join(root, 'scandir', over));
         for (const name of legacy) await addQueue(root, name, { script: path.join(root, 'apps', 'over', 'run') });
-        await fs.writeFile(path.join(root, 'apps', 'over.json'), JSON.stringify({ name: over, script: path.join(root, 'apps', 'over', 'run'), num_workers: 1, exec_prefix: '' }));
+        await fs.writeFile(
+          path.join(root, 'apps', 'over.json'),
+          JSON.stringify({ name: over, script: path.join(root, 'apps', 'over', 'run'), num_workers: 1, exec_prefix: '' }),
+        );
       },
     });
     mgrLog = path.join(w.root, 'log', 'mgr-test.log');
@@ -77,7 +81,10 @@ describe('two queues whose names share a long prefix, at the boundary of this ro
   });
 
   it('queues made before the check, whose socket paths were one, are not started and say why', async () => {
-    await waitFor(async () => (await lines()).filter((l) => l.msg === 'queue not started: its name does not fit this root').length === 2, 'both legacy queues refused');
+    await waitFor(
+      async () => (await lines()).filter((l) => l.msg === 'queue not started: its name does not fit this root').length === 2,
+      'both legacy queues refused',
+    );
     const queues = (await w.mgr.cmd('queues')) as string[];
     for (const name of legacy) expect(queues).not.toContain(name);
     // Neither listens, on its own path or a cut one.
@@ -104,31 +111,56 @@ describe('two queues whose names share a long prefix, at the boundary of this ro
 
   it('HTTP create: one character over the limit is a 400 naming the field and the limit; exactly at it is made', async () => {
     const script = path.join(w.root, 'apps', 'fits', 'run');
-    const refused = await postForm(`${w.base}/new_queue`, { 'queue[name]': over, 'queue[script]': script, 'queue[num_workers]': '1', 'queue[exec_prefix]': '' });
+    const refused = await postForm(`${w.base}/new_queue`, {
+      'queue[name]': over,
+      'queue[script]': script,
+      'queue[num_workers]': '1',
+      'queue[exec_prefix]': '',
+    });
     expect(refused.status).toBe(400);
-    expect(await refused.text()).toBe(`400 - queue[name]: expected at most ${max} characters for this root (socket path queues/<q>/events.sock must fit in 107 bytes), received ${max + 1} characters`);
+    expect(await refused.text()).toBe(
+      `400 - queue[name]: expected at most ${max} characters for this root (socket path queues/<q>/events.sock must fit in 107 bytes), received ${max + 1} characters`,
+    );
     const link = await postForm(`${w.base}/new_queue_link`, { 'queue[json_path]': 'apps/over.json' });
     expect(link.status).toBe(400);
-    expect(await link.text()).toMatch(new RegExp(`^400 - name of apps/over\\.json: expected at most ${max} characters for this root .* received ${max + 1} characters$`));
+    expect(await link.text()).toMatch(
+      new RegExp(`^400 - name of apps/over\\.json: expected at most ${max} characters for this root .* received ${max + 1} characters$`),
+    );
     await expect(fs.access(queuePaths(w.root, over).dir)).rejects.toThrow(/ENOENT/);
 
     const atLimit = 'm'.repeat(max);
-    const made = await postForm(`${w.base}/new_queue`, { 'queue[name]': atLimit, 'queue[script]': script, 'queue[num_workers]': '1', 'queue[exec_prefix]': '' });
+    const made = await postForm(`${w.base}/new_queue`, {
+      'queue[name]': atLimit,
+      'queue[script]': script,
+      'queue[num_workers]': '1',
+      'queue[exec_prefix]': '',
+    });
     expect(made.status).toBe(303);
     const id = await send(w.base, atLimit, { param1: 'made' });
     expect(await waitState(w.base, atLimit, id, ['done'])).toBe('done');
     expect(await ran()).toContain(`fits ${atLimit} ${id}`);
   });
 
-  it('rq-mgr\'s own create_queue refuses the name with the limit', async () => {
-    const reply = await w.mgr.cmd('create_queue', JSON.stringify({ name: over, script: path.join(w.root, 'apps', 'over', 'run'), num_workers: 1, exec_prefix: '' }));
-    expect(reply).toEqual(['fail', `queue name: expected at most ${max} characters for this root (socket path queues/<q>/events.sock must fit in 107 bytes), received ${max + 1} characters`]);
+  it("rq-mgr's own create_queue refuses the name with the limit", async () => {
+    const reply = await w.mgr.cmd(
+      'create_queue',
+      JSON.stringify({ name: over, script: path.join(w.root, 'apps', 'over', 'run'), num_workers: 1, exec_prefix: '' }),
+    );
+    expect(reply).toEqual([
+      'fail',
+      `queue name: expected at most ${max} characters for this root (socket path queues/<q>/events.sock must fit in 107 bytes), received ${max + 1} characters`,
+    ]);
   });
 
   it('CLI: sendmesg to the name exits non-zero with the limit; to the one that fits it is sent', async () => {
     for (const name of [over, legacy[1]]) {
       const r = await runRq(['sendmesg', '--dest', name, '--param1', 'hijack'], { root: w.root });
-      expectOneLineError(r, new RegExp(`^rq: queue name: expected at most ${max} characters for this root \\(socket path queues/<q>/events\\.sock must fit in 107 bytes\\), received ${name.length} characters$`));
+      expectOneLineError(
+        r,
+        new RegExp(
+          `^rq: queue name: expected at most ${max} characters for this root \\(socket path queues/<q>/events\\.sock must fit in 107 bytes\\), received ${name.length} characters$`,
+        ),
+      );
     }
     const ok = await runRq(['sendmesg', '--dest', fits, '--param1', 'cli'], { root: w.root });
     expect(ok.code).toBe(0);
@@ -143,7 +175,7 @@ describe('two queues whose names share a long prefix, at the boundary of this ro
   });
 });
 
-describe('a root too long for rq-mgr\'s own sockets', () => {
+describe("a root too long for rq-mgr's own sockets", () => {
   /** A root of exactly `n` bytes with the runtime folders and a config. */
   async function rootOf(n: number): Promise<string> {
     const base = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-longroot-'));

@@ -44,7 +44,34 @@ const anyValue = fc.oneof(
   { weight: 3, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
   { weight: 2, arbitrary: text },
   { weight: 1, arbitrary: huge },
-  { weight: 2, arbitrary: fc.constantFrom(null, true, false, 0, -1, 1.5, 1e308, '', ' ', '\n', 'test', 'done', 'prep', 'que', 'err', 'errack', 'done\u0000', '../..', '/etc/hostname', '/', '.', '/dev/null', 'http://127.0.0.1:1/x') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      null,
+      true,
+      false,
+      0,
+      -1,
+      1.5,
+      1e308,
+      '',
+      ' ',
+      '\n',
+      'test',
+      'done',
+      'prep',
+      'que',
+      'err',
+      'errack',
+      'done\u0000',
+      '../..',
+      '/etc/hostname',
+      '/',
+      '.',
+      '/dev/null',
+      'http://127.0.0.1:1/x',
+    ),
+  },
 );
 const msgId = fc.oneof(
   { weight: 3, arbitrary: fc.constant(EXISTING) },
@@ -86,18 +113,35 @@ const fields = fc
     return out;
   });
 /** JSON no client can build (stringify recurses), only a parser meets: nesting 100,000 deep, in a field or whole. */
-const deepText = fc.tuple(fc.integer({ min: 1, max: 100_000 }), fc.boolean(), fc.constantFrom('', 'dest', 'force_remote', 'param1', 'idempotency_key', 'msg_id', 'post_run_webhook')).map(([n, arrays, field]) => {
-  const nested = arrays ? '['.repeat(n) + ']'.repeat(n) : `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
-  return field === '' ? nested : `{"dest":"test","${field}":${nested}}`;
-});
+const deepText = fc
+  .tuple(
+    fc.integer({ min: 1, max: 100_000 }),
+    fc.boolean(),
+    fc.constantFrom('', 'dest', 'force_remote', 'param1', 'idempotency_key', 'msg_id', 'post_run_webhook'),
+  )
+  .map(([n, arrays, field]) => {
+    const nested = arrays ? '['.repeat(n) + ']'.repeat(n) : `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
+    return field === '' ? nested : `{"dest":"test","${field}":${nested}}`;
+  });
 /** Keys a plain object lookup could mistake for fields: only raw text gives them as own keys (JSON.parse does). */
-const protoText = fc.constantFrom('{"dest":"test","__proto__":{"dest":"x","param1":"p"}}', '{"__proto__":null}', '{"dest":"test","constructor":{"prototype":{"x":1}}}', '{"dest":{"toString":"x"}}', '{"msg_id":{"__proto__":[]}}');
+const protoText = fc.constantFrom(
+  '{"dest":"test","__proto__":{"dest":"x","param1":"p"}}',
+  '{"__proto__":null}',
+  '{"dest":"test","constructor":{"prototype":{"x":1}}}',
+  '{"dest":{"toString":"x"}}',
+  '{"msg_id":{"__proto__":[]}}',
+);
 const arg = fc.oneof(
   { weight: 6, arbitrary: fields.map((value) => ({ json: value })) },
   { weight: 2, arbitrary: anyValue.map((value) => ({ json: value })) },
   { weight: 1, arbitrary: deepText.map((raw) => ({ raw })) },
   { weight: 1, arbitrary: protoText.map((raw) => ({ raw })) },
-  { weight: 1, arbitrary: fc.oneof(text, fc.constantFrom('{', '{"dest":', '{"dest":"test"', 'null', '', '   ', '{}{}', '{"dest":"test"} trailing', '\u0000')).map((raw) => ({ raw })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .oneof(text, fc.constantFrom('{', '{"dest":', '{"dest":"test"', 'null', '', '   ', '{}{}', '{"dest":"test"} trailing', '\u0000'))
+      .map((raw) => ({ raw })),
+  },
 );
 /** Known names, and near misses of them: suffixes, prefixes, case, prototype keys, garbage without spaces. */
 const command = fc.oneof(
@@ -109,7 +153,15 @@ const command = fc.oneof(
   { weight: 1, arbitrary: text.map((s) => s.replaceAll(' ', '')) },
 );
 const requestArb = fc.oneof(
-  { weight: 9, arbitrary: fc.record({ command, sep: fc.oneof({ weight: 8, arbitrary: fc.constant(' ') }, { weight: 1, arbitrary: fc.constantFrom('', '\t', '  ') }), arg, pick: fc.nat() }) },
+  {
+    weight: 9,
+    arbitrary: fc.record({
+      command,
+      sep: fc.oneof({ weight: 8, arbitrary: fc.constant(' ') }, { weight: 1, arbitrary: fc.constantFrom('', '\t', '  ') }),
+      arg,
+      pick: fc.nat(),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ whole: fc.string({ unit: 'binary', maxLength: 300 }) }) },
 );
 type Req = { command: string; sep: string; arg: { json: unknown } | { raw: string }; pick: number } | { whole: string };
@@ -165,9 +217,13 @@ describe('queue socket fuzz', () => {
     const bytes = fc.oneof(
       // Not a frame at all, or a header that lies (bad magic, letters for digits, no space, a length beyond the data).
       fc.uint8Array({ minLength: 1, maxLength: 300 }).map((b) => Buffer.from(b)),
-      fc.tuple(fc.constantFrom('rq1 ', 'rq2 ', 'RQ1 ', 'rq1 0000001x ', 'rq1 00000010', 'rq1 99999999 ', 'rq1 00000100 '), fc.uint8Array({ maxLength: 50 })).map(([h, b]) => Buffer.concat([Buffer.from(h, 'latin1'), b])),
+      fc
+        .tuple(fc.constantFrom('rq1 ', 'rq2 ', 'RQ1 ', 'rq1 0000001x ', 'rq1 00000010', 'rq1 99999999 ', 'rq1 00000100 '), fc.uint8Array({ maxLength: 50 }))
+        .map(([h, b]) => Buffer.concat([Buffer.from(h, 'latin1'), b])),
       // Well framed, but the payload is not UTF-8: a command followed by arbitrary bytes, or bytes alone.
-      fc.tuple(fc.constantFrom(...NAMES.filter((n) => n !== 'shutdown'), 'nope'), fc.uint8Array({ maxLength: 200 })).map(([c, b]) => framed(Buffer.concat([Buffer.from(`${c} `), b]))),
+      fc
+        .tuple(fc.constantFrom(...NAMES.filter((n) => n !== 'shutdown'), 'nope'), fc.uint8Array({ maxLength: 200 }))
+        .map(([c, b]) => framed(Buffer.concat([Buffer.from(`${c} `), b]))),
       fc.uint8Array({ minLength: 1, maxLength: 200 }).map((b) => framed(b)),
       // Two requests in one write, the second cut short.
       fc.tuple(fc.constantFrom('ping {}', 'num_messages {}', 'create_message {"dest":'), fc.nat({ max: 12 })).map(([p, cut]) => {

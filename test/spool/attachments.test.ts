@@ -140,7 +140,12 @@ describe('deleteAttachment', () => {
 describe('listAttachments', () => {
   it('lists every non-dot entry sorted, with md5, size and absolute path', async () => {
     expect(await listAttachments(msgDir)).toEqual({});
-    for (const [n, data] of [['b.txt', 'bb'], ['a.txt', 'a'], ['c.txt', '']] as const) await t.spool.attach(id, await source(n, data), undefined);
+    for (const [n, data] of [
+      ['b.txt', 'bb'],
+      ['a.txt', 'a'],
+      ['c.txt', ''],
+    ] as const)
+      await t.spool.attach(id, await source(n, data), undefined);
     await fs.writeFile(path.join(msgDir, 'attach', '.dotted'), 'ignored');
     const list = await listAttachments(msgDir);
     expect(Object.keys(list)).toEqual(['a.txt', 'b.txt', 'c.txt']);

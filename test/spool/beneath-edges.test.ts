@@ -55,10 +55,12 @@ describe('SafeDir.openFile when the name changes between its check and its open'
 
   it('a link put in its place: the open refuses it (ELOOP), plain not-found', async () => {
     await fs.writeFile(path.join(root, 'secret'), 'elsewhere');
-    expect(await openSwapped(() => {
-      symlinkSync(path.join(root, 'secret'), log('link'));
-      renameSync(log('link'), log('x.log'));
-    })).toBe('"x.log" not found');
+    expect(
+      await openSwapped(() => {
+        symlinkSync(path.join(root, 'secret'), log('link'));
+        renameSync(log('link'), log('x.log'));
+      }),
+    ).toBe('"x.log" not found');
   });
 
   it('a socket put in its place: the open refuses it (ENXIO), plain not-found', async () => {
@@ -71,14 +73,14 @@ describe('SafeDir.openFile when the name changes between its check and its open'
     }
   });
 
-  it('another regular file or a FIFO put in its place: opened, then refused by the handle\'s inode and type', async () => {
+  it("another regular file or a FIFO put in its place: opened, then refused by the handle's inode and type", async () => {
     await fs.writeFile(log('other'), 'another file');
     expect(await openSwapped(() => renameSync(log('other'), log('x.log')))).toBe('"x.log" not found (replaced while it was opened)');
     execFileSync('mkfifo', [log('fifo')]);
     expect(await openSwapped(() => renameSync(log('fifo'), log('x.log')))).toBe('"x.log" not found (replaced while it was opened)');
   });
 
-  it('the same inode number on another filesystem mounted over it: refused by the handle\'s device', async (ctx) => {
+  it("the same inode number on another filesystem mounted over it: refused by the handle's device", async (ctx) => {
     // Two fresh tmpfs number their inodes alike, so only the device tells their files apart.
     const [a, b] = [path.join(root, 'a'), path.join(root, 'b')];
     const mounted: string[] = [];
@@ -113,11 +115,15 @@ describe('SafeDir.openFile when the name changes between its check and its open'
     }
   });
 
-  it('left alone: opened through the same gate, so the refusals above are the swap\'s doing', async () => {
+  it("left alone: opened through the same gate, so the refusals above are the swap's doing", async () => {
     await fs.writeFile(log('x.log'), 'kept');
     const dir = await SafeDir.open(msgDir, ['job']);
     try {
-      const { fh } = await betweenTwoCalls(gateDir, () => dir.openFile('x.log'), () => undefined);
+      const { fh } = await betweenTwoCalls(
+        gateDir,
+        () => dir.openFile('x.log'),
+        () => undefined,
+      );
       expect(await fh.readFile('utf8')).toBe('kept');
       await fh.close();
     } finally {

@@ -135,7 +135,7 @@ describe('listAttachments of what a script left', () => {
       'fifo.txt': { md5: null, size: null, path: p('fifo.txt'), type: 'fifo' },
       'ok.txt': { md5: md5('plain'), size: 5, path: p('ok.txt') },
       'shadow.txt': { md5: null, size: null, path: p('shadow.txt'), type: 'symlink' },
-      'sub': { md5: null, size: null, path: p('sub'), type: 'directory' },
+      sub: { md5: null, size: null, path: p('sub'), type: 'directory' },
       'zero.bin': { md5: null, size: null, path: p('zero.bin'), type: 'symlink' },
     });
   });

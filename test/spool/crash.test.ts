@@ -31,7 +31,10 @@ function ensureBuilt(): void {
   const stale = sources.some((src) => !existsSync(compiled(src)) || statSync(compiled(src)).mtimeMs < statSync(src).mtimeMs);
   if (!stale) return;
   try {
-    execFileSync(process.execPath, [path.join(PROJECT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: PROJECT, stdio: 'pipe' });
+    execFileSync(process.execPath, [path.join(PROJECT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: PROJECT,
+      stdio: 'pipe',
+    });
   } catch {
     // Type errors elsewhere in src/ do not stop tsc from emitting; the check below decides.
   }
@@ -131,9 +134,15 @@ describe('SIGKILL at random moments, then recover()', () => {
       const where = `round ${round} (killed after ${run.ops} steps + ${delay.toFixed(1)} ms; ${rng.replay})`;
       const st = spool.paths.state;
 
-      expect((await ls(st.prep)).filter((n) => n.startsWith('_')), where).toEqual([]);
+      expect(
+        (await ls(st.prep)).filter((n) => n.startsWith('_')),
+        where,
+      ).toEqual([]);
       expect(await ls(path.join(spool.paths.dir, '.blank')), where).toEqual([]);
-      expect((await walk(spool.paths.dir)).filter((p) => p.endsWith('.tmp')), where).toEqual([]);
+      expect(
+        (await walk(spool.paths.dir)).filter((p) => p.endsWith('.tmp')),
+        where,
+      ).toEqual([]);
       expect(await ls(st.run), where).toEqual([]);
       expect(rec.broken, where).toEqual([]);
 

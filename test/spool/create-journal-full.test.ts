@@ -29,7 +29,10 @@ describe('a create whose journal record cannot be written', () => {
     const ids: string[] = [];
     // Sent one by one: each may start before its durability is settled, the case where a refusal would lie.
     for (let i = 0; i < 20; i++) ids.push(await q!.send({ param1: 'done', param2: `j${i}` }));
-    const batch = (await q!.cmd('create_messages', { messages: Array.from({ length: 50 }, (_, i) => ({ dest: 'jf', param1: 'done', param2: `b${i}` })) })) as [string, [string, string][]];
+    const batch = (await q!.cmd('create_messages', { messages: Array.from({ length: 50 }, (_, i) => ({ dest: 'jf', param1: 'done', param2: `b${i}` })) })) as [
+      string,
+      [string, string][],
+    ];
     expect(batch[0]).toBe('ok');
     expect(batch[1].filter(([head]) => head !== 'ok')).toEqual([]);
     await waitFor(async () => (await q!.cmd('num_messages')).done === 70, 'all 70 messages done');

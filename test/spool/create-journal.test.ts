@@ -125,7 +125,10 @@ describe('CreateJournal', () => {
     let refuse = true;
     const flaky: SpoolFs = {
       ...nodeSpoolFs,
-      open: (p, flags, mode) => (refuse && p.endsWith('.log') ? Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, open'), { code: 'ENOSPC' })) : nodeSpoolFs.open(p, flags, mode)),
+      open: (p, flags, mode) =>
+        refuse && p.endsWith('.log')
+          ? Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, open'), { code: 'ENOSPC' }))
+          : nodeSpoolFs.open(p, flags, mode),
     };
     const j = new CreateJournal({ dir, fs: flaky });
     await j.open();

@@ -38,13 +38,26 @@ describe('file writes', () => {
   it('overwriteFile, durable: an existing file is truncated, written and fsynced; its directory is not', async () => {
     await fs.writeFile(path.join(base, 'status'), 'a longer old text');
     await resolved(overwriteFile(path.join(base, 'status'), 'new', new DirSync(s.rec.fs)));
-    expect(s.rec.only('truncate', 'write', 'fsync', 'fsynced', 'rename', 'resolved')).toEqual(['truncate status', 'write status', 'fsync status', 'fsynced status', 'resolved']);
+    expect(s.rec.only('truncate', 'write', 'fsync', 'fsynced', 'rename', 'resolved')).toEqual([
+      'truncate status',
+      'write status',
+      'fsync status',
+      'fsynced status',
+      'resolved',
+    ]);
     expect(await fs.readFile(path.join(base, 'status'), 'utf8')).toBe('new');
   });
 
   it('overwriteFile, durable: a new file is written and fsynced, then its directory (the new name) is', async () => {
     await resolved(overwriteFile(path.join(base, 'status'), 'new', new DirSync(s.rec.fs)));
-    expect(s.rec.only('truncate', 'write', 'fsync', 'fsynced', 'rename', 'resolved')).toEqual(['write status', 'fsync status', 'fsynced status', 'fsync .', 'fsynced .', 'resolved']);
+    expect(s.rec.only('truncate', 'write', 'fsync', 'fsynced', 'rename', 'resolved')).toEqual([
+      'write status',
+      'fsync status',
+      'fsynced status',
+      'fsync .',
+      'fsynced .',
+      'resolved',
+    ]);
   });
 
   it('overwriteFile, not durable: written in place, no fsync at all', async () => {
@@ -77,7 +90,6 @@ describe('file writes', () => {
     expect(s.rec.only('fsynced')).toEqual(['fsynced d1/d2']);
   });
 });
-
 
 describe('attachments', () => {
   const exdev = () => Promise.reject(Object.assign(new Error('EXDEV: cross-device link not permitted'), { code: 'EXDEV' }));

@@ -23,7 +23,10 @@ describe('create', () => {
     const msg = await resolved(s.spool.create({ dest: 'test' }, { commit: true }));
     const dir = rel(s.spool.msgDir('que', msg.msg_id));
     const { tmp, line } = createRename(dir);
-    const segment = s.rec.only('open').find((l) => l.startsWith('open queues/test/journal/'))!.slice('open '.length);
+    const segment = s.rec
+      .only('open')
+      .find((l) => l.startsWith('open queues/test/journal/'))!
+      .slice('open '.length);
     expect(segment).toBe('queues/test/journal/000000000001.log');
     const log = s.rec.log;
     expectOrder(log, [`write ${tmp}/msg`], [line]);
@@ -39,7 +42,12 @@ describe('create', () => {
     const first = await s.spool.create({ dest: 'test' }, { commit: true });
     s.rec.clear();
     await resolved(s.spool.checkpoint());
-    expect(s.rec.only('syncfs', 'syncfsed', 'rm', 'resolved')).toEqual(['syncfs queues/test/journal', 'syncfsed queues/test/journal', 'rm queues/test/journal/000000000001.log', 'resolved']);
+    expect(s.rec.only('syncfs', 'syncfsed', 'rm', 'resolved')).toEqual([
+      'syncfs queues/test/journal',
+      'syncfsed queues/test/journal',
+      'rm queues/test/journal/000000000001.log',
+      'resolved',
+    ]);
     await s.spool.create({ dest: 'test' }, { commit: true });
     expect(await fs.readdir(s.spool.paths.journalDir)).toEqual(['000000000002.log']);
     expect(await s.spool.readMessage('que', first.msg_id)).toMatchObject({ msg_id: first.msg_id });
@@ -110,7 +118,11 @@ describe('moves and hash dirs', () => {
     expect(s.rec.only('mkdir')).toEqual([`mkdir ${minute}`]);
     expect(s.rec.only('fsync').slice(0, 3).sort()).toEqual(levels.sort());
     expectOrder(s.rec.log, [`mkdir ${minute}`], levels);
-    expectOrder(s.rec.log, levels.map((l) => l.replace('fsync', 'fsynced')), [rename]);
+    expectOrder(
+      s.rec.log,
+      levels.map((l) => l.replace('fsync', 'fsynced')),
+      [rename],
+    );
     expectOrder(s.rec.log, [rename], [`fsync ${que}`, `fsync ${minute}`]);
     expectOrder(s.rec.log, [`fsynced ${que}`, `fsynced ${minute}`], ['resolved']);
     expect(s.rec.only('fsync')).toHaveLength(5);

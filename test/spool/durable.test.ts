@@ -119,28 +119,31 @@ describe('writeFileDurable / overwriteFile', () => {
     expect(await ls(base)).toEqual(['status']);
   });
 
-  it.each([['writeFileDurable', (f: string, d: string) => writeFileDurable(f, d, new DirSync())]])('%s replaces the file atomically and leaves no .tmp', async (_name, write) => {
-    const f = path.join(base, 'msg');
-    await write(f, 'first');
-    expect(await fs.readFile(f, 'utf8')).toBe('first');
-    // A replace is a new inode renamed over the old (both exist at that moment, so they differ).
-    const inoBefore = (await fs.stat(f)).ino;
-    await write(f, 'second');
-    expect((await fs.stat(f)).ino).not.toBe(inoBefore);
-    // Readers racing the replaces only ever see a whole old or a whole new content.
-    const contents = Array.from({ length: 40 }, (_, i) => `version ${i} `.repeat(2000));
-    const seen = new Set<string>();
-    let writing = true;
-    const reader = (async () => {
-      while (writing) seen.add(await fs.readFile(f, 'utf8'));
-    })();
-    for (const c of contents) await write(f, c);
-    writing = false;
-    await reader;
-    for (const s of seen) expect(s === 'second' || contents.includes(s), `torn read of ${s.length} chars`).toBe(true);
-    expect(await fs.readFile(f, 'utf8')).toBe(contents.at(-1));
-    expect(await ls(base)).toEqual(['msg']);
-  });
+  it.each([['writeFileDurable', (f: string, d: string) => writeFileDurable(f, d, new DirSync())]])(
+    '%s replaces the file atomically and leaves no .tmp',
+    async (_name, write) => {
+      const f = path.join(base, 'msg');
+      await write(f, 'first');
+      expect(await fs.readFile(f, 'utf8')).toBe('first');
+      // A replace is a new inode renamed over the old (both exist at that moment, so they differ).
+      const inoBefore = (await fs.stat(f)).ino;
+      await write(f, 'second');
+      expect((await fs.stat(f)).ino).not.toBe(inoBefore);
+      // Readers racing the replaces only ever see a whole old or a whole new content.
+      const contents = Array.from({ length: 40 }, (_, i) => `version ${i} `.repeat(2000));
+      const seen = new Set<string>();
+      let writing = true;
+      const reader = (async () => {
+        while (writing) seen.add(await fs.readFile(f, 'utf8'));
+      })();
+      for (const c of contents) await write(f, c);
+      writing = false;
+      await reader;
+      for (const s of seen) expect(s === 'second' || contents.includes(s), `torn read of ${s.length} chars`).toBe(true);
+      expect(await fs.readFile(f, 'utf8')).toBe(contents.at(-1));
+      expect(await ls(base)).toEqual(['msg']);
+    },
+  );
 
   it('writeFileDurable replaces a stale temp left by a crash', async () => {
     const f = path.join(base, 'status');

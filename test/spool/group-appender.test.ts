@@ -68,7 +68,10 @@ describe('GroupAppender', () => {
   });
 
   it('when the cut fails too, the torn record is its own unreadable line; the ones before and after it are whole', async () => {
-    const noTruncate = (f: SpoolFs): SpoolFs => ({ ...f, open: async (...args) => Object.assign(await f.open(...args), { truncate: () => Promise.reject(enospc()) }) });
+    const noTruncate = (f: SpoolFs): SpoolFs => ({
+      ...f,
+      open: async (...args) => Object.assign(await f.open(...args), { truncate: () => Promise.reject(enospc()) }),
+    });
     expect((await tornMiddle(noTruncate)).split('\n')).toEqual(['{"a":1}', '{"b":', '{"c":3}', '']);
   });
 

@@ -50,7 +50,11 @@ describe('history', () => {
     const bytes = (JSON.stringify({ at: new Date(T0).toISOString(), ...line(0) }) + '\n').length;
     // Room for three lines per file: lines 0-2, then 3-5, then 6.
     for (let n = 0; n < 7; n++) appendHistory(s.spool.fs, dir, T0, line(n), noFailure, bytes * 3);
-    const ns = async (f: string) => (await fs.readFile(path.join(dir, f), 'utf8')).trim().split('\n').map((l) => JSON.parse(l).n);
+    const ns = async (f: string) =>
+      (await fs.readFile(path.join(dir, f), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).n);
     expect(await ns('history.1')).toEqual([3, 4, 5]);
     expect(await ns('history')).toEqual([6]);
     expect((await s.spool.readHistory('que', id)).map((e) => e.n ?? e.actor)).toEqual(['create', 3, 4, 5, 6]);
@@ -61,9 +65,12 @@ describe('history', () => {
     const { msg_id: id } = await s.spool.create({ dest: 'test' }, { commit: true });
     const dir = s.spool.msgDir('que', id);
     // The open fails as a broken disk's would.
-    const eio = { ...s.spool.fs, openSync: () => {
-      throw Object.assign(new Error('EIO: i/o error, open'), { code: 'EIO' });
-    } };
+    const eio = {
+      ...s.spool.fs,
+      openSync: () => {
+        throw Object.assign(new Error('EIO: i/o error, open'), { code: 'EIO' });
+      },
+    };
     const failures: RqError[] = [];
     appendHistory(eio, dir, T0, { event: 'beat', actor: 'test' }, (err) => failures.push(err));
     expect(failures.map((e) => [e.code, e.message])).toEqual([['RQ_ERR_DISK', expect.stringMatching(/^history line in .* failed: EIO/)]]);

@@ -2,7 +2,11 @@
 import { describe, expect, it } from 'vitest';
 import { type JournalRecord, encodeRecord, parseJournal } from '../../src/spool/journal-records.js';
 
-const rec = (n: number): JournalRecord => ({ id: `20261126.1200.00.000.${n}`, state: 'que', msg: { msg_id: `20261126.1200.00.000.${n}`, dest: 'q', param1: `p${n} ü\n"x"` } as never });
+const rec = (n: number): JournalRecord => ({
+  id: `20261126.1200.00.000.${n}`,
+  state: 'que',
+  msg: { msg_id: `20261126.1200.00.000.${n}`, dest: 'q', param1: `p${n} ü\n"x"` } as never,
+});
 
 describe('journal records', () => {
   it('a line is a checksum in 8 hex digits, a space and the JSON; parsing gives back what was encoded', () => {
@@ -35,7 +39,14 @@ describe('journal records', () => {
 
   it('a line whose JSON checks out but is no create record (no id, another state, no msg) is not one', () => {
     const line = (v: unknown) => encodeRecord(v as JournalRecord);
-    for (const v of [{ state: 'que', msg: {} }, { id: 'x', state: 'prep', msg: {} }, { id: 'x', state: 'que' }, { id: 'x', state: 'que', msg: null }, null, 7]) {
+    for (const v of [
+      { state: 'que', msg: {} },
+      { id: 'x', state: 'prep', msg: {} },
+      { id: 'x', state: 'que' },
+      { id: 'x', state: 'que', msg: null },
+      null,
+      7,
+    ]) {
       expect(parseJournal(line(v)), JSON.stringify(v)).toEqual({ records: [], damaged: 1 });
     }
     expect(parseJournal('\n\n' + encodeRecord(rec(1)))).toEqual({ records: [rec(1)], damaged: 0 });

@@ -89,7 +89,9 @@ describe('journal replay', () => {
     const rec = recordingFs(s.spool.root);
     await restarted(s.spool, { fs: rec.fs }).recover();
     const log = rec.log;
-    const made = log.indexOf(`rename ${path.relative(s.spool.root, s.spool.paths.state.prep)}/_replay.${process.pid}.0 -> ${path.relative(s.spool.root, s.spool.msgDir('que', m.msg_id))}`);
+    const made = log.indexOf(
+      `rename ${path.relative(s.spool.root, s.spool.paths.state.prep)}/_replay.${process.pid}.0 -> ${path.relative(s.spool.root, s.spool.msgDir('que', m.msg_id))}`,
+    );
     const synced = log.indexOf('syncfsed queues/test');
     const deleted = log.findIndex((l) => l.startsWith('rm queues/test/journal/'));
     expect(made).toBeGreaterThanOrEqual(0);

@@ -25,10 +25,13 @@ const plants: [string, (p: string) => Promise<unknown>][] = [
   ['a link to a file', (p) => fs.symlink(outside, p)],
   ['a link to a directory', (p) => fs.symlink(path.dirname(outside), p)],
   ['a device (a writer opens it at once)', async (p) => execFileSync('mknod', [p, 'c', '1', '3'])],
-  ['a directory with files', async (p) => {
-    await fs.mkdir(p);
-    await fs.writeFile(path.join(p, 'inner'), 'x');
-  }],
+  [
+    'a directory with files',
+    async (p) => {
+      await fs.mkdir(p);
+      await fs.writeFile(path.join(p, 'inner'), 'x');
+    },
+  ],
 ];
 
 describe('openOwnSync', () => {
@@ -61,14 +64,21 @@ describe('openOwnSync', () => {
   });
 
   it('other failures are passed on, and a name that keeps coming back is not fought over', async () => {
-    const eio = { ...nodeSpoolFs, openSync: () => {
-      throw Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
-    } };
+    const eio = {
+      ...nodeSpoolFs,
+      openSync: () => {
+        throw Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
+      },
+    };
     expect(() => openOwnSync(eio, path.join(dir, 'x'), APPEND)).toThrow(/EIO/);
     let removed = 0;
-    const stubborn = { ...nodeSpoolFs, openSync: () => {
-      throw Object.assign(new Error('ELOOP: too many symbolic links'), { code: 'ELOOP' });
-    }, rmSync: () => void removed++ };
+    const stubborn = {
+      ...nodeSpoolFs,
+      openSync: () => {
+        throw Object.assign(new Error('ELOOP: too many symbolic links'), { code: 'ELOOP' });
+      },
+      rmSync: () => void removed++,
+    };
     expect(() => openOwnSync(stubborn, path.join(dir, 'x'), APPEND)).toThrow(/ELOOP/);
     expect(removed).toBe(1);
   });
@@ -85,7 +95,7 @@ describe('openOwn', () => {
     expect(await fs.readFile(outside, 'utf8')).toBe('untouched');
   });
 
-  it('UPDATE of a FIFO: O_RDWR opens a FIFO at once, so the handle\'s type refuses it; then ENOENT, for the caller to create', async () => {
+  it("UPDATE of a FIFO: O_RDWR opens a FIFO at once, so the handle's type refuses it; then ENOENT, for the caller to create", async () => {
     const file = path.join(dir, 'status');
     execFileSync('mkfifo', [file]);
     await expect(openOwn(nodeSpoolFs, file, UPDATE)).rejects.toMatchObject({ code: 'ENOENT' });
@@ -111,15 +121,21 @@ describe('ownDirSync', () => {
 
 const errno = (code: string) => Object.assign(new Error(`${code}: failed`), { code });
 
-describe('what is not a stranger in the file\'s place is not removed', () => {
+describe("what is not a stranger in the file's place is not removed", () => {
   it('an I/O error or an rq error of another kind is passed on with nothing removed, sync and async', async () => {
     const file = path.join(dir, 'status');
     await fs.writeFile(file, 'kept');
     for (const err of [errno('EIO'), RqError.of('RQ_ERR_FILE_NOT_FOUND', 'status', '')]) {
       let removed = 0;
-      const failing = { ...nodeSpoolFs, openSync: () => {
-        throw err;
-      }, open: () => Promise.reject(err), rmSync: () => void removed++, rm: async () => void removed++ };
+      const failing = {
+        ...nodeSpoolFs,
+        openSync: () => {
+          throw err;
+        },
+        open: () => Promise.reject(err),
+        rmSync: () => void removed++,
+        rm: async () => void removed++,
+      };
       expect(() => openOwnSync(failing, file, APPEND)).toThrow(err);
       await expect(openOwn(failing, file, APPEND)).rejects.toBe(err);
       expect(removed).toBe(0);
@@ -134,30 +150,35 @@ describe('what is not a stranger in the file\'s place is not removed', () => {
     expect(removed).toBe(1);
   });
 
-  it('a stranger the script removes itself between rq\'s failed open and its removal: the file is made all the same', async () => {
+  it("a stranger the script removes itself between rq's failed open and its removal: the file is made all the same", async () => {
     const file = path.join(dir, 'history');
     // The script's own unlink lands right after rq's open failed on its link.
-    const racing = <A extends unknown[], R>(open: (...a: A) => R) => (...a: A): R => {
-      try {
-        return open(...a);
-      } catch (err) {
-        unlinkSync(file);
-        throw err;
-      }
-    };
+    const racing =
+      <A extends unknown[], R>(open: (...a: A) => R) =>
+      (...a: A): R => {
+        try {
+          return open(...a);
+        } catch (err) {
+          unlinkSync(file);
+          throw err;
+        }
+      };
     await fs.symlink(outside, file);
     closeSync(openOwnSync({ ...nodeSpoolFs, openSync: racing(nodeSpoolFs.openSync) }, file, APPEND));
     expect((await fs.lstat(file)).isFile()).toBe(true);
     await fs.rm(file);
     await fs.symlink(outside, file);
-    const asyncRacing = { ...nodeSpoolFs, open: async (p: string, f: string | number, m?: number) => {
-      try {
-        return await nodeSpoolFs.open(p, f, m);
-      } catch (err) {
-        unlinkSync(file);
-        throw err;
-      }
-    } };
+    const asyncRacing = {
+      ...nodeSpoolFs,
+      open: async (p: string, f: string | number, m?: number) => {
+        try {
+          return await nodeSpoolFs.open(p, f, m);
+        } catch (err) {
+          unlinkSync(file);
+          throw err;
+        }
+      },
+    };
     await (await openOwn(asyncRacing, file, TRUNCATE)).close();
     expect((await fs.lstat(file)).isFile()).toBe(true);
     expect(await fs.readFile(outside, 'utf8')).toBe('untouched');
@@ -166,19 +187,25 @@ describe('what is not a stranger in the file\'s place is not removed', () => {
 
 describe('ownDirSync when mkdir fails', () => {
   it('a failure other than EEXIST (a full disk) is passed on as it is', () => {
-    const full = { ...nodeSpoolFs, mkdirSync: () => {
-      throw errno('ENOSPC');
-    } };
+    const full = {
+      ...nodeSpoolFs,
+      mkdirSync: () => {
+        throw errno('ENOSPC');
+      },
+    };
     expect(() => ownDirSync(full, path.join(dir, 'job'))).toThrow(expect.objectContaining({ code: 'ENOSPC' }));
   });
 
   it('a link the script removes itself before rq does: job/ is made all the same', async () => {
     const job = path.join(dir, 'job');
     await fs.symlink(path.dirname(outside), job);
-    const racing = { ...nodeSpoolFs, rmSync: (p: string, o: { recursive?: boolean; force?: boolean }) => {
-      unlinkSync(p);
-      nodeSpoolFs.rmSync(p, o);
-    } };
+    const racing = {
+      ...nodeSpoolFs,
+      rmSync: (p: string, o: { recursive?: boolean; force?: boolean }) => {
+        unlinkSync(p);
+        nodeSpoolFs.rmSync(p, o);
+      },
+    };
     ownDirSync(racing, job);
     expect((await fs.lstat(job)).isDirectory()).toBe(true);
   });

@@ -74,9 +74,19 @@ describe('create', () => {
   });
 
   it('without commit lands in prep/ and keeps caller values', async () => {
-    const msg = await spool.create({ dest: 'other', orig_msg_id: 'http://x:1/q/a/1', count: 3, max_count: 4, due: 5 }, { commit: false, extra: { cloned_from: 'abc' } });
+    const msg = await spool.create(
+      { dest: 'other', orig_msg_id: 'http://x:1/q/a/1', count: 3, max_count: 4, due: 5 },
+      { commit: false, extra: { cloned_from: 'abc' } },
+    );
     expect(await spool.locate(msg.msg_id)).toBe('prep');
-    expect(await spool.readMessage('prep', msg.msg_id)).toMatchObject({ dest: 'other', orig_msg_id: 'http://x:1/q/a/1', count: 3, max_count: 4, due: 5, cloned_from: 'abc' });
+    expect(await spool.readMessage('prep', msg.msg_id)).toMatchObject({
+      dest: 'other',
+      orig_msg_id: 'http://x:1/q/a/1',
+      count: 3,
+      max_count: 4,
+      due: 5,
+      cloned_from: 'abc',
+    });
     expect(await spool.listFlat('prep')).toEqual([msg.msg_id]);
     expect(await spool.readHistory('prep', msg.msg_id)).toMatchObject([{ from: null, to: 'prep', actor: 'create' }]);
   });
@@ -133,10 +143,13 @@ describe('create', () => {
 describe('create: id allocation', () => {
   it('a temp name taken by another process is tried again with a fresh one, ten times, then refused naming prep/', async () => {
     const tried: string[] = [];
-    const taken = { ...nodeSpoolFs, mkdirSync: (p: string) => {
-      tried.push(p);
-      throw Object.assign(new Error(`EEXIST: file already exists, mkdir '${p}'`), { code: 'EEXIST' });
-    } };
+    const taken = {
+      ...nodeSpoolFs,
+      mkdirSync: (p: string) => {
+        tried.push(p);
+        throw Object.assign(new Error(`EEXIST: file already exists, mkdir '${p}'`), { code: 'EEXIST' });
+      },
+    };
     const s = new QueueSpool(t.root, 'test', { host: HOST, now: () => clock, fs: taken });
     const err = await caught(s.create({ dest: 'test' }, { commit: true }));
     expect(err.code).toBe('RQ_ERR_ID_ALLOCATION');

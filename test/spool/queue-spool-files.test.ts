@@ -73,7 +73,6 @@ describe('message and status files', () => {
     expect(await spool.readStatus('que', id)).toBeNull();
     expect((await ls(dir)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
   });
-
 });
 
 describe('clone (createCopy)', () => {
@@ -87,7 +86,10 @@ describe('clone (createCopy)', () => {
     const fromDir = await spool.move(orig.msg_id, 'que', 'done', { actor: 'test' });
 
     clock += 60_000;
-    const fields = { ...pickFields(orig, ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote']), count: 0 };
+    const fields = {
+      ...pickFields(orig, ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'due', 'force_remote']),
+      count: 0,
+    };
     const clone = await createCopy(spool, fields, fromDir, { cloned_from: orig.msg_id });
     expect(clone.msg_id).not.toBe(orig.msg_id);
     expect(await spool.locate(clone.msg_id)).toBe('que');

@@ -113,16 +113,23 @@ describe('moves: what goes with them', () => {
     await spool.move(b, 'que', 'err', { actor: 'test' });
     await spool.move(b, 'err', 'done', { actor: 'test' });
     await spool.remove('que', c);
-    expect(calls).toEqual([`${a.slice(-3)} run -> done, still in run`, `${b.slice(-3)} que -> err, still in que`, `${c.slice(-3)} que -> deleted, still in que`]);
+    expect(calls).toEqual([
+      `${a.slice(-3)} run -> done, still in run`,
+      `${b.slice(-3)} que -> err, still in que`,
+      `${c.slice(-3)} que -> deleted, still in que`,
+    ]);
   });
 
   it('a history line that cannot be written is reported, and the move stands', async () => {
     const failures: Error[] = [];
     // The history append's open fails as a broken disk's would (EIO); every other call goes through.
-    const historyFails = { ...nodeSpoolFs, openSync: (p: string, flags: string | number, mode?: number) => {
-      if (path.basename(p) === 'history') throw Object.assign(new Error(`EIO: i/o error, open '${p}'`), { code: 'EIO' });
-      return nodeSpoolFs.openSync(p, flags, mode);
-    } };
+    const historyFails = {
+      ...nodeSpoolFs,
+      openSync: (p: string, flags: string | number, mode?: number) => {
+        if (path.basename(p) === 'history') throw Object.assign(new Error(`EIO: i/o error, open '${p}'`), { code: 'EIO' });
+        return nodeSpoolFs.openSync(p, flags, mode);
+      },
+    };
     const spool = new QueueSpool(s.spool.root, 'test', { host: HOST, now: () => s.clock, fs: historyFails, onHistoryError: (err) => void failures.push(err) });
     const { msg_id: id } = await spool.create({ dest: 'test' }, { commit: true });
     await spool.move(id, 'que', 'err', { actor: 'test' });
@@ -143,10 +150,13 @@ describe('moves: what goes with them', () => {
   it('a move into a state dir that is missing, or is no directory, fails once and leaves the message where it was', async () => {
     for (const [state, spoil] of [
       ['err', (dir: string) => fs.rm(dir, { recursive: true })],
-      ['run', async (dir: string) => {
-        await fs.rm(dir, { recursive: true });
-        await fs.writeFile(dir, 'not a directory');
-      }],
+      [
+        'run',
+        async (dir: string) => {
+          await fs.rm(dir, { recursive: true });
+          await fs.writeFile(dir, 'not a directory');
+        },
+      ],
     ] as Array<[State, (dir: string) => Promise<void>]>) {
       const { msg_id: id } = await s.spool.create({ dest: 'test' }, { commit: true });
       await spoil(s.spool.paths.state[state]);

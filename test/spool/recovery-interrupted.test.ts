@@ -34,7 +34,10 @@ describe('recover', () => {
     const neverInterrupted = (await s.spool.create({ dest: 'test' }, { commit: true })).msg_id;
     // What a finish to err leaves when a kill -9 comes between its writes and the rename out of run/:
     // the final status, then msg with the outcome (transitions/finish.ts).
-    for (const [id, interrupts] of [[atLimit, 3], [neverInterrupted, undefined]] as const) {
+    for (const [id, interrupts] of [
+      [atLimit, 3],
+      [neverInterrupted, undefined],
+    ] as const) {
       await s.spool.move(id, 'que', 'run', { actor: 'dispatcher', durable: false });
       await s.spool.writeStatus(s.spool.msgDir('run', id), 'RETRIES EXHAUSTED (2) - boom', true);
       const msg = await s.spool.readMessage('run', id);
@@ -83,7 +86,13 @@ describe('recover', () => {
     expect((await fresh.readStatus('err', reasoned))?.job_status).toBe('CANCELLED - not today');
     expect(await fresh.readMessage('err', reasoned)).toMatchObject({ outcome: 'cancelled', cancel: { at: 1, by: 'ops', reason: 'not today' } });
     expect((await fresh.readMessage('err', reasoned)).interrupts).toBeUndefined();
-    expect((await fresh.readHistory('err', reasoned)).at(-1)).toMatchObject({ from: 'run', to: 'err', actor: 'recovery', outcome: 'cancelled', reason: 'CANCELLED - not today' });
+    expect((await fresh.readHistory('err', reasoned)).at(-1)).toMatchObject({
+      from: 'run',
+      to: 'err',
+      actor: 'recovery',
+      outcome: 'cancelled',
+      reason: 'CANCELLED - not today',
+    });
     expect((await fresh.readStatus('err', broken))?.job_status).toBe('CANCELLED - cancelled');
     expect(await fresh.readMessage('err', broken)).toMatchObject({ outcome: 'cancelled', cancel: {} });
     // Its msg cannot take the outcome; the status says what happened.
@@ -92,7 +101,8 @@ describe('recover', () => {
   });
 
   it('a message in prep or que whose end was decided before the crash goes to err, or is removed if it was a purge', async () => {
-    const decided = async (commit: boolean, extra: Record<string, unknown>) => (await s.spool.create({ dest: 'test' }, { commit, extra: { outcome: 'cancelled', ...extra } })).msg_id;
+    const decided = async (commit: boolean, extra: Record<string, unknown>) =>
+      (await s.spool.create({ dest: 'test' }, { commit, extra: { outcome: 'cancelled', ...extra } })).msg_id;
     const prepErr = await decided(false, { cancel: { reason: 'x' } });
     const prepPurge = await decided(false, { cancel: { purge: true } });
     const queErr = await decided(true, { outcome: 'exhausted' });
@@ -111,8 +121,18 @@ describe('recover', () => {
     expect(rec.que.map((m) => m.msg_id)).toEqual([queUndecided]);
     for (const id of [prepPurge, quePurge]) expect(await fresh.locate(id)).toBeNull();
     for (const id of [prepErr, queErr, queNotPurge]) expect(await fresh.locate(id)).toBe('err');
-    expect((await fresh.readHistory('err', prepErr)).at(-1)).toMatchObject({ from: 'prep', to: 'err', actor: 'recovery', reason: 'outcome decided before a crash' });
-    expect((await fresh.readHistory('err', queErr)).at(-1)).toMatchObject({ from: 'que', to: 'err', actor: 'recovery', reason: 'outcome exhausted decided before a crash' });
+    expect((await fresh.readHistory('err', prepErr)).at(-1)).toMatchObject({
+      from: 'prep',
+      to: 'err',
+      actor: 'recovery',
+      reason: 'outcome decided before a crash',
+    });
+    expect((await fresh.readHistory('err', queErr)).at(-1)).toMatchObject({
+      from: 'que',
+      to: 'err',
+      actor: 'recovery',
+      reason: 'outcome exhausted decided before a crash',
+    });
     expect(await ls(fresh.paths.state.prep)).toEqual([kept]);
   });
 
@@ -132,7 +152,12 @@ describe('recover', () => {
     expect((await s.spool.readMessage('que', atMax)).interrupts).toBe(3);
     expect(await s.spool.readMessage('err', past)).toMatchObject({ interrupts: 4, outcome: 'interrupted' });
     expect((await s.spool.readStatus('err', past))?.job_status).toBe('INTERRUPTED 4 TIMES - max_interrupts is 3');
-    expect((await s.spool.readHistory('err', past)).at(-1)).toMatchObject({ from: 'run', to: 'err', actor: 'recovery', outcome: 'interrupted', reason: 'INTERRUPTED 4 TIMES - max_interrupts is 3' });
+    expect((await s.spool.readHistory('err', past)).at(-1)).toMatchObject({
+      from: 'run',
+      to: 'err',
+      actor: 'recovery',
+      outcome: 'interrupted',
+      reason: 'INTERRUPTED 4 TIMES - max_interrupts is 3',
+    });
   });
-
 });

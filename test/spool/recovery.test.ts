@@ -58,7 +58,10 @@ describe('recover', () => {
     const numeric = (await s.spool.create({ dest: 'test' }, { commit: true })).msg_id;
     const garbage = (await s.spool.create({ dest: 'test' }, { commit: true })).msg_id;
     const numberDue = (await s.spool.create({ dest: 'test', due: 1234 }, { commit: true })).msg_id;
-    for (const [id, due] of [[numeric, '1700000000'], [garbage, 'soon']] as const) {
+    for (const [id, due] of [
+      [numeric, '1700000000'],
+      [garbage, 'soon'],
+    ] as const) {
       const m = await s.spool.readMessage('que', id);
       await fs.writeFile(path.join(s.spool.msgDir('que', id), 'msg'), JSON.stringify({ ...m, due }));
     }
@@ -105,7 +108,9 @@ describe('recover', () => {
     expect(loaded.que.map((q) => q.msg_id)).toEqual(ids.filter((id) => id !== unreadable));
     const rel = (...p: string[]) => path.relative(s.root, path.join(...p));
     // Only the msg without a due was written again (msg.tmp renamed over msg).
-    expect(rec.only('rename').filter((l) => l.includes(`${path.sep}msg`))).toEqual([`rename ${rel(fresh.msgDir('que', noDue), 'msg.tmp')} -> ${rel(fresh.msgDir('que', noDue), 'msg')}`]);
+    expect(rec.only('rename').filter((l) => l.includes(`${path.sep}msg`))).toEqual([
+      `rename ${rel(fresh.msgDir('que', noDue), 'msg.tmp')} -> ${rel(fresh.msgDir('que', noDue), 'msg')}`,
+    ]);
     const status = rel(fresh.msgDir('que', unreadable), 'status');
     expect(rec.log.indexOf(`fsynced ${status}`)).toBeGreaterThan(-1);
     expect(rec.log.indexOf(`fsynced ${status}`)).toBeLessThan(rec.log.findIndex((l) => l.startsWith(`rename ${rel(fresh.msgDir('que', unreadable))} ->`)));

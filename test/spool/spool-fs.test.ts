@@ -56,7 +56,13 @@ describe('nodeSpoolFs.makeBlanks', () => {
     const root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-blanks-'));
     try {
       await fs.mkdir(path.join(root, 'taken'));
-      expect(await makeBlanks(['one', 'taken', 'three'].map((n) => path.join(root, n)), [], ['msg'])).toBe(1);
+      expect(
+        await makeBlanks(
+          ['one', 'taken', 'three'].map((n) => path.join(root, n)),
+          [],
+          ['msg'],
+        ),
+      ).toBe(1);
       expect((await fs.readdir(root)).sort()).toEqual(['one', 'taken']);
       expect(await fs.readdir(path.join(root, 'taken'))).toEqual([]);
       expect(await makeBlanks([path.join(root, 'no-parent', 'x')], [], ['msg'])).toBe(0);
@@ -70,6 +76,9 @@ describe('nodeSpoolFs.makeBlanks', () => {
 
   it('refuses arguments that are not three arrays of strings, with its code', () => {
     const bad: unknown[][] = [[], [['a'], []], ['a', [], []], [['a'], [], [7]], [[{}], [], []]];
-    for (const args of bad) expect(() => (makeBlanks as (...a: unknown[]) => unknown)(...args), JSON.stringify(args)).toThrow(expect.objectContaining({ code: 'RQ_ERR_BLANKS', name: 'TypeError' }));
+    for (const args of bad)
+      expect(() => (makeBlanks as (...a: unknown[]) => unknown)(...args), JSON.stringify(args)).toThrow(
+        expect.objectContaining({ code: 'RQ_ERR_BLANKS', name: 'TypeError' }),
+      );
   });
 });

@@ -28,7 +28,12 @@ describe('writeAll', () => {
     } finally {
       await fh.close();
     }
-    expect(asked).toEqual([[0, 10], [3, 7], [6, 4], [9, 1]]);
+    expect(asked).toEqual([
+      [0, 10],
+      [3, 7],
+      [6, 4],
+      [9, 1],
+    ]);
     expect(await fs.readFile(file, 'utf8')).toBe('0123456789');
   });
 

@@ -46,8 +46,12 @@ it('is started by rq-mgr, answers on timers/sock, delivers, and is restarted whe
   expect(await timersCmd('no_such_command')).toEqual(['error', 'unknown command: no_such_command']);
 
   process.kill(pid, 'SIGKILL');
-  await waitFor(async () => {
-    const s = (await mgr!.cmd('status'))[1]['[timers]'];
-    return s.status === 'RUNNING' && s.pid !== pid && (await timersCmd('get_status'))[0] === 'ok';
-  }, 'rq-mgr to restart the timers process', 15_000);
+  await waitFor(
+    async () => {
+      const s = (await mgr!.cmd('status'))[1]['[timers]'];
+      return s.status === 'RUNNING' && s.pid !== pid && (await timersCmd('get_status'))[0] === 'ok';
+    },
+    'rq-mgr to restart the timers process',
+    15_000,
+  );
 });

@@ -6,7 +6,13 @@ import { handleTimersRequest } from '../../src/timers/timer-commands.js';
 describe('timers socket commands', () => {
   const view = { table: { list: () => [['b', 20] as [string, number], ['a', 30] as [string, number]] }, stats: { sent: 3, errors: 1, invalid: 2 } };
   it('answers get_timers and get_status, and an error for anything else', () => {
-    expect(JSON.parse(handleTimersRequest(view, '["get_timers", null]'))).toEqual(['ok', [['b', 20], ['a', 30]]]);
+    expect(JSON.parse(handleTimersRequest(view, '["get_timers", null]'))).toEqual([
+      'ok',
+      [
+        ['b', 20],
+        ['a', 30],
+      ],
+    ]);
     expect(JSON.parse(handleTimersRequest(view, '["get_status", null]'))).toEqual(['ok', { sent: 3, errors: 1, invalid: 2 }]);
     expect(JSON.parse(handleTimersRequest(view, '["shutdown", null]'))).toEqual(['error', 'unknown command: shutdown']);
     expect(JSON.parse(handleTimersRequest(view, '["constructor", null]'))).toEqual(['error', 'unknown command: constructor']);
@@ -22,8 +28,11 @@ describe('timers socket commands', () => {
     expect(JSON.parse(handleTimersRequest(view, CODES_HELLO_RQ2, asked))).toEqual(['ok', 'codes']);
     expect(asked.codes).toBe(true);
     expect(JSON.parse(handleTimersRequest(view, '["shutdown", null]', asked))).toEqual(['error', 'unknown command: shutdown', 'RQ_ERR_UNKNOWN_COMMAND']);
-    expect(JSON.parse(handleTimersRequest(view, 'get_status', asked))).toEqual(['error', 'invalid request: expected a JSON array [command, payload], received "get_status"', 'RQ_ERR_INVALID_REQUEST']);
+    expect(JSON.parse(handleTimersRequest(view, 'get_status', asked))).toEqual([
+      'error',
+      'invalid request: expected a JSON array [command, payload], received "get_status"',
+      'RQ_ERR_INVALID_REQUEST',
+    ]);
     expect(JSON.parse(handleTimersRequest(view, '["get_status", null]', asked))).toEqual(['ok', { sent: 3, errors: 1, invalid: 2 }]);
   });
 });
-

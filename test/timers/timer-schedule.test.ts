@@ -44,4 +44,3 @@ describe('timer schedule arithmetic', () => {
     expect(backoffDelay(5000, DELIVERY_BACKOFF)).toBe(60_000);
   });
 });
-

@@ -77,7 +77,11 @@ describe('timer table', () => {
   });
 
   it('retries a failed occurrence with back-off, and the next occurrence supersedes it', async () => {
-    results = [{ ok: false, error: 'status: DOWN' }, { ok: false, error: 'status: DOWN' }, { ok: true, id: 'x' }];
+    results = [
+      { ok: false, error: 'status: DOWN' },
+      { ok: false, error: 'status: DOWN' },
+      { ok: true, id: 'x' },
+    ];
     table.define('t', 't.json', def(60));
     await vi.advanceTimersByTimeAsync(0);
     await vi.advanceTimersByTimeAsync(1000);

@@ -57,10 +57,15 @@ async function received(q: QueueProc): Promise<Got[]> {
 }
 
 async function receivedAtLeast(q: QueueProc, n: number, timeoutMs = 15_000): Promise<Got[]> {
-  return waitFor(async () => {
-    const got = await received(q);
-    return got.length >= n ? got : false;
-  }, `${n} timer messages in ${q.name}`, timeoutMs, 50);
+  return waitFor(
+    async () => {
+      const got = await received(q);
+      return got.length >= n ? got : false;
+    },
+    `${n} timer messages in ${q.name}`,
+    timeoutMs,
+    50,
+  );
 }
 
 /**

@@ -68,19 +68,50 @@ describe('the route table', () => {
   it('holds the routes of spec §9.3 and the static files, each with a real target', () => {
     const lines = sweep.map((r) => `${r.method} ${r.url.slice(w.base.length)}`);
     expect(lines.length).toBeGreaterThan(55);
-    for (const must of ['POST /q/test/new_message', 'GET /css/rq.css', 'GET /js/main.js', 'GET /favicon.ico', 'HEAD /q.json', `GET /q/test/${msg.id}/attach/${msg.name}`, `POST /q/test/${msg.id}/attach/new`,
+    for (const must of [
+      'POST /q/test/new_message',
+      'GET /css/rq.css',
+      'GET /js/main.js',
+      'GET /favicon.ico',
+      'HEAD /q.json',
+      `GET /q/test/${msg.id}/attach/${msg.name}`,
+      `POST /q/test/${msg.id}/attach/new`,
       // rq-beyond §B9: the tag routes.
-      `POST /q/test/${msg.id}/tags`, 'POST /q/test/cancel_tagged', 'GET /q/test/tags.json', 'GET /q/test/tags/swept', 'GET /tags/swept', 'GET /tracked.json',
+      `POST /q/test/${msg.id}/tags`,
+      'POST /q/test/cancel_tagged',
+      'GET /q/test/tags.json',
+      'GET /q/test/tags/swept',
+      'GET /tags/swept',
+      'GET /tracked.json',
       // rq-beyond §B8, §B12: undepend, the limits table and the dashboard script that redraws it.
-      `POST /q/test/${msg.id}/undepend`, 'GET /limits.json', 'HEAD /limits.json', 'GET /js/limits.js', 'GET /js/poll.js',
+      `POST /q/test/${msg.id}/undepend`,
+      'GET /limits.json',
+      'HEAD /limits.json',
+      'GET /js/limits.js',
+      'GET /js/poll.js',
       // The OpenAPI document and Swagger UI with its assets (web/openapi/api-docs.ts).
-      'GET /docs', 'GET /docs/json', 'GET /docs/yaml', 'GET /docs/static/swagger-initializer.js', 'GET /docs/static/swagger-ui.css',
+      'GET /docs',
+      'GET /docs/json',
+      'GET /docs/yaml',
+      'GET /docs/static/swagger-initializer.js',
+      'GET /docs/static/swagger-ui.css',
       // rq-beyond §B15: statistics, failure groups, their pages and the chart library they draw with.
-      'GET /q/test/stats.json', 'GET /q/test/failed.json', 'GET /q/test/stats', 'GET /q/test/failed', 'GET /js/stats-charts.js', 'GET /js/uPlot.esm.js', 'GET /css/uPlot.min.css', 'GET /css/stats.css',
+      'GET /q/test/stats.json',
+      'GET /q/test/failed.json',
+      'GET /q/test/stats',
+      'GET /q/test/failed',
+      'GET /js/stats-charts.js',
+      'GET /js/uPlot.esm.js',
+      'GET /css/uPlot.min.css',
+      'GET /css/stats.css',
       // The live event stream and the scripts that follow it.
-      'GET /events', 'GET /js/live.js', 'GET /js/queue.js',
+      'GET /events',
+      'GET /js/live.js',
+      'GET /js/queue.js',
       // rq-beyond §B16: Prometheus, behind the same basic_auth unless metrics_public (metrics-public.test.ts).
-      'GET /metrics', 'HEAD /metrics']) {
+      'GET /metrics',
+      'HEAD /metrics',
+    ]) {
       expect(lines).toContain(must);
     }
   });

@@ -21,7 +21,10 @@ const FULL_ID = /^http:\/\/127\.0\.0\.1:\d+\/q\/bulk\/\d{8}\.\d{4}\.\d{2}\.\d{3}
 describe('POST /q/<q>/new_messages', () => {
   it('a JSON array: one ["ok", full id] per message, in order, each with its own fields', async () => {
     const before = await queued();
-    const res = await post(JSON.stringify(Array.from({ length: 1500 }, (_, i) => ({ param1: `a${i}`, ...(i === 7 ? { dest: 'bulk' } : {}) }))), 'application/json');
+    const res = await post(
+      JSON.stringify(Array.from({ length: 1500 }, (_, i) => ({ param1: `a${i}`, ...(i === 7 ? { dest: 'bulk' } : {}) }))),
+      'application/json',
+    );
     expect(res.status).toBe(200);
     const [head, replies] = (await res.json()) as [string, [string, string][]];
     expect(head).toBe('ok');
@@ -44,21 +47,39 @@ describe('POST /q/<q>/new_messages', () => {
     const before = await queued();
     const refused = async (res: Response, text: string | RegExp) => {
       const body = await res.text();
-      expect({ status: res.status, type: res.headers.get('content-type'), body }).toMatchObject({ status: 400, type: expect.stringMatching(/^application\/json/) });
+      expect({ status: res.status, type: res.headers.get('content-type'), body }).toMatchObject({
+        status: 400,
+        type: expect.stringMatching(/^application\/json/),
+      });
       const [head, t] = JSON.parse(body) as [string, string];
       expect(head).toBe('fail');
       expect(t).toMatch(text);
     };
-    await refused(await post(JSON.stringify([{ param1: 'x' }, { count: 'many' }]), 'application/json'), /^messages\[1\]: count: expected a whole number >= 0, received "many"$/);
-    await refused(await post(JSON.stringify([{ param1: 'x' }, { dest: 'other' }]), 'application/json'), /^messages\[1\]: dest: expected "bulk" \(the queue of the URL\) or none, received "other"$/);
+    await refused(
+      await post(JSON.stringify([{ param1: 'x' }, { count: 'many' }]), 'application/json'),
+      /^messages\[1\]: count: expected a whole number >= 0, received "many"$/,
+    );
+    await refused(
+      await post(JSON.stringify([{ param1: 'x' }, { dest: 'other' }]), 'application/json'),
+      /^messages\[1\]: dest: expected "bulk" \(the queue of the URL\) or none, received "other"$/,
+    );
     await refused(await post(JSON.stringify([{}, 5]), 'application/json'), /^messages\[1\]: message: expected a JSON object of message fields, received 5$/);
-    await refused(await post('{"param1":"x"}\n{"param1":\n', 'application/x-ndjson'), /^request body: expected one JSON object per line, received a syntax error at line 2 column 11 \(byte 25\): Unexpected end of JSON input$/);
+    await refused(
+      await post('{"param1":"x"}\n{"param1":\n', 'application/x-ndjson'),
+      /^request body: expected one JSON object per line, received a syntax error at line 2 column 11 \(byte 25\): Unexpected end of JSON input$/,
+    );
     await refused(await post(JSON.stringify({ param1: 'x' }), 'application/json'), /^request body: expected a JSON array of message objects/);
     await refused(await post('param1=x', 'application/x-www-form-urlencoded'), /^request body: expected a JSON array of message objects/);
     await refused(await post('[]', 'application/json'), /^messages: expected an array of 1 to 10000 message objects, received "0 messages"$/);
     // Counted before anything is sent on: a body of a million tiny lines is refused at line 10,001.
-    await refused(await post('{}\n'.repeat(1_000_000), 'application/x-ndjson'), /^request body: expected at most 10000 message lines, received line 10001, message 10001$/);
-    await refused(await post(JSON.stringify(Array.from({ length: 10_001 }, () => ({}))), 'application/json'), /^messages: expected an array of 1 to 10000 message objects, received "10001 messages"$/);
+    await refused(
+      await post('{}\n'.repeat(1_000_000), 'application/x-ndjson'),
+      /^request body: expected at most 10000 message lines, received line 10001, message 10001$/,
+    );
+    await refused(
+      await post(JSON.stringify(Array.from({ length: 10_001 }, () => ({}))), 'application/json'),
+      /^messages: expected an array of 1 to 10000 message objects, received "10001 messages"$/,
+    );
     expect(await queued()).toBe(before);
   });
 

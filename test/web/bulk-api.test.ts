@@ -10,7 +10,8 @@ afterAll(async () => {
   await w?.stop();
 });
 
-const bulk = (body: unknown) => fetch(`${w.base}/q/test/bulk`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) });
+const bulk = (body: unknown) =>
+  fetch(`${w.base}/q/test/bulk`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) });
 /** The bulk jobs the queue process remembers (its socket's bulk_status). */
 const jobs = async () => (await w.mgr.q('test', 'bulk_status'))[1] as unknown[];
 
@@ -55,7 +56,11 @@ describe('GET /q/<q>/bulk?job=<job>&x_format=json', () => {
     const read = () => fetch(`${w.base}/q/test/bulk?job=${job.job}&x_format=json`);
     let res = await read();
     for (let i = 0; i < 100 && res.status === 200; i++) res = await read();
-    const body = (await res.json()) as [string, string, { total: number; done: number; failed: number; failures: { id: string; reason: string }[]; job: { state: string } }];
+    const body = (await res.json()) as [
+      string,
+      string,
+      { total: number; done: number; failed: number; failures: { id: string; reason: string }[]; job: { state: string } },
+    ];
     expect(res.status).toBe(409);
     expect(body[0]).toBe('fail');
     expect(body[1]).toMatch(/^2 of 2 messages were not moved \(\d{8}\.[\d.]+: msg has attachments, which a move does not carry; 1 more listed in failures\)$/);

@@ -35,7 +35,10 @@ describe('a queue created over HTTP answers as soon as the creation has answered
   it('POST /new_queue, then at once a message to it (the form a setup script posts)', async () => {
     const made = await postForm(`${B}/new_queue`, { 'queue[name]': 'formed', 'queue[script]': VERBS_SH, 'queue[num_workers]': '1', 'queue[exec_prefix]': '' });
     expect(made.status).toBe(303);
-    const reply = await fetch(`${B}/q/formed/new_message`, { method: 'POST', body: new URLSearchParams({ x_format: 'json', mesg: JSON.stringify({ dest: 'formed', param1: 'done' }) }) });
+    const reply = await fetch(`${B}/q/formed/new_message`, {
+      method: 'POST',
+      body: new URLSearchParams({ x_format: 'json', mesg: JSON.stringify({ dest: 'formed', param1: 'done' }) }),
+    });
     expect(reply.status).toBe(200);
     const [ok, full] = (await reply.json()) as [string, string];
     expect(ok).toBe('ok');
@@ -44,7 +47,8 @@ describe('a queue created over HTTP answers as soon as the creation has answered
 });
 
 describe('brightroll: POST /q/<q>/new_message with an application/json body', () => {
-  const postJson = (body: unknown) => fetch(`${B}/q/test/new_message`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const postJson = (body: unknown) =>
+    fetch(`${B}/q/test/new_message`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
   it('the body is the message; its _method prep makes a prep message, commit and the default commit it', async () => {
     const prep = await postJson({ dest: 'test', param1: 'done', _method: 'prep' });
@@ -56,7 +60,10 @@ describe('brightroll: POST /q/<q>/new_message with an application/json body', ()
     expect(stored).toMatchObject({ state: 'prep', dest: 'test', param1: 'done' });
     // `_method` chooses the command; it is not a field of the message.
     expect(stored._method).toBeUndefined();
-    for (const body of [{ dest: 'test', param1: 'done', _method: 'commit' }, { dest: 'test', param1: 'done' }]) {
+    for (const body of [
+      { dest: 'test', param1: 'done', _method: 'commit' },
+      { dest: 'test', param1: 'done' },
+    ]) {
       const [, f] = (await (await postJson(body)).json()) as [string, string];
       expect(await waitState(B, 'test', f.split('/').pop()!, ['done'])).toBe('done');
     }
@@ -69,12 +76,20 @@ describe('brightroll: POST /q/<q>/new_message with an application/json body', ()
       return (await (await fetch(`${B}/q/test/${full.split('/').pop()}.json`)).json()) as Record<string, unknown>;
     };
     for (const type of ['application/json; charset=utf-8', 'Application/JSON;charset=UTF-8', 'application/json ; charset=utf-8']) {
-      const res = await fetch(`${B}/q/test/new_message`, { method: 'POST', headers: { 'content-type': type }, body: JSON.stringify({ dest: 'test', param1: 'done', param2: type, _method: 'prep' }) });
+      const res = await fetch(`${B}/q/test/new_message`, {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body: JSON.stringify({ dest: 'test', param1: 'done', param2: type, _method: 'prep' }),
+      });
       expect([type, res.status]).toEqual([type, 200]);
       expect(await stored(res)).toMatchObject({ state: 'prep', param2: type });
     }
     const mesg = JSON.stringify({ dest: 'test', param1: 'done', param2: 'form with a charset', _method: 'prep' });
-    const form = await fetch(`${B}/q/test/new_message`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=UTF-8' }, body: new URLSearchParams({ mesg, x_format: 'json' }).toString() });
+    const form = await fetch(`${B}/q/test/new_message`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded; charset=UTF-8' },
+      body: new URLSearchParams({ mesg, x_format: 'json' }).toString(),
+    });
     expect(form.status).toBe(200);
     expect(await stored(form)).toMatchObject({ state: 'prep', param2: 'form with a charset' });
   });
@@ -100,7 +115,17 @@ describe('the message page has the classic name : value cells', () => {
     const id = await send(B, 'test', { param1: 'done', param2: 'two', src: 'scraper' });
     await waitState(B, 'test', id, ['done']);
     const page = await (await fetch(`${B}/q/test/${id}`)).text();
-    expect(scrapeFields(page)).toMatchObject({ status: 'done - done sleeping', state: 'done', param1: 'done', param2: 'two', count: '0', msg_id: id, src: 'scraper', dest: 'test', max_count: '15' });
+    expect(scrapeFields(page)).toMatchObject({
+      status: 'done - done sleeping',
+      state: 'done',
+      param1: 'done',
+      param2: 'two',
+      count: '0',
+      msg_id: id,
+      src: 'scraper',
+      dest: 'test',
+      max_count: '15',
+    });
     // As text (lynx -dump, tags stripped): "state : done".
     expect(page.replace(/<[^>]+>/g, '')).toMatch(/\sstate\s+:\s+done\s/);
     for (const el of ['field-status', 'field-state', 'field-param1', 'field-msg_id']) expect(page, el).toContain(`id="${el}"`);
@@ -112,7 +137,15 @@ describe('the message page has the classic name : value cells', () => {
     const page = await (await fetch(`${B}/q/test/${id}`)).text();
     // As the classic test scripts match them (Ruby's \s is ASCII whitespace, as is this one written out).
     const row = (key: string, value: string) => new RegExp(`[ \t\r\n]${key}[^:]+:[^:]*?[ \t\r\n]${value}[ \t\r\n]`);
-    for (const [key, value] of [['count', '2'], ['max_count', '7'], ['param2', 'pattern'], ['src', 'classic'], ['msg_id', id], ['dest', 'test']]) expect(page, key).toMatch(row(key, value));
+    for (const [key, value] of [
+      ['count', '2'],
+      ['max_count', '7'],
+      ['param2', 'pattern'],
+      ['src', 'classic'],
+      ['msg_id', id],
+      ['dest', 'test'],
+    ])
+      expect(page, key).toMatch(row(key, value));
     expect(page).toMatch(/\scount[^:]+:[^2]+2\s/);
     // A cell's outer spaces are not drawn: the cells are the classic ones, each id on its value.
     expect(page).toContain('<td class="key"> count </td><td class="sep"> : </td><td id="field-count"> 2 </td>');
@@ -127,15 +160,22 @@ describe('form.json {"default": "hidden"} hides every div.field of the new-messa
       await fs.writeFile(form, JSON.stringify({ default: 'hidden' }));
       const hidden = await (await fetch(`${B}/q/test/new_message`)).text();
       const all = divs(hidden);
-      expect(all.map((d) => d.id)).toEqual(expect.arrayContaining(['mesg_dest', 'mesg_src', 'mesg_param1', 'mesg_post_run_webhook', 'mesg_tags', 'mesg_priority', 'due_at', 'filedata']));
+      expect(all.map((d) => d.id)).toEqual(
+        expect.arrayContaining(['mesg_dest', 'mesg_src', 'mesg_param1', 'mesg_post_run_webhook', 'mesg_tags', 'mesg_priority', 'due_at', 'filedata']),
+      );
       for (const d of all) expect(d.style, d.id).toBe('style="display: none;"');
       // The Advanced fieldset, all of whose fields are hidden, goes with them.
       expect(hidden).toContain('<details class="field" id="mesg_advanced" style="display: none;">');
 
       // The debug queue's form.json: param1 and param2 shown, relabelled, every other field hidden.
-      await fs.writeFile(form, JSON.stringify({ default: 'hidden', mesg_param1: { label: 'what', help: 'what to print' }, mesg_param2: { label: 'how long' }, due_at: {} }));
+      await fs.writeFile(
+        form,
+        JSON.stringify({ default: 'hidden', mesg_param1: { label: 'what', help: 'what to print' }, mesg_param2: { label: 'how long' }, due_at: {} }),
+      );
       const shown = await (await fetch(`${B}/q/test/new_message`)).text();
-      const visible = divs(shown).filter((d) => d.style === '').map((d) => d.id);
+      const visible = divs(shown)
+        .filter((d) => d.style === '')
+        .map((d) => d.id);
       expect(visible.sort()).toEqual(['due_at', 'mesg_param1', 'mesg_param2']);
       expect(shown).toContain('<label for="mesg_param1">what</label>');
       expect(notesOf(shown, 'mesg_param1')).toEqual(['what to print']);
@@ -160,7 +200,8 @@ describe('the new-message form has each help text in a p.note', () => {
     const form = queuePaths(w.root, 'test').formFile;
     const page = async () => (await fetch(`${B}/q/test/new_message`)).text();
     const plain = await page();
-    for (const f of ['mesg_src', 'mesg_param1', 'mesg_param2', 'mesg_param3', 'mesg_param4', 'mesg_post_run_webhook']) expect(notesOf(plain, f), f).toHaveLength(1);
+    for (const f of ['mesg_src', 'mesg_param1', 'mesg_param2', 'mesg_param3', 'mesg_param4', 'mesg_post_run_webhook'])
+      expect(notesOf(plain, f), f).toHaveLength(1);
     expect(notesOf(plain, 'mesg_param1')).toEqual(['Given to the script as RQ_PARAM1']);
     expect(plain).toContain(`<p class="help note">'prep' stays in prep state until commited (allows attachments/modification/etc.)</p>`);
     try {

@@ -13,7 +13,8 @@ afterAll(async () => {
   await w?.stop();
 });
 
-const post = (path: string, type: string, body: string) => fetch(`${B}${path}`, { method: 'POST', headers: { 'content-type': type }, body, redirect: 'manual' });
+const post = (path: string, type: string, body: string) =>
+  fetch(`${B}${path}`, { method: 'POST', headers: { 'content-type': type }, body, redirect: 'manual' });
 const TYPO = 'prioirty: unknown field; did you mean "priority"?';
 
 /** What the queue stored, read back as the classic .json view. */
@@ -32,7 +33,11 @@ describe('a misspelt field is refused', () => {
     const before = await counts();
     const json = await post('/q/test/new_message', 'application/json', JSON.stringify({ dest: 'test', prioirty: 5 }));
     expect([json.status, await json.json()]).toEqual([400, ['fail', TYPO]]);
-    const mesg = await post('/q/test/new_message', 'application/x-www-form-urlencoded', new URLSearchParams({ x_format: 'json', mesg: JSON.stringify({ dest: 'test', tgas: 'a' }) }).toString());
+    const mesg = await post(
+      '/q/test/new_message',
+      'application/x-www-form-urlencoded',
+      new URLSearchParams({ x_format: 'json', mesg: JSON.stringify({ dest: 'test', tgas: 'a' }) }).toString(),
+    );
     expect([mesg.status, await mesg.json()]).toEqual([400, ['fail', 'tgas: unknown field; did you mean "tags"?']]);
     const form = await post('/q/test/new_message', 'application/x-www-form-urlencoded', 'x_format=html&mesg[dest]=test&mesg[prioirty]=5');
     expect([form.status, await form.text()]).toEqual([400, `400 - ${TYPO}`]);
@@ -76,12 +81,30 @@ describe('classic clients are never refused', () => {
     // A key of the client's own, far from every field: dropped, as the classic daemon dropped it.
     customer: 'acme',
   };
-  const COPIED = { dest: 'test', src: 'classic', count: 1, max_count: 9, param1: 'one', param2: 'two', param3: 'three', param4: 'four', post_run_webhook: ['http://127.0.0.1:9/hook'], due: 1_000_000_000, force_remote: true, orig_msg_id: CLASSIC.orig_msg_id, state: 'prep' };
+  const COPIED = {
+    dest: 'test',
+    src: 'classic',
+    count: 1,
+    max_count: 9,
+    param1: 'one',
+    param2: 'two',
+    param3: 'three',
+    param4: 'four',
+    post_run_webhook: ['http://127.0.0.1:9/hook'],
+    due: 1_000_000_000,
+    force_remote: true,
+    orig_msg_id: CLASSIC.orig_msg_id,
+    state: 'prep',
+  };
 
   it('a bare JSON body (brightroll) and a mesg JSON text (the relay, the webhook script) with every classic key: created, the classic fields copied, the rest dropped', async () => {
     for (const res of [
       await post('/q/test/new_message', 'application/json', JSON.stringify(CLASSIC)),
-      await post('/q/test/new_message', 'application/x-www-form-urlencoded', new URLSearchParams({ x_format: 'json', mesg: JSON.stringify(CLASSIC) }).toString()),
+      await post(
+        '/q/test/new_message',
+        'application/x-www-form-urlencoded',
+        new URLSearchParams({ x_format: 'json', mesg: JSON.stringify(CLASSIC) }).toString(),
+      ),
     ]) {
       expect(res.status).toBe(200);
       const m = await stored(res);
@@ -91,7 +114,17 @@ describe('classic clients are never refused', () => {
   });
 
   it('the classic new-message form (mesg[...] fields, its Status and relay_ok radios)', async () => {
-    const form = new URLSearchParams({ x_format: 'html', 'mesg[dest]': 'test', 'mesg[src]': 'form', 'mesg[param1]': 'p', 'mesg[_method]': 'prep', 'mesg[relay_ok]': 'yes', 'mesg[post_run_webhook]': '', 'mesg[status]': '', mesg_submit: 'submit' });
+    const form = new URLSearchParams({
+      x_format: 'html',
+      'mesg[dest]': 'test',
+      'mesg[src]': 'form',
+      'mesg[param1]': 'p',
+      'mesg[_method]': 'prep',
+      'mesg[relay_ok]': 'yes',
+      'mesg[post_run_webhook]': '',
+      'mesg[status]': '',
+      mesg_submit: 'submit',
+    });
     const res = await post('/q/test/new_message', 'application/x-www-form-urlencoded', form.toString());
     expect(res.status).toBe(200);
     expect(await res.text()).toMatch(/id="result-ok">OK - /);

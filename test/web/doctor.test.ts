@@ -45,11 +45,17 @@ describe('why a queue does not run, on the web', () => {
     expect(dash).toContain('<h2>Needs attention</h2>');
     // Above the queue table, one line per problem with its fix.
     expect(dash.indexOf('id="attention"')).toBeLessThan(dash.indexOf('id="queue-table"'));
-    expect(dash).toMatch(new RegExp(`<li id="attention-0" data-severity="problem" data-subject="queue broken"><strong class="bad">queue broken</strong>: SCRIPTERROR: ${reason.replace(/[/.]/g, '\\$&')}; its messages wait in que <span class="muted">Fix: make the script exist`));
+    expect(dash).toMatch(
+      new RegExp(
+        `<li id="attention-0" data-severity="problem" data-subject="queue broken"><strong class="bad">queue broken</strong>: SCRIPTERROR: ${reason.replace(/[/.]/g, '\\$&')}; its messages wait in que <span class="muted">Fix: make the script exist`,
+      ),
+    );
 
     const d = await doctor();
     expect(d.ok).toBe(false);
-    expect(d.findings).toEqual([expect.objectContaining({ severity: 'problem', subject: 'queue broken', reason: `SCRIPTERROR: ${reason}; its messages wait in que` })]);
+    expect(d.findings).toEqual([
+      expect.objectContaining({ severity: 'problem', subject: 'queue broken', reason: `SCRIPTERROR: ${reason}; its messages wait in que` }),
+    ]);
   });
 
   it('a scandir entry rq-mgr refused: its 404 says why, in HTML and JSON', async () => {

@@ -31,7 +31,8 @@ interface Case {
   classic?: 'page' | string;
 }
 
-const UNSUPPORTED_TEXT = 'request body: its content type text/plain is not accepted; send a form (application/x-www-form-urlencoded), JSON (application/json) or multipart/form-data';
+const UNSUPPORTED_TEXT =
+  'request body: its content type text/plain is not accepted; send a form (application/x-www-form-urlencoded), JSON (application/json) or multipart/form-data';
 
 /** Each refusal as a JSON client and as a classic client send it; `json` and `classic` say what each gets. */
 const CASES: [json: Case, classic: Case | null][] = [
@@ -40,60 +41,172 @@ const CASES: [json: Case, classic: Case | null][] = [
     { what: 'the page of a missing queue', path: '/q/nosuchq', status: 404, classic: 'page' },
   ],
   [
-    { what: 'a JSON create to a missing queue', path: '/q/missing/new_message', init: { method: 'POST', headers: JSON_BODY, body: '{"dest":"missing"}' }, status: 404, json: 'Queue not found: missing' },
-    { what: 'a form create to a missing queue', path: '/q/missing/new_message', init: { method: 'POST', headers: FORM, body: 'mesg={"dest":"missing"}' }, status: 404, classic: 'page' },
+    {
+      what: 'a JSON create to a missing queue',
+      path: '/q/missing/new_message',
+      init: { method: 'POST', headers: JSON_BODY, body: '{"dest":"missing"}' },
+      status: 404,
+      json: 'Queue not found: missing',
+    },
+    {
+      what: 'a form create to a missing queue',
+      path: '/q/missing/new_message',
+      init: { method: 'POST', headers: FORM, body: 'mesg={"dest":"missing"}' },
+      status: 404,
+      classic: 'page',
+    },
   ],
   [
-    { what: 'an Accept: application/json page of a missing queue', path: '/q/nosuchq', init: { headers: ACCEPT_JSON }, status: 404, json: 'Queue not found: nosuchq' },
+    {
+      what: 'an Accept: application/json page of a missing queue',
+      path: '/q/nosuchq',
+      init: { headers: ACCEPT_JSON },
+      status: 404,
+      json: 'Queue not found: nosuchq',
+    },
     null,
   ],
   [
-    { what: 'x_format=json to a missing message', path: `/q/test/20260101.0000.00.000.1?x_format=json`, init: { method: 'POST', headers: FORM, body: '_method=delete' }, status: 404, json: 'msg not found' },
-    { what: 'a delete of a missing message from a page', path: `/q/test/20260101.0000.00.000.1`, init: { method: 'POST', headers: FORM, body: '_method=delete' }, status: 303 },
+    {
+      what: 'x_format=json to a missing message',
+      path: `/q/test/20260101.0000.00.000.1?x_format=json`,
+      init: { method: 'POST', headers: FORM, body: '_method=delete' },
+      status: 404,
+      json: 'msg not found',
+    },
+    {
+      what: 'a delete of a missing message from a page',
+      path: `/q/test/20260101.0000.00.000.1`,
+      init: { method: 'POST', headers: FORM, body: '_method=delete' },
+      status: 303,
+    },
   ],
   [
     { what: "fastify's 404, asked for JSON", path: '/no/such/route', init: { headers: ACCEPT_JSON }, status: 404, json: 'Not Found: /no/such/route' },
     { what: "fastify's 404", path: '/no/such/route', status: 404, classic: 'page' },
   ],
   [
-    { what: 'a missing message id as .json', path: '/q/test/20260101.0000.00.000.1.json', status: 404, json: /^Message not found: test\/20260101\.0000\.00\.000\.1 / },
+    {
+      what: 'a missing message id as .json',
+      path: '/q/test/20260101.0000.00.000.1.json',
+      status: 404,
+      json: /^Message not found: test\/20260101\.0000\.00\.000\.1 /,
+    },
     { what: 'a missing message page', path: '/q/test/20260101.0000.00.000.1', status: 404, classic: 'page' },
   ],
   [
-    { what: 'run_now of a done message, asked for JSON', path: '', init: { method: 'POST', headers: { ...FORM, ...ACCEPT_JSON }, body: '' }, status: 409, json: 'msg not in runnable state' },
-    { what: 'run_now of a done message', path: '', init: { method: 'POST', headers: FORM, body: '' }, status: 409, classic: `409 - Couldn't run message. ["fail", "msg not in runnable state"].` },
+    {
+      what: 'run_now of a done message, asked for JSON',
+      path: '',
+      init: { method: 'POST', headers: { ...FORM, ...ACCEPT_JSON }, body: '' },
+      status: 409,
+      json: 'msg not in runnable state',
+    },
+    {
+      what: 'run_now of a done message',
+      path: '',
+      init: { method: 'POST', headers: FORM, body: '' },
+      status: 409,
+      classic: `409 - Couldn't run message. ["fail", "msg not in runnable state"].`,
+    },
   ],
   [
-    { what: 'adminoper without an action, asked for JSON', path: '/q/test/adminoper?x_format=json', init: { method: 'POST', headers: FORM, body: 'back=/' }, status: 400, json: 'Invalid adminoper param: expected one of pause, resume, down, up' },
-    { what: 'adminoper without an action', path: '/q/test/adminoper', init: { method: 'POST', headers: FORM, body: 'back=/' }, status: 400, classic: '400 - Invalid adminoper param: expected one of pause, resume, down, up' },
+    {
+      what: 'adminoper without an action, asked for JSON',
+      path: '/q/test/adminoper?x_format=json',
+      init: { method: 'POST', headers: FORM, body: 'back=/' },
+      status: 400,
+      json: 'Invalid adminoper param: expected one of pause, resume, down, up',
+    },
+    {
+      what: 'adminoper without an action',
+      path: '/q/test/adminoper',
+      init: { method: 'POST', headers: FORM, body: 'back=/' },
+      status: 400,
+      classic: '400 - Invalid adminoper param: expected one of pause, resume, down, up',
+    },
   ],
   [
-    { what: 'new_queue while creation is off, asked for JSON', path: '/new_queue', init: { method: 'POST', headers: { ...FORM, ...ACCEPT_JSON }, body: 'queue[name]=x' }, status: 403, json: 'Queue creation not allowed at this time.' },
-    { what: 'new_queue while creation is off', path: '/new_queue', init: { method: 'POST', headers: FORM, body: 'queue[name]=x' }, status: 403, classic: 'Queue creation not allowed at this time.' },
+    {
+      what: 'new_queue while creation is off, asked for JSON',
+      path: '/new_queue',
+      init: { method: 'POST', headers: { ...FORM, ...ACCEPT_JSON }, body: 'queue[name]=x' },
+      status: 403,
+      json: 'Queue creation not allowed at this time.',
+    },
+    {
+      what: 'new_queue while creation is off',
+      path: '/new_queue',
+      init: { method: 'POST', headers: FORM, body: 'queue[name]=x' },
+      status: 403,
+      classic: 'Queue creation not allowed at this time.',
+    },
   ],
   [
-    { what: "fastify's 400: a JSON body that does not parse", path: '/q/test/new_message', init: { method: 'POST', headers: JSON_BODY, body: '{\n  "dest": "test",\n  "param1": }' }, status: 400, json: 'request body: expected valid JSON, received a syntax error at line 3 column 13 (byte 32): Unexpected token }' },
+    {
+      what: "fastify's 400: a JSON body that does not parse",
+      path: '/q/test/new_message',
+      init: { method: 'POST', headers: JSON_BODY, body: '{\n  "dest": "test",\n  "param1": }' },
+      status: 400,
+      json: 'request body: expected valid JSON, received a syntax error at line 3 column 13 (byte 32): Unexpected token }',
+    },
     null,
   ],
   [
-    { what: 'an empty JSON body', path: '/q/test/new_message', init: { method: 'POST', headers: JSON_BODY, body: '' }, status: 400, json: 'request body: expected a JSON value (Content-Type is application/json), received an empty body' },
+    {
+      what: 'an empty JSON body',
+      path: '/q/test/new_message',
+      init: { method: 'POST', headers: JSON_BODY, body: '' },
+      status: 400,
+      json: 'request body: expected a JSON value (Content-Type is application/json), received an empty body',
+    },
     null,
   ],
   [
-    { what: 'a prototype-poisoning JSON body', path: '/q/test/new_message', init: { method: 'POST', headers: JSON_BODY, body: '{"dest":"test","__proto__":{"x":1}}' }, status: 400, json: /^request body: expected JSON without a "__proto__"/ },
+    {
+      what: 'a prototype-poisoning JSON body',
+      path: '/q/test/new_message',
+      init: { method: 'POST', headers: JSON_BODY, body: '{"dest":"test","__proto__":{"x":1}}' },
+      status: 400,
+      json: /^request body: expected JSON without a "__proto__"/,
+    },
     null,
   ],
   [
-    { what: 'a JSON-lines batch with a broken line', path: '/q/test/new_messages', init: { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: '{"param1":"x"}\n{"param1": nope}\n' }, status: 400, json: 'request body: expected one JSON object per line, received a syntax error at line 2 column 13 (byte 27): Unexpected token o' },
+    {
+      what: 'a JSON-lines batch with a broken line',
+      path: '/q/test/new_messages',
+      init: { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: '{"param1":"x"}\n{"param1": nope}\n' },
+      status: 400,
+      json: 'request body: expected one JSON object per line, received a syntax error at line 2 column 13 (byte 27): Unexpected token o',
+    },
     null,
   ],
   [
-    { what: 'a mesg text that does not parse', path: '/q/test/new_message', init: { method: 'POST', headers: FORM, body: new URLSearchParams({ x_format: 'json', mesg: '{"dest":"test",}' }).toString() }, status: 400, json: 'mesg: expected a JSON object text such as {"dest":"test"}, received "{\\"dest\\":\\"test\\",}", a syntax error at line 1 column 16 (byte 15): Unexpected token }' },
+    {
+      what: 'a mesg text that does not parse',
+      path: '/q/test/new_message',
+      init: { method: 'POST', headers: FORM, body: new URLSearchParams({ x_format: 'json', mesg: '{"dest":"test",}' }).toString() },
+      status: 400,
+      json: 'mesg: expected a JSON object text such as {"dest":"test"}, received "{\\"dest\\":\\"test\\",}", a syntax error at line 1 column 16 (byte 15): Unexpected token }',
+    },
     null,
   ],
   [
-    { what: 'a text/plain body to new_message (the default format is JSON)', path: '/q/test/new_message', init: { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'dest=test' }, status: 415, json: UNSUPPORTED_TEXT },
-    { what: 'a text/plain body to new_message with x_format=html', path: '/q/test/new_message?x_format=html', init: { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'dest=test' }, status: 415, classic: `415 - ${UNSUPPORTED_TEXT}` },
+    {
+      what: 'a text/plain body to new_message (the default format is JSON)',
+      path: '/q/test/new_message',
+      init: { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'dest=test' },
+      status: 415,
+      json: UNSUPPORTED_TEXT,
+    },
+    {
+      what: 'a text/plain body to new_message with x_format=html',
+      path: '/q/test/new_message?x_format=html',
+      init: { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'dest=test' },
+      status: 415,
+      classic: `415 - ${UNSUPPORTED_TEXT}`,
+    },
   ],
 ];
 
@@ -126,7 +239,11 @@ describe('refusals in the client format', () => {
   });
 
   it('a classic client that sends another content type with its message in the query string is still served', async () => {
-    const res = await fetch(`${B}/q/test/new_message?${new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done' }) })}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'ignored' });
+    const res = await fetch(`${B}/q/test/new_message?${new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done' }) })}`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'ignored',
+    });
     expect(res.status).toBe(200);
     expect(((await res.json()) as string[])[0]).toBe('ok');
   });

@@ -29,7 +29,9 @@ beforeAll(async () => {
   // relative_root: outside it the not-found handler echoes the path in its own, plain-text way.
   w = await startWebRoot({ config: { allow_new_queue: true, script_dirs: [path.dirname(VERBS_SH)], relative_root: '/rq/' } });
   done = await attachedDoneMessage(w.base, w.root, 'test');
-  prepId = String((await postMessage(w.base, 'test', { dest: 'test', _method: 'prep' }))[1]).split('/').pop()!;
+  prepId = String((await postMessage(w.base, 'test', { dest: 'test', _method: 'prep' }))[1])
+    .split('/')
+    .pop()!;
 }, 60_000);
 afterAll(async () => {
   await w?.stop();
@@ -87,17 +89,33 @@ const ECHOES: Echo[] = [
     send: async (p) => follow(await post('/q/test/new_message', { x_format: 'html', back: '/rq/q/test', 'mesg[dest]': 'test', 'mesg[max_count]': p })),
   },
   // views/forms-view.ts resultView: without back, the same refusal on the result page.
-  { what: 'new_message html: mesg[max_count] on the result page', echoed: true, send: (p) => post('/q/test/new_message', { x_format: 'html', 'mesg[dest]': 'test', 'mesg[max_count]': p }) },
+  {
+    what: 'new_message html: mesg[max_count] on the result page',
+    echoed: true,
+    send: (p) => post('/q/test/new_message', { x_format: 'html', 'mesg[dest]': 'test', 'mesg[max_count]': p }),
+  },
   // web/due-time.ts dueFromForm: a due_at or due_tz that is no time is named in the 400.
-  { what: 'new_message: due_at that is no time', echoed: true, send: (p) => post('/q/test/new_message', { x_format: 'html', 'mesg[dest]': 'test', due_at: p }) },
-  { what: 'new_message: due_tz that is no offset', echoed: true, send: (p) => post('/q/test/new_message', { x_format: 'html', 'mesg[dest]': 'test', due_at: '2030-01-01T00:00', due_tz: p }) },
+  {
+    what: 'new_message: due_at that is no time',
+    echoed: true,
+    send: (p) => post('/q/test/new_message', { x_format: 'html', 'mesg[dest]': 'test', due_at: p }),
+  },
+  {
+    what: 'new_message: due_tz that is no offset',
+    echoed: true,
+    send: (p) => post('/q/test/new_message', { x_format: 'html', 'mesg[dest]': 'test', due_at: '2030-01-01T00:00', due_tz: p }),
+  },
   // api/message-api.ts messageFields: a mesg that is not JSON is named in the 400.
   { what: 'new_message: mesg that is not JSON', echoed: true, send: (p) => post('/q/test/new_message', { mesg: p }) },
   // urls.ts back → the 303's Location; the page it leads to shows no part of it.
   { what: 'ack_errs back', echoed: false, send: async (p) => follow(await post('/q/test/ack_errs', { back: `/rq/${p}` })) },
   // api/admin-api.ts weGot: new_queue's flash inspects every form field, names included; its Location
   // is /q/<name>, whose 404 page names the refused queue again (web-context.ts requireQueue).
-  { what: 'new_queue: queue[name] and a field name in the flash', echoed: true, send: async (p) => follow(await post('/new_queue', { 'queue[name]': p, 'queue[script]': VERBS_SH, [p]: p })) },
+  {
+    what: 'new_queue: queue[name] and a field name in the flash',
+    echoed: true,
+    send: async (p) => follow(await post('/new_queue', { 'queue[name]': p, 'queue[script]': VERBS_SH, [p]: p })),
+  },
   // web/script-dirs.ts: a script outside script_dirs is named in the 403 text.
   { what: 'new_queue: queue[script] outside script_dirs', echoed: true, send: (p) => post('/new_queue', { 'queue[name]': 'x', 'queue[script]': p }) },
   // api/admin-api.ts weGot: delete_queue's flash inspects queue_name (shown on the dashboard).
@@ -121,7 +139,11 @@ const ECHOES: Echo[] = [
   { what: 'POST /q/<q>/<id>: the id', echoed: true, send: (p) => post(`/q/test/${enc(p)}`, { _method: 'delete' }) },
   // flash.ts take: the cookie is signed, so a forged one is dropped, never shown.
   { what: 'an unsigned rq_flash cookie', echoed: false, send: (p) => get('/', { cookie: `rq_flash=${enc(JSON.stringify({ k: 'notice', h: p }))}` }) },
-  { what: 'an rq_flash cookie with a forged signature', echoed: false, send: (p) => get('/', { cookie: `rq_flash=${enc(`${JSON.stringify({ k: 'error', h: p })}.Zm9yZ2Vk`)}` }) },
+  {
+    what: 'an rq_flash cookie with a forged signature',
+    echoed: false,
+    send: (p) => get('/', { cookie: `rq_flash=${enc(`${JSON.stringify({ k: 'error', h: p })}.Zm9yZ2Vk`)}` }),
+  },
   // web-context.ts requireQueue (through the 404 handler in app.ts): the queue name from the path.
   { what: 'GET /q/<q>', echoed: true, send: (p) => get(`/q/${enc(p)}`) },
   { what: 'GET /q/<q>/new_message', echoed: true, send: (p) => get(`/q/${enc(p)}/new_message`) },
@@ -193,7 +215,27 @@ describe('every echo of a request value is escaped', () => {
   });
 
   // Query parameters any page reads today, and one none does, on every GET route the app has.
-  const QUERY = ['filter', 'back', 'limit', 'offset', 'state', 'x_format', 'embed', 'q', 'id', 'name', 'file', 'tag', 'key', 'reason', 'depends', 'all', 'date', 'group', 'unknown'];
+  const QUERY = [
+    'filter',
+    'back',
+    'limit',
+    'offset',
+    'state',
+    'x_format',
+    'embed',
+    'q',
+    'id',
+    'name',
+    'file',
+    'tag',
+    'key',
+    'reason',
+    'depends',
+    'all',
+    'date',
+    'group',
+    'unknown',
+  ];
   it.each(PAYLOADS.map((p) => [p.raw, p] as const))('every GET route with every query parameter carrying %s', async (_raw, p) => {
     const routes = (await routeTable(w.root)).filter((r) => r.method === 'GET');
     const query = new URLSearchParams(QUERY.map((k) => [k, p.raw])).toString();

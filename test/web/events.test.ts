@@ -48,7 +48,8 @@ async function readMoves(sse: SseReader, done: (evs: FeedEvent[]) => boolean): P
   return out;
 }
 
-const step = (ev: FeedEvent) => (ev.type === 'moved' ? `moved:${ev.from}>${ev.to}` : ev.type === 'created' || ev.type === 'finished' ? `${ev.type}:${ev.to}` : ev.type);
+const step = (ev: FeedEvent) =>
+  ev.type === 'moved' ? `moved:${ev.from}>${ev.to}` : ev.type === 'created' || ev.type === 'finished' ? `${ev.type}:${ev.to}` : ev.type;
 const RUN = ['created:que', 'moved:que>run', 'started', 'moved:run>done', 'finished:done'];
 /** Each message's steps, in the order they came. */
 function stepsById(evs: FeedEvent[]): Record<string, string[]> {
@@ -68,7 +69,11 @@ describe('GET /events', () => {
     expect(a.ready.alpha).toMatchObject({ up: true, pid: expect.any(Number), seq: expect.any(Number) });
     expect(Object.keys(b.ready).sort()).toEqual(['alpha', 'beta']);
 
-    const ids = await mapLimit(Array.from({ length: 1000 }, (_, i) => i), 16, () => create('alpha'));
+    const ids = await mapLimit(
+      Array.from({ length: 1000 }, (_, i) => i),
+      16,
+      () => create('alpha'),
+    );
     const all = (evs: FeedEvent[]) => evs.filter((e) => e.type === 'finished').length === 1000;
     const [ea, eb] = await Promise.all([readMoves(a.sse, all), readMoves(b.sse, all)]);
     expect(eb).toEqual(ea);
@@ -155,7 +160,9 @@ describe('GET /events', () => {
     const refused = await fetch(`${B}/events`);
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('5');
-    expect(await refused.text()).toBe(`503 - events: ${MAX_STREAMS} event streams are open, the most this server serves (max_event_streams in config/config.json); try again later`);
+    expect(await refused.text()).toBe(
+      `503 - events: ${MAX_STREAMS} event streams are open, the most this server serves (max_event_streams in config/config.json); try again later`,
+    );
     streams.pop()!.cancel();
     streams.push(await open());
     for (const s of streams) s.cancel();

@@ -32,7 +32,13 @@ describe('/healthz', () => {
   it('reports each queue state and the list in use', async () => {
     const h = await health();
     expect(h.code).toBe(200);
-    expect(h.body).toMatchObject({ status: 'ok', healthy_states: ['UP', 'DOWN'], mgr: { up: true }, queues: { good: { status: 'UP', healthy: true }, fixme: { status: 'UP', healthy: true } }, failing: [] });
+    expect(h.body).toMatchObject({
+      status: 'ok',
+      healthy_states: ['UP', 'DOWN'],
+      mgr: { up: true },
+      queues: { good: { status: 'UP', healthy: true }, fixme: { status: 'UP', healthy: true } },
+      failing: [],
+    });
     expect(h.body.checked).toEqual(expect.arrayContaining(['rq-mgr', 'queue good', 'queue fixme']));
   });
 

@@ -30,7 +30,8 @@ describe('locateJsonError', () => {
   });
 
   it('valid JSON has no error, however deep', () => {
-    for (const text of ['{}', '[]', '{"a":[1,-2.5e3,true,false,null,"\\u00e9\\n"]}', '[' .repeat(50_000) + ']'.repeat(50_000)]) expect(locateJsonError(text)).toBeNull();
+    for (const text of ['{}', '[]', '{"a":[1,-2.5e3,true,false,null,"\\u00e9\\n"]}', '['.repeat(50_000) + ']'.repeat(50_000)])
+      expect(locateJsonError(text)).toBeNull();
     expect(locateJsonError('['.repeat(50_000))).toMatchObject({ column: 50_001, problem: 'Unexpected end of JSON input' });
   });
 });

@@ -83,7 +83,7 @@ function fromDisk(): Located | null {
 }
 
 describe('LogTail while the message moves', () => {
-  it('the message moves run → done between the log\'s open and its watch: the tail ends done with the whole log, not as gone', async () => {
+  it("the message moves run → done between the log's open and its watch: the tail ends done with the whole log, not as gone", async () => {
     await message('run', 'one\ntwo\n');
     const watch = fs.watch;
     let moved = false;
@@ -127,7 +127,7 @@ describe('LogTail while the message moves', () => {
     expect(t.text()).toBe('prep log\n');
   });
 
-  it('an answer older than the disk (the message moved on meanwhile) waits for the move\'s event with no timer', async () => {
+  it("an answer older than the disk (the message moved on meanwhile) waits for the move's event with no timer", async () => {
     await message('que', 'log\n');
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     let stale = true;

@@ -76,7 +76,11 @@ export async function contentSnapshot(root: string): Promise<Record<string, stri
       else if (e.isDirectory()) {
         out[`${rel}/`] = 'dir';
         await walk(p);
-      } else out[rel] = crypto.createHash('sha256').update(await fs.readFile(p)).digest('hex');
+      } else
+        out[rel] = crypto
+          .createHash('sha256')
+          .update(await fs.readFile(p))
+          .digest('hex');
     }
   }
   for (const top of ['queues', 'config']) await walk(path.join(root, top));

@@ -78,15 +78,45 @@ describe('listPage', () => {
       page: {
         total: 9,
         rows: [
-          { msg_id: ID, state: 'err', acked: true, created: idTime(ID), due: 1_700_000_000, count: 3, param1: '42', status: 'ERR - exit 3', duration_ms: 1500, attempts: 2, total_ms: 4000, finished: 1_700_000_000 },
-          { msg_id: 'nodate', state: 'que', acked: false, created: null, due: null, count: null, param1: null, status: 'que', duration_ms: null, attempts: 0, total_ms: null, finished: null },
+          {
+            msg_id: ID,
+            state: 'err',
+            acked: true,
+            created: idTime(ID),
+            due: 1_700_000_000,
+            count: 3,
+            param1: '42',
+            status: 'ERR - exit 3',
+            duration_ms: 1500,
+            attempts: 2,
+            total_ms: 4000,
+            finished: 1_700_000_000,
+          },
+          {
+            msg_id: 'nodate',
+            state: 'que',
+            acked: false,
+            created: null,
+            due: null,
+            count: null,
+            param1: null,
+            status: 'que',
+            duration_ms: null,
+            attempts: 0,
+            total_ms: null,
+            finished: null,
+          },
         ],
       },
     });
   });
 
   it('a number that is not finite, or a value neither number nor text, is no number', async () => {
-    const r = await listPage(ctx({ search: { ok: true, value: { total: 1, messages: [row({ fields: { due: Infinity, count: 'Infinity', failures: true } })] } } }), 'q', F);
+    const r = await listPage(
+      ctx({ search: { ok: true, value: { total: 1, messages: [row({ fields: { due: Infinity, count: 'Infinity', failures: true } })] } } }),
+      'q',
+      F,
+    );
     expect(r.ok && [r.page.rows[0].due, r.page.rows[0].count, r.page.rows[0].attempts]).toEqual([null, null, 1]);
   });
 
@@ -118,7 +148,10 @@ describe('listCounts', () => {
 
   it("a running queue's own counts, acknowledged errors too", async () => {
     const live = { ...counts, err_acked: 5 };
-    expect(await listCounts(ctx({ metrics: { ok: true, value: { live: { counts: live } } } }), 'q', snap({ counts }))).toEqual({ counts: live, source: 'queue' });
+    expect(await listCounts(ctx({ metrics: { ok: true, value: { live: { counts: live } } } }), 'q', snap({ counts }))).toEqual({
+      counts: live,
+      source: 'queue',
+    });
   });
 
   it("a queue whose metrics fail or are refused: the snapshot's counts with no acknowledged errors, or none", async () => {

@@ -17,7 +17,11 @@ beforeAll(async () => {
   w = await startWebRoot({
     queues: { test: {} },
     setup: async (root) => {
-      ids = await fillQueue(root, 'lists', N, { state: stateOf, createdAt: (i) => T0 + i * 60_000, fields: (i) => ({ param1: `p-${i}`, param2: i === 7 ? '<b>needle</b>' : 'x', due: Math.floor(T0 / 1000) + (N - i) }) });
+      ids = await fillQueue(root, 'lists', N, {
+        state: stateOf,
+        createdAt: (i) => T0 + i * 60_000,
+        fields: (i) => ({ param1: `p-${i}`, param2: i === 7 ? '<b>needle</b>' : 'x', due: Math.floor(T0 / 1000) + (N - i) }),
+      });
       const err = queuePaths(root, 'lists').state.err;
       for (let i = 0; i < N; i += 6) await fs.rename(path.join(err, ids[i]), path.join(err, `.${ids[i]}`));
       // Paused: the que stays put while the lists are read.
@@ -42,7 +46,18 @@ describe('GET /q/<q>/messages.json', () => {
     expect(idsOf(first.body)).toEqual(ids.slice(-25).reverse());
     const last = await json('?limit=25&offset=100');
     expect(idsOf(last.body)).toEqual(ids.slice(0, 20).reverse());
-    expect(last.body.messages[0]).toMatchObject({ msg_id: ids[19], state: 'done', param1: 'p-19', created: T0 + 19 * 60_000, count: 0, attempts: 1, status: 'done', duration_ms: null, total_ms: null, finished: T0 + 19 * 60_000 });
+    expect(last.body.messages[0]).toMatchObject({
+      msg_id: ids[19],
+      state: 'done',
+      param1: 'p-19',
+      created: T0 + 19 * 60_000,
+      count: 0,
+      attempts: 1,
+      status: 'done',
+      duration_ms: null,
+      total_ms: null,
+      finished: T0 + 19 * 60_000,
+    });
     expect(last.body.messages[2]).toMatchObject({ msg_id: ids[17], state: 'que', status: 'que', finished: null });
   });
 

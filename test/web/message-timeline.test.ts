@@ -14,12 +14,14 @@ afterAll(async () => w?.stop());
 async function timeline(id: string): Promise<string[][]> {
   const page = await (await fetch(`${w.base}/q/test/${id}`)).text();
   const section = page.slice(page.indexOf('<section class="card" id="timeline">'));
-  const text = (s: string) => s.replace(/<[^>]+>/g, '').replace(/\s+/g, ' ').trim();
-  return [...section.matchAll(/<span class="t-step">(.*?)<\/span><span class="t-actor">(.*?)<\/span><span class="t-reason">(.*?)<\/span><span class="t-after/g)].map((m) => [
-    text(m[1]),
-    text(m[2]),
-    text(m[3]),
-  ]);
+  const text = (s: string) =>
+    s
+      .replace(/<[^>]+>/g, '')
+      .replace(/\s+/g, ' ')
+      .trim();
+  return [
+    ...section.matchAll(/<span class="t-step">(.*?)<\/span><span class="t-actor">(.*?)<\/span><span class="t-reason">(.*?)<\/span><span class="t-after/g),
+  ].map((m) => [text(m[1]), text(m[2]), text(m[3])]);
 }
 
 describe('the message page reads its history in words', () => {

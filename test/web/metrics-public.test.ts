@@ -48,9 +48,17 @@ describe('metrics_public', () => {
 
   it('is granted by the route matched, not by the text of the path', async () => {
     // Spellings that reach the metrics route anyway (fastify ignores a trailing slash and doubled slashes).
-    for (const p of [`${PREFIX}/metrics/`, `${PREFIX}//metrics`, `${PREFIX}/metrics?x=1`]) expect(`${p} ${await statusOf('GET', w.origin + p)}`).toBe(`${p} 200`);
+    for (const p of [`${PREFIX}/metrics/`, `${PREFIX}//metrics`, `${PREFIX}/metrics?x=1`])
+      expect(`${p} ${await statusOf('GET', w.origin + p)}`).toBe(`${p} 200`);
     // Spellings that reach another route, or none, are not let through.
-    for (const p of ['/metrics', `${PREFIX}/metrics/../q.json`, `${PREFIX}/metrics.json`, `${PREFIX}/q/metrics`, `${PREFIX}/metricsx`, `${PREFIX}/healthz/../dashboard.json`]) {
+    for (const p of [
+      '/metrics',
+      `${PREFIX}/metrics/../q.json`,
+      `${PREFIX}/metrics.json`,
+      `${PREFIX}/q/metrics`,
+      `${PREFIX}/metricsx`,
+      `${PREFIX}/healthz/../dashboard.json`,
+    ]) {
       expect(`${p} ${await statusOf('GET', w.origin + p)}`).toBe(`${p} 401`);
     }
     expect(await statusOf('POST', `${w.origin}${PREFIX}/metrics`)).toBe(401);

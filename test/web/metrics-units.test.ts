@@ -21,12 +21,20 @@ function queueMetrics(queue: string, base: number): QueueMetrics {
   return {
     queue,
     status: 'PAUSE',
-    live: { counts: { prep: base + 1, que: base + 2, run: base + 3, done: base + 4, relayed: base + 5, err: base + 6, err_acked: base + 7 }, que: { delayed: base + 8, ready: base + 9, dependencies: base + 10, limit: base + 11, coalesced: base + 12 }, oldest_ready_s: 4.25 },
+    live: {
+      counts: { prep: base + 1, que: base + 2, run: base + 3, done: base + 4, relayed: base + 5, err: base + 6, err_acked: base + 7 },
+      que: { delayed: base + 8, ready: base + 9, dependencies: base + 10, limit: base + 11, coalesced: base + 12 },
+      oldest_ready_s: 4.25,
+    },
     workers: 3,
     running_scripts: base + 3,
     totals: {
       created: base + 100,
-      finished: { done: base + 50, relayed: base + 51, err: Object.fromEntries(OUTCOMES.map((o, i) => [o, base + 60 + i])) as QueueMetrics['totals']['finished']['err'] },
+      finished: {
+        done: base + 50,
+        relayed: base + 51,
+        err: Object.fromEntries(OUTCOMES.map((o, i) => [o, base + 60 + i])) as QueueMetrics['totals']['finished']['err'],
+      },
       failures: { err: base + 70, timeout: base + 71, brand_new_kind: 2 },
       retries: base + 80,
       resends: base + 81,
@@ -40,7 +48,12 @@ function queueMetrics(queue: string, base: number): QueueMetrics {
 const table = parseLimits({ reports: 2, 'api:*': 3, 'api:vip': 9, 'mail:*': 1 });
 const holders = (n: number) => Array.from({ length: n }, (_, i) => ({ ref: `q/${i}`, queue: 'q', since: 0, granted_at: 0 }));
 const waiting = (n: number) => Array.from({ length: n }, (_, i) => ({ ref: `q/w${i}`, queue: 'q', since: 0, position: i + 1 }));
-const key = (concurrency: number, h: number, w: number, source: 'config' | 'message' = 'config'): LimitKeyStatus => ({ concurrency, source, holders: holders(h), waiting: waiting(w) });
+const key = (concurrency: number, h: number, w: number, source: 'config' | 'message' = 'config'): LimitKeyStatus => ({
+  concurrency,
+  source,
+  holders: holders(h),
+  waiting: waiting(w),
+});
 
 describe('histogramSamples', () => {
   it('cumulates the per-bucket counts, +Inf and _count the count, _sum the sum', () => {
@@ -63,7 +76,7 @@ describe('histogramSamples', () => {
   });
 });
 
-describe('a queue\'s families, written and parsed back', () => {
+describe("a queue's families, written and parsed back", () => {
   it('carry every figure of the reply under its labels', async () => {
     const m = queueMetrics('alpha', 1000);
     const text = await exposition([...queueFamilies(m), ...queueFamilies(queueMetrics('beta', 2000)), queueUp('gamma', false)]);
@@ -72,7 +85,9 @@ describe('a queue\'s families, written and parsed back', () => {
     expect(p.value('rq_queue_up', a)).toBe(1);
     expect(p.value('rq_queue_up', { queue: 'gamma' })).toBe(0);
     expect(p.seriesWith('queue', 'gamma')).toEqual(['rq_queue_up{queue="gamma"}']);
-    expect(['UP', 'PAUSE', 'DOWN', 'SCRIPTERROR', 'DISK FULL'].map((status) => p.value('rq_queue_status', { queue: 'alpha', status }))).toEqual([0, 1, 0, 0, 0]);
+    expect(['UP', 'PAUSE', 'DOWN', 'SCRIPTERROR', 'DISK FULL'].map((status) => p.value('rq_queue_status', { queue: 'alpha', status }))).toEqual([
+      0, 1, 0, 0, 0,
+    ]);
     for (const [state, n] of Object.entries(m.live.counts)) expect(p.value('rq_queue_messages', { queue: 'alpha', state })).toBe(n);
     for (const [reason, n] of Object.entries(m.live.que)) expect(p.value('rq_queue_waiting_messages', { queue: 'alpha', reason })).toBe(n);
     expect(p.value('rq_queue_oldest_ready_seconds', a)).toBe(4.25);
@@ -86,7 +101,9 @@ describe('a queue\'s families, written and parsed back', () => {
     expect(p.value('rq_message_failures_total', { queue: 'alpha', kind: 'err' })).toBe(1070);
     expect(p.value('rq_message_failures_total', { queue: 'alpha', kind: 'spawn' })).toBe(0);
     expect(p.value('rq_message_failures_total', { queue: 'alpha', kind: 'brand_new_kind' })).toBe(2);
-    expect([p.value('rq_message_retries_total', a), p.value('rq_message_resends_total', a), p.value('rq_message_interrupts_total', a)]).toEqual([1080, 1081, 1082]);
+    expect([p.value('rq_message_retries_total', a), p.value('rq_message_resends_total', a), p.value('rq_message_interrupts_total', a)]).toEqual([
+      1080, 1081, 1082,
+    ]);
     const wait = p.histogram('rq_message_wait_seconds', a)!;
     expect(wait.count).toBe(m.totals.wait.count);
     expect(wait.sum).toBe(123.5);
@@ -114,9 +131,20 @@ describe('a queue\'s families, written and parsed back', () => {
   });
 });
 
-describe('rq-mgr\'s families', () => {
-  it('rq_up 1 and each queue\'s restarts; the web and timers workers are not queues', async () => {
-    const p = parseScrape(await exposition(mgrFamilies({ a: { status: 'RUNNING', pid: 1, uptime: 1, restarts: 2 }, b: { status: 'BACKOFF', pid: null, uptime: null, restarts: 5 }, '[web]': { status: 'RUNNING', pid: 2, uptime: 1, restarts: 7 } }, ['a', 'b'])));
+describe("rq-mgr's families", () => {
+  it("rq_up 1 and each queue's restarts; the web and timers workers are not queues", async () => {
+    const p = parseScrape(
+      await exposition(
+        mgrFamilies(
+          {
+            a: { status: 'RUNNING', pid: 1, uptime: 1, restarts: 2 },
+            b: { status: 'BACKOFF', pid: null, uptime: null, restarts: 5 },
+            '[web]': { status: 'RUNNING', pid: 2, uptime: 1, restarts: 7 },
+          },
+          ['a', 'b'],
+        ),
+      ),
+    );
     expect(p.value('rq_up')).toBe(1);
     expect(p.value('rq_queue_process_restarts_total', { queue: 'a' })).toBe(2);
     expect(p.value('rq_queue_process_restarts_total', { queue: 'b' })).toBe(5);
@@ -129,7 +157,7 @@ describe('rq-mgr\'s families', () => {
 });
 
 describe('limit families', () => {
-  it('a key is reported under itself when exact, else under the first glob that matches, else its template\'s glob, else itself', () => {
+  it("a key is reported under itself when exact, else under the first glob that matches, else its template's glob, else itself", () => {
     expect(limitPattern(table, 'reports')).toBe('reports');
     expect(limitPattern(table, 'api:vip', 'api:*')).toBe('api:vip');
     expect(limitPattern(table, 'api:acme')).toBe('api:*');
@@ -138,7 +166,7 @@ describe('limit families', () => {
     expect(limitPattern(table, 'tenant:7')).toBe('tenant:7');
   });
 
-  it('a template\'s glob is the template with every {…} as *', () => {
+  it("a template's glob is the template with every {…} as *", () => {
     expect(limitPatternOf('api:{param1}')).toBe('api:*');
     expect(limitPatternOf('{queue}/{param2}:{param3}')).toBe('*/*:*');
     expect(limitPatternOf('reports')).toBeUndefined();
@@ -170,13 +198,33 @@ describe('limit families', () => {
 });
 
 describe('scrapeFamilies', () => {
-  const mgr = (restarts: number) => ({ status: async () => ({ ok: true, value: { slow: { status: 'RUNNING', pid: 1, uptime: 1, restarts }, fine: { status: 'RUNNING', pid: 2, uptime: 1, restarts: 0 }, '[web]': { status: 'RUNNING', pid: 3, uptime: 1 } }, raw: null }), limitStatus: async () => ({ ok: true, value: {}, raw: null }) }) as unknown as MgrClient;
+  const mgr = (restarts: number) =>
+    ({
+      status: async () => ({
+        ok: true,
+        value: {
+          slow: { status: 'RUNNING', pid: 1, uptime: 1, restarts },
+          fine: { status: 'RUNNING', pid: 2, uptime: 1, restarts: 0 },
+          '[web]': { status: 'RUNNING', pid: 3, uptime: 1 },
+        },
+        raw: null,
+      }),
+      limitStatus: async () => ({ ok: true, value: {}, raw: null }),
+    }) as unknown as MgrClient;
 
   it('a queue that does not answer within the timeout contributes only rq_queue_up 0; the others are not held up', async () => {
     const never = new Promise<never>(() => undefined);
-    const queue = (name: string) => ({ metrics: () => (name === 'slow' ? never : Promise.resolve({ ok: true, value: queueMetrics(name, 0), raw: null })) }) as unknown as QueueClient;
+    const queue = (name: string) =>
+      ({ metrics: () => (name === 'slow' ? never : Promise.resolve({ ok: true, value: queueMetrics(name, 0), raw: null })) }) as unknown as QueueClient;
     const t0 = performance.now();
-    const families = await scrapeFamilies({ mgr: mgr(1), queue, discover: async () => [], limitsFile: '/nonexistent/limits.json', log: silentLogger(), timeoutMs: 50 });
+    const families = await scrapeFamilies({
+      mgr: mgr(1),
+      queue,
+      discover: async () => [],
+      limitsFile: '/nonexistent/limits.json',
+      log: silentLogger(),
+      timeoutMs: 50,
+    });
     expect(performance.now() - t0).toBeLessThan(1000);
     const p = parseScrape(await exposition(families));
     expect(p.seriesWith('queue', 'slow')).toEqual(['rq_queue_process_restarts_total{queue="slow"}', 'rq_queue_up{queue="slow"}']);
@@ -185,10 +233,17 @@ describe('scrapeFamilies', () => {
   });
 
   it('without rq-mgr: rq_up 0, and the queue directories are the queues asked', async () => {
-    const down = { status: async () => Promise.reject(new Error('no socket')), limitStatus: async () => Promise.reject(new Error('no socket')) } as unknown as MgrClient;
+    const down = {
+      status: async () => Promise.reject(new Error('no socket')),
+      limitStatus: async () => Promise.reject(new Error('no socket')),
+    } as unknown as MgrClient;
     const asked: string[] = [];
     const queue = (name: string) => ({ metrics: () => (asked.push(name), Promise.reject(new Error('no socket'))) }) as unknown as QueueClient;
-    const p = parseScrape(await exposition(await scrapeFamilies({ mgr: down, queue, discover: async () => ['a', 'b'], limitsFile: '/nonexistent', log: silentLogger(), timeoutMs: 50 })));
+    const p = parseScrape(
+      await exposition(
+        await scrapeFamilies({ mgr: down, queue, discover: async () => ['a', 'b'], limitsFile: '/nonexistent', log: silentLogger(), timeoutMs: 50 }),
+      ),
+    );
     expect(asked.sort()).toEqual(['a', 'b']);
     expect(p.value('rq_up')).toBe(0);
     expect([p.value('rq_queue_up', { queue: 'a' }), p.value('rq_queue_up', { queue: 'b' })]).toEqual([0, 0]);

@@ -3,7 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { DelimiterCount, boundaryOf } from '../../src/web/multipart-parts.js';
 
 const B = 'XyZ-7';
-const body = [`preamble\r\n--${B}\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n`, `--${B}\r\n\r\nheaderless\r\n`, `--${B}\r\nContent-Disposition: form-data; name="c"\r\n\r\nnot at a line start, --${B} is no delimiter\r\n`, `--${B}--\r\nepilogue`].join('');
+const body = [
+  `preamble\r\n--${B}\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n`,
+  `--${B}\r\n\r\nheaderless\r\n`,
+  `--${B}\r\nContent-Disposition: form-data; name="c"\r\n\r\nnot at a line start, --${B} is no delimiter\r\n`,
+  `--${B}--\r\nepilogue`,
+].join('');
 
 function count(chunks: Buffer[]): number {
   const c = new DelimiterCount(B);

@@ -50,7 +50,12 @@ async function heldFor(queue: string): Promise<{ status: string; reason?: string
 
 describe('a queue made over HTTP and its script', () => {
   it('/new_queue keeps ./defs/job.sh as given; a start after the link is swapped out of script_dirs is refused with the reason, and runs again once it points back', async () => {
-    const made = await postForm(`${B}/new_queue`, { 'queue[name]': 'made', 'queue[script]': './defs/job.sh', 'queue[num_workers]': '1', 'queue[exec_prefix]': '' });
+    const made = await postForm(`${B}/new_queue`, {
+      'queue[name]': 'made',
+      'queue[script]': './defs/job.sh',
+      'queue[num_workers]': '1',
+      'queue[exec_prefix]': '',
+    });
     expect(made.status).toBe(303);
     const file = JSON.parse(await fs.readFile(queuePaths(w.root, 'made').configFile, 'utf8')) as Record<string, unknown>;
     expect(file.script).toBe('./defs/job.sh');
@@ -63,7 +68,9 @@ describe('a queue made over HTTP and its script', () => {
     await pointJobAt('../outside/evil.sh');
     const held = await send(B, 'made', { param1: 'done' });
     const detail = await heldFor('made');
-    expect(detail.reason).toBe(`script "./defs/job.sh" resolves to ${await fs.realpath(path.join(w.root, 'outside', 'evil.sh'))}, outside script_dirs: a queue made over HTTP runs only a file inside script_dirs (defs)`);
+    expect(detail.reason).toBe(
+      `script "./defs/job.sh" resolves to ${await fs.realpath(path.join(w.root, 'outside', 'evil.sh'))}, outside script_dirs: a queue made over HTTP runs only a file inside script_dirs (defs)`,
+    );
     expect(await stateOf(B, 'made', held)).toBe('que');
     await expect(fs.access(path.join(w.root, 'outside', 'ran'))).rejects.toThrow(/ENOENT/);
 
@@ -90,7 +97,10 @@ describe('a queue made over HTTP and its script', () => {
   });
 
   it('a queue not made over HTTP (scandir, rq-install, a local create_queue) is not held to script_dirs', async () => {
-    const r = await w.mgr.cmd('create_queue', JSON.stringify({ name: 'local', script: path.join(w.root, 'outside', 'evil.sh'), num_workers: 1, exec_prefix: '' }));
+    const r = await w.mgr.cmd(
+      'create_queue',
+      JSON.stringify({ name: 'local', script: path.join(w.root, 'outside', 'evil.sh'), num_workers: 1, exec_prefix: '' }),
+    );
     expect(r).toEqual(['success', 'queue created - awesome']);
     await expect(fs.access(path.join(queuePaths(w.root, 'local').dir, SCRIPT_DIRS_MARKER))).rejects.toThrow(/ENOENT/);
     await waitFor(async () => (await fetch(`${B}/q/local.json`)).status === 200, 'local answers');

@@ -39,7 +39,12 @@ describe('no route answers differently for having a schema', () => {
   }
 
   async function viaBare(method: string, p: string, body?: { type: string; data: string }): Promise<string> {
-    const res: LightMyRequestResponse = await bare.app.inject({ method: method as 'GET', url: PREFIX + p, headers: { host: host(), ...(body ? { 'content-type': body.type } : {}) }, payload: body?.data });
+    const res: LightMyRequestResponse = await bare.app.inject({
+      method: method as 'GET',
+      url: PREFIX + p,
+      headers: { host: host(), ...(body ? { 'content-type': body.type } : {}) },
+      payload: body?.data,
+    });
     return shown(res.statusCode, res.headers, res.rawPayload);
   }
 

@@ -36,14 +36,19 @@ beforeAll(async () => {
 });
 
 /** Every `METHOD /path` of the document, paths as OpenAPI writes them (`/q/{q}`). */
-const operations = () => Object.entries(doc.paths).flatMap(([p, ops]) => Object.entries(ops).map(([m, op]) => ({ key: `${m.toUpperCase()} ${p}`, path: p, op })));
+const operations = () =>
+  Object.entries(doc.paths).flatMap(([p, ops]) => Object.entries(ops).map(([m, op]) => ({ key: `${m.toUpperCase()} ${p}`, path: p, op })));
 
 /** Static files of public/ and the two app.ts serves, and the docs' own routes: not API. */
 function isStaticOrDocs(pattern: string): boolean {
   const files = (fs.readdirSync(path.join(PROJECT, 'src', 'web', 'public'), { recursive: true, withFileTypes: true }) as fs.Dirent[])
     .filter((e) => e.isFile())
     .map((e) => `/${path.relative(path.join(PROJECT, 'src', 'web', 'public'), path.join(e.parentPath, e.name))}`);
-  return [...files, '/js/ansi_up.js', '/js/uPlot.esm.js', '/css/uPlot.min.css', '/favicon.ico'].includes(pattern) || pattern === '/docs' || pattern.startsWith('/docs/');
+  return (
+    [...files, '/js/ansi_up.js', '/js/uPlot.esm.js', '/css/uPlot.min.css', '/favicon.ico'].includes(pattern) ||
+    pattern === '/docs' ||
+    pattern.startsWith('/docs/')
+  );
 }
 
 describe('the document at /docs/json', () => {
@@ -63,7 +68,11 @@ describe('the document at /docs/json', () => {
     const expected = [...new Set(table.map((r) => `${r.method} ${r.pattern.replace(/:(\w+)/g, '{$1}')}`))].sort();
     expect(expected.length).toBeGreaterThan(40);
     // A route added to routes.ts without a schema shows up here without a summary, or (hidden) not at all.
-    expect(operations().map((o) => o.key).sort()).toEqual(expected);
+    expect(
+      operations()
+        .map((o) => o.key)
+        .sort(),
+    ).toEqual(expected);
   });
 
   it('gives every operation a summary, known tags, its path parameters and its answers', () => {
@@ -73,7 +82,10 @@ describe('the document at /docs/json', () => {
       if (!op.summary) problems.push(`${key}: no summary`);
       if (!op.tags?.length || !op.tags.every((t) => tags.has(t))) problems.push(`${key}: tags ${JSON.stringify(op.tags)}`);
       const inPath = [...p.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
-      const declared = (op.parameters ?? []).filter((x) => x.in === 'path' && x.required).map((x) => x.name).sort();
+      const declared = (op.parameters ?? [])
+        .filter((x) => x.in === 'path' && x.required)
+        .map((x) => x.name)
+        .sort();
       if (JSON.stringify(inPath) !== JSON.stringify(declared)) problems.push(`${key}: path parameters ${declared.join(',')}`);
       // The plugin's placeholder when a route has no response schema.
       if (Object.values(op.responses).some((r) => !r.content && !r.headers)) problems.push(`${key}: a response without content`);
@@ -87,7 +99,20 @@ describe('the document at /docs/json', () => {
     // Routes whose JSON form is a suffix of a segment, or that have no suffix.
     jsonRoutes.push('GET /healthz', 'GET /q/{q}/config', 'GET /q/{q}', 'GET /q/{q}/{id}', 'GET /tags/{tag}', 'GET /q/{q}/tags/{tag}');
     // Actions answering JSON with x_format=json (new_message by default).
-    const actions = ['new_message', '{id}', '{id}/cancel', '{id}/requeue', '{id}/priority', '{id}/reschedule', '{id}/tags', '{id}/undepend', '{id}/attach/new', '{id}/attach/{name}', 'requeue_errs', 'cancel_tagged'];
+    const actions = [
+      'new_message',
+      '{id}',
+      '{id}/cancel',
+      '{id}/requeue',
+      '{id}/priority',
+      '{id}/reschedule',
+      '{id}/tags',
+      '{id}/undepend',
+      '{id}/attach/new',
+      '{id}/attach/{name}',
+      'requeue_errs',
+      'cancel_tagged',
+    ];
     jsonRoutes.push(...actions.map((a) => `POST /q/{q}/${a}`));
     expect(jsonRoutes.length).toBeGreaterThan(25);
     const missing = jsonRoutes.filter((k) => !byKey.get(k)?.responses['200']?.content?.['application/json']);
@@ -120,10 +145,12 @@ describe('docs/openapi.json, the document as committed', () => {
 /** A GET through http.request, to send a Host header fetch would not. */
 function getWithHost(url: string, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    http.get(url, { headers: { host } }, (res) => {
-      res.resume();
-      resolve(res.statusCode!);
-    }).on('error', reject);
+    http
+      .get(url, { headers: { host } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      })
+      .on('error', reject);
   });
 }
 
@@ -138,7 +165,13 @@ describe('Swagger UI at /docs', () => {
     expect(html).toContain('<div id="swagger-ui">');
     expect(html).not.toMatch(/https?:\/\//);
     const assets = [...html.matchAll(/<(?:script src|link[^>]*href)="([^"]+)"/g)].map((m) => new URL(m[1], res.url));
-    expect(assets.map((u) => u.pathname)).toEqual(expect.arrayContaining([`${PREFIX}/docs/static/swagger-ui-bundle.js`, `${PREFIX}/docs/static/swagger-ui.css`, `${PREFIX}/docs/static/swagger-initializer.js`]));
+    expect(assets.map((u) => u.pathname)).toEqual(
+      expect.arrayContaining([
+        `${PREFIX}/docs/static/swagger-ui-bundle.js`,
+        `${PREFIX}/docs/static/swagger-ui.css`,
+        `${PREFIX}/docs/static/swagger-initializer.js`,
+      ]),
+    );
     // rq's favicon, not the plugin's.
     expect(assets.map((u) => u.pathname).filter((p) => /favicon/.test(p))).toEqual([`${PREFIX}/docs/static/theme/favicon.svg`]);
     for (const u of assets) {

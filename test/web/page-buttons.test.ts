@@ -23,11 +23,19 @@ interface PageButton {
   disabled: boolean;
 }
 
-const unescape = (s: string): string => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+const unescape = (s: string): string =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 
 /** The one-button POST forms of a page, read the way a browser submits them. */
 function buttonsOf(page: string): PageButton[] {
-  const forms = page.matchAll(/<form class="inline" method="post" action="([^"]*)"[^>]*>(.*?)<button type="submit"(?: id="([^"]*)")? class="[^"]*"( disabled)?>(.*?)<\/button><\/form>/gs);
+  const forms = page.matchAll(
+    /<form class="inline" method="post" action="([^"]*)"[^>]*>(.*?)<button type="submit"(?: id="([^"]*)")? class="[^"]*"( disabled)?>(.*?)<\/button><\/form>/gs,
+  );
   return [...forms].map(([, action, inputs, id, disabled, label]) => ({
     action: unescape(action),
     fields: Object.fromEntries([...inputs.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)].map(([, k, v]) => [unescape(k), unescape(v)])),
@@ -58,7 +66,13 @@ const labels = (page: string): Record<string, string> => Object.fromEntries(butt
 describe('the queue page admin buttons', () => {
   it('say Pause/Resume and Down/Up after the queue state, and pressing each changes it', async () => {
     const up = labels(await page('/q/test'));
-    expect(up).toMatchObject({ 'btn-pause': 'Pause', 'btn-down': 'Down', 'btn-restart': 'Restart', 'btn-ack-errs': 'Ack Errors', 'btn-requeue-errs': 'Requeue Errors' });
+    expect(up).toMatchObject({
+      'btn-pause': 'Pause',
+      'btn-down': 'Down',
+      'btn-restart': 'Restart',
+      'btn-ack-errs': 'Ack Errors',
+      'btn-requeue-errs': 'Requeue Errors',
+    });
 
     await press('/q/test', 'btn-pause');
     expect(labels(await page('/q/test'))).toMatchObject({ 'btn-resume': 'Resume', 'btn-down': 'Down' });
@@ -79,7 +93,10 @@ describe('the queue page admin buttons', () => {
 
 describe('the message page buttons', () => {
   async function prepWithFiles(): Promise<string> {
-    const r = await fetch(`${B}/q/test/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done', _method: 'prep' }) }) });
+    const r = await fetch(`${B}/q/test/new_message`, {
+      method: 'POST',
+      body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done', _method: 'prep' }) }),
+    });
     const id = ((await r.json()) as string[])[1].split('/').pop()!;
     expect(await attach(B, 'test', id, 'a.txt', ALL_BYTES)).toEqual(['ok', expect.any(String)]);
     expect(await attach(B, 'test', id, 'b.txt', ALL_BYTES)).toEqual(['ok', expect.any(String)]);

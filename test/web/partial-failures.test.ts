@@ -35,7 +35,8 @@ afterAll(async () => {
   await w?.stop();
 });
 
-const post = (q: string, route: string, body: string, type = 'application/x-www-form-urlencoded') => fetch(`${w!.base}/q/${q}/${route}`, { method: 'POST', headers: { 'content-type': type }, body });
+const post = (q: string, route: string, body: string, type = 'application/x-www-form-urlencoded') =>
+  fetch(`${w!.base}/q/${q}/${route}`, { method: 'POST', headers: { 'content-type': type }, body });
 /** Makes room again: the filler shrunk by `bytes`. */
 const free = async (bytes: number) => fsp.truncate(filler, Math.max(0, (await fsp.stat(filler)).size - bytes));
 

@@ -196,7 +196,7 @@ describe('descriptors of downloads', () => {
     // The read stream closes its descriptor after the response's last bytes, on libuv's thread pool:
     // the client already has the whole answer then, and nothing the web process sends says the close
     // is done, so /proc is polled, for a bounded time. A leak keeps all 40 for good.
-    await waitFor(async () => (await held()) === 0, 'the downloads\' descriptors to close', budget(5_000)).catch(() => undefined);
+    await waitFor(async () => (await held()) === 0, "the downloads' descriptors to close", budget(5_000)).catch(() => undefined);
     expect(await held()).toBe(0);
   });
 });

@@ -29,10 +29,19 @@ afterAll(async () => {
   await w?.stop();
 });
 
-const ran = () => fs.access(path.join(w.root, 'defs-evil', 'ran')).then(() => true, () => false);
+const ran = () =>
+  fs.access(path.join(w.root, 'defs-evil', 'ran')).then(
+    () => true,
+    () => false,
+  );
 
 it('/new_queue with a script in defs-evil/ is refused (403 naming script_dirs); no queue is made', async () => {
-  const res = await postForm(`${w.base}/new_queue`, { 'queue[name]': 'sib_new', 'queue[script]': './defs-evil/evil.sh', 'queue[num_workers]': '1', 'queue[exec_prefix]': '' });
+  const res = await postForm(`${w.base}/new_queue`, {
+    'queue[name]': 'sib_new',
+    'queue[script]': './defs-evil/evil.sh',
+    'queue[num_workers]': '1',
+    'queue[exec_prefix]': '',
+  });
   expect(res.status).toBe(403);
   expect(await res.text()).toBe('403 - queue[script]: expected a file inside script_dirs (defs), received "./defs-evil/evil.sh"');
   await expect(fs.access(queuePaths(w.root, 'sib_new').dir)).rejects.toThrow(/ENOENT/);
@@ -46,7 +55,12 @@ it('/new_queue_link to a config file in defs-evil/ is refused; no queue is made'
 });
 
 it('a queue made over HTTP whose link in defs/ is swapped to defs-evil/ is held in SCRIPTERROR at its next start; its message is not run', async () => {
-  const made = await postForm(`${w.base}/new_queue`, { 'queue[name]': 'sib_held', 'queue[script]': './defs/job.sh', 'queue[num_workers]': '1', 'queue[exec_prefix]': '' });
+  const made = await postForm(`${w.base}/new_queue`, {
+    'queue[name]': 'sib_held',
+    'queue[script]': './defs/job.sh',
+    'queue[num_workers]': '1',
+    'queue[exec_prefix]': '',
+  });
   expect(made.status).toBe(303);
   await waitFor(async () => (await fetch(`${w.base}/q/sib_held.json`)).status === 200, 'sib_held to answer');
   const first = await send(w.base, 'sib_held', { param1: 'done' });
@@ -62,7 +76,9 @@ it('a queue made over HTTP whose link in defs/ is swapped to defs-evil/ is held 
     return d.ok && d.value.status === 'SCRIPTERROR' ? d.value : false;
   }, 'sib_held in SCRIPTERROR');
   const real = await fs.realpath(path.join(w.root, 'defs-evil', 'evil.sh'));
-  expect(detail.reason).toBe(`script "./defs/job.sh" resolves to ${real}, outside script_dirs: a queue made over HTTP runs only a file inside script_dirs (defs)`);
+  expect(detail.reason).toBe(
+    `script "./defs/job.sh" resolves to ${real}, outside script_dirs: a queue made over HTTP runs only a file inside script_dirs (defs)`,
+  );
   expect(await stateOf(w.base, 'sib_held', held)).toBe('que');
   expect(await ran()).toBe(false);
 });

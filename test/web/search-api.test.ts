@@ -6,7 +6,9 @@ let w: WebRoot;
 beforeAll(async () => {
   w = await startWebRoot({ queues: { test_search: { num_workers: 1 } } });
   for (const p of ['ear', 'hello:pear', 'search', 'html', 'html']) {
-    const res = await postForm(`${w.base}/q/test_search/new_message`, { mesg: JSON.stringify({ dest: `${w.base}/q/test_search`, src: 'test_search', param1: p, _method: 'prep' }) });
+    const res = await postForm(`${w.base}/q/test_search/new_message`, {
+      mesg: JSON.stringify({ dest: `${w.base}/q/test_search`, src: 'test_search', param1: p, _method: 'prep' }),
+    });
     expect(res.status).toBe(200);
   }
 }, 60_000);

@@ -8,7 +8,11 @@ let w: WebRoot;
 let queuePid = 0;
 
 beforeAll(async () => {
-  w = await startWebRoot({ config: { max_tails_per_message: 1 }, queues: { slots: {} }, setup: async (root) => void (await fs.writeFile(path.join(root, 'config', 'slots.pause'), '')) });
+  w = await startWebRoot({
+    config: { max_tails_per_message: 1 },
+    queues: { slots: {} },
+    setup: async (root) => void (await fs.writeFile(path.join(root, 'config', 'slots.pause'), '')),
+  });
   queuePid = await w.mgr.waitQueueUp('slots');
 }, 60_000);
 afterAll(async () => {

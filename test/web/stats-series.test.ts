@@ -25,7 +25,7 @@ describe('histogram bins', () => {
     expect(histogramBins(dist(2.5)).map((b) => b.label)).toEqual(['0s', '1s', '2s']);
   });
 
-  it("mark each quantile on the bin holding it, as quantile() reads it", () => {
+  it('mark each quantile on the bin holding it, as quantile() reads it', () => {
     const d = dist(0.1, 0.2, 0.3, 0.4, 5.5, 130);
     const q = quantiles(d);
     expect(q).toEqual({ p50: quantile(d, 0.5), p95: quantile(d, 0.95), p99: quantile(d, 0.99) });
@@ -71,6 +71,16 @@ describe('throughput series', () => {
 
 describe('seconds as text', () => {
   it('reads at a glance', () => {
-    expect([null, 0, 0.0042, 1, 2.5, 12.34, 61, 3725, 90000].map(seconds)).toEqual(['-', '0 s', '0.004 s', '1 s', '2.5 s', '12.3 s', '1m 1s', '1h 2m', '1d 1h']);
+    expect([null, 0, 0.0042, 1, 2.5, 12.34, 61, 3725, 90000].map(seconds)).toEqual([
+      '-',
+      '0 s',
+      '0.004 s',
+      '1 s',
+      '2.5 s',
+      '12.3 s',
+      '1m 1s',
+      '1h 2m',
+      '1d 1h',
+    ]);
   });
 });

@@ -43,7 +43,10 @@ describe('queue lists and status formats (spec §9.5)', () => {
 describe('message actions (spec §9.3)', () => {
   it('POST /q/<q>/<id> delete/commit/destroy in json and html modes', async () => {
     const prep = async () => {
-      const r = await fetch(`${s.B}/q/test/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done', _method: 'prep' }) }) });
+      const r = await fetch(`${s.B}/q/test/new_message`, {
+        method: 'POST',
+        body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done', _method: 'prep' }) }),
+      });
       return ((await r.json()) as string[])[1].split('/').pop()!;
     };
     const a = await prep();
@@ -85,7 +88,7 @@ describe('message actions (spec §9.3)', () => {
     expect(await goneFlash.text()).toContain('Delete got [&quot;fail&quot;, &quot;msg not found&quot;]');
   });
 
-  it('clone and run_now: flash + 303 on success, the classic texts with the refusal\'s 409 on refusal', async () => {
+  it("clone and run_now: flash + 303 on success, the classic texts with the refusal's 409 on refusal", async () => {
     const id = await send(s.B, 'test', { param1: 'done' });
     await waitState(s.B, 'test', id, ['done']);
     const runDone = await postForm(`${s.B}/q/test/${id}/run_now`, {});
@@ -113,7 +116,12 @@ describe('message actions (spec §9.3)', () => {
   });
 
   it('unknown message ids are 404 for the message routes', async () => {
-    for (const p of ['/q/test/20200101.0000.00.000.1', '/q/test/20200101.0000.00.000.1.json', '/q/test/20200101.0000.00.000.1/state.json', '/q/test/20200101.0000.00.000.1/log/stdio.log']) {
+    for (const p of [
+      '/q/test/20200101.0000.00.000.1',
+      '/q/test/20200101.0000.00.000.1.json',
+      '/q/test/20200101.0000.00.000.1/state.json',
+      '/q/test/20200101.0000.00.000.1/log/stdio.log',
+    ]) {
       expect((await fetch(s.B + p)).status, p).toBe(404);
     }
   });

@@ -37,7 +37,10 @@ async function makeFile(name: string, size: number): Promise<{ file: string; md5
 }
 
 async function prep(): Promise<string> {
-  const r = await fetch(`${B}/q/test/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done', _method: 'prep' }) }) });
+  const r = await fetch(`${B}/q/test/new_message`, {
+    method: 'POST',
+    body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done', _method: 'prep' }) }),
+  });
   return ((await r.json()) as string[])[1].split('/').pop()!;
 }
 
@@ -66,7 +69,11 @@ describe('POST /q/<q>/<id>/attach/new', () => {
     // Download: whole, a range, an unsatisfiable range.
     const whole = await fetch(`${B}/q/test/${id}/attach/small.bin`);
     expect(whole.status).toBe(200);
-    expect(createHash('md5').update(Buffer.from(await whole.arrayBuffer())).digest('hex')).toBe(md5);
+    expect(
+      createHash('md5')
+        .update(Buffer.from(await whole.arrayBuffer()))
+        .digest('hex'),
+    ).toBe(md5);
     const part = await fetch(`${B}/q/test/${id}/attach/small.bin`, { headers: { range: 'bytes=100-199' } });
     expect(part.status).toBe(206);
     expect(part.headers.get('content-range')).toBe(`bytes 100-199/${100 * 1024}`);
@@ -83,7 +90,9 @@ describe('POST /q/<q>/<id>/attach/new', () => {
   it('streams a 20 MB upload (curl, HTTP/1.1 with Expect) and an HTTP/1.0 upload (curl -0)', async () => {
     const id = await prep();
     const big = await makeFile('big.bin', 20 * 1024 * 1024);
-    const { stdout } = await execFileP('curl', ['-sS', '-F', 'x_format=json', '-F', `filedata=@${big.file};filename=big.bin`, `${B}/q/test/${id}/attach/new`], { maxBuffer: 1 << 20 });
+    const { stdout } = await execFileP('curl', ['-sS', '-F', 'x_format=json', '-F', `filedata=@${big.file};filename=big.bin`, `${B}/q/test/${id}/attach/new`], {
+      maxBuffer: 1 << 20,
+    });
     expect(JSON.parse(stdout)).toEqual(['ok', `${big.md5}-Attached successfully`]);
     const old = await makeFile('old.txt', 300 * 1024);
     const r10 = await execFileP('curl', ['-sS', '-0', '-F', 'x_format=json', '-F', `filedata=@${old.file};filename=old.txt`, `${B}/q/test/${id}/attach/new`]);
@@ -98,7 +107,16 @@ describe('POST /q/<q>/<id>/attach/new', () => {
   it('refuses an upload above max_upload_bytes with a clear 413 and leaves nothing behind', async () => {
     const id = await prep();
     const huge = await makeFile('huge.bin', LIMIT + 1024 * 1024);
-    const { stdout } = await execFileP('curl', ['-sS', '-w', '\n%{http_code}', '-F', 'x_format=json', '-F', `filedata=@${huge.file};filename=huge.bin`, `${B}/q/test/${id}/attach/new`]);
+    const { stdout } = await execFileP('curl', [
+      '-sS',
+      '-w',
+      '\n%{http_code}',
+      '-F',
+      'x_format=json',
+      '-F',
+      `filedata=@${huge.file};filename=huge.bin`,
+      `${B}/q/test/${id}/attach/new`,
+    ]);
     const [body, code] = [stdout.slice(0, stdout.lastIndexOf('\n')), stdout.slice(stdout.lastIndexOf('\n') + 1)];
     expect(code).toBe('413');
     expect(JSON.parse(body)).toEqual(['fail', `Upload too large: the limit is ${LIMIT} bytes (max_upload_bytes in config/config.json)`]);

@@ -16,11 +16,23 @@ describe('basic auth', () => {
     const good = { authorization: `Basic ${Buffer.from('admin:pw').toString('base64')}` };
     const x = await send(a.base, 'dn', { param1: 'done', due: later() }, { headers: good });
     const d = await send(a.base, 'dn', { param1: 'done', depends: `dn/${x}` }, { headers: good });
-    for (const [method, p] of [['GET', '/limits.json'], ['GET', '/'], ['GET', `/q/dn/${d}`], ['POST', `/q/dn/${d}/undepend`]]) {
-      const res = await fetch(a.base + p, { method, body: method === 'POST' ? new URLSearchParams({ all: 'true', x_format: 'json' }) : undefined, headers: { authorization: 'Basic ' + Buffer.from('admin:nope').toString('base64') } });
+    for (const [method, p] of [
+      ['GET', '/limits.json'],
+      ['GET', '/'],
+      ['GET', `/q/dn/${d}`],
+      ['POST', `/q/dn/${d}/undepend`],
+    ]) {
+      const res = await fetch(a.base + p, {
+        method,
+        body: method === 'POST' ? new URLSearchParams({ all: 'true', x_format: 'json' }) : undefined,
+        headers: { authorization: 'Basic ' + Buffer.from('admin:nope').toString('base64') },
+      });
       expect([p, res.status, res.headers.get('www-authenticate')?.startsWith('Basic realm="rq-dl"')]).toEqual([p, 401, true]);
     }
-    expect(((await (await fetch(`${a.base}/q/dn/${d}.json`, { headers: good })).json()) as { waiting: unknown }).waiting).toEqual({ reason: 'dependencies', waiting_on: [`dn/${x}`] });
+    expect(((await (await fetch(`${a.base}/q/dn/${d}.json`, { headers: good })).json()) as { waiting: unknown }).waiting).toEqual({
+      reason: 'dependencies',
+      waiting_on: [`dn/${x}`],
+    });
     expect((await fetch(`${a.base}/limits.json`, { headers: good })).status).toBe(200);
     const res = await fetch(`${a.base}/q/dn/${d}/undepend`, { method: 'POST', headers: good, body: new URLSearchParams({ all: 'true', x_format: 'json' }) });
     expect([res.status, await res.json()]).toEqual([200, ['ok', []]]);

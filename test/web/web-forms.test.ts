@@ -21,26 +21,37 @@ afterAll(async () => {
 });
 
 /** What a browser sends with a form it submits from a page of this server. */
-const browser = (page: string) => ({ 'sec-fetch-mode': 'navigate', accept: 'text/html,application/xhtml+xml', referer: `${w.origin}${page}`, origin: w.origin });
+const browser = (page: string) => ({
+  'sec-fetch-mode': 'navigate',
+  accept: 'text/html,application/xhtml+xml',
+  referer: `${w.origin}${page}`,
+  origin: w.origin,
+});
 
 /** A urlencoded POST through node:http: fetch (undici) sets Sec-Fetch-Mode itself, as a script's fetch does, so it cannot pose as a form. */
 function formPost(url: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
   return new Promise((resolve, reject) => {
     const body = new URLSearchParams(form).toString();
-    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const h = new Headers();
-        for (const [k, v] of Object.entries(res.headers)) for (const one of Array.isArray(v) ? v : [v]) if (one !== undefined) h.append(k, String(one));
-        resolve(new Response(res.statusCode === 303 ? null : Buffer.concat(chunks), { status: res.statusCode, headers: h }));
-      });
-    });
+    const req = http.request(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body), ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const h = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) for (const one of Array.isArray(v) ? v : [v]) if (one !== undefined) h.append(k, String(one));
+          resolve(new Response(res.statusCode === 303 ? null : Buffer.concat(chunks), { status: res.statusCode, headers: h }));
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
-const flashOn = async (res: Response): Promise<string> => (await (await fetch(res.headers.get('location')!, { headers: { cookie: cookiesOf(res) } })).text()).match(/id="flash-(?:notice|error)"[^>]*>([^<]*)/)?.[1] ?? '';
+const flashOn = async (res: Response): Promise<string> =>
+  (await (await fetch(res.headers.get('location')!, { headers: { cookie: cookiesOf(res) } })).text()).match(/id="flash-(?:notice|error)"[^>]*>([^<]*)/)?.[1] ??
+  '';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const message = async (q: string, id: string): Promise<any> => (await fetch(`${B}/q/${q}/${id}.json`)).json();
 
@@ -61,7 +72,11 @@ describe('Post/Redirect/Get', () => {
     const foreign = await formPost(`${B}${page}/run_now`, {}, { ...browser(page), referer: 'http://evil.example/x' });
     expect(foreign.status).toBe(409);
     // A thrown validation error is a refusal too.
-    const bad = await formPost(`${B}/q/test/new_message`, { x_format: 'html', 'mesg[dest]': 'test', 'mesg[param1]': 'x', due_at: 'soon' }, browser('/q/test/new_message'));
+    const bad = await formPost(
+      `${B}/q/test/new_message`,
+      { x_format: 'html', 'mesg[dest]': 'test', 'mesg[param1]': 'x', due_at: 'soon' },
+      browser('/q/test/new_message'),
+    );
     expect(bad.status).toBe(303);
     expect(bad.headers.get('location')).toBe(`${w.origin}/q/test/new_message`);
     expect(await flashOn(bad)).toMatch(/^400 - due_at: expected a date and time such as 2026-11-21T20:00/);
@@ -81,7 +96,11 @@ describe('Post/Redirect/Get', () => {
   });
 
   it('the new-message form lands on the new message; a classic html client still gets the result page', async () => {
-    const res = await formPost(`${B}/q/test/new_message`, { x_format: 'html', 'mesg[dest]': 'test', 'mesg[param1]': 'done', 'mesg[_method]': 'prep' }, browser('/q/test/new_message'));
+    const res = await formPost(
+      `${B}/q/test/new_message`,
+      { x_format: 'html', 'mesg[dest]': 'test', 'mesg[param1]': 'done', 'mesg[_method]': 'prep' },
+      browser('/q/test/new_message'),
+    );
     expect(res.status).toBe(303);
     const to = new URL(res.headers.get('location')!);
     expect(to.pathname).toMatch(/^\/q\/test\/\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/);
@@ -96,7 +115,12 @@ describe('Post/Redirect/Get', () => {
 
 describe('due time and attachments on new_message', () => {
   it('due_at with the browser offset is the due epoch; a bad one is a 400 naming the field', async () => {
-    const res = await postForm(`${B}/q/test/new_message`, { x_format: 'json', mesg: JSON.stringify({ dest: 'test', param1: 'done' }), due_at: '2036-11-21T20:00', due_tz: '-60' });
+    const res = await postForm(`${B}/q/test/new_message`, {
+      x_format: 'json',
+      mesg: JSON.stringify({ dest: 'test', param1: 'done' }),
+      due_at: '2036-11-21T20:00',
+      due_tz: '-60',
+    });
     const [ok, full] = (await res.json()) as [string, string];
     expect(ok).toBe('ok');
     expect((await message('test', full.split('/').pop()!)).due).toBe(Date.UTC(2036, 10, 21, 19, 0) / 1000);
@@ -132,7 +156,12 @@ describe('due time and attachments on new_message', () => {
       const r = await fetch(`${B}/q/test/new_message`, { method: 'POST', body: f });
       return { status: r.status, body: (await r.json()) as [string, string] };
     };
-    const made = await post(form('commit', [['a.txt', 'alpha'], ['b.txt', 'beta']]));
+    const made = await post(
+      form('commit', [
+        ['a.txt', 'alpha'],
+        ['b.txt', 'beta'],
+      ]),
+    );
     expect(made.body[0]).toBe('ok');
     const m = await message('test', made.body[1].split('/').pop()!);
     expect(m.state).toBe('que');

@@ -28,7 +28,12 @@ describe('cancel, requeue and history over HTTP (rq-beyond §B1.11, §B5, §B6, 
     const cancel = await postForm(`${B}/q/test/${a}/cancel`, { x_format: 'json', reason: 'web reason' });
     expect(cancel.status).toBe(200);
     expect(await json(cancel)).toEqual(['ok', 'msg cancelled']);
-    expect(await message('test', a)).toMatchObject({ state: 'err', outcome: 'cancelled', status: 'err - CANCELLED - web reason', cancel: { by: 'web:127.0.0.1', reason: 'web reason' } });
+    expect(await message('test', a)).toMatchObject({
+      state: 'err',
+      outcome: 'cancelled',
+      status: 'err - CANCELLED - web reason',
+      cancel: { by: 'web:127.0.0.1', reason: 'web reason' },
+    });
     const twice = await postForm(`${B}/q/test/${a}/cancel`, { x_format: 'json' });
     expect(twice.status).toBe(409);
     expect(await json(twice)).toEqual(['fail', 'msg already finished (err)']);
@@ -100,7 +105,9 @@ describe('cancel, requeue and history over HTTP (rq-beyond §B1.11, §B5, §B6, 
     // A running message: TERM, and the flash says it is on its way out.
     const run = await send(B, 'test', { param1: 'forever' });
     await waitState(B, 'test', run, ['run']);
-    expect(await flashOf(await postForm(`${B}/q/test/${run}/cancel`, { reason: 'too slow' }), run)).toMatch(/<div id="flash-notice"[^>]*>Message is being cancelled</);
+    expect(await flashOf(await postForm(`${B}/q/test/${run}/cancel`, { reason: 'too slow' }), run)).toMatch(
+      /<div id="flash-notice"[^>]*>Message is being cancelled</,
+    );
     await waitState(B, 'test', run, ['err', 'que', 'done']);
     expect(await message('test', run)).toMatchObject({ state: 'err', outcome: 'cancelled', status: 'err - CANCELLED - too slow' });
 
@@ -137,7 +144,9 @@ describe('cancel, requeue and history over HTTP (rq-beyond §B1.11, §B5, §B6, 
     const timeline = errPage.slice(errPage.indexOf('<section class="card" id="timeline">'));
     // Each step in the colour of where it led: time, step, actor, reason (with the line's other keys in small print).
     const rows = [
-      ...timeline.matchAll(/<li class="step ([^"]+)"><time class="t-at" datetime="[^"]+">([^<]+)<\/time><span class="t-step">([^<]+)<\/span><span class="t-actor">([^<]*)<\/span><span class="t-reason">(.*?)<\/span><span class="t-after/g),
+      ...timeline.matchAll(
+        /<li class="step ([^"]+)"><time class="t-at" datetime="[^"]+">([^<]+)<\/time><span class="t-step">([^<]+)<\/span><span class="t-actor">([^<]*)<\/span><span class="t-reason">(.*?)<\/span><span class="t-after/g,
+      ),
     ].map((r) => [r[1], r[2], r[3], r[4], r[5].replace(/<[^>]+>/g, '')]);
     expect(rows).toEqual([
       ['to-que', lines[0].at, 'created → que', 'create', ''],
@@ -186,7 +195,9 @@ describe('reschedule, priority, purge, requeue_errs, running and waiting over HT
     // HTML: the form's delay 0 makes it due now, so it runs and ends done.
     const html = await postForm(`${B}/q/test/${id}/reschedule`, { delay: '0' });
     expect(html.status).toBe(303);
-    expect(await (await fetch(`${B}/q/test/${id}`, { headers: { cookie: cookiesOf(html) } })).text()).toMatch(/<div id="flash-notice"[^>]*>Message rescheduled successfully</);
+    expect(await (await fetch(`${B}/q/test/${id}`, { headers: { cookie: cookiesOf(html) } })).text()).toMatch(
+      /<div id="flash-notice"[^>]*>Message rescheduled successfully</,
+    );
     await waitState(B, 'test', id, ['done']);
     const finished = await postForm(`${B}/q/test/${id}/reschedule`, { x_format: 'json', delay: '5' });
     expect([finished.status, await finished.json()]).toEqual([409, ['fail', 'msg not in que or prep (done)']]);
@@ -219,7 +230,8 @@ describe('reschedule, priority, purge, requeue_errs, running and waiting over HT
     const one = await postForm(`${B}/q/errs/requeue_errs`, { x_format: 'json', limit: '1' });
     expect([one.status, await one.json()]).toEqual([200, ['ok', 1]]);
     // The oldest went first; it fails again (param1 err), which is how we know it ran.
-    const steps = async (id: string) => ((await (await fetch(`${B}/q/errs/${id}/history.json`)).json()) as { from: string; to: string }[]).map((l) => `${l.from}→${l.to}`);
+    const steps = async (id: string) =>
+      ((await (await fetch(`${B}/q/errs/${id}/history.json`)).json()) as { from: string; to: string }[]).map((l) => `${l.from}→${l.to}`);
     await waitFor(async () => (await steps(ids[0])).join() === 'null→que,que→run,run→err,err→que,que→run,run→err', 'the requeued message to fail again');
     expect(await steps(ids[1])).toEqual(['null→que', 'que→run', 'run→err']);
     const html = await postForm(`${B}/q/errs/requeue_errs`, {});
@@ -248,13 +260,24 @@ describe('reschedule, priority, purge, requeue_errs, running and waiting over HT
     const form = await (await fetch(`${B}/q/test/new_message`)).text();
     const advanced = form.slice(form.indexOf('id="mesg_advanced"'), form.indexOf('</details>'));
     expect([...advanced.matchAll(/<input type="text" id="(mesg_\w+)"/g)].map((m) => m[1])).toEqual([
-      'mesg_priority', 'mesg_max_retries', 'mesg_backoff_base', 'mesg_min_retry_delay', 'mesg_max_retry_delay',
-      'mesg_retry_jitter', 'mesg_max_age', 'mesg_expire_at', 'mesg_timeout', 'mesg_heartbeat_timeout',
+      'mesg_priority',
+      'mesg_max_retries',
+      'mesg_backoff_base',
+      'mesg_min_retry_delay',
+      'mesg_max_retry_delay',
+      'mesg_retry_jitter',
+      'mesg_max_age',
+      'mesg_expire_at',
+      'mesg_timeout',
+      'mesg_heartbeat_timeout',
       // rq-beyond §B8, §B12 (mesg_depends_fail, between them, is a select).
-      'mesg_depends', 'mesg_limit', 'mesg_limit_concurrency',
+      'mesg_depends',
+      'mesg_limit',
+      'mesg_limit_concurrency',
     ]);
     const fields: Record<string, string> = { x_format: 'json', 'mesg[dest]': 'test', 'mesg[param1]': 'done', 'mesg[priority]': '5', 'mesg[timeout]': '30' };
-    for (const f of ['max_retries', 'backoff_base', 'min_retry_delay', 'max_retry_delay', 'retry_jitter', 'max_age', 'expire_at', 'heartbeat_timeout']) fields[`mesg[${f}]`] = '';
+    for (const f of ['max_retries', 'backoff_base', 'min_retry_delay', 'max_retry_delay', 'retry_jitter', 'max_age', 'expire_at', 'heartbeat_timeout'])
+      fields[`mesg[${f}]`] = '';
     const res = await postForm(`${B}/q/test/new_message`, { ...fields, 'mesg[due]': String(later()) });
     const id = ((await res.json()) as string[])[1].split('/').pop()!;
     const m = await message('test', id);

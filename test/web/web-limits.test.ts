@@ -26,8 +26,8 @@ beforeAll(() => {
   ({ w, B } = web);
 });
 
-describe('GET /limits.json and the dashboard\'s #limits', () => {
-  it('rq-mgr\'s table: holders, waiters in order; ?key= picks one; the page of a waiter says its key and place; a hostile key comes back escaped', async () => {
+describe("GET /limits.json and the dashboard's #limits", () => {
+  it("rq-mgr's table: holders, waiters in order; ?key= picks one; the page of a waiter says its key and place; a hostile key comes back escaped", async () => {
     const holder = await forever('lim', 'holder', { limit: 'reports' });
     const waiter = await send(B, 'lim', { param1: 'done', limit: 'reports' });
     const [, table] = await waitFor(async () => {
@@ -43,11 +43,15 @@ describe('GET /limits.json and the dashboard\'s #limits', () => {
     expect((await fetch(`${B}/limits.json`)).headers.get('cache-control')).toBe('no-store');
     expect(await limits('?key=reports')).toEqual([200, { reports: table.reports }]);
     expect(await limits('?key=none')).toEqual([200, {}]);
-    expect(await page(`/q/lim/${waiter}`)).toContain('<td id="field-waiting"> waiting for a slot of key <code class="limit-key">reports</code>, position 1 </td>');
+    expect(await page(`/q/lim/${waiter}`)).toContain(
+      '<td id="field-waiting"> waiting for a slot of key <code class="limit-key">reports</code>, position 1 </td>',
+    );
     expect(section(await page('/q/lim'), 'waiting')).toContain('id="waiting-limit-count">1<');
     const dash = section(await page('/'), 'limits');
     expect(dash).toContain('data-refresh="/limits.json"');
-    expect(dash).toContain('<tr data-key="reports"><td class="key"><code>reports</code></td><td class="in-use num busy">1/1</td>\n<td class="waiting num">1</td><td class="orphaned num">0</td><td class="source">config</td></tr>');
+    expect(dash).toContain(
+      '<tr data-key="reports"><td class="key"><code>reports</code></td><td class="in-use num busy">1/1</td>\n<td class="waiting num">1</td><td class="orphaned num">0</td><td class="source">config</td></tr>',
+    );
 
     // A key is any text without control characters: markup in it is escaped wherever it shows.
     const other = await forever('lim', 'hostile', { limit: HOSTILE, limit_concurrency: 1 });
@@ -65,7 +69,7 @@ describe('GET /limits.json and the dashboard\'s #limits', () => {
     expect(section(await page('/'), 'limits')).toContain('<p class="muted" id="limits-empty">No concurrency keys in use.</p>');
   });
 
-  it('an orphaned holder (its queue killed, not yet restarted) is counted and shown until the queue\'s next incarnation frees it', async () => {
+  it("an orphaned holder (its queue killed, not yet restarted) is counted and shown until the queue's next incarnation frees it", async () => {
     const holder = await forever('lim', 'orphan', { limit: 'reports' });
     const config = queuePaths(w.root, 'lim').configFile;
     const good = await fs.readFile(config, 'utf8');
@@ -77,7 +81,9 @@ describe('GET /limits.json and the dashboard\'s #limits', () => {
         const r = await limits('?key=reports');
         return r[1].reports?.holders[0]?.orphaned === true && r;
       }, 'the holder to be orphaned');
-      expect(table.reports.holders).toEqual([{ ref: `lim/${holder}`, queue: 'lim', since: expect.any(Number), granted_at: expect.any(Number), orphaned: true }]);
+      expect(table.reports.holders).toEqual([
+        { ref: `lim/${holder}`, queue: 'lim', since: expect.any(Number), granted_at: expect.any(Number), orphaned: true },
+      ]);
       expect(section(await page('/'), 'limits')).toContain('<td class="orphaned num bad">1</td>');
     } finally {
       await fs.writeFile(config, good);
@@ -85,17 +91,21 @@ describe('GET /limits.json and the dashboard\'s #limits', () => {
     // The restarted queue kills the leftover script, frees the slot and runs the message again (at-least-once).
     const pidFile = path.join(w.root, 'orphan.pid');
     const first = await pidInFile(pidFile);
-    await waitFor(async () => {
-      const r = await limits('?key=reports');
-      return r[1].reports?.holders.length === 1 && r[1].reports.holders[0].orphaned === undefined;
-    }, 'the slot freed and taken again', 30_000);
-    groups.push(await newPidInFile(pidFile, first, 'the rerun\'s pid'));
+    await waitFor(
+      async () => {
+        const r = await limits('?key=reports');
+        return r[1].reports?.holders.length === 1 && r[1].reports.holders[0].orphaned === undefined;
+      },
+      'the slot freed and taken again',
+      30_000,
+    );
+    groups.push(await newPidInFile(pidFile, first, "the rerun's pid"));
     expect(section(await page('/'), 'limits')).toContain('<td class="orphaned num">0</td>');
     await cancel('lim', holder);
     await waitState(B, 'lim', holder, ['err']);
   });
 
-  it('a bad key is a 400 with rq-mgr\'s wording, before rq-mgr is asked', async () => {
+  it("a bad key is a 400 with rq-mgr's wording, before rq-mgr is asked", async () => {
     const bad: [string, string][] = [
       ['?key=', '""'],
       ['?key=a%01b', '"a\\u0001b"'],
@@ -140,7 +150,10 @@ describe('rq-mgr not answering', () => {
     try {
       const gone = await app.inject({ url: '/limits.json' });
       expect([gone.statusCode, gone.headers['content-type']]).toEqual([503, 'application/json; charset=utf-8']);
-      expect(JSON.parse(gone.body)).toEqual(['fail', `rq-mgr did not answer limit_status (no reply from ${rootPaths(root).mgrSock}: ENOENT: no socket file (is the process running?))`]);
+      expect(JSON.parse(gone.body)).toEqual([
+        'fail',
+        `rq-mgr did not answer limit_status (no reply from ${rootPaths(root).mgrSock}: ENOENT: no socket file (is the process running?))`,
+      ]);
       const text = await app.inject({ url: '/limits.json', headers: { accept: 'text/html' } });
       expect(text.headers['content-type']).toMatch(/^application\/json/);
       // A bad key is refused before rq-mgr is asked.

@@ -49,15 +49,27 @@ beforeAll(async () => {
     },
   });
   const ids: string[] = [];
-  for (const fields of PLANS) ids.push(String((await w.mgr.q('alpha', 'create_message', { dest: 'alpha', ...fields }))[1]).split('/').pop()!);
+  for (const fields of PLANS)
+    ids.push(
+      String((await w.mgr.q('alpha', 'create_message', { dest: 'alpha', ...fields }))[1])
+        .split('/')
+        .pop()!,
+    );
   for (const id of ids) expect((await w.mgr.q('alpha', 'wait_message', { msg_id: id, timeout: 20 }))[0]).toBe('ok');
   // The run histogram counts at each run's end event, which may follow the move wait_message saw.
   await waitFor(async () => (await queueMetrics('alpha')).totals.run.count === RUNS, 'alpha to have counted every run');
   // beta runs one script that holds a slot of api:acme until the end of the file.
-  holder = String((await w.mgr.q('beta', 'create_message', { dest: 'beta', param1: 'forever', limit: 'api:{param3}', param3: 'acme' }))[1]).split('/').pop()!;
+  holder = String((await w.mgr.q('beta', 'create_message', { dest: 'beta', param1: 'forever', limit: 'api:{param3}', param3: 'acme' }))[1])
+    .split('/')
+    .pop()!;
   // …and one a slot of tenant:x, a key of a template that no entry of limits.json matches.
-  tenant = String((await w.mgr.q('beta', 'create_message', { dest: 'beta', param1: 'forever', limit: 'tenant:{param3}', param3: 'x', limit_concurrency: 1 }))[1]).split('/').pop()!;
-  for (const id of [holder, tenant]) await waitFor(async () => (await w.mgr.q('beta', 'get_message_state', { msg_id: id }))[1] === 'run', `beta's ${id} to run`);
+  tenant = String(
+    (await w.mgr.q('beta', 'create_message', { dest: 'beta', param1: 'forever', limit: 'tenant:{param3}', param3: 'x', limit_concurrency: 1 }))[1],
+  )
+    .split('/')
+    .pop()!;
+  for (const id of [holder, tenant])
+    await waitFor(async () => (await w.mgr.q('beta', 'get_message_state', { msg_id: id }))[1] === 'run', `beta's ${id} to run`);
 }, 90_000);
 
 afterAll(async () => {
@@ -81,7 +93,11 @@ describe('GET /metrics', () => {
     // The truth of the plans.
     expect(p.value('rq_messages_created_total', a)).toBe(PLANS.length);
     expect([finished('done'), finished('relayed'), finished('err', 'failed'), finished('err', 'fatal'), finished('err', 'exhausted')]).toEqual([5, 1, 2, 1, 0]);
-    expect([p.value('rq_message_failures_total', { queue: 'alpha', kind: 'err' }), p.value('rq_message_failures_total', { queue: 'alpha', kind: 'exit' }), p.value('rq_message_failures_total', { queue: 'alpha', kind: 'timeout' })]).toEqual([2, 1, 0]);
+    expect([
+      p.value('rq_message_failures_total', { queue: 'alpha', kind: 'err' }),
+      p.value('rq_message_failures_total', { queue: 'alpha', kind: 'exit' }),
+      p.value('rq_message_failures_total', { queue: 'alpha', kind: 'timeout' }),
+    ]).toEqual([2, 1, 0]);
     expect([p.value('rq_message_retries_total', a), p.value('rq_message_resends_total', a), p.value('rq_message_interrupts_total', a)]).toEqual([1, 1, 0]);
     expect(p.histogram('rq_message_run_seconds', a)!.count).toBe(RUNS);
     expect(p.histogram('rq_message_wait_seconds', a)!.count).toBe(RUNS);
@@ -106,7 +122,14 @@ describe('GET /metrics', () => {
     const day = (await w.mgr.q('alpha', 'stats'))[1];
     if (day.date === new Date().toISOString().slice(0, 10).replaceAll('-', '')) {
       expect([day.created, day.done, day.relayed, day.err, day.retries, day.resends, day.failures, day.run.count]).toEqual([
-        p.value('rq_messages_created_total', a), finished('done'), finished('relayed'), finished('err', 'failed')! + finished('err', 'fatal')!, 1, 1, 3, RUNS,
+        p.value('rq_messages_created_total', a),
+        finished('done'),
+        finished('relayed'),
+        finished('err', 'failed')! + finished('err', 'fatal')!,
+        1,
+        1,
+        3,
+        RUNS,
       ]);
     }
   });
@@ -125,10 +148,13 @@ describe('GET /metrics', () => {
     expect([table['tenant:x'].pattern, table['api:acme'].pattern]).toEqual(['tenant:*', 'api:*']);
   });
 
-  it('rq-mgr refuses a pattern that is not a key\'s text', async () => {
+  it("rq-mgr refuses a pattern that is not a key's text", async () => {
     const probe = { key: 'k', holder: 'probe/20200101.0000.00.000.1', since: 0, concurrency: 1 };
     expect(await w.mgr.cmd('limit_acquire', JSON.stringify({ ...probe, pattern: 5 }))).toEqual(['fail', 'pattern: expected a limit key pattern, received 5']);
-    expect(await w.mgr.cmd('limit_acquire', JSON.stringify({ ...probe, pattern: 'a\u0001' }))).toEqual(['fail', expect.stringMatching(/^pattern: expected a key of 1-256 characters without control characters/)]);
+    expect(await w.mgr.cmd('limit_acquire', JSON.stringify({ ...probe, pattern: 'a\u0001' }))).toEqual([
+      'fail',
+      expect.stringMatching(/^pattern: expected a key of 1-256 characters without control characters/),
+    ]);
   });
 
   it('a queue that does not answer (its process stopped) contributes only rq_queue_up 0, after its 1 s', async () => {
@@ -150,7 +176,7 @@ describe('GET /metrics', () => {
     expect((await scrape()).p.value('rq_queue_up', { queue: 'beta' })).toBe(1);
   });
 
-  it('counts rq-mgr\'s restarts of a queue process; the counters survive a clean restart', async () => {
+  it("counts rq-mgr's restarts of a queue process; the counters survive a clean restart", async () => {
     const before = (await scrape()).p;
     expect(before.value('rq_queue_process_restarts_total', { queue: 'alpha' })).toBe(0);
     const { pid } = await workerOf('alpha');
@@ -160,7 +186,8 @@ describe('GET /metrics', () => {
     expect(p.value('rq_queue_process_restarts_total', { queue: 'alpha' })).toBe(1);
     expect(p.value('rq_queue_process_restarts_total', { queue: 'beta' })).toBe(0);
     expect(p.value('rq_queue_up', { queue: 'alpha' })).toBe(1);
-    for (const name of ['rq_messages_created_total', 'rq_message_retries_total', 'rq_message_resends_total']) expect(p.value(name, { queue: 'alpha' }), name).toBe(before.value(name, { queue: 'alpha' }));
+    for (const name of ['rq_messages_created_total', 'rq_message_retries_total', 'rq_message_resends_total'])
+      expect(p.value(name, { queue: 'alpha' }), name).toBe(before.value(name, { queue: 'alpha' }));
     expect(p.histogram('rq_message_run_seconds', { queue: 'alpha' })).toEqual(before.histogram('rq_message_run_seconds', { queue: 'alpha' }));
   });
 });

@@ -9,7 +9,10 @@ const s = apiRoot();
 
 describe('POST /q/<q>/new_message (spec §9.6)', () => {
   it('creates with x_format json (default) and replies with the queue reply as application/json', async () => {
-    const res = await fetch(`${s.B}/q/test/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done' }) }) });
+    const res = await fetch(`${s.B}/q/test/new_message`, {
+      method: 'POST',
+      body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done' }) }),
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const text = await res.text();
@@ -25,19 +28,35 @@ describe('POST /q/<q>/new_message (spec §9.6)', () => {
   });
 
   it('takes the run-policy fields (rq-beyond §B1.11) from a JSON mesg and from mesg[...] form fields', async () => {
-    const json = await fetch(`${s.B}/q/test/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done', max_retries: 2, timeout: 5 }) }) });
-    const fromJson = JSON.parse(await json.text())[1].split('/').pop();
+    const json = await fetch(`${s.B}/q/test/new_message`, {
+      method: 'POST',
+      body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done', max_retries: 2, timeout: 5 }) }),
+    });
+    const fromJson = JSON.parse(await json.text())[1]
+      .split('/')
+      .pop();
     await waitState(s.B, 'test', fromJson, ['done']);
     expect(await (await fetch(`${s.B}/q/test/${fromJson}.json`)).json()).toMatchObject({ max_retries: 2, timeout: 5 });
-    const form = await postForm(`${s.B}/q/test/new_message`, { x_format: 'json', 'mesg[dest]': 'test', 'mesg[param1]': 'done', 'mesg[retries]': '4', 'mesg[heartbeat_timeout]': '9.5' });
-    const fromForm = JSON.parse(await form.text())[1].split('/').pop();
+    const form = await postForm(`${s.B}/q/test/new_message`, {
+      x_format: 'json',
+      'mesg[dest]': 'test',
+      'mesg[param1]': 'done',
+      'mesg[retries]': '4',
+      'mesg[heartbeat_timeout]': '9.5',
+    });
+    const fromForm = JSON.parse(await form.text())[1]
+      .split('/')
+      .pop();
     await waitState(s.B, 'test', fromForm, ['done']);
     expect(await (await fetch(`${s.B}/q/test/${fromForm}.json`)).json()).toMatchObject({ max_retries: 4, heartbeat_timeout: 9.5 });
   });
 
-  it('refuses a bad run-policy field with 400 and the field\'s text; nothing is created', async () => {
+  it("refuses a bad run-policy field with 400 and the field's text; nothing is created", async () => {
     const before = await (await fetch(`${s.B}/q/test.json`)).text();
-    const res = await fetch(`${s.B}/q/test/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done', backoff_base: 0 }) }) });
+    const res = await fetch(`${s.B}/q/test/new_message`, {
+      method: 'POST',
+      body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done', backoff_base: 0 }) }),
+    });
     expect(res.status).toBe(400);
     expect(await res.text()).toContain('backoff_base: expected seconds > 0 and <= 86400, received 0');
     expect((await (await fetch(`${s.B}/q/test.json`)).text()).replace(/"uptime":\d+/, '')).toBe(before.replace(/"uptime":\d+/, ''));
@@ -46,7 +65,9 @@ describe('POST /q/<q>/new_message (spec §9.6)', () => {
   it('normalises webhook text and counts; prep leaves the message in prep; single_que returns the queued one', async () => {
     const prepRes = await fetch(`${s.B}/q/other/new_message`, {
       method: 'POST',
-      body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'other', _method: 'prep', max_count: '3', post_run_webhook: 'http://a.example/x http://b.example/y' }) }),
+      body: new URLSearchParams({
+        mesg: JSON.stringify({ dest: 'other', _method: 'prep', max_count: '3', post_run_webhook: 'http://a.example/x http://b.example/y' }),
+      }),
     });
     const prepId = ((await prepRes.json()) as string[])[1].split('/').pop()!;
     const m = (await (await fetch(`${s.B}/q/other/${prepId}.json`)).json()) as Record<string, unknown>;
@@ -55,7 +76,10 @@ describe('POST /q/<q>/new_message (spec §9.6)', () => {
 
     await s.w.mgr.cmd('pause_queue', 'other');
     const a = await send(s.B, 'other', { param1: 'done' });
-    const single = await fetch(`${s.B}/q/other/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'other', param1: 'done', _method: 'single_que' }) }) });
+    const single = await fetch(`${s.B}/q/other/new_message`, {
+      method: 'POST',
+      body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'other', param1: 'done', _method: 'single_que' }) }),
+    });
     expect(((await single.json()) as string[])[1].endsWith(a)).toBe(true);
     await s.w.mgr.cmd('resume_queue', 'other');
     await waitState(s.B, 'other', a, ['done']);
@@ -75,7 +99,10 @@ describe('POST /q/<q>/new_message (spec §9.6)', () => {
     expect(missing.status).toBe(400);
     expect(((await missing.json()) as string[])[1]).toMatch(/^mesg: .*received nothing/);
 
-    const method = await fetch(`${s.B}/q/test/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', _method: 'explode' }) }) });
+    const method = await fetch(`${s.B}/q/test/new_message`, {
+      method: 'POST',
+      body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', _method: 'explode' }) }),
+    });
     expect(method.status).toBe(400);
     expect(await method.text()).toBe('400 - Invalid method param');
 
@@ -94,7 +121,11 @@ describe('POST /q/<q>/new_message (spec §9.6)', () => {
   }
 
   it('accepts a JSON request body; every field arrives as sent', async () => {
-    const res = await fetch(`${s.B}/q/test/new_message`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mesg: FIELDS }) });
+    const res = await fetch(`${s.B}/q/test/new_message`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ mesg: FIELDS }),
+    });
     expect(await created(res)).toMatchObject(FIELDS);
   });
 
@@ -112,7 +143,13 @@ describe('POST /q/<q>/new_message (spec §9.6)', () => {
   });
 
   it('x_format html: with back ⇒ 303 + flash on the next page; without back ⇒ the result page', async () => {
-    const res = await postForm(`${s.B}/q/test/new_message`, { x_format: 'html', back: '/q/test', 'mesg[dest]': 'test', 'mesg[param1]': 'done', 'mesg[_method]': 'commit' });
+    const res = await postForm(`${s.B}/q/test/new_message`, {
+      x_format: 'html',
+      back: '/q/test',
+      'mesg[dest]': 'test',
+      'mesg[param1]': 'done',
+      'mesg[_method]': 'commit',
+    });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe(`${s.w.origin}/q/test`);
     const page = await (await fetch(`${s.B}/q/test`, { headers: { cookie: cookiesOf(res) } })).text();
@@ -137,7 +174,12 @@ describe('POST /q/<q>/new_message (spec §9.6)', () => {
     expect(html).toMatch(/id="result-ok">OK - <a href="\/q\/test\/\d{8}\./);
 
     // back pointing at another site is not followed (no open redirect).
-    const evil = await postForm(`${s.B}/q/test/new_message`, { x_format: 'html', back: 'https://evil.example/x', 'mesg[dest]': 'test', 'mesg[param1]': 'done' });
+    const evil = await postForm(`${s.B}/q/test/new_message`, {
+      x_format: 'html',
+      back: 'https://evil.example/x',
+      'mesg[dest]': 'test',
+      'mesg[param1]': 'done',
+    });
     expect(evil.headers.get('location')).toBe(`${s.w.origin}/q/test`);
   });
 

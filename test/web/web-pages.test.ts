@@ -61,7 +61,23 @@ describe('queue page', () => {
     await waitState(B, 'test', err, ['err']);
     const html = await page('/q/test');
     expect(html).toContain('<title>RQ :: test</title>');
-    for (const id of ['btn-pause', 'btn-down', 'btn-restart', 'btn-ack-errs', 'search-filter', 'new-message-link', 'config-text', 'col-prep', 'col-que', 'col-run', 'col-done', 'col-err', 'col-acked', 'message-table', 'pager']) {
+    for (const id of [
+      'btn-pause',
+      'btn-down',
+      'btn-restart',
+      'btn-ack-errs',
+      'search-filter',
+      'new-message-link',
+      'config-text',
+      'col-prep',
+      'col-que',
+      'col-run',
+      'col-done',
+      'col-err',
+      'col-acked',
+      'message-table',
+      'pager',
+    ]) {
       expect(html, id).toContain(`id="${id}"`);
     }
     expect(html).toContain(`<a class="msg-link" href="/q/test/${done}">${done}</a>`);
@@ -82,7 +98,9 @@ describe('queue page', () => {
       const item = html.slice(html.indexOf(`<tr data-msg-id="${id}" data-state="que">`));
       expect(item).toMatch(/^<tr data-msg-id="[^"]+" data-state="que">/);
       // A small button beside the row's Delete, as every row action is.
-      expect(item.slice(0, item.indexOf('</tr>'))).toContain(`<form class="inline" method="post" action="/q/test/${id}/run_now"><button type="submit" class="button small">Run now</button></form>`);
+      expect(item.slice(0, item.indexOf('</tr>'))).toContain(
+        `<form class="inline" method="post" action="/q/test/${id}/run_now"><button type="submit" class="button small">Run now</button></form>`,
+      );
     } finally {
       await w.mgr.cmd('resume_queue', 'test');
     }
@@ -96,7 +114,14 @@ describe('schedules', () => {
     expect(html).toContain('<code>0 0 1 1 *</code>');
     expect(html).toContain('param2=&lt;yearly&gt;');
     expect(html).toMatch(/id="schedule-next-0"><time datetime="\d{4}-01-01T/);
-    const run = await postForm(`${B}/q/cron/new_message`, { x_format: 'html', back: '/q/cron', 'mesg[dest]': 'cron', 'mesg[src]': 'cron', 'mesg[param1]': 'done', 'mesg[param2]': '<yearly>' });
+    const run = await postForm(`${B}/q/cron/new_message`, {
+      x_format: 'html',
+      back: '/q/cron',
+      'mesg[dest]': 'cron',
+      'mesg[src]': 'cron',
+      'mesg[param1]': 'done',
+      'mesg[param2]': '<yearly>',
+    });
     expect(run.status).toBe(303);
     const next = await (await fetch(`${B}/q/cron`, { headers: { cookie: cookiesOf(run) } })).text();
     const id = /Created message http:\/\/[^<]*\/q\/cron\/([\d.]+)/.exec(next)?.[1];
@@ -118,7 +143,8 @@ describe('message pages', () => {
     // The id wraps only at its dots (a <wbr> after each); its text is the id.
     expect(html).toContain(`<span id="message-id" class="msg-id">${idText(id).value}</span>`);
     expect(html).toContain('<td id="field-status"> done - done sleeping </td>');
-    for (const el of ['btn-clone', 'btn-run-now', 'raw-json-link', 'raw-log-link', 'full-tail-link', 'tail-frame', 'message-full']) expect(html, el).toContain(`id="${el}"`);
+    for (const el of ['btn-clone', 'btn-run-now', 'raw-json-link', 'raw-log-link', 'full-tail-link', 'tail-frame', 'message-full'])
+      expect(html, el).toContain(`id="${el}"`);
     expect(html).toContain(`id="field-orig_msg_id"> <a href="http://127.0.0.1:${w.port}/q/test/${id}"`);
   });
 
@@ -144,7 +170,10 @@ describe('message pages', () => {
     }
     expect(await page(`/q/test/${cloneId}`)).toContain(`id="field-cloned_from"> <a href="/q/test/${id}">${idText(id).value}</a>`);
 
-    const r = await fetch(`${B}/q/test/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', _method: 'prep' }) }) });
+    const r = await fetch(`${B}/q/test/new_message`, {
+      method: 'POST',
+      body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', _method: 'prep' }) }),
+    });
     const prepId = ((await r.json()) as string[])[1].split('/').pop()!;
     const prep = await page(`/q/test/${prepId}`);
     for (const el of ['btn-commit', 'btn-delete', 'upload-form', 'upload-file', 'btn-upload']) expect(prep, el).toContain(`id="${el}"`);
@@ -156,7 +185,10 @@ describe('message pages', () => {
 
 describe('attachment view', () => {
   it('tailview shows an attachment once (no stream)', async () => {
-    const r = await fetch(`${B}/q/test/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', _method: 'prep' }) }) });
+    const r = await fetch(`${B}/q/test/new_message`, {
+      method: 'POST',
+      body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', _method: 'prep' }) }),
+    });
     const id = ((await r.json()) as string[])[1].split('/').pop()!;
     const fd = new FormData();
     fd.set('x_format', 'json');
@@ -202,7 +234,8 @@ describe('forms', () => {
 
   it('new_queue form when allowed', async () => {
     const html = await page('/new_queue');
-    for (const f of ['queue_name', 'queue_script', 'queue_num_workers', 'queue_exec_prefix', 'queue_coalesce_params_1', 'queue_blocking_params_4']) expect(html, f).toContain(`id="${f}"`);
+    for (const f of ['queue_name', 'queue_script', 'queue_num_workers', 'queue_exec_prefix', 'queue_coalesce_params_1', 'queue_blocking_params_4'])
+      expect(html, f).toContain(`id="${f}"`);
     expect(html).toContain('value="bash -lc "');
     expect(html).toContain('Anything &gt; 1 means parallelism');
   });

@@ -70,7 +70,11 @@ export async function startWebRoot(opts: WebRootOptions = {}): Promise<WebRoot> 
 
 /** Sends a message over HTTP (x_format json) and returns its short id. */
 export async function send(base: string, queue: string, fields: Record<string, unknown>, init: RequestInit = {}): Promise<string> {
-  const res = await fetch(`${base}/q/${queue}/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: queue, ...fields }) }), ...init });
+  const res = await fetch(`${base}/q/${queue}/new_message`, {
+    method: 'POST',
+    body: new URLSearchParams({ mesg: JSON.stringify({ dest: queue, ...fields }) }),
+    ...init,
+  });
   const body = (await res.json()) as [string, string];
   if (body[0] !== 'ok') throw new Error(`new_message: ${JSON.stringify(body)}`);
   return body[1].split('/').pop()!;
@@ -82,10 +86,15 @@ export async function stateOf(base: string, queue: string, id: string, init: Req
 }
 
 export async function waitState(base: string, queue: string, id: string, states: string[], init: RequestInit = {}, timeoutMs = 20_000): Promise<string> {
-  return waitFor(async () => {
-    const s = await stateOf(base, queue, id, init);
-    return states.includes(s) ? s : false;
-  }, `${queue}/${id} to reach ${states.join('|')}`, timeoutMs, 50);
+  return waitFor(
+    async () => {
+      const s = await stateOf(base, queue, id, init);
+      return states.includes(s) ? s : false;
+    },
+    `${queue}/${id} to reach ${states.join('|')}`,
+    timeoutMs,
+    50,
+  );
 }
 
 /** POST a urlencoded form without following redirects. */
@@ -95,7 +104,10 @@ export function postForm(url: string, form: Record<string, string>, headers: Rec
 
 /** The cookie header to send back after a response that set cookies. */
 export function cookiesOf(res: Response): string {
-  return res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  return res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
 }
 
 /** Every path and size under a directory, to prove a request changed nothing. */

@@ -10,7 +10,14 @@ import { type WebRoot, cookiesOf, postForm, send, startWebRoot, treeSnapshot, wa
 function raw(port: number, method: string, rawPath: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, method, path: rawPath, headers: body === undefined ? headers : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)), ...headers } },
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path: rawPath,
+        headers:
+          body === undefined ? headers : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)), ...headers },
+      },
       (res) => {
         let buf = '';
         res.on('data', (d) => (buf += d));
@@ -60,7 +67,11 @@ describe('basic auth and relative_root', () => {
     expect(dash).toContain('href="/therq/css/rq.css"');
     expect((await fetch(`${w.base}`, { headers: auth })).status).toBe(200);
 
-    const res = await fetch(`${w.base}/q/test/new_message`, { method: 'POST', headers: auth, body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done' }) }) });
+    const res = await fetch(`${w.base}/q/test/new_message`, {
+      method: 'POST',
+      headers: auth,
+      body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done' }) }),
+    });
     const [ok, full] = (await res.json()) as string[];
     expect(ok).toBe('ok');
     expect(full).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${w.port}/therq/q/test/\\d{8}\\.`));
@@ -89,7 +100,10 @@ describe('path traversal and odd names', () => {
     w = await startWebRoot({ config: { allow_new_queue: true } });
     done = await send(w.base, 'test', { param1: 'done' });
     await waitState(w.base, 'test', done, ['done']);
-    const r = await fetch(`${w.base}/q/test/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', _method: 'prep' }) }) });
+    const r = await fetch(`${w.base}/q/test/new_message`, {
+      method: 'POST',
+      body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', _method: 'prep' }) }),
+    });
     prep = ((await r.json()) as string[])[1].split('/').pop()!;
     const fd = new FormData();
     fd.set('x_format', 'json');
@@ -102,18 +116,67 @@ describe('path traversal and odd names', () => {
     await w?.stop();
   });
 
-  const badQueues = ['..', '%2e%2e', '.', '..%2F..%2Fconfig', '%2Fetc', 'te%00st', 'te%0Ast', 'test%2F..', 'test%2F..%2F..', '%FF%FE', 'a%20b', 'config%2Fsecret.txt'];
+  const badQueues = [
+    '..',
+    '%2e%2e',
+    '.',
+    '..%2F..%2Fconfig',
+    '%2Fetc',
+    'te%00st',
+    'te%0Ast',
+    'test%2F..',
+    'test%2F..%2F..',
+    '%FF%FE',
+    'a%20b',
+    'config%2Fsecret.txt',
+  ];
   const badIds = () => ['..', '%2e%2e', '%2e%2e%2f%2e%2e%2fconfig', `${done}%2F..`, `..%2F${done}`, '%2Fetc%2Fpasswd', '20200101.0000.00.000.1%00', '%FF'];
-  const badFiles = ['..', '%2e%2e', '..%2F..%2F..%2F..%2Fconfig%2Fsecret.txt', '%2e%2e%2fmsg', '..%2Fmsg', '%2Fetc%2Fpasswd', '.hidden', 'a%00b', 'a%0Ab', '%5C..%5Cmsg', '%FF'];
+  const badFiles = [
+    '..',
+    '%2e%2e',
+    '..%2F..%2F..%2F..%2Fconfig%2Fsecret.txt',
+    '%2e%2e%2fmsg',
+    '..%2Fmsg',
+    '%2Fetc%2Fpasswd',
+    '.hidden',
+    'a%00b',
+    'a%0Ab',
+    '%5C..%5Cmsg',
+    '%FF',
+  ];
 
   it('GET routes answer 4xx and never serve a file outside the message', async () => {
     const paths: string[] = [];
     for (const q of badQueues) {
-      paths.push(`/q/${q}`, `/q/${q}.json`, `/q/${q}.txt`, `/q/${q}/config.json`, `/q/${q}/config`, `/q/${q}/done.json`, `/q/${q}/new_message`, `/q/${q}/${done}`, `/q/${q}/${done}/log/stdio.log`);
+      paths.push(
+        `/q/${q}`,
+        `/q/${q}.json`,
+        `/q/${q}.txt`,
+        `/q/${q}/config.json`,
+        `/q/${q}/config`,
+        `/q/${q}/done.json`,
+        `/q/${q}/new_message`,
+        `/q/${q}/${done}`,
+        `/q/${q}/${done}/log/stdio.log`,
+      );
     }
-    for (const id of badIds()) paths.push(`/q/test/${id}`, `/q/test/${id}.json`, `/q/test/${id}/state.json`, `/q/test/${id}/log/stdio.log`, `/q/test/${id}/attach/a.txt`, `/q/test/${id}/log/stdio.log/events`);
+    for (const id of badIds())
+      paths.push(
+        `/q/test/${id}`,
+        `/q/test/${id}.json`,
+        `/q/test/${id}/state.json`,
+        `/q/test/${id}/log/stdio.log`,
+        `/q/test/${id}/attach/a.txt`,
+        `/q/test/${id}/log/stdio.log/events`,
+      );
     for (const f of badFiles) {
-      paths.push(`/q/test/${done}/log/${f}`, `/q/test/${prep}/attach/${f}`, `/q/test/${done}/tailviewlog/${f}`, `/q/test/${prep}/tailview/${f}`, `/q/test/${done}/log/${f}/events`);
+      paths.push(
+        `/q/test/${done}/log/${f}`,
+        `/q/test/${prep}/attach/${f}`,
+        `/q/test/${done}/tailviewlog/${f}`,
+        `/q/test/${prep}/tailview/${f}`,
+        `/q/test/${done}/log/${f}/events`,
+      );
     }
     for (const p of paths) {
       const res = await raw(w.port, 'GET', p);
@@ -138,7 +201,13 @@ describe('path traversal and odd names', () => {
       );
     }
     for (const id of badIds()) {
-      posts.push([`/q/test/${id}`, '_method=delete'], [`/q/test/${id}`, '_method=commit'], [`/q/test/${id}/clone`, ''], [`/q/test/${id}/run_now`, ''], [`/q/test/${id}/attach/a.txt`, '_method=delete']);
+      posts.push(
+        [`/q/test/${id}`, '_method=delete'],
+        [`/q/test/${id}`, '_method=commit'],
+        [`/q/test/${id}/clone`, ''],
+        [`/q/test/${id}/run_now`, ''],
+        [`/q/test/${id}/attach/a.txt`, '_method=delete'],
+      );
     }
     for (const f of badFiles) posts.push([`/q/test/${prep}/attach/${f}`, '_method=delete&x_format=json']);
     for (const [p, body] of posts) {

@@ -12,7 +12,11 @@ let w: WebRoot;
 let B: string;
 
 beforeAll(async () => {
-  w = await startWebRoot({ config: { allow_new_queue: true, script_dirs: [path.dirname(VERBS_SH), 'defs'] }, setup: (root) => fs.mkdir(path.join(root, 'defs')).then(() => ({})), queues: { test: {}, other: {} } });
+  w = await startWebRoot({
+    config: { allow_new_queue: true, script_dirs: [path.dirname(VERBS_SH), 'defs'] },
+    setup: (root) => fs.mkdir(path.join(root, 'defs')).then(() => ({})),
+    queues: { test: {}, other: {} },
+  });
   B = w.base;
 }, 60_000);
 afterAll(async () => {
@@ -53,7 +57,10 @@ describe('queue administration (spec §5.3)', () => {
     const restart = await postForm(`${B}/q/other/restart`, { back: '/q/other' });
     expect(restart.status).toBe(303);
     expect(await (await fetch(`${B}/q/other`, { headers: { cookie: cookiesOf(restart) } })).text()).toContain('Queue other restarted');
-    await waitFor(async () => (await fs.readFile(queuePaths(w.root, 'other').pidFile, 'utf8')).trim() !== pidBefore && (await fetch(`${B}/q/other.json`)).status === 200, 'new queue pid');
+    await waitFor(
+      async () => (await fs.readFile(queuePaths(w.root, 'other').pidFile, 'utf8')).trim() !== pidBefore && (await fetch(`${B}/q/other.json`)).status === 200,
+      'new queue pid',
+    );
   });
 
   it('config and config.json', async () => {
@@ -66,7 +73,13 @@ describe('queue administration (spec §5.3)', () => {
   });
 
   it('new_queue creates a queue (flash with the supervisor reply); a bad name shows its flash on the 404 page; delete_queue', async () => {
-    const res = await postForm(`${B}/new_queue`, { 'queue[name]': 'made', 'queue[script]': (await fs.readFile(queuePaths(w.root, 'test').configFile, 'utf8')).match(/"script":"([^"]+)"/)![1], 'queue[num_workers]': '1', 'queue[exec_prefix]': '', 'queue[coalesce_params][]': '1' });
+    const res = await postForm(`${B}/new_queue`, {
+      'queue[name]': 'made',
+      'queue[script]': (await fs.readFile(queuePaths(w.root, 'test').configFile, 'utf8')).match(/"script":"([^"]+)"/)![1],
+      'queue[num_workers]': '1',
+      'queue[exec_prefix]': '',
+      'queue[coalesce_params][]': '1',
+    });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe(`${w.origin}/q/made`);
     await waitFor(async () => (await fetch(`${B}/q/made.json`)).status === 200, 'made queue up');
@@ -175,7 +188,9 @@ describe('server behaviour (spec §9.1)', () => {
     const body = new URLSearchParams({ mesg: JSON.stringify({ dest: 'test', param1: 'done' }) }).toString();
     const out = await new Promise<string>((resolve, reject) => {
       const s = net.connect(w.port, '127.0.0.1', () => {
-        s.write(`POST /q/test/new_message HTTP/1.1\r\nHost: 127.0.0.1:${w.port}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`);
+        s.write(
+          `POST /q/test/new_message HTTP/1.1\r\nHost: 127.0.0.1:${w.port}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${Buffer.byteLength(body)}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
+        );
       });
       let buf = '';
       let sent = false;

@@ -47,7 +47,9 @@ describe('graceful web shutdown', () => {
     let out = '';
     post.on('data', (d) => (out += d));
     const postEnded = new Promise((r) => post.once('close', r));
-    post.write(`POST /q/test/new_message HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`);
+    post.write(
+      `POST /q/test/new_message HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
+    );
     await waitFor(() => out.includes('100 Continue'), 'the web to take the headers');
 
     process.kill(pid, 'SIGTERM');

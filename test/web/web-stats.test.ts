@@ -119,7 +119,10 @@ describe('GET /q/<q>/failed.json', () => {
 
   it('bad input is a 400 naming the field', async () => {
     const cases: [string, string][] = [
-      ['group=two%20words', 'group: expected a failure group: an outcome, an error class such as ValueError, or a failure kind (1-64 characters, no blank or colon), received "two words"'],
+      [
+        'group=two%20words',
+        'group: expected a failure group: an outcome, an error class such as ValueError, or a failure kind (1-64 characters, no blank or colon), received "two words"',
+      ],
       ['group=ValueError&limit=0', 'limit: expected a whole number from 1 to 1000, received "0"'],
       ['group=ValueError&offset=-1', 'offset: expected a whole number from 0 to 10000000, received "-1"'],
       ['limit=5', "lacking 'group' field"],
@@ -148,9 +151,11 @@ describe('the stats and failure-group pages', () => {
     const res = await fetch(`${B}/q/stats/stats`);
     expect(res.status).toBe(200);
     const page = await res.text();
-    for (const k of ['created', 'started', 'done', 'err', 'relayed', 'failures', 'retries', 'resends', 'timeouts', 'stalls']) expect(page).toContain(`<dd id="stat-${k}">${day[k]}</dd>`);
+    for (const k of ['created', 'started', 'done', 'err', 'relayed', 'failures', 'retries', 'resends', 'timeouts', 'stalls'])
+      expect(page).toContain(`<dd id="stat-${k}">${day[k]}</dd>`);
     expect(page).toContain(`<dd id="outcome-fatal">1</dd>`);
-    for (const chart of ['chart-minute', 'chart-hourly', 'chart-wait', 'chart-run']) expect(page).toMatch(new RegExp(`id="${chart}" data-chart="\\{&quot;kind`));
+    for (const chart of ['chart-minute', 'chart-hourly', 'chart-wait', 'chart-run'])
+      expect(page).toMatch(new RegExp(`id="${chart}" data-chart="\\{&quot;kind`));
     expect(page).toContain('<script type="module" src="/js/stats-charts.js">');
     expect(page).toContain('<link rel="stylesheet" href="/css/uPlot.min.css">');
     expect(page).toContain('href="/q/stats/failed?group=ValueError"');

@@ -28,14 +28,30 @@ describe('POST /q/<q>/cancel_tagged', () => {
       const res = await postForm(`${B}/q/b/cancel_tagged`, { x_format: 'json', ...form });
       expect([res.status, await res.json()], JSON.stringify(form).slice(0, 80)).toEqual([400, ['fail', text]]);
     }
-    const arrayReason = await fetch(`${B}/q/b/cancel_tagged`, { method: 'POST', body: new URLSearchParams([['x_format', 'json'], ['tag', 'batch'], ['reason[]', 'x']]) });
-    expect([arrayReason.status, await arrayReason.json()]).toEqual([400, ['fail', 'reason: expected text of at most 1000 characters without NUL, received ["x"]']]);
+    const arrayReason = await fetch(`${B}/q/b/cancel_tagged`, {
+      method: 'POST',
+      body: new URLSearchParams([
+        ['x_format', 'json'],
+        ['tag', 'batch'],
+        ['reason[]', 'x'],
+      ]),
+    });
+    expect([arrayReason.status, await arrayReason.json()]).toEqual([
+      400,
+      ['fail', 'reason: expected text of at most 1000 characters without NUL, received ["x"]'],
+    ]);
     expect(await spool()).toEqual(before);
 
     const res = await postForm(`${B}/q/b/cancel_tagged`, { x_format: 'json', tag: 'batch', reason: 'bulk stop' });
     expect([res.status, await res.json()]).toEqual([200, ['ok', 3]]);
     await waitState(B, 'b', running, ['err']);
-    for (const id of [q1, q2, running]) expect(await message('b', id)).toMatchObject({ state: 'err', outcome: 'cancelled', status: 'err - CANCELLED - bulk stop', cancel: { by: 'web:127.0.0.1' } });
+    for (const id of [q1, q2, running])
+      expect(await message('b', id)).toMatchObject({
+        state: 'err',
+        outcome: 'cancelled',
+        status: 'err - CANCELLED - bulk stop',
+        cancel: { by: 'web:127.0.0.1' },
+      });
     expect((await message('b', untagged)).state).toBe('que');
     expect((await message('b', done)).state).toBe('done');
 
@@ -53,7 +69,10 @@ describe('POST /q/<q>/cancel_tagged', () => {
   // Fails today: TagOps.cancelTagged (src/queue/tags/tag-ops.ts) checks the tag on index.liveMessage(id),
   // which never holds prep messages, so every prep message is skipped.
   it('cancels prep messages with the tag too (rq-beyond §B5: prep, que and run)', async () => {
-    const prepped = await fetch(`${B}/q/b/new_message`, { method: 'POST', body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'b', param1: 'done', tags: 'prepbatch', _method: 'prep' }) }) });
+    const prepped = await fetch(`${B}/q/b/new_message`, {
+      method: 'POST',
+      body: new URLSearchParams({ mesg: JSON.stringify({ dest: 'b', param1: 'done', tags: 'prepbatch', _method: 'prep' }) }),
+    });
     const prep = ((await prepped.json()) as string[])[1].split('/').pop()!;
     const res = await postForm(`${B}/q/b/cancel_tagged`, { x_format: 'json', tag: 'prepbatch' });
     expect([res.status, await res.json()]).toEqual([200, ['ok', 1]]);

@@ -88,7 +88,9 @@ describe('tag views', () => {
     expect(refs(one)).toEqual([`pb/${finished}`, `pb/${second}`]);
     expect(one).toContain('<title>RQ :: pb</title>');
     const cancel = section(one, 'cancel-tagged');
-    expect(cancel).toContain('<form class="inline" id="cancel-tagged-form" method="post" action="/q/pb/cancel_tagged" data-confirm="Cancel every prep, queued and running message of pb tagged view?">');
+    expect(cancel).toContain(
+      '<form class="inline" id="cancel-tagged-form" method="post" action="/q/pb/cancel_tagged" data-confirm="Cancel every prep, queued and running message of pb tagged view?">',
+    );
     expect(cancel).toContain('<input type="hidden" name="tag" value="view">');
     // The confirm prompt needs confirm.js on the page.
     expect(one).toContain('<script type="module" src="/js/confirm.js"></script>');
@@ -99,7 +101,10 @@ describe('tag views', () => {
 
   it('a bad tag, state or offset is a 400 naming the field; unknown queues are 404', async () => {
     const bad = await fetch(`${B}/tags/a%20b`);
-    expect([bad.status, await bad.text()]).toEqual([400, '400 - tag: expected a tag of 1-64 characters from A-Z a-z 0-9 . _ : @ + - (starting with a letter or digit), received "a b"']);
+    expect([bad.status, await bad.text()]).toEqual([
+      400,
+      '400 - tag: expected a tag of 1-64 characters from A-Z a-z 0-9 . _ : @ + - (starting with a letter or digit), received "a b"',
+    ]);
     const state = await fetch(`${B}/q/pa/tags/view?state=nope`);
     expect([state.status, await state.text()]).toEqual([400, '400 - state: expected one of prep, que, run, done, relayed, err, received "nope"']);
     expect((await fetch(`${B}/tags/view?offset=1000`)).status).toBe(400);
@@ -108,14 +113,14 @@ describe('tag views', () => {
 });
 
 describe('queue page and dashboard', () => {
-  it('the queue page lists its tags with counts, each linking to the queue\'s tag view', async () => {
+  it("the queue page lists its tags with counts, each linking to the queue's tag view", async () => {
     await queued('pb', { tags: 'qchip' });
     const [, doc] = await page('/q/pb');
     const tags = section(doc, 'queue-tags');
     expect(tags).toContain('<a class="tag-chip" data-tag="qchip" href="/q/pb/tags/qchip">qchip <span class="tag-count">1</span></a>');
   });
 
-  it('the dashboard\'s #tracked lists tracked messages across queues with their state; hostile texts come back escaped', async () => {
+  it("the dashboard's #tracked lists tracked messages across queues with their state; hostile texts come back escaped", async () => {
     const hostile = `<script>alert(1)</script>"'><img src=x onerror=1>`;
     const a = await queued('pa', { tags: 'track' });
     const b = await queued('pb', { tags: 'track' });
@@ -124,7 +129,9 @@ describe('queue page and dashboard', () => {
     const tracked = section(doc, 'tracked');
     expect(tracked).toContain('data-refresh="/tracked.json"');
     expect(refs(tracked)).toEqual([`pb/${b}`, `pa/${a}`]);
-    expect(tracked).toContain('<td class="state">err</td><td class="status">err - CANCELLED - &lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&gt;&lt;img src=x onerror=1&gt;</td>');
+    expect(tracked).toContain(
+      '<td class="state">err</td><td class="status">err - CANCELLED - &lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&gt;&lt;img src=x onerror=1&gt;</td>',
+    );
     expect(tracked).toContain('<td class="state">que</td>');
     for (const view of [doc, (await page('/tags/track'))[1], (await page('/q/pb/tags/track'))[1]]) {
       expect(view).not.toContain('<script>alert');
@@ -146,11 +153,20 @@ describe('new-message form', () => {
     const [, form] = await page('/q/pa/new_message');
     expect(form).toContain('<div class="field" id="mesg_tags_field">');
     expect(form).toContain('<input type="text" id="mesg_tags" name="mesg[tags]" value="">');
-    const res = await postForm(`${B}/q/pa/new_message`, { x_format: 'json', 'mesg[dest]': 'pa', 'mesg[param1]': 'done', 'mesg[due]': String(later()), 'mesg[tags]': 'from-form,second' });
+    const res = await postForm(`${B}/q/pa/new_message`, {
+      x_format: 'json',
+      'mesg[dest]': 'pa',
+      'mesg[param1]': 'done',
+      'mesg[due]': String(later()),
+      'mesg[tags]': 'from-form,second',
+    });
     const id = ((await res.json()) as string[])[1].split('/').pop()!;
     expect(((await (await fetch(`${B}/q/pa/${id}.json`)).json()) as { tags: string[] }).tags).toEqual(['from-form', 'second']);
     const bad = await postForm(`${B}/q/pa/new_message`, { x_format: 'json', 'mesg[dest]': 'pa', 'mesg[tags]': 'a b' });
-    expect([bad.status, await bad.json()]).toEqual([400, ['fail', 'tags[0]: expected a tag of 1-64 characters from A-Z a-z 0-9 . _ : @ + - (starting with a letter or digit), received "a b"']]);
+    expect([bad.status, await bad.json()]).toEqual([
+      400,
+      ['fail', 'tags[0]: expected a tag of 1-64 characters from A-Z a-z 0-9 . _ : @ + - (starting with a letter or digit), received "a b"'],
+    ]);
     await postForm(`${B}/q/pa/${id}/cancel`, { x_format: 'json' });
 
     const formFile = queuePaths(w.root, 'pa').formFile;

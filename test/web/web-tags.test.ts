@@ -11,10 +11,19 @@ describe('POST /q/<q>/<id>/tags', () => {
   it('adds and removes (comma-separated, arrays, a JSON body) in any state; the reply is the new list, the history names the web actor', async () => {
     const id = await queued('a');
     expect(await tagJson('a', id, { add: 'x,y' })).toEqual([200, ['ok', ['x', 'y']]]);
-    const arrays = new URLSearchParams([['x_format', 'json'], ['add[]', 'z'], ['add[]', 'w'], ['remove[]', 'y']]);
+    const arrays = new URLSearchParams([
+      ['x_format', 'json'],
+      ['add[]', 'z'],
+      ['add[]', 'w'],
+      ['remove[]', 'y'],
+    ]);
     const res = await fetch(`${B}/q/a/${id}/tags`, { method: 'POST', body: arrays });
     expect([res.status, await res.json()]).toEqual([200, ['ok', ['x', 'z', 'w']]]);
-    const body = await fetch(`${B}/q/a/${id}/tags`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ x_format: 'json', add: ['x', 'j'], remove: 'w' }) });
+    const body = await fetch(`${B}/q/a/${id}/tags`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ x_format: 'json', add: ['x', 'j'], remove: 'w' }),
+    });
     expect([body.status, await body.json()]).toEqual([200, ['ok', ['x', 'z', 'j']]]);
     expect((await message('a', id)).tags).toEqual(['x', 'z', 'j']);
     const history = (await (await fetch(`${B}/q/a/${id}/history.json`)).json()) as Record<string, unknown>[];
@@ -62,7 +71,11 @@ describe('POST /q/<q>/<id>/tags', () => {
     for (const [form, status, text] of refusals) {
       expect(await tagJson('b', id, form), JSON.stringify(form)).toEqual([status, ['fail', text]]);
     }
-    const obj = await fetch(`${B}/q/b/${id}/tags`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ x_format: 'json', add: 42 }) });
+    const obj = await fetch(`${B}/q/b/${id}/tags`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ x_format: 'json', add: 42 }),
+    });
     expect([obj.status, await obj.json()]).toEqual([400, ['fail', 'add: expected an array of tags or a comma-separated string, received 42']]);
     // 32 tags on the message at most, counting the ones it has.
     const many = Array.from({ length: 32 }, (_, i) => `m${i}`).join(',');
@@ -89,7 +102,14 @@ describe('one queue: GET /q/<q>/tags.json and /q/<q>/tags/<tag>.json', () => {
     expect(status).toBe(200);
     expect(page.total).toBe(3);
     expect(page.messages.map((m: { msg_id: string }) => m.msg_id)).toEqual([done, second, first]);
-    expect(page.messages[1]).toEqual({ msg_id: second, state: 'que', status: 'que', due: expect.any(Number), priority: 0, tagged_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) });
+    expect(page.messages[1]).toEqual({
+      msg_id: second,
+      state: 'que',
+      status: 'que',
+      due: expect.any(Number),
+      priority: 0,
+      tagged_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+    });
     const [, queOnly] = await getJson('/q/c/tags/both.json?state=que&offset=1&limit=1');
     expect(queOnly.messages.map((m: { msg_id: string }) => m.msg_id)).toEqual([first]);
     expect(queOnly.total).toBe(2);
@@ -120,17 +140,22 @@ describe('across queues: GET /tags/<tag>.json and /tracked.json', () => {
     expect(status).toBe(200);
     expect(all.total).toBe(6);
     expect(all.unavailable).toEqual([]);
-    expect(all.messages.map((m: { queue: string; msg_id: string }) => ({ queue: m.queue, msg_id: m.msg_id }))).toEqual(['c2', 'a2', 'b2', 'c1', 'b1', 'a1'].map(ref));
+    expect(all.messages.map((m: { queue: string; msg_id: string }) => ({ queue: m.queue, msg_id: m.msg_id }))).toEqual(
+      ['c2', 'a2', 'b2', 'c1', 'b1', 'a1'].map(ref),
+    );
     expect(all.messages[0]).toMatchObject({ state: 'que', status: 'que', priority: 0 });
     const [, window] = await getJson('/tags/merge.json?offset=2&limit=2');
     expect(window.messages.map((m: { queue: string; msg_id: string }) => ({ queue: m.queue, msg_id: m.msg_id }))).toEqual(['b2', 'c1'].map(ref));
     expect(window.total).toBe(6);
     // Every queue is asked for its first offset + limit messages, which it caps at 1000.
-    expect(await getJson('/tags/merge.json?offset=990&limit=20')).toEqual([400, ['fail', 'offset: expected a whole number from 0 to 980 (offset + limit at most 1000 across queues), received "990"']]);
+    expect(await getJson('/tags/merge.json?offset=990&limit=20')).toEqual([
+      400,
+      ['fail', 'offset: expected a whole number from 0 to 980 (offset + limit at most 1000 across queues), received "990"'],
+    ]);
     expect(await getJson('/tags/a%3Cb.json')).toEqual([400, ['fail', `tag: expected ${TAG_TEXT}, received "a<b"`]]);
   });
 
-  it('/tracked.json: tracked messages with live state, and the refs a lookup found deleted behind the queue\'s back', async () => {
+  it("/tracked.json: tracked messages with live state, and the refs a lookup found deleted behind the queue's back", async () => {
     const waiting = await queued('b');
     const finished = await send(B, 'c', { param1: 'done' });
     await waitState(B, 'c', finished, ['done']);
@@ -138,7 +163,15 @@ describe('across queues: GET /tags/<tag>.json and /tracked.json', () => {
     // The message page's Track button posts add=track.
     expect((await postForm(`${B}/q/b/${waiting}/tags`, { add: 'track' })).status).toBe(303);
     const [, tracked] = await getJson('/tracked.json');
-    expect(tracked).toEqual({ messages: [expect.objectContaining({ queue: 'b', msg_id: waiting, state: 'que' }), expect.objectContaining({ queue: 'c', msg_id: finished, state: 'done' })], expired: [], total: 2, unavailable: [] });
+    expect(tracked).toEqual({
+      messages: [
+        expect.objectContaining({ queue: 'b', msg_id: waiting, state: 'que' }),
+        expect.objectContaining({ queue: 'c', msg_id: finished, state: 'done' }),
+      ],
+      expired: [],
+      total: 2,
+      unavailable: [],
+    });
 
     // The cleaner removes done directories without telling the queue: the next lookup reports it once.
     await fs.rm(path.join(w.root, (await message('c', finished)).path), { recursive: true });

@@ -77,7 +77,10 @@ class SseReader {
   }
 
   logText(): string {
-    return this.events.filter((e) => e.event === 'log').map((e) => JSON.parse(e.data) as string).join('');
+    return this.events
+      .filter((e) => e.event === 'log')
+      .map((e) => JSON.parse(e.data) as string)
+      .join('');
   }
 
   cancel(): void {

@@ -18,10 +18,27 @@ describe('POST /q/<q>/<id>/undepend', () => {
     expect(await undepend('dn', d, { depends: `up/${x1}` })).toEqual([200, ['ok', [`up/${x2}`, `up/${x3}`]]]);
     // A ref it does not wait for is ignored.
     expect(await undepend('dn', d, { depends: 'up/20200101.0000.00.000.1' })).toEqual([200, ['ok', [`up/${x2}`, `up/${x3}`]]]);
-    expect(await message('dn', d)).toMatchObject({ state: 'que', depends: [`up/${x2}`, `up/${x3}`], waiting: { reason: 'dependencies', waiting_on: [`up/${x2}`, `up/${x3}`] } });
+    expect(await message('dn', d)).toMatchObject({
+      state: 'que',
+      depends: [`up/${x2}`, `up/${x3}`],
+      waiting: { reason: 'dependencies', waiting_on: [`up/${x2}`, `up/${x3}`] },
+    });
     // A full id of this host, as depends[]=: the queue makes it a ref.
-    expect(await undepend('dn', d, new URLSearchParams([['x_format', 'json'], ['depends[]', `http://127.0.0.1:${w.port}/q/up/${x2}`]]))).toEqual([200, ['ok', [`up/${x3}`]]]);
-    const json = await fetch(`${B}/q/dn/${d}/undepend`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ x_format: 'json', depends: [`up/${x3}`] }) });
+    expect(
+      await undepend(
+        'dn',
+        d,
+        new URLSearchParams([
+          ['x_format', 'json'],
+          ['depends[]', `http://127.0.0.1:${w.port}/q/up/${x2}`],
+        ]),
+      ),
+    ).toEqual([200, ['ok', [`up/${x3}`]]]);
+    const json = await fetch(`${B}/q/dn/${d}/undepend`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ x_format: 'json', depends: [`up/${x3}`] }),
+    });
     expect([json.status, await json.json()]).toEqual([200, ['ok', []]]);
     await waitState(B, 'dn', d, ['done']);
 
@@ -33,12 +50,14 @@ describe('POST /q/<q>/<id>/undepend', () => {
     for (const x of [x1, x2, x3]) await cancel('up', x);
   });
 
-  it('HTML: a flash and 303 to the message page or back; a refusal is the classic Couldn\'t text', async () => {
+  it("HTML: a flash and 303 to the message page or back; a refusal is the classic Couldn't text", async () => {
     const [x1, x2] = [await queued('up'), await queued('up')];
     const d = await send(B, 'dn', { param1: 'done', depends: [`up/${x1}`, `up/${x2}`] });
     const one = await postForm(`${B}/q/dn/${d}/undepend`, { depends: `up/${x1}` });
     expect([one.status, one.headers.get('location')]).toEqual([303, `${w.origin}/q/dn/${d}`]);
-    expect(await page(`/q/dn/${d}`, { headers: { cookie: cookiesOf(one) } })).toMatch(new RegExp(`<div id="flash-notice"[^>]*>Still waiting on up/${x2.replaceAll('.', '\\.')}<`));
+    expect(await page(`/q/dn/${d}`, { headers: { cookie: cookiesOf(one) } })).toMatch(
+      new RegExp(`<div id="flash-notice"[^>]*>Still waiting on up/${x2.replaceAll('.', '\\.')}<`),
+    );
     const all = await postForm(`${B}/q/dn/${d}/undepend`, { all: 'on', back: '/q/dn' });
     expect([all.status, all.headers.get('location')]).toEqual([303, `${w.origin}/q/dn`]);
     expect(await page('/q/dn', { headers: { cookie: cookiesOf(all) } })).toMatch(/<div id="flash-notice"[^>]*>No longer waiting on dependencies</);
@@ -48,7 +67,11 @@ describe('POST /q/<q>/<id>/undepend', () => {
     const none = await postForm(`${B}/q/dn/20200101.0000.00.000.1/undepend`, { all: 'on' });
     expect([none.status, await none.text()]).toEqual([404, '404 - Couldn\'t undepend message. ["fail", "msg not found"].']);
     const bad = await postForm(`${B}/q/dn/${d}/undepend`, { depends: 'x' });
-    expect([bad.status, bad.headers.get('content-type'), await bad.text()]).toEqual([400, 'text/plain; charset=utf-8', `400 - depends[0]: expected ${REF_TEXT}, received "x"`]);
+    expect([bad.status, bad.headers.get('content-type'), await bad.text()]).toEqual([
+      400,
+      'text/plain; charset=utf-8',
+      `400 - depends[0]: expected ${REF_TEXT}, received "x"`,
+    ]);
     for (const x of [x1, x2]) await cancel('up', x);
   });
 
@@ -64,17 +87,34 @@ describe('POST /q/<q>/<id>/undepend', () => {
       [{ all: 'false' }, NOT_BOTH],
       [{ all: 'true', depends: `up/${x}` }, NOT_BOTH],
       [{ all: 'maybe' }, 'all: expected true or false, received "maybe"'],
-      [new URLSearchParams([['x_format', 'json'], ['all[]', '1']]), 'all: expected true or false, received ["1"]'],
+      [
+        new URLSearchParams([
+          ['x_format', 'json'],
+          ['all[]', '1'],
+        ]),
+        'all: expected true or false, received ["1"]',
+      ],
       [{ depends: 'x' }, `depends[0]: expected ${REF_TEXT}, received "x"`],
       [{ depends: `up/${x},${HOSTILE}` }, `depends[1]: expected ${REF_TEXT}, received ${JSON.stringify(HOSTILE)}`],
       [{ depends: `../up/${x}` }, `depends[0]: expected ${REF_TEXT}, received "../up/${x}"`],
       [{ depends: many }, 'depends: expected at most 1000 refs, received 1001'],
       // The queue knows its own host URL: another host's full id is refused there.
-      [{ depends: `http://elsewhere.example:3333/q/up/${x}` }, `depends[0]: only messages of this host can be depended on, received http://elsewhere.example:3333/q/up/${x}`],
+      [
+        { depends: `http://elsewhere.example:3333/q/up/${x}` },
+        `depends[0]: only messages of this host can be depended on, received http://elsewhere.example:3333/q/up/${x}`,
+      ],
     ];
-    for (const [form, text] of refusals) expect(await undepend('dn', d, form), String(new URLSearchParams(form as Record<string, string>)).slice(0, 80)).toEqual([400, ['fail', text]]);
-    const obj = await fetch(`${B}/q/dn/${d}/undepend`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ x_format: 'json', depends: { a: 1 } }) });
-    expect([obj.status, await obj.json()]).toEqual([400, ['fail', 'depends: expected an array of message refs (<queue>/<id>) or a comma-separated string, received {"a":1}']]);
+    for (const [form, text] of refusals)
+      expect(await undepend('dn', d, form), String(new URLSearchParams(form as Record<string, string>)).slice(0, 80)).toEqual([400, ['fail', text]]);
+    const obj = await fetch(`${B}/q/dn/${d}/undepend`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ x_format: 'json', depends: { a: 1 } }),
+    });
+    expect([obj.status, await obj.json()]).toEqual([
+      400,
+      ['fail', 'depends: expected an array of message refs (<queue>/<id>) or a comma-separated string, received {"a":1}'],
+    ]);
     expect((await postForm(`${B}/q/nosuch/${d}/undepend`, { x_format: 'json', all: 'true' })).status).toBe(404);
     expect((await postForm(`${B}/q/dn/not-an-id/undepend`, { x_format: 'json', all: 'true' })).status).toBe(404);
     expect((await postForm(`${B}/q/dn/${d}/undepend`, { all: 'true' }, { origin: 'http://evil.example' })).status).toBe(403);

@@ -31,7 +31,9 @@ import type { GlobalConfig } from '../../src/config/global-config.js';
 describe('html template', () => {
   it('escapes every interpolation unless marked raw, renders arrays and skips null/false', () => {
     const name = `<script>"x"&'y'</script>`;
-    expect(html`<td title="${name}">${name}</td>`.value).toBe('<td title="&lt;script&gt;&quot;x&quot;&amp;&#39;y&#39;&lt;/script&gt;">&lt;script&gt;&quot;x&quot;&amp;&#39;y&#39;&lt;/script&gt;</td>');
+    expect(html`<td title="${name}">${name}</td>`.value).toBe(
+      '<td title="&lt;script&gt;&quot;x&quot;&amp;&#39;y&#39;&lt;/script&gt;">&lt;script&gt;&quot;x&quot;&amp;&#39;y&#39;&lt;/script&gt;</td>',
+    );
     expect(html`${[1, '<b>', html`<i>${'&'}</i>`]}`.value).toBe('1&lt;b&gt;<i>&amp;</i>');
     expect(html`${null}${undefined}${false}${0}`.value).toBe('0');
     expect(html`${raw('<hr>')}`.value).toBe('<hr>');
@@ -55,7 +57,14 @@ describe('page layout', () => {
 describe('queue page head', () => {
   const page = (snap: QueuePageData['snap']) =>
     queueView(
-      { name: 'q', snap, configText: '{}', schedules: [], table: { name: 'q', filter: listFilter({}), counts: { counts: null, source: null }, page: null, now: 0 }, now: 0 },
+      {
+        name: 'q',
+        snap,
+        configText: '{}',
+        schedules: [],
+        table: { name: 'q', filter: listFilter({}), counts: { counts: null, source: null }, page: null, now: 0 },
+        now: 0,
+      },
       new Urls(undefined, '127.0.0.1:3333'),
     ).value;
 
@@ -70,7 +79,16 @@ describe('queue page head', () => {
 
 describe('timeline step durations', () => {
   it('reads as seconds, then minutes and seconds, then hours and minutes', () => {
-    expect([0, 400, 9_999, 10_000, 185_000, 3_599_000, 3_600_000, 7_260_000].map(stepDuration)).toEqual(['0.000s', '0.400s', '10.0s', '0m 10s', '3m 05s', '59m 59s', '1h 00m', '2h 01m']);
+    expect([0, 400, 9_999, 10_000, 185_000, 3_599_000, 3_600_000, 7_260_000].map(stepDuration)).toEqual([
+      '0.000s',
+      '0.400s',
+      '10.0s',
+      '0m 10s',
+      '3m 05s',
+      '59m 59s',
+      '1h 00m',
+      '2h 01m',
+    ]);
     expect(stepDuration(-1)).toBe('');
     expect(stepDuration(NaN)).toBe('');
   });
@@ -85,7 +103,13 @@ describe('timeline steps', () => {
 
 describe('dashboard supervisor line', () => {
   const mgrLine = (version: string, versionMismatch: boolean) => {
-    const d: DashboardData = { mgr: { up: true, pid: 7, uptime: 3, version, versionMismatch }, queues: [], timers: { ok: true, timers: [] }, webVersion: '3.0.0', now: 0 };
+    const d: DashboardData = {
+      mgr: { up: true, pid: 7, uptime: 3, version, versionMismatch },
+      queues: [],
+      timers: { ok: true, timers: [] },
+      webVersion: '3.0.0',
+      now: 0,
+    };
     const page = dashboardView(d, new Urls(undefined, '127.0.0.1:3333'), false, html``).value;
     return /<li class="[^"]*">server: [^\n]*<\/li>/.exec(page)?.[0];
   };
@@ -102,7 +126,11 @@ describe('form params', () => {
       x_format: 'html',
       queue: { coalesce_params: ['1', '3'] },
     });
-    const p = nestParams([['__proto__[polluted]', 'yes'], ['a[__proto__][x]', '1'], ['constructor[prototype][y]', '2']]);
+    const p = nestParams([
+      ['__proto__[polluted]', 'yes'],
+      ['a[__proto__][x]', '1'],
+      ['constructor[prototype][y]', '2'],
+    ]);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(p).toEqual({ a: {} });
     expect(nestParams([['a[b]c', '1']])).toEqual({ 'a[b]c': '1' });
@@ -195,12 +223,22 @@ describe('buildApp with nothing running', () => {
   });
 
   it('refuses cross-origin browser posts and unsupported bodies sensibly', async () => {
-    const evil = await app.inject({ method: 'POST', url: '/delete_queue', headers: { origin: 'http://evil.example', host: 'localhost' }, payload: 'queue_name=x' });
+    const evil = await app.inject({
+      method: 'POST',
+      url: '/delete_queue',
+      headers: { origin: 'http://evil.example', host: 'localhost' },
+      payload: 'queue_name=x',
+    });
     expect(evil.statusCode).toBe(403);
     expect(evil.body).toMatch(/cross-origin POST refused/);
     const bad = await app.inject({ method: 'POST', url: '/delete_queue', headers: { origin: 'null', host: 'localhost' }, payload: 'queue_name=x' });
     expect(bad.statusCode).toBe(403);
-    const big = await app.inject({ method: 'POST', url: '/q/test/new_message', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'mesg=' + 'x'.repeat(17 * 1024 * 1024) });
+    const big = await app.inject({
+      method: 'POST',
+      url: '/q/test/new_message',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'mesg=' + 'x'.repeat(17 * 1024 * 1024),
+    });
     expect(big.statusCode).toBe(413);
     expect(big.body).toMatch(/^413 - Request body too large/);
   });

@@ -77,7 +77,24 @@ const noIssueNumbers = {
 
 /** What moves a message on disk (QueueSpool), and what changes the queue's memory of it (MessageIndex). */
 const SPOOL_MOVES = new Set(['moveNow', 'beginMove', 'move', 'remove']);
-const INDEX_CHANGES = new Set(['addPrep', 'takePrep', 'enqueue', 'dequeue', 'park', 'unpark', 'changeParked', 'addRun', 'removeRun', 'fold', 'unfold', 'dropFolded', 'setFinished', 'addFinished', 'takeExpired', 'rekeyDeadlines']);
+const INDEX_CHANGES = new Set([
+  'addPrep',
+  'takePrep',
+  'enqueue',
+  'dequeue',
+  'park',
+  'unpark',
+  'changeParked',
+  'addRun',
+  'removeRun',
+  'fold',
+  'unfold',
+  'dropFolded',
+  'setFinished',
+  'addFinished',
+  'takeExpired',
+  'rekeyDeadlines',
+]);
 
 /** The last name of a call's receiver: `this.d.spool.move(...)` → `spool`. */
 function receiverName(callee) {
@@ -89,7 +106,7 @@ function receiverName(callee) {
 
 /** Only the transitions module (src/queue/transitions/) changes a message's state: a rename, a removal or an index change anywhere else has no single owner. */
 const onlyTransitionsMove = {
-  meta: { type: 'problem', messages: { move: '{{what}} changes a message\'s state: go through the transitions module (src/queue/transitions/).' }, schema: [] },
+  meta: { type: 'problem', messages: { move: "{{what}} changes a message's state: go through the transitions module (src/queue/transitions/)." }, schema: [] },
   create(context) {
     return {
       CallExpression(node) {
@@ -105,4 +122,6 @@ const onlyTransitionsMove = {
   },
 };
 
-export default { rules: { 'no-bare-error': noBareError, 'no-reply-parsing': noReplyParsing, 'no-issue-numbers': noIssueNumbers, 'only-transitions-move': onlyTransitionsMove } };
+export default {
+  rules: { 'no-bare-error': noBareError, 'no-reply-parsing': noReplyParsing, 'no-issue-numbers': noIssueNumbers, 'only-transitions-move': onlyTransitionsMove },
+};

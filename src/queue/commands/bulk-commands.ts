@@ -26,7 +26,8 @@ function eligible(op: BulkOp, state: string, acked: boolean): boolean {
 function idsArg(args: Args): BulkTarget[] | undefined {
   const v = args.ids;
   if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v) || v.length === 0 || v.length > MAX_IDS) throw invalidField('ids', `an array of 1 to ${MAX_IDS} message ids`, Array.isArray(v) ? `${v.length} ids` : v);
+  if (!Array.isArray(v) || v.length === 0 || v.length > MAX_IDS)
+    throw invalidField('ids', `an array of 1 to ${MAX_IDS} message ids`, Array.isArray(v) ? `${v.length} ids` : v);
   const seen = new Set<string>();
   const out: BulkTarget[] = [];
   v.forEach((id, i) => {
@@ -61,7 +62,8 @@ async function targetsOf(q: Queue, op: BulkOp, args: Args): Promise<BulkTarget[]
     const located = await mapLimit(ids, 16, async (t) => ({ t, where: t.acked ? await q.ops.locateAny(`.${t.id}`) : await q.ops.locate(t.id) }));
     return located.filter(({ t, where }) => where !== null && eligible(op, where.state, t.acked)).map(({ t }) => t);
   }
-  if (typeof args.filter !== 'object' || Array.isArray(args.filter)) throw invalidField('filter', 'an object of search arguments, such as {"state": "err"}', args.filter);
+  if (typeof args.filter !== 'object' || Array.isArray(args.filter))
+    throw invalidField('filter', 'an object of search arguments, such as {"state": "err"}', args.filter);
   const picked = await q.stats.search.picked(searchQuery(args.filter as Args));
   return picked.filter((m) => eligible(op, m.state, m.acked)).map((m) => ({ id: m.id, acked: m.acked }));
 }

@@ -157,13 +157,19 @@ export const COMMANDS: Record<string, Handler> = {
         // Ready in run order, then delayed, then the ones waiting on dependencies or a slot (rq-beyond §B2).
         return [...q.index.queuedInOrder(limit), ...q.index.parkedMessages()].slice(0, limit).map((m) => [m.msg_id, m.due]);
       case 'run':
-        return q.index.allRuns().slice(0, limit).map((r) => [r.id, q.ops.runStatus(r.id)]);
+        return q.index
+          .allRuns()
+          .slice(0, limit)
+          .map((r) => [r.id, q.ops.runStatus(r.id)]);
       case 'done': {
         const ids = await q.spool.listHashed('done', limit);
         if (typeof args.filter !== 'string' || args.filter === '') return ids;
         const out: string[] = [];
         for (const id of ids) {
-          const text = await q.spool.readMessage('done', id).then((m) => JSON.stringify(m), () => '');
+          const text = await q.spool.readMessage('done', id).then(
+            (m) => JSON.stringify(m),
+            () => '',
+          );
           if (text.includes(args.filter)) out.push(id);
         }
         return out;
@@ -207,7 +213,16 @@ export async function handleRequest(q: Queue, payload: string, log: Logger, conn
   if (!handler) return JSON.stringify(refusalOf(conn, RqError.of('RQ_ERR_UNKNOWN_COMMAND', command.slice(0, 80)), 'ERROR'));
   if (!ALWAYS.has(command)) {
     await q.ready;
-    if (q.isDown() && !ANSWERED_WHEN_DOWN.has(command) && !TAG_READS.includes(command) && !(command in LIMIT_COMMANDS) && !(command in STATS_COMMANDS) && !(command in SEARCH_COMMANDS) && !DEPENDENCY_INTERNAL.includes(command)) return JSON.stringify(refusalOf(conn, RqError.of('RQ_ERR_QUEUE_DOWN')));
+    if (
+      q.isDown() &&
+      !ANSWERED_WHEN_DOWN.has(command) &&
+      !TAG_READS.includes(command) &&
+      !(command in LIMIT_COMMANDS) &&
+      !(command in STATS_COMMANDS) &&
+      !(command in SEARCH_COMMANDS) &&
+      !DEPENDENCY_INTERNAL.includes(command)
+    )
+      return JSON.stringify(refusalOf(conn, RqError.of('RQ_ERR_QUEUE_DOWN')));
   }
   const parsed = arg.trim() === '' ? { ok: true as const, value: {} } : parseJsonArg(arg);
   if (!parsed.ok) return JSON.stringify(refusalOf(conn, RqError.of('RQ_ERR_INVALID_JSON', `invalid JSON argument: ${parsed.error}`)));

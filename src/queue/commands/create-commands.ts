@@ -25,7 +25,9 @@ function createHandler(mode: 'commit' | 'prep' | 'single'): Handler {
   return async (q, args) => {
     const fields = await checked(q, args);
     if (mode === 'single') {
-      const same = q.index.nextQueued((m) => ['param1', 'param2', 'param3', 'param4'].every((p) => paramFingerprint(m, p) === fingerprint(fields[p as 'param1'])));
+      const same = q.index.nextQueued((m) =>
+        ['param1', 'param2', 'param3', 'param4'].every((p) => paramFingerprint(m, p) === fingerprint(fields[p as 'param1'])),
+      );
       if (same) return ['ok', q.fullId(same.msg_id)];
     }
     const { id } = await q.ops.createOnce(fields, mode !== 'prep');

@@ -12,7 +12,8 @@ export const DEPENDENCY_INTERNAL = ['add_dependent', 'dependency_resolved'];
 function refArg(args: Args, field: string): string {
   const v = args[field];
   const slash = typeof v === 'string' ? v.indexOf('/') : -1;
-  if (typeof v !== 'string' || !isValidQueueName(v.slice(0, slash)) || !isMsgId(v.slice(slash + 1))) throw invalidField(field, 'a message ref <queue>/<msg_id>', v);
+  if (typeof v !== 'string' || !isValidQueueName(v.slice(0, slash)) || !isMsgId(v.slice(slash + 1)))
+    throw invalidField(field, 'a message ref <queue>/<msg_id>', v);
   return v;
 }
 

@@ -58,7 +58,12 @@ export const LIFECYCLE_COMMANDS: Record<string, (q: Queue, args: Args) => Promis
   requeue_errs: async (q, args) => {
     const group = groupArg(args);
     const only = group === undefined ? undefined : await q.stats.groups.ids(group);
-    const sel = { outcome: oneOf(args, 'outcome', OUTCOMES), limit: countArg(args, 'limit', MAX_REQUEUED), actor: optionalText(args, 'actor', MAX_ACTOR), only };
+    const sel = {
+      outcome: oneOf(args, 'outcome', OUTCOMES),
+      limit: countArg(args, 'limit', MAX_REQUEUED),
+      actor: optionalText(args, 'actor', MAX_ACTOR),
+      only,
+    };
     const r = await q.lifecycle.requeueErrs(sel);
     return r.failed ? partialReply('requeued', r) : ['ok', r.done];
   },

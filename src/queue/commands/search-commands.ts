@@ -26,7 +26,8 @@ function queryArg(args: Args): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, text] of entries) {
     if (!FIELD.test(k)) throw invalidField('query', 'field names of letters, digits and _ (1-64 characters)', k);
-    if ((typeof text !== 'string' && typeof text !== 'number') || String(text).length > MAX_TEXT) throw invalidField(`query[${k}]`, `a text of at most ${MAX_TEXT} characters`, text);
+    if ((typeof text !== 'string' && typeof text !== 'number') || String(text).length > MAX_TEXT)
+      throw invalidField(`query[${k}]`, `a text of at most ${MAX_TEXT} characters`, text);
     out[k] = String(text);
   }
   return out;
@@ -45,7 +46,14 @@ export function searchQuery(args: Args, defaultLimit = 100): SearchQuery {
   const text = args.text === null || args.text === '' ? undefined : args.text;
   if (text !== undefined && (typeof text !== 'string' || text.length > MAX_TEXT)) throw invalidField('text', `a text of at most ${MAX_TEXT} characters`, text);
   const acked = args.acked === undefined || args.acked === null || args.acked === '' ? undefined : flag(args, 'acked');
-  const q: SearchQuery = { fields: queryArg(args), text, exact: flag(args, 'exact'), state: oneOf(args, 'state', STATES), offset: offsetArg(args), limit: countArg(args, 'limit', MAX_PAGE, defaultLimit)! };
+  const q: SearchQuery = {
+    fields: queryArg(args),
+    text,
+    exact: flag(args, 'exact'),
+    state: oneOf(args, 'state', STATES),
+    offset: offsetArg(args),
+    limit: countArg(args, 'limit', MAX_PAGE, defaultLimit)!,
+  };
   if (acked !== undefined) q.acked = acked;
   const from = msArg(args, 'created_from');
   const to = msArg(args, 'created_to');
@@ -77,7 +85,13 @@ async function detail(q: Queue, hit: SearchHit): Promise<HitDetail> {
   const name = hit.acked ? `.${hit.msg_id}` : hit.msg_id;
   const run = hit.state === 'run' ? q.index.run(hit.msg_id) : undefined;
   const where = { state: hit.state, dir: run?.dir ?? q.spool.msgDir(hit.state, name) };
-  const [status, history] = await Promise.all([q.ops.statusView(hit.msg_id, where).then((s) => s.status, () => hit.state), q.spool.readHistory(hit.state, name).catch(() => [])]);
+  const [status, history] = await Promise.all([
+    q.ops.statusView(hit.msg_id, where).then(
+      (s) => s.status,
+      () => hit.state,
+    ),
+    q.spool.readHistory(hit.state, name).catch(() => []),
+  ]);
   let ms: number | null = run ? q.now() - run.startedAt : null;
   let total_ms = ms;
   let finished: number | null = null;

@@ -6,7 +6,6 @@ import { TAG_EXPECTED, isTag, readTags } from '../../message/tags.js';
 import { type Args, MAX_ACTOR, MAX_PAGE, MAX_REASON, countArg, msgId, offsetArg, oneOf, optionalText } from './command-args.js';
 import type { Queue } from '../queue.js';
 
-
 /** Commands of this file answered while the queue is DOWN (read-only). */
 export const TAG_READS = ['tagged', 'tags'];
 

@@ -42,7 +42,6 @@ interface Parked {
   granted: boolean;
 }
 
-
 export class LimitGate {
   private readonly parked = new Map<string, Parked>();
   /** Granted ids in grant order: the dispatcher starts these before any ready message. */
@@ -80,7 +79,8 @@ export class LimitGate {
   /** At create: the expanded key is well formed and rq-mgr knows (or now learns) its concurrency; refused otherwise. */
   async checkCreate(fields: CreateFields): Promise<void> {
     const key = this.keyOf(fields as CreateFields & Record<string, unknown>);
-    if (key === null && fields.limit_concurrency !== undefined) throw invalidField('limit_concurrency', 'a limit on the message or its queue to apply to', fields.limit_concurrency);
+    if (key === null && fields.limit_concurrency !== undefined)
+      throw invalidField('limit_concurrency', 'a limit on the message or its queue to apply to', fields.limit_concurrency);
     if (key === null) return;
     checkExpandedKey(key, invalidField);
     const a = await this.d.mgr.limitDefine(key, fields.limit_concurrency).catch((err: Error) => {

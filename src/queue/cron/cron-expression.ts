@@ -21,7 +21,10 @@ export function parseCron(source: string, field: string): CronExpression {
     cron = new Cron(source.trim(), { mode: '5-or-6-parts', domAndDow: false });
   } catch (err) {
     const reason = (err instanceof Error ? err.message : String(err)).replace(/^CronPattern: /, '');
-    throw RqError.of('RQ_ERR_CONFIG', `${field}: expected a cron expression (5 fields, 6 with seconds first, or @hourly/@daily/@weekly/@monthly/@yearly), received ${JSON.stringify(source)}: ${reason}`).causedBy(err);
+    throw RqError.of(
+      'RQ_ERR_CONFIG',
+      `${field}: expected a cron expression (5 fields, 6 with seconds first, or @hourly/@daily/@weekly/@monthly/@yearly), received ${JSON.stringify(source)}: ${reason}`,
+    ).causedBy(err);
   }
   return {
     source,

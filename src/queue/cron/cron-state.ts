@@ -38,7 +38,12 @@ export function cronKey(entry: ScheduleEntry, n: number): string {
 function isRecord(v: unknown): v is CronRecord {
   if (typeof v !== 'object' || v === null) return false;
   const r = v as Record<string, unknown>;
-  return typeof r.key === 'string' && typeof r.since === 'number' && (r.last === null || typeof r.last === 'number') && (r.msg_id === null || typeof r.msg_id === 'string');
+  return (
+    typeof r.key === 'string' &&
+    typeof r.since === 'number' &&
+    (r.last === null || typeof r.last === 'number') &&
+    (r.msg_id === null || typeof r.msg_id === 'string')
+  );
 }
 
 /** The records of the file; none when it does not exist. Throws RQ_ERR_CONFIG when it is unreadable or malformed. */

@@ -118,7 +118,8 @@ export class QueueCron {
       // The queue stopped between recording a message and committing it: commit it now, never create a second one.
       for (const e of entries) {
         const id = e.record.msg_id;
-        if (id && queue.hasPrep(id) && (await queue.commit(id))) log.info({ msg_id: id, occurrence: e.record.last, cron: e.record.cron }, 'committed the cron message an earlier stop left in prep');
+        if (id && queue.hasPrep(id) && (await queue.commit(id)))
+          log.info({ msg_id: id, occurrence: e.record.last, cron: e.record.cron }, 'committed the cron message an earlier stop left in prep');
       }
     }
     // A queue without a schedule, now or before, gets no cron.json.
@@ -202,7 +203,11 @@ export class QueueCron {
   }
 
   private save(): Promise<void> {
-    return writeCronState(this.deps.stateFile, this.entries.map((e) => e.record), this.dirSync);
+    return writeCronState(
+      this.deps.stateFile,
+      this.entries.map((e) => e.record),
+      this.dirSync,
+    );
   }
 }
 

@@ -134,7 +134,9 @@ export class DependencyOutbox {
       await Promise.all(
         [...left].map(async (ref) => {
           const [queue, msgId] = [ref.slice(0, ref.indexOf('/')), ref.slice(ref.indexOf('/') + 1)];
-          const answer = this.d.queueExists(queue) ? await this.d.notify(ref, { msg_id: msgId, dependency, state: entry.state, ...(entry.outcome ? { outcome: entry.outcome } : {}) }) : 'ignored';
+          const answer = this.d.queueExists(queue)
+            ? await this.d.notify(ref, { msg_id: msgId, dependency, state: entry.state, ...(entry.outcome ? { outcome: entry.outcome } : {}) })
+            : 'ignored';
           if (answer !== null) left.delete(ref);
         }),
       );
@@ -143,7 +145,8 @@ export class DependencyOutbox {
         await this.backoff.sleep(wait);
       }
     }
-    if (!left.size) await this.outbox.remove(entry.id).catch((err: Error) => this.d.log.warn({ msg_id: entry.id, err: err.message }, 'outbox entry not removed'));
+    if (!left.size)
+      await this.outbox.remove(entry.id).catch((err: Error) => this.d.log.warn({ msg_id: entry.id, err: err.message }, 'outbox entry not removed'));
   }
 
   close(): void {

@@ -26,7 +26,6 @@ export interface DependencyWiring {
   pump: () => void;
 }
 
-
 function split(ref: string): [string, string] {
   const i = ref.indexOf('/');
   return [ref.slice(0, i), ref.slice(i + 1)];
@@ -45,7 +44,10 @@ export function wireDependencies(d: DependencyWiring): { waits: DependencyWaits;
     notify: async (ref, payload) => {
       const [queue] = split(ref);
       if (queue === self) return waits.resolve(payload.msg_id, payload.dependency, payload.state, payload.outcome);
-      const a = await d.peer(queue).dependencyResolved(payload).catch(() => null);
+      const a = await d
+        .peer(queue)
+        .dependencyResolved(payload)
+        .catch(() => null);
       return a?.ok ? a.value : null;
     },
   });
@@ -57,7 +59,10 @@ export function wireDependencies(d: DependencyWiring): { waits: DependencyWaits;
     queueExists,
     exists: async (queue, id) => {
       if (queue === self) return (await d.ops.locateAny(id)) !== null;
-      const a = await d.peer(queue).state(id).catch((err: Error) => err.message);
+      const a = await d
+        .peer(queue)
+        .state(id)
+        .catch((err: Error) => err.message);
       if (typeof a === 'string') return a;
       return a.ok || (a.code === 'RQ_ERR_NO_SUCH_MSG' ? false : a.text);
     },

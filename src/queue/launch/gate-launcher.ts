@@ -55,13 +55,21 @@ export const gateLauncher: Launcher = (r) => {
   const exited = new Promise<ExitInfo>((resolve) => {
     child.once('exit', (code, signal) => {
       void execChecked.then(() => {
-        if (moveFailed) return resolve({ code, signal, spawnError: `could not move the script into its cgroup: ${moveFailed.message}`, ...(moveFailed.code ? { spawnCode: moveFailed.code } : {}) });
+        if (moveFailed)
+          return resolve({
+            code,
+            signal,
+            spawnError: `could not move the script into its cgroup: ${moveFailed.message}`,
+            ...(moveFailed.code ? { spawnCode: moveFailed.code } : {}),
+          });
         const failed = execStatus.trim();
         if (!failed) return resolve({ code, signal });
         resolve({ code, signal, spawnError: `sh could not exec ${r.argv[0]} (exit ${failed})`, spawnCode: EXEC_STATUS[failed] ?? 'EACCES' });
       });
     });
-    child.once('error', (err: NodeJS.ErrnoException) => resolve({ code: null, signal: null, spawnError: err.message, ...(err.code ? { spawnCode: err.code } : {}) }));
+    child.once('error', (err: NodeJS.ErrnoException) =>
+      resolve({ code: null, signal: null, spawnError: err.message, ...(err.code ? { spawnCode: err.code } : {}) }),
+    );
   });
   // Not started (EMFILE, EAGAIN…): Node says why on the next tick and has made no pipes.
   if (child.pid === undefined) return { ...failedLaunch('not started'), exited };

@@ -72,8 +72,18 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
     const header = startHeader('\0', r.header).split('\0');
     let pid: number;
     try {
-      pid = addon.spawn(file, r.argv, envp, r.cwd, [devNull, r.logFd, r.logFd, childWrite, childRead], 19, header[0], header[1], r.fileSizeLimit ?? -1, r.cgroup ?? null, (code, signal) =>
-        exit({ code: code >= 0 ? code : null, signal: signal ? (SIGNAL_NAMES.get(signal) ?? null) : null }),
+      pid = addon.spawn(
+        file,
+        r.argv,
+        envp,
+        r.cwd,
+        [devNull, r.logFd, r.logFd, childWrite, childRead],
+        19,
+        header[0],
+        header[1],
+        r.fileSizeLimit ?? -1,
+        r.cgroup ?? null,
+        (code, signal) => exit({ code: code >= 0 ? code : null, signal: signal ? (SIGNAL_NAMES.get(signal) ?? null) : null }),
       );
     } catch (err) {
       for (const fd of [fromFd, toFd]) fs.closeSync(fd);

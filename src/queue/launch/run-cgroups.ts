@@ -159,7 +159,9 @@ export class RunCgroups {
     this.parent = null;
     killAll(parent);
     await Promise.all([...this.ending]);
-    await removeCgroup(parent, REMOVE_MS).catch((err: Error) => this.o.log.warn({ cgroup: parent, err: err.message }, "queue cgroup not removed; the queue's next start takes it over"));
+    await removeCgroup(parent, REMOVE_MS).catch((err: Error) =>
+      this.o.log.warn({ cgroup: parent, err: err.message }, "queue cgroup not removed; the queue's next start takes it over"),
+    );
   }
 }
 

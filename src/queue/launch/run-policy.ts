@@ -50,7 +50,10 @@ export function runPolicy(msg: Message, config: QueueConfig, jobDir: string, gra
   }
   if (Array.isArray(msg.tags) && msg.tags.length) env.RQ_TAGS = msg.tags.join(',');
   const done = msg.depends_done as Record<string, string> | undefined;
-  if (done && Object.keys(done).length) env.RQ_DEPENDS = Object.entries(done).map(([ref, state]) => `${ref}=${state}`).join(' ');
+  if (done && Object.keys(done).length)
+    env.RQ_DEPENDS = Object.entries(done)
+      .map(([ref, state]) => `${ref}=${state}`)
+      .join(' ');
   const limit = typeof msg.limit === 'string' ? msg.limit : config.limit;
   if (limit !== undefined) env.RQ_LIMIT = expandLimit(limit, msg, config.name);
   if (heartbeat !== undefined) env.RQ_HEARTBEAT_TIMEOUT = seconds(heartbeat);

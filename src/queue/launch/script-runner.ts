@@ -49,7 +49,9 @@ export function resolveScript(root: string, script: string, check?: ScriptCheck)
  * split on whitespace and the script path appended as one argument. No shell string is built.
  */
 export function execArgv(prefix: string | null | undefined, scriptPath: string): string[] {
-  const words = execPrefixOf({ exec_prefix: prefix ?? null }).split(/\s+/).filter(Boolean);
+  const words = execPrefixOf({ exec_prefix: prefix ?? null })
+    .split(/\s+/)
+    .filter(Boolean);
   return [...words, scriptPath];
 }
 
@@ -221,7 +223,15 @@ export function startScript(o: StartOptions, launch: Launcher): RunningScript {
   let child: LaunchedChild;
   try {
     const header = { time: rubyTime(o.now?.() ?? new Date()), script: o.argv[o.argv.length - 1] };
-    child = launch({ msgId: o.msgId, argv: o.argv, env: o.env, cwd: o.jobDir, logFd: runLog.fd, header, ...(runLog.sizeLimit === null ? {} : { fileSizeLimit: runLog.sizeLimit }) });
+    child = launch({
+      msgId: o.msgId,
+      argv: o.argv,
+      env: o.env,
+      cwd: o.jobDir,
+      logFd: runLog.fd,
+      header,
+      ...(runLog.sizeLimit === null ? {} : { fileSizeLimit: runLog.sizeLimit }),
+    });
   } finally {
     runLog.closeFd();
   }

@@ -34,7 +34,18 @@ export class BulkRunner {
 
   /** Starts a job at once; its batches run in the background. */
   start(op: BulkOp, targets: BulkTarget[], step: BulkStep, dest?: string): BulkJob {
-    const job: BulkJob = { job: `${this.d.now().toString(36)}-${++this.seq}`, op, ...(dest ? { dest } : {}), total: targets.length, done: 0, changed: 0, skipped: {}, examples: {}, state: 'running', started_at: this.d.now() };
+    const job: BulkJob = {
+      job: `${this.d.now().toString(36)}-${++this.seq}`,
+      op,
+      ...(dest ? { dest } : {}),
+      total: targets.length,
+      done: 0,
+      changed: 0,
+      skipped: {},
+      examples: {},
+      state: 'running',
+      started_at: this.d.now(),
+    };
     this.jobs.set(job.job, job);
     for (const old of [...this.jobs.keys()].slice(0, Math.max(0, this.jobs.size - KEPT))) if (this.jobs.get(old)!.state === 'finished') this.jobs.delete(old);
     void this.run(job, targets, step);

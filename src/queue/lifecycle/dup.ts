@@ -43,7 +43,11 @@ export async function dup(d: DupDeps, run: ScriptRun, arg: string | null): Promi
       d.queued(copy);
       return `ok ${d.spool.fullId(copy.msg_id)}`;
     }
-    return await toPeer(d.peer(target), fields, names.map((n) => path.join(run.dir!, 'attach', n)));
+    return await toPeer(
+      d.peer(target),
+      fields,
+      names.map((n) => path.join(run.dir!, 'attach', n)),
+    );
   } catch (err) {
     return `fail dup failed - ${(err as Error).message}`;
   }

@@ -69,10 +69,12 @@ export class LifecycleOps {
     switch (index.liveState(id) ?? where.state) {
       case 'prep': {
         const known = moves.takePrep(id);
-        const msg = known ?? (await spool.readMessage('prep', id).catch(async (err) => {
-          if (await spool.exists('prep', id)) moves.forgetPrep(id);
-          throw err;
-        }));
+        const msg =
+          known ??
+          (await spool.readMessage('prep', id).catch(async (err) => {
+            if (await spool.exists('prep', id)) moves.forgetPrep(id);
+            throw err;
+          }));
         await moves.toErr(id, 'prep', msg, finish, known);
         return 'cancelled';
       }
@@ -131,7 +133,9 @@ export class LifecycleOps {
     const msg = await spool.readMessage('err', name);
     await this.writeRequeued(name, id, msg, opts);
     if (acked) await unackErr(spool, id);
-    await (await this.moveRequeued(id, msg, acked, opts))();
+    await (
+      await this.moveRequeued(id, msg, acked, opts)
+    )();
   }
 
   /**
@@ -155,7 +159,12 @@ export class LifecycleOps {
     const report: PartialReport = { total: picked.length, done: 0, failed: 0, failures: [] };
     // A message that could not be requeued is reported, never dropped from the count unsaid.
     const failed = (m: Message, err: unknown) => addFailure(report, { id: m.msg_id, ...failureOf(err, 'requeue message') });
-    const written = await mapLimit(picked, REQUEUE_LANES, (m) => this.writeRequeued(m.msg_id, m.msg_id, m, opts).then(() => m, (err) => void failed(m, err)));
+    const written = await mapLimit(picked, REQUEUE_LANES, (m) =>
+      this.writeRequeued(m.msg_id, m.msg_id, m, opts).then(
+        () => m,
+        (err) => void failed(m, err),
+      ),
+    );
     const syncs: (() => Promise<void>)[] = [];
     for (const m of written) {
       if (!m) continue;
@@ -225,7 +234,9 @@ export class LifecycleOps {
   /** A queued message past its deadline (taken out of the que by the dispatcher) ends in err `expired`. */
   async expire(msg: Message, deadline: Deadline | null): Promise<void> {
     const status = deadline ? expiredStatus(deadline) : 'EXPIRED';
-    await this.d.moves.toErr(msg.msg_id, 'que', msg, { status, outcome: 'expired', actor: 'expiry' }).catch((err) => this.d.log.error({ err, msg_id: msg.msg_id }, 'could not expire message; it stays in que'));
+    await this.d.moves
+      .toErr(msg.msg_id, 'que', msg, { status, outcome: 'expired', actor: 'expiry' })
+      .catch((err) => this.d.log.error({ err, msg_id: msg.msg_id }, 'could not expire message; it stays in que'));
   }
 
   /**
@@ -233,7 +244,9 @@ export class LifecycleOps {
    * `failed`, rq-beyond §B12.3), or a dependency failed under policy `fail` (`dependency_failed`, §B8).
    */
   async finishWaiting(msg: Message, status: string, outcome: 'failed' | 'dependency_failed', actor: string): Promise<void> {
-    await this.d.moves.toErr(msg.msg_id, 'que', msg, { status, outcome, actor }).catch((err) => this.d.log.error({ err, msg_id: msg.msg_id }, 'could not finish a waiting message to err; it stays in que'));
+    await this.d.moves
+      .toErr(msg.msg_id, 'que', msg, { status, outcome, actor })
+      .catch((err) => this.d.log.error({ err, msg_id: msg.msg_id }, 'could not finish a waiting message to err; it stays in que'));
   }
 
   async history(id: string, where: Located): Promise<HistoryEntry[]> {

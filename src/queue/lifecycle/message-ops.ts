@@ -244,4 +244,3 @@ export class MessageOps {
     return report;
   }
 }
-

@@ -270,7 +270,13 @@ export class Runs {
     // A run ending in err is a failure; one filtering the log at warn must still see it.
     run.log[outcome.state === 'err' ? 'warn' : 'info']({ state: outcome.state, code: exit.code, signal: exit.signal, ms }, 'script finished');
     if (end.kind === 'resend') await moves.resend(run, end.delay, details);
-    else await moves.finish(run, end.outcome.state as 'done' | 'relayed' | 'err', `exit ${exit.signal ?? exit.code}${outcome.statusText ? `: ${outcome.statusText}` : ''}`, details);
+    else
+      await moves.finish(
+        run,
+        end.outcome.state as 'done' | 'relayed' | 'err',
+        `exit ${exit.signal ?? exit.code}${outcome.statusText ? `: ${outcome.statusText}` : ''}`,
+        details,
+      );
     events.emit('finished', { msg, outcome, ...done });
   }
 }

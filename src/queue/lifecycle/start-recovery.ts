@@ -26,7 +26,8 @@ export async function finishedCounts(spool: QueueSpool): Promise<Record<Finished
 /** What the scan found, said once: an operator reads here what a crash left and what rq did with it. */
 function reportRecovery(log: Logger, rec: Recovered): void {
   const j = rec.journal;
-  if (j.recreated.length || j.rewritten.length) log.warn({ recreated: j.recreated, rewritten: j.rewritten }, 'acknowledged creates a crash had lost made again from the journal');
+  if (j.recreated.length || j.rewritten.length)
+    log.warn({ recreated: j.recreated, rewritten: j.rewritten }, 'acknowledged creates a crash had lost made again from the journal');
   if (j.damaged) log.warn({ lines: j.damaged }, 'journal lines torn by a crash skipped (their creators were never answered)');
   if (rec.requeued.length) log.info({ ids: rec.requeued }, 'interrupted messages returned to que');
   if (rec.purged.length) log.warn({ ids: rec.purged }, 'messages cancelled with purge before a crash removed');

@@ -12,7 +12,20 @@ export function dayOf(ms: number): string {
 export const zeroOutcomes = (): Record<OutcomeName, number> => Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<OutcomeName, number>;
 
 function zeroCounters(): DayCounters {
-  return { created: 0, started: 0, done: 0, relayed: 0, err: 0, outcomes: zeroOutcomes(), failures: 0, retries: 0, resends: 0, timeouts: 0, stalls: 0, interrupts: 0 };
+  return {
+    created: 0,
+    started: 0,
+    done: 0,
+    relayed: 0,
+    err: 0,
+    outcomes: zeroOutcomes(),
+    failures: 0,
+    retries: 0,
+    resends: 0,
+    timeouts: 0,
+    stalls: 0,
+    interrupts: 0,
+  };
 }
 
 export function emptyDay(date: string): DayRecord {
@@ -66,7 +79,8 @@ function reviveDistribution(v: unknown): Distribution {
 export function reviveDay(v: unknown, date: string): DayRecord {
   const day = emptyDay(date);
   if (!isJson(v)) return day;
-  for (const k of ['created', 'started', 'done', 'relayed', 'err', 'failures', 'retries', 'resends', 'timeouts', 'stalls', 'interrupts'] as const) day[k] = count(v[k]);
+  for (const k of ['created', 'started', 'done', 'relayed', 'err', 'failures', 'retries', 'resends', 'timeouts', 'stalls', 'interrupts'] as const)
+    day[k] = count(v[k]);
   day.outcomes = countMap(v.outcomes, zeroOutcomes());
   day.wait = reviveDistribution(v.wait);
   day.run = reviveDistribution(v.run);
@@ -79,7 +93,14 @@ function reviveProm(v: unknown): PromHistogram {
   const h = emptyPromHistogram();
   if (!isJson(v)) return h;
   const buckets = counts(v.buckets, h.buckets.length);
-  return { buckets, sum: count(v.sum), count: Math.max(count(v.count), buckets.reduce((a, b) => a + b, 0)) };
+  return {
+    buckets,
+    sum: count(v.sum),
+    count: Math.max(
+      count(v.count),
+      buckets.reduce((a, b) => a + b, 0),
+    ),
+  };
 }
 
 export function reviveTotals(v: unknown): Totals {

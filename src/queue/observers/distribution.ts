@@ -51,7 +51,12 @@ export function quantile(d: Distribution, q: number): number | null {
   if (binned === 0) return null;
   const rank = Math.max(1, Math.ceil(q * binned));
   let seen = 0;
-  const units: [keyof Distribution['histogram'], number][] = [['s', 1], ['m', 60], ['h', 3600], ['d', 86400]];
+  const units: [keyof Distribution['histogram'], number][] = [
+    ['s', 1],
+    ['m', 60],
+    ['h', 3600],
+    ['d', 86400],
+  ];
   for (const [unit, width] of units) {
     const bins = d.histogram[unit];
     for (let i = 0; i < bins.length; i++) {

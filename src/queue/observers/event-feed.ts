@@ -61,7 +61,8 @@ export async function startEventFeed(d: EventFeedDeps): Promise<EventFeed> {
     // Nobody to tell: not even paced (no timers for a queue nobody watches).
     line: ({ id, progress }) => progress !== undefined && server.readers() > 0 && pacer.report(id, progress ?? ''),
     started: ({ msg, pid }) => send({ type: 'started', msg_id: msg.msg_id, ...(pid > 0 ? { pid } : {}) }),
-    finished: ({ msg, outcome }) => send({ type: 'finished', msg_id: msg.msg_id, to: outcome.state, ...(outcome.statusText === null ? {} : { status: outcome.statusText }) }),
+    finished: ({ msg, outcome }) =>
+      send({ type: 'finished', msg_id: msg.msg_id, to: outcome.state, ...(outcome.statusText === null ? {} : { status: outcome.statusText }) }),
     removed: ({ id, state }) => send({ type: 'removed', msg_id: id, from: state }),
     status: ({ status }) => send({ type: 'status', status }),
     bulk: ({ job: { job, op, total, done, changed, skipped, state } }) => send({ type: 'bulk', bulk: { job, op, total, done, changed, skipped, state } }),

@@ -31,7 +31,12 @@ export function runningList(index: MessageIndex, nowMs: number, limitOf: (id: st
 }
 
 /** Queued messages that are not ready: delayed ones by due, those folded into a running message, those waiting on dependencies or for a limit slot; at most `limit`. */
-export function waitingList(index: MessageIndex, parked: { limits: LimitGate; waits: DependencyWaits }, reason: WaitReason | undefined, limit: number): WaitingEntry[] {
+export function waitingList(
+  index: MessageIndex,
+  parked: { limits: LimitGate; waits: DependencyWaits },
+  reason: WaitReason | undefined,
+  limit: number,
+): WaitingEntry[] {
   const out: WaitingEntry[] = [];
   if (reason === undefined || reason === 'delayed') {
     for (const m of index.delayedInOrder(limit)) out.push({ msg_id: m.msg_id, reason: 'delayed', due: Number(m.due) });

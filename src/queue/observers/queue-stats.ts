@@ -120,7 +120,9 @@ export class QueueStats {
 
   /** In the flush chain: the ended day and today's flush never write one file at once. */
   private writeEnded(day: DayRecord): void {
-    this.flushing = this.flushing.then(() => this.files.writeDay(day.date, day)).catch((err: Error) => this.d.log.warn({ err: err.message, date: day.date }, 'the ended day of statistics not written'));
+    this.flushing = this.flushing
+      .then(() => this.files.writeDay(day.date, day))
+      .catch((err: Error) => this.d.log.warn({ err: err.message, date: day.date }, 'the ended day of statistics not written'));
     this.schedule();
   }
 }

@@ -77,7 +77,11 @@ export class SearchIndex {
       }),
     );
     // Fields that finishing changes (outcome, failures) are read again once the message is at rest in err.
-    d.events.on('finished', ({ msg, outcome }) => outcome.state === 'err' && this.apply((m) => m.set(msg.msg_id, { state: 'err', ...searchable(msg), finished: m.get(msg.msg_id)?.finished ?? d.now() })));
+    d.events.on(
+      'finished',
+      ({ msg, outcome }) =>
+        outcome.state === 'err' && this.apply((m) => m.set(msg.msg_id, { state: 'err', ...searchable(msg), finished: m.get(msg.msg_id)?.finished ?? d.now() })),
+    );
     d.events.on('acked', ({ ids }) =>
       this.apply((m) => {
         for (const id of ids) {
@@ -95,13 +99,22 @@ export class SearchIndex {
    * that the next search finds it ready; a queue nobody searches never pays for reading every message.
    */
   async warm(): Promise<void> {
-    if (!(await fsp.stat(this.usedMark()).then(() => true, () => false))) return;
+    if (
+      !(await fsp.stat(this.usedMark()).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return;
     await this.built().catch((err: Error) => this.d.log.warn({ err: err.message }, 'search index not built; the next search tries again'));
   }
 
   /** `.index/searched`: the next start builds the index at once (not state; a failed write only costs that). */
   private async markUsed(): Promise<void> {
-    await fsp.mkdir(path.dirname(this.usedMark()), { recursive: true }).then(() => fsp.writeFile(this.usedMark(), '')).catch(() => undefined);
+    await fsp
+      .mkdir(path.dirname(this.usedMark()), { recursive: true })
+      .then(() => fsp.writeFile(this.usedMark(), ''))
+      .catch(() => undefined);
   }
 
   private usedMark(): string {
@@ -187,10 +200,13 @@ export class SearchIndex {
     const ok = await mapLimit(ids, LANES, async (id) => {
       const e = entries.get(id)!;
       const msg: Record<string, unknown> | null = await this.d.spool.readMessage(e.state, e.acked ? `.${id}` : id).catch(() => null);
-      return msg !== null && Object.entries(q.fields).every(([k, v]) => {
-        const value = textOf(msg[k]);
-        return value !== undefined && (q.exact ? value === v : value.includes(v));
-      });
+      return (
+        msg !== null &&
+        Object.entries(q.fields).every(([k, v]) => {
+          const value = textOf(msg[k]);
+          return value !== undefined && (q.exact ? value === v : value.includes(v));
+        })
+      );
     });
     return ids.filter((_, i) => ok[i]);
   }

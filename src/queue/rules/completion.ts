@@ -82,7 +82,14 @@ export interface Outcome {
 }
 
 /** Completion rules of spec §3.3, applied when the script has been reaped. */
-export function decideOutcome(first: Completion | null, pid: number, code: number | null, signal: NodeJS.Signals | null, count: number, maxCount: number): Outcome {
+export function decideOutcome(
+  first: Completion | null,
+  pid: number,
+  code: number | null,
+  signal: NodeJS.Signals | null,
+  count: number,
+  maxCount: number,
+): Outcome {
   // A script that reported retry or fatal has failed whatever its exit, like one that reported err.
   if (first?.kind === 'retry' || first?.kind === 'fatal') return { state: 'err', statusText: null, failure: first.kind };
   const clean = code === 0 && !signal;

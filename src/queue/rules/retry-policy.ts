@@ -78,5 +78,10 @@ export function decideFailure(failure: Failure, failures: number, s: RetrySettin
 export function lastFailureEnv(text: string): string {
   const out = text.replace(/[\u0000-\u001f\u007f]/g, ' ');
   // A character cut in half at byte 1000 decodes as U+FFFD: drop it rather than show it.
-  return Buffer.byteLength(out) <= 1000 ? out : Buffer.from(out).subarray(0, 1000).toString().replace(/\uFFFD$/, '');
+  return Buffer.byteLength(out) <= 1000
+    ? out
+    : Buffer.from(out)
+        .subarray(0, 1000)
+        .toString()
+        .replace(/\uFFFD$/, '');
 }

@@ -65,11 +65,14 @@ export class RunDeadlines {
   }
 
   private armTimeout(at: number): void {
-    this.timeoutTimer = setTimeout(() => {
-      if (this.now() < at) return this.armTimeout(at);
-      const t = this.limits.timeout!;
-      this.fire({ kind: 'timeout', afterS: this.elapsed(), text: `TIMEOUT - killed after ${seconds(this.elapsed())}s (timeout ${seconds(t)}s)` });
-    }, timerDelay(at - this.now()));
+    this.timeoutTimer = setTimeout(
+      () => {
+        if (this.now() < at) return this.armTimeout(at);
+        const t = this.limits.timeout!;
+        this.fire({ kind: 'timeout', afterS: this.elapsed(), text: `TIMEOUT - killed after ${seconds(this.elapsed())}s (timeout ${seconds(t)}s)` });
+      },
+      timerDelay(at - this.now()),
+    );
   }
 
   private armBeat(at: number): void {

@@ -54,12 +54,20 @@ export function failureOf(f: Pick<RunFacts, 'killed' | 'completion' | 'jobStatus
     case undefined:
       return null;
     case 'retry':
-      return { ...failure('retry', (c?.kind === 'retry' && c.reason) || 'retry requested'), ...(c?.kind === 'retry' && c.delay !== null ? { delay: c.delay } : {}) };
+      return {
+        ...failure('retry', (c?.kind === 'retry' && c.reason) || 'retry requested'),
+        ...(c?.kind === 'retry' && c.delay !== null ? { delay: c.delay } : {}),
+      };
     case 'fatal':
       return failure('fatal', (c?.kind === 'fatal' && c.text) || 'FATAL');
     default:
       // rq's words, never an empty text (a status line of nothing would end a retry's status in " - ").
-      return failure(outcome.failure, outcome.reason ?? outcome.statusText ?? (f.jobStatus || (outcome.failure === 'err' ? 'the script reported err' : `${exitReason(f.code, f.signal, undefined)} without a completion line`)));
+      return failure(
+        outcome.failure,
+        outcome.reason ??
+          outcome.statusText ??
+          (f.jobStatus || (outcome.failure === 'err' ? 'the script reported err' : `${exitReason(f.code, f.signal, undefined)} without a completion line`)),
+      );
   }
 }
 
@@ -75,6 +83,7 @@ export function decideRunEnd(f: RunFacts): RunEnd {
   const decision: Decision = failure ? decideFailure(failure, f.failures, f.retry, f.random) : { action: 'classic' };
   if (decision.action === 'retry') return { kind: 'retry', failure: failure!, decision };
   if (decision.action === 'finish') return { kind: 'failed', failure: failure!, status: decision.status, outcome: decision.outcome };
-  if (classic.state === 'que') return { kind: 'resend', delay: f.completion?.kind === 'resend' ? f.completion.delay : 0, status: classic.statusText, cancelTooLate };
+  if (classic.state === 'que')
+    return { kind: 'resend', delay: f.completion?.kind === 'resend' ? f.completion.delay : 0, status: classic.statusText, cancelTooLate };
   return { kind: 'finished', outcome: classic, cancelTooLate };
 }

@@ -47,7 +47,11 @@ export const VANISHED_WITHIN_MS = 2000;
  * fd 3, and the path no longer naming the file the start resolved. The message goes back to que
  * like any refused start; a run that ended later or said anything stays the script's own failure.
  */
-export function vanishedStart(exit: { code: number | null; signal: string | null }, run: { saidAnything: boolean; ranMs: number }, script: { path: string; dev: number; ino: number }): Refusal | null {
+export function vanishedStart(
+  exit: { code: number | null; signal: string | null },
+  run: { saidAnything: boolean; ranMs: number },
+  script: { path: string; dev: number; ino: number },
+): Refusal | null {
   if (run.saidAnything || run.ranMs >= VANISHED_WITHIN_MS) return null;
   if (exit.signal !== null || exit.code === null || !CANNOT_OPEN_CODES.has(exit.code)) return null;
   const now = fs.statSync(script.path, { throwIfNoEntry: false });
@@ -158,7 +162,8 @@ export class StartGuard {
     } else {
       this.held = true;
       const now = (this.d.now ?? Date.now)();
-      if (now - this.starvedAt > EPISODE_GAP_MS) this.d.log.warn({ code: r.code, reason: r.text }, 'cannot start scripts for want of resources; messages wait in que and start as runs end');
+      if (now - this.starvedAt > EPISODE_GAP_MS)
+        this.d.log.warn({ code: r.code, reason: r.text }, 'cannot start scripts for want of resources; messages wait in que and start as runs end');
       this.starvedAt = now;
     }
     this.arm();

@@ -48,7 +48,10 @@ export class TagOps {
 
   constructor(private readonly d: TagOpsDeps) {
     this.index = new TagIndex({ file: d.spool.paths.tagsFile, dirSync: d.spool.dirSync, now: d.now, scan: () => this.scan(), log: d.log });
-    d.events.on('removed', ({ id }) => void this.index.gone(id).catch((err: Error) => d.log.warn({ msg_id: id, err: err.message }, 'tag index: removal not journalled')));
+    d.events.on(
+      'removed',
+      ({ id }) => void this.index.gone(id).catch((err: Error) => d.log.warn({ msg_id: id, err: err.message }, 'tag index: removal not journalled')),
+    );
   }
 
   /**
@@ -60,7 +63,10 @@ export class TagOps {
     await this.index.load();
     for (const m of live) {
       // Nothing missing: change() writes no line.
-      await this.index.change(m.msg_id, tagsOf(m).filter((t) => !this.index.has(t, m.msg_id)));
+      await this.index.change(
+        m.msg_id,
+        tagsOf(m).filter((t) => !this.index.has(t, m.msg_id)),
+      );
     }
   }
 
@@ -130,7 +136,8 @@ export class TagOps {
       // A live message is in memory: only a finished state costs a stat.
       if (q.state && live && live !== q.state) continue;
       if (q.state && !live && !['done', 'relayed', 'err'].includes(q.state)) continue;
-      const entry = seen >= q.offset && page.length < q.limit ? await this.entry(id, tag, this.index.taggedAt(tag, id), q.state) : await this.stillTagged(id, tag, q.state);
+      const entry =
+        seen >= q.offset && page.length < q.limit ? await this.entry(id, tag, this.index.taggedAt(tag, id), q.state) : await this.stillTagged(id, tag, q.state);
       if (entry === 'gone') gone.push(id);
       if (entry === 'gone' || (entry === null && !q.state)) dropped++;
       if (entry === null || entry === 'gone') continue;

@@ -48,7 +48,12 @@ export function adminApi(ctx: WebContext) {
     }
     const vars = config.env_vars;
     if (vars !== undefined && vars !== null && vars !== '' && !(typeof vars === 'object' && Object.keys(vars).length === 0)) {
-      throw RqError.of('RQ_ERR_FORBIDDEN', field('env_vars'), 'no env_vars over HTTP unless config/config.json sets allow_exec_prefix (BASH_ENV, LD_PRELOAD and PATH run code)', shown(vars));
+      throw RqError.of(
+        'RQ_ERR_FORBIDDEN',
+        field('env_vars'),
+        'no env_vars over HTTP unless config/config.json sets allow_exec_prefix (BASH_ENV, LD_PRELOAD and PATH run code)',
+        shown(vars),
+      );
     }
   }
 

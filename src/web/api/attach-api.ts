@@ -59,9 +59,17 @@ export function attachApi(ctx: WebContext, maxUploadBytes: number) {
       };
       let upload: Awaited<ReturnType<typeof receiveUpload>>;
       try {
-        upload = await receiveUpload(req, ctx.deps.uploadDir, 'filedata', maxUploadBytes, (name, value) => {
-          if (name === 'x_format' && value === 'json') ctx.markJson(req);
-        }, 1, inPrep);
+        upload = await receiveUpload(
+          req,
+          ctx.deps.uploadDir,
+          'filedata',
+          maxUploadBytes,
+          (name, value) => {
+            if (name === 'x_format' && value === 'json') ctx.markJson(req);
+          },
+          1,
+          inPrep,
+        );
       } catch (err) {
         if (!early) throw err;
         // The rest of the body is not read: the connection closes after the answer.
@@ -84,7 +92,6 @@ export function attachApi(ctx: WebContext, maxUploadBytes: number) {
       }
       return answerAttach(req, reply, url, id, format, r);
     },
-
 
     /** POST /q/<q>/<id>/attach/<name> (R) with _method=delete */
     async attachDelete(req: FastifyRequest, reply: FastifyReply) {
@@ -109,4 +116,3 @@ export function attachApi(ctx: WebContext, maxUploadBytes: number) {
     logGet: (req: FastifyRequest, reply: FastifyReply) => sendMessageFile(req, reply, 'job', 'file', 'Log file'),
   };
 }
-

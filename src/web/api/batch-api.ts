@@ -48,12 +48,15 @@ export function installJsonLines(app: FastifyInstance, bodyLimit: number): void 
 
 /** The body's messages, each sent to the URL's queue: a `dest` may be left out or name that queue, nothing else. */
 function batchOf(body: unknown, queue: string): Record<string, unknown>[] {
-  if (!Array.isArray(body)) throw RqError.of('RQ_ERR_BAD_BODY', `a JSON array of message objects (application/json) or JSON lines (${JSON_LINES_TYPES.join(', ')})`, shown(body));
+  if (!Array.isArray(body))
+    throw RqError.of('RQ_ERR_BAD_BODY', `a JSON array of message objects (application/json) or JSON lines (${JSON_LINES_TYPES.join(', ')})`, shown(body));
   if (body.length > MAX_CREATE_BATCH) throw invalidField('messages', `an array of 1 to ${MAX_CREATE_BATCH} message objects`, `${body.length} messages`);
   return body.map((m, i) => {
-    if (typeof m !== 'object' || m === null || Array.isArray(m)) throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, invalidField('message', 'a JSON object of message fields', m).message);
+    if (typeof m !== 'object' || m === null || Array.isArray(m))
+      throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, invalidField('message', 'a JSON object of message fields', m).message);
     const dest = (m as Record<string, unknown>).dest;
-    if (dest !== undefined && dest !== queue) throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, invalidField('dest', `${shown(queue)} (the queue of the URL) or none`, dest).message);
+    if (dest !== undefined && dest !== queue)
+      throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, invalidField('dest', `${shown(queue)} (the queue of the URL) or none`, dest).message);
     try {
       refuseMisspeltFields(m as Record<string, unknown>);
     } catch (err) {
@@ -105,7 +108,11 @@ export function batchApi(ctx: WebContext) {
         if (!isRqError(err, 'RQ_ERR_NO_REPLY')) throw err;
         // Never sent: nothing was made, a plain retry is safe. Sent: some may be; keys make a retry safe.
         if (!mayHaveArrived(err)) return ctx.json(reply, ['fail', `queue ${q} did not answer (nothing was created): ${err.message}`], 503);
-        return ctx.json(reply, ['fail', `queue ${q} took the batch but did not answer in time: messages sent with an idempotency_key can be sent again safely`], 504);
+        return ctx.json(
+          reply,
+          ['fail', `queue ${q} took the batch but did not answer in time: messages sent with an idempotency_key can be sent again safely`],
+          504,
+        );
       }
     },
   };

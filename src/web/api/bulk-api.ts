@@ -70,7 +70,12 @@ export function bulkApi(ctx: WebContext) {
         const count = await client.bulk({ ...args, dry_run: true });
         if (!count.ok) return ctx.couldNot(reply, count, 'count the messages');
         const c = count.value as { count: number };
-        return ctx.page(req, reply, bulkConfirmView({ queue: q, op: r.op, dest: r.dest, count: c.count, fields: r.fields, scope: r.scope as 'all' | 'selected' }, ctx.urls), { queue: q, styles: ['list.css'] });
+        return ctx.page(
+          req,
+          reply,
+          bulkConfirmView({ queue: q, op: r.op, dest: r.dest, count: c.count, fields: r.fields, scope: r.scope as 'all' | 'selected' }, ctx.urls),
+          { queue: q, styles: ['list.css'] },
+        );
       }
       const started = await client.bulk(args);
       if (!started.ok) return ctx.couldNot(reply, started, `start the bulk ${r.op}`);

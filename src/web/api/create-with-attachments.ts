@@ -12,7 +12,13 @@ import type { WebContext } from '../web-context.js';
  * refuses deletes the half-made message, and the answer names the file. Names are checked before
  * anything is made. The caller removes the temp files.
  */
-export async function createWithAttachments(ctx: WebContext, q: string, fields: object, mode: 'commit' | 'prep', files: readonly Upload[]): Promise<Answer<string>> {
+export async function createWithAttachments(
+  ctx: WebContext,
+  q: string,
+  fields: object,
+  mode: 'commit' | 'prep',
+  files: readonly Upload[],
+): Promise<Answer<string>> {
   for (const f of files) {
     const problem = attachmentNameProblem(f.filename);
     if (problem) return refused(RqError.of('RQ_ERR_ATTACH_REFUSED', `attachment ${f.filename}: ${problem}`));

@@ -30,7 +30,14 @@ function listParam(raw: unknown, field: string, expected: string): string[] {
   if (raw === undefined) return [];
   const items = Array.isArray(raw) ? raw : [raw];
   if (!items.every((v): v is string => typeof v === 'string')) throw invalidField(field, expected, raw);
-  return [...new Set(items.flatMap((v) => v.split(',')).map((s) => s.trim()).filter((s) => s !== ''))];
+  return [
+    ...new Set(
+      items
+        .flatMap((v) => v.split(','))
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    ),
+  ];
 }
 
 /** The query of GET /events, each value checked: a refusal names the field, what it takes and what it got. */

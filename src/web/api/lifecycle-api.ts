@@ -22,7 +22,14 @@ export function webActor(req: FastifyRequest, authOn: boolean): string {
 export function lifecycleApi(ctx: WebContext) {
   const actor = (req: FastifyRequest) => webActor(req, Boolean(ctx.deps.config.basic_auth));
   /** JSON: the queue's reply with its status code. HTML: a flash and 303 to `back` or the message page. */
-  async function act(req: FastifyRequest, reply: FastifyReply, params: Params, done: string, what: string, call: (q: string, id: string) => Promise<Answer<string>>) {
+  async function act(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    params: Params,
+    done: string,
+    what: string,
+    call: (q: string, id: string) => Promise<Answer<string>>,
+  ) {
     const url = pathParam(req, 'q');
     const q = await ctx.requireRoutedQueue(url);
     const id = ctx.requireMsgId(pathParam(req, 'id'));
@@ -79,7 +86,9 @@ export function lifecycleApi(ctx: WebContext) {
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
       const { p, json } = await ctx.actionParams(req);
-      const r = await ctx.queue(q).requeueErrs({ outcome: textParam(p, 'outcome'), group: textParam(p, 'group'), limit: textParam(p, 'limit'), actor: actor(req) });
+      const r = await ctx
+        .queue(q)
+        .requeueErrs({ outcome: textParam(p, 'outcome'), group: textParam(p, 'group'), limit: textParam(p, 'limit'), actor: actor(req) });
       if (json) return ctx.answerJson(reply, r);
       if (!r.ok) return ctx.couldNot(reply, r, 'requeue errs');
       return ctx.redirect(reply, ctx.urls.back(req, textParam(p, 'back'), ctx.urls.queue(url)), notice(html`${r.value} messages requeued`));

@@ -28,7 +28,11 @@ import { type WebContext, error, notice } from '../web-context.js';
  */
 const DEFAULTED_WHEN_EMPTY = [...JOB_FIELDS, 'depends', 'depends_fail', 'limit', 'limit_concurrency'];
 
-const CREATE_COMMANDS: Record<string, 'create_message' | 'prep_message' | 'single_que'> = { commit: 'create_message', prep: 'prep_message', single_que: 'single_que' };
+const CREATE_COMMANDS: Record<string, 'create_message' | 'prep_message' | 'single_que'> = {
+  commit: 'create_message',
+  prep: 'prep_message',
+  single_que: 'single_que',
+};
 
 export const INVALID_METHOD = '400 - Invalid method param';
 
@@ -67,7 +71,11 @@ export function messageApi(ctx: WebContext, maxUploadBytes: number) {
   }
 
   /** Acts on a message; `null` when the queue process does not answer (the classic "no reply"). */
-  async function tryAct(q: string, command: 'delete_message' | 'destroy_message' | 'run_message' | 'clone_message' | 'commit_message', id: string): Promise<Answer<string> | null> {
+  async function tryAct(
+    q: string,
+    command: 'delete_message' | 'destroy_message' | 'run_message' | 'clone_message' | 'commit_message',
+    id: string,
+  ): Promise<Answer<string> | null> {
     try {
       const client = ctx.queue(q);
       return await (command === 'commit_message' ? client.commit(id) : client.act(command, id));
@@ -111,12 +119,18 @@ export function messageApi(ctx: WebContext, maxUploadBytes: number) {
     // (the classic relay does) still gets the classic texts; a JSON body or an Accept header asks for JSON.
     const asked = bare !== undefined || (xFormat === undefined && asksForJson(req));
     if (!command) return ctx.classicText(req, reply, 400, INVALID_METHOD, asked);
-    if (files.length > 0 && method !== 'commit' && method !== 'prep') throw invalidField('filedata', "attachments with the mode 'commit' or 'prep' (a single_que may answer a message already queued, which takes no files)", method);
+    if (files.length > 0 && method !== 'commit' && method !== 'prep')
+      throw invalidField(
+        'filedata',
+        "attachments with the mode 'commit' or 'prep' (a single_que may answer a message already queued, which takes no files)",
+        method,
+      );
     // Every create carries a key (the client's, or one made here), so a reply lost on the way
     // can be asked for again without making the message twice.
     const header = req.headers['idempotency-key'];
     const given = fields.idempotency_key;
-    if (given === undefined || given === null || given === '') fields.idempotency_key = typeof header === 'string' && header !== '' ? header : `web-${randomUUID()}`;
+    if (given === undefined || given === null || given === '')
+      fields.idempotency_key = typeof header === 'string' && header !== '' ? header : `web-${randomUUID()}`;
     let a: Answer<string>;
     try {
       a = files.length > 0 ? await createWithAttachments(ctx, q, fields, method as 'commit' | 'prep', files) : await ctx.queue(q).create(fields, command);
@@ -131,7 +145,9 @@ export function messageApi(ctx: WebContext, maxUploadBytes: number) {
     }
     if (!a.ok && a.code === 'RQ_ERR_QUEUE_DOWN') return ctx.classicText(req, reply, 503, '503 - Service Unavailable - Operationally Down', asked);
     if (format !== 'html') return ctx.answerJson(reply, a);
-    const flash = a.ok ? notice(html`Created message ${a.value}`) : error(html`Error creating message: ${a.code === 'RQ_ERR_PROTOCOL' ? rubyInspect(a.raw) : a.text}`);
+    const flash = a.ok
+      ? notice(html`Created message ${a.value}`)
+      : error(html`Error creating message: ${a.code === 'RQ_ERR_PROTOCOL' ? rubyInspect(a.raw) : a.text}`);
     const back = textParam(params, 'back');
     if (back !== undefined && back !== '') return ctx.redirect(reply, ctx.urls.back(req, back, ctx.urls.queue(url)), flash);
     // Post/Redirect/Get: a person who reloads the page must not send the message again. The new
@@ -177,7 +193,13 @@ export function messageApi(ctx: WebContext, maxUploadBytes: number) {
       if (method === 'commit') {
         return ctx.redirectTo(req, reply, self, r?.ok ? notice(html`Message committed successfully`) : error(html`Commit got ${rubyInspect(r?.raw ?? null)}`));
       }
-      if (r?.ok) return ctx.redirectTo(req, reply, ctx.urls.queue(url), notice(html`${method === 'delete' ? 'Message deleted successfully' : 'Message destroyed successfully'}`));
+      if (r?.ok)
+        return ctx.redirectTo(
+          req,
+          reply,
+          ctx.urls.queue(url),
+          notice(html`${method === 'delete' ? 'Message deleted successfully' : 'Message destroyed successfully'}`),
+        );
       return ctx.redirectTo(req, reply, self, error(html`${method === 'delete' ? 'Delete' : 'destroy'} got ${rubyInspect(r?.raw ?? null)}`));
     },
 

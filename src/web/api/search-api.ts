@@ -22,8 +22,14 @@ export function searchApi(ctx: WebContext) {
     if (!r.ok) return htmlPage ? ctx.couldNot(reply, r, 'search') : ctx.answerJson(reply, r);
     const offset = Number(textParam(p, 'offset') ?? 0);
     const limit = Number(textParam(p, 'limit') ?? 100);
-    if (htmlPage) return ctx.page(req, reply, searchView({ queue: q, text: text ?? '', state: textParam(p, 'state'), offset, limit, page: r.value }, ctx.urls), { queue: q });
+    if (htmlPage)
+      return ctx.page(req, reply, searchView({ queue: q, text: text ?? '', state: textParam(p, 'state'), offset, limit, page: r.value }, ctx.urls), {
+        queue: q,
+      });
     reply.header('X-Total-Count', String(r.value.total));
-    return ctx.json(reply, r.value.messages.map((m) => ({ ...m.fields, msg_id: m.msg_id, state: m.state, ...(m.acked ? { acked: true } : {}) })));
+    return ctx.json(
+      reply,
+      r.value.messages.map((m) => ({ ...m.fields, msg_id: m.msg_id, state: m.state, ...(m.acked ? { acked: true } : {}) })),
+    );
   };
 }

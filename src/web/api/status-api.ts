@@ -67,7 +67,9 @@ export function statusApi(ctx: WebContext) {
       const q = await ctx.requireQueue(name);
       const snap = await snapshotQueue(ctx, q);
       if (!snap.alive) reply.code(503).header('X-RQ-Error', snap.error?.replace(/[^\x20-\x7e]/g, '?').slice(0, 200) ?? 'no reply');
-      return format === 'txt' ? reply.type('text/plain; charset=utf-8').send(statusText(snap)) : reply.type('application/json; charset=utf-8').send(statusJson(snap));
+      return format === 'txt'
+        ? reply.type('text/plain; charset=utf-8').send(statusText(snap))
+        : reply.type('application/json; charset=utf-8').send(statusJson(snap));
     },
 
     /** GET /q/<q>/done.json?limit=N (default 10) */

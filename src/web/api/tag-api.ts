@@ -74,7 +74,10 @@ export function tagApi(ctx: WebContext) {
       if (!r.ok) return ctx.couldNot(reply, r, 'look up tag');
       const messages = r.value.messages.map((m) => ({ ...m, queue: url }));
       const gone = (r.value.gone ?? []).map((id) => `${url}/${id}`);
-      return ctx.page(req, reply, tagView({ tag, queue: url, total: r.value.total, messages, page, unavailable: [], gone }, ctx.urls), { queue: url, scripts: ['main.js'] });
+      return ctx.page(req, reply, tagView({ tag, queue: url, total: r.value.total, messages, page, unavailable: [], gone }, ctx.urls), {
+        queue: url,
+        scripts: ['main.js'],
+      });
     },
 
     /** GET /tags/<tag>.json and GET /tags/<tag>: every queue's messages with the tag, most recently tagged first. */

@@ -40,8 +40,23 @@ export function limitFamilies(table: LimitsTable, status: Record<string, LimitKe
   }
   const each = (pick: (f: PatternFigures) => number) => [...byPattern].map(([key, f]) => sample({ key }, pick(f)));
   return [
-    family('gauge', 'rq_limit_concurrency', 'Slots of a concurrency-limit key (a glob: of each key it matches)', each((f) => f.concurrency)),
-    family('gauge', 'rq_limit_in_use', 'Slots held now (a glob: over the keys it matches)', each((f) => f.inUse)),
-    family('gauge', 'rq_limit_waiting', 'Messages waiting for a slot (a glob: over the keys it matches)', each((f) => f.waiting)),
+    family(
+      'gauge',
+      'rq_limit_concurrency',
+      'Slots of a concurrency-limit key (a glob: of each key it matches)',
+      each((f) => f.concurrency),
+    ),
+    family(
+      'gauge',
+      'rq_limit_in_use',
+      'Slots held now (a glob: over the keys it matches)',
+      each((f) => f.inUse),
+    ),
+    family(
+      'gauge',
+      'rq_limit_waiting',
+      'Messages waiting for a slot (a glob: over the keys it matches)',
+      each((f) => f.waiting),
+    ),
   ];
 }

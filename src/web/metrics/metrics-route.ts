@@ -15,6 +15,10 @@ export function metricsRoute(ctx: WebContext) {
       log: ctx.log,
     });
     // Figures change from one scrape to the next; no cache may answer for the processes.
-    return reply.code(200).type(CONTENT_TYPE).header('cache-control', 'no-store').send(await exposition(families));
+    return reply
+      .code(200)
+      .type(CONTENT_TYPE)
+      .header('cache-control', 'no-store')
+      .send(await exposition(families));
   };
 }

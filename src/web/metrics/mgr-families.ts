@@ -7,5 +7,13 @@ export function mgrFamilies(workers: Record<string, WorkerInfo> | null, queues: 
   const up = family('gauge', 'rq_up', 'Whether rq-mgr answered this scrape (1) or not (0)', [sample({}, workers === null ? 0 : 1)]);
   if (workers === null) return [up];
   const restarts = queues.filter((q) => workers[q] !== undefined).map((queue) => sample({ queue }, workers[queue].restarts));
-  return [up, family('counter', 'rq_queue_process_restarts_total', 'Restarts of the queue process by rq-mgr (after it died, or restart_queue) since rq-mgr started', restarts)];
+  return [
+    up,
+    family(
+      'counter',
+      'rq_queue_process_restarts_total',
+      'Restarts of the queue process by rq-mgr (after it died, or restart_queue) since rq-mgr started',
+      restarts,
+    ),
+  ];
 }

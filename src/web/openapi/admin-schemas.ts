@@ -4,7 +4,8 @@ import { NEW_QUEUE_FORBIDDEN } from '../api/admin-api.js';
 import { BACK, FORM_TYPES, type Json, Q, TAGS, answer, formBody, pathParams, seeOther } from './shapes.js';
 
 /** These answer the classic texts only: no JSON form. */
-const couldNot = (what: string): Json => answer(`\`<status> - Couldn't ${what}. <reply>.\`, or \`500 - … Internal error.\` when nobody answers`, { text: true });
+const couldNot = (what: string): Json =>
+  answer(`\`<status> - Couldn't ${what}. <reply>.\`, or \`500 - … Internal error.\` when nobody answers`, { text: true });
 
 function queueAction(summary: string, description: string, fields: Record<string, Json>, what: string): FastifySchema {
   return {
@@ -28,7 +29,11 @@ const QUEUE_FIELDS = {
 };
 
 /** A name this root's socket paths cannot hold (docs/operations.md, "How long a queue name may be"). */
-const tooLong = (field: string) => answer(`\`400 - ${field}: expected at most <n> characters for this root (socket path queues/<q>/events.sock must fit in 107 bytes), received <m> characters\``, { text: true });
+const tooLong = (field: string) =>
+  answer(
+    `\`400 - ${field}: expected at most <n> characters for this root (socket path queues/<q>/events.sock must fit in 107 bytes), received <m> characters\``,
+    { text: true },
+  );
 
 const forbidden = answer(`\`${NEW_QUEUE_FORBIDDEN}\` (allow_new_queue is off), or a file outside \`script_dirs\``, { text: true });
 
@@ -40,14 +45,19 @@ export const adminSchemas = {
     '<action> queue',
   ),
   restart: queueAction('Restart a queue process', 'Waits for the old process to stop. Flash `Queue <q> restarted`.', {}, 'restart queue'),
-  ackErrs: queueAction('Acknowledge every error of a queue (R)', 'Renames every `err/<id>` to `err/.<id>`. Flash `Successfully acknowledged errors`.', {}, 'ack errs queue'),
+  ackErrs: queueAction(
+    'Acknowledge every error of a queue (R)',
+    'Renames every `err/<id>` to `err/.<id>`. Flash `Successfully acknowledged errors`.',
+    {},
+    'ack errs queue',
+  ),
   newQueue: {
     summary: 'Create a queue',
     description: 'Only with `"allow_new_queue": true`. The next page shows `We got … from form, and … from QueueMgr`.',
     tags: [TAGS.admin],
     consumes: FORM_TYPES,
     body: formBody(QUEUE_FIELDS),
-    response: { 303: seeOther('the new queue\'s page'), 400: tooLong('queue[name]'), 403: forbidden },
+    response: { 303: seeOther("the new queue's page"), 400: tooLong('queue[name]'), 403: forbidden },
   },
   newQueueLink: {
     summary: 'Create a queue whose config.json links to a file',
@@ -55,7 +65,12 @@ export const adminSchemas = {
     tags: [TAGS.admin],
     consumes: FORM_TYPES,
     body: formBody({ 'queue[json_path]': { type: 'string' } }),
-    response: { 303: seeOther('the new queue\'s page'), 400: tooLong('name of <json_path>'), 403: forbidden, 404: answer('`Couldn\'t parse json file (<path>).`', { html: true }) },
+    response: {
+      303: seeOther("the new queue's page"),
+      400: tooLong('name of <json_path>'),
+      403: forbidden,
+      404: answer("`Couldn't parse json file (<path>).`", { html: true }),
+    },
   },
   deleteQueue: {
     summary: 'Delete a queue',

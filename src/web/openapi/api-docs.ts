@@ -16,16 +16,16 @@ export const DOCS_PATH = '/docs';
 const DESCRIPTION = [
   "rq's HTTP API: send messages to queues, follow them to their end, read their output and attachments, act on them " +
     '(cancel, requeue, retry, delete, in bulk too) and watch the queues, their statistics and their health. It is the API ' +
-    'of the classic RQ daemon, every route, text and status as it was, with rq\'s extensions beside it; the dashboard at `/` ' +
+    "of the classic RQ daemon, every route, text and status as it was, with rq's extensions beside it; the dashboard at `/` " +
     'is built on it.',
-  '**Authentication**: none unless the server\'s `config/config.json` sets `basic_auth` (then HTTP Basic on every request, ' +
+  "**Authentication**: none unless the server's `config/config.json` sets `basic_auth` (then HTTP Basic on every request, " +
     'perhaps without `/metrics` and `/healthz`); the server answers only requests naming it in `Host`, and `allowed_ips` may ' +
     'limit who connects.',
   '**Formats**: routes ending in `.json` answer JSON; a JSON refusal is `["fail","<text>"]` with the status of its error. ' +
     'Form posts (the classic formats, what the pages send) answer a 303 to a page with a notice; give them `x_format=json` for ' +
     'a JSON answer instead. Routes marked (R) go to the rq_router queue while routing rules are installed.',
   'The schemas here describe and do not validate: each parameter is checked by its handler, whose refusal names it. ' +
-    '`docs/http-api.md` in rq\'s source (and beside this server\'s installation) has every route with examples and the exact ' +
+    "`docs/http-api.md` in rq's source (and beside this server's installation) has every route with examples and the exact " +
     'texts.',
 ].join('\n\n');
 
@@ -70,7 +70,10 @@ export async function registerApiDocs(scope: FastifyInstance, ctx: WebContext): 
     routePrefix: DOCS_PATH,
     // Asset links of `/docs` (no trailing slash) are absolute: they must carry relative_root.
     indexPrefix: prefix,
-    theme: { title: 'rq HTTP API', ...(mark ? { favicon: [{ filename: 'favicon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: mark }] } : {}) },
+    theme: {
+      title: 'rq HTTP API',
+      ...(mark ? { favicon: [{ filename: 'favicon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: mark }] } : {}),
+    },
     // The logo leads back to the dashboard.
     ...(mark ? { logo: { type: 'image/svg+xml', content: mark, href: ctx.urls.link(''), target: '_self' as const } } : {}),
     uiConfig: { deepLinking: true, docExpansion: 'list', tryItOutEnabled: false },

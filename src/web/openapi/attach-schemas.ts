@@ -30,14 +30,17 @@ const tailPage = (summary: string, what: Record<string, unknown>): FastifySchema
 export const attachSchemas = {
   attachNew: {
     summary: 'Upload an attachment to a prep message (R)',
-    description: 'Multipart with the file field `filedata`, streamed to disk. HTML: flash `Attached message successfully`, 303 to the message page; a refusal is `Commit <q>/<id> got [...]`.',
+    description:
+      'Multipart with the file field `filedata`, streamed to disk. HTML: flash `Attached message successfully`, 303 to the message page; a refusal is `Commit <q>/<id> got [...]`.',
     tags: [TAGS.files],
     params: MSG_PARAMS,
     querystring: query({ x_format: X_FORMAT_HTML }),
     consumes: ['multipart/form-data'],
     body: formBody({ filedata: { type: 'string', format: 'binary' }, x_format: X_FORMAT_HTML }),
     response: {
-      200: answer('`["ok","<md5>-Attached successfully"]` (x_format=json)', { json: ok({ type: 'string' }, '14a1a7845cc7f981977fbba6a60f0e42-Attached successfully') }),
+      200: answer('`["ok","<md5>-Attached successfully"]` (x_format=json)', {
+        json: ok({ type: 'string' }, '14a1a7845cc7f981977fbba6a60f0e42-Attached successfully'),
+      }),
       303: seeOther('the message page'),
       ...ACTION_REFUSALS,
       404: answer('Unknown queue or message, no `filedata` file, or not in prep (`["fail","cannot find message"]`)', { json: FAIL, html: true, text: true }),
@@ -52,7 +55,9 @@ export const attachSchemas = {
     consumes: FORM_TYPES,
     body: formBody({ _method: { type: 'string', enum: ['delete'] }, x_format: X_FORMAT_HTML }),
     response: {
-      200: answer('`["ok","Attachment deleted successfully"]`, or `[false,"No attachment with that named for msg"]` (x_format=json)', { json: { type: 'array', example: ['ok', 'Attachment deleted successfully'] } }),
+      200: answer('`["ok","Attachment deleted successfully"]`, or `[false,"No attachment with that named for msg"]` (x_format=json)', {
+        json: { type: 'array', example: ['ok', 'Attachment deleted successfully'] },
+      }),
       303: seeOther('the message page'),
       ...ACTION_REFUSALS,
     },

@@ -1,6 +1,22 @@
 // OpenAPI schemas of the dependency and limit routes (api/depends-limits-api.ts, rq-beyond §B8, §B12): undepend and /limits.json.
 import type { FastifySchema } from 'fastify';
-import { ACTION_REFUSALS, BACK, FAIL, FORM_TYPES, ID, Q, STRING_LIST, TAGS, X_FORMAT_HTML, answer, formBody, ok, pathParams, query, seeOther } from './shapes.js';
+import {
+  ACTION_REFUSALS,
+  BACK,
+  FAIL,
+  FORM_TYPES,
+  ID,
+  Q,
+  STRING_LIST,
+  TAGS,
+  X_FORMAT_HTML,
+  answer,
+  formBody,
+  ok,
+  pathParams,
+  query,
+  seeOther,
+} from './shapes.js';
 
 const REF = { type: 'string', description: '`<queue>/<id>`', example: 'b/20261125.2327.52.595.2254016' };
 
@@ -9,7 +25,7 @@ const KEY_STATUS = {
   additionalProperties: true,
   properties: {
     concurrency: { type: 'integer' },
-    source: { type: 'string', enum: ['config', 'message'], description: '`config/limits.json`, or a message\'s `limit_concurrency`' },
+    source: { type: 'string', enum: ['config', 'message'], description: "`config/limits.json`, or a message's `limit_concurrency`" },
     holders: {
       type: 'array',
       items: {
@@ -23,7 +39,13 @@ const KEY_STATUS = {
         },
       },
     },
-    waiting: { type: 'array', items: { type: 'object', properties: { ref: REF, queue: { type: 'string' }, since: { type: 'integer' }, position: { type: 'integer', description: '1-based' } } } },
+    waiting: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { ref: REF, queue: { type: 'string' }, since: { type: 'integer' }, position: { type: 'integer', description: '1-based' } },
+      },
+    },
   },
 };
 
@@ -42,7 +64,11 @@ export const dependsLimitsSchemas = {
       x_format: X_FORMAT_HTML,
       back: BACK,
     }),
-    response: { 200: answer('The refs still awaited (x_format=json)', { json: ok({ ...STRING_LIST, items: REF }, ['parts/20261125.2327.52.541.2253790']) }), 303: seeOther('`back` or the message page'), ...ACTION_REFUSALS },
+    response: {
+      200: answer('The refs still awaited (x_format=json)', { json: ok({ ...STRING_LIST, items: REF }, ['parts/20261125.2327.52.541.2253790']) }),
+      303: seeOther('`back` or the message page'),
+      ...ACTION_REFUSALS,
+    },
   },
   limitsJson: {
     summary: "rq-mgr's concurrency-limit table",

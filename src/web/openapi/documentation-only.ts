@@ -17,7 +17,10 @@ import type { FastifyInstance } from 'fastify';
 const acceptAnything = () => (): true => true;
 
 /** The same text fastify writes for a reply without a schema. */
-const plainJson = () => (data: unknown): string => JSON.stringify(data);
+const plainJson =
+  () =>
+  (data: unknown): string =>
+    JSON.stringify(data);
 
 /** Must run on `scope` before any route with a schema is added to it. */
 export function documentationOnlySchemas(scope: FastifyInstance): void {

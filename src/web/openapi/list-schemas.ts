@@ -1,13 +1,30 @@
 // OpenAPI schemas of the message list: its query parameters, shared by the queue page, messages.json and bulk's "all matching".
 import type { FastifySchema } from 'fastify';
-import { ACTION_REFUSALS, FORM_TYPES, JSON_REFUSALS, type Json, PARTIAL, Q, TAGS, X_FORMAT_HTML, answer, formBody, pathParams, query, seeOther } from './shapes.js';
-
+import {
+  ACTION_REFUSALS,
+  FORM_TYPES,
+  JSON_REFUSALS,
+  type Json,
+  PARTIAL,
+  Q,
+  TAGS,
+  X_FORMAT_HTML,
+  answer,
+  formBody,
+  pathParams,
+  query,
+  seeOther,
+} from './shapes.js';
 
 const DATE = 'UTC `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM[:SS]`';
 
 /** Every list parameter; each is checked by the handler, a bad one answers 400 naming it, what it expects and what it received. */
 export const LIST_QUERY: Record<string, Json> = {
-  state: { type: 'string', enum: ['all', 'prep', 'que', 'run', 'done', 'err', 'relayed', 'acked'], description: '`err`: unacknowledged errors; `acked`: acknowledged ones (`err/.<id>`); all states when absent' },
+  state: {
+    type: 'string',
+    enum: ['all', 'prep', 'que', 'run', 'done', 'err', 'relayed', 'acked'],
+    description: '`err`: unacknowledged errors; `acked`: acknowledged ones (`err/.<id>`); all states when absent',
+  },
   filter: { type: 'string', maxLength: 1000, description: 'Text any field of the message contains (ids and times left out)' },
   from: { type: 'string', description: `Created at or after: ${DATE}` },
   to: { type: 'string', description: `Created before: ${DATE}; a bare date means the end of that day` },
@@ -38,15 +55,23 @@ const ROW = {
 export const listSchemas = {
   messagesJson: {
     summary: "One page of a queue's messages, filtered and sorted on the server",
-    description: 'The queue page\'s list as JSON: `{total, offset, limit, messages}`; the total is also in `X-Total-Count`. Answered while the queue is DOWN. The first listing after a queue starts waits up to 7 s while the queue reads its messages (docs/observability.md), then answers 503.',
+    description:
+      "The queue page's list as JSON: `{total, offset, limit, messages}`; the total is also in `X-Total-Count`. Answered while the queue is DOWN. The first listing after a queue starts waits up to 7 s while the queue reads its messages (docs/observability.md), then answers 503.",
     tags: [TAGS.observability],
     params: pathParams({ q: Q }),
     querystring: query(LIST_QUERY),
     response: {
-      200: answer('The page', { json: { type: 'object', properties: { total: { type: 'integer' }, offset: { type: 'integer' }, limit: { type: 'integer' }, messages: { type: 'array', items: ROW } } } }),
+      200: answer('The page', {
+        json: {
+          type: 'object',
+          properties: { total: { type: 'integer' }, offset: { type: 'integer' }, limit: { type: 'integer' }, messages: { type: 'array', items: ROW } },
+        },
+      }),
       400: JSON_REFUSALS[400],
       404: JSON_REFUSALS[404],
-      503: answer('The queue is still reading its messages for the list (its first listing since it started) after 7 s; `Retry-After: 2`', { json: { type: 'array' } }),
+      503: answer('The queue is still reading its messages for the list (its first listing since it started) after 7 s; `Retry-After: 2`', {
+        json: { type: 'array' },
+      }),
     },
   } satisfies FastifySchema,
   bulk: {
@@ -69,19 +94,29 @@ export const listSchemas = {
       dry_run: { type: 'string', enum: ['1', 'true'], description: 'x_format=json: only count' },
       x_format: X_FORMAT_HTML,
     }),
-    response: { 200: answer('The confirmation page, or (x_format=json) the count or the job', { html: true, json: { type: 'array' } }), 303: seeOther("the job's page"), ...ACTION_REFUSALS },
+    response: {
+      200: answer('The confirmation page, or (x_format=json) the count or the job', { html: true, json: { type: 'array' } }),
+      303: seeOther("the job's page"),
+      ...ACTION_REFUSALS,
+    },
   } satisfies FastifySchema,
   bulkPage: {
     summary: "A bulk action's progress and summary, or the queue's recent bulk actions",
-    description: 'With `job`: the job (changed, skipped by reason with example ids), following the queue\'s `bulk` events while it runs. Without: the jobs the queue process remembers (the last 20; a restarted queue remembers none).',
+    description:
+      "With `job`: the job (changed, skipped by reason with example ids), following the queue's `bulk` events while it runs. Without: the jobs the queue process remembers (the last 20; a restarted queue remembers none).",
     tags: [TAGS.pages],
     params: pathParams({ q: Q }),
     querystring: query({ job: { type: 'string' }, x_format: { type: 'string', enum: ['html', 'json'], default: 'html' } }),
     response: {
-      200: answer('The page, or (x_format=json) the job (running, or finished with every message changed) or the list', { html: true, json: { type: 'object' } }),
+      200: answer('The page, or (x_format=json) the job (running, or finished with every message changed) or the list', {
+        html: true,
+        json: { type: 'object' },
+      }),
       404: answer('No such job', { html: true, json: { type: 'array' } }),
-      409: answer('x_format=json: a finished job that skipped messages, with the status of its first skip reason (409, 404, 507…): `["fail", text, report]`, the job in `report.job`', { json: PARTIAL }),
+      409: answer(
+        'x_format=json: a finished job that skipped messages, with the status of its first skip reason (409, 404, 507…): `["fail", text, report]`, the job in `report.job`',
+        { json: PARTIAL },
+      ),
     },
-
   } satisfies FastifySchema,
 };

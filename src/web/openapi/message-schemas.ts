@@ -1,10 +1,30 @@
 // OpenAPI schemas of the message routes (api/message-api.ts): new_message, delete/destroy/commit, clone, run_now, <id>.json, state.json.
 import type { FastifySchema } from 'fastify';
 import { INVALID_METHOD } from '../api/message-api.js';
-import { ACTION_REFUSALS, BACK, FAIL, FORM_TYPES, ID, JSON_REFUSALS, PARTIAL_FAILURE, Q, STRING_LIST, TAGS, X_FORMAT_HTML, answer, formBody, ok, pathParams, seeOther } from './shapes.js';
+import {
+  ACTION_REFUSALS,
+  BACK,
+  FAIL,
+  FORM_TYPES,
+  ID,
+  JSON_REFUSALS,
+  PARTIAL_FAILURE,
+  Q,
+  STRING_LIST,
+  TAGS,
+  X_FORMAT_HTML,
+  answer,
+  formBody,
+  ok,
+  pathParams,
+  seeOther,
+} from './shapes.js';
 
-
-const FULL_ID = { type: 'string', description: 'The full id: this server\'s URL of the message', example: 'http://127.0.0.1:3333/q/test/20261121.1644.25.608.2171098' };
+const FULL_ID = {
+  type: 'string',
+  description: "The full id: this server's URL of the message",
+  example: 'http://127.0.0.1:3333/q/test/20261121.1644.25.608.2171098',
+};
 
 const WAITING = {
   type: 'object',
@@ -37,7 +57,10 @@ const MESSAGE = {
     waiting: WAITING,
     depends_done: { type: 'object', additionalProperties: { type: 'string' }, description: 'ref → `done` or `err:<outcome>`' },
     dependents: STRING_LIST,
-    _attachments: { type: 'object', additionalProperties: { type: 'object', properties: { md5: { type: 'string' }, size: { type: 'integer' }, path: { type: 'string' } } } },
+    _attachments: {
+      type: 'object',
+      additionalProperties: { type: 'object', properties: { md5: { type: 'string' }, size: { type: 'integer' }, path: { type: 'string' } } },
+    },
   },
 };
 
@@ -60,7 +83,7 @@ const classicAction = (summary: string, description: string, where: string): Fas
   response: {
     303: seeOther(where),
     404: answer('Unknown queue or message', { html: true }),
-    409: answer("`409 - Couldn't … message. [\"fail\", \"msg not in runnable state\"].`", { text: true }),
+    409: answer('`409 - Couldn\'t … message. ["fail", "msg not in runnable state"].`', { text: true }),
     500: answer('The queue did not answer', { text: true }),
   },
 });
@@ -83,18 +106,38 @@ export const messageSchemas = {
       mesg: MESG,
       x_format: { type: 'string', enum: ['json', 'html'], default: 'json' },
       back: BACK,
-      due_at: { type: 'string', description: 'Due time as `YYYY-MM-DDTHH:MM[:SS]` wall-clock time (what `<input type="datetime-local">` sends); sets `due`', example: '2026-11-21T20:00' },
+      due_at: {
+        type: 'string',
+        description: 'Due time as `YYYY-MM-DDTHH:MM[:SS]` wall-clock time (what `<input type="datetime-local">` sends); sets `due`',
+        example: '2026-11-21T20:00',
+      },
       due_tz: { type: 'string', description: 'Minutes behind UTC of `due_at` (JavaScript getTimezoneOffset), -840 to 840; absent: UTC', example: '-60' },
-      filedata: { type: 'array', items: { type: 'string', format: 'binary' }, description: 'Attachments (multipart, up to 20), only with the mode commit or prep' },
+      filedata: {
+        type: 'array',
+        items: { type: 'string', format: 'binary' },
+        description: 'Attachments (multipart, up to 20), only with the mode commit or prep',
+      },
     }),
     response: {
       200: answer('Created (or the message an idempotency key names)', { json: ok(FULL_ID, FULL_ID.example), html: true }),
       202: answer('Accepted, outcome unknown: `["accepted",{"idempotency_key","text"}]`', {
-        json: { type: 'array', items: { anyOf: [{ type: 'string', enum: ['accepted'] }, { type: 'object', properties: { idempotency_key: { type: 'string' }, text: { type: 'string' } } }] } },
+        json: {
+          type: 'array',
+          items: {
+            anyOf: [
+              { type: 'string', enum: ['accepted'] },
+              { type: 'object', properties: { idempotency_key: { type: 'string' }, text: { type: 'string' } } },
+            ],
+          },
+        },
         text: true,
       }),
       303: seeOther('`back` (x_format=html), or for a browser form the new message page (or the form again, with the refusal as a flash)'),
-      400: answer(`\`mesg\` is not a JSON object, a field is invalid (\`due_at\`, \`due_tz\`, files with single_que), or \`${INVALID_METHOD}\``, { json: FAIL, text: true, html: true }),
+      400: answer(`\`mesg\` is not a JSON object, a field is invalid (\`due_at\`, \`due_tz\`, files with single_que), or \`${INVALID_METHOD}\``, {
+        json: FAIL,
+        text: true,
+        html: true,
+      }),
       413: answer('An attachment is larger than max_upload_bytes', { json: FAIL, text: true }),
       404: ACTION_REFUSALS[404],
       503: answer('`503 - Service Unavailable - Operationally Down`, or the queue did not answer (nothing was created)', { json: FAIL, text: true }),
@@ -118,13 +161,14 @@ export const messageSchemas = {
     response: {
       200: answer('Every message created: `["ok", [["ok", "<full id>"], …]]`', { json: { type: 'array' } }),
 
-      400: answer('The body is not an array of message objects, a line is not JSON, or a message is refused (`messages[<index>]: …`): nothing was created', { json: FAIL }),
+      400: answer('The body is not an array of message objects, a line is not JSON, or a message is refused (`messages[<index>]: …`): nothing was created', {
+        json: FAIL,
+      }),
       404: ACTION_REFUSALS[404],
       503: answer('The queue is DOWN, or did not answer (nothing was created)', { json: FAIL }),
       504: answer('The queue took the batch but did not answer in time: some messages may exist', { json: FAIL }),
       507: PARTIAL_FAILURE,
     },
-
   },
   messageAction: {
     summary: 'Delete, destroy, commit or cancel a message (R)',
@@ -132,7 +176,12 @@ export const messageSchemas = {
     tags: [TAGS.messages],
     params: MSG_PARAMS,
     consumes: FORM_TYPES,
-    body: formBody({ _method: { type: 'string', enum: ['delete', 'destroy', 'commit', 'cancel'] }, x_format: X_FORMAT_HTML, reason: { type: 'string' }, purge: { type: 'string' } }),
+    body: formBody({
+      _method: { type: 'string', enum: ['delete', 'destroy', 'commit', 'cancel'] },
+      x_format: X_FORMAT_HTML,
+      reason: { type: 'string' },
+      purge: { type: 'string' },
+    }),
     response: {
       200: answer("The queue's reply (x_format=json)", { json: ok({ type: 'string' }, 'msg commited') }),
       303: seeOther('the queue page (deleted, destroyed) or the message page'),

@@ -24,7 +24,8 @@ export const TAG_DESCRIPTIONS: Record<(typeof TAGS)[keyof typeof TAGS], string> 
   'dependencies and limits': 'Stop waiting on dependencies; the concurrency-limit table (rq-beyond §B8, §B12)',
   'attachments and logs': 'Upload, delete and download attachments; job logs and their live tail',
   'queue administration': 'Pause, resume, down, up, restart, acknowledge errors, create and delete queues (form posts, answered with 303)',
-  'statistics, metrics, events and search': 'Per-queue statistics and failure groups, Prometheus metrics, the live event stream, search across states (rq-beyond §B15, §B16; docs/observability.md)',
+  'statistics, metrics, events and search':
+    'Per-queue statistics and failure groups, Prometheus metrics, the live event stream, search across states (rq-beyond §B15, §B16; docs/observability.md)',
   'HTML pages': 'The operator UI; documented so that the table of routes is complete',
 };
 
@@ -45,7 +46,12 @@ export function query(props: Record<string, Json>): Json {
   return { type: 'object', properties: props };
 }
 
-export const X_FORMAT_HTML = { type: 'string', enum: ['html', 'json'], default: 'html', description: '`json`: answer with the queue\'s reply and its status; `html`: a flash and 303' };
+export const X_FORMAT_HTML = {
+  type: 'string',
+  enum: ['html', 'json'],
+  default: 'html',
+  description: "`json`: answer with the queue's reply and its status; `html`: a flash and 303",
+};
 export const BACK = { type: 'string', description: 'Where the 303 leads: a path or URL of this server (anything else is ignored)' };
 
 /** Query parameters, form fields and JSON keys are merged (the body wins), so each action takes any of the three. */
@@ -63,7 +69,10 @@ function pair(word: string, value: Json, example: unknown[]): Json {
   return { type: 'array', minItems: 2, maxItems: 2, items: { anyOf: [{ type: 'string', enum: [word] }, value] }, example };
 }
 
-export const FAIL = { ...pair('fail', { type: 'string' }, ['fail', 'msg not found']), description: '`["fail", "<text>"]`: the refusal, with the catalogue status of the reply' };
+export const FAIL = {
+  ...pair('fail', { type: 'string' }, ['fail', 'msg not found']),
+  description: '`["fail", "<text>"]`: the refusal, with the catalogue status of the reply',
+};
 
 /** `["fail", text, report]`: an operation over many messages that failed on some (docs/http-api.md, Partial failures). */
 export const PARTIAL: Json = {
@@ -71,15 +80,28 @@ export const PARTIAL: Json = {
   minItems: 3,
   maxItems: 3,
   items: { anyOf: [{ type: 'string' }, { type: 'object', additionalProperties: true }] },
-  example: ['fail', '1 of 2 messages were not created (messages[1]: create message failed: ENOSPC: no space left on device, write)', { total: 2, done: 1, failed: 1, failures: [{ index: 1, reason: 'create message failed: ENOSPC: no space left on device, write' }], ids: [{ index: 0, id: 'http://127.0.0.1:3333/q/test/20261201.2148.52.004.2146881' }] }],
-  description: '`["fail", "<f> of <n> messages were not <verb> (…)", {total, done, failed, failures: [{index | id, reason}], failures_cut?, ids?}]`, with the status of the first failure',
+  example: [
+    'fail',
+    '1 of 2 messages were not created (messages[1]: create message failed: ENOSPC: no space left on device, write)',
+    {
+      total: 2,
+      done: 1,
+      failed: 1,
+      failures: [{ index: 1, reason: 'create message failed: ENOSPC: no space left on device, write' }],
+      ids: [{ index: 0, id: 'http://127.0.0.1:3333/q/test/20261201.2148.52.004.2146881' }],
+    },
+  ],
+  description:
+    '`["fail", "<f> of <n> messages were not <verb> (…)", {total, done, failed, failures: [{index | id, reason}], failures_cut?, ids?}]`, with the status of the first failure',
 };
 
 /** The answer of an operation over many messages that failed on some: never 2xx, the first failure's status (507 a full disk). */
-export const PARTIAL_FAILURE = answer('Done in part (a full disk, say): the status of the first failure, `["fail", text, report]` naming each message that failed', { json: PARTIAL, text: true });
+export const PARTIAL_FAILURE = answer(
+  'Done in part (a full disk, say): the status of the first failure, `["fail", text, report]` naming each message that failed',
+  { json: PARTIAL, text: true },
+);
 
 export function ok(value: Json, example: unknown): Json {
-
   return { ...pair('ok', value, ['ok', example]), description: '`["ok", <value>]`: the queue\'s reply' };
 }
 
@@ -113,7 +135,11 @@ export function answer(description: string, media: Media): Json {
 
 /** A 303 See Other: the classic answer of a form post, with a flash for the next page. */
 export function seeOther(where: string): Json {
-  return { type: 'null', description: `303 to ${where}, with a flash for the next page`, headers: { Location: { type: 'string', description: 'An absolute URL of this server' } } };
+  return {
+    type: 'null',
+    description: `303 to ${where}, with a flash for the next page`,
+    headers: { Location: { type: 'string', description: 'An absolute URL of this server' } },
+  };
 }
 
 /** The refusals of a JSON route: `["fail", …]` with the catalogue status. */

@@ -10,7 +10,8 @@ const COUNTS = {
 
 const QUEUE_STATUS = {
   type: 'object',
-  description: 'UP, PAUSE, SCRIPTERROR or DISK FULL with the sizes; a DOWN queue (or one that does not answer, with 503) only `{"status":"DOWN"}`. The classic line breaks are kept.',
+  description:
+    'UP, PAUSE, SCRIPTERROR or DISK FULL with the sizes; a DOWN queue (or one that does not answer, with 503) only `{"status":"DOWN"}`. The classic line breaks are kept.',
   required: ['status'],
   properties: {
     status: { type: 'string', example: 'UP' },
@@ -44,7 +45,14 @@ const DASHBOARD = {
     mgr: {
       type: 'object',
       additionalProperties: true,
-      properties: { up: { type: 'boolean' }, error: { type: 'string' }, pid: { type: 'integer', nullable: true }, uptime: { type: 'integer' }, version: { type: 'string' }, versionMismatch: { type: 'boolean' } },
+      properties: {
+        up: { type: 'boolean' },
+        error: { type: 'string' },
+        pid: { type: 'integer', nullable: true },
+        uptime: { type: 'integer' },
+        version: { type: 'string' },
+        versionMismatch: { type: 'boolean' },
+      },
     },
     queues: { type: 'array', items: DASHBOARD_QUEUE },
     timers: {
@@ -65,7 +73,11 @@ const QUEUE_HEALTH = {
   type: 'object',
   required: ['status', 'healthy'],
   properties: {
-    status: { type: 'string', description: 'What the queue reports (UP, PAUSE, DOWN, SCRIPTERROR, or any other status it may report); DOWN with `fault` when it does not answer', example: 'UP' },
+    status: {
+      type: 'string',
+      description: 'What the queue reports (UP, PAUSE, DOWN, SCRIPTERROR, or any other status it may report); DOWN with `fault` when it does not answer',
+      example: 'UP',
+    },
     healthy: { type: 'boolean', description: '`status` is one of `healthy_states` and the queue answered' },
     reason: { type: 'string', description: 'Why a queue in SCRIPTERROR or DISK FULL runs no script' },
     fault: { type: 'string', description: 'Why a queue that does not answer is DOWN (its worker state, the connection error)' },
@@ -77,11 +89,18 @@ const HEALTH = {
   required: ['status', 'healthy_states', 'mgr', 'queues', 'checked', 'failing'],
   properties: {
     status: { type: 'string', enum: ['ok', 'fail'] },
-    healthy_states: { ...STRING_LIST, description: 'The queue statuses counted as healthy (`healthy_states` in config/config.json; UP, PAUSE and an operator\'s DOWN by default)' },
+    healthy_states: {
+      ...STRING_LIST,
+      description: "The queue statuses counted as healthy (`healthy_states` in config/config.json; UP, PAUSE and an operator's DOWN by default)",
+    },
     mgr: { type: 'object', properties: { up: { type: 'boolean' }, error: { type: 'string' } } },
     queues: { type: 'object', description: 'Each queue by name', additionalProperties: QUEUE_HEALTH },
     checked: { ...STRING_LIST, description: 'rq-mgr and every queue' },
-    failing: { type: 'array', description: 'What is not healthy, and why (empty with `ok`)', items: { type: 'object', properties: { name: { type: 'string' }, error: { type: 'string' } } } },
+    failing: {
+      type: 'array',
+      description: 'What is not healthy, and why (empty with `ok`)',
+      items: { type: 'object', properties: { name: { type: 'string' }, error: { type: 'string' } } },
+    },
   },
 };
 
@@ -107,7 +126,11 @@ const DOCTOR = {
   },
 };
 
-const QUEUE_CONFIG = { ...ANY_OBJECT, description: 'A queue config (name, script, num_workers, …); a `basic_auth` key is never served', example: { name: 'test', script: '/srv/rq/scripts/test/run', num_workers: 1 } };
+const QUEUE_CONFIG = {
+  ...ANY_OBJECT,
+  description: 'A queue config (name, script, num_workers, …); a `basic_auth` key is never served',
+  example: { name: 'test', script: '/srv/rq/scripts/test/run', num_workers: 1 },
+};
 
 const mgrDown = (what: string): Json => answer(`rq-mgr did not answer: ${what}`, { json: FAIL, text: true });
 
@@ -120,7 +143,10 @@ export const statusSchemas = {
   healthz: {
     summary: 'Health: rq-mgr answers and every queue is in a healthy state',
     tags: [TAGS.status],
-    response: { 200: answer('rq-mgr answers and every queue is in one of `healthy_states`', { json: HEALTH }), 503: answer('rq-mgr or a queue is not (DOWN by fault, SCRIPTERROR, …); `failing` names it', { json: HEALTH }) },
+    response: {
+      200: answer('rq-mgr answers and every queue is in one of `healthy_states`', { json: HEALTH }),
+      503: answer('rq-mgr or a queue is not (DOWN by fault, SCRIPTERROR, …); `failing` names it', { json: HEALTH }),
+    },
   },
   doctorJson: {
     summary: 'Every scandir entry and queue not running as it should, with the reason and the fix (`rq doctor`)',
@@ -135,7 +161,10 @@ export const statusSchemas = {
   listJson: {
     summary: 'Queue names',
     tags: [TAGS.status],
-    response: { 200: answer('The queues rq-mgr knows', { json: { ...STRING_LIST, example: ['test', 'relay'] } }), 503: mgrDown('`["fail","QueueMgr not running"]`') },
+    response: {
+      200: answer('The queues rq-mgr knows', { json: { ...STRING_LIST, example: ['test', 'relay'] } }),
+      503: mgrDown('`["fail","QueueMgr not running"]`'),
+    },
   },
   queueSegment: {
     summary: 'A queue: its page, `<q>.txt` or `<q>.json` status',

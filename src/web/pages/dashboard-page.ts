@@ -14,8 +14,15 @@ import type { WebContext } from '../web-context.js';
 
 export function dashboardPage(ctx: WebContext) {
   return async function dashboard(req: FastifyRequest, reply: FastifyReply) {
-    const [data, tracked, limits, doctor] = await Promise.all([dashboardData(ctx), taggedEverywhere(ctx, TRACK_TAG, { offset: 0, limit: DEFAULT_TAG_PAGE }), limitsState(ctx), webDoctorReport(ctx)]);
+    const [data, tracked, limits, doctor] = await Promise.all([
+      dashboardData(ctx),
+      taggedEverywhere(ctx, TRACK_TAG, { offset: 0, limit: DEFAULT_TAG_PAGE }),
+      limitsState(ctx),
+      webDoctorReport(ctx),
+    ]);
     const sections = html`${trackedView(tracked, ctx.urls)}${limitsView(limits, ctx.urls)}`;
-    return ctx.page(req, reply, dashboardView(data, ctx.urls, ctx.deps.config.allow_new_queue === true, sections, attentionView(doctor, ctx.urls)), { scripts: ['main.js', 'limits.js'] });
+    return ctx.page(req, reply, dashboardView(data, ctx.urls, ctx.deps.config.allow_new_queue === true, sections, attentionView(doctor, ctx.urls)), {
+      scripts: ['main.js', 'limits.js'],
+    });
   };
 }

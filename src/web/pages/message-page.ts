@@ -12,7 +12,10 @@ export function messagePage(ctx: WebContext) {
     const id = ctx.requireMsgId(idParam);
     const msg = await getMessage(ctx, q, id);
     // The timeline is a courtesy: a message deleted meanwhile still shows what was read.
-    const history = await ctx.queue(q).history(id).catch(() => null);
+    const history = await ctx
+      .queue(q)
+      .history(id)
+      .catch(() => null);
     return ctx.page(req, reply, messageView(msg, url, ctx.urls, history?.ok ? history.value : [], q), { queue: url, scripts: ['message.js'] });
   };
 }

@@ -93,7 +93,17 @@ export function queuePage(ctx: WebContext) {
     const now = ctx.now();
     const table = { name: q, filter, counts, page: listed?.ok ? listed.page : null, ...(problem ? { problem } : {}), now };
     const bulk = listed?.ok ? bulkBar(q, filter, listed.page.total, ctx.urls) : undefined;
-    const data: QueuePageData = { name: q, snap, configText: pretty, schedules: await schedulesOf(config, queuePaths(ctx.deps.root, q).dir, now), table, bulk, tags, waiting, now };
+    const data: QueuePageData = {
+      name: q,
+      snap,
+      configText: pretty,
+      schedules: await schedulesOf(config, queuePaths(ctx.deps.root, q).dir, now),
+      table,
+      bulk,
+      tags,
+      waiting,
+      now,
+    };
     return ctx.page(req, reply, queueView(data, ctx.urls), { queue: q, scripts: ['main.js', 'queue.js', 'message-table.js'], styles: ['list.css'] });
   };
 }

@@ -37,8 +37,22 @@ export function statsPages(ctx: WebContext) {
       const now = ctx.now();
       const today = dayOf(now);
       const groups = failed.ok && 'groups' in failed.value ? failed.value.groups : null;
-      const data = { queue: q, date: day.ok ? day.value.date : (date ?? today), today, day: day.ok ? withQuantiles(day.value) : null, error: day.ok ? undefined : day.text, groups, days, now };
-      return ctx.page(req, reply, statsView(data, ctx.urls), { queue: q, status: status(day), scripts: ['main.js', 'stats-charts.js'], styles: [CHART_CSS, 'stats.css'] });
+      const data = {
+        queue: q,
+        date: day.ok ? day.value.date : (date ?? today),
+        today,
+        day: day.ok ? withQuantiles(day.value) : null,
+        error: day.ok ? undefined : day.text,
+        groups,
+        days,
+        now,
+      };
+      return ctx.page(req, reply, statsView(data, ctx.urls), {
+        queue: q,
+        status: status(day),
+        scripts: ['main.js', 'stats-charts.js'],
+        styles: [CHART_CSS, 'stats.css'],
+      });
     },
 
     /** GET /q/<q>/failed[?group=G&offset=&limit=]: the groups, or a page of one group's err messages. */
@@ -49,7 +63,10 @@ export function statsPages(ctx: WebContext) {
       const opts = { queue: q, status: status(r), scripts: ['main.js'], styles: ['stats.css'] };
       if (r.ok && 'messages' in r.value) return ctx.page(req, reply, groupView(q, r.value, query, ctx.urls), opts);
       const groups = r.ok && 'groups' in r.value ? r.value.groups : null;
-      const head = html`<div class="page-head"><h1 id="failed-title">Failure groups of <a href="${ctx.urls.queue(q)}">${q}</a></h1><a href="${ctx.urls.queue(q, '/stats')}" id="failed-stats-link">statistics</a></div>`;
+      const head = html`<div class="page-head">
+        <h1 id="failed-title">Failure groups of <a href="${ctx.urls.queue(q)}">${q}</a></h1>
+        <a href="${ctx.urls.queue(q, '/stats')}" id="failed-stats-link">statistics</a>
+      </div>`;
       return ctx.page(req, reply, html`${head}${groupsCard(q, groups, ctx.urls, ctx.urls.queue(q, '/failed'))}`, opts);
     },
   };

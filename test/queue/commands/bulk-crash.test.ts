@@ -104,7 +104,10 @@ async function checkAfterRestart(q: QueueProc, sent: Sent, rng: SeededRandom, wh
   if (process.env.RQ_BULK_VERBOSE) console.info(`${what}: acked ${sent.acked.size} sent ${sent.tried.size} on disk ${byMarker.size}`);
   const why = `${what}, ${sent.acked.size} acked of ${sent.tried.size} sent (${rng.replay})`;
   expect(problems.slice(0, 10), why).toEqual([]);
-  expect((await fsp.readdir(q.paths.state.prep)).filter((n) => n.startsWith('_')), why).toEqual([]);
+  expect(
+    (await fsp.readdir(q.paths.state.prep)).filter((n) => n.startsWith('_')),
+    why,
+  ).toEqual([]);
   // The restart's replay deleted every segment, and nothing was created since.
   expect(await fsp.readdir(q.paths.journalDir), why).toEqual([]);
   const zeros = Object.fromEntries(STATES.map((s) => [s, 0]));
@@ -119,62 +122,71 @@ async function retire(q: QueueProc): Promise<void> {
 }
 
 describe('create_messages under kill -9', () => {
-  it(`${ROUNDS} rounds of ${CLIENTS} clients sending batches of ${BATCH}, killed after acks, mid-batch or in a checkpoint`, { timeout: 60_000 + ROUNDS * BATCH * 6 }, async () => {
-    const rng = seededRandom();
-    const first = rng.int(KILLS.length);
-    for (let round = 0; round < ROUNDS; round++) {
-      const name = `bulk${round}`;
-      // Drawn before anything runs, so a replayed seed makes the same choices whatever the timing.
-      const kill: Kill = round < KILLS.length ? KILLS[(first + round) % KILLS.length] : rng.pick(KILLS);
-      const at = kill === 'acks' ? 1 + rng.int(CLIENTS) : kill === 'mid-batch' ? 1 + rng.int(CLIENTS * BATCH) : 1 + rng.int(2);
-      const what = `round ${round}: kill at ${kill} #${at}`;
-      let q = (ctx.q = await startPaused(name));
+  it(
+    `${ROUNDS} rounds of ${CLIENTS} clients sending batches of ${BATCH}, killed after acks, mid-batch or in a checkpoint`,
+    { timeout: 60_000 + ROUNDS * BATCH * 6 },
+    async () => {
+      const rng = seededRandom();
+      const first = rng.int(KILLS.length);
+      for (let round = 0; round < ROUNDS; round++) {
+        const name = `bulk${round}`;
+        // Drawn before anything runs, so a replayed seed makes the same choices whatever the timing.
+        const kill: Kill = round < KILLS.length ? KILLS[(first + round) % KILLS.length] : rng.pick(KILLS);
+        const at = kill === 'acks' ? 1 + rng.int(CLIENTS) : kill === 'mid-batch' ? 1 + rng.int(CLIENTS * BATCH) : 1 + rng.int(2);
+        const what = `round ${round}: kill at ${kill} #${at}`;
+        let q = (ctx.q = await startPaused(name));
+        const sent: Sent = { tried: new Map(), acked: new Map() };
+        let killed: Promise<void> | undefined;
+        let fire!: () => void;
+        const fired = new Promise<void>((r) => (fire = r));
+        // Sent from inside the event's callback: nothing the test does comes between the event and the kill.
+        const killWhen = (hit: boolean) => {
+          if (!hit || killed) return;
+          killed = q.kill9();
+          fire();
+        };
+        let acks = 0;
+        let twos = 0;
+        let deletes = 0;
+        const unwatch = watchSpool(q, {
+          que: (seen) => killWhen(kill === 'mid-batch' && seen >= at),
+          segment: (live, deleted) =>
+            killWhen((kill === 'two-segments' && live >= 2 && ++twos >= at) || (kill === 'segment-deleted' && deleted && ++deletes >= at)),
+        });
+        const work = sendUntilKilled(q.paths.sock, name, `${round}`, sent, CLIENTS, MAX_BATCHES, () => killWhen(kill === 'acks' && ++acks >= at));
+        const stopped = Promise.all(work).then(() => {
+          throw new Error(`${what}: every client stopped before the kill (${rng.replay})`);
+        });
+        await Promise.race([fired, stopped]);
+        await killed;
+        await Promise.all(work);
+        unwatch();
+        q = ctx.q = await QueueProc.start(ctx.t.root, name);
+        await checkAfterRestart(q, sent, rng, what);
+        await retire(q);
+      }
+    },
+  );
+
+  it(
+    `killed between the last rename of a batch of ${BATCH} and its ok: each message there once at most, all of it when acked`,
+    { timeout: 60_000 + BATCH * 6 },
+    async () => {
+      const rng = seededRandom();
+      const q = (ctx.q = await startPaused('last'));
       const sent: Sent = { tried: new Map(), acked: new Map() };
       let killed: Promise<void> | undefined;
-      let fire!: () => void;
-      const fired = new Promise<void>((r) => (fire = r));
-      // Sent from inside the event's callback: nothing the test does comes between the event and the kill.
-      const killWhen = (hit: boolean) => {
-        if (!hit || killed) return;
-        killed = q.kill9();
-        fire();
-      };
-      let acks = 0;
-      let twos = 0;
-      let deletes = 0;
-      const unwatch = watchSpool(q, {
-        que: (seen) => killWhen(kill === 'mid-batch' && seen >= at),
-        segment: (live, deleted) => killWhen((kill === 'two-segments' && live >= 2 && ++twos >= at) || (kill === 'segment-deleted' && deleted && ++deletes >= at)),
-      });
-      const work = sendUntilKilled(q.paths.sock, name, `${round}`, sent, CLIENTS, MAX_BATCHES, () => killWhen(kill === 'acks' && ++acks >= at));
-      const stopped = Promise.all(work).then(() => {
-        throw new Error(`${what}: every client stopped before the kill (${rng.replay})`);
-      });
-      await Promise.race([fired, stopped]);
+      const killNow = () => (killed ??= q.kill9());
+      // The batch's dirs are renamed into que/ before its journal records are synced and answered: the last one's event is as close to the ok as events get.
+      const unwatch = watchSpool(q, { que: (seen) => seen >= BATCH && killNow(), segment: () => undefined });
+      const [work] = sendUntilKilled(q.paths.sock, 'last', 'last', sent, 1, 1, () => undefined);
+      // Should inotify drop an event, the kill follows the reply instead of never coming.
+      await work.then(killNow);
       await killed;
-      await Promise.all(work);
       unwatch();
-      q = ctx.q = await QueueProc.start(ctx.t.root, name);
-      await checkAfterRestart(q, sent, rng, what);
-      await retire(q);
-    }
-  });
-
-  it(`killed between the last rename of a batch of ${BATCH} and its ok: each message there once at most, all of it when acked`, { timeout: 60_000 + BATCH * 6 }, async () => {
-    const rng = seededRandom();
-    const q = (ctx.q = await startPaused('last'));
-    const sent: Sent = { tried: new Map(), acked: new Map() };
-    let killed: Promise<void> | undefined;
-    const killNow = () => (killed ??= q.kill9());
-    // The batch's dirs are renamed into que/ before its journal records are synced and answered: the last one's event is as close to the ok as events get.
-    const unwatch = watchSpool(q, { que: (seen) => seen >= BATCH && killNow(), segment: () => undefined });
-    const [work] = sendUntilKilled(q.paths.sock, 'last', 'last', sent, 1, 1, () => undefined);
-    // Should inotify drop an event, the kill follows the reply instead of never coming.
-    await work.then(killNow);
-    await killed;
-    unwatch();
-    ctx.q = await QueueProc.start(ctx.t.root, 'last');
-    await checkAfterRestart(ctx.q, sent, rng, `last rename (${sent.acked.size ? 'after' : 'before'} the ok)`);
-    if (process.env.RQ_BULK_VERBOSE) console.info(`last-rename kill landed ${sent.acked.size ? 'after' : 'before'} the ok`);
-  });
+      ctx.q = await QueueProc.start(ctx.t.root, 'last');
+      await checkAfterRestart(ctx.q, sent, rng, `last rename (${sent.acked.size ? 'after' : 'before'} the ok)`);
+      if (process.env.RQ_BULK_VERBOSE) console.info(`last-rename kill landed ${sent.acked.size ? 'after' : 'before'} the ok`);
+    },
+  );
 });

@@ -17,7 +17,10 @@ afterEach(async () => {
 /** A paused queue (nothing runs, so requeued messages stay in que) holding `n` err messages made on disk. */
 async function errQueue(n: number) {
   const t = await makeRoot();
-  const ids = await fillQueue(t.root, 'bq', n, { state: () => 'err', fields: (i) => ({ param1: `m-${i}`, backoff_base: 7, heartbeat_timeout: 30, tags: ['nightly'] }) });
+  const ids = await fillQueue(t.root, 'bq', n, {
+    state: () => 'err',
+    fields: (i) => ({ param1: `m-${i}`, backoff_base: 7, heartbeat_timeout: 30, tags: ['nightly'] }),
+  });
   await fs.writeFile(path.join(t.root, 'config', 'bq.pause'), '');
   const proc = await QueueProc.start(t.root, 'bq');
   const slot = { t, procs: [proc] };
@@ -49,7 +52,7 @@ describe('bulk', () => {
     expect([ok, job.total, job.state]).toEqual(['ok', 1000, 'running']);
     const done = await finish(proc, job.job);
     expect(done).toMatchObject({ total: 1000, done: 1000, changed: 1000, skipped: {} });
-    expect((await proc.cmd('num_messages'))).toMatchObject({ que: 1000, err: 0 });
+    expect(await proc.cmd('num_messages')).toMatchObject({ que: 1000, err: 0 });
     const counts = await Promise.all(ids.map((id) => requeues(t, id, 'que')));
     expect(counts.every((c) => c === 1)).toBe(true);
     // Run again: nothing is in err any more, so nothing changes.
@@ -108,14 +111,24 @@ describe('bulk', () => {
     // Only a move goes anywhere: a delete given a dest is refused before any job starts. An empty or
     // null dest is no dest, as the socket reads every absent argument.
     const jobs = (await proc.cmd('bulk_status'))[1].length;
-    expect(await proc.cmd('bulk', { op: 'delete', dest: 'other', ids: [ids[2]] })).toEqual(['fail', 'dest: expected nothing (only a move has a destination), received "other"']);
+    expect(await proc.cmd('bulk', { op: 'delete', dest: 'other', ids: [ids[2]] })).toEqual([
+      'fail',
+      'dest: expected nothing (only a move has a destination), received "other"',
+    ]);
     expect((await proc.cmd('bulk_status'))[1]).toHaveLength(jobs);
-    for (const dest of ['', null]) expect(await proc.cmd('bulk', { op: 'delete', dest, ids: [ids[2]], dry_run: true })).toEqual(['ok', { op: 'delete', count: 1 }]);
+    for (const dest of ['', null])
+      expect(await proc.cmd('bulk', { op: 'delete', dest, ids: [ids[2]], dry_run: true })).toEqual(['ok', { op: 'delete', count: 1 }]);
     expect((await proc.cmd('bulk', { op: 'retry' }))[1]).toMatch(/^ids: expected either ids or filter/);
     // bulk_status of a job this process never ran (or forgot at a restart), and a bad `seen`.
-    expect(await proc.cmd('bulk_status', { job: 'bulk-nope' })).toEqual(['fail', 'job: expected a bulk job of this queue process (jobs are forgotten when it restarts), received "bulk-nope"']);
+    expect(await proc.cmd('bulk_status', { job: 'bulk-nope' })).toEqual([
+      'fail',
+      'job: expected a bulk job of this queue process (jobs are forgotten when it restarts), received "bulk-nope"',
+    ]);
     for (const seen of [-2, 1.5, '3']) {
-      expect(await proc.cmd('bulk_status', { job: retry.job, seen }), String(seen)).toEqual(['fail', `seen: expected a whole number of messages handled (or -1), received ${JSON.stringify(seen)}`]);
+      expect(await proc.cmd('bulk_status', { job: retry.job, seen }), String(seen)).toEqual([
+        'fail',
+        `seen: expected a whole number of messages handled (or -1), received ${JSON.stringify(seen)}`,
+      ]);
     }
   }, 60_000);
 });

@@ -52,7 +52,10 @@ describe('countArg', () => {
     expect(countArg({ n: '10' }, 'n', 10)).toBe(10);
     for (const none of [undefined, null, '']) expect(countArg({ n: none }, 'n', 10, 7)).toBe(7);
     expect(countArg({}, 'n', 10)).toBeUndefined();
-    for (const bad of [0, 11, 1.5, '-1', ' 3', '3a', true]) expect(refusal(() => countArg({ n: bad }, 'n', 10)).message, String(bad)).toBe(`n: expected a whole number from 1 to 10, received ${JSON.stringify(bad)}`);
+    for (const bad of [0, 11, 1.5, '-1', ' 3', '3a', true])
+      expect(refusal(() => countArg({ n: bad }, 'n', 10)).message, String(bad)).toBe(
+        `n: expected a whole number from 1 to 10, received ${JSON.stringify(bad)}`,
+      );
   });
 });
 
@@ -70,7 +73,10 @@ describe('offsetArg', () => {
     for (const none of [undefined, null, '']) expect(offsetArg({ offset: none })).toBe(0);
     expect(offsetArg({ offset: '0' })).toBe(0);
     expect(offsetArg({ offset: 10_000_000 })).toBe(10_000_000);
-    for (const bad of [-1, 10_000_001, 2.5, '1e3', 'x']) expect(refusal(() => offsetArg({ offset: bad })).message, String(bad)).toBe(`offset: expected a whole number from 0 to 10000000, received ${JSON.stringify(bad)}`);
+    for (const bad of [-1, 10_000_001, 2.5, '1e3', 'x'])
+      expect(refusal(() => offsetArg({ offset: bad })).message, String(bad)).toBe(
+        `offset: expected a whole number from 0 to 10000000, received ${JSON.stringify(bad)}`,
+      );
     expect(MAX_PAGE).toBe(1000);
   });
 });

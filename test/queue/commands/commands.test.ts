@@ -63,7 +63,17 @@ describe('create, prep, attach, commit', () => {
     expect(r[1]).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${t.port}/q/cmds/\\d{8}\\.\\d{4}\\.\\d{2}\\.\\d{3}\\.\\d+$`));
     const id = r[1].split('/').pop();
     const m = await q.waitState(id, ['done']);
-    expect(m).toMatchObject({ msg_id: id, dest: 'cmds', orig_msg_id: r[1], count: 0, max_count: 15, src: 'test', param1: 'done', state: 'done', status: 'done - done sleeping' });
+    expect(m).toMatchObject({
+      msg_id: id,
+      dest: 'cmds',
+      orig_msg_id: r[1],
+      count: 0,
+      max_count: 15,
+      src: 'test',
+      param1: 'done',
+      state: 'done',
+      status: 'done - done sleeping',
+    });
     expect(m.bogus).toBeUndefined();
     expect(m.path).toMatch(new RegExp(`^queues/cmds/done/\\d{8}/\\d{2}/\\d{2}/${id.replace(/\./g, '\\.')}$`));
     expect(typeof m.due).toBe('number');
@@ -85,14 +95,25 @@ describe('create, prep, attach, commit', () => {
     const file = path.join(t.root, 'hello.txt');
     await fs.writeFile(file, 'hello world\n');
     expect(await q.cmd('attach_message', { msg_id: id, pathname: file })).toEqual(['ok', '6f5902ac237024bdd0c176cb93063dc4-Attached successfully']);
-    expect(await q.cmd('attach_message', { msg_id: id, pathname: file, name: 'second.txt' })).toEqual(['ok', '6f5902ac237024bdd0c176cb93063dc4-Attached successfully']);
-    expect(await q.cmd('attach_message', { msg_id: id, pathname: 'relative/x' })).toEqual(['fail', 'Invalid pathname, must be normalized relative/x (ie. must start with /']);
-    expect(await q.cmd('attach_message', { msg_id: id, pathname: file, name: '.hidden' })).toEqual(['fail', 'Attachment name as a dot-file not allowed: .hidden']);
+    expect(await q.cmd('attach_message', { msg_id: id, pathname: file, name: 'second.txt' })).toEqual([
+      'ok',
+      '6f5902ac237024bdd0c176cb93063dc4-Attached successfully',
+    ]);
+    expect(await q.cmd('attach_message', { msg_id: id, pathname: 'relative/x' })).toEqual([
+      'fail',
+      'Invalid pathname, must be normalized relative/x (ie. must start with /',
+    ]);
+    expect(await q.cmd('attach_message', { msg_id: id, pathname: file, name: '.hidden' })).toEqual([
+      'fail',
+      'Attachment name as a dot-file not allowed: .hidden',
+    ]);
     expect(await q.cmd('attach_message', { pathname: file })).toEqual(['fail', "lacking 'msg_id' field"]);
     expect(await q.cmd('delete_attach_message', { msg_id: id, attachment_name: 'second.txt' })).toEqual(['ok', 'Attachment deleted successfully']);
     expect(await q.cmd('delete_attach_message', { msg_id: id, attachment_name: 'second.txt' })).toEqual([false, 'No attachment with that named for msg']);
     const view = await q.cmd('get_message', { msg_id: id });
-    expect(view[1]._attachments).toEqual({ 'hello.txt': { md5: '6f5902ac237024bdd0c176cb93063dc4', size: 12, path: path.join(q.paths.state.prep, id, 'attach', 'hello.txt') } });
+    expect(view[1]._attachments).toEqual({
+      'hello.txt': { md5: '6f5902ac237024bdd0c176cb93063dc4', size: 12, path: path.join(q.paths.state.prep, id, 'attach', 'hello.txt') },
+    });
     expect(await q.cmd('commit_message', { msg_id: id })).toEqual(['ok', 'msg commited']);
     expect(await q.cmd('commit_message', { msg_id: id })).toEqual(['fail', 'cannot find message']);
     await q.waitState(id, ['done']);
@@ -155,7 +176,7 @@ describe('operator operations', () => {
     expect(await q.cmd('run_message', { msg_id: later })).toEqual(['ok', 'msg sent to front of run queue']);
     // The status text is the script's own fd 3 line, which may come after the move into run/.
     const running = async () => JSON.stringify((await q.cmd('messages', { state: 'run' }))[0]);
-    await waitFor(async () => (await running()) === JSON.stringify([slow, 'run - forever']), 'the running message to show its script\'s status');
+    await waitFor(async () => (await running()) === JSON.stringify([slow, 'run - forever']), "the running message to show its script's status");
     expect(await q.cmd('destroy_message', { msg_id: slow })).toEqual(['ok', 'msg destroyed']);
     const m = await q.waitState(slow, ['err']);
     expect(m.status).toMatch(/^err - PROCESS EXITED IMPROPERLY - MOVING TO ERR - Completion was {2}but exit status was pid \d+ SIGTERM \(signal 15\)$/);

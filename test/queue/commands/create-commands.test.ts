@@ -53,7 +53,10 @@ describe('create_messages', () => {
     list[3] = { param1: 'no dest' };
     expect(await q.cmd('create_messages', { messages: list })).toEqual(['fail', 'messages[3]: input missing required "dest" parameter']);
     list[3] = 'text';
-    expect(await q.cmd('create_messages', { messages: list })).toEqual(['fail', 'messages[3]: message: expected a JSON object of message fields, received "text"']);
+    expect(await q.cmd('create_messages', { messages: list })).toEqual([
+      'fail',
+      'messages[3]: message: expected a JSON object of message fields, received "text"',
+    ]);
     expect(await total()).toBe(before);
     expect((await fs.readdir(q.paths.state.prep)).filter((n) => n.startsWith('_'))).toEqual([]);
     const refused = await QueueClient.oneShot(q.paths.sock).createMany([{ dest: 'batch', priority: 'high' }]);
@@ -69,7 +72,13 @@ describe('create_messages', () => {
   });
 
   it('keys inside a batch: a key sent twice answers the first message made with it', async () => {
-    const r = await q.cmd('create_messages', { messages: [{ dest: 'batch', idempotency_key: 'k-batch' }, { dest: 'batch', param1: 'other' }, { dest: 'batch', idempotency_key: 'k-batch' }] });
+    const r = await q.cmd('create_messages', {
+      messages: [
+        { dest: 'batch', idempotency_key: 'k-batch' },
+        { dest: 'batch', param1: 'other' },
+        { dest: 'batch', idempotency_key: 'k-batch' },
+      ],
+    });
     expect(r[0]).toBe('ok');
     expect(r[1][2]).toEqual(r[1][0]);
     expect(r[1][1][1]).not.toBe(r[1][0][1]);

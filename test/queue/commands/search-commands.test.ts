@@ -19,16 +19,25 @@ describe('search arguments', () => {
     const eight = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`f${i}`, 'x']));
     expect(await ask(q, { query: eight })).toEqual(['ok', { total: 0, messages: [] }]);
     expect(await ask(q, { query: { ['f'.repeat(64)]: 'x' } })).toEqual(['ok', { total: 0, messages: [] }]);
-    expect(await ask(q, { query: { ['f'.repeat(65)]: 'x' } })).toEqual(['fail', `query: expected field names of letters, digits and _ (1-64 characters), received "${'f'.repeat(65)}"`]);
+    expect(await ask(q, { query: { ['f'.repeat(65)]: 'x' } })).toEqual([
+      'fail',
+      `query: expected field names of letters, digits and _ (1-64 characters), received "${'f'.repeat(65)}"`,
+    ]);
     // Anchored both ends: a good name with a bad character before or after is refused.
     expect((await ask(q, { query: { 'param1-': 'x' } }))[0]).toBe('fail');
     expect((await ask(q, { query: { '-param1': 'x' } }))[0]).toBe('fail');
     expect((await ask(q, { query: { '': 'x' } }))[0]).toBe('fail');
     expect(await ask(q, { query: { param1: 'x'.repeat(1000) } })).toEqual(['ok', { total: 0, messages: [] }]);
-    expect(await ask(q, { query: { param1: 'x'.repeat(1001) } })).toEqual(['fail', expect.stringMatching(/^query\[param1\]: expected a text of at most 1000 characters/)]);
+    expect(await ask(q, { query: { param1: 'x'.repeat(1001) } })).toEqual([
+      'fail',
+      expect.stringMatching(/^query\[param1\]: expected a text of at most 1000 characters/),
+    ]);
     expect(await ask(q, { query: { param1: true } })).toEqual(['fail', 'query[param1]: expected a text of at most 1000 characters, received true']);
     expect(await ask(q, { query: 'param1' })).toEqual(['fail', expect.stringMatching(/^query: expected an object of field name to text/)]);
-    expect(await ask(q, { query: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`f${i}`, 'x'])) })).toEqual(['fail', 'query: expected at most 8 fields, received "9 fields"']);
+    expect(await ask(q, { query: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`f${i}`, 'x'])) })).toEqual([
+      'fail',
+      'query: expected at most 8 fields, received "9 fields"',
+    ]);
   });
 
   it('takes a text of 1000 characters, not 1001 nor a number; an empty acked is no filter', async () => {
@@ -57,9 +66,40 @@ describe('search arguments', () => {
   it('the query as the filter of a bulk command reads it: defaults, what is left out, and a limit of its own', () => {
     expect(searchQuery({})).toEqual({ fields: {}, text: undefined, exact: false, state: undefined, offset: 0, limit: 100 });
     expect(searchQuery({}, 7).limit).toBe(7);
-    const full = searchQuery({ query: { a: 1 }, text: 't', exact: true, state: 'err', acked: false, created_from: 1, created_to: 2, sort: 'due', order: 'asc', offset: 3, limit: 4 });
-    expect(full).toEqual({ fields: { a: '1' }, text: 't', exact: true, state: 'err', acked: false, createdFrom: 1, createdTo: 2, sort: 'due', order: 'asc', offset: 3, limit: 4 });
-    expect(Object.keys(searchQuery({ acked: '', created_from: null, sort: '', order: '' })).sort()).toEqual(['exact', 'fields', 'limit', 'offset', 'state', 'text']);
+    const full = searchQuery({
+      query: { a: 1 },
+      text: 't',
+      exact: true,
+      state: 'err',
+      acked: false,
+      created_from: 1,
+      created_to: 2,
+      sort: 'due',
+      order: 'asc',
+      offset: 3,
+      limit: 4,
+    });
+    expect(full).toEqual({
+      fields: { a: '1' },
+      text: 't',
+      exact: true,
+      state: 'err',
+      acked: false,
+      createdFrom: 1,
+      createdTo: 2,
+      sort: 'due',
+      order: 'asc',
+      offset: 3,
+      limit: 4,
+    });
+    expect(Object.keys(searchQuery({ acked: '', created_from: null, sort: '', order: '' })).sort()).toEqual([
+      'exact',
+      'fields',
+      'limit',
+      'offset',
+      'state',
+      'text',
+    ]);
   });
 
   it('answers 100 messages when no limit is given', async () => {
@@ -80,7 +120,13 @@ describe('search detail', () => {
     await expect.poll(async () => (await cmd(q, 'get_message', { msg_id: a }))[1].status).toMatch(/working hard/);
     q.clock.ms += 2500;
     const reply = await ask(q, { detail: true });
-    expect(reply).toEqual(['ok', { total: 1, messages: [{ msg_id: a, state: 'run', fields: expect.any(Object), status: 'run - working hard', ms: 2500, runs: 1, total_ms: 2500, finished: null }] }]);
+    expect(reply).toEqual([
+      'ok',
+      {
+        total: 1,
+        messages: [{ msg_id: a, state: 'run', fields: expect.any(Object), status: 'run - working hard', ms: 2500, runs: 1, total_ms: 2500, finished: null }],
+      },
+    ]);
     expect((await ask(q, { detail: false }))[1].messages[0]).toEqual({ msg_id: a, state: 'run', fields: expect.any(Object) });
     expect((await ask(q, { detail: '' }))[1].messages[0]).toEqual({ msg_id: a, state: 'run', fields: expect.any(Object) });
   });
@@ -243,6 +289,8 @@ describe('search detail when reads fail', () => {
     spool.readHistory = async () => {
       throw new Error('no history');
     };
-    expect((await ask(q, { detail: true }))[1].messages).toEqual([{ msg_id: a, state: 'que', fields: expect.any(Object), status: 'que', ms: null, runs: 0, total_ms: null, finished: null }]);
+    expect((await ask(q, { detail: true }))[1].messages).toEqual([
+      { msg_id: a, state: 'que', fields: expect.any(Object), status: 'que', ms: null, runs: 0, total_ms: null, finished: null },
+    ]);
   });
 });

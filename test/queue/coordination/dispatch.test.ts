@@ -27,13 +27,21 @@ describe('num_workers', () => {
   it('never has more than num_workers scripts alive at once', async () => {
     const script = path.join(ctx.t.root, 'span.sh');
     // Each script records when it lives; overlapping lifetimes are what num_workers limits.
-    await fs.writeFile(script, '#!/bin/bash\necho "s $EPOCHREALTIME" >> "$RQ_PARAM1"\nsleep 0.3\necho "e $EPOCHREALTIME" >> "$RQ_PARAM1"\necho "done ok" >&3\n', { mode: 0o755 });
+    await fs.writeFile(
+      script,
+      '#!/bin/bash\necho "s $EPOCHREALTIME" >> "$RQ_PARAM1"\nsleep 0.3\necho "e $EPOCHREALTIME" >> "$RQ_PARAM1"\necho "done ok" >&3\n',
+      { mode: 0o755 },
+    );
     await addQueue(ctx.t.root, 'nw', { script, num_workers: 2 });
     ctx.q = await QueueProc.start(ctx.t.root, 'nw');
     const spans = path.join(ctx.t.root, 'spans.log');
     for (let i = 0; i < 6; i++) await ctx.q.send({ param1: spans });
     await waitFor(async () => (await ctx.q!.cmd('num_messages')).done === 6, 'all done', 15_000);
-    const events = (await fs.readFile(spans, 'utf8')).trim().split('\n').map((l) => l.split(' ')).map(([k, t]) => ({ k, t: Number(t) }));
+    const events = (await fs.readFile(spans, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' '))
+      .map(([k, t]) => ({ k, t: Number(t) }));
     events.sort((a, b) => a.t - b.t || (a.k === 'e' ? -1 : 1));
     let live = 0;
     let max = 0;

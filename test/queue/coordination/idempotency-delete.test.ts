@@ -22,7 +22,9 @@ it('after the keyed message is deleted, 20 concurrent creates with its key (one 
   expect(await q.send({ idempotency_key: 'k-del', due: later() })).toBe(first);
   expect(await q.cmd('delete_message', { msg_id: first })).toEqual(['ok', 'msg deleted']);
 
-  const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => q.cmd('create_message', { dest: 'ik', idempotency_key: 'k-del', due: later(), param1: `c${i}` })));
+  const replies = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => q.cmd('create_message', { dest: 'ik', idempotency_key: 'k-del', due: later(), param1: `c${i}` })),
+  );
   for (const r of replies) expect(r[0]).toBe('ok');
   const ids = new Set(replies.map((r) => String(r[1]).split('/').pop()));
   expect(ids.size).toBe(1);

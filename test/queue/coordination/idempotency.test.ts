@@ -16,7 +16,14 @@ afterEach(() => fs.rm(dir, { recursive: true, force: true }));
 function keys(now: { t: number }, windowMs = 1000) {
   const file = path.join(dir, 'idempotency.jsonl');
   const made = new Set<string>();
-  const k = new IdempotencyKeys({ file, windowMs: () => windowMs, now: () => now.t, exists: async (id) => made.has(id), dirSync: new DirSync(), log: silentLogger() });
+  const k = new IdempotencyKeys({
+    file,
+    windowMs: () => windowMs,
+    now: () => now.t,
+    exists: async (id) => made.has(id),
+    dirSync: new DirSync(),
+    log: silentLogger(),
+  });
   let n = 0;
   const create = (key: string) =>
     k.once(key, async (record) => {
@@ -45,7 +52,7 @@ describe('IdempotencyKeys', () => {
     await k.close();
   });
 
-  it('a key holds for exactly its window: still the same message at the window\'s end, a new one a millisecond later', async () => {
+  it("a key holds for exactly its window: still the same message at the window's end, a new one a millisecond later", async () => {
     const now = { t: 0 };
     const { k, create } = keys(now, 1000);
     expect(await create('a')).toEqual({ id: 'm1', created: true });

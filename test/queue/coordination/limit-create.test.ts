@@ -37,7 +37,9 @@ it('a limited create without rq-mgr to hold the table is refused, saying so', as
 });
 
 it('an empty limit_concurrency is no value; a classic message’s finish writes nothing of the dependency outbox', async () => {
-  const id = String((await q.cmd('create_message', { dest: 'lc', param1: 'done', limit_concurrency: '' }))[1]).split('/').pop()!;
+  const id = String((await q.cmd('create_message', { dest: 'lc', param1: 'done', limit_concurrency: '' }))[1])
+    .split('/')
+    .pop()!;
   expect((await q.waitState(id, ['done'])).limit_concurrency).toBeUndefined();
   expect(fs.existsSync(path.join(t.root, 'queues', 'lc', '.outbox'))).toBe(false);
 });

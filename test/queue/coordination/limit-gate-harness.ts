@@ -100,4 +100,3 @@ export const msg = (n: number, fields: Record<string, unknown> = {}) => ({ msg_i
 export const settle = async () => {
   for (let i = 0; i < 20; i++) await new Promise<void>((r) => setImmediate(r));
 };
-

@@ -18,14 +18,20 @@ describe('keyOf', () => {
 describe('checkCreate', () => {
   it('refuses limit_concurrency without a limit, and asks rq-mgr nothing without a key', async () => {
     const h = harness();
-    await expect(h.gate.checkCreate({ limit_concurrency: 2 } as CreateFields)).rejects.toMatchObject({ code: 'RQ_ERR_INVALID_FIELD', message: 'limit_concurrency: expected a limit on the message or its queue to apply to, received 2' });
+    await expect(h.gate.checkCreate({ limit_concurrency: 2 } as CreateFields)).rejects.toMatchObject({
+      code: 'RQ_ERR_INVALID_FIELD',
+      message: 'limit_concurrency: expected a limit on the message or its queue to apply to, received 2',
+    });
     await h.gate.checkCreate({} as CreateFields);
     expect(h.calls).toEqual([]);
   });
 
   it('refuses an expanded key that is empty, before asking rq-mgr', async () => {
     const h = harness();
-    await expect(h.gate.checkCreate({ limit: '{param1}' } as CreateFields)).rejects.toMatchObject({ code: 'RQ_ERR_INVALID_FIELD', message: expect.stringContaining('limit') });
+    await expect(h.gate.checkCreate({ limit: '{param1}' } as CreateFields)).rejects.toMatchObject({
+      code: 'RQ_ERR_INVALID_FIELD',
+      message: expect.stringContaining('limit'),
+    });
     expect(h.calls).toEqual([]);
   });
 
@@ -34,7 +40,10 @@ describe('checkCreate', () => {
     await h.gate.checkCreate({ limit: 'k', limit_concurrency: 3 } as CreateFields);
     expect(h.calls).toEqual(['define k 3']);
     h.answers.define = [new Error('ECONNREFUSED')];
-    await expect(h.gate.checkCreate({ limit: 'k' } as CreateFields)).rejects.toMatchObject({ code: 'RQ_ERR_LIMITS_UNAVAILABLE', message: 'limit: the limits table (rq-mgr) did not answer (ECONNREFUSED)' });
+    await expect(h.gate.checkCreate({ limit: 'k' } as CreateFields)).rejects.toMatchObject({
+      code: 'RQ_ERR_LIMITS_UNAVAILABLE',
+      message: 'limit: the limits table (rq-mgr) did not answer (ECONNREFUSED)',
+    });
     const text = 'limit: key k has no concurrency: add it to config/limits.json or send limit_concurrency';
     h.answers.define = [{ ok: false, code: 'RQ_ERR_LIMIT_NO_CONCURRENCY', text }];
     await expect(h.gate.checkCreate({ limit: 'k' } as CreateFields)).rejects.toMatchObject({ code: 'RQ_ERR_LIMIT_NO_CONCURRENCY', message: text });
@@ -57,7 +66,15 @@ describe('reset, park and acquire', () => {
       { msg_id: ID(2), reason: 'limit', key: 'api:b', position: null },
       { msg_id: ID(3), reason: 'limit', key: 'api:c', position: null },
     ]);
-    h.answers.reset = [{ ok: true, value: { freed: 2, results: { [`q/${ID(1)}`]: { granted: true }, [`q/${ID(2)}`]: { granted: false, position: 3 }, [`q/${ID(3)}`]: { refused: 'too long' } } } }];
+    h.answers.reset = [
+      {
+        ok: true,
+        value: {
+          freed: 2,
+          results: { [`q/${ID(1)}`]: { granted: true }, [`q/${ID(2)}`]: { granted: false, position: 3 }, [`q/${ID(3)}`]: { refused: 'too long' } },
+        },
+      },
+    ];
     await h.gate.reset();
     expect(h.resets).toEqual([
       {

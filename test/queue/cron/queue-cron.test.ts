@@ -61,7 +61,15 @@ describe('cron schedule in the queue process (fake queue)', () => {
     cron = new QueueCron({ queue: q, stateFile: cronStateFile(dir), log: silentLogger(), now: () => NOW });
     await cron.start([entry]);
   };
-  const record = (over: Partial<CronRecord>): CronRecord => ({ key: cronKey(entry, 0), cron: entry.cron, params: { param1: 'ten' }, since: at(9, 0), last: null, msg_id: null, ...over });
+  const record = (over: Partial<CronRecord>): CronRecord => ({
+    key: cronKey(entry, 0),
+    cron: entry.cron,
+    params: { param1: 'ten' },
+    since: at(9, 0),
+    last: null,
+    msg_id: null,
+    ...over,
+  });
 
   it('remembers a new entry from now on without creating anything for the past', async () => {
     const q = new FakeQueue();
@@ -135,10 +143,15 @@ describe('cron schedule in a real queue process', () => {
     return que.map(([id, due]) => ({ id, due: Number(due), created: idTime(id)! })).sort((a, b) => a.due - b.due);
   };
   const atLeast = (proc: QueueProc, n: number) =>
-    waitFor(async () => {
-      const got = await list(proc);
-      return got.length >= n ? got : false;
-    }, `${n} cron messages`, 20_000, 50);
+    waitFor(
+      async () => {
+        const got = await list(proc);
+        return got.length >= n ? got : false;
+      },
+      `${n} cron messages`,
+      20_000,
+      50,
+    );
 
   it('creates one message per occurrence, on time, and exactly one for the occurrences missed across a restart', async () => {
     await addQueue(ctx.t.root, 'cq');
@@ -164,10 +177,15 @@ describe('cron schedule in a real queue process', () => {
     await waitFor(() => Date.now() - stoppedAt > 4500, 'two occurrences to pass', 10_000, 100);
     restarts.push(Date.now());
     ctx.q = await QueueProc.start(ctx.t.root, 'cq');
-    const all = await waitFor(async () => {
-      const got = await list(ctx.q!);
-      return got.some((g) => g.created > restarts[1] + 2500) ? got : false;
-    }, 'a fire after the second restart', 20_000, 50);
+    const all = await waitFor(
+      async () => {
+        const got = await list(ctx.q!);
+        return got.some((g) => g.created > restarts[1] + 2500) ? got : false;
+      },
+      'a fire after the second restart',
+      20_000,
+      50,
+    );
 
     const dues = all.map((g) => g.due);
     // Never two messages for one occurrence; occurrences are even seconds.

@@ -9,8 +9,10 @@ let a: QueueProc;
 let b: QueueProc;
 
 const later = () => Math.floor(Date.now() / 1000) + 3600;
-const stdio = async (q: QueueProc, id: string) => fs.readFile(path.join(t.root, (await q.cmd('get_message', { msg_id: id }))[1].path, 'job', 'stdio.log'), 'utf8');
-const runs = async (q: QueueProc, id: string) => ((await q.cmd('get_history', { msg_id: id }))[1] as { from?: string; to?: string }[]).filter((l) => l.from === 'que' && l.to === 'run').length;
+const stdio = async (q: QueueProc, id: string) =>
+  fs.readFile(path.join(t.root, (await q.cmd('get_message', { msg_id: id }))[1].path, 'job', 'stdio.log'), 'utf8');
+const runs = async (q: QueueProc, id: string) =>
+  ((await q.cmd('get_history', { msg_id: id }))[1] as { from?: string; to?: string }[]).filter((l) => l.from === 'que' && l.to === 'run').length;
 
 beforeAll(async () => {
   t = await makeRoot();
@@ -63,7 +65,10 @@ describe('a failed dependency, by policy', () => {
     await b.cmd('run_message', { msg_id: x });
     const ey = await a.waitState(y, ['err']);
     expect(ey).toMatchObject({ outcome: 'dependency_failed', status: `err - DEPENDENCY FAILED - db/${x} is err (failed)` });
-    expect(await a.waitState(z, ['err'])).toMatchObject({ outcome: 'dependency_failed', status: `err - DEPENDENCY FAILED - da/${y} is err (dependency_failed)` });
+    expect(await a.waitState(z, ['err'])).toMatchObject({
+      outcome: 'dependency_failed',
+      status: `err - DEPENDENCY FAILED - da/${y} is err (dependency_failed)`,
+    });
     expect(await runs(a, y)).toBe(0);
   });
 
@@ -127,7 +132,10 @@ describe('refusals: nothing is created', () => {
     [['x'], 'depends[0]: expected a message ref such as test/20261121.1643.46.613.2164022, received "x"'],
     [['db/20261121.1643.46.613.1'], 'depends[0]: no message db/20261121.1643.46.613.1'],
     [['nosuch/20261121.1643.46.613.1'], 'depends[0]: queue nosuch does not exist'],
-    [['http://other:3333/q/db/20261121.1643.46.613.1'], 'depends[0]: only messages of this host can be depended on, received http://other:3333/q/db/20261121.1643.46.613.1'],
+    [
+      ['http://other:3333/q/db/20261121.1643.46.613.1'],
+      'depends[0]: only messages of this host can be depended on, received http://other:3333/q/db/20261121.1643.46.613.1',
+    ],
     [Array.from({ length: 1001 }, (_, i) => `db/20261121.1643.46.613.${i + 1}`), 'depends: expected at most 1000 refs, received 1001'],
   ])('depends %#', async (depends, text) => {
     const before = (await a.cmd('num_messages')).que;
@@ -136,7 +144,10 @@ describe('refusals: nothing is created', () => {
   });
 
   it('depends_fail', async () => {
-    expect(await a.cmd('create_message', { dest: 'da', depends_fail: 'skip' })).toEqual(['fail', 'depends_fail: expected one of fail, run, wait, received "skip"']);
+    expect(await a.cmd('create_message', { dest: 'da', depends_fail: 'skip' })).toEqual([
+      'fail',
+      'depends_fail: expected one of fail, run, wait, received "skip"',
+    ]);
   });
 });
 

@@ -25,7 +25,7 @@ afterEach(async () => {
 
 const later = () => Math.floor(Date.now() / 1000) + 3600;
 
-it('kill -9 of the dependent\'s queue between its dependency_failed msg write and its rename que → err: err dependency_failed by recovery at the restart, never run', async () => {
+it("kill -9 of the dependent's queue between its dependency_failed msg write and its rename que → err: err dependency_failed by recovery at the restart, never run", async () => {
   t = await makeRoot();
   await addQueue(t.root, 'da');
   await addQueue(t.root, 'db');

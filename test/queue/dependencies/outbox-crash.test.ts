@@ -17,7 +17,10 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   // A script a failed test left reading its FIFO gets its end of file (no reader: ENXIO, nothing to do).
-  await fs.open(path.join(t.root, 'x-gate.fifo'), fsConstants.O_WRONLY | fsConstants.O_NONBLOCK).then((fh) => fh.close(), () => undefined);
+  await fs.open(path.join(t.root, 'x-gate.fifo'), fsConstants.O_WRONLY | fsConstants.O_NONBLOCK).then(
+    (fh) => fh.close(),
+    () => undefined,
+  );
   // The held process answers no stop: a test that failed before its kill leaves it frozen.
   await b?.kill9();
   await a?.stop();
@@ -63,7 +66,7 @@ async function runsOf(q: QueueProc, id: string): Promise<number> {
 }
 
 describe('kill -9 of the dependency\'s queue between its outbox write and its rename (§B8.7 "outbox written, crash before x\'s rename")', () => {
-  it('the restart drops the stale entry and re-queues x; y waits through x\'s second run and runs once it is done', async () => {
+  it("the restart drops the stale entry and re-queues x; y waits through x's second run and runs once it is done", async () => {
     const { x, y, fifo, second, outbox } = await setup('before');
     await b!.kill9();
     // x's next run holds on its FIFO: y must still be waiting while it runs.
@@ -83,7 +86,7 @@ describe('kill -9 of the dependency\'s queue between its outbox write and its re
 describe('kill -9 of the dependency\'s queue right after its rename to done, before it notified (§B8.7 "after the rename, before/while notifying")', () => {
   it('the restart replays the outbox entry: y runs once, and the entry is gone', async () => {
     const { x, y, outbox } = await setup('after');
-    expect((await fs.readdir(path.join(t.root, 'queues', 'db', 'run')))).toEqual([]);
+    expect(await fs.readdir(path.join(t.root, 'queues', 'db', 'run'))).toEqual([]);
     await b!.kill9();
     b = await QueueProc.start(t.root, 'db');
     expect(await b.state(x)).toBe('done');

@@ -45,10 +45,20 @@ describe('MessageIndex', () => {
 
   it('next with a filter skips refused messages without losing them', () => {
     const ix = new MessageIndex();
-    for (const [id, due] of [['a', 1], ['b', 2], ['c', 3]] as const) ix.enqueue(msg(id, due, { param1: id === 'b' ? 'free' : 'busy' }));
+    for (const [id, due] of [
+      ['a', 1],
+      ['b', 2],
+      ['c', 3],
+    ] as const)
+      ix.enqueue(msg(id, due, { param1: id === 'b' ? 'free' : 'busy' }));
     expect(ix.nextQueued((m) => m.param1 === 'free')?.msg_id).toBe('b');
     expect(ix.queuedInOrder(3).map((m) => m.msg_id)).toEqual(['a', 'b', 'c']);
-    expect(ix.queuedWhere((m) => m.param1 === 'busy').map((m) => m.msg_id).sort()).toEqual(['a', 'c']);
+    expect(
+      ix
+        .queuedWhere((m) => m.param1 === 'busy')
+        .map((m) => m.msg_id)
+        .sort(),
+    ).toEqual(['a', 'c']);
   });
 
   it('finished counts add up and never go below zero', () => {

@@ -36,13 +36,17 @@ describe('priorities', () => {
       const priority = r.int(5) - 2;
       sent.push({ id: await q.send({ param1: 'done', priority }), priority, n });
     }
-    expect((await q.cmd('messages', { state: 'que', limit: 100 })).map((e: [string]) => e[0]), r.replay).toEqual(
-      [...sent].sort((a, b) => a.priority - b.priority || a.n - b.n).map((s) => s.id),
-    );
+    expect(
+      (await q.cmd('messages', { state: 'que', limit: 100 })).map((e: [string]) => e[0]),
+      r.replay,
+    ).toEqual([...sent].sort((a, b) => a.priority - b.priority || a.n - b.n).map((s) => s.id));
     await fs.rm(pauseFile());
     await Promise.all(sent.map((s) => q.waitState(s.id, ['done'], 20_000)));
     const pids = await Promise.all(sent.map((s) => pidOf(s.id)));
-    const byStart = sent.map((s, i) => ({ id: s.id, pid: pids[i] })).sort((a, b) => a.pid - b.pid).map((x) => x.id);
+    const byStart = sent
+      .map((s, i) => ({ id: s.id, pid: pids[i] }))
+      .sort((a, b) => a.pid - b.pid)
+      .map((x) => x.id);
     expect(byStart, r.replay).toEqual([...sent].sort((a, b) => a.priority - b.priority || a.n - b.n).map((s) => s.id));
   });
 
@@ -70,7 +74,10 @@ describe('priorities', () => {
     expect(await q.cmd('set_priority', { msg_id: id, priority: -7 })).toEqual(['ok', -7]);
     const m = (await q.cmd('get_message', { msg_id: id }))[1];
     expect(JSON.parse(await fs.readFile(path.join(t.root, m.path, 'msg'), 'utf8')).priority).toBe(-7);
-    expect(await q.cmd('set_priority', { msg_id: id, priority: 'high' })).toEqual(['fail', 'priority: expected a whole number from -1000000 to 1000000, received "high"']);
+    expect(await q.cmd('set_priority', { msg_id: id, priority: 'high' })).toEqual([
+      'fail',
+      'priority: expected a whole number from -1000000 to 1000000, received "high"',
+    ]);
     await q.cmd('run_message', { msg_id: id });
     const done = await q.waitState(id, ['done']);
     expect(await fs.readFile(path.join(t.root, done.path, 'job', 'stdio.log'), 'utf8')).toMatch(/^RQ_PRIORITY=-7$/m);

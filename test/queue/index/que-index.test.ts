@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { QueIndex } from '../../../src/queue/index/que-index.js';
 import type { Message } from '../../../src/message/message.js';
 
-const msg = (id: string, due: number, extra: Partial<Message> = {}): Message => ({ msg_id: id, dest: 'q', orig_msg_id: id, count: 0, max_count: 15, due, ...extra });
+const msg = (id: string, due: number, extra: Partial<Message> = {}): Message => ({
+  msg_id: id,
+  dest: 'q',
+  orig_msg_id: id,
+  count: 0,
+  max_count: 15,
+  due,
+  ...extra,
+});
 
 describe('QueIndex', () => {
   it('orders by due, ties in arrival order', () => {
@@ -129,4 +137,3 @@ describe('QueIndex', () => {
     expect(q.entries).toBe(40);
   });
 });
-

@@ -52,7 +52,10 @@ describe('SplitQue', () => {
     // Deadlines in epoch ms (rq-beyond §B4: by when a queued message must start). The dispatcher's
     // one timer wakes at nextDeadline(): a message still kept at that millisecond would re-arm it at once.
     const deadline: Record<string, number> = { early: 10_000, late: 12_000 };
-    const q = new SplitQue(() => now, (m) => deadline[m.msg_id] ?? null);
+    const q = new SplitQue(
+      () => now,
+      (m) => deadline[m.msg_id] ?? null,
+    );
     q.insert(msg('late', 1));
     q.insert(msg('early', 1));
     q.insert(msg('never', 1));
@@ -68,7 +71,7 @@ describe('SplitQue', () => {
     expect([...q.values()].map((m) => m.msg_id)).toEqual(['never']);
   });
 
-  it('front is the first message\'s due and priority, or undefined when empty', () => {
+  it("front is the first message's due and priority, or undefined when empty", () => {
     const q = new SplitQue(() => 10_000);
     expect(q.front()).toBeUndefined();
     q.insert(msg('x', 4, 2));

@@ -33,7 +33,10 @@ describe('cgroupHome', () => {
   });
 
   it('says why there is none: cgroup v1 only, no mount, a read-only mount', () => {
-    expect(cgroupHome(TMPFS + line('/', '/sys/fs/cgroup/memory', 'rw', 'cgroup'), V1)).toEqual({ ok: false, why: 'this process is in no cgroup v2 hierarchy (cgroup v1 only)' });
+    expect(cgroupHome(TMPFS + line('/', '/sys/fs/cgroup/memory', 'rw', 'cgroup'), V1)).toEqual({
+      ok: false,
+      why: 'this process is in no cgroup v2 hierarchy (cgroup v1 only)',
+    });
     expect(cgroupHome(TMPFS, '0::/\n')).toEqual({ ok: false, why: "no cgroup2 mount shows this process's cgroup" });
     expect(cgroupHome(line('/', '/sys/fs/cgroup', 'ro,nosuid'), '0::/\n')).toEqual({ ok: false, why: 'cgroup2 is mounted read-only at /sys/fs/cgroup' });
   });
@@ -46,7 +49,9 @@ describe.skipIf(!HOME.ok)(`a cgroup's end${HOME.ok ? '' : ` (skipped: ${HOME.why
     const dir = path.join(HOME.ok ? HOME.dir : '', `rq-test-cgroup-fs-${process.pid}`);
     fs.mkdirSync(dir);
     fs.mkdirSync(path.join(dir, 'inner'));
-    const child = spawn('/bin/sh', ['-c', `echo 0 > ${path.join(dir, 'inner', 'cgroup.procs')} && echo in && exec sleep 1000`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('/bin/sh', ['-c', `echo 0 > ${path.join(dir, 'inner', 'cgroup.procs')} && echo in && exec sleep 1000`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     await new Promise((r) => child.stdout.once('data', r));
     expect(populated(dir)).toBe(true);
     expect(members(path.join(dir, 'inner'))).toEqual([child.pid]);

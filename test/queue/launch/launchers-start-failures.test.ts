@@ -33,7 +33,11 @@ describe.each(LAUNCHERS)('%s launcher', (name, launch) => {
         expect(() => (s = start([file]))).not.toThrow();
         const info = await s!.exited;
         // sh only says 126 (found, not executable): the gate cannot name the errno more closely.
-        expect(info).toMatchObject(name === 'native' ? { spawnCode: 'ETXTBSY', spawnError: expect.stringMatching(/exec: Text file busy/) } : { spawnCode: 'EACCES', spawnError: expect.stringMatching(/could not exec/) });
+        expect(info).toMatchObject(
+          name === 'native'
+            ? { spawnCode: 'ETXTBSY', spawnError: expect.stringMatching(/exec: Text file busy/) }
+            : { spawnCode: 'EACCES', spawnError: expect.stringMatching(/could not exec/) },
+        );
       } finally {
         fs.closeSync(writer);
       }

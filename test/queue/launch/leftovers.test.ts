@@ -142,7 +142,10 @@ describe.each([
       const id = await q.send({ param1: 'crash', param2: pidFile });
       const pid = await pidInFile(pidFile);
       strays.push(pid);
-      await waitFor(async () => (await fs.readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ')[3] === String(pid), `the daemon ${pid} to be in a session of its own`);
+      await waitFor(
+        async () => (await fs.readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ')[3] === String(pid),
+        `the daemon ${pid} to be in a session of its own`,
+      );
       const cgroup = cgroupDir((await fs.readFile(`${pidFile}.cgroup`, 'utf8')).trim());
       await q.kill9();
       expect(await running(pid)).toBe(true);

@@ -102,7 +102,10 @@ describe('LineSplitter', () => {
   it('under the limit, decodes as one TextDecoder over the whole stream did (property, seeded)', () => {
     fc.assert(
       fc.property(bytesArb, fc.array(fc.nat(), { maxLength: 12 }), (bytes, offsets) => {
-        const whole = new TextDecoder().decode(bytes).split('\n').map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
+        const whole = new TextDecoder()
+          .decode(bytes)
+          .split('\n')
+          .map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
         if (whole[whole.length - 1] === '') whole.pop();
         expect(splitAll(1 << 20, cutAt(bytes, offsets))).toEqual(whole);
       }),

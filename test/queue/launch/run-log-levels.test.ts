@@ -57,7 +57,10 @@ describe('run ends in the queue log', () => {
     for (const id of [done, err, exit3, noLine]) await plain.waitState(id, ['done', 'err']);
     expect((await endLines(plain, done, 1)).map((l) => [l.level, l.state, l.msg])).toEqual([[INFO, 'done', 'script finished']]);
     for (const id of [err, exit3, noLine]) {
-      expect((await endLines(plain, id, 1)).map((l) => [l.level, l.state, l.msg]), id).toEqual([[WARN, 'err', 'script finished']]);
+      expect(
+        (await endLines(plain, id, 1)).map((l) => [l.level, l.state, l.msg]),
+        id,
+      ).toEqual([[WARN, 'err', 'script finished']]);
     }
   });
 

@@ -5,8 +5,25 @@ import { RETRY_DEFAULTS } from '../../../src/message/job-fields.js';
 import type { Message } from '../../../src/message/message.js';
 import { NO_ENV, killGraceOf, runPolicy } from '../../../src/queue/launch/run-policy.js';
 
-const config = (extra: Partial<QueueConfig> = {}): QueueConfig => ({ name: 'mail', script: '/s/run', num_workers: 1, exec_prefix: null, env_vars: {}, coalesce_params: [], blocking_params: [], ...extra });
-const msg = (extra: Record<string, unknown> = {}): Message => ({ msg_id: '20261121.1643.46.613.1', dest: 'mail', orig_msg_id: 'o', count: 0, max_count: 15, due: 0, ...extra });
+const config = (extra: Partial<QueueConfig> = {}): QueueConfig => ({
+  name: 'mail',
+  script: '/s/run',
+  num_workers: 1,
+  exec_prefix: null,
+  env_vars: {},
+  coalesce_params: [],
+  blocking_params: [],
+  ...extra,
+});
+const msg = (extra: Record<string, unknown> = {}): Message => ({
+  msg_id: '20261121.1643.46.613.1',
+  dest: 'mail',
+  orig_msg_id: 'o',
+  count: 0,
+  max_count: 15,
+  due: 0,
+  ...extra,
+});
 const START = 1_800_000_000_250;
 
 describe('runPolicy: a classic message', () => {
@@ -46,12 +63,22 @@ describe('runPolicy: each feature sets its own variables', () => {
     const p = runPolicy(msg({ heartbeat_timeout: 10 }), config(), '/j', 5000, START);
     expect(p.limits).toEqual({ timeout: undefined, heartbeat: 10 });
     expect(p.env).toEqual({ RQ_HEARTBEAT_TIMEOUT: '10', RQ_KILL_GRACE: '5' });
-    expect(runPolicy(msg(), config({ heartbeat_timeout: 4, heartbeat_output: true }), '/j', 5000, START).limits).toEqual({ timeout: undefined, heartbeat: 4, outputFile: '/j/stdio.log' });
+    expect(runPolicy(msg(), config({ heartbeat_timeout: 4, heartbeat_output: true }), '/j', 5000, START).limits).toEqual({
+      timeout: undefined,
+      heartbeat: 4,
+      outputFile: '/j/stdio.log',
+    });
     expect(runPolicy(msg(), config({ heartbeat_output: true }), '/j', 5000, START).limits).toEqual({ timeout: undefined, heartbeat: undefined });
   });
 
   it('tags, finished dependencies, and the limit key expanded for this message (the message over the queue)', () => {
-    const env = runPolicy(msg({ tags: ['a', 'b'], depends_done: { 'q/1': 'done', 'q/2': 'err' }, param1: 't9' }), config({ limit: 'api:{param1}' }), '/j', 5000, START).env;
+    const env = runPolicy(
+      msg({ tags: ['a', 'b'], depends_done: { 'q/1': 'done', 'q/2': 'err' }, param1: 't9' }),
+      config({ limit: 'api:{param1}' }),
+      '/j',
+      5000,
+      START,
+    ).env;
     expect(env).toEqual({ RQ_TAGS: 'a,b', RQ_DEPENDS: 'q/1=done q/2=err', RQ_LIMIT: 'api:t9' });
     expect(runPolicy(msg({ limit: '{queue}-x' }), config({ limit: 'other' }), '/j', 5000, START).env).toEqual({ RQ_LIMIT: 'mail-x' });
     expect(runPolicy(msg({ depends_done: {} }), config(), '/j', 5000, START).env).toBe(NO_ENV);

@@ -31,7 +31,12 @@ describe('environment (spec §4.4)', () => {
     const id = await q.send({ param1: 'env', param2: 'p2', orig_msg_id: 'orig-1', force_remote: 1 });
     const { m, log } = await logOf(q, id);
     expect(m.state).toBe('done');
-    const env = Object.fromEntries(log.split('\n').filter((l) => /^[A-Z_0-9]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    const env = Object.fromEntries(
+      log
+        .split('\n')
+        .filter((l) => /^[A-Z_0-9]+=/.test(l))
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
     const full = `http://127.0.0.1:${t.port}/therq/q/envq/${id}`;
     expect(env).toMatchObject({
       RQ_VER: '3.0.0',
@@ -66,7 +71,11 @@ describe('environment (spec §4.4)', () => {
     const dir = path.join(t.root, 'probe');
     await fs.mkdir(dir);
     const script = path.join(dir, 'run');
-    await fs.writeFile(script, '#!/bin/bash\necho "nice=$(nice) pgid=$(ps -o pgid= $$ | tr -d \' \') pid=$$ cwd=$PWD"\nif read -r line; then echo "stdin=data"; else echo "stdin=eof"; fi\necho "done ok" >&3\n', { mode: 0o755 });
+    await fs.writeFile(
+      script,
+      '#!/bin/bash\necho "nice=$(nice) pgid=$(ps -o pgid= $$ | tr -d \' \') pid=$$ cwd=$PWD"\nif read -r line; then echo "stdin=data"; else echo "stdin=eof"; fi\necho "done ok" >&3\n',
+      { mode: 0o755 },
+    );
     const q = await start('probe', { script, exec_prefix: '' }, env);
     const id = await q.send({});
     const { log } = await logOf(q, id);

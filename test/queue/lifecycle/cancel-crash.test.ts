@@ -30,9 +30,11 @@ async function getMessage(q: QueueProc, id: string): Promise<any> {
   return r[1];
 }
 
-
-
-const exists = (p: string) => fs.access(p).then(() => true, () => false);
+const exists = (p: string) =>
+  fs.access(p).then(
+    () => true,
+    () => false,
+  );
 
 /** Every entry left in the queue's state dirs (recursively, so hashed done/ and acked `.id` names count), prep's `_` temps aside. */
 async function spoolEntries(q: QueueProc): Promise<string[]> {
@@ -84,7 +86,12 @@ describe('kill -9 right after `ok msg cancelling` (§B5 crash "run: after the ca
     expect(await fs.readdir(ctx.q.paths.state.run)).toEqual([]);
     expect(await ctx.q.cmd('num_messages')).toMatchObject({ prep: 0, que: 0, run: 0, err: 1, done: 0 });
     const m = await getMessage(ctx.q, id);
-    expect(m).toMatchObject({ state: 'err', outcome: 'cancelled', status: 'err - CANCELLED - operator stop', cancel: { by: 'cli:alice', reason: 'operator stop' } });
+    expect(m).toMatchObject({
+      state: 'err',
+      outcome: 'cancelled',
+      status: 'err - CANCELLED - operator stop',
+      cancel: { by: 'cli:alice', reason: 'operator stop' },
+    });
     // A cancel is not a failure, and max_retries 5 does not bring it back.
     expect(m.failures).toBeUndefined();
     expect(m.interrupts).toBeUndefined();
@@ -131,7 +138,10 @@ describe('kill -9 after the msg write, before the rename (§B17 "cancel (que)", 
 
     // What finishToErr makes durable before its rename: the status text, then msg with outcome and cancel.
     const cancel = { at: new Date().toISOString(), by: 'cli:alice', reason: 'crash test' };
-    for (const [state, id] of [['que', queId], ['prep', prepId]] as const) {
+    for (const [state, id] of [
+      ['que', queId],
+      ['prep', prepId],
+    ] as const) {
       const dir = path.join(ctx.q.paths.state[state], id);
       const msg = JSON.parse(await fs.readFile(path.join(dir, 'msg'), 'utf8'));
       expect(msg.outcome).toBeUndefined();
@@ -145,7 +155,10 @@ describe('kill -9 after the msg write, before the rename (§B17 "cancel (que)", 
     expect((await fs.readdir(ctx.q.paths.state.prep)).filter((n) => !n.startsWith('_'))).toEqual([]);
     expect(await ctx.q.cmd('num_messages')).toMatchObject({ prep: 0, que: 0, run: 0, err: 2, done: 0 });
     expect(await ctx.q.cmd('messages', { state: 'que' })).toEqual([]);
-    for (const [from, id] of [['que', queId], ['prep', prepId]] as const) {
+    for (const [from, id] of [
+      ['que', queId],
+      ['prep', prepId],
+    ] as const) {
       const m = await getMessage(ctx.q, id);
       expect(m).toMatchObject({ state: 'err', outcome: 'cancelled', status: 'err - CANCELLED - crash test', cancel });
       const h = await history(m);
@@ -171,7 +184,10 @@ describe('kill -9 in a purge after the msg write, before the removal (§B5 purge
 
     // What finishToErr with `purge` makes durable before its removal: the status text, then msg with outcome and cancel.purge.
     const cancel = { at: new Date().toISOString(), by: 'cli:alice', reason: 'crash test', purge: true };
-    for (const [state, id] of [['que', queId], ['prep', prepId]] as const) {
+    for (const [state, id] of [
+      ['que', queId],
+      ['prep', prepId],
+    ] as const) {
       const dir = path.join(ctx.q.paths.state[state], id);
       const msg = JSON.parse(await fs.readFile(path.join(dir, 'msg'), 'utf8'));
       // Due long ago: were it loaded into the que, it would start at once.

@@ -91,7 +91,10 @@ describe('cancel', () => {
     await q.waitState(id, ['done']);
     expect(await q.cmd('cancel_message', { msg_id: id })).toEqual(['fail', 'msg already finished (done)']);
     expect(await q.cmd('cancel_message', { msg_id: '20200101.0000.00.000.1' })).toEqual(['fail', 'msg not found']);
-    expect(await q.cmd('cancel_message', { msg_id: id, reason: 'x'.repeat(1001) })).toEqual(['fail', 'reason: expected text of at most 1000 characters without NUL, received "1001 characters"']);
+    expect(await q.cmd('cancel_message', { msg_id: id, reason: 'x'.repeat(1001) })).toEqual([
+      'fail',
+      'reason: expected text of at most 1000 characters without NUL, received "1001 characters"',
+    ]);
     expect(await q.state(id)).toBe('done');
   });
 });
@@ -117,14 +120,18 @@ describe('cancel racing the end of a run', () => {
       const h = (await q.cmd('get_history', { msg_id: id }))[1] as { to?: string; event?: string }[];
       const cancelAt = h.findIndex((l) => l.event === 'cancel_requested' || l.to === 'err');
       const starts = ((await fs.readFile(path.join(t.root, m.path, 'job', 'stdio.log'), 'utf8')).match(/RQ START/g) ?? []).length;
-      expect({ outcome: m.outcome, runsAfterCancel: h.slice(cancelAt).filter((l) => l.to === 'run').length, starts }).toEqual({ outcome: 'cancelled', runsAfterCancel: 0, starts: h.filter((l) => l.to === 'run').length });
+      expect({ outcome: m.outcome, runsAfterCancel: h.slice(cancelAt).filter((l) => l.to === 'run').length, starts }).toEqual({
+        outcome: 'cancelled',
+        runsAfterCancel: 0,
+        starts: h.filter((l) => l.to === 'run').length,
+      });
     }
     expect([...outcomes.keys()]).toEqual(['cancelled']);
   }, 60_000);
 });
 
 describe('reschedule', () => {
-  it('moves a queued message\'s due (durably) and runs it then; refuses a finished one', async () => {
+  it("moves a queued message's due (durably) and runs it then; refuses a finished one", async () => {
     const id = await q.send({ param1: 'done', due: Math.floor(Date.now() / 1000) + 3600 });
     const r = await q.cmd('reschedule_message', { msg_id: id, delay: 0, actor: 'cli:carol' });
     expect(r[0]).toBe('ok');
@@ -138,7 +145,9 @@ describe('reschedule', () => {
   });
 
   it('a prep message keeps its new due when committed', async () => {
-    const id = String((await q.cmd('prep_message', { dest: 'cq', param1: 'done' }))[1]).split('/').pop()!;
+    const id = String((await q.cmd('prep_message', { dest: 'cq', param1: 'done' }))[1])
+      .split('/')
+      .pop()!;
     const due = Math.floor(Date.now() / 1000) + 7200;
     expect(await q.cmd('reschedule_message', { msg_id: id, due })).toEqual(['ok', due]);
     await q.cmd('commit_message', { msg_id: id });

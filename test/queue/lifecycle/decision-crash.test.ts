@@ -64,7 +64,7 @@ const okReply = (r: unknown): boolean => Array.isArray(r) && r[0] === 'ok';
 const nowS = () => Math.floor(Date.now() / 1000);
 const RUN = /\/run\/[^/]+$/;
 
-describe('kill -9 after a failed run, before its retry decision\'s msg write (§B3.5 row 1)', () => {
+describe("kill -9 after a failed run, before its retry decision's msg write (§B3.5 row 1)", () => {
   it('the restart re-queues it from run/ as interrupted with its failures unchanged: the failed attempt runs again as attempt 1', async () => {
     const point = await startHeld('retry_unwritten', { from: /\/run\/[^/]+\/msg\.tmp$/, to: /\/run\/[^/]+\/msg$/, when: 'before' }, { max_interrupts: 5 });
     const id = await ctx.q!.send({ param1: 'flaky', param2: '99', max_retries: 3, backoff_base: 30, min_retry_delay: 0, retry_jitter: 0 });
@@ -74,14 +74,23 @@ describe('kill -9 after a failed run, before its retry decision\'s msg write (§
 
     const q = await killAndRestart('retry_unwritten');
     // Due at once: it runs again, as the same attempt (the budget allows one more run than it counts).
-    const after = await waitFor(async () => {
-      const now = await getMessage(q, id);
-      return now.failures === 1 && now.state === 'que' ? now : undefined;
-    }, 'the rerun to fail and be retried', 20_000);
+    const after = await waitFor(
+      async () => {
+        const now = await getMessage(q, id);
+        return now.failures === 1 && now.state === 'que' ? now : undefined;
+      },
+      'the rerun to fail and be retried',
+      20_000,
+    );
     expect(after).toMatchObject({ state: 'que', failures: 1, interrupts: 1 });
     const log = await fs.readFile(path.join(ctx.t.root, after.path, 'job', 'stdio.log'), 'utf8');
     expect(log.match(/attempt=\d+ max=\d+/g)).toEqual(['attempt=1 max=3', 'attempt=1 max=3']);
-    expect(moves(await historyFile(path.join(ctx.t.root, after.path)))).toEqual(['que→run:dispatcher', 'run→que:recovery', 'que→run:dispatcher', 'run→que:retry']);
+    expect(moves(await historyFile(path.join(ctx.t.root, after.path)))).toEqual([
+      'que→run:dispatcher',
+      'run→que:recovery',
+      'que→run:dispatcher',
+      'run→que:retry',
+    ]);
   });
 });
 
@@ -103,11 +112,15 @@ describe('kill -9 between a retry decision\'s msg write and its rename run → q
     expect(await starts(m)).toBe(1);
     // Its next run (made now) is the retry the decision counted: attempt 2, seeing attempt 1's failure.
     expect(await q.cmd('run_message', { msg_id: id })).toEqual(['ok', 'msg sent to front of run queue']);
-    const after = await waitFor(async () => {
-      const now = await getMessage(q, id);
-      // Memory takes the new failures before the rename: wait for the move too.
-      return now.failures === 2 && now.state === 'que' ? now : undefined;
-    }, 'the second attempt to fail', 20_000);
+    const after = await waitFor(
+      async () => {
+        const now = await getMessage(q, id);
+        // Memory takes the new failures before the rename: wait for the move too.
+        return now.failures === 2 && now.state === 'que' ? now : undefined;
+      },
+      'the second attempt to fail',
+      20_000,
+    );
     const log = await fs.readFile(path.join(ctx.t.root, after.path, 'job', 'stdio.log'), 'utf8');
     expect(log.match(/attempt=\d+ max=\d+/g)).toEqual(['attempt=1 max=3', 'attempt=2 max=3']);
   });
@@ -202,7 +215,7 @@ describe('kill -9 between a fatal decision\'s msg write (with outcome) and its r
 });
 
 describe('kill -9 between an expiry\'s msg write (with outcome) and its rename que → err (§B17 "expiry")', () => {
-  it('the restart finishes it to err expired at load, with the expiry\'s status; it never runs, though the queue is no longer paused', async () => {
+  it("the restart finishes it to err expired at load, with the expiry's status; it never runs, though the queue is no longer paused", async () => {
     const pause = path.join(ctx.t.root, 'config', 'expiry_held.pause');
     await fs.writeFile(pause, '');
     const point = await startHeld('expiry_held', { from: /\/que\/[^/]+$/, to: /\/err\//, when: 'before' });

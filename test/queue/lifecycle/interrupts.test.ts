@@ -50,6 +50,8 @@ describe('interrupts', () => {
 
   it('max_interrupts is checked in config.json', async () => {
     const { normaliseQueueConfig } = await import('../../../src/config/queue-config.js');
-    expect(() => normaliseQueueConfig({ name: 'x', script: 's', num_workers: 1, max_interrupts: 0 }, 'c.json')).toThrow('c.json: max_interrupts: expected a whole number 1-1000, received 0');
+    expect(() => normaliseQueueConfig({ name: 'x', script: 's', num_workers: 1, max_interrupts: 0 }, 'c.json')).toThrow(
+      'c.json: max_interrupts: expected a whole number 1-1000, received 0',
+    );
   });
 });

@@ -12,8 +12,6 @@ const ctx = perTestRoot();
 /** Script process groups a test saw; killed after it if a failure left them running. */
 const groups = killLeftoverGroups();
 
-
-
 describe('kill -9 after the timeout sent TERM, before the script was gone (§B17 "timeout / stall")', () => {
   it('the restart kills the old group and re-queues the message as interrupted; it runs again with a fresh timer', async () => {
     // A long grace: the script ignores TERM, so the queue dies while it waits to send KILL.

@@ -24,7 +24,9 @@ const stateOf = async (p: InProcess, id: string) => {
 describe('cancel', () => {
   async function waiting(p: InProcess, state: 'prep' | 'que'): Promise<string> {
     if (state === 'que') return (await p.send()).msg_id;
-    return String((await p.cmd('prep_message', { dest: 'q' }))[1]).split('/').pop()!;
+    return String((await p.cmd('prep_message', { dest: 'q' }))[1])
+      .split('/')
+      .pop()!;
   }
 
   it.each(['prep', 'que'] as const)('of a %s message whose msg cannot be written answers the failure; it stays, and a later cancel works', async (state) => {
@@ -70,7 +72,9 @@ const waitingEnds = {
   },
   'failed dependency': async (p: InProcess) => {
     const dep = await p.send();
-    const id = String((await p.cmd('create_message', { dest: 'q', depends: [`q/${dep.msg_id}`] }))[1]).split('/').pop()!;
+    const id = String((await p.cmd('create_message', { dest: 'q', depends: [`q/${dep.msg_id}`] }))[1])
+      .split('/')
+      .pop()!;
     return {
       id,
       finish: async () => {

@@ -157,7 +157,10 @@ describe('running and waiting', () => {
     ]);
     expect((await q.cmd('get_message', { msg_id: b }))[1].waiting).toEqual({ reason: 'delayed', due });
     expect(await q.cmd('waiting', { reason: 'coalesced' })).toEqual(['ok', []]);
-    expect(await q.cmd('waiting', { reason: 'sleepy' })).toEqual(['fail', 'reason: expected one of delayed, coalesced, dependencies, limit, received "sleepy"']);
+    expect(await q.cmd('waiting', { reason: 'sleepy' })).toEqual([
+      'fail',
+      'reason: expected one of delayed, coalesced, dependencies, limit, received "sleepy"',
+    ]);
     expect((await q.cmd('waiting', { limit: 1 }))[1]).toHaveLength(1);
     for (const id of [a, b]) await q.cmd('cancel_message', { msg_id: id });
   });

@@ -22,7 +22,9 @@ describe('cancel of a running message', () => {
     const end = q.next('finished');
     s.exit(null, 'SIGTERM');
     expect((await end).outcome).toMatchObject({ state: 'err', statusText: 'CANCELLED - first' });
-    expect((await history(q, m.msg_id)).filter((l) => l.event === 'cancel_requested')).toEqual([expect.objectContaining({ actor: 'cli:ann', reason: 'first' })]);
+    expect((await history(q, m.msg_id)).filter((l) => l.event === 'cancel_requested')).toEqual([
+      expect.objectContaining({ actor: 'cli:ann', reason: 'first' }),
+    ]);
   });
 
   it('a cancel marker that cannot be written is refused: no TERM, and the run ends as its script says', async () => {
@@ -56,7 +58,10 @@ describe('coalesced messages', () => {
 
   it('a cancelled one leaves its parent, which finishes with the others and still lists them', async () => {
     const q = await queue({ num_workers: 2, coalesce_params: [1] }, { paused: true });
-    const { ids: [a, b, c, d, e], script } = await folded(q);
+    const {
+      ids: [a, b, c, d, e],
+      script,
+    } = await folded(q);
     expect((await view(q, a)).dups).toEqual([b, c]);
     expect(await q.cmd('set_priority', { msg_id: b, priority: 1 })).toEqual(['fail', 'msg not in que or prep (coalesced)']);
     // E first: A, looked at first, does not hold it and must keep both of its own.
@@ -112,7 +117,9 @@ describe('set_priority and reschedule', () => {
 
   it('of a prep message hold when it is committed', async () => {
     const q = await queue({}, { paused: true });
-    const id = String((await q.cmd('prep_message', { dest: 'q' }))[1]).split('/').pop()!;
+    const id = String((await q.cmd('prep_message', { dest: 'q' }))[1])
+      .split('/')
+      .pop()!;
     const due = nowS(q) + 3600;
     expect(await q.cmd('reschedule_message', { msg_id: id, due })).toEqual(['ok', due]);
     expect(await q.cmd('set_priority', { msg_id: id, priority: -2 })).toEqual(['ok', -2]);
@@ -123,7 +130,9 @@ describe('set_priority and reschedule', () => {
   it('of a prep message committed during its write: the que message takes the change in memory as on disk', async () => {
     const gate = holdDirSync();
     const q = await queue({}, { paused: true, fs: () => gate.fs });
-    const id = String((await q.cmd('prep_message', { dest: 'q' }))[1]).split('/').pop()!;
+    const id = String((await q.cmd('prep_message', { dest: 'q' }))[1])
+      .split('/')
+      .pop()!;
     const due = nowS(q) + 3600;
     gate.arm(q.queue.spool.msgDir('prep', id));
     const rescheduled = q.cmd('reschedule_message', { msg_id: id, due });
@@ -138,7 +147,9 @@ describe('set_priority and reschedule', () => {
   it('of a message waiting on its dependency hold in memory: shown at once, and it waits for its new due once let go', async () => {
     const q = await queue({}, { paused: true });
     const dep = await q.send();
-    const id = String((await q.cmd('create_message', { dest: 'q', depends: [`q/${dep.msg_id}`] }))[1]).split('/').pop()!;
+    const id = String((await q.cmd('create_message', { dest: 'q', depends: [`q/${dep.msg_id}`] }))[1])
+      .split('/')
+      .pop()!;
     expect((await view(q, id)).waiting?.reason).toBe('dependencies');
     const due = nowS(q) + 3600;
     expect(await q.cmd('reschedule_message', { msg_id: id, due })).toEqual(['ok', due]);

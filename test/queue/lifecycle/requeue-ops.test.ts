@@ -97,7 +97,11 @@ describe('requeue_errs', () => {
       return real(state, id, ...rest);
     };
     const reason = 'requeue message failed: ENOSPC: no space left on device, write';
-    expect(await q.cmd('requeue_errs', {})).toEqual(['fail', `1 of 2 messages were not requeued (${plain}: ${reason})`, { total: 2, done: 1, failed: 1, failures: [{ id: plain, reason, code: 'RQ_ERR_DISK' }] }]);
+    expect(await q.cmd('requeue_errs', {})).toEqual([
+      'fail',
+      `1 of 2 messages were not requeued (${plain}: ${reason})`,
+      { total: 2, done: 1, failed: 1, failures: [{ id: plain, reason, code: 'RQ_ERR_DISK' }] },
+    ]);
     expect([await q.state(plain), await q.state(cancelled)]).toEqual(['err', 'que']);
   });
 
@@ -111,7 +115,11 @@ describe('requeue_errs', () => {
       return real(from, to);
     };
     const reason = 'acknowledge message failed: EIO: i/o error, rename';
-    expect(await q.cmd('ack_errs')).toEqual(['fail', `1 of 2 messages were not acknowledged (${plain}: ${reason})`, { total: 2, done: 1, failed: 1, failures: [{ id: plain, reason, code: 'RQ_ERR_DISK' }] }]);
+    expect(await q.cmd('ack_errs')).toEqual([
+      'fail',
+      `1 of 2 messages were not acknowledged (${plain}: ${reason})`,
+      { total: 2, done: 1, failed: 1, failures: [{ id: plain, reason, code: 'RQ_ERR_DISK' }] },
+    ]);
     fs.rename = real;
     // The one that failed is still there to acknowledge.
     expect(await q.cmd('ack_errs')).toEqual(['ok', 1]);

@@ -18,7 +18,10 @@ const FLAKY_30S = { param1: 'flaky', param2: '99', max_retries: 3, backoff_base:
 
 async function history(m: { path: string }): Promise<Line[]> {
   const text = await fs.readFile(path.join(ctx.t.root, m.path, 'history'), 'utf8');
-  return text.trim().split('\n').map((l) => JSON.parse(l));
+  return text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
 
 const moves = (h: Line[]): string[] => h.filter((l) => l.from !== undefined).map((l) => `${l.from}→${l.to}`);
@@ -46,8 +49,6 @@ async function waitRetried(q: QueueProc, id: string, failures: number, timeoutMs
     timeoutMs,
   );
 }
-
-
 
 describe('kill -9 around a retry decision (§B3.5)', () => {
   it("killed after the retry decision's msg write, before the rename: re-queued with its failures and due, the retry happens as decided", async () => {
@@ -111,7 +112,13 @@ describe('kill -9 around a retry decision (§B3.5)', () => {
     expect(await ctx.q.state(id)).toBe('err');
     expect(await ctx.q.cmd('num_messages')).toMatchObject({ que: 0, run: 0, err: 1 });
     const m = await getMessage(ctx.q, id);
-    expect(m).toMatchObject({ state: 'err', outcome: 'exhausted', failures: 1, last_failure: msgBefore.last_failure, status: 'err - RETRIES EXHAUSTED (0) - upstream busy' });
+    expect(m).toMatchObject({
+      state: 'err',
+      outcome: 'exhausted',
+      failures: 1,
+      last_failure: msgBefore.last_failure,
+      status: 'err - RETRIES EXHAUSTED (0) - upstream busy',
+    });
     const statusPath = path.join(ctx.t.root, m.path, 'status');
     expect(await fs.readFile(statusPath, 'utf8')).toBe(statusBefore);
     expect((await fs.stat(statusPath)).mtimeMs).toBe(statusMtime);

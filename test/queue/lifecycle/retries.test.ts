@@ -53,7 +53,11 @@ describe.each(['bash', 'python', 'node'])('%s script', (lang) => {
       expect(next).toMatchObject({ from: 'que', to: 'run' });
       expect(Date.parse(next.at)).toBeGreaterThanOrEqual(Math.floor(r.due * 1000));
     }
-    expect((await stdio(m)).match(/attempt=\d max=\d last=.*/g)).toEqual(['attempt=1 max=5 last=', 'attempt=2 max=5 last=attempt 1 failed', 'attempt=3 max=5 last=attempt 2 failed']);
+    expect((await stdio(m)).match(/attempt=\d max=\d last=.*/g)).toEqual([
+      'attempt=1 max=5 last=',
+      'attempt=2 max=5 last=attempt 1 failed',
+      'attempt=3 max=5 last=attempt 2 failed',
+    ]);
   });
 
   it('failing past max_retries ends in err, outcome exhausted, with the last failure in the status', async () => {

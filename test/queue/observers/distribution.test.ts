@@ -4,7 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { PROM_BUCKETS } from '../../../src/ipc/stats-reply.js';
 import { emptyDistribution, emptyPromHistogram, observe, observeProm, quantile } from '../../../src/queue/observers/distribution.js';
 
-const seconds = fc.oneof(fc.double({ min: 0, max: 60, noNaN: true }), fc.double({ min: 0, max: 200_000, noNaN: true }), fc.constantFrom(0, 59.999, 60, 3599.5, 3600, 86399, 86400, 0.005, 86400 * 3));
+const seconds = fc.oneof(
+  fc.double({ min: 0, max: 60, noNaN: true }),
+  fc.double({ min: 0, max: 200_000, noNaN: true }),
+  fc.constantFrom(0, 59.999, 60, 3599.5, 3600, 86399, 86400, 0.005, 86400 * 3),
+);
 
 describe('distribution', () => {
   it('mean, variance, min and max equal the two-pass formulas; every value lands in exactly one bin', () => {
@@ -49,7 +53,10 @@ describe('distribution', () => {
         const expected = PROM_BUCKETS.map((b, i) => values.filter((v) => v <= b && (i === 0 || v > PROM_BUCKETS[i - 1])).length);
         expect(h.buckets).toEqual(expected);
         expect(h.count).toBe(values.length);
-        expect(h.sum).toBeCloseTo(values.reduce((a, b) => a + b, 0), 6);
+        expect(h.sum).toBeCloseTo(
+          values.reduce((a, b) => a + b, 0),
+          6,
+        );
       }),
     );
   });

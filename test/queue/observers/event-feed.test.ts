@@ -42,7 +42,10 @@ async function reader(sock: string): Promise<Reader> {
         if (!ok(events)) return void (r.closed !== null && done(new Error(`feed closed (${r.closed}) before ${what}`)));
         done();
       };
-      const timer = setTimeout(() => done(new Error(`timed out waiting for ${what}; ${events.length} events, last ${JSON.stringify(events.at(-1))}`)), timeoutMs);
+      const timer = setTimeout(
+        () => done(new Error(`timed out waiting for ${what}; ${events.length} events, last ${JSON.stringify(events.at(-1))}`)),
+        timeoutMs,
+      );
       const done = (err?: Error) => {
         clearTimeout(timer);
         waits.delete(check);
@@ -55,7 +58,8 @@ async function reader(sock: string): Promise<Reader> {
   return r;
 }
 
-const step = (ev: FeedEvent) => (ev.type === 'moved' ? `moved:${ev.from}>${ev.to}` : ev.type === 'created' || ev.type === 'finished' ? `${ev.type}:${ev.to}` : ev.type);
+const step = (ev: FeedEvent) =>
+  ev.type === 'moved' ? `moved:${ev.from}>${ev.to}` : ev.type === 'created' || ev.type === 'finished' ? `${ev.type}:${ev.to}` : ev.type;
 
 describe('the queue event feed', () => {
   it('delivers every move of 1,000 messages, in order and numbered, to two readers alike', async () => {
@@ -65,7 +69,11 @@ describe('the queue event feed', () => {
     expect(a.hello).toMatchObject({ type: 'hello', queue: 'feed', pid: t.q.pid });
     expect(b.hello.seq).toBe(a.hello.seq);
 
-    const ids = await mapLimit(Array.from({ length: 1000 }, (_, i) => i), 16, () => t.q!.send({ param1: 'x' }));
+    const ids = await mapLimit(
+      Array.from({ length: 1000 }, (_, i) => i),
+      16,
+      () => t.q!.send({ param1: 'x' }),
+    );
     const finished = (evs: FeedEvent[]) => evs.filter((e) => e.type === 'finished').length === 1000;
     // ~15-20 ms of fsyncs and a spawn per message on a 2-core box: the runs, not the feed, set the pace.
     await Promise.all([a.until('1,000 finished', finished, 100_000), b.until('1,000 finished', finished, 100_000)]);

@@ -78,7 +78,7 @@ describe('search filters', () => {
     expect(row(a)).toMatchObject({ status: 'err - broken', acked: true });
     expect(row(c)).toMatchObject({ ms: null, finished: null, status: expect.stringMatching(/^que/) });
     // A later history line that is no move (tags changed) leaves the finish as it was.
-    expect((await handleRequest(q.queue, `tag_message ${JSON.stringify({ msg_id: b, add: 'late' })}`, pino({ level: 'silent' })))).toBe('["ok",["late"]]');
+    expect(await handleRequest(q.queue, `tag_message ${JSON.stringify({ msg_id: b, add: 'late' })}`, pino({ level: 'silent' }))).toBe('["ok",["late"]]');
     const again = (await ask(q, { detail: true }))[1].messages as { msg_id: string; finished: number | null }[];
     expect(again.find((r) => r.msg_id === b)!.finished).toBe(row(b).finished);
   });

@@ -11,7 +11,20 @@ const queue = inProcessQueues();
 
 describe('search index contents', () => {
   it('keeps top-level texts and numbers, lists of texts joined by commas; cuts at 256 and marks what it cut and what was a number', () => {
-    const msg = { msg_id: 'm', dest: 'q', tags: ['a', 'b'], depends: [{ ref: 'x' }], mixed: ['a', 1], obj: { a: 'b' }, flag: true, nul: null, _hidden: 'secret', count: 3, long: 'z'.repeat(257), edge: 'e'.repeat(256) };
+    const msg = {
+      msg_id: 'm',
+      dest: 'q',
+      tags: ['a', 'b'],
+      depends: [{ ref: 'x' }],
+      mixed: ['a', 1],
+      obj: { a: 'b' },
+      flag: true,
+      nul: null,
+      _hidden: 'secret',
+      count: 3,
+      long: 'z'.repeat(257),
+      edge: 'e'.repeat(256),
+    };
     const s = searchable(msg as never);
     expect(s.fields).toEqual({ msg_id: 'm', dest: 'q', tags: 'a,b', count: '3', long: 'z'.repeat(256), edge: 'e'.repeat(256) });
     expect([...(s.cut ?? [])]).toEqual(['long']);
@@ -28,7 +41,7 @@ describe('search index contents', () => {
     expect(ids(await ask(q, { query: { tags: 'd,b' } }))).toEqual([a]);
   });
 
-  it('finds a tag of a long tag list (cut in the index) by the message\'s tags joined by commas', async () => {
+  it("finds a tag of a long tag list (cut in the index) by the message's tags joined by commas", async () => {
     const q = await queue();
     const tags = Array.from({ length: 10 }, (_, i) => `${'t'.repeat(40)}${i}`);
     const a = (await q.queue.ops.create({ dest: 'q', param1: 'x', tags } as never, false)).msg_id;
@@ -87,7 +100,9 @@ describe('search index contents', () => {
     const finished = q.next('finished', ({ msg }) => msg.msg_id === a);
     await finished;
     expect(s.signals.length).toBeGreaterThan(0);
-    expect((await ask(q, { query: { outcome: 'cancelled' } }))[1].messages).toEqual([{ msg_id: a, state: 'err', fields: expect.objectContaining({ param1: 'a', outcome: 'cancelled' }) }]);
+    expect((await ask(q, { query: { outcome: 'cancelled' } }))[1].messages).toEqual([
+      { msg_id: a, state: 'err', fields: expect.objectContaining({ param1: 'a', outcome: 'cancelled' }) },
+    ]);
   });
 
   it('sorts messages finished before this process by their status file (or their directory without one), acknowledged ones too', async () => {

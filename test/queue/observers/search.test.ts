@@ -51,7 +51,9 @@ describe('search', () => {
     run.say('err ValueError: nope');
     run.exit(0);
     await finished;
-    expect((await ask(q, { query: { param1: 'alpha' }, state: 'err' }))[1].messages).toEqual([{ msg_id: a.msg_id, state: 'err', fields: expect.objectContaining({ param1: 'alpha' }) }]);
+    expect((await ask(q, { query: { param1: 'alpha' }, state: 'err' }))[1].messages).toEqual([
+      { msg_id: a.msg_id, state: 'err', fields: expect.objectContaining({ param1: 'alpha' }) },
+    ]);
     const c = await q.send({ param1: 'gamma' });
     expect(ids(await ask(q, { query: { param1: 'gamma' } }))).toEqual([c.msg_id]);
     await q.queue.ops.remove(c.msg_id, (await q.queue.ops.locate(c.msg_id))!);
@@ -87,7 +89,10 @@ describe('search', () => {
     expect(await ask(q, { query: ['param1'] })).toEqual(['fail', expect.stringMatching(/query.*object/)]);
     expect(await ask(q, { query: { 'bad field': 'x' } })).toEqual(['fail', expect.stringMatching(/query.*bad field/)]);
     expect(await ask(q, { query: { param1: { a: 1 } } })).toEqual(['fail', expect.stringMatching(/query\[param1\]/)]);
-    expect(await ask(q, { query: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`f${i}`, 'x'])) })).toEqual(['fail', expect.stringMatching(/query.*at most 8/)]);
+    expect(await ask(q, { query: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`f${i}`, 'x'])) })).toEqual([
+      'fail',
+      expect.stringMatching(/query.*at most 8/),
+    ]);
     expect(await ask(q, { limit: 0 })).toEqual(['fail', expect.stringMatching(/limit/)]);
     expect(await ask(q, { state: 'gone' })).toEqual(['fail', expect.stringMatching(/state/)]);
     expect(await ask(q, { exact: 'maybe' })).toEqual(['fail', expect.stringMatching(/exact/)]);

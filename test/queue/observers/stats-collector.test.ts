@@ -11,7 +11,10 @@ function collector(start: string) {
   let now = at(start);
   const ended: string[] = [];
   const events = new QueueEvents();
-  const c = new StatsCollector(() => now, (day?: DayRecord) => day && ended.push(`${day.date}:${day.created}`));
+  const c = new StatsCollector(
+    () => now,
+    (day?: DayRecord) => day && ended.push(`${day.date}:${day.created}`),
+  );
   c.subscribe(events);
   const create = () => events.emit('created', { msg: { msg_id: 'x' } as Message, state: 'que' });
   return { c, ended, create, set: (iso: string) => (now = at(iso)) };

@@ -31,7 +31,8 @@ async function runEach(q: InProcess, n: number, lines: (i: number) => string[] =
   }
 }
 
-const ask = async (q: InProcess, command: string, arg: unknown = {}) => JSON.parse(await handleRequest(q.queue, `${command} ${JSON.stringify(arg)}`, pino({ level: 'silent' })));
+const ask = async (q: InProcess, command: string, arg: unknown = {}) =>
+  JSON.parse(await handleRequest(q.queue, `${command} ${JSON.stringify(arg)}`, pino({ level: 'silent' })));
 const statsDir = (q: InProcess) => path.join(q.root, 'queues', 'q', 'stats');
 const readJson = async (file: string) => JSON.parse(await fs.readFile(file, 'utf8'));
 
@@ -115,7 +116,9 @@ describe('statistics on disk', () => {
 describe('failure groups', () => {
   it('group err messages by outcome, error class or failure kind; follow moves; requeue one group', async () => {
     const q = await start({ max_retries: 0 });
-    await runEach(q, 6, (i) => (i < 3 ? ['run ValueError: bad input', 'err ValueError: bad input'] : i < 5 ? ['err HTTP503: upstream down'] : ['fatal no such customer']));
+    await runEach(q, 6, (i) =>
+      i < 3 ? ['run ValueError: bad input', 'err ValueError: bad input'] : i < 5 ? ['err HTTP503: upstream down'] : ['fatal no such customer'],
+    );
     expect((await ask(q, 'failed'))[1]).toEqual({ groups: { ValueError: 3, HTTP503: 2, fatal: 1 } });
     const page = (await ask(q, 'failed', { group: 'ValueError', limit: 2 }))[1];
     expect(page.total).toBe(3);

@@ -19,7 +19,14 @@ const runMs = (i: number, attempt: number) => (i % 97 === 0 ? 61_000 + i : ((i +
 function expectedHistogram(values: number[]) {
   const h = { s: [0], m: [0], h: [0], d: [] as number[] };
   for (const v of values) {
-    const [unit, i] = v < 60 ? (['s', Math.floor(v)] as const) : v < 3600 ? (['m', Math.floor(v / 60)] as const) : v < 86400 ? (['h', Math.floor(v / 3600)] as const) : (['d', Math.floor(v / 86400)] as const);
+    const [unit, i] =
+      v < 60
+        ? (['s', Math.floor(v)] as const)
+        : v < 3600
+          ? (['m', Math.floor(v / 60)] as const)
+          : v < 86400
+            ? (['h', Math.floor(v / 3600)] as const)
+            : (['d', Math.floor(v / 86400)] as const);
     while (h[unit].length <= i) h[unit].push(0);
     h[unit][i]++;
   }
@@ -72,7 +79,16 @@ describe('queue statistics', () => {
       const tenth = N / 10;
       const day = await q.queue.stats.reply();
       expect(day.date).toBe('20261125');
-      expect({ created: day.created, started: day.started, done: day.done, relayed: day.relayed, err: day.err, failures: day.failures, resends: day.resends, retries: day.retries }).toEqual({
+      expect({
+        created: day.created,
+        started: day.started,
+        done: day.done,
+        relayed: day.relayed,
+        err: day.err,
+        failures: day.failures,
+        resends: day.resends,
+        retries: day.retries,
+      }).toEqual({
         created: N,
         started: N + tenth,
         done: 6 * tenth,
@@ -105,13 +121,16 @@ describe('queue statistics', () => {
       expect(totals.wait.buckets).toEqual(promBuckets(waits));
       expect(totals.run.buckets).toEqual(promBuckets(runs));
       expect(totals.run.count).toBe(runs.length);
-      expect(totals.run.sum).toBeCloseTo(runs.reduce((a, b) => a + b, 0), 6);
+      expect(totals.run.sum).toBeCloseTo(
+        runs.reduce((a, b) => a + b, 0),
+        6,
+      );
     } finally {
       await q.close();
     }
   });
 
-  it('retries counts a failed run sent back to the que by its retry policy, not an operator\'s requeue, even one whose actor is named retry', async () => {
+  it("retries counts a failed run sent back to the que by its retry policy, not an operator's requeue, even one whose actor is named retry", async () => {
     const q = await inProcessQueue({ num_workers: 1 });
     try {
       const figures = async () => ({ day: (await q.queue.stats.reply()).retries, total: q.queue.stats.collector.cumulative().retries });

@@ -100,7 +100,10 @@ describe('stdio.log', () => {
     expect(headers).toHaveLength(1);
     expect(headers[0].index).toBe(0);
     expect(headers[0][2]).toBe(VERBS_SH);
-    const history = (await fs.readFile(path.join(t.root, m.path, 'history'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const history = (await fs.readFile(path.join(t.root, m.path, 'history'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(history.find((h) => h.to === 'done').reason).toBe('exit 0');
     expect(log).toContain('\u001b[31mred\u001b[0m');
     expect(log).toContain('<script>alert(1)</script>');

@@ -34,6 +34,8 @@ describe('deadlineOf', () => {
 
 describe('expiredStatus', () => {
   it('names the deadline to the second and what set it', () => {
-    expect(expiredStatus({ at: Date.UTC(2026, 10, 21, 16, 53, 46, 613), by: 'max_age 600s after due' })).toBe('EXPIRED - not started by 2026-11-21T16:53:46Z (max_age 600s after due)');
+    expect(expiredStatus({ at: Date.UTC(2026, 10, 21, 16, 53, 46, 613), by: 'max_age 600s after due' })).toBe(
+      'EXPIRED - not started by 2026-11-21T16:53:46Z (max_age 600s after due)',
+    );
   });
 });

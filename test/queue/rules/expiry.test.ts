@@ -20,7 +20,10 @@ afterAll(async () => {
 });
 
 async function history(m: { path: string }): Promise<Record<string, unknown>[]> {
-  return (await fs.readFile(path.join(t.root, m.path, 'history'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+  return (await fs.readFile(path.join(t.root, m.path, 'history'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
 
 describe('expiry', () => {
@@ -73,8 +76,14 @@ describe('expiry', () => {
   });
 
   it('the queue config max_age is the default; bad values are refused', async () => {
-    expect(await q.cmd('create_message', { dest: 'eq', expire_at: Math.floor(now()) - 12 })).toEqual(['fail', expect.stringMatching(/^expire_at: expected a time in the future, received "\d+ \(1[23] s ago\)"$/)]);
+    expect(await q.cmd('create_message', { dest: 'eq', expire_at: Math.floor(now()) - 12 })).toEqual([
+      'fail',
+      expect.stringMatching(/^expire_at: expected a time in the future, received "\d+ \(1[23] s ago\)"$/),
+    ]);
     expect(await q.cmd('create_message', { dest: 'eq', max_age: 0 })).toEqual(['fail', 'max_age: expected seconds > 0 and <= 3153600000, received 0']);
-    expect(await q.cmd('create_message', { dest: 'eq', expire_at: 'tomorrow' })).toEqual(['fail', 'expire_at: expected epoch seconds (a number), received "tomorrow"']);
+    expect(await q.cmd('create_message', { dest: 'eq', expire_at: 'tomorrow' })).toEqual([
+      'fail',
+      'expire_at: expected epoch seconds (a number), received "tomorrow"',
+    ]);
   });
 });

@@ -33,4 +33,3 @@ describe('arguments', () => {
     expect(parseDup(null)).toBeNull();
   });
 });
-

@@ -10,7 +10,7 @@ const settings = (over: Partial<RetrySettings> = {}): RetrySettings => ({ ...RET
 const fail = (kind: Failure['kind'], over: Partial<Failure> = {}): Failure => ({ kind, text: 'boom', code: 1, signal: null, ...over });
 
 describe('retryDelay', () => {
-  it('with jitter 0 is Raquel\'s series: 1, 2, 4 … s, capped at max_retry_delay', () => {
+  it("with jitter 0 is Raquel's series: 1, 2, 4 … s, capped at max_retry_delay", () => {
     const s = settings({ retry_jitter: 0 });
     expect([1, 2, 3, 4, 5, 10].map((n) => retryDelay(n, s, 0.99))).toEqual([1, 2, 4, 8, 16, 512]);
     expect(retryDelay(17, s, 0)).toBe(43_200);
@@ -53,8 +53,16 @@ describe('decideFailure: every kind × failures at max−1, max, max+1', () => {
   });
 
   it('fatal is never retried; a retry N delay wins over the backoff', () => {
-    expect(decideFailure(fail('fatal', { text: 'corrupt' }), 0, settings({ max_retries: 9 }), 0)).toEqual({ action: 'finish', outcome: 'fatal', status: 'corrupt' });
-    expect(decideFailure(fail('retry', { delay: 30 }), 0, settings({ max_retries: 2 }), 0)).toMatchObject({ action: 'retry', delay: 30, status: 'RETRY 1/2 IN 30s - boom' });
+    expect(decideFailure(fail('fatal', { text: 'corrupt' }), 0, settings({ max_retries: 9 }), 0)).toEqual({
+      action: 'finish',
+      outcome: 'fatal',
+      status: 'corrupt',
+    });
+    expect(decideFailure(fail('retry', { delay: 30 }), 0, settings({ max_retries: 2 }), 0)).toMatchObject({
+      action: 'retry',
+      delay: 30,
+      status: 'RETRY 1/2 IN 30s - boom',
+    });
     expect(decideFailure(fail('retry', { delay: 0 }), 0, settings({ max_retries: 2 }), 0)).toMatchObject({ action: 'retry', delay: 0 });
   });
 });

@@ -23,10 +23,11 @@ afterAll(async () => {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function history(m: { path: string }): Promise<Record<string, any>[]> {
   const text = await fs.readFile(path.join(t.root, m.path, 'history'), 'utf8');
-  return text.trim().split('\n').map((l) => JSON.parse(l));
+  return text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
-
-
 
 describe('timeout', () => {
   it('a hung script is killed with its whole group at the timeout and ends in err with outcome failed', async () => {

@@ -16,7 +16,13 @@ const advance = (ms: number) => {
   clock += ms;
   vi.advanceTimersByTime(ms);
 };
-const deadlines = (limits: { timeout?: number; heartbeat?: number }) => new RunDeadlines(limits, clock, () => clock, (e) => fired.push(e));
+const deadlines = (limits: { timeout?: number; heartbeat?: number }) =>
+  new RunDeadlines(
+    limits,
+    clock,
+    () => clock,
+    (e) => fired.push(e),
+  );
 
 describe('RunDeadlines', () => {
   it('a timeout is one timer for its deadline: nothing fires (or spins) before it, it fires at its millisecond', () => {

@@ -11,7 +11,12 @@ const destroyed = { kind: 'destroyed' as const, text: null };
 describe('a kill by rq', () => {
   it('names the failure by the kill, in the first words there are: the kill text, rq’s reason, the status, the last line, else destroyed', () => {
     const timeout = { kind: 'timeout' as const, text: 'TIMEOUT after 1s' };
-    expect(failureOf(facts({ killed: timeout, signal: 'SIGTERM', code: null }), err({ reason: 'r' }))).toEqual({ kind: 'timeout', text: 'TIMEOUT after 1s', code: null, signal: 'SIGTERM' });
+    expect(failureOf(facts({ killed: timeout, signal: 'SIGTERM', code: null }), err({ reason: 'r' }))).toEqual({
+      kind: 'timeout',
+      text: 'TIMEOUT after 1s',
+      code: null,
+      signal: 'SIGTERM',
+    });
     expect(failureOf(facts({ killed: destroyed, jobStatus: 'working' }), err({ reason: 'r', statusText: 's' }))?.text).toBe('r');
     expect(failureOf(facts({ killed: destroyed, jobStatus: 'working' }), err({ statusText: 's' }))?.text).toBe('s');
     expect(failureOf(facts({ killed: destroyed, jobStatus: 'working' }), err())?.text).toBe('working');

@@ -22,7 +22,11 @@ const EXITS = [
   { code: null, signal: 'SIGKILL' as const },
 ];
 const KILLS: RunFacts['killed'][] = [null, { kind: 'timeout', text: 'TIMEOUT after 1s' }, { kind: 'destroyed', text: null }];
-const CANCELS: (CancelRecord | null)[] = [null, { at: '2026-01-01T00:00:00Z', by: 'cli:op', reason: 'stop it' }, { at: '2026-01-01T00:00:00Z', by: 'web', reason: 'gone', purge: true }];
+const CANCELS: (CancelRecord | null)[] = [
+  null,
+  { at: '2026-01-01T00:00:00Z', by: 'cli:op', reason: 'stop it' },
+  { at: '2026-01-01T00:00:00Z', by: 'web', reason: 'gone', purge: true },
+];
 /** failures so far, and max_retries. */
 const ATTEMPTS = [
   [0, 0],
@@ -43,10 +47,34 @@ function* grid(): Generator<RunFacts> {
           for (const cancel of CANCELS)
             for (const [failures, max] of ATTEMPTS)
               for (const [count, maxCount] of COUNTS)
-                yield { stopping, completion, pid: 42, ...exit, count, maxCount, killed, jobStatus: 'working', cancel, failures, retry: { ...RETRY_DEFAULTS, max_retries: max, retry_jitter: 0 }, random: 0.5 };
+                yield {
+                  stopping,
+                  completion,
+                  pid: 42,
+                  ...exit,
+                  count,
+                  maxCount,
+                  killed,
+                  jobStatus: 'working',
+                  cancel,
+                  failures,
+                  retry: { ...RETRY_DEFAULTS, max_retries: max, retry_jitter: 0 },
+                  random: 0.5,
+                };
 }
 
-const name = (f: RunFacts) => JSON.stringify({ s: f.stopping, c: f.completion, code: f.code, sig: f.signal, k: f.killed?.kind, x: !!f.cancel, p: f.cancel?.purge, n: [f.failures, f.retry.max_retries], cnt: [f.count, f.maxCount] });
+const name = (f: RunFacts) =>
+  JSON.stringify({
+    s: f.stopping,
+    c: f.completion,
+    code: f.code,
+    sig: f.signal,
+    k: f.killed?.kind,
+    x: !!f.cancel,
+    p: f.cancel?.purge,
+    n: [f.failures, f.retry.max_retries],
+    cnt: [f.count, f.maxCount],
+  });
 
 /** The rules, stated as the specs state them (spec §3.3–3.4, rq-beyond §B3, §B5, §B13), not as the code computes them. */
 function expected(f: RunFacts): RunEnd['kind'] {
@@ -76,7 +104,7 @@ describe('decideRunEnd over the whole grid', () => {
     expect(cells.length).toBe(2 * 9 * 3 * 3 * 3 * 4 * 2);
   });
 
-  it('a retry is the next attempt, after the script\'s own delay when it gave one, and never past max_retries', () => {
+  it("a retry is the next attempt, after the script's own delay when it gave one, and never past max_retries", () => {
     for (const f of cells) {
       const end = decideRunEnd(f);
       if (end.kind !== 'retry') continue;
@@ -110,11 +138,25 @@ describe('decideRunEnd over the whole grid', () => {
     const base = cells.find((f) => !f.stopping && !f.killed && !f.cancel && f.retry.max_retries === 0 && f.count === 3)!;
     const at = (c: Completion | null, code: number | null, signal: NodeJS.Signals | null) => decideRunEnd({ ...base, completion: c, code, signal });
     expect(at({ kind: 'done' }, 0, null)).toEqual({ kind: 'finished', outcome: { state: 'done', statusText: null }, cancelTooLate: false });
-    expect(at({ kind: 'resend', delay: 30 }, 0, null)).toMatchObject({ kind: 'finished', outcome: { state: 'err', statusText: 'HIT MAX RESEND COUNT - MOVING TO ERR' } });
+    expect(at({ kind: 'resend', delay: 30 }, 0, null)).toMatchObject({
+      kind: 'finished',
+      outcome: { state: 'err', statusText: 'HIT MAX RESEND COUNT - MOVING TO ERR' },
+    });
     expect(at({ kind: 'resend', delay: 30 }, 0, null)).not.toHaveProperty('outcome.failure');
-    expect(decideRunEnd({ ...base, count: 1, completion: { kind: 'resend', delay: 30 } })).toEqual({ kind: 'resend', delay: 30, status: null, cancelTooLate: false });
-    expect(at({ kind: 'done' }, 3, null)).toMatchObject({ kind: 'finished', outcome: { state: 'err', statusText: expect.stringMatching(/^PROCESS EXITED IMPROPERLY - MOVING TO ERR - Completion was done but exit status was /) } });
+    expect(decideRunEnd({ ...base, count: 1, completion: { kind: 'resend', delay: 30 } })).toEqual({
+      kind: 'resend',
+      delay: 30,
+      status: null,
+      cancelTooLate: false,
+    });
+    expect(at({ kind: 'done' }, 3, null)).toMatchObject({
+      kind: 'finished',
+      outcome: { state: 'err', statusText: expect.stringMatching(/^PROCESS EXITED IMPROPERLY - MOVING TO ERR - Completion was done but exit status was /) },
+    });
     expect(at(null, 0, null)).toMatchObject({ kind: 'finished', outcome: { state: 'err', statusText: null, failure: 'exit' } });
-    expect(decideRunEnd({ ...base, spawnError: 'ENOENT' })).toMatchObject({ kind: 'finished', outcome: { state: 'err', statusText: 'could not start script: ENOENT' } });
+    expect(decideRunEnd({ ...base, spawnError: 'ENOENT' })).toMatchObject({
+      kind: 'finished',
+      outcome: { state: 'err', statusText: 'could not start script: ENOENT' },
+    });
   });
 });

@@ -60,7 +60,11 @@ describe('vanishedStart: an interpreter that could not open a script a deploy mo
       }
       const r = vanishedStart(exit, { saidAnything: said, ranMs }, { path: file, dev: st.dev, ino: st.ino });
       if (!refused) return expect(r).toBeNull();
-      expect(r).toEqual({ kind: 'script', code: 'ENOENT', text: `script ${file} was ${fate === 'gone' ? 'renamed away or deleted' : 'replaced'} as it started (exit ${exit.code} before any line on fd 3)` });
+      expect(r).toEqual({
+        kind: 'script',
+        code: 'ENOENT',
+        text: `script ${file} was ${fate === 'gone' ? 'renamed away or deleted' : 'replaced'} as it started (exit ${exit.code} before any line on fd 3)`,
+      });
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }
@@ -71,7 +75,13 @@ describe('vanishedStart: an interpreter that could not open a script a deploy mo
 function guard(retryMs = { base: 100, cap: 400 }) {
   const lines: Array<{ level: number; msg: string }> = [];
   const log = pino({ level: 'debug' }, new Writable({ write: (c: Buffer, _e, cb) => (lines.push(JSON.parse(c.toString())), cb()) }));
-  const admin = { status: 'UP', reason: '', rechecks: 0, scriptFailed: (r: string) => ((admin.status = 'SCRIPTERROR'), (admin.reason = r)), recheckScript: () => void admin.rechecks++ };
+  const admin = {
+    status: 'UP',
+    reason: '',
+    rechecks: 0,
+    scriptFailed: (r: string) => ((admin.status = 'SCRIPTERROR'), (admin.reason = r)),
+    recheckScript: () => void admin.rechecks++,
+  };
   let clock = 0;
   const pumps: number[] = [];
   const g = new StartGuard({ admin, log, pump: () => pumps.push(clock), running: () => 0, retryMs, now: () => clock });
@@ -161,7 +171,9 @@ describe('StartGuard', () => {
 
 /** The que → run and run → que lines of a refused start. */
 async function refusedLines(id: string) {
-  return (await q!.queue.spool.readHistory('que', id)).filter((h) => h.from !== null).map((h) => ({ from: h.from, to: h.to, reason: h.reason, attempt: h.attempt }));
+  return (await q!.queue.spool.readHistory('que', id))
+    .filter((h) => h.from !== null)
+    .map((h) => ({ from: h.from, to: h.to, reason: h.reason, attempt: h.attempt }));
 }
 
 describe('a refused start in the queue', () => {
@@ -235,7 +247,13 @@ describe('a refused start in the queue', () => {
     q.launcher.failures.push(() => {
       const ended = new PassThrough();
       ended.end();
-      return { pid: 4_100_000, fromScript: ended, toScript: new PassThrough(), kill: () => undefined, exited: Promise.resolve({ code: 126, signal: null, spawnError: 'sh could not exec /x (exit 126)', spawnCode: 'EACCES' }) };
+      return {
+        pid: 4_100_000,
+        fromScript: ended,
+        toScript: new PassThrough(),
+        kill: () => undefined,
+        exited: Promise.resolve({ code: 126, signal: null, spawnError: 'sh could not exec /x (exit 126)', spawnCode: 'EACCES' }),
+      };
     });
     const held = q.next('status', (s) => s.status === 'SCRIPTERROR');
     const back = q.next('moved', (m) => m.to === 'que' && m.from === 'run');

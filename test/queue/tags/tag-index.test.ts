@@ -17,7 +17,12 @@ function open(): TagIndex {
   return new TagIndex({ file, dirSync: new DirSync(), now: () => clock.t, scan: async () => (scans++, scanned), log: silentLogger() });
 }
 
-const lines = async () => (await fs.readFile(file, 'utf8')).trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const lines = async () =>
+  (await fs.readFile(file, 'utf8'))
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 
 beforeEach(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-tags-'));

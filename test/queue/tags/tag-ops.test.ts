@@ -32,7 +32,13 @@ describe('tag_message', () => {
     expect(msg.tags).toEqual(['c', 'd']);
     // The journal: the create's line, then per change its added tags before and its removed tags after.
     const mine = (await journalLines(q)).filter((l) => l.id === id).map(({ at: _at, ...l }) => l);
-    expect(mine).toEqual([{ id, add: ['a', 'b'] }, { id, add: ['c'] }, { id, remove: ['b'] }, { id, add: ['d'] }, { id, remove: ['a'] }]);
+    expect(mine).toEqual([
+      { id, add: ['a', 'b'] },
+      { id, add: ['c'] },
+      { id, remove: ['b'] },
+      { id, add: ['d'] },
+      { id, remove: ['a'] },
+    ]);
     expect((await cmd(q, 'tags'))[1]).toEqual({ c: 1, d: 1 });
   });
 
@@ -112,7 +118,10 @@ describe('tagged', () => {
     const taggedAt = q.clock.ms;
     q.clock.ms += 5000;
     const page = (await cmd(q, 'tagged', { tag: 't' }))[1];
-    expect(page).toEqual({ total: 1, messages: [{ msg_id: id, state: 'que', status: expect.stringMatching(/^que/), due, priority: 7, tagged_at: new Date(taggedAt).toISOString() }] });
+    expect(page).toEqual({
+      total: 1,
+      messages: [{ msg_id: id, state: 'que', status: expect.stringMatching(/^que/), due, priority: 7, tagged_at: new Date(taggedAt).toISOString() }],
+    });
     const plain = (await q.send({ due, tags: ['u'] })).msg_id;
     expect((await cmd(q, 'tagged', { tag: 'u' }))[1].messages[0]).toMatchObject({ msg_id: plain, priority: 0, due });
   });
@@ -131,7 +140,10 @@ describe('tagged', () => {
     expect((await cmd(q, 'tagged', { tag: 't', state: 'prep' }))[1]).toEqual({ total: 0, messages: [] });
     expect((await cmd(q, 'tagged', { tag: 't', state: 'run' }))[1]).toEqual({ total: 0, messages: [] });
     // Without a state, offset skips the newest and total stays the index's count.
-    expect((await cmd(q, 'tagged', { tag: 't', offset: 2, limit: 2 }))[1]).toEqual({ total: 5, messages: [expect.objectContaining({ msg_id: que[0] }), expect.objectContaining({ msg_id: done[1] })] });
+    expect((await cmd(q, 'tagged', { tag: 't', offset: 2, limit: 2 }))[1]).toEqual({
+      total: 5,
+      messages: [expect.objectContaining({ msg_id: que[0] }), expect.objectContaining({ msg_id: done[1] })],
+    });
     expect((await cmd(q, 'tagged', { tag: 't', offset: 5 }))[1]).toEqual({ total: 5, messages: [] });
   });
 
@@ -230,7 +242,11 @@ describe('cancel_tagged', () => {
       if (id === a) throw new Error('refused');
       return real(id, ...rest);
     };
-    expect(await cmd(q, 'cancel_tagged', { tag: 't' })).toEqual(['fail', `1 of 2 messages were not cancelled (${a}: refused)`, { total: 2, done: 1, failed: 1, failures: [{ id: a, reason: 'refused', code: 'RQ_ERR_INTERNAL' }] }]);
+    expect(await cmd(q, 'cancel_tagged', { tag: 't' })).toEqual([
+      'fail',
+      `1 of 2 messages were not cancelled (${a}: refused)`,
+      { total: 2, done: 1, failed: 1, failures: [{ id: a, reason: 'refused', code: 'RQ_ERR_INTERNAL' }] },
+    ]);
     expect(await q.state(b)).toBe('err');
     expect(await q.state(a)).toBe('que');
   });

@@ -20,14 +20,16 @@ describe('a relayed message', () => {
     s.exit(0);
     await f;
     expect(await q.state(r)).toBe('relayed');
-    expect((await cmd(q, 'tagged', { tag: 't', state: 'relayed' }))[1]).toEqual({ total: 1, messages: [expect.objectContaining({ msg_id: r, state: 'relayed' })] });
+    expect((await cmd(q, 'tagged', { tag: 't', state: 'relayed' }))[1]).toEqual({
+      total: 1,
+      messages: [expect.objectContaining({ msg_id: r, state: 'relayed' })],
+    });
     expect((await cmd(q, 'tagged', { tag: 't', state: 'relayed', offset: 1 }))[1]).toEqual({ total: 1, messages: [] });
     await fs.writeFile(journal(q), '');
     expect(await cmd(q, 'reindex_tags')).toEqual(['ok', 2]);
     expect(ids((await cmd(q, 'tagged', { tag: 't' }))[1])).toEqual([r, d]);
   });
 });
-
 
 describe('an acknowledged err message and a deleted one', () => {
   it('an acknowledged err message is found by its dotted name: listed, re-tagged, found again by a rebuild', async () => {
@@ -36,7 +38,10 @@ describe('an acknowledged err message and a deleted one', () => {
     const id = (await q.send({ tags: ['t'] })).msg_id;
     await endRun(q, 0, id, 'err broken');
     await q.queue.ops.ackErrs();
-    expect((await cmd(q, 'tagged', { tag: 't' }))[1]).toEqual({ total: 1, messages: [expect.objectContaining({ msg_id: id, state: 'err', status: 'err - broken' })] });
+    expect((await cmd(q, 'tagged', { tag: 't' }))[1]).toEqual({
+      total: 1,
+      messages: [expect.objectContaining({ msg_id: id, state: 'err', status: 'err - broken' })],
+    });
     expect((await cmd(q, 'tagged', { tag: 't', state: 'err' }))[1]).toMatchObject({ total: 1, messages: [{ msg_id: id }] });
     expect(await cmd(q, 'tag_message', { msg_id: id, add: 'later' })).toEqual(['ok', ['t', 'later']]);
     const msg = JSON.parse(await fs.readFile(path.join(q.root, 'queues', 'q', 'err', `.${id}`, 'msg'), 'utf8'));

@@ -5,7 +5,11 @@ import type { InProcess } from '../in-process.js';
 import { endRun } from '../in-process-session.js';
 
 export const journal = (q: InProcess) => path.join(q.root, 'queues', 'q', '.index', 'tags.jsonl');
-export const journalLines = async (q: InProcess) => (await fs.readFile(journal(q), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+export const journalLines = async (q: InProcess) =>
+  (await fs.readFile(journal(q), 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 export const ids = (page: { messages: { msg_id: string }[] }) => page.messages.map((m) => m.msg_id);
 
 /** A message waiting in que an hour ahead (whole, in memory), one second after the last. */

@@ -10,7 +10,11 @@ let q: QueueProc;
 
 const later = () => Math.floor(Date.now() / 1000) + 3600;
 const journal = () => path.join(t.root, 'queues', 'tq', '.index', 'tags.jsonl');
-const journalLines = async () => (await fs.readFile(journal(), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const journalLines = async () =>
+  (await fs.readFile(journal(), 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 
 beforeAll(async () => {
   t = await makeRoot();
@@ -119,7 +123,10 @@ describe('lookup', () => {
     expect((await q.cmd('tagged', { tag: 'page', offset: '', limit: 3 }))[1]).toEqual(all);
     const queued = (await q.cmd('tagged', { tag: 'page', state: 'que' }))[1];
     expect(queued.total).toBe(5);
-    expect((await q.cmd('tagged', { tag: 'page', state: 'done' }))[1]).toMatchObject({ total: 1, messages: [{ msg_id: doneId, state: 'done', status: 'done - done sleeping' }] });
+    expect((await q.cmd('tagged', { tag: 'page', state: 'done' }))[1]).toMatchObject({
+      total: 1,
+      messages: [{ msg_id: doneId, state: 'done', status: 'done - done sleeping' }],
+    });
     expect((await q.cmd('tags'))[1].page).toBe(6);
   });
 
@@ -149,7 +156,10 @@ describe('lookup', () => {
   it('refuses a bad tag, state, offset or limit', async () => {
     expect(await q.cmd('tagged', {})).toEqual(['fail', expect.stringContaining('tag')]);
     expect((await q.cmd('tagged', { tag: 'a/b' }))[1]).toMatch(/^tag: expected a tag/);
-    expect(await q.cmd('tagged', { tag: 'a', state: 'nowhere' })).toEqual(['fail', 'state: expected one of prep, que, run, done, relayed, err, received "nowhere"']);
+    expect(await q.cmd('tagged', { tag: 'a', state: 'nowhere' })).toEqual([
+      'fail',
+      'state: expected one of prep, que, run, done, relayed, err, received "nowhere"',
+    ]);
     expect(await q.cmd('tagged', { tag: 'a', offset: -1 })).toEqual(['fail', 'offset: expected a whole number from 0 to 10000000, received -1']);
     expect(await q.cmd('tagged', { tag: 'a', limit: 1001 })).toEqual(['fail', 'limit: expected a whole number from 1 to 1000, received 1001']);
   });

@@ -38,8 +38,16 @@ export function transitionsPerTest(): OnTempSpool {
     s.events = new QueueEvents();
     s.seen = [];
     s.waiting = new Set();
-    for (const name of ['created', 'removed', 'finished'] as const) s.events.on(name, (e: { state?: string }) => void s.seen.push(`${name} ${e.state ?? ''}`.trim()));
-    s.moves = new Transitions({ spool: t.spool, index: s.index, events: s.events, now: () => T0, admit: (m) => s.waiting.has(m.msg_id), pump: () => void s.seen.push('pump') });
+    for (const name of ['created', 'removed', 'finished'] as const)
+      s.events.on(name, (e: { state?: string }) => void s.seen.push(`${name} ${e.state ?? ''}`.trim()));
+    s.moves = new Transitions({
+      spool: t.spool,
+      index: s.index,
+      events: s.events,
+      now: () => T0,
+      admit: (m) => s.waiting.has(m.msg_id),
+      pump: () => void s.seen.push('pump'),
+    });
   });
   afterEach(() => t.cleanup());
   return s;

@@ -47,7 +47,12 @@ function syncedBeforeRename(id: string): void {
 
 it('a retry', async () => {
   const run = await started();
-  await moves.retry(run, { kind: 'exit', text: 'exit 3', code: 3, signal: null }, { action: 'retry', attempt: 1, of: 3, delay: 1, status: 'RETRY 1/3 IN 1s - exit 3' }, {});
+  await moves.retry(
+    run,
+    { kind: 'exit', text: 'exit 3', code: 3, signal: null },
+    { action: 'retry', attempt: 1, of: 3, delay: 1, status: 'RETRY 1/3 IN 1s - exit 3' },
+    {},
+  );
   syncedBeforeRename(run.id);
 });
 

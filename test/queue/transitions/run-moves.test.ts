@@ -112,7 +112,12 @@ describe('back to the que', () => {
 
   it('retry: status, failures, last_failure and due written before the rename; the history line says what was decided', async () => {
     const { run } = await started();
-    await moves.retry(run, { kind: 'exit', text: 'exit 3', code: 3, signal: null }, { action: 'retry', attempt: 1, of: 3, delay: 2.5, status: 'RETRY 1/3 IN 2.5s - exit 3' }, { exit: 3 });
+    await moves.retry(
+      run,
+      { kind: 'exit', text: 'exit 3', code: 3, signal: null },
+      { action: 'retry', attempt: 1, of: 3, delay: 2.5, status: 'RETRY 1/3 IN 2.5s - exit 3' },
+      { exit: 3 },
+    );
     const due = Math.round(T0 + 2500) / 1000;
     expect(await t.spool.readStatus('que', run.id)).toEqual({ job_status: 'RETRY 1/3 IN 2.5s - exit 3' });
     expect(await t.spool.readMessage('que', run.id)).toMatchObject({
@@ -120,7 +125,18 @@ describe('back to the que', () => {
       due,
       last_failure: { kind: 'exit', text: 'exit 3', code: 3, at: new Date(T0).toISOString() },
     });
-    expect(await lastLine('que', run.id)).toMatchObject({ from: 'run', to: 'que', actor: 'retry', reason: 'exit 3', failure: 'exit', retry: 1, of: 3, delay_s: 2.5, due, exit: 3 });
+    expect(await lastLine('que', run.id)).toMatchObject({
+      from: 'run',
+      to: 'que',
+      actor: 'retry',
+      reason: 'exit 3',
+      failure: 'exit',
+      retry: 1,
+      of: 3,
+      delay_s: 2.5,
+      due,
+      exit: 3,
+    });
     expect(index.queued(run.id)?.failures).toBe(1);
     expect(index.run(run.id)).toBeUndefined();
   });

@@ -9,7 +9,14 @@ function limitRows(keys) {
     .map((key) => {
       const s = keys[key] ?? {};
       const holders = Array.isArray(s.holders) ? s.holders : [];
-      return { key, inUse: holders.length, concurrency: Number(s.concurrency), waiting: count(s.waiting), orphaned: holders.filter((h) => h?.orphaned === true).length, source: String(s.source) };
+      return {
+        key,
+        inUse: holders.length,
+        concurrency: Number(s.concurrency),
+        waiting: count(s.waiting),
+        orphaned: holders.filter((h) => h?.orphaned === true).length,
+        source: String(s.source),
+      };
     });
 }
 

@@ -17,7 +17,9 @@ function countClass(col, n) {
 function duration(seconds) {
   if (seconds === undefined || seconds === null) return '-';
   const s = Math.max(0, Math.floor(seconds));
-  const d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60);
+  const d = Math.floor(s / 86400),
+    h = Math.floor((s % 86400) / 3600),
+    m = Math.floor((s % 3600) / 60);
   if (d) return `${d}d ${h}h`;
   if (h) return `${h}h ${m}m`;
   if (m) return `${m}m ${s % 60}s`;
@@ -107,7 +109,7 @@ function applyDashboard(data, table) {
     }
     setText(`q-${id}-pid`, q.pid ?? '-');
     setText(`q-${id}-uptime`, q.alive ? duration(q.uptime) : '-');
-    const status = q.alive ? q.status ?? '?' : `DOWN ${q.error ?? ''}`.trim();
+    const status = q.alive ? (q.status ?? '?') : `DOWN ${q.error ?? ''}`.trim();
     setText(`q-${id}-status`, status, `status ${q.alive && q.status === 'UP' ? 'up' : 'down'}`);
     showReason(id, q.alive ? q.reason : undefined);
   }
@@ -172,7 +174,8 @@ function renderTracked(data, box, root) {
     const table = document.createElement('table');
     table.className = 'grid';
     table.id = 'tracked-table';
-    table.innerHTML = '<thead><tr><th>QUEUE</th><th>MESSAGE</th><th>STATE</th><th>STATUS</th><th>PRIORITY</th><th>TRACKED SINCE</th></tr></thead><tbody></tbody>';
+    table.innerHTML =
+      '<thead><tr><th>QUEUE</th><th>MESSAGE</th><th>STATE</th><th>STATUS</th><th>PRIORITY</th><th>TRACKED SINCE</th></tr></thead><tbody></tbody>';
     for (const m of data.messages) {
       const tr = document.createElement('tr');
       tr.dataset.ref = `${m.queue}/${m.msg_id}`;
@@ -182,7 +185,14 @@ function renderTracked(data, box, root) {
       time.dateTime = m.tagged_at;
       time.textContent = m.tagged_at;
       since.append(time);
-      tr.append(cell('queue', m.queue, q(m.queue)), cell('msg', m.msg_id, `${q(m.queue)}/${encodeURIComponent(m.msg_id)}`), cell('state', m.state), cell('status', m.status), cell('num', m.priority), since);
+      tr.append(
+        cell('queue', m.queue, q(m.queue)),
+        cell('msg', m.msg_id, `${q(m.queue)}/${encodeURIComponent(m.msg_id)}`),
+        cell('state', m.state),
+        cell('status', m.status),
+        cell('num', m.priority),
+        since,
+      );
       table.tBodies[0].append(tr);
     }
     wrap.append(table);

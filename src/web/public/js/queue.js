@@ -12,7 +12,11 @@ async function apply(res) {
   // place to go: the page is loaded again rather than patched.
   const reshaped = REGIONS.some((id) => !document.getElementById(id) !== !fresh.getElementById(id));
   // The reason beside a SCRIPTERROR or DISK FULL badge can change while the status stays.
-  if (text(fresh, 'queue-status') !== text(document, 'queue-status') || text(fresh, 'queue-status-reason') !== text(document, 'queue-status-reason') || reshaped) {
+  if (
+    text(fresh, 'queue-status') !== text(document, 'queue-status') ||
+    text(fresh, 'queue-status-reason') !== text(document, 'queue-status-reason') ||
+    reshaped
+  ) {
     reloadPage();
     return;
   }

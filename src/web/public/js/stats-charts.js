@@ -55,7 +55,9 @@ function options(data, width) {
   const step = data.x.length > 1 ? data.x[1] - data.x[0] : bins ? 1 : 60;
   const hhmm = (ts) => new Date(ts * 1000).toISOString().slice(11, 16);
   // Times in UTC and 24 h, as the tables under the charts and the statistics' days are.
-  const xAxis = bins ? { values: (u, splits) => splits.map((v) => data.labels[v] ?? ''), incrs: WHOLE, space: 36 } : { values: (u, splits) => splits.map(hhmm), space: 60 };
+  const xAxis = bins
+    ? { values: (u, splits) => splits.map((v) => data.labels[v] ?? ''), incrs: WHOLE, space: 36 }
+    : { values: (u, splits) => splits.map(hhmm), space: 60 };
   return {
     width,
     height: HEIGHT,
@@ -63,7 +65,10 @@ function options(data, width) {
     // Half a step either side, so the first and last bars are drawn whole.
     scales: { x: { time: !bins, range: (u, min, max) => [min - step / 2, max + step / 2] }, y: { range: (u, min, max) => [0, Math.max(1, max)] } },
     axes: [xAxis, { incrs: WHOLE, values: (u, splits) => splits.map(String), size: 44 }],
-    series: [bins ? { label: 'bin', value: (u, v) => (v === null ? '-' : data.labels[v] ?? '') } : { label: 'UTC', value: (u, v) => (v === null ? '-' : hhmm(v)) }, ...data.series.map((s, i) => barSeries(s, i, data.series.length))],
+    series: [
+      bins ? { label: 'bin', value: (u, v) => (v === null ? '-' : (data.labels[v] ?? '')) } : { label: 'UTC', value: (u, v) => (v === null ? '-' : hhmm(v)) },
+      ...data.series.map((s, i) => barSeries(s, i, data.series.length)),
+    ],
     cursor: { drag: { x: false, y: false } },
     plugins: data.marks?.length ? [marksPlugin(data.marks)] : [],
   };
