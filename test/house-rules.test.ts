@@ -41,7 +41,6 @@ describe('house rules', () => {
     expect(lint('no-issue-numbers', cite('const t = `done (', '#41)`;'))).toHaveLength(1);
     expect(lint('no-issue-numbers', '// issues of the disk, 20 of them\nconst t = "an issue, then 20";')).toEqual([]);
   });
-
   it('only-transitions-move: a spool rename or removal and an index change are flagged; reads and other receivers pass', () => {
     expect(
       lint('only-transitions-move', 'await this.d.spool.beginMove(id, "run", "que", note); spool.moveNow(id, "que", "run", n); await spool.remove("que", id);'),

@@ -186,13 +186,9 @@ export class WebContext {
   /** The classic Not Found page: layout + `<h2>Not Found</h2>`, flash included; `["fail", reason]` to a JSON client. */
   notFoundPage(req: FastifyRequest, reply: FastifyReply, reason?: string): FastifyReply {
     if (this.wantsJson(req)) return this.json(reply, ['fail', reason ?? `Not Found: ${req.url.split('?')[0]}`], 404);
-    return this.page(
-      req,
-      reply,
-      html`<h2 id="not-found">Not Found</h2>
-        ${reason ? html`<p class="muted" id="not-found-reason">${reason}</p>` : ''}`,
-      { status: 404 },
-    );
+    return this.page(req, reply, html`<h2 id="not-found">Not Found</h2>${reason ? html`<p class="muted" id="not-found-reason">${reason}</p>` : ''}`, {
+      status: 404,
+    });
   }
 
   /** 303 See Other to an absolute URL, optionally leaving a flash for the next page. */

@@ -9,6 +9,7 @@
 //   op <n> <what>               one more step finished
 // Any failure is printed to stderr and exits 1: the test fails on an exit it did not cause.
 import { ackErrs } from '../../dist/spool/err-acks.js';
+import { createCopy } from '../../dist/spool/message-copy.js';
 import { QueueSpool } from '../../dist/spool/queue-spool.js';
 import { parseSeed, seededRandom } from './seeded-random.mjs';
 
@@ -80,7 +81,7 @@ async function janitor() {
   }
   if (r < 0.8 && dones.length) {
     const from = rng.pick(dones);
-    const msg = await spool.createWithAttachments({ dest: name, src: 'clone' }, spool.msgDir('done', from), { cloned_from: from });
+    const msg = await createCopy(spool, { dest: name, src: 'clone' }, spool.msgDir('done', from), { cloned_from: from });
     out(`created ${msg.msg_id} que`);
     queued.push(msg.msg_id);
     return 'clone';

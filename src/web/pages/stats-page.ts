@@ -63,10 +63,7 @@ export function statsPages(ctx: WebContext) {
       const opts = { queue: q, status: status(r), scripts: ['main.js'], styles: ['stats.css'] };
       if (r.ok && 'messages' in r.value) return ctx.page(req, reply, groupView(q, r.value, query, ctx.urls), opts);
       const groups = r.ok && 'groups' in r.value ? r.value.groups : null;
-      const head = html`<div class="page-head">
-        <h1 id="failed-title">Failure groups of <a href="${ctx.urls.queue(q)}">${q}</a></h1>
-        <a href="${ctx.urls.queue(q, '/stats')}" id="failed-stats-link">statistics</a>
-      </div>`;
+      const head = html`<div class="page-head"><h1 id="failed-title">Failure groups of <a href="${ctx.urls.queue(q)}">${q}</a></h1><a href="${ctx.urls.queue(q, '/stats')}" id="failed-stats-link">statistics</a></div>`;
       return ctx.page(req, reply, html`${head}${groupsCard(q, groups, ctx.urls, ctx.urls.queue(q, '/failed'))}`, opts);
     },
   };

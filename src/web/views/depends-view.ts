@@ -35,32 +35,13 @@ export function dependsView(m: MessageView, q: string, urls: Urls): SafeHtml {
     const button = isAwaited
       ? postButton(action, 'Stop waiting', { fields: { depends: ref }, cls: 'button small undepend-one', confirm: `Stop waiting for ${ref}?` })
       : '';
-    return html`<tr data-ref="${ref}">
-      <td class="ref">${refLink(ref, urls)}</td>
-      <td class="state">${state}</td>
-      <td class="action">${button}</td>
-    </tr>`;
+    return html`<tr data-ref="${ref}"><td class="ref">${refLink(ref, urls)}</td><td class="state">${state}</td><td class="action">${button}</td></tr>`;
   });
   const table = refs.length
-    ? html`<div class="table-wrap">
-        <table class="grid" id="depends-table">
-          <thead>
-            <tr>
-              <th>DEPENDS ON</th>
-              <th>STATE</th>
-              <th></th>
-            </tr>
-          </thead>
-          <tbody>
-            ${rows}
-          </tbody>
-        </table>
-      </div>`
+    ? html`<div class="table-wrap"><table class="grid" id="depends-table"><thead><tr><th>DEPENDS ON</th><th>STATE</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>`
     : '';
   const all = awaited.length
-    ? html`<p class="undepend-all">
-        ${postButton(action, `Stop waiting for all ${awaited.length}`, { id: 'btn-undepend-all', fields: { all: 'true' }, cls: 'button small danger', confirm: `Stop waiting for ${awaited.length === 1 ? 'its dependency' : `all ${awaited.length} dependencies`} of ${m.msg_id}? It can then run at once.` })}
-      </p>`
+    ? html`<p class="undepend-all">${postButton(action, `Stop waiting for all ${awaited.length}`, { id: 'btn-undepend-all', fields: { all: 'true' }, cls: 'button small danger', confirm: `Stop waiting for ${awaited.length === 1 ? 'its dependency' : `all ${awaited.length} dependencies`} of ${m.msg_id}? It can then run at once.` })}</p>`
     : '';
   const policy = typeof m.depends_fail === 'string' ? m.depends_fail : 'fail';
   const head = refs.length
@@ -69,11 +50,5 @@ export function dependsView(m: MessageView, q: string, urls: Urls): SafeHtml {
   const list = dependents.length
     ? html`<p id="dependents">Dependents (${dependents.length}): ${dependents.map((r, i) => html`${i ? ', ' : ''}${refLink(r, urls)}`)}</p>`
     : '';
-  return html`<section class="card" id="dependencies">
-    <div class="card-head">
-      <h3>Dependencies</h3>
-      ${head}
-    </div>
-    ${table}${all}${list}
-  </section>`;
+  return html`<section class="card" id="dependencies"><div class="card-head"><h3>Dependencies</h3>${head}</div>${table}${all}${list}</section>`;
 }

@@ -26,14 +26,13 @@ function field(form: FormConfig | null, f: FieldSpec): SafeHtml {
   const label = (f.overridable && fieldLabel(form, f.id)) || f.label;
   const help = (f.overridable && fieldHelp(form, f.id)) || f.help;
   const input = f.options
-    ? html`<select id="${f.id}" name="${f.name}">
-        ${f.options.map(([v, text]) => html`<option value="${v}">${text}</option>`)}
-      </select>`
-    : html`<input type="text" id="${f.id}" name="${f.name}" value="${f.value ?? ''}" />`;
-  return html`<div class="field" id="${f.id}_field" ${hiddenStyle(form, f.id)}>
-    <label for="${f.id}">${label}</label>
-    ${input} ${help ? html`<p class="help note" id="${f.id}_help">${help}</p>` : ''}
-  </div>`;
+    ? html`<select id="${f.id}" name="${f.name}">${f.options.map(([v, text]) => html`<option value="${v}">${text}</option>`)}</select>`
+    : html`<input type="text" id="${f.id}" name="${f.name}" value="${f.value ?? ''}">`;
+  return html`<div class="field" id="${f.id}_field"${hiddenStyle(form, f.id)}>
+  <label for="${f.id}">${label}</label>
+  ${input}
+  ${help ? html`<p class="help note" id="${f.id}_help">${help}</p>` : ''}
+</div>`;
 }
 
 /** The Advanced fieldset (rq-beyond §B1.11): empty means the queue's default. */
@@ -93,18 +92,16 @@ const hiddenStyle = (form: FormConfig | null, id: FormFieldId): SafeHtml | strin
 function dueAndFiles(form: FormConfig | null): SafeHtml {
   const label = (id: FormFieldId, text: string) => fieldLabel(form, id) || text;
   const help = (id: FormFieldId, text: string) => fieldHelp(form, id) || text;
-  return html`<div class="field" id="due_at_field" ${hiddenStyle(form, 'due_at')}>
-      <label for="due_at">${label('due_at', 'Due')}</label>
-      <input type="datetime-local" id="due_at" name="due_at" step="1" /><input type="hidden" id="due_tz" name="due_tz" value="" />
-      <p class="help note" id="due_at_help">${help('due_at', "When it may run, in your browser's time zone (UTC without JavaScript); empty: now")}</p>
-    </div>
-    <div class="field" id="filedata_field" ${hiddenStyle(form, 'filedata')}>
-      <label for="filedata">${label('filedata', 'Attachments')}</label>
-      <input type="file" id="filedata" name="filedata" multiple />
-      <p class="help note" id="filedata_help">
-        ${help('filedata', "Attached before the message is queued (modes commit and prep); the script finds them in its message's attach/ folder")}
-      </p>
-    </div>`;
+  return html`<div class="field" id="due_at_field"${hiddenStyle(form, 'due_at')}>
+    <label for="due_at">${label('due_at', 'Due')}</label>
+    <input type="datetime-local" id="due_at" name="due_at" step="1"><input type="hidden" id="due_tz" name="due_tz" value="">
+    <p class="help note" id="due_at_help">${help('due_at', "When it may run, in your browser's time zone (UTC without JavaScript); empty: now")}</p>
+  </div>
+  <div class="field" id="filedata_field"${hiddenStyle(form, 'filedata')}>
+    <label for="filedata">${label('filedata', 'Attachments')}</label>
+    <input type="file" id="filedata" name="filedata" multiple>
+    <p class="help note" id="filedata_help">${help('filedata', "Attached before the message is queued (modes commit and prep); the script finds them in its message's attach/ folder")}</p>
+  </div>`;
 }
 
 export function newMessageView(q: string, form: FormConfig | null, urls: Urls): SafeHtml {
@@ -137,64 +134,45 @@ export function newMessageView(q: string, form: FormConfig | null, urls: Urls): 
       overridable: true,
     },
   ];
-  return html`<div class="page-head">
-      <h1>New Message for <a href="${urls.queue(q)}">${q}</a></h1>
-    </div>
-    <form class="card form" id="new-message-form" method="post" enctype="multipart/form-data" action="${urls.queue(q, '/new_message')}">
-      <input type="hidden" name="x_format" value="html" />
-      ${fields.map((f) => field(form, f))} ${dueAndFiles(form)}
-      <details class="field" id="mesg_advanced" ${advanced.every((id) => isFieldHidden(form, id)) ? html` style="display: none;"` : ''}>
-        <summary>Advanced</summary>
-        ${JOB_FIELDS.map((f) => field(form, { id: `mesg_${f}`, name: `mesg[${f}]`, label: JOB_FIELD_TEXT[f][0], help: JOB_FIELD_TEXT[f][1], overridable: true }))}
-        ${DEPENDS_LIMIT_FIELDS.map((f) => field(form, f))}
-      </details>
-      <fieldset class="field" id="mesg_method_field">
-        <legend>Mode</legend>
-        <label><input type="radio" name="mesg[_method]" id="mesg_method_commit" value="commit" checked /> commit</label>
-        <label><input type="radio" name="mesg[_method]" id="mesg_method_prep" value="prep" /> prep</label>
-        <label><input type="radio" name="mesg[_method]" id="mesg_method_single_que" value="single_que" /> single_que</label>
-        <p class="help note">'commit' gets queued now.</p>
-        <p class="help note">'prep' stays in prep state until commited (allows attachments/modification/etc.)</p>
-        <p class="help note">
-          'single_que' only creates a message in 'que' state if that state is empty, otherwise it returns a msg_id of what is there. used for event coalescing.
-        </p>
-      </fieldset>
-      <button type="submit" class="button primary" id="btn-send-message">Send Message</button>
-    </form>`;
+  return html`<div class="page-head"><h1>New Message for <a href="${urls.queue(q)}">${q}</a></h1></div>
+<form class="card form" id="new-message-form" method="post" enctype="multipart/form-data" action="${urls.queue(q, '/new_message')}">
+  <input type="hidden" name="x_format" value="html">
+  ${fields.map((f) => field(form, f))}
+  ${dueAndFiles(form)}
+  <details class="field" id="mesg_advanced"${advanced.every((id) => isFieldHidden(form, id)) ? html` style="display: none;"` : ''}><summary>Advanced</summary>
+    ${JOB_FIELDS.map((f) => field(form, { id: `mesg_${f}`, name: `mesg[${f}]`, label: JOB_FIELD_TEXT[f][0], help: JOB_FIELD_TEXT[f][1], overridable: true }))}
+    ${DEPENDS_LIMIT_FIELDS.map((f) => field(form, f))}
+  </details>
+  <fieldset class="field" id="mesg_method_field"><legend>Mode</legend>
+    <label><input type="radio" name="mesg[_method]" id="mesg_method_commit" value="commit" checked> commit</label>
+    <label><input type="radio" name="mesg[_method]" id="mesg_method_prep" value="prep"> prep</label>
+    <label><input type="radio" name="mesg[_method]" id="mesg_method_single_que" value="single_que"> single_que</label>
+    <p class="help note">'commit' gets queued now.</p>
+    <p class="help note">'prep' stays in prep state until commited (allows attachments/modification/etc.)</p>
+    <p class="help note">'single_que' only creates a message in 'que' state if that state is empty, otherwise it returns a msg_id of what is there. used for event coalescing.</p>
+  </fieldset>
+  <button type="submit" class="button primary" id="btn-send-message">Send Message</button>
+</form>`;
 }
 
 export function newQueueView(urls: Urls): SafeHtml {
   const checks = (name: string) =>
-    [1, 2, 3, 4].map((n) => html`<label><input type="checkbox" name="queue[${name}][]" id="queue_${name}_${n}" value="${n}" /> param${n}</label>`);
+    [1, 2, 3, 4].map((n) => html`<label><input type="checkbox" name="queue[${name}][]" id="queue_${name}_${n}" value="${n}"> param${n}</label>`);
   return html`<div class="page-head"><h1>New Queue</h1></div>
-    <form class="card form" id="new-queue-form" method="post" action="${urls.link('new_queue')}">
-      <div class="field" id="queue_name_field">
-        <label for="queue_name">Queue name</label><input type="text" id="queue_name" name="queue[name]" required />
-        <p class="help">Letters, digits, '-' and '_'.</p>
-      </div>
-      <div class="field" id="queue_script_field">
-        <label for="queue_script">Script path</label><input type="text" id="queue_script" name="queue[script]" required />
-        <p class="help">Absolute, or relative to the rq root.</p>
-      </div>
-      <div class="field" id="queue_num_workers_field">
-        <label for="queue_num_workers">Max workers</label><input type="number" min="1" max="128" id="queue_num_workers" name="queue[num_workers]" value="1" />
-        <p class="help">Anything &gt; 1 means parallelism</p>
-      </div>
-      <fieldset class="field" id="queue_coalesce_field">
-        <legend>Coalescing</legend>
-        ${checks('coalesce_params')}
-        <p class="help">If two queued messages share all checked params, only one runs.</p>
-      </fieldset>
-      <fieldset class="field" id="queue_blocking_field">
-        <legend>Blocking</legend>
-        ${checks('blocking_params')}
-        <p class="help">A message does not start while another with the same checked params runs.</p>
-      </fieldset>
-      <div class="field" id="queue_exec_prefix_field">
-        <label for="queue_exec_prefix">'exec' prefix</label><input type="text" id="queue_exec_prefix" name="queue[exec_prefix]" value="bash -lc " />
-      </div>
-      <button type="submit" class="button primary" id="btn-create-queue">Create Queue</button>
-    </form>`;
+<form class="card form" id="new-queue-form" method="post" action="${urls.link('new_queue')}">
+  <div class="field" id="queue_name_field"><label for="queue_name">Queue name</label><input type="text" id="queue_name" name="queue[name]" required>
+    <p class="help">Letters, digits, '-' and '_'.</p></div>
+  <div class="field" id="queue_script_field"><label for="queue_script">Script path</label><input type="text" id="queue_script" name="queue[script]" required>
+    <p class="help">Absolute, or relative to the rq root.</p></div>
+  <div class="field" id="queue_num_workers_field"><label for="queue_num_workers">Max workers</label><input type="number" min="1" max="128" id="queue_num_workers" name="queue[num_workers]" value="1">
+    <p class="help">Anything &gt; 1 means parallelism</p></div>
+  <fieldset class="field" id="queue_coalesce_field"><legend>Coalescing</legend>${checks('coalesce_params')}
+    <p class="help">If two queued messages share all checked params, only one runs.</p></fieldset>
+  <fieldset class="field" id="queue_blocking_field"><legend>Blocking</legend>${checks('blocking_params')}
+    <p class="help">A message does not start while another with the same checked params runs.</p></fieldset>
+  <div class="field" id="queue_exec_prefix_field"><label for="queue_exec_prefix">'exec' prefix</label><input type="text" id="queue_exec_prefix" name="queue[exec_prefix]" value="bash -lc "></div>
+  <button type="submit" class="button primary" id="btn-create-queue">Create Queue</button>
+</form>`;
 }
 
 /** HTML new_message without `back`: "New Message Result". */
@@ -205,9 +183,5 @@ export function resultView(q: string, a: Answer<string>, urls: Urls): SafeHtml {
   const body = a.ok
     ? html`<p id="result-ok">OK - <a href="${where ? urls.msg(where.queue, where.id) : '#'}" id="result-link">${a.value}</a></p>`
     : html`<p id="result-error" class="bad">${a.code === 'RQ_ERR_PROTOCOL' ? a.text : `${String((reply as unknown[])[0])} - ${a.text}`}</p>`;
-  return html`<div class="page-head"><h1>New Message Result</h1></div>
-    <section class="card">
-      <p>Queue: <a href="${urls.queue(q)}" id="result-queue">${q}</a></p>
-      ${body}
-    </section>`;
+  return html`<div class="page-head"><h1>New Message Result</h1></div><section class="card"><p>Queue: <a href="${urls.queue(q)}" id="result-queue">${q}</a></p>${body}</section>`;
 }

@@ -7,5 +7,5 @@ import { type SafeHtml, html } from './html.js';
  * and matched by scripts reading the DOM's text) is unchanged.
  */
 export function idText(text: string): SafeHtml {
-  return html`${text.split(/(?<=[./])(?=.)/).map((part, i) => (i === 0 ? part : html`<wbr />${part}`))}`;
+  return html`${text.split(/(?<=[./])(?=.)/).map((part, i) => (i === 0 ? part : html`<wbr>${part}`))}`;
 }

@@ -37,20 +37,18 @@ export function layout(o: LayoutOptions, body: SafeHtml): SafeHtml {
   const scripts = [...(o.bare ? [] : ['confirm.js', 'table-scroll.js']), ...(o.scripts ?? [])].map(
     (s) => html`<script type="module" src="${o.urls.link(`js/${s}`)}"></script>`,
   );
-  const styles = (o.styles ?? []).map((s) => html`<link rel="stylesheet" href="${o.urls.link(`css/${s}`)}" />`);
+  const styles = (o.styles ?? []).map((s) => html`<link rel="stylesheet" href="${o.urls.link(`css/${s}`)}">`);
   const head = html`<!DOCTYPE html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="color-scheme" content="light dark" />
-        <title>${title}</title>
-        <link rel="stylesheet" href="${o.urls.link('css/rq.css')}" />
-        ${styles}
-        <link rel="icon" href="${o.urls.link('favicon.ico')}" />
-        ${scripts}
-      </head>
-    </html>`;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>${title}</title>
+<link rel="stylesheet" href="${o.urls.link('css/rq.css')}">${styles}
+<link rel="icon" href="${o.urls.link('favicon.ico')}">
+${scripts}
+</head>`;
   if (o.bare) return html`${head}<body class="${envClass(o.env)} bare" data-root="${o.urls.base}">${flashArea(o.flash)}${body}</body></html>`;
   return html`${head}
 <body class="${envClass(o.env)}" data-root="${o.urls.base}">

@@ -33,13 +33,8 @@ export function limitRows(keys: Record<string, LimitKeyStatus>): LimitRow[] {
 
 function row(r: LimitRow): SafeHtml {
   const full = r.inUse >= r.concurrency;
-  return html`<tr data-key="${r.key}">
-    <td class="key"><code>${r.key}</code></td>
-    <td class="in-use num${full ? ' busy' : ''}">${r.inUse}/${r.concurrency}</td>
-    <td class="waiting num">${r.waiting}</td>
-    <td class="orphaned num${r.orphaned ? ' bad' : ''}">${r.orphaned}</td>
-    <td class="source">${r.source}</td>
-  </tr>`;
+  return html`<tr data-key="${r.key}"><td class="key"><code>${r.key}</code></td><td class="in-use num${full ? ' busy' : ''}">${r.inUse}/${r.concurrency}</td>
+<td class="waiting num">${r.waiting}</td><td class="orphaned num${r.orphaned ? ' bad' : ''}">${r.orphaned}</td><td class="source">${r.source}</td></tr>`;
 }
 
 /** The keys rq-mgr knows (a key is known while it has holders or waiters), or why rq-mgr could not say. */
@@ -49,29 +44,11 @@ export function limitsView(s: LimitsState, urls: Urls): SafeHtml {
   else {
     const rows = limitRows(s.keys);
     body = rows.length
-      ? html`<div class="table-wrap">
-          <table class="grid" id="limits-table">
-            <thead>
-              <tr>
-                <th>KEY</th>
-                <th>IN USE</th>
-                <th>WAITING</th>
-                <th>ORPHANED</th>
-                <th>SOURCE</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${rows.map(row)}
-            </tbody>
-          </table>
-        </div>`
+      ? html`<div class="table-wrap"><table class="grid" id="limits-table"><thead><tr><th>KEY</th><th>IN USE</th><th>WAITING</th><th>ORPHANED</th><th>SOURCE</th></tr></thead>
+<tbody>${rows.map(row)}</tbody></table></div>`
       : html`<p class="muted" id="limits-empty">No concurrency keys in use.</p>`;
   }
   return html`<section class="card" id="limits" data-refresh="${urls.link('limits.json')}" data-events="${urls.link('events')}">
-    <div class="card-head">
-      <h2>Limits</h2>
-      <a href="${urls.link('limits.json')}" id="limits-json">json</a>
-    </div>
-    <div id="limits-list">${body}</div>
-  </section>`;
+  <div class="card-head"><h2>Limits</h2><a href="${urls.link('limits.json')}" id="limits-json">json</a></div>
+  <div id="limits-list">${body}</div></section>`;
 }

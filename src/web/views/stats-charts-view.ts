@@ -22,46 +22,23 @@ const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
  * is never the only place they are (screen readers, no script, copying a figure).
  */
 function chartFigure(id: string, title: string, data: ChartData, table: SafeHtml, note?: SafeHtml): SafeHtml {
-  return html`<figure class="chart" id="${id}-figure">
-    <figcaption>${title}</figcaption>
-    <div class="chart-box" id="${id}" data-chart="${JSON.stringify(data)}" role="img" aria-label="${`${title}: the numbers are in the table under it`}"></div>
-    ${note ?? ''}
-    <details class="chart-data" id="${id}-data">
-      <summary>numbers</summary>
-      <div class="table-wrap">${table}</div>
-    </details>
-  </figure>`;
+  return html`<figure class="chart" id="${id}-figure"><figcaption>${title}</figcaption>
+<div class="chart-box" id="${id}" data-chart="${JSON.stringify(data)}" role="img" aria-label="${`${title}: the numbers are in the table under it`}"></div>
+${note ?? ''}<details class="chart-data" id="${id}-data"><summary>numbers</summary><div class="table-wrap">${table}</div></details></figure>`;
 }
 
 function throughputTable(id: string, data: ChartData, when: (x: number) => string): SafeHtml {
   const [done, err] = data.series;
   const rows = data.x.map(
     (x, i) =>
-      html`<tr>
-        <td><time datetime="${new Date(x * 1000).toISOString()}">${when(x)}</time></td>
-        <td class="num">${done.values[i]}</td>
-        <td class="num">${err.values[i]}</td>
-      </tr>`,
+      html`<tr><td><time datetime="${new Date(x * 1000).toISOString()}">${when(x)}</time></td><td class="num">${done.values[i]}</td><td class="num">${err.values[i]}</td></tr>`,
   );
-  return html`<table class="grid" id="${id}">
-    <thead>
-      <tr>
-        <th>UTC</th>
-        <th>DONE</th>
-        <th>ERR</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`;
+  return html`<table class="grid" id="${id}"><thead><tr><th>UTC</th><th>DONE</th><th>ERR</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 function totals(id: string, data: ChartData, span: string): SafeHtml {
   const [done, err] = data.series;
-  return html`<p class="chart-totals" id="${id}-totals">
-    ${span}: <span class="good" id="${id}-done">${sum(done.values)}</span> done, <span class="bad" id="${id}-err">${sum(err.values)}</span> err
-  </p>`;
+  return html`<p class="chart-totals" id="${id}-totals">${span}: <span class="good" id="${id}-done">${sum(done.values)}</span> done, <span class="bad" id="${id}-err">${sum(err.values)}</span> err</p>`;
 }
 
 /** Throughput: the last hour per minute (today only: it is live) and the day per UTC hour. */
@@ -74,11 +51,7 @@ export function throughputView(day: StatsJson, nowMs: number): SafeHtml {
     throughputTable('hourly-table', hourly, hhmm),
     totals('hourly', hourly, 'this day'),
   );
-  if (!day.live)
-    return html`<section class="card" id="stats-throughput">
-      <h3>Throughput</h3>
-      <div class="charts">${hourlyFig}</div>
-    </section>`;
+  if (!day.live) return html`<section class="card" id="stats-throughput"><h3>Throughput</h3><div class="charts">${hourlyFig}</div></section>`;
   const minute = perMinuteChart(day.live, nowMs);
   const minuteFig = chartFigure(
     'chart-minute',
@@ -87,10 +60,7 @@ export function throughputView(day: StatsJson, nowMs: number): SafeHtml {
     throughputTable('minute-table', minute, hhmm),
     totals('minute', minute, 'last hour'),
   );
-  return html`<section class="card" id="stats-throughput">
-    <h3>Throughput</h3>
-    <div class="charts">${minuteFig}${hourlyFig}</div>
-  </section>`;
+  return html`<section class="card" id="stats-throughput"><h3>Throughput</h3><div class="charts">${minuteFig}${hourlyFig}</div></section>`;
 }
 
 const SUMMARY: [string, (d: Distribution & Quantiles) => string][] = [
@@ -104,23 +74,12 @@ const SUMMARY: [string, (d: Distribution & Quantiles) => string][] = [
 ];
 
 /** Why p50/p95/p99 read `≤`: what the histogram keeps (§B15.2). */
-const QUANTILE_NOTE = html`<p class="muted small quantile-note" id="quantile-note">
-  p50, p95 and p99 are upper bounds, not measurements: rq keeps each day's latencies in bins (1 s wide up to a minute, then 1 min, 1 h, 1 day), so a quantile is
-  known as the top of the bin it falls in, or the maximum when that is lower. Count, mean, stddev, min and max are exact.
-</p>`;
+const QUANTILE_NOTE = html`<p class="muted small quantile-note" id="quantile-note">p50, p95 and p99 are upper bounds, not measurements: rq keeps each day's latencies in bins (1 s wide up to a minute, then 1 min, 1 h, 1 day), so a quantile is known as the top of the bin it falls in, or the maximum when that is lower. Count, mean, stddev, min and max are exact.</p>`;
 
 function latencyFigure(name: 'wait' | 'run', title: string, d: Distribution & Quantiles): SafeHtml {
-  const summary = html`<table class="grid latency-summary" id="${name}-summary">
-    <tbody>
-      ${SUMMARY.map(
-        ([k, show]) =>
-          html`<tr>
-            <th scope="row">${k}</th>
-            <td class="num" id="${name}-${k}">${show(d)}</td>
-          </tr>`,
-      )}
-    </tbody>
-  </table>`;
+  const summary = html`<table class="grid latency-summary" id="${name}-summary"><tbody>${SUMMARY.map(
+    ([k, show]) => html`<tr><th scope="row">${k}</th><td class="num" id="${name}-${k}">${show(d)}</td></tr>`,
+  )}</tbody></table>`;
   const bins = histogramBins(d);
   let chart: SafeHtml;
   if (bins.length === 0) {
@@ -129,39 +88,15 @@ function latencyFigure(name: 'wait' | 'run', title: string, d: Distribution & Qu
   } else {
     const rows = bins
       .filter((b) => b.count > 0)
-      .map(
-        (b) =>
-          html`<tr>
-            <td>${b.label}</td>
-            <td>${seconds(b.from)} – ${seconds(b.to)}</td>
-            <td class="num">${b.count}</td>
-          </tr>`,
-      );
-    const table = html`<table class="grid" id="${name}-bins">
-      <thead>
-        <tr>
-          <th>BIN</th>
-          <th>RANGE</th>
-          <th>COUNT</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${rows}
-      </tbody>
-    </table>`;
+      .map((b) => html`<tr><td>${b.label}</td><td>${seconds(b.from)} – ${seconds(b.to)}</td><td class="num">${b.count}</td></tr>`);
+    const table = html`<table class="grid" id="${name}-bins"><thead><tr><th>BIN</th><th>RANGE</th><th>COUNT</th></tr></thead><tbody>${rows}</tbody></table>`;
     chart = chartFigure(`chart-${name}`, `${title}: count per bin, p50/p95/p99 marked`, histogramChart(name, d), table);
   }
-  return html`<div class="latency" id="stats-${name}">
-    <h4>${title}</h4>
-    ${summary}${chart}
-  </div>`;
+  return html`<div class="latency" id="stats-${name}"><h4>${title}</h4>${summary}${chart}</div>`;
 }
 
 /** Wait (que → start) and run (start → exit) of this day as qless histograms, with their summary numbers. */
 export function latencyView(day: StatsJson): SafeHtml {
-  return html`<section class="card" id="stats-latency">
-    <h3>Latency</h3>
-    <div class="charts">${latencyFigure('wait', 'Wait (ready to started)', day.wait)}${latencyFigure('run', 'Run (started to exit)', day.run)}</div>
-    ${QUANTILE_NOTE}
-  </section>`;
+  return html`<section class="card" id="stats-latency"><h3>Latency</h3><div class="charts">
+${latencyFigure('wait', 'Wait (ready to started)', day.wait)}${latencyFigure('run', 'Run (started to exit)', day.run)}</div>${QUANTILE_NOTE}</section>`;
 }

@@ -43,19 +43,11 @@ const QUE_PARTS = ['ready', 'delayed', 'dependencies', 'limit', 'coalesced'] as 
 /** A name that may break only after its underscores (`dependency_<wbr>failed`), never inside a word. */
 function breakable(name: string): SafeHtml {
   const parts = name.split('_');
-  return html`${parts.map((p, i) => (i < parts.length - 1 ? html`${p}_<wbr />` : html`${p}`))}`;
+  return html`${parts.map((p, i) => (i < parts.length - 1 ? html`${p}_<wbr>` : html`${p}`))}`;
 }
 
 function tiles(id: string, prefix: string, entries: [string, number | string][]): SafeHtml {
-  return html`<dl class="stat-tiles" id="${id}">
-    ${entries.map(
-      ([k, v]) =>
-        html`<div class="tile">
-          <dt>${breakable(k)}</dt>
-          <dd id="${prefix}-${k}">${v}</dd>
-        </div>`,
-    )}
-  </dl>`;
+  return html`<dl class="stat-tiles" id="${id}">${entries.map(([k, v]) => html`<div class="tile"><dt>${breakable(k)}</dt><dd id="${prefix}-${k}">${v}</dd></div>`)}</dl>`;
 }
 
 function nav(d: StatsPageData, urls: Urls): SafeHtml {
@@ -66,83 +58,51 @@ function nav(d: StatsPageData, urls: Urls): SafeHtml {
   const stored = d.days
     .slice(0, 14)
     .map((day) => html` <a class="stored-day${day === d.date ? ' current' : ''}" href="${page(day)}" data-day="${day}">${dayLabel(day)}</a>`);
-  return html`<nav class="card stats-nav" id="stats-nav">
-    <a class="button small" id="stats-prev" href="${page(prev)}">← ${dayLabel(prev)}</a>${next}${today}
-    <form class="inline" id="stats-date-form" method="get" action="${page()}">
-      <label for="stats-date">day</label>
-      <input
-        type="text"
-        id="stats-date"
-        name="date"
-        value="${dayLabel(d.date)}"
-        pattern="\\d{4}-\\d{2}-\\d{2}"
-        placeholder="YYYY-MM-DD"
-        title="a UTC day as YYYY-MM-DD, at most ${dayLabel(d.today)}"
-        inputmode="numeric"
-        size="10"
-        maxlength="10"
-        autocomplete="off"
-      />
-      <button type="submit" class="button small" id="btn-stats-date">Show</button>
-    </form>
-    ${d.days.length ? html`<span class="stored-days" id="stats-days">stored:${stored}</span>` : ''}
-  </nav>`;
+  return html`<nav class="card stats-nav" id="stats-nav"><a class="button small" id="stats-prev" href="${page(prev)}">← ${dayLabel(prev)}</a>${next}${today}
+<form class="inline" id="stats-date-form" method="get" action="${page()}"><label for="stats-date">day</label> <input type="text" id="stats-date" name="date" value="${dayLabel(d.date)}" pattern="\\d{4}-\\d{2}-\\d{2}" placeholder="YYYY-MM-DD" title="a UTC day as YYYY-MM-DD, at most ${dayLabel(d.today)}" inputmode="numeric" size="10" maxlength="10" autocomplete="off"> <button type="submit" class="button small" id="btn-stats-date">Show</button></form>
+${d.days.length ? html`<span class="stored-days" id="stats-days">stored:${stored}</span>` : ''}</nav>`;
 }
 
 function countersCard(day: StatsJson, isToday: boolean): SafeHtml {
-  return html`<section class="card" id="stats-counters-card">
-    <h3>${isToday ? 'Today' : dayLabel(day.date)} <span class="muted small">(UTC)</span></h3>
-    ${tiles(
-      'stats-counters',
-      'stat',
-      COUNTERS.map((k) => [k, day[k]]),
-    )}
-    <h4>Outcomes of err messages</h4>
-    ${tiles(
-      'stats-outcomes',
-      'outcome',
-      OUTCOMES.map((o) => [o, day.outcomes[o] ?? 0]),
-    )}
-  </section>`;
+  return html`<section class="card" id="stats-counters-card"><h3>${isToday ? 'Today' : dayLabel(day.date)} <span class="muted small">(UTC)</span></h3>
+${tiles(
+  'stats-counters',
+  'stat',
+  COUNTERS.map((k) => [k, day[k]]),
+)}
+<h4>Outcomes of err messages</h4>${tiles(
+    'stats-outcomes',
+    'outcome',
+    OUTCOMES.map((o) => [o, day.outcomes[o] ?? 0]),
+  )}</section>`;
 }
 
 function liveCard(day: StatsJson): SafeHtml {
   if (!day.live) return html``;
   const l = day.live;
-  return html`<section class="card" id="stats-live">
-    <h3>Now</h3>
-    ${tiles(
-      'live-counts',
-      'live',
-      LIVE_STATES.map((s) => [s, l.counts[s]]),
-    )}
-    <h4>Queued messages</h4>
-    ${tiles(
-      'live-que',
-      'que',
-      QUE_PARTS.map((p) => [p, l.que[p]]),
-    )}
-    ${
-      l.que.ready
-        ? html`<p id="oldest-ready-line">
-            Oldest ready message waiting for <strong id="oldest-ready" data-seconds="${l.oldest_ready_s}">${seconds(l.oldest_ready_s)}</strong>
-          </p>`
-        : html`<p id="oldest-ready-line"><strong id="oldest-ready" data-seconds="${l.oldest_ready_s}">No ready message</strong> waiting.</p>`
-    }
-  </section>`;
+  return html`<section class="card" id="stats-live"><h3>Now</h3>
+${tiles(
+  'live-counts',
+  'live',
+  LIVE_STATES.map((s) => [s, l.counts[s]]),
+)}
+<h4>Queued messages</h4>${tiles(
+    'live-que',
+    'que',
+    QUE_PARTS.map((p) => [p, l.que[p]]),
+  )}
+${
+  l.que.ready
+    ? html`<p id="oldest-ready-line">Oldest ready message waiting for <strong id="oldest-ready" data-seconds="${l.oldest_ready_s}">${seconds(l.oldest_ready_s)}</strong></p>`
+    : html`<p id="oldest-ready-line"><strong id="oldest-ready" data-seconds="${l.oldest_ready_s}">No ready message</strong> waiting.</p>`
+}</section>`;
 }
 
 export function statsView(d: StatsPageData, urls: Urls): SafeHtml {
   const json = urls.queue(d.queue, d.date === d.today ? '/stats.json' : `/stats.json?date=${d.date}`);
-  const head = html`<div class="page-head">
-    <h1 id="stats-title">Statistics of <a href="${urls.queue(d.queue)}">${d.queue}</a>, <span id="stats-day">${dayLabel(d.date)}</span></h1>
-    <a href="${json}" id="stats-json">json</a>
-  </div>`;
+  const head = html`<div class="page-head"><h1 id="stats-title">Statistics of <a href="${urls.queue(d.queue)}">${d.queue}</a>, <span id="stats-day">${dayLabel(d.date)}</span></h1><a href="${json}" id="stats-json">json</a></div>`;
   const body = d.day
     ? html`${countersCard(d.day, d.date === d.today)}${liveCard(d.day)}${throughputView(d.day, d.now)}${latencyView(d.day)}`
-    : html`<section class="card">
-        <p class="bad" id="stats-unavailable"><strong>No statistics:</strong> ${d.error ?? 'the queue did not answer'}</p>
-      </section>`;
-  return html`${head}${nav(d, urls)}
-    <div id="stats">${body}${groupsCard(d.queue, d.groups, urls, urls.queue(d.queue, '/stats'))}</div>`;
+    : html`<section class="card"><p class="bad" id="stats-unavailable"><strong>No statistics:</strong> ${d.error ?? 'the queue did not answer'}</p></section>`;
+  return html`${head}${nav(d, urls)}<div id="stats">${body}${groupsCard(d.queue, d.groups, urls, urls.queue(d.queue, '/stats'))}</div>`;
 }

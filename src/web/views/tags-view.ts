@@ -15,18 +15,13 @@ export function messageTagsView(tags: readonly string[], q: string, id: string, 
     ? postButton(action, 'Untrack', { id: 'btn-untrack', fields: { remove: TRACK_TAG }, cls: 'button small' })
     : postButton(action, 'Track', { id: 'btn-track', fields: { add: TRACK_TAG }, cls: 'button small primary' });
   const chips = tags.length ? tags.map((t) => tagChip(t, urls)) : html`<span class="muted" id="tags-empty">none</span>`;
-  return html`<section class="card" id="tags-section">
-    <div class="card-head">
-      <h3>Tags</h3>
-      ${toggle}
-    </div>
-    <div class="tag-chips" id="tag-chips">${chips}</div>
-    <form id="tag-form" class="tag-form" method="post" action="${action}">
-      <label for="tag-add">add</label><input type="text" id="tag-add" name="add" placeholder="nightly,customer:42" autocomplete="off" />
-      <label for="tag-remove">remove</label><input type="text" id="tag-remove" name="remove" autocomplete="off" />
-      <button type="submit" class="button small" id="btn-tags">Update tags</button>
-    </form>
-  </section>`;
+  return html`<section class="card" id="tags-section"><div class="card-head"><h3>Tags</h3>${toggle}</div>
+  <div class="tag-chips" id="tag-chips">${chips}</div>
+  <form id="tag-form" class="tag-form" method="post" action="${action}">
+    <label for="tag-add">add</label><input type="text" id="tag-add" name="add" placeholder="nightly,customer:42" autocomplete="off">
+    <label for="tag-remove">remove</label><input type="text" id="tag-remove" name="remove" autocomplete="off">
+    <button type="submit" class="button small" id="btn-tags">Update tags</button>
+  </form></section>`;
 }
 
 export interface TagViewData {
@@ -42,15 +37,9 @@ export interface TagViewData {
 
 function rows(messages: readonly TaggedRow[], urls: Urls, withQueue: boolean): SafeHtml[] {
   return messages.map(
-    (m) =>
-      html`<tr data-ref="${m.queue}/${m.msg_id}">
-        ${withQueue ? html`<td class="queue"><a href="${urls.queue(m.queue)}">${m.queue}</a></td>` : ''}
-        <td class="msg"><a class="msg-link" href="${urls.msg(m.queue, m.msg_id)}">${m.msg_id}</a></td>
-        <td class="state">${m.state}</td>
-        <td class="status">${m.status}</td>
-        <td class="num">${m.priority}</td>
-        <td class="tagged-at"><time datetime="${m.tagged_at}">${m.tagged_at}</time></td>
-      </tr>`,
+    (m) => html`<tr data-ref="${m.queue}/${m.msg_id}">${withQueue ? html`<td class="queue"><a href="${urls.queue(m.queue)}">${m.queue}</a></td>` : ''}
+<td class="msg"><a class="msg-link" href="${urls.msg(m.queue, m.msg_id)}">${m.msg_id}</a></td><td class="state">${m.state}</td><td class="status">${m.status}</td>
+<td class="num">${m.priority}</td><td class="tagged-at"><time datetime="${m.tagged_at}">${m.tagged_at}</time></td></tr>`,
   );
 }
 
@@ -71,88 +60,32 @@ function pager(d: TagViewData, urls: Urls): SafeHtml {
 export function tagView(d: TagViewData, urls: Urls): SafeHtml {
   const scope = d.queue === undefined ? html`in every queue` : html`in <a href="${urls.queue(d.queue)}" id="tag-queue">${d.queue}</a>`;
   const stateForm = html`<form class="inline tag-state" id="tagged-state-form" method="get" action="${urls.tag(d.tag, d.queue).split('?')[0]}">
-    ${d.tag.endsWith('.json') ? html`<input type="hidden" name="x_format" value="html" />` : ''}<input
-      type="hidden"
-      name="limit"
-      value="${String(d.page.limit)}"
-    />
-    <select name="state" id="tagged-state">
-      <option value="">any state</option>
-      ${STATES.map((s) => html`<option value="${s}" ${d.page.state === s ? html` selected` : ''}>${s}</option>`)}
-    </select>
-    <button type="submit" class="button small" id="btn-tagged-state">Show</button>
-  </form>`;
+  ${d.tag.endsWith('.json') ? html`<input type="hidden" name="x_format" value="html">` : ''}<input type="hidden" name="limit" value="${String(d.page.limit)}">
+  <select name="state" id="tagged-state"><option value="">any state</option>${STATES.map((s) => html`<option value="${s}"${d.page.state === s ? html` selected` : ''}>${s}</option>`)}</select>
+  <button type="submit" class="button small" id="btn-tagged-state">Show</button></form>`;
   const unavailable = d.unavailable.length ? html`<p class="bad" id="tagged-unavailable">Not answering, left out: ${d.unavailable.join(', ')}</p>` : '';
   const gone = d.gone.length ? html`<p class="muted" id="tagged-gone">No longer exist: ${d.gone.join(', ')}</p>` : '';
   const table = d.messages.length
-    ? html`<div class="table-wrap">
-        <table class="grid" id="tagged-table">
-          <thead>
-            <tr>
-              ${d.queue === undefined ? html`<th>QUEUE</th>` : ''}
-              <th>MESSAGE</th>
-              <th>STATE</th>
-              <th>STATUS</th>
-              <th>PRIORITY</th>
-              <th>TAGGED AT</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${rows(d.messages, urls, d.queue === undefined)}
-          </tbody>
-        </table>
-      </div>`
+    ? html`<div class="table-wrap"><table class="grid" id="tagged-table"><thead><tr>${d.queue === undefined ? html`<th>QUEUE</th>` : ''}<th>MESSAGE</th><th>STATE</th><th>STATUS</th><th>PRIORITY</th><th>TAGGED AT</th></tr></thead>
+<tbody>${rows(d.messages, urls, d.queue === undefined)}</tbody></table></div>`
     : html`<p class="muted" id="tagged-empty">No messages${d.page.offset ? ' on this page' : ''}.</p>`;
   const cancel =
     d.queue === undefined
       ? ''
-      : html`<section class="card" id="cancel-tagged">
-          <h3>Cancel</h3>
-          <form
-            class="inline"
-            id="cancel-tagged-form"
-            method="post"
-            action="${urls.queue(d.queue, '/cancel_tagged')}"
-            data-confirm="${`Cancel every prep, queued and running message of ${d.queue} tagged ${d.tag}?`}"
-          >
-            <input type="hidden" name="tag" value="${d.tag}" /><input type="hidden" name="back" value="${urls.tag(d.tag, d.queue)}" />
-            <label for="cancel-tagged-reason">reason</label> <input type="text" id="cancel-tagged-reason" name="reason" maxlength="1000" />
-            <button type="submit" class="button danger" id="btn-cancel-tagged">Cancel all tagged ${d.tag}</button>
-          </form>
-        </section>`;
-  return html`<div class="page-head">
-      <h1 id="tag-title">Tag <span class="tag-chip" id="tag-name">${d.tag}</span> ${scope}</h1>
-    </div>
-    <section class="card" id="tagged">
-      <div class="card-head">
-        <h3><span id="tagged-total">${d.total}</span> messages</h3>
-        ${stateForm}<a href="${urls.tagJson(d.tag, d.queue)}" id="tagged-json">json</a>
-      </div>
-      ${unavailable}${gone}${table}${pager(d, urls)}
-    </section>
-    ${cancel}`;
+      : html`<section class="card" id="cancel-tagged"><h3>Cancel</h3><form class="inline" id="cancel-tagged-form" method="post" action="${urls.queue(d.queue, '/cancel_tagged')}" data-confirm="${`Cancel every prep, queued and running message of ${d.queue} tagged ${d.tag}?`}">
+  <input type="hidden" name="tag" value="${d.tag}"><input type="hidden" name="back" value="${urls.tag(d.tag, d.queue)}">
+  <label for="cancel-tagged-reason">reason</label> <input type="text" id="cancel-tagged-reason" name="reason" maxlength="1000">
+  <button type="submit" class="button danger" id="btn-cancel-tagged">Cancel all tagged ${d.tag}</button></form></section>`;
+  return html`<div class="page-head"><h1 id="tag-title">Tag <span class="tag-chip" id="tag-name">${d.tag}</span> ${scope}</h1></div>
+<section class="card" id="tagged"><div class="card-head"><h3><span id="tagged-total">${d.total}</span> messages</h3>${stateForm}<a href="${urls.tagJson(d.tag, d.queue)}" id="tagged-json">json</a></div>
+${unavailable}${gone}${table}${pager(d, urls)}</section>${cancel}`;
 }
 
 /** The dashboard's `#tracked`: tracked messages across queues with their state, redrawn from /tracked.json by main.js. */
 export function trackedView(d: { total: number; messages: TaggedRow[]; unavailable: string[] }, urls: Urls): SafeHtml {
   const list = d.messages.length
-    ? html`<div class="table-wrap">
-        <table class="grid" id="tracked-table">
-          <thead>
-            <tr>
-              <th>QUEUE</th>
-              <th>MESSAGE</th>
-              <th>STATE</th>
-              <th>STATUS</th>
-              <th>PRIORITY</th>
-              <th>TRACKED SINCE</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${rows(d.messages, urls, true)}
-          </tbody>
-        </table>
-      </div>`
+    ? html`<div class="table-wrap"><table class="grid" id="tracked-table"><thead><tr><th>QUEUE</th><th>MESSAGE</th><th>STATE</th><th>STATUS</th><th>PRIORITY</th><th>TRACKED SINCE</th></tr></thead>
+<tbody>${rows(d.messages, urls, true)}</tbody></table></div>`
     : html`<p class="muted" id="tracked-empty">No tracked messages.</p>`;
   const more =
     d.total > d.messages.length
@@ -160,10 +93,6 @@ export function trackedView(d: { total: number; messages: TaggedRow[]; unavailab
       : '';
   const unavailable = d.unavailable.length ? html`<p class="bad" id="tracked-unavailable">Not answering: ${d.unavailable.join(', ')}</p>` : '';
   return html`<section class="card" id="tracked" data-refresh="${urls.link('tracked.json')}" data-events="${urls.link('events')}" data-root="${urls.base}">
-    <div class="card-head">
-      <h2>Tracked</h2>
-      <a href="${urls.tag(TRACK_TAG)}" id="tracked-link">tag view</a>
-    </div>
-    <div id="tracked-list">${list}${more}${unavailable}</div>
-  </section>`;
+  <div class="card-head"><h2>Tracked</h2><a href="${urls.tag(TRACK_TAG)}" id="tracked-link">tag view</a></div>
+  <div id="tracked-list">${list}${more}${unavailable}</div></section>`;
 }

@@ -12,14 +12,14 @@ export interface TailViewOptions {
 
 export function tailView(o: TailViewOptions): SafeHtml {
   return html`<div class="tail">
-    <div class="tail-bar">
-      <span class="tail-title" id="tail-title">${o.title}</span>
-      <span id="tail-status" class="tail-status" aria-live="polite">connecting…</span>
-      <span id="tail-lines" class="muted"></span>
-      <label class="tail-follow"><input type="checkbox" id="tail-follow" checked /> Tail scroll to bottom</label>
-      <a href="${o.rawUrl}" id="tail-raw" target="_blank" rel="noopener">raw log</a>
-      <a href="${o.messageUrl}" id="tail-message" target="_top">message</a>
-    </div>
-    <pre id="tail-log" class="tail-log" data-events="${o.eventsUrl ?? ''}" data-source="${o.rawUrl}"></pre>
-  </div>`;
+  <div class="tail-bar">
+    <span class="tail-title" id="tail-title">${o.title}</span>
+    <span id="tail-status" class="tail-status" aria-live="polite">connecting…</span>
+    <span id="tail-lines" class="muted"></span>
+    <label class="tail-follow"><input type="checkbox" id="tail-follow" checked> Tail scroll to bottom</label>
+    <a href="${o.rawUrl}" id="tail-raw" target="_blank" rel="noopener">raw log</a>
+    <a href="${o.messageUrl}" id="tail-message" target="_top">message</a>
+  </div>
+  <pre id="tail-log" class="tail-log" data-events="${o.eventsUrl ?? ''}" data-source="${o.rawUrl}"></pre>
+</div>`;
 }

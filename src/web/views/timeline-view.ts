@@ -15,24 +15,11 @@ function stepClass(l: HistoryLine): string {
 }
 
 export function timelineView(lines: readonly HistoryLine[]): SafeHtml {
-  if (lines.length === 0)
-    return html`<section class="card" id="timeline">
-      <h3>Timeline</h3>
-      <p class="muted">No history.</p>
-    </section>`;
+  if (lines.length === 0) return html`<section class="card" id="timeline"><h3>Timeline</h3><p class="muted">No history.</p></section>`;
   const steps = lines.map((l, i) => {
     const since = i === 0 ? '' : stepDuration(Date.parse(l.at) - Date.parse(lines[i - 1].at));
     const more = detailWords(l).join(', ');
-    return html`<li class="step ${stepClass(l)}">
-      <time class="t-at" datetime="${l.at}">${l.at}</time><span class="t-step">${stepWords(l)}</span><span class="t-actor">${l.actor ?? ''}</span
-      ><span class="t-reason">${reasonWords(l)}${more ? html` <span class="muted small">${more}</span>` : ''}</span
-      ><span class="t-after num">${since ? html`+${since}` : ''}</span>
-    </li>`;
+    return html`<li class="step ${stepClass(l)}"><time class="t-at" datetime="${l.at}">${l.at}</time><span class="t-step">${stepWords(l)}</span><span class="t-actor">${l.actor ?? ''}</span><span class="t-reason">${reasonWords(l)}${more ? html` <span class="muted small">${more}</span>` : ''}</span><span class="t-after num">${since ? html`+${since}` : ''}</span></li>`;
   });
-  return html`<section class="card" id="timeline">
-    <h3>Timeline</h3>
-    <ol class="timeline" id="timeline-steps">
-      ${steps}
-    </ol>
-  </section>`;
+  return html`<section class="card" id="timeline"><h3>Timeline</h3><ol class="timeline" id="timeline-steps">${steps}</ol></section>`;
 }

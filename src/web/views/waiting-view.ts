@@ -60,18 +60,8 @@ export function waitingBreakdownView(counts: WaitingCounts | undefined, q: strin
   if (!counts) return html``;
   const items = WAIT_REASONS.map((r) => {
     const { n, capped } = counts[r];
-    return html`<li>
-      <a id="waiting-${r}" data-reason="${r}" href="${urls.queue(q, `/waiting.json?reason=${r}`)}">${r}</a>
-      <span class="badge" id="waiting-${r}-count">${n}${capped ? '+' : ''}</span>
-    </li>`;
+    return html`<li><a id="waiting-${r}" data-reason="${r}" href="${urls.queue(q, `/waiting.json?reason=${r}`)}">${r}</a> <span class="badge" id="waiting-${r}-count">${n}${capped ? '+' : ''}</span></li>`;
   });
-  return html`<section class="card" id="waiting">
-    <div class="card-head">
-      <h3>Waiting</h3>
-      <a href="${urls.queue(q, '/waiting.json')}" id="waiting-json">json</a>
-    </div>
-    <ul class="waiting-breakdown">
-      ${items}
-    </ul>
-  </section>`;
+  return html`<section class="card" id="waiting"><div class="card-head"><h3>Waiting</h3><a href="${urls.queue(q, '/waiting.json')}" id="waiting-json">json</a></div>
+<ul class="waiting-breakdown">${items}</ul></section>`;
 }
