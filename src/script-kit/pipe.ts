@@ -1,4 +1,5 @@
 // The script side of the queue protocol (spec §4.6) for rq's own TypeScript queue scripts: lines on fd 3, replies on fd 4.
+import { type DupAnswer, readDupReply } from '../ipc/dup-reply.js';
 import fs from 'node:fs';
 import { RqError } from '../errors.js';
 
@@ -30,13 +31,12 @@ export class ScriptPipe {
     while (off < buf.length) off += fs.writeSync(this.fds.write, buf, off);
   }
 
-  /** Sends a line and blocks until the queue's one-line answer arrives on the read fd. */
   /** `dup <delay>-X-<dest>` on fd 3, its answer on fd 4 read once: the new copy's id, or the refusal's text. */
-  dup(dest: string): { ok: true; id: string; reply: string } | { ok: false; reply: string } {
-    const reply = this.request('dup', `0-X-${dest}`);
-    return reply.startsWith('ok ') ? { ok: true, id: reply.slice(3), reply } : { ok: false, reply };
+  dup(dest: string): DupAnswer {
+    return readDupReply(this.request('dup', `0-X-${dest}`));
   }
 
+  /** Sends a line and blocks until the queue's one-line answer arrives on the read fd. */
   request(keyword: string, text: string): string {
     this.send(keyword, text);
     return this.readLine();

@@ -1,4 +1,5 @@
 // The `dup <delay>-<flag>-<dest>` pipe command (spec §4.6): a copy of the running message, here or in another local queue.
+import { dupFail, dupOk } from '../../ipc/dup-reply.js';
 import { RqError } from '../../errors.js';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -32,16 +33,16 @@ export interface DupDeps {
 /** Handles one dup line and returns the one reply line for fd 4. */
 export async function dup(d: DupDeps, run: ScriptRun, arg: string | null): Promise<string> {
   const req = parseDup(arg);
-  if (!req) return `fail dup failed - expected <delay>-<flag>-<dest>, received ${JSON.stringify(arg)}`;
+  if (!req) return dupFail(`dup failed - expected <delay>-<flag>-<dest>, received ${JSON.stringify(arg)}`);
   const target = req.dest.startsWith('http') ? 'relay' : req.dest;
-  if (!isValidQueueName(target) || !fs.existsSync(path.join(d.root, 'queues', target))) return `fail couldn't connect to queue - ${target}`;
+  if (!isValidQueueName(target) || !fs.existsSync(path.join(d.root, 'queues', target))) return dupFail(`couldn't connect to queue - ${target}`);
   const fields = { ...pickFields(run.msg, DUP_FIELDS), dest: req.dest, count: 0, due: Math.floor(d.now() / 1000) + req.delay };
   const names = await attachmentNames(run.dir!);
   try {
     if (target === d.queue()) {
       const copy = await createCopy(d.spool, fields, names.length ? run.dir! : null);
       d.queued(copy);
-      return `ok ${d.spool.fullId(copy.msg_id)}`;
+      return dupOk(d.spool.fullId(copy.msg_id));
     }
     return await toPeer(
       d.peer(target),
@@ -49,7 +50,7 @@ export async function dup(d: DupDeps, run: ScriptRun, arg: string | null): Promi
       names.map((n) => path.join(run.dir!, 'attach', n)),
     );
   } catch (err) {
-    return `fail dup failed - ${(err as Error).message}`;
+    return dupFail(`dup failed - ${(err as Error).message}`);
   }
 }
 
@@ -60,10 +61,10 @@ async function toPeer(peer: QueueClient, fields: CreateFields, files: string[]):
     const text = a.code === 'RQ_ERR_PROTOCOL' ? JSON.stringify(a.raw) : a.text;
     throw RqError.of('RQ_ERR_PROTOCOL', stage ? `${stage} fail ${text}` : text);
   };
-  if (!files.length) return `ok ${value(await peer.create(fields), '')}`;
+  if (!files.length) return dupOk(value(await peer.create(fields), ''));
   const full = value(await peer.create(fields, 'prep_message'), 'prep');
   const id = full.slice(full.lastIndexOf('/') + 1);
   for (const f of files) value(await peer.attach(id, f), 'attach');
   value(await peer.commit(id), 'commit');
-  return `ok ${full}`;
+  return dupOk(full);
 }
