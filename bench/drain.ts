@@ -1,11 +1,15 @@
-// Drain rate: 2,000 messages through a bash script that writes `done ok`, num_workers 1 and 4,
-// next to a bare Node process spawning and reaping the same script sequentially (same run), and
-// the queue process's own CPU time per message (steadier than a rate on a shared 2-core machine).
-// Run: npx vite-node bench/drain.ts   (prints one JSON object)
+// Drain rate: BENCH_N messages (default 2,000) preloaded in a paused queue, then drained through a bash script
+// that writes `done ok`, with num_workers 1 and 4, next to the C floor of the same work
+// (bench/fixtures/drain-floor.c: a fresh log file, fds 3/4 as pipes, posix_spawn, fd 3 read to its end,
+// waitpid) with 1 and 4 runs in flight, measured before and after rq's drains in the same run; and the
+// queue process's own CPU time per message (steadier than a rate on a shared 2-core machine).
+// Run: npm run build && npm run -s bench bench/drain.ts   (prints one JSON object)
 import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs/promises';
-import { DONE_SCRIPT, cpuMs, enqueue, liveQueue, round, spawnFloor, waitCounts, writeScript } from './lib.js';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { DONE_SCRIPT, buildC, cpuMs, enqueue, liveQueue, loadavg, round, waitCounts, writeScript } from './lib.js';
 
 const N = Number(process.env.BENCH_N ?? 2000);
 
@@ -26,25 +30,47 @@ async function drain(workers: number, script: string): Promise<{ perS: number; c
   }
 }
 
+/** The C floor's rate for `n` runs with `k` in flight, its log files in a fresh dir under `dir`. */
+async function floorRate(bin: string, script: string, dir: string, n: number, k: number): Promise<number> {
+  const logs = await fs.mkdtemp(path.join(dir, 'floor-'));
+  try {
+    const { stdout } = await promisify(execFile)(bin, [script, logs, String(n), String(k)], { timeout: 300_000 });
+    return Number(stdout.trim());
+  } finally {
+    await fs.rm(logs, { recursive: true, force: true });
+  }
+}
+
 const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-bench-'));
-const script = await writeScript(dir, DONE_SCRIPT);
-const floorBefore = await spawnFloor(script, 400, dir);
-const w1 = await drain(1, script);
-const w4 = await drain(4, script);
-const floorAfter = await spawnFloor(script, 400, dir);
-const floor = (floorBefore + floorAfter) / 2;
-await fs.rm(dir, { recursive: true, force: true });
-console.log(
-  JSON.stringify({
-    bench: 'drain',
-    messages: N,
-    floor_spawn_per_s: round(floor),
-    workers1_per_s: round(w1.perS),
-    workers1_ratio: round(w1.perS / floor),
-    workers1_queue_cpu_ms_per_msg: round(w1.cpuMsPerMsg, 3),
-    workers4_per_s: round(w4.perS),
-    workers4_ratio: round(w4.perS / floor),
-    workers4_queue_cpu_ms_per_msg: round(w4.cpuMsPerMsg, 3),
-    targets: { workers1_ratio: 0.6, workers4_ratio: 1.0 },
-  }),
-);
+try {
+  const script = await writeScript(dir, DONE_SCRIPT);
+  const built = await buildC('drain-floor', dir);
+  if ('missing' in built) throw new Error(built.missing);
+  const floor = async (k: number) => floorRate(built.bin, script, dir, Math.min(N, 1000), k);
+  const load = await loadavg();
+  const before = { k1: await floor(1), k4: await floor(4) };
+  const w1 = await drain(1, script);
+  const w4 = await drain(4, script);
+  const after = { k1: await floor(1), k4: await floor(4) };
+  const f1 = (before.k1 + after.k1) / 2;
+  const f4 = (before.k4 + after.k4) / 2;
+  console.log(
+    JSON.stringify({
+      bench: 'drain',
+      messages: N,
+      loadavg: load,
+      floor_c_k1_per_s: round(f1),
+      floor_c_k4_per_s: round(f4),
+      floor_c_spread: { k1: [round(before.k1), round(after.k1)], k4: [round(before.k4), round(after.k4)] },
+      workers1_per_s: round(w1.perS),
+      workers1_ratio: round(w1.perS / f1),
+      workers1_queue_cpu_ms_per_msg: round(w1.cpuMsPerMsg, 3),
+      workers4_per_s: round(w4.perS),
+      workers4_ratio: round(w4.perS / f4),
+      workers4_queue_cpu_ms_per_msg: round(w4.cpuMsPerMsg, 3),
+      targets: { workers1_ratio: 0.7, workers4_ratio: 0.6 },
+    }),
+  );
+} finally {
+  await fs.rm(dir, { recursive: true, force: true });
+}

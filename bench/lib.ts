@@ -1,10 +1,25 @@
 // Shared bench pieces: the raw spawn and filesystem floors, a live queue in a temp root, waiting for counts, /proc readings.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { QueueProc, addQueue, makeRoot, type QueueDef, type TestRoot } from '../test/helpers/rq-root.js';
 import { QueueClient } from '../src/ipc/queue-client.js';
 import { SocketConnection } from '../src/ipc/socket-client.js';
+
+/** A C floor program from bench/fixtures/<name>.c built into `dir`, or why there is none (no C compiler is a missing baseline, not an error). */
+export async function buildC(name: string, dir: string): Promise<{ bin: string } | { missing: string }> {
+  const bin = path.join(dir, name);
+  const source = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', `${name}.c`);
+  try {
+    await promisify(execFile)('cc', ['-O2', '-o', bin, source]);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { missing: 'no C compiler (cc) on this machine; floor skipped' };
+    throw err;
+  }
+  return { bin };
+}
 
 export const DONE_SCRIPT = '#!/bin/bash\necho "done ok" >&3\n';
 
@@ -97,10 +112,10 @@ export interface LiveQueue {
   close(): Promise<void>;
 }
 
-export async function liveQueue(name: string, def: QueueDef): Promise<LiveQueue> {
+export async function liveQueue(name: string, def: QueueDef, env?: NodeJS.ProcessEnv): Promise<LiveQueue> {
   const t = await makeRoot();
   await addQueue(t.root, name, def);
-  const q = await QueueProc.start(t.root, name);
+  const q = await QueueProc.start(t.root, name, { env });
   return {
     t,
     q,

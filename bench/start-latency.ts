@@ -10,36 +10,22 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { QueueClient } from '../src/ipc/queue-client.js';
 import { FifoLines } from './fifo-lines.js';
-import { liveQueue, loadavg, median, nowMs, quantile, round, writeScript } from './lib.js';
+import { buildC, liveQueue, loadavg, median, nowMs, quantile, round, writeScript } from './lib.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 200);
 const BLOCKS = 10;
 const WARMUP = 10;
 const Q = 'start';
 const SCRIPT = '#!/bin/bash\necho "$EPOCHREALTIME" >"$BENCH_FIFO"\necho "done ok" >&3\n';
-const FLOOR_C = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'spawn-floor.c');
 const run = promisify(execFile);
 
 interface Sample {
   start: number;
   observed: number;
   ack?: number;
-}
-
-/** The floor program built into `dir`, or why there is none (no C compiler is not an error, only a missing baseline). */
-async function buildFloor(dir: string): Promise<{ bin: string } | { missing: string }> {
-  const bin = path.join(dir, 'spawn-floor');
-  try {
-    await run('cc', ['-O2', '-o', bin, FLOOR_C]);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { missing: 'no C compiler (cc) on this machine; floor skipped' };
-    throw err;
-  }
-  return { bin };
 }
 
 async function floorRounds(bin: string, script: string, journal: string, fifo: string, n: number): Promise<Sample[]> {
@@ -77,7 +63,7 @@ const floor: Sample[] = [];
 let floorMissing: string | undefined;
 try {
   const script = await writeScript(dir, SCRIPT);
-  const built = await buildFloor(dir);
+  const built = await buildC('spawn-floor', dir);
   const rqLines = FifoLines.open(path.join(dir, 'rq.fifo'));
   const floorFifo = path.join(dir, 'floor.fifo');
   // The floor opens its own FIFO: two readers of one FIFO would take each other's lines.
