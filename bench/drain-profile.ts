@@ -1,7 +1,7 @@
 // Where a drained message's time goes in the queue process: two drains of BENCH_N preloaded messages (default
-// 1,000, num_workers 1, the `done ok` bash script). The first runs the queue under V8's CPU profiler and
+// 1,000, num_workers BENCH_WORKERS (default 1), the `done ok` bash script). The first runs the queue under V8's CPU profiler and
 // charges each sample to the source module it fell in (the bundle's `// src/...` markers), to V8's
-// collector, or to idle; the second under `strace -f -c` counts the system calls of every thread per message.
+// collector, or to idle; the second under `strace -c` counts the system calls of its threads per message.
 // The profiler and strace each slow the drain: read this for shares and counts, bench/drain.ts for rates.
 // Run: npm run build && npm run -s bench bench/drain-profile.ts   (prints one JSON object)
 import { spawn } from 'node:child_process';
@@ -12,11 +12,13 @@ import { fileURLToPath } from 'node:url';
 import { DONE_SCRIPT, enqueue, liveQueue, loadavg, round, waitCounts, writeScript } from './lib.js';
 
 const N = Number(process.env.BENCH_N ?? 1000);
+const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 const BUNDLE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'queue', 'queue-main.js');
 
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
 }
 interface Profile {
   nodes: ProfileNode[];
@@ -24,9 +26,9 @@ interface Profile {
   timeDeltas: number[];
 }
 
-/** Drains N messages through a fresh queue started with `env`; `during` runs with the queue's pid while it drains. */
-async function drainOnce(script: string, env: NodeJS.ProcessEnv, during?: (pid: number) => Promise<() => Promise<void>>): Promise<number> {
-  const lq = await liveQueue('profiled', { script, num_workers: 1 }, env);
+/** Drains N messages through a fresh queue started through `wrap` (QueueProc.start); `during` runs with the queue's pid while it drains. */
+async function drainOnce(script: string, wrap: string[] | undefined, during?: (pid: number) => Promise<() => Promise<void>>): Promise<number> {
+  const lq = await liveQueue('profiled', { script, num_workers: WORKERS }, wrap);
   try {
     await fs.writeFile(lq.pauseFile, '');
     await enqueue(lq.q, N, 16);
@@ -61,13 +63,34 @@ async function moduleOfLine(): Promise<(line: number) => string> {
   };
 }
 
-/** Self time of every sample, in ms, by where it fell. */
+/**
+ * Self time of every sample, in ms, charged to the rq module whose code ran or called it: a sample in
+ * node's own code or a native call (a synchronous `open`, a `rename`) goes to the nearest caller in the
+ * bundle, named with the leaf (`src/spool/blanks.ts → mkdir`); the rest to V8's own entries.
+ */
 function charge(profile: Profile, moduleAt: (line: number) => string): Map<string, number> {
-  const nodes = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const place = new Map<number, string>();
+  const placeOf = (id: number): string => {
+    const known = place.get(id);
+    if (known) return known;
+    const leaf = byId.get(id)!.callFrame;
+    let at: number | undefined = id;
+    while (at !== undefined && !byId.get(at)!.callFrame.url.endsWith('queue-main.js')) at = parent.get(at);
+    const where =
+      at === id
+        ? moduleAt(leaf.lineNumber)
+        : at !== undefined
+          ? `${moduleAt(byId.get(at)!.callFrame.lineNumber)} → ${leaf.url ? leaf.url.replace(/^node:internal\/([^/]+).*/, 'node:$1') : leaf.functionName}`
+          : leaf.functionName || leaf.url;
+    place.set(id, where);
+    return where;
+  };
   const out = new Map<string, number>();
   profile.samples.forEach((id, i) => {
-    const f = nodes.get(id)!;
-    const where = f.url.endsWith('queue-main.js') ? moduleAt(f.lineNumber) : f.url ? f.url.replace(/^node:internal\/([^/]+).*/, 'node:$1') : f.functionName;
+    const where = placeOf(id);
     out.set(where, (out.get(where) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
   });
   return out;
@@ -87,15 +110,18 @@ try {
   const script = await writeScript(dir, DONE_SCRIPT);
   const profDir = path.join(dir, 'prof');
   const load = await loadavg();
-  const profiledMs = await drainOnce(script, { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir}` });
+  // Node refuses --cpu-prof in NODE_OPTIONS: a shell puts it on the command line and execs node, so the pid stays the queue's.
+  const profiledMs = await drainOnce(script, ['sh', '-c', `exec "$0" --cpu-prof --cpu-prof-dir=${profDir} "$@"`]);
   const [file] = await fs.readdir(profDir);
   const profile = JSON.parse(await fs.readFile(path.join(profDir, file), 'utf8')) as Profile;
   const byPlace = [...charge(profile, await moduleOfLine()).entries()].sort((a, b) => b[1] - a[1]);
   const total = byPlace.filter(([k]) => k !== '(idle)').reduce((s, [, ms]) => s + ms, 0);
 
   const straceOut = path.join(dir, 'strace.txt');
-  const stracedMs = await drainOnce(script, {}, async (pid) => {
-    const tracer = spawn('strace', ['-f', '-c', '-o', straceOut, '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const stracedMs = await drainOnce(script, undefined, async (pid) => {
+    // Every thread of the queue (the main thread and libuv's pool), not the scripts it forks: no -f.
+    const tids = await fs.readdir(`/proc/${pid}/task`);
+    const tracer = spawn('strace', ['-c', '-o', straceOut, ...tids.flatMap((t) => ['-p', t])], { stdio: ['ignore', 'ignore', 'pipe'] });
     // strace says "Process N attached" on stderr for each thread once it traces it.
     await new Promise<void>((resolve, reject) => {
       tracer.once('error', reject);
@@ -111,6 +137,7 @@ try {
     JSON.stringify({
       bench: 'drain-profile',
       messages: N,
+      workers: WORKERS,
       loadavg: load,
       profiled_drain_per_s: round(N / (profiledMs / 1000)),
       js_busy_ms_per_msg: round(total / N, 3),

@@ -112,10 +112,10 @@ export interface LiveQueue {
   close(): Promise<void>;
 }
 
-export async function liveQueue(name: string, def: QueueDef, env?: NodeJS.ProcessEnv): Promise<LiveQueue> {
+export async function liveQueue(name: string, def: QueueDef, wrap?: string[]): Promise<LiveQueue> {
   const t = await makeRoot();
   await addQueue(t.root, name, def);
-  const q = await QueueProc.start(t.root, name, { env });
+  const q = await QueueProc.start(t.root, name, { wrap });
   return {
     t,
     q,

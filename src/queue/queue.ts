@@ -159,6 +159,7 @@ export class Queue {
       start: (msg) => this.runs.run(msg),
       expire: (msg) => void this.lifecycle.expire(msg, deadlineOf(msg, this.configNow)),
       limits: this.limits,
+      stage: (msg) => void spool.stageRun(spool.msgDir('que', msg.msg_id)),
     });
     this.keys = new IdempotencyKeys({
       file: spool.paths.keysFile,

@@ -20,7 +20,12 @@ export interface DispatcherDeps {
   expire: (msg: Message) => void;
   /** Concurrency limits shared across queues (rq-beyond §B12.3). */
   limits: Pick<LimitGate, 'keyOf' | 'park' | 'takeGranted' | 'withdrawAll'>;
+  /** Makes a queued message's run files (job/, stdio.log, history) on the thread pool; best effort, its start makes what is missing. */
+  stage: (msg: Message) => void;
 }
+
+/** Ids staged and not started yet; past this many (messages taken by a cancel or a move) the set starts again. */
+const STAGED_MAX = 256;
 
 export class Dispatcher {
   /** Runs holding a worker slot, and the blocking key each holds. */
@@ -29,6 +34,7 @@ export class Dispatcher {
   private wakeAt = Infinity;
   private stopped = false;
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly staged = new Set<string>();
 
   constructor(private readonly d: DispatcherDeps) {}
 
@@ -60,9 +66,25 @@ export class Dispatcher {
       if (key !== null) this.d.limits.park(next, key);
       else this.startOne(next, paramKey(next, config.blocking_params));
     }
+    this.stageNext();
+  }
+
+  /**
+   * While runs hold every worker, the message that starts next gets its run files now: their inode
+   * creations (the costliest file work of a start on a busy disk) run beside the scripts instead of
+   * on the start's path.
+   */
+  private stageNext(): void {
+    if (!this.d.canStart()) return;
+    const next = this.d.index.nextQueued();
+    if (!next || this.staged.has(next.msg_id) || Number(next.due) * 1000 > this.d.now()) return;
+    if (this.staged.size >= STAGED_MAX) this.staged.clear();
+    this.staged.add(next.msg_id);
+    this.d.stage(next);
   }
 
   private startOne(msg: Message, blockingKey: string): void {
+    this.staged.delete(msg.msg_id);
     this.busy.set(msg.msg_id, blockingKey);
     const p = this.d.start(msg);
     this.inFlight.add(p);

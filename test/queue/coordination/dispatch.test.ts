@@ -1,11 +1,14 @@
 // Dispatcher: num_workers, blocking, coalescing (all cases of spec §3.5), future due times.
+import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { QueueProc, addQueue, waitFor } from '../../helpers/rq-root.js';
 import { perTestRoot } from '../../helpers/per-test-root.js';
 
 const ctx = perTestRoot();
+const execFileP = promisify(execFile);
 
 describe('blocking_params', () => {
   it('a, b, a with num_workers 3 ⇒ run, run, que until the first a ends', async () => {
@@ -51,6 +54,55 @@ describe('num_workers', () => {
     }
     expect(events).toHaveLength(12);
     expect(max).toBe(2);
+  });
+});
+
+describe('run files made ahead', () => {
+  it('while every worker is busy, the message that starts next gets job/, stdio.log and history in que/; the one after it does not', async () => {
+    const gate = path.join(ctx.t.root, 'gate');
+    const script = path.join(ctx.t.root, 'gated.sh');
+    // Each run waits for one line on the gate FIFO, so the test decides when a worker frees up.
+    await fs.writeFile(script, `#!/bin/bash\nread x < ${gate}\necho "done ok" >&3\n`, { mode: 0o755 });
+    await execFileP('mkfifo', [gate]);
+    await addQueue(ctx.t.root, 'ahead', { script, num_workers: 1 });
+    const pause = path.join(ctx.t.root, 'config', 'ahead.pause');
+    await fs.writeFile(pause, '');
+    ctx.q = await QueueProc.start(ctx.t.root, 'ahead');
+    const q = ctx.q;
+    const [first, next, after] = [await q.send({}), await q.send({}), await q.send({})];
+    const files = async (id: string) =>
+      (
+        await Promise.all(
+          ['job', 'job/stdio.log', 'history'].map((f) =>
+            fs.stat(path.join(q.paths.state.que, id, f)).then(
+              () => f,
+              () => null,
+            ),
+          ),
+        )
+      ).filter(Boolean);
+    // Made on a paused queue, none has its run files yet: whatever makes them below is the dispatch.
+    expect([await files(first), await files(next), await files(after)]).toEqual([[], [], []]);
+    await fs.rm(pause);
+    await q.waitState(first, ['run']);
+    await waitFor(async () => (await files(next)).length === 3, 'the next message staged in que/');
+    expect(await q.state(next)).toBe('que');
+    expect(await files(after)).toEqual([]);
+    const open = await fs.open(gate, 'w');
+    try {
+      await open.write('go\n');
+      await q.waitState(first, ['done']);
+      // Its start used the staged files: one history, the staged stdio.log kept as the run's log.
+      await q.waitState(next, ['run']);
+      await waitFor(async () => (await files(after)).length === 3, 'the one after staged once the next one started');
+      // The FIFO stays open for writing until the last run has read its line: a pipe nobody holds drops what it buffered.
+      for (const id of [next, after]) {
+        await open.write('go\n');
+        await q.waitState(id, ['done']);
+      }
+    } finally {
+      await open.close();
+    }
   });
 });
 
