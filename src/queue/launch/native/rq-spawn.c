@@ -163,8 +163,6 @@ static int child_main(void *arg) {
   for (int s = 1; s < NSIG; s++) sigaction(s, &dfl, NULL);  // Node ignores SIGPIPE; scripts must not.
   int stage = 1;
   if (setsid() < 0) goto fail;
-  stage = 2;
-  if (c->nice_value != 0 && setpriority(PRIO_PROCESS, 0, c->nice_value) < 0) goto fail;
   stage = 3;
   int high[MAX_FDS];
   // Lift every source above the targets first, so a source that is also a target is not clobbered.
@@ -201,6 +199,10 @@ static int child_main(void *arg) {
     ign.sa_handler = SIG_IGN;
     if (sigaction(SIGXFSZ, &ign, NULL) < 0) goto fail;
   }
+  // Niced last: the parent is blocked until the exec, and a child at nice 19 among busy scripts and
+  // other work gets the CPU last, so every step before this one would hold the queue that long.
+  stage = 2;
+  if (c->nice_value != 0 && setpriority(PRIO_PROCESS, 0, c->nice_value) < 0) goto fail;
   stage = 7;
   sigset_t none;
   sigemptyset(&none);
