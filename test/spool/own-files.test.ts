@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { APPEND, TRUNCATE, UPDATE, openOwn, openOwnSync, ownDirSync } from '../../src/spool/own-files.js';
 import { nodeSpoolFs } from '../../src/spool/spool-fs.js';
 import { RqError } from '../../src/errors.js';
+import { removePid } from '../../src/spool/message-files.js';
 
 let dir: string;
 let outside: string;
@@ -208,5 +209,29 @@ describe('ownDirSync when mkdir fails', () => {
     };
     ownDirSync(racing, job);
     expect((await fs.lstat(job)).isDirectory()).toBe(true);
+  });
+});
+
+describe('removePid at the end of a run', () => {
+  it('unlinks the file in one call, takes none there as done, and removes a directory or a link a script left without following it', async () => {
+    const file = path.join(dir, 'pid');
+    await fs.writeFile(file, '42');
+    const calls: string[] = [];
+    const counting = {
+      ...nodeSpoolFs,
+      unlink: (p: string) => (calls.push('unlink'), nodeSpoolFs.unlink(p)),
+      rm: (p: string, o?: object) => (calls.push('rm'), nodeSpoolFs.rm(p, o)),
+    };
+    await removePid(dir, counting);
+    expect(calls).toEqual(['unlink']);
+    await removePid(dir, counting);
+    await expect(fs.lstat(file)).rejects.toThrow(/ENOENT/);
+    await fs.mkdir(path.join(file, 'deep'), { recursive: true });
+    await removePid(dir, nodeSpoolFs);
+    await expect(fs.lstat(file)).rejects.toThrow(/ENOENT/);
+    await fs.symlink(path.dirname(outside), file);
+    await removePid(dir, nodeSpoolFs);
+    await expect(fs.lstat(file)).rejects.toThrow(/ENOENT/);
+    expect(await fs.readdir(path.dirname(outside))).toEqual(['target']);
   });
 });
