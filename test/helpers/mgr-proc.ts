@@ -16,10 +16,11 @@ export class MgrProc {
     readonly child: ChildProcess,
   ) {}
 
-  static async start(root: string): Promise<MgrProc> {
+  /** `env`: more environment for rq-mgr, which its queues inherit (a crash point's, say). */
+  static async start(root: string, opts: { env?: NodeJS.ProcessEnv } = {}): Promise<MgrProc> {
     const log = fs.openSync(path.join(root, 'log', 'mgr-test.log'), 'a');
     // Its stdin is a pipe only this test process holds: rq-mgr stops if the test runner dies.
-    const child = spawn(BIN('rq-mgr'), ['run', '--root', root, '--watch-stdin'], { stdio: ['pipe', log, log] });
+    const child = spawn(BIN('rq-mgr'), ['run', '--root', root, '--watch-stdin'], { stdio: ['pipe', log, log], env: { ...process.env, ...opts.env } });
     fs.closeSync(log);
     const m = new MgrProc(root, child);
     await waitFor(async () => (await m.cmd('ping'))[0] === 'pong', 'rq-mgr to answer ping');

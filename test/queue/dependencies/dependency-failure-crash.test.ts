@@ -1,4 +1,4 @@
-// A real SIGKILL of a dependent's queue as a failed dependency finishes it (rq-beyond §B17 "dependency failure"): frozen by test/helpers/hold-rename.mjs between the dependent's msg write (outcome dependency_failed) and its rename que → err; after the restart it is err dependency_failed and never runs.
+// A real SIGKILL of a dependent's queue as a failed dependency finishes it (rq-beyond §B17 "dependency failure"): frozen by test/helpers/hold-point.mjs between the dependent's msg write (outcome dependency_failed) and its rename que → err; after the restart it is err dependency_failed and never runs.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// A real SIGKILL of a dependency's queue at its finish (rq-beyond §B8.7 rows 3 and 4, §B17 "dependency finished"): frozen between its outbox write and its rename run → done, or just after the rename, by test/helpers/hold-rename.mjs; after the restart the dependent runs once, and never before its dependency is durably done.
+// A real SIGKILL of a dependency's queue at its finish (rq-beyond §B8.7 rows 3 and 4, §B17 "dependency finished"): frozen between its outbox write and its rename run → done, or just after the rename, by test/helpers/hold-point.mjs; after the restart the dependent runs once, and never before its dependency is durably done.
 import { execFileSync } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// A real SIGKILL of the queue process between a decision's `msg` write and its rename (rq-beyond §B3.5, §B17 rows "retry decision", "exhaustion", "fatal", "expiry", "cancel (que)", "requeue"): the process is frozen at the rename by test/helpers/hold-rename.mjs, killed there, restarted, and the message must be where the spec says.
+// A real SIGKILL of the queue process between a decision's `msg` write and its rename (rq-beyond §B3.5, §B17 rows "retry decision", "exhaustion", "fatal", "expiry", "cancel (que)", "requeue"): the process is frozen at the rename by test/helpers/hold-point.mjs, killed there, restarted, and the message must be where the spec says.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';

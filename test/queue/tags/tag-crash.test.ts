@@ -1,4 +1,4 @@
-// A real SIGKILL of the queue process between a tag change's journal line and its `msg` write (rq-beyond §B9.5, §B17 "tag: journal line only"), frozen there by test/helpers/hold-rename.mjs: after the restart `msg` is the truth, and the extra index entry finds nothing.
+// A real SIGKILL of the queue process between a tag change's journal line and its `msg` write (rq-beyond §B9.5, §B17 "tag: journal line only"), frozen there by test/helpers/hold-point.mjs: after the restart `msg` is the truth, and the extra index entry finds nothing.
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { holdAtRename } from '../../helpers/crash-point.js';
