@@ -1,0 +1,21 @@
+// relayCopy at its edges: fields that are null or absent are not sent, and a count that is no number counts as 0.
+import { describe, expect, it } from 'vitest';
+import { relayCopy } from '../../src/relay/relay-copy.js';
+
+describe('relayCopy edges', () => {
+  it('leaves out null and undefined fields, keeps empty texts and zeros', () => {
+    expect(relayCopy({ dest: 'd', src: null, param1: undefined, param2: '', max_count: 0, tags: null })).toStrictEqual({
+      dest: 'd',
+      param2: '',
+      max_count: 0,
+      count: 1,
+      _method: 'prep',
+    });
+  });
+
+  it('counts a numeric text, and anything else as 0', () => {
+    expect(relayCopy({ count: '4' }).count).toBe(5);
+    expect(relayCopy({ count: 'many' }).count).toBe(1);
+    expect(relayCopy({ count: null }).count).toBe(1);
+  });
+});
