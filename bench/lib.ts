@@ -143,16 +143,33 @@ export async function rssMb(pid: number, field: 'VmRSS' | 'RssAnon' | 'RssFile' 
   return kb / 1024;
 }
 
+/** The kB fields of /proc/<pid>/smaps_rollup: the process's memory summed over its mappings. */
+async function smapsRollup(pid: number, fields: readonly string[]): Promise<number[]> {
+  const rollup = await fs.readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
+  return fields.map((field) => {
+    const kb = Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? NaN);
+    if (!Number.isFinite(kb)) throw new Error(`no ${field} line in /proc/${pid}/smaps_rollup`);
+    return kb;
+  });
+}
+
 /**
  * Memory only this process holds, in MB (Private_Clean + Private_Dirty of /proc/<pid>/smaps_rollup): what one
  * more such process costs the host. VmRSS also counts pages it shares, the node binary's above all, paid once.
  */
 export async function privateMb(pid: number): Promise<number> {
-  const rollup = await fs.readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? NaN);
-  const total = kb('Private_Clean') + kb('Private_Dirty');
-  if (!Number.isFinite(total)) throw new Error(`no Private_* lines in /proc/${pid}/smaps_rollup`);
-  return total / 1024;
+  const [clean, dirty] = await smapsRollup(pid, ['Private_Clean', 'Private_Dirty']);
+  return (clean + dirty) / 1024;
+}
+
+/**
+ * Proportional set size in MB (Pss of /proc/<pid>/smaps_rollup): private pages plus each shared page divided
+ * by the number of processes mapping it. It depends on what else runs: the node binary's text is split
+ * among every node process on the host, so a queue's PSS falls as more queues (or other node processes) start.
+ */
+export async function pssMb(pid: number): Promise<number> {
+  const [pss] = await smapsRollup(pid, ['Pss']);
+  return pss / 1024;
 }
 
 export async function loadavg(): Promise<string> {
