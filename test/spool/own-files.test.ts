@@ -220,7 +220,7 @@ describe('removePid at the end of a run', () => {
     const counting = {
       ...nodeSpoolFs,
       unlink: (p: string) => (calls.push('unlink'), nodeSpoolFs.unlink(p)),
-      rm: (p: string, o?: object) => (calls.push('rm'), nodeSpoolFs.rm(p, o)),
+      rm: (p: string, o: { recursive?: boolean; force?: boolean }) => (calls.push('rm'), nodeSpoolFs.rm(p, o)),
     };
     await removePid(dir, counting);
     expect(calls).toEqual(['unlink']);

@@ -58,6 +58,21 @@ async function killAndRestart(name: string): Promise<QueueProc> {
   return ctx.q;
 }
 
+/**
+ * Sends a message to the held queue and returns its id from the held path (`run/<id>`, or a file in
+ * it). The create's `ok` is not awaited: a script that fails at once can bring the queue to the hold
+ * before the `ok` is written, and a frozen queue never sends it. An `ok` that did come names the same id.
+ */
+async function sendHeld(point: CrashPoint, fields: Json): Promise<string> {
+  const reply = ctx.q!.send(fields).catch(() => null);
+  const at = await point.reached();
+  const id = /\/run\/([^/]+)/.exec(at.from ?? '')?.[1];
+  if (!id) throw new Error(`the hold is not in run/: ${JSON.stringify(at)}`);
+  const acked = await Promise.race([reply, new Promise<null>((r) => setImmediate(() => r(null)))]);
+  if (acked !== null) expect(acked).toBe(id);
+  return id;
+}
+
 /** Whether a command's outcome (its reply, or the error of a connection the kill closed) was an ok. */
 const okReply = (r: unknown): boolean => Array.isArray(r) && r[0] === 'ok';
 
@@ -67,8 +82,7 @@ const RUN = /\/run\/[^/]+$/;
 describe("kill -9 after a failed run, before its retry decision's msg write (§B3.5 row 1)", () => {
   it('the restart re-queues it from run/ as interrupted with its failures unchanged: the failed attempt runs again as attempt 1', async () => {
     const point = await startHeld('retry_unwritten', { from: /\/run\/[^/]+\/msg\.tmp$/, to: /\/run\/[^/]+\/msg$/, when: 'before' }, { max_interrupts: 5 });
-    const id = await ctx.q!.send({ param1: 'flaky', param2: '99', max_retries: 3, backoff_base: 30, min_retry_delay: 0, retry_jitter: 0 });
-    await point.reached();
+    const id = await sendHeld(point, { param1: 'flaky', param2: '99', max_retries: 3, backoff_base: 30, min_retry_delay: 0, retry_jitter: 0 });
     // The script has exited and its failure is decided, but msg still says no failure.
     expect((await msgOnDisk(ctx.q!, 'run', id)).failures).toBeUndefined();
 
@@ -97,7 +111,7 @@ describe("kill -9 after a failed run, before its retry decision's msg write (§B
 describe('kill -9 between a retry decision\'s msg write and its rename run → que (§B3.5 row 2, §B17 "retry decision")', () => {
   it('the restart re-queues it with the decided failures and due: not run before that due, and its next run is attempt 2', async () => {
     const point = await startHeld('retry_held', { from: RUN, to: /\/que\/[^/]+$/, when: 'before' });
-    const id = await ctx.q!.send({ param1: 'flaky', param2: '99', max_retries: 3, backoff_base: 30, min_retry_delay: 0, retry_jitter: 0 });
+    const id = await sendHeld(point, { param1: 'flaky', param2: '99', max_retries: 3, backoff_base: 30, min_retry_delay: 0, retry_jitter: 0 });
     expect(await point.reached()).toEqual({ from: path.join(ctx.q!.paths.state.run, id), to: path.join(ctx.q!.paths.state.que, id) });
     const decided = await msgOnDisk(ctx.q!, 'run', id);
     expect(decided).toMatchObject({ failures: 1, last_failure: { kind: 'err', text: 'attempt 1 failed' } });
@@ -129,8 +143,7 @@ describe('kill -9 between a retry decision\'s msg write and its rename run → q
 describe('kill -9 between an exhausted decision\'s msg write (with outcome) and its rename run → err (§B3.5 row 4, §B17 "exhaustion")', () => {
   it('the restart finishes it to err exhausted at load; it never runs again', async () => {
     const point = await startHeld('exhaust_held', { from: RUN, to: /\/err\//, when: 'before' });
-    const id = await ctx.q!.send({ param1: 'retry', param2: '-upstream busy', max_retries: 0 });
-    await point.reached();
+    const id = await sendHeld(point, { param1: 'retry', param2: '-upstream busy', max_retries: 0 });
     expect(await msgOnDisk(ctx.q!, 'run', id)).toMatchObject({ outcome: 'exhausted', failures: 1 });
 
     const q = await killAndRestart('exhaust_held');
@@ -199,8 +212,7 @@ describe('kill -9 between a requeue\'s msg write and its rename err → que (§B
 describe('kill -9 between a fatal decision\'s msg write (with outcome) and its rename run → err (§B17 "fatal")', () => {
   it('the restart finishes it to err fatal at load; it is never retried, whatever its budget', async () => {
     const point = await startHeld('fatal_held', { from: RUN, to: /\/err\//, when: 'before' });
-    const id = await ctx.q!.send({ param1: 'fatal', param2: 'input is corrupt', max_retries: 5, backoff_base: 0.1, min_retry_delay: 0, retry_jitter: 0 });
-    await point.reached();
+    const id = await sendHeld(point, { param1: 'fatal', param2: 'input is corrupt', max_retries: 5, backoff_base: 0.1, min_retry_delay: 0, retry_jitter: 0 });
     expect(await msgOnDisk(ctx.q!, 'run', id)).toMatchObject({ outcome: 'fatal', failures: 1, last_failure: { kind: 'fatal', text: 'input is corrupt' } });
 
     const q = await killAndRestart('fatal_held');
