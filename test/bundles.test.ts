@@ -17,6 +17,14 @@ describe('daemon bundles', () => {
     expect(found && { char: found[0], at: text.slice(Math.max(0, found.index - 60), found.index + 20) }).toBeNull();
   });
 
+  // Each of these cost every daemon heap at start whether it was used or not (docs/performance.md, Memory):
+  // node:crypto and node:zlib are loaded at their first call (src/lazy-builtins.ts), pino's own destinations left out.
+  it.each(BUNDLES)('%s loads no crypto, zlib, worker_threads or assert at start', (file) => {
+    const text = fs.readFileSync(path.join(PROJECT, file), 'utf8');
+    const eager = /^import .* from "(node:)?(crypto|zlib)";$|require\("(node:)?(worker_threads|assert)"\)/m.exec(text);
+    expect(eager?.[0] ?? null).toBeNull();
+  });
+
   describe('the escaping', () => {
     let dir = '';
     afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -7,6 +7,9 @@
 // identifiers, but copies comments (and raw template text, regular expressions) verbatim. What is
 // left beyond ASCII is written as \uXXXX, and the build fails if that changed anything but comments.
 // Why one bundle per daemon: the ESM module graph of dist/ cost a queue ~9 MB of RSS (docs/performance.md).
+// Why pino's own destinations are left out: the daemons always hand pino a destination (src/log.ts), so its
+// sonic-boom and its transports (thread-stream, on worker threads) never run, yet requiring them loaded node's
+// worker_threads and assert into every daemon (an idle queue ~0.3 MB more; docs/performance.md, Memory).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -14,6 +17,26 @@ import * as esbuild from 'esbuild';
 
 const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ENTRIES = ['src/queue/queue-main.ts', 'src/timers/timers-main.ts', 'src/cli/rq-mgr.ts'];
+
+/** Modules only pino's own destinations use, by the package that requires them: each is bundled as a stub that throws if called. */
+const LEFT_OUT = { pino: ['sonic-boom', 'thread-stream', 'worker_threads'] };
+
+/** An esbuild plugin bundling LEFT_OUT's modules, when required from their package, as stubs that throw on use. */
+const leaveOutPinoDestinations = {
+  name: 'leave-out-pino-destinations',
+  setup(build) {
+    for (const [pkg, names] of Object.entries(LEFT_OUT)) {
+      const filter = new RegExp(`^(${names.join('|')})$`);
+      build.onResolve({ filter }, (args) =>
+        args.importer.includes(`${path.sep}node_modules${path.sep}${pkg}${path.sep}`) ? { path: args.path, namespace: 'left-out' } : undefined,
+      );
+    }
+    build.onLoad({ filter: /.*/, namespace: 'left-out' }, (args) => ({
+      contents: `module.exports = function leftOut() { throw new Error(${JSON.stringify(`${args.path} is left out of rq's daemon bundles (tools/bundle-daemons.mjs)`)}); };`,
+      loader: 'js',
+    }));
+  },
+};
 
 /** Every UTF-16 unit above 0x7f as a \u escape. */
 function asciiOnly(text) {
@@ -39,6 +62,7 @@ export async function bundleDaemons(root, entries, outdir) {
     charset: 'ascii',
     logLevel: 'warning',
     write: false,
+    plugins: [leaveOutPinoDestinations],
     // The bundled CommonJS dependencies (pino's) call require, which ESM lacks.
     banner: { js: "import { createRequire as __rqCreateRequire } from 'node:module'; const require = __rqCreateRequire(import.meta.url);" },
   });

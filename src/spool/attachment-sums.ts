@@ -1,7 +1,7 @@
 // The md5 rq computed when it stored an attachment, kept beside it (`attach/.<name>.md5`) so that no view of the message reads the file again.
 import type fs from 'node:fs';
 import type fsp from 'node:fs/promises';
-import { createHash } from 'node:crypto';
+import { createHash } from '../lazy-builtins.js';
 import type { SafeDir } from './beneath.js';
 import type { SpoolFs } from './spool-fs.js';
 

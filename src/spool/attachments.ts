@@ -1,7 +1,7 @@
 // Attachments of a message: hard link (or checksummed copy across filesystems), md5 + size, delete.
 import fsp from 'node:fs/promises';
 import { type BigIntStats, createReadStream, constants as FS } from 'node:fs';
-import { createHash } from 'node:crypto';
+import { createHash } from '../lazy-builtins.js';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';

@@ -1,5 +1,5 @@
 // The create journal's record format: one line per message, `<crc32 hex> <json>`, readable with cut and jq, a torn tail detectable.
-import { crc32 } from 'node:zlib';
+import { crc32 } from '../lazy-builtins.js';
 import type { Message } from '../message/message.js';
 
 /** A create as the journal keeps it: enough to make the message again exactly as its creator was told. */

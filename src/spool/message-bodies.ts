@@ -1,5 +1,5 @@
 // Bodies of waiting messages left on disk: a queued message keeps its ids, due, order fields and param fingerprints in memory, and reads params back from its msg file when asked.
-import { createHash } from 'node:crypto';
+import { createHash } from '../lazy-builtins.js';
 import path from 'node:path';
 import { RqError } from '../errors.js';
 import type { Message } from '../message/message.js';

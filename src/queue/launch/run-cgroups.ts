@@ -1,11 +1,11 @@
 // Each script in a cgroup v2 of its own, so what it leaves running is ended with its run even after setsid(2): the queue's parent cgroup, its run cgroups, and the launcher that uses them.
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { killAll, members, ownCgroupHome, populated, removeCgroup } from './cgroup-fs.js';
 import { REMOVE_MS, endCgroupLeftovers, signalMembers } from './leftovers.js';
 import type { Launcher } from './script-runner.js';
+import { sha256Hex } from './sha256-hex.js';
 
 export interface RunCgroupsOptions {
   name: string;
@@ -23,7 +23,7 @@ function safeName(s: string): string {
 
 /** The name of queue `name`'s parent cgroup: `rq-<queue>-<hash of its directory's real path>`. */
 export function parentCgroupName(name: string, queueDir: string): string {
-  const hash = crypto.createHash('sha256').update(fs.realpathSync(queueDir)).digest('hex').slice(0, 8);
+  const hash = sha256Hex(fs.realpathSync(queueDir)).slice(0, 8);
   return `rq-${safeName(name)}-${hash}`;
 }
 
