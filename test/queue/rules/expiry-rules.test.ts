@@ -30,6 +30,11 @@ describe('deadlineOf', () => {
     expect(deadlineOf(msg({ max_age: 1, expire_at: soon }), {})?.by).toBe('max_age 1s after due');
     expect(deadlineOf(msg({ expire_at: soon }), {})).toEqual({ at: soon * 1000, by: 'expire_at' });
   });
+
+  it('on a tie, names max_age', () => {
+    const due = Math.floor(CREATED / 1000) + 100;
+    expect(deadlineOf(msg({ due, max_age: 10, expire_at: due + 10 }), {})).toEqual({ at: (due + 10) * 1000, by: 'max_age 10s after due' });
+  });
 });
 
 describe('expiredStatus', () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { RETRY_DEFAULTS, type RetrySettings } from '../../../src/message/job-fields.js';
 import { decideOutcome } from '../../../src/queue/rules/completion.js';
 import { retryRequest } from '../../../src/queue/rules/pipe-protocol.js';
-import { type Failure, retryDelay, decideFailure, lastFailureEnv, retrySettings } from '../../../src/queue/rules/retry-policy.js';
+import { type Failure, attemptOf, retryDelay, decideFailure, lastFailureEnv, retrySettings } from '../../../src/queue/rules/retry-policy.js';
 import { seededRandom } from '../../helpers/seeded-random.mjs';
 
 const settings = (over: Partial<RetrySettings> = {}): RetrySettings => ({ ...RETRY_DEFAULTS, ...over });
@@ -67,6 +67,13 @@ describe('decideFailure: every kind × failures at max−1, max, max+1', () => {
   });
 });
 
+describe('attemptOf', () => {
+  it('is 1 for a first run, one more per counted failure', () => {
+    const msg = { msg_id: 'x', orig_msg_id: 'x', count: 0, max_count: 15, due: 0, dest: 'q' };
+    expect([attemptOf(msg), attemptOf({ ...msg, failures: 2 })]).toEqual([1, 3]);
+  });
+});
+
 describe('retrySettings: message over queue over default', () => {
   it('resolves each field on its own', () => {
     const msg = { msg_id: 'x', orig_msg_id: 'x', count: 0, max_count: 15, due: 0, dest: 'q', max_retries: 2 };
@@ -112,5 +119,12 @@ describe('lastFailureEnv', () => {
     const cut = lastFailureEnv('é'.repeat(600));
     expect(Buffer.byteLength(cut)).toBe(1000);
     expect(lastFailureEnv('x' + 'é'.repeat(600))).toBe('x' + 'é'.repeat(499));
+  });
+
+  it('drops only the half character at the cut: a U+FFFD the text really holds stays', () => {
+    expect(lastFailureEnv('bad byte \uFFFD')).toBe('bad byte \uFFFD');
+    const exactly = 'x'.repeat(997) + '\uFFFD';
+    expect(lastFailureEnv(exactly)).toBe(exactly);
+    expect(lastFailureEnv('\uFFFD' + 'é'.repeat(600))).toBe('\uFFFD' + 'é'.repeat(498));
   });
 });

@@ -74,7 +74,11 @@ describe('TagIndex', () => {
     expect(ix.tagged('t')).toEqual(['y', 'x']);
     expect(ix.counts()).toEqual({ t: 2, u: 1 });
     await ix.close();
-    expect(await lines()).toHaveLength(3);
+    expect(await lines()).toEqual([
+      { id: 'x', add: ['t'], at: 5 },
+      { id: 'y', add: ['t'], at: 7 },
+      { id: 'y', add: ['u'], at: 7 },
+    ]);
   });
 
   it('skips a line torn by a crash and keeps the rest', async () => {
@@ -86,20 +90,119 @@ describe('TagIndex', () => {
     expect(ix.taggedAt('t', 'a')).toBe(1);
   });
 
-  it('rewrites the journal once it holds far more lines than live pairs', async () => {
+  it('skips a line without an id, and reads a tagging time that is no number as 0', async () => {
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    await fs.writeFile(file, `${JSON.stringify({ add: ['t'], at: 1 })}\n${JSON.stringify({ id: 'a', add: ['t'], at: 'soon' })}\n`);
     const ix = open();
     await ix.load();
-    // Tag and untag one message over and over: one live pair, a growing journal.
-    for (let i = 0; i < 600; i++) {
+    expect(ix.tagged('t')).toEqual(['a']);
+    expect(ix.taggedAt('t', 'a')).toBe(0);
+  });
+
+  it('rewrites the journal while it runs once it holds more than twice its live pairs plus 1000 lines', async () => {
+    const ix = open();
+    await ix.load();
+    // Tag and untag one message over and over: no live pair, a growing journal.
+    for (let i = 0; i < 500; i++) {
       await ix.change('m', ['t']);
       await ix.change('m', [], ['t']);
     }
+    await ix.close();
+    expect(await lines()).toHaveLength(1000);
+    clock.t = 2000;
     await ix.change('m', ['keep']);
     await ix.close();
-    const after = await lines();
-    expect(after.length).toBeLessThan(1000);
+    // The 1,001st line crossed 2 × 0 + 1000: the journal is now its one live pair.
+    expect(await lines()).toEqual([{ id: 'm', add: ['keep'], at: 2000 }]);
     const reopened = open();
     await reopened.load();
     expect(reopened.counts()).toEqual({ keep: 1 });
+  });
+
+  it('answers for a tag or a message it has never seen: nothing, without a lookup failing', async () => {
+    const ix = open();
+    await ix.load();
+    await ix.change('m1', ['a', 'b']);
+    await ix.change('m1', [], ['a']);
+    expect([ix.tagsOf('m1'), ix.tagsOf('nope')]).toEqual([['b'], []]);
+    expect([ix.tagged('never'), ix.taggedAt('never', 'm1'), ix.has('never', 'm1'), ix.has('b', 'm1'), ix.has('b', 'nope')]).toEqual([
+      [],
+      0,
+      false,
+      true,
+      false,
+    ]);
+    // Removing a tag the index lacks (its line lost with a journal cut by hand) journals the removal and changes nothing.
+    await ix.change('m1', [], ['never']);
+    expect(ix.tagsOf('m1')).toEqual(['b']);
+    // A message whose last tag was removed is no longer in the index: its removal from the queue journals nothing.
+    await ix.change('m1', [], ['b']);
+    await ix.gone('m1');
+    await ix.close();
+    expect((await lines()).filter((l) => l.gone)).toEqual([]);
+  });
+
+  it('makes its directory again when it was removed after the load', async () => {
+    const ix = open();
+    await ix.load();
+    await fs.rm(path.dirname(file), { recursive: true });
+    await ix.change('m1', ['a']);
+    await ix.close();
+    expect(await lines()).toEqual([{ id: 'm1', add: ['a'], at: 1000 }]);
+  });
+
+  it('lets go of its journal when closed', async () => {
+    const ix = open();
+    await ix.load();
+    await ix.change('m1', ['a']);
+    await ix.close();
+    const fds = await fs.readdir('/proc/self/fd');
+    const targets = await Promise.all(fds.map((fd) => fs.readlink(`/proc/self/fd/${fd}`).catch(() => '')));
+    expect(targets).not.toContain(file);
+  });
+
+  it('at load, rewrites a journal past twice its live pairs plus 1000 lines, and leaves one at that bound as it is', async () => {
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    const line = (l: object) => `${JSON.stringify(l)}\n`;
+    // One message tagged and untagged over and over, then two live pairs: 1004 lines, 2 × 2 + 1000.
+    const churn = Array.from({ length: 501 }, () => line({ id: 'm', add: ['t'], at: 1 }) + line({ id: 'm', remove: ['t'] })).join('');
+    const atBound = churn + line({ id: 'k', add: ['keep'], at: 2 }) + line({ id: 'k', add: ['also'], at: 3 });
+    await fs.writeFile(file, atBound);
+    const first = open();
+    await first.load();
+    await first.close();
+    expect(await fs.readFile(file, 'utf8')).toBe(atBound);
+    // One line more: rewritten to the live pairs.
+    await fs.writeFile(file, atBound + line({ id: 'm', gone: true }));
+    const second = open();
+    await second.load();
+    await second.close();
+    expect(await lines()).toEqual([
+      { id: 'k', add: ['keep'], at: 2 },
+      { id: 'k', add: ['also'], at: 3 },
+    ]);
+    expect(scans).toBe(0);
+  });
+
+  it('counts the most used tags first, then by name', async () => {
+    const ix = open();
+    await ix.load();
+    await ix.change('m1', ['d', 'c', 'a']);
+    await ix.change('m2', ['c', 'b']);
+    await ix.change('m3', ['b', 'e']);
+    expect(Object.entries(ix.counts())).toEqual([
+      ['b', 2],
+      ['c', 2],
+      ['a', 1],
+      ['d', 1],
+      ['e', 1],
+    ]);
+    await ix.close();
+  });
+
+  it('refuses a journal it cannot read, rather than rebuilding over it', async () => {
+    await fs.mkdir(file, { recursive: true });
+    await expect(open().load()).rejects.toMatchObject({ code: 'EISDIR' });
+    expect(scans).toBe(0);
   });
 });

@@ -250,4 +250,22 @@ describe('cancel_tagged', () => {
     expect(await q.state(b)).toBe('err');
     expect(await q.state(a)).toBe('que');
   });
+
+  it('passes over a prep message whose msg cannot be read, and names the disk in a cancel that failed on it', async () => {
+    const q = await queue();
+    const unreadable = (await q.queue.ops.create({ dest: 'q', param1: 'p', tags: ['t'] } as never, false)).msg_id;
+    q.queue.index.addPrep(unreadable, null);
+    await fs.rm(path.join((await q.queue.ops.locate(unreadable))!.dir, 'msg'));
+    const full = await waiting(q, { tags: ['t'] });
+    const lifecycle = q.queue.lifecycle as unknown as { cancel: (id: string, ...rest: unknown[]) => Promise<unknown> };
+    lifecycle.cancel = async () => {
+      throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+    };
+    expect((await cmd(q, 'cancel_tagged', { tag: 't' }))[2]).toEqual({
+      total: 1,
+      done: 0,
+      failed: 1,
+      failures: [{ id: full, reason: 'cancel message failed: no space left on device', code: 'RQ_ERR_DISK' }],
+    });
+  });
 });

@@ -96,4 +96,23 @@ describe('the index', () => {
     const lines = (await journalLines(q2)).map(({ at: _at, ...l }) => l);
     expect(lines.slice(2)).toEqual([{ id: a, add: ['x'] }]);
   });
+
+  it('leaves out a message whose msg is gone from its directory (the cleaner halfway through it): no listing or rebuild fails', async () => {
+    const q = await queue();
+    const halfGone = await finished(q, 0, { tags: ['t'] });
+    const kept = await finished(q, 1, { tags: ['t'] });
+    await fs.rm(path.join((await q.queue.ops.locate(halfGone))!.dir, 'msg'));
+    expect((await cmd(q, 'tagged', { tag: 't' }))[1]).toEqual({ total: 1, messages: [expect.objectContaining({ msg_id: kept })] });
+    expect(await cmd(q, 'reindex_tags')).toEqual(['ok', 1]);
+    expect(ids((await cmd(q, 'tagged', { tag: 't' }))[1])).toEqual([kept]);
+  });
+
+  it('a stopped queue lets go of its journal', async () => {
+    const q = await queue();
+    await waiting(q, { tags: ['t'] });
+    await q.stop();
+    const fds = await fs.readdir('/proc/self/fd');
+    const targets = await Promise.all(fds.map((fd) => fs.readlink(`/proc/self/fd/${fd}`).catch(() => '')));
+    expect(targets).not.toContain(journal(q));
+  });
 });
