@@ -9,7 +9,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DONE_SCRIPT, enqueue, liveQueue, loadavg, round, waitCounts, writeScript } from './lib.js';
+import { DONE_SCRIPT, enqueue, liveQueue, loadavg, round, waitDrained, writeScript } from './lib.js';
 
 const N = Number(process.env.BENCH_N ?? 1000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
@@ -31,11 +31,11 @@ async function drainOnce(script: string, wrap: string[] | undefined, during?: (p
   const lq = await liveQueue('profiled', { script, num_workers: WORKERS }, wrap);
   try {
     await fs.writeFile(lq.pauseFile, '');
-    await enqueue(lq.q, N, 16);
+    const ids = await enqueue(lq.q, N, 16);
     const done = await during?.(lq.q.pid);
     const t0 = performance.now();
     await fs.rm(lq.pauseFile);
-    const t1 = await waitCounts(lq.q, (n) => n.done === N);
+    const t1 = await waitDrained(lq.q, ids);
     await done?.();
     return t1 - t0;
   } finally {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import fs from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { DONE_SCRIPT, buildC, cpuMs, enqueue, liveQueue, loadavg, round, waitCounts, writeScript } from './lib.js';
+import { DONE_SCRIPT, buildC, cpuMs, enqueue, liveQueue, loadavg, round, waitDrained, writeScript } from './lib.js';
 
 const N = Number(process.env.BENCH_N ?? 2000);
 
@@ -17,12 +17,12 @@ async function drain(workers: number, script: string): Promise<{ perS: number; c
   const lq = await liveQueue(`drain${workers}`, { script, num_workers: workers });
   try {
     await fs.writeFile(lq.pauseFile, '');
-    await enqueue(lq.q, N, 16);
+    const ids = await enqueue(lq.q, N, 16);
     const pid = lq.q.child.pid!;
     const cpu0 = await cpuMs(pid);
     const t0 = performance.now();
     await fs.rm(lq.pauseFile);
-    const t1 = await waitCounts(lq.q, (n) => n.done === N);
+    const t1 = await waitDrained(lq.q, ids);
     const cpu1 = await cpuMs(pid);
     return { perS: N / ((t1 - t0) / 1000), cpuMsPerMsg: (cpu1 - cpu0) / N };
   } finally {

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { QueueProc, addQueue, makeRoot, type QueueDef, type TestRoot } from '../test/helpers/rq-root.js';
 import { QueueClient } from '../src/ipc/queue-client.js';
+import { queueCommand } from '../src/ipc/rq1.js';
 import { SocketConnection } from '../src/ipc/socket-client.js';
 
 /** A C floor program from bench/fixtures/<name>.c built into `dir`, or why there is none (no C compiler is a missing baseline, not an error). */
@@ -219,12 +220,28 @@ export async function slice(op: () => Promise<void>, concurrency: number, second
   return { ops, s: (performance.now() - start) / 1000 };
 }
 
-/** Sends `count` create_message requests with `concurrency` in flight. */
-export async function enqueue(q: Pick<QueueProc, 'cmd' | 'name'>, count: number, concurrency: number, fields: Record<string, unknown> = {}): Promise<void> {
+/** Sends `count` create_message requests with `concurrency` in flight; returns the ids made, in no particular order. */
+export async function enqueue(q: Pick<QueueProc, 'cmd' | 'name'>, count: number, concurrency: number, fields: Record<string, unknown> = {}): Promise<string[]> {
+  const ids: string[] = [];
   await runLanes(count, concurrency, async () => {
     const r = await q.cmd('create_message', { dest: q.name, ...fields });
     if (r[0] !== 'ok') throw new Error(JSON.stringify(r));
+    ids.push(String(r[1]).split('/').pop()!);
   });
+  return ids;
+}
+
+/**
+ * When a drain of `ids` (made in order, no priorities) has finished every one of them: the queue's
+ * own wait_message on the last made, which starts last, then the counts for any still running
+ * beside it. Polling the counts all along would cost the queue a request every few ms, a share of
+ * the rate it measures.
+ */
+export async function waitDrained(q: QueueProc, ids: string[]): Promise<number> {
+  const last = ids.reduce((a, b) => (b > a ? b : a));
+  const r = (await queueCommand(q.paths.sock, 'wait_message', { msg_id: last, timeout: 600 }, { timeoutMs: 610_000 })) as unknown[];
+  if (r[0] !== 'ok') throw new Error(`wait_message ${last}: ${JSON.stringify(r)}`);
+  return waitCounts(q, (n) => n.done === ids.length);
 }
 
 export const median = (xs: number[]) => quantile(xs, 0.5);

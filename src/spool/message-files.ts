@@ -104,18 +104,20 @@ export async function markResend(dir: string, sfs: SpoolFs): Promise<void> {
 }
 
 /**
- * Creates what a run needs (job/, job/stdio.log, history) ahead of the dispatch, so that on an
- * idle moment the inode creations are done before the message is picked. Best effort: the
- * message may move meanwhile (then the paths are gone and nothing is created), and the
- * dispatcher creates whatever is missing.
+ * Creates what a run needs (job/, job/stdio.log, history, an empty pid) ahead of the dispatch, so
+ * that the start creates no inode on its path: on a busy ext4 a new inode costs the queue up to
+ * milliseconds. Best effort and idempotent (a staged blank already has some): the message may move
+ * meanwhile (then its paths are gone and nothing more is made), and the start makes what is missing.
+ * An empty pid names no process (stale-scripts.ts reads it as none).
  */
 export async function stageRun(dir: string, sfs: SpoolFs): Promise<void> {
   try {
-    await sfs.mkdir(path.join(dir, 'job'));
-    await (await openOwn(sfs, path.join(dir, 'job', 'stdio.log'), APPEND)).close();
-    await (await openOwn(sfs, path.join(dir, 'history'), APPEND)).close();
+    await sfs.mkdir(path.join(dir, 'job')).catch((err: unknown) => {
+      if (!isErrno(err, 'EEXIST')) throw err;
+    });
+    for (const file of [path.join('job', 'stdio.log'), 'history', 'pid']) await (await openOwn(sfs, path.join(dir, file), APPEND)).close();
   } catch {
-    // Moved, deleted or already staged: the dispatcher copes.
+    // Moved or deleted meanwhile: the dispatcher copes.
   }
 }
 

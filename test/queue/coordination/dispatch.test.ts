@@ -58,7 +58,7 @@ describe('num_workers', () => {
 });
 
 describe('run files made ahead', () => {
-  it('while every worker is busy, the message that starts next gets job/, stdio.log and history in que/; the one after it does not', async () => {
+  it('while every worker is busy, the message that starts next gets job/, stdio.log, history and an empty pid in que/; the one after it does not', async () => {
     const gate = path.join(ctx.t.root, 'gate');
     const script = path.join(ctx.t.root, 'gated.sh');
     // Each run waits for one line on the gate FIFO, so the test decides when a worker frees up.
@@ -73,7 +73,7 @@ describe('run files made ahead', () => {
     const files = async (id: string) =>
       (
         await Promise.all(
-          ['job', 'job/stdio.log', 'history'].map((f) =>
+          ['job', 'job/stdio.log', 'history', 'pid'].map((f) =>
             fs.stat(path.join(q.paths.state.que, id, f)).then(
               () => f,
               () => null,
@@ -85,7 +85,7 @@ describe('run files made ahead', () => {
     expect([await files(first), await files(next), await files(after)]).toEqual([[], [], []]);
     await fs.rm(pause);
     await q.waitState(first, ['run']);
-    await waitFor(async () => (await files(next)).length === 3, 'the next message staged in que/');
+    await waitFor(async () => (await files(next)).length === 4, 'the next message staged in que/');
     expect(await q.state(next)).toBe('que');
     expect(await files(after)).toEqual([]);
     const open = await fs.open(gate, 'w');
@@ -94,11 +94,13 @@ describe('run files made ahead', () => {
       await q.waitState(first, ['done']);
       // Its start used the staged files: one history, the staged stdio.log kept as the run's log.
       await q.waitState(next, ['run']);
-      await waitFor(async () => (await files(after)).length === 3, 'the one after staged once the next one started');
+      await waitFor(async () => (await files(after)).length === 4, 'the one after staged once the next one started');
       // The FIFO stays open for writing until the last run has read its line: a pipe nobody holds drops what it buffered.
       for (const id of [next, after]) {
         await open.write('go\n');
-        await q.waitState(id, ['done']);
+        // The staged pid named the run's script while it ran, and goes with it.
+        const done = await q.waitState(id, ['done']);
+        expect(await fs.readdir(path.join(ctx.t.root, done.path))).not.toContain('pid');
       }
     } finally {
       await open.close();
