@@ -1,38 +1,21 @@
 // A real SIGKILL of a dependent's queue as a failed dependency finishes it (rq-beyond §B17 "dependency failure"): frozen by test/helpers/hold-point.mjs between the dependent's msg write (outcome dependency_failed) and its rename que → err; after the restart it is err dependency_failed and never runs.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { holdAtRename } from '../../helpers/crash-point.js';
 import { historyFile } from '../../helpers/history.js';
-import { killLeftoverGroups } from '../../helpers/process-groups.js';
-import { QueueProc, type TestRoot, addQueue, makeRoot } from '../../helpers/rq-root.js';
+import { QueueProc } from '../../helpers/rq-root.js';
+import { later, queuePair } from './queue-pair.js';
 
-killLeftoverGroups();
-let t: TestRoot | undefined;
-let a: QueueProc | undefined;
-let b: QueueProc | undefined;
-/** Whether `a` is the process frozen at its rename. */
-let held = false;
-afterEach(async () => {
-  // The held process answers no stop: a test that failed before its kill leaves it frozen.
-  if (held) await a?.kill9();
-  else await a?.stop();
-  await b?.stop();
-  a = b = undefined;
-  held = false;
-  await t?.cleanup();
-});
-
-const later = () => Math.floor(Date.now() / 1000) + 3600;
+const p = queuePair();
 
 it("kill -9 of the dependent's queue between its dependency_failed msg write and its rename que → err: err dependency_failed by recovery at the restart, never run", async () => {
-  t = await makeRoot();
-  await addQueue(t.root, 'da');
-  await addQueue(t.root, 'db');
-  b = await QueueProc.start(t.root, 'db');
+  const t = await p.roots();
+  let a: QueueProc;
+  const b = (p.b = await QueueProc.start(t.root, 'db'));
   const point = await holdAtRename(t.root, { from: /\/que\/[^/]+$/, to: /\/err\//, when: 'before' });
-  a = await QueueProc.start(t.root, 'da', { env: point.env });
-  held = true;
+  a = p.a = await QueueProc.start(t.root, 'da', { env: point.env });
+  p.held = a;
   const x = await b.send({ param1: 'err', due: later() });
   const y = await a.send({ param1: 'done', depends: [`db/${x}`] });
   expect((await a.cmd('get_message', { msg_id: y }))[1].waiting).toMatchObject({ reason: 'dependencies' });
@@ -41,8 +24,8 @@ it("kill -9 of the dependent's queue between its dependency_failed msg write and
   expect(JSON.parse(await fs.readFile(path.join(a.paths.state.que, y, 'msg'), 'utf8'))).toMatchObject({ outcome: 'dependency_failed' });
 
   await a.kill9();
-  held = false;
-  a = await QueueProc.start(t.root, 'da');
+  p.held = undefined;
+  a = p.a = await QueueProc.start(t.root, 'da');
   expect(await fs.readdir(a.paths.state.que)).toEqual([]);
   expect(await a.cmd('num_messages')).toMatchObject({ que: 0, run: 0, err: 1, done: 0 });
   const m = (await a.cmd('get_message', { msg_id: y }))[1];

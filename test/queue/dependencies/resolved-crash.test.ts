@@ -1,36 +1,20 @@
 // A real SIGKILL of a dependent's queue A as its dependency's end reaches it (rq-beyond §B8.7 row 5): A frozen by test/helpers/hold-point.mjs after dependency_resolved arrived, before it appended `resolved`; B got no answer and tells it again, A re-asks at its restart, and the dependent runs once.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { holdAt } from '../../helpers/crash-point.js';
-import { killLeftoverGroups } from '../../helpers/process-groups.js';
-import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../../helpers/rq-root.js';
+import { QueueProc, waitFor } from '../../helpers/rq-root.js';
+import { later, queuePair } from './queue-pair.js';
 
-killLeftoverGroups();
-let t: TestRoot | undefined;
-let a: QueueProc | undefined;
-let b: QueueProc | undefined;
-/** Whether `a` is the process frozen at the point: it answers no stop. */
-let held = false;
-afterEach(async () => {
-  if (held) await a?.kill9();
-  else await a?.stop();
-  await b?.stop();
-  a = b = undefined;
-  held = false;
-  await t?.cleanup();
-});
-
-const later = () => Math.floor(Date.now() / 1000) + 3600;
+const p = queuePair();
 
 it("kill -9 of the dependent's queue after the dependency's end reached it, before its resolved append: the dependency's queue tells it again, the restart re-asks; y runs once, after x is done", async () => {
-  t = await makeRoot();
-  await addQueue(t.root, 'da');
-  await addQueue(t.root, 'db');
-  b = await QueueProc.start(t.root, 'db');
+  const t = await p.roots();
+  let a: QueueProc;
+  const b = (p.b = await QueueProc.start(t.root, 'db'));
   const point = await holdAt(t.root, { kind: 'write', path: /\/que\/[^/]+\/resolved$/, when: 'before' });
-  a = await QueueProc.start(t.root, 'da', { env: point.env });
-  held = true;
+  a = p.a = await QueueProc.start(t.root, 'da', { env: point.env });
+  p.held = a;
   const x = await b.send({ param1: 'done', due: later() });
   const y = await a.send({ param1: 'done', depends: [`db/${x}`] });
   expect(await b.cmd('run_message', { msg_id: x })).toEqual(['ok', 'msg sent to front of run queue']);
@@ -45,13 +29,13 @@ it("kill -9 of the dependent's queue after the dependency's end reached it, befo
   expect(await fs.readdir(a.paths.state.run)).toEqual([]);
 
   await a.kill9();
-  held = false;
+  p.held = undefined;
   // db got no answer and keeps the entry to tell da again (§B8.4).
   const dbLog = path.join(t.root, 'log', 'queue-db.log');
   await waitFor(async () => (await fs.readFile(dbLog, 'utf8')).includes('dependents did not answer; telling them again later'), "db's notification to fail");
   expect(await fs.readdir(path.dirname(entry))).toEqual([`${x}.json`]);
 
-  a = await QueueProc.start(t.root, 'da');
+  a = p.a = await QueueProc.start(t.root, 'da');
   const m = await a.waitState(y, ['done'], 20_000);
   const log = await fs.readFile(path.join(t.root, m.path, 'job', 'stdio.log'), 'utf8');
   expect(log.match(/ - RQ START - /g)).toHaveLength(1);
