@@ -42,6 +42,21 @@ async function mgrLogged(root: string, text: string): Promise<void> {
   await waitFor(async () => (await fs.readFile(path.join(root, 'log', 'mgr-test.log'), 'utf8')).includes(text), `rq-mgr's log to say "${text}"`, 20_000);
 }
 
+/**
+ * With qa's x holding lk's one slot: qb's w queued behind it, qa SIGKILLed at its held point; rq-mgr
+ * starts qa again (the hold does not hold twice) and its reset frees the dead process's slot. Both
+ * finish; returns the start times of x and of w.
+ */
+async function killWithWaiter(L: Limits, pid: number, x: string): Promise<[number[], number[]]> {
+  const w = await L.send('qb', { param1: 'slow', param2: '0.3', limit: 'lk' });
+  await L.line('lk', [`qb/${w}`]);
+  process.kill(pid, 'SIGKILL');
+  await mgrLogged(L.root, 'limit slots of the previous queue process freed');
+  expect(await L.finish('qa', x)).toMatchObject({ state: 'done' });
+  expect(await L.finish('qb', w)).toMatchObject({ state: 'done' });
+  return [await L.starts('qa', x), await L.starts('qb', w)];
+}
+
 it("kill -9 of a queue between its grant and the script's start: the message is in que/ on disk; limit_reset frees the slot; it re-acquires, first in line by its since, and runs once", async () => {
   const { L, point } = await setUp((root) =>
     holdAt(root, { kind: 'rename', from: /\/queues\/qa\/que\/[^/]+$/, to: /\/queues\/qa\/run\//, when: 'before' }, 'qa'),
@@ -55,15 +70,7 @@ it("kill -9 of a queue between its grant and the script's start: the message is 
   // Granted, not started: rq-mgr counts qa/x; on disk it is in que/, and nothing ran.
   expect((await L.status('lk'))?.holders.map((h) => h.ref)).toEqual([`qa/${x}`]);
   expect(await fs.readdir(queuePaths(L.root, 'qa').state.run)).toEqual([]);
-  const w = await L.send('qb', { param1: 'slow', param2: '0.3', limit: 'lk' });
-  await L.line('lk', [`qb/${w}`]);
-
-  process.kill(at.pid, 'SIGKILL');
-  // rq-mgr starts qa again (the hold does not hold twice); its reset frees the slot of the dead one.
-  await mgrLogged(L.root, 'limit slots of the previous queue process freed');
-  expect(await L.finish('qa', x)).toMatchObject({ state: 'done' });
-  expect(await L.finish('qb', w)).toMatchObject({ state: 'done' });
-  const [sx, sw] = [await L.starts('qa', x), await L.starts('qb', w)];
+  const [sx, sw] = await killWithWaiter(L, at.pid, x);
   expect(sx).toHaveLength(1);
   expect((await L.history('qa', x)).filter((e) => e.from === 'run')).toHaveLength(1);
   // x asked again with its first since, older than w's: it went first (§B12.5 "re-acquired at dispatch").
@@ -82,14 +89,7 @@ it("kill -9 of a queue after the script ended, before its limit_release left: th
   const runDir = path.join(queuePaths(L.root, 'qa').state.run, x);
   expect(alive(Number(await fs.readFile(path.join(runDir, 'pid'), 'utf8')))).toBe(false);
   expect((await L.status('lk'))?.holders.map((h) => h.ref)).toEqual([`qa/${x}`]);
-  const w = await L.send('qb', { param1: 'slow', param2: '0.3', limit: 'lk' });
-  await L.line('lk', [`qb/${w}`]);
-
-  process.kill(at.pid, 'SIGKILL');
-  await mgrLogged(L.root, 'limit slots of the previous queue process freed');
-  expect(await L.finish('qa', x)).toMatchObject({ state: 'done' });
-  expect(await L.finish('qb', w)).toMatchObject({ state: 'done' });
-  const [sx, sw] = [await L.starts('qa', x), await L.starts('qb', w)];
+  const [sx, sw] = await killWithWaiter(L, at.pid, x);
   // Recovery put x back as interrupted (§B13) and it ran again, before w (older since), under the slot.
   expect(sx).toHaveLength(2);
   expect((await L.history('qa', x)).filter((e) => e.from === 'run' && e.to === 'que').map((e) => e.actor)).toEqual(['recovery']);

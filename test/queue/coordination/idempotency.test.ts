@@ -139,30 +139,20 @@ describe('IdempotencyKeys', () => {
       log: silentLogger(),
     });
     let n = 0;
-    let letWrite = () => {};
-    const writing = new Promise<void>((resolve) => (letWrite = resolve));
-    // Like a real create: the message's files are written before its key is recorded.
-    const create = () =>
+    // Like a real create: the message's files are written (once `gate` opens) before its key is recorded.
+    const createAfter = (gate: Promise<void>) =>
       k.once('a', async (record) => {
         const id = `m${++n}`;
-        await writing;
+        await gate;
         made.add(id);
         await record(id);
         return id;
       });
-    letWrite();
-    expect(await create()).toEqual({ id: 'm1', created: true });
+    expect(await createAfter(Promise.resolve())).toEqual({ id: 'm1', created: true });
     made.delete('m1');
     let reWrite = () => {};
     const rewriting = new Promise<void>((resolve) => (reWrite = resolve));
-    const slow = () =>
-      k.once('a', async (record) => {
-        const id = `m${++n}`;
-        await rewriting;
-        made.add(id);
-        await record(id);
-        return id;
-      });
+    const slow = () => createAfter(rewriting);
     const first = slow();
     const second = slow();
     await expect.poll(() => lookups.length).toBe(2);
