@@ -1,19 +1,13 @@
 // GET /q/<q>/messages.json in-process (buildApp and inject, a scripted queue client): the page and its X-Total-Count, the first read's 503, a refusal passed on, an unknown queue.
-import { createRequire } from 'node:module';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { GlobalConfig } from '../../src/config/global-config.js';
-import { queueDir, rootPaths } from '../../src/config/paths.js';
-import { MgrClient } from '../../src/ipc/mgr-client.js';
-import { TimersClient } from '../../src/ipc/timers-client.js';
-import { silentLogger } from '../../src/log.js';
+import { queueDir } from '../../src/config/paths.js';
 import { buildApp } from '../../src/web/app.js';
-import { chartLibFiles } from '../../src/web/chart-lib.js';
 import type { QueueClients } from '../../src/web/queue-clients.js';
-import { PROJECT } from '../helpers/rq-root.js';
+import { inProcessDeps } from './in-process-app.js';
 
 const ID = '20261121.1643.46.613.1';
 
@@ -36,19 +30,7 @@ beforeAll(async () => {
     }),
     close: () => undefined,
   } as unknown as QueueClients;
-  app = await buildApp({
-    root,
-    config: { host: '127.0.0.1', port: 1 } as GlobalConfig,
-    log: silentLogger(),
-    queues,
-    mgr: new MgrClient(rootPaths(root).mgrSock, 500),
-    timers: new TimersClient(rootPaths(root).timersSock, 500),
-    uploadDir: root,
-    cookieSecret: 'test-secret-test-secret-test-secret',
-    publicDir: path.join(PROJECT, 'src', 'web', 'public'),
-    ansiUpFile: createRequire(import.meta.url).resolve('ansi_up'),
-    chartLib: chartLibFiles(),
-  });
+  app = await buildApp(inProcessDeps(root, { queues }));
 });
 afterAll(async () => {
   await app?.close();

@@ -1,17 +1,13 @@
 // Every method × path the web app registers, read from buildApp itself, so sweeps cover routes added later.
 import diagnostics from 'node:diagnostics_channel';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { loadGlobalConfig } from '../../src/config/global-config.js';
 import { queuePaths, rootPaths } from '../../src/config/paths.js';
-import { silentLogger } from '../../src/log.js';
 import { buildApp } from '../../src/web/app.js';
-import { chartLibFiles } from '../../src/web/chart-lib.js';
 import { MgrClient } from '../../src/ipc/mgr-client.js';
 import { TimersClient } from '../../src/ipc/timers-client.js';
 import { QueueClients } from '../../src/web/queue-clients.js';
-import { PROJECT } from '../helpers/rq-root.js';
+import { inProcessDeps } from './in-process-app.js';
 
 export interface Route {
   method: string;
@@ -54,19 +50,15 @@ export async function appFor(root: string, onRoute: (r: RouteOptions) => void): 
   const queues = new QueueClients({ sockPath: (q) => queuePaths(root, q).sock });
   let app: FastifyInstance;
   try {
-    app = await buildApp({
-      root,
-      config: await loadGlobalConfig(paths.configFile),
-      log: silentLogger(),
-      queues,
-      mgr: new MgrClient(paths.mgrSock),
-      timers: new TimersClient(paths.timersSock),
-      uploadDir: root,
-      cookieSecret: 'route-table-route-table-route-table',
-      publicDir: path.join(PROJECT, 'src', 'web', 'public'),
-      ansiUpFile: createRequire(import.meta.url).resolve('ansi_up'),
-      chartLib: chartLibFiles(),
-    });
+    app = await buildApp(
+      inProcessDeps(root, {
+        config: await loadGlobalConfig(paths.configFile),
+        queues,
+        mgr: new MgrClient(paths.mgrSock),
+        timers: new TimersClient(paths.timersSock),
+        cookieSecret: 'route-table-route-table-route-table',
+      }),
+    );
   } finally {
     diagnostics.unsubscribe('fastify.initialization', onInit);
   }

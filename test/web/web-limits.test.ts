@@ -1,5 +1,4 @@
 // GET /limits.json and the dashboard's #limits (rq-beyond §B12): rq-mgr's table of holders, waiters and orphans, a waiter's page, bad and hostile keys; rq-mgr not answering is a 503.
-import { createRequire } from 'node:module';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -7,16 +6,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GlobalConfig } from '../../src/config/global-config.js';
 import { queuePaths, rootPaths } from '../../src/config/paths.js';
-import { silentLogger } from '../../src/log.js';
-import { MgrClient } from '../../src/ipc/mgr-client.js';
-import { TimersClient } from '../../src/ipc/timers-client.js';
 import { buildApp } from '../../src/web/app.js';
-import { chartLibFiles } from '../../src/web/chart-lib.js';
-import { QueueClients } from '../../src/web/queue-clients.js';
 import { newPidInFile, pidInFile } from '../helpers/process-groups.js';
-import { PROJECT, waitFor } from '../helpers/rq-root.js';
+import { waitFor } from '../helpers/rq-root.js';
 import { type WebRoot, send, waitState } from './web-root.js';
 import { HOSTILE, HOSTILE_ESCAPED, KEY_TEXT, dependsLimitsWeb, section } from './depends-limits-harness.js';
+import { inProcessDeps } from './in-process-app.js';
 
 const web = dependsLimitsWeb();
 const { groups, limits, page, forever, cancel } = web;
@@ -121,20 +116,7 @@ describe('rq-mgr not answering', () => {
   let root: string;
   let sock: net.Server | undefined;
   const conns = new Set<net.Socket>();
-  const make = () =>
-    buildApp({
-      root,
-      config: { host: '127.0.0.1', port: 1, env: 'test' } as GlobalConfig,
-      log: silentLogger(),
-      queues: new QueueClients({ sockPath: (q) => queuePaths(root, q).sock, timeoutMs: 500 }),
-      mgr: new MgrClient(rootPaths(root).mgrSock, 500),
-      timers: new TimersClient(rootPaths(root).timersSock, 500),
-      uploadDir: root,
-      cookieSecret: 'test-secret-test-secret-test-secret',
-      publicDir: path.join(PROJECT, 'src', 'web', 'public'),
-      ansiUpFile: createRequire(import.meta.url).resolve('ansi_up'),
-      chartLib: chartLibFiles(),
-    });
+  const make = () => buildApp(inProcessDeps(root, { config: { host: '127.0.0.1', port: 1, env: 'test' } as GlobalConfig }));
   beforeAll(async () => {
     root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-weblimits-'));
     for (const d of ['config', 'queues', 'timers']) await fs.mkdir(path.join(root, d));

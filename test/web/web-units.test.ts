@@ -7,26 +7,19 @@ import { dashboardView } from '../../src/web/views/dashboard-view.js';
 import type { DashboardData } from '../../src/web/dashboard-data.js';
 import { listFilter } from '../../src/web/list-params.js';
 import { type QueuePageData, queueView } from '../../src/web/views/queue-view.js';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { silentLogger } from '../../src/log.js';
-import { rootPaths, queuePaths } from '../../src/config/paths.js';
 import { buildApp } from '../../src/web/app.js';
-import { chartLibFiles } from '../../src/web/chart-lib.js';
 import { ipAllowed } from '../../src/web/access-control.js';
 import { checkCredentials } from '../../src/web/basic-auth.js';
 import { completeUtf8Length } from '../../src/web/log-tail.js';
-import { MgrClient } from '../../src/ipc/mgr-client.js';
-import { TimersClient } from '../../src/ipc/timers-client.js';
 import { nestParams, parseFormBody } from '../../src/web/params.js';
-import { QueueClients } from '../../src/web/queue-clients.js';
 import { rubyInspect } from '../../src/web/ruby-inspect.js';
 import { html, raw, safeHref } from '../../src/web/views/html.js';
-import { PROJECT } from '../helpers/rq-root.js';
 import type { GlobalConfig } from '../../src/config/global-config.js';
+import { inProcessDeps } from './in-process-app.js';
 
 describe('html template', () => {
   it('escapes every interpolation unless marked raw, renders arrays and skips null/false', () => {
@@ -181,19 +174,7 @@ describe('buildApp with nothing running', () => {
   let root: string;
   let app: FastifyInstance;
   const make = (config: Partial<GlobalConfig>) =>
-    buildApp({
-      root,
-      config: { host: '127.0.0.1', port: 1, env: 'stage', ...config } as GlobalConfig,
-      log: silentLogger(),
-      queues: new QueueClients({ sockPath: (q) => queuePaths(root, q).sock, timeoutMs: 500 }),
-      mgr: new MgrClient(rootPaths(root).mgrSock, 500),
-      timers: new TimersClient(rootPaths(root).timersSock, 500),
-      uploadDir: root,
-      cookieSecret: 'test-secret-test-secret-test-secret',
-      publicDir: path.join(PROJECT, 'src', 'web', 'public'),
-      ansiUpFile: createRequire(import.meta.url).resolve('ansi_up'),
-      chartLib: chartLibFiles(),
-    });
+    buildApp(inProcessDeps(root, { config: { host: '127.0.0.1', port: 1, env: 'stage', ...config } as GlobalConfig }));
   beforeAll(async () => {
     root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-webunit-'));
     for (const d of ['config', 'queues', 'timers']) await fs.mkdir(path.join(root, d));
