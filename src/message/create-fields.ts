@@ -26,6 +26,19 @@ export const RQ_CREATE_FIELDS = ['idempotency_key', 'tags', 'depends', 'depends_
 /** Every field a create takes: what "did you mean" offers. */
 export const CREATE_FIELDS: readonly string[] = [...CLASSIC_CREATE_FIELDS, ...RQ_CREATE_FIELDS];
 
+/** What a copy does not take from its original: its own queue, id, count and key; `retries` is only a name for max_retries. */
+const NOT_CLONED = ['dest', 'count', 'idempotency_key', 'retries', 'expire_at'] as const;
+type CreateField = (typeof CLASSIC_CREATE_FIELDS)[number] | (typeof RQ_CREATE_FIELDS)[number];
+
+/**
+ * What a copy of a message meant to run carries (clone, a bulk move): every field a create takes but
+ * expire_at (rq-beyond §B1.13); the copy gets its own id, count and history. Derived, so a new create
+ * field is copied too.
+ */
+export const CLONE_FIELDS = [...CLASSIC_CREATE_FIELDS, ...RQ_CREATE_FIELDS].filter(
+  (f): f is Exclude<CreateField, (typeof NOT_CLONED)[number]> => !(NOT_CLONED as readonly string[]).includes(f),
+);
+
 /**
  * Keys classic clients send beside the fields, which a create drops without a word, as the classic
  * daemon did: the mode (`_method`), the relay's `relay_id`, brightroll's form `relay_ok`, and the

@@ -1,6 +1,6 @@
 // The message model: stored fields, what a create copies from a request, and their validation.
 import { RqError, invalidField } from '../errors.js';
-import { JOB_FIELDS, type JobFields, readJobFields } from './job-fields.js';
+import { type JobFields, readJobFields } from './job-fields.js';
 import { type DependsFail, readDepends, readDependsFail } from './depends.js';
 import { readLimit, readLimitConcurrency } from './limit-key.js';
 import { readTags } from './tags.js';
@@ -192,29 +192,6 @@ export interface CancelRecord {
 export function cancelledStatus(reason: string): string {
   return `CANCELLED - ${reason}`;
 }
-
-/**
- * What a copy of a message meant to run carries (clone, a bulk move): every field a create takes but
- * expire_at (rq-beyond §B1.13); the copy gets its own id, count and history.
- */
-export const CLONE_FIELDS = [
-  'orig_msg_id',
-  'max_count',
-  'src',
-  'param1',
-  'param2',
-  'param3',
-  'param4',
-  'post_run_webhook',
-  'due',
-  'force_remote',
-  'tags',
-  'depends',
-  'depends_fail',
-  'limit',
-  'limit_concurrency',
-  ...JOB_FIELDS.filter((f) => f !== 'expire_at'),
-] as const;
 
 /** Copies the listed fields that are set on `from` (dup, clone). */
 export function pickFields(from: Message, names: readonly (keyof CreateFields)[]): CreateFields {

@@ -1,6 +1,7 @@
 // What the socket commands and cron do to messages: create, commit, look up, view, delete, run now, clone, ack.
 import type { CreateFields, Message, MessageWaiting } from '../../message/message.js';
-import { CLONE_FIELDS, pickFields, statusText } from '../../message/message.js';
+import { CLONE_FIELDS } from '../../message/create-fields.js';
+import { pickFields, statusText } from '../../message/message.js';
 import type { State } from '../../message/states.js';
 import { RqError } from '../../errors.js';
 import { type PartialReport, addFailure, failureOf } from '../../ipc/partial-reply.js';
