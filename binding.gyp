@@ -13,6 +13,12 @@
       "defines": ["NAPI_VERSION=8"]
     },
     {
+      "target_name": "rq_fileops",
+      "sources": ["src/spool/native/rq-fileops.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+      "defines": ["NAPI_VERSION=8"]
+    },
+    {
       "target_name": "rq_syncfs",
       "sources": ["src/spool/native/rq-syncfs.c"],
       "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],

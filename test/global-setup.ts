@@ -26,9 +26,10 @@ export default function setup(): void {
   // The addons are optional (child_process, `sync -f` and node fs fallbacks), but once built they must match their
   // sources, and a checkout whose addons were built also builds one added since.
   const addons: [string, string][] = [
-    ['rq_spawn.node', path.join('src', 'queue', 'native', 'rq-spawn.c')],
+    ['rq_spawn.node', path.join('src', 'queue', 'launch', 'native', 'rq-spawn.c')],
     ['rq_syncfs.node', path.join('src', 'spool', 'native', 'rq-syncfs.c')],
     ['rq_blanks.node', path.join('src', 'spool', 'native', 'rq-blanks.c')],
+    ['rq_fileops.node', path.join('src', 'spool', 'native', 'rq-fileops.c')],
   ];
   const release = path.join(root, 'build', 'Release');
   const stale = fs.existsSync(release) && addons.some(([addon, source]) => mtime(path.join(root, source)) > mtime(path.join(release, addon)));

@@ -111,6 +111,7 @@ export async function markResend(dir: string, sfs: SpoolFs): Promise<void> {
  * An empty pid names no process (stale-scripts.ts reads it as none).
  */
 export async function stageRun(dir: string, sfs: SpoolFs): Promise<void> {
+  if (sfs.stageRun) return sfs.stageRun(dir).catch(() => undefined);
   try {
     await sfs.mkdir(path.join(dir, 'job')).catch((err: unknown) => {
       if (!isErrno(err, 'EEXIST')) throw err;

@@ -15,8 +15,8 @@ export const TRUNCATE = F.O_WRONLY | F.O_CREAT | F.O_TRUNC | GUARD;
 export const UPDATE = F.O_RDWR | GUARD;
 
 /** What the name holds when it is not a regular file: a link, FIFO, socket, directory or device a script left there. */
-function isNotRegular(err: unknown): boolean {
-  return isErrno(err, 'ELOOP') || isErrno(err, 'ENXIO') || isErrno(err, 'EISDIR') || (err instanceof RqError && err.code === 'RQ_ERR_NOT_REGULAR_FILE');
+export function isNotRegular(err: unknown): boolean {
+  return isErrno(err, 'ELOOP') || isErrno(err, 'ENXIO') || isErrno(err, 'EISDIR') || (err as { code?: unknown } | null)?.code === 'RQ_ERR_NOT_REGULAR_FILE';
 }
 
 function notRegular(file: string): RqError {

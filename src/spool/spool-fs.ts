@@ -52,7 +52,20 @@ export interface SpoolFs {
    * not built, and in test doubles: blanks are then made call by call through the methods above.
    */
   makeBlanks?(dirs: string[], subdirs: string[], files: string[]): Promise<number>;
+  /**
+   * One trip to the thread pool each (src/spool/native/rq-fileops.c), where node's fs takes three to
+   * ten; absent where the addon is not built, and in test doubles that fault the calls above, which
+   * then take the call-by-call path. `stageRun`: message-files.stageRun's files. `overwrite`:
+   * durable.overwriteFile, true when it made the file; a name that is not a regular file fails with
+   * ELOOP, ENXIO, EISDIR or RQ_ERR_NOT_REGULAR_FILE for the careful path to replace. `fsyncPath`: open, fsync, close.
+   */
+  stageRun?(dir: string): Promise<void>;
+  overwrite?(file: string, text: string, durable: boolean): Promise<boolean>;
+  fsyncPath?(path: string): Promise<void>;
 }
+
+type FileOps = Required<Pick<SpoolFs, 'stageRun' | 'overwrite' | 'fsyncPath'>>;
+const fileOps = loadAddon<FileOps>('rq_fileops');
 
 /** The real filesystem: node's own functions, no wrappers, so the hot paths pay nothing for the seam. */
 export const nodeSpoolFs: SpoolFs = {
@@ -72,6 +85,9 @@ export const nodeSpoolFs: SpoolFs = {
   rmdirSync: fs.rmdirSync,
   closeSync: fs.closeSync,
   makeBlanks: loadAddon<{ makeBlanks: NonNullable<SpoolFs['makeBlanks']> }>('rq_blanks')?.makeBlanks,
+  stageRun: fileOps?.stageRun,
+  overwrite: fileOps?.overwrite,
+  fsyncPath: fileOps?.fsyncPath,
 };
 
 /** An addon `npm run build-native` built (src/spool/native/), found from src/spool/ and dist/spool/ alike; null without one. */

@@ -11,6 +11,7 @@ import { MgrProc, install } from '../helpers/mgr-proc.js';
 import { VERBS_SH, freePort, waitFor } from '../helpers/rq-root.js';
 import { fillDisk } from '../helpers/disk-fill.js';
 import { inProcessQueue } from '../queue/in-process.js';
+import { callByCallFs } from '../helpers/call-by-call-fs.js';
 
 const run = promisify(execFile);
 /** 2,000 messages in CI; RQ_CHAOS_BIG=1 for 20,000. */
@@ -149,7 +150,7 @@ function noSpaceFs(full: () => boolean): SpoolFs {
     close: () => fh.close(),
   });
   return {
-    ...nodeSpoolFs,
+    ...callByCallFs,
     open: async (p, flags, mode) => file(await nodeSpoolFs.open(p, flags, mode)),
     writeFileSync: (fd, data) => {
       if (full()) throw refuse();

@@ -7,6 +7,7 @@ import { waitFor } from '../../helpers/rq-root.js';
 import type { InProcess } from '../in-process.js';
 import { inProcessQueues } from '../in-process-session.js';
 import { history, nowS, view } from './lifecycle-ops-harness.js';
+import { callByCallFs } from '../../helpers/call-by-call-fs.js';
 
 const queue = inProcessQueues();
 
@@ -86,7 +87,7 @@ function holdDirSync() {
   const arrived = new Promise<void>((r) => (reached = r));
   const released = new Promise<void>((r) => (release = r));
   const fs: SpoolFs = {
-    ...nodeSpoolFs,
+    ...callByCallFs,
     open: async (p, flags, mode) => {
       const fh = await nodeSpoolFs.open(p, flags, mode);
       if (p !== target) return fh;
