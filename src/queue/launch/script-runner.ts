@@ -27,7 +27,8 @@ export function resolveScript(root: string, script: string, check?: ScriptCheck)
   const configured = path.resolve(root, script);
   let real: string;
   try {
-    real = fs.realpathSync(configured);
+    // libc's realpath(3): node's own walks the path in JS, an lstat per component, at every start.
+    real = fs.realpathSync.native(configured);
   } catch {
     return { ok: false, reason: `script ${configured} does not exist` };
   }
