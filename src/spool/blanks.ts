@@ -45,10 +45,13 @@ export class BlankDirs {
     await this.refill;
   }
 
-  /** In the background, one refill at a time; a disk error just stops it. */
+  /**
+   * In the background, one refill at a time; a disk error just stops it. Once the pool is down to
+   * half: a refill after every take made one blank a trip, the trip's overhead paid per create.
+   */
   private topUp(): void {
     if (this.refill) this.takenDuringRefill = true;
-    if (this.refill || this.closed || this.ready.length >= this.want) return;
+    if (this.refill || this.closed || this.ready.length > this.want / 2) return;
     this.refill = (async () => {
       try {
         if (!this.dirMade) await this.fs.mkdir(this.dir, { recursive: true });
