@@ -15,6 +15,8 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "pool-job.h"
+
 typedef struct {
   char **items;
   uint32_t n;
@@ -91,15 +93,11 @@ static bool read_strings(napi_env env, napi_value arr, Strings *out) {
 
 static napi_value js_make_blanks(napi_env env, napi_callback_info info) {
   size_t argc = 3;
-  napi_value argv[3], promise, name;
+  napi_value argv[3];
   BlankJob *job = calloc(1, sizeof *job);
   if (!job || napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3) goto bad;
   if (!read_strings(env, argv[0], &job->dirs) || !read_strings(env, argv[1], &job->subdirs) || !read_strings(env, argv[2], &job->files)) goto bad;
-  napi_create_promise(env, &job->deferred, &promise);
-  napi_create_string_utf8(env, "rq-blanks", NAPI_AUTO_LENGTH, &name);
-  napi_create_async_work(env, NULL, name, run, done, job, &job->work);
-  napi_queue_async_work(env, job->work);
-  return promise;
+  return queue_on_pool(env, "rq-blanks", run, done, job, &job->work, &job->deferred);
 bad:
   // A list not read is left empty, so freeing all three frees exactly what was copied.
   if (job) {

@@ -19,6 +19,8 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "pool-job.h"
+
 /** Not an errno: the name holds a directory, a device or the like, not a regular file. */
 #define ENOTREG_RQ (-1)
 #define GUARD (O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
@@ -164,7 +166,7 @@ static char *copy_string(napi_env env, napi_value v, size_t *len) {
 /** Queues `kind` on `path` (and, for OVERWRITE, argv[1] the text and argv[2] durable); returns its promise. */
 static napi_value queue_job(napi_env env, napi_callback_info info, Kind kind, const char *usage) {
   size_t argc = 3;
-  napi_value argv[3], promise, name;
+  napi_value argv[3];
   size_t len = 0;
   Job *job = calloc(1, sizeof *job);
   const size_t need = kind == OVERWRITE ? 3 : 1;
@@ -174,11 +176,7 @@ static napi_value queue_job(napi_env env, napi_callback_info info, Kind kind, co
   if (kind == OVERWRITE) {
     if (!(job->data = copy_string(env, argv[1], &job->len)) || napi_get_value_bool(env, argv[2], &job->durable) != napi_ok) goto bad;
   }
-  napi_create_promise(env, &job->deferred, &promise);
-  napi_create_string_utf8(env, "rq-fileops", NAPI_AUTO_LENGTH, &name);
-  napi_create_async_work(env, NULL, name, run, done, job, &job->work);
-  napi_queue_async_work(env, job->work);
-  return promise;
+  return queue_on_pool(env, "rq-fileops", run, done, job, &job->work, &job->deferred);
 bad:
   if (job) {
     free(job->path);

@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "pool-job.h"
+
 typedef struct {
   napi_async_work work;
   napi_deferred deferred;
@@ -53,7 +55,7 @@ static void done(napi_env env, napi_status status, void *data) {
 /** syncfs(path): resolves once the filesystem holding `path` (a directory) is synced. */
 static napi_value js_syncfs(napi_env env, napi_callback_info info) {
   size_t argc = 1;
-  napi_value argv[1], promise, name;
+  napi_value argv[1];
   size_t len;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 ||
       napi_get_value_string_utf8(env, argv[0], NULL, 0, &len) != napi_ok) {
@@ -68,11 +70,7 @@ static napi_value js_syncfs(napi_env env, napi_callback_info info) {
     return NULL;
   }
   napi_get_value_string_utf8(env, argv[0], job->path, len + 1, &len);
-  napi_create_promise(env, &job->deferred, &promise);
-  napi_create_string_utf8(env, "rq-syncfs", NAPI_AUTO_LENGTH, &name);
-  napi_create_async_work(env, NULL, name, run, done, job, &job->work);
-  napi_queue_async_work(env, job->work);
-  return promise;
+  return queue_on_pool(env, "rq-syncfs", run, done, job, &job->work, &job->deferred);
 }
 
 static napi_value init(napi_env env, napi_value exports) {
