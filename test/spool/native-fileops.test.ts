@@ -84,7 +84,7 @@ describe('overwrite', () => {
       [() => fs.mkdir(path.join(file, 'deep'), { recursive: true }), 'EISDIR'],
     ] as const) {
       await plant();
-      await expect(overwrite!(file, 'x', false), code).rejects.toMatchObject({ code });
+      await expect(overwrite!(file, 'x', false), code).rejects.toMatchObject({ code, syscall: 'open', path: file });
       await overwriteFile(file, '{"ok":1}');
       expect(await kind(file), code).toBe('file 8');
       await fs.rm(file);
@@ -93,7 +93,7 @@ describe('overwrite', () => {
   });
 
   it('refuses arguments of the wrong kind with its code', () => {
-    for (const args of [[], ['a'], ['a', 'b'], [1, 'b', true], ['a', 2, true], ['a', 'b', 'yes']])
+    for (const args of [[], ['a'], ['a', 'b'], [1, 'b', true], ['a', 2, true], ['a', 'b', 'yes'], ['status\0/../elsewhere', 'b', false]])
       expect(() => (overwrite as (...a: unknown[]) => unknown)(...args), JSON.stringify(args)).toThrow(
         expect.objectContaining({ code: 'RQ_ERR_FILEOPS', name: 'TypeError' }),
       );

@@ -134,12 +134,14 @@ static void done(napi_env env, napi_status status, void *data) {
     napi_value code, text, error, value;
     const bool notreg = job->err == ENOTREG_RQ;
     const char *name = notreg ? "RQ_ERR_NOT_REGULAR_FILE" : uv_err_name(-job->err);
+    // What is not a regular file was found by the open that preceded the check.
+    const char *call = job->call ? job->call : "open";
     char message[4200];
-    snprintf(message, sizeof message, "%s: %s, %s '%s'", name, notreg ? "not a regular file" : uv_strerror(-job->err), job->call, job->path);
+    snprintf(message, sizeof message, "%s: %s, %s '%s'", name, notreg ? "not a regular file" : uv_strerror(-job->err), call, job->path);
     napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &code);
     napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &text);
     napi_create_error(env, code, text, &error);
-    napi_create_string_utf8(env, job->call, NAPI_AUTO_LENGTH, &value);
+    napi_create_string_utf8(env, call, NAPI_AUTO_LENGTH, &value);
     napi_set_named_property(env, error, "syscall", value);
     napi_create_string_utf8(env, job->path, NAPI_AUTO_LENGTH, &value);
     napi_set_named_property(env, error, "path", value);
@@ -163,16 +165,26 @@ static char *copy_string(napi_env env, napi_value v, size_t *len) {
   return s;
 }
 
+/** copy_string for a path: NULL also when it holds a NUL byte, which would end it early (node's fs refuses those too). */
+static char *copy_path(napi_env env, napi_value v) {
+  size_t len = 0;
+  char *s = copy_string(env, v, &len);
+  if (s && strlen(s) != len) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
 /** Queues `kind` on `path` (and, for OVERWRITE, argv[1] the text and argv[2] durable); returns its promise. */
 static napi_value queue_job(napi_env env, napi_callback_info info, Kind kind, const char *usage) {
   size_t argc = 3;
   napi_value argv[3];
-  size_t len = 0;
   Job *job = calloc(1, sizeof *job);
   const size_t need = kind == OVERWRITE ? 3 : 1;
   if (!job || napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < need) goto bad;
   job->kind = kind;
-  if (!(job->path = copy_string(env, argv[0], &len))) goto bad;
+  if (!(job->path = copy_path(env, argv[0]))) goto bad;
   if (kind == OVERWRITE) {
     if (!(job->data = copy_string(env, argv[1], &job->len)) || napi_get_value_bool(env, argv[2], &job->durable) != napi_ok) goto bad;
   }
