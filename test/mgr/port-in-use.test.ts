@@ -52,7 +52,8 @@ describe('the web port in use by another program', () => {
     });
     child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
     child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
-    await waitFor(() => jsonLines().some((l) => l.msg === 'rq-mgr started'), 'rq-mgr to say it started', 30_000);
+    // npm start says it is ready once it has heard rq-mgr's own line: the two come on one pipe, in that order.
+    await waitFor(() => jsonLines().some((l) => l.msg === 'rq-mgr started') && /^rq: ready/m.test(out), 'rq-mgr and npm start to say they are ready', 30_000);
 
     const inUse = `port ${t.port} on 127.0.0.1 is in use by another program`;
     const fix = `choose another with bin/rq-install --port N --force --root ${t.root}`;

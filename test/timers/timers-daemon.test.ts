@@ -80,11 +80,11 @@ async function markerPassed(q: QueueProc, horizon: number): Promise<void> {
 
 const notMarker = (got: Got[]) => got.filter((m) => m.param1 !== 'marker');
 
-/** Each message was created within 100 ms after its occurrence. */
+/** Created within 500 ms of its occurrence: a fire a period late fails, a loop held 100-odd ms by a loaded machine does not. */
 function expectOnTime(got: Got[]): void {
   for (const g of got) {
     expect(g.created - g.due, `message ${g.id} created ${g.created - g.due} ms after its due`).toBeGreaterThanOrEqual(-5);
-    expect(g.created - g.due, `message ${g.id} created ${g.created - g.due} ms after its due`).toBeLessThan(budget(100));
+    expect(g.created - g.due, `message ${g.id} created ${g.created - g.due} ms after its due`).toBeLessThan(budget(500));
   }
 }
 
