@@ -25,13 +25,16 @@ export default function setup(): void {
   npmRun('build-js');
   // The addons are optional (child_process, `sync -f` and node fs fallbacks), but once built they must match their
   // sources, and a checkout whose addons were built also builds one added since.
-  const addons: [string, string][] = [
-    ['rq_spawn.node', path.join('src', 'queue', 'launch', 'native', 'rq-spawn.c')],
-    ['rq_syncfs.node', path.join('src', 'spool', 'native', 'rq-syncfs.c')],
-    ['rq_blanks.node', path.join('src', 'spool', 'native', 'rq-blanks.c')],
-    ['rq_fileops.node', path.join('src', 'spool', 'native', 'rq-fileops.c')],
+  const spool = (file: string) => path.join('src', 'spool', 'native', file);
+  // Each addon and its sources: the spool's three share pool-job.h.
+  const addons: [string, string[]][] = [
+    ['rq_spawn.node', [path.join('src', 'queue', 'launch', 'native', 'rq-spawn.c')]],
+    ['rq_syncfs.node', [spool('rq-syncfs.c'), spool('pool-job.h')]],
+    ['rq_blanks.node', [spool('rq-blanks.c'), spool('pool-job.h')]],
+    ['rq_fileops.node', [spool('rq-fileops.c'), spool('pool-job.h')]],
   ];
   const release = path.join(root, 'build', 'Release');
-  const stale = fs.existsSync(release) && addons.some(([addon, source]) => mtime(path.join(root, source)) > mtime(path.join(release, addon)));
+  const stale =
+    fs.existsSync(release) && addons.some(([addon, sources]) => sources.some((source) => mtime(path.join(root, source)) > mtime(path.join(release, addon))));
   if (stale) npmRun('build-native');
 }
