@@ -4,6 +4,7 @@ import { RqError } from '../errors.js';
 import { type JobFields, type RetrySettings, readJobFields, readKillGrace, RETRY_FIELDS } from '../message/job-fields.js';
 import { queueNameProblem } from '../message/names.js';
 import { readLimit } from '../message/limit-key.js';
+import { type RunLimits, readRunLimits } from '../message/run-limits.js';
 import { configFieldError, configReadError, parseConfigJson } from './schema-error.js';
 
 /** What runs in front of the script when exec_prefix is null or absent (classic behaviour). */
@@ -51,6 +52,14 @@ export interface QueueConfig {
   max_line_bytes?: number;
   /** Bytes one run may add to its stdio.log; unlimited when absent. */
   max_log_bytes?: number;
+  /** What each run may use (memory, CPU, processes, IO), enforced through its cgroup. */
+  memory_max?: number;
+  memory_high?: number;
+  cpu_max?: number;
+  pids_max?: number;
+  io_weight?: number;
+  /** Run scripts even where a limit above cannot be enforced (said at start); else the queue holds in SCRIPTERROR. */
+  limits_best_effort?: boolean;
 }
 
 type Obj = Record<string, unknown>;
@@ -193,7 +202,12 @@ function runPolicy(raw: Obj, fileLabel: string): Partial<QueueConfig> {
     out.max_interrupts = n;
   }
   if (raw.limit !== undefined && raw.limit !== null) out.limit = readLimit(raw.limit, refuse);
-  return Object.assign(out, outputBounds(raw, refuse));
+  Object.assign(out, outputBounds(raw, refuse), readRunLimits(raw, refuse) satisfies RunLimits);
+  if (raw.limits_best_effort !== undefined && raw.limits_best_effort !== null) {
+    if (typeof raw.limits_best_effort !== 'boolean') throw refuse('limits_best_effort', 'true or false', raw.limits_best_effort);
+    out.limits_best_effort = raw.limits_best_effort;
+  }
+  return out;
 }
 
 /** max_line_bytes and max_log_bytes: whole numbers of bytes, absent when not set. */

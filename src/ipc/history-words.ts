@@ -46,6 +46,43 @@ export function exitWords(exit: ExitDetail): string {
   return typeof exit.wall_ms === 'number' ? `${how} after ${stepDuration(exit.wall_ms)}` : how;
 }
 
+/** Bytes as a person reads them: `512K`, `54.5M`, `1.2G`. */
+function bytesWords(n: number): string {
+  const units = ['K', 'M', 'G', 'T'];
+  let v = n;
+  let unit = '';
+  for (const u of units) {
+    if (v < 1024) break;
+    v /= 1024;
+    unit = u;
+  }
+  return `${unit && v < 100 ? Number(v.toFixed(1)) : Math.round(v)}${unit || ' bytes'}`;
+}
+
+/** What a run used: `used 1.234s CPU (user 1.2s, system 0.034s), peak memory 54.5M, 3 processes at most`. */
+export function usageWords(v: unknown): string {
+  if (v === null || typeof v !== 'object') return `used ${valueWords(v)}`;
+  const u = v as Record<string, unknown>;
+  const num = (k: string) => (typeof u[k] === 'number' ? (u[k] as number) : undefined);
+  const parts: string[] = [];
+  const user = num('cpu_user_ms');
+  const system = num('cpu_system_ms');
+  if (user !== undefined && system !== undefined)
+    parts.push(`used ${stepDuration(user + system)} CPU (user ${stepDuration(user)}, system ${stepDuration(system)})`);
+  const peak = num('memory_peak_bytes');
+  if (peak !== undefined) parts.push(`peak memory ${bytesWords(peak)}`);
+  const pids = num('pids_peak');
+  if (pids !== undefined) parts.push(`${pids} process${pids === 1 ? '' : 'es'} at most`);
+  const refused = num('pids_refused');
+  if (refused) parts.push(`${refused} fork${refused === 1 ? '' : 's'} refused at pids_max`);
+  const read = num('io_read_bytes');
+  const written = num('io_write_bytes');
+  if (read !== undefined && written !== undefined && read + written > 0) parts.push(`IO read ${bytesWords(read)}, written ${bytesWords(written)}`);
+  const throttled = num('throttled_ms');
+  if (throttled) parts.push(`throttled ${stepDuration(throttled)} at cpu_max`);
+  return parts.join(', ');
+}
+
 /** Seconds since the epoch (a message's due) as a UTC time, to the second. */
 function dueWords(due: unknown): string {
   const ms = typeof due === 'number' ? due * 1000 : NaN;
@@ -68,6 +105,7 @@ const seconds = (v: unknown) => (typeof v !== 'number' ? valueWords(v) : Number.
 /** Each detail key of a history line (§B14) in words; keys read together (a retry's `of`, a limit's `position`) are read by their lead. */
 const DETAIL_WORDS: Readonly<Record<string, (v: unknown, l: HistoryLine) => string>> = {
   exit: (v) => (v !== null && typeof v === 'object' ? exitWords(v as ExitDetail) : `exit ${valueWords(v)}`),
+  usage: usageWords,
   attempt: (v) => `attempt ${valueWords(v)}`,
   pid: (v) => `pid ${valueWords(v)}`,
   failure: (v) => `failure: ${valueWords(v)}`,

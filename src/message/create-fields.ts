@@ -1,6 +1,7 @@
 // The names a create request may carry: the fields a create takes (the classic daemon's and rq's own), the ones classic clients send that it drops, and the refusal of a misspelt one.
 import { RqError } from '../errors.js';
 import { JOB_FIELDS } from './job-fields.js';
+import { RUN_LIMIT_FIELDS } from './run-limits.js';
 import { DERIVED_FIELDS } from './message.js';
 import { closest } from './nearest-name.js';
 
@@ -20,8 +21,18 @@ export const CLASSIC_CREATE_FIELDS = [
   'force_remote',
 ] as const;
 
-/** What rq's creates take beyond them (rq-beyond §B1, §B8, §B9, §B12; `retries` is max_retries' other name). */
-export const RQ_CREATE_FIELDS = ['idempotency_key', 'tags', 'depends', 'depends_fail', 'limit', 'limit_concurrency', ...JOB_FIELDS, 'retries'] as const;
+/** What rq's creates take beyond them (rq-beyond §B1, §B8, §B9, §B12, the run limits; `retries` is max_retries' other name). */
+export const RQ_CREATE_FIELDS = [
+  'idempotency_key',
+  'tags',
+  'depends',
+  'depends_fail',
+  'limit',
+  'limit_concurrency',
+  ...JOB_FIELDS,
+  ...RUN_LIMIT_FIELDS,
+  'retries',
+] as const;
 
 /** Every field a create takes: what "did you mean" offers. */
 export const CREATE_FIELDS: readonly string[] = [...CLASSIC_CREATE_FIELDS, ...RQ_CREATE_FIELDS];

@@ -1,13 +1,14 @@
 // The message model: stored fields, what a create copies from a request, and their validation.
 import { RqError, invalidField } from '../errors.js';
 import { type JobFields, readJobFields } from './job-fields.js';
+import { type RunLimits, readRunLimits } from './run-limits.js';
 import { type DependsFail, readDepends, readDependsFail } from './depends.js';
 import { readLimit, readLimitConcurrency } from './limit-key.js';
 import { readTags } from './tags.js';
 import type { State } from './states.js';
 
 /** The fields a request may set; everything else in it is dropped (spec §2.3). */
-export interface CreateFields extends JobFields {
+export interface CreateFields extends JobFields, RunLimits {
   dest: string;
   orig_msg_id?: string;
   count?: number;
@@ -133,7 +134,7 @@ export function normaliseCreate(input: unknown): CreateFields {
   if (req.limit !== undefined && req.limit !== null) out.limit = readLimit(req.limit, invalidField);
   if (req.limit_concurrency !== undefined && req.limit_concurrency !== null && req.limit_concurrency !== '')
     out.limit_concurrency = readLimitConcurrency(req.limit_concurrency, invalidField);
-  return Object.assign(out, readJobFields(req, invalidField, '', Date.now()));
+  return Object.assign(out, readJobFields(req, invalidField, '', Date.now()), readRunLimits(req, invalidField));
 }
 
 export const MAX_IDEMPOTENCY_KEY = 255;

@@ -33,10 +33,11 @@ export async function main(argv: string[]): Promise<void> {
   const global = await loadGlobalConfig(rootPaths(root).configFile);
   const load = () => loadQueueConfig(paths.configFile);
   const launch = chooseLauncher(process.env, log);
-  const cgroups = new RunCgroups({ name, queueDir: paths.dir, log, env: process.env });
+  const config = await load();
+  const cgroups = new RunCgroups({ name, queueDir: paths.dir, log, env: process.env, limits: config, bestEffort: config.limits_best_effort === true });
   const queue = new Queue({
     root,
-    config: await load(),
+    config,
     host: hostInfo(global),
     log,
     idempotencyWindowMs: global.idempotency_window_s === undefined ? undefined : global.idempotency_window_s * 1000,
@@ -99,6 +100,7 @@ export async function main(argv: string[]): Promise<void> {
   });
   // After the socket: only the queue's one process may kill what is in its cgroups.
   await cgroups.start(launch);
+  if (cgroups.limitsRefusal) queue.admin.refuseScripts(cgroups.limitsRefusal);
   await queue.start();
   // A queue searched before reads its messages into the search index now, not at its next search (docs/observability.md).
   void queue.stats.search.warm();

@@ -1,7 +1,8 @@
 // The far copy of a relayed message (spec §11.2): the fields the classic relay sends with its prep, count+1.
 import { JOB_FIELDS } from '../message/job-fields.js';
+import { RUN_LIMIT_FIELDS } from '../message/run-limits.js';
 
-/** Copied when present, in the classic order, then the run-policy fields (rq-beyond §B1.13). */
+/** Copied when present, in the classic order, then the run-policy fields (rq-beyond §B1.13) and the run limits. */
 export const RELAY_FIELDS = [
   'dest',
   'src',
@@ -15,6 +16,7 @@ export const RELAY_FIELDS = [
   'orig_msg_id',
   'tags',
   ...JOB_FIELDS,
+  ...RUN_LIMIT_FIELDS,
 ] as const;
 
 /** The `mesg` object of the prep request. force_remote and due are not carried (spec §11.1). */

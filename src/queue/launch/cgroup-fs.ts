@@ -7,7 +7,7 @@ import { RqError } from '../../errors.js';
 export type CgroupHome = { ok: true; dir: string } | { ok: false; why: string };
 
 /** mountinfo writes space, tab, newline and backslash in paths as octal escapes. */
-function unescapeMount(s: string): string {
+export function unescapeMount(s: string): string {
   return s.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
 }
 
@@ -118,7 +118,8 @@ export async function removeCgroup(dir: string, ms: number): Promise<void> {
   await removeTree(dir);
 }
 
-async function removeTree(dir: string): Promise<void> {
+/** rmdir of `dir` and the cgroups in it, retried while the kernel says busy (a task on its way out); rejects past RMDIR_TRIES. */
+export async function removeTree(dir: string): Promise<void> {
   for (let tries = 1, waitMs = 1; ; tries++, waitMs *= 4) {
     try {
       return await fsp.rmdir(dir);

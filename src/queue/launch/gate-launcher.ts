@@ -18,7 +18,8 @@ import { type ExitInfo, type Launcher, failedLaunch, killGroup } from './script-
  * RLIMIT_FSIZE in bytes (sh's `ulimit -f` counts blocks), which exec keeps. Where prlimit is missing
  * or refuses (a lower hard limit), the script runs without it and RunLog.close cuts stdio.log back.
  *
- * With a run cgroup, rq moves the gate into it before the newline, so the script is in it from its first instruction.
+ * With a run cgroup (and the cgroup v1 hierarchies of its limits), rq moves the gate into them before
+ * the newline, so the script is in them from its first instruction.
  *
  * An exec the kernel refuses makes sh exit 126 or 127, which a script may exit with too: the trap
  * tells them apart by writing that status on fd 5, which the script itself never holds.
@@ -81,11 +82,12 @@ export const gateLauncher: Launcher = (r) => {
   }
   const toScript = child.stdio[4] as Writable;
   toScript.on('error', () => undefined);
-  if (r.cgroup === undefined) toScript.write('\n');
+  const procs = [...(r.cgroup === undefined ? [] : [path.join(r.cgroup, 'cgroup.procs')]), ...(r.joins ?? [])];
+  if (procs.length === 0) toScript.write('\n');
   else {
     // Asynchronous: a move into a cgroup waits for an RCU grace period (~12 ms), the gate meanwhile.
     // O_WRONLY without O_CREAT: a directory that is no cgroup gets no file.
-    fsp.writeFile(path.join(r.cgroup, 'cgroup.procs'), String(pid), { flag: fs.constants.O_WRONLY }).then(
+    Promise.all(procs.map((file) => fsp.writeFile(file, String(pid), { flag: fs.constants.O_WRONLY }))).then(
       () => toScript.write('\n'),
       (err: NodeJS.ErrnoException) => {
         // Gone already (a kill came first): its exit says what happened.

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { RqError } from '../../errors.js';
 import { gateLauncher } from './gate-launcher.js';
+import { rusageOf } from './run-usage.js';
 import { findExecutable } from './find-executable.js';
 import { type ExitInfo, type Launcher, failedLaunch, killGroup, startHeader } from './script-runner.js';
 
@@ -25,7 +26,9 @@ interface SpawnAddon {
     fileSizeLimit: number,
     /** The cgroup v2 directory to create the child in (clone3 CLONE_INTO_CGROUP), or null. */
     cgroup: string | null,
-    onExit: (code: number, signal: number) => void,
+    /** fds of cgroup v1 cgroup.procs files the child writes itself into first. */
+    joins: number[],
+    onExit: (code: number, signal: number, userUs: number, systemUs: number, maxRssKiB: number) => void,
   ): number;
   pipe(): [number, number];
   /** null when the kernel can watch exits through pidfds (Linux 5.3+), else the reason. */
@@ -34,8 +37,8 @@ interface SpawnAddon {
   abi?: number;
 }
 
-/** The addon's `abi` this code calls: 2 since spawn() took the file size limit (max_log_bytes), 3 since the run cgroup. */
-export const ADDON_ABI = 3;
+/** The addon's `abi` this code calls: 2 since spawn() took the file size limit (max_log_bytes), 3 since the run cgroup, 4 since v1 joins and rusage. */
+export const ADDON_ABI = 4;
 
 /** The project's root: the nearest folder above this module with a package.json (this file runs from src/, dist/ and the queue bundle). */
 function projectRoot(from: string): string {
@@ -71,7 +74,9 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
     const exited = new Promise<ExitInfo>((resolve) => (exit = resolve));
     const header = startHeader('\0', r.header).split('\0');
     let pid: number;
+    const joins: number[] = [];
     try {
+      for (const file of r.joins ?? []) joins.push(fs.openSync(file, fs.constants.O_WRONLY));
       pid = addon.spawn(
         file,
         r.argv,
@@ -83,13 +88,19 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
         header[1],
         r.fileSizeLimit ?? -1,
         r.cgroup ?? null,
-        (code, signal) => exit({ code: code >= 0 ? code : null, signal: signal ? (SIGNAL_NAMES.get(signal) ?? null) : null }),
+        joins,
+        (code, signal, userUs, systemUs, maxRssKiB) =>
+          exit({
+            code: code >= 0 ? code : null,
+            signal: signal ? (SIGNAL_NAMES.get(signal) ?? null) : null,
+            usage: rusageOf(userUs, systemUs, maxRssKiB),
+          }),
       );
     } catch (err) {
       for (const fd of [fromFd, toFd]) fs.closeSync(fd);
       return failedLaunch((err as Error).message, (err as NodeJS.ErrnoException).code);
     } finally {
-      for (const fd of [childWrite, childRead]) fs.closeSync(fd);
+      for (const fd of [childWrite, childRead, ...joins]) fs.closeSync(fd);
     }
     return {
       pid,

@@ -4,7 +4,10 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { killAll, members, ownCgroupHome, populated, removeCgroup } from './cgroup-fs.js';
 import { REMOVE_MS, endCgroupLeftovers, signalMembers } from './leftovers.js';
-import type { Launcher } from './script-runner.js';
+import type { ExitInfo, LaunchedChild, Launcher } from './script-runner.js';
+import { type RunLimits, hasLimits } from '../../message/run-limits.js';
+import { ownV1Homes } from './cgroup-v1.js';
+import { LimitCgroups, type LimitRun } from './limit-cgroups.js';
 import { sha256Hex } from './sha256-hex.js';
 
 export interface RunCgroupsOptions {
@@ -12,8 +15,11 @@ export interface RunCgroupsOptions {
   /** The queue's directory: a hash of it keeps apart same-named queues of two roots on one host. */
   queueDir: string;
   log: Logger;
-  /** `RQ_CGROUP=off` keeps scripts in the queue's cgroup (their process groups only). */
+  /** `RQ_CGROUP=off` keeps scripts in the queue's cgroup (their process groups only), unlimited. */
   env: NodeJS.ProcessEnv;
+  /** The queue's run limits (its config), and whether its scripts may run where some cannot be enforced. */
+  limits?: RunLimits;
+  bestEffort?: boolean;
 }
 
 /** A name for a cgroup directory: no `/`, nothing a kernel or a shell would mind. */
@@ -44,6 +50,10 @@ export class RunCgroups {
   private seq = 0;
   /** Run cgroups being ended (their leftovers' grace, their removal): a close waits for them. */
   private readonly ending = new Set<Promise<void>>();
+  /** The queue's cgroups in the host's v1 hierarchies, where runs with limits get theirs. */
+  private limitCgroups: LimitCgroups | null = null;
+  /** Why the queue's limits cannot be enforced and its scripts must not run (not best-effort), else null. */
+  limitsRefusal: string | null = null;
 
   constructor(private readonly o: RunCgroupsOptions) {}
 
@@ -59,6 +69,30 @@ export class RunCgroups {
     const o = this.o;
     if (why === null) o.log.info({ cgroup: this.parent }, 'each script runs in a cgroup of its own: what it leaves running is ended with its run');
     else o.log.info({ why }, 'scripts run in their process groups only: a process that leaves the group (setsid) outlives its run');
+    this.openLimits();
+  }
+
+  /** The v1 hierarchies runs with limits use, and whether the queue's own limits can be enforced with them; said once, at start. */
+  private openLimits(): void {
+    const o = this.o;
+    const limits = o.limits ?? {};
+    let problems: string[];
+    if (this.closed) return;
+    if (o.env.RQ_CGROUP === 'off') problems = hasLimits(limits) ? ['RQ_CGROUP=off'] : [];
+    else {
+      this.limitCgroups = LimitCgroups.open(parentCgroupName(o.name, o.queueDir), ownV1Homes());
+      problems = this.limitCgroups.unenforceable(limits);
+    }
+    if (problems.length === 0) {
+      if (hasLimits(limits)) o.log.info({ limits }, 'run limits enforced through cgroup v1 hierarchies');
+      return;
+    }
+    const why = `run limits cannot be enforced here: ${problems.join('; ')}`;
+    if (o.bestEffort) o.log.warn({ why }, 'limits_best_effort: scripts run with the limits that can be enforced');
+    else {
+      this.limitsRefusal = `${why} (limits_best_effort: true runs scripts anyway)`;
+      o.log.error({ why }, 'scripts are not run: their limits cannot be enforced');
+    }
   }
 
   /** null once the parent cgroup is in use, else why it is not. */
@@ -103,9 +137,10 @@ export class RunCgroups {
   /** Wraps `launch` so each run starts in its own cgroup and is signalled and ended through it. */
   around(launch: Launcher): Launcher {
     return (r) => {
+      const limited = this.limited(r.msgId ?? 'run', r.limits);
       const dir = this.parent && this.make(r.msgId ?? 'run');
-      if (!dir) return launch(r);
-      const child = launch({ ...r, cgroup: dir });
+      if (!dir) return limited ? this.withLimits(launch({ ...r, joins: limited.joins }), limited, null) : launch(r);
+      const child = this.withLimits(launch({ ...r, cgroup: dir, ...(limited ? { joins: limited.joins } : {}) }), limited, dir);
       if (child.pid <= 0) {
         this.end(removeCgroup(dir, REMOVE_MS), dir);
         return child;
@@ -118,9 +153,37 @@ export class RunCgroups {
           else if (signal === 'SIGKILL') killAll(dir);
           else signalMembers(dir, signal);
         },
-        endLeftovers: (log, graceMs) => this.end(endCgroupLeftovers(dir, child.pid, log, graceMs), dir),
+        endLeftovers: (log, graceMs) =>
+          this.end(
+            endCgroupLeftovers(dir, child.pid, log, graceMs).then(() => limited?.remove()),
+            dir,
+          ),
       };
     };
+  }
+
+  /** The run's limit cgroups when it has limits, or null (logged) when none can be made: it runs unlimited. */
+  private limited(msgId: string, limits: RunLimits | undefined): LimitRun | null {
+    if (!this.limitCgroups || !limits || !hasLimits(limits)) return null;
+    try {
+      return this.limitCgroups.make(safeName(msgId), limits);
+    } catch (err) {
+      this.o.log.warn({ msg_id: msgId, limits, err: (err as Error).message }, 'run limit cgroups not made: this run is not limited');
+      return null;
+    }
+  }
+
+  /** The child with what its limit cgroups say at its exit (usage, an OOM kill), and without them once it is gone. */
+  private withLimits(child: LaunchedChild, limited: LimitRun | null, dir: string | null): LaunchedChild {
+    if (!limited) return child;
+    const exited = child.exited.then((info): ExitInfo => {
+      const { usage, oom } = limited.read();
+      const merged = info.usage ? { ...info.usage, ...usage, source: usage.cpu_user_ms !== undefined ? ('cgroup' as const) : info.usage.source } : undefined;
+      return { ...info, ...(merged ? { usage: merged } : {}), ...(oom ? { oom } : {}) };
+    });
+    // Without a run cgroup to end them through, the limit cgroups go once the process group's grace is over.
+    if (dir === null) void exited.then(() => this.end(limited.remove(), 'run limit cgroups'));
+    return { ...child, exited };
   }
 
   /** A new run cgroup, or null (logged) when none can be made: that run is kept by its process group only. */
@@ -155,10 +218,11 @@ export class RunCgroups {
     this.closed = true;
     await this.opening;
     const parent = this.parent;
-    if (!parent) return;
     this.parent = null;
-    killAll(parent);
+    if (parent) killAll(parent);
     await Promise.all([...this.ending]);
+    this.limitCgroups?.close();
+    if (!parent) return;
     await removeCgroup(parent, REMOVE_MS).catch((err: Error) =>
       this.o.log.warn({ cgroup: parent, err: err.message }, "queue cgroup not removed; the queue's next start takes it over"),
     );

@@ -7,6 +7,7 @@ import type { Message } from '../../message/message.js';
 import { failuresOf, lastFailureEnv, retrySettings, seconds } from '../rules/retry-policy.js';
 import type { DeadlineLimits } from '../rules/run-deadlines.js';
 import type { OutputBounds } from './run-log.js';
+import { type RunLimits, effectiveLimits, hasLimits } from '../../message/run-limits.js';
 
 export interface RunPolicy {
   retry: RetrySettings;
@@ -14,6 +15,8 @@ export interface RunPolicy {
   output: OutputBounds;
   /** Set only for the features in use: a classic message gets none of them. */
   env: Readonly<Record<string, string>>;
+  /** What the run may use: the message's limits within its queue's; absent when neither sets any. */
+  runLimits?: RunLimits;
 }
 
 /** The env of a run that uses none of these features: the caller can skip a copy of the environment. */
@@ -60,5 +63,6 @@ export function runPolicy(msg: Message, config: QueueConfig, jobDir: string, gra
   if (timeout !== undefined || heartbeat !== undefined) env.RQ_KILL_GRACE = seconds(graceMs / 1000);
   const output: OutputBounds = { maxLineBytes: config.max_line_bytes ?? DEFAULT_MAX_LINE_BYTES };
   if (config.max_log_bytes !== undefined) output.maxLogBytes = config.max_log_bytes;
-  return { retry, limits, output, env: Object.keys(env).length ? env : NO_ENV };
+  const runLimits = effectiveLimits(config, msg);
+  return { retry, limits, output, env: Object.keys(env).length ? env : NO_ENV, ...(hasLimits(runLimits) ? { runLimits } : {}) };
 }

@@ -20,7 +20,7 @@ export class ScriptRun {
   /** The script has exited (or never started): the run no longer holds a worker slot. */
   released = false;
   /** Why rq killed the script, and the failure text it leads to (rq-beyond §B10, §B11; destroy). */
-  killed: { kind: 'timeout' | 'stalled' | 'destroyed'; text: string | null } | null = null;
+  killed: { kind: 'timeout' | 'stalled' | 'destroyed' | 'oom'; text: string | null } | null = null;
   /** A cancel asked while it runs (rq-beyond §B5): its marker is on disk, the script has had TERM. */
   cancel: CancelRecord | null = null;
   /** The write of the cancel marker, for a second cancel to wait on. */

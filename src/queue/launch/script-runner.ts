@@ -11,6 +11,8 @@ import { execPrefixOf } from '../../config/queue-config.js';
 import { LineSplitter, type SplitLine } from './line-splitter.js';
 import { type OutputBounds, RunLog } from './run-log.js';
 import { endLeftovers } from './leftovers.js';
+import type { RunUsage } from './run-usage.js';
+import type { RunLimits } from '../../message/run-limits.js';
 
 /** `dev` and `ino` say which file the path named at the start, for a run that fails as a deploy lands (start-refusal.ts). */
 export type ResolvedScript = { ok: true; path: string; dev: number; ino: number } | { ok: false; reason: string };
@@ -128,6 +130,10 @@ export interface ExitInfo {
   spawnError?: string;
   /** The errno name of that failure (EACCES, EMFILE…), when there is one: it decides whether the start is retried (start-refusal.ts). */
   spawnCode?: string;
+  /** What the run used, where the launcher or its cgroups can tell. */
+  usage?: RunUsage;
+  /** The kernel killed a process of the run for its memory_max (the cgroup's own OOM counter): the status that says so. */
+  oom?: string;
 }
 
 export interface RunningScript {
@@ -155,6 +161,10 @@ export interface LaunchRequest {
   msgId?: string;
   /** A cgroup v2 directory the process is in before the script's first instruction, so all it forks is too. */
   cgroup?: string;
+  /** cgroup.procs files of cgroup v1 hierarchies (the run's limits) the process joins before the script's first instruction. */
+  joins?: string[];
+  /** What the run may use (run-cgroups.ts makes its cgroups from them). */
+  limits?: RunLimits;
 }
 
 /** A started process: its pid, rq's ends of fds 3 and 4, and its exit. */
@@ -213,6 +223,8 @@ export interface StartOptions {
   drainMs?: number;
   /** TERM to KILL for what the script leaves running in its group or cgroup when it exits (its queue's kill grace). */
   leftoverGraceMs?: number;
+  /** What the run may use. */
+  limits?: RunLimits;
   now?: () => Date;
 }
 
@@ -232,6 +244,7 @@ export function startScript(o: StartOptions, launch: Launcher): RunningScript {
       logFd: runLog.fd,
       header,
       ...(runLog.sizeLimit === null ? {} : { fileSizeLimit: runLog.sizeLimit }),
+      ...(o.limits ? { limits: o.limits } : {}),
     });
   } finally {
     runLog.closeFd();

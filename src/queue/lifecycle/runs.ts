@@ -47,9 +47,9 @@ export interface RunsDeps {
   random?: () => number;
 }
 
-/** The `exit` of the history line that ends a run (§B14). */
-function exitDetails(exit: ExitInfo, wallMs: number): { exit: { code: number | null; signal: string | null; wall_ms: number } } {
-  return { exit: { code: exit.code, signal: exit.signal, wall_ms: wallMs } };
+/** The `exit` of the history line that ends a run (§B14), and what the run used where that is known. */
+function exitDetails(exit: ExitInfo, wallMs: number): Record<string, unknown> {
+  return { exit: { code: exit.code, signal: exit.signal, wall_ms: wallMs }, ...(exit.usage ? { usage: exit.usage } : {}) };
 }
 
 export class Runs {
@@ -107,6 +107,7 @@ export class Runs {
             output: policy.output,
             log: run.log,
             leftoverGraceMs: run.killGraceMs,
+            ...(policy.runLimits ? { limits: policy.runLimits } : {}),
           },
           this.d.launch,
         );
@@ -210,6 +211,8 @@ export class Runs {
   /** The script has been reaped: one decision from the run's facts (rules/run-end.ts), then one move. */
   private async end(run: ScriptRun, exit: ExitInfo, policy: RunPolicy): Promise<void> {
     await run.settled();
+    // The kernel's OOM killer, told by the run's own memory cgroup: a failure of its own, not a signal guessed at.
+    if (exit.oom && !run.killed) run.killed = { kind: 'oom', text: exit.oom };
     const { moves, events } = this.d;
     const dir = run.dir!;
     const msg = run.msg;
@@ -239,7 +242,7 @@ export class Runs {
     }
     const ms = this.d.now() - run.startedAt;
     const details = exitDetails(exit, ms);
-    const done = { code: exit.code, signal: exit.signal, ms };
+    const done = { code: exit.code, signal: exit.signal, ms, ...(exit.usage ? { usage: exit.usage } : {}) };
     await this.d.ends.removePid(dir);
     if (end.kind === 'cancelled') {
       const cancel = run.cancel!;

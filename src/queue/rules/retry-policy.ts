@@ -5,7 +5,7 @@ import type { Message } from '../../message/message.js';
 import { backoffDelay, withJitter } from '../../backoff.js';
 
 /** §B3.1: how a run failed. */
-export type FailureKind = 'err' | 'exit' | 'retry' | 'timeout' | 'stalled' | 'destroyed' | 'spawn' | 'internal';
+export type FailureKind = 'err' | 'exit' | 'retry' | 'timeout' | 'stalled' | 'destroyed' | 'oom' | 'spawn' | 'internal';
 
 export interface Failure {
   /** `fatal`: the script said so; a failure that is never retried. */
@@ -70,7 +70,7 @@ export function decideFailure(failure: Failure, failures: number, s: RetrySettin
   if (s.max_retries > 0 || failure.kind === 'retry') {
     return { action: 'finish', outcome: 'exhausted', status: `RETRIES EXHAUSTED (${s.max_retries}) - ${failure.text}` };
   }
-  if (failure.kind === 'timeout' || failure.kind === 'stalled') return { action: 'finish', outcome: 'failed', status: failure.text };
+  if (failure.kind === 'timeout' || failure.kind === 'stalled' || failure.kind === 'oom') return { action: 'finish', outcome: 'failed', status: failure.text };
   return { action: 'classic' };
 }
 

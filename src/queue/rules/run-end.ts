@@ -19,7 +19,7 @@ export interface RunFacts {
   count: number;
   maxCount: number;
   /** Why rq killed the script (timeout, stall, destroy), with the failure text it leads to. */
-  killed: { kind: 'timeout' | 'stalled' | 'destroyed'; text: string | null } | null;
+  killed: { kind: 'timeout' | 'stalled' | 'destroyed' | 'oom'; text: string | null } | null;
   /** The script's last status line. */
   jobStatus: string | null;
   /** A cancel asked while it ran (rq-beyond §B5). */

@@ -24,6 +24,8 @@ export interface ScriptSource {
 export class AdminState {
   private admin: Exclude<QueueStatus, 'SCRIPTERROR'> = 'UP';
   private scriptError: string | null = null;
+  /** Why scripts may not run at all until the queue restarts with another config (limits it cannot enforce). */
+  private refusal: string | null = null;
   private watcher: fs.FSWatcher | null = null;
   private scriptWatcher: fs.FSWatcher | null = null;
   /** Run-end writes waiting for space (disk-full.ts): DISK FULL while any waits. */
@@ -58,12 +60,18 @@ export class AdminState {
 
   /** Combined status: the operational one when it is not UP, else the admin one (spec §5.1); a full disk holds the queue first. */
   get status(): QueueStatus {
-    return this.disk.full ? 'DISK FULL' : this.scriptError ? 'SCRIPTERROR' : this.admin;
+    return this.disk.full ? 'DISK FULL' : this.scriptError || this.refusal ? 'SCRIPTERROR' : this.admin;
   }
 
   /** Why the queue cannot run scripts (SCRIPTERROR: the script check or the exec refusal; DISK FULL: what found no room); null when it can. */
   get reason(): string | null {
-    return this.disk.full ? this.disk.why : this.scriptError;
+    return this.disk.full ? this.disk.why : (this.scriptError ?? this.refusal);
+  }
+
+  /** Holds the queue in SCRIPTERROR for the life of this process: its config asks what this host cannot give (a fixed config restarts the queue). */
+  refuseScripts(reason: string): void {
+    this.refusal = reason;
+    this.onChange();
   }
 
   /**

@@ -6,7 +6,7 @@ const STATUSES = ['UP', 'PAUSE', 'DOWN', 'SCRIPTERROR', 'DISK FULL'];
 const STATES: (keyof LiveStats['counts'])[] = ['prep', 'que', 'run', 'done', 'relayed', 'err', 'err_acked'];
 const REASONS: (keyof LiveStats['que'])[] = ['delayed', 'ready', 'dependencies', 'limit', 'coalesced'];
 /** §B3.1: each kind has a series from the start, so a rate() sees its first failure. */
-const FAILURE_KINDS = ['err', 'exit', 'retry', 'timeout', 'stalled', 'destroyed', 'spawn', 'internal'];
+const FAILURE_KINDS = ['err', 'exit', 'retry', 'timeout', 'stalled', 'destroyed', 'oom', 'spawn', 'internal'];
 
 export function queueUp(queue: string, up: boolean): MetricFamily {
   return family('gauge', 'rq_queue_up', 'Whether the queue process answered this scrape (1) or not (0)', [sample({ queue }, up ? 1 : 0)]);

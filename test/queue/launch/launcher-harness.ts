@@ -88,7 +88,10 @@ export class Lines {
 export interface Started {
   child: LaunchedChild;
   fd3: Lines;
+  /** The exit without its usage, which only the tests of accounting look at. */
   exited: Promise<ExitInfo>;
+  /** The launcher's accounting of the run, once exited has resolved. */
+  usage?: ExitInfo['usage'];
   /** Whether exited has resolved: until then the group may still be running and is ours to kill. */
   settled: boolean;
   log: () => string;
@@ -193,8 +196,12 @@ export function launchSession(name: string, launch: Launcher) {
       fs.closeSync(logFd);
     }
     child.toScript.on('error', () => undefined);
-    const s: Started = { child, fd3: new Lines(child.fromScript), exited: child.exited, settled: false, logFile, log: () => fs.readFileSync(logFile, 'utf8') };
-    void child.exited.then(() => (s.settled = true));
+    const exited = child.exited.then(({ usage, ...rest }) => {
+      s.usage = usage;
+      s.settled = true;
+      return rest;
+    });
+    const s: Started = { child, fd3: new Lines(child.fromScript), exited, settled: false, logFile, log: () => fs.readFileSync(logFile, 'utf8') };
     started.push(s);
     return s;
   }

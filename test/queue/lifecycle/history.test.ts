@@ -40,6 +40,14 @@ describe('history of a run that times out, is retried and succeeds', () => {
     expect(retry).toMatchObject({ from: 'run', to: 'que', actor: 'retry', failure: 'timeout', retry: 1, of: 3, delay_s: 1 });
     expect(retry.exit).toEqual({ code: null, signal: 'SIGTERM', wall_ms: expect.any(Number) });
     expect(retry.exit.wall_ms).toBeGreaterThanOrEqual(400);
+    // Every run's accounting: from the reap's rusage on a queue without limits.
+    expect(retry.usage).toEqual({
+      cpu_user_ms: expect.any(Number),
+      cpu_system_ms: expect.any(Number),
+      memory_peak_bytes: expect.any(Number),
+      source: 'rusage',
+    });
+    expect(retry.usage.memory_peak_bytes).toBeGreaterThan(1024 * 1024);
     expect(retry.reason).toMatch(/^TIMEOUT - killed after 0\.\d+s \(timeout 0\.4s\)$/);
     expect(run2).toMatchObject({ from: 'que', to: 'run', actor: 'dispatcher', attempt: 2 });
     expect(run2.pid).not.toBe(run1.pid);
@@ -52,6 +60,8 @@ describe('history of a run that times out, is retried and succeeds', () => {
     const lines = stdout.trim().split('\n');
     expect(lines[0]).toBe('ok 6');
     expect(lines[2]).toMatch(new RegExp(`^\\S+Z que→run dispatcher pid ${run1.pid} attempt 1$`));
-    expect(lines[4]).toMatch(/ run→que retry failure: timeout retry 1 of 3 in 1s killed by SIGTERM after \d+\.\d+s - TIMEOUT - killed after/);
+    expect(lines[4]).toMatch(
+      / run→que retry failure: timeout retry 1 of 3 in 1s killed by SIGTERM after \d+\.\d+s used \d+\.\d+s CPU \(user \d+\.\d+s, system \d+\.\d+s\), peak memory [\d.]+M - TIMEOUT - killed after/,
+    );
   });
 });

@@ -162,7 +162,7 @@ describe('retry rules', () => {
     for (const f of ['failures', 'last_failure', 'outcome']) expect(failed).not.toHaveProperty(f);
     const env = await q.waitState(await q.send({ param1: 'env' }), ['done']);
     expect(await stdio(env)).not.toMatch(/^RQ_(ATTEMPT|MAX_RETRIES|LAST_FAILURE|TIMEOUT|DEADLINE|KILL_GRACE|HEARTBEAT_TIMEOUT)=/m);
-    expect((await history(failed)).map((l) => Object.keys(l).sort().join())).toEqual(['actor,at,attempt,from,pid,to', 'actor,at,exit,from,reason,to']);
+    expect((await history(failed)).map((l) => Object.keys(l).sort().join())).toEqual(['actor,at,attempt,from,pid,to', 'actor,at,exit,from,reason,to,usage']);
   });
 });
 

@@ -98,8 +98,11 @@ static void watch_closed(uv_handle_t *h) { free(h->data); }
 static void on_pidfd(uv_poll_t *poll, int status, int events) {
   watch_t *w = poll->data;
   int wstatus = 0;
+  struct rusage ru;
+  memset(&ru, 0, sizeof ru);
   pid_t r;
-  do r = waitpid(w->pid, &wstatus, WNOHANG);
+  // wait4, not waitpid: the run's CPU time and peak memory come with the reap, for free (rusage.ts).
+  do r = wait4(w->pid, &wstatus, WNOHANG, &ru);
   while (r < 0 && errno == EINTR);
   if (r == 0 && status == 0) return;  // Spurious wake-up: still running.
   uv_poll_stop(poll);
@@ -107,14 +110,18 @@ static void on_pidfd(uv_poll_t *poll, int status, int events) {
   napi_env env = w->env;
   napi_handle_scope scope;
   napi_open_handle_scope(env, &scope);
-  napi_value cb, recv, argv[2];
+  napi_value cb, recv, argv[5];
   napi_get_reference_value(env, w->callback, &cb);
   napi_get_global(env, &recv);  // make_callback wants an object as `this`.
   // A pid nobody else could reap is gone only if waitpid failed: report it as killed by nothing.
   napi_create_int32(env, r > 0 && WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1, &argv[0]);
   napi_create_int32(env, r > 0 && WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0, &argv[1]);
+  // The script's and its reaped descendants' user and system time (µs) and the largest one's peak RSS (KiB).
+  napi_create_double(env, (double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec, &argv[2]);
+  napi_create_double(env, (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec, &argv[3]);
+  napi_create_double(env, (double)ru.ru_maxrss, &argv[4]);
   napi_value result;
-  napi_make_callback(env, w->async, recv, cb, 2, argv, &result);
+  napi_make_callback(env, w->async, recv, cb, 5, argv, &result);
   napi_delete_reference(env, w->callback);
   napi_async_destroy(env, w->async);
   napi_close_handle_scope(env, scope);
@@ -132,7 +139,8 @@ static size_t put_uint(char *buf, unsigned long n) {
 }
 
 /* Where the child failed, written by the child into memory it shares with the blocked parent. */
-static const char *const STAGES[] = {"", "setsid", "setpriority", "dup fds", "chdir", "write header", "limit file size", "exec"};
+static const char *const STAGES[] = {"", "setsid", "setpriority", "dup fds", "chdir", "write header", "limit file size", "exec", "join cgroup"};
+#define MAX_JOINS 8
 
 /** What the child does between vfork (or clone3) and exec; it shares this memory with the blocked parent. */
 typedef struct {
@@ -149,6 +157,9 @@ typedef struct {
   const char *after;
   size_t after_len;
   int64_t fsize_limit;
+  /** cgroup.procs files of cgroup v1 hierarchies (the run's limits) the child writes itself into first. */
+  int joins[MAX_JOINS];
+  uint32_t njoins;
   /** Set by the child when a step failed: errno and which step (STAGES). */
   volatile int err;
   volatile int stage;
@@ -161,7 +172,11 @@ static int child_main(void *arg) {
   memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
   for (int s = 1; s < NSIG; s++) sigaction(s, &dfl, NULL);  // Node ignores SIGPIPE; scripts must not.
-  int stage = 1;
+  // First, so the limits hold from the script's first instruction ("0": the writing process itself).
+  int stage = 8;
+  for (uint32_t i = 0; i < c->njoins; i++)
+    if (write(c->joins[i], "0", 1) != 1) goto fail;
+  stage = 1;
   if (setsid() < 0) goto fail;
   stage = 3;
   int high[MAX_FDS];
@@ -306,20 +321,22 @@ static pid_t start_child(child_t *c, const char *cgroup) {
 }
 
 /**
- * spawn(file, argv, envp, cwd, fds, nice, headerBefore, headerAfter, fileSizeLimit, cgroup, onExit) -> pid
+ * spawn(file, argv, envp, cwd, fds, nice, headerBefore, headerAfter, fileSizeLimit, cgroup, joins, onExit) -> pid
  * fds[i] becomes fd i in the child. The child writes headerBefore + its pid + headerAfter to fd 1
  * (when headerAfter is a string) right before exec. A fileSizeLimit >= 0 becomes the child's soft
  * RLIMIT_FSIZE (capped by the hard one), set after the header, with SIGXFSZ ignored: a write past it
  * fails with EFBIG instead of killing the writer, and the setting is inherited across exec and fork.
  * cgroup (a cgroup v2 directory, or null) is where the child is created: it and all it forks are in
- * it from the start. onExit(code, signal) runs once it has exited.
+ * it from the start. joins are fds of cgroup v1 cgroup.procs files the child writes itself into before
+ * anything else (the parent waits meanwhile: 0.2 ms for five hierarchies here). onExit(code,
+ * signal, userUs, systemUs, maxRssKiB) runs once it has exited.
  */
 static napi_value do_spawn(napi_env env, napi_callback_info info) {
-  size_t argc = 11;
-  napi_value args[11];
+  size_t argc = 12;
+  napi_value args[12];
   CHECK(napi_get_cb_info(env, info, &argc, args, NULL, NULL));
-  if (argc != 11) {
-    napi_throw_type_error(env, "RQ_ERR_SPAWN", "rq-spawn: spawn takes 11 arguments");
+  if (argc != 12) {
+    napi_throw_type_error(env, "RQ_ERR_SPAWN", "rq-spawn: spawn takes 12 arguments");
     return NULL;
   }
   child_t c;
@@ -333,6 +350,16 @@ static napi_value do_spawn(napi_env env, napi_callback_info info) {
     napi_value el;
     CHECK(napi_get_element(env, args[4], i, &el));
     CHECK(napi_get_value_int32(env, el, &c.fds[i]));
+  }
+  CHECK(napi_get_array_length(env, args[10], &c.njoins));
+  if (c.njoins > MAX_JOINS) {
+    napi_throw_range_error(env, "RQ_ERR_SPAWN", "rq-spawn: too many cgroups to join");
+    return NULL;
+  }
+  for (uint32_t i = 0; i < c.njoins; i++) {
+    napi_value el;
+    CHECK(napi_get_element(env, args[10], i, &el));
+    CHECK(napi_get_value_int32(env, el, &c.joins[i]));
   }
   CHECK(napi_get_value_int32(env, args[5], &c.nice_value));
   napi_valuetype header_type, cgroup_type;
@@ -411,7 +438,7 @@ static napi_value do_spawn(napi_env env, napi_callback_info info) {
   w->pidfd = pidfd;
   napi_value resource_name;
   napi_create_string_utf8(env, "rq-spawn", NAPI_AUTO_LENGTH, &resource_name);
-  napi_create_reference(env, args[10], 1, &w->callback);
+  napi_create_reference(env, args[11], 1, &w->callback);
   napi_async_init(env, NULL, resource_name, &w->async);
   uv_poll_start(&w->poll, UV_READABLE, on_pidfd);
   napi_create_int32(env, pid, &result);
@@ -459,7 +486,7 @@ static napi_value do_usable(napi_env env, napi_callback_info info) {
 }
 
 /* Bumped when spawn()'s arguments change, so rq can tell a stale build (native-launcher.ts ADDON_ABI). */
-#define RQ_SPAWN_ABI 3
+#define RQ_SPAWN_ABI 4
 
 static napi_value init(napi_env env, napi_value exports) {
   napi_value abi;

@@ -1,0 +1,92 @@
+// cgroup v1 hierarchies, where a host keeps its controllers (memory, pids, cpu, cpuacct, blkio): where each is mounted for this process, and the files a run's limits and accounting use.
+import fs from 'node:fs';
+import path from 'node:path';
+import { unescapeMount } from './cgroup-fs.js';
+
+export const V1_CONTROLLERS = ['memory', 'pids', 'cpu', 'cpuacct', 'blkio'] as const;
+export type V1Controller = (typeof V1_CONTROLLERS)[number];
+
+/** For each controller a v1 hierarchy holds: the directory of this process's cgroup there (writable mounts only), or why not. */
+export type V1Homes = Partial<Record<V1Controller, { dir: string } | { why: string }>>;
+
+/**
+ * Where this process's cgroups of the v1 controllers are, from the texts of /proc/self/mountinfo
+ * and /proc/self/cgroup. A hierarchy may hold several controllers (`cpu,cpuacct` on many hosts):
+ * they share a directory.
+ */
+export function v1Homes(mountinfo: string, procCgroup: string): V1Homes {
+  const own = new Map<string, string>();
+  for (const line of procCgroup.split('\n')) {
+    const m = /^\d+:([^:]+):(\/.*)$/.exec(line);
+    if (m) for (const c of m[1].split(',')) own.set(c, m[2]);
+  }
+  const out: V1Homes = {};
+  for (const line of mountinfo.split('\n')) {
+    const [fields, fsFields] = line.split(' - ');
+    const [type, , superOptions] = fsFields?.split(' ') ?? [];
+    if (type !== 'cgroup') continue;
+    const [, , , rootField, pointField, options] = fields.split(' ');
+    const controllers = superOptions.split(',').filter((c): c is V1Controller => (V1_CONTROLLERS as readonly string[]).includes(c));
+    for (const c of controllers) {
+      const mine = own.get(c);
+      if (mine === undefined || out[c] !== undefined) continue;
+      const root = unescapeMount(rootField);
+      const under = root === '/' ? mine : mine === root ? '/' : mine.startsWith(`${root}/`) ? mine.slice(root.length) : null;
+      if (under === null) continue;
+      const point = unescapeMount(pointField);
+      out[c] = options.split(',').includes('ro') ? { why: `the ${c} hierarchy is mounted read-only at ${point}` } : { dir: path.resolve(point, `.${under}`) };
+    }
+  }
+  return out;
+}
+
+/** v1Homes of this process, from /proc. */
+export function ownV1Homes(): V1Homes {
+  const read = (file: string) => {
+    try {
+      return fs.readFileSync(file, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  return v1Homes(read('/proc/self/mountinfo'), read('/proc/self/cgroup'));
+}
+
+/** A cgroup file's text, or null when it cannot be read (the kernel lacks it). */
+export function readCgroupFile(dir: string, file: string): string | null {
+  try {
+    return fs.readFileSync(path.join(dir, file), 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** A file of `key value` lines (cpu.stat, memory.oom_control, pids.events) as numbers by key. */
+export function keyedNumbers(text: string | null): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of (text ?? '').split('\n')) {
+    const [k, v] = line.split(' ');
+    if (k && v !== undefined && /^\d+$/.test(v)) out.set(k, Number(v));
+  }
+  return out;
+}
+
+/** A file of one number (memory.max_usage_in_bytes, pids.peak); undefined when absent or not a number. */
+export function numberFile(dir: string, file: string): number | undefined {
+  const text = readCgroupFile(dir, file)?.trim();
+  return text !== undefined && /^\d+$/.test(text) ? Number(text) : undefined;
+}
+
+/** Bytes read and written from blkio's `<major>:<minor> Read|Write <bytes>` lines, summed over devices. */
+export function blkioBytes(text: string | null): { read: number; write: number } | undefined {
+  if (text === null) return undefined;
+  let read = 0;
+  let write = 0;
+  for (const line of text.split('\n')) {
+    const [dev, op, n] = line.split(' ');
+    if (!/^\d+:\d+$/.test(dev ?? '')) continue;
+    if (op === 'Read') read += Number(n);
+    else if (op === 'Write') write += Number(n);
+  }
+  return { read, write };
+}

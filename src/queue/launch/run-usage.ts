@@ -1,0 +1,26 @@
+// What one run used (CPU time, peak memory, processes, IO, throttling), from its cgroups or from the reap's rusage, as its history line and metrics give it.
+
+/** A run's accounting; the fields a source cannot tell are absent. */
+export interface RunUsage {
+  cpu_user_ms: number;
+  cpu_system_ms: number;
+  memory_peak_bytes: number;
+  pids_peak?: number;
+  io_read_bytes?: number;
+  io_write_bytes?: number;
+  /** Time the run waited because of cpu_max. */
+  throttled_ms?: number;
+  /** Times the run hit pids_max (a fork or clone refused). */
+  pids_refused?: number;
+  /**
+   * `cgroup`: every process of the run, read from its cgroups as its script exits. `rusage`: the
+   * script and the descendants it reaped (wait4), peak memory being the largest one's, where the
+   * run has no accounting cgroups (no limits set, or a host without usable controllers).
+   */
+  source: 'cgroup' | 'rusage';
+}
+
+/** Usage from wait4's rusage: microseconds of user and system time, peak RSS in KiB. */
+export function rusageOf(userUs: number, systemUs: number, maxRssKiB: number): RunUsage {
+  return { cpu_user_ms: Math.round(userUs / 1000), cpu_system_ms: Math.round(systemUs / 1000), memory_peak_bytes: maxRssKiB * 1024, source: 'rusage' };
+}

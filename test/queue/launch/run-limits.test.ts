@@ -1,0 +1,150 @@
+// Run limits and accounting end to end on the host's cgroup v1 hierarchies: real queue processes, a python script that allocates, forks and spins, and the kernel enforcing.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ownV1Homes } from '../../../src/queue/launch/cgroup-v1.js';
+import { FIXTURES, QueueProc, type TestRoot, addQueue, makeRoot, pidAlive, waitFor } from '../../helpers/rq-root.js';
+import { historyFile } from '../../helpers/history.js';
+
+const LIMITS_PY = path.join(FIXTURES, 'scripts', 'limits.py');
+const homes = ownV1Homes();
+const NO_V1 = (['memory', 'pids', 'cpu', 'cpuacct'] as const).find((c) => !homes[c] || 'why' in homes[c]!);
+const T = 30_000;
+
+let t: TestRoot;
+const q: Record<string, QueueProc> = {};
+const QUEUES: Record<string, Record<string, unknown>> = {
+  oom: { memory_max: '64M' },
+  bomb: { pids_max: 32 },
+  slow: { cpu_max: 0.2 },
+  acct: { pids_max: 1000 },
+  plain: {},
+  high: { memory_high: '32M' },
+  besteffort: { memory_high: '32M', memory_max: '256M', limits_best_effort: true },
+};
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Line = Record<string, any>;
+const runEnd = async (m: { path: string }): Promise<Line> => (await historyFile(path.join(t.root, m.path))).findLast((l) => l.from === 'run')!;
+const stdio = (m: { path: string }) => fs.readFile(path.join(t.root, m.path, 'job', 'stdio.log'), 'utf8');
+
+describe.skipIf(NO_V1 !== undefined)(`run limits${NO_V1 ? ` (skipped: no usable cgroup v1 ${NO_V1} hierarchy)` : ''}`, () => {
+  beforeAll(async () => {
+    t = await makeRoot();
+    for (const [name, extra] of Object.entries(QUEUES)) await addQueue(t.root, name, { script: LIMITS_PY, num_workers: 1, extra: { kill_grace: 0, ...extra } });
+    await Promise.all(Object.keys(QUEUES).map(async (name) => (q[name] = await QueueProc.start(t.root, name))));
+  }, T);
+  afterAll(async () => {
+    await Promise.all(Object.values(q).map((p) => p.stop()));
+    await t?.cleanup();
+  });
+
+  it(
+    'memory_max 64M: a script writing 1 GiB ends in err with the OOM status from the cgroup counter, within 2 s, while another queue runs',
+    async () => {
+      const started = Date.now();
+      const id = await q.oom.send({ param1: 'alloc', param2: '1024' });
+      const beside = await q.plain.send({ param1: 'alloc', param2: '8' });
+      const m = await q.oom.waitState(id, ['err', 'done']);
+      expect(Date.now() - started).toBeLessThan(2000 + 1000);
+      expect(m.status).toBe('err - OOM - killed at memory_max 64M (peak 64M)');
+      const end = await runEnd(m);
+      expect(end).toMatchObject({ to: 'err', exit: { signal: 'SIGKILL' }, usage: { source: 'cgroup' } });
+      expect(end.usage.memory_peak_bytes).toBeGreaterThan(60 * 1024 * 1024);
+      expect(end.usage.memory_peak_bytes).toBeLessThanOrEqual(64 * 1024 * 1024);
+      expect((await q.plain.waitState(beside, ['done', 'err'])).state).toBe('done');
+      // Counted apart from other failures: a kind of its own.
+      const stats = await q.oom.cmd('metrics');
+      expect(stats[1].totals.failures.oom).toBe(1);
+    },
+    T,
+  );
+
+  it(
+    'memory_max asked by a message below its queue: the lower limit holds; above it: the queue’s',
+    async () => {
+      const low = await q.oom.waitState(await q.oom.send({ param1: 'alloc', param2: '40', memory_max: '16M' }), ['err', 'done']);
+      expect(low.status).toBe('err - OOM - killed at memory_max 16M (peak 16M)');
+      const high = await q.oom.waitState(await q.oom.send({ param1: 'alloc', param2: '128', memory_max: '1G' }), ['err', 'done']);
+      expect(high.status).toBe('err - OOM - killed at memory_max 64M (peak 64M)');
+    },
+    T,
+  );
+
+  it(
+    'pids_max 32 contains a fork loop: at most 32 processes, the run ends, nothing is left running',
+    async () => {
+      const m = await q.bomb.waitState(await q.bomb.send({ param1: 'forks', param2: '500' }), ['done', 'err']);
+      const made = Number(/forked (\d+)/.exec(m.status)?.[1]);
+      expect(made).toBeGreaterThan(0);
+      expect(made).toBeLessThan(32);
+      const end = await runEnd(m);
+      expect(end.usage.pids_peak).toBeLessThanOrEqual(32);
+      expect(end.usage.pids_refused).toBeGreaterThanOrEqual(1);
+      // Its children, sleeping for a minute, are ended with the run (kill_grace 0).
+      await waitFor(async () => !(await leftIn((homes.pids as { dir: string }).dir, 'rq-bomb-')), 'the fork loop’s children ended');
+    },
+    T,
+  );
+
+  it(
+    'cpu_max 0.2: a busy loop gets at most 0.25 of a core, and its throttling is accounted',
+    async () => {
+      const m = await q.slow.waitState(await q.slow.send({ param1: 'spin', param2: '2' }), ['done', 'err'], T);
+      const cores = Number(/cpu ([\d.]+) cores/.exec(m.status)?.[1]);
+      expect(cores).toBeGreaterThan(0.05);
+      expect(cores).toBeLessThanOrEqual(0.25);
+      expect((await runEnd(m)).usage.throttled_ms).toBeGreaterThan(500);
+    },
+    T,
+  );
+
+  it.each(['acct', 'plain'])(
+    'the accounted CPU time and peak memory of a run (%s) match what the kernel tells the process itself, within 10 %%',
+    async (name) => {
+      const m = await q[name].waitState(await q[name].send({ param1: 'account', param2: '200' }), ['done', 'err'], T);
+      expect(m.state).toBe('done');
+      const own = JSON.parse((await stdio(m)).split('\n').find((l) => l.startsWith('{'))!) as { cpu_ms: number; maxrss_bytes: number };
+      const { usage } = await runEnd(m);
+      expect(usage.source).toBe(name === 'acct' ? 'cgroup' : 'rusage');
+      expect(Math.abs(usage.cpu_user_ms + usage.cpu_system_ms - own.cpu_ms)).toBeLessThanOrEqual(own.cpu_ms * 0.1 + 10);
+      expect(Math.abs(usage.memory_peak_bytes - own.maxrss_bytes)).toBeLessThanOrEqual(own.maxrss_bytes * 0.1);
+    },
+    T,
+  );
+
+  it(
+    'a limit the host cannot enforce (memory_high on cgroup v1): the queue names it in SCRIPTERROR and runs nothing; best-effort runs',
+    async () => {
+      const [, status] = await q.high.cmd('status_detail');
+      expect(status).toEqual({
+        status: 'SCRIPTERROR',
+        reason: expect.stringMatching(/^run limits cannot be enforced here: memory_high: cgroup v1 has no throttling/),
+      });
+      const id = await q.high.send({ param1: 'alloc', param2: '1' });
+      const held = (await q.high.cmd('get_message', { msg_id: id }))[1];
+      expect(held.state).toBe('que');
+      const ran = await q.besteffort.waitState(await q.besteffort.send({ param1: 'alloc', param2: '1' }), ['done', 'err']);
+      expect(ran.state).toBe('done');
+    },
+    T,
+  );
+});
+
+/** Whether a run cgroup under the queue's parent named `prefix…` in `dir` still has a process. */
+async function leftIn(dir: string, prefix: string): Promise<boolean> {
+  for (const parent of (await fs.readdir(dir)).filter((d) => d.startsWith(prefix))) {
+    for (const run of await fs.readdir(path.join(dir, parent), { withFileTypes: true })) {
+      if (!run.isDirectory()) continue;
+      const procs = await fs.readFile(path.join(dir, parent, run.name, 'cgroup.procs'), 'utf8').catch(() => '');
+      if (
+        procs
+          .split('\n')
+          .filter(Boolean)
+          .some((p) => pidAlive(Number(p)))
+      )
+        return true;
+    }
+  }
+  return false;
+}
