@@ -59,6 +59,8 @@ export interface DayStats extends DayCounters {
 
 /** Prometheus bucket upper bounds in seconds (§B16); +Inf is implied by `count`. */
 export const PROM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14400, 86400] as const;
+/** The bounds of a run's peak memory histogram, in bytes: 1 MiB to 64 GiB by fours. */
+export const MEMORY_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16_384, 65_536].map((mib) => mib * 1024 * 1024);
 
 /** A Prometheus histogram: `buckets[i]` counts observations ≤ PROM_BUCKETS[i] and > the bound before (not cumulative). */
 export interface PromHistogram {
@@ -79,6 +81,10 @@ export interface Totals {
   interrupts: number;
   wait: PromHistogram;
   run: PromHistogram;
+  /** CPU seconds (user + system) of each run whose usage is known, in PROM_BUCKETS. */
+  run_cpu: PromHistogram;
+  /** Peak memory of each such run, in bytes, in MEMORY_BUCKETS. */
+  run_memory: PromHistogram;
 }
 
 /** `metrics` (§B16): what one queue contributes to `GET /metrics`. */

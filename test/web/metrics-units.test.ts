@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseLimits } from '../../src/config/limits-config.js';
 import { limitPatternOf } from '../../src/message/limit-key.js';
 import type { LimitKeyStatus } from '../../src/ipc/mgr-client.js';
-import { OUTCOMES, PROM_BUCKETS, type QueueMetrics } from '../../src/ipc/stats-reply.js';
+import { OUTCOMES, MEMORY_BUCKETS, PROM_BUCKETS, type QueueMetrics } from '../../src/ipc/stats-reply.js';
 import { silentLogger } from '../../src/log.js';
 import { CONTENT_TYPE, exposition } from '../../src/web/metrics/exposition.js';
 import { limitFamilies, limitPattern } from '../../src/web/metrics/limit-families.js';
@@ -41,6 +41,8 @@ function queueMetrics(queue: string, base: number): QueueMetrics {
       interrupts: base + 82,
       wait: { buckets, sum: 123.5, count: buckets.reduce((a, b) => a + b, 0) + 4 },
       run: { buckets: PROM_BUCKETS.map(() => 0), sum: 0, count: 0 },
+      run_cpu: { buckets: PROM_BUCKETS.map(() => 0), sum: 0, count: 0 },
+      run_memory: { buckets: MEMORY_BUCKETS.map((_, i) => (i === 2 ? 4 : 0)), sum: 40 * 1024 * 1024, count: 4 },
     },
   };
 }
@@ -73,6 +75,12 @@ describe('histogramSamples', () => {
     expect(s.find((v) => v.labels.le === '+Inf')!.value).toBe(3);
     expect(s.find((v) => v.metricName === 'h_sum')!.value).toBe(0);
     expect(histogramSamples('h', {}, undefined).every((v) => v.value === 0)).toBe(true);
+  });
+
+  it('takes the bounds of a histogram kept in other units (peak memory in bytes)', () => {
+    const s = histogramSamples('m', {}, { buckets: MEMORY_BUCKETS.map((_, i) => (i === 2 ? 4 : 0)), sum: 1, count: 4 }, MEMORY_BUCKETS);
+    const le = (x: number) => s.find((v) => v.labels.le === String(x))!.value;
+    expect([le(4 * 1024 * 1024), le(16 * 1024 * 1024), le(64 * 1024 ** 3)]).toEqual([0, 4, 4]);
   });
 });
 

@@ -149,9 +149,14 @@ function setLimits(dirs: Map<V1Controller, string>, l: RunLimits): void {
 function readUsage(dirs: Map<V1Controller, string>, limits: RunLimits): { usage: Partial<RunUsage>; oom: string | null } {
   const usage: Partial<RunUsage> = {};
   const cpuacct = dirs.get('cpuacct');
+  const total = cpuacct ? numberFile(cpuacct, 'cpuacct.usage') : undefined;
   const user = cpuacct ? numberFile(cpuacct, 'cpuacct.usage_user') : undefined;
   const system = cpuacct ? numberFile(cpuacct, 'cpuacct.usage_sys') : undefined;
-  if (user !== undefined && system !== undefined) Object.assign(usage, { cpu_user_ms: Math.round(user / 1e6), cpu_system_ms: Math.round(system / 1e6) });
+  if (total !== undefined && user !== undefined && system !== undefined) {
+    // cpuacct.usage is the scheduler's exact runtime; its user/system split is sampled at ticks, so it only shares the total out.
+    const userMs = Math.round((total * (user + system > 0 ? user / (user + system) : 1)) / 1e6);
+    Object.assign(usage, { cpu_user_ms: userMs, cpu_system_ms: Math.round(total / 1e6) - userMs });
+  }
   const memory = dirs.get('memory');
   const peak = memory ? numberFile(memory, 'memory.max_usage_in_bytes') : undefined;
   if (peak !== undefined) usage.memory_peak_bytes = peak;

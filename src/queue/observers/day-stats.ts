@@ -1,5 +1,14 @@
 // A queue's statistics record for one UTC day and its cumulative totals (rq-beyond §B15.1): empty values, and revival from a file that may be old or damaged.
-import { type DayCounters, type DayStats, type Distribution, OUTCOMES, type OutcomeName, type PromHistogram, type Totals } from '../../ipc/stats-reply.js';
+import {
+  type DayCounters,
+  type DayStats,
+  type Distribution,
+  MEMORY_BUCKETS,
+  OUTCOMES,
+  type OutcomeName,
+  type PromHistogram,
+  type Totals,
+} from '../../ipc/stats-reply.js';
 import { emptyDistribution, emptyPromHistogram } from './distribution.js';
 
 export type DayRecord = Omit<DayStats, 'queue' | 'live'>;
@@ -42,6 +51,8 @@ export function emptyTotals(): Totals {
     interrupts: 0,
     wait: emptyPromHistogram(),
     run: emptyPromHistogram(),
+    run_cpu: emptyPromHistogram(),
+    run_memory: emptyPromHistogram(MEMORY_BUCKETS),
   };
 }
 
@@ -89,8 +100,8 @@ export function reviveDay(v: unknown, date: string): DayRecord {
   return day;
 }
 
-function reviveProm(v: unknown): PromHistogram {
-  const h = emptyPromHistogram();
+function reviveProm(v: unknown, bounds?: readonly number[]): PromHistogram {
+  const h = emptyPromHistogram(bounds);
   if (!isJson(v)) return h;
   const buckets = counts(v.buckets, h.buckets.length);
   return {
@@ -116,5 +127,7 @@ export function reviveTotals(v: unknown): Totals {
     interrupts: count(v.interrupts),
     wait: reviveProm(v.wait),
     run: reviveProm(v.run),
+    run_cpu: reviveProm(v.run_cpu),
+    run_memory: reviveProm(v.run_memory, MEMORY_BUCKETS),
   };
 }

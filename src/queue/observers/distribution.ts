@@ -5,8 +5,8 @@ export function emptyDistribution(): Distribution {
   return { count: 0, mean: 0, variance: 0, min: null, max: null, histogram: { s: [0], m: [0], h: [0], d: [] } };
 }
 
-export function emptyPromHistogram(): PromHistogram {
-  return { buckets: PROM_BUCKETS.map(() => 0), sum: 0, count: 0 };
+export function emptyPromHistogram(bounds: readonly number[] = PROM_BUCKETS): PromHistogram {
+  return { buckets: bounds.map(() => 0), sum: 0, count: 0 };
 }
 
 function bump(counts: number[], i: number): void {
@@ -37,11 +37,11 @@ export function observe(d: Distribution, seconds: number): void {
   bump(d.histogram[unit], i);
 }
 
-export function observeProm(h: PromHistogram, seconds: number): void {
-  const x = Math.max(0, seconds);
+export function observeProm(h: PromHistogram, value: number, bounds: readonly number[] = PROM_BUCKETS): void {
+  const x = Math.max(0, value);
   h.count++;
   h.sum += x;
-  const i = PROM_BUCKETS.findIndex((bound) => x <= bound);
+  const i = bounds.findIndex((bound) => x <= bound);
   if (i >= 0) h.buckets[i]++;
 }
 

@@ -1,6 +1,6 @@
 // Statistics per queue and UTC day (rq-beyond §B15.1), kept by subscribing to the queue's events: O(1) per event, nothing inside the dispatcher.
 import type { OutcomeName, Totals } from '../../ipc/stats-reply.js';
-import { OUTCOMES } from '../../ipc/stats-reply.js';
+import { MEMORY_BUCKETS, OUTCOMES } from '../../ipc/stats-reply.js';
 import type { Message } from '../../message/message.js';
 import { idTime } from '../../message/message-id.js';
 import type { QueueEvents } from '../status/queue-events.js';
@@ -68,11 +68,15 @@ export class StatsCollector {
     });
     events.on('moved', (m) => this.moved(m.id, m.from, m.to, m.actor, m.reason, m.details));
     events.on('started', ({ msg }) => this.started(msg));
-    events.on('finished', ({ outcome, ms }) => {
+    events.on('finished', ({ outcome, ms, usage }) => {
       const today = this.today();
       if (ms !== null) {
         observe(today.run, ms / 1000);
         observeProm(this.totals.run, ms / 1000);
+      }
+      if (usage) {
+        observeProm(this.totals.run_cpu, (usage.cpu_user_ms + usage.cpu_system_ms) / 1000);
+        observeProm(this.totals.run_memory, usage.memory_peak_bytes, MEMORY_BUCKETS);
       }
       const kind = outcome.failure;
       if (kind === undefined || kind === 'fatal') return this.touch();

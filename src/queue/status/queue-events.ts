@@ -2,6 +2,7 @@
 import { EventEmitter } from 'node:events';
 import type { Message } from '../../message/message.js';
 import type { State } from '../../message/states.js';
+import type { RunUsage } from '../launch/run-usage.js';
 import type { Outcome } from '../rules/completion.js';
 import type { QueueStatus } from './admin-state.js';
 import type { BulkJob } from '../../ipc/bulk-reply.js';
@@ -16,7 +17,7 @@ export interface QueueEventMap {
   /** A line the script wrote on fd 3; `progress`, the status text it set, when it is a progress line (pipe-protocol.ts isProgressLine). */
   line: [{ id: string; line: string; progress?: string | null }];
   /** A message has reached `outcome.state` (que for a resend); `ms` is its run's wall time, null when it finished without running (a cancel from the que). */
-  finished: [{ msg: Message; outcome: Outcome; code: number | null; signal: NodeJS.Signals | null; ms: number | null }];
+  finished: [{ msg: Message; outcome: Outcome; code: number | null; signal: NodeJS.Signals | null; ms: number | null; usage?: RunUsage }];
   /** A run was cut short by the queue's shutdown: the message stays in run/ until the next start. */
   interrupted: [{ id: string }];
   /** ack_errs renamed these err messages to their acknowledged (dotted) names. */

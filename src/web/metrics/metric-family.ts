@@ -33,9 +33,9 @@ export const sample = (labels: Labels, value: unknown): Sample => ({ labels, val
  * PROM_BUCKETS), its sum and its count: cumulative `le` buckets, `+Inf` = count. prom-client's
  * Histogram only learns by observe(); replaying counts as fake observations would lose the sum.
  */
-export function histogramSamples(name: string, labels: Labels, h: PromHistogram | undefined): Sample[] {
+export function histogramSamples(name: string, labels: Labels, h: PromHistogram | undefined, bounds: readonly number[] = PROM_BUCKETS): Sample[] {
   let below = 0;
-  const out: Sample[] = PROM_BUCKETS.map((le, i) => {
+  const out: Sample[] = bounds.map((le, i) => {
     below += figure(h?.buckets?.[i]);
     return { metricName: `${name}_bucket`, labels: { ...labels, le: String(le) }, value: below };
   });

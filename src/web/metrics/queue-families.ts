@@ -1,5 +1,5 @@
 // What one queue contributes to GET /metrics (rq-beyond §B16): its `metrics` reply as metric families, or only rq_queue_up 0 when it did not answer.
-import { OUTCOMES, type LiveStats, type QueueMetrics } from '../../ipc/stats-reply.js';
+import { MEMORY_BUCKETS, OUTCOMES, type LiveStats, type QueueMetrics } from '../../ipc/stats-reply.js';
 import { type MetricFamily, family, histogramSamples, sample } from './metric-family.js';
 
 const STATUSES = ['UP', 'PAUSE', 'DOWN', 'SCRIPTERROR', 'DISK FULL'];
@@ -64,5 +64,12 @@ export function queueFamilies(m: QueueMetrics): MetricFamily[] {
       histogramSamples('rq_message_wait_seconds', q, totals.wait),
     ),
     family('histogram', 'rq_message_run_seconds', 'Wall time of a run, from its start to its exit', histogramSamples('rq_message_run_seconds', q, totals.run)),
+    family('histogram', 'rq_run_cpu_seconds', 'CPU time (user + system) a run used', histogramSamples('rq_run_cpu_seconds', q, totals.run_cpu)),
+    family(
+      'histogram',
+      'rq_run_memory_peak_bytes',
+      'Peak memory of a run (its cgroup with limits, else its largest process)',
+      histogramSamples('rq_run_memory_peak_bytes', q, totals.run_memory, MEMORY_BUCKETS),
+    ),
   ];
 }

@@ -25,7 +25,7 @@ const QUEUES: Record<string, Record<string, unknown>> = {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Line = Record<string, any>;
-const runEnd = async (m: { path: string }): Promise<Line> => (await historyFile(path.join(t.root, m.path))).findLast((l) => l.from === 'run')!;
+const runEnd = async (m: { path: string }): Promise<Line> => [...(await historyFile(path.join(t.root, m.path)))].reverse().find((l) => l.from === 'run')!;
 const stdio = (m: { path: string }) => fs.readFile(path.join(t.root, m.path, 'job', 'stdio.log'), 'utf8');
 
 describe.skipIf(NO_V1 !== undefined)(`run limits${NO_V1 ? ` (skipped: no usable cgroup v1 ${NO_V1} hierarchy)` : ''}`, () => {
@@ -56,6 +56,9 @@ describe.skipIf(NO_V1 !== undefined)(`run limits${NO_V1 ? ` (skipped: no usable 
       // Counted apart from other failures: a kind of its own.
       const stats = await q.oom.cmd('metrics');
       expect(stats[1].totals.failures.oom).toBe(1);
+      // Its usage is in the queue's histograms (rq_run_cpu_seconds, rq_run_memory_peak_bytes).
+      expect(stats[1].totals.run_memory).toMatchObject({ count: 1, sum: end.usage.memory_peak_bytes });
+      expect(stats[1].totals.run_cpu.count).toBe(1);
     },
     T,
   );
