@@ -4,6 +4,7 @@ import { JOB_FIELDS } from './job-fields.js';
 import { RUN_LIMIT_FIELDS } from './run-limits.js';
 import { DERIVED_FIELDS } from './message.js';
 import { closest } from './nearest-name.js';
+import { TRACE_FIELDS } from './trace-context.js';
 
 /** What the classic daemon copies from a create (spec §2.3). */
 export const CLASSIC_CREATE_FIELDS = [
@@ -21,7 +22,7 @@ export const CLASSIC_CREATE_FIELDS = [
   'force_remote',
 ] as const;
 
-/** What rq's creates take beyond them (rq-beyond §B1, §B8, §B9, §B12, the run limits; `retries` is max_retries' other name). */
+/** What rq's creates take beyond them (rq-beyond §B1, §B8, §B9, §B12, the run limits, W3C trace context; `retries` is max_retries' other name). */
 export const RQ_CREATE_FIELDS = [
   'idempotency_key',
   'tags',
@@ -29,6 +30,7 @@ export const RQ_CREATE_FIELDS = [
   'depends_fail',
   'limit',
   'limit_concurrency',
+  ...TRACE_FIELDS,
   ...JOB_FIELDS,
   ...RUN_LIMIT_FIELDS,
   'retries',

@@ -5,10 +5,11 @@ import { type RunLimits, readRunLimits } from './run-limits.js';
 import { type DependsFail, readDepends, readDependsFail } from './depends.js';
 import { readLimit, readLimitConcurrency } from './limit-key.js';
 import { readTags } from './tags.js';
+import { type TraceContext, readTraceContext } from './trace-context.js';
 import type { State } from './states.js';
 
 /** The fields a request may set; everything else in it is dropped (spec §2.3). */
-export interface CreateFields extends JobFields, RunLimits {
+export interface CreateFields extends JobFields, RunLimits, TraceContext {
   dest: string;
   orig_msg_id?: string;
   count?: number;
@@ -134,7 +135,7 @@ export function normaliseCreate(input: unknown): CreateFields {
   if (req.limit !== undefined && req.limit !== null) out.limit = readLimit(req.limit, invalidField);
   if (req.limit_concurrency !== undefined && req.limit_concurrency !== null && req.limit_concurrency !== '')
     out.limit_concurrency = readLimitConcurrency(req.limit_concurrency, invalidField);
-  return Object.assign(out, readJobFields(req, invalidField, '', Date.now()), readRunLimits(req, invalidField));
+  return Object.assign(out, readTraceContext(req, invalidField), readJobFields(req, invalidField, '', Date.now()), readRunLimits(req, invalidField));
 }
 
 export const MAX_IDEMPOTENCY_KEY = 255;

@@ -18,6 +18,7 @@ import { handleRequest } from './commands/commands.js';
 import { Queue } from './queue.js';
 import { chooseLauncher } from './launch/native-launcher.js';
 import { RunCgroups } from './launch/run-cgroups.js';
+import { inheritedEnv } from './launch/run-policy.js';
 import { type CronQueue, QueueCron } from './cron/queue-cron.js';
 import { cronStateFile } from './cron/cron-state.js';
 import { type EventFeed, startEventFeed } from './observers/event-feed.js';
@@ -45,7 +46,7 @@ export async function main(argv: string[]): Promise<void> {
     peer: (q) => QueueClient.oneShot(queuePaths(root, q).sock, { timeoutMs: 30_000 }),
     launch: cgroups.around(launch),
     // A snapshot: copying process.env itself costs ~0.2 ms per script (one getenv per variable).
-    baseEnv: { ...process.env },
+    baseEnv: inheritedEnv(process.env),
     // A queue made over HTTP runs only scripts inside script_dirs, checked at every start, not only at its creation.
     scriptOutside: fs.existsSync(path.join(paths.dir, SCRIPT_DIRS_MARKER)) ? (given, real) => scriptOutsideProblem(root, global, given, real) : undefined,
   });

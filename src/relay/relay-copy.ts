@@ -1,8 +1,9 @@
 // The far copy of a relayed message (spec §11.2): the fields the classic relay sends with its prep, count+1.
 import { JOB_FIELDS } from '../message/job-fields.js';
 import { RUN_LIMIT_FIELDS } from '../message/run-limits.js';
+import { TRACE_FIELDS } from '../message/trace-context.js';
 
-/** Copied when present, in the classic order, then the run-policy fields (rq-beyond §B1.13) and the run limits. */
+/** Copied when present, in the classic order, then the run-policy fields (rq-beyond §B1.13) and the run limits; the trace context, so the far run continues the trace. */
 export const RELAY_FIELDS = [
   'dest',
   'src',
@@ -15,6 +16,7 @@ export const RELAY_FIELDS = [
   'post_run_webhook',
   'orig_msg_id',
   'tags',
+  ...TRACE_FIELDS,
   ...JOB_FIELDS,
   ...RUN_LIMIT_FIELDS,
 ] as const;

@@ -1,4 +1,4 @@
-// relayCopy at its edges: fields that are null or absent are not sent, and a count that is no number counts as 0.
+// relayCopy at its edges: fields that are null or absent are not sent, the trace context is, and a count that is no number counts as 0.
 import { describe, expect, it } from 'vitest';
 import { relayCopy } from '../../src/relay/relay-copy.js';
 
@@ -11,6 +11,12 @@ describe('relayCopy edges', () => {
       count: 1,
       _method: 'prep',
     });
+  });
+
+  it('carries the trace context, so the far run continues the trace', () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    expect(relayCopy({ dest: 'd', traceparent, tracestate: 'congo=t61' })).toMatchObject({ traceparent, tracestate: 'congo=t61' });
+    expect(relayCopy({ dest: 'd' })).not.toHaveProperty('traceparent');
   });
 
   it('counts a numeric text, and anything else as 0', () => {

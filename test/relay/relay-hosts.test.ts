@@ -91,19 +91,20 @@ describe('relay without attachments', () => {
     expect(far.force_remote).toBeUndefined();
   });
 
-  it('a dup to an http dest from a script goes through the local relay to the far queue', async () => {
-    const id = await A.send('test', { dest: 'test', param1: 'dup', param2: B.url('other'), src: 'dupper' });
+  it('a dup to an http dest from a script goes through the local relay to the far queue, its trace context with it', async () => {
+    const trace = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'congo=t61rcWkgMzE' };
+    const id = await A.send('test', { dest: 'test', param1: 'dup', param2: B.url('other'), src: 'dupper', ...trace });
     const done = await A.waitState('test', id, ['done', 'err']);
     expect(done.status).toMatch(new RegExp(`^done - ok http://127.0.0.1:${A.port}/q/relay/`));
     const relayId = done.status.split('/').pop();
     const relayed = await A.waitState('relay', relayId, ['relayed', 'err']);
-    expect(relayed.state).toBe('relayed');
+    expect(relayed).toMatchObject({ state: 'relayed', ...trace });
     // The listing walks the states one by one: a copy moving que → run → done meanwhile can be missed once.
     const far = await waitFor(async () => {
       const copies = await farCopies(B, 'other', done.orig_msg_id);
       return copies.length === 1 && copies[0].state === 'done' ? copies : false;
     }, 'one far copy, done');
-    expect(far[0]).toMatchObject({ src: 'dupper', param1: 'dup', dest: B.url('other'), state: 'done' });
+    expect(far[0]).toMatchObject({ src: 'dupper', param1: 'dup', dest: B.url('other'), state: 'done', ...trace });
   });
 
   it('refuses a relay loop with the brightroll text', async () => {

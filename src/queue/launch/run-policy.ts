@@ -1,9 +1,10 @@
-// One run's effective policy (message fields over queue defaults, rq-beyond §B0.5) and the RQ_* variables that tell the script (§B1.7).
+// One run's effective policy (message fields over queue defaults, rq-beyond §B0.5) and the RQ_* variables that tell the script (§B1.7), with its trace context.
 import path from 'node:path';
 import { DEFAULT_MAX_LINE_BYTES, type QueueConfig } from '../../config/queue-config.js';
 import type { RetrySettings } from '../../message/job-fields.js';
 import { expandLimit } from '../../message/limit-key.js';
 import type { Message } from '../../message/message.js';
+import { TRACE_ENV, TRACE_FIELDS } from '../../message/trace-context.js';
 import { failuresOf, lastFailureEnv, retrySettings, seconds } from '../rules/retry-policy.js';
 import type { DeadlineLimits } from '../rules/run-deadlines.js';
 import type { OutputBounds } from './run-log.js';
@@ -21,6 +22,17 @@ export interface RunPolicy {
 
 /** The env of a run that uses none of these features: the caller can skip a copy of the environment. */
 export const NO_ENV: Readonly<Record<string, string>> = Object.freeze({});
+
+/**
+ * The daemon's environment as its scripts inherit it, without a TRACEPARENT or TRACESTATE of its
+ * own (a daemon started inside a traced job): a run is in the trace of its message, or in none,
+ * and a script's `rq sendmesg` would otherwise put every follow-up into that stale trace.
+ */
+export function inheritedEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const copy = { ...env };
+  for (const f of TRACE_FIELDS) delete copy[TRACE_ENV[f]];
+  return copy;
+}
 
 /** TERM → KILL for this queue: its `kill_grace`, else the daemon's default. */
 export function killGraceOf(config: Pick<QueueConfig, 'kill_grace'>, defaultMs: number): number {
@@ -59,6 +71,8 @@ export function runPolicy(msg: Message, config: QueueConfig, jobDir: string, gra
       .join(' ');
   const limit = typeof msg.limit === 'string' ? msg.limit : config.limit;
   if (limit !== undefined) env.RQ_LIMIT = expandLimit(limit, msg, config.name);
+  // Unprefixed, as OpenTelemetry's SDKs read them, so the script's spans join the sender's trace.
+  for (const f of TRACE_FIELDS) if (typeof msg[f] === 'string') env[TRACE_ENV[f]] = msg[f];
   if (heartbeat !== undefined) env.RQ_HEARTBEAT_TIMEOUT = seconds(heartbeat);
   if (timeout !== undefined || heartbeat !== undefined) env.RQ_KILL_GRACE = seconds(graceMs / 1000);
   const output: OutputBounds = { maxLineBytes: config.max_line_bytes ?? DEFAULT_MAX_LINE_BYTES };

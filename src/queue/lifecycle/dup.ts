@@ -14,12 +14,26 @@ import type { QueueClient } from '../../ipc/queue-client.js';
 import type { ScriptRun } from '../launch/script-run.js';
 import { JOB_FIELDS } from '../../message/job-fields.js';
 import { RUN_LIMIT_FIELDS } from '../../message/run-limits.js';
+import { TRACE_FIELDS } from '../../message/trace-context.js';
 
 /** The client of another local queue's socket (its calls reject when it does not answer). */
 export type Peer = (queue: string) => QueueClient;
 
-// force_remote is not carried by a dup (spec §4.6).
-const DUP_FIELDS = ['orig_msg_id', 'max_count', 'src', 'param1', 'param2', 'param3', 'param4', 'post_run_webhook', 'tags', ...JOB_FIELDS, ...RUN_LIMIT_FIELDS] as const;
+// force_remote is not carried by a dup (spec §4.6); the trace context is, as the copy's run continues the trace of the run that made it.
+const DUP_FIELDS = [
+  'orig_msg_id',
+  'max_count',
+  'src',
+  'param1',
+  'param2',
+  'param3',
+  'param4',
+  'post_run_webhook',
+  'tags',
+  ...TRACE_FIELDS,
+  ...JOB_FIELDS,
+  ...RUN_LIMIT_FIELDS,
+] as const;
 
 export interface DupDeps {
   root: string;

@@ -1,9 +1,9 @@
-// One run's policy: message fields over queue defaults, the deadlines, and exactly which RQ_* variables a script is told (rq-beyond §B0.5, §B1.7).
+// One run's policy: message fields over queue defaults, the deadlines, and exactly which RQ_* and trace variables a script is told (rq-beyond §B0.5, §B1.7).
 import { describe, expect, it } from 'vitest';
 import type { QueueConfig } from '../../../src/config/queue-config.js';
 import { RETRY_DEFAULTS } from '../../../src/message/job-fields.js';
 import type { Message } from '../../../src/message/message.js';
-import { NO_ENV, killGraceOf, runPolicy } from '../../../src/queue/launch/run-policy.js';
+import { NO_ENV, inheritedEnv, killGraceOf, runPolicy } from '../../../src/queue/launch/run-policy.js';
 
 const config = (extra: Partial<QueueConfig> = {}): QueueConfig => ({
   name: 'mail',
@@ -84,9 +84,26 @@ describe('runPolicy: each feature sets its own variables', () => {
     expect(runPolicy(msg({ depends_done: {} }), config(), '/j', 5000, START).env).toBe(NO_ENV);
   });
 
+  it('the trace context, unprefixed as tracers read it: TRACEPARENT, and TRACESTATE when the message has one', () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    expect(runPolicy(msg({ traceparent, tracestate: 'congo=t61' }), config(), '/j', 5000, START).env).toEqual({
+      TRACEPARENT: traceparent,
+      TRACESTATE: 'congo=t61',
+    });
+    expect(runPolicy(msg({ traceparent }), config(), '/j', 5000, START).env).toEqual({ TRACEPARENT: traceparent });
+  });
+
   it('retry settings: message fields over the queue retry object over the defaults', () => {
     const p = runPolicy(msg({ backoff_base: 2 }), config({ retry: { backoff_base: 9, max_retry_delay: 60 } }), '/j', 5000, START);
     expect(p.retry).toEqual({ ...RETRY_DEFAULTS, backoff_base: 2, max_retry_delay: 60 });
+  });
+});
+
+describe('inheritedEnv', () => {
+  it("drops the daemon's own TRACEPARENT and TRACESTATE, keeps the rest, and leaves the daemon's environment alone", () => {
+    const env = { PATH: '/bin', TRACEPARENT: 'x', TRACESTATE: 'y', RQ_ROOT: '/r' };
+    expect(inheritedEnv(env)).toEqual({ PATH: '/bin', RQ_ROOT: '/r' });
+    expect(env.TRACEPARENT).toBe('x');
   });
 });
 
