@@ -34,6 +34,12 @@ export const MESSAGE_OPTIONS: OptionSpec[] = [
   { name: 'depends_fail', arg: 'fail|run|wait', help: 'what a failed dependency does: fail this one (default), run it anyway, or keep waiting' },
   { name: 'limit', arg: 'KEY', help: 'take a slot of this concurrency key while running ({param1}..{param4}, {queue} expand)' },
   { name: 'limit_concurrency', arg: 'N', help: 'slots of the --limit key when config/limits.json has none (1-10000)' },
+  {
+    name: 'traceparent',
+    arg: 'TRACEPARENT',
+    help: "00-<trace id>-<parent id>-<flags>: the W3C trace the run continues (the script's TRACEPARENT); absent, $TRACEPARENT and $TRACESTATE are taken",
+  },
+  { name: 'tracestate', arg: 'k=v,...', help: "the W3C tracestate of --traceparent (the script's TRACESTATE)" },
 ];
 
 /** Options of the create commands that are not message fields. */

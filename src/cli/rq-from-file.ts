@@ -5,6 +5,7 @@ import { RqError, shown } from '../errors.js';
 import type { Answer } from '../ipc/answer.js';
 import { mayHaveArrived } from '../ipc/socket-client.js';
 import { normaliseCreate } from '../message/message.js';
+import { traceFrom, withoutTrace } from '../message/trace-context.js';
 import type { OptionSpec } from './command-spec.js';
 import { EXIT, exitFor } from './exit-codes.js';
 import { ask, replyLine } from './queue-ask.js';
@@ -76,7 +77,12 @@ export function readMessages(text: string, name: string, defaults: Record<string
   return raw.map(({ where, value }) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value))
       throw usage(`${where}: expected a JSON object of message fields, received ${shown(value)}`);
-    const fields = { ...defaults, ...value } as Record<string, unknown>;
+    // The message's own trace context, else the command's (its flags or environment), never a field of each.
+    const fields: Record<string, unknown> = { ...withoutTrace(defaults), ...value };
+    Object.assign(
+      fields,
+      traceFrom(fields, () => defaults),
+    );
     if (fields.dest !== defaults.dest)
       throw usage(`${where}: dest: expected ${shown(defaults.dest)} (the --dest of the command) or none, received ${shown(fields.dest)}`);
     try {

@@ -4,6 +4,7 @@ import { RqError, shown } from '../errors.js';
 import { normaliseCreate } from '../message/message.js';
 import { queueNameProblem } from '../message/names.js';
 import { TAG_EXPECTED, isTag, readTags } from '../message/tags.js';
+import { type TraceContext, traceFrom } from '../message/trace-context.js';
 import type { OptionValue } from '../args.js';
 import { resolveRoot } from '../config/root.js';
 import fs from 'node:fs';
@@ -75,8 +76,9 @@ export function checkQueueName(name: string, flag: string): string {
 /**
  * The fields to send, as the classic tool sends them (strings, or true for a bare flag), after
  * the checks the queue would make, so a typo is reported against its flag before anything is sent.
+ * Without --traceparent or --tracestate, the trace context is `ambient`'s (the environment's).
  */
-export function messageFields(opts: Options): Record<string, OptionValue> {
+export function messageFields(opts: Options, ambient: () => TraceContext = () => ({})): Record<string, OptionValue> {
   requiredOpt(opts, 'dest', 'a queue name or http://host:port/q/<queue> URL');
   const fields: Record<string, OptionValue> = {};
   for (const key of MESSAGE_KEYS) {
@@ -89,6 +91,7 @@ export function messageFields(opts: Options): Record<string, OptionValue> {
   // Sent again with the same key (a retry after a lost reply), the create answers the first message.
   const key = stringOpt(opts, 'idempotency-key', 'a key of 1 to 255 printable characters');
   if (key !== undefined) fields.idempotency_key = key;
+  Object.assign(fields, traceFrom(fields, ambient));
   try {
     normaliseCreate(fields);
   } catch (err) {

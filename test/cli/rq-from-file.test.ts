@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Run, expectOneLineError, runRq } from '../helpers/rq-cli.js';
 import { QueueProc, type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
 import { fillDisk, mountTmpfs } from '../helpers/disk-fill.js';
+import { readMessages } from '../../src/cli/rq-from-file.js';
 
 let t: TestRoot;
 let q: QueueProc;
@@ -152,6 +153,18 @@ describe('rq sendmesg --from-file', () => {
       /^rq: pretty\.jsonl:1: expected a JSON object per line \(.*\); a file with a message over several lines must be one JSON array$/,
       2,
     );
+  });
+});
+
+describe('readMessages: the trace context', () => {
+  it("a message's own traceparent or tracestate wins whole over the command's (its flags or environment); the others take the command's", () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const own = '01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00';
+    const text = [{ param1: 'a' }, { param1: 'b', traceparent: own }].map((m) => JSON.stringify(m)).join('\n');
+    expect(readMessages(text, 'f', { dest: 'bulk', traceparent, tracestate: 'env=1' }).map((i) => i.fields)).toEqual([
+      { dest: 'bulk', param1: 'a', traceparent, tracestate: 'env=1' },
+      { dest: 'bulk', param1: 'b', traceparent: own },
+    ]);
   });
 });
 

@@ -17,6 +17,8 @@ export interface WebRootOptions {
   /** Runs in the new root before rq-mgr starts; what it returns is merged into config.json. */
   setup?: (root: string) => Promise<Record<string, unknown> | void>;
   queues?: Record<string, QueueDef>;
+  /** More environment for rq-mgr, which its queues inherit. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface WebRoot {
@@ -38,7 +40,7 @@ export async function startWebRoot(opts: WebRootOptions = {}): Promise<WebRoot> 
   const config = { ...JSON.parse(await fs.readFile(cfgFile, 'utf8')), ...opts.config, ...extra };
   await fs.writeFile(cfgFile, JSON.stringify(config) + '\n');
   for (const [name, def] of Object.entries(opts.queues ?? { test: {} })) await addQueue(t.root, name, def);
-  const mgr = await MgrProc.start(t.root);
+  const mgr = await MgrProc.start(t.root, { env: opts.env });
   const prefix = typeof config.relative_root === 'string' ? config.relative_root.replace(/\/+$/, '') : '';
   const origin = `http://127.0.0.1:${port}`;
   const base = origin + prefix;

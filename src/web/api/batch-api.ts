@@ -9,6 +9,7 @@ import { refuseMisspeltFields } from '../../message/create-fields.js';
 import { type PartialReport, partialReply, partialStatus } from '../../ipc/partial-reply.js';
 import { locateJsonError } from '../json-position.js';
 import { pathParam } from '../request-params.js';
+import { withHeaderTrace } from '../trace-headers.js';
 import type { WebContext } from '../web-context.js';
 
 /** The JSON-lines types a client may send; each line one message object. */
@@ -46,8 +47,12 @@ export function installJsonLines(app: FastifyInstance, bodyLimit: number): void 
   });
 }
 
-/** The body's messages, each sent to the URL's queue: a `dest` may be left out or name that queue, nothing else. */
-function batchOf(body: unknown, queue: string): Record<string, unknown>[] {
+/**
+ * The body's messages, each sent to the URL's queue: a `dest` may be left out or name that queue,
+ * nothing else. A message without a trace context of its own takes the request's headers'.
+ */
+function batchOf(req: FastifyRequest, queue: string): Record<string, unknown>[] {
+  const body = req.body;
   if (!Array.isArray(body))
     throw RqError.of('RQ_ERR_BAD_BODY', `a JSON array of message objects (application/json) or JSON lines (${JSON_LINES_TYPES.join(', ')})`, shown(body));
   if (body.length > MAX_CREATE_BATCH) throw invalidField('messages', `an array of 1 to ${MAX_CREATE_BATCH} message objects`, `${body.length} messages`);
@@ -62,7 +67,7 @@ function batchOf(body: unknown, queue: string): Record<string, unknown>[] {
     } catch (err) {
       throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, (err as Error).message);
     }
-    return { ...m, dest: queue };
+    return withHeaderTrace(req, { ...m, dest: queue });
   });
 }
 
@@ -98,7 +103,7 @@ export function batchApi(ctx: WebContext) {
      */
     async newMessages(req: FastifyRequest, reply: FastifyReply) {
       const q = await ctx.requireRoutedQueue(pathParam(req, 'q'));
-      const messages = batchOf(req.body, q);
+      const messages = batchOf(req, q);
       try {
         const a = await QueueClient.oneShot(queuePaths(ctx.deps.root, q).sock, { timeoutMs: BATCH_TIMEOUT_MS }).createMany(messages);
         const report = a.ok ? batchReport(a.value) : null;

@@ -12,6 +12,7 @@ import { dueFromForm } from '../due-time.js';
 import { isBrowserForm } from '../form-refusal.js';
 import { type Upload, receiveUpload } from '../upload.js';
 import { createWithAttachments } from './create-with-attachments.js';
+import { withHeaderTrace } from '../trace-headers.js';
 import { getMessage } from '../message-files.js';
 import { lifecycleApi } from './lifecycle-api.js';
 import { type Params, requireShallow, textParam } from '../params.js';
@@ -108,6 +109,7 @@ export function messageApi(ctx: WebContext, maxUploadBytes: number) {
     const fields = bare ?? messageFields(params, format);
     // A misspelt field (prioirty) is refused; other unknown keys are dropped by the create, as the classic daemon did.
     refuseMisspeltFields(fields);
+    withHeaderTrace(req, fields);
     if (format === 'html') for (const f of DEFAULTED_WHEN_EMPTY) if (fields[f] === '') delete fields[f];
     const due = dueFromForm(textParam(params, 'due_at'), textParam(params, 'due_tz'));
     if (due !== undefined) fields.due = due;

@@ -69,8 +69,24 @@ const MESG = {
   description:
     'x_format=json: a JSON object text (`{"dest":"test","param1":"hello"}`), or an object in a JSON body. x_format=html: `mesg[dest]`, `mesg[param1]`, … fields. ' +
     'Fields: dest, param1-4, src, count, max_count, post_run_webhook, tags, priority, max_age, expire_at, max_retries, backoff_base, min_retry_delay, max_retry_delay, ' +
-    'retry_jitter, timeout, heartbeat_timeout, depends, depends_fail, limit, limit_concurrency, idempotency_key; `_method` commit (default), prep or single_que.',
+    'retry_jitter, timeout, heartbeat_timeout, depends, depends_fail, limit, limit_concurrency, traceparent, tracestate, idempotency_key; `_method` commit (default), ' +
+    'prep or single_que.',
   example: '{"dest":"test","param1":"hello"}',
+};
+
+/** W3C Trace Context: the trace a message joins when its fields name none (a body's traceparent or tracestate wins whole). */
+const TRACE_HEADERS = {
+  traceparent: {
+    type: 'string',
+    description:
+      'W3C traceparent (`00-<32 hex>-<16 hex>-<2 hex>`), stored as the `traceparent` of a message that has none, and given to its script as TRACEPARENT',
+    example: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+  },
+  tracestate: {
+    type: 'string',
+    description: 'W3C tracestate, taken only with a traceparent header; the script gets it as TRACESTATE',
+    example: 'congo=t61rcWkgMzE',
+  },
 };
 
 const MSG_PARAMS = pathParams({ q: Q, id: ID });
@@ -100,7 +116,10 @@ export const messageSchemas = {
       'An `application/json` body without a `mesg` key is the message itself, `_method` included (brightroll), answered in JSON.',
     tags: [TAGS.messages],
     params: pathParams({ q: Q }),
-    headers: { type: 'object', properties: { 'idempotency-key': { type: 'string', description: 'Used when `mesg` has no idempotency_key' } } },
+    headers: {
+      type: 'object',
+      properties: { 'idempotency-key': { type: 'string', description: 'Used when `mesg` has no idempotency_key' }, ...TRACE_HEADERS },
+    },
     consumes: FORM_TYPES,
     body: formBody({
       mesg: MESG,
@@ -156,6 +175,7 @@ export const messageSchemas = {
 
     tags: [TAGS.messages],
     params: pathParams({ q: Q }),
+    headers: { type: 'object', properties: TRACE_HEADERS },
     consumes: ['application/json', 'application/x-ndjson', 'application/jsonl'],
     body: { type: 'array', maxItems: 10_000, items: { type: 'object', additionalProperties: true } },
     response: {
