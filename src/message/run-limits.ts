@@ -29,7 +29,9 @@ export function parseSize(v: unknown): number {
   if (typeof v === 'number') return Number.isInteger(v) ? v : NaN;
   if (typeof v !== 'string') return NaN;
   const m = /^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*$/i.exec(v);
-  return m ? Math.floor(Number(m[1]) * UNITS[m[2].toUpperCase()]) : NaN;
+  // A fraction of a unit is bytes (1.5G); a fraction of a byte is no size.
+  if (!m || (m[2] === '' && m[1].includes('.'))) return NaN;
+  return Math.floor(Number(m[1]) * UNITS[m[2].toUpperCase()]);
 }
 
 /** Bytes as a person writes them: the largest unit that divides them (`512M`, `1536K`, `100`). */
