@@ -165,6 +165,14 @@ export class RunCgroups {
   /** The run's limit cgroups when it has limits, or null (logged) when none can be made: it runs unlimited. */
   private limited(msgId: string, limits: RunLimits | undefined): LimitRun | null {
     if (!this.limitCgroups || !limits || !hasLimits(limits)) return null;
+    // The queue's own limits were judged at start; a message's own are enforced where they can be.
+    const asked = Object.fromEntries(Object.entries(limits).filter(([f]) => this.o.limits?.[f as keyof RunLimits] === undefined));
+    const missing = this.limitCgroups.unenforceable(asked);
+    if (missing.length)
+      this.o.log.warn(
+        { msg_id: msgId, missing },
+        "limits the message asked for cannot be enforced here: the run goes without them (its queue's do not require them)",
+      );
     try {
       return this.limitCgroups.make(safeName(msgId), limits);
     } catch (err) {

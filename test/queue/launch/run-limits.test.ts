@@ -129,6 +129,9 @@ describe.skipIf(NO_V1 !== undefined)(`run limits${NO_V1 ? ` (skipped: no usable 
       expect(held.state).toBe('que');
       const ran = await q.besteffort.waitState(await q.besteffort.send({ param1: 'alloc', param2: '1' }), ['done', 'err']);
       expect(ran.state).toBe('done');
+      // A message's own limit the host cannot enforce, on a queue that requires none: it runs without it.
+      const own = await q.plain.waitState(await q.plain.send({ param1: 'alloc', param2: '1', memory_high: '32M' }), ['done', 'err']);
+      expect(own.state).toBe('done');
     },
     T,
   );
