@@ -34,6 +34,8 @@ export interface DayCounters {
   resends: number;
   timeouts: number;
   stalls: number;
+  /** Runs the kernel killed at their memory_max. */
+  ooms: number;
   interrupts: number;
 }
 
@@ -52,6 +54,10 @@ export interface DayStats extends DayCounters {
   date: string;
   wait: Distribution;
   run: Distribution;
+  /** CPU seconds (user + system) of each run whose usage is known. */
+  cpu: Distribution;
+  /** Peak memory of those runs, in bytes: how many, their sum and the largest. */
+  memory: { count: number; sum: number; max: number };
   /** Index = UTC hour of the day. */
   hourly: { done: number[]; err: number[] };
   live?: LiveStats;

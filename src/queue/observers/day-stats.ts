@@ -33,12 +33,21 @@ function zeroCounters(): DayCounters {
     resends: 0,
     timeouts: 0,
     stalls: 0,
+    ooms: 0,
     interrupts: 0,
   };
 }
 
 export function emptyDay(date: string): DayRecord {
-  return { date, ...zeroCounters(), wait: emptyDistribution(), run: emptyDistribution(), hourly: { done: Array(24).fill(0), err: Array(24).fill(0) } };
+  return {
+    date,
+    ...zeroCounters(),
+    wait: emptyDistribution(),
+    run: emptyDistribution(),
+    cpu: emptyDistribution(),
+    memory: { count: 0, sum: 0, max: 0 },
+    hourly: { done: Array(24).fill(0), err: Array(24).fill(0) },
+  };
 }
 
 export function emptyTotals(): Totals {
@@ -90,11 +99,14 @@ function reviveDistribution(v: unknown): Distribution {
 export function reviveDay(v: unknown, date: string): DayRecord {
   const day = emptyDay(date);
   if (!isJson(v)) return day;
-  for (const k of ['created', 'started', 'done', 'relayed', 'err', 'failures', 'retries', 'resends', 'timeouts', 'stalls', 'interrupts'] as const)
+  for (const k of ['created', 'started', 'done', 'relayed', 'err', 'failures', 'retries', 'resends', 'timeouts', 'stalls', 'ooms', 'interrupts'] as const)
     day[k] = count(v[k]);
   day.outcomes = countMap(v.outcomes, zeroOutcomes());
   day.wait = reviveDistribution(v.wait);
   day.run = reviveDistribution(v.run);
+  day.cpu = reviveDistribution(v.cpu);
+  const memory = isJson(v.memory) ? v.memory : {};
+  day.memory = { count: count(memory.count), sum: count(memory.sum), max: count(memory.max) };
   const hourly = isJson(v.hourly) ? v.hourly : {};
   day.hourly = { done: counts(hourly.done, 24), err: counts(hourly.err, 24) };
   return day;

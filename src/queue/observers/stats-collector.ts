@@ -75,8 +75,12 @@ export class StatsCollector {
         observeProm(this.totals.run, ms / 1000);
       }
       if (usage) {
-        observeProm(this.totals.run_cpu, (usage.cpu_user_ms + usage.cpu_system_ms) / 1000);
-        observeProm(this.totals.run_memory, usage.memory_peak_bytes, MEMORY_BUCKETS);
+        const cpuS = (usage.cpu_user_ms + usage.cpu_system_ms) / 1000;
+        observe(today.cpu, cpuS);
+        observeProm(this.totals.run_cpu, cpuS);
+        const peak = usage.memory_peak_bytes;
+        today.memory = { count: today.memory.count + 1, sum: today.memory.sum + peak, max: Math.max(today.memory.max, peak) };
+        observeProm(this.totals.run_memory, peak, MEMORY_BUCKETS);
       }
       const kind = outcome.failure;
       if (kind === undefined || kind === 'fatal') return this.touch();
@@ -84,6 +88,7 @@ export class StatsCollector {
       this.totals.failures[kind] = (this.totals.failures[kind] ?? 0) + 1;
       if (kind === 'timeout') today.timeouts++;
       if (kind === 'stalled') today.stalls++;
+      if (kind === 'oom') today.ooms++;
       this.touch();
     });
     events.on('removed', ({ id }) => this.entered.delete(id));

@@ -59,6 +59,9 @@ describe.skipIf(NO_V1 !== undefined)(`run limits${NO_V1 ? ` (skipped: no usable 
       // Its usage is in the queue's histograms (rq_run_cpu_seconds, rq_run_memory_peak_bytes).
       expect(stats[1].totals.run_memory).toMatchObject({ count: 1, sum: end.usage.memory_peak_bytes });
       expect(stats[1].totals.run_cpu.count).toBe(1);
+      // And in the day's statistics: OOM kills counted apart, CPU as a distribution, peak memory summed.
+      const [, day] = await q.oom.cmd('stats');
+      expect(day).toMatchObject({ ooms: 1, cpu: { count: 1 }, memory: { count: 1, sum: end.usage.memory_peak_bytes, max: end.usage.memory_peak_bytes } });
     },
     T,
   );
