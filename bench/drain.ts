@@ -12,26 +12,9 @@ import path from 'node:path';
 import fs from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { DONE_SCRIPT, buildC, cpuMs, enqueue, liveQueue, loadavg, round, waitDrained, writeScript } from './lib.js';
+import { DONE_SCRIPT, buildC, drainRate, loadavg, round, writeScript } from './lib.js';
 
 const N = Number(process.env.BENCH_N ?? 2000);
-
-async function drain(workers: number, script: string): Promise<{ perS: number; cpuMsPerMsg: number }> {
-  const lq = await liveQueue(`drain${workers}`, { script, num_workers: workers });
-  try {
-    await fs.writeFile(lq.pauseFile, '');
-    const ids = await enqueue(lq.q, N, 16);
-    const pid = lq.q.child.pid!;
-    const cpu0 = await cpuMs(pid);
-    const t0 = performance.now();
-    await fs.rm(lq.pauseFile);
-    const t1 = await waitDrained(lq.q, ids);
-    const cpu1 = await cpuMs(pid);
-    return { perS: N / ((t1 - t0) / 1000), cpuMsPerMsg: (cpu1 - cpu0) / N };
-  } finally {
-    await lq.close();
-  }
-}
 
 /** The C floor's rate for `n` runs with `k` in flight, its log files in a fresh dir under `dir`. */
 async function floorRate(bin: string, script: string, dir: string, n: number, k: number, spool = false): Promise<number> {
@@ -53,8 +36,8 @@ try {
   const floors = async () => ({ k1: await floor(1), k4: await floor(4), spoolK1: await floor(1, true), spoolK4: await floor(4, true) });
   const load = await loadavg();
   const before = await floors();
-  const w1 = await drain(1, script);
-  const w4 = await drain(4, script);
+  const w1 = await drainRate('drain1', { script, num_workers: 1 }, N);
+  const w4 = await drainRate('drain4', { script, num_workers: 4 }, N);
   const after = await floors();
   const f1 = (before.k1 + after.k1) / 2;
   const f4 = (before.k4 + after.k4) / 2;

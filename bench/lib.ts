@@ -128,6 +128,24 @@ export async function liveQueue(name: string, def: QueueDef, wrap?: string[]): P
   };
 }
 
+/** Drains `n` messages preloaded in a paused queue made from `def`: its rate, and the queue process's CPU per message. */
+export async function drainRate(name: string, def: QueueDef, n: number): Promise<{ perS: number; cpuMsPerMsg: number }> {
+  const lq = await liveQueue(name, def);
+  try {
+    await fs.writeFile(lq.pauseFile, '');
+    const ids = await enqueue(lq.q, n, 16);
+    const pid = lq.q.child.pid!;
+    const cpu0 = await cpuMs(pid);
+    const t0 = performance.now();
+    await fs.rm(lq.pauseFile);
+    const t1 = await waitDrained(lq.q, ids);
+    const cpu1 = await cpuMs(pid);
+    return { perS: n / ((t1 - t0) / 1000), cpuMsPerMsg: (cpu1 - cpu0) / n };
+  } finally {
+    await lq.close();
+  }
+}
+
 /** CPU time (user + system) a process has used so far, in ms, from /proc (Linux clock ticks of 10 ms). */
 export async function cpuMs(pid: number): Promise<number> {
   const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');

@@ -19,9 +19,23 @@ export interface LimitRun {
   remove(): Promise<void>;
 }
 
+/** A run's reusable cgroups, and whether an IO weight was set in them (so the next run without one gets the default back). */
+interface Slot {
+  dirs: Map<V1Controller, string>;
+  weighted: boolean;
+}
+
+/** The counters a run's figures are read against: those that cannot be reset. */
+interface Baseline {
+  oomKills: number;
+  throttledNs: number;
+}
+
 /** The queue's parent cgroup in each hierarchy it can use, by controller (hierarchies holding several share one). */
 export class LimitCgroups {
   private seq = 0;
+  /** Cgroups of runs that are over, empty, ready for the next run. */
+  private readonly free: Slot[] = [];
   private constructor(
     private readonly parents: Partial<Record<V1Controller, string>>,
     /** Why each controller is not usable here. */
@@ -64,35 +78,54 @@ export class LimitCgroups {
     return out;
   }
 
-  /** The run's cgroups with `limits` (those enforceable here) and the accounting ones, or throws what refused. */
+  /**
+   * The run's cgroups with `limits` (those enforceable here) and the accounting ones, or throws what
+   * refused. Those of a run that is over are used again (their counters reset, their limits
+   * rewritten): making and removing a memory cgroup per run halved a drain's rate. The pids cgroup
+   * is made per run, since pids.peak cannot be reset.
+   */
   make(runName: string, limits: RunLimits): LimitRun {
-    const dirs = new Map<V1Controller, string>();
-    const made: string[] = [];
-    const name = `${runName}-${++this.seq}`;
+    const slot = this.free.pop() ?? this.slot();
+    let pids: string | null = null;
     try {
-      for (const c of V1_CONTROLLERS) {
-        const parent = this.parents[c];
-        if (!parent) continue;
-        const dir = path.join(parent, name);
-        // Hierarchies holding several controllers share the directory: made once.
-        if (!made.includes(dir)) {
-          fs.mkdirSync(dir);
-          made.push(dir);
-        }
-        dirs.set(c, dir);
+      if (this.parents.pids) {
+        pids = path.join(this.parents.pids, `${runName}-${++this.seq}`);
+        fs.mkdirSync(pids);
       }
-      setLimits(dirs, limits);
+      const dirs = new Map(slot.dirs);
+      if (pids) dirs.set('pids', pids);
+      const base = resetCounters(slot.dirs);
+      setLimits(dirs, limits, slot);
+      const joins = [...new Set(dirs.values())].map((dir) => path.join(dir, 'cgroup.procs'));
+      return {
+        joins,
+        read: () => readUsage(dirs, limits, base),
+        remove: async () => {
+          if (pids) await removeTree(pids);
+          if (isEmpty(slot)) this.free.push(slot);
+          else for (const dir of new Set(slot.dirs.values())) await removeTree(dir);
+        },
+      };
     } catch (err) {
-      for (const dir of made.reverse()) rmdirQuietly(dir);
+      if (pids) rmdirQuietly(pids);
+      this.free.push(slot);
       throw err;
     }
-    return {
-      joins: made.map((dir) => path.join(dir, 'cgroup.procs')),
-      read: () => readUsage(dirs, limits),
-      remove: async () => {
-        for (const dir of made) await removeTree(dir);
-      },
-    };
+  }
+
+  /** New reusable cgroups in every hierarchy but pids. */
+  private slot(): Slot {
+    const dirs = new Map<V1Controller, string>();
+    const name = `run-${++this.seq}`;
+    for (const c of V1_CONTROLLERS) {
+      const parent = this.parents[c];
+      if (!parent || c === 'pids') continue;
+      const dir = path.join(parent, name);
+      // Hierarchies holding several controllers share the directory: made once.
+      if (![...dirs.values()].includes(dir)) fs.mkdirSync(dir);
+      dirs.set(c, dir);
+    }
+    return { dirs, weighted: false };
   }
 
   /** Removes the queue's parents; one still busy (a run's leftovers) is left for the next start. */
@@ -126,27 +159,58 @@ function write(dir: string, file: string, value: string | number): void {
   fs.writeFileSync(path.join(dir, file), String(value), { flag: 'r+' });
 }
 
-function setLimits(dirs: Map<V1Controller, string>, l: RunLimits): void {
+/** Writes every limit, set or lifted (-1: none), since the cgroups may carry the last run's. */
+function setLimits(dirs: Map<V1Controller, string>, l: RunLimits, slot: Slot): void {
   const memory = dirs.get('memory');
-  if (memory && l.memory_max !== undefined) {
-    write(memory, 'memory.limit_in_bytes', l.memory_max);
-    // With swap the run would swap past its limit instead of being held to it; absent without swap accounting.
-    if (fs.existsSync(path.join(memory, 'memory.memsw.limit_in_bytes'))) write(memory, 'memory.memsw.limit_in_bytes', l.memory_max);
+  if (memory) {
+    // With swap the run would swap past its limit: memsw is held to it too, lifted first so the memory limit may rise.
+    const memsw = fs.existsSync(path.join(memory, 'memory.memsw.limit_in_bytes'));
+    if (memsw) write(memory, 'memory.memsw.limit_in_bytes', -1);
+    write(memory, 'memory.limit_in_bytes', l.memory_max ?? -1);
+    if (memsw && l.memory_max !== undefined) write(memory, 'memory.memsw.limit_in_bytes', l.memory_max);
   }
   const cpu = dirs.get('cpu');
-  if (cpu && l.cpu_max !== undefined) {
+  if (cpu) {
     const period = numberFile(cpu, 'cpu.cfs_period_us') ?? 100_000;
-    write(cpu, 'cpu.cfs_quota_us', Math.max(1000, Math.round(l.cpu_max * period)));
+    write(cpu, 'cpu.cfs_quota_us', l.cpu_max === undefined ? -1 : Math.max(1000, Math.round(l.cpu_max * period)));
   }
   const pids = dirs.get('pids');
   if (pids && l.pids_max !== undefined) write(pids, 'pids.max', l.pids_max);
   const blkio = dirs.get('blkio');
   const weight = blkio ? weightFile(blkio) : null;
-  // v1 weights run 10-1000 where v2's (and io_weight's) run 1-10000.
-  if (blkio && weight && l.io_weight !== undefined) write(blkio, weight, Math.min(1000, Math.max(10, Math.round(l.io_weight / 10))));
+  if (blkio && weight && (l.io_weight !== undefined || slot.weighted)) write(blkio, weight, v1Weight(weight, l.io_weight ?? 100));
+  slot.weighted = l.io_weight !== undefined;
 }
 
-function readUsage(dirs: Map<V1Controller, string>, limits: RunLimits): { usage: Partial<RunUsage>; oom: string | null } {
+/**
+ * io_weight (v2's scale: 1-10000, 100 the default share) on a v1 weight file: BFQ's runs 1-1000 with
+ * the same default; the old CFQ's 10-1000 with 500 as the default share.
+ */
+function v1Weight(file: string, ioWeight: number): number {
+  return file === 'blkio.bfq.weight' ? Math.min(1000, ioWeight) : Math.min(1000, Math.max(10, ioWeight * 5));
+}
+
+/** Resets what can be reset (peak memory, CPU time, IO bytes) and reads the base of what cannot. */
+function resetCounters(dirs: Map<V1Controller, string>): Baseline {
+  const memory = dirs.get('memory');
+  if (memory) write(memory, 'memory.max_usage_in_bytes', 0);
+  const cpuacct = dirs.get('cpuacct');
+  if (cpuacct) write(cpuacct, 'cpuacct.usage', 0);
+  const blkio = dirs.get('blkio');
+  if (blkio && fs.existsSync(path.join(blkio, 'blkio.reset_stats'))) write(blkio, 'blkio.reset_stats', 1);
+  const cpu = dirs.get('cpu');
+  return {
+    oomKills: memory ? (keyedNumbers(readCgroupFile(memory, 'memory.oom_control')).get('oom_kill') ?? 0) : 0,
+    throttledNs: cpu ? (keyedNumbers(readCgroupFile(cpu, 'cpu.stat')).get('throttled_time') ?? 0) : 0,
+  };
+}
+
+/** Whether no process is left in the slot's cgroups, so the next run may have them. */
+function isEmpty(slot: Slot): boolean {
+  return [...slot.dirs.values()].every((dir) => (readCgroupFile(dir, 'cgroup.procs') ?? 'gone').trim() === '');
+}
+
+function readUsage(dirs: Map<V1Controller, string>, limits: RunLimits, base: Baseline): { usage: Partial<RunUsage>; oom: string | null } {
   const usage: Partial<RunUsage> = {};
   const cpuacct = dirs.get('cpuacct');
   const total = cpuacct ? numberFile(cpuacct, 'cpuacct.usage') : undefined;
@@ -172,8 +236,8 @@ function readUsage(dirs: Map<V1Controller, string>, limits: RunLimits): { usage:
   if (io) Object.assign(usage, { io_read_bytes: io.read, io_write_bytes: io.write });
   const cpu = dirs.get('cpu');
   const throttled = cpu ? keyedNumbers(readCgroupFile(cpu, 'cpu.stat')).get('throttled_time') : undefined;
-  if (throttled !== undefined) usage.throttled_ms = Math.round(throttled / 1e6);
-  const oomKills = memory ? (keyedNumbers(readCgroupFile(memory, 'memory.oom_control')).get('oom_kill') ?? 0) : 0;
+  if (throttled !== undefined) usage.throttled_ms = Math.round((throttled - base.throttledNs) / 1e6);
+  const oomKills = memory ? (keyedNumbers(readCgroupFile(memory, 'memory.oom_control')).get('oom_kill') ?? 0) - base.oomKills : 0;
   const oom =
     oomKills > 0 && limits.memory_max !== undefined
       ? `OOM - killed at memory_max ${formatSize(limits.memory_max)} (peak ${formatSize(roundMiB(peak ?? limits.memory_max))})`

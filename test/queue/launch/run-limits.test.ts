@@ -73,6 +73,10 @@ describe.skipIf(NO_V1 !== undefined)(`run limits${NO_V1 ? ` (skipped: no usable 
       expect(low.status).toBe('err - OOM - killed at memory_max 16M (peak 16M)');
       const high = await q.oom.waitState(await q.oom.send({ param1: 'alloc', param2: '128', memory_max: '1G' }), ['err', 'done']);
       expect(high.status).toBe('err - OOM - killed at memory_max 64M (peak 64M)');
+      // The cgroups those runs had are used again: the next run is not taken for one killed before it, and has its whole limit.
+      const after = await q.oom.waitState(await q.oom.send({ param1: 'alloc', param2: '40' }), ['err', 'done']);
+      expect(after.state).toBe('done');
+      expect((await runEnd(after)).usage.memory_peak_bytes).toBeGreaterThan(40 * 1024 * 1024);
     },
     T,
   );
