@@ -144,6 +144,43 @@ describe.skipIf(NO_V1 !== undefined)(`run limits${NO_V1 ? ` (skipped: no usable 
   );
 });
 
+describe.skipIf(NO_V1 !== undefined)('run limits across a crash of the queue process', () => {
+  it(
+    "a queue process KILLed while a limited run holds memory: its next start ends the run's processes and removes its cgroups",
+    async () => {
+      const root = await makeRoot();
+      try {
+        await addQueue(root.root, 'crash', { script: LIMITS_PY, extra: { memory_max: '64M', kill_grace: 0 } });
+        const first = await QueueProc.start(root.root, 'crash');
+        const id = await first.send({ param1: 'hold', param2: '16' });
+        const status = await waitFor(async () => {
+          const s = JSON.stringify(await first.cmd('get_message_status', { msg_id: id }));
+          return /holding (\d+)/.test(s) && s;
+        }, 'the run to hold its memory');
+        const script = Number(/holding (\d+)/.exec(status)![1]);
+        const memory = (homes.memory as { dir: string }).dir;
+        const parent = (await fs.readdir(memory)).find((d) => d.startsWith('rq-crash-'))!;
+        expect(await fs.readdir(path.join(memory, parent), { withFileTypes: true }).then((es) => es.filter((e) => e.isDirectory()).length)).toBe(1);
+        await first.kill9();
+        expect(pidAlive(script)).toBe(true);
+        // Paused, so the recovered message waits in the que instead of running again.
+        await fs.writeFile(path.join(root.root, 'config', 'crash.pause'), '');
+        const second = await QueueProc.start(root.root, 'crash');
+        try {
+          expect(pidAlive(script)).toBe(false);
+          const left = (await fs.readdir(path.join(memory, parent), { withFileTypes: true })).filter((e) => e.isDirectory());
+          expect(left).toEqual([]);
+        } finally {
+          await second.stop();
+        }
+      } finally {
+        await root.cleanup();
+      }
+    },
+    T,
+  );
+});
+
 /** Whether a run cgroup under the queue's parent named `prefix…` in `dir` still has a process. */
 async function leftIn(dir: string, prefix: string): Promise<boolean> {
   for (const parent of (await fs.readdir(dir)).filter((d) => d.startsWith(prefix))) {
