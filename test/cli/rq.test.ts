@@ -55,6 +55,17 @@ describe('rq sendmesg and message status', () => {
     expect(msg).not.toHaveProperty('retries');
   });
 
+  it('takes the run limit flags, sizes as people write them, and refuses a bad one naming the flag, sending nothing', async () => {
+    const id = await send('--param1', 'done', '--memory_max', '512M', '--cpu_max=0.5', '--pids_max', '64', '--io_weight', '50');
+    const msg = await s.test.waitState(shortId(id), ['done']);
+    expect(msg).toMatchObject({ memory_max: 512 * 1024 * 1024, cpu_max: 0.5, pids_max: 64, io_weight: 50 });
+    const before = await s.test.cmd('num_messages');
+    const bad = await rq(['sendmesg', '--dest', 'test', '--memory_max', 'lots']);
+    expect(bad.code).toBe(2);
+    expect(bad.err.join('\n')).toMatch(/--memory_max.*expected bytes, at least 1M.*lots/);
+    expect(await s.test.cmd('num_messages')).toEqual(before);
+  });
+
   it('counts a resend in statuscountmesg', async () => {
     const id = await send('--param1', 'resend1');
     await s.test.waitState(shortId(id), ['done'], 15_000);
