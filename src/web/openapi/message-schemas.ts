@@ -69,7 +69,8 @@ const MESG = {
   description:
     'x_format=json: a JSON object text (`{"dest":"test","param1":"hello"}`), or an object in a JSON body. x_format=html: `mesg[dest]`, `mesg[param1]`, … fields. ' +
     'Fields: dest, param1-4, src, count, max_count, post_run_webhook, tags, priority, max_age, expire_at, max_retries, backoff_base, min_retry_delay, max_retry_delay, ' +
-    'retry_jitter, timeout, heartbeat_timeout, depends, depends_fail, limit, limit_concurrency, traceparent, tracestate, idempotency_key; `_method` commit (default), ' +
+    'retry_jitter, timeout, heartbeat_timeout, memory_max, memory_high, cpu_max, pids_max, io_weight, depends, depends_fail, limit, limit_concurrency, traceparent, tracestate, ' +
+    'idempotency_key; `_method` commit (default), ' +
     'prep or single_que.',
   example: '{"dest":"test","param1":"hello"}',
 };
