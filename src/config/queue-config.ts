@@ -4,7 +4,7 @@ import { RqError } from '../errors.js';
 import { type JobFields, type RetrySettings, readJobFields, readKillGrace, RETRY_FIELDS } from '../message/job-fields.js';
 import { queueNameProblem } from '../message/names.js';
 import { readLimit } from '../message/limit-key.js';
-import { type RunLimits, readRunLimits } from '../message/run-limits.js';
+import { RUN_LIMIT_FIELDS, type RunLimits, readRunLimits } from '../message/run-limits.js';
 import { configFieldError, configReadError, parseConfigJson } from './schema-error.js';
 
 /** What runs in front of the script when exec_prefix is null or absent (classic behaviour). */
@@ -202,6 +202,9 @@ function runPolicy(raw: Obj, fileLabel: string): Partial<QueueConfig> {
     out.max_interrupts = n;
   }
   if (raw.limit !== undefined && raw.limit !== null) out.limit = readLimit(raw.limit, refuse);
+  // An empty limit in a config is a mistake (a template left blank), not "unlimited": absent is.
+  const blank = RUN_LIMIT_FIELDS.find((f) => raw[f] === '');
+  if (blank) throw refuse(blank, 'a limit, or no key at all for none', '');
   Object.assign(out, outputBounds(raw, refuse), readRunLimits(raw, refuse) satisfies RunLimits);
   if (raw.limits_best_effort !== undefined && raw.limits_best_effort !== null) {
     if (typeof raw.limits_best_effort !== 'boolean') throw refuse('limits_best_effort', 'true or false', raw.limits_best_effort);

@@ -80,6 +80,8 @@ export function usageWords(v: unknown): string {
   if (read !== undefined && written !== undefined && read + written > 0) parts.push(`IO read ${bytesWords(read)}, written ${bytesWords(written)}`);
   const throttled = num('throttled_ms');
   if (throttled) parts.push(`throttled ${stepDuration(throttled)} at cpu_max`);
+  const ooms = num('oom_kills');
+  if (ooms) parts.push(`${ooms} process${ooms === 1 ? '' : 'es'} ended by the OOM killer`);
   return parts.join(', ');
 }
 
@@ -106,6 +108,7 @@ const seconds = (v: unknown) => (typeof v !== 'number' ? valueWords(v) : Number.
 const DETAIL_WORDS: Readonly<Record<string, (v: unknown, l: HistoryLine) => string>> = {
   exit: (v) => (v !== null && typeof v === 'object' ? exitWords(v as ExitDetail) : `exit ${valueWords(v)}`),
   usage: usageWords,
+  limits_unenforced: (v) => `limits not enforced: ${valueWords(v)}`,
   attempt: (v) => `attempt ${valueWords(v)}`,
   pid: (v) => `pid ${valueWords(v)}`,
   failure: (v) => `failure: ${valueWords(v)}`,

@@ -70,7 +70,9 @@ function queueFinding(name: string, d: StatusDetail, root: string): Finding | nu
       return problem(
         subject,
         `SCRIPTERROR: ${d.reason ?? 'its script cannot run'}; its messages wait in que`,
-        'make the script exist and executable at that path (chmod +x, or restore the file or link); the queue notices and starts its messages',
+        d.reason?.startsWith('run limits cannot be enforced')
+          ? `remove the limits named from ${p.queues}/${name}/config.json, or add "limits_best_effort": true, or give rq the cgroup hierarchies (docs/operations.md, Run limits), then reload the queue (a scandir queue restarts when its config changes)`
+          : 'make the script exist and executable at that path (chmod +x, or restore the file or link); the queue notices and starts its messages',
       );
     case 'DISK FULL':
       return problem(

@@ -71,6 +71,7 @@ export async function main(argv: string[]): Promise<void> {
       load().then(
         (config) => {
           queue.reconfigure(config);
+          queue.admin.refuseScripts(cgroups.judge(config, config.limits_best_effort === true));
           void cron?.reconfigure(config.schedule ?? []);
         },
         (err) => log.error({ err: (err as Error).message }, 'config reload failed; keeping the old config'),

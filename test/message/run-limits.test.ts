@@ -73,6 +73,7 @@ describe('readRunLimits', () => {
     });
     expect(() => normaliseQueueConfig({ ...base, pids_max: -1 }, 'q')).toThrow(/pids_max/);
     expect(() => normaliseQueueConfig({ ...base, limits_best_effort: 'yes' }, 'q')).toThrow(/limits_best_effort.*true or false/);
+    expect(() => normaliseQueueConfig({ ...base, memory_max: '' }, 'q')).toThrow(/memory_max.*a limit, or no key at all/);
   });
 });
 

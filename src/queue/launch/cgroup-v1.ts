@@ -77,16 +77,17 @@ export function numberFile(dir: string, file: string): number | undefined {
   return text !== undefined && /^\d+$/.test(text) ? Number(text) : undefined;
 }
 
-/** Bytes read and written from blkio's `<major>:<minor> Read|Write <bytes>` lines, summed over devices. */
+/** Bytes read and written from blkio's `<major>:<minor> Read|Write <bytes>` lines, summed over devices; undefined when it has no device line (no IO it could see). */
 export function blkioBytes(text: string | null): { read: number; write: number } | undefined {
-  if (text === null) return undefined;
   let read = 0;
   let write = 0;
-  for (const line of text.split('\n')) {
+  let seen = false;
+  for (const line of (text ?? '').split('\n')) {
     const [dev, op, n] = line.split(' ');
     if (!/^\d+:\d+$/.test(dev ?? '')) continue;
+    seen = true;
     if (op === 'Read') read += Number(n);
     else if (op === 'Write') write += Number(n);
   }
-  return { read, write };
+  return seen ? { read, write } : undefined;
 }

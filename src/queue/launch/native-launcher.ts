@@ -28,7 +28,7 @@ interface SpawnAddon {
     cgroup: string | null,
     /** fds of cgroup v1 cgroup.procs files the child writes itself into first. */
     joins: number[],
-    onExit: (code: number, signal: number, userUs: number, systemUs: number, maxRssKiB: number) => void,
+    onExit: (code: number, signal: number, userUs: number, systemUs: number, maxRssKiB: number, inBlocks: number, outBlocks: number) => void,
   ): number;
   pipe(): [number, number];
   /** null when the kernel can watch exits through pidfds (Linux 5.3+), else the reason. */
@@ -37,8 +37,8 @@ interface SpawnAddon {
   abi?: number;
 }
 
-/** The addon's `abi` this code calls: 2 since spawn() took the file size limit (max_log_bytes), 3 since the run cgroup, 4 since v1 joins and rusage. */
-export const ADDON_ABI = 4;
+/** The addon's `abi` this code calls: 2 since spawn() took the file size limit (max_log_bytes), 3 since the run cgroup, 4 since v1 joins and rusage, 5 since its IO blocks. */
+export const ADDON_ABI = 5;
 
 /** The project's root: the nearest folder above this module with a package.json (this file runs from src/, dist/ and the queue bundle). */
 function projectRoot(from: string): string {
@@ -89,11 +89,11 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
         r.fileSizeLimit ?? -1,
         r.cgroup ?? null,
         joins,
-        (code, signal, userUs, systemUs, maxRssKiB) =>
+        (code, signal, userUs, systemUs, maxRssKiB, inBlocks, outBlocks) =>
           exit({
             code: code >= 0 ? code : null,
             signal: signal ? (SIGNAL_NAMES.get(signal) ?? null) : null,
-            usage: rusageOf(userUs, systemUs, maxRssKiB),
+            usage: rusageOf(userUs, systemUs, maxRssKiB, inBlocks, outBlocks),
           }),
       );
     } catch (err) {

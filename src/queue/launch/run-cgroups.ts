@@ -3,10 +3,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { killAll, members, ownCgroupHome, populated, removeCgroup } from './cgroup-fs.js';
-import { REMOVE_MS, endCgroupLeftovers, signalMembers } from './leftovers.js';
-import type { ExitInfo, LaunchedChild, Launcher } from './script-runner.js';
+import { REMOVE_MS, endCgroupLeftovers, endLeftovers, signalMembers } from './leftovers.js';
+import { type ExitInfo, type LaunchedChild, type Launcher, failedLaunch } from './script-runner.js';
+import type { RunUsage } from './run-usage.js';
 import { type RunLimits, hasLimits } from '../../message/run-limits.js';
 import { ownV1Homes } from './cgroup-v1.js';
+import { probe } from './cgroup-probe.js';
 import { LimitCgroups, type LimitRun } from './limit-cgroups.js';
 import { sha256Hex } from './sha256-hex.js';
 
@@ -54,6 +56,9 @@ export class RunCgroups {
   private limitCgroups: LimitCgroups | null = null;
   /** Why the queue's limits cannot be enforced and its scripts must not run (not best-effort), else null. */
   limitsRefusal: string | null = null;
+  /** The queue's limits as last judged (its config's), and whether they are best-effort. */
+  private queueLimits: RunLimits = {};
+  private bestEffort = false;
 
   constructor(private readonly o: RunCgroupsOptions) {}
 
@@ -69,30 +74,42 @@ export class RunCgroups {
     const o = this.o;
     if (why === null) o.log.info({ cgroup: this.parent }, 'each script runs in a cgroup of its own: what it leaves running is ended with its run');
     else o.log.info({ why }, 'scripts run in their process groups only: a process that leaves the group (setsid) outlives its run');
-    this.openLimits();
+    await this.openLimits();
   }
 
   /** The v1 hierarchies runs with limits use, and whether the queue's own limits can be enforced with them; said once, at start. */
-  private openLimits(): void {
-    const o = this.o;
-    const limits = o.limits ?? {};
-    let problems: string[];
+  private async openLimits(): Promise<void> {
     if (this.closed) return;
-    if (o.env.RQ_CGROUP === 'off') problems = hasLimits(limits) ? ['RQ_CGROUP=off'] : [];
-    else {
-      this.limitCgroups = LimitCgroups.open(parentCgroupName(o.name, o.queueDir), ownV1Homes());
-      problems = this.limitCgroups.unenforceable(limits);
-    }
+    if (this.o.env.RQ_CGROUP !== 'off')
+      this.limitCgroups = await LimitCgroups.open(parentCgroupName(this.o.name, this.o.queueDir), ownV1Homes(), this.o.queueDir);
+    this.judge(this.o.limits ?? {}, this.o.bestEffort === true);
+  }
+
+  /**
+   * Judges the queue's limits (at start, and again at each config reload): `limitsRefusal` is why
+   * its scripts may not run, null when they may. Says it in the log.
+   */
+  judge(limits: RunLimits, bestEffort: boolean): string | null {
+    this.queueLimits = limits;
+    this.bestEffort = bestEffort;
+    const problems = this.unenforceable(limits);
+    this.limitsRefusal = null;
     if (problems.length === 0) {
-      if (hasLimits(limits)) o.log.info({ limits }, 'run limits enforced through cgroup v1 hierarchies');
-      return;
+      if (hasLimits(limits)) this.o.log.info({ limits }, 'run limits enforced through cgroup v1 hierarchies');
+      return null;
     }
     const why = `run limits cannot be enforced here: ${problems.join('; ')}`;
-    if (o.bestEffort) o.log.warn({ why }, 'limits_best_effort: scripts run with the limits that can be enforced');
+    if (bestEffort) this.o.log.warn({ why }, 'limits_best_effort: scripts run with the limits that can be enforced');
     else {
       this.limitsRefusal = `${why} (limits_best_effort: true runs scripts anyway)`;
-      o.log.error({ why }, 'scripts are not run: their limits cannot be enforced');
+      this.o.log.error({ why }, 'scripts are not run: their limits cannot be enforced');
     }
+    return this.limitsRefusal;
+  }
+
+  private unenforceable(limits: RunLimits): string[] {
+    if (this.limitCgroups) return this.limitCgroups.unenforceable(limits);
+    return hasLimits(limits) ? [`${Object.keys(limits).join(', ')}: ${this.o.env.RQ_CGROUP === 'off' ? 'RQ_CGROUP=off' : 'the queue is stopping'}`] : [];
   }
 
   /** null once the parent cgroup is in use, else why it is not. */
@@ -134,16 +151,34 @@ export class RunCgroups {
     for (const e of runs) await removeCgroup(path.join(parent, e.name), REMOVE_MS);
   }
 
-  /** Wraps `launch` so each run starts in its own cgroup and is signalled and ended through it. */
+  /** Wraps `launch` so each run starts in its own cgroup (and its limits' cgroups) and is signalled and ended through it. */
   around(launch: Launcher): Launcher {
     return (r) => {
-      const limited = this.limited(r.msgId ?? 'run', r.limits);
-      const dir = this.parent && this.make(r.msgId ?? 'run');
-      if (!dir) return limited ? this.withLimits(launch({ ...r, joins: limited.joins }), limited, null) : launch(r);
-      const child = this.withLimits(launch({ ...r, cgroup: dir, ...(limited ? { joins: limited.joins } : {}) }), limited, dir);
+      const id = r.msgId ?? 'run';
+      const lim = this.limited(id, r.limits);
+      // Limits the queue requires and that could not be set up: the start is refused (the message waits in the que, retried), never run without them.
+      if (lim.refused) return failedLaunch(lim.refused, 'EAGAIN');
+      const dir = this.parent && this.make(id);
+      const joins = lim.run ? { joins: lim.run.joins } : {};
+      const child = this.withLimits(launch({ ...r, ...joins, ...(dir ? { cgroup: dir } : {}) }), lim);
+      const limitsGone = () => lim.run?.remove();
       if (child.pid <= 0) {
-        this.end(removeCgroup(dir, REMOVE_MS), dir);
+        this.end(
+          Promise.all([dir && removeCgroup(dir, REMOVE_MS), limitsGone()]).then(() => undefined),
+          dir ?? 'run limit cgroups',
+        );
         return child;
+      }
+      if (!dir) {
+        if (!lim.run) return child;
+        return {
+          ...child,
+          // Without a run cgroup the group's grace ends what is left; then the limit cgroups end the rest (a setsid daemon) and go.
+          endLeftovers: (log, graceMs) => {
+            endLeftovers(child.pid, log, graceMs);
+            setTimeout(() => this.end(limitsGone() ?? Promise.resolve(), 'run limit cgroups'), graceMs).unref();
+          },
+        };
       }
       return {
         ...child,
@@ -153,44 +188,51 @@ export class RunCgroups {
           else if (signal === 'SIGKILL') killAll(dir);
           else signalMembers(dir, signal);
         },
-        endLeftovers: (log, graceMs) =>
-          this.end(
-            endCgroupLeftovers(dir, child.pid, log, graceMs).then(() => limited?.remove()),
-            dir,
-          ),
+        endLeftovers: (log, graceMs) => this.end(endCgroupLeftovers(dir, child.pid, log, graceMs).finally(limitsGone), dir),
       };
     };
   }
 
-  /** The run's limit cgroups when it has limits, or null (logged) when none can be made: it runs unlimited. */
-  private limited(msgId: string, limits: RunLimits | undefined): LimitRun | null {
-    if (!this.limitCgroups || !limits || !hasLimits(limits)) return null;
-    // The queue's own limits were judged at start; a message's own are enforced where they can be.
-    const asked = Object.fromEntries(Object.entries(limits).filter(([f]) => this.o.limits?.[f as keyof RunLimits] === undefined));
-    const missing = this.limitCgroups.unenforceable(asked);
-    if (missing.length)
+  /**
+   * The run's limit cgroups when it has limits. A limit the message asked for beyond its queue's
+   * that cannot be enforced is left out and named; cgroups that cannot be made refuse the start
+   * when the queue requires its limits, else the run goes without them.
+   */
+  private limited(msgId: string, limits: RunLimits | undefined): { run: LimitRun | null; unenforced: string[]; refused?: string } {
+    if (!limits || !hasLimits(limits)) return { run: null, unenforced: [] };
+    const own = Object.fromEntries(Object.entries(limits).filter(([f]) => this.queueLimits[f as keyof RunLimits] === undefined));
+    const unenforced = this.unenforceable(own);
+    if (unenforced.length)
       this.o.log.warn(
-        { msg_id: msgId, missing },
+        { msg_id: msgId, unenforced },
         "limits the message asked for cannot be enforced here: the run goes without them (its queue's do not require them)",
       );
+    if (!this.limitCgroups) return { run: null, unenforced };
     try {
-      return this.limitCgroups.make(safeName(msgId), limits);
+      return { run: this.limitCgroups.make(safeName(msgId), limits), unenforced };
     } catch (err) {
+      const why = `run limit cgroups not made: ${(err as Error).message}`;
+      if (hasLimits(this.queueLimits) && !this.bestEffort) return { run: null, unenforced, refused: why };
       this.o.log.warn({ msg_id: msgId, limits, err: (err as Error).message }, 'run limit cgroups not made: this run is not limited');
-      return null;
+      return { run: null, unenforced: [...unenforced, why] };
     }
   }
 
-  /** The child with what its limit cgroups say at its exit (usage, an OOM kill), and without them once it is gone. */
-  private withLimits(child: LaunchedChild, limited: LimitRun | null, dir: string | null): LaunchedChild {
-    if (!limited) return child;
+  /** The child with what its limit cgroups say at its exit (usage, an OOM kill) and the limits it went without. */
+  private withLimits(child: LaunchedChild, lim: { run: LimitRun | null; unenforced: string[] }): LaunchedChild {
+    const { run, unenforced } = lim;
+    if (!run && unenforced.length === 0) return child;
     const exited = child.exited.then((info): ExitInfo => {
-      const { usage, oom } = limited.read();
-      const merged = info.usage ? { ...info.usage, ...usage, source: usage.cpu_user_ms !== undefined ? ('cgroup' as const) : info.usage.source } : undefined;
-      return { ...info, ...(merged ? { usage: merged } : {}), ...(oom ? { oom } : {}) };
+      const out: ExitInfo = { ...info, ...(unenforced.length ? { unenforced } : {}) };
+      if (!run) return out;
+      const { usage, oom } = run.read();
+      const whole = usage.cpu_user_ms !== undefined && usage.memory_peak_bytes !== undefined;
+      // The cgroups' figures cover every process of the run; wait4's, the script and what it reaped: the fuller wins whole, the rest adds.
+      if (whole) out.usage = { ...info.usage, ...(usage as RunUsage), source: 'cgroup' };
+      else if (info.usage) out.usage = { ...usage, ...info.usage };
+      if (oom) out.oom = oom;
+      return out;
     });
-    // Without a run cgroup to end them through, the limit cgroups go once the process group's grace is over.
-    if (dir === null) void exited.then(() => this.end(limited.remove(), 'run limit cgroups'));
     return { ...child, exited };
   }
 
@@ -229,33 +271,10 @@ export class RunCgroups {
     this.parent = null;
     if (parent) killAll(parent);
     await Promise.all([...this.ending]);
-    this.limitCgroups?.close();
+    await this.limitCgroups?.close();
     if (!parent) return;
     await removeCgroup(parent, REMOVE_MS).catch((err: Error) =>
       this.o.log.warn({ cgroup: parent, err: err.message }, "queue cgroup not removed; the queue's next start takes it over"),
     );
   }
-}
-
-/**
- * Why `launch` cannot start a process in a cgroup under `parent`, or null when it can: a seccomp
- * filter refusing clone3 (older container runtimes), a delegation without write access to the
- * queue's own cgroup.procs, a native spawner built for another architecture.
- */
-async function probe(parent: string, launch: Launcher): Promise<string | null> {
-  const dir = path.join(parent, 'probe');
-  fs.mkdirSync(dir);
-  const logFd = fs.openSync('/dev/null', 'w');
-  let exit;
-  try {
-    const child = launch({ argv: ['/bin/sh', '-c', 'exit 0'], env: {}, cwd: '/', logFd, header: { time: '', script: 'probe' }, cgroup: dir });
-    exit = await child.exited;
-    child.fromScript.destroy();
-    child.toScript.destroy();
-  } finally {
-    fs.closeSync(logFd);
-    await removeCgroup(dir, REMOVE_MS);
-  }
-  if (exit.spawnError !== undefined) return `a script cannot be started in a cgroup: ${exit.spawnError}`;
-  return exit.code === 0 ? null : `a probe started in a cgroup exited with ${exit.code ?? exit.signal}`;
 }

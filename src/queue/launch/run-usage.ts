@@ -6,12 +6,15 @@ export interface RunUsage {
   cpu_system_ms: number;
   memory_peak_bytes: number;
   pids_peak?: number;
+  /** Bytes read from storage and written to it (counted as pages are dirtied), not what the page cache served. */
   io_read_bytes?: number;
   io_write_bytes?: number;
   /** Time the run waited because of cpu_max. */
   throttled_ms?: number;
   /** Times the run hit pids_max (a fork or clone refused). */
   pids_refused?: number;
+  /** Processes of the run the kernel's OOM killer ended (the script itself or a child it survived). */
+  oom_kills?: number;
   /**
    * `cgroup`: every process of the run, read from its cgroups as its script exits. `rusage`: the
    * script and the descendants it reaped (wait4), peak memory being the largest one's, where the
@@ -20,7 +23,14 @@ export interface RunUsage {
   source: 'cgroup' | 'rusage';
 }
 
-/** Usage from wait4's rusage: microseconds of user and system time, peak RSS in KiB. */
-export function rusageOf(userUs: number, systemUs: number, maxRssKiB: number): RunUsage {
-  return { cpu_user_ms: Math.round(userUs / 1000), cpu_system_ms: Math.round(systemUs / 1000), memory_peak_bytes: maxRssKiB * 1024, source: 'rusage' };
+/** Usage from wait4's rusage: microseconds of user and system time, peak RSS in KiB, blocks of 512 bytes read and written. */
+export function rusageOf(userUs: number, systemUs: number, maxRssKiB: number, inBlocks: number, outBlocks: number): RunUsage {
+  return {
+    cpu_user_ms: Math.round(userUs / 1000),
+    cpu_system_ms: Math.round(systemUs / 1000),
+    memory_peak_bytes: maxRssKiB * 1024,
+    io_read_bytes: inBlocks * 512,
+    io_write_bytes: outBlocks * 512,
+    source: 'rusage',
+  };
 }

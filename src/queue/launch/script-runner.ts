@@ -132,8 +132,10 @@ export interface ExitInfo {
   spawnCode?: string;
   /** What the run used, where the launcher or its cgroups can tell. */
   usage?: RunUsage;
-  /** The kernel killed a process of the run for its memory_max (the cgroup's own OOM counter): the status that says so. */
+  /** The kernel's OOM killer ended a process of the run (its memory cgroup's own counter): the status that says so. */
   oom?: string;
+  /** Limits the message asked for that this host could not enforce, and why: the run went without them. */
+  unenforced?: string[];
 }
 
 export interface RunningScript {

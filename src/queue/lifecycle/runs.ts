@@ -49,7 +49,11 @@ export interface RunsDeps {
 
 /** The `exit` of the history line that ends a run (§B14), and what the run used where that is known. */
 function exitDetails(exit: ExitInfo, wallMs: number): Record<string, unknown> {
-  return { exit: { code: exit.code, signal: exit.signal, wall_ms: wallMs }, ...(exit.usage ? { usage: exit.usage } : {}) };
+  return {
+    exit: { code: exit.code, signal: exit.signal, wall_ms: wallMs },
+    ...(exit.usage ? { usage: exit.usage } : {}),
+    ...(exit.unenforced ? { limits_unenforced: exit.unenforced } : {}),
+  };
 }
 
 export class Runs {

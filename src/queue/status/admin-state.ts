@@ -68,8 +68,9 @@ export class AdminState {
     return this.disk.full ? this.disk.why : (this.scriptError ?? this.refusal);
   }
 
-  /** Holds the queue in SCRIPTERROR for the life of this process: its config asks what this host cannot give (a fixed config restarts the queue). */
-  refuseScripts(reason: string): void {
+  /** Holds the queue in SCRIPTERROR while its config asks what this host cannot give (run limits); null lifts it (a fixed config). */
+  refuseScripts(reason: string | null): void {
+    if (reason === this.refusal) return;
     this.refusal = reason;
     this.onChange();
   }

@@ -110,7 +110,7 @@ static void on_pidfd(uv_poll_t *poll, int status, int events) {
   napi_env env = w->env;
   napi_handle_scope scope;
   napi_open_handle_scope(env, &scope);
-  napi_value cb, recv, argv[5];
+  napi_value cb, recv, argv[7];
   napi_get_reference_value(env, w->callback, &cb);
   napi_get_global(env, &recv);  // make_callback wants an object as `this`.
   // A pid nobody else could reap is gone only if waitpid failed: report it as killed by nothing.
@@ -120,8 +120,11 @@ static void on_pidfd(uv_poll_t *poll, int status, int events) {
   napi_create_double(env, (double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec, &argv[2]);
   napi_create_double(env, (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec, &argv[3]);
   napi_create_double(env, (double)ru.ru_maxrss, &argv[4]);
+  // Blocks of 512 bytes read from and written to storage (written: counted as pages are dirtied).
+  napi_create_double(env, (double)ru.ru_inblock, &argv[5]);
+  napi_create_double(env, (double)ru.ru_oublock, &argv[6]);
   napi_value result;
-  napi_make_callback(env, w->async, recv, cb, 5, argv, &result);
+  napi_make_callback(env, w->async, recv, cb, 7, argv, &result);
   napi_delete_reference(env, w->callback);
   napi_async_destroy(env, w->async);
   napi_close_handle_scope(env, scope);
@@ -329,7 +332,7 @@ static pid_t start_child(child_t *c, const char *cgroup) {
  * cgroup (a cgroup v2 directory, or null) is where the child is created: it and all it forks are in
  * it from the start. joins are fds of cgroup v1 cgroup.procs files the child writes itself into before
  * anything else (the parent waits meanwhile: 0.2 ms for five hierarchies here). onExit(code,
- * signal, userUs, systemUs, maxRssKiB) runs once it has exited.
+ * signal, userUs, systemUs, maxRssKiB, inBlocks, outBlocks) runs once it has exited.
  */
 static napi_value do_spawn(napi_env env, napi_callback_info info) {
   size_t argc = 12;
@@ -486,7 +489,7 @@ static napi_value do_usable(napi_env env, napi_callback_info info) {
 }
 
 /* Bumped when spawn()'s arguments change, so rq can tell a stale build (native-launcher.ts ADDON_ABI). */
-#define RQ_SPAWN_ABI 4
+#define RQ_SPAWN_ABI 5
 
 static napi_value init(napi_env env, napi_value exports) {
   napi_value abi;
