@@ -27,7 +27,7 @@ import type { CommandSpec } from './command-spec.js';
 import { JSON_FLAG, MSG_ARG, MSG_ID_OR_ARG } from './common-options.js';
 import { printRefusal } from './json-output.js';
 import { IDEMPOTENCY_KEY, MESSAGE_OPTIONS, RELAY_OK, WAIT } from './message-options.js';
-import { envTraceContext } from './trace-env.js';
+import { envTraceContext } from '../script-kit/trace-env.js';
 
 export interface RqIo {
   stdout: (line: string) => void;
@@ -84,7 +84,7 @@ function create(command: 'create_message' | 'prep_message' | 'single_que', spec:
     // single_que takes --relay-ok as the classic tool did, to refuse an http dest by name.
     options: [...MESSAGE_OPTIONS, RELAY_OK, IDEMPOTENCY_KEY, ...(waits ? [WAIT] : []), ...(command === 'create_message' ? [FROM_FILE] : [])],
     run: async ({ opts, root, io }) => {
-      const fields = messageFields(opts, () => envTraceContext(io.env, io.stderr));
+      const fields = messageFields(opts, () => envTraceContext(io.env, (problem) => io.stderr(`rq: ${problem}; sent without it`)));
       const wait = waits ? waitOpt(opts, 'wait') : undefined;
       const queue = destQueue(fields.dest as string, opts, relays);
       const file = command === 'create_message' ? stringOpt(opts, 'from-file', 'a file of messages, or - for stdin') : undefined;

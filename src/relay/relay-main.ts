@@ -4,6 +4,7 @@ import { resendDelay, backoffScale, resendText } from '../script-kit/resend-dela
 import { ScriptPipe, pipeFds } from '../script-kit/pipe.js';
 import { scriptLog } from '../script-kit/log.js';
 import { HttpClient } from '../script-kit/http-client.js';
+import { envTraceContext } from '../script-kit/trace-env.js';
 import { type RelayOutcome, relayMessage } from './relay.js';
 import { relayLoop } from './relay-loop.js';
 import { relayTarget } from './relay-target.js';
@@ -30,7 +31,8 @@ async function main(env: NodeJS.ProcessEnv): Promise<number> {
     // The classic relay's own line, alone, as the classic tests and log readers grep for it.
     if (env.RQ_FORCE_REMOTE === '1') log('FORCE REMOTE');
     log(`relaying ${env.RQ_FULL_MSG_ID ?? env.RQ_MSG_ID ?? ''} to ${target.base}/q/${target.queue} (attempt ${count + 1})`);
-    outcome = await relayMessage({ jobDir: env.RQ_MSG_DIR ?? process.cwd(), target }, { http, log, progress: (text) => pipe.send('run', text) });
+    const trace = envTraceContext(env, (problem) => log(`${problem}: the far copy is sent without it`));
+    outcome = await relayMessage({ jobDir: env.RQ_MSG_DIR ?? process.cwd(), target, trace }, { http, log, progress: (text) => pipe.send('run', text) });
   } catch (err) {
     // A bad dest never gets better; anything else (disk, a far host misbehaving) may.
     const invalid = err instanceof RqError && err.code === 'RQ_ERR_INVALID_FIELD';

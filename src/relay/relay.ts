@@ -4,6 +4,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { RqError, isErrno } from '../errors.js';
 import { parseFullId } from '../message/message-id.js';
+import type { TraceContext } from '../message/trace-context.js';
 import type { ScriptLog } from '../script-kit/log.js';
 import { type HttpClient, type HttpReply, HttpTransportError } from '../script-kit/http-client.js';
 import { multipartFile } from './multipart-file.js';
@@ -22,6 +23,8 @@ export interface RelayJob {
   /** The message's job/ dir (the script's cwd): relay_id lives here. */
   jobDir: string;
   target: RelayTarget;
+  /** The trace context the run was given (TRACEPARENT, TRACESTATE): the far copy's. */
+  trace?: TraceContext;
 }
 
 export interface RelayDeps {
@@ -188,7 +191,7 @@ export async function relayMessage(job: RelayJob, deps: RelayDeps): Promise<Rela
     deps.progress(`prep ${url}`);
     let reply: HttpReply;
     try {
-      reply = await http.postForm(url, { x_format: 'json', mesg: JSON.stringify(relayCopy(msg)) });
+      reply = await http.postForm(url, { x_format: 'json', mesg: JSON.stringify(relayCopy(msg, job.trace)) });
     } catch (err) {
       return { kind: 'retry', reason: transportProblem('prep', err) };
     }

@@ -1,4 +1,4 @@
-// relayCopy at its edges: fields that are null or absent are not sent, the trace context is, and a count that is no number counts as 0.
+// relayCopy at its edges: fields that are null or absent are not sent, the trace context is (the run's own first), and a count that is no number counts as 0.
 import { describe, expect, it } from 'vitest';
 import { relayCopy } from '../../src/relay/relay-copy.js';
 
@@ -17,6 +17,14 @@ describe('relayCopy edges', () => {
     const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
     expect(relayCopy({ dest: 'd', traceparent, tracestate: 'congo=t61' })).toMatchObject({ traceparent, tracestate: 'congo=t61' });
     expect(relayCopy({ dest: 'd' })).not.toHaveProperty('traceparent');
+  });
+
+  it("sends the run's own trace context in place of the message's, whole: the hop's span when rq exports spans", () => {
+    const msg = { dest: 'd', traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'congo=t61' };
+    const hop = '00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01';
+    expect(relayCopy(msg, { traceparent: hop, tracestate: 'congo=t61' })).toMatchObject({ traceparent: hop, tracestate: 'congo=t61' });
+    expect(relayCopy(msg, { traceparent: hop })).not.toHaveProperty('tracestate');
+    expect(relayCopy(msg, {})).toMatchObject({ traceparent: msg.traceparent, tracestate: 'congo=t61' });
   });
 
   it('counts a numeric text, and anything else as 0', () => {
