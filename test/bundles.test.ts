@@ -25,6 +25,19 @@ describe('daemon bundles', () => {
     expect(eager?.[0] ?? null).toBeNull();
   });
 
+  // A queue loads the SDK only when it exports spans (src/queue/observers/otlp-tracing.ts): none of it is in the bundle, nothing imports it at start.
+  it.each(BUNDLES)('%s imports OpenTelemetry only on demand, from node_modules', (file) => {
+    const text = fs.readFileSync(path.join(PROJECT, file), 'utf8');
+    expect(/^import .* from "@opentelemetry\//m.exec(text)?.[0] ?? null).toBeNull();
+    expect(text).not.toMatch(/class BatchSpanProcessor|OTLPExporterBase/);
+    const imports = [...text.matchAll(/import\("(@opentelemetry\/[^"]+)"\)/g)].map((m) => m[1]).sort();
+    expect(imports).toEqual(
+      file === 'dist/queue/queue-main.js'
+        ? ['@opentelemetry/api', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/resources', '@opentelemetry/sdk-trace-base']
+        : [],
+    );
+  });
+
   describe('the escaping', () => {
     let dir = '';
     afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -10,6 +10,8 @@
 // Why pino's own destinations are left out: the daemons always hand pino a destination (src/log.ts), so its
 // sonic-boom and its transports (thread-stream, on worker threads) never run, yet requiring them loaded node's
 // worker_threads and assert into every daemon (an idle queue ~0.3 MB more; docs/performance.md, Memory).
+// Why the OpenTelemetry packages stay outside: a queue imports them (dynamically) only when it exports spans
+// (src/queue/observers/otlp-tracing.ts); bundled, their code would be in every queue's source text, used or not.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -63,6 +65,7 @@ export async function bundleDaemons(root, entries, outdir) {
     logLevel: 'warning',
     write: false,
     plugins: [leaveOutPinoDestinations],
+    external: ['@opentelemetry/*'],
     // The bundled CommonJS dependencies (pino's) call require, which ESM lacks.
     banner: { js: "import { createRequire as __rqCreateRequire } from 'node:module'; const require = __rqCreateRequire(import.meta.url);" },
   });

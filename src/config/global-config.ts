@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import * as z from 'zod/mini';
 import { normaliseRelativeRoot, type HostInfo } from '../message/message-id.js';
 import { configReadError, parseConfigJson, parseWithSchema } from './schema-error.js';
+import { OTLP_ENDPOINT_EXPECTED, isOtlpEndpoint } from './otlp-endpoint.js';
 
 export const PORT_EXPECTED = 'a port number 1-65535 (number or numeric string)';
 
@@ -75,6 +76,8 @@ export const GlobalConfigSchema = z.looseObject(
     ),
     // How queue processes trade CPU for memory (queue/node-flags.ts queueNodeFlags); read when rq-mgr starts.
     queue_memory: z.optional(z.enum(['default', 'lean'], { error: '"default" or "lean"' })),
+    // Where queue processes send their spans, OTLP over HTTP (config/otlp-endpoint.ts); false: nowhere, whatever OTEL_* says.
+    otlp_endpoint: z.optional(z.custom<string | false>((v) => v === false || isOtlpEndpoint(v), { error: OTLP_ENDPOINT_EXPECTED })),
     max_upload_bytes: z.optional(z.int({ error: 'a positive whole number of bytes' }).check(z.positive({ error: 'a positive whole number of bytes' }))),
   },
   { error: 'a JSON object' },

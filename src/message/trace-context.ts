@@ -114,3 +114,21 @@ export function withoutTrace<T extends object>(fields: T): T {
   for (const f of TRACE_FIELDS) delete copy[f];
   return copy as T;
 }
+
+/** A checked traceparent's fields (readTraceparent made sure of its form), as a tracer takes its parent. */
+export interface TraceParent {
+  traceId: string;
+  parentId: string;
+  /** The trace-flags byte; bit 0 is `sampled`, the sender's decision to record the trace. */
+  flags: number;
+}
+
+export function traceParentOf(traceparent: string): TraceParent {
+  const [, traceId, parentId, flags] = traceparent.split('-');
+  return { traceId, parentId, flags: parseInt(flags, 16) };
+}
+
+/** The traceparent of version 00 for a span of the trace, as a script's tracer reads it. */
+export function traceparentFor(traceId: string, spanId: string, flags: number): string {
+  return `00-${traceId}-${spanId}-${flags.toString(16).padStart(2, '0')}`;
+}

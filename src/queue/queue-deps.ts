@@ -6,6 +6,7 @@ import type { SpoolFs } from '../spool/spool-fs.js';
 import type { Peer } from './lifecycle/dup.js';
 import type { Launcher, ScriptCheck } from './launch/script-runner.js';
 import type { StatsRetention } from './observers/queue-stats.js';
+import type { Tracing } from './observers/otlp-tracing.js';
 
 export interface QueueDeps {
   root: string;
@@ -25,6 +26,8 @@ export interface QueueDeps {
   idempotencyWindowMs?: number;
   /** stats_history_days and histogram_history_days (rq-beyond §B15.2); 30 and 7 by default. */
   statsRetention?: StatsRetention;
+  /** The OpenTelemetry SDK, started when spans are exported (config/otlp-endpoint.ts); absent, the queue loads none of it. */
+  tracing?: Tracing;
   /** The spool's disk calls (the real disk by default; tests record them to check durability). */
   fs?: SpoolFs;
 }

@@ -22,6 +22,8 @@ import { inheritedEnv } from './launch/run-policy.js';
 import { type CronQueue, QueueCron } from './cron/queue-cron.js';
 import { cronStateFile } from './cron/cron-state.js';
 import { type EventFeed, startEventFeed } from './observers/event-feed.js';
+import { spanTarget } from '../config/otlp-endpoint.js';
+import { tracingFor } from './observers/otlp-tracing.js';
 
 export async function main(argv: string[]): Promise<void> {
   const { opts } = parseArgs(['queue', ...argv]);
@@ -35,6 +37,7 @@ export async function main(argv: string[]): Promise<void> {
   const load = () => loadQueueConfig(paths.configFile);
   const launch = chooseLauncher(process.env, log);
   const config = await load();
+  const tracing = await tracingFor(spanTarget(global, process.env), log);
   const cgroups = new RunCgroups({ name, queueDir: paths.dir, log, env: process.env, limits: config, bestEffort: config.limits_best_effort === true });
   const queue = new Queue({
     root,
@@ -45,6 +48,7 @@ export async function main(argv: string[]): Promise<void> {
     statsRetention: { days: global.stats_history_days ?? 30, histogramDays: global.histogram_history_days ?? 7 },
     peer: (q) => QueueClient.oneShot(queuePaths(root, q).sock, { timeoutMs: 30_000 }),
     launch: cgroups.around(launch),
+    tracing,
     // A snapshot: copying process.env itself costs ~0.2 ms per script (one getenv per variable).
     baseEnv: inheritedEnv(process.env),
     // A queue made over HTTP runs only scripts inside script_dirs, checked at every start, not only at its creation.

@@ -13,6 +13,7 @@ import { Dispatcher } from './coordination/dispatcher.js';
 import { deadlineOf } from './rules/expiry.js';
 import type { Peer } from './lifecycle/dup.js';
 import type { StateCounts } from '../message/states.js';
+import type { Message } from '../message/message.js';
 import { IdempotencyKeys } from './coordination/idempotency.js';
 import { MessageIndex } from './index/message-index.js';
 import { LifecycleOps } from './lifecycle/lifecycle-ops.js';
@@ -31,6 +32,7 @@ import type { DependencyWaits } from './dependencies/dependency-waits.js';
 import { wireDependencies } from './dependencies/dependency-wiring.js';
 import { observeWebhooks } from './observers/webhooks.js';
 import { QueueStats } from './observers/queue-stats.js';
+import { TraceSpans } from './observers/trace-spans.js';
 import { DEFAULT_IDEMPOTENCY_WINDOW_MS, type QueueDeps } from './queue-deps.js';
 export type { Peer } from './lifecycle/dup.js';
 export { DEFAULT_IDEMPOTENCY_WINDOW_MS, type QueueDeps } from './queue-deps.js';
@@ -58,6 +60,8 @@ export class Queue {
   readonly outbox: DependencyOutbox;
   readonly stats: QueueStats;
   readonly admin: AdminState;
+  /** The spans of traced messages, when the root exports them. */
+  private readonly spans: TraceSpans | null;
   private readonly dispatcher: Dispatcher;
   private readonly runs: Runs;
   private readonly webhooksSent: () => Promise<void>;
@@ -139,6 +143,7 @@ export class Queue {
       pump: () => this.pump(),
       stopping: () => this.stopping,
       killGraceMs: deps.killGraceMs,
+      runTrace: (msg, startMs) => this.spans?.runContext(msg, startMs) ?? msg,
     });
     this.limits = new LimitGate({
       config,
@@ -193,6 +198,9 @@ export class Queue {
     this.peer = deps.peer;
     const retention = deps.statsRetention ?? { days: 30, histogramDays: 7 };
     this.stats = new QueueStats({ name: deps.config.name, events, spool, index, now: this.now, log: this.log, retention });
+    const enteredAt = (msg: Message) => this.stats.collector.enteredAt(msg);
+    const spanDeps = { events, queue: () => this.name, fullId: (id: string) => spool.fullId(id), enteredAt, now: this.now };
+    this.spans = deps.tracing ? new TraceSpans({ ...spanDeps, tracing: deps.tracing }) : null;
     this.webhooksSent = observeWebhooks(events, { peer: deps.peer, fullId: (id) => spool.fullId(id), log: this.log });
   }
 
@@ -275,6 +283,8 @@ export class Queue {
     this.limits.withdrawAll();
     await dispatched;
     await this.webhooksSent();
+    // The runs have ended (interrupted ones too): their spans go out before the process does.
+    await this.spans?.close();
     await this.keys.close();
     await this.tags.close();
     this.limits.close();

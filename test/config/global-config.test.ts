@@ -75,6 +75,16 @@ describe('global config.json', () => {
     );
   });
 
+  it('takes an http(s) otlp_endpoint or false, and names the field for anything else', () => {
+    expect(parse({ host: 'h', port: 1, otlp_endpoint: 'http://127.0.0.1:4318' }).otlp_endpoint).toBe('http://127.0.0.1:4318');
+    expect(parse({ host: 'h', port: 1, otlp_endpoint: 'https://collector.example/otlp' }).otlp_endpoint).toBe('https://collector.example/otlp');
+    expect(parse({ host: 'h', port: 1, otlp_endpoint: false }).otlp_endpoint).toBe(false);
+    for (const bad of ['"127.0.0.1:4318"', '"grpc://h:4317"', 'true', '""'])
+      expect(problem(`{"host":"h","port":1,"otlp_endpoint":${bad}}`).message).toBe(
+        `config/config.json: otlp_endpoint: expected the http(s) URL of an OTLP/HTTP receiver, such as "http://127.0.0.1:4318", or false, received ${bad}`,
+      );
+  });
+
   it('checks the connection limits and healthy_states', () => {
     expect(problem('{"host":"h","port":1,"max_connections":0}').message).toBe(
       'config/config.json: max_connections: expected a positive whole number, received 0',

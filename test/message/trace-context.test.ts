@@ -9,6 +9,8 @@ import {
   readTraceparent,
   readTracestate,
   traceFrom,
+  traceParentOf,
+  traceparentFor,
   withoutTrace,
 } from '../../src/message/trace-context.js';
 import { testSeed } from '../helpers/seeded-random.mjs';
@@ -169,5 +171,24 @@ describe('traceFrom', () => {
     const fields = { dest: 'q', ...ambient };
     expect(withoutTrace(fields)).toEqual({ dest: 'q' });
     expect(fields.traceparent).toBe(ambient.traceparent);
+  });
+});
+
+describe('a traceparent as a tracer takes it', () => {
+  it("splits a checked one into trace id, parent id and flags, a later version's extra fields left", () => {
+    expect(traceParentOf(TP)).toEqual({ traceId: TRACE_ID, parentId: PARENT_ID, flags: 1 });
+    expect(traceParentOf(`cc-${TRACE_ID}-${PARENT_ID}-08-what-comes`)).toEqual({ traceId: TRACE_ID, parentId: PARENT_ID, flags: 8 });
+  });
+
+  it('writes version 00 back, flags as two hex digits, and every one it writes is a traceparent', () => {
+    expect(traceparentFor(TRACE_ID, PARENT_ID, 1)).toBe(TP);
+    fc.assert(
+      fc.property(notZero(32), notZero(16), fc.integer({ min: 0, max: 255 }), (traceId, spanId, flags) => {
+        const tp = traceparentFor(traceId, spanId, flags);
+        expect(readTraceparent(tp, refuse)).toBe(tp);
+        expect(traceParentOf(tp)).toEqual({ traceId, parentId: spanId, flags });
+      }),
+      { seed: testSeed() },
+    );
   });
 });

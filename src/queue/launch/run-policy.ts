@@ -4,7 +4,7 @@ import { DEFAULT_MAX_LINE_BYTES, type QueueConfig } from '../../config/queue-con
 import type { RetrySettings } from '../../message/job-fields.js';
 import { expandLimit } from '../../message/limit-key.js';
 import type { Message } from '../../message/message.js';
-import { TRACE_ENV, TRACE_FIELDS } from '../../message/trace-context.js';
+import { TRACE_ENV, TRACE_FIELDS, type TraceContext } from '../../message/trace-context.js';
 import { failuresOf, lastFailureEnv, retrySettings, seconds } from '../rules/retry-policy.js';
 import type { DeadlineLimits } from '../rules/run-deadlines.js';
 import type { OutputBounds } from './run-log.js';
@@ -43,7 +43,8 @@ function num(v: unknown): number | undefined {
   return typeof v === 'number' ? v : undefined;
 }
 
-export function runPolicy(msg: Message, config: QueueConfig, jobDir: string, graceMs: number, startMs: number): RunPolicy {
+/** `trace`: the context the script continues, the message's own unless rq exports a span for the run (observers/trace-spans.ts). */
+export function runPolicy(msg: Message, config: QueueConfig, jobDir: string, graceMs: number, startMs: number, trace: TraceContext = msg): RunPolicy {
   const retry = retrySettings(msg, config);
   const timeout = num(msg.timeout) ?? config.timeout;
   const heartbeat = num(msg.heartbeat_timeout) ?? config.heartbeat_timeout;
@@ -72,7 +73,7 @@ export function runPolicy(msg: Message, config: QueueConfig, jobDir: string, gra
   const limit = typeof msg.limit === 'string' ? msg.limit : config.limit;
   if (limit !== undefined) env.RQ_LIMIT = expandLimit(limit, msg, config.name);
   // Unprefixed, as OpenTelemetry's SDKs read them, so the script's spans join the sender's trace.
-  for (const f of TRACE_FIELDS) if (typeof msg[f] === 'string') env[TRACE_ENV[f]] = msg[f];
+  for (const f of TRACE_FIELDS) if (typeof trace[f] === 'string') env[TRACE_ENV[f]] = trace[f];
   if (heartbeat !== undefined) env.RQ_HEARTBEAT_TIMEOUT = seconds(heartbeat);
   if (timeout !== undefined || heartbeat !== undefined) env.RQ_KILL_GRACE = seconds(graceMs / 1000);
   const output: OutputBounds = { maxLineBytes: config.max_line_bytes ?? DEFAULT_MAX_LINE_BYTES };

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { QueueConfig } from '../../config/queue-config.js';
 import { type HostInfo, hostUrl } from '../../message/message-id.js';
 import type { Message } from '../../message/message.js';
+import type { TraceContext } from '../../message/trace-context.js';
 import { markShutdown } from '../../spool/message-files.js';
 import type { QueueSpool } from '../../spool/queue-spool.js';
 import type { AdminState } from '../status/admin-state.js';
@@ -43,6 +44,8 @@ export interface RunsDeps {
   /** The queue is shutting down: a run that ends now was interrupted, not finished. */
   stopping: () => boolean;
   killGraceMs?: number;
+  /** The trace context a run's script continues: the message's own, or its run span's when rq exports spans. */
+  runTrace?: (msg: Message, startMs: number) => TraceContext;
   /** Uniform in [0, 1): the retry jitter (§B3.2); seeded in tests. */
   random?: () => number;
 }
@@ -87,7 +90,7 @@ export class Runs {
       const jobDir = spool.makeJobDir(dir);
       const script = this.d.admin.resolveScript();
       if (!script.ok) return this.refuse(run, started(), { kind: 'script', code: 'ENOENT', text: script.reason });
-      const policy = runPolicy(msg, config, jobDir, run.killGraceMs, startMs);
+      const policy = runPolicy(msg, config, jobDir, run.killGraceMs, startMs, this.d.runTrace?.(msg, startMs));
       let running: RunningScript;
       try {
         running = startScript(
