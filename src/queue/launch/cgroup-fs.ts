@@ -24,8 +24,7 @@ export function cgroupHome(mountinfo: string, procCgroup: string): CgroupHome {
     const [fields, fsFields] = line.split(' - ');
     if (fsFields?.split(' ')[0] !== 'cgroup2') continue;
     const [, , , rootField, pointField, options] = fields.split(' ');
-    const root = unescapeMount(rootField);
-    const under = root === '/' ? own : own === root ? '/' : own.startsWith(`${root}/`) ? own.slice(root.length) : null;
+    const under = underMountRoot(unescapeMount(rootField), own);
     if (under === null) continue;
     const point = unescapeMount(pointField);
     if (options.split(',').includes('ro')) return { ok: false, why: `cgroup2 is mounted read-only at ${point}` };
@@ -34,16 +33,23 @@ export function cgroupHome(mountinfo: string, procCgroup: string): CgroupHome {
   return { ok: false, why: "no cgroup2 mount shows this process's cgroup" };
 }
 
+/** A /proc file's text, '' when it cannot be read. */
+export function procText(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** Where cgroup path `own` lies under a mount whose root is `root` (a container's mount may start deeper), or null when outside it. */
+export function underMountRoot(root: string, own: string): string | null {
+  return root === '/' ? own : own === root ? '/' : own.startsWith(`${root}/`) ? own.slice(root.length) : null;
+}
+
 /** cgroupHome of this process, from /proc. */
 export function ownCgroupHome(): CgroupHome {
-  const read = (file: string) => {
-    try {
-      return fs.readFileSync(file, 'utf8');
-    } catch {
-      return '';
-    }
-  };
-  return cgroupHome(read('/proc/self/mountinfo'), read('/proc/self/cgroup'));
+  return cgroupHome(procText('/proc/self/mountinfo'), procText('/proc/self/cgroup'));
 }
 
 /** Whether a process lives in the cgroup at `dir` or below it; a cgroup already removed has none. */

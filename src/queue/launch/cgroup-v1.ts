@@ -1,7 +1,7 @@
 // cgroup v1 hierarchies, where a host keeps its controllers (memory, pids, cpu, cpuacct, blkio): where each is mounted for this process, and the files a run's limits and accounting use.
 import fs from 'node:fs';
 import path from 'node:path';
-import { unescapeMount } from './cgroup-fs.js';
+import { procText, underMountRoot, unescapeMount } from './cgroup-fs.js';
 
 export const V1_CONTROLLERS = ['memory', 'pids', 'cpu', 'cpuacct', 'blkio'] as const;
 export type V1Controller = (typeof V1_CONTROLLERS)[number];
@@ -30,8 +30,7 @@ export function v1Homes(mountinfo: string, procCgroup: string): V1Homes {
     for (const c of controllers) {
       const mine = own.get(c);
       if (mine === undefined || out[c] !== undefined) continue;
-      const root = unescapeMount(rootField);
-      const under = root === '/' ? mine : mine === root ? '/' : mine.startsWith(`${root}/`) ? mine.slice(root.length) : null;
+      const under = underMountRoot(unescapeMount(rootField), mine);
       if (under === null) continue;
       const point = unescapeMount(pointField);
       out[c] = options.split(',').includes('ro') ? { why: `the ${c} hierarchy is mounted read-only at ${point}` } : { dir: path.resolve(point, `.${under}`) };
@@ -42,14 +41,7 @@ export function v1Homes(mountinfo: string, procCgroup: string): V1Homes {
 
 /** v1Homes of this process, from /proc. */
 export function ownV1Homes(): V1Homes {
-  const read = (file: string) => {
-    try {
-      return fs.readFileSync(file, 'utf8');
-    } catch {
-      return '';
-    }
-  };
-  return v1Homes(read('/proc/self/mountinfo'), read('/proc/self/cgroup'));
+  return v1Homes(procText('/proc/self/mountinfo'), procText('/proc/self/cgroup'));
 }
 
 /** A cgroup file's text, or null when it cannot be read (the kernel lacks it). */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -323,6 +324,26 @@ static pid_t start_child(child_t *c, const char *cgroup) {
 #endif
 }
 
+/** A JS array of at most `max` int32s into out[] and *n; false (with an exception thrown) when it is not one. */
+static bool get_ints(napi_env env, napi_value arr, int *out, uint32_t max, uint32_t *n, const char *too_many) {
+  if (napi_get_array_length(env, arr, n) != napi_ok) {
+    napi_throw_type_error(env, "RQ_ERR_SPAWN", "rq-spawn: expected an array of fds");
+    return false;
+  }
+  if (*n > max) {
+    napi_throw_range_error(env, "RQ_ERR_SPAWN", too_many);
+    return false;
+  }
+  for (uint32_t i = 0; i < *n; i++) {
+    napi_value el;
+    if (napi_get_element(env, arr, i, &el) != napi_ok || napi_get_value_int32(env, el, &out[i]) != napi_ok) {
+      napi_throw_type_error(env, "RQ_ERR_SPAWN", "rq-spawn: expected an array of fds");
+      return false;
+    }
+  }
+  return true;
+}
+
 /**
  * spawn(file, argv, envp, cwd, fds, nice, headerBefore, headerAfter, fileSizeLimit, cgroup, joins, onExit) -> pid
  * fds[i] becomes fd i in the child. The child writes headerBefore + its pid + headerAfter to fd 1
@@ -344,26 +365,8 @@ static napi_value do_spawn(napi_env env, napi_callback_info info) {
   }
   child_t c;
   memset(&c, 0, sizeof c);
-  CHECK(napi_get_array_length(env, args[4], &c.nfds));
-  if (c.nfds > MAX_FDS) {
-    napi_throw_range_error(env, "RQ_ERR_SPAWN", "rq-spawn: too many fds");
-    return NULL;
-  }
-  for (uint32_t i = 0; i < c.nfds; i++) {
-    napi_value el;
-    CHECK(napi_get_element(env, args[4], i, &el));
-    CHECK(napi_get_value_int32(env, el, &c.fds[i]));
-  }
-  CHECK(napi_get_array_length(env, args[10], &c.njoins));
-  if (c.njoins > MAX_JOINS) {
-    napi_throw_range_error(env, "RQ_ERR_SPAWN", "rq-spawn: too many cgroups to join");
-    return NULL;
-  }
-  for (uint32_t i = 0; i < c.njoins; i++) {
-    napi_value el;
-    CHECK(napi_get_element(env, args[10], i, &el));
-    CHECK(napi_get_value_int32(env, el, &c.joins[i]));
-  }
+  if (!get_ints(env, args[4], c.fds, MAX_FDS, &c.nfds, "rq-spawn: too many fds")) return NULL;
+  if (!get_ints(env, args[10], c.joins, MAX_JOINS, &c.njoins, "rq-spawn: too many cgroups to join")) return NULL;
   CHECK(napi_get_value_int32(env, args[5], &c.nice_value));
   napi_valuetype header_type, cgroup_type;
   CHECK(napi_typeof(env, args[7], &header_type));
