@@ -135,6 +135,13 @@ export const ERRORS = {
   RQ_ERR_MGR_DOWN: { status: 503, message: '503 - QueueMgr not running' },
   // The rq tool: no queue answered, and neither does rq-mgr (the socket, then how to start it).
   RQ_ERR_MGR_NOT_RUNNING: { status: 503, message: 'rq-mgr is not running (no answer on %s); start it with %s' },
+  // A fleet (docs/fleet.md): none configured, etcd not answering, a host name another host holds.
+  RQ_ERR_NO_FLEET: { status: 404, message: 'no fleet is configured on this host (config/config.json has no "fleet"; docs/fleet.md)' },
+  RQ_ERR_ETCD_UNREACHABLE: { status: 503, message: 'etcd did not answer (%s): %s' },
+  RQ_ERR_FLEET_HOST_TAKEN: {
+    status: 409,
+    message: 'fleet %s: the host name %s is held by another rq (%s, at %s); give this one another fleet.host in config/config.json',
+  },
   RQ_ERR_PROTOCOL: { status: 502, message: '%s' },
   RQ_ERR_FETCH: { status: 502, message: 'CRITICAL: %s' },
   RQ_ERR_DISK: { status: 507, message: '%s failed: %s' },

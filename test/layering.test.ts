@@ -15,6 +15,7 @@ const LAYERS: string[][] = [
   ['spool'],
   ['queue'],
   ['script-kit'],
+  ['fleet'],
   ['timers', 'mgr'],
   ['relay', 'builtins'],
   ['web'],

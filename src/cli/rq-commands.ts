@@ -18,6 +18,7 @@ import { TAIL_COMMANDS } from './rq-tail.js';
 import { BROWSE_COMMANDS } from './rq-browse.js';
 import { OPERATOR_COMMANDS } from './rq-operator.js';
 import { DOCTOR_COMMANDS } from './rq-doctor.js';
+import { FLEET_COMMANDS } from './rq-fleet.js';
 import { VERSION_COMMANDS } from './rq-version.js';
 import { BULK_COMMANDS } from './rq-bulk.js';
 import { FROM_FILE, sendFromFile } from './rq-from-file.js';
@@ -287,5 +288,6 @@ export const RQ_COMMANDS: Record<string, RqCommand> = {
   ...TAIL_COMMANDS,
   ...OPERATOR_COMMANDS,
   ...DOCTOR_COMMANDS,
+  ...FLEET_COMMANDS,
   ...VERSION_COMMANDS,
 };

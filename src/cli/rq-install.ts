@@ -7,11 +7,13 @@ import { PACKAGE_DIR, resolveRoot } from '../config/root.js';
 import { rootPaths } from '../config/paths.js';
 import { DirSync, mkdirDurable, writeFileDurable } from '../spool/durable.js';
 import { parseArgs, takeRepeated, type OptionValue } from '../args.js';
+import type { FleetConfig } from '../config/fleet-config.js';
+import { FLEET_OPTIONS, FLEET_USAGE, fleetOption } from './install-fleet.js';
 
 /** Linked into scandir/ in this order when their directory exists under scripts/. */
 export const BUILTIN_QUEUES = ['relay', 'debug', 'cleaner', 'rq_router', 'webhook'] as const;
 
-const KNOWN_OPTIONS = new Set(['env', 'host', 'port', 'addr', 'tmpdir', 'allow-new-queue', 'script-dir', 'force', 'root', 'help']);
+const KNOWN_OPTIONS = new Set(['env', 'host', 'port', 'addr', 'tmpdir', 'allow-new-queue', 'script-dir', 'force', 'root', 'help', ...FLEET_OPTIONS]);
 
 const USAGE = `rq-install: make a directory an rq root: writes config/config.json, creates queues/, scandir/,
 timers/, log/ and tmp/, and links the built-in queues (relay, debug, cleaner, rq_router, webhook)
@@ -19,6 +21,7 @@ and the cleaner timer
 
 Usage: rq-install [--root DIR] [--env NAME] [--host HOST] [--port PORT] [--addr ADDR]
                   [--tmpdir DIR] [--allow-new-queue [--script-dir DIR]...] [--force]
+                  [--fleet NAME --etcd URL[,URL...] --advertise URL [--fleet-host NAME]]
 
 Options:
   --root DIR         where to install (default: $RQ_ROOT, else the directory rq is installed in)
@@ -32,13 +35,15 @@ Options:
                      a queue runs its script as this user; put the web behind basic_auth)
   --script-dir DIR   a directory those queues may take their script and config from
                      (absolute or relative to the root; repeatable)
+${FLEET_USAGE}
   --force            install over an existing config/config.json
   -h, --help         print this help and exit 0
 
 Exit: 0 installed, 1 already installed or failed, 2 a bad command line.
 
 Example:
-  $ rq-install --root /srv/rq --env production --port 3333`;
+  $ rq-install --root /srv/rq --env production --port 3333
+  $ rq-install --root /srv/rq --fleet prod --etcd http://10.0.0.1:2379 --advertise http://10.0.0.5:3333/`;
 
 export const NEW_QUEUE_WARNING =
   'Warning: allow_new_queue is on. Whoever can reach the web can create queues, and a queue runs its script as this user: set basic_auth in config/config.json (docs/security.md).';
@@ -81,7 +86,16 @@ export interface InstallSettings {
   root: string;
   force: boolean;
   /** config.json content, keys in the classic order. */
-  config: { env: string; host: string; port: number; addr: string; tmpdir: string; allow_new_queue: boolean; script_dirs?: string[] };
+  config: {
+    env: string;
+    host: string;
+    port: number;
+    addr: string;
+    tmpdir: string;
+    allow_new_queue: boolean;
+    script_dirs?: string[];
+    fleet?: FleetConfig;
+  };
   /** True when tmpdir is the default <root>/tmp, which the installer creates. */
   ownTmpdir: boolean;
 }
@@ -118,6 +132,7 @@ export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv)
   const scriptDirs = repeated.values as string[];
   const allowNewQueue = boolOpt(opts, 'allow-new-queue') ?? false;
   if (scriptDirs.length > 0 && !allowNewQueue) throw usageError('--script-dir: only with --allow-new-queue (script dirs limit the queues the web may create)');
+  const fleet = fleetOption(opts);
 
   return {
     root,
@@ -132,6 +147,7 @@ export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv)
       tmpdir: tmpdir ?? path.join(root, 'tmp'),
       allow_new_queue: allowNewQueue,
       ...(scriptDirs.length > 0 ? { script_dirs: scriptDirs } : {}),
+      ...(fleet ? { fleet } : {}),
     },
     ownTmpdir: tmpdir === undefined,
   };

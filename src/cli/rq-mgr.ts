@@ -118,6 +118,10 @@ async function status(root: string): Promise<number> {
     Object.entries(r.value).forEach(([name, w], i) =>
       console.log(`  ${name.padEnd(24)} ${w.status.padEnd(8)} pid ${w.pid ?? '-'}  uptime ${w.uptime ?? '-'} s${held[i]}`),
     );
+    // A host in a fleet: its membership, and why not when another host holds its name or etcd does not answer.
+    const fleet = await new MgrClient(p.mgrSock).fleet(5000).catch(() => null);
+    const m = fleet?.ok ? fleet.value.member : null;
+    if (fleet?.ok && m) console.log(`  fleet ${fleet.value.fleet} as ${fleet.value.host}: ${m.state} since ${m.since}${m.reason ? ` (${m.reason})` : ''}`);
   } catch (err) {
     console.log(`  (socket does not answer: ${(err as Error).message})`);
   }

@@ -5,6 +5,7 @@ import * as z from 'zod/mini';
 import { normaliseRelativeRoot, type HostInfo } from '../message/message-id.js';
 import { configReadError, parseConfigJson, parseWithSchema } from './schema-error.js';
 import { OTLP_ENDPOINT_EXPECTED, isOtlpEndpoint } from './otlp-endpoint.js';
+import { FleetConfigSchema } from './fleet-config.js';
 
 export const PORT_EXPECTED = 'a port number 1-65535 (number or numeric string)';
 
@@ -79,6 +80,8 @@ export const GlobalConfigSchema = z.looseObject(
     // Where queue processes send their spans, OTLP over HTTP (config/otlp-endpoint.ts); false: nowhere, whatever OTEL_* says.
     otlp_endpoint: z.optional(z.custom<string | false>((v) => v === false || isOtlpEndpoint(v), { error: OTLP_ENDPOINT_EXPECTED })),
     max_upload_bytes: z.optional(z.int({ error: 'a positive whole number of bytes' }).check(z.positive({ error: 'a positive whole number of bytes' }))),
+    // Membership of a fleet of hosts coordinated through etcd (docs/fleet.md); absent, nothing of it loads.
+    fleet: z.optional(FleetConfigSchema),
   },
   { error: 'a JSON object' },
 );

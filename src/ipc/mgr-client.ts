@@ -3,6 +3,7 @@ import type { ErrorCode } from '../errors.js';
 import { type Answer, type Refusal, answer, isAnything, isArray, isNumber, isObject, isString } from './answer.js';
 import { CODES_HELLO } from './reply-codes.js';
 import { mgrCommand } from './rq1.js';
+import { type FleetView, isFleetView } from './fleet-reply.js';
 
 export type AdminOp = 'up' | 'down' | 'pause' | 'resume';
 
@@ -116,6 +117,11 @@ export class MgrClient {
     const r = await this.refusedQueues(timeoutMs).catch(() => null);
     const e = r?.ok ? r.value.find((x) => x.entry === name && !x.config) : undefined;
     return e ? `${e.reason} (${e.fix})` : null;
+  }
+
+  /** The fleet this host is in (an rq extension); refused with RQ_ERR_NO_FLEET on a host without one. */
+  async fleet(timeoutMs?: number): Promise<Answer<FleetView>> {
+    return answer(await this.send('fleet', '', timeoutMs), isFleetView);
   }
 
   async admin(op: AdminOp, queue: string): Promise<Answer<unknown>> {

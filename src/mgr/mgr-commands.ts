@@ -9,6 +9,7 @@ import { validateQueueOptions } from '../config/queue-config.js';
 import { isValidQueueName } from '../message/names.js';
 import { RQ_VERSION } from '../version.js';
 import type { RefusedEntry } from '../ipc/mgr-client.js';
+import type { FleetView } from '../ipc/fleet-reply.js';
 import type { Supervisor } from './supervisor.js';
 
 /** A command: its reply, or a refusal thrown as an RqError; `conn` for replies that carry refusals of their own (limit_reset). */
@@ -71,7 +72,14 @@ export function refusedQueues(sup: Supervisor, scandir: { refusals: () => Refuse
   return [...scandir.refusals(), ...unfit];
 }
 
-export function mgrCommands(env: string | undefined, limits: Record<string, LimitCommand>, refused: () => RefusedEntry[] = () => []): Record<string, Handler> {
+export function mgrCommands(
+  env: string | undefined,
+  limits: Record<string, LimitCommand>,
+  refused: () => RefusedEntry[] = () => [],
+  fleet: () => FleetView = () => {
+    throw RqError.of('RQ_ERR_NO_FLEET');
+  },
+): Record<string, Handler> {
   return {
     ...Object.fromEntries(Object.entries(limits).map(([name, run]) => [name, (_sup: Supervisor, arg: string, conn: Connection) => run(arg, conn)])),
     ping: () => ['pong'],
@@ -100,6 +108,8 @@ export function mgrCommands(env: string | undefined, limits: Record<string, Limi
     status: (sup) => ['ok', sup.status()],
     // rq extension: entries that are no queue and why, for `rq doctor`, a send to such a name, the web's 404.
     refused_queues: () => ['ok', refused()],
+    // rq extension: the fleet this host is in, for GET /fleet.json and `rq fleet`; refused when none is configured.
+    fleet: () => ['ok', fleet()],
   };
 }
 

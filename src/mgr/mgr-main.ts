@@ -15,6 +15,7 @@ import { type StartReport, Supervisor } from './supervisor.js';
 import type { WorkerProblem } from './worker.js';
 import { LimitsService } from './limits-service.js';
 import { claimPidFile } from './pid-file.js';
+import { FleetMember } from './fleet-member.js';
 
 export interface RunOptions {
   root: string;
@@ -68,11 +69,16 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   if (config.tmpdir) env.TMPDIR = String(config.tmpdir);
 
   const limits = new LimitsService({ root: opts.root, log: log.child({ component: 'limits' }) });
+  const fleet = await FleetMember.start(config, opts.root, log, Date.now());
   const sup = new Supervisor({
     root: opts.root,
     log,
     env,
-    queueExited: (name, how) => void limits.queueExited(name, how),
+    queueExited: (name, how) => {
+      void limits.queueExited(name, how);
+      if (how !== 'restarting') fleet.queueGone(name);
+    },
+    queueServing: (name) => fleet.queueServing(name),
     webGraceMs: webLimits(config).shutdownGraceMs,
     queueMemory: config.queue_memory,
   });
@@ -84,6 +90,7 @@ export async function runMgr(opts: RunOptions): Promise<number> {
     watchStdin: opts.watchStdin,
     onStop: async () => {
       sup.retire();
+      await fleet.stop();
       await server?.close();
       await scandir?.close();
       await sup.shutdown();
@@ -106,7 +113,12 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   limits.arbiter.expect(sup.queueNames());
   scandir = new ScanDir(sup, log.child({ component: 'scandir' }));
   await scandir.start();
-  const handlers = mgrCommands(config.env === undefined ? undefined : String(config.env), limits.commands(), () => refusedQueues(sup, scandir!));
+  const handlers = mgrCommands(
+    config.env === undefined ? undefined : String(config.env),
+    limits.commands(),
+    () => refusedQueues(sup, scandir!),
+    () => fleet.view(),
+  );
   server = await listenSocket({
     path: paths.mgrSock,
     proto: 'rq1',

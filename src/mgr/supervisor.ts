@@ -22,6 +22,8 @@ export interface SupervisorDeps {
   distDir?: string;
   /** A queue process ended (limits: its slots are orphaned, or freed); `restarting` unless stopped or in ERROR. */
   queueExited?: (name: string, how: 'restarting' | 'stopped' | 'abandoned') => void;
+  /** A queue process says it serves (its socket listens): the fleet reads its figures from then on. */
+  queueServing?: (name: string) => void;
   /** The web's `shutdown_grace_s` in ms: its TERM → KILL waits that long, and a few seconds more to close. */
   webGraceMs?: number;
   /** `queue_memory` of config.json: the V8 flags every queue process starts with. */
@@ -111,6 +113,7 @@ export class Supervisor {
       this.deps.policy ?? DEFAULT_POLICY,
       queueEnv(this.deps.env),
       exited,
+      () => this.deps.queueServing?.(name),
     );
     this.workers.set(name, w);
     w.start();

@@ -59,6 +59,8 @@ export class Worker {
      * ERROR; `forced` when a stop had to KILL it, so what it had started may still run.
      */
     private readonly exited: (status: WorkerStatus, forced: boolean) => void = () => undefined,
+    /** Told each time a child says it serves. */
+    private readonly served: () => void = () => undefined,
   ) {}
 
   get pid(): number | null {
@@ -98,6 +100,7 @@ export class Worker {
       this.problem = null;
       this.said = null;
       this.wakeReadyWaiters();
+      this.served();
     } else if (m.rq === 'problem' && typeof m.reason === 'string' && typeof m.fix === 'string') {
       this.reported = { key: String(m.key), reason: m.reason, fix: m.fix };
       this.problem = this.reported;

@@ -1,7 +1,7 @@
 // The web's side of the live event stream: one feed connection per queue shared by every /events listener, opened with its first and closed with its last.
 import type { Logger } from 'pino';
 import type { FeedEvent } from '../ipc/feed-event.js';
-import { type FeedState, QueueFeed } from './queue-feed.js';
+import { type FeedState, QueueFeed } from '../ipc/queue-feed.js';
 
 export interface Listener {
   /** null: every queue, as the dashboard finds them, queues added later included. */

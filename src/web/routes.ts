@@ -9,6 +9,7 @@ import { lifecycleApi } from './api/lifecycle-api.js';
 import { statsApi } from './api/stats-api.js';
 import { statusApi } from './api/status-api.js';
 import { doctorApi } from './api/doctor-api.js';
+import { fleetApi } from './api/fleet-api.js';
 import { tagApi } from './api/tag-api.js';
 import { searchApi } from './api/search-api.js';
 import { listApi } from './api/list-api.js';
@@ -28,6 +29,7 @@ import { lifecycleSchemas as lifecycleDocs } from './openapi/lifecycle-schemas.j
 import { messageSchemas as messageDocs } from './openapi/message-schemas.js';
 import { pageSchemas as pageDocs } from './openapi/page-schemas.js';
 import { statusSchemas as statusDocs } from './openapi/status-schemas.js';
+import { fleetSchemas as fleetDocs } from './openapi/fleet-schemas.js';
 import { tagSchemas as tagDocs } from './openapi/tag-schemas.js';
 import { observabilitySchemas as observabilityDocs } from './openapi/observability-schemas.js';
 import { listSchemas as listDocs } from './openapi/list-schemas.js';
@@ -53,6 +55,8 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.get('/dashboard.json', { schema: statusDocs.dashboardJson }, status.dashboardJson);
   app.get('/healthz', { schema: statusDocs.healthz }, status.healthz);
   app.get('/doctor.json', { schema: statusDocs.doctorJson }, doctorApi(ctx));
+  // A fleet of hosts through etcd (docs/fleet.md): every host and its queues, as rq-mgr sees them.
+  app.get('/fleet.json', { schema: fleetDocs.fleetJson }, fleetApi(ctx));
   // rq-beyond §B16: Prometheus; with metrics_public it and /healthz skip basic_auth (basic-auth.ts).
   app.get('/metrics', { schema: observabilityDocs.metrics }, metricsRoute(ctx));
   app.get('/new_queue', { schema: pageDocs.newQueueForm }, forms.newQueue);

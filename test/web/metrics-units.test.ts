@@ -218,6 +218,8 @@ describe('scrapeFamilies', () => {
         raw: null,
       }),
       limitStatus: async () => ({ ok: true, value: {}, raw: null }),
+      // A host in no fleet: no fleet family (test/fleet/ scrapes one that is).
+      fleet: async () => ({ ok: false, code: 'RQ_ERR_NO_FLEET', text: 'no fleet', raw: null }),
     }) as unknown as MgrClient;
 
   it('a queue that does not answer within the timeout contributes only rq_queue_up 0; the others are not held up', async () => {
@@ -244,6 +246,7 @@ describe('scrapeFamilies', () => {
     const down = {
       status: async () => Promise.reject(new Error('no socket')),
       limitStatus: async () => Promise.reject(new Error('no socket')),
+      fleet: async () => Promise.reject(new Error('no socket')),
     } as unknown as MgrClient;
     const asked: string[] = [];
     const queue = (name: string) => ({ metrics: () => (asked.push(name), Promise.reject(new Error('no socket'))) }) as unknown as QueueClient;
@@ -256,5 +259,6 @@ describe('scrapeFamilies', () => {
     expect(p.value('rq_up')).toBe(0);
     expect([p.value('rq_queue_up', { queue: 'a' }), p.value('rq_queue_up', { queue: 'b' })]).toEqual([0, 0]);
     expect(p.families.has('rq_limit_concurrency')).toBe(false);
+    expect(p.families.has('rq_fleet_member')).toBe(false);
   });
 });

@@ -7,6 +7,7 @@ import { isValidQueueName } from '../../message/names.js';
 import { limitFamilies } from './limit-families.js';
 import type { MetricFamily } from './metric-family.js';
 import { mgrFamilies } from './mgr-families.js';
+import { fleetFamilies } from './fleet-families.js';
 import { queueFamilies, queueUp } from './queue-families.js';
 
 /** Each process gets this long to answer (§B16); one that is stuck costs one scrape this much, not Prometheus's whole timeout. */
@@ -53,14 +54,15 @@ async function queuePart(d: ScrapeDeps, name: string, ms: number): Promise<Metri
 /** Every family of this scrape: rq-mgr's first, then each queue's in name order. */
 export async function scrapeFamilies(d: ScrapeDeps): Promise<MetricFamily[]> {
   const ms = d.timeoutMs ?? ASK_TIMEOUT_MS;
-  const [status, limits, table] = await Promise.all([
+  const [status, limits, table, fleet] = await Promise.all([
     within(d.mgr.status(ms), ms),
     within(d.mgr.limitStatus(undefined, ms), ms),
     limitsTable(d.limitsFile, d.log),
+    within(d.mgr.fleet(ms), ms),
   ]);
   const workers: Record<string, WorkerInfo> | null = status?.ok ? status.value : null;
   const names = workers ? Object.keys(workers).filter(isValidQueueName).sort() : await d.discover();
   const parts = await Promise.all(names.map((n) => queuePart(d, n, ms)));
   const limitStatus: Record<string, LimitKeyStatus> | null = limits?.ok ? limits.value : null;
-  return [...mgrFamilies(workers, names), ...limitFamilies(table, limitStatus), ...parts.flat()];
+  return [...mgrFamilies(workers, names), ...fleetFamilies(fleet?.ok ? fleet.value : null), ...limitFamilies(table, limitStatus), ...parts.flat()];
 }

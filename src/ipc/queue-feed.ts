@@ -1,7 +1,7 @@
-// One queue's event feed as the web holds it: a FeedClient that reconnects while it is wanted, and says when events may have been missed.
+// One queue's event feed held open: a FeedClient that reconnects while it is wanted, and says when events may have been missed (the web's live events, rq-mgr's fleet figures).
 import type { Logger } from 'pino';
-import { FeedClient } from '../ipc/feed-client.js';
-import type { FeedEvent } from '../ipc/feed-event.js';
+import { FeedClient } from './feed-client.js';
+import type { FeedEvent } from './feed-event.js';
 import { Doubling } from '../backoff.js';
 
 export interface QueueFeedDeps {
@@ -14,6 +14,8 @@ export interface QueueFeedDeps {
   gap: (reason: string) => void;
   /** First and longest wait between connection attempts (a restarting queue takes a moment to listen again). */
   retryMs?: { min: number; max: number };
+  /** The queue has only just said it serves, and binds its feed a moment later: a first refusal is expected, not said. */
+  justStarted?: boolean;
 }
 
 /** What a new listener is told about the queue: its process and numbering when the feed is up. */
@@ -62,7 +64,8 @@ export class QueueFeed {
       if (this.closed) return;
       const error = (err as Error).message;
       // Said once per outage: the first failure, not every retry.
-      if (this.current.up || !again) this.d.log.warn({ queue: this.d.queue, err: error }, 'event feed not answering; retrying');
+      const expected = !again && this.d.justStarted === true;
+      if (this.current.up || (!again && !expected)) this.d.log.warn({ queue: this.d.queue, err: error }, 'event feed not answering; retrying');
       this.current = { up: false, error };
       this.later();
     }

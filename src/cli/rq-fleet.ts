@@ -1,0 +1,62 @@
+// `rq fleet`: the fleet this host is in, as its rq-mgr sees it in etcd: each host, up or gone and since when, its URL and its queues.
+import { rootPaths } from '../config/paths.js';
+import { isRqError } from '../errors.js';
+import type { FleetView, QueueFigures } from '../ipc/fleet-reply.js';
+import { MgrClient } from '../ipc/mgr-client.js';
+import { JSON_FLAG } from './common-options.js';
+import { printRefusal } from './json-output.js';
+import { refuseIfMgrDown } from './mgr-down.js';
+import type { RqCommand } from './rq-commands.js';
+import { flagOpt } from './rq-options.js';
+
+/** `q1 UP ready 3 running 1/2`: what another host would choose it by. */
+const queueText = (name: string, q: QueueFigures): string => `${name} ${q.status} ready ${q.ready} running ${q.running}/${q.workers}`;
+
+/** The header line, one line per host (columns padded to the widest), and a note while etcd does not answer. */
+export function fleetLines(v: FleetView): string[] {
+  const member = v.member.reason ? `${v.member.state}: ${v.member.reason}` : v.member.state;
+  const rows = [
+    ['HOST', 'STATE', 'SINCE', 'URL', 'QUEUES'],
+    ...v.hosts.map((h) => [
+      h.host,
+      h.state,
+      h.since ?? 'unknown',
+      h.url,
+      Object.entries(h.queues)
+        .map(([n, q]) => queueText(n, q))
+        .join(', ') || '-',
+    ]),
+  ];
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  const lines = rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('  '));
+  const head = `fleet ${v.fleet}: this host is ${v.host} (${member})`;
+  const stale = v.etcd.reachable ? [] : [`etcd (${v.etcd.endpoints.join(',')}) does not answer: hosts as last seen`];
+  return [head, ...stale, ...lines];
+}
+
+const fleet: RqCommand = {
+  summary: 'show the fleet this host is in: every host (up, or gone and since when), its URL and its queues',
+  options: [JSON_FLAG],
+  notes: [
+    "Asks this root's rq-mgr, which keeps the fleet from etcd (docs/fleet.md). Each queue shows its status, ready",
+    'messages, and running/worker slots. Exit 1 with the reason on a host without a fleet in config/config.json.',
+    '--json prints what GET /fleet.json answers.',
+  ],
+  examples: ['rq fleet', 'rq fleet --json'],
+  run: async ({ opts, root, io }) => {
+    const json = flagOpt(opts, 'json');
+    let a;
+    try {
+      a = await new MgrClient(rootPaths(root).mgrSock).fleet();
+    } catch (err) {
+      if (isRqError(err, 'RQ_ERR_NO_REPLY')) await refuseIfMgrDown(root);
+      throw err;
+    }
+    if (!a.ok) return printRefusal(io, a, json);
+    if (json) io.stdout(JSON.stringify(a.value));
+    else for (const line of fleetLines(a.value)) io.stdout(line);
+    return 0;
+  },
+};
+
+export const FLEET_COMMANDS: Record<string, RqCommand> = { fleet };

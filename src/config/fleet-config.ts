@@ -1,0 +1,69 @@
+// The `fleet` block of config/config.json: which etcd this host joins, under which fleet and host name, and how others reach it.
+import os from 'node:os';
+import * as z from 'zod/mini';
+
+/** Fleet and host names become etcd key parts and metric labels: letters, digits, `.`, `_` and `-`, as a DNS name has. */
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+const NAME_EXPECTED = 'a name of 1-63 letters, digits, ".", "_" or "-", starting with a letter or digit';
+
+export const DEFAULT_LEASE_TTL_S = 10;
+/** etcd grants no lease shorter than about 1.5 s (its election timeout); a day is past any use as a failure detector. */
+const TTL_EXPECTED = 'a whole number of seconds 2-86400';
+
+/** A fleet or host name as a key part and label can hold it. */
+export const isFleetName = (v: string): boolean => NAME_RE.test(v);
+
+/** True for an absolute http: or https: URL with a host and no credentials, query or fragment. */
+export function isHttpUrl(v: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    return false;
+  }
+  return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '' && u.username === '' && u.password === '' && u.search === '' && u.hash === '';
+}
+
+const name = z.string({ error: NAME_EXPECTED }).check(z.regex(NAME_RE, { error: NAME_EXPECTED }));
+const httpUrl = (what: string) => z.string({ error: what }).check(z.refine(isHttpUrl, { error: what }));
+const ETCD_URL = 'an etcd client URL such as "http://127.0.0.1:2379" (http or https)';
+
+export const FleetConfigSchema = z.object(
+  {
+    name,
+    etcd: z.array(httpUrl(ETCD_URL), { error: 'an array of etcd client URLs' }).check(z.minLength(1, { error: 'at least one etcd client URL' })),
+    host: z.optional(name),
+    advertise: httpUrl('the base URL other hosts reach this host\'s web at, such as "http://10.0.0.5:3333/" (http or https)'),
+    lease_ttl_s: z.optional(z.int({ error: TTL_EXPECTED }).check(z.minimum(2, { error: TTL_EXPECTED }), z.maximum(86_400, { error: TTL_EXPECTED }))),
+  },
+  { error: 'an object {"name": ..., "etcd": [urls], "advertise": url}' },
+);
+
+export type FleetConfig = z.output<typeof FleetConfigSchema>;
+
+/** The fleet block with its defaults filled in: what rq-mgr joins with. */
+export interface FleetSettings {
+  name: string;
+  etcd: string[];
+  host: string;
+  /** Without a trailing slash, so `${advertise}/fleet.json` is a URL. */
+  advertise: string;
+  leaseTtlS: number;
+}
+
+/** The machine's host name as far as it is a valid fleet host name (its first label when the whole one is not). */
+export function defaultHostName(hostname: string = os.hostname()): string {
+  if (NAME_RE.test(hostname)) return hostname;
+  const first = hostname.split('.')[0];
+  return NAME_RE.test(first) ? first : 'rq-host';
+}
+
+export function fleetSettings(cfg: FleetConfig, hostname?: string): FleetSettings {
+  return {
+    name: cfg.name,
+    etcd: cfg.etcd,
+    host: cfg.host ?? defaultHostName(hostname),
+    advertise: cfg.advertise.replace(/\/+$/, ''),
+    leaseTtlS: cfg.lease_ttl_s ?? DEFAULT_LEASE_TTL_S,
+  };
+}

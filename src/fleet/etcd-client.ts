@@ -1,0 +1,144 @@
+// The one connection to etcd (the etcd3 package, loaded on first use so a host without a fleet never loads it): leases, create-if-absent, watches.
+import type { Etcd3, IKeyValue, Lease, Watcher } from 'etcd3';
+import { RqError } from '../errors.js';
+import { backoffDelay } from '../backoff.js';
+
+/** One key as read back: its value and the revisions a transaction compares. */
+export interface KeyValue {
+  key: string;
+  value: string;
+  modRevision: string;
+}
+
+/** A granted lease: keys put with it go when it is revoked or expires. */
+export interface FleetLease {
+  readonly id: string;
+  /** Ends keep-alives and deletes the lease's keys at once. */
+  revoke(): Promise<void>;
+  /** Ends keep-alives only: the lease expires on its own. */
+  release(): void;
+}
+
+export interface LeaseEvents {
+  /** A keep-alive failed: etcd may be unreachable (the lease holds until its TTL). */
+  failing: (why: string) => void;
+  /** A keep-alive went through again. */
+  alive: () => void;
+  /** The lease is gone (expired, revoked elsewhere, or not renewed within twice its TTL). */
+  lost: (why: string) => void;
+}
+
+export interface WatchEvents {
+  put: (kv: KeyValue) => void;
+  delete: (key: string) => void;
+  /** The watch is (again) connected: events in between were resumed from its last revision. */
+  connected: () => void;
+  disconnected: (why: string) => void;
+}
+
+export interface EtcdOptions {
+  endpoints: string[];
+  /** A unary call (put, get, transaction) that takes longer fails: etcd is taken as unreachable. */
+  callTimeoutMs?: number;
+  /** The longest wait between a watch's reconnection attempts. */
+  watchRetryMaxMs?: number;
+}
+
+const CALL_TIMEOUT_MS = 3000;
+const WATCH_RETRY = { baseMs: 100, maxMs: 2000 };
+
+const text = (b: Buffer | string): string => (typeof b === 'string' ? b : b.toString('utf8'));
+const keyValue = (kv: IKeyValue): KeyValue => ({ key: text(kv.key), value: text(kv.value), modRevision: String(kv.mod_revision) });
+
+/** etcd's failure as a catalogue error naming the endpoints. */
+export function unreachable(endpoints: readonly string[], err: unknown): RqError {
+  return RqError.of('RQ_ERR_ETCD_UNREACHABLE', endpoints.join(','), (err as Error)?.message ?? String(err)).causedBy(err);
+}
+
+/** etcd3's watch back-off interface, on rq's one backoff: doubles from 100 ms to the cap, so a watch resumes soon after etcd is back. */
+function watchBackoff(maxMs: number, n = 0): { duration: number; next: () => ReturnType<typeof watchBackoff> } {
+  return { duration: backoffDelay(n, { baseMs: WATCH_RETRY.baseMs, maxMs }), next: () => watchBackoff(maxMs, n + 1) };
+}
+
+export class EtcdStore {
+  private constructor(
+    private readonly client: Etcd3,
+    readonly endpoints: string[],
+  ) {}
+
+  /** Makes the client; nothing is sent until the first call, so an etcd that is down is found by the caller's first call. */
+  static async open(opts: EtcdOptions): Promise<EtcdStore> {
+    const { Etcd3 } = await import('etcd3');
+    const timeout = opts.callTimeoutMs ?? CALL_TIMEOUT_MS;
+    const client = new Etcd3({
+      hosts: opts.endpoints,
+      // Streams (keep-alives, watches) live on; a unary call has a deadline, or a lost etcd would hold it forever.
+      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
+      faultHandling: { watchBackoff: watchBackoff(opts.watchRetryMaxMs ?? WATCH_RETRY.maxMs) },
+    });
+    return new EtcdStore(client, opts.endpoints);
+  }
+
+  private async call<T>(p: Promise<T>): Promise<T> {
+    try {
+      return await p;
+    } catch (err) {
+      throw unreachable(this.endpoints, err);
+    }
+  }
+
+  /** Grants a lease of `ttlS` seconds, kept alive until revoked, released or lost. */
+  async grant(ttlS: number, events: LeaseEvents): Promise<FleetLease> {
+    const lease: Lease = this.client.lease(ttlS);
+    lease.on('lost', (err) => events.lost(err.message));
+    lease.on('keepaliveFailed', (err) => events.failing((err as unknown as Error).message));
+    lease.on('keepaliveSucceeded', () => events.alive());
+    const id = await this.call(lease.grant());
+    return { id, revoke: () => this.call(lease.revoke()), release: () => lease.release() };
+  }
+
+  /** Puts `key` bound to `lease` if no such key exists; else leaves it and returns what is there. */
+  async createOrGet(key: string, value: string, lease: FleetLease): Promise<{ created: true } | { created: false; existing: KeyValue | null }> {
+    const res = await this.call(
+      this.client.if(key, 'Create', '==', 0).then(this.client.put(key).value(value).lease(lease.id)).else(this.client.get(key)).commit(),
+    );
+    if (res.succeeded) return { created: true };
+    const kv = res.responses[0]?.response_range?.kvs?.[0];
+    return { created: false, existing: kv ? keyValue(kv) : null };
+  }
+
+  /** Puts `key` bound to `lease` only if it is still at `modRevision`: true when it was. */
+  async replaceIf(key: string, value: string, modRevision: string, lease?: FleetLease): Promise<boolean> {
+    const put = this.client.put(key).value(value);
+    if (lease) put.lease(lease.id);
+    const res = await this.call(this.client.if(key, 'Mod', '==', modRevision).then(put).commit());
+    return res.succeeded;
+  }
+
+  async put(key: string, value: string, lease?: FleetLease): Promise<void> {
+    const put = this.client.put(key).value(value);
+    if (lease) put.lease(lease.id);
+    await this.call(put.exec());
+  }
+
+  async getPrefix(prefix: string): Promise<KeyValue[]> {
+    const res = await this.call(this.client.getAll().prefix(prefix).exec());
+    return (res.kvs ?? []).map(keyValue);
+  }
+
+  /** Watches every key under `prefix`; the watch reconnects by itself (with a back-off to 2 s) until cancelled. */
+  async watchPrefix(prefix: string, events: WatchEvents): Promise<{ cancel: () => Promise<void> }> {
+    const watcher: Watcher = await this.call(this.client.watch().prefix(prefix).create());
+    watcher.on('put', (kv) => events.put(keyValue(kv)));
+    watcher.on('delete', (kv) => events.delete(text(kv.key)));
+    watcher.on('connected', () => events.connected());
+    watcher.on('disconnected', (err) => events.disconnected(err.message));
+    // A watch error is followed by its reconnection; it is reported as a disconnection.
+    watcher.on('error', (err) => events.disconnected(err.message));
+    return { cancel: () => watcher.cancel() };
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}

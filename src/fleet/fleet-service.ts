@@ -1,0 +1,76 @@
+// A host's part in a fleet, composed for rq-mgr: the etcd connection, this host's queues' figures, its membership key and its view of the others.
+import fs from 'node:fs';
+import os from 'node:os';
+import type { Logger } from 'pino';
+import type { FleetSettings } from '../config/fleet-config.js';
+import { createHash } from '../lazy-builtins.js';
+import type { FleetView as FleetViewReply, HostRecord, MemberState } from '../ipc/fleet-reply.js';
+import { RQ_VERSION } from '../version.js';
+import { EtcdStore } from './etcd-client.js';
+import { fleetKeys } from './fleet-keys.js';
+import { FleetView } from './fleet-view.js';
+import { LocalQueues } from './local-queues.js';
+import { Membership } from './membership.js';
+
+export interface FleetServiceDeps {
+  root: string;
+  settings: FleetSettings;
+  log: Logger;
+  /** When this rq-mgr started (epoch ms). */
+  startedAt: number;
+}
+
+/** This machine and root: a later run of the same rq takes over the key an earlier one left; another host with the name is refused. */
+function instanceOf(root: string): string {
+  const real = fs.realpathSync(root);
+  return createHash('sha256').update(`${os.hostname()}\0${real}`).digest('hex').slice(0, 16);
+}
+
+export class FleetService {
+  private constructor(
+    private readonly store: EtcdStore,
+    private readonly local: LocalQueues,
+    private readonly membership: Membership,
+    private readonly others: FleetView,
+    readonly settings: FleetSettings,
+  ) {}
+
+  /** Starts joining in the background: rq-mgr serves its queues whether or not etcd answers. */
+  static async start(d: FleetServiceDeps): Promise<FleetService> {
+    const log = d.log.child({ component: 'fleet' });
+    const s = d.settings;
+    const store = await EtcdStore.open({ endpoints: s.etcd });
+    const keys = fleetKeys(s.name);
+    const instance = instanceOf(d.root);
+    const startedAt = new Date(d.startedAt).toISOString();
+    let membership: Membership | null = null;
+    const local = new LocalQueues({ root: d.root, log, changed: () => membership?.changed() });
+    const record = (): HostRecord => ({ host: s.host, url: s.advertise, version: RQ_VERSION, started_at: startedAt, instance, queues: local.figures() });
+    membership = new Membership({ store, settings: s, keys, record, log });
+    const others = new FleetView({ store, keys, fleet: s.name, host: s.host, log });
+    membership.start();
+    others.start();
+    return new FleetService(store, local, membership, others, s);
+  }
+
+  /** The queues that serve on this host now. */
+  queues(names: readonly string[]): void {
+    this.local.set(names);
+  }
+
+  member(): MemberState {
+    return this.membership.state();
+  }
+
+  view(): FleetViewReply {
+    return this.others.view(this.membership.state(), this.settings.etcd);
+  }
+
+  /** Leaves the fleet (the key goes at once) and closes the connection. */
+  async stop(): Promise<void> {
+    this.local.close();
+    await this.others.close();
+    await this.membership.stop();
+    this.store.close();
+  }
+}

@@ -1,0 +1,142 @@
+// The fleet as this host sees it, kept in memory from a watch of the fleet's keys: hosts that are up, and hosts that left with since when.
+import type { Logger } from 'pino';
+import { Doubling } from '../backoff.js';
+import { isFleetName, isHttpUrl } from '../config/fleet-config.js';
+import { isValidQueueName } from '../message/names.js';
+import { type FleetHost, type HostRecord, type MemberState, type FleetView as FleetViewReply, isHostRecord } from '../ipc/fleet-reply.js';
+import type { EtcdStore, KeyValue } from './etcd-client.js';
+import { type FleetKeys, type SeenRecord, isSeenRecord, parseValue } from './fleet-keys.js';
+
+/** Names and URLs another host wrote are shown by the web and printed on terminals: only those of the shapes rq writes are taken. */
+function trusted(rec: HostRecord): boolean {
+  return isFleetName(rec.host) && isHttpUrl(rec.url) && Object.keys(rec.queues).every(isValidQueueName);
+}
+
+export interface FleetViewDeps {
+  store: EtcdStore;
+  keys: FleetKeys;
+  fleet: string;
+  /** This host's name: its own departure is recorded by its own stop. */
+  host: string;
+  log: Logger;
+  now?: () => number;
+}
+
+export class FleetView {
+  private readonly up = new Map<string, HostRecord>();
+  private readonly seen = new Map<string, { record: SeenRecord; modRevision: string }>();
+  /** When this host saw a host's key go, for one whose `seen` record has no left_at yet. */
+  private readonly goneAt = new Map<string, number>();
+  private reachable = false;
+  private watch: { cancel: () => Promise<void> } | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+  private readonly waits = new Doubling({ baseMs: 250, maxMs: 5000 });
+  private readonly now: () => number;
+
+  constructor(private readonly d: FleetViewDeps) {
+    this.now = d.now ?? Date.now;
+  }
+
+  /** Watches, then reads what is there; retried in the background while etcd does not answer. */
+  start(): void {
+    void this.open();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.watch?.cancel().catch(() => undefined);
+  }
+
+  view(member: MemberState, endpoints: string[]): FleetViewReply {
+    const names = [...new Set([...this.up.keys(), ...this.seen.keys()])].sort();
+    return { fleet: this.d.fleet, host: this.d.host, member, etcd: { endpoints, reachable: this.reachable }, hosts: names.map((h) => this.host(h)) };
+  }
+
+  private host(name: string): FleetHost {
+    const rec = this.up.get(name);
+    const seen = this.seen.get(name)?.record;
+    if (rec) {
+      return {
+        host: name,
+        state: 'up',
+        url: rec.url,
+        since: seen?.joined_at ?? rec.started_at,
+        version: rec.version,
+        started_at: rec.started_at,
+        queues: rec.queues,
+      };
+    }
+    const at = seen?.left_at ?? (this.goneAt.has(name) ? new Date(this.goneAt.get(name)!).toISOString() : null);
+    return { host: name, state: 'gone', url: seen?.url ?? '', since: at, queues: {} };
+  }
+
+  private async open(): Promise<void> {
+    this.timer = null;
+    if (this.closed) return;
+    try {
+      // The watch first: nothing that changes during the read is missed.
+      this.watch ??= await this.d.store.watchPrefix(this.d.keys.fleet, {
+        put: (kv) => this.put(kv),
+        delete: (key) => this.deleted(key),
+        connected: () => void this.reload(),
+        disconnected: () => (this.reachable = false),
+      });
+      await this.reload();
+    } catch (err) {
+      this.d.log.debug({ err: (err as Error).message }, 'fleet view: etcd does not answer; trying again');
+      this.timer = setTimeout(() => void this.open(), this.waits.next());
+    }
+  }
+
+  /** Everything read afresh (after a reconnection, events may have been compacted away): hosts no longer there are gone from now. */
+  private async reload(): Promise<void> {
+    const all = await this.d.store.getPrefix(this.d.keys.fleet).catch(() => null);
+    if (!all || this.closed) return;
+    const before = new Set(this.up.keys());
+    this.up.clear();
+    this.seen.clear();
+    for (const kv of all) this.put(kv);
+    for (const h of before) if (!this.up.has(h)) this.left(h);
+    this.reachable = true;
+    this.waits.reset();
+  }
+
+  private put(kv: KeyValue): void {
+    const k = this.d.keys;
+    const host = k.hostOf(kv.key);
+    const seenHost = k.seenOf(kv.key);
+    if (host !== null) {
+      const rec = parseValue(kv.value, isHostRecord);
+      if (rec && rec.host === host && trusted(rec)) {
+        this.up.set(host, rec);
+        this.goneAt.delete(host);
+      } else this.d.log.debug({ key: kv.key }, 'fleet view: a host key of an unknown shape; ignored');
+    } else if (seenHost !== null) {
+      const rec = parseValue(kv.value, isSeenRecord);
+      if (rec && rec.host === seenHost && isFleetName(seenHost) && isHttpUrl(rec.url)) this.seen.set(seenHost, { record: rec, modRevision: kv.modRevision });
+    }
+  }
+
+  private deleted(key: string): void {
+    const k = this.d.keys;
+    const host = k.hostOf(key);
+    if (host !== null && this.up.delete(host)) this.left(host);
+    const seenHost = k.seenOf(key);
+    if (seenHost !== null) this.seen.delete(seenHost);
+  }
+
+  /**
+   * A host's key went: a clean stop has written left_at before; an expired lease has not, and the
+   * first host to see it writes it, only if the record is unchanged since (the host may be back).
+   */
+  private left(host: string): void {
+    this.goneAt.set(host, this.now());
+    const s = this.seen.get(host);
+    if (host === this.d.host || !s || s.record.left_at) return;
+    const left = JSON.stringify({ ...s.record, left_at: new Date(this.now()).toISOString() });
+    void this.d.store.replaceIf(this.d.keys.seenHost(host), left, s.modRevision).catch(() => undefined);
+    this.d.log.warn({ host, url: s.record.url }, 'fleet: a host dropped out (its lease expired)');
+  }
+}

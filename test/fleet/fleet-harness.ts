@@ -1,0 +1,68 @@
+// Test harness for fleets: rq roots joined to one real etcd (test/helpers/etcd.ts), each with its own rq-mgr, and what etcd holds of them.
+import fs from 'node:fs';
+import path from 'node:path';
+import { addQueue, makeRoot, waitFor, type TestRoot } from '../helpers/rq-root.js';
+import { MgrProc } from '../helpers/mgr-proc.js';
+import { EtcdStore } from '../../src/fleet/etcd-client.js';
+import { fleetKeys } from '../../src/fleet/fleet-keys.js';
+import { type HostRecord, isHostRecord } from '../../src/ipc/fleet-reply.js';
+
+export const FLEET = 'test';
+/** Short, so an expiry is seen within seconds; etcd grants no lease under about 1.5 s. */
+export const TTL_S = 2;
+export const KEYS = fleetKeys(FLEET);
+
+export interface Host {
+  name: string;
+  root: TestRoot;
+  mgr: MgrProc;
+}
+
+/** A root whose config.json joins the fleet as `name`, with queue q1 (2 workers), and its rq-mgr started. */
+export async function startHost(name: string, etcdUrl: string): Promise<Host> {
+  const root = await makeRoot();
+  const file = path.join(root.root, 'config', 'config.json');
+  const config = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  config.fleet = { name: FLEET, etcd: [etcdUrl], host: name, advertise: `http://127.0.0.1:${root.port}/`, lease_ttl_s: TTL_S };
+  fs.writeFileSync(file, JSON.stringify(config));
+  await addQueue(root.root, 'q1', { num_workers: 2 });
+  const mgr = await MgrProc.start(root.root);
+  return { name, root, mgr };
+}
+
+export async function stopHost(h: Host | undefined): Promise<void> {
+  if (!h) return;
+  await h.mgr.stop();
+  await h.root.cleanup();
+}
+
+/** The host records etcd holds now, by host name. */
+export async function hostRecords(store: EtcdStore): Promise<Record<string, HostRecord>> {
+  const out: Record<string, HostRecord> = {};
+  for (const kv of await store.getPrefix(KEYS.hosts)) {
+    const v: unknown = JSON.parse(kv.value);
+    if (isHostRecord(v)) out[v.host] = v;
+  }
+  return out;
+}
+
+/** Waits until `host`'s record satisfies `ok`; returns it. */
+export function recordWhere(store: EtcdStore, host: string, ok: (r: HostRecord) => boolean, label: string, timeoutMs = 10_000): Promise<HostRecord> {
+  return waitFor(
+    async () => {
+      const r = (await hostRecords(store))[host];
+      return r && ok(r) ? r : null;
+    },
+    `${host}'s record: ${label}`,
+    timeoutMs,
+    50,
+  );
+}
+
+/** rq-mgr's log lines of a root that contain `text`. */
+export function logLines(h: Host, text: string): string[] {
+  return fs
+    .readFileSync(path.join(h.root.root, 'log', 'mgr-test.log'), 'utf8')
+    .split('\n')
+    .filter((l) => l.includes(text));
+}
