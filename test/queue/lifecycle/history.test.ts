@@ -45,6 +45,8 @@ describe('history of a run that times out, is retried and succeeds', () => {
       cpu_user_ms: expect.any(Number),
       cpu_system_ms: expect.any(Number),
       memory_peak_bytes: expect.any(Number),
+      io_read_bytes: expect.any(Number),
+      io_write_bytes: expect.any(Number),
       source: 'rusage',
     });
     expect(retry.usage.memory_peak_bytes).toBeGreaterThan(1024 * 1024);
@@ -61,7 +63,7 @@ describe('history of a run that times out, is retried and succeeds', () => {
     expect(lines[0]).toBe('ok 6');
     expect(lines[2]).toMatch(new RegExp(`^\\S+Z que→run dispatcher pid ${run1.pid} attempt 1$`));
     expect(lines[4]).toMatch(
-      / run→que retry failure: timeout retry 1 of 3 in 1s killed by SIGTERM after \d+\.\d+s used \d+\.\d+s CPU \(user \d+\.\d+s, system \d+\.\d+s\), peak memory [\d.]+M - TIMEOUT - killed after/,
+      / run→que retry failure: timeout retry 1 of 3 in 1s killed by SIGTERM after \d+\.\d+s used \d+\.\d+s CPU \(user \d+\.\d+s, system \d+\.\d+s\), peak memory [\d.]+M(, IO read [\w. ]+, written [\w. ]+)? - TIMEOUT - killed after/,
     );
   });
 });
