@@ -4,6 +4,7 @@ import path from 'node:path';
 import { RqError, isErrno, shown } from '../errors.js';
 import { queuePaths } from '../config/paths.js';
 import type { Answer } from '../ipc/answer.js';
+import { isRelayedDest, isRemoteUrl } from '../message/relay-dests.js';
 import type { QueueClient } from '../ipc/queue-client.js';
 import { describeRule, parseRules } from '../builtins/router-rules.js';
 import { ask, replyLine } from './queue-ask.js';
@@ -63,14 +64,15 @@ export interface RqCommand extends CommandSpec {
   needsRoot?: false;
 }
 
-const REMOTE = /^https?:/i;
-
-/** Where a new message goes: its dest queue, or `relay` for a remote dest when relaying is allowed (spec §11.1). */
+/**
+ * Where a new message goes: its dest queue, or `relay` for a remote dest when relaying is allowed (spec §11.1).
+ * A pool dest needs no --relay-ok: it can only reach hosts the operator joined to this host's fleet, never a URL mistyped.
+ */
 function destQueue(dest: string, opts: Options, relays: boolean): string {
-  if (!REMOTE.test(dest)) return checkQueueName(dest, 'dest');
+  if (!isRelayedDest(dest)) return checkQueueName(dest, 'dest');
   if (!relays) throw usage(`--dest: expected a local queue name (single_que does not relay), received ${shown(dest)}`);
   const relayOk = opts['relay-ok'];
-  if (relayOk === undefined || relayOk === false) {
+  if (isRemoteUrl(dest) && (relayOk === undefined || relayOk === false)) {
     throw usage(`cannot relay message to ${dest}: add --relay-ok to send it through the local relay queue`);
   }
   return 'relay';

@@ -12,6 +12,8 @@ export interface QueueDeps {
   root: string;
   config: QueueConfig;
   host: HostInfo;
+  /** config.json names a fleet: a create may then carry a `fleet:<queue>` dest (message/fleet-dest.ts). */
+  inFleet?: boolean;
   log: Logger;
   peer: Peer;
   /** How scripts are started (chooseLauncher picks the native spawner or the child_process gate). */

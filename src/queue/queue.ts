@@ -76,12 +76,14 @@ export class Queue {
   /** Ids the recovery scan brought back from run/, until they start again. */
   private readonly resumed = new Set<string>();
   readonly log: Logger;
+  readonly inFleet: boolean;
   private markReady!: () => void;
   /** Resolves when the recovery scan has loaded the queue; commands other than ping/status wait for it. */
   readonly ready = new Promise<void>((r) => (this.markReady = r));
 
   constructor(deps: QueueDeps) {
     this.configNow = deps.config;
+    this.inFleet = deps.inFleet === true;
     this.now = deps.now ?? Date.now;
     this.startedAt = this.now();
     // A message a crash or stop cut short has started already: expiry is for messages never started.

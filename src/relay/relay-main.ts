@@ -5,12 +5,30 @@ import { ScriptPipe, pipeFds } from '../script-kit/pipe.js';
 import { scriptLog } from '../script-kit/log.js';
 import { HttpClient } from '../script-kit/http-client.js';
 import { envTraceContext } from '../script-kit/trace-env.js';
-import { type RelayOutcome, relayMessage } from './relay.js';
+import { rootPaths } from '../config/paths.js';
+import { MgrClient } from '../ipc/mgr-client.js';
+import { isFleetDest, poolQueue } from '../message/fleet-dest.js';
+import { scriptRoot } from '../script-kit/root.js';
+import type { ScriptLog } from '../script-kit/log.js';
+import { type RelayJob, type RelayOutcome, relayMessage } from './relay.js';
 import { relayLoop } from './relay-loop.js';
+import { poolRoute } from './pool-route.js';
 import { relayTarget } from './relay-target.js';
 
 /** Classic soft-fail back-off: count² × 10 s (0, 10, 40, 90, …), capped, until the queue's max_count. */
 const RELAY_BACKOFF_UNIT_S = 10;
+
+/** An http dest's job; for a pool, the job to the host chosen now, or the outcome when no host takes it. */
+async function jobFor(dest: string, env: NodeJS.ProcessEnv, log: ScriptLog, pipe: ScriptPipe): Promise<RelayJob | RelayOutcome> {
+  const jobDir = env.RQ_MSG_DIR ?? process.cwd();
+  if (!isFleetDest(dest)) return { jobDir, target: relayTarget(dest) };
+  const queue = poolQueue(dest);
+  const mgr = new MgrClient(rootPaths(scriptRoot(env)).mgrSock);
+  const r = await poolRoute(jobDir, queue, { fleet: () => mgr.fleet(), log });
+  if (r.kind !== 'host') return { kind: r.kind === 'wait' ? 'retry' : 'fail', reason: r.reason };
+  pipe.send('run', `pool ${queue}: ${r.host}`);
+  return { jobDir, target: r.target, dest: r.dest, beforeCommit: r.beforeCommit };
+}
 
 async function main(env: NodeJS.ProcessEnv): Promise<number> {
   const pipe = new ScriptPipe(pipeFds(env));
@@ -27,12 +45,15 @@ async function main(env: NodeJS.ProcessEnv): Promise<number> {
   let outcome: RelayOutcome;
   const http = new HttpClient();
   try {
-    const target = relayTarget(dest);
-    // The classic relay's own line, alone, as the classic tests and log readers grep for it.
-    if (env.RQ_FORCE_REMOTE === '1') log('FORCE REMOTE');
-    log(`relaying ${env.RQ_FULL_MSG_ID ?? env.RQ_MSG_ID ?? ''} to ${target.base}/q/${target.queue} (attempt ${count + 1})`);
-    const trace = envTraceContext(env, (problem) => log(`${problem}: the far copy is sent without it`));
-    outcome = await relayMessage({ jobDir: env.RQ_MSG_DIR ?? process.cwd(), target, trace }, { http, log, progress: (text) => pipe.send('run', text) });
+    const job = await jobFor(dest, env, log, pipe);
+    if ('kind' in job) outcome = job;
+    else {
+      // The classic relay's own line, alone, as the classic tests and log readers grep for it.
+      if (env.RQ_FORCE_REMOTE === '1') log('FORCE REMOTE');
+      log(`relaying ${env.RQ_FULL_MSG_ID ?? env.RQ_MSG_ID ?? ''} to ${job.target.base}/q/${job.target.queue} (attempt ${count + 1})`);
+      const trace = envTraceContext(env, (problem) => log(`${problem}: the far copy is sent without it`));
+      outcome = await relayMessage({ ...job, trace }, { http, log, progress: (text) => pipe.send('run', text) });
+    }
   } catch (err) {
     // A bad dest never gets better; anything else (disk, a far host misbehaving) may.
     const invalid = err instanceof RqError && err.code === 'RQ_ERR_INVALID_FIELD';

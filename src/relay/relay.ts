@@ -25,6 +25,10 @@ export interface RelayJob {
   target: RelayTarget;
   /** The trace context the run was given (TRACEPARENT, TRACESTATE): the far copy's. */
   trace?: TraceContext;
+  /** The far copy's dest when not the message's own (a pool's: the chosen queue's URL). */
+  dest?: string;
+  /** Runs before every commit is sent (a pool binds the message to its host here). */
+  beforeCommit?: () => Promise<void>;
 }
 
 export interface RelayDeps {
@@ -191,7 +195,8 @@ export async function relayMessage(job: RelayJob, deps: RelayDeps): Promise<Rela
     deps.progress(`prep ${url}`);
     let reply: HttpReply;
     try {
-      reply = await http.postForm(url, { x_format: 'json', mesg: JSON.stringify(relayCopy(msg, job.trace)) });
+      const fields = job.dest === undefined ? msg : { ...msg, dest: job.dest };
+      reply = await http.postForm(url, { x_format: 'json', mesg: JSON.stringify(relayCopy(fields, job.trace)) });
     } catch (err) {
       return { kind: 'retry', reason: transportProblem('prep', err) };
     }
@@ -235,6 +240,7 @@ export async function relayMessage(job: RelayJob, deps: RelayDeps): Promise<Rela
   }
 
   // 3. Commit.
+  await job.beforeCommit?.();
   deps.progress(`commit ${copy.fullId}`);
   let reply: HttpReply;
   try {

@@ -7,13 +7,14 @@ import { QueueClient } from '../ipc/queue-client.js';
 import { mayHaveArrived } from '../ipc/socket-client.js';
 import { untilQueueAnswers } from '../ipc/until-answers.js';
 import { isValidQueueName } from '../message/names.js';
+import { isRelayedDest } from '../message/relay-dests.js';
 
 export type DeliveryResult = { ok: true; id: string } | { ok: false; error: string };
 export type Deliver = (fields: CreateFields) => Promise<DeliveryResult>;
 
-/** Remote destinations go through the local relay queue (spec §8, §11.1); anything else is a queue name. */
+/** Remote and pool destinations go through the local relay queue (spec §8, §11.1); anything else is a queue name. */
 export function queueForDest(dest: string): string {
-  return /^https?:/i.test(dest) ? 'relay' : dest;
+  return isRelayedDest(dest) ? 'relay' : dest;
 }
 
 export interface DeliveryDeps {
@@ -33,7 +34,7 @@ export interface DeliveryDeps {
 export function createDelivery(deps: DeliveryDeps): Deliver {
   return async (fields) => {
     const queue = queueForDest(fields.dest);
-    if (!isValidQueueName(queue)) return { ok: false, error: `dest ${JSON.stringify(fields.dest)} is neither a queue name nor an http(s) URL` };
+    if (!isValidQueueName(queue)) return { ok: false, error: `dest ${JSON.stringify(fields.dest)} is neither a queue name, an http(s) URL nor fleet:<queue>` };
     const paths = queuePaths(deps.root, queue);
     // The classic client refuses a queue without a directory; say so rather than "no socket".
     if (!fs.existsSync(paths.dir)) return { ok: false, error: `queue ${queue} not found (no directory ${paths.dir})` };

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { isErrno } from '../errors.js';
 import { type TimerConfig, loadTimerConfig, timerNameOf } from '../config/timer-config.js';
 import { configFieldError } from '../config/schema-error.js';
+import { isFleetDest } from '../message/fleet-dest.js';
 import { isValidQueueName } from '../message/names.js';
 import type { TimerStats, TimerTable } from './timer-table.js';
 import { TargetWatch } from './target-watch.js';
@@ -27,11 +28,11 @@ export interface TimerDirDeps {
 
 const DEFAULT_SETTLE_MS = 25;
 
-/** A destination the timers process can deliver to: a local queue name or an http(s) URL (via relay). */
+/** A destination the timers process can deliver to: a local queue name, or an http(s) URL or a pool (via relay, which checks the pool). */
 function checkDest(config: TimerConfig, label: string): void {
   const dest = config.msg.dest;
-  if (!/^https?:\/\//i.test(dest) && !isValidQueueName(dest)) {
-    throw configFieldError(label, 'msg.dest', 'a local queue name or an http(s):// URL', dest);
+  if (!/^https?:\/\//i.test(dest) && !isFleetDest(dest) && !isValidQueueName(dest)) {
+    throw configFieldError(label, 'msg.dest', 'a local queue name, an http(s):// URL or fleet:<queue>', dest);
   }
 }
 

@@ -12,8 +12,8 @@ import { type QueueDef, addQueue, freePort, waitFor } from '../helpers/rq-root.j
 export const RECORD_SH = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'record.sh');
 
 export interface HostOptions {
-  /** Extra keys merged into config/config.json (e.g. relative_root). */
-  config?: Record<string, unknown>;
+  /** Extra keys merged into config/config.json (e.g. relative_root), or made from the host's port (a fleet's advertise URL). */
+  config?: Record<string, unknown> | ((port: number) => Record<string, unknown>);
   queues?: Record<string, QueueDef>;
   /** Runs in the root after install, before rq-mgr starts. */
   setup?: (root: string) => Promise<void>;
@@ -32,7 +32,8 @@ export class Host {
     const port = await freePort();
     await install(root, port);
     const cfgFile = path.join(root, 'config', 'config.json');
-    const config = { ...JSON.parse(await fsp.readFile(cfgFile, 'utf8')), ...opts.config };
+    const extra = typeof opts.config === 'function' ? opts.config(port) : opts.config;
+    const config = { ...JSON.parse(await fsp.readFile(cfgFile, 'utf8')), ...extra };
     await fsp.writeFile(cfgFile, `${JSON.stringify(config)}\n`);
     for (const [name, def] of Object.entries(opts.queues ?? {})) await addQueue(root, name, def);
     await opts.setup?.(root);

@@ -256,7 +256,7 @@ describe('timers process', () => {
     expect(about('nojson.json')).toMatch(/^timers\/nojson\.json: not valid JSON/);
     expect(about('nodest.json')).toContain('msg.dest: expected a destination queue name or http:// URL');
     expect(about('zero.json')).toBe('timers/zero.json: period: expected a whole number of seconds >= 1, received 0');
-    expect(about('badq.json')).toBe('timers/badq.json: msg.dest: expected a local queue name or an http(s):// URL, received "no such queue"');
+    expect(about('badq.json')).toBe('timers/badq.json: msg.dest: expected a local queue name, an http(s):// URL or fleet:<queue>, received "no such queue"');
     expect(about('block.yaml')).toContain('YAML timer files are read only when written in JSON syntax');
     expect(about('plain.json')).toContain('not a symlink');
     expect(about('dangling.json')).toContain('cannot read: no such file');

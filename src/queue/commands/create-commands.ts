@@ -1,6 +1,7 @@
 // The queue socket's creates: create_message, prep_message, single_que, and create_messages (a batch under one group commit).
 import { RqError, invalidField } from '../../errors.js';
 import { type CreateFields, normaliseCreate } from '../../message/message.js';
+import { checkFleetDest } from '../../message/fleet-dest.js';
 import { MAX_CREATE_BATCH } from '../../ipc/queue-client.js';
 import { fingerprint, paramFingerprint } from '../../spool/message-bodies.js';
 import { type Connection, refusalOf } from '../../ipc/reply-codes.js';
@@ -16,6 +17,7 @@ const SLICE = 256;
 /** A create's fields, read and checked against the queue's limits and the dependencies' queues; throws the refusal. */
 async function checked(q: Queue, input: unknown): Promise<CreateFields> {
   const fields = normaliseCreate(input);
+  checkFleetDest(fields.dest, { inFleet: q.inFleet, queue: q.name });
   await q.limits.checkCreate(fields);
   if (fields.depends) fields.depends = await q.waits.check(fields.depends);
   return fields;

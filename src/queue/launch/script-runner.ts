@@ -5,8 +5,8 @@ import net from 'node:net';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Logger } from 'pino';
-import type { Message } from '../../message/message.js';
-import { isSetFlag } from '../../message/message.js';
+import { type Message, isSetFlag } from '../../message/message.js';
+import { isFleetDest, poolName } from '../../message/fleet-dest.js';
 import { execPrefixOf } from '../../config/queue-config.js';
 import { LineSplitter, type SplitLine } from './line-splitter.js';
 import { type OutputBounds, RunLog } from './run-log.js';
@@ -72,10 +72,10 @@ export interface EnvContext {
   baseEnv: NodeJS.ProcessEnv;
 }
 
-/** The queue a dest names: a bare name, or the segment after /q/ of a URL or /q/<name> path. */
+/** The queue a dest names: a bare name, the segment after /q/ of a URL or /q/<name> path, or a pool's queue. */
 export function destQueue(dest: string): string {
   const m = /(?:^|\/)q\/([^/]+)/.exec(dest);
-  return m && (dest.startsWith('http') || dest.startsWith('/')) ? m[1] : dest;
+  return m && (dest.startsWith('http') || dest.startsWith('/')) ? m[1] : (poolName(dest) ?? dest);
 }
 
 /** Spec §4.4, with the fixes of §16.15: RQ_DEST honours relative_root and /q/<name> paths. */
@@ -91,7 +91,7 @@ export function scriptEnv(c: EnvContext): NodeJS.ProcessEnv {
     RQ_REALSCRIPT: c.realScript,
     RQ_HOST: c.hostUrl,
     RQ_PORT: String(c.port),
-    RQ_DEST: dest.startsWith('http') ? dest : `${c.hostUrl}q/${destQueue(dest)}/`,
+    RQ_DEST: dest.startsWith('http') || isFleetDest(dest) ? dest : `${c.hostUrl}q/${destQueue(dest)}/`,
     RQ_DEST_QUEUE: destQueue(dest),
     RQ_MSG_ID: m.msg_id,
     RQ_FULL_MSG_ID: c.fullId,

@@ -1,0 +1,66 @@
+// Where a pool message goes on this attempt (docs/fleet.md, Pools): the host it is bound to while a commit sent there may have landed, else the host with the most free capacity now.
+import type { Answer } from '../ipc/answer.js';
+import type { FleetView } from '../ipc/fleet-reply.js';
+import type { ScriptLog } from '../script-kit/log.js';
+import { type PoolBinding, commitSent, forgetBinding, markCommitSent, readBinding, writeBinding } from './pool-binding.js';
+import { choosePoolHost, poolHosts } from './pool-choice.js';
+import { readRelayId } from './relay-id.js';
+import { type RelayTarget, queueUrl } from './relay-target.js';
+
+export type PoolRoute =
+  | {
+      kind: 'host';
+      host: string;
+      target: RelayTarget;
+      /** The far copy's dest: the chosen queue's URL, as an http relay's copy carries its own. */
+      dest: string;
+      beforeCommit: () => Promise<void>;
+    }
+  /** No host takes it now (or rq-mgr did not answer): the message waits in the relay queue and tries again. */
+  | { kind: 'wait'; reason: string }
+  /** This host is in no fleet (any more): waiting will not change that. */
+  | { kind: 'fail'; reason: string };
+
+export interface PoolDeps {
+  /** rq-mgr's view of the fleet (its `fleet` command). */
+  fleet: () => Promise<Answer<FleetView>>;
+  log: ScriptLog;
+  random?: () => number;
+}
+
+function route(jobDir: string, queue: string, b: PoolBinding): PoolRoute {
+  const target = { base: b.url.replace(/\/+$/, ''), queue };
+  return { kind: 'host', host: b.host, target, dest: queueUrl(target.base, queue), beforeCommit: () => markCommitSent(jobDir) };
+}
+
+/**
+ * The two-phase relay is idempotent per far host: its relay_id names a copy there. So once a commit
+ * went to a host unanswered, the message stays with that host (the relay's state check settles it)
+ * however long it is gone. Before that, a host that no longer takes the queue is left for another:
+ * its prep copy, if it made one, is never committed, so it never runs.
+ */
+export async function poolRoute(jobDir: string, queue: string, d: PoolDeps): Promise<PoolRoute> {
+  const bound = await readBinding(jobDir);
+  if (bound && (await readRelayId(jobDir)) !== null && (await commitSent(jobDir))) {
+    d.log(`pool ${queue}: a commit went to ${bound.host} unanswered; staying with it until it says whether it landed`);
+    return route(jobDir, queue, bound);
+  }
+  let view: Answer<FleetView>;
+  try {
+    view = await d.fleet();
+  } catch (err) {
+    return { kind: 'wait', reason: `rq-mgr did not answer with the fleet: ${(err as Error).message}` };
+  }
+  if (!view.ok) return view.code === 'RQ_ERR_NO_FLEET' ? { kind: 'fail', reason: view.text } : { kind: 'wait', reason: `the fleet: ${view.text}` };
+  const hosts = poolHosts(view.value, queue);
+  if (bound) {
+    if (hosts.some((h) => h.host === bound.host && h.url === bound.url)) return route(jobDir, queue, bound);
+    d.log(`pool ${queue}: ${bound.host} no longer takes it (gone, or its queue not UP) and no commit went there; choosing again`);
+    await forgetBinding(jobDir);
+  }
+  const pick = choosePoolHost(hosts, d.random);
+  if (!pick) return { kind: 'wait', reason: `no host of fleet ${view.value.fleet} has queue ${queue} UP` };
+  await writeBinding(jobDir, pick);
+  d.log(`pool ${queue}: chose ${pick.host} (${pick.url}), ${pick.free} free of ${pick.figures.workers} workers, of ${hosts.length} hosts taking it`);
+  return route(jobDir, queue, pick);
+}

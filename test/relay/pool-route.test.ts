@@ -1,0 +1,72 @@
+// Where a pool message goes on an attempt: chosen and bound before the prep, kept while its host takes the queue or a commit went there unanswered, chosen again otherwise.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Answer } from '../../src/ipc/answer.js';
+import type { FleetView } from '../../src/ipc/fleet-reply.js';
+import { RELAY_HOST_FILE, markCommitSent, readBinding } from '../../src/relay/pool-binding.js';
+import { poolRoute } from '../../src/relay/pool-route.js';
+import { writeRelayId } from '../../src/relay/relay-id.js';
+
+let jobDir: string;
+beforeEach(() => {
+  jobDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rq-pool-route-'));
+});
+afterEach(() => fs.rmSync(jobDir, { recursive: true, force: true }));
+
+const fleet = (up: Record<string, string>): (() => Promise<Answer<FleetView>>) => {
+  const value: FleetView = {
+    fleet: 'f',
+    host: 's',
+    member: { state: 'member', since: '' },
+    etcd: { endpoints: [], reachable: true },
+    hosts: Object.entries(up).map(([h, status]) => ({
+      host: h,
+      state: 'up',
+      url: `http://${h}:3333/`,
+      since: null,
+      queues: { work: { status, ready: 0, running: 0, workers: 2 } },
+    })),
+  };
+  return () => Promise.resolve({ ok: true, value, raw: ['ok', value] });
+};
+const deps = (up: Record<string, string>) => ({ fleet: fleet(up), log: () => undefined, random: () => 0 });
+
+describe('poolRoute', () => {
+  it('binds the chosen host before anything is sent, and the far copy names its queue there', async () => {
+    const r = await poolRoute(jobDir, 'work', deps({ a: 'UP' }));
+    expect(r).toMatchObject({ kind: 'host', host: 'a', target: { base: 'http://a:3333', queue: 'work' }, dest: 'http://a:3333/q/work' });
+    expect(await readBinding(jobDir)).toEqual({ host: 'a', url: 'http://a:3333/' });
+  });
+
+  it('stays with its host while that host takes the queue', async () => {
+    await poolRoute(jobDir, 'work', deps({ a: 'UP' }));
+    expect(await poolRoute(jobDir, 'work', deps({ b: 'UP', a: 'UP' }))).toMatchObject({ host: 'a' });
+  });
+
+  it('chooses again, forgetting the far copy, when its host is gone and no commit went there', async () => {
+    await poolRoute(jobDir, 'work', deps({ a: 'UP' }));
+    await writeRelayId(jobDir, 'http://a:3333/q/work/1');
+    expect(await poolRoute(jobDir, 'work', deps({ b: 'UP', a: 'PAUSE' }))).toMatchObject({ host: 'b' });
+    expect(fs.existsSync(path.join(jobDir, 'relay_id'))).toBe(false);
+  });
+
+  it('stays with a host a commit went to unanswered, even when it is gone: another copy could run twice', async () => {
+    const first = await poolRoute(jobDir, 'work', deps({ a: 'UP' }));
+    await writeRelayId(jobDir, 'http://a:3333/q/work/1');
+    if (first.kind === 'host') await first.beforeCommit();
+    expect(await poolRoute(jobDir, 'work', deps({ b: 'UP' }))).toMatchObject({ host: 'a' });
+  });
+
+  it('waits when no host takes the queue; fails on a host in no fleet; a binding it cannot read is chosen again', async () => {
+    expect(await poolRoute(jobDir, 'work', deps({ a: 'PAUSE' }))).toEqual({ kind: 'wait', reason: 'no host of fleet f has queue work UP' });
+    const noFleet = () => Promise.resolve({ ok: false as const, code: 'RQ_ERR_NO_FLEET' as const, text: 'no fleet', raw: null });
+    expect(await poolRoute(jobDir, 'work', { fleet: noFleet, log: () => undefined })).toEqual({ kind: 'fail', reason: 'no fleet' });
+    fs.writeFileSync(path.join(jobDir, RELAY_HOST_FILE), 'not json');
+    expect(await poolRoute(jobDir, 'work', deps({ b: 'UP' }))).toMatchObject({ host: 'b' });
+    await markCommitSent(jobDir);
+    // A commit marker with no far copy named pins nothing.
+    expect(await poolRoute(jobDir, 'work', deps({ c: 'UP' }))).toMatchObject({ host: 'c' });
+  });
+});
