@@ -8,6 +8,8 @@ export interface KeyValue {
   key: string;
   value: string;
   modRevision: string;
+  /** The lease it is bound to ('0' for none). */
+  lease: string;
 }
 
 /** A granted lease: keys put with it go when it is revoked or expires. */
@@ -48,7 +50,7 @@ const CALL_TIMEOUT_MS = 3000;
 const WATCH_RETRY = { baseMs: 100, maxMs: 2000 };
 
 const text = (b: Buffer | string): string => (typeof b === 'string' ? b : b.toString('utf8'));
-const keyValue = (kv: IKeyValue): KeyValue => ({ key: text(kv.key), value: text(kv.value), modRevision: String(kv.mod_revision) });
+const keyValue = (kv: IKeyValue): KeyValue => ({ key: text(kv.key), value: text(kv.value), modRevision: String(kv.mod_revision), lease: String(kv.lease) });
 
 /** etcd's failure as a catalogue error naming the endpoints. */
 export function unreachable(endpoints: readonly string[], err: unknown): RqError {
@@ -124,6 +126,15 @@ export class EtcdStore {
   async getPrefix(prefix: string): Promise<KeyValue[]> {
     const res = await this.call(this.client.getAll().prefix(prefix).exec());
     return (res.kvs ?? []).map(keyValue);
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.call(this.client.delete().key(key).exec());
+  }
+
+  /** The first `n` keys under `prefix` by create revision: the holders of a semaphore whose waiters are those keys. */
+  async firstCreated(prefix: string, n: number): Promise<string[]> {
+    return this.call(this.client.getAll().prefix(prefix).sort('Create', 'Ascend').limit(n).keys());
   }
 
   /** Watches every key under `prefix`; the watch reconnects by itself (with a back-off to 2 s) until cancelled. */

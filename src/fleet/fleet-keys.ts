@@ -1,4 +1,4 @@
-// Where a fleet lives in etcd: `/rq/fleet/<name>/hosts/<host>` (lease-bound, the live members) and `/rq/fleet/<name>/seen/<host>` (kept, when each joined and left).
+// Where a fleet lives in etcd: `/rq/fleet/<name>/hosts/<host>` (lease-bound, the live members), `/rq/fleet/<name>/seen/<host>` (kept, when each joined and left) and `/rq/fleet/<name>/limits/<key>/waiters/<host>/<ref>` (lease-bound, a fleet limit's line).
 import { isObject, isString } from '../ipc/answer.js';
 
 /** Every rq key starts here, so an etcd shared with other programs keeps rq's keys apart. */
@@ -14,6 +14,13 @@ export interface FleetKeys {
   /** The host name of a key under `hosts`, or null for any other key. */
   hostOf: (key: string) => string | null;
   seenOf: (key: string) => string | null;
+  /** Every fleet limit's waiters: what a host's limits watch. */
+  limits: string;
+  /** The line of one fleet limit key (encoded: a key may hold `/`). */
+  waiters: (limitKey: string) => string;
+  waiter: (limitKey: string, host: string, ref: string) => string;
+  /** The limit key of a waiter key, or null for any other key. */
+  limitOf: (key: string) => string | null;
 }
 
 export function fleetKeys(fleet: string): FleetKeys {
@@ -21,7 +28,26 @@ export function fleetKeys(fleet: string): FleetKeys {
   const hosts = `${base}hosts/`;
   const seen = `${base}seen/`;
   const under = (prefix: string) => (key: string) => (key.startsWith(prefix) && key.length > prefix.length ? key.slice(prefix.length) : null);
-  return { fleet: base, hosts, seen, host: (h) => hosts + h, seenHost: (h) => seen + h, hostOf: under(hosts), seenOf: under(seen) };
+  const limits = `${base}limits/`;
+  const waiters = (k: string) => `${limits}${encodeURIComponent(k)}/waiters/`;
+  const limitOf = (key: string) => {
+    const rest = under(limits)(key);
+    const end = rest?.indexOf('/waiters/') ?? -1;
+    return rest === null || end <= 0 ? null : decodeURIComponent(rest.slice(0, end));
+  };
+  return {
+    fleet: base,
+    hosts,
+    seen,
+    host: (h) => hosts + h,
+    seenHost: (h) => seen + h,
+    hostOf: under(hosts),
+    seenOf: under(seen),
+    limits,
+    waiters,
+    waiter: (k, h, ref) => `${waiters(k)}${h}/${ref}`,
+    limitOf,
+  };
 }
 
 /**

@@ -8,6 +8,7 @@ import type { FleetView as FleetViewReply, HostRecord, MemberState } from '../ip
 import { RQ_VERSION } from '../version.js';
 import { EtcdStore } from './etcd-client.js';
 import { fleetKeys } from './fleet-keys.js';
+import { FleetLimits } from './fleet-limits.js';
 import { FleetView } from './fleet-view.js';
 import { LocalQueues } from './local-queues.js';
 import { Membership } from './membership.js';
@@ -32,6 +33,7 @@ export class FleetService {
     private readonly local: LocalQueues,
     private readonly membership: Membership,
     private readonly others: FleetView,
+    readonly limits: FleetLimits,
     readonly settings: FleetSettings,
   ) {}
 
@@ -46,11 +48,12 @@ export class FleetService {
     let membership: Membership | null = null;
     const local = new LocalQueues({ root: d.root, log, changed: () => membership?.changed() });
     const record = (): HostRecord => ({ host: s.host, url: s.advertise, version: RQ_VERSION, started_at: startedAt, instance, queues: local.figures() });
-    membership = new Membership({ store, settings: s, keys, record, log });
+    const limits = new FleetLimits({ store, keys, host: s.host, log });
+    membership = new Membership({ store, settings: s, keys, record, log, leased: (lease) => limits.leased(lease) });
     const others = new FleetView({ store, keys, fleet: s.name, host: s.host, log });
     membership.start();
     others.start();
-    return new FleetService(store, local, membership, others, s);
+    return new FleetService(store, local, membership, others, limits, s);
   }
 
   /** The queues that serve on this host now. */
@@ -69,6 +72,7 @@ export class FleetService {
   /** Leaves the fleet (the key goes at once) and closes the connection. */
   async stop(): Promise<void> {
     this.local.close();
+    await this.limits.close();
     await this.others.close();
     await this.membership.stop();
     this.store.close();

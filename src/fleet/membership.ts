@@ -14,6 +14,8 @@ export interface MembershipDeps {
   /** This host's record as it is now (its queues' figures read at the moment of the put). */
   record: () => HostRecord;
   log: Logger;
+  /** Told each new lease once this host's key is under it, and null when it is lost: the fleet limits' keys are bound to it. */
+  leased?: (lease: FleetLease | null) => void;
   now?: () => number;
   /** At most one put per this many ms: a burst of queue changes is one put. */
   putGapMs?: number;
@@ -78,6 +80,7 @@ export class Membership {
     for (const t of [this.retryTimer, this.putTimer]) if (t) clearTimeout(t);
     const lease = this.lease;
     this.lease = null;
+    this.d.leased?.(null);
     if (lease) {
       try {
         await this.d.store.put(this.d.keys.seenHost(this.d.settings.host), this.seen(this.iso()));
@@ -124,6 +127,7 @@ export class Membership {
       this.lastPut = this.now();
       this.joinedAt = this.iso();
       await this.d.store.put(this.d.keys.seenHost(this.d.settings.host), this.seen());
+      this.d.leased?.(lease);
       this.member();
     } catch (err) {
       if (!mine()) return;
@@ -178,6 +182,7 @@ export class Membership {
 
   private lost(why: string): void {
     this.lease = null;
+    this.d.leased?.(null);
     // Once per outage: the next lease is granted by the rejoin, which a lost etcd fails without a lease to lose.
     this.d.log.info({ err: why }, 'fleet: lease lost; a new one is granted when etcd answers');
     this.unreachable(`lease lost: ${why}`);

@@ -48,6 +48,10 @@ export interface LimitKeyStatus {
   pattern?: string;
   holders: { ref: string; queue: string; since: number; granted_at: number; orphaned?: true }[];
   waiting: { ref: string; queue: string; since: number; position: number }[];
+  /** A key whose slots the fleet shares (config/limits.json's `"scope": "fleet"`). */
+  scope?: 'fleet';
+  /** For a fleet key: why this host can take none of its slots now (etcd does not answer), or null. */
+  stalled?: string | null;
 }
 
 /** An entry rq-mgr would have as a queue and does not (`refused_queues`): what is wrong and what to do. */

@@ -5,6 +5,7 @@ import type { GlobalConfig } from '../config/global-config.js';
 import { RqError } from '../errors.js';
 import type { FleetView } from '../ipc/fleet-reply.js';
 import type { FleetService } from '../fleet/fleet-service.js';
+import type { FleetSlots } from '../fleet/fleet-limits.js';
 
 export class FleetMember {
   private readonly serving = new Set<string>();
@@ -28,6 +29,11 @@ export class FleetMember {
   queueGone(name: string): void {
     if (!this.service || !this.serving.delete(name)) return;
     this.service.queues([...this.serving]);
+  }
+
+  /** Where the arbiter keeps its fleet-scoped keys; null without a fleet. */
+  slots(): FleetSlots | null {
+    return this.service?.limits ?? null;
   }
 
   /** The `fleet` command's answer; refused with RQ_ERR_NO_FLEET on a host without a fleet. */

@@ -2,7 +2,9 @@
 import type { Logger } from 'pino';
 import { RqError } from '../errors.js';
 import type { LimitKeyStatus } from '../ipc/mgr-client.js';
-import { EMPTY_LIMITS, type LimitsTable, configuredConcurrency } from '../config/limits-config.js';
+import { EMPTY_LIMITS, type LimitsTable, configuredConcurrency, configuredScope } from '../config/limits-config.js';
+import type { FleetSlots } from '../fleet/fleet-limits.js';
+import { type Waiter, parkInOrder } from './waiter-line.js';
 
 export type AcquireReply = ['granted'] | ['wait', number];
 
@@ -14,14 +16,6 @@ interface Holder {
   orphaned: boolean;
 }
 
-interface Waiter {
-  ref: string;
-  queue: string;
-  since: number;
-  /** Arrival at the arbiter: the tie-break between equal `since`. */
-  seq: number;
-}
-
 interface KeyState {
   concurrency: number;
   source: 'config' | 'message';
@@ -29,6 +23,8 @@ interface KeyState {
   pattern?: string;
   holders: Map<string, Holder>;
   waiting: Waiter[];
+  /** Its slots are the fleet's (`"scope": "fleet"` when the key came into use): granted from etcd's line, not by counting here. */
+  fleet: boolean;
 }
 
 export interface ArbiterDeps {
@@ -43,6 +39,8 @@ export interface ArbiterDeps {
   settleMs: number;
   /** How long settling waits at most for a queue that has not reported (one that does not come up). */
   settleMaxMs?: number;
+  /** The fleet's lines in etcd, for fleet-scoped keys; absent without a fleet. */
+  fleet?: FleetSlots;
 }
 
 /** A ref is `<queue>/<msg_id>`. */
@@ -69,6 +67,7 @@ export class LimitArbiter {
     const ceiling = setTimeout(() => this.settled(), d.settleMaxMs ?? d.settleMs);
     this.timers = [min, ceiling];
     for (const t of this.timers) t.unref();
+    d.fleet?.attach((key, ref) => this.fleetGranted(key, ref));
   }
 
   /**
@@ -126,10 +125,11 @@ export class LimitArbiter {
     // The file wins over a message's own value: it may have changed since the message was made.
     const { concurrency, source } = this.define(key, configuredConcurrency(this.table, key) === undefined ? given : undefined);
     let state = this.keys.get(key);
-    if (!state) this.keys.set(key, (state = { concurrency, source, holders: new Map(), waiting: [] }));
+    const fleet = this.d.fleet !== undefined && configuredScope(this.table, key) === 'fleet';
+    if (!state) this.keys.set(key, (state = { concurrency, source, holders: new Map(), waiting: [], fleet }));
     state.pattern ??= pattern;
     if (!state.holders.has(ref) && !state.waiting.some((w) => w.ref === ref))
-      this.park(state, { ref, queue: ref.slice(0, ref.indexOf('/')), since, seq: this.seq++ });
+      parkInOrder(state.waiting, { ref, queue: ref.slice(0, ref.indexOf('/')), since, seq: this.seq++ });
   }
 
   private answerFor(key: string, ref: string): AcquireReply {
@@ -188,8 +188,19 @@ export class LimitArbiter {
     for (const [key, state] of this.keys) {
       state.waiting = state.waiting.filter((w) => w.queue !== queue);
       for (const h of state.holders.values()) if (h.queue === queue) h.orphaned = true;
-      this.forgetIfIdle(key);
+      this.promote(key);
     }
+  }
+
+  /** etcd's line has `ref` among the key's first holders: it holds the slot here too, and its queue is told. False when it no longer waits. */
+  private fleetGranted(key: string, ref: string): boolean {
+    const state = this.keys.get(key);
+    const at = state?.waiting.findIndex((w) => w.ref === ref) ?? -1;
+    if (!state || at < 0 || this.settling) return false;
+    const [w] = state.waiting.splice(at, 1);
+    state.holders.set(ref, { queue: w.queue, since: w.since, grantedAt: this.d.now(), orphaned: false });
+    void this.tell(key, w);
+    return true;
   }
 
   /** `queue` stopped cleanly, or rq-mgr killed what it left: every slot it held is free. The number freed. */
@@ -246,6 +257,7 @@ export class LimitArbiter {
           ...(h.orphaned ? { orphaned: true as const } : {}),
         })),
         waiting: s.waiting.map((w, i) => ({ ref: w.ref, queue: w.queue, since: w.since, position: i + 1 })),
+        ...(s.fleet ? { scope: 'fleet' as const, stalled: this.d.fleet?.stalled() ?? null } : {}),
       };
     }
     return out;
@@ -255,19 +267,6 @@ export class LimitArbiter {
     for (const t of this.timers) clearTimeout(t);
   }
 
-  /** In order of `since`, then arrival: a binary search, so parking is O(log n) comparisons. */
-  private park(state: KeyState, w: Waiter): void {
-    let lo = 0;
-    let hi = state.waiting.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      const o = state.waiting[mid];
-      if (o.since < w.since || (o.since === w.since && o.seq < w.seq)) lo = mid + 1;
-      else hi = mid;
-    }
-    state.waiting.splice(lo, 0, w);
-  }
-
   /**
    * Hands free slots to the first waiters; the `asking` ones learn it from the reply they are
    * waiting for, every other one is told by its queue. Nothing moves while settling.
@@ -275,7 +274,9 @@ export class LimitArbiter {
   private promote(key: string, asking: ReadonlySet<string> = new Set()): void {
     const state = this.keys.get(key);
     if (!state) return;
-    while (!this.settling && state.holders.size < state.concurrency && state.waiting.length) {
+    // A fleet key's grants come from etcd (fleetGranted); here its line is only kept in step.
+    if (state.fleet && !this.settling) this.d.fleet?.sync(key, { ...state, waiting: state.waiting.map((w) => w.ref), holders: [...state.holders.keys()] });
+    while (!state.fleet && !this.settling && state.holders.size < state.concurrency && state.waiting.length) {
       const w = state.waiting.shift()!;
       state.holders.set(w.ref, { queue: w.queue, since: w.since, grantedAt: this.d.now(), orphaned: false });
       if (!asking.has(w.ref)) void this.tell(key, w);

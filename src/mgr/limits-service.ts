@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { loadLimits } from '../config/limits-config.js';
+import { checkFleetScopes, loadLimits } from '../config/limits-config.js';
+import type { FleetSlots } from '../fleet/fleet-limits.js';
 import { queuePaths, rootPaths } from '../config/paths.js';
 import { RqError, invalidField } from '../errors.js';
 import { QueueClient } from '../ipc/queue-client.js';
@@ -27,6 +28,8 @@ export interface LimitsServiceDeps {
   now?: () => number;
   settleMs?: number;
   sweepEveryMs?: number;
+  /** The fleet's slots, when config.json names a fleet: a key of `"scope": "fleet"` is refused without. */
+  fleet?: FleetSlots;
 }
 
 /** How a queue process ended, as the supervisor saw it. */
@@ -87,6 +90,7 @@ export class LimitsService {
       settleMs: d.settleMs ?? SETTLE_MS,
       settleMaxMs: SETTLE_MAX_MS,
       log: d.log,
+      fleet: d.fleet,
       grant: (queue, msgId, key) =>
         this.client(queue)
           .limitGranted(msgId, key)
@@ -114,7 +118,7 @@ export class LimitsService {
   /** Reads config/limits.json; an invalid file is logged and the table in force kept. */
   async reload(): Promise<void> {
     try {
-      this.arbiter.setConfig(await loadLimits(rootPaths(this.d.root).limitsFile));
+      this.arbiter.setConfig(checkFleetScopes(await loadLimits(rootPaths(this.d.root).limitsFile), this.d.fleet !== undefined));
     } catch (err) {
       this.d.log.error({ err: (err as Error).message }, 'config/limits.json not loaded; the previous limits stay in force');
     }

@@ -68,8 +68,8 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   if (config.env) env.RQ_ENV = String(config.env);
   if (config.tmpdir) env.TMPDIR = String(config.tmpdir);
 
-  const limits = new LimitsService({ root: opts.root, log: log.child({ component: 'limits' }) });
   const fleet = await FleetMember.start(config, opts.root, log, Date.now());
+  const limits = new LimitsService({ root: opts.root, log: log.child({ component: 'limits' }), fleet: fleet.slots() ?? undefined });
   const sup = new Supervisor({
     root: opts.root,
     log,

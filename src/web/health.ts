@@ -2,6 +2,7 @@
 import { RqError } from '../errors.js';
 import { mgrState } from './dashboard-data.js';
 import { heldReason } from './queue-snapshot.js';
+import { fleetStalls } from './fleet-stalls.js';
 import type { WebContext } from './web-context.js';
 
 /**
@@ -19,6 +20,8 @@ export interface QueueHealth {
   reason?: string;
   /** Why a queue that does not answer is DOWN: its worker's state, the connection error. */
   fault?: string;
+  /** Its messages wait for fleet slots that this host cannot take now (etcd does not answer): said, not counted as unhealthy. */
+  fleet_limits?: string;
 }
 
 export interface HealthReport {
@@ -59,6 +62,7 @@ export async function healthReport(ctx: WebContext): Promise<HealthReport> {
   if (!mgr.up) failing.push({ name: 'rq-mgr', error: mgr.error ?? 'no reply' });
   const queues: Record<string, QueueHealth> = {};
   const checked = await Promise.all(names.map(async (n) => ((queues[n] = await queueHealth(ctx, n, workers[n], healthy)), `queue ${n}`)));
+  if (mgr.up) for (const [n, why] of await fleetStalls(ctx)) if (queues[n]) queues[n].fleet_limits = why;
   for (const n of names) {
     const q = queues[n];
     if (!q.healthy)

@@ -18,14 +18,15 @@ export interface Host {
   mgr: MgrProc;
 }
 
-/** A root whose config.json joins the fleet as `name`, with queue q1 (2 workers), and its rq-mgr started. */
-export async function startHost(name: string, etcdUrl: string): Promise<Host> {
+/** A root whose config.json joins the fleet as `name`, with queue q1 (2 workers) and what `setup` adds, and its rq-mgr started. */
+export async function startHost(name: string, etcdUrl: string, setup?: (root: string) => Promise<void>): Promise<Host> {
   const root = await makeRoot();
   const file = path.join(root.root, 'config', 'config.json');
   const config = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
   config.fleet = { name: FLEET, etcd: [etcdUrl], host: name, advertise: `http://127.0.0.1:${root.port}/`, lease_ttl_s: TTL_S };
   fs.writeFileSync(file, JSON.stringify(config));
   await addQueue(root.root, 'q1', { num_workers: 2 });
+  await setup?.(root.root);
   const mgr = await MgrProc.start(root.root);
   return { name, root, mgr };
 }

@@ -38,9 +38,10 @@ const live = (s: { state: string } | null): boolean => s !== null && s.state !==
  * still alive after the whole scan. Each kept process was alive from its first read to its second,
  * and every first read precedes every second read, so the kept ones were all alive together.
  */
-export async function scriptsWithKey(root: string, key: string): Promise<Map<number, string>> {
+export async function scriptsWithKey(root: string | readonly string[], key: string): Promise<Map<number, string>> {
   const want = `RQ_LIMIT=${key}`;
-  const dirPrefix = `RQ_MSG_DIR=${root}/`;
+  // Several roots: a fleet's hosts on one machine, whose scripts share a fleet-wide key.
+  const dirPrefixes = (typeof root === 'string' ? [root] : root).map((r) => `RQ_MSG_DIR=${r}/`);
   const seen: { pid: number; pgid: number; msgId: string }[] = [];
   for (const name of await fs.readdir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
@@ -48,7 +49,7 @@ export async function scriptsWithKey(root: string, key: string): Promise<Map<num
     const environ = await fs.readFile(`/proc/${pid}/environ`, 'latin1').catch(() => '');
     if (!environ.includes(want)) continue;
     const vars = environ.split('\0');
-    if (!vars.includes(want) || !vars.some((v) => v.startsWith(dirPrefix))) continue;
+    if (!vars.includes(want) || !vars.some((v) => dirPrefixes.some((p) => v.startsWith(p)))) continue;
     const st = await statOf(pid);
     if (!live(st)) continue;
     const msgId = (vars.find((v) => v.startsWith('RQ_MSG_ID=')) ?? '').slice('RQ_MSG_ID='.length);
@@ -71,7 +72,7 @@ export class LimitSampler {
   private listeners: (() => void)[] = [];
 
   constructor(
-    private readonly root: string,
+    private readonly root: string | readonly string[],
     private readonly key: string,
     private readonly allowed: number,
     private readonly everyMs = 10,

@@ -13,6 +13,8 @@ export interface KeyStatus {
   source: 'config' | 'message';
   holders: { ref: string; queue: string; since: number; granted_at: number; orphaned?: true }[];
   waiting: { ref: string; queue: string; since: number; position: number }[];
+  scope?: 'fleet';
+  stalled?: string | null;
 }
 export interface HistoryEntry {
   at: string;

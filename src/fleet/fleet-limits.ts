@@ -1,0 +1,187 @@
+// This host's places in the fleet's concurrency limits: one lease-bound etcd key per waiting or holding run; the holders are the first N keys by create revision (etcd's semaphore recipe).
+import type { Logger } from 'pino';
+import { Doubling } from '../backoff.js';
+import type { EtcdStore, FleetLease } from './etcd-client.js';
+import type { FleetKeys } from './fleet-keys.js';
+
+/** One fleet key as rq-mgr's arbiter has it: its slots, its waiters in line order, the runs of this host holding a slot. */
+export interface FleetLine {
+  concurrency: number;
+  waiting: readonly string[];
+  holders: readonly string[];
+}
+
+/** What the arbiter needs of the fleet: its lines kept in etcd, grants heard, and why none comes now. */
+export interface FleetSlots {
+  sync(key: string, line: FleetLine): void;
+  /** `granted(key, ref)`: `ref` is among the key's holders in etcd; false when it no longer waits here. */
+  attach(granted: (key: string, ref: string) => boolean): void;
+  /** Why this host can take no fleet slot now (etcd does not answer, no lease), or null. */
+  stalled(): string | null;
+}
+
+interface Entry {
+  ref: string;
+  etcdKey: string;
+  held: boolean;
+  /** The lease its key was put with; null until put (again, after a new lease). */
+  lease: string | null;
+}
+
+export interface FleetLimitsDeps {
+  store: EtcdStore;
+  keys: FleetKeys;
+  host: string;
+  log: Logger;
+}
+
+const NO_LEASE = 'this host holds no lease in etcd now (it is not a member of the fleet)';
+
+export class FleetLimits implements FleetSlots {
+  private readonly lines = new Map<string, { concurrency: number; entries: Map<string, Entry> }>();
+  /** Keys of runs that left the line: deleted before anything is put, so a ref that comes back gets a new place. */
+  private readonly toDelete = new Set<string>();
+  private lease: FleetLease | null = null;
+  /** The lease whose predecessors' keys of this host were deleted. */
+  private cleaned: string | null = null;
+  private problem: string | null = null;
+  /** The outage was said at warn; said once more when it ends. */
+  private warned = false;
+  private watch: { cancel: () => Promise<void> } | null = null;
+  private busy = false;
+  private again = false;
+  private closed = false;
+  private retry: NodeJS.Timeout | null = null;
+  private readonly waits = new Doubling({ baseMs: 100, maxMs: 2000 });
+  private granted: (key: string, ref: string) => boolean = () => false;
+
+  constructor(private readonly d: FleetLimitsDeps) {}
+
+  attach(granted: (key: string, ref: string) => boolean): void {
+    this.granted = granted;
+  }
+
+  stalled(): string | null {
+    return this.problem ?? (this.lease ? null : NO_LEASE);
+  }
+
+  /** Membership's lease: a new one has every line put again under it; none (lost) stops every grant until the next. */
+  leased(lease: FleetLease | null): void {
+    this.lease = lease;
+    if (lease) void this.pass();
+  }
+
+  sync(key: string, line: FleetLine): void {
+    const want = new Set([...line.waiting, ...line.holders]);
+    let l = this.lines.get(key);
+    for (const [ref, e] of l?.entries ?? []) {
+      if (want.has(ref)) continue;
+      l!.entries.delete(ref);
+      this.toDelete.add(e.etcdKey);
+    }
+    if (want.size === 0) this.lines.delete(key);
+    else {
+      if (!l) this.lines.set(key, (l = { concurrency: line.concurrency, entries: new Map() }));
+      l.concurrency = line.concurrency;
+      for (const ref of line.waiting)
+        if (!l.entries.has(ref)) l.entries.set(ref, { ref, etcdKey: this.d.keys.waiter(key, this.d.host, ref), held: false, lease: null });
+    }
+    void this.pass();
+  }
+
+  /** One pass at a time over every line; whatever asks meanwhile runs one more. A failure is retried on a back-off. */
+  private async pass(): Promise<void> {
+    if (this.closed) return;
+    if (this.busy) return void (this.again = true);
+    this.busy = true;
+    try {
+      do {
+        this.again = false;
+        await this.step();
+      } while (this.again && !this.closed);
+      this.answered();
+    } catch (err) {
+      this.failed((err as Error).message);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async step(): Promise<void> {
+    const { store, keys } = this.d;
+    for (const k of [...this.toDelete]) {
+      await store.delete(k);
+      this.toDelete.delete(k);
+    }
+    const lease = this.lease;
+    if (!lease) return;
+    this.watch ??= await store.watchPrefix(keys.limits, {
+      put: (kv) => this.heard(kv.key),
+      delete: (key) => this.heard(key),
+      connected: () => void this.pass(),
+      disconnected: (why) => this.failed(why),
+    });
+    if (this.cleaned !== lease.id) await this.clean(lease);
+    for (const [key, line] of this.lines)
+      for (const e of line.entries.values()) {
+        if (e.lease === lease.id) continue;
+        await store.put(e.etcdKey, JSON.stringify({ host: this.d.host, ref: e.ref, key }), lease);
+        e.lease = lease.id;
+      }
+    for (const [key, line] of this.lines) {
+      if (![...line.entries.values()].some((e) => !e.held)) continue;
+      const first = new Set(await store.firstCreated(keys.waiters(key), line.concurrency));
+      // Only what etcd said under the lease still held: a lease lost meanwhile took these keys with it.
+      if (this.lease !== lease) return;
+      for (const e of line.entries.values()) {
+        if (e.held || e.lease !== lease.id || !first.has(e.etcdKey)) continue;
+        e.held = true;
+        if (this.granted(key, e.ref)) continue;
+        // It left the line here while etcd answered: its place goes.
+        line.entries.delete(e.ref);
+        this.toDelete.add(e.etcdKey);
+        this.again = true;
+      }
+    }
+  }
+
+  /** This host's keys left by an earlier lease (an rq-mgr that crashed, a lease that expired) hold places no run of now holds. */
+  private async clean(lease: FleetLease): Promise<void> {
+    const mine = `/waiters/${this.d.host}/`;
+    for (const kv of await this.d.store.getPrefix(this.d.keys.limits)) if (kv.key.includes(mine) && kv.lease !== lease.id) await this.d.store.delete(kv.key);
+    this.cleaned = lease.id;
+  }
+
+  /** A line changed in etcd: another pass, for a key this host waits on. */
+  private heard(etcdKey: string): void {
+    const key = this.d.keys.limitOf(etcdKey);
+    const line = key === null ? undefined : this.lines.get(key);
+    if (line && [...line.entries.values()].some((e) => !e.held)) void this.pass();
+  }
+
+  private answered(): void {
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
+    this.waits.reset();
+    this.problem = null;
+    if (!this.warned) return;
+    this.warned = false;
+    this.d.log.info('fleet limits: etcd answers again; runs waiting for fleet slots are served again');
+  }
+
+  /** etcd did not answer: nothing is granted until a pass goes through; said once per outage. */
+  private failed(why: string): void {
+    if (this.closed) return;
+    this.problem = `etcd does not answer (${why})`;
+    if (!this.retry) this.retry = setTimeout(() => ((this.retry = null), void this.pass()), this.waits.next());
+    if (this.warned || this.lines.size === 0) return;
+    this.warned = true;
+    this.d.log.warn({ err: why }, 'fleet limits: etcd does not answer; no run needing a fleet slot starts on this host until it is back');
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
+    await this.watch?.cancel().catch(() => undefined);
+  }
+}
