@@ -116,6 +116,9 @@ describe('fleet-wide concurrency limits through etcd', { timeout: 60_000 }, () =
     expect(await b.L.finish('q1', local[1])).toMatchObject({ state: 'done' });
     const health = (await (await fetch(`http://127.0.0.1:${a.h.root.port}/healthz`)).json()) as { queues: Record<string, { fleet_limits?: string }> };
     expect(health.queues.d.fleet_limits).toMatch(/^waits for fleet slots of deploy: etcd does not answer/);
+    const metrics = await (await fetch(`http://127.0.0.1:${a.h.root.port}/metrics`)).text();
+    expect(metrics).toContain('rq_fleet_limit_waiting{key="deploy"} 1');
+    expect(metrics).toContain('rq_fleet_limit_stalled{key="deploy"} 1');
     for (const [i, id] of sent) expect((await hosts[i].L.getMessage('d', id)).state).toBe('que');
     await etcd.run();
     await allDone(sent, 20_000);

@@ -8,6 +8,7 @@ import { limitFamilies } from './limit-families.js';
 import type { MetricFamily } from './metric-family.js';
 import { mgrFamilies } from './mgr-families.js';
 import { fleetFamilies } from './fleet-families.js';
+import { fleetLimitFamilies } from './fleet-limit-families.js';
 import { queueFamilies, queueUp } from './queue-families.js';
 
 /** Each process gets this long to answer (§B16); one that is stuck costs one scrape this much, not Prometheus's whole timeout. */
@@ -64,5 +65,11 @@ export async function scrapeFamilies(d: ScrapeDeps): Promise<MetricFamily[]> {
   const names = workers ? Object.keys(workers).filter(isValidQueueName).sort() : await d.discover();
   const parts = await Promise.all(names.map((n) => queuePart(d, n, ms)));
   const limitStatus: Record<string, LimitKeyStatus> | null = limits?.ok ? limits.value : null;
-  return [...mgrFamilies(workers, names), ...fleetFamilies(fleet?.ok ? fleet.value : null), ...limitFamilies(table, limitStatus), ...parts.flat()];
+  return [
+    ...mgrFamilies(workers, names),
+    ...fleetFamilies(fleet?.ok ? fleet.value : null),
+    ...limitFamilies(table, limitStatus),
+    ...fleetLimitFamilies(table, limitStatus),
+    ...parts.flat(),
+  ];
 }
