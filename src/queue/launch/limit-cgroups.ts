@@ -89,11 +89,13 @@ export class LimitCgroups {
   make(runName: string, limits: RunLimits): LimitRun {
     for (;;) {
       const reused = this.free.pop();
+      const slot = reused ?? this.slot();
       try {
-        return this.prepare(reused ?? this.slot(), runName, limits);
+        return this.prepare(slot, runName, limits);
       } catch (err) {
+        // Its cgroups go either way; a new one's failure is the answer, a reused one's makes way for a new one.
+        void endAndRemove(new Set(slot.dirs.values())).catch(() => undefined);
         if (!reused) throw err;
-        void endAndRemove(new Set(reused.dirs.values())).catch(() => undefined);
       }
     }
   }
