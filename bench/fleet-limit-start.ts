@@ -14,7 +14,7 @@ const N = Number(process.env.BENCH_N ?? 200);
 
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
-const etcd = await EtcdProc.start();
+const etcd = await EtcdProc.start({ onDisk: true });
 const t = await makeRoot();
 let mgr: MgrProc | null = null;
 try {

@@ -24,7 +24,7 @@ async function relayRate(sender: Host, dest: string, n: number): Promise<number>
 
 async function main(): Promise<void> {
   // The relay's back-off stays at its default: a bench run has no failures to wait out.
-  const etcd = await EtcdProc.start();
+  const etcd = await EtcdProc.start({ onDisk: true });
   const hosts = await Promise.all([fleetHost('s', etcd.url, false), fleetHost('a', etcd.url, true), fleetHost('b', etcd.url, true)]);
   const [sender, a] = hosts;
   try {

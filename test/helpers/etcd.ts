@@ -20,10 +20,14 @@ export class EtcdProc {
     return `http://127.0.0.1:${this.clientPort}`;
   }
 
-  static async start(): Promise<EtcdProc> {
-    // On tmpfs where there is one: etcd fsyncs its log at every write, and on a disk the whole suite
-    // keeps busy a lease keepalive can wait past a test's 2 s TTL, which drops a host that is up.
-    const dir = fs.mkdtempSync(path.join(fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), 'rq-etcd-'));
+  /**
+   * Tests keep etcd's data on tmpfs where there is one: etcd fsyncs its log at every write, and on a
+   * disk the whole suite keeps busy a lease keepalive can wait past a test's 2 s TTL, which drops a
+   * host that is up. Benchmarks keep it on disk (`onDisk`), where a real etcd pays for its fsyncs.
+   */
+  static async start(opts: { onDisk?: boolean } = {}): Promise<EtcdProc> {
+    const base = !opts.onDisk && fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
+    const dir = fs.mkdtempSync(path.join(base, 'rq-etcd-'));
     const e = new EtcdProc(dir, await freePort(), await freePort());
     await e.run();
     return e;
