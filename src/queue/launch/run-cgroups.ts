@@ -6,7 +6,7 @@ import { killAll, members, ownCgroupHome, populated, removeCgroup } from './cgro
 import { REMOVE_MS, endCgroupLeftovers, endLeftovers, signalMembers } from './leftovers.js';
 import { type ExitInfo, type LaunchedChild, type Launcher, failedLaunch } from './script-runner.js';
 import type { RunUsage } from './run-usage.js';
-import { type RunLimits, hasLimits } from '../../message/run-limits.js';
+import { type RunLimits, effectiveLimits, hasLimits } from '../../message/run-limits.js';
 import { ownV1Homes } from './cgroup-v1.js';
 import { probe } from './cgroup-probe.js';
 import { LimitCgroups, type LimitRun } from './limit-cgroups.js';
@@ -89,7 +89,9 @@ export class RunCgroups {
    * Judges the queue's limits (at start, and again at each config reload): `limitsRefusal` is why
    * its scripts may not run, null when they may. Says it in the log.
    */
-  judge(limits: RunLimits, bestEffort: boolean): string | null {
+  judge(config: RunLimits, bestEffort: boolean): string | null {
+    // Only the limit fields of what may be a whole queue config.
+    const limits = effectiveLimits(config, {});
     this.queueLimits = limits;
     this.bestEffort = bestEffort;
     const problems = this.unenforceable(limits);

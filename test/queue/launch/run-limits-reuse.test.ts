@@ -31,6 +31,8 @@ describe.skipIf(NO_V1 !== undefined)(`run limits over many runs${NO_V1 ? ` (skip
     q.lim = await QueueProc.start(t.root, 'lim');
     q.gate = await QueueProc.start(t.root, 'gate', { env: { RQ_SPAWN: 'node' } });
     q.reload = await QueueProc.start(t.root, 'reload');
+    await addQueue(t.root, 'off', { script: LIMITS_PY, extra: { ...extra, memory_max: '64M' } });
+    q.off = await QueueProc.start(t.root, 'off', { env: { RQ_CGROUP: 'off' } });
   }, T);
   afterAll(async () => {
     await Promise.all(Object.values(q).map((p) => p.stop()));
@@ -81,6 +83,14 @@ describe.skipIf(NO_V1 !== undefined)(`run limits over many runs${NO_V1 ? ` (skip
     },
     T,
   );
+
+  it('RQ_CGROUP=off: a queue that requires limits says exactly which it cannot enforce, and why', async () => {
+    const [, status] = await q.off.cmd('status_detail');
+    expect(status).toEqual({
+      status: 'SCRIPTERROR',
+      reason: 'run limits cannot be enforced here: memory_max: RQ_CGROUP=off (limits_best_effort: true runs scripts anyway)',
+    });
+  });
 
   it(
     'a config reload judges its limits again: one the host cannot enforce holds the queue, a fixed one lifts the hold and is enforced',
