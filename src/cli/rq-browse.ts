@@ -4,6 +4,7 @@ import { STATES, type State } from '../message/states.js';
 import type { QueueMetrics } from '../ipc/stats-reply.js';
 import { orderQueues } from '../message/queue-order.js';
 import { askEvery } from './fan-out.js';
+import { printFleetQueues } from './fleet-queues.js';
 import { ask } from './queue-ask.js';
 import { printRefusal } from './json-output.js';
 import type { RqCommand } from './rq-commands.js';
@@ -38,15 +39,18 @@ async function withReason(root: string, row: Row): Promise<Row> {
 
 const queues: RqCommand = {
   summary: "list the root's queues with their status (UP, PAUSE, DOWN, SCRIPTERROR, DISK FULL) and message counts",
-  options: [JSON_FLAG],
+  options: [{ name: 'fleet', kind: 'flag', help: 'list the queues of every host of the fleet instead, one line per host and queue' }, JSON_FLAG],
   notes: [
     'A queue in SCRIPTERROR or DISK FULL ends its line with - <why> (reason in --json).',
     'A queue whose process does not answer is listed as UNREACHABLE, named on stderr, and makes the first line fail <n> (exit 1).',
     'When none answers and rq-mgr is not running either, that is the one line on stderr (exit 3).',
+    '--fleet asks rq-mgr for its view of the fleet (docs/fleet.md): ok <n>, then <host>/<queue> <STATUS> ready <n> running <n> workers <n>;',
+    'fail <n> over the hosts as last seen while etcd does not answer (exit 1); exit 1 with the reason on a host without a fleet.',
   ],
-  examples: ['rq queues', 'rq queues --json'],
+  examples: ['rq queues', 'rq queues --json', 'rq queues --fleet'],
   run: async ({ opts, root, io }) => {
     const json = flagOpt(opts, 'json');
+    if (flagOpt(opts, 'fleet')) return printFleetQueues(root, io, json);
     // metrics is answered while a queue is DOWN, so its counts still show.
     const every = await askEvery(root, (c) => c.metrics());
     const counts = new Map(every.answers.map((a) => [a.queue, a.value]));

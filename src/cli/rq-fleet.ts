@@ -1,16 +1,16 @@
 // `rq fleet`: the fleet this host is in, as its rq-mgr sees it in etcd: each host, up or gone and since when, its URL and its queues.
-import { rootPaths } from '../config/paths.js';
-import { isRqError } from '../errors.js';
 import type { FleetView, QueueFigures } from '../ipc/fleet-reply.js';
-import { MgrClient } from '../ipc/mgr-client.js';
 import { JSON_FLAG } from './common-options.js';
+import { askFleet } from './fleet-ask.js';
 import { printRefusal } from './json-output.js';
-import { refuseIfMgrDown } from './mgr-down.js';
 import type { RqCommand } from './rq-commands.js';
 import { flagOpt } from './rq-options.js';
 
 /** `q1 UP ready 3 running 1/2`: what another host would choose it by. */
 const queueText = (name: string, q: QueueFigures): string => `${name} ${q.status} ready ${q.ready} running ${q.running}/${q.workers}`;
+
+/** Said while etcd does not answer: the hosts are as this rq-mgr last saw them. */
+export const staleNote = (v: FleetView): string => `etcd (${v.etcd.endpoints.join(',')}) does not answer: hosts as last seen`;
 
 /** The header line, one line per host (columns padded to the widest), and a note while etcd does not answer. */
 export function fleetLines(v: FleetView): string[] {
@@ -30,7 +30,7 @@ export function fleetLines(v: FleetView): string[] {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   const lines = rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('  '));
   const head = `fleet ${v.fleet}: this host is ${v.host} (${member})`;
-  const stale = v.etcd.reachable ? [] : [`etcd (${v.etcd.endpoints.join(',')}) does not answer: hosts as last seen`];
+  const stale = v.etcd.reachable ? [] : [staleNote(v)];
   return [head, ...stale, ...lines];
 }
 
@@ -45,13 +45,7 @@ const fleet: RqCommand = {
   examples: ['rq fleet', 'rq fleet --json'],
   run: async ({ opts, root, io }) => {
     const json = flagOpt(opts, 'json');
-    let a;
-    try {
-      a = await new MgrClient(rootPaths(root).mgrSock).fleet();
-    } catch (err) {
-      if (isRqError(err, 'RQ_ERR_NO_REPLY')) await refuseIfMgrDown(root);
-      throw err;
-    }
+    const a = await askFleet(root);
     if (!a.ok) return printRefusal(io, a, json);
     if (json) io.stdout(JSON.stringify(a.value));
     else for (const line of fleetLines(a.value)) io.stdout(line);

@@ -17,6 +17,7 @@ import { bulkApi } from './api/bulk-api.js';
 import { batchApi } from './api/batch-api.js';
 import { tailEvents } from './api/tail-events.js';
 import { dashboardPage } from './pages/dashboard-page.js';
+import { fleetPage } from './pages/fleet-page.js';
 import { formPages } from './pages/form-pages.js';
 import { messagePage } from './pages/message-page.js';
 import { queuePage } from './pages/queue-page.js';
@@ -57,6 +58,7 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.get('/doctor.json', { schema: statusDocs.doctorJson }, doctorApi(ctx));
   // A fleet of hosts through etcd (docs/fleet.md): every host and its queues, as rq-mgr sees them.
   app.get('/fleet.json', { schema: fleetDocs.fleetJson }, fleetApi(ctx));
+  app.get('/fleet', { schema: fleetDocs.fleetPage }, fleetPage(ctx));
   // rq-beyond §B16: Prometheus; with metrics_public it and /healthz skip basic_auth (basic-auth.ts).
   app.get('/metrics', { schema: observabilityDocs.metrics }, metricsRoute(ctx));
   app.get('/new_queue', { schema: pageDocs.newQueueForm }, forms.newQueue);

@@ -174,6 +174,7 @@ export class WebContext {
         scripts: opts.scripts,
         styles: opts.styles,
         bare: opts.bare,
+        fleet: this.deps.config.fleet !== undefined,
       },
       body,
     );

@@ -111,9 +111,12 @@ describe('the route table', () => {
       // rq-beyond §B16: Prometheus, behind the same basic_auth unless metrics_public (metrics-public.test.ts).
       'GET /metrics',
       'HEAD /metrics',
-      // A fleet's hosts (docs/fleet.md): behind the same basic_auth as every API route.
+      // A fleet's hosts (docs/fleet.md): behind the same basic_auth as every API route, and its page as every page.
       'GET /fleet.json',
       'HEAD /fleet.json',
+      'GET /fleet',
+      'HEAD /fleet',
+      'GET /js/fleet.js',
     ]) {
       expect(lines).toContain(must);
     }
@@ -155,8 +158,8 @@ describe('with the right credentials', () => {
       if (location?.origin === w.origin) res = await hit(r.method, location.href, GOOD);
       answers.push(`${r.method} ${r.url} ${res.status}`);
     }
-    // This root is in no fleet: /fleet.json's own answer is the 404 that says so (test/fleet/ serves it in one).
-    expect(answers).toEqual(reads.map((r) => `${r.method} ${r.url} ${r.url.endsWith('/fleet.json') ? 404 : 200}`));
+    // This root is in no fleet: /fleet.json's and /fleet's own answer is the 404 that says so (test/fleet/ serves them in one).
+    expect(answers).toEqual(reads.map((r) => `${r.method} ${r.url} ${/\/fleet(\.json)?$/.test(r.url) ? 404 : 200}`));
   });
 
   it('no route answers 401', async () => {

@@ -1,4 +1,4 @@
-// OpenAPI schema of GET /fleet.json (api/fleet-api.ts): the fleet's hosts as this host's rq-mgr sees them in etcd.
+// OpenAPI schemas of GET /fleet.json (api/fleet-api.ts) and the GET /fleet page (pages/fleet-page.ts): the fleet's hosts as this host's rq-mgr sees them in etcd.
 import type { FastifySchema } from 'fastify';
 import { FAIL, TAGS, answer } from './shapes.js';
 
@@ -60,6 +60,16 @@ export const fleetSchemas = {
       200: answer('The fleet', { json: FLEET }),
       404: answer('No fleet is configured on this host (`["fail","no fleet is configured on this host …"]`)', { json: FAIL }),
       503: answer('rq-mgr did not answer', { json: FAIL }),
+    },
+  },
+  fleetPage: {
+    summary: 'The fleet page: every host, up or gone and since when, its URL and its queues; the page polls itself every 2 s',
+    description: '`Cache-Control: no-store`. Linked from the header only on a host in a fleet.',
+    tags: [TAGS.pages],
+    response: {
+      200: answer('The page', { html: true }),
+      404: answer('No fleet is configured on this host (a Not Found page saying so)', { html: true }),
+      503: answer('rq-mgr did not answer', { html: true }),
     },
   },
 } satisfies Record<string, FastifySchema>;

@@ -16,6 +16,8 @@ export interface LayoutOptions {
   styles?: string[];
   /** A standalone page (tail view in an iframe): no header or footer. */
   bare?: boolean;
+  /** This host is in a fleet (config.json's "fleet"): the header links the fleet page. */
+  fleet?: boolean;
 }
 
 /** The environment as a CSS class: production, stage, or anything else (wheat). */
@@ -55,6 +57,7 @@ ${scripts}
 <header class="topbar">
   <a class="brand" id="nav-home" href="${o.urls.link()}">RQ</a>
   ${o.queue === undefined ? '' : html`<span class="crumb">/</span><a class="crumb" id="nav-queue" href="${o.urls.queue(o.queue)}">${o.queue}</a>`}
+  ${o.fleet ? html`<a class="crumb nav-link" id="nav-fleet" href="${o.urls.link('fleet')}">Fleet</a>` : ''}
   <span class="env-name" id="env-name">${o.env ?? ''}</span>
 </header>
 <main>
