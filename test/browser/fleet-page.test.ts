@@ -1,6 +1,7 @@
 // Browser: the fleet page follows the fleet live (public/js/fleet.js): a queue paused on a host, then the host stopped, show without a reload.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { EtcdProc } from '../helpers/etcd.js';
+import { waitFor } from '../helpers/rq-root.js';
 import { type Host, startHost, stopHost } from '../fleet/fleet-harness.js';
 import { type BrowserSession, screenshot, startBrowser } from './browser-session.js';
 
@@ -12,6 +13,16 @@ let browser: BrowserSession;
 beforeAll(async () => {
   etcd = await EtcdProc.start();
   [a, b] = await Promise.all(['a', 'b'].map((n) => startHost(n, etcd.url)));
+  // rq-mgr answers before its web worker listens: the page is opened once the web answers.
+  await waitFor(
+    () =>
+      fetch(`http://127.0.0.1:${a.root.port}/healthz`).then(
+        (r) => r.status > 0,
+        () => false,
+      ),
+    "a's web to answer",
+    30_000,
+  );
   browser = await startBrowser();
 }, 90_000);
 afterAll(async () => {

@@ -118,7 +118,8 @@ describe('fleet membership through etcd', { timeout: 60_000 }, () => {
       ),
     );
     // Down longer than the leases last: each host gives its lease up, and on etcd's return grants a new one and takes its key over.
-    for (const h of [hosts.a, hosts.b]) await waitFor(() => logLines(h, 'fleet: lease lost').length === 1, `${h.name} to give its lease up`);
+    // The loss is seen after the keep-alives have failed past the TTL, later on a machine loaded by the whole suite.
+    for (const h of [hosts.a, hosts.b]) await waitFor(() => logLines(h, 'fleet: lease lost').length >= 1, `${h.name} to give its lease up`, 30_000);
     await etcd.run();
     for (const h of [hosts.a, hosts.b]) await waitFor(async () => (await fleetOf(h)).member.state === 'member', `${h.name} to rejoin`, 20_000);
     // The restarted etcd restored the old leases, which expire a TTL later; the keys, now on the new ones, stay.
