@@ -35,7 +35,11 @@ export const MESSAGE_OPTIONS: OptionSpec[] = [
   { name: 'io_weight', arg: 'N', help: "the run's share of disk time, 1-10000 (100: the default), at most its queue's" },
   { name: 'retries', arg: 'N', help: 'the same as --max_retries' },
   { name: 'tags', arg: 'a,b', help: 'up to 32 tags, comma-separated (see rq tagged)' },
-  { name: 'depends', arg: '<queue>/<id>', help: 'wait in the que until these messages (comma-separated) have finished' },
+  {
+    name: 'depends',
+    arg: '<queue>/<id>',
+    help: 'wait in the que until these messages (comma-separated) have finished; in a fleet, full ids of other hosts too',
+  },
   { name: 'depends_fail', arg: 'fail|run|wait', help: 'what a failed dependency does: fail this one (default), run it anyway, or keep waiting' },
   { name: 'limit', arg: 'KEY', help: 'take a slot of this concurrency key while running ({param1}..{param4}, {queue} expand)' },
   { name: 'limit_concurrency', arg: 'N', help: 'slots of the --limit key when config/limits.json has none (1-10000)' },

@@ -1,4 +1,4 @@
-// A message's `depends` and `depends_fail` (rq-beyond §B8.1): refs of messages of this host, and what a failed one does.
+// A message's `depends` and `depends_fail` (rq-beyond §B8.1): refs of messages of this host (or of another host of its fleet), and what a failed one does.
 import { RqError, invalidField } from '../errors.js';
 import type { Refuse } from './job-fields.js';
 import { parseFullId } from './message-id.js';
@@ -14,6 +14,8 @@ const REF_EXPECTED = 'a message ref such as test/20261121.1643.46.613.2164022';
 export interface RefContext {
   hostUrl: string;
   queue: string;
+  /** This host is in a fleet: a full id of another host is kept as given, to be checked against the fleet (queue/dependencies/fleet-refs.ts). */
+  fleet?: boolean;
 }
 
 /**
@@ -26,7 +28,8 @@ function refOf(v: string, ctx?: RefContext): { ref: string } | { foreign: true }
     const p = parseFullId(v);
     if (!p || !isValidQueueName(p.queue) || !isMsgId(p.id)) return null;
     if (ctx === undefined) return { ref: v };
-    return v.startsWith(ctx.hostUrl) ? { ref: `${p.queue}/${p.id}` } : { foreign: true };
+    if (v.startsWith(ctx.hostUrl)) return { ref: `${p.queue}/${p.id}` };
+    return ctx.fleet ? { ref: v } : { foreign: true };
   }
   // An acknowledged error (a dotted id) will never finish: no ref.
   if (isMsgId(v, false)) return { ref: ctx ? `${ctx.queue}/${v}` : v };
@@ -54,7 +57,11 @@ export function readDepends(raw: unknown, ctx?: RefContext, refuse: Refuse = inv
   given.forEach((v, i) => {
     const r = typeof v === 'string' ? refOf(v, ctx) : null;
     if (r === null) throw refuse(`depends[${i}]`, REF_EXPECTED, v);
-    if ('foreign' in r) throw RqError.of('RQ_ERR_BAD_DEPENDENCY', `depends[${i}]: only messages of this host can be depended on, received ${v}`);
+    if ('foreign' in r)
+      throw RqError.of(
+        'RQ_ERR_BAD_DEPENDENCY',
+        `depends[${i}]: only messages of this host can be depended on (or of another host of its fleet; config.json names none), received ${v}`,
+      );
     if (!out.includes(r.ref)) out.push(r.ref);
   });
   return out;

@@ -12,8 +12,11 @@ export interface QueueDeps {
   root: string;
   config: QueueConfig;
   host: HostInfo;
-  /** config.json names a fleet: a create may then carry a `fleet:<queue>` dest (message/fleet-dest.ts). */
-  inFleet?: boolean;
+  /**
+   * config.json names a fleet: this host's advertised URL (no trailing slash). A create may then carry a
+   * `fleet:<queue>` dest (message/fleet-dest.ts) and depend on messages of the fleet's other hosts.
+   */
+  fleetUrl?: string;
   log: Logger;
   peer: Peer;
   /** How scripts are started (chooseLauncher picks the native spawner or the child_process gate). */

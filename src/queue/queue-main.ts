@@ -43,7 +43,7 @@ export async function main(argv: string[]): Promise<void> {
     root,
     config,
     host: hostInfo(global),
-    inFleet: global.fleet !== undefined,
+    fleetUrl: global.fleet?.advertise.replace(/\/+$/, ''),
     log,
     idempotencyWindowMs: global.idempotency_window_s === undefined ? undefined : global.idempotency_window_s * 1000,
     statsRetention: { days: global.stats_history_days ?? 30, histogramDays: global.histogram_history_days ?? 7 },

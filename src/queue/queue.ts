@@ -83,7 +83,7 @@ export class Queue {
 
   constructor(deps: QueueDeps) {
     this.configNow = deps.config;
-    this.inFleet = deps.inFleet === true;
+    this.inFleet = deps.fleetUrl !== undefined;
     this.now = deps.now ?? Date.now;
     this.startedAt = this.now();
     // A message a crash or stop cut short has started already: expiry is for messages never started.

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { adminApi } from './api/admin-api.js';
 import { attachApi } from './api/attach-api.js';
 import { dependsLimitsApi } from './api/depends-limits-api.js';
+import { fleetDepsApi } from './api/fleet-deps-api.js';
 import { eventStream } from './api/events.js';
 import { messageApi } from './api/message-api.js';
 import { lifecycleApi } from './api/lifecycle-api.js';
@@ -44,6 +45,7 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   const lifecycle = lifecycleApi(ctx);
   const tags = tagApi(ctx);
   const dependsLimits = dependsLimitsApi(ctx);
+  const fleetDeps = fleetDepsApi(ctx);
   const admin = adminApi(ctx);
   const attach = attachApi(ctx, maxUploadBytes);
   const forms = formPages(ctx);
@@ -127,6 +129,9 @@ export function registerRoutes(app: FastifyInstance, ctx: WebContext, maxUploadB
   app.get('/q/:q/:id/history.json', { schema: lifecycleDocs.historyJson }, lifecycle.historyJson);
   app.post('/q/:q/:id/tags', { schema: tagDocs.tagMessage }, tags.tagMessage);
   app.post('/q/:q/:id/undepend', { schema: dependsLimitsDocs.undepend }, dependsLimits.undepend);
+  // Between hosts of a fleet: a message of another host waits on this one, or learns that its dependency here ended.
+  app.post('/q/:q/:id/dependents', { schema: dependsLimitsDocs.dependents }, fleetDeps.dependents);
+  app.post('/q/:q/:id/resolved', { schema: dependsLimitsDocs.resolved }, fleetDeps.resolved);
   app.post('/q/:q/:id/attach/new', { schema: attachDocs.attachNew }, attach.attachNew);
   app.post('/q/:q/:id/attach/:name', { schema: attachDocs.attachDelete }, attach.attachDelete);
   app.get('/q/:q/:id/log/:file', { schema: attachDocs.logGet }, attach.logGet);

@@ -153,7 +153,7 @@ describe('dependencies from the command line (rq-beyond §B8)', () => {
       [`${refOf(dep)},build/${NO_MSG}`, `fail depends[1]: no message build/${NO_MSG}`],
       [
         `http://elsewhere:3333/q/build/${shortId(dep)}`,
-        `fail depends[0]: only messages of this host can be depended on, received http://elsewhere:3333/q/build/${shortId(dep)}`,
+        `fail depends[0]: only messages of this host can be depended on (or of another host of its fleet; config.json names none), received http://elsewhere:3333/q/build/${shortId(dep)}`,
       ],
     ];
     for (const [refs, line] of byQueue)

@@ -31,6 +31,32 @@ export async function startHost(name: string, etcdUrl: string, setup?: (root: st
   return { name, root, mgr };
 }
 
+/**
+ * A host's crash: SIGKILL of its rq-mgr and of every daemon it started (queues, web, timers: each is
+ * started with `--root <root>`); its scripts are left running, as a crash leaves them.
+ */
+export function killHost(h: Host): void {
+  const pids = [h.mgr.child.pid!];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    const argv = (() => {
+      try {
+        return fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      } catch {
+        return [];
+      }
+    })();
+    if (argv.some((a, i) => a === '--root' && argv[i + 1] === h.root.root)) pids.push(Number(name));
+  }
+  for (const pid of new Set(pids)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  }
+}
+
 export async function stopHost(h: Host | undefined): Promise<void> {
   if (!h) return;
   await h.mgr.stop();

@@ -40,7 +40,9 @@ describe('readDepends: forms, bounds and texts', () => {
       err = e;
     }
     expect((err as RqError).code).toBe('RQ_ERR_BAD_DEPENDENCY');
-    expect((err as RqError).message).toContain(`depends[1]: only messages of this host can be depended on, received http://far:7000/q/other/${ID}`);
+    expect((err as RqError).message).toContain(
+      `depends[1]: only messages of this host can be depended on (or of another host of its fleet; config.json names none), received http://far:7000/q/other/${ID}`,
+    );
   });
 
   it('keeps a full or bare id as given when there is no context (a client checking before it sends)', () => {

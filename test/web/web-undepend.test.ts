@@ -101,7 +101,7 @@ describe('POST /q/<q>/<id>/undepend', () => {
       // The queue knows its own host URL: another host's full id is refused there.
       [
         { depends: `http://elsewhere.example:3333/q/up/${x}` },
-        `depends[0]: only messages of this host can be depended on, received http://elsewhere.example:3333/q/up/${x}`,
+        `depends[0]: only messages of this host can be depended on (or of another host of its fleet; config.json names none), received http://elsewhere.example:3333/q/up/${x}`,
       ],
     ];
     for (const [form, text] of refusals)

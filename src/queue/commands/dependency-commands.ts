@@ -1,6 +1,8 @@
 // The queue socket's dependency commands (rq-beyond §B8): add_dependent and dependency_resolved between queues, undepend for operators.
 import { RqError, invalidField } from '../../errors.js';
 import { readDepends } from '../../message/depends.js';
+import { isUrlRef } from '../../message/fleet-ref.js';
+import { parseFullId } from '../../message/message-id.js';
 import { isMsgId, isValidQueueName } from '../../message/names.js';
 import { type Args, MAX_ACTOR, flag, msgId, optionalText } from './command-args.js';
 import type { Queue } from '../queue.js';
@@ -8,12 +10,16 @@ import type { Queue } from '../queue.js';
 /** Commands of this file answered while the queue is DOWN: queues talking to each other. */
 export const DEPENDENCY_INTERNAL = ['add_dependent', 'dependency_resolved'];
 
-/** A `<queue>/<id>` ref of this host, in `field`. */
+/** A `<queue>/<id>` ref of this host, or the full id of another fleet host's message (the web checked it against the fleet), in `field`. */
 function refArg(args: Args, field: string): string {
   const v = args[field];
+  if (typeof v === 'string' && isUrlRef(v)) {
+    const p = parseFullId(v);
+    if (p && isValidQueueName(p.queue) && isMsgId(p.id)) return v;
+  }
   const slash = typeof v === 'string' ? v.indexOf('/') : -1;
   if (typeof v !== 'string' || !isValidQueueName(v.slice(0, slash)) || !isMsgId(v.slice(slash + 1)))
-    throw invalidField(field, 'a message ref <queue>/<msg_id>', v);
+    throw invalidField(field, 'a message ref <queue>/<msg_id> or a full id of another host of the fleet', v);
   return v;
 }
 

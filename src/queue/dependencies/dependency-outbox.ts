@@ -2,6 +2,7 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { RqError, isErrno } from '../../errors.js';
+import { isUrlRef } from '../../message/fleet-ref.js';
 import type { FinishedState, State } from '../../message/states.js';
 import { type OutboxEntry, Outbox, appendDependent, readDependents, readDependentsNow } from '../../spool/dependency-files.js';
 import type { QueueSpool } from '../../spool/queue-spool.js';
@@ -20,8 +21,11 @@ export interface DependencyOutboxDeps {
   log: Logger;
   /** Where a message is: memory, then disk; an acknowledged err one too. */
   locate: (id: string) => Promise<{ state: State; dir: string } | null>;
-  /** Tells a dependent (`<queue>/<id>`); the queue's answer, or null when it did not answer. */
-  notify: (dependent: string, payload: { msg_id: string; dependency: string; state: string; outcome?: string }) => Promise<'resolved' | 'ignored' | null>;
+  /**
+   * Tells a dependent (`<queue>/<id>`, or another host's full id) that `dependency` (`<queue>/<id>` of this
+   * host) ended; its answer, or null when nobody answered.
+   */
+  notify: (dependent: string, payload: { dependency: string; state: string; outcome?: string }) => Promise<'resolved' | 'ignored' | null>;
   /** Does queue `name` still exist on this host? Dependents of a deleted queue are not waited for. */
   queueExists: (name: string) => boolean;
 }
@@ -133,10 +137,11 @@ export class DependencyOutbox {
       if (!left.size) break;
       await Promise.all(
         [...left].map(async (ref) => {
-          const [queue, msgId] = [ref.slice(0, ref.indexOf('/')), ref.slice(ref.indexOf('/') + 1)];
-          const answer = this.d.queueExists(queue)
-            ? await this.d.notify(ref, { msg_id: msgId, dependency, state: entry.state, ...(entry.outcome ? { outcome: entry.outcome } : {}) })
-            : 'ignored';
+          const here = !isUrlRef(ref);
+          const answer =
+            here && !this.d.queueExists(ref.slice(0, ref.indexOf('/')))
+              ? 'ignored'
+              : await this.d.notify(ref, { dependency, state: entry.state, ...(entry.outcome ? { outcome: entry.outcome } : {}) });
           if (answer !== null) left.delete(ref);
         }),
       );

@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import { RqError, isRqError } from '../../errors.js';
 import { type DependsFail, type RefContext, readDepends } from '../../message/depends.js';
+import { isUrlRef } from '../../message/fleet-ref.js';
 import type { Message } from '../../message/message.js';
 import { type ResolvedLine, appendResolved, readResolved } from '../../spool/dependency-files.js';
 import { mapLimit } from '../../spool/map-limit.js';
@@ -19,8 +20,10 @@ export interface DependencyWaitsDeps {
   /** `http://host:port/root/`: full ids of this host are accepted as refs. */
   hostUrl: string;
   queueExists: (name: string) => boolean;
-  /** Is message `id` in queue `queue`? Null when the queue did not answer (the reason). */
-  exists: (queue: string, id: string) => Promise<boolean | string>;
+  /** In a fleet: another host's full id in its one spelling (fleet-refs.ts), refused unless it names a message of a host of the fleet. */
+  fleetRef?: (ref: string, field: string) => Promise<string>;
+  /** Does message `ref` exist (`<queue>/<id>`, or another host's full id)? A text when its queue or host did not answer (the reason). */
+  exists: (ref: string) => Promise<boolean | string>;
   /** add_dependent on the dependency's queue; rejects with `msg not found` or when nobody answers. */
   register: (ref: string, dependent: string) => Promise<DependencyState>;
   /** A dependency failed under policy `fail`: the message ends in err (outcome dependency_failed). */
@@ -61,21 +64,23 @@ export class DependencyWaits {
 
   /** How this queue reads refs: full ids of this host, bare ids of this queue. */
   get refContext(): RefContext {
-    return { hostUrl: this.d.hostUrl, queue: this.queue };
+    return { hostUrl: this.d.hostUrl, queue: this.queue, fleet: this.d.fleetRef !== undefined };
   }
 
-  /** At create (§B8.2 step 1): every ref names an existing message of this host; nothing is written otherwise. */
+  /** At create (§B8.2 step 1): every ref names an existing message of this host or of another host of its fleet; nothing is written otherwise. */
   async check(depends: readonly string[]): Promise<string[]> {
-    const refs = readDepends([...depends], this.refContext);
-    await mapLimit(refs, LANES, async (ref) => {
-      const i = refs.indexOf(ref);
-      const [queue, id] = split(ref);
-      if (!this.d.queueExists(queue)) throw RqError.of('RQ_ERR_BAD_DEPENDENCY', `depends[${i}]: queue ${queue} does not exist`);
-      const found = await this.d.exists(queue, id);
-      if (typeof found === 'string') throw RqError.of('RQ_ERR_BAD_DEPENDENCY', `depends[${i}]: queue ${queue} did not answer (${found})`);
-      if (!found) throw RqError.of('RQ_ERR_BAD_DEPENDENCY', `depends[${i}]: no message ${ref}`);
+    const given = readDepends([...depends], this.refContext);
+    const refs = await mapLimit(given, LANES, async (ref) => {
+      const i = given.indexOf(ref);
+      const r = isUrlRef(ref) && this.d.fleetRef ? await this.d.fleetRef(ref, `depends[${i}]`) : ref;
+      const where = isUrlRef(r) ? 'its host' : `queue ${split(r)[0]}`;
+      if (!isUrlRef(r) && !this.d.queueExists(split(r)[0])) throw RqError.of('RQ_ERR_BAD_DEPENDENCY', `depends[${i}]: ${where} does not exist`);
+      const found = await this.d.exists(r);
+      if (typeof found === 'string') throw RqError.of('RQ_ERR_BAD_DEPENDENCY', `depends[${i}]: ${where} did not answer (${found})`);
+      if (!found) throw RqError.of('RQ_ERR_BAD_DEPENDENCY', `depends[${i}]: no message ${r}`);
+      return r;
     });
-    return refs;
+    return [...new Set(refs)];
   }
 
   /** Does `msg` wait on dependencies? Then it is parked off the que, and registrations are sent once it is durable. */

@@ -1,12 +1,16 @@
-// Dependencies (rq-beyond §B8) wired into a queue: this queue as a dependent (waits) and as a dependency (outbox); its own messages are called directly, other queues through their sockets.
+// Dependencies (rq-beyond §B8) wired into a queue: this queue as a dependent (waits) and as a dependency (outbox); its own messages are called directly, other queues through their sockets, other hosts of its fleet over HTTP.
 import fs from 'node:fs';
 import type { Logger } from 'pino';
-import { queuePaths } from '../../config/paths.js';
+import { queuePaths, rootPaths } from '../../config/paths.js';
+import { RqError } from '../../errors.js';
 import { refusalError } from '../../ipc/answer.js';
+import { MgrClient } from '../../ipc/mgr-client.js';
+import { isUrlRef } from '../../message/fleet-ref.js';
 import { type HostInfo, hostUrl } from '../../message/message-id.js';
 import type { QueueSpool } from '../../spool/queue-spool.js';
 import { DependencyOutbox } from './dependency-outbox.js';
 import { DependencyWaits } from './dependency-waits.js';
+import { FleetRefs } from './fleet-refs.js';
 import type { Peer } from '../lifecycle/dup.js';
 import type { LifecycleOps } from '../lifecycle/lifecycle-ops.js';
 import type { WaitMoves } from '../index/wait-moves.js';
@@ -16,6 +20,8 @@ import type { QueueEvents } from '../status/queue-events.js';
 export interface DependencyWiring {
   root: string;
   host: HostInfo;
+  /** This host's advertised URL in its fleet (no trailing slash); absent outside a fleet. */
+  fleetUrl?: string;
   peer: Peer;
   log: Logger;
   spool: QueueSpool;
@@ -26,6 +32,9 @@ export interface DependencyWiring {
   pump: () => void;
 }
 
+/** How long a question about the fleet waits for rq-mgr. */
+const MGR_TIMEOUT_MS = 5000;
+
 function split(ref: string): [string, string] {
   const i = ref.indexOf('/');
   return [ref.slice(0, i), ref.slice(i + 1)];
@@ -34,6 +43,8 @@ function split(ref: string): [string, string] {
 export function wireDependencies(d: DependencyWiring): { waits: DependencyWaits; outbox: DependencyOutbox } {
   const queueExists = (name: string) => fs.existsSync(queuePaths(d.root, name).dir);
   const self = d.spool.name;
+  const fleet =
+    d.fleetUrl === undefined ? null : new FleetRefs({ selfUrl: d.fleetUrl, fleet: () => new MgrClient(rootPaths(d.root).mgrSock, MGR_TIMEOUT_MS).fleet() });
   // Both exist before either is called: each refers to the other only inside callbacks.
   const outbox: DependencyOutbox = new DependencyOutbox({
     spool: d.spool,
@@ -42,11 +53,12 @@ export function wireDependencies(d: DependencyWiring): { waits: DependencyWaits;
     locate: (id) => d.ops.locateAny(id),
     queueExists,
     notify: async (ref, payload) => {
-      const [queue] = split(ref);
-      if (queue === self) return waits.resolve(payload.msg_id, payload.dependency, payload.state, payload.outcome);
+      if (isUrlRef(ref)) return fleet ? fleet.notify(ref, payload) : 'ignored';
+      const [queue, msgId] = split(ref);
+      if (queue === self) return waits.resolve(msgId, payload.dependency, payload.state, payload.outcome);
       const a = await d
         .peer(queue)
-        .dependencyResolved(payload)
+        .dependencyResolved({ msg_id: msgId, ...payload })
         .catch(() => null);
       return a?.ok ? a.value : null;
     },
@@ -57,7 +69,10 @@ export function wireDependencies(d: DependencyWiring): { waits: DependencyWaits;
     log: d.log,
     hostUrl: hostUrl(d.host),
     queueExists,
-    exists: async (queue, id) => {
+    ...(fleet ? { fleetRef: (ref: string, field: string) => fleet.canonical(ref, field) } : {}),
+    exists: async (ref) => {
+      if (isUrlRef(ref)) return fleet ? fleet.exists(ref) : false;
+      const [queue, id] = split(ref);
       if (queue === self) return (await d.ops.locateAny(id)) !== null;
       const a = await d
         .peer(queue)
@@ -67,6 +82,10 @@ export function wireDependencies(d: DependencyWiring): { waits: DependencyWaits;
       return a.ok || (a.code === 'RQ_ERR_NO_SUCH_MSG' ? false : a.text);
     },
     register: async (ref, dependent) => {
+      if (isUrlRef(ref)) {
+        if (!fleet) throw RqError.of('RQ_ERR_NO_FLEET');
+        return fleet.register(ref, dependent);
+      }
       const [queue, id] = split(ref);
       if (queue === self) return outbox.addDependent(id, dependent);
       const a = await d.peer(queue).addDependent(id, dependent);

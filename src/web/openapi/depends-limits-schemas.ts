@@ -1,4 +1,4 @@
-// OpenAPI schemas of the dependency and limit routes (api/depends-limits-api.ts, rq-beyond §B8, §B12): undepend and /limits.json.
+// OpenAPI schemas of the dependency and limit routes (api/depends-limits-api.ts, api/fleet-deps-api.ts, rq-beyond §B8, §B12): undepend, dependencies between fleet hosts and /limits.json.
 import type { FastifySchema } from 'fastify';
 import {
   ACTION_REFUSALS,
@@ -6,6 +6,7 @@ import {
   FAIL,
   FORM_TYPES,
   ID,
+  JSON_REFUSALS,
   Q,
   STRING_LIST,
   TAGS,
@@ -13,12 +14,19 @@ import {
   answer,
   formBody,
   ok,
+  openObject,
   pathParams,
   query,
   seeOther,
 } from './shapes.js';
 
 const REF = { type: 'string', description: '`<queue>/<id>`', example: 'b/20261125.2327.52.595.2254016' };
+
+const FLEET_REF = {
+  type: 'string',
+  description: "The full id of a message of another host of this host's fleet that is up: `<its advertised url>/q/<queue>/<id>`",
+  example: 'http://10.0.0.6:3333/q/report/20261125.2327.52.595.2254016',
+};
 
 const KEY_STATUS = {
   type: 'object',
@@ -68,6 +76,36 @@ export const dependsLimitsSchemas = {
       200: answer('The refs still awaited (x_format=json)', { json: ok({ ...STRING_LIST, items: REF }, ['parts/20261125.2327.52.541.2253790']) }),
       303: seeOther('`back` or the message page'),
       ...ACTION_REFUSALS,
+    },
+  },
+  dependents: {
+    summary: 'Between fleet hosts: a message of another host waits on this one (add_dependent)',
+    description:
+      "Sent by another host's queue for a message whose `depends` names this message's full id (docs/fleet.md). Idempotent. The message is told once " +
+      'this one ends, durably, and again until it answers. JSON only; a refusal carries its catalogue code (`["fail", text, code]`).',
+    tags: [TAGS.depends],
+    params: pathParams({ q: Q, id: ID }),
+    body: formBody({ dependent: FLEET_REF }),
+    response: {
+      200: answer('Where this message is now', { json: ok(openObject({ state: { type: 'string' }, outcome: { type: 'string' } }), { state: 'run' }) }),
+      ...JSON_REFUSALS,
+    },
+  },
+  resolved: {
+    summary: 'Between fleet hosts: a dependency on another host ended (dependency_resolved)',
+    description: 'Sent by the host of a dependency once its end is durable, and again until answered; a repeat is `ignored`. JSON only.',
+    tags: [TAGS.depends],
+    params: pathParams({ q: Q, id: ID }),
+    body: formBody({
+      dependency: FLEET_REF,
+      state: { type: 'string', enum: ['done', 'relayed', 'err', 'deleted'] },
+      outcome: { type: 'string', description: 'The outcome of an err one, such as `failed`' },
+    }),
+    response: {
+      200: answer('`resolved`, or `ignored` when the message no longer waits for it', {
+        json: ok({ type: 'string', enum: ['resolved', 'ignored'] }, 'resolved'),
+      }),
+      ...JSON_REFUSALS,
     },
   },
   limitsJson: {

@@ -3,7 +3,7 @@ import type { MessageView } from '../message-files.js';
 import type { Urls } from '../urls.js';
 import { type SafeHtml, html } from './html.js';
 import { postButton } from './queue-view.js';
-import { refLink } from './waiting-view.js';
+import { dependsLink } from './waiting-view.js';
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
@@ -35,7 +35,7 @@ export function dependsView(m: MessageView, q: string, urls: Urls): SafeHtml {
     const button = isAwaited
       ? postButton(action, 'Stop waiting', { fields: { depends: ref }, cls: 'button small undepend-one', confirm: `Stop waiting for ${ref}?` })
       : '';
-    return html`<tr data-ref="${ref}"><td class="ref">${refLink(ref, urls)}</td><td class="state">${state}</td><td class="action">${button}</td></tr>`;
+    return html`<tr data-ref="${ref}"><td class="ref">${dependsLink(ref, urls)}</td><td class="state">${state}</td><td class="action">${button}</td></tr>`;
   });
   const table = refs.length
     ? html`<div class="table-wrap"><table class="grid" id="depends-table"><thead><tr><th>DEPENDS ON</th><th>STATE</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>`
@@ -48,7 +48,7 @@ export function dependsView(m: MessageView, q: string, urls: Urls): SafeHtml {
     ? html`<span class="muted">if one fails: <span id="depends-fail">${policy}</span>${m.depends_fail === undefined ? ' (default)' : ''}</span>`
     : '';
   const list = dependents.length
-    ? html`<p id="dependents">Dependents (${dependents.length}): ${dependents.map((r, i) => html`${i ? ', ' : ''}${refLink(r, urls)}`)}</p>`
+    ? html`<p id="dependents">Dependents (${dependents.length}): ${dependents.map((r, i) => html`${i ? ', ' : ''}${dependsLink(r, urls)}`)}</p>`
     : '';
   return html`<section class="card" id="dependencies"><div class="card-head"><h3>Dependencies</h3>${head}</div>${table}${all}${list}</section>`;
 }

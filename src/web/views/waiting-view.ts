@@ -1,4 +1,5 @@
 // Why a queued message is not running (rq-beyond §B2): the message page's reason in words, the queue page's breakdown per reason.
+import { isUrlRef } from '../../message/fleet-ref.js';
 import { parseFullId } from '../../message/message-id.js';
 import { isMsgId, isValidQueueName } from '../../message/names.js';
 import { WAIT_REASONS, type WaitReason } from '../../ipc/run-lists.js';
@@ -15,6 +16,14 @@ export function refLink(ref: unknown, urls: Urls): SafeHtml {
   const id = full ? full.id : ref.slice(slash + 1);
   if ((full || slash > 0) && isValidQueueName(queue) && isMsgId(id)) return html`<a class="ref" href="${urls.msg(queue, id)}">${idText(ref)}</a>`;
   return html`${ref}`;
+}
+
+/**
+ * A ref of `depends` or `dependents` as a link: `<queue>/<id>` to its page here, a full id (of another
+ * host of the fleet: one of this host is kept as `<queue>/<id>`) to its page there.
+ */
+export function dependsLink(ref: string, urls: Urls): SafeHtml {
+  return isUrlRef(ref) && parseFullId(ref) ? html`<a class="ref" href="${ref}">${idText(ref)}</a>` : refLink(ref, urls);
 }
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
@@ -39,7 +48,7 @@ export function waitingWords(waiting: unknown, urls: Urls): SafeHtml | null {
       return html`coalesced into ${refLink(w.into, urls)}`;
     case 'dependencies': {
       const refs = strings(w.waiting_on);
-      const links = refs.map((r, i) => html`${i ? ', ' : ''}${refLink(r, urls)}`);
+      const links = refs.map((r, i) => html`${i ? ', ' : ''}${dependsLink(r, urls)}`);
       return html`waiting on ${refs.length} ${refs.length === 1 ? 'dependency' : 'dependencies'}: ${links}`;
     }
     case 'limit': {

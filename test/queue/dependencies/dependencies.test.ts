@@ -134,7 +134,7 @@ describe('refusals: nothing is created', () => {
     [['nosuch/20261121.1643.46.613.1'], 'depends[0]: queue nosuch does not exist'],
     [
       ['http://other:3333/q/db/20261121.1643.46.613.1'],
-      'depends[0]: only messages of this host can be depended on, received http://other:3333/q/db/20261121.1643.46.613.1',
+      'depends[0]: only messages of this host can be depended on (or of another host of its fleet; config.json names none), received http://other:3333/q/db/20261121.1643.46.613.1',
     ],
     [Array.from({ length: 1001 }, (_, i) => `db/20261121.1643.46.613.${i + 1}`), 'depends: expected at most 1000 refs, received 1001'],
   ])('depends %#', async (depends, text) => {

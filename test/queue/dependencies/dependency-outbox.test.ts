@@ -24,8 +24,8 @@ describe('beforeFinish and the move', () => {
     await move(1, 'run', 'done');
     await until(async () => (await o.outbox.list()).length === 0);
     expect(o.notices.sort()).toEqual([
-      ['a/x1', { msg_id: 'x1', dependency: `dep/${ID(1)}`, state: 'done' }],
-      ['b/x2', { msg_id: 'x2', dependency: `dep/${ID(1)}`, state: 'done' }],
+      ['a/x1', { dependency: `dep/${ID(1)}`, state: 'done' }],
+      ['b/x2', { dependency: `dep/${ID(1)}`, state: 'done' }],
     ]);
   });
 
@@ -35,7 +35,7 @@ describe('beforeFinish and the move', () => {
     expect((await o.outbox.list())[0]).toEqual({ id: ID(1), state: 'err', outcome: 'timeout', dependents: ['a/x1'], done: [] });
     await move(1, 'run', 'err');
     await until(() => o.notices.length === 1);
-    expect(o.notices[0][1]).toEqual({ msg_id: 'x1', dependency: `dep/${ID(1)}`, state: 'err', outcome: 'timeout' });
+    expect(o.notices[0][1]).toEqual({ dependency: `dep/${ID(1)}`, state: 'err', outcome: 'timeout' });
     await message(2, 'run', ['a/x2']);
     await o.box.beforeFinish(ID(2), 'run', 'err');
     expect((await o.outbox.list()).find((e) => e.id === ID(2))?.outcome).toBe('failed');
@@ -46,7 +46,7 @@ describe('beforeFinish and the move', () => {
     await o.box.beforeFinish(ID(1), 'que', 'deleted');
     o.events.emit('removed', { id: ID(1), state: 'que' });
     await until(() => o.notices.length === 1);
-    expect(o.notices[0][1]).toEqual({ msg_id: 'x1', dependency: `dep/${ID(1)}`, state: 'deleted' });
+    expect(o.notices[0][1]).toEqual({ dependency: `dep/${ID(1)}`, state: 'deleted' });
   });
 
   it('a move to another state than the entry says tells nobody (the finish did not happen as written)', async () => {
@@ -215,8 +215,8 @@ describe('replay', () => {
     await o.box.replay();
     await until(async () => (await o.outbox.list()).length === 0);
     expect(o.notices.sort()).toEqual([
-      ['a/x1', { msg_id: 'x1', dependency: `dep/${ID(1)}`, state: 'done' }],
-      ['a/x4', { msg_id: 'x4', dependency: `dep/${ID(3)}`, state: 'deleted' }],
+      ['a/x1', { dependency: `dep/${ID(1)}`, state: 'done' }],
+      ['a/x4', { dependency: `dep/${ID(3)}`, state: 'deleted' }],
     ]);
   });
 });

@@ -44,7 +44,7 @@ beforeEach(async () => {
     log: silentLogger(),
     hostUrl: HOST_URL,
     queueExists: (q: string) => queues.has(q),
-    exists: (q: string, id: string) => exists(q, id),
+    exists: (ref: string) => exists(ref.slice(0, ref.indexOf('/')), ref.slice(ref.indexOf('/') + 1)),
     register: (ref: string, dependent: string) => {
       registered.push([ref, dependent]);
       return register(ref, dependent);
@@ -68,7 +68,7 @@ async function queued(n: number, depends: string[], fields: Record<string, unkno
 }
 
 describe('check (at create)', () => {
-  it('reads refs as this host and this queue', () => expect(waits.refContext).toEqual({ hostUrl: HOST_URL, queue: 'test' }));
+  it('reads refs as this host and this queue', () => expect(waits.refContext).toEqual({ hostUrl: HOST_URL, queue: 'test', fleet: false }));
   it('reads refs in this queue and of this host, and asks each one', async () => {
     const asked: string[] = [];
     exists = async (q, id) => {

@@ -10,7 +10,7 @@ import { QueueEvents } from '../../../src/queue/status/queue-events.js';
 import { type TempSpool, tempSpool } from '../../helpers/temp-spool.js';
 
 export const ID = (n: number) => `20261121.1643.46.613.${n}`;
-export type Notice = { msg_id: string; dependency: string; state: string; outcome?: string };
+export type Notice = { dependency: string; state: string; outcome?: string };
 
 /** The current test's box and what it saw; made afresh before each test of the file that calls useOutbox. */
 export const o = {} as {

@@ -1,0 +1,89 @@
+// Dependencies between hosts of a fleet (docs/fleet.md): another host's message checked against the fleet as rq-mgr sees it, and add_dependent, dependency_resolved and the existence check sent to that host's HTTP API.
+import { RqError } from '../../errors.js';
+import { type Answer, answer, isObject, isString, refusalError } from '../../ipc/answer.js';
+import type { FleetView } from '../../ipc/fleet-reply.js';
+import { fleetRefOf } from '../../message/fleet-ref.js';
+import type { State } from '../../message/states.js';
+import type { DependencyState } from './dependency-outbox.js';
+
+export interface FleetRefsDeps {
+  /** This host's advertised URL without its trailing slash: `<selfUrl>/q/<queue>/<id>` is how other hosts name its messages. */
+  selfUrl: string;
+  /** rq-mgr's view of the fleet. */
+  fleet: () => Promise<Answer<FleetView>>;
+  timeoutMs?: number;
+}
+
+const TIMEOUT_MS = 10_000;
+const isState = (v: unknown): v is DependencyState => isObject(v) && isString(v.state);
+
+export class FleetRefs {
+  constructor(private readonly d: FleetRefsDeps) {}
+
+  /** `<queue>/<id>` of this host as other hosts name it. */
+  own(ref: string): string {
+    return `${this.d.selfUrl}/q/${ref}`;
+  }
+
+  /**
+   * The ref `text` (a full id, `field` of a create) in its one spelling: `<queue>/<id>` when it is
+   * this host's, `<url>/q/<queue>/<id>` of another host of the fleet that is up now; refused otherwise.
+   */
+  async canonical(text: string, field: string): Promise<string> {
+    const self = fleetRefOf(text, [{ host: '', url: this.d.selfUrl }]);
+    if (self) return self.ref.slice(this.d.selfUrl.length + 3);
+    const a = await this.d.fleet().catch((err: Error) => ({ ok: false as const, text: err.message }));
+    if (!a.ok) throw RqError.of('RQ_ERR_BAD_DEPENDENCY', `${field}: the fleet could not be read (${a.text}), so ${text} could not be checked`);
+    const up = a.value.hosts.filter((h) => h.state === 'up' && h.host !== a.value.host);
+    const r = fleetRefOf(text, up);
+    const hosts = up.map((h) => `${h.url}/q/...`).join(', ') || 'no other host is up';
+    if (!r)
+      throw RqError.of(
+        'RQ_ERR_BAD_DEPENDENCY',
+        `${field}: expected the full id of a message of another host of fleet ${a.value.fleet} (${hosts}), received ${text}`,
+      );
+    return r.ref;
+  }
+
+  /** Is the message `ref` on its host? A text when the host did not answer. */
+  async exists(ref: string): Promise<boolean | string> {
+    try {
+      const res = await fetch(`${ref}/state.json`, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(this.d.timeoutMs ?? TIMEOUT_MS) });
+      await res.arrayBuffer();
+      if (res.status === 200) return true;
+      return res.status === 404 ? false : `${ref}/state.json answered ${res.status}`;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  }
+
+  /** add_dependent on `ref`'s host for `dependent` (`<queue>/<id>` of this host); rejects with RQ_ERR_NO_SUCH_MSG, or when the host did not answer. */
+  async register(ref: string, dependent: string): Promise<DependencyState> {
+    const a = answer(await this.post(`${ref}/dependents`, { dependent: this.own(dependent) }), isState);
+    if (!a.ok) throw refusalError(a);
+    return { state: a.value.state as State, ...(a.value.outcome ? { outcome: String(a.value.outcome) } : {}) };
+  }
+
+  /** dependency_resolved on the dependent's host; null when it did not answer. */
+  async notify(dependent: string, p: { dependency: string; state: string; outcome?: string }): Promise<'resolved' | 'ignored' | null> {
+    const body = await this.post(`${dependent}/resolved`, { ...p, dependency: this.own(p.dependency) }).catch(() => null);
+    const a = answer(body, (v): v is 'resolved' | 'ignored' => v === 'resolved' || v === 'ignored');
+    return a.ok ? a.value : null;
+  }
+
+  /** A JSON POST; its JSON answer whatever the status (a refusal carries its code), thrown when the host did not answer. */
+  private async post(url: string, body: object): Promise<unknown> {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(this.d.timeoutMs ?? TIMEOUT_MS),
+    });
+    const text = await res.text();
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw RqError.of('RQ_ERR_NO_REPLY', `${url} answered ${res.status} with no JSON`);
+    }
+  }
+}
