@@ -12,6 +12,7 @@ import { FleetLimits } from './fleet-limits.js';
 import { FleetView } from './fleet-view.js';
 import { LocalQueues } from './local-queues.js';
 import { Membership } from './membership.js';
+import { PoolWatch } from './pool-watch.js';
 
 export interface FleetServiceDeps {
   root: string;
@@ -19,6 +20,8 @@ export interface FleetServiceDeps {
   log: Logger;
   /** When this rq-mgr started (epoch ms). */
   startedAt: number;
+  /** A queue that no host of the fleet took work for has one now (pool-watch.ts). */
+  poolOpened?: (queue: string) => void;
 }
 
 /** This machine and root: a later run of the same rq takes over the key an earlier one left; another host with the name is refused. */
@@ -50,7 +53,8 @@ export class FleetService {
     const record = (): HostRecord => ({ host: s.host, url: s.advertise, version: RQ_VERSION, started_at: startedAt, instance, queues: local.figures() });
     const limits = new FleetLimits({ store, keys, host: s.host, log });
     membership = new Membership({ store, settings: s, keys, record, log, leased: (lease) => limits.leased(lease) });
-    const others = new FleetView({ store, keys, fleet: s.name, host: s.host, log });
+    const pools = new PoolWatch((queue) => d.poolOpened?.(queue));
+    const others: FleetView = new FleetView({ store, keys, fleet: s.name, host: s.host, log, changed: () => pools.changed(others.hosts()) });
     membership.start();
     others.start();
     return new FleetService(store, local, membership, others, limits, s);

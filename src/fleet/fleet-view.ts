@@ -20,6 +20,8 @@ export interface FleetViewDeps {
   host: string;
   log: Logger;
   now?: () => number;
+  /** Called after each change of the hosts as seen (a record put, a key gone, a read afresh). */
+  changed?: () => void;
 }
 
 export class FleetView {
@@ -50,8 +52,12 @@ export class FleetView {
   }
 
   view(member: MemberState, endpoints: string[]): FleetViewReply {
-    const names = [...new Set([...this.up.keys(), ...this.seen.keys()])].sort();
-    return { fleet: this.d.fleet, host: this.d.host, member, etcd: { endpoints, reachable: this.reachable }, hosts: names.map((h) => this.host(h)) };
+    return { fleet: this.d.fleet, host: this.d.host, member, etcd: { endpoints, reachable: this.reachable }, hosts: this.hosts() };
+  }
+
+  /** Every host seen, up or gone, by name. */
+  hosts(): FleetHost[] {
+    return [...new Set([...this.up.keys(), ...this.seen.keys()])].sort().map((h) => this.host(h));
   }
 
   private host(name: string): FleetHost {
@@ -78,8 +84,8 @@ export class FleetView {
     try {
       // The watch first: nothing that changes during the read is missed.
       this.watch ??= await this.d.store.watchPrefix(this.d.keys.fleet, {
-        put: (kv) => this.put(kv),
-        delete: (key) => this.deleted(key),
+        put: (kv) => (this.put(kv), this.d.changed?.()),
+        delete: (key) => (this.deleted(key), this.d.changed?.()),
         connected: () => void this.reload(),
         disconnected: () => (this.reachable = false),
       });
@@ -101,6 +107,7 @@ export class FleetView {
     for (const h of before) if (!this.up.has(h)) this.left(h);
     this.reachable = true;
     this.waits.reset();
+    this.d.changed?.();
   }
 
   private put(kv: KeyValue): void {

@@ -48,6 +48,14 @@ export interface FleetHost {
   queues: Record<string, QueueFigures>;
 }
 
+/**
+ * Does `h` take work for `queue` now: up in the fleet, with the queue, and the queue UP. A DOWN,
+ * PAUSEd, SCRIPTERROR or DISK FULL queue would only hold a message where it cannot run.
+ */
+export function takesWork(h: FleetHost, queue: string): boolean {
+  return h.state === 'up' && h.queues[queue]?.status === 'UP';
+}
+
 export interface FleetView {
   fleet: string;
   /** This host's name in the fleet. */

@@ -125,6 +125,11 @@ export class QueueClient {
     return answer(await this.send('get_message', { msg_id: msgId }), isView);
   }
 
+  /** From rq-mgr (docs/fleet.md, Pools): a host now takes `queue`; the relay's messages for `fleet:<queue>` waiting out a back-off are due now. How many. */
+  async wakePool(queue: string): Promise<Answer<number>> {
+    return answer(await this.send('wake_pool', { queue }), isNumber);
+  }
+
   async state(msgId: string): Promise<Answer<State>> {
     return answer(await this.send('get_message_state', { msg_id: msgId }), isState);
   }
@@ -277,12 +282,10 @@ export class QueueClient {
     return answer(await this.send('limit_held', {}), isTags);
   }
 
-  /** Internal (rq-beyond §B8.3): registers `dependent` (`<queue>/<id>`) on message `msgId`; the value is where that message is. */
+  /** Internal (rq-beyond §B8.3): registers `dependent` (`<queue>/<id>`, or a fleet host's full id) on message `msgId`; the value is where that message is. */
   async addDependent(msgId: string, dependent: string): Promise<Answer<{ state: State; outcome?: string }>> {
-    return answer(
-      await this.send('add_dependent', { msg_id: msgId, dependent }),
-      (v): v is { state: State; outcome?: string } => isObject(v) && isString(v.state),
-    );
+    const isState = (v: unknown): v is { state: State; outcome?: string } => isObject(v) && isString(v.state);
+    return answer(await this.send('add_dependent', { msg_id: msgId, dependent }), isState);
   }
 
   /** Internal (rq-beyond §B8.3): a dependency of `msg_id` has finished; `resolved` or `ignored`. */

@@ -5,7 +5,7 @@ import { queueNameProblem } from './names.js';
 const PREFIX = 'fleet:';
 
 /** The relay queue carries pool messages, as it carries http dests: a pool of relays would only relay again. */
-const RELAY_QUEUE = 'relay';
+export const RELAY_QUEUE = 'relay';
 
 export function isFleetDest(dest: unknown): dest is string {
   return typeof dest === 'string' && dest.startsWith(PREFIX);

@@ -6,6 +6,9 @@ import { RqError } from '../errors.js';
 import type { FleetView } from '../ipc/fleet-reply.js';
 import type { FleetService } from '../fleet/fleet-service.js';
 import type { FleetSlots } from '../fleet/fleet-limits.js';
+import { queuePaths } from '../config/paths.js';
+import { QueueClient } from '../ipc/queue-client.js';
+import { RELAY_QUEUE } from '../message/fleet-dest.js';
 
 export class FleetMember {
   private readonly serving = new Set<string>();
@@ -15,7 +18,25 @@ export class FleetMember {
   static async start(config: GlobalConfig, root: string, log: Logger, startedAt: number): Promise<FleetMember> {
     if (!config.fleet) return new FleetMember(null);
     const { FleetService } = await import('../fleet/fleet-service.js');
-    return new FleetMember(await FleetService.start({ root, settings: fleetSettings(config.fleet), log, startedAt }));
+    // Set once the member exists: the view's first read may come before.
+    let member: FleetMember | null = null;
+    const poolOpened = (queue: string) => void member?.wakePool(root, queue, log);
+    member = new FleetMember(await FleetService.start({ root, settings: fleetSettings(config.fleet), log, startedAt, poolOpened }));
+    return member;
+  }
+
+  /**
+   * A host takes pool `queue` again: the relay queue's messages for `fleet:<queue>` waiting out their
+   * back-off go now, not at their next attempt (up to an hour away). Without a relay queue serving
+   * here, nothing waits.
+   */
+  private async wakePool(root: string, queue: string, log: Logger): Promise<void> {
+    if (!this.serving.has(RELAY_QUEUE)) return;
+    const a = await QueueClient.oneShot(queuePaths(root, RELAY_QUEUE).sock, { timeoutMs: 5000 })
+      .wakePool(queue)
+      .catch((err: Error) => ({ ok: false as const, text: err.message }));
+    if (!a.ok) log.warn({ queue, err: a.text }, 'fleet: the relay queue did not take the word that a pool host is back; its messages go at their next attempt');
+    else if (a.value > 0) log.info({ queue, messages: a.value }, 'fleet: a host takes the pool again; its waiting messages go now');
   }
 
   /** A queue process answers (its first start, or after a restart). */

@@ -1,5 +1,5 @@
 // Which host of the fleet takes a pool message: of the hosts whose queue is UP, the one with the most free capacity, ties drawn at random.
-import type { FleetView, QueueFigures } from '../ipc/fleet-reply.js';
+import { type FleetView, type QueueFigures, takesWork } from '../ipc/fleet-reply.js';
 
 export interface PoolHost {
   host: string;
@@ -10,16 +10,12 @@ export interface PoolHost {
   figures: QueueFigures;
 }
 
-/**
- * The hosts that take work for `queue` now: up in the fleet, with the queue, and the queue UP. A
- * DOWN, PAUSEd, SCRIPTERROR or DISK FULL queue would only hold the message where it cannot run,
- * while another host could; this host itself is one of them when it runs the queue.
- */
+/** The hosts that take work for `queue` now (`takesWork`); this host itself is one of them when it runs the queue. */
 export function poolHosts(view: FleetView, queue: string): PoolHost[] {
   const out: PoolHost[] = [];
   for (const h of view.hosts) {
+    if (!takesWork(h, queue)) continue;
     const f = h.queues[queue];
-    if (h.state !== 'up' || f === undefined || f.status !== 'UP') continue;
     out.push({ host: h.host, url: h.url, free: f.workers - f.running - f.ready, figures: f });
   }
   return out;

@@ -98,7 +98,7 @@ describe('pools: fleet:<queue> through the two-phase relay', { timeout: 120_000 
     expect(await pool.b.mgr!.cmd('up_queue', POOL)).toEqual(['ok', POOL]);
   });
 
-  it('waits on the sender while no host takes the queue, without a busy loop, and goes once one does', async () => {
+  it('waits on the sender while no host takes the queue, without a busy loop, and goes as soon as one does', async () => {
     for (const h of Object.values(pool)) expect(await h.mgr!.cmd('pause_queue', POOL)).toEqual(['ok', POOL]);
     await poolSeen(sender, { a: 'PAUSE', b: 'PAUSE', c: 'PAUSE' }, 'every pool queue paused');
     const res = await fetch(`${sender.base}/q/relay/new_message`, {
@@ -121,10 +121,15 @@ describe('pools: fleet:<queue> through the two-phase relay', { timeout: 120_000 
       100,
     );
     expect(msg.status).toContain(`no host of fleet test has queue ${POOL} UP`);
-    await new Promise((r) => setTimeout(r, 1000));
-    expect(Number((await sender.q('relay', 'get_message', { msg_id: id }))[1].count)).toBeLessThanOrEqual(5);
+    // Its next attempt an hour away, as a long back-off leaves it: only the word that a host is back can send it now.
+    expect((await sender.q('relay', 'reschedule_message', { msg_id: id, delay: 3600 }))[0]).toBe('ok');
+    const tried = Number((await sender.q('relay', 'get_message', { msg_id: id }))[1].count);
     expect(await pool.b.mgr!.cmd('resume_queue', POOL)).toEqual(['ok', POOL]);
     await sender.waitState('relay', id, ['relayed'], 30_000);
+    const history = (await sender.q('relay', 'get_history', { msg_id: id }))[1] as { event?: string; actor?: string }[];
+    expect(history.filter((e) => e.event === 'reschedule').map((e) => e.actor)).toEqual(['socket', 'fleet']);
+    // The woken attempt relayed it: no other attempt ended in a resend.
+    expect(Number((await sender.q('relay', 'get_message', { msg_id: id }))[1].count)).toBe(tried);
     await waitFor(async () => (await poolMessages(pool.b, 'done')).some((m) => m.token === 'waiting'), 'done on b', 20_000, 100);
     for (const name of ['a', 'c']) expect(await pool[name].mgr!.cmd('resume_queue', POOL)).toEqual(['ok', POOL]);
   });

@@ -1,5 +1,6 @@
 // The queue socket's lifecycle commands (rq-beyond §B1.8): cancel, requeue (one or all errs), reschedule, priority, history, running and waiting.
 import { RqError, invalidField } from '../../errors.js';
+import { queueNameProblem } from '../../message/names.js';
 import { readJobFields } from '../../message/job-fields.js';
 import { OUTCOMES } from '../../message/message.js';
 import { partialReply } from '../../ipc/partial-reply.js';
@@ -80,6 +81,25 @@ export const LIFECYCLE_COMMANDS: Record<string, (q: Queue, args: Args) => Promis
     const due = dueOf(args, q.now());
     if (due === undefined) throw RqError.of('RQ_ERR_LACKING_FIELD', 'due');
     return ['ok', await q.lifecycle.reschedule(id, await located(q, id), due, optionalText(args, 'actor', MAX_ACTOR) ?? 'socket')];
+  },
+
+  /**
+   * rq-mgr's word that a host now takes pool `queue` (docs/fleet.md, Pools): the messages of this
+   * (relay) queue waiting out a back-off for `fleet:<queue>` are due now, each rescheduled by `fleet`.
+   * Only those tried before: one sent with a due time later is not sent early.
+   */
+  wake_pool: async (q, args) => {
+    const queue = args.queue;
+    if (typeof queue !== 'string' || queueNameProblem(queue) !== null) throw invalidField('queue', 'a queue name', queue);
+    const now = Math.floor(q.now() / 1000);
+    let woken = 0;
+    for (const m of q.index.delayedInOrder(Infinity)) {
+      if (m.dest !== `fleet:${queue}` || !(Number(m.count) > 0)) continue;
+      // One that started or went meanwhile needs no waking.
+      const where = await q.ops.locate(m.msg_id);
+      if (where?.state === 'que' && (await q.lifecycle.reschedule(m.msg_id, where, now, 'fleet').catch(() => null)) !== null) woken++;
+    }
+    return ['ok', woken];
   },
 
   get_history: async (q, args) => {

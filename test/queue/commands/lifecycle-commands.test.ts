@@ -77,3 +77,23 @@ describe('a DOWN queue', () => {
     expect(await q.cmd('cancel_message', { msg_id })).toEqual(['fail', 'status: DOWN']);
   });
 });
+
+describe('wake_pool', () => {
+  it('makes due now the messages for fleet:<queue> that wait out a back-off, not one sent for later, nor another pool', async () => {
+    q = await inProcessQueue({}, { paused: true });
+    const later = Math.floor(q.clock.ms / 1000) + 3600;
+    const backoff = (await q.send({ dest: 'fleet:work', count: 2, due: later })).msg_id;
+    const scheduled = (await q.send({ dest: 'fleet:work', due: later })).msg_id;
+    const other = (await q.send({ dest: 'fleet:other', count: 1, due: later })).msg_id;
+    const due = async (id: string) => (await q!.cmd('get_message', { msg_id: id }))[1].due;
+    expect(await due(backoff)).toBe(later);
+    expect(await q.cmd('wake_pool', { queue: 'work' })).toEqual(['ok', 1]);
+    expect(await due(backoff)).toBe(Math.floor(q.clock.ms / 1000));
+    expect((await history(q, backoff)).at(-1)).toMatchObject({ event: 'reschedule', actor: 'fleet' });
+    expect(await due(scheduled)).toBe(later);
+    expect(await due(other)).toBe(later);
+    // Nothing waits any more: a second word changes nothing.
+    expect(await q.cmd('wake_pool', { queue: 'work' })).toEqual(['ok', 0]);
+    expect(await q.cmd('wake_pool', { queue: 'no such/queue' })).toEqual(['fail', 'queue: expected a queue name, received "no such/queue"']);
+  });
+});
