@@ -139,7 +139,8 @@ export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv)
     force: boolOpt(opts, 'force') ?? false,
     config: {
       env: stringOpt(opts, 'env', 'an environment name such as development or production') ?? 'development',
-      host: stringOpt(opts, 'host', 'a host name') ?? '127.0.0.1',
+      // In a fleet, full ids name this host as the others reach it: a ref copied from `rq sendmesg` here must point here.
+      host: stringOpt(opts, 'host', 'a host name') ?? (fleet ? new URL(fleet.advertise).hostname : '127.0.0.1'),
       port,
       addr: stringOpt(opts, 'addr', 'a listen address such as 127.0.0.1 or 0.0.0.0') ?? '127.0.0.1',
       // Web uploads are hard-linked from tmpdir into the queue, so the default must sit on the

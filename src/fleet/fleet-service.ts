@@ -38,7 +38,13 @@ export class FleetService {
     private readonly others: FleetView,
     readonly limits: FleetLimits,
     readonly settings: FleetSettings,
+    private readonly pools: PoolWatch,
   ) {}
+
+  /** The queues some host of the fleet takes work for now. */
+  openPools(): string[] {
+    return [...this.pools.opened];
+  }
 
   /** Starts joining in the background: rq-mgr serves its queues whether or not etcd answers. */
   static async start(d: FleetServiceDeps): Promise<FleetService> {
@@ -53,11 +59,14 @@ export class FleetService {
     const record = (): HostRecord => ({ host: s.host, url: s.advertise, version: RQ_VERSION, started_at: startedAt, instance, queues: local.figures() });
     const limits = new FleetLimits({ store, keys, host: s.host, log });
     membership = new Membership({ store, settings: s, keys, record, log, leased: (lease) => limits.leased(lease) });
-    const pools = new PoolWatch((queue) => d.poolOpened?.(queue));
-    const others: FleetView = new FleetView({ store, keys, fleet: s.name, host: s.host, log, changed: () => pools.changed(others.hosts()) });
+    const pools: PoolWatch = new PoolWatch(
+      () => others.hosts(),
+      (queue) => d.poolOpened?.(queue),
+    );
+    const others: FleetView = new FleetView({ store, keys, fleet: s.name, host: s.host, log, changed: () => pools.changed() });
     membership.start();
     others.start();
-    return new FleetService(store, local, membership, others, limits, s);
+    return new FleetService(store, local, membership, others, limits, s, pools);
   }
 
   /** The queues that serve on this host now. */
@@ -76,6 +85,7 @@ export class FleetService {
   /** Leaves the fleet (the key goes at once) and closes the connection. */
   async stop(): Promise<void> {
     this.local.close();
+    this.pools.close();
     await this.limits.close();
     await this.others.close();
     await this.membership.stop();

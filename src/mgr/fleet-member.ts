@@ -13,15 +13,19 @@ import { RELAY_QUEUE } from '../message/fleet-dest.js';
 export class FleetMember {
   private readonly serving = new Set<string>();
 
-  private constructor(private readonly service: FleetService | null) {}
+  private constructor(
+    private readonly service: FleetService | null,
+    private readonly root: string,
+    private readonly log: Logger,
+  ) {}
 
   static async start(config: GlobalConfig, root: string, log: Logger, startedAt: number): Promise<FleetMember> {
-    if (!config.fleet) return new FleetMember(null);
+    if (!config.fleet) return new FleetMember(null, root, log);
     const { FleetService } = await import('../fleet/fleet-service.js');
     // Set once the member exists: the view's first read may come before.
     let member: FleetMember | null = null;
-    const poolOpened = (queue: string) => void member?.wakePool(root, queue, log);
-    member = new FleetMember(await FleetService.start({ root, settings: fleetSettings(config.fleet), log, startedAt, poolOpened }));
+    const poolOpened = (queue: string) => void member?.wakePool(queue);
+    member = new FleetMember(await FleetService.start({ root, settings: fleetSettings(config.fleet), log, startedAt, poolOpened }), root, log);
     return member;
   }
 
@@ -30,9 +34,10 @@ export class FleetMember {
    * back-off go now, not at their next attempt (up to an hour away). Without a relay queue serving
    * here, nothing waits.
    */
-  private async wakePool(root: string, queue: string, log: Logger): Promise<void> {
+  private async wakePool(queue: string): Promise<void> {
+    const log = this.log;
     if (!this.serving.has(RELAY_QUEUE)) return;
-    const a = await QueueClient.oneShot(queuePaths(root, RELAY_QUEUE).sock, { timeoutMs: 5000 })
+    const a = await QueueClient.oneShot(queuePaths(this.root, RELAY_QUEUE).sock, { timeoutMs: 5000 })
       .wakePool(queue)
       .catch((err: Error) => ({ ok: false as const, text: err.message }));
     if (!a.ok) log.warn({ queue, err: a.text }, 'fleet: the relay queue did not take the word that a pool host is back; its messages go at their next attempt');
@@ -44,6 +49,8 @@ export class FleetMember {
     if (!this.service || this.serving.has(name)) return;
     this.serving.add(name);
     this.service.queues([...this.serving]);
+    // A relay queue that was not serving when a pool opened learns of it now.
+    if (name === RELAY_QUEUE) for (const q of this.service.openPools()) void this.wakePool(q);
   }
 
   /** A queue stopped for good (deleted, removed from scandir, or in ERROR). */

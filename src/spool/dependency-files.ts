@@ -23,6 +23,8 @@ export interface OutboxEntry {
   dependents: string[];
   /** Dependents that have answered. */
   done: string[];
+  /** The message was deleted after it had ended in `state`: its dependents learn that end, not a deletion. */
+  deleted?: true;
 }
 
 function parseLines<T>(text: string): T[] {
@@ -121,6 +123,15 @@ export class Outbox {
 
   async remove(id: string): Promise<void> {
     await fsp.rm(this.file(id), { force: true });
+  }
+
+  /** The entry of message `id`, or null (none, or a torn one). */
+  async read(id: string): Promise<OutboxEntry | null> {
+    try {
+      return JSON.parse(await fsp.readFile(this.file(id), 'utf8')) as OutboxEntry;
+    } catch {
+      return null;
+    }
   }
 
   /** Every entry; a torn one (a crash mid-write, before its rename) is dropped. */

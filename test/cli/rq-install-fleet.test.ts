@@ -38,6 +38,14 @@ describe('rq-install fleet flags', () => {
       advertise: 'http://10.0.0.5:3333/',
       host: 'rq-a',
     });
+    // Full ids (`host` and port) name the host by its advertised name, as other hosts reach it.
+    expect(JSON.parse(text).host).toBe('10.0.0.5');
+  });
+
+  it('keeps a --host given beside --advertise', async () => {
+    const r = await install('--host', 'rq-a.example', '--fleet', 'p', '--etcd', 'http://e:2379', '--advertise', 'http://10.0.0.5:3333/');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(await fs.readFile(path.join(tmp, 'config', 'config.json'), 'utf8')).host).toBe('rq-a.example');
   });
 
   it('writes no fleet without --fleet', async () => {

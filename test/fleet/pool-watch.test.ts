@@ -1,5 +1,5 @@
 // PoolWatch: from each change of the fleet view, the queues that had no host taking their work and now have one.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { FleetHost } from '../../src/ipc/fleet-reply.js';
 import { PoolWatch } from '../../src/fleet/pool-watch.js';
 
@@ -14,17 +14,47 @@ const host = (name: string, state: 'up' | 'gone', queues: Record<string, string>
 describe('PoolWatch', () => {
   it('announces a queue once when a first host takes its work, again only after no host did', () => {
     const opened: string[] = [];
-    const w = new PoolWatch((q) => opened.push(q));
-    w.changed([host('a', 'up', { work: 'PAUSE', mail: 'UP' })]);
+    let hosts: FleetHost[] = [];
+    const w = new PoolWatch(
+      () => hosts,
+      (q) => opened.push(q),
+    );
+    const look = (now: FleetHost[]) => {
+      hosts = now;
+      w.look();
+    };
+    look([host('a', 'up', { work: 'PAUSE', mail: 'UP' })]);
     expect(opened).toEqual(['mail']);
-    w.changed([host('a', 'up', { work: 'UP', mail: 'UP' })]);
+    look([host('a', 'up', { work: 'UP', mail: 'UP' })]);
     expect(opened).toEqual(['mail', 'work']);
     // A second host taking it, or counts changing, is no news.
-    w.changed([host('a', 'up', { work: 'UP', mail: 'UP' }), host('b', 'up', { work: 'UP' })]);
+    look([host('a', 'up', { work: 'UP', mail: 'UP' }), host('b', 'up', { work: 'UP' })]);
     expect(opened).toEqual(['mail', 'work']);
     // Down everywhere (a gone host's record, a DOWN or SCRIPTERROR queue), then back.
-    w.changed([host('a', 'gone', { work: 'UP' }), host('b', 'up', { work: 'SCRIPTERROR', mail: 'DOWN' })]);
-    w.changed([host('b', 'up', { work: 'UP', mail: 'DISK FULL' })]);
+    look([host('a', 'gone', { work: 'UP' }), host('b', 'up', { work: 'SCRIPTERROR', mail: 'DOWN' })]);
+    look([host('b', 'up', { work: 'UP', mail: 'DISK FULL' })]);
     expect(opened).toEqual(['mail', 'work', 'work']);
+  });
+
+  it('looks once per burst of changes, after it, and keeps what is open', () => {
+    vi.useFakeTimers();
+    try {
+      let looks = 0;
+      const w = new PoolWatch(
+        () => (looks++, [host('a', 'up', { work: 'UP' })]),
+        () => undefined,
+      );
+      for (let i = 0; i < 5; i++) w.changed();
+      expect(looks).toBe(0);
+      vi.advanceTimersByTime(100);
+      expect(looks).toBe(1);
+      expect([...w.opened]).toEqual(['work']);
+      w.changed();
+      w.close();
+      vi.advanceTimersByTime(1000);
+      expect(looks).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { RqError, isErrno } from '../../errors.js';
 import { isUrlRef } from '../../message/fleet-ref.js';
-import type { FinishedState, State } from '../../message/states.js';
+import { FINISHED_STATES, type FinishedState, type State } from '../../message/states.js';
 import { type OutboxEntry, Outbox, appendDependent, readDependents, readDependentsNow } from '../../spool/dependency-files.js';
 import type { QueueSpool } from '../../spool/queue-spool.js';
 import { Backoff } from '../coordination/backoff.js';
@@ -61,8 +61,13 @@ export class DependencyOutbox {
   }
 
   private async writeOutbox(id: string, from: State, to: FinishedState | 'deleted', dependents: string[]): Promise<void> {
-    const msg = to === 'err' ? await this.d.spool.readMessage(from, id).catch(() => null) : null;
-    const entry: OutboxEntry = { id, state: to, ...(to === 'err' ? { outcome: String(msg?.outcome ?? 'failed') } : {}), dependents, done: [] };
+    // Deleting a message that had ended does not change how it ended: a dependent that has not heard
+    // yet (its host down, say) must learn `done`, not a deletion that would fail it.
+    const ended = to === 'deleted' && (FINISHED_STATES as readonly string[]).includes(from);
+    const state = ended ? from : to;
+    const msg = state === 'err' ? await this.d.spool.readMessage(from, id).catch(() => null) : null;
+    const outcome = state === 'err' ? { outcome: String(msg?.outcome ?? 'failed') } : {};
+    const entry: OutboxEntry = { id, state, ...outcome, dependents, done: [], ...(ended ? { deleted: true as const } : {}) };
     let end!: () => void;
     const done = new Promise<void>((r) => (end = r));
     this.finishing.set(id, { entry, done, end });
@@ -81,7 +86,7 @@ export class DependencyOutbox {
     if (!f) return;
     this.finishing.delete(id);
     f.end();
-    if (f.entry.state !== to) return;
+    if ((f.entry.deleted ? 'deleted' : f.entry.state) !== to) return;
     const stateDir = to === 'deleted' ? this.d.spool.paths.state.prep : path.dirname(this.d.spool.msgDir(to, id));
     void this.d.spool.dirSync.sync(stateDir).then(
       () => this.deliver(f.entry),
@@ -98,7 +103,7 @@ export class DependencyOutbox {
     for (let tries = 1; ; tries++) {
       await this.untilFinished(id);
       const where = await this.d.locate(id);
-      if (!where) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
+      if (!where) return this.endOfDeleted(id);
       if (where.state === 'done' || where.state === 'relayed') return { state: where.state };
       try {
         if (!(await readDependents(where.dir)).includes(dependent)) await appendDependent(where.dir, dependent, new Date(), this.d.spool.dirSync);
@@ -115,6 +120,13 @@ export class DependencyOutbox {
     }
   }
 
+  /** A message deleted after it ended, whose dependents are still being told: its end. Else no such message. */
+  private async endOfDeleted(id: string): Promise<DependencyState> {
+    const e = await this.outbox.read(id);
+    if (!e?.deleted) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
+    return { state: e.state as State, ...(e.outcome ? { outcome: e.outcome } : {}) };
+  }
+
   /** Waits for a finish in progress; bounded, since a rename that failed after its outbox write never reports. */
   private async untilFinished(id: string): Promise<void> {
     const f = this.finishing.get(id);
@@ -125,7 +137,8 @@ export class DependencyOutbox {
   async replay(): Promise<void> {
     for (const entry of await this.outbox.list()) {
       const where = await this.d.locate(entry.id);
-      if (entry.state === 'deleted' ? where === null : where?.state === entry.state) void this.deliver(entry);
+      const gone = entry.state === 'deleted' || entry.deleted === true;
+      if (gone ? where === null : where?.state === entry.state) void this.deliver(entry);
       else await this.outbox.remove(entry.id);
     }
   }

@@ -1,5 +1,5 @@
 // Dependencies between hosts of a fleet (docs/fleet.md): another host's message checked against the fleet as rq-mgr sees it, and add_dependent, dependency_resolved and the existence check sent to that host's HTTP API.
-import { RqError } from '../../errors.js';
+import { type ErrorCode, RqError } from '../../errors.js';
 import { type Answer, answer, isObject, isString, refusalError } from '../../ipc/answer.js';
 import type { FleetView } from '../../ipc/fleet-reply.js';
 import { fleetRefOf } from '../../message/fleet-ref.js';
@@ -15,10 +15,25 @@ export interface FleetRefsDeps {
 }
 
 const TIMEOUT_MS = 10_000;
+const VIEW_REUSE_MS = 1000;
+/** Hosts a refusal lists as the ones whose messages could be named. */
+const SHOWN_HOSTS = 5;
+/** Refusals that say the message is no more; any other is asked again later. */
+const GONE: ReadonlySet<ErrorCode> = new Set(['RQ_ERR_NO_SUCH_MSG', 'RQ_ERR_QUEUE_NOT_FOUND']);
 const isState = (v: unknown): v is DependencyState => isObject(v) && isString(v.state);
 
 export class FleetRefs {
+  private view: { at: number; answer: Promise<Answer<FleetView> | { ok: false; text: string }> } | null = null;
+
   constructor(private readonly d: FleetRefsDeps) {}
+
+  /** rq-mgr's view, asked once for all the refs of a create (a view a second old is as good). */
+  private fleetNow(): Promise<Answer<FleetView> | { ok: false; text: string }> {
+    const now = Date.now();
+    if (!this.view || now - this.view.at > VIEW_REUSE_MS)
+      this.view = { at: now, answer: this.d.fleet().catch((err: Error) => ({ ok: false as const, text: err.message })) };
+    return this.view.answer;
+  }
 
   /** `<queue>/<id>` of this host as other hosts name it. */
   own(ref: string): string {
@@ -32,11 +47,13 @@ export class FleetRefs {
   async canonical(text: string, field: string): Promise<string> {
     const self = fleetRefOf(text, [{ host: '', url: this.d.selfUrl }]);
     if (self) return self.ref.slice(this.d.selfUrl.length + 3);
-    const a = await this.d.fleet().catch((err: Error) => ({ ok: false as const, text: err.message }));
+    const a = await this.fleetNow();
     if (!a.ok) throw RqError.of('RQ_ERR_BAD_DEPENDENCY', `${field}: the fleet could not be read (${a.text}), so ${text} could not be checked`);
     const up = a.value.hosts.filter((h) => h.state === 'up' && h.host !== a.value.host);
     const r = fleetRefOf(text, up);
-    const hosts = up.map((h) => `${h.url}/q/...`).join(', ') || 'no other host is up';
+    const shown = up.slice(0, SHOWN_HOSTS).map((h) => `${h.url}/q/...`);
+    if (up.length > SHOWN_HOSTS) shown.push(`${up.length - SHOWN_HOSTS} more`);
+    const hosts = shown.join(', ') || 'no other host is up';
     if (!r)
       throw RqError.of(
         'RQ_ERR_BAD_DEPENDENCY',
@@ -60,6 +77,8 @@ export class FleetRefs {
   /** add_dependent on `ref`'s host for `dependent` (`<queue>/<id>` of this host); rejects with RQ_ERR_NO_SUCH_MSG, or when the host did not answer. */
   async register(ref: string, dependent: string): Promise<DependencyState> {
     const a = answer(await this.post(`${ref}/dependents`, { dependent: this.own(dependent) }), isState);
+    // Its queue gone with it: the message is no more.
+    if (!a.ok && GONE.has(a.code)) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
     if (!a.ok) throw refusalError(a);
     return { state: a.value.state as State, ...(a.value.outcome ? { outcome: String(a.value.outcome) } : {}) };
   }
@@ -68,7 +87,9 @@ export class FleetRefs {
   async notify(dependent: string, p: { dependency: string; state: string; outcome?: string }): Promise<'resolved' | 'ignored' | null> {
     const body = await this.post(`${dependent}/resolved`, { ...p, dependency: this.own(p.dependency) }).catch(() => null);
     const a = answer(body, (v): v is 'resolved' | 'ignored' => v === 'resolved' || v === 'ignored');
-    return a.ok ? a.value : null;
+    // A dependent deleted since, or its queue: nobody waits any more.
+    if (!a.ok) return GONE.has(a.code) ? 'ignored' : null;
+    return a.value;
   }
 
   /** A JSON POST; its JSON answer whatever the status (a refusal carries its code), thrown when the host did not answer. */

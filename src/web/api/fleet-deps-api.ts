@@ -1,6 +1,6 @@
 // Dependencies between hosts of a fleet (docs/fleet.md): POST /q/<q>/<id>/dependents registers another host's message as waiting on this one, POST /q/<q>/<id>/resolved tells a message here that its dependency on another host ended.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { invalidField } from '../../errors.js';
+import { RqError, invalidField, statusOf } from '../../errors.js';
 import { type Answer, refusalError } from '../../ipc/answer.js';
 import { fleetRefOf } from '../../message/fleet-ref.js';
 import { FINISHED_STATES } from '../../message/states.js';
@@ -8,8 +8,9 @@ import { fleetAnswer } from '../fleet-answer.js';
 import { pathParam } from '../request-params.js';
 import type { WebContext } from '../web-context.js';
 
+/** An err outcome as rq writes them (`failed`, `exhausted`, `dependency_failed`…). */
+const OUTCOME_RE = /^[a-z_]{1,40}$/;
 const ENDED: readonly string[] = [...FINISHED_STATES, 'deleted'];
-const OUTCOME_MAX = 200;
 
 export function fleetDepsApi(ctx: WebContext) {
   /**
@@ -37,24 +38,36 @@ export function fleetDepsApi(ctx: WebContext) {
     return { q, id: ctx.requireMsgId(pathParam(req, 'id')), p };
   }
 
+  /** Every refusal as `["fail", text, code]`, a missing queue too: the asking host acts on the code. */
+  const withCodes =
+    (route: (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>) =>
+    async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+      try {
+        return await route(req, reply);
+      } catch (err) {
+        if (!(err instanceof RqError)) throw err;
+        return ctx.json(reply, ['fail', err.message, err.code], statusOf(err.code));
+      }
+    };
+
   return {
     /** POST /q/<q>/<id>/dependents `{dependent}`: add_dependent; `["ok", {"state", "outcome"?}]`, where the message is now. */
-    async dependents(req: FastifyRequest, reply: FastifyReply) {
+    dependents: withCodes(async (req, reply) => {
       const { q, id, p } = await target(req);
       const dependent = await fleetRef('dependent', p.dependent);
       return coded(reply, await ctx.queue(q).addDependent(id, dependent));
-    },
+    }),
 
     /** POST /q/<q>/<id>/resolved `{dependency, state, outcome?}`: dependency_resolved; `["ok", "resolved" | "ignored"]`. */
-    async resolved(req: FastifyRequest, reply: FastifyReply) {
+    resolved: withCodes(async (req, reply) => {
       const { q, id, p } = await target(req);
       const dependency = await fleetRef('dependency', p.dependency);
       const state = p.state;
       if (typeof state !== 'string' || !ENDED.includes(state)) throw invalidField('state', `one of ${ENDED.join(', ')}`, state);
       const outcome = p.outcome;
-      if (outcome !== undefined && (typeof outcome !== 'string' || outcome.length > OUTCOME_MAX))
-        throw invalidField('outcome', `text of at most ${OUTCOME_MAX} characters`, outcome);
+      if (outcome !== undefined && (typeof outcome !== 'string' || !OUTCOME_RE.test(outcome)))
+        throw invalidField('outcome', 'an outcome word such as failed or exhausted (1-40 of a-z and _)', outcome);
       return coded(reply, await ctx.queue(q).dependencyResolved({ msg_id: id, dependency, state, ...(outcome ? { outcome } : {}) }));
-    },
+    }),
   };
 }

@@ -82,7 +82,7 @@ export const dependsLimitsSchemas = {
     summary: 'Between fleet hosts: a message of another host waits on this one (add_dependent)',
     description:
       "Sent by another host's queue for a message whose `depends` names this message's full id (docs/fleet.md). Idempotent. The message is told once " +
-      'this one ends, durably, and again until it answers. JSON only; a refusal carries its catalogue code (`["fail", text, code]`).',
+      'this one ends, durably, and again until it answers. Answered in JSON; every refusal carries its catalogue code (`["fail", text, code]`).',
     tags: [TAGS.depends],
     params: pathParams({ q: Q, id: ID }),
     body: formBody({ dependent: FLEET_REF }),
@@ -93,7 +93,7 @@ export const dependsLimitsSchemas = {
   },
   resolved: {
     summary: 'Between fleet hosts: a dependency on another host ended (dependency_resolved)',
-    description: 'Sent by the host of a dependency once its end is durable, and again until answered; a repeat is `ignored`. JSON only.',
+    description: 'Sent by the host of a dependency once its end is durable, and again until answered; a repeat is `ignored`. Answered in JSON, refusals with their code.',
     tags: [TAGS.depends],
     params: pathParams({ q: Q, id: ID }),
     body: formBody({

@@ -49,6 +49,26 @@ describe('beforeFinish and the move', () => {
     expect(o.notices[0][1]).toEqual({ dependency: `dep/${ID(1)}`, state: 'deleted' });
   });
 
+  it('a message deleted after it ended tells its end, not a deletion, and add_dependent answers that end while it is told', async () => {
+    await message(1, 'done', ['a/x1']);
+    o.notify = async () => null;
+    await o.box.beforeFinish(ID(1), 'done', 'deleted');
+    expect(await o.outbox.list()).toEqual([{ id: ID(1), state: 'done', dependents: ['a/x1'], done: [], deleted: true }]);
+    await fs.rm(o.where.get(ID(1))!.dir, { recursive: true });
+    o.where.delete(ID(1));
+    o.events.emit('removed', { id: ID(1), state: 'done' });
+    await until(() => o.notices.length === 1);
+    expect(o.notices[0][1]).toEqual({ dependency: `dep/${ID(1)}`, state: 'done' });
+    expect(await o.box.addDependent(ID(1), 'b/y')).toEqual({ state: 'done' });
+    // Replayed at a restart while the dependent has not answered: the message is gone, as the entry says.
+    o.notices.length = 0;
+    await o.box.replay();
+    await until(() => o.notices.length === 1);
+    await message(2, 'err', ['a/x2'], { outcome: 'timeout' });
+    await o.box.beforeFinish(ID(2), 'err', 'deleted');
+    expect((await o.outbox.list()).find((e) => e.id === ID(2))).toMatchObject({ state: 'err', outcome: 'timeout', deleted: true });
+  });
+
   it('a move to another state than the entry says tells nobody (the finish did not happen as written)', async () => {
     await message(1, 'run', ['a/x1']);
     await o.box.beforeFinish(ID(1), 'run', 'done');
