@@ -93,7 +93,8 @@ export const dependsLimitsSchemas = {
   },
   resolved: {
     summary: 'Between fleet hosts: a dependency on another host ended (dependency_resolved)',
-    description: 'Sent by the host of a dependency once its end is durable, and again until answered; a repeat is `ignored`. Answered in JSON, refusals with their code.',
+    description:
+      'Sent by the host of a dependency once its end is durable, and again until answered; a repeat is `ignored`. Answered in JSON, refusals with their code.',
     tags: [TAGS.depends],
     params: pathParams({ q: Q, id: ID }),
     body: formBody({
