@@ -22,7 +22,7 @@ export interface FleetLease {
 }
 
 export interface LeaseEvents {
-  /** A keep-alive failed: etcd may be unreachable (the lease holds until its TTL). */
+  /** Keep-alives have failed for the failover time past one's due time: etcd does not answer (the lease holds until its TTL). */
   failing: (why: string) => void;
   /** A keep-alive went through again. */
   alive: () => void;
@@ -35,6 +35,7 @@ export interface WatchEvents {
   delete: (key: string) => void;
   /** The watch is (again) connected: events in between were resumed from its last revision. */
   connected: () => void;
+  /** The watch has not connected again for the failover time. */
   disconnected: (why: string) => void;
 }
 
@@ -44,10 +45,17 @@ export interface EtcdOptions {
   callTimeoutMs?: number;
   /** The longest wait between a watch's reconnection attempts. */
   watchRetryMaxMs?: number;
+  /**
+   * How long a stream may go unanswered (a lease's keep-alive past its due time, a watch not connected
+   * again) before etcd is reported unreachable: a member of a cluster that fails is not etcd failing.
+   */
+  failoverMs?: number;
 }
 
 const CALL_TIMEOUT_MS = 3000;
 const WATCH_RETRY = { baseMs: 100, maxMs: 2000 };
+/** Half of the default lease TTL: a failover takes one or two of etcd's election timeouts (1 s by default). */
+const FAILOVER_MS = 5000;
 
 const text = (b: Buffer | string): string => (typeof b === 'string' ? b : b.toString('utf8'));
 const keyValue = (kv: IKeyValue): KeyValue => ({ key: text(kv.key), value: text(kv.value), modRevision: String(kv.mod_revision), lease: String(kv.lease) });
@@ -62,10 +70,52 @@ function watchBackoff(maxMs: number, n = 0): { duration: number; next: () => Ret
   return { duration: backoffDelay(n, { baseMs: WATCH_RETRY.baseMs, maxMs }), next: () => watchBackoff(maxMs, n + 1) };
 }
 
+/**
+ * A stream's failures, reported only once it has gone unanswered for the failover time: when one
+ * member of a cluster fails, the client opens the stream again on another (and if it was the leader,
+ * the others elect one, which keep-alives wait for); that is no outage, and is not said as one.
+ */
+class Failover {
+  private timer: NodeJS.Timeout | null = null;
+  private why = '';
+  private said = false;
+
+  constructor(
+    private readonly graceMs: number,
+    private readonly report: (why: string) => void,
+  ) {}
+
+  /** Failing since `since` (epoch ms): said once that is the failover time ago, and at once from then on until answered. */
+  failing(why: string, since: number): void {
+    this.why = why;
+    if (this.said) return this.report(why);
+    this.timer ??= setTimeout(
+      () => {
+        this.timer = null;
+        this.said = true;
+        this.report(this.why);
+      },
+      Math.max(0, since + this.graceMs - Date.now()),
+    );
+  }
+
+  /** Answered: a failure not yet said is dropped. */
+  answered(): void {
+    this.close();
+    this.said = false;
+  }
+
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}
+
 export class EtcdStore {
   private constructor(
     private readonly client: Etcd3,
     readonly endpoints: string[],
+    private readonly failoverMs: number,
   ) {}
 
   /** Makes the client; nothing is sent until the first call, so an etcd that is down is found by the caller's first call. */
@@ -78,7 +128,7 @@ export class EtcdStore {
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
       faultHandling: { watchBackoff: watchBackoff(opts.watchRetryMaxMs ?? WATCH_RETRY.maxMs) },
     });
-    return new EtcdStore(client, opts.endpoints);
+    return new EtcdStore(client, opts.endpoints, opts.failoverMs ?? FAILOVER_MS);
   }
 
   private async call<T>(p: Promise<T>): Promise<T> {
@@ -89,14 +139,24 @@ export class EtcdStore {
     }
   }
 
-  /** Grants a lease of `ttlS` seconds, kept alive until revoked, released or lost. */
+  /**
+   * Grants a lease of `ttlS` seconds, kept alive until revoked, released or lost. A keep-alive goes
+   * every third of the TTL (etcd3's, as etcd's own client); a failure is said once the keep-alive
+   * due after the last answered one is the failover time late.
+   */
   async grant(ttlS: number, events: LeaseEvents): Promise<FleetLease> {
     const lease: Lease = this.client.lease(ttlS);
-    lease.on('lost', (err) => events.lost(err.message));
-    lease.on('keepaliveFailed', (err) => events.failing((err as unknown as Error).message));
-    lease.on('keepaliveSucceeded', () => events.alive());
+    const failover = new Failover(this.failoverMs, events.failing);
+    let answeredAt = Date.now();
+    lease.on('lost', (err) => (failover.close(), events.lost(err.message)));
+    lease.on('keepaliveFailed', (err) => failover.failing((err as unknown as Error).message, answeredAt + (ttlS * 1000) / 3));
+    lease.on('keepaliveSucceeded', () => {
+      answeredAt = Date.now();
+      failover.answered();
+      events.alive();
+    });
     const id = await this.call(lease.grant());
-    return { id, revoke: () => this.call(lease.revoke()), release: () => lease.release() };
+    return { id, revoke: () => (failover.close(), this.call(lease.revoke())), release: () => (failover.close(), lease.release()) };
   }
 
   /** Puts `key` bound to `lease` if no such key exists; else leaves it and returns what is there. */
@@ -137,16 +197,27 @@ export class EtcdStore {
     return this.call(this.client.getAll().prefix(prefix).sort('Create', 'Ascend').limit(n).keys());
   }
 
-  /** Watches every key under `prefix`; the watch reconnects by itself (with a back-off to 2 s) until cancelled. */
+  /**
+   * Watches every key under `prefix`; the watch reconnects by itself (with a back-off to 2 s, on
+   * whichever member answers) until cancelled, resuming from its last revision. A disconnection is
+   * said once the watch has not connected again for the failover time.
+   */
   async watchPrefix(prefix: string, events: WatchEvents): Promise<{ cancel: () => Promise<void> }> {
     const watcher: Watcher = await this.call(this.client.watch().prefix(prefix).create());
+    const failover = new Failover(this.failoverMs, events.disconnected);
+    let since: number | null = null;
+    const down = (err: Error) => failover.failing(err.message, (since ??= Date.now()));
     watcher.on('put', (kv) => events.put(keyValue(kv)));
     watcher.on('delete', (kv) => events.delete(text(kv.key)));
-    watcher.on('connected', () => events.connected());
-    watcher.on('disconnected', (err) => events.disconnected(err.message));
+    watcher.on('connected', () => {
+      since = null;
+      failover.answered();
+      events.connected();
+    });
+    watcher.on('disconnected', down);
     // A watch error is followed by its reconnection; it is reported as a disconnection.
-    watcher.on('error', (err) => events.disconnected(err.message));
-    return { cancel: () => watcher.cancel() };
+    watcher.on('error', down);
+    return { cancel: () => (failover.close(), watcher.cancel()) };
   }
 
   close(): void {

@@ -50,7 +50,9 @@ export class FleetService {
   static async start(d: FleetServiceDeps): Promise<FleetService> {
     const log = d.log.child({ component: 'fleet' });
     const s = d.settings;
-    const store = await EtcdStore.open({ endpoints: s.etcd });
+    // A failed member's streams have half a TTL to come back on another member: a keep-alive due a third of a TTL after the last
+    // renewal is said failing five sixths of a TTL after it, while the lease still holds; a failover takes an election timeout or two.
+    const store = await EtcdStore.open({ endpoints: s.etcd, failoverMs: (s.leaseTtlS * 1000) / 2 });
     const keys = fleetKeys(s.name);
     const instance = instanceOf(d.root);
     const startedAt = new Date(d.startedAt).toISOString();

@@ -1,4 +1,4 @@
-// Test harness for fleets: rq roots joined to one real etcd (test/helpers/etcd.ts), each with its own rq-mgr, and what etcd holds of them.
+// Test harness for fleets: rq roots joined to a real etcd, one member or a cluster (test/helpers/etcd.ts), each with its own rq-mgr, and what etcd holds of them.
 import fs from 'node:fs';
 import path from 'node:path';
 import { addQueue, makeRoot, waitFor, type TestRoot } from '../helpers/rq-root.js';
@@ -18,12 +18,16 @@ export interface Host {
   mgr: MgrProc;
 }
 
+/** What a host's `fleet` names beside its name: etcd's client URLs (one, or a cluster's), and its lease TTL (default TTL_S). */
+export type HostEtcd = string | string[] | { urls: string[]; leaseTtlS?: number };
+
 /** A root whose config.json joins the fleet as `name`, with queue q1 (2 workers) and what `setup` adds, and its rq-mgr started. */
-export async function startHost(name: string, etcdUrl: string, setup?: (root: string) => Promise<void>): Promise<Host> {
+export async function startHost(name: string, etcd: HostEtcd, setup?: (root: string) => Promise<void>): Promise<Host> {
+  const { urls, leaseTtlS = TTL_S } = typeof etcd === 'string' ? { urls: [etcd] } : Array.isArray(etcd) ? { urls: etcd } : etcd;
   const root = await makeRoot();
   const file = path.join(root.root, 'config', 'config.json');
   const config = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-  config.fleet = { name: FLEET, etcd: [etcdUrl], host: name, advertise: `http://127.0.0.1:${root.port}/`, lease_ttl_s: TTL_S };
+  config.fleet = { name: FLEET, etcd: urls, host: name, advertise: `http://127.0.0.1:${root.port}/`, lease_ttl_s: leaseTtlS };
   fs.writeFileSync(file, JSON.stringify(config));
   await addQueue(root.root, 'q1', { num_workers: 2 });
   await setup?.(root.root);

@@ -5,15 +5,15 @@ import { addQueue } from '../helpers/rq-root.js';
 import { MgrProc } from '../helpers/mgr-proc.js';
 import { EtcdStore } from '../../src/fleet/etcd-client.js';
 import { Limits, writeLimits } from '../mgr/limits-harness.js';
-import { type Host, KEYS, startHost } from './fleet-harness.js';
+import { type Host, type HostEtcd, KEYS, startHost } from './fleet-harness.js';
 
 export const KEY = 'deploy';
 export const SLOTS = 2;
 export const LIMITS = { [KEY]: { concurrency: SLOTS, scope: 'fleet' }, loc: 1 };
 
 /** A fleet host with queue `d` (3 workers, every message under `deploy`) and q1 (no limit), settled. */
-export async function startLimitedHost(name: string, etcdUrl: string, groups: number[]): Promise<{ h: Host; L: Limits }> {
-  const h = await startHost(name, etcdUrl, async (root) => {
+export async function startLimitedHost(name: string, etcd: HostEtcd, groups: number[]): Promise<{ h: Host; L: Limits }> {
+  const h = await startHost(name, etcd, async (root) => {
     await fs.mkdir(path.join(root, 'pids'));
     await writeLimits(root, LIMITS);
     await addQueue(root, 'd', { num_workers: 3, extra: { limit: KEY } });

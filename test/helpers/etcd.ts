@@ -1,4 +1,4 @@
-// Test harness: a real etcd (Debian's etcd-server) on free loopback ports with a temporary data dir, stopped by its pid; restartable on the same ports and data.
+// Test harness: real etcd (Debian's etcd-server) on free loopback ports with temporary data dirs, stopped by pid: one member, restartable on the same ports and data, or a cluster of three.
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -7,47 +7,82 @@ import { freePort, waitFor } from './rq-root.js';
 
 export const ETCD_BIN = '/usr/bin/etcd';
 
+/** How a member finds its cluster: every member's name and peer URL, and the token that tells this cluster from another. */
+interface ClusterSpec {
+  initialCluster: string;
+  token: string;
+}
+
+/**
+ * Tests keep etcd's data on tmpfs where there is one: etcd fsyncs its log at every write, and on a
+ * disk the whole suite keeps busy a lease keepalive can wait past a test's 2 s TTL, which drops a
+ * host that is up. Benchmarks keep it on disk (`onDisk`), where a real etcd pays for its fsyncs.
+ */
+function dataBase(onDisk?: boolean): string {
+  const base = !onDisk && fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
+  return fs.mkdtempSync(path.join(base, 'rq-etcd-'));
+}
+
 export class EtcdProc {
   private child: ChildProcess | null = null;
+  private cluster: ClusterSpec;
 
   private constructor(
     readonly dir: string,
+    readonly name: string,
     readonly clientPort: number,
     readonly peerPort: number,
-  ) {}
+  ) {
+    this.cluster = { initialCluster: `${name}=${this.peerUrl}`, token: 'etcd-cluster' };
+  }
 
   get url(): string {
     return `http://127.0.0.1:${this.clientPort}`;
   }
 
-  /**
-   * Tests keep etcd's data on tmpfs where there is one: etcd fsyncs its log at every write, and on a
-   * disk the whole suite keeps busy a lease keepalive can wait past a test's 2 s TTL, which drops a
-   * host that is up. Benchmarks keep it on disk (`onDisk`), where a real etcd pays for its fsyncs.
-   */
+  get peerUrl(): string {
+    return `http://127.0.0.1:${this.peerPort}`;
+  }
+
+  /** One member, its own cluster; see dataBase for where its data is. */
   static async start(opts: { onDisk?: boolean } = {}): Promise<EtcdProc> {
-    const base = !opts.onDisk && fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
-    const dir = fs.mkdtempSync(path.join(base, 'rq-etcd-'));
-    const e = new EtcdProc(dir, await freePort(), await freePort());
+    const e = await EtcdProc.make(dataBase(opts.onDisk), 'rq-test');
     await e.run();
     return e;
   }
 
-  /** Starts etcd (again) on the same ports and data dir, and waits until it reports healthy. */
+  /** A member named `name` in `dir` on two free ports, not started. */
+  static async make(dir: string, name: string): Promise<EtcdProc> {
+    return new EtcdProc(dir, name, await freePort(), await freePort());
+  }
+
+  /** Makes this member one of a cluster (before its first run). */
+  joins(cluster: ClusterSpec): void {
+    this.cluster = cluster;
+  }
+
+  get running(): boolean {
+    return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Starts etcd (again) on the same ports and data dir, and waits until it reports healthy (in a cluster: a leader, and a quorum that answers). */
   async run(): Promise<void> {
-    const peer = `http://127.0.0.1:${this.peerPort}`;
-    const log = fs.openSync(path.join(this.dir, 'etcd.log'), 'a');
-    // A short election timeout: a restarted single member elects itself (and its leases resume) in well under a second.
+    const logFile = path.join(this.dir, 'etcd.log');
+    const log = fs.openSync(logFile, 'a');
+    // Short heartbeats and election timeout: a restarted single member elects itself (and its leases resume) in well under a second,
+    // and a cluster that lost its leader elects another as soon.
     this.child = spawn(
       ETCD_BIN,
       [
-        '--name=rq-test',
+        `--name=${this.name}`,
         `--data-dir=${path.join(this.dir, 'data')}`,
         `--listen-client-urls=${this.url}`,
         `--advertise-client-urls=${this.url}`,
-        `--listen-peer-urls=${peer}`,
-        `--initial-advertise-peer-urls=${peer}`,
-        `--initial-cluster=rq-test=${peer}`,
+        `--listen-peer-urls=${this.peerUrl}`,
+        `--initial-advertise-peer-urls=${this.peerUrl}`,
+        `--initial-cluster=${this.cluster.initialCluster}`,
+        `--initial-cluster-token=${this.cluster.token}`,
+        '--initial-cluster-state=new',
         '--heartbeat-interval=50',
         '--election-timeout=500',
         '--logger=zap',
@@ -59,27 +94,126 @@ export class EtcdProc {
     const child = this.child;
     await waitFor(
       async () => {
-        if (child.exitCode !== null) throw new Error(`etcd exited ${child.exitCode}: ${fs.readFileSync(path.join(this.dir, 'etcd.log'), 'utf8').slice(-2000)}`);
+        if (child.exitCode !== null) throw new Error(`etcd ${this.name} exited ${child.exitCode}: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`);
         const r = await fetch(`${this.url}/health`);
         return r.ok && ((await r.json()) as { health?: string }).health === 'true';
       },
-      'etcd to report healthy',
+      `etcd ${this.name} to report healthy`,
       20_000,
     );
   }
 
-  /** TERM to the etcd this harness started, by its pid; resolves once it has exited. */
-  async stop(): Promise<void> {
+  /** A signal (TERM: a clean stop; KILL: a crash) to the etcd this harness started, by its pid; resolves once it has exited. */
+  async stop(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
     const child = this.child;
     this.child = null;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const gone = new Promise((r) => child.once('exit', r));
-    process.kill(child.pid!, 'SIGTERM');
+    process.kill(child.pid!, signal);
     await gone;
   }
 
   async cleanup(): Promise<void> {
     await this.stop();
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** What `POST /v3/maintenance/status` answers (uint64s as strings). */
+interface MemberStatus {
+  header: { member_id: string };
+  leader: string;
+}
+
+/** A cluster of `n` members on loopback, started together (a member is healthy only once a majority has elected a leader). */
+export class EtcdCluster {
+  private constructor(
+    readonly dir: string,
+    readonly members: EtcdProc[],
+  ) {}
+
+  static async start(n = 3): Promise<EtcdCluster> {
+    const dir = dataBase();
+    const members: EtcdProc[] = [];
+    for (let i = 0; i < n; i++) {
+      const sub = path.join(dir, `m${i}`);
+      fs.mkdirSync(sub);
+      members.push(await EtcdProc.make(sub, `rq-test-${i}`));
+    }
+    const spec = { initialCluster: members.map((m) => `${m.name}=${m.peerUrl}`).join(','), token: path.basename(dir) };
+    for (const m of members) m.joins(spec);
+    const c = new EtcdCluster(dir, members);
+    try {
+      await Promise.all(members.map((m) => m.run()));
+    } catch (err) {
+      await c.cleanup();
+      throw err;
+    }
+    return c;
+  }
+
+  /** Every member's client URL, as a host's fleet.etcd lists them. */
+  get urls(): string[] {
+    return this.members.map((m) => m.url);
+  }
+
+  /** Member `i`'s own status: its id and the leader's as it knows them. */
+  async status(i: number): Promise<MemberStatus> {
+    const r = await fetch(`${this.members[i].url}/v3/maintenance/status`, { method: 'POST', body: '{}' });
+    if (!r.ok) throw new Error(`etcd ${this.members[i].name} status: HTTP ${r.status}`);
+    return (await r.json()) as MemberStatus;
+  }
+
+  /** The index of the member every running member takes for the leader; waits until they agree. */
+  async leader(timeoutMs = 10_000): Promise<number> {
+    return waitFor(
+      async () => {
+        const live = this.members.map((m, i) => (m.running ? i : -1)).filter((i) => i >= 0);
+        const st = await Promise.all(live.map((i) => this.status(i)));
+        const leader = st[0].leader;
+        if (leader === '0' || st.some((s) => s.leader !== leader)) return null;
+        const at = st.findIndex((s) => s.header.member_id === leader);
+        return at >= 0 ? { i: live[at] } : null;
+      },
+      'the etcd members to agree on a leader',
+      timeoutMs,
+    ).then((l) => l.i);
+  }
+
+  /** Makes member `to` the leader (etcd's leadership transfer, asked of the leader now); resolves once every running member agrees. */
+  async moveLeader(to: number): Promise<void> {
+    const from = await this.leader();
+    if (from === to) return;
+    const targetID = (await this.status(to)).header.member_id;
+    const r = await fetch(`${this.members[from].url}/v3/maintenance/transfer-leadership`, { method: 'POST', body: JSON.stringify({ targetID }) });
+    if (!r.ok) throw new Error(`etcd leadership transfer to ${this.members[to].name}: HTTP ${r.status} ${await r.text()}`);
+    await waitFor(async () => (await this.leader()) === to, `${this.members[to].name} to lead`);
+  }
+
+  /** The client streams (lease keep-alives and watches) open on member `i` now, from its gRPC counters: started less ended. */
+  async streams(i: number): Promise<number> {
+    const text = await (await fetch(`${this.members[i].url}/metrics`)).text();
+    let open = 0;
+    for (const line of text.split('\n')) {
+      const m = /^grpc_server_(started|handled)_total\{(.*)\} (\d+)$/.exec(line);
+      if (m && /grpc_method="(LeaseKeepAlive|Watch)"/.test(m[2]) && /grpc_service="etcdserverpb\./.test(m[2]))
+        open += (m[1] === 'started' ? 1 : -1) * Number(m[3]);
+    }
+    return open;
+  }
+
+  /** TERM to member `i` (a clean stop). */
+  stop(i: number): Promise<void> {
+    return this.members[i].stop('SIGTERM');
+  }
+
+  /** KILL to member `i` (a crash: no goodbye to its peers or clients). */
+  kill(i: number): Promise<void> {
+    return this.members[i].stop('SIGKILL');
+  }
+
+  async cleanup(): Promise<void> {
+    for (const m of this.members) await m.stop();
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }
