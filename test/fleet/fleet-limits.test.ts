@@ -56,17 +56,20 @@ describe('fleet-wide concurrency limits through etcd', { timeout: 60_000 }, () =
   });
 
   it('waiters on three hosts are served in the order they joined etcd', async () => {
-    const [a] = hosts;
-    // One slot held for the whole test: the other serves the waiters one at a time.
+    const [a, b] = hosts;
+    // Both slots held while the waiters join, so none can drain before the next is in etcd; then one
+    // holder ends and the other slot serves the waiters one at a time.
     await a.L.send('d', { param1: 'forever', param2: a.L.pidFile('fifo-holder') });
-    const holder = await a.L.scriptPid('fifo-holder');
+    await b.L.send('d', { param1: 'forever', param2: b.L.pidFile('fifo-gate') });
+    const [holder, gate] = [await a.L.scriptPid('fifo-holder'), await b.L.scriptPid('fifo-gate')];
     const order: [number, string][] = [];
     for (let i = 0; i < 7; i++) {
       const at = [1, 2, 0][i % 3];
-      order.push([at, await hosts[at].L.send('d', { param1: 'slow', param2: '0.3' })]);
+      order.push([at, await hosts[at].L.send('d', { param1: 'slow', param2: '0.1' })]);
       // The next is sent once this one has its key in etcd: their create revisions are in this order.
-      await waitFor(async () => (await etcdLine(store)).length === i + 2, `waiter ${i} in etcd`);
+      await waitFor(async () => (await etcdLine(store)).length === i + 3, `waiter ${i} in etcd`);
     }
+    killGroup(gate);
     await allDone(order);
     const starts = await Promise.all(order.map(async ([i, id]) => (await hosts[i].L.starts('d', id))[0]));
     expect(starts).toEqual([...starts].sort((x, y) => x - y));

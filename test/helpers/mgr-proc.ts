@@ -23,7 +23,8 @@ export class MgrProc {
     const child = spawn(BIN('rq-mgr'), ['run', '--root', root, '--watch-stdin'], { stdio: ['pipe', log, log], env: { ...process.env, ...opts.env } });
     fs.closeSync(log);
     const m = new MgrProc(root, child);
-    await waitFor(async () => (await m.cmd('ping'))[0] === 'pong', 'rq-mgr to answer ping');
+    // Generous: several rq-mgrs starting at once on two cores (a fleet test's hosts) can each take seconds.
+    await waitFor(async () => (await m.cmd('ping'))[0] === 'pong', 'rq-mgr to answer ping', 30_000);
     return m;
   }
 
