@@ -29,7 +29,7 @@ export const MESSAGE_OPTIONS: OptionSpec[] = [
   { ...secs('kill a run after this many seconds'), name: 'timeout' },
   { ...secs('kill a run silent (no fd 3 line) for this many seconds'), name: 'heartbeat_timeout' },
   { name: 'memory_max', arg: 'SIZE', help: "the run's memory (512M, 2G), at most its queue's; past it the kernel kills (OOM)" },
-  { name: 'memory_high', arg: 'SIZE', help: "the run's memory past which it is throttled (cgroup v2), at most its queue's" },
+  { name: 'memory_high', arg: 'SIZE', help: "the run's memory past which it is held and let on a step at a time, at most its queue's" },
   { name: 'cpu_max', arg: 'CORES', help: "the run's CPU as cores (0.5: half a core), at most its queue's" },
   { name: 'pids_max', arg: 'N', help: "processes the run may have at once, at most its queue's" },
   { name: 'io_weight', arg: 'N', help: "the run's share of disk time, 1-10000 (100: the default), at most its queue's" },

@@ -80,6 +80,8 @@ export function usageWords(v: unknown): string {
   if (read !== undefined && written !== undefined && read + written > 0) parts.push(`IO read ${bytesWords(read)}, written ${bytesWords(written)}`);
   const throttled = num('throttled_ms');
   if (throttled) parts.push(`throttled ${stepDuration(throttled)} at cpu_max`);
+  const holds = num('memory_high_holds');
+  if (holds) parts.push(`held ${stepDuration(num('memory_high_held_ms') ?? 0)} at memory_high (${holds} time${holds === 1 ? '' : 's'})`);
   const ooms = num('oom_kills');
   if (ooms) parts.push(`${ooms} process${ooms === 1 ? '' : 'es'} ended by the OOM killer`);
   return parts.join(', ');

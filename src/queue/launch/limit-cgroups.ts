@@ -3,11 +3,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type RunLimits, RUN_LIMIT_FIELDS } from '../../message/run-limits.js';
 import { type V1Controller, type V1Homes, V1_CONTROLLERS } from './cgroup-v1.js';
-import { type SlotState, allEmpty, endAndRemove, readUsage, releaseMemory, resetCounters, setLimits, weightFile } from './limit-files.js';
+import { type SlotState, allEmpty, endAndRemove, holdsAtHigh, readUsage, releaseMemory, resetCounters, setLimits, weightFile } from './limit-files.js';
+import { MemoryHigh } from './memory-high.js';
 import type { RunUsage } from './run-usage.js';
 
 /** The controller each limit needs. */
-const NEEDS: Record<keyof RunLimits, V1Controller | null> = { memory_max: 'memory', memory_high: null, cpu_max: 'cpu', pids_max: 'pids', io_weight: 'blkio' };
+const NEEDS: Record<keyof RunLimits, V1Controller> = { memory_max: 'memory', memory_high: 'memory', cpu_max: 'cpu', pids_max: 'pids', io_weight: 'blkio' };
 
 /** One run's cgroups: what its process joins, then what it used. */
 export interface LimitRun {
@@ -70,8 +71,7 @@ export class LimitCgroups {
     for (const f of RUN_LIMIT_FIELDS) {
       if (limits[f] === undefined) continue;
       const c = NEEDS[f];
-      if (c === null) out.push(`${f}: cgroup v1 has no throttling memory limit (it needs cgroup v2's memory controller)`);
-      else if (!this.parents[c]) out.push(`${f}: ${this.missing[c]}`);
+      if (!this.parents[c]) out.push(`${f}: ${this.missing[c]}`);
       else if (f === 'io_weight' && weightFile(this.parents.blkio!) === null) out.push(`${f}: the blkio hierarchy has no weight file (no BFQ in this kernel)`);
       else if (f === 'io_weight' && this.scheduler !== 'bfq')
         out.push(`${f}: the queue's disk is scheduled by ${this.scheduler ?? 'an unknown scheduler'}, and only bfq weighs IO`);
@@ -111,10 +111,17 @@ export class LimitCgroups {
     try {
       const base = resetCounters(slot.dirs);
       setLimits(dirs, limits, slot);
+      const memory = dirs.get('memory');
+      const high = memory && holdsAtHigh(limits) ? new MemoryHigh(memory, limits.memory_high!, limits.memory_max) : null;
       return {
         joins: [...new Set(dirs.values())].map((dir) => path.join(dir, 'cgroup.procs')),
-        read: () => readUsage(dirs, limits, base),
+        read: () => {
+          const read = readUsage(dirs, limits, base);
+          if (high) Object.assign(read.usage, high.read());
+          return read;
+        },
         remove: async () => {
+          high?.stop();
           if (pids) await endAndRemove([pids]);
           await this.giveBack(slot);
         },
@@ -145,7 +152,7 @@ export class LimitCgroups {
       if (![...dirs.values()].includes(dir)) fs.mkdirSync(dir);
       dirs.set(c, dir);
     }
-    return { dirs, weighted: false };
+    return { dirs, weighted: false, holding: false };
   }
 
   /** Removes the queue's cgroups, ending what is left in them; one still busy is left for the next start. */

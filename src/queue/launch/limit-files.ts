@@ -5,10 +5,17 @@ import path from 'node:path';
 import { type RunLimits, formatSize } from '../../message/run-limits.js';
 import { type V1Controller, blkioBytes, keyedNumbers, numberFile, readCgroupFile } from './cgroup-v1.js';
 import type { RunUsage } from './run-usage.js';
+import { setCeiling, setHolding } from './memory-high.js';
 
-/** What a reused set of cgroups remembers: whether an IO weight was set in it (the next run without one gets the default back). */
+/** What a reused set of cgroups remembers: whether an IO weight was set in it (the next run without one gets the default back), and whether its OOM killer is held for memory_high. */
 export interface SlotState {
   weighted: boolean;
+  holding: boolean;
+}
+
+/** Whether the run is held at memory_high (MemoryHigh): only where it is below memory_max, else memory_max alone acts. */
+export function holdsAtHigh(l: RunLimits): boolean {
+  return l.memory_high !== undefined && (l.memory_max === undefined || l.memory_high < l.memory_max);
 }
 
 /** The counters a run's figures are read against: those that cannot be reset. */
@@ -40,11 +47,12 @@ function v1Weight(file: string, ioWeight: number): number {
 export function setLimits(dirs: Map<V1Controller, string>, l: RunLimits, slot: SlotState): void {
   const memory = dirs.get('memory');
   if (memory) {
-    // With swap the run would swap past its limit: memsw is held to it too, lifted first so the memory limit may rise.
-    const memsw = fs.existsSync(path.join(memory, 'memory.memsw.limit_in_bytes'));
-    if (memsw) write(memory, 'memory.memsw.limit_in_bytes', -1);
-    write(memory, 'memory.limit_in_bytes', l.memory_max ?? -1);
-    if (memsw && l.memory_max !== undefined) write(memory, 'memory.memsw.limit_in_bytes', l.memory_max);
+    // With swap the run would swap past its limit: memsw is held to it too (setCeiling).
+    const high = holdsAtHigh(l);
+    setCeiling(memory, high ? l.memory_high! : (l.memory_max ?? -1));
+    // MemoryHigh may have let the OOM killer act again at memory_max during the last run: written whenever either run holds.
+    if (high || slot.holding) setHolding(memory, high);
+    slot.holding = high;
   }
   const cpu = dirs.get('cpu');
   if (cpu) {

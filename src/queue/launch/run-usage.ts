@@ -13,6 +13,9 @@ export interface RunUsage {
   throttled_ms?: number;
   /** Times the run hit pids_max (a fork or clone refused). */
   pids_refused?: number;
+  /** Times the run reached memory_high and was held there (MemoryHigh), and the time it was held. */
+  memory_high_holds?: number;
+  memory_high_held_ms?: number;
   /** Processes of the run the kernel's OOM killer ended (the script itself or a child it survived). */
   oom_kills?: number;
   /**

@@ -105,7 +105,7 @@ describe.skipIf(NO_V1 !== undefined)(`run limits over many runs${NO_V1 ? ` (skip
           return s.status === status && s;
         }, `status ${status}`);
       };
-      expect(await reload({ memory_high: '32M' }, 'SCRIPTERROR')).toMatchObject({ reason: expect.stringMatching(/memory_high/) });
+      expect(await reload({ io_weight: 200 }, 'SCRIPTERROR')).toMatchObject({ reason: expect.stringMatching(/io_weight/) });
       await reload({ memory_max: '32M' }, 'UP');
       expect((await run('reload', { param1: 'alloc', param2: '100' })).status).toBe('err - OOM - killed at memory_max 32M (peak 32M)');
     },

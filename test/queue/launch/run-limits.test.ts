@@ -19,8 +19,8 @@ const QUEUES: Record<string, Record<string, unknown>> = {
   slow: { cpu_max: 0.2 },
   acct: { pids_max: 1000 },
   plain: {},
-  high: { memory_high: '32M' },
-  besteffort: { memory_high: '32M', memory_max: '256M', limits_best_effort: true },
+  weighed: { io_weight: 200 },
+  besteffort: { io_weight: 200, memory_max: '256M', limits_best_effort: true },
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -124,20 +124,20 @@ describe.skipIf(NO_V1 !== undefined)(`run limits${NO_V1 ? ` (skipped: no usable 
   );
 
   it(
-    'a limit the host cannot enforce (memory_high on cgroup v1): the queue names it in SCRIPTERROR and runs nothing; best-effort runs',
+    'a limit the host cannot enforce (io_weight where no disk is scheduled by bfq): the queue names it in SCRIPTERROR and runs nothing; best-effort runs',
     async () => {
-      const [, status] = await q.high.cmd('status_detail');
+      const [, status] = await q.weighed.cmd('status_detail');
       expect(status).toEqual({
         status: 'SCRIPTERROR',
-        reason: expect.stringMatching(/^run limits cannot be enforced here: memory_high: cgroup v1 has no throttling/),
+        reason: expect.stringMatching(/^run limits cannot be enforced here: io_weight: /),
       });
-      const id = await q.high.send({ param1: 'alloc', param2: '1' });
-      const held = (await q.high.cmd('get_message', { msg_id: id }))[1];
+      const id = await q.weighed.send({ param1: 'alloc', param2: '1' });
+      const held = (await q.weighed.cmd('get_message', { msg_id: id }))[1];
       expect(held.state).toBe('que');
       const ran = await q.besteffort.waitState(await q.besteffort.send({ param1: 'alloc', param2: '1' }), ['done', 'err']);
       expect(ran.state).toBe('done');
       // A message's own limit the host cannot enforce, on a queue that requires none: it runs without it.
-      const own = await q.plain.waitState(await q.plain.send({ param1: 'alloc', param2: '1', memory_high: '32M' }), ['done', 'err']);
+      const own = await q.plain.waitState(await q.plain.send({ param1: 'alloc', param2: '1', io_weight: 200 }), ['done', 'err']);
       expect(own.state).toBe('done');
     },
     T,
