@@ -159,11 +159,11 @@ export class EtcdStore {
     return { id, revoke: () => (failover.close(), this.call(lease.revoke())), release: () => (failover.close(), lease.release()) };
   }
 
-  /** Puts `key` bound to `lease` if no such key exists; else leaves it and returns what is there. */
-  async createOrGet(key: string, value: string, lease: FleetLease): Promise<{ created: true } | { created: false; existing: KeyValue | null }> {
-    const res = await this.call(
-      this.client.if(key, 'Create', '==', 0).then(this.client.put(key).value(value).lease(lease.id)).else(this.client.get(key)).commit(),
-    );
+  /** Puts `key` (bound to `lease`, if given) if no such key exists; else leaves it and returns what is there. */
+  async createOrGet(key: string, value: string, lease?: FleetLease): Promise<{ created: true } | { created: false; existing: KeyValue | null }> {
+    const put = this.client.put(key).value(value);
+    if (lease) put.lease(lease.id);
+    const res = await this.call(this.client.if(key, 'Create', '==', 0).then(put).else(this.client.get(key)).commit());
     if (res.succeeded) return { created: true };
     const kv = res.responses[0]?.response_range?.kvs?.[0];
     return { created: false, existing: kv ? keyValue(kv) : null };

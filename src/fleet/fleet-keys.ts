@@ -1,4 +1,4 @@
-// Where a fleet lives in etcd: `/rq/fleet/<name>/hosts/<host>` (lease-bound, the live members), `/rq/fleet/<name>/seen/<host>` (kept, when each joined and left) and `/rq/fleet/<name>/limits/<key>/waiters/<host>/<ref>` (lease-bound, a fleet limit's line).
+// Where a fleet lives in etcd: `/rq/fleet/<name>/hosts/<host>` (lease-bound, the live members), `/rq/fleet/<name>/secret` (the hosts' shared password), `/rq/fleet/<name>/seen/<host>` (kept, when each joined and left) and `/rq/fleet/<name>/limits/<key>/waiters/<host>/<ref>` (lease-bound, a fleet limit's line).
 import { isObject, isString } from '../ipc/answer.js';
 
 /** Every rq key starts here, so an etcd shared with other programs keeps rq's keys apart. */
@@ -7,6 +7,8 @@ export const ETCD_PREFIX = '/rq';
 export interface FleetKeys {
   /** Everything of the fleet: what a view watches. */
   fleet: string;
+  /** The password hosts of the fleet give each other (fleet-secret.ts); kept, not bound to a lease. */
+  secret: string;
   hosts: string;
   seen: string;
   host: (host: string) => string;
@@ -37,6 +39,7 @@ export function fleetKeys(fleet: string): FleetKeys {
   };
   return {
     fleet: base,
+    secret: `${base}secret`,
     hosts,
     seen,
     host: (h) => hosts + h,

@@ -6,13 +6,14 @@ import type { FleetSettings } from '../config/fleet-config.js';
 import { createHash } from '../lazy-builtins.js';
 import type { FleetView as FleetViewReply, HostRecord, MemberState } from '../ipc/fleet-reply.js';
 import { RQ_VERSION } from '../version.js';
-import { EtcdStore } from './etcd-client.js';
+import { EtcdStore, type FleetLease } from './etcd-client.js';
 import { fleetKeys } from './fleet-keys.js';
 import { FleetLimits } from './fleet-limits.js';
 import { FleetView } from './fleet-view.js';
 import { LocalQueues } from './local-queues.js';
 import { Membership } from './membership.js';
 import { PoolWatch } from './pool-watch.js';
+import { FleetSecret } from './fleet-secret.js';
 
 export interface FleetServiceDeps {
   root: string;
@@ -39,7 +40,13 @@ export class FleetService {
     readonly limits: FleetLimits,
     readonly settings: FleetSettings,
     private readonly pools: PoolWatch,
+    private readonly secret: FleetSecret,
   ) {}
+
+  /** The password this host gives the others' web, and takes from them; null until a join read it. */
+  peerSecret(): string | null {
+    return this.secret.get();
+  }
 
   /** The queues some host of the fleet takes work for now. */
   openPools(): string[] {
@@ -60,7 +67,12 @@ export class FleetService {
     const local = new LocalQueues({ root: d.root, log, changed: () => membership?.changed() });
     const record = (): HostRecord => ({ host: s.host, url: s.advertise, version: RQ_VERSION, started_at: startedAt, instance, queues: local.figures() });
     const limits = new FleetLimits({ store, keys, host: s.host, log });
-    membership = new Membership({ store, settings: s, keys, record, log, leased: (lease) => limits.leased(lease) });
+    const secret = new FleetSecret(store, keys.secret, log);
+    const leased = (lease: FleetLease | null) => {
+      limits.leased(lease);
+      if (lease) void secret.load();
+    };
+    membership = new Membership({ store, settings: s, keys, record, log, leased });
     const pools: PoolWatch = new PoolWatch(
       () => others.hosts(),
       (queue) => d.poolOpened?.(queue),
@@ -68,7 +80,7 @@ export class FleetService {
     const others: FleetView = new FleetView({ store, keys, fleet: s.name, host: s.host, log, changed: () => pools.changed() });
     membership.start();
     others.start();
-    return new FleetService(store, local, membership, others, limits, s, pools);
+    return new FleetService(store, local, membership, others, limits, s, pools, secret);
   }
 
   /** The queues that serve on this host now. */

@@ -69,6 +69,24 @@ export interface FleetView {
 const isFigures = (v: unknown): v is QueueFigures => isObject(v) && isString(v.status) && isNumber(v.ready) && isNumber(v.running) && isNumber(v.workers);
 const isQueues = (v: unknown): v is Record<string, QueueFigures> => isObject(v) && Object.values(v).every(isFigures);
 
+/** The user a fleet host's requests to another carry (HTTP Basic); its password is the fleet's secret, kept in etcd. */
+export const FLEET_PEER_USER = 'rq-fleet';
+
+/** rq-mgr's `fleet_credential` answer: what this host's requests to the others' web carry. */
+export interface PeerCredential {
+  user: string;
+  password: string;
+}
+
+/** The Authorization header of a credential (HTTP Basic). */
+export function basicAuthorization(c: PeerCredential): string {
+  return `Basic ${Buffer.from(`${c.user}:${c.password}`).toString('base64')}`;
+}
+
+export function isPeerCredential(v: unknown): v is PeerCredential {
+  return isObject(v) && isString(v.user) && isString(v.password);
+}
+
 /** A host record read back from etcd: data another host wrote, taken only in the expected shape. */
 export function isHostRecord(v: unknown): v is HostRecord {
   return isObject(v) && isString(v.host) && isString(v.url) && isString(v.version) && isString(v.started_at) && isString(v.instance) && isQueues(v.queues);

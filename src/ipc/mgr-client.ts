@@ -3,7 +3,7 @@ import type { ErrorCode } from '../errors.js';
 import { type Answer, type Refusal, answer, isAnything, isArray, isNumber, isObject, isString } from './answer.js';
 import { CODES_HELLO } from './reply-codes.js';
 import { mgrCommand } from './rq1.js';
-import { type FleetView, isFleetView } from './fleet-reply.js';
+import { type FleetView, type PeerCredential, isFleetView, isPeerCredential } from './fleet-reply.js';
 
 export type AdminOp = 'up' | 'down' | 'pause' | 'resume';
 
@@ -121,6 +121,11 @@ export class MgrClient {
     const r = await this.refusedQueues(timeoutMs).catch(() => null);
     const e = r?.ok ? r.value.find((x) => x.entry === name && !x.config) : undefined;
     return e ? `${e.reason} (${e.fix})` : null;
+  }
+
+  /** The credentials for the other hosts of this host's fleet (an rq extension); refused without a fleet, or before its secret is read. */
+  async fleetCredential(timeoutMs?: number): Promise<Answer<PeerCredential>> {
+    return answer(await this.send('fleet_credential', '', timeoutMs), isPeerCredential);
   }
 
   /** The fleet this host is in (an rq extension); refused with RQ_ERR_NO_FLEET on a host without one. */

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { fleetSettings } from '../config/fleet-config.js';
 import type { GlobalConfig } from '../config/global-config.js';
 import { RqError } from '../errors.js';
-import type { FleetView } from '../ipc/fleet-reply.js';
+import { FLEET_PEER_USER, type FleetView, type PeerCredential } from '../ipc/fleet-reply.js';
 import type { FleetService } from '../fleet/fleet-service.js';
 import type { FleetSlots } from '../fleet/fleet-limits.js';
 import { queuePaths } from '../config/paths.js';
@@ -68,6 +68,14 @@ export class FleetMember {
   view(): FleetView {
     if (!this.service) throw RqError.of('RQ_ERR_NO_FLEET');
     return this.service.view();
+  }
+
+  /** The credentials this host's requests to the others carry (`fleet_credential`): refused without a fleet, or before a join read the secret. */
+  credential(): PeerCredential {
+    if (!this.service) throw RqError.of('RQ_ERR_NO_FLEET');
+    const password = this.service.peerSecret();
+    if (password === null) throw RqError.of('RQ_ERR_FLEET_NO_SECRET');
+    return { user: FLEET_PEER_USER, password };
   }
 
   /** Leaves the fleet before the queues stop, so no host picks this one meanwhile. */

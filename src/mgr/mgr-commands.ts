@@ -9,7 +9,7 @@ import { validateQueueOptions } from '../config/queue-config.js';
 import { isValidQueueName } from '../message/names.js';
 import { RQ_VERSION } from '../version.js';
 import type { RefusedEntry } from '../ipc/mgr-client.js';
-import type { FleetView } from '../ipc/fleet-reply.js';
+import type { FleetView, PeerCredential } from '../ipc/fleet-reply.js';
 import type { Supervisor } from './supervisor.js';
 
 /** A command: its reply, or a refusal thrown as an RqError; `conn` for replies that carry refusals of their own (limit_reset). */
@@ -72,13 +72,26 @@ export function refusedQueues(sup: Supervisor, scandir: { refusals: () => Refuse
   return [...scandir.refusals(), ...unfit];
 }
 
+/** The fleet's commands: its view (`fleet`) and this host's credentials for the others (`fleet_credential`). */
+export interface FleetCommands {
+  view: () => FleetView;
+  credential: () => PeerCredential;
+}
+
+const NO_FLEET: FleetCommands = {
+  view: () => {
+    throw RqError.of('RQ_ERR_NO_FLEET');
+  },
+  credential: () => {
+    throw RqError.of('RQ_ERR_NO_FLEET');
+  },
+};
+
 export function mgrCommands(
   env: string | undefined,
   limits: Record<string, LimitCommand>,
   refused: () => RefusedEntry[] = () => [],
-  fleet: () => FleetView = () => {
-    throw RqError.of('RQ_ERR_NO_FLEET');
-  },
+  fleet: FleetCommands = NO_FLEET,
 ): Record<string, Handler> {
   return {
     ...Object.fromEntries(Object.entries(limits).map(([name, run]) => [name, (_sup: Supervisor, arg: string, conn: Connection) => run(arg, conn)])),
@@ -109,7 +122,9 @@ export function mgrCommands(
     // rq extension: entries that are no queue and why, for `rq doctor`, a send to such a name, the web's 404.
     refused_queues: () => ['ok', refused()],
     // rq extension: the fleet this host is in, for GET /fleet.json and `rq fleet`; refused when none is configured.
-    fleet: () => ['ok', fleet()],
+    fleet: () => ['ok', fleet.view()],
+    // rq extension: the credentials this host's relays and dependency calls give the other hosts' web (docs/fleet.md).
+    fleet_credential: () => ['ok', fleet.credential()],
   };
 }
 

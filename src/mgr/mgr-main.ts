@@ -113,12 +113,10 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   limits.arbiter.expect(sup.queueNames());
   scandir = new ScanDir(sup, log.child({ component: 'scandir' }));
   await scandir.start();
-  const handlers = mgrCommands(
-    config.env === undefined ? undefined : String(config.env),
-    limits.commands(),
-    () => refusedQueues(sup, scandir!),
-    () => fleet.view(),
-  );
+  const handlers = mgrCommands(config.env === undefined ? undefined : String(config.env), limits.commands(), () => refusedQueues(sup, scandir!), {
+    view: () => fleet.view(),
+    credential: () => fleet.credential(),
+  });
   server = await listenSocket({
     path: paths.mgrSock,
     proto: 'rq1',

@@ -8,6 +8,7 @@ import { envTraceContext } from '../script-kit/trace-env.js';
 import { rootPaths } from '../config/paths.js';
 import { MgrClient } from '../ipc/mgr-client.js';
 import { isFleetDest, poolQueue } from '../message/fleet-dest.js';
+import { basicAuthorization } from '../ipc/fleet-reply.js';
 import { scriptRoot } from '../script-kit/root.js';
 import type { ScriptLog } from '../script-kit/log.js';
 import { type RelayJob, type RelayOutcome, relayMessage } from './relay.js';
@@ -18,8 +19,8 @@ import { relayTarget } from './relay-target.js';
 /** Classic soft-fail back-off: count² × 10 s (0, 10, 40, 90, …), capped, until the queue's max_count. */
 const RELAY_BACKOFF_UNIT_S = 10;
 
-/** An http dest's job; for a pool, the job to the host chosen now, or the outcome when no host takes it. */
-async function jobFor(dest: string, env: NodeJS.ProcessEnv, log: ScriptLog, pipe: ScriptPipe): Promise<RelayJob | RelayOutcome> {
+/** An http dest's job; for a pool, the job to the host chosen now (with the fleet's credentials for it), or the outcome when no host takes it. */
+async function jobFor(dest: string, env: NodeJS.ProcessEnv, log: ScriptLog, pipe: ScriptPipe): Promise<(RelayJob & { authorization?: string }) | RelayOutcome> {
   const jobDir = env.RQ_MSG_DIR ?? process.cwd();
   if (!isFleetDest(dest)) return { jobDir, target: relayTarget(dest) };
   const queue = poolQueue(dest);
@@ -27,7 +28,11 @@ async function jobFor(dest: string, env: NodeJS.ProcessEnv, log: ScriptLog, pipe
   const r = await poolRoute(jobDir, queue, { fleet: () => mgr.fleet(), log });
   if (r.kind !== 'host') return { kind: r.kind === 'wait' ? 'retry' : 'fail', reason: r.reason };
   pipe.send('run', `pool ${queue}: ${r.host}`);
-  return { jobDir, target: r.target, dest: r.dest, beforeCommit: r.beforeCommit };
+  // A host of the fleet with basic_auth lets the others in by the fleet's secret; without it, a host that has none still takes the message.
+  const credential = await mgr.fleetCredential().catch((err: Error) => ({ ok: false as const, text: err.message }));
+  if (!credential.ok) log(`pool ${queue}: sent without the fleet's credentials (${credential.text})`);
+  const authorization = credential.ok ? basicAuthorization(credential.value) : undefined;
+  return { jobDir, target: r.target, dest: r.dest, beforeCommit: r.beforeCommit, ...(authorization ? { authorization } : {}) };
 }
 
 async function main(env: NodeJS.ProcessEnv): Promise<number> {
@@ -43,11 +48,12 @@ async function main(env: NodeJS.ProcessEnv): Promise<number> {
     return 0;
   }
   let outcome: RelayOutcome;
-  const http = new HttpClient();
+  let http: HttpClient | null = null;
   try {
     const job = await jobFor(dest, env, log, pipe);
     if ('kind' in job) outcome = job;
     else {
+      http = new HttpClient(job.authorization ? { headers: { authorization: job.authorization } } : {});
       // The classic relay's own line, alone, as the classic tests and log readers grep for it.
       if (env.RQ_FORCE_REMOTE === '1') log('FORCE REMOTE');
       log(`relaying ${env.RQ_FULL_MSG_ID ?? env.RQ_MSG_ID ?? ''} to ${job.target.base}/q/${job.target.queue} (attempt ${count + 1})`);
@@ -59,7 +65,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<number> {
     const invalid = err instanceof RqError && err.code === 'RQ_ERR_INVALID_FIELD';
     outcome = invalid ? { kind: 'fail', reason: err.message } : { kind: 'retry', reason: (err as Error).message };
   } finally {
-    http.close();
+    http?.close();
   }
 
   switch (outcome.kind) {

@@ -14,6 +14,8 @@ export interface HttpClientOptions {
   idleTimeoutMs?: number;
   /** Replies are small JSON arrays; a larger body is cut here (the status still counts). */
   maxReplyBytes?: number;
+  /** Sent with every request (a pool relay's credentials for the one host it talks to). */
+  headers?: Record<string, string>;
 }
 
 /** Writes a request body; resolves when all of it has been handed to the socket. */
@@ -43,10 +45,12 @@ export class HttpClient {
   };
   private readonly idleTimeoutMs: number;
   private readonly maxReplyBytes: number;
+  private readonly headers: Record<string, string>;
 
   constructor(opts: HttpClientOptions = {}) {
     this.idleTimeoutMs = opts.idleTimeoutMs ?? 120_000;
     this.maxReplyBytes = opts.maxReplyBytes ?? 1 << 20;
+    this.headers = opts.headers ?? {};
   }
 
   get(url: string): Promise<HttpReply> {
@@ -70,7 +74,7 @@ export class HttpClient {
     if (!agent) return Promise.reject(RqError.of('RQ_ERR_INVALID_FIELD', 'url', 'an http:// or https:// URL', JSON.stringify(url)));
     const lib = target.protocol === 'https:' ? https : http;
     const body = spec.body;
-    const headers: Record<string, string | number> = { ...spec.headers };
+    const headers: Record<string, string | number> = { ...this.headers, ...spec.headers };
     if (body !== undefined) headers['content-length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
 
     return new Promise<HttpReply>((resolve, reject) => {

@@ -1,8 +1,9 @@
-// HTTP Basic auth against config.json's basic_auth users, compared in constant time.
+// HTTP Basic auth against config.json's basic_auth users (and, on a fleet host, the fleet's own user), compared in constant time.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import basicAuth from '@fastify/basic-auth';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { RqError } from '../errors.js';
+import { FLEET_PEER_USER } from '../ipc/fleet-reply.js';
 
 export interface BasicAuthConfig {
   realm?: string;
@@ -25,11 +26,19 @@ export function checkCredentials(users: Record<string, string>, user: string, pa
  * The route fastify matched is what is compared, not the URL's text, so no spelling of another
  * path (`//metrics/../q.json`, an encoded letter) can borrow the exemption.
  */
-export async function installBasicAuth(app: FastifyInstance, cfg: BasicAuthConfig, publicRoutes: readonly string[] = []): Promise<void> {
+export async function installBasicAuth(
+  app: FastifyInstance,
+  cfg: BasicAuthConfig,
+  publicRoutes: readonly string[] = [],
+  /** On a fleet host: whether a password is the fleet's secret, which user `rq-fleet` may give (fleet-peer.ts). */
+  fleetPeer?: (password: string) => Promise<boolean>,
+): Promise<void> {
   await app.register(basicAuth, {
     authenticate: { realm: cfg.realm ?? 'RQ' },
     validate: async (user, password) => {
-      if (!checkCredentials(cfg.users, user, password)) throw RqError.of('RQ_ERR_UNAUTHORIZED');
+      if (checkCredentials(cfg.users, user, password)) return;
+      if (fleetPeer && user === FLEET_PEER_USER && (await fleetPeer(password))) return;
+      throw RqError.of('RQ_ERR_UNAUTHORIZED');
     },
   });
   const check = app.basicAuth as onRequestHookHandler;

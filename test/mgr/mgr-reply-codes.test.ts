@@ -54,6 +54,7 @@ function wire(requests: string[], expectedBytes: number): Promise<Buffer> {
   });
 }
 
+const NO_FLEET = 'no fleet is configured on this host (config/config.json has no "fleet"; docs/fleet.md)';
 const NO_CONCURRENCY = 'limit: key "lonely" has no concurrency: add it to config/limits.json or send limit_concurrency';
 /** Requests rq-mgr refuses, each with the classic reply a classic client must read and the code rq's clients get. */
 const REFUSED: [request: string, classic: unknown[], code: string][] = [
@@ -70,6 +71,7 @@ const REFUSED: [request: string, classic: unknown[], code: string][] = [
   ['frobnicate now', ['error', 'unknown command: frobnicate'], 'RQ_ERR_UNKNOWN_COMMAND'],
   ['limit_define {"key":"lonely"}', ['fail', NO_CONCURRENCY], 'RQ_ERR_LIMIT_NO_CONCURRENCY'],
   ['limit_define [1]', ['fail', 'argument: expected a JSON object, received [1]'], 'RQ_ERR_INVALID_FIELD'],
+  ['fleet_credential', ['fail', NO_FLEET], 'RQ_ERR_NO_FLEET'],
 ];
 
 describe("rq-mgr's refusals on the wire", () => {

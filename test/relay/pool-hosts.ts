@@ -12,10 +12,12 @@ export const POOL = 'work';
 
 /** A host of the fleet as `name`; with `pool`, it runs the pool queue (two workers, the far-side fixture that answers done). */
 export function fleetHost(name: string, etcdUrl: string, pool: boolean): Promise<Host> {
-  return Host.start({
-    config: (port) => ({ fleet: { name: FLEET, etcd: [etcdUrl], host: name, advertise: `http://127.0.0.1:${port}/`, lease_ttl_s: TTL_S } }),
-    queues: pool ? { [POOL]: { script: RECORD_SH, num_workers: 2 } } : {},
-  });
+  return Host.start({ config: fleetConfig(name, etcdUrl), queues: pool ? { [POOL]: { script: RECORD_SH, num_workers: 2 } } : {} });
+}
+
+/** config.json's `fleet` block joining the test fleet as `name` (with `more` config keys), from the host's port. */
+export function fleetConfig(name: string, etcdUrl: string, more: Record<string, unknown> = {}): (port: number) => Record<string, unknown> {
+  return (port) => ({ fleet: { name: FLEET, etcd: [etcdUrl], host: name, advertise: `http://127.0.0.1:${port}/`, lease_ttl_s: TTL_S }, ...more });
 }
 
 /** Waits until `from`'s rq-mgr sees the pool queue of each host in `statuses` with that status (absent: not in the fleet). */

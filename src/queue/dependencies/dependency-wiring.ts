@@ -44,7 +44,13 @@ export function wireDependencies(d: DependencyWiring): { waits: DependencyWaits;
   const queueExists = (name: string) => fs.existsSync(queuePaths(d.root, name).dir);
   const self = d.spool.name;
   const fleet =
-    d.fleetUrl === undefined ? null : new FleetRefs({ selfUrl: d.fleetUrl, fleet: () => new MgrClient(rootPaths(d.root).mgrSock, MGR_TIMEOUT_MS).fleet() });
+    d.fleetUrl === undefined
+      ? null
+      : new FleetRefs({
+          selfUrl: d.fleetUrl,
+          fleet: () => new MgrClient(rootPaths(d.root).mgrSock, MGR_TIMEOUT_MS).fleet(),
+          credential: () => new MgrClient(rootPaths(d.root).mgrSock, MGR_TIMEOUT_MS).fleetCredential(),
+        });
   // Both exist before either is called: each refers to the other only inside callbacks.
   const outbox: DependencyOutbox = new DependencyOutbox({
     spool: d.spool,

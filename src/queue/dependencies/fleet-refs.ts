@@ -1,7 +1,7 @@
 // Dependencies between hosts of a fleet (docs/fleet.md): another host's message checked against the fleet as rq-mgr sees it, and add_dependent, dependency_resolved and the existence check sent to that host's HTTP API.
 import { type ErrorCode, RqError } from '../../errors.js';
 import { type Answer, answer, isObject, isString, refusalError } from '../../ipc/answer.js';
-import type { FleetView } from '../../ipc/fleet-reply.js';
+import { type FleetView, type PeerCredential, basicAuthorization } from '../../ipc/fleet-reply.js';
 import { fleetRefOf } from '../../message/fleet-ref.js';
 import type { State } from '../../message/states.js';
 import type { DependencyState } from './dependency-outbox.js';
@@ -11,6 +11,8 @@ export interface FleetRefsDeps {
   selfUrl: string;
   /** rq-mgr's view of the fleet. */
   fleet: () => Promise<Answer<FleetView>>;
+  /** What this host's calls to the others carry, so a host with basic_auth lets them in (rq-mgr's `fleet_credential`). */
+  credential: () => Promise<Answer<PeerCredential>>;
   timeoutMs?: number;
 }
 
@@ -25,7 +27,19 @@ const isState = (v: unknown): v is DependencyState => isObject(v) && isString(v.
 export class FleetRefs {
   private view: { at: number; answer: Promise<Answer<FleetView> | { ok: false; text: string }> } | null = null;
 
+  /** The Authorization header, once rq-mgr gave the fleet's credentials (asked again at each call until then). */
+  private authorization: string | null = null;
+
   constructor(private readonly d: FleetRefsDeps) {}
+
+  /** Headers of a call to another host of the fleet: `accept` and the rest, with the fleet's credentials when known. */
+  private async headers(more: Record<string, string>): Promise<Record<string, string>> {
+    if (this.authorization === null) {
+      const a = await this.d.credential().catch(() => null);
+      if (a?.ok) this.authorization = basicAuthorization(a.value);
+    }
+    return { accept: 'application/json', ...more, ...(this.authorization ? { authorization: this.authorization } : {}) };
+  }
 
   /** rq-mgr's view, asked once for all the refs of a create (a view a second old is as good). */
   private fleetNow(): Promise<Answer<FleetView> | { ok: false; text: string }> {
@@ -65,7 +79,7 @@ export class FleetRefs {
   /** Is the message `ref` on its host? A text when the host did not answer. */
   async exists(ref: string): Promise<boolean | string> {
     try {
-      const res = await fetch(`${ref}/state.json`, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(this.d.timeoutMs ?? TIMEOUT_MS) });
+      const res = await fetch(`${ref}/state.json`, { headers: await this.headers({}), signal: AbortSignal.timeout(this.d.timeoutMs ?? TIMEOUT_MS) });
       await res.arrayBuffer();
       if (res.status === 200) return true;
       return res.status === 404 ? false : `${ref}/state.json answered ${res.status}`;
@@ -96,7 +110,7 @@ export class FleetRefs {
   private async post(url: string, body: object): Promise<unknown> {
     const res = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      headers: await this.headers({ 'content-type': 'application/json' }),
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(this.d.timeoutMs ?? TIMEOUT_MS),
     });

@@ -1,0 +1,78 @@
+// Fleet hosts behind basic_auth: the fleet's secret is made once in etcd, each host's web lets the others in by it (user rq-fleet),
+// and pools and dependencies across hosts work while every other request still needs the host's own users.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EtcdProc } from '../helpers/etcd.js';
+import { waitFor } from '../helpers/rq-root.js';
+import { EtcdStore } from '../../src/fleet/etcd-client.js';
+import { Host, RECORD_SH } from '../relay/hosts.js';
+import { POOL, fleetConfig, poolSeen } from '../relay/pool-hosts.js';
+import { KEYS } from './fleet-harness.js';
+
+let etcd: EtcdProc;
+let store: EtcdStore;
+let a: Host;
+let b: Host;
+let secret: string;
+
+const basic = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+/** Each host has a user of its own; /healthz stays open for the harness. */
+const authConfig = (user: string) => ({ basic_auth: { users: { [user]: `pw-${user}` } }, metrics_public: true });
+
+describe('a fleet whose hosts use basic_auth', { timeout: 90_000 }, () => {
+  beforeAll(async () => {
+    etcd = await EtcdProc.start();
+    store = await EtcdStore.open({ endpoints: [etcd.url] });
+    [a, b] = await Promise.all([
+      Host.start({ config: fleetConfig('a', etcd.url, authConfig('alice')), queues: { local: { script: RECORD_SH } } }),
+      Host.start({ config: fleetConfig('b', etcd.url, authConfig('bob')), queues: { [POOL]: { script: RECORD_SH, num_workers: 2 } } }),
+    ]);
+    await poolSeen(a, { b: 'UP' }, 'b takes the pool');
+  }, 90_000);
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    store?.close();
+    await etcd?.cleanup();
+  }, 60_000);
+
+  it('one secret, made in etcd by the first host to join; rq-mgr gives it to its own daemons only, never in /fleet.json', async () => {
+    const kvs = await store.getPrefix(KEYS.secret);
+    expect(kvs).toHaveLength(1);
+    secret = kvs[0].value;
+    expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    for (const h of [a, b]) expect(await h.mgr!.cmd('fleet_credential')).toEqual(['ok', { user: 'rq-fleet', password: secret }]);
+    const view = await (await fetch(`${a.base}/fleet.json`, { headers: basic('alice', 'pw-alice') })).text();
+    expect(view).toContain('"hosts"');
+    expect(view).not.toContain(secret);
+  });
+
+  it("a host's web lets in its own users and the fleet's, and nobody else", async () => {
+    const status = async (headers: Record<string, string>) => (await fetch(`${b.base}/q.json`, { headers })).status;
+    expect(await status(basic('bob', 'pw-bob'))).toBe(200);
+    expect(await status(basic('rq-fleet', secret))).toBe(200);
+    expect(await status(basic('rq-fleet', `${secret.slice(1)}x`))).toBe(401);
+    expect(await status(basic('alice', 'pw-alice'))).toBe(401);
+    expect(await status({})).toBe(401);
+  });
+
+  it('a pool message goes to the other host through its basic_auth', async () => {
+    const id = await a.send('relay', { dest: `fleet:${POOL}`, param1: 'through-auth' });
+    const relayed = await a.waitState('relay', id, ['relayed', 'err'], 30_000);
+    expect(relayed.state).toBe('relayed');
+    const far = String(relayed.status).match(/\/q\/work\/(\S+)/)?.[1] ?? '';
+    expect((await b.waitState(POOL, far.split('/').pop()!, ['done', 'err'])).state).toBe('done');
+  });
+
+  it('a message on a waits for one on b and is released by it, each host calling the other through its basic_auth', async () => {
+    expect(await b.mgr!.cmd('pause_queue', POOL)).toEqual(['ok', expect.anything()]);
+    const parent = await b.send(POOL, { dest: POOL, param1: 'parent' });
+    const child = await a.send('local', { dest: 'local', param1: 'child', depends: [b.fullId(POOL, parent)] });
+    // Registered on b (a's call to b), so b knows whom to tell.
+    await waitFor(async () => (await b.q(POOL, 'get_message', { msg_id: parent }))[1].dependents?.[0] === a.fullId('local', child), 'a registered on b');
+    expect(await a.state('local', child)).toBe('que');
+    expect(await b.mgr!.cmd('resume_queue', POOL)).toEqual(['ok', expect.anything()]);
+    // b's call to a releases it.
+    const done = await a.waitState('local', child, ['done', 'err'], 30_000);
+    expect(done.depends_done).toEqual({ [b.fullId(POOL, parent)]: 'done' });
+  });
+});

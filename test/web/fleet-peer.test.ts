@@ -1,0 +1,48 @@
+// The web's check of the fleet's own user: the secret asked of rq-mgr once, again only after a miss and at most once a second.
+import { describe, expect, it } from 'vitest';
+import { fleetPeerCheck } from '../../src/web/fleet-peer.js';
+import { type Answer, answer } from '../../src/ipc/answer.js';
+import { type PeerCredential, isPeerCredential } from '../../src/ipc/fleet-reply.js';
+
+/** rq-mgr's side: what `fleet_credential` answers now, and how often it was asked. */
+function mgrWith(first: Answer<PeerCredential>) {
+  const m = {
+    answer: first,
+    asked: 0,
+    fleetCredential: async () => (m.asked++, m.answer),
+  };
+  return m;
+}
+const SECRET = 'x'.repeat(43);
+/** rq-mgr's reply on the wire, read as its client reads it. */
+const ok = (password: string): Answer<PeerCredential> => answer(['ok', { user: 'rq-fleet', password }], isPeerCredential);
+
+describe('fleetPeerCheck', () => {
+  it('takes the secret and nothing else, asking rq-mgr once while the right one is given', async () => {
+    const mgr = mgrWith(ok(SECRET));
+    let now = 0;
+    const check = fleetPeerCheck(mgr, () => now);
+    expect(await check(SECRET)).toBe(true);
+    expect(await check(SECRET)).toBe(true);
+    expect(mgr.asked).toBe(1);
+    // A wrong one within the second: refused without asking again.
+    now = 500;
+    expect(await check('wrong')).toBe(false);
+    expect(mgr.asked).toBe(1);
+    now = 1500;
+    expect(await check('wrong')).toBe(false);
+    expect(mgr.asked).toBe(2);
+  });
+
+  it('a secret rq-mgr had not yet read is taken once it has', async () => {
+    const mgr = mgrWith(answer(['fail', 'not yet', 'RQ_ERR_FLEET_NO_SECRET'], isPeerCredential));
+    let now = 0;
+    const check = fleetPeerCheck(mgr, () => now);
+    expect(await check(SECRET)).toBe(false);
+    mgr.answer = ok(SECRET);
+    expect(await check(SECRET)).toBe(false);
+    now = 1000;
+    expect(await check(SECRET)).toBe(true);
+    expect(mgr.asked).toBe(2);
+  });
+});
