@@ -1,4 +1,4 @@
-// The cleaner's work (spec §12.1): old done/relayed messages, old acknowledged errors, old trash entries, relay's relayed trimmed.
+// The cleaner's work (spec §12.1): old done/relayed messages, old acknowledged errors, abandoned prep drafts, old trash entries, relay's relayed trimmed.
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { queuePaths, rootPaths } from '../config/paths.js';
@@ -37,6 +37,8 @@ export interface QueueReport {
   done: number;
   relayed: number;
   errAcked: number;
+  /** Prep drafts never committed (a relay's copy that another host took, a prepmesg left): rq's own addition to the classic cleaner. */
+  prep: number;
   failed: number;
   skipped?: string;
 }
@@ -48,7 +50,7 @@ export interface CleanReport {
   relayTrimmed: number;
 }
 
-const emptyReport = (queue: string): QueueReport => ({ queue, done: 0, relayed: 0, errAcked: 0, failed: 0 });
+const emptyReport = (queue: string): QueueReport => ({ queue, done: 0, relayed: 0, errAcked: 0, prep: 0, failed: 0 });
 
 /**
  * Removes messages through the queue's own process when it runs, so its counts stay right and
@@ -59,7 +61,7 @@ async function removeIds(
   deps: CleanerDeps,
   queue: string,
   access: 'up' | 'none',
-  state: 'done' | 'relayed' | 'err',
+  state: 'done' | 'relayed' | 'err' | 'prep',
   ids: string[],
   report: QueueReport,
 ): Promise<void> {
@@ -70,7 +72,7 @@ async function removeIds(
     if (access === 'up') {
       r = await deps.queues.deleteMessage(queue, id);
     } else {
-      const dir = state === 'err' ? path.join(qp.state.err, id) : hashPath(qp.state[state], id);
+      const dir = state === 'err' || state === 'prep' ? path.join(qp.state[state], id) : hashPath(qp.state[state], id);
       if (dir === null) return;
       r = await fsp.rm(dir, { recursive: true }).then(
         () => 'deleted' as const,
@@ -100,6 +102,12 @@ export async function cleanQueue(deps: CleanerDeps, queue: string, cutoffMs: num
     return t !== null && t < cutoffMs;
   });
   await removeIds(deps, queue, access, 'err', acked, report);
+  // Made before the cutoff and never committed: nothing will. A create's private `_…` dirs are no ids.
+  const drafts = (await fsp.readdir(qp.state.prep).catch(() => [] as string[])).filter((n) => {
+    const t = n.startsWith('.') ? null : idTime(n);
+    return t !== null && t < cutoffMs;
+  });
+  await removeIds(deps, queue, access, 'prep', drafts, report);
   return report;
 }
 
@@ -157,7 +165,7 @@ export async function clean(deps: CleanerDeps, which: string, days: number): Pro
     deps.progress(
       r.skipped
         ? `${q}: skipped, ${r.skipped}`
-        : `${q}: removed ${r.done} done, ${r.relayed} relayed, ${r.errAcked} acknowledged errors${r.failed ? `, ${r.failed} could not be removed` : ''}`,
+        : `${q}: removed ${r.done} done, ${r.relayed} relayed, ${r.errAcked} acknowledged errors${r.prep ? `, ${r.prep} prep drafts` : ''}${r.failed ? `, ${r.failed} could not be removed` : ''}`,
     );
   }
   report.trash = await cleanTrash(deps, cutoffMs, which === 'ALLQUEUES' ? undefined : which);
@@ -172,11 +180,12 @@ export async function clean(deps: CleanerDeps, which: string, days: number): Pro
 
 /** The `done` text: one line with the totals. */
 export function summary(r: CleanReport): string {
-  const sum = (k: 'done' | 'relayed' | 'errAcked' | 'failed') => r.queues.reduce((n, q) => n + q[k], 0);
+  const sum = (k: 'done' | 'relayed' | 'errAcked' | 'prep' | 'failed') => r.queues.reduce((n, q) => n + q[k], 0);
   const skipped = r.queues.filter((q) => q.skipped).map((q) => q.queue);
   return (
     `cleaned ${r.queues.length} queues keeping ${r.days} days: removed ${sum('done')} done, ${sum('relayed') + r.relayTrimmed} relayed, ` +
     `${sum('errAcked')} acknowledged errors, ${r.trash} trash entries` +
+    (sum('prep') ? `, ${sum('prep')} prep drafts` : '') +
     (sum('failed') ? `; ${sum('failed')} could not be removed` : '') +
     (skipped.length ? `; skipped (DOWN): ${skipped.join(' ')}` : '')
   );

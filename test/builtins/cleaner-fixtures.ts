@@ -38,6 +38,13 @@ export async function errored(root: string, queue: string, now: number, ageMs: n
   return name;
 }
 
+/** prep/ draft never committed, made `ageMs` ago; returns its id. */
+export async function drafted(root: string, queue: string, now: number, ageMs: number): Promise<string> {
+  const id = idAged(now, ageMs);
+  await writeMessage(path.join(queuePaths(root, queue).state.prep, id), queue, id);
+  return id;
+}
+
 /** A deleted queue in queues/.trash, deleted `ageMs` ago. */
 export async function trashed(root: string, queue: string, now: number, ageMs: number): Promise<string> {
   const name = `${queue}.${idStamp(now - ageMs)}`;

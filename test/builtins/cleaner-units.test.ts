@@ -7,7 +7,7 @@ import { cleanQueue, cleanTrash, summary, trimRelayed, type CleanerDeps } from '
 import { oldHashIds } from '../../src/builtins/hash-age.js';
 import { queuePaths } from '../../src/config/paths.js';
 import { hashList } from '../../src/spool/hash-dir.js';
-import { DAY, HOUR, errored, hashed, trashed } from './cleaner-fixtures.js';
+import { DAY, HOUR, drafted, errored, hashed, trashed } from './cleaner-fixtures.js';
 
 let root: string;
 const NOW = Date.UTC(2026, 10, 21, 12, 30, 0);
@@ -56,7 +56,7 @@ describe('cleanQueue without a queue process', () => {
     const newAck = await errored(root, 'test', NOW, DAY, true);
     const oldErr = await errored(root, 'test', NOW, 5 * DAY, false);
     const r = await cleanQueue(deps(), 'test', NOW - 3 * DAY);
-    expect(r).toEqual({ queue: 'test', done: 1, relayed: 1, errAcked: 1, failed: 0 });
+    expect(r).toEqual({ queue: 'test', done: 1, relayed: 1, errAcked: 1, prep: 0, failed: 0 });
     const q = queuePaths(root, 'test').state;
     expect(await hashList(q.done)).toEqual([newDone]);
     expect(await hashList(q.relayed)).toEqual([]);
@@ -64,6 +64,18 @@ describe('cleanQueue without a queue process', () => {
     expect(await fs.readdir(q.done)).toEqual([newDone.slice(0, 8)]);
     expect(oldDone).not.toBe(newDone);
     expect(oldAck).not.toBe(newAck);
+  });
+
+  it('removes prep drafts made before the cutoff and never committed; keeps newer ones and a create under way', async () => {
+    const old = await drafted(root, 'test', NOW, 5 * DAY);
+    const fresh = await drafted(root, 'test', NOW, DAY);
+    const prep = queuePaths(root, 'test').state.prep;
+    // A create's private directory (renamed into place when it is done) is no id, whatever its age.
+    await fs.mkdir(path.join(prep, '_20200101.0000.00.000.1.1'));
+    const r = await cleanQueue(deps(), 'test', NOW - 3 * DAY);
+    expect(r).toMatchObject({ prep: 1, failed: 0 });
+    expect((await fs.readdir(prep)).sort()).toEqual(['_20200101.0000.00.000.1.1', fresh].sort());
+    expect(old).not.toBe(fresh);
   });
 
   it('a DOWN queue is skipped', async () => {
@@ -100,10 +112,14 @@ describe('trash and relay trim', () => {
         trash: 2,
         relayTrimmed: 5,
         queues: [
-          { queue: 'a', done: 1, relayed: 2, errAcked: 3, failed: 0 },
-          { queue: 'b', done: 0, relayed: 0, errAcked: 0, failed: 1, skipped: 'queue is DOWN' },
+          { queue: 'a', done: 1, relayed: 2, errAcked: 3, prep: 0, failed: 0 },
+          { queue: 'b', done: 0, relayed: 0, errAcked: 0, prep: 0, failed: 1, skipped: 'queue is DOWN' },
         ],
       }),
     ).toBe('cleaned 2 queues keeping 3 days: removed 1 done, 7 relayed, 3 acknowledged errors, 2 trash entries; 1 could not be removed; skipped (DOWN): b');
+    // Prep drafts are named only when there were some.
+    expect(summary({ days: 3, trash: 0, relayTrimmed: 0, queues: [{ queue: 'a', done: 0, relayed: 0, errAcked: 0, prep: 4, failed: 0 }] })).toBe(
+      'cleaned 1 queues keeping 3 days: removed 0 done, 0 relayed, 0 acknowledged errors, 0 trash entries, 4 prep drafts',
+    );
   });
 });

@@ -6,7 +6,7 @@ import { queuePaths } from '../../src/config/paths.js';
 import { hashList } from '../../src/spool/hash-dir.js';
 import { waitFor } from '../helpers/rq-root.js';
 import { Host, RECORD_SH } from '../relay/hosts.js';
-import { DAY, HOUR, errored, hashed, trashed } from './cleaner-fixtures.js';
+import { DAY, HOUR, drafted, errored, hashed, trashed } from './cleaner-fixtures.js';
 
 let A: Host;
 const now = Date.now();
@@ -31,6 +31,7 @@ beforeAll(async () => {
         await errored(root, 'test', now, 5 * DAY, false),
       ];
       made.trash = [await trashed(root, 'gone', now, 10 * DAY), await trashed(root, 'recent', now, DAY)];
+      made.prep = [await drafted(root, 'other', now, 5 * DAY), await drafted(root, 'other', now, DAY)];
       await fs.writeFile(path.join(root, 'config', 'sleepy.down'), '');
       // rq-install linked the daily timer, which fires once at start: the test runs the cleaner itself.
       timerLink = await fs.readlink(path.join(root, 'timers', 'cleaner.json'));
@@ -48,11 +49,12 @@ async function clean(param1: string, param2?: string) {
 }
 
 describe('cleaner', () => {
-  it('ALLQUEUES, 3 days: old done/relayed/acked errors/trash go, through each queue (counts stay right); DOWN queues are skipped', async () => {
+  it('ALLQUEUES, 3 days: old done/relayed/acked errors/prep drafts/trash go, through each queue (counts stay right); DOWN queues are skipped', async () => {
     expect((await A.q('test', 'num_messages')).done).toBe(8);
+    expect((await A.q('other', 'num_messages')).prep).toBe(2);
     const { id, msg } = await clean('ALLQUEUES', '3');
     expect(msg.status).toBe(
-      'done - cleaned 8 queues keeping 3 days: removed 6 done, 4 relayed, 1 acknowledged errors, 1 trash entries; skipped (DOWN): sleepy',
+      'done - cleaned 8 queues keeping 3 days: removed 6 done, 4 relayed, 1 acknowledged errors, 1 trash entries, 1 prep drafts; skipped (DOWN): sleepy',
     );
     const q = queuePaths(A.root, 'test').state;
     expect(await hashList(q.done)).toEqual(made.testDone.slice(0, 4));
@@ -61,11 +63,13 @@ describe('cleaner', () => {
     expect(await fs.readdir(path.join(A.root, 'queues', '.trash'))).toEqual([made.trash[1]]);
     // The queue process did the deletes: its counts already know.
     expect(await A.q('test', 'num_messages')).toMatchObject({ done: 4, relayed: 4 });
-    expect(await A.q('other', 'num_messages')).toMatchObject({ done: 0 });
+    expect(await A.q('other', 'num_messages')).toMatchObject({ done: 0, prep: 1 });
+    expect(await fs.readdir(queuePaths(A.root, 'other').state.prep)).toEqual([made.prep[1]]);
     expect(await hashList(queuePaths(A.root, 'sleepy').state.done)).toEqual(made.sleepyDone);
     const log = await A.stdio('cleaner', id);
     expect(log).toMatch(/test: removed 4 done, 4 relayed, 1 acknowledged errors/);
     expect(log).toMatch(/sleepy: skipped, queue is DOWN/);
+    expect(log).toMatch(/other: removed 2 done, 0 relayed, 0 acknowledged errors, 1 prep drafts/);
   });
 
   it('one queue with another retention; whole-number days only; a missing queue is an error', async () => {
