@@ -1,30 +1,24 @@
 // memory_high on the host's cgroup v1 memory hierarchy: a run past it is held by the kernel and let on a step at a time (its accounting says so), killed at memory_max, and a crash while held leaves nothing.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ownV1Homes } from '../../../src/queue/launch/cgroup-v1.js';
 import { HIGH_POLL_MS } from '../../../src/queue/launch/memory-high.js';
 import { usageWords } from '../../../src/ipc/history-words.js';
-import { FIXTURES, QueueProc, type TestRoot, addQueue, makeRoot, pidAlive, waitFor } from '../../helpers/rq-root.js';
-import { historyFile } from '../../helpers/history.js';
+import { QueueProc, addQueue, makeRoot, pidAlive, waitFor } from '../../helpers/rq-root.js';
+import { LIMITS_PY, limitQueues } from './limit-queues.js';
 
-const LIMITS_PY = path.join(FIXTURES, 'scripts', 'limits.py');
 const home = ownV1Homes().memory;
 const MEMORY = home && 'dir' in home ? home.dir : undefined;
 const MiB = 1024 * 1024;
 const T = 30_000;
 
-let t: TestRoot;
-const q: Record<string, QueueProc> = {};
 const QUEUES: Record<string, Record<string, unknown>> = {
   capped: { memory_high: '32M', memory_max: '64M' },
   high: { memory_high: '32M' },
   plain: {},
 };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Line = Record<string, any>;
-const runEnd = async (m: { path: string }): Promise<Line> => [...(await historyFile(path.join(t.root, m.path)))].reverse().find((l) => l.from === 'run')!;
 const tookMs = (status: string) => Number(/allocated in (\d+) ms/.exec(status)?.[1]);
 
 /** The memory cgroups of queue `name`'s runs, and whether the kernel holds one now (`under_oom 1`). */
@@ -40,15 +34,7 @@ async function heldRun(name: string): Promise<string | undefined> {
 }
 
 describe.skipIf(MEMORY === undefined)(`memory_high${MEMORY ? '' : ' (skipped: no usable cgroup v1 memory hierarchy)'}`, () => {
-  beforeAll(async () => {
-    t = await makeRoot();
-    for (const [name, extra] of Object.entries(QUEUES)) await addQueue(t.root, name, { script: LIMITS_PY, num_workers: 1, extra: { kill_grace: 0, ...extra } });
-    await Promise.all(Object.keys(QUEUES).map(async (name) => (q[name] = await QueueProc.start(t.root, name))));
-  }, T);
-  afterAll(async () => {
-    await Promise.all(Object.values(q).map((p) => p.stop()));
-    await t?.cleanup();
-  });
+  const { q, runEnd } = limitQueues(QUEUES, T);
 
   it(
     'memory_high 32M: a run allocating 48M is held first, then finishes; its usage says how often and how long, and the script waited that long',

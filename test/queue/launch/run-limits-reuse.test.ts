@@ -3,10 +3,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownV1Homes } from '../../../src/queue/launch/cgroup-v1.js';
-import { FIXTURES, QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../../helpers/rq-root.js';
-import { historyFile } from '../../helpers/history.js';
+import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../../helpers/rq-root.js';
+import { LIMITS_PY, runEnd as runEndIn } from './limit-queues.js';
 
-const LIMITS_PY = path.join(FIXTURES, 'scripts', 'limits.py');
 const homes = ownV1Homes();
 const NO_V1 = (['memory', 'pids', 'cpu', 'cpuacct'] as const).find((c) => !homes[c] || 'why' in homes[c]!);
 const T = 30_000;
@@ -16,9 +15,7 @@ const SHM = `rq-limits-test-${process.pid}`;
 let t: TestRoot;
 const q: Record<string, QueueProc> = {};
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Line = Record<string, any>;
-const runEnd = async (m: { path: string }): Promise<Line> => [...(await historyFile(path.join(t.root, m.path)))].reverse().find((l) => l.from === 'run')!;
+const runEnd = (m: { path: string }) => runEndIn(t.root, m);
 const run = async (name: string, fields: Record<string, unknown>) => q[name].waitState(await q[name].send(fields), ['done', 'err'], T);
 
 describe.skipIf(NO_V1 !== undefined)(`run limits over many runs${NO_V1 ? ` (skipped: no usable cgroup v1 ${NO_V1} hierarchy)` : ''}`, () => {

@@ -1,18 +1,15 @@
 // Run limits and accounting end to end on the host's cgroup v1 hierarchies: real queue processes, a python script that allocates, forks and spins, and the kernel enforcing.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ownV1Homes } from '../../../src/queue/launch/cgroup-v1.js';
-import { FIXTURES, QueueProc, type TestRoot, addQueue, makeRoot, pidAlive, waitFor } from '../../helpers/rq-root.js';
-import { historyFile } from '../../helpers/history.js';
+import { QueueProc, addQueue, makeRoot, pidAlive, waitFor } from '../../helpers/rq-root.js';
+import { LIMITS_PY, limitQueues } from './limit-queues.js';
 
-const LIMITS_PY = path.join(FIXTURES, 'scripts', 'limits.py');
 const homes = ownV1Homes();
 const NO_V1 = (['memory', 'pids', 'cpu', 'cpuacct'] as const).find((c) => !homes[c] || 'why' in homes[c]!);
 const T = 30_000;
 
-let t: TestRoot;
-const q: Record<string, QueueProc> = {};
 const QUEUES: Record<string, Record<string, unknown>> = {
   oom: { memory_max: '64M' },
   bomb: { pids_max: 32 },
@@ -23,21 +20,8 @@ const QUEUES: Record<string, Record<string, unknown>> = {
   besteffort: { io_weight: 200, memory_max: '256M', limits_best_effort: true },
 };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Line = Record<string, any>;
-const runEnd = async (m: { path: string }): Promise<Line> => [...(await historyFile(path.join(t.root, m.path)))].reverse().find((l) => l.from === 'run')!;
-const stdio = (m: { path: string }) => fs.readFile(path.join(t.root, m.path, 'job', 'stdio.log'), 'utf8');
-
 describe.skipIf(NO_V1 !== undefined)(`run limits${NO_V1 ? ` (skipped: no usable cgroup v1 ${NO_V1} hierarchy)` : ''}`, () => {
-  beforeAll(async () => {
-    t = await makeRoot();
-    for (const [name, extra] of Object.entries(QUEUES)) await addQueue(t.root, name, { script: LIMITS_PY, num_workers: 1, extra: { kill_grace: 0, ...extra } });
-    await Promise.all(Object.keys(QUEUES).map(async (name) => (q[name] = await QueueProc.start(t.root, name))));
-  }, T);
-  afterAll(async () => {
-    await Promise.all(Object.values(q).map((p) => p.stop()));
-    await t?.cleanup();
-  });
+  const { q, runEnd, stdio } = limitQueues(QUEUES, T);
 
   it(
     'memory_max 64M: a script writing 1 GiB ends in err with the OOM status from the cgroup counter, within 2 s, while another queue runs',
