@@ -26,6 +26,10 @@ export const ERRORS = {
   RQ_ERR_LIMIT_NO_CONCURRENCY: { status: 400, message: 'limit: key %s has no concurrency: add it to config/limits.json or send limit_concurrency' },
   RQ_ERR_LIMIT_CONFLICT: { status: 400, message: 'limit_concurrency: key %s has concurrency %s (%s), received %s' },
   RQ_ERR_BAD_DEPENDENCY: { status: 400, message: '%s' },
+  RQ_ERR_TOO_MANY_DEPENDENTS: {
+    status: 409,
+    message: '%s already has %s dependents, the most one message may have: let the others wait on a message that waits on it',
+  },
   RQ_ERR_LIMITS_UNAVAILABLE: { status: 503, message: 'limit: the limits table (rq-mgr) did not answer (%s)' },
   // The classic queue socket replies (spec §7), word for word.
   RQ_ERR_MISSING_DEST: { status: 400, message: 'input missing required "dest" parameter' },

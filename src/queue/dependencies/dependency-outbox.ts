@@ -28,7 +28,16 @@ export interface DependencyOutboxDeps {
   notify: (dependent: string, payload: { dependency: string; state: string; outcome?: string }) => Promise<'resolved' | 'ignored' | null>;
   /** Does queue `name` still exist on this host? Dependents of a deleted queue are not waited for. */
   queueExists: (name: string) => boolean;
+  /** The most dependents one message takes (MAX_DEPENDENTS); more are refused. */
+  maxDependents?: number;
 }
+
+/**
+ * Each registration reads a message's dependents file whole, and its finish tells each one: a
+ * bound keeps a message that everything waits on from costing its queue quadratic work (a fan-in
+ * that large is better served by a message in between).
+ */
+export const MAX_DEPENDENTS = 10_000;
 
 /** A registration tries again when a move took the message away between locating it and appending. */
 const APPEND_TRIES = 3;
@@ -106,7 +115,12 @@ export class DependencyOutbox {
       if (!where) return this.endOfDeleted(id);
       if (where.state === 'done' || where.state === 'relayed') return { state: where.state };
       try {
-        if (!(await readDependents(where.dir)).includes(dependent)) await appendDependent(where.dir, dependent, new Date(), this.d.spool.dirSync);
+        const known = await readDependents(where.dir);
+        if (!known.includes(dependent)) {
+          const most = this.d.maxDependents ?? MAX_DEPENDENTS;
+          if (known.length >= most) throw RqError.of('RQ_ERR_TOO_MANY_DEPENDENTS', `${this.queue}/${id}`, most);
+          await appendDependent(where.dir, dependent, new Date(), this.d.spool.dirSync);
+        }
       } catch (err) {
         if (tries < APPEND_TRIES && isErrno(err, 'ENOENT')) continue;
         throw err;

@@ -118,6 +118,11 @@ export class DependencyWaits {
       if (FINISHED.has(s.state)) await this.resolve(id, ref, s.state, s.outcome);
     } catch (err) {
       if (isRqError(err, 'RQ_ERR_NO_SUCH_MSG')) return void (await this.resolve(id, ref, 'deleted'));
+      // It will never tell this one: ended as a failed dependency, so depends_fail decides, and said why.
+      if (isRqError(err, 'RQ_ERR_TOO_MANY_DEPENDENTS')) {
+        this.d.log.warn({ msg_id: id, dependency: ref, err: (err as Error).message }, 'dependency refused this message as a dependent');
+        return void (await this.resolve(id, ref, 'err', 'too_many_dependents'));
+      }
       this.d.log.warn({ msg_id: id, dependency: ref, err: (err as Error).message }, 'dependency registration not answered; asking again later');
       this.backoff.later(backoffDelay(n, PEER_RETRY), () => void this.registerOne(id, ref, dependent, n + 1));
     }

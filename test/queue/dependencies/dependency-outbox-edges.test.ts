@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../../src/log.js';
 import { DependencyOutbox } from '../../../src/queue/dependencies/dependency-outbox.js';
+import { readDependents } from '../../../src/spool/dependency-files.js';
 import { ID, message, move, o, settle, until, useOutbox } from './outbox-harness.js';
 
 useOutbox();
@@ -20,6 +21,28 @@ describe('a message that cannot be read', () => {
     const dir = await message(1, 'err', [], { outcome: 'timeout' });
     await fs.rm(path.join(dir, 'msg'));
     expect(await o.box.addDependent(ID(1), 'a/x')).toEqual({ state: 'err', outcome: 'failed' });
+  });
+});
+
+describe('the most dependents', () => {
+  it('a message with as many dependents as it takes refuses another, naming itself and the bound; one it has is answered', async () => {
+    o.box.close();
+    o.box = new DependencyOutbox({
+      spool: o.t.spool,
+      events: o.events,
+      log: silentLogger(),
+      locate: async (id) => o.where.get(id) ?? null,
+      notify: async () => 'resolved',
+      queueExists: () => true,
+      maxDependents: 2,
+    });
+    const dir = await message(1, 'que', ['a/x1', 'a/x2']);
+    await expect(o.box.addDependent(ID(1), 'a/x3')).rejects.toMatchObject({
+      code: 'RQ_ERR_TOO_MANY_DEPENDENTS',
+      message: `dep/${ID(1)} already has 2 dependents, the most one message may have: let the others wait on a message that waits on it`,
+    });
+    expect(await o.box.addDependent(ID(1), 'a/x1')).toEqual({ state: 'que' });
+    expect(await readDependents(dir)).toEqual(['a/x1', 'a/x2']);
   });
 });
 
