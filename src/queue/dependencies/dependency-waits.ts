@@ -118,11 +118,8 @@ export class DependencyWaits {
       if (FINISHED.has(s.state)) await this.resolve(id, ref, s.state, s.outcome);
     } catch (err) {
       if (isRqError(err, 'RQ_ERR_NO_SUCH_MSG')) return void (await this.resolve(id, ref, 'deleted'));
-      // It will never tell this one: ended as a failed dependency, so depends_fail decides, and said why.
-      if (isRqError(err, 'RQ_ERR_TOO_MANY_DEPENDENTS')) {
-        this.d.log.warn({ msg_id: id, dependency: ref, err: (err as Error).message }, 'dependency refused this message as a dependent');
-        return void (await this.resolve(id, ref, 'err', 'too_many_dependents'));
-      }
+      // It will never tell this one, and has not ended: whatever depends_fail says, the message cannot go on.
+      if (isRqError(err, 'RQ_ERR_TOO_MANY_DEPENDENTS')) return void (await this.refused(id, ref, (err as Error).message));
       this.d.log.warn({ msg_id: id, dependency: ref, err: (err as Error).message }, 'dependency registration not answered; asking again later');
       this.backoff.later(backoffDelay(n, PEER_RETRY), () => void this.registerOne(id, ref, dependent, n + 1));
     }
@@ -152,6 +149,15 @@ export class DependencyWaits {
     w.awaiting.delete(ref);
     if (!w.awaiting.size) this.release(id, w);
     return 'resolved';
+  }
+
+  /** A dependency that refused this message as a dependent: it ends in err with the reason (a restart before that registers and is refused again). */
+  private async refused(id: string, ref: string, why: string): Promise<void> {
+    const w = this.waits.get(id);
+    if (!w || !w.awaiting.has(ref)) return;
+    this.forget(id);
+    this.d.moves.unpark(id);
+    await this.d.fail(w.msg, `DEPENDENCY REFUSED - ${why}`);
   }
 
   /** undepend (§B8.3): stops waiting for `refs` (all of them when null), durably in `depends`; the refs still awaited. */

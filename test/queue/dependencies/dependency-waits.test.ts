@@ -151,16 +151,6 @@ describe('register', () => {
     expect((await readResolved(t.spool.msgDir('que', ID(1))))[0]).toMatchObject({ ref: `other/${ID(2)}`, state: 'deleted' });
   });
 
-  it('a dependency that takes no more dependents ends as failed for this one: depends_fail decides, and the status says why', async () => {
-    const msg = await queued(1, [`other/${ID(2)}`]);
-    waits.admit(msg);
-    register = () => Promise.reject(RqError.of('RQ_ERR_TOO_MANY_DEPENDENTS', `other/${ID(2)}`, 10_000));
-    await waits.register(ID(1));
-    expect(waits.waitingOf(ID(1))).toBeUndefined();
-    expect((await readResolved(t.spool.msgDir('que', ID(1))))[0]).toMatchObject({ ref: `other/${ID(2)}`, state: 'err', outcome: 'too_many_dependents' });
-    expect(failed).toEqual([[ID(1), expect.stringContaining('too_many_dependents')]]);
-  });
-
   it('an unanswered registration is sent again after 1 s, then 2 s, and not after the message stops waiting', async () => {
     const msg = await queued(1, [`other/${ID(2)}`]);
     waits.admit(msg);
