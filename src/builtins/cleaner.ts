@@ -11,6 +11,9 @@ import { oldHashIds, removeEmptyDirs } from './hash-age.js';
 /** relay/relayed keeps at most this many messages, whatever their age (classic). */
 export const RELAYED_KEEP = 60_000;
 
+/** A prep draft is kept at least this long whatever the days to keep: a client or a relay may be between its prep and its commit. */
+export const DRAFT_MIN_AGE_MS = 86_400_000;
+
 /** Deletes in flight per queue: enough for the queue to group-commit their fsyncs. */
 const DELETE_CONCURRENCY = 8;
 
@@ -102,10 +105,11 @@ export async function cleanQueue(deps: CleanerDeps, queue: string, cutoffMs: num
     return t !== null && t < cutoffMs;
   });
   await removeIds(deps, queue, access, 'err', acked, report);
-  // Made before the cutoff and never committed: nothing will. A create's private `_…` dirs are no ids.
+  // Made before the cutoff (and a day ago at least) and never committed: nothing will. A create's private `_…` dirs are no ids.
+  const draftCutoff = Math.min(cutoffMs, deps.now() - DRAFT_MIN_AGE_MS);
   const drafts = (await fsp.readdir(qp.state.prep).catch(() => [] as string[])).filter((n) => {
     const t = n.startsWith('.') ? null : idTime(n);
-    return t !== null && t < cutoffMs;
+    return t !== null && t < draftCutoff;
   });
   await removeIds(deps, queue, access, 'prep', drafts, report);
   return report;

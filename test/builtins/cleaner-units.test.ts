@@ -78,6 +78,14 @@ describe('cleanQueue without a queue process', () => {
     expect(old).not.toBe(fresh);
   });
 
+  it('keeps a prep draft a day at least, whatever the days to keep: a client may be between its prep and its commit', async () => {
+    const recent = await drafted(root, 'test', NOW, HOUR);
+    const dayOld = await drafted(root, 'test', NOW, DAY + HOUR);
+    expect(await cleanQueue(deps(), 'test', NOW)).toMatchObject({ prep: 1 });
+    expect(await fs.readdir(queuePaths(root, 'test').state.prep)).toEqual([recent]);
+    expect(dayOld).not.toBe(recent);
+  });
+
   it('a DOWN queue is skipped', async () => {
     await hashed(root, 'test', 'done', NOW, 5 * DAY);
     const r = await cleanQueue({ ...deps(), queues: { state: async () => 'down', deleteMessage: async () => 'failed' } }, 'test', NOW - 3 * DAY);
