@@ -142,7 +142,11 @@ export const ERRORS = {
   // A fleet (docs/fleet.md): none configured, etcd not answering, a host name another host holds.
   RQ_ERR_NO_FLEET: { status: 404, message: 'no fleet is configured on this host (config/config.json has no "fleet"; docs/fleet.md)' },
   RQ_ERR_ETCD_UNREACHABLE: { status: 503, message: 'etcd did not answer (%s): %s' },
-  RQ_ERR_FLEET_NO_SECRET: { status: 503, message: "this host has not yet read its fleet's secret from etcd (it does as it joins)" },
+  RQ_ERR_FLEET_NO_SECRET: {
+    status: 503,
+    message:
+      "this host has no fleet secret yet: it reads /rq/fleet/<name>/secret from etcd as it joins (its log says why it could not, or that the value there is not of rq's shape)",
+  },
   RQ_ERR_FLEET_HOST_TAKEN: {
     status: 409,
     message: 'fleet %s: the host name %s is held by another rq (%s, at %s); give this one another fleet.host in config/config.json',

@@ -77,7 +77,7 @@ export class FleetService {
       () => others.hosts(),
       (queue) => d.poolOpened?.(queue),
     );
-    const others: FleetView = new FleetView({ store, keys, fleet: s.name, host: s.host, log, changed: () => pools.changed() });
+    const others: FleetView = new FleetView({ store, keys, fleet: s.name, host: s.host, log, changed: () => pools.changed(), secret: (v) => secret.take(v) });
     membership.start();
     others.start();
     return new FleetService(store, local, membership, others, limits, s, pools, secret);
@@ -100,6 +100,7 @@ export class FleetService {
   async stop(): Promise<void> {
     this.local.close();
     this.pools.close();
+    this.secret.close();
     await this.limits.close();
     await this.others.close();
     await this.membership.stop();

@@ -22,6 +22,8 @@ export interface FleetViewDeps {
   now?: () => number;
   /** Called after each change of the hosts as seen (a record put, a key gone, a read afresh). */
   changed?: () => void;
+  /** The fleet's secret as etcd holds it, at every read and change (fleet-secret.ts). */
+  secret?: (value: string) => void;
 }
 
 export class FleetView {
@@ -112,6 +114,7 @@ export class FleetView {
 
   private put(kv: KeyValue): void {
     const k = this.d.keys;
+    if (kv.key === k.secret) return this.d.secret?.(kv.value);
     const host = k.hostOf(kv.key);
     const seenHost = k.seenOf(kv.key);
     if (host !== null) {

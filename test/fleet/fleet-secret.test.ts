@@ -1,5 +1,7 @@
 // Fleet hosts behind basic_auth: the fleet's secret is made once in etcd, each host's web lets the others in by it (user rq-fleet),
 // and pools and dependencies across hosts work while every other request still needs the host's own users.
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdProc } from '../helpers/etcd.js';
 import { waitFor } from '../helpers/rq-root.js';
@@ -7,6 +9,9 @@ import { EtcdStore } from '../../src/fleet/etcd-client.js';
 import { Host, RECORD_SH } from '../relay/hosts.js';
 import { POOL, fleetConfig, poolSeen } from '../relay/pool-hosts.js';
 import { KEYS } from './fleet-harness.js';
+
+/** What the host's rq-mgr logged so far. */
+const fsLog = (h: Host) => fs.readFileSync(path.join(h.root, 'log', 'mgr-test.log'), 'utf8');
 
 let etcd: EtcdProc;
 let store: EtcdStore;
@@ -74,5 +79,21 @@ describe('a fleet whose hosts use basic_auth', { timeout: 90_000 }, () => {
     // b's call to a releases it.
     const done = await a.waitState('local', child, ['done', 'err'], 30_000);
     expect(done.depends_done).toEqual({ [b.fullId(POOL, parent)]: 'done' });
+  });
+
+  it("a secret changed in etcd is taken by every host at once; a value not of rq's shape is not", async () => {
+    const credential = async (h: Host) => (await h.mgr!.cmd('fleet_credential'))[1]?.password;
+    const changed = 'N'.repeat(43);
+    await store.put(KEYS.secret, changed);
+    for (const h of [a, b]) await waitFor(async () => (await credential(h)) === changed, 'the host to take the new secret');
+    // b's web asks rq-mgr again at its next miss (at most once a second).
+    await waitFor(async () => (await fetch(`${b.base}/q.json`, { headers: basic('rq-fleet', changed) })).status === 200, "b's web to take it");
+    expect((await fetch(`${b.base}/q.json`, { headers: basic('rq-fleet', secret) })).status).toBe(401);
+    const id = await a.send('relay', { dest: `fleet:${POOL}`, param1: 'after-change' });
+    expect((await a.waitState('relay', id, ['relayed', 'err'], 30_000)).state).toBe('relayed');
+    // A hand-written value of another shape is said and not used: both hosts keep the last good one.
+    await store.put(KEYS.secret, 'short');
+    await waitFor(() => [a, b].every((h) => /not of the shape rq makes/.test(fsLog(h))), 'both hosts to say the value is refused');
+    for (const h of [a, b]) expect(await credential(h)).toBe(changed);
   });
 });

@@ -32,6 +32,11 @@ export class FleetRefs {
 
   constructor(private readonly d: FleetRefsDeps) {}
 
+  /** A 401: the fleet's secret may have changed since it was asked; the next call asks rq-mgr again. */
+  private refused(status: number): void {
+    if (status === 401) this.authorization = null;
+  }
+
   /** Headers of a call to another host of the fleet: `accept` and the rest, with the fleet's credentials when known. */
   private async headers(more: Record<string, string>): Promise<Record<string, string>> {
     if (this.authorization === null) {
@@ -81,6 +86,7 @@ export class FleetRefs {
     try {
       const res = await fetch(`${ref}/state.json`, { headers: await this.headers({}), signal: AbortSignal.timeout(this.d.timeoutMs ?? TIMEOUT_MS) });
       await res.arrayBuffer();
+      this.refused(res.status);
       if (res.status === 200) return true;
       return res.status === 404 ? false : `${ref}/state.json answered ${res.status}`;
     } catch (err) {
@@ -115,6 +121,7 @@ export class FleetRefs {
       signal: AbortSignal.timeout(this.d.timeoutMs ?? TIMEOUT_MS),
     });
     const text = await res.text();
+    this.refused(res.status);
     try {
       return JSON.parse(text) as unknown;
     } catch {
