@@ -5,7 +5,7 @@ import type { Refuse } from './job-fields.js';
 export interface RunLimits {
   /** Bytes: the kernel kills the run's processes (OOM) past it. */
   memory_max?: number;
-  /** Bytes: past it the run is throttled and reclaimed (cgroup v2 only). */
+  /** Bytes: past it the run is held and let on a step at a time (throttled), up to memory_max. */
   memory_high?: number;
   /** Cores: 0.5 is half of one core's time. */
   cpu_max?: number;

@@ -53,6 +53,11 @@ export function readCgroupFile(dir: string, file: string): string | null {
   }
 }
 
+/** Writes a cgroup file in place (`r+`: a file the kernel does not have is an error, never made). */
+export function writeCgroupFile(dir: string, file: string, value: string | number): void {
+  fs.writeFileSync(path.join(dir, file), String(value), { flag: 'r+' });
+}
+
 /** A file of `key value` lines (cpu.stat, memory.oom_control, pids.events) as numbers by key. */
 export function keyedNumbers(text: string | null): Map<string, number> {
   const out = new Map<string, number>();

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { type RunLimits, formatSize } from '../../message/run-limits.js';
-import { type V1Controller, blkioBytes, keyedNumbers, numberFile, readCgroupFile } from './cgroup-v1.js';
+import { type V1Controller, blkioBytes, keyedNumbers, numberFile, readCgroupFile, writeCgroupFile } from './cgroup-v1.js';
 import type { RunUsage } from './run-usage.js';
 import { setCeiling, setHolding } from './memory-high.js';
 
@@ -23,10 +23,6 @@ export interface Baseline {
   oomKills: number;
   failures: number;
   throttledNs: number;
-}
-
-function write(dir: string, file: string, value: string | number): void {
-  fs.writeFileSync(path.join(dir, file), String(value), { flag: 'r+' });
 }
 
 /** The weight file of a blkio hierarchy, or null where no proportional IO scheduler is built in. */
@@ -57,24 +53,24 @@ export function setLimits(dirs: Map<V1Controller, string>, l: RunLimits, slot: S
   const cpu = dirs.get('cpu');
   if (cpu) {
     const period = numberFile(cpu, 'cpu.cfs_period_us') ?? 100_000;
-    write(cpu, 'cpu.cfs_quota_us', l.cpu_max === undefined ? -1 : Math.max(1000, Math.round(l.cpu_max * period)));
+    writeCgroupFile(cpu, 'cpu.cfs_quota_us', l.cpu_max === undefined ? -1 : Math.max(1000, Math.round(l.cpu_max * period)));
   }
   const pids = dirs.get('pids');
-  if (pids && l.pids_max !== undefined) write(pids, 'pids.max', l.pids_max);
+  if (pids && l.pids_max !== undefined) writeCgroupFile(pids, 'pids.max', l.pids_max);
   const blkio = dirs.get('blkio');
   const weight = blkio ? weightFile(blkio) : null;
-  if (blkio && weight && (l.io_weight !== undefined || slot.weighted)) write(blkio, weight, v1Weight(weight, l.io_weight ?? 100));
+  if (blkio && weight && (l.io_weight !== undefined || slot.weighted)) writeCgroupFile(blkio, weight, v1Weight(weight, l.io_weight ?? 100));
   slot.weighted = l.io_weight !== undefined;
 }
 
 /** Resets what can be reset (peak memory, CPU time, IO bytes) and reads the base of what cannot. */
 export function resetCounters(dirs: Map<V1Controller, string>): Baseline {
   const memory = dirs.get('memory');
-  if (memory) write(memory, 'memory.max_usage_in_bytes', 0);
+  if (memory) writeCgroupFile(memory, 'memory.max_usage_in_bytes', 0);
   const cpuacct = dirs.get('cpuacct');
-  if (cpuacct) write(cpuacct, 'cpuacct.usage', 0);
+  if (cpuacct) writeCgroupFile(cpuacct, 'cpuacct.usage', 0);
   const blkio = dirs.get('blkio');
-  if (blkio && fs.existsSync(path.join(blkio, 'blkio.reset_stats'))) write(blkio, 'blkio.reset_stats', 1);
+  if (blkio && fs.existsSync(path.join(blkio, 'blkio.reset_stats'))) writeCgroupFile(blkio, 'blkio.reset_stats', 1);
   const cpu = dirs.get('cpu');
   return {
     oomKills: memory ? (keyedNumbers(readCgroupFile(memory, 'memory.oom_control')).get('oom_kill') ?? 0) : 0,

@@ -1,7 +1,7 @@
 // memory_high on a cgroup v1 memory hierarchy, which has no throttling limit of its own: a run that reaches it is held by the kernel, then let on a step at a time, up to memory_max.
 import fs from 'node:fs';
 import path from 'node:path';
-import { keyedNumbers, numberFile, readCgroupFile } from './cgroup-v1.js';
+import { keyedNumbers, numberFile, readCgroupFile, writeCgroupFile } from './cgroup-v1.js';
 
 /** How often a held run is looked for, and so how long each step holds it (one to two of these). */
 export const HIGH_POLL_MS = 50;
@@ -16,10 +16,6 @@ export interface HighHolds {
   memory_high_held_ms: number;
 }
 
-function write(dir: string, file: string, value: number): void {
-  fs.writeFileSync(path.join(dir, file), String(value), { flag: 'r+' });
-}
-
 /**
  * Sets the memory cgroup `dir`'s ceiling: `memory.limit_in_bytes` and, where swap is accounted,
  * `memory.memsw.limit_in_bytes` with it (memsw may never be below the memory limit, so it rises
@@ -27,9 +23,9 @@ function write(dir: string, file: string, value: number): void {
  */
 export function setCeiling(dir: string, bytes: number): void {
   const memsw = fs.existsSync(path.join(dir, 'memory.memsw.limit_in_bytes'));
-  if (memsw) write(dir, 'memory.memsw.limit_in_bytes', -1);
-  write(dir, 'memory.limit_in_bytes', bytes);
-  if (memsw && bytes !== -1) write(dir, 'memory.memsw.limit_in_bytes', bytes);
+  if (memsw) writeCgroupFile(dir, 'memory.memsw.limit_in_bytes', -1);
+  writeCgroupFile(dir, 'memory.limit_in_bytes', bytes);
+  if (memsw && bytes !== -1) writeCgroupFile(dir, 'memory.memsw.limit_in_bytes', bytes);
 }
 
 /**
@@ -37,7 +33,7 @@ export function setCeiling(dir: string, bytes: number): void {
  * reach it, asleep and killable, until the ceiling rises (1): memory_high's hold.
  */
 export function setHolding(dir: string, holding: boolean): void {
-  write(dir, 'memory.oom_control', holding ? 1 : 0);
+  writeCgroupFile(dir, 'memory.oom_control', holding ? 1 : 0);
 }
 
 /**
