@@ -1,14 +1,32 @@
-// rq-install's fleet options: --fleet NAME --etcd URL[,URL...] --advertise URL [--fleet-host NAME] become config.json's `fleet` block.
+// rq-install's fleet options: --fleet NAME --etcd URL[,URL...] --advertise URL [--fleet-host NAME] and etcd's TLS files and user become config.json's `fleet` block.
+import path from 'node:path';
 import { RqError, shown } from '../errors.js';
 import { type FleetConfig, isFleetName, isHttpUrl } from '../config/fleet-config.js';
 import type { OptionValue } from '../args.js';
 
-export const FLEET_OPTIONS = ['fleet', 'etcd', 'advertise', 'fleet-host'] as const;
+/** The flags of etcd's TLS files and user, and the `fleet` field each writes. */
+const ACCESS_OPTIONS = {
+  'etcd-ca': 'etcd_ca',
+  'etcd-cert': 'etcd_cert',
+  'etcd-key': 'etcd_key',
+  'etcd-user': 'etcd_user',
+  'etcd-password-file': 'etcd_password_file',
+} as const;
+type AccessOption = keyof typeof ACCESS_OPTIONS;
+
+export const FLEET_OPTIONS = ['fleet', 'etcd', 'advertise', 'fleet-host', ...(Object.keys(ACCESS_OPTIONS) as AccessOption[])] as const;
 
 export const FLEET_USAGE = `  --fleet NAME       join the fleet NAME through etcd (docs/fleet.md); needs --etcd and --advertise
   --etcd URLS        etcd's client URLs, comma-separated (http://127.0.0.1:2379; http or https)
   --advertise URL    the base URL other hosts reach this host's web at (http://10.0.0.5:3333/)
-  --fleet-host NAME  this host's name in the fleet (default: the machine's host name)`;
+  --fleet-host NAME  this host's name in the fleet (default: the machine's host name)
+  --etcd-ca PATH     a PEM CA bundle to verify etcd's server certificate with (https only;
+                     default: the system's CAs)
+  --etcd-cert PATH   a PEM client certificate for etcd's --client-cert-auth (https only),
+  --etcd-key PATH      and its private key: both or neither
+  --etcd-user NAME   the etcd user rq signs in as when etcd's auth is enabled,
+  --etcd-password-file PATH  and a file holding its password: both or neither
+                     (paths absolute; the files are read when rq-mgr starts)`;
 
 function usage(message: string): RqError {
   return RqError.of('RQ_ERR_USAGE', message);
@@ -37,5 +55,39 @@ export function fleetOption(opts: Record<string, OptionValue>): FleetConfig | un
   const host = opts['fleet-host'];
   if (host !== undefined && (typeof host !== 'string' || !isFleetName(host)))
     throw usage(`--fleet-host: expected a host name of letters, digits, ".", "_" or "-", received ${given(host)}`);
-  return { name, etcd: urls, advertise, ...(host === undefined ? {} : { host }) };
+  return { name, etcd: urls, advertise, ...(host === undefined ? {} : { host }), ...accessOptions(opts, urls) };
+}
+
+const ACCESS_EXPECTED: Record<AccessOption, string> = {
+  'etcd-ca': "an absolute path of a PEM CA bundle that signed etcd's server certificate",
+  'etcd-cert': 'an absolute path of a PEM client certificate',
+  'etcd-key': "an absolute path of the client certificate's private key (PEM)",
+  'etcd-user': 'an etcd user name',
+  'etcd-password-file': "an absolute path of a file holding the etcd user's password",
+};
+
+/** Flags that go together: a certificate without its key, a user without a password, is no credential. */
+const ACCESS_PAIRS: [AccessOption, AccessOption][] = [
+  ['etcd-cert', 'etcd-key'],
+  ['etcd-key', 'etcd-cert'],
+  ['etcd-user', 'etcd-password-file'],
+  ['etcd-password-file', 'etcd-user'],
+];
+
+/** The TLS and user fields of the block, as config/fleet-config.ts takes them; refusals name the flag. */
+function accessOptions(opts: Record<string, OptionValue>, urls: string[]): Partial<FleetConfig> {
+  const out: Partial<Record<(typeof ACCESS_OPTIONS)[AccessOption], string>> = {};
+  for (const [flag, field] of Object.entries(ACCESS_OPTIONS) as [AccessOption, (typeof ACCESS_OPTIONS)[AccessOption]][]) {
+    const v = opts[flag];
+    if (v === undefined) continue;
+    const ok = typeof v === 'string' && v !== '' && (flag === 'etcd-user' || path.isAbsolute(v));
+    if (!ok) throw usage(`--${flag}: expected ${ACCESS_EXPECTED[flag]}, received ${given(v)}`);
+    out[field] = v;
+  }
+  for (const [flag, other] of ACCESS_PAIRS)
+    if (opts[flag] !== undefined && opts[other] === undefined) throw usage(`--${other}: expected ${ACCESS_EXPECTED[other]} beside --${flag}, received nothing`);
+  const plain = urls.find((u) => u.startsWith('http:'));
+  const tls = (['etcd-ca', 'etcd-cert', 'etcd-key'] as const).find((f) => opts[f] !== undefined);
+  if (plain !== undefined && tls !== undefined) throw usage(`--${tls}: only with https:// etcd URLs (--etcd has ${shown(plain)})`);
+  return out;
 }

@@ -21,7 +21,9 @@ and the cleaner timer
 
 Usage: rq-install [--root DIR] [--env NAME] [--host HOST] [--port PORT] [--addr ADDR]
                   [--tmpdir DIR] [--allow-new-queue [--script-dir DIR]...] [--force]
-                  [--fleet NAME --etcd URL[,URL...] --advertise URL [--fleet-host NAME]]
+                  [--fleet NAME --etcd URL[,URL...] --advertise URL [--fleet-host NAME]
+                   [--etcd-ca PATH] [--etcd-cert PATH --etcd-key PATH]
+                   [--etcd-user NAME --etcd-password-file PATH]]
 
 Options:
   --root DIR         where to install (default: $RQ_ROOT, else the directory rq is installed in)

@@ -2,6 +2,7 @@
 import type { Etcd3, IKeyValue, Lease, Watcher } from 'etcd3';
 import { RqError } from '../errors.js';
 import { backoffDelay } from '../backoff.js';
+import type { EtcdCredentials } from '../config/fleet-credentials.js';
 
 /** One key as read back: its value and the revisions a transaction compares. */
 export interface KeyValue {
@@ -50,6 +51,8 @@ export interface EtcdOptions {
    * again) before etcd is reported unreachable: a member of a cluster that fails is not etcd failing.
    */
   failoverMs?: number;
+  /** TLS (a CA, a client certificate) and an etcd user, as config.json's fleet block names them (fleet-credentials.ts). */
+  credentials?: EtcdCredentials;
 }
 
 const CALL_TIMEOUT_MS = 3000;
@@ -60,9 +63,25 @@ const FAILOVER_MS = 5000;
 const text = (b: Buffer | string): string => (typeof b === 'string' ? b : b.toString('utf8'));
 const keyValue = (kv: IKeyValue): KeyValue => ({ key: text(kv.key), value: text(kv.value), modRevision: String(kv.mod_revision), lease: String(kv.lease) });
 
-/** etcd's failure as a catalogue error naming the endpoints. */
-export function unreachable(endpoints: readonly string[], err: unknown): RqError {
-  return RqError.of('RQ_ERR_ETCD_UNREACHABLE', endpoints.join(','), (err as Error)?.message ?? String(err)).causedBy(err);
+/** etcd's failure as a catalogue error naming the endpoints; `why` is its reason as said (Reasons.why). */
+export function unreachable(endpoints: readonly string[], err: unknown, why: string = (err as Error)?.message ?? String(err)): RqError {
+  return RqError.of('RQ_ERR_ETCD_UNREACHABLE', endpoints.join(','), why).causedBy(err);
+}
+
+/**
+ * Failures as said to a person. After three failures in a row etcd3 stops trying a member for a while
+ * (its circuit breaker) and says only that: the failure before is the reason (a refused certificate,
+ * a wrong password), kept. grpc's empty resolution note is dropped.
+ */
+class Reasons {
+  private last = '';
+
+  why(err: unknown): string {
+    const e = err as { message?: unknown; isBrokenCircuitError?: unknown } | null;
+    const text = (typeof e?.message === 'string' ? e.message : String(err)).replace(/\.?\s*Resolution note:\s*$/, '').trim();
+    if (e?.isBrokenCircuitError !== true) return (this.last = text);
+    return this.last === '' ? text : `${this.last} (etcd3 waits before it tries again)`;
+  }
 }
 
 /** etcd3's watch back-off interface, on rq's one backoff: doubles from 100 ms to the cap, so a watch resumes soon after etcd is back. */
@@ -118,12 +137,20 @@ export class EtcdStore {
     private readonly failoverMs: number,
   ) {}
 
+  private readonly reasons = new Reasons();
+
   /** Makes the client; nothing is sent until the first call, so an etcd that is down is found by the caller's first call. */
   static async open(opts: EtcdOptions): Promise<EtcdStore> {
     const { Etcd3 } = await import('etcd3');
     const timeout = opts.callTimeoutMs ?? CALL_TIMEOUT_MS;
+    const { tls, auth } = opts.credentials ?? {};
     const client = new Etcd3({
       hosts: opts.endpoints,
+      // Without a CA, grpc-js verifies etcd against the system's CAs (its null; etcd3's type asks for a Buffer). Without `credentials`, an https
+      // endpoint is verified that way too, with no client certificate.
+      ...(tls && { credentials: { rootCertificate: tls.ca ?? (null as unknown as Buffer), privateKey: tls.key, certChain: tls.cert } }),
+      // etcd3 exchanges the password for a token at the first call (under the deadline below), and again when etcd says it expired.
+      ...(auth && { auth: { username: auth.user, password: auth.password } }),
       // Streams (keep-alives, watches) live on; a unary call has a deadline, or a lost etcd would hold it forever.
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
       faultHandling: { watchBackoff: watchBackoff(opts.watchRetryMaxMs ?? WATCH_RETRY.maxMs) },
@@ -135,7 +162,7 @@ export class EtcdStore {
     try {
       return await p;
     } catch (err) {
-      throw unreachable(this.endpoints, err);
+      throw unreachable(this.endpoints, err, this.reasons.why(err));
     }
   }
 
@@ -148,8 +175,8 @@ export class EtcdStore {
     const lease: Lease = this.client.lease(ttlS);
     const failover = new Failover(this.failoverMs, events.failing);
     let answeredAt = Date.now();
-    lease.on('lost', (err) => (failover.close(), events.lost(err.message)));
-    lease.on('keepaliveFailed', (err) => failover.failing((err as unknown as Error).message, answeredAt + (ttlS * 1000) / 3));
+    lease.on('lost', (err) => (failover.close(), events.lost(this.reasons.why(err))));
+    lease.on('keepaliveFailed', (err) => failover.failing(this.reasons.why(err), answeredAt + (ttlS * 1000) / 3));
     lease.on('keepaliveSucceeded', () => {
       answeredAt = Date.now();
       failover.answered();
@@ -206,7 +233,7 @@ export class EtcdStore {
     const watcher: Watcher = await this.call(this.client.watch().prefix(prefix).create());
     const failover = new Failover(this.failoverMs, events.disconnected);
     let since: number | null = null;
-    const down = (err: Error) => failover.failing(err.message, (since ??= Date.now()));
+    const down = (err: Error) => failover.failing(this.reasons.why(err), (since ??= Date.now()));
     watcher.on('put', (kv) => events.put(keyValue(kv)));
     watcher.on('delete', (kv) => events.delete(text(kv.key)));
     watcher.on('connected', () => {

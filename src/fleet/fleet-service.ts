@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { FleetSettings } from '../config/fleet-config.js';
+import type { EtcdCredentials } from '../config/fleet-credentials.js';
 import { createHash } from '../lazy-builtins.js';
 import type { FleetView as FleetViewReply, HostRecord, MemberState } from '../ipc/fleet-reply.js';
 import { RQ_VERSION } from '../version.js';
@@ -18,6 +19,8 @@ import { FleetSecret } from './fleet-secret.js';
 export interface FleetServiceDeps {
   root: string;
   settings: FleetSettings;
+  /** The TLS files' and password's contents, read at rq-mgr's start. */
+  credentials?: EtcdCredentials;
   log: Logger;
   /** When this rq-mgr started (epoch ms). */
   startedAt: number;
@@ -59,7 +62,7 @@ export class FleetService {
     const s = d.settings;
     // A failed member's streams have half a TTL to come back on another member: a keep-alive due a third of a TTL after the last
     // renewal is said failing five sixths of a TTL after it, while the lease still holds; a failover takes an election timeout or two.
-    const store = await EtcdStore.open({ endpoints: s.etcd, failoverMs: (s.leaseTtlS * 1000) / 2 });
+    const store = await EtcdStore.open({ endpoints: s.etcd, failoverMs: (s.leaseTtlS * 1000) / 2, credentials: d.credentials });
     const keys = fleetKeys(s.name);
     const instance = instanceOf(d.root);
     const startedAt = new Date(d.startedAt).toISOString();

@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import { fleetSettings } from '../config/fleet-config.js';
 import type { GlobalConfig } from '../config/global-config.js';
+import type { EtcdCredentials } from '../config/fleet-credentials.js';
 import { RqError } from '../errors.js';
 import { FLEET_PEER_USER, type FleetView, type PeerCredential } from '../ipc/fleet-reply.js';
 import type { FleetService } from '../fleet/fleet-service.js';
@@ -19,13 +20,13 @@ export class FleetMember {
     private readonly log: Logger,
   ) {}
 
-  static async start(config: GlobalConfig, root: string, log: Logger, startedAt: number): Promise<FleetMember> {
+  static async start(config: GlobalConfig, root: string, log: Logger, startedAt: number, credentials?: EtcdCredentials): Promise<FleetMember> {
     if (!config.fleet) return new FleetMember(null, root, log);
     const { FleetService } = await import('../fleet/fleet-service.js');
     // Set once the member exists: the view's first read may come before.
     let member: FleetMember | null = null;
     const poolOpened = (queue: string) => void member?.wakePool(queue);
-    member = new FleetMember(await FleetService.start({ root, settings: fleetSettings(config.fleet), log, startedAt, poolOpened }), root, log);
+    member = new FleetMember(await FleetService.start({ root, settings: fleetSettings(config.fleet), credentials, log, startedAt, poolOpened }), root, log);
     return member;
   }
 

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { rootPaths } from '../config/paths.js';
 import { type GlobalConfig, loadGlobalConfig } from '../config/global-config.js';
 import { webLimits } from '../config/web-limits.js';
+import { type EtcdCredentials, readEtcdCredentials } from '../config/fleet-credentials.js';
 import { exposureWarnings } from '../config/exposure.js';
 import { queueNameRoom, rootSocketProblem } from '../config/socket-paths.js';
 import { type SocketServer, listenSocket } from '../ipc/socket-server.js';
@@ -56,6 +57,15 @@ export async function runMgr(opts: RunOptions): Promise<number> {
       return 1;
     }
   }
+  // The fleet's TLS files and password are read now: one that cannot be read, or is no certificate or key, is said before anything starts.
+  let credentials: EtcdCredentials | undefined;
+  try {
+    credentials = config.fleet ? await readEtcdCredentials(config.fleet, paths.configFile) : undefined;
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 'fleet: bad etcd credentials in config json; this host does not join its fleet. Exiting');
+    process.stderr.write(`rq-mgr: ${(err as Error).message}\n`);
+    return 1;
+  }
   const { mode } = await fs.stat(paths.configFile);
   for (const warning of exposureWarnings(config, mode)) log.warn(warning);
   const claim = await claimPidFile(paths.mgrPid);
@@ -68,7 +78,7 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   if (config.env) env.RQ_ENV = String(config.env);
   if (config.tmpdir) env.TMPDIR = String(config.tmpdir);
 
-  const fleet = await FleetMember.start(config, opts.root, log, Date.now());
+  const fleet = await FleetMember.start(config, opts.root, log, Date.now(), credentials);
   const limits = new LimitsService({ root: opts.root, log: log.child({ component: 'limits' }), fleet: fleet.slots() ?? undefined });
   const sup = new Supervisor({
     root: opts.root,

@@ -1,4 +1,5 @@
-// rq-install --fleet --etcd --advertise [--fleet-host]: config.json's `fleet` block, and each flag's refusal naming it, what it expects and what it got.
+// rq-install --fleet --etcd --advertise [--fleet-host] [--etcd-ca --etcd-cert --etcd-key --etcd-user --etcd-password-file]: config.json's `fleet` block,
+// and each flag's refusal naming it, what it expects and what it got.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +18,8 @@ async function install(...argv: string[]): Promise<{ code: number; err: string[]
   const code = await main(['--root', tmp, ...argv], { stdout: () => undefined, stderr: (l) => err.push(l), env: {} });
   return { code, err };
 }
+
+const HTTPS = ['--fleet', 'p', '--etcd', 'https://a:2379', '--advertise', 'http://h/'];
 
 describe('rq-install fleet flags', () => {
   it('writes the fleet block, etcd URLs split on commas, which rq-mgr loads as it is', async () => {
@@ -40,6 +43,23 @@ describe('rq-install fleet flags', () => {
     });
     // Full ids (`host` and port) name the host by its advertised name, as other hosts reach it.
     expect(JSON.parse(text).host).toBe('10.0.0.5');
+  });
+
+  it("writes etcd's TLS files and user as paths, which rq-mgr loads as they are", async () => {
+    const tls = ['--etcd-ca', '/etc/rq/ca.pem', '--etcd-cert', '/etc/rq/client.pem', '--etcd-key', '/etc/rq/client-key.pem'];
+    const user = ['--etcd-user', 'rq', '--etcd-password-file', '/etc/rq/etcd-password'];
+    const r = await install('--fleet', 'prod', '--etcd', 'https://10.0.0.1:2379', '--advertise', 'http://10.0.0.5:3333/', ...tls, ...user);
+    expect(r).toEqual({ code: 0, err: [] });
+    expect(parseGlobalConfig(await fs.readFile(path.join(tmp, 'config', 'config.json'), 'utf8'), 'config.json').fleet).toEqual({
+      name: 'prod',
+      etcd: ['https://10.0.0.1:2379'],
+      advertise: 'http://10.0.0.5:3333/',
+      etcd_ca: '/etc/rq/ca.pem',
+      etcd_cert: '/etc/rq/client.pem',
+      etcd_key: '/etc/rq/client-key.pem',
+      etcd_user: 'rq',
+      etcd_password_file: '/etc/rq/etcd-password',
+    });
   });
 
   it('keeps a --host given beside --advertise', async () => {
@@ -70,6 +90,37 @@ describe('rq-install fleet flags', () => {
     ],
     [['--fleet', 'p', '--etcd', 'http://a:2379', '--advertise', 'ftp://h/'], 'received "ftp://h/"'],
     [['--fleet', 'p', '--etcd', 'http://a:2379', '--advertise', 'http://h/', '--fleet-host', 'a/b'], '--fleet-host: expected a host name'],
+    [['--etcd-ca', '/ca.pem'], '--etcd-ca: only with --fleet NAME'],
+    [['--etcd-user', 'rq', '--etcd-password-file', '/pw'], '--etcd-user: only with --fleet NAME'],
+    [[...HTTPS, '--etcd-ca', 'ca.pem'], '--etcd-ca: expected an absolute path of a PEM CA bundle that signed etcd\'s server certificate, received "ca.pem"'],
+    [[...HTTPS, '--etcd-ca'], "--etcd-ca: expected an absolute path of a PEM CA bundle that signed etcd's server certificate, received no value"],
+    [
+      [...HTTPS, '--etcd-cert', '/c.pem'],
+      "--etcd-key: expected an absolute path of the client certificate's private key (PEM) beside --etcd-cert, received nothing",
+    ],
+    [[...HTTPS, '--etcd-key', '/k.pem'], '--etcd-cert: expected an absolute path of a PEM client certificate beside --etcd-key, received nothing'],
+    [
+      [...HTTPS, '--etcd-cert', '/c.pem', '--etcd-key', 'k.pem'],
+      '--etcd-key: expected an absolute path of the client certificate\'s private key (PEM), received "k.pem"',
+    ],
+    [
+      [...HTTPS, '--etcd-user', 'rq'],
+      "--etcd-password-file: expected an absolute path of a file holding the etcd user's password beside --etcd-user, received nothing",
+    ],
+    [[...HTTPS, '--etcd-password-file', '/pw'], '--etcd-user: expected an etcd user name beside --etcd-password-file, received nothing'],
+    [[...HTTPS, '--etcd-user', '', '--etcd-password-file', '/pw'], '--etcd-user: expected an etcd user name, received ""'],
+    [
+      [...HTTPS, '--etcd-user', 'rq', '--etcd-password-file', 'pw'],
+      '--etcd-password-file: expected an absolute path of a file holding the etcd user\'s password, received "pw"',
+    ],
+    [
+      ['--fleet', 'p', '--etcd', 'https://a:2379,http://b:2379', '--advertise', 'http://h/', '--etcd-ca', '/ca.pem'],
+      '--etcd-ca: only with https:// etcd URLs (--etcd has "http://b:2379")',
+    ],
+    [
+      ['--fleet', 'p', '--etcd', 'http://a:2379', '--advertise', 'http://h/', '--etcd-cert', '/c.pem', '--etcd-key', '/k.pem'],
+      '--etcd-cert: only with https:// etcd URLs (--etcd has "http://a:2379")',
+    ],
   ])('refuses %j with exit 2', async (argv, text) => {
     const r = await install(...argv);
     expect(r.code).toBe(2);

@@ -40,6 +40,52 @@ describe('fleet config', () => {
     expect(() => parse(fleet)).toThrow(text);
   });
 
+  const tls = { ...good, etcd: ['https://10.0.0.1:2379', 'https://10.0.0.2:2379'] };
+  it('takes TLS files and an etcd user beside https endpoints, as paths', () => {
+    const full = {
+      ...tls,
+      etcd_ca: '/etc/rq/etcd-ca.pem',
+      etcd_cert: '/etc/rq/etcd-client.pem',
+      etcd_key: '/etc/rq/etcd-client-key.pem',
+      etcd_user: 'rq',
+      etcd_password_file: '/etc/rq/etcd-password',
+    };
+    expect(parse(full).fleet).toEqual(full);
+    // A user needs no TLS (etcd takes a password over plain http), and a CA alone verifies etcd without a client certificate.
+    expect(parse({ ...good, etcd_user: 'rq', etcd_password_file: '/p' }).fleet?.etcd_user).toBe('rq');
+    expect(parse({ ...tls, etcd_ca: '/ca.pem' }).fleet?.etcd_ca).toBe('/ca.pem');
+  });
+
+  it.each([
+    [{ ...tls, etcd_ca: 'ca.pem' }, 'fleet.etcd_ca: expected an absolute path of a PEM CA bundle that signed etcd\'s server certificate, received "ca.pem"'],
+    [{ ...tls, etcd_ca: 7 }, "fleet.etcd_ca: expected an absolute path of a PEM CA bundle that signed etcd's server certificate, received 7"],
+    [{ ...tls, etcd_cert: './c.pem', etcd_key: '/k.pem' }, 'fleet.etcd_cert: expected an absolute path of a PEM client certificate, received "./c.pem"'],
+    [
+      { ...tls, etcd_cert: '/c.pem', etcd_key: 'k.pem' },
+      'fleet.etcd_key: expected an absolute path of the PEM client certificate\'s private key, received "k.pem"',
+    ],
+    [{ ...tls, etcd_cert: '/c.pem' }, 'fleet.etcd_key: expected the path of the client certificate\'s private key (PEM) beside "etcd_cert", received nothing'],
+    [{ ...tls, etcd_key: '/k.pem' }, 'fleet.etcd_cert: expected the path of the client certificate (PEM) beside "etcd_key", received nothing'],
+    [{ ...good, etcd_user: 'rq' }, 'fleet.etcd_password_file: expected the path of a file holding the password of "etcd_user", received nothing'],
+    [{ ...good, etcd_password_file: '/p' }, 'fleet.etcd_user: expected the etcd user name whose password "etcd_password_file" holds, received nothing'],
+    [{ ...good, etcd_user: '', etcd_password_file: '/p' }, 'fleet.etcd_user: expected an etcd user name (non-empty string), received ""'],
+    [
+      { ...good, etcd_user: 'rq', etcd_password_file: 'pw' },
+      'fleet.etcd_password_file: expected an absolute path of a file holding the etcd user\'s password, received "pw"',
+    ],
+    [
+      { ...good, etcd_user: 'rq', etcd_password: 'pw' },
+      'fleet.etcd_password: expected no password in config.json: the path of a file holding it, as "etcd_password_file", received "pw"',
+    ],
+    [{ ...good, etcd_ca: '/ca.pem' }, 'fleet.etcd_ca: expected only with https:// etcd URLs ("fleet.etcd" has "http://127.0.0.1:2379"), received "/ca.pem"'],
+    [
+      { ...good, etcd: ['https://a:2379', 'http://b:2379'], etcd_cert: '/c.pem', etcd_key: '/k.pem' },
+      'fleet.etcd_cert: expected only with https:// etcd URLs ("fleet.etcd" has "http://b:2379"), received "/c.pem"; fleet.etcd_key: expected only with https://',
+    ],
+  ])('refuses TLS and user fields %j', (fleet, text) => {
+    expect(() => parse(fleet)).toThrow(text);
+  });
+
   it('takes http and https URLs only, without credentials, query or fragment', () => {
     expect(['http://a:1', 'https://a', 'http://[::1]:2379'].every(isHttpUrl)).toBe(true);
     expect(['ftp://a', 'http://u:p@a', 'http://a/?x', 'http://a/#f', 'a:2379', ''].some(isHttpUrl)).toBe(false);

@@ -18,19 +18,28 @@ export interface Host {
   mgr: MgrProc;
 }
 
-/** What a host's `fleet` names beside its name: etcd's client URLs (one, or a cluster's), and its lease TTL (default TTL_S). */
-export type HostEtcd = string | string[] | { urls: string[]; leaseTtlS?: number };
+/**
+ * What a host's `fleet` names beside its name: etcd's client URLs (one, or a cluster's), its lease TTL
+ * (default TTL_S), and more fields of the block (`etcd_ca`, `etcd_user`, ...).
+ */
+export type HostEtcd = string | string[] | { urls: string[]; leaseTtlS?: number; fields?: Record<string, unknown> };
 
-/** A root whose config.json joins the fleet as `name`, with queue q1 (2 workers) and what `setup` adds, and its rq-mgr started. */
-export async function startHost(name: string, etcd: HostEtcd, setup?: (root: string) => Promise<void>): Promise<Host> {
-  const { urls, leaseTtlS = TTL_S } = typeof etcd === 'string' ? { urls: [etcd] } : Array.isArray(etcd) ? { urls: etcd } : etcd;
+/** A root whose config.json joins the fleet as `name`, with queue q1 (2 workers) and what `setup` adds; no rq-mgr started. */
+export async function fleetRoot(name: string, etcd: HostEtcd, setup?: (root: string) => Promise<void>): Promise<TestRoot> {
+  const { urls, leaseTtlS = TTL_S, fields = {} } = typeof etcd === 'string' ? { urls: [etcd] } : Array.isArray(etcd) ? { urls: etcd } : etcd;
   const root = await makeRoot();
   const file = path.join(root.root, 'config', 'config.json');
   const config = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-  config.fleet = { name: FLEET, etcd: urls, host: name, advertise: `http://127.0.0.1:${root.port}/`, lease_ttl_s: leaseTtlS };
+  config.fleet = { name: FLEET, etcd: urls, host: name, advertise: `http://127.0.0.1:${root.port}/`, lease_ttl_s: leaseTtlS, ...fields };
   fs.writeFileSync(file, JSON.stringify(config));
   await addQueue(root.root, 'q1', { num_workers: 2 });
   await setup?.(root.root);
+  return root;
+}
+
+/** fleetRoot's root with its rq-mgr started. */
+export async function startHost(name: string, etcd: HostEtcd, setup?: (root: string) => Promise<void>): Promise<Host> {
+  const root = await fleetRoot(name, etcd, setup);
   const mgr = await MgrProc.start(root.root);
   return { name, root, mgr };
 }

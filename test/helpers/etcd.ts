@@ -1,4 +1,4 @@
-// Test harness: real etcd (Debian's etcd-server) on free loopback ports with temporary data dirs, stopped by pid: one member, restartable on the same ports and data, or a cluster of three.
+// Test harness: real etcd (Debian's etcd-server) on free loopback ports with temporary data dirs, stopped by pid: one member (over TLS if asked), restartable on the same ports and data, or a cluster of three.
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -6,6 +6,17 @@ import path from 'node:path';
 import { freePort, waitFor } from './rq-root.js';
 
 export const ETCD_BIN = '/usr/bin/etcd';
+
+/**
+ * A member serving its clients over TLS: its certificate and key, and with `clientCa` a client
+ * certificate signed by that CA required of every client (--client-cert-auth; etcd asks a client for
+ * a certificate whenever it is given a --trusted-ca-file).
+ */
+export interface EtcdTls {
+  cert: string;
+  key: string;
+  clientCa?: string;
+}
 
 /** How a member finds its cluster: every member's name and peer URL, and the token that tells this cluster from another. */
 interface ClusterSpec {
@@ -32,12 +43,15 @@ export class EtcdProc {
     readonly name: string,
     readonly clientPort: number,
     readonly peerPort: number,
+    readonly tls: EtcdTls | null = null,
+    /** Over TLS, where /health is served in plain http (etcd's --listen-metrics-urls), for the harness's own check. */
+    private readonly metricsPort = 0,
   ) {
     this.cluster = { initialCluster: `${name}=${this.peerUrl}`, token: 'etcd-cluster' };
   }
 
   get url(): string {
-    return `http://127.0.0.1:${this.clientPort}`;
+    return `${this.tls ? 'https' : 'http'}://127.0.0.1:${this.clientPort}`;
   }
 
   get peerUrl(): string {
@@ -45,15 +59,23 @@ export class EtcdProc {
   }
 
   /** One member, its own cluster; see dataBase for where its data is. */
-  static async start(opts: { onDisk?: boolean } = {}): Promise<EtcdProc> {
-    const e = await EtcdProc.make(dataBase(opts.onDisk), 'rq-test');
+  static async start(opts: { onDisk?: boolean; tls?: EtcdTls } = {}): Promise<EtcdProc> {
+    const e = await EtcdProc.make(dataBase(opts.onDisk), 'rq-test', opts.tls);
     await e.run();
     return e;
   }
 
   /** A member named `name` in `dir` on two free ports, not started. */
-  static async make(dir: string, name: string): Promise<EtcdProc> {
-    return new EtcdProc(dir, name, await freePort(), await freePort());
+  static async make(dir: string, name: string, tls?: EtcdTls): Promise<EtcdProc> {
+    return new EtcdProc(dir, name, await freePort(), await freePort(), tls ?? null, tls ? await freePort() : 0);
+  }
+
+  /** etcd's flags for TLS to its clients (its peers talk plain http on loopback). */
+  private tlsFlags(): string[] {
+    const t = this.tls;
+    if (!t) return [];
+    const flags = [`--cert-file=${t.cert}`, `--key-file=${t.key}`, `--listen-metrics-urls=http://127.0.0.1:${this.metricsPort}`];
+    return t.clientCa ? [...flags, `--trusted-ca-file=${t.clientCa}`, '--client-cert-auth'] : flags;
   }
 
   /** Makes this member one of a cluster (before its first run). */
@@ -87,6 +109,7 @@ export class EtcdProc {
         '--election-timeout=500',
         '--logger=zap',
         '--log-outputs=stderr',
+        ...this.tlsFlags(),
       ],
       { stdio: ['ignore', log, log] },
     );
@@ -95,7 +118,7 @@ export class EtcdProc {
     await waitFor(
       async () => {
         if (child.exitCode !== null) throw new Error(`etcd ${this.name} exited ${child.exitCode}: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`);
-        const r = await fetch(`${this.url}/health`);
+        const r = await fetch(`${this.tls ? `http://127.0.0.1:${this.metricsPort}` : this.url}/health`);
         return r.ok && ((await r.json()) as { health?: string }).health === 'true';
       },
       `etcd ${this.name} to report healthy`,

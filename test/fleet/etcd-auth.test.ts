@@ -1,0 +1,89 @@
+// A fleet on an etcd with auth enabled (over TLS, server certificate only): a host with the user docs/fleet.md sets up (readwrite on
+// /rq/fleet/ only) and its password file joins; one with a wrong password does not, and says why in its log and its fleet status.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EtcdProc } from '../helpers/etcd.js';
+import { enableEtcdAuth } from '../helpers/etcd-auth.js';
+import { makeTestCerts, type TestCerts } from '../helpers/tls-certs.js';
+import { waitFor } from '../helpers/rq-root.js';
+import { BIN, run } from '../helpers/mgr-proc.js';
+import { EtcdStore } from '../../src/fleet/etcd-client.js';
+import type { FleetView } from '../../src/ipc/fleet-reply.js';
+import { type Host, KEYS, hostRecords, logLines, recordWhere, startHost, stopHost } from './fleet-harness.js';
+
+let certs: TestCerts;
+let etcd: EtcdProc;
+let store: EtcdStore;
+const hosts: Host[] = [];
+
+/** A host whose fleet names the user `rq` and a password file holding `password` (with the line end `echo` leaves). */
+async function hostWithPassword(name: string, password: string): Promise<Host> {
+  const file = path.join(certs.dir, `${name}-password`);
+  fs.writeFileSync(file, `${password}\n`, { mode: 0o600 });
+  const h = await startHost(name, { urls: [etcd.url], fields: { etcd_ca: certs.ca, etcd_user: 'rq', etcd_password_file: file } });
+  hosts.push(h);
+  return h;
+}
+
+async function memberOf(h: Host): Promise<FleetView['member']> {
+  const r = await h.mgr.cmd('fleet');
+  expect(r[0]).toBe('ok');
+  return (r[1] as FleetView).member;
+}
+
+describe('a fleet on an etcd with users', { timeout: 60_000 }, () => {
+  beforeAll(async () => {
+    certs = makeTestCerts();
+    etcd = await EtcdProc.start({ tls: { cert: certs.serverCert, key: certs.serverKey } });
+    await enableEtcdAuth(etcd.url, certs.ca, 'rq', 'rq-secret', 'root-secret');
+    store = await EtcdStore.open({
+      endpoints: [etcd.url],
+      credentials: { tls: { ca: fs.readFileSync(certs.ca) }, auth: { user: 'root', password: 'root-secret' } },
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const h of hosts) await stopHost(h);
+    store?.close();
+    await etcd?.cleanup();
+    certs?.cleanup();
+  }, 60_000);
+
+  it('a host with the rq user and its password file joins, and reads the fleet back', async () => {
+    const a = await hostWithPassword('a', 'rq-secret');
+    await recordWhere(store, 'a', (r) => r.queues.q1?.status === 'UP', 'q1 UP');
+    const v = await waitFor(async () => {
+      const r = await a.mgr.cmd('fleet');
+      const view = r[1] as FleetView;
+      return view.hosts.some((h) => h.host === 'a' && h.state === 'up') ? view : null;
+    }, "a's own view to list it");
+    expect(v.member.state).toBe('member');
+    expect(logLines(a, 'rq-secret')).toEqual([]);
+  });
+
+  it('a host with a wrong password does not join, and says why at warn', async () => {
+    const b = await hostWithPassword('b', 'not-the-password');
+    const refused = /authentication failed, invalid user ID or password/;
+    const m = await waitFor(async () => {
+      const x = await memberOf(b);
+      return x.state === 'unreachable' ? x : null;
+    }, 'b to fail to join');
+    expect(m.reason).toMatch(refused);
+    const line = await waitFor(() => logLines(b, 'fleet: etcd does not answer')[0], 'b to say why at warn');
+    expect(JSON.parse(line)).toMatchObject({ level: 40, err: expect.stringMatching(refused) });
+    const status = await run(BIN('rq-mgr'), ['status', '--root', b.root.root]);
+    expect(status.stdout).toMatch(/fleet test as b: unreachable since \S+ \(etcd did not answer .*authentication failed/);
+    expect(Object.keys(await hostRecords(store))).toEqual(['a']);
+    expect((await store.getPrefix(KEYS.seen)).map((kv) => kv.key)).toEqual([KEYS.seenHost('a')]);
+    expect(logLines(b, 'not-the-password')).toEqual([]);
+  });
+
+  it('a clean stop revokes the lease as the rq user may: the key goes at once, and left_at is written', async () => {
+    const a = hosts[0];
+    await a.mgr.stop();
+    expect(Object.keys(await hostRecords(store))).toEqual([]);
+    const seen = (await store.getPrefix(KEYS.seenHost('a')))[0];
+    expect(JSON.parse(seen.value)).toHaveProperty('left_at');
+  });
+});
