@@ -34,7 +34,7 @@ export interface LeaseEvents {
 export interface WatchEvents {
   put: (kv: KeyValue) => void;
   delete: (key: string) => void;
-  /** The watch is (again) connected: events in between were resumed from its last revision. */
+  /** The watch is (again) connected: events in between were resumed from its last revision, or (a new watch) are to be read afresh. */
   connected: () => void;
   /** The watch has not connected again for the failover time. */
   disconnected: (why: string) => void;
@@ -228,23 +228,66 @@ export class EtcdStore {
    * Watches every key under `prefix`; the watch reconnects by itself (with a back-off to 2 s, on
    * whichever member answers) until cancelled, resuming from its last revision. A disconnection is
    * said once the watch has not connected again for the failover time.
+   *
+   * A watch etcd cancels is dropped by etcd3 for good (its only `error`): an invalid auth token, as
+   * when etcd restarted and forgot the one etcd3 still holds, which etcd3 exchanges again only when a
+   * unary call is refused with it. So a unary call first, then a new watch (whose `connected` has the
+   * caller read afresh), again with the back-off until one holds.
    */
   async watchPrefix(prefix: string, events: WatchEvents): Promise<{ cancel: () => Promise<void> }> {
-    const watcher: Watcher = await this.call(this.client.watch().prefix(prefix).create());
     const failover = new Failover(this.failoverMs, events.disconnected);
     let since: number | null = null;
     const down = (err: Error) => failover.failing(this.reasons.why(err), (since ??= Date.now()));
-    watcher.on('put', (kv) => events.put(keyValue(kv)));
-    watcher.on('delete', (kv) => events.delete(text(kv.key)));
-    watcher.on('connected', () => {
+    let live: Watcher | null = null;
+    let closed = false;
+    let retry: NodeJS.Timeout | null = null;
+    let attempt = 0;
+    const connected = () => {
       since = null;
+      attempt = 0;
       failover.answered();
       events.connected();
-    });
-    watcher.on('disconnected', down);
-    // A watch error is followed by its reconnection; it is reported as a disconnection.
-    watcher.on('error', down);
-    return { cancel: () => (failover.close(), watcher.cancel()) };
+    };
+    // Each watch on a stream of its own (a namespace of no prefix: etcd3 has one watch stream per namespace): etcd3 leaves a cancelled
+    // watch at the head of its stream's queue of watches to create, and no other watch on that stream would be created again.
+    const open = async (): Promise<Watcher> => {
+      const watcher: Watcher = await this.call(this.client.namespace('').watch().prefix(prefix).create());
+      live = watcher;
+      watcher.on('put', (kv) => events.put(keyValue(kv)));
+      watcher.on('delete', (kv) => events.delete(text(kv.key)));
+      watcher.on('connected', connected);
+      watcher.on('disconnected', down);
+      watcher.on('error', (err) => {
+        if (live !== watcher) return;
+        live = null;
+        down(err);
+        again();
+      });
+      return watcher;
+    };
+    // The new watch's first `connected` came before its listeners: said here.
+    const reopen = () =>
+      this.call(this.client.get(prefix).exec())
+        .then(open)
+        .then((w) => (closed ? void w.cancel() : connected()));
+    const again = (): void => {
+      const wait = backoffDelay(attempt++, WATCH_RETRY);
+      retry = setTimeout(() => {
+        retry = null;
+        if (!closed) reopen().catch((err: Error) => (down(err), again()));
+      }, wait);
+    };
+    await open();
+    return {
+      cancel: async () => {
+        closed = true;
+        failover.close();
+        if (retry) clearTimeout(retry);
+        const w = live;
+        live = null;
+        await w?.cancel();
+      },
+    };
   }
 
   close(): void {

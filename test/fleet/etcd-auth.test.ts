@@ -1,5 +1,6 @@
 // A fleet on an etcd with auth enabled (over TLS, server certificate only): a host with the user docs/fleet.md sets up (readwrite on
-// /rq/fleet/ only) and its password file joins; one with a wrong password does not, and says why in its log and its fleet status.
+// /rq/fleet/ only) and its password file joins; one with a wrong password does not, and says why in its log and its fleet status;
+// an etcd restart (its auth tokens forgotten) is got over without restarting rq.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -77,6 +78,28 @@ describe('a fleet on an etcd with users', { timeout: 60_000 }, () => {
     expect(Object.keys(await hostRecords(store))).toEqual(['a']);
     expect((await store.getPrefix(KEYS.seen)).map((kv) => kv.key)).toEqual([KEYS.seenHost('a')]);
     expect(logLines(b, 'not-the-password')).toEqual([]);
+  });
+
+  it('etcd restarted forgets its auth tokens: the host signs in again, is a member and sees the fleet, without a restart', async () => {
+    const a = hosts[0];
+    await etcd.stop();
+    await etcd.run();
+    const v = await waitFor(
+      async () => {
+        const view = (await a.mgr.cmd('fleet'))[1] as FleetView;
+        return view.member.state === 'member' && view.etcd.reachable && view.hosts.some((h) => h.host === 'a' && h.state === 'up') ? view : null;
+      },
+      'a to be a member that sees the fleet again',
+      20_000,
+    );
+    expect(v.hosts.map((h) => h.host)).toContain('a');
+    // Its view follows etcd again: a key put now is seen.
+    await store.put(
+      KEYS.seenHost('z'),
+      JSON.stringify({ host: 'z', url: 'http://127.0.0.1:9/', joined_at: new Date().toISOString(), left_at: new Date().toISOString() }),
+    );
+    await waitFor(async () => ((await a.mgr.cmd('fleet'))[1] as FleetView).hosts.some((h) => h.host === 'z'), "a's view to see a new key", 20_000);
+    await store.delete(KEYS.seenHost('z'));
   });
 
   it('a clean stop revokes the lease as the rq user may: the key goes at once, and left_at is written', async () => {

@@ -102,13 +102,14 @@ describe('a fleet on a three-member etcd', { timeout: 60_000 }, () => {
     for (const x of [a, b]) await x.L.statusWhen(KEY, (s) => s?.holders.length === 1, `${x.h.name} to hold a slot`);
     const waiting = await c.L.send('d', { param1: 'done' });
     await c.L.statusWhen(KEY, (s) => s?.waiting.length === 1, 'c to wait');
-    // Every host's lease keep-alive and its watch are open: 6 streams over the 3 members, 2 or more on one of them.
+    // Every host's lease keep-alive and its two watches (the fleet's hosts, the limits' lines: a stream each) are open: 9 streams over
+    // the 3 members, 3 or more on one of them.
     const streams = await waitFor(async () => {
       const n = await Promise.all([0, 1, 2].map((i) => cluster.streams(i)));
-      return n.reduce((x, y) => x + y) === 2 * hosts.length ? n : null;
-    }, "the hosts' 6 streams to be open");
+      return n.reduce((x, y) => x + y) === 3 * hosts.length ? n : null;
+    }, "the hosts' 9 streams to be open");
     const victim = streams.indexOf(Math.max(...streams));
-    expect(streams[victim]).toBeGreaterThanOrEqual(2);
+    expect(streams[victim]).toBeGreaterThanOrEqual(3);
     const before = await leases();
     expect(Object.keys(before).sort()).toEqual(NAMES);
     const line = await waiterKeys();
