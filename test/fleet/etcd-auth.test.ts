@@ -54,11 +54,16 @@ describe('a fleet on an etcd with users', { timeout: 60_000 }, () => {
   it('a host with the rq user and its password file joins, and reads the fleet back', async () => {
     const a = await hostWithPassword('a', 'rq-secret');
     await recordWhere(store, 'a', (r) => r.queues.q1?.status === 'UP', 'q1 UP');
-    const v = await waitFor(async () => {
-      const r = await a.mgr.cmd('fleet');
-      const view = r[1] as FleetView;
-      return view.hosts.some((h) => h.host === 'a' && h.state === 'up') ? view : null;
-    }, "a's own view to list it");
+    // Generous: a first sign-in (bcrypt at etcd) and the watch's set-up took past 10 s under a full suite's load.
+    const v = await waitFor(
+      async () => {
+        const r = await a.mgr.cmd('fleet');
+        const view = r[1] as FleetView;
+        return view.hosts.some((h) => h.host === 'a' && h.state === 'up') ? view : null;
+      },
+      "a's own view to list it",
+      30_000,
+    );
     expect(v.member.state).toBe('member');
     expect(logLines(a, 'rq-secret')).toEqual([]);
   });
