@@ -10,6 +10,11 @@ export function createHash(algorithm: string): Hash {
   return (crypto ??= process.getBuiltinModule('node:crypto')).createHash(algorithm);
 }
 
+/** node:crypto's randomBytes, with the module loaded by the first call. */
+export function randomBytes(size: number): Buffer {
+  return (crypto ??= process.getBuiltinModule('node:crypto')).randomBytes(size);
+}
+
 /** node:zlib's crc32, with the module loaded by the first call. */
 export function crc32(data: string | Buffer): number {
   return (zlib ??= process.getBuiltinModule('node:zlib')).crc32(data);

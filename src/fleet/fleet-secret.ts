@@ -1,6 +1,6 @@
 // The password the hosts of a fleet give each other's web (HTTP Basic as user `rq-fleet`): made once by the first host that joins, kept in etcd, and followed by every host (a change is taken at once).
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { randomBytes } from '../lazy-builtins.js';
 import type { EtcdStore } from './etcd-client.js';
 
 /** A secret as rq makes it: 32 random bytes, base64url. A value of another shape is not used. */
