@@ -81,7 +81,9 @@ export function usageWords(v: unknown): string {
   const throttled = num('throttled_ms');
   if (throttled) parts.push(`throttled ${stepDuration(throttled)} at cpu_max`);
   const holds = num('memory_high_holds');
-  if (holds) parts.push(`held ${stepDuration(num('memory_high_held_ms') ?? 0)} at memory_high (${holds} time${holds === 1 ? '' : 's'})`);
+  const heldMs = num('memory_high_held_ms');
+  // cgroup v2's kernel throttles by itself and counts the times, not the time.
+  if (holds) parts.push(`${heldMs === undefined ? 'throttled' : `held ${stepDuration(heldMs)}`} at memory_high (${holds} time${holds === 1 ? '' : 's'})`);
   const ooms = num('oom_kills');
   if (ooms) parts.push(`${ooms} process${ooms === 1 ? '' : 'es'} ended by the OOM killer`);
   return parts.join(', ');

@@ -17,6 +17,7 @@ import type { WorkerProblem } from './worker.js';
 import { LimitsService } from './limits-service.js';
 import { claimPidFile } from './pid-file.js';
 import { FleetMember } from './fleet-member.js';
+import { leaveForLeaf } from '../queue/launch/cgroup-leaf.js';
 
 export interface RunOptions {
   root: string;
@@ -74,6 +75,7 @@ export async function runMgr(opts: RunOptions): Promise<number> {
     return 1;
   }
   await fs.mkdir(paths.queues, { recursive: true });
+  if (process.env.RQ_CGROUP !== 'off') moveToLeaf(log);
   const env: NodeJS.ProcessEnv = { ...process.env, RQ_ROOT: opts.root };
   if (config.env) env.RQ_ENV = String(config.env);
   if (config.tmpdir) env.TMPDIR = String(config.tmpdir);
@@ -169,4 +171,14 @@ function webLine(config: GlobalConfig, report: StartReport): { url: string | nul
   if (report.web.ready) return { url, fields: { web: url } };
   const p = report.web.problem;
   return { url: null, fields: { web: p ? `not up: ${p.reason}` : `not up yet (${report.web.status})` } };
+}
+
+/** Before any daemon starts: out of a delegated cgroup into its leaf, so the queues may limit their runs through cgroup v2 (said in one line). */
+function moveToLeaf(log: Logger): void {
+  try {
+    const leaf = leaveForLeaf();
+    if (leaf) log.info({ cgroup: leaf }, "moved into a leaf of rq-mgr's delegated cgroup: its controllers can limit runs");
+  } catch (err) {
+    log.warn({ err: (err as Error).message }, "could not move into a leaf of rq-mgr's cgroup: runs cannot be limited through cgroup v2");
+  }
 }

@@ -49,6 +49,8 @@ describe('the systemd unit', () => {
     expect(one('ProtectSystem')).toBe('strict');
     expect(one('ReadWritePaths')).toBe('/srv/rq');
     expect(keys.has('MemoryDenyWriteExecute')).toBe(false);
+    // Its cgroup is rq's to divide: run cgroups, and limits through cgroup v2.
+    expect([one('Delegate'), one('ProtectControlGroups')]).toEqual(['yes', 'no']);
   });
 
   it('passes systemd-analyze verify (with this checkout for /opt/rq)', async () => {

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { HistoryLine } from '../../src/ipc/history-line.js';
-import { EVENT_WORDS, detailWords, exitWords, reasonWords, stepWords } from '../../src/ipc/history-words.js';
+import { EVENT_WORDS, detailWords, exitWords, reasonWords, stepWords, usageWords } from '../../src/ipc/history-words.js';
 import { timelineView } from '../../src/web/views/timeline-view.js';
 import { PROJECT } from '../helpers/rq-root.js';
 
@@ -149,5 +149,11 @@ describe('the Timeline in words', () => {
     expect(exitWords({ code: null, signal: null })).toBe('no exit status');
     // An unknown detail still reads as words: its name spaced, an object as its pairs.
     expect(detailWords({ at, from: 'run', to: 'err', new_thing: { a: 1, b: [2, 3] } })).toEqual(['new thing a 1, b 2, 3']);
+  });
+
+  it('memory_high reads as the time held where rq held the run (cgroup v1), as the times throttled where the kernel did (cgroup v2)', () => {
+    const base = { cpu_user_ms: 10, cpu_system_ms: 0, source: 'cgroup' };
+    expect(usageWords({ ...base, memory_high_holds: 3, memory_high_held_ms: 412 })).toMatch(/, held 0\.412s at memory_high \(3 times\)$/);
+    expect(usageWords({ ...base, memory_high_holds: 1 })).toMatch(/, throttled at memory_high \(1 time\)$/);
   });
 });

@@ -1,7 +1,7 @@
 // A queue's run limits on the host's cgroup v1 hierarchies: which limits can be enforced here, and each run's cgroups, used again by the next run.
 import fs from 'node:fs';
 import path from 'node:path';
-import { type RunLimits, RUN_LIMIT_FIELDS } from '../../message/run-limits.js';
+import type { RunLimits } from '../../message/run-limits.js';
 import { type V1Controller, type V1Homes, V1_CONTROLLERS } from './cgroup-v1.js';
 import { type SlotState, allEmpty, endAndRemove, holdsAtHigh, readUsage, releaseMemory, resetCounters, setLimits, weightFile } from './limit-files.js';
 import { MemoryHigh } from './memory-high.js';
@@ -40,15 +40,15 @@ export class LimitCgroups {
   ) {}
 
   /**
-   * Makes (or takes over) `name` in each v1 hierarchy of `homes`, ending and removing what runs of
+   * Makes (or takes over) `name` in each v1 hierarchy of `homes` (`scheduler` is that of the queue's disk), ending and removing what runs of
    * a crashed queue process left there; a hierarchy that refuses is noted, not fatal.
    */
-  static async open(name: string, homes: V1Homes, queueDir: string): Promise<LimitCgroups> {
+  static async open(name: string, homes: V1Homes, scheduler: string | null): Promise<LimitCgroups> {
     const parents: Partial<Record<V1Controller, string>> = {};
     const missing: Partial<Record<V1Controller, string>> = {};
     for (const c of V1_CONTROLLERS) {
       const home = homes[c];
-      if (home === undefined) missing[c] = `no cgroup v1 ${c} hierarchy (rq enforces limits through cgroup v1; cgroup v2 controllers are not used yet)`;
+      if (home === undefined) missing[c] = `no cgroup v1 ${c} hierarchy`;
       else if ('why' in home) missing[c] = home.why;
       else {
         const dir = path.join(home.dir, name);
@@ -62,21 +62,22 @@ export class LimitCgroups {
         }
       }
     }
-    return new LimitCgroups(parents, missing, diskScheduler(queueDir));
+    return new LimitCgroups(parents, missing, scheduler);
   }
 
-  /** Why each of `limits` that is set cannot be enforced here, one text per limit; empty when all can. */
-  unenforceable(limits: RunLimits): string[] {
-    const out: string[] = [];
-    for (const f of RUN_LIMIT_FIELDS) {
-      if (limits[f] === undefined) continue;
-      const c = NEEDS[f];
-      if (!this.parents[c]) out.push(`${f}: ${this.missing[c]}`);
-      else if (f === 'io_weight' && weightFile(this.parents.blkio!) === null) out.push(`${f}: the blkio hierarchy has no weight file (no BFQ in this kernel)`);
-      else if (f === 'io_weight' && this.scheduler !== 'bfq')
-        out.push(`${f}: the queue's disk is scheduled by ${this.scheduler ?? 'an unknown scheduler'}, and only bfq weighs IO`);
-    }
-    return out;
+  /** Why limit `f` cannot be enforced through the v1 hierarchies here, null when it can. */
+  why(f: keyof RunLimits): string | null {
+    const c = NEEDS[f];
+    if (!this.parents[c]) return this.missing[c] ?? `no cgroup v1 ${c} hierarchy`;
+    if (f === 'io_weight' && weightFile(this.parents.blkio!) === null) return 'the blkio hierarchy has no weight file (no BFQ in this kernel)';
+    if (f === 'io_weight' && this.scheduler !== 'bfq')
+      return `the queue's disk is scheduled by ${this.scheduler ?? 'an unknown scheduler'}, and only bfq weighs IO`;
+    return null;
+  }
+
+  /** Whether a v1 hierarchy is usable here: a run with limits gets cgroups there, which also account for it. */
+  get usable(): boolean {
+    return Object.keys(this.parents).length > 0;
   }
 
   /**
@@ -161,19 +162,5 @@ export class LimitCgroups {
       const runs = fs.readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory());
       await endAndRemove([...runs.map((e) => path.join(dir, e.name)), dir]).catch(() => undefined);
     }
-  }
-}
-
-/** The IO scheduler of the disk holding `dir` (`mq-deadline`, `bfq`…), from sysfs; null where it cannot be told (a network or virtual filesystem). */
-function diskScheduler(dir: string): string | null {
-  try {
-    const { dev } = fs.statSync(dir);
-    let block = fs.realpathSync(`/sys/dev/block/${Math.floor(dev / 256) & 0xfff}:${(dev & 0xff) | ((dev >> 12) & 0xfff00)}`);
-    // A partition's queue is its disk's.
-    if (fs.existsSync(path.join(block, 'partition'))) block = path.dirname(block);
-    const text = fs.readFileSync(path.join(block, 'queue', 'scheduler'), 'utf8');
-    return /\[([^\]]+)\]/.exec(text)?.[1] ?? text.trim();
-  } catch {
-    return null;
   }
 }

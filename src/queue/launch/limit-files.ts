@@ -111,7 +111,8 @@ export function readUsage(dirs: Map<V1Controller, string>, limits: RunLimits, ba
   const oomKills = memory ? (keyedNumbers(readCgroupFile(memory, 'memory.oom_control')).get('oom_kill') ?? 0) - base.oomKills : 0;
   if (oomKills > 0) usage.oom_kills = oomKills;
   // The run's own limit was hit when its charges were refused (failcnt; with memsw held to the same limit the kernel counts none) or its peak reached it.
-  const hitLimit = limitFailures(memory!) > base.failures || (limits.memory_max !== undefined && (peak ?? 0) >= limits.memory_max * 0.9);
+  const hitLimit =
+    (memory !== undefined && limitFailures(memory) > base.failures) || (limits.memory_max !== undefined && (peak ?? 0) >= limits.memory_max * 0.9);
   return { usage, oom: oomKills > 0 ? oomStatus(limits, peak, hitLimit) : null };
 }
 
@@ -121,7 +122,7 @@ function limitFailures(memory: string): number {
 }
 
 /** At memory_max when the run's own limit was hit (its failcnt rose); else the kernel's OOM killer for memory beyond the run (the host, a parent cgroup). */
-function oomStatus(limits: RunLimits, peak: number | undefined, hitLimit: boolean): string {
+export function oomStatus(limits: RunLimits, peak: number | undefined, hitLimit: boolean): string {
   const peakText = peak === undefined ? '' : ` (peak ${formatSize(Math.round(peak / 1024 ** 2) * 1024 ** 2)})`;
   return hitLimit && limits.memory_max !== undefined
     ? `OOM - killed at memory_max ${formatSize(limits.memory_max)}${peakText}`

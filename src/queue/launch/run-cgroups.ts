@@ -3,13 +3,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { killAll, members, ownCgroupHome, populated, removeCgroup } from './cgroup-fs.js';
+import { queuesHome } from './cgroup-leaf.js';
 import { REMOVE_MS, endCgroupLeftovers, endLeftovers, signalMembers } from './leftovers.js';
-import { type ExitInfo, type LaunchedChild, type Launcher, failedLaunch } from './script-runner.js';
-import type { RunUsage } from './run-usage.js';
-import { type RunLimits, effectiveLimits, hasLimits } from '../../message/run-limits.js';
-import { ownV1Homes } from './cgroup-v1.js';
+import { type Launcher, failedLaunch } from './script-runner.js';
+import type { RunLimits } from '../../message/run-limits.js';
 import { probe } from './cgroup-probe.js';
-import { LimitCgroups, type LimitRun } from './limit-cgroups.js';
+import { LimitEnforcer } from './limit-enforcer.js';
 import { sha256Hex } from './sha256-hex.js';
 
 export interface RunCgroupsOptions {
@@ -36,9 +35,9 @@ export function parentCgroupName(name: string, queueDir: string): string {
 }
 
 /**
- * The queue's parent cgroup, `rq-<queue>-<hash>` beside the queue process in its own cgroup, holds
- * one cgroup per run. No controller is enabled anywhere, so processes may live in a cgroup that
- * has children (the queue's own) and nothing is limited: the cgroups only say who belongs to a run.
+ * The queue's parent cgroup, `rq-<queue>-<hash>` beside the queue process in its own cgroup (or
+ * beside rq-mgr's leaf, `cgroup-leaf.ts`), holds one cgroup per run: who belongs to a run, and
+ * where the controllers the host delegates limit and account it (LimitEnforcer).
  * Where there is no writable cgroup2 (not root, a read-only mount, cgroup v1 only, Linux before
  * 5.14, a launcher that cannot start a script in one), scripts run as before, in their process
  * groups, and start() logs why.
@@ -52,15 +51,17 @@ export class RunCgroups {
   private seq = 0;
   /** Run cgroups being ended (their leftovers' grace, their removal): a close waits for them. */
   private readonly ending = new Set<Promise<void>>();
-  /** The queue's cgroups in the host's v1 hierarchies, where runs with limits get theirs. */
-  private limitCgroups: LimitCgroups | null = null;
-  /** Why the queue's limits cannot be enforced and its scripts must not run (not best-effort), else null. */
-  limitsRefusal: string | null = null;
-  /** The queue's limits as last judged (its config's), and whether they are best-effort. */
-  private queueLimits: RunLimits = {};
-  private bestEffort = false;
+  /** Where the queue's run limits are enforced, and whether they can be. */
+  private readonly limits: LimitEnforcer;
 
-  constructor(private readonly o: RunCgroupsOptions) {}
+  constructor(private readonly o: RunCgroupsOptions) {
+    this.limits = new LimitEnforcer({ cgroupName: parentCgroupName(o.name, o.queueDir), queueDir: o.queueDir, log: o.log, env: o.env });
+  }
+
+  /** Why the queue's limits cannot be enforced and its scripts must not run (not best-effort), else null. */
+  get limitsRefusal(): string | null {
+    return this.limits.refusal;
+  }
 
   /**
    * Makes (or takes over) the parent cgroup, kills and removes what a previous process of this
@@ -77,41 +78,16 @@ export class RunCgroups {
     await this.openLimits();
   }
 
-  /** The v1 hierarchies runs with limits use, and whether the queue's own limits can be enforced with them; said once, at start. */
+  /** The controllers runs with limits use, and whether the queue's own limits can be enforced with them; said once, at start. */
   private async openLimits(): Promise<void> {
     if (this.closed) return;
-    if (this.o.env.RQ_CGROUP !== 'off')
-      this.limitCgroups = await LimitCgroups.open(parentCgroupName(this.o.name, this.o.queueDir), ownV1Homes(), this.o.queueDir);
+    await this.limits.open(this.parent);
     this.judge(this.o.limits ?? {}, this.o.bestEffort === true);
   }
 
-  /**
-   * Judges the queue's limits (at start, and again at each config reload): `limitsRefusal` is why
-   * its scripts may not run, null when they may. Says it in the log.
-   */
+  /** Judges the queue's limits (at start, and again at each config reload): why its scripts may not run, null when they may. */
   judge(config: RunLimits, bestEffort: boolean): string | null {
-    // Only the limit fields of what may be a whole queue config.
-    const limits = effectiveLimits(config, {});
-    this.queueLimits = limits;
-    this.bestEffort = bestEffort;
-    const problems = this.unenforceable(limits);
-    this.limitsRefusal = null;
-    if (problems.length === 0) {
-      if (hasLimits(limits)) this.o.log.info({ limits }, 'run limits enforced through cgroup v1 hierarchies');
-      return null;
-    }
-    const why = `run limits cannot be enforced here: ${problems.join('; ')}`;
-    if (bestEffort) this.o.log.warn({ why }, 'limits_best_effort: scripts run with the limits that can be enforced');
-    else {
-      this.limitsRefusal = `${why} (limits_best_effort: true runs scripts anyway)`;
-      this.o.log.error({ why }, 'scripts are not run: their limits cannot be enforced');
-    }
-    return this.limitsRefusal;
-  }
-
-  private unenforceable(limits: RunLimits): string[] {
-    if (this.limitCgroups) return this.limitCgroups.unenforceable(limits);
-    return hasLimits(limits) ? [`${Object.keys(limits).join(', ')}: ${this.o.env.RQ_CGROUP === 'off' ? 'RQ_CGROUP=off' : 'the queue is stopping'}`] : [];
+    return this.limits.judge(config, bestEffort);
   }
 
   /** null once the parent cgroup is in use, else why it is not. */
@@ -120,7 +96,7 @@ export class RunCgroups {
     if (this.o.env.RQ_CGROUP === 'off') return 'RQ_CGROUP=off';
     const home = ownCgroupHome();
     if (!home.ok) return home.why;
-    const parent = path.join(home.dir, parentCgroupName(this.o.name, this.o.queueDir));
+    const parent = path.join(queuesHome(home.dir), parentCgroupName(this.o.name, this.o.queueDir));
     try {
       fs.mkdirSync(parent);
     } catch (err) {
@@ -157,13 +133,16 @@ export class RunCgroups {
   around(launch: Launcher): Launcher {
     return (r) => {
       const id = r.msgId ?? 'run';
-      const lim = this.limited(id, r.limits);
-      // Limits the queue requires and that could not be set up: the start is refused (the message waits in the que, retried), never run without them.
-      if (lim.refused) return failedLaunch(lim.refused, 'EAGAIN');
       const dir = this.parent && this.make(id);
-      const joins = lim.run ? { joins: lim.run.joins } : {};
-      const child = this.withLimits(launch({ ...r, ...joins, ...(dir ? { cgroup: dir } : {}) }), lim);
-      const limitsGone = () => lim.run?.remove();
+      const lim = this.limits.prepare(safeName(id), r.limits, dir);
+      // Limits the queue requires and that could not be set up: the start is refused (the message waits in the que, retried), never run without them.
+      if (lim.refused) {
+        if (dir) this.end(removeCgroup(dir, REMOVE_MS), dir);
+        return failedLaunch(lim.refused, 'EAGAIN');
+      }
+      const joins = lim.v1 ? { joins: lim.v1.joins } : {};
+      const child = this.limits.withLimits(launch({ ...r, ...joins, ...(dir ? { cgroup: dir } : {}) }), lim, r.limits);
+      const limitsGone = () => lim.v1?.remove();
       if (child.pid <= 0) {
         this.end(
           Promise.all([dir && removeCgroup(dir, REMOVE_MS), limitsGone()]).then(() => undefined),
@@ -172,7 +151,7 @@ export class RunCgroups {
         return child;
       }
       if (!dir) {
-        if (!lim.run) return child;
+        if (!lim.v1) return child;
         return {
           ...child,
           // Without a run cgroup the group's grace ends what is left; then the limit cgroups end the rest (a setsid daemon) and go.
@@ -193,49 +172,6 @@ export class RunCgroups {
         endLeftovers: (log, graceMs) => this.end(endCgroupLeftovers(dir, child.pid, log, graceMs).finally(limitsGone), dir),
       };
     };
-  }
-
-  /**
-   * The run's limit cgroups when it has limits. A limit the message asked for beyond its queue's
-   * that cannot be enforced is left out and named; cgroups that cannot be made refuse the start
-   * when the queue requires its limits, else the run goes without them.
-   */
-  private limited(msgId: string, limits: RunLimits | undefined): { run: LimitRun | null; unenforced: string[]; refused?: string } {
-    if (!limits || !hasLimits(limits)) return { run: null, unenforced: [] };
-    const own = Object.fromEntries(Object.entries(limits).filter(([f]) => this.queueLimits[f as keyof RunLimits] === undefined));
-    const unenforced = this.unenforceable(own);
-    if (unenforced.length)
-      this.o.log.warn(
-        { msg_id: msgId, unenforced },
-        "limits the message asked for cannot be enforced here: the run goes without them (its queue's do not require them)",
-      );
-    if (!this.limitCgroups) return { run: null, unenforced };
-    try {
-      return { run: this.limitCgroups.make(safeName(msgId), limits), unenforced };
-    } catch (err) {
-      const why = `run limit cgroups not made: ${(err as Error).message}`;
-      if (hasLimits(this.queueLimits) && !this.bestEffort) return { run: null, unenforced, refused: why };
-      this.o.log.warn({ msg_id: msgId, limits, err: (err as Error).message }, 'run limit cgroups not made: this run is not limited');
-      return { run: null, unenforced: [...unenforced, why] };
-    }
-  }
-
-  /** The child with what its limit cgroups say at its exit (usage, an OOM kill) and the limits it went without. */
-  private withLimits(child: LaunchedChild, lim: { run: LimitRun | null; unenforced: string[] }): LaunchedChild {
-    const { run, unenforced } = lim;
-    if (!run && unenforced.length === 0) return child;
-    const exited = child.exited.then((info): ExitInfo => {
-      const out: ExitInfo = { ...info, ...(unenforced.length ? { unenforced } : {}) };
-      if (!run) return out;
-      const { usage, oom } = run.read();
-      const whole = usage.cpu_user_ms !== undefined && usage.memory_peak_bytes !== undefined;
-      // The cgroups' figures cover every process of the run; wait4's, the script and what it reaped: the fuller wins whole, the rest adds.
-      if (whole) out.usage = { ...info.usage, ...(usage as RunUsage), source: 'cgroup' };
-      else if (info.usage) out.usage = { ...usage, ...info.usage };
-      if (oom) out.oom = oom;
-      return out;
-    });
-    return { ...child, exited };
   }
 
   /** A new run cgroup, or null (logged) when none can be made: that run is kept by its process group only. */
@@ -273,7 +209,7 @@ export class RunCgroups {
     this.parent = null;
     if (parent) killAll(parent);
     await Promise.all([...this.ending]);
-    await this.limitCgroups?.close();
+    await this.limits.close();
     if (!parent) return;
     await removeCgroup(parent, REMOVE_MS).catch((err: Error) =>
       this.o.log.warn({ cgroup: parent, err: err.message }, "queue cgroup not removed; the queue's next start takes it over"),

@@ -1,0 +1,142 @@
+// A queue's run limits on cgroup v2 controllers, where the host delegates them: the queue's parent cgroup gives them to its run cgroups, each run's limits are written into its own cgroup and what it used is read from there.
+import fs from 'node:fs';
+import path from 'node:path';
+import { type RunLimits, RUN_LIMIT_FIELDS } from '../../message/run-limits.js';
+import { keyedNumbers, numberFile, readCgroupFile, writeCgroupFile } from './cgroup-v1.js';
+import { oomStatus } from './limit-files.js';
+import type { RunUsage } from './run-usage.js';
+import { type V2Controller, V2_CONTROLLERS } from './cgroup-leaf.js';
+
+const NEEDS: Record<keyof RunLimits, V2Controller> = { memory_max: 'memory', memory_high: 'memory', cpu_max: 'cpu', pids_max: 'pids', io_weight: 'io' };
+
+/** cpu.max's period: the kernel's default, 100 ms. */
+const CPU_PERIOD_US = 100_000;
+
+/** The controllers a cgroup's `cgroup.controllers` or `cgroup.subtree_control` names. */
+function listed(dir: string, file: string): Set<string> {
+  return new Set((readCgroupFile(dir, file) ?? '').split(/\s+/).filter(Boolean));
+}
+
+/**
+ * Gives each of `controllers` (those rq uses) that `home` offers to its child `parent`, and from there to the
+ * run cgroups below it. The kernel lets a cgroup other than the root give controllers to its
+ * children only while no process is in it (rq-mgr moves itself out of its cgroup for this when it
+ * is alone there, `leaveForLeaf`). Returns why each controller that cannot be used here is not.
+ */
+export function delegate<C extends string>(home: string, parent: string, controllers: readonly C[]): { enabled: Set<C>; missing: Map<C, string> } {
+  const enabled = new Set<C>();
+  const missing = new Map<C, string>();
+  const offered = listed(home, 'cgroup.controllers');
+  for (const c of controllers) {
+    if (!offered.has(c)) {
+      missing.set(c, `no cgroup v2 ${c} controller is delegated to ${home}`);
+      continue;
+    }
+    try {
+      if (!listed(home, 'cgroup.subtree_control').has(c)) writeCgroupFile(home, 'cgroup.subtree_control', `+${c}`);
+      if (!listed(parent, 'cgroup.subtree_control').has(c)) writeCgroupFile(parent, 'cgroup.subtree_control', `+${c}`);
+      enabled.add(c);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      missing.set(
+        c,
+        code === 'EBUSY'
+          ? `${home} has processes of its own, so the kernel lets it give the ${c} controller to no cgroup below it (run rq-mgr alone in a delegated cgroup)`
+          : `cannot enable the cgroup v2 ${c} controller below ${home}: ${code ?? (err as Error).message}`,
+      );
+    }
+  }
+  return { enabled, missing };
+}
+
+/** The queue's run limits through cgroup v2: which controllers its run cgroups have, and each run's files. */
+export class V2Limits {
+  private constructor(
+    private readonly enabled: Set<V2Controller>,
+    private readonly missing: Map<V2Controller, string>,
+    private readonly scheduler: string | null,
+  ) {}
+
+  /** The controllers `parent` (the queue's cgroup, in `home`) gives its run cgroups. */
+  static open(home: string, parent: string, scheduler: string | null): V2Limits {
+    const { enabled, missing } = delegate(home, parent, V2_CONTROLLERS);
+    return new V2Limits(enabled, missing, scheduler);
+  }
+
+  /** Whether runs are accounted from their own cgroup: where the memory controller is theirs (CPU time every cgroup2 has). */
+  get accounts(): boolean {
+    return this.enabled.has('memory');
+  }
+
+  /** Why limit `f` cannot be enforced through cgroup v2 here, null when it can. */
+  why(f: keyof RunLimits): string | null {
+    const c = NEEDS[f];
+    if (!this.enabled.has(c)) return this.missing.get(c) ?? `no cgroup v2 ${c} controller`;
+    if (f === 'io_weight' && this.scheduler !== 'bfq')
+      return `the queue's disk is scheduled by ${this.scheduler ?? 'an unknown scheduler'}, and only bfq weighs IO`;
+    return null;
+  }
+
+  /** Whether any limit of `limits` is enforced here (the run's limits go into its cgroup). */
+  takes(limits: RunLimits): boolean {
+    return RUN_LIMIT_FIELDS.some((f) => limits[f] !== undefined && this.why(f) === null);
+  }
+
+  /** Writes the limits of `limits` this host enforces into the run cgroup `dir`, before any process is in it; throws what refused. */
+  apply(dir: string, l: RunLimits): void {
+    if (l.memory_max !== undefined && this.why('memory_max') === null) {
+      writeCgroupFile(dir, 'memory.max', l.memory_max);
+      // v1's limit counts swap too: without this a run would swap past its memory_max.
+      if (fs.existsSync(path.join(dir, 'memory.swap.max'))) writeCgroupFile(dir, 'memory.swap.max', 0);
+    }
+    if (l.memory_high !== undefined && this.why('memory_high') === null) writeCgroupFile(dir, 'memory.high', l.memory_high);
+    if (l.cpu_max !== undefined && this.why('cpu_max') === null)
+      writeCgroupFile(dir, 'cpu.max', `${Math.max(1000, Math.round(l.cpu_max * CPU_PERIOD_US))} ${CPU_PERIOD_US}`);
+    if (l.pids_max !== undefined && this.why('pids_max') === null) writeCgroupFile(dir, 'pids.max', l.pids_max);
+    if (l.io_weight !== undefined && this.why('io_weight') === null) writeCgroupFile(dir, 'io.bfq.weight', Math.min(1000, l.io_weight));
+  }
+}
+
+/** Usage from a run cgroup v2's files: each controller's that it has (cpu.stat's times every cgroup has). */
+export function readV2Usage(dir: string, limits: RunLimits): { usage: Partial<RunUsage>; oom: string | null } {
+  const usage: Partial<RunUsage> = {};
+  const cpu = keyedNumbers(readCgroupFile(dir, 'cpu.stat'));
+  const user = cpu.get('user_usec');
+  const system = cpu.get('system_usec');
+  if (user !== undefined && system !== undefined) Object.assign(usage, { cpu_user_ms: Math.round(user / 1000), cpu_system_ms: Math.round(system / 1000) });
+  const throttled = cpu.get('throttled_usec');
+  if (throttled !== undefined && limits.cpu_max !== undefined) usage.throttled_ms = Math.round(throttled / 1000);
+  const peak = numberFile(dir, 'memory.peak');
+  if (peak !== undefined) usage.memory_peak_bytes = peak;
+  const pidsPeak = numberFile(dir, 'pids.peak');
+  if (pidsPeak !== undefined) usage.pids_peak = pidsPeak;
+  const refused = keyedNumbers(readCgroupFile(dir, 'pids.events')).get('max');
+  if (refused) usage.pids_refused = refused;
+  const io = ioBytes(readCgroupFile(dir, 'io.stat'));
+  if (io) Object.assign(usage, { io_read_bytes: io.read, io_write_bytes: io.write });
+  const events = keyedNumbers(readCgroupFile(dir, 'memory.events'));
+  const high = events.get('high');
+  if (high && limits.memory_high !== undefined) usage.memory_high_holds = high;
+  const oomKills = events.get('oom_kill') ?? 0;
+  if (oomKills > 0) usage.oom_kills = oomKills;
+  // `max` counts the times the run's usage reached memory.max: its own limit, not the host's shortage.
+  return { usage, oom: oomKills > 0 ? oomStatus(limits, peak, (events.get('max') ?? 0) > 0) : null };
+}
+
+/** Bytes read and written from io.stat's `<major>:<minor> rbytes=N wbytes=N …` lines, summed over devices; undefined without a device line. */
+export function ioBytes(text: string | null): { read: number; write: number } | undefined {
+  let read = 0;
+  let write = 0;
+  let seen = false;
+  for (const line of (text ?? '').split('\n')) {
+    const [dev, ...pairs] = line.split(' ');
+    if (!/^\d+:\d+$/.test(dev ?? '')) continue;
+    seen = true;
+    for (const pair of pairs) {
+      const [k, v] = pair.split('=');
+      if (k === 'rbytes') read += Number(v);
+      else if (k === 'wbytes') write += Number(v);
+    }
+  }
+  return seen ? { read, write } : undefined;
+}

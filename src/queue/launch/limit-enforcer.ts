@@ -1,0 +1,155 @@
+// Where a queue's run limits are enforced (cgroup v2 controllers or the host's v1 hierarchies, whichever holds each controller), whether they can be, and each run's limits and accounting.
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { type RunLimits, RUN_LIMIT_FIELDS, effectiveLimits, hasLimits } from '../../message/run-limits.js';
+import { ownV1Homes } from './cgroup-v1.js';
+import { V2Limits, readV2Usage } from './cgroup-v2-limits.js';
+import { diskScheduler } from './disk-scheduler.js';
+import { LimitCgroups, type LimitRun } from './limit-cgroups.js';
+import type { ExitInfo, LaunchedChild } from './script-runner.js';
+import type { RunUsage } from './run-usage.js';
+
+export interface LimitEnforcerOptions {
+  /** The queue's cgroup name, the same in every hierarchy. */
+  cgroupName: string;
+  queueDir: string;
+  log: Logger;
+  env: NodeJS.ProcessEnv;
+}
+
+/** One run's limits as set up: its v1 cgroups, whether its v2 run cgroup has them, what it goes without; or why it may not start. */
+export interface RunLimitSetup {
+  v1: LimitRun | null;
+  /** The run cgroup v2 its limits were written into and its usage is read from, or null. */
+  v2: string | null;
+  unenforced: string[];
+  refused?: string;
+}
+
+/** A queue's limits: judged at start and at each reload, and set up for each run. */
+export class LimitEnforcer {
+  private v1: LimitCgroups | null = null;
+  private v2: V2Limits | null = null;
+  /** The queue's limits as last judged (its config's), and whether they are best-effort. */
+  private queueLimits: RunLimits = {};
+  private bestEffort = false;
+  /** Why the queue's limits cannot be enforced and its scripts must not run (not best-effort), else null. */
+  refusal: string | null = null;
+
+  constructor(private readonly o: LimitEnforcerOptions) {}
+
+  /** Finds the controllers: the v1 hierarchies' own cgroups, and those cgroup v2 gives `v2Parent` (the queue's cgroup, null without one). */
+  async open(v2Parent: string | null): Promise<void> {
+    if (this.o.env.RQ_CGROUP === 'off') return;
+    const scheduler = diskScheduler(this.o.queueDir);
+    if (v2Parent) this.v2 = V2Limits.open(path.dirname(v2Parent), v2Parent, scheduler);
+    this.v1 = await LimitCgroups.open(this.o.cgroupName, ownV1Homes(), scheduler);
+  }
+
+  /**
+   * Judges the queue's limits (at start, and again at each config reload): `refusal` is why its
+   * scripts may not run, null when they may. Says it in the log.
+   */
+  judge(config: RunLimits, bestEffort: boolean): string | null {
+    // Only the limit fields of what may be a whole queue config.
+    const limits = effectiveLimits(config, {});
+    this.queueLimits = limits;
+    this.bestEffort = bestEffort;
+    const problems = this.unenforceable(limits);
+    this.refusal = null;
+    if (problems.length === 0) {
+      if (hasLimits(limits)) this.o.log.info({ limits, through: this.through(limits) }, 'run limits enforced');
+      return null;
+    }
+    const why = `run limits cannot be enforced here: ${problems.join('; ')}`;
+    if (bestEffort) this.o.log.warn({ why }, 'limits_best_effort: scripts run with the limits that can be enforced');
+    else {
+      this.refusal = `${why} (limits_best_effort: true runs scripts anyway)`;
+      this.o.log.error({ why }, 'scripts are not run: their limits cannot be enforced');
+    }
+    return this.refusal;
+  }
+
+  /** Which cgroup version enforces each limit set. */
+  private through(limits: RunLimits): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const f of RUN_LIMIT_FIELDS) if (limits[f] !== undefined) out[f] = this.v2?.why(f) === null ? 'cgroup v2' : 'cgroup v1';
+    return out;
+  }
+
+  /** Why each of `limits` that is set cannot be enforced here, one text per limit; empty when all can. */
+  private unenforceable(limits: RunLimits): string[] {
+    const out: string[] = [];
+    for (const f of RUN_LIMIT_FIELDS) {
+      if (limits[f] === undefined) continue;
+      if (!this.v1 && !this.v2) {
+        out.push(`${f}: ${this.o.env.RQ_CGROUP === 'off' ? 'RQ_CGROUP=off' : 'the queue is stopping'}`);
+        continue;
+      }
+      const v2 = this.v2 ? this.v2.why(f) : 'no writable cgroup v2 for the queue';
+      const v1 = this.v1 ? this.v1.why(f) : null;
+      if (v2 !== null && v1 !== null) out.push(`${f}: ${v2}; ${v1}`);
+    }
+    return out;
+  }
+
+  /**
+   * The run's limits, set up in its run cgroup v2 `dir` and its v1 cgroups. A limit the message asked
+   * for beyond its queue's that cannot be enforced is left out and named; cgroups that cannot be
+   * written refuse the start when the queue requires its limits, else the run goes without them.
+   */
+  prepare(msgId: string, limits: RunLimits | undefined, dir: string | null): RunLimitSetup {
+    const accounted = dir !== null && this.v2?.accounts === true ? dir : null;
+    if (!limits || !hasLimits(limits)) return { v1: null, v2: accounted, unenforced: [] };
+    const own = Object.fromEntries(Object.entries(limits).filter(([f]) => this.queueLimits[f as keyof RunLimits] === undefined));
+    const unenforced = this.unenforceable(own);
+    if (unenforced.length)
+      this.o.log.warn(
+        { msg_id: msgId, unenforced },
+        "limits the message asked for cannot be enforced here: the run goes without them (its queue's do not require them)",
+      );
+    let failure: string;
+    try {
+      // A run cgroup v2 could not be made for it (logged): its v2 limits have nowhere to go.
+      if (this.v2?.takes(limits) && dir === null) failure = 'the run has no cgroup v2 to write them into';
+      else {
+        if (dir !== null && this.v2?.takes(limits)) this.v2.apply(dir, limits);
+        const v2 = dir !== null && this.v2?.takes(limits) ? dir : accounted;
+        const v1 = this.v1?.usable ? this.v1.make(msgId, limits) : null;
+        return { v1, v2, unenforced };
+      }
+    } catch (err) {
+      failure = (err as Error).message;
+    }
+    const why = `run limits not set up: ${failure}`;
+    if (hasLimits(this.queueLimits) && !this.bestEffort) return { v1: null, v2: null, unenforced, refused: why };
+    this.o.log.warn({ msg_id: msgId, limits, err: failure }, 'run limits not set up: this run is not limited');
+    return { v1: null, v2: null, unenforced: [...unenforced, why] };
+  }
+
+  /** The child with what its cgroups say at its exit (usage, an OOM kill) and the limits it went without. */
+  withLimits(child: LaunchedChild, lim: RunLimitSetup, limits: RunLimits | undefined): LaunchedChild {
+    const { v1, v2, unenforced } = lim;
+    if (!v1 && !v2 && unenforced.length === 0) return child;
+    const exited = child.exited.then((info): ExitInfo => {
+      const out: ExitInfo = { ...info, ...(unenforced.length ? { unenforced } : {}) };
+      if (!v1 && !v2) return out;
+      const a = v2 ? readV2Usage(v2, limits ?? {}) : { usage: {}, oom: null };
+      const b = v1 ? v1.read() : { usage: {}, oom: null };
+      const usage = { ...a.usage, ...b.usage };
+      const oom = a.oom ?? b.oom;
+      const whole = usage.cpu_user_ms !== undefined && usage.memory_peak_bytes !== undefined;
+      // The cgroups' figures cover every process of the run; wait4's, the script and what it reaped: the fuller wins whole, the rest adds.
+      if (whole) out.usage = { ...info.usage, ...(usage as RunUsage), source: 'cgroup' };
+      else if (info.usage) out.usage = { ...usage, ...info.usage };
+      if (oom) out.oom = oom;
+      return out;
+    });
+    return { ...child, exited };
+  }
+
+  /** Removes the queue's v1 cgroups, ending what is left in them. */
+  async close(): Promise<void> {
+    await this.v1?.close();
+  }
+}

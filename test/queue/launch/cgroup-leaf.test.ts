@@ -1,0 +1,128 @@
+// rq-mgr's move into a leaf of its delegated cgroup v2, and the giving of controllers below it, against the kernel's own rule: a cgroup with a process in it gives none.
+import fs from 'node:fs';
+import path from 'node:path';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { members, ownCgroupHome } from '../../../src/queue/launch/cgroup-fs.js';
+import { DAEMONS_LEAF, queuesHome } from '../../../src/queue/launch/cgroup-leaf.js';
+import { delegate } from '../../../src/queue/launch/cgroup-v2-limits.js';
+import { readCgroupFile } from '../../../src/queue/launch/cgroup-v1.js';
+
+/**
+ * No host rq is tested on gives memory, pids, cpu or io to cgroup v2 (they are bound to v1
+ * hierarchies), but the kernel applies the same rule to every domain controller, so these tests
+ * use one it does give here, hugetlb, offered by the cgroup2 root.
+ */
+const CONTROLLER = 'hugetlb';
+const LEAF_JS = path.resolve('dist/queue/launch/cgroup-leaf.js');
+
+const home = ownCgroupHome();
+if (!home.ok) throw new Error(`these tests need a writable cgroup2: ${home.why}`);
+const root = home.dir;
+const made: string[] = [];
+let enabledAtRoot = false;
+
+/** A new cgroup below the root, which offers it the controller: what systemd's Delegate=yes gives a unit. */
+function delegatedCgroup(): string {
+  const dir = path.join(root, `rq-test-delegated-${process.pid}-${made.length}`);
+  fs.mkdirSync(dir);
+  made.push(dir);
+  return dir;
+}
+
+/** A node process in `delegated` alone that calls leaveForLeaf([hugetlb]) when told, and prints what it returned. */
+async function daemon(delegated: string): Promise<{ child: ChildProcess; leave: () => Promise<string | null> }> {
+  const code = `import(${JSON.stringify(LEAF_JS)}).then((m) => process.stdin.on('data', () => console.log(JSON.stringify(m.leaveForLeaf(['${CONTROLLER}'])))));setInterval(() => {}, 1000);`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['pipe', 'pipe', 'inherit'] });
+  await once(child, 'spawn');
+  fs.writeFileSync(path.join(delegated, 'cgroup.procs'), String(child.pid));
+  return {
+    child,
+    leave: async () => {
+      child.stdin!.write('go\n');
+      const [line] = (await once(child.stdout!, 'data')) as [Buffer];
+      return JSON.parse(line.toString()) as string | null;
+    },
+  };
+}
+
+/** Every process in `dir` and below it, moved back to the root, and the cgroups removed. */
+function clear(dir: string): void {
+  if (!fs.existsSync(dir)) return;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) clear(path.join(dir, e.name));
+  for (const pid of members(dir)) fs.writeFileSync(path.join(root, 'cgroup.procs'), String(pid));
+  fs.rmdirSync(dir);
+}
+
+beforeAll(() => {
+  if (!(readCgroupFile(root, 'cgroup.subtree_control') ?? '').includes(CONTROLLER)) {
+    fs.writeFileSync(path.join(root, 'cgroup.subtree_control'), `+${CONTROLLER}`);
+    enabledAtRoot = true;
+  }
+});
+
+afterAll(() => {
+  for (const dir of made) clear(dir);
+  if (enabledAtRoot) fs.writeFileSync(path.join(root, 'cgroup.subtree_control'), `-${CONTROLLER}`);
+});
+
+describe('a delegated cgroup v2', () => {
+  it('with its daemon in it gives no controller below it, says why, and once the daemon is in its leaf gives them to the queues and their runs', async () => {
+    const delegated = delegatedCgroup();
+    const { child, leave } = await daemon(delegated);
+    try {
+      const queue = path.join(delegated, 'rq-q-test');
+      fs.mkdirSync(queue);
+      // The kernel refuses while the daemon is in the delegated cgroup itself.
+      const before = delegate(delegated, queue, [CONTROLLER]);
+      expect(before.enabled.size).toBe(0);
+      expect(before.missing.get(CONTROLLER)).toBe(
+        `${delegated} has processes of its own, so the kernel lets it give the ${CONTROLLER} controller to no cgroup below it (run rq-mgr alone in a delegated cgroup)`,
+      );
+      expect(await leave()).toBe(path.join(delegated, DAEMONS_LEAF));
+      expect(members(path.join(delegated, DAEMONS_LEAF))).toEqual([child.pid]);
+      expect(members(delegated)).toEqual([]);
+      // The queue processes it starts are in the leaf: their cgroups go beside it.
+      expect(queuesHome(path.join(delegated, DAEMONS_LEAF))).toBe(delegated);
+      expect(queuesHome(delegated)).toBe(delegated);
+      const after = delegate(delegated, queue, [CONTROLLER]);
+      expect([...after.enabled]).toEqual([CONTROLLER]);
+      const run = path.join(queue, 'run-1');
+      fs.mkdirSync(run);
+      expect(readCgroupFile(run, 'cgroup.controllers')?.trim()).toBe(CONTROLLER);
+      // Done again (a queue's next start): nothing to change, nothing refused.
+      expect([...delegate(delegated, queue, [CONTROLLER]).enabled]).toEqual([CONTROLLER]);
+      // Already in its leaf, a second call stays.
+      expect(await leave()).toBeNull();
+    } finally {
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    }
+  });
+
+  it('a daemon that is not alone in its cgroup moves nobody: another process there is not its to move', async () => {
+    const delegated = delegatedCgroup();
+    const other = spawn('sleep', ['60']);
+    await once(other, 'spawn');
+    fs.writeFileSync(path.join(delegated, 'cgroup.procs'), String(other.pid));
+    const { child, leave } = await daemon(delegated);
+    try {
+      expect(await leave()).toBeNull();
+      expect(members(delegated).sort()).toEqual([other.pid, child.pid].sort());
+    } finally {
+      for (const p of [other, child]) {
+        p.kill('SIGKILL');
+        await once(p, 'exit');
+      }
+    }
+  });
+
+  it('a controller the cgroup is not offered is named, with where it is missing', () => {
+    const queue = path.join(delegatedCgroup(), 'rq-q-bare');
+    fs.mkdirSync(queue);
+    const { enabled, missing } = delegate(queue, path.join(queue, 'x'), ['memory']);
+    expect(enabled.size).toBe(0);
+    expect(missing.get('memory')).toBe(`no cgroup v2 memory controller is delegated to ${queue}`);
+  });
+});
