@@ -7,6 +7,12 @@
       "defines": ["NAPI_VERSION=8"]
     },
     {
+      "target_name": "rq_xattr",
+      "sources": ["src/queue/launch/native/rq-xattr.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+      "defines": ["NAPI_VERSION=8"]
+    },
+    {
       "target_name": "rq_blanks",
       "sources": ["src/spool/native/rq-blanks.c"],
       "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],

@@ -2,10 +2,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type RunLimits, RUN_LIMIT_FIELDS } from '../../message/run-limits.js';
-import { keyedNumbers, numberFile, readCgroupFile, writeCgroupFile } from './cgroup-v1.js';
-import { oomStatus } from './limit-files.js';
+import { keyedNumbers, numberFile, readCgroupFile, writeCgroupFile } from './cgroup-files.js';
+import { oomStatus } from './oom-status.js';
 import type { RunUsage } from './run-usage.js';
-import { type V2Controller, V2_CONTROLLERS } from './cgroup-leaf.js';
+import { type V2Controller, V2_CONTROLLERS, delegatedToUs } from './cgroup-leaf.js';
 
 const NEEDS: Record<keyof RunLimits, V2Controller> = { memory_max: 'memory', memory_high: 'memory', cpu_max: 'cpu', pids_max: 'pids', io_weight: 'io' };
 
@@ -18,22 +18,29 @@ function listed(dir: string, file: string): Set<string> {
 }
 
 /**
- * Gives each of `controllers` (those rq uses) that `home` offers to its child `parent`, and from there to the
- * run cgroups below it. The kernel lets a cgroup other than the root give controllers to its
- * children only while no process is in it (rq-mgr moves itself out of its cgroup for this when it
- * is alone there, `leaveForLeaf`). Returns why each controller that cannot be used here is not.
+ * Gives each of `controllers` (those rq uses) that `home` offers to its child `parent`, and from
+ * there to the run cgroups below it. rq writes `home`'s own `cgroup.subtree_control` only where
+ * `home` was delegated to it (delegatedToUs: never the root, never a cgroup systemd still
+ * manages), and the kernel lets it only while no process is in `home` (rq-mgr moves itself out for
+ * this, leaveForLeaf). Returns why each controller that cannot be used is not.
  */
 export function delegate<C extends string>(home: string, parent: string, controllers: readonly C[]): { enabled: Set<C>; missing: Map<C, string> } {
   const enabled = new Set<C>();
   const missing = new Map<C, string>();
   const offered = listed(home, 'cgroup.controllers');
+  const given = listed(home, 'cgroup.subtree_control');
+  const ours = delegatedToUs(home);
   for (const c of controllers) {
-    if (!offered.has(c)) {
+    if (!given.has(c) && !offered.has(c)) {
       missing.set(c, `no cgroup v2 ${c} controller is delegated to ${home}`);
       continue;
     }
+    if (!given.has(c) && !ours) {
+      missing.set(c, `${home} is not delegated to rq (systemd: Delegate=yes), and rq gives away no controller of a cgroup it was not given`);
+      continue;
+    }
     try {
-      if (!listed(home, 'cgroup.subtree_control').has(c)) writeCgroupFile(home, 'cgroup.subtree_control', `+${c}`);
+      if (!given.has(c)) writeCgroupFile(home, 'cgroup.subtree_control', `+${c}`);
       if (!listed(parent, 'cgroup.subtree_control').has(c)) writeCgroupFile(parent, 'cgroup.subtree_control', `+${c}`);
       enabled.add(c);
     } catch (err) {
@@ -49,7 +56,16 @@ export function delegate<C extends string>(home: string, parent: string, control
   return { enabled, missing };
 }
 
-/** The queue's run limits through cgroup v2: which controllers its run cgroups have, and each run's files. */
+/**
+ * Once cpu is a controller between the queue's cgroups and the daemons', nice no longer weighs
+ * across them: the queue's cgroups get nice 19's weight, as its scripts have, so the daemons (and
+ * every other process of the host) come first, as before.
+ */
+function weighLikeNice19(dir: string): void {
+  if (fs.existsSync(path.join(dir, 'cpu.weight.nice'))) writeCgroupFile(dir, 'cpu.weight.nice', 19);
+}
+
+/** The queue's run limits through cgroup v2: which controllers its limited runs' cgroups have, and each such run's limit files. */
 export class V2Limits {
   private constructor(
     private readonly enabled: Set<V2Controller>,
@@ -57,15 +73,19 @@ export class V2Limits {
     private readonly scheduler: string | null,
   ) {}
 
-  /** The controllers `parent` (the queue's cgroup, in `home`) gives its run cgroups. */
-  static open(home: string, parent: string, scheduler: string | null): V2Limits {
-    const { enabled, missing } = delegate(home, parent, V2_CONTROLLERS);
+  /**
+   * The controllers `limitsParent` (the cgroup of the queue's runs with limits, in `home`) gives
+   * its run cgroups; `plainParent` (that of its other runs, beside it) gets none.
+   */
+  static open(home: string, plainParent: string, limitsParent: string, scheduler: string | null): V2Limits {
+    const { enabled, missing } = delegate(home, limitsParent, V2_CONTROLLERS);
+    for (const dir of [plainParent, limitsParent]) weighLikeNice19(dir);
     return new V2Limits(enabled, missing, scheduler);
   }
 
-  /** Whether runs are accounted from their own cgroup: where the memory controller is theirs (CPU time every cgroup2 has). */
-  get accounts(): boolean {
-    return this.enabled.has('memory');
+  /** Whether any controller is there for runs. */
+  get usable(): boolean {
+    return this.enabled.size > 0;
   }
 
   /** Why limit `f` cannot be enforced through cgroup v2 here, null when it can. */
@@ -86,7 +106,7 @@ export class V2Limits {
   apply(dir: string, l: RunLimits): void {
     if (l.memory_max !== undefined && this.why('memory_max') === null) {
       writeCgroupFile(dir, 'memory.max', l.memory_max);
-      // v1's limit counts swap too: without this a run would swap past its memory_max.
+      // v1's limit counts memory and swap together; v2's swap has a limit of its own: none, so the run cannot swap its way past memory_max.
       if (fs.existsSync(path.join(dir, 'memory.swap.max'))) writeCgroupFile(dir, 'memory.swap.max', 0);
     }
     if (l.memory_high !== undefined && this.why('memory_high') === null) writeCgroupFile(dir, 'memory.high', l.memory_high);
@@ -119,8 +139,8 @@ export function readV2Usage(dir: string, limits: RunLimits): { usage: Partial<Ru
   if (high && limits.memory_high !== undefined) usage.memory_high_holds = high;
   const oomKills = events.get('oom_kill') ?? 0;
   if (oomKills > 0) usage.oom_kills = oomKills;
-  // `max` counts the times the run's usage reached memory.max: its own limit, not the host's shortage.
-  return { usage, oom: oomKills > 0 ? oomStatus(limits, peak, (events.get('max') ?? 0) > 0) : null };
+  // `oom` counts the times the run's own limit left an allocation to fail (`max` also counts reaching it when reclaim made room; a global OOM counts in neither).
+  return { usage, oom: oomKills > 0 ? oomStatus(limits, peak, (events.get('oom') ?? 0) > 0) : null };
 }
 
 /** Bytes read and written from io.stat's `<major>:<minor> rbytes=N wbytes=N …` lines, summed over devices; undefined without a device line. */

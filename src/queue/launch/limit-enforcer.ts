@@ -38,12 +38,26 @@ export class LimitEnforcer {
 
   constructor(private readonly o: LimitEnforcerOptions) {}
 
-  /** Finds the controllers: the v1 hierarchies' own cgroups, and those cgroup v2 gives `v2Parent` (the queue's cgroup, null without one). */
-  async open(v2Parent: string | null): Promise<void> {
-    if (this.o.env.RQ_CGROUP === 'off') return;
+  /** Why cgroup v2 enforces no limit here, when the queue has no cgroups there. */
+  private noV2 = 'no writable cgroup v2 for the queue';
+
+  /**
+   * Finds the controllers: the v1 hierarchies' own cgroups, and those cgroup v2 gives
+   * `limitsParent` (beside `plainParent`, the queue's cgroup; both null without one, `why`).
+   * Returns whether cgroup v2 has any for runs.
+   */
+  async open(plainParent: string | null, limitsParent: string | null, why: string | null): Promise<boolean> {
+    if (this.o.env.RQ_CGROUP === 'off') return false;
     const scheduler = diskScheduler(this.o.queueDir);
-    if (v2Parent) this.v2 = V2Limits.open(path.dirname(v2Parent), v2Parent, scheduler);
+    if (plainParent && limitsParent) this.v2 = V2Limits.open(path.dirname(plainParent), plainParent, limitsParent, scheduler);
+    else if (why) this.noV2 = `no cgroup v2 for the queue (${why})`;
     this.v1 = await LimitCgroups.open(this.o.cgroupName, ownV1Homes(), scheduler);
+    return this.v2?.usable === true;
+  }
+
+  /** Whether cgroup v2 enforces any of `limits`: the run's cgroup then goes where the controllers are. */
+  v2Takes(limits: RunLimits | undefined): boolean {
+    return limits !== undefined && this.v2?.takes(limits) === true;
   }
 
   /**
@@ -86,7 +100,7 @@ export class LimitEnforcer {
         out.push(`${f}: ${this.o.env.RQ_CGROUP === 'off' ? 'RQ_CGROUP=off' : 'the queue is stopping'}`);
         continue;
       }
-      const v2 = this.v2 ? this.v2.why(f) : 'no writable cgroup v2 for the queue';
+      const v2 = this.v2 ? this.v2.why(f) : this.noV2;
       const v1 = this.v1 ? this.v1.why(f) : null;
       if (v2 !== null && v1 !== null) out.push(`${f}: ${v2}; ${v1}`);
     }
@@ -99,8 +113,7 @@ export class LimitEnforcer {
    * written refuse the start when the queue requires its limits, else the run goes without them.
    */
   prepare(msgId: string, limits: RunLimits | undefined, dir: string | null): RunLimitSetup {
-    const accounted = dir !== null && this.v2?.accounts === true ? dir : null;
-    if (!limits || !hasLimits(limits)) return { v1: null, v2: accounted, unenforced: [] };
+    if (!limits || !hasLimits(limits)) return { v1: null, v2: null, unenforced: [] };
     const own = Object.fromEntries(Object.entries(limits).filter(([f]) => this.queueLimits[f as keyof RunLimits] === undefined));
     const unenforced = this.unenforceable(own);
     if (unenforced.length)
@@ -108,13 +121,17 @@ export class LimitEnforcer {
         { msg_id: msgId, unenforced },
         "limits the message asked for cannot be enforced here: the run goes without them (its queue's do not require them)",
       );
+    // The run cgroup its v2 limits are written into, and its usage read from, once the first is written.
+    let v2: string | null = null;
     let failure: string;
     try {
-      // A run cgroup v2 could not be made for it (logged): its v2 limits have nowhere to go.
-      if (this.v2?.takes(limits) && dir === null) failure = 'the run has no cgroup v2 to write them into';
+      // No run cgroup could be made for it (logged): its v2 limits have nowhere to go.
+      if (this.v2Takes(limits) && dir === null) failure = 'the run has no cgroup v2 to write them into';
       else {
-        if (dir !== null && this.v2?.takes(limits)) this.v2.apply(dir, limits);
-        const v2 = dir !== null && this.v2?.takes(limits) ? dir : accounted;
+        if (dir !== null && this.v2Takes(limits)) {
+          v2 = dir;
+          this.v2!.apply(dir, limits);
+        }
         const v1 = this.v1?.usable ? this.v1.make(msgId, limits) : null;
         return { v1, v2, unenforced };
       }
@@ -123,8 +140,8 @@ export class LimitEnforcer {
     }
     const why = `run limits not set up: ${failure}`;
     if (hasLimits(this.queueLimits) && !this.bestEffort) return { v1: null, v2: null, unenforced, refused: why };
-    this.o.log.warn({ msg_id: msgId, limits, err: failure }, 'run limits not set up: this run is not limited');
-    return { v1: null, v2: null, unenforced: [...unenforced, why] };
+    this.o.log.warn({ msg_id: msgId, limits, err: failure }, 'run limits not all set up: this run goes without those that were not');
+    return { v1: null, v2, unenforced: [...unenforced, why] };
   }
 
   /** The child with what its cgroups say at its exit (usage, an OOM kill) and the limits it went without. */

@@ -2,8 +2,10 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { type RunLimits, formatSize } from '../../message/run-limits.js';
-import { type V1Controller, blkioBytes, keyedNumbers, numberFile, readCgroupFile, writeCgroupFile } from './cgroup-v1.js';
+import type { RunLimits } from '../../message/run-limits.js';
+import { type V1Controller, blkioBytes } from './cgroup-v1.js';
+import { keyedNumbers, numberFile, readCgroupFile, writeCgroupFile } from './cgroup-files.js';
+import { oomStatus } from './oom-status.js';
 import type { RunUsage } from './run-usage.js';
 import { setCeiling, setHolding } from './memory-high.js';
 
@@ -119,14 +121,6 @@ export function readUsage(dirs: Map<V1Controller, string>, limits: RunLimits, ba
 /** Charges the run's limit refused, of memory or of memory and swap together. */
 function limitFailures(memory: string): number {
   return (numberFile(memory, 'memory.failcnt') ?? 0) + (numberFile(memory, 'memory.memsw.failcnt') ?? 0);
-}
-
-/** At memory_max when the run's own limit was hit (its failcnt rose); else the kernel's OOM killer for memory beyond the run (the host, a parent cgroup). */
-export function oomStatus(limits: RunLimits, peak: number | undefined, hitLimit: boolean): string {
-  const peakText = peak === undefined ? '' : ` (peak ${formatSize(Math.round(peak / 1024 ** 2) * 1024 ** 2)})`;
-  return hitLimit && limits.memory_max !== undefined
-    ? `OOM - killed at memory_max ${formatSize(limits.memory_max)}${peakText}`
-    : `OOM - killed by the kernel's OOM killer, short of memory beyond the run${peakText}`;
 }
 
 /** The processes in a cgroup directory (itself, not its children). */

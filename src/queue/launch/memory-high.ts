@@ -1,7 +1,7 @@
 // memory_high on a cgroup v1 memory hierarchy, which has no throttling limit of its own: a run that reaches it is held by the kernel, then let on a step at a time, up to memory_max.
 import fs from 'node:fs';
 import path from 'node:path';
-import { keyedNumbers, numberFile, readCgroupFile, writeCgroupFile } from './cgroup-v1.js';
+import { keyedNumbers, numberFile, readCgroupFile, writeCgroupFile } from './cgroup-files.js';
 
 /** How often a held run is looked for, and so how long each step holds it (one to two of these). */
 export const HIGH_POLL_MS = 50;

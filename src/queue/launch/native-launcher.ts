@@ -1,10 +1,9 @@
 // Launcher on rq's native spawner (src/queue/native/rq-spawn.c): vfork (clone3 into a run cgroup) + exec, no gate process.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import { addonPath } from './addon-path.js';
 import net from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { RqError } from '../../errors.js';
 import { gateLauncher } from './gate-launcher.js';
@@ -40,14 +39,8 @@ interface SpawnAddon {
 /** The addon's `abi` this code calls: 2 since spawn() took the file size limit (max_log_bytes), 3 since the run cgroup, 4 since v1 joins and rusage, 5 since its IO blocks. */
 export const ADDON_ABI = 5;
 
-/** The project's root: the nearest folder above this module with a package.json (this file runs from src/, dist/ and the queue bundle). */
-function projectRoot(from: string): string {
-  const up = path.dirname(from);
-  return fs.existsSync(path.join(from, 'package.json')) || up === from ? from : projectRoot(up);
-}
-
 /** Where `npm run build-native` (node-gyp) puts the addon. */
-export const ADDON_PATH = path.join(projectRoot(path.dirname(fileURLToPath(import.meta.url))), 'build', 'Release', 'rq_spawn.node');
+export const ADDON_PATH = addonPath('rq_spawn');
 
 // First name wins: os.constants.signals lists aliases (SIGIOT, SIGPOLL) after the names Node reports.
 const SIGNAL_NAMES = new Map<number, NodeJS.Signals>();

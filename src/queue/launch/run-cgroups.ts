@@ -53,6 +53,8 @@ export class RunCgroups {
   private readonly ending = new Set<Promise<void>>();
   /** Where the queue's run limits are enforced, and whether they can be. */
   private readonly limits: LimitEnforcer;
+  /** Beside the parent: the cgroup whose runs have the cgroup v2 controllers, for runs with limits only (a memory cgroup per run would weigh on every run). */
+  private limitsParent: string | null = null;
 
   constructor(private readonly o: RunCgroupsOptions) {
     this.limits = new LimitEnforcer({ cgroupName: parentCgroupName(o.name, o.queueDir), queueDir: o.queueDir, log: o.log, env: o.env });
@@ -70,18 +72,37 @@ export class RunCgroups {
    * says which way scripts are kept.
    */
   async start(launch: Launcher): Promise<void> {
-    this.opening = this.open(launch).catch((err: Error) => err.message);
-    const why = await this.opening;
-    const o = this.o;
-    if (why === null) o.log.info({ cgroup: this.parent }, 'each script runs in a cgroup of its own: what it leaves running is ended with its run');
-    else o.log.info({ why }, 'scripts run in their process groups only: a process that leaves the group (setsid) outlives its run');
-    await this.openLimits();
+    this.opening = (async () => {
+      const why = await this.open(launch).catch((err: Error) => err.message);
+      const o = this.o;
+      if (why === null) o.log.info({ cgroup: this.parent }, 'each script runs in a cgroup of its own: what it leaves running is ended with its run');
+      else o.log.info({ why }, 'scripts run in their process groups only: a process that leaves the group (setsid) outlives its run');
+      await this.openLimits(why);
+      return why;
+    })();
+    await this.opening;
   }
 
-  /** The controllers runs with limits use, and whether the queue's own limits can be enforced with them; said once, at start. */
-  private async openLimits(): Promise<void> {
+  /**
+   * The controllers runs with limits use, and whether the queue's own limits can be enforced with
+   * them; said once, at start. `why` is why the queue has no parent cgroup v2, if it has none.
+   */
+  private async openLimits(why: string | null): Promise<void> {
     if (this.closed) return;
-    await this.limits.open(this.parent);
+    let limitsParent: string | null = null;
+    if (this.parent) {
+      limitsParent = `${this.parent}-limits`;
+      try {
+        fs.mkdirSync(limitsParent);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') why = `cannot make ${limitsParent}: ${(err as Error).message}`;
+      }
+      if (fs.existsSync(limitsParent)) await this.clearLeftovers(limitsParent);
+      else limitsParent = null;
+    }
+    const v2 = await this.limits.open(this.parent, limitsParent, why);
+    if (v2) this.limitsParent = limitsParent;
+    else if (limitsParent) await removeCgroup(limitsParent, REMOVE_MS);
     this.judge(this.o.limits ?? {}, this.o.bestEffort === true);
   }
 
@@ -101,7 +122,7 @@ export class RunCgroups {
       fs.mkdirSync(parent);
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
-      if (e.code !== 'EEXIST') return `cannot make a cgroup in ${home.dir}: ${e.code ?? e.message}`;
+      if (e.code !== 'EEXIST') return `cannot make a cgroup in ${path.dirname(parent)}: ${e.code ?? e.message}`;
     }
     // Without cgroup.kill (Linux 5.14), ending a run would mean chasing forks: not worth it.
     if (!fs.existsSync(path.join(parent, 'cgroup.kill'))) {
@@ -133,7 +154,9 @@ export class RunCgroups {
   around(launch: Launcher): Launcher {
     return (r) => {
       const id = r.msgId ?? 'run';
-      const dir = this.parent && this.make(id);
+      // A run whose limits cgroup v2 enforces goes where the controllers are; any other where none are.
+      const parent = this.limitsParent && this.limits.v2Takes(r.limits) ? this.limitsParent : this.parent;
+      const dir = parent && this.make(id, parent);
       const lim = this.limits.prepare(safeName(id), r.limits, dir);
       // Limits the queue requires and that could not be set up: the start is refused (the message waits in the que, retried), never run without them.
       if (lim.refused) {
@@ -174,11 +197,11 @@ export class RunCgroups {
     };
   }
 
-  /** A new run cgroup, or null (logged) when none can be made: that run is kept by its process group only. */
-  private make(msgId: string): string | null {
+  /** A new run cgroup in `parent`, or null (logged) when none can be made: that run is kept by its process group only. */
+  private make(msgId: string, parent: string): string | null {
     // A retry of the same message may start while the last run's leftovers still have their grace.
     for (let tries = 0; ; tries++) {
-      const dir = path.join(this.parent!, `${safeName(msgId)}-${++this.seq}`);
+      const dir = path.join(parent, `${safeName(msgId)}-${++this.seq}`);
       try {
         fs.mkdirSync(dir);
         return dir;
@@ -205,14 +228,14 @@ export class RunCgroups {
   async close(): Promise<void> {
     this.closed = true;
     await this.opening;
-    const parent = this.parent;
-    this.parent = null;
-    if (parent) killAll(parent);
+    const parents = [this.parent, this.limitsParent].filter((p): p is string => p !== null);
+    this.parent = this.limitsParent = null;
+    for (const parent of parents) killAll(parent);
     await Promise.all([...this.ending]);
     await this.limits.close();
-    if (!parent) return;
-    await removeCgroup(parent, REMOVE_MS).catch((err: Error) =>
-      this.o.log.warn({ cgroup: parent, err: err.message }, "queue cgroup not removed; the queue's next start takes it over"),
-    );
+    for (const parent of parents)
+      await removeCgroup(parent, REMOVE_MS).catch((err: Error) =>
+        this.o.log.warn({ cgroup: parent, err: err.message }, "queue cgroup not removed; the queue's next start takes it over"),
+      );
   }
 }

@@ -1,13 +1,13 @@
 // rq-mgr's move into a leaf of its delegated cgroup v2, and the giving of controllers below it, against the kernel's own rule: a cgroup with a process in it gives none.
 import fs from 'node:fs';
 import path from 'node:path';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { members, ownCgroupHome } from '../../../src/queue/launch/cgroup-fs.js';
 import { DAEMONS_LEAF, queuesHome } from '../../../src/queue/launch/cgroup-leaf.js';
 import { delegate } from '../../../src/queue/launch/cgroup-v2-limits.js';
-import { readCgroupFile } from '../../../src/queue/launch/cgroup-v1.js';
+import { readCgroupFile } from '../../../src/queue/launch/cgroup-files.js';
 
 /**
  * No host rq is tested on gives memory, pids, cpu or io to cgroup v2 (they are bound to v1
@@ -23,11 +23,13 @@ const root = home.dir;
 const made: string[] = [];
 let enabledAtRoot = false;
 
-/** A new cgroup below the root, which offers it the controller: what systemd's Delegate=yes gives a unit. */
-function delegatedCgroup(): string {
+/** A new cgroup below the root, which offers it the controller; marked as systemd marks a unit's cgroup with Delegate=yes, unless `delegated` is false. */
+function delegatedCgroup(delegated = true): string {
   const dir = path.join(root, `rq-test-delegated-${process.pid}-${made.length}`);
   fs.mkdirSync(dir);
   made.push(dir);
+  // Node cannot write an extended attribute; python can.
+  if (delegated) execFileSync('python3', ['-c', 'import os, sys; os.setxattr(sys.argv[1], "trusted.delegate", b"1")', dir]);
   return dir;
 }
 
@@ -115,6 +117,24 @@ describe('a delegated cgroup v2', () => {
         p.kill('SIGKILL');
         await once(p, 'exit');
       }
+    }
+  });
+
+  it('a cgroup its manager did not delegate is not divided: the daemon stays, no controller is given below it, and the reason says so', async () => {
+    const managed = delegatedCgroup(false);
+    const { child, leave } = await daemon(managed);
+    try {
+      expect(await leave()).toBeNull();
+      expect(members(managed)).toEqual([child.pid]);
+      const { enabled, missing } = delegate(managed, path.join(managed, 'x'), [CONTROLLER]);
+      expect(enabled.size).toBe(0);
+      expect(missing.get(CONTROLLER)).toBe(
+        `${managed} is not delegated to rq (systemd: Delegate=yes), and rq gives away no controller of a cgroup it was not given`,
+      );
+      expect(readCgroupFile(managed, 'cgroup.subtree_control')?.trim()).toBe('');
+    } finally {
+      child.kill('SIGKILL');
+      await once(child, 'exit');
     }
   });
 

@@ -57,30 +57,41 @@ describe('the cgroup v2 files of limits and accounting', () => {
     return dir;
   }
   const delegated = { 'cgroup.controllers': 'cpuset cpu io memory pids\n', 'cgroup.subtree_control': 'cpu io memory pids\n' };
-  const queueFiles = { 'q/cgroup.controllers': 'cpu io memory pids\n', 'q/cgroup.subtree_control': 'cpu io memory pids\n' };
+  const queueFiles = {
+    'q/cgroup.controllers': 'cpu io memory pids\n',
+    'q/cgroup.subtree_control': 'cpu io memory pids\n',
+    'q/cpu.weight.nice': '',
+    'p/cpu.weight.nice': '',
+  };
+  const open = (home: string, scheduler: string) => V2Limits.open(home, path.join(home, 'p'), path.join(home, 'q'), scheduler);
   const runFiles = ['memory.max', 'memory.swap.max', 'memory.high', 'cpu.max', 'pids.max', 'io.bfq.weight'];
 
   it('writes each limit into the run cgroup in the kernel units: bytes, a quota over a period, a count, a weight; swap is held at 0', () => {
     const home = tree({ ...delegated, ...queueFiles, ...Object.fromEntries(runFiles.map((f) => [`q/run/${f}`, ''])) });
-    const limits = V2Limits.open(home, path.join(home, 'q'), 'bfq');
-    expect(limits.accounts).toBe(true);
+    const limits = open(home, 'bfq');
+    expect(limits.usable).toBe(true);
+    // The queue's cgroups weigh as nice 19 against the daemons', as its scripts did when nice alone weighed.
+    for (const parent of ['p', 'q']) expect(fs.readFileSync(path.join(home, parent, 'cpu.weight.nice'), 'utf8')).toBe('19');
     limits.apply(path.join(home, 'q', 'run'), { memory_max: 64 * M, memory_high: 48 * M, cpu_max: 0.2, pids_max: 32, io_weight: 5000 });
     const read = (f: string) => fs.readFileSync(path.join(home, 'q', 'run', f), 'utf8');
     expect(runFiles.map(read)).toEqual([String(64 * M), '0', String(48 * M), '20000 100000', '32', '1000']);
   });
 
   it('says why a limit cannot be enforced: a controller not offered, a disk bfq does not schedule; and what it can', () => {
-    const home = tree({ 'cgroup.controllers': 'cpu pids\n', 'cgroup.subtree_control': 'cpu pids io\n', ...queueFiles });
-    const limits = V2Limits.open(home, path.join(home, 'q'), 'mq-deadline');
+    // Offered io but not given it, and not rq's to divide (no delegation mark): rq does not take it.
+    const home = tree({ 'cgroup.controllers': 'cpu pids io\n', 'cgroup.subtree_control': 'cpu pids\n', ...queueFiles });
+    const limits = open(home, 'mq-deadline');
     expect(limits.why('memory_max')).toBe(`no cgroup v2 memory controller is delegated to ${home}`);
-    expect(limits.why('io_weight')).toBe(`no cgroup v2 io controller is delegated to ${home}`);
+    expect(limits.why('io_weight')).toBe(
+      `${home} is not delegated to rq (systemd: Delegate=yes), and rq gives away no controller of a cgroup it was not given`,
+    );
     expect(limits.why('cpu_max')).toBeNull();
     expect(limits.why('pids_max')).toBeNull();
-    expect(limits.accounts).toBe(false);
     expect(limits.takes({ memory_max: 64 * M })).toBe(false);
     expect(limits.takes({ memory_max: 64 * M, pids_max: 8 })).toBe(true);
-    const io = V2Limits.open(tree({ ...delegated, ...queueFiles }), path.join(home, 'q'), 'mq-deadline');
-    expect(io.why('io_weight')).toBe("the queue's disk is scheduled by mq-deadline, and only bfq weighs IO");
+    expect(open(tree({ ...delegated, ...queueFiles }), 'mq-deadline').why('io_weight')).toBe(
+      "the queue's disk is scheduled by mq-deadline, and only bfq weighs IO",
+    );
   });
 
   it("reads a run's usage from its files, and an OOM kill at its own memory_max apart from one for memory beyond the run", () => {
@@ -109,7 +120,8 @@ describe('the cgroup v2 files of limits and accounting', () => {
       },
       oom: 'OOM - killed at memory_max 64M (peak 64M)',
     });
-    fs.writeFileSync(path.join(dir, 'memory.events'), 'low 0\nhigh 0\nmax 0\noom 1\noom_kill 1\noom_group_kill 0\n');
+    // A global OOM: the run's own limit refused nothing (`oom` 0), though it had reached it (`max`) and reclaim had made room.
+    fs.writeFileSync(path.join(dir, 'memory.events'), 'low 0\nhigh 0\nmax 3\noom 0\noom_kill 1\noom_group_kill 0\n');
     expect(readV2Usage(dir, { memory_max: 512 * M }).oom).toBe("OOM - killed by the kernel's OOM killer, short of memory beyond the run (peak 64M)");
     // Without limits a run is accounted all the same; throttling and holds only where it had limits for them.
     const plain = readV2Usage(dir, {}).usage;
