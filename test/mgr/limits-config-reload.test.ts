@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alive, killLeftoverGroups } from '../helpers/process-groups.js';
 import { type TestRoot, waitFor } from '../helpers/rq-root.js';
-import { Limits, SHARED_LIMITS, killGroup, startShared, writeLimits } from './limits-harness.js';
+import { Limits, SHARED_LIMITS, killGroup, START_SHARED_MS, startShared, writeLimits } from './limits-harness.js';
 
 /** Process groups of `forever` scripts a failing test could leave behind. */
 const groups = killLeftoverGroups();
@@ -15,7 +15,7 @@ describe('one rq-mgr, several queues sharing keys', () => {
 
   beforeAll(async () => {
     ({ t, L } = await startShared(['g1'], groups));
-  });
+  }, START_SHARED_MS);
   afterAll(async () => {
     await L?.mgr.stop();
     await t?.cleanup();

@@ -5,7 +5,7 @@ import { queuePaths } from '../../src/config/paths.js';
 import { QueueClient } from '../../src/ipc/queue-client.js';
 import { killLeftoverGroups } from '../helpers/process-groups.js';
 import { type TestRoot } from '../helpers/rq-root.js';
-import { Limits, killGroup, startShared } from './limits-harness.js';
+import { Limits, killGroup, START_SHARED_MS, startShared } from './limits-harness.js';
 
 /** Process groups of `forever` scripts a failing test could leave behind. */
 const groups = killLeftoverGroups();
@@ -16,7 +16,7 @@ describe('one rq-mgr, several queues sharing keys', () => {
 
   beforeAll(async () => {
     ({ t, L } = await startShared(['r1'], groups));
-  });
+  }, START_SHARED_MS);
   afterAll(async () => {
     await L?.mgr.stop();
     await t?.cleanup();

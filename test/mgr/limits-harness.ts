@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { queuePaths, rootPaths } from '../../src/config/paths.js';
+import { SETTLE_MAX_MS } from '../../src/mgr/limits-service.js';
 import type { SampleReport } from '../helpers/limit-sampler.js';
 import { MgrProc } from '../helpers/mgr-proc.js';
 import { pidInFile } from '../helpers/process-groups.js';
@@ -110,7 +111,8 @@ export class Limits {
     const probe = { key: 'test:settle-probe', holder: 'probe/20200101.0000.00.000.1' };
     const r = await this.mgr.cmd('limit_acquire', JSON.stringify({ ...probe, since: 0, concurrency: 1 }));
     expect(['granted', 'wait']).toContain(r[0]);
-    await this.statusWhen(probe.key, (s) => s?.holders.length === 1, 'rq-mgr to settle', 10_000);
+    // Settling ends once every queue has reported, at the latest at rq-mgr's own ceiling.
+    await this.statusWhen(probe.key, (s) => s?.holders.length === 1, 'rq-mgr to settle', SETTLE_MAX_MS + 5000);
     expect(await this.mgr.cmd('limit_release', JSON.stringify(probe))).toEqual(['ok']);
   }
 }
@@ -157,6 +159,9 @@ const SHARED_QUEUES: Record<string, { num_workers: number; extra?: Record<string
   pc: { num_workers: 1 },
   g1: { num_workers: 5 },
 };
+
+/** How long startShared may take: rq-mgr's start (a first ping may take 30 s on a loaded machine), then its settling, at most SETTLE_MAX_MS. */
+export const START_SHARED_MS = 30_000 + SETTLE_MAX_MS + 15_000;
 
 /** A root with SHARED_LIMITS and the named queues of SHARED_QUEUES under a settled rq-mgr. */
 export async function startShared(queues: string[], groups: number[]): Promise<{ t: TestRoot; L: Limits }> {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idTime } from '../../src/message/message-id.js';
 import { killLeftoverGroups } from '../helpers/process-groups.js';
 import { type TestRoot } from '../helpers/rq-root.js';
-import { Limits, killGroup, startShared } from './limits-harness.js';
+import { Limits, killGroup, START_SHARED_MS, startShared } from './limits-harness.js';
 
 /** Process groups of `forever` scripts a failing test could leave behind. */
 const groups = killLeftoverGroups();
@@ -14,7 +14,7 @@ describe('one rq-mgr, several queues sharing keys', () => {
 
   beforeAll(async () => {
     ({ t, L } = await startShared(['pa', 'pb', 'pc'], groups));
-  });
+  }, START_SHARED_MS);
   afterAll(async () => {
     await L?.mgr.stop();
     await t?.cleanup();

@@ -5,7 +5,7 @@ import { LimitSampler } from '../helpers/limit-sampler.js';
 import { alive, killLeftoverGroups } from '../helpers/process-groups.js';
 import { type TestRoot, waitFor } from '../helpers/rq-root.js';
 import { seededRandom } from '../helpers/seeded-random.mjs';
-import { Limits, expectNoOverlap, killGroup, startShared, stdioOf } from './limits-harness.js';
+import { Limits, expectNoOverlap, killGroup, START_SHARED_MS, startShared, stdioOf } from './limits-harness.js';
 
 /** Process groups of `forever` scripts a failing test could leave behind. */
 const groups = killLeftoverGroups();
@@ -16,7 +16,7 @@ describe('one rq-mgr, several queues sharing keys', () => {
 
   beforeAll(async () => {
     ({ t, L } = await startShared(['r1', 'r2', 'r3', 'f1', 'f2', 'f3', 't1', 't2'], groups));
-  });
+  }, START_SHARED_MS);
   afterAll(async () => {
     await L?.mgr.stop();
     await t?.cleanup();
