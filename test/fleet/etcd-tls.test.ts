@@ -9,7 +9,7 @@ import { waitFor } from '../helpers/rq-root.js';
 import { BIN, run } from '../helpers/mgr-proc.js';
 import { EtcdStore } from '../../src/fleet/etcd-client.js';
 import type { FleetView, MemberState } from '../../src/ipc/fleet-reply.js';
-import { type Host, fleetRoot, hostRecords, logLines, recordWhere, startHost, stopHost } from './fleet-harness.js';
+import { type Host, fleetRoot, hostRecords, logLines, recordWhere, startHost, stopFleet } from './fleet-harness.js';
 
 let certs: TestCerts;
 let etcd: EtcdProc;
@@ -50,12 +50,7 @@ describe('a fleet on an etcd with TLS and client certificates', { timeout: 60_00
     });
   }, 60_000);
 
-  afterAll(async () => {
-    for (const h of hosts) await stopHost(h);
-    store?.close();
-    await etcd?.cleanup();
-    certs?.cleanup();
-  }, 60_000);
+  afterAll(() => stopFleet(hosts, store, etcd, certs), 60_000);
 
   it('a host with the CA and a client certificate joins: its key is in etcd and /fleet.json lists it up', async () => {
     const a = await host('a', { etcd_ca: certs.ca, etcd_cert: certs.clientCert, etcd_key: certs.clientKey });

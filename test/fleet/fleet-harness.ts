@@ -76,6 +76,19 @@ export async function stopHost(h: Host | undefined): Promise<void> {
   await h.root.cleanup();
 }
 
+/** A test's end: its hosts stopped, then its etcd client, its etcd and its TLS files (what was never made is skipped). */
+export async function stopFleet(
+  hosts: Host[],
+  store: EtcdStore | undefined,
+  etcd: { cleanup(): Promise<void> } | undefined,
+  certs?: { cleanup(): void },
+): Promise<void> {
+  for (const h of hosts) await stopHost(h);
+  store?.close();
+  await etcd?.cleanup();
+  certs?.cleanup();
+}
+
 /** The host records etcd holds now, by host name. */
 export async function hostRecords(store: EtcdStore): Promise<Record<string, HostRecord>> {
   const out: Record<string, HostRecord> = {};
