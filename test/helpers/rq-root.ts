@@ -87,9 +87,12 @@ async function removeRunCgroups(root: string): Promise<void> {
     } catch {
       continue; // Not a queue directory (a dangling link a test made).
     }
-    if (!fs.existsSync(dir)) continue;
-    killAll(dir);
-    await removeCgroup(dir, 10_000);
+    // The queue's cgroup, and the one of its runs with limits cgroup v2 enforces.
+    for (const d of [dir, `${dir}-limits`]) {
+      if (!fs.existsSync(d)) continue;
+      killAll(d);
+      await removeCgroup(d, 10_000);
+    }
   }
 }
 
