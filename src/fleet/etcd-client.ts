@@ -2,6 +2,7 @@
 import type { Etcd3, IKeyValue, Lease, Watcher } from 'etcd3';
 import { RqError } from '../errors.js';
 import { backoffDelay } from '../backoff.js';
+import { Failover } from './failover.js';
 import type { EtcdCredentials } from '../config/fleet-credentials.js';
 
 /** One key as read back: its value and the revisions a transaction compares. */
@@ -89,52 +90,12 @@ function watchBackoff(maxMs: number, n = 0): { duration: number; next: () => Ret
   return { duration: backoffDelay(n, { baseMs: WATCH_RETRY.baseMs, maxMs }), next: () => watchBackoff(maxMs, n + 1) };
 }
 
-/**
- * A stream's failures, reported only once it has gone unanswered for the failover time: when one
- * member of a cluster fails, the client opens the stream again on another (and if it was the leader,
- * the others elect one, which keep-alives wait for); that is no outage, and is not said as one.
- */
-class Failover {
-  private timer: NodeJS.Timeout | null = null;
-  private why = '';
-  private said = false;
-
-  constructor(
-    private readonly graceMs: number,
-    private readonly report: (why: string) => void,
-  ) {}
-
-  /** Failing since `since` (epoch ms): said once that is the failover time ago, and at once from then on until answered. */
-  failing(why: string, since: number): void {
-    this.why = why;
-    if (this.said) return this.report(why);
-    this.timer ??= setTimeout(
-      () => {
-        this.timer = null;
-        this.said = true;
-        this.report(this.why);
-      },
-      Math.max(0, since + this.graceMs - Date.now()),
-    );
-  }
-
-  /** Answered: a failure not yet said is dropped. */
-  answered(): void {
-    this.close();
-    this.said = false;
-  }
-
-  close(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-  }
-}
-
 export class EtcdStore {
   private constructor(
     private readonly client: Etcd3,
     readonly endpoints: string[],
     private readonly failoverMs: number,
+    private readonly timeoutMs: number,
   ) {}
 
   private readonly reasons = new Reasons();
@@ -155,14 +116,22 @@ export class EtcdStore {
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
       faultHandling: { watchBackoff: watchBackoff(opts.watchRetryMaxMs ?? WATCH_RETRY.maxMs) },
     });
-    return new EtcdStore(client, opts.endpoints, opts.failoverMs ?? FAILOVER_MS);
+    return new EtcdStore(client, opts.endpoints, opts.failoverMs ?? FAILOVER_MS, timeout);
   }
 
+  /** A call's answer, or etcd unreachable; twice grpc's deadline also bounds what etcd3 does around it (a token exchange, a lease's grant), so a join never hangs. */
   private async call<T>(p: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const ms = 2 * this.timeoutMs;
+    const bound = new Promise<never>(
+      (_, no) => (timer = setTimeout(() => no(RqError.of('RQ_ERR_ETCD_UNREACHABLE', this.endpoints.join(','), `no answer in ${ms} ms`)), ms)),
+    );
     try {
-      return await p;
+      return await Promise.race([p, bound]);
     } catch (err) {
-      throw unreachable(this.endpoints, err, this.reasons.why(err));
+      throw err instanceof RqError && err.code === 'RQ_ERR_ETCD_UNREACHABLE' ? err : unreachable(this.endpoints, err, this.reasons.why(err));
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -176,8 +176,8 @@ function webLine(config: GlobalConfig, report: StartReport): { url: string | nul
 /** Before any daemon starts: out of a delegated cgroup into its leaf, so the queues may limit their runs through cgroup v2 (said in one line). */
 function moveToLeaf(log: Logger): void {
   try {
-    const leaf = leaveForLeaf();
-    if (leaf) log.info({ cgroup: leaf }, "moved into a leaf of rq-mgr's delegated cgroup: its controllers can limit runs");
+    const moved = leaveForLeaf();
+    if (moved) log.info({ cgroup: moved.leaf, delegation: moved.mark }, "moved into a leaf of rq-mgr's delegated cgroup: its controllers can limit runs");
   } catch (err) {
     log.warn({ err: (err as Error).message }, "could not move into a leaf of rq-mgr's cgroup: runs cannot be limited through cgroup v2");
   }

@@ -84,14 +84,17 @@ describe('a fleet on an etcd with users', { timeout: 60_000 }, () => {
     const a = hosts[0];
     await etcd.stop();
     await etcd.run();
+    let last: FleetView | undefined;
     const v = await waitFor(
       async () => {
-        const view = (await a.mgr.cmd('fleet'))[1] as FleetView;
+        const view = (last = (await a.mgr.cmd('fleet'))[1] as FleetView);
         return view.member.state === 'member' && view.etcd.reachable && view.hosts.some((h) => h.host === 'a' && h.state === 'up') ? view : null;
       },
       'a to be a member that sees the fleet again',
       20_000,
-    );
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; its view last: ${JSON.stringify(last)}; its log: ${logLines(a, 'fleet').slice(-5).join(' | ')}`);
+    });
     expect(v.hosts.map((h) => h.host)).toContain('a');
     // Its view follows etcd again: a key put now is seen.
     await store.put(

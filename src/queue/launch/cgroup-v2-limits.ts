@@ -5,43 +5,32 @@ import { type RunLimits, RUN_LIMIT_FIELDS } from '../../message/run-limits.js';
 import { keyedNumbers, numberFile, readCgroupFile, writeCgroupFile } from './cgroup-files.js';
 import { oomStatus } from './oom-status.js';
 import type { RunUsage } from './run-usage.js';
-import { type V2Controller, V2_CONTROLLERS, delegatedToUs } from './cgroup-leaf.js';
+import { type V2Controller, V2_CONTROLLERS, availableBelow } from './cgroup-delegation.js';
 
 const NEEDS: Record<keyof RunLimits, V2Controller> = { memory_max: 'memory', memory_high: 'memory', cpu_max: 'cpu', pids_max: 'pids', io_weight: 'io' };
 
 /** cpu.max's period: the kernel's default, 100 ms. */
 const CPU_PERIOD_US = 100_000;
 
-/** The controllers a cgroup's `cgroup.controllers` or `cgroup.subtree_control` names. */
-function listed(dir: string, file: string): Set<string> {
-  return new Set((readCgroupFile(dir, file) ?? '').split(/\s+/).filter(Boolean));
+/** The controllers a cgroup's `cgroup.subtree_control` names. */
+function given(dir: string): Set<string> {
+  return new Set((readCgroupFile(dir, 'cgroup.subtree_control') ?? '').split(/\s+/).filter(Boolean));
 }
 
 /**
- * Gives each of `controllers` (those rq uses) that `home` offers to its child `parent`, and from
- * there to the run cgroups below it. rq writes `home`'s own `cgroup.subtree_control` only where
- * `home` was delegated to it (delegatedToUs: never the root, never a cgroup systemd still
- * manages), and the kernel lets it only while no process is in `home` (rq-mgr moves itself out for
- * this, leaveForLeaf). Returns why each controller that cannot be used is not.
+ * Gives each of `controllers` (those rq uses) that rq may use below `home` (availableBelow: given
+ * there already, or offered to a cgroup delegated to rq) to its child `parent`, and from there to
+ * the run cgroups below it. The kernel lets `home` give a controller only while no process is in
+ * it (rq-mgr moves itself out for this, leaveForLeaf). Returns why each controller that cannot be
+ * used is not.
  */
 export function delegate<C extends string>(home: string, parent: string, controllers: readonly C[]): { enabled: Set<C>; missing: Map<C, string> } {
+  const { usable, given: atHome, missing } = availableBelow(home, controllers);
   const enabled = new Set<C>();
-  const missing = new Map<C, string>();
-  const offered = listed(home, 'cgroup.controllers');
-  const given = listed(home, 'cgroup.subtree_control');
-  const ours = delegatedToUs(home);
-  for (const c of controllers) {
-    if (!given.has(c) && !offered.has(c)) {
-      missing.set(c, `no cgroup v2 ${c} controller is delegated to ${home}`);
-      continue;
-    }
-    if (!given.has(c) && !ours) {
-      missing.set(c, `${home} is not delegated to rq (systemd: Delegate=yes), and rq gives away no controller of a cgroup it was not given`);
-      continue;
-    }
+  for (const c of usable) {
     try {
-      if (!given.has(c)) writeCgroupFile(home, 'cgroup.subtree_control', `+${c}`);
-      if (!listed(parent, 'cgroup.subtree_control').has(c)) writeCgroupFile(parent, 'cgroup.subtree_control', `+${c}`);
+      if (!atHome.has(c)) writeCgroupFile(home, 'cgroup.subtree_control', `+${c}`);
+      if (!given(parent).has(c)) writeCgroupFile(parent, 'cgroup.subtree_control', `+${c}`);
       enabled.add(c);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
@@ -58,11 +47,15 @@ export function delegate<C extends string>(home: string, parent: string, control
 
 /**
  * Once cpu is a controller between the queue's cgroups and the daemons', nice no longer weighs
- * across them: the queue's cgroups get nice 19's weight, as its scripts have, so the daemons (and
- * every other process of the host) come first, as before.
+ * across them: the queue's cgroups get nice 19's weight, as its scripts have, so rq's daemons come
+ * first within rq's cgroup, as before (across the host, rq's cgroup weighs as its manager set it).
  */
 function weighLikeNice19(dir: string): void {
-  if (fs.existsSync(path.join(dir, 'cpu.weight.nice'))) writeCgroupFile(dir, 'cpu.weight.nice', 19);
+  try {
+    if (fs.existsSync(path.join(dir, 'cpu.weight.nice'))) writeCgroupFile(dir, 'cpu.weight.nice', 19);
+  } catch {
+    // A weight is no limit: left as it is, the queue's scripts only weigh more than they did.
+  }
 }
 
 /** The queue's run limits through cgroup v2: which controllers its limited runs' cgroups have, and each such run's limit files. */
@@ -75,11 +68,19 @@ export class V2Limits {
 
   /**
    * The controllers `limitsParent` (the cgroup of the queue's runs with limits, in `home`) gives
-   * its run cgroups; `plainParent` (that of its other runs, beside it) gets none.
+   * its run cgroups; `plainParent` (that of its other runs, beside it) gets none. Without a
+   * `limitsParent` (none was made: `why`), only the reasons.
    */
-  static open(home: string, plainParent: string, limitsParent: string, scheduler: string | null): V2Limits {
-    const { enabled, missing } = delegate(home, limitsParent, V2_CONTROLLERS);
-    for (const dir of [plainParent, limitsParent]) weighLikeNice19(dir);
+  static open(home: string, plainParent: string, limitsParent: string | null, scheduler: string | null, why?: string): V2Limits {
+    const { enabled, missing } = limitsParent
+      ? delegate(home, limitsParent, V2_CONTROLLERS)
+      : { enabled: new Set<V2Controller>(), missing: new Map<V2Controller, string>() };
+    if (!limitsParent) {
+      const { usable, missing: unusable } = availableBelow(home, V2_CONTROLLERS);
+      for (const [c, text] of unusable) missing.set(c, text);
+      for (const c of usable) missing.set(c, why ?? "no cgroup for the queue's runs with limits");
+    }
+    for (const dir of limitsParent ? [plainParent, limitsParent] : [plainParent]) weighLikeNice19(dir);
     return new V2Limits(enabled, missing, scheduler);
   }
 

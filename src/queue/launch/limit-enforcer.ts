@@ -39,18 +39,18 @@ export class LimitEnforcer {
   constructor(private readonly o: LimitEnforcerOptions) {}
 
   /** Why cgroup v2 enforces no limit here, when the queue has no cgroups there. */
-  private noV2 = 'no writable cgroup v2 for the queue';
+  private noV2Why = 'no writable cgroup v2 for the queue';
 
   /**
    * Finds the controllers: the v1 hierarchies' own cgroups, and those cgroup v2 gives
-   * `limitsParent` (beside `plainParent`, the queue's cgroup; both null without one, `why`).
+   * `limitsParent` (beside `plainParent`, the queue's cgroup; null where none was made, `why`).
    * Returns whether cgroup v2 has any for runs.
    */
   async open(plainParent: string | null, limitsParent: string | null, why: string | null): Promise<boolean> {
     if (this.o.env.RQ_CGROUP === 'off') return false;
     const scheduler = diskScheduler(this.o.queueDir);
-    if (plainParent && limitsParent) this.v2 = V2Limits.open(path.dirname(plainParent), plainParent, limitsParent, scheduler);
-    else if (why) this.noV2 = `no cgroup v2 for the queue (${why})`;
+    if (plainParent) this.v2 = V2Limits.open(path.dirname(plainParent), plainParent, limitsParent, scheduler, why ?? undefined);
+    else if (why) this.noV2Why = `no cgroup v2 for the queue (${why})`;
     this.v1 = await LimitCgroups.open(this.o.cgroupName, ownV1Homes(), scheduler);
     return this.v2?.usable === true;
   }
@@ -100,7 +100,7 @@ export class LimitEnforcer {
         out.push(`${f}: ${this.o.env.RQ_CGROUP === 'off' ? 'RQ_CGROUP=off' : 'the queue is stopping'}`);
         continue;
       }
-      const v2 = this.v2 ? this.v2.why(f) : this.noV2;
+      const v2 = this.v2 ? this.v2.why(f) : this.noV2Why;
       const v1 = this.v1 ? this.v1.why(f) : null;
       if (v2 !== null && v1 !== null) out.push(`${f}: ${v2}; ${v1}`);
     }
@@ -123,25 +123,31 @@ export class LimitEnforcer {
       );
     // The run cgroup its v2 limits are written into, and its usage read from, once the first is written.
     let v2: string | null = null;
-    let failure: string;
-    try {
-      // No run cgroup could be made for it (logged): its v2 limits have nowhere to go.
-      if (this.v2Takes(limits) && dir === null) failure = 'the run has no cgroup v2 to write them into';
-      else {
-        if (dir !== null && this.v2Takes(limits)) {
+    let v1: LimitRun | null = null;
+    const failures: string[] = [];
+    if (this.v2Takes(limits)) {
+      if (dir === null) failures.push('the run has no cgroup v2 to write them into');
+      else
+        try {
           v2 = dir;
           this.v2!.apply(dir, limits);
+        } catch (err) {
+          failures.push(`cgroup v2: ${(err as Error).message}`);
         }
-        const v1 = this.v1?.usable ? this.v1.make(msgId, limits) : null;
-        return { v1, v2, unenforced };
-      }
-    } catch (err) {
-      failure = (err as Error).message;
     }
-    const why = `run limits not set up: ${failure}`;
-    if (hasLimits(this.queueLimits) && !this.bestEffort) return { v1: null, v2: null, unenforced, refused: why };
-    this.o.log.warn({ msg_id: msgId, limits, err: failure }, 'run limits not all set up: this run goes without those that were not');
-    return { v1: null, v2, unenforced: [...unenforced, why] };
+    try {
+      v1 = this.v1?.usable ? this.v1.make(msgId, limits) : null;
+    } catch (err) {
+      failures.push(`cgroup v1: ${(err as Error).message}`);
+    }
+    if (failures.length === 0) return { v1, v2, unenforced };
+    const why = `run limits not all set up: ${failures.join('; ')}`;
+    if (hasLimits(this.queueLimits) && !this.bestEffort) {
+      void v1?.remove().catch(() => undefined);
+      return { v1: null, v2: null, unenforced, refused: why };
+    }
+    this.o.log.warn({ msg_id: msgId, limits, err: why }, 'run limits not all set up: this run goes without those that were not');
+    return { v1, v2, unenforced: [...unenforced, why] };
   }
 
   /** The child with what its cgroups say at its exit (usage, an OOM kill) and the limits it went without. */

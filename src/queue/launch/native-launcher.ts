@@ -1,11 +1,11 @@
 // Launcher on rq's native spawner (src/queue/native/rq-spawn.c): vfork (clone3 into a run cgroup) + exec, no gate process.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import { addonPath } from './addon-path.js';
 import net from 'node:net';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import { RqError } from '../../errors.js';
+import { addonPath } from './addon-path.js';
 import { gateLauncher } from './gate-launcher.js';
 import { rusageOf } from './run-usage.js';
 import { findExecutable } from './find-executable.js';

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { killAll, members, ownCgroupHome, populated, removeCgroup } from './cgroup-fs.js';
 import { queuesHome } from './cgroup-leaf.js';
+import { V2_CONTROLLERS, availableBelow } from './cgroup-delegation.js';
 import { REMOVE_MS, endCgroupLeftovers, endLeftovers, signalMembers } from './leftovers.js';
 import { type Launcher, failedLaunch } from './script-runner.js';
 import type { RunLimits } from '../../message/run-limits.js';
@@ -89,20 +90,25 @@ export class RunCgroups {
    */
   private async openLimits(why: string | null): Promise<void> {
     if (this.closed) return;
-    let limitsParent: string | null = null;
-    if (this.parent) {
-      limitsParent = `${this.parent}-limits`;
-      try {
-        fs.mkdirSync(limitsParent);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') why = `cannot make ${limitsParent}: ${(err as Error).message}`;
+    const limitsParent =
+      this.parent && this.o.env.RQ_CGROUP !== 'off' && availableBelow(path.dirname(this.parent), V2_CONTROLLERS).usable.length ? `${this.parent}-limits` : null;
+    let made: string | null = null;
+    try {
+      // Made only where cgroup v2 has a controller rq may use: elsewhere it would only come and go.
+      if (limitsParent) {
+        fs.mkdirSync(limitsParent, { recursive: true });
+        made = limitsParent;
+        await this.clearLeftovers(limitsParent);
       }
-      if (fs.existsSync(limitsParent)) await this.clearLeftovers(limitsParent);
-      else limitsParent = null;
+    } catch (err) {
+      why = `cannot make ${limitsParent}: ${(err as Error).message}`;
     }
-    const v2 = await this.limits.open(this.parent, limitsParent, why);
-    if (v2) this.limitsParent = limitsParent;
-    else if (limitsParent) await removeCgroup(limitsParent, REMOVE_MS);
+    const v2 = await this.limits.open(this.parent, made, why);
+    if (v2) this.limitsParent = made;
+    else if (made)
+      await removeCgroup(made, REMOVE_MS).catch((err: Error) =>
+        this.o.log.warn({ cgroup: made, err: err.message }, "cgroup not removed; the queue's next start takes it over"),
+      );
     this.judge(this.o.limits ?? {}, this.o.bestEffort === true);
   }
 

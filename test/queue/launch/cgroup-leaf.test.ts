@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { members, ownCgroupHome } from '../../../src/queue/launch/cgroup-fs.js';
 import { DAEMONS_LEAF, queuesHome } from '../../../src/queue/launch/cgroup-leaf.js';
+import { delegationMark } from '../../../src/queue/launch/cgroup-delegation.js';
 import { delegate } from '../../../src/queue/launch/cgroup-v2-limits.js';
 import { readCgroupFile } from '../../../src/queue/launch/cgroup-files.js';
 
@@ -23,18 +24,27 @@ const root = home.dir;
 const made: string[] = [];
 let enabledAtRoot = false;
 
-/** A new cgroup below the root, which offers it the controller; marked as systemd marks a unit's cgroup with Delegate=yes, unless `delegated` is false. */
-function delegatedCgroup(delegated = true): string {
+/**
+ * A new cgroup below the root, which offers it the controller; marked with `mark` as systemd marks
+ * a unit's cgroup with Delegate=yes (both marks; only root reads the trusted one), or not marked.
+ */
+function delegatedCgroup(mark: 'trusted.delegate' | 'user.delegate' | null = 'trusted.delegate'): string {
   const dir = path.join(root, `rq-test-delegated-${process.pid}-${made.length}`);
   fs.mkdirSync(dir);
   made.push(dir);
   // Node cannot write an extended attribute; python can.
-  if (delegated) execFileSync('python3', ['-c', 'import os, sys; os.setxattr(sys.argv[1], "trusted.delegate", b"1")', dir]);
+  if (mark) execFileSync('python3', ['-c', 'import os, sys; os.setxattr(sys.argv[1], sys.argv[2], b"1")', dir, mark]);
   return dir;
 }
 
+/** What `expr` (on module `m`, dist/queue/launch/<module>.js, loaded as root) gives in a node process that then acts as user `uid`. */
+function asUser(uid: number, module: string, expr: string): unknown {
+  const code = `import(${JSON.stringify(path.resolve(`dist/queue/launch/${module}.js`))}).then((m) => { process.setegid(${uid}); process.seteuid(${uid}); console.log(JSON.stringify(${expr})); })`;
+  return JSON.parse(execFileSync(process.execPath, ['-e', code], { encoding: 'utf8' }));
+}
+
 /** A node process in `delegated` alone that calls leaveForLeaf([hugetlb]) when told, and prints what it returned. */
-async function daemon(delegated: string): Promise<{ child: ChildProcess; leave: () => Promise<string | null> }> {
+async function daemon(delegated: string): Promise<{ child: ChildProcess; leave: () => Promise<{ leaf: string; mark: string } | null> }> {
   const code = `import(${JSON.stringify(LEAF_JS)}).then((m) => process.stdin.on('data', () => console.log(JSON.stringify(m.leaveForLeaf(['${CONTROLLER}'])))));setInterval(() => {}, 1000);`;
   const child = spawn(process.execPath, ['-e', code], { stdio: ['pipe', 'pipe', 'inherit'] });
   await once(child, 'spawn');
@@ -44,7 +54,7 @@ async function daemon(delegated: string): Promise<{ child: ChildProcess; leave: 
     leave: async () => {
       child.stdin!.write('go\n');
       const [line] = (await once(child.stdout!, 'data')) as [Buffer];
-      return JSON.parse(line.toString()) as string | null;
+      return JSON.parse(line.toString()) as { leaf: string; mark: string } | null;
     },
   };
 }
@@ -82,7 +92,7 @@ describe('a delegated cgroup v2', () => {
       expect(before.missing.get(CONTROLLER)).toBe(
         `${delegated} has processes of its own, so the kernel lets it give the ${CONTROLLER} controller to no cgroup below it (run rq-mgr alone in a delegated cgroup)`,
       );
-      expect(await leave()).toBe(path.join(delegated, DAEMONS_LEAF));
+      expect(await leave()).toEqual({ leaf: path.join(delegated, DAEMONS_LEAF), mark: 'trusted.delegate' });
       expect(members(path.join(delegated, DAEMONS_LEAF))).toEqual([child.pid]);
       expect(members(delegated)).toEqual([]);
       // The queue processes it starts are in the leaf: their cgroups go beside it.
@@ -121,7 +131,7 @@ describe('a delegated cgroup v2', () => {
   });
 
   it('a cgroup its manager did not delegate is not divided: the daemon stays, no controller is given below it, and the reason says so', async () => {
-    const managed = delegatedCgroup(false);
+    const managed = delegatedCgroup(null);
     const { child, leave } = await daemon(managed);
     try {
       expect(await leave()).toBeNull();
@@ -136,6 +146,34 @@ describe('a delegated cgroup v2', () => {
       child.kill('SIGKILL');
       await once(child, 'exit');
     }
+  });
+
+  it("systemd's user.delegate mark is taken as well, where only it is set", async () => {
+    const { child, leave } = await daemon(delegatedCgroup('user.delegate'));
+    try {
+      expect(await leave()).toMatchObject({ mark: 'user.delegate' });
+    } finally {
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    }
+  });
+
+  it("a user other than root takes a cgroup handed over to it (its subtree_control chowned, its parent's not) and nothing below it", () => {
+    const NOBODY = 65534;
+    const handed = delegatedCgroup(null);
+    const own = path.join(handed, 'made-by-the-user');
+    fs.mkdirSync(own);
+    for (const f of [handed, path.join(handed, 'cgroup.subtree_control'), path.join(handed, 'cgroup.procs'), path.join(own, 'cgroup.subtree_control')])
+      fs.chownSync(f, NOBODY, NOBODY);
+    expect(
+      asUser(
+        NOBODY,
+        'cgroup-delegation',
+        `[m.delegationMark(${JSON.stringify(handed)}), m.delegationMark(${JSON.stringify(own)}), m.delegationMark(${JSON.stringify(root)})]`,
+      ),
+    ).toEqual(['handed over to this user', null, null]);
+    // Root takes no ownership as a mark: a cgroup root made is root's whether delegated or not.
+    expect(delegationMark(handed)).toBeNull();
   });
 
   it('a controller the cgroup is not offered is named, with where it is missing', () => {

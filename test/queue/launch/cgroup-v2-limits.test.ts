@@ -78,7 +78,7 @@ describe('the cgroup v2 files of limits and accounting', () => {
   });
 
   it('says why a limit cannot be enforced: a controller not offered, a disk bfq does not schedule; and what it can', () => {
-    // Offered io but not given it, and not rq's to divide (no delegation mark): rq does not take it.
+    // Offered io but not given it, and not rq's to divide (a directory without cgroup.type reads as the root, never delegated): rq does not take it.
     const home = tree({ 'cgroup.controllers': 'cpu pids io\n', 'cgroup.subtree_control': 'cpu pids\n', ...queueFiles });
     const limits = open(home, 'mq-deadline');
     expect(limits.why('memory_max')).toBe(`no cgroup v2 memory controller is delegated to ${home}`);
