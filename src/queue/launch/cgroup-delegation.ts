@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { addonPath } from './addon-path.js';
+import { readCgroupFile } from './cgroup-files.js';
 
 /** The cgroup v2 controllers rq limits runs with. */
 export const V2_CONTROLLERS = ['memory', 'pids', 'cpu', 'io'] as const;
@@ -55,11 +56,15 @@ export function notDelegated(dir: string): string {
   return `${dir} is not delegated to rq (systemd: Delegate=yes), and rq gives away no controller of a cgroup it was not given${addonProblem ? `; ${addonProblem}` : ''}`;
 }
 
+/** The controllers a cgroup's `cgroup.controllers` (offered to it) or `cgroup.subtree_control` (given below it) names. */
+export function controllersIn(dir: string, file: 'cgroup.controllers' | 'cgroup.subtree_control'): Set<string> {
+  return new Set((readCgroupFile(dir, file) ?? '').split(/\s+/).filter(Boolean));
+}
+
 /** The controllers among `controllers` rq may give below `home` (already given there, or offered to a cgroup delegated to it), and why each other one is not; reads only. */
 export function availableBelow<C extends string>(home: string, controllers: readonly C[]): { usable: C[]; given: Set<string>; missing: Map<C, string> } {
-  const read = (f: string) => new Set((fs.existsSync(path.join(home, f)) ? fs.readFileSync(path.join(home, f), 'utf8') : '').split(/\s+/).filter(Boolean));
-  const offered = read('cgroup.controllers');
-  const given = read('cgroup.subtree_control');
+  const offered = controllersIn(home, 'cgroup.controllers');
+  const given = controllersIn(home, 'cgroup.subtree_control');
   const ours = delegationMark(home) !== null;
   const usable: C[] = [];
   const missing = new Map<C, string>();

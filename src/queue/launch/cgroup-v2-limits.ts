@@ -5,17 +5,12 @@ import { type RunLimits, RUN_LIMIT_FIELDS } from '../../message/run-limits.js';
 import { keyedNumbers, numberFile, readCgroupFile, writeCgroupFile } from './cgroup-files.js';
 import { oomStatus } from './oom-status.js';
 import type { RunUsage } from './run-usage.js';
-import { type V2Controller, V2_CONTROLLERS, availableBelow } from './cgroup-delegation.js';
+import { type V2Controller, V2_CONTROLLERS, availableBelow, controllersIn } from './cgroup-delegation.js';
 
 const NEEDS: Record<keyof RunLimits, V2Controller> = { memory_max: 'memory', memory_high: 'memory', cpu_max: 'cpu', pids_max: 'pids', io_weight: 'io' };
 
 /** cpu.max's period: the kernel's default, 100 ms. */
 const CPU_PERIOD_US = 100_000;
-
-/** The controllers a cgroup's `cgroup.subtree_control` names. */
-function given(dir: string): Set<string> {
-  return new Set((readCgroupFile(dir, 'cgroup.subtree_control') ?? '').split(/\s+/).filter(Boolean));
-}
 
 /**
  * Gives each of `controllers` (those rq uses) that rq may use below `home` (availableBelow: given
@@ -30,7 +25,7 @@ export function delegate<C extends string>(home: string, parent: string, control
   for (const c of usable) {
     try {
       if (!atHome.has(c)) writeCgroupFile(home, 'cgroup.subtree_control', `+${c}`);
-      if (!given(parent).has(c)) writeCgroupFile(parent, 'cgroup.subtree_control', `+${c}`);
+      if (!controllersIn(parent, 'cgroup.subtree_control').has(c)) writeCgroupFile(parent, 'cgroup.subtree_control', `+${c}`);
       enabled.add(c);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
@@ -72,16 +67,16 @@ export class V2Limits {
    * `limitsParent` (none was made: `why`), only the reasons.
    */
   static open(home: string, plainParent: string, limitsParent: string | null, scheduler: string | null, why?: string): V2Limits {
-    const { enabled, missing } = limitsParent
-      ? delegate(home, limitsParent, V2_CONTROLLERS)
-      : { enabled: new Set<V2Controller>(), missing: new Map<V2Controller, string>() };
-    if (!limitsParent) {
-      const { usable, missing: unusable } = availableBelow(home, V2_CONTROLLERS);
-      for (const [c, text] of unusable) missing.set(c, text);
-      for (const c of usable) missing.set(c, why ?? "no cgroup for the queue's runs with limits");
+    if (limitsParent) {
+      const { enabled, missing } = delegate(home, limitsParent, V2_CONTROLLERS);
+      for (const dir of [plainParent, limitsParent]) weighLikeNice19(dir);
+      return new V2Limits(enabled, missing, scheduler);
     }
-    for (const dir of limitsParent ? [plainParent, limitsParent] : [plainParent]) weighLikeNice19(dir);
-    return new V2Limits(enabled, missing, scheduler);
+    // None was made: what could have been used is named with why it was not.
+    const { usable, missing } = availableBelow(home, V2_CONTROLLERS);
+    for (const c of usable) missing.set(c, why ?? "no cgroup for the queue's runs with limits");
+    weighLikeNice19(plainParent);
+    return new V2Limits(new Set(), missing, scheduler);
   }
 
   /** Whether any controller is there for runs. */
