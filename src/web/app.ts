@@ -19,6 +19,7 @@ import { registerApiDocs } from './openapi/api-docs.js';
 import { registerRoutes } from './routes.js';
 import { WebContext } from './web-context.js';
 import { limitConnections } from './connection-limits.js';
+import { drainAfterAnswer } from './bounded-drain.js';
 import { installGracefulClose } from './web-shutdown.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, type WebDeps } from './web-deps.js';
 import { installJsonLines } from './api/batch-api.js';
@@ -67,8 +68,6 @@ function messageOf(err: FastifyError | RqError | Error, status: number, ctx: Web
   return `${status} - ${err.message}`;
 }
 
-/** The most of a refused request's body the web still reads (and drops) to keep its connection: 1 MiB. */
-const DRAIN_MAX_BYTES = 1024 * 1024;
 export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   const ctx = new WebContext(deps);
   const maxUpload = deps.config.max_upload_bytes ?? DEFAULT_MAX_UPLOAD_BYTES;
@@ -144,10 +143,9 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
     const status = statusOf(err);
     if (reply.sent || reply.raw.headersSent) return;
     // Refused before its body was read whole (a multipart limit, a malformed part, no credentials):
-    // a large or unsized rest closes the connection after the answer, so it is not read into
-    // nothing; a small one is read and dropped by node, so a client still sending it gets the
-    // answer, not a broken pipe.
-    if (!req.raw.complete && !(Number(req.headers['content-length']) <= DRAIN_MAX_BYTES)) reply.header('Connection', 'close');
+    // node reads and drops the rest after the answer, so a client still sending gets the answer,
+    // not a broken pipe; a rest past the drain's bounds has its connection cut (bounded-drain.ts).
+    if (!req.raw.complete) drainAfterAnswer(req.raw, reply.raw);
 
     if (status === 404) return ctx.notFoundPage(req, reply, err.message);
     const text = messageOf(err, status, ctx, limits);

@@ -10,6 +10,7 @@ import { textParam } from '../params.js';
 import { pathParam } from '../request-params.js';
 import { rubyInspect } from '../ruby-inspect.js';
 import { sendFile } from '../send-file.js';
+import { drainAfterAnswer } from '../bounded-drain.js';
 import { receiveUpload } from '../upload.js';
 import { html } from '../views/html.js';
 import { type WebContext, notice } from '../web-context.js';
@@ -72,8 +73,8 @@ export function attachApi(ctx: WebContext, maxUploadBytes: number) {
         );
       } catch (err) {
         if (!early) throw err;
-        // The rest of the body is not read: the connection closes after the answer.
-        reply.header('Connection', 'close');
+        // The rest of the body is not stored: it is read and dropped after the answer, within bounds.
+        drainAfterAnswer(req.raw, reply.raw);
         return answerAttach(req, reply, url, id, ctx.wantsJson(req) ? 'json' : 'html', early);
       }
       const { file, params } = upload;

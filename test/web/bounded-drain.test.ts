@@ -1,0 +1,102 @@
+// Bounded drain (src/web/bounded-drain.ts) on a real HTTP server and real sockets: a client still sending after its refusal sends on and keeps its connection; the bounds cut it.
+import http from 'node:http';
+import net from 'node:net';
+import { once } from 'node:events';
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { drainAfterAnswer } from '../../src/web/bounded-drain.js';
+
+const CHUNK = Buffer.alloc(64 * 1024, 120);
+/** The body a client means to send: the first chunk, then `REST` more. */
+const REST = 64;
+const HEAD = `POST /up HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${(REST + 1) * CHUNK.length}\r\n\r\n`;
+
+let server: http.Server | undefined;
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise((r) => server?.close(r));
+  server = undefined;
+});
+
+/**
+ * A server that refuses a POST at once (413) while its body is piped into a parser that never reads
+ * again, as a multipart parser that gave up does; answers a GET with 200. `bounds` as drainAfterAnswer takes them.
+ */
+async function refusingServer(bounds: { ms: number; bytes: number }): Promise<{ port: number; closed: Promise<void> }> {
+  let closedNow: () => void;
+  const closed = new Promise<void>((r) => (closedNow = r));
+  server = http.createServer((req, res) => {
+    req.socket.once('close', () => closedNow());
+    if (req.method === 'GET') return void res.end('still here');
+    req.pipe(new Writable({ highWaterMark: 1, write: () => {} }));
+    drainAfterAnswer(req, res, bounds);
+    res.writeHead(413, { 'content-type': 'text/plain' }).end('413 - too large');
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { port: (server.address() as net.AddressInfo).port, closed };
+}
+
+interface Client {
+  socket: net.Socket;
+  /** Everything the server sent so far. */
+  text(): string;
+  errors: string[];
+}
+
+/** Connects, sends the head and the first chunk, and resolves once the answer is in. */
+async function answered(port: number): Promise<Client> {
+  const socket = net.connect({ port, host: '127.0.0.1' });
+  const errors: string[] = [];
+  socket.on('error', (e: NodeJS.ErrnoException) => errors.push(String(e.code)));
+  let text = '';
+  const arrived = new Promise<void>((resolve) =>
+    socket.on('data', (d: Buffer) => {
+      text += d.toString();
+      if (text.includes('413 - too large')) resolve();
+    }),
+  );
+  socket.write(HEAD);
+  socket.write(CHUNK);
+  await arrived;
+  return { socket, text: () => text, errors };
+}
+
+/** Writes `chunks` more of the body, each after the last drained, until done or the socket is gone. */
+async function sendOn(socket: net.Socket, chunks: number): Promise<void> {
+  for (let i = 0; i < chunks && !socket.destroyed; i++) {
+    if (!socket.write(CHUNK)) await new Promise((r) => (socket.once('drain', r), socket.once('close', r)));
+  }
+}
+
+describe('drainAfterAnswer', () => {
+  it('reads and drops the rest of the body after the answer: the client sends it all, unreset, and its connection serves the next request', async () => {
+    const { port } = await refusingServer({ ms: 60_000, bytes: 64 * 1024 * 1024 });
+    const c = await answered(port);
+    expect(c.text()).toMatch(/^HTTP\/1\.1 413 /);
+    await sendOn(c.socket, REST);
+    const next = new Promise<void>((resolve) => c.socket.on('data', () => c.text().includes('still here') && resolve()));
+    c.socket.write('GET /again HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await next;
+    expect(c.errors).toEqual([]);
+    c.socket.destroy();
+  });
+
+  it('cuts the connection of a client that sends more than its byte bound', async () => {
+    const { port, closed } = await refusingServer({ ms: 60_000, bytes: 1024 * 1024 });
+    const c = await answered(port);
+    await sendOn(c.socket, REST);
+    await closed;
+    if (!c.socket.destroyed) await once(c.socket, 'close');
+    expect(c.errors[0]).toMatch(/^(EPIPE|ECONNRESET)$/);
+  });
+
+  it('cuts the connection of a client that stops sending once its time bound is over', async () => {
+    const { port, closed } = await refusingServer({ ms: 300, bytes: 64 * 1024 * 1024 });
+    const started = Date.now();
+    const c = await answered(port);
+    await closed;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    c.socket.destroy();
+  });
+});
