@@ -11,6 +11,8 @@ export type PoolRoute =
   | {
       kind: 'host';
       host: string;
+      /** The host is up in the fleet at that URL now: only then is it given the fleet's credentials (a host that left, or an address reused, is not). */
+      member: boolean;
       target: RelayTarget;
       /** The far copy's dest: the chosen queue's URL, as an http relay's copy carries its own. */
       dest: string;
@@ -28,9 +30,15 @@ export interface PoolDeps {
   random?: () => number;
 }
 
-function route(jobDir: string, queue: string, b: PoolBinding): PoolRoute {
+function route(jobDir: string, queue: string, b: PoolBinding, member: boolean): PoolRoute {
   const target = { base: b.url.replace(/\/+$/, ''), queue };
-  return { kind: 'host', host: b.host, target, dest: queueUrl(target.base, queue), beforeCommit: () => markCommitSent(jobDir) };
+  return { kind: 'host', host: b.host, member, target, dest: queueUrl(target.base, queue), beforeCommit: () => markCommitSent(jobDir) };
+}
+
+/** Is `b`'s host up in the fleet at its bound URL, as rq-mgr sees it now (false when rq-mgr cannot say)? */
+async function upAt(b: PoolBinding, fleet: PoolDeps['fleet']): Promise<boolean> {
+  const view = await fleet().catch(() => null);
+  return view?.ok === true && view.value.hosts.some((h) => h.state === 'up' && h.host === b.host && h.url === b.url);
 }
 
 /**
@@ -43,7 +51,7 @@ export async function poolRoute(jobDir: string, queue: string, d: PoolDeps): Pro
   const bound = await readBinding(jobDir);
   if (bound && (await readRelayId(jobDir)) !== null && (await commitSent(jobDir))) {
     d.log(`pool ${queue}: a commit went to ${bound.host} unanswered; staying with it until it says whether it landed`);
-    return route(jobDir, queue, bound);
+    return route(jobDir, queue, bound, await upAt(bound, d.fleet));
   }
   let view: Answer<FleetView>;
   try {
@@ -54,7 +62,7 @@ export async function poolRoute(jobDir: string, queue: string, d: PoolDeps): Pro
   if (!view.ok) return view.code === 'RQ_ERR_NO_FLEET' ? { kind: 'fail', reason: view.text } : { kind: 'wait', reason: `the fleet: ${view.text}` };
   const hosts = poolHosts(view.value, queue);
   if (bound) {
-    if (hosts.some((h) => h.host === bound.host && h.url === bound.url)) return route(jobDir, queue, bound);
+    if (hosts.some((h) => h.host === bound.host && h.url === bound.url)) return route(jobDir, queue, bound, true);
     d.log(`pool ${queue}: ${bound.host} no longer takes it (gone, or its queue not UP) and no commit went there; choosing again`);
     await forgetBinding(jobDir);
   }
@@ -62,5 +70,5 @@ export async function poolRoute(jobDir: string, queue: string, d: PoolDeps): Pro
   if (!pick) return { kind: 'wait', reason: `no host of fleet ${view.value.fleet} has queue ${queue} UP` };
   await writeBinding(jobDir, pick);
   d.log(`pool ${queue}: chose ${pick.host} (${pick.url}), ${pick.free} free of ${pick.figures.workers} workers, of ${hosts.length} hosts taking it`);
-  return route(jobDir, queue, pick);
+  return route(jobDir, queue, pick, true);
 }

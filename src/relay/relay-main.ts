@@ -29,7 +29,10 @@ async function jobFor(dest: string, env: NodeJS.ProcessEnv, log: ScriptLog, pipe
   if (r.kind !== 'host') return { kind: r.kind === 'wait' ? 'retry' : 'fail', reason: r.reason };
   pipe.send('run', `pool ${queue}: ${r.host}`);
   // A host of the fleet with basic_auth lets the others in by the fleet's secret; without it, a host that has none still takes the message.
-  const credential = await mgr.fleetCredential().catch((err: Error) => ({ ok: false as const, text: err.message }));
+  // The secret goes only to a host up in the fleet now: one that left may be asked whether a commit landed, never given it.
+  const credential = r.member
+    ? await mgr.fleetCredential().catch((err: Error) => ({ ok: false as const, text: err.message }))
+    : { ok: false as const, text: `${r.host} is not up in the fleet now` };
   if (!credential.ok) log(`pool ${queue}: sent without the fleet's credentials (${credential.text})`);
   const authorization = credential.ok ? basicAuthorization(credential.value) : undefined;
   return { jobDir, target: r.target, dest: r.dest, beforeCommit: r.beforeCommit, ...(authorization ? { authorization } : {}) };

@@ -42,7 +42,7 @@ describe('poolRoute', () => {
 
   it('stays with its host while that host takes the queue', async () => {
     await poolRoute(jobDir, 'work', deps({ a: 'UP' }));
-    expect(await poolRoute(jobDir, 'work', deps({ b: 'UP', a: 'UP' }))).toMatchObject({ host: 'a' });
+    expect(await poolRoute(jobDir, 'work', deps({ b: 'UP', a: 'UP' }))).toMatchObject({ host: 'a', member: true });
   });
 
   it('chooses again, forgetting the far copy, when its host is gone and no commit went there', async () => {
@@ -54,9 +54,15 @@ describe('poolRoute', () => {
 
   it('stays with a host a commit went to unanswered, even when it is gone: another copy could run twice', async () => {
     const first = await poolRoute(jobDir, 'work', deps({ a: 'UP' }));
+    expect(first).toMatchObject({ host: 'a', member: true });
     await writeRelayId(jobDir, 'http://a:3333/q/work/1');
     if (first.kind === 'host') await first.beforeCommit();
-    expect(await poolRoute(jobDir, 'work', deps({ b: 'UP' }))).toMatchObject({ host: 'a' });
+    // Gone from the fleet, or rq-mgr not saying: still its host, but no longer one given the fleet's credentials.
+    expect(await poolRoute(jobDir, 'work', deps({ b: 'UP' }))).toMatchObject({ host: 'a', member: false });
+    const silent = () => Promise.reject(new Error('no rq-mgr'));
+    expect(await poolRoute(jobDir, 'work', { fleet: silent, log: () => undefined })).toMatchObject({ host: 'a', member: false });
+    // Up again (its queue paused is still a member): given them again.
+    expect(await poolRoute(jobDir, 'work', deps({ a: 'PAUSE' }))).toMatchObject({ host: 'a', member: true });
   });
 
   it('waits when no host takes the queue; fails on a host in no fleet; a binding it cannot read is chosen again', async () => {
