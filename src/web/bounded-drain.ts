@@ -22,7 +22,11 @@ export function drainAfterAnswer(req: IncomingMessage, res: ServerResponse, boun
     let read = 0;
     const cut = () => socket.destroy();
     const timer = setTimeout(cut, bounds.ms).unref();
-    const done = () => clearTimeout(timer);
+    // A socket kept alive serves later requests: nothing of this one stays on it.
+    const done = () => {
+      clearTimeout(timer);
+      socket.off('close', done);
+    };
     req.once('end', done);
     socket.once('close', done);
     // What read the body (a parser that gave up, say) reads no more: the rest is counted and dropped here.

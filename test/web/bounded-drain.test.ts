@@ -22,11 +22,13 @@ afterEach(async () => {
  * A server that refuses a POST at once (413) while its body is piped into a parser that never reads
  * again, as a multipart parser that gave up does; answers a GET with 200. `bounds` as drainAfterAnswer takes them.
  */
-async function refusingServer(bounds: { ms: number; bytes: number }): Promise<{ port: number; closed: Promise<void> }> {
+async function refusingServer(bounds: { ms: number; bytes: number }): Promise<{ port: number; closed: Promise<void>; closeListeners: number[] }> {
   let closedNow: () => void;
   const closed = new Promise<void>((r) => (closedNow = r));
+  const closeListeners: number[] = [];
   server = http.createServer((req, res) => {
-    req.socket.once('close', () => closedNow());
+    closeListeners.push(req.socket.listenerCount('close'));
+    if (closeListeners.length === 1) req.socket.once('close', () => closedNow());
     if (req.method === 'GET') return void res.end('still here');
     req.pipe(new Writable({ highWaterMark: 1, write: () => {} }));
     drainAfterAnswer(req, res, bounds);
@@ -34,7 +36,7 @@ async function refusingServer(bounds: { ms: number; bytes: number }): Promise<{ 
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  return { port: (server.address() as net.AddressInfo).port, closed };
+  return { port: (server.address() as net.AddressInfo).port, closed, closeListeners };
 }
 
 interface Client {
@@ -50,16 +52,23 @@ async function answered(port: number): Promise<Client> {
   const errors: string[] = [];
   socket.on('error', (e: NodeJS.ErrnoException) => errors.push(String(e.code)));
   let text = '';
-  const arrived = new Promise<void>((resolve) =>
-    socket.on('data', (d: Buffer) => {
-      text += d.toString();
-      if (text.includes('413 - too large')) resolve();
-    }),
-  );
-  socket.write(HEAD);
-  socket.write(CHUNK);
+  socket.on('data', (d: Buffer) => (text += d.toString()));
+  const c = { socket, text: () => text, errors };
+  await refusedAgain(c);
+  return c;
+}
+
+/** On `c`'s connection, sends another head and first chunk, and resolves once its answer is in. */
+async function refusedAgain(c: Client): Promise<void> {
+  const answers = () => c.text().split('413 - too large').length - 1;
+  const want = answers() + 1;
+  const arrived = new Promise<void>((resolve) => {
+    const seen = () => answers() >= want && (c.socket.off('data', seen), resolve());
+    c.socket.on('data', seen);
+  });
+  c.socket.write(HEAD);
+  c.socket.write(CHUNK);
   await arrived;
-  return { socket, text: () => text, errors };
 }
 
 /** Writes `chunks` more of the body, each after the last drained, until done or the socket is gone. */
@@ -70,15 +79,21 @@ async function sendOn(socket: net.Socket, chunks: number): Promise<void> {
 }
 
 describe('drainAfterAnswer', () => {
-  it('reads and drops the rest of the body after the answer: the client sends it all, unreset, and its connection serves the next request', async () => {
-    const { port } = await refusingServer({ ms: 60_000, bytes: 64 * 1024 * 1024 });
+  it('reads and drops the rest of the body after the answer: the client sends it all, unreset, and its connection serves the next requests', async () => {
+    const { port, closeListeners } = await refusingServer({ ms: 60_000, bytes: 64 * 1024 * 1024 });
     const c = await answered(port);
     expect(c.text()).toMatch(/^HTTP\/1\.1 413 /);
+    await sendOn(c.socket, REST);
+    // Refused and drained again on the same connection: nothing of the first drain is left on the socket.
+    await refusedAgain(c);
     await sendOn(c.socket, REST);
     const next = new Promise<void>((resolve) => c.socket.on('data', () => c.text().includes('still here') && resolve()));
     c.socket.write('GET /again HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
     await next;
     expect(c.errors).toEqual([]);
+    // The second refusal and the GET find the socket as the first drain left it (the first request added this test's own listener).
+    expect(closeListeners).toHaveLength(3);
+    expect(closeListeners[2]).toBe(closeListeners[1]);
     c.socket.destroy();
   });
 
