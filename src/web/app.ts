@@ -19,7 +19,7 @@ import { registerApiDocs } from './openapi/api-docs.js';
 import { registerRoutes } from './routes.js';
 import { WebContext } from './web-context.js';
 import { limitConnections } from './connection-limits.js';
-import { drainAfterAnswer } from './bounded-drain.js';
+import { installBoundedDrain } from './bounded-drain.js';
 import { installGracefulClose } from './web-shutdown.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, type WebDeps } from './web-deps.js';
 import { installJsonLines } from './api/batch-api.js';
@@ -86,6 +86,8 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   });
 
   limitConnections(app.server, ctx.limits, ctx.log);
+  // Before the graceful close: a drained early answer still says Connection: close while the web stops.
+  installBoundedDrain(app);
   installGracefulClose(app, ctx.limits.shutdownGraceMs, ctx.log);
   // Every 503 and 429 says when to come back, whichever layer refused (a busy queue socket, say).
   app.addHook('onSend', async (_req, reply, payload) => {
@@ -142,11 +144,6 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   app.setErrorHandler((err: FastifyError | RqError, req: FastifyRequest, reply: FastifyReply) => {
     const status = statusOf(err);
     if (reply.sent || reply.raw.headersSent) return;
-    // Refused before its body was read whole (a multipart limit, a malformed part, no credentials):
-    // node reads and drops the rest after the answer, so a client still sending gets the answer,
-    // not a broken pipe; a rest past the drain's bounds has its connection cut (bounded-drain.ts).
-    if (!req.raw.complete) drainAfterAnswer(req.raw, reply.raw);
-
     if (status === 404) return ctx.notFoundPage(req, reply, err.message);
     const text = messageOf(err, status, ctx, limits);
     if (status < 500) ctx.log.debug({ url: req.url, status, err: err.message }, 'request refused');

@@ -10,7 +10,6 @@ import { textParam } from '../params.js';
 import { pathParam } from '../request-params.js';
 import { rubyInspect } from '../ruby-inspect.js';
 import { sendFile } from '../send-file.js';
-import { drainAfterAnswer } from '../bounded-drain.js';
 import { receiveUpload } from '../upload.js';
 import { html } from '../views/html.js';
 import { type WebContext, notice } from '../web-context.js';
@@ -73,8 +72,7 @@ export function attachApi(ctx: WebContext, maxUploadBytes: number) {
         );
       } catch (err) {
         if (!early) throw err;
-        // The rest of the body is not stored: it is read and dropped after the answer, within bounds.
-        drainAfterAnswer(req.raw, reply.raw);
+        // The rest of the body is not stored: it is read and dropped after the answer, within bounds (bounded-drain.ts).
         return answerAttach(req, reply, url, id, ctx.wantsJson(req) ? 'json' : 'html', early);
       }
       const { file, params } = upload;
