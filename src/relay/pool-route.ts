@@ -1,11 +1,12 @@
 // Where a pool message goes on this attempt (docs/fleet.md, Pools): the host it is bound to while a commit sent there may have landed, else the host with the most free capacity now.
 import type { Answer } from '../ipc/answer.js';
-import type { FleetView } from '../ipc/fleet-reply.js';
+import { type FleetView, type PeerCredential, basicAuthorization } from '../ipc/fleet-reply.js';
 import type { ScriptLog } from '../script-kit/log.js';
 import { type PoolBinding, commitSent, forgetBinding, markCommitSent, readBinding, writeBinding } from './pool-binding.js';
 import { choosePoolHost, poolHosts } from './pool-choice.js';
 import { readRelayId } from './relay-id.js';
 import { type RelayTarget, queueUrl } from './relay-target.js';
+import type { RelayJob } from './relay.js';
 
 export type PoolRoute =
   | {
@@ -35,10 +36,30 @@ function route(jobDir: string, queue: string, b: PoolBinding, member: boolean): 
   return { kind: 'host', host: b.host, member, target, dest: queueUrl(target.base, queue), beforeCommit: () => markCommitSent(jobDir) };
 }
 
-/** Is `b`'s host up in the fleet at its bound URL, as rq-mgr sees it now (false when rq-mgr cannot say)? */
+/** Is `b`'s host up in the fleet at its bound URL, as rq-mgr sees it now (false when rq-mgr cannot say, or etcd does not answer it)? */
 async function upAt(b: PoolBinding, fleet: PoolDeps['fleet']): Promise<boolean> {
   const view = await fleet().catch(() => null);
-  return view?.ok === true && view.value.hosts.some((h) => h.state === 'up' && h.host === b.host && h.url === b.url);
+  return view?.ok === true && view.value.etcd.reachable && view.value.hosts.some((h) => h.state === 'up' && h.host === b.host && h.url === b.url);
+}
+
+/**
+ * The relay job for a route to a host: a host up in the fleet gets the message with the fleet's
+ * credentials (asked of rq-mgr by `credential`); one that is not is only asked whether the copy a
+ * commit went to landed, without them.
+ */
+export async function poolJob(
+  jobDir: string,
+  r: Extract<PoolRoute, { kind: 'host' }>,
+  credential: () => Promise<Answer<PeerCredential>>,
+  log: ScriptLog,
+  queue: string,
+): Promise<RelayJob & { authorization?: string }> {
+  const job: RelayJob = { jobDir, target: r.target, dest: r.dest, beforeCommit: r.beforeCommit };
+  if (!r.member) return { ...job, askOnly: `${r.host} is not up in the fleet now` };
+  // A host of the fleet with basic_auth lets the others in by the fleet's secret; without it, a host that has none still takes the message.
+  const c = await credential().catch((err: Error) => ({ ok: false as const, text: err.message }));
+  if (!c.ok) log(`pool ${queue}: sent without the fleet's credentials (${c.text})`);
+  return c.ok ? { ...job, authorization: basicAuthorization(c.value) } : job;
 }
 
 /**

@@ -8,12 +8,11 @@ import { envTraceContext } from '../script-kit/trace-env.js';
 import { rootPaths } from '../config/paths.js';
 import { MgrClient } from '../ipc/mgr-client.js';
 import { isFleetDest, poolQueue } from '../message/fleet-dest.js';
-import { basicAuthorization } from '../ipc/fleet-reply.js';
 import { scriptRoot } from '../script-kit/root.js';
 import type { ScriptLog } from '../script-kit/log.js';
 import { type RelayJob, type RelayOutcome, relayMessage } from './relay.js';
 import { relayLoop } from './relay-loop.js';
-import { poolRoute } from './pool-route.js';
+import { poolJob, poolRoute } from './pool-route.js';
 import { relayTarget } from './relay-target.js';
 
 /** Classic soft-fail back-off: count² × 10 s (0, 10, 40, 90, …), capped, until the queue's max_count. */
@@ -28,14 +27,7 @@ async function jobFor(dest: string, env: NodeJS.ProcessEnv, log: ScriptLog, pipe
   const r = await poolRoute(jobDir, queue, { fleet: () => mgr.fleet(), log });
   if (r.kind !== 'host') return { kind: r.kind === 'wait' ? 'retry' : 'fail', reason: r.reason };
   pipe.send('run', `pool ${queue}: ${r.host}`);
-  // A host of the fleet with basic_auth lets the others in by the fleet's secret; without it, a host that has none still takes the message.
-  // The secret goes only to a host up in the fleet now: one that left may be asked whether a commit landed, never given it.
-  const credential = r.member
-    ? await mgr.fleetCredential().catch((err: Error) => ({ ok: false as const, text: err.message }))
-    : { ok: false as const, text: `${r.host} is not up in the fleet now` };
-  if (!credential.ok) log(`pool ${queue}: sent without the fleet's credentials (${credential.text})`);
-  const authorization = credential.ok ? basicAuthorization(credential.value) : undefined;
-  return { jobDir, target: r.target, dest: r.dest, beforeCommit: r.beforeCommit, ...(authorization ? { authorization } : {}) };
+  return poolJob(jobDir, r, () => mgr.fleetCredential(), log, queue);
 }
 
 async function main(env: NodeJS.ProcessEnv): Promise<number> {

@@ -29,6 +29,11 @@ export interface RelayJob {
   dest?: string;
   /** Runs before every commit is sent (a pool binds the message to its host here). */
   beforeCommit?: () => Promise<void>;
+  /**
+   * Why the host is only asked whether a far copy landed, never sent the message, its files or a
+   * commit (a pool host no longer up in the fleet, whose address may be another machine's now).
+   */
+  askOnly?: string;
 }
 
 export interface RelayDeps {
@@ -181,6 +186,9 @@ export async function relayMessage(job: RelayJob, deps: RelayDeps): Promise<Rela
       }
     }
   }
+
+  if (job.askOnly !== undefined)
+    return { kind: 'retry', reason: `${job.askOnly}: ${copy ? `far copy ${copy.fullId} is in prep there, ` : ''}nothing is sent to it` };
 
   if (!copy) {
     let msg: Record<string, unknown>;

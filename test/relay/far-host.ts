@@ -38,7 +38,7 @@ export interface FarHost {
   jobDir: string;
   port: number;
   server: http.Server;
-  relay(opts?: { now?: () => number }): Promise<{ outcome: RelayOutcome; logs: string[]; progress: string[] }>;
+  relay(opts?: { now?: () => number; askOnly?: string }): Promise<{ outcome: RelayOutcome; logs: string[]; progress: string[] }>;
 }
 
 /** Registers the hooks of a test file: a fresh far host, message dir (msg file, empty job/) and routes for each test. */
@@ -82,7 +82,7 @@ export function scriptedFarHost(): FarHost {
     const client = new HttpClient();
     try {
       const outcome = await relayMessage(
-        { jobDir: h.jobDir, target: { base: `http://127.0.0.1:${h.port}`, queue: 'test' } },
+        { jobDir: h.jobDir, target: { base: `http://127.0.0.1:${h.port}`, queue: 'test' }, ...(opts.askOnly === undefined ? {} : { askOnly: opts.askOnly }) },
         { http: client, log: (t) => logs.push(t), progress: (t) => progress.push(t), now: opts.now },
       );
       return { outcome, logs, progress };

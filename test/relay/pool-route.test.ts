@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Answer } from '../../src/ipc/answer.js';
 import type { FleetView } from '../../src/ipc/fleet-reply.js';
 import { RELAY_HOST_FILE, markCommitSent, readBinding } from '../../src/relay/pool-binding.js';
-import { poolRoute } from '../../src/relay/pool-route.js';
+import { poolJob, poolRoute } from '../../src/relay/pool-route.js';
 import { writeRelayId } from '../../src/relay/relay-id.js';
 
 let jobDir: string;
@@ -15,12 +15,12 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(jobDir, { recursive: true, force: true }));
 
-const fleet = (up: Record<string, string>): (() => Promise<Answer<FleetView>>) => {
+const fleet = (up: Record<string, string>, reachable = true): (() => Promise<Answer<FleetView>>) => {
   const value: FleetView = {
     fleet: 'f',
     host: 's',
     member: { state: 'member', since: '' },
-    etcd: { endpoints: [], reachable: true },
+    etcd: { endpoints: [], reachable },
     hosts: Object.entries(up).map(([h, status]) => ({
       host: h,
       state: 'up',
@@ -61,6 +61,8 @@ describe('poolRoute', () => {
     expect(await poolRoute(jobDir, 'work', deps({ b: 'UP' }))).toMatchObject({ host: 'a', member: false });
     const silent = () => Promise.reject(new Error('no rq-mgr'));
     expect(await poolRoute(jobDir, 'work', { fleet: silent, log: () => undefined })).toMatchObject({ host: 'a', member: false });
+    // Up as rq-mgr last saw it, but etcd not answering: that view may be old.
+    expect(await poolRoute(jobDir, 'work', { fleet: fleet({ a: 'UP' }, false), log: () => undefined })).toMatchObject({ host: 'a', member: false });
     // Up again (its queue paused is still a member): given them again.
     expect(await poolRoute(jobDir, 'work', deps({ a: 'PAUSE' }))).toMatchObject({ host: 'a', member: true });
   });
@@ -74,5 +76,16 @@ describe('poolRoute', () => {
     await markCommitSent(jobDir);
     // A commit marker with no far copy named pins nothing.
     expect(await poolRoute(jobDir, 'work', deps({ c: 'UP' }))).toMatchObject({ host: 'c' });
+  });
+
+  it('poolJob: a host up in the fleet gets the message with the fleet credentials; one that is not is only asked, and they are not even read', async () => {
+    let asked = 0;
+    const credential = () => (asked++, Promise.resolve({ ok: true as const, value: { user: 'rq-fleet', password: 'pw' }, raw: null }));
+    const up = await poolRoute(jobDir, 'work', deps({ a: 'UP' }));
+    if (up.kind !== 'host') throw new Error('no host');
+    const job = await poolJob(jobDir, up, credential, () => undefined, 'work');
+    expect([job.authorization, job.askOnly, asked]).toEqual([`Basic ${Buffer.from('rq-fleet:pw').toString('base64')}`, undefined, 1]);
+    const gone = await poolJob(jobDir, { ...up, member: false }, credential, () => undefined, 'work');
+    expect([gone.authorization, gone.askOnly, asked]).toEqual([undefined, 'a is not up in the fleet now', 1]);
   });
 });

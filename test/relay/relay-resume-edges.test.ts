@@ -97,3 +97,25 @@ describe('a stored relay_id', () => {
     expect(far.calls).toEqual([]);
   });
 });
+
+describe('a host only asked (askOnly: a pool host no longer up in the fleet)', () => {
+  it('is asked about the stored copy and sent nothing else: committed is relayed, prep or gone is a retry', async () => {
+    await writeRelayId(far.jobDir, FAR(ID2));
+    far.routes = [state(ID2, { body: '["done"]' })];
+    expect((await far.relay({ askOnly: 'b is not up in the fleet now' })).outcome).toEqual({ kind: 'relayed', fullId: FAR(ID2) });
+    far.calls.length = 0;
+    far.routes = [state(ID2, { body: '["prep"]' }), commit(['ok', 'msg commited'])];
+    expect((await far.relay({ askOnly: 'b is not up in the fleet now' })).outcome).toEqual({
+      kind: 'retry',
+      reason: `b is not up in the fleet now: far copy ${FAR(ID2)} is in prep there, nothing is sent to it`,
+    });
+    expect(far.calls).toEqual([stateCall]);
+    far.calls.length = 0;
+    far.routes = [prepOk(ID1), commit(['ok', 'msg commited'])];
+    expect((await far.relay({ askOnly: 'b is not up in the fleet now' })).outcome).toEqual({
+      kind: 'retry',
+      reason: 'b is not up in the fleet now: nothing is sent to it',
+    });
+    expect(far.calls).toEqual([stateCall, 'GET /q/test.json']);
+  });
+});

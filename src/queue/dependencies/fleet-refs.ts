@@ -37,8 +37,21 @@ export class FleetRefs {
     if (status === 401) this.authorization = null;
   }
 
-  /** Headers of a call to another host of the fleet: `accept` and the rest, with the fleet's credentials when known. */
-  private async headers(more: Record<string, string>): Promise<Record<string, string>> {
+  /**
+   * Headers of a call about `ref` to its host: `accept` and the rest, with the fleet's credentials
+   * when known and the host is up in the fleet at that URL now (a host that left, or whatever got its
+   * address, is asked without them: one behind basic_auth answers 401, and the call is made again later).
+   */
+  private async headers(ref: string, more: Record<string, string>): Promise<Record<string, string>> {
+    const view = await this.fleetNow();
+    const member =
+      view.ok &&
+      view.value.etcd.reachable &&
+      fleetRefOf(
+        ref,
+        view.value.hosts.filter((h) => h.state === 'up'),
+      ) !== null;
+    if (!member) return { accept: 'application/json', ...more };
     if (this.authorization === null) {
       const a = await this.d.credential().catch(() => null);
       if (a?.ok) this.authorization = basicAuthorization(a.value);
@@ -84,7 +97,7 @@ export class FleetRefs {
   /** Is the message `ref` on its host? A text when the host did not answer. */
   async exists(ref: string): Promise<boolean | string> {
     try {
-      const res = await fetch(`${ref}/state.json`, { headers: await this.headers({}), signal: AbortSignal.timeout(this.d.timeoutMs ?? TIMEOUT_MS) });
+      const res = await fetch(`${ref}/state.json`, { headers: await this.headers(ref, {}), signal: AbortSignal.timeout(this.d.timeoutMs ?? TIMEOUT_MS) });
       await res.arrayBuffer();
       this.refused(res.status);
       if (res.status === 200) return true;
@@ -96,7 +109,7 @@ export class FleetRefs {
 
   /** add_dependent on `ref`'s host for `dependent` (`<queue>/<id>` of this host); rejects with RQ_ERR_NO_SUCH_MSG, or when the host did not answer. */
   async register(ref: string, dependent: string): Promise<DependencyState> {
-    const a = answer(await this.post(`${ref}/dependents`, { dependent: this.own(dependent) }), isState);
+    const a = answer(await this.post(ref, '/dependents', { dependent: this.own(dependent) }), isState);
     // Its queue gone with it: the message is no more.
     if (!a.ok && GONE.has(a.code)) throw RqError.of('RQ_ERR_NO_SUCH_MSG');
     if (!a.ok) throw refusalError(a);
@@ -105,18 +118,19 @@ export class FleetRefs {
 
   /** dependency_resolved on the dependent's host; null when it did not answer. */
   async notify(dependent: string, p: { dependency: string; state: string; outcome?: string }): Promise<'resolved' | 'ignored' | null> {
-    const body = await this.post(`${dependent}/resolved`, { ...p, dependency: this.own(p.dependency) }).catch(() => null);
+    const body = await this.post(dependent, '/resolved', { ...p, dependency: this.own(p.dependency) }).catch(() => null);
     const a = answer(body, (v): v is 'resolved' | 'ignored' => v === 'resolved' || v === 'ignored');
     // A dependent deleted since, or its queue: nobody waits any more.
     if (!a.ok) return GONE.has(a.code) ? 'ignored' : null;
     return a.value;
   }
 
-  /** A JSON POST; its JSON answer whatever the status (a refusal carries its code), thrown when the host did not answer. */
-  private async post(url: string, body: object): Promise<unknown> {
+  /** A JSON POST to `ref` + `path`; its JSON answer whatever the status (a refusal carries its code), thrown when the host did not answer. */
+  private async post(ref: string, path: string, body: object): Promise<unknown> {
+    const url = `${ref}${path}`;
     const res = await fetch(url, {
       method: 'POST',
-      headers: await this.headers({ 'content-type': 'application/json' }),
+      headers: await this.headers(ref, { 'content-type': 'application/json' }),
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(this.d.timeoutMs ?? TIMEOUT_MS),
     });
