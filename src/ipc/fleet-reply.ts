@@ -49,6 +49,14 @@ export interface FleetHost {
 }
 
 /**
+ * The hosts a host may trust as the fleet's now, to give the fleet's credentials: those up in it,
+ * while etcd answers (a view kept through an outage may list a host that has since left).
+ */
+export function trustedHosts(view: FleetView): FleetHost[] {
+  return view.etcd.reachable ? view.hosts.filter((h) => h.state === 'up') : [];
+}
+
+/**
  * Does `h` take work for `queue` now: up in the fleet, with the queue, and the queue UP. A DOWN,
  * PAUSEd, SCRIPTERROR or DISK FULL queue would only hold a message where it cannot run.
  */

@@ -1,6 +1,6 @@
 // Where a pool message goes on this attempt (docs/fleet.md, Pools): the host it is bound to while a commit sent there may have landed, else the host with the most free capacity now.
 import type { Answer } from '../ipc/answer.js';
-import { type FleetView, type PeerCredential, basicAuthorization } from '../ipc/fleet-reply.js';
+import { type FleetView, type PeerCredential, basicAuthorization, trustedHosts } from '../ipc/fleet-reply.js';
 import type { ScriptLog } from '../script-kit/log.js';
 import { type PoolBinding, commitSent, forgetBinding, markCommitSent, readBinding, writeBinding } from './pool-binding.js';
 import { choosePoolHost, poolHosts } from './pool-choice.js';
@@ -39,7 +39,7 @@ function route(jobDir: string, queue: string, b: PoolBinding, member: boolean): 
 /** Is `b`'s host up in the fleet at its bound URL, as rq-mgr sees it now (false when rq-mgr cannot say, or etcd does not answer it)? */
 async function upAt(b: PoolBinding, fleet: PoolDeps['fleet']): Promise<boolean> {
   const view = await fleet().catch(() => null);
-  return view?.ok === true && view.value.etcd.reachable && view.value.hosts.some((h) => h.state === 'up' && h.host === b.host && h.url === b.url);
+  return view?.ok === true && trustedHosts(view.value).some((h) => h.host === b.host && h.url === b.url);
 }
 
 /**

@@ -1,7 +1,7 @@
 // Dependencies between hosts of a fleet (docs/fleet.md): another host's message checked against the fleet as rq-mgr sees it, and add_dependent, dependency_resolved and the existence check sent to that host's HTTP API.
 import { type ErrorCode, RqError } from '../../errors.js';
 import { type Answer, answer, isObject, isString, refusalError } from '../../ipc/answer.js';
-import { type FleetView, type PeerCredential, basicAuthorization } from '../../ipc/fleet-reply.js';
+import { type FleetView, type PeerCredential, basicAuthorization, trustedHosts } from '../../ipc/fleet-reply.js';
 import { fleetRefOf } from '../../message/fleet-ref.js';
 import type { State } from '../../message/states.js';
 import type { DependencyState } from './dependency-outbox.js';
@@ -44,13 +44,7 @@ export class FleetRefs {
    */
   private async headers(ref: string, more: Record<string, string>): Promise<Record<string, string>> {
     const view = await this.fleetNow();
-    const member =
-      view.ok &&
-      view.value.etcd.reachable &&
-      fleetRefOf(
-        ref,
-        view.value.hosts.filter((h) => h.state === 'up'),
-      ) !== null;
+    const member = view.ok && fleetRefOf(ref, trustedHosts(view.value)) !== null;
     if (!member) return { accept: 'application/json', ...more };
     if (this.authorization === null) {
       const a = await this.d.credential().catch(() => null);

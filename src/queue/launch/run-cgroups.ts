@@ -101,7 +101,7 @@ export class RunCgroups {
         await this.clearLeftovers(limitsParent);
       }
     } catch (err) {
-      why = `cannot make ${limitsParent}: ${(err as Error).message}`;
+      why = `cannot ${made ? 'clear what a previous queue process left in' : 'make'} ${limitsParent}: ${(err as Error).message}`;
     }
     const v2 = await this.limits.open(this.parent, made, why);
     if (v2) this.limitsParent = made;
