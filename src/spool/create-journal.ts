@@ -1,6 +1,7 @@
 // A queue's create journal: a create is durable once its record is, so the message dir skips its own fsyncs until a checkpoint.
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { isErrno } from '../errors.js';
 import { fsyncPath } from './durable.js';
 import { GroupAppender } from './group-appender.js';
 import { type JournalRecord, encodeRecord, parseJournal } from './journal-records.js';
@@ -91,9 +92,13 @@ export class CreateJournal {
     const file = path.join(this.o.dir, `${String(++this.seq).padStart(12, '0')}.log`);
     const { fs, dir } = this.o;
     const ready = (async () => {
-      // Made again if it was deleted under a running queue: a create never depends on an operator's tidying.
-      if ((await fs.mkdir(dir, { recursive: true })) !== undefined) await fsyncPath(path.dirname(dir), fs);
-      await (await fs.open(file, 'a', 0o640)).close();
+      const made = await fs.open(file, 'a', 0o640).catch(async (err: unknown) => {
+        if (!isErrno(err, 'ENOENT')) throw err;
+        // Made again if it was deleted under a running queue: a create never depends on an operator's tidying.
+        if ((await fs.mkdir(dir, { recursive: true })) !== undefined) await fsyncPath(path.dirname(dir), fs);
+        return fs.open(file, 'a', 0o640);
+      });
+      await made.close();
       await fsyncPath(dir, fs);
     })();
     this.timer = setTimeout(() => this.background(), this.maxDelayMs);
@@ -158,9 +163,12 @@ export class CreateJournal {
       await s.appender.close();
     }
     await this.o.fs.syncfs(this.o.dir);
-    for (const s of batch) {
-      await this.o.fs.rm(s.file, { force: true });
-      this.sealed.splice(this.sealed.indexOf(s), 1);
-    }
+    for (const s of batch) await this.o.fs.rm(s.file, { force: true });
+    // The deletes durable before the checkpoint counts: a delete of a message waits for this, and a
+    // segment back after a power cut (a filesystem without a journal keeps no order) would make it again.
+    await fsyncPath(this.o.dir, this.o.fs).catch((err: unknown) => {
+      if (!isErrno(err, 'ENOENT')) throw err;
+    });
+    for (const s of batch) this.sealed.splice(this.sealed.indexOf(s), 1);
   }
 }

@@ -139,4 +139,22 @@ describe('CreateJournal', () => {
     await j.close();
     expect(await segments()).toEqual([]);
   });
+  it('a new segment makes the journal dir only when it is missing, and again after an operator removed it', async () => {
+    const mkdirs: string[] = [];
+    const counting: SpoolFs = { ...nodeSpoolFs, mkdir: (p, o) => (mkdirs.push(String(p)), nodeSpoolFs.mkdir(p, o)) };
+    const j = new CreateJournal({ dir, fs: counting });
+    await j.open();
+    await j.append(rec(1));
+    expect(mkdirs).toEqual([dir]);
+    await j.checkpoint();
+    await j.append(rec(2));
+    expect(mkdirs).toEqual([dir]);
+    await j.checkpoint();
+    await fs.rm(dir, { recursive: true });
+    await j.append(rec(3));
+    expect(mkdirs).toEqual([dir, dir]);
+    expect((await readJournal(dir)).records).toEqual([rec(3)]);
+    await j.close();
+    expect(await segments()).toEqual([]);
+  });
 });
