@@ -109,6 +109,12 @@ export async function listenSocket(opts: SocketServerOptions): Promise<SocketSer
         );
       }
       if (socket.destroyed || ended) return;
+      // A request read along with this one runs first (a create starts its script), and the reply
+      // goes with the next turn of the event loop instead of a write of its own on that path.
+      if (backlog.length > 0 && socket.writableCorked === 0) {
+        socket.cork();
+        setImmediate(() => socket.uncork());
+      }
       // Wait for the peer to take the reply before answering the next one, so a client that
       // pipelines without reading cannot make us buffer without bound.
       if (!socket.write(frame)) {

@@ -35,7 +35,8 @@ export class BlankDirs {
   take(): string | undefined {
     // Oldest first: blanks made light while the queue was paused are used up after a resume, not kept for ever under newer ones.
     const blank = this.ready.shift();
-    this.topUp();
+    // After the create that took it: it may start its message in the same synchronous call.
+    queueMicrotask(() => this.topUp());
     return blank;
   }
 

@@ -108,6 +108,9 @@ export class MessageCreator {
     if (journal) closeAll();
     const durable = (async () => {
       try {
+        // One microtask later: the caller starts the message first (in the same synchronous call),
+        // and the record's encoding and its trip to the thread pool come after the script's spawn.
+        await Promise.resolve();
         if (journal) await journal.append({ id, state: 'que', msg: stored }).catch((err) => this.withoutJournal(err));
         else {
           await Promise.all(fds.map((fd) => sfs.fsync(fd)));

@@ -61,12 +61,9 @@ export async function openOwn(sfs: Pick<SpoolFs, 'open' | 'rm'>, file: string, f
 
 /** mkdir of a directory rq owns in a message dir (job/): a link or file a script left in its place is removed first. */
 export function ownDirSync(sfs: Pick<SpoolFs, 'mkdirSync' | 'rmSync'>, dir: string): void {
-  try {
-    sfs.mkdirSync(dir);
-  } catch (err) {
-    if (!isErrno(err, 'EEXIST')) throw err;
-    if (fs.lstatSync(dir).isDirectory()) return;
-    sfs.rmSync(dir, { force: true });
-    sfs.mkdirSync(dir);
-  }
+  // Looked at first: a blank brings job/ along, and a refused mkdir's error costs more than the lstat.
+  const st = fs.lstatSync(dir, { throwIfNoEntry: false });
+  if (st?.isDirectory()) return;
+  if (st) sfs.rmSync(dir, { force: true });
+  sfs.mkdirSync(dir);
 }

@@ -50,8 +50,16 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
   // Every script's stdin; opened once for the life of the queue process.
   const devNull = fs.openSync('/dev/null', 'r');
   return (r) => {
-    const envp = Object.entries(r.env).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`]));
-    if ([...r.argv, ...envp, r.cwd].some((s) => s.includes('\0'))) return failedLaunch('an argument or environment value contains a NUL byte');
+    const envp: string[] = [];
+    let nul = r.cwd.includes('\0') || r.argv.some((s) => s.includes('\0'));
+    for (const k in r.env) {
+      const v = r.env[k];
+      if (v === undefined) continue;
+      const kv = k + '=' + v;
+      nul ||= kv.includes('\0');
+      envp.push(kv);
+    }
+    if (nul) return failedLaunch('an argument or environment value contains a NUL byte');
     const file = findExecutable(r.argv[0], r.cwd, r.env.PATH);
     if (!file) return failedLaunch(`spawn ${r.argv[0]} ENOENT`, 'ENOENT');
     const fds: number[] = [];

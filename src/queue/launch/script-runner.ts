@@ -80,8 +80,9 @@ export function destQueue(dest: string): string {
 
 /** Spec §4.4, with the fixes of §16.15: RQ_DEST honours relative_root and /q/<name> paths. */
 export function scriptEnv(c: EnvContext): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...c.baseEnv };
-  delete env.RUBYOPT;
+  // Key by key: a spread then a delete makes a dictionary, twice as slow to build and to walk per start.
+  const env: NodeJS.ProcessEnv = {};
+  for (const k in c.baseEnv) if (k !== 'RUBYOPT') env[k] = c.baseEnv[k];
   const m = c.msg;
   const dest = String(m.dest);
   const str = (v: unknown) => (v === undefined || v === null ? '' : String(v));

@@ -111,6 +111,8 @@ export class StartGuard {
   private closed = false;
   /** Starts the last probe left room for (ends only free fds, so it stays true until a refusal). */
   private credit = 0;
+  /** A probe is due after the current turn of the event loop. */
+  private probing = false;
 
   constructor(private readonly d: StartGuardDeps) {
     const retry = d.retryMs ?? RETRY_MS;
@@ -129,15 +131,22 @@ export class StartGuard {
   /**
    * Null when a start would leave HEADROOM_FDS fds free besides FDS_PER_END per run under way, else
    * the refusal. A probe opens and closes fds of /dev/null (3.5 µs a pair here); with room for
-   * STARTS_PER_PROBE starts it vouches for that many: measured, 30 µs a start on average with no
-   * run under way, 45 with 64, against 2-3 ms from commit to start.
+   * STARTS_PER_PROBE starts it vouches for that many, so a start only spends a credit: the next
+   * probe is made after a start, off its path (see started), and here only when none was.
    */
   headroom(): Refusal | null {
     if (this.credit > 0) {
       this.credit--;
       return null;
     }
-    // Free after this start: the headroom, and what every run under way (this one too) needs to end.
+    const r = this.probe();
+    if (this.credit > 0) this.credit--;
+    return r;
+  }
+
+  /** Opens room for STARTS_PER_PROBE starts; the credit is theirs when it is there, and a refusal when not even one fits. */
+  private probe(): Refusal | null {
+    // Free after a start: the headroom, and what every run under way (that one too) needs to end.
     const need = HEADROOM_FDS + FDS_PER_END * this.d.running() + FDS_PER_START + FDS_PER_END;
     const fds: number[] = [];
     let failure: unknown = null;
@@ -148,7 +157,7 @@ export class StartGuard {
     } finally {
       for (const fd of fds) fs.closeSync(fd);
     }
-    if (!failure) this.credit = STARTS_PER_PROBE - 1;
+    if (!failure) this.credit = STARTS_PER_PROBE;
     if (!failure || fds.length >= need) return null;
     const refusal = refusalOf(errnoCode(failure), `too few free file descriptors to start another script (${(failure as Error).message})`);
     if (!refusal) throw failure;
@@ -172,6 +181,18 @@ export class StartGuard {
   /** A script started: the next refusal retries after the base delay again. */
   started(): void {
     this.waits.reset();
+    if (this.credit > 0 || this.probing || this.closed) return;
+    // The credit is spent: the next start finds a fresh one, probed once this start's turn is over.
+    this.probing = true;
+    setImmediate(() => {
+      this.probing = false;
+      if (this.credit > 0 || this.closed) return;
+      try {
+        this.probe();
+      } catch {
+        // A start probes again itself, and says what failed.
+      }
+    });
   }
 
   /** A script exited: its fds and process are free, so a held start may try at once (the run's end pumps). */

@@ -115,6 +115,35 @@ describe('StartGuard', () => {
     expect(pumps).toHaveLength(6);
   });
 
+  it('a start spends a credit of the last fd probe; once they are spent the next probe runs after the start, not on the next one', () => {
+    vi.useFakeTimers({ toFake: ['setImmediate'] });
+    let probes = 0;
+    const g = new StartGuard({
+      admin: { status: 'UP', scriptFailed: () => undefined, recheckScript: () => undefined },
+      log: pino({ level: 'silent' }),
+      pump: () => undefined,
+      running: () => (probes++, 0),
+    });
+    const start = () => {
+      expect(g.headroom()).toBeNull();
+      g.started();
+    };
+    start();
+    expect(probes).toBe(1);
+    for (let i = 1; i < 16; i++) start();
+    expect(probes).toBe(1);
+    // The credit is spent: the probe waits for the event loop's next turn, then vouches for 16 more.
+    vi.runAllTimers();
+    expect(probes).toBe(2);
+    for (let i = 0; i < 16; i++) start();
+    expect(probes).toBe(2);
+    g.close();
+    vi.runAllTimers();
+    expect(probes).toBe(2);
+    expect(g.headroom()).toBeNull();
+    expect(probes).toBe(3);
+  });
+
   it('a script exiting lifts a resource hold at once; one timer at a time, none after close', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { g, tick, pumps } = guard();
