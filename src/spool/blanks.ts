@@ -6,11 +6,11 @@ import type { SpoolFs } from './spool-fs.js';
 const BATCH = 8;
 
 /**
- * `<dir>/<n>` holding an empty msg, history and job/stdio.log. A create takes one, so neither the
- * create nor the script's start makes an inode on its path. Making an inode is the dearest
+ * `<dir>/<n>` holding an empty msg, history, pid and job/stdio.log. A create takes one, so neither
+ * the create nor the script's start makes an inode on its path (nor the pid written just after it). Making an inode is the dearest
  * metadata operation; on ext4 it costs up to ~1 ms for minutes after many deletes nearby
  * (docs/performance.md). While `staged` says no message made now would start soon (a paused
- * queue, a backlog), a blank is the dir and its msg only: the run files would be three inodes
+ * queue, a backlog), a blank is the dir and its msg only: the run files would be five inodes
  * per create for a start that is far off, and that start makes them anyway. Recovery removes
  * leftovers (the whole of `dir`).
  */
@@ -59,7 +59,7 @@ export class BlankDirs {
         this.dirMade = true;
         while (!this.closed && this.ready.length < this.want) {
           const staged = this.staged();
-          const files = staged ? ['msg', 'history', path.join('job', 'stdio.log')] : ['msg'];
+          const files = staged ? ['msg', 'history', 'pid', path.join('job', 'stdio.log')] : ['msg'];
           if (this.fs.makeBlanks) {
             // A refill is one job on the thread pool, at most BATCH blanks so the first ones arrive soon.
             const dirs = Array.from({ length: Math.min(BATCH, this.want - this.ready.length) }, () => this.next());

@@ -29,7 +29,7 @@ describe('blanks', () => {
     const dir = t.spool.msgDir('que', msg.msg_id);
     expect(ready.has(await inode(dir))).toBe(true);
     expect(Number(msg.msg_id.split('.').pop())).toBe(await inode(dir));
-    expect((await walk(dir)).sort()).toEqual(['history', 'job', path.join('job', 'stdio.log'), 'msg']);
+    expect((await walk(dir)).sort()).toEqual(['history', 'job', path.join('job', 'stdio.log'), 'msg', 'pid']);
     expect(JSON.parse(await fs.readFile(path.join(dir, 'msg'), 'utf8'))).toMatchObject({ msg_id: msg.msg_id, param1: 'x' });
     expect(await t.spool.readHistory('que', msg.msg_id)).toMatchObject([{ from: null, to: 'que', actor: 'create' }]);
     // Taken blanks are replaced in the background once the pool is down to half, several in one go.
@@ -49,7 +49,7 @@ describe('blanks', () => {
     expect(JSON.parse(await fs.readFile(path.join(t.spool.msgDir('que', light.msg_id), 'msg'), 'utf8'))).toMatchObject({ param1: 'later' });
 
     const trees = async () => Promise.all((await ls(blankDir())).map(async (n) => (await walk(path.join(blankDir(), n))).sort().join(',')));
-    const full = ['history', 'job', path.join('job', 'stdio.log'), 'msg'].join(',');
+    const full = ['history', 'job', path.join('job', 'stdio.log'), 'msg', 'pid'].join(',');
     await waitFor(async () => ((w) => w.length === 2 && w.every((x) => x === 'msg'))(await trees()), 'two light blanks again', 5000, 5);
     soon = true;
     // The light blanks are taken first (oldest first); every refill from now on carries the run files again.
@@ -98,7 +98,7 @@ describe('BlankDirs on its own', () => {
       expect(new Set(taken).size).toBe(3);
       for (const dir of taken) {
         expect(dir, 'a blank').toBeDefined();
-        for (const f of ['msg', 'history', 'job/stdio.log']) expect((await fs.stat(path.join(dir!, f))).size, f).toBe(0);
+        for (const f of ['msg', 'history', 'pid', 'job/stdio.log']) expect((await fs.stat(path.join(dir!, f))).size, f).toBe(0);
       }
       expect(pool.take()).toBeUndefined();
     } finally {
@@ -134,7 +134,7 @@ describe('BlankDirs on its own', () => {
       release();
       // Watched from outside: a take would itself start a refill.
       const third = path.join(blanks, `${process.pid}.2`);
-      await waitFor(async () => (await fs.readdir(third).catch(() => [])).length === 3, 'a blank from the refill after the failed one');
+      await waitFor(async () => (await fs.readdir(third).catch(() => [])).length === 4, 'a blank from the refill after the failed one');
       await pool.close();
       expect(pool.take()).toBe(third);
     } finally {
@@ -158,7 +158,7 @@ describe('BlankDirs on its own', () => {
       expect(pool.take()).toBeUndefined();
       const first = await waitFor(async () => pool.take() ?? null, 'the one blank made');
       expect(path.basename(first)).toBe(`${process.pid}.0`);
-      expect((await fs.readdir(first)).sort()).toEqual(['history', 'job', 'msg']);
+      expect((await fs.readdir(first)).sort()).toEqual(['history', 'job', 'msg', 'pid']);
       // Takes go on refilling, with names after the failed one: three more whole blanks, all different.
       const taken: string[] = [];
       while (taken.length < 3) taken.push(await waitFor(async () => pool.take() ?? null, 'a new blank'));
