@@ -3,6 +3,8 @@
 // charges each sample to the source module it fell in (the bundle's `// src/...` markers), to V8's
 // collector, or to idle; the second under `strace -c` counts the system calls of its threads per message.
 // The profiler and strace each slow the drain: read this for shares and counts, bench/drain.ts for rates.
+// BENCH_ONE_AT_A_TIME=1 sends the messages one by one to the idle queue instead, each once the one before has
+// finished, as bench/start-latency.ts does: what each message costs when nothing shares its syncs or its JIT.
 // Run: npm run build && npm run -s bench bench/drain-profile.ts   (prints one JSON object)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -13,6 +15,7 @@ import { DONE_SCRIPT, enqueue, liveQueue, loadavg, round, waitDrained, writeScri
 
 const N = Number(process.env.BENCH_N ?? 1000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
+const ONE_AT_A_TIME = process.env.BENCH_ONE_AT_A_TIME === '1';
 const BUNDLE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'queue', 'queue-main.js');
 
 interface ProfileNode {
@@ -30,6 +33,17 @@ interface Profile {
 async function drainOnce(script: string, wrap: string[] | undefined, during?: (pid: number) => Promise<() => Promise<void>>): Promise<number> {
   const lq = await liveQueue('profiled', { script, num_workers: WORKERS }, wrap);
   try {
+    if (ONE_AT_A_TIME) {
+      const done = await during?.(lq.q.pid);
+      const t0 = performance.now();
+      for (let i = 0; i < N; i++) {
+        const [id] = await enqueue(lq.q, 1, 1);
+        const r = await lq.q.cmd('wait_message', { msg_id: id, timeout: 60 });
+        if (r[0] !== 'ok') throw new Error(`wait_message ${id}: ${JSON.stringify(r)}`);
+      }
+      await done?.();
+      return performance.now() - t0;
+    }
     await fs.writeFile(lq.pauseFile, '');
     const ids = await enqueue(lq.q, N, 16);
     const done = await during?.(lq.q.pid);
@@ -137,6 +151,7 @@ try {
     JSON.stringify({
       bench: 'drain-profile',
       messages: N,
+      one_at_a_time: ONE_AT_A_TIME,
       workers: WORKERS,
       loadavg: load,
       profiled_drain_per_s: round(N / (profiledMs / 1000)),
