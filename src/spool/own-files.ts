@@ -64,6 +64,16 @@ export function ownDirSync(sfs: Pick<SpoolFs, 'mkdirSync' | 'rmSync'>, dir: stri
   // Looked at first: a blank brings job/ along, and a refused mkdir's error costs more than the lstat.
   const st = fs.lstatSync(dir, { throwIfNoEntry: false });
   if (st?.isDirectory()) return;
-  if (st) sfs.rmSync(dir, { force: true });
+  if (!st) {
+    try {
+      sfs.mkdirSync(dir);
+      return;
+    } catch (err) {
+      // Made meanwhile: the message's run files staged from the thread pool while it was started.
+      if (!isErrno(err, 'EEXIST')) throw err;
+      if (fs.lstatSync(dir).isDirectory()) return;
+    }
+  }
+  sfs.rmSync(dir, { force: true });
   sfs.mkdirSync(dir);
 }

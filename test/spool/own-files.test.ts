@@ -1,7 +1,7 @@
 // rq's own files of a message dir opened for writing where a script left a FIFO, a link, a socket or a directory in their place.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
-import { closeSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -117,6 +117,25 @@ describe('ownDirSync', () => {
     expect((await fs.lstat(job)).isDirectory()).toBe(true);
     expect(await fs.readdir(job)).toEqual([]);
     expect(await fs.readdir(path.dirname(outside))).toEqual(['target']);
+  });
+
+  it('a job/ made between its look and its mkdir (the run files staged meanwhile) is kept; an existing one costs no mkdir', async () => {
+    const job = path.join(dir, 'job');
+    const mkdirs: string[] = [];
+    const racing = {
+      ...nodeSpoolFs,
+      mkdirSync: (p: string) => {
+        mkdirs.push(p);
+        // The stage of the thread pool wins the race: job/ is there, with a file in it, when this mkdir runs.
+        nodeSpoolFs.mkdirSync(p);
+        writeFileSync(path.join(p, 'stdio.log'), '');
+        return nodeSpoolFs.mkdirSync(p);
+      },
+    };
+    ownDirSync(racing, job);
+    expect(await fs.readdir(job)).toEqual(['stdio.log']);
+    ownDirSync(racing, job);
+    expect(mkdirs).toEqual([job]);
   });
 });
 
