@@ -1,6 +1,7 @@
 // At queue start: every create the journal holds is made whole on disk (its dir made again, or its msg rewritten), then the journal goes.
 import path from 'node:path';
 import { readJournal } from './create-journal.js';
+import { fsyncPath } from './durable.js';
 import type { JournalRecord } from './journal-records.js';
 import { readMessage } from './message-files.js';
 import type { QueueSpool } from './queue-spool.js';
@@ -45,6 +46,8 @@ export async function replayJournal(spool: QueueSpool): Promise<Replayed> {
   }
   await spool.fs.syncfs(spool.paths.dir);
   for (const f of files) await spool.fs.rm(f, { force: true });
+  // The deletes durable too: a segment back after a power cut would make again a message deleted since.
+  await fsyncPath(spool.paths.journalDir, spool.fs);
   return out;
 }
 

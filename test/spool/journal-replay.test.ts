@@ -83,7 +83,7 @@ describe('journal replay', () => {
     expect(await s.spool.locate(m.msg_id)).toBeNull();
   });
 
-  it('makes its repairs durable with one filesystem sync before it deletes the journal', async () => {
+  it('makes its repairs durable with one filesystem sync before it deletes the journal, and the deletes durable after', async () => {
     const m = await s.spool.create({ dest: 'test' }, { commit: true });
     await lose.dir(s.spool, m.msg_id);
     const rec = recordingFs(s.spool.root);
@@ -97,6 +97,9 @@ describe('journal replay', () => {
     expect(made).toBeGreaterThanOrEqual(0);
     expect(synced).toBeGreaterThan(made);
     expect(deleted).toBeGreaterThan(synced);
+    // And the deletes are durable before the queue goes on (a delete of a replayed message then waits for no checkpoint).
+    const lastDelete = log.map((l) => l.startsWith('rm queues/test/journal/')).lastIndexOf(true);
+    expect(log.lastIndexOf('fsynced queues/test/journal')).toBeGreaterThan(lastDelete);
   });
 
   it('a root whose journal was deleted while the queue was stopped starts as before', async () => {
