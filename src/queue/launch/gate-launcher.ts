@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { findExecutable } from './find-executable.js';
+import { NUL_REFUSAL, holdsNul } from './nul-bytes.js';
 import { type ExitInfo, type Launcher, failedLaunch, killGroup } from './script-runner.js';
 
 /**
@@ -35,6 +36,8 @@ const GATE = [
 const EXEC_STATUS: Record<string, string> = { '126': 'EACCES', '127': 'ENOENT' };
 
 export const gateLauncher: Launcher = (r) => {
+  // Refused as the native spawner refuses it: child_process would throw instead.
+  if (holdsNul(r)) return failedLaunch(NUL_REFUSAL);
   // Checked here, since sh would report a missing program as its own exit 127.
   if (!findExecutable(r.argv[0], r.cwd, r.env.PATH)) return failedLaunch(`spawn ${r.argv[0]} ENOENT`, 'ENOENT');
   const limit = r.fileSizeLimit === undefined ? '' : String(r.fileSizeLimit);

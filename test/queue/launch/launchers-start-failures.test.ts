@@ -46,6 +46,22 @@ describe.each(LAUNCHERS)('%s launcher', (name, launch) => {
   );
 
   it(
+    'reports a NUL byte in an argument, an environment value or the cwd as a spawnError, without throwing or starting anything',
+    async () => {
+      const before = myChildren();
+      const marker = path.join(dir, 'ran');
+      for (const o of [{ argv: ['/bin/sh', '-c', `touch ${marker}`, 'a\0b'] }, { env: { ...process.env, RQ_BAD: 'a\0b' } }, { cwd: `${dir}\0x` }]) {
+        let s: Started | undefined;
+        expect(() => (s = start(o.argv ?? ['/bin/sh', '-c', `touch ${marker}`], o))).not.toThrow();
+        expect(await s!.exited, JSON.stringify(o)).toMatchObject({ code: null, spawnError: 'an argument or environment value contains a NUL byte' });
+      }
+      expect(fs.existsSync(marker)).toBe(false);
+      expect([...myChildren()].filter((pid) => !before.has(pid))).toEqual([]);
+    },
+    T,
+  );
+
+  it(
     'reports a cwd that does not exist as a spawnError and leaves nothing running',
     async () => {
       const before = myChildren();
