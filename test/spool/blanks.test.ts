@@ -86,6 +86,26 @@ describe('blanks', () => {
 });
 
 describe('BlankDirs on its own', () => {
+  it('a take starts its top-up after the caller is done, not inside the take (a create starts its message first)', async () => {
+    const root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-blankdirs-'));
+    const calls: string[] = [];
+    const counting = {
+      ...nodeSpoolFs,
+      mkdir: (p: string, o: { recursive: boolean }) => (calls.push('mkdir'), nodeSpoolFs.mkdir(p, o)),
+      makeBlanks: (dirs: string[], subdirs: string[], files: string[]) => (calls.push('makeBlanks'), nodeSpoolFs.makeBlanks!(dirs, subdirs, files)),
+    };
+    const pool = new BlankDirs(path.join(root, '.blank'), 2, counting);
+    try {
+      expect(pool.take()).toBeUndefined();
+      expect(calls).toEqual([]);
+      await waitFor(async () => calls.includes('makeBlanks'), 'the top-up');
+      expect(calls).toEqual(['mkdir', 'makeBlanks']);
+    } finally {
+      await pool.close();
+      await fs.rm(root, { recursive: true, force: true });
+    }
+  });
+
   it('starts empty, fills to exactly its size in the background, each blank whole and distinct', async () => {
     const root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-blankdirs-'));
     const pool = new BlankDirs(path.join(root, '.blank'), 3, nodeSpoolFs);

@@ -38,6 +38,19 @@ describe('create', () => {
     expect(await fs.readFile(path.join(s.root, segment), 'utf8')).toContain(`"id":"${msg.msg_id}"`);
   });
 
+  it('a create into que/ is there before its journal record is begun: the caller starts it first, then the record goes', async () => {
+    // Calls as they are made (the recording logs each once it has completed).
+    const called: string[] = [];
+    const fsCalls = { ...s.rec.fs, open: (p: string, flags: string | number, mode?: number) => (called.push(rel(p)), s.rec.fs.open(p, flags, mode)) };
+    s.spool = new QueueSpool(s.root, 'test', { host: HOST, now: () => s.clock, fs: fsCalls });
+    const c = s.spool.createNow({ dest: 'test' }, { commit: true });
+    expect(s.rec.log).toContain(`rename ${createRename(rel(c.dir)).tmp} -> ${rel(c.dir)}`);
+    expect(called).toEqual([]);
+    await resolved(c.durable);
+    expect(called).toContain('queues/test/journal/000000000001.log');
+    expectOrder(s.rec.log, ['write queues/test/journal/000000000001.log'], ['resolved']);
+  });
+
   it('a checkpoint syncs the filesystem, then deletes the segment and makes the delete durable; a later create starts the next one', async () => {
     const first = await s.spool.create({ dest: 'test' }, { commit: true });
     s.rec.clear();

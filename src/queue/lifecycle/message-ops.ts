@@ -164,7 +164,7 @@ export class MessageOps {
     // `ok` means tracked (rq-beyond §B8.2): the dependencies' queues have heard of it.
     if (commit && c.msg.depends) await this.d.register(c.msg.msg_id);
     // Its run files made now spare the start that work; a message with many ahead (a bulk, a paused
-    // queue) would pay three inodes per create for nothing soon, and its start makes them anyway.
+    // queue) would pay four inodes per create for nothing soon, and its start makes them anyway.
     if (!commit || (index.isQueued(c.msg.msg_id) && this.d.startsSoon())) void spool.stageRun(c.dir);
     // Started during the create's fsyncs: the que → run rename is not fsynced on its own (recovery
     // re-queues from run/ anyway), so without a journal the `ok` also waits for run/ to hold it
