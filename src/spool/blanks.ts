@@ -9,10 +9,10 @@ const BATCH = 8;
  * `<dir>/<n>` holding an empty msg, history, pid and job/stdio.log. A create takes one, so neither
  * the create nor the script's start (nor its pid, written just after) makes an inode on its path.
  * Making an inode is the dearest metadata operation; on ext4 it costs up to ~1 ms for minutes
- * after many deletes nearby (docs/performance.md). While `staged` says no message made now would start soon (a paused
- * queue, a backlog), a blank is the dir and its msg only: the run files would be four inodes
- * per create for a start that is far off, and that start makes them anyway. Recovery removes
- * leftovers (the whole of `dir`).
+ * after many deletes nearby (docs/performance.md). While `staged` says no message made now would
+ * start soon (a paused queue, a backlog), a blank is the dir and its msg only: the run files would
+ * be four inodes per create for a start that is far off, and that start makes them anyway.
+ * Recovery removes leftovers (the whole of `dir`).
  */
 export class BlankDirs {
   private readonly ready: string[] = [];

@@ -38,6 +38,18 @@ export async function journalFiles(dir: string): Promise<string[]> {
     .map((n) => path.join(dir, n));
 }
 
+/**
+ * Deletes segments whose records a filesystem sync has covered, durably: a delete of a message
+ * waits for this, and a segment back after a power cut (a filesystem without a journal keeps no
+ * order of its metadata) would make that message again.
+ */
+export async function deleteSegments(files: string[], dir: string, fs: SpoolFs): Promise<void> {
+  for (const f of files) await fs.rm(f, { force: true });
+  await fsyncPath(dir, fs).catch((err: unknown) => {
+    if (!isErrno(err, 'ENOENT')) throw err;
+  });
+}
+
 /** Every whole record left in `dir` by a previous run, and how many lines were torn or damaged. */
 export async function readJournal(dir: string): Promise<{ files: string[]; records: JournalRecord[]; damaged: number }> {
   const files = await journalFiles(dir);
@@ -163,12 +175,11 @@ export class CreateJournal {
       await s.appender.close();
     }
     await this.o.fs.syncfs(this.o.dir);
-    for (const s of batch) await this.o.fs.rm(s.file, { force: true });
-    // The deletes durable before the checkpoint counts: a delete of a message waits for this, and a
-    // segment back after a power cut (a filesystem without a journal keeps no order) would make it again.
-    await fsyncPath(this.o.dir, this.o.fs).catch((err: unknown) => {
-      if (!isErrno(err, 'ENOENT')) throw err;
-    });
+    await deleteSegments(
+      batch.map((s) => s.file),
+      this.o.dir,
+      this.o.fs,
+    );
     for (const s of batch) this.sealed.splice(this.sealed.indexOf(s), 1);
   }
 }

@@ -1,7 +1,6 @@
 // At queue start: every create the journal holds is made whole on disk (its dir made again, or its msg rewritten), then the journal goes.
 import path from 'node:path';
-import { readJournal } from './create-journal.js';
-import { fsyncPath } from './durable.js';
+import { deleteSegments, readJournal } from './create-journal.js';
 import type { JournalRecord } from './journal-records.js';
 import { readMessage } from './message-files.js';
 import type { QueueSpool } from './queue-spool.js';
@@ -45,9 +44,7 @@ export async function replayJournal(spool: QueueSpool): Promise<Replayed> {
     }
   }
   await spool.fs.syncfs(spool.paths.dir);
-  for (const f of files) await spool.fs.rm(f, { force: true });
-  // The deletes durable too: a segment back after a power cut would make again a message deleted since.
-  await fsyncPath(spool.paths.journalDir, spool.fs);
+  await deleteSegments(files, spool.paths.journalDir, spool.fs);
   return out;
 }
 

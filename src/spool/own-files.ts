@@ -62,18 +62,14 @@ export async function openOwn(sfs: Pick<SpoolFs, 'open' | 'rm'>, file: string, f
 /** mkdir of a directory rq owns in a message dir (job/): a link or file a script left in its place is removed first. */
 export function ownDirSync(sfs: Pick<SpoolFs, 'mkdirSync' | 'rmSync'>, dir: string): void {
   // Looked at first: a blank brings job/ along, and a refused mkdir's error costs more than the lstat.
-  const st = fs.lstatSync(dir, { throwIfNoEntry: false });
-  if (st?.isDirectory()) return;
-  if (!st) {
-    try {
-      sfs.mkdirSync(dir);
-      return;
-    } catch (err) {
-      // Made meanwhile: the message's run files staged from the thread pool while it was started.
-      if (!isErrno(err, 'EEXIST')) throw err;
-      if (fs.lstatSync(dir).isDirectory()) return;
-    }
+  if (fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return;
+  try {
+    sfs.mkdirSync(dir);
+  } catch (err) {
+    if (!isErrno(err, 'EEXIST')) throw err;
+    // Made meanwhile (the run files staged from the thread pool), or a stranger in its place.
+    if (fs.lstatSync(dir).isDirectory()) return;
+    sfs.rmSync(dir, { force: true });
+    sfs.mkdirSync(dir);
   }
-  sfs.rmSync(dir, { force: true });
-  sfs.mkdirSync(dir);
 }
