@@ -9,7 +9,7 @@ import { isValidQueueName } from '../message/names.js';
 import { PACKAGE_DIR } from '../config/root.js';
 import { normaliseQueueConfig } from '../config/queue-config.js';
 import { AdminState, type AdminAction } from '../queue/status/admin-state.js';
-import { type QueueMemory, queueEnv, queueNodeFlags } from '../queue/node-flags.js';
+import { type QueueMemory, notInheritedArgs, queueEnv, queueNodeFlags } from '../queue/node-flags.js';
 import { type CreateQueueOptions, createQueueDir, discoverQueues, trashQueueDir } from './queue-dirs.js';
 import { DEFAULT_POLICY, Worker, type WorkerPolicy, type WorkerProblem, type WorkerStatus } from './worker.js';
 
@@ -105,13 +105,23 @@ export class Supervisor {
       const current = this.workers.get(name) === w;
       this.deps.queueExited?.(name, status === 'BACKOFF' || (forced && current) ? 'restarting' : status === 'STOPPED' && current ? 'stopped' : 'abandoned');
     };
+    const { env, notInherited } = queueEnv(this.deps.env);
     const w: Worker = new Worker(
       name,
       'queue',
-      [...queueNodeFlags(this.deps.queueMemory), path.join(this.dist, 'queue', 'queue-main.js'), '--root', this.root, '--name', name, '--watch-stdin'],
+      [
+        ...queueNodeFlags(this.deps.queueMemory),
+        path.join(this.dist, 'queue', 'queue-main.js'),
+        '--root',
+        this.root,
+        '--name',
+        name,
+        '--watch-stdin',
+        ...notInheritedArgs(notInherited),
+      ],
       this.deps.log.child({ queue: name }),
       this.deps.policy ?? DEFAULT_POLICY,
-      queueEnv(this.deps.env),
+      env,
       exited,
       () => this.deps.queueServing?.(name),
     );

@@ -21,12 +21,26 @@ export function queueNodeFlags(memory: QueueMemory = 'default'): readonly string
   return memory === 'lean' ? [...QUEUE_NODE_FLAGS, '--max-opt=2'] : QUEUE_NODE_FLAGS;
 }
 
+/** A queue process's environment, and the names in it that rq put there for the queue alone. */
+export interface QueueEnv {
+  env: NodeJS.ProcessEnv;
+  /** Passed as `--not-inherited a,b`: the queue leaves them out of its scripts' environment. */
+  notInherited: string[];
+}
+
 /**
  * glibc's malloc keeps freed memory at the top of its heaps up to a threshold it raises on its own
  * (to 32 MiB and more) once large buffers come and go, as 64 KiB message bodies do: a que of 20,000
  * of them held 102.6 MB of RSS, 88.6 MB with the threshold fixed at 128 KiB (docs/performance.md).
- * Other allocators ignore it; an operator's own value is kept.
+ * Other allocators ignore it. An operator's own value is kept, and is the only one scripts inherit:
+ * rq's is for the queue process, not for every script a queue runs.
  */
-export function queueEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return { MALLOC_TRIM_THRESHOLD_: '131072', ...env };
+export function queueEnv(env: NodeJS.ProcessEnv): QueueEnv {
+  if (env.MALLOC_TRIM_THRESHOLD_ !== undefined) return { env, notInherited: [] };
+  return { env: { ...env, MALLOC_TRIM_THRESHOLD_: '131072' }, notInherited: ['MALLOC_TRIM_THRESHOLD_'] };
+}
+
+/** The queue's argv words that carry `notInherited`. */
+export function notInheritedArgs(names: readonly string[]): string[] {
+  return names.length === 0 ? [] : ['--not-inherited', names.join(',')];
 }

@@ -1,4 +1,4 @@
-// The queue process: `node dist/queue/queue-main.js --root DIR --name Q [--watch-stdin]`.
+// The queue process: `node dist/queue/queue-main.js --root DIR --name Q [--watch-stdin] [--not-inherited A,B]`.
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -51,7 +51,7 @@ export async function main(argv: string[]): Promise<void> {
     launch: cgroups.around(launch),
     tracing,
     // A snapshot: copying process.env itself costs ~0.2 ms per script (one getenv per variable).
-    baseEnv: inheritedEnv(process.env),
+    baseEnv: inheritedEnv(process.env, typeof opts['not-inherited'] === 'string' ? opts['not-inherited'].split(',') : []),
     // A queue made over HTTP runs only scripts inside script_dirs, checked at every start, not only at its creation.
     scriptOutside: fs.existsSync(path.join(paths.dir, SCRIPT_DIRS_MARKER)) ? (given, real) => scriptOutsideProblem(root, global, given, real) : undefined,
   });

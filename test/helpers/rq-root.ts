@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { queueCommand } from '../../src/ipc/rq1.js';
 import { queuePaths } from '../../src/config/paths.js';
-import { queueEnv, queueNodeFlags } from '../../src/queue/node-flags.js';
+import { notInheritedArgs, queueEnv, queueNodeFlags } from '../../src/queue/node-flags.js';
 import { killAll, ownCgroupHome, removeCgroup } from '../../src/queue/launch/cgroup-fs.js';
 import { parentCgroupName } from '../../src/queue/launch/run-cgroups.js';
 
@@ -160,12 +160,11 @@ export class QueueProc {
   /** `wrap`: a command that execs the rest of its argv (e.g. prlimit), so the child's pid stays the queue's. */
   static async start(root: string, name: string, opts: { env?: NodeJS.ProcessEnv; wrap?: string[] } = {}): Promise<QueueProc> {
     const logFd = fs.openSync(path.join(root, 'log', `queue-${name}.log`), 'a');
-    const argv = [process.execPath, ...queueNodeFlags(), path.join(PROJECT, 'dist', 'queue', 'queue-main.js'), '--root', root, '--name', name, '--watch-stdin'];
+    const { env, notInherited } = queueEnv({ ...process.env, RQ_LOG_LEVEL: 'debug', ...opts.env });
+    const main = path.join(PROJECT, 'dist', 'queue', 'queue-main.js');
+    const argv = [process.execPath, ...queueNodeFlags(), main, '--root', root, '--name', name, '--watch-stdin', ...notInheritedArgs(notInherited)];
     const [cmd, ...args] = [...(opts.wrap ?? []), ...argv];
-    const child = spawn(cmd, args, {
-      stdio: ['pipe', logFd, logFd],
-      env: queueEnv({ ...process.env, RQ_LOG_LEVEL: 'debug', ...opts.env }),
-    });
+    const child = spawn(cmd, args, { stdio: ['pipe', logFd, logFd], env });
     fs.closeSync(logFd);
     const q = new QueueProc(root, name, child);
     let exited = false;

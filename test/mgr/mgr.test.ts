@@ -242,12 +242,19 @@ describe('queues and scandir links added to one running rq-mgr', () => {
   const shared = sharedMgr();
 
   // Its V8 flags cannot be seen in /proc (the process title replaces its command line): its start line says them.
-  it('starts a queue process with malloc trimming in its environment (node-flags.ts)', async () => {
+  it('starts a queue process with malloc trimming in its environment, and its scripts without (node-flags.ts)', async () => {
     const { mgr } = shared;
     await mgr.cmd('create_queue', JSON.stringify({ name: 'lean', script: VERBS_SH, num_workers: 1, exec_prefix: '' }));
     const pid = await mgr.waitQueueUp('lean');
     const env = (await fs.readFile(`/proc/${pid}/environ`, 'utf8')).split('\0');
     expect(env).toContain('MALLOC_TRIM_THRESHOLD_=131072');
+    // The `env` verb prints its script's environment: the queue's own setting is not the scripts'.
+    const id = (await mgr.q('lean', 'create_message', { dest: 'lean', param1: 'env' }))[1].split('/').pop();
+    const [, done] = await mgr.q('lean', 'wait_message', { msg_id: id, timeout: 15 });
+    expect(done).toMatchObject({ state: 'done' });
+    const printed = await fs.readFile(path.join(root, done.path, 'job', 'stdio.log'), 'utf8');
+    expect(printed).toMatch(/^RQ_PARAM1=env$/m);
+    expect(printed).not.toContain('MALLOC_TRIM_THRESHOLD_');
     // The flags it was started with are in its first log line (the default queue_memory: no --max-opt).
     expect((await startLine(pid)).node_flags).toEqual(['--max-semi-space-size=1', '--heap-growing-percent=20']);
   });

@@ -26,11 +26,13 @@ export const NO_ENV: Readonly<Record<string, string>> = Object.freeze({});
 /**
  * The daemon's environment as its scripts inherit it, without a TRACEPARENT or TRACESTATE of its
  * own (a daemon started inside a traced job): a run is in the trace of its message, or in none,
- * and a script's `rq sendmesg` would otherwise put every follow-up into that stale trace.
+ * and a script's `rq sendmesg` would otherwise put every follow-up into that stale trace. Nor with
+ * `notInherited`, what rq-mgr set for the queue process alone (node-flags.ts).
  */
-export function inheritedEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+export function inheritedEnv(env: NodeJS.ProcessEnv, notInherited: readonly string[] = []): NodeJS.ProcessEnv {
   const copy = { ...env };
   for (const f of TRACE_FIELDS) delete copy[TRACE_ENV[f]];
+  for (const k of notInherited) delete copy[k];
   return copy;
 }
 

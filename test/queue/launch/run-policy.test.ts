@@ -105,6 +105,10 @@ describe('inheritedEnv', () => {
     expect(inheritedEnv(env)).toEqual({ PATH: '/bin', RQ_ROOT: '/r' });
     expect(env.TRACEPARENT).toBe('x');
   });
+
+  it('drops what rq-mgr set for the queue process alone', () => {
+    expect(inheritedEnv({ PATH: '/bin', MALLOC_TRIM_THRESHOLD_: '131072' }, ['MALLOC_TRIM_THRESHOLD_'])).toEqual({ PATH: '/bin' });
+  });
 });
 
 describe('killGraceOf', () => {
