@@ -5,7 +5,7 @@ import { isErrno } from '../errors.js';
 import { fsyncPath } from './durable.js';
 import { GroupAppender } from './group-appender.js';
 import { type JournalRecord, encodeRecord, parseJournal } from './journal-records.js';
-import type { SpoolFs } from './spool-fs.js';
+import type { SpoolFile, SpoolFs } from './spool-fs.js';
 
 export interface JournalOptions {
   dir: string;
@@ -72,6 +72,9 @@ export class CreateJournal {
   private seq = 0;
   private current: Segment | null = null;
   private readonly sealed: Segment[] = [];
+  /** The next segment's file, open and its name durable, made by the last checkpoint that left no segment current. */
+  private spare: { file: string; handle: SpoolFile } | null = null;
+  private closing = false;
   private running: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -91,7 +94,7 @@ export class CreateJournal {
 
   /** Resolves once the record is durable; rejects (nothing written that counts) when it cannot be. */
   append(rec: JournalRecord): Promise<void> {
-    if (!this.current) this.current = this.segment();
+    if (!this.current) this.current = this.takeSpare() ?? this.segment();
     const seg = this.current;
     const line = encodeRecord(rec);
     const write = seg.ready.then(() => seg.appender.append(line));
@@ -100,29 +103,61 @@ export class CreateJournal {
     return write;
   }
 
-  private segment(): Segment {
-    const file = path.join(this.o.dir, `${String(++this.seq).padStart(12, '0')}.log`);
+  private nextFile(): string {
+    return path.join(this.o.dir, `${String(++this.seq).padStart(12, '0')}.log`);
+  }
+
+  /** Opens a new segment file; with `syncDir`, also makes its name durable (else the caller's dir fsync does). */
+  private async makeFile(file: string, syncDir: boolean): Promise<SpoolFile> {
     const { fs, dir } = this.o;
-    const ready = (async () => {
-      const made = await fs.open(file, 'a', 0o640).catch(async (err: unknown) => {
-        if (!isErrno(err, 'ENOENT')) throw err;
-        // Made again if it was deleted under a running queue: a create never depends on an operator's tidying.
-        if ((await fs.mkdir(dir, { recursive: true })) !== undefined) await fsyncPath(path.dirname(dir), fs);
-        return fs.open(file, 'a', 0o640);
-      });
-      await made.close();
-      await fsyncPath(dir, fs);
-    })();
+    const handle = await fs.open(file, 'a', 0o640).catch(async (err: unknown) => {
+      if (!isErrno(err, 'ENOENT')) throw err;
+      // Made again if it was deleted under a running queue: a create never depends on an operator's tidying.
+      if ((await fs.mkdir(dir, { recursive: true })) !== undefined) await fsyncPath(path.dirname(dir), fs);
+      return fs.open(file, 'a', 0o640);
+    });
+    if (syncDir) await fsyncPath(dir, fs).catch((err: unknown) => handle.close().then(() => Promise.reject(err)));
+    return handle;
+  }
+
+  /** The segment appends go to next, made now: its first records wait until its file and its name are durable. */
+  private segment(file = this.nextFile(), made?: Promise<SpoolFile>): Segment {
+    const seg: Segment = { file, appender: new GroupAppender(file, this.o.fs), ready: Promise.resolve(), writes: [] };
+    seg.ready = (made ?? this.makeFile(file, true)).then((h) => seg.appender.adopt(h));
     this.timer = setTimeout(() => this.background(), this.maxDelayMs);
     this.timer.unref();
-    const seg: Segment = { file, appender: new GroupAppender(file, fs), ready, writes: [] };
     // A segment that could not be made (a full disk) takes no more appends: the next one tries anew.
-    ready.catch(() => {
+    seg.ready.catch(() => {
       if (this.current !== seg) return;
       this.current = null;
       this.sealed.push(seg);
     });
     return seg;
+  }
+
+  /**
+   * The segment a checkpoint made ahead, so that an isolated create's record waits for its own
+   * write and fdatasync only. A file deleted under it since (an operator's tidying) is made again.
+   */
+  private takeSpare(): Segment | null {
+    const spare = this.spare;
+    if (!spare) return null;
+    this.spare = null;
+    const made = spare.handle.stat().then(async (st) => {
+      if (st.nlink > 0) return spare.handle;
+      await spare.handle.close();
+      return this.makeFile(spare.file, true);
+    });
+    return this.segment(spare.file, made);
+  }
+
+  /** A spare that no append took (a stop): its file goes, durably, as a checkpointed segment's does. */
+  private async dropSpare(): Promise<void> {
+    const spare = this.spare;
+    this.spare = null;
+    if (!spare) return;
+    await spare.handle.close();
+    await deleteSegments([spare.file], this.o.dir, this.o.fs);
   }
 
   /** Records not yet covered by a finished checkpoint. */
@@ -148,7 +183,9 @@ export class CreateJournal {
 
   /** A last checkpoint, so a clean stop leaves no journal behind. */
   async close(): Promise<void> {
+    this.closing = true;
     await this.checkpoint();
+    await this.dropSpare();
   }
 
   private background(): void {
@@ -175,11 +212,28 @@ export class CreateJournal {
       await s.appender.close();
     }
     await this.o.fs.syncfs(this.o.dir);
-    await deleteSegments(
-      batch.map((s) => s.file),
-      this.o.dir,
-      this.o.fs,
-    );
+    // The spare's name is made durable by the same dir fsync that makes the deletes durable.
+    const spare = this.current || this.spare || this.closing ? null : await this.openSpare();
+    try {
+      await deleteSegments(
+        batch.map((s) => s.file),
+        this.o.dir,
+        this.o.fs,
+      );
+    } catch (err) {
+      if (spare) await spare.handle.close().then(() => this.o.fs.rm(spare.file, { force: true }));
+      throw err;
+    }
     for (const s of batch) this.sealed.splice(this.sealed.indexOf(s), 1);
+    this.spare = spare;
+  }
+
+  /** The next segment's file opened ahead, or null when it cannot be (a full disk: the next append tries again). */
+  private async openSpare(): Promise<{ file: string; handle: SpoolFile } | null> {
+    const file = this.nextFile();
+    return this.makeFile(file, false).then(
+      (handle) => ({ file, handle }),
+      () => null,
+    );
   }
 }

@@ -22,6 +22,21 @@ export class GroupAppender {
     private readonly fs: SpoolFs = nodeSpoolFs,
   ) {}
 
+  /**
+   * Takes `handle`, this appender's file just made (empty, opened for append): the first batch
+   * writes to it without opening the file again. A handle it held is closed.
+   */
+  async adopt(handle: SpoolFile): Promise<void> {
+    await this.handle?.close();
+    this.handle = handle;
+    this.size = 0;
+  }
+
+  /** Whether the file it holds open has lost its name (deleted under it): appends there would reach no journal. */
+  async unlinked(): Promise<boolean> {
+    return this.handle !== null && (await this.handle.stat()).nlink === 0;
+  }
+
   append(line: string): Promise<void> {
     return new Promise((resolve, reject) => {
       this.pending.push({ line, done: (err) => (err ? reject(err) : resolve()) });

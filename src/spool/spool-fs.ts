@@ -20,7 +20,7 @@ export interface SpoolFile {
   /** fdatasync: the data and what reading it back needs (its size), not the timestamps. */
   datasync(): Promise<void>;
   /** What was opened: a script may have put a FIFO or a device where rq's file was. */
-  stat(): Promise<{ isFile(): boolean }>;
+  stat(): Promise<{ isFile(): boolean; nlink: number }>;
   close(): Promise<void>;
 }
 

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CreateJournal, readJournal } from '../../src/spool/create-journal.js';
 import type { JournalRecord } from '../../src/spool/journal-records.js';
 import { type SpoolFs, nodeSpoolFs } from '../../src/spool/spool-fs.js';
+import { recordingFs } from '../helpers/recording-fs.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -82,7 +83,8 @@ describe('CreateJournal', () => {
     expect(held.calls).toHaveLength(2);
     held.calls[1].release();
     await second;
-    expect(await segments()).toEqual([]);
+    // Left: the next segment, made ahead by the checkpoint that left none current.
+    expect(await segments()).toEqual(['000000000003.log']);
     // Nothing pending: no sync at all.
     await j.checkpoint();
     expect(held.calls).toHaveLength(2);
@@ -106,7 +108,7 @@ describe('CreateJournal', () => {
     await arrived;
     held.calls[1].release();
     await retry;
-    expect(await segments()).toEqual([]);
+    expect(await segments()).toEqual(['000000000003.log']);
   });
 
   it('a checkpoint follows the first record of a segment within maxDelayMs, with no caller asking', async () => {
@@ -139,6 +141,32 @@ describe('CreateJournal', () => {
     await j.close();
     expect(await segments()).toEqual([]);
   });
+  it('a checkpoint that leaves no segment current makes the next one ahead: the next record waits for its own write and sync only', async () => {
+    const disk = recordingFs(path.dirname(dir));
+    const j = new CreateJournal({ dir, fs: disk.fs });
+    await j.open();
+    await j.append(rec(1));
+    disk.clear();
+    await j.checkpoint();
+    // The spare is opened before the dir fsync that makes the checkpoint's deletes durable: that one fsync covers its name too.
+    expect(disk.only('open', 'rm', 'fsynced').filter((l) => !l.endsWith(' journal') || l.startsWith('fsynced'))).toEqual([
+      'open journal/000000000002.log',
+      'rm journal/000000000001.log',
+      'fsynced journal',
+    ]);
+    disk.clear();
+    await j.append(rec(2));
+    expect(disk.log).toEqual(['write journal/000000000002.log', 'fsync journal/000000000002.log', 'fsynced journal/000000000002.log']);
+    expect((await readJournal(dir)).records).toEqual([rec(2)]);
+    // A stop leaves no journal: the checkpoint makes no spare, and one made before goes, durably.
+    await j.checkpoint();
+    expect(await segments()).toEqual(['000000000003.log']);
+    disk.clear();
+    await j.close();
+    expect(await segments()).toEqual([]);
+    expect(disk.only('rm', 'fsynced')).toEqual(['rm journal/000000000003.log', 'fsynced journal']);
+  });
+
   it('a new segment makes the journal dir only when it is missing, and again after an operator removed it', async () => {
     const mkdirs: string[] = [];
     const counting: SpoolFs = { ...nodeSpoolFs, mkdir: (p, o) => (mkdirs.push(String(p)), nodeSpoolFs.mkdir(p, o)) };

@@ -5,8 +5,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { rootPaths } from '../../src/config/paths.js';
 import { idText } from '../../src/web/views/id-text.js';
 import { killLeftoverGroups, pidInFile } from '../helpers/process-groups.js';
-import { waitFor } from '../helpers/rq-root.js';
-import { contentSnapshot } from './message-fixture.js';
+import { queueFiles } from './message-fixture.js';
 import { type WebRoot, postForm, send, startWebRoot, waitState } from './web-root.js';
 
 /** A ref as a page writes it: a <wbr> after each slash and dot, so it wraps only there (views/id-text.ts). */
@@ -66,15 +65,7 @@ export function dependsLimitsWeb() {
     expect(res.headers.get('content-type'), p).toMatch(/^text\/html/);
     return res.text();
   };
-  /**
-   * Every file of queue `q` by content, but the blank-dir pool a create refills in the background; taken once the create
-   * journal is empty (a checkpoint removes an earlier create's journal file about a second later, in the background too).
-   */
-  const spool = async (q: string) => {
-    const journal = path.join(w.root, 'queues', q, 'journal');
-    await waitFor(async () => (await fs.readdir(journal).catch(() => [])).length === 0, `the journal of ${q} to be checkpointed`);
-    return Object.entries(await contentSnapshot(w.root)).filter(([p]) => p.startsWith(`queues/${q}/`) && !p.startsWith(`queues/${q}/.blank/`));
-  };
+  const spool = (q: string) => queueFiles(w.root, q);
   /** A `forever` script holding its run until cancelled; its group is killed after the test whatever happens. */
   async function forever(q: string, name: string, fields: Record<string, unknown>): Promise<string> {
     const pidFile = path.join(w.root, `${name}.pid`);

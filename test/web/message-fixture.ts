@@ -2,6 +2,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { waitFor } from '../helpers/rq-root.js';
 import { STATS_DIR, waitState } from './web-root.js';
 
 export interface AttachedMessage {
@@ -61,7 +62,8 @@ export async function attachedDoneMessage(
 /**
  * Every path under the root's queues/ and config/ with a hash of its contents (symlinks: their
  * target), to prove a batch of requests changed nothing. Sockets and pid files are the running
- * processes' own and are left out.
+ * processes' own and are left out, and so is an empty create-journal segment (a checkpoint makes
+ * the next one ahead: it holds nothing).
  */
 export async function contentSnapshot(root: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
@@ -70,6 +72,7 @@ export async function contentSnapshot(root: string): Promise<Record<string, stri
       const p = path.join(dir, e.name);
       const rel = path.relative(root, p);
       if (e.name.endsWith('.sock') || e.name.endsWith('.pid')) continue;
+      if (path.basename(dir) === 'journal' && e.isFile() && (await fs.stat(p)).size === 0) continue;
       // A queue's statistics are written on their own 10 s clock (rq-beyond §B15.2): not state a request may change.
       if (STATS_DIR.test(p)) continue;
       if (e.isSymbolicLink()) out[rel] = `-> ${await fs.readlink(p)}`;
@@ -85,4 +88,22 @@ export async function contentSnapshot(root: string): Promise<Record<string, stri
   }
   for (const top of ['queues', 'config']) await walk(path.join(root, top));
   return out;
+}
+
+/**
+ * Every file of queue `q` by content, but the blank-dir pool a create refills in the background. Taken
+ * once the create journal holds no record: a create is answered once its record is durable, and the
+ * checkpoint that deletes the segment comes after, on its own clock (under load it came between a
+ * "before" and an "after" snapshot: one entry fewer, with nothing refused having written).
+ */
+export async function queueFiles(root: string, q: string): Promise<[string, string][]> {
+  const journal = path.join(root, 'queues', q, 'journal');
+  const records = async () => {
+    const sizes = await Promise.all(
+      (await fs.readdir(journal).catch(() => [])).map(async (f) => (await fs.stat(path.join(journal, f)).catch(() => ({ size: 0 }))).size),
+    );
+    return sizes.some((n) => n > 0);
+  };
+  await waitFor(async () => !(await records()), `the journal of ${q} to be checkpointed`);
+  return Object.entries(await contentSnapshot(root)).filter(([p]) => p.startsWith(`queues/${q}/`) && !p.startsWith(`queues/${q}/.blank/`));
 }

@@ -1,9 +1,7 @@
 // What the web's tag tests share: one web root with queues a, b, c and hung for the file, and the readers and writers of tags over HTTP.
-import fs from 'node:fs/promises';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { queuePaths } from '../../src/config/paths.js';
 import { waitFor } from '../helpers/rq-root.js';
-import { contentSnapshot } from './message-fixture.js';
+import { queueFiles } from './message-fixture.js';
 import { type WebRoot, postForm, send, startWebRoot } from './web-root.js';
 
 export let w: WebRoot;
@@ -34,17 +32,7 @@ export const tagJson = async (q: string, id: string, form: Record<string, string
   const res = await postForm(`${B}/q/${q}/${id}/tags`, { x_format: 'json', ...form });
   return [res.status, await res.json()];
 };
-/**
- * Every file of queue b by content, but the blank-dir pool a create refills in the background. Taken
- * once the create journal is checkpointed: a create is answered once its journal record is durable,
- * and the checkpoint that deletes the segment comes after, on its own clock (under load it came
- * between a "before" and an "after" snapshot: one entry fewer, with nothing refused having written).
- */
-export const spool = async () => {
-  const journal = queuePaths(w.root, 'b').journalDir;
-  await waitFor(async () => (await fs.readdir(journal).catch(() => [])).length === 0, "queue b's create journal to be checkpointed");
-  return Object.entries(await contentSnapshot(w.root)).filter(([p]) => p.startsWith('queues/b/') && !p.startsWith('queues/b/.blank/'));
-};
+export const spool = () => queueFiles(w.root, 'b');
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const message = async (q: string, id: string): Promise<any> => (await fetch(`${B}/q/${q}/${id}.json`)).json();
 
