@@ -5,6 +5,7 @@
 // client's realtime clock read before its connect: the moment the script ran, not when someone read its line
 // (that is reported apart, as *_observed_ms, with the reader's wake-up in it). The next round waits until the
 // message is done (wait_message), so every create finds the queue idle.
+// BENCH_GAP_MS spaces the rq rounds (1200: each create comes after the journal's checkpoint, as an isolated one does).
 // Run: npm run build && npm run -s bench bench/start-latency.ts   (BENCH_ROUNDS, default 200; prints one JSON object)
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -16,6 +17,7 @@ import { FifoLines } from './fifo-lines.js';
 import { buildC, cpuMs, liveQueue, loadavg, median, nowMs, quantile, round, writeScript } from './lib.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 200);
+const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 0);
 const BLOCKS = 10;
 const WARMUP = 10;
 const Q = 'start';
@@ -83,7 +85,10 @@ try {
     const per = Math.ceil(ROUNDS / BLOCKS);
     for (let b = 0; b < BLOCKS; b++) {
       const cpu0 = await cpuMs(lq.q.pid);
-      for (let i = 0; i < per; i++) rq.push(await rqRound(lq.q.paths.sock, rqLines));
+      for (let i = 0; i < per; i++) {
+        if (GAP_MS > 0) await new Promise((r) => setTimeout(r, GAP_MS));
+        rq.push(await rqRound(lq.q.paths.sock, rqLines));
+      }
       rqCpuMs += (await cpuMs(lq.q.pid)) - cpu0;
       floor.push(...(await floorBlock(per)));
     }
@@ -103,6 +108,7 @@ console.log(
     bench: 'start-latency',
     rounds: rq.length,
     blocks: BLOCKS,
+    gap_ms: GAP_MS,
     rq_connect_to_start_ms: stats(rq.map((s) => s.start)),
     rq_connect_to_ok_ms: stats(rq.map((s) => s.ack!)),
     // The script ran before the client had its `ok` (the create is runnable before its journal fdatasync).
