@@ -143,11 +143,14 @@ export class CreateJournal {
     const spare = this.spare;
     if (!spare) return null;
     this.spare = null;
-    const made = spare.handle.stat().then(async (st) => {
-      if (st.nlink > 0) return spare.handle;
-      await spare.handle.close();
-      return this.makeFile(spare.file, true);
-    });
+    const made = spare.handle.stat().then(
+      async (st) => {
+        if (st.nlink > 0) return spare.handle;
+        await spare.handle.close();
+        return this.makeFile(spare.file, true);
+      },
+      (err: unknown) => spare.handle.close().then(() => Promise.reject(err)),
+    );
     return this.segment(spare.file, made);
   }
 
@@ -184,8 +187,11 @@ export class CreateJournal {
   /** A last checkpoint, so a clean stop leaves no journal behind. */
   async close(): Promise<void> {
     this.closing = true;
-    await this.checkpoint();
-    await this.dropSpare();
+    try {
+      await this.checkpoint();
+    } finally {
+      await this.dropSpare();
+    }
   }
 
   private background(): void {
@@ -221,11 +227,12 @@ export class CreateJournal {
         this.o.fs,
       );
     } catch (err) {
-      if (spare) await spare.handle.close().then(() => this.o.fs.rm(spare.file, { force: true }));
+      if (spare) await Promise.allSettled([spare.handle.close(), this.o.fs.rm(spare.file, { force: true })]);
       throw err;
     }
     for (const s of batch) this.sealed.splice(this.sealed.indexOf(s), 1);
-    this.spare = spare;
+    // Only a run that found no spare opens one; a later run that opened none keeps it (an append had made a segment meanwhile).
+    if (spare) this.spare = spare;
   }
 
   /** The next segment's file opened ahead, or null when it cannot be (a full disk: the next append tries again). */

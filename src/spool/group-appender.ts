@@ -32,11 +32,6 @@ export class GroupAppender {
     this.size = 0;
   }
 
-  /** Whether the file it holds open has lost its name (deleted under it): appends there would reach no journal. */
-  async unlinked(): Promise<boolean> {
-    return this.handle !== null && (await this.handle.stat()).nlink === 0;
-  }
-
   append(line: string): Promise<void> {
     return new Promise((resolve, reject) => {
       this.pending.push({ line, done: (err) => (err ? reject(err) : resolve()) });

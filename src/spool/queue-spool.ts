@@ -84,7 +84,7 @@ export class QueueSpool {
     return this.journal !== undefined;
   }
 
-  /** Makes every journaled create's dir durable and empties the journal (also done in the background, and before any other fsync). */
+  /** Makes every journaled create's dir durable and deletes the records' segments (also done in the background, and before any other fsync). */
   checkpoint(): Promise<void> {
     return this.journal?.checkpoint() ?? Promise.resolve();
   }

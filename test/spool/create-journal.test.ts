@@ -167,6 +167,88 @@ describe('CreateJournal', () => {
     expect(disk.only('rm', 'fsynced')).toEqual(['rm journal/000000000003.log', 'fsynced journal']);
   });
 
+  /**
+   * A journal whose checkpoint's spare (segment 2) is opened while an append makes its own segment
+   * (3): the spare is held until the append is durable. `failSyncfs` fails every later syncfs.
+   */
+  async function spareBesideSegment() {
+    let failing = false;
+    let holdNext = false;
+    let openCalled!: () => void;
+    let release!: () => void;
+    const called = new Promise<void>((r) => (openCalled = r));
+    const held = new Promise<void>((r) => (release = r));
+    const holding: SpoolFs = {
+      ...nodeSpoolFs,
+      syncfs: (p) => (failing ? Promise.reject(new Error('EIO: i/o error, syncfs')) : nodeSpoolFs.syncfs(p)),
+      open: async (p, flags, mode) => {
+        if (holdNext && p.endsWith('.log')) {
+          holdNext = false;
+          openCalled();
+          await held;
+        }
+        return nodeSpoolFs.open(p, flags, mode);
+      },
+    };
+    const j = new CreateJournal({ dir, fs: holding });
+    await j.open();
+    await j.append(rec(1));
+    holdNext = true;
+    const checkpointed = j.checkpoint();
+    await called;
+    await j.append(rec(2));
+    release();
+    await checkpointed;
+    expect(await segments()).toEqual(['000000000002.log', '000000000003.log']);
+    return { j, failSyncfs: () => (failing = true) };
+  }
+
+  it('a spare opened while an append made its own segment is kept by the next checkpoint, and a stop deletes it', async () => {
+    const { j } = await spareBesideSegment();
+    await j.checkpoint();
+    expect(await segments()).toEqual(['000000000002.log']);
+    await j.append(rec(3));
+    expect((await readJournal(dir)).records).toEqual([rec(3)]);
+    await j.close();
+    expect(await segments()).toEqual([]);
+  });
+
+  it('a stop whose checkpoint fails still deletes the spare, and keeps the records for the replay', async () => {
+    const { j, failSyncfs } = await spareBesideSegment();
+    failSyncfs();
+    await expect(j.close()).rejects.toThrow('EIO');
+    expect(await segments()).toEqual(['000000000003.log']);
+    expect((await readJournal(dir)).records).toEqual([rec(2)]);
+  });
+
+  it('a spare that cannot be checked refuses its appends and is closed; the next append makes a new segment', async () => {
+    const closed: string[] = [];
+    let badStat = true;
+    const checking: SpoolFs = {
+      ...nodeSpoolFs,
+      open: async (p, flags, mode) => {
+        const h = await nodeSpoolFs.open(p, flags, mode);
+        if (!p.endsWith('.log')) return h;
+        return Object.assign(Object.create(h) as typeof h, {
+          stat: () => (badStat ? Promise.reject(Object.assign(new Error('EIO: i/o error, fstat'), { code: 'EIO' })) : h.stat()),
+          close: () => (closed.push(path.basename(p)), h.close()),
+        });
+      },
+    };
+    const j = new CreateJournal({ dir, fs: checking });
+    await j.open();
+    await j.append(rec(1));
+    await j.checkpoint();
+    expect(await segments()).toEqual(['000000000002.log']);
+    await expect(j.append(rec(2))).rejects.toMatchObject({ code: 'EIO' });
+    expect(closed).toContain('000000000002.log');
+    badStat = false;
+    await j.append(rec(3));
+    expect((await readJournal(dir)).records).toEqual([rec(3)]);
+    await j.close();
+    expect(await segments()).toEqual([]);
+  });
+
   it('a new segment makes the journal dir only when it is missing, and again after an operator removed it', async () => {
     const mkdirs: string[] = [];
     const counting: SpoolFs = { ...nodeSpoolFs, mkdir: (p, o) => (mkdirs.push(String(p)), nodeSpoolFs.mkdir(p, o)) };

@@ -54,7 +54,7 @@ function sendUntilKilled(sock: string, name: string, tag: string, sent: Sent, cl
   });
 }
 
-/** Calls `on(fresh)` for each message dir appearing in que/, and `onSegment(live, deleted)` for each journal segment made or deleted. */
+/** Calls `on(fresh)` for each message dir appearing in que/, and `onSegment(live, deleted)` for each journal segment first written or deleted. */
 function watchSpool(q: QueueProc, on: { que: (seen: number) => void; segment: (live: number, deleted: boolean) => void }): () => void {
   const seen = new Set<string>();
   const que = fs.watch(q.paths.state.que, (_ev, f) => {
@@ -63,14 +63,15 @@ function watchSpool(q: QueueProc, on: { que: (seen: number) => void; segment: (l
   // A segment is made once (open) and deleted once, never renamed: its first event is its creation, its second
   // its deletion. Judged by the order of events, not by looking at the disk when one is handled: a busy test
   // process may handle a creation after the checkpoint deleted the file, and then never see two live at once.
+  // Only segments written to count as live: a checkpoint opens the next one ahead, empty.
   const made = new Set<string>();
-  const live = new Set<string>();
+  const written = new Set<string>();
   const journal = fs.watch(q.paths.journalDir, (ev, f) => {
-    if (ev !== 'rename' || !f || !/^\d{12}\.log$/.test(f)) return;
-    if (!made.has(f)) {
-      made.add(f);
-      on.segment(live.add(f).size, false);
-    } else if (live.delete(f)) on.segment(live.size, true);
+    if (!f || !/^\d{12}\.log$/.test(f)) return;
+    if (ev === 'change') {
+      if (made.has(f) && !written.has(f)) on.segment(written.add(f).size, false);
+    } else if (!made.has(f)) made.add(f);
+    else if (written.delete(f)) on.segment(written.size, true);
   });
   return () => {
     que.close();
