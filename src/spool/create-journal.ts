@@ -136,8 +136,9 @@ export class CreateJournal {
   }
 
   /**
-   * The segment a checkpoint made ahead, so that an isolated create's record waits for its own
-   * write and fdatasync only. A file deleted under it since (an operator's tidying) is made again.
+   * The segment a checkpoint made ahead, so that an isolated create's record waits for a fstat of
+   * the open file, its write and its fdatasync. A file deleted under it since (an operator's
+   * tidying) is made again.
    */
   private takeSpare(): Segment | null {
     const spare = this.spare;
