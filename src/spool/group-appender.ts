@@ -23,11 +23,10 @@ export class GroupAppender {
   ) {}
 
   /**
-   * Takes `handle`, this appender's file just made (empty, opened for append): the first batch
-   * writes to it without opening the file again. A handle it held is closed.
+   * Takes `handle`, this appender's file just made (empty, opened for append), before any append:
+   * the first batch writes to it without opening the file again.
    */
-  async adopt(handle: SpoolFile): Promise<void> {
-    await this.handle?.close();
+  adopt(handle: SpoolFile): void {
     this.handle = handle;
     this.size = 0;
   }
