@@ -88,20 +88,26 @@ export class FleetView {
       this.watch ??= await this.d.store.watchPrefix(this.d.keys.fleet, {
         put: (kv) => (this.put(kv), this.d.changed?.()),
         delete: (key) => (this.deleted(key), this.d.changed?.()),
-        connected: () => void this.reload(),
+        connected: () => void this.reload().catch((err: Error) => this.again(err)),
         disconnected: () => (this.reachable = false),
       });
       await this.reload();
     } catch (err) {
-      this.d.log.debug({ err: (err as Error).message }, 'fleet view: etcd does not answer; trying again');
-      this.timer = setTimeout(() => void this.open(), this.waits.next());
+      this.again(err as Error);
     }
+  }
+
+  /** The watch or the read failed: both tried again (the watch kept if it holds), since a read that failed leaves out what was there before the watch. */
+  private again(err: Error): void {
+    if (this.closed || this.timer) return;
+    this.d.log.debug({ err: err.message }, 'fleet view: etcd does not answer; trying again');
+    this.timer = setTimeout(() => void this.open(), this.waits.next());
   }
 
   /** Everything read afresh (after a reconnection, events may have been compacted away): hosts no longer there are gone from now. */
   private async reload(): Promise<void> {
-    const all = await this.d.store.getPrefix(this.d.keys.fleet).catch(() => null);
-    if (!all || this.closed) return;
+    const all = await this.d.store.getPrefix(this.d.keys.fleet);
+    if (this.closed) return;
     const before = new Set(this.up.keys());
     this.up.clear();
     this.seen.clear();

@@ -127,6 +127,11 @@ export class EtcdProc {
   }
 
   /** A signal (TERM: a clean stop; KILL: a crash) to the etcd this harness started, by its pid; resolves once it has exited. */
+  /** Freezes (SIGSTOP) or thaws (SIGCONT) the running member: connections stay open and nothing is answered. */
+  freeze(frozen: boolean): void {
+    process.kill(this.child!.pid!, frozen ? 'SIGSTOP' : 'SIGCONT');
+  }
+
   async stop(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
     const child = this.child;
     this.child = null;
