@@ -4,7 +4,9 @@
 // the same run. The script's first act writes $EPOCHREALTIME to a FIFO; the latency is that timestamp minus the
 // client's realtime clock read before its connect: the moment the script ran, not when someone read its line
 // (that is reported apart, as *_observed_ms, with the reader's wake-up in it). The next round waits until the
-// message is done (wait_message), so every create finds the queue idle.
+// message is done (wait_message), so every create finds the queue idle. A second floor serves the same round
+// behind the queue socket's framing (spawn-floor.c --socket): the same client's connect and create_message, as any
+// daemon is sent them, timed the same way; what rq adds over it is rq's own.
 // BENCH_GAP_MS spaces the rq rounds (1200: each create comes after the journal's checkpoint, as an isolated one does).
 // Run: npm run build && npm run -s bench bench/start-latency.ts   (BENCH_ROUNDS, default 200; prints one JSON object)
 import { execFile } from 'node:child_process';
@@ -13,7 +15,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { QueueClient } from '../src/ipc/queue-client.js';
+import { fileURLToPath } from 'node:url';
+import { ADDON_PATH } from '../src/queue/launch/native-launcher.js';
 import { FifoLines } from './fifo-lines.js';
+import { startFloorServer } from './floor-server.js';
 import { buildC, cpuMs, liveQueue, loadavg, median, nowMs, quantile, round, writeScript } from './lib.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 200);
@@ -59,12 +64,40 @@ async function rqRound(sock: string, lines: FifoLines): Promise<Sample> {
   return { start: Number(l.text) * 1000 - t0, observed: l.at - m0, ack };
 }
 
+/** One create_message to the socket floor on a fresh connection, timed to the script's line; the floor answers once the run is reaped. */
+async function socketRound(sock: string, lines: FifoLines): Promise<Sample> {
+  const line = lines.next();
+  const t0 = nowMs();
+  const m0 = performance.now();
+  const created = await QueueClient.oneShot(sock).create({ dest: Q });
+  if (!created.ok) throw new Error(`socket floor: ${created.text}`);
+  const l = await line;
+  return { start: Number(l.text) * 1000 - t0, observed: l.at - m0 };
+}
+
+interface SocketFloor {
+  sock: string;
+  lines: FifoLines;
+  samples: Sample[];
+  close(): Promise<void>;
+}
+
+/** A floor server `bin args SOCKET rest` with its own FIFO for the script's line. */
+async function socketFloor(dir: string, name: string, bin: string, args: string[], rest: string[] = []): Promise<SocketFloor> {
+  const fifo = path.join(dir, `${name}.fifo`);
+  const lines = FifoLines.open(fifo);
+  const sock = path.join(dir, `${name}.sock`);
+  const server = await startFloorServer(bin, [...args, sock, ...rest], { ...process.env, BENCH_FIFO: fifo });
+  return { sock, lines, samples: [], close: async () => (lines.close(), await server.stop()) };
+}
+
 const stats = (xs: number[]) => ({ median: round(median(xs)), p90: round(quantile(xs, 0.9)), p99: round(quantile(xs, 0.99)) });
 
 const load0 = await loadavg();
 const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-bench-'));
 const rq: Sample[] = [];
 const floor: Sample[] = [];
+let sockets: SocketFloor[] = [];
 let floorMissing: string | undefined;
 /** The queue process's CPU (all its threads) over the rq rounds: a create, its start, its run's end and the bench's wait. */
 let rqCpuMs = 0;
@@ -76,12 +109,24 @@ try {
   // The floor opens its own FIFO: two readers of one FIFO would take each other's lines.
   await run('mkfifo', [floorFifo]);
   const journal = path.join(dir, 'floor.journal');
+  // The same round behind a socket: in C (spawn-floor.c --socket), and in a bare Node process with rq's spawner.
+  sockets = [];
+  if ('bin' in built) {
+    const node = [fileURLToPath(new URL('fixtures/spawn-floor-node.mjs', import.meta.url)), script, path.join(dir, 'node.journal')];
+    sockets.push(await socketFloor(dir, 'c', built.bin, [script, path.join(dir, 'c.journal'), '--socket']));
+    sockets.push(await socketFloor(dir, 'node', process.execPath, node, [ADDON_PATH]));
+  }
+  const socketBlock = async (n: number) => {
+    for (const f of sockets) for (let i = 0; i < n; i++) f.samples.push(await socketRound(f.sock, f.lines));
+  };
   const lq = await liveQueue(Q, { script, num_workers: 1, env_vars: { BENCH_FIFO: path.join(dir, 'rq.fifo') } });
   try {
     const floorBlock = async (n: number) => ('bin' in built ? floorRounds(built.bin, script, journal, floorFifo, n) : []);
     // Warm-up, not counted: the queue's first spawns and JIT, the page cache for bash and the script.
     for (let i = 0; i < WARMUP; i++) await rqRound(lq.q.paths.sock, rqLines);
     await floorBlock(WARMUP);
+    await socketBlock(WARMUP);
+    for (const f of sockets) f.samples.length = 0;
     const per = Math.ceil(ROUNDS / BLOCKS);
     for (let b = 0; b < BLOCKS; b++) {
       const cpu0 = await cpuMs(lq.q.pid);
@@ -91,10 +136,12 @@ try {
       }
       rqCpuMs += (await cpuMs(lq.q.pid)) - cpu0;
       floor.push(...(await floorBlock(per)));
+      await socketBlock(per);
     }
     if ('missing' in built) floorMissing = built.missing;
   } finally {
     rqLines.close();
+    for (const f of sockets) await f.close();
     await lq.close();
   }
 } finally {
@@ -102,6 +149,9 @@ try {
 }
 const rqMedian = median(rq.map((s) => s.start));
 const floorMedian = floor.length ? median(floor.map((s) => s.start)) : undefined;
+const [cSocket, nodeSocket] = sockets.map((f) => f.samples.map((s) => s.start));
+const socketMedian = cSocket?.length ? median(cSocket) : undefined;
+const nodeMedian = nodeSocket?.length ? median(nodeSocket) : undefined;
 const overFloor = floorMedian === undefined ? undefined : rqMedian - floorMedian;
 console.log(
   JSON.stringify({
@@ -121,8 +171,16 @@ console.log(
     // What is left is the script's own start: bash from its exec to its first line.
     floor_script_ms: floor.length ? stats(floor.map((s) => s.start - s.sync! - s.spawn!)) : null,
     floor_observed_ms: floor.length ? stats(floor.map((s) => s.observed)) : null,
+    // The same round behind the socket, sent by the same client: the least any daemon's connect → start could be.
+    floor_socket_start_ms: cSocket?.length ? stats(cSocket) : null,
+    // The same in a bare Node process with rq's native spawner: what the runtime costs before any of rq's own work.
+    floor_node_socket_start_ms: nodeSocket?.length ? stats(nodeSocket) : null,
     ...(floorMissing ? { floor_skipped: floorMissing } : {}),
     median_minus_floor_ms: overFloor === undefined ? null : round(overFloor),
+    socket_floor_minus_floor_ms: socketMedian === undefined || floorMedian === undefined ? null : round(socketMedian - floorMedian),
+    median_minus_socket_floor_ms: socketMedian === undefined ? null : round(rqMedian - socketMedian),
+    node_socket_floor_minus_floor_ms: nodeMedian === undefined || floorMedian === undefined ? null : round(nodeMedian - floorMedian),
+    median_minus_node_socket_floor_ms: nodeMedian === undefined ? null : round(rqMedian - nodeMedian),
     target: { median_minus_floor_ms: 0.5 },
     target_met: overFloor === undefined ? null : overFloor <= 0.5,
     loadavg_before: load0,
