@@ -22,6 +22,8 @@ export interface SpoolFile {
   /** What was opened: a script may have put a FIFO or a device where rq's file was. */
   stat(): Promise<{ isFile(): boolean; nlink: number }>;
   close(): Promise<void>;
+  /** Its descriptor, where it is a real open file (a FileHandle): what SpoolFs.appendDurable takes. */
+  readonly fd?: number;
 }
 
 /**
@@ -58,13 +60,16 @@ export interface SpoolFs {
    * then take the call-by-call path. `stageRun`: message-files.stageRun's files. `overwrite`:
    * durable.overwriteFile, true when it made the file; a name that is not a regular file fails with
    * ELOOP, ENXIO, EISDIR or RQ_ERR_NOT_REGULAR_FILE for the careful path to replace. `fsyncPath`: open, fsync, close.
+   * `appendDurable`: all of `text` appended to the open `fd` (of `file`, named in errors), then its fdatasync; resolves
+   * with the bytes written.
    */
   stageRun?(dir: string): Promise<void>;
   overwrite?(file: string, text: string, durable: boolean): Promise<boolean>;
   fsyncPath?(path: string): Promise<void>;
+  appendDurable?(file: string, text: string, fd: number): Promise<number>;
 }
 
-type FileOps = Required<Pick<SpoolFs, 'stageRun' | 'overwrite' | 'fsyncPath'>>;
+type FileOps = Required<Pick<SpoolFs, 'stageRun' | 'overwrite' | 'fsyncPath' | 'appendDurable'>>;
 const fileOps = loadAddon<FileOps>('rq_fileops');
 
 /** The real filesystem: node's own functions, no wrappers, so the hot paths pay nothing for the seam. */
@@ -88,6 +93,7 @@ export const nodeSpoolFs: SpoolFs = {
   stageRun: fileOps?.stageRun,
   overwrite: fileOps?.overwrite,
   fsyncPath: fileOps?.fsyncPath,
+  appendDurable: fileOps?.appendDurable,
 };
 
 /** An addon `npm run build-native` built (src/spool/native/), found from src/spool/ and dist/spool/ alike; null without one. */

@@ -5,6 +5,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GroupAppender } from '../../src/spool/group-appender.js';
 import { type SpoolFs, nodeSpoolFs } from '../../src/spool/spool-fs.js';
+import { callByCallFs } from '../helpers/call-by-call-fs.js';
+import { fillDisk, mountTmpfs } from '../helpers/disk-fill.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -39,7 +41,7 @@ function fakeDisk(): { fs: SpoolFs; fill: (bytes: number) => void; free: () => v
     return handle;
   };
   return {
-    fs: { ...nodeSpoolFs, open },
+    fs: { ...callByCallFs, open },
     fill: (bytes) => {
       full = true;
       room = bytes;
@@ -79,7 +81,7 @@ describe('GroupAppender', () => {
     const file = path.join(dir, 'journal');
     let failSync = false;
     const fsFailingSync: SpoolFs = {
-      ...nodeSpoolFs,
+      ...callByCallFs,
       open: async (...args) => {
         const h = await nodeSpoolFs.open(...args);
         const datasync = h.datasync.bind(h);
@@ -95,5 +97,27 @@ describe('GroupAppender', () => {
     expect(c.status).toBe('fulfilled');
     await j.close();
     expect(await fs.readFile(file, 'utf8')).toBe('{"a":1}\n{"c":3}\n');
+  });
+
+  it('on a real full disk, through the addon (write and fdatasync in one trip): the refused batch is cut away, the next follows the last good one', async () => {
+    expect(typeof nodeSpoolFs.appendDurable, 'the addon is built').toBe('function');
+    const mnt = path.join(dir, 'mnt');
+    await fs.mkdir(mnt);
+    const unmount = await mountTmpfs(mnt, '256k', 'rq-appender');
+    try {
+      const file = path.join(mnt, 'journal');
+      const j = new GroupAppender(file);
+      await j.append('{"a":1}\n');
+      fillDisk(path.join(mnt, 'filler'));
+      // More than the page the journal already has: the write must reach for a page there is none of.
+      const big = `{"b":"${'x'.repeat(8192)}"}\n`;
+      await expect(j.append(big)).rejects.toMatchObject({ code: 'ENOSPC', syscall: 'write', path: file });
+      await fs.rm(path.join(mnt, 'filler'));
+      await j.append('{"c":3}\n');
+      await j.close();
+      expect(await fs.readFile(file, 'utf8')).toBe('{"a":1}\n{"c":3}\n');
+    } finally {
+      await unmount();
+    }
   });
 });
