@@ -35,6 +35,8 @@ export class FleetView {
   private watch: { cancel: () => Promise<void> } | null = null;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** Reads or watches that failed since the last read that held. */
+  private failures = 0;
   private readonly waits = new Doubling({ baseMs: 250, maxMs: 5000 });
   private readonly now: () => number;
 
@@ -85,22 +87,32 @@ export class FleetView {
     if (this.closed) return;
     try {
       // The watch first: nothing that changes during the read is missed.
-      this.watch ??= await this.d.store.watchPrefix(this.d.keys.fleet, {
-        put: (kv) => (this.put(kv), this.d.changed?.()),
-        delete: (key) => (this.deleted(key), this.d.changed?.()),
-        connected: () => void this.reload().catch((err: Error) => this.again(err)),
-        disconnected: () => (this.reachable = false),
-      });
+      const watch =
+        this.watch ??
+        (await this.d.store.watchPrefix(this.d.keys.fleet, {
+          put: (kv) => (this.put(kv), this.d.changed?.()),
+          delete: (key) => (this.deleted(key), this.d.changed?.()),
+          connected: () => void this.reload().catch((err: Error) => this.again(err)),
+          disconnected: () => (this.reachable = false),
+        }));
+      // A close while the watch was being made did not see it: it is cancelled here.
+      if (this.closed) return void (await watch.cancel().catch(() => undefined));
+      this.watch = watch;
       await this.reload();
     } catch (err) {
       this.again(err as Error);
     }
   }
 
-  /** The watch or the read failed: both tried again (the watch kept if it holds), since a read that failed leaves out what was there before the watch. */
+  /**
+   * The watch or the read failed: both tried again (the watch kept if it holds), since a read that
+   * failed leaves out what was there before the watch. Said at warn once it failed three times running.
+   */
   private again(err: Error): void {
     if (this.closed || this.timer) return;
-    this.d.log.debug({ err: err.message }, 'fleet view: etcd does not answer; trying again');
+    this.failures++;
+    const level = this.failures === 3 ? 'warn' : 'debug';
+    this.d.log[level]({ err: err.message, failures: this.failures }, 'fleet view: cannot read the fleet from etcd; trying again');
     this.timer = setTimeout(() => void this.open(), this.waits.next());
   }
 
@@ -114,6 +126,7 @@ export class FleetView {
     for (const kv of all) this.put(kv);
     for (const h of before) if (!this.up.has(h)) this.left(h);
     this.reachable = true;
+    this.failures = 0;
     this.waits.reset();
     this.d.changed?.();
   }

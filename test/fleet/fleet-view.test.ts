@@ -2,9 +2,9 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdProc } from '../helpers/etcd.js';
-import { waitFor } from '../helpers/rq-root.js';
 import { EtcdStore } from '../../src/fleet/etcd-client.js';
 import { FleetView } from '../../src/fleet/fleet-view.js';
+import type { FleetHost } from '../../src/ipc/fleet-reply.js';
 import { FLEET, KEYS } from './fleet-harness.js';
 
 let etcd: EtcdProc;
@@ -30,18 +30,29 @@ describe('FleetView', { timeout: 30_000 }, () => {
     flaky.getPrefix = async (prefix) => {
       reads.push(prefix);
       if (reads.length > 1) return store.getPrefix(prefix);
-      etcd.freeze(true);
+      await etcd.freeze(true);
       try {
         return await store.getPrefix(prefix);
       } finally {
-        etcd.freeze(false);
+        await etcd.freeze(false);
       }
     };
-    const view = new FleetView({ store: flaky, keys: KEYS, fleet: FLEET, host: 'me', log: pino({ level: 'silent' }) });
+    let seen!: (h: FleetHost) => void;
+    const xSeen = new Promise<FleetHost>((r) => (seen = r));
+    const view: FleetView = new FleetView({
+      store: flaky,
+      keys: KEYS,
+      fleet: FLEET,
+      host: 'me',
+      log: pino({ level: 'silent' }),
+      changed: () => {
+        const x = view.hosts().find((h) => h.host === 'x');
+        if (x) seen(x);
+      },
+    });
     view.start();
     try {
-      const seen = await waitFor(() => view.hosts().find((h) => h.host === 'x'), 'x in the view', 10_000);
-      expect(seen).toMatchObject({ state: 'up', url: record.url });
+      expect(await xSeen).toMatchObject({ state: 'up', url: record.url });
       expect(reads.length).toBeGreaterThan(1);
     } finally {
       await view.close();

@@ -126,17 +126,27 @@ export class EtcdProc {
     );
   }
 
-  /** A signal (TERM: a clean stop; KILL: a crash) to the etcd this harness started, by its pid; resolves once it has exited. */
-  /** Freezes (SIGSTOP) or thaws (SIGCONT) the running member: connections stay open and nothing is answered. */
-  freeze(frozen: boolean): void {
-    process.kill(this.child!.pid!, frozen ? 'SIGSTOP' : 'SIGCONT');
+  /**
+   * Freezes (SIGSTOP) or thaws (SIGCONT) the running member: connections stay open and nothing is
+   * answered. A freeze resolves once every thread of etcd is stopped: the kernel stops them one by one
+   * after the signal is sent, and a request sent before the last one stopped could still be answered.
+   */
+  async freeze(frozen: boolean): Promise<void> {
+    const pid = this.child!.pid!;
+    process.kill(pid, frozen ? 'SIGSTOP' : 'SIGCONT');
+    if (!frozen) return;
+    const state = (tid: string) => fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').replace(/^.*\) /s, '')[0];
+    await waitFor(() => fs.readdirSync(`/proc/${pid}/task`).every((tid) => 'tT'.includes(state(tid))), `etcd ${this.name}'s threads to stop`);
   }
 
+  /** A signal (TERM: a clean stop; KILL: a crash) to the etcd this harness started, by its pid; resolves once it has exited. */
   async stop(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
     const child = this.child;
     this.child = null;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const gone = new Promise((r) => child.once('exit', r));
+    // A frozen member would hold the signal until thawed.
+    process.kill(child.pid!, 'SIGCONT');
     process.kill(child.pid!, signal);
     await gone;
   }
