@@ -70,7 +70,8 @@ export class GroupAppender {
           this.size = (await fsp.stat(this.file)).size;
         }
         const text = (this.torn ? '\n' : '') + batch.map((b) => b.line).join('');
-        this.size += await this.writeAndSync(this.handle, text);
+        const written = await this.writeAndSync(this.handle, text);
+        this.size += written;
         this.torn = false;
         for (const b of batch) b.done();
       } catch (err) {
@@ -81,7 +82,12 @@ export class GroupAppender {
     this.flushing = null;
   }
 
-  /** The batch's text written and fdatasynced: one trip to the thread pool with the addon (a real file), else two; its length in bytes. */
+  /**
+   * The batch's text written and fdatasynced: one trip to the thread pool with the addon (a real file), else two; its
+   * length in bytes. The addon takes the descriptor, not the handle: nothing may close the handle meanwhile, which
+   * holds because only this loop closes it (a compaction, close() after the last batch). A test double that fakes a
+   * real handle's calls spreads callByCallFs, whose appendDurable is absent, so its fakes are what run.
+   */
   private async writeAndSync(handle: SpoolFile, text: string): Promise<number> {
     if (this.fs.appendDurable && handle.fd !== undefined) return this.fs.appendDurable(this.file, text, handle.fd);
     const bytes = Buffer.from(text);

@@ -140,7 +140,8 @@ describe('appendDurable', () => {
   });
 
   it('refuses arguments of the wrong kind with its code', () => {
-    expect(() => appendDurable!('/x', 'text', -1)).toThrow(expect.objectContaining({ code: 'RQ_ERR_FILEOPS' }));
+    for (const fd of [-1, NaN, 0.5, Infinity])
+      expect(() => appendDurable!('/x', 'text', fd), String(fd)).toThrow(expect.objectContaining({ code: 'RQ_ERR_FILEOPS' }));
     expect(() => (appendDurable as unknown as (...a: unknown[]) => unknown)('/x', 'text')).toThrow(expect.objectContaining({ code: 'RQ_ERR_FILEOPS' }));
   });
 });

@@ -10,6 +10,7 @@
 // caller's careful path to replace.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <node_api.h>
 #include <stdbool.h>
@@ -87,10 +88,9 @@ static int stage(Job *job) {
 static int write_all(Job *job, int fd, const char *data, size_t len) {
   for (size_t off = 0; off < len;) {
     const ssize_t n = pwrite(fd, data + off, len - off, (off_t)off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return failed(job, "write");
-    }
+    if (n < 0 && errno == EINTR) continue;
+    // A write that takes nothing would be tried for ever: EIO, as writeAll says it.
+    if (n <= 0) return n < 0 ? failed(job, "write") : (errno = EIO, failed(job, "write"));
     off += (size_t)n;
   }
   return 0;
@@ -124,10 +124,8 @@ static int fsync_path(Job *job) {
 static int append_durable(Job *job) {
   for (size_t off = 0; off < job->len;) {
     const ssize_t n = write(job->fd, job->data + off, job->len - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return failed(job, "write");
-    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? failed(job, "write") : (errno = EIO, failed(job, "write"));
     off += (size_t)n;
   }
   return fdatasync(job->fd) == 0 ? 0 : failed(job, "fdatasync");
@@ -211,7 +209,10 @@ static napi_value queue_job(napi_env env, napi_callback_info info, Kind kind, co
     if (!(job->data = copy_string(env, argv[1], &job->len)) || napi_get_value_bool(env, argv[2], &job->durable) != napi_ok) goto bad;
   }
   if (kind == APPEND) {
-    if (!(job->data = copy_string(env, argv[1], &job->len)) || napi_get_value_int32(env, argv[2], &job->fd) != napi_ok || job->fd < 0) goto bad;
+    // A descriptor is a whole number: NaN, a fraction or a negative one is refused, not read as fd 0.
+    double fd = -1;
+    if (!(job->data = copy_string(env, argv[1], &job->len)) || napi_get_value_double(env, argv[2], &fd) != napi_ok || !(fd >= 0 && fd <= INT_MAX) || fd != (int)fd) goto bad;
+    job->fd = (int)fd;
   }
   return queue_on_pool(env, "rq-fileops", run, done, job, &job->work, &job->deferred);
 bad:
