@@ -1,10 +1,10 @@
-// A C floor that serves rq1 frames on a unix socket (bench/fixtures/*-floor.c with a SOCKET argument): started, waited for until it listens, stopped.
+// A floor that serves rq1 frames on a unix socket (bench/fixtures/: enqueue-floor.c, spawn-floor.c --socket, spawn-floor-node.mjs): started, waited for until it listens, stopped.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 
 export interface FloorServer {
-  /** Its stdout so far, after the `listening` line: what it printed of each request. */
-  lines(): string[];
+  /** Its pid, for its CPU time (lib.ts cpuMs). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -21,7 +21,7 @@ export async function startFloorServer(bin: string, args: string[], env: NodeJS.
     });
   });
   return {
-    lines: () => out.split('\n').slice(1, -1),
+    pid: child.pid!,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const gone = once(child, 'exit');

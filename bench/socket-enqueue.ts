@@ -75,6 +75,7 @@ try {
   const per = Math.ceil(N / BLOCKS);
   // The queue idles through the floor's blocks, so its CPU over the loop is the creates' (steadier than a rate under load).
   const cpu0 = await cpuMs(lq.q.pid);
+  const floorCpu0 = await cpuMs(server.pid);
   for (let b = 0; b < BLOCKS; b++) {
     for (const [side, op] of [
       [rq, (lane: number) => create(lane).then(() => undefined)],
@@ -88,10 +89,12 @@ try {
     }
   }
   const cpu = (await cpuMs(lq.q.pid)) - cpu0;
+  const floorCpu = (await cpuMs(server.pid)) - floorCpu0;
   const counts = await conns[0].client.counts();
   if (!counts.ok || counts.value.que !== rq.ms.length + 41) throw new Error(`que holds ${JSON.stringify(counts.raw)}, expected ${rq.ms.length + 41}`);
   const rate = (side: { s: number; ms: number[] }) => side.ms.length / side.s;
   const ratio = rate(rq) / rate(floor);
+  const bestRatio = rate(rq) / Math.max(rate(durable), rate(socket));
   const ackP50 = quantile(rq.ms, 0.5);
   result = {
     creates_per_s: Math.round(rate(rq)),
@@ -102,17 +105,20 @@ try {
     floor_durable_to_nosync: round(rate(durable) / rate(floor), 3),
     floor_socket_per_s: Math.round(rate(socket)),
     ratio_to_floor_socket: round(rate(rq) / rate(socket), 3),
+    ratio_to_floor_durable_best: round(bestRatio, 3),
     ack_ms: { p50: round(ackP50), p99: round(quantile(rq.ms, 0.99)) },
     queue_cpu_ms_per_create: round(cpu / rq.ms.length, 3),
+    // The C socket floor's own CPU (both its threads) a create, measured the same way.
+    floor_socket_cpu_ms_per_create: round(floorCpu / socket.ms.length, 3),
     floor_op_ms: { p50: round(quantile(floor.ms, 0.5)), p99: round(quantile(floor.ms, 0.99)) },
     floor_durable_ack_ms: { p50: round(quantile(durable.ms, 0.5)), p99: round(quantile(durable.ms, 0.99)) },
     floor_socket_ack_ms: { p50: round(quantile(socket.ms, 0.5)), p99: round(quantile(socket.ms, 0.99)) },
     messages: rq.ms.length,
     msg_bytes: msgBytes,
-    // Where group commit has batches to share (32 clients), against the no-fsync floor; at 4, against the durable work
-    // served over a socket in C, the floor that binds (on a quick disk the in-process Node floor is the slower of the two).
-    target: CLIENTS >= 32 ? { ratio_to_floor_nosync: 0.35 } : { ratio_to_floor_socket: 0.9 },
-    target_met: CLIENTS >= 32 ? ratio >= 0.35 : rate(rq) / rate(socket) >= 0.9,
+    // Where group commit has batches to share (32 clients), against the no-fsync floor; at 4, against the faster of
+    // the two durable floors (in process, or in C behind the socket): the least a durable create costs here.
+    target: CLIENTS >= 32 ? { ratio_to_floor_nosync: 0.35 } : { ratio_to_floor_durable_best: 0.9 },
+    target_met: CLIENTS >= 32 ? ratio >= 0.35 : bestRatio >= 0.9,
   };
 } finally {
   for (const c of [...conns, ...floorConns]) c.close();

@@ -10,32 +10,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { ADDON_PATH } from '../src/queue/launch/native-launcher.js';
+import { ADDON_PATH, type SpawnAddon } from '../src/queue/launch/native-launcher.js';
 import { ownCgroupHome } from '../src/queue/launch/cgroup-fs.js';
 import { buildC, loadavg, median, nowMs, quantile, round } from './lib.js';
-
-interface Addon {
-  pipe(): [number, number];
-  spawn(
-    file: string,
-    argv: string[],
-    envp: string[],
-    cwd: string,
-    fds: number[],
-    nice: number,
-    hb: string | null,
-    ha: string | null,
-    fsize: number,
-    cgroup: string | null,
-    joins: number[],
-    onExit: () => void,
-  ): number;
-}
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 200);
 const BLOCKS = 4;
 const WARMUP = 20;
-const addon = createRequire(import.meta.url)(ADDON_PATH) as Addon;
+const addon = createRequire(import.meta.url)(ADDON_PATH) as SpawnAddon;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rq-bench-'));
 const script = path.join(dir, 'first-line.sh');
 fs.writeFileSync(script, '#!/bin/bash\necho "$EPOCHREALTIME" >&3\n', { mode: 0o755 });
@@ -68,7 +50,9 @@ async function start(cgroup: string | null): Promise<{ call: number; first: numb
   fs.closeSync(childRead);
   await gone;
   const buf = Buffer.alloc(64);
-  const first = parseFloat(buf.toString('utf8', 0, fs.readSync(fromFd, buf))) * 1000 - t0;
+  const line = buf.toString('utf8', 0, fs.readSync(fromFd, buf));
+  const first = parseFloat(line) * 1000 - t0;
+  if (!Number.isFinite(first)) throw new Error(`the script wrote ${JSON.stringify(line)}, not its start time`);
   fs.closeSync(fromFd);
   fs.closeSync(toFd);
   return { call, first };

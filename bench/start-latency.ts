@@ -4,9 +4,9 @@
 // the same run. The script's first act writes $EPOCHREALTIME to a FIFO; the latency is that timestamp minus the
 // client's realtime clock read before its connect: the moment the script ran, not when someone read its line
 // (that is reported apart, as *_observed_ms, with the reader's wake-up in it). The next round waits until the
-// message is done (wait_message), so every create finds the queue idle. A second floor serves the same round
-// behind the queue socket's framing (spawn-floor.c --socket): the same client's connect and create_message, as any
-// daemon is sent them, timed the same way; what rq adds over it is rq's own.
+// message is done (wait_message), so every create finds the queue idle. Two more floors serve the same round behind
+// the queue socket's framing, sent the same client's connect and create_message as any daemon is, timed the same way:
+// spawn-floor.c --socket in C, and bench/fixtures/spawn-floor-node.mjs, a bare Node server with rq's native spawner.
 // BENCH_GAP_MS spaces the rq rounds (1200: each create comes after the journal's checkpoint, as an isolated one does).
 // Run: npm run build && npm run -s bench bench/start-latency.ts   (BENCH_ROUNDS, default 200; prints one JSON object)
 import { execFile } from 'node:child_process';
@@ -97,7 +97,7 @@ const load0 = await loadavg();
 const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-bench-'));
 const rq: Sample[] = [];
 const floor: Sample[] = [];
-let sockets: SocketFloor[] = [];
+const sockets: SocketFloor[] = [];
 let floorMissing: string | undefined;
 /** The queue process's CPU (all its threads) over the rq rounds: a create, its start, its run's end and the bench's wait. */
 let rqCpuMs = 0;
@@ -110,7 +110,6 @@ try {
   await run('mkfifo', [floorFifo]);
   const journal = path.join(dir, 'floor.journal');
   // The same round behind a socket: in C (spawn-floor.c --socket), and in a bare Node process with rq's spawner.
-  sockets = [];
   if ('bin' in built) {
     const node = [fileURLToPath(new URL('fixtures/spawn-floor-node.mjs', import.meta.url)), script, path.join(dir, 'node.journal')];
     sockets.push(await socketFloor(dir, 'c', built.bin, [script, path.join(dir, 'c.journal'), '--socket']));
@@ -141,10 +140,10 @@ try {
     if ('missing' in built) floorMissing = built.missing;
   } finally {
     rqLines.close();
-    for (const f of sockets) await f.close();
     await lq.close();
   }
 } finally {
+  for (const f of sockets) await f.close();
   await fs.rm(dir, { recursive: true, force: true });
 }
 const rqMedian = median(rq.map((s) => s.start));

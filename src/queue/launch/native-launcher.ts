@@ -12,7 +12,7 @@ import { findExecutable } from './find-executable.js';
 import { NUL_REFUSAL, holdsNul } from './nul-bytes.js';
 import { type ExitInfo, type Launcher, failedLaunch, killGroup, startHeader } from './script-runner.js';
 
-interface SpawnAddon {
+export interface SpawnAddon {
   spawn(
     file: string,
     argv: string[],
