@@ -2,7 +2,8 @@
 // long the spawn call holds the queue's event loop, and when the script's first line runs, for a plain vfork and for a
 // clone3 into a fresh run cgroup (as each run gets), in alternating rounds. The script writes $EPOCHREALTIME to its fd 3.
 // The floor, in alternating blocks: bench/fixtures/spawn-floor.c's posix_spawn of the same script (writing its line to a
-// FIFO instead), its call and the line timed from after its journal append.
+// FIFO instead), its call and the line timed from after its journal append (so its line also carries the making of its
+// two pipes, which the rows of rq's spawner make before their clock starts: the floor is the slower by those ~20 µs).
 // Needs a cgroup v2 this process may make cgroups in (root on this machine); else the cgroup rows say why they are missing.
 // Run: npm run build && npm run -s bench bench/spawn-cost.ts   (BENCH_ROUNDS, default 200; prints one JSON object)
 import { execFileSync } from 'node:child_process';
