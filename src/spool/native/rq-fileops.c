@@ -84,12 +84,15 @@ static int stage(Job *job) {
   return err;
 }
 
-/** The whole of `data` at offset 0 of `fd`. */
-static int write_all(Job *job, int fd, const char *data, size_t len) {
+/**
+ * The whole of `data` to `fd`: at offset 0 (pwrite), or at its end when `append` (write on an O_APPEND
+ * descriptor, so a short write goes on from where it stopped). A write that takes nothing would be
+ * tried for ever: EIO, as writeAll says it.
+ */
+static int write_all(Job *job, int fd, const char *data, size_t len, bool append) {
   for (size_t off = 0; off < len;) {
-    const ssize_t n = pwrite(fd, data + off, len - off, (off_t)off);
+    const ssize_t n = append ? write(fd, data + off, len - off) : pwrite(fd, data + off, len - off, (off_t)off);
     if (n < 0 && errno == EINTR) continue;
-    // A write that takes nothing would be tried for ever: EIO, as writeAll says it.
     if (n <= 0) return n < 0 ? failed(job, "write") : (errno = EIO, failed(job, "write"));
     off += (size_t)n;
   }
@@ -106,7 +109,7 @@ static int overwrite(Job *job) {
   if (fd < 0) return failed(job, "open");
   int err = regular(job, fd);
   if (!err && !job->created && ftruncate(fd, 0) != 0) err = failed(job, "ftruncate");
-  if (!err) err = write_all(job, fd, job->data, job->len);
+  if (!err) err = write_all(job, fd, job->data, job->len, false);
   if (!err && job->durable && fsync(fd) != 0) err = failed(job, "fsync");
   close(fd);
   return err;
@@ -120,15 +123,10 @@ static int fsync_path(Job *job) {
   return err;
 }
 
-/** All of `data` appended to the open `fd` (O_APPEND: a short write goes on from where it stopped), then its fdatasync. */
+/** All of `data` appended to the open `fd`, then its fdatasync. */
 static int append_durable(Job *job) {
-  for (size_t off = 0; off < job->len;) {
-    const ssize_t n = write(job->fd, job->data + off, job->len - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return n < 0 ? failed(job, "write") : (errno = EIO, failed(job, "write"));
-    off += (size_t)n;
-  }
-  return fdatasync(job->fd) == 0 ? 0 : failed(job, "fdatasync");
+  const int err = write_all(job, job->fd, job->data, job->len, true);
+  return err ? err : fdatasync(job->fd) == 0 ? 0 : failed(job, "fdatasync");
 }
 
 static void run(napi_env env, void *data) {
