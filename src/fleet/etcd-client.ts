@@ -34,7 +34,8 @@ export interface LeaseEvents {
 
 export interface WatchEvents {
   put: (kv: KeyValue) => void;
-  delete: (key: string) => void;
+  /** `modRevision` is the deletion's revision. */
+  delete: (key: string, modRevision: string) => void;
   /** The watch is (again) connected: events in between were resumed from its last revision, or (a new watch) are to be read afresh. */
   connected: () => void;
   /** The watch has not connected again for the failover time. */
@@ -180,8 +181,13 @@ export class EtcdStore {
   }
 
   async getPrefix(prefix: string): Promise<KeyValue[]> {
+    return (await this.readPrefix(prefix)).kvs;
+  }
+
+  /** The keys under `prefix` and the store's revision they were read at: a watch's events after it are newer than the read. */
+  async readPrefix(prefix: string): Promise<{ kvs: KeyValue[]; revision: string }> {
     const res = await this.call(this.client.getAll().prefix(prefix).exec());
-    return (res.kvs ?? []).map(keyValue);
+    return { kvs: (res.kvs ?? []).map(keyValue), revision: String(res.header.revision) };
   }
 
   async delete(key: string): Promise<void> {
@@ -223,7 +229,7 @@ export class EtcdStore {
       const watcher: Watcher = await this.call(this.client.namespace('').watch().prefix(prefix).create());
       live = watcher;
       watcher.on('put', (kv) => events.put(keyValue(kv)));
-      watcher.on('delete', (kv) => events.delete(text(kv.key)));
+      watcher.on('delete', (kv) => events.delete(text(kv.key), String(kv.mod_revision)));
       watcher.on('connected', connected);
       watcher.on('disconnected', down);
       watcher.on('error', (err) => {

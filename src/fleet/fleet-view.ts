@@ -39,6 +39,9 @@ export class FleetView {
   private failures = 0;
   private readonly waits = new Doubling({ baseMs: 250, maxMs: 5000 });
   private readonly now: () => number;
+  /** Reads afresh in flight, and the watch's events meanwhile: a read applied later than its revision must not undo them. */
+  private reads = 0;
+  private heard: { revision: bigint; kv?: KeyValue; key: string }[] = [];
 
   constructor(private readonly d: FleetViewDeps) {
     this.now = d.now ?? Date.now;
@@ -90,8 +93,8 @@ export class FleetView {
       const watch =
         this.watch ??
         (await this.d.store.watchPrefix(this.d.keys.fleet, {
-          put: (kv) => (this.put(kv), this.d.changed?.()),
-          delete: (key) => (this.deleted(key), this.d.changed?.()),
+          put: (kv) => (this.hear({ revision: BigInt(kv.modRevision), kv, key: kv.key }), this.put(kv), this.d.changed?.()),
+          delete: (key, rev) => (this.hear({ revision: BigInt(rev), key }), this.deleted(key), this.d.changed?.()),
           connected: () => void this.reload().catch((err: Error) => this.again(err)),
           disconnected: () => (this.reachable = false),
         }));
@@ -116,15 +119,36 @@ export class FleetView {
     this.timer = setTimeout(() => void this.open(), this.waits.next());
   }
 
-  /** Everything read afresh (after a reconnection, events may have been compacted away): hosts no longer there are gone from now. */
+  /** A watch event, kept while a read is in flight: replayed over that read if newer than it. */
+  private hear(e: { revision: bigint; kv?: KeyValue; key: string }): void {
+    if (this.reads > 0) this.heard.push(e);
+  }
+
+  /**
+   * Everything read afresh (after a reconnection, events may have been compacted away): hosts no
+   * longer there are gone from now. What the watch brought after the read's revision is laid over
+   * it again, so a host that joined or left while the answer was on its way is not undone by it
+   * (two reads answered out of order end the same way: each is followed by every event after it).
+   */
   private async reload(): Promise<void> {
-    const all = await this.d.store.getPrefix(this.d.keys.fleet);
-    if (this.closed) return;
-    const before = new Set(this.up.keys());
-    this.up.clear();
-    this.seen.clear();
-    for (const kv of all) this.put(kv);
-    for (const h of before) if (!this.up.has(h)) this.left(h);
+    this.reads++;
+    try {
+      const { kvs, revision } = await this.d.store.readPrefix(this.d.keys.fleet);
+      const at = BigInt(revision);
+      if (this.closed) return;
+      const before = new Set(this.up.keys());
+      this.up.clear();
+      this.seen.clear();
+      for (const kv of kvs) this.put(kv);
+      for (const e of this.heard) {
+        if (e.revision <= at) continue;
+        if (e.kv) this.put(e.kv);
+        else this.forget(e.key);
+      }
+      for (const h of before) if (!this.up.has(h)) this.left(h);
+    } finally {
+      if (--this.reads === 0) this.heard = [];
+    }
     this.reachable = true;
     this.failures = 0;
     this.waits.reset();
@@ -149,11 +173,17 @@ export class FleetView {
   }
 
   private deleted(key: string): void {
+    const host = this.forget(key);
+    if (host !== null) this.left(host);
+  }
+
+  /** Drops what `key` held; the host whose key it was when it was up, else null. */
+  private forget(key: string): string | null {
     const k = this.d.keys;
     const host = k.hostOf(key);
-    if (host !== null && this.up.delete(host)) this.left(host);
     const seenHost = k.seenOf(key);
     if (seenHost !== null) this.seen.delete(seenHost);
+    return host !== null && this.up.delete(host) ? host : null;
   }
 
   /**
