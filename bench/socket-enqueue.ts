@@ -6,11 +6,13 @@
 // (the no-fsync floor of bench/spool.ts); and the same ops followed by a record appended to one journal file with
 // group commit (`durableFloor`); and the floor that binds a socket enqueue (bench/fixtures/enqueue-floor.c): the same
 // durable work with group commit done in C behind a unix socket served in rq1 frames, sent by the same clients on
-// their own connections, so it pays what any daemon pays for the clients' round trips and wake-ups on these two cores.
+// their own connections, so it pays what any daemon pays for the clients' round trips and wake-ups on these two cores;
+// and the same in a bare Node process (bench/fixtures/enqueue-floor-node.mjs): what the runtime rq is written in costs it.
 // Run: npm run build && npm run -s bench bench/socket-enqueue.ts   (prints one JSON object)
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startFloorServer, type FloorServer } from './floor-server.js';
 import { buildC, connectedClient, cpuMs, durableFloor, fsFloor, liveQueue, loadavg, quantile, round, runLanes } from './lib.js';
 
@@ -37,6 +39,8 @@ const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-bench-'));
 const conns: Awaited<ReturnType<typeof connectedClient>>[] = [];
 const floorConns: Awaited<ReturnType<typeof connectedClient>>[] = [];
 let server: FloorServer | undefined;
+let nodeServer: FloorServer | undefined;
+const nodeConns: Awaited<ReturnType<typeof connectedClient>>[] = [];
 let lq: Awaited<ReturnType<typeof liveQueue>> | undefined;
 let result: Record<string, unknown> | undefined;
 try {
@@ -63,25 +67,37 @@ try {
     const r = await floorConns[lane].client.create(FIELDS);
     if (!r.ok) throw new Error(`socket floor: ${r.text}`);
   };
+  const nodeSock = path.join(dir, 'node.sock');
+  const nodeFloor = fileURLToPath(new URL('fixtures/enqueue-floor-node.mjs', import.meta.url));
+  nodeServer = await startFloorServer(process.execPath, [nodeFloor, nodeSock, path.join(dir, 'node'), String(msgBytes)]);
+  for (let i = 0; i < CLIENTS; i++) nodeConns.push(await connectedClient(nodeSock));
+  const nodeOp = async (lane: number) => {
+    const r = await nodeConns[lane].client.create(FIELDS);
+    if (!r.ok) throw new Error(`Node socket floor: ${r.text}`);
+  };
   // Warm-up, not counted: JIT on both sides, the queue's blank directories.
   await timedBlock(40, (lane) => create(lane).then(() => undefined));
   await timedBlock(40, floorOp);
   await timedBlock(40, durableOp);
   await timedBlock(40, socketOp);
+  await timedBlock(40, nodeOp);
   const rq = { s: 0, ms: [] as number[] };
   const floor = { s: 0, ms: [] as number[] };
   const durable = { s: 0, ms: [] as number[] };
   const socket = { s: 0, ms: [] as number[] };
+  const node = { s: 0, ms: [] as number[] };
   const per = Math.ceil(N / BLOCKS);
   // The queue idles through the floor's blocks, so its CPU over the loop is the creates' (steadier than a rate under load).
   const cpu0 = await cpuMs(lq.q.pid);
   const floorCpu0 = await cpuMs(server.pid);
+  const nodeCpu0 = await cpuMs(nodeServer.pid);
   for (let b = 0; b < BLOCKS; b++) {
     for (const [side, op] of [
       [rq, (lane: number) => create(lane).then(() => undefined)],
       [floor, () => floorOp()],
       [durable, () => durableOp()],
       [socket, socketOp],
+      [node, nodeOp],
     ] as const) {
       const r = await timedBlock(per, op);
       side.s += r.s;
@@ -90,6 +106,7 @@ try {
   }
   const cpu = (await cpuMs(lq.q.pid)) - cpu0;
   const floorCpu = (await cpuMs(server.pid)) - floorCpu0;
+  const nodeCpu = (await cpuMs(nodeServer.pid)) - nodeCpu0;
   const counts = await conns[0].client.counts();
   if (!counts.ok || counts.value.que !== rq.ms.length + 41) throw new Error(`que holds ${JSON.stringify(counts.raw)}, expected ${rq.ms.length + 41}`);
   const rate = (side: { s: number; ms: number[] }) => side.ms.length / side.s;
@@ -106,13 +123,19 @@ try {
     floor_socket_per_s: Math.round(rate(socket)),
     ratio_to_floor_socket: round(rate(rq) / rate(socket), 3),
     ratio_to_floor_durable_best: round(bestRatio, 3),
+    floor_node_socket_per_s: Math.round(rate(node)),
+    ratio_to_floor_node_socket: round(rate(rq) / rate(node), 3),
+    // The Node floor against the faster durable floor: how much of the goal the runtime alone leaves.
+    floor_node_socket_to_durable_best: round(rate(node) / Math.max(rate(durable), rate(socket)), 3),
     ack_ms: { p50: round(ackP50), p99: round(quantile(rq.ms, 0.99)) },
     queue_cpu_ms_per_create: round(cpu / rq.ms.length, 3),
     // The C socket floor's own CPU (both its threads) a create, measured the same way.
     floor_socket_cpu_ms_per_create: round(floorCpu / socket.ms.length, 3),
+    floor_node_socket_cpu_ms_per_create: round(nodeCpu / node.ms.length, 3),
     floor_op_ms: { p50: round(quantile(floor.ms, 0.5)), p99: round(quantile(floor.ms, 0.99)) },
     floor_durable_ack_ms: { p50: round(quantile(durable.ms, 0.5)), p99: round(quantile(durable.ms, 0.99)) },
     floor_socket_ack_ms: { p50: round(quantile(socket.ms, 0.5)), p99: round(quantile(socket.ms, 0.99)) },
+    floor_node_socket_ack_ms: { p50: round(quantile(node.ms, 0.5)), p99: round(quantile(node.ms, 0.99)) },
     messages: rq.ms.length,
     msg_bytes: msgBytes,
     // Where group commit has batches to share (32 clients), against the no-fsync floor; at 4, against the faster of
@@ -121,8 +144,9 @@ try {
     target_met: CLIENTS >= 32 ? ratio >= 0.35 : bestRatio >= 0.9,
   };
 } finally {
-  for (const c of [...conns, ...floorConns]) c.close();
+  for (const c of [...conns, ...floorConns, ...nodeConns]) c.close();
   await server?.stop();
+  await nodeServer?.stop();
   await lq?.close();
   await fs.rm(dir, { recursive: true, force: true });
 }
