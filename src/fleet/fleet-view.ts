@@ -12,6 +12,20 @@ function trusted(rec: HostRecord): boolean {
   return isFleetName(rec.host) && isHttpUrl(rec.url) && Object.keys(rec.queues).every(isValidQueueName);
 }
 
+/** A put or a delete the watch brought, at its revision. */
+interface WatchEvent {
+  revision: bigint;
+  /** The key's new value; absent for a delete. */
+  kv?: KeyValue;
+  key: string;
+}
+
+/** The record of a host up, when `value` is one of `host` in the shape rq writes. */
+function upRecord(value: string, host: string): HostRecord | null {
+  const rec = parseValue(value, isHostRecord);
+  return rec && rec.host === host && trusted(rec) ? rec : null;
+}
+
 export interface FleetViewDeps {
   store: EtcdStore;
   keys: FleetKeys;
@@ -39,9 +53,12 @@ export class FleetView {
   private failures = 0;
   private readonly waits = new Doubling({ baseMs: 250, maxMs: 5000 });
   private readonly now: () => number;
-  /** Reads afresh in flight, and the watch's events meanwhile: a read applied later than its revision must not undo them. */
-  private reads = 0;
-  private heard: { revision: bigint; kv?: KeyValue; key: string }[] = [];
+  /** Reads afresh in flight; each is told when another started while it was (its answer may be the older). */
+  private readonly reading = new Set<{ overlapped: boolean }>();
+  /** The watch's events while a read is in flight: laid over its answer, or applied once no read is left. */
+  private heard: WatchEvent[] = [];
+  /** The revision of the last read applied: an event at or before it is in that read already. */
+  private applied = -1n;
 
   constructor(private readonly d: FleetViewDeps) {
     this.now = d.now ?? Date.now;
@@ -93,8 +110,8 @@ export class FleetView {
       const watch =
         this.watch ??
         (await this.d.store.watchPrefix(this.d.keys.fleet, {
-          put: (kv) => (this.hear({ revision: BigInt(kv.modRevision), kv, key: kv.key }), this.put(kv), this.d.changed?.()),
-          delete: (key, rev) => (this.hear({ revision: BigInt(rev), key }), this.deleted(key), this.d.changed?.()),
+          put: (kv) => this.heardEvent({ revision: BigInt(kv.modRevision), kv, key: kv.key }),
+          delete: (key, rev) => this.heardEvent({ revision: BigInt(rev), key }),
           connected: () => void this.reload().catch((err: Error) => this.again(err)),
           disconnected: () => (this.reachable = false),
         }));
@@ -119,40 +136,67 @@ export class FleetView {
     this.timer = setTimeout(() => void this.open(), this.waits.next());
   }
 
-  /** A watch event, kept while a read is in flight: replayed over that read if newer than it. */
-  private hear(e: { revision: bigint; kv?: KeyValue; key: string }): void {
-    if (this.reads > 0) this.heard.push(e);
+  /**
+   * A watch event: held while a read is in flight (whether it is older than the answer is known
+   * only then), else applied unless the last read applied holds it already (a resumed watch brings
+   * what it missed after the read made at its reconnection).
+   */
+  private heardEvent(e: WatchEvent): void {
+    if (this.reading.size > 0) this.heard.push(e);
+    else this.apply(e);
+  }
+
+  private apply(e: WatchEvent): void {
+    if (e.revision <= this.applied) return;
+    if (e.kv) this.put(e.kv);
+    else this.deleted(e.key);
+    this.d.changed?.();
   }
 
   /**
    * Everything read afresh (after a reconnection, events may have been compacted away): hosts no
    * longer there are gone from now. What the watch brought after the read's revision is laid over
-   * it again, so a host that joined or left while the answer was on its way is not undone by it
-   * (two reads answered out of order end the same way: each is followed by every event after it).
+   * it, so a host that joined or left while the answer was on its way is not undone by it. An
+   * answer older than the read applied last is dropped when the two reads overlapped, and taken
+   * when they did not (etcd's revisions started over: a cluster restored from a backup).
    */
   private async reload(): Promise<void> {
-    this.reads++;
+    const read = { overlapped: this.reading.size > 0 };
+    for (const r of this.reading) r.overlapped = true;
+    this.reading.add(read);
     try {
       const { kvs, revision } = await this.d.store.readPrefix(this.d.keys.fleet);
       const at = BigInt(revision);
       if (this.closed) return;
-      const before = new Set(this.up.keys());
-      this.up.clear();
-      this.seen.clear();
-      for (const kv of kvs) this.put(kv);
-      for (const e of this.heard) {
-        if (e.revision <= at) continue;
-        if (e.kv) this.put(e.kv);
-        else this.forget(e.key);
-      }
-      for (const h of before) if (!this.up.has(h)) this.left(h);
+      if (at > this.applied || (at < this.applied && !read.overlapped)) this.lay(kvs, at);
+      this.reachable = true;
+      this.failures = 0;
+      this.waits.reset();
     } finally {
-      if (--this.reads === 0) this.heard = [];
+      this.reading.delete(read);
+      // Events held for reads that failed or were dropped: applied as they came.
+      if (this.reading.size === 0 && !this.closed) for (const e of this.heard.splice(0)) this.apply(e);
     }
-    this.reachable = true;
-    this.failures = 0;
-    this.waits.reset();
     this.d.changed?.();
+  }
+
+  /** The read's keys at revision `at`, then the events held since that are newer, each key at its last value; a host gone from them has left. */
+  private lay(kvs: KeyValue[], at: bigint): void {
+    const k = this.d.keys;
+    const last = new Map<string, KeyValue | null>(kvs.map((kv) => [kv.key, kv]));
+    // The held events are spent: those at or before `at` are in the read, the others laid over it.
+    for (const e of this.heard.splice(0)) if (e.revision > at) last.set(e.key, e.kv ?? null);
+    const wasUp = new Set(this.up.keys());
+    // A host the read found up whose key a later event deleted: a departure seen here.
+    for (const kv of kvs) {
+      const host = k.hostOf(kv.key);
+      if (host !== null && last.get(kv.key) === null && upRecord(kv.value, host)) wasUp.add(host);
+    }
+    this.up.clear();
+    this.seen.clear();
+    for (const kv of last.values()) if (kv) this.put(kv);
+    this.applied = at;
+    for (const h of wasUp) if (!this.up.has(h)) this.left(h);
   }
 
   private put(kv: KeyValue): void {
@@ -161,8 +205,8 @@ export class FleetView {
     const host = k.hostOf(kv.key);
     const seenHost = k.seenOf(kv.key);
     if (host !== null) {
-      const rec = parseValue(kv.value, isHostRecord);
-      if (rec && rec.host === host && trusted(rec)) {
+      const rec = upRecord(kv.value, host);
+      if (rec) {
         this.up.set(host, rec);
         this.goneAt.delete(host);
       } else this.d.log.debug({ key: kv.key }, 'fleet view: a host key of an unknown shape; ignored');
@@ -173,17 +217,11 @@ export class FleetView {
   }
 
   private deleted(key: string): void {
-    const host = this.forget(key);
-    if (host !== null) this.left(host);
-  }
-
-  /** Drops what `key` held; the host whose key it was when it was up, else null. */
-  private forget(key: string): string | null {
     const k = this.d.keys;
     const host = k.hostOf(key);
+    if (host !== null && this.up.delete(host)) this.left(host);
     const seenHost = k.seenOf(key);
     if (seenHost !== null) this.seen.delete(seenHost);
-    return host !== null && this.up.delete(host) ? host : null;
   }
 
   /**

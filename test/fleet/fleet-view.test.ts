@@ -1,17 +1,57 @@
 // FleetView on a real etcd: a read that fails after the watch is made is tried again, since the watch alone never brings what was there before it;
-// a read answered after the watch brought newer events does not undo them.
+// a read and the watch's events, in whichever order they arrive, end in the fleet as etcd holds it, each departure reported once.
+import fs from 'node:fs';
+import path from 'node:path';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdProc } from '../helpers/etcd.js';
-import { EtcdStore } from '../../src/fleet/etcd-client.js';
+import { EtcdStore, type WatchEvents } from '../../src/fleet/etcd-client.js';
 import { FleetView } from '../../src/fleet/fleet-view.js';
-import type { FleetHost } from '../../src/ipc/fleet-reply.js';
 import { FLEET, KEYS } from './fleet-harness.js';
 
 let etcd: EtcdProc;
-const MEMBER = { state: 'member', since: '' } as const;
-const hostRecord = (host: string) => ({ host, url: 'http://127.0.0.1:1/', version: '1', started_at: new Date().toISOString(), instance: 'i', queues: {} });
 let store: EtcdStore;
+const MEMBER = { state: 'member', since: '' } as const;
+const URL = 'http://127.0.0.1:1/';
+const hostRecord = (host: string) => ({ host, url: URL, version: '1', started_at: new Date().toISOString(), instance: 'i', queues: {} });
+
+/** Host `h` up, with the `seen` record a joining host writes: its departure is what the view reports (a warning, left_at written). */
+async function upWithSeen(h: string): Promise<void> {
+  await store.put(KEYS.seenHost(h), JSON.stringify({ host: h, url: URL, joined_at: new Date().toISOString() }));
+  await store.put(KEYS.host(h), JSON.stringify(hostRecord(h)));
+}
+
+/** A view on `through` whose warnings are kept; `read()` resolves once a read of it has been applied (it is reachable then). */
+function viewOn(through: EtcdStore, onChange?: (states: Record<string, string>) => void) {
+  const warnings: { host?: string; msg: string }[] = [];
+  let applied!: () => void;
+  const read = new Promise<void>((r) => (applied = r));
+  const view: FleetView = new FleetView({
+    store: through,
+    keys: KEYS,
+    fleet: FLEET,
+    host: 'me',
+    log: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line)) }),
+    changed: () => {
+      if (view.view(MEMBER, []).etcd.reachable) applied();
+      onChange?.(states());
+    },
+  });
+  const states = (): Record<string, string> => Object.fromEntries(view.hosts().map((h) => [h.host, h.state]));
+  return { view, warnings, read, states };
+}
+
+/** `store` with its watch's events passed to `deliver` instead of straight to the view. */
+function watchThrough(deliver: (event: () => void, kind: 'put' | 'delete') => void): EtcdStore {
+  const through = Object.create(store) as EtcdStore;
+  through.watchPrefix = (prefix, events: WatchEvents) =>
+    store.watchPrefix(prefix, {
+      ...events,
+      put: (kv) => deliver(() => events.put(kv), 'put'),
+      delete: (key, rev) => deliver(() => events.delete(key, rev), 'delete'),
+    });
+  return through;
+}
 
 describe('FleetView', { timeout: 30_000 }, () => {
   beforeAll(async () => {
@@ -19,63 +59,120 @@ describe('FleetView', { timeout: 30_000 }, () => {
     store = await EtcdStore.open({ endpoints: [etcd.url], callTimeoutMs: 300 });
   }, 30_000);
 
+  afterEach(async () => {
+    for (const kv of await store.getPrefix(KEYS.fleet)) await store.delete(kv.key);
+  });
+
   afterAll(async () => {
     store?.close();
     await etcd?.cleanup();
   });
 
-  it('a read answered after newer watch events is laid under them: a host that joined or left meanwhile stays so', async () => {
-    await store.put(KEYS.host('z'), JSON.stringify(hostRecord('z')));
-    // The view's read is answered once a host has joined and another left after it, and the view's watch has brought both.
-    let heard!: () => void;
-    let applied!: () => void;
-    let events = 0;
-    const readApplied = new Promise<void>((r) => (applied = r));
-    const bothHeard = new Promise<void>((r) => (heard = r));
-    const late = Object.create(store) as EtcdStore;
+  it('a read answered after newer watch events is laid under them: a host that joined meanwhile is up, one that left is gone, reported once', async () => {
+    await upWithSeen('z');
+    // The view's read is answered only once y has joined and z has left after it, and the view's watch has brought both.
+    let delivered = 0;
+    let bothDelivered!: () => void;
+    const both = new Promise<void>((r) => (bothDelivered = r));
+    const late = watchThrough((event) => (event(), ++delivered === 2 && bothDelivered()));
     late.readPrefix = async (prefix) => {
       const read = await store.readPrefix(prefix);
       await store.put(KEYS.host('y'), JSON.stringify(hostRecord('y')));
       await store.delete(KEYS.host('z'));
-      await bothHeard;
+      await both;
       return read;
     };
-    const warned: string[] = [];
-    const log = pino({ level: 'warn' }, { write: (line: string) => void warned.push(line) });
-    const view: FleetView = new FleetView({
-      store: late,
-      keys: KEYS,
-      fleet: FLEET,
-      host: 'me',
-      log,
-      changed: () => {
-        // Before the read is applied, each change is one of the watch's two events.
-        if (!view.view(MEMBER, []).etcd.reachable) return void (++events === 2 && heard());
-        applied();
-      },
-    });
-    view.start();
+    const v = viewOn(late);
+    v.view.start();
     try {
-      await readApplied;
-      const states = Object.fromEntries(view.hosts().map((h) => [h.host, h.state]));
-      // z left before the view ever saw it up: not listed, and no warning that it dropped out.
-      expect(states).toEqual({ y: 'up' });
-      expect(warned).toEqual([]);
+      await v.read;
+      expect(v.states()).toEqual({ y: 'up', z: 'gone' });
+      expect(v.warnings.map((w) => [w.host, w.msg])).toEqual([['z', 'fleet: a host dropped out (its lease expired)']]);
     } finally {
-      await view.close();
-      await store.delete(KEYS.host('y'));
+      await v.view.close();
     }
   });
 
-  it('a first read that etcd does not answer is tried again: a host put before the watch is seen', async () => {
+  it("a resumed watch's events older than the read already applied change nothing: a host that left and came back is not reported gone", async () => {
+    await upWithSeen('z');
+    // As after a reconnection: the read is answered first, then the watch brings what it missed, all of it older than the read.
+    const held: (() => void)[] = [];
+    let releasing = false;
+    let bothHeld!: () => void;
+    const both = new Promise<void>((r) => (bothHeld = r));
+    const behind = watchThrough((event) => {
+      if (releasing) return event();
+      if (held.push(event) === 2) bothHeld();
+    });
+    behind.readPrefix = async (prefix) => {
+      // z's lease expired and it joined again while the watch was away.
+      await store.delete(KEYS.host('z'));
+      await store.put(KEYS.host('z'), JSON.stringify(hostRecord('z')));
+      return store.readPrefix(prefix);
+    };
+    const v = viewOn(behind);
+    v.view.start();
+    try {
+      await v.read;
+      await both;
+      releasing = true;
+      for (const event of held.splice(0)) event();
+      expect(v.states()).toEqual({ z: 'up' });
+      expect(v.warnings).toEqual([]);
+    } finally {
+      await v.view.close();
+    }
+  });
+
+  it('of two reads in flight, an answer older than the one applied is dropped: a host that joined between them stays up', async () => {
+    let events!: WatchEvents;
+    const through = Object.create(store) as EtcdStore;
+    through.watchPrefix = (prefix, ev) => ((events = ev), store.watchPrefix(prefix, ev));
+    let first = true;
+    let firstAnswered = false;
+    let releaseFirst!: () => void;
+    const secondApplied = new Promise<void>((r) => (releaseFirst = r));
+    let done!: (states: Record<string, string>) => void;
+    const afterFirst = new Promise<Record<string, string>>((r) => (done = r));
+    through.readPrefix = async (prefix) => {
+      if (!first) return store.readPrefix(prefix);
+      first = false;
+      const read = await store.readPrefix(prefix);
+      await upWithSeen('y');
+      // A reconnection meanwhile: a second read, answered (with y) before this one.
+      events.connected();
+      await secondApplied;
+      firstAnswered = true;
+      return read;
+    };
+    const v = viewOn(through, (states) => (firstAnswered ? done(states) : states.y === 'up' && releaseFirst()));
+    v.view.start();
+    try {
+      expect(await afterFirst).toEqual({ y: 'up' });
+      expect(v.warnings).toEqual([]);
+    } finally {
+      await v.view.close();
+    }
+  });
+
+  it('a first read that etcd does not answer is tried again: a host put before the watch is seen, one put during the failed read at once', async () => {
     const record = hostRecord('x');
     await store.put(KEYS.host('x'), JSON.stringify(record));
-    // The first read of the view is sent to an etcd that is frozen for it, and times out; its watch is already made.
+    // The first read of the view is sent to an etcd that is frozen for it, and times out; its watch is already made, and has brought y.
     const reads: string[] = [];
-    const flaky = Object.create(store) as EtcdStore;
+    let yBrought!: () => void;
+    const yIn = new Promise<void>((r) => (yBrought = r));
+    const flaky = watchThrough((event) => (event(), yBrought()));
+    let yBeforeRetry: string | undefined;
+    const v = viewOn(flaky);
     flaky.readPrefix = async (prefix) => {
       reads.push(prefix);
-      if (reads.length > 1) return store.readPrefix(prefix);
+      if (reads.length > 1) {
+        yBeforeRetry = v.states().y;
+        return store.readPrefix(prefix);
+      }
+      await store.put(KEYS.host('y'), JSON.stringify(hostRecord('y')));
+      await yIn;
       await etcd.freeze(true);
       try {
         return await store.readPrefix(prefix);
@@ -83,25 +180,46 @@ describe('FleetView', { timeout: 30_000 }, () => {
         await etcd.freeze(false);
       }
     };
-    let seen!: (h: FleetHost) => void;
-    const xSeen = new Promise<FleetHost>((r) => (seen = r));
-    const view: FleetView = new FleetView({
-      store: flaky,
-      keys: KEYS,
-      fleet: FLEET,
-      host: 'me',
-      log: pino({ level: 'silent' }),
-      changed: () => {
-        const x = view.hosts().find((h) => h.host === 'x');
-        if (x) seen(x);
-      },
-    });
-    view.start();
+    v.view.start();
     try {
-      expect(await xSeen).toMatchObject({ state: 'up', url: record.url });
+      await v.read;
+      expect(v.view.hosts().find((h) => h.host === 'x')).toMatchObject({ state: 'up', url: record.url });
       expect(reads.length).toBeGreaterThan(1);
+      // Held while the failed read was in flight, applied when it failed: not only once the next read came.
+      expect(yBeforeRetry).toBe('up');
     } finally {
-      await view.close();
+      await v.view.close();
+    }
+  });
+
+  it("etcd's revisions starting over (its data lost) do not leave the view behind: the read at the reconnection is taken though older", async () => {
+    // The view applies a read at a revision well past what a fresh etcd will have.
+    for (let i = 0; i < 20; i++) await store.put(`${KEYS.fleet}filler`, String(i));
+    let restarted = false;
+    let answered = false;
+    let reread!: (states: Record<string, string>) => void;
+    const afterRestart = new Promise<Record<string, string>>((r) => (reread = r));
+    const through = Object.create(store) as EtcdStore;
+    through.readPrefix = async (prefix) => {
+      if (!restarted) return store.readPrefix(prefix);
+      // Revision 2 of the new etcd, read at the watch's reconnection.
+      await store.put(KEYS.host('w'), JSON.stringify(hostRecord('w')));
+      const read = await store.readPrefix(prefix);
+      answered = true;
+      return read;
+    };
+    // The change said once the reconnection's read is answered: it has been laid, or dropped.
+    const v = viewOn(through, (states) => answered && reread(states));
+    v.view.start();
+    try {
+      await v.read;
+      await etcd.stop();
+      fs.rmSync(path.join(etcd.dir, 'data'), { recursive: true, force: true });
+      restarted = true;
+      await etcd.run();
+      expect(await afterRestart).toEqual({ w: 'up' });
+    } finally {
+      await v.view.close();
     }
   });
 });
