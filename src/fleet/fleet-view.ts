@@ -158,7 +158,7 @@ export class FleetView {
    * longer there are gone from now. What the watch brought after the read's revision is laid over
    * it, so a host that joined or left while the answer was on its way is not undone by it. An
    * answer older than the read applied last is dropped when the two reads overlapped, and taken
-   * when they did not (etcd's revisions started over: a cluster restored from a backup).
+   * when they did not: etcd's revisions started over (its data lost, or restored from a backup).
    */
   private async reload(): Promise<void> {
     const read = { overlapped: this.reading.size > 0 };
@@ -168,7 +168,11 @@ export class FleetView {
       const { kvs, revision } = await this.d.store.readPrefix(this.d.keys.fleet);
       const at = BigInt(revision);
       if (this.closed) return;
-      if (at > this.applied || (at < this.applied && !read.overlapped)) this.lay(kvs, at);
+      if (at > this.applied) this.lay(kvs, at);
+      else if (at < this.applied && !read.overlapped) {
+        this.lay(kvs, at);
+        this.watchAnew();
+      }
       this.reachable = true;
       this.failures = 0;
       this.waits.reset();
@@ -178,6 +182,16 @@ export class FleetView {
       if (this.reading.size === 0 && !this.closed) for (const e of this.heard.splice(0)) this.apply(e);
     }
     this.d.changed?.();
+  }
+
+  /** etcd's revisions started over: the watch, resumed from where the old ones were, would wait for them; a new one starts from now (and is followed by a read). */
+  private watchAnew(): void {
+    const old = this.watch;
+    this.watch = null;
+    void old?.cancel().catch(() => undefined);
+    // One open at a time: a retry already waiting is this one.
+    if (this.timer) clearTimeout(this.timer);
+    void this.open();
   }
 
   /** The read's keys at revision `at`, then the events held since that are newer, each key at its last value; a host gone from them has left. */

@@ -192,7 +192,7 @@ describe('FleetView', { timeout: 30_000 }, () => {
     }
   });
 
-  it("etcd's revisions starting over (its data lost) do not leave the view behind: the read at the reconnection is taken though older", async () => {
+  it("etcd's revisions starting over (its data lost) do not leave the view behind: the read at the reconnection is taken though older, and the watch made anew", async () => {
     // The view applies a read at a revision well past what a fresh etcd will have.
     for (let i = 0; i < 20; i++) await store.put(`${KEYS.fleet}filler`, String(i));
     let restarted = false;
@@ -208,8 +208,13 @@ describe('FleetView', { timeout: 30_000 }, () => {
       answered = true;
       return read;
     };
+    let vUp!: () => void;
+    const vSeen = new Promise<void>((r) => (vUp = r));
     // The change said once the reconnection's read is answered: it has been laid, or dropped.
-    const v = viewOn(through, (states) => answered && reread(states));
+    const v = viewOn(through, (states) => {
+      if (answered) reread(states);
+      if (states.v === 'up') vUp();
+    });
     v.view.start();
     try {
       await v.read;
@@ -218,6 +223,10 @@ describe('FleetView', { timeout: 30_000 }, () => {
       restarted = true;
       await etcd.run();
       expect(await afterRestart).toEqual({ w: 'up' });
+      // And the watch follows the new revisions: a host that joins now is seen.
+      await store.put(KEYS.host('v'), JSON.stringify(hostRecord('v')));
+      await vSeen;
+      expect(v.states()).toEqual({ v: 'up', w: 'up' });
     } finally {
       await v.view.close();
     }
