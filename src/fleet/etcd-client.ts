@@ -1,5 +1,5 @@
 // The one connection to etcd (the etcd3 package, loaded on first use so a host without a fleet never loads it): leases, create-if-absent, watches.
-import type { Etcd3, IKeyValue, Lease, Watcher } from 'etcd3';
+import type { Etcd3, IKeyValue, IWatchResponse, Lease, Watcher } from 'etcd3';
 import { RqError } from '../errors.js';
 import { backoffDelay } from '../backoff.js';
 import { Failover } from './failover.js';
@@ -36,8 +36,12 @@ export interface WatchEvents {
   put: (kv: KeyValue) => void;
   /** `modRevision` is the deletion's revision. */
   delete: (key: string, modRevision: string) => void;
-  /** The watch is (again) connected: events in between were resumed from its last revision, or (a new watch) are to be read afresh. */
-  connected: () => void;
+  /**
+   * The watch is (again) connected: events in between were resumed from its last revision, or
+   * (`fresh`, a new watch from etcd's revision now) are to be read afresh, and revisions may have
+   * started over (etcd lost its data, or was restored from a backup).
+   */
+  connected: (fresh: boolean) => void;
   /** The watch has not connected again for the failover time. */
   disconnected: (why: string) => void;
 }
@@ -217,21 +221,32 @@ export class EtcdStore {
     let closed = false;
     let retry: NodeJS.Timeout | null = null;
     let attempt = 0;
-    const connected = () => {
+    const connected = (fresh: boolean) => {
       since = null;
       attempt = 0;
       failover.answered();
-      events.connected();
+      events.connected(fresh);
     };
     // Each watch on a stream of its own (a namespace of no prefix: etcd3 has one watch stream per namespace): etcd3 leaves a cancelled
     // watch at the head of its stream's queue of watches to create, and no other watch on that stream would be created again.
     const open = async (): Promise<Watcher> => {
       const watcher: Watcher = await this.call(this.client.namespace('').watch().prefix(prefix).create());
       live = watcher;
+      /** The revision the watch resumes from after a disconnection: one past the last it saw. */
+      let resumeAt: string | null = null;
       watcher.on('put', (kv) => events.put(keyValue(kv)));
       watcher.on('delete', (kv) => events.delete(text(kv.key), String(kv.mod_revision)));
-      watcher.on('connected', connected);
-      watcher.on('disconnected', down);
+      watcher.on('connected', (res: IWatchResponse) => {
+        // etcd answering below where the watch resumes lost its data (or was restored from a backup): the watch
+        // would wait for revisions that are not coming. A new one starts from etcd's revision now.
+        if (resumeAt !== null && BigInt(res.header.revision) + 1n < BigInt(resumeAt)) return void replace(watcher);
+        connected(false);
+      });
+      watcher.on('disconnected', (err: Error) => {
+        const last = watcher.lastRevision();
+        resumeAt = last === null ? null : String(last);
+        down(err);
+      });
       watcher.on('error', (err) => {
         if (live !== watcher) return;
         live = null;
@@ -244,13 +259,19 @@ export class EtcdStore {
     const reopen = () =>
       this.call(this.client.get(prefix).exec())
         .then(open)
-        .then((w) => (closed ? void w.cancel() : connected()));
+        .then((w) => (closed ? void w.cancel() : connected(true)));
     const again = (): void => {
       const wait = backoffDelay(attempt++, WATCH_RETRY);
       retry = setTimeout(() => {
         retry = null;
         if (!closed) reopen().catch((err: Error) => (down(err), again()));
       }, wait);
+    };
+    const replace = (stale: Watcher): void => {
+      if (live !== stale) return;
+      live = null;
+      void stale.cancel().catch(() => undefined);
+      if (!closed) reopen().catch((err: Error) => (down(err), again()));
     };
     await open();
     return {

@@ -53,10 +53,11 @@ export class FleetView {
   private failures = 0;
   private readonly waits = new Doubling({ baseMs: 250, maxMs: 5000 });
   private readonly now: () => number;
-  /** Reads afresh in flight; each is told when another started while it was (its answer may be the older). */
-  private readonly reading = new Set<{ overlapped: boolean }>();
-  /** The watch's events while a read is in flight: laid over its answer, or applied once no read is left. */
+  /** Reads afresh in flight. */
+  private reading = 0;
+  /** The watch's events while a read is in flight, and how many of them the last answer laid has taken in. */
   private heard: WatchEvent[] = [];
+  private laid = 0;
   /** The revision of the last read applied: an event at or before it is in that read already. */
   private applied = -1n;
 
@@ -112,7 +113,11 @@ export class FleetView {
         (await this.d.store.watchPrefix(this.d.keys.fleet, {
           put: (kv) => this.heardEvent({ revision: BigInt(kv.modRevision), kv, key: kv.key }),
           delete: (key, rev) => this.heardEvent({ revision: BigInt(rev), key }),
-          connected: () => void this.reload().catch((err: Error) => this.again(err)),
+          connected: (fresh) => {
+            // A new watch: etcd's revisions may have started over, and the next read is taken whatever its revision.
+            if (fresh) this.applied = -1n;
+            void this.reload().catch((err: Error) => this.again(err));
+          },
           disconnected: () => (this.reachable = false),
         }));
       // A close while the watch was being made did not see it: it is cancelled here.
@@ -142,7 +147,7 @@ export class FleetView {
    * what it missed after the read made at its reconnection).
    */
   private heardEvent(e: WatchEvent): void {
-    if (this.reading.size > 0) this.heard.push(e);
+    if (this.reading > 0) this.heard.push(e);
     else this.apply(e);
   }
 
@@ -156,50 +161,34 @@ export class FleetView {
   /**
    * Everything read afresh (after a reconnection, events may have been compacted away): hosts no
    * longer there are gone from now. What the watch brought after the read's revision is laid over
-   * it, so a host that joined or left while the answer was on its way is not undone by it. An
-   * answer older than the read applied last is dropped when the two reads overlapped, and taken
-   * when they did not: etcd's revisions started over (its data lost, or restored from a backup).
+   * it, so a host that joined or left while the answer was on its way is not undone by it; an answer
+   * older than the read applied last (two reads in flight, answered out of order) is dropped.
    */
   private async reload(): Promise<void> {
-    const read = { overlapped: this.reading.size > 0 };
-    for (const r of this.reading) r.overlapped = true;
-    this.reading.add(read);
+    this.reading++;
     try {
       const { kvs, revision } = await this.d.store.readPrefix(this.d.keys.fleet);
       const at = BigInt(revision);
       if (this.closed) return;
       if (at > this.applied) this.lay(kvs, at);
-      else if (at < this.applied && !read.overlapped) {
-        this.lay(kvs, at);
-        this.watchAnew();
-      }
       this.reachable = true;
       this.failures = 0;
       this.waits.reset();
     } finally {
-      this.reading.delete(read);
-      // Events held for reads that failed or were dropped: applied as they came.
-      if (this.reading.size === 0 && !this.closed) for (const e of this.heard.splice(0)) this.apply(e);
+      // Once no read is left, the events no answer took in are applied as they came (those it did are in the view).
+      if (--this.reading === 0 && !this.closed) for (const e of this.heard.splice(0).slice(this.laid)) this.apply(e);
+      if (this.reading === 0) this.laid = 0;
     }
     this.d.changed?.();
-  }
-
-  /** etcd's revisions started over: the watch, resumed from where the old ones were, would wait for them; a new one starts from now (and is followed by a read). */
-  private watchAnew(): void {
-    const old = this.watch;
-    this.watch = null;
-    void old?.cancel().catch(() => undefined);
-    // One open at a time: a retry already waiting is this one.
-    if (this.timer) clearTimeout(this.timer);
-    void this.open();
   }
 
   /** The read's keys at revision `at`, then the events held since that are newer, each key at its last value; a host gone from them has left. */
   private lay(kvs: KeyValue[], at: bigint): void {
     const k = this.d.keys;
     const last = new Map<string, KeyValue | null>(kvs.map((kv) => [kv.key, kv]));
-    // The held events are spent: those at or before `at` are in the read, the others laid over it.
-    for (const e of this.heard.splice(0)) if (e.revision > at) last.set(e.key, e.kv ?? null);
+    // Those at or before `at` are in the read. All stay held: a newer answer still to come lays them again.
+    for (const e of this.heard) if (e.revision > at) last.set(e.key, e.kv ?? null);
+    this.laid = this.heard.length;
     const wasUp = new Set(this.up.keys());
     // A host the read found up whose key a later event deleted: a departure seen here.
     for (const kv of kvs) {

@@ -140,7 +140,7 @@ describe('FleetView', { timeout: 30_000 }, () => {
       const read = await store.readPrefix(prefix);
       await upWithSeen('y');
       // A reconnection meanwhile: a second read, answered (with y) before this one.
-      events.connected();
+      events.connected(false);
       await secondApplied;
       firstAnswered = true;
       return read;
@@ -149,6 +149,48 @@ describe('FleetView', { timeout: 30_000 }, () => {
     v.view.start();
     try {
       expect(await afterFirst).toEqual({ y: 'up' });
+      expect(v.warnings).toEqual([]);
+    } finally {
+      await v.view.close();
+    }
+  });
+
+  it('of two reads in flight, the newer answered last still has the events after it: a host that joined after both reads stays up', async () => {
+    let calls = 0;
+    let events!: WatchEvents;
+    let yIn!: () => void;
+    const yHeld = new Promise<void>((r) => (yIn = r));
+    const through = Object.create(store) as EtcdStore;
+    through.watchPrefix = (prefix, ev) => {
+      events = ev;
+      return store.watchPrefix(prefix, { ...ev, put: (kv) => (ev.put(kv), kv.key === KEYS.host('y') && yIn()) });
+    };
+    let answerB!: (read: Awaited<ReturnType<EtcdStore['readPrefix']>>) => void;
+    const bAnswer = new Promise<Awaited<ReturnType<EtcdStore['readPrefix']>>>((r) => (answerB = r));
+    let bLaid!: () => void;
+    const bDone = new Promise<void>((r) => (bLaid = r));
+    through.readPrefix = async (prefix) => {
+      if (++calls === 2) return bAnswer;
+      if (calls > 2) return store.readPrefix(prefix);
+      // Read A, then (a reconnection) read B: etcd serves B first, then A at a newer revision, then y joins.
+      events.connected(false);
+      const b = await store.readPrefix(prefix);
+      await store.put(`${KEYS.fleet}filler`, 'x');
+      const a = await store.readPrefix(prefix);
+      await upWithSeen('y');
+      await yHeld;
+      // B is answered first and laid, with y over it; then A, newer than B but older than y.
+      answerB(b);
+      await bDone;
+      return a;
+    };
+    let changes = 0;
+    let done!: (states: Record<string, string>) => void;
+    const afterA = new Promise<Record<string, string>>((r) => (done = r));
+    const v = viewOn(through, (states) => (++changes === 1 ? bLaid() : done(states)));
+    v.view.start();
+    try {
+      expect(await afterA).toEqual({ y: 'up' });
       expect(v.warnings).toEqual([]);
     } finally {
       await v.view.close();
@@ -192,9 +234,11 @@ describe('FleetView', { timeout: 30_000 }, () => {
     }
   });
 
-  it("etcd's revisions starting over (its data lost) do not leave the view behind: the read at the reconnection is taken though older, and the watch made anew", async () => {
-    // The view applies a read at a revision well past what a fresh etcd will have.
-    for (let i = 0; i < 20; i++) await store.put(`${KEYS.fleet}filler`, String(i));
+  it("etcd's revisions starting over (its data lost) do not leave the view behind: its watch is made anew and the next read taken", async () => {
+    const filler = async (n: number) => {
+      for (let i = 0; i < n; i++) await store.put(`${KEYS.fleet}filler`, String(i));
+    };
+    await filler(40);
     let restarted = false;
     let answered = false;
     let reread!: (states: Record<string, string>) => void;
@@ -202,30 +246,36 @@ describe('FleetView', { timeout: 30_000 }, () => {
     const through = Object.create(store) as EtcdStore;
     through.readPrefix = async (prefix) => {
       if (!restarted) return store.readPrefix(prefix);
-      // Revision 2 of the new etcd, read at the watch's reconnection.
+      // The new etcd's revision below the view's last read, and below where its watch would resume.
+      await filler(3);
       await store.put(KEYS.host('w'), JSON.stringify(hostRecord('w')));
       const read = await store.readPrefix(prefix);
       answered = true;
       return read;
     };
-    let vUp!: () => void;
-    const vSeen = new Promise<void>((r) => (vUp = r));
-    // The change said once the reconnection's read is answered: it has been laid, or dropped.
+    const want = new Map<string, () => void>();
+    const upNow = (host: string) => new Promise<void>((r) => want.set(host, r));
+    const mUp = upNow('m');
+    const vUp = upNow('v');
     const v = viewOn(through, (states) => {
       if (answered) reread(states);
-      if (states.v === 'up') vUp();
+      for (const [h, state] of Object.entries(states)) if (state === 'up') want.get(h)?.();
     });
     v.view.start();
     try {
       await v.read;
+      // Traffic the watch sees after the read: where it would resume moves past the read's revision.
+      await filler(10);
+      await store.put(KEYS.host('m'), JSON.stringify(hostRecord('m')));
+      await mUp;
       await etcd.stop();
       fs.rmSync(path.join(etcd.dir, 'data'), { recursive: true, force: true });
       restarted = true;
       await etcd.run();
       expect(await afterRestart).toEqual({ w: 'up' });
-      // And the watch follows the new revisions: a host that joins now is seen.
+      // And the new watch follows the new revisions: a host that joins now is seen.
       await store.put(KEYS.host('v'), JSON.stringify(hostRecord('v')));
-      await vSeen;
+      await vUp;
       expect(v.states()).toEqual({ v: 'up', w: 'up' });
     } finally {
       await v.view.close();
