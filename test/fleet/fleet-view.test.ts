@@ -53,6 +53,17 @@ function watchThrough(deliver: (event: () => void, kind: 'put' | 'delete') => vo
   return through;
 }
 
+/** Starts `v`; the hosts' states `at` resolves to are `expected`, and no departure was reported. */
+async function endsWith(v: ReturnType<typeof viewOn>, at: Promise<Record<string, string>>, expected: Record<string, string>): Promise<void> {
+  v.view.start();
+  try {
+    expect(await at).toEqual(expected);
+    expect(v.warnings).toEqual([]);
+  } finally {
+    await v.view.close();
+  }
+}
+
 describe('FleetView', { timeout: 30_000 }, () => {
   beforeAll(async () => {
     etcd = await EtcdProc.start();
@@ -145,14 +156,11 @@ describe('FleetView', { timeout: 30_000 }, () => {
       firstAnswered = true;
       return read;
     };
-    const v = viewOn(through, (states) => (firstAnswered ? done(states) : states.y === 'up' && releaseFirst()));
-    v.view.start();
-    try {
-      expect(await afterFirst).toEqual({ y: 'up' });
-      expect(v.warnings).toEqual([]);
-    } finally {
-      await v.view.close();
-    }
+    await endsWith(
+      viewOn(through, (states) => (firstAnswered ? done(states) : states.y === 'up' && releaseFirst())),
+      afterFirst,
+      { y: 'up' },
+    );
   });
 
   it('of two reads in flight, the newer answered last still has the events after it: a host that joined after both reads stays up', async () => {
@@ -187,14 +195,11 @@ describe('FleetView', { timeout: 30_000 }, () => {
     let changes = 0;
     let done!: (states: Record<string, string>) => void;
     const afterA = new Promise<Record<string, string>>((r) => (done = r));
-    const v = viewOn(through, (states) => (++changes === 1 ? bLaid() : done(states)));
-    v.view.start();
-    try {
-      expect(await afterA).toEqual({ y: 'up' });
-      expect(v.warnings).toEqual([]);
-    } finally {
-      await v.view.close();
-    }
+    await endsWith(
+      viewOn(through, (states) => (++changes === 1 ? bLaid() : done(states))),
+      afterA,
+      { y: 'up' },
+    );
   });
 
   it('a first read that etcd does not answer is tried again: a host put before the watch is seen, one put during the failed read at once', async () => {
