@@ -8,7 +8,10 @@
 // how many processes share pages — the node binary's text is split among every node process, this bench's own
 // included — so it is read with all of them up: with BENCH_QUEUES=10 the queue figure is one queue's PSS among ten,
 // with the range over all ten beside it. Then the first queue's peak RSS, sampled every 50 ms, while it drains
-// 2,000 messages (BENCH_N; 0 skips the drain) through a `done ok` script.
+// 2,000 messages (BENCH_N; 0 skips the drain) through a `done ok` script. Each idle process is read twice: 2 s after it
+// answers, and settled, BENCH_SETTLE_S (default 20) s after: V8's memory reducer, which runs once a process has
+// allocated little for ~8 s, gives back what its start used (an idle queue ~2 MB), so the settled figures are what an
+// idle queue costs a host for as long as it idles.
 // BENCH_QUEUE_MEMORY=lean runs the queues with `"queue_memory": "lean"` in config.json (docs/operations.md).
 // Run: npm run build && npm run -s bench bench/rss.ts   (prints one JSON object; BENCH_QUEUES=10 BENCH_N=0 for ten)
 import { spawn } from 'node:child_process';
@@ -28,6 +31,7 @@ import { queueNodeFlags } from '../src/queue/node-flags.js';
 const N = Number(process.env.BENCH_N ?? 2000);
 const QUEUES = Number(process.env.BENCH_QUEUES ?? 1);
 const IDLE_MS = 2000;
+const SETTLE_MS = Number(process.env.BENCH_SETTLE_S ?? 20) * 1000;
 const SAMPLE_MS = 50;
 const Q = 'idle';
 
@@ -91,12 +95,17 @@ try {
       private: mb(await privateMb(pid)),
       pss: mb(await pssMb(pid)),
     });
-    const idle = Object.fromEntries(await Promise.all(Object.entries(pids).map(async ([k, pid]) => [k, await read(pid)] as const)));
-    out.idle_mb = idle;
+    const readAll = async () => Object.fromEntries(await Promise.all(Object.entries(pids).map(async ([k, pid]) => [k, await read(pid)] as const)));
+    out.idle_mb = await readAll();
+    await sleep(SETTLE_MS - IDLE_MS);
+    const settled = await readAll();
+    out.settled_s = SETTLE_MS / 1000;
+    out.settled_mb = settled;
     const queuePss = await Promise.all(names.map(async (name) => mb(await pssMb(pidOf(name)))));
-    out.idle_queues_pss_range_mb = [Math.min(...queuePss), Math.max(...queuePss)];
-    out.idle_queue_private_minus_bare_mb = mb(idle.queue.private - idle.bare.private);
-    out.idle_queue_private_minus_listen_watch_mb = mb(idle.queue.private - idle.listen_watch.private);
+    out.settled_queues_pss_range_mb = [Math.min(...queuePss), Math.max(...queuePss)];
+    out.settled_queue_private_minus_bare_mb = mb(settled.queue.private - settled.bare.private);
+    out.settled_queue_private_minus_listen_watch_mb = mb(settled.queue.private - settled.listen_watch.private);
+    out.settled_queue_pss_minus_listen_watch_mb = mb(settled.queue.pss - settled.listen_watch.pss);
 
     if (N > 0) await drain(w, pids.queue);
   } finally {
@@ -110,7 +119,7 @@ try {
   }
   await fs.rm(dir, { recursive: true, force: true });
 }
-const queuePss = (out.idle_mb as Record<string, { pss: number }>).queue.pss;
+const queuePss = (out.settled_mb as Record<string, { pss: number }>).queue.pss;
 console.log(
   JSON.stringify({
     bench: 'rss',
