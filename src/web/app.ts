@@ -8,7 +8,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import { RqError } from '../errors.js';
 import { allowedHostNames } from '../config/exposure.js';
 import { hostProblem, ipAllowed, originProblem, securityHeaders } from './access-control.js';
-import { fleetPeerCheck } from './fleet-peer.js';
+import { fleetPeer } from './fleet-peer.js';
 import { installBasicAuth } from './basic-auth.js';
 import { installFormRefusals } from './form-refusal.js';
 import { installJsonErrors } from './json-errors.js';
@@ -107,7 +107,8 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   });
   // rq-beyond §B1.5: metrics_public lets a Prometheus without credentials scrape /metrics and /healthz, and nothing else.
   const publicRoutes = deps.config.metrics_public ? ['/metrics', '/healthz'].map((p) => ctx.urls.prefix + p) : [];
-  if (deps.config.basic_auth) await installBasicAuth(app, deps.config.basic_auth, publicRoutes, deps.config.fleet ? fleetPeerCheck(deps.mgr) : undefined);
+  if (deps.config.basic_auth)
+    await installBasicAuth(app, deps.config.basic_auth, publicRoutes, deps.config.fleet ? fleetPeer(deps.mgr, ctx.urls.prefix) : undefined);
   app.addHook('onRequest', async (req, reply) => {
     const problem = originProblem(req);
     if (problem) return reply.code(403).type('text/plain; charset=utf-8').send(problem);

@@ -1,9 +1,10 @@
 // HTTP Basic auth against config.json's basic_auth users (and, on a fleet host, the fleet's own user), compared in constant time.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import basicAuth from '@fastify/basic-auth';
-import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { RqError } from '../errors.js';
 import { FLEET_PEER_USER } from '../ipc/fleet-reply.js';
+import type { FleetPeer } from './fleet-peer.js';
 
 export interface BasicAuthConfig {
   realm?: string;
@@ -30,14 +31,16 @@ export async function installBasicAuth(
   app: FastifyInstance,
   cfg: BasicAuthConfig,
   publicRoutes: readonly string[] = [],
-  /** On a fleet host: whether a password is the fleet's secret, which user `rq-fleet` may give (fleet-peer.ts). */
-  fleetPeer?: (password: string) => Promise<boolean>,
+  /** On a fleet host: user `rq-fleet` with the fleet's secret, for the calls hosts make to each other (fleet-peer.ts). */
+  fleetPeer?: FleetPeer,
 ): Promise<void> {
+  /** Requests let in as `rq-fleet` (not as one of the host's own users of that name, who may do anything). */
+  const peers = new WeakSet<FastifyRequest>();
   await app.register(basicAuth, {
     authenticate: { realm: cfg.realm ?? 'RQ' },
-    validate: async (user, password) => {
+    validate: async (user, password, req) => {
       if (checkCredentials(cfg.users, user, password)) return;
-      if (fleetPeer && user === FLEET_PEER_USER && (await fleetPeer(password))) return;
+      if (fleetPeer && user === FLEET_PEER_USER && (await fleetPeer.check(password))) return void peers.add(req);
       throw RqError.of('RQ_ERR_UNAUTHORIZED');
     },
   });
@@ -47,4 +50,6 @@ export async function installBasicAuth(
     if (req.routeOptions.url !== undefined && open.has(req.routeOptions.url)) return done();
     return check.call(this, req, reply, done);
   });
+  // With the body parsed: the one route a peer may use for a commit only says so in its body.
+  if (fleetPeer) app.addHook('preHandler', async (req) => (peers.has(req) ? fleetPeer.requireAllowed(req) : undefined));
 }

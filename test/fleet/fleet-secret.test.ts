@@ -29,7 +29,14 @@ describe('a fleet whose hosts use basic_auth', { timeout: 90_000 }, () => {
     store = await EtcdStore.open({ endpoints: [etcd.url] });
     [a, b] = await Promise.all([
       Host.start({ config: fleetConfig('a', etcd.url, authConfig('alice')), queues: { local: { script: RECORD_SH } } }),
-      Host.start({ config: fleetConfig('b', etcd.url, authConfig('bob')), queues: { [POOL]: { script: RECORD_SH, num_workers: 2 } } }),
+      // b under a relative_root: what rq-fleet may ask is judged by the route, whatever the prefix.
+      Host.start({
+        config: (port) => {
+          const c = fleetConfig('b', etcd.url, authConfig('bob'))(port);
+          return { ...c, relative_root: '/rq', fleet: { ...(c.fleet as object), advertise: `http://127.0.0.1:${port}/rq/` } };
+        },
+        queues: { [POOL]: { script: RECORD_SH, num_workers: 2 } },
+      }),
     ]);
     await poolSeen(a, { b: 'UP' }, 'b takes the pool');
   }, 90_000);
@@ -52,12 +59,60 @@ describe('a fleet whose hosts use basic_auth', { timeout: 90_000 }, () => {
   });
 
   it("a host's web lets in its own users and the fleet's, and nobody else", async () => {
-    const status = async (headers: Record<string, string>) => (await fetch(`${b.base}/q.json`, { headers })).status;
+    const status = async (headers: Record<string, string>) => (await fetch(`${b.base}/q/${POOL}.json`, { headers })).status;
     expect(await status(basic('bob', 'pw-bob'))).toBe(200);
     expect(await status(basic('rq-fleet', secret))).toBe(200);
     expect(await status(basic('rq-fleet', `${secret.slice(1)}x`))).toBe(401);
     expect(await status(basic('alice', 'pw-alice'))).toBe(401);
     expect(await status({})).toBe(401);
+  });
+
+  it('rq-fleet may make only the calls hosts make to each other; refused, nothing changes', async () => {
+    const fleetUser = basic('rq-fleet', secret);
+    const parked = await b.send(POOL, { dest: POOL, param1: 'parked', due: Math.floor(Date.now() / 1000) + 3600 });
+    const form = (fields: Record<string, string>) => ({
+      method: 'POST',
+      headers: { ...fleetUser, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    });
+    const multipart = (fields: Record<string, string>) => {
+      const fd = new FormData();
+      for (const [k, v] of Object.entries(fields)) fd.append(k, v);
+      return fd;
+    };
+    const asked = async (url: string, init: RequestInit = { headers: fleetUser }) => {
+      const res = await fetch(url, init);
+      return { status: res.status, body: await res.text() };
+    };
+    expect((await asked(`${b.base}/q/${POOL}/${parked}/state.json`)).status).toBe(200);
+    for (const [url, init] of [
+      [`${b.base}/q.json?x_format=json`, undefined],
+      [`${b.base}/q/${POOL}`, undefined],
+      [`${b.base}/q/${POOL}/${parked}?x_format=json`, form({ _method: 'destroy' })],
+      [`${b.base}/q/${POOL}/${parked}?_method=commit&x_format=json`, form({ _method: 'delete' })],
+      [`${b.base}/q/${POOL}/adminoper?x_format=json`, form({ oper: 'pause' })],
+      [`${b.base}/q/${POOL}/${parked}/run_now?x_format=json`, form({})],
+      // A multipart body is read only by the route: the query's commit cannot vouch for it.
+      [`${b.base}/q/${POOL}/${parked}?_method=commit&x_format=json`, { method: 'POST', headers: fleetUser, body: multipart({ _method: 'delete' }) }],
+    ] as const) {
+      const r = await asked(url, init ?? { headers: fleetUser });
+      expect([url, r.status]).toEqual([url, 403]);
+      expect(r.body).toContain('user rq-fleet: expected one of the calls hosts of a fleet make to each other');
+    }
+    // As a JSON client asked: the refusal in its format, naming what was asked.
+    expect(JSON.parse((await asked(`${b.base}/q.json?x_format=json`)).body)).toEqual([
+      'fail',
+      expect.stringContaining('received "GET /rq/q.json?x_format=json"'),
+    ]);
+    expect(await b.state(POOL, parked)).toBe('que');
+    expect(await (await fetch(`${b.base}/q/${POOL}.json`, { headers: basic('bob', 'pw-bob') })).json()).toMatchObject({ status: 'UP' });
+    // The host's own user is not held to it.
+    const own = await fetch(`${b.base}/q/${POOL}/${parked}`, {
+      ...form({ _method: 'delete', x_format: 'json' }),
+      headers: { ...basic('bob', 'pw-bob'), 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect([own.status, await own.text()]).toEqual([200, expect.stringContaining('ok')]);
+    expect(await b.state(POOL, parked)).toMatch(/^missing/);
   });
 
   it('a pool message goes to the other host through its basic_auth', async () => {
@@ -87,8 +142,8 @@ describe('a fleet whose hosts use basic_auth', { timeout: 90_000 }, () => {
     await store.put(KEYS.secret, changed);
     for (const h of [a, b]) await waitFor(async () => (await credential(h)) === changed, 'the host to take the new secret');
     // b's web asks rq-mgr again at its next miss (at most once a second).
-    await waitFor(async () => (await fetch(`${b.base}/q.json`, { headers: basic('rq-fleet', changed) })).status === 200, "b's web to take it");
-    expect((await fetch(`${b.base}/q.json`, { headers: basic('rq-fleet', secret) })).status).toBe(401);
+    await waitFor(async () => (await fetch(`${b.base}/q/${POOL}.json`, { headers: basic('rq-fleet', changed) })).status === 200, "b's web to take it");
+    expect((await fetch(`${b.base}/q/${POOL}.json`, { headers: basic('rq-fleet', secret) })).status).toBe(401);
     const id = await a.send('relay', { dest: `fleet:${POOL}`, param1: 'after-change' });
     expect((await a.waitState('relay', id, ['relayed', 'err'], 30_000)).state).toBe('relayed');
     // A hand-written value of another shape is said and not used: both hosts keep the last good one.

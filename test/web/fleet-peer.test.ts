@@ -1,6 +1,7 @@
-// The web's check of the fleet's own user: the secret asked of rq-mgr once, again only after a miss and at most once a second.
+// The web's check of the fleet's own user: the secret asked of rq-mgr once, again only after a miss and at most once a second
+// (what the user may ask is tested across real hosts in test/fleet/fleet-secret.test.ts).
 import { describe, expect, it } from 'vitest';
-import { fleetPeerCheck } from '../../src/web/fleet-peer.js';
+import { fleetPeer } from '../../src/web/fleet-peer.js';
 import { type Answer, answer } from '../../src/ipc/answer.js';
 import { type PeerCredential, isPeerCredential } from '../../src/ipc/fleet-reply.js';
 
@@ -17,11 +18,11 @@ const SECRET = 'x'.repeat(43);
 /** rq-mgr's reply on the wire, read as its client reads it. */
 const ok = (password: string): Answer<PeerCredential> => answer(['ok', { user: 'rq-fleet', password }], isPeerCredential);
 
-describe('fleetPeerCheck', () => {
+describe('fleetPeer().check', () => {
   it('takes the secret and nothing else, asking rq-mgr once while the right one is given', async () => {
     const mgr = mgrWith(ok(SECRET));
     let now = 0;
-    const check = fleetPeerCheck(mgr, () => now);
+    const { check } = fleetPeer(mgr, '', () => now);
     expect(await check(SECRET)).toBe(true);
     expect(await check(SECRET)).toBe(true);
     expect(mgr.asked).toBe(1);
@@ -37,7 +38,7 @@ describe('fleetPeerCheck', () => {
   it('a secret rq-mgr had not yet read is taken once it has', async () => {
     const mgr = mgrWith(answer(['fail', 'not yet', 'RQ_ERR_FLEET_NO_SECRET'], isPeerCredential));
     let now = 0;
-    const check = fleetPeerCheck(mgr, () => now);
+    const { check } = fleetPeer(mgr, '', () => now);
     expect(await check(SECRET)).toBe(false);
     mgr.answer = ok(SECRET);
     expect(await check(SECRET)).toBe(false);
