@@ -108,7 +108,7 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   // rq-beyond §B1.5: metrics_public lets a Prometheus without credentials scrape /metrics and /healthz, and nothing else.
   const publicRoutes = deps.config.metrics_public ? ['/metrics', '/healthz'].map((p) => ctx.urls.prefix + p) : [];
   if (deps.config.basic_auth)
-    await installBasicAuth(app, deps.config.basic_auth, publicRoutes, deps.config.fleet ? fleetPeer(deps.mgr, ctx.urls.prefix) : undefined);
+    await installBasicAuth(app, deps.config.basic_auth, publicRoutes, deps.config.fleet ? fleetPeer(deps.mgr, ctx.urls.prefix, ctx.log) : undefined);
   app.addHook('onRequest', async (req, reply) => {
     const problem = originProblem(req);
     if (problem) return reply.code(403).type('text/plain; charset=utf-8').send(problem);

@@ -50,6 +50,8 @@ export async function installBasicAuth(
     if (req.routeOptions.url !== undefined && open.has(req.routeOptions.url)) return done();
     return check.call(this, req, reply, done);
   });
-  // With the body parsed: the one route a peer may use for a commit only says so in its body.
-  if (fleetPeer) app.addHook('preHandler', async (req) => (peers.has(req) ? fleetPeer.requireAllowed(req) : undefined));
+  if (!fleetPeer) return;
+  // The route before anything reads the body; the one route a peer may use for a commit only says so in its body.
+  app.addHook('onRequest', async (req) => (peers.has(req) ? fleetPeer.requireRoute(req) : undefined));
+  app.addHook('preHandler', async (req) => (peers.has(req) ? fleetPeer.requireCommit(req) : undefined));
 }

@@ -1,5 +1,6 @@
 // The other hosts of this host's fleet, let in by the web's basic_auth as user `rq-fleet` with the fleet's secret (kept in etcd, asked of rq-mgr), to the calls hosts make to each other only.
 import type { FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import { FLEET_PEER_USER } from '../ipc/fleet-reply.js';
 import type { MgrClient } from '../ipc/mgr-client.js';
 import { RqError, shown } from '../errors.js';
@@ -7,6 +8,8 @@ import { checkCredentials } from './basic-auth.js';
 
 /** A wrong password asks rq-mgr again at most this often (the secret may have been made since): a guesser costs it nothing. */
 const ASK_AGAIN_MS = 1000;
+/** A refused call is said at warn at most this often (the rest at debug): a secret misused, or hosts of two versions. */
+const WARN_EVERY_MS = 60_000;
 
 /**
  * What another host asks of this one, as `METHOD route` (routes as registered, without relative_root):
@@ -22,20 +25,36 @@ const PEER_CALLS = new Set([
   'POST /q/:q/:id/dependents',
   'POST /q/:q/:id/resolved',
 ]);
-const EXPECTED = `one of the calls hosts of a fleet make to each other (docs/fleet.md): ${[...PEER_CALLS].join(', ')}, the first as <q>.json, the bare message route with _method=commit only`;
+/** The bare message route answers deletes and destroys too: a peer may only commit there. */
+const MESSAGE_ACTION = 'POST /q/:q/:id';
+/** Short, so that the refused call is still in the first 120 characters a relay logs of an answer. */
+const EXPECTED = 'a call between hosts of a fleet (docs/fleet.md)';
 
 /** The fleet's own user: whether a password is the fleet's secret, and whether a request is one it may make. */
 export interface FleetPeer {
   check(password: string): Promise<boolean>;
-  /** Throws RQ_ERR_FORBIDDEN (403) for a request the hosts never make of each other; call it with the body parsed. */
-  requireAllowed(req: FastifyRequest): void;
+  /** Throws RQ_ERR_FORBIDDEN (403) for a route the hosts never ask of each other: before the body is read. */
+  requireRoute(req: FastifyRequest): void;
+  /** Throws RQ_ERR_FORBIDDEN for a message action other than a commit: with the body parsed. */
+  requireCommit(req: FastifyRequest): void;
 }
 
 /** The check of `rq-fleet`: the secret is asked of rq-mgr once, and again only after a miss; `prefix` is the web's relative_root. */
-export function fleetPeer(mgr: Pick<MgrClient, 'fleetCredential'>, prefix: string, now: () => number = Date.now): FleetPeer {
+export function fleetPeer(mgr: Pick<MgrClient, 'fleetCredential'>, prefix: string, log: Logger, now: () => number = Date.now): FleetPeer {
   let secret: string | null = null;
   let askedAt = -Infinity;
+  let warnedAt = -Infinity;
   const matches = (password: string) => secret !== null && checkCredentials({ [FLEET_PEER_USER]: secret }, FLEET_PEER_USER, password);
+  const callOf = (req: FastifyRequest) => {
+    const route = req.routeOptions.url ?? '';
+    return `${req.method} ${route.startsWith(prefix) ? route.slice(prefix.length) : route}`;
+  };
+  const refuse = (req: FastifyRequest): never => {
+    const warn = now() - warnedAt >= WARN_EVERY_MS;
+    if (warn) warnedAt = now();
+    log[warn ? 'warn' : 'debug']({ call: `${req.method} ${req.url}`, ip: req.ip }, `${FLEET_PEER_USER} refused: not a call between hosts of a fleet`);
+    throw RqError.of('RQ_ERR_FORBIDDEN', `user ${FLEET_PEER_USER}`, EXPECTED, shown(`${req.method} ${req.url}`));
+  };
   return {
     async check(password) {
       if (matches(password)) return true;
@@ -45,21 +64,16 @@ export function fleetPeer(mgr: Pick<MgrClient, 'fleetCredential'>, prefix: strin
       if (a?.ok) secret = a.value.password;
       return matches(password);
     },
-    requireAllowed(req) {
-      const route = req.routeOptions.url ?? '';
-      const call = `${req.method} ${route.startsWith(prefix) ? route.slice(prefix.length) : route}`;
-      if (!PEER_CALLS.has(call) || !detailAllowed(call, req))
-        throw RqError.of('RQ_ERR_FORBIDDEN', `user ${FLEET_PEER_USER}`, EXPECTED, shown(`${req.method} ${req.url}`));
+    requireRoute(req) {
+      const call = callOf(req);
+      // The queue segment's route also serves its page and its text: a peer reads `<q>.json` only.
+      if (!PEER_CALLS.has(call) || (call === 'GET /q/:q' && !String((req.params as Record<string, unknown>).q).endsWith('.json'))) refuse(req);
+    },
+    requireCommit(req) {
+      if (callOf(req) !== MESSAGE_ACTION) return;
+      // Read as the route reads it (request-params.ts): the body's field over the query's. A multipart body is read by the route alone: refused.
+      const field = (o: unknown) => (typeof o === 'object' && o !== null && Object.hasOwn(o, '_method') ? (o as Record<string, unknown>)._method : undefined);
+      if (req.isMultipart() || (field(req.body) ?? field(req.query)) !== 'commit') refuse(req);
     },
   };
-}
-
-/** The two routes that answer more than a peer asks: the queue segment's page (only `.json`), and the message's actions (only commit). */
-function detailAllowed(call: string, req: FastifyRequest): boolean {
-  if (call === 'GET /q/:q') return String((req.params as Record<string, unknown>).q).endsWith('.json');
-  if (call !== 'POST /q/:q/:id') return true;
-  // Read as the route reads it (request-params.ts): the body's field over the query's. A multipart body is not read here, so it is refused.
-  if (req.isMultipart()) return false;
-  const field = (o: unknown) => (typeof o === 'object' && o !== null && Object.hasOwn(o, '_method') ? (o as Record<string, unknown>)._method : undefined);
-  return (field(req.body) ?? field(req.query)) === 'commit';
 }

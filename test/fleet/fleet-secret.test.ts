@@ -1,13 +1,16 @@
 // Fleet hosts behind basic_auth: the fleet's secret is made once in etcd, each host's web lets the others in by it (user rq-fleet),
 // and pools and dependencies across hosts work while every other request still needs the host's own users.
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdProc } from '../helpers/etcd.js';
 import { waitFor } from '../helpers/rq-root.js';
 import { EtcdStore } from '../../src/fleet/etcd-client.js';
 import { Host, RECORD_SH } from '../relay/hosts.js';
-import { POOL, fleetConfig, poolSeen } from '../relay/pool-hosts.js';
+import { POOL, fleetConfig, poolMessages, poolSeen, sendWithAttachment } from '../relay/pool-hosts.js';
+import { fillRoute, routeTable } from '../web/route-table.js';
 import { KEYS } from './fleet-harness.js';
 
 /** What the host's rq-mgr logged so far. */
@@ -20,8 +23,13 @@ let b: Host;
 let secret: string;
 
 const basic = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
-/** Each host has a user of its own; /healthz stays open for the harness. */
-const authConfig = (user: string) => ({ basic_auth: { users: { [user]: `pw-${user}` } }, metrics_public: true });
+/** Each host has a user of its own (b one named as the fleet's user, too); /healthz stays open for the harness. */
+const authConfig = (...users: string[]) => ({ basic_auth: { users: Object.fromEntries(users.map((u) => [u, `pw-${u}`])) }, metrics_public: true });
+/** The calls a peer may make, as b's routes: left out of the sweep of refusals (`GET /rq/q/:q` is swept: it serves the page too). */
+const PEER_CALLS = new Set([
+  ...['new_message', ':id/attach/new', ':id/dependents', ':id/resolved'].map((r) => `POST /rq/q/:q/${r}`),
+  'GET /rq/q/:q/:id/state.json',
+]);
 
 describe('a fleet whose hosts use basic_auth', { timeout: 90_000 }, () => {
   beforeAll(async () => {
@@ -32,7 +40,7 @@ describe('a fleet whose hosts use basic_auth', { timeout: 90_000 }, () => {
       // b under a relative_root: what rq-fleet may ask is judged by the route, whatever the prefix.
       Host.start({
         config: (port) => {
-          const c = fleetConfig('b', etcd.url, authConfig('bob'))(port);
+          const c = fleetConfig('b', etcd.url, authConfig('bob', 'rq-fleet'))(port);
           return { ...c, relative_root: '/rq', fleet: { ...(c.fleet as object), advertise: `http://127.0.0.1:${port}/rq/` } };
         },
         queues: { [POOL]: { script: RECORD_SH, num_workers: 2 } },
@@ -70,57 +78,68 @@ describe('a fleet whose hosts use basic_auth', { timeout: 90_000 }, () => {
   it('rq-fleet may make only the calls hosts make to each other; refused, nothing changes', async () => {
     const fleetUser = basic('rq-fleet', secret);
     const parked = await b.send(POOL, { dest: POOL, param1: 'parked', due: Math.floor(Date.now() / 1000) + 3600 });
-    const form = (fields: Record<string, string>) => ({
-      method: 'POST',
-      headers: { ...fleetUser, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(fields).toString(),
-    });
-    const multipart = (fields: Record<string, string>) => {
-      const fd = new FormData();
-      for (const [k, v] of Object.entries(fields)) fd.append(k, v);
-      return fd;
-    };
-    const asked = async (url: string, init: RequestInit = { headers: fleetUser }) => {
-      const res = await fetch(url, init);
+    const asked = async (method: string, url: string, headers: Record<string, string> = fleetUser, body?: BodyInit) => {
+      const res = await fetch(url, {
+        method,
+        headers,
+        redirect: 'manual',
+        body: body ?? (method === 'POST' ? new URLSearchParams({ x_format: 'json' }) : undefined),
+      });
       return { status: res.status, body: await res.text() };
     };
-    expect((await asked(`${b.base}/q/${POOL}/${parked}/state.json`)).status).toBe(200);
-    for (const [url, init] of [
-      [`${b.base}/q.json?x_format=json`, undefined],
-      [`${b.base}/q/${POOL}`, undefined],
-      [`${b.base}/q/${POOL}/${parked}?x_format=json`, form({ _method: 'destroy' })],
-      [`${b.base}/q/${POOL}/${parked}?_method=commit&x_format=json`, form({ _method: 'delete' })],
-      [`${b.base}/q/${POOL}/adminoper?x_format=json`, form({ oper: 'pause' })],
-      [`${b.base}/q/${POOL}/${parked}/run_now?x_format=json`, form({})],
-      // A multipart body is read only by the route: the query's commit cannot vouch for it.
-      [`${b.base}/q/${POOL}/${parked}?_method=commit&x_format=json`, { method: 'POST', headers: fleetUser, body: multipart({ _method: 'delete' }) }],
+    expect((await asked('GET', `${b.base}/q/${POOL}/${parked}/state.json`)).status).toBe(200);
+    expect((await asked('GET', `${b.base}/q/${POOL}.json`)).status).toBe(200);
+    // Every other route of b's web, the queue's page and the bare message route without a commit included: 403.
+    const values = { q: POOL, id: parked, name: 'a.txt', file: 'stdio.log', tag: 'x' };
+    // /healthz and /metrics are open to anyone here (metrics_public).
+    const others = (await routeTable(b.root)).filter((r) => !PEER_CALLS.has(`${r.method} ${r.pattern}`) && !['/rq/healthz', '/rq/metrics'].includes(r.pattern));
+    expect(others.length).toBeGreaterThan(55);
+    const answers: string[] = [];
+    for (const r of others) answers.push(`${r.method} ${r.pattern} ${(await asked(r.method, new URL(b.base).origin + fillRoute(r.pattern, values))).status}`);
+    expect(answers).toEqual(others.map((r) => `${r.method} ${r.pattern} 403`));
+    const form = (fields: Record<string, string>) => new URLSearchParams({ x_format: 'json', ...fields });
+    const multipart = new FormData();
+    multipart.append('_method', 'delete');
+    for (const [query, body] of [
+      ['', form({ _method: 'destroy' })],
+      // Read as the route reads it: the body's _method over the query's.
+      ['?_method=commit', form({ _method: 'delete' })],
+      // A multipart body is read by the route alone: the query's commit cannot vouch for it.
+      ['?_method=commit&x_format=json', multipart],
     ] as const) {
-      const r = await asked(url, init ?? { headers: fleetUser });
-      expect([url, r.status]).toEqual([url, 403]);
-      expect(r.body).toContain('user rq-fleet: expected one of the calls hosts of a fleet make to each other');
+      const r = await asked('POST', `${b.base}/q/${POOL}/${parked}${query}`, { ...fleetUser, accept: 'application/json' }, body);
+      expect(r.status).toBe(403);
+      // In the format the client asked for (as the hosts do, by Accept), the refused call early, so a relay's log line shows it.
+      expect(JSON.parse(r.body)).toEqual([
+        'fail',
+        `user rq-fleet: expected a call between hosts of a fleet (docs/fleet.md), received "POST /rq/q/${POOL}/${parked}${query}"`,
+      ]);
     }
-    // As a JSON client asked: the refusal in its format, naming what was asked.
-    expect(JSON.parse((await asked(`${b.base}/q.json?x_format=json`)).body)).toEqual([
-      'fail',
-      expect.stringContaining('received "GET /rq/q.json?x_format=json"'),
-    ]);
     expect(await b.state(POOL, parked)).toBe('que');
     expect(await (await fetch(`${b.base}/q/${POOL}.json`, { headers: basic('bob', 'pw-bob') })).json()).toMatchObject({ status: 'UP' });
-    // The host's own user is not held to it.
-    const own = await fetch(`${b.base}/q/${POOL}/${parked}`, {
-      ...form({ _method: 'delete', x_format: 'json' }),
-      headers: { ...basic('bob', 'pw-bob'), 'content-type': 'application/x-www-form-urlencoded' },
-    });
-    expect([own.status, await own.text()]).toEqual([200, expect.stringContaining('ok')]);
+    // Said on b at warn once a minute, the first refused call named: a secret misused, or hosts of two versions.
+    await waitFor(() => /rq-fleet refused/.test(fsLog(b)), "b's log to say it");
+    expect(fsLog(b).match(/"call":"[^"]*","ip":"[^"]*","msg":"rq-fleet refused[^"]*"/g)).toEqual([
+      `"call":"${others[0].method} ${fillRoute(others[0].pattern, values)}","ip":"127.0.0.1","msg":"rq-fleet refused: not a call between hosts of a fleet"`,
+    ]);
+    // b's own users are not held to it, one of its own named rq-fleet included: the request let in by the fleet's secret is.
+    const own = await asked('POST', `${b.base}/q/${POOL}/${parked}`, basic('rq-fleet', 'pw-rq-fleet'), form({ _method: 'delete' }));
+    expect(own).toEqual({ status: 200, body: expect.stringContaining('ok') });
     expect(await b.state(POOL, parked)).toMatch(/^missing/);
   });
 
-  it('a pool message goes to the other host through its basic_auth', async () => {
-    const id = await a.send('relay', { dest: `fleet:${POOL}`, param1: 'through-auth' });
-    const relayed = await a.waitState('relay', id, ['relayed', 'err'], 30_000);
-    expect(relayed.state).toBe('relayed');
-    const far = String(relayed.status).match(/\/q\/work\/(\S+)/)?.[1] ?? '';
-    expect((await b.waitState(POOL, far.split('/').pop()!, ['done', 'err'])).state).toBe('done');
+  it('a pool message and its attachment go to the other host through its basic_auth', async () => {
+    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'rq-fleet-secret-'));
+    try {
+      const { id, md5 } = await sendWithAttachment(a, dir, 'through-auth');
+      const relayed = await a.waitState('relay', id, ['relayed', 'err'], 30_000);
+      expect(relayed.state).toBe('relayed');
+      const far = String(relayed.status).match(/\/q\/work\/(\S+)/)?.[1] ?? '';
+      expect((await b.waitState(POOL, far.split('/').pop()!, ['done', 'err'])).state).toBe('done');
+      expect((await poolMessages(b, 'done')).find((m) => m.token === 'through-auth')?.md5s).toEqual([md5]);
+    } finally {
+      await fsp.rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('a message on a waits for one on b and is released by it, each host calling the other through its basic_auth', async () => {

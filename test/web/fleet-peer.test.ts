@@ -1,5 +1,6 @@
 // The web's check of the fleet's own user: the secret asked of rq-mgr once, again only after a miss and at most once a second
 // (what the user may ask is tested across real hosts in test/fleet/fleet-secret.test.ts).
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { fleetPeer } from '../../src/web/fleet-peer.js';
 import { type Answer, answer } from '../../src/ipc/answer.js';
@@ -22,7 +23,7 @@ describe('fleetPeer().check', () => {
   it('takes the secret and nothing else, asking rq-mgr once while the right one is given', async () => {
     const mgr = mgrWith(ok(SECRET));
     let now = 0;
-    const { check } = fleetPeer(mgr, '', () => now);
+    const { check } = fleetPeer(mgr, '', pino({ level: 'silent' }), () => now);
     expect(await check(SECRET)).toBe(true);
     expect(await check(SECRET)).toBe(true);
     expect(mgr.asked).toBe(1);
@@ -38,7 +39,7 @@ describe('fleetPeer().check', () => {
   it('a secret rq-mgr had not yet read is taken once it has', async () => {
     const mgr = mgrWith(answer(['fail', 'not yet', 'RQ_ERR_FLEET_NO_SECRET'], isPeerCredential));
     let now = 0;
-    const { check } = fleetPeer(mgr, '', () => now);
+    const { check } = fleetPeer(mgr, '', pino({ level: 'silent' }), () => now);
     expect(await check(SECRET)).toBe(false);
     mgr.answer = ok(SECRET);
     expect(await check(SECRET)).toBe(false);
