@@ -9,6 +9,22 @@ import { QueueSpool } from '../../src/spool/queue-spool.js';
 import { BlankDirs } from '../../src/spool/blanks.js';
 import { nodeSpoolFs } from '../../src/spool/spool-fs.js';
 
+/** The real fs, counting the blanks the pool has got: a blank's dir is listed before its refill has ended and the pool holds it. */
+function countingBlanks(): { made: number; fs: typeof nodeSpoolFs } {
+  const c = {
+    made: 0,
+    fs: {
+      ...nodeSpoolFs,
+      makeBlanks: async (...a: Parameters<NonNullable<typeof nodeSpoolFs.makeBlanks>>) => {
+        const n = await nodeSpoolFs.makeBlanks!(...a);
+        c.made += n;
+        return n;
+      },
+    },
+  };
+  return c;
+}
+
 describe('blanks', () => {
   let t: TempSpool;
   afterEach(async () => {
@@ -20,9 +36,10 @@ describe('blanks', () => {
   const inode = async (p: string) => (await fs.stat(p)).ino;
 
   it('a create takes a ready blank: its id carries the blank inode and job/ exists before any dispatch', async () => {
-    t = await tempSpool('test', { blanks: 3 });
+    const counting = countingBlanks();
+    t = await tempSpool('test', { blanks: 3, fs: counting.fs });
     await t.spool.create({ dest: 'test' }, { commit: true });
-    await waitFor(async () => (await ls(blankDir())).length === 3, 'three blanks', 5000, 5);
+    await waitFor(async () => counting.made === 3, 'three blanks in the pool', 5000, 5);
     const ready = new Set(await Promise.all((await ls(blankDir())).map((n) => inode(path.join(blankDir(), n)))));
 
     const msg = await t.spool.create({ dest: 'test', param1: 'x' }, { commit: true });
@@ -40,9 +57,10 @@ describe('blanks', () => {
 
   it('while no message made now would start soon, a blank is the dir and its msg only; staged blanks come back with the next refills', async () => {
     let soon = false;
-    t = await tempSpool('test', { blanks: 2, stageBlanks: () => soon });
+    const counting = countingBlanks();
+    t = await tempSpool('test', { blanks: 2, stageBlanks: () => soon, fs: counting.fs });
     await t.spool.create({ dest: 'test' }, { commit: true });
-    await waitFor(async () => (await ls(blankDir())).length === 2, 'two blanks', 5000, 5);
+    await waitFor(async () => counting.made === 2, 'two blanks in the pool', 5000, 5);
     for (const b of await ls(blankDir())) expect(await walk(path.join(blankDir(), b))).toEqual(['msg']);
     const light = await t.spool.create({ dest: 'test', param1: 'later' }, { commit: true });
     expect(await walk(t.spool.msgDir('que', light.msg_id))).toEqual(['msg']);
