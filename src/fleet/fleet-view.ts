@@ -176,8 +176,11 @@ export class FleetView {
       this.waits.reset();
     } finally {
       // Once no read is left, the events no answer took in are applied as they came (those it did are in the view).
-      if (--this.reading === 0 && !this.closed) for (const e of this.heard.splice(0).slice(this.laid)) this.apply(e);
-      if (this.reading === 0) this.laid = 0;
+      if (--this.reading === 0) {
+        const rest = this.heard.splice(0).slice(this.laid);
+        this.laid = 0;
+        if (!this.closed) for (const e of rest) this.apply(e);
+      }
     }
     this.d.changed?.();
   }

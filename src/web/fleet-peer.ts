@@ -5,6 +5,8 @@ import { FLEET_PEER_USER } from '../ipc/fleet-reply.js';
 import type { MgrClient } from '../ipc/mgr-client.js';
 import { RqError, shown } from '../errors.js';
 import { checkCredentials } from './basic-auth.js';
+import { textParam } from './params.js';
+import { pathParam, plainParams } from './request-params.js';
 
 /** A wrong password asks rq-mgr again at most this often (the secret may have been made since): a guesser costs it nothing. */
 const ASK_AGAIN_MS = 1000;
@@ -67,13 +69,12 @@ export function fleetPeer(mgr: Pick<MgrClient, 'fleetCredential'>, prefix: strin
     requireRoute(req) {
       const call = callOf(req);
       // The queue segment's route also serves its page and its text: a peer reads `<q>.json` only.
-      if (!PEER_CALLS.has(call) || (call === 'GET /q/:q' && !String((req.params as Record<string, unknown>).q).endsWith('.json'))) refuse(req);
+      if (!PEER_CALLS.has(call) || (call === 'GET /q/:q' && !pathParam(req, 'q').endsWith('.json'))) refuse(req);
     },
     requireCommit(req) {
       if (callOf(req) !== MESSAGE_ACTION) return;
-      // Read as the route reads it (request-params.ts): the body's field over the query's. A multipart body is read by the route alone: refused.
-      const field = (o: unknown) => (typeof o === 'object' && o !== null && Object.hasOwn(o, '_method') ? (o as Record<string, unknown>)._method : undefined);
-      if (req.isMultipart() || (field(req.body) ?? field(req.query)) !== 'commit') refuse(req);
+      // Read as the route reads it; a multipart body is read by the route alone: refused.
+      if (req.isMultipart() || textParam(plainParams(req), '_method') !== 'commit') refuse(req);
     },
   };
 }
