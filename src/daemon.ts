@@ -72,9 +72,10 @@ export function daemonMain(name: string, main: () => Promise<number | void>): vo
 
 /**
  * What a child of rq-mgr tells it over the channel rq-mgr opened (`Worker`): that it serves now
- * (its socket or port listens), or why it cannot, with the fix; rq-mgr says it once and backs off.
+ * (its socket or port listens; the web says at which URL), or why it cannot, with the fix; rq-mgr
+ * says it once and backs off.
  */
-export type ParentReport = { rq: 'ready' } | { rq: 'problem'; key: string; reason: string; fix: string };
+export type ParentReport = { rq: 'ready'; at?: string } | { rq: 'problem'; key: string; reason: string; fix: string };
 
 /** Sends a report to rq-mgr when it started this process; resolves once it is sent (before an exit), at once without a channel. */
 export function tellParent(report: ParentReport): Promise<void> {

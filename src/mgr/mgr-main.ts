@@ -2,7 +2,7 @@
 import fs from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { rootPaths } from '../config/paths.js';
-import { type GlobalConfig, loadGlobalConfig } from '../config/global-config.js';
+import { type GlobalConfig, loadGlobalConfig, webUrl } from '../config/global-config.js';
 import { webLimits } from '../config/web-limits.js';
 import { type EtcdCredentials, readEtcdCredentials } from '../config/fleet-credentials.js';
 import { exposureWarnings } from '../config/exposure.js';
@@ -167,7 +167,7 @@ const START_WAIT_MS = 15_000;
 /** The web's part of the started line: its URL once it listens, else why not. */
 function webLine(config: GlobalConfig, report: StartReport): { url: string | null; fields: Record<string, string> } {
   if (!report.web) return { url: null, fields: { web: 'not built (npm run build)' } };
-  const url = `http://${config.addr ?? '127.0.0.1'}:${config.port}${config.relative_root ?? '/'}`;
+  const url = webUrl(config);
   if (report.web.ready) return { url, fields: { web: url } };
   const p = report.web.problem;
   return { url: null, fields: { web: p ? `not up: ${p.reason}` : `not up yet (${report.web.status})` } };

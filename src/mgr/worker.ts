@@ -95,7 +95,9 @@ export class Worker {
   private onReport(child: ChildProcess, m: ParentReport): void {
     if (this.child !== child || typeof m !== 'object' || m === null) return;
     if (m.rq === 'ready') {
-      if (this.problem) this.log.info({ worker: this.name }, `${this.name} serves again (before: ${this.problem.reason})`);
+      // The web says where: after a busy port, its config may name another one now.
+      const at = typeof m.at === 'string' ? ` at ${m.at}` : '';
+      if (this.problem) this.log.info({ worker: this.name }, `${this.name} serves again${at} (before: ${this.problem.reason})`);
       this.ready = true;
       this.problem = null;
       this.said = null;

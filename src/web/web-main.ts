@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadGlobalConfig } from '../config/global-config.js';
+import { loadGlobalConfig, webUrl } from '../config/global-config.js';
 import { queuePaths, rootPaths } from '../config/paths.js';
 import { PACKAGE_DIR, resolveRoot } from '../config/root.js';
 import { createLogger } from '../log.js';
@@ -56,7 +56,7 @@ async function main(): Promise<number | void> {
     return 1;
   }
   log.info({ host, port, root, relative_root: config.relative_root ?? '/' }, 'web server listening');
-  await tellParent({ rq: 'ready' });
+  await tellParent({ rq: 'ready', at: webUrl(config) });
 
   untilStopped({
     log,
