@@ -103,9 +103,10 @@ export async function loadGlobalConfig(file: string, fileLabel: string = file): 
   return parseGlobalConfig(text, fileLabel);
 }
 
-/** Where a person opens the web UI: the address it listens on (loopback unless `addr`), its port and relative_root. */
+/** Where a person opens the web UI: the address it listens on (loopback unless `addr`; an IPv6 one in brackets), its port and relative_root. */
 export function webUrl(cfg: Pick<GlobalConfig, 'addr' | 'port' | 'relative_root'>): string {
-  return `http://${cfg.addr ?? '127.0.0.1'}:${cfg.port}${cfg.relative_root ?? '/'}`;
+  const addr = cfg.addr ?? '127.0.0.1';
+  return `http://${addr.includes(':') ? `[${addr}]` : addr}:${cfg.port}${cfg.relative_root ?? '/'}`;
 }
 
 /** What full message ids and RQ_HOST are built from. */

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RqError } from '../../src/errors.js';
-import { hostInfo, loadGlobalConfig, parseGlobalConfig } from '../../src/config/global-config.js';
+import { hostInfo, loadGlobalConfig, parseGlobalConfig, webUrl } from '../../src/config/global-config.js';
 
 const LABEL = 'config/config.json';
 const parse = (obj: unknown) => parseGlobalConfig(JSON.stringify(obj), LABEL);
@@ -124,6 +124,13 @@ describe('global config.json', () => {
   it('derives the host info for full ids', () => {
     expect(hostInfo(parse({ host: 'h', port: '3333' }))).toEqual({ host: 'h', port: '3333', root: '/' });
     expect(hostInfo(parse({ host: 'h', port: 1, relative_root: '/therq//' }))).toEqual({ host: 'h', port: 1, root: '/therq/' });
+  });
+
+  it('webUrl: where a person opens the web UI, loopback unless addr, an IPv6 address in brackets, relative_root kept', () => {
+    expect(webUrl({ port: 3333 })).toBe('http://127.0.0.1:3333/');
+    expect(webUrl({ addr: '0.0.0.0', port: '8080', relative_root: '/rq' })).toBe('http://0.0.0.0:8080/rq');
+    expect(webUrl({ addr: '::1', port: 3333 })).toBe('http://[::1]:3333/');
+    expect(new URL(webUrl({ addr: 'fe80::1', port: 1 })).port).toBe('1');
   });
 
   describe('loadGlobalConfig', () => {
