@@ -75,7 +75,7 @@ export function daemonMain(name: string, main: () => Promise<number | void>): vo
  * (its socket or port listens; the web says at which URL), or why it cannot, with the fix; rq-mgr
  * says it once and backs off.
  */
-export type ParentReport = { rq: 'ready'; at?: string } | { rq: 'problem'; key: string; reason: string; fix: string };
+export type ParentReport = { rq: 'ready'; url?: string } | { rq: 'problem'; key: string; reason: string; fix: string };
 
 /** Sends a report to rq-mgr when it started this process; resolves once it is sent (before an exit), at once without a channel. */
 export function tellParent(report: ParentReport): Promise<void> {

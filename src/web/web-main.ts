@@ -56,7 +56,7 @@ async function main(): Promise<number | void> {
     return 1;
   }
   log.info({ host, port, root, relative_root: config.relative_root ?? '/' }, 'web server listening');
-  await tellParent({ rq: 'ready', at: webUrl(config) });
+  await tellParent({ rq: 'ready', url: webUrl(config) });
 
   untilStopped({
     log,

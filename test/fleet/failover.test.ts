@@ -1,4 +1,4 @@
-// Failover: a broken etcd stream is said only once it has gone unanswered for the failover time, then at once until answered (on V8's fake clock).
+// Failover: a broken etcd stream is said only once it has gone unanswered for the failover time, then at once until answered (on a fake clock).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Failover } from '../../src/fleet/failover.js';
 

@@ -1,5 +1,5 @@
-// The web's port held by another program (a real listener of this test): rq-mgr says so once at warn with the fix, retries the web with a growing back-off (never ERROR), npm start does not claim the URL, rq doctor names the problem and the fix, and the web serves once the port is free.
-import { type ChildProcess, spawn } from 'node:child_process';
+// The web's port held by another program (a real listener of this test): rq-mgr says so once at warn with the fix, retries the web with a growing back-off (never ERROR), npm start does not claim the URL, rq doctor names the problem and the fix, and the web serves once the port is free, or on the port the fix chose.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -43,17 +43,21 @@ const webStatus = async () =>
     ]
   )[1]['[web]'];
 
+/** npm start as a user runs it, into a pipe (JSON lines), at debug to see each retry's delay; resolves once it says it is ready. */
+async function startRq(): Promise<void> {
+  child = spawn(process.execPath, [path.join(PROJECT, 'bin', 'rq-start'), '--root', t.root], {
+    env: { ...process.env, RQ_LOG_LEVEL: 'debug', RQ_LOG_FORMAT: 'json' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+  // npm start says it is ready once it has heard rq-mgr's own line: the two come on one pipe, in that order.
+  await waitFor(() => jsonLines().some((l) => l.msg === 'rq-mgr started') && /^rq: ready/m.test(out), 'rq-mgr and npm start to say they are ready', 30_000);
+}
+
 describe('the web port in use by another program', () => {
   it('is said once with its fix, retried with back-off, named by rq doctor; the web serves once the port is free', async () => {
-    // npm start as a user runs it, into a pipe (JSON lines), at debug to see each retry's delay.
-    child = spawn(process.execPath, [path.join(PROJECT, 'bin', 'rq-start'), '--root', t.root], {
-      env: { ...process.env, RQ_LOG_LEVEL: 'debug', RQ_LOG_FORMAT: 'json' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
-    // npm start says it is ready once it has heard rq-mgr's own line: the two come on one pipe, in that order.
-    await waitFor(() => jsonLines().some((l) => l.msg === 'rq-mgr started') && /^rq: ready/m.test(out), 'rq-mgr and npm start to say they are ready', 30_000);
+    await startRq();
 
     const inUse = `port ${t.port} on 127.0.0.1 is in use by another program`;
     const fix = `choose another with bin/rq-install --port N --force --root ${t.root}`;
@@ -85,7 +89,20 @@ describe('the web port in use by another program', () => {
     const page = await fetch(`http://127.0.0.1:${t.port}/doctor.json`);
     expect(page.status).toBe(200);
     expect(((await page.json()) as { ok: boolean }).ok).toBe(true);
-    // Where, as the web's config now says: after a busy port, the operator may have chosen another.
     expect(jsonLines().some((l) => l.msg.startsWith(`[web] serves again at http://127.0.0.1:${t.port}/ (before: ${inUse})`))).toBe(true);
+  }, 120_000);
+
+  it('after the fix it gives (rq-install --port N --force), the web serves on the new port by itself and says where', async () => {
+    await startRq();
+    const other = await freePort();
+    const install = spawnSync(process.execPath, [path.join(PROJECT, 'bin', 'rq-install'), '--port', String(other), '--force', '--root', t.root], {
+      encoding: 'utf8',
+    });
+    expect(install.status, install.stderr).toBe(0);
+    // Said as the web read its config.json when it started again, not as rq-mgr read it at its start.
+    const again = `[web] serves again at http://127.0.0.1:${other}/ (before: port ${t.port} on 127.0.0.1 is in use by another program)`;
+    await waitFor(() => jsonLines().some((l) => l.msg === again), 'the web to serve on the port chosen', 60_000);
+    // rq-install --force also linked the built-in queues this root lacked: healthy once they answer.
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${other}/healthz`)).status === 200, 'rq healthy on the port chosen', 30_000);
   }, 120_000);
 });
