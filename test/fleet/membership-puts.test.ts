@@ -1,5 +1,6 @@
 // Membership in-process against a real etcd: a burst of queue changes is one put of the last record, puts keep their gap, a name held by
-// another instance is refused and said once per holder until it is free, and a clean stop leaves at once.
+// another instance is refused and said once per holder until it is free, a clean stop leaves at once, and a host whose etcd stopped answering
+// says it once, then joins again and puts what changed meanwhile once etcd answers.
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdProc } from '../helpers/etcd.js';
@@ -23,7 +24,7 @@ afterAll(async () => {
 });
 
 /** A host's record whose queue figure `ready` the test sets, and a log whose lines it reads. */
-function host(name: string, instance: string, over: { store?: EtcdStore } = {}) {
+function host(name: string, instance: string, over: { store?: EtcdStore; ttlS?: number } = {}) {
   const lines: { level: number; msg: string }[] = [];
   const log = pino({ level: 'debug' }, { write: (s: string) => void lines.push(JSON.parse(s) as { level: number; msg: string }) });
   const h = { ready: 0, lines, m: null as unknown as Membership };
@@ -35,7 +36,7 @@ function host(name: string, instance: string, over: { store?: EtcdStore } = {}) 
     instance,
     queues: { q: { status: 'UP', ready: h.ready, running: 0, workers: 1 } },
   });
-  const settings = { name: FLEET, etcd: [etcd.url], host: name, advertise: `http://127.0.0.1:1/${name}`, leaseTtlS: 5 };
+  const settings = { name: FLEET, etcd: [etcd.url], host: name, advertise: `http://127.0.0.1:1/${name}`, leaseTtlS: over.ttlS ?? 5 };
   h.m = new Membership({ store: over.store ?? store, settings, keys: KEYS, record, log, putGapMs: GAP_MS });
   return h;
 }
@@ -119,5 +120,32 @@ describe('Membership', { timeout: 30_000 }, () => {
     await joined(second);
     expect(second.lines.filter((l) => l.msg === 'fleet: joined again')).toHaveLength(1);
     await second.m.stop();
+  });
+
+  it('when etcd stops answering, is unreachable (said once), then joins again and puts what changed meanwhile', { timeout: 60_000 }, async () => {
+    // A short failover time: the outage is said within seconds.
+    const quick = await Store.open({ endpoints: [etcd.url], failoverMs: 300 });
+    const h = host('blip', 'i-blip', { store: quick, ttlS: 10 });
+    h.m.start();
+    await joined(h);
+    const p = await puts(KEYS.host('blip'));
+    try {
+      await etcd.freeze(true);
+      try {
+        await waitFor(() => h.m.state().state === 'unreachable', 'the keep-alive to fail past the failover time', 20_000);
+        h.ready = 9;
+        h.m.changed();
+      } finally {
+        await etcd.freeze(false);
+      }
+      await joined(h);
+      await waitFor(() => p.seen.some((x) => x.ready === 9), 'the record put again');
+      expect(h.lines.filter((l) => l.msg === 'fleet: joined again')).toHaveLength(1);
+      expect(h.lines.filter((l) => l.level === 40).map((l) => l.msg)).toEqual([expect.stringContaining('fleet: etcd does not answer')]);
+    } finally {
+      await p.cancel();
+      await h.m.stop();
+      quick.close();
+    }
   });
 });
