@@ -1,6 +1,6 @@
 // Membership in-process against a real etcd: a burst of queue changes is one put of the last record, puts keep their gap, a name held by
-// another instance is refused and said once per holder until it is free, a clean stop leaves at once, and a host whose etcd stopped answering
-// says it once, then joins again and puts what changed meanwhile once etcd answers.
+// another instance is refused and said once per holder until it is free, a clean stop leaves at once, and a host whose etcd stopped
+// says it once, then, its lease kept, is a member again and puts what changed meanwhile once etcd is back.
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdProc } from '../helpers/etcd.js';
@@ -122,24 +122,28 @@ describe('Membership', { timeout: 30_000 }, () => {
     await second.m.stop();
   });
 
-  it('when etcd stops answering, is unreachable (said once), then joins again and puts what changed meanwhile', { timeout: 60_000 }, async () => {
+  it('when etcd stops, is unreachable (said once), then keeps its lease and puts what changed meanwhile once etcd is back', { timeout: 60_000 }, async () => {
     // A short failover time: the outage is said within seconds.
     const quick = await Store.open({ endpoints: [etcd.url], failoverMs: 300 });
     const h = host('blip', 'i-blip', { store: quick, ttlS: 10 });
     h.m.start();
     await joined(h);
     const p = await puts(KEYS.host('blip'));
+    const leaseOf = async () => (await store.getPrefix(KEYS.host('blip')))[0]?.lease;
+    const lease = await leaseOf();
     try {
-      await etcd.freeze(true);
+      await etcd.stop();
       try {
         await waitFor(() => h.m.state().state === 'unreachable', 'the keep-alive to fail past the failover time', 20_000);
         h.ready = 9;
         h.m.changed();
       } finally {
-        await etcd.freeze(false);
+        await etcd.run();
       }
       await joined(h);
       await waitFor(() => p.seen.some((x) => x.ready === 9), 'the record put again');
+      // The lease held through the outage: a keep-alive answered again brought the host back, not a rejoin with a new lease.
+      expect(await leaseOf()).toBe(lease);
       expect(h.lines.filter((l) => l.msg === 'fleet: joined again')).toHaveLength(1);
       expect(h.lines.filter((l) => l.level === 40).map((l) => l.msg)).toEqual([expect.stringContaining('fleet: etcd does not answer')]);
     } finally {
