@@ -96,8 +96,8 @@ export class Worker {
     if (this.child !== child || typeof m !== 'object' || m === null) return;
     if (m.rq === 'ready') {
       // The web says where: after a busy port, its config may name another one now.
-      const at = typeof m.url === 'string' ? ` at ${m.url}` : '';
-      if (this.problem) this.log.info({ worker: this.name }, `${this.name} serves again${at} (before: ${this.problem.reason})`);
+      const where = typeof m.url === 'string' ? ` at ${m.url}` : '';
+      if (this.problem) this.log.info({ worker: this.name }, `${this.name} serves again${where} (before: ${this.problem.reason})`);
       this.ready = true;
       this.problem = null;
       this.said = null;
