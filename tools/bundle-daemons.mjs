@@ -13,7 +13,8 @@
 // Why the OpenTelemetry packages stay outside: a queue imports them (dynamically) only when it exports spans
 // (src/queue/observers/otlp-tracing.ts); bundled, their code would be in every queue's source text, used or not.
 // Why etcd3 stays outside: only a host in a fleet loads it (src/fleet/etcd-client.ts imports it at its first use), and
-// its gRPC stack reads its .proto files from its own package directory at run time, which a bundle would not have.
+// its gRPC stack reads its .proto files from its own package directory at run time, which a bundle would not have;
+// cockatiel, whose breaker a fleet's etcd client is given (src/fleet/etcd-breaker.ts), is loaded with it.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -67,7 +68,7 @@ export async function bundleDaemons(root, entries, outdir) {
     logLevel: 'warning',
     write: false,
     plugins: [leaveOutPinoDestinations],
-    external: ['@opentelemetry/*', 'etcd3'],
+    external: ['@opentelemetry/*', 'etcd3', 'cockatiel'],
     // The bundled CommonJS dependencies (pino's) call require, which ESM lacks.
     banner: { js: "import { createRequire as __rqCreateRequire } from 'node:module'; const require = __rqCreateRequire(import.meta.url);" },
   });

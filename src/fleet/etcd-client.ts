@@ -3,6 +3,7 @@ import type { Etcd3, IKeyValue, IWatchResponse, Lease, Watcher } from 'etcd3';
 import { RqError } from '../errors.js';
 import { backoffDelay } from '../backoff.js';
 import { Failover } from './failover.js';
+import { memberBreaker } from './etcd-breaker.js';
 import type { EtcdCredentials } from '../config/fleet-credentials.js';
 
 /** One key as read back: its value and the revisions a transaction compares. */
@@ -107,7 +108,7 @@ export class EtcdStore {
 
   /** Makes the client; nothing is sent until the first call, so an etcd that is down is found by the caller's first call. */
   static async open(opts: EtcdOptions): Promise<EtcdStore> {
-    const { Etcd3 } = await import('etcd3');
+    const [{ Etcd3, isRecoverableError }, cockatiel] = await Promise.all([import('etcd3'), import('cockatiel')]);
     const timeout = opts.callTimeoutMs ?? CALL_TIMEOUT_MS;
     const { tls, auth } = opts.credentials ?? {};
     const client = new Etcd3({
@@ -119,7 +120,10 @@ export class EtcdStore {
       ...(auth && { auth: { username: auth.user, password: auth.password } }),
       // Streams (keep-alives, watches) live on; a unary call has a deadline, or a lost etcd would hold it forever.
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
-      faultHandling: { watchBackoff: watchBackoff(opts.watchRetryMaxMs ?? WATCH_RETRY.maxMs) },
+      faultHandling: {
+        host: () => memberBreaker(cockatiel, isRecoverableError),
+        watchBackoff: watchBackoff(opts.watchRetryMaxMs ?? WATCH_RETRY.maxMs),
+      },
     });
     return new EtcdStore(client, opts.endpoints, opts.failoverMs ?? FAILOVER_MS, timeout);
   }
@@ -149,14 +153,18 @@ export class EtcdStore {
     const lease: Lease = this.client.lease(ttlS);
     const failover = new Failover(this.failoverMs, events.failing);
     let answeredAt = Date.now();
-    lease.on('lost', (err) => (failover.close(), events.lost(this.reasons.why(err))));
+    // etcd3 says `lost` for a grant that failed too: that failure is the grant's own, thrown below.
+    let granted = false;
+    lease.on('lost', (err) => (failover.close(), granted && events.lost(this.reasons.why(err))));
     lease.on('keepaliveFailed', (err) => failover.failing(this.reasons.why(err), answeredAt + (ttlS * 1000) / 3));
     lease.on('keepaliveSucceeded', () => {
       answeredAt = Date.now();
       failover.answered();
       events.alive();
     });
-    const id = await this.call(lease.grant());
+    // A grant given up on is closed: granted late, its keep-alives would hold a lease nothing uses.
+    const id = await this.call(lease.grant()).catch((err: unknown) => (lease.release(), Promise.reject(err)));
+    granted = true;
     return { id, revoke: () => (failover.close(), this.call(lease.revoke())), release: () => (failover.close(), lease.release()) };
   }
 
