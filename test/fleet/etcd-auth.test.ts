@@ -27,6 +27,11 @@ async function hostWithPassword(name: string, password: string): Promise<Host> {
   return h;
 }
 
+/** A failed wait's error with the host's view as last read and its last fleet log lines. */
+const explained = (h: Host, last: () => unknown) => (err: Error) => {
+  throw new Error(`${err.message}; its view last: ${JSON.stringify(last())}; its log: ${logLines(h, 'fleet').slice(-8).join(' | ')}`);
+};
+
 async function memberOf(h: Host): Promise<FleetView['member']> {
   const r = await h.mgr.cmd('fleet');
   expect(r[0]).toBe('ok');
@@ -54,12 +59,13 @@ describe('a fleet on an etcd with users', { timeout: 60_000 }, () => {
       async () => {
         const r = await a.mgr.cmd('fleet');
         const view = r[1] as FleetView;
-        return view.hosts.some((h) => h.host === 'a' && h.state === 'up') ? view : null;
+        // Member once its seen record is put too, which comes after the record the view lists.
+        return view.member.state === 'member' && view.hosts.some((h) => h.host === 'a' && h.state === 'up') ? view : null;
       },
-      "a's own view to list it",
+      'a to be a member whose own view lists it',
       30_000,
     );
-    expect(v.member.state).toBe('member');
+    expect(v.etcd.reachable).toBe(true);
     expect(logLines(a, 'rq-secret')).toEqual([]);
   });
 
@@ -85,6 +91,7 @@ describe('a fleet on an etcd with users', { timeout: 60_000 }, () => {
     await etcd.stop();
     await etcd.run();
     let last: FleetView | undefined;
+    const withLast = explained(a, () => last);
     const v = await waitFor(
       async () => {
         const view = (last = (await a.mgr.cmd('fleet'))[1] as FleetView);
@@ -92,23 +99,24 @@ describe('a fleet on an etcd with users', { timeout: 60_000 }, () => {
       },
       'a to be a member that sees the fleet again',
       20_000,
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}; its view last: ${JSON.stringify(last)}; its log: ${logLines(a, 'fleet').slice(-5).join(' | ')}`);
-    });
+    ).catch(withLast);
     expect(v.hosts.map((h) => h.host)).toContain('a');
     // Its view follows etcd again: a key put now is seen.
     await store.put(
       KEYS.seenHost('z'),
       JSON.stringify({ host: 'z', url: 'http://127.0.0.1:9/', joined_at: new Date().toISOString(), left_at: new Date().toISOString() }),
     );
-    await waitFor(async () => ((await a.mgr.cmd('fleet'))[1] as FleetView).hosts.some((h) => h.host === 'z'), "a's view to see a new key", 20_000);
+    await waitFor(async () => (last = (await a.mgr.cmd('fleet'))[1] as FleetView).hosts.some((h) => h.host === 'z'), "a's view to see a new key", 20_000).catch(
+      withLast,
+    );
     await store.delete(KEYS.seenHost('z'));
   });
 
   it('a clean stop revokes the lease as the rq user may: the key goes at once, and left_at is written', async () => {
     const a = hosts[0];
     // A member when it stops: under load a 2 s lease can lapse and be taken again, and a host between two leases has none to revoke.
-    await waitFor(async () => (await memberOf(a)).state === 'member', 'host a to hold its lease', 20_000);
+    let last: FleetView['member'] | undefined;
+    await waitFor(async () => (last = await memberOf(a)).state === 'member', 'host a to hold its lease', 20_000).catch(explained(a, () => last));
     await a.mgr.stop();
     expect(Object.keys(await hostRecords(store))).toEqual([]);
     const seen = (await store.getPrefix(KEYS.seenHost('a')))[0];
