@@ -1,4 +1,4 @@
-// etcd3's per-member circuit breaker, made so a call never waits on the breaker's trial call: a member that fails is skipped, and none wedges.
+// etcd3's per-member circuit breaker, made so a call never waits on the breaker's trial call (a member that fails is skipped, and none wedges), and how its refusals are said.
 import type * as Cockatiel from 'cockatiel';
 
 /** Failures in a row that open a member's breaker, as etcd3's own default. */
@@ -20,4 +20,20 @@ export function memberBreaker(cockatiel: typeof Cockatiel, recoverable: (err: Er
   const execute = breaker.execute.bind(breaker);
   breaker.execute = (fn, signal) => (breaker.state === CircuitState.HalfOpen ? Promise.reject(new BrokenCircuitError()) : execute(fn, signal));
   return breaker;
+}
+
+/**
+ * Failures as said to a person. A call the breaker above refuses says only that: the failure before
+ * it is the reason (a refused certificate, a wrong password), kept. grpc's empty resolution note is
+ * dropped.
+ */
+export class Reasons {
+  private last = '';
+
+  why(err: unknown): string {
+    const e = err as { message?: unknown; isBrokenCircuitError?: unknown } | null;
+    const text = (typeof e?.message === 'string' ? e.message : String(err)).replace(/\.?\s*Resolution note:\s*$/, '').trim();
+    if (e?.isBrokenCircuitError !== true) return (this.last = text);
+    return this.last === '' ? text : `${this.last} (etcd3 waits before it tries again)`;
+  }
 }

@@ -3,7 +3,7 @@ import type { Etcd3, IKeyValue, IWatchResponse, Lease, Watcher } from 'etcd3';
 import { RqError } from '../errors.js';
 import { backoffDelay } from '../backoff.js';
 import { Failover } from './failover.js';
-import { memberBreaker } from './etcd-breaker.js';
+import { Reasons, memberBreaker } from './etcd-breaker.js';
 import type { EtcdCredentials } from '../config/fleet-credentials.js';
 
 /** One key as read back: its value and the revisions a transaction compares. */
@@ -75,22 +75,6 @@ export function unreachable(endpoints: readonly string[], err: unknown, why: str
   return RqError.of('RQ_ERR_ETCD_UNREACHABLE', endpoints.join(','), why).causedBy(err);
 }
 
-/**
- * Failures as said to a person. After three failures in a row etcd3 stops trying a member for a while
- * (its circuit breaker) and says only that: the failure before is the reason (a refused certificate,
- * a wrong password), kept. grpc's empty resolution note is dropped.
- */
-class Reasons {
-  private last = '';
-
-  why(err: unknown): string {
-    const e = err as { message?: unknown; isBrokenCircuitError?: unknown } | null;
-    const text = (typeof e?.message === 'string' ? e.message : String(err)).replace(/\.?\s*Resolution note:\s*$/, '').trim();
-    if (e?.isBrokenCircuitError !== true) return (this.last = text);
-    return this.last === '' ? text : `${this.last} (etcd3 waits before it tries again)`;
-  }
-}
-
 /** etcd3's watch back-off interface, on rq's one backoff: doubles from 100 ms to the cap, so a watch resumes soon after etcd is back. */
 function watchBackoff(maxMs: number, n = 0): { duration: number; next: () => ReturnType<typeof watchBackoff> } {
   return { duration: backoffDelay(n, { baseMs: WATCH_RETRY.baseMs, maxMs }), next: () => watchBackoff(maxMs, n + 1) };
@@ -153,12 +137,16 @@ export class EtcdStore {
     const lease: Lease = this.client.lease(ttlS);
     const failover = new Failover(this.failoverMs, events.failing);
     let answeredAt = Date.now();
+    let failure: string | null = null;
     // etcd3 says `lost` for a grant that failed too: that failure is the grant's own, thrown below.
     let granted = false;
     lease.on('lost', (err) => (failover.close(), granted && events.lost(this.reasons.why(err))));
-    lease.on('keepaliveFailed', (err) => failover.failing(this.reasons.why(err), answeredAt + (ttlS * 1000) / 3));
+    lease.on('keepaliveFailed', (err) => failover.failing((failure = this.reasons.why(err)), answeredAt + (ttlS * 1000) / 3));
+    // A hung etcd breaks no stream and answers nothing, and etcd3 gives its stream up only a whole TTL on: a keep-alive sent is failing until answered.
+    lease.on('keepaliveFired', () => failover.failing(failure ?? 'a keep-alive was not answered', answeredAt + (ttlS * 1000) / 3));
     lease.on('keepaliveSucceeded', () => {
       answeredAt = Date.now();
+      failure = null;
       failover.answered();
       events.alive();
     });

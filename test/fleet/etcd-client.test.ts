@@ -1,4 +1,5 @@
-// The etcd client's leases against a real etcd: a grant etcd does not answer is refused to its caller and is not also said as a lease lost.
+// The etcd client's leases against a real etcd: a grant etcd does not answer is refused to its caller and is not also said as a lease
+// lost; a keep-alive that a hung etcd leaves unanswered is said failing the failover time after it was due, not a whole TTL on.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { EtcdProc } from '../helpers/etcd.js';
 import { waitFor } from '../helpers/rq-root.js';
@@ -25,4 +26,29 @@ it('a grant while etcd is down rejects, and says no lease lost: only a lease onc
   const lease = await waitFor(() => store.grant(2, events), 'a grant once etcd is back');
   await lease.revoke();
   expect(said).toEqual([]);
+});
+
+it('a keep-alive a frozen etcd leaves unanswered is said failing the failover time after its due time, and the lease lives on once it answers', async () => {
+  const failoverMs = 300;
+  const ttlS = 4;
+  const quick = await EtcdStore.open({ endpoints: [etcd.url], failoverMs });
+  const said: { what: string; at: number }[] = [];
+  const say = (what: string) => said.push({ what, at: Date.now() });
+  const lease = await quick.grant(ttlS, { failing: (why) => say(`failing ${why}`), alive: () => say('alive'), lost: (why) => say(`lost ${why}`) });
+  try {
+    await waitFor(() => said.some((s) => s.what === 'alive'), 'a first keep-alive answered');
+    const frozenAt = Date.now();
+    await etcd.freeze(true);
+    const failing = await waitFor(() => said.find((s) => s.what.startsWith('failing')), 'the hang to be said', 10_000);
+    expect(failing.what).toBe('failing a keep-alive was not answered');
+    // Due a third of the TTL after the last answer, said the failover time later; etcd3 alone would wait out the whole TTL.
+    expect(failing.at - frozenAt).toBeLessThan((ttlS * 1000) / 3 + failoverMs + 1000);
+    await etcd.freeze(false);
+    await waitFor(() => said.slice(said.indexOf(failing)).some((s) => s.what === 'alive'), 'a keep-alive answered after the thaw');
+    expect(said.filter((s) => s.what.startsWith('lost'))).toEqual([]);
+  } finally {
+    await etcd.freeze(false);
+    await lease.revoke();
+    quick.close();
+  }
 });
