@@ -64,6 +64,7 @@ export interface EtcdOptions {
 
 const CALL_TIMEOUT_MS = 3000;
 const WATCH_RETRY = { baseMs: 100, maxMs: 2000 };
+const KEEPALIVE_PING = { everyMs: 10_000, timeoutMs: 5_000 };
 /** Half of the default lease TTL: a failover takes one or two of etcd's election timeouts (1 s by default). */
 const FAILOVER_MS = 5000;
 
@@ -104,6 +105,9 @@ export class EtcdStore {
       ...(auth && { auth: { username: auth.user, password: auth.password } }),
       // Streams (keep-alives, watches) live on; a unary call has a deadline, or a lost etcd would hold it forever.
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
+      // A connection that goes silent without closing (a hung member, a path that drops packets) is given up after 15 s of unanswered
+      // pings, so streams on it move to a member that answers; etcd refuses pings sent more often than every 5 s.
+      grpcOptions: { 'grpc.keepalive_time_ms': KEEPALIVE_PING.everyMs, 'grpc.keepalive_timeout_ms': KEEPALIVE_PING.timeoutMs },
       faultHandling: {
         host: () => memberBreaker(cockatiel, isRecoverableError),
         watchBackoff: watchBackoff(opts.watchRetryMaxMs ?? WATCH_RETRY.maxMs),
@@ -277,7 +281,8 @@ export class EtcdStore {
         if (retry) clearTimeout(retry);
         const w = live;
         live = null;
-        await w?.cancel();
+        // etcd3 waits for etcd to confirm the cancel, without end: a hung etcd would hold rq-mgr's stop.
+        if (w) await this.call(w.cancel());
       },
     };
   }

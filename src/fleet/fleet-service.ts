@@ -104,8 +104,8 @@ export class FleetService {
     this.local.close();
     this.pools.close();
     this.secret.close();
-    await this.limits.close();
-    await this.others.close();
+    // Side by side: with etcd hung, each watch's cancel waits out a call's bound.
+    await Promise.all([this.limits.close(), this.others.close()]);
     await this.membership.stop();
     this.store.close();
   }

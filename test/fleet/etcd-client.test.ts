@@ -1,7 +1,10 @@
-// The etcd client's leases against a real etcd: a grant etcd does not answer is refused to its caller and is not also said as a lease
-// lost; a keep-alive that a hung etcd leaves unanswered is said failing the failover time after it was due, not a whole TTL on.
+// The etcd client against a real etcd: a grant etcd does not answer is refused to its caller and is not also said as a lease lost; a
+// keep-alive that a hung etcd leaves unanswered is said failing the failover time after it was due, not a whole TTL on; a watch's cancel
+// does not wait on a hung etcd; a connection that goes silent is given up, and calls and the watch go on over a new one.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { EtcdProc } from '../helpers/etcd.js';
+import { enableEtcdAuth } from '../helpers/etcd-auth.js';
+import { SilentProxy } from '../helpers/silent-proxy.js';
 import { waitFor } from '../helpers/rq-root.js';
 import { EtcdStore } from '../../src/fleet/etcd-client.js';
 
@@ -52,3 +55,53 @@ it('a keep-alive a frozen etcd leaves unanswered is said failing the failover ti
     quick.close();
   }
 });
+
+it("a watch cancelled while etcd hangs gives up within a call's bound: rq-mgr's stop is not held", { timeout: 10_000 }, async () => {
+  const quick = await EtcdStore.open({ endpoints: [etcd.url], callTimeoutMs: 500 });
+  const w = await quick.watchPrefix('/rq/fleet/', { put: () => undefined, delete: () => undefined, connected: () => undefined, disconnected: () => undefined });
+  await etcd.freeze(true);
+  try {
+    await expect(w.cancel()).rejects.toThrow(/no answer in 1000 ms/);
+  } finally {
+    await etcd.freeze(false);
+    quick.close();
+  }
+});
+
+it(
+  'a connection that goes silent is given up after unanswered pings: with etcd users, calls and the watch go on over a new one',
+  { timeout: 60_000 },
+  async () => {
+    const e = await EtcdProc.start();
+    await enableEtcdAuth(e.url, null, 'rq', 'rq-secret', 'root-secret');
+    const proxy = await SilentProxy.start(e.clientPort);
+    const credentials = { auth: { user: 'rq', password: 'rq-secret' } };
+    const far = await EtcdStore.open({ endpoints: [proxy.url], credentials });
+    const near = await EtcdStore.open({ endpoints: [e.url], credentials });
+    try {
+      const seen: string[] = [];
+      await far.watchPrefix('/rq/fleet/w/', {
+        put: (kv) => seen.push(kv.value),
+        delete: () => undefined,
+        connected: () => undefined,
+        disconnected: () => undefined,
+      });
+      await far.put('/rq/fleet/x', 'before');
+      proxy.goSilent();
+      proxy.heal();
+      // etcd3 alone keeps the silent connection for good (no pings): no call through it and no watch event would come again.
+      let n = 0;
+      await waitFor(
+        async () => (await near.put('/rq/fleet/w/k', `after ${++n}`), seen.some((v) => v.startsWith('after'))),
+        'the watch to see a put again',
+        40_000,
+      );
+      await waitFor(() => far.put('/rq/fleet/x', 'after').then(() => true), 'a call to go through again', 20_000);
+    } finally {
+      far.close();
+      near.close();
+      await proxy.close();
+      await e.cleanup();
+    }
+  },
+);
