@@ -23,17 +23,21 @@ export function memberBreaker(cockatiel: typeof Cockatiel, recoverable: (err: Er
 }
 
 /**
- * Failures as said to a person. A call the breaker above refuses says only that: the failure before
- * it is the reason (a refused certificate, a wrong password), kept. grpc's empty resolution note is
- * dropped.
+ * Failures as said to a person. A call the breaker above refuses says only that: the failure that
+ * opened it is the reason (a refused certificate, an unreachable member), kept; other failures (a
+ * lease lost, a watch ended) pass by it. grpc's empty resolution note is dropped.
  */
 export class Reasons {
   private last = '';
 
+  /** `opens`: whether a failure is of the kind that opens the breaker (etcd3's isRecoverableError). */
+  constructor(private readonly opens: (err: Error) => boolean) {}
+
   why(err: unknown): string {
     const e = err as { message?: unknown; isBrokenCircuitError?: unknown } | null;
     const text = (typeof e?.message === 'string' ? e.message : String(err)).replace(/\.?\s*Resolution note:\s*$/, '').trim();
-    if (e?.isBrokenCircuitError !== true) return (this.last = text);
-    return this.last === '' ? text : `${this.last} (etcd3 waits before it tries again)`;
+    if (e?.isBrokenCircuitError === true) return this.last === '' ? text : `${this.last} (etcd3 waits before it tries again)`;
+    if (err instanceof Error && this.opens(err)) this.last = text;
+    return text;
   }
 }

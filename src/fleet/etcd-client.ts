@@ -87,9 +87,8 @@ export class EtcdStore {
     readonly endpoints: string[],
     private readonly failoverMs: number,
     private readonly timeoutMs: number,
+    private readonly reasons: Reasons,
   ) {}
-
-  private readonly reasons = new Reasons();
 
   /** Makes the client; nothing is sent until the first call, so an etcd that is down is found by the caller's first call. */
   static async open(opts: EtcdOptions): Promise<EtcdStore> {
@@ -113,7 +112,7 @@ export class EtcdStore {
         watchBackoff: watchBackoff(opts.watchRetryMaxMs ?? WATCH_RETRY.maxMs),
       },
     });
-    return new EtcdStore(client, opts.endpoints, opts.failoverMs ?? FAILOVER_MS, timeout);
+    return new EtcdStore(client, opts.endpoints, opts.failoverMs ?? FAILOVER_MS, timeout, new Reasons(isRecoverableError));
   }
 
   /** A call's answer, or etcd unreachable; twice grpc's deadline also bounds what etcd3 does around it (a token exchange, a lease's grant), so a join never hangs. */

@@ -2,13 +2,13 @@
 // refused) cannot wait on itself; against a real etcd with users, a client whose token etcd forgot in a restart, after an outage long
 // enough to open the breaker, gets through again instead of hanging for good.
 import * as cockatiel from 'cockatiel';
-import { isRecoverableError, GRPCUnavailableError } from 'etcd3';
+import { isRecoverableError, EtcdLeaseInvalidError, GRPCUnavailableError } from 'etcd3';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EtcdProc } from '../helpers/etcd.js';
 import { enableEtcdAuth } from '../helpers/etcd-auth.js';
 import { waitFor } from '../helpers/rq-root.js';
 import { EtcdStore } from '../../src/fleet/etcd-client.js';
-import { HALF_OPEN_AFTER_MS, memberBreaker } from '../../src/fleet/etcd-breaker.js';
+import { HALF_OPEN_AFTER_MS, Reasons, memberBreaker } from '../../src/fleet/etcd-breaker.js';
 
 describe('a member breaker', () => {
   afterEach(() => vi.useRealTimers());
@@ -47,6 +47,17 @@ describe('a member breaker', () => {
     await expect(b.execute(() => 'not run')).rejects.toMatchObject({ isBrokenCircuitError: true });
     vi.advanceTimersByTime(HALF_OPEN_AFTER_MS);
     await expect(b.execute(() => 'back')).resolves.toBe('back');
+  });
+});
+
+describe('reasons as said', () => {
+  it("a breaker's refusal is said with the failure that opened it, not with a lease lost since; grpc's empty note is dropped", () => {
+    const r = new Reasons(isRecoverableError);
+    const refused = new cockatiel.BrokenCircuitError();
+    expect(r.why(refused)).toBe(refused.message);
+    expect(r.why(new GRPCUnavailableError('14 UNAVAILABLE: connect ECONNREFUSED. Resolution note: '))).toBe('14 UNAVAILABLE: connect ECONNREFUSED');
+    expect(r.why(new EtcdLeaseInvalidError('7'))).toMatch(/Lease 7/);
+    expect(r.why(refused)).toBe('14 UNAVAILABLE: connect ECONNREFUSED (etcd3 waits before it tries again)');
   });
 });
 
