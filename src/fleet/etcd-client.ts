@@ -1,9 +1,10 @@
 // The one connection to etcd (the etcd3 package, loaded on first use so a host without a fleet never loads it): leases, create-if-absent, watches.
-import type { Etcd3, IKeyValue, IWatchResponse, Lease, Watcher } from 'etcd3';
+import type { Etcd3, IKeyValue, IWatchResponse, Watcher } from 'etcd3';
 import { RqError } from '../errors.js';
 import { backoffDelay } from '../backoff.js';
 import { Failover } from './failover.js';
 import { Reasons, memberBreaker } from './etcd-breaker.js';
+import { type FleetLease, type LeaseEvents, keepLease } from './etcd-lease.js';
 import type { EtcdCredentials } from '../config/fleet-credentials.js';
 
 /** One key as read back: its value and the revisions a transaction compares. */
@@ -13,24 +14,6 @@ export interface KeyValue {
   modRevision: string;
   /** The lease it is bound to ('0' for none). */
   lease: string;
-}
-
-/** A granted lease: keys put with it go when it is revoked or expires. */
-export interface FleetLease {
-  readonly id: string;
-  /** Ends keep-alives and deletes the lease's keys at once. */
-  revoke(): Promise<void>;
-  /** Ends keep-alives only: the lease expires on its own. */
-  release(): void;
-}
-
-export interface LeaseEvents {
-  /** Keep-alives have failed for the failover time past one's due time: etcd does not answer (the lease holds until its TTL). */
-  failing: (why: string) => void;
-  /** A keep-alive went through again. */
-  alive: () => void;
-  /** The lease is gone (expired, revoked elsewhere, or not renewed within twice its TTL). */
-  lost: (why: string) => void;
 }
 
 export interface WatchEvents {
@@ -131,32 +114,9 @@ export class EtcdStore {
     }
   }
 
-  /**
-   * Grants a lease of `ttlS` seconds, kept alive until revoked, released or lost. A keep-alive goes
-   * every third of the TTL (etcd3's, as etcd's own client); a failure is said once the keep-alive
-   * due after the last answered one is the failover time late.
-   */
-  async grant(ttlS: number, events: LeaseEvents): Promise<FleetLease> {
-    const lease: Lease = this.client.lease(ttlS);
-    const failover = new Failover(this.failoverMs, events.failing);
-    let answeredAt = Date.now();
-    let failure: string | null = null;
-    // etcd3 says `lost` for a grant that failed too: that failure is the grant's own, thrown below.
-    let granted = false;
-    lease.on('lost', (err) => (failover.close(), granted && events.lost(this.reasons.why(err))));
-    lease.on('keepaliveFailed', (err) => failover.failing((failure = this.reasons.why(err)), answeredAt + (ttlS * 1000) / 3));
-    // A hung etcd breaks no stream and answers nothing, and etcd3 gives its stream up only a whole TTL on: a keep-alive sent is failing until answered.
-    lease.on('keepaliveFired', () => failover.failing(failure ?? 'a keep-alive was not answered', answeredAt + (ttlS * 1000) / 3));
-    lease.on('keepaliveSucceeded', () => {
-      answeredAt = Date.now();
-      failure = null;
-      failover.answered();
-      events.alive();
-    });
-    // A grant given up on is closed: granted late, its keep-alives would hold a lease nothing uses.
-    const id = await this.call(lease.grant()).catch((err: unknown) => (lease.release(), Promise.reject(err)));
-    granted = true;
-    return { id, revoke: () => (failover.close(), this.call(lease.revoke())), release: () => (failover.close(), lease.release()) };
+  /** Grants a lease of `ttlS` seconds, kept alive until revoked, released or lost (etcd-lease.ts). */
+  grant(ttlS: number, events: LeaseEvents): Promise<FleetLease> {
+    return keepLease(this.client.lease(ttlS), ttlS, events, { failoverMs: this.failoverMs, reasons: this.reasons, call: (p) => this.call(p) });
   }
 
   /** Puts `key` (bound to `lease`, if given) if no such key exists; else leaves it and returns what is there. */

@@ -1,7 +1,8 @@
 // This host's places in the fleet's concurrency limits: one lease-bound etcd key per waiting or holding run; the holders are the first N keys by create revision (etcd's semaphore recipe).
 import type { Logger } from 'pino';
 import { Doubling } from '../backoff.js';
-import type { EtcdStore, FleetLease } from './etcd-client.js';
+import type { EtcdStore } from './etcd-client.js';
+import type { FleetLease } from './etcd-lease.js';
 import type { FleetKeys } from './fleet-keys.js';
 
 /** One fleet key as rq-mgr's arbiter has it: its slots, its waiters in line order, the runs of this host holding a slot. */

@@ -4,7 +4,8 @@ import type { FleetSettings } from '../config/fleet-config.js';
 import { Doubling } from '../backoff.js';
 import { RqError } from '../errors.js';
 import { type HostRecord, type MemberState, isHostRecord } from '../ipc/fleet-reply.js';
-import type { EtcdStore, FleetLease } from './etcd-client.js';
+import type { EtcdStore } from './etcd-client.js';
+import type { FleetLease } from './etcd-lease.js';
 import { type FleetKeys, type SeenRecord, parseValue } from './fleet-keys.js';
 
 export interface MembershipDeps {
