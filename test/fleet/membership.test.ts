@@ -1,5 +1,6 @@
 // Fleet membership against a real etcd: three hosts join with their queues and counts, a duplicate name is refused, a SIGKILLed host
-// drops out within its lease TTL, a clean stop leaves at once, and etcd's outage leaves the hosts running and rejoining.
+// drops out within its lease TTL, a clean stop leaves at once, etcd's outage leaves the hosts running and rejoining, and a host stopped
+// while etcd hangs still stops.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdProc } from '../helpers/etcd.js';
 import { waitFor } from '../helpers/rq-root.js';
@@ -152,5 +153,18 @@ describe('fleet membership through etcd', { timeout: 60_000 }, () => {
     expect((await hostRecords(store)).b).toBeUndefined();
     const gone = await waitFor(async () => (await fleetOf(hosts.a)).hosts.find((h) => h.host === 'b' && h.state === 'gone'), 'a to show b gone');
     expect(Date.parse(gone.since!)).toBeGreaterThanOrEqual(stoppedAt - 1000);
+  });
+
+  it("a host stopped while etcd hangs stops within its calls' bounds, what it had of etcd left to expire", async () => {
+    await etcd.freeze(true);
+    try {
+      const stoppedAt = Date.now();
+      await hosts.a.mgr.stop();
+      // The watches' cancels (6 s each, side by side), then left_at's put (6 s) if the 2 s lease is not lost by then: not as long as etcd hangs.
+      expect(Date.now() - stoppedAt).toBeLessThan(20_000);
+      expect(logLines(hosts.a, 'FINAL SHUTDOWN')).toHaveLength(1);
+    } finally {
+      await etcd.freeze(false);
+    }
   });
 });
