@@ -40,10 +40,12 @@ describe('daemon bundles', () => {
 
   // A host without a fleet never loads etcd3 (idle memory): rq-mgr imports it only when config.json names a fleet,
   // from node_modules at run time (its gRPC stack reads its .proto files there); test/fleet/ runs it from the bundle.
-  it('dist/cli/rq-mgr.js imports etcd3 only lazily, and no other bundle imports it', () => {
+  it('dist/cli/rq-mgr.js imports etcd3 and cockatiel (its breaker) only lazily, and no other bundle imports them', () => {
     const mgr = fs.readFileSync(path.join(PROJECT, 'dist/cli/rq-mgr.js'), 'utf8');
-    expect(mgr.match(/import\("etcd3"\)/g)).toHaveLength(1);
-    for (const file of BUNDLES) expect(fs.readFileSync(path.join(PROJECT, file), 'utf8')).not.toMatch(/from "etcd3"|require\("etcd3"\)/);
+    for (const pkg of ['etcd3', 'cockatiel']) {
+      expect(mgr.match(new RegExp(`import\\("${pkg}"\\)`, 'g'))).toHaveLength(1);
+      for (const file of BUNDLES) expect(fs.readFileSync(path.join(PROJECT, file), 'utf8')).not.toMatch(new RegExp(`from "${pkg}"|require\\("${pkg}"\\)`));
+    }
   });
 
   describe('the escaping', () => {

@@ -1,4 +1,4 @@
-// etcd3's per-member circuit breaker, made so a call never waits on the breaker's trial call (a member that fails is skipped, and none wedges), and how its refusals are said.
+// etcd3's per-member circuit breaker, made so a call never waits on the breaker's trial call: a member that fails is skipped, and none wedges.
 import type * as Cockatiel from 'cockatiel';
 
 /** Failures in a row that open a member's breaker, as etcd3's own default. */
@@ -16,28 +16,12 @@ export const HALF_OPEN_AFTER_MS = 1_000;
  */
 export function memberBreaker(cockatiel: typeof Cockatiel, recoverable: (err: Error) => boolean): Cockatiel.CircuitBreakerPolicy {
   const { circuitBreaker, handleWhen, ConsecutiveBreaker, CircuitState, BrokenCircuitError } = cockatiel;
-  const breaker = circuitBreaker(handleWhen(recoverable), { halfOpenAfter: HALF_OPEN_AFTER_MS, breaker: new ConsecutiveBreaker(FAILURES) });
+  const failures = new ConsecutiveBreaker(FAILURES);
+  const breaker = circuitBreaker(handleWhen(recoverable), { halfOpenAfter: HALF_OPEN_AFTER_MS, breaker: failures });
+  // A trial ended by a failure the breaker does not count (a refusal, above) closes it without clearing its count: cleared here, or
+  // the next failure alone would open it again.
+  breaker.onReset(() => failures.success());
   const execute = breaker.execute.bind(breaker);
   breaker.execute = (fn, signal) => (breaker.state === CircuitState.HalfOpen ? Promise.reject(new BrokenCircuitError()) : execute(fn, signal));
   return breaker;
-}
-
-/**
- * Failures as said to a person. A call the breaker above refuses says only that: the failure that
- * opened it is the reason (a refused certificate, an unreachable member), kept; other failures (a
- * lease lost, a watch ended) pass by it. grpc's empty resolution note is dropped.
- */
-export class Reasons {
-  private last = '';
-
-  /** `opens`: whether a failure is of the kind that opens the breaker (etcd3's isRecoverableError). */
-  constructor(private readonly opens: (err: Error) => boolean) {}
-
-  why(err: unknown): string {
-    const e = err as { message?: unknown; isBrokenCircuitError?: unknown } | null;
-    const text = (typeof e?.message === 'string' ? e.message : String(err)).replace(/\.?\s*Resolution note:\s*$/, '').trim();
-    if (e?.isBrokenCircuitError === true) return this.last === '' ? text : `${this.last} (etcd3 waits before it tries again)`;
-    if (err instanceof Error && this.opens(err)) this.last = text;
-    return text;
-  }
 }

@@ -3,7 +3,8 @@ import type { Etcd3, IKeyValue, IWatchResponse, Watcher } from 'etcd3';
 import { RqError } from '../errors.js';
 import { backoffDelay } from '../backoff.js';
 import { Failover } from './failover.js';
-import { Reasons, memberBreaker } from './etcd-breaker.js';
+import { memberBreaker } from './etcd-breaker.js';
+import { Reasons } from './etcd-reasons.js';
 import { type FleetLease, type LeaseEvents, keepLease } from './etcd-lease.js';
 import type { EtcdCredentials } from '../config/fleet-credentials.js';
 
@@ -87,7 +88,7 @@ export class EtcdStore {
       ...(auth && { auth: { username: auth.user, password: auth.password } }),
       // Streams (keep-alives, watches) live on; a unary call has a deadline, or a lost etcd would hold it forever.
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
-      // A connection that goes silent without closing (a hung member, a path that drops packets) is given up after 15 s of unanswered
+      // A connection that goes silent without closing (a hung member, a path that drops packets) is given up within 5 to 15 s of unanswered
       // pings, so streams on it move to a member that answers; etcd refuses pings sent more often than every 5 s.
       grpcOptions: { 'grpc.keepalive_time_ms': KEEPALIVE_PING.everyMs, 'grpc.keepalive_timeout_ms': KEEPALIVE_PING.timeoutMs },
       faultHandling: {
@@ -193,11 +194,19 @@ export class EtcdStore {
       live = watcher;
       /** The revision the watch resumes from after a disconnection: one past the last it saw. */
       let resumeAt: string | null = null;
+      // etcd3 resumes a watch on a member it chooses again, and waits there for good if that member hangs (its connection never
+      // ready, no ping or deadline ends it): a watch not connected again within the failover time is made anew, on a member chosen afresh.
+      let stuck: NodeJS.Timeout | null = null;
+      const unstuck = () => {
+        if (stuck) clearTimeout(stuck);
+        stuck = null;
+      };
       watcher.on('put', (kv) => events.put(keyValue(kv)));
       watcher.on('delete', (kv) => events.delete(text(kv.key), String(kv.mod_revision)));
       watcher.on('connected', (res: IWatchResponse) => {
         // etcd answering below where the watch resumes lost its data (or was restored from a backup): the watch
         // would wait for revisions that are not coming. A new one starts from etcd's revision now.
+        unstuck();
         if (resumeAt !== null && BigInt(res.header.revision) + 1n < BigInt(resumeAt)) return void replace(watcher);
         connected(false);
       });
@@ -205,8 +214,10 @@ export class EtcdStore {
         const last = watcher.lastRevision();
         resumeAt = last === null ? null : String(last);
         down(err);
+        stuck ??= setTimeout(() => (unstuck(), replace(watcher)), this.failoverMs).unref();
       });
       watcher.on('error', (err) => {
+        unstuck();
         if (live !== watcher) return;
         live = null;
         down(err);

@@ -1,7 +1,7 @@
 // A granted lease kept alive: etcd3's keep-alives, said failing when one is late, and sent again on a stream of their own when one goes unanswered.
 import type { Lease } from 'etcd3';
 import { Failover } from './failover.js';
-import type { Reasons } from './etcd-breaker.js';
+import type { Reasons } from './etcd-reasons.js';
 
 /** A granted lease: keys put with it go when it is revoked or expires. */
 export interface FleetLease {
@@ -27,6 +27,9 @@ export interface LeaseDeps {
   /** A call to etcd under the bound every call has. */
   call: <T>(p: Promise<T>) => Promise<T>;
 }
+
+/** Renewals sent and still open at most: those that went to a hung member wait there until its connection is given up. */
+const MAX_UNANSWERED = 8;
 
 /** Whether `p` was fulfilled within `ms`. */
 function answeredWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
@@ -75,10 +78,12 @@ export async function keepLease(lease: Lease, ttlS: number, events: LeaseEvents,
     if (overdue) clearTimeout(overdue);
     overdue = null;
   };
+  let unanswered = 0;
+  const sent = (p: Promise<unknown>) => (unanswered++, p.finally(() => unanswered--));
   const renew = async () => {
     while (!closed && overdue !== null && Date.now() < answeredAt + ttlS * 1000) {
       const tried = Date.now();
-      if (await answeredWithin(lease.keepaliveOnce(), renewMs)) return void (closed || answered());
+      if (unanswered < MAX_UNANSWERED && (await answeredWithin(sent(lease.keepaliveOnce()), renewMs))) return void (closed || answered());
       await new Promise((r) => setTimeout(r, Math.max(0, tried + renewMs - Date.now())));
     }
     // Out of time unanswered (etcd3 says the lease lost) or answered on etcd3's own stream meanwhile: the next keep-alive may renew again.

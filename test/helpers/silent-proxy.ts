@@ -4,6 +4,8 @@ import net from 'node:net';
 
 export class SilentProxy {
   private silent = false;
+  /** Connections taken while silent: each is a peer trying again, held with no answer. */
+  heldWhileSilent = 0;
   private readonly open = new Set<net.Socket>();
   private readonly stall: (() => void)[] = [];
 
@@ -40,7 +42,7 @@ export class SilentProxy {
     this.open.add(a);
     a.on('close', () => this.open.delete(a));
     a.on('error', () => undefined);
-    if (this.silent) return void a.resume();
+    if (this.silent) return void (this.heldWhileSilent++, a.resume());
     const b = net.connect(targetPort, '127.0.0.1');
     this.open.add(b);
     b.on('error', () => undefined);
