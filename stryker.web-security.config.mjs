@@ -7,6 +7,7 @@ export default {
   ...base,
   mutate: [
     'src/web/basic-auth.ts',
+    'src/web/credentials.ts',
     'src/web/access-control.ts',
     'src/web/params.ts',
     'src/web/request-params.ts',

@@ -1,24 +1,14 @@
 // HTTP Basic auth against config.json's basic_auth users (and, on a fleet host, the fleet's own user), compared in constant time.
-import { createHash, timingSafeEqual } from 'node:crypto';
 import basicAuth from '@fastify/basic-auth';
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { RqError } from '../errors.js';
 import { FLEET_PEER_USER } from '../ipc/fleet-reply.js';
 import type { FleetPeer } from './fleet-peer.js';
+import { checkCredentials } from './credentials.js';
 
 export interface BasicAuthConfig {
   realm?: string;
   users: Record<string, string>;
-}
-
-// Hashing first gives equal lengths, so timingSafeEqual never leaks a length difference.
-const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
-
-/** True iff users[user] === password, taking the same time whether or not the user exists. */
-export function checkCredentials(users: Record<string, string>, user: string, password: string): boolean {
-  const known = Object.hasOwn(users, user);
-  const expected = digest(known ? users[user] : `\u0000no such user ${Math.random()}`);
-  return timingSafeEqual(expected, digest(password)) && known;
 }
 
 /**

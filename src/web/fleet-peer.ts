@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { FLEET_PEER_USER } from '../ipc/fleet-reply.js';
 import type { MgrClient } from '../ipc/mgr-client.js';
 import { RqError, shown } from '../errors.js';
-import { checkCredentials } from './basic-auth.js';
+import { checkCredentials } from './credentials.js';
 import { textParam } from './params.js';
 import { pathParam, plainParams } from './request-params.js';
 

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/web/app.js';
 import { ipAllowed } from '../../src/web/access-control.js';
-import { checkCredentials } from '../../src/web/basic-auth.js';
+import { checkCredentials } from '../../src/web/credentials.js';
 import { completeUtf8Length } from '../../src/web/log-tail.js';
 import { nestParams, parseFormBody } from '../../src/web/params.js';
 import { rubyInspect } from '../../src/web/ruby-inspect.js';
