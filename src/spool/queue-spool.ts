@@ -16,14 +16,12 @@ import { DirSync, mkdirDurable, renameDurable } from './durable.js';
 import { HashDirMaker, hashCount, hashList, hashPath } from './hash-dir.js';
 import { type HistoryEntry, type MoveNote, appendHistory, readHistory } from './history.js';
 import * as files from './message-files.js';
-import { type RecoverOptions, type Recovered, recoverSpool } from './recovery.js';
 import type { SpoolDeps } from './spool-deps.js';
 import { type SpoolFs, nodeSpoolFs } from './spool-fs.js';
 
 export type { Created } from './create.js';
 export type { HistoryEntry, MoveNote } from './history.js';
 export type { JobStatus } from './message-files.js';
-export type { Recovered } from './recovery.js';
 export type { SpoolDeps } from './spool-deps.js';
 
 const HASHED: ReadonlySet<State> = new Set(['done', 'relayed']);
@@ -283,10 +281,5 @@ export class QueueSpool {
 
   async listHashed(state: 'done' | 'relayed', limit: number): Promise<string[]> {
     return hashList(this.paths.state[state], limit);
-  }
-
-  /** The scan at queue start (see recoverSpool). */
-  recover(beforeRequeue?: (id: string, dir: string) => Promise<void>, opts?: RecoverOptions): Promise<Recovered> {
-    return recoverSpool(this, beforeRequeue, opts);
   }
 }

@@ -11,6 +11,7 @@
 import { ackErrs } from '../../dist/spool/err-acks.js';
 import { createCopy } from '../../dist/spool/message-copy.js';
 import { QueueSpool } from '../../dist/spool/queue-spool.js';
+import { recoverSpool } from '../../dist/spool/recovery.js';
 import { parseSeed, seededRandom } from './seeded-random.mjs';
 
 const [root, name, source, seedArg] = process.argv.slice(2);
@@ -105,7 +106,7 @@ async function lane(n) {
 }
 
 try {
-  const rec = await spool.recover();
+  const rec = await recoverSpool(spool);
   for (const m of rec.que) queued.push(m.msg_id);
   for (const id of await spool.listFlat('err')) errs.push(id);
   out(`ready ${rec.que.length} ${rec.prep.length}`);

@@ -9,6 +9,7 @@ import { LazySums } from '../../src/spool/attachment-sums.js';
 import { isRqError } from '../../src/errors.js';
 import { DirSync } from '../../src/spool/durable.js';
 import { type TempSpool, isRoot, ls, tempSpool } from '../helpers/temp-spool.js';
+import { recoverSpool } from '../../src/spool/recovery.js';
 
 const md5 = (b: Buffer | string) => createHash('md5').update(b).digest('hex');
 const listAttachments = (dir: string) => listWith(dir, new LazySums());
@@ -90,7 +91,7 @@ describe('attach', () => {
     const src = await source('x.tmp', 'data');
     await t.spool.attach(id, src, undefined);
     expect(await attachmentNames(msgDir)).toEqual(['x.tmp']);
-    await t.spool.recover();
+    await recoverSpool(t.spool);
     expect(await attachmentNames(msgDir)).toEqual(['x.tmp']);
   });
 

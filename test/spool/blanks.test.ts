@@ -8,6 +8,7 @@ import { HOST, type TempSpool, ls, tempSpool, walk } from '../helpers/temp-spool
 import { QueueSpool } from '../../src/spool/queue-spool.js';
 import { BlankDirs } from '../../src/spool/blanks.js';
 import { nodeSpoolFs } from '../../src/spool/spool-fs.js';
+import { recoverSpool } from '../../src/spool/recovery.js';
 
 /** The real fs, counting the blanks the pool has got: a blank's dir is listed before its refill has ended and the pool holds it. */
 function countingBlanks(): { made: number; fs: typeof nodeSpoolFs } {
@@ -97,7 +98,7 @@ describe('blanks', () => {
     await t.spool.close();
     // A restarted queue process: a second spool on the same root.
     const next = new QueueSpool(t.root, 'test', { host: HOST });
-    await next.recover();
+    await recoverSpool(next);
     expect(await ls(blankDir())).toEqual([]);
     expect(await ls(t.spool.paths.state.que)).toHaveLength(1);
   });

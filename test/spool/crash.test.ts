@@ -11,6 +11,7 @@ import { QueueSpool } from '../../src/spool/queue-spool.js';
 import { MSG_ID_RE } from '../../src/message/names.js';
 import { HOST, ls, walk } from '../helpers/temp-spool.js';
 import { seededRandom } from '../helpers/seeded-random.mjs';
+import { recoverSpool } from '../../src/spool/recovery.js';
 
 const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const WORKER = path.join(PROJECT, 'test', 'helpers', 'spool-worker.mjs');
@@ -130,7 +131,7 @@ describe('SIGKILL at random moments, then recover()', () => {
       }
 
       const spool = new QueueSpool(root, QUEUE, { host: HOST });
-      const rec = await spool.recover();
+      const rec = await recoverSpool(spool);
       const where = `round ${round} (killed after ${run.ops} steps + ${delay.toFixed(1)} ms; ${rng.replay})`;
       const st = spool.paths.state;
 

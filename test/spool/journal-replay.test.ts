@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
 import { recordingFs } from '../helpers/recording-fs.js';
 import { HOST, ls, perTestSpool } from '../helpers/temp-spool.js';
+import { recoverSpool } from '../../src/spool/recovery.js';
 
 const T0 = Date.UTC(2026, 10, 26, 12, 0, 0, 0);
 const s = perTestSpool('test', T0);
@@ -29,7 +30,7 @@ describe('journal replay', () => {
     const intactBefore = await fs.stat(path.join(s.spool.msgDir('que', intact.msg_id), 'msg'));
 
     const again = restarted(s.spool);
-    const rec = await again.recover();
+    const rec = await recoverSpool(again);
     expect(rec.journal).toEqual({ records: 4, recreated: [gone.msg_id], rewritten: [empty.msg_id, torn.msg_id], damaged: 0 });
     // By id, as the scan lists que/: under a fixed clock ids differ only by inode, in no set order.
     expect(rec.que.map((m) => m.msg_id)).toEqual([gone, empty, torn, intact].map((m) => m.msg_id).sort());
@@ -55,7 +56,7 @@ describe('journal replay', () => {
     await fs.rename(s.spool.msgDir('err', acked), s.spool.msgDir('err', `.${acked}`));
     await fs.writeFile(path.join(s.spool.paths.journalDir, segment), journal);
 
-    const rec = await restarted(s.spool).recover();
+    const rec = await recoverSpool(restarted(s.spool));
     expect(rec.journal).toMatchObject({ records: 4, recreated: [], rewritten: [] });
     expect(rec.requeued).toEqual([ran]);
     expect(await s.spool.locate(done)).toBe('done');
@@ -69,7 +70,7 @@ describe('journal replay', () => {
     await lose.dir(s.spool, kept.msg_id);
     const [segment] = await ls(s.spool.paths.journalDir);
     await fs.appendFile(path.join(s.spool.paths.journalDir, segment), '0badc0de {"id":"2026112');
-    const rec = await restarted(s.spool).recover();
+    const rec = await recoverSpool(restarted(s.spool));
     expect(rec.journal).toEqual({ records: 1, recreated: [kept.msg_id], rewritten: [], damaged: 1 });
     expect(rec.que.map((m) => m.msg_id)).toEqual([kept.msg_id]);
   });
@@ -80,7 +81,7 @@ describe('journal replay', () => {
     // What is left is the next segment, made ahead and empty.
     expect(await ls(s.spool.paths.journalDir)).toEqual(['000000000002.log']);
     expect(await fs.readFile(path.join(s.spool.paths.journalDir, '000000000002.log'), 'utf8')).toBe('');
-    const rec = await restarted(s.spool).recover();
+    const rec = await recoverSpool(restarted(s.spool));
     expect(rec.journal.records).toBe(0);
     expect(await s.spool.locate(m.msg_id)).toBeNull();
   });
@@ -89,7 +90,7 @@ describe('journal replay', () => {
     const m = await s.spool.create({ dest: 'test' }, { commit: true });
     await lose.dir(s.spool, m.msg_id);
     const rec = recordingFs(s.spool.root);
-    await restarted(s.spool, { fs: rec.fs }).recover();
+    await recoverSpool(restarted(s.spool, { fs: rec.fs }));
     const log = rec.log;
     const made = log.indexOf(
       `rename ${path.relative(s.spool.root, s.spool.paths.state.prep)}/_replay.${process.pid}.0 -> ${path.relative(s.spool.root, s.spool.msgDir('que', m.msg_id))}`,
@@ -108,7 +109,7 @@ describe('journal replay', () => {
     const m = await s.spool.create({ dest: 'test' }, { commit: true });
     await fs.rm(s.spool.paths.journalDir, { recursive: true });
     const again = restarted(s.spool);
-    const rec = await again.recover();
+    const rec = await recoverSpool(again);
     expect(rec.journal).toEqual({ records: 0, recreated: [], rewritten: [], damaged: 0 });
     expect(rec.que.map((q) => q.msg_id)).toEqual([m.msg_id]);
     await again.create({ dest: 'test' }, { commit: true });

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { markShutdown } from '../../src/spool/message-files.js';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
 import { HOST, ls, perTestSpool } from '../helpers/temp-spool.js';
+import { recoverSpool } from '../../src/spool/recovery.js';
 
 const s = perTestSpool('test', Date.UTC(2026, 10, 21, 16, 43, 46, 613));
 
@@ -18,14 +19,14 @@ describe('recover', () => {
     await markShutdown(s.spool.msgDir('run', stopped), s.spool.fs);
 
     const fresh = new QueueSpool(s.root, 'test', { host: HOST, now: () => s.clock });
-    const rec = await fresh.recover(undefined, { maxInterrupts: 3 });
+    const rec = await recoverSpool(fresh, undefined, { maxInterrupts: 3 });
     expect(rec.requeued.sort()).toEqual([stopped, crashed].sort());
     expect((await fresh.readMessage('que', stopped)).interrupts).toBeUndefined();
     expect((await fresh.readMessage('que', crashed)).interrupts).toBe(1);
     // The mark is spent: a crash in the next run of the same message counts.
     expect(await ls(fresh.msgDir('que', stopped))).not.toContain('shutdown');
     await fresh.move(stopped, 'que', 'run', { actor: 'dispatcher', durable: false });
-    await new QueueSpool(s.root, 'test', { host: HOST, now: () => s.clock }).recover(undefined, { maxInterrupts: 3 });
+    await recoverSpool(new QueueSpool(s.root, 'test', { host: HOST, now: () => s.clock }), undefined, { maxInterrupts: 3 });
     expect((await fresh.readMessage('que', stopped)).interrupts).toBe(1);
   });
 
@@ -45,7 +46,7 @@ describe('recover', () => {
     }
 
     const fresh = new QueueSpool(s.root, 'test', { host: HOST, now: () => s.clock });
-    const rec = await fresh.recover(undefined, { maxInterrupts: 3 });
+    const rec = await recoverSpool(fresh, undefined, { maxInterrupts: 3 });
     expect(rec.finished.sort()).toEqual([atLimit, neverInterrupted].sort());
     expect(rec.que).toEqual([]);
     // Counting it would have made the one at the limit a crash loop (INTERRUPTED 4 TIMES, outcome interrupted).
@@ -75,7 +76,7 @@ describe('recover', () => {
 
     const fresh = new QueueSpool(s.root, 'test', { host: HOST, now: () => s.clock });
     const seen: string[] = [];
-    const rec = await fresh.recover(async (id) => void seen.push(id), { maxInterrupts: 0 });
+    const rec = await recoverSpool(fresh, async (id) => void seen.push(id), { maxInterrupts: 0 });
     expect(seen.sort()).toEqual([...ids].sort());
     expect(rec.purged).toEqual([purge]);
     expect(rec.finished.sort()).toEqual([reasoned, broken, noMsg].sort());
@@ -114,7 +115,7 @@ describe('recover', () => {
     const queUndecided = (await s.spool.create({ dest: 'test' }, { commit: true, extra: { cancel: { purge: true } } })).msg_id;
 
     const fresh = new QueueSpool(s.root, 'test', { host: HOST, now: () => s.clock });
-    const rec = await fresh.recover();
+    const rec = await recoverSpool(fresh);
     expect(rec.purged.sort()).toEqual([prepPurge, quePurge].sort());
     expect(rec.finished.sort()).toEqual([prepErr, queErr, queNotPurge].sort());
     expect(rec.prep).toEqual([kept]);
@@ -145,7 +146,7 @@ describe('recover', () => {
     await s.spool.checkpoint();
     await fs.writeFile(path.join(s.spool.msgDir('run', unreadable), 'msg'), '{"half');
 
-    const rec = await new QueueSpool(s.root, 'test', { host: HOST, now: () => s.clock }).recover(undefined, { maxInterrupts: 3 });
+    const rec = await recoverSpool(new QueueSpool(s.root, 'test', { host: HOST, now: () => s.clock }), undefined, { maxInterrupts: 3 });
     expect(rec.finished).toEqual([past]);
     expect(rec.requeued.sort()).toEqual([atMax, unreadable].sort());
     expect(rec.broken).toEqual([unreadable]);

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
 import { recordingFs } from '../helpers/recording-fs.js';
 import { HOST, ls, perTestSpool, walk } from '../helpers/temp-spool.js';
+import { recoverSpool } from '../../src/spool/recovery.js';
 
 const s = perTestSpool('test', Date.UTC(2026, 10, 21, 16, 43, 46, 613));
 
@@ -34,7 +35,7 @@ describe('recover', () => {
 
     const fresh = new QueueSpool(s.root, 'test', { host: HOST, now: () => s.clock });
     const seen: string[] = [];
-    const rec = await fresh.recover(async (id) => void seen.push(id));
+    const rec = await recoverSpool(fresh, async (id) => void seen.push(id));
     expect(seen).toEqual([running]);
     expect(rec.requeued).toEqual([running]);
     expect(rec.broken).toEqual([broken]);
@@ -67,7 +68,7 @@ describe('recover', () => {
     }
     s.clock += 5000;
     const fresh = new QueueSpool(s.root, 'test', { host: HOST, now: () => s.clock });
-    const rec = await fresh.recover();
+    const rec = await recoverSpool(fresh);
     const due = (id: string) => rec.que.find((q) => q.msg_id === id)?.due;
     expect(due(numeric)).toBe(1_700_000_000);
     expect(due(garbage)).toBe(Math.floor(s.clock / 1000));
@@ -82,7 +83,7 @@ describe('recover', () => {
     await s.spool.move(inErr, 'que', 'err', { actor: 'test' });
     for (const dir of [s.spool.msgDir('prep', inPrep), s.spool.msgDir('err', inErr)]) await fs.writeFile(path.join(dir, 'msg.tmp'), '{}');
     await fs.mkdir(path.join(s.spool.paths.dir, '.blank', '3'), { recursive: true });
-    await s.spool.recover();
+    await recoverSpool(s.spool);
     expect(await ls(s.spool.msgDir('prep', inPrep))).toEqual(['msg']);
     expect(await ls(s.spool.msgDir('err', inErr))).toEqual(['history', 'msg']);
     expect(await ls(s.spool.paths.dir)).not.toContain('.blank');
@@ -104,7 +105,7 @@ describe('recover', () => {
 
     const rec = recordingFs(s.root);
     const fresh = new QueueSpool(s.root, 'test', { host: HOST, now: () => s.clock, fs: rec.fs });
-    const loaded = await fresh.recover();
+    const loaded = await recoverSpool(fresh);
     expect(loaded.que.map((q) => q.msg_id)).toEqual(ids.filter((id) => id !== unreadable));
     const rel = (...p: string[]) => path.relative(s.root, path.join(...p));
     // Only the msg without a due was written again (msg.tmp renamed over msg).
@@ -122,7 +123,7 @@ describe('recover', () => {
     await s.spool.move(id, 'que', 'run', { actor: 'dispatcher', durable: false });
     await fs.writeFile(path.join(s.spool.msgDir('run', id), 'cancel'), '{}');
     const rec = recordingFs(s.root);
-    await new QueueSpool(s.root, 'test', { host: HOST, now: () => s.clock, fs: rec.fs }).recover();
+    await recoverSpool(new QueueSpool(s.root, 'test', { host: HOST, now: () => s.clock, fs: rec.fs }));
     const status = path.relative(s.root, path.join(s.spool.msgDir('run', id), 'status'));
     const moved = rec.log.findIndex((l) => l.startsWith(`rename ${path.relative(s.root, s.spool.msgDir('run', id))} ->`));
     expect(rec.log.indexOf(`fsynced ${status}`)).toBeGreaterThan(-1);
@@ -131,7 +132,7 @@ describe('recover', () => {
 
   it('creates missing state dirs', async () => {
     await fs.rm(s.spool.paths.state.relayed, { recursive: true });
-    await s.spool.recover();
+    await recoverSpool(s.spool);
     expect((await fs.stat(s.spool.paths.state.relayed)).isDirectory()).toBe(true);
   });
 });

@@ -1,7 +1,8 @@
 // The recovery scan at a queue's start: scripts a crashed predecessor left are killed, and what the crash left is said once in the log.
 import type { Logger } from 'pino';
 import type { FinishedState } from '../../message/states.js';
-import type { QueueSpool, Recovered } from '../../spool/queue-spool.js';
+import type { QueueSpool } from '../../spool/queue-spool.js';
+import { type Recovered, recoverSpool } from '../../spool/recovery.js';
 import { killStaleScript } from '../launch/stale-scripts.js';
 import type { QueueEvents } from '../status/queue-events.js';
 
@@ -11,7 +12,7 @@ export async function recoverQueue(spool: QueueSpool, events: QueueEvents, log: 
     const killed = await killStaleScript(dir, id);
     if (killed.length) log.warn({ msg_id: id, pids: killed }, 'killed script left by a previous queue process');
   };
-  const rec = await spool.recover(killStale, { maxInterrupts });
+  const rec = await recoverSpool(spool, killStale, { maxInterrupts });
   reportRecovery(log, rec);
   // Finished by the scan rather than by a run: observers (webhooks) still hear of each one.
   for (const id of rec.finished) void announceFinished(spool, events, id);

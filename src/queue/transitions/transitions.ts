@@ -1,7 +1,8 @@
 // The one owner of a waiting message's state: every rename, removal and index change of prep and que goes through here, in one order.
 import type { Message } from '../../message/message.js';
 import { type FinishedState, type State, isFinished } from '../../message/states.js';
-import type { MoveNote, QueueSpool, Recovered } from '../../spool/queue-spool.js';
+import type { MoveNote, QueueSpool } from '../../spool/queue-spool.js';
+import type { Recovered } from '../../spool/recovery.js';
 import type { MessageIndex, ParkOwner } from '../index/message-index.js';
 import type { WaitMoves } from '../index/wait-moves.js';
 import type { QueueEvents } from '../status/queue-events.js';

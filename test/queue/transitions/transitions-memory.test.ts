@@ -3,7 +3,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { Message } from '../../../src/message/message.js';
 import { MessageIndex } from '../../../src/queue/index/message-index.js';
 import { QueueEvents } from '../../../src/queue/status/queue-events.js';
-import type { QueueSpool, Recovered } from '../../../src/spool/queue-spool.js';
+import type { QueueSpool } from '../../../src/spool/queue-spool.js';
+import type { Recovered } from '../../../src/spool/recovery.js';
 import { Transitions } from '../../../src/queue/transitions/transitions.js';
 
 const NOW = 1_000_000_000;
