@@ -6,7 +6,7 @@ import { discoverQueues } from '../mgr/queue-dirs.js';
 import { mapLimit } from '../spool/map-limit.js';
 import { refuseIfMgrDown } from './mgr-down.js';
 import { ask, replyLine } from './queue-ask.js';
-import type { RqIo } from './rq-commands.js';
+import type { RqIo } from './rq-command.js';
 
 /** Queues asked at once: a root may hold hundreds. */
 const LANES = 16;

@@ -2,7 +2,7 @@
 import type { FleetView, QueueFigures } from '../ipc/fleet-reply.js';
 import { askFleet } from './fleet-ask.js';
 import { printRefusal } from './json-output.js';
-import type { RqIo } from './rq-commands.js';
+import type { RqIo } from './rq-command.js';
 import { staleNote } from './rq-fleet.js';
 
 type FleetQueueRow = { host: string; queue: string } & QueueFigures;

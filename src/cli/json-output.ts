@@ -1,7 +1,7 @@
 // What `--json` prints on the read commands (docs/cli.md, "JSON output"): one document per run, and the one shape of a refusal.
 import type { Answer } from '../ipc/answer.js';
 import { replyLine } from './queue-ask.js';
-import type { RqIo } from './rq-commands.js';
+import type { RqIo } from './rq-command.js';
 
 /** Printed instead of a `fail <text>` line: the text, and the catalogue code it came with (RQ_ERR_REFUSED for a refusal that came without one). */
 export interface JsonRefusal {

@@ -7,7 +7,7 @@ import { askEvery } from './fan-out.js';
 import { printFleetQueues } from './fleet-queues.js';
 import { ask } from './queue-ask.js';
 import { printRefusal } from './json-output.js';
-import type { RqCommand } from './rq-commands.js';
+import type { RqCommand } from './rq-command.js';
 import { JSON_FLAG, OFFSET, QUEUE, limitOption } from './common-options.js';
 import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt, wholeOpt, usage } from './rq-options.js';
 

@@ -4,7 +4,7 @@ import { BULK_OPS, type BulkJob } from '../ipc/bulk-reply.js';
 import type { SearchArgs } from '../ipc/queue-client.js';
 import { listFilter, searchArgs } from '../web/list-params.js';
 import { ask, replyLine } from './queue-ask.js';
-import type { RqCommand } from './rq-commands.js';
+import type { RqCommand } from './rq-command.js';
 import { JSON_FLAG, QUEUE } from './common-options.js';
 import { EXIT } from './exit-codes.js';
 import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt, usage } from './rq-options.js';

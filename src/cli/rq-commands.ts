@@ -25,44 +25,12 @@ import { BULK_COMMANDS } from './rq-bulk.js';
 import { FROM_FILE, sendFromFile } from './rq-from-file.js';
 import { type Options, checkQueueName, flagOpt, messageFields, pathnameOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
 import { messageTarget } from './message-target.js';
+import type { RqCommand } from './rq-command.js';
 import type { CommandSpec } from './command-spec.js';
 import { JSON_FLAG, MSG_ARG, MSG_ID_OR_ARG } from './common-options.js';
 import { printRefusal } from './json-output.js';
 import { IDEMPOTENCY_KEY, MESSAGE_OPTIONS, RELAY_OK, WAIT } from './message-options.js';
 import { envTraceContext } from '../script-kit/trace-env.js';
-
-export interface RqIo {
-  stdout: (line: string) => void;
-  stderr: (line: string) => void;
-  /** Raw text (a job log), resolving once it may be followed by more; `stdout` per chunk when absent. */
-  write?: (text: string) => Promise<void>;
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-  /** Which of the standard streams are terminals: a bulk asks on one, and draws its progress line on one. */
-  tty?: { stdin: boolean; stderr: boolean };
-  /** Asks a yes/no question on the terminal; true for y or yes. */
-  confirm?: (question: string) => Promise<boolean>;
-  /** Redraws one status line on stderr (a terminal); '' clears it. */
-  progress?: (line: string) => void;
-  /** All of standard input, as text (`--from-file -`). */
-  readStdin?: () => Promise<string>;
-}
-
-export interface CommandContext {
-  opts: Options;
-  /** Words that are not options: `rq stats <queue>`'s queue. */
-  rest?: string[];
-  root: string;
-  io: RqIo;
-}
-
-/** One entry of the command table: what the parser and the help read (command-spec.ts), and what runs. */
-export interface RqCommand extends CommandSpec {
-  /** Returns the exit code: 0 iff the queue said ok (exit-codes.ts). */
-  run: (ctx: CommandContext) => Promise<number>;
-  /** False for a command that reads no root (`verify_rules` checks a file by path): it runs before any `npm start`. */
-  needsRoot?: false;
-}
 
 /**
  * Where a new message goes: its dest queue, or `relay` for a remote dest when relaying is allowed (spec §11.1).

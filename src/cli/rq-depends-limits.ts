@@ -5,7 +5,7 @@ import { type LimitKeyStatus, MgrClient } from '../ipc/mgr-client.js';
 import { readDepends } from '../message/depends.js';
 import { checkExpandedKey } from '../message/limit-key.js';
 import { actor, ask, replyLine } from './queue-ask.js';
-import type { RqCommand } from './rq-commands.js';
+import type { RqCommand } from './rq-command.js';
 import { JSON_FLAG, MSG_ARG, MSG_ID_OR_ARG } from './common-options.js';
 import { messageTarget } from './message-target.js';
 import { refusalDoc } from './json-output.js';

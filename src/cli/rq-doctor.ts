@@ -3,7 +3,7 @@ import { queuePaths, rootPaths } from '../config/paths.js';
 import { MgrClient } from '../ipc/mgr-client.js';
 import { QueueClient } from '../ipc/queue-client.js';
 import { type DoctorReport, type Finding, doctorReport } from '../mgr/doctor.js';
-import type { RqCommand } from './rq-commands.js';
+import type { RqCommand } from './rq-command.js';
 import { JSON_FLAG } from './common-options.js';
 import { flagOpt } from './rq-options.js';
 

@@ -3,7 +3,7 @@ import type { FleetView, QueueFigures } from '../ipc/fleet-reply.js';
 import { JSON_FLAG } from './common-options.js';
 import { askFleet } from './fleet-ask.js';
 import { printRefusal } from './json-output.js';
-import type { RqCommand } from './rq-commands.js';
+import type { RqCommand } from './rq-command.js';
 import { flagOpt } from './rq-options.js';
 
 /** `q1 UP ready 3 running 1/2`: what another host would choose it by. */

@@ -9,7 +9,7 @@ import { traceFrom, withoutTrace } from '../message/trace-context.js';
 import type { OptionSpec } from './command-spec.js';
 import { EXIT, exitFor } from './exit-codes.js';
 import { ask, replyLine } from './queue-ask.js';
-import type { RqIo } from './rq-commands.js';
+import type { RqIo } from './rq-command.js';
 import type { OptionValue } from '../args.js';
 import { usage } from './rq-options.js';
 

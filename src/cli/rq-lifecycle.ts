@@ -6,7 +6,7 @@ import type { HistoryLine } from '../ipc/history-line.js';
 import { detailWords, reasonWords } from '../ipc/history-words.js';
 import type { QueueClient } from '../ipc/queue-client.js';
 import { actor, ask, failureLines, replyLine } from './queue-ask.js';
-import type { CommandContext, RqCommand } from './rq-commands.js';
+import type { CommandContext, RqCommand } from './rq-command.js';
 import { cancelByTag } from './rq-tags.js';
 import type { CommandSpec, OptionSpec } from './command-spec.js';
 import { JSON_FLAG, MSG_ARG, MSG_ID, MSG_ID_OR_ARG, REASON, limitOption } from './common-options.js';

@@ -4,7 +4,7 @@ import { RqError, isRqError } from '../errors.js';
 import { queuePaths, rootPaths } from '../config/paths.js';
 import { type AdminOp, MgrClient } from '../ipc/mgr-client.js';
 import { actor, ask, replyLine } from './queue-ask.js';
-import type { RqCommand } from './rq-commands.js';
+import type { RqCommand } from './rq-command.js';
 import { MSG_ARG, MSG_ID_OR_ARG, QUEUE_ARG, QUEUE_OR_ARG } from './common-options.js';
 import { messageTarget } from './message-target.js';
 import { checkQueueName, flagOpt, requiredOpt } from './rq-options.js';

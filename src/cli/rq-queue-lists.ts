@@ -4,7 +4,7 @@ import type { QueueClient } from '../ipc/queue-client.js';
 import type { RunningEntry, WaitingEntry } from '../ipc/run-lists.js';
 import { ask } from './queue-ask.js';
 import { printRefusal } from './json-output.js';
-import type { CommandContext, RqCommand } from './rq-commands.js';
+import type { CommandContext, RqCommand } from './rq-command.js';
 import type { CommandSpec } from './command-spec.js';
 import { JSON_FLAG, QUEUE_ARG, QUEUE_OR_ARG, limitOption } from './common-options.js';
 import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt } from './rq-options.js';

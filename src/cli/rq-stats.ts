@@ -5,7 +5,7 @@ import { type Args, MAX_PAGE, countArg, offsetArg } from '../queue/commands/comm
 import { groupArg } from '../queue/commands/stats-commands.js';
 import { ask } from './queue-ask.js';
 import { printRefusal } from './json-output.js';
-import type { CommandContext, RqCommand } from './rq-commands.js';
+import type { CommandContext, RqCommand } from './rq-command.js';
 import { JSON_FLAG, OFFSET, QUEUE, limitOption } from './common-options.js';
 import { type Options, checkQueueName, flagOpt, stringOpt, usage } from './rq-options.js';
 import { statsLines } from './stats-lines.js';

@@ -10,7 +10,7 @@ import { TAG_EXPECTED, TRACK_TAG } from '../message/tags.js';
 import { askEvery, reportProblems } from './fan-out.js';
 import { ask } from './queue-ask.js';
 import { printRefusal } from './json-output.js';
-import type { RqCommand } from './rq-commands.js';
+import type { RqCommand } from './rq-command.js';
 import type { OptionSpec } from './command-spec.js';
 import { JSON_FLAG, OFFSET, limitOption } from './common-options.js';
 import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt, wholeOpt, tagOpt, usage } from './rq-options.js';

@@ -7,7 +7,7 @@ import { MAX_REASON } from '../queue/commands/command-args.js';
 import { askEvery, reportProblems } from './fan-out.js';
 import { actor, ask, failureLines, replyLine } from './queue-ask.js';
 import { printRefusal } from './json-output.js';
-import type { CommandContext, RqCommand } from './rq-commands.js';
+import type { CommandContext, RqCommand } from './rq-command.js';
 import type { OptionSpec } from './command-spec.js';
 import { JSON_FLAG, MSG_ARG, MSG_ID_OR_ARG, QUEUE_ARG, QUEUE_OR_ARG } from './common-options.js';
 import { messageTarget } from './message-target.js';

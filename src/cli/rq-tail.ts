@@ -5,7 +5,7 @@ import { RqError } from '../errors.js';
 import { queuePaths } from '../config/paths.js';
 import { type Located, LogTail } from '../web/log-tail.js';
 import { ask, replyLine } from './queue-ask.js';
-import type { RqCommand } from './rq-commands.js';
+import type { RqCommand } from './rq-command.js';
 import { EXIT } from './exit-codes.js';
 import { MSG_ARG, MSG_ID_OR_ARG } from './common-options.js';
 import { messageTarget } from './message-target.js';

@@ -1,6 +1,6 @@
 // `rq version` and `rq --version`: the version of rq (package.json's, which src/version.ts carries and a test keeps equal).
 import { RQ_VERSION } from '../version.js';
-import type { RqCommand } from './rq-commands.js';
+import type { RqCommand } from './rq-command.js';
 
 const version: RqCommand = {
   summary: "print rq's version",

@@ -1,7 +1,7 @@
 // `rq wait`: blocks until a message has finished, on the queue's own events (its wait_message command, no polling), and exits by the outcome; `sendmesg --wait` shares it.
 import { RqError, shown } from '../errors.js';
 import { ask, replyLine } from './queue-ask.js';
-import type { RqCommand, RqIo } from './rq-commands.js';
+import type { RqCommand, RqIo } from './rq-command.js';
 import { EXIT } from './exit-codes.js';
 import { JSON_FLAG, MSG_ARG, MSG_ID_OR_ARG } from './common-options.js';
 import { messageTarget } from './message-target.js';

@@ -1,5 +1,6 @@
 // rq: the command line client of queue sockets (spec §10.1), `rq <command> [--key value | --key=value | --flag] …`.
-import { RQ_COMMANDS, type RqCommand, type RqIo } from './rq-commands.js';
+import { RQ_COMMANDS } from './rq-commands.js';
+import type { RqCommand, RqIo } from './rq-command.js';
 import { commandHelp, commandList, shortUsage } from './command-help.js';
 import { checkCommandLine, unknownCommand } from './option-check.js';
 import { EXIT, exitFor } from './exit-codes.js';
