@@ -14,6 +14,10 @@ import { EtcdStore } from '../../src/fleet/etcd-client.js';
 /** etcd3's own switch for its tests: each call goes to the hosts last-listed first instead of in a random order. */
 const pool = createRequire(import.meta.url)('etcd3/lib/connection-pool.js') as { ConnectionPool: { deterministicOrder: boolean } };
 
+/** A watch of `prefix` whose puts' values go into `seen`. */
+const watchValues = (store: EtcdStore, prefix: string, seen: string[]) =>
+  store.watchPrefix(prefix, { put: (kv) => seen.push(kv.value), delete: () => undefined, connected: () => undefined, disconnected: () => undefined });
+
 let etcd: EtcdProc;
 let store: EtcdStore;
 beforeAll(async () => {
@@ -64,7 +68,7 @@ it('a keep-alive a frozen etcd leaves unanswered is said failing the failover ti
 
 it("a watch cancelled while etcd hangs gives up within a call's bound: rq-mgr's stop is not held", { timeout: 10_000 }, async () => {
   const quick = await EtcdStore.open({ endpoints: [etcd.url], callTimeoutMs: 500 });
-  const w = await quick.watchPrefix('/rq/fleet/', { put: () => undefined, delete: () => undefined, connected: () => undefined, disconnected: () => undefined });
+  const w = await watchValues(quick, '/rq/fleet/', []);
   await etcd.freeze(true);
   try {
     await expect(w.cancel()).rejects.toThrow(/no answer in 1000 ms/);
@@ -89,12 +93,7 @@ it(
       const f = (far = await EtcdStore.open({ endpoints: [proxy.url], credentials }));
       const n = (near = await EtcdStore.open({ endpoints: [e.url], credentials }));
       const seen: string[] = [];
-      await f.watchPrefix('/rq/fleet/w/', {
-        put: (kv) => seen.push(kv.value),
-        delete: () => undefined,
-        connected: () => undefined,
-        disconnected: () => undefined,
-      });
+      await watchValues(f, '/rq/fleet/w/', seen);
       await f.put('/rq/fleet/x', 'before');
       proxy.goSilent();
       proxy.heal();
@@ -123,12 +122,7 @@ it('a watch resumed on a member that stays silent is made anew on one that answe
   try {
     const seen: string[] = [];
     pool.ConnectionPool.deterministicOrder = true;
-    await store.watchPrefix('/rq/fleet/s/', {
-      put: (kv) => seen.push(kv.value),
-      delete: () => undefined,
-      connected: () => undefined,
-      disconnected: () => undefined,
-    });
+    await watchValues(store, '/rq/fleet/s/', seen);
     await near.put('/rq/fleet/s/k', 'before');
     await waitFor(() => seen.includes('before'), 'the watch, on the silent path, to see a put before');
     proxy.goSilent();
