@@ -65,7 +65,7 @@ describe('a lease on one etcd', () => {
 
   it('etcd stopped past the TTL: failing is said with its refusal, then the lease lost, once and for good', { timeout: 60_000 }, async () => {
     const said: string[] = [];
-    const lease = await store.grant(2, {
+    await store.grant(2, {
       failing: (why) => said.push(`failing ${why}`),
       alive: () => said.push('alive'),
       lost: (why) => said.push(`lost ${why}`),
