@@ -1,5 +1,5 @@
 // The names a create request may carry: the fields a create takes (the classic daemon's and rq's own), the ones classic clients send that it drops, and the refusal of a misspelt one.
-import { RqError } from '../errors.js';
+import { RqError, invalidField } from '../errors.js';
 import { JOB_FIELDS } from './job-fields.js';
 import { RUN_LIMIT_FIELDS } from './run-limits.js';
 import { DERIVED_FIELDS } from './message.js';
@@ -81,13 +81,33 @@ const KNOWN = new Set([...CREATE_FIELDS, ...DROPPED_FIELDS]);
 const typoDistance = (given: string) => (given.length <= 5 ? 1 : 2);
 
 /**
- * The first key of `fields` that is no field a create knows but is a misspelling of one, refused
+ * Unknown keys of one request looked at for misspellings (a batch shares one budget); any beyond are
+ * dropped unexamined, as every unknown key is. A client's own keys are a few; looking at each of half a
+ * million keys in one body held the web's event loop for half a minute.
+ */
+const MAX_TYPO_CHECKS = 1000;
+
+export interface TypoBudget {
+  left: number;
+}
+
+export const typoBudget = (): TypoBudget => ({ left: MAX_TYPO_CHECKS });
+
+/** Keys of one message at most: its fields are a few dozen, and every key costs each process the message passes. */
+export const MAX_FIELDS = 1000;
+
+/**
+ * The names of a create's fields, checked before anything else reads them: more than MAX_FIELDS keys
+ * are refused, and so is the first key that is no field a create knows but is a misspelling of one,
  * as `prioirty: unknown field; did you mean "priority"?` (400). Every other unknown key is left for
  * the create to drop, as the classic daemon drops it: classic clients are never refused.
  */
-export function refuseMisspeltFields(fields: Record<string, unknown>, prefix = ''): void {
-  for (const key of Object.keys(fields)) {
+export function refuseFieldNames(fields: Record<string, unknown>, prefix = '', budget: TypoBudget = typoBudget()): void {
+  const keys = Object.keys(fields);
+  if (keys.length > MAX_FIELDS) throw invalidField(`${prefix}message`, `an object of at most ${MAX_FIELDS} fields`, `${keys.length} fields`);
+  for (const key of keys) {
     if (KNOWN.has(key)) continue;
+    if (budget.left-- <= 0) return;
     const near = closest(key, CREATE_FIELDS, typoDistance);
     if (near !== undefined) throw RqError.of('RQ_ERR_UNKNOWN_FIELD', `${prefix}${key}`, near);
   }

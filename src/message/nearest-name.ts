@@ -1,17 +1,20 @@
 // The valid name a misspelt one was meant to be ("did you mean"), for the CLI's options and the fields of a message.
 
-/** Edit distance (insert, delete, substitute, swap of neighbours), for "did you mean". */
+/** Edit distance (insert, delete, substitute, swap of neighbours), for "did you mean"; three rows of the table kept, not all of it. */
 export function distance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  let twoBack: number[] = [];
+  let back = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
+    const row = [i];
     for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      let d = Math.min(back[j] + 1, row[j - 1] + 1, back[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, twoBack[j - 2] + 1);
+      row.push(d);
     }
+    twoBack = back;
+    back = row;
   }
-  return d[a.length][b.length];
+  return back[b.length];
 }
 
 /**
@@ -19,10 +22,13 @@ export function distance(a: string, b: string): number {
  * `maxDistance(given)` edits, by default 2 or a third of its length.
  */
 export function closest(given: string, names: readonly string[], maxDistance = (g: string) => Math.max(2, Math.floor(g.length / 3))): string | undefined {
+  const most = maxDistance(given);
   let best: { name: string; d: number } | undefined;
   for (const name of names) {
+    // Names whose length alone is too far are not measured: a key of a million characters costs no table of a million rows.
+    if (Math.abs(name.length - given.length) > most) continue;
     const d = distance(given.toLowerCase(), name.toLowerCase());
     if (!best || d < best.d) best = { name, d };
   }
-  return best && best.d <= maxDistance(given) ? best.name : undefined;
+  return best && best.d <= most ? best.name : undefined;
 }

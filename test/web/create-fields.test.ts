@@ -1,4 +1,4 @@
-// A misspelt field of a create is a 400 naming it and the field meant, in every body shape; every field and key a classic client sends is still taken, against a real rq-mgr + web.
+// A misspelt field of a create is a 400 naming it and the field meant (and a message of more than 1,000 keys a 400 naming their number), in every body shape; every field and key a classic client sends is still taken, against a real rq-mgr + web.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type WebRoot, startWebRoot } from './web-root.js';
 
@@ -42,6 +42,19 @@ describe('a misspelt field is refused', () => {
     const form = await post('/q/test/new_message', 'application/x-www-form-urlencoded', 'x_format=html&mesg[dest]=test&mesg[prioirty]=5');
     expect([form.status, await form.text()]).toEqual([400, `400 - ${TYPO}`]);
     expect(await counts()).toEqual(before);
+  });
+
+  it('so is a message of more than 1,000 keys, at once and in the client format, alone or in a batch; nothing made', async () => {
+    const keys = Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`k${i}`, 1]));
+    const before = await (await fetch(`${B}/q/test.json`)).json();
+    const one = await post('/q/test/new_message', 'application/json', JSON.stringify({ dest: 'test', ...keys }));
+    expect([one.status, await one.json()]).toEqual([400, ['fail', 'message: expected an object of at most 1000 fields, received "200001 fields"']]);
+    const batch = await post('/q/test/new_messages', 'application/json', JSON.stringify([{ param1: 'a' }, keys]));
+    expect([batch.status, await batch.json()]).toEqual([
+      400,
+      ['fail', 'messages[1]: message: expected an object of at most 1000 fields, received "200000 fields"'],
+    ]);
+    expect(await (await fetch(`${B}/q/test.json`)).json()).toMatchObject({ ...(before as object), uptime: expect.anything() });
   });
 
   it('in a batch: the whole batch, naming the message', async () => {

@@ -5,7 +5,7 @@ import { queuePaths } from '../../config/paths.js';
 import { MAX_CREATE_BATCH, QueueClient } from '../../ipc/queue-client.js';
 import { mayHaveArrived } from '../../ipc/socket-client.js';
 import type { Answer } from '../../ipc/answer.js';
-import { refuseMisspeltFields } from '../../message/create-fields.js';
+import { refuseFieldNames, typoBudget } from '../../message/create-fields.js';
 import { type PartialReport, partialReply, partialStatus } from '../../ipc/partial-reply.js';
 import { locateJsonError } from '../json-position.js';
 import { pathParam } from '../request-params.js';
@@ -56,6 +56,7 @@ function batchOf(req: FastifyRequest, queue: string): Record<string, unknown>[] 
   if (!Array.isArray(body))
     throw RqError.of('RQ_ERR_BAD_BODY', `a JSON array of message objects (application/json) or JSON lines (${JSON_LINES_TYPES.join(', ')})`, shown(body));
   if (body.length > MAX_CREATE_BATCH) throw invalidField('messages', `an array of 1 to ${MAX_CREATE_BATCH} message objects`, `${body.length} messages`);
+  const budget = typoBudget();
   return body.map((m, i) => {
     if (typeof m !== 'object' || m === null || Array.isArray(m))
       throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, invalidField('message', 'a JSON object of message fields', m).message);
@@ -63,7 +64,7 @@ function batchOf(req: FastifyRequest, queue: string): Record<string, unknown>[] 
     if (dest !== undefined && dest !== queue)
       throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, invalidField('dest', `${shown(queue)} (the queue of the URL) or none`, dest).message);
     try {
-      refuseMisspeltFields(m as Record<string, unknown>);
+      refuseFieldNames(m as Record<string, unknown>, '', budget);
     } catch (err) {
       throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, (err as Error).message);
     }

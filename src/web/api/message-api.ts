@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError, invalidField, isRqError, shown } from '../../errors.js';
 import type { Answer } from '../../ipc/answer.js';
 import { mayHaveArrived } from '../../ipc/socket-client.js';
-import { refuseMisspeltFields } from '../../message/create-fields.js';
+import { refuseFieldNames } from '../../message/create-fields.js';
 import { JOB_FIELDS } from '../../message/job-fields.js';
 import { parseFullId } from '../../message/message-id.js';
 import { dueFromForm } from '../due-time.js';
@@ -107,8 +107,8 @@ export function messageApi(ctx: WebContext, maxUploadBytes: number) {
     if (unread) throw RqError.of('RQ_ERR_UNSUPPORTED_BODY', unread);
     // The queue validates and types the fields (normaliseCreate): form text such as count="3" is read there.
     const fields = bare ?? messageFields(params, format);
-    // A misspelt field (prioirty) is refused; other unknown keys are dropped by the create, as the classic daemon did.
-    refuseMisspeltFields(fields);
+    // Too many keys, or a misspelt field (prioirty), are refused; other unknown keys are dropped by the create, as the classic daemon did.
+    refuseFieldNames(fields);
     withHeaderTrace(req, fields);
     if (format === 'html') for (const f of DEFAULTED_WHEN_EMPTY) if (fields[f] === '') delete fields[f];
     const due = dueFromForm(textParam(params, 'due_at'), textParam(params, 'due_tz'));
