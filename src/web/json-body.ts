@@ -1,7 +1,18 @@
 // application/json request bodies: fastify's parser (prototype poisoning refused), with refusals that say where the body goes wrong.
 import type { FastifyInstance } from 'fastify';
 import { RqError } from '../errors.js';
+import { MAX_FIELDS } from '../message/create-fields.js';
 import { describeJsonError } from './json-position.js';
+
+/**
+ * An object body of more keys than any route reads (a message's MAX_FIELDS), refused before a route
+ * copies it: each copy of half a million keys held the web's event loop for half a second.
+ */
+function tooManyKeys(value: unknown): RqError | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const n = Object.keys(value).length;
+  return n > MAX_FIELDS ? RqError.of('RQ_ERR_BAD_BODY', `a JSON object of at most ${MAX_FIELDS} keys`, `${n} keys`) : null;
+}
 
 /**
  * Replaces fastify's JSON body parser by the same parser whose refusals name the fault: an empty
@@ -15,7 +26,7 @@ export function installJsonBody(app: FastifyInstance, bodyLimit: number): void {
     const text = body as string;
     if (text.length === 0) return done(RqError.of('RQ_ERR_BAD_BODY', 'a JSON value (Content-Type is application/json)', 'an empty body'), undefined);
     parse(req, text, (err, value) => {
-      if (!err) return done(null, value);
+      if (!err) return done(tooManyKeys(value), value);
       let syntax: string | null = null;
       try {
         JSON.parse(text);

@@ -48,7 +48,15 @@ describe('a misspelt field is refused', () => {
     const keys = Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`k${i}`, 1]));
     const before = await (await fetch(`${B}/q/test.json`)).json();
     const one = await post('/q/test/new_message', 'application/json', JSON.stringify({ dest: 'test', ...keys }));
-    expect([one.status, await one.json()]).toEqual([400, ['fail', 'message: expected an object of at most 1000 fields, received "200001 fields"']]);
+    expect([one.status, await one.json()]).toEqual([400, ['fail', 'request body: expected a JSON object of at most 1000 keys, received 200001 keys']]);
+    const form = await post(
+      '/q/test/new_message',
+      'application/x-www-form-urlencoded',
+      `x_format=json&mesg[dest]=test&${Object.keys(keys)
+        .map((k) => `mesg[${k}]=1`)
+        .join('&')}`,
+    );
+    expect([form.status, await form.json()]).toEqual([400, ['fail', 'message: expected an object of at most 1000 fields, received "200001 fields"']]);
     const batch = await post('/q/test/new_messages', 'application/json', JSON.stringify([{ param1: 'a' }, keys]));
     expect([batch.status, await batch.json()]).toEqual([
       400,
