@@ -44,11 +44,19 @@ export function assertMsgId(id: unknown, field = 'msg_id'): string {
   return id;
 }
 
+/**
+ * Bytes of an attachment's name at most: its sum is written as `.<name>.md5.tmp`, 9 bytes more, and a
+ * file name is at most 255 bytes; a longer name was stored and then failed on its sum (500, the file kept).
+ */
+export const MAX_ATTACHMENT_NAME_BYTES = 255 - '..md5.tmp'.length;
+
 /** Returns the classic reply text for a refused attachment name, or null when it is fine. */
 export function attachmentNameProblem(name: string): string | null {
   if (name.startsWith('.')) return `Attachment name as a dot-file not allowed: ${name}`;
-  if (name.length === 0 || name.length > 255 || CONTROL.test(name) || ATTACH_FORBIDDEN.test(name)) {
+  if (name.length === 0 || CONTROL.test(name) || ATTACH_FORBIDDEN.test(name)) {
     return `Attachment name has invalid character. not allowed: ${name}`;
   }
+  const bytes = Buffer.byteLength(name);
+  if (bytes > MAX_ATTACHMENT_NAME_BYTES) return `Attachment name too long: expected at most ${MAX_ATTACHMENT_NAME_BYTES} bytes (UTF-8), received ${bytes}`;
   return null;
 }

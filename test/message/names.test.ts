@@ -6,6 +6,7 @@ import {
   MSG_ID_RE,
   assertMsgId,
   assertQueueName,
+  MAX_ATTACHMENT_NAME_BYTES,
   attachmentNameProblem,
   isMsgId,
   isValidQueueName,
@@ -136,7 +137,7 @@ describe('message ids', () => {
 
 describe('attachment names', () => {
   it('accepts ordinary names', () => {
-    for (const n of ['studio3.jpg', 'a', 'file name with spaces', 'x.tmp', 'données.csv', 'a'.repeat(255)]) {
+    for (const n of ['studio3.jpg', 'a', 'file name with spaces', 'x.tmp', 'données.csv', 'a'.repeat(246)]) {
       expect(attachmentNameProblem(n), n).toBeNull();
     }
   });
@@ -151,9 +152,17 @@ describe('attachment names', () => {
     expect(attachmentNameProblem(`a${ch}b`)).toBe(`Attachment name has invalid character. not allowed: a${ch}b`);
   });
 
-  it('refuses /, backslash, control bytes, empty and over-long names', () => {
-    for (const n of ['a/b', '/', 'a\\b', 'a\nb', 'a\u0000b', '', 'a'.repeat(256)]) {
+  it('refuses /, backslash, control bytes and empty names', () => {
+    for (const n of ['a/b', '/', 'a\\b', 'a\nb', 'a\u0000b', '']) {
       expect(attachmentNameProblem(n), JSON.stringify(n)).toBe(`Attachment name has invalid character. not allowed: ${n}`);
     }
+  });
+
+  it('refuses a name whose sum file would not fit in 255 bytes, counted in UTF-8', () => {
+    expect(MAX_ATTACHMENT_NAME_BYTES).toBe(246);
+    expect(attachmentNameProblem('a'.repeat(246))).toBeNull();
+    expect(attachmentNameProblem('a'.repeat(247))).toBe('Attachment name too long: expected at most 246 bytes (UTF-8), received 247');
+    expect(attachmentNameProblem('é'.repeat(123))).toBeNull();
+    expect(attachmentNameProblem('é'.repeat(124))).toBe('Attachment name too long: expected at most 246 bytes (UTF-8), received 248');
   });
 });

@@ -110,6 +110,8 @@ describe('attach', () => {
     expect(await refusal(t.spool.attach(id, bad, undefined))).toBe('Attachment name has invalid character. not allowed: a$b');
     expect(await refusal(t.spool.attach(id, ok, 'a<b'))).toBe('Attachment name has invalid character. not allowed: a<b');
     expect(await refusal(t.spool.attach(id, ok, 'sub/dir'))).toBe('Attachment name has invalid character. not allowed: sub/dir');
+    // Its sum file, .<name>.md5.tmp, would be over 255 bytes: refused before anything is stored.
+    expect(await refusal(t.spool.attach(id, ok, 'n'.repeat(250)))).toBe('Attachment name too long: expected at most 246 bytes (UTF-8), received 250');
     const fifo = path.join(files, 'fifo');
     const { execFileSync } = await import('node:child_process');
     execFileSync('mkfifo', [fifo]);
