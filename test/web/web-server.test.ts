@@ -104,6 +104,17 @@ describe('queue administration (spec §5.3)', () => {
     expect(del.headers.get('location')).toBe(`${w.origin}/`);
     expect(await (await fetch(`${B}/`, { headers: { cookie: cookiesOf(del) } })).text()).toContain('started deleting queue');
     await waitFor(async () => (await fetch(`${B}/q/made.json`)).status === 404, 'made deleted');
+
+    // A JSON client (x_format=json, or Accept) gets rq-mgr's answer in JSON, a refusal with its status, not a 303.
+    const gone = await postForm(`${B}/delete_queue`, { queue_name: 'made', x_format: 'json' });
+    expect([gone.status, await gone.json()]).toEqual([404, ['fail', 'no such queue']]);
+    const dotted = await fetch(`${B}/delete_queue`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: 'queue_name=..',
+    });
+    expect(dotted.status).toBe(404);
+    expect(((await dotted.json()) as string[])[0]).toBe('fail');
   });
 });
 

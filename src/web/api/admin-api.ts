@@ -4,7 +4,8 @@ import fs from 'node:fs/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError, invalidField, isRqError, shown } from '../../errors.js';
 import { DEFAULT_EXEC_PREFIX } from '../../config/queue-config.js';
-import type { Answer } from '../../ipc/answer.js';
+import { type Answer, refusalError } from '../../ipc/answer.js';
+import type { Creation } from '../../ipc/mgr-client.js';
 import { type Params, objectParam, textParam } from '../params.js';
 import { pathParam } from '../request-params.js';
 import { rubyInspect } from '../ruby-inspect.js';
@@ -79,6 +80,20 @@ export function adminApi(ctx: WebContext) {
   /** The classic flash of queue creation/deletion: the form params and the supervisor's reply. */
   const weGot = (params: Params, r: unknown) => html`We got <code>${rubyInspect(params)}</code> from form, and <code>${rubyInspect(r)}</code> from QueueMgr`;
 
+  /**
+   * rq-mgr's answer to a queue form: a 303 to `to` with it in a flash, as the classic web; to a JSON
+   * client `["ok", reply]`, or its refusal as an error in its format and status (404 no such queue, 503 no answer).
+   */
+  const answerForm = (req: FastifyRequest, reply: FastifyReply, params: Params, to: string, got: Answer<unknown> | Creation | null) => {
+    if (ctx.wantsJson(req)) {
+      if (got === null) throw RqError.of('RQ_ERR_NO_REPLY', 'rq-mgr did not answer');
+      if (!got.ok) throw refusalError(got);
+      return ctx.json(reply, ['ok', 'value' in got ? got.value : got.raw]);
+    }
+    const r = got?.raw ?? null;
+    return ctx.redirectTo(req, reply, to, got?.ok === true ? notice(weGot(params, r)) : error(weGot(params, r)));
+  };
+
   return {
     /** POST /q/<q>/adminoper with one of pause | resume | down | up, and back */
     async adminoper(req: FastifyRequest, reply: FastifyReply) {
@@ -123,7 +138,7 @@ export function adminApi(ctx: WebContext) {
     /** POST /new_queue with queue[name], queue[script], … */
     async newQueue(req: FastifyRequest, reply: FastifyReply) {
       if (!allowNewQueue()) return ctx.text(reply, 403, NEW_QUEUE_FORBIDDEN);
-      const params = await ctx.params(req);
+      const { p: params } = await ctx.actionParams(req);
       const queue = objectParam(params, 'queue') ?? {};
       ctx.requireNameFits(queue.name, 'queue[name]');
       await requireInScriptDirs(ctx.deps.root, ctx.deps.config, 'queue[script]', queue.script);
@@ -131,18 +146,15 @@ export function adminApi(ctx: WebContext) {
       // The script as given (./test/test_script.sh stays relative to the root); the queue checks
       // where it resolves again at every start, so a link swapped later cannot move it out of script_dirs.
       const made = await tryMgr('create_queue', (m) => m.createQueue(JSON.stringify({ ...queue, script_dirs_only: true }), RESTART_TIMEOUT_MS));
-      const r = made?.raw ?? null;
-      const ok = made?.ok === true;
       const name = typeof queue.name === 'string' ? queue.name : '';
-      if (ok && name) await answering(name);
-      const to = name ? ctx.urls.queue(name) : ctx.urls.link();
-      return ctx.redirectTo(req, reply, to, ok ? notice(weGot(params, r)) : error(weGot(params, r)));
+      if (made?.ok === true && name) await answering(name);
+      return answerForm(req, reply, params, name ? ctx.urls.queue(name) : ctx.urls.link(), made);
     },
 
     /** POST /new_queue_link with queue[json_path] (brightroll): a queue whose config.json links to that file. */
     async newQueueLink(req: FastifyRequest, reply: FastifyReply) {
       if (!allowNewQueue()) return ctx.text(reply, 403, NEW_QUEUE_FORBIDDEN);
-      const params = await ctx.params(req);
+      const { p: params } = await ctx.actionParams(req);
       const jsonPath = textParam(objectParam(params, 'queue'), 'json_path') ?? '';
       const file = await requireInScriptDirs(ctx.deps.root, ctx.deps.config, 'queue[json_path]', jsonPath);
       let linked: Record<string, unknown> | null;
@@ -156,22 +168,18 @@ export function adminApi(ctx: WebContext) {
       await requireInScriptDirs(ctx.deps.root, ctx.deps.config, `script of ${jsonPath}`, linked?.script);
       requireNoCodeSettings(linked, (k) => `${k} of ${jsonPath}`);
       const link = await tryMgr('create_queue_link', (m) => m.createQueueLink(JSON.stringify({ json_path: file, script_dirs_only: true }), RESTART_TIMEOUT_MS));
-      const r = link?.raw ?? null;
-      const ok = link?.ok === true;
-      if (ok && typeof name === 'string' && name !== '') await answering(name);
-      const to = typeof name === 'string' && name !== '' ? ctx.urls.queue(name) : ctx.urls.link();
-      return ctx.redirectTo(req, reply, to, ok ? notice(weGot(params, r)) : error(weGot(params, r)));
+      const named = typeof name === 'string' && name !== '';
+      if (link?.ok === true && named) await answering(name);
+      return answerForm(req, reply, params, named ? ctx.urls.queue(name) : ctx.urls.link(), link);
     },
 
     /** POST /delete_queue with queue_name (no allow_new_queue check, as classic) */
     async deleteQueue(req: FastifyRequest, reply: FastifyReply) {
-      const params = await ctx.params(req);
+      const { p: params } = await ctx.actionParams(req);
       const name = textParam(params, 'queue_name');
       if (name === undefined || name === '') throw invalidField('queue_name', 'a queue name', name);
       const del = await tryMgr('delete_queue', (m) => m.deleteQueue(name));
-      const r = del?.raw ?? null;
-      const ok = del?.ok === true;
-      return ctx.redirectTo(req, reply, ctx.urls.link(), ok ? notice(weGot(params, r)) : error(weGot(params, r)));
+      return answerForm(req, reply, params, ctx.urls.link(), del);
     },
   };
 }
