@@ -23,6 +23,7 @@ import { installBoundedDrain } from './bounded-drain.js';
 import { installGracefulClose } from './web-shutdown.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, type WebDeps } from './web-deps.js';
 import { installJsonLines } from './api/batch-api.js';
+import { routerRefusals } from './router-refusals.js';
 
 /** Form posts and JSON bodies (max_body_bytes); files go through multipart, which streams and has its own limit. */
 const FORM_BODY_LIMIT = 16 * 1024 * 1024;
@@ -48,6 +49,8 @@ interface Limits {
 /** Whole-request receive limit: large uploads over slow links need time, but not forever. */
 const REQUEST_TIMEOUT_MS = 30 * 60 * 1000;
 const CONNECTIONS_CHECK_MS = 1000;
+/** A path part (a queue name, a message id, an attachment name) longer than this is refused by the router itself (router-refusals.ts). */
+const MAX_PARAM_LENGTH = 1000;
 
 function statusOf(err: FastifyError | RqError | Error): number {
   if (err instanceof RqError) return err.code === 'RQ_ERR_NO_REPLY' ? 503 : err.status;
@@ -72,6 +75,7 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   const ctx = new WebContext(deps);
   const maxUpload = deps.config.max_upload_bytes ?? DEFAULT_MAX_UPLOAD_BYTES;
   const limits: Limits = { body: deps.config.max_body_bytes ?? FORM_BODY_LIMIT, field: deps.config.max_field_bytes ?? FIELD_LIMIT, upload: maxUpload };
+  const hosts = allowedHostNames(deps.config);
   const app = Fastify({
     logger: false,
     bodyLimit: limits.body,
@@ -82,7 +86,13 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
     // At close only idle connections go at once: a request in flight gets its reply (web-shutdown.ts).
     forceCloseConnections: 'idle',
     return503OnClosing: true,
-    routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: true, maxParamLength: 1000, querystringParser: (s: string) => parseFormBody(s) },
+    routerOptions: {
+      ignoreDuplicateSlashes: true,
+      ignoreTrailingSlash: true,
+      maxParamLength: MAX_PARAM_LENGTH,
+      querystringParser: (s: string) => parseFormBody(s),
+    },
+    frameworkErrors: routerRefusals({ hosts, allowedIps: deps.config.allowed_ips, auth: deps.config.basic_auth, maxParamLength: MAX_PARAM_LENGTH }),
   });
 
   limitConnections(app.server, ctx.limits, ctx.log);
@@ -95,7 +105,6 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
     return payload;
   });
 
-  const hosts = allowedHostNames(deps.config);
   app.decorate('rqFieldLimit', limits.field);
   app.decorate('rqUploadLimit', limits.upload);
 

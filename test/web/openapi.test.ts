@@ -9,7 +9,7 @@ import { PROJECT } from '../helpers/rq-root.js';
 import { OPENAPI_FILE, openapiDifference } from './openapi-file.js';
 import { PREFIX, prefixedRoot } from './openapi-harness.js';
 import { routeTable } from './route-table.js';
-import { type WebRoot, startWebRoot } from './web-root.js';
+import { type WebRoot, rawGet, startWebRoot } from './web-root.js';
 
 interface Operation {
   summary?: string;
@@ -143,17 +143,6 @@ describe('docs/openapi.json, the document as committed', () => {
 });
 
 /** A GET through http.request, to send a Host header fetch would not. */
-function getWithHost(url: string, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, { headers: { host } }, (res) => {
-        res.resume();
-        resolve(res.statusCode!);
-      })
-      .on('error', reject);
-  });
-}
-
 describe('Swagger UI at /docs', () => {
   it.each(['/docs', '/docs/'])('%s is the UI, its scripts and styles from this server', async (page) => {
     const res = await fetch(s.w.base + page);
@@ -199,8 +188,8 @@ describe('Swagger UI at /docs', () => {
 
   it('is refused to a Host that is not this server, like every route', async () => {
     for (const p of ['/docs', '/docs/json', '/docs/static/swagger-ui-bundle.js']) {
-      expect(await getWithHost(s.w.base + p, 'evil.example'), p).toBe(421);
-      expect(await getWithHost(s.w.base + p, `127.0.0.1:${s.w.port}`), p).toBe(200);
+      expect((await rawGet(s.w.base + p, { host: 'evil.example' })).status, p).toBe(421);
+      expect((await rawGet(s.w.base + p, { host: `127.0.0.1:${s.w.port}` })).status, p).toBe(200);
     }
   });
 });

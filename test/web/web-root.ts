@@ -1,6 +1,7 @@
 // Web test harness: a temp root with queues, a real rq-mgr (which starts the web process), and HTTP helpers.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
+import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -134,4 +135,17 @@ export async function treeSnapshot(dir: string): Promise<string[]> {
   }
   await walk(dir);
   return out.sort();
+}
+
+/** A GET sent as given (fetch would set its own Host and re-encode the path): its status, headers and body. */
+export function rawGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+      })
+      .on('error', reject);
+  });
 }

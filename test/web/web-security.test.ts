@@ -4,7 +4,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queuePaths } from '../../src/config/paths.js';
-import { type WebRoot, cookiesOf, postForm, send, startWebRoot, treeSnapshot, waitState } from './web-root.js';
+import { type WebRoot, cookiesOf, postForm, rawGet, send, startWebRoot, treeSnapshot, waitState } from './web-root.js';
 
 /** A request with the path sent exactly as written (fetch would resolve `..` and `%2e%2e`). */
 function raw(port: number, method: string, rawPath: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
@@ -52,6 +52,19 @@ describe('basic auth and relative_root', () => {
     expect(await ok.json()).toEqual(['test']);
     // Static files and the 404 page are behind auth too.
     expect((await fetch(`${w.base}/css/rq.css`)).status).toBe(401);
+  });
+
+  it('a URL the router refuses (a broken %-escape, a path part too long) passes the Host and credential checks first, then is told in the client format', async () => {
+    const broken = `${w.base}/q/%ff`;
+    expect((await rawGet(broken, { host: 'evil.example', ...auth })).status).toBe(421);
+    const none = await rawGet(broken);
+    expect([none.status, none.headers['www-authenticate']]).toEqual([401, 'Basic realm="rq-test"']);
+    expect(await rawGet(broken, auth)).toMatchObject({ status: 400, body: '400 - URL: expected a path whose %-escapes are UTF-8, received "/therq/q/%ff"' });
+    const json = await rawGet(broken, { ...auth, accept: 'application/json' });
+    expect([json.status, JSON.parse(json.body)]).toEqual([400, ['fail', 'URL: expected a path whose %-escapes are UTF-8, received "/therq/q/%ff"']]);
+    const long = await rawGet(`${w.base}/q/test/${'x'.repeat(1100)}.json`, auth);
+    expect(long.status).toBe(414);
+    expect(JSON.parse(long.body)[1]).toMatch(/^URL: expected each part of its path at most 1000 characters, received "\/therq\/q\/test\/x{60}/);
   });
 
   it('serves everything under the root, links and redirects carry it, outside is a plain 404', async () => {

@@ -1,0 +1,55 @@
+// URLs the router refuses before any hook runs (a broken %-escape, a path part too long): the Host, IP and credential checks first, then a refusal in the client's format.
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { shown } from '../errors.js';
+import { hostProblem, ipAllowed, securityHeaders } from './access-control.js';
+import type { BasicAuthConfig } from './basic-auth.js';
+import { checkCredentials } from './credentials.js';
+import { failText } from './json-errors.js';
+import { asksForJson } from './request-params.js';
+
+export interface RouterRefusalDeps {
+  hosts: ReadonlySet<string>;
+  allowedIps: string[] | undefined;
+  auth: BasicAuthConfig | undefined;
+  maxParamLength: number;
+}
+
+/** Whether an Authorization header names one of `users` with its password (basic_auth's own users; the fleet's peer user is never routed here). */
+function authorized(header: string | undefined, users: Record<string, string>): boolean {
+  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
+  if (!m) return false;
+  const pair = Buffer.from(m[1], 'base64').toString('utf8');
+  const colon = pair.indexOf(':');
+  return colon >= 0 && checkCredentials(users, pair.slice(0, colon), pair.slice(colon + 1));
+}
+
+/**
+ * fastify's `frameworkErrors`: the router answers these itself, in JSON of its own, before the
+ * onRequest hooks (app.ts) run. Here a foreign Host is still 421, an address not allowed 403, and a
+ * request without credentials 401, in that order, as any other request; then the URL's fault, as
+ * text or as `["fail", text]` to a JSON client.
+ */
+export function routerRefusals(d: RouterRefusalDeps) {
+  const text = (reply: FastifyReply, status: number, body: string, json: boolean) =>
+    json ? reply.code(status).type('application/json; charset=utf-8').send(failText(body)) : reply.code(status).type('text/plain; charset=utf-8').send(body);
+  return (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    securityHeaders(req, reply);
+    const misdirected = hostProblem(req, d.hosts);
+    if (misdirected) return text(reply, 421, misdirected, false);
+    if (!ipAllowed(req.ip, d.allowedIps)) return text(reply, 403, 'Forbidden', false);
+    let json = false;
+    try {
+      json = asksForJson(req);
+    } catch {
+      // A query string the parser refuses: the fault is told as text.
+    }
+    if (d.auth && !authorized(req.headers.authorization, d.auth.users)) {
+      reply.header('WWW-Authenticate', `Basic realm="${d.auth.realm ?? 'RQ'}"`);
+      return text(reply, 401, '401 - Unauthorized', json);
+    }
+    const path = req.url.split('?')[0];
+    if (err.code === 'FST_ERR_MAX_PARAM_LENGTH')
+      return text(reply, 414, `414 - URL: expected each part of its path at most ${d.maxParamLength} characters, received ${shown(path)}`, json);
+    return text(reply, 400, `400 - URL: expected a path whose %-escapes are UTF-8, received ${shown(path)}`, json);
+  };
+}
