@@ -1,7 +1,6 @@
 // The OpenAPI document (/docs/json) and Swagger UI (/docs): valid OpenAPI 3, complete against the route table,
 // the committed docs/openapi.json, served from this server through the same checks as every route.
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
