@@ -43,6 +43,8 @@ export async function freePort(): Promise<number> {
   const high = ephemeralLow() - 1;
   for (;;) {
     const port = low + Math.floor(Math.random() * (high - low + 1));
+    // fetch and browsers refuse to connect to the ports of the Fetch standard's "bad port" list; 10080 is the one above 10,000.
+    if (port === 10080) continue;
     const srv = net.createServer();
     const ok = await new Promise<boolean>((r) => {
       srv.once('error', () => r(false));
