@@ -44,11 +44,8 @@ export function assertMsgId(id: unknown, field = 'msg_id'): string {
   return id;
 }
 
-/**
- * Bytes of an attachment's name at most: its sum is written as `.<name>.md5.tmp`, 9 bytes more, and a
- * file name is at most 255 bytes; a longer name was stored and then failed on its sum (500, the file kept).
- */
-export const MAX_ATTACHMENT_NAME_BYTES = 255 - '..md5.tmp'.length;
+/** Bytes of an attachment's name at most: a file name's, counted in UTF-8 (255 characters of another script are more). */
+export const MAX_ATTACHMENT_NAME_BYTES = 255;
 
 /** Returns the classic reply text for a refused attachment name, or null when it is fine. */
 export function attachmentNameProblem(name: string): string | null {

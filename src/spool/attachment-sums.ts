@@ -18,6 +18,15 @@ export function sumName(name: string): string {
   return `.${name}.md5`;
 }
 
+/**
+ * Whether a sum is kept for `name`: its file and that file's temp name (`.<name>.md5.tmp`) fit in a
+ * file name's 255 bytes. A longer name (up to 255 bytes, as the classic daemon stored) keeps none:
+ * its md5 is computed when a view asks (LazySums), as for a file a script left.
+ */
+export function keepsSum(name: string): boolean {
+  return Buffer.byteLength(`${sumName(name)}.tmp`) <= 255;
+}
+
 /** The record to keep for `md5` of the file whose lstat is `st`. */
 export function sumRecord(md5: string, st: fs.BigIntStats): string {
   const rec: SumRecord = { md5, size: Number(st.size), ino: String(st.ino), mtime_ns: String(st.mtimeNs) };
@@ -26,6 +35,7 @@ export function sumRecord(md5: string, st: fs.BigIntStats): string {
 
 /** Writes the record beside the attachment (temp name + rename: a reader sees the old record or the new one). */
 export async function writeSum(attachDir: string, name: string, md5: string, st: fs.BigIntStats, sfs: SpoolFs): Promise<void> {
+  if (!keepsSum(name)) return;
   const final = `${attachDir}/${sumName(name)}`;
   const tmp = `${final}.tmp`;
   const fh = await sfs.open(tmp, 'w', 0o644);

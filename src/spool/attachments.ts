@@ -6,7 +6,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import { attachmentNameProblem } from '../message/names.js';
-import { type LazySums, keptSum, sumName, writeSum } from './attachment-sums.js';
+import { type LazySums, keepsSum, keptSum, sumName, writeSum } from './attachment-sums.js';
 import { type EntryKind, SafeDir, isNotPlainDir, kindOf } from './beneath.js';
 import { DirSync, fsyncPath, mkdirDurable } from './durable.js';
 import type { SpoolFs } from './spool-fs.js';
@@ -202,7 +202,7 @@ export async function deleteAttachment(msgDir: string, name: string, dirSync: Di
     } catch {
       return 'No attachment with that named for msg';
     }
-    await fs.rm(dir.entry(sumName(name)), { force: true });
+    if (keepsSum(name)) await fs.rm(dir.entry(sumName(name)), { force: true });
   } finally {
     await dir.close();
   }

@@ -45,6 +45,16 @@ async function refusal(p: Promise<unknown>): Promise<string> {
 }
 
 describe('attach', () => {
+  it('a name too long for its sum file beside it (247 to 255 bytes) is stored without one: its md5 is computed when listed, and it deletes', async () => {
+    const name = 'n'.repeat(250);
+    const src = await source('long.txt', 'long');
+    expect(await t.spool.attach(id, src, name)).toEqual({ name, md5: md5('long'), size: 4 });
+    expect(await ls(path.join(msgDir, 'attach'))).toEqual([name]);
+    expect(await t.spool.attachments('prep', id)).toEqual({ [name]: { md5: md5('long'), size: 4, path: path.join(msgDir, 'attach', name) } });
+    expect(await t.spool.deleteAttachment(id, name)).toBeNull();
+    expect(await ls(path.join(msgDir, 'attach'))).toEqual([]);
+  });
+
   it.each([
     ['0 bytes', Buffer.alloc(0)],
     ['1 byte', Buffer.from('x')],
@@ -110,8 +120,8 @@ describe('attach', () => {
     expect(await refusal(t.spool.attach(id, bad, undefined))).toBe('Attachment name has invalid character. not allowed: a$b');
     expect(await refusal(t.spool.attach(id, ok, 'a<b'))).toBe('Attachment name has invalid character. not allowed: a<b');
     expect(await refusal(t.spool.attach(id, ok, 'sub/dir'))).toBe('Attachment name has invalid character. not allowed: sub/dir');
-    // Its sum file, .<name>.md5.tmp, would be over 255 bytes: refused before anything is stored.
-    expect(await refusal(t.spool.attach(id, ok, 'n'.repeat(250)))).toBe('Attachment name too long: expected at most 246 bytes (UTF-8), received 250');
+    // Longer than a file name holds, counted in UTF-8: refused before anything is stored.
+    expect(await refusal(t.spool.attach(id, ok, 'é'.repeat(128)))).toBe('Attachment name too long: expected at most 255 bytes (UTF-8), received 256');
     const fifo = path.join(files, 'fifo');
     const { execFileSync } = await import('node:child_process');
     execFileSync('mkfifo', [fifo]);
