@@ -5,6 +5,7 @@ import { hostProblem, ipAllowed, securityHeaders } from './access-control.js';
 import type { BasicAuthConfig } from './basic-auth.js';
 import { checkCredentials } from './credentials.js';
 import { failText } from './json-errors.js';
+import { parseFormBody } from './params.js';
 import { asksForJson } from './request-params.js';
 
 export interface RouterRefusalDeps {
@@ -23,6 +24,18 @@ function authorized(header: string | undefined, users: Record<string, string>): 
   return colon >= 0 && checkCredentials(users, pair.slice(0, colon), pair.slice(colon + 1));
 }
 
+/** asksForJson for a request the router gave no query: its `x_format` read from the URL here. */
+function wantsJson(req: FastifyRequest): boolean {
+  try {
+    const at = req.url.indexOf('?');
+    const format = at < 0 ? undefined : parseFormBody(req.url.slice(at + 1)).x_format;
+    return typeof format === 'string' ? format === 'json' : asksForJson(req);
+  } catch {
+    // A query string the parser refuses: the fault is told as text.
+    return false;
+  }
+}
+
 /**
  * fastify's `frameworkErrors`: the router answers these itself, in JSON of its own, before the
  * onRequest hooks (app.ts) run. Here a foreign Host is still 421, an address not allowed 403, and a
@@ -34,17 +47,12 @@ export function routerRefusals(d: RouterRefusalDeps) {
     json ? reply.code(status).type('application/json; charset=utf-8').send(failText(body)) : reply.code(status).type('text/plain; charset=utf-8').send(body);
   return (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     securityHeaders(req, reply);
+    const json = wantsJson(req);
     const misdirected = hostProblem(req, d.hosts);
-    if (misdirected) return text(reply, 421, misdirected, false);
-    if (!ipAllowed(req.ip, d.allowedIps)) return text(reply, 403, 'Forbidden', false);
-    let json = false;
-    try {
-      json = asksForJson(req);
-    } catch {
-      // A query string the parser refuses: the fault is told as text.
-    }
+    if (misdirected) return text(reply, 421, misdirected, json);
+    if (!ipAllowed(req.ip, d.allowedIps)) return text(reply, 403, 'Forbidden', json);
     if (d.auth && !authorized(req.headers.authorization, d.auth.users)) {
-      reply.header('WWW-Authenticate', `Basic realm="${d.auth.realm ?? 'RQ'}"`);
+      reply.header('WWW-Authenticate', `Basic realm="${d.auth.realm ?? 'RQ'}", charset="UTF-8"`);
       return text(reply, 401, '401 - Unauthorized', json);
     }
     const path = req.url.split('?')[0];

@@ -57,8 +57,16 @@ describe('basic auth and relative_root', () => {
   it('a URL the router refuses (a broken %-escape, a path part too long) passes the Host and credential checks first, then is told in the client format', async () => {
     const broken = `${w.base}/q/%ff`;
     expect((await rawGet(broken, { host: 'evil.example', ...auth })).status).toBe(421);
+    const foreign = await rawGet(`${broken}?x_format=json`, { host: 'evil.example' });
+    expect([foreign.status, JSON.parse(foreign.body)[0]]).toEqual([421, 'fail']);
     const none = await rawGet(broken);
-    expect([none.status, none.headers['www-authenticate']]).toEqual([401, 'Basic realm="rq-test"']);
+    expect([none.status, none.headers['www-authenticate']]).toEqual([401, 'Basic realm="rq-test", charset="UTF-8"']);
+    // The same header as on any other route.
+    expect((await fetch(`${w.base}/q.json`)).headers.get('www-authenticate')).toBe(none.headers['www-authenticate']);
+    expect(await rawGet(`${broken}?x_format=json`, auth)).toMatchObject({
+      status: 400,
+      body: JSON.stringify(['fail', 'URL: expected a path whose %-escapes are UTF-8, received "/therq/q/%ff"']),
+    });
     expect(await rawGet(broken, auth)).toMatchObject({ status: 400, body: '400 - URL: expected a path whose %-escapes are UTF-8, received "/therq/q/%ff"' });
     const json = await rawGet(broken, { ...auth, accept: 'application/json' });
     expect([json.status, JSON.parse(json.body)]).toEqual([400, ['fail', 'URL: expected a path whose %-escapes are UTF-8, received "/therq/q/%ff"']]);

@@ -106,6 +106,13 @@ describe('queue administration (spec §5.3)', () => {
     await waitFor(async () => (await fetch(`${B}/q/made.json`)).status === 404, 'made deleted');
 
     // A JSON client (x_format=json, or Accept) gets rq-mgr's answer in JSON, a refusal with its status, not a 303.
+    const script = (await fs.readFile(queuePaths(w.root, 'test').configFile, 'utf8')).match(/"script":"([^"]+)"/)![1];
+    const again = await postForm(`${B}/new_queue`, { 'queue[name]': 'again', 'queue[script]': script, 'queue[num_workers]': '1', x_format: 'json' });
+    expect([again.status, await again.json()]).toEqual([200, ['ok', 'queue created - awesome']]);
+    const twice = await postForm(`${B}/new_queue`, { 'queue[name]': 'again', 'queue[script]': script, 'queue[num_workers]': '1', x_format: 'json' });
+    expect([twice.status, ((await twice.json()) as string[])[0]]).toEqual([409, 'fail']);
+    const deleted = await postForm(`${B}/delete_queue`, { queue_name: 'again', x_format: 'json' });
+    expect([deleted.status, await deleted.json()]).toEqual([200, ['ok', 'started deleting queue']]);
     const gone = await postForm(`${B}/delete_queue`, { queue_name: 'made', x_format: 'json' });
     expect([gone.status, await gone.json()]).toEqual([404, ['fail', 'no such queue']]);
     const dotted = await fetch(`${B}/delete_queue`, {

@@ -88,7 +88,9 @@ export function adminApi(ctx: WebContext) {
     if (ctx.wantsJson(req)) {
       if (got === null) throw RqError.of('RQ_ERR_NO_REPLY', 'rq-mgr did not answer');
       if (!got.ok) throw refusalError(got);
-      return ctx.json(reply, ['ok', 'value' in got ? got.value : got.raw]);
+      // A creation's reply is the classic ["success", text]: its text, as a deletion's.
+      const said = 'value' in got ? got.value : Array.isArray(got.raw) ? got.raw[1] : got.raw;
+      return ctx.json(reply, ['ok', said]);
     }
     const r = got?.raw ?? null;
     return ctx.redirectTo(req, reply, to, got?.ok === true ? notice(weGot(params, r)) : error(weGot(params, r)));

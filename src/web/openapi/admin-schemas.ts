@@ -1,7 +1,7 @@
 // OpenAPI schemas of the operator's form posts on queues (api/admin-api.ts): adminoper, restart, ack_errs, new_queue (+ _link), delete_queue.
 import type { FastifySchema } from 'fastify';
 import { NEW_QUEUE_FORBIDDEN } from '../api/admin-api.js';
-import { BACK, FORM_TYPES, type Json, Q, TAGS, answer, formBody, pathParams, seeOther } from './shapes.js';
+import { BACK, FAIL, FORM_TYPES, JSON_REFUSALS, type Json, Q, TAGS, answer, formBody, ok, pathParams, seeOther } from './shapes.js';
 
 /** These answer the classic texts only: no JSON form. */
 const couldNot = (what: string): Json =>
@@ -35,6 +35,9 @@ const tooLong = (field: string) =>
     { text: true },
   );
 
+/** To a JSON client (`x_format=json`, a JSON body, `Accept: application/json`) the queue forms answer rq-mgr's reply instead of the 303. */
+const toJsonClient = (text: string) => answer(`To a JSON client: \`["ok", "${text}"]\` instead of the 303`, { json: ok({ type: 'string' }, text) });
+
 const forbidden = answer(`\`${NEW_QUEUE_FORBIDDEN}\` (allow_new_queue is off), or a file outside \`script_dirs\``, { text: true });
 
 export const adminSchemas = {
@@ -57,7 +60,14 @@ export const adminSchemas = {
     tags: [TAGS.admin],
     consumes: FORM_TYPES,
     body: formBody(QUEUE_FIELDS),
-    response: { 303: seeOther("the new queue's page"), 400: tooLong('queue[name]'), 403: forbidden },
+    response: {
+      200: toJsonClient('queue created - awesome'),
+      303: seeOther("the new queue's page"),
+      400: tooLong('queue[name]'),
+      403: forbidden,
+      409: answer('To a JSON client: the queue exists already', { json: FAIL }),
+      503: JSON_REFUSALS[503],
+    },
   },
   newQueueLink: {
     summary: 'Create a queue whose config.json links to a file',
@@ -66,6 +76,7 @@ export const adminSchemas = {
     consumes: FORM_TYPES,
     body: formBody({ 'queue[json_path]': { type: 'string' } }),
     response: {
+      200: toJsonClient('queue created - awesome'),
       303: seeOther("the new queue's page"),
       400: tooLong('name of <json_path>'),
       403: forbidden,
@@ -78,6 +89,12 @@ export const adminSchemas = {
     tags: [TAGS.admin],
     consumes: FORM_TYPES,
     body: formBody({ queue_name: { type: 'string' } }),
-    response: { 303: seeOther('the dashboard'), 400: answer('No `queue_name`', { text: true }) },
+    response: {
+      200: toJsonClient('started deleting queue'),
+      303: seeOther('the dashboard'),
+      400: answer('No `queue_name`', { text: true, json: FAIL }),
+      404: answer('To a JSON client: `["fail", "no such queue"]`', { json: FAIL }),
+      503: JSON_REFUSALS[503],
+    },
   },
 } satisfies Record<string, FastifySchema>;
