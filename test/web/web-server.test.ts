@@ -70,6 +70,20 @@ describe('queue administration (spec §5.3)', () => {
     const file = await fetch(`${B}/q/test/config.json`);
     expect(file.headers.get('content-type')).toMatch(/^application\/json/);
     expect(JSON.parse(await file.text()).name).toBe('test');
+
+    // A config.json that is no regular file of a config's size is not read: a link to /dev/zero would hold the web's memory.
+    const odd = { zero: '/dev/zero', huge: path.join(w.root, 'huge.json') };
+    await fs.writeFile(odd.huge, JSON.stringify({ name: 'huge', pad: 'x'.repeat(2 * 1024 * 1024) }));
+    try {
+      for (const [name, target] of Object.entries(odd)) {
+        await fs.mkdir(queuePaths(w.root, name).dir);
+        await fs.symlink(target, queuePaths(w.root, name).configFile);
+        const res = await fetch(`${B}/q/${name}/config.json`);
+        expect([res.status, ((await res.json()) as string[])[0]], name).toEqual([404, 'fail']);
+      }
+    } finally {
+      for (const name of Object.keys(odd)) await fs.rm(queuePaths(w.root, name).dir, { recursive: true, force: true });
+    }
   });
 
   it('new_queue creates a queue (flash with the supervisor reply); a bad name shows its flash on the 404 page; delete_queue', async () => {

@@ -33,6 +33,8 @@ async function queueNames(ctx: WebContext): Promise<string[]> {
 
 /** Keys a config may hold that the web never serves. */
 const SECRET_KEYS = ['basic_auth'];
+/** A queue's config.json served at most: a few hundred bytes as written, 1 MiB leaves room for any hand-made one. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
 
 function parseJsonObject(text: string): Record<string, unknown> | null {
   try {
@@ -102,7 +104,9 @@ export function statusApi(ctx: WebContext) {
         throw RqError.of('RQ_ERR_FILE_NOT_FOUND', `config.json of ${q}`, '');
       });
       const shownAs = `config.json of ${q}`;
-      const text = await fs.readFile(real, 'utf8').catch(() => null);
+      // Only a regular file of a config's size is read: a link to /dev/zero or a huge file would hold the web's memory.
+      const st = await fs.stat(real).catch(() => null);
+      const text = st?.isFile() && st.size <= MAX_CONFIG_BYTES ? await fs.readFile(real, 'utf8').catch(() => null) : null;
       const parsed = text === null ? null : parseJsonObject(text);
       // A queue config is a JSON object: a link to anything else (made before links were checked) is not served.
       if (!parsed) throw RqError.of('RQ_ERR_FILE_NOT_FOUND', shownAs, ' (not a JSON object)');
