@@ -237,7 +237,11 @@ export async function main(argv: string[], io: InstallIo = processIo()): Promise
     const dirSync = new DirSync();
     const dirs = [paths.queues, paths.scandir, paths.timers, paths.config, paths.log];
     if (settings.ownTmpdir) dirs.push(config.tmpdir);
-    for (const dir of dirs) await mkdirDurable(dir, dirSync);
+    for (const dir of dirs) {
+      await mkdirDurable(dir, dirSync);
+      // Whatever the installer's umask: others may not list queue names, message ids or logs (the daemons make what is inside 0750/0640).
+      await fs.chmod(dir, 0o750);
+    }
 
     // Checked against the same schema rq-mgr loads it with, so the installer never writes a file the daemon refuses.
     GlobalConfigSchema.parse(config);

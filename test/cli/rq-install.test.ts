@@ -36,7 +36,11 @@ describe('rq-install main', () => {
     );
     // It may come to hold basic_auth passwords.
     expect((await fs.stat(path.join(tmp, 'config', 'config.json'))).mode & 0o777).toBe(0o600);
-    for (const d of ['queues', 'scandir', 'timers', 'config', 'log', 'tmp']) expect((await fs.stat(path.join(tmp, d))).isDirectory()).toBe(true);
+    // Not listable by others, whatever the umask (this test's is the usual 022).
+    for (const d of ['queues', 'scandir', 'timers', 'config', 'log', 'tmp']) {
+      const st = await fs.stat(path.join(tmp, d));
+      expect([st.isDirectory(), st.mode & 0o777], d).toEqual([true, 0o750]);
+    }
     expect(r.out.at(-1)).toBe(`Installed rq in ${tmp} (config: ${path.join(tmp, 'config', 'config.json')})`);
     expect(parseGlobalConfig(await readConfig(), 'config.json').host).toBe('127.0.0.1');
   });
