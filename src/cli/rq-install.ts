@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { RqError, isErrno, shown } from '../errors.js';
 import { GlobalConfigSchema, isPortValue } from '../config/global-config.js';
+import { browsersRefusePort } from '../config/browser-ports.js';
 import { PACKAGE_DIR, resolveRoot } from '../config/root.js';
 import { rootPaths } from '../config/paths.js';
 import { DirSync, mkdirDurable, writeFileDurable } from '../spool/durable.js';
@@ -29,7 +30,7 @@ Options:
   --root DIR         where to install (default: $RQ_ROOT, else the directory rq is installed in)
   --env NAME         the environment name given to scripts as RQ_ENV (default development)
   --host HOST        the host name in full message ids (default 127.0.0.1)
-  --port PORT        the web server's port, 1-65535 (default 3333)
+  --port PORT        the web server's port, 1-65535 but none browsers refuse (default 3333)
   --addr ADDR        the address the web server listens on (default 127.0.0.1; 0.0.0.0 for all)
   --tmpdir DIR       an existing absolute directory for uploads, on the root's file system
                      (default <root>/tmp, created)
@@ -122,6 +123,8 @@ export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv)
       throw usageError(`--port: expected a port number 1-65535, received ${typeof opts.port === 'boolean' ? 'no value' : shown(opts.port)}`);
     }
     port = Number(opts.port);
+    if (browsersRefusePort(port))
+      throw usageError(`--port: expected a port browsers will open, received ${port}, one they refuse (the Fetch standard's bad ports): choose another`);
   }
 
   const tmpdir = stringOpt(opts, 'tmpdir', 'an absolute directory path', true);

@@ -101,6 +101,14 @@ describe('rq-install main', () => {
       [['--port', '0'], 'rq-install: --port: expected a port number 1-65535, received "0"'],
       [['--port', '65536'], 'rq-install: --port: expected a port number 1-65535, received "65536"'],
       [['--port'], 'rq-install: --port: expected a port number 1-65535, received no value'],
+      [
+        ['--port', '10080'],
+        "rq-install: --port: expected a port browsers will open, received 10080, one they refuse (the Fetch standard's bad ports): choose another",
+      ],
+      [
+        ['--port', '6000'],
+        "rq-install: --port: expected a port browsers will open, received 6000, one they refuse (the Fetch standard's bad ports): choose another",
+      ],
       [['--host', 'a b'], 'rq-install: --host: expected a host name, received "a b"'],
       [['--tmpdir', 'rel/dir'], 'rq-install: --tmpdir: expected an absolute directory path, received "rel/dir"'],
       [['--force=maybe'], 'rq-install: --force: expected no value (or true/false), received "maybe"'],

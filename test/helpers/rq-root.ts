@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { queueCommand } from '../../src/ipc/rq1.js';
 import { queuePaths } from '../../src/config/paths.js';
+import { browsersRefusePort } from '../../src/config/browser-ports.js';
 import { notInheritedArgs, queueEnv, queueNodeFlags } from '../../src/queue/node-flags.js';
 import { killAll, ownCgroupHome, removeCgroup } from '../../src/queue/launch/cgroup-fs.js';
 import { parentCgroupName } from '../../src/queue/launch/run-cgroups.js';
@@ -43,8 +44,8 @@ export async function freePort(): Promise<number> {
   const high = ephemeralLow() - 1;
   for (;;) {
     const port = low + Math.floor(Math.random() * (high - low + 1));
-    // fetch and browsers refuse to connect to the ports of the Fetch standard's "bad port" list; 10080 is the one above 10,000.
-    if (port === 10080) continue;
+    // fetch and browsers refuse to connect to some ports (10080 is the one above 10,000).
+    if (browsersRefusePort(port)) continue;
     const srv = net.createServer();
     const ok = await new Promise<boolean>((r) => {
       srv.once('error', () => r(false));
