@@ -78,7 +78,10 @@ describe('bulk', () => {
     expect(await finish(again, rest.job)).toMatchObject({ changed: n.err, skipped: {} });
     expect(await again.cmd('num_messages')).toMatchObject({ que: 3000, err: 0 });
     const counts = await Promise.all(ids.map((id) => requeues(t, id, 'que')));
-    expect(counts.filter((c) => c !== 1)).toEqual([]);
+    // None twice. A history line is appended after its rename, unsynced (docs/performance.md, What each sync protects): the one
+    // message the kill may have caught between the two is in que without its line.
+    expect(counts.filter((c) => c > 1)).toEqual([]);
+    expect(counts.filter((c) => c === 0).length).toBeLessThanOrEqual(1);
   }, 180_000);
 
   it('acknowledges, deletes and moves chosen ids through the single-message rules; refusals are skipped with their reason', async () => {
