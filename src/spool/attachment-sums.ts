@@ -2,6 +2,7 @@
 import type fs from 'node:fs';
 import type fsp from 'node:fs/promises';
 import { createHash } from '../lazy-builtins.js';
+import { MAX_ATTACHMENT_NAME_BYTES } from '../message/names.js';
 import type { SafeDir } from './beneath.js';
 import type { SpoolFs } from './spool-fs.js';
 
@@ -24,7 +25,7 @@ export function sumName(name: string): string {
  * its md5 is computed when a view asks (LazySums), as for a file a script left.
  */
 export function keepsSum(name: string): boolean {
-  return Buffer.byteLength(`${sumName(name)}.tmp`) <= 255;
+  return Buffer.byteLength(`${sumName(name)}.tmp`) <= MAX_ATTACHMENT_NAME_BYTES;
 }
 
 /** The record to keep for `md5` of the file whose lstat is `st`. */

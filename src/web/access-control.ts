@@ -13,7 +13,7 @@ export function ipAllowed(ip: string, allowed: string[] | undefined): boolean {
  * DNS rebinding: a page of evil.example whose name now points at this machine sends
  * `Host: evil.example`, and its Origin matches that Host; only the Host allow-list tells it apart.
  */
-export function hostProblem(req: FastifyRequest, allowed: ReadonlySet<string>): string | null {
+function hostProblem(req: FastifyRequest, allowed: ReadonlySet<string>): string | null {
   // HTTP/1.0 clients may send none; every browser sends one, so its absence is no rebinding.
   if (req.headers.host === undefined) return null;
   const name = hostHeaderName(req.headers.host);
@@ -39,12 +39,28 @@ export function originProblem(req: FastifyRequest): string | null {
   return null;
 }
 
+/**
+ * What every request meets first, routed or refused by the router (router-refusals.ts): the
+ * protective headers set, then a foreign Host (421) or an address not allowed (403) refused.
+ */
+export function admissionProblem(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  hosts: ReadonlySet<string>,
+  allowedIps: string[] | undefined,
+): { status: number; text: string } | null {
+  securityHeaders(req, reply);
+  const misdirected = hostProblem(req, hosts);
+  if (misdirected) return { status: 421, text: misdirected };
+  return ipAllowed(req.ip, allowedIps) ? null : { status: 403, text: 'Forbidden' };
+}
+
 // Inline styles stay allowed: ansi_up colours log text with style attributes. Scripts come only from this
 // server: /js/, and Swagger UI's bundle under /docs/static/ (openapi/api-docs.ts), which needs nothing more.
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'self'; form-action 'self'; base-uri 'none'";
 
-export function securityHeaders(_req: FastifyRequest, reply: FastifyReply): void {
+function securityHeaders(_req: FastifyRequest, reply: FastifyReply): void {
   reply.header('X-Content-Type-Options', 'nosniff');
   reply.header('X-Frame-Options', 'SAMEORIGIN');
   reply.header('Referrer-Policy', 'same-origin');

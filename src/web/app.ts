@@ -7,7 +7,7 @@ import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { RqError } from '../errors.js';
 import { allowedHostNames } from '../config/exposure.js';
-import { hostProblem, ipAllowed, originProblem, securityHeaders } from './access-control.js';
+import { admissionProblem, originProblem } from './access-control.js';
 import { fleetPeer } from './fleet-peer.js';
 import { installBasicAuth } from './basic-auth.js';
 import { installFormRefusals } from './form-refusal.js';
@@ -109,10 +109,8 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   app.decorate('rqUploadLimit', limits.upload);
 
   app.addHook('onRequest', async (req, reply) => {
-    securityHeaders(req, reply);
-    const misdirected = hostProblem(req, hosts);
-    if (misdirected) return reply.code(421).type('text/plain; charset=utf-8').send(misdirected);
-    if (!ipAllowed(req.ip, deps.config.allowed_ips)) return reply.code(403).type('text/plain; charset=utf-8').send('Forbidden');
+    const refused = admissionProblem(req, reply, hosts, deps.config.allowed_ips);
+    if (refused) return reply.code(refused.status).type('text/plain; charset=utf-8').send(refused.text);
   });
   // rq-beyond §B1.5: metrics_public lets a Prometheus without credentials scrape /metrics and /healthz, and nothing else.
   const publicRoutes = deps.config.metrics_public ? ['/metrics', '/healthz'].map((p) => ctx.urls.prefix + p) : [];

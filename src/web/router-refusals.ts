@@ -1,7 +1,7 @@
 // URLs the router refuses before any hook runs (a broken %-escape, a path part too long): the Host, IP and credential checks first, then a refusal in the client's format.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { shown } from '../errors.js';
-import { hostProblem, ipAllowed, securityHeaders } from './access-control.js';
+import { admissionProblem } from './access-control.js';
 import type { BasicAuthConfig } from './basic-auth.js';
 import { checkCredentials } from './credentials.js';
 import { failText } from './json-errors.js';
@@ -46,11 +46,9 @@ export function routerRefusals(d: RouterRefusalDeps) {
   const text = (reply: FastifyReply, status: number, body: string, json: boolean) =>
     json ? reply.code(status).type('application/json; charset=utf-8').send(failText(body)) : reply.code(status).type('text/plain; charset=utf-8').send(body);
   return (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-    securityHeaders(req, reply);
     const json = wantsJson(req);
-    const misdirected = hostProblem(req, d.hosts);
-    if (misdirected) return text(reply, 421, misdirected, json);
-    if (!ipAllowed(req.ip, d.allowedIps)) return text(reply, 403, 'Forbidden', json);
+    const refused = admissionProblem(req, reply, d.hosts, d.allowedIps);
+    if (refused) return text(reply, refused.status, refused.text, json);
     if (d.auth && !authorized(req.headers.authorization, d.auth.users)) {
       reply.header('WWW-Authenticate', `Basic realm="${d.auth.realm ?? 'RQ'}", charset="UTF-8"`);
       return text(reply, 401, '401 - Unauthorized', json);
