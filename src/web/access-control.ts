@@ -12,13 +12,27 @@ export function ipAllowed(ip: string, allowed: string[] | undefined): boolean {
 /**
  * DNS rebinding: a page of evil.example whose name now points at this machine sends
  * `Host: evil.example`, and its Origin matches that Host; only the Host allow-list tells it apart.
+ * A second Host line is refused outright (RFC 9112 §3.2): node keeps the first, and a proxy in front
+ * may have routed or checked by the other.
  */
-function hostProblem(req: FastifyRequest, allowed: ReadonlySet<string>): string | null {
+function hostProblem(req: FastifyRequest, allowed: ReadonlySet<string>): { status: number; text: string } | null {
+  const lines = hostLines(req.raw.rawHeaders);
+  if (lines > 1) return { status: 400, text: `400 - Host: expected one header, received ${lines}` };
   // HTTP/1.0 clients may send none; every browser sends one, so its absence is no rebinding.
   if (req.headers.host === undefined) return null;
   const name = hostHeaderName(req.headers.host);
   if (name !== null && (allowed.has(name) || isLoopback(name))) return null;
-  return `421 - Host: expected a name of this server (host, addr, localhost or allowed_hosts in config/config.json), received ${shown(req.headers.host)}`;
+  return {
+    status: 421,
+    text: `421 - Host: expected a name of this server (host, addr, localhost or allowed_hosts in config/config.json), received ${shown(req.headers.host)}`,
+  };
+}
+
+/** How many Host lines a request's head holds (`rawHeaders`: name, value, name, value, ...). */
+function hostLines(raw: string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') n++;
+  return n;
 }
 
 /**
@@ -41,7 +55,7 @@ export function originProblem(req: FastifyRequest): string | null {
 
 /**
  * What every request meets first, routed or refused by the router (router-refusals.ts): the
- * protective headers set, then a foreign Host (421) or an address not allowed (403) refused.
+ * protective headers set, then two Host lines (400), a foreign Host (421) or an address not allowed (403) refused.
  */
 export function admissionProblem(
   req: FastifyRequest,
@@ -50,8 +64,8 @@ export function admissionProblem(
   allowedIps: string[] | undefined,
 ): { status: number; text: string } | null {
   securityHeaders(req, reply);
-  const misdirected = hostProblem(req, hosts);
-  if (misdirected) return { status: 421, text: misdirected };
+  const host = hostProblem(req, hosts);
+  if (host) return host;
   return ipAllowed(req.ip, allowedIps) ? null : { status: 403, text: 'Forbidden' };
 }
 

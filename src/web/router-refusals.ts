@@ -38,7 +38,7 @@ function wantsJson(req: FastifyRequest): boolean {
 
 /**
  * fastify's `frameworkErrors`: the router answers these itself, in JSON of its own, before the
- * onRequest hooks (app.ts) run. Here a foreign Host is still 421, an address not allowed 403, and a
+ * onRequest hooks (app.ts) run. Here two Host lines are still 400, a foreign Host 421, an address not allowed 403, and a
  * request without credentials 401, in that order, as any other request; then the URL's fault, as
  * text or as `["fail", text]` to a JSON client.
  */
