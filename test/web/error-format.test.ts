@@ -116,14 +116,14 @@ const CASES: [json: Case, classic: Case | null][] = [
       path: '/q/test/adminoper?x_format=json',
       init: { method: 'POST', headers: FORM, body: 'back=/' },
       status: 400,
-      json: 'Invalid adminoper param: expected one of pause, resume, down, up',
+      json: 'Invalid adminoper param: expected one of pause, resume, down, up, received none of them',
     },
     {
       what: 'adminoper without an action',
       path: '/q/test/adminoper',
       init: { method: 'POST', headers: FORM, body: 'back=/' },
       status: 400,
-      classic: '400 - Invalid adminoper param: expected one of pause, resume, down, up',
+      classic: '400 - Invalid adminoper param: expected one of pause, resume, down, up, received none of them',
     },
   ],
   [

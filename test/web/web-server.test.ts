@@ -39,7 +39,11 @@ describe('queue administration (spec §5.3)', () => {
     expect((await (await fetch(`${B}/q/other.json`)).json()).status).toBe('DOWN');
     await postForm(`${B}/q/other/adminoper`, { up: '1' });
     expect((await (await fetch(`${B}/q/other.json`)).json()).status).toBe('UP');
-    expect((await postForm(`${B}/q/other/adminoper`, { pause: '1', resume: '1', down: '1', up: '1' })).status).toBe(400);
+    const all = await postForm(`${B}/q/other/adminoper`, { pause: '1', resume: '1', down: '1', up: '1' });
+    expect([all.status, await all.text()]).toEqual([
+      400,
+      '400 - Invalid adminoper param: expected one of pause, resume, down, up, received all four, which is no action',
+    ]);
     expect((await postForm(`${B}/q/other/adminoper`, {})).status).toBe(400);
     expect((await postForm(`${B}/q/nope/adminoper`, { pause: '1' })).status).toBe(404);
   });

@@ -104,7 +104,10 @@ export function adminApi(ctx: WebContext) {
       const given = ADMIN_ACTIONS.filter((a) => present(params, a));
       // All four at once is the classic "no action"; none leaves given[0] undefined, refused the same way.
       const action = given.length < ADMIN_ACTIONS.length ? given[0] : undefined;
-      if (!action) return ctx.text(reply, 400, `400 - Invalid adminoper param: expected one of ${ADMIN_ACTIONS.join(', ')}`);
+      if (!action) {
+        const received = given.length === 0 ? 'none of them' : 'all four, which is no action';
+        return ctx.text(reply, 400, `400 - Invalid adminoper param: expected one of ${ADMIN_ACTIONS.join(', ')}, received ${received}`);
+      }
       const r = await tryMgr(`${action}_queue`, (m) => m.admin(action, q));
       if (r === null) return ctx.text(reply, 500, `500 - Couldn't ${action} queue. Internal error.`);
       if (!r.ok) return ctx.couldNot(reply, r, `${action} queue`);
