@@ -2,6 +2,7 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -147,5 +148,16 @@ export function rawGet(url: string, headers: Record<string, string> = {}): Promi
         res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
       })
       .on('error', reject);
+  });
+}
+
+/** `head` (and any body after it) sent as it is on a connection of its own: all the server answers until it closes. */
+export function rawExchange(port: number, head: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1', () => s.write(head));
+    let buf = '';
+    s.on('data', (d) => (buf += d));
+    s.on('end', () => resolve(buf));
+    s.on('error', reject);
   });
 }

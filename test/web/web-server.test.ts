@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queuePaths } from '../../src/config/paths.js';
 import { VERBS_SH, waitFor } from '../helpers/rq-root.js';
 import { messageIds } from '../security/fuzz-helpers.js';
-import { type WebRoot, cookiesOf, postForm, send, startWebRoot, stateOf, waitState } from './web-root.js';
+import { type WebRoot, cookiesOf, postForm, rawExchange, send, startWebRoot, stateOf, waitState } from './web-root.js';
 
 let w: WebRoot;
 let B: string;
@@ -193,18 +193,8 @@ describe('server behaviour (spec §9.1)', () => {
     expect(same.status).toBe(303);
   });
 
-  /** `head` sent as it is on a connection of its own; all the server answers until it closes. */
-  const exchange = (head: string) =>
-    new Promise<string>((resolve, reject) => {
-      const s = net.connect(w.port, '127.0.0.1', () => s.write(head));
-      let buf = '';
-      s.on('data', (d) => (buf += d));
-      s.on('end', () => resolve(buf));
-      s.on('error', reject);
-    });
-
   it('HTTP/1.0 without Host and HTTP/1.1 keep-alive both work', async () => {
-    const raw = await exchange('GET /q.json HTTP/1.0\r\n\r\n');
+    const raw = await rawExchange(w.port, 'GET /q.json HTTP/1.0\r\n\r\n');
     expect(raw).toMatch(/^HTTP\/1\.[01] 200/);
     expect(raw).toContain('application/json');
     expect(raw).toMatch(/\r\n\r\n\[("other"|"test"),("other"|"test")\]$/);
@@ -228,13 +218,14 @@ describe('server behaviour (spec §9.1)', () => {
   it('refuses a request with two Host lines (400), whichever comes first, and creates nothing', async () => {
     const ours = `Host: 127.0.0.1:${w.port}\r\n`;
     for (const hosts of [ours + 'Host: evil.example\r\n', 'host: evil.example\r\n' + ours, ours + ours]) {
-      const raw = await exchange(`GET /q.json HTTP/1.1\r\n${hosts}Connection: close\r\n\r\n`);
+      const raw = await rawExchange(w.port, `GET /q.json HTTP/1.1\r\n${hosts}Connection: close\r\n\r\n`);
       expect(raw, hosts).toMatch(/^HTTP\/1\.1 400 /);
       expect(raw.slice(raw.indexOf('\r\n\r\n') + 4), hosts).toBe(JSON.stringify(['fail', 'Host: expected one header, received 2']));
     }
     const before = await messageIds(w.root, 'test');
     const body = `mesg=${encodeURIComponent(JSON.stringify({ dest: 'test', param1: 'done' }))}`;
-    const post = await exchange(
+    const post = await rawExchange(
+      w.port,
       `POST /q/test/new_message HTTP/1.1\r\n${ours}${ours}Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
     );
     expect(post).toMatch(/^HTTP\/1\.1 400 [^]*\r\n\r\n400 - Host: expected one header, received 2$/);
