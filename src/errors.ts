@@ -215,9 +215,20 @@ export function isRqError(err: unknown, code?: ErrorCode): err is RqError {
   return err instanceof RqError && (code === undefined || err.code === code);
 }
 
-/** Renders a received value for an error message: short, quoted, control bytes visible. */
+/** What was received, told by its size rather than quoted: a value too large to show ("1001 characters"). */
+class Counted {
+  constructor(readonly text: string) {}
+}
+
+/** `n` and `unit` as an error's received part, unquoted: `invalidField('r', 'at most 3 characters', counted(4, 'characters'))`. */
+export function counted(n: number, unit: string): Counted {
+  return new Counted(`${n} ${unit}`);
+}
+
+/** Renders a received value for an error message: short, quoted, control bytes visible; a count as it is. */
 export function shown(value: unknown): string {
   if (value === undefined) return 'nothing';
+  if (value instanceof Counted) return value.text;
   // JSON would write NaN and Infinity as null, which is not what was received.
   if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
   let text: string;

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ERRORS, type ErrorCode, RqError, fieldProblem, invalidField, isRqError, shown } from '../src/errors.js';
+import { ERRORS, type ErrorCode, RqError, counted, fieldProblem, invalidField, isRqError, shown } from '../src/errors.js';
 
 function sources(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -51,5 +51,10 @@ describe('shown', () => {
   it('shows what was received: NaN and Infinity as such (JSON says null), nothing for undefined, long texts cut', () => {
     expect([shown(Number.NaN), shown(-Infinity), shown(undefined), shown(null), shown(12)]).toEqual(['NaN', '-Infinity', 'nothing', 'null', '12']);
     expect(shown('x'.repeat(100))).toBe(`"${'x'.repeat(76)}...`);
+  });
+
+  it('tells a value too large to show by its size, unquoted, where a text of the same words is quoted', () => {
+    expect(invalidField('ids', 'at most 3 ids', counted(4, 'ids')).message).toBe('ids: expected at most 3 ids, received 4 ids');
+    expect(shown('4 ids')).toBe('"4 ids"');
   });
 });

@@ -1,5 +1,5 @@
 // The names a create request may carry: the fields a create takes (the classic daemon's and rq's own), the ones classic clients send that it drops, and the refusal of a misspelt one.
-import { RqError, invalidField } from '../errors.js';
+import { counted, invalidField, RqError } from '../errors.js';
 import { JOB_FIELDS } from './job-fields.js';
 import { RUN_LIMIT_FIELDS } from './run-limits.js';
 import { DERIVED_FIELDS } from './message.js';
@@ -104,7 +104,7 @@ export const MAX_FIELDS = 1000;
  */
 export function refuseFieldNames(fields: Record<string, unknown>, prefix = '', budget: TypoBudget = typoBudget()): void {
   const keys = Object.keys(fields);
-  if (keys.length > MAX_FIELDS) throw invalidField(`${prefix}message`, `an object of at most ${MAX_FIELDS} fields`, `${keys.length} fields`);
+  if (keys.length > MAX_FIELDS) throw invalidField(`${prefix}message`, `an object of at most ${MAX_FIELDS} fields`, counted(keys.length, 'fields'));
   for (const key of keys) {
     if (KNOWN.has(key)) continue;
     if (budget.left-- <= 0) return;

@@ -1,5 +1,5 @@
 // The message model: stored fields, what a create copies from a request, and their validation.
-import { RqError, invalidField } from '../errors.js';
+import { counted, invalidField, RqError } from '../errors.js';
 import { type JobFields, readJobFields } from './job-fields.js';
 import { type RunLimits, readRunLimits } from './run-limits.js';
 import { type DependsFail, readDepends, readDependsFail } from './depends.js';
@@ -69,14 +69,14 @@ function text(field: string, v: unknown): string {
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   if (typeof v !== 'string') throw invalidField(field, 'a string', v);
   if (NUL.test(v)) throw invalidField(field, 'text without NUL bytes', v);
-  if (v.length > MAX_TEXT) throw invalidField(field, `at most ${MAX_TEXT} characters`, `${v.length} characters`);
+  if (v.length > MAX_TEXT) throw invalidField(field, `at most ${MAX_TEXT} characters`, counted(v.length, 'characters'));
   if (ENV_FIELDS.has(field)) {
     const bytes = Buffer.byteLength(v);
     if (bytes > MAX_ENV_FIELD_BYTES)
       throw invalidField(
         field,
         `at most ${MAX_ENV_FIELD_BYTES} bytes (a script gets it as one environment variable, and exec takes at most 128 KiB)`,
-        `${bytes} bytes`,
+        counted(bytes, 'bytes'),
       );
   }
   return v;

@@ -1,5 +1,5 @@
 // The message list's query parameters (queue page, messages.json, bulk's "all matching"): each one checked, refused by name, turned into the queue's search arguments and back into links.
-import { invalidField } from '../errors.js';
+import { counted, invalidField } from '../errors.js';
 import type { SearchArgs } from '../ipc/queue-client.js';
 import { STATES, type State } from '../message/states.js';
 
@@ -69,7 +69,8 @@ export function listFilter(query: Record<string, unknown>): ListFilter {
   const state = one(query, 'state', `one of ${LIST_STATES.join(', ')}, or all`);
   if (state !== undefined && state !== 'all') f.state = pick(query, 'state', LIST_STATES);
   const text = one(query, 'filter', `a text of at most ${MAX_TEXT} characters`);
-  if (text !== undefined && text.length > MAX_TEXT) throw invalidField('filter', `a text of at most ${MAX_TEXT} characters`, `${text.length} characters`);
+  if (text !== undefined && text.length > MAX_TEXT)
+    throw invalidField('filter', `a text of at most ${MAX_TEXT} characters`, counted(text.length, 'characters'));
   if (text !== undefined) f.text = text;
   const from = dateParam(query, 'from');
   const to = dateParam(query, 'to');

@@ -47,7 +47,7 @@ describe('a body full of unknown keys', () => {
 
   it('more than 1,000 keys are refused, naming how many came; 1,000 pass', () => {
     expect(refusal({ dest: 'q', ...farKeys(999) })).toBeNull();
-    expect(refusal({ dest: 'q', ...farKeys(1000) })).toBe(`message: expected an object of at most ${MAX_FIELDS} fields, received "1001 fields"`);
+    expect(refusal({ dest: 'q', ...farKeys(1000) })).toBe(`message: expected an object of at most ${MAX_FIELDS} fields, received 1001 fields`);
   });
 
   it('the unknown keys of a batch are looked at for misspellings up to 1,000 in all; any beyond are dropped unexamined', () => {

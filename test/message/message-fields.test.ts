@@ -25,7 +25,7 @@ function refusal(input: unknown): string {
 describe('normaliseCreate: text fields', () => {
   it('takes up to MAX_TEXT characters in a field no script gets as one variable (src)', () => {
     expect(normaliseCreate({ dest: 'q', src: 's'.repeat(MAX_TEXT) }).src).toHaveLength(MAX_TEXT);
-    expect(refusal({ dest: 'q', src: 's'.repeat(MAX_TEXT + 1) })).toBe(`src: expected at most ${MAX_TEXT} characters, received "${MAX_TEXT + 1} characters"`);
+    expect(refusal({ dest: 'q', src: 's'.repeat(MAX_TEXT + 1) })).toBe(`src: expected at most ${MAX_TEXT} characters, received ${MAX_TEXT + 1} characters`);
   });
 
   it('limits the fields a script gets as environment variables to what exec takes, in bytes', () => {
@@ -35,7 +35,7 @@ describe('normaliseCreate: text fields', () => {
     for (const f of ['param1', 'param2', 'param3', 'param4', 'orig_msg_id']) {
       expect(normaliseCreate({ dest: 'q', [f]: atLimit })[f as 'param1']).toBe(atLimit);
       expect(refusal({ dest: 'q', [f]: `${atLimit}x` }), f).toBe(
-        `${f}: expected at most ${MAX_ENV_FIELD_BYTES} bytes (a script gets it as one environment variable, and exec takes at most 128 KiB), received "${MAX_ENV_FIELD_BYTES + 1} bytes"`,
+        `${f}: expected at most ${MAX_ENV_FIELD_BYTES} bytes (a script gets it as one environment variable, and exec takes at most 128 KiB), received ${MAX_ENV_FIELD_BYTES + 1} bytes`,
       );
     }
     // src is not given to the script as a variable: far longer is fine.

@@ -21,8 +21,8 @@ describe('POST /q/<q>/bulk with scope=selected', () => {
     const cases: [unknown, string][] = [
       [undefined, 'ids: expected at least one selected message (tick its box), received ""'],
       [[], 'ids: expected at least one selected message (tick its box), received []'],
-      [Array.from({ length: 10_001 }, (_, i) => `20260101.0000.00.000.${i}`), 'ids: expected at most 10000 message ids, received "10001 values"'],
-      [['20260101.0000.00.000.1', 7], 'ids: expected at most 10000 message ids, received "2 values"'],
+      [Array.from({ length: 10_001 }, (_, i) => `20260101.0000.00.000.${i}`), 'ids: expected at most 10000 message ids, received 10001 values'],
+      [['20260101.0000.00.000.1', 7], 'ids: expected at most 10000 message ids, received 2 values'],
     ];
     for (const [ids, text] of cases) {
       const res = await bulk({ op: 'ack', scope: 'selected', ids });

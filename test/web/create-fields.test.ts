@@ -56,11 +56,11 @@ describe('a misspelt field is refused', () => {
         .map((k) => `mesg[${k}]=1`)
         .join('&')}`,
     );
-    expect([form.status, await form.json()]).toEqual([400, ['fail', 'message: expected an object of at most 1000 fields, received "200001 fields"']]);
+    expect([form.status, await form.json()]).toEqual([400, ['fail', 'message: expected an object of at most 1000 fields, received 200001 fields']]);
     const batch = await post('/q/test/new_messages', 'application/json', JSON.stringify([{ param1: 'a' }, keys]));
     expect([batch.status, await batch.json()]).toEqual([
       400,
-      ['fail', 'messages[1]: message: expected an object of at most 1000 fields, received "200000 fields"'],
+      ['fail', 'messages[1]: message: expected an object of at most 1000 fields, received 200000 fields'],
     ]);
     expect(await (await fetch(`${B}/q/test.json`)).json()).toMatchObject({ ...(before as object), uptime: expect.anything() });
   });

@@ -55,7 +55,7 @@ describe('cancel, requeue and history over HTTP (rq-beyond §B1.11, §B5, §B6, 
     expect(await json(none)).toEqual(['fail', 'msg not found']);
     const long = await postForm(`${B}/q/test/${b}/cancel`, { x_format: 'json', reason: 'x'.repeat(1001) });
     expect(long.status).toBe(400);
-    expect(await json(long)).toEqual(['fail', 'reason: expected text of at most 1000 characters without NUL, received "1001 characters"']);
+    expect(await json(long)).toEqual(['fail', 'reason: expected text of at most 1000 characters without NUL, received 1001 characters']);
 
     // requeue: err → que under the same id, outcome and cancel cleared, due as asked.
     const before = Date.now() / 1000;

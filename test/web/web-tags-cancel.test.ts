@@ -22,7 +22,7 @@ describe('POST /q/<q>/cancel_tagged', () => {
     const refusals: [Record<string, string>, string][] = [
       [{}, "lacking 'tag' field"],
       [{ tag: 'a b' }, `tag: expected ${TAG_TEXT}, received "a b"`],
-      [{ tag: 'batch', reason: 'x'.repeat(1001) }, 'reason: expected text of at most 1000 characters without NUL, received "1001 characters"'],
+      [{ tag: 'batch', reason: 'x'.repeat(1001) }, 'reason: expected text of at most 1000 characters without NUL, received 1001 characters'],
     ];
     for (const [form, text] of refusals) {
       const res = await postForm(`${B}/q/b/cancel_tagged`, { x_format: 'json', ...form });

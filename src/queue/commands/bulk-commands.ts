@@ -1,6 +1,6 @@
 // The queue socket's `bulk` (count with dry_run, or start) and `bulk_status` commands, and `ack_message`: each message of a bulk action goes through the single-message command that the socket answers, so a bulk follows the same rules.
 import fs from 'node:fs';
-import { RqError, invalidField } from '../../errors.js';
+import { counted, invalidField, RqError } from '../../errors.js';
 import { valueOf } from '../../ipc/answer.js';
 import { queuePaths } from '../../config/paths.js';
 import { CLONE_FIELDS } from '../../message/create-fields.js';
@@ -28,7 +28,7 @@ function idsArg(args: Args): BulkTarget[] | undefined {
   const v = args.ids;
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v) || v.length === 0 || v.length > MAX_IDS)
-    throw invalidField('ids', `an array of 1 to ${MAX_IDS} message ids`, Array.isArray(v) ? `${v.length} ids` : v);
+    throw invalidField('ids', `an array of 1 to ${MAX_IDS} message ids`, Array.isArray(v) ? counted(v.length, 'ids') : v);
   const seen = new Set<string>();
   const out: BulkTarget[] = [];
   v.forEach((id, i) => {

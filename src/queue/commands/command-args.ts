@@ -1,5 +1,5 @@
 // Reading the arguments of queue socket commands: a message id, short texts, flags, counts, enumerations; refusals from the error catalogue.
-import { RqError, invalidField } from '../../errors.js';
+import { counted, invalidField, RqError } from '../../errors.js';
 import { flagValue } from '../../message/flag.js';
 import { isMsgId } from '../../message/names.js';
 
@@ -19,7 +19,7 @@ export function optionalText(args: Args, field: string, max: number): string | u
   const v = args[field];
   if (v === undefined || v === null || v === '') return undefined;
   if (typeof v !== 'string' || v.length > max || /\u0000/.test(v)) {
-    throw invalidField(field, `text of at most ${max} characters without NUL`, typeof v === 'string' && v.length > max ? `${v.length} characters` : v);
+    throw invalidField(field, `text of at most ${max} characters without NUL`, typeof v === 'string' && v.length > max ? counted(v.length, 'characters') : v);
   }
   return v;
 }

@@ -1,5 +1,5 @@
 // The queue socket's creates: create_message, prep_message, single_que, and create_messages (a batch under one group commit).
-import { RqError, invalidField } from '../../errors.js';
+import { counted, invalidField, RqError } from '../../errors.js';
 import { type CreateFields, normaliseCreate } from '../../message/message.js';
 import { checkFleetDest } from '../../message/fleet-dest.js';
 import { MAX_CREATE_BATCH } from '../../ipc/queue-client.js';
@@ -47,7 +47,7 @@ function createHandler(mode: 'commit' | 'prep' | 'single'): Handler {
 const createMessages: Handler = async (q, args, conn = { codes: false }) => {
   const list = args.messages;
   if (!Array.isArray(list) || list.length === 0 || list.length > MAX_CREATE_BATCH) {
-    throw invalidField('messages', `an array of 1 to ${MAX_CREATE_BATCH} message objects`, Array.isArray(list) ? `${list.length} messages` : list);
+    throw invalidField('messages', `an array of 1 to ${MAX_CREATE_BATCH} message objects`, Array.isArray(list) ? counted(list.length, 'messages') : list);
   }
   const all: CreateFields[] = [];
   for (const [i, input] of list.entries()) {

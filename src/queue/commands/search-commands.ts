@@ -1,5 +1,5 @@
 // The queue socket's `search` command: messages of every state whose fields contain (or equal) the given texts, filtered by state, acknowledgement and creation time, sorted and paged; with `detail`, each row's status, run time and finish time.
-import { invalidField } from '../../errors.js';
+import { counted, invalidField } from '../../errors.js';
 import { STATES } from '../../message/states.js';
 import { mapLimit } from '../../spool/map-limit.js';
 import { type Args, MAX_PAGE, countArg, flag, offsetArg, oneOf } from './command-args.js';
@@ -22,7 +22,7 @@ function queryArg(args: Args): Record<string, string> {
   if (v === undefined || v === null || v === '') return {};
   if (typeof v !== 'object' || Array.isArray(v)) throw invalidField('query', 'an object of field name to text, such as {"param1": "ear"}', v);
   const entries = Object.entries(v as Record<string, unknown>);
-  if (entries.length > MAX_FIELDS) throw invalidField('query', `at most ${MAX_FIELDS} fields`, `${entries.length} fields`);
+  if (entries.length > MAX_FIELDS) throw invalidField('query', `at most ${MAX_FIELDS} fields`, counted(entries.length, 'fields'));
   const out: Record<string, string> = {};
   for (const [k, text] of entries) {
     if (!FIELD.test(k)) throw invalidField('query', 'field names of letters, digits and _ (1-64 characters)', k);

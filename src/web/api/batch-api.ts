@@ -1,6 +1,6 @@
 // POST /q/<q>/new_messages: a JSON array or JSON lines of messages, created by the queue's create_messages under one group commit; a batch made only in part is never answered 2xx.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { RqError, invalidField, isRqError, shown } from '../../errors.js';
+import { counted, invalidField, isRqError, RqError, shown } from '../../errors.js';
 import { queuePaths } from '../../config/paths.js';
 import { MAX_CREATE_BATCH, QueueClient } from '../../ipc/queue-client.js';
 import { mayHaveArrived } from '../../ipc/socket-client.js';
@@ -55,7 +55,7 @@ function batchOf(req: FastifyRequest, queue: string): Record<string, unknown>[] 
   const body = req.body;
   if (!Array.isArray(body))
     throw RqError.of('RQ_ERR_BAD_BODY', `a JSON array of message objects (application/json) or JSON lines (${JSON_LINES_TYPES.join(', ')})`, shown(body));
-  if (body.length > MAX_CREATE_BATCH) throw invalidField('messages', `an array of 1 to ${MAX_CREATE_BATCH} message objects`, `${body.length} messages`);
+  if (body.length > MAX_CREATE_BATCH) throw invalidField('messages', `an array of 1 to ${MAX_CREATE_BATCH} message objects`, counted(body.length, 'messages'));
   const budget = typoBudget();
   return body.map((m, i) => {
     if (typeof m !== 'object' || m === null || Array.isArray(m))

@@ -1,6 +1,6 @@
 // POST /q/<q>/bulk (confirm, then start: Post/Redirect/Get to the job's page) and GET /q/<q>/bulk (a job's progress and summary, or the jobs the queue remembers).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { RqError, invalidField } from '../../errors.js';
+import { counted, invalidField, RqError } from '../../errors.js';
 import { BULK_OPS, type BulkJob } from '../../ipc/bulk-reply.js';
 import { type PartialReport, partialReply, partialStatus } from '../../ipc/partial-reply.js';
 import type { SearchArgs } from '../../ipc/queue-client.js';
@@ -25,7 +25,8 @@ function bulkRequest(p: Params) {
   if (scope === 'selected') {
     const ids = p.ids;
     if (!Array.isArray(ids) || ids.length === 0) throw invalidField('ids', 'at least one selected message (tick its box)', ids ?? '');
-    if (ids.length > MAX_IDS || ids.some((x) => typeof x !== 'string')) throw invalidField('ids', `at most ${MAX_IDS} message ids`, `${ids.length} values`);
+    if (ids.length > MAX_IDS || ids.some((x) => typeof x !== 'string'))
+      throw invalidField('ids', `at most ${MAX_IDS} message ids`, counted(ids.length, 'values'));
     for (const id of ids as string[]) fields.push(['ids[]', id]);
     return { op, scope, dest, fields, target: { ids: ids as string[] } };
   }

@@ -32,7 +32,7 @@ describe('optionalText', () => {
   it('is absent when undefined, null or empty; takes up to max characters; refuses longer, non-text and NUL', () => {
     for (const none of [undefined, null, '']) expect(optionalText({ r: none }, 'r', 3)).toBeUndefined();
     expect(optionalText({ r: 'abc' }, 'r', 3)).toBe('abc');
-    expect(refusal(() => optionalText({ r: 'abcd' }, 'r', 3)).message).toBe('r: expected text of at most 3 characters without NUL, received "4 characters"');
+    expect(refusal(() => optionalText({ r: 'abcd' }, 'r', 3)).message).toBe('r: expected text of at most 3 characters without NUL, received 4 characters');
     expect(refusal(() => optionalText({ r: 'a\u0000' }, 'r', 3)).message).toBe('r: expected text of at most 3 characters without NUL, received "a\\u0000"');
     expect(refusal(() => optionalText({ r: 7 }, 'r', 3)).message).toBe('r: expected text of at most 3 characters without NUL, received 7');
   });

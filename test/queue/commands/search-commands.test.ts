@@ -36,7 +36,7 @@ describe('search arguments', () => {
     expect(await ask(q, { query: 'param1' })).toEqual(['fail', expect.stringMatching(/^query: expected an object of field name to text/)]);
     expect(await ask(q, { query: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`f${i}`, 'x'])) })).toEqual([
       'fail',
-      'query: expected at most 8 fields, received "9 fields"',
+      'query: expected at most 8 fields, received 9 fields',
     ]);
   });
 

@@ -93,7 +93,7 @@ describe('cancel', () => {
     expect(await q.cmd('cancel_message', { msg_id: '20200101.0000.00.000.1' })).toEqual(['fail', 'msg not found']);
     expect(await q.cmd('cancel_message', { msg_id: id, reason: 'x'.repeat(1001) })).toEqual([
       'fail',
-      'reason: expected text of at most 1000 characters without NUL, received "1001 characters"',
+      'reason: expected text of at most 1000 characters without NUL, received 1001 characters',
     ]);
     expect(await q.state(id)).toBe('done');
   });
