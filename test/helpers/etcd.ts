@@ -93,9 +93,13 @@ export class EtcdProc {
     const log = fs.openSync(logFile, 'a');
     // Short heartbeats and election timeout: a restarted single member elects itself (and its leases resume) in well under a second,
     // and a cluster that lost its leader elects another as soon.
+    // setpriv execs etcd (its pid is etcd's) with a parent-death signal: a test worker killed (a timeout, a mutation run) takes its etcd along.
     this.child = spawn(
-      ETCD_BIN,
+      'setpriv',
       [
+        '--pdeathsig=KILL',
+        '--',
+        ETCD_BIN,
         `--name=${this.name}`,
         `--data-dir=${path.join(this.dir, 'data')}`,
         `--listen-client-urls=${this.url}`,
