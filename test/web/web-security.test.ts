@@ -70,6 +70,23 @@ describe('basic auth and relative_root', () => {
     expect(await rawGet(broken, auth)).toMatchObject({ status: 400, body: '400 - URL: expected a path whose %-escapes are UTF-8, received "/therq/q/%ff"' });
     const json = await rawGet(broken, { ...auth, accept: 'application/json' });
     expect([json.status, JSON.parse(json.body)]).toEqual([400, ['fail', 'URL: expected a path whose %-escapes are UTF-8, received "/therq/q/%ff"']]);
+    // Its format: JSON typed as JSON, text as text; x_format wins over Accept either way.
+    expect(json.headers['content-type']).toBe('application/json; charset=utf-8');
+    const asked = await rawGet(`${broken}?x_format=html`, { ...auth, accept: 'application/json' });
+    expect([asked.status, asked.headers['content-type'], asked.body.startsWith('400 - URL:')]).toEqual([400, 'text/plain; charset=utf-8', true]);
+    // Credentials are checked there as strictly as on any route: a wrong password, a pair without a colon, junk around the token.
+    const token = Buffer.from('admin:s3cret').toString('base64');
+    for (const authorization of [
+      `Basic ${Buffer.from('admin:nope').toString('base64')}`,
+      `Basic ${Buffer.from('admins3cret').toString('base64')}`,
+      `xBasic ${token}`,
+      `Basic ${token}!`,
+    ])
+      expect((await rawGet(broken, { authorization })).status, authorization).toBe(401);
+    expect((await rawGet(broken, { authorization: `basic   ${token}` })).status).toBe(400);
+    // The protective headers are on these answers too.
+    expect(asked.headers).toMatchObject({ 'x-frame-options': 'SAMEORIGIN', 'referrer-policy': 'same-origin', 'x-content-type-options': 'nosniff' });
+    expect(asked.headers['content-security-policy']).toContain("frame-ancestors 'self'");
     const long = await rawGet(`${w.base}/q/test/${'x'.repeat(1100)}.json`, auth);
     expect(long.status).toBe(414);
     expect(JSON.parse(long.body)[1]).toMatch(/^URL: expected each part of its path at most 1000 characters, received "\/therq\/q\/test\/x{60}/);

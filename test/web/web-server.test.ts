@@ -191,6 +191,8 @@ describe('server behaviour (spec §9.1)', () => {
     expect(evil.status).toBe(403);
     const same = await postForm(`${B}/q/test/${id}/clone`, {}, { origin: w.origin });
     expect(same.status).toBe(303);
+    // Only a POST is a form post: a GET that names another Origin is served.
+    expect((await fetch(`${B}/q/test.json`, { headers: { origin: 'https://evil.example' } })).status).toBe(200);
   });
 
   it('HTTP/1.0 without Host and HTTP/1.1 keep-alive both work', async () => {
@@ -217,6 +219,8 @@ describe('server behaviour (spec §9.1)', () => {
 
   it('refuses a request with two Host lines (400), whichever comes first, and creates nothing', async () => {
     const ours = `Host: 127.0.0.1:${w.port}\r\n`;
+    // Other headers of four letters are no Host.
+    expect(await rawExchange(w.port, `GET /q.json HTTP/1.1\r\n${ours}From: a@b.example\r\nDate: x\r\nConnection: close\r\n\r\n`)).toMatch(/^HTTP\/1\.1 200 /);
     for (const hosts of [ours + 'Host: evil.example\r\n', 'host: evil.example\r\n' + ours, ours + ours]) {
       const raw = await rawExchange(w.port, `GET /q.json HTTP/1.1\r\n${hosts}Connection: close\r\n\r\n`);
       expect(raw, hosts).toMatch(/^HTTP\/1\.1 400 /);
