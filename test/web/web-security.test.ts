@@ -84,8 +84,11 @@ describe('basic auth and relative_root', () => {
     ])
       expect((await rawGet(broken, { authorization })).status, authorization).toBe(401);
     expect((await rawGet(broken, { authorization: `basic   ${token}` })).status).toBe(400);
-    // The protective headers are on these answers too.
-    expect(asked.headers).toMatchObject({ 'x-frame-options': 'SAMEORIGIN', 'referrer-policy': 'same-origin', 'x-content-type-options': 'nosniff' });
+    expect(asked.headers, 'the protective headers').toMatchObject({
+      'x-frame-options': 'SAMEORIGIN',
+      'referrer-policy': 'same-origin',
+      'x-content-type-options': 'nosniff',
+    });
     expect(asked.headers['content-security-policy']).toContain("frame-ancestors 'self'");
     const long = await rawGet(`${w.base}/q/test/${'x'.repeat(1100)}.json`, auth);
     expect(long.status).toBe(414);
