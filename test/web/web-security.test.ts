@@ -1,33 +1,10 @@
 // Access control and hostile input: basic auth, relative_root, path traversal in every name, symlinked job files.
 import fs from 'node:fs/promises';
-import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queuePaths } from '../../src/config/paths.js';
+import { rawRequest } from '../security/fuzz-helpers.js';
 import { type WebRoot, cookiesOf, postForm, rawGet, send, startWebRoot, treeSnapshot, waitState } from './web-root.js';
-
-/** A request with the path sent exactly as written (fetch would resolve `..` and `%2e%2e`). */
-function raw(port: number, method: string, rawPath: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path: rawPath,
-        headers:
-          body === undefined ? headers : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)), ...headers },
-      },
-      (res) => {
-        let buf = '';
-        res.on('data', (d) => (buf += d));
-        res.on('end', () => resolve({ status: res.statusCode!, body: buf }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 describe('basic auth and relative_root', () => {
   let w: WebRoot;
@@ -220,7 +197,7 @@ describe('path traversal and odd names', () => {
       );
     }
     for (const p of paths) {
-      const res = await raw(w.port, 'GET', p);
+      const res = await rawRequest(w.port, 'GET', p, {}, undefined);
       expect(res.status, p).toBeGreaterThanOrEqual(400);
       expect(res.status, p).toBeLessThan(500);
       expect(res.body, p).not.toContain('TOP SECRET');
@@ -252,7 +229,7 @@ describe('path traversal and odd names', () => {
     }
     for (const f of badFiles) posts.push([`/q/test/${prep}/attach/${f}`, '_method=delete&x_format=json']);
     for (const [p, body] of posts) {
-      const res = await raw(w.port, 'POST', p, body);
+      const res = await rawRequest(w.port, 'POST', p, { 'content-type': 'application/x-www-form-urlencoded' }, body);
       expect(res.status, p).toBeGreaterThanOrEqual(400);
       expect(res.status, p).toBeLessThan(500);
     }
@@ -299,6 +276,7 @@ describe('path traversal and odd names', () => {
 
   it('queue names that are valid but unknown are 404, and queues/ entries that are not queues are unreachable', async () => {
     await fs.mkdir(path.join(queuePaths(w.root, 'test').dir, '..', '.trash'), { recursive: true });
-    for (const p of ['/q/.trash', '/q/.uploads', '/q/nope', '/q/nope/config.json']) expect((await raw(w.port, 'GET', p)).status, p).toBe(404);
+    for (const p of ['/q/.trash', '/q/.uploads', '/q/nope', '/q/nope/config.json'])
+      expect((await rawRequest(w.port, 'GET', p, {}, undefined)).status, p).toBe(404);
   });
 });
