@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { RqError, isErrno, shown } from '../errors.js';
 import { GlobalConfigSchema, isPortValue } from '../config/global-config.js';
+import { parseWithSchema } from '../config/schema-error.js';
 import { browsersRefusePort } from '../config/browser-ports.js';
 import { PACKAGE_DIR, resolveRoot } from '../config/root.js';
 import { rootPaths } from '../config/paths.js';
@@ -10,6 +11,7 @@ import { DirSync, mkdirDurable, writeFileDurable } from '../spool/durable.js';
 import { parseArgs, takeRepeated, type OptionValue } from '../args.js';
 import type { FleetConfig } from '../config/fleet-config.js';
 import { FLEET_OPTIONS, FLEET_USAGE, fleetOption } from './install-fleet.js';
+import { type ForcedConfig, asideName, forcedConfig } from './install-config.js';
 
 /** Linked into scandir/ in this order when their directory exists under scripts/. */
 export const BUILTIN_QUEUES = ['relay', 'debug', 'cleaner', 'rq_router', 'webhook'] as const;
@@ -39,7 +41,9 @@ Options:
   --script-dir DIR   a directory those queues may take their script and config from
                      (absolute or relative to the root; repeatable)
 ${FLEET_USAGE}
-  --force            install over an existing config/config.json
+  --force            install over an existing config/config.json: the options given change
+                     it, every other setting in it is kept (one that is no JSON object is
+                     moved aside)
   -h, --help         print this help and exit 0
 
 Exit: 0 installed, 1 already installed or failed, 2 a bad command line.
@@ -99,8 +103,8 @@ export interface InstallSettings {
     script_dirs?: string[];
     fleet?: FleetConfig;
   };
-  /** True when tmpdir is the default <root>/tmp, which the installer creates. */
-  ownTmpdir: boolean;
+  /** The keys of `config` the command line set: all that `--force` changes in an existing config. */
+  given: Partial<InstallSettings['config']>;
 }
 
 /** Validates the command line into what gets installed; throws RQ_ERR_USAGE with a one-line reason. */
@@ -139,23 +143,33 @@ export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv)
   if (scriptDirs.length > 0 && !allowNewQueue) throw usageError('--script-dir: only with --allow-new-queue (script dirs limit the queues the web may create)');
   const fleet = fleetOption(opts);
 
+  const given: Partial<InstallSettings['config']> = {
+    env: stringOpt(opts, 'env', 'an environment name such as development or production'),
+    // In a fleet, full ids name this host as the others reach it: a ref copied from `rq sendmesg` here must point here.
+    host: stringOpt(opts, 'host', 'a host name') ?? (fleet ? new URL(fleet.advertise).hostname : undefined),
+    port: opts.port === undefined ? undefined : port,
+    addr: stringOpt(opts, 'addr', 'a listen address such as 127.0.0.1 or 0.0.0.0'),
+    tmpdir,
+    allow_new_queue: boolOpt(opts, 'allow-new-queue'),
+    script_dirs: scriptDirs.length > 0 ? scriptDirs : undefined,
+    fleet,
+  };
+  for (const k of Object.keys(given) as (keyof typeof given)[]) if (given[k] === undefined) delete given[k];
   return {
     root,
     force: boolOpt(opts, 'force') ?? false,
     config: {
-      env: stringOpt(opts, 'env', 'an environment name such as development or production') ?? 'development',
-      // In a fleet, full ids name this host as the others reach it: a ref copied from `rq sendmesg` here must point here.
-      host: stringOpt(opts, 'host', 'a host name') ?? (fleet ? new URL(fleet.advertise).hostname : '127.0.0.1'),
+      env: 'development',
+      host: '127.0.0.1',
       port,
-      addr: stringOpt(opts, 'addr', 'a listen address such as 127.0.0.1 or 0.0.0.0') ?? '127.0.0.1',
+      addr: '127.0.0.1',
       // Web uploads are hard-linked from tmpdir into the queue, so the default must sit on the
       // root's filesystem; classic's /tmp is often a tmpfs and breaks attachments.
-      tmpdir: tmpdir ?? path.join(root, 'tmp'),
+      tmpdir: path.join(root, 'tmp'),
       allow_new_queue: allowNewQueue,
-      ...(scriptDirs.length > 0 ? { script_dirs: scriptDirs } : {}),
-      ...(fleet ? { fleet } : {}),
+      ...given,
     },
-    ownTmpdir: tmpdir === undefined,
+    given,
   };
 }
 
@@ -223,36 +237,51 @@ export async function main(argv: string[], io: InstallIo = processIo()): Promise
     io.stderr(`rq-install: ${(err as Error).message}`);
     return 2;
   }
-  const { root, config } = settings;
+  const { root } = settings;
   const paths = rootPaths(root);
   try {
-    if (!settings.force && (await exists(paths.configFile))) {
-      io.stdout('Already installed');
-      return 1;
+    let forced: ForcedConfig<InstallSettings['config']> = { config: settings.config, kept: [], unreadable: false };
+    if (await exists(paths.configFile)) {
+      if (!settings.force) {
+        io.stdout('Already installed');
+        return 1;
+      }
+      forced = await forcedConfig(paths.configFile, settings.config, settings.given);
     }
-    if (!settings.ownTmpdir) {
+    const { config } = forced;
+    // Checked against the same schema rq-mgr loads it with, so the installer never writes a file the daemon refuses.
+    parseWithSchema(GlobalConfigSchema, config, 'config/config.json');
+    // The default <root>/tmp is made here; any other must be there already.
+    const ownTmpdir = config.tmpdir === path.join(root, 'tmp');
+    if (!ownTmpdir) {
       const st = await fs.stat(config.tmpdir).catch(() => null);
       if (!st?.isDirectory()) {
-        io.stderr(`rq-install: --tmpdir: expected an existing directory, received ${shown(config.tmpdir)}`);
+        io.stderr(
+          `rq-install: ${'tmpdir' in settings.given ? '--tmpdir' : 'tmpdir in config/config.json'}: expected an existing directory, received ${shown(config.tmpdir)}`,
+        );
         return 2;
       }
     }
     const dirSync = new DirSync();
     const dirs = [paths.queues, paths.scandir, paths.timers, paths.config, paths.log];
-    if (settings.ownTmpdir) dirs.push(config.tmpdir);
+    if (ownTmpdir) dirs.push(config.tmpdir);
     for (const dir of dirs) {
       await mkdirDurable(dir, dirSync);
       // Whatever the installer's umask: others may not list queue names, message ids or logs (the daemons make what is inside 0750/0640).
       await fs.chmod(dir, 0o750);
     }
 
-    // Checked against the same schema rq-mgr loads it with, so the installer never writes a file the daemon refuses.
-    GlobalConfigSchema.parse(config);
+    if (forced.unreadable) {
+      const aside = asideName(paths.configFile);
+      await fs.rename(paths.configFile, aside);
+      io.stdout(`Moved the config that was no JSON object aside to ${aside}`);
+    }
     // It may come to hold basic_auth passwords.
     await writeFileDurable(paths.configFile, `${JSON.stringify(config)}\n`, dirSync, undefined, 0o600);
 
     await installBuiltins({ root, scriptsDir: path.join(PACKAGE_DIR, 'scripts'), relative: await sameDir(root, PACKAGE_DIR) }, io.stdout, dirSync);
     io.stdout(`Installed rq in ${root} (config: ${paths.configFile})`);
+    if (forced.kept.length > 0) io.stdout(`Kept from the existing config: ${forced.kept.join(', ')}`);
     if (config.allow_new_queue) io.stdout(NEW_QUEUE_WARNING);
     return 0;
   } catch (err) {

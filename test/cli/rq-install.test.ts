@@ -95,6 +95,38 @@ describe('rq-install main', () => {
     expect(await readConfig()).toContain('"port":4000');
   });
 
+  it('--force changes only what its options set: basic_auth, env and every other key are kept', async () => {
+    expect((await install('--root', tmp, '--env', 'production')).code).toBe(0);
+    const file = path.join(tmp, 'config', 'config.json');
+    const before = { ...JSON.parse(await readConfig()), basic_auth: { realm: 'rq', users: { admin: 's3cret' } }, relative_root: '/rq/', own_note: 'x' };
+    await fs.writeFile(file, JSON.stringify(before));
+    const forced = await install('--root', tmp, '--port', '4000', '--force');
+    expect(forced).toMatchObject({ code: 0, err: [] });
+    expect(forced.out).toContain('Kept from the existing config: env, host, addr, tmpdir, allow_new_queue, basic_auth, relative_root, own_note');
+    expect(JSON.parse(await readConfig())).toEqual({ ...before, port: 4000 });
+    expect((await fs.stat(file)).mode & 0o777).toBe(0o600);
+    // A value of the existing file the daemon would refuse is named, and nothing is written.
+    await fs.writeFile(file, JSON.stringify({ ...before, port: 'abc' }));
+    const bad = await install('--root', tmp, '--env', 'staging', '--force');
+    expect(bad.code).toBe(1);
+    expect(bad.err.join('\n')).toMatch(/^rq-install: config\/config.json: port: expected a port number 1-65535 .*received "abc"/);
+    expect(JSON.parse(await readConfig())).toMatchObject({ port: 'abc', env: 'production' });
+  });
+
+  it('--force over a config that is no JSON object moves it aside (its mode kept) and writes the defaults with the options given', async () => {
+    expect((await install('--root', tmp)).code).toBe(0);
+    const file = path.join(tmp, 'config', 'config.json');
+    await fs.writeFile(file, '{"basic_auth": {"users": {"admin": "s3cret"}');
+    const forced = await install('--root', tmp, '--port', '4001', '--force');
+    expect(forced.code).toBe(0);
+    const aside = (await fs.readdir(path.join(tmp, 'config'))).filter((n) => n.startsWith('config.json.unreadable-'));
+    expect(aside).toHaveLength(1);
+    expect(forced.out).toContain(`Moved the config that was no JSON object aside to ${path.join(tmp, 'config', aside[0])}`);
+    expect(await fs.readFile(path.join(tmp, 'config', aside[0]), 'utf8')).toBe('{"basic_auth": {"users": {"admin": "s3cret"}');
+    expect((await fs.stat(path.join(tmp, 'config', aside[0]))).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await readConfig())).toMatchObject({ env: 'development', port: 4001 });
+  });
+
   it('refuses bad options with one line on stderr and exit 2', async () => {
     const cases: [string[], string][] = [
       [['--port', 'abc'], 'rq-install: --port: expected a port number 1-65535, received "abc"'],
