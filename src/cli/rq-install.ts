@@ -2,8 +2,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { RqError, isErrno, shown } from '../errors.js';
-import { GlobalConfigSchema, isPortValue } from '../config/global-config.js';
-import { parseWithSchema } from '../config/schema-error.js';
+import { checkGlobalConfig, isPortValue } from '../config/global-config.js';
 import { browsersRefusePort } from '../config/browser-ports.js';
 import { PACKAGE_DIR, resolveRoot } from '../config/root.js';
 import { rootPaths } from '../config/paths.js';
@@ -250,7 +249,7 @@ export async function main(argv: string[], io: InstallIo = processIo()): Promise
     }
     const { config } = forced;
     // Checked against the same schema rq-mgr loads it with, so the installer never writes a file the daemon refuses.
-    parseWithSchema(GlobalConfigSchema, config, 'config/config.json');
+    checkGlobalConfig(config, 'config/config.json');
     // The default <root>/tmp is made here; any other must be there already.
     const ownTmpdir = config.tmpdir === path.join(root, 'tmp');
     if (!ownTmpdir) {

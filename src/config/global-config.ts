@@ -6,6 +6,7 @@ import { normaliseRelativeRoot, type HostInfo } from '../message/message-id.js';
 import { configReadError, parseConfigJson, parseWithSchema } from './schema-error.js';
 import { OTLP_ENDPOINT_EXPECTED, isOtlpEndpoint } from './otlp-endpoint.js';
 import { FleetConfigSchema } from './fleet-config.js';
+import { refuseMisspeltKeys } from './misspelt-keys.js';
 
 export const PORT_EXPECTED = 'a port number 1-65535 (number or numeric string)';
 
@@ -89,7 +90,20 @@ export const GlobalConfigSchema = z.looseObject(
 export type GlobalConfig = z.output<typeof GlobalConfigSchema>;
 
 export function parseGlobalConfig(text: string, fileLabel: string): GlobalConfig {
-  return parseWithSchema(GlobalConfigSchema, parseConfigJson(text, fileLabel), fileLabel);
+  return checkGlobalConfig(parseConfigJson(text, fileLabel), fileLabel);
+}
+
+const SETTINGS = Object.keys(GlobalConfigSchema.def.shape);
+const FLEET_SETTINGS = Object.keys(FleetConfigSchema.def.shape);
+
+/** `input` checked as a config.json: a misspelt key named (the schema would drop it), then every value. */
+export function checkGlobalConfig(input: unknown, fileLabel: string): GlobalConfig {
+  if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
+    refuseMisspeltKeys(input, SETTINGS, fileLabel);
+    const fleet: unknown = (input as { fleet?: unknown }).fleet;
+    if (typeof fleet === 'object' && fleet !== null && !Array.isArray(fleet)) refuseMisspeltKeys(fleet, FLEET_SETTINGS, fileLabel, { prefix: 'fleet.' });
+  }
+  return parseWithSchema(GlobalConfigSchema, input, fileLabel);
 }
 
 /** Reads and validates config.json; `fileLabel` is how errors name it (default: the path). */

@@ -5,6 +5,7 @@ import { type JobFields, type RetrySettings, readJobFields, readKillGrace, RETRY
 import { queueNameProblem } from '../message/names.js';
 import { readLimit } from '../message/limit-key.js';
 import { RUN_LIMIT_FIELDS, type RunLimits, readRunLimits } from '../message/run-limits.js';
+import { refuseMisspeltKeys } from './misspelt-keys.js';
 import { configFieldError, configReadError, parseConfigJson } from './schema-error.js';
 
 /** What runs in front of the script when exec_prefix is null or absent (classic behaviour). */
@@ -17,12 +18,8 @@ const LINE_BYTES_RANGE = [1024, 64 * 1_048_576] as const;
 const PARAM_NUMBERS = [1, 2, 3, 4] as const;
 
 /** One entry of the optional `schedule` list (for the cron feature): params sent with each run. */
-export interface ScheduleEntry {
+export interface ScheduleEntry extends Partial<Record<'param1' | 'param2' | 'param3' | 'param4', string>> {
   cron: string;
-  param1?: string;
-  param2?: string;
-  param3?: string;
-  param4?: string;
 }
 
 /**
@@ -132,12 +129,21 @@ function schedule(raw: unknown, fileLabel: string): ScheduleEntry[] {
   });
 }
 
+/** Every key a queue's config.json may set (the classic ones, their legacy coalesce flags, rq-beyond §B1.4's run policy). */
+const QUEUE_SETTINGS: readonly string[] = [
+  ...['name', 'script', 'num_workers', 'exec_prefix', 'env_vars', 'coalesce', 'coalesce_params', 'blocking_params', 'schedule', 'retry', 'max_age'],
+  ...['timeout', 'kill_grace', 'heartbeat_timeout', 'heartbeat_output', 'max_interrupts', 'limit', 'max_line_bytes', 'max_log_bytes', 'limits_best_effort'],
+  ...PARAM_NUMBERS.map((n) => `coalesce_param${n}`),
+  ...RUN_LIMIT_FIELDS,
+];
+
 /**
  * Sublimation: the exact fields the queue uses, in the classic key order. Strict where the classic
  * daemon silently ran a broken queue (bad name, no script, 0 workers, param numbers outside 1..4).
  */
 export function normaliseQueueConfig(raw: unknown, fileLabel = 'config.json'): QueueConfig {
   if (!isObject(raw)) throw configFieldError(fileLabel, '', 'a JSON object', raw);
+  refuseMisspeltKeys(raw, QUEUE_SETTINGS, fileLabel, { inside: { retry: RETRY_FIELDS } });
 
   const nameProblem = queueNameProblem(raw.name);
   if (nameProblem) throw RqError.of('RQ_ERR_CONFIG', `${fileLabel}: name: ${nameProblem.replace(/^queue name: /, '')}`);

@@ -3,7 +3,7 @@ import { counted, invalidField, RqError } from '../errors.js';
 import { JOB_FIELDS } from './job-fields.js';
 import { RUN_LIMIT_FIELDS } from './run-limits.js';
 import { DERIVED_FIELDS } from './message.js';
-import { closest } from './nearest-name.js';
+import { closest, typoDistance } from './nearest-name.js';
 import { TRACE_FIELDS } from './trace-context.js';
 
 /** What the classic daemon copies from a create (spec §2.3). */
@@ -72,13 +72,6 @@ export const DROPPED_FIELDS: readonly string[] = [
 ];
 
 const KNOWN = new Set([...CREATE_FIELDS, ...DROPPED_FIELDS]);
-
-/**
- * A misspelling is at most one edit (or one swap of neighbours) from a field for names of up to 5
- * characters, two beyond: near enough for `prioirty`, `tgas` or `Param1`, far enough that a key a
- * classic client adds for its own use (`customer`, `job`) is dropped as the classic daemon dropped it.
- */
-const typoDistance = (given: string) => (given.length <= 5 ? 1 : 2);
 
 /**
  * Unknown keys of one request looked at for misspellings (a batch shares one budget); any beyond are

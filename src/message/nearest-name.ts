@@ -1,4 +1,4 @@
-// The valid name a misspelt one was meant to be ("did you mean"), for the CLI's options and the fields of a message.
+// The valid name a misspelt one was meant to be ("did you mean"), for the CLI's options, a message's fields and config keys.
 
 /** Edit distance (insert, delete, substitute, swap of neighbours), for "did you mean"; three rows of the table kept, not all of it. */
 export function distance(a: string, b: string): number {
@@ -32,3 +32,11 @@ export function closest(given: string, names: readonly string[], maxDistance = (
   }
   return best && best.d <= most ? best.name : undefined;
 }
+
+/**
+ * Where an unknown key is only dropped unless it is a misspelling (a message's fields, a config's
+ * settings): at most one edit (or one swap of neighbours) from a known name of up to 5 characters,
+ * two beyond. Near enough for `prioirty`, `tgas`, `Param1` or `basic_auht`, far enough that a key a
+ * classic client or operator adds for its own use (`customer`, `job`, `notes`) is dropped as the classic daemon dropped it.
+ */
+export const typoDistance = (given: string): number => (given.length <= 5 ? 1 : 2);

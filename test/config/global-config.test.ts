@@ -36,6 +36,19 @@ describe('global config.json', () => {
     });
   });
 
+  it('refuses a key that is a typo of a setting (which would be lost without a word), and ignores one far from every setting', () => {
+    const users = { users: { bob: 'pw' } };
+    expect(problem(JSON.stringify({ host: 'h', port: 1, basic_auht: users })).message).toBe(
+      'config/config.json: basic_auht: unknown setting; did you mean "basic_auth"?',
+    );
+    expect(problem('{"host":"h","prot":1}').message).toBe('config/config.json: prot: unknown setting; did you mean "port"?');
+    const fleet = { name: 'f', etcd: ['http://127.0.0.1:2379'], advertise: 'http://127.0.0.1:3333/', lease_ttl: 5 };
+    expect(problem(JSON.stringify({ host: 'h', port: 1, fleet })).message).toBe(
+      'config/config.json: fleet.lease_ttl: unknown setting; did you mean "lease_ttl_s"?',
+    );
+    expect(parse({ host: 'h', port: 1, notes: 'mine', basic_auth: users }).basic_auth).toEqual(users);
+  });
+
   it('names file, field, expected and received for a bad port', () => {
     expect(problem('{"host":"h","port":"abc"}').message).toBe(
       'config/config.json: port: expected a port number 1-65535 (number or numeric string), received "abc"',

@@ -103,6 +103,17 @@ describe('normaliseQueueConfig (sublimation)', () => {
   });
 });
 
+describe('keys that are no setting', () => {
+  it('refuses a typo of a setting and a retry setting outside retry, naming it; ignores the rest as the classic daemon did', () => {
+    expect(problem({ ...base, timout: 5 })).toBe('queues/test/config.json: timout: unknown setting; did you mean "timeout"?');
+    expect(problem({ ...base, num_worker: 2 })).toBe('queues/test/config.json: num_worker: unknown setting; did you mean "num_workers"?');
+    expect(problem({ ...base, max_retries: 3 })).toBe(
+      'queues/test/config.json: max_retries: not a setting at this level; did you mean {"retry": {"max_retries": ...}}?',
+    );
+    expect(norm({ coalesce_param2: true, coalesce: true, owner: 'ops', url: 'x' }).coalesce_params).toEqual([2]);
+  });
+});
+
 describe('validateQueueOptions (classic texts)', () => {
   it('returns null for a good config', () => {
     expect(validateQueueOptions(base)).toBeNull();
