@@ -1,12 +1,15 @@
 // How the rq tool asks one queue of its root (through the typed client) and prints the classic reply line.
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { RqError, isRqError, shown } from '../errors.js';
 import { queuePaths, rootPaths } from '../config/paths.js';
 import { queueNameFitProblem, queueNameRoom } from '../config/socket-paths.js';
 import type { Answer } from '../ipc/answer.js';
 import { partialOf } from '../ipc/partial-reply.js';
 import { QueueClient } from '../ipc/queue-client.js';
+import { mayHaveArrived } from '../ipc/socket-client.js';
+import { untilQueueAnswers } from '../ipc/until-answers.js';
 import { MgrClient } from '../ipc/mgr-client.js';
 
 /** `cli:$USER` (else the account's name): who asked, for the message's history and `cancel.by`. */
@@ -33,10 +36,15 @@ export async function ask<T>(root: string, name: string, call: (c: QueueClient) 
   } catch {
     st = undefined;
   }
-  if (!st?.isDirectory()) throw await noQueue(root, name);
+  // A link just made in scandir/ becomes a queue within a second: a command pasted right after it waits for that.
+  if (!st?.isDirectory() && !(inScandir(root, name) && (await starting(root, p.sock)))) throw await noQueue(root, name);
   let a: Answer<T>;
   try {
-    a = await call(QueueClient.oneShot(p.sock, { timeoutMs }));
+    a = await call(QueueClient.oneShot(p.sock, { timeoutMs })).catch(async (err: unknown) => {
+      // Not sent: a queue rq-mgr is starting (a link just made in scandir/) is waited for, then asked again; nothing can be made twice.
+      if (mayHaveArrived(err) || !(await starting(root, p.sock))) throw err;
+      return call(QueueClient.oneShot(p.sock, { timeoutMs }));
+    });
   } catch (err) {
     // Whether the request may have reached the queue stays known (socket-client's `reached`): a caller tells "not sent" from "maybe made".
     if (isRqError(err, 'RQ_ERR_NO_REPLY'))
@@ -47,6 +55,23 @@ export async function ask<T>(root: string, name: string, call: (c: QueueClient) 
   }
   if (!Array.isArray(a.raw) || a.raw.length === 0) throw RqError.of('RQ_ERR_PROTOCOL', `queue ${name}: unexpected reply: ${shown(a.raw)}`);
   return a;
+}
+
+/** How long a command waits for a queue that is starting: a new one answers within a second. */
+const START_WAIT_MS = 5000;
+
+function inScandir(root: string, name: string): boolean {
+  try {
+    return fs.lstatSync(path.join(rootPaths(root).scandir, name)).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the queue of `sock` answers within START_WAIT_MS, asked only while rq-mgr runs (a stopped root fails at once). */
+async function starting(root: string, sock: string): Promise<boolean> {
+  if (!(await new MgrClient(rootPaths(root).mgrSock).ping(1000).catch(() => false))) return false;
+  return untilQueueAnswers(() => QueueClient.oneShot(sock, { timeoutMs: 1000 }).ping(), START_WAIT_MS);
 }
 
 /** The refusal for a name that is no queue of the root: why, when rq-mgr refused an entry of that name; else the classic text. */

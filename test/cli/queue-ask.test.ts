@@ -1,0 +1,33 @@
+// The rq tool asking a queue that rq-mgr is still starting: the README's quick start pasted whole, `ln -s` into scandir/ then sendmesg at once.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { mgrRootForFile } from '../helpers/per-test-root.js';
+import { expectOneLineError, runRq } from '../helpers/rq-cli.js';
+
+const root = mgrRootForFile({ other: {} });
+
+/** A queue directory as the README makes it: an executable `run` greeting $RQ_PARAM1. */
+async function queueDir(name: string): Promise<string> {
+  const dir = path.join(root.t.root, 'scripts-of-test', name);
+  await fs.mkdir(dir, { recursive: true });
+  await fs.writeFile(path.join(dir, 'run'), '#!/bin/bash\necho "hello $RQ_PARAM1"\necho "done greeted" >&3\n', { mode: 0o755 });
+  return dir;
+}
+
+describe('a queue linked into scandir/ a moment ago', () => {
+  it('is waited for by a command sent right after the link, which then succeeds', async () => {
+    const names = ['hello1', 'hello2', 'hello3'];
+    const dirs = await Promise.all(names.map(queueDir));
+    for (const [i, name] of names.entries()) {
+      await fs.symlink(dirs[i], path.join(root.t.root, 'scandir', name));
+      const sent = await runRq(['sendmesg', '--dest', name, '--param1', 'world', '--wait'], { root: root.t.root });
+      expect([sent.code, sent.err], name).toEqual([0, []]);
+      expect(sent.out.join('\n'), name).toMatch(new RegExp(`/q/${name}/`));
+    }
+  });
+
+  it('a name neither linked nor a queue is still refused at once as no queue', async () => {
+    expectOneLineError(await runRq(['sendmesg', '--dest', 'nolink', '--param1', 'x'], { root: root.t.root }), /^rq: queue not found: nolink$/, 1);
+  });
+});
