@@ -1,4 +1,4 @@
-// The operator's short commands: `rq retry` (requeue an err message), `rq rm` (delete one), `rq pause` and `rq resume` (a queue, through rq-mgr).
+// The operator's short commands: `rq retry` (requeue an err message), `rq rm` (delete one), `rq pause`, `resume`, `down` and `up` (a queue, through rq-mgr).
 import fs from 'node:fs';
 import { RqError, isRqError } from '../errors.js';
 import { queuePaths, rootPaths } from '../config/paths.js';
@@ -39,8 +39,16 @@ const rm: RqCommand = {
   },
 };
 
-/** pause / resume through rq-mgr, which writes the queue's admin file; the queue sees it at once. */
-function admin(op: Extract<AdminOp, 'pause' | 'resume'>, summary: string, done: string): RqCommand {
+/** What an admin change leaves in force that the operator may think it undid: DOWN and PAUSE are two files (spec §5.1). */
+function stillInForce(op: AdminOp, root: string, queue: string): string {
+  const p = queuePaths(root, queue);
+  if (op === 'resume' && fs.existsSync(p.downFile)) return ` (it is still DOWN: rq up ${queue})`;
+  if (op === 'up' && fs.existsSync(p.pauseFile)) return ` (it is still paused: rq resume ${queue})`;
+  return '';
+}
+
+/** pause / resume / down / up through rq-mgr, which writes the queue's admin file; the queue sees it at once. */
+function admin(op: AdminOp, summary: string, done: string): RqCommand {
   return {
     summary,
     args: QUEUE_ARG,
@@ -57,7 +65,7 @@ function admin(op: Extract<AdminOp, 'pause' | 'resume'>, summary: string, done: 
         if (isRqError(err, 'RQ_ERR_NO_REPLY')) throw RqError.of('RQ_ERR_NO_REPLY', `rq-mgr does not answer, and it ${op}s queues (${err.message})`);
         throw err;
       }
-      io.stdout(a.ok ? `ok queue ${queue} ${done}` : replyLine(a));
+      io.stdout(a.ok ? `ok queue ${queue} ${done}${stillInForce(op, root, queue)}` : replyLine(a));
       return a.ok ? 0 : 1;
     },
   };
@@ -68,4 +76,6 @@ export const OPERATOR_COMMANDS: Record<string, RqCommand> = {
   rm,
   pause: admin('pause', 'pause a queue: running messages finish, no new ones start until rq resume', 'paused'),
   resume: admin('resume', 'resume a paused queue', 'resumed'),
+  down: admin('down', 'put a queue down: it refuses new messages and starts none; running ones finish (rq up undoes it)', 'down'),
+  up: admin('up', 'bring a queue that is down up again (a pause stays until rq resume)', 'up'),
 };

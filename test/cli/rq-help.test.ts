@@ -36,7 +36,7 @@ afterAll(async () => {
 
 describe('rq <command> --help', () => {
   it('lists the operator commands among the others', () => {
-    expect(commands).toEqual(expect.arrayContaining(['wait', 'queues', 'ls', 'retry', 'rm', 'pause', 'resume', 'tail']));
+    expect(commands).toEqual(expect.arrayContaining(['wait', 'queues', 'ls', 'retry', 'rm', 'pause', 'resume', 'down', 'up', 'tail']));
   });
 
   it('prints, for every command, its summary, usage, each option with its meaning and an example, exit 0 (same for -h)', async () => {

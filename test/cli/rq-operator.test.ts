@@ -101,6 +101,17 @@ describe('rq queues, pause and resume', () => {
     expect(await rq(['wait', held, '--timeout', '30'])).toEqual({ code: 0, out: ['ok done - done sleeping'], err: [] });
   });
 
+  it('down refuses new messages and up undoes it; each says what the other file still holds', async () => {
+    expect(await rq(['down', 'idle'])).toEqual({ code: 0, out: ['ok queue idle down'], err: [] });
+    expect((await rq(['sendmesg', '--dest', 'idle', '--param1', 'done'])).out).toEqual(['fail status: DOWN']);
+    // resume removes the pause file only: a queue that is down stays down, and is said so.
+    expect(await rq(['resume', 'idle'])).toEqual({ code: 0, out: ['ok queue idle resumed (it is still DOWN: rq up idle)'], err: [] });
+    expect(await rq(['pause', 'idle'])).toMatchObject({ code: 0 });
+    expect(await rq(['up', 'idle'])).toEqual({ code: 0, out: ['ok queue idle up (it is still paused: rq resume idle)'], err: [] });
+    expect(await rq(['resume', 'idle'])).toEqual({ code: 0, out: ['ok queue idle resumed'], err: [] });
+    expect((await rq(['queues'])).out.find((l) => l.startsWith('idle '))).toMatch(/^idle UP /);
+  });
+
   it('names a queue that does not exist, and rq-mgr when it does not answer (exit 3)', async () => {
     expectOneLineError(await rq(['pause', 'nosuch']), /^rq: queue not found: nosuch$/, 1);
     expectOneLineError(await rq(['pause']), /^rq: --queue: expected a queue name \(rq pause <queue>\), received nothing$/, 2);
