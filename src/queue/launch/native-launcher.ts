@@ -89,7 +89,7 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
           exit({
             code: code >= 0 ? code : null,
             signal: signal ? (SIGNAL_NAMES.get(signal) ?? null) : null,
-            usage: rusageOf(userUs, systemUs, maxRssKiB, inBlocks, outBlocks),
+            usage: rusageOf(userUs, systemUs, maxRssKiB, inBlocks, outBlocks, process.resourceUsage().maxRSS),
           }),
       );
     } catch (err) {

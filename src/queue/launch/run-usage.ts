@@ -4,7 +4,8 @@
 export interface RunUsage {
   cpu_user_ms: number;
   cpu_system_ms: number;
-  memory_peak_bytes: number;
+  /** Absent where no source can tell it (rusageOf). */
+  memory_peak_bytes?: number;
   pids_peak?: number;
   /** Bytes read from storage and written to it (counted as pages are dirtied), not what the page cache served. */
   io_read_bytes?: number;
@@ -26,12 +27,18 @@ export interface RunUsage {
   source: 'cgroup' | 'rusage';
 }
 
-/** Usage from wait4's rusage: microseconds of user and system time, peak RSS in KiB, blocks of 512 bytes read and written. */
-export function rusageOf(userUs: number, systemUs: number, maxRssKiB: number, inBlocks: number, outBlocks: number): RunUsage {
+/**
+ * Usage from wait4's rusage: microseconds of user and system time, peak RSS in KiB, blocks of 512 bytes read and written.
+ * The kernel carries the peak of the memory a process had before its exec into its own (exec_mmap), and a script is
+ * spawned from the queue's memory: every run would say the queue's peak (about 55 MB) as its own. So the peak is
+ * given only when it is above `ownMaxRssKiB`, the queue process's own peak as the reap reads it, and then it is the
+ * run's; below, the run's peak is unknown and left out.
+ */
+export function rusageOf(userUs: number, systemUs: number, maxRssKiB: number, inBlocks: number, outBlocks: number, ownMaxRssKiB: number): RunUsage {
   return {
     cpu_user_ms: Math.round(userUs / 1000),
     cpu_system_ms: Math.round(systemUs / 1000),
-    memory_peak_bytes: maxRssKiB * 1024,
+    ...(maxRssKiB > ownMaxRssKiB ? { memory_peak_bytes: maxRssKiB * 1024 } : {}),
     io_read_bytes: inBlocks * 512,
     io_write_bytes: outBlocks * 512,
     source: 'rusage',

@@ -79,8 +79,10 @@ export class StatsCollector {
         observe(today.cpu, cpuS);
         observeProm(this.totals.run_cpu, cpuS);
         const peak = usage.memory_peak_bytes;
-        today.memory = { count: today.memory.count + 1, sum: today.memory.sum + peak, max: Math.max(today.memory.max, peak) };
-        observeProm(this.totals.run_memory, peak, MEMORY_BUCKETS);
+        if (peak !== undefined) {
+          today.memory = { count: today.memory.count + 1, sum: today.memory.sum + peak, max: Math.max(today.memory.max, peak) };
+          observeProm(this.totals.run_memory, peak, MEMORY_BUCKETS);
+        }
       }
       const kind = outcome.failure;
       if (kind === undefined || kind === 'fatal') return this.touch();

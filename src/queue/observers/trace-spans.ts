@@ -151,7 +151,7 @@ export class TraceSpans {
     if (outcome.failure) attributes['rq.failure'] = outcome.failure;
     if (usage) {
       attributes['rq.cpu_ms'] = usage.cpu_user_ms + usage.cpu_system_ms;
-      attributes['rq.memory_peak_bytes'] = usage.memory_peak_bytes;
+      if (usage.memory_peak_bytes !== undefined) attributes['rq.memory_peak_bytes'] = usage.memory_peak_bytes;
     }
     if (run.farId !== undefined && outcome.state === 'relayed') attributes['rq.relay.far_msg_id'] = run.farId;
     // A hop that did not deliver failed, whatever the relay does next; a run failed when it ends in err or is retried.

@@ -40,16 +40,15 @@ describe('history of a run that times out, is retried and succeeds', () => {
     expect(retry).toMatchObject({ from: 'run', to: 'que', actor: 'retry', failure: 'timeout', retry: 1, of: 3, delay_s: 1 });
     expect(retry.exit).toEqual({ code: null, signal: 'SIGTERM', wall_ms: expect.any(Number) });
     expect(retry.exit.wall_ms).toBeGreaterThanOrEqual(400);
-    // Every run's accounting: from the reap's rusage on a queue without limits.
+    // Every run's accounting: from the reap's rusage on a queue without limits. A script smaller than the queue
+    // process has no peak memory there (the kernel would give the queue's as its own: run-usage.ts).
     expect(retry.usage).toEqual({
       cpu_user_ms: expect.any(Number),
       cpu_system_ms: expect.any(Number),
-      memory_peak_bytes: expect.any(Number),
       io_read_bytes: expect.any(Number),
       io_write_bytes: expect.any(Number),
       source: 'rusage',
     });
-    expect(retry.usage.memory_peak_bytes).toBeGreaterThan(1024 * 1024);
     expect(retry.reason).toMatch(/^TIMEOUT - killed after 0\.\d+s \(timeout 0\.4s\)$/);
     expect(run2).toMatchObject({ from: 'que', to: 'run', actor: 'dispatcher', attempt: 2 });
     expect(run2.pid).not.toBe(run1.pid);
@@ -63,7 +62,7 @@ describe('history of a run that times out, is retried and succeeds', () => {
     expect(lines[0]).toBe('ok 6');
     expect(lines[2]).toMatch(new RegExp(`^\\S+Z que→run dispatcher pid ${run1.pid} attempt 1$`));
     expect(lines[4]).toMatch(
-      / run→que retry failure: timeout retry 1 of 3 in 1s killed by SIGTERM after \d+\.\d+s used \d+\.\d+s CPU \(user \d+\.\d+s, system \d+\.\d+s\), peak memory [\d.]+M(, IO read [\w. ]+, written [\w. ]+)? - TIMEOUT - killed after/,
+      / run→que retry failure: timeout retry 1 of 3 in 1s killed by SIGTERM after \d+\.\d+s used \d+\.\d+s CPU \(user \d+\.\d+s, system \d+\.\d+s\)(, IO read [\w. ]+, written [\w. ]+)? - TIMEOUT - killed after/,
     );
   });
 });

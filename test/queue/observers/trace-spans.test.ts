@@ -65,7 +65,8 @@ describe('with otlp_endpoint', () => {
     expect(run).toMatchObject({ name: 'run traced', kind: KIND.consumer, traceId: TRACE_ID, parentSpanId: PARENT_ID, status: { code: 0 } });
     expect(run.attributes).toMatchObject({ 'rq.queue': 'traced', 'rq.msg_id': full, 'rq.attempt': 1, 'rq.outcome': 'done', 'rq.exit_code': 0 });
     expect(run.attributes['rq.cpu_ms']).toBeGreaterThanOrEqual(0);
-    expect(run.attributes['rq.memory_peak_bytes']).toBeGreaterThan(0);
+    // A script smaller than the queue process has no peak memory to tell without a cgroup (run-usage.ts): no attribute, not a wrong one.
+    expect(run.attributes).not.toHaveProperty('rq.memory_peak_bytes');
     // The wait ends where the run begins; the run lasts as long as the queue says it did.
     expect(wait.endMs).toBe(run.startMs);
     expect(wait.startMs).toBeLessThanOrEqual(wait.endMs);
