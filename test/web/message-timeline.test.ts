@@ -33,9 +33,7 @@ describe('the message page reads its history in words', () => {
     expect(steps[1][0]).toBe('que → run');
     expect(steps[1][2]).toMatch(/^pid \d+, attempt 1$/);
     expect(steps[2][0]).toBe('run → err');
-    expect(steps[2][2]).toMatch(
-      /^exit 3 after \d+\.\d+s, used \d+\.\d+s CPU \(user \d+\.\d+s, system \d+\.\d+s\)(, IO read [\w. ]+, written [\w. ]+)?$/,
-    );
+    expect(steps[2][2]).toMatch(/^exit 3 after \d+\.\d+s, used \d+\.\d+s CPU \(user \d+\.\d+s, system \d+\.\d+s\)(, IO read [\w. ]+, written [\w. ]+)?$/);
     expect(JSON.stringify(steps)).not.toMatch(/[{}]|wall_ms|·/);
   });
 
@@ -59,8 +57,6 @@ describe('the message page reads its history in words', () => {
     expect(steps[2][2]).toMatch(
       /^attempt 1 failed failure: err, retry 1 of 1 in \d+(\.\d+)?s, exit 0 after \d+\.\d+s, used \d+\.\d+s CPU \(user \d+\.\d+s, system \d+\.\d+s\)(, IO read [\w. ]+, written [\w. ]+)?$/,
     );
-    expect(steps[4][2]).toMatch(
-      /^exit 0 after \d+\.\d+s, used \d+\.\d+s CPU \(user \d+\.\d+s, system \d+\.\d+s\)(, IO read [\w. ]+, written [\w. ]+)?$/,
-    );
+    expect(steps[4][2]).toMatch(/^exit 0 after \d+\.\d+s, used \d+\.\d+s CPU \(user \d+\.\d+s, system \d+\.\d+s\)(, IO read [\w. ]+, written [\w. ]+)?$/);
   });
 });
