@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadGlobalConfig } from '../config/global-config.js';
 import { rootPaths } from '../config/paths.js';
 import { resolveRoot } from '../config/root.js';
 import { MgrClient } from '../ipc/mgr-client.js';
@@ -61,13 +62,27 @@ async function start(root: string): Promise<number> {
   const child = spawn(process.execPath, [self, 'run', '--root', root], { detached: true, stdio: ['ignore', logFd, logFd], cwd: root });
   fs.closeSync(logFd);
   child.unref();
-  const ok = await waitUntil(() => answers(p.mgrSock), 10_000);
-  if (!ok) {
-    console.error(`queuemgr: did not come up; see ${path.join(p.log, 'queuemgr.log')}`);
+  // One that exits at start (a root it cannot use) is told at once, not after the whole wait.
+  let exited: string | undefined;
+  child.once('exit', (code, signal) => (exited = signal ?? `exit ${code}`));
+  const ok = await waitUntil(async () => exited !== undefined || (await answers(p.mgrSock)), 10_000);
+  if (!ok || exited !== undefined) {
+    console.error(`queuemgr: did not come up${exited ? ` (${exited})` : ''}; see ${path.join(p.log, 'queuemgr.log')}`);
     return 1;
   }
   console.log(`queuemgr: process with pid ${child.pid} started.`);
   return 0;
+}
+
+/** 1 when config/config.json is one rq-mgr would refuse at start, said on stderr with `more`; undefined when it would start. */
+async function configRefused(root: string, more = ''): Promise<number | undefined> {
+  try {
+    await loadGlobalConfig(rootPaths(root).configFile, 'config/config.json');
+    return undefined;
+  } catch (err) {
+    console.error(`rq-mgr: ${(err as Error).message}${more}`);
+    return 1;
+  }
 }
 
 /** --timeout: whole seconds 1-3600; the default otherwise. */
@@ -184,12 +199,16 @@ export async function main(argv: string[], prog = 'rq-mgr'): Promise<number> {
   }
   switch (command) {
     case 'start':
-      return start(root);
+      return (await configRefused(root)) ?? start(root);
     case 'stop':
       return stop(root, waitS);
-    case 'restart':
+    case 'restart': {
+      // Checked before the stop: a config rq-mgr would refuse must not take down the one that runs.
+      const refused = await configRefused(root, ' (the running rq-mgr, if any, is left as it is)');
+      if (refused !== undefined) return refused;
       await stop(root, waitS);
       return start(root);
+    }
     case 'status':
       return status(root);
     case 'zap':

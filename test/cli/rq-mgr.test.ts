@@ -76,3 +76,38 @@ describe('rq-mgr stop', () => {
     }
   });
 });
+
+describe('rq-mgr start and restart with a config.json it refuses', () => {
+  const mgr = (...args: string[]) =>
+    run(BIN('rq-mgr'), [...args, '--root', t.root]).then(
+      (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout, err: e.stderr }),
+    );
+  const PORT_REFUSAL = /^rq-mgr: config\/config.json: port: expected a port number 1-65535 .*received "abc"/;
+
+  it('start says why and starts nothing; restart says why and leaves the running rq-mgr running', async () => {
+    const file = rootPaths(t.root).configFile;
+    const good = await fs.readFile(file, 'utf8');
+    await fs.writeFile(file, JSON.stringify({ ...JSON.parse(good), port: 'abc' }));
+    const refused = await mgr('start');
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(PORT_REFUSAL);
+    expect(existsSync(rootPaths(t.root).mgrPid)).toBe(false);
+
+    await fs.writeFile(file, good);
+    const started = await mgr('start');
+    const pid = /^queuemgr: process with pid (\d+) started\./.exec(started.out)?.[1];
+    expect([started.code, pid]).toEqual([0, expect.stringMatching(/^\d+$/)]);
+    try {
+      await fs.writeFile(file, JSON.stringify({ ...JSON.parse(good), port: 'abc' }));
+      const restart = await mgr('restart');
+      expect(restart.code).toBe(1);
+      expect(restart.err).toMatch(PORT_REFUSAL);
+      expect(restart.err).toContain('(the running rq-mgr, if any, is left as it is)');
+      expect((await mgr('status')).out).toMatch(new RegExp(`^queuemgr: running \\[pid ${pid}\\]`));
+    } finally {
+      await fs.writeFile(file, good);
+      await mgr('stop');
+    }
+  });
+});
