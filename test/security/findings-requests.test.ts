@@ -28,7 +28,7 @@ describe('bad requests get a 4xx that names the field, and change nothing (findi
     await refused(
       post(mesg({ param1: 'x'.repeat(200_000) })),
       400,
-      /^\["fail","param1: expected at most 131056 bytes \(a script gets it as one environment variable, and exec takes at most 128 KiB\), received \\"200000 bytes\\""\]$/,
+      /^\["fail","param1: expected at most 131056 bytes \(a script gets it as one environment variable, and exec takes at most 128 KiB\), received 200000 bytes"\]$/,
     );
     await refused(post(mesg({ max_count: 'many' })), 400, /^\["fail","max_count: expected/);
     await refused(post(mesg({ idempotency_key: 'a\nb' })), 400, /^\["fail","idempotency_key: expected a key of 1 to 255 printable characters/);

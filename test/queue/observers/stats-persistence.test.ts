@@ -115,7 +115,7 @@ describe('statistics on disk', () => {
 
 describe('failure groups', () => {
   it('group err messages by outcome, error class or failure kind; follow moves; requeue one group', async () => {
-    const q = await start({ max_retries: 0 });
+    const q = await start({ retry: { max_retries: 0 } });
     await runEach(q, 6, (i) =>
       i < 3 ? ['run ValueError: bad input', 'err ValueError: bad input'] : i < 5 ? ['err HTTP503: upstream down'] : ['fatal no such customer'],
     );
