@@ -51,6 +51,8 @@ export const ERRORS = {
   RQ_ERR_QUEUE_NAME_CHARS: { status: 400, message: 'queue name has invalid characters' },
   RQ_ERR_QUEUE_EXISTS: { status: 409, message: 'already created' },
   RQ_ERR_QUEUE_RUNNING: { status: 409, message: 'queue is already running' },
+  // delete_queue of a queue its scandir link keeps: the link is the operator's say, and the queue would come back empty.
+  RQ_ERR_QUEUE_FROM_SCANDIR: { status: 409, message: 'queue %s comes from scandir/%s: remove that link to delete it (its messages go to queues/.trash/)' },
   RQ_ERR_QUEUE_NOT_CREATED: { status: 500, message: 'queue not created' },
   // A config create_queue refused: the field, what was expected and what was received (or the JSON parser's words).
   RQ_ERR_QUEUE_CONFIG_REFUSED: { status: 400, message: 'queue not created: %s' },

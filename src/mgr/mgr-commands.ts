@@ -11,6 +11,7 @@ import { RQ_VERSION } from '../version.js';
 import type { RefusedEntry } from '../ipc/mgr-client.js';
 import type { FleetView, PeerCredential } from '../ipc/fleet-reply.js';
 import type { Supervisor } from './supervisor.js';
+import { keptByLink } from './queue-dirs.js';
 
 /** A command: its reply, or a refusal thrown as an RqError; `conn` for replies that carry refusals of their own (limit_reset). */
 type Handler = (sup: Supervisor, arg: string, conn: Connection) => Promise<unknown> | unknown;
@@ -105,7 +106,10 @@ export function mgrCommands(
     pause_queue: (sup, q) => sup.adminOp(q, 'PAUSE'),
     resume_queue: (sup, q) => sup.adminOp(q, 'RESUME'),
     restart_queue: (sup, q) => sup.restartQueue(q),
-    delete_queue: (sup, q) => sup.deleteQueue(q),
+    delete_queue: async (sup, q) => {
+      if (await keptByLink(sup.root, q)) throw RqError.of('RQ_ERR_QUEUE_FROM_SCANDIR', q, q);
+      return sup.deleteQueue(q);
+    },
     create_queue: (sup, arg) => {
       let raw: unknown;
       try {

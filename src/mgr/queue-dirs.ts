@@ -75,13 +75,27 @@ export async function isScandirQueue(root: string, name: string): Promise<boolea
   }
 }
 
-/** Moves a queue dir, messages and all, to queues/.trash/<q>.<time>/; returns the new path. */
+/** A queue scandir made whose link is still in scandir/: scandir keeps it, so only removing the link deletes it. */
+export async function keptByLink(root: string, name: string): Promise<boolean> {
+  if (!(await isScandirQueue(root, name))) return false;
+  return fs.lstat(path.join(rootPaths(root).scandir, name)).then(
+    (st) => st.isSymbolicLink(),
+    () => false,
+  );
+}
+
+/**
+ * Moves a queue dir, messages and all, to queues/.trash/<q>.<time>/; returns the new path. Its pause
+ * and down files go too: a queue made again under the name starts as a new queue does, UP.
+ */
 export async function trashQueueDir(root: string, name: string): Promise<string> {
   const trash = rootPaths(root).trash;
   await fs.mkdir(trash, { recursive: true });
   const target = path.join(trash, `${name}.${idStamp(Date.now())}`);
-  await fs.rename(queuePaths(root, name).dir, target);
+  const p = queuePaths(root, name);
+  await fs.rename(p.dir, target);
+  await Promise.all([p.pauseFile, p.downFile].map((f) => fs.rm(f, { force: true })));
   const sync = new DirSync();
-  await Promise.all([sync.sync(trash), sync.sync(rootPaths(root).queues)]);
+  await Promise.all([sync.sync(trash), sync.sync(rootPaths(root).queues), sync.sync(rootPaths(root).config)]);
   return target;
 }

@@ -226,8 +226,17 @@ describe('scandir', () => {
     expect((await mgr.q('app', 'config'))[1].num_workers).toBe(3);
     expect(await mgr.waitQueueUp('app')).toBe(pid2);
 
+    // Its link keeps it: delete_queue would leave a queue scandir makes again, empty. The link's removal deletes it.
+    expect(await mgr.cmd('delete_queue', 'app')).toEqual([
+      'fail',
+      'queue app comes from scandir/app: remove that link to delete it (its messages go to queues/.trash/)',
+    ]);
+    expect(await mgr.q('app', 'ping')).toEqual(['pong']);
+    expect(await mgr.cmd('pause_queue', 'app')).toEqual(['ok', 'app']);
     await fs.rm(path.join(root, 'scandir', 'app'));
     await waitFor(() => !existsSync(queuePaths(root, 'app').dir), 'app to be disabled', 5000);
+    // Its pause went with it: a queue made again under the name starts UP.
+    expect(existsSync(queuePaths(root, 'app').pauseFile)).toBe(false);
     const trash = await fs.readdir(path.join(root, 'queues', '.trash'));
     expect(trash).toEqual([expect.stringMatching(/^app\./)]);
     const kept = await fs.readdir(path.join(root, 'queues', '.trash', trash[0], 'done'), { recursive: true });
