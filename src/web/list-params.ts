@@ -34,8 +34,8 @@ function one(query: Record<string, unknown>, key: string, expected: string): str
   return v;
 }
 
-function pick<T extends string | number>(query: Record<string, unknown>, key: string, values: readonly T[]): T | undefined {
-  const expected = `one of ${values.join(', ')}`;
+function pick<T extends string | number>(query: Record<string, unknown>, key: string, values: readonly T[], more = ''): T | undefined {
+  const expected = `one of ${values.join(', ')}${more}`;
   const v = one(query, key, expected);
   if (v === undefined) return undefined;
   const found = values.find((x) => String(x) === v);
@@ -67,7 +67,7 @@ function dateParam(query: Record<string, unknown>, key: 'from' | 'to'): number |
 export function listFilter(query: Record<string, unknown>): ListFilter {
   const f: ListFilter = { sort: 'created', order: 'desc', offset: 0, limit: DEFAULT_LIMIT };
   const state = one(query, 'state', `one of ${LIST_STATES.join(', ')}, or all`);
-  if (state !== undefined && state !== 'all') f.state = pick(query, 'state', LIST_STATES);
+  if (state !== undefined && state !== 'all') f.state = pick(query, 'state', LIST_STATES, ', or all');
   const text = one(query, 'filter', `a text of at most ${MAX_TEXT} characters`);
   if (text !== undefined && text.length > MAX_TEXT)
     throw invalidField('filter', `a text of at most ${MAX_TEXT} characters`, counted(text.length, 'characters'));
