@@ -78,7 +78,7 @@ describe('bulk actions in a browser', () => {
     const cases: [Record<string, string>, string][] = [
       [{ op: 'explode' }, 'op: expected one of retry, delete, ack, move, received "explode"'],
       [{ op: 'ack', scope: 'selected' }, 'ids: expected at least one selected message (tick its box), received ""'],
-      [{ op: 'retry', state: 'nope' }, 'state: expected one of prep, que, run, done, relayed, err, acked, received "nope"'],
+      [{ op: 'retry', state: 'nope' }, 'state: expected one of prep, que, run, done, relayed, err, acked, or all, received "nope"'],
       [{ op: 'move', state: 'err', confirm: '1' }, "lacking 'dest' field"],
     ];
     for (const [form, text] of cases) {
