@@ -115,6 +115,34 @@ describe('message actions (spec §9.3)', () => {
     }
   });
 
+  it("clone, run_now, adminoper, restart and ack_errs answer a JSON client in JSON: the clone's id, the queue's reply, what was done", async () => {
+    const id = await send(s.B, 'test', { param1: 'done' });
+    await waitState(s.B, 'test', id, ['done']);
+    // x_format=json in the form body, as in the query or by Accept.
+    const clone = await postForm(`${s.B}/q/test/${id}/clone`, { x_format: 'json' });
+    const [ok, full] = (await clone.json()) as [string, string];
+    expect([clone.status, ok, full]).toEqual([200, 'ok', expect.stringMatching(new RegExp(`^${s.w.origin}/q/test/\\d{8}\\.`))]);
+    await waitState(s.B, 'test', full.split('/').pop()!, ['done']);
+    const run = await fetch(`${s.B}/q/test/${id}/run_now`, { method: 'POST', headers: { accept: 'application/json' } });
+    expect([run.status, await run.json()]).toEqual([409, ['fail', 'msg not in runnable state']]);
+    await s.w.mgr.cmd('pause_queue', 'test');
+    try {
+      const held = await send(s.B, 'test', { param1: 'done' });
+      const now = await postForm(`${s.B}/q/test/${held}/run_now?x_format=json`, {});
+      expect([now.status, await now.json()]).toEqual([200, ['ok', 'msg sent to front of run queue']]);
+    } finally {
+      await s.w.mgr.cmd('resume_queue', 'test');
+    }
+    const paused = await postForm(`${s.B}/q/other/adminoper?x_format=json`, { pause: '1' });
+    expect([paused.status, await paused.json()]).toEqual([200, ['ok', 'queue other paused']]);
+    const resumed = await postForm(`${s.B}/q/other/adminoper`, { resume: '1', x_format: 'json' });
+    expect([resumed.status, await resumed.json()]).toEqual([200, ['ok', 'queue other resumed']]);
+    const acked = await postForm(`${s.B}/q/other/ack_errs`, { x_format: 'json' });
+    expect([acked.status, await acked.json()]).toEqual([200, ['ok', 0]]);
+    const restarted = await postForm(`${s.B}/q/other/restart`, { x_format: 'json' });
+    expect([restarted.status, await restarted.json()]).toEqual([200, ['ok', 'queue other restarted']]);
+  });
+
   it('unknown message ids are 404 for the message routes', async () => {
     for (const p of [
       '/q/test/20200101.0000.00.000.1',

@@ -100,7 +100,7 @@ export function adminApi(ctx: WebContext) {
     /** POST /q/<q>/adminoper with one of pause | resume | down | up, and back */
     async adminoper(req: FastifyRequest, reply: FastifyReply) {
       const q = await ctx.requireQueue(pathParam(req, 'q'));
-      const params = await ctx.params(req);
+      const { p: params } = await ctx.actionParams(req);
       const given = ADMIN_ACTIONS.filter((a) => present(params, a));
       // All four at once is the classic "no action"; none leaves given[0] undefined, refused the same way.
       const action = given.length < ADMIN_ACTIONS.length ? given[0] : undefined;
@@ -111,16 +111,18 @@ export function adminApi(ctx: WebContext) {
       const r = await tryMgr(`${action}_queue`, (m) => m.admin(action, q));
       if (r === null) return ctx.text(reply, 500, `500 - Couldn't ${action} queue. Internal error.`);
       if (!r.ok) return ctx.couldNot(reply, r, `${action} queue`);
+      if (ctx.wantsJson(req)) return ctx.json(reply, ['ok', `queue ${q} ${DONE_WORDS[action]}`]);
       return ctx.redirect(reply, ctx.urls.back(req, textParam(params, 'back'), ctx.urls.queue(q)), notice(html`Queue ${q} ${DONE_WORDS[action]}`));
     },
 
     /** POST /q/<q>/restart */
     async restart(req: FastifyRequest, reply: FastifyReply) {
       const q = await ctx.requireQueue(pathParam(req, 'q'));
-      const params = await ctx.params(req);
+      const { p: params } = await ctx.actionParams(req);
       const r = await tryMgr('restart_queue', (m) => m.restart(q, RESTART_TIMEOUT_MS));
       if (r === null) return ctx.text(reply, 500, "500 - Couldn't restart queue. Internal error.");
       if (!r.ok) return ctx.couldNot(reply, r, 'restart queue');
+      if (ctx.wantsJson(req)) return ctx.json(reply, ['ok', `queue ${q} restarted`]);
       return ctx.redirect(reply, ctx.urls.back(req, textParam(params, 'back'), ctx.urls.queue(q)), notice(html`Queue ${q} restarted`));
     },
 
@@ -128,7 +130,7 @@ export function adminApi(ctx: WebContext) {
     async ackErrs(req: FastifyRequest, reply: FastifyReply) {
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
-      const params = await ctx.params(req);
+      const { p: params } = await ctx.actionParams(req);
       let r: Answer<number>;
       try {
         r = await ctx.queue(q).ackErrs();
@@ -137,6 +139,7 @@ export function adminApi(ctx: WebContext) {
         throw err;
       }
       if (!r.ok) return ctx.couldNot(reply, r, 'ack errs queue');
+      if (ctx.wantsJson(req)) return ctx.answerJson(reply, r);
       return ctx.redirect(reply, ctx.urls.back(req, textParam(params, 'back'), ctx.urls.queue(url)), notice(html`Successfully acknowledged errors`));
     },
 

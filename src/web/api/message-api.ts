@@ -89,6 +89,10 @@ export function messageApi(ctx: WebContext, maxUploadBytes: number) {
     }
   }
 
+  /** A message action's answer to a JSON client: the queue's reply with its status, or 503 when the queue did not answer. */
+  const answered = (reply: FastifyReply, q: string, r: Answer<string> | null) =>
+    r === null ? ctx.json(reply, ['fail', `queue ${q} did not answer`], 503) : ctx.answerJson(reply, r);
+
   async function create(req: FastifyRequest, reply: FastifyReply, url: string, q: string, params: Params, files: Upload[]) {
     let bare: Record<string, unknown> | undefined;
     try {
@@ -190,7 +194,7 @@ export function messageApi(ctx: WebContext, maxUploadBytes: number) {
       if (method === 'cancel') return lifecycleApi(ctx).cancel(req, reply, params);
       if (method !== 'delete' && method !== 'destroy' && method !== 'commit') return ctx.text(reply, 400, INVALID_METHOD);
       const r = method === 'commit' ? await tryAct(q, 'commit_message', id) : await tryAct(q, method === 'delete' ? 'delete_message' : 'destroy_message', id);
-      if (format === 'json') return r === null ? ctx.json(reply, ['fail', `queue ${q} did not answer`], 503) : ctx.answerJson(reply, r);
+      if (format === 'json') return answered(reply, q, r);
       const self = ctx.urls.msg(url, id);
       if (method === 'commit') {
         return ctx.redirectTo(req, reply, self, r?.ok ? notice(html`Message committed successfully`) : error(html`Commit got ${rubyInspect(r?.raw ?? null)}`));
@@ -210,7 +214,10 @@ export function messageApi(ctx: WebContext, maxUploadBytes: number) {
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
       const id = ctx.requireMsgId(pathParam(req, 'id'));
+      // x_format=json in the body asks for JSON too: a JSON client learns the clone's id from the queue's reply.
+      await ctx.actionParams(req);
       const r = await tryAct(q, 'clone_message', id);
+      if (ctx.wantsJson(req)) return answered(reply, q, r);
       if (r === null) return ctx.text(reply, 500, "500 - Couldn't clone message. Internal error.");
       if (!r.ok) return ctx.couldNot(reply, r, 'clone message');
       return ctx.redirectTo(req, reply, ctx.urls.queue(url), notice(html`Message cloned successfully`));
@@ -221,7 +228,9 @@ export function messageApi(ctx: WebContext, maxUploadBytes: number) {
       const url = pathParam(req, 'q');
       const q = await ctx.requireRoutedQueue(url);
       const id = ctx.requireMsgId(pathParam(req, 'id'));
+      await ctx.actionParams(req);
       const r = await tryAct(q, 'run_message', id);
+      if (ctx.wantsJson(req)) return answered(reply, q, r);
       if (r === null) return ctx.text(reply, 500, "500 - Couldn't run message. Internal error.");
       if (!r.ok) return ctx.couldNot(reply, r, 'run message');
       return ctx.redirectTo(req, reply, ctx.urls.msg(url, id), notice(html`Message in run successfully`));

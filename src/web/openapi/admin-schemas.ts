@@ -7,15 +7,20 @@ import { BACK, FAIL, FORM_TYPES, JSON_REFUSALS, type Json, Q, TAGS, answer, form
 const couldNot = (what: string): Json =>
   answer(`\`<status> - Couldn't ${what}. <reply>.\`, or \`500 - … Internal error.\` when nobody answers`, { text: true });
 
-function queueAction(summary: string, description: string, fields: Record<string, Json>, what: string): FastifySchema {
+function queueAction(summary: string, description: string, fields: Record<string, Json>, what: string, json: Json): FastifySchema {
   return {
     summary,
-    description,
+    description: `${description} A JSON client (\`x_format=json\`, or \`Accept: application/json\`) gets \`["ok", …]\` instead of the 303.`,
     tags: [TAGS.admin],
     params: pathParams({ q: Q }),
     consumes: FORM_TYPES,
     body: formBody({ ...fields, back: BACK }),
-    response: { 303: seeOther('`back` or the queue page'), 404: answer('Unknown queue', { html: true }), 500: couldNot(what) },
+    response: {
+      200: answer('What was done, to a JSON client', { json }),
+      303: seeOther('`back` or the queue page'),
+      404: answer('Unknown queue', { html: true }),
+      500: couldNot(what),
+    },
   };
 }
 
@@ -46,13 +51,21 @@ export const adminSchemas = {
     'Exactly one of `pause`, `resume`, `down`, `up` (any non-empty value); none, or all four, is `400 - Invalid adminoper param: …`. Flash `Queue <q> paused` (`resumed`, `stopped`, `started`).',
     { pause: { type: 'string' }, resume: { type: 'string' }, down: { type: 'string' }, up: { type: 'string' } },
     '<action> queue',
+    ok({ type: 'string' }, 'queue test paused'),
   ),
-  restart: queueAction('Restart a queue process', 'Waits for the old process to stop. Flash `Queue <q> restarted`.', {}, 'restart queue'),
+  restart: queueAction(
+    'Restart a queue process',
+    'Waits for the old process to stop. Flash `Queue <q> restarted`.',
+    {},
+    'restart queue',
+    ok({ type: 'string' }, 'queue test restarted'),
+  ),
   ackErrs: queueAction(
     'Acknowledge every error of a queue (R)',
     'Renames every `err/<id>` to `err/.<id>`. Flash `Successfully acknowledged errors`.',
     {},
     'ack errs queue',
+    ok({ type: 'integer', description: 'How many were acknowledged' }, 3),
   ),
   newQueue: {
     summary: 'Create a queue',

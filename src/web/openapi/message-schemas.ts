@@ -8,6 +8,7 @@ import {
   FORM_TYPES,
   ID,
   JSON_REFUSALS,
+  type Json,
   PARTIAL_FAILURE,
   Q,
   STRING_LIST,
@@ -92,12 +93,13 @@ const TRACE_HEADERS = {
 
 const MSG_PARAMS = pathParams({ q: Q, id: ID });
 
-const classicAction = (summary: string, description: string, where: string): FastifySchema => ({
+const classicAction = (summary: string, description: string, where: string, json: Json): FastifySchema => ({
   summary,
-  description,
+  description: `${description} A JSON client (\`x_format=json\` in the query or the body, or \`Accept: application/json\`) gets the queue's reply instead.`,
   tags: [TAGS.messages],
   params: MSG_PARAMS,
   response: {
+    200: answer("The queue's reply, to a JSON client", { json }),
     303: seeOther(where),
     404: answer('Unknown queue or message', { html: true }),
     409: answer('`409 - Couldn\'t … message. ["fail", "msg not in runnable state"].`', { text: true }),
@@ -209,8 +211,13 @@ export const messageSchemas = {
       ...ACTION_REFUSALS,
     },
   },
-  clone: classicAction('Clone a message (R)', 'Flash `Message cloned successfully`, 303 to the queue page.', 'the queue page'),
-  runNow: classicAction('Run a message now (R)', 'Flash `Message in run successfully`, 303 to the message page.', 'the message page'),
+  clone: classicAction('Clone a message (R)', 'Flash `Message cloned successfully`, 303 to the queue page.', 'the queue page', ok(FULL_ID, FULL_ID.example)),
+  runNow: classicAction(
+    'Run a message now (R)',
+    'Flash `Message in run successfully`, 303 to the message page.',
+    'the message page',
+    ok({ type: 'string' }, 'msg sent to front of run queue'),
+  ),
   messageSegment: {
     summary: 'A message: its page, or `<id>.json` (R)',
     description: 'The segment is `<id>` (the HTML message page) or `<id>.json` (every field as JSON).',
