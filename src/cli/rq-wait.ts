@@ -45,9 +45,26 @@ const refused = (a: Answer<unknown>, code: number): Report => ({ line: replyLine
  * (`{queue, msg_id, state, status}`, or a refusal); returns the exit status.
  */
 export async function waitAndReport(root: string, queue: string, id: string, timeoutS: number | null, io: RqIo, json = false): Promise<number> {
+  if (timeoutS !== 0) {
+    const held = await heldBy(root, queue, id);
+    if (held) io.stderr(held);
+  }
   const r = await waitFor(root, queue, id, timeoutS);
   io.stdout(json ? JSON.stringify(r.doc) : r.line);
   return r.code;
+}
+
+/**
+ * Why a wait may be long, said once on stderr before it: the message is in the que of a queue that
+ * starts nothing (PAUSE, DOWN, SCRIPTERROR…), with the command that lifts it. Null when nothing holds it.
+ */
+async function heldBy(root: string, queue: string, id: string): Promise<string | null> {
+  const d = await ask(root, queue, (c) => c.statusDetail()).catch(() => null);
+  if (!d?.ok || d.value.status === 'UP') return null;
+  const m = await ask(root, queue, (c) => c.messageStatus(id)).catch(() => null);
+  if (!m?.ok || m.value.state !== 'que') return null;
+  const lift = d.value.status === 'PAUSE' ? `; rq resume ${queue} lets it run` : d.value.status === 'DOWN' ? `; rq up ${queue} lets it run` : '';
+  return `rq: ${queue}/${id} waits in que: queue ${queue} is ${d.value.status}${d.value.reason ? ` (${d.value.reason})` : ''}${lift}`;
 }
 
 async function waitFor(root: string, queue: string, id: string, timeoutS: number | null): Promise<Report> {

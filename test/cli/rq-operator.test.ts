@@ -97,6 +97,13 @@ describe('rq queues, pause and resume', () => {
     const json = JSON.parse((await rq(['queues', '--json'])).out[0]);
     expect(json[0]).toEqual({ queue: 'idle', status: 'PAUSE', counts: expect.objectContaining({ que: 1, run: 0 }) });
     expect(await rq(['state', '--msg_id', held])).toMatchObject({ out: ['ok que'] });
+    // A wait on it says once why it may be long, and how to lift it.
+    const short = held.split('/').pop();
+    expect(await rq(['wait', held, '--timeout', '1'])).toEqual({
+      code: 4,
+      out: ['fail timed out'],
+      err: [`rq: idle/${short} waits in que: queue idle is PAUSE; rq resume idle lets it run`],
+    });
     expect(await rq(['resume', '--queue', 'idle'])).toEqual({ code: 0, out: ['ok queue idle resumed'], err: [] });
     expect(await rq(['wait', held, '--timeout', '30'])).toEqual({ code: 0, out: ['ok done - done sleeping'], err: [] });
   });
