@@ -37,12 +37,12 @@ export async function ask<T>(root: string, name: string, call: (c: QueueClient) 
     st = undefined;
   }
   // A link just made in scandir/ becomes a queue within a second: a command pasted right after it waits for that.
-  if (!st?.isDirectory() && !(inScandir(root, name) && (await starting(root, p.sock)))) throw await noQueue(root, name);
+  if (!st?.isDirectory() && !(await starting(root, name, p.sock))) throw await noQueue(root, name);
   let a: Answer<T>;
   try {
     a = await call(QueueClient.oneShot(p.sock, { timeoutMs })).catch(async (err: unknown) => {
       // Not sent: a queue rq-mgr is starting (a link just made in scandir/) is waited for, then asked again; nothing can be made twice.
-      if (mayHaveArrived(err) || !(await starting(root, p.sock))) throw err;
+      if (mayHaveArrived(err) || !(await starting(root, name, p.sock))) throw err;
       return call(QueueClient.oneShot(p.sock, { timeoutMs }));
     });
   } catch (err) {
@@ -68,10 +68,20 @@ function inScandir(root: string, name: string): boolean {
   }
 }
 
-/** Whether the queue of `sock` answers within START_WAIT_MS, asked only while rq-mgr runs (a stopped root fails at once). */
-async function starting(root: string, sock: string): Promise<boolean> {
-  if (!(await new MgrClient(rootPaths(root).mgrSock).ping(1000).catch(() => false))) return false;
-  return untilQueueAnswers(() => QueueClient.oneShot(sock, { timeoutMs: 1000 }).ping(), START_WAIT_MS);
+/**
+ * Whether queue `name` is starting, and then whether it answers within START_WAIT_MS: rq-mgr has
+ * spawned its process for the first time, which has not said it serves yet, or a link for it is in
+ * scandir/ that rq-mgr has neither made a queue nor refused yet. A queue that died (BACKOFF, ERROR, or
+ * restarted), a refused entry or a stopped rq-mgr is not waited for: the command fails at once, as before.
+ */
+async function starting(root: string, name: string, sock: string): Promise<boolean> {
+  const mgr = new MgrClient(rootPaths(root).mgrSock);
+  const workers = await mgr.status(1000).catch(() => null);
+  if (!workers?.ok) return false;
+  const row = workers.value[name];
+  // A first start only: one restarted after dying (BACKOFF, or RUNNING again for a moment) is no new queue.
+  const coming = row ? row.status === 'RUNNING' && row.ready === false && row.restarts === 0 : inScandir(root, name) && (await mgr.whyNotQueue(name)) === null;
+  return coming && untilQueueAnswers(() => QueueClient.oneShot(sock, { timeoutMs: 1000 }).ping(), START_WAIT_MS);
 }
 
 /** The refusal for a name that is no queue of the root: why, when rq-mgr refused an entry of that name; else the classic text. */

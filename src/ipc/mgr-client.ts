@@ -14,6 +14,8 @@ export interface WorkerInfo {
   last_exit?: string | null;
   /** Starts after the first: restarts after a death and restart_queue (absent from an older rq-mgr). */
   restarts?: number;
+  /** Its process said it serves (absent from an older rq-mgr): false while one just spawned is starting. */
+  ready?: boolean;
   /** Why it cannot serve, as the process itself said before it exited (a port in use), with the fix. */
   problem?: { reason: string; fix: string };
   [key: string]: unknown;

@@ -36,6 +36,8 @@ type WorkerRow = {
   uptime: number | null;
   last_exit: string | null;
   restarts: number;
+  /** Its process said it serves; false while one just spawned starts (a client may wait for it). */
+  ready: boolean;
   problem?: { reason: string; fix: string };
 };
 
@@ -257,6 +259,7 @@ export class Supervisor {
         uptime: w.child ? Math.floor((Date.now() - w.startedAt) / 1000) : null,
         last_exit: w.lastExit,
         restarts: w.restarts,
+        ready: w.ready,
       };
       if (w.problem) out[w.name].problem = { reason: w.problem.reason, fix: w.problem.fix };
     }

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mgrRootForFile } from '../helpers/per-test-root.js';
+import { addQueue, waitFor } from '../helpers/rq-root.js';
 import { expectOneLineError, runRq } from '../helpers/rq-cli.js';
 
 const root = mgrRootForFile({ other: {} });
@@ -25,6 +26,18 @@ describe('a queue linked into scandir/ a moment ago', () => {
       expect([sent.code, sent.err], name).toEqual([0, []]);
       expect(sent.out.join('\n'), name).toMatch(new RegExp(`/q/${name}/`));
     }
+  });
+
+  it('a queue whose process keeps dying (BACKOFF, restarted) is not waited for: exit 3 at once', async () => {
+    // A config its queue process refuses: it exits at start, and rq-mgr restarts it with a back-off.
+    await addQueue(root.t.root, 'broken', { extra: { timout: 3 } });
+    root.mgr.child.kill('SIGHUP');
+    await waitFor(async () => ((await root.mgr.cmd('status'))[1]?.broken?.restarts ?? 0) >= 1, 'broken to be restarted');
+    const t0 = Date.now();
+    const r = await runRq(['sendmesg', '--dest', 'broken', '--param1', 'x'], { root: root.t.root });
+    // Waiting would take the whole START_WAIT_MS (5 s) by itself.
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expectOneLineError(r, /^rq: queue broken: its process does not answer/, 3);
   });
 
   it('a name neither linked nor a queue is still refused at once as no queue', async () => {
