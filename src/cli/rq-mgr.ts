@@ -11,6 +11,7 @@ import { resolveRoot } from '../config/root.js';
 import { MgrClient } from '../ipc/mgr-client.js';
 import { livePid } from '../mgr/pid-file.js';
 import { queueNameProblem } from '../message/names.js';
+import { closest } from '../message/nearest-name.js';
 import { parseArgs } from '../args.js';
 import { ask, replyLine } from './queue-ask.js';
 import { INIT_HELP, MGR_HELP, mgrLineProblem } from './mgr-help.js';
@@ -18,6 +19,8 @@ import { INIT_HELP, MGR_HELP, mgrLineProblem } from './mgr-help.js';
 const USAGE = 'usage: rq-mgr start|stop [--timeout S]|status|restart [--timeout S]|run [--watch-stdin]|zap|reindex <queue> [--root DIR]';
 /** How long `stop` waits for a TERMed rq-mgr before KILL, unless --timeout says otherwise. */
 const STOP_WAIT_S = 20;
+const COMMANDS = ['start', 'stop', 'status', 'restart', 'run', 'zap', 'reindex'];
+
 /** A rebuild reads every `msg` of the queue, done/ and relayed/ included. */
 const REINDEX_WAIT_MS = 600_000;
 
@@ -220,9 +223,11 @@ export async function main(argv: string[], prog = 'rq-mgr'): Promise<number> {
       // --watch-stdin: whoever started us holds our stdin, and its EOF stops us (test harnesses).
       return runMgr({ root, watchStdin: opts['watch-stdin'] === true });
     }
-    default:
-      console.error(`rq-mgr: unknown command ${JSON.stringify(command)}; ${USAGE}`);
+    default: {
+      const near = closest(String(command), COMMANDS);
+      console.error(`rq-mgr: unknown command ${JSON.stringify(command)}${near ? `; did you mean ${JSON.stringify(near)}?` : ''}; ${USAGE}`);
       return 1;
+    }
   }
 }
 

@@ -67,6 +67,11 @@ describe('rq-mgr stop', () => {
     expect(existsSync(p.mgrSock)).toBe(false);
   });
 
+  it('names the command a misspelt one was meant to be', async () => {
+    const r: { code?: number; stderr: string } = await run(BIN('rq-mgr'), ['stopp', '--root', t.root]).catch((e: { code: number; stderr: string }) => e);
+    expect([r.code, r.stderr]).toEqual([1, expect.stringMatching(/^rq-mgr: unknown command "stopp"; did you mean "stop"\?; usage: rq-mgr start\|stop/)]);
+  });
+
   it('refuses a --timeout that is not whole seconds 1-3600, and stops nothing', async () => {
     for (const bad of ['0', '1.5', 'x', '3601']) {
       const r: { code?: number; stderr: string } = await run(BIN('rq-mgr'), ['stop', '--timeout', bad, '--root', t.root]).catch(
