@@ -116,12 +116,13 @@ export class MgrClient {
   }
 
   /**
-   * Why `name` is no queue, as `<reason> (<fix>)`, when rq-mgr refused an entry of that name; null
-   * when it did not, or does not answer within `timeoutMs` (the caller then says what it would have).
+   * Why `name` is no queue, as `<reason> (<fix>)`, when rq-mgr refused an entry of that name (its
+   * config.json among the reasons: asked only of a name with no queue directory, so no last config
+   * runs); null when it did not, or does not answer within `timeoutMs` (the caller then says what it would have).
    */
   async whyNotQueue(name: string, timeoutMs = 2000): Promise<string | null> {
     const r = await this.refusedQueues(timeoutMs).catch(() => null);
-    const e = r?.ok ? r.value.find((x) => x.entry === name && !x.config) : undefined;
+    const e = r?.ok ? r.value.find((x) => x.entry === name) : undefined;
     return e ? `${e.reason} (${e.fix})` : null;
   }
 

@@ -40,6 +40,18 @@ describe('a queue linked into scandir/ a moment ago', () => {
     expectOneLineError(r, /^rq: queue broken: its process does not answer/, 3);
   });
 
+  it('a link whose config.json rq-mgr refuses is told with that reason, not as no queue', async () => {
+    const dir = await queueDir('badcfg');
+    await fs.writeFile(path.join(dir, 'config.json'), '{ broken');
+    await fs.symlink(dir, path.join(root.t.root, 'scandir', 'badcfg'));
+    await waitFor(async () => ((await root.mgr.cmd('refused_queues'))[1] ?? []).some((e: { entry: string }) => e.entry === 'badcfg'), 'badcfg refused');
+    expectOneLineError(
+      await runRq(['sendmesg', '--dest', 'badcfg', '--param1', 'x'], { root: root.t.root }),
+      /^rq: queue badcfg is not running: .*config\.json/,
+      1,
+    );
+  });
+
   it('a name neither linked nor a queue is still refused at once as no queue', async () => {
     expectOneLineError(await runRq(['sendmesg', '--dest', 'nolink', '--param1', 'x'], { root: root.t.root }), /^rq: queue not found: nolink$/, 1);
   });
