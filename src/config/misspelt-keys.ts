@@ -6,8 +6,8 @@ import { closest, typoDistance } from '../message/nearest-name.js';
 const MAX_LOOKED_AT = 1000;
 
 /**
- * Throws RQ_ERR_CONFIG for the first key of `raw` that is none of `settings` but near one
- * (`basic_auht`, `timout`), or is a setting of an object inside (`max_retries` for `"retry":
+ * Throws RQ_ERR_CONFIG for the first key of `raw` that is none of `settings` but near one that
+ * `raw` lacks (`basic_auht`, `timout`), or is a setting of an object inside (`max_retries` for `"retry":
  * {"max_retries": 3}`): such a setting would otherwise be lost without a word, a missing
  * basic_auth leaving the web open. `prefix` names the object itself inside the file (`fleet.`).
  */
@@ -24,7 +24,9 @@ export function refuseMisspeltKeys(
     if (known.has(key)) continue;
     if (left-- <= 0) return;
     const near = closest(key, settings, typoDistance);
-    if (near !== undefined) throw RqError.of('RQ_ERR_CONFIG', `${fileLabel}: ${prefix}${key}: unknown setting; did you mean ${JSON.stringify(near)}?`);
+    // Beside the setting itself (`hosts` with `host`) it is a key of the operator's own, not a typo of it.
+    if (near !== undefined && !Object.hasOwn(raw, near))
+      throw RqError.of('RQ_ERR_CONFIG', `${fileLabel}: ${prefix}${key}: unknown setting; did you mean ${JSON.stringify(near)}?`);
     for (const [outer, inner] of Object.entries(opts.inside ?? {}))
       if (inner.includes(key))
         throw RqError.of(

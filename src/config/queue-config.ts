@@ -143,7 +143,7 @@ const QUEUE_SETTINGS: readonly string[] = [
  */
 export function normaliseQueueConfig(raw: unknown, fileLabel = 'config.json'): QueueConfig {
   if (!isObject(raw)) throw configFieldError(fileLabel, '', 'a JSON object', raw);
-  refuseMisspeltKeys(raw, QUEUE_SETTINGS, fileLabel, { inside: { retry: RETRY_FIELDS } });
+  refuseMisspeltKeys(raw, QUEUE_SETTINGS, fileLabel, { inside: { retry: [...RETRY_FIELDS, 'retries'] } });
 
   const nameProblem = queueNameProblem(raw.name);
   if (nameProblem) throw RqError.of('RQ_ERR_CONFIG', `${fileLabel}: name: ${nameProblem.replace(/^queue name: /, '')}`);

@@ -47,6 +47,7 @@ describe('global config.json', () => {
       'config/config.json: fleet.lease_ttl: unknown setting; did you mean "lease_ttl_s"?',
     );
     expect(parse({ host: 'h', port: 1, notes: 'mine', basic_auth: users }).basic_auth).toEqual(users);
+    expect(parse({ host: 'h', hosts: ['a', 'b'], port: 1, ports: [2, 3] }).host).toBe('h');
   });
 
   it('names file, field, expected and received for a bad port', () => {

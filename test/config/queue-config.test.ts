@@ -106,11 +106,14 @@ describe('normaliseQueueConfig (sublimation)', () => {
 describe('keys that are no setting', () => {
   it('refuses a typo of a setting and a retry setting outside retry, naming it; ignores the rest as the classic daemon did', () => {
     expect(problem({ ...base, timout: 5 })).toBe('queues/test/config.json: timout: unknown setting; did you mean "timeout"?');
-    expect(problem({ ...base, num_worker: 2 })).toBe('queues/test/config.json: num_worker: unknown setting; did you mean "num_workers"?');
+    expect(problem({ ...base, exec_prefx: '' })).toBe('queues/test/config.json: exec_prefx: unknown setting; did you mean "exec_prefix"?');
     expect(problem({ ...base, max_retries: 3 })).toBe(
       'queues/test/config.json: max_retries: not a setting at this level; did you mean {"retry": {"max_retries": ...}}?',
     );
+    expect(problem({ ...base, retries: 3 })).toBe('queues/test/config.json: retries: not a setting at this level; did you mean {"retry": {"retries": ...}}?');
     expect(norm({ coalesce_param2: true, coalesce: true, owner: 'ops', url: 'x' }).coalesce_params).toEqual([2]);
+    // Beside the setting it is near, a key is the operator's own: `scripts` with `script`, `timeouts` with `timeout`.
+    expect(norm({ scripts: ['a'], timeout: 5, timeouts: 'mine' }).timeout).toBe(5);
   });
 });
 
