@@ -1,39 +1,31 @@
 // What rq-install writes where a config/config.json is already: the existing settings kept, the options given on top.
 import fs from 'node:fs/promises';
-import { isErrno } from '../errors.js';
+import { RqError, isErrno, shown } from '../errors.js';
+import { parseConfigJson } from '../config/schema-error.js';
 
 export interface ForcedConfig<T> {
   config: T;
   /** The existing keys no option changed, in the file's order. */
   kept: string[];
-  /** The existing file is no JSON object: it is moved aside before the new one is written. */
-  unreadable: boolean;
 }
 
 /**
  * `--force` over an existing config changes only what its options set: a port moved with
  * `--port N --force` (what rq-mgr says to do when the port is taken) keeps basic_auth, env and every
- * other key. Without a file, or with one that is no JSON object, `defaults` (which hold `given`) are written.
+ * other key. Without a file, `defaults` (which hold `given`) are written. A file that is no JSON
+ * object is refused (RQ_ERR_CONFIG, naming its fault): writing the defaults over it would drop what it
+ * holds, basic_auth among it, and leave the web open.
  */
 export async function forcedConfig<T extends object>(file: string, defaults: T, given: Partial<T>): Promise<ForcedConfig<T>> {
   let text: string;
   try {
     text = await fs.readFile(file, 'utf8');
   } catch (err) {
-    if (isErrno(err, 'ENOENT')) return { config: defaults, kept: [], unreadable: false };
+    if (isErrno(err, 'ENOENT')) return { config: defaults, kept: [] };
     throw err;
   }
-  let before: unknown;
-  try {
-    before = JSON.parse(text);
-  } catch {
-    before = null;
-  }
-  if (typeof before !== 'object' || before === null || Array.isArray(before)) return { config: defaults, kept: [], unreadable: true };
-  return { config: { ...defaults, ...before, ...given }, kept: Object.keys(before).filter((k) => !(k in given)), unreadable: false };
-}
-
-/** Where an unreadable config is moved: beside it, named by the time, so that a second one moves no first one away. */
-export function asideName(file: string, now: Date = new Date()): string {
-  return `${file}.unreadable-${now.toISOString().replace(/[:.]/g, '-')}`;
+  const before = parseConfigJson(text, 'config/config.json');
+  if (typeof before !== 'object' || before === null || Array.isArray(before))
+    throw RqError.of('RQ_ERR_CONFIG', `config/config.json: expected a JSON object, received ${shown(before)}`);
+  return { config: { ...defaults, ...before, ...given }, kept: Object.keys(before).filter((k) => !(k in given)) };
 }

@@ -10,7 +10,7 @@ import { DirSync, mkdirDurable, writeFileDurable } from '../spool/durable.js';
 import { parseArgs, takeRepeated, type OptionValue } from '../args.js';
 import type { FleetConfig } from '../config/fleet-config.js';
 import { FLEET_OPTIONS, FLEET_USAGE, fleetOption } from './install-fleet.js';
-import { type ForcedConfig, asideName, forcedConfig } from './install-config.js';
+import { type ForcedConfig, forcedConfig } from './install-config.js';
 
 /** Linked into scandir/ in this order when their directory exists under scripts/. */
 export const BUILTIN_QUEUES = ['relay', 'debug', 'cleaner', 'rq_router', 'webhook'] as const;
@@ -41,8 +41,8 @@ Options:
                      (absolute or relative to the root; repeatable)
 ${FLEET_USAGE}
   --force            install over an existing config/config.json: the options given change
-                     it, every other setting in it is kept (one that is no JSON object is
-                     moved aside)
+                     it, every other setting in it is kept (a file that is not valid JSON is
+                     refused: correct it first)
   -h, --help         print this help and exit 0
 
 Exit: 0 installed, 1 already installed or failed, 2 a bad command line.
@@ -239,7 +239,7 @@ export async function main(argv: string[], io: InstallIo = processIo()): Promise
   const { root } = settings;
   const paths = rootPaths(root);
   try {
-    let forced: ForcedConfig<InstallSettings['config']> = { config: settings.config, kept: [], unreadable: false };
+    let forced: ForcedConfig<InstallSettings['config']> = { config: settings.config, kept: [] };
     if (await exists(paths.configFile)) {
       if (!settings.force) {
         io.stdout('Already installed');
@@ -270,11 +270,6 @@ export async function main(argv: string[], io: InstallIo = processIo()): Promise
       await fs.chmod(dir, 0o750);
     }
 
-    if (forced.unreadable) {
-      const aside = asideName(paths.configFile);
-      await fs.rename(paths.configFile, aside);
-      io.stdout(`Moved the config that was no JSON object aside to ${aside}`);
-    }
     // It may come to hold basic_auth passwords.
     await writeFileDurable(paths.configFile, `${JSON.stringify(config)}\n`, dirSync, undefined, 0o600);
 

@@ -158,13 +158,7 @@ async function configFindings(root: string): Promise<Finding[]> {
   try {
     config = await loadGlobalConfig(file);
   } catch (err) {
-    return [
-      problem(
-        'config/config.json',
-        (err as Error).message,
-        `correct ${file}, or set the value with bin/rq-install --force (it keeps the other settings; a file that is no JSON object it moves aside)`,
-      ),
-    ];
+    return [problem('config/config.json', (err as Error).message, `correct ${file}`)];
   }
   const { mode } = await fs.stat(file);
   if (config.basic_auth && (mode & 0o077) !== 0) {

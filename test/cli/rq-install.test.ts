@@ -113,18 +113,16 @@ describe('rq-install main', () => {
     expect(JSON.parse(await readConfig())).toMatchObject({ port: 'abc', env: 'production' });
   });
 
-  it('--force over a config that is no JSON object moves it aside (its mode kept) and writes the defaults with the options given', async () => {
+  it('--force over a config that is not valid JSON refuses, naming the fault, and writes nothing: its basic_auth would be lost', async () => {
     expect((await install('--root', tmp)).code).toBe(0);
     const file = path.join(tmp, 'config', 'config.json');
-    await fs.writeFile(file, '{"basic_auth": {"users": {"admin": "s3cret"}');
+    const broken = '{"basic_auth": {"users": {"admin": "s3cret"}}, "port": 3333,}';
+    await fs.writeFile(file, broken);
     const forced = await install('--root', tmp, '--port', '4001', '--force');
-    expect(forced.code).toBe(0);
-    const aside = (await fs.readdir(path.join(tmp, 'config'))).filter((n) => n.startsWith('config.json.unreadable-'));
-    expect(aside).toHaveLength(1);
-    expect(forced.out).toContain(`Moved the config that was no JSON object aside to ${path.join(tmp, 'config', aside[0])}`);
-    expect(await fs.readFile(path.join(tmp, 'config', aside[0]), 'utf8')).toBe('{"basic_auth": {"users": {"admin": "s3cret"}');
-    expect((await fs.stat(path.join(tmp, 'config', aside[0]))).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(await readConfig())).toMatchObject({ env: 'development', port: 4001 });
+    expect(forced.code).toBe(1);
+    expect(forced.err).toEqual([expect.stringMatching(/^rq-install: config\/config.json: not valid JSON: /)]);
+    expect(await fs.readFile(file, 'utf8')).toBe(broken);
+    expect(await fs.readdir(path.join(tmp, 'config'))).toEqual(['config.json']);
   });
 
   it('refuses bad options with one line on stderr and exit 2', async () => {
