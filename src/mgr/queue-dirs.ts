@@ -93,8 +93,9 @@ export async function trashQueueDir(root: string, name: string): Promise<string>
   await fs.mkdir(trash, { recursive: true });
   const target = path.join(trash, `${name}.${idStamp(Date.now())}`);
   const p = queuePaths(root, name);
-  await fs.rename(p.dir, target);
+  // Before the move: once the directory is gone, a queue made again under the name must find neither.
   await Promise.all([p.pauseFile, p.downFile].map((f) => fs.rm(f, { force: true })));
+  await fs.rename(p.dir, target);
   const sync = new DirSync();
   await Promise.all([sync.sync(trash), sync.sync(rootPaths(root).queues), sync.sync(rootPaths(root).config)]);
   return target;

@@ -233,10 +233,11 @@ describe('scandir', () => {
     ]);
     expect(await mgr.q('app', 'ping')).toEqual(['pong']);
     expect(await mgr.cmd('pause_queue', 'app')).toEqual(['ok', 'app']);
+    expect(await mgr.cmd('down_queue', 'app')).toEqual(['ok', 'app']);
     await fs.rm(path.join(root, 'scandir', 'app'));
     await waitFor(() => !existsSync(queuePaths(root, 'app').dir), 'app to be disabled', 5000);
-    // Its pause went with it: a queue made again under the name starts UP.
-    expect(existsSync(queuePaths(root, 'app').pauseFile)).toBe(false);
+    // Its pause and down went with it: a queue made again under the name starts UP.
+    expect([existsSync(queuePaths(root, 'app').pauseFile), existsSync(queuePaths(root, 'app').downFile)]).toEqual([false, false]);
     const trash = await fs.readdir(path.join(root, 'queues', '.trash'));
     expect(trash).toEqual([expect.stringMatching(/^app\./)]);
     const kept = await fs.readdir(path.join(root, 'queues', '.trash', trash[0], 'done'), { recursive: true });
