@@ -139,7 +139,6 @@ export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv)
   }
   const scriptDirs = repeated.values as string[];
   const allowNewQueue = boolOpt(opts, 'allow-new-queue') ?? false;
-  if (scriptDirs.length > 0 && !allowNewQueue) throw usageError('--script-dir: only with --allow-new-queue (script dirs limit the queues the web may create)');
   const fleet = fleetOption(opts);
 
   const given: Partial<InstallSettings['config']> = {
@@ -248,6 +247,11 @@ export async function main(argv: string[], io: InstallIo = processIo()): Promise
       forced = await forcedConfig(paths.configFile, settings.config, settings.given);
     }
     const { config } = forced;
+    // Against the config as it will be: an existing one may have allow_new_queue on already.
+    if (config.script_dirs !== undefined && 'script_dirs' in settings.given && config.allow_new_queue !== true) {
+      io.stderr('rq-install: --script-dir: only with --allow-new-queue (script dirs limit the queues the web may create)');
+      return 2;
+    }
     // Checked against the same schema rq-mgr loads it with, so the installer never writes a file the daemon refuses.
     checkGlobalConfig(config, 'config/config.json');
     // The default <root>/tmp is made here; any other must be there already.
@@ -276,7 +280,7 @@ export async function main(argv: string[], io: InstallIo = processIo()): Promise
     await installBuiltins({ root, scriptsDir: path.join(PACKAGE_DIR, 'scripts'), relative: await sameDir(root, PACKAGE_DIR) }, io.stdout, dirSync);
     io.stdout(`Installed rq in ${root} (config: ${paths.configFile})`);
     if (forced.kept.length > 0) io.stdout(`Kept from the existing config: ${forced.kept.join(', ')}`);
-    if (config.allow_new_queue) io.stdout(NEW_QUEUE_WARNING);
+    if (config.allow_new_queue && !('basic_auth' in config)) io.stdout(NEW_QUEUE_WARNING);
     return 0;
   } catch (err) {
     io.stderr(`rq-install: ${(err as Error).message}`);

@@ -104,6 +104,11 @@ describe('rq-install main', () => {
     expect(forced).toMatchObject({ code: 0, err: [] });
     expect(forced.out).toContain('Kept from the existing config: env, host, addr, tmpdir, allow_new_queue, basic_auth, relative_root, own_note');
     expect(JSON.parse(await readConfig())).toEqual({ ...before, port: 4000 });
+    // allow_new_queue on in the file is enough for --script-dir; with basic_auth there, no warning about it.
+    await fs.writeFile(file, JSON.stringify({ ...before, allow_new_queue: true }));
+    const dirs = await install('--root', tmp, '--script-dir', 'scripts', '--force');
+    expect([dirs.code, dirs.err, dirs.out.includes(NEW_QUEUE_WARNING)]).toEqual([0, [], false]);
+    expect(JSON.parse(await readConfig())).toMatchObject({ allow_new_queue: true, script_dirs: ['scripts'], basic_auth: before.basic_auth });
     expect((await fs.stat(file)).mode & 0o777).toBe(0o600);
     // A value of the existing file the daemon would refuse is named, and nothing is written.
     await fs.writeFile(file, JSON.stringify({ ...before, port: 'abc' }));
