@@ -90,6 +90,13 @@ describe('rq-mgr start and restart with a config.json it refuses', () => {
     );
   const PORT_REFUSAL = /^rq-mgr: config\/config.json: port: expected a port number 1-65535 .*received "abc"/;
 
+  it('start tells at once of an rq-mgr that exits as it starts (a root whose queues/ is a file), with its exit', async () => {
+    await fs.rm(path.join(t.root, 'queues'), { recursive: true });
+    await fs.writeFile(path.join(t.root, 'queues'), '');
+    const r = await mgr('start');
+    expect([r.code, r.err]).toEqual([1, `queuemgr: did not come up (exit 1); see ${path.join(t.root, 'log', 'queuemgr.log')}\n`]);
+  });
+
   it('start says why and starts nothing; restart says why and leaves the running rq-mgr running', async () => {
     const file = rootPaths(t.root).configFile;
     const good = await fs.readFile(file, 'utf8');
