@@ -99,7 +99,8 @@ const FLEET_SETTINGS = Object.keys(FleetConfigSchema.def.shape);
 /** `input` checked as a config.json: a misspelt key named (the schema would drop it), then every value. */
 export function checkGlobalConfig(input: unknown, fileLabel: string): GlobalConfig {
   if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
-    refuseMisspeltKeys(input, SETTINGS, fileLabel);
+    // `users` or `realm` at the top: basic_auth meant, and the web would be open without it.
+    refuseMisspeltKeys(input, SETTINGS, fileLabel, { inside: { basic_auth: ['users', 'realm'] } });
     const fleet: unknown = (input as { fleet?: unknown }).fleet;
     if (typeof fleet === 'object' && fleet !== null && !Array.isArray(fleet)) refuseMisspeltKeys(fleet, FLEET_SETTINGS, fileLabel, { prefix: 'fleet.' });
   }

@@ -42,6 +42,9 @@ describe('global config.json', () => {
       'config/config.json: basic_auht: unknown setting; did you mean "basic_auth"?',
     );
     expect(problem('{"host":"h","prot":1}').message).toBe('config/config.json: prot: unknown setting; did you mean "port"?');
+    expect(problem(JSON.stringify({ host: 'h', port: 1, ...users })).message).toBe(
+      'config/config.json: users: not a setting at this level; did you mean {"basic_auth": {"users": ...}}?',
+    );
     const fleet = { name: 'f', etcd: ['http://127.0.0.1:2379'], advertise: 'http://127.0.0.1:3333/', lease_ttl: 5 };
     expect(problem(JSON.stringify({ host: 'h', port: 1, fleet })).message).toBe(
       'config/config.json: fleet.lease_ttl: unknown setting; did you mean "lease_ttl_s"?',
