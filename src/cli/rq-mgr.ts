@@ -79,6 +79,10 @@ async function start(root: string): Promise<number> {
 
 /** 1 when config/config.json is one rq-mgr would refuse at start, said on stderr with `more`; undefined when it would start. */
 async function configRefused(root: string, more = ''): Promise<number | undefined> {
+  if (!fs.existsSync(rootPaths(root).configFile)) {
+    console.error(`rq-mgr: ${root} is no rq root yet (no config/config.json): bin/rq-install --root ${root} makes it one`);
+    return 1;
+  }
   try {
     await loadGlobalConfig(rootPaths(root).configFile, 'config/config.json');
     return undefined;

@@ -90,6 +90,14 @@ describe('rq-mgr start and restart with a config.json it refuses', () => {
     );
   const PORT_REFUSAL = /^rq-mgr: config\/config.json: port: expected a port number 1-65535 .*received "abc"/;
 
+  it('start on a directory that is no rq root yet says how to make it one', async () => {
+    await fs.rm(rootPaths(t.root).configFile);
+    expect(await mgr('start')).toMatchObject({
+      code: 1,
+      err: `rq-mgr: ${t.root} is no rq root yet (no config/config.json): bin/rq-install --root ${t.root} makes it one\n`,
+    });
+  });
+
   it('start tells at once of an rq-mgr that exits as it starts (a root whose queues/ is a file), with its exit', async () => {
     await fs.rm(path.join(t.root, 'queues'), { recursive: true });
     await fs.writeFile(path.join(t.root, 'queues'), '');
