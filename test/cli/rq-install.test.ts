@@ -128,6 +128,14 @@ describe('rq-install main', () => {
     expect(forced.err).toEqual([expect.stringMatching(/^rq-install: config\/config.json: not valid JSON: /)]);
     expect(await fs.readFile(file, 'utf8')).toBe(broken);
     expect(await fs.readdir(path.join(tmp, 'config'))).toEqual(['config.json']);
+    // JSON, but no object: refused the same way.
+    await fs.writeFile(file, '[1]');
+    expect(await install('--root', tmp, '--force')).toMatchObject({ code: 1, err: ['rq-install: config/config.json: expected a JSON object, received [1]'] });
+    // A link to a file that is gone holds nothing to keep: the defaults replace it.
+    await fs.rm(file);
+    await fs.symlink(path.join(tmp, 'gone.json'), file);
+    expect(await install('--root', tmp, '--env', 'staging', '--force')).toMatchObject({ code: 0, err: [] });
+    expect(JSON.parse(await readConfig())).toMatchObject({ env: 'staging', port: 3333 });
   });
 
   it('refuses bad options with one line on stderr and exit 2', async () => {

@@ -51,6 +51,10 @@ describe('global config.json', () => {
     );
     expect(parse({ host: 'h', port: 1, notes: 'mine', basic_auth: users }).basic_auth).toEqual(users);
     expect(parse({ host: 'h', hosts: ['a', 'b'], port: 1, ports: [2, 3] }).host).toBe('h');
+    // At most 1,000 unknown keys are looked at: a file of half a million costs no more.
+    const own = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`operator_note_${i}`, i]));
+    expect(problem(JSON.stringify({ host: 'h', port: 1, ...own(999), basic_auht: users })).message).toMatch(/basic_auht: unknown setting/);
+    expect(parse({ host: 'h', port: 1, ...own(1000), basic_auht: users }).host).toBe('h');
   });
 
   it('names file, field, expected and received for a bad port', () => {
