@@ -14,7 +14,8 @@ function installCommand(root: string, args: string): string {
  */
 export function listenProblem(err: NodeJS.ErrnoException, host: string, port: number, root: string): Extract<ParentReport, { rq: 'problem' }> {
   const config = rootPaths(root).configFile;
-  const again = 'the web tries again by itself (at least every 30 s)';
+  // Queues read the port for full message ids when they start: a new port reaches them with a restart.
+  const again = 'the web tries again by itself (at least every 30 s); after a change of port, bin/rq-mgr restart makes message ids carry it';
   const key = `listen ${err.code ?? 'error'} ${host}:${port}`;
   switch (err.code) {
     case 'EADDRINUSE':
