@@ -1,5 +1,6 @@
 // How the rq tool asks one queue of its root (through the typed client) and prints the classic reply line.
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { RqError, isRqError, shown } from '../errors.js';
@@ -11,6 +12,7 @@ import { QueueClient } from '../ipc/queue-client.js';
 import { mayHaveArrived } from '../ipc/socket-client.js';
 import { untilQueueAnswers } from '../ipc/until-answers.js';
 import { MgrClient } from '../ipc/mgr-client.js';
+import { closest } from '../message/nearest-name.js';
 
 /** `cli:$USER` (else the account's name): who asked, for the message's history and `cancel.by`. */
 export function actor(env: NodeJS.ProcessEnv): string {
@@ -84,10 +86,19 @@ async function starting(root: string, name: string, sock: string): Promise<boole
   return coming && untilQueueAnswers(() => QueueClient.oneShot(sock, { timeoutMs: 1000 }).ping(), START_WAIT_MS);
 }
 
-/** The refusal for a name that is no queue of the root: why, when rq-mgr refused an entry of that name; else the classic text. */
+/**
+ * The refusal for a name that is no queue of the root: why, when rq-mgr refused an entry of that name; else the classic
+ * text, with the queue the name is near (`queue not found: Hello (did you mean hello?)`).
+ */
 export async function noQueue(root: string, name: string): Promise<RqError> {
   const why = await new MgrClient(rootPaths(root).mgrSock).whyNotQueue(name);
-  return why ? RqError.of('RQ_ERR_QUEUE_NOT_RUNNING', name, why) : RqError.of('RQ_ERR_NO_SUCH_QUEUE', name);
+  if (why) return RqError.of('RQ_ERR_QUEUE_NOT_RUNNING', name, why);
+  const queues = await fsp.readdir(rootPaths(root).queues).catch(() => [] as string[]);
+  const near = closest(
+    name,
+    queues.filter((q) => !q.startsWith('.')),
+  );
+  return RqError.of('RQ_ERR_NO_SUCH_QUEUE', near ? `${name} (did you mean ${near}?)` : name);
 }
 
 /** `<status> <text>`: the classic tool's output line for a reply. */

@@ -54,5 +54,11 @@ describe('a queue linked into scandir/ a moment ago', () => {
 
   it('a name neither linked nor a queue is still refused at once as no queue', async () => {
     expectOneLineError(await runRq(['sendmesg', '--dest', 'nolink', '--param1', 'x'], { root: root.t.root }), /^rq: queue not found: nolink$/, 1);
+    // One near a queue of the root names it.
+    expectOneLineError(
+      await runRq(['sendmesg', '--dest', 'Other', '--param1', 'x'], { root: root.t.root }),
+      /^rq: queue not found: Other \(did you mean other\?\)$/,
+      1,
+    );
   });
 });
