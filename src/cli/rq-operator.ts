@@ -42,8 +42,10 @@ const rm: RqCommand = {
 /** What an admin change leaves in force that the operator may think it undid: DOWN and PAUSE are two files (spec §5.1). */
 function stillInForce(op: AdminOp, root: string, queue: string): string {
   const p = queuePaths(root, queue);
-  if (op === 'resume' && fs.existsSync(p.downFile)) return ` (it is still DOWN: rq up ${queue})`;
-  if (op === 'up' && fs.existsSync(p.pauseFile)) return ` (it is still paused: rq resume ${queue})`;
+  const down = (op === 'resume' || op === 'pause') && fs.existsSync(p.downFile);
+  if (down) return ` (it is ${op === 'pause' ? 'DOWN too' : 'still DOWN'}: rq up ${queue})`;
+  const paused = (op === 'up' || op === 'down') && fs.existsSync(p.pauseFile);
+  if (paused) return ` (it is ${op === 'down' ? 'paused too' : 'still paused'}: rq resume ${queue})`;
   return '';
 }
 

@@ -113,8 +113,10 @@ describe('rq queues, pause and resume', () => {
     expect((await rq(['sendmesg', '--dest', 'idle', '--param1', 'done'])).out).toEqual(['fail status: DOWN']);
     // resume removes the pause file only: a queue that is down stays down, and is said so.
     expect(await rq(['resume', 'idle'])).toEqual({ code: 0, out: ['ok queue idle resumed (it is still DOWN: rq up idle)'], err: [] });
-    expect(await rq(['pause', 'idle'])).toMatchObject({ code: 0 });
+    expect(await rq(['pause', 'idle'])).toEqual({ code: 0, out: ['ok queue idle paused (it is DOWN too: rq up idle)'], err: [] });
     expect(await rq(['up', 'idle'])).toEqual({ code: 0, out: ['ok queue idle up (it is still paused: rq resume idle)'], err: [] });
+    expect(await rq(['down', 'idle'])).toEqual({ code: 0, out: ['ok queue idle down (it is paused too: rq resume idle)'], err: [] });
+    expect(await rq(['up', 'idle'])).toMatchObject({ code: 0 });
     expect(await rq(['resume', 'idle'])).toEqual({ code: 0, out: ['ok queue idle resumed'], err: [] });
     expect((await rq(['queues'])).out.find((l) => l.startsWith('idle '))).toMatch(/^idle UP /);
   });
