@@ -47,6 +47,9 @@ export async function main(argv: string[]): Promise<number> {
   return runMgr({
     root,
     started: ({ url, problem }) =>
-      process.stderr.write(url ? `rq: ready: web UI ${url}\n` : `rq: ready, without the web UI${problem ? `: ${problem.reason}` : ' (not up yet)'}\n`),
+      // The fix too: piped, the only other place it is said is a JSON line.
+      process.stderr.write(
+        url ? `rq: ready: web UI ${url}\n` : `rq: ready, without the web UI${problem ? `: ${problem.reason}; ${problem.fix}` : ' (not up yet)'}\n`,
+      ),
   });
 }
