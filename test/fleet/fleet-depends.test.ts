@@ -7,7 +7,7 @@ import { EtcdProc } from '../helpers/etcd.js';
 import { waitFor } from '../helpers/rq-root.js';
 import { MgrProc } from '../helpers/mgr-proc.js';
 import { stdioOf } from '../mgr/limits-harness.js';
-import { type Host, killHost, startHost, stopHost } from './fleet-harness.js';
+import { type Host, killHost, logTail, startHost, stopHost } from './fleet-harness.js';
 
 let etcd: EtcdProc;
 const hosts: Record<string, Host> = {};
@@ -49,7 +49,7 @@ function stateOf(h: Host, id: string, states: string[], timeoutMs = 30_000): Pro
 /** The report on a, depending on `refs`; its id. It prints its environment (RQ_DEPENDS) and ends done. */
 async function report(refs: string[]): Promise<string> {
   const r = await hosts.a.mgr.q('q1', 'create_message', { dest: 'q1', param1: 'env', depends: refs });
-  expect(r).toEqual(['ok', expect.any(String)]);
+  expect(r, logTail(hosts.a)).toEqual(['ok', expect.any(String)]);
   return String(r[1]).split('/').pop()!;
 }
 
@@ -127,7 +127,7 @@ describe('dependencies across fleet hosts', { timeout: 120_000 }, () => {
     const [pb, pc] = [await part(hosts.b, 'b2'), await part(hosts.c, 'c2')];
     const id = await report([fullId(hosts.b, pb), fullId(hosts.c, pc)]);
     expect(await awaitedBy(id)).toHaveLength(2);
-    killHost(hosts.a);
+    await killHost(hosts.a);
     open('b2');
     open('c2');
     await stateOf(hosts.b, pb, ['done']);
@@ -142,7 +142,7 @@ describe('dependencies across fleet hosts', { timeout: 120_000 }, () => {
     const id = await report([fullId(hosts.b, pb), fullId(hosts.c, pc)]);
     open('c3');
     await waitFor(async () => (await awaitedBy(id)).length === 1, 'the report to hear of c');
-    killHost(hosts.b);
+    await killHost(hosts.b);
     await restart(hosts.b);
     await stateOf(hosts.b, pb, ['run']);
     expect((await message(hosts.a, id)).state).toBe('que');

@@ -48,7 +48,7 @@ export async function startHost(name: string, etcd: HostEtcd, setup?: (root: str
  * A host's crash: SIGKILL of its rq-mgr and of every daemon it started (queues, web, timers: each is
  * started with `--root <root>`); its scripts are left running, as a crash leaves them.
  */
-export function killHost(h: Host): void {
+export async function killHost(h: Host): Promise<void> {
   const pids = [h.mgr.child.pid!];
   for (const name of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
@@ -67,6 +67,34 @@ export function killHost(h: Host): void {
     } catch {
       // Gone already.
     }
+  }
+  // Dead (a zombie or reaped) before the test goes on, so nothing of the old host answers its sockets.
+  await waitFor(() => pids.every(dead), `${h.name}'s processes to die`);
+}
+
+/** Whether `pid` has ended: reaped, or a zombie not yet reaped. */
+function dead(pid: number): boolean {
+  try {
+    return fs
+      .readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .startsWith('Z');
+  } catch {
+    return true;
+  }
+}
+
+/** The end of a host's rq-mgr log (its daemons' lines), for a failed assertion's message. */
+export function logTail(h: Host, lines = 40): string {
+  try {
+    return fs
+      .readFileSync(path.join(h.root.root, 'log', 'mgr-test.log'), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .slice(-lines)
+      .join('\n');
+  } catch (err) {
+    return `(no log: ${(err as Error).message})`;
   }
 }
 
