@@ -5,6 +5,12 @@ import type { SpoolFs } from './spool-fs.js';
 /** Blanks per trip to the thread pool when the addon makes them (SpoolFs.makeBlanks). */
 const BATCH = 8;
 
+/** A ready blank: its path and, when the addon made it, its inode number and its msg open for writing. */
+export interface Blank {
+  dir: string;
+  made?: { ino: number; fd: number };
+}
+
 /**
  * `<dir>/<n>` holding an empty msg, history, pid and job/stdio.log. A create takes one, so neither
  * the create nor the script's start (nor its pid, written just after) makes an inode on its path.
@@ -15,7 +21,7 @@ const BATCH = 8;
  * Recovery removes leftovers (the whole of `dir`).
  */
 export class BlankDirs {
-  private readonly ready: string[] = [];
+  private readonly ready: Blank[] = [];
   private refill: Promise<void> | null = null;
   private closed = false;
   private seq = 0;
@@ -31,8 +37,8 @@ export class BlankDirs {
     private readonly staged: () => boolean = () => true,
   ) {}
 
-  /** A ready blank, if any; either way the pool is topped up in the background. */
-  take(): string | undefined {
+  /** A ready blank, if any (its msg descriptor is then the caller's to close); either way the pool is topped up in the background. */
+  take(): Blank | undefined {
     // Oldest first: blanks made light while the queue was paused are used up after a resume, not kept for ever under newer ones.
     const blank = this.ready.shift();
     // After the create that took it: it may start its message in the same synchronous call.
@@ -40,10 +46,17 @@ export class BlankDirs {
     return blank;
   }
 
-  /** Stops making blanks and waits for the one being made. */
+  /**
+   * Stops making blanks, waits for the one being made, and closes the msg descriptors of those not taken: a
+   * create after it still gets a blank, and opens its msg itself.
+   */
   async close(): Promise<void> {
     this.closed = true;
     await this.refill;
+    for (const b of this.ready) {
+      if (b.made) this.fs.closeSync(b.made.fd);
+      b.made = undefined;
+    }
   }
 
   /**
@@ -64,9 +77,9 @@ export class BlankDirs {
             // A refill is one job on the thread pool, at most BATCH blanks so the first ones arrive soon.
             const dirs = Array.from({ length: Math.min(BATCH, this.want - this.ready.length) }, () => this.next());
             const made = await this.fs.makeBlanks(dirs, staged ? ['job'] : [], files);
-            this.ready.push(...dirs.slice(0, made));
+            for (const [i, [ino, fd]] of made.entries()) this.ready.push({ dir: dirs[i], made: { ino, fd } });
             // A blank that could not be made stops the refill, as a thrown disk error does.
-            if (made < dirs.length) {
+            if (made.length < dirs.length) {
               this.dirMade = false;
               return;
             }
@@ -75,7 +88,7 @@ export class BlankDirs {
           const dir = this.next();
           await this.fs.mkdir(staged ? path.join(dir, 'job') : dir, { recursive: true });
           for (const f of files) await (await this.fs.open(path.join(dir, f), 'wx', 0o644)).close();
-          this.ready.push(dir);
+          this.ready.push({ dir });
         }
       } catch {
         // Creates make their directories themselves until the next refill succeeds.

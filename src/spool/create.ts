@@ -26,6 +26,8 @@ interface Allocation {
   ms: number;
   /** A blank from the pool: its msg file exists already. */
   blank: boolean;
+  /** The blank's msg, open for writing (BlankDirs): this create's to close. */
+  msgFd?: number;
 }
 
 export interface CreatorDeps {
@@ -67,13 +69,14 @@ export class MessageCreator {
     try {
       await before(alloc.id);
     } catch (err) {
+      if (alloc.msgFd !== undefined) this.d.fs.closeSync(alloc.msgFd);
       this.d.fs.rmSync(alloc.tmpDir, { recursive: true, force: true });
       throw err;
     }
     return this.write(alloc, fields, opts);
   }
 
-  private write({ tmpDir, id, ms, blank }: Allocation, fields: CreateFields, opts: { commit: boolean; extra?: Partial<Message> }): Created {
+  private write({ tmpDir, id, ms, blank, msgFd }: Allocation, fields: CreateFields, opts: { commit: boolean; extra?: Partial<Message> }): Created {
     // Object.assign, not `{ ...fields, msg_id }`: V8 gives every object built by a spread followed by
     // more keys a hidden class of its own (~300 bytes each, and megamorphic lookups), and the que
     // keeps every message it holds.
@@ -90,12 +93,12 @@ export class MessageCreator {
     const journal = opts.commit ? this.d.journal : undefined;
     const stored = storable(msg);
     const sfs = this.d.fs;
-    const fds: number[] = [];
+    const fds: number[] = msgFd === undefined ? [] : [msgFd];
     const closeAll = () => fds.splice(0).forEach((fd) => sfs.closeSync(fd));
     try {
       // No history line: the create entry is implied by the id (see readHistory), which spares a
       // write per create, and without a blank the inode of a history file (a third of the create rate).
-      fds.push(sfs.openSync(path.join(tmpDir, 'msg'), blank ? 'r+' : 'wx', 0o644));
+      if (msgFd === undefined) fds.push(sfs.openSync(path.join(tmpDir, 'msg'), blank ? 'r+' : 'wx', 0o644));
       sfs.writeFileSync(fds[0], JSON.stringify(stored));
       // Opened before the rename: the descriptor follows the directory wherever the dispatcher moves it.
       if (!journal) fds.push(sfs.openSync(tmpDir, 'r'));
@@ -143,10 +146,14 @@ export class MessageCreator {
   /** A private directory for a new message (a blank when one is ready), whose inode number makes the id unique. */
   private allocate(): Allocation {
     const blank = this.d.blanks.take();
+    if (blank?.made) {
+      const ms = this.d.now();
+      return { tmpDir: blank.dir, id: messageId(idStamp(ms), blank.made.ino), ms, blank: true, msgFd: blank.made.fd };
+    }
     if (blank) {
       const ms = this.d.now();
       try {
-        return { tmpDir: blank, id: messageId(idStamp(ms), fs.statSync(blank).ino), ms, blank: true };
+        return { tmpDir: blank.dir, id: messageId(idStamp(ms), fs.statSync(blank.dir).ino), ms, blank: true };
       } catch {
         // Removed behind our back: make one the slow way.
       }

@@ -1,12 +1,13 @@
 // Blank message directories: made ahead in the background, taken by creates, cleaned by recovery.
 import fs from 'node:fs/promises';
+import { closeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/rq-root.js';
 import { HOST, type TempSpool, ls, tempSpool, walk } from '../helpers/temp-spool.js';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
-import { BlankDirs } from '../../src/spool/blanks.js';
+import { type Blank, BlankDirs } from '../../src/spool/blanks.js';
 import { nodeSpoolFs } from '../../src/spool/spool-fs.js';
 import { recoverSpool } from '../../src/spool/recovery.js';
 
@@ -17,13 +18,19 @@ function countingBlanks(): { made: number; fs: typeof nodeSpoolFs } {
     fs: {
       ...nodeSpoolFs,
       makeBlanks: async (...a: Parameters<NonNullable<typeof nodeSpoolFs.makeBlanks>>) => {
-        const n = await nodeSpoolFs.makeBlanks!(...a);
-        c.made += n;
-        return n;
+        const made = await nodeSpoolFs.makeBlanks!(...a);
+        c.made += made.length;
+        return made;
       },
     },
   };
   return c;
+}
+
+/** A taken blank's dir, its msg descriptor (if the addon made it) closed. */
+function dirOf(b: Blank | undefined): string | null {
+  if (b?.made) closeSync(b.made.fd);
+  return b?.dir ?? null;
 }
 
 describe('blanks', () => {
@@ -133,7 +140,11 @@ describe('BlankDirs on its own', () => {
       await waitFor(async () => (await fs.readdir(path.join(root, '.blank')).catch(() => [])).length === 3, 'three blanks');
       // A dir is listed before its files are made: close() waits for the refill under way, and a closed pool still hands out what it has.
       await pool.close();
-      const taken = [pool.take(), pool.take(), pool.take()];
+      const taken = [pool.take(), pool.take(), pool.take()].map((b) => {
+        // Closed with the pool: a create opens the msg itself.
+        expect(b?.made).toBeUndefined();
+        return b?.dir;
+      });
       expect(new Set(taken).size).toBe(3);
       for (const dir of taken) {
         expect(dir, 'a blank').toBeDefined();
@@ -169,13 +180,13 @@ describe('BlankDirs on its own', () => {
     try {
       expect(pool.take()).toBeUndefined();
       await atSecond;
-      expect(path.basename(pool.take() ?? '')).toBe(`${process.pid}.0`);
+      expect(path.basename(dirOf(pool.take()) ?? '')).toBe(`${process.pid}.0`);
       release();
       // Watched from outside: a take would itself start a refill.
       const third = path.join(blanks, `${process.pid}.2`);
       await waitFor(async () => (await fs.readdir(third).catch(() => [])).length === 4, 'a blank from the refill after the failed one');
       await pool.close();
-      expect(pool.take()).toBe(third);
+      expect(pool.take()?.dir).toBe(third);
     } finally {
       await pool.close();
       await fs.rm(root, { recursive: true, force: true });
@@ -195,12 +206,12 @@ describe('BlankDirs on its own', () => {
       await fs.mkdir(blanks);
       await fs.writeFile(path.join(blanks, `${process.pid}.1`), 'squatter');
       expect(pool.take()).toBeUndefined();
-      const first = await waitFor(async () => pool.take() ?? null, 'the one blank made');
+      const first = await waitFor(async () => dirOf(pool.take()), 'the one blank made');
       expect(path.basename(first)).toBe(`${process.pid}.0`);
       expect((await fs.readdir(first)).sort()).toEqual(['history', 'job', 'msg', 'pid']);
       // Takes go on refilling, with names after the failed one: three more whole blanks, all different.
       const taken: string[] = [];
-      while (taken.length < 3) taken.push(await waitFor(async () => pool.take() ?? null, 'a new blank'));
+      while (taken.length < 3) taken.push(await waitFor(async () => dirOf(pool.take()), 'a new blank'));
       await pool.close();
       for (const dir of taken) {
         expect(Number(path.basename(dir).split('.')[1]), dir).toBeGreaterThan(1);

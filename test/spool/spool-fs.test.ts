@@ -1,5 +1,6 @@
 // The spool's real file layer: syncfs and blank dirs through the native addons (no fork per checkpoint, one thread-pool trip per refill), and their refusals.
 import { execFile } from 'node:child_process';
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +10,19 @@ import { nodeSpoolFs } from '../../src/spool/spool-fs.js';
 import { PROJECT } from '../helpers/rq-root.js';
 
 const run = promisify(execFile);
+
+/** Linux's O_CLOEXEC (node's fs.constants has no name for it). */
+const O_CLOEXEC = 0o2000000;
+
+/** What this process's descriptors are open on. */
+const openFiles = () =>
+  fsSync.readdirSync('/proc/self/fd').flatMap((fd) => {
+    try {
+      return [fsSync.readlinkSync(`/proc/self/fd/${fd}`)];
+    } catch {
+      return [];
+    }
+  });
 
 describe('nodeSpoolFs.syncfs', () => {
   it('syncs without running any program: it works with nothing on PATH (the built addon, not `sync -f`)', async () => {
@@ -31,12 +45,24 @@ describe('nodeSpoolFs.syncfs', () => {
 describe('nodeSpoolFs.makeBlanks', () => {
   const makeBlanks = nodeSpoolFs.makeBlanks!;
 
-  it('makes each dir with its subdirs and empty files, mode 0644 under the umask, and says how many', async () => {
+  it('makes each dir with its subdirs and empty files, mode 0644 under the umask; gives each inode and its first file open', async () => {
     expect(typeof nodeSpoolFs.makeBlanks, 'the addon is built').toBe('function');
     const root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-blanks-'));
     try {
       const dirs = ['a', 'b', 'c'].map((n) => path.join(root, n));
-      expect(await makeBlanks(dirs, ['job'], ['msg', 'history', 'job/stdio.log'])).toBe(3);
+      const made = await makeBlanks(dirs, ['job'], ['msg', 'history', 'job/stdio.log']);
+      expect(made).toHaveLength(3);
+      for (const [i, [ino, fd]] of made.entries()) {
+        expect(ino, dirs[i]).toBe((await fs.stat(dirs[i])).ino);
+        // The msg, open for writing and closed at exec (FD_CLOEXEC: no script inherits it).
+        expect(fsSync.fstatSync(fd).ino).toBe((await fs.stat(path.join(dirs[i], 'msg'))).ino);
+        // fdinfo gives the flags in octal.
+        expect(parseInt(/flags:\s+(\d+)/.exec(fsSync.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))![1], 8) & O_CLOEXEC, 'O_CLOEXEC').not.toBe(0);
+        fsSync.writeSync(fd, `written ${i}`);
+        fsSync.closeSync(fd);
+        expect(await fs.readFile(path.join(dirs[i], 'msg'), 'utf8')).toBe(`written ${i}`);
+        await fs.writeFile(path.join(dirs[i], 'msg'), '');
+      }
       const umask = process.umask();
       for (const d of dirs) {
         expect((await fs.readdir(d)).sort()).toEqual(['history', 'job', 'msg']);
@@ -45,30 +71,33 @@ describe('nodeSpoolFs.makeBlanks', () => {
           expect({ size: st.size, mode: st.mode & 0o777 }, f).toEqual({ size: 0, mode: 0o644 & ~umask });
         }
       }
-      expect(await makeBlanks([path.join(root, 'light')], [], ['msg'])).toBe(1);
+      const light = await makeBlanks([path.join(root, 'light')], [], ['msg']);
+      expect(light).toHaveLength(1);
+      fsSync.closeSync(light[0][1]);
       expect(await fs.readdir(path.join(root, 'light'))).toEqual(['msg']);
     } finally {
       await fs.rm(root, { recursive: true, force: true });
     }
   });
 
-  it('stops at the first that fails, counting only the whole ones before it; a file is never opened over', async () => {
+  it('stops at the first that fails, giving only the whole ones before it, the failed one left closed; a file is never opened over', async () => {
     const root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-blanks-'));
     try {
       await fs.mkdir(path.join(root, 'taken'));
-      expect(
-        await makeBlanks(
-          ['one', 'taken', 'three'].map((n) => path.join(root, n)),
-          [],
-          ['msg'],
-        ),
-      ).toBe(1);
+      const made = await makeBlanks(
+        ['one', 'taken', 'three'].map((n) => path.join(root, n)),
+        [],
+        ['msg'],
+      );
+      expect(made.map(([ino]) => ino)).toEqual([(await fs.stat(path.join(root, 'one'))).ino]);
+      fsSync.closeSync(made[0][1]);
       expect((await fs.readdir(root)).sort()).toEqual(['one', 'taken']);
       expect(await fs.readdir(path.join(root, 'taken'))).toEqual([]);
-      expect(await makeBlanks([path.join(root, 'no-parent', 'x')], [], ['msg'])).toBe(0);
-      // The second msg meets the first (O_EXCL): the blank is left half made and not counted.
-      expect(await makeBlanks([path.join(root, 'twice')], [], ['msg', 'msg'])).toBe(0);
+      expect(await makeBlanks([path.join(root, 'no-parent', 'x')], [], ['msg'])).toEqual([]);
+      // The second msg meets the first (O_EXCL): the blank is left half made, not given, and its first file not left open.
+      expect(await makeBlanks([path.join(root, 'twice')], [], ['msg', 'msg'])).toEqual([]);
       expect(await fs.readdir(path.join(root, 'twice'))).toEqual(['msg']);
+      expect(openFiles().filter((f) => f.startsWith(root))).toEqual([]);
     } finally {
       await fs.rm(root, { recursive: true, force: true });
     }
