@@ -6,16 +6,27 @@ import { closest, typoDistance } from '../message/nearest-name.js';
 const MAX_LOOKED_AT = 1000;
 
 /**
+ * A message's own fields that a queue's config could be thought to default, each with how a message is given it:
+ * a priority orders messages within their queue, so one for the whole queue would order nothing.
+ */
+export const MESSAGE_OWN_FIELDS: Readonly<Record<string, string>> = {
+  priority: 'rq sendmesg --priority N',
+  tags: 'rq sendmesg --tags a,b',
+  depends: 'rq sendmesg --depends <queue>/<id>',
+};
+
+/**
  * Throws RQ_ERR_CONFIG for the first key of `raw` that is none of `settings` but near one that
  * `raw` lacks (`basic_auht`, `timout`), or is a setting of an object inside (`max_retries` for `"retry":
  * {"max_retries": 3}`): such a setting would otherwise be lost without a word, a missing
- * basic_auth leaving the web open. `prefix` names the object itself inside the file (`fleet.`).
+ * basic_auth leaving the web open. `prefix` names the object itself inside the file (`fleet.`); `messageOwn`: the
+ * message fields (MESSAGE_OWN_FIELDS) refused as such, with how a message is given them.
  */
 export function refuseMisspeltKeys(
   raw: object,
   settings: readonly string[],
   fileLabel: string,
-  opts: { prefix?: string; inside?: Record<string, readonly string[]> } = {},
+  opts: { prefix?: string; inside?: Record<string, readonly string[]>; messageOwn?: Readonly<Record<string, string>> } = {},
 ): void {
   const known = new Set(settings);
   const prefix = opts.prefix ?? '';
@@ -23,6 +34,12 @@ export function refuseMisspeltKeys(
   for (const key of Object.keys(raw)) {
     if (known.has(key)) continue;
     if (left-- <= 0) return;
+    const given = opts.messageOwn && Object.hasOwn(opts.messageOwn, key) ? opts.messageOwn[key] : undefined;
+    if (given)
+      throw RqError.of(
+        'RQ_ERR_CONFIG',
+        `${fileLabel}: ${prefix}${key}: not a queue setting but each message's own; give it with the message (create_message's ${JSON.stringify(key)}, ${given})`,
+      );
     const near = closest(key, settings, typoDistance);
     // Beside the setting itself (`hosts` with `host`) it is a key of the operator's own, not a typo of it.
     if (near !== undefined && !Object.hasOwn(raw, near))

@@ -5,7 +5,7 @@ import { type JobFields, type RetrySettings, readJobFields, readKillGrace, RETRY
 import { queueNameProblem } from '../message/names.js';
 import { readLimit } from '../message/limit-key.js';
 import { RUN_LIMIT_FIELDS, type RunLimits, readRunLimits } from '../message/run-limits.js';
-import { refuseMisspeltKeys } from './misspelt-keys.js';
+import { MESSAGE_OWN_FIELDS, refuseMisspeltKeys } from './misspelt-keys.js';
 import { configFieldError, configReadError, parseConfigJson } from './schema-error.js';
 
 /** What runs in front of the script when exec_prefix is null or absent (classic behaviour). */
@@ -143,7 +143,7 @@ const QUEUE_SETTINGS: readonly string[] = [
  */
 export function normaliseQueueConfig(raw: unknown, fileLabel = 'config.json'): QueueConfig {
   if (!isObject(raw)) throw configFieldError(fileLabel, '', 'a JSON object', raw);
-  refuseMisspeltKeys(raw, QUEUE_SETTINGS, fileLabel, { inside: { retry: [...RETRY_FIELDS, 'retries'] } });
+  refuseMisspeltKeys(raw, QUEUE_SETTINGS, fileLabel, { inside: { retry: [...RETRY_FIELDS, 'retries'] }, messageOwn: MESSAGE_OWN_FIELDS });
 
   const nameProblem = queueNameProblem(raw.name);
   if (nameProblem) throw RqError.of('RQ_ERR_CONFIG', `${fileLabel}: name: ${nameProblem.replace(/^queue name: /, '')}`);

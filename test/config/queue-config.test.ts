@@ -115,6 +115,16 @@ describe('keys that are no setting', () => {
     // Beside the setting it is near, a key is the operator's own: `scripts` with `script`, `timeouts` with `timeout`.
     expect(norm({ scripts: ['a'], timeout: 5, timeouts: 'mine' }).timeout).toBe(5);
   });
+
+  it("refuses a message's own field (priority, tags, depends), saying how a message is given it", () => {
+    expect(problem({ ...base, priority: 5 })).toBe(
+      `queues/test/config.json: priority: not a queue setting but each message's own; give it with the message (create_message's "priority", rq sendmesg --priority N)`,
+    );
+    expect(problem({ ...base, tags: ['a'] })).toMatch(/: tags: not a queue setting .*rq sendmesg --tags a,b\)$/);
+    expect(problem({ ...base, depends: [] })).toMatch(/: depends: not a queue setting .*rq sendmesg --depends <queue>\/<id>\)$/);
+    // Read from the object itself: a name its prototype carries is no such field.
+    expect(norm({ constructor: 1, toString: 'x' }).name).toBe('test');
+  });
 });
 
 describe('validateQueueOptions (classic texts)', () => {
