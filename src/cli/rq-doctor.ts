@@ -2,6 +2,7 @@
 import { queuePaths, rootPaths } from '../config/paths.js';
 import { MgrClient } from '../ipc/mgr-client.js';
 import { QueueClient } from '../ipc/queue-client.js';
+import { TimersClient } from '../ipc/timers-client.js';
 import { type DoctorReport, type Finding, doctorReport } from '../mgr/doctor.js';
 import type { RqCommand } from './rq-command.js';
 import { JSON_FLAG } from './common-options.js';
@@ -29,7 +30,8 @@ const doctor: RqCommand = {
   notes: [
     'Checks: rq-mgr answers; scandir entries it refused (no executable run, a dangling link, a name too long for the root);',
     'each queue (SCRIPTERROR and why, DISK FULL, a process that keeps dying; PAUSE and DOWN set by an operator as info);',
-    'the web and timers processes (a web port held by another program, with the command that picks another);',
+    'the web and timers processes (a web port held by another program, with the command that picks another), and each',
+    'entry of timers/ that defines no timer, with why;',
     "config/config.json (readable by others while it holds passwords); free space on the root's filesystem.",
     'Exit 0 when nothing is to fix (info lines may show), 1 otherwise; with rq-mgr down that is the one line printed.',
     '--json prints {ok, mgr, running, findings: [{severity, subject, reason, fix}]}.',
@@ -40,6 +42,7 @@ const doctor: RqCommand = {
       root,
       mgr: new MgrClient(rootPaths(root).mgrSock),
       statusDetail: (queue) => QueueClient.oneShot(queuePaths(root, queue).sock, { timeoutMs: QUEUE_TIMEOUT_MS }).statusDetail(),
+      timersRefused: () => new TimersClient(rootPaths(root).timersSock).refused(),
     });
     if (flagOpt(opts, 'json')) io.stdout(JSON.stringify(report));
     else for (const line of doctorLines(report)) io.stdout(line);

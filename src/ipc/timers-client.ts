@@ -5,6 +5,15 @@ import { rq2Command } from './rq1.js';
 
 export type TimerEntry = [name: string, due: number];
 
+/** An entry of timers/ that defines no timer, and why. */
+export interface TimerRefusal {
+  file: string;
+  reason: string;
+}
+
+const isRefusal = (r: unknown): r is TimerRefusal =>
+  typeof r === 'object' && r !== null && typeof (r as TimerRefusal).file === 'string' && typeof (r as TimerRefusal).reason === 'string';
+
 export class TimersClient {
   constructor(
     private readonly sock: string,
@@ -17,5 +26,12 @@ export class TimersClient {
     const r = answer(await rq2Command(this.sock, 'get_timers', undefined, { timeoutMs: this.timeoutMs, hello: CODES_HELLO_RQ2 }), isArray);
     if (!r.ok) return r;
     return { ok: true, raw: r.raw, value: r.value.filter((t): t is TimerEntry => Array.isArray(t) && typeof t[0] === 'string' && typeof t[1] === 'number') };
+  }
+
+  /** The entries of timers/ the daemon refused or ignored, each with why. */
+  async refused(): Promise<Answer<TimerRefusal[]>> {
+    const r = answer(await rq2Command(this.sock, 'get_refused', undefined, { timeoutMs: this.timeoutMs, hello: CODES_HELLO_RQ2 }), isArray);
+    if (!r.ok) return r;
+    return { ok: true, raw: r.raw, value: r.value.filter(isRefusal) };
   }
 }

@@ -5,6 +5,7 @@ import { loadGlobalConfig } from '../config/global-config.js';
 import type { Answer } from '../ipc/answer.js';
 import type { RefusedEntry, WorkerInfo } from '../ipc/mgr-client.js';
 import type { StatusDetail } from '../ipc/queue-client.js';
+import type { TimerRefusal } from '../ipc/timers-client.js';
 
 /** `problem`: something to fix; `info`: a state an operator chose (PAUSE, DOWN), listed but all is still well. */
 export type Severity = 'problem' | 'info';
@@ -36,6 +37,8 @@ export interface DoctorDeps {
     refusedQueues: (timeoutMs?: number) => Promise<Answer<RefusedEntry[]>>;
   };
   statusDetail: (queue: string) => Promise<Answer<StatusDetail>>;
+  /** The timer files rq-timers refused or ignored. */
+  timersRefused: () => Promise<Answer<TimerRefusal[]>>;
 }
 
 /** rq-mgr answers at once or is not there; a queue that needs longer is itself a finding. */
@@ -151,6 +154,21 @@ function componentFindings(workers: Record<string, WorkerInfo>): Finding[] {
     });
 }
 
+/** Each entry of timers/ that defines no timer, asked while rq-timers runs (one that does not is componentFindings'). */
+async function timerFindings(deps: DoctorDeps, workers: Record<string, WorkerInfo>): Promise<Finding[]> {
+  if (workers['[timers]']?.status !== 'RUNNING') return [];
+  const r = await deps.timersRefused().catch((err: Error) => ({ ok: false as const, text: err.message }));
+  if (!r.ok)
+    return [problem('timers', `rq-timers did not list the timer files it refused: ${r.text}`, "rq-mgr's log says why; bin/rq-mgr restart starts it anew")];
+  return r.value.map((t) =>
+    problem(
+      `timers/${t.file}`,
+      `${t.reason}; no timer is defined by it`,
+      `correct it (or the file it links to), or remove it: rq-timers reads it again at once`,
+    ),
+  );
+}
+
 /** config/config.json readable, and not readable by others when it holds passwords. */
 async function configFindings(root: string): Promise<Finding[]> {
   const file = rootPaths(root).configFile;
@@ -184,7 +202,7 @@ async function diskFindings(root: string): Promise<Finding[]> {
 
 /**
  * Every check, in order: rq-mgr first (down, it is the one finding: nothing else can be asked),
- * then the entries it refused, each queue it supervises, the config file and the disk.
+ * then the entries it refused, each queue it supervises, its web and timers (and the timer files refused), the config file and the disk.
  */
 export async function doctorReport(deps: DoctorDeps): Promise<DoctorReport> {
   const sock = rootPaths(deps.root).mgrSock;
@@ -208,6 +226,7 @@ export async function doctorReport(deps: DoctorDeps): Promise<DoctorReport> {
     ...entryFindings,
     ...q.findings,
     ...componentFindings(workers.ok ? workers.value : {}),
+    ...(await timerFindings(deps, workers.ok ? workers.value : {})),
     ...(await configFindings(deps.root)),
     ...(await diskFindings(deps.root)),
   ];

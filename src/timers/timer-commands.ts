@@ -1,11 +1,13 @@
 // The timers socket's commands (spec §8, rq2): `[command, payload]` in, `["ok", result]` or `["error", text]` out (with its code to a client that asked); never throws.
 import { RqError, shown } from '../errors.js';
 import { CODES_COMMAND, type Connection, refusalOf } from '../ipc/reply-codes.js';
+import type { TimerDir } from './timer-dir.js';
 import type { TimerStats, TimerTable } from './timer-table.js';
 
 export interface TimersView {
   table: Pick<TimerTable, 'list'>;
   stats: TimerStats;
+  dir: Pick<TimerDir, 'refusals'>;
 }
 
 type Handler = (view: TimersView, payload: unknown) => unknown;
@@ -13,6 +15,7 @@ type Handler = (view: TimersView, payload: unknown) => unknown;
 const COMMANDS: Record<string, Handler> = {
   get_timers: (v) => v.table.list(),
   get_status: (v) => ({ sent: v.stats.sent, errors: v.stats.errors, invalid: v.stats.invalid }),
+  get_refused: (v) => v.dir.refusals(),
 };
 
 /**

@@ -8,6 +8,7 @@ import { type TimerConfig, loadTimerConfig, timerNameOf } from '../config/timer-
 import { configFieldError } from '../config/schema-error.js';
 import { isFleetDest } from '../message/fleet-dest.js';
 import { isValidQueueName } from '../message/names.js';
+import type { TimerRefusal } from '../ipc/timers-client.js';
 import type { TimerStats, TimerTable } from './timer-table.js';
 import { TargetWatch } from './target-watch.js';
 
@@ -27,6 +28,9 @@ export interface TimerDirDeps {
 }
 
 const DEFAULT_SETTLE_MS = 25;
+
+/** Why a .json or .yaml entry whose name is no timer's is not read. */
+const misnamed = (label: string) => `${label}: ignored: a timer file is named <name>.json or <name>.yaml with exactly one dot`;
 
 /** A destination the timers process can deliver to: a local queue name, or an http(s) URL or a pool (via relay, which checks the pool). */
 function checkDest(config: TimerConfig, label: string): void {
@@ -90,6 +94,15 @@ export class TimerDir {
     await Promise.all([...files, ...gone].map((f) => this.load(f)));
   }
 
+  /** The entries of timers/ that define no timer, each with why, in name order: what `rq doctor` lists. */
+  refusals(): TimerRefusal[] {
+    // The reasons name their file first, for the log; the file is a field of its own here.
+    const bare = (file: string, reason: string) => ({ file, reason: reason.startsWith(`timers/${file}: `) ? reason.slice(`timers/${file}: `.length) : reason });
+    const all = [...this.refused].map(([file, reason]) => bare(file, reason));
+    for (const file of this.warned) all.push(bare(file, misnamed(`timers/${file}`)));
+    return all.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const t of this.settling.values()) clearTimeout(t);
@@ -140,7 +153,7 @@ export class TimerDir {
     if (name === null) {
       if (/\.(json|yaml)$/.test(file) && !this.warned.has(file)) {
         this.warned.add(file);
-        this.deps.log.warn({ file: label }, `${label}: ignored: a timer file is named <name>.json or <name>.yaml with exactly one dot`);
+        this.deps.log.warn({ file: label }, misnamed(label));
       }
       return;
     }

@@ -38,7 +38,7 @@ export async function main(argv: string[]): Promise<void> {
     path: paths.timersSock,
     proto: 'rq2',
     log,
-    handle: (payload, conn) => handleTimersRequest({ table, stats }, payload, conn),
+    handle: (payload, conn) => handleTimersRequest({ table, stats, dir }, payload, conn),
   });
 
   untilStopped({

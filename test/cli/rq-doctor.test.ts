@@ -7,6 +7,7 @@ import { BIN, MgrProc, run } from '../helpers/mgr-proc.js';
 import { killLeftoverGroups } from '../helpers/process-groups.js';
 import { type Run, runRq } from '../helpers/rq-cli.js';
 import { type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
+import { linkTimer } from '../timers/timers-proc.js';
 
 let t: TestRoot;
 let mgr: MgrProc;
@@ -147,6 +148,26 @@ describe('rq doctor', () => {
       ],
     });
     await fs.rm(path.join(t.root, 'config', 'fine.pause'));
+  });
+
+  it('a timer file rq-timers refused is listed with why, until it is removed', async () => {
+    const file = await linkTimer(t.root, 'hourly.json', { period: 'hourly', msg: { dest: 'fine' } });
+    const listed = await waitFor(
+      async () => (await doctorJson()).findings.find((f) => f.subject === 'timers/hourly.json') ?? null,
+      'doctor to list timers/hourly.json',
+    );
+    expect(listed).toEqual({
+      severity: 'problem',
+      subject: 'timers/hourly.json',
+      reason: expect.stringMatching(/^period: expected .*received "hourly"; no timer is defined by it$/),
+      fix: 'correct it (or the file it links to), or remove it: rq-timers reads it again at once',
+    });
+    const d = await rq(['doctor']);
+    expect(d.code).toBe(1);
+    expect(d.out).toContain(`problem timers/hourly.json: ${listed.reason}; fix: ${listed.fix}`);
+    await fs.rm(path.join(t.root, 'timers', 'hourly.json'));
+    await fs.rm(file);
+    await waitFor(async () => !(await doctorJson()).findings.some((f) => f.subject.startsWith('timers/')), 'doctor to forget timers/hourly.json');
   });
 
   it('rq-mgr stopped: one line, exit 1', async () => {

@@ -27,6 +27,7 @@ function deps(workers: Record<string, WorkerInfo>, refused: RefusedEntry[], stat
   return {
     root,
     mgr: { ping: async () => true, status: async () => ok(workers), refusedQueues: async () => ok(refused) },
+    timersRefused: async () => ok([]),
     statusDetail: async (q) => {
       if (!statuses[q]) throw RqError.of('RQ_ERR_NO_REPLY', `queue ${q}: no reply`);
       return ok(statuses[q]);
@@ -115,6 +116,39 @@ describe('doctorReport', () => {
     expect(by['queue dying']).toMatchObject({ severity: 'problem', reason: 'its process is BACKOFF (last exit: exit 1)' });
     expect(by['queue mute']).toMatchObject({ severity: 'problem', reason: 'its process does not answer (queue mute: no reply)' });
     expect(by.web).toMatchObject({ severity: 'problem', reason: "rq-mgr's web process is ERROR (last exit: exit 1)" });
+  });
+
+  it('each timer file rq-timers refused is a problem naming it; asked only while rq-timers runs; no answer is a problem too', async () => {
+    const d = deps({ '[timers]': worker('RUNNING') }, [], {});
+    let asked = 0;
+    d.timersRefused = async () => {
+      asked++;
+      return ok([{ file: 'nightly.json', reason: 'period: expected a number of seconds, received "soon"' }]);
+    };
+    const r = await doctorReport(d);
+    expect(r.ok).toBe(false);
+    expect(r.findings).toEqual([
+      {
+        severity: 'problem',
+        subject: 'timers/nightly.json',
+        reason: 'period: expected a number of seconds, received "soon"; no timer is defined by it',
+        fix: 'correct it (or the file it links to), or remove it: rq-timers reads it again at once',
+      },
+    ]);
+    d.timersRefused = async () => {
+      throw RqError.of('RQ_ERR_NO_REPLY', 'timers/sock: no reply');
+    };
+    expect((await doctorReport(d)).findings).toEqual([
+      expect.objectContaining({ subject: 'timers', reason: expect.stringMatching(/^rq-timers did not list the timer files it refused: .*no reply/) }),
+    ]);
+    // Stopped, rq-timers is its own finding (componentFindings), and its files are not asked for.
+    const stopped = deps({ '[timers]': worker('BACKOFF', 'exit 1') }, [], {});
+    stopped.timersRefused = async () => {
+      asked++;
+      return ok([]);
+    };
+    expect((await doctorReport(stopped)).findings.map((f) => f.subject)).toEqual(['timers']);
+    expect(asked).toBe(1);
   });
 
   it('only info findings: still ok', async () => {

@@ -4,8 +4,14 @@ import { CODES_HELLO_RQ2 } from '../../src/ipc/reply-codes.js';
 import { handleTimersRequest } from '../../src/timers/timer-commands.js';
 
 describe('timers socket commands', () => {
-  const view = { table: { list: () => [['b', 20] as [string, number], ['a', 30] as [string, number]] }, stats: { sent: 3, errors: 1, invalid: 2 } };
-  it('answers get_timers and get_status, and an error for anything else', () => {
+  const refused = [{ file: 'x.json', reason: 'timers/x.json: period: expected a number of seconds, received "soon"' }];
+  const view = {
+    table: { list: () => [['b', 20] as [string, number], ['a', 30] as [string, number]] },
+    stats: { sent: 3, errors: 1, invalid: 2 },
+    dir: { refusals: () => refused },
+  };
+  it('answers get_timers, get_status and get_refused, and an error for anything else', () => {
+    expect(JSON.parse(handleTimersRequest(view, '["get_refused", null]'))).toEqual(['ok', refused]);
     expect(JSON.parse(handleTimersRequest(view, '["get_timers", null]'))).toEqual([
       'ok',
       [
