@@ -43,6 +43,8 @@ export interface DoctorDeps {
 
 /** rq-mgr answers at once or is not there; a queue that needs longer is itself a finding. */
 const MGR_TIMEOUT_MS = 3000;
+/** How long rq-timers may run before it answers its socket (it reads timers/ first). */
+const TIMERS_SETTLE_S = 10;
 /** Below this much free space on the root's filesystem, creates and runs are about to fail. */
 const LOW_SPACE_BYTES = 16 * 1024 * 1024;
 
@@ -154,10 +156,15 @@ function componentFindings(workers: Record<string, WorkerInfo>): Finding[] {
     });
 }
 
-/** Each entry of timers/ that defines no timer, asked while rq-timers runs (one that does not is componentFindings'). */
+/**
+ * Each entry of timers/ that defines no timer, asked while rq-timers runs (one that does not is componentFindings').
+ * One that does not answer is a problem once it has run TIMERS_SETTLE_S: before, it may not listen yet.
+ */
 async function timerFindings(deps: DoctorDeps, workers: Record<string, WorkerInfo>): Promise<Finding[]> {
-  if (workers['[timers]']?.status !== 'RUNNING') return [];
+  const w = workers['[timers]'];
+  if (w?.status !== 'RUNNING') return [];
   const r = await deps.timersRefused().catch((err: Error) => ({ ok: false as const, text: err.message }));
+  if (!r.ok && (w.uptime ?? 0) < TIMERS_SETTLE_S) return [];
   if (!r.ok)
     return [problem('timers', `rq-timers did not list the timer files it refused: ${r.text}`, "rq-mgr's log says why; bin/rq-mgr restart starts it anew")];
   return r.value.map((t) =>

@@ -29,6 +29,17 @@ export interface TimerDirDeps {
 
 const DEFAULT_SETTLE_MS = 25;
 
+/** Whether `file` exists (a link counts, whatever it points to). */
+async function exists(file: string): Promise<boolean> {
+  try {
+    await fsp.lstat(file);
+    return true;
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return false;
+    throw err;
+  }
+}
+
 /** Why a .json or .yaml entry whose name is no timer's is not read. */
 const misnamed = (label: string) => `${label}: ignored: a timer file is named <name>.json or <name>.yaml with exactly one dot`;
 
@@ -91,6 +102,7 @@ export class TimerDir {
     const present = new Set(files);
     const gone = this.deps.table.files().filter((f) => !present.has(f));
     for (const f of [...this.refused.keys()]) if (!present.has(f)) this.refused.delete(f);
+    for (const f of [...this.warned]) if (!present.has(f)) this.warned.delete(f);
     await Promise.all([...files, ...gone].map((f) => this.load(f)));
   }
 
@@ -150,14 +162,17 @@ export class TimerDir {
     const { dir, table } = this.deps;
     const name = timerNameOf(file);
     const label = `timers/${file}`;
+    const full = path.join(dir, file);
     if (name === null) {
-      if (/\.(json|yaml)$/.test(file) && !this.warned.has(file)) {
+      if (!/\.(json|yaml)$/.test(file)) return;
+      // Removed, it is forgotten: rq doctor lists it no more.
+      if (!(await exists(full))) this.warned.delete(file);
+      else if (!this.warned.has(file)) {
         this.warned.add(file);
         this.deps.log.warn({ file: label }, misnamed(label));
       }
       return;
     }
-    const full = path.join(dir, file);
     let isLink: boolean;
     try {
       isLink = (await fsp.lstat(full)).isSymbolicLink();

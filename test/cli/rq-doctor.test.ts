@@ -150,12 +150,16 @@ describe('rq doctor', () => {
     await fs.rm(path.join(t.root, 'config', 'fine.pause'));
   });
 
-  it('a timer file rq-timers refused is listed with why, until it is removed', async () => {
+  it('a timer file rq-timers refused or ignored is listed with why, in name order, until it is removed', async () => {
     const file = await linkTimer(t.root, 'hourly.json', { period: 'hourly', msg: { dest: 'fine' } });
-    const listed = await waitFor(
-      async () => (await doctorJson()).findings.find((f) => f.subject === 'timers/hourly.json') ?? null,
-      'doctor to list timers/hourly.json',
-    );
+    const dots = await linkTimer(t.root, 'two.dots.json', { period: 600, msg: { dest: 'fine' } });
+    const timerFindings = async () => (await doctorJson()).findings.filter((f) => f.subject.startsWith('timers/'));
+    await waitFor(async () => (await timerFindings()).length === 2, 'doctor to list both timer files');
+    const [listed, ignored] = await timerFindings();
+    expect(ignored).toMatchObject({
+      subject: 'timers/two.dots.json',
+      reason: 'ignored: a timer file is named <name>.json or <name>.yaml with exactly one dot; no timer is defined by it',
+    });
     expect(listed).toEqual({
       severity: 'problem',
       subject: 'timers/hourly.json',
@@ -165,9 +169,12 @@ describe('rq doctor', () => {
     const d = await rq(['doctor']);
     expect(d.code).toBe(1);
     expect(d.out).toContain(`problem timers/hourly.json: ${listed.reason}; fix: ${listed.fix}`);
-    await fs.rm(path.join(t.root, 'timers', 'hourly.json'));
-    await fs.rm(file);
-    await waitFor(async () => !(await doctorJson()).findings.some((f) => f.subject.startsWith('timers/')), 'doctor to forget timers/hourly.json');
+    for (const [link, target] of [
+      ['hourly.json', file],
+      ['two.dots.json', dots],
+    ])
+      await Promise.all([fs.rm(path.join(t.root, 'timers', link)), fs.rm(target)]);
+    await waitFor(async () => (await timerFindings()).length === 0, 'doctor to forget the timer files');
   });
 
   it('rq-mgr stopped: one line, exit 1', async () => {

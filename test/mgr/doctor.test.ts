@@ -138,6 +138,9 @@ describe('doctorReport', () => {
     d.timersRefused = async () => {
       throw RqError.of('RQ_ERR_NO_REPLY', 'timers/sock: no reply');
     };
+    // Just started, it may not listen yet: no finding.
+    expect((await doctorReport(d)).findings).toEqual([]);
+    d.mgr.status = async () => ok({ '[timers]': { ...worker('RUNNING'), uptime: 10 } });
     expect((await doctorReport(d)).findings).toEqual([
       expect.objectContaining({ subject: 'timers', reason: expect.stringMatching(/^rq-timers did not list the timer files it refused: .*no reply/) }),
     ]);
