@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { RqError } from '../errors.js';
 import { queuePaths } from '../config/paths.js';
+import { QueueClient } from '../ipc/queue-client.js';
 import { type Located, LogTail } from '../web/log-tail.js';
 import { ask, replyLine } from './queue-ask.js';
 import type { RqCommand } from './rq-command.js';
@@ -10,6 +11,37 @@ import { EXIT } from './exit-codes.js';
 import { MSG_ARG, MSG_ID_OR_ARG } from './common-options.js';
 import { messageTarget } from './message-target.js';
 import { outcomeExit } from './rq-wait.js';
+
+/** How often a follow asks whether the queue still answers: a stopped queue moves no file, so nothing else would tell. */
+const ALIVE_EVERY_MS = 2000;
+
+/**
+ * Says once on stderr when the message's queue stops answering (rq-mgr stopped, the queue restarting) and
+ * again when it answers, while the follow goes on; the returned function stops asking.
+ */
+function sayWhenQueueAway(sock: string, queue: string, say: (line: string) => void): () => void {
+  let away = false;
+  let asking = false;
+  const timer = setInterval(() => {
+    if (asking) return;
+    asking = true;
+    void QueueClient.oneShot(sock, { timeoutMs: ALIVE_EVERY_MS })
+      .ping()
+      .catch(() => false)
+      .then((answers) => {
+        if (answers === away) {
+          away = !answers;
+          say(
+            answers
+              ? `rq: tail: queue ${queue} answers again; following`
+              : `rq: tail: queue ${queue} does not answer (rq-mgr stopped, or the queue restarting); still following: the message goes on when its queue is back (Ctrl-C stops)`,
+          );
+        }
+      })
+      .finally(() => (asking = false));
+  }, ALIVE_EVERY_MS);
+  return () => clearInterval(timer);
+}
 
 /** LogTail only logs why a watch could not be set up; the CLI has nowhere better to say it than nowhere. */
 const quiet = { debug: () => undefined, warn: () => undefined } as unknown as Logger; // a two-method stand-in: LogTail calls nothing else
@@ -20,6 +52,7 @@ const tail: RqCommand = {
   options: [MSG_ID_OR_ARG],
   notes: [
     'A queued message is waited for; a retried one is followed through its next run. Ctrl-C stops following.',
+    'While its queue does not answer (rq-mgr stopped), one line on stderr says so, and the follow goes on.',
     'Exit (once the message has finished): 0 done or relayed, 1 err, 6 no such message (or deleted); 3 when the queue does not answer.',
   ],
   examples: ['rq tail 20261121.1938.16.662.2269494', 'rq tail test/20261121.1938.16.662.2269494'],
@@ -45,6 +78,7 @@ const tail: RqCommand = {
       return EXIT.notFound;
     }
     const write = io.write ?? (async (text: string) => io.stdout(text));
+    const stopAsking = sayWhenQueueAway(p.sock, target.queue, (line) => io.stderr(line));
     return new Promise<number>((resolve, reject) => {
       const follow = new LogTail({
         locate,
@@ -61,7 +95,7 @@ const tail: RqCommand = {
         },
       });
       follow.start().catch((err: unknown) => reject(err instanceof RqError ? err : RqError.of('RQ_ERR_PROTOCOL', `tail: ${(err as Error).message}`)));
-    });
+    }).finally(stopAsking);
   },
 };
 
