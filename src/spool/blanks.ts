@@ -54,8 +54,10 @@ export class BlankDirs {
     this.closed = true;
     await this.refill;
     for (const b of this.ready) {
-      if (b.made) this.fs.closeSync(b.made.fd);
+      const fd = b.made?.fd;
+      // Forgotten first: a close that throws leaves no blank holding a descriptor that may be gone.
       b.made = undefined;
+      if (fd !== undefined) this.fs.closeSync(fd);
     }
   }
 
@@ -77,7 +79,7 @@ export class BlankDirs {
             // A refill is one job on the thread pool, at most BATCH blanks so the first ones arrive soon.
             const dirs = Array.from({ length: Math.min(BATCH, this.want - this.ready.length) }, () => this.next());
             const made = await this.fs.makeBlanks(dirs, staged ? ['job'] : [], files);
-            for (const [i, [ino, fd]] of made.entries()) this.ready.push({ dir: dirs[i], made: { ino, fd } });
+            for (const [i, [ino, fd]] of made.entries()) this.ready.push(fd >= 0 ? { dir: dirs[i], made: { ino, fd } } : { dir: dirs[i] });
             // A blank that could not be made stops the refill, as a thrown disk error does.
             if (made.length < dirs.length) {
               this.dirMade = false;

@@ -56,7 +56,15 @@ export class MessageCreator {
    * err by the recovery scan). Nothing is left behind when any step fails.
    */
   createNow(fields: CreateFields, opts: { commit: boolean; extra?: Partial<Message> }): Created {
-    return this.write(this.allocate(), fields, opts);
+    const alloc = this.allocate();
+    try {
+      return this.write(alloc, fields, opts);
+    } catch (err) {
+      // A blank of the pool removed behind our back (its msg written unlinked, its rename finding nothing): made the
+      // slow way, as a blank found gone at allocation is. Not in createAfter: its `before` has recorded the id already.
+      if (alloc.msgFd === undefined || !isErrno((err as { cause?: unknown }).cause, 'ENOENT')) throw err;
+      return this.write(this.allocate(false), fields, opts);
+    }
   }
 
   /**
@@ -144,8 +152,8 @@ export class MessageCreator {
   }
 
   /** A private directory for a new message (a blank when one is ready), whose inode number makes the id unique. */
-  private allocate(): Allocation {
-    const blank = this.d.blanks.take();
+  private allocate(fromPool = true): Allocation {
+    const blank = fromPool ? this.d.blanks.take() : undefined;
     if (blank?.made) {
       const ms = this.d.now();
       return { tmpDir: blank.dir, id: messageId(idStamp(ms), blank.made.ino), ms, blank: true, msgFd: blank.made.fd };
