@@ -1,18 +1,20 @@
 // check_rq: Nagios-style probe of an rq host's queues over HTTP (spec §10.2), without the classic crash.
+import fs from 'node:fs';
 import http from 'node:http';
 import { parseArgs } from '../args.js';
 import { RqError, isRqError } from '../errors.js';
 
 const USAGE = `check_rq: Nagios-style probe of an rq host's queues over HTTP (/q.txt and each /q/<queue>.txt)
 
-usage: check_rq [-s|--server HOST] [-p|--port PORT] [-t|--thresh a:b:c:d] [-u|--user NAME:PASSWORD] [-d|--dump] [-h]
+usage: check_rq [-s|--server HOST] [-p|--port PORT] [-t|--thresh a:b:c:d] [-u|--user NAME:PASSWORD | --user-file FILE] [-d|--dump] [-h]
 
 Options:
   -s, --server HOST        the rq web server's host (default localhost)
   -p, --port PORT          its port (default $RQ_PORT, else 3333)
   -t, --thresh a:b:c:d     a/b: prep+que+run at which to warn/go critical (default 25:40)
                            c/d: done or relayed at which to warn/go critical (default 3000:3500)
-  -u, --user NAME:PASSWORD basic auth for the web server
+  -u, --user NAME:PASSWORD basic auth for the web server (seen by every user of the host in ps: prefer --user-file)
+      --user-file FILE     the same, read from the first line of FILE, which only its owner may read (chmod 600)
   -d, --dump               print each queue's figures as they are read
   -h, --help               print this help and exit 0
 
@@ -80,6 +82,19 @@ function fetchText(host: string, port: number, pathname: string, auth: string | 
   });
 }
 
+/** NAME:PASSWORD from the first line of `file`, or why not (the password never quoted): a file others can read is refused, as its secret would not be one. */
+function userFromFile(file: string): string | Error {
+  try {
+    const mode = fs.statSync(file).mode & 0o777;
+    if (mode & 0o077) return new Error(`${file} is readable by others (mode ${mode.toString(8)}); chmod 600 ${file}`);
+    const line = fs.readFileSync(file, 'utf8').split('\n')[0].trim();
+    if (!/^[^:]+:/.test(line)) return new Error(`expected NAME:PASSWORD on the first line of ${file}, received a line without a name and ':'`);
+    return line;
+  } catch (err) {
+    return new Error(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
 export async function main(argv: string[]): Promise<number> {
   const { opts } = parseArgs(['check_rq', ...argv.map((a) => (/^-[a-z]$/.test(a) ? `-${a}` : a))]);
   const short: Record<string, string> = { s: 'server', p: 'port', t: 'thresh', d: 'dump', u: 'user', h: 'help' };
@@ -89,7 +104,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   // Nagios reads a plugin's first line and its exit status: a mistyped option is UNKNOWN (3), not a silent default.
-  const known = new Set([...Object.keys(short), ...Object.values(short)]);
+  const known = new Set([...Object.keys(short), ...Object.values(short), 'user-file']);
   const unknown = Object.keys(opts).find((k) => !known.has(k));
   if (unknown !== undefined) {
     console.log(`UNKNOWN: unknown option ${unknown.length === 1 ? '-' : '--'}${unknown}; check_rq -h lists the options`);
@@ -106,7 +121,11 @@ export async function main(argv: string[]): Promise<number> {
     console.log(`UNKNOWN: --thresh: expected four whole numbers a:b:c:d, received ${JSON.stringify(opts.thresh)}`);
     return 3;
   }
-  const auth = typeof opts.user === 'string' ? opts.user : undefined;
+  const auth = typeof opts.user === 'string' ? opts.user : typeof opts['user-file'] === 'string' ? userFromFile(opts['user-file']) : undefined;
+  if (auth instanceof Error) {
+    console.log(`UNKNOWN: --user-file: ${auth.message}`);
+    return 3;
+  }
   try {
     const list = await fetchText(host, port, '/q.txt', auth, 10_000);
     const names = list

@@ -70,6 +70,43 @@ describe('check_rq', () => {
   });
 });
 
+describe('check_rq against a web with basic_auth', () => {
+  let a: WebRoot;
+  beforeAll(async () => {
+    a = await startWebRoot({ config: { basic_auth: { realm: 'rq-check', users: { nagios: 's3cret' } } }, queues: { alpha: {} } });
+  });
+  afterAll(async () => {
+    await a?.stop();
+  });
+  const check = (...args: string[]) =>
+    run(BIN('check_rq'), ['-s', '127.0.0.1', '-p', String(a.port), ...args]).then(
+      (r) => ({ code: 0, out: r.stdout.trim() }),
+      (e: { code: number; stdout: string }) => ({ code: e.code, out: e.stdout.trim() }),
+    );
+
+  it('--user-file reads NAME:PASSWORD from a file only its owner may read; -u still works; the password is never printed', async () => {
+    expect((await check()).code).toBe(2);
+    expect(await check('-u', 'nagios:s3cret')).toEqual({ code: 0, out: 'OK: all queue tests normal' });
+    const file = path.join(a.root, 'check-user');
+    await fs.writeFile(file, 'nagios:s3cret\n', { mode: 0o600 });
+    expect(await check('--user-file', file)).toEqual({ code: 0, out: 'OK: all queue tests normal' });
+    await fs.chmod(file, 0o640);
+    expect(await check('--user-file', file)).toEqual({ code: 3, out: `UNKNOWN: --user-file: ${file} is readable by others (mode 640); chmod 600 ${file}` });
+    await fs.writeFile(file, 's3cret\n', { mode: 0o600 });
+    await fs.chmod(file, 0o600);
+    const noName = await check('--user-file', file);
+    expect(noName).toEqual({
+      code: 3,
+      out: `UNKNOWN: --user-file: expected NAME:PASSWORD on the first line of ${file}, received a line without a name and ':'`,
+    });
+    expect(noName.out).not.toContain('s3cret');
+    expect(await check('--user-file', path.join(a.root, 'missing'))).toEqual({
+      code: 3,
+      out: `UNKNOWN: --user-file: cannot read ${path.join(a.root, 'missing')}: ENOENT`,
+    });
+  });
+});
+
 describe('check_rq rules (pure)', () => {
   const t = parseThresholds('25:40:3000:3500')!;
   it('parses status pages and judges them', () => {
