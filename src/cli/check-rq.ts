@@ -83,15 +83,15 @@ function fetchText(host: string, port: number, pathname: string, auth: string | 
 }
 
 /** NAME:PASSWORD from the first line of `file`, or why not (the password never quoted): a file others can read is refused, as its secret would not be one. */
-function userFromFile(file: string): string | Error {
+function userFromFile(file: string): { user: string } | { why: string } {
   try {
     const mode = fs.statSync(file).mode & 0o777;
-    if (mode & 0o077) return new Error(`${file} is readable by others (mode ${mode.toString(8)}); chmod 600 ${file}`);
+    if (mode & 0o077) return { why: `${file} is readable by others (mode ${mode.toString(8)}); chmod 600 ${file}` };
     const line = fs.readFileSync(file, 'utf8').split('\n')[0].trim();
-    if (!/^[^:]+:/.test(line)) return new Error(`expected NAME:PASSWORD on the first line of ${file}, received a line without a name and ':'`);
-    return line;
+    if (!/^[^:]+:/.test(line)) return { why: `expected NAME:PASSWORD on the first line of ${file}, received a line without a name and ':'` };
+    return { user: line };
   } catch (err) {
-    return new Error(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    return { why: `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
   }
 }
 
@@ -121,11 +121,12 @@ export async function main(argv: string[]): Promise<number> {
     console.log(`UNKNOWN: --thresh: expected four whole numbers a:b:c:d, received ${JSON.stringify(opts.thresh)}`);
     return 3;
   }
-  const auth = typeof opts.user === 'string' ? opts.user : typeof opts['user-file'] === 'string' ? userFromFile(opts['user-file']) : undefined;
-  if (auth instanceof Error) {
-    console.log(`UNKNOWN: --user-file: ${auth.message}`);
+  const fromFile = typeof opts['user-file'] === 'string' && opts.user === undefined ? userFromFile(opts['user-file']) : undefined;
+  if (fromFile && 'why' in fromFile) {
+    console.log(`UNKNOWN: --user-file: ${fromFile.why}`);
     return 3;
   }
+  const auth = typeof opts.user === 'string' ? opts.user : fromFile?.user;
   try {
     const list = await fetchText(host, port, '/q.txt', auth, 10_000);
     const names = list
