@@ -1,9 +1,23 @@
 // Blank message directories made ahead in idle time, so that a create makes no inode on its path.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { SpoolFs } from './spool-fs.js';
 
 /** Blanks per trip to the thread pool when the addon makes them (SpoolFs.makeBlanks). */
 const BATCH = 8;
+
+/** Below this many descriptors the process may hold, blanks keep none open: its scripts need them more (pipes, headroom). */
+const KEEP_OPEN_MIN_FDS = 1024;
+
+/** The process's limit of open files (the soft one, /proc/self/limits); Infinity when unlimited or unreadable. */
+export function openFilesLimit(): number {
+  try {
+    const m = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return m ? Number(m[1]) : Infinity;
+  } catch {
+    return Infinity;
+  }
+}
 
 /** A ready blank: its path and, when the addon made it, its inode number and its msg open for writing. */
 export interface Blank {
@@ -35,6 +49,8 @@ export class BlankDirs {
     private readonly want: number,
     private readonly fs: SpoolFs,
     private readonly staged: () => boolean = () => true,
+    /** Whether the addon's blanks come with their msg open (up to `want` descriptors held); not where descriptors are few. */
+    private readonly keepOpen = openFilesLimit() >= KEEP_OPEN_MIN_FDS,
   ) {}
 
   /** A ready blank, if any (its msg descriptor is then the caller's to close); either way the pool is topped up in the background. */
@@ -78,7 +94,7 @@ export class BlankDirs {
           if (this.fs.makeBlanks) {
             // A refill is one job on the thread pool, at most BATCH blanks so the first ones arrive soon.
             const dirs = Array.from({ length: Math.min(BATCH, this.want - this.ready.length) }, () => this.next());
-            const made = await this.fs.makeBlanks(dirs, staged ? ['job'] : [], files);
+            const made = await this.fs.makeBlanks(dirs, staged ? ['job'] : [], files, this.keepOpen);
             for (const [i, [ino, fd]] of made.entries()) this.ready.push(fd >= 0 ? { dir: dirs[i], made: { ino, fd } } : { dir: dirs[i] });
             // A blank that could not be made stops the refill, as a thrown disk error does.
             if (made.length < dirs.length) {

@@ -50,11 +50,11 @@ export interface SpoolFs {
   closeSync(fd: number): void;
   /**
    * Makes `dirs`, each with `subdirs` and empty `files` (relative to it), in order, in one trip to the thread pool;
-   * resolves with the whole ones (fewer: the next one failed, perhaps half made), each as its dir's inode number and
-   * its first file left open for writing (close-on-exec; -1 without files), the caller's to close. Absent where the
-   * addon is not built, and in test doubles: blanks are then made call by call through the methods above.
+   * resolves with the whole ones (fewer: the next one failed, perhaps half made), each as its dir's inode number and,
+   * with `keepOpen`, its first file left open for writing (close-on-exec; else -1), the caller's to close. Absent
+   * where the addon is not built, and in test doubles: blanks are then made call by call through the methods above.
    */
-  makeBlanks?(dirs: string[], subdirs: string[], files: string[]): Promise<[ino: number, fd: number][]>;
+  makeBlanks?(dirs: string[], subdirs: string[], files: string[], keepOpen: boolean): Promise<[ino: number, fd: number][]>;
   /**
    * One trip to the thread pool each (src/spool/native/rq-fileops.c), where node's fs takes three to
    * ten; absent where the addon is not built, and in test doubles that fault the calls above, which

@@ -1,21 +1,10 @@
 // Blanks made by the addon come with their msg open: every create that takes one closes it, on success and on every failure.
-import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openFilesUnder as openUnder } from '../helpers/open-files.js';
 import { waitFor } from '../helpers/rq-root.js';
 import { type TempSpool, caught, ls, tempSpool } from '../helpers/temp-spool.js';
-
-/** What this process's descriptors under `dir` are open on. */
-const openUnder = (dir: string) =>
-  fsSync.readdirSync('/proc/self/fd').flatMap((fd) => {
-    try {
-      const p = fsSync.readlinkSync(`/proc/self/fd/${fd}`);
-      return p.startsWith(dir) ? [p] : [];
-    } catch {
-      return [];
-    }
-  });
 
 describe.each([
   ['journaled', {}],

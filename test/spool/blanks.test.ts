@@ -4,6 +4,7 @@ import { closeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openFilesUnder } from '../helpers/open-files.js';
 import { waitFor } from '../helpers/rq-root.js';
 import { HOST, type TempSpool, ls, tempSpool, walk } from '../helpers/temp-spool.js';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
@@ -112,13 +113,31 @@ describe('blanks', () => {
 });
 
 describe('BlankDirs on its own', () => {
+  it('where descriptors are few (keepOpen false) the addon blanks come without their msg open: none is held', async () => {
+    const root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-blankdirs-'));
+    const pool = new BlankDirs(path.join(root, '.blank'), 2, nodeSpoolFs, () => true, false);
+    try {
+      expect(pool.take()).toBeUndefined();
+      const blank = await waitFor(async () => pool.take() ?? null, 'a blank');
+      expect(blank.made).toBeUndefined();
+      expect((await fs.readdir(blank.dir)).sort()).toEqual(['history', 'job', 'msg', 'pid']);
+      expect(openFilesUnder(root)).toEqual([]);
+    } finally {
+      await pool.close();
+      await fs.rm(root, { recursive: true, force: true });
+    }
+  });
+
   it('a take starts its top-up after the caller is done, not inside the take (a create starts its message first)', async () => {
     const root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-blankdirs-'));
     const calls: string[] = [];
     const counting = {
       ...nodeSpoolFs,
       mkdir: (p: string, o: { recursive: boolean }) => (calls.push('mkdir'), nodeSpoolFs.mkdir(p, o)),
-      makeBlanks: (dirs: string[], subdirs: string[], files: string[]) => (calls.push('makeBlanks'), nodeSpoolFs.makeBlanks!(dirs, subdirs, files)),
+      makeBlanks: (dirs: string[], subdirs: string[], files: string[], keepOpen: boolean) => (
+        calls.push('makeBlanks'),
+        nodeSpoolFs.makeBlanks!(dirs, subdirs, files, keepOpen)
+      ),
     };
     const pool = new BlankDirs(path.join(root, '.blank'), 2, counting);
     try {

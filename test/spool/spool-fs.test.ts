@@ -7,22 +7,13 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { nodeSpoolFs } from '../../src/spool/spool-fs.js';
+import { openFilesUnder } from '../helpers/open-files.js';
 import { PROJECT } from '../helpers/rq-root.js';
 
 const run = promisify(execFile);
 
 /** Linux's O_CLOEXEC (node's fs.constants has no name for it). */
 const O_CLOEXEC = 0o2000000;
-
-/** What this process's descriptors are open on. */
-const openFiles = () =>
-  fsSync.readdirSync('/proc/self/fd').flatMap((fd) => {
-    try {
-      return [fsSync.readlinkSync(`/proc/self/fd/${fd}`)];
-    } catch {
-      return [];
-    }
-  });
 
 describe('nodeSpoolFs.syncfs', () => {
   it('syncs without running any program: it works with nothing on PATH (the built addon, not `sync -f`)', async () => {
@@ -50,7 +41,7 @@ describe('nodeSpoolFs.makeBlanks', () => {
     const root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-blanks-'));
     try {
       const dirs = ['a', 'b', 'c'].map((n) => path.join(root, n));
-      const made = await makeBlanks(dirs, ['job'], ['msg', 'history', 'job/stdio.log']);
+      const made = await makeBlanks(dirs, ['job'], ['msg', 'history', 'job/stdio.log'], true);
       expect(made).toHaveLength(3);
       for (const [i, [ino, fd]] of made.entries()) {
         expect(ino, dirs[i]).toBe((await fs.stat(dirs[i])).ino);
@@ -71,9 +62,13 @@ describe('nodeSpoolFs.makeBlanks', () => {
           expect({ size: st.size, mode: st.mode & 0o777 }, f).toEqual({ size: 0, mode: 0o644 & ~umask });
         }
       }
-      const light = await makeBlanks([path.join(root, 'light')], [], ['msg']);
+      const light = await makeBlanks([path.join(root, 'light')], [], ['msg'], true);
       expect(light).toHaveLength(1);
       fsSync.closeSync(light[0][1]);
+      // Without keepOpen (a process short of descriptors): the inode, no descriptor, nothing left open.
+      const closed = await makeBlanks([path.join(root, 'closed')], ['job'], ['msg', 'job/stdio.log'], false);
+      expect(closed).toEqual([[(await fs.stat(path.join(root, 'closed'))).ino, -1]]);
+      expect(openFilesUnder(path.join(root, 'closed'))).toEqual([]);
       expect(await fs.readdir(path.join(root, 'light'))).toEqual(['msg']);
     } finally {
       await fs.rm(root, { recursive: true, force: true });
@@ -88,23 +83,24 @@ describe('nodeSpoolFs.makeBlanks', () => {
         ['one', 'taken', 'three'].map((n) => path.join(root, n)),
         [],
         ['msg'],
+        true,
       );
       expect(made.map(([ino]) => ino)).toEqual([(await fs.stat(path.join(root, 'one'))).ino]);
       fsSync.closeSync(made[0][1]);
       expect((await fs.readdir(root)).sort()).toEqual(['one', 'taken']);
       expect(await fs.readdir(path.join(root, 'taken'))).toEqual([]);
-      expect(await makeBlanks([path.join(root, 'no-parent', 'x')], [], ['msg'])).toEqual([]);
+      expect(await makeBlanks([path.join(root, 'no-parent', 'x')], [], ['msg'], true)).toEqual([]);
       // The second msg meets the first (O_EXCL): the blank is left half made, not given, and its first file not left open.
-      expect(await makeBlanks([path.join(root, 'twice')], [], ['msg', 'msg'])).toEqual([]);
+      expect(await makeBlanks([path.join(root, 'twice')], [], ['msg', 'msg'], true)).toEqual([]);
       expect(await fs.readdir(path.join(root, 'twice'))).toEqual(['msg']);
-      expect(openFiles().filter((f) => f.startsWith(root))).toEqual([]);
+      expect(openFilesUnder(root)).toEqual([]);
     } finally {
       await fs.rm(root, { recursive: true, force: true });
     }
   });
 
-  it('refuses arguments that are not three arrays of strings, with its code', () => {
-    const bad: unknown[][] = [[], [['a'], []], ['a', [], []], [['a'], [], [7]], [[{}], [], []]];
+  it('refuses arguments that are not three arrays of strings and a boolean, with its code', () => {
+    const bad: unknown[][] = [[], [['a'], [], []], [['a'], [], [], 'yes'], ['a', [], [], true], [['a'], [], [7], true], [[{}], [], [], true]];
     for (const args of bad)
       expect(() => (makeBlanks as (...a: unknown[]) => unknown)(...args), JSON.stringify(args)).toThrow(
         expect.objectContaining({ code: 'RQ_ERR_BLANKS', name: 'TypeError' }),

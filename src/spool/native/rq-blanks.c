@@ -1,8 +1,9 @@
-// Blank message directories made in one trip to libuv's thread pool: makeBlanks(dirs, subdirs, files).
+// Blank message directories made in one trip to libuv's thread pool: makeBlanks(dirs, subdirs, files, keepOpen).
 //
-// Each whole blank comes back with its directory's inode number (the message id's unique part) and its first
-// file (the msg) left open for writing: a create then writes its msg and moves the blank into place with no
-// open and no stat on the queue's main thread: three system calls on the message where it made five.
+// Each whole blank comes back with its directory's inode number (the message id's unique part) and, with
+// keepOpen, its first file (the msg) left open for writing: a create then writes its msg and moves the blank
+// into place with no open and no stat on the queue's main thread: three system calls on the message where it
+// made five.
 //
 // Why: a blank is a directory and one to three empty files. Made with node's fs, each mkdir, open
 // and close is its own thread-pool round trip, about 30 µs of the queue's CPU each (measured on
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <node_api.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,7 @@ typedef struct {
   Strings dirs, subdirs, files;
   Made *made_ones;
   uint32_t made;
+  bool keep_open;
 } BlankJob;
 
 static void free_strings(Strings *s) {
@@ -45,10 +48,11 @@ static void free_strings(Strings *s) {
 }
 
 /**
- * One blank: the dir, its subdirs, its empty files (created, never truncated: O_EXCL), the first of them left open
- * (close-on-exec) in `out->fd` and the dir's inode in `out->ino`. 0 or an errno, with nothing left open.
+ * One blank: the dir, its subdirs, its empty files (created, never truncated: O_EXCL), with `keep_open` the first of
+ * them left open (close-on-exec) in `out->fd` (else -1), and the dir's inode in `out->ino`. 0 or an errno, with
+ * nothing left open.
  */
-static int make_one(const char *dir, const Strings *subdirs, const Strings *files, Made *out) {
+static int make_one(const char *dir, const Strings *subdirs, const Strings *files, bool keep_open, Made *out) {
   char p[4096];
   struct stat st;
   out->fd = -1;
@@ -68,7 +72,7 @@ static int make_one(const char *dir, const Strings *subdirs, const Strings *file
       out->fd = -1;
       return err;
     }
-    if (i == 0) out->fd = fd;
+    if (i == 0 && keep_open) out->fd = fd;
     else close(fd);
   }
   return 0;
@@ -77,11 +81,11 @@ static int make_one(const char *dir, const Strings *subdirs, const Strings *file
 static void run(napi_env env, void *data) {
   BlankJob *job = data;
   // The errno is not reported: a short list is all the pool needs (it stops, and the next take retries).
-  while (job->made < job->dirs.n && make_one(job->dirs.items[job->made], &job->subdirs, &job->files, &job->made_ones[job->made]) == 0) job->made++;
+  while (job->made < job->dirs.n && make_one(job->dirs.items[job->made], &job->subdirs, &job->files, job->keep_open, &job->made_ones[job->made]) == 0) job->made++;
 }
 
 /**
- * Resolves with the whole blanks, in order, as [inode, fd] pairs (fd -1 when there are no files): fewer than asked
+ * Resolves with the whole blanks, in order, as [inode, fd] pairs (fd -1 without keepOpen or files): fewer than asked
  * means the next one failed (and may be partly made). The caller owns the descriptors.
  */
 static void done(napi_env env, napi_status status, void *data) {
@@ -128,10 +132,11 @@ static bool read_strings(napi_env env, napi_value arr, Strings *out) {
 }
 
 static napi_value js_make_blanks(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
+  size_t argc = 4;
+  napi_value argv[4];
   BlankJob *job = calloc(1, sizeof *job);
-  if (!job || napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3) goto bad;
+  if (!job || napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 4) goto bad;
+  if (napi_get_value_bool(env, argv[3], &job->keep_open) != napi_ok) goto bad;
   if (!read_strings(env, argv[0], &job->dirs) || !read_strings(env, argv[1], &job->subdirs) || !read_strings(env, argv[2], &job->files)) goto bad;
   if (!(job->made_ones = calloc(job->dirs.n ? job->dirs.n : 1, sizeof *job->made_ones))) goto bad;
   return queue_on_pool(env, "rq-blanks", run, done, job, &job->work, &job->deferred);
@@ -144,7 +149,7 @@ bad:
     free(job->made_ones);
   }
   free(job);
-  napi_throw_type_error(env, "RQ_ERR_BLANKS", "makeBlanks: expected (dirs, subdirs, files), arrays of strings");
+  napi_throw_type_error(env, "RQ_ERR_BLANKS", "makeBlanks: expected (dirs, subdirs, files, keepOpen): three arrays of strings and a boolean");
   return NULL;
 }
 
