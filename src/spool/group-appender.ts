@@ -4,8 +4,8 @@ import { type SpoolFile, type SpoolFs, nodeSpoolFs } from './spool-fs.js';
 import { writeAll } from './write-all.js';
 
 /**
- * An append-only journal with group commit: one fdatasync for every record written while the
- * last one ran, so writers pay one shared sync, not one each. A compaction runs inside the same loop, so no append
+ * An append-only journal with group commit: one fdatasync for every record appended in the same turn of
+ * the event loop, or while the last one ran, so writers pay one shared sync, not one each. A compaction runs inside the same loop, so no append
  * can land in the file it replaces.
  */
 export class GroupAppender {
@@ -14,6 +14,8 @@ export class GroupAppender {
   private size = 0;
   private pending: { line: string; done: (err?: unknown) => void }[] = [];
   private flushing: Promise<void> | null = null;
+  /** A batch is to start once the event loop has run this turn's other callbacks (setImmediate). */
+  private scheduled = false;
   private compaction: (() => Promise<void>) | null = null;
   private torn = false;
 
@@ -34,7 +36,21 @@ export class GroupAppender {
   append(line: string): Promise<void> {
     return new Promise((resolve, reject) => {
       this.pending.push({ line, done: (err) => (err ? reject(err) : resolve()) });
-      this.flushing ??= this.flush();
+      this.schedule();
+    });
+  }
+
+  /**
+   * Starts a batch at the end of this turn of the event loop, unless one runs (its loop takes what waits): the
+   * requests read in the same turn (one from each client that sent) then share one write and one fdatasync,
+   * where the first would have gone alone and the others waited for its sync to end.
+   */
+  private schedule(): void {
+    if (this.flushing || this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (this.pending.length > 0) this.flushing ??= this.flush();
     });
   }
 
@@ -114,6 +130,7 @@ export class GroupAppender {
   }
 
   async close(): Promise<void> {
+    if (this.pending.length > 0) this.flushing ??= this.flush();
     await this.flushing;
     await this.handle?.close();
     this.handle = null;

@@ -77,6 +77,29 @@ describe('GroupAppender', () => {
     expect((await tornMiddle(noTruncate)).split('\n')).toEqual(['{"a":1}', '{"b":', '{"c":3}', '']);
   });
 
+  it('appends made in one turn of the event loop share one fdatasync; one made after a batch started waits for the next', async () => {
+    const file = path.join(dir, 'journal');
+    let syncs = 0;
+    const counting: SpoolFs = {
+      ...callByCallFs,
+      open: async (...args) => {
+        const h = await nodeSpoolFs.open(...args);
+        const datasync = h.datasync.bind(h);
+        return Object.assign(h, { datasync: () => (syncs++, datasync()) });
+      },
+    };
+    const j = new GroupAppender(file, counting);
+    // As four clients' requests read in one turn: one batch.
+    await Promise.all(['a', 'b', 'c', 'd'].map((k) => j.append(`{"${k}":1}\n`)));
+    expect(syncs).toBe(1);
+    const first = j.append('{"e":1}\n');
+    await new Promise((r) => setImmediate(r));
+    await Promise.all([first, j.append('{"f":1}\n')]);
+    expect(syncs).toBe(3);
+    await j.close();
+    expect(await fs.readFile(file, 'utf8')).toBe('{"a":1}\n{"b":1}\n{"c":1}\n{"d":1}\n{"e":1}\n{"f":1}\n');
+  });
+
   it('a batch written whole whose fdatasync fails (ENOSPC at writeback) is refused and cut away: no line of it counts later', async () => {
     const file = path.join(dir, 'journal');
     let failSync = false;
@@ -91,8 +114,10 @@ describe('GroupAppender', () => {
     const j = new GroupAppender(file, fsFailingSync);
     await j.append('{"a":1}\n');
     failSync = true;
-    // b goes alone (the flush starts at once); c waits for the next batch, which succeeds.
-    const [b, c] = await Promise.allSettled([j.append('{"b":2}\n'), j.append('{"c":3}\n')]);
+    // b goes alone (its batch starts at the end of this turn of the event loop); c, appended after, waits for the next batch, which succeeds.
+    const bDone = j.append('{"b":2}\n');
+    await new Promise((r) => setImmediate(r));
+    const [b, c] = await Promise.allSettled([bDone, j.append('{"c":3}\n')]);
     expect(b).toMatchObject({ status: 'rejected', reason: { code: 'ENOSPC' } });
     expect(c.status).toBe('fulfilled');
     await j.close();
