@@ -86,7 +86,7 @@ function fetchText(host: string, port: number, pathname: string, auth: string | 
 function userFromFile(file: string): { user: string } | { why: string } {
   try {
     const mode = fs.statSync(file).mode & 0o777;
-    if (mode & 0o077) return { why: `${file} is readable by others (mode ${mode.toString(8)}); chmod 600 ${file}` };
+    if (mode & 0o077) return { why: `others may read or write ${file} (mode ${mode.toString(8)}); chmod 600 ${file}` };
     const line = fs.readFileSync(file, 'utf8').split('\n')[0].trim();
     if (!/^[^:]+:/.test(line)) return { why: `expected NAME:PASSWORD on the first line of ${file}, received a line without a name and ':'` };
     return { user: line };
@@ -121,7 +121,15 @@ export async function main(argv: string[]): Promise<number> {
     console.log(`UNKNOWN: --thresh: expected four whole numbers a:b:c:d, received ${JSON.stringify(opts.thresh)}`);
     return 3;
   }
-  const fromFile = typeof opts['user-file'] === 'string' && opts.user === undefined ? userFromFile(opts['user-file']) : undefined;
+  if (opts['user-file'] !== undefined && opts.user !== undefined) {
+    console.log('UNKNOWN: -u and --user-file: give one of them');
+    return 3;
+  }
+  if (opts['user-file'] === true) {
+    console.log('UNKNOWN: --user-file: expected FILE (NAME:PASSWORD on its first line), received nothing');
+    return 3;
+  }
+  const fromFile = typeof opts['user-file'] === 'string' ? userFromFile(opts['user-file']) : undefined;
   if (fromFile && 'why' in fromFile) {
     console.log(`UNKNOWN: --user-file: ${fromFile.why}`);
     return 3;

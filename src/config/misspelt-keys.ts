@@ -31,16 +31,21 @@ export function refuseMisspeltKeys(
   const known = new Set(settings);
   const prefix = opts.prefix ?? '';
   let left = MAX_LOOKED_AT;
+  const messageOwn = opts.messageOwn ?? {};
+  const candidates = [...settings, ...Object.keys(messageOwn)];
   for (const key of Object.keys(raw)) {
     if (known.has(key)) continue;
     if (left-- <= 0) return;
-    const given = opts.messageOwn && Object.hasOwn(opts.messageOwn, key) ? opts.messageOwn[key] : undefined;
-    if (given)
+    const giveIt = (field: string) => `give it with the message (create_message's ${JSON.stringify(field)}, ${messageOwn[field]})`;
+    if (Object.hasOwn(messageOwn, key))
+      throw RqError.of('RQ_ERR_CONFIG', `${fileLabel}: ${prefix}${key}: not a queue setting but each message's own; ${giveIt(key)}`);
+    const near = closest(key, candidates, typoDistance);
+    // A typo of a message's field (`priorty`) would be lost without a word as the field itself would.
+    if (near !== undefined && Object.hasOwn(messageOwn, near))
       throw RqError.of(
         'RQ_ERR_CONFIG',
-        `${fileLabel}: ${prefix}${key}: not a queue setting but each message's own; give it with the message (create_message's ${JSON.stringify(key)}, ${given})`,
+        `${fileLabel}: ${prefix}${key}: unknown setting; did you mean ${JSON.stringify(near)}? That is not a queue setting but each message's own; ${giveIt(near)}`,
       );
-    const near = closest(key, settings, typoDistance);
     // Beside the setting itself (`hosts` with `host`) it is a key of the operator's own, not a typo of it.
     if (near !== undefined && !Object.hasOwn(raw, near))
       throw RqError.of('RQ_ERR_CONFIG', `${fileLabel}: ${prefix}${key}: unknown setting; did you mean ${JSON.stringify(near)}?`);

@@ -171,7 +171,10 @@ async function timerFindings(deps: DoctorDeps, workers: Record<string, WorkerInf
     problem(
       `timers/${t.file}`,
       `${t.reason}; no timer is defined by it`,
-      `correct it (or the file it links to), or remove it: rq-timers reads it again at once`,
+      // A name with two dots is read by no one: its content is not what is wrong.
+      t.reason.startsWith('ignored:')
+        ? `rename it to <name>.json or <name>.yaml (one dot), or remove it`
+        : `correct it (or the file it links to), or remove it: rq-timers reads it again at once`,
     ),
   );
 }

@@ -10,7 +10,7 @@ const BATCH = 8;
 const KEEP_OPEN_MIN_FDS = 1024;
 
 /** The process's limit of open files (the soft one, /proc/self/limits); Infinity when unlimited or unreadable. */
-export function openFilesLimit(): number {
+function openFilesLimit(): number {
   try {
     const m = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
     return m ? Number(m[1]) : Infinity;

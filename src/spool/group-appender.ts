@@ -73,7 +73,9 @@ export class GroupAppender {
       const rewrite = this.compaction;
       this.compaction = null;
       if (rewrite) {
-        await this.handle?.close();
+        // The old descriptor is let go either way (EIO at close): the rewrite makes the file anew, and a throw here
+        // would leave this loop marked running, answering no append again.
+        await this.handle?.close().catch(() => undefined);
         this.handle = null;
         await rewrite().catch(() => undefined);
         this.torn = false;

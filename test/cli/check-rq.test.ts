@@ -91,7 +91,12 @@ describe('check_rq against a web with basic_auth', () => {
     await fs.writeFile(file, 'nagios:s3cret\n', { mode: 0o600 });
     expect(await check('--user-file', file)).toEqual({ code: 0, out: 'OK: all queue tests normal' });
     await fs.chmod(file, 0o640);
-    expect(await check('--user-file', file)).toEqual({ code: 3, out: `UNKNOWN: --user-file: ${file} is readable by others (mode 640); chmod 600 ${file}` });
+    expect(await check('--user-file', file)).toEqual({ code: 3, out: `UNKNOWN: --user-file: others may read or write ${file} (mode 640); chmod 600 ${file}` });
+    await fs.chmod(file, 0o620);
+    expect((await check('--user-file', file)).out).toBe(`UNKNOWN: --user-file: others may read or write ${file} (mode 620); chmod 600 ${file}`);
+    await fs.chmod(file, 0o600);
+    expect(await check('-u', 'nagios:wrong', '--user-file', file)).toEqual({ code: 3, out: 'UNKNOWN: -u and --user-file: give one of them' });
+    expect(await check('--user-file')).toEqual({ code: 3, out: 'UNKNOWN: --user-file: expected FILE (NAME:PASSWORD on its first line), received nothing' });
     await fs.writeFile(file, 's3cret\n', { mode: 0o600 });
     await fs.chmod(file, 0o600);
     const noName = await check('--user-file', file);

@@ -159,6 +159,7 @@ describe('rq doctor', () => {
     expect(ignored).toMatchObject({
       subject: 'timers/two.dots.json',
       reason: 'ignored: a timer file is named <name>.json or <name>.yaml with exactly one dot; no timer is defined by it',
+      fix: 'rename it to <name>.json or <name>.yaml (one dot), or remove it',
     });
     expect(listed).toEqual({
       severity: 'problem',

@@ -122,6 +122,10 @@ describe('keys that are no setting', () => {
     );
     expect(problem({ ...base, tags: ['a'] })).toMatch(/: tags: not a queue setting .*rq sendmesg --tags a,b\)$/);
     expect(problem({ ...base, depends: [] })).toMatch(/: depends: not a queue setting .*rq sendmesg --depends <queue>\/<id>\)$/);
+    // A typo of one is refused too, as it would be lost as silently.
+    expect(problem({ ...base, priorty: 3 })).toBe(
+      `queues/test/config.json: priorty: unknown setting; did you mean "priority"? That is not a queue setting but each message's own; give it with the message (create_message's "priority", rq sendmesg --priority N)`,
+    );
     // Read from the object itself: a name its prototype carries is no such field.
     expect(norm({ constructor: 1, toString: 'x' }).name).toBe('test');
   });

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GroupAppender } from '../../src/spool/group-appender.js';
 import { type SpoolFs, nodeSpoolFs } from '../../src/spool/spool-fs.js';
 import { callByCallFs } from '../helpers/call-by-call-fs.js';
+import { openFilesUnder } from '../helpers/open-files.js';
 import { fillDisk, mountTmpfs } from '../helpers/disk-fill.js';
 
 let dir: string;
@@ -98,6 +99,36 @@ describe('GroupAppender', () => {
     expect(syncs).toBe(3);
     await j.close();
     expect(await fs.readFile(file, 'utf8')).toBe('{"a":1}\n{"b":1}\n{"c":1}\n{"d":1}\n{"e":1}\n{"f":1}\n');
+  });
+
+  it('close() in the turn of an append: the record is in the file and its caller answered before close resolves; no descriptor left', async () => {
+    const file = path.join(dir, 'journal');
+    const j = new GroupAppender(file);
+    let answered = false;
+    const appended = j.append('{"a":1}\n').then(() => (answered = true));
+    await j.close();
+    expect(answered).toBe(true);
+    expect(await fs.readFile(file, 'utf8')).toBe('{"a":1}\n');
+    await appended;
+    expect(openFilesUnder(dir)).toEqual([]);
+  });
+
+  it('a compaction whose old descriptor fails to close (EIO) still rewrites the file, and later appends are answered', async () => {
+    const file = path.join(dir, 'journal');
+    const failingClose: SpoolFs = {
+      ...callByCallFs,
+      open: async (...args) => {
+        const h = await nodeSpoolFs.open(...args);
+        const close = h.close.bind(h);
+        return Object.assign(h, { close: () => close().then(() => Promise.reject(Object.assign(new Error('EIO: i/o error, close'), { code: 'EIO' }))) });
+      },
+    };
+    const j = new GroupAppender(file, failingClose);
+    await j.append('{"a":1}\n');
+    await j.compact(() => fs.writeFile(file, '{"b":2}\n'));
+    await j.append('{"c":3}\n');
+    expect(await fs.readFile(file, 'utf8')).toBe('{"b":2}\n{"c":3}\n');
+    await j.close().catch(() => undefined);
   });
 
   it('a batch written whole whose fdatasync fails (ENOSPC at writeback) is refused and cut away: no line of it counts later', async () => {

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log.js';
 import { TagIndex } from '../../../src/queue/tags/tag-index.js';
 import { DirSync } from '../../../src/spool/durable.js';
+import { openFilesUnder } from '../../helpers/open-files.js';
 
 let dir: string;
 let file: string;
@@ -156,9 +157,7 @@ describe('TagIndex', () => {
     await ix.load();
     await ix.change('m1', ['a']);
     await ix.close();
-    const fds = await fs.readdir('/proc/self/fd');
-    const targets = await Promise.all(fds.map((fd) => fs.readlink(`/proc/self/fd/${fd}`).catch(() => '')));
-    expect(targets).not.toContain(file);
+    expect(openFilesUnder(file)).toEqual([]);
   });
 
   it('at load, rewrites a journal past twice its live pairs plus 1000 lines, and leaves one at that bound as it is', async () => {
