@@ -1,11 +1,12 @@
 // rq-install: writes config/config.json, creates the runtime folders and links the built-in queues and timer.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { RqError, isErrno, shown } from '../errors.js';
+import { RqError, shown } from '../errors.js';
 import { checkGlobalConfig, isPortValue } from '../config/global-config.js';
 import { browsersRefusePort } from '../config/browser-ports.js';
 import { PACKAGE_DIR, resolveRoot } from '../config/root.js';
 import { rootPaths } from '../config/paths.js';
+import { entryExists } from '../path-exists.js';
 import { DirSync, mkdirDurable, writeFileDurable } from '../spool/durable.js';
 import { parseArgs, takeRepeated, type OptionValue } from '../args.js';
 import type { FleetConfig } from '../config/fleet-config.js';
@@ -179,16 +180,6 @@ export interface BuiltinLinks {
   relative: boolean;
 }
 
-async function exists(p: string): Promise<boolean> {
-  try {
-    await fs.lstat(p); // lstat: a dangling link is still "already there" and is left alone
-    return true;
-  } catch (err) {
-    if (isErrno(err, 'ENOENT')) return false;
-    throw err;
-  }
-}
-
 async function link(target: string, at: string, relative: boolean): Promise<void> {
   await fs.symlink(relative ? path.relative(path.dirname(at), target) : target, at);
 }
@@ -201,7 +192,8 @@ export async function installBuiltins(spec: BuiltinLinks, print: (line: string) 
     const source = path.join(spec.scriptsDir, name);
     const at = path.join(paths.scandir, name);
     const stat = await fs.stat(source).catch(() => null);
-    if (!stat?.isDirectory() || (await exists(at))) continue;
+    // A dangling link is still "already there" and is left alone.
+    if (!stat?.isDirectory() || (await entryExists(at))) continue;
     await link(source, at, spec.relative);
     linked = true;
     print(`Installed queue ${name}`);
@@ -210,7 +202,7 @@ export async function installBuiltins(spec: BuiltinLinks, print: (line: string) 
 
   const timer = path.join(spec.scriptsDir, 'cleaner', 'timer.json');
   const timerAt = path.join(paths.timers, 'cleaner.json');
-  if ((await fs.stat(timer).catch(() => null))?.isFile() && !(await exists(timerAt))) {
+  if ((await fs.stat(timer).catch(() => null))?.isFile() && !(await entryExists(timerAt))) {
     await link(timer, timerAt, spec.relative);
     await dirSync.sync(paths.timers);
     print('Installed timer cleaner');
@@ -239,7 +231,7 @@ export async function main(argv: string[], io: InstallIo = processIo()): Promise
   const paths = rootPaths(root);
   try {
     let forced: ForcedConfig<InstallSettings['config']> = { config: settings.config, kept: [] };
-    if (await exists(paths.configFile)) {
+    if (await entryExists(paths.configFile)) {
       if (!settings.force) {
         io.stdout('Already installed');
         return 1;

@@ -12,7 +12,10 @@ import { MSG_ARG, MSG_ID_OR_ARG } from './common-options.js';
 import { messageTarget } from './message-target.js';
 import { outcomeExit } from './rq-wait.js';
 
-/** How often a follow asks whether the queue still answers: a stopped queue moves no file, so nothing else would tell. */
+/**
+ * How often a follow asks whether the queue still answers. Asked, not watched: a stopped queue moves no file, and a
+ * killed one leaves its socket behind, so no event would tell. One ping per follower every 2 s.
+ */
 const ALIVE_EVERY_MS = 2000;
 
 /**
@@ -29,14 +32,14 @@ function sayWhenQueueAway(sock: string, queue: string, say: (line: string) => vo
       .ping()
       .catch(() => false)
       .then((answers) => {
-        if (answers === away) {
-          away = !answers;
-          say(
-            answers
-              ? `rq: tail: queue ${queue} answers again; following`
-              : `rq: tail: queue ${queue} does not answer (rq-mgr stopped, or the queue restarting); still following: the message goes on when its queue is back (Ctrl-C stops)`,
-          );
-        }
+        if (answers !== away) return;
+        // Said at each change only: gone once, back once.
+        away = !answers;
+        say(
+          away
+            ? `rq: tail: queue ${queue} does not answer (rq-mgr stopped, or the queue restarting); still following: the message goes on when its queue is back (Ctrl-C stops)`
+            : `rq: tail: queue ${queue} answers again; following`,
+        );
       })
       .finally(() => (asking = false));
   }, ALIVE_EVERY_MS);

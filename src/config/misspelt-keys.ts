@@ -33,10 +33,10 @@ export function refuseMisspeltKeys(
   let left = MAX_LOOKED_AT;
   const messageOwn = opts.messageOwn ?? {};
   const candidates = [...settings, ...Object.keys(messageOwn)];
+  const giveIt = (field: string) => `give it with the message (create_message's ${JSON.stringify(field)}, ${messageOwn[field]})`;
   for (const key of Object.keys(raw)) {
     if (known.has(key)) continue;
     if (left-- <= 0) return;
-    const giveIt = (field: string) => `give it with the message (create_message's ${JSON.stringify(field)}, ${messageOwn[field]})`;
     if (Object.hasOwn(messageOwn, key))
       throw RqError.of('RQ_ERR_CONFIG', `${fileLabel}: ${prefix}${key}: not a queue setting but each message's own; ${giveIt(key)}`);
     const near = closest(key, candidates, typoDistance);

@@ -5,14 +5,15 @@ import { rq2Command } from './rq1.js';
 
 export type TimerEntry = [name: string, due: number];
 
-/** An entry of timers/ that defines no timer, and why. */
+/** An entry of timers/ that defines no timer, why, and what makes it one. */
 export interface TimerRefusal {
   file: string;
   reason: string;
+  fix: string;
 }
 
 const isRefusal = (r: unknown): r is TimerRefusal =>
-  typeof r === 'object' && r !== null && typeof (r as TimerRefusal).file === 'string' && typeof (r as TimerRefusal).reason === 'string';
+  typeof r === 'object' && r !== null && (['file', 'reason', 'fix'] as const).every((k) => typeof (r as TimerRefusal)[k] === 'string');
 
 export class TimersClient {
   constructor(

@@ -167,16 +167,7 @@ async function timerFindings(deps: DoctorDeps, workers: Record<string, WorkerInf
   if (!r.ok && (w.uptime ?? 0) < TIMERS_SETTLE_S) return [];
   if (!r.ok)
     return [problem('timers', `rq-timers did not list the timer files it refused: ${r.text}`, "rq-mgr's log says why; bin/rq-mgr restart starts it anew")];
-  return r.value.map((t) =>
-    problem(
-      `timers/${t.file}`,
-      `${t.reason}; no timer is defined by it`,
-      // A name with two dots is read by no one: its content is not what is wrong.
-      t.reason.startsWith('ignored:')
-        ? `rename it to <name>.json or <name>.yaml (one dot), or remove it`
-        : `correct it (or the file it links to), or remove it: rq-timers reads it again at once`,
-    ),
-  );
+  return r.value.map((t) => problem(`timers/${t.file}`, `${t.reason}; no timer is defined by it`, t.fix));
 }
 
 /** config/config.json readable, and not readable by others when it holds passwords. */

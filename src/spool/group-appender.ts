@@ -5,8 +5,8 @@ import { writeAll } from './write-all.js';
 
 /**
  * An append-only journal with group commit: one fdatasync for every record appended in the same turn of
- * the event loop, or while the last one ran, so writers pay one shared sync, not one each. A compaction runs inside the same loop, so no append
- * can land in the file it replaces.
+ * the event loop, or while the last one ran, so writers pay one shared sync, not one each. A compaction runs
+ * inside the same loop, so no append can land in the file it replaces.
  */
 export class GroupAppender {
   private handle: SpoolFile | null = null;

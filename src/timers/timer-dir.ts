@@ -9,6 +9,7 @@ import { configFieldError } from '../config/schema-error.js';
 import { isFleetDest } from '../message/fleet-dest.js';
 import { isValidQueueName } from '../message/names.js';
 import type { TimerRefusal } from '../ipc/timers-client.js';
+import { entryExists } from '../path-exists.js';
 import type { TimerStats, TimerTable } from './timer-table.js';
 import { TargetWatch } from './target-watch.js';
 
@@ -29,19 +30,12 @@ export interface TimerDirDeps {
 
 const DEFAULT_SETTLE_MS = 25;
 
-/** Whether `file` exists (a link counts, whatever it points to). */
-async function exists(file: string): Promise<boolean> {
-  try {
-    await fsp.lstat(file);
-    return true;
-  } catch (err) {
-    if (isErrno(err, 'ENOENT')) return false;
-    throw err;
-  }
-}
-
 /** Why a .json or .yaml entry whose name is no timer's is not read. */
 const misnamed = (label: string) => `${label}: ignored: a timer file is named <name>.json or <name>.yaml with exactly one dot`;
+
+/** The fixes rq doctor gives: a misnamed file is read by no one, so its content is not what is wrong. */
+const FIX_CONTENT = 'correct it (or the file it links to), or remove it: rq-timers reads it again at once';
+const FIX_NAME = 'rename it to <name>.json or <name>.yaml (one dot), or remove it';
 
 /** A destination the timers process can deliver to: a local queue name, or an http(s) URL or a pool (via relay, which checks the pool). */
 function checkDest(config: TimerConfig, label: string): void {
@@ -106,12 +100,16 @@ export class TimerDir {
     await Promise.all([...files, ...gone].map((f) => this.load(f)));
   }
 
-  /** The entries of timers/ that define no timer, each with why, in name order: what `rq doctor` lists. */
+  /** The entries of timers/ that define no timer, each with why and the fix, in name order: what `rq doctor` lists. */
   refusals(): TimerRefusal[] {
     // The reasons name their file first, for the log; the file is a field of its own here.
-    const bare = (file: string, reason: string) => ({ file, reason: reason.startsWith(`timers/${file}: `) ? reason.slice(`timers/${file}: `.length) : reason });
-    const all = [...this.refused].map(([file, reason]) => bare(file, reason));
-    for (const file of this.warned) all.push(bare(file, misnamed(`timers/${file}`)));
+    const bare = (file: string, reason: string, fix: string) => ({
+      file,
+      reason: reason.startsWith(`timers/${file}: `) ? reason.slice(`timers/${file}: `.length) : reason,
+      fix,
+    });
+    const all = [...this.refused].map(([file, reason]) => bare(file, reason, FIX_CONTENT));
+    for (const file of this.warned) all.push(bare(file, misnamed(`timers/${file}`), FIX_NAME));
     return all.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   }
 
@@ -166,7 +164,7 @@ export class TimerDir {
     if (name === null) {
       if (!/\.(json|yaml)$/.test(file)) return;
       // Removed, it is forgotten: rq doctor lists it no more.
-      if (!(await exists(full))) this.warned.delete(file);
+      if (!(await entryExists(full))) this.warned.delete(file);
       else if (!this.warned.has(file)) {
         this.warned.add(file);
         this.deps.log.warn({ file: label }, misnamed(label));

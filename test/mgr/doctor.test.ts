@@ -123,7 +123,13 @@ describe('doctorReport', () => {
     let asked = 0;
     d.timersRefused = async () => {
       asked++;
-      return ok([{ file: 'nightly.json', reason: 'period: expected a number of seconds, received "soon"' }]);
+      return ok([
+        {
+          file: 'nightly.json',
+          reason: 'period: expected a number of seconds, received "soon"',
+          fix: 'correct it (or the file it links to), or remove it: rq-timers reads it again at once',
+        },
+      ]);
     };
     const r = await doctorReport(d);
     expect(r.ok).toBe(false);

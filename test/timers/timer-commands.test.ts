@@ -4,7 +4,7 @@ import { CODES_HELLO_RQ2 } from '../../src/ipc/reply-codes.js';
 import { handleTimersRequest } from '../../src/timers/timer-commands.js';
 
 describe('timers socket commands', () => {
-  const refused = [{ file: 'x.json', reason: 'timers/x.json: period: expected a number of seconds, received "soon"' }];
+  const refused = [{ file: 'x.json', reason: 'period: expected a number of seconds, received "soon"', fix: 'correct it' }];
   const view = {
     table: { list: () => [['b', 20] as [string, number], ['a', 30] as [string, number]] },
     stats: { sent: 3, errors: 1, invalid: 2 },

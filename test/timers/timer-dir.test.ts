@@ -26,8 +26,16 @@ describe('TimerDir.refusals', () => {
       await fs.writeFile(path.join(dir, 'plain.json'), '{}');
       await d.rescan();
       expect(d.refusals()).toEqual([
-        { file: 'plain.json', reason: 'not a symlink; a timer is a symlink to its definition file (ln -s /path/to/plain.json timers/plain.json)' },
-        { file: 'two.dots.json', reason: 'ignored: a timer file is named <name>.json or <name>.yaml with exactly one dot' },
+        {
+          file: 'plain.json',
+          reason: 'not a symlink; a timer is a symlink to its definition file (ln -s /path/to/plain.json timers/plain.json)',
+          fix: 'correct it (or the file it links to), or remove it: rq-timers reads it again at once',
+        },
+        {
+          file: 'two.dots.json',
+          reason: 'ignored: a timer file is named <name>.json or <name>.yaml with exactly one dot',
+          fix: 'rename it to <name>.json or <name>.yaml (one dot), or remove it',
+        },
       ]);
       await fs.rm(path.join(dir, 'two.dots.json'));
       await fs.rm(path.join(dir, 'plain.json'));
