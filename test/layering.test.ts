@@ -9,7 +9,7 @@ const SRC = path.resolve(__dirname, '..', 'src');
 const LAYERS: string[][] = [
   ['log-destination', 'log-format', 'lazy-builtins'],
   ['errors', 'version', 'log', 'args', 'backoff'],
-  ['message'],
+  ['message', 'path-exists'],
   ['config'],
   ['ipc', 'daemon'],
   ['spool'],
