@@ -84,24 +84,38 @@ static void run(napi_env env, void *data) {
   while (job->made < job->dirs.n && make_one(job->dirs.items[job->made], &job->subdirs, &job->files, job->keep_open, &job->made_ones[job->made]) == 0) job->made++;
 }
 
+/** The [inode, fd] pairs of the blanks made, in order; false if napi could not build them. */
+static bool made_pairs(napi_env env, const BlankJob *job, napi_value *out) {
+  if (napi_create_array_with_length(env, job->made, out) != napi_ok) return false;
+  for (uint32_t i = 0; i < job->made; i++) {
+    napi_value pair, ino, fd;
+    if (napi_create_array_with_length(env, 2, &pair) != napi_ok || napi_create_double(env, job->made_ones[i].ino, &ino) != napi_ok ||
+        napi_create_int32(env, job->made_ones[i].fd, &fd) != napi_ok || napi_set_element(env, pair, 0, ino) != napi_ok ||
+        napi_set_element(env, pair, 1, fd) != napi_ok || napi_set_element(env, *out, i, pair) != napi_ok)
+      return false;
+  }
+  return true;
+}
+
 /**
  * Resolves with the whole blanks, in order, as [inode, fd] pairs (fd -1 without keepOpen or files): fewer than asked
- * means the next one failed (and may be partly made). The caller owns the descriptors.
+ * means the next one failed (and may be partly made). The caller owns the descriptors. When the answer cannot be
+ * handed over (napi failed, or the work was cancelled), the descriptors are closed here, since no caller will
+ * ever see them, and the promise rejects: the pool stops as on a disk error, and its blanks are recovery's leftovers.
  */
 static void done(napi_env env, napi_status status, void *data) {
   BlankJob *job = data;
   napi_value made;
-  napi_create_array_with_length(env, job->made, &made);
-  for (uint32_t i = 0; i < job->made; i++) {
-    napi_value pair, ino, fd;
-    napi_create_array_with_length(env, 2, &pair);
-    napi_create_double(env, job->made_ones[i].ino, &ino);
-    napi_create_int32(env, job->made_ones[i].fd, &fd);
-    napi_set_element(env, pair, 0, ino);
-    napi_set_element(env, pair, 1, fd);
-    napi_set_element(env, made, i, pair);
+  if (status == napi_ok && made_pairs(env, job, &made)) napi_resolve_deferred(env, job->deferred, made);
+  else {
+    for (uint32_t i = 0; i < job->made; i++)
+      if (job->made_ones[i].fd >= 0) close(job->made_ones[i].fd);
+    napi_value code, msg, err;
+    napi_create_string_utf8(env, "RQ_ERR_BLANKS", NAPI_AUTO_LENGTH, &code);
+    napi_create_string_utf8(env, "makeBlanks: the blanks made could not be handed to JavaScript", NAPI_AUTO_LENGTH, &msg);
+    napi_create_error(env, code, msg, &err);
+    napi_reject_deferred(env, job->deferred, err);
   }
-  napi_resolve_deferred(env, job->deferred, made);
   free(job->made_ones);
   napi_delete_async_work(env, job->work);
   free_strings(&job->dirs);
