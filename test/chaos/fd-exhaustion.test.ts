@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { QueueProc, addQueue, waitFor } from '../helpers/rq-root.js';
-import { hasPrlimit } from '../helpers/prlimit.js';
+import { fdLimitWrap } from '../helpers/prlimit.js';
 import { perTestRoot } from '../helpers/per-test-root.js';
 
 const BIG = process.env.RQ_CHAOS_BIG === '1';
@@ -13,9 +13,6 @@ const MESSAGES = BIG ? 3000 : 300;
 const NOFILE = Number(process.env.RQ_CHAOS_NOFILE ?? 128);
 const WORKERS = 64;
 
-// prlimit execs node itself (the pid stays the queue's); without it, a shell lowers the limit and execs.
-const WRAP = hasPrlimit() ? ['prlimit', `--nofile=${NOFILE}:${NOFILE}`, '--'] : ['/bin/sh', '-c', `ulimit -n ${NOFILE} && exec "$@"`, 'rq-queue'];
-
 const ctx = perTestRoot();
 
 describe('fd exhaustion', () => {
@@ -24,7 +21,7 @@ describe('fd exhaustion', () => {
     // Opens a few fds of its own and sleeps a little, so many scripts overlap.
     await fs.writeFile(script, '#!/bin/sh\nexec 5</dev/null 6</dev/null 7</dev/null\nsleep 0.2\necho "done ok" >&3\n', { mode: 0o755 });
     await addQueue(ctx.t.root, 'fds', { script, num_workers: WORKERS });
-    const q = (ctx.q = await QueueProc.start(ctx.t.root, 'fds', { wrap: WRAP }));
+    const q = (ctx.q = await QueueProc.start(ctx.t.root, 'fds', { wrap: fdLimitWrap(NOFILE) }));
     const limits = await fs.readFile(`/proc/${q.pid}/limits`, 'utf8');
     expect(limits).toMatch(new RegExp(`Max open files\\s+${NOFILE}\\s+${NOFILE}`));
     // Queued while paused, so the fds run out during dispatch, not during the creates.
