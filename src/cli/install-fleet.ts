@@ -1,7 +1,8 @@
 // rq-install's fleet options: --fleet NAME --etcd URL[,URL...] --advertise URL [--fleet-host NAME] and etcd's TLS files and user become config.json's `fleet` block.
 import path from 'node:path';
 import { RqError, shown } from '../errors.js';
-import { type FleetConfig, isFleetName, isHttpUrl } from '../config/fleet-config.js';
+import { FLEET_NAME_EXPECTED, type FleetConfig, isFleetName, isHttpUrl } from '../config/fleet-config.js';
+import { browsersRefusePort } from '../config/browser-ports.js';
 import type { OptionValue } from '../args.js';
 
 /** The flags of etcd's TLS files and user, and the `fleet` field each writes. */
@@ -18,7 +19,8 @@ export const FLEET_OPTIONS = ['fleet', 'etcd', 'advertise', 'fleet-host', ...(Ob
 
 export const FLEET_USAGE = `  --fleet NAME       join the fleet NAME through etcd (docs/fleet.md); needs --etcd and --advertise
   --etcd URLS        etcd's client URLs, comma-separated (http://127.0.0.1:2379; http or https)
-  --advertise URL    the base URL other hosts reach this host's web at (http://10.0.0.5:3333/)
+  --advertise URL    the base URL other hosts reach this host's web at (http://10.0.0.5:3333/);
+                     its host and port are the web's too, unless --host or --port say otherwise
   --fleet-host NAME  this host's name in the fleet (default: the machine's host name)
   --etcd-ca PATH     a PEM CA bundle to verify etcd's server certificate with (https only;
                      default: the system's CAs)
@@ -42,8 +44,7 @@ export function fleetOption(opts: Record<string, OptionValue>): FleetConfig | un
     return undefined;
   }
   const name = opts.fleet;
-  if (typeof name !== 'string' || !isFleetName(name))
-    throw usage(`--fleet: expected a fleet name of letters, digits, ".", "_" or "-", received ${given(name)}`);
+  if (typeof name !== 'string' || !isFleetName(name)) throw usage(`--fleet: expected a fleet name: ${FLEET_NAME_EXPECTED}; received ${given(name)}`);
   const etcd = opts.etcd;
   if (typeof etcd !== 'string') throw usage(`--etcd: expected etcd client URLs, comma-separated (http or https), received ${given(etcd)}`);
   const urls = etcd.split(',').map((u) => u.trim());
@@ -52,10 +53,19 @@ export function fleetOption(opts: Record<string, OptionValue>): FleetConfig | un
   const advertise = opts.advertise;
   if (typeof advertise !== 'string' || !isHttpUrl(advertise))
     throw usage(`--advertise: expected the http:// or https:// base URL other hosts reach this host's web at, received ${given(advertise)}`);
+  const port = advertisePort(advertise);
+  if (port !== undefined && opts.port === undefined && browsersRefusePort(port))
+    throw usage(`--advertise: expected a port browsers will open (the web listens on it without --port), received ${port}, one they refuse: choose another`);
   const host = opts['fleet-host'];
   if (host !== undefined && (typeof host !== 'string' || !isFleetName(host)))
-    throw usage(`--fleet-host: expected a host name of letters, digits, ".", "_" or "-", received ${given(host)}`);
+    throw usage(`--fleet-host: expected a host name: ${FLEET_NAME_EXPECTED}; received ${given(host)}`);
   return { name, etcd: urls, advertise, ...(host === undefined ? {} : { host }), ...accessOptions(opts, urls) };
+}
+
+/** The port an --advertise URL names explicitly (http://10.0.0.5:3333/), else undefined (its scheme's default: a proxy's). */
+export function advertisePort(url: string): number | undefined {
+  const { port } = new URL(url);
+  return port === '' ? undefined : Number(port);
 }
 
 const ACCESS_EXPECTED: Record<AccessOption, string> = {

@@ -10,7 +10,7 @@ import { entryExists } from '../path-exists.js';
 import { DirSync, mkdirDurable, writeFileDurable } from '../spool/durable.js';
 import { parseArgs, takeRepeated, type OptionValue } from '../args.js';
 import type { FleetConfig } from '../config/fleet-config.js';
-import { FLEET_OPTIONS, FLEET_USAGE, fleetOption } from './install-fleet.js';
+import { FLEET_OPTIONS, FLEET_USAGE, advertisePort, fleetOption } from './install-fleet.js';
 import { type ForcedConfig, forcedConfig } from './install-config.js';
 
 /** Linked into scandir/ in this order when their directory exists under scripts/. */
@@ -141,12 +141,14 @@ export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv)
   const scriptDirs = repeated.values as string[];
   const allowNewQueue = boolOpt(opts, 'allow-new-queue') ?? false;
   const fleet = fleetOption(opts);
+  // The port the others reach this host at is where it listens, unless --port says otherwise (a proxy or NAT in between).
+  const advertisedPort = fleet && opts.port === undefined ? advertisePort(fleet.advertise) : undefined;
 
   const given: Partial<InstallSettings['config']> = {
     env: stringOpt(opts, 'env', 'an environment name such as development or production'),
     // In a fleet, full ids name this host as the others reach it: a ref copied from `rq sendmesg` here must point here.
     host: stringOpt(opts, 'host', 'a host name') ?? (fleet ? new URL(fleet.advertise).hostname : undefined),
-    port: opts.port === undefined ? undefined : port,
+    port: opts.port === undefined ? advertisedPort : port,
     addr: stringOpt(opts, 'addr', 'a listen address such as 127.0.0.1 or 0.0.0.0'),
     tmpdir,
     allow_new_queue: boolOpt(opts, 'allow-new-queue'),

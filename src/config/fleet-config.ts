@@ -5,7 +5,7 @@ import * as z from 'zod/mini';
 
 /** Fleet and host names become etcd key parts and metric labels: letters, digits, `.`, `_` and `-`, as a DNS name has. */
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
-const NAME_EXPECTED = 'a name of 1-63 letters, digits, ".", "_" or "-", starting with a letter or digit';
+export const FLEET_NAME_EXPECTED = 'a name of 1-63 letters, digits, ".", "_" or "-", starting with a letter or digit';
 
 export const DEFAULT_LEASE_TTL_S = 10;
 /** etcd grants no lease shorter than about 1.5 s (its election timeout); a day is past any use as a failure detector. */
@@ -25,7 +25,7 @@ export function isHttpUrl(v: string): boolean {
   return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '' && u.username === '' && u.password === '' && u.search === '' && u.hash === '';
 }
 
-const name = z.string({ error: NAME_EXPECTED }).check(z.regex(NAME_RE, { error: NAME_EXPECTED }));
+const name = z.string({ error: FLEET_NAME_EXPECTED }).check(z.regex(NAME_RE, { error: FLEET_NAME_EXPECTED }));
 const httpUrl = (what: string) => z.string({ error: what }).check(z.refine(isHttpUrl, { error: what }));
 const ETCD_URL = 'an etcd client URL such as "http://127.0.0.1:2379" (http or https)';
 const absolutePath = (what: string) => z.string({ error: what }).check(z.refine((v) => path.isAbsolute(v), { error: what }));

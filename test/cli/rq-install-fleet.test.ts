@@ -68,6 +68,16 @@ describe('rq-install fleet flags', () => {
     expect(JSON.parse(await fs.readFile(path.join(tmp, 'config', 'config.json'), 'utf8')).host).toBe('rq-a.example');
   });
 
+  it.each([
+    ['the port --advertise names, where the web listens', ['--advertise', 'http://127.0.0.1:23340/'], 23340],
+    ['--port over it (a proxy or NAT in between)', ['--advertise', 'http://127.0.0.1:23340/', '--port', '23341'], 23341],
+    ['the default without a port in it', ['--advertise', 'https://rq-a.example/'], 3333],
+  ])('listens on %s', async (_, argv, port) => {
+    const r = await install('--fleet', 'p', '--etcd', 'http://e:2379', ...argv);
+    expect(r).toEqual({ code: 0, err: [] });
+    expect(JSON.parse(await fs.readFile(path.join(tmp, 'config', 'config.json'), 'utf8')).port).toBe(port);
+  });
+
   it('writes no fleet without --fleet', async () => {
     expect((await install()).code).toBe(0);
     expect(JSON.parse(await fs.readFile(path.join(tmp, 'config', 'config.json'), 'utf8'))).not.toHaveProperty('fleet');
@@ -77,7 +87,7 @@ describe('rq-install fleet flags', () => {
     [['--etcd', 'http://a:2379'], '--etcd: only with --fleet NAME'],
     [
       ['--fleet', 'a b', '--etcd', 'http://a:2379', '--advertise', 'http://h/'],
-      '--fleet: expected a fleet name of letters, digits, ".", "_" or "-", received "a b"',
+      '--fleet: expected a fleet name: a name of 1-63 letters, digits, ".", "_" or "-", starting with a letter or digit; received "a b"',
     ],
     [['--fleet', 'p', '--advertise', 'http://h/'], '--etcd: expected etcd client URLs, comma-separated (http or https), received nothing'],
     [
@@ -89,7 +99,12 @@ describe('rq-install fleet flags', () => {
       "--advertise: expected the http:// or https:// base URL other hosts reach this host's web at, received nothing",
     ],
     [['--fleet', 'p', '--etcd', 'http://a:2379', '--advertise', 'ftp://h/'], 'received "ftp://h/"'],
-    [['--fleet', 'p', '--etcd', 'http://a:2379', '--advertise', 'http://h/', '--fleet-host', 'a/b'], '--fleet-host: expected a host name'],
+    [
+      ['--fleet', 'p', '--etcd', 'http://a:2379', '--advertise', 'http://h/', '--fleet-host', '_x'],
+      '--fleet-host: expected a host name: a name of 1-63 letters',
+    ],
+    [['--fleet', 'p', '--etcd', 'http://a:2379', '--advertise', 'http://h/', '--fleet-host', 'h'.repeat(64)], 'starting with a letter or digit; received "hhh'],
+    [['--fleet', 'p', '--etcd', 'http://a:2379', '--advertise', 'http://h:6000/'], '--advertise: expected a port browsers will open'],
     [['--etcd-ca', '/ca.pem'], '--etcd-ca: only with --fleet NAME'],
     [['--etcd-user', 'rq', '--etcd-password-file', '/pw'], '--etcd-user: only with --fleet NAME'],
     [[...HTTPS, '--etcd-ca', 'ca.pem'], '--etcd-ca: expected an absolute path of a PEM CA bundle that signed etcd\'s server certificate, received "ca.pem"'],
