@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readEtcdCredentials } from '../config/fleet-credentials.js';
 import { loadGlobalConfig } from '../config/global-config.js';
 import { rootPaths } from '../config/paths.js';
 import { resolveRoot } from '../config/root.js';
@@ -77,14 +78,16 @@ async function start(root: string): Promise<number> {
   return 0;
 }
 
-/** 1 when config/config.json is one rq-mgr would refuse at start, said on stderr with `more`; undefined when it would start. */
+/** 1 when config/config.json (or a file its fleet block names) is one rq-mgr would refuse at start, said on stderr with `more`; undefined when it would start. */
 async function configRefused(root: string, more = ''): Promise<number | undefined> {
   if (!fs.existsSync(rootPaths(root).configFile)) {
     console.error(`rq-mgr: ${root} is no rq root yet (no config/config.json): bin/rq-install --root ${root} makes it one`);
     return 1;
   }
   try {
-    await loadGlobalConfig(rootPaths(root).configFile, 'config/config.json');
+    const config = await loadGlobalConfig(rootPaths(root).configFile, 'config/config.json');
+    // The files the fleet block names are read at rq-mgr's start too: one it cannot read is refused here, in words.
+    if (config.fleet) await readEtcdCredentials(config.fleet, 'config/config.json');
     return undefined;
   } catch (err) {
     console.error(`rq-mgr: ${(err as Error).message}${more}`);

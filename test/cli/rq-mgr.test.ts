@@ -105,6 +105,15 @@ describe('rq-mgr start and restart with a config.json it refuses', () => {
     expect([r.code, r.err]).toEqual([1, `queuemgr: did not come up (exit 1); see ${path.join(t.root, 'log', 'queuemgr.log')}\n`]);
   });
 
+  it('start reads the files the fleet block names: an etcd CA it cannot read is said in words, and nothing starts', async () => {
+    const file = rootPaths(t.root).configFile;
+    const fleet = { name: 'p', etcd: ['https://127.0.0.1:2379'], advertise: 'http://127.0.0.1:3333/', etcd_ca: path.join(t.root, 'no-ca.pem') };
+    await fs.writeFile(file, JSON.stringify({ ...JSON.parse(await fs.readFile(file, 'utf8')), fleet }));
+    const r = await mgr('start');
+    expect([r.code, r.err]).toEqual([1, `rq-mgr: config/config.json: fleet.etcd_ca: ${JSON.stringify(fleet.etcd_ca)} cannot be read: no such file\n`]);
+    expect(existsSync(rootPaths(t.root).mgrPid)).toBe(false);
+  });
+
   it('start says why and starts nothing; restart says why and leaves the running rq-mgr running', async () => {
     const file = rootPaths(t.root).configFile;
     const good = await fs.readFile(file, 'utf8');
