@@ -6,13 +6,14 @@ import type { Answer } from '../ipc/answer.js';
 import type { RefusedEntry, WorkerInfo } from '../ipc/mgr-client.js';
 import type { StatusDetail } from '../ipc/queue-client.js';
 import type { TimerRefusal } from '../ipc/timers-client.js';
+import { type FleetDoctorDeps, fleetFindings } from './doctor-fleet.js';
 
 /** `problem`: something to fix; `info`: a state an operator chose (PAUSE, DOWN), listed but all is still well. */
 export type Severity = 'problem' | 'info';
 
 export interface Finding {
   severity: Severity;
-  /** What it is about: `rq-mgr`, `scandir/<q>`, `queues/<q>`, `queue <q>`, `web`, `timers`, `config/config.json`, `disk`. */
+  /** What it is about: `rq-mgr`, `scandir/<q>`, `queues/<q>`, `queue <q>`, `web`, `timers`, `fleet`, `config/config.json`, `disk`. */
   subject: string;
   reason: string;
   fix: string;
@@ -31,7 +32,7 @@ export interface DoctorReport {
 /** What the checks ask: rq-mgr's socket and each queue's (the web passes its pooled clients, the CLI one-shot ones). */
 export interface DoctorDeps {
   root: string;
-  mgr: {
+  mgr: FleetDoctorDeps & {
     ping: (timeoutMs?: number) => Promise<boolean>;
     status: (timeoutMs?: number) => Promise<Answer<Record<string, WorkerInfo>>>;
     refusedQueues: (timeoutMs?: number) => Promise<Answer<RefusedEntry[]>>;
@@ -203,7 +204,8 @@ async function diskFindings(root: string): Promise<Finding[]> {
 
 /**
  * Every check, in order: rq-mgr first (down, it is the one finding: nothing else can be asked),
- * then the entries it refused, each queue it supervises, its web and timers (and the timer files refused), the config file and the disk.
+ * then the entries it refused, each queue it supervises, its web and timers (and the timer files refused), this host in its fleet,
+ * the config file and the disk.
  */
 export async function doctorReport(deps: DoctorDeps): Promise<DoctorReport> {
   const sock = rootPaths(deps.root).mgrSock;
@@ -228,6 +230,7 @@ export async function doctorReport(deps: DoctorDeps): Promise<DoctorReport> {
     ...q.findings,
     ...componentFindings(workers.ok ? workers.value : {}),
     ...(await timerFindings(deps, workers.ok ? workers.value : {})),
+    ...(await fleetFindings(deps.mgr, rootPaths(deps.root).configFile)),
     ...(await configFindings(deps.root)),
     ...(await diskFindings(deps.root)),
   ];

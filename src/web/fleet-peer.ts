@@ -16,9 +16,11 @@ const WARN_EVERY_MS = 60_000;
 /**
  * What another host asks of this one, as `METHOD route` (routes as registered, without relative_root):
  * the pool relay's prep, attach, commit and its checks of a copy and of its queue (relay.ts), and the
- * dependency calls between hosts (fleet-refs.ts). Nothing else: no page, no admin action, no delete.
+ * dependency calls between hosts (fleet-refs.ts), and the fleet's view, by which rq doctor checks that a host's
+ * advertise URL leads back to it (doctor-fleet.ts). Nothing else: no page, no admin action, no delete.
  */
 const PEER_CALLS = new Set([
+  'GET /fleet.json',
   'GET /q/:q',
   'GET /q/:q/:id/state.json',
   'POST /q/:q/new_message',

@@ -7,7 +7,7 @@ import { EtcdProc } from '../helpers/etcd.js';
 import { waitFor } from '../helpers/rq-root.js';
 import { MgrProc } from '../helpers/mgr-proc.js';
 import { stdioOf } from '../mgr/limits-harness.js';
-import { type Host, killHost, logTail, startHost, stopHost } from './fleet-harness.js';
+import { type Host, killHost, logTail, startHost, stopHost, webUp } from './fleet-harness.js';
 
 let etcd: EtcdProc;
 const hosts: Record<string, Host> = {};
@@ -72,7 +72,7 @@ async function runs(id: string): Promise<{ starts: string[]; resolved: Record<st
 async function restart(h: Host): Promise<void> {
   h.mgr = await MgrProc.start(h.root.root);
   await h.mgr.waitQueueUp('q1');
-  await waitFor(async () => (await fetch(`${url(h)}/healthz`).catch(() => null))?.status === 200, `${h.name}'s web`);
+  await webUp(h);
 }
 
 describe('dependencies across fleet hosts', { timeout: 120_000 }, () => {
@@ -87,7 +87,7 @@ describe('dependencies across fleet hosts', { timeout: 120_000 }, () => {
         const v = await h.mgr.cmd('fleet');
         return v[0] === 'ok' && v[1].hosts.filter((x: { state: string }) => x.state === 'up').length === 3;
       }, `${h.name} to see the fleet`);
-      await waitFor(async () => (await fetch(`${url(h)}/healthz`).catch(() => null))?.status === 200, `${h.name}'s web`);
+      await webUp(h);
     }
   }, 90_000);
 

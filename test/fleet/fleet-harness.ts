@@ -84,6 +84,11 @@ function dead(pid: number): boolean {
   }
 }
 
+/** Waits until the host's web answers /healthz with 200. */
+export function webUp(h: Host): Promise<boolean> {
+  return waitFor(async () => (await fetch(`http://127.0.0.1:${h.root.port}/healthz`).catch(() => null))?.status === 200, `${h.name}'s web`);
+}
+
 /** The end of a host's rq-mgr log (its daemons' lines), for a failed assertion's message. */
 export function logTail(h: Host, lines = 40): string {
   try {

@@ -29,6 +29,7 @@ const authConfig = (...users: string[]) => ({ basic_auth: { users: Object.fromEn
 const PEER_CALLS = new Set([
   ...['new_message', ':id/attach/new', ':id/dependents', ':id/resolved'].map((r) => `POST /rq/q/:q/${r}`),
   'GET /rq/q/:q/:id/state.json',
+  'GET /rq/fleet.json',
 ]);
 
 describe('a fleet whose hosts use basic_auth', { timeout: 90_000 }, () => {
@@ -89,6 +90,8 @@ describe('a fleet whose hosts use basic_auth', { timeout: 90_000 }, () => {
     };
     expect((await asked('GET', `${b.base}/q/${POOL}/${parked}/state.json`)).status).toBe(200);
     expect((await asked('GET', `${b.base}/q/${POOL}.json`)).status).toBe(200);
+    // The fleet's view, by which rq doctor on a host checks that its advertise URL leads back to it.
+    expect((await asked('GET', `${b.base}/fleet.json`)).status).toBe(200);
     // Every other route of b's web, the queue's page and the bare message route without a commit included: 403.
     const values = { q: POOL, id: parked, name: 'a.txt', file: 'stdio.log', tag: 'x' };
     // /healthz and /metrics are open to anyone here (metrics_public).

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Answer } from '../../src/ipc/answer.js';
+import type { Answer, Refusal } from '../../src/ipc/answer.js';
 import type { RefusedEntry, WorkerInfo } from '../../src/ipc/mgr-client.js';
 import type { StatusDetail } from '../../src/ipc/queue-client.js';
 import { type DoctorDeps, doctorReport } from '../../src/mgr/doctor.js';
@@ -22,11 +22,14 @@ afterEach(async () => {
 const ok = <T>(value: T): Answer<T> => ({ ok: true, value, raw: ['ok', value] });
 const worker = (status: string, last_exit: string | null = null): WorkerInfo => ({ status, pid: status === 'RUNNING' ? 100 : null, uptime: 1, last_exit });
 
+/** rq-mgr's answer on a host without a fleet: the fleet checks find nothing (test/fleet/doctor-fleet.test.ts has them). */
+const noFleet = async (): Promise<Refusal> => ({ ok: false, code: 'RQ_ERR_NO_FLEET', text: 'no fleet', raw: ['fail', 'no fleet', 'RQ_ERR_NO_FLEET'] });
+
 /** A root whose rq-mgr answers with these workers and refusals, and whose queues report these statuses. */
 function deps(workers: Record<string, WorkerInfo>, refused: RefusedEntry[], statuses: Record<string, StatusDetail>): DoctorDeps {
   return {
     root,
-    mgr: { ping: async () => true, status: async () => ok(workers), refusedQueues: async () => ok(refused) },
+    mgr: { ping: async () => true, status: async () => ok(workers), refusedQueues: async () => ok(refused), fleet: noFleet, fleetCredential: noFleet },
     timersRefused: async () => ok([]),
     statusDetail: async (q) => {
       if (!statuses[q]) throw RqError.of('RQ_ERR_NO_REPLY', `queue ${q}: no reply`);
