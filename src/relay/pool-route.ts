@@ -29,6 +29,8 @@ export interface PoolDeps {
   fleet: () => Promise<Answer<FleetView>>;
   log: ScriptLog;
   random?: () => number;
+  /** Hosts this run of the relay already tried and that failed before any commit went to them: chosen only when no other host takes the queue. */
+  failed?: ReadonlySet<string>;
 }
 
 function route(jobDir: string, queue: string, b: PoolBinding, member: boolean): PoolRoute {
@@ -65,8 +67,8 @@ export async function poolJob(
 /**
  * The two-phase relay is idempotent per far host: its relay_id names a copy there. So once a commit
  * went to a host unanswered, the message stays with that host (the relay's state check settles it)
- * however long it is gone. Before that, a host that no longer takes the queue is left for another:
- * its prep copy, if it made one, is never committed, so it never runs.
+ * however long it is gone. Before that, a host that no longer takes the queue, or that failed this
+ * run, is left for another: its prep copy, if it made one, is never committed, so it never runs.
  */
 export async function poolRoute(jobDir: string, queue: string, d: PoolDeps): Promise<PoolRoute> {
   const bound = await readBinding(jobDir);
@@ -81,13 +83,17 @@ export async function poolRoute(jobDir: string, queue: string, d: PoolDeps): Pro
     return { kind: 'wait', reason: `rq-mgr did not answer with the fleet: ${(err as Error).message}` };
   }
   if (!view.ok) return view.code === 'RQ_ERR_NO_FLEET' ? { kind: 'fail', reason: view.text } : { kind: 'wait', reason: `the fleet: ${view.text}` };
-  const hosts = poolHosts(view.value, queue);
+  const all = poolHosts(view.value, queue);
+  // A host still listed up may be one that has just died (its lease outlives it): one that failed this run is passed over.
+  const hosts = all.filter((h) => !d.failed?.has(h.host));
   if (bound) {
     if (hosts.some((h) => h.host === bound.host && h.url === bound.url)) return route(jobDir, queue, bound, true);
-    d.log(`pool ${queue}: ${bound.host} no longer takes it (gone, or its queue not UP) and no commit went there; choosing again`);
+    const why = d.failed?.has(bound.host) ? 'failed before any commit went there' : 'no longer takes it (gone, or its queue not UP) and no commit went there';
+    d.log(`pool ${queue}: ${bound.host} ${why}; choosing again`);
     await forgetBinding(jobDir);
   }
   const pick = choosePoolHost(hosts, d.random);
+  if (!pick && all.length > 0) return { kind: 'wait', reason: `no other host of fleet ${view.value.fleet} has queue ${queue} UP` };
   if (!pick) return { kind: 'wait', reason: `no host of fleet ${view.value.fleet} has queue ${queue} UP` };
   await writeBinding(jobDir, pick);
   d.log(`pool ${queue}: chose ${pick.host} (${pick.url}), ${pick.free} free of ${pick.figures.workers} workers, of ${hosts.length} hosts taking it`);

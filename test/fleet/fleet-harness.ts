@@ -48,18 +48,23 @@ export async function startHost(name: string, etcd: HostEtcd, setup?: (root: str
  * A host's crash: SIGKILL of its rq-mgr and of every daemon it started (queues, web, timers: each is
  * started with `--root <root>`); its scripts are left running, as a crash leaves them.
  */
-export async function killHost(h: Host): Promise<void> {
-  const pids = [h.mgr.child.pid!];
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+export function killHost(h: Host): Promise<void> {
+  return killRoot(h.root.root, h.mgr.child.pid!, h.name);
+}
+
+/** killHost for any root: `mgrPid` and every process started with `--root <root>`, dead before it returns. */
+export async function killRoot(root: string, mgrPid: number, name: string = root): Promise<void> {
+  const pids = [mgrPid];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     const argv = (() => {
       try {
-        return fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+        return fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
       } catch {
         return [];
       }
     })();
-    if (argv.some((a, i) => a === '--root' && argv[i + 1] === h.root.root)) pids.push(Number(name));
+    if (argv.some((a, i) => a === '--root' && argv[i + 1] === root)) pids.push(Number(entry));
   }
   for (const pid of new Set(pids)) {
     try {
@@ -69,7 +74,7 @@ export async function killHost(h: Host): Promise<void> {
     }
   }
   // Dead (a zombie or reaped) before the test goes on, so nothing of the old host answers its sockets.
-  await waitFor(() => pids.every(dead), `${h.name}'s processes to die`);
+  await waitFor(() => pids.every(dead), `${name}'s processes to die`);
 }
 
 /** Whether `pid` has ended: reaped, or a zombie not yet reaped. */

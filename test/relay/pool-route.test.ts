@@ -52,6 +52,20 @@ describe('poolRoute', () => {
     expect(fs.existsSync(path.join(jobDir, 'relay_id'))).toBe(false);
   });
 
+  it('passes over a host that failed this run before any commit, forgetting its copy; waits when no other takes the queue', async () => {
+    await poolRoute(jobDir, 'work', deps({ a: 'UP' }));
+    await writeRelayId(jobDir, 'http://a:3333/q/work/1');
+    const failed = new Set(['a']);
+    expect(await poolRoute(jobDir, 'work', { ...deps({ a: 'UP', b: 'UP' }), failed })).toMatchObject({ host: 'b' });
+    expect(fs.existsSync(path.join(jobDir, 'relay_id'))).toBe(false);
+    expect(await poolRoute(jobDir, 'work', { ...deps({ a: 'UP', b: 'UP' }), failed: new Set(['a', 'b']) })).toEqual({
+      kind: 'wait',
+      reason: 'no other host of fleet f has queue work UP',
+    });
+    // A later run has failed nowhere yet: every host is a choice again.
+    expect(await poolRoute(jobDir, 'work', deps({ a: 'UP' }))).toMatchObject({ host: 'a' });
+  });
+
   it('stays with a host a commit went to unanswered, even when it is gone: another copy could run twice', async () => {
     const first = await poolRoute(jobDir, 'work', deps({ a: 'UP' }));
     expect(first).toMatchObject({ host: 'a', member: true });
@@ -59,6 +73,8 @@ describe('poolRoute', () => {
     if (first.kind === 'host') await first.beforeCommit();
     // Gone from the fleet, or rq-mgr not saying: still its host, but no longer one given the fleet's credentials.
     expect(await poolRoute(jobDir, 'work', deps({ b: 'UP' }))).toMatchObject({ host: 'a', member: false });
+    // Even when it failed this run: only it can say whether the commit landed.
+    expect(await poolRoute(jobDir, 'work', { ...deps({ a: 'UP', b: 'UP' }), failed: new Set(['a']) })).toMatchObject({ host: 'a', member: true });
     const silent = () => Promise.reject(new Error('no rq-mgr'));
     expect(await poolRoute(jobDir, 'work', { fleet: silent, log: () => undefined })).toMatchObject({ host: 'a', member: false });
     // Up as rq-mgr last saw it, but etcd not answering: that view may be old.
