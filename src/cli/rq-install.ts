@@ -7,6 +7,7 @@ import { browsersRefusePort } from '../config/browser-ports.js';
 import { PACKAGE_DIR, resolveRoot } from '../config/root.js';
 import { rootPaths } from '../config/paths.js';
 import { entryExists } from '../path-exists.js';
+import { closest } from '../message/nearest-name.js';
 import { DirSync, mkdirDurable, writeFileDurable } from '../spool/durable.js';
 import { parseArgs, takeRepeated, type OptionValue } from '../args.js';
 import type { FleetConfig } from '../config/fleet-config.js';
@@ -113,7 +114,10 @@ export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv)
   const { opts, rest } = parseArgs(repeated.rest, { command: false });
   if (rest.length > 0) throw usageError(`unexpected argument ${shown(rest[0])} (options are --name value)`);
   for (const key of Object.keys(opts)) {
-    if (!KNOWN_OPTIONS.has(key)) throw usageError(`unknown option --${key}`);
+    if (!KNOWN_OPTIONS.has(key)) {
+      const near = closest(key, [...KNOWN_OPTIONS]);
+      throw usageError(`unknown option --${key}${near ? `; did you mean --${near}?` : ''}`);
+    }
   }
 
   const rootFlag = opts.root === undefined ? undefined : stringOpt(opts, 'root', 'a directory path', true);

@@ -155,7 +155,9 @@ describe('rq-install main', () => {
       [['--host', 'a b'], 'rq-install: --host: expected a host name, received "a b"'],
       [['--tmpdir', 'rel/dir'], 'rq-install: --tmpdir: expected an absolute directory path, received "rel/dir"'],
       [['--force=maybe'], 'rq-install: --force: expected no value (or true/false), received "maybe"'],
-      [['--prot', '1'], 'rq-install: unknown option --prot'],
+      [['--prot', '1'], 'rq-install: unknown option --prot; did you mean --port?'],
+      [['--fleet-hst', 'a'], 'rq-install: unknown option --fleet-hst; did you mean --fleet-host?'],
+      [['--zzzzzz', '1'], 'rq-install: unknown option --zzzzzz'],
       [['extra'], 'rq-install: unexpected argument "extra" (options are --name value)'],
     ];
     for (const [args, text] of cases) {
