@@ -41,6 +41,8 @@ async function jobFor(
 }
 
 const jobDirOf = (env: NodeJS.ProcessEnv): string => env.RQ_MSG_DIR ?? process.cwd();
+/** Earlier attempts of this message (its count of resends). */
+const countOf = (env: NodeJS.ProcessEnv): number => Number(env.RQ_COUNT ?? '0') || 0;
 
 /** One delivery: its outcome, and the pool host it went to (none for an http dest, or when no host was chosen). */
 async function attempt(
@@ -57,7 +59,7 @@ async function attempt(
     http = new HttpClient(job.authorization ? { headers: { authorization: job.authorization } } : {});
     // The classic relay's own line, alone, as the classic tests and log readers grep for it.
     if (env.RQ_FORCE_REMOTE === '1') log('FORCE REMOTE');
-    log(`relaying ${env.RQ_FULL_MSG_ID ?? env.RQ_MSG_ID ?? ''} to ${job.target.base}/q/${job.target.queue} (attempt ${Number(env.RQ_COUNT ?? '0') + 1})`);
+    log(`relaying ${env.RQ_FULL_MSG_ID ?? env.RQ_MSG_ID ?? ''} to ${job.target.base}/q/${job.target.queue} (attempt ${countOf(env) + 1})`);
     const trace = envTraceContext(env, (problem) => log(`${problem}: the far copy is sent without it`));
     return { outcome: await relayMessage({ ...job, trace }, { http, log, progress: (text) => pipe.send('run', text) }), poolHost: job.poolHost };
   } catch (err) {
@@ -73,7 +75,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<number> {
   const pipe = new ScriptPipe(pipeFds(env));
   const log = scriptLog();
   const dest = env.RQ_DEST ?? '';
-  const count = Number(env.RQ_COUNT ?? '0') || 0;
+  const count = countOf(env);
 
   const loop = relayLoop(dest, env.RQ_ORIG_MSG_ID ?? '', env.RQ_DEST_QUEUE ?? '');
   if (loop) {
