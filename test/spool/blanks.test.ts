@@ -115,12 +115,15 @@ describe('blanks', () => {
 describe('BlankDirs on its own', () => {
   it('where descriptors are few (keepOpen false) the addon blanks come without their msg open: none is held', async () => {
     const root = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-blankdirs-'));
-    const pool = new BlankDirs(path.join(root, '.blank'), 2, nodeSpoolFs, () => true, false);
+    const counting = countingBlanks();
+    const pool = new BlankDirs(path.join(root, '.blank'), 2, counting.fs, () => true, false);
     try {
       expect(pool.take()).toBeUndefined();
       const blank = await waitFor(async () => pool.take() ?? null, 'a blank');
       expect(blank.made).toBeUndefined();
       expect((await fs.readdir(blank.dir)).sort()).toEqual(['history', 'job', 'msg', 'pid']);
+      // Looked at once the refill that take started has ended: while it runs, the file it is making is open.
+      await waitFor(async () => counting.made === 3, 'the refill after the take');
       expect(openFilesUnder(root)).toEqual([]);
     } finally {
       await pool.close();
