@@ -151,7 +151,12 @@ describe('doctorReport', () => {
     expect((await doctorReport(d)).findings).toEqual([]);
     d.mgr.status = async () => ok({ '[timers]': { ...worker('RUNNING'), uptime: 10 } });
     expect((await doctorReport(d)).findings).toEqual([
-      expect.objectContaining({ subject: 'timers', reason: expect.stringMatching(/^rq-timers did not list the timer files it refused: .*no reply/) }),
+      {
+        severity: 'problem',
+        subject: 'timers',
+        reason: expect.stringMatching(/^rq-timers did not list the timer files it refused: .*no reply/),
+        fix: "rq-mgr's log says why; bin/rq-mgr restart starts it anew",
+      },
     ]);
     // Stopped, rq-timers is its own finding (componentFindings), and its files are not asked for.
     const stopped = deps({ '[timers]': worker('BACKOFF', 'exit 1') }, [], {});
