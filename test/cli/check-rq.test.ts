@@ -112,6 +112,38 @@ describe('check_rq against a web with basic_auth', () => {
   });
 });
 
+describe('check_rq --user-file lines as editors write them', () => {
+  let a: WebRoot;
+  beforeAll(async () => {
+    a = await startWebRoot({ config: { basic_auth: { realm: 'rq-check', users: { nagios: 's3cret' } } }, queues: { alpha: {} } });
+  });
+  afterAll(async () => {
+    await a?.stop();
+  });
+  const check = (file: string) =>
+    run(BIN('check_rq'), ['-s', '127.0.0.1', '-p', String(a.port), '--user-file', file]).then(
+      (r) => ({ code: 0, out: r.stdout.trim() }),
+      (e: { code: number; stdout: string }) => ({ code: e.code, out: e.stdout.trim() }),
+    );
+
+  it('a line ending in CRLF or blanks (a file saved on Windows, an editor) still authenticates: the ending is no part of the password', async () => {
+    const file = path.join(a.root, 'check-user');
+    for (const text of ['nagios:s3cret\r\n', 'nagios:s3cret  \nnext line\n']) {
+      await fs.writeFile(file, text, { mode: 0o600 });
+      expect(await check(file), JSON.stringify(text)).toEqual({ code: 0, out: 'OK: all queue tests normal' });
+    }
+  });
+
+  it('a line with no name before its first colon is UNKNOWN (the file is wrong), even when the password holds a colon', async () => {
+    const file = path.join(a.root, 'check-user');
+    await fs.writeFile(file, ':pass:word\n', { mode: 0o600 });
+    expect(await check(file)).toEqual({
+      code: 3,
+      out: `UNKNOWN: --user-file: expected NAME:PASSWORD on the first line of ${file}, received a line without a name and ':'`,
+    });
+  });
+});
+
 describe('check_rq rules (pure)', () => {
   const t = parseThresholds('25:40:3000:3500')!;
   it('parses status pages and judges them', () => {
