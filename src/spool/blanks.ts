@@ -96,10 +96,10 @@ export class BlankDirs {
             const dirs = Array.from({ length: Math.min(BATCH, this.want - this.ready.length) }, () => this.next());
             const made = await this.fs.makeBlanks(dirs, staged ? ['job'] : [], files, this.keepOpen);
             for (const [i, [ino, fd]] of made.entries()) this.ready.push(fd >= 0 ? { dir: dirs[i], made: { ino, fd } } : { dir: dirs[i] });
-            // A blank that could not be made stops the refill, as a thrown disk error does.
+            // A blank that could not be made stops the refill, as a thrown disk error does (a take meanwhile still gets its try, below).
             if (made.length < dirs.length) {
               this.dirMade = false;
-              return;
+              break;
             }
             continue;
           }

@@ -156,4 +156,17 @@ describe('BlankDirs refills', () => {
     expect(dirOf(pool.take())).not.toBeNull();
     await waitFor(async () => (await fs.readdir(blanks()).catch(() => [])).length === 2, 'two blanks in a new .blank');
   });
+
+  it('a take during a refill that finds its directory gone gets a refill of its own, which makes it again', async () => {
+    const d = disk(true);
+    pool = new BlankDirs(blanks(), 2, d.fs);
+    expect(pool.take()).toBeUndefined();
+    await waitFor(() => d.made === 2, 'two blanks');
+    await turn();
+    await fs.rm(blanks(), { recursive: true, force: true });
+    // Both taken in one turn: the second comes while the first's refill runs, and that refill makes nothing.
+    expect(dirOf(pool.take())).not.toBeNull();
+    expect(dirOf(pool.take())).not.toBeNull();
+    await waitFor(async () => (await fs.readdir(blanks()).catch(() => [])).length === 2, 'two blanks in a new .blank, with no take after');
+  });
 });
