@@ -1,6 +1,8 @@
 // rq doctor's fleet checks: this host refused its name or cut off from etcd, and an advertise URL that does not lead back to this host's web.
 import type { Answer } from '../ipc/answer.js';
 import { type FleetView, type PeerCredential, basicAuthorization, isFleetView } from '../ipc/fleet-reply.js';
+import type { WorkerInfo } from '../ipc/mgr-client.js';
+import { HttpClient } from '../script-kit/http-client.js';
 
 /** What the fleet checks ask rq-mgr. */
 export interface FleetDoctorDeps {
@@ -16,36 +18,44 @@ export interface FleetFinding {
   fix: string;
 }
 
-/** rq-mgr answers at once; the advertised web gets as long as a peer's call would take to connect. */
+/** rq-mgr answers at once; the advertised web within this, or it is taken as not answering there. */
 const ASK_MS = 3000;
 const REACH_MS = 3000;
+/** How long the web may run before its advertise URL must answer (it binds its port first). */
+const WEB_SETTLE_S = 5;
+
+/** A body's JSON, or undefined when it is none (a page, a proxy's error). */
+function jsonOf(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
 
 const problem = (reason: string, fix: string): FleetFinding => ({ severity: 'problem', subject: 'fleet', reason, fix });
 
 /**
- * Asks `url`/fleet.json as another host of the fleet would (user rq-fleet): the host that answers there,
- * or why none did. A host is this one when it answers with this host's name and the same moment of its
- * last change of state (a duplicate of the name, refused, answers with the name too).
+ * What answers `url`/fleet.json to the fleet's user, asked with the client the other hosts' relays use (node:http:
+ * fetch would refuse ports that browsers refuse, which the hosts do not): a fleet view, or what came instead.
  */
-async function reachedThere(url: string, credential: PeerCredential): Promise<{ view: FleetView } | { why: string }> {
+async function askedThere(url: string, credential: PeerCredential): Promise<{ view: FleetView } | { answered: number } | { why: string }> {
+  const http = new HttpClient({ headers: { authorization: basicAuthorization(credential) }, idleTimeoutMs: REACH_MS });
   try {
     // Hosts record their URL without its trailing slash, as peers join paths to it.
-    const res = await fetch(`${url.replace(/\/+$/, '')}/fleet.json`, {
-      headers: { accept: 'application/json', authorization: basicAuthorization(credential) },
-      signal: AbortSignal.timeout(REACH_MS),
-    });
-    const body: unknown = await res.json().catch(() => null);
-    if (!res.ok || !isFleetView(body)) return { why: `it answered ${res.status}${res.ok ? ' with no fleet view' : ''}` };
-    return { view: body };
+    const res = await http.get(`${url.replace(/\/+$/, '')}/fleet.json`);
+    const body = jsonOf(res.body);
+    return res.status === 200 && isFleetView(body) ? { view: body } : { answered: res.status };
   } catch (err) {
-    // fetch's own error says only "fetch failed"; its cause has the errno (ECONNREFUSED) or the reason (a port fetch refuses).
-    const e = err as Error & { cause?: { code?: string; message?: string } };
-    return { why: e.cause?.code ?? e.cause?.message ?? e.message };
+    const cause = (err as Error).cause as NodeJS.ErrnoException | undefined;
+    return { why: cause?.code ?? (err as Error).message };
+  } finally {
+    http.close();
   }
 }
 
-/** The fleet's problems of this host; none on a host without a fleet. `configFile` is named in the fixes. */
-export async function fleetFindings(deps: FleetDoctorDeps, configFile: string): Promise<FleetFinding[]> {
+/** The fleet's problems of this host; none on a host without a fleet. `configFile` is named in the fixes; `web` is rq-mgr's [web] worker. */
+export async function fleetFindings(deps: FleetDoctorDeps, configFile: string, web: WorkerInfo | undefined): Promise<FleetFinding[]> {
   const a = await deps.fleet(ASK_MS).catch((err: Error) => ({ ok: false as const, code: 'RQ_ERR_NO_REPLY', text: err.message }));
   if (!a.ok) return a.code === 'RQ_ERR_NO_FLEET' ? [] : [problem(`rq-mgr did not say how this host stands in its fleet: ${a.text}`, "rq-mgr's log says why")];
   const v = a.value;
@@ -65,16 +75,23 @@ export async function fleetFindings(deps: FleetDoctorDeps, configFile: string): 
       ),
     ];
   const mine = v.hosts.find((h) => h.host === v.host && h.state === 'up');
+  // A web that is starting, or that named its own problem (a port held by another program), says nothing of advertise.
+  if (v.member.state !== 'member' || !mine || web?.status !== 'RUNNING' || web.problem || (web.uptime ?? 0) < WEB_SETTLE_S) return [];
   const credential = await deps.fleetCredential(ASK_MS).catch(() => null);
-  if (v.member.state !== 'member' || !mine || !credential?.ok) return [];
-  const there = await reachedThere(mine.url, credential.value);
-  const same = 'view' in there && there.view.host === v.host && there.view.member.since === v.member.since;
-  if (same) return [];
-  const reached = 'view' in there ? `reaches another rq (${there.view.host} in fleet ${there.view.fleet})` : `does not reach this host's web (${there.why})`;
+  if (!credential?.ok) return [];
+  const there = await askedThere(mine.url, credential.value);
+  // The same moment of its last change of state: a duplicate of the name, refused, answers with the name too.
+  if ('view' in there && there.view.host === v.host && there.view.member.since === v.member.since) return [];
+  const what =
+    'view' in there
+      ? `where another rq answers (${there.view.host} in fleet ${there.view.fleet})`
+      : 'answered' in there
+        ? `which answers ${there.answered} to the fleet's user, not this host's fleet view`
+        : `which does not answer (${there.why})`;
   return [
     problem(
-      `${who} is advertised at ${mine.url}, which ${reached}: the other hosts cannot deliver pool messages to it nor ask it of dependencies`,
-      `set "advertise" in the fleet block of ${configFile} to the base URL the other hosts reach this host's web at (its port is "port" there, unless a proxy is in between), then bin/rq-mgr restart`,
+      `${who} is advertised at ${mine.url}, ${what}: the other hosts cannot deliver pool messages to it nor ask it of dependencies`,
+      `set "advertise" in the fleet block of ${configFile} to the base URL the other hosts reach this host's web at, and "addr" and "port" to where the web listens (an address of this host the others reach, or 0.0.0.0), then bin/rq-mgr restart`,
     ),
   ];
 }

@@ -230,7 +230,7 @@ export async function doctorReport(deps: DoctorDeps): Promise<DoctorReport> {
     ...q.findings,
     ...componentFindings(workers.ok ? workers.value : {}),
     ...(await timerFindings(deps, workers.ok ? workers.value : {})),
-    ...(await fleetFindings(deps.mgr, rootPaths(deps.root).configFile)),
+    ...(await fleetFindings(deps.mgr, rootPaths(deps.root).configFile, workers.ok ? workers.value['[web]'] : undefined)),
     ...(await configFindings(deps.root)),
     ...(await diskFindings(deps.root)),
   ];

@@ -1,4 +1,6 @@
 // rq doctor on fleet hosts, against a real etcd and real hosts: a name held by another rq, etcd out of reach, and an advertise URL that leads elsewhere are problems; a sound host has none.
+import fs from 'node:fs/promises';
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdProc } from '../helpers/etcd.js';
 import { MgrProc } from '../helpers/mgr-proc.js';
@@ -13,9 +15,17 @@ let etcd: EtcdProc;
 let a: Host;
 const others: Host[] = [];
 
-/** A host started beside `a`, once its rq-mgr says it is in `state` in the fleet. */
-async function hostIn(state: string, name: string, e: HostEtcd): Promise<Host> {
-  const root = await fleetRoot(name, e);
+/** Until rq-mgr's web process has run 5 s: before, the doctor leaves its advertise URL alone (it may not listen yet). */
+const webSettled = (h: Host) =>
+  waitFor(async () => {
+    const w = await new MgrClient(rootPaths(h.root.root).mgrSock).status();
+    const web = w.ok ? w.value['[web]'] : undefined;
+    return web?.status === 'RUNNING' && (web.uptime ?? 0) >= 5;
+  }, `${h.name}'s web up 5 s`);
+
+/** A host started beside `a` (`setup` edits its root first), once its rq-mgr says it is in `state` in the fleet. */
+async function hostIn(state: string, name: string, e: HostEtcd, setup?: (root: string) => Promise<void>): Promise<Host> {
+  const root = await fleetRoot(name, e, setup);
   const h = { name, root, mgr: await MgrProc.start(root.root) };
   others.push(h);
   const mgr = new MgrClient(rootPaths(root.root).mgrSock);
@@ -26,14 +36,24 @@ async function hostIn(state: string, name: string, e: HostEtcd): Promise<Host> {
   return h;
 }
 
-/** What `rq doctor --json` lists of the fleet on `h`, and its exit. */
-async function fleetFindings(h: Host): Promise<{ code: number; findings: Finding[] }> {
+/** What `rq doctor --json` lists on `h`: the fleet's findings, every finding's subject, and its exit. */
+async function doctorOn(h: Host): Promise<{ code: number; fleet: Finding[]; subjects: string[] }> {
   const r = await runRq(['doctor', '--json'], { root: h.root.root });
   const report = JSON.parse(r.out[0]) as { findings: Finding[] };
-  return { code: r.code, findings: report.findings.filter((f) => f.subject === 'fleet') };
+  return { code: r.code, fleet: report.findings.filter((f) => f.subject === 'fleet'), subjects: report.findings.map((f) => f.subject) };
 }
 
-describe('rq doctor in a fleet', { timeout: 60_000 }, () => {
+/** Edits the root's config.json. */
+const configured = (edit: (c: Record<string, unknown>) => void) => async (root: string) => {
+  const file = rootPaths(root).configFile;
+  const c = JSON.parse(await fs.readFile(file, 'utf8')) as Record<string, unknown>;
+  edit(c);
+  // Passwords in it: readable by its owner only, as rq-install writes it.
+  await fs.writeFile(file, JSON.stringify(c), { mode: 0o600 });
+  await fs.chmod(file, 0o600);
+};
+
+describe('rq doctor in a fleet', { timeout: 90_000 }, () => {
   beforeAll(async () => {
     etcd = await EtcdProc.start();
     a = await startHost('a', etcd.url);
@@ -41,15 +61,27 @@ describe('rq doctor in a fleet', { timeout: 60_000 }, () => {
   }, 60_000);
   afterAll(() => stopFleet([a, ...others], undefined, etcd), 60_000);
 
-  it('a member whose advertise URL leads back to it: no fleet finding', async () => {
-    expect(await fleetFindings(a)).toEqual({ code: 0, findings: [] });
+  it('a member whose advertise URL leads back to it: no fleet finding, with basic_auth and a relative_root too', async () => {
+    const b = await hostIn(
+      'member',
+      'b',
+      etcd.url,
+      configured((c) => {
+        c.basic_auth = { users: { bob: 'pw-bob' } };
+        c.relative_root = '/rq';
+        (c.fleet as Record<string, unknown>).advertise = `http://127.0.0.1:${c.port}/rq/`;
+      }),
+    );
+    await Promise.all([webSettled(a), webSettled(b)]);
+    expect(await doctorOn(a)).toMatchObject({ code: 0, fleet: [] });
+    expect(await doctorOn(b)).toMatchObject({ code: 0, fleet: [] });
   });
 
   it("a second rq under a's name: refused, said with the holder and the fix", async () => {
     const dup = await hostIn('refused', 'a', etcd.url);
-    const r = await fleetFindings(dup);
+    const r = await doctorOn(dup);
     expect(r.code).toBe(1);
-    expect(r.findings).toEqual([
+    expect(r.fleet).toEqual([
       {
         severity: 'problem',
         subject: 'fleet',
@@ -59,33 +91,49 @@ describe('rq doctor in a fleet', { timeout: 60_000 }, () => {
     ]);
   });
 
-  it("advertised at another host's web: says which rq answers there", async () => {
+  it("advertised at another host's web: says which rq answers there, and the fix names addr and port too", async () => {
     const c = await hostIn('member', 'c', { urls: [etcd.url], fields: { advertise: `http://127.0.0.1:${a.root.port}/` } });
-    const r = await fleetFindings(c);
+    await webSettled(c);
+    const r = await doctorOn(c);
     expect(r.code).toBe(1);
-    expect(r.findings).toHaveLength(1);
-    expect(r.findings[0].reason).toBe(
-      `this host (c in fleet ${FLEET}) is advertised at http://127.0.0.1:${a.root.port}, which reaches another rq (a in fleet ${FLEET}): ` +
+    expect(r.fleet).toHaveLength(1);
+    expect(r.fleet[0].reason).toBe(
+      `this host (c in fleet ${FLEET}) is advertised at http://127.0.0.1:${a.root.port}, where another rq answers (a in fleet ${FLEET}): ` +
         'the other hosts cannot deliver pool messages to it nor ask it of dependencies',
     );
-    expect(r.findings[0].fix).toContain('set "advertise" in the fleet block of');
+    expect(r.fleet[0].fix).toContain('set "advertise" in the fleet block of');
+    expect(r.fleet[0].fix).toContain('and "addr" and "port" to where the web listens');
   });
 
   it('advertised where nothing listens: says the connection was refused', async () => {
     const port = await freePort();
     const d = await hostIn('member', 'd', { urls: [etcd.url], fields: { advertise: `http://127.0.0.1:${port}/` } });
-    const r = await fleetFindings(d);
-    expect(r.findings.map((f) => f.reason)).toEqual([
-      expect.stringContaining(`is advertised at http://127.0.0.1:${port}, which does not reach this host's web (ECONNREFUSED)`),
+    await webSettled(d);
+    expect((await doctorOn(d)).fleet.map((f) => f.reason)).toEqual([
+      expect.stringContaining(`is advertised at http://127.0.0.1:${port}, which does not answer (ECONNREFUSED)`),
     ]);
   });
 
+  it("its web's port held by another program: the web's problem alone, not advertise's", async () => {
+    const root = await fleetRoot('e', etcd.url);
+    const squatter = http.createServer((_req, res) => res.writeHead(404).end('not rq'));
+    await new Promise<void>((resolve) => squatter.listen(root.port, '127.0.0.1', resolve));
+    try {
+      const h = { name: 'e', root, mgr: await MgrProc.start(root.root) };
+      others.push(h);
+      await waitFor(async () => (await doctorOn(h)).subjects.includes('web'), "the web's problem");
+      expect((await doctorOn(h)).fleet).toEqual([]);
+    } finally {
+      squatter.close();
+    }
+  });
+
   it('etcd out of reach: says where it was looked for and why, and that the queues still run', async () => {
-    const e = await hostIn('unreachable', 'e', 'http://127.0.0.1:9');
-    const r = await fleetFindings(e);
+    const f = await hostIn('unreachable', 'f', 'http://127.0.0.1:9');
+    const r = await doctorOn(f);
     expect(r.code).toBe(1);
-    expect(r.findings.map((f) => f.reason)).toEqual([
-      expect.stringMatching(/^this host \(e in fleet test\) does not reach etcd at http:\/\/127\.0\.0\.1:9: .+; its queues run/),
+    expect(r.fleet.map((x) => x.reason)).toEqual([
+      expect.stringMatching(new RegExp(`^this host \\(f in fleet ${FLEET}\\) does not reach etcd at http://127\\.0\\.0\\.1:9: .+; its queues run`)),
     ]);
   });
 });
