@@ -1,4 +1,5 @@
 // rq-install's fleet options: --fleet NAME --etcd URL[,URL...] --advertise URL [--fleet-host NAME] and etcd's TLS files and user become config.json's `fleet` block.
+import net from 'node:net';
 import path from 'node:path';
 import { RqError, shown } from '../errors.js';
 import { FLEET_NAME_EXPECTED, type FleetConfig, isFleetName, isHttpUrl } from '../config/fleet-config.js';
@@ -20,7 +21,8 @@ export const FLEET_OPTIONS = ['fleet', 'etcd', 'advertise', 'fleet-host', ...(Ob
 export const FLEET_USAGE = `  --fleet NAME       join the fleet NAME through etcd (docs/fleet.md); needs --etcd and --advertise
   --etcd URLS        etcd's client URLs, comma-separated (http://127.0.0.1:2379; http or https)
   --advertise URL    the base URL other hosts reach this host's web at (http://10.0.0.5:3333/);
-                     its host and port are the web's too, unless --host or --port say otherwise
+                     the web listens on its port and, when its host is an address, on that
+                     address, unless --port or --addr say otherwise
   --fleet-host NAME  this host's name in the fleet (default: the machine's host name)
   --etcd-ca PATH     a PEM CA bundle to verify etcd's server certificate with (https only;
                      default: the system's CAs)
@@ -53,8 +55,10 @@ export function fleetOption(opts: Record<string, OptionValue>): FleetConfig | un
   const advertise = opts.advertise;
   if (typeof advertise !== 'string' || !isHttpUrl(advertise))
     throw usage(`--advertise: expected the http:// or https:// base URL other hosts reach this host's web at, received ${given(advertise)}`);
-  const port = advertisePort(advertise);
-  if (port !== undefined && opts.port === undefined && browsersRefusePort(port))
+  const { port } = advertisedListen(advertise, opts);
+  if (port !== undefined && (port < 1 || port > 65535))
+    throw usage(`--advertise: expected a port 1-65535 (the web listens on it without --port), received ${port}`);
+  if (port !== undefined && browsersRefusePort(port))
     throw usage(`--advertise: expected a port browsers will open (the web listens on it without --port), received ${port}, one they refuse: choose another`);
   const host = opts['fleet-host'];
   if (host !== undefined && (typeof host !== 'string' || !isFleetName(host)))
@@ -62,10 +66,31 @@ export function fleetOption(opts: Record<string, OptionValue>): FleetConfig | un
   return { name, etcd: urls, advertise, ...(host === undefined ? {} : { host }), ...accessOptions(opts, urls) };
 }
 
-/** The port an --advertise URL names explicitly (http://10.0.0.5:3333/), else undefined (its scheme's default: a proxy's). */
-export function advertisePort(url: string): number | undefined {
-  const { port } = new URL(url);
-  return port === '' ? undefined : Number(port);
+/** The port an --advertise URL names (`:80` too, which URL drops as its scheme's default), else undefined (a proxy's default port). */
+function advertisedPort(url: string): number | undefined {
+  const m = /^[a-z][a-z0-9+.-]*:\/\/(?:\[[^\]]*\]|[^:/?#]*)(?::(\d+))?/i.exec(url);
+  return m?.[1] === undefined ? undefined : Number(m[1]);
+}
+
+/**
+ * Where the web listens, from --advertise, for what the command line leaves out: the port it names, and its host when
+ * that is an address (a name is left to --addr: it may resolve to several, or to none of this machine's).
+ */
+export function advertisedListen(advertise: string, opts: Record<string, OptionValue>): { port?: number; addr?: string } {
+  const port = opts.port === undefined ? advertisedPort(advertise) : undefined;
+  const host = new URL(advertise).hostname.replace(/^\[|\]$/g, '');
+  return { ...(port === undefined ? {} : { port }), ...(opts.addr === undefined && net.isIP(host) ? { addr: host } : {}) };
+}
+
+const isLoopback = (host: string) => host === 'localhost' || host.startsWith('127.') || host === '::1' || host === '[::1]';
+
+/** Said after an install whose web listens on loopback only while the others are told a name that is not. */
+export function unreachableWarning(config: { addr: string; fleet?: FleetConfig }): string | null {
+  if (!config.fleet || !isLoopback(config.addr) || isLoopback(new URL(config.fleet.advertise).hostname)) return null;
+  return (
+    `rq-install: the web listens on ${config.addr} only ("addr"), but the other hosts are told ${config.fleet.advertise} ("advertise"): ` +
+    'give --addr an address of this host they reach (or 0.0.0.0), unless a proxy here forwards to it'
+  );
 }
 
 const ACCESS_EXPECTED: Record<AccessOption, string> = {

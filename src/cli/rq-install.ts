@@ -11,7 +11,7 @@ import { closest } from '../message/nearest-name.js';
 import { DirSync, mkdirDurable, writeFileDurable } from '../spool/durable.js';
 import { parseArgs, takeRepeated, type OptionValue } from '../args.js';
 import type { FleetConfig } from '../config/fleet-config.js';
-import { FLEET_OPTIONS, FLEET_USAGE, advertisePort, fleetOption } from './install-fleet.js';
+import { FLEET_OPTIONS, FLEET_USAGE, advertisedListen, fleetOption, unreachableWarning } from './install-fleet.js';
 import { type ForcedConfig, forcedConfig } from './install-config.js';
 
 /** Linked into scandir/ in this order when their directory exists under scripts/. */
@@ -145,15 +145,15 @@ export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv)
   const scriptDirs = repeated.values as string[];
   const allowNewQueue = boolOpt(opts, 'allow-new-queue') ?? false;
   const fleet = fleetOption(opts);
-  // The port the others reach this host at is where it listens, unless --port says otherwise (a proxy or NAT in between).
-  const advertisedPort = fleet && opts.port === undefined ? advertisePort(fleet.advertise) : undefined;
+  // Where the others reach this host is where it listens, unless --port or --addr say otherwise (a proxy or NAT in between).
+  const listen = fleet ? advertisedListen(fleet.advertise, opts) : {};
 
   const given: Partial<InstallSettings['config']> = {
     env: stringOpt(opts, 'env', 'an environment name such as development or production'),
     // In a fleet, full ids name this host as the others reach it: a ref copied from `rq sendmesg` here must point here.
     host: stringOpt(opts, 'host', 'a host name') ?? (fleet ? new URL(fleet.advertise).hostname : undefined),
-    port: opts.port === undefined ? advertisedPort : port,
-    addr: stringOpt(opts, 'addr', 'a listen address such as 127.0.0.1 or 0.0.0.0'),
+    port: opts.port === undefined ? listen.port : port,
+    addr: stringOpt(opts, 'addr', 'a listen address such as 127.0.0.1 or 0.0.0.0') ?? listen.addr,
     tmpdir,
     allow_new_queue: boolOpt(opts, 'allow-new-queue'),
     script_dirs: scriptDirs.length > 0 ? scriptDirs : undefined,
@@ -279,6 +279,8 @@ export async function main(argv: string[], io: InstallIo = processIo()): Promise
     io.stdout(`Installed rq in ${root} (config: ${paths.configFile})`);
     if (forced.kept.length > 0) io.stdout(`Kept from the existing config: ${forced.kept.join(', ')}`);
     if (config.allow_new_queue && !('basic_auth' in config)) io.stdout(NEW_QUEUE_WARNING);
+    const unreachable = unreachableWarning(config);
+    if (unreachable) io.stderr(unreachable);
     return 0;
   } catch (err) {
     io.stderr(`rq-install: ${(err as Error).message}`);

@@ -69,13 +69,31 @@ describe('rq-install fleet flags', () => {
   });
 
   it.each([
-    ['the port --advertise names, where the web listens', ['--advertise', 'http://127.0.0.1:23340/'], 23340],
-    ['--port over it (a proxy or NAT in between)', ['--advertise', 'http://127.0.0.1:23340/', '--port', '23341'], 23341],
-    ['the default without a port in it', ['--advertise', 'https://rq-a.example/'], 3333],
-  ])('listens on %s', async (_, argv, port) => {
+    ['the port and address --advertise names', ['--advertise', 'http://127.0.0.2:23340/'], { port: 23340, addr: '127.0.0.2' }],
+    ['its port 80, named', ['--advertise', 'http://127.0.0.2:80/'], { port: 80, addr: '127.0.0.2' }],
+    ['its IPv6 address', ['--advertise', 'http://[::1]:23340/'], { port: 23340, addr: '::1' }],
+    [
+      '--port and --addr over them (a proxy or NAT in between)',
+      ['--advertise', 'http://10.0.0.5:23340/', '--port', '23341', '--addr', '0.0.0.0'],
+      { port: 23341, addr: '0.0.0.0' },
+    ],
+    ['the defaults without a port, and for a name', ['--advertise', 'https://localhost/'], { port: 3333, addr: '127.0.0.1' }],
+  ])('listens on %s', async (_, argv, listen) => {
     const r = await install('--fleet', 'p', '--etcd', 'http://e:2379', ...argv);
     expect(r).toEqual({ code: 0, err: [] });
-    expect(JSON.parse(await fs.readFile(path.join(tmp, 'config', 'config.json'), 'utf8')).port).toBe(port);
+    expect(JSON.parse(await fs.readFile(path.join(tmp, 'config', 'config.json'), 'utf8'))).toMatchObject(listen);
+  });
+
+  it('says when the others are told a name while the web listens on loopback only, and installs', async () => {
+    const r = await install('--fleet', 'p', '--etcd', 'http://e:2379', '--advertise', 'http://rq-a.example:3333/');
+    expect(r).toEqual({
+      code: 0,
+      err: [
+        'rq-install: the web listens on 127.0.0.1 only ("addr"), but the other hosts are told http://rq-a.example:3333/ ("advertise"): ' +
+          'give --addr an address of this host they reach (or 0.0.0.0), unless a proxy here forwards to it',
+      ],
+    });
+    expect(JSON.parse(await fs.readFile(path.join(tmp, 'config', 'config.json'), 'utf8'))).toMatchObject({ port: 3333, addr: '127.0.0.1' });
   });
 
   it('writes no fleet without --fleet', async () => {
@@ -105,6 +123,10 @@ describe('rq-install fleet flags', () => {
     ],
     [['--fleet', 'p', '--etcd', 'http://a:2379', '--advertise', 'http://h/', '--fleet-host', 'h'.repeat(64)], 'starting with a letter or digit; received "hhh'],
     [['--fleet', 'p', '--etcd', 'http://a:2379', '--advertise', 'http://h:6000/'], '--advertise: expected a port browsers will open'],
+    [
+      ['--fleet', 'p', '--etcd', 'http://a:2379', '--advertise', 'http://h:0/'],
+      '--advertise: expected a port 1-65535 (the web listens on it without --port), received 0',
+    ],
     [['--etcd-ca', '/ca.pem'], '--etcd-ca: only with --fleet NAME'],
     [['--etcd-user', 'rq', '--etcd-password-file', '/pw'], '--etcd-user: only with --fleet NAME'],
     [[...HTTPS, '--etcd-ca', 'ca.pem'], '--etcd-ca: expected an absolute path of a PEM CA bundle that signed etcd\'s server certificate, received "ca.pem"'],
