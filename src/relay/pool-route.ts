@@ -88,14 +88,15 @@ export async function poolRoute(jobDir: string, queue: string, d: PoolDeps): Pro
   const hosts = all.filter((h) => !d.failed?.has(h.host));
   if (bound) {
     if (hosts.some((h) => h.host === bound.host && h.url === bound.url)) return route(jobDir, queue, bound, true);
-    const why = d.failed?.has(bound.host) ? 'failed before any commit went there' : 'no longer takes it (gone, or its queue not UP) and no commit went there';
-    d.log(`pool ${queue}: ${bound.host} ${why}; choosing again`);
+    // One that failed this run was said by the relay, with why.
+    if (!d.failed?.has(bound.host))
+      d.log(`pool ${queue}: ${bound.host} no longer takes it (gone, or its queue not UP) and no commit went there; choosing again`);
     await forgetBinding(jobDir);
   }
   const pick = choosePoolHost(hosts, d.random);
   if (!pick && all.length > 0) return { kind: 'wait', reason: `no other host of fleet ${view.value.fleet} has queue ${queue} UP` };
   if (!pick) return { kind: 'wait', reason: `no host of fleet ${view.value.fleet} has queue ${queue} UP` };
   await writeBinding(jobDir, pick);
-  d.log(`pool ${queue}: chose ${pick.host} (${pick.url}), ${pick.free} free of ${pick.figures.workers} workers, of ${hosts.length} hosts taking it`);
+  d.log(`pool ${queue}: chose ${pick.host} (${pick.url}), ${pick.free} free of ${pick.figures.workers} workers, of ${all.length} hosts taking it`);
   return route(jobDir, queue, pick, true);
 }

@@ -3,9 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/rq-root.js';
 import { EtcdProc } from '../helpers/etcd.js';
-import { FLEET, killRoot } from '../fleet/fleet-harness.js';
+import { TTL_S, killRoot } from '../fleet/fleet-harness.js';
 import { Host, RECORD_SH } from './hosts.js';
-import { POOL, poolMessages, poolSeen } from './pool-hosts.js';
+import { POOL, fleetConfig, poolMessages, poolSeen } from './pool-hosts.js';
 
 /** Long enough that the dead host stays listed up for the whole test: only a refusal can tell the relay. */
 const LONG_TTL_S = 120;
@@ -15,20 +15,13 @@ let sender: Host;
 let dead: Host;
 let live: Host;
 
-/** A host of the fleet running the pool queue with `workers` (the most free wins the choice), its lease `ttl` long. */
-const poolHost = (name: string, workers: number, ttl: number) =>
-  Host.start({
-    config: (port) => ({ fleet: { name: FLEET, etcd: [etcd.url], host: name, advertise: `http://127.0.0.1:${port}/`, lease_ttl_s: ttl } }),
-    queues: { [POOL]: { script: RECORD_SH, num_workers: workers } },
-  });
+/** A host of the fleet running the pool queue with `workers` (the most free wins the choice), its lease `ttlS` long. */
+const poolHost = (name: string, workers: number, ttlS: number) =>
+  Host.start({ config: fleetConfig(name, etcd.url, {}, ttlS), queues: { [POOL]: { script: RECORD_SH, num_workers: workers } } });
 
 beforeAll(async () => {
   etcd = await EtcdProc.start();
-  [sender, dead, live] = await Promise.all([
-    Host.start({ config: (port) => ({ fleet: { name: FLEET, etcd: [etcd.url], host: 's', advertise: `http://127.0.0.1:${port}/`, lease_ttl_s: 2 } }) }),
-    poolHost('x', 4, LONG_TTL_S),
-    poolHost('y', 1, 2),
-  ]);
+  [sender, dead, live] = await Promise.all([Host.start({ config: fleetConfig('s', etcd.url) }), poolHost('x', 4, LONG_TTL_S), poolHost('y', 1, TTL_S)]);
   await poolSeen(sender, { x: 'UP', y: 'UP' }, 'x and y take the pool');
   await killRoot(dead.root, dead.mgr!.child.pid!, 'x');
   dead.mgr = null;

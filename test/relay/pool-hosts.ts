@@ -15,9 +15,9 @@ export function fleetHost(name: string, etcdUrl: string, pool: boolean): Promise
   return Host.start({ config: fleetConfig(name, etcdUrl), queues: pool ? { [POOL]: { script: RECORD_SH, num_workers: 2 } } : {} });
 }
 
-/** config.json's `fleet` block joining the test fleet as `name` (with `more` config keys), from the host's port. */
-export function fleetConfig(name: string, etcdUrl: string, more: Record<string, unknown> = {}): (port: number) => Record<string, unknown> {
-  return (port) => ({ fleet: { name: FLEET, etcd: [etcdUrl], host: name, advertise: `http://127.0.0.1:${port}/`, lease_ttl_s: TTL_S }, ...more });
+/** config.json's `fleet` block joining the test fleet as `name` (with `more` config keys, and a lease of `ttlS`), from the host's port. */
+export function fleetConfig(name: string, etcdUrl: string, more: Record<string, unknown> = {}, ttlS = TTL_S): (port: number) => Record<string, unknown> {
+  return (port) => ({ fleet: { name: FLEET, etcd: [etcdUrl], host: name, advertise: `http://127.0.0.1:${port}/`, lease_ttl_s: ttlS }, ...more });
 }
 
 /** Waits until `from`'s rq-mgr sees the pool queue of each host in `statuses` with that status (absent: not in the fleet). */
