@@ -110,7 +110,9 @@ static void done(napi_env env, napi_status status, void *data) {
   else {
     for (uint32_t i = 0; i < job->made; i++)
       if (job->made_ones[i].fd >= 0) close(job->made_ones[i].fd);
-    napi_value code, msg, err;
+    // A call that failed may have left a JavaScript exception pending, which would make the rejection below fail too.
+    napi_value pending, code, msg, err;
+    napi_get_and_clear_last_exception(env, &pending);
     napi_create_string_utf8(env, "RQ_ERR_BLANKS", NAPI_AUTO_LENGTH, &code);
     napi_create_string_utf8(env, "makeBlanks: the blanks made could not be handed to JavaScript", NAPI_AUTO_LENGTH, &msg);
     napi_create_error(env, code, msg, &err);
