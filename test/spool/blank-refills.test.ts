@@ -141,32 +141,33 @@ describe('BlankDirs refills', () => {
     expect(d.calls - before).toBe(1);
   });
 
-  it("its directory removed behind the queue's back: made again by the next refill, and the pool fills again", async () => {
+  /** A full pool of two addon-made blanks whose directory is then removed behind its back. */
+  async function poolLosingItsDir(): Promise<{ d: ReturnType<typeof disk>; p: BlankDirs }> {
     const d = disk(true);
-    pool = new BlankDirs(blanks(), 2, d.fs);
-    expect(pool.take()).toBeUndefined();
+    const p = (pool = new BlankDirs(blanks(), 2, d.fs));
+    expect(p.take()).toBeUndefined();
     await waitFor(() => d.made === 2, 'two blanks');
     await turn();
     await fs.rm(blanks(), { recursive: true, force: true });
+    return { d, p };
+  }
+
+  it("its directory removed behind the queue's back: made again by the next refill, and the pool fills again", async () => {
+    const { d, p } = await poolLosingItsDir();
     // The pool's two blanks are gone with it: the refill after a first take finds no directory to make them in...
-    expect(dirOf(pool.take())).not.toBeNull();
+    expect(dirOf(p.take())).not.toBeNull();
     await waitFor(() => d.answered === 2, 'the refill that found no directory');
     await turn();
     // ...and the one after the next take makes it again.
-    expect(dirOf(pool.take())).not.toBeNull();
+    expect(dirOf(p.take())).not.toBeNull();
     await waitFor(async () => (await fs.readdir(blanks()).catch(() => [])).length === 2, 'two blanks in a new .blank');
   });
 
   it('a take during a refill that finds its directory gone gets a refill of its own, which makes it again', async () => {
-    const d = disk(true);
-    pool = new BlankDirs(blanks(), 2, d.fs);
-    expect(pool.take()).toBeUndefined();
-    await waitFor(() => d.made === 2, 'two blanks');
-    await turn();
-    await fs.rm(blanks(), { recursive: true, force: true });
+    const { p } = await poolLosingItsDir();
     // Both taken in one turn: the second comes while the first's refill runs, and that refill makes nothing.
-    expect(dirOf(pool.take())).not.toBeNull();
-    expect(dirOf(pool.take())).not.toBeNull();
+    expect(dirOf(p.take())).not.toBeNull();
+    expect(dirOf(p.take())).not.toBeNull();
     await waitFor(async () => (await fs.readdir(blanks()).catch(() => [])).length === 2, 'two blanks in a new .blank, with no take after');
   });
 });
