@@ -29,7 +29,7 @@ export interface PoolDeps {
   fleet: () => Promise<Answer<FleetView>>;
   log: ScriptLog;
   random?: () => number;
-  /** Hosts this run of the relay already tried and that failed before any commit went to them: chosen only when no other host takes the queue. */
+  /** Hosts this run of the relay already tried and that failed before any commit went to them: passed over (with only them taking the queue, the attempt waits). */
   failed?: ReadonlySet<string>;
 }
 
