@@ -4,6 +4,7 @@ import path from 'node:path';
 import { RqError, shown } from '../errors.js';
 import { FLEET_NAME_EXPECTED, type FleetConfig, isFleetName, isHttpUrl } from '../config/fleet-config.js';
 import { browsersRefusePort } from '../config/browser-ports.js';
+import { isLoopback } from '../config/exposure.js';
 import type { OptionValue } from '../args.js';
 
 /** The flags of etcd's TLS files and user, and the `fleet` field each writes. */
@@ -81,8 +82,6 @@ export function advertisedListen(advertise: string, opts: Record<string, OptionV
   const host = new URL(advertise).hostname.replace(/^\[|\]$/g, '');
   return { ...(port === undefined ? {} : { port }), ...(opts.addr === undefined && net.isIP(host) ? { addr: host } : {}) };
 }
-
-const isLoopback = (host: string) => host === 'localhost' || host.startsWith('127.') || host === '::1' || host === '[::1]';
 
 /** Said after an install whose web listens on loopback only while the others are told a name that is not. */
 export function unreachableWarning(config: { addr: string; fleet?: FleetConfig }): string | null {

@@ -2,7 +2,7 @@
 import type { Answer } from '../ipc/answer.js';
 import { type FleetView, type PeerCredential, basicAuthorization, isFleetView } from '../ipc/fleet-reply.js';
 import type { WorkerInfo } from '../ipc/mgr-client.js';
-import { HttpClient } from '../script-kit/http-client.js';
+import { HttpClient, bodyJson } from '../script-kit/http-client.js';
 
 /** What the fleet checks ask rq-mgr. */
 export interface FleetDoctorDeps {
@@ -24,15 +24,6 @@ const REACH_MS = 3000;
 /** How long the web may run before its advertise URL must answer (it binds its port first). */
 const WEB_SETTLE_S = 5;
 
-/** A body's JSON, or undefined when it is none (a page, a proxy's error). */
-function jsonOf(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 const problem = (reason: string, fix: string): FleetFinding => ({ severity: 'problem', subject: 'fleet', reason, fix });
 
 /**
@@ -44,7 +35,7 @@ async function askedThere(url: string, credential: PeerCredential): Promise<{ vi
   try {
     // Hosts record their URL without its trailing slash, as peers join paths to it.
     const res = await http.get(`${url.replace(/\/+$/, '')}/fleet.json`);
-    const body = jsonOf(res.body);
+    const body = bodyJson(res.body);
     return res.status === 200 && isFleetView(body) ? { view: body } : { answered: res.status };
   } catch (err) {
     const cause = (err as Error).cause as NodeJS.ErrnoException | undefined;

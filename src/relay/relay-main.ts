@@ -20,7 +20,7 @@ import { relayTarget } from './relay-target.js';
 const RELAY_BACKOFF_UNIT_S = 10;
 
 /** Attempts one run makes for a pool message: a host that fails before any commit went to it is followed at once by another, not after the back-off. */
-const HOSTS_A_RUN = 3;
+const ATTEMPTS_A_RUN = 3;
 
 /** An http dest's job; for a pool, the job to the host chosen now (with the fleet's credentials for it, and its name), or the outcome when no host takes it. */
 async function jobFor(
@@ -87,7 +87,7 @@ async function main(env: NodeJS.ProcessEnv): Promise<number> {
   let { outcome, poolHost } = await attempt(dest, env, log, pipe, failed);
   // A pool host listed up may have just died (its lease outlives it by up to a TTL): before any commit went there, the
   // message is free to go to another host now (its copy there, if the prep made one, is never committed).
-  for (let tries = 1; outcome.kind === 'retry' && poolHost !== undefined && tries < HOSTS_A_RUN && !(await commitSent(jobDirOf(env))); tries++) {
+  for (let tries = 1; outcome.kind === 'retry' && poolHost !== undefined && tries < ATTEMPTS_A_RUN && !(await commitSent(jobDirOf(env))); tries++) {
     failed.add(poolHost);
     log(`pool: ${poolHost} failed before any commit went there (${outcome.reason}); trying another host now`);
     const next = await attempt(dest, env, log, pipe, failed);

@@ -6,7 +6,7 @@ import { RqError, isErrno } from '../errors.js';
 import { parseFullId } from '../message/message-id.js';
 import type { TraceContext } from '../message/trace-context.js';
 import type { ScriptLog } from '../script-kit/log.js';
-import { type HttpClient, type HttpReply, HttpTransportError } from '../script-kit/http-client.js';
+import { type HttpClient, type HttpReply, HttpTransportError, bodyJson } from '../script-kit/http-client.js';
 import { multipartFile } from './multipart-file.js';
 import { relayCopy } from './relay-copy.js';
 import { readRelayId, removeRelayId, writeRelayId } from './relay-id.js';
@@ -56,7 +56,7 @@ interface FarCopy {
 }
 
 /** The far web passes the queue's reply through: read it as the queue client reads its own. */
-const farAnswer = (body: string) => answer(parseJson(body), isString);
+const farAnswer = (body: string) => answer(bodyJson(body), isString);
 
 /**
  * The far host is an HTTP peer that may be the classic daemon, whose refusals carry no code: the one
@@ -65,14 +65,6 @@ const farAnswer = (body: string) => answer(parseJson(body), isString);
  */
 const NOT_FOUND = RqError.of('RQ_ERR_CANNOT_FIND_MESSAGE');
 const farNotFound = (r: Refusal): boolean => r.code === NOT_FOUND.code || (r.code === 'RQ_ERR_REFUSED' && r.text === NOT_FOUND.message);
-
-function parseJson(body: string): unknown {
-  try {
-    return JSON.parse(body);
-  } catch {
-    return undefined;
-  }
-}
 
 function httpProblem(step: string, reply: HttpReply): string {
   const text = reply.body
@@ -121,7 +113,7 @@ export async function relayMessage(job: RelayJob, deps: RelayDeps): Promise<Rela
     }
     if (reply.status === 404) return queueAnswers(copy.queue);
     if (reply.status !== 200) return { kind: 'unknown', reason: httpProblem('state check', reply) };
-    const r = parseJson(reply.body);
+    const r = bodyJson(reply.body);
     const state = Array.isArray(r) && typeof r[0] === 'string' ? r[0] : null;
     if (state === 'prep') return { kind: 'prep' };
     if (state !== null && COMMITTED.has(state)) return { kind: 'committed', state };
@@ -140,7 +132,7 @@ export async function relayMessage(job: RelayJob, deps: RelayDeps): Promise<Rela
       return { kind: 'unknown', reason: transportProblem('queue status check', err) };
     }
     if (reply.status === 404) return { kind: 'missing' };
-    const status = reply.status === 200 ? (parseJson(reply.body) as { status?: unknown } | undefined)?.status : undefined;
+    const status = reply.status === 200 ? (bodyJson(reply.body) as { status?: unknown } | undefined)?.status : undefined;
     if (typeof status === 'string' && status !== 'DOWN') return { kind: 'missing' };
     return { kind: 'unknown', reason: `state check: far queue ${queue} is ${typeof status === 'string' ? status : `not answering (HTTP ${reply.status})`}` };
   }
@@ -237,7 +229,7 @@ export async function relayMessage(job: RelayJob, deps: RelayDeps): Promise<Rela
     }
     if (reply.status === 413) return { kind: 'fail', reason: httpProblem(`attach ${name}`, reply) };
     if (reply.status !== 200) return { kind: 'retry', reason: httpProblem(`attach ${name}`, reply) };
-    if (parseJson(reply.body) === undefined) return { kind: 'fail', reason: `BAD JSON from attach ${name}: ${reply.body.slice(0, 120)}` };
+    if (bodyJson(reply.body) === undefined) return { kind: 'fail', reason: `BAD JSON from attach ${name}: ${reply.body.slice(0, 120)}` };
     const r = farAnswer(reply.body);
     if (!r.ok && farNotFound(r)) return settleNotFound(copy, `attach ${name}`);
     if (!r.ok) return { kind: 'retry', reason: `attach ${name}: ${JSON.stringify(r.raw).slice(0, 160)}` };

@@ -27,6 +27,15 @@ export interface RequestSpec {
   body?: string | Buffer | { length: number; write: BodyWriter };
 }
 
+/** A reply body's JSON, or undefined when it is none (a page, a proxy's error, a cut body). */
+export function bodyJson(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A request that never got an HTTP reply (refused, reset, timed out): the far side may or may not have acted. */
 export class HttpTransportError extends RqError {
   constructor(url: string, cause: unknown) {

@@ -21,6 +21,8 @@ afterEach(async () => {
 });
 
 const blanks = () => path.join(root, '.blank');
+/** How many blanks the pool's directory holds (none while it is missing). */
+const blankCount = async () => (await fs.readdir(blanks()).catch(() => [])).length;
 const turn = () => new Promise((r) => setImmediate(r));
 const enospc = () => Object.assign(new Error('ENOSPC: no space left on device, mkdir'), { code: 'ENOSPC' });
 
@@ -93,7 +95,7 @@ describe('BlankDirs refills', () => {
   it('a pool larger than one trip of the addon (8 blanks) still fills to its size', async () => {
     pool = new BlankDirs(blanks(), 20, nodeSpoolFs);
     expect(pool.take()).toBeUndefined();
-    await waitFor(async () => (await fs.readdir(blanks()).catch(() => [])).length === 20, '20 blanks');
+    await waitFor(async () => (await blankCount()) === 20, '20 blanks');
   });
 
   it.each([
@@ -113,7 +115,7 @@ describe('BlankDirs refills', () => {
     // Space back: the next take fills the pool.
     d.full = false;
     pool.take();
-    await waitFor(async () => (await fs.readdir(blanks()).catch(() => [])).length === 2, 'two blanks');
+    await waitFor(async () => (await blankCount()) === 2, 'two blanks');
   });
 
   it.each([
@@ -160,7 +162,7 @@ describe('BlankDirs refills', () => {
     await turn();
     // ...and the one after the next take makes it again.
     expect(dirOf(p.take())).not.toBeNull();
-    await waitFor(async () => (await fs.readdir(blanks()).catch(() => [])).length === 2, 'two blanks in a new .blank');
+    await waitFor(async () => (await blankCount()) === 2, 'two blanks in a new .blank');
   });
 
   it('a take during a refill that finds its directory gone gets a refill of its own, which makes it again', async () => {
@@ -168,6 +170,6 @@ describe('BlankDirs refills', () => {
     // Both taken in one turn: the second comes while the first's refill runs, and that refill makes nothing.
     expect(dirOf(p.take())).not.toBeNull();
     expect(dirOf(p.take())).not.toBeNull();
-    await waitFor(async () => (await fs.readdir(blanks()).catch(() => [])).length === 2, 'two blanks in a new .blank, with no take after');
+    await waitFor(async () => (await blankCount()) === 2, 'two blanks in a new .blank, with no take after');
   });
 });
