@@ -87,6 +87,12 @@ export class SearchIndex {
         for (const id of ids) {
           const e = m.get(id);
           if (e) e.acked = true;
+          else {
+            // Renamed between the build's listing of err and its read: only this event tells of it.
+            const stub: Entry = { state: 'err', acked: true, fields: { msg_id: id }, stub: true };
+            m.set(id, stub);
+            this.refill(m, id, stub);
+          }
         }
       }),
     );

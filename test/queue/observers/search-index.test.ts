@@ -188,6 +188,19 @@ describe('search index contents', () => {
     expect((await ask(q, { query: { param1: 'a' } }))[1].messages).toEqual([{ msg_id: a, state: 'err', fields: expect.objectContaining({ param1: 'a' }) }]);
   });
 
+  it('an error acknowledged between the build listing err and reading it is found, acknowledged, by its fields', async () => {
+    const q = await queue();
+    const a = (await q.send({ param1: 'acked late' })).msg_id;
+    await endRun(q, 0, a, 'err broken', 1000);
+    expect((await ask(q, {}))[1].total).toBe(1);
+    // As if the build had listed err before the rename and failed to read the message after it: only the ack tells of it.
+    (q.queue.stats.search as unknown as { entries: Map<string, unknown> }).entries.delete(a);
+    await q.queue.ops.ackErrs();
+    await expect
+      .poll(async () => (await ask(q, { query: { param1: 'acked late' } }))[1].messages)
+      .toEqual([{ msg_id: a, state: 'err', acked: true, fields: expect.objectContaining({ param1: 'acked late' }) }]);
+  });
+
   it('a stub learnt of by a move is read where it went when it moved on before the read', async () => {
     const q = await queue();
     const b = (await q.queue.ops.create({ dest: 'q', param1: 'moving', due: later(q) } as never, false)).msg_id;
