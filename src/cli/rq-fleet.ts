@@ -39,7 +39,8 @@ const fleet: RqCommand = {
   options: [JSON_FLAG],
   notes: [
     "Asks this root's rq-mgr, which keeps the fleet from etcd (docs/fleet.md). Each queue shows its status, ready",
-    'messages, and running/worker slots. Exit 1 with the reason on a host without a fleet in config/config.json.',
+    'messages, and running/worker slots. Exit 1 with the reason on a host without a fleet in config/config.json,',
+    "and exit 1 after the view when this host's name is refused (another rq holds it: rq doctor says how to fix it).",
     '--json prints what GET /fleet.json answers.',
   ],
   examples: ['rq fleet', 'rq fleet --json'],
@@ -49,7 +50,7 @@ const fleet: RqCommand = {
     if (!a.ok) return printRefusal(io, a, json);
     if (json) io.stdout(JSON.stringify(a.value));
     else for (const line of fleetLines(a.value)) io.stdout(line);
-    return 0;
+    return a.value.member.state === 'refused' ? 1 : 0;
   },
 };
 

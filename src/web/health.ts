@@ -3,6 +3,7 @@ import { RqError } from '../errors.js';
 import { mgrState } from './dashboard-data.js';
 import { heldReason } from './queue-snapshot.js';
 import { fleetStalls } from './fleet-stalls.js';
+import { fleetAnswer } from './fleet-answer.js';
 import type { WebContext } from './web-context.js';
 
 /**
@@ -54,6 +55,17 @@ async function queueHealth(
   }
 }
 
+/**
+ * Why this host takes no part in its fleet when its name is refused (another rq holds it): a fault of
+ * its setup, unlike etcd out of reach, which the host rides out serving everything else. Null otherwise.
+ */
+async function refusedInFleet(ctx: WebContext): Promise<string | null> {
+  const a = await fleetAnswer(ctx).catch(() => null);
+  if (!a?.ok || a.value.member.state !== 'refused') return null;
+  const v = a.value;
+  return `this host (${v.host} in fleet ${v.fleet}) is refused: ${v.member.reason ?? 'its name is held'}; it takes no part in the fleet (rq doctor says how to fix it)`;
+}
+
 export async function healthReport(ctx: WebContext): Promise<HealthReport> {
   const states = ctx.deps.config.healthy_states ?? DEFAULT_HEALTHY_STATES;
   const healthy = new Set(states);
@@ -63,6 +75,11 @@ export async function healthReport(ctx: WebContext): Promise<HealthReport> {
   const queues: Record<string, QueueHealth> = {};
   const checked = await Promise.all(names.map(async (n) => ((queues[n] = await queueHealth(ctx, n, workers[n], healthy)), `queue ${n}`)));
   if (mgr.up) for (const [n, why] of await fleetStalls(ctx)) if (queues[n]) queues[n].fleet_limits = why;
+  const refused = mgr.up ? await refusedInFleet(ctx) : null;
+  if (refused) {
+    checked.push('fleet');
+    failing.push({ name: 'fleet', error: refused });
+  }
   for (const n of names) {
     const q = queues[n];
     if (!q.healthy)

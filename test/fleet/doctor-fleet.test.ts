@@ -43,6 +43,15 @@ async function doctorOn(h: Host): Promise<{ code: number; fleet: Finding[]; subj
   return { code: r.code, fleet: report.findings.filter((f) => f.subject === 'fleet'), subjects: report.findings.map((f) => f.subject) };
 }
 
+/** `rq fleet` on `h` (its exit, its header line, its membership's reason) and its web's /healthz (status and body). */
+async function fleetSays(h: Host) {
+  const r = await runRq(['fleet'], { root: h.root.root });
+  const json = await runRq(['fleet', '--json'], { root: h.root.root });
+  const res = await waitFor(() => fetch(`http://127.0.0.1:${h.root.port}/healthz`).catch(() => null), `${h.name}'s web to answer`);
+  const health = { ...((await res.json()) as { checked: string[]; failing: unknown[] }), http: res.status };
+  return { code: r.code, head: r.out[0], reason: (JSON.parse(json.out[0]) as { member: { reason?: string } }).member.reason, health };
+}
+
 /** Edits the root's config.json. */
 const configured = (edit: (c: Record<string, unknown>) => void) => async (root: string) => {
   const file = rootPaths(root).configFile;
@@ -75,6 +84,7 @@ describe('rq doctor in a fleet', { timeout: 90_000 }, () => {
     await Promise.all([webSettled(a), webSettled(b)]);
     expect(await doctorOn(a)).toMatchObject({ code: 0, fleet: [] });
     expect(await doctorOn(b)).toMatchObject({ code: 0, fleet: [] });
+    expect(await fleetSays(a)).toMatchObject({ code: 0, health: { http: 200, checked: expect.not.arrayContaining(['fleet']) } });
   });
 
   it("a second rq under a's name: refused, said with the holder and the fix", async () => {
@@ -89,6 +99,17 @@ describe('rq doctor in a fleet', { timeout: 90_000 }, () => {
         fix: expect.stringContaining('give this host a name no other rq of the fleet uses'),
       },
     ]);
+    // A host outside its fleet by a fault of its setup: rq fleet exits 1 after the view, and a load balancer's /healthz fails.
+    const said = await fleetSays(dup);
+    expect(said.code).toBe(1);
+    expect(said.head).toBe(`fleet ${FLEET}: this host is a (refused: ${said.reason})`);
+    expect(said.health).toMatchObject({
+      http: 503,
+      checked: expect.arrayContaining(['fleet']),
+      failing: [
+        { name: 'fleet', error: expect.stringMatching(new RegExp(`^this host \\(a in fleet ${FLEET}\\) is refused: .*; it takes no part in the fleet`)) },
+      ],
+    });
   });
 
   it("advertised at another host's web: says which rq answers there, and the fix names addr and port too", async () => {

@@ -145,7 +145,7 @@ export const statusSchemas = {
     tags: [TAGS.status],
     response: {
       200: answer('rq-mgr answers and every queue is in one of `healthy_states`', { json: HEALTH }),
-      503: answer('rq-mgr or a queue is not (DOWN by fault, SCRIPTERROR, …); `failing` names it', { json: HEALTH }),
+      503: answer('rq-mgr or a queue is not (DOWN by fault, SCRIPTERROR, …), or this fleet host is refused its name; `failing` names it', { json: HEALTH }),
     },
   },
   doctorJson: {
