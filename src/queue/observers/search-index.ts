@@ -243,7 +243,13 @@ export class SearchIndex {
 
   private built(): Promise<Map<string, Entry>> {
     if (this.entries) return Promise.resolve(this.entries);
-    this.building ??= this.build().finally(() => (this.building = null));
+    this.building ??= this.build()
+      .catch((err: unknown) => {
+        // What it heard is older than the next build's read of the disk: replayed over it, it would undo what came since.
+        this.heard = [];
+        throw err;
+      })
+      .finally(() => (this.building = null));
     return this.building;
   }
 

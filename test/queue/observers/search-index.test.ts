@@ -201,6 +201,26 @@ describe('search index contents', () => {
       .toEqual([{ msg_id: a, state: 'err', acked: true, fields: expect.objectContaining({ param1: 'acked late' }) }]);
   });
 
+  it('a failed build forgets what it heard: the next build reads the disk, not moves from before it', async () => {
+    const q = await queue();
+    const a = (await q.queue.ops.create({ dest: 'q', param1: 'stays', due: later(q) } as never, false)).msg_id;
+    await q.queue.ops.commit(a);
+    const spool = q.queue.spool as unknown as { listFlat: (...args: unknown[]) => Promise<string[]> };
+    const real = spool.listFlat.bind(spool);
+    let fail!: (err: Error) => void;
+    spool.listFlat = () => new Promise((_, reject) => (fail = reject));
+    const first = ask(q, {});
+    await expect.poll(() => fail).toBeDefined();
+    // Heard while the failing build ran: a move that the disk no longer shows by the time of the next build.
+    q.queue.events.emit('moved', { id: a, from: 'que', to: 'run' } as never);
+    fail(Object.assign(new Error('no more descriptors'), { code: 'EMFILE' }));
+    expect((await first)[0]).not.toBe('ok');
+    spool.listFlat = real;
+    expect((await ask(q, { query: { param1: 'stays' } }))[1].messages).toEqual([
+      { msg_id: a, state: 'que', fields: expect.objectContaining({ param1: 'stays' }) },
+    ]);
+  });
+
   it('a stub learnt of by a move is read where it went when it moved on before the read', async () => {
     const q = await queue();
     const b = (await q.queue.ops.create({ dest: 'q', param1: 'moving', due: later(q) } as never, false)).msg_id;
