@@ -112,7 +112,13 @@ export class FailureGroups {
       this.members = members;
       this.d.log.info({ err: members.size }, 'failure groups built');
       return members;
-    })().finally(() => (this.building = null));
+    })()
+      .catch((err: unknown) => {
+        // What it heard is older than the next build's read of err/: replayed over it, it would undo what came since.
+        this.pending = [];
+        throw err;
+      })
+      .finally(() => (this.building = null));
     return this.building;
   }
 

@@ -145,3 +145,23 @@ describe('failure groups and acknowledgement', () => {
     expect(await q.queue.stats.groups.ids('KeyError')).toEqual(new Set([second]));
   });
 });
+
+describe('failure groups after a failed build', () => {
+  it('forget what they heard during it: a message that failed then and has left err since is in no group', async () => {
+    const q = await start({ retry: { max_retries: 0 } });
+    const spool = q.queue.spool as unknown as { listFlat: (...args: unknown[]) => Promise<string[]> };
+    const real = spool.listFlat.bind(spool);
+    let fail!: (err: Error) => void;
+    spool.listFlat = () => new Promise((_, reject) => (fail = reject));
+    const first = q.queue.stats.groups.groups();
+    await expect.poll(() => fail).toBeDefined();
+    // Heard while the build waits: the message's move to err, its fields read then.
+    await runEach(q, 1, () => ['err KeyError: k']);
+    fail(Object.assign(new Error('no more descriptors'), { code: 'EMFILE' }));
+    await expect(first).rejects.toThrow('no more descriptors');
+    spool.listFlat = real;
+    // Requeued while no build runs (nothing is kept then): the next build reads err/ as it is now.
+    expect(await ask(q, 'requeue_errs')).toEqual(['ok', 1]);
+    expect((await ask(q, 'failed'))[1]).toEqual({ groups: {} });
+  });
+});
