@@ -40,6 +40,32 @@ describe('search index upkeep by events', () => {
       .toEqual([{ msg_id: a, state: 'err', acked: true, fields: expect.objectContaining({ param1: 'acked late' }) }]);
   });
 
+  it('an error it learns of by its acknowledgement is found by its id while its fields are still being read', async () => {
+    const q = await queue();
+    const a = (await q.send({ param1: 'acked late' })).msg_id;
+    await endRun(q, 0, a, 'err broken', 1000);
+    expect((await ask(q, {}))[1].total).toBe(1);
+    (q.queue.stats.search as unknown as { entries: Map<string, unknown> }).entries.delete(a);
+    const spool = q.queue.spool as unknown as { readMessage: (state: string, id: string) => Promise<unknown> };
+    const real = spool.readMessage.bind(spool);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let reading = false;
+    spool.readMessage = async (state: string, id: string) => {
+      if (id === `.${a}`) {
+        reading = true;
+        await held;
+      }
+      return real(state, id);
+    };
+    await q.queue.ops.ackErrs();
+    await expect.poll(() => reading).toBe(true);
+    expect((await ask(q, { query: { msg_id: a } }))[1].messages).toEqual([{ msg_id: a, state: 'err', acked: true, fields: { msg_id: a } }]);
+    release();
+    spool.readMessage = real;
+    await expect.poll(async () => (await ask(q, { query: { param1: 'acked late' } }))[1].total).toBe(1);
+  });
+
   it('a failed build forgets what it heard: the next build reads the disk, not moves from before it', async () => {
     const q = await queue();
     const a = (await q.queue.ops.create({ dest: 'q', param1: 'stays', due: later(q) } as never, false)).msg_id;
