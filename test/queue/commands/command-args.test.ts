@@ -34,6 +34,8 @@ describe('optionalText', () => {
     expect(optionalText({ r: 'abc' }, 'r', 3)).toBe('abc');
     expect(refusal(() => optionalText({ r: 'abcd' }, 'r', 3)).message).toBe('r: expected text of at most 3 characters without NUL, received 4 characters');
     expect(refusal(() => optionalText({ r: 'a\u0000' }, 'r', 3)).message).toBe('r: expected text of at most 3 characters without NUL, received "a\\u0000"');
+    // At max characters only the NUL refuses it: the refusal shows the text, not its length.
+    expect(refusal(() => optionalText({ r: 'a\u0000b' }, 'r', 3)).message).toBe('r: expected text of at most 3 characters without NUL, received "a\\u0000b"');
     expect(refusal(() => optionalText({ r: 7 }, 'r', 3)).message).toBe('r: expected text of at most 3 characters without NUL, received 7');
   });
 });
@@ -52,7 +54,7 @@ describe('countArg', () => {
     expect(countArg({ n: '10' }, 'n', 10)).toBe(10);
     for (const none of [undefined, null, '']) expect(countArg({ n: none }, 'n', 10, 7)).toBe(7);
     expect(countArg({}, 'n', 10)).toBeUndefined();
-    for (const bad of [0, 11, 1.5, '-1', ' 3', '3a', true])
+    for (const bad of [0, 11, 1.5, '-1', ' 3', '3 ', '3\n', '3a', true])
       expect(refusal(() => countArg({ n: bad }, 'n', 10)).message, String(bad)).toBe(
         `n: expected a whole number from 1 to 10, received ${JSON.stringify(bad)}`,
       );
@@ -72,6 +74,7 @@ describe('offsetArg', () => {
   it('is a whole number from 0 to 10,000,000; absent is 0', () => {
     for (const none of [undefined, null, '']) expect(offsetArg({ offset: none })).toBe(0);
     expect(offsetArg({ offset: '0' })).toBe(0);
+    expect(offsetArg({ offset: '250' })).toBe(250);
     expect(offsetArg({ offset: 10_000_000 })).toBe(10_000_000);
     for (const bad of [-1, 10_000_001, 2.5, '1e3', 'x'])
       expect(refusal(() => offsetArg({ offset: bad })).message, String(bad)).toBe(

@@ -31,4 +31,15 @@ describe('Backoff', () => {
     expect(ran).toEqual(['first']);
     expect(vi.getTimerCount()).toBe(0);
   });
+
+  it('sleep resolves once its time has passed, not before', async () => {
+    vi.useFakeTimers();
+    const b = new Backoff();
+    let slept = false;
+    void b.sleep(2000).then(() => (slept = true));
+    await vi.advanceTimersByTimeAsync(1999);
+    expect(slept).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(slept).toBe(true);
+  });
 });

@@ -21,4 +21,20 @@ describe('cron expressions', () => {
       }
     }
   });
+
+  it("gives croner's reason without its prefix", () => {
+    expect(() => parseCron('61 * * * *', 'f')).toThrow(/received "61 \* \* \* \*": Invalid value for minute: 61$/);
+  });
+
+  it('a restricted day of month and day of week combine with OR, as in Vixie cron', () => {
+    const at = new Date(2030, 0, 1, 12, 0, 0).getTime();
+    // The 13th or a Friday: Friday 4 January, not the first Friday the 13th (September).
+    expect(parseCron('0 0 13 * 5', 'f').nextAfter(at)).toBe(new Date(2030, 0, 4).getTime());
+  });
+
+  it('a date that never comes (30 February) has no next and no latest occurrence', () => {
+    const never = parseCron('0 0 30 2 *', 'f');
+    expect(never.nextAfter(Date.now())).toBeNull();
+    expect(never.latestAtOrBefore(Date.now())).toBeNull();
+  });
 });

@@ -71,6 +71,33 @@ describe('SplitQue', () => {
     expect([...q.values()].map((m) => m.msg_id)).toEqual(['never']);
   });
 
+  it('size and has count both heaps; ordered stops at its limit across them', () => {
+    const q = new SplitQue(() => 10_000);
+    q.insert(msg('r1', 1));
+    q.insert(msg('d1', 20));
+    q.insert(msg('d2', 30));
+    q.insert(msg('d3', 40));
+    expect(q.size).toBe(4);
+    expect([q.has('r1'), q.has('d1'), q.has('x')]).toEqual([true, true, false]);
+    expect(q.ordered(2).map((m) => m.msg_id)).toEqual(['r1', 'd1']);
+  });
+
+  it('rekeyDeadlines reads every queued message its deadline again (a new default max_age)', () => {
+    let maxAge: number | null = null;
+    const q = new SplitQue(
+      () => 10_000,
+      (m) => (maxAge === null ? null : Number(m.due) * 1000 + maxAge),
+    );
+    q.insert(msg('r1', 1));
+    q.insert(msg('d1', 20));
+    expect(q.nextDeadline()).toBeUndefined();
+    maxAge = 5000;
+    q.rekeyDeadlines();
+    expect(q.nextDeadline()).toBe(6000);
+    expect(q.takeExpired().map((m) => m.msg_id)).toEqual(['r1']);
+    expect(q.nextDeadline()).toBe(25_000);
+  });
+
   it("front is the first message's due and priority, or undefined when empty", () => {
     const q = new SplitQue(() => 10_000);
     expect(q.front()).toBeUndefined();

@@ -99,6 +99,24 @@ describe('runPolicy: each feature sets its own variables', () => {
   });
 });
 
+describe('runPolicy: output bounds and run limits', () => {
+  it('bounds the log only when the queue sets max_log_bytes; the line bound always', () => {
+    expect(runPolicy(msg(), config({ max_log_bytes: 4096, max_line_bytes: 512 }), '/j', 5000, START).output).toStrictEqual({
+      maxLineBytes: 512,
+      maxLogBytes: 4096,
+    });
+    expect(Object.keys(runPolicy(msg(), config(), '/j', 5000, START).output)).toEqual(['maxLineBytes']);
+  });
+
+  it("the run's limits: the message's within its queue's, absent when neither sets any", () => {
+    expect(runPolicy(msg({ memory_max: 1000, pids_max: 9 }), config({ memory_max: 500 }), '/j', 5000, START).runLimits).toEqual({
+      memory_max: 500,
+      pids_max: 9,
+    });
+    expect('runLimits' in runPolicy(msg(), config(), '/j', 5000, START)).toBe(false);
+  });
+});
+
 describe('inheritedEnv', () => {
   it("drops the daemon's own TRACEPARENT and TRACESTATE, keeps the rest, and leaves the daemon's environment alone", () => {
     const env = { PATH: '/bin', TRACEPARENT: 'x', TRACESTATE: 'y', RQ_ROOT: '/r' };

@@ -39,6 +39,10 @@ describe('distribution', () => {
     expect(d.histogram).toEqual({ s: [2, 1, ...Array(57).fill(0), 1], m: [0, 2, ...Array(57).fill(0), 1], h: [0, 1, ...Array(21).fill(0), 1], d: [0, 1, 1] });
   });
 
+  it('starts with one empty bin of seconds, minutes and hours and no day bins, as qless answers an empty histogram', () => {
+    expect(emptyDistribution()).toEqual({ count: 0, mean: 0, variance: 0, min: null, max: null, histogram: { s: [0], m: [0], h: [0], d: [] } });
+  });
+
   it('a negative duration (a clock stepped back) counts as zero', () => {
     const d = emptyDistribution();
     observe(d, -3);
@@ -72,6 +76,11 @@ describe('distribution', () => {
     expect(quantile(d, 0.95)).toBe(31);
     expect(quantile(d, 0.99)).toBe(31);
     expect(quantile(d, 1)).toBe(4000);
+    // Past the bins of one unit into the next: the upper edge of the minute bin, not the largest value.
+    const minutes = emptyDistribution();
+    observe(minutes, 100);
+    observe(minutes, 170);
+    expect(quantile(minutes, 0.5)).toBe(120);
     // A day past histogram_history_days: counts without bins tell no quantile.
     expect(quantile({ ...d, histogram: { s: [0], m: [0], h: [0], d: [] } }, 0.5)).toBeNull();
   });

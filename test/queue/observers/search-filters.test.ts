@@ -1,7 +1,8 @@
-// The search command's listing filters: acknowledged or not, created range, sort by created/due/finished both ways, detail rows, not waiting for the index, refusals naming the argument.
+// The search command's listing filters: acknowledged or not, created range, sort by created/due/finished both ways, detail rows, not waiting for the index, refusals naming the argument; the matcher (fields, cut values, free text) and the sort alone.
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { handleRequest } from '../../../src/queue/commands/commands.js';
+import { type Entry, type SearchQuery, matches, sortHits } from '../../../src/queue/observers/search-filter.js';
 import { type InProcess, inProcessQueue } from '../in-process.js';
 
 const open: InProcess[] = [];
@@ -103,5 +104,66 @@ describe('search filters', () => {
     expect(await ask(q, { created_from: 'yesterday' })).toEqual(['fail', expect.stringMatching(/^created_from: expected epoch milliseconds/)]);
     expect(await ask(q, { created_from: 2000, created_to: 1000 })).toEqual(['fail', expect.stringMatching(/^created_to: expected a time after created_from/)]);
     expect(await ask(q, { acked: 'maybe' })).toEqual(['fail', expect.stringMatching(/^acked: expected true or false/)]);
+  });
+});
+
+describe('matches: one entry against a query', () => {
+  const ID = '20261121.1643.46.613.2164022';
+  const query = (over: Partial<SearchQuery> = {}): SearchQuery => ({ fields: {}, exact: false, offset: 0, limit: 10, ...over });
+  const judge = (e: Entry, exact: boolean, ...wanted: [string, string][]) => matches(ID, e, query({ exact }), wanted);
+  const whole: Entry = { state: 'que', fields: { param1: 'hello', param2: 'world' } };
+  // Cut at MAX_VALUE: the real value is longer and starts with this.
+  const cut: Entry = { state: 'que', fields: { param1: 'abc', param2: 'world' }, cut: new Set(['param1']) };
+
+  it('a whole value contains the text, or equals it with exact; a field it lacks never matches', () => {
+    expect(judge(whole, false, ['param1', 'ell'])).toBe('yes');
+    expect(judge(whole, false, ['param1', 'xyz'])).toBe('no');
+    expect(judge(whole, true, ['param1', 'ell'])).toBe('no');
+    expect(judge(whole, true, ['param1', 'hello'])).toBe('yes');
+    expect(judge(whole, false, ['param3', ''])).toBe('no');
+  });
+
+  it('a cut value: a text it holds is a yes; one it does not hold, or an exact value longer and starting with it, only the message can tell', () => {
+    expect(judge(cut, false, ['param1', 'bc'])).toBe('yes');
+    expect(judge(cut, false, ['param1', 'zz'])).toBe('maybe');
+    expect(judge(cut, true, ['param1', 'abcdef'])).toBe('maybe');
+    // The real value is longer than the cut: it cannot equal the cut itself, a prefix of it, or a text ending with it.
+    for (const no of ['abc', 'ab', 'zzabc', 'zzzzzz']) expect(judge(cut, true, ['param1', no]), no).toBe('no');
+  });
+
+  it('every field must match: one no is a no, else one maybe is a maybe', () => {
+    expect(judge(cut, false, ['param2', 'or'], ['param1', 'bc'])).toBe('yes');
+    expect(judge(cut, false, ['param2', 'or'], ['param1', 'zz'])).toBe('maybe');
+    expect(judge(cut, false, ['param1', 'zz'], ['param2', 'xx'])).toBe('no');
+  });
+
+  it('free text: any one field that is not an id or a time contains it', () => {
+    const e: Entry = { state: 'que', fields: { msg_id: ID, due: '1763743426', param1: 'hello', param2: 'world' } };
+    const text = (t: string) => matches(ID, e, query({ text: t }), []);
+    expect(text('wor')).toBe('yes');
+    expect(text('zz')).toBe('no');
+    expect(text('1763')).toBe('no');
+    expect(text('1643')).toBe('no');
+  });
+});
+
+describe('sortHits', () => {
+  const entries = (keys: Record<string, number | undefined>) =>
+    new Map<string, Entry>(
+      Object.entries(keys).map(([id, k]) => [id, { state: 'done', fields: { due: String(k) }, ...(k === undefined ? {} : { finished: k }) }]),
+    );
+
+  it('by due or finished compares the numbers, either way, not the ids', () => {
+    const e = entries({ a: 30, b: 10, c: 20 });
+    expect(sortHits(['a', 'b', 'c'], e, 'due', 'asc')).toEqual(['b', 'c', 'a']);
+    expect(sortHits(['a', 'b', 'c'], e, 'finished', 'desc')).toEqual(['a', 'c', 'b']);
+  });
+
+  it('a tie goes by id in the same direction; unfinished ones come last, by id', () => {
+    const e = entries({ a: 5, b: 5, c: 1, u1: undefined, u2: undefined, u3: undefined });
+    expect(sortHits(['a', 'b', 'c'], e, 'finished', 'desc')).toEqual(['b', 'a', 'c']);
+    expect(sortHits(['b', 'a', 'c'], e, 'finished', 'asc')).toEqual(['c', 'a', 'b']);
+    expect(sortHits(['u2', 'a', 'u1', 'u3', 'c'], e, 'finished', 'asc')).toEqual(['c', 'a', 'u1', 'u2', 'u3']);
+    expect(sortHits(['u2', 'a', 'u1', 'u3', 'c'], e, 'finished', 'desc')).toEqual(['a', 'c', 'u3', 'u2', 'u1']);
   });
 });

@@ -44,11 +44,12 @@ describe('decideFailure: every kind × failures at max−1, max, max+1', () => {
     expect(decideFailure(fail(kind), 4, s, 0)).toEqual({ action: 'finish', outcome: 'exhausted', status: 'RETRIES EXHAUSTED (3) - boom' });
   });
 
-  it('without a budget: classic for classic kinds, failed for timeout and stall, exhausted for a retry line', () => {
+  it('without a budget: classic for classic kinds, failed for timeout, stall and oom, exhausted for a retry line', () => {
     const none = settings();
     for (const kind of ['err', 'exit', 'destroyed', 'spawn', 'internal'] as const) expect(decideFailure(fail(kind), 0, none, 0)).toEqual({ action: 'classic' });
     expect(decideFailure(fail('timeout', { text: 'TIMEOUT - x' }), 0, none, 0)).toEqual({ action: 'finish', outcome: 'failed', status: 'TIMEOUT - x' });
     expect(decideFailure(fail('stalled', { text: 'STALLED - y' }), 0, none, 0)).toEqual({ action: 'finish', outcome: 'failed', status: 'STALLED - y' });
+    expect(decideFailure(fail('oom', { text: 'OOM - z' }), 0, none, 0)).toEqual({ action: 'finish', outcome: 'failed', status: 'OOM - z' });
     expect(decideFailure(fail('retry'), 0, none, 0)).toEqual({ action: 'finish', outcome: 'exhausted', status: 'RETRIES EXHAUSTED (0) - boom' });
   });
 

@@ -82,6 +82,37 @@ describe('TagIndex', () => {
     ]);
   });
 
+  it('a rebuild replays the messages oldest tagging first, whatever order the scan lists them in', async () => {
+    scanned = [
+      { id: 'y', tags: ['t'], at: 7 },
+      { id: 'z', tags: ['t'], at: 9 },
+      { id: 'x', tags: ['t'], at: 5 },
+    ];
+    const ix = open();
+    await ix.load();
+    expect(ix.tagged('t')).toEqual(['z', 'y', 'x']);
+    await ix.close();
+  });
+
+  it('a change with nothing to add or remove journals nothing', async () => {
+    const ix = open();
+    await ix.load();
+    await ix.change('m1', ['a']);
+    await ix.change('m1', [], []);
+    await ix.close();
+    expect(await lines()).toEqual([{ id: 'm1', add: ['a'], at: 1000 }]);
+  });
+
+  it('a message gone leaves every lookup at once, before its line is journalled', async () => {
+    const ix = open();
+    await ix.load();
+    await ix.change('m1', ['a']);
+    const journalled = ix.gone('m1');
+    expect([ix.tagged('a'), ix.tagsOf('m1'), ix.has('a', 'm1')]).toEqual([[], [], false]);
+    await journalled;
+    await ix.close();
+  });
+
   it('skips a line torn by a crash and keeps the rest', async () => {
     await fs.mkdir(path.dirname(file), { recursive: true });
     await fs.writeFile(file, `${JSON.stringify({ id: 'a', add: ['t'], at: 1 })}\n{"id":"b","ad`);
