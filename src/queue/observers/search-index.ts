@@ -64,11 +64,7 @@ export class SearchIndex {
     d.events.on('moved', ({ id, to }) =>
       this.apply((m) => {
         const e = m.get(id);
-        if (!e) {
-          const stub: Entry = { state: to, fields: { msg_id: id }, stub: true };
-          m.set(id, stub);
-          return this.refill(m, id, stub);
-        }
+        if (!e) return this.stub(m, id, to);
         e.state = to;
         // Only an err message is acknowledged: a move takes it out of err.
         delete e.acked;
@@ -87,12 +83,8 @@ export class SearchIndex {
         for (const id of ids) {
           const e = m.get(id);
           if (e) e.acked = true;
-          else {
-            // Renamed between the build's listing of err and its read: only this event tells of it.
-            const stub: Entry = { state: 'err', acked: true, fields: { msg_id: id }, stub: true };
-            m.set(id, stub);
-            this.refill(m, id, stub);
-          }
+          // Renamed between the build's listing of err and its read: only this event tells of it.
+          else this.stub(m, id, 'err', true);
         }
       }),
     );
@@ -215,6 +207,13 @@ export class SearchIndex {
       );
     });
     return ids.filter((_, i) => ok[i]);
+  }
+
+  /** An entry for a message the index learns of by an event alone: its id now, its fields once read where it is. */
+  private stub(m: Map<string, Entry>, id: string, state: State, acked?: true): void {
+    const stub: Entry = { state, ...(acked ? { acked } : {}), fields: { msg_id: id }, stub: true };
+    m.set(id, stub);
+    this.refill(m, id, stub);
   }
 
   /**
