@@ -5,6 +5,7 @@ import type { Message } from '../../message/message.js';
 import type { QueueSpool } from '../../spool/queue-spool.js';
 import { mapLimit } from '../../spool/map-limit.js';
 import type { QueueEvents } from '../status/queue-events.js';
+import { ReadOnce } from './read-once.js';
 
 interface Member {
   group: string;
@@ -27,10 +28,7 @@ export function groupOf(msg: Message, status: string | null): string {
 }
 
 export class FailureGroups {
-  private members: Map<string, Member> | null = null;
-  private building: Promise<Map<string, Member>> | null = null;
-  /** Changes heard while the first build reads the disk, applied on top of what it found. */
-  private pending: [string, Promise<Member | null> | null][] = [];
+  private readonly members = new ReadOnce(() => this.build());
   private readonly latest = new Map<string, symbol>();
   /** Reads of messages that just moved into err: an answer waits for them, so it includes what the asker just saw fail. */
   private readonly reading = new Set<Promise<unknown>>();
@@ -72,54 +70,45 @@ export class FailureGroups {
   }
 
   private change(id: string, member: Promise<Member | null> | null): void {
-    if (this.members === null) {
-      if (this.building) this.pending.push([id, member]);
-      return;
+    const members = this.members.current;
+    if (members === null) {
+      // Heard while the first build reads err/: applied over what it found, each read awaited in turn.
+      return this.members.apply(async (m) => {
+        const found = member && (await member);
+        if (found) m.set(id, found);
+        else m.delete(id);
+      });
     }
     // Only the latest change of an id lands: a read that finishes after the message left err is dropped.
     const token = Symbol(id);
     this.latest.set(id, token);
     if (member === null) {
       this.latest.delete(id);
-      return void this.members.delete(id);
+      return void members.delete(id);
     }
     const landed = member.then((m) => {
       if (this.latest.get(id) !== token) return;
       this.latest.delete(id);
-      if (m) this.members?.set(id, m);
-      else this.members?.delete(id);
+      if (m) members.set(id, m);
+      else members.delete(id);
     });
     this.reading.add(landed);
     void landed.finally(() => this.reading.delete(landed));
   }
 
   private async built(): Promise<Map<string, Member>> {
-    if (this.members) {
-      await Promise.all(this.reading);
-      return this.members;
-    }
-    this.building ??= (async () => {
-      const ids = await this.d.spool.listFlat('err');
-      const found = await mapLimit(ids, LANES, (id) => this.read(id));
-      const members = new Map<string, Member>();
-      ids.forEach((id, i) => found[i] && members.set(id, found[i]));
-      for (const [id, change] of this.pending) {
-        const m = change && (await change);
-        if (m) members.set(id, m);
-        else members.delete(id);
-      }
-      this.pending = [];
-      this.members = members;
-      this.d.log.info({ err: members.size }, 'failure groups built');
-      return members;
-    })()
-      .catch((err: unknown) => {
-        // What it heard is older than the next build's read of err/: replayed over it, it would undo what came since.
-        this.pending = [];
-        throw err;
-      })
-      .finally(() => (this.building = null));
-    return this.building;
+    const members = await this.members.get();
+    await Promise.all(this.reading);
+    return members;
+  }
+
+  private async build(): Promise<Map<string, Member>> {
+    const ids = await this.d.spool.listFlat('err');
+    const found = await mapLimit(ids, LANES, (id) => this.read(id));
+    const members = new Map<string, Member>();
+    ids.forEach((id, i) => found[i] && members.set(id, found[i]));
+    this.d.log.info({ err: members.size }, 'failure groups built');
+    return members;
   }
 
   private async read(id: string): Promise<Member | null> {

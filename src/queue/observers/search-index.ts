@@ -8,6 +8,7 @@ import { STATES, type State } from '../../message/states.js';
 import { mapLimit } from '../../spool/map-limit.js';
 import type { QueueSpool } from '../../spool/queue-spool.js';
 import type { QueueEvents } from '../status/queue-events.js';
+import { ReadOnce } from './read-once.js';
 import { type Entry, type SearchQuery, matches, sortHits } from './search-filter.js';
 
 /** Longer values are kept cut: a match in a cut value is checked against the message itself. */
@@ -53,16 +54,13 @@ function replyFields(e: Entry): Record<string, string | number> {
 const textOf = (v: unknown): string | undefined => (v === undefined || v === null ? undefined : Array.isArray(v) ? v.join(',') : String(v));
 
 export class SearchIndex {
-  private entries: Map<string, Entry> | null = null;
-  private building: Promise<Map<string, Entry>> | null = null;
-  /** Moves heard during the first build, replayed over what it read. */
-  private heard: ((e: Map<string, Entry>) => void)[] = [];
+  private readonly index = new ReadOnce(() => this.build());
   private read = 0;
 
   constructor(private readonly d: { spool: QueueSpool; events: QueueEvents; log: Logger; now: () => number }) {
-    d.events.on('created', ({ msg, state }) => this.apply((m) => m.set(msg.msg_id, { ...searchable(msg), state: m.get(msg.msg_id)?.state ?? state })));
+    d.events.on('created', ({ msg, state }) => this.index.apply((m) => m.set(msg.msg_id, { ...searchable(msg), state: m.get(msg.msg_id)?.state ?? state })));
     d.events.on('moved', ({ id, to }) =>
-      this.apply((m) => {
+      this.index.apply((m) => {
         const e = m.get(id);
         if (!e) return this.stub(m, id, to);
         e.state = to;
@@ -76,10 +74,11 @@ export class SearchIndex {
     d.events.on(
       'finished',
       ({ msg, outcome }) =>
-        outcome.state === 'err' && this.apply((m) => m.set(msg.msg_id, { state: 'err', ...searchable(msg), finished: m.get(msg.msg_id)?.finished ?? d.now() })),
+        outcome.state === 'err' &&
+        this.index.apply((m) => m.set(msg.msg_id, { state: 'err', ...searchable(msg), finished: m.get(msg.msg_id)?.finished ?? d.now() })),
     );
     d.events.on('acked', ({ ids }) =>
-      this.apply((m) => {
+      this.index.apply((m) => {
         for (const id of ids) {
           const e = m.get(id);
           if (e) e.acked = true;
@@ -89,7 +88,7 @@ export class SearchIndex {
       }),
     );
     // An acknowledged error is removed by its dotted name.
-    d.events.on('removed', ({ id }) => this.apply((m) => m.delete(id.replace(/^\./, ''))));
+    d.events.on('removed', ({ id }) => this.index.apply((m) => m.delete(id.replace(/^\./, ''))));
   }
 
   /**
@@ -104,7 +103,7 @@ export class SearchIndex {
       ))
     )
       return;
-    await this.built().catch((err: Error) => this.d.log.warn({ err: err.message }, 'search index not built; the next search tries again'));
+    await this.index.get().catch((err: Error) => this.d.log.warn({ err: err.message }, 'search index not built; the next search tries again'));
   }
 
   /** `.index/searched`: the next start builds the index at once (not state; a failed write only costs that). */
@@ -120,12 +119,12 @@ export class SearchIndex {
   }
 
   get size(): number | null {
-    return this.entries?.size ?? null;
+    return this.index.current?.size ?? null;
   }
 
   /** False until the index has been read (the first search, or the build at start of a searched queue). */
   get ready(): boolean {
-    return this.entries !== null;
+    return this.index.current !== null;
   }
 
   /** Messages read so far by a build under way. */
@@ -142,7 +141,7 @@ export class SearchIndex {
 
   /** Resolves once the index is read (a failed read is logged and resolves too; the next search tries again). */
   whenBuilt(): Promise<void> {
-    return this.built().then(
+    return this.index.get().then(
       () => undefined,
       (err: Error) => this.d.log.warn({ err: err.message }, 'search index not built; the next search tries again'),
     );
@@ -164,8 +163,8 @@ export class SearchIndex {
   }
 
   private async matching(q: SearchQuery): Promise<{ entries: Map<string, Entry>; hits: string[] }> {
-    if (this.entries === null && this.building === null) await this.markUsed();
-    const entries = await this.built();
+    if (this.index.current === null && !this.index.underWay) await this.markUsed();
+    const entries = await this.index.get();
     const wanted = Object.entries(q.fields);
     const sure: string[] = [];
     const unsure: string[] = [];
@@ -235,23 +234,6 @@ export class SearchIndex {
     );
   }
 
-  private apply(change: (m: Map<string, Entry>) => void): void {
-    if (this.entries) change(this.entries);
-    else if (this.building) this.heard.push(change);
-  }
-
-  private built(): Promise<Map<string, Entry>> {
-    if (this.entries) return Promise.resolve(this.entries);
-    this.building ??= this.build()
-      .catch((err: unknown) => {
-        // What it heard is older than the next build's read of the disk: replayed over it, it would undo what came since.
-        this.heard = [];
-        throw err;
-      })
-      .finally(() => (this.building = null));
-    return this.building;
-  }
-
   private async build(): Promise<Map<string, Entry>> {
     const { spool, log } = this.d;
     const started = Date.now();
@@ -264,14 +246,12 @@ export class SearchIndex {
       await mapLimit(ids, LANES, async (name) => {
         const id = name.replace(/^\./, '');
         const msg = await spool.readMessage(state, name).catch(() => null);
-        // Moved meanwhile: the move's event, replayed below, puts it where it is now.
+        // Moved meanwhile: the move's event, replayed over this read, puts it where it is now.
         if (msg) entries.set(id, { state, ...(name !== id ? { acked: true as const } : {}), ...searchable(msg) });
         this.read++;
         if (++read % PROGRESS_EVERY === 0) log.info({ state, read, of: ids.length }, 'search index: reading messages');
       });
     }
-    for (const change of this.heard.splice(0)) change(entries);
-    this.entries = entries;
     log.info({ messages: entries.size, ms: Date.now() - started }, 'search index built');
     return entries;
   }

@@ -3,17 +3,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { groupOf } from '../../../src/queue/observers/failure-groups.js';
+import { gate } from '../../helpers/gate.js';
 import type { InProcess } from '../in-process.js';
 import { inProcessQueues } from '../in-process-session.js';
 
 const queue = inProcessQueues({ retry: { max_retries: 0 } });
-
-/** A promise and its resolver: a test holds a read or a listing until it lets it go. */
-function gate(): { wait: Promise<void>; open: () => void } {
-  let open!: () => void;
-  const wait = new Promise<void>((r) => (open = r));
-  return { wait, open };
-}
 
 describe('groupOf', () => {
   it('groups an exhausted message by its failure, like a failed one; other outcomes by the outcome', () => {

@@ -2,7 +2,7 @@
 // an acknowledgement) during or after its build, a stub's reads (at most five), and a failed build's events dropped.
 import { describe, expect, it } from 'vitest';
 import { endRun, inProcessQueues } from '../in-process-session.js';
-import { ask, ids, later } from './search-session.js';
+import { ask, ids, indexed, later } from './search-session.js';
 
 const queue = inProcessQueues();
 
@@ -13,7 +13,7 @@ describe('search index upkeep by events', () => {
     const sa = await q.launcher.nth(0);
     expect((await ask(q, {}))[1].total).toBe(1);
     // As if its create had come before the build and its listing after the run began: only the move to err tells of it.
-    (q.queue.stats.search as unknown as { entries: Map<string, unknown> }).entries.delete(a);
+    indexed(q).delete(a);
     q.clock.ms += 1000;
     const fa = q.next('finished', ({ msg }) => msg.msg_id === a);
     sa.say('err broken');
@@ -33,7 +33,7 @@ describe('search index upkeep by events', () => {
     await endRun(q, 0, a, 'err broken', 1000);
     expect((await ask(q, {}))[1].total).toBe(1);
     // As if the build had listed err before the rename and failed to read the message after it: only the ack tells of it.
-    (q.queue.stats.search as unknown as { entries: Map<string, unknown> }).entries.delete(a);
+    indexed(q).delete(a);
     await q.queue.ops.ackErrs();
     await expect
       .poll(async () => (await ask(q, { query: { param1: 'acked late' } }))[1].messages)
@@ -45,7 +45,7 @@ describe('search index upkeep by events', () => {
     const a = (await q.send({ param1: 'acked late' })).msg_id;
     await endRun(q, 0, a, 'err broken', 1000);
     expect((await ask(q, {}))[1].total).toBe(1);
-    (q.queue.stats.search as unknown as { entries: Map<string, unknown> }).entries.delete(a);
+    indexed(q).delete(a);
     const spool = q.queue.spool as unknown as { readMessage: (state: string, id: string) => Promise<unknown> };
     const real = spool.readMessage.bind(spool);
     let release!: () => void;
@@ -90,8 +90,8 @@ describe('search index upkeep by events', () => {
     const q = await queue();
     const b = (await q.queue.ops.create({ dest: 'q', param1: 'moving', due: later(q) } as never, false)).msg_id;
     expect((await ask(q, {}))[1].total).toBe(1);
-    const index = q.queue.stats.search as unknown as { entries: Map<string, unknown> };
-    index.entries.delete(b);
+    const entries = indexed(q);
+    entries.delete(b);
     // Committed (prep → que) and, as the index hears it, started (que → run) before the stub's read in que can happen.
     const onMoved = ({ id, to }: { id: string; to: string }) => {
       if (id === b && to === 'que') q.queue.events.emit('moved', { id: b, from: 'que', to: 'run' } as never);
@@ -115,8 +115,8 @@ describe('search index upkeep by events', () => {
     const q = await queue();
     const b = (await q.queue.ops.create({ dest: 'q', param1: 'brief', due: later(q) } as never, false)).msg_id;
     expect((await ask(q, {}))[1].total).toBe(1);
-    const index = q.queue.stats.search as unknown as { entries: Map<string, unknown> };
-    index.entries.delete(b);
+    const entries = indexed(q);
+    entries.delete(b);
     const spool = q.queue.spool as unknown as { readMessage: (state: string, id: string) => Promise<unknown> };
     const real = spool.readMessage.bind(spool);
     let failed!: () => void;
@@ -124,7 +124,7 @@ describe('search index upkeep by events', () => {
     spool.readMessage = async (state: string, id: string) => {
       if (id !== b) return real(state, id);
       // Deleted meanwhile: its removal took the entry out before the read answers.
-      index.entries.delete(b);
+      entries.delete(b);
       setImmediate(failed);
       throw Object.assign(new Error('gone'), { code: 'ENOENT' });
     };
@@ -149,8 +149,8 @@ describe('search index upkeep by events', () => {
     const q = await queue();
     const b = (await q.queue.ops.create({ dest: 'q', param1: 'restless', due: later(q) } as never, false)).msg_id;
     expect((await ask(q, {}))[1].total).toBe(1);
-    const index = q.queue.stats.search as unknown as { entries: Map<string, { state: string }> };
-    index.entries.delete(b);
+    const entries = indexed<{ state: string }>(q);
+    entries.delete(b);
     const spool = q.queue.spool as unknown as { readMessage: (state: string, id: string) => Promise<unknown> };
     const real = spool.readMessage.bind(spool);
     let reads = 0;
@@ -158,7 +158,7 @@ describe('search index upkeep by events', () => {
       if (id !== b) return real(state, id);
       reads++;
       // Each read finds the message moved on (as the index hears it): que and run in turn.
-      if (reads <= 10) index.entries.get(b)!.state = state === 'que' ? 'run' : 'que';
+      if (reads <= 10) entries.get(b)!.state = state === 'que' ? 'run' : 'que';
       throw Object.assign(new Error('moved'), { code: 'ENOENT' });
     };
     try {

@@ -1,16 +1,12 @@
 // Search of a queue's messages in every state (brightroll `/search`): contains and exact, all fields ANDed, moves followed, long values checked against the message, paged newest first.
-import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { handleRequest } from '../../../src/queue/commands/commands.js';
 import { type InProcess, inProcessQueue } from '../in-process.js';
+import { ask, ids, indexed } from './search-session.js';
 
 const open: InProcess[] = [];
 afterEach(async () => {
   for (const q of open.splice(0)) await q.close();
 });
-
-const ask = async (q: InProcess, arg: unknown) => JSON.parse(await handleRequest(q.queue, `search ${JSON.stringify(arg)}`, pino({ level: 'silent' })));
-const ids = (reply: [string, { messages: { msg_id: string }[] }]) => reply[1].messages.map((m) => m.msg_id);
 
 async function prepQueue(): Promise<InProcess> {
   const q = await inProcessQueue();
@@ -118,8 +114,8 @@ describe('search index upkeep', () => {
     expect((await ask(q, { query: { param1: 'acked-one' } }))[1].total).toBe(0);
     // A move of a message the index never saw made (as between two of the build's listings): its fields are read.
     const b = await q.queue.ops.create({ dest: 'q', param1: 'unseen' } as never, false);
-    const index = q.queue.stats.search as unknown as { entries: Map<string, unknown> };
-    index.entries.delete(b.msg_id);
+    const entries = indexed(q);
+    entries.delete(b.msg_id);
     const moved = q.next('moved', ({ id }) => id === b.msg_id);
     await q.queue.ops.commit(b.msg_id);
     await moved;
@@ -134,8 +130,8 @@ describe('an empty search box', () => {
     const b = await q.queue.ops.create({ dest: 'q', param1: 'unseen' } as never, false);
     expect((await ask(q, {}))[1].total).toBe(2);
     // As between two of the build's listings: the index has not seen b made, so its commit's move makes a stub.
-    const index = q.queue.stats.search as unknown as { entries: Map<string, unknown> };
-    index.entries.delete(b.msg_id);
+    const entries = indexed(q);
+    entries.delete(b.msg_id);
     // Asked in the move's own listener: the stub's read (file I/O) cannot land before these answers,
     // which run on promise jobs only. The stub has no field a text is looked for in (msg_id is not one).
     let asked: Promise<[string, { total: number; messages: { msg_id: string; fields: object }[] }][]> | undefined;
