@@ -34,7 +34,6 @@ async function doneMarkers(doneDir: string): Promise<Map<string, number>> {
   return out;
 }
 
-/** Writes zeros until the filesystem refuses: every free page taken. */
 /** The batches' replies: marker → acknowledged; refused ones checked to be refusals for want of space. */
 function tally(reply: Reply, markers: string[], acked: Set<string>): number {
   expect(reply[0]).toBe('ok');
@@ -159,6 +158,15 @@ function noSpaceFs(full: () => boolean): SpoolFs {
   };
 }
 
+/** The status view of the newest of `ids` (full ids, as a create answers) still in que. */
+async function firstQueued(q: Awaited<ReturnType<typeof inProcessQueue>>, ids: string[]): Promise<{ status: string }> {
+  for (const id of [...ids].reverse()) {
+    const [, view] = await q.cmd('get_message_status', { msg_id: id.split('/').pop() });
+    if (view.state === 'que') return view;
+  }
+  throw new Error('no message left in que');
+}
+
 describe('a full disk, injected (ENOSPC from every write of the spool)', () => {
   it('refuses creates, holds the queue in DISK FULL, answers, and finishes every acknowledged message once writes work again', async () => {
     let full = false;
@@ -177,14 +185,13 @@ describe('a full disk, injected (ENOSPC from every write of the spool)', () => {
         }
       })();
       const acked = new Set<string>();
+      const ids: string[] = [];
       let refused = 0;
       for (let start = 0; start < 400; start += 200) {
         const markers = Array.from({ length: 200 }, (_, i) => `m${start + i}`);
-        refused += tally(
-          (await q.cmd('create_messages', { messages: markers.map((param2) => ({ dest: 'q', param1: 'done', param2 })) })) as Reply,
-          markers,
-          acked,
-        );
+        const reply = (await q.cmd('create_messages', { messages: markers.map((param2) => ({ dest: 'q', param1: 'done', param2 })) })) as Reply;
+        refused += tally(reply, markers, acked);
+        ids.push(...reply[1].filter(([head]) => head === 'ok').map(([, id]) => id));
         // Full with the que deep and two scripts running, which then finish.
         full = true;
         drain();
@@ -199,6 +206,14 @@ describe('a full disk, injected (ENOSPC from every write of the spool)', () => {
       await q.cmd('create_message', { dest: 'q', param1: 'done', param2: 'marker' });
       expect(await q.cmd('ping')).toEqual(['pong']);
       expect(q.launcher.started.length).toBe(started);
+      // It says which write found no room, and a queued message's status says why it waits.
+      const [, detail] = await q.cmd('status_detail');
+      expect(detail).toEqual({
+        status: 'DISK FULL',
+        reason: expect.stringMatching(/^(create|move .*|sync of .*|status of .*|msg of .*|pid of .*|removal of .*): ENOSPC: no space left on device, write$/),
+      });
+      const queued = await firstQueued(q, ids);
+      expect(queued.status).toBe(`que - waiting: queue disk full: ${detail.reason}`);
 
       full = false;
       await waitFor(

@@ -10,12 +10,17 @@ export const MAX_RETRY_MS = 5000;
 
 const NO_SPACE = new Set(['ENOSPC', 'EDQUOT']);
 
-/** Whether `err` (or what caused it: the spool wraps errno errors in RQ_ERR_DISK) says the filesystem has no room. */
-export function isNoSpace(err: unknown): boolean {
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    if (typeof e.code === 'string' && NO_SPACE.has(e.code)) return true;
+/** The error in `err`'s chain (the spool wraps errno errors in RQ_ERR_DISK) that says the filesystem has no room, if one does. */
+function noSpaceCause(err: unknown): { code?: unknown; cause?: unknown; message?: unknown } | null {
+  for (let e = err as { code?: unknown; cause?: unknown; message?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string' && NO_SPACE.has(e.code)) return e;
   }
-  return false;
+  return null;
+}
+
+/** Whether `err` (or what caused it) says the filesystem has no room. */
+export function isNoSpace(err: unknown): boolean {
+  return noSpaceCause(err) !== null;
 }
 
 /**
@@ -101,7 +106,9 @@ export class DiskFull {
 
   private enter(what: string, err: Error): void {
     this.waiting += 1;
-    this.why = `${what}: ${err.message}`;
+    // The kernel's words (ENOSPC: no space left on device, write), not the wrapper's, which repeats `what`.
+    const cause = noSpaceCause(err)?.message;
+    this.why = `${what}: ${typeof cause === 'string' ? cause : err.message}`;
     this.log?.warn({ what, err: err.message, waiting: this.waiting }, 'DISK FULL: write retried until there is space; no script starts meanwhile');
     if (this.waiting === 1) this.changed();
   }
