@@ -8,6 +8,7 @@ import type { CommandContext, RqCommand } from './rq-command.js';
 import type { CommandSpec } from './command-spec.js';
 import { JSON_FLAG, QUEUE_ARG, QUEUE_OR_ARG, limitOption } from './common-options.js';
 import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt } from './rq-options.js';
+import { isoTime } from '../message/iso-time.js';
 
 /** `ok <n>` then one line per entry (or the JSON array with `--json`); exit 0 iff the queue said ok. */
 function listing<E extends { msg_id: string }>(
@@ -47,7 +48,7 @@ const runningLine = (e: RunningEntry) =>
 
 /** The reason first (the word `--reason` takes), then what is awaited. */
 function waitingLine(e: WaitingEntry): string {
-  if (e.reason === 'delayed') return `delayed due ${new Date(e.due * 1000).toISOString()}`;
+  if (e.reason === 'delayed') return `delayed due ${isoTime(e.due * 1000) ?? e.due}`;
   if (e.reason === 'limit') return `limit ${e.key} ${e.position === null ? 'asking rq-mgr' : e.position === 0 ? 'granted' : `position ${e.position}`}`;
   if (e.reason === 'dependencies') return `dependencies on ${e.waiting_on.join(',')}`;
   return `coalesced into ${e.into}`;

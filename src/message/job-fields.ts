@@ -42,6 +42,21 @@ function numberOf(v: unknown): number {
   return NaN;
 }
 
+/** The last second of year 9999: a later time is no date any clock, log or page can show. */
+export const MAX_EPOCH_SECONDS = 253_402_300_799;
+
+/**
+ * A time a client gives (`due`, `expire_at`) as epoch seconds, 0 up to the end of year 9999. A value
+ * a thousand times too large is likely milliseconds, and the refusal says so.
+ */
+export function epochSeconds(field: string, v: unknown, refuse: Refuse): number {
+  const n = numberOf(v);
+  if (Number.isFinite(n) && n >= 0 && n <= MAX_EPOCH_SECONDS) return n;
+  // Milliseconds of this century: 1e12 is September 2001.
+  const received = n >= 1e12 && n / 1000 <= MAX_EPOCH_SECONDS ? `${String(v)} (milliseconds? ${Math.floor(n / 1000)} is that time in seconds)` : v;
+  throw refuse(field, `epoch seconds (a number from 0 to ${MAX_EPOCH_SECONDS}, the end of year 9999)`, received);
+}
+
 function wholeIn(field: string, v: unknown, lo: number, hi: number, refuse: Refuse): number {
   const n = numberOf(v);
   if (!Number.isInteger(n) || n < lo || n > hi) throw refuse(field, `a whole number ${lo}-${hi}`, v);
@@ -98,8 +113,7 @@ export function readJobFields(raw: Record<string, unknown>, refuse: Refuse, pref
 
 /** Epoch seconds; with `nowMs` (a create) it must be in the future. */
 function expireAt(field: string, v: unknown, refuse: Refuse, nowMs: number | undefined): number {
-  const n = numberOf(v);
-  if (!Number.isFinite(n) || n < 0) throw refuse(field, 'epoch seconds (a number)', v);
+  const n = epochSeconds(field, v, refuse);
   if (nowMs !== undefined && n * 1000 <= nowMs) throw refuse(field, 'a time in the future', `${n} (${Math.round(nowMs / 1000 - n)} s ago)`);
   return Math.round(n * 1000) / 1000;
 }

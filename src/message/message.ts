@@ -1,6 +1,6 @@
 // The message model: stored fields, what a create copies from a request, and their validation.
 import { counted, invalidField, RqError } from '../errors.js';
-import { type JobFields, readJobFields } from './job-fields.js';
+import { type JobFields, epochSeconds, readJobFields } from './job-fields.js';
 import { type RunLimits, readRunLimits } from './run-limits.js';
 import { type DependsFail, readDepends, readDependsFail } from './depends.js';
 import { readLimit, readLimitConcurrency } from './limit-key.js';
@@ -88,12 +88,6 @@ function whole(field: string, v: unknown): number {
   return n;
 }
 
-function epoch(field: string, v: unknown): number {
-  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) throw invalidField(field, 'epoch seconds (a number)', v);
-  return n;
-}
-
 function webhooks(v: unknown): string[] {
   const list = typeof v === 'string' ? v.split(' ').filter(Boolean) : v;
   if (!Array.isArray(list)) throw invalidField('post_run_webhook', 'an array of http(s) URLs', v);
@@ -119,7 +113,7 @@ export function normaliseCreate(input: unknown): CreateFields {
   for (const f of TEXT_FIELDS) if (req[f] !== undefined && req[f] !== null) out[f] = text(f, req[f]);
   if (req.count !== undefined && req.count !== null) out.count = whole('count', req.count);
   if (req.max_count !== undefined && req.max_count !== null) out.max_count = whole('max_count', req.max_count);
-  if (req.due !== undefined && req.due !== null && req.due !== '') out.due = epoch('due', req.due);
+  if (req.due !== undefined && req.due !== null && req.due !== '') out.due = epochSeconds('due', req.due, invalidField);
   if (req.post_run_webhook !== undefined && req.post_run_webhook !== null && req.post_run_webhook !== '') {
     out.post_run_webhook = webhooks(req.post_run_webhook);
   }

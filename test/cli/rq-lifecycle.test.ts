@@ -100,10 +100,14 @@ describe('rq cancel, requeue, history (rq-beyond §B1.10, §B5, §B6, §B14)', (
   it('refuses bad flags and unknown messages: exit 1, the reason on one line, nothing changed', async () => {
     const id = await send('test', '--param1', 'err');
     await test.waitState(shortId(id), ['err']);
-    expect(await rq(['requeue', '--msg_id', id, '--delay', '-1'])).toEqual({ code: 1, out: ['fail delay: expected seconds >= 0, received "-1"'], err: [] });
+    expect(await rq(['requeue', '--msg_id', id, '--delay', '-1'])).toEqual({
+      code: 1,
+      out: ['fail delay: expected seconds >= 0, ending by 253402300799 (the end of year 9999), received "-1"'],
+      err: [],
+    });
     expect(await rq(['requeue', '--msg_id', id, '--due', 'soon'])).toEqual({
       code: 1,
-      out: ['fail due: expected epoch seconds (a number), received "soon"'],
+      out: ['fail due: expected epoch seconds (a number from 0 to 253402300799, the end of year 9999), received "soon"'],
       err: [],
     });
     expect(await rq(['requeue', '--msg_id', id, '--due', '1', '--delay', '1'])).toEqual({ code: 1, out: ['fail give due or delay, not both'], err: [] });

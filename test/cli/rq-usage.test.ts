@@ -89,6 +89,11 @@ describe('rq bad input: non-zero exit, one stderr line, no stack trace', () => {
     expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--count', 'x']), /^rq: --count: expected a whole number >= 0, received "x"$/, 2);
     expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--max_count=-1']), /^rq: --max_count: expected a whole number >= 0, received "-1"$/, 2);
     expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--due', 'soon']), /^rq: --due: expected epoch seconds .*, received "soon"$/, 2);
+    expectOneLineError(
+      await rq(['sendmesg', '--dest', 'test', '--due', '1796537141000']),
+      /^rq: --due: expected epoch seconds \(a number from 0 to 253402300799, the end of year 9999\), received "1796537141000 \(milliseconds\? 1796537141 is that time in seconds\)"$/,
+      2,
+    );
     expectOneLineError(await rq(['sendmesg', '--dest', 'test', '--count']), /^rq: --count: expected a value .*, received no value$/, 2);
     expectOneLineError(
       await rq(['sendmesg', '--dest', 'test', '--max_retries', 'five']),

@@ -99,8 +99,8 @@ describe('readJobFields: expire_at, absence and prefixes', () => {
     expect(refusal({ expire_at: 1_800_000_000 }, now)).toBe('expire_at | a time in the future | 1800000000 (0 s ago)');
     expect(refusal({ expire_at: 1_799_999_940 }, now)).toBe('expire_at | a time in the future | 1799999940 (60 s ago)');
     expect(read({ expire_at: 0 })).toEqual({ expire_at: 0 });
-    expect(refusal({ expire_at: -1 })).toBe('expire_at | epoch seconds (a number) | -1');
-    expect(refusal({ expire_at: 'soon' })).toBe('expire_at | epoch seconds (a number) | soon');
+    expect(refusal({ expire_at: -1 })).toBe('expire_at | epoch seconds (a number from 0 to 253402300799, the end of year 9999) | -1');
+    expect(refusal({ expire_at: 'soon' })).toBe('expire_at | epoch seconds (a number from 0 to 253402300799, the end of year 9999) | soon');
   });
 
   it('absent, null and empty mean "not set"; nothing is returned beyond the fields given', () => {

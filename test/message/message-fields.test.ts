@@ -57,9 +57,21 @@ describe('normaliseCreate: numbers', () => {
   it('due is epoch seconds from 0; blank text is no time', () => {
     expect(normaliseCreate({ dest: 'q', due: 0 })).toEqual({ dest: 'q', due: 0 });
     expect(normaliseCreate({ dest: 'q', due: '12.5' })).toEqual({ dest: 'q', due: 12.5 });
-    expect(refusal({ dest: 'q', due: ' ' })).toBe('due: expected epoch seconds (a number), received " "');
-    expect(refusal({ dest: 'q', due: -1 })).toBe('due: expected epoch seconds (a number), received -1');
-    expect(refusal({ dest: 'q', due: Number.POSITIVE_INFINITY })).toBe('due: expected epoch seconds (a number), received Infinity');
+    expect(refusal({ dest: 'q', due: ' ' })).toBe('due: expected epoch seconds (a number from 0 to 253402300799, the end of year 9999), received " "');
+    expect(refusal({ dest: 'q', due: -1 })).toBe('due: expected epoch seconds (a number from 0 to 253402300799, the end of year 9999), received -1');
+    expect(refusal({ dest: 'q', due: Number.POSITIVE_INFINITY })).toBe(
+      'due: expected epoch seconds (a number from 0 to 253402300799, the end of year 9999), received Infinity',
+    );
+  });
+
+  it('due ends with year 9999, and a time given in milliseconds is refused as such', () => {
+    expect(normaliseCreate({ dest: 'q', due: 253_402_300_799 })).toEqual({ dest: 'q', due: 253_402_300_799 });
+    const expected = 'expected epoch seconds (a number from 0 to 253402300799, the end of year 9999)';
+    expect(refusal({ dest: 'q', due: 253_402_300_800 })).toBe(`due: ${expected}, received 253402300800`);
+    expect(refusal({ dest: 'q', due: 1e300 })).toBe(`due: ${expected}, received 1e+300`);
+    expect(refusal({ dest: 'q', due: 1_796_537_141_000 })).toBe(
+      `due: ${expected}, received "1796537141000 (milliseconds? 1796537141 is that time in seconds)"`,
+    );
   });
 
   it('names a run-policy field without a prefix', () => {

@@ -66,7 +66,9 @@ describe('normaliseCreate', () => {
     expect(refusal([]).message).toBe('message: expected a JSON object of message fields, received []');
     expect(refusal({ dest: 'q', count: -1 }).message).toBe('count: expected a whole number >= 0, received -1');
     expect(refusal({ dest: 'q', max_count: 'lots' }).message).toBe('max_count: expected a whole number >= 0, received "lots"');
-    expect(refusal({ dest: 'q', due: 'soon' }).message).toBe('due: expected epoch seconds (a number), received "soon"');
+    expect(refusal({ dest: 'q', due: 'soon' }).message).toBe(
+      'due: expected epoch seconds (a number from 0 to 253402300799, the end of year 9999), received "soon"',
+    );
     expect(refusal({ dest: 'q', param1: { a: 1 } }).message).toBe('param1: expected a string, received {"a":1}');
     expect(refusal({ dest: 'q', param1: 'a\u0000b' }).message).toBe('param1: expected text without NUL bytes, received "a\\u0000b"');
     expect(refusal({ dest: 'q', post_run_webhook: ['ftp://x'] }).message).toBe('post_run_webhook[0]: expected an http(s) URL, received "ftp://x"');

@@ -82,6 +82,8 @@ describe('the waiting reason in words', () => {
     const words = (w: unknown) => waitingWords(w, urls)?.value ?? null;
     expect(words({ reason: 'ready' })).toBe('ready to run');
     expect(words({ reason: 'delayed', due: 1795641311 })).toBe('delayed until <time datetime="2026-11-25T21:15:11.000Z">2026-11-25T21:15:11.000Z</time>');
+    // A due no date can hold (a msg from before due was bounded, or edited by hand): the words, not a failed page.
+    expect(words({ reason: 'delayed', due: 1e300 })).toBe('delayed');
     expect(words({ reason: 'coalesced', into: 'http://127.0.0.1:3333/rq/q/test/20261125.2105.11.541.2147444' })).toBe(
       `coalesced into <a class="ref" href="/rq/q/test/20261125.2105.11.541.2147444">${wrapped('http://127.0.0.1:3333/rq/q/test/20261125.2105.11.541.2147444')}</a>`,
     );

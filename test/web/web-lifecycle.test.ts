@@ -72,7 +72,7 @@ describe('cancel, requeue and history over HTTP (rq-beyond §B1.11, §B5, §B6, 
     expect(await json(notErr)).toEqual(['fail', 'msg not in err (que)']);
     const badDelay = await postForm(`${B}/q/test/${b}/requeue`, { x_format: 'json', delay: '-5' });
     expect(badDelay.status).toBe(400);
-    expect(await json(badDelay)).toEqual(['fail', 'delay: expected seconds >= 0, received "-5"']);
+    expect(await json(badDelay)).toEqual(['fail', 'delay: expected seconds >= 0, ending by 253402300799 (the end of year 9999), received "-5"']);
     const both = await postForm(`${B}/q/test/${b}/requeue`, { x_format: 'json', due: '1', delay: '1' });
     expect(both.status).toBe(400);
     expect(await json(both)).toEqual(['fail', 'give due or delay, not both']);

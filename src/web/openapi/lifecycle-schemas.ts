@@ -22,7 +22,7 @@ import {
 } from './shapes.js';
 
 const MSG_PARAMS = pathParams({ q: Q, id: ID });
-const DUE = { type: 'string', description: 'Epoch seconds to run at' };
+const DUE = { type: 'string', description: 'Epoch seconds to run at, 0 to 253402300799 (the end of year 9999)' };
 const DELAY = { type: 'string', description: 'Seconds from now to run at' };
 
 /** One message action: JSON the queue's reply with its status; HTML a flash and 303 to `back` or the message page. */

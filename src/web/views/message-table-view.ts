@@ -5,6 +5,7 @@ import type { ListCounts, ListPage, ListRow } from '../message-list.js';
 import { type SafeHtml, html } from './html.js';
 import { relativeTime } from './format.js';
 import { postButton } from './post-button.js';
+import { isoTime } from '../../message/iso-time.js';
 
 export interface MessageTableData {
   name: string;
@@ -23,13 +24,14 @@ const n = (x: number) => x.toLocaleString('en-US');
 
 export function utcTime(ms: number | null): SafeHtml {
   if (ms === null) return html`<span class="muted">-</span>`;
-  const iso = new Date(ms).toISOString();
-  return html`<time datetime="${iso}">${iso.slice(0, 19).replace('T', ' ')}</time>`;
+  const iso = isoTime(ms);
+  return iso === null ? html`${String(ms / 1000)}` : html`<time datetime="${iso}">${iso.slice(0, 19).replace('T', ' ')}</time>`;
 }
 
 /** A queued message's due in words ("in 5 mins", "3 secs ago", never "in -3"), the UTC time on hover. */
 function dueTime(ms: number, now: number): SafeHtml {
-  const iso = new Date(ms).toISOString();
+  const iso = isoTime(ms);
+  if (iso === null) return utcTime(ms);
   return html`<time datetime="${iso}" title="${iso.slice(0, 19).replace('T', ' ')} UTC">${relativeTime((ms - now) / 1000)}</time>`;
 }
 

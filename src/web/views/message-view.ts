@@ -9,6 +9,7 @@ import { postButton } from './queue-view.js';
 import { messageTagsView } from './tags-view.js';
 import { timelineView } from './timeline-view.js';
 import { waitingWords } from './waiting-view.js';
+import { isoTime } from '../../message/iso-time.js';
 
 const SUMMARY = ['param1', 'param2', 'param3', 'param4', 'count'];
 const FULL = ['msg_id', 'max_count', 'post_run_webhook', 'dest', 'src', 'orig_msg_id', 'cloned_from', 'dups', 'dup', 'force_remote', 'due', 'path'];
@@ -27,7 +28,7 @@ function fieldValue(key: string, value: unknown, q: string, urls: Urls): SafeHtm
   if (key === 'orig_msg_id' || key === 'dup' || key === 'cloned_from') return msgLink(value, q, urls);
   if (key === 'dups' && Array.isArray(value)) return html`${value.map((v) => html`<div>${msgLink(v, q, urls)}</div>`)}`;
   if (key === 'post_run_webhook' && Array.isArray(value)) return html`${value.map((v) => html`<div><a href="${safeHref(v)}">${String(v)}</a></div>`)}`;
-  if (key === 'due' && typeof value === 'number') return html`${value} <span class="muted">(${new Date(value * 1000).toISOString()})</span>`;
+  if (key === 'due' && typeof value === 'number') return html`${value} <span class="muted">(${isoTime(value * 1000) ?? 'no date'})</span>`;
   // The message's directory ends in its id: wrapped at its slashes and dots, never inside a number.
   if (key === 'path' && typeof value === 'string') return idText(value);
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return html`${String(value)}`;

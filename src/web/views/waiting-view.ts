@@ -6,6 +6,7 @@ import { WAIT_REASONS, type WaitReason } from '../../ipc/run-lists.js';
 import type { Urls } from '../urls.js';
 import { type SafeHtml, html } from './html.js';
 import { idText } from './id-text.js';
+import { isoTime } from '../../message/iso-time.js';
 
 /** A `<queue>/<id>` ref (or a full id) as a link to its message page on this server; anything else as plain text. */
 export function refLink(ref: unknown, urls: Urls): SafeHtml {
@@ -39,10 +40,8 @@ export function waitingWords(waiting: unknown, urls: Urls): SafeHtml | null {
     case 'ready':
       return html`ready to run`;
     case 'delayed': {
-      const due = Number(w.due);
-      return Number.isFinite(due)
-        ? html`delayed until <time datetime="${new Date(due * 1000).toISOString()}">${new Date(due * 1000).toISOString()}</time>`
-        : html`delayed`;
+      const iso = isoTime(Number(w.due) * 1000);
+      return iso === null ? html`delayed` : html`delayed until <time datetime="${iso}">${iso}</time>`;
     }
     case 'coalesced':
       return html`coalesced into ${refLink(w.into, urls)}`;

@@ -31,11 +31,16 @@ describe('due and delay', () => {
     q = await inProcessQueue({}, { paused: true });
     const { msg_id } = await q.send();
     const reschedule = (arg: Record<string, unknown>) => q!.cmd('reschedule_message', { msg_id, ...arg });
-    const bad = (shown: string) => ['fail', `due: expected epoch seconds (a number), received ${shown}`];
+    const bad = (shown: string) => ['fail', `due: expected epoch seconds (a number from 0 to 253402300799, the end of year 9999), received ${shown}`];
     expect(await reschedule({ due: -1 })).toEqual(bad('-1'));
     expect(await reschedule({ due: '  ' })).toEqual(bad('"  "'));
     expect(await reschedule({ due: true })).toEqual(bad('true'));
     expect(await reschedule({ due: 'Infinity' })).toEqual(bad('"Infinity"'));
+    expect(await reschedule({ due: 1e300 })).toEqual(bad('1e+300'));
+    expect(await reschedule({ delay: 253_402_300_799 })).toEqual([
+      'fail',
+      'delay: expected seconds >= 0, ending by 253402300799 (the end of year 9999), received 253402300799',
+    ]);
     for (const due of [null, '']) expect(await reschedule({ due })).toEqual(['fail', "lacking 'due' field"]);
     expect((await q.cmd('get_message', { msg_id }))[1].due).toBe(Math.floor(q.clock.ms / 1000));
   });

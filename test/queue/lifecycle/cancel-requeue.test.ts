@@ -190,7 +190,10 @@ describe('requeue', () => {
     const id = await q.send({ param1: 'done', due: Math.floor(Date.now() / 1000) + 3600 });
     expect(await q.cmd('requeue_message', { msg_id: id })).toEqual(['fail', 'msg not in err (que)']);
     expect(await q.cmd('requeue_message', { msg_id: id, due: 1, delay: 1 })).toEqual(['fail', 'give due or delay, not both']);
-    expect(await q.cmd('requeue_message', { msg_id: id, delay: -5 })).toEqual(['fail', 'delay: expected seconds >= 0, received -5']);
+    expect(await q.cmd('requeue_message', { msg_id: id, delay: -5 })).toEqual([
+      'fail',
+      'delay: expected seconds >= 0, ending by 253402300799 (the end of year 9999), received -5',
+    ]);
     expect(await q.cmd('requeue_message', { msg_id: '20200101.0000.00.000.1' })).toEqual(['fail', 'msg not found']);
     await q.cmd('cancel_message', { msg_id: id });
   });
