@@ -43,6 +43,24 @@ export function searchable(msg: Message): Pick<Entry, 'fields' | 'cut' | 'nums'>
   return { fields, ...(cut ? { cut } : {}), ...(nums ? { nums } : {}) };
 }
 
+/** An entry's searchable parts with the `keys` a change gave taken from `part` (its searchable form): fields, cuts and numbers alike. */
+function merged(e: Entry, part: Pick<Entry, 'fields' | 'cut' | 'nums'>, keys: string[]): Pick<Entry, 'fields' | 'cut' | 'nums'> {
+  const fields = { ...e.fields };
+  const cut = new Set(e.cut);
+  const nums = new Set(e.nums);
+  for (const k of keys) {
+    if (k in part.fields) fields[k] = part.fields[k];
+    else delete fields[k];
+    for (const [set, from] of [
+      [cut, part.cut],
+      [nums, part.nums],
+    ] as const)
+      if (from?.has(k)) set.add(k);
+      else set.delete(k);
+  }
+  return { fields, cut: cut.size ? cut : undefined, nums: nums.size ? nums : undefined };
+}
+
 /** An entry's fields as a reply gives them: numbers as numbers. */
 function replyFields(e: Entry): Record<string, string | number> {
   if (!e.nums) return e.fields;
@@ -85,6 +103,13 @@ export class SearchIndex {
           // Renamed between the build's listing of err and its read: only this event tells of it.
           else this.stub(m, id, 'err', true);
         }
+      }),
+    );
+    // A reschedule or a new priority: the list sorts and shows the new values.
+    d.events.on('changed', ({ id, change }) =>
+      this.index.apply((m) => {
+        const e = m.get(id);
+        if (e) Object.assign(e, merged(e, searchable(change as Message), Object.keys(change)));
       }),
     );
     // An acknowledged error is removed by its dotted name.

@@ -12,6 +12,8 @@ export interface QueueEventMap {
   created: [{ msg: Message; state: 'prep' | 'que' }];
   /** One rename between states, as the history file records it. */
   moved: [{ id: string; from: State; to: State; actor: string; reason?: string; details?: Record<string, unknown> }];
+  /** A waiting message's fields were changed on disk (a reschedule, a priority, run now): `change` holds the new values. */
+  changed: [{ id: string; change: Partial<Message> }];
   /** A script was started for a message. */
   started: [{ msg: Message; pid: number; script: string }];
   /** A line the script wrote on fd 3; `progress`, the status text it set, when it is a progress line (pipe-protocol.ts isProgressLine). */

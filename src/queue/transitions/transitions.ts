@@ -126,6 +126,7 @@ export class Transitions implements WaitMoves {
    */
   changed(id: string, change: Partial<Message>, whole?: Message): void {
     const { index } = this.d;
+    this.d.events.emit('changed', { id, change });
     const queued = index.queued(id);
     if (queued) {
       Object.assign(queued, change);

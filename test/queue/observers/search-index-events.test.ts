@@ -7,6 +7,20 @@ import { ask, ids, indexed, later } from './search-session.js';
 const queue = inProcessQueues();
 
 describe('search index upkeep by events', () => {
+  it("a reschedule and a new priority change the list's due and priority, and its order by due", async () => {
+    const q = await queue({}, { paused: true });
+    const a = (await q.send({ due: later(q) })).msg_id;
+    const b = (await q.send({ due: later(q) + 60 })).msg_id;
+    expect(ids(await ask(q, { sort: 'due', order: 'asc' }))).toEqual([a, b]);
+    await q.cmd('reschedule_message', { msg_id: a, due: later(q) + 120 });
+    await q.cmd('set_priority', { msg_id: b, priority: 5 });
+    expect(ids(await ask(q, { sort: 'due', order: 'asc' }))).toEqual([b, a]);
+    const fields = Object.fromEntries((await ask(q, {}))[1].messages.map((m: { msg_id: string; fields: object }) => [m.msg_id, m.fields]));
+    expect(fields[a]).toMatchObject({ due: later(q) + 120 });
+    expect(fields[b]).toMatchObject({ due: later(q) + 60, priority: 5 });
+    expect(await ask(q, { query: { priority: '5' }, exact: true })).toMatchObject([expect.anything(), { total: 1 }]);
+  });
+
   it('a message it learnt of by its move to err gets the time it finished', async () => {
     const q = await queue();
     const a = (await q.send({ param1: 'a' })).msg_id;
