@@ -11,7 +11,7 @@ import { partialOf } from '../ipc/partial-reply.js';
 import { QueueClient } from '../ipc/queue-client.js';
 import { mayHaveArrived } from '../ipc/socket-client.js';
 import { untilQueueAnswers } from '../ipc/until-answers.js';
-import { MgrClient } from '../ipc/mgr-client.js';
+import { MgrClient, type WorkerInfo } from '../ipc/mgr-client.js';
 import { closest } from '../message/nearest-name.js';
 
 /** `cli:$USER` (else the account's name): who asked, for the message's history and `cancel.by`. */
@@ -71,6 +71,15 @@ function inScandir(root: string, name: string): boolean {
 }
 
 /**
+ * A queue process in its first start, serving or not yet: one that began serving between the command's
+ * failed connect and this look is asked again too. One restarted after dying (BACKOFF, or RUNNING
+ * again for a moment) is no new queue.
+ */
+export function firstStart(row: Pick<WorkerInfo, 'status' | 'restarts'>): boolean {
+  return row.status === 'RUNNING' && row.restarts === 0;
+}
+
+/**
  * Whether queue `name` is starting, and then whether it answers within START_WAIT_MS: rq-mgr has
  * spawned its process for the first time, which has not said it serves yet, or a link for it is in
  * scandir/ that rq-mgr has neither made a queue nor refused yet. A queue that died (BACKOFF, ERROR, or
@@ -81,8 +90,7 @@ async function starting(root: string, name: string, sock: string): Promise<boole
   const workers = await mgr.status(1000).catch(() => null);
   if (!workers?.ok) return false;
   const row = workers.value[name];
-  // A first start only: one restarted after dying (BACKOFF, or RUNNING again for a moment) is no new queue.
-  const coming = row ? row.status === 'RUNNING' && row.ready === false && row.restarts === 0 : inScandir(root, name) && (await mgr.whyNotQueue(name)) === null;
+  const coming = row ? firstStart(row) : inScandir(root, name) && (await mgr.whyNotQueue(name)) === null;
   return coming && untilQueueAnswers(() => QueueClient.oneShot(sock, { timeoutMs: 1000 }).ping(), START_WAIT_MS);
 }
 

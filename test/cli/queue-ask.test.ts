@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { mgrRootForFile } from '../helpers/per-test-root.js';
 import { addQueue, waitFor } from '../helpers/rq-root.js';
 import { expectOneLineError, runRq } from '../helpers/rq-cli.js';
+import { firstStart } from '../../src/cli/queue-ask.js';
 
 const root = mgrRootForFile({ other: {} });
 
@@ -15,6 +16,15 @@ async function queueDir(name: string): Promise<string> {
   await fs.writeFile(path.join(dir, 'run'), '#!/bin/bash\necho "hello $RQ_PARAM1"\necho "done greeted" >&3\n', { mode: 0o755 });
   return dir;
 }
+
+describe('firstStart: which queue processes a command waits for', () => {
+  it('a first start, whether or not it serves yet (it may have begun between the failed connect and the look), and no restart', () => {
+    expect(firstStart({ status: 'RUNNING', restarts: 0 })).toBe(true);
+    expect(firstStart({ status: 'RUNNING', restarts: 1 })).toBe(false);
+    expect(firstStart({ status: 'BACKOFF', restarts: 0 })).toBe(false);
+    expect(firstStart({ status: 'STOPPED', restarts: 0 })).toBe(false);
+  });
+});
 
 describe('a queue linked into scandir/ a moment ago', () => {
   it('is waited for by a command sent right after the link, which then succeeds', async () => {

@@ -49,7 +49,7 @@ function stateOf(h: Host, id: string, states: string[], timeoutMs = 30_000): Pro
 /** The report on a, depending on `refs`; its id. It prints its environment (RQ_DEPENDS) and ends done. */
 async function report(refs: string[]): Promise<string> {
   const r = await hosts.a.mgr.q('q1', 'create_message', { dest: 'q1', param1: 'env', depends: refs });
-  expect(r, logTail(hosts.a)).toEqual(['ok', expect.any(String)]);
+  expect(r, `${JSON.stringify(r)}\n${logTail(hosts.a)}`).toEqual(['ok', expect.any(String)]);
   return String(r[1]).split('/').pop()!;
 }
 
@@ -69,10 +69,19 @@ async function runs(id: string): Promise<{ starts: string[]; resolved: Record<st
   };
 }
 
+/** Until `h` sees all three hosts up in the fleet and its web answers: a ref to another host is checked against that view. */
+async function seesFleet(h: Host): Promise<void> {
+  await waitFor(async () => {
+    const v = await h.mgr.cmd('fleet');
+    return v[0] === 'ok' && v[1].hosts.filter((x: { state: string }) => x.state === 'up').length === 3;
+  }, `${h.name} to see the fleet`);
+  await webUp(h);
+}
+
 async function restart(h: Host): Promise<void> {
   h.mgr = await MgrProc.start(h.root.root);
   await h.mgr.waitQueueUp('q1');
-  await webUp(h);
+  await seesFleet(h);
 }
 
 describe('dependencies across fleet hosts', { timeout: 120_000 }, () => {
@@ -82,13 +91,7 @@ describe('dependencies across fleet hosts', { timeout: 120_000 }, () => {
     for (const h of started) hosts[h.name] = h;
     gates = fs.mkdtempSync(path.join(hosts.a.root.root, 'gates-'));
     // Each host sees the other two up, and their webs answer.
-    for (const h of started) {
-      await waitFor(async () => {
-        const v = await h.mgr.cmd('fleet');
-        return v[0] === 'ok' && v[1].hosts.filter((x: { state: string }) => x.state === 'up').length === 3;
-      }, `${h.name} to see the fleet`);
-      await webUp(h);
-    }
+    for (const h of started) await seesFleet(h);
   }, 90_000);
 
   afterAll(async () => {

@@ -126,9 +126,16 @@ export class Host {
   }
 
   /** The job/stdio.log of a message (wherever it is now). */
+  /** A message's stdio.log, read where the message is: one that moves between the answer and the read (a resend starting) is asked for again. */
   async stdio(queue: string, id: string): Promise<string> {
-    const m = (await this.q(queue, 'get_message', { msg_id: id }))[1];
-    return fsp.readFile(path.join(this.root, m.path, 'job', 'stdio.log'), 'utf8');
+    for (let tries = 1; ; tries++) {
+      const m = (await this.q(queue, 'get_message', { msg_id: id }))[1];
+      try {
+        return await fsp.readFile(path.join(this.root, m.path, 'job', 'stdio.log'), 'utf8');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || tries >= 10) throw err;
+      }
+    }
   }
 }
 
