@@ -287,6 +287,7 @@ export class Runs {
         `exit ${exit.signal ?? exit.code}${outcome.statusText ? `: ${outcome.statusText}` : ''}`,
         details,
       );
-    events.emit('finished', { msg, outcome, ...done });
+    // A classic completion's text is the status its line set (`done all good` → `all good`): the event says it too.
+    events.emit('finished', { msg, outcome: { ...outcome, statusText: outcome.statusText ?? run.jobStatus }, ...done });
   }
 }

@@ -4,6 +4,7 @@ import fsp from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { FeedEvent, FeedHello } from '../../ipc/feed-event.js';
 import { listenFeed } from '../../ipc/feed-server.js';
+import { statusText } from '../../message/message.js';
 import { ProgressPacer } from './progress-pacer.js';
 import type { QueueEventMap, QueueEvents } from '../status/queue-events.js';
 
@@ -62,7 +63,13 @@ export async function startEventFeed(d: EventFeedDeps): Promise<EventFeed> {
     line: ({ id, progress }) => progress !== undefined && server.readers() > 0 && pacer.report(id, progress ?? ''),
     started: ({ msg, pid }) => send({ type: 'started', msg_id: msg.msg_id, ...(pid > 0 ? { pid } : {}) }),
     finished: ({ msg, outcome }) =>
-      send({ type: 'finished', msg_id: msg.msg_id, to: outcome.state, ...(outcome.statusText === null ? {} : { status: outcome.statusText }) }),
+      send({
+        type: 'finished',
+        msg_id: msg.msg_id,
+        to: outcome.state,
+        // As get_message says it: `done - all good`.
+        ...(outcome.statusText === null ? {} : { status: statusText(outcome.state, { job_status: outcome.statusText }) }),
+      }),
     removed: ({ id, state }) => send({ type: 'removed', msg_id: id, from: state }),
     status: ({ status }) => send({ type: 'status', status }),
     bulk: ({ job: { job, op, total, done, changed, skipped, state } }) => send({ type: 'bulk', bulk: { job, op, total, done, changed, skipped, state } }),

@@ -92,6 +92,27 @@ describe('the queue event feed', () => {
     b.close();
   }, 120_000);
 
+  it("says each run's end with the status get_message gives, the completion line's text for a classic script", async () => {
+    await addQueue(t.t.root, 'ends', {});
+    t.q = await QueueProc.start(t.t.root, 'ends');
+    const r = await reader(t.q.paths.eventsSock);
+    const ids: Record<string, string> = {};
+    for (const verb of ['done', 'err', 'nothing']) ids[verb] = await t.q.send({ param1: verb });
+    const ended = (evs: FeedEvent[]) => evs.filter((e) => e.type === 'finished').length === 3;
+    await r.until('3 finished', ended);
+    const finished = Object.fromEntries(r.events.filter((e) => e.type === 'finished').map((e) => [e.msg_id, e]));
+    expect(finished[ids.done]).toMatchObject({ to: 'done', status: 'done - done sleeping' });
+    expect(finished[ids.err]).toMatchObject({ to: 'err', status: 'err - by design' });
+    // No completion line, no status line: nothing to say.
+    expect(finished[ids.nothing]).toMatchObject({ to: 'err' });
+    expect(finished[ids.nothing]).not.toHaveProperty('status');
+    for (const verb of ['done', 'err']) {
+      const m = await t.q.cmd('get_message', { msg_id: ids[verb] });
+      expect(m[1].status).toBe(finished[ids[verb]].status);
+    }
+    r.close();
+  });
+
   it('tells status changes, a tagged message with its tags, and its deletion (tags still known)', async () => {
     await addQueue(t.t.root, 'tagged', { script: DONE_SH });
     t.q = await QueueProc.start(t.t.root, 'tagged');
