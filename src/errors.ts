@@ -37,7 +37,7 @@ export const ERRORS = {
   RQ_ERR_CANNOT_FIND_MESSAGE: { status: 404, message: 'cannot find message' },
   RQ_ERR_NO_SUCH_MSG: { status: 404, message: 'msg not found' },
   RQ_ERR_NOT_IN_PREP: { status: 409, message: 'msg not in prep' },
-  RQ_ERR_MSG_RUNNING: { status: 409, message: 'msg is running: destroy it first' },
+  RQ_ERR_MSG_RUNNING: { status: 409, message: 'msg is running: destroy it, or cancel it with purge, first' },
   RQ_ERR_ALREADY_RUNNING: { status: 409, message: 'msg already running' },
   RQ_ERR_NOT_RUNNABLE: { status: 409, message: 'msg not in runnable state' },
   RQ_ERR_CANNOT_CLONE: { status: 409, message: 'cannot clone message in %s state' },

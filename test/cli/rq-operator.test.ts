@@ -78,7 +78,7 @@ describe('rq retry and rq rm', () => {
     const pidFile = path.join(t.root, 'forever.pid');
     const running = await send('ops', '--param1', 'forever', '--param2', pidFile);
     groups.push(await pidInFile(pidFile));
-    expect(await rq(['rm', running])).toEqual({ code: 1, out: ['fail msg is running: destroy it first'], err: [] });
+    expect(await rq(['rm', running])).toEqual({ code: 1, out: ['fail msg is running: destroy it, or cancel it with purge, first'], err: [] });
     expect((await rq(['cancel', '--msg_id', running, '--purge', '--wait=20'])).out).toEqual(['ok msg cancelling', 'ok deleted']);
     expect(await rq(['rm', running])).toEqual({ code: 1, out: ['fail msg not found'], err: [] });
   });
