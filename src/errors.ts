@@ -93,7 +93,7 @@ export const ERRORS = {
   // The state of the system.
   RQ_ERR_SOCKET_IN_USE: { status: 409, message: 'another process is already listening on %s' },
   RQ_ERR_FORBIDDEN: { status: 403, message: '%s: expected %s, received %s' },
-  RQ_ERR_UNAUTHORIZED: { status: 401, message: '401 - Unauthorized' },
+  RQ_ERR_UNAUTHORIZED: { status: 401, message: '401 - Unauthorized: expected the name and password of a basic_auth user (config/config.json), received %s' },
   RQ_ERR_FIELD_TOO_LARGE: { status: 413, message: '413 - %s: expected at most %s bytes (max_field_bytes in config/config.json), received more' },
   RQ_ERR_UPLOAD_TOO_LARGE: { status: 413, message: '413 - Upload too large: the limit is %s bytes (max_upload_bytes in config/config.json)' },
   // A multipart body's other limits, each naming itself: busboy holds every text field in memory.

@@ -9,7 +9,7 @@ import { RqError } from '../errors.js';
 import { allowedHostNames } from '../config/exposure.js';
 import { admissionProblem, originProblem } from './access-control.js';
 import { fleetPeer } from './fleet-peer.js';
-import { installBasicAuth } from './basic-auth.js';
+import { headerRefusal, installBasicAuth } from './basic-auth.js';
 import { installFormRefusals } from './form-refusal.js';
 import { installJsonErrors } from './json-errors.js';
 import { installJsonBody } from './json-body.js';
@@ -149,7 +149,8 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   installJsonLines(app, limits.body);
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limits.body }, (_req, _body, done) => done(null, {}));
 
-  app.setErrorHandler((err: FastifyError | RqError, req: FastifyRequest, reply: FastifyReply) => {
+  app.setErrorHandler((raw: FastifyError | RqError, req: FastifyRequest, reply: FastifyReply) => {
+    const err = headerRefusal(raw, req.headers.authorization) ?? raw;
     const status = statusOf(err);
     if (reply.sent || reply.raw.headersSent) return;
     if (status === 404) return ctx.notFoundPage(req, reply, err.message);

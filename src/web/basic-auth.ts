@@ -1,7 +1,7 @@
 // HTTP Basic auth against config.json's basic_auth users (and, on a fleet host, the fleet's own user), compared in constant time.
 import basicAuth from '@fastify/basic-auth';
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { RqError } from '../errors.js';
+import { RqError, shown } from '../errors.js';
 import { FLEET_PEER_USER } from '../ipc/fleet-reply.js';
 import type { FleetPeer } from './fleet-peer.js';
 import { checkCredentials } from './credentials.js';
@@ -9,6 +9,25 @@ import { checkCredentials } from './credentials.js';
 export interface BasicAuthConfig {
   realm?: string;
   users: Record<string, string>;
+}
+
+/**
+ * The 401 of a request whose credentials are missing, malformed or wrong, saying which: a user name
+ * the client sent is echoed (it is the client's own), a password never.
+ */
+export function unauthorized(header: string | undefined, user?: string): RqError {
+  const received =
+    user !== undefined
+      ? `user ${shown(user)} with a password that does not match`
+      : header === undefined
+        ? 'no Authorization header'
+        : 'an Authorization header that is not Basic with a base64 name:password';
+  return RqError.of('RQ_ERR_UNAUTHORIZED', received);
+}
+
+/** @fastify/basic-auth's own refusal of a missing or malformed header, as unauthorized() says it; null for any other error. */
+export function headerRefusal(err: { code?: unknown }, header: string | undefined): RqError | null {
+  return err.code === 'FST_BASIC_AUTH_MISSING_OR_BAD_AUTHORIZATION_HEADER' ? unauthorized(header) : null;
 }
 
 /**
@@ -31,7 +50,7 @@ export async function installBasicAuth(
     validate: async (user, password, req) => {
       if (checkCredentials(cfg.users, user, password)) return;
       if (fleetPeer && user === FLEET_PEER_USER && (await fleetPeer.check(password))) return void peers.add(req);
-      throw RqError.of('RQ_ERR_UNAUTHORIZED');
+      throw unauthorized(req.headers.authorization, user);
     },
   });
   const check = app.basicAuth as onRequestHookHandler;

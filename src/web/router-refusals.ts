@@ -1,8 +1,8 @@
 // URLs the router refuses before any hook runs (a broken %-escape, a path part too long): the Host, IP and credential checks first, then a refusal in the client's format.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { shown } from '../errors.js';
+import { type RqError, shown } from '../errors.js';
 import { admissionProblem } from './access-control.js';
-import type { BasicAuthConfig } from './basic-auth.js';
+import { type BasicAuthConfig, unauthorized } from './basic-auth.js';
 import { checkCredentials } from './credentials.js';
 import { failText } from './json-errors.js';
 import { parseFormBody } from './params.js';
@@ -15,13 +15,13 @@ export interface RouterRefusalDeps {
   maxParamLength: number;
 }
 
-/** Whether an Authorization header names one of `users` with its password (basic_auth's own users; the fleet's peer user is never routed here). */
-function authorized(header: string | undefined, users: Record<string, string>): boolean {
+/** Null when an Authorization header names one of `users` with its password (basic_auth's own users; the fleet's peer user is never routed here), else the 401 saying what came. */
+function refusedCredentials(header: string | undefined, users: Record<string, string>): RqError | null {
   const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
-  if (!m) return false;
-  const pair = Buffer.from(m[1], 'base64').toString('utf8');
+  const pair = m ? Buffer.from(m[1], 'base64').toString('utf8') : '';
   const colon = pair.indexOf(':');
-  return colon >= 0 && checkCredentials(users, pair.slice(0, colon), pair.slice(colon + 1));
+  if (colon < 0) return unauthorized(header);
+  return checkCredentials(users, pair.slice(0, colon), pair.slice(colon + 1)) ? null : unauthorized(header, pair.slice(0, colon));
 }
 
 /** asksForJson for a request the router gave no query: its `x_format` read from the URL here. */
@@ -49,9 +49,10 @@ export function routerRefusals(d: RouterRefusalDeps) {
     const json = wantsJson(req);
     const refused = admissionProblem(req, reply, d.hosts, d.allowedIps);
     if (refused) return text(reply, refused.status, refused.text, json);
-    if (d.auth && !authorized(req.headers.authorization, d.auth.users)) {
+    const denied = d.auth ? refusedCredentials(req.headers.authorization, d.auth.users) : null;
+    if (d.auth && denied) {
       reply.header('WWW-Authenticate', `Basic realm="${d.auth.realm ?? 'RQ'}", charset="UTF-8"`);
-      return text(reply, 401, '401 - Unauthorized', json);
+      return text(reply, 401, denied.message, json);
     }
     const path = req.url.split('?')[0];
     if (err.code === 'FST_ERR_MAX_PARAM_LENGTH')

@@ -24,6 +24,13 @@ describe('basic auth and relative_root', () => {
     expect(wrong.status).toBe(401);
     const unknown = await fetch(`${w.base}/q.json`, { headers: { authorization: `Basic ${Buffer.from('root:s3cret').toString('base64')}` } });
     expect(unknown.status).toBe(401);
+    // Each says what was expected and what came, the user's name but never the password.
+    const expected = 'Unauthorized: expected the name and password of a basic_auth user (config/config.json), received';
+    expect(await none.json()).toEqual(['fail', `${expected} no Authorization header`]);
+    expect(await wrong.json()).toEqual(['fail', `${expected} user "admin" with a password that does not match`]);
+    expect(await unknown.json()).toEqual(['fail', `${expected} user "root" with a password that does not match`]);
+    const junk = await fetch(`${w.base}/q.txt`, { headers: { authorization: 'Bearer abc' } });
+    expect([junk.status, await junk.text()]).toEqual([401, `401 - ${expected} an Authorization header that is not Basic with a base64 name:password`]);
     const ok = await fetch(`${w.base}/q.json`, { headers: auth });
     expect(ok.status).toBe(200);
     expect(await ok.json()).toEqual(['test']);
@@ -60,6 +67,10 @@ describe('basic auth and relative_root', () => {
       `Basic ${token}!`,
     ])
       expect((await rawGet(broken, { authorization })).status, authorization).toBe(401);
+    expect((await rawGet(broken, { authorization: `Basic ${Buffer.from('admin:nope').toString('base64')}` })).body).toMatch(
+      /^401 - Unauthorized: expected .*, received user "admin" with a password that does not match$/,
+    );
+    expect((await rawGet(broken)).body).toMatch(/^401 - Unauthorized: expected .*, received no Authorization header$/);
     expect((await rawGet(broken, { authorization: `basic   ${token}` })).status).toBe(400);
     expect(asked.headers, 'the protective headers').toMatchObject({
       'x-frame-options': 'SAMEORIGIN',
