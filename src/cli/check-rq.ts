@@ -1,8 +1,8 @@
 // check_rq: Nagios-style probe of an rq host's queues over HTTP (spec §10.2), without the classic crash.
 import fs from 'node:fs';
 import http from 'node:http';
-import { parseArgs } from '../args.js';
-import { RqError, isRqError } from '../errors.js';
+import { RqError, isRqError, shown } from '../errors.js';
+import { readCheckArgs } from './check-rq-options.js';
 
 const USAGE = `check_rq: Nagios-style probe of an rq host's queues over HTTP (/q.txt and each /q/<queue>.txt)
 
@@ -18,7 +18,8 @@ Options:
   -d, --dump               print each queue's figures as they are read
   -h, --help               print this help and exit 0
 
-Exit: 0 OK, 1 WARNING, 2 CRITICAL (a queue not UP, errors, too many messages, or the host unreachable).
+Exit: 0 OK, 1 WARNING, 2 CRITICAL (a queue not UP, errors, too many messages, the host unreachable or
+its answer not 200), 3 UNKNOWN (the command line: an unknown option, a stray word, a bad or missing value).
 
 Example:
   $ check_rq -s rq.example.com -p 3333 -t 50:100:5000:8000`;
@@ -69,13 +70,21 @@ export function judge(name: string, s: QueueStats, t: Thresholds): { critical: s
   return { critical, warning };
 }
 
+/** `401 Unauthorized`: the status and its standard reason. */
+function statusText(status: number | undefined): string {
+  return status === undefined ? 'status unknown' : `${status}${http.STATUS_CODES[status] ? ` ${http.STATUS_CODES[status]}` : ''}`;
+}
+
 function fetchText(host: string, port: number, pathname: string, auth: string | undefined, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const req = http.get({ host, port, path: pathname, auth, timeout: timeoutMs }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (body += d));
-      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(RqError.of('RQ_ERR_FETCH', `Could not Fetch ${pathname}`))));
+      // The status says which fix applies: 401 a wrong or missing -u / --user-file, 404 another server on the port, 503 a web that is stopping.
+      res.on('end', () =>
+        res.statusCode === 200 ? resolve(body) : reject(RqError.of('RQ_ERR_FETCH', `Could not Fetch ${pathname}: HTTP ${statusText(res.statusCode)}`)),
+      );
     });
     req.on('timeout', () => req.destroy(RqError.of('RQ_ERR_FETCH', `Timed out connecting to ${host}:${port}`)));
     req.on('error', (err) => reject(isRqError(err, 'RQ_ERR_FETCH') ? err : RqError.of('RQ_ERR_FETCH', `Could not connect to ${host}:${port}`)));
@@ -96,24 +105,22 @@ function userFromFile(file: string): { user: string } | { why: string } {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const { opts } = parseArgs(['check_rq', ...argv.map((a) => (/^-[a-z]$/.test(a) ? `-${a}` : a))]);
-  const short: Record<string, string> = { s: 'server', p: 'port', t: 'thresh', d: 'dump', u: 'user', h: 'help' };
-  for (const [k, long] of Object.entries(short)) if (opts[k] !== undefined && opts[long] === undefined) opts[long] = opts[k];
+  // Nagios reads a plugin's first line and its exit status: a mistyped option or a stray word is UNKNOWN (3), never a silent default (-H HOST would probe localhost).
+  const args = readCheckArgs(argv);
+  if ('problem' in args) {
+    console.log(`UNKNOWN: ${args.problem}`);
+    return 3;
+  }
+  const { opts } = args;
   if (opts.help) {
     console.log(USAGE);
     return 0;
   }
-  // Nagios reads a plugin's first line and its exit status: a mistyped option is UNKNOWN (3), not a silent default.
-  const known = new Set([...Object.keys(short), ...Object.values(short), 'user-file']);
-  const unknown = Object.keys(opts).find((k) => !known.has(k));
-  if (unknown !== undefined) {
-    console.log(`UNKNOWN: unknown option ${unknown.length === 1 ? '-' : '--'}${unknown}; check_rq -h lists the options`);
-    return 3;
-  }
   const host = typeof opts.server === 'string' ? opts.server : 'localhost';
-  const port = Number(opts.port ?? process.env.RQ_PORT ?? 3333);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) {
-    console.log(`UNKNOWN: --port: expected a port number 1-65535, received ${JSON.stringify(opts.port)}`);
+  const portText = opts.port ?? process.env.RQ_PORT ?? '3333';
+  const port = Number(portText);
+  if (!/^\d+$/.test(String(portText)) || port < 1 || port > 65535) {
+    console.log(`UNKNOWN: ${opts.port === undefined ? '$RQ_PORT' : '--port'}: expected a port number 1-65535, received ${shown(portText)}`);
     return 3;
   }
   const t = parseThresholds(typeof opts.thresh === 'string' ? opts.thresh : '25:40:3000:3500');
@@ -123,10 +130,6 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (opts['user-file'] !== undefined && opts.user !== undefined) {
     console.log('UNKNOWN: -u and --user-file: give one of them');
-    return 3;
-  }
-  if (opts['user-file'] === true) {
-    console.log('UNKNOWN: --user-file: expected FILE (NAME:PASSWORD on its first line), received nothing');
     return 3;
   }
   const fromFile = typeof opts['user-file'] === 'string' ? userFromFile(opts['user-file']) : undefined;

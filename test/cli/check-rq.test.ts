@@ -68,6 +68,19 @@ describe('check_rq', () => {
     expect(bad.code).toBe(3);
     expect(bad.stdout).toContain('--thresh: expected four whole numbers');
   });
+
+  it('an unknown option or a stray word is UNKNOWN (3) by name, and no host is probed in its place', async () => {
+    // -H is Nagios's usual host option: ignored, the probe went to localhost and said CRITICAL about the wrong host.
+    expect(await probe('-H', 'foo.invalid')).toEqual({
+      code: 3,
+      out: 'UNKNOWN: unknown option -H (the host is -s HOST or --server HOST); check_rq -h lists the options',
+    });
+    expect(await probe('--x')).toEqual({ code: 3, out: 'UNKNOWN: unknown option --x; check_rq -h lists the options' });
+    expect(await probe('extra')).toEqual({
+      code: 3,
+      out: 'UNKNOWN: unexpected argument "extra": check_rq takes no words besides its options (check_rq -h lists them)',
+    });
+  });
 });
 
 describe('check_rq against a web with basic_auth', () => {
@@ -85,7 +98,8 @@ describe('check_rq against a web with basic_auth', () => {
     );
 
   it('--user-file reads NAME:PASSWORD from a file only its owner may read; -u still works; the password is never printed', async () => {
-    expect((await check()).code).toBe(2);
+    expect(await check()).toEqual({ code: 2, out: 'CRITICAL: Could not Fetch /q.txt: HTTP 401 Unauthorized' });
+    expect(await check('-u', 'nagios:wrong')).toEqual({ code: 2, out: 'CRITICAL: Could not Fetch /q.txt: HTTP 401 Unauthorized' });
     expect(await check('-u', 'nagios:s3cret')).toEqual({ code: 0, out: 'OK: all queue tests normal' });
     const file = path.join(a.root, 'check-user');
     await fs.writeFile(file, 'nagios:s3cret\n', { mode: 0o600 });

@@ -200,7 +200,11 @@ describe('the other programs of bin/', () => {
       expect(r.out[0]).toMatch(first);
       expect(r.out).toContainEqual(expect.stringMatching(line));
     }
-    expect(await runBin('check_rq', ['--srever', 'x'])).toEqual({ code: 3, out: ['UNKNOWN: unknown option --srever; check_rq -h lists the options'], err: [] });
+    expect(await runBin('check_rq', ['--srever', 'x'])).toEqual({
+      code: 3,
+      out: ['UNKNOWN: unknown option --srever (did you mean --server?); check_rq -h lists the options'],
+      err: [],
+    });
     expect(await runBin('rq-start', ['--frob'])).toMatchObject({ code: 2, err: [expect.stringMatching(/^rq-start: unknown option --frob/)] });
   });
 });

@@ -1,0 +1,52 @@
+// check_rq's command line (pure): its documented options read, every other word refused by name.
+import { describe, expect, it } from 'vitest';
+import { readCheckArgs } from '../../src/cli/check-rq-options.js';
+
+const problem = (...argv: string[]) => {
+  const r = readCheckArgs(argv);
+  return 'problem' in r ? r.problem : undefined;
+};
+
+describe('readCheckArgs', () => {
+  it('reads the documented options in their short, long and --name=value forms', () => {
+    expect(readCheckArgs(['-s', 'rq.example.com', '-p', '3333', '-t', '50:100:5000:8000', '-u', 'n:p', '-d'])).toEqual({
+      opts: { server: 'rq.example.com', port: '3333', thresh: '50:100:5000:8000', user: 'n:p', dump: true },
+    });
+    expect(readCheckArgs(['--server=h', '--port', '1', '--thresh=1:2:3:4', '--user-file', '/f', '--dump', '--help'])).toEqual({
+      opts: { server: 'h', port: '1', thresh: '1:2:3:4', 'user-file': '/f', dump: true, help: true },
+    });
+    expect(readCheckArgs(['-h'])).toEqual({ opts: { help: true } });
+    expect(readCheckArgs([])).toEqual({ opts: {} });
+  });
+
+  it('refuses an unknown option by name, as typed: Nagios -H names the option that is the host', () => {
+    expect(problem('-H', 'foo.invalid', '-p', '18999')).toBe('unknown option -H (the host is -s HOST or --server HOST); check_rq -h lists the options');
+    expect(problem('-Z')).toBe('unknown option -Z; check_rq -h lists the options');
+    expect(problem('--x')).toBe('unknown option --x; check_rq -h lists the options');
+    expect(problem('--sever=h')).toBe('unknown option --sever (did you mean --server?); check_rq -h lists the options');
+    // Only the one-letter forms take one dash; `--s` is no option of check_rq.
+    expect(problem('--s', 'h')).toBe('unknown option --s; check_rq -h lists the options');
+    expect(problem('-server', 'h')).toBe('unknown option -server; check_rq -h lists the options');
+  });
+
+  it('refuses a stray word, wherever it stands, and after a bare --', () => {
+    const stray = 'unexpected argument "extra": check_rq takes no words besides its options (check_rq -h lists them)';
+    expect(problem('extra')).toBe(stray);
+    expect(problem('-d', 'extra')).toBe(stray);
+    expect(problem('-s', 'h', 'extra', '-p', '1')).toBe(stray);
+    expect(problem('--', 'extra')).toBe('unexpected argument "--": check_rq takes no words besides its options (check_rq -h lists them)');
+  });
+
+  it('a value option needs its value: never the next option, never a default in its place', () => {
+    expect(problem('-p', '18999', '-s')).toBe('-s: expected HOST, received nothing');
+    expect(problem('-s', '-p', '1')).toBe('-s: expected HOST, received the option -p');
+    expect(problem('--user-file')).toBe('--user-file: expected FILE (NAME:PASSWORD on its first line), received nothing');
+    expect(problem('--dump=1')).toBe('--dump: expected no value (a flag), received "1"');
+  });
+
+  it('an option given twice is refused, a password never shown', () => {
+    expect(problem('-s', 'a', '--server', 'b')).toBe('-s/--server: expected once, received "a" and "b"');
+    expect(problem('-u', 'n:secret', '--user=m:other')).toBe('-u/--user: expected once, received it twice');
+    expect(problem('-d', '-d')).toBe('-d/--dump: expected once, received it twice');
+  });
+});
