@@ -14,7 +14,7 @@ import { installFormRefusals } from './form-refusal.js';
 import { installJsonErrors } from './json-errors.js';
 import { installJsonBody } from './json-body.js';
 import { serveChartLib } from './chart-lib.js';
-import { parseFormBody, requireShallow } from './params.js';
+import { parseFormBody, parseQuery, requireShallow, requireSingleParams } from './params.js';
 import { registerApiDocs } from './openapi/api-docs.js';
 import { registerRoutes } from './routes.js';
 import { WebContext } from './web-context.js';
@@ -90,7 +90,7 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
       ignoreDuplicateSlashes: true,
       ignoreTrailingSlash: true,
       maxParamLength: MAX_PARAM_LENGTH,
-      querystringParser: (s: string) => parseFormBody(s),
+      querystringParser: (s: string) => parseQuery(s),
     },
     frameworkErrors: routerRefusals({ hosts, allowedIps: deps.config.allowed_ips, auth: deps.config.basic_auth, maxParamLength: MAX_PARAM_LENGTH }),
   });
@@ -121,9 +121,10 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
     if (problem) return reply.code(403).type('text/plain; charset=utf-8').send(problem);
   });
 
-  // Query, form and JSON bodies are parsed before any route runs; their depth is checked before any code walks them.
+  // Query, form and JSON bodies are parsed before any route runs; their depth, and that the query gives each parameter once, are checked before any code walks them.
   app.addHook('preHandler', async (req) => {
     requireShallow(req.query, 'query string');
+    requireSingleParams(req.query);
     if (typeof req.body === 'object' && req.body !== null) requireShallow(req.body, 'request body');
   });
 

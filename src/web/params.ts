@@ -1,5 +1,5 @@
 // Rack-style nested form parameters: `mesg[dest]=x` and `queue[coalesce_params][]=1` become objects and arrays.
-import { RqError, shown } from '../errors.js';
+import { RqError, invalidField, shown } from '../errors.js';
 
 export type Params = { [key: string]: ParamValue };
 export type ParamValue = string | ParamValue[] | Params;
@@ -58,32 +58,82 @@ function segmentsOf(key: string): string[] {
   return end === key.length ? out : [key];
 }
 
-function assign(target: Params, path: string[], value: string): void {
-  const [head, ...rest] = path;
+/** Called with the name (as far as it goes, `mesg[dest]`) of a parameter whose value a later pair would replace. */
+type OnRepeat = (name: readonly string[]) => void;
+
+function assign(target: Params, path: readonly string[], value: string, onRepeat?: OnRepeat, at = 0): void {
+  const head = path[at];
   if (UNSAFE.has(head)) return;
-  if (rest.length === 0) {
+  const had = Object.hasOwn(target, head) ? target[head] : undefined;
+  const name = () => path.slice(0, at + 1);
+  if (at === path.length - 1) {
+    if (had !== undefined) onRepeat?.(name());
     target[head] = value;
     return;
   }
-  if (rest[0] === '' && rest.length === 1) {
-    const list = target[head];
-    if (Array.isArray(list)) list.push(value);
-    else target[head] = [value];
+  if (path[at + 1] === '' && at + 2 === path.length) {
+    if (Array.isArray(had)) had.push(value);
+    else {
+      if (had !== undefined) onRepeat?.(name());
+      target[head] = [value];
+    }
     return;
   }
-  let child = target[head];
+  let child = had;
   if (typeof child !== 'object' || Array.isArray(child)) {
+    if (child !== undefined) onRepeat?.(name());
     child = {};
     target[head] = child;
   }
-  assign(child, rest, value);
+  assign(child, path, value, onRepeat, at + 1);
 }
 
-/** Builds the nested params of a form from its (key, value) pairs, in order. */
-export function nestParams(pairs: Iterable<[string, string]>): Params {
+/** Builds the nested params of a form from its (key, value) pairs, in order; a later value of a name replaces the earlier (told to `onRepeat`), `name[]` collects. */
+export function nestParams(pairs: Iterable<[string, string]>, onRepeat?: OnRepeat): Params {
   const out: Params = {};
-  for (const [key, value] of pairs) assign(out, segments(key), value);
+  for (const [key, value] of pairs) assign(out, segments(key), value, onRepeat);
   return out;
+}
+
+/** A query parameter given more than once: its name and every value it was given. */
+export interface RepeatedParam {
+  name: string;
+  values: string[];
+}
+
+// The router parses the query before any hook runs and cannot refuse; the preHandler hook asks here (requireSingleParams).
+const repeatedIn = new WeakMap<Params, RepeatedParam>();
+
+const nameOf = (path: readonly string[]) =>
+  path[0] +
+  path
+    .slice(1)
+    .map((s) => `[${s}]`)
+    .join('');
+
+/** Parses a query string as a form is parsed, remembering the first parameter it gives twice (`state=done&state=err`, `a=1&a[]=2`). */
+export function parseQuery(query: string): Params {
+  const pairs = [...new URLSearchParams(query)];
+  let repeated: readonly string[] | undefined;
+  const out = nestParams(pairs, (name) => (repeated ??= name));
+  if (repeated !== undefined) {
+    const name = repeated;
+    const under = (key: string) => {
+      const path = segments(key);
+      return name.every((s, i) => path[i] === s);
+    };
+    repeatedIn.set(out, { name: nameOf(name), values: pairs.filter(([k]) => under(k)).map(([, v]) => v) });
+  }
+  return out;
+}
+
+/**
+ * Refuses a query that gave a parameter more than once: the last value would silently win, so
+ * `state=done&state=err` would list errors only. 400 naming it and its values; `name[]=` lists stay lists.
+ */
+export function requireSingleParams(query: unknown): void {
+  const repeated = typeof query === 'object' && query !== null ? repeatedIn.get(query as Params) : undefined;
+  if (repeated) throw invalidField(repeated.name, 'one value (a query parameter is given at most once)', repeated.values);
 }
 
 /** Parses an application/x-www-form-urlencoded body. */
