@@ -150,10 +150,12 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   installJsonLines(app, limits.body);
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limits.body }, (_req, _body, done) => done(null, {}));
 
-  app.setErrorHandler((raw: FastifyError | RqError, req: FastifyRequest, reply: FastifyReply) => {
+  app.setErrorHandler(async (raw: FastifyError | RqError, req: FastifyRequest, reply: FastifyReply) => {
     const err = headerRefusal(raw, req.headers.authorization) ?? raw;
     const status = statusOf(err);
     if (reply.sent || reply.raw.headersSent) return;
+    // A refusal before the route read a multipart body (an unknown queue) answers in the format a field of it asks for.
+    if (status < 500) await ctx.learnBodyFormat(req);
     if (status === 404) return ctx.notFoundPage(req, reply, err.message);
     const text = messageOf(err, status, ctx, limits);
     if (status < 500) ctx.log.debug({ url: req.url, status, err: err.message }, 'request refused');

@@ -2,7 +2,7 @@
 import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { RqError, shown } from '../errors.js';
-import { readMultipart } from './multipart-reader.js';
+import { MAX_PARTS, readMultipart } from './multipart-reader.js';
 import { type Params, nestParams, requireShallow } from './params.js';
 
 /** A path parameter (already %-decoded by the router); validation is the caller's job. */
@@ -41,13 +41,15 @@ export function unreadBodyType(req: FastifyRequest): string | null {
 }
 
 /**
- * Whether a client asked for JSON before its body is read, so that a body refused unread answers
- * in its format: `x_format` in the query, else the URL's extension (`.json`; `.txt` is text), else
- * a JSON body (`application/json`, JSON lines), else an Accept naming application/json (ahead of
- * text/html when it names both).
+ * Whether a client asked for JSON, for a refusal that comes before the route reads its format:
+ * `x_format` in a parsed body (a form or JSON; the body wins, as in plainParams) or in the query,
+ * else the URL's extension (`.json`; `.txt` is text), else a JSON body (`application/json`, JSON
+ * lines), else an Accept naming application/json (ahead of text/html when it names both). A
+ * multipart body's fields are the route's to read (multipartFormat).
  */
 export function asksForJson(req: FastifyRequest): boolean {
-  const format = asParams(req.query).x_format;
+  const bodyFormat = asParams(req.body).x_format;
+  const format = typeof bodyFormat === 'string' ? bodyFormat : asParams(req.query).x_format;
   if (typeof format === 'string') return format === 'json';
   const path = req.url.split('?')[0];
   if (path.endsWith('.json')) return true;
@@ -57,6 +59,33 @@ export function asksForJson(req: FastifyRequest): boolean {
   const json = accept.indexOf('application/json');
   const htmlAt = accept.indexOf('text/html');
   return json >= 0 && (htmlAt < 0 || json < htmlAt);
+}
+
+/** How long a refusal waits for the text fields of a multipart body that no route read (multipartFormat). */
+const FORMAT_FIELDS_MS = 5000;
+
+/**
+ * The `x_format` among the text fields ahead of a multipart body's first file, for a refusal that
+ * came before its route read the body (an unknown queue): so `curl -F x_format=json …` hears it in
+ * JSON, as a form post does. No file is read or stored: at the first one the parser is stopped and
+ * the rest is drained after the answer (bounded-drain.ts). A body that does not parse, or whose
+ * fields take longer than FORMAT_FIELDS_MS, says nothing, and the refusal keeps its other format.
+ */
+export async function multipartFormat(req: FastifyRequest): Promise<string | undefined> {
+  let format: string | undefined;
+  const read = (async () => {
+    for await (const part of req.parts({ limits: { fieldSize: req.server.rqFieldLimit, parts: MAX_PARTS } })) {
+      if (part.type === 'file') {
+        part.file.destroy();
+        return;
+      }
+      if (part.fieldname === 'x_format' && typeof part.value === 'string') format = part.value;
+    }
+  })().catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([read, new Promise((resolve) => (timer = setTimeout(resolve, FORMAT_FIELDS_MS)))]);
+  clearTimeout(timer);
+  return format;
 }
 
 /** The query's and a parsed (not multipart) body's parameters, the body's over the query's: what the routes read of a request. */

@@ -13,7 +13,7 @@ import { discoverQueues } from '../mgr/queue-dirs.js';
 import { DEFAULT_MAX_EVENT_STREAMS, EventHub } from './event-hub.js';
 import { type Flash, FlashStore } from './flash.js';
 import { type Params, textParam } from './params.js';
-import { asksForJson, readParams } from './request-params.js';
+import { asksForJson, multipartFormat, readParams } from './request-params.js';
 
 import { rubyInspect } from './ruby-inspect.js';
 import { SseLimits } from './sse-limits.js';
@@ -90,6 +90,18 @@ export class WebContext {
    */
   wantsJson(req: FastifyRequest): boolean {
     return this.formats.get(req) ?? asksForJson(req);
+  }
+
+  /**
+   * Before a refusal answers: a multipart body that nothing has read yet may say its format in a
+   * field (`-F x_format=json`), which asksForJson cannot see; its fields ahead of the first file are
+   * read for it (multipartFormat). A request whose route already chose its format is left as it is.
+   */
+  async learnBodyFormat(req: FastifyRequest): Promise<void> {
+    if (this.formats.has(req) || !req.isMultipart() || req.raw.readableDidRead) return;
+    const format = await multipartFormat(req);
+    if (format === 'json') this.markJson(req);
+    else if (format === 'html') this.markHtml(req);
   }
 
   /** The request's parameters; a multipart x_format=json field marks its errors JSON as soon as it is read, so a body refused after it answers JSON. */
