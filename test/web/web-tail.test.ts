@@ -149,6 +149,24 @@ describe('GET /q/<q>/<id>/log/<file>/events', () => {
     expect(c.logText()).toBe('');
     expect(JSON.parse(end.data).offset).toBe(raw.length);
     expect((await fetch(`${B}/q/tail/${id}/log/stdio.log/events?offset=-1`)).status).toBe(400);
+    // Past the end: from the end, and the stream says so (it was echoed as if that many bytes had been sent).
+    for (const headers of [{}, { 'last-event-id': String(raw.length + 1) }] as Record<string, string>[]) {
+      const d = new SseReader(await fetch(`${B}/q/tail/${id}/log/stdio.log/events?offset=999999`, { headers }));
+      const over = await d.until((e) => e.event === 'end');
+      expect([d.logText(), JSON.parse(over.data)]).toEqual(['', { state: 'done', status: expect.any(String), offset: raw.length }]);
+    }
+  });
+
+  it('is 404 for a log file a finished message does not have, as its raw URL is, before any stream starts', async () => {
+    const id = await send(B, 'tail', { param1: 'lines', param2: '1', param3: '0' });
+    await waitState(B, 'tail', id, ['done']);
+    expect((await fetch(`${B}/q/tail/${id}/log/nope.log`)).status).toBe(404);
+    const res = await fetch(`${B}/q/tail/${id}/log/nope.log/events`, { headers: { accept: 'application/json' } });
+    expect([res.status, res.headers.get('content-type'), await res.json()]).toEqual([
+      404,
+      'application/json; charset=utf-8',
+      ['fail', `Log file nope.log not found (message tail/${id} is done)`],
+    ]);
   });
 
   it('is 404 for unknown messages and bad names, before any stream starts', async () => {

@@ -1,7 +1,9 @@
 // GET /q/<q>/<id>/log/<file>/events: the job log as Server-Sent Events, from a byte offset until the job ends.
 import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { RqError, invalidField } from '../../errors.js';
+import { RqError, invalidField, isRqError } from '../../errors.js';
+import { isFinished } from '../../message/states.js';
+import { openBeneath } from '../../spool/beneath.js';
 import { queuePaths } from '../../config/paths.js';
 import { type Located, LogTail } from '../log-tail.js';
 import { requireFileName } from '../message-files.js';
@@ -10,6 +12,18 @@ import type { WebContext } from '../web-context.js';
 
 /** Proxies close idle streams; a comment line now and then keeps this one open. It reads nothing. */
 const KEEP_ALIVE_MS = 25_000;
+
+/** The log's size now, or null when it is not there (or is no regular file: a tail never opens one). */
+async function logSize(dir: string, file: string): Promise<number | null> {
+  try {
+    const { fh, stat } = await openBeneath(dir, ['job', file], file);
+    await fh.close();
+    return Number(stat.size);
+  } catch (err) {
+    if (isRqError(err, 'RQ_ERR_FILE_NOT_FOUND')) return null;
+    throw err;
+  }
+}
 
 function startOffset(req: FastifyRequest): number {
   // EventSource resends the last id it saw when it reconnects: that is the byte offset to resume from.
@@ -24,7 +38,7 @@ export function tailEvents(ctx: WebContext) {
     const q = await ctx.requireRoutedQueue(pathParam(req, 'q'));
     const id = ctx.requireMsgId(pathParam(req, 'id'));
     const file = requireFileName(pathParam(req, 'file'), 'Log file');
-    const offset = startOffset(req);
+    const asked = startOffset(req);
 
     const locate = async (): Promise<Located | null> => {
       const r = await ctx.queue(q).messageStatus(id);
@@ -34,8 +48,20 @@ export function tailEvents(ctx: WebContext) {
       if (!dir.startsWith(ctx.paths.queues + path.sep)) return null;
       return { state: v.state, status: v.status, dir };
     };
-    // Unknown messages get the 404 page now, before the stream starts.
-    if (!(await locate())) throw RqError.of('RQ_ERR_MSG_NOT_FOUND', `${q}/${id}`);
+    // Unknown messages, and a log a finished message does not have (it never will), get the 404 now, before the stream starts.
+    // An unfinished message's log may not exist yet (stdio.log before its run): the tail waits for it.
+    let size: number | null = null;
+    for (let attempt = 0; attempt < 2 && size === null; attempt++) {
+      const loc = await locate();
+      if (!loc) throw RqError.of('RQ_ERR_MSG_NOT_FOUND', `${q}/${id}`);
+      size = await logSize(loc.dir, file);
+      // Absent where the queue said: it may have moved on (run ⇒ done) since, so it is looked up once more.
+      if (size === null && attempt > 0 && isFinished(loc.state))
+        throw RqError.of('RQ_ERR_FILE_NOT_FOUND', `Log file ${file}`, ` (message ${q}/${id} is ${loc.state})`);
+    }
+    // Past the end (a client's offset, or the Last-Event-ID of a log a retry cut back): from the end, which the stream's ids and `end` then say.
+    // A 4xx would stop an EventSource for good rather than let it resume.
+    const offset = Math.min(asked, size ?? 0);
     // Gone during the lookup: its 'close' has fired already, so a slot taken now would never be let go.
     if (req.raw.socket.destroyed) return reply.hijack();
     // Over max_sse_streams or max_tails_per_message: 503 with Retry-After, before the stream starts.
