@@ -52,6 +52,9 @@ const CONNECTIONS_CHECK_MS = 1000;
 /** A path part (a queue name, a message id, an attachment name) longer than this is refused by the router itself (router-refusals.ts). */
 const MAX_PARAM_LENGTH = 1000;
 
+/** Refusals of a request not let in: nothing of its body is read to choose their format. */
+const AT_THE_DOOR = new Set([401, 403, 407, 413, 421, 429]);
+
 function statusOf(err: FastifyError | RqError | Error): number {
   if (err instanceof RqError) return err.code === 'RQ_ERR_NO_REPLY' ? 503 : err.status;
   const e = err as FastifyError;
@@ -154,8 +157,9 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
     const err = headerRefusal(raw, req.headers.authorization) ?? raw;
     const status = statusOf(err);
     if (reply.sent || reply.raw.headersSent) return;
-    // A refusal before the route read a multipart body (an unknown queue) answers in the format a field of it asks for.
-    if (status < 500) await ctx.learnBodyFormat(req);
+    // A refusal before the route read a multipart body (an unknown queue) answers in the format a field of it asks for;
+    // not one at the door (credentials, Host, address, size, rate): the body of a request not let in is never read.
+    if (status < 500 && !AT_THE_DOOR.has(status)) await ctx.learnBodyFormat(req);
     if (status === 404) return ctx.notFoundPage(req, reply, err.message);
     const text = messageOf(err, status, ctx, limits);
     if (status < 500) ctx.log.debug({ url: req.url, status, err: err.message }, 'request refused');
