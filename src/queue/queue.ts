@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { QueueConfig } from '../config/queue-config.js';
 import { QueueSpool } from '../spool/queue-spool.js';
 import { AdminState, type QueueStatus } from './status/admin-state.js';
-import { spaceWaitingSpool } from './status/disk-full.js';
+import { roomProbe, spaceWaitingSpool } from './status/disk-full.js';
 import { Coalescer } from './coordination/coalescing.js';
 import { RunMoves } from './transitions/run-moves.js';
 import { Transitions } from './transitions/transitions.js';
@@ -118,6 +118,7 @@ export class Queue {
       resolve: () => resolveScript(deps.root, this.configNow.script, deps.scriptOutside),
       target: () => path.resolve(deps.root, this.configNow.script),
       log: this.log,
+      roomProbe: roomProbe(spool),
     });
     const pump = () => this.pump();
     const moves = new Transitions({ spool, index, events, now: this.now, admit: (msg) => this.waits.admit(msg), pump });

@@ -6,12 +6,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queuePaths } from '../../src/config/paths.js';
-import { type SpoolFile, type SpoolFs, nodeSpoolFs } from '../../src/spool/spool-fs.js';
 import { MgrProc, install } from '../helpers/mgr-proc.js';
 import { VERBS_SH, freePort, waitFor } from '../helpers/rq-root.js';
 import { fillDisk } from '../helpers/disk-fill.js';
 import { inProcessQueue } from '../queue/in-process.js';
-import { callByCallFs } from '../helpers/call-by-call-fs.js';
+import { noSpaceFs } from '../helpers/no-space-fs.js';
 
 const run = promisify(execFile);
 /** 2,000 messages in CI; RQ_CHAOS_BIG=1 for 20,000. */
@@ -131,32 +130,6 @@ describe('a full disk under a real root (tmpfs)', () => {
     expect(await m.cmd('ping')).toEqual(['pong']);
   }, 300_000);
 });
-
-/** The spool's disk calls, with every write refused (ENOSPC) while `full()`: what a full filesystem does to rq's writes. */
-function noSpaceFs(full: () => boolean): SpoolFs {
-  const refuse = () => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-  const guard =
-    <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
-    (...a: A) =>
-      full() ? Promise.reject(refuse()) : f(...a);
-  const file = (fh: SpoolFile): SpoolFile => ({
-    writeFile: guard((d) => fh.writeFile(d)),
-    write: guard((...a: unknown[]) => (fh.write as (...x: unknown[]) => Promise<never>)(...a)) as SpoolFile['write'],
-    truncate: (len) => fh.truncate(len),
-    sync: () => fh.sync(),
-    datasync: () => fh.datasync(),
-    stat: () => fh.stat(),
-    close: () => fh.close(),
-  });
-  return {
-    ...callByCallFs,
-    open: async (p, flags, mode) => file(await nodeSpoolFs.open(p, flags, mode)),
-    writeFileSync: (fd, data) => {
-      if (full()) throw refuse();
-      nodeSpoolFs.writeFileSync(fd, data);
-    },
-  };
-}
 
 /** The status view of the newest of `ids` (full ids, as a create answers) still in que. */
 async function firstQueued(q: Awaited<ReturnType<typeof inProcessQueue>>, ids: string[]): Promise<{ status: string }> {

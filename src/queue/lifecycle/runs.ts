@@ -7,7 +7,7 @@ import type { TraceContext } from '../../message/trace-context.js';
 import { markShutdown } from '../../spool/message-files.js';
 import type { QueueSpool } from '../../spool/queue-spool.js';
 import type { AdminState } from '../status/admin-state.js';
-import { type RunEndSpool, isNoSpace, roomProbe } from '../status/disk-full.js';
+import { type RunEndSpool, isNoSpace } from '../status/disk-full.js';
 import type { DupDeps } from './dup.js';
 import type { MessageIndex } from '../index/message-index.js';
 import type { QueueEvents } from '../status/queue-events.js';
@@ -193,14 +193,14 @@ export class Runs {
     } catch (err) {
       if (!isNoSpace(err)) throw err;
       run.log.warn({ err: (err as Error).message }, 'pid file not written: a crash of the queue process now would leave this script running');
-      this.d.admin.disk.waitForRoom(`pid of ${run.id} (a script started)`, err as Error, roomProbe(this.d.spool));
+      this.d.admin.disk.waitForRoom(`pid of ${run.id} (a script started)`, err as Error);
     }
   }
 
   /** The start found no space (its run files): DISK FULL holds the queue, and the message waits in the que, not started. */
   private noRoomToStart(run: ScriptRun, err: Error): void {
     run.log.warn({ err: err.message }, 'script not started: no space on the disk; the message goes back to the que');
-    this.d.admin.disk.waitForRoom(`start of ${run.id} (its run files)`, err, roomProbe(this.d.spool));
+    this.d.admin.disk.waitForRoom(`start of ${run.id} (its run files)`, err);
     try {
       this.d.moves.backToQue(run, 'disk full');
     } catch (e) {

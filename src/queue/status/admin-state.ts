@@ -9,12 +9,14 @@ import type { ResolvedScript } from '../launch/script-runner.js';
 export type QueueStatus = 'UP' | 'PAUSE' | 'DOWN' | 'SCRIPTERROR' | 'DISK FULL';
 export type AdminAction = 'UP' | 'DOWN' | 'PAUSE' | 'RESUME';
 
-/** How the queue's script is found (a queue process passes it; rq-mgr, which only sets files, does not). */
+/** How the queue's script is found and its disk probed for room (a queue process passes it; rq-mgr, which only sets files, does not). */
 export interface ScriptSource {
   resolve: () => ResolvedScript;
   /** The configured script's absolute path, whose directory is watched while SCRIPTERROR lasts. */
   target: () => string;
   log: Logger;
+  /** How DISK FULL finds room again (disk-full.ts roomProbe). */
+  roomProbe: () => Promise<void>;
 }
 
 /**
@@ -37,7 +39,8 @@ export class AdminState {
     private readonly script?: ScriptSource,
   ) {
     this.admin = this.read();
-    this.disk = new DiskFull(onChange, script?.log);
+    // Without a script source (rq-mgr, which writes no message) no write waits and room is taken as found.
+    this.disk = new DiskFull(onChange, script?.roomProbe ?? (async () => undefined), script?.log);
   }
 
   private read(): Exclude<QueueStatus, 'SCRIPTERROR'> {

@@ -24,24 +24,39 @@ export function isNoSpace(err: unknown): boolean {
 }
 
 /**
- * Counts the writes waiting for space. While any waits the queue is DISK FULL: no new script
- * starts (a run that could not be recorded would only add to what waits), and the admin state
- * says so. `changed` is called when the state comes and when it goes.
+ * DISK FULL: from the first write refused for want of space until a probe (`roomProbe`) has found
+ * room, with no refusal since it began, and no write waits any more. Meanwhile no new script starts
+ * (a run that could not be recorded would only add to what waits) and the admin state says so.
+ * A waiting write that goes through is no evidence of room: it may have written into blocks its
+ * file already had, or taken the one page another file gave back, which the next start would have
+ * needed. So it only has the probe tried at once. `changed` is called when the state comes and
+ * when it goes.
  */
 export class DiskFull {
+  /** Writes retrying for space now. */
   private waiting = 0;
+  /** Space was refused and no probe has found room since. */
+  private unproven = false;
+  /** Refusals for want of space so far: a probe during which one came proves nothing. */
+  private refusals = 0;
+  private proving = false;
+  /** Whether `changed` last said DISK FULL. */
+  private shown = false;
   private closed = false;
   /** What found no room last, and the error: the reason clients are given while DISK FULL lasts. */
   why: string | null = null;
   private readonly sleepers = new Set<() => void>();
+  /** Wakes the probe's wait, so it tries now (a waiting write went through). */
+  private probeNow: (() => void) | null = null;
 
   constructor(
     private readonly changed: () => void,
+    private readonly probe: () => Promise<void>,
     private readonly log?: Logger,
   ) {}
 
   get full(): boolean {
-    return this.waiting > 0;
+    return this.waiting > 0 || this.unproven;
   }
 
   /**
@@ -49,40 +64,40 @@ export class DiskFull {
    * doubling to 5 s (a timer, no busy loop); any other failure, or any failure once the queue is
    * stopping, is thrown. The write must be safe to repeat (each spool write used here is).
    */
-  retry<T>(what: string, write: () => Promise<T>): Promise<T> {
-    return this.attempt(what, write, false);
-  }
-
-  /**
-   * Something that has no write to repeat found no space (a script's start, its pid file): the
-   * queue is DISK FULL from now, synchronously, so no start slips in, until `probe` succeeds.
-   */
-  waitForRoom(what: string, err: Error, probe: () => Promise<void>): void {
-    this.enter(what, err);
-    this.attempt(what, probe, true).catch(() => undefined);
-  }
-
-  private async attempt<T>(what: string, write: () => Promise<T>, entered: boolean): Promise<T> {
+  async retry<T>(what: string, write: () => Promise<T>): Promise<T> {
     const waits = new Doubling({ baseMs: FIRST_RETRY_MS, maxMs: MAX_RETRY_MS });
-    let held = entered;
+    let held = false;
     try {
       for (;;) {
-        if (held) {
-          await this.sleep(waits.next());
-        }
+        if (held) await this.sleep(waits.next()).slept;
         try {
           return await write();
         } catch (err) {
           if (this.closed || !isNoSpace(err)) throw err;
+          this.refused(what, err as Error, !held);
           if (!held) {
             held = true;
-            this.enter(what, err as Error);
+            this.waiting += 1;
           }
         }
       }
     } finally {
-      if (held) this.leave(what);
+      if (held) {
+        this.waiting -= 1;
+        this.log?.info({ what, waiting: this.waiting }, 'write that waited for space done');
+        this.probeNow?.();
+        this.settle();
+      }
     }
+  }
+
+  /**
+   * Something that has no write to repeat found no space (a create, a script's start, its pid
+   * file): the queue is DISK FULL from now, synchronously, so no start slips in, until the probe
+   * finds room.
+   */
+  waitForRoom(what: string, err: Error): void {
+    this.refused(what, err, true);
   }
 
   /** The queue stops: waiting writes try once more, then give up (their messages stay in run/ for the next start). */
@@ -91,40 +106,81 @@ export class DiskFull {
     for (const wake of this.sleepers) wake();
   }
 
-  private sleep(ms: number): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.sleepers.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      this.sleepers.add(wake);
-    });
+  private sleep(ms: number): { slept: Promise<void>; wake: () => void } {
+    let wake = () => undefined as void;
+    const slept = this.closed
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          wake = () => {
+            clearTimeout(timer);
+            this.sleepers.delete(wake);
+            resolve();
+          };
+          const timer = setTimeout(wake, ms);
+          this.sleepers.add(wake);
+        });
+    return { slept, wake };
   }
 
-  private enter(what: string, err: Error): void {
-    this.waiting += 1;
+  /** Space was refused to `what`: DISK FULL holds (said once, when it comes) and the probe looks for room. */
+  private refused(what: string, err: Error, say: boolean): void {
+    this.refusals += 1;
+    this.unproven = true;
     // The kernel's words (ENOSPC: no space left on device, write), not the wrapper's, which repeats `what`.
     const cause = noSpaceCause(err)?.message;
     this.why = `${what}: ${typeof cause === 'string' ? cause : err.message}`;
-    this.log?.warn({ what, err: err.message, waiting: this.waiting }, 'DISK FULL: write retried until there is space; no script starts meanwhile');
-    if (this.waiting === 1) this.changed();
-  }
-
-  private leave(what: string): void {
-    this.waiting -= 1;
-    this.log?.info({ what, waiting: this.waiting }, 'write that waited for space done');
-    if (this.waiting === 0) {
-      this.log?.warn('DISK FULL cleared: dispatch resumes');
+    if (say) this.log?.warn({ what, err: err.message, waiting: this.waiting }, 'DISK FULL: write retried until there is space; no script starts meanwhile');
+    void this.proveRoom();
+    if (!this.shown) {
+      this.shown = true;
       this.changed();
     }
   }
+
+  /** Probes for room after 100 ms doubling to 5 s (or at once when a waiting write goes through) until one finds it. */
+  private async proveRoom(): Promise<void> {
+    if (this.proving) return;
+    this.proving = true;
+    const waits = new Doubling({ baseMs: FIRST_RETRY_MS, maxMs: MAX_RETRY_MS });
+    try {
+      while (this.unproven && !this.closed) {
+        const nap = this.sleep(waits.next());
+        this.probeNow = nap.wake;
+        await nap.slept;
+        this.probeNow = null;
+        if (this.closed) return;
+        const seen = this.refusals;
+        try {
+          await this.probe();
+        } catch (err) {
+          if (isNoSpace(err)) continue;
+          // Not a want of space (EIO, EACCES): the probe cannot tell, so the waiting writes decide, as they would without it.
+          this.log?.warn({ err: (err as Error).message }, 'DISK FULL: the probe for room failed for another reason; the waiting writes alone hold the state');
+        }
+        if (this.refusals === seen) this.unproven = false;
+      }
+    } finally {
+      this.proving = false;
+      this.probeNow = null;
+    }
+    this.settle();
+  }
+
+  /** Says the state is gone once no write waits and the probe has found room. */
+  private settle(): void {
+    if (!this.shown || this.full || this.closed) return;
+    this.shown = false;
+    this.log?.warn('DISK FULL cleared: a probe found room; dispatch resumes');
+    this.changed();
+  }
 }
 
-/** Bytes the probe writes: one page, which a full filesystem cannot give (an overwrite in place could). */
-const PROBE_BYTES = 4096;
+/**
+ * Bytes the probe writes: 16 pages. One page proves only that one came free (a pid file removed at
+ * a run's end gives one back), which the next start's first write would take; a start and the end
+ * of a run take a page for each file they put bytes in (stdio.log, history, pid, status, msg).
+ */
+export const PROBE_BYTES = 64 * 1024;
 
 /** Whether there is room again: a new file of one page in the queue's directory, removed at once. */
 export function roomProbe(spool: Pick<QueueSpool, 'fs' | 'paths'>): () => Promise<void> {

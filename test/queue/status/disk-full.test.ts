@@ -15,10 +15,33 @@ describe('isNoSpace', () => {
   });
 });
 
+/** A probe that finds room once `room.yes` says so, counting its calls. */
+function probeOf(room: { yes: boolean }) {
+  const probe = Object.assign(
+    async () => {
+      probe.calls += 1;
+      if (!room.yes) throw noSpace();
+    },
+    { calls: 0 },
+  );
+  return probe;
+}
+
+/** A DiskFull whose state changes are recorded, with a promise for the state going. */
+function diskFull(probe: () => Promise<void>) {
+  const changes: boolean[] = [];
+  let cleared!: () => void;
+  const gone = new Promise<void>((r) => (cleared = r));
+  const disk: DiskFull = new DiskFull(() => {
+    changes.push(disk.full);
+    if (!disk.full) cleared();
+  }, probe);
+  return { disk, changes, gone };
+}
+
 describe('DiskFull', () => {
-  it('holds the state while a write fails for want of space, retrying at 100 ms doubling, and clears it when the write succeeds', async () => {
-    const changes: boolean[] = [];
-    const disk = new DiskFull(() => changes.push(disk.full));
+  it('holds the state while a write fails for want of space, retrying at 100 ms doubling, and clears it when the probe finds room', async () => {
+    const { disk, changes, gone } = diskFull(probeOf({ yes: true }));
     const at: number[] = [];
     let fails = 4;
     const t0 = Date.now();
@@ -28,6 +51,7 @@ describe('DiskFull', () => {
       return 'written';
     });
     expect(result).toBe('written');
+    await gone;
     expect(changes).toEqual([true, false]);
     expect(at).toHaveLength(5);
     // 100, 200, 400, 800 ms between tries: each gap at least its delay (timers never fire early).
@@ -37,8 +61,7 @@ describe('DiskFull', () => {
   });
 
   it('stays DISK FULL until every waiting write is done', async () => {
-    const changes: boolean[] = [];
-    const disk = new DiskFull(() => changes.push(disk.full));
+    const { disk, changes, gone } = diskFull(probeOf({ yes: true }));
     let room = false;
     const write = async () => {
       if (!room) throw noSpace();
@@ -49,42 +72,78 @@ describe('DiskFull', () => {
     expect(disk.full).toBe(true);
     room = true;
     await Promise.all([a, b]);
-    expect(disk.full).toBe(false);
+    await gone;
+    expect(changes).toEqual([true, false]);
+  });
+
+  it('a waiting write that goes through is no evidence of room: the state lasts until the probe finds some', async () => {
+    const room = { yes: false };
+    const probe = probeOf(room);
+    const { disk, changes, gone } = diskFull(probe);
+    let fails = 1;
+    // Written into blocks the file already had, say: it goes through on a disk that is still full.
+    await disk.retry('status', async () => {
+      if (fails-- > 0) throw noSpace();
+    });
+    expect(disk.full).toBe(true);
+    expect(changes).toEqual([true]);
+    room.yes = true;
+    await gone;
+    expect(changes).toEqual([true, false]);
+  });
+
+  it('a probe during which space was refused again proves nothing: another one must find room', async () => {
+    const probing: Array<() => void> = [];
+    let asked!: () => void;
+    let nextAsk = new Promise<void>((r) => (asked = r));
+    const { disk, changes, gone } = diskFull(
+      () =>
+        new Promise<void>((resolve) => {
+          probing.push(resolve);
+          asked();
+        }),
+    );
+    disk.waitForRoom('create', noSpace());
+    await nextAsk;
+    nextAsk = new Promise<void>((r) => (asked = r));
+    disk.waitForRoom('create', noSpace());
+    probing[0]();
+    await nextAsk;
+    expect(disk.full).toBe(true);
+    expect(probing).toHaveLength(2);
+    probing[1]();
+    await gone;
     expect(changes).toEqual([true, false]);
   });
 
   it('throws any other error at once, without entering the state', async () => {
-    const changes: boolean[] = [];
-    const disk = new DiskFull(() => changes.push(disk.full));
+    const { disk, changes } = diskFull(probeOf({ yes: true }));
     await expect(disk.retry('x', async () => Promise.reject(Object.assign(new Error('EIO'), { code: 'EIO' })))).rejects.toThrow('EIO');
     expect(changes).toEqual([]);
   });
 
-  it('a stop wakes the waiting writes, which give up after one more try', async () => {
-    const disk = new DiskFull(() => undefined);
+  it('a stop wakes the waiting writes, which give up after one more try; the state is not lifted without room', async () => {
+    const room = { yes: false };
+    const { disk, changes } = diskFull(probeOf(room));
     const pending = disk.retry('x', async () => Promise.reject(noSpace()));
     await new Promise((r) => setImmediate(r));
     disk.close();
     await expect(pending).rejects.toThrow('ENOSPC');
-    expect(disk.full).toBe(false);
+    expect(disk.full).toBe(true);
+    expect(changes).toEqual([true]);
   });
 
   it('waitForRoom enters the state at once and leaves it when the probe succeeds', async () => {
-    let cleared!: () => void;
-    const done = new Promise<void>((r) => (cleared = r));
-    const changes: boolean[] = [];
-    const disk = new DiskFull(() => {
-      changes.push(disk.full);
-      if (!disk.full) cleared();
-    });
     let probes = 0;
-    disk.waitForRoom('start', noSpace(), async () => {
+    const { disk, changes, gone } = diskFull(async () => {
       probes += 1;
       if (probes < 2) throw noSpace();
     });
+    disk.waitForRoom('start', noSpace());
     expect(disk.full).toBe(true);
-    await done;
+    await gone;
     expect(probes).toBe(2);
     expect(changes).toEqual([true, false]);
+    expect(disk.why).toBe('start: ENOSPC: no space left on device, write');
   });
 });
