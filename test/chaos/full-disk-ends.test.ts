@@ -22,6 +22,40 @@ async function statusOf(q: InProcess, id: string): Promise<string> {
 const reason = (q: InProcess) => q.queue.admin.reason ?? '';
 
 describe('a run that ends while the disk is full', () => {
+  it('keeps the completion text its script said: the end waits (DISK FULL) until that status is written', async () => {
+    const disk = { refused: (_f: string) => false };
+    const { q, a, script, statusFile } = await aRunning(disk);
+    try {
+      const b = await q.send({ param1: 'b' });
+      const finished = q.next('finished', (e) => e.msg.msg_id === a.msg_id);
+      let over = false;
+      void finished.then(() => (over = true));
+      // The disk fills; a create finds it so first, then the status write of the script's last line.
+      disk.refused = () => true;
+      expect((await q.cmd('create_message', { dest: 'q', param1: 'c' }))[0]).toBe('fail');
+      expect(q.queue.status()).toBe('DISK FULL');
+      script.say('done wrote');
+      script.exit(0);
+      await waitFor(() => reason(q).startsWith('status of') || over, 'the status of A to wait for space, or A to end');
+      expect(over).toBe(false);
+      expect(await q.state(a.msg_id)).toBe('run');
+      // Room for the status (a page given back) but not yet for the probe.
+      disk.refused = (f) => isProbe(f) || f !== statusFile;
+      await finished;
+      expect(await q.state(a.msg_id)).toBe('done');
+      expect(await statusOf(q, a.msg_id)).toBe('done - wrote');
+      expect(await q.cmd('ping')).toEqual(['pong']);
+      expect(q.queue.status()).toBe('DISK FULL');
+      expect(q.launcher.started.length).toBe(1);
+      disk.refused = () => false;
+      await q.launcher.nth(1);
+      expect(await q.state(b.msg_id)).toBe('run');
+      expect(q.queue.status()).toBe('UP');
+    } finally {
+      await q.close();
+    }
+  });
+
   it('stays DISK FULL once its waiting end writes went through, until a probe finds room; no script starts meanwhile', async () => {
     const disk = { refused: (_f: string) => false };
     const { q, a, script, statusFile } = await aRunning(disk);

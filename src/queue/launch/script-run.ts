@@ -70,7 +70,12 @@ export class ScriptRun {
     void guarded.finally(() => this.pending.delete(guarded));
   }
 
-  /** Every tracked write and status text on disk. */
+  /** Once settled: the latest status text could not be written while the script ran (a full disk), so the run's end must write it. */
+  get statusLost(): boolean {
+    return this.status?.lost ?? false;
+  }
+
+  /** Every tracked write and status text on disk (or its write failed: `statusLost`). */
   async settled(): Promise<void> {
     await Promise.all([...this.pending]);
     await this.status?.flush();

@@ -273,10 +273,9 @@ export class Runs {
     }
     if (end.cancelTooLate) this.d.spool.appendHistory(dir, { event: 'cancel_too_late', actor: run.cancel!.by });
     const outcome = end.kind === 'resend' ? { state: 'que' as const, statusText: end.status } : end.outcome;
-    if (outcome.statusText !== null) {
-      run.jobStatus = outcome.statusText;
-      await this.d.ends.writeStatus(dir, outcome.statusText, true);
-    }
+    if (outcome.statusText !== null) run.jobStatus = outcome.statusText;
+    // Else the script's last text (`done - wrote`) is the final status: one its run could not write waits for room now.
+    if (outcome.statusText !== null || run.statusLost) await this.d.ends.writeStatus(dir, run.jobStatus, true);
     // A run ending in err is a failure; one filtering the log at warn must still see it.
     run.log[outcome.state === 'err' ? 'warn' : 'info']({ state: outcome.state, code: exit.code, signal: exit.signal, ms }, 'script finished');
     if (end.kind === 'resend') await moves.resend(run, end.delay, details);
