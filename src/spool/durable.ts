@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { type SpoolFile, type SpoolFs, nodeSpoolFs } from './spool-fs.js';
 import { TRUNCATE, UPDATE, isNotRegular, openOwn } from './own-files.js';
+import { writeAll } from './write-all.js';
 
 /**
  * Coalesces fsyncs of the same directory: a caller arriving while a sync of that directory
@@ -86,10 +87,11 @@ export async function writeFileDurable(file: string, data: string | Uint8Array, 
 }
 
 /**
- * Overwrites `file` in place (truncate + write, the inode is reused), fsynced when `dirSync` is
- * given (plus its directory when the file is new). Creating an inode costs ~0.8 ms of kernel CPU
- * on the machines rq is measured on, an overwrite ~20 µs; the price is that a crash mid-write can
- * leave the file empty, so only texts whose loss changes no state (status lines) are written so.
+ * Overwrites `file` in place (the inode is reused), fsynced when `dirSync` is given (plus its
+ * directory when the file is new). Creating an inode costs ~0.8 ms of kernel CPU on the machines
+ * rq is measured on, an overwrite ~20 µs; the price is that a crash mid-write can leave the file
+ * torn, so only texts whose loss changes no state (status lines) are written so. A write refused
+ * for space leaves the old text whole (`rewrite`).
  */
 export async function overwriteFile(file: string, data: string, dirSync?: DirSync, fs: SpoolFs = dirSync?.fs ?? nodeSpoolFs): Promise<void> {
   if (fs.overwrite) {
@@ -110,19 +112,38 @@ async function overwriteOwn(file: string, data: string, dirSync: DirSync | undef
   let created = false;
   try {
     fh = await openOwn(fs, file, UPDATE);
-    await fh.truncate(0);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     fh = await openOwn(fs, file, TRUNCATE, 0o644);
     created = true;
   }
   try {
-    await fh.write(data, 0);
+    await rewrite(fh, Buffer.from(data), created ? 0 : (await fh.stat()).size);
     if (dirSync) await fh.sync();
   } finally {
     await fh.close();
   }
   if (dirSync && created) await dirSync.sync(path.dirname(file));
+}
+
+/**
+ * `bytes` in place of the `size` bytes of `fh`, so that a write refused for space (ENOSPC, EDQUOT)
+ * leaves the old text as it was, not an empty or half-written file: the part past the old end goes
+ * first (the new blocks; when refused, the file is cut back to its old size), then the part over
+ * the old text (blocks the file already has), then the file is cut to the new length.
+ * rq-fileops.c's overwrite does the same in one job.
+ */
+async function rewrite(fh: SpoolFile, bytes: Buffer, size: number): Promise<void> {
+  if (bytes.length > size) {
+    try {
+      await writeAll(fh, bytes.subarray(size), size);
+    } catch (err) {
+      await fh.truncate(size).catch(() => undefined);
+      throw err;
+    }
+  }
+  await writeAll(fh, bytes.subarray(0, Math.min(size, bytes.length)), 0);
+  if (bytes.length < size) await fh.truncate(bytes.length);
 }
 
 /** rename + fsync of both parent directories (one when they are the same). */

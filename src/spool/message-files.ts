@@ -38,8 +38,9 @@ export async function readStatus(dir: string): Promise<JobStatus | null> {
 
 /**
  * Status texts change on every pipe line: overwritten in place (no new inode per line), and
- * fsynced only when asked (final texts). A torn status after a crash reads as null; the message's
- * state is its directory, never this file.
+ * fsynced only when asked (final texts). A write refused for space fails and leaves the old text
+ * (durable.ts overwriteFile); a torn status after a crash reads as null; the message's state is its
+ * directory, never this file.
  */
 export async function writeStatus(dir: string, text: string | null, sfs: SpoolFs, dirSync?: DirSync): Promise<void> {
   await overwriteFile(path.join(dir, 'status'), JSON.stringify({ job_status: text }), dirSync, sfs);

@@ -13,14 +13,14 @@ export interface SpoolFile {
   writeFile(data: string | Uint8Array): Promise<void>;
   /** A string at a byte position (overwrites in place). */
   write(data: string, position: number): Promise<unknown>;
-  /** Part of a buffer at the current position (copies); may write less than asked. */
-  write(buffer: Uint8Array, offset: number, length: number): Promise<{ bytesWritten: number }>;
+  /** Part of a buffer at `position`, or the current position without one (copies); may write less than asked. */
+  write(buffer: Uint8Array, offset: number, length: number, position?: number): Promise<{ bytesWritten: number }>;
   truncate(len: number): Promise<void>;
   sync(): Promise<void>;
   /** fdatasync: the data and what reading it back needs (its size), not the timestamps. */
   datasync(): Promise<void>;
   /** What was opened: a script may have put a FIFO or a device where rq's file was. */
-  stat(): Promise<{ isFile(): boolean; nlink: number }>;
+  stat(): Promise<{ isFile(): boolean; nlink: number; size: number }>;
   close(): Promise<void>;
   /** Its descriptor, where it is a real open file (a FileHandle): what SpoolFs.appendDurable takes. */
   readonly fd?: number;

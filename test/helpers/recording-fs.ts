@@ -51,8 +51,8 @@ export function recordingFs(base: string, real: SpoolFs = nodeSpoolFs): Recordin
       await fh.writeFile(data);
       note('write', o.path);
     },
-    write: (async (data: string | Uint8Array, a: number, b?: number) => {
-      const r = b === undefined ? await fh.write(data as string, a) : await fh.write(data as Uint8Array, a, b);
+    write: (async (data: string | Uint8Array, a: number, b?: number, c?: number) => {
+      const r = b === undefined ? await fh.write(data as string, a) : await fh.write(data as Uint8Array, a, b, c);
       note('write', o.path);
       return r;
     }) as SpoolFile['write'],

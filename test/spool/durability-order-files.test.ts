@@ -35,12 +35,12 @@ describe('file writes', () => {
     expect(await fs.readFile(path.join(base, 'msg'), 'utf8')).toBe('new text');
   });
 
-  it('overwriteFile, durable: an existing file is truncated, written and fsynced; its directory is not', async () => {
+  it('overwriteFile, durable: an existing file is written over, cut to the new length and fsynced; its directory is not', async () => {
     await fs.writeFile(path.join(base, 'status'), 'a longer old text');
     await resolved(overwriteFile(path.join(base, 'status'), 'new', new DirSync(s.rec.fs)));
     expect(s.rec.only('truncate', 'write', 'fsync', 'fsynced', 'rename', 'resolved')).toEqual([
-      'truncate status',
       'write status',
+      'truncate status',
       'fsync status',
       'fsynced status',
       'resolved',
@@ -60,10 +60,10 @@ describe('file writes', () => {
     ]);
   });
 
-  it('overwriteFile, not durable: written in place, no fsync at all', async () => {
+  it('overwriteFile, not durable: written in place, no fsync at all; a longer text past the old end first, then over it', async () => {
     await overwriteFile(path.join(base, 'status'), 'first', undefined, s.rec.fs);
     await overwriteFile(path.join(base, 'status'), 'second', undefined, s.rec.fs);
-    expect(s.rec.only('truncate', 'write', 'fsync')).toEqual(['write status', 'truncate status', 'write status']);
+    expect(s.rec.only('truncate', 'write', 'fsync')).toEqual(['write status', 'write status', 'write status']);
     expect(await fs.readFile(path.join(base, 'status'), 'utf8')).toBe('second');
   });
 

@@ -51,10 +51,11 @@ static int failed(Job *job, const char *call) {
   return errno;
 }
 
-/** 0 when `fd` is a regular file, else ENOTREG_RQ or an errno. */
-static int regular(Job *job, int fd) {
+/** 0 when `fd` is a regular file (its size in `size`, when given), else ENOTREG_RQ or an errno. */
+static int regular(Job *job, int fd, off_t *size) {
   struct stat st;
   if (fstat(fd, &st) != 0) return failed(job, "fstat");
+  if (size) *size = st.st_size;
   return S_ISREG(st.st_mode) ? 0 : ENOTREG_RQ;
 }
 
@@ -62,7 +63,7 @@ static int regular(Job *job, int fd) {
 static int blank(Job *job, int dirfd, const char *name) {
   const int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_APPEND | GUARD, 0644);
   if (fd < 0) return failed(job, "open");
-  const int err = regular(job, fd);
+  const int err = regular(job, fd, NULL);
   close(fd);
   return err;
 }
@@ -85,18 +86,41 @@ static int stage(Job *job) {
 }
 
 /**
- * The whole of `data` to `fd`: at offset 0 (pwrite), or at its end when `append` (write on an O_APPEND
- * descriptor, so a short write goes on from where it stopped). A write that takes nothing would be
- * tried for ever: EIO, as writeAll says it.
+ * The whole of `data` to `fd`: from byte `at` of the file (pwrite), or at its end when `at` is -1
+ * (write on an O_APPEND descriptor, so a short write goes on from where it stopped). A write that
+ * takes nothing would be tried for ever: EIO, as writeAll says it.
  */
-static int write_all(Job *job, int fd, const char *data, size_t len, bool append) {
+static int write_all(Job *job, int fd, const char *data, size_t len, off_t at) {
   for (size_t off = 0; off < len;) {
-    const ssize_t n = append ? write(fd, data + off, len - off) : pwrite(fd, data + off, len - off, (off_t)off);
+    const ssize_t n = at < 0 ? write(fd, data + off, len - off) : pwrite(fd, data + off, len - off, at + (off_t)off);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return n < 0 ? failed(job, "write") : (errno = EIO, failed(job, "write"));
     off += (size_t)n;
   }
   return 0;
+}
+
+/**
+ * The text in place of the `size` bytes of `fd`, so that a write refused for space (ENOSPC, EDQUOT)
+ * leaves the old text as it was, not an empty or half-written file: the part past the old end goes
+ * first (the new blocks; when refused, the file is cut back to its old size), then the part over
+ * the old text (blocks the file already has), then the file is cut to the new length. As
+ * durable.ts rewrite does it call by call.
+ */
+static int rewrite(Job *job, int fd, off_t size) {
+  const size_t old = (size_t)size;
+  if (job->len > old) {
+    const int err = write_all(job, fd, job->data + old, job->len - old, size);
+    if (err) {
+      // What went in before the refusal is cut off again; the write's errno is the one reported, whatever this one does.
+      const int cut = ftruncate(fd, size);
+      (void)cut;
+      return err;
+    }
+  }
+  const int err = write_all(job, fd, job->data, job->len < old ? job->len : old, 0);
+  if (!err && job->len < old && ftruncate(fd, (off_t)job->len) != 0) return failed(job, "ftruncate");
+  return err;
 }
 
 /** Rewrites `path` in place (the inode kept), fsynced when durable; `created` when it had to be made. */
@@ -107,9 +131,9 @@ static int overwrite(Job *job) {
     job->created = fd >= 0;
   }
   if (fd < 0) return failed(job, "open");
-  int err = regular(job, fd);
-  if (!err && !job->created && ftruncate(fd, 0) != 0) err = failed(job, "ftruncate");
-  if (!err) err = write_all(job, fd, job->data, job->len, false);
+  off_t size = 0;
+  int err = regular(job, fd, &size);
+  if (!err) err = rewrite(job, fd, job->created ? 0 : size);
   if (!err && job->durable && fsync(fd) != 0) err = failed(job, "fsync");
   close(fd);
   return err;
@@ -125,7 +149,7 @@ static int fsync_path(Job *job) {
 
 /** All of `data` appended to the open `fd`, then its fdatasync. */
 static int append_durable(Job *job) {
-  const int err = write_all(job, job->fd, job->data, job->len, true);
+  const int err = write_all(job, job->fd, job->data, job->len, -1);
   return err ? err : fdatasync(job->fd) == 0 ? 0 : failed(job, "fdatasync");
 }
 
