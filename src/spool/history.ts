@@ -27,10 +27,12 @@ export const HISTORY_ROTATE_BYTES = 1024 * 1024;
 
 /**
  * Appends a history line. Not fsynced, and never thrown: history is for people, the state is the
- * directory (§B14), so a full disk costs a line, not a move that already happened. A message that
- * has moved on (an ack, a delete) simply misses the line; other failures go to `failed`. The size
- * check is an fstat of the descriptor already open for the append, so a message that resends
- * itself forever keeps at most two files of about 1 MiB.
+ * directory (§B14), so a full disk costs a line, not a move that already happened, nor the lines
+ * before it: the part of a line written before the disk refused the rest is cut off again, since
+ * left there it would swallow the next line. A message that has moved on (an ack, a delete)
+ * simply misses the line; other failures go to `failed`. The size check is an fstat of the
+ * descriptor already open for the append, so a message that resends itself forever keeps at most
+ * two files of about 1 MiB.
  */
 export function appendHistory(
   sfs: SpoolFs,
@@ -43,19 +45,34 @@ export function appendHistory(
   const line = JSON.stringify({ at: new Date(at).toISOString(), ...entry }) + '\n';
   const file = path.join(dir, 'history');
   let fd: number | null = null;
+  /** The file's size before the line, once known: where a refused append is cut back to. */
+  let size = -1;
   try {
     fd = openOwnSync(sfs, file, APPEND);
-    if (fs.fstatSync(fd).size + Buffer.byteLength(line) > rotateBytes) {
+    size = fs.fstatSync(fd).size;
+    if (size + Buffer.byteLength(line) > rotateBytes) {
       sfs.closeSync(fd);
       fd = null;
+      size = -1;
       sfs.renameSync(file, `${file}.1`);
       fd = openOwnSync(sfs, file, APPEND);
+      size = fs.fstatSync(fd).size;
     }
     sfs.writeFileSync(fd, line);
   } catch (err) {
+    if (fd !== null && size >= 0) cutBack(sfs, fd, size);
     if (!isErrno(err, 'ENOENT')) failed(RqError.of('RQ_ERR_DISK', `history line in ${dir}`, (err as Error).message).causedBy(err));
   } finally {
     if (fd !== null) sfs.closeSync(fd);
+  }
+}
+
+/** Cuts off what a refused append wrote. Should that fail too, the fragment stays: it and the next line are lost to readers, the lines before are not. */
+function cutBack(sfs: SpoolFs, fd: number, size: number): void {
+  try {
+    sfs.ftruncateSync(fd, size);
+  } catch {
+    // Nothing more to do for a file that is for people.
   }
 }
 

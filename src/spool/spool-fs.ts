@@ -43,6 +43,8 @@ export interface SpoolFs {
   syncfs(path: string): Promise<void>;
   openSync(path: string, flags: string | number, mode?: number): number;
   writeFileSync(fd: number, data: string): void;
+  /** Cuts an open file back to `len` bytes (what an append the disk refused halfway had added). */
+  ftruncateSync(fd: number, len: number): void;
   renameSync(from: string, to: string): void;
   mkdirSync(path: string, options?: { recursive?: boolean }): void;
   rmdirSync(path: string): void;
@@ -85,6 +87,7 @@ export const nodeSpoolFs: SpoolFs = {
   syncfs,
   openSync: fs.openSync,
   writeFileSync: fs.writeFileSync,
+  ftruncateSync: fs.ftruncateSync,
   renameSync: fs.renameSync,
   mkdirSync: fs.mkdirSync,
   rmSync: fs.rmSync,

@@ -113,6 +113,10 @@ export function recordingFs(base: string, real: SpoolFs = nodeSpoolFs): Recordin
       real.writeFileSync(fd, data);
       note('write', fds.get(fd)?.path ?? `<fd ${fd}>`);
     },
+    ftruncateSync: (fd, len) => {
+      real.ftruncateSync(fd, len);
+      note('truncate', fds.get(fd)?.path ?? `<fd ${fd}>`);
+    },
     renameSync: (from, to) => {
       real.renameSync(from, to);
       renamed(from, to);

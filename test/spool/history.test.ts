@@ -78,6 +78,31 @@ describe('history', () => {
     expect(failures).toHaveLength(1);
   });
 
+  it('a line the disk refuses halfway costs that line only: its written part is cut off, the lines before and after are read', async () => {
+    const { msg_id: id } = await s.spool.create({ dest: 'test' }, { commit: true });
+    const dir = s.spool.msgDir('que', id);
+    appendHistory(s.spool.fs, dir, T0, { event: 'one', actor: 'test' }, noFailure);
+    // A disk that fills midway: part of the line goes in, then ENOSPC.
+    const filling = {
+      ...s.spool.fs,
+      writeFileSync: (fd: number, data: string) => {
+        s.spool.fs.writeFileSync(fd, data.slice(0, 10));
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      },
+    };
+    const failures: RqError[] = [];
+    appendHistory(filling, dir, T0, { event: 'lost', actor: 'test' }, (err) => failures.push(err));
+    expect(failures.map((e) => e.message)).toEqual([expect.stringMatching(/ENOSPC/)]);
+    appendHistory(s.spool.fs, dir, T0, { event: 'two', actor: 'test' }, noFailure);
+    expect((await s.spool.readHistory('que', id)).map((e) => e.event ?? e.actor)).toEqual(['create', 'one', 'two']);
+    expect(
+      (await fs.readFile(path.join(dir, 'history'), 'utf8'))
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).event),
+    ).toEqual(['one', 'two']);
+  });
+
   it.each([
     ['a directory', (p: string) => fs.mkdir(p)],
     ['a FIFO', async (p: string) => execFileSync('mkfifo', [p])],
