@@ -87,4 +87,39 @@ describe('a run that ends while the disk is full', () => {
       await q.close();
     }
   });
+
+  it('a status line the disk refuses while its script runs holds the queue DISK FULL: a slot freed meanwhile starts nothing', async () => {
+    const disk = { refused: (_f: string) => false };
+    const q = await inProcessQueue({ num_workers: 2 }, { fs: () => noSpaceFs((f) => disk.refused(f)) });
+    try {
+      const a = await q.send({ param1: 'a' });
+      const sa = await q.launcher.nth(0);
+      const b = await q.send({ param1: 'b' });
+      const sb = await q.launcher.nth(1);
+      const c = await q.send({ param1: 'c' });
+      const aStatus = path.join(q.queue.spool.msgDir('run', a.msg_id), 'status');
+      // Room for everything but A's status line and the probe.
+      disk.refused = (f) => isProbe(f) || f === aStatus;
+      sa.say('run half way');
+      await waitFor(() => q.queue.status() === 'DISK FULL', 'DISK FULL');
+      expect(reason(q)).toBe(`status of ${a.msg_id}: ENOSPC: no space left on device, write`);
+      const bDone = q.next('finished', (e) => e.msg.msg_id === b.msg_id);
+      sb.say('done b');
+      sb.exit(0);
+      await bDone;
+      expect(await q.cmd('ping')).toEqual(['pong']);
+      expect(q.launcher.started.length).toBe(2);
+      expect(await q.state(c.msg_id)).toBe('que');
+      disk.refused = () => false;
+      await q.launcher.nth(2);
+      expect(await q.state(c.msg_id)).toBe('run');
+      const aDone = q.next('finished', (e) => e.msg.msg_id === a.msg_id);
+      sa.say('done a');
+      sa.exit(0);
+      await aDone;
+      expect(await statusOf(q, a.msg_id)).toBe('done - a');
+    } finally {
+      await q.close();
+    }
+  });
 });

@@ -10,7 +10,7 @@ import { readDependents, readResolved } from '../../spool/dependency-files.js';
 import { ackErr, ackErrs } from '../../spool/err-acks.js';
 import { createCopy } from '../../spool/message-copy.js';
 import type { QueueSpool } from '../../spool/queue-spool.js';
-import { type DiskFull, isNoSpace } from '../status/disk-full.js';
+import type { DiskFull } from '../status/disk-full.js';
 import type { IdempotencyKeys } from '../coordination/idempotency.js';
 import type { MessageIndex } from '../index/message-index.js';
 import { priorityOf } from '../index/que-index.js';
@@ -129,8 +129,7 @@ export class MessageOps {
 
   /** Says DISK FULL (once: later refusals find it said) when `err` is for want of space; returns `err`. */
   private noRoom(err: unknown): unknown {
-    if (isNoSpace(err) && !this.d.disk.full) this.d.disk.waitForRoom('create', err as Error);
-    return err;
+    return this.d.disk.noted('create', err);
   }
 
   /** Text of a running message's status for `messages run`. */

@@ -128,7 +128,8 @@ export class Runs {
         const refusal = startRefusal(await running.finished);
         if (refusal) return this.refuse(run, started(), refusal);
       } else this.guard.started();
-      run.began(running, (text) => spool.writeStatus(dir, text));
+      // A status line the disk refused is lost until the end writes it (`statusLost`), and holds the queue DISK FULL meanwhile.
+      run.began(running, (text) => spool.writeStatus(dir, text).catch((err) => Promise.reject(this.d.admin.disk.noted(`status of ${run.id}`, err))));
       const pid = running.pid;
       spool.appendHistory(dir, started(pid > 0 ? pid : undefined));
       run.log.info({ pid, script: script.path }, 'script started');

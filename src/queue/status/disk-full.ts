@@ -100,6 +100,16 @@ export class DiskFull {
     this.refused(what, err, true);
   }
 
+  /**
+   * A write that is not repeated (a create, a status line, a history line) failed: when for want of
+   * space, that is evidence of a full disk like any other, so DISK FULL holds (said in the log only
+   * when it comes) until the probe finds room. Returns `err`, for the caller to throw on.
+   */
+  noted(what: string, err: unknown): unknown {
+    if (isNoSpace(err)) this.refused(what, err as Error, !this.shown);
+    return err;
+  }
+
   /** The queue stops: waiting writes try once more, then give up (their messages stay in run/ for the next start). */
   close(): void {
     this.closed = true;

@@ -116,6 +116,22 @@ describe('DiskFull', () => {
     expect(changes).toEqual([true, false]);
   });
 
+  it('noted: a refused write that is not repeated holds the state until the probe finds room; any other error passes untouched', async () => {
+    const room = { yes: false };
+    const { disk, changes, gone } = diskFull(probeOf(room));
+    const eio = Object.assign(new Error('EIO'), { code: 'EIO' });
+    expect(disk.noted('status of x', eio)).toBe(eio);
+    expect(disk.full).toBe(false);
+    const full = noSpace();
+    expect(disk.noted('status of x', full)).toBe(full);
+    expect(disk.noted('create', noSpace())).toBeInstanceOf(Error);
+    expect(disk.full).toBe(true);
+    expect(disk.why).toBe('create: ENOSPC: no space left on device, write');
+    room.yes = true;
+    await gone;
+    expect(changes).toEqual([true, false]);
+  });
+
   it('throws any other error at once, without entering the state', async () => {
     const { disk, changes } = diskFull(probeOf({ yes: true }));
     await expect(disk.retry('x', async () => Promise.reject(Object.assign(new Error('EIO'), { code: 'EIO' })))).rejects.toThrow('EIO');
