@@ -74,11 +74,12 @@ export class DiskFull {
           return await write();
         } catch (err) {
           if (this.closed || !isNoSpace(err)) throw err;
-          this.refused(what, err as Error, !held);
-          if (!held) {
+          const first = !held;
+          if (first) {
             held = true;
             this.waiting += 1;
           }
+          this.refused(what, err as Error, first);
         }
       }
     } finally {
@@ -92,16 +93,15 @@ export class DiskFull {
   }
 
   /**
-   * Something that has no write to repeat found no space (a create, a script's start, its pid
-   * file): the queue is DISK FULL from now, synchronously, so no start slips in, until the probe
-   * finds room.
+   * Something that has no write to repeat found no space (a script's start, its pid file): the
+   * queue is DISK FULL from now, synchronously, so no start slips in, until the probe finds room.
    */
   waitForRoom(what: string, err: Error): void {
     this.refused(what, err, true);
   }
 
   /**
-   * A write that is not repeated (a create, a status line, a history line) failed: when for want of
+   * A write that is not repeated (a create, a status line) failed: when for want of
    * space, that is evidence of a full disk like any other, so DISK FULL holds (said in the log only
    * when it comes) until the probe finds room. Returns `err`, for the caller to throw on.
    */
@@ -190,7 +190,7 @@ export class DiskFull {
  * a run's end gives one back), which the next start's first write would take; a start and the end
  * of a run take a page for each file they put bytes in (stdio.log, history, pid, status, msg).
  */
-export const PROBE_BYTES = 64 * 1024;
+const PROBE_BYTES = 64 * 1024;
 
 /** Whether there is room again: a new file of one page in the queue's directory, removed at once. */
 export function roomProbe(spool: Pick<QueueSpool, 'fs' | 'paths'>): () => Promise<void> {
