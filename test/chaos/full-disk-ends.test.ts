@@ -122,4 +122,37 @@ describe('a run that ends while the disk is full', () => {
       await q.close();
     }
   });
+
+  it("a run that folded a duplicate ends done, however long the duplicate's writes wait for room", async () => {
+    const disk = { refused: (_f: string) => false };
+    const q = await inProcessQueue({ num_workers: 1, coalesce_params: [1] }, { fs: () => noSpaceFs((f) => disk.refused(f)) });
+    try {
+      await q.send({ param1: 'z' });
+      const sz = await q.launcher.nth(0);
+      const a = await q.send({ param1: 'x' });
+      const b = await q.send({ param1: 'x' });
+      sz.say('done z');
+      sz.exit(0);
+      // A starts with B folded into it (spec §3.5).
+      const sa = await q.launcher.nth(1);
+      const finished = q.next('finished', (e) => e.msg.msg_id === a.msg_id);
+      let over = false;
+      void finished.then(() => (over = true));
+      disk.refused = (f) => isProbe(f) || f.includes(b.msg_id);
+      sa.say('done a');
+      sa.exit(0);
+      await waitFor(() => reason(q).includes(b.msg_id) || over, "B's writes to wait for space, or A to end");
+      expect(over).toBe(false);
+      expect(await q.state(a.msg_id)).toBe('run');
+      disk.refused = isProbe;
+      expect((await finished).outcome.state).toBe('done');
+      expect([await q.state(a.msg_id), await q.state(b.msg_id)]).toEqual(['done', 'done']);
+      expect(await statusOf(q, b.msg_id)).toMatch(/^done - duplicate .*\/q\/q\//);
+      expect(q.queue.counts().err).toBe(0);
+      disk.refused = () => false;
+      await waitFor(() => q.queue.status() === 'UP', 'the queue UP');
+    } finally {
+      await q.close();
+    }
+  });
 });

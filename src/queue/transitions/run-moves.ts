@@ -153,19 +153,23 @@ export class RunMoves {
     run.dups = [];
   }
 
-  /** The run ended done or relayed: so do its folded messages, each with a status naming the parent (spec §3.5). */
+  /**
+   * The run ended done or relayed: so do its folded messages, each with a status naming the parent
+   * (spec §3.5). Through `ends`, like the parent's own writes: a full disk makes them wait, where a
+   * refusal would have sent a run its script finished to err.
+   */
   private async finishFolded(run: ScriptRun, state: 'done' | 'relayed'): Promise<void> {
     if (!run.dups.length) return;
-    const { spool, index } = this.d;
+    const { spool, ends, index } = this.d;
     const parent = spool.fullId(run.id);
     for (const m of run.dups) {
-      await spool.writeStatus(spool.msgDir('que', m.msg_id), `duplicate ${parent}`, true);
-      await spool.writeMessage('que', m.msg_id, m);
-      await spool.move(m.msg_id, 'que', state, { actor: 'coalesce', reason: `duplicate ${parent}` });
+      await ends.writeStatus(ends.msgDir('que', m.msg_id), `duplicate ${parent}`, true);
+      await ends.writeMessage('que', m.msg_id, m);
+      await ends.move(m.msg_id, 'que', state, { actor: 'coalesce', reason: `duplicate ${parent}` });
       index.dropFolded(m.msg_id);
       index.addFinished(state, 1);
     }
     run.msg.dups = run.dups.map((m) => spool.fullId(m.msg_id));
-    await spool.writeMessage('run', run.id, run.msg);
+    await ends.writeMessage('run', run.id, run.msg);
   }
 }
