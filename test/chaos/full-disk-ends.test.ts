@@ -21,6 +21,17 @@ async function statusOf(q: InProcess, id: string): Promise<string> {
 
 const reason = (q: InProcess) => q.queue.admin.reason ?? '';
 
+/** The queue answers and holds DISK FULL with A's script the only one started; once the disk takes writes again, B starts and it is UP. */
+async function heldThenResumed(q: InProcess, disk: { refused: (file: string) => boolean }, b: string): Promise<void> {
+  expect(await q.cmd('ping')).toEqual(['pong']);
+  expect(q.queue.status()).toBe('DISK FULL');
+  expect(q.launcher.started.length).toBe(1);
+  disk.refused = () => false;
+  await q.launcher.nth(1);
+  expect(await q.state(b)).toBe('run');
+  expect(q.queue.status()).toBe('UP');
+}
+
 describe('a run that ends while the disk is full', () => {
   it('keeps the completion text its script said: the end waits (DISK FULL) until that status is written', async () => {
     const disk = { refused: (_f: string) => false };
@@ -44,13 +55,7 @@ describe('a run that ends while the disk is full', () => {
       await finished;
       expect(await q.state(a.msg_id)).toBe('done');
       expect(await statusOf(q, a.msg_id)).toBe('done - wrote');
-      expect(await q.cmd('ping')).toEqual(['pong']);
-      expect(q.queue.status()).toBe('DISK FULL');
-      expect(q.launcher.started.length).toBe(1);
-      disk.refused = () => false;
-      await q.launcher.nth(1);
-      expect(await q.state(b.msg_id)).toBe('run');
-      expect(q.queue.status()).toBe('UP');
+      await heldThenResumed(q, disk, b.msg_id);
     } finally {
       await q.close();
     }
@@ -75,14 +80,8 @@ describe('a run that ends while the disk is full', () => {
       disk.refused = isProbe;
       expect((await finished).outcome.state).toBe('err');
       expect(await statusOf(q, a.msg_id)).toMatch(/^err - PROCESS EXITED IMPROPERLY/);
-      expect(await q.cmd('ping')).toEqual(['pong']);
-      expect(q.queue.status()).toBe('DISK FULL');
-      expect(q.launcher.started.length).toBe(1);
       expect(await statusOf(q, b.msg_id)).toMatch(/^que - waiting: queue disk full: .*ENOSPC/);
-      disk.refused = () => false;
-      await q.launcher.nth(1);
-      expect(await q.state(b.msg_id)).toBe('run');
-      expect(q.queue.status()).toBe('UP');
+      await heldThenResumed(q, disk, b.msg_id);
     } finally {
       await q.close();
     }
