@@ -196,8 +196,8 @@ async function diskFindings(root: string): Promise<Finding[]> {
   return [
     problem(
       'disk',
-      `the filesystem of ${rootPaths(root).queues} has ${Math.floor(free / 1024)} KiB free`,
-      'free space on it; queues refuse creates and hold runs while it is full',
+      `the filesystem of ${rootPaths(root).queues} has ${Math.floor(free / 1024)} KiB free, under the ${LOW_SPACE_BYTES / 1024 / 1024} MiB rq warns at`,
+      'free space on it: once it is full, queues refuse creates and start no script until there is room again',
     ),
   ];
 }

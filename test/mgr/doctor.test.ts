@@ -8,6 +8,7 @@ import type { RefusedEntry, WorkerInfo } from '../../src/ipc/mgr-client.js';
 import type { StatusDetail } from '../../src/ipc/queue-client.js';
 import { type DoctorDeps, doctorReport } from '../../src/mgr/doctor.js';
 import { RqError } from '../../src/errors.js';
+import { mountTmpfs } from '../helpers/disk-fill.js';
 
 let root: string;
 beforeEach(async () => {
@@ -171,6 +172,24 @@ describe('doctorReport', () => {
   it('only info findings: still ok', async () => {
     const r = await doctorReport(deps({ p: worker('RUNNING'), u: worker('RUNNING') }, [], { p: { status: 'PAUSE' }, u: { status: 'UP' } }));
     expect(r).toMatchObject({ ok: true, running: 1, findings: [{ severity: 'info', subject: 'queue p' }] });
+  });
+
+  it('a root on a filesystem under 16 MiB free is a problem saying how much is free and what a full one does', async () => {
+    const queues = path.join(root, 'queues');
+    const unmount = await mountTmpfs(queues, '4m', 'rq-doctor-disk');
+    try {
+      const r = await doctorReport(deps({}, [], {}));
+      expect(r.findings).toEqual([
+        {
+          severity: 'problem',
+          subject: 'disk',
+          reason: `the filesystem of ${queues} has 4096 KiB free, under the 16 MiB rq warns at`,
+          fix: 'free space on it: once it is full, queues refuse creates and start no script until there is room again',
+        },
+      ]);
+    } finally {
+      await unmount();
+    }
   });
 
   it('config/config.json with passwords and readable by others is a problem; unreadable JSON too', async () => {
