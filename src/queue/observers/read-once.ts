@@ -32,13 +32,19 @@ export class ReadOnce<T> {
   /** The view, read now if it has not been; concurrent callers share one read. A failed read is thrown to each, and the next call reads again. */
   get(): Promise<T> {
     if (this.view !== null) return Promise.resolve(this.view);
-    this.reading ??= this.readAndReplay()
-      .catch((err: unknown) => {
-        // What it heard is older than the next read of the disk: replayed over it, it would undo what came since.
+    this.reading ??= this.readAndReplay().then(
+      (view) => {
+        this.reading = null;
+        return view;
+      },
+      (err: unknown) => {
+        // In the same turn as `reading` is let go, so no change can be held in between: what it heard is
+        // older than the next read of the disk, and replayed over it would undo what came since.
+        this.reading = null;
         this.heard = [];
         throw err;
-      })
-      .finally(() => (this.reading = null));
+      },
+    );
     return this.reading;
   }
 

@@ -92,4 +92,24 @@ describe('ReadOnce', () => {
     expect(await again).toEqual(['read']);
     expect(r.reads()).toBe(2);
   });
+
+  it('holds no change heard while a failed read is let go, whichever turn it comes in: none is replayed over the next read', async () => {
+    // A change may come in any microtask after the read failed; each depth is tried in turn.
+    for (let depth = 0; depth < 8; depth++) {
+      let fail = true;
+      const once = new ReadOnce<string[]>(async () => {
+        await Promise.resolve();
+        if (!fail) return ['read'];
+        let hop: Promise<void> = Promise.resolve();
+        for (let i = 0; i < depth; i++) hop = hop.then(() => undefined);
+        void hop.then(() => once.apply((v) => void v.push('stale')));
+        throw new Error('EMFILE');
+      });
+      await once.get().catch(() => undefined);
+      // Every turn of the failure played out before the next read begins: a change held now was held by the failed read.
+      await new Promise((resolve) => setImmediate(resolve));
+      fail = false;
+      expect(await once.get(), `a change ${depth} turns after the failure`).toEqual(['read']);
+    }
+  });
 });
