@@ -1,4 +1,5 @@
 // A run that ends on a full disk (writes refused with ENOSPC, injected): its final status is written before its message leaves run/, and DISK FULL lasts until a probe finds room, however its waiting writes fare.
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/rq-root.js';
@@ -56,6 +57,24 @@ describe('a run that ends while the disk is full', () => {
       expect(await q.state(a.msg_id)).toBe('done');
       expect(await statusOf(q, a.msg_id)).toBe('done - wrote');
       await heldThenResumed(q, disk, b.msg_id);
+    } finally {
+      await q.close();
+    }
+  });
+
+  it('a stop while its end waits for room leaves the message in run/ for the next start, not in err as a failure of rq', async () => {
+    const disk = { refused: (_f: string) => false };
+    const { q, a, script } = await aRunning(disk);
+    try {
+      const interrupted = q.next('interrupted', (e) => e.id === a.msg_id);
+      disk.refused = (f) => !f.endsWith('history');
+      script.say('done wrote');
+      script.exit(0);
+      await waitFor(() => reason(q).startsWith('status of'), 'the status of A to wait for space');
+      await q.stop();
+      await interrupted;
+      expect(await fs.readdir(q.queue.spool.paths.state.run)).toContain(a.msg_id);
+      expect(await fs.readdir(q.queue.spool.paths.state.err)).not.toContain(a.msg_id);
     } finally {
       await q.close();
     }

@@ -156,6 +156,11 @@ export class Runs {
       await this.end(run, exit, policy);
     } catch (err) {
       if (!run.script && isNoSpace(err)) return this.noRoomToStart(run, err as Error);
+      // Stopping while its end waits for room: it stays in run/ as a run a shutdown cut short does, not in err as rq's own failure.
+      if (this.d.stopping() && isNoSpace(err)) {
+        run.log.warn({ err: (err as Error).message }, 'stopping on a full disk: message stays in run/');
+        return void this.d.events.emit('interrupted', { id: run.id });
+      }
       run.log.error({ err }, 'run failed');
       await this.d.moves.fail(run, `rq internal error: ${(err as Error).message}`).catch((e) => run.log.error({ err: e }, 'could not move message to err'));
     } finally {
