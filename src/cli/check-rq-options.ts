@@ -52,6 +52,8 @@ function unknownOption(given: string): string {
  */
 export function readCheckArgs(argv: readonly string[]): CheckArgs {
   const opts: CheckOpts = {};
+  /** The option whose value the word before was, when it is a secret: the next stray word may be the rest of it (`-u admin hunter2`). */
+  let afterSecret: CheckOption | null = null;
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i];
     const eq = word.startsWith('--') ? word.indexOf('=') : -1;
@@ -59,8 +61,11 @@ export function readCheckArgs(argv: readonly string[]): CheckArgs {
     const o = byShort.get(given) ?? byLong.get(given);
     if (!o) {
       if (word.startsWith('-') && word !== '-' && word !== '--') return { problem: unknownOption(given) };
-      return { problem: `unexpected argument ${shown(word)}: check_rq takes no words besides its options (check_rq -h lists them)` };
+      // Not echoed after a password: check_rq's line ends up on dashboards and in alerts.
+      const what = afterSecret ? `after ${names(afterSecret)}'s value (not shown: it may be part of a password)` : shown(word);
+      return { problem: `unexpected argument ${what}: check_rq takes no words besides its options (check_rq -h lists them)` };
     }
+    afterSecret = null;
     let value: string | true = true;
     if (o.value === undefined) {
       if (eq > 0) return { problem: `${given}: expected no value (a flag), received ${shown(word.slice(eq + 1))}` };
@@ -69,8 +74,10 @@ export function readCheckArgs(argv: readonly string[]): CheckArgs {
     } else if (i + 1 < argv.length && !argv[i + 1].startsWith('-')) {
       value = argv[++i];
     } else {
-      return { problem: `${given}: expected ${o.value}, received ${i + 1 < argv.length ? `the option ${argv[i + 1]}` : 'nothing'}` };
+      const next = i + 1 < argv.length ? (o.secret ? 'a word starting with -' : `the option ${argv[i + 1]}`) : 'nothing';
+      return { problem: `${given}: expected ${o.value}, received ${next}` };
     }
+    if (o.secret && eq < 0) afterSecret = o;
     const before = opts[o.long];
     if (before !== undefined) {
       const values = o.value === undefined || o.secret ? 'it twice' : `${shown(before)} and ${shown(value)}`;

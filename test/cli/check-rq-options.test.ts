@@ -40,6 +40,12 @@ describe('readCheckArgs', () => {
   it('a value option needs its value: never the next option, never a default in its place', () => {
     expect(problem('-p', '18999', '-s')).toBe('-s: expected HOST, received nothing');
     expect(problem('-s', '-p', '1')).toBe('-s: expected HOST, received the option -p');
+    // Nothing that may be a password is echoed: check_rq's line goes to dashboards and alerts.
+    expect(problem('-u', 'admin', 'hunter2')).toBe(
+      "unexpected argument after -u/--user's value (not shown: it may be part of a password): check_rq takes no words besides its options (check_rq -h lists them)",
+    );
+    expect(problem('--user', '-secretpw')).toBe('--user: expected NAME:PASSWORD, received a word starting with -');
+    expect(problem('-u', 'a:b', '-s', 'h', 'extra')).toBe('unexpected argument "extra": check_rq takes no words besides its options (check_rq -h lists them)');
     expect(problem('--user-file')).toBe('--user-file: expected FILE (NAME:PASSWORD on its first line), received nothing');
     expect(problem('--dump=1')).toBe('--dump: expected no value (a flag), received "1"');
   });
