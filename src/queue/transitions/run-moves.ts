@@ -162,14 +162,19 @@ export class RunMoves {
     if (!run.dups.length) return;
     const { spool, ends, index } = this.d;
     const parent = spool.fullId(run.id);
-    for (const m of run.dups) {
+    const finished: string[] = [];
+    // Each leaves run.dups once moved: should a later one fail (a stop on a full disk), the run's failure unfolds only those still in que/.
+    while (run.dups.length) {
+      const m = run.dups[0];
       await ends.writeStatus(ends.msgDir('que', m.msg_id), `duplicate ${parent}`, true);
       await ends.writeMessage('que', m.msg_id, m);
       await ends.move(m.msg_id, 'que', state, { actor: 'coalesce', reason: `duplicate ${parent}` });
+      run.dups.shift();
+      finished.push(spool.fullId(m.msg_id));
       index.dropFolded(m.msg_id);
       index.addFinished(state, 1);
     }
-    run.msg.dups = run.dups.map((m) => spool.fullId(m.msg_id));
+    run.msg.dups = finished;
     await ends.writeMessage('run', run.id, run.msg);
   }
 }
