@@ -91,7 +91,8 @@ export async function writeFileDurable(file: string, data: string | Uint8Array, 
  * directory when the file is new). Creating an inode costs ~0.8 ms of kernel CPU on the machines
  * rq is measured on, an overwrite ~20 µs; the price is that a crash mid-write can leave the file
  * torn, so only texts whose loss changes no state (status lines) are written so. A write refused
- * for space leaves the old text whole (`rewrite`).
+ * for space leaves the old text whole where writing over a file's own blocks needs no new space
+ * (ext4, xfs without reflink, tmpfs; `rewrite`).
  */
 export async function overwriteFile(file: string, data: string, dirSync?: DirSync, fs: SpoolFs = dirSync?.fs ?? nodeSpoolFs): Promise<void> {
   if (fs.overwrite) {
@@ -129,20 +130,19 @@ async function overwriteOwn(file: string, data: string, dirSync: DirSync | undef
 /**
  * `bytes` in place of the `size` bytes of `fh`, so that a write refused for space (ENOSPC, EDQUOT)
  * leaves the old text as it was, not an empty or half-written file: the part past the old end goes
- * first (the new blocks; when refused, the file is cut back to its old size), then the part over
- * the old text (blocks the file already has), then the file is cut to the new length.
- * rq-fileops.c's overwrite does the same in one job.
+ * first (the new blocks), then the part over the old text (blocks the file already has), then the
+ * file is cut to the new length. A refusal of either write cuts the file back to its old size: on a
+ * copy-on-write filesystem, where the second can be refused too, the old text may then be torn,
+ * never longer. rq-fileops.c's overwrite does the same in one job.
  */
 async function rewrite(fh: SpoolFile, bytes: Buffer, size: number): Promise<void> {
-  if (bytes.length > size) {
-    try {
-      await writeAll(fh, bytes.subarray(size), size);
-    } catch (err) {
-      await fh.truncate(size).catch(() => undefined);
-      throw err;
-    }
+  try {
+    if (bytes.length > size) await writeAll(fh, bytes.subarray(size), size);
+    await writeAll(fh, bytes.subarray(0, Math.min(size, bytes.length)), 0);
+  } catch (err) {
+    if (bytes.length > size) await fh.truncate(size).catch(() => undefined);
+    throw err;
   }
-  await writeAll(fh, bytes.subarray(0, Math.min(size, bytes.length)), 0);
   if (bytes.length < size) await fh.truncate(bytes.length);
 }
 

@@ -103,24 +103,25 @@ static int write_all(Job *job, int fd, const char *data, size_t len, off_t at) {
 /**
  * The text in place of the `size` bytes of `fd`, so that a write refused for space (ENOSPC, EDQUOT)
  * leaves the old text as it was, not an empty or half-written file: the part past the old end goes
- * first (the new blocks; when refused, the file is cut back to its old size), then the part over
- * the old text (blocks the file already has), then the file is cut to the new length. As
+ * first (the new blocks), then the part over the old text (blocks the file already has), then the
+ * file is cut to the new length. A refusal of either write cuts the file back to its old size (on a
+ * copy-on-write filesystem the second can be refused too: the old text torn, never longer). As
  * durable.ts rewrite does it call by call.
  */
 static int rewrite(Job *job, int fd, off_t size) {
   const size_t old = (size_t)size;
-  if (job->len > old) {
-    const int err = write_all(job, fd, job->data + old, job->len - old, size);
-    if (err) {
-      // What went in before the refusal is cut off again; the write's errno is the one reported, whatever this one does.
+  int err = job->len > old ? write_all(job, fd, job->data + old, job->len - old, size) : 0;
+  if (!err) err = write_all(job, fd, job->data, job->len < old ? job->len : old, 0);
+  if (err) {
+    // What went in past the old end is cut off again; the write's errno is the one reported, whatever this one does.
+    if (job->len > old) {
       const int cut = ftruncate(fd, size);
       (void)cut;
-      return err;
     }
+    return err;
   }
-  const int err = write_all(job, fd, job->data, job->len < old ? job->len : old, 0);
-  if (!err && job->len < old && ftruncate(fd, (off_t)job->len) != 0) return failed(job, "ftruncate");
-  return err;
+  if (job->len < old && ftruncate(fd, (off_t)job->len) != 0) return failed(job, "ftruncate");
+  return 0;
 }
 
 /** Rewrites `path` in place (the inode kept), fsynced when durable; `created` when it had to be made. */
