@@ -81,7 +81,7 @@ export function firstStart(row: Pick<WorkerInfo, 'status' | 'restarts'>): boolea
 
 /**
  * Whether queue `name` is starting, and then whether it answers within START_WAIT_MS: rq-mgr has
- * spawned its process for the first time, which has not said it serves yet, or a link for it is in
+ * spawned its process for the first time (serving or not yet: it may have begun between a failed connect and this look), or a link for it is in
  * scandir/ that rq-mgr has neither made a queue nor refused yet. A queue that died (BACKOFF, ERROR, or
  * restarted), a refused entry or a stopped rq-mgr is not waited for: the command fails at once, as before.
  */

@@ -159,7 +159,11 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
     if (reply.sent || reply.raw.headersSent) return;
     // A refusal before the route read a multipart body (an unknown queue) answers in the format a field of it asks for;
     // not one at the door (credentials, Host, address, size, rate): the body of a request not let in is never read.
-    if (status < 500 && !AT_THE_DOOR.has(status)) await ctx.learnBodyFormat(req);
+    if (status < 500 && !AT_THE_DOOR.has(status)) {
+      await ctx.learnBodyFormat(req);
+      // The read may have ended the exchange (the client gone): nothing is sent twice.
+      if (reply.sent || reply.raw.headersSent) return;
+    }
     if (status === 404) return ctx.notFoundPage(req, reply, err.message);
     const text = messageOf(err, status, ctx, limits);
     if (status < 500) ctx.log.debug({ url: req.url, status, err: err.message }, 'request refused');

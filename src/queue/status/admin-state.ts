@@ -30,7 +30,7 @@ export class AdminState {
   private refusal: string | null = null;
   private watcher: fs.FSWatcher | null = null;
   private scriptWatcher: fs.FSWatcher | null = null;
-  /** Run-end writes waiting for space (disk-full.ts): DISK FULL while any waits. */
+  /** Writes refused for space (disk-full.ts): DISK FULL from the first until none waits and a probe has found room. */
   readonly disk: DiskFull;
 
   constructor(

@@ -192,7 +192,7 @@ export class DiskFull {
  */
 const PROBE_BYTES = 64 * 1024;
 
-/** Whether there is room again: a new file of one page in the queue's directory, removed at once. */
+/** Whether there is room again: a new file of PROBE_BYTES in the queue's directory, removed at once. */
 export function roomProbe(spool: Pick<QueueSpool, 'fs' | 'paths'>): () => Promise<void> {
   const file = path.join(spool.paths.dir, '.disk-probe');
   return async () => {
