@@ -55,6 +55,7 @@ export function tailEvents(ctx: WebContext) {
       const loc = await locate();
       if (!loc) throw RqError.of('RQ_ERR_MSG_NOT_FOUND', `${q}/${id}`);
       size = await logSize(loc.dir, file);
+      if (size === null && !isFinished(loc.state)) break;
       // Absent where the queue said: it may have moved on (run ⇒ done) since, so it is looked up once more.
       if (size === null && attempt > 0 && isFinished(loc.state))
         throw RqError.of('RQ_ERR_FILE_NOT_FOUND', `Log file ${file}`, ` (message ${q}/${id} is ${loc.state})`);
