@@ -36,7 +36,7 @@ export const MAX_KILL_GRACE = 300;
 export type Refuse = (field: string, expected: string, received: unknown) => Error;
 
 /** A number from JSON or from the text of a CLI flag or form field; NaN when it is neither. */
-function numberOf(v: unknown): number {
+export function numberOf(v: unknown): number {
   if (typeof v === 'number') return v;
   if (typeof v === 'string' && /^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$/.test(v)) return Number(v);
   return NaN;

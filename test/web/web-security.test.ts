@@ -31,7 +31,7 @@ describe('basic auth and relative_root', () => {
     expect(await unknown.json()).toEqual(['fail', `${expected} user "root" with a password that does not match`]);
     const junk = await fetch(`${w.base}/q.txt`, { headers: { authorization: 'Bearer abc' } });
     expect([junk.status, await junk.text()]).toEqual([401, `401 - ${expected} an Authorization header that is not Basic with a base64 name:password`]);
-    // The body of a request not let in is never read, not even to choose the refusal's format.
+    // A request not let in is answered in its URL's format (text here), whatever a field of its body asks for.
     const form = new FormData();
     form.set('x_format', 'json');
     const posted = await fetch(`${w.base}/q/test/new_message`, { method: 'POST', body: form });

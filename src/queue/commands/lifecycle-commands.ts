@@ -1,7 +1,7 @@
 // The queue socket's lifecycle commands (rq-beyond §B1.8): cancel, requeue (one or all errs), reschedule, priority, history, running and waiting.
 import { RqError, invalidField } from '../../errors.js';
 import { queueNameProblem } from '../../message/names.js';
-import { MAX_EPOCH_SECONDS, epochSeconds, readJobFields } from '../../message/job-fields.js';
+import { MAX_EPOCH_SECONDS, epochSeconds, numberOf, readJobFields } from '../../message/job-fields.js';
 import { OUTCOMES } from '../../message/message.js';
 import { partialReply } from '../../ipc/partial-reply.js';
 import { WAIT_REASONS, type WaitReason } from '../../ipc/run-lists.js';
@@ -18,12 +18,11 @@ export const ANSWERED_WHEN_DOWN = new Set(['get_history', 'running', 'waiting', 
 function dueOf(args: Args, nowMs: number): number | undefined {
   const given = (f: string) => args[f] !== undefined && args[f] !== null && args[f] !== '';
   if (given('due') && given('delay')) throw RqError.of('RQ_ERR_USAGE', 'give due or delay, not both');
-  const num = (f: string) => (typeof args[f] === 'string' && (args[f] as string).trim() !== '' ? Number(args[f]) : args[f]);
   if (given('due')) return epochSeconds('due', args.due, invalidField);
   if (given('delay')) {
-    const delay = num('delay');
-    const due = typeof delay === 'number' ? Math.round(nowMs + delay * 1000) / 1000 : NaN;
-    if (typeof delay !== 'number' || !Number.isFinite(due) || delay < 0 || due > MAX_EPOCH_SECONDS)
+    const delay = numberOf(args.delay);
+    const due = Math.round(nowMs + delay * 1000) / 1000;
+    if (!Number.isFinite(due) || delay < 0 || due > MAX_EPOCH_SECONDS)
       throw invalidField('delay', `seconds >= 0, ending by ${MAX_EPOCH_SECONDS} (the end of year 9999)`, args.delay);
     return due;
   }
