@@ -239,7 +239,11 @@ export async function main(argv: string[], io: InstallIo = processIo()): Promise
     let forced: ForcedConfig<InstallSettings['config']> = { config: settings.config, kept: [] };
     if (await entryExists(paths.configFile)) {
       if (!settings.force) {
+        // The classic line on stdout, byte for byte; what it means and what to do next on stderr.
         io.stdout('Already installed');
+        io.stderr(
+          `rq-install: ${paths.configFile} exists, left as it is: rq-mgr start --root ${root} starts it; rq-install --force with options changes them and keeps every other setting`,
+        );
         return 1;
       }
       forced = await forcedConfig(paths.configFile, settings.config, settings.given);

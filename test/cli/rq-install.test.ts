@@ -88,7 +88,13 @@ describe('rq-install main', () => {
   it('says Already installed and exits 1 unless --force', async () => {
     expect((await install('--root', tmp)).code).toBe(0);
     const again = await install('--root', tmp, '--port', '4000');
-    expect(again).toEqual({ code: 1, out: ['Already installed'], err: [] });
+    expect(again).toEqual({
+      code: 1,
+      out: ['Already installed'],
+      err: [
+        `rq-install: ${path.join(tmp, 'config', 'config.json')} exists, left as it is: rq-mgr start --root ${tmp} starts it; rq-install --force with options changes them and keeps every other setting`,
+      ],
+    });
     expect(await readConfig()).toContain('"port":3333');
     const forced = await install('--root', tmp, '--port', '4000', '--force');
     expect(forced.code).toBe(0);
