@@ -1,23 +1,26 @@
-// A SpoolFs whose writes a test refuses with ENOSPC, file by file: what a full filesystem does to rq's writes (removals, renames and truncations still work, as they do on one).
+// A SpoolFs whose writes a test refuses with ENOSPC, file by file: what a full filesystem does to rq's writes (removals, renames and truncations still work, as they do on one). Or with another error a failing disk gives (EIO).
 import path from 'node:path';
 import { type SpoolFile, type SpoolFs, nodeSpoolFs } from '../../src/spool/spool-fs.js';
 import { callByCallFs } from './call-by-call-fs.js';
 
 export const noSpace = (): Error => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
 
+/** What a failing disk answers a write (not a want of space: rq does not wait for it to pass). */
+export const ioError = (): Error => Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+
 /** The name of rq's room probe (queue/status/disk-full.ts roomProbe), for a disk that has room for some writes but not for it. */
 export const PROBE_FILE = '.disk-probe';
 
 /**
  * The spool's disk calls with every write that puts bytes into a file (`writeFile`, `write`,
- * `writeFileSync`) refused while `refused(file)` says so. The addons' one-trip jobs are left out,
- * so every write passes here.
+ * `writeFileSync`) refused while `refused(file)` says so, with `fault()` (ENOSPC unless told).
+ * The addons' one-trip jobs are left out, so every write passes here.
  */
-export function noSpaceFs(refused: (file: string) => boolean): SpoolFs {
+export function noSpaceFs(refused: (file: string) => boolean, fault: () => Error = noSpace): SpoolFs {
   const guard =
     <A extends unknown[], R>(file: string, f: (...a: A) => Promise<R>) =>
     (...a: A) =>
-      refused(file) ? Promise.reject(noSpace()) : f(...a);
+      refused(file) ? Promise.reject(fault()) : f(...a);
   const wrap = (fh: SpoolFile, file: string): SpoolFile => ({
     writeFile: guard(file, (d) => fh.writeFile(d)),
     write: guard(file, (...a: unknown[]) => (fh.write as (...x: unknown[]) => Promise<never>)(...a)) as SpoolFile['write'],
@@ -41,7 +44,7 @@ export function noSpaceFs(refused: (file: string) => boolean): SpoolFs {
       nodeSpoolFs.closeSync(fd);
     },
     writeFileSync: (fd, data) => {
-      if (refused(names.get(fd) ?? '')) throw noSpace();
+      if (refused(names.get(fd) ?? '')) throw fault();
       nodeSpoolFs.writeFileSync(fd, data);
     },
   };
