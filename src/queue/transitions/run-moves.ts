@@ -163,7 +163,7 @@ export class RunMoves {
     const { spool, ends, index } = this.d;
     const parent = spool.fullId(run.id);
     const finished: string[] = [];
-    // Each leaves run.dups once moved: should a later one fail (a stop on a full disk), the run's failure unfolds only those still in que/.
+    // Each leaves run.dups once moved: should a later one fail (EIO; no room only waits, and a stop then unfolds none), the run's failure (fail) unfolds only those still in que/.
     while (run.dups.length) {
       const m = run.dups[0];
       await ends.writeStatus(ends.msgDir('que', m.msg_id), `duplicate ${parent}`, true);
