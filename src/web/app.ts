@@ -52,7 +52,11 @@ const CONNECTIONS_CHECK_MS = 1000;
 /** A path part (a queue name, a message id, an attachment name) longer than this is refused by the router itself (router-refusals.ts). */
 const MAX_PARAM_LENGTH = 1000;
 
-/** Refusals of a request not let in: nothing of its body is read to choose their format. */
+/**
+ * Refusals of a request not let in: nothing of its body is read to choose their format. Most come
+ * in onRequest, before a multipart body is even known as one; a 403 to the fleet's peer user (its
+ * multipart call to the message route, fleet-peer.ts requireCommit) comes after, with the body unread.
+ */
 const AT_THE_DOOR = new Set([401, 403, 407, 413, 421, 429]);
 
 function statusOf(err: FastifyError | RqError | Error): number {

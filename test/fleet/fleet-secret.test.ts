@@ -131,6 +131,22 @@ describe('a fleet whose hosts use basic_auth', { timeout: 90_000 }, () => {
     expect(await b.state(POOL, parked)).toMatch(/^missing/);
   });
 
+  it("a peer's multipart call refused as no commit is answered in its URL's format, not in the one a field of its unread body asks for", async () => {
+    const parked = await b.send(POOL, { dest: POOL, param1: 'parked', due: Math.floor(Date.now() / 1000) + 3600 });
+    // The route alone reads a multipart body: the refusal, made before it, reads none of it, not even its x_format.
+    const body = new FormData();
+    body.append('x_format', 'json');
+    body.append('_method', 'commit');
+    const call = `/q/${POOL}/${parked}?_method=commit`;
+    const res = await fetch(`${b.base}${call}`, { method: 'POST', headers: basic('rq-fleet', secret), body });
+    expect([res.status, res.headers.get('content-type'), await res.text()]).toEqual([
+      403,
+      'text/plain; charset=utf-8',
+      `403 - user rq-fleet: expected a call between hosts of a fleet (docs/fleet.md), received "POST /rq${call}"`,
+    ]);
+    expect(await b.state(POOL, parked)).toBe('que');
+  });
+
   it('a pool message and its attachment go to the other host through its basic_auth', async () => {
     const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'rq-fleet-secret-'));
     try {
