@@ -57,7 +57,7 @@ const MAX_PARAM_LENGTH = 1000;
  * in onRequest, before a multipart body is even known as one; a 403 to the fleet's peer user (its
  * multipart call to the message route, fleet-peer.ts requireCommit) comes after, with the body unread.
  */
-const AT_THE_DOOR = new Set([401, 403, 407, 413, 421, 429]);
+const AT_THE_DOOR = new Set([401, 403, 413, 421, 429]);
 
 function statusOf(err: FastifyError | RqError | Error): number {
   if (err instanceof RqError) return err.code === 'RQ_ERR_NO_REPLY' ? 503 : err.status;

@@ -30,7 +30,7 @@ function formPage(req: FastifyRequest, ctx: WebContext): string | null {
 }
 
 /** Authentication and Host refusals are the browser's business (a password prompt, a wrong name), never a flash. */
-const KEPT = new Set([401, 407, 421]);
+const KEPT = new Set([401, 421]);
 
 /**
  * Every refusal of a POST is a plain-text reply (`409 - Couldn't run message. …`): shown to a person it
