@@ -24,7 +24,9 @@ export const FLEET_USAGE = `  --fleet NAME       join the fleet NAME through etc
   --advertise URL    the base URL other hosts reach this host's web at (http://10.0.0.5:3333/);
                      the web listens on its port and, when its host is an address, on that
                      address, unless --port or --addr say otherwise
-  --fleet-host NAME  this host's name in the fleet (default: the machine's host name)
+  --fleet-host NAME  this host's name in the fleet (default: the machine's host name); with
+                     --force over a config with a fleet, this flag or any fleet flag alone
+                     changes that field, the rest of the fleet block kept
   --etcd-ca PATH     a PEM CA bundle to verify etcd's server certificate with (https only;
                      default: the system's CAs)
   --etcd-cert PATH   a PEM client certificate for etcd's --client-cert-auth (https only),
@@ -43,28 +45,68 @@ const given = (v: OptionValue | undefined): string => (typeof v === 'boolean' ? 
 export function fleetOption(opts: Record<string, OptionValue>): FleetConfig | undefined {
   if (opts.fleet === undefined) {
     const stray = FLEET_OPTIONS.find((k) => opts[k] !== undefined);
-    if (stray) throw usage(`--${stray}: only with --fleet NAME (the fleet to join)`);
+    if (stray) throw usage(`--${stray}: only with --fleet NAME (the fleet to join), or with --force over a config.json that has a fleet`);
     return undefined;
   }
-  const name = opts.fleet;
-  if (typeof name !== 'string' || !isFleetName(name)) throw usage(`--fleet: expected a fleet name: ${FLEET_NAME_EXPECTED}; received ${given(name)}`);
-  const etcd = opts.etcd;
-  if (typeof etcd !== 'string') throw usage(`--etcd: expected etcd client URLs, comma-separated (http or https), received ${given(etcd)}`);
-  const urls = etcd.split(',').map((u) => u.trim());
-  const bad = urls.find((u) => !isHttpUrl(u));
-  if (bad !== undefined) throw usage(`--etcd: expected http:// or https:// URLs such as http://127.0.0.1:2379, received ${shown(bad)}`);
-  const advertise = opts.advertise;
-  if (typeof advertise !== 'string' || !isHttpUrl(advertise))
-    throw usage(`--advertise: expected the http:// or https:// base URL other hosts reach this host's web at, received ${given(advertise)}`);
+  const { name, etcd, advertise, host, ...access } = fleetChanges(opts) as Partial<FleetConfig> & { name: string };
+  if (etcd === undefined) throw usage(`--etcd: expected etcd client URLs, comma-separated (http or https), received nothing`);
+  if (advertise === undefined) throw usage(`--advertise: expected the http:// or https:// base URL other hosts reach this host's web at, received nothing`);
   const { port } = advertisedListen(advertise, opts);
   if (port !== undefined && (port < 1 || port > 65535))
     throw usage(`--advertise: expected a port 1-65535 (the web listens on it without --port), received ${port}`);
   if (port !== undefined && browsersRefusePort(port))
     throw usage(`--advertise: expected a port browsers will open (the web listens on it without --port), received ${port}, one they refuse: choose another`);
+  accessPairs(opts, etcd);
+  return { name, etcd, advertise, ...(host === undefined ? {} : { host }), ...access };
+}
+
+/**
+ * Under `--force`, the fleet fields the flags given set, each checked alone: they change those fields of the
+ * existing block and keep its others (a host renamed keeps its TLS files and lease_ttl_s). The block as merged
+ * is checked by config.json's schema, which asks for the rest (a certificate's key, https for TLS).
+ */
+export function fleetChanges(opts: Record<string, OptionValue>): Partial<FleetConfig> | undefined {
+  const out: Partial<FleetConfig> = {};
+  const name = opts.fleet;
+  if (name !== undefined && (typeof name !== 'string' || !isFleetName(name)))
+    throw usage(`--fleet: expected a fleet name: ${FLEET_NAME_EXPECTED}; received ${given(name)}`);
+  if (name !== undefined) out.name = name;
+  if (opts.etcd !== undefined) {
+    if (typeof opts.etcd !== 'string') throw usage(`--etcd: expected etcd client URLs, comma-separated (http or https), received ${given(opts.etcd)}`);
+    out.etcd = opts.etcd.split(',').map((u) => u.trim());
+    const bad = out.etcd.find((u) => !isHttpUrl(u));
+    if (bad !== undefined) throw usage(`--etcd: expected http:// or https:// URLs such as http://127.0.0.1:2379, received ${shown(bad)}`);
+  }
+  const advertise = opts.advertise;
+  if (advertise !== undefined && (typeof advertise !== 'string' || !isHttpUrl(advertise)))
+    throw usage(`--advertise: expected the http:// or https:// base URL other hosts reach this host's web at, received ${given(advertise)}`);
+  if (advertise !== undefined) out.advertise = advertise;
   const host = opts['fleet-host'];
   if (host !== undefined && (typeof host !== 'string' || !isFleetName(host)))
     throw usage(`--fleet-host: expected a host name: ${FLEET_NAME_EXPECTED}; received ${given(host)}`);
-  return { name, etcd: urls, advertise, ...(host === undefined ? {} : { host }), ...accessOptions(opts, urls) };
+  if (host !== undefined) out.host = host;
+  for (const [flag, field] of Object.entries(ACCESS_OPTIONS) as [AccessOption, (typeof ACCESS_OPTIONS)[AccessOption]][]) {
+    const v = opts[flag];
+    if (v === undefined) continue;
+    if (typeof v !== 'string' || v === '' || (flag !== 'etcd-user' && !path.isAbsolute(v)))
+      throw usage(`--${flag}: expected ${ACCESS_EXPECTED[flag]}, received ${given(v)}`);
+    out[field] = v;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/**
+ * The fleet flags as rq-install takes them: a whole block, or under `--force` the fields they change
+ * (`incomplete` says why they make no block alone, for a config.json that has no fleet to change).
+ */
+export function fleetFlags(opts: Record<string, OptionValue>, force: boolean): { fleet?: FleetConfig; incomplete?: RqError } {
+  try {
+    return { fleet: fleetOption(opts) };
+  } catch (err) {
+    // --force over a config with a fleet: --fleet-host alone renames the host (doctor's fix for a name taken).
+    if (!force || !(err instanceof RqError)) throw err;
+    return { fleet: fleetChanges(opts) as FleetConfig | undefined, incomplete: err };
+  }
 }
 
 /** The port an --advertise URL names (`:80` too, which URL drops as its scheme's default), else undefined (a proxy's default port). */
@@ -108,20 +150,11 @@ const ACCESS_PAIRS: [AccessOption, AccessOption][] = [
   ['etcd-password-file', 'etcd-user'],
 ];
 
-/** The TLS and user fields of the block, as config/fleet-config.ts takes them; refusals name the flag. */
-function accessOptions(opts: Record<string, OptionValue>, urls: string[]): Partial<FleetConfig> {
-  const out: Partial<Record<(typeof ACCESS_OPTIONS)[AccessOption], string>> = {};
-  for (const [flag, field] of Object.entries(ACCESS_OPTIONS) as [AccessOption, (typeof ACCESS_OPTIONS)[AccessOption]][]) {
-    const v = opts[flag];
-    if (v === undefined) continue;
-    const ok = typeof v === 'string' && v !== '' && (flag === 'etcd-user' || path.isAbsolute(v));
-    if (!ok) throw usage(`--${flag}: expected ${ACCESS_EXPECTED[flag]}, received ${given(v)}`);
-    out[field] = v;
-  }
+/** Flags that only work together, and TLS only with https etcd URLs; refusals name the flag. */
+function accessPairs(opts: Record<string, OptionValue>, urls: string[]): void {
   for (const [flag, other] of ACCESS_PAIRS)
     if (opts[flag] !== undefined && opts[other] === undefined) throw usage(`--${other}: expected ${ACCESS_EXPECTED[other]} beside --${flag}, received nothing`);
   const plain = urls.find((u) => u.startsWith('http:'));
   const tls = (['etcd-ca', 'etcd-cert', 'etcd-key'] as const).find((f) => opts[f] !== undefined);
   if (plain !== undefined && tls !== undefined) throw usage(`--${tls}: only with https:// etcd URLs (--etcd has ${shown(plain)})`);
-  return out;
 }

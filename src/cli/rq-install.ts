@@ -11,7 +11,7 @@ import { closest } from '../message/nearest-name.js';
 import { DirSync, mkdirDurable, writeFileDurable } from '../spool/durable.js';
 import { parseArgs, takeRepeated, type OptionValue } from '../args.js';
 import type { FleetConfig } from '../config/fleet-config.js';
-import { FLEET_OPTIONS, FLEET_USAGE, advertisedListen, fleetOption, unreachableWarning } from './install-fleet.js';
+import { FLEET_OPTIONS, FLEET_USAGE, advertisedListen, fleetFlags, unreachableWarning } from './install-fleet.js';
 import { type ForcedConfig, forcedConfig } from './install-config.js';
 
 /** Linked into scandir/ in this order when their directory exists under scripts/. */
@@ -104,8 +104,10 @@ export interface InstallSettings {
     script_dirs?: string[];
     fleet?: FleetConfig;
   };
-  /** The keys of `config` the command line set: all that `--force` changes in an existing config. */
+  /** The keys of `config` the command line set: all that `--force` changes in an existing config (of a block, the fields set). */
   given: Partial<InstallSettings['config']>;
+  /** Under --force, why the fleet flags alone make no fleet block: said when config.json has none to change. */
+  fleetIncomplete?: RqError;
 }
 
 /** Validates the command line into what gets installed; throws RQ_ERR_USAGE with a one-line reason. */
@@ -144,14 +146,15 @@ export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv)
   }
   const scriptDirs = repeated.values as string[];
   const allowNewQueue = boolOpt(opts, 'allow-new-queue') ?? false;
-  const fleet = fleetOption(opts);
+  const force = boolOpt(opts, 'force') ?? false;
+  const { fleet, incomplete: fleetIncomplete } = fleetFlags(opts, force);
   // Where the others reach this host is where it listens, unless --port or --addr say otherwise (a proxy or NAT in between).
-  const listen = fleet ? advertisedListen(fleet.advertise, opts) : {};
+  const listen = fleet?.advertise ? advertisedListen(fleet.advertise, opts) : {};
 
   const given: Partial<InstallSettings['config']> = {
     env: stringOpt(opts, 'env', 'an environment name such as development or production'),
     // In a fleet, full ids name this host as the others reach it: a ref copied from `rq sendmesg` here must point here.
-    host: stringOpt(opts, 'host', 'a host name') ?? (fleet ? new URL(fleet.advertise).hostname : undefined),
+    host: stringOpt(opts, 'host', 'a host name') ?? (fleet?.advertise ? new URL(fleet.advertise).hostname : undefined),
     port: opts.port === undefined ? listen.port : port,
     addr: stringOpt(opts, 'addr', 'a listen address such as 127.0.0.1 or 0.0.0.0') ?? listen.addr,
     tmpdir,
@@ -162,7 +165,7 @@ export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv)
   for (const k of Object.keys(given) as (keyof typeof given)[]) if (given[k] === undefined) delete given[k];
   return {
     root,
-    force: boolOpt(opts, 'force') ?? false,
+    force,
     config: {
       env: 'development',
       host: '127.0.0.1',
@@ -175,6 +178,7 @@ export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv)
       ...given,
     },
     given,
+    fleetIncomplete,
   };
 }
 
@@ -236,7 +240,7 @@ export async function main(argv: string[], io: InstallIo = processIo()): Promise
   const { root } = settings;
   const paths = rootPaths(root);
   try {
-    let forced: ForcedConfig<InstallSettings['config']> = { config: settings.config, kept: [] };
+    let forced: ForcedConfig<InstallSettings['config']> = { config: settings.config, kept: [], merged: [] };
     if (await entryExists(paths.configFile)) {
       if (!settings.force) {
         // The classic line on stdout, byte for byte; what it means and what to do next on stderr.
@@ -248,6 +252,8 @@ export async function main(argv: string[], io: InstallIo = processIo()): Promise
       }
       forced = await forcedConfig(paths.configFile, settings.config, settings.given);
     }
+    // Fleet flags short of a whole block change a fleet the file has; with none there, what is missing is said.
+    if (settings.fleetIncomplete && !forced.merged.includes('fleet')) return (io.stderr(`rq-install: ${settings.fleetIncomplete.message}`), 2);
     const { config } = forced;
     // Against the config as it will be: an existing one may have allow_new_queue on already.
     if (config.script_dirs !== undefined && 'script_dirs' in settings.given && config.allow_new_queue !== true) {

@@ -1,5 +1,5 @@
 // rq-install --fleet --etcd --advertise [--fleet-host] [--etcd-ca --etcd-cert --etcd-key --etcd-user --etcd-password-file]: config.json's `fleet` block,
-// and each flag's refusal naming it, what it expects and what it got.
+// and each flag's refusal naming it, what it expects and what it got; under --force, the fields given change the block, its others kept.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -94,6 +94,30 @@ describe('rq-install fleet flags', () => {
       ],
     });
     expect(JSON.parse(await fs.readFile(path.join(tmp, 'config', 'config.json'), 'utf8'))).toMatchObject({ port: 3333, addr: '127.0.0.1' });
+  });
+
+  it("renames the host with --force --fleet-host alone (rq doctor's fix for a name taken), keeping the rest of the fleet block", async () => {
+    const at = ['--advertise', 'http://127.0.0.1:23350/'];
+    expect((await install('--fleet', 'p', '--etcd', 'https://a:2379', ...at, '--fleet-host', 'vm', '--etcd-ca', '/etc/rq/ca.pem')).code).toBe(0);
+    const file = path.join(tmp, 'config', 'config.json');
+    const before = JSON.parse(await fs.readFile(file, 'utf8'));
+    await fs.writeFile(file, JSON.stringify({ ...before, fleet: { ...before.fleet, lease_ttl_s: 30 } }));
+    expect(await install('--force', '--fleet-host', 'rq-b')).toEqual({ code: 0, err: [] });
+    const block = { name: 'p', etcd: ['https://a:2379'], advertise: 'http://127.0.0.1:23350/', host: 'rq-b', etcd_ca: '/etc/rq/ca.pem', lease_ttl_s: 30 };
+    expect(parseGlobalConfig(await fs.readFile(file, 'utf8'), 'config.json').fleet).toEqual(block);
+    // A whole block given again changes what it names and keeps what it does not (the TLS file, the lease).
+    expect(await install('--force', '--fleet', 'q', '--etcd', 'https://b:2379', ...at)).toEqual({ code: 0, err: [] });
+    expect(JSON.parse(await fs.readFile(file, 'utf8')).fleet).toEqual({ ...block, name: 'q', etcd: ['https://b:2379'] });
+  });
+
+  it('refuses --force --fleet-host over a config.json without a fleet, saying what is missing', async () => {
+    expect((await install()).code).toBe(0);
+    const r = await install('--force', '--fleet-host', 'rq-b');
+    expect(r).toEqual({
+      code: 2,
+      err: ['rq-install: --fleet-host: only with --fleet NAME (the fleet to join), or with --force over a config.json that has a fleet'],
+    });
+    expect(JSON.parse(await fs.readFile(path.join(tmp, 'config', 'config.json'), 'utf8'))).not.toHaveProperty('fleet');
   });
 
   it('writes no fleet without --fleet', async () => {
