@@ -20,7 +20,8 @@ export function poolName(dest: string): string | null {
 export function poolQueue(dest: string): string {
   const queue = dest.slice(PREFIX.length);
   const problem = queueNameProblem(queue);
-  if (problem) throw invalidField('dest', 'fleet:<queue> with a valid queue name', `${dest} (${problem})`);
+  // The name's own problem is part of what was expected; received is the dest as sent, whole.
+  if (problem) throw invalidField('dest', `fleet:<queue> with a valid queue name (${problem})`, dest);
   if (queue === RELAY_QUEUE) throw invalidField('dest', 'fleet:<queue> naming a queue other than relay (the relay carries pool messages itself)', dest);
   return queue;
 }
