@@ -92,6 +92,11 @@ export class FleetService {
     this.local.set(names);
   }
 
+  /** This host's web serves (its port listens), or stopped serving: the others reach its queues only through it. */
+  web(serves: boolean): void {
+    this.local.web(serves);
+  }
+
   member(): MemberState {
     return this.membership.state();
   }

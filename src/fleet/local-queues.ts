@@ -32,6 +32,8 @@ interface Watched {
 export class LocalQueues {
   private readonly queues = new Map<string, Watched>();
   private closed = false;
+  /** This host's web serves: the others reach its queues only through it (its advertise URL). */
+  private webServes = false;
 
   constructor(private readonly d: LocalQueuesDeps) {}
 
@@ -54,10 +56,24 @@ export class LocalQueues {
     if (changed) this.d.changed();
   }
 
-  /** Each queue's last figures; one not read yet counts as not answering. */
+  /**
+   * Whether this host's web serves. Until it does (starting, restarting, its port held), every queue reads
+   * DOWN: a pool host chosen, or a pool woken, for a queue UP behind a web that refuses would spend an
+   * attempt and wait out a back-off.
+   */
+  web(serves: boolean): void {
+    if (this.closed || this.webServes === serves) return;
+    this.webServes = serves;
+    if (this.queues.size > 0) this.d.changed();
+  }
+
+  /** Each queue's last figures; one not read yet counts as not answering, every one while the web does not serve. */
   figures(): Record<string, QueueFigures> {
     const out: Record<string, QueueFigures> = {};
-    for (const name of [...this.queues.keys()].sort()) out[name] = this.queues.get(name)!.figures ?? NOT_ANSWERING;
+    for (const name of [...this.queues.keys()].sort()) {
+      const f = this.queues.get(name)!.figures ?? NOT_ANSWERING;
+      out[name] = this.webServes ? f : { ...f, status: 'DOWN' };
+    }
     return out;
   }
 

@@ -54,6 +54,11 @@ export class FleetMember {
     if (name === RELAY_QUEUE) for (const q of this.service.openPools()) void this.wakePool(q);
   }
 
+  /** The web serves, or its process ended (a restart follows): its queues read DOWN to the fleet meanwhile. */
+  web(serves: boolean): void {
+    this.service?.web(serves);
+  }
+
   /** A queue stopped for good (deleted, removed from scandir, or in ERROR). */
   queueGone(name: string): void {
     if (!this.service || !this.serving.delete(name)) return;

@@ -91,6 +91,7 @@ export async function runMgr(opts: RunOptions): Promise<number> {
       if (how !== 'restarting') fleet.queueGone(name);
     },
     queueServing: (name) => fleet.queueServing(name),
+    webServing: (serves) => fleet.web(serves),
     webGraceMs: webLimits(config).shutdownGraceMs,
     queueMemory: config.queue_memory,
   });

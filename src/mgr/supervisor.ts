@@ -24,6 +24,8 @@ export interface SupervisorDeps {
   queueExited?: (name: string, how: 'restarting' | 'stopped' | 'abandoned') => void;
   /** A queue process says it serves (its socket listens): the fleet reads its figures from then on. */
   queueServing?: (name: string) => void;
+  /** The web says it serves (its port listens), or its process ended: the fleet's way in to the queues. */
+  webServing?: (serves: boolean) => void;
   /** The web's `shutdown_grace_s` in ms: its TERM → KILL waits that long, and a few seconds more to close. */
   webGraceMs?: number;
   /** `queue_memory` of config.json: the V8 flags every queue process starts with. */
@@ -92,7 +94,17 @@ export class Supervisor {
       this.deps.log.info({ component: name }, 'not built yet; not started');
       return null;
     }
-    const w = new Worker(`[${name}]`, name, [main, '--root', this.root, '--watch-stdin'], this.deps.log, this.deps.policy ?? DEFAULT_POLICY, this.deps.env);
+    const served = (serves: boolean) => (name === 'web' ? this.deps.webServing?.(serves) : undefined);
+    const w = new Worker(
+      `[${name}]`,
+      name,
+      [main, '--root', this.root, '--watch-stdin'],
+      this.deps.log,
+      this.deps.policy ?? DEFAULT_POLICY,
+      this.deps.env,
+      () => served(false),
+      () => served(true),
+    );
     w.start();
     return w;
   }
