@@ -172,8 +172,8 @@ describe('dependencies across fleet hosts', { timeout: 120_000 }, () => {
     const stranger = 'http://127.0.0.1:1/q/q1/20261121.1643.46.613.1';
     const r1 = await hosts.a.mgr.q('q1', 'create_message', { dest: 'q1', param1: 'done', depends: [stranger] });
     expect(r1[0]).toBe('fail');
-    expect(r1[1]).toContain(`depends[0]: expected the full id of a message of another host of fleet test (`);
-    expect(r1[1]).toContain(`received ${stranger}`);
+    expect(r1[1]).toContain(`depends[0]: expected the full id of a message of another host of fleet test that is up (`);
+    expect(r1[1]).toContain(`received "${stranger}"`);
     const missing = fullId(hosts.b, '20261121.1643.46.613.1');
     const r2 = await hosts.a.mgr.q('q1', 'create_message', { dest: 'q1', param1: 'done', depends: [missing] });
     expect(r2).toEqual(['fail', `depends[0]: no message ${missing}`]);

@@ -80,11 +80,15 @@ export class FleetRefs {
     const shown = up.slice(0, SHOWN_HOSTS).map((h) => `${h.url}/q/...`);
     if (up.length > SHOWN_HOSTS) shown.push(`${up.length - SHOWN_HOSTS} more`);
     const hosts = shown.join(', ') || 'no other host is up';
-    if (!r)
+    if (!r) {
+      // A host of the fleet that is gone: said, since the ref is right and only the host is missing.
+      const gone = a.value.hosts.find((h) => h.state === 'gone' && fleetRefOf(text, [h]));
+      const why = gone ? `, a message of host ${gone.host}, gone since ${gone.since ?? 'an unknown time'}` : '';
       throw RqError.of(
         'RQ_ERR_BAD_DEPENDENCY',
-        `${field}: expected the full id of a message of another host of fleet ${a.value.fleet} (${hosts}), received ${text}`,
+        `${field}: expected the full id of a message of another host of fleet ${a.value.fleet} that is up (${hosts}), received ${JSON.stringify(text)}${why}`,
       );
+    }
     return r.ref;
   }
 

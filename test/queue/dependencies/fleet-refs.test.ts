@@ -1,4 +1,5 @@
-// Calls about another host's messages (src/queue/dependencies/fleet-refs.ts) against a real HTTP server: the fleet's credentials go only to a host up in the fleet at that URL now.
+// Calls about another host's messages (src/queue/dependencies/fleet-refs.ts) against a real HTTP server: the fleet's credentials go only to a host up in the fleet at that URL now;
+// a ref of a host that is not up is refused at create, saying so.
 import http from 'node:http';
 import { once } from 'node:events';
 import type net from 'node:net';
@@ -47,6 +48,17 @@ function refs(b: 'up' | 'gone' | 'absent', reachable = true): FleetRefs {
 }
 
 describe('FleetRefs', () => {
+  it('refuses at create a ref of a host that is gone, saying it is gone and since when, the ref quoted whole', async () => {
+    const ref = `${url}/q/work/${ID}`;
+    await expect(refs('gone').canonical(ref, 'depends[0]')).rejects.toThrow(
+      `depends[0]: expected the full id of a message of another host of fleet f that is up (no other host is up), received "${ref}", a message of host b, gone since an unknown time`,
+    );
+    await expect(refs('absent').canonical(ref, 'depends[0]')).rejects.toThrow(
+      `depends[0]: expected the full id of a message of another host of fleet f that is up (no other host is up), received "${ref}"`,
+    );
+    expect(await refs('up').canonical(ref, 'depends[0]')).toBe(ref);
+  });
+
   it('sends the fleet credentials on every kind of call to a host up at that URL, and on none to one that left, is unknown, or while etcd is silent', async () => {
     const auth = `Basic ${Buffer.from('rq-fleet:pw').toString('base64')}`;
     const ref = () => `${url}/q/work/${ID}`;
