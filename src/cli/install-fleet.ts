@@ -2,7 +2,7 @@
 import net from 'node:net';
 import path from 'node:path';
 import { RqError, shown } from '../errors.js';
-import { FLEET_NAME_EXPECTED, type FleetConfig, isFleetName, isHttpUrl } from '../config/fleet-config.js';
+import { FLEET_NAME_EXPECTED, type FleetConfig, defaultHostName, isFleetName, isHttpUrl } from '../config/fleet-config.js';
 import { browsersRefusePort } from '../config/browser-ports.js';
 import { isLoopback } from '../config/exposure.js';
 import type { OptionValue } from '../args.js';
@@ -123,6 +123,22 @@ export function advertisedListen(advertise: string, opts: Record<string, OptionV
   const port = opts.port === undefined ? advertisedPort(advertise) : undefined;
   const host = new URL(advertise).hostname.replace(/^\[|\]$/g, '');
   return { ...(port === undefined ? {} : { port }), ...(opts.addr === undefined && net.isIP(host) ? { addr: host } : {}) };
+}
+
+/**
+ * What rq-install says of the fleet once installed: the name this host joins as when left to the machine's
+ * (every rq root of one machine would take it, and the fleet lets one in), and a web the others cannot reach.
+ */
+export function fleetNotes(config: { addr: string; fleet?: FleetConfig }, hostname?: string): { to: 'stdout' | 'stderr'; line: string }[] {
+  const notes: { to: 'stdout' | 'stderr'; line: string }[] = [];
+  if (config.fleet && config.fleet.host === undefined)
+    notes.push({
+      to: 'stdout',
+      line: `Fleet ${config.fleet.name}: this host joins as ${defaultHostName(hostname)}, the machine's host name; each rq root of this machine in the fleet needs a name of its own (--fleet-host NAME)`,
+    });
+  const unreachable = unreachableWarning(config);
+  if (unreachable) notes.push({ to: 'stderr', line: unreachable });
+  return notes;
 }
 
 /** Said after an install whose web listens on loopback only while the others are told a name that is not. */

@@ -11,7 +11,7 @@ import { closest } from '../message/nearest-name.js';
 import { DirSync, mkdirDurable, writeFileDurable } from '../spool/durable.js';
 import { parseArgs, takeRepeated, type OptionValue } from '../args.js';
 import type { FleetConfig } from '../config/fleet-config.js';
-import { FLEET_OPTIONS, FLEET_USAGE, advertisedListen, fleetFlags, unreachableWarning } from './install-fleet.js';
+import { FLEET_OPTIONS, FLEET_USAGE, advertisedListen, fleetFlags, fleetNotes } from './install-fleet.js';
 import { type ForcedConfig, forcedConfig } from './install-config.js';
 
 /** Linked into scandir/ in this order when their directory exists under scripts/. */
@@ -289,8 +289,7 @@ export async function main(argv: string[], io: InstallIo = processIo()): Promise
     io.stdout(`Installed rq in ${root} (config: ${paths.configFile})`);
     if (forced.kept.length > 0) io.stdout(`Kept from the existing config: ${forced.kept.join(', ')}`);
     if (config.allow_new_queue && !('basic_auth' in config)) io.stdout(NEW_QUEUE_WARNING);
-    const unreachable = unreachableWarning(config);
-    if (unreachable) io.stderr(unreachable);
+    for (const note of fleetNotes(config)) io[note.to](note.line);
     return 0;
   } catch (err) {
     io.stderr(`rq-install: ${(err as Error).message}`);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/rq-install.js';
 import { parseGlobalConfig } from '../../src/config/global-config.js';
+import { defaultHostName } from '../../src/config/fleet-config.js';
 
 let tmp: string;
 beforeEach(async () => {
@@ -118,6 +119,19 @@ describe('rq-install fleet flags', () => {
       err: ['rq-install: --fleet-host: only with --fleet NAME (the fleet to join), or with --force over a config.json that has a fleet'],
     });
     expect(JSON.parse(await fs.readFile(path.join(tmp, 'config', 'config.json'), 'utf8'))).not.toHaveProperty('fleet');
+  });
+
+  it("names the host it joins as when left to the machine's host name, which rq roots sharing the machine would all take", async () => {
+    const said = async (...argv: string[]) => {
+      const out: string[] = [];
+      expect(await main(['--root', tmp, '--force', ...argv], { stdout: (l) => out.push(l), stderr: () => undefined, env: {} })).toBe(0);
+      return out.filter((l) => l.startsWith('Fleet '));
+    };
+    const fleet = ['--fleet', 'p', '--etcd', 'http://e:2379', '--advertise', 'http://127.0.0.1:23351/'];
+    expect(await said(...fleet)).toEqual([
+      `Fleet p: this host joins as ${defaultHostName()}, the machine's host name; each rq root of this machine in the fleet needs a name of its own (--fleet-host NAME)`,
+    ]);
+    expect(await said(...fleet, '--fleet-host', 'rq-a')).toEqual([]);
   });
 
   it('writes no fleet without --fleet', async () => {
