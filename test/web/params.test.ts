@@ -1,6 +1,8 @@
 // Query and form parameters: a query that gives a parameter twice is refused with 400 naming it, on every route the app registers, in the client's format.
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseQuery, requireSingleParams } from '../../src/web/params.js';
+import { shown } from '../../src/errors.js';
+import { MAX_PARAM_DEPTH, type Params, nestParams, objectParam, parseQuery, requireShallow, requireSingleParams } from '../../src/web/params.js';
 import { type TestRoot, makeRoot } from '../helpers/rq-root.js';
 import { type BuiltApp, type Route, appFor, fillRoute, routeTable } from './route-table.js';
 
@@ -27,6 +29,12 @@ describe('parseQuery', () => {
     expect(refused('a[b]=1&a=2')).toBe(refusal('a', ['1', '2']));
     // %-escaped brackets are the same name.
     expect(refused('query%5Bparam1%5D=a&query[param1]=b')).toBe(refusal('query[param1]', ['a', 'b']));
+    // A value replaced by an object, or a list by an object: the first would be lost as well.
+    expect(refused('a=1&a[b]=2')).toBe(refusal('a', ['1', '2']));
+    expect(refused('a[]=1&a[b]=2')).toBe(refusal('a', ['1', '2']));
+    // The whole name, however deep; its values only, not those of its siblings.
+    expect(refused('a[b][c]=1&a[b][c]=2')).toBe(refusal('a[b][c]', ['1', '2']));
+    expect(refused('a[b]=1&a[c]=3&a[b]=2')).toBe(refusal('a[b]', ['1', '2']));
   });
 
   it('lets lists (name[]) and distinct names through, and parses as before', () => {
@@ -34,6 +42,86 @@ describe('parseQuery', () => {
     expect(parseQuery('queue[]=a&queue[]=b&query[param1]=x')).toEqual({ queue: ['a', 'b'], query: { param1: 'x' } });
     // A name of Object.prototype is no repeat of anything.
     expect(refused('toString=1&hasOwnProperty=2')).toBeNull();
+  });
+
+  it('drops the names that would reach Object.prototype, at any level, and never refuses them as repeats', () => {
+    const p = parseQuery('__proto__[x]=1&constructor[prototype][y]=2&prototype[z]=3&constructor=4&a[__proto__][w]=5&a[constructor]=6');
+    expect(p).toEqual({ a: {} });
+    expect([Object.getPrototypeOf(p), Object.getPrototypeOf(p.a)]).toEqual([Object.prototype, Object.prototype]);
+    expect([(p as Record<string, unknown>).x, ({} as Record<string, unknown>).y]).toEqual([undefined, undefined]);
+    expect(refused('constructor=1&constructor=2&prototype=1&prototype=2&__proto__=1&__proto__=2')).toBeNull();
+  });
+});
+
+/** A name of `levels` segments: `a[b][b]…`. */
+const nameOf = (levels: number) => `a${'[b]'.repeat(levels - 1)}`;
+/** What requireShallow says of a value, or null when it lets it through. */
+function tooDeep(value: unknown, what = 'request body'): string | null {
+  try {
+    requireShallow(value, what);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+describe('nesting limits', () => {
+  const refusal = (what: string) => `${what}: expected nesting at most ${MAX_PARAM_DEPTH} deep, received ${MAX_PARAM_DEPTH + 1} levels`;
+
+  it('a value nested 32 levels (objects or arrays) is let through, one level more refused naming what it was', () => {
+    const wrap = fc.constantFrom(
+      (v: unknown) => ({ k: v }),
+      (v: unknown) => [v],
+    );
+    // As many levels as the limit and a few more (fc.array alone draws short arrays).
+    const levels = fc.integer({ min: 1, max: MAX_PARAM_DEPTH + 8 }).chain((n) => fc.array(wrap, { minLength: n, maxLength: n }));
+    fc.assert(
+      fc.property(levels, fc.constantFrom('request body', 'mesg'), (layers, what) => {
+        // A wide sibling beside the deep branch, so that the deep one is not simply the last looked at.
+        const value = { ...(layers.reduce<unknown>((v, w) => w(v), 'x') as object), side: [{ s: '1' }] };
+        expect(tooDeep(value, what)).toBe(layers.length > MAX_PARAM_DEPTH ? refusal(what) : null);
+      }),
+    );
+    expect(tooDeep('text')).toBeNull();
+    expect(tooDeep(null)).toBeNull();
+  });
+
+  it('a form name of 32 segments nests, one of 33 stays flat and is refused by name', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: MAX_PARAM_DEPTH + 8 }), (levels) => {
+        const name = nameOf(levels);
+        const params = nestParams([[name, 'v']]);
+        if (levels <= MAX_PARAM_DEPTH) {
+          let at: unknown = params.a;
+          for (let i = 1; i < levels; i++) at = (at as Params).b;
+          expect(at).toBe('v');
+          expect(tooDeep(params)).toBeNull();
+        } else {
+          expect(params).toEqual({ [name]: 'v' });
+          expect(tooDeep(params)).toBe(`parameter name: expected a name nested at most ${MAX_PARAM_DEPTH} deep, received ${shown(name)} (${levels} levels)`);
+        }
+      }),
+    );
+    // A JSON body's key is read the same way.
+    expect(tooDeep({ [nameOf(MAX_PARAM_DEPTH)]: '1' })).toBeNull();
+  });
+});
+
+describe('nestParams', () => {
+  it('keeps flat a name that does not start with a name or has text after its brackets, and collects only at a trailing []', () => {
+    expect(nestParams([['[a]', '1']])).toEqual({ '[a]': '1' });
+    expect(nestParams([['a[b]x[c]', '1']])).toEqual({ 'a[b]x[c]': '1' });
+    expect(nestParams([['a[b]c', '1']])).toEqual({ 'a[b]c': '1' });
+    expect(nestParams([['a[][b]', '1']])).toEqual({ a: { '': { b: '1' } } });
+  });
+});
+
+describe('objectParam', () => {
+  it('is the nested object of a name, and undefined for text, a list, null (a JSON body) or no params', () => {
+    const params = JSON.parse('{"queue":{"name":"q"},"list":["x"],"text":"t","none":null}') as Params;
+    expect(objectParam(params, 'queue')).toEqual({ name: 'q' });
+    expect(['list', 'text', 'none', 'absent'].map((k) => objectParam(params, k))).toEqual([undefined, undefined, undefined, undefined]);
+    expect(objectParam(undefined, 'queue')).toBeUndefined();
   });
 });
 
