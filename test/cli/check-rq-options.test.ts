@@ -27,6 +27,30 @@ describe('readCheckArgs', () => {
     // Only the one-letter forms take one dash; `--s` is no option of check_rq.
     expect(problem('--s', 'h')).toBe('unknown option --s; check_rq -h lists the options');
     expect(problem('-server', 'h')).toBe('unknown option -server; check_rq -h lists the options');
+    // Nagios's -P names the option that is the port; --user-file has no one-letter form at all.
+    expect(problem('-P', '3333')).toBe('unknown option -P (the port is -p PORT); check_rq -h lists the options');
+    expect(problem('-undefined', 'f')).toBe('unknown option -undefined; check_rq -h lists the options');
+    // `=` joins a value to a long name only: `-s=h` is no -s.
+    expect(problem('-s=h')).toBe('unknown option -s=h; check_rq -h lists the options');
+  });
+
+  it('every option is read under its own names, in either form, and nothing else answers to them', () => {
+    const forms = [
+      ['-s', '--server', 'h'],
+      ['-p', '--port', '1'],
+      ['-t', '--thresh', '1:2:3:4'],
+      ['-u', '--user', 'n:p'],
+      [undefined, '--user-file', '/f'],
+      ['-d', '--dump', undefined],
+      ['-h', '--help', undefined],
+    ] as const;
+    for (const [short, long, value] of forms) {
+      const key = long.slice(2);
+      const words = (name: string) => (value === undefined ? [name] : [name, value]);
+      if (short) expect(readCheckArgs(words(short))).toEqual({ opts: { [key]: value ?? true } });
+      expect(readCheckArgs(words(long))).toEqual({ opts: { [key]: value ?? true } });
+      if (value !== undefined) expect(readCheckArgs([`${long}=${value}`])).toEqual({ opts: { [key]: value } });
+    }
   });
 
   it('refuses a stray word, wherever it stands, and after a bare --', () => {
@@ -35,6 +59,8 @@ describe('readCheckArgs', () => {
     expect(problem('-d', 'extra')).toBe(stray);
     expect(problem('-s', 'h', 'extra', '-p', '1')).toBe(stray);
     expect(problem('--', 'extra')).toBe('unexpected argument "--": check_rq takes no words besides its options (check_rq -h lists them)');
+    // A lone dash (stdin, to many tools) is a word, not an option.
+    expect(problem('-')).toBe('unexpected argument "-": check_rq takes no words besides its options (check_rq -h lists them)');
   });
 
   it('a value option needs its value: never the next option, never a default in its place', () => {
@@ -48,11 +74,24 @@ describe('readCheckArgs', () => {
     expect(problem('-u', 'a:b', '-s', 'h', 'extra')).toBe('unexpected argument "extra": check_rq takes no words besides its options (check_rq -h lists them)');
     expect(problem('--user-file')).toBe('--user-file: expected FILE (NAME:PASSWORD on its first line), received nothing');
     expect(problem('--dump=1')).toBe('--dump: expected no value (a flag), received "1"');
+    // Each value option names what its value is.
+    expect(['-p', '-t', '-u', '--port', '--thresh', '--user'].map((o) => problem(o))).toEqual([
+      '-p: expected PORT, received nothing',
+      '-t: expected a:b:c:d, received nothing',
+      '-u: expected NAME:PASSWORD, received nothing',
+      '--port: expected PORT, received nothing',
+      '--thresh: expected a:b:c:d, received nothing',
+      '--user: expected NAME:PASSWORD, received nothing',
+    ]);
+    expect(problem('-t', '-d')).toBe('-t: expected a:b:c:d, received the option -d');
+    expect(problem('-u', '-d')).toBe('-u: expected NAME:PASSWORD, received a word starting with -');
   });
 
   it('an option given twice is refused, a password never shown', () => {
     expect(problem('-s', 'a', '--server', 'b')).toBe('-s/--server: expected once, received "a" and "b"');
     expect(problem('-u', 'n:secret', '--user=m:other')).toBe('-u/--user: expected once, received it twice');
     expect(problem('-d', '-d')).toBe('-d/--dump: expected once, received it twice');
+    expect(problem('-h', '--help')).toBe('-h/--help: expected once, received it twice');
+    expect(problem('--user-file', 'a', '--user-file=b')).toBe('--user-file: expected once, received "a" and "b"');
   });
 });
