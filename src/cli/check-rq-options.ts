@@ -52,7 +52,7 @@ function unknownOption(given: string): string {
  */
 export function readCheckArgs(argv: readonly string[]): CheckArgs {
   const opts: CheckOpts = {};
-  /** The option whose value the word before was, when it is a secret: the next stray word may be the rest of it (`-u admin hunter2`). */
+  /** The option whose value the word before held, when it is a secret: the next stray word may be the rest of it (`-u admin hunter2`, `--user=admin:correct horse`). */
   let afterSecret: CheckOption | null = null;
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i];
@@ -77,7 +77,7 @@ export function readCheckArgs(argv: readonly string[]): CheckArgs {
       const next = i + 1 < argv.length ? (o.secret ? 'a word starting with -' : `the option ${argv[i + 1]}`) : 'nothing';
       return { problem: `${given}: expected ${o.value}, received ${next}` };
     }
-    if (o.secret && eq < 0) afterSecret = o;
+    if (o.secret) afterSecret = o;
     const before = opts[o.long];
     if (before !== undefined) {
       const values = o.value === undefined || o.secret ? 'it twice' : `${shown(before)} and ${shown(value)}`;

@@ -70,6 +70,10 @@ describe('readCheckArgs', () => {
     expect(problem('-u', 'admin', 'hunter2')).toBe(
       "unexpected argument after -u/--user's value (not shown: it may be part of a password): check_rq takes no words besides its options (check_rq -h lists them)",
     );
+    // The same when the password was joined with `=`: an unquoted `--user=admin:correct horse` leaves `horse` as a word.
+    expect(problem('--user=admin:correct', 'horse')).toBe(
+      "unexpected argument after -u/--user's value (not shown: it may be part of a password): check_rq takes no words besides its options (check_rq -h lists them)",
+    );
     expect(problem('--user', '-secretpw')).toBe('--user: expected NAME:PASSWORD, received a word starting with -');
     expect(problem('-u', 'a:b', '-s', 'h', 'extra')).toBe('unexpected argument "extra": check_rq takes no words besides its options (check_rq -h lists them)');
     expect(problem('--user-file')).toBe('--user-file: expected FILE (NAME:PASSWORD on its first line), received nothing');
