@@ -81,6 +81,27 @@ describe('check_rq', () => {
       out: 'UNKNOWN: unexpected argument "extra": check_rq takes no words besides its options (check_rq -h lists them)',
     });
   });
+
+  it('a misused option is UNKNOWN (3) naming it and what its value is, as the installed check_rq prints it', async () => {
+    const line = (...args: string[]) =>
+      run(BIN('check_rq'), args).then(
+        (r) => [0, r.stdout.trim()],
+        (e: { code: number; stdout: string }) => [e.code, e.stdout.trim()],
+      );
+    const cases: [string[], string][] = [
+      [['-s'], '-s: expected HOST, received nothing'],
+      [['-p'], '-p: expected PORT, received nothing'],
+      [['-t'], '-t: expected a:b:c:d, received nothing'],
+      // A password may start with -: the next option is not named, it may be the password.
+      [['-u', '-x'], '-u: expected NAME:PASSWORD, received a word starting with -'],
+      [['-d', '-d'], '-d/--dump: expected once, received it twice'],
+      [['-h', '-h'], '-h/--help: expected once, received it twice'],
+      [['-P', '3333'], 'unknown option -P (the port is -p PORT); check_rq -h lists the options'],
+      [['-undefined', 'f'], 'unknown option -undefined; check_rq -h lists the options'],
+    ];
+    const lines = await Promise.all(cases.map(([args]) => line(...args)));
+    expect(lines).toEqual(cases.map(([, text]) => [3, `UNKNOWN: ${text}`]));
+  });
 });
 
 describe('check_rq against a web with basic_auth', () => {
