@@ -51,11 +51,6 @@ export function fleetOption(opts: Record<string, OptionValue>): FleetConfig | un
   const { name, etcd, advertise, host, ...access } = fleetChanges(opts) as Partial<FleetConfig> & { name: string };
   if (etcd === undefined) throw usage(`--etcd: expected etcd client URLs, comma-separated (http or https), received nothing`);
   if (advertise === undefined) throw usage(`--advertise: expected the http:// or https:// base URL other hosts reach this host's web at, received nothing`);
-  const { port } = advertisedListen(advertise, opts);
-  if (port !== undefined && (port < 1 || port > 65535))
-    throw usage(`--advertise: expected a port 1-65535 (the web listens on it without --port), received ${port}`);
-  if (port !== undefined && browsersRefusePort(port))
-    throw usage(`--advertise: expected a port browsers will open (the web listens on it without --port), received ${port}, one they refuse: choose another`);
   accessPairs(opts, etcd);
   return { name, etcd, advertise, ...(host === undefined ? {} : { host }), ...access };
 }
@@ -80,7 +75,15 @@ export function fleetChanges(opts: Record<string, OptionValue>): Partial<FleetCo
   const advertise = opts.advertise;
   if (advertise !== undefined && (typeof advertise !== 'string' || !isHttpUrl(advertise)))
     throw usage(`--advertise: expected the http:// or https:// base URL other hosts reach this host's web at, received ${given(advertise)}`);
-  if (advertise !== undefined) out.advertise = advertise;
+  if (advertise !== undefined) {
+    // Checked here, not only for a whole block: under --force a change of --advertise alone sets the web's port too.
+    const { port } = advertisedListen(advertise, opts);
+    if (port !== undefined && (port < 1 || port > 65535))
+      throw usage(`--advertise: expected a port 1-65535 (the web listens on it without --port), received ${port}`);
+    if (port !== undefined && browsersRefusePort(port))
+      throw usage(`--advertise: expected a port browsers will open (the web listens on it without --port), received ${port}, one they refuse: choose another`);
+    out.advertise = advertise;
+  }
   const host = opts['fleet-host'];
   if (host !== undefined && (typeof host !== 'string' || !isFleetName(host)))
     throw usage(`--fleet-host: expected a host name: ${FLEET_NAME_EXPECTED}; received ${given(host)}`);

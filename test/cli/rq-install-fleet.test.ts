@@ -111,6 +111,16 @@ describe('rq-install fleet flags', () => {
     expect(JSON.parse(await fs.readFile(file, 'utf8')).fleet).toEqual({ ...block, name: 'q', etcd: ['https://b:2379'] });
   });
 
+  it('refuses under --force an --advertise whose port browsers refuse, as for a whole block, and changes nothing', async () => {
+    expect((await install('--fleet', 'p', '--etcd', 'http://a:2379', '--advertise', 'http://127.0.0.1:23350/')).code).toBe(0);
+    const file = path.join(tmp, 'config', 'config.json');
+    const before = await fs.readFile(file, 'utf8');
+    const r = await install('--force', '--advertise', 'http://127.0.0.1:6000/');
+    expect(r.code).toBe(2);
+    expect(r.err).toEqual([expect.stringMatching(/^rq-install: --advertise: expected a port browsers will open .*received 6000/)]);
+    expect(await fs.readFile(file, 'utf8')).toBe(before);
+  });
+
   it('refuses --force --fleet-host over a config.json without a fleet, saying what is missing', async () => {
     expect((await install()).code).toBe(0);
     const r = await install('--force', '--fleet-host', 'rq-b');
