@@ -74,6 +74,42 @@ describe('relay without attachments', () => {
     }
   }, 60_000);
 
+  it('POST /q/relay/new_messages relays a batch, each message to its own dest; a dest the relay cannot deliver refuses the batch', async () => {
+    const post = (messages: unknown[]) =>
+      fetch(`${A.base}/q/relay/new_messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(messages) });
+    const before = (await A.messages('relay')).length;
+    const expected = 'an http(s)://host[:port][/root]/q/<queue> URL or fleet:<queue> (where the relay delivers the message)';
+    for (const [i, dest, shown] of [
+      [1, undefined, 'nothing'],
+      [1, 'test', '"test"'],
+      [1, 'relay', '"relay"'],
+      [1, 'ftp://127.0.0.1/q/test', '"ftp://127.0.0.1/q/test"'],
+    ] as const) {
+      const res = await post([{ dest: B.url('test') }, { dest, param1: 'bad' }]);
+      expect({ status: res.status, body: await res.json() }).toEqual({ status: 400, body: ['fail', `messages[${i}]: dest: expected ${expected}, received ${shown}`] });
+    }
+    // Checked by the queue, as a single create is: a pool needs this host in a fleet.
+    const pool = await post([{ dest: B.url('test') }, { dest: 'fleet:test' }]);
+    expect(pool.status).toBe(400);
+    expect(((await pool.json()) as string[])[1]).toMatch(/^messages\[1\]: dest: expected a queue name or an http\(s\) URL \(fleet:<queue> needs/);
+    expect(await A.messages('relay')).toHaveLength(before);
+
+    const res = await post([
+      { dest: B.url('test'), param1: 'batch-a' },
+      { dest: B.url('other'), param1: 'batch-b' },
+    ]);
+    expect(res.status).toBe(200);
+    const [, replies] = (await res.json()) as [string, [string, string][]];
+    for (const [i, q] of ['test', 'other'].entries()) {
+      const [ok, full] = replies[i];
+      expect(ok).toBe('ok');
+      const local = await A.waitState('relay', full.split('/').pop()!, ['relayed', 'err']);
+      expect(local).toMatchObject({ state: 'relayed', dest: B.url(q) });
+      const [far] = await farCopies(B, q, full);
+      expect(far.param1).toBe(`batch-${'ab'[i]}`);
+    }
+  });
+
   it('carries force_remote into the relay queue and logs it; the far copy does not carry it', async () => {
     const { stdout } = await run(BIN('rq'), ['sendmesg', '--root', A.root, '--dest', B.url('test'), '--relay-ok', '--force_remote', '--param1', 'forced']);
     const id = stdout.trim().split('/').pop()!;

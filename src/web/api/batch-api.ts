@@ -6,8 +6,10 @@ import { MAX_CREATE_BATCH, QueueClient } from '../../ipc/queue-client.js';
 import { mayHaveArrived } from '../../ipc/socket-client.js';
 import type { Answer } from '../../ipc/answer.js';
 import { refuseFieldNames, typoBudget } from '../../message/create-fields.js';
+import { RELAY_QUEUE, isFleetDest } from '../../message/fleet-dest.js';
 import { type PartialReport, partialReply, partialStatus } from '../../ipc/partial-reply.js';
 import { locateJsonError } from '../json-position.js';
+import { relayTarget } from '../../relay/relay-target.js';
 import { pathParam } from '../request-params.js';
 import { withHeaderTrace } from '../trace-headers.js';
 import type { WebContext } from '../web-context.js';
@@ -47,10 +49,31 @@ export function installJsonLines(app: FastifyInstance, bodyLimit: number): void 
   });
 }
 
+/** What the relay queue carries a message to: a queue on another host, or a pool of this host's fleet. */
+const RELAY_DEST = 'an http(s)://host[:port][/root]/q/<queue> URL or fleet:<queue> (where the relay delivers the message)';
+
 /**
- * The body's messages, each sent to the URL's queue: a `dest` may be left out or name that queue,
- * nothing else. A message without a trace context of its own takes the request's headers'.
+ * The `dest` a batch message is made with. In the relay queue each message's own, a URL or a pool
+ * (the queue checks a pool against the fleet), since there the dest is where it goes, not the queue
+ * it is made in; a dest the relay could never deliver is refused here rather than failed at its run.
+ * Anywhere else, the queue of the URL: a `dest` may be left out or name it, nothing else.
  */
+function batchDest(queue: string, dest: unknown): string {
+  if (queue !== RELAY_QUEUE) {
+    if (dest !== undefined && dest !== queue) throw invalidField('dest', `${shown(queue)} (the queue of the URL) or none`, dest);
+    return queue;
+  }
+  if (typeof dest !== 'string') throw invalidField('dest', RELAY_DEST, dest);
+  if (isFleetDest(dest)) return dest;
+  try {
+    relayTarget(dest);
+  } catch {
+    throw invalidField('dest', RELAY_DEST, dest);
+  }
+  return dest;
+}
+
+/** The body's messages, each with its dest (batchDest). A message without a trace context of its own takes the request's headers'. */
 function batchOf(req: FastifyRequest, queue: string): Record<string, unknown>[] {
   const body = req.body;
   if (!Array.isArray(body))
@@ -60,15 +83,14 @@ function batchOf(req: FastifyRequest, queue: string): Record<string, unknown>[] 
   return body.map((m, i) => {
     if (typeof m !== 'object' || m === null || Array.isArray(m))
       throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, invalidField('message', 'a JSON object of message fields', m).message);
-    const dest = (m as Record<string, unknown>).dest;
-    if (dest !== undefined && dest !== queue)
-      throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, invalidField('dest', `${shown(queue)} (the queue of the URL) or none`, dest).message);
+    let dest: string;
     try {
+      dest = batchDest(queue, (m as Record<string, unknown>).dest);
       refuseFieldNames(m as Record<string, unknown>, '', budget);
     } catch (err) {
       throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, (err as Error).message);
     }
-    return withHeaderTrace(req, { ...m, dest: queue });
+    return withHeaderTrace(req, { ...m, dest });
   });
 }
 
