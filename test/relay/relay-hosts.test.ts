@@ -86,7 +86,10 @@ describe('relay without attachments', () => {
       [1, 'ftp://127.0.0.1/q/test', '"ftp://127.0.0.1/q/test"'],
     ] as const) {
       const res = await post([{ dest: B.url('test') }, { dest, param1: 'bad' }]);
-      expect({ status: res.status, body: await res.json() }).toEqual({ status: 400, body: ['fail', `messages[${i}]: dest: expected ${expected}, received ${shown}`] });
+      expect({ status: res.status, body: await res.json() }).toEqual({
+        status: 400,
+        body: ['fail', `messages[${i}]: dest: expected ${expected}, received ${shown}`],
+      });
     }
     // Checked by the queue, as a single create is: a pool needs this host in a fleet.
     const pool = await post([{ dest: B.url('test') }, { dest: 'fleet:test' }]);
