@@ -20,6 +20,7 @@ import { BROWSE_COMMANDS } from './rq-browse.js';
 import { OPERATOR_COMMANDS } from './rq-operator.js';
 import { DOCTOR_COMMANDS } from './rq-doctor.js';
 import { FLEET_COMMANDS } from './rq-fleet.js';
+import { notePool } from './pool-note.js';
 import { VERSION_COMMANDS } from './rq-version.js';
 import { BULK_COMMANDS } from './rq-bulk.js';
 import { FROM_FILE, sendFromFile } from './rq-from-file.js';
@@ -63,10 +64,13 @@ function create(command: 'create_message' | 'prep_message' | 'single_que', spec:
         // Each message of the file carries its own key and is waited for with rq wait.
         if (fields.idempotency_key !== undefined || wait !== undefined)
           throw usage('--from-file: expected neither --idempotency-key nor --wait (put idempotency_key in each message; rq wait takes the ids printed)');
-        return sendFromFile({ file, queue, root, defaults: fields, io });
+        const sent = await sendFromFile({ file, queue, root, defaults: fields, io });
+        if (sent === 0) await notePool(root, fields.dest as string, io);
+        return sent;
       }
       const reply = await ask(root, queue, (c) => c.create(fields, command));
       io.stdout(replyLine(reply));
+      if (reply.ok) await notePool(root, fields.dest as string, io);
       if (!reply.ok || wait === undefined) return reply.ok ? 0 : 1;
       // The reply's value is the new message's full id; its last part is the id.
       return waitAndReport(root, queue, String(reply.value).split('/').pop()!, wait, io);

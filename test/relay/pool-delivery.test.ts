@@ -89,6 +89,8 @@ describe('pools: fleet:<queue> through the two-phase relay', { timeout: 120_000 
     for (let i = 0; i < 3; i++) {
       const r = await run(BIN('rq'), ['sendmesg', '--root', sender.root, '--dest', `fleet:${POOL}`, '--param1', `skip${i}`]);
       expect(r.stdout).toMatch(/^ok /);
+      // c takes it: no note.
+      expect(r.stderr).toBe('');
     }
     // And a batch over HTTP, each message naming the pool.
     const batch = await fetch(`${sender.base}/q/relay/new_messages`, {
@@ -108,6 +110,18 @@ describe('pools: fleet:<queue> through the two-phase relay', { timeout: 120_000 
   it('waits on the sender while no host takes the queue, without a busy loop, and goes as soon as one does', async () => {
     for (const h of Object.values(pool)) expect(await h.mgr!.cmd('pause_queue', POOL)).toEqual(['ok', POOL]);
     await poolSeen(sender, { a: 'PAUSE', b: 'PAUSE', c: 'PAUSE' }, 'every pool queue paused');
+    // The CLI makes the message and says why it will wait (prepped: these two are never sent).
+    const noted = async (queue: string) => {
+      const r = await run(BIN('rq'), ['prepmesg', '--root', sender.root, '--dest', `fleet:${queue}`]);
+      expect(r.stdout).toMatch(/^ok /);
+      return r.stderr.trim();
+    };
+    expect(await noted(POOL)).toBe(
+      `rq: no host of fleet test has queue ${POOL} UP now (a PAUSE, b PAUSE, c PAUSE): the message waits in the relay queue until one is`,
+    );
+    expect(await noted('wrok')).toBe(
+      "rq: no host of fleet test has queue wrok now: the message waits in the relay queue until one does (rq queues --fleet lists the fleet's queues)",
+    );
     const res = await fetch(`${sender.base}/q/relay/new_message`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
