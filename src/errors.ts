@@ -153,6 +153,11 @@ export const ERRORS = {
     status: 409,
     message: 'fleet %s: the host name %s is held by another rq (%s, at %s); give this one another fleet.host in config/config.json',
   },
+  RQ_ERR_FLEET_HOST_UP: {
+    status: 409,
+    message: 'fleet %s: host %s is up; only a gone host is forgotten (stop it with rq-mgr stop on that host, then forget it from another)',
+  },
+  RQ_ERR_FLEET_HOST_UNKNOWN: { status: 404, message: 'fleet %s: no host %s was seen (rq fleet lists the hosts)' },
   RQ_ERR_PROTOCOL: { status: 502, message: '%s' },
   RQ_ERR_FETCH: { status: 502, message: 'CRITICAL: %s' },
   RQ_ERR_DISK: { status: 507, message: '%s failed: %s' },

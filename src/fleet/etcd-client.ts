@@ -158,6 +158,13 @@ export class EtcdStore {
     await this.call(this.client.delete().key(key).exec());
   }
 
+  /** Deletes `key` unless `unless` exists, in one transaction: `held` when it does, else whether `key` was there. */
+  async deleteUnless(key: string, unless: string): Promise<'deleted' | 'absent' | 'held'> {
+    const res = await this.call(this.client.if(unless, 'Create', '==', 0).then(this.client.delete().key(key)).commit());
+    if (!res.succeeded) return 'held';
+    return Number(res.responses[0]?.response_delete_range?.deleted ?? 0) > 0 ? 'deleted' : 'absent';
+  }
+
   /** The first `n` keys under `prefix` by create revision: the holders of a semaphore whose waiters are those keys. */
   async firstCreated(prefix: string, n: number): Promise<string[]> {
     return this.call(this.client.getAll().prefix(prefix).sort('Create', 'Ascend').limit(n).keys());

@@ -2,7 +2,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import type { Logger } from 'pino';
-import type { FleetSettings } from '../config/fleet-config.js';
+import { FLEET_NAME_EXPECTED, type FleetSettings, isFleetName } from '../config/fleet-config.js';
+import { RqError, invalidField } from '../errors.js';
 import type { EtcdCredentials } from '../config/fleet-credentials.js';
 import { createHash } from '../lazy-builtins.js';
 import type { FleetView as FleetViewReply, HostRecord, MemberState } from '../ipc/fleet-reply.js';
@@ -103,6 +104,21 @@ export class FleetService {
 
   view(): FleetViewReply {
     return this.others.view(this.membership.state(), this.settings.etcd);
+  }
+
+  /**
+   * Forgets a host gone for good: its `seen` record, which rq otherwise keeps so a crashed host shows
+   * as gone. Refused for a host that is up (this one included), checked in the same transaction as
+   * the delete, so a host joining meanwhile keeps its record; and for a name never seen.
+   */
+  async forget(host: string): Promise<void> {
+    const { name } = this.settings;
+    if (!isFleetName(host)) throw invalidField('host', FLEET_NAME_EXPECTED, host);
+    if (host === this.settings.host) throw RqError.of('RQ_ERR_FLEET_HOST_UP', name, host);
+    const keys = fleetKeys(name);
+    const r = await this.store.deleteUnless(keys.seenHost(host), keys.host(host));
+    if (r === 'held') throw RqError.of('RQ_ERR_FLEET_HOST_UP', name, host);
+    if (r === 'absent') throw RqError.of('RQ_ERR_FLEET_HOST_UNKNOWN', name, host);
   }
 
   /** Leaves the fleet (the key goes at once) and closes the connection. */

@@ -227,7 +227,11 @@ export class FleetView {
     const host = k.hostOf(key);
     if (host !== null && this.up.delete(host)) this.left(host);
     const seenHost = k.seenOf(key);
-    if (seenHost !== null) this.seen.delete(seenHost);
+    if (seenHost !== null) {
+      this.seen.delete(seenHost);
+      // Forgotten: nothing of it is listed any more.
+      if (!this.up.has(seenHost)) this.goneAt.delete(seenHost);
+    }
   }
 
   /**

@@ -131,6 +131,11 @@ export class MgrClient {
     return answer(await this.send('fleet_credential', '', timeoutMs), isPeerCredential);
   }
 
+  /** Forgets a host gone from this host's fleet for good (an rq extension): `["ok", host]`; refused for a host that is up or was never seen. */
+  async fleetForget(host: string, timeoutMs?: number): Promise<Answer<string>> {
+    return answer(await this.send('fleet_forget', host, timeoutMs), isString);
+  }
+
   /** The fleet this host is in (an rq extension); refused with RQ_ERR_NO_FLEET on a host without one. */
   async fleet(timeoutMs?: number): Promise<Answer<FleetView>> {
     return answer(await this.send('fleet', '', timeoutMs), isFleetView);

@@ -84,6 +84,12 @@ export class FleetMember {
     return { user: FLEET_PEER_USER, password };
   }
 
+  /** `fleet_forget`: a gone host's record removed from the fleet; refused without a fleet. */
+  async forget(host: string): Promise<void> {
+    if (!this.service) throw RqError.of('RQ_ERR_NO_FLEET');
+    await this.service.forget(host);
+  }
+
   /** Leaves the fleet before the queues stop, so no host picks this one meanwhile. */
   async stop(): Promise<void> {
     await this.service?.stop();

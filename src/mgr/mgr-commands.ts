@@ -73,20 +73,17 @@ export function refusedQueues(sup: Supervisor, scandir: { refusals: () => Refuse
   return [...scandir.refusals(), ...unfit];
 }
 
-/** The fleet's commands: its view (`fleet`) and this host's credentials for the others (`fleet_credential`). */
+/** The fleet's commands: its view (`fleet`), this host's credentials for the others (`fleet_credential`), a gone host forgotten (`fleet_forget`). */
 export interface FleetCommands {
   view: () => FleetView;
   credential: () => PeerCredential;
+  forget: (host: string) => Promise<void>;
 }
 
-const NO_FLEET: FleetCommands = {
-  view: () => {
-    throw RqError.of('RQ_ERR_NO_FLEET');
-  },
-  credential: () => {
-    throw RqError.of('RQ_ERR_NO_FLEET');
-  },
+const noFleet = (): never => {
+  throw RqError.of('RQ_ERR_NO_FLEET');
 };
+const NO_FLEET: FleetCommands = { view: noFleet, credential: noFleet, forget: noFleet };
 
 export function mgrCommands(
   env: string | undefined,
@@ -129,6 +126,11 @@ export function mgrCommands(
     fleet: () => ['ok', fleet.view()],
     // rq extension: the credentials this host's relays and dependency calls give the other hosts' web (docs/fleet.md).
     fleet_credential: () => ['ok', fleet.credential()],
+    // rq extension: a host gone for good no longer listed (`rq fleet --forget`); refused for a host that is up.
+    fleet_forget: async (_sup, host) => {
+      await fleet.forget(host);
+      return ['ok', host];
+    },
   };
 }
 

@@ -129,6 +129,7 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   const handlers = mgrCommands(config.env === undefined ? undefined : String(config.env), limits.commands(), () => refusedQueues(sup, scandir!), {
     view: () => fleet.view(),
     credential: () => fleet.credential(),
+    forget: (host) => fleet.forget(host),
   });
   server = await listenSocket({
     path: paths.mgrSock,

@@ -1,5 +1,5 @@
 // Fleet membership against a real etcd: three hosts join with their queues and counts, a duplicate name is refused, a SIGKILLed host
-// drops out within its lease TTL, a clean stop leaves at once, etcd's outage leaves the hosts running and rejoining, and a host stopped
+// drops out within its lease TTL, a gone host is forgotten on asking (`rq fleet --forget`), a clean stop leaves at once, etcd's outage leaves the hosts running and rejoining, and a host stopped
 // while etcd hangs still stops.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdProc } from '../helpers/etcd.js';
@@ -147,12 +147,39 @@ describe('fleet membership through etcd', { timeout: 60_000 }, () => {
     expect(text).toContain('rq_fleet_hosts{fleet="test"} 2');
   });
 
+  it("`rq fleet --forget` removes a gone host from every host's view; a host up, this one, a name never seen or no name are refused", async () => {
+    const forget = (host: string, ...more: string[]) =>
+      run(BIN('rq'), ['fleet', '--forget', host, '--root', hosts.a.root.root, ...more]).then(
+        (r) => ({ code: 0, out: r.stdout.trim() }),
+        (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: `${e.stdout}${e.stderr}`.trim() }),
+      );
+    const up = (h: string) =>
+      `fail fleet test: host ${h} is up; only a gone host is forgotten (stop it with rq-mgr stop on that host, then forget it from another)`;
+    expect(await forget('b')).toEqual({ code: 1, out: up('b') });
+    expect(await forget('a')).toEqual({ code: 1, out: up('a') });
+    expect(await forget('Bad!')).toMatchObject({ code: 1, out: expect.stringMatching(/^fail host: expected a name of 1-63 letters.*, received "Bad!"$/) });
+    expect(Object.keys(await hostRecords(store)).sort()).toEqual(['a', 'b']);
+    expect((await store.getPrefix(KEYS.seen)).map((kv) => kv.key).sort()).toEqual(['a', 'b', 'c'].map((h) => KEYS.seenHost(h)));
+
+    expect(await forget('c', '--json')).toEqual({ code: 0, out: '{"forgotten":"c"}' });
+    expect((await store.getPrefix(KEYS.seen)).map((kv) => kv.key).sort()).toEqual(['a', 'b'].map((h) => KEYS.seenHost(h)));
+    for (const h of [hosts.a, hosts.b]) await waitFor(async () => !(await fleetOf(h)).hosts.some((x) => x.host === 'c'), `${h.name} to forget c`);
+    expect((await fleetOf(hosts.a)).hosts.map((h) => [h.host, h.state])).toEqual([
+      ['a', 'up'],
+      ['b', 'up'],
+    ]);
+    expect(await forget('c')).toEqual({ code: 1, out: 'fail fleet test: no host c was seen (rq fleet lists the hosts)' });
+    expect(await forget('c', '--json')).toMatchObject({ code: 1, out: expect.stringContaining('"code":"RQ_ERR_FLEET_HOST_UNKNOWN"') });
+  });
+
   it('a clean stop revokes the lease: the key goes at once and the host shows gone', async () => {
     const stoppedAt = Date.now();
     await hosts.b.mgr.stop();
     expect((await hostRecords(store)).b).toBeUndefined();
     const gone = await waitFor(async () => (await fleetOf(hosts.a)).hosts.find((h) => h.host === 'b' && h.state === 'gone'), 'a to show b gone');
     expect(Date.parse(gone.since!)).toBeGreaterThanOrEqual(stoppedAt - 1000);
+    // Gone now: forgotten on asking.
+    expect((await run(BIN('rq'), ['fleet', '--forget', 'b', '--root', hosts.a.root.root])).stdout).toBe('ok b\n');
   });
 
   it("a host stopped while etcd hangs stops within its calls' bounds, what it had of etcd left to expire", async () => {

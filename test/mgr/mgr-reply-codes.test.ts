@@ -72,6 +72,7 @@ const REFUSED: [request: string, classic: unknown[], code: string][] = [
   ['limit_define {"key":"lonely"}', ['fail', NO_CONCURRENCY], 'RQ_ERR_LIMIT_NO_CONCURRENCY'],
   ['limit_define [1]', ['fail', 'argument: expected a JSON object, received [1]'], 'RQ_ERR_INVALID_FIELD'],
   ['fleet_credential', ['fail', NO_FLEET], 'RQ_ERR_NO_FLEET'],
+  ['fleet_forget old-host', ['fail', NO_FLEET], 'RQ_ERR_NO_FLEET'],
 ];
 
 describe("rq-mgr's refusals on the wire", () => {
