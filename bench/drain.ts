@@ -15,6 +15,8 @@ import { promisify } from 'node:util';
 import { DONE_SCRIPT, buildC, drainRate, loadavg, round, writeScript } from './lib.js';
 
 const N = Number(process.env.BENCH_N ?? 2000);
+/** Messages each queue process drains, untimed, before the timed drain (drainRate): `BENCH_WARMUP=0` measures a queue just started. */
+const WARM = Number(process.env.BENCH_WARMUP ?? 3000);
 
 /** The C floor's rate for `n` runs with `k` in flight, its log files in a fresh dir under `dir`. */
 async function floorRate(bin: string, script: string, dir: string, n: number, k: number, spool = false): Promise<number> {
@@ -36,8 +38,8 @@ try {
   const floors = async () => ({ k1: await floor(1), k4: await floor(4), spoolK1: await floor(1, true), spoolK4: await floor(4, true) });
   const load = await loadavg();
   const before = await floors();
-  const w1 = await drainRate('drain1', { script, num_workers: 1 }, N);
-  const w4 = await drainRate('drain4', { script, num_workers: 4 }, N);
+  const w1 = await drainRate('drain1', { script, num_workers: 1 }, N, WARM);
+  const w4 = await drainRate('drain4', { script, num_workers: 4 }, N, WARM);
   const after = await floors();
   const f1 = (before.k1 + after.k1) / 2;
   const f4 = (before.k4 + after.k4) / 2;
@@ -47,6 +49,7 @@ try {
     JSON.stringify({
       bench: 'drain',
       messages: N,
+      warmup_messages: WARM,
       loadavg: load,
       floor_c_k1_per_s: round(f1),
       floor_c_k4_per_s: round(f4),

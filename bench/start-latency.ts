@@ -24,7 +24,15 @@ import { buildC, cpuMs, liveQueue, loadavg, median, nowMs, quantile, round, writ
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 200);
 const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 0);
 const BLOCKS = 10;
-const WARMUP = 10;
+/**
+ * Rounds on each Node side (rq, the Node floor) before the timed blocks: a queue that has been running, its JIT's
+ * compiles of the create and start paths done, where a fresh one runs them unoptimised for its first thousands
+ * (`BENCH_WARMUP=10` measures a queue just started). The C floors, with no JIT, take 10: the page cache for bash and the script.
+ */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 3000);
+const C_WARMUP = 10;
+/** The index of the Node floor in `sockets`, after the C one. */
+const NODE_FLOOR = 1;
 const Q = 'start';
 const SCRIPT = '#!/bin/bash\necho "$EPOCHREALTIME" >"$BENCH_FIFO"\necho "done ok" >&3\n';
 const run = promisify(execFile);
@@ -109,7 +117,7 @@ try {
   // The floor opens its own FIFO: two readers of one FIFO would take each other's lines.
   await run('mkfifo', [floorFifo]);
   const journal = path.join(dir, 'floor.journal');
-  // The same round behind a socket: in C (spawn-floor.c --socket), and in a bare Node process with rq's spawner.
+  // The same round behind a socket: in C (spawn-floor.c --socket), and in a bare Node process with rq's spawner (NODE_FLOOR).
   if ('bin' in built) {
     const node = [fileURLToPath(new URL('fixtures/spawn-floor-node.mjs', import.meta.url)), script, path.join(dir, 'node.journal')];
     sockets.push(await socketFloor(dir, 'c', built.bin, [script, path.join(dir, 'c.journal'), '--socket']));
@@ -121,11 +129,10 @@ try {
   const lq = await liveQueue(Q, { script, num_workers: 1, env_vars: { BENCH_FIFO: path.join(dir, 'rq.fifo') } });
   try {
     const floorBlock = async (n: number) => ('bin' in built ? floorRounds(built.bin, script, journal, floorFifo, n) : []);
-    // Warm-up, not counted: the queue's first spawns and JIT, the page cache for bash and the script.
+    // Warm-up, not counted.
     for (let i = 0; i < WARMUP; i++) await rqRound(lq.q.paths.sock, rqLines);
-    await floorBlock(WARMUP);
-    await socketBlock(WARMUP);
-    for (const f of sockets) f.samples.length = 0;
+    await floorBlock(C_WARMUP);
+    for (const [i, f] of sockets.entries()) for (let n = 0; n < (i === NODE_FLOOR ? WARMUP : C_WARMUP); n++) await socketRound(f.sock, f.lines);
     const per = Math.ceil(ROUNDS / BLOCKS);
     for (let b = 0; b < BLOCKS; b++) {
       const cpu0 = await cpuMs(lq.q.pid);
@@ -156,6 +163,7 @@ console.log(
   JSON.stringify({
     bench: 'start-latency',
     rounds: rq.length,
+    warmup_rounds: { rq: WARMUP, floor_node_socket: WARMUP, floor_c: C_WARMUP },
     blocks: BLOCKS,
     gap_ms: GAP_MS,
     rq_connect_to_start_ms: stats(rq.map((s) => s.start)),
