@@ -91,6 +91,11 @@ describe('relay without attachments', () => {
         body: ['fail', `messages[${i}]: dest: expected ${expected}, received ${shown}`],
       });
     }
+    const noQueue = await post([{ dest: `${B.base}/nothing/here` }]);
+    expect(await noQueue.json()).toEqual([
+      'fail',
+      `messages[0]: dest: expected an http(s)://host[:port][/root]/q/<queue> URL, received "${B.base}/nothing/here" (no /q/<queue> in the path)`,
+    ]);
     // Checked by the queue, as a single create is: a pool needs this host in a fleet.
     const pool = await post([{ dest: B.url('test') }, { dest: 'fleet:test' }]);
     expect(pool.status).toBe(400);

@@ -63,13 +63,9 @@ function batchDest(queue: string, dest: unknown): string {
     if (dest !== undefined && dest !== queue) throw invalidField('dest', `${shown(queue)} (the queue of the URL) or none`, dest);
     return queue;
   }
-  if (typeof dest !== 'string') throw invalidField('dest', RELAY_DEST, dest);
-  if (isFleetDest(dest)) return dest;
-  try {
-    relayTarget(dest);
-  } catch {
-    throw invalidField('dest', RELAY_DEST, dest);
-  }
+  if (typeof dest !== 'string' || !(isFleetDest(dest) || /^https?:\/\//i.test(dest))) throw invalidField('dest', RELAY_DEST, dest);
+  // A URL's refusal says what is wrong with it: no /q/<queue>, a bad escape, a bad queue name.
+  if (!isFleetDest(dest)) relayTarget(dest);
   return dest;
 }
 
