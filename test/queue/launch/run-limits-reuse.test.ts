@@ -69,6 +69,20 @@ describe.skipIf(NO_V1 !== undefined)(`run limits over many runs${NO_V1 ? ` (skip
     T,
   );
 
+  it.each(['err', 'fatal'])(
+    'a child the OOM killer ended, the script going on to report %s: the run ends as the script says, the kill counted in its usage',
+    async (said) => {
+      // A retry budget: an OOM failure would be retried, a fatal one never is.
+      const m = await run('lim', { param1: 'child_oom', param2: '200', param3: said, max_retries: said === 'fatal' ? 1 : 0 });
+      expect(m).toMatchObject({ state: 'err', status: 'err - child ended -9' });
+      const end = await runEnd(m);
+      expect(end.usage).toMatchObject({ oom_kills: 1, source: 'cgroup' });
+      // An err without a retry budget fails the classic way, naming no failure kind; fatal is one.
+      expect(end.failure).toBe(said === 'err' ? undefined : said);
+    },
+    T,
+  );
+
   it(
     'through the child_process gate (RQ_SPAWN=node) the limits hold and the run is accounted from its cgroups',
     async () => {
