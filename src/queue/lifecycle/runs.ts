@@ -224,8 +224,8 @@ export class Runs {
   /** The script has been reaped: one decision from the run's facts (rules/run-end.ts), then one move. */
   private async end(run: ScriptRun, exit: ExitInfo, policy: RunPolicy): Promise<void> {
     await run.settled();
-    // The OOM killer ended the script itself (its SIGKILL, with the run's memory cgroup counting a kill): a failure of its own. A child it ended while the script went on is the script's business: its run ends as the script says.
-    if (exit.oom && exit.signal === 'SIGKILL' && !run.killed) run.killed = { kind: 'oom', text: exit.oom };
+    // The OOM killer (the run's memory cgroup counted a kill) ended the script, or a child before the script said how its run ended (a wrapper exiting 137): a failure of its own. A script that went on to report its end ends as it says.
+    if (exit.oom && (exit.signal === 'SIGKILL' || !run.completion) && !run.killed) run.killed = { kind: 'oom', text: exit.oom };
     const { moves, events } = this.d;
     const dir = run.dir!;
     const msg = run.msg;

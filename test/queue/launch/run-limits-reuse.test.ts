@@ -84,6 +84,16 @@ describe.skipIf(NO_V1 !== undefined)(`run limits over many runs${NO_V1 ? ` (skip
   );
 
   it(
+    'a child the OOM killer ended, the script then failing without a completion line (a wrapper exiting 137): the OOM status',
+    async () => {
+      const m = await run('lim', { param1: 'child_oom', param2: '200', param3: 'exit' });
+      expect(m.status).toBe('err - OOM - killed at memory_max 64M (peak 64M)');
+      expect(await runEnd(m)).toMatchObject({ failure: 'oom', exit: { code: 137 }, usage: { oom_kills: 1 } });
+    },
+    T,
+  );
+
+  it(
     'through the child_process gate (RQ_SPAWN=node) the limits hold and the run is accounted from its cgroups',
     async () => {
       const m = await run('gate', { param1: 'alloc', param2: '200' });
