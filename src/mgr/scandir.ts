@@ -15,8 +15,8 @@ import type { Supervisor } from './supervisor.js';
 import type { RefusedEntry } from '../ipc/mgr-client.js';
 
 type Candidate = { name: string; target: string; config: Record<string, unknown> } | { name: string; badConfig: string };
-/** Why an entry is no queue and how to fix it; `config`: its link is fine but its config.json is not (the queue, if any, is left as it was). */
-type Refusal = { reason: string; fix: string; config: boolean };
+/** Why an entry is no queue and how to fix it; `config`: its link is fine but its config.json is not, and the queue was left as it was (`kept`) or is not made. */
+type Refusal = { reason: string; fix: string; config: false | 'kept' | 'not made' };
 
 /**
  * Watches scandir/ (and, through the links, each linked directory) and reconciles on every
@@ -87,12 +87,15 @@ export class ScanDir {
       if (entry.kind !== 'queue') continue;
       // The run can go between the look and its realpath: the next event brings another pass.
       const c = await this.buildConfig(name, entry.target, entry.run).catch(() => null);
-      if (c && 'badConfig' in c)
+      if (c && 'badConfig' in c) {
+        // A queue made before keeps running on its last good config; a new one is not made at all.
+        const made = fs.existsSync(queuePaths(this.sup.root, name).dir);
         refused.set(name, {
           reason: c.badConfig,
-          fix: `correct ${path.join(entry.target, 'config.json')} (a JSON object of queue settings); the queue keeps its last config meanwhile`,
-          config: true,
+          fix: `correct ${path.join(entry.target, 'config.json')} (a JSON object of queue settings); ${made ? 'the queue keeps its last config meanwhile' : 'the queue is made once it is'}`,
+          config: made ? 'kept' : 'not made',
         });
+      }
       if (c) out.set(name, c);
     }
     this.tell(refused);
@@ -114,7 +117,8 @@ export class ScanDir {
     for (const [name, { reason, fix, config }] of refused) {
       if (this.told.get(name) === reason) continue;
       this.told.set(name, reason);
-      if (config) this.log.error({ queue: name, reason, fix }, 'bad config.json in scandir link; queue left as it was');
+      if (config === 'kept') this.log.error({ queue: name, reason, fix }, 'bad config.json in scandir link; queue left as it was');
+      else if (config) this.log.error({ queue: name, reason, fix }, 'bad config.json in scandir link; queue not made');
       else this.log.warn({ entry: name, reason, fix }, 'scandir entry cannot become a queue');
     }
     for (const name of [...this.told.keys()]) if (!refused.has(name)) this.told.delete(name);

@@ -15,6 +15,7 @@ interface Line {
   entry?: string;
   queue?: string;
   reason?: string;
+  fix?: string;
 }
 
 let root: string;
@@ -120,9 +121,26 @@ describe('ScanDir refusals', () => {
     await fs.writeFile(path.join(dir, 'config.json'), '{ broken');
     await link('conf', dir);
     for (let i = 0; i < 3; i++) await scan.kick();
-    const bad = lines.filter((l) => l.msg === 'bad config.json in scandir link; queue left as it was');
+    const bad = lines.filter((l) => l.msg === 'bad config.json in scandir link; queue not made');
     expect(bad).toHaveLength(1);
-    expect(bad[0]).toMatchObject({ level: 50, queue: 'conf' });
+    // No queue to keep a last config: the fix says the queue comes once the file is right.
+    expect(bad[0]).toMatchObject({ level: 50, queue: 'conf', fix: expect.stringMatching(/config\.json .*; the queue is made once it is$/) });
     expect(created).toEqual([]);
+  });
+
+  it('a bad config.json of a queue made before: logged as the queue left as it was, on its last config', async () => {
+    const dir = await app();
+    await fs.writeFile(path.join(dir, 'config.json'), '{"memory_max":"512X"}');
+    await fs.mkdir(path.join(root, 'queues', 'conf'));
+    await link('conf', dir);
+    await scan.kick();
+    const bad = lines.filter((l) => l.msg.startsWith('bad config.json'));
+    expect(bad).toEqual([
+      expect.objectContaining({
+        msg: 'bad config.json in scandir link; queue left as it was',
+        reason: expect.stringMatching(/memory_max: expected bytes, at least 1M: .*received "512X"$/),
+        fix: expect.stringMatching(/; the queue keeps its last config meanwhile$/),
+      }),
+    ]);
   });
 });
