@@ -27,18 +27,20 @@ export interface Baseline {
   throttledNs: number;
 }
 
-/** The weight file of a blkio hierarchy, or null where no proportional IO scheduler is built in. */
-export function weightFile(dir: string): string | null {
-  for (const f of ['blkio.weight', 'blkio.bfq.weight']) if (fs.existsSync(path.join(dir, f))) return f;
-  return null;
-}
+const BFQ_WEIGHT = 'blkio.bfq.weight';
 
 /**
- * io_weight (v2's scale: 1-10000, 100 the default share) on a v1 weight file: BFQ's runs 1-1000 with
- * the same default; the old CFQ's 10-1000 with 500 as the default share.
+ * BFQ's weight file of a blkio hierarchy, or null where BFQ (with its cgroup support) is not built
+ * in. An io_weight is enforced only on a disk bfq schedules, and bfq reads only this file:
+ * `blkio.weight` beside it is the old CFQ's (kernels before 5.0 that build both), which bfq ignores.
  */
-function v1Weight(file: string, ioWeight: number): number {
-  return file === 'blkio.bfq.weight' ? Math.min(1000, ioWeight) : Math.min(1000, Math.max(10, ioWeight * 5));
+export function weightFile(dir: string): string | null {
+  return fs.existsSync(path.join(dir, BFQ_WEIGHT)) ? BFQ_WEIGHT : null;
+}
+
+/** io_weight (v2's scale: 1-10000, 100 the default share) on BFQ's v1 weight, which runs 1-1000 with the same default. */
+function v1Weight(ioWeight: number): number {
+  return Math.min(1000, ioWeight);
 }
 
 /** Writes every limit, set or lifted (-1: none), since reused cgroups carry the last run's. */
@@ -61,7 +63,7 @@ export function setLimits(dirs: Map<V1Controller, string>, l: RunLimits, slot: S
   if (pids && l.pids_max !== undefined) writeCgroupFile(pids, 'pids.max', l.pids_max);
   const blkio = dirs.get('blkio');
   const weight = blkio ? weightFile(blkio) : null;
-  if (blkio && weight && (l.io_weight !== undefined || slot.weighted)) writeCgroupFile(blkio, weight, v1Weight(weight, l.io_weight ?? 100));
+  if (blkio && weight && (l.io_weight !== undefined || slot.weighted)) writeCgroupFile(blkio, weight, v1Weight(l.io_weight ?? 100));
   slot.weighted = l.io_weight !== undefined;
 }
 
