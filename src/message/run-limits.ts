@@ -21,6 +21,8 @@ export type RunLimitField = (typeof RUN_LIMIT_FIELDS)[number];
 
 const UNITS: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
 const MIN_MEMORY = 1024 * 1024;
+/** The largest whole number of T that JavaScript counts exactly in bytes. */
+const MAX_MEMORY = 8191 * 1024 ** 4;
 const MAX_CORES = 1024;
 const MAX_PIDS = 4_194_304;
 
@@ -56,7 +58,8 @@ export function readRunLimits(raw: Record<string, unknown>, refuse: Refuse): Run
   for (const f of ['memory_max', 'memory_high'] as const) {
     if (!present(raw[f])) continue;
     const n = parseSize(raw[f]);
-    if (!(n >= MIN_MEMORY && n <= Number.MAX_SAFE_INTEGER)) throw refuse(f, 'bytes, at least 1M: a whole number or a size such as "512M" or "2G"', raw[f]);
+    if (n > MAX_MEMORY) throw refuse(f, `bytes, at most ${formatSize(MAX_MEMORY)}`, raw[f]);
+    if (!(n >= MIN_MEMORY)) throw refuse(f, 'bytes, at least 1M: a whole number or a size such as "512M" or "2G"', raw[f]);
     out[f] = n;
   }
   if (out.memory_high !== undefined && out.memory_max !== undefined && out.memory_high > out.memory_max)

@@ -51,6 +51,9 @@ describe('readRunLimits', () => {
   it.each([
     [{ memory_max: '512K' }, 'memory_max | bytes, at least 1M'],
     [{ memory_max: 'lots' }, 'memory_max | bytes, at least 1M'],
+    // Too much is told as too much, not as too little.
+    [{ memory_max: '99999T' }, 'memory_max | bytes, at most 8191T | "99999T"'],
+    [{ memory_high: 2 ** 60 }, `memory_high | bytes, at most 8191T | ${2 ** 60}`],
     [{ memory_high: '2G', memory_max: '1G' }, 'memory_high | at most memory_max (1G) | "2G"'],
     [{ cpu_max: 0 }, 'cpu_max | cores from 0.01 to 1024'],
     [{ cpu_max: 2000 }, 'cpu_max | cores from 0.01 to 1024'],
