@@ -1,12 +1,14 @@
 // What in a root is not running as it should, each with the reason and the fix: `rq doctor` prints it, GET /doctor.json serves it.
 import fs from 'node:fs/promises';
-import { rootPaths } from '../config/paths.js';
+import path from 'node:path';
+import { queuePaths, rootPaths } from '../config/paths.js';
 import { loadGlobalConfig } from '../config/global-config.js';
 import type { Answer } from '../ipc/answer.js';
 import type { RefusedEntry, WorkerInfo } from '../ipc/mgr-client.js';
 import type { StatusDetail } from '../ipc/queue-client.js';
 import type { TimerRefusal } from '../ipc/timers-client.js';
 import { type FleetDoctorDeps, fleetFindings } from './doctor-fleet.js';
+import { isScandirQueue } from './queue-dirs.js';
 
 /** `problem`: something to fix; `info`: a state an operator chose (PAUSE, DOWN), listed but all is still well. */
 export type Severity = 'problem' | 'info';
@@ -51,8 +53,31 @@ const LOW_SPACE_BYTES = 16 * 1024 * 1024;
 
 const problem = (subject: string, reason: string, fix: string): Finding => ({ severity: 'problem', subject, reason, fix });
 
+/**
+ * The config.json that sets a queue's limits: for a queue scandir made, its link's directory's
+ * (scandir rewrites queues/<q>/config.json from it, and restarts the queue when it changes); else
+ * the queue's own, which its process reads again on SIGHUP.
+ */
+async function limitsConfig(root: string, name: string): Promise<LimitsConfig> {
+  if (await isScandirQueue(root, name)) {
+    const target = await fs.realpath(path.join(rootPaths(root).scandir, name)).catch(() => null);
+    if (target) return { file: path.join(target, 'config.json'), reload: null };
+  }
+  const q = queuePaths(root, name);
+  return { file: q.configFile, reload: `kill -HUP $(cat ${q.pidFile})` };
+}
+
+/** The file that sets a queue's limits, and the command that has the queue read it again (null: scandir restarts it when the file changes). */
+type LimitsConfig = { file: string; reload: string | null };
+
+/** What to do about limits the host cannot enforce, naming the file to change. */
+function limitsFix(c: LimitsConfig): string {
+  const change = `remove the limits named from ${c.file}, or add "limits_best_effort": true to it, or give rq the cgroup hierarchies (docs/operations.md, Run limits)`;
+  return c.reload ? `${change}, then reload the queue: ${c.reload}` : `${change}; the queue restarts when that file changes`;
+}
+
 /** A queue whose worker runs: what its process reports, as a finding when it is not UP. */
-function queueFinding(name: string, d: StatusDetail, root: string): Finding | null {
+function queueFinding(name: string, d: StatusDetail, root: string, config: LimitsConfig | null): Finding | null {
   const subject = `queue ${name}`;
   const p = rootPaths(root);
   switch (d.status) {
@@ -76,8 +101,8 @@ function queueFinding(name: string, d: StatusDetail, root: string): Finding | nu
       return problem(
         subject,
         `SCRIPTERROR: ${d.reason ?? 'its script cannot run'}; its messages wait in que`,
-        d.reason?.startsWith('run limits cannot be enforced')
-          ? `remove the limits named from ${p.queues}/${name}/config.json, or add "limits_best_effort": true, or give rq the cgroup hierarchies (docs/operations.md, Run limits), then reload the queue (a scandir queue restarts when its config changes)`
+        config
+          ? limitsFix(config)
           : 'make the script exist and executable at that path (chmod +x, or restore the file or link); the queue notices and starts its messages',
       );
     case 'DISK FULL':
@@ -129,7 +154,9 @@ async function queueFindings(deps: DoctorDeps, workers: Record<string, WorkerInf
       findings.push(problem(subject, `status refused: ${d.text}`, "see rq-mgr's log for this queue"));
       continue;
     }
-    const f = queueFinding(name, d.value, deps.root);
+    const limitsHeld = d.value.status === 'SCRIPTERROR' && d.value.reason?.startsWith('run limits cannot be enforced') === true;
+    const config = limitsHeld ? await limitsConfig(deps.root, name) : null;
+    const f = queueFinding(name, d.value, deps.root, config);
     if (f) findings.push(f);
     if (d.value.status === 'UP') running += 1;
     if (d.value.status === 'SCRIPTERROR') held.add(name);

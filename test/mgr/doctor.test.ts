@@ -122,6 +122,30 @@ describe('doctorReport', () => {
     expect(by.web).toMatchObject({ severity: 'problem', reason: "rq-mgr's web process is ERROR (last exit: exit 1)" });
   });
 
+  it("limits the host cannot enforce: the fix names the config.json that sets them, a scandir queue's in its link's directory", async () => {
+    const reason = 'run limits cannot be enforced here: io_weight: the blkio hierarchy has no weight file (no BFQ in this kernel)';
+    // "linked" was made by scandir (its marker) from a link to app/; "made" by create_queue, its config its own.
+    const app = path.join(root, 'app');
+    await fs.mkdir(app);
+    await fs.symlink(app, path.join(root, 'scandir', 'linked'));
+    for (const q of ['linked', 'made']) await fs.mkdir(path.join(root, 'queues', q));
+    await fs.writeFile(path.join(root, 'queues', 'linked', '.scandir'), '');
+    const r = await doctorReport(
+      deps({ linked: worker('RUNNING'), made: worker('RUNNING') }, [], {
+        linked: { status: 'SCRIPTERROR', reason },
+        made: { status: 'SCRIPTERROR', reason },
+      }),
+    );
+    const by = Object.fromEntries(r.findings.map((f) => [f.subject, f.fix]));
+    // scandir rewrites queues/linked/config.json from the link's: a change there would be undone.
+    expect(by['queue linked']).toBe(
+      `remove the limits named from ${app}/config.json, or add "limits_best_effort": true to it, or give rq the cgroup hierarchies (docs/operations.md, Run limits); the queue restarts when that file changes`,
+    );
+    expect(by['queue made']).toBe(
+      `remove the limits named from ${root}/queues/made/config.json, or add "limits_best_effort": true to it, or give rq the cgroup hierarchies (docs/operations.md, Run limits), then reload the queue: kill -HUP $(cat ${root}/queues/made/queue.pid)`,
+    );
+  });
+
   it('each timer file rq-timers refused is a problem naming it; asked only while rq-timers runs; no answer is a problem too', async () => {
     const d = deps({ '[timers]': worker('RUNNING') }, [], {});
     let asked = 0;
