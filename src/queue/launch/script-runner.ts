@@ -278,14 +278,14 @@ export function startScript(o: StartOptions, launch: Launcher): RunningScript {
     fromScript.on('error', resolve);
   }).then(() => take(splitter.end()));
   const finished = child.exited.then(async (info) => {
+    // The run ends with its script: what it left gets TERM now, not once fd 3 closes, which a background job holding it (`job &` inherits it) would put off.
+    if (child.endLeftovers) child.endLeftovers(o.log, o.leftoverGraceMs ?? 10_000);
+    else endLeftovers(pid, o.log, o.leftoverGraceMs ?? 10_000);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([drained, new Promise<void>((r) => (timer = setTimeout(r, o.drainMs ?? 2000)))]);
     clearTimeout(timer);
     fromScript.destroy();
     toScript.destroy();
-    const graceMs = o.leftoverGraceMs ?? 10_000;
-    if (child.endLeftovers) child.endLeftovers(o.log, graceMs);
-    else endLeftovers(pid, o.log, graceMs);
     await runLog.close();
     return info;
   });

@@ -10,7 +10,7 @@ import { cgroupHome, ownCgroupHome } from '../../../src/queue/launch/cgroup-fs.j
 
 const ctx = perTestRoot();
 
-// Background processes close fds 3/4 so the run ends as soon as the script does. `daemon` is the
+// Background processes close fds 3/4 (but `holder`, as a plain `job &` in bash does not). `daemon` is the
 // classic double fork: a subshell starts setsid(1) and exits, so the daemon is an orphan in a
 // session of its own. The script waits until it has left the session, so the test is about that.
 // `crash` leaves such a daemon and then keeps running, until a rerun finds the daemon's pid file.
@@ -26,6 +26,10 @@ case "$RQ_PARAM1" in
     own_session "$RQ_PARAM2" ;;
   stubborn-daemon) setsid bash -c 'trap "" TERM; echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 1000' "$RQ_PARAM2" >/dev/null 2>&1 3>&- 4>&- &
     own_session "$RQ_PARAM2" ;;
+  # A background job as bash starts one, fd 3 inherited: on TERM it tells on fd 3 and records whether rq was still reading it.
+  holder) ( trap '' PIPE; trap 'if echo "beat" >&3; then r=read; else r=closed; fi; echo $r > "$RQ_PARAM2.tmp"; mv "$RQ_PARAM2.tmp" "$RQ_PARAM2.term"; exit 0' TERM
+      echo $BASHPID > "$RQ_PARAM2.tmp"; mv "$RQ_PARAM2.tmp" "$RQ_PARAM2"; sleep 1000 & wait ) >/dev/null 2>&1 4>&- &
+    until [ -s "$RQ_PARAM2" ]; do sleep 0.01; done ;;
   crash) if [ ! -e "$RQ_PARAM2" ]; then
       ( setsid sleep 1000 >/dev/null 2>&1 3>&- 4>&- & echo $! > "$RQ_PARAM2.tmp"; mv "$RQ_PARAM2.tmp" "$RQ_PARAM2" )
       sleep 1000 3>&- 4>&-
@@ -104,6 +108,14 @@ describe.each([
       const { pid } = await leave(await queue(30, launcher), 'bg');
       await waitFor(async () => !(await running(pid)), `the background sleep ${pid} to be ended`);
       await logged('left processes in its group: sent them TERM');
+    });
+
+    it('get TERM as the script exits, while rq still reads fd 3, though they hold it open', async () => {
+      // Not when fd 3 closes, which a background job holding it puts off: the run ends with its script.
+      const { pid } = await leave(await queue(30, launcher), 'holder');
+      const term = path.join(ctx.t.root, 'holder.pid.term');
+      await waitFor(() => fsSync.existsSync(term), `the background job ${pid} to get TERM`);
+      expect(await fs.readFile(term, 'utf8')).toBe('read\n');
     });
 
     it('get KILL once they outlive the kill grace', async () => {
