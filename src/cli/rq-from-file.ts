@@ -4,6 +4,7 @@ import path from 'node:path';
 import { RqError, shown } from '../errors.js';
 import type { Answer } from '../ipc/answer.js';
 import { mayHaveArrived } from '../ipc/socket-client.js';
+import { refuseFieldNames, typoBudget } from '../message/create-fields.js';
 import { normaliseCreate } from '../message/message.js';
 import { traceFrom, withoutTrace } from '../message/trace-context.js';
 import type { OptionSpec } from './command-spec.js';
@@ -74,9 +75,17 @@ export function readMessages(text: string, name: string, defaults: Record<string
     });
   }
   if (raw.length === 0) throw usage(`${name}: expected at least one message, received none`);
+  const budget = typoBudget();
   return raw.map(({ where, value }) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value))
       throw usage(`${where}: expected a JSON object of message fields, received ${shown(value)}`);
+    // A misspelt field (`memroy_max`) is refused as POST new_messages refuses it, not sent without it.
+    try {
+      refuseFieldNames(value as Record<string, unknown>, '', budget);
+    } catch (err) {
+      if (err instanceof RqError) throw usage(`${where}: ${err.message}`);
+      throw err;
+    }
     // The message's own trace context, else the command's (its flags or environment), never a field of each.
     const fields: Record<string, unknown> = { ...withoutTrace(defaults), ...value };
     Object.assign(

@@ -80,6 +80,9 @@ describe('rq sendmesg --from-file', () => {
     const write = (name: string, text: string) => fs.writeFile(path.join(dir, name), text);
     await write('bad-field.jsonl', [...lines(2), JSON.stringify({ count: 'many' })].join('\n'));
     expectOneLineError(await rq(['--from-file', 'bad-field.jsonl']), /^rq: bad-field\.jsonl:3: count: expected a whole number >= 0, received "many"$/, 2);
+    // A misspelt field, refused as over HTTP: sent, the message would run without the limit it meant.
+    await write('typo.jsonl', [...lines(1), JSON.stringify({ param1: 'x', memroy_max: '64M' })].join('\n'));
+    expectOneLineError(await rq(['--from-file', 'typo.jsonl']), /^rq: typo\.jsonl:2: memroy_max: unknown field; did you mean "memory_max"\?$/, 2);
     await write('bad-json.jsonl', `${lines(1)[0]}\n{"param1": \n`);
     expectOneLineError(await rq(['--from-file', 'bad-json.jsonl']), /^rq: bad-json\.jsonl:2: expected a JSON object per line \(/, 2);
     await write('other-dest.jsonl', JSON.stringify({ dest: 'elsewhere' }));
