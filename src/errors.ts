@@ -7,6 +7,8 @@ export const ERRORS = {
   RQ_ERR_INVALID_FIELD: { status: 400, message: '%s: expected %s, received %s' },
   // A key of a message that is no field but a misspelling of one (message/create-fields.ts).
   RQ_ERR_UNKNOWN_FIELD: { status: 400, message: '%s: unknown field; did you mean "%s"?' },
+  // A key of a message that is its queue's setting, which no message sets (message/create-fields.ts).
+  RQ_ERR_QUEUE_SETTING_FIELD: { status: 400, message: "%s: a setting of the queue, not of a message: set it in the queue's config.json" },
   RQ_ERR_INVALID_QUEUE_NAME: { status: 400, message: '%s' },
   RQ_ERR_INVALID_MSG_ID: { status: 400, message: '%s' },
   RQ_ERR_INVALID_JSON: { status: 400, message: '%s' },

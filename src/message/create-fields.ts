@@ -74,6 +74,21 @@ export const DROPPED_FIELDS: readonly string[] = [
 const KNOWN = new Set([...CREATE_FIELDS, ...DROPPED_FIELDS]);
 
 /**
+ * rq's queue-only settings (config.json), which a message cannot set: refused as such, since a
+ * message asking for its own `max_log_bytes` or `kill_grace` would otherwise run without it and no
+ * word said. No classic client sends them.
+ */
+export const QUEUE_ONLY_SETTINGS: readonly string[] = [
+  'kill_grace',
+  'heartbeat_output',
+  'max_interrupts',
+  'max_line_bytes',
+  'max_log_bytes',
+  'limits_best_effort',
+];
+const QUEUE_ONLY = new Set(QUEUE_ONLY_SETTINGS);
+
+/**
  * Unknown keys of one request looked at for misspellings (a batch shares one budget); any beyond are
  * dropped unexamined, as every unknown key is. A client's own keys are a few; looking at each of half a
  * million keys in one body held the web's event loop for half a minute.
@@ -92,7 +107,7 @@ export const MAX_FIELDS = 1000;
 /**
  * The names of a create's fields, checked before anything else reads them: more than MAX_FIELDS keys
  * are refused, and so is the first key that is no field a create knows but is a misspelling of one,
- * as `prioirty: unknown field; did you mean "priority"?` (400). Every other unknown key is left for
+ * as `prioirty: unknown field; did you mean "priority"?` (400), and a queue-only setting. Every other unknown key is left for
  * the create to drop, as the classic daemon drops it: classic clients are never refused.
  */
 export function refuseFieldNames(fields: Record<string, unknown>, prefix = '', budget: TypoBudget = typoBudget()): void {
@@ -100,6 +115,7 @@ export function refuseFieldNames(fields: Record<string, unknown>, prefix = '', b
   if (keys.length > MAX_FIELDS) throw invalidField(`${prefix}message`, `an object of at most ${MAX_FIELDS} fields`, counted(keys.length, 'fields'));
   for (const key of keys) {
     if (KNOWN.has(key)) continue;
+    if (QUEUE_ONLY.has(key)) throw RqError.of('RQ_ERR_QUEUE_SETTING_FIELD', `${prefix}${key}`);
     if (budget.left-- <= 0) return;
     const near = closest(key, CREATE_FIELDS, typoDistance);
     if (near !== undefined) throw RqError.of('RQ_ERR_UNKNOWN_FIELD', `${prefix}${key}`, near);

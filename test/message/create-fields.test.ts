@@ -1,6 +1,14 @@
 // Which keys of a create are refused as misspelt fields (with the field meant) and which are taken or dropped as the classic daemon dropped them.
 import { describe, expect, it } from 'vitest';
-import { CLASSIC_CREATE_FIELDS, CREATE_FIELDS, DROPPED_FIELDS, MAX_FIELDS, refuseFieldNames, typoBudget } from '../../src/message/create-fields.js';
+import {
+  CLASSIC_CREATE_FIELDS,
+  CREATE_FIELDS,
+  DROPPED_FIELDS,
+  MAX_FIELDS,
+  QUEUE_ONLY_SETTINGS,
+  refuseFieldNames,
+  typoBudget,
+} from '../../src/message/create-fields.js';
 import { budget } from '../helpers/time-budget.js';
 import { closest, distance } from '../../src/message/nearest-name.js';
 
@@ -35,6 +43,10 @@ describe('refuseFieldNames', () => {
     expect(CLASSIC_CREATE_FIELDS.every((f) => CREATE_FIELDS.includes(f))).toBe(true);
     for (const k of ['_method', 'relay_id', 'relay_ok', 'msg_id', 'status', 'state', 'path', '_attachments', 'cloned_from', 'dups', 'dup'])
       expect(DROPPED_FIELDS, k).toContain(k);
+  });
+
+  it.each(QUEUE_ONLY_SETTINGS)("%s, a queue's own setting, is refused as one: a message cannot set it", (key) => {
+    expect(refusal({ dest: 'q', [key]: 4096 })).toBe(`${key}: a setting of the queue, not of a message: set it in the queue's config.json`);
   });
 
   it('a key far from every field is left for the create to drop, as the classic daemon dropped it', () => {
