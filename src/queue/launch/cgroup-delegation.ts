@@ -56,6 +56,17 @@ export function notDelegated(dir: string): string {
   return `${dir} is not delegated to rq (systemd: Delegate=yes), and rq gives away no controller of a cgroup it was not given${addonProblem ? `; ${addonProblem}` : ''}`;
 }
 
+/**
+ * Why `home` has no controller `c` to give: the root of a cgroup2 mount lacks only what the kernel
+ * keeps on a cgroup v1 hierarchy (or was built without), which no delegation changes; a cgroup
+ * below it was not given it by its parent.
+ */
+function notOffered(home: string, c: string): string {
+  if (!fs.existsSync(path.join(home, 'cgroup.type')))
+    return `cgroup v2 has no ${c} controller at ${home}: the kernel keeps it on a cgroup v1 hierarchy, or has none`;
+  return `no cgroup v2 ${c} controller is delegated to ${home}`;
+}
+
 /** The controllers a cgroup's `cgroup.controllers` (offered to it) or `cgroup.subtree_control` (given below it) names. */
 export function controllersIn(dir: string, file: 'cgroup.controllers' | 'cgroup.subtree_control'): Set<string> {
   return new Set((readCgroupFile(dir, file) ?? '').split(/\s+/).filter(Boolean));
@@ -70,7 +81,7 @@ export function availableBelow<C extends string>(home: string, controllers: read
   const missing = new Map<C, string>();
   for (const c of controllers) {
     if (given.has(c) || (offered.has(c) && ours)) usable.push(c);
-    else missing.set(c, offered.has(c) ? notDelegated(home) : `no cgroup v2 ${c} controller is delegated to ${home}`);
+    else missing.set(c, offered.has(c) ? notDelegated(home) : notOffered(home, c));
   }
   return { usable, given, missing };
 }
