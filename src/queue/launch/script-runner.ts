@@ -6,7 +6,8 @@ import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { type Message, isSetFlag } from '../../message/message.js';
-import { isFleetDest, poolName } from '../../message/fleet-dest.js';
+import { poolName } from '../../message/fleet-dest.js';
+import { isRelayedDest, isRemoteUrl } from '../../message/relay-dests.js';
 import { execPrefixOf } from '../../config/queue-config.js';
 import { LineSplitter, type SplitLine } from './line-splitter.js';
 import { type OutputBounds, RunLog } from './run-log.js';
@@ -21,9 +22,8 @@ export type ResolvedScript = { ok: true; path: string; dev: number; ino: number 
 export type ScriptCheck = (given: string, real: string) => string | null;
 
 /**
- * realpath of the configured script (relative to root), so a deploy swapping a symlink spares
- * running jobs. Synchronous: it is on the dispatch path and costs three small syscalls (and, for a
- * queue made over HTTP, `check`'s realpaths of script_dirs: it is held to them at every start).
+ * realpath of the configured script (relative to root), so a deploy swapping a symlink spares running jobs. Synchronous: it is on the
+ * dispatch path and costs three small syscalls (and, for a queue made over HTTP, `check`'s realpaths of script_dirs: it is held to them at every start).
  */
 export function resolveScript(root: string, script: string, check?: ScriptCheck): ResolvedScript {
   const configured = path.resolve(root, script);
@@ -75,7 +75,7 @@ export interface EnvContext {
 /** The queue a dest names: a bare name, the segment after /q/ of a URL or /q/<name> path, or a pool's queue. */
 export function destQueue(dest: string): string {
   const m = /(?:^|\/)q\/([^/]+)/.exec(dest);
-  return m && (dest.startsWith('http') || dest.startsWith('/')) ? m[1] : (poolName(dest) ?? dest);
+  return m && (isRemoteUrl(dest) || dest.startsWith('/')) ? m[1] : (poolName(dest) ?? dest);
 }
 
 /** Spec §4.4, with the fixes of §16.15: RQ_DEST honours relative_root and /q/<name> paths. */
@@ -92,7 +92,7 @@ export function scriptEnv(c: EnvContext): NodeJS.ProcessEnv {
     RQ_REALSCRIPT: c.realScript,
     RQ_HOST: c.hostUrl,
     RQ_PORT: String(c.port),
-    RQ_DEST: dest.startsWith('http') || isFleetDest(dest) ? dest : `${c.hostUrl}q/${destQueue(dest)}/`,
+    RQ_DEST: isRelayedDest(dest) ? dest : `${c.hostUrl}q/${destQueue(dest)}/`,
     RQ_DEST_QUEUE: destQueue(dest),
     RQ_MSG_ID: m.msg_id,
     RQ_FULL_MSG_ID: c.fullId,

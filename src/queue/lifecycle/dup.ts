@@ -4,7 +4,7 @@ import { RqError } from '../../errors.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type CreateFields, type Message, pickFields } from '../../message/message.js';
-import { isFleetDest } from '../../message/fleet-dest.js';
+import { isRelayedDest } from '../../message/relay-dests.js';
 import { isValidQueueName } from '../../message/names.js';
 import { attachmentNames } from '../../spool/attachments.js';
 import { createCopy } from '../../spool/message-copy.js';
@@ -50,7 +50,7 @@ export interface DupDeps {
 export async function dup(d: DupDeps, run: ScriptRun, arg: string | null): Promise<string> {
   const req = parseDup(arg);
   if (!req) return dupFail(`dup failed - expected <delay>-<flag>-<dest>, received ${JSON.stringify(arg)}`);
-  const target = req.dest.startsWith('http') || isFleetDest(req.dest) ? 'relay' : req.dest;
+  const target = isRelayedDest(req.dest) ? 'relay' : req.dest;
   if (!isValidQueueName(target) || !fs.existsSync(path.join(d.root, 'queues', target))) return dupFail(`couldn't connect to queue - ${target}`);
   const fields = { ...pickFields(run.msg, DUP_FIELDS), dest: req.dest, count: 0, due: Math.floor(d.now() / 1000) + req.delay };
   const names = await attachmentNames(run.dir!);

@@ -33,6 +33,14 @@ describe('scriptEnv', () => {
     expect(env).toMatchObject({ PATH: '/bin', TZ: 'Europe/Paris', EXTRA: '1', RQ_MSG_ID: msg.msg_id });
   });
 
+  it('RQ_DEST is a URL dest verbatim, its scheme in any case, and the URL of a queue whose name starts with http', () => {
+    const env = (dest: string) => ctx({}, {}, { ...msg, dest } as Message);
+    expect(env('HTTP://far:3333/q/work')).toMatchObject({ RQ_DEST: 'HTTP://far:3333/q/work', RQ_DEST_QUEUE: 'work' });
+    expect(env('https://far/root/q/work/')).toMatchObject({ RQ_DEST: 'https://far/root/q/work/', RQ_DEST_QUEUE: 'work' });
+    expect(env('httpd')).toMatchObject({ RQ_DEST: 'http://h:3333/q/httpd/', RQ_DEST_QUEUE: 'httpd' });
+    expect(env('fleet:work')).toMatchObject({ RQ_DEST: 'fleet:work', RQ_DEST_QUEUE: 'work' });
+  });
+
   it('sets RQ_FORCE_REMOTE only for a message that asks for it', () => {
     expect(ctx({}, {}, { ...msg, force_remote: 1 } as Message).RQ_FORCE_REMOTE).toBe('1');
   });

@@ -184,6 +184,13 @@ describe('dup (spec §4.6)', () => {
     expect(self.status).toMatch(/^done - ok http:.*\/q\/src\//);
   });
 
+  it('a dup to a local queue whose name starts with http goes to that queue, not to the relay', async () => {
+    const src = await start('src', { script: VERBS_SH });
+    await start('httpd');
+    const m = await src.waitState(await src.send({ param1: 'dup', param2: 'httpd' }), ['done', 'err']);
+    expect(m.status).toMatch(new RegExp(`^done - ok http://127\\.0\\.0\\.1:${t.port}/therq/q/httpd/\\d{8}\\.`));
+  });
+
   it('a script that leaves without reading the reply does not hurt the queue', async () => {
     const q = await start('leaver');
     await start('target');
