@@ -170,7 +170,8 @@ export const messageSchemas = {
 
     description:
       'The body is a JSON array of message objects (`application/json`) or one message object per line (`application/x-ndjson`, `application/jsonl`; blank lines skipped), ' +
-      'up to 10,000 messages, each sent to the queue of the URL (`dest` may be left out, or name that queue). The queue checks every message before it makes any: ' +
+      'up to 10,000 messages, each sent to the queue of the URL (`dest` may be left out, or name that queue; in the `relay` queue each message names where the relay takes it, ' +
+      'an `http(s)://host[:port][/root]/q/<queue>` URL or `fleet:<queue>`, and one without such a dest refuses the batch). The queue checks every message before it makes any: ' +
       'one bad message refuses the whole batch with `400 ["fail", "messages[<index>]: <what is wrong>"]` and nothing is created. Otherwise the messages are made ' +
       'together under one journal fsync and the answer has one reply per message, in order. No idempotency key is added: put `idempotency_key` in each message ' +
       'to make a batch safe to send again after a lost reply (`504`). A batch made only in part (the disk filled midway) is never a 200: the status of the first ' +
