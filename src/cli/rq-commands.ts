@@ -70,7 +70,7 @@ function create(command: 'create_message' | 'prep_message' | 'single_que', spec:
       }
       const reply = await ask(root, queue, (c) => c.create(fields, command));
       io.stdout(replyLine(reply));
-      if (reply.ok) await notePool(root, fields.dest as string, io);
+      if (reply.ok) await notePool(root, fields.dest as string, io, command === 'prep_message');
       if (!reply.ok || wait === undefined) return reply.ok ? 0 : 1;
       // The reply's value is the new message's full id; its last part is the id.
       return waitAndReport(root, queue, String(reply.value).split('/').pop()!, wait, io);

@@ -157,6 +157,7 @@ describe('fleet membership through etcd', { timeout: 60_000 }, () => {
       `fail fleet test: host ${h} is up; only a gone host is forgotten (stop it with rq-mgr stop on that host, then forget it from another)`;
     expect(await forget('b')).toEqual({ code: 1, out: up('b') });
     expect(await forget('a')).toEqual({ code: 1, out: up('a') });
+    expect(await forget('')).toMatchObject({ code: 2, out: expect.stringContaining('--forget: expected the name of a host gone from the fleet, received ""') });
     expect(await forget('Bad!')).toMatchObject({ code: 1, out: expect.stringMatching(/^fail host: expected a name of 1-63 letters.*, received "Bad!"$/) });
     expect(Object.keys(await hostRecords(store)).sort()).toEqual(['a', 'b']);
     expect((await store.getPrefix(KEYS.seen)).map((kv) => kv.key).sort()).toEqual(['a', 'b', 'c'].map((h) => KEYS.seenHost(h)));

@@ -117,10 +117,10 @@ describe('pools: fleet:<queue> through the two-phase relay', { timeout: 120_000 
       return r.stderr.trim();
     };
     expect(await noted(POOL)).toBe(
-      `rq: no host of fleet test has queue ${POOL} UP now (a PAUSE, b PAUSE, c PAUSE): the message waits in the relay queue until one is`,
+      `rq: no host of fleet test has queue ${POOL} UP now (a PAUSE, b PAUSE, c PAUSE): the message, once committed, waits in the relay queue until one is`,
     );
     expect(await noted('wrok')).toBe(
-      "rq: no host of fleet test has queue wrok now: the message waits in the relay queue until one does (rq queues --fleet lists the fleet's queues)",
+      "rq: no host of fleet test has queue wrok now: the message, once committed, waits in the relay queue until one does (rq queues --fleet lists the fleet's queues)",
     );
     const res = await fetch(`${sender.base}/q/relay/new_message`, {
       method: 'POST',
