@@ -70,7 +70,12 @@ export async function dup(d: DupDeps, run: ScriptRun, arg: string | null): Promi
   }
 }
 
-/** Creates the copy through the peer's socket (prep, attach, commit when it has attachments); the error text is the dup's reply. */
+/**
+ * Creates the copy through the peer's socket (prep, attach, commit when it has attachments); the error
+ * text is the dup's reply. A draft whose attachment the peer refused is deleted there (best effort), as
+ * a copy in the dup's own queue is: only this dup could commit it. After a refused commit it is left
+ * (its state is the peer's to say), and the cleaner removes it in time.
+ */
 async function toPeer(peer: QueueClient, fields: CreateFields, files: string[]): Promise<string> {
   const value = (a: Answer<string>, stage: string): string => {
     if (a.ok) return a.value;
@@ -80,7 +85,11 @@ async function toPeer(peer: QueueClient, fields: CreateFields, files: string[]):
   if (!files.length) return dupOk(value(await peer.create(fields), ''));
   const full = value(await peer.create(fields, 'prep_message'), 'prep');
   const id = full.slice(full.lastIndexOf('/') + 1);
-  for (const f of files) value(await peer.attach(id, f), 'attach');
+  for (const f of files) {
+    const attached = await peer.attach(id, f);
+    if (!attached.ok) await peer.act('delete_message', id).catch(() => undefined);
+    value(attached, 'attach');
+  }
   value(await peer.commit(id), 'commit');
   return dupOk(full);
 }
