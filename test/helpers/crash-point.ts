@@ -50,8 +50,12 @@ export async function holdAt(dir: string, rule: Rule, name?: string): Promise<Cr
     ...(rule.kind === 'write' ? { path: rule.path.source } : {}),
     ...(rule.kind === 'send' ? { payload: rule.payload.source } : {}),
   };
+  // Added to the preloads the test's own environment has: in a mutation run, the hook that reports
+  // which mutants a daemon reached (test/mutation/stryker-children.ts), without which the held
+  // process's code would count as covered by no test, and its mutants be run against none.
+  const hold = `--import=${path.join(PROJECT, 'test', 'helpers', 'hold-point.mjs')}`;
   return {
-    env: { NODE_OPTIONS: `--import=${path.join(PROJECT, 'test', 'helpers', 'hold-point.mjs')}`, RQ_TEST_HOLD: JSON.stringify(spec) },
+    env: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${hold}`.trim(), RQ_TEST_HOLD: JSON.stringify(spec) },
     reached: async (timeoutMs = 20_000) => {
       const text = await waitFor(() => fs.readFile(reached, 'utf8').catch(() => ''), 'the process to reach the held point', timeoutMs);
       return JSON.parse(text) as Reached;

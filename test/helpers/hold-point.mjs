@@ -22,9 +22,15 @@ const argv = process.argv;
 const target = spec && (spec.name === undefined || argv.some((a, i) => a === spec.name && argv[i - 1] === '--name'));
 
 if (target) {
-  // The daemon's children (scripts) are not held: they get the environment without the preload.
+  // The daemon's children (scripts) are not held: they get the environment without this preload,
+  // and with any other one kept (a mutation run's coverage hook, test/mutation/child-coverage.mjs).
   delete process.env.RQ_TEST_HOLD;
-  delete process.env.NODE_OPTIONS;
+  const others = (process.env.NODE_OPTIONS ?? '')
+    .split(/\s+/)
+    .filter((o) => o && !o.endsWith('/hold-point.mjs'))
+    .join(' ');
+  if (others) process.env.NODE_OPTIONS = others;
+  else delete process.env.NODE_OPTIONS;
   let held = false;
   /** Claims the hold: false when this process held already or another one did (`reached` exists). */
   const claim = () => {
