@@ -25,6 +25,8 @@ describe('due and delay', () => {
     // An empty or null field is no field: the other one is used.
     expect(await reschedule({ due: '', delay: 5 })).toEqual(['ok', (q.clock.ms + 5000) / 1000]);
     expect(await reschedule({ due: 60, delay: null })).toEqual(['ok', 60]);
+    // A delay may end at the last second of year 9999 exactly.
+    expect(await reschedule({ delay: (253_402_300_799_000 - q.clock.ms) / 1000 })).toEqual(['ok', 253_402_300_799]);
   });
 
   it('refuses a due that is not epoch seconds, and a missing one', async () => {

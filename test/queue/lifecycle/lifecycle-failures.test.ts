@@ -111,3 +111,18 @@ describe.each(Object.keys(waitingEnds) as (keyof typeof waitingEnds)[])('an end 
     expect(await stateOf(q, id)).toBe('msg not found');
   });
 });
+
+describe('wake_pool', () => {
+  it('counts only the messages it made due: one whose msg cannot be written keeps its due and is not counted', async () => {
+    q = await inProcessQueue({}, { paused: true });
+    const later = Math.floor(q.clock.ms / 1000) + 3600;
+    const [stuck, woken] = [
+      (await q.send({ dest: 'fleet:work', count: 1, due: later })).msg_id,
+      (await q.send({ dest: 'fleet:work', count: 1, due: later })).msg_id,
+    ];
+    await blockWrites(q.queue.spool.msgDir('que', stuck));
+    expect(await q.cmd('wake_pool', { queue: 'work' })).toEqual(['ok', 1]);
+    const due = async (id: string) => (await q!.cmd('get_message', { msg_id: id }))[1].due;
+    expect([await due(stuck), await due(woken)]).toEqual([later, Math.floor(q.clock.ms / 1000)]);
+  });
+});

@@ -105,6 +105,22 @@ describe('requeue_errs', () => {
     expect([await q.state(plain), await q.state(cancelled)]).toEqual(['err', 'que']);
   });
 
+  it('takes the oldest first whatever order err/ lists them in', async () => {
+    const q = await queue({}, { paused: true });
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      // A clock set back between sends: each message is newer on disk than its id says, so err/ lists the youngest ids first.
+      q.clock.ms -= 1000;
+      ids.push((await q.send()).msg_id);
+    }
+    for (const id of ids) await q.cmd('cancel_message', { msg_id: id });
+    expect(await q.cmd('requeue_errs', { limit: 5 })).toEqual(['ok', 5]);
+    const states = await Promise.all(ids.map((id) => q.state(id)));
+    expect(states).toEqual(ids.map((_, i) => (i >= 15 ? 'que' : 'err')));
+    expect(await q.cmd('requeue_errs', {})).toEqual(['ok', 15]);
+    expect(await q.cmd('num_messages')).toMatchObject({ que: 20, err: 0 });
+  });
+
   it('ack_errs goes on past a rename that fails, and names it: a partial reply, never ok', async () => {
     const q = await queue();
     const { plain } = await twoErrs(q);
