@@ -88,22 +88,26 @@ describe('run files made ahead', () => {
     await waitFor(async () => (await files(next)).length === 4, 'the next message staged in que/');
     expect(await q.state(next)).toBe('que');
     expect(await files(after)).toEqual([]);
-    const open = await fs.open(gate, 'w');
-    try {
-      await open.write('go\n');
-      await q.waitState(first, ['done']);
-      // Its start used the staged files: one history, the staged stdio.log kept as the run's log.
-      await q.waitState(next, ['run']);
-      await waitFor(async () => (await files(after)).length === 4, 'the one after staged once the next one started');
-      // The FIFO stays open for writing until the last run has read its line: a pipe nobody holds drops what it buffered.
-      for (const id of [next, after]) {
-        await open.write('go\n');
-        // The staged pid named the run's script while it ran, and goes with it.
-        const done = await q.waitState(id, ['done']);
-        expect(await fs.readdir(path.join(ctx.t.root, done.path))).not.toContain('pid');
+    // Opening the FIFO for writing waits until a run has it open for reading: the line then waits in the pipe for that run,
+    // where a write with no reader (the last run gone, the next one's bash not yet at its read) would fail.
+    const go = async () => {
+      const h = await fs.open(gate, 'w');
+      try {
+        await h.write('go\n');
+      } finally {
+        await h.close();
       }
-    } finally {
-      await open.close();
+    };
+    await go();
+    await q.waitState(first, ['done']);
+    // Its start used the staged files: one history, the staged stdio.log kept as the run's log.
+    await q.waitState(next, ['run']);
+    await waitFor(async () => (await files(after)).length === 4, 'the one after staged once the next one started');
+    for (const id of [next, after]) {
+      await go();
+      // The staged pid named the run's script while it ran, and goes with it.
+      const done = await q.waitState(id, ['done']);
+      expect(await fs.readdir(path.join(ctx.t.root, done.path))).not.toContain('pid');
     }
   });
 });
