@@ -1,28 +1,15 @@
 // Script runner: environment, fds, exec_prefix, symlinked scripts, SCRIPTERROR, dup replies.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { QueueProc, type TestRoot, VERBS_PY, VERBS_SH, addQueue, makeRoot, waitFor } from '../../helpers/rq-root.js';
+import { describe, expect, it } from 'vitest';
+import { QueueProc, VERBS_PY, VERBS_SH, waitFor } from '../../helpers/rq-root.js';
+import { rootPerTest } from '../../helpers/root-per-test.js';
 
-let t: TestRoot;
-let procs: QueueProc[] = [];
-beforeEach(async () => {
-  t = await makeRoot({ relativeRoot: '/therq' });
-});
-afterEach(async () => {
-  await Promise.all(procs.map((p) => p.stop()));
-  procs = [];
-  await t.cleanup();
-});
-async function start(name: string, def: Parameters<typeof addQueue>[2] = {}, env?: NodeJS.ProcessEnv) {
-  await addQueue(t.root, name, def);
-  const q = await QueueProc.start(t.root, name, { env });
-  procs.push(q);
-  return q;
-}
+const root = rootPerTest({ relativeRoot: '/therq' });
+const { start } = root;
 async function logOf(q: QueueProc, id: string) {
   const m = await q.waitState(id, ['done', 'err']);
-  return { m, log: await fs.readFile(path.join(t.root, m.path, 'job', 'stdio.log'), 'utf8') };
+  return { m, log: await fs.readFile(path.join(root.t.root, m.path, 'job', 'stdio.log'), 'utf8') };
 }
 
 describe('environment (spec §4.4)', () => {
@@ -37,14 +24,14 @@ describe('environment (spec §4.4)', () => {
         .filter((l) => /^[A-Z_0-9]+=/.test(l))
         .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
     );
-    const full = `http://127.0.0.1:${t.port}/therq/q/envq/${id}`;
+    const full = `http://127.0.0.1:${root.t.port}/therq/q/envq/${id}`;
     expect(env).toMatchObject({
       RQ_VER: '3.0.0',
       RQ_SCRIPT: script,
       RQ_REALSCRIPT: script,
-      RQ_HOST: `http://127.0.0.1:${t.port}/therq/`,
-      RQ_PORT: String(t.port),
-      RQ_DEST: `http://127.0.0.1:${t.port}/therq/q/envq/`,
+      RQ_HOST: `http://127.0.0.1:${root.t.port}/therq/`,
+      RQ_PORT: String(root.t.port),
+      RQ_DEST: `http://127.0.0.1:${root.t.port}/therq/q/envq/`,
       RQ_DEST_QUEUE: 'envq',
       RQ_MSG_ID: id,
       RQ_FULL_MSG_ID: full,
@@ -61,14 +48,14 @@ describe('environment (spec §4.4)', () => {
       RQTESTENV1: 'OWEN',
       RQTESTENV2: '32',
     });
-    expect(env.RQ_MSG_DIR).toBe(path.join(t.root, 'queues', 'envq', 'run', id, 'job'));
+    expect(env.RQ_MSG_DIR).toBe(path.join(root.t.root, 'queues', 'envq', 'run', id, 'job'));
   });
 
   it.each([
     ['the native spawner', {}, 'native spawner'],
     ['the child_process fallback (RQ_SPAWN=node)', { RQ_SPAWN: 'node' }, 'child_process'],
   ])('with %s: header first, nice 19, own process group, cwd job/, stdin at EOF', async (_, env, launcher) => {
-    const dir = path.join(t.root, 'probe');
+    const dir = path.join(root.t.root, 'probe');
     await fs.mkdir(dir);
     const script = path.join(dir, 'run');
     await fs.writeFile(
@@ -86,7 +73,7 @@ describe('environment (spec §4.4)', () => {
     expect(log).toContain('stdin=eof');
     expect(log.startsWith(`\n${m[3]} - `)).toBe(true);
     expect(log.split('\n')[1]).toMatch(new RegExp(`^${m[3]} - .+ - RQ START - ${script}$`));
-    const qlog = await fs.readFile(path.join(t.root, 'log', 'queue-probe.log'), 'utf8');
+    const qlog = await fs.readFile(path.join(root.t.root, 'log', 'queue-probe.log'), 'utf8');
     expect(qlog).toContain(`scripts start through the ${launcher}`);
   });
 });
@@ -95,7 +82,7 @@ describe('exec_prefix', () => {
   it('empty prefix runs the script directly with no arguments; default prefix runs it under bash -lc', async () => {
     // Only a login shell reads ~/.bash_profile, and only `bash -c` sets BASH_EXECUTION_STRING:
     // the profile records the command string, so the script's environment shows how it was started.
-    const home = path.join(t.root, 'home');
+    const home = path.join(root.t.root, 'home');
     await fs.mkdir(home);
     await fs.writeFile(path.join(home, '.bash_profile'), 'export PROFILE_SAW="login -c $BASH_EXECUTION_STRING"\n');
     const envVars = { HOME: home };
@@ -114,7 +101,7 @@ describe('exec_prefix', () => {
 
 describe('script resolution', () => {
   it('runs a symlinked script by its real path', async () => {
-    const link = path.join(t.root, 'current-run');
+    const link = path.join(root.t.root, 'current-run');
     await fs.symlink(VERBS_SH, link);
     const q = await start('linked', { script: link });
     const { log } = await logOf(q, await q.send({ param1: 'env' }));
@@ -124,7 +111,7 @@ describe('script resolution', () => {
   });
 
   it('SCRIPTERROR when the script is not executable, cleared as soon as it is fixed', async () => {
-    const script = path.join(t.root, 'fixme.sh');
+    const script = path.join(root.t.root, 'fixme.sh');
     await fs.writeFile(script, '#!/bin/bash\necho "done fixed" >&3\n', { mode: 0o644 });
     const q = await start('fixme', { script });
     const id = await q.send({});
@@ -143,10 +130,10 @@ describe('dup (spec §4.6)', () => {
   it.each([VERBS_SH, VERBS_PY])('%s: dup to a local queue, to a missing queue, to itself, with attachments', async (script) => {
     const src = await start('src', { script, num_workers: 2 });
     const dst = await start('dst', { script });
-    await fs.writeFile(path.join(t.root, 'config', 'dst.pause'), '');
+    await fs.writeFile(path.join(root.t.root, 'config', 'dst.pause'), '');
 
     const ok = await src.waitState(await src.send({ param1: 'dup', param2: 'dst', param3: '60' }), ['done', 'err']);
-    expect(ok.status).toMatch(new RegExp(`^done - ok http://127\\.0\\.0\\.1:${t.port}/therq/q/dst/\\d{8}\\.`));
+    expect(ok.status).toMatch(new RegExp(`^done - ok http://127\\.0\\.0\\.1:${root.t.port}/therq/q/dst/\\d{8}\\.`));
     const copyId = ok.status.split('/').pop();
     const copy = (await dst.cmd('get_message', { msg_id: copyId }))[1];
     expect(copy).toMatchObject({ dest: 'dst', count: 0, param1: 'dup', param2: 'dst', orig_msg_id: ok.orig_msg_id, state: 'que' });
@@ -155,10 +142,10 @@ describe('dup (spec §4.6)', () => {
     const missing = await src.waitState(await src.send({ param1: 'dup', param2: 'nosuchqueue' }), ['done', 'err']);
     expect(missing.status).toBe("err - fail couldn't connect to queue - nosuchqueue");
 
-    await fs.writeFile(path.join(t.root, 'config', 'dst.down'), '');
+    await fs.writeFile(path.join(root.t.root, 'config', 'dst.down'), '');
     const down = await src.waitState(await src.send({ param1: 'dup', param2: 'dst' }), ['done', 'err']);
     expect(down.status).toBe('err - fail dup failed - status: DOWN');
-    const file = path.join(t.root, 'blob.bin');
+    const file = path.join(root.t.root, 'blob.bin');
     await fs.writeFile(file, Buffer.alloc(4096, 7));
     const sendAttached = async () => {
       const prep = await src.cmd('prep_message', { dest: 'src', param1: 'dup', param2: 'dst' });
@@ -170,14 +157,14 @@ describe('dup (spec §4.6)', () => {
     // With attachments the copy is made in steps (prep, attach, commit): the reply says which one failed.
     const downAttached = await src.waitState(await sendAttached(), ['done', 'err']);
     expect(downAttached.status).toBe('err - fail dup failed - prep fail status: DOWN');
-    await fs.rm(path.join(t.root, 'config', 'dst.down'));
+    await fs.rm(path.join(root.t.root, 'config', 'dst.down'));
 
     const pid = await sendAttached();
     const withAttach = await src.waitState(pid, ['done', 'err']);
     expect(withAttach.state).toBe('done');
     const acopy = (await dst.cmd('get_message', { msg_id: withAttach.status.split('/').pop() }))[1];
     expect(Object.keys(acopy._attachments)).toEqual(['blob.bin']);
-    const [a, b] = await Promise.all([fs.stat(acopy._attachments['blob.bin'].path), fs.stat(path.join(t.root, withAttach.path, 'attach', 'blob.bin'))]);
+    const [a, b] = await Promise.all([fs.stat(acopy._attachments['blob.bin'].path), fs.stat(path.join(root.t.root, withAttach.path, 'attach', 'blob.bin'))]);
     expect(a.ino).toBe(b.ino);
 
     const self = await src.waitState(await src.send({ param1: 'dup', param2: 'src', param3: '3600' }), ['done', 'err']);
@@ -188,7 +175,7 @@ describe('dup (spec §4.6)', () => {
     const src = await start('src', { script: VERBS_SH });
     await start('httpd');
     const m = await src.waitState(await src.send({ param1: 'dup', param2: 'httpd' }), ['done', 'err']);
-    expect(m.status).toMatch(new RegExp(`^done - ok http://127\\.0\\.0\\.1:${t.port}/therq/q/httpd/\\d{8}\\.`));
+    expect(m.status).toMatch(new RegExp(`^done - ok http://127\\.0\\.0\\.1:${root.t.port}/therq/q/httpd/\\d{8}\\.`));
   });
 
   it('a script that leaves without reading the reply does not hurt the queue', async () => {

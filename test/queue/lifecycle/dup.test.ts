@@ -2,44 +2,31 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { queuePaths } from '../../../src/config/paths.js';
 import { listenSocket } from '../../../src/ipc/socket-server.js';
 import { silentLogger } from '../../../src/log.js';
 import { holdAt } from '../../helpers/crash-point.js';
-import { QueueProc, type TestRoot, addQueue, makeRoot, waitFor } from '../../helpers/rq-root.js';
+import { QueueProc, addQueue, waitFor } from '../../helpers/rq-root.js';
+import { rootPerTest } from '../../helpers/root-per-test.js';
 
-let t: TestRoot;
-let procs: QueueProc[] = [];
-beforeEach(async () => {
-  t = await makeRoot();
-});
-afterEach(async () => {
-  await Promise.all(procs.map((p) => p.stop()));
-  procs = [];
-  await t.cleanup();
-});
-async function start(name: string, def: Parameters<typeof addQueue>[2] = {}, env?: NodeJS.ProcessEnv) {
-  await addQueue(t.root, name, def);
-  const q = await QueueProc.start(t.root, name, { env });
-  procs.push(q);
-  return q;
-}
+const root = rootPerTest();
+const { start } = root;
 /** A queue that takes messages and runs none of them. */
 async function paused(name: string) {
-  await fs.writeFile(path.join(t.root, 'config', `${name}.pause`), '');
+  await fs.writeFile(path.join(root.t.root, 'config', `${name}.pause`), '');
   return start(name);
 }
 const finished = (q: QueueProc, id: string) => q.waitState(id, ['done', 'err']);
 /** A bash script written into the root: `body` runs with `say` writing to fd 3. */
 async function script(name: string, body: string): Promise<string> {
-  const file = path.join(t.root, name);
+  const file = path.join(root.t.root, name);
   await fs.writeFile(file, `#!/bin/bash\nsay() { printf '%s\\n' "$*" >&3; }\n${body}\n`, { mode: 0o755 });
   return file;
 }
 /** Sends a message to `q` with one attachment (prep, attach, commit) and returns its id. */
 async function sendAttached(q: QueueProc, fields: Record<string, unknown>): Promise<string> {
-  const file = path.join(t.root, 'blob.bin');
+  const file = path.join(root.t.root, 'blob.bin');
   await fs.writeFile(file, Buffer.alloc(4096, 7));
   const prep = await q.cmd('prep_message', { dest: q.name, ...fields });
   const id = String(prep[1]).split('/').pop()!;
@@ -80,18 +67,18 @@ describe('dup lines', () => {
 
 describe('dup to its own queue', () => {
   it('makes the copy while the queue is DOWN: it needs no socket, the running message is the queue', async () => {
-    const fifo = path.join(t.root, 'go.fifo');
+    const fifo = path.join(root.t.root, 'go.fifo');
     execFileSync('mkfifo', [fifo]);
     const body = 'read -r _ < "$RQ_PARAM2"; say "dup 3600-X-$RQ_DEST_QUEUE"; read -r reply <&4; say "done $reply"';
     const q = await start('self', { script: await script('self.sh', body) });
     const id = await q.send({ param2: fifo });
     await q.waitState(id, ['run']);
-    await fs.writeFile(path.join(t.root, 'config', 'self.down'), '');
+    await fs.writeFile(path.join(root.t.root, 'config', 'self.down'), '');
     await waitFor(async () => (await q.cmd('status'))[0] === 'DOWN', 'the queue to go DOWN');
     await fs.writeFile(fifo, 'go\n');
     // `running` is answered while DOWN: the run is over once the script has had its reply.
     await waitFor(async () => (await q.cmd('running'))[1].length === 0, 'the run to end');
-    await fs.rm(path.join(t.root, 'config', 'self.down'));
+    await fs.rm(path.join(root.t.root, 'config', 'self.down'));
     await waitFor(async () => (await q.cmd('status'))[0] === 'UP', 'the queue to come UP');
     const m = await finished(q, id);
     expect(m.status).toMatch(/^done - ok http:\/\/.*\/q\/self\/\d{8}\./);
@@ -107,7 +94,7 @@ describe('another queue refuses the copy', () => {
     const q = await start('src', { script: await script('mkdir.sh', body) });
     const id = await q.send({});
     const m = await finished(q, id);
-    const dir = path.join(queuePaths(t.root, 'src').state.run, id, 'attach', 'made-by-script');
+    const dir = path.join(queuePaths(root.t.root, 'src').state.run, id, 'attach', 'made-by-script');
     expect(m.status).toBe(`err - fail dup failed - attach fail Attachment currently cannot be a directory ${dir}`);
     // The refused draft is removed from dst's prep, as a copy in the dup's own queue is: it would never run.
     expect(await counts(dst)).toMatchObject({ prep: 0, que: 0 });
@@ -115,13 +102,13 @@ describe('another queue refuses the copy', () => {
 
   it('at commit: the queue went DOWN after the attachments; the reply says which step', async () => {
     const dst = await paused('dst');
-    const point = await holdAt(t.root, { kind: 'send', payload: /commit_message/, when: 'before' }, 'src');
+    const point = await holdAt(root.t.root, { kind: 'send', payload: /commit_message/, when: 'before' }, 'src');
     const q = await start('src', {}, point.env);
     const id = await sendAttached(q, { param1: 'dup', param2: 'dst' });
     await point.reached();
     // The copy waits in dst's prep with its attachment; src is held before it sends the commit.
     expect(await counts(dst)).toMatchObject({ prep: 1, que: 0 });
-    await fs.writeFile(path.join(t.root, 'config', 'dst.down'), '');
+    await fs.writeFile(path.join(root.t.root, 'config', 'dst.down'), '');
     await waitFor(async () => (await dst.cmd('status'))[0] === 'DOWN', 'dst to go DOWN');
     await point.release();
     const m = await finished(q, id);
@@ -129,9 +116,9 @@ describe('another queue refuses the copy', () => {
   });
 
   it('with a reply of no known shape: the reply is quoted as it came', async () => {
-    await addQueue(t.root, 'dst');
+    await addQueue(root.t.root, 'dst');
     const server = await listenSocket({
-      path: queuePaths(t.root, 'dst').sock,
+      path: queuePaths(root.t.root, 'dst').sock,
       proto: 'rq1',
       handle: (payload) => (payload.startsWith('reply_codes') ? '["ok","codes"]' : '{"made":"a copy"}'),
       log: silentLogger(),
