@@ -7,6 +7,7 @@ import { mayHaveArrived } from '../../ipc/socket-client.js';
 import type { Answer } from '../../ipc/answer.js';
 import { refuseFieldNames, typoBudget } from '../../message/create-fields.js';
 import { RELAY_QUEUE, isFleetDest } from '../../message/fleet-dest.js';
+import { isRelayedDest } from '../../message/relay-dests.js';
 import { type PartialReport, partialReply, partialStatus } from '../../ipc/partial-reply.js';
 import { locateJsonError } from '../json-position.js';
 import { relayTarget } from '../../relay/relay-target.js';
@@ -63,7 +64,7 @@ function batchDest(queue: string, dest: unknown): string {
     if (dest !== undefined && dest !== queue) throw invalidField('dest', `${shown(queue)} (the queue of the URL) or none`, dest);
     return queue;
   }
-  if (typeof dest !== 'string' || !(isFleetDest(dest) || /^https?:\/\//i.test(dest))) throw invalidField('dest', RELAY_DEST, dest);
+  if (typeof dest !== 'string' || !isRelayedDest(dest)) throw invalidField('dest', RELAY_DEST, dest);
   // A URL's refusal says what is wrong with it: no /q/<queue>, a bad escape, a bad queue name.
   if (!isFleetDest(dest)) relayTarget(dest);
   return dest;
