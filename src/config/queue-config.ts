@@ -2,6 +2,7 @@
 import fs from 'node:fs/promises';
 import { RqError } from '../errors.js';
 import { type JobFields, type RetrySettings, readJobFields, readKillGrace, RETRY_FIELDS } from '../message/job-fields.js';
+import { QUEUE_ONLY_SETTINGS } from '../message/create-fields.js';
 import { queueNameProblem } from '../message/names.js';
 import { readLimit } from '../message/limit-key.js';
 import { RUN_LIMIT_FIELDS, type RunLimits, readRunLimits } from '../message/run-limits.js';
@@ -129,10 +130,10 @@ function schedule(raw: unknown, fileLabel: string): ScheduleEntry[] {
   });
 }
 
-/** Every key a queue's config.json may set (the classic ones, their legacy coalesce flags, rq-beyond §B1.4's run policy). */
+/** Every key a queue's config.json may set (the classic ones, their legacy coalesce flags, rq-beyond §B1.4's run policy: a queue-only setting goes in QUEUE_ONLY_SETTINGS, which messages are refused). */
 const QUEUE_SETTINGS: readonly string[] = [
   ...['name', 'script', 'num_workers', 'exec_prefix', 'env_vars', 'coalesce', 'coalesce_params', 'blocking_params', 'schedule', 'retry', 'max_age'],
-  ...['timeout', 'kill_grace', 'heartbeat_timeout', 'heartbeat_output', 'max_interrupts', 'limit', 'max_line_bytes', 'max_log_bytes', 'limits_best_effort'],
+  ...['timeout', 'heartbeat_timeout', 'limit', ...QUEUE_ONLY_SETTINGS],
   ...PARAM_NUMBERS.map((n) => `coalesce_param${n}`),
   ...RUN_LIMIT_FIELDS,
 ];
