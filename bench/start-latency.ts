@@ -6,10 +6,13 @@
 // (that is reported apart, as *_observed_ms, with the reader's wake-up in it). The next round waits until the
 // message is done (wait_message), so every create finds the queue idle. Two more floors serve the same round behind
 // the queue socket's framing, sent the same client's connect and create_message as any daemon is, timed the same way:
-// spawn-floor.c --socket in C, and bench/fixtures/spawn-floor-node.mjs, a bare Node server with rq's native spawner.
+// spawn-floor.c --socket in C, and bench/fixtures/spawn-floor-node.mjs, a bare Node server with rq's native spawner;
+// where rq gives each run a cgroup (cgroup v2 writable, RQ_CGROUP not off), that Node floor again with a fresh cgroup
+// per round (made, started into, removed), so the kernel's share of a run cgroup is measured in the same run.
 // BENCH_GAP_MS spaces the rq rounds (1200: each create comes after the journal's checkpoint, as an isolated one does).
 // Run: npm run build && npm run -s bench bench/start-latency.ts   (BENCH_ROUNDS, default 200; prints one JSON object)
 import { execFile } from 'node:child_process';
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +20,8 @@ import { promisify } from 'node:util';
 import { QueueClient } from '../src/ipc/queue-client.js';
 import { fileURLToPath } from 'node:url';
 import { ADDON_PATH } from '../src/queue/launch/native-launcher.js';
+import { ownCgroupHome } from '../src/queue/launch/cgroup-fs.js';
+import { queuesHome } from '../src/queue/launch/cgroup-leaf.js';
 import { FifoLines } from './fifo-lines.js';
 import { startFloorServer } from './floor-server.js';
 import { buildC, cpuMs, liveQueue, loadavg, median, nowMs, quantile, round, writeScript } from './lib.js';
@@ -31,8 +36,9 @@ const BLOCKS = 10;
  */
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3000);
 const C_WARMUP = 10;
-/** The index of the Node floor in `sockets`, after the C one. */
+/** The index of the Node floor in `sockets`, after the C one; the Node floor with run cgroups, if any, is next. */
 const NODE_FLOOR = 1;
+const NODE_CGROUP_FLOOR = 2;
 const Q = 'start';
 const SCRIPT = '#!/bin/bash\necho "$EPOCHREALTIME" >"$BENCH_FIFO"\necho "done ok" >&3\n';
 const run = promisify(execFile);
@@ -99,6 +105,19 @@ async function socketFloor(dir: string, name: string, bin: string, args: string[
   return { sock, lines, samples: [], close: async () => (lines.close(), await server.stop()) };
 }
 
+/** A cgroup v2 directory for the Node floor's run cgroups, beside where the queue makes its own; null where rq would give runs none. */
+function floorCgroupParent(): string | null {
+  const home = ownCgroupHome();
+  if (!home.ok || process.env.RQ_CGROUP === 'off') return null;
+  const dir = path.join(queuesHome(home.dir), `rq-bench-floor-${process.pid}`);
+  try {
+    fsSync.mkdirSync(dir);
+    return dir;
+  } catch {
+    return null;
+  }
+}
+
 const stats = (xs: number[]) => ({ median: round(median(xs)), p90: round(quantile(xs, 0.9)), p99: round(quantile(xs, 0.99)) });
 
 const load0 = await loadavg();
@@ -109,6 +128,7 @@ const sockets: SocketFloor[] = [];
 let floorMissing: string | undefined;
 /** The queue process's CPU (all its threads) over the rq rounds: a create, its start, its run's end and the bench's wait. */
 let rqCpuMs = 0;
+const cgroupParent = floorCgroupParent();
 try {
   const script = await writeScript(dir, SCRIPT);
   const built = await buildC('spawn-floor', dir);
@@ -122,6 +142,7 @@ try {
     const node = [fileURLToPath(new URL('fixtures/spawn-floor-node.mjs', import.meta.url)), script, path.join(dir, 'node.journal')];
     sockets.push(await socketFloor(dir, 'c', built.bin, [script, path.join(dir, 'c.journal'), '--socket']));
     sockets.push(await socketFloor(dir, 'node', process.execPath, node, [ADDON_PATH]));
+    if (cgroupParent) sockets.push(await socketFloor(dir, 'node-cgroup', process.execPath, node, [ADDON_PATH, cgroupParent]));
   }
   const socketBlock = async (n: number) => {
     for (const f of sockets) for (let i = 0; i < n; i++) f.samples.push(await socketRound(f.sock, f.lines));
@@ -132,7 +153,8 @@ try {
     // Warm-up, not counted.
     for (let i = 0; i < WARMUP; i++) await rqRound(lq.q.paths.sock, rqLines);
     await floorBlock(C_WARMUP);
-    for (const [i, f] of sockets.entries()) for (let n = 0; n < (i === NODE_FLOOR ? WARMUP : C_WARMUP); n++) await socketRound(f.sock, f.lines);
+    for (const [i, f] of sockets.entries())
+      for (let n = 0; n < (i === NODE_FLOOR || i === NODE_CGROUP_FLOOR ? WARMUP : C_WARMUP); n++) await socketRound(f.sock, f.lines);
     const per = Math.ceil(ROUNDS / BLOCKS);
     for (let b = 0; b < BLOCKS; b++) {
       const cpu0 = await cpuMs(lq.q.pid);
@@ -151,19 +173,24 @@ try {
   }
 } finally {
   for (const f of sockets) await f.close();
+  if (cgroupParent) await fs.rmdir(cgroupParent);
   await fs.rm(dir, { recursive: true, force: true });
 }
 const rqMedian = median(rq.map((s) => s.start));
 const floorMedian = floor.length ? median(floor.map((s) => s.start)) : undefined;
-const [cSocket, nodeSocket] = sockets.map((f) => f.samples.map((s) => s.start));
+const [cSocket, nodeSocket, nodeCgroupSocket] = sockets.map((f) => f.samples.map((s) => s.start));
 const socketMedian = cSocket?.length ? median(cSocket) : undefined;
 const nodeMedian = nodeSocket?.length ? median(nodeSocket) : undefined;
 const overFloor = floorMedian === undefined ? undefined : rqMedian - floorMedian;
+/** What a fresh cgroup per run costs a start in the kernel (mkdir, clone3 into it, rmdir), from the two Node floors. */
+const cgroupCost = nodeCgroupSocket?.length && nodeMedian !== undefined ? median(nodeCgroupSocket) - nodeMedian : undefined;
+const overCgroupFloor = overFloor === undefined || cgroupCost === undefined ? undefined : overFloor - cgroupCost;
 console.log(
   JSON.stringify({
     bench: 'start-latency',
     rounds: rq.length,
     warmup_rounds: { rq: WARMUP, floor_node_socket: WARMUP, floor_c: C_WARMUP },
+    run_cgroups: cgroupParent !== null,
     blocks: BLOCKS,
     gap_ms: GAP_MS,
     rq_connect_to_start_ms: stats(rq.map((s) => s.start)),
@@ -182,6 +209,9 @@ console.log(
     floor_socket_start_ms: cSocket?.length ? stats(cSocket) : null,
     // The same in a bare Node process with rq's native spawner: what the runtime costs before any of rq's own work.
     floor_node_socket_start_ms: nodeSocket?.length ? stats(nodeSocket) : null,
+    // The Node floor with a fresh cgroup per round, as rq's runs have: null where rq gives runs none.
+    floor_node_cgroup_socket_start_ms: nodeCgroupSocket?.length ? stats(nodeCgroupSocket) : null,
+    run_cgroup_cost_ms: cgroupCost === undefined ? null : round(cgroupCost),
     ...(floorMissing ? { floor_skipped: floorMissing } : {}),
     median_minus_floor_ms: overFloor === undefined ? null : round(overFloor),
     socket_floor_minus_floor_ms: socketMedian === undefined || floorMedian === undefined ? null : round(socketMedian - floorMedian),
@@ -190,6 +220,9 @@ console.log(
     median_minus_node_socket_floor_ms: nodeMedian === undefined ? null : round(rqMedian - nodeMedian),
     target: { median_minus_floor_ms: 0.5 },
     target_met: overFloor === undefined ? null : overFloor <= 0.5,
+    // Against the C floor plus the kernel's cost of the run cgroup, the work rq cannot leave out while it gives each run one.
+    median_minus_floor_and_run_cgroup_ms: overCgroupFloor === undefined ? null : round(overCgroupFloor),
+    target_met_with_run_cgroup: overCgroupFloor === undefined ? null : overCgroupFloor <= 0.5,
     loadavg_before: load0,
     loadavg_after: await loadavg(),
   }),
