@@ -10,6 +10,7 @@ import { messageTagsView } from './tags-view.js';
 import { timelineView } from './timeline-view.js';
 import { waitingWords } from './waiting-view.js';
 import { isoTime } from '../../message/iso-time.js';
+import { formatSize } from '../../message/run-limits.js';
 
 const SUMMARY = ['param1', 'param2', 'param3', 'param4', 'count'];
 const FULL = ['msg_id', 'max_count', 'post_run_webhook', 'dest', 'src', 'orig_msg_id', 'cloned_from', 'dups', 'dup', 'force_remote', 'due', 'path'];
@@ -29,6 +30,9 @@ function fieldValue(key: string, value: unknown, q: string, urls: Urls): SafeHtm
   if (key === 'dups' && Array.isArray(value)) return html`${value.map((v) => html`<div>${msgLink(v, q, urls)}</div>`)}`;
   if (key === 'post_run_webhook' && Array.isArray(value)) return html`${value.map((v) => html`<div><a href="${safeHref(v)}">${String(v)}</a></div>`)}`;
   if (key === 'due' && typeof value === 'number') return html`${value} <span class="muted">(${isoTime(value * 1000) ?? 'no date'})</span>`;
+  // A memory limit is kept in bytes; beside them, as it was most likely written (512M).
+  if ((key === 'memory_max' || key === 'memory_high') && typeof value === 'number' && formatSize(value) !== String(value))
+    return html`${value} <span class="muted">(${formatSize(value)})</span>`;
   // The message's directory ends in its id: wrapped at its slashes and dots, never inside a number.
   if (key === 'path' && typeof value === 'string') return idText(value);
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return html`${String(value)}`;
