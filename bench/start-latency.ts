@@ -20,7 +20,7 @@ import { promisify } from 'node:util';
 import { QueueClient } from '../src/ipc/queue-client.js';
 import { fileURLToPath } from 'node:url';
 import { ADDON_PATH } from '../src/queue/launch/native-launcher.js';
-import { ownCgroupHome } from '../src/queue/launch/cgroup-fs.js';
+import { ownCgroupHome, removeTree } from '../src/queue/launch/cgroup-fs.js';
 import { queuesHome } from '../src/queue/launch/cgroup-leaf.js';
 import { FifoLines } from './fifo-lines.js';
 import { startFloorServer } from './floor-server.js';
@@ -105,10 +105,13 @@ async function socketFloor(dir: string, name: string, bin: string, args: string[
   return { sock, lines, samples: [], close: async () => (lines.close(), await server.stop()) };
 }
 
-/** A cgroup v2 directory for the Node floor's run cgroups, beside where the queue makes its own; null where rq would give runs none. */
+/**
+ * A cgroup v2 directory for the Node floor's run cgroups, beside where the queue makes its own; null where rq would
+ * give runs none (no writable cgroup2, RQ_CGROUP=off, or a build whose spawner cannot start into a cgroup: x86-64 only).
+ */
 function floorCgroupParent(): string | null {
   const home = ownCgroupHome();
-  if (!home.ok || process.env.RQ_CGROUP === 'off') return null;
+  if (!home.ok || process.env.RQ_CGROUP === 'off' || process.arch !== 'x64') return null;
   const dir = path.join(queuesHome(home.dir), `rq-bench-floor-${process.pid}`);
   try {
     fsSync.mkdirSync(dir);
@@ -172,8 +175,9 @@ try {
     await lq.close();
   }
 } finally {
-  for (const f of sockets) await f.close();
-  if (cgroupParent) await fs.rmdir(cgroupParent);
+  for (const f of sockets) await f.close().catch((err: Error) => console.error(`stopping a floor: ${err.message}`));
+  // With the cgroups a failed round left inside it; a failure here is said, not put in place of the bench's own.
+  if (cgroupParent) await removeTree(cgroupParent).catch((err: Error) => console.error(`removing ${cgroupParent}: ${err.message}`));
   await fs.rm(dir, { recursive: true, force: true });
 }
 const rqMedian = median(rq.map((s) => s.start));
@@ -182,15 +186,16 @@ const [cSocket, nodeSocket, nodeCgroupSocket] = sockets.map((f) => f.samples.map
 const socketMedian = cSocket?.length ? median(cSocket) : undefined;
 const nodeMedian = nodeSocket?.length ? median(nodeSocket) : undefined;
 const overFloor = floorMedian === undefined ? undefined : rqMedian - floorMedian;
-/** What a fresh cgroup per run costs a start in the kernel (mkdir, clone3 into it, rmdir), from the two Node floors. */
+/** What a fresh cgroup per run costs a start in the kernel (its mkdir and the clone3 into it; the rmdir comes after the start), from the two Node floors. */
 const cgroupCost = nodeCgroupSocket?.length && nodeMedian !== undefined ? median(nodeCgroupSocket) - nodeMedian : undefined;
 const overCgroupFloor = overFloor === undefined || cgroupCost === undefined ? undefined : overFloor - cgroupCost;
 console.log(
   JSON.stringify({
     bench: 'start-latency',
     rounds: rq.length,
-    warmup_rounds: { rq: WARMUP, floor_node_socket: WARMUP, floor_c: C_WARMUP },
-    run_cgroups: cgroupParent !== null,
+    warmup_rounds: { rq: WARMUP, floor_node_socket: WARMUP, ...(cgroupParent ? { floor_node_cgroup_socket: WARMUP } : {}), floor_c: C_WARMUP },
+    // Whether the Node floor ran with run cgroups too (the queue's own choice is in its log: `each script runs in a cgroup of its own`).
+    floor_run_cgroups: cgroupParent !== null,
     blocks: BLOCKS,
     gap_ms: GAP_MS,
     rq_connect_to_start_ms: stats(rq.map((s) => s.start)),

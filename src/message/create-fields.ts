@@ -76,8 +76,8 @@ const KNOWN = new Set([...CREATE_FIELDS, ...DROPPED_FIELDS]);
 /**
  * rq's queue-only settings (config.json), which a message cannot set: refused as such, since a
  * message asking for its own `max_log_bytes` or `kill_grace` would otherwise run without it and no
- * word said. No classic client sends them. A queue's config.json takes its keys from this list
- * (queue-config.ts), so a queue-only setting cannot be added there without being refused here.
+ * word said. No classic client sends them. A queue's config.json takes these keys from this list
+ * (queue-config.ts): a new queue-only setting goes here only, so that messages are refused it.
  */
 export const QUEUE_ONLY_SETTINGS: readonly string[] = [
   'kill_grace',

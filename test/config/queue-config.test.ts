@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RqError } from '../../src/errors.js';
+import { QUEUE_ONLY_SETTINGS } from '../../src/message/create-fields.js';
 import {
   DEFAULT_EXEC_PREFIX,
   execPrefixOf,
@@ -187,6 +188,20 @@ describe('run-policy keys (rq-beyond §B1.4)', () => {
     expect(cfg.retry).toEqual({ max_retries: 5, backoff_base: 2, retry_jitter: 0 });
     expect(Object.keys(cfg).slice(-5)).toEqual(['retry', 'timeout', 'kill_grace', 'heartbeat_timeout', 'heartbeat_output']);
     expect(Object.keys(norm({}))).toEqual(['name', 'script', 'num_workers', 'exec_prefix', 'env_vars', 'coalesce_params', 'blocking_params']);
+  });
+
+  // The settings a message is refused (create-fields.ts): each is one a queue's config.json takes.
+  const valid: Record<string, unknown> = {
+    kill_grace: 5,
+    heartbeat_output: true,
+    max_interrupts: 3,
+    max_line_bytes: 4096,
+    max_log_bytes: 1024,
+    limits_best_effort: true,
+  };
+  it.each(QUEUE_ONLY_SETTINGS)('take %s, a setting only a queue has', (key) => {
+    expect(key in valid).toBe(true);
+    expect(norm({ [key]: valid[key] })).toMatchObject({ [key]: valid[key] });
   });
 
   it('refuse a bad value naming the file and the key path', () => {

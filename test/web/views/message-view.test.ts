@@ -21,8 +21,8 @@ describe('message page fields', () => {
   });
 
   it('adds nothing where the bytes are the plainest way to write the limit, nor to other numbers', () => {
-    const html = page({ memory_max: 1_000_001, pids_max: 2048 });
-    expect(cell(html, 'memory_max')).toBe('1000001');
+    const html = page({ memory_max: 1_048_577, pids_max: 2048 });
+    expect(cell(html, 'memory_max')).toBe('1048577');
     expect(cell(html, 'pids_max')).toBe('2048');
   });
 });
