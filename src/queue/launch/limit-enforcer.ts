@@ -115,12 +115,15 @@ export class LimitEnforcer {
   prepare(msgId: string, limits: RunLimits | undefined, dir: string | null): RunLimitSetup {
     if (!limits || !hasLimits(limits)) return { v1: null, v2: null, unenforced: [] };
     const own = Object.fromEntries(Object.entries(limits).filter(([f]) => this.queueLimits[f as keyof RunLimits] === undefined));
-    const unenforced = this.unenforceable(own);
-    if (unenforced.length)
+    const asked = this.unenforceable(own);
+    if (asked.length)
       this.o.log.warn(
-        { msg_id: msgId, unenforced },
+        { msg_id: msgId, unenforced: asked },
         "limits the message asked for cannot be enforced here: the run goes without them (its queue's do not require them)",
       );
+    // A best-effort queue's own limits that cannot be: said once in the log when judged, and in every run's history.
+    const queues = this.bestEffort ? this.unenforceable(Object.fromEntries(Object.entries(limits).filter(([f]) => !(f in own)))) : [];
+    const unenforced = [...queues, ...asked];
     // The run cgroup its v2 limits are written into, and its usage read from, once the first is written.
     let v2: string | null = null;
     let v1: LimitRun | null = null;

@@ -121,9 +121,12 @@ describe.skipIf(NO_V1 !== undefined)(`run limits${NO_V1 ? ` (skipped: no usable 
       expect(held.state).toBe('que');
       const ran = await q.besteffort.waitState(await q.besteffort.send({ param1: 'alloc', param2: '1' }), ['done', 'err']);
       expect(ran.state).toBe('done');
+      // What it went without is in its history, as a message's own limits are.
+      expect((await runEnd(ran)).limits_unenforced).toEqual([expect.stringMatching(/^io_weight: /)]);
       // A message's own limit the host cannot enforce, on a queue that requires none: it runs without it.
       const own = await q.plain.waitState(await q.plain.send({ param1: 'alloc', param2: '1', io_weight: 200 }), ['done', 'err']);
       expect(own.state).toBe('done');
+      expect((await runEnd(own)).limits_unenforced).toEqual([expect.stringMatching(/^io_weight: /)]);
     },
     T,
   );
