@@ -1,4 +1,4 @@
-// DISK FULL, a queue state: the writes that end a run wait for space (retried with backoff) instead of failing the run, and dispatch waits with them.
+// DISK FULL, a queue state: the writes that end a run wait for space (retried with backoff) instead of failing the run, and dispatch waits with them; for descriptors too.
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { QueueSpool } from '../../spool/queue-spool.js';
@@ -9,14 +9,21 @@ export const FIRST_RETRY_MS = 100;
 export const MAX_RETRY_MS = 5000;
 
 const NO_SPACE = new Set(['ENOSPC', 'EDQUOT']);
+/** The process (EMFILE) or the system (ENFILE) is out of file descriptors: scripts ending give theirs back. */
+const NO_DESCRIPTOR = new Set(['EMFILE', 'ENFILE']);
+/** A write short of descriptors is tried again after this long, doubled up to a second. */
+const FD_RETRY_MS = 10;
+const FD_MAX_RETRY_MS = 1000;
 
-/** The error in `err`'s chain (the spool wraps errno errors in RQ_ERR_DISK) that says the filesystem has no room, if one does. */
-function noSpaceCause(err: unknown): { code?: unknown; cause?: unknown; message?: unknown } | null {
+/** The error in `err`'s chain (the spool wraps errno errors in RQ_ERR_DISK) whose code is one of `codes`, if one is. */
+function causeIn(err: unknown, codes: ReadonlySet<string>): { code?: unknown; cause?: unknown; message?: unknown } | null {
   for (let e = err as { code?: unknown; cause?: unknown; message?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    if (typeof e.code === 'string' && NO_SPACE.has(e.code)) return e;
+    if (typeof e.code === 'string' && codes.has(e.code)) return e;
   }
   return null;
 }
+
+const noSpaceCause = (err: unknown) => causeIn(err, NO_SPACE);
 
 /** Whether `err` (or what caused it) says the filesystem has no room. */
 export function isNoSpace(err: unknown): boolean {
@@ -61,11 +68,14 @@ export class DiskFull {
 
   /**
    * Runs `write` until it succeeds. A failure for want of space is tried again after 100 ms,
-   * doubling to 5 s (a timer, no busy loop); any other failure, or any failure once the queue is
-   * stopping, is thrown. The write must be safe to repeat (each spool write used here is).
+   * doubling to 5 s (a timer, no busy loop); one for want of a file descriptor after 10 ms, doubling
+   * to 1 s, without DISK FULL (the run ended as its script said: the descriptors its neighbours hold
+   * come back as they end); any other failure, or any failure once the queue is stopping, is thrown.
+   * The write must be safe to repeat (each spool write used here is).
    */
   async retry<T>(what: string, write: () => Promise<T>): Promise<T> {
     const waits = new Doubling({ baseMs: FIRST_RETRY_MS, maxMs: MAX_RETRY_MS });
+    const fdWaits = new Doubling({ baseMs: FD_RETRY_MS, maxMs: FD_MAX_RETRY_MS });
     let held = false;
     try {
       for (;;) {
@@ -73,6 +83,12 @@ export class DiskFull {
         try {
           return await write();
         } catch (err) {
+          if (!this.closed && causeIn(err, NO_DESCRIPTOR)) {
+            if (fdWaits.peek() === FD_RETRY_MS)
+              this.log?.warn({ what, err: (err as Error).message }, 'a write ending a run is short of file descriptors: tried again');
+            await this.sleep(fdWaits.next()).slept;
+            continue;
+          }
           if (this.closed || !isNoSpace(err)) throw err;
           const first = !held;
           if (first) {

@@ -1,4 +1,5 @@
 // DISK FULL: a write that finds no space is retried with a doubling backoff while the state is held; any other error passes; a stop ends the waiting.
+import type { Logger } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { RqError } from '../../../src/errors.js';
 import { DiskFull, FIRST_RETRY_MS, MAX_RETRY_MS, isNoSpace } from '../../../src/queue/status/disk-full.js';
@@ -130,6 +131,35 @@ describe('DiskFull', () => {
     room.yes = true;
     await gone;
     expect(changes).toEqual([true, false]);
+  });
+
+  it('retries a write short of file descriptors (EMFILE, ENFILE; a spool error caused by one too) without entering the state, and says so once', async () => {
+    const warned: string[] = [];
+    const log = { warn: (_o: object, m: string) => warned.push(m), info: () => undefined } as unknown as Logger;
+    const changes: boolean[] = [];
+    const disk: DiskFull = new DiskFull(() => changes.push(disk.full), probeOf({ yes: true }), log);
+    const short = (code: string) => RqError.of('RQ_ERR_DISK', 'sync', code).causedBy(Object.assign(new Error(`${code}: too many open files`), { code }));
+    const codes = ['EMFILE', 'ENFILE', 'EMFILE'];
+    let tries = 0;
+    const result = await disk.retry('sync of m in done', async () => {
+      tries += 1;
+      const code = codes.shift();
+      if (code) throw short(code);
+      return 'synced';
+    });
+    expect(result).toBe('synced');
+    expect(tries).toBe(4);
+    expect(changes).toEqual([]);
+    expect(disk.full).toBe(false);
+    expect(warned).toEqual(['a write ending a run is short of file descriptors: tried again']);
+  });
+
+  it('a stop ends a write waiting for descriptors: it is thrown, as any failure once the queue stops', async () => {
+    const { disk } = diskFull(probeOf({ yes: true }));
+    const pending = disk.retry('x', async () => Promise.reject(Object.assign(new Error('EMFILE'), { code: 'EMFILE' })));
+    await new Promise((r) => setImmediate(r));
+    disk.close();
+    await expect(pending).rejects.toThrow('EMFILE');
   });
 
   it('throws any other error at once, without entering the state', async () => {
