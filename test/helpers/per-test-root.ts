@@ -1,25 +1,34 @@
 // Vitest hooks giving each test a fresh root (kept apart from rq-root.ts, which benches import outside vitest).
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { MgrProc } from './mgr-proc.js';
-import { type QueueDef, type QueueProc, type TestRoot, addQueue, makeRoot } from './rq-root.js';
+import { type QueueDef, QueueProc, type TestRoot, addQueue, makeRoot } from './rq-root.js';
 
 export interface PerTestRoot {
   t: TestRoot;
   /** The queue process a test started, if any; stopped after the test. */
   q?: QueueProc;
+  /** Adds queue `name` to the test's root and starts its process, stopped after the test. Not a method of `this`: a file may take it apart. */
+  start(name: string, def?: QueueDef, env?: NodeJS.ProcessEnv): Promise<QueueProc>;
 }
 
-/** Registers hooks giving every test of the enclosing suite a fresh root, cleaned up after it. */
-export function perTestRoot(): PerTestRoot {
+/** Registers hooks giving every test of the enclosing suite a fresh root (made with `opts`), cleaned up after it. */
+export function perTestRoot(opts: Parameters<typeof makeRoot>[0] = {}): PerTestRoot {
   const ctx = {} as PerTestRoot;
+  const started: QueueProc[] = [];
   beforeEach(async () => {
-    ctx.t = await makeRoot();
+    ctx.t = await makeRoot(opts);
   });
   afterEach(async () => {
-    await ctx.q?.stop();
+    await Promise.all([ctx.q, ...started.splice(0)].map((p) => p?.stop()));
     ctx.q = undefined;
     await ctx.t.cleanup();
   });
+  ctx.start = async (name, def = {}, env) => {
+    await addQueue(ctx.t.root, name, def);
+    const q = await QueueProc.start(ctx.t.root, name, { env });
+    started.push(q);
+    return q;
+  };
   return ctx;
 }
 

@@ -3,9 +3,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { QueueProc, VERBS_PY, VERBS_SH, waitFor } from '../../helpers/rq-root.js';
-import { rootPerTest } from '../../helpers/root-per-test.js';
+import { perTestRoot } from '../../helpers/per-test-root.js';
 
-const root = rootPerTest({ relativeRoot: '/therq' });
+const root = perTestRoot({ relativeRoot: '/therq' });
 const { start } = root;
 async function logOf(q: QueueProc, id: string) {
   const m = await q.waitState(id, ['done', 'err']);

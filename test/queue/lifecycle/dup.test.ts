@@ -8,9 +8,9 @@ import { listenSocket } from '../../../src/ipc/socket-server.js';
 import { silentLogger } from '../../../src/log.js';
 import { holdAt } from '../../helpers/crash-point.js';
 import { QueueProc, addQueue, waitFor } from '../../helpers/rq-root.js';
-import { rootPerTest } from '../../helpers/root-per-test.js';
+import { perTestRoot } from '../../helpers/per-test-root.js';
 
-const root = rootPerTest();
+const root = perTestRoot();
 const { start } = root;
 /** A queue that takes messages and runs none of them. */
 async function paused(name: string) {
