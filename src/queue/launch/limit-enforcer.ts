@@ -33,6 +33,8 @@ export class LimitEnforcer {
   /** The queue's limits as last judged (its config's), and whether they are best-effort. */
   private queueLimits: RunLimits = {};
   private bestEffort = false;
+  /** What a best-effort queue's own limits go without here (judged with them): named in every run's history. */
+  private queueLacks: string[] = [];
   /** Why the queue's limits cannot be enforced and its scripts must not run (not best-effort), else null. */
   refusal: string | null = null;
 
@@ -70,6 +72,7 @@ export class LimitEnforcer {
     this.queueLimits = limits;
     this.bestEffort = bestEffort;
     const problems = this.unenforceable(limits);
+    this.queueLacks = bestEffort ? problems : [];
     this.refusal = null;
     if (problems.length === 0) {
       if (hasLimits(limits)) this.o.log.info({ limits, through: this.through(limits) }, 'run limits enforced');
@@ -121,9 +124,7 @@ export class LimitEnforcer {
         { msg_id: msgId, unenforced: asked },
         "limits the message asked for cannot be enforced here: the run goes without them (its queue's do not require them)",
       );
-    // A best-effort queue's own limits that cannot be: said once in the log when judged, and in every run's history.
-    const queues = this.bestEffort ? this.unenforceable(Object.fromEntries(Object.entries(limits).filter(([f]) => !(f in own)))) : [];
-    const unenforced = [...queues, ...asked];
+    const unenforced = [...this.queueLacks, ...asked];
     // The run cgroup its v2 limits are written into, and its usage read from, once the first is written.
     let v2: string | null = null;
     let v1: LimitRun | null = null;
