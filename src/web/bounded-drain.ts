@@ -21,6 +21,12 @@ export function drainAfterAnswer(req: IncomingMessage, res: ServerResponse, boun
   res.once('finish', () => {
     if (req.complete) return;
     const socket = req.socket;
+    // An answer that was its connection's last (the client asked for Connection: close, or spoke
+    // HTTP/1.0) has node destroy the socket once it is written, and the kernel would answer the
+    // body's unread bytes with a reset that can cost the client the answer itself. That close
+    // waits for the body's end here, as a lingering close does.
+    const last = socket.listeners('finish').includes(socket.destroy);
+    if (last) socket.removeListener('finish', socket.destroy);
     let read = 0;
     let reads = 0;
     const cut = () => socket.destroy();
@@ -29,6 +35,9 @@ export function drainAfterAnswer(req: IncomingMessage, res: ServerResponse, boun
     const done = () => {
       clearTimeout(timer);
       socket.off('close', done);
+      if (!last) return;
+      if (socket.writableFinished) socket.destroy();
+      else socket.once('finish', () => socket.destroy());
     };
     req.once('end', done);
     socket.once('close', done);

@@ -50,9 +50,9 @@ interface Client {
   errors: string[];
 }
 
-/** Connects, sends `head` and `first`, and resolves once the answer is in. */
-async function answered(port: number, head = HEAD, first: Buffer | string = CHUNK): Promise<Client> {
-  const socket = net.connect({ port, host: '127.0.0.1' });
+/** Connects, sends `head` and `first`, and resolves once the answer is in. `allowHalfOpen`: sends on after the server's FIN. */
+async function answered(port: number, head = HEAD, first: Buffer | string = CHUNK, allowHalfOpen = false): Promise<Client> {
+  const socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen });
   const errors: string[] = [];
   socket.on('error', (e: NodeJS.ErrnoException) => errors.push(String(e.code)));
   let text = '';
@@ -110,6 +110,20 @@ describe('drainAfterAnswer', () => {
     // This test's own listener is the one more.
     expect(closeListeners).toEqual([closeListeners[0], closeListeners[0] + 1]);
     c.socket.destroy();
+  });
+
+  it('closes a connection whose client asked for that only once the rest is read: the client sends it all, unreset, and then sees the close', async () => {
+    const { port, closed: serverClosed } = await refusingServer({ ms: 60_000 });
+    const c = await answered(port, HEAD.replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n'), CHUNK, true);
+    expect(c.text()).toMatch(/^HTTP\/1\.1 413 [^]*\r\nConnection: close\r\n/i);
+    await sendOn(c.socket, REST);
+    // The server closes once the body is read, and in order: no reset comes after.
+    await serverClosed;
+    expect(c.errors).toEqual([]);
+    const closed = once(c.socket, 'close');
+    c.socket.end();
+    await closed;
+    expect(c.errors).toEqual([]);
   });
 
   it('keeps a connection whose body ended within the bounds past the time bound', async () => {
