@@ -1,4 +1,5 @@
 // A queue's create journal: a create is durable once its record is, so the message dir skips its own fsyncs until a checkpoint.
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { isErrno } from '../errors.js';
@@ -219,21 +220,43 @@ export class CreateJournal {
       await s.appender.close();
     }
     await this.o.fs.syncfs(this.o.dir);
-    // The spare's name is made durable by the same dir fsync that makes the deletes durable.
-    const spare = this.current || this.spare || this.closing ? null : await this.openSpare();
+    const files = batch.map((s) => s.file);
+    const spare = this.current || this.spare || this.closing ? null : ((await this.emptied(files.at(-1))) ?? (await this.openSpare()));
+    const reused = spare !== null && files.includes(spare.file);
+    const gone = files.filter((f) => f !== spare?.file);
     try {
-      await deleteSegments(
-        batch.map((s) => s.file),
-        this.o.dir,
-        this.o.fs,
-      );
+      // A new spare's name is made durable by the same dir fsync that makes the deletes durable.
+      if (gone.length > 0 || (spare && !reused)) await deleteSegments(gone, this.o.dir, this.o.fs);
     } catch (err) {
-      if (spare) await Promise.allSettled([spare.handle.close(), this.o.fs.rm(spare.file, { force: true })]);
+      // An emptied segment stays sealed, and the next checkpoint deletes it with the others.
+      if (spare) await Promise.allSettled([spare.handle.close(), ...(reused ? [] : [this.o.fs.rm(spare.file, { force: true })])]);
       throw err;
     }
     for (const s of batch) this.sealed.splice(this.sealed.indexOf(s), 1);
     // Only a run that found no spare opens one; a later run that opened none keeps it (an append had made a segment meanwhile).
     if (spare) this.spare = spare;
+  }
+
+  /**
+   * The last checkpointed segment, emptied durably to take the next records: its name is durable
+   * already, so the next create's record costs no new inode and no dir fsync, and its first
+   * fdatasync does not write out a new inode. Its records are covered by the syncfs before, and a
+   * delete of a message waits for this checkpoint, so a crash that leaves them in it replays only
+   * messages that are still there. Null when it cannot be (gone, a failed truncate): a new file is
+   * made instead, and the segment is deleted.
+   */
+  private async emptied(file: string | undefined): Promise<{ file: string; handle: SpoolFile } | null> {
+    if (file === undefined) return null;
+    const handle = await this.o.fs.open(file, fs.constants.O_WRONLY | fs.constants.O_APPEND).catch(() => null);
+    if (!handle) return null;
+    try {
+      await handle.truncate(0);
+      await handle.datasync();
+      return { file, handle };
+    } catch {
+      await handle.close().catch(() => undefined);
+      return null;
+    }
   }
 
   /** The next segment's file opened ahead, or null when it cannot be (a full disk: the next append tries again). */

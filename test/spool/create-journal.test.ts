@@ -83,14 +83,15 @@ describe('CreateJournal', () => {
     expect(held.calls).toHaveLength(2);
     held.calls[1].release();
     await second;
-    // Left: the next segment, made ahead by the checkpoint that left none current.
-    expect(await segments()).toEqual(['000000000003.log']);
+    // Left: the last segment, emptied for the next records by the checkpoint that left none current.
+    expect(await segments()).toEqual(['000000000002.log']);
+    expect((await readJournal(dir)).records).toEqual([]);
     // Nothing pending: no sync at all.
     await j.checkpoint();
     expect(held.calls).toHaveLength(2);
   });
 
-  it('a failed checkpoint keeps its segments and says so; the next one deletes them all', async () => {
+  it('a failed checkpoint keeps its segments and says so; the next one clears them all: the last emptied for the next records, the others deleted', async () => {
     const held = heldSyncfs();
     const errors: string[] = [];
     const j = new CreateJournal({ dir, fs: held.fs, onError: (err) => errors.push(err.message), maxRecords: 2 });
@@ -108,7 +109,8 @@ describe('CreateJournal', () => {
     await arrived;
     held.calls[1].release();
     await retry;
-    expect(await segments()).toEqual(['000000000003.log']);
+    expect(await segments()).toEqual(['000000000002.log']);
+    expect((await readJournal(dir)).records).toEqual([]);
   });
 
   it('a checkpoint follows the first record of a segment within maxDelayMs, with no caller asking', async () => {
@@ -141,35 +143,36 @@ describe('CreateJournal', () => {
     await j.close();
     expect(await segments()).toEqual([]);
   });
-  it('a checkpoint that leaves no segment current makes the next one ahead: the next record waits for its own write and sync only', async () => {
+  it('a checkpoint that leaves no segment current empties the last one for the next records: no file is made, and the next record waits for its own write and sync only', async () => {
     const disk = recordingFs(path.dirname(dir));
     const j = new CreateJournal({ dir, fs: disk.fs });
     await j.open();
     await j.append(rec(1));
     disk.clear();
     await j.checkpoint();
-    // The spare is opened before the dir fsync that makes the checkpoint's deletes durable: that one fsync covers its name too.
-    expect(disk.only('open', 'rm', 'fsynced').filter((l) => !l.endsWith(' journal') || l.startsWith('fsynced'))).toEqual([
-      'open journal/000000000002.log',
-      'rm journal/000000000001.log',
-      'fsynced journal',
+    // Its name is durable already: the emptying is made durable by the file's own sync, and no dir is synced.
+    expect(disk.only('syncfsed', 'open', 'truncate', 'rm', 'fsynced')).toEqual([
+      'syncfsed journal',
+      'open journal/000000000001.log',
+      'truncate journal/000000000001.log',
+      'fsynced journal/000000000001.log',
     ]);
     disk.clear();
     await j.append(rec(2));
-    expect(disk.log).toEqual(['write journal/000000000002.log', 'fsync journal/000000000002.log', 'fsynced journal/000000000002.log']);
+    expect(disk.log).toEqual(['write journal/000000000001.log', 'fsync journal/000000000001.log', 'fsynced journal/000000000001.log']);
     expect((await readJournal(dir)).records).toEqual([rec(2)]);
-    // A stop leaves no journal: the checkpoint makes no spare, and one made before goes, durably.
+    // A stop leaves no journal: the checkpoint keeps no spare, and one kept before goes, durably.
     await j.checkpoint();
-    expect(await segments()).toEqual(['000000000003.log']);
+    expect(await segments()).toEqual(['000000000001.log']);
     disk.clear();
     await j.close();
     expect(await segments()).toEqual([]);
-    expect(disk.only('rm', 'fsynced')).toEqual(['rm journal/000000000003.log', 'fsynced journal']);
+    expect(disk.only('rm', 'fsynced')).toEqual(['rm journal/000000000001.log', 'fsynced journal']);
   });
 
   /**
-   * A journal whose checkpoint's spare (segment 2) is opened while an append makes its own segment
-   * (3): the spare is held until the append is durable. `failSyncfs` fails every later syncfs.
+   * A journal whose checkpoint's spare (segment 1, emptied) is opened while an append makes its own
+   * segment (2): the spare is held until the append is durable. `failSyncfs` fails every later syncfs.
    */
   async function spareBesideSegment() {
     let failing = false;
@@ -199,14 +202,14 @@ describe('CreateJournal', () => {
     await j.append(rec(2));
     release();
     await checkpointed;
-    expect(await segments()).toEqual(['000000000002.log', '000000000003.log']);
+    expect(await segments()).toEqual(['000000000001.log', '000000000002.log']);
     return { j, failSyncfs: () => (failing = true) };
   }
 
   it('a spare opened while an append made its own segment is kept by the next checkpoint, and a stop deletes it', async () => {
     const { j } = await spareBesideSegment();
     await j.checkpoint();
-    expect(await segments()).toEqual(['000000000002.log']);
+    expect(await segments()).toEqual(['000000000001.log']);
     await j.append(rec(3));
     expect((await readJournal(dir)).records).toEqual([rec(3)]);
     await j.close();
@@ -217,7 +220,7 @@ describe('CreateJournal', () => {
     const { j, failSyncfs } = await spareBesideSegment();
     failSyncfs();
     await expect(j.close()).rejects.toThrow('EIO');
-    expect(await segments()).toEqual(['000000000003.log']);
+    expect(await segments()).toEqual(['000000000002.log']);
     expect((await readJournal(dir)).records).toEqual([rec(2)]);
   });
 
@@ -239,12 +242,41 @@ describe('CreateJournal', () => {
     await j.open();
     await j.append(rec(1));
     await j.checkpoint();
-    expect(await segments()).toEqual(['000000000002.log']);
+    expect(await segments()).toEqual(['000000000001.log']);
     await expect(j.append(rec(2))).rejects.toMatchObject({ code: 'EIO' });
-    expect(closed).toContain('000000000002.log');
+    expect(closed).toContain('000000000001.log');
     badStat = false;
     await j.append(rec(3));
     expect((await readJournal(dir)).records).toEqual([rec(3)]);
+    await j.close();
+    expect(await segments()).toEqual([]);
+  });
+
+  it('a segment that cannot be emptied is deleted, and the next one is made ahead in its place, its name durable', async () => {
+    const disk = recordingFs(path.dirname(dir));
+    const refusing: SpoolFs = {
+      ...disk.fs,
+      open: async (p, flags, mode) => {
+        const h = await disk.fs.open(p, flags, mode);
+        const eio = () => Promise.reject(Object.assign(new Error('EIO: i/o error, ftruncate'), { code: 'EIO' }));
+        return p.endsWith('.log') ? Object.assign(Object.create(h) as typeof h, { truncate: eio }) : h;
+      },
+    };
+    const j = new CreateJournal({ dir, fs: refusing });
+    await j.open();
+    await j.append(rec(1));
+    disk.clear();
+    await j.checkpoint();
+    // The dir fsync that makes the delete durable covers the new name too.
+    expect(disk.only('open', 'truncate', 'rm', 'fsynced').filter((l) => l !== 'open journal')).toEqual([
+      'open journal/000000000001.log',
+      'open journal/000000000002.log',
+      'rm journal/000000000001.log',
+      'fsynced journal',
+    ]);
+    await j.append(rec(2));
+    expect(await segments()).toEqual(['000000000002.log']);
+    expect((await readJournal(dir)).records).toEqual([rec(2)]);
     await j.close();
     expect(await segments()).toEqual([]);
   });

@@ -51,20 +51,21 @@ describe('create', () => {
     expectOrder(s.rec.log, ['write queues/test/journal/000000000001.log'], ['resolved']);
   });
 
-  it('a checkpoint syncs the filesystem, then deletes the segment and makes the delete durable; a later create starts the next one', async () => {
+  it('a checkpoint syncs the filesystem, then empties the segment and makes that durable; a later create appends to it', async () => {
     const first = await s.spool.create({ dest: 'test' }, { commit: true });
     s.rec.clear();
     await resolved(s.spool.checkpoint());
-    expect(s.rec.only('syncfs', 'syncfsed', 'rm', 'fsync', 'fsynced', 'resolved')).toEqual([
+    expect(s.rec.only('syncfs', 'syncfsed', 'truncate', 'rm', 'fsync', 'fsynced', 'resolved')).toEqual([
       'syncfs queues/test/journal',
       'syncfsed queues/test/journal',
-      'rm queues/test/journal/000000000001.log',
-      'fsync queues/test/journal',
-      'fsynced queues/test/journal',
+      'truncate queues/test/journal/000000000001.log',
+      'fsync queues/test/journal/000000000001.log',
+      'fsynced queues/test/journal/000000000001.log',
       'resolved',
     ]);
-    await s.spool.create({ dest: 'test' }, { commit: true });
-    expect(await fs.readdir(s.spool.paths.journalDir)).toEqual(['000000000002.log']);
+    const second = await s.spool.create({ dest: 'test' }, { commit: true });
+    expect(await fs.readdir(s.spool.paths.journalDir)).toEqual(['000000000001.log']);
+    expect(await fs.readFile(path.join(s.spool.paths.journalDir, '000000000001.log'), 'utf8')).toContain(second.msg_id);
     expect(await s.spool.readMessage('que', first.msg_id)).toMatchObject({ msg_id: first.msg_id });
   });
 
