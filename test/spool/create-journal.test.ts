@@ -254,14 +254,12 @@ describe('CreateJournal', () => {
 
   it('a segment that cannot be emptied is deleted, and the next one is made ahead in its place, its name durable', async () => {
     const disk = recordingFs(path.dirname(dir));
-    const refusing: SpoolFs = {
-      ...disk.fs,
-      open: async (p, flags, mode) => {
-        const h = await disk.fs.open(p, flags, mode);
-        const eio = () => Promise.reject(Object.assign(new Error('EIO: i/o error, ftruncate'), { code: 'EIO' }));
-        return p.endsWith('.log') ? Object.assign(Object.create(h) as typeof h, { truncate: eio }) : h;
-      },
+    const eio = () => Promise.reject(Object.assign(new Error('EIO: i/o error, ftruncate'), { code: 'EIO' }));
+    const open: SpoolFs['open'] = async (p, flags, mode) => {
+      const h = await disk.fs.open(p, flags, mode);
+      return p.endsWith('.log') ? Object.assign(Object.create(h) as typeof h, { truncate: eio }) : h;
     };
+    const refusing: SpoolFs = { ...disk.fs, open };
     const j = new CreateJournal({ dir, fs: refusing });
     await j.open();
     await j.append(rec(1));
