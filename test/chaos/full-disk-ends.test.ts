@@ -62,19 +62,30 @@ describe('a run that ends while the disk is full', () => {
     }
   });
 
-  it('a stop while its end waits for room leaves the message in run/ for the next start, not in err as a failure of rq', async () => {
+  /** What the disk answers the end's writes: want of space (DISK FULL), or of file descriptors (no state, only tried again). */
+  const SHORTAGES = [
+    ['room', 'ENOSPC: no space left on device, write'],
+    ['file descriptors', 'EMFILE: too many open files, open'],
+  ] as const;
+
+  it.each(SHORTAGES)('a stop while its end waits for %s leaves the message in run/ for the next start, not in err as a failure of rq', async (_what, text) => {
     const disk = { refused: (_f: string) => false };
-    const { q, a, script } = await aRunning(disk);
+    let refusals = 0;
+    const fault = () => (refusals++, Object.assign(new Error(text), { code: text.split(':')[0] }));
+    const q = await inProcessQueue({ num_workers: 1 }, { fs: () => noSpaceFs((f) => disk.refused(f), fault) });
     try {
+      const a = await q.send({ param1: 'a' });
+      const script = await q.launcher.nth(0);
       const interrupted = q.next('interrupted', (e) => e.id === a.msg_id);
       disk.refused = (f) => !f.endsWith('history');
       script.say('done wrote');
       script.exit(0);
-      await waitFor(() => reason(q).startsWith('status of'), 'the status of A to wait for space');
+      // Refused, and tried again: the end waits.
+      await waitFor(() => refusals >= 2, 'the end of A to be refused twice');
       await q.stop();
-      await interrupted;
-      expect(await fs.readdir(q.queue.spool.paths.state.run)).toContain(a.msg_id);
       expect(await fs.readdir(q.queue.spool.paths.state.err)).not.toContain(a.msg_id);
+      expect(await fs.readdir(q.queue.spool.paths.state.run)).toContain(a.msg_id);
+      await interrupted;
     } finally {
       await q.close();
     }

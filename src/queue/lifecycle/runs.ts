@@ -7,7 +7,7 @@ import type { TraceContext } from '../../message/trace-context.js';
 import { markShutdown } from '../../spool/message-files.js';
 import type { QueueSpool } from '../../spool/queue-spool.js';
 import type { AdminState } from '../status/admin-state.js';
-import { type RunEndSpool, isNoSpace } from '../status/disk-full.js';
+import { type RunEndSpool, isNoDescriptor, isNoSpace } from '../status/disk-full.js';
 import type { DupDeps } from './dup.js';
 import type { MessageIndex } from '../index/message-index.js';
 import type { QueueEvents } from '../status/queue-events.js';
@@ -156,9 +156,10 @@ export class Runs {
       await this.end(run, exit, policy);
     } catch (err) {
       if (!run.script && isNoSpace(err)) return this.noRoomToStart(run, err as Error);
-      // Stopping while its end waits for room: it stays in run/ as a run a shutdown cut short does, not in err as rq's own failure.
-      if (this.d.stopping() && isNoSpace(err)) {
-        run.log.warn({ err: (err as Error).message }, 'stopping on a full disk: message stays in run/');
+      // Stopping while its end waits for room or descriptors: it stays in run/ as a run a shutdown cut short does, not in err as rq's own failure.
+      const short = isNoSpace(err) ? 'a full disk' : isNoDescriptor(err) ? 'too few file descriptors' : null;
+      if (this.d.stopping() && short) {
+        run.log.warn({ err: (err as Error).message }, `stopping with ${short}: message stays in run/`);
         return void this.d.events.emit('interrupted', { id: run.id });
       }
       run.log.error({ err }, 'run failed');

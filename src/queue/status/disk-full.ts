@@ -30,6 +30,11 @@ export function isNoSpace(err: unknown): boolean {
   return noSpaceCause(err) !== null;
 }
 
+/** Whether `err` (or what caused it) says the process or the system has no file descriptor to spare. */
+export function isNoDescriptor(err: unknown): boolean {
+  return causeIn(err, NO_DESCRIPTOR) !== null;
+}
+
 /**
  * DISK FULL: from the first write refused for want of space until a probe (`roomProbe`) has found
  * room, with no refusal since it began, and no write waits any more. Meanwhile no new script starts
