@@ -26,6 +26,8 @@ interface Segment {
   ready: Promise<void>;
   /** Every append made to it, settled or not: a checkpoint deletes the file only after all of them. */
   writes: Promise<void>[];
+  /** `ready` resolved: a checkpoint may keep the file, emptied, for the next records. */
+  named: boolean;
 }
 
 const SEGMENT_RE = /^(\d{12})\.log$/;
@@ -123,16 +125,19 @@ export class CreateJournal {
 
   /** The segment appends go to next, made now: its first records wait until its file and its name are durable. */
   private segment(file = this.nextFile(), made?: Promise<SpoolFile>): Segment {
-    const seg: Segment = { file, appender: new GroupAppender(file, this.o.fs), ready: Promise.resolve(), writes: [] };
+    const seg: Segment = { file, appender: new GroupAppender(file, this.o.fs), ready: Promise.resolve(), writes: [], named: false };
     seg.ready = (made ?? this.makeFile(file, true)).then((h) => seg.appender.adopt(h));
     this.timer = setTimeout(() => this.background(), this.maxDelayMs);
     this.timer.unref();
-    // A segment that could not be made (a full disk) takes no more appends: the next one tries anew.
-    seg.ready.catch(() => {
-      if (this.current !== seg) return;
-      this.current = null;
-      this.sealed.push(seg);
-    });
+    seg.ready.then(
+      () => void (seg.named = true),
+      // A segment that could not be made (a full disk) takes no more appends: the next one tries anew.
+      () => {
+        if (this.current !== seg) return;
+        this.current = null;
+        this.sealed.push(seg);
+      },
+    );
     return seg;
   }
 
@@ -221,7 +226,8 @@ export class CreateJournal {
     }
     await this.o.fs.syncfs(this.o.dir);
     const files = batch.map((s) => s.file);
-    const spare = this.current || this.spare || this.closing ? null : ((await this.emptied(files.at(-1))) ?? (await this.openSpare()));
+    const keep = batch.filter((s) => s.named).at(-1)?.file;
+    const spare = this.current || this.spare || this.closing ? null : ((await this.emptied(keep)) ?? (await this.openSpare()));
     const reused = spare !== null && files.includes(spare.file);
     const gone = files.filter((f) => f !== spare?.file);
     try {
@@ -242,8 +248,8 @@ export class CreateJournal {
    * already, so the next create's record costs no new inode and no dir fsync, and its first
    * fdatasync does not write out a new inode. Its records are covered by the syncfs before, and a
    * delete of a message waits for this checkpoint, so a crash that leaves them in it replays only
-   * messages that are still there. Null when it cannot be (gone, a failed truncate): a new file is
-   * made instead, and the segment is deleted.
+   * messages that are still there. Null when it cannot be (none whose name was made durable, gone,
+   * a failed truncate): a new file is made instead, and the segment is deleted.
    */
   private async emptied(file: string | undefined): Promise<{ file: string; handle: SpoolFile } | null> {
     if (file === undefined) return null;
