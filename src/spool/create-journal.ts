@@ -232,7 +232,7 @@ export class CreateJournal {
     const gone = files.filter((f) => f !== spare?.file);
     try {
       // A new spare's name is made durable by the same dir fsync that makes the deletes durable.
-      if (gone.length > 0 || (spare && !reused)) await deleteSegments(gone, this.o.dir, this.o.fs);
+      if (gone.length > 0) await deleteSegments(gone, this.o.dir, this.o.fs);
     } catch (err) {
       // An emptied segment stays sealed, and the next checkpoint deletes it with the others.
       if (spare) await Promise.allSettled([spare.handle.close(), ...(reused ? [] : [this.o.fs.rm(spare.file, { force: true })])]);
