@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/rq-root.js';
 import { isProbe, noSpaceFs } from '../helpers/no-space-fs.js';
+import type { SpoolFs } from '../../src/spool/spool-fs.js';
 import { type InProcess, inProcessQueue } from '../queue/in-process.js';
 
 /** A queue of one worker on a disk whose writes `disk.refused` refuses, with message A running. */
@@ -72,7 +73,7 @@ describe('a run that ends while the disk is full', () => {
     const disk = { refused: (_f: string) => false };
     let refusals = 0;
     const fault = () => (refusals++, Object.assign(new Error(text), { code: text.split(':')[0] }));
-    const q = await inProcessQueue({ num_workers: 1 }, { fs: () => noSpaceFs((f) => disk.refused(f), fault) });
+    const q = await inProcessQueue({ num_workers: 1, max_interrupts: 3 }, { fs: () => noSpaceFs((f) => disk.refused(f), fault) });
     try {
       const a = await q.send({ param1: 'a' });
       const script = await q.launcher.nth(0);
@@ -86,6 +87,33 @@ describe('a run that ends while the disk is full', () => {
       expect(await fs.readdir(q.queue.spool.paths.state.err)).not.toContain(a.msg_id);
       expect(await fs.readdir(q.queue.spool.paths.state.run)).toContain(a.msg_id);
       await interrupted;
+      // A stop, not a crash, to the next start's count of interrupts.
+      await fs.access(path.join(q.queue.spool.msgDir('run', a.msg_id), 'shutdown'));
+    } finally {
+      await q.close();
+    }
+  });
+
+  it('a stop while only the sync after its move waits for a descriptor leaves the message where its end put it, not reported interrupted', async () => {
+    let runDir = '';
+    let refusals = 0;
+    const emfile = () => Object.assign(new Error('EMFILE: too many open files, open'), { code: 'EMFILE' });
+    const base = noSpaceFs(() => false);
+    const open: SpoolFs['open'] = (p, f, m) => (runDir && p === runDir ? (refusals++, Promise.reject(emfile())) : base.open(p, f, m));
+    const q = await inProcessQueue({ num_workers: 1 }, { fs: () => ({ ...base, open, fsyncPath: undefined }) });
+    try {
+      const a = await q.send({ param1: 'a' });
+      const script = await q.launcher.nth(0);
+      const interrupted: string[] = [];
+      q.queue.events.on('interrupted', (e) => interrupted.push(e.id));
+      // The fsync of run/ after the rename out of it finds no descriptor.
+      runDir = q.queue.spool.paths.state.run;
+      script.say('done wrote');
+      script.exit(0);
+      await waitFor(() => refusals >= 2, 'the sync of run/ to be refused twice');
+      await q.stop();
+      expect(await q.state(a.msg_id)).toBe('done');
+      expect(interrupted).toEqual([]);
     } finally {
       await q.close();
     }

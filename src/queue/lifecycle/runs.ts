@@ -7,7 +7,8 @@ import type { TraceContext } from '../../message/trace-context.js';
 import { markShutdown } from '../../spool/message-files.js';
 import type { QueueSpool } from '../../spool/queue-spool.js';
 import type { AdminState } from '../status/admin-state.js';
-import { type RunEndSpool, isNoDescriptor, isNoSpace } from '../status/disk-full.js';
+import { type RunEndSpool, isNoSpace } from '../status/disk-full.js';
+import { stoppedShort } from './stopped-short.js';
 import type { DupDeps } from './dup.js';
 import type { MessageIndex } from '../index/message-index.js';
 import type { QueueEvents } from '../status/queue-events.js';
@@ -156,12 +157,7 @@ export class Runs {
       await this.end(run, exit, policy);
     } catch (err) {
       if (!run.script && isNoSpace(err)) return this.noRoomToStart(run, err as Error);
-      // Stopping while its end waits for room or descriptors: it stays in run/ as a run a shutdown cut short does, not in err as rq's own failure.
-      const short = isNoSpace(err) ? 'a full disk' : isNoDescriptor(err) ? 'too few file descriptors' : null;
-      if (this.d.stopping() && short) {
-        run.log.warn({ err: (err as Error).message }, `stopping with ${short}: message stays in run/`);
-        return void this.d.events.emit('interrupted', { id: run.id });
-      }
+      if (await stoppedShort(run.id, run.log, err, this.d)) return;
       run.log.error({ err }, 'run failed');
       await this.d.moves.fail(run, `rq internal error: ${(err as Error).message}`).catch((e) => run.log.error({ err: e }, 'could not move message to err'));
     } finally {
