@@ -68,14 +68,15 @@ export async function readJournal(dir: string): Promise<{ files: string[]; recor
 /**
  * Appends share one fdatasync per batch (GroupAppender). A checkpoint seals the segment being
  * written (later appends start the next), waits for its appends to settle, syncs the filesystem
- * (which makes every message dir the sealed records describe durable), and deletes it. Checkpoints
- * coalesce: a caller arriving while one runs waits for the next, which covers what it wrote.
+ * (which makes every message dir the sealed records describe durable), and deletes it, or keeps it
+ * emptied for the next records. Checkpoints coalesce: a caller arriving while one runs waits for
+ * the next, which covers what it wrote.
  */
 export class CreateJournal {
   private seq = 0;
   private current: Segment | null = null;
   private readonly sealed: Segment[] = [];
-  /** The next segment's file, open and its name durable, made by the last checkpoint that left no segment current. */
+  /** The next segment's file, open, empty and its name durable: kept or made by the last checkpoint that left no segment current. */
   private spare: { file: string; handle: SpoolFile } | null = null;
   private closing = false;
   private running: Promise<void> | null = null;
@@ -142,7 +143,7 @@ export class CreateJournal {
   }
 
   /**
-   * The segment a checkpoint made ahead, so that an isolated create's record waits for a fstat of
+   * The segment a checkpoint kept or made ahead, so that an isolated create's record waits for a fstat of
    * the open file, its write and its fdatasync. A file deleted under it since (an operator's
    * tidying) is made again.
    */

@@ -61,9 +61,9 @@ function watchSpool(q: QueueProc, on: { que: (seen: number) => void; segment: (l
     if (f && /^\d/.test(f) && !seen.has(f)) on.que(seen.add(f).size);
   });
   // A segment is made once (open) and deleted once, never renamed: its first event is its creation, its second
-  // its deletion. Judged by the order of events, not by looking at the disk when one is handled: a busy test
+  // its deletion (a checkpoint that empties it for the next records changes it, as a write does). Judged by the order of events, not by looking at the disk when one is handled: a busy test
   // process may handle a creation after the checkpoint deleted the file, and then never see two live at once.
-  // Only segments written to count as live: a checkpoint opens the next one ahead, empty.
+  // Only segments written to count as live: a checkpoint may open the next one ahead, empty.
   const made = new Set<string>();
   const written = new Set<string>();
   const journal = fs.watch(q.paths.journalDir, (ev, f) => {
