@@ -106,6 +106,32 @@ describe('CreateJournal', () => {
     expect((await readJournal(dir)).records).toEqual([]);
   });
 
+  it('a checkpoint syncs the filesystem only once every append to its segments has its answer', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const order: string[] = [];
+    const holding: SpoolFs = {
+      ...nodeSpoolFs,
+      // The append's write and fdatasync through the handle, whose fdatasync the test holds.
+      appendDurable: undefined,
+      syncfs: (p) => (order.push('syncfs'), nodeSpoolFs.syncfs(p)),
+      open: async (p, flags, mode) => {
+        const h = await nodeSpoolFs.open(p, flags, mode);
+        const datasync = () => held.then(() => h.datasync()).then(() => void order.push('fdatasync'));
+        return p.endsWith('.log') ? Object.assign(Object.create(h) as typeof h, { datasync }) : h;
+      },
+    };
+    const j = new CreateJournal({ dir, fs: holding });
+    await j.open();
+    const appended = j.append(rec(1));
+    const checkpointed = j.checkpoint();
+    release();
+    await Promise.all([appended, checkpointed]);
+    // The record's fdatasync, the checkpoint's syncfs, then the emptying's fdatasync.
+    expect(order).toEqual(['fdatasync', 'syncfs', 'fdatasync']);
+    await j.close();
+  });
+
   it('a checkpoint follows the first record of a segment within maxDelayMs, with no caller asking', async () => {
     const held = heldSyncfs();
     const j = new CreateJournal({ dir, fs: held.fs, maxDelayMs: 20 });
