@@ -24,3 +24,6 @@ export const rec = (n: number): JournalRecord => ({
   state: 'que',
   msg: { msg_id: `20261126.1200.00.000.${n}`, dest: 'q' } as never,
 });
+
+/** What a failing disk answers `call`: EIO, as a rejected promise. */
+export const eio = (call: string): Promise<never> => Promise.reject(Object.assign(new Error(`EIO: i/o error, ${call}`), { code: 'EIO' }));

@@ -5,7 +5,7 @@ import { CreateJournal, readJournal } from '../../src/spool/create-journal.js';
 import { fsyncPath } from '../../src/spool/durable.js';
 import { type SpoolFs, nodeSpoolFs } from '../../src/spool/spool-fs.js';
 import { recordingFs } from '../helpers/recording-fs.js';
-import { journalDirPerTest, rec, segmentsIn } from './create-journal-harness.js';
+import { eio, journalDirPerTest, rec, segmentsIn } from './create-journal-harness.js';
 
 let dir = '';
 journalDirPerTest((d) => (dir = d));
@@ -98,7 +98,7 @@ describe('the spare segment', () => {
         const h = await nodeSpoolFs.open(p, flags, mode);
         if (!p.endsWith('.log')) return h;
         return Object.assign(Object.create(h) as typeof h, {
-          stat: () => (badStat ? Promise.reject(Object.assign(new Error('EIO: i/o error, fstat'), { code: 'EIO' })) : h.stat()),
+          stat: () => (badStat ? eio('fstat') : h.stat()),
           close: () => (closed.push(path.basename(p)), h.close()),
         });
       },
@@ -119,7 +119,6 @@ describe('the spare segment', () => {
 
   it('a checkpoint whose deletes are not made durable keeps its emptied segment sealed and unused, for the next one to delete', async () => {
     const fail = { syncfs: true, dirSync: false };
-    const eio = (call: string) => Promise.reject(Object.assign(new Error(`EIO: i/o error, ${call}`), { code: 'EIO' }));
     const failing: SpoolFs = {
       ...nodeSpoolFs,
       syncfs: (p) => (fail.syncfs ? ((fail.syncfs = false), eio('syncfs')) : nodeSpoolFs.syncfs(p)),
@@ -145,7 +144,6 @@ describe('the spare segment', () => {
   it('a checkpoint keeps no segment whose name was not made durable, nor one it cannot empty: a new one is made ahead, its name durable', async () => {
     const disk = recordingFs(path.dirname(dir));
     const fail = { dirSync: false, truncate: false };
-    const eio = (call: string) => Promise.reject(Object.assign(new Error(`EIO: i/o error, ${call}`), { code: 'EIO' }));
     const open: SpoolFs['open'] = async (p, flags, mode) => {
       const h = await disk.fs.open(p, flags, mode);
       const o = Object.create(h) as typeof h;

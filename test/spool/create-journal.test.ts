@@ -162,6 +162,7 @@ describe('CreateJournal', () => {
     await j.close();
     expect(await segments()).toEqual([]);
   });
+
   it('a new segment makes the journal dir only when it is missing, and again after an operator removed it', async () => {
     const mkdirs: string[] = [];
     const counting: SpoolFs = { ...nodeSpoolFs, mkdir: (p, o) => (mkdirs.push(String(p)), nodeSpoolFs.mkdir(p, o)) };
