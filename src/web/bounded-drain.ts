@@ -35,7 +35,7 @@ export function drainAfterAnswer(req: IncomingMessage, res: ServerResponse, boun
     const done = () => {
       clearTimeout(timer);
       socket.off('close', done);
-      if (!last) return;
+      if (!last || socket.destroyed) return;
       if (socket.writableFinished) socket.destroy();
       else socket.once('finish', () => socket.destroy());
     };

@@ -100,7 +100,7 @@ describe('a run that ends while the disk is full', () => {
     const emfile = () => Object.assign(new Error('EMFILE: too many open files, open'), { code: 'EMFILE' });
     const base = noSpaceFs(() => false);
     const open: SpoolFs['open'] = (p, f, m) => (runDir && p === runDir ? (refusals++, Promise.reject(emfile())) : base.open(p, f, m));
-    const q = await inProcessQueue({ num_workers: 1 }, { fs: () => ({ ...base, open, fsyncPath: undefined }) });
+    const q = await inProcessQueue({ num_workers: 1 }, { fs: () => ({ ...base, open }) });
     try {
       const a = await q.send({ param1: 'a' });
       const script = await q.launcher.nth(0);

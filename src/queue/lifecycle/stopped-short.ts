@@ -1,5 +1,4 @@
 // A run whose end still waited for room or a file descriptor when its queue stopped: left where that end got to, for the next start, and said so; never failed as rq's own error.
-import fs from 'node:fs';
 import type { Logger } from 'pino';
 import { markShutdown } from '../../spool/message-files.js';
 import type { QueueSpool } from '../../spool/queue-spool.js';
@@ -24,11 +23,12 @@ export async function stoppedShort(id: string, log: Logger, err: unknown, d: Sto
   const short = isNoSpace(err) ? 'a full disk' : isNoDescriptor(err) ? 'too few file descriptors' : null;
   if (!short || !d.stopping()) return false;
   const text = (err as Error).message;
-  const dir = d.spool.msgDir('run', id);
-  if (!fs.existsSync(dir)) {
-    log.warn({ err: text }, `stopping with ${short}: the message has left run/ as its end said, the directory sync after that move not done`);
+  const where = await d.spool.locate(id);
+  if (where !== 'run') {
+    log.warn({ err: text, state: where }, `stopping with ${short}: the message has left run/ as its end said, the directory sync after that move not done`);
     return true;
   }
+  const dir = d.spool.msgDir('run', id);
   if (d.config().max_interrupts !== undefined) await markShutdown(dir, d.spool.fs).catch(() => undefined);
   log.warn({ err: text }, `stopping with ${short}: message stays in run/`);
   d.events.emit('interrupted', { id });

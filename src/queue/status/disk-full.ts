@@ -88,7 +88,7 @@ export class DiskFull {
         try {
           return await write();
         } catch (err) {
-          if (!this.closed && causeIn(err, NO_DESCRIPTOR)) {
+          if (!this.closed && isNoDescriptor(err)) {
             if (fdWaits.peek() === FD_RETRY_MS)
               this.log?.warn({ what, err: (err as Error).message }, 'a write ending a run is short of file descriptors: tried again');
             await this.sleep(fdWaits.next()).slept;
