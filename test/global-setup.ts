@@ -26,9 +26,10 @@ export default function setup(): void {
   // The addons are optional (child_process, `sync -f` and node fs fallbacks), but once built they must match their
   // sources, and a checkout whose addons were built also builds one added since.
   const spool = (file: string) => path.join('src', 'spool', 'native', file);
+  const spawn = (file: string) => path.join('src', 'queue', 'launch', 'native', file);
   // Each addon and its sources: the spool's three share pool-job.h.
   const addons: [string, string[]][] = [
-    ['rq_spawn.node', [path.join('src', 'queue', 'launch', 'native', 'rq-spawn.c')]],
+    ['rq_spawn.node', ['rq-spawn.c', 'rq-spawn-child.c', 'rq-spawn-child.h', 'rq-spawn-watch.c', 'rq-spawn-watch.h'].map(spawn)],
     ['rq_syncfs.node', [spool('rq-syncfs.c'), spool('pool-job.h')]],
     ['rq_blanks.node', [spool('rq-blanks.c'), spool('pool-job.h')]],
     ['rq_fileops.node', [spool('rq-fileops.c'), spool('pool-job.h')]],

@@ -3,7 +3,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const SRC = path.resolve(__dirname, '..', 'src');
+const ROOT = path.resolve(__dirname, '..');
+const SRC = path.join(ROOT, 'src');
+/** Where the project's own code lives, whatever its language (eslint's max-lines sees only its JavaScript and TypeScript). */
+const CODE_DIRS = ['src', 'test', 'bench', 'scripts', 'tools', 'bin', '.ci'];
+const CODE = /\.(ts|mjs|cjs|js|c|h|py|sh|rb|css|html)$/;
 
 /** Lowest first. Units on one line may import each other's layers below, never their own peers'. */
 const LAYERS: string[][] = [
@@ -21,6 +25,17 @@ const LAYERS: string[][] = [
   ['web'],
   ['cli'],
 ];
+
+/** Code files under dir, by extension and, for a script without one (bin/, .ci/), by its `#!` line. */
+function codeFiles(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'node_modules' ? [] : codeFiles(p);
+    if (CODE.test(e.name)) return [p];
+    return e.isFile() && !e.name.includes('.') && fs.readFileSync(p, 'utf8').startsWith('#!') ? [p] : [];
+  });
+}
 
 function unitOf(file: string): string {
   const rel = path.relative(SRC, file).split(path.sep);
@@ -100,9 +115,9 @@ describe('layering', () => {
     expect(bad).toEqual([]);
   });
 
-  it('no file in src/ is over 300 lines (the C spawner aside)', () => {
-    const long = tsFiles(SRC)
-      .map((f) => ({ f: path.relative(SRC, f), text: fs.readFileSync(f, 'utf8') }))
+  it('no source file, in any language, is over 300 lines', () => {
+    const long = CODE_DIRS.flatMap((d) => codeFiles(path.join(ROOT, d)))
+      .map((f) => ({ f: path.relative(ROOT, f), text: fs.readFileSync(f, 'utf8') }))
       // In a Stryker sandbox some sources are instrumented copies: the rule is about the code as written.
       .filter((x) => !x.text.includes('stryNS_'))
       // Stryker's sandbox puts `// @ts-nocheck` atop every file: not a line of ours. A final newline ends the last line (as eslint's max-lines counts), it starts none.

@@ -1,4 +1,4 @@
-// Launcher on rq's native spawner (src/queue/native/rq-spawn.c): vfork (clone3 into a run cgroup) + exec, no gate process.
+// Launcher on rq's native spawner (src/queue/launch/native/rq-spawn.c): vfork (clone3 into a run cgroup) + exec, no gate process.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
