@@ -6,6 +6,7 @@ import { waitFor } from '../helpers/rq-root.js';
 import { isProbe, noSpaceFs } from '../helpers/no-space-fs.js';
 import type { SpoolFs } from '../../src/spool/spool-fs.js';
 import { type InProcess, inProcessQueue } from '../queue/in-process.js';
+import { capturedLog } from '../helpers/captured-log.js';
 
 /** A queue of one worker on a disk whose writes `disk.refused` refuses, with message A running. */
 async function aRunning(disk: { refused: (file: string) => boolean }) {
@@ -73,7 +74,8 @@ describe('a run that ends while the disk is full', () => {
     const disk = { refused: (_f: string) => false };
     let refusals = 0;
     const fault = () => (refusals++, Object.assign(new Error(text), { code: text.split(':')[0] }));
-    const q = await inProcessQueue({ num_workers: 1, max_interrupts: 3 }, { fs: () => noSpaceFs((f) => disk.refused(f), fault) });
+    const { log, lines } = capturedLog();
+    const q = await inProcessQueue({ num_workers: 1, max_interrupts: 3 }, { fs: () => noSpaceFs((f) => disk.refused(f), fault), log });
     try {
       const a = await q.send({ param1: 'a' });
       const script = await q.launcher.nth(0);
@@ -89,6 +91,11 @@ describe('a run that ends while the disk is full', () => {
       await interrupted;
       // A stop, not a crash, to the next start's count of interrupts.
       await fs.access(path.join(q.queue.spool.msgDir('run', a.msg_id), 'shutdown'));
+      // Said as what it is, and not as a failure of rq's own.
+      expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+      expect(lines.filter((l) => l.msg.startsWith('stopping')).map((l) => [l.level, l.msg])).toEqual([
+        [40, expect.stringMatching(/: message stays in run\/$/)],
+      ]);
     } finally {
       await q.close();
     }
@@ -100,7 +107,8 @@ describe('a run that ends while the disk is full', () => {
     const emfile = () => Object.assign(new Error('EMFILE: too many open files, open'), { code: 'EMFILE' });
     const base = noSpaceFs(() => false);
     const open: SpoolFs['open'] = (p, f, m) => (runDir && p === runDir ? (refusals++, Promise.reject(emfile())) : base.open(p, f, m));
-    const q = await inProcessQueue({ num_workers: 1 }, { fs: () => ({ ...base, open }) });
+    const { log, lines } = capturedLog();
+    const q = await inProcessQueue({ num_workers: 1 }, { fs: () => ({ ...base, open }), log });
     try {
       const a = await q.send({ param1: 'a' });
       const script = await q.launcher.nth(0);
@@ -114,6 +122,10 @@ describe('a run that ends while the disk is full', () => {
       await q.stop();
       expect(await q.state(a.msg_id)).toBe('done');
       expect(interrupted).toEqual([]);
+      expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+      expect(lines.filter((l) => l.msg.startsWith('stopping'))).toEqual([
+        expect.objectContaining({ level: 40, state: 'done', msg: expect.stringContaining('the directory sync after that move not done') }),
+      ]);
     } finally {
       await q.close();
     }

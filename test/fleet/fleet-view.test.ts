@@ -2,12 +2,12 @@
 // a read and the watch's events, in whichever order they arrive, end in the fleet as etcd holds it, each departure reported once.
 import fs from 'node:fs';
 import path from 'node:path';
-import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdProc } from '../helpers/etcd.js';
 import { EtcdStore, type WatchEvents } from '../../src/fleet/etcd-client.js';
 import { FleetView } from '../../src/fleet/fleet-view.js';
 import { FLEET, KEYS } from './fleet-harness.js';
+import { capturedLog } from '../helpers/captured-log.js';
 
 let etcd: EtcdProc;
 let store: EtcdStore;
@@ -23,7 +23,7 @@ async function upWithSeen(h: string): Promise<void> {
 
 /** A view on `through` whose warnings are kept; `read()` resolves once a read of it has been applied (it is reachable then). */
 function viewOn(through: EtcdStore, onChange?: (states: Record<string, string>) => void) {
-  const warnings: { host?: string; msg: string }[] = [];
+  const { log, lines: warnings } = capturedLog('warn');
   let applied!: () => void;
   const read = new Promise<void>((r) => (applied = r));
   const view: FleetView = new FleetView({
@@ -31,7 +31,7 @@ function viewOn(through: EtcdStore, onChange?: (states: Record<string, string>) 
     keys: KEYS,
     fleet: FLEET,
     host: 'me',
-    log: pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line)) }),
+    log,
     changed: () => {
       if (view.view(MEMBER, []).etcd.reachable) applied();
       onChange?.(states());

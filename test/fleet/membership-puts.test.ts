@@ -1,7 +1,6 @@
 // Membership in-process against a real etcd: a burst of queue changes is one put of the last record, puts keep their gap, a name held by
 // another instance is refused and said once per holder until it is free, a clean stop leaves at once, and a host whose etcd stopped
 // says it once, then, its lease kept, is a member again and puts what changed meanwhile once etcd is back.
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdProc } from '../helpers/etcd.js';
 import { waitFor } from '../helpers/rq-root.js';
@@ -9,6 +8,7 @@ import { type EtcdStore, EtcdStore as Store, type KeyValue } from '../../src/fle
 import type { HostRecord } from '../../src/ipc/fleet-reply.js';
 import { Membership } from '../../src/fleet/membership.js';
 import { FLEET, KEYS } from './fleet-harness.js';
+import { capturedLog } from '../helpers/captured-log.js';
 
 const GAP_MS = 400;
 let etcd: EtcdProc;
@@ -25,8 +25,7 @@ afterAll(async () => {
 
 /** A host's record whose queue figure `ready` the test sets, and a log whose lines it reads. */
 function host(name: string, instance: string, over: { store?: EtcdStore; ttlS?: number } = {}) {
-  const lines: { level: number; msg: string }[] = [];
-  const log = pino({ level: 'debug' }, { write: (s: string) => void lines.push(JSON.parse(s) as { level: number; msg: string }) });
+  const { log, lines } = capturedLog();
   const h = { ready: 0, lines, m: null as unknown as Membership };
   const record = (): HostRecord => ({
     host: name,

@@ -2,25 +2,15 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { queueNameRoom } from '../../src/config/socket-paths.js';
 import { ScanDir } from '../../src/mgr/scandir.js';
 import type { Supervisor } from '../../src/mgr/supervisor.js';
-
-interface Line {
-  level: number;
-  msg: string;
-  entry?: string;
-  queue?: string;
-  reason?: string;
-  fix?: string;
-}
+import { type LogLine, capturedLog } from '../helpers/captured-log.js';
 
 let root: string;
 let scandir: string;
-let lines: Line[];
+let lines: LogLine[];
 let created: string[];
 let scan: ScanDir;
 
@@ -29,9 +19,10 @@ beforeEach(async () => {
   scandir = path.join(root, 'scandir');
   await fs.mkdir(scandir);
   await fs.mkdir(path.join(root, 'queues'));
-  lines = [];
   created = [];
-  const log = pino({ level: 'debug' }, new Writable({ write: (c: Buffer, _e, cb) => (lines.push(JSON.parse(c.toString()) as Line), cb()) }));
+  const captured = capturedLog();
+  lines = captured.lines;
+  const log = captured.log;
   // Only what a pass that creates queues asks of its supervisor.
   const sup = {
     root,

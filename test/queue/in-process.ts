@@ -2,7 +2,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { normaliseQueueConfig } from '../../src/config/queue-config.js';
 import type { Message } from '../../src/message/message.js';
 import type { State } from '../../src/message/states.js';
@@ -45,6 +45,8 @@ export interface InProcessOptions {
   fs?: (root: string) => SpoolFs;
   /** Starts with the pause file in place: messages wait in the que until it goes. */
   paused?: boolean;
+  /** The queue's logger (silent unless given: `capturedLog()` to read what it says). */
+  log?: Logger;
 }
 
 export async function inProcessQueue(config: Record<string, unknown> = {}, opts: InProcessOptions = {}): Promise<InProcess> {
@@ -64,7 +66,7 @@ export async function inProcessQueue(config: Record<string, unknown> = {}, opts:
     root,
     config: normaliseQueueConfig({ name: 'q', script: 'scripts/q-run', num_workers: 1, ...config }),
     host: { host: '127.0.0.1', port: 3333, root: '/' },
-    log: pino({ level: 'silent' }),
+    log: opts.log ?? pino({ level: 'silent' }),
     peer: (q) =>
       new QueueClient(async (command, arg) => {
         peerCalls.push({ queue: q, command, arg });

@@ -1,13 +1,9 @@
 // The warn line for connections turned away (src/web/turn-away-log.ts): the first at once, the rest of a window counted into one line at its end.
-import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { turnAwayLog } from '../../src/web/turn-away-log.js';
+import { capturedLog } from '../helpers/captured-log.js';
 
-function capture() {
-  const lines: Record<string, unknown>[] = [];
-  const log = pino({ level: 'warn' }, { write: (s: string) => lines.push(JSON.parse(s) as Record<string, unknown>) });
-  return { log, lines };
-}
+const capture = () => capturedLog('warn');
 
 afterEach(() => {
   vi.useRealTimers();

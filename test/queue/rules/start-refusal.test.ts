@@ -3,12 +3,13 @@ import fs from 'node:fs/promises';
 import { statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PassThrough, Writable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { failedLaunch } from '../../../src/queue/launch/script-runner.js';
 import { EPISODE_GAP_MS, RETRY_MS, StartGuard, VANISHED_WITHIN_MS, refusalOf, vanishedStart } from '../../../src/queue/rules/start-refusal.js';
 import { type InProcess, inProcessQueue } from '../in-process.js';
+import { capturedLog } from '../../helpers/captured-log.js';
 
 let q: InProcess | null = null;
 afterEach(async () => {
@@ -73,8 +74,7 @@ describe('vanishedStart: an interpreter that could not open a script a deploy mo
 
 /** A guard over a fake admin, with the warnings it logs and the pumps it asks for. */
 function guard(retryMs = { base: 100, cap: 400 }) {
-  const lines: Array<{ level: number; msg: string }> = [];
-  const log = pino({ level: 'debug' }, new Writable({ write: (c: Buffer, _e, cb) => (lines.push(JSON.parse(c.toString())), cb()) }));
+  const { log, lines } = capturedLog();
   const admin = {
     status: 'UP',
     reason: '',
