@@ -1,6 +1,6 @@
 // A message's `depends` and `depends_fail` (rq-beyond §B8.1): refs of messages of this host (or of another host of its fleet), and what a failed one does.
 import { RqError, invalidField } from '../errors.js';
-import type { Refuse } from './job-fields.js';
+import { type Refuse, listItems } from './job-fields.js';
 import { parseFullId } from './message-id.js';
 import { isMsgId, isValidQueueName } from './names.js';
 
@@ -42,14 +42,7 @@ function refOf(v: string, ctx?: RefContext): { ref: string } | { foreign: true }
  * duplicates dropped, order kept.
  */
 export function readDepends(raw: unknown, ctx?: RefContext, refuse: Refuse = invalidField): string[] {
-  let given: unknown[];
-  if (Array.isArray(raw)) given = raw;
-  else if (typeof raw === 'string')
-    given = raw
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== '');
-  else throw refuse('depends', 'an array of message refs (<queue>/<id>) or a comma-separated string', raw);
+  const given = listItems('depends', raw, 'an array of message refs (<queue>/<id>) or a comma-separated string', refuse);
   if (given.length > MAX_DEPENDS) throw refuse('depends', `at most ${MAX_DEPENDS} refs`, given.length);
   // An empty list is a mistake (a script's list of parts that came out empty), not "no dependencies".
   if (given.length === 0) throw refuse('depends', `1 to ${MAX_DEPENDS} message refs`, raw);

@@ -35,6 +35,20 @@ export const MAX_KILL_GRACE = 300;
 /** How a field's problem becomes an error: `invalidField` for messages, `configFieldError` for config.json. */
 export type Refuse = (field: string, expected: string, received: unknown) => Error;
 
+/**
+ * A list field's items: a JSON array as it is, or the comma-separated string a CLI flag or form
+ * field gives, each item trimmed and empty ones skipped (so `a,b,` is two); anything else refused.
+ */
+export function listItems(field: string, raw: unknown, expected: string, refuse: Refuse): unknown[] {
+  if (Array.isArray(raw)) return raw;
+  if (typeof raw === 'string')
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+  throw refuse(field, expected, raw);
+}
+
 /** A number from JSON or from the text of a CLI flag or form field; NaN when it is neither. */
 export function numberOf(v: unknown): number {
   if (typeof v === 'number') return v;

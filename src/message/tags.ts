@@ -1,5 +1,5 @@
 // A message's tags (rq-beyond §B9.1): what every entry point accepts, and the checks it makes.
-import type { Refuse } from './job-fields.js';
+import { type Refuse, listItems } from './job-fields.js';
 
 export const MAX_TAGS = 32;
 /** The reserved tag of tracked messages (§B9.4). */
@@ -12,19 +12,9 @@ export function isTag(v: unknown): v is string {
   return typeof v === 'string' && TAG_RE.test(v);
 }
 
-/**
- * Tags from a JSON array or a comma-separated string (the CLI's and forms' shape; empty items of a
- * string are skipped, so `a,b,` is two tags): each checked, duplicates dropped, order kept.
- */
+/** Tags from a JSON array or a comma-separated string (`listItems`): each checked, duplicates dropped, order kept. */
 export function readTags(raw: unknown, refuse: Refuse, field = 'tags'): string[] {
-  let given: unknown[];
-  if (Array.isArray(raw)) given = raw;
-  else if (typeof raw === 'string')
-    given = raw
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== '');
-  else throw refuse(field, 'an array of tags or a comma-separated string', raw);
+  const given = listItems(field, raw, 'an array of tags or a comma-separated string', refuse);
   const out: string[] = [];
   given.forEach((v, i) => {
     if (!isTag(v)) throw refuse(`${field}[${i}]`, TAG_EXPECTED, v);
