@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { PROJECT, waitFor } from './rq-root.js';
 
-/** What the held call was: a rename's paths, a written file's path or a socket write's bytes (latin1); and who held. */
+/** What the held call was: a rename's paths, a written or truncated file's path or a socket write's bytes (latin1); and who held. */
 export interface Reached {
   pid: number;
   from?: string;
@@ -26,6 +26,7 @@ export interface CrashPoint<R = { from: string; to: string }> {
 type Rule =
   | { kind: 'rename'; from: RegExp; to: RegExp; when: 'before' | 'after' }
   | { kind: 'write'; path: RegExp; when: 'before' | 'after' }
+  | { kind: 'truncate'; path: RegExp; when: 'before' | 'after' }
   | { kind: 'send'; payload: RegExp; when: 'before' | 'drop' };
 
 /**
@@ -47,7 +48,7 @@ export async function holdAt(dir: string, rule: Rule, name?: string): Promise<Cr
     reached,
     name,
     ...(rule.kind === 'rename' ? { from: rule.from.source, to: rule.to.source } : {}),
-    ...(rule.kind === 'write' ? { path: rule.path.source } : {}),
+    ...(rule.kind === 'write' || rule.kind === 'truncate' ? { path: rule.path.source } : {}),
     ...(rule.kind === 'send' ? { payload: rule.payload.source } : {}),
   };
   // Added to the preloads the test's own environment has: in a mutation run, the hook that reports

@@ -9,6 +9,8 @@
 //   regex `from` and destination `to`; `when` "before" (not done) or "after" (done, caller not told).
 // - kind "write", {path}: fs.promises.open of a path matching `path` for writing (the spool's
 //   appends); "before" the open, or "after" the handle's close (the data written and synced).
+// - kind "truncate", {path}: a truncate of a handle fs.promises.open gave for a path matching `path`
+//   (the journal's emptied segment); "before" the truncate, or "after" it (not yet synced).
 // - kind "send", {payload}: a socket write whose bytes (latin1) match `payload`; "before" the
 //   write, or "drop": not written, the socket destroyed with EPIPE (a request lost on its way).
 // `name`: only the queue process started with `--name <name>` holds; any other process (rq-mgr,
@@ -96,6 +98,23 @@ if (target) {
           hold({ path: String(file) });
         };
       }
+      return fh;
+    };
+  }
+
+  if (spec.kind === 'truncate') {
+    const re = new RegExp(spec.path);
+    const open = fs.promises.open;
+    fs.promises.open = async function (file, flags, mode) {
+      const fh = await open(file, flags, mode);
+      if (!re.test(String(file))) return fh;
+      const truncate = fh.truncate.bind(fh);
+      fh.truncate = async (len) => {
+        if (!claim()) return truncate(len);
+        if (spec.when === 'before') hold({ path: String(file) });
+        await truncate(len);
+        if (spec.when !== 'before') hold({ path: String(file) });
+      };
       return fh;
     };
   }
