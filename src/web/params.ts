@@ -141,10 +141,17 @@ export function parseFormBody(body: string): Params {
   return nestParams(new URLSearchParams(body));
 }
 
-/** A parameter as text, or undefined when absent or not a plain value. */
+/**
+ * A parameter as text: a string as given, a JSON number or boolean as the text a form would send
+ * for it (`60`, `true`), undefined when absent or null. An object or array is refused, naming the
+ * parameter: read as absent, `"delay": [60]` would requeue at once.
+ */
 export function textParam(params: Params | undefined, key: string): string | undefined {
-  const v = params?.[key];
-  return typeof v === 'string' ? v : undefined;
+  const v: unknown = params?.[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'string') return v;
+  if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean') return String(v);
+  throw invalidField(key, 'a text, a number or true/false', v);
 }
 
 /** A nested object parameter such as `mesg` or `queue`, or undefined. */

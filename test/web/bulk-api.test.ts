@@ -68,3 +68,23 @@ describe('GET /q/<q>/bulk?job=<job>&x_format=json', () => {
     expect(body[2].failures.map((f) => f.id).sort()).toEqual([...ids].sort());
   });
 });
+
+describe('POST /q/<q>/bulk?x_format=json with dry_run', () => {
+  it('counts and changes nothing for every way of saying true, a JSON true among them; no job starts', async () => {
+    const before = await jobs();
+    for (const dry_run of [true, 'true', '1', 'on', 1]) {
+      const res = await bulk({ x_format: 'json', op: 'delete', scope: 'all', dry_run });
+      expect([res.status, await res.json()], JSON.stringify(dry_run)).toEqual([200, { op: 'delete', count: expect.any(Number) }]);
+    }
+    expect(await jobs()).toEqual(before);
+  });
+
+  it('refuses a value that is neither true nor false, naming dry_run: never read as "start the job"', async () => {
+    const before = await jobs();
+    for (const dry_run of ['yes', 'TRUE', 2, 'maybe', [true]]) {
+      const res = await bulk({ x_format: 'json', op: 'delete', scope: 'all', dry_run });
+      expect([res.status, await res.json()], JSON.stringify(dry_run)).toEqual([400, ['fail', expect.stringMatching(/^dry_run: expected true or false/)]]);
+    }
+    expect(await jobs()).toEqual(before);
+  });
+});

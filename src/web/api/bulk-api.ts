@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { counted, invalidField, RqError } from '../../errors.js';
 import { BULK_OPS, type BulkJob } from '../../ipc/bulk-reply.js';
+import { flagValue } from '../../message/flag.js';
 import { type PartialReport, partialReply, partialStatus } from '../../ipc/partial-reply.js';
 import type { SearchArgs } from '../../ipc/queue-client.js';
 import { listFilter, searchArgs } from '../list-params.js';
@@ -12,6 +13,13 @@ import { bulkConfirmView, bulkJobView, bulkJobsView } from '../views/bulk-view.j
 import type { WebContext } from '../web-context.js';
 
 const MAX_IDS = 10_000;
+
+/** Whether a JSON client asked only for the count: a value that is not plainly true or false is refused, never read as "do it". */
+function dryRun(p: Params): boolean {
+  const dry = flagValue(p.dry_run);
+  if (dry === undefined) throw invalidField('dry_run', 'true or false (1 or 0, on or off): true only counts the messages', p.dry_run);
+  return dry;
+}
 
 /** What the form asked: the op, its messages (the selected ids, or the list's filter) and a move's destination; each checked. */
 function bulkRequest(p: Params) {
@@ -65,7 +73,7 @@ export function bulkApi(ctx: WebContext) {
       const r = bulkRequest(p);
       const client = ctx.queue(q);
       const args = { op: r.op, ...r.target, ...(r.op === 'move' ? { dest: r.dest } : {}) };
-      if (json) return ctx.answerValue(reply, await client.bulk({ ...args, dry_run: textParam(p, 'dry_run') === '1' || textParam(p, 'dry_run') === 'true' }));
+      if (json) return ctx.answerValue(reply, await client.bulk({ ...args, dry_run: dryRun(p) }));
       if (textParam(p, 'confirm') !== '1') {
         // Nothing changes yet: the page says how many messages will, counted by the queue now.
         const count = await client.bulk({ ...args, dry_run: true });

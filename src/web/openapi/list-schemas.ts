@@ -91,7 +91,11 @@ export const listSchemas = {
       from: LIST_QUERY.from,
       to: LIST_QUERY.to,
       confirm: { type: 'string', enum: ['1'] },
-      dry_run: { type: 'string', enum: ['1', 'true'], description: 'x_format=json: only count' },
+      dry_run: {
+        type: ['string', 'boolean'],
+        enum: ['1', 'true', 'on', '0', 'false', 'off', '', true, false],
+        description: 'x_format=json: true only counts the messages; false (or absent) starts the job. Any other value is refused',
+      },
       x_format: X_FORMAT_HTML,
     }),
     response: {
