@@ -5,7 +5,7 @@ import { RqError, shown } from '../errors.js';
 import type { Answer } from '../ipc/answer.js';
 import { mayHaveArrived } from '../ipc/socket-client.js';
 import { refuseFieldNames, typoBudget } from '../message/create-fields.js';
-import { normaliseCreate } from '../message/message.js';
+import { checkBatchMode, normaliseCreate } from '../message/message.js';
 import { traceFrom, withoutTrace } from '../message/trace-context.js';
 import type { OptionSpec } from './command-spec.js';
 import { EXIT, exitFor } from './exit-codes.js';
@@ -95,6 +95,7 @@ export function readMessages(text: string, name: string, defaults: Record<string
     if (fields.dest !== defaults.dest)
       throw usage(`${where}: dest: expected ${shown(defaults.dest)} (the --dest of the command) or none, received ${shown(fields.dest)}`);
     try {
+      checkBatchMode(fields);
       normaliseCreate(fields);
     } catch (err) {
       if (err instanceof RqError) throw usage(`${where}: ${err.message}`);

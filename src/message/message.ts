@@ -206,3 +206,13 @@ export interface MessageView {
   _attachments?: Record<string, { md5: string | null; size: number | null; path: string; type?: string }>;
   [key: string]: unknown;
 }
+
+/**
+ * A batch makes every message ready to run (create_message's mode): a message asking for another
+ * (`_method` prep, single_que, or a misspelling) is refused rather than made in a mode it did not ask for.
+ */
+export function checkBatchMode(input: unknown): void {
+  const method = typeof input === 'object' && input !== null ? (input as Record<string, unknown>)._method : undefined;
+  if (method !== undefined && method !== 'commit')
+    throw invalidField('_method', 'commit or nothing: a batch makes every message ready to run (send one for prep or single_que on its own)', method);
+}

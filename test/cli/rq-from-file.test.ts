@@ -83,6 +83,13 @@ describe('rq sendmesg --from-file', () => {
     // A misspelt field, refused as over HTTP: sent, the message would run without the limit it meant.
     await write('typo.jsonl', [...lines(1), JSON.stringify({ param1: 'x', memroy_max: '64M' })].join('\n'));
     expectOneLineError(await rq(['--from-file', 'typo.jsonl']), /^rq: typo\.jsonl:2: memroy_max: unknown field; did you mean "memory_max"\?$/, 2);
+    // A batch makes every message ready to run: one meant to wait in prep is refused, not run.
+    await write('prep.jsonl', [...lines(1), JSON.stringify({ param1: 'x', _method: 'prep' })].join('\n'));
+    expectOneLineError(
+      await rq(['--from-file', 'prep.jsonl']),
+      /^rq: prep\.jsonl:2: _method: expected commit or nothing: a batch makes every message ready to run/,
+      2,
+    );
     await write('bad-json.jsonl', `${lines(1)[0]}\n{"param1": \n`);
     expectOneLineError(await rq(['--from-file', 'bad-json.jsonl']), /^rq: bad-json\.jsonl:2: expected a JSON object per line \(/, 2);
     await write('other-dest.jsonl', JSON.stringify({ dest: 'elsewhere' }));

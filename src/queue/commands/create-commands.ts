@@ -1,6 +1,6 @@
 // The queue socket's creates: create_message, prep_message, single_que, and create_messages (a batch under one group commit).
 import { counted, invalidField, RqError } from '../../errors.js';
-import { type CreateFields, normaliseCreate } from '../../message/message.js';
+import { type CreateFields, checkBatchMode, normaliseCreate } from '../../message/message.js';
 import { checkFleetDest } from '../../message/fleet-dest.js';
 import { MAX_CREATE_BATCH } from '../../ipc/queue-client.js';
 import { fingerprint, paramFingerprint } from '../../spool/message-bodies.js';
@@ -52,6 +52,7 @@ const createMessages: Handler = async (q, args, conn = { codes: false }) => {
   const all: CreateFields[] = [];
   for (const [i, input] of list.entries()) {
     try {
+      checkBatchMode(input);
       all.push(await checked(q, input));
     } catch (err) {
       if (err instanceof RqError) throw RqError.of('RQ_ERR_BATCH_MESSAGE', i, err.message).withDetail({ index: i, reason: err.message, code: err.code });

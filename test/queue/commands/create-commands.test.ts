@@ -52,6 +52,12 @@ describe('create_messages', () => {
     expect(await q.cmd('create_messages', { messages: list })).toEqual(['fail', 'messages[3]: count: expected a whole number >= 0, received "many"']);
     list[3] = { param1: 'no dest' };
     expect(await q.cmd('create_messages', { messages: list })).toEqual(['fail', 'messages[3]: input missing required "dest" parameter']);
+    // A batch makes every message ready to run: another mode is refused, not made as commit.
+    list[3] = { dest: 'batch', _method: 'prep' };
+    expect(await q.cmd('create_messages', { messages: list })).toEqual([
+      'fail',
+      'messages[3]: _method: expected commit or nothing: a batch makes every message ready to run (send one for prep or single_que on its own), received "prep"',
+    ]);
     list[3] = 'text';
     expect(await q.cmd('create_messages', { messages: list })).toEqual([
       'fail',
