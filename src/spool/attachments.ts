@@ -41,8 +41,12 @@ export async function md5File(file: string, onChunk?: (chunk: Buffer) => Promise
   return { md5: hash.digest('hex'), size };
 }
 
-/** Checks the source as the classic daemon does (spec §2.4) and returns the stored name. */
-async function checkSource(source: string, name: string | undefined): Promise<string> {
+/**
+ * Checks the source as the classic daemon does (spec §2.4) and returns the stored name (the name
+ * given, else the source's own) and the file to store: a symlink's target, since a hard link of the
+ * link itself would store a link the message could not serve (a relative one not even resolve).
+ */
+async function checkSource(source: string, name: string | undefined): Promise<{ stored: string; file: string }> {
   if (!path.isAbsolute(source) || path.normalize(source) !== source) {
     throw RqError.of('RQ_ERR_ATTACH_REFUSED', `Invalid pathname, must be normalized ${source} (ie. must start with /`);
   }
@@ -62,7 +66,7 @@ async function checkSource(source: string, name: string | undefined): Promise<st
   const stored = name ?? path.basename(source);
   const problem = attachmentNameProblem(stored);
   if (problem) throw RqError.of('RQ_ERR_ATTACH_REFUSED', problem);
-  return stored;
+  return { stored, file: await fsp.realpath(source) };
 }
 
 /** The temp name of an attachment being stored: a dot name, so never a valid attachment name. */
@@ -88,7 +92,7 @@ export async function attachFile(
   dirSync: DirSync,
   fs: SpoolFs = dirSync.fs,
 ): Promise<{ name: string; md5: string; size: number }> {
-  const stored = await checkSource(source, name);
+  const { stored, file } = await checkSource(source, name);
   const attachDir = path.join(msgDir, 'attach');
   await mkdirDurable(attachDir, dirSync, fs);
   const final = path.join(attachDir, stored);
@@ -97,10 +101,10 @@ export async function attachFile(
   try {
     let sum: { md5: string; size: number } | undefined;
     try {
-      await fs.link(source, tmp);
+      await fs.link(file, tmp);
     } catch (err) {
       if (!isErrno(err, 'EXDEV') && !isErrno(err, 'EPERM')) throw err;
-      sum = await copyWithMd5(source, tmp, fs);
+      sum = await copyWithMd5(file, tmp, fs);
     }
     sum ??= await fsyncAndMd5(tmp, fs);
     await fs.rename(tmp, final);

@@ -167,6 +167,20 @@ describe('listAttachments', () => {
   });
 });
 
+describe('a symlink given as the source', () => {
+  it("stores the file it points to (absolute or relative link) under the link's name, never the link", async () => {
+    const target = await source('a.txt', 'target bytes');
+    const links = { 'abs.txt': target, 'rel.txt': 'a.txt' };
+    for (const [name, to] of Object.entries(links)) {
+      await fs.symlink(to, path.join(files, name));
+      expect(await attachFile(msgDir, path.join(files, name), undefined, new DirSync()), name).toEqual({ name, md5: md5('target bytes'), size: 12 });
+      const stored = path.join(msgDir, 'attach', name);
+      expect((await fs.lstat(stored)).isFile(), name).toBe(true);
+      expect(await fs.readFile(stored, 'utf8')).toBe('target bytes');
+    }
+  });
+});
+
 describe('across filesystems', () => {
   // /dev/shm is a tmpfs on Linux; os.tmpdir() is usually on the root disk. When they are different
   // filesystems, link(2) fails with EXDEV and rq copies the bytes instead (the classic refused).
