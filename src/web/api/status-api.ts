@@ -45,8 +45,20 @@ function parseJsonObject(text: string): Record<string, unknown> | null {
   }
 }
 
+/** What an `env_vars` value is served as: the names say what a queue's scripts get, the values often hold tokens (config.json on disk has them). */
+const HIDDEN_VALUE = '(hidden)';
+
+function envVarsOf(config: Record<string, unknown>): Record<string, unknown> | null {
+  const env = config.env_vars;
+  return typeof env === 'object' && env !== null && !Array.isArray(env) && Object.keys(env).length > 0 ? (env as Record<string, unknown>) : null;
+}
+
+/** The config as the web serves it: no secret keys, and every env_vars value hidden. */
 function withoutSecrets(config: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(config).filter(([k]) => !SECRET_KEYS.includes(k)));
+  const out = Object.fromEntries(Object.entries(config).filter(([k]) => !SECRET_KEYS.includes(k)));
+  const env = envVarsOf(config);
+  if (env) out.env_vars = Object.fromEntries(Object.keys(env).map((k) => [k, HIDDEN_VALUE]));
+  return out;
 }
 
 export function statusApi(ctx: WebContext) {
@@ -110,8 +122,8 @@ export function statusApi(ctx: WebContext) {
       const parsed = text === null ? null : parseJsonObject(text);
       // A queue config is a JSON object: a link to anything else (made before links were checked) is not served.
       if (!parsed) throw RqError.of('RQ_ERR_FILE_NOT_FOUND', shownAs, ' (not a JSON object)');
-      // A config that names a secret (a copy of config/config.json, say) is served without it.
-      if (SECRET_KEYS.some((k) => Object.hasOwn(parsed, k))) return ctx.json(reply, withoutSecrets(parsed));
+      // A config that names a secret (a copy of config/config.json, say) or sets env_vars is served without their values.
+      if (envVarsOf(parsed) || SECRET_KEYS.some((k) => Object.hasOwn(parsed, k))) return ctx.json(reply, withoutSecrets(parsed));
       return sendFile(req, reply, path.dirname(real), [path.basename(real)], shownAs);
     },
 
