@@ -2,7 +2,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { RqError, shown } from '../errors.js';
-import { checkGlobalConfig, isPortValue } from '../config/global-config.js';
+import { ADDR_EXPECTED, checkGlobalConfig, isListenAddr, isPortValue } from '../config/global-config.js';
 import { browsersRefusePort } from '../config/browser-ports.js';
 import { PACKAGE_DIR, resolveRoot } from '../config/root.js';
 import { rootPaths } from '../config/paths.js';
@@ -72,11 +72,11 @@ function usageError(message: string): RqError {
   return RqError.of('RQ_ERR_USAGE', message);
 }
 
-// Paths may contain spaces; names and addresses may not (they end up in URLs and listen calls).
-function stringOpt(opts: Record<string, OptionValue>, key: string, expected: string, isPath = false): string | undefined {
+// Paths may contain spaces; names and addresses may not (they end up in URLs and listen calls). `valid`: a check of its own.
+function stringOpt(opts: Record<string, OptionValue>, key: string, expected: string, isPath = false, valid = (_v: string) => true): string | undefined {
   const v = opts[key];
   if (v === undefined) return undefined;
-  if (typeof v !== 'string' || v.trim() === '' || (!isPath && /\s/.test(v))) {
+  if (typeof v !== 'string' || v.trim() === '' || (!isPath && /\s/.test(v)) || !valid(v)) {
     throw usageError(`--${key}: expected ${expected}, received ${typeof v === 'boolean' ? 'no value' : shown(v)}`);
   }
   return v;
@@ -156,7 +156,7 @@ export function installSettings(argv: readonly string[], env: NodeJS.ProcessEnv)
     // In a fleet, full ids name this host as the others reach it: a ref copied from `rq sendmesg` here must point here.
     host: stringOpt(opts, 'host', 'a host name') ?? (fleet?.advertise ? new URL(fleet.advertise).hostname : undefined),
     port: opts.port === undefined ? listen.port : port,
-    addr: stringOpt(opts, 'addr', 'a listen address such as 127.0.0.1 or 0.0.0.0') ?? listen.addr,
+    addr: stringOpt(opts, 'addr', ADDR_EXPECTED, false, isListenAddr) ?? listen.addr,
     tmpdir,
     allow_new_queue: boolOpt(opts, 'allow-new-queue'),
     script_dirs: scriptDirs.length > 0 ? scriptDirs : undefined,

@@ -1,5 +1,6 @@
 // Schema and loader of the global config/config.json (spec §1.2).
 import fs from 'node:fs/promises';
+import { isIP } from 'node:net';
 // zod/mini: the same checks, tree-shaken; the full zod cost every daemon ~9 MB of RSS (bench/rss.ts).
 import * as z from 'zod/mini';
 import { normaliseRelativeRoot, type HostInfo } from '../message/message-id.js';
@@ -19,6 +20,18 @@ export function isPortValue(v: unknown): v is number | string {
 
 const nonEmpty = (what: string) => z.string({ error: what }).check(z.minLength(1, { error: what }));
 
+export const ADDR_EXPECTED = 'a listen address: an IP address such as 127.0.0.1, 0.0.0.0 or ::, or a host name';
+
+/**
+ * An address the web could listen on: an IP address, or a host name (resolved at listen). What only
+ * looks like an IPv4 address (`999.1.1.1`, `10.0.0`) is neither, and would stop the web at start.
+ */
+export function isListenAddr(v: string): boolean {
+  if (isIP(v) !== 0) return true;
+  if (/^[\d.]+$/.test(v)) return false;
+  return /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(v);
+}
+
 const positiveInt = z.int({ error: 'a positive whole number' }).check(z.positive({ error: 'a positive whole number' }));
 
 const days = z
@@ -31,7 +44,7 @@ export const GlobalConfigSchema = z.looseObject(
     env: z.optional(z.nullable(z.string({ error: 'a string such as "development" or "production"' }))),
     host: nonEmpty('a host name (non-empty string)'),
     port: z.custom<number | string>(isPortValue, { error: PORT_EXPECTED }),
-    addr: z.optional(nonEmpty('a listen address (non-empty string)')),
+    addr: z.optional(z.string({ error: ADDR_EXPECTED }).check(z.refine(isListenAddr, { error: ADDR_EXPECTED }))),
     tmpdir: z.optional(nonEmpty('a directory path (non-empty string)')),
     allow_new_queue: z.optional(z.boolean({ error: 'true or false' })),
     relative_root: z.optional(

@@ -159,6 +159,11 @@ describe('rq-install main', () => {
         "rq-install: --port: expected a port browsers will open, received 6000, one they refuse (the Fetch standard's bad ports): choose another",
       ],
       [['--host', 'a b'], 'rq-install: --host: expected a host name, received "a b"'],
+      // Written, it would have stopped the web at the next restart.
+      [
+        ['--addr', '999.1.1.1'],
+        'rq-install: --addr: expected a listen address: an IP address such as 127.0.0.1, 0.0.0.0 or ::, or a host name, received "999.1.1.1"',
+      ],
       [['--tmpdir', 'rel/dir'], 'rq-install: --tmpdir: expected an absolute directory path, received "rel/dir"'],
       [['--force=maybe'], 'rq-install: --force: expected no value (or true/false), received "maybe"'],
       [['--prot', '1'], 'rq-install: unknown option --prot; did you mean --port?'],

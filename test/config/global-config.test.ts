@@ -106,6 +106,15 @@ describe('global config.json', () => {
       );
   });
 
+  it('takes an IP address or a host name as addr, and refuses what only looks like an IPv4 address', () => {
+    for (const addr of ['127.0.0.1', '0.0.0.0', '::', '::1', 'fe80::1', 'localhost', 'rq-host.example.com'])
+      expect(parse({ host: 'h', port: 1, addr }).addr).toBe(addr);
+    for (const addr of ['999.1.1.1', '10.0.0', '1.2.3.4.5', '', 'two words', 'host_name', '-lead.example', 7])
+      expect(problem(JSON.stringify({ host: 'h', port: 1, addr })).message, String(addr)).toBe(
+        `config/config.json: addr: expected a listen address: an IP address such as 127.0.0.1, 0.0.0.0 or ::, or a host name, received ${JSON.stringify(addr)}`,
+      );
+  });
+
   it('checks the connection limits and healthy_states', () => {
     expect(problem('{"host":"h","port":1,"max_connections":0}').message).toBe(
       'config/config.json: max_connections: expected a positive whole number, received 0',
