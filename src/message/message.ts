@@ -1,6 +1,6 @@
 // The message model: stored fields, what a create copies from a request, and their validation.
 import { counted, invalidField, RqError } from '../errors.js';
-import { type JobFields, epochSeconds, readJobFields } from './job-fields.js';
+import { type JobFields, epochSeconds, numberOf, readJobFields } from './job-fields.js';
 import { type RunLimits, readRunLimits } from './run-limits.js';
 import { type DependsFail, readDepends, readDependsFail } from './depends.js';
 import { readLimit, readLimitConcurrency } from './limit-key.js';
@@ -83,7 +83,8 @@ function text(field: string, v: unknown): string {
 }
 
 function whole(field: string, v: unknown): number {
-  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+  // Decimal only, as every other whole-number field: Number() would take "0x10" as 16.
+  const n = typeof v === 'string' ? numberOf(v) : v;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw invalidField(field, 'a whole number >= 0', v);
   return n;
 }
@@ -129,7 +130,10 @@ export function normaliseCreate(input: unknown): CreateFields {
   if (req.limit !== undefined && req.limit !== null) out.limit = readLimit(req.limit, invalidField);
   if (req.limit_concurrency !== undefined && req.limit_concurrency !== null && req.limit_concurrency !== '')
     out.limit_concurrency = readLimitConcurrency(req.limit_concurrency, invalidField);
-  return Object.assign(out, readTraceContext(req, invalidField), readJobFields(req, invalidField, '', Date.now()), readRunLimits(req, invalidField));
+  Object.assign(out, readTraceContext(req, invalidField), readJobFields(req, invalidField, '', Date.now()), readRunLimits(req, invalidField));
+  if (out.expire_at !== undefined && out.due !== undefined && out.expire_at <= out.due)
+    throw invalidField('expire_at', `a time after due (${out.due}): the message would expire before it could run`, req.expire_at);
+  return out;
 }
 
 export const MAX_IDEMPOTENCY_KEY = 255;

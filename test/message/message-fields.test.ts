@@ -52,6 +52,17 @@ describe('normaliseCreate: numbers', () => {
     expect(normaliseCreate({ dest: 'q', count: 0, max_count: ' 3 ' })).toEqual({ dest: 'q', count: 0, max_count: 3 });
     expect(refusal({ dest: 'q', count: '  ' })).toBe('count: expected a whole number >= 0, received "  "');
     expect(refusal({ dest: 'q', max_count: 1.5 })).toBe('max_count: expected a whole number >= 0, received 1.5');
+    // Decimal, as every whole-number field: not hex, binary or octal.
+    for (const count of ['0x10', '0b11', '0o7']) expect(refusal({ dest: 'q', count })).toBe(`count: expected a whole number >= 0, received "${count}"`);
+  });
+
+  it('refuses an expire_at at or before due: the message would expire before it could run', () => {
+    const due = Math.floor(Date.now() / 1000) + 3600;
+    expect(normaliseCreate({ dest: 'q', due, expire_at: due + 1 })).toMatchObject({ due, expire_at: due + 1 });
+    for (const expire_at of [due, due - 3000])
+      expect(refusal({ dest: 'q', due, expire_at })).toBe(
+        `expire_at: expected a time after due (${due}): the message would expire before it could run, received ${expire_at}`,
+      );
   });
 
   it('due is epoch seconds from 0; blank text is no time', () => {
