@@ -6,7 +6,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
-import { RqError } from '../errors.js';
+import { RqError, counted, invalidField } from '../errors.js';
 import { nestParams, requireShallow, type Params } from './params.js';
 import { readMultipart } from './multipart-reader.js';
 
@@ -15,6 +15,13 @@ export interface Upload {
   tmpPath: string;
   filename: string;
   size: number;
+}
+
+/** Reads a part to its end, storing nothing; how many bytes it had. */
+async function drained(stream: NodeJS.ReadableStream): Promise<number> {
+  let n = 0;
+  for await (const chunk of stream) n += (chunk as Buffer).length;
+  return n;
 }
 
 export interface UploadResult {
@@ -52,10 +59,21 @@ export async function receiveUpload(
         onField?.(name, value);
       },
       onFile: async (part) => {
-        if (part.fieldname !== fileField || !part.filename || files.length >= maxFiles) {
+        if (part.fieldname !== fileField) {
           // Still read to the end: the next part only arrives after this one.
           part.file.resume();
           return;
+        }
+        // A browser sends a file input left empty as a part with no file name and no bytes: nothing
+        // chosen. Bytes without a name, or a file past the count, would be lost without a word.
+        if (!part.filename) {
+          const bytes = await drained(part.file);
+          if (bytes > 0) throw invalidField(fileField, 'a file name for every file sent', counted(bytes, 'bytes in a part of no file name'));
+          return;
+        }
+        if (files.length >= maxFiles) {
+          await drained(part.file);
+          throw invalidField(fileField, `at most ${maxFiles} ${maxFiles === 1 ? 'file' : 'files'}`, counted(files.length + 1, 'files or more'));
         }
         if (!checked) {
           await beforeStore?.();

@@ -87,6 +87,18 @@ describe('POST /q/<q>/<id>/attach/new', () => {
     expect(await past.text()).toBe('Byte range unsatisfiable');
   });
 
+  it('takes one file: a second is refused with 400 naming filedata, nothing attached and no temp file left', async () => {
+    const id = await prep();
+    const fd = new FormData();
+    fd.set('x_format', 'json');
+    fd.append('filedata', new Blob(['one']), 'one.txt');
+    fd.append('filedata', new Blob(['two']), 'two.txt');
+    const res = await fetch(`${B}/q/test/${id}/attach/new`, { method: 'POST', body: fd });
+    expect([res.status, await res.json()]).toEqual([400, ['fail', 'filedata: expected at most 1 file, received 2 files or more']]);
+    expect(((await (await fetch(`${B}/q/test/${id}.json`)).json()) as { _attachments?: object })._attachments ?? {}).toEqual({});
+    expect(await leftovers()).toEqual([]);
+  });
+
   it('streams a 20 MB upload (curl, HTTP/1.1 with Expect) and an HTTP/1.0 upload (curl -0)', async () => {
     const id = await prep();
     const big = await makeFile('big.bin', 20 * 1024 * 1024);

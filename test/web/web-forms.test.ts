@@ -178,7 +178,24 @@ describe('due time and attachments on new_message', () => {
     const single = await post(form('single_que', [['d.txt', 'x']]));
     expect(single.status).toBe(400);
     expect(single.body[1]).toMatch(/^filedata: expected attachments with the mode 'commit' or 'prep'/);
+    // Two files of one name: the second would replace the first. Bytes without a name would be dropped.
+    const twice = await post(
+      form('commit', [
+        ['same.txt', 'one'],
+        ['same.txt', 'two'],
+      ]),
+    );
+    expect([twice.status, twice.body[1]]).toEqual([400, 'filedata: expected files of different names, received 2 files named "same.txt"']);
+    const nameless = await post(form('commit', [['', 'abc']]));
+    expect([nameless.status, nameless.body[1]]).toEqual([
+      400,
+      'filedata: expected a file name for every file sent, received 3 bytes in a part of no file name',
+    ]);
     expect((await (await fetch(`${B}/q/test.json`)).json()).prep_size).toBe(before);
+    // A file input left empty (no name, no bytes) is no file: the message is made without one.
+    const none = await post(form('prep', [['', '']]));
+    expect(none.body[0]).toBe('ok');
+    expect((await message('test', none.body[1].split('/').pop()!))._attachments ?? {}).toEqual({});
   });
 });
 

@@ -1,6 +1,6 @@
 // A new message with files from the new-message form: made in prep, each file attached as attach/new does, then committed when the form asked for commit.
 import { type Answer, refused } from '../../ipc/answer.js';
-import { RqError } from '../../errors.js';
+import { RqError, counted, invalidField } from '../../errors.js';
 import { parseFullId } from '../../message/message-id.js';
 import { attachmentNameProblem } from '../../message/names.js';
 import type { Upload } from '../upload.js';
@@ -19,9 +19,12 @@ export async function createWithAttachments(
   mode: 'commit' | 'prep',
   files: readonly Upload[],
 ): Promise<Answer<string>> {
-  for (const f of files) {
+  for (const [i, f] of files.entries()) {
     const problem = attachmentNameProblem(f.filename);
     if (problem) return refused(RqError.of('RQ_ERR_ATTACH_REFUSED', `attachment ${f.filename}: ${problem}`));
+    // Stored under one name, the second would replace the first.
+    if (files.findIndex((g) => g.filename === f.filename) < i)
+      return refused(invalidField('filedata', 'files of different names', counted(2, `files named ${JSON.stringify(f.filename)}`)));
   }
   const client = ctx.queue(q);
   const made = await client.create(fields, 'prep_message');
