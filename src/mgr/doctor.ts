@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { queuePaths, rootPaths } from '../config/paths.js';
 import { loadGlobalConfig } from '../config/global-config.js';
+import { loadLimits } from '../config/limits-config.js';
 import type { Answer } from '../ipc/answer.js';
 import type { RefusedEntry, WorkerInfo } from '../ipc/mgr-client.js';
 import type { StatusDetail } from '../ipc/queue-client.js';
@@ -208,10 +209,14 @@ async function configFindings(root: string): Promise<Finding[]> {
     return [problem('config/config.json', (err as Error).message, `correct ${file}`)];
   }
   const { mode } = await fs.stat(file);
+  const found: Finding[] = [];
   if (config.basic_auth && (mode & 0o077) !== 0) {
-    return [problem('config/config.json', `holds basic_auth passwords and is readable by others (mode ${(mode & 0o777).toString(8)})`, `chmod 600 ${file}`)];
+    found.push(problem('config/config.json', `holds basic_auth passwords and is readable by others (mode ${(mode & 0o777).toString(8)})`, `chmod 600 ${file}`));
   }
-  return [];
+  // rq-mgr keeps the limits it had; a key only the bad file names is refused at every create.
+  const limits = rootPaths(root).limitsFile;
+  await loadLimits(limits).catch((err: Error) => found.push(problem('config/limits.json', err.message, `correct ${limits}: rq-mgr reads it again at once`)));
+  return found;
 }
 
 /** The filesystem of the root, nearly full: queues are about to go DISK FULL. */

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { checkFleetScopes, loadLimits } from '../config/limits-config.js';
 import type { FleetSlots } from '../fleet/fleet-limits.js';
 import { queuePaths, rootPaths } from '../config/paths.js';
-import { RqError, invalidField } from '../errors.js';
+import { RqError, invalidField, isRqError } from '../errors.js';
 import { QueueClient } from '../ipc/queue-client.js';
 import { refusalOf } from '../ipc/reply-codes.js';
 import { checkExpandedKey, readLimitConcurrency } from '../message/limit-key.js';
@@ -81,6 +81,8 @@ export class LimitsService {
   readonly arbiter: LimitArbiter;
   private watcher: fs.FSWatcher | null = null;
   private sweepTimer: NodeJS.Timeout | null = null;
+  /** Why config/limits.json was not loaded at its last read, or null when it was (or is absent). */
+  private notLoaded: string | null = null;
   private readonly now: () => number;
 
   constructor(private readonly d: LimitsServiceDeps) {
@@ -119,9 +121,25 @@ export class LimitsService {
   async reload(): Promise<void> {
     try {
       this.arbiter.setConfig(checkFleetScopes(await loadLimits(rootPaths(this.d.root).limitsFile), this.d.fleet !== undefined));
+      this.notLoaded = null;
     } catch (err) {
-      this.d.log.error({ err: (err as Error).message }, 'config/limits.json not loaded; the previous limits stay in force');
+      this.notLoaded = (err as Error).message;
+      this.d.log.error({ err: this.notLoaded }, 'config/limits.json not loaded; the previous limits stay in force');
     }
+  }
+
+  /** A key refused for want of a concurrency may be one the file names: the refusal says the file is not loaded, and why. */
+  private told<T>(f: () => T): T {
+    try {
+      return f();
+    } catch (err) {
+      throw this.withFileFault(err);
+    }
+  }
+
+  private withFileFault(err: unknown): unknown {
+    if (this.notLoaded === null || !isRqError(err, 'RQ_ERR_LIMIT_NO_CONCURRENCY')) return err;
+    return new RqError('RQ_ERR_LIMIT_NO_CONCURRENCY', `${err.message}; config/limits.json is not loaded, so no key it names is known (${this.notLoaded})`);
   }
 
   /**
@@ -165,14 +183,14 @@ export class LimitsService {
     return {
       limit_define: (arg) => {
         const args = jsonArgs(arg);
-        a.define(keyArg(args), concurrency(args.concurrency));
+        this.told(() => a.define(keyArg(args), concurrency(args.concurrency)));
         return ['ok'];
       },
       limit_acquire: (arg) => {
         const args = jsonArgs(arg);
         const since = args.since;
         if (typeof since !== 'number' || !Number.isFinite(since)) throw invalidField('since', 'epoch milliseconds', since);
-        return a.acquire(keyArg(args), holderArg(args), since, concurrency(args.concurrency), patternArg(args));
+        return this.told(() => a.acquire(keyArg(args), holderArg(args), since, concurrency(args.concurrency), patternArg(args)));
       },
       limit_release: (arg) => {
         const args = jsonArgs(arg);
@@ -192,7 +210,15 @@ export class LimitsService {
         });
         const { freed, results } = a.reset(queue, acquires);
         // Each refused acquire is a refusal of its own: with its code when the client asked for codes.
-        return ['ok', { freed, results: Object.fromEntries(Object.entries(results).map(([ref, r]) => [ref, r instanceof RqError ? refusalOf(conn, r) : r])) }];
+        return [
+          'ok',
+          {
+            freed,
+            results: Object.fromEntries(
+              Object.entries(results).map(([ref, r]) => [ref, r instanceof RqError ? refusalOf(conn, this.withFileFault(r) as RqError) : r]),
+            ),
+          },
+        ];
       },
       limit_status: (arg) => {
         const args = jsonArgs(arg);

@@ -234,4 +234,23 @@ describe('doctorReport', () => {
       expect.objectContaining({ severity: 'problem', subject: 'config/config.json', fix: expect.stringContaining(file) }),
     ]);
   });
+
+  it('an invalid config/limits.json is a problem: rq-mgr keeps the limits it had, and refuses keys only the file names', async () => {
+    const limits = path.join(root, 'config', 'limits.json');
+    await fs.writeFile(limits, JSON.stringify({ reports: 2, 'api:*': 0 }));
+    try {
+      expect((await doctorReport(deps({}, [], {}))).findings).toEqual([
+        {
+          severity: 'problem',
+          subject: 'config/limits.json',
+          reason: expect.stringMatching(/^config\/limits\.json: "api:\*": expected a whole number 1-10000, received 0$/),
+          fix: `correct ${limits}: rq-mgr reads it again at once`,
+        },
+      ]);
+      await fs.writeFile(limits, JSON.stringify({ reports: 2 }));
+      expect((await doctorReport(deps({}, [], {}))).findings).toEqual([]);
+    } finally {
+      await fs.rm(limits, { force: true });
+    }
+  });
 });

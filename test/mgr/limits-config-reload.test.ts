@@ -40,11 +40,19 @@ describe('one rq-mgr, several queues sharing keys', () => {
     }, 'the invalid limits.json to be logged');
     expect(refused.err).toBe('config/limits.json: "grow": expected a whole number 1-10000, received "2x"');
     expect(await L.status('grow')).toMatchObject({ concurrency: 3, source: 'config' });
+    // A key the file would name, refused for want of a concurrency, says the file is not loaded and why.
+    expect(await L.mgr.q('g1', 'create_message', { dest: 'g1', param1: 'done', limit: 'newkey' })).toEqual([
+      'fail',
+      'limit: key "newkey" has no concurrency: add it to config/limits.json or send limit_concurrency; config/limits.json is not loaded, so no key it names is known (config/limits.json: "grow": expected a whole number 1-10000, received "2x")',
+    ]);
     const fourth = await L.send('g1', { param1: 'forever', param2: L.pidFile('grow-4'), limit: 'grow' });
     await L.line('grow', [`g1/${fourth}`], 'a 4th waits: the concurrency is still 3');
 
     await writeLimits(t.root, { ...SHARED_LIMITS, grow: 1 });
     await L.statusWhen('grow', (s) => s?.concurrency === 1, 'grow lowered to 1');
+    expect((await L.mgr.q('g1', 'create_message', { dest: 'g1', param1: 'done', limit: 'newkey' }))[1]).toBe(
+      'limit: key "newkey" has no concurrency: add it to config/limits.json or send limit_concurrency',
+    );
     // No pre-emption: the three holders keep running.
     expect([pid1, pid2, pid3].map(alive)).toEqual([true, true, true]);
     expect((await L.status('grow'))!.holders).toHaveLength(3);
