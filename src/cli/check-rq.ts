@@ -44,8 +44,10 @@ export function parseStatusText(text: string): QueueStats {
 }
 
 export function parseThresholds(text: string): Thresholds | null {
-  const parts = text.split(':').map((p) => Number(p));
-  if (parts.length !== 4 || parts.some((n) => !Number.isInteger(n) || n < 0)) return null;
+  const parts = text.split(':').map((p) => (/^\d+$/.test(p) ? Number(p) : NaN));
+  if (parts.length !== 4 || parts.some((n) => !Number.isInteger(n))) return null;
+  // A warning above its critical level would never be given: the critical comes first.
+  if (parts[0] > parts[1] || parts[2] > parts[3]) return null;
   return { warnActive: parts[0], critActive: parts[1], warnDone: parts[2], critDone: parts[3] };
 }
 
@@ -125,7 +127,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   const t = parseThresholds(typeof opts.thresh === 'string' ? opts.thresh : '25:40:3000:3500');
   if (!t) {
-    console.log(`UNKNOWN: --thresh: expected four whole numbers a:b:c:d, received ${JSON.stringify(opts.thresh)}`);
+    console.log(
+      `UNKNOWN: --thresh: expected four whole numbers warn:crit:warn:crit, each warning at most its critical, received ${JSON.stringify(opts.thresh)}`,
+    );
     return 3;
   }
   if (opts['user-file'] !== undefined && opts.user !== undefined) {

@@ -57,6 +57,9 @@ describe('check_rq', () => {
     const r = await probe('--dump');
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^alpha\n {2}status: UP\n/m);
+    // A reader gone before the first line (head -0): no stack trace, the dump's own status.
+    const gone = await run('bash', ['-o', 'pipefail', '-c', `"$0" -s 127.0.0.1 -p ${w.port} --dump | head -0`, BIN('check_rq')]);
+    expect(gone.stderr).toBe('');
   });
 
   it('fetch problems are CRITICAL; bad options UNKNOWN', async () => {
@@ -186,5 +189,10 @@ describe('check_rq rules (pure)', () => {
     expect(s).toMatchObject({ status: 'UP', que: '30', relayed: '3600' });
     expect(judge('q', s, t)).toEqual({ critical: ['q: relayed => 3600'], warning: ['q: prep=>0 run=>1 que=>30'] });
     expect(judge('q', parseStatusText('\nstatus: DOWN\n\n'), t)).toEqual({ critical: ['q: status DOWN'], warning: [] });
+  });
+
+  it('thresholds are four decimal whole numbers, each warning at most its critical', () => {
+    expect(parseThresholds('1:1:0:0')).toEqual({ warnActive: 1, critActive: 1, warnDone: 0, critDone: 0 });
+    for (const bad of ['5:2:1:1', '1:2:4:3', '0x1:2:3:4', '1:2:3:', '1.5:2:3:4', ' 1:2:3:4', '1:2:3:4:5']) expect(parseThresholds(bad), bad).toBeNull();
   });
 });
