@@ -203,6 +203,8 @@ describe('the new-message form has each help text in a p.note', () => {
     for (const f of ['mesg_src', 'mesg_param1', 'mesg_param2', 'mesg_param3', 'mesg_param4', 'mesg_post_run_webhook'])
       expect(notesOf(plain, f), f).toHaveLength(1);
     expect(notesOf(plain, 'mesg_param1')).toEqual(['Given to the script as RQ_PARAM1']);
+    // The classic Status field is kept, and says that a create does not store it.
+    expect(notesOf(plain, 'mesg_status')).toEqual(['Not stored: the status of a message is what its state and its script say']);
     expect(plain).toContain(`<p class="help note">'prep' stays in prep state until commited (allows attachments/modification/etc.)</p>`);
     try {
       await fs.writeFile(form, JSON.stringify({ mesg_param1: { label: 'queue name', help: 'the queue to clean' }, mesg_param2: { label: 'days to keep' } }));

@@ -117,7 +117,14 @@ export function newMessageView(q: string, form: FormConfig | null, urls: Urls): 
       help: `Given to the script as RQ_PARAM${n}`,
       overridable: true,
     })),
-    { id: 'mesg_status', name: 'mesg[status]', label: 'Status', overridable: true },
+    // The classic form's field, kept for form.json files that relabel it; a create never copied it (spec §2.3).
+    {
+      id: 'mesg_status',
+      name: 'mesg[status]',
+      label: 'Status',
+      help: 'Not stored: the status of a message is what its state and its script say',
+      overridable: true,
+    },
     {
       id: 'mesg_post_run_webhook',
       name: 'mesg[post_run_webhook]',
