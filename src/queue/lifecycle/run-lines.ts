@@ -2,7 +2,7 @@
 import type { QueueSpool } from '../../spool/queue-spool.js';
 import { recordCompletion } from '../rules/completion.js';
 import { type DupDeps, dup } from './dup.js';
-import { isProgressLine, parseLine } from '../rules/pipe-protocol.js';
+import { isProgressLine, lineProblem, parseLine } from '../rules/pipe-protocol.js';
 import type { QueueEvents } from '../status/queue-events.js';
 import type { ScriptRun } from '../launch/script-run.js';
 
@@ -21,6 +21,8 @@ export function onRunLine(d: RunLineDeps, run: ScriptRun, line: string): void {
   // `beat` renews the heartbeat only: the operator's progress text stays (rq-beyond §B11).
   if (pl.keyword === 'beat') return;
   run.setStatus(pl.arg);
+  const problem = lineProblem(pl);
+  if (problem) run.log.warn({ line }, `fd 3: ${problem}; the line is status text only, no completion`);
   if (pl.keyword === 'dup') {
     run.track(dup(d.dup, run, pl.arg).then((reply) => run.script?.reply(reply)));
     return;

@@ -19,6 +19,19 @@ export function isProgressLine(line: PipeLine): boolean {
   return !NOT_PROGRESS.has(line.keyword);
 }
 
+/**
+ * What is wrong with a line that looks meant as a keyword rq would act on but is not one (`DONE`,
+ * `resend 1x`), or null. Such a line is only status text, as any other (spec §4.6): its run ends
+ * err at a clean exit unless a completion line follows; this says why, for the queue's log.
+ */
+export function lineProblem(line: PipeLine): string | null {
+  const lower = line.keyword.toLowerCase();
+  if (lower !== line.keyword && NOT_PROGRESS.has(lower)) return `${JSON.stringify(line.keyword)} is no keyword: keywords are lower case (${lower})`;
+  if (line.keyword === 'resend' && parseResendSeconds(line.arg) === null)
+    return `resend takes a whole number of seconds first (resend N or resend N-reason), received ${JSON.stringify(line.arg ?? '')}`;
+  return null;
+}
+
 /** `resend N` / `resend N-reason` as the script wrote it: the delay N in seconds, or null when N is not a whole number (a parse, not a backoff). */
 export function parseResendSeconds(arg: string | null): number | null {
   const m = /^\s*(\d+)(?:-|\s|$)/.exec(arg ?? '');

@@ -1,6 +1,6 @@
 // The fd 3 line protocol: keywords and the arguments of resend and dup (line splitting: line-splitter.test.ts).
 import { describe, expect, it } from 'vitest';
-import { parseDup, parseLine, parseResendSeconds } from '../../../src/queue/rules/pipe-protocol.js';
+import { lineProblem, parseDup, parseLine, parseResendSeconds } from '../../../src/queue/rules/pipe-protocol.js';
 
 describe('parseLine', () => {
   it('splits at the first space and gives null without one', () => {
@@ -31,5 +31,16 @@ describe('arguments', () => {
     expect(parseDup('5--q')).toEqual({ delay: 5, dest: 'q' });
     expect(parseDup('5-flag-q')).toEqual({ delay: 5, dest: 'q' });
     expect(parseDup(null)).toBeNull();
+  });
+});
+
+describe('lineProblem', () => {
+  it('names a keyword in the wrong case and a resend without its seconds; every other line is plain progress', () => {
+    expect(lineProblem(parseLine('DONE upper'))).toBe('"DONE" is no keyword: keywords are lower case (done)');
+    expect(lineProblem(parseLine('Resend 5'))).toBe('"Resend" is no keyword: keywords are lower case (resend)');
+    expect(lineProblem(parseLine('resend 1x'))).toBe('resend takes a whole number of seconds first (resend N or resend N-reason), received "1x"');
+    expect(lineProblem(parseLine('resend'))).toBe('resend takes a whole number of seconds first (resend N or resend N-reason), received ""');
+    for (const ok of ['done all good', 'resend 5-later', 'run 40%', 'bogus line', '50% copied', 'fail classic text', 'Copying files'])
+      expect(lineProblem(parseLine(ok)), ok).toBeNull();
   });
 });
