@@ -5,7 +5,7 @@ import type { ScriptLog } from '../script-kit/log.js';
 import { type PoolBinding, commitSent, forgetBinding, markCommitSent, readBinding, writeBinding } from './pool-binding.js';
 import { choosePoolHost, poolHosts } from './pool-choice.js';
 import { readRelayId } from './relay-id.js';
-import { type RelayTarget, queueUrl } from './relay-target.js';
+import { type RelayTarget, queueUrl } from '../message/relay-target.js';
 import type { RelayJob } from './relay.js';
 
 export type PoolRoute =

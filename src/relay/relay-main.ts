@@ -14,7 +14,7 @@ import { type RelayJob, type RelayOutcome, relayMessage } from './relay.js';
 import { relayLoop } from './relay-loop.js';
 import { poolJob, poolRoute } from './pool-route.js';
 import { commitSent } from './pool-binding.js';
-import { relayTarget } from './relay-target.js';
+import { relayTarget } from '../message/relay-target.js';
 
 /** Classic soft-fail back-off: count² × 10 s (0, 10, 40, 90, …), capped, until the queue's max_count. */
 const RELAY_BACKOFF_UNIT_S = 10;

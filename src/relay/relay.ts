@@ -10,7 +10,7 @@ import { type HttpClient, type HttpReply, HttpTransportError, bodyJson } from '.
 import { multipartFile } from './multipart-file.js';
 import { relayCopy } from './relay-copy.js';
 import { readRelayId, removeRelayId, writeRelayId } from './relay-id.js';
-import { type RelayTarget, messageUrl, queueUrl } from './relay-target.js';
+import { type RelayTarget, messageUrl, queueUrl } from '../message/relay-target.js';
 
 export type RelayOutcome =
   | { kind: 'relayed'; fullId: string }

@@ -12,7 +12,7 @@ import { multipartFile } from '../../src/relay/multipart-file.js';
 import { relayCopy } from '../../src/relay/relay-copy.js';
 import { readRelayId, removeRelayId, writeRelayId } from '../../src/relay/relay-id.js';
 import { LOOP_TEXT, RELAY_DEST_TEXT, relayLoop } from '../../src/relay/relay-loop.js';
-import { messageUrl, relayTarget } from '../../src/relay/relay-target.js';
+import { messageUrl, relayTarget } from '../../src/message/relay-target.js';
 
 describe('relayTarget', () => {
   it('takes everything before /q/<name> as the base, relative_root included', () => {

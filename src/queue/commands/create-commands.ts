@@ -1,7 +1,9 @@
 // The queue socket's creates: create_message, prep_message, single_que, and create_messages (a batch under one group commit).
 import { counted, invalidField, RqError } from '../../errors.js';
 import { type CreateFields, checkBatchMode, normaliseCreate } from '../../message/message.js';
-import { checkFleetDest } from '../../message/fleet-dest.js';
+import { RELAY_QUEUE, checkFleetDest } from '../../message/fleet-dest.js';
+import { isRemoteUrl } from '../../message/relay-dests.js';
+import { relayTarget } from '../../message/relay-target.js';
 import { MAX_CREATE_BATCH } from '../../ipc/queue-client.js';
 import { fingerprint, paramFingerprint } from '../../spool/message-bodies.js';
 import { type Connection, refusalOf } from '../../ipc/reply-codes.js';
@@ -18,6 +20,8 @@ const SLICE = 256;
 async function checked(q: Queue, input: unknown): Promise<CreateFields> {
   const fields = normaliseCreate(input);
   checkFleetDest(fields.dest, { inFleet: q.inFleet, queue: q.name });
+  // A URL the relay could never deliver (no /q/<queue>, a bad name) is refused now, as in a batch, not failed at its run.
+  if (q.name === RELAY_QUEUE && isRemoteUrl(fields.dest)) relayTarget(fields.dest);
   await q.limits.checkCreate(fields);
   if (fields.depends) fields.depends = await q.waits.check(fields.depends);
   return fields;

@@ -10,7 +10,7 @@ import { RELAY_QUEUE, isFleetDest } from '../../message/fleet-dest.js';
 import { isRelayedDest } from '../../message/relay-dests.js';
 import { type PartialReport, partialReply, partialStatus } from '../../ipc/partial-reply.js';
 import { locateJsonError } from '../json-position.js';
-import { relayTarget } from '../../relay/relay-target.js';
+import { relayTarget } from '../../message/relay-target.js';
 import { pathParam } from '../request-params.js';
 import { withHeaderTrace } from '../trace-headers.js';
 import type { WebContext } from '../web-context.js';

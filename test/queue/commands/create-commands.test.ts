@@ -8,6 +8,7 @@ import { QueueProc, type TestRoot, addQueue, makeRoot } from '../../helpers/rq-r
 
 let t: TestRoot;
 let q: QueueProc;
+let relay: QueueProc;
 
 beforeAll(async () => {
   t = await makeRoot();
@@ -15,8 +16,12 @@ beforeAll(async () => {
   // Paused: what a batch made stays in que/ to be counted.
   await fs.writeFile(path.join(t.root, 'config', 'batch.pause'), '');
   q = await QueueProc.start(t.root, 'batch');
+  await addQueue(t.root, 'relay');
+  await fs.writeFile(path.join(t.root, 'config', 'relay.pause'), '');
+  relay = await QueueProc.start(t.root, 'relay');
 });
 afterAll(async () => {
+  await relay?.stop();
   await q?.stop();
   await t?.cleanup();
 });
@@ -106,4 +111,18 @@ describe('create_messages', () => {
     expect(r[1]).toHaveLength(10_000);
     expect(await total()).toBe(before + 10_000);
   }, 120_000);
+});
+
+describe('create_message in the relay queue', () => {
+  it('refuses a URL the relay could never deliver, as a batch does, and takes one it can', async () => {
+    expect(await relay.cmd('create_message', { dest: 'http://127.0.0.1:9/nothing' })).toEqual([
+      'fail',
+      'dest: expected an http(s)://host[:port][/root]/q/<queue> URL, received "http://127.0.0.1:9/nothing" (no /q/<queue> in the path)',
+    ]);
+    expect(await relay.cmd('create_messages', { messages: [{ dest: 'http://127.0.0.1:9/nothing' }] })).toEqual([
+      'fail',
+      'messages[0]: dest: expected an http(s)://host[:port][/root]/q/<queue> URL, received "http://127.0.0.1:9/nothing" (no /q/<queue> in the path)',
+    ]);
+    expect((await relay.cmd('create_message', { dest: 'http://127.0.0.1:9/root/q/far' }))[0]).toBe('ok');
+  });
 });

@@ -1,6 +1,6 @@
 // relayTarget at its edges: the first /q/ of the path splits base from queue, a root's trailing slashes go, the queue name is %-decoded before it is checked.
 import { describe, expect, it } from 'vitest';
-import { queueUrl, relayTarget } from '../../src/relay/relay-target.js';
+import { queueUrl, relayTarget } from '../../src/message/relay-target.js';
 
 describe('relayTarget edges', () => {
   it('splits at the first /q/ of the path: the default port, query and fragment dropped', () => {

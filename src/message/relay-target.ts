@@ -1,6 +1,6 @@
-// Where a relayed message goes: the far host's base URL (its relative_root included) and queue, from RQ_DEST.
+// Where a relayed message goes, from its dest: the far host's base URL (its relative_root included) and queue; checked at create in the relay queue, parsed again by the relay at the run.
 import { RqError, invalidField, shown } from '../errors.js';
-import { queueNameProblem } from '../message/names.js';
+import { queueNameProblem } from './names.js';
 
 export interface RelayTarget {
   /** Everything before `/q/<name>`: scheme, host, port and the far host's relative_root, no trailing slash. */
