@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import * as z from 'zod/mini';
 import { RqError, shown } from '../errors.js';
 import { JOB_FIELDS, readJobFields } from '../message/job-fields.js';
+import { refuseFieldNames } from '../message/create-fields.js';
 import { configReadError, configJsonError, parseWithSchema } from './schema-error.js';
 
 export const MIN_TIMER_PERIOD = 60;
@@ -92,6 +93,15 @@ export function parseTimerConfig(text: string, fileLabel: string, opts: TimerPar
       ).causedBy(err);
     }
     throw configJsonError(fileLabel, err);
+  }
+  // A misspelt field (`prioirty`) is refused as over HTTP: dropped, the timer would fire without it on every period.
+  const msg = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>).msg : undefined;
+  if (typeof msg === 'object' && msg !== null && !Array.isArray(msg)) {
+    try {
+      refuseFieldNames(msg as Record<string, unknown>, 'msg.');
+    } catch (err) {
+      throw RqError.of('RQ_ERR_CONFIG', `${fileLabel}: ${(err as Error).message}`);
+    }
   }
   return parseWithSchema(opts.allowShortPeriod ? TEST_SCHEMA : NORMAL_SCHEMA, raw, fileLabel);
 }

@@ -62,6 +62,11 @@ describe('timer files', () => {
     expect(problem('{"period":60,"msg":{"dest":"q","retry_jitter":2}}')).toBe(`${LABEL}: msg.retry_jitter: expected a number from 0 to 1, received 2`);
   });
 
+  it('refuses a misspelt message field, as a create over HTTP does: dropped, the timer would fire without it every period', () => {
+    expect(problem('{"period":60,"msg":{"dest":"q","prioirty":3}}')).toBe(`${LABEL}: msg.prioirty: unknown field; did you mean "priority"?`);
+    expect(problem('{"period":60,"msg":{"dest":"q","param5":"x"}}')).toMatch(new RegExp(`^${LABEL}: msg\\.param5: unknown field; did you mean "param\\d"\\?$`));
+  });
+
   it('reads .yaml only when written in JSON syntax', () => {
     expect(parseTimerConfig('{"period": 60, "msg": {"dest": "q"}}', 'timers/x.yaml')).toEqual({ period: 60, msg: { dest: 'q' } });
     expect(problem('period: 60\nmsg:\n  dest: q\n', 'timers/x.yaml')).toMatch(
