@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { type QueueNameRoom, queueNameFitProblem } from '../config/socket-paths.js';
-import { queueNameProblem } from '../message/names.js';
+import { MAX_QUEUE_NAME, queueNameProblem } from '../message/names.js';
 
 export type ScandirEntry =
   /** A queue to have: the link's real target and its run. */
@@ -35,7 +35,9 @@ export async function inspectEntry(dir: string, name: string, room: QueueNameRoo
   }
   const refused = (reason: string, fix: string): ScandirEntry => ({ kind: 'refused', name, reason, fix });
   const badName = queueNameProblem(name);
-  if (badName) return refused(badName, 'link the directory under a name of letters, digits, - and _, at most 128 characters');
+  // The bound this root allows: a long root leaves its sockets' paths less room than the name rule's.
+  if (badName)
+    return refused(badName, `link the directory under a name of letters, digits, - and _, at most ${Math.min(MAX_QUEUE_NAME, room.maxBytes)} characters`);
   const unfit = queueNameFitProblem(room, name);
   if (unfit) return refused(unfit, `link the directory under a name of at most ${room.maxBytes} bytes, or move the root to a shorter path`);
   let target: string;

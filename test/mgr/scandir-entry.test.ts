@@ -34,6 +34,24 @@ describe('inspectEntry', () => {
     expect(await inspect('app')).toEqual({ kind: 'queue', name: 'app', target: dir, run: path.join(dir, 'run') });
   });
 
+  it("a bad name's fix gives the bound of this root: the name rule's 128, or less where the root's path leaves its sockets less room", async () => {
+    await linked('bad name');
+    const refused = await inspect('bad name');
+    expect(refused).toMatchObject({
+      kind: 'refused',
+      fix: `link the directory under a name of letters, digits, - and _, at most ${Math.min(128, queueNameRoom(root).maxBytes)} characters`,
+    });
+    const deep = path.join(root, 'd'.repeat(60), 'e'.repeat(40));
+    await fs.mkdir(path.join(deep, 'scandir'), { recursive: true });
+    const room = queueNameRoom(deep).maxBytes;
+    expect(room).toBeLessThan(128);
+    const dir = await fs.mkdtemp(path.join(root, 'app-'));
+    await fs.symlink(dir, path.join(deep, 'scandir', 'bad name'));
+    expect((await inspectEntry(path.join(deep, 'scandir'), 'bad name', queueNameRoom(deep))).fix).toBe(
+      `link the directory under a name of letters, digits, - and _, at most ${room} characters`,
+    );
+  });
+
   it('names each reason an entry cannot become a queue', async () => {
     const max = queueNameRoom(root).maxBytes;
     const cases: Array<[string, () => Promise<unknown>, RegExp]> = [
