@@ -60,7 +60,7 @@ export function rootOpt(opts: Options): string | undefined {
 export function rootDir(opts: Options, env: NodeJS.ProcessEnv): string {
   const flag = rootOpt(opts);
   const root = resolveRoot(flag, env);
-  const from = flag !== undefined ? `--root ${flag}` : env.RQ_ROOT !== undefined ? `RQ_ROOT ${env.RQ_ROOT}` : `the default root ${root}`;
+  const from = flag !== undefined ? `--root ${flag}` : env.RQ_ROOT ? `RQ_ROOT ${env.RQ_ROOT}` : `the default root ${root}`;
   const isDir = (p: string) => fs.statSync(p, { throwIfNoEntry: false })?.isDirectory() === true;
   if (!isDir(root)) throw usage(`${from}: no such directory`);
   if (!isDir(`${root}/queues`)) throw usage(`${from}: not an rq root (no queues/ folder; rq-install --root DIR makes one)`);

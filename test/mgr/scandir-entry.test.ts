@@ -47,9 +47,10 @@ describe('inspectEntry', () => {
     expect(room).toBeLessThan(128);
     const dir = await fs.mkdtemp(path.join(root, 'app-'));
     await fs.symlink(dir, path.join(deep, 'scandir', 'bad name'));
-    expect((await inspectEntry(path.join(deep, 'scandir'), 'bad name', queueNameRoom(deep))).fix).toBe(
-      `link the directory under a name of letters, digits, - and _, at most ${room} characters`,
-    );
+    expect(await inspectEntry(path.join(deep, 'scandir'), 'bad name', queueNameRoom(deep))).toMatchObject({
+      kind: 'refused',
+      fix: `link the directory under a name of letters, digits, - and _, at most ${room} characters`,
+    });
   });
 
   it('names each reason an entry cannot become a queue', async () => {
