@@ -18,8 +18,9 @@ export function ipAllowed(ip: string, allowed: string[] | undefined): boolean {
 function hostProblem(req: FastifyRequest, allowed: ReadonlySet<string>): { status: number; text: string } | null {
   const lines = hostLines(req.raw.rawHeaders);
   if (lines > 1) return { status: 400, text: `400 - Host: expected one header, received ${lines}` };
-  // HTTP/1.0 clients may send none; every browser sends one, so its absence is no rebinding.
-  if (req.headers.host === undefined) return null;
+  // HTTP/1.0 clients may send none; every browser sends one, so its absence is no rebinding. HTTP/1.1 requires it (RFC 9112 §3.2).
+  if (req.headers.host === undefined)
+    return req.raw.httpVersion === '1.0' ? null : { status: 400, text: '400 - Host: expected one header (HTTP/1.1 requires it), received none' };
   const name = hostHeaderName(req.headers.host);
   if (name !== null && (allowed.has(name) || isLoopback(name))) return null;
   return {

@@ -24,6 +24,7 @@ import { installGracefulClose } from './web-shutdown.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, type WebDeps } from './web-deps.js';
 import { installJsonLines } from './api/batch-api.js';
 import { routerRefusals } from './router-refusals.js';
+import { clientRefusal } from './client-refusal.js';
 
 /** Form posts and JSON bodies (max_body_bytes); files go through multipart, which streams and has its own limit. */
 const FORM_BODY_LIMIT = 16 * 1024 * 1024;
@@ -89,7 +90,9 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
     requestTimeout: REQUEST_TIMEOUT_MS,
     keepAliveTimeout: ctx.limits.keepAliveTimeoutMs,
     // headersTimeout also cuts a connection that sends nothing; it is checked every second, not node's 30 s.
-    http: { headersTimeout: ctx.limits.headersTimeoutMs, connectionsCheckingInterval: CONNECTIONS_CHECK_MS },
+    // Host is checked by admissionProblem, which answers a missing one in the client's terms (node's own 400 has no body).
+    http: { headersTimeout: ctx.limits.headersTimeoutMs, connectionsCheckingInterval: CONNECTIONS_CHECK_MS, requireHostHeader: false },
+    clientErrorHandler: clientRefusal,
     // At close only idle connections go at once: a request in flight gets its reply (web-shutdown.ts).
     forceCloseConnections: 'idle',
     return503OnClosing: true,
