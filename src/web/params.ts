@@ -1,5 +1,5 @@
 // Rack-style nested form parameters: `mesg[dest]=x` and `queue[coalesce_params][]=1` become objects and arrays.
-import { RqError, invalidField, shown } from '../errors.js';
+import { RqError, counted, invalidField, shown } from '../errors.js';
 
 export type Params = { [key: string]: ParamValue };
 export type ParamValue = string | ParamValue[] | Params;
@@ -136,9 +136,22 @@ export function requireSingleParams(query: unknown): void {
   if (repeated) throw invalidField(repeated.name, 'one value (a query parameter is given at most once)', repeated.values);
 }
 
-/** Parses an application/x-www-form-urlencoded body. */
+/**
+ * Parses an application/x-www-form-urlencoded body. A %-escape that decodes to bytes that are not
+ * UTF-8 (`%FF`) is refused naming its field: URLSearchParams would put U+FFFD in their place, and the
+ * message would carry text its sender never wrote. A U+FFFD the body itself holds is kept.
+ */
 export function parseFormBody(body: string): Params {
-  return nestParams(new URLSearchParams(body));
+  const pairs = [...new URLSearchParams(body)];
+  if (!body.includes('\uFFFD') && !/%EF%BF%BD/i.test(body)) {
+    const bad = pairs.find(([k, v]) => k.includes('\uFFFD') || v.includes('\uFFFD'));
+    if (bad) {
+      const n = (bad.join('').match(/\uFFFD/g) ?? []).length;
+      const what = n === 1 ? 'byte sequence that is not UTF-8' : 'byte sequences that are not UTF-8';
+      throw invalidField(bad[0].includes('\uFFFD') ? 'request body' : bad[0], 'UTF-8 text (each %-escape a byte of a UTF-8 sequence)', counted(n, what));
+    }
+  }
+  return nestParams(pairs);
 }
 
 /**

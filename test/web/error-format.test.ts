@@ -184,6 +184,48 @@ const CASES: [json: Case, classic: Case | null][] = [
   ],
   [
     {
+      what: 'a JSON body whose bytes are not UTF-8 (never read as U+FFFD)',
+      path: '/q/test/new_message',
+      init: {
+        method: 'POST',
+        headers: JSON_BODY,
+        body: Buffer.concat([Buffer.from('{"dest":"test","param1":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]),
+      },
+      status: 400,
+      json: 'request body: expected UTF-8 text, received bytes that are not UTF-8',
+    },
+    null,
+  ],
+  [
+    {
+      what: 'a JSON-lines batch whose bytes are not UTF-8',
+      path: '/q/test/new_messages',
+      init: {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-ndjson' },
+        body: Buffer.concat([Buffer.from('{"param1":"'), Buffer.from([0xc3]), Buffer.from('"}\n')]),
+      },
+      status: 400,
+      json: 'request body: expected UTF-8 text, received bytes that are not UTF-8',
+    },
+    null,
+  ],
+  [
+    {
+      what: 'a form field whose %-escapes are not UTF-8 (the body unread, Accept says JSON)',
+      path: '/q/test/new_message',
+      init: {
+        method: 'POST',
+        headers: { ...FORM, ...ACCEPT_JSON },
+        body: `x_format=json&mesg=${encodeURIComponent('{"dest":"test","param1":"')}%FF%FE${encodeURIComponent('"}')}`,
+      },
+      status: 400,
+      json: 'mesg: expected UTF-8 text (each %-escape a byte of a UTF-8 sequence), received 2 byte sequences that are not UTF-8',
+    },
+    null,
+  ],
+  [
+    {
       what: 'a mesg text that does not parse',
       path: '/q/test/new_message',
       init: { method: 'POST', headers: FORM, body: new URLSearchParams({ x_format: 'json', mesg: '{"dest":"test",}' }).toString() },

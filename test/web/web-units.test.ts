@@ -128,6 +128,15 @@ describe('form params', () => {
     expect(p).toEqual({ a: {} });
     expect(nestParams([['a[b]c', '1']])).toEqual({ 'a[b]c': '1' });
   });
+
+  it('refuses %-escapes that are not UTF-8, naming the field; keeps a U+FFFD the body holds itself', () => {
+    expect(() => parseFormBody('a=ok&param1=x%FFy')).toThrow(
+      'param1: expected UTF-8 text (each %-escape a byte of a UTF-8 sequence), received 1 byte sequence that is not UTF-8',
+    );
+    expect(() => parseFormBody('k%C3=v')).toThrow(/^request body: expected UTF-8 text/);
+    expect(parseFormBody('param1=%EF%BF%BD%C3%A9')).toEqual({ param1: '\uFFFDé' });
+    expect(parseFormBody('param1=\uFFFD')).toEqual({ param1: '\uFFFD' });
+  });
 });
 
 describe('classic inspect texts', () => {

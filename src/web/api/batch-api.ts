@@ -14,6 +14,7 @@ import { relayTarget } from '../../message/relay-target.js';
 import { pathParam } from '../request-params.js';
 import { withHeaderTrace } from '../trace-headers.js';
 import type { WebContext } from '../web-context.js';
+import { notUtf8, utf8Body } from '../json-body.js';
 
 /** The JSON-lines types a client may send; each line one message object. */
 export const JSON_LINES_TYPES = ['application/x-ndjson', 'application/jsonl'];
@@ -29,9 +30,11 @@ function lineError(lines: string[], i: number): string {
 
 /** Parses JSON lines into an array (blank lines skipped), naming the line, column and byte of a bad one. */
 export function installJsonLines(app: FastifyInstance, bodyLimit: number): void {
-  app.addContentTypeParser(JSON_LINES_TYPES, { parseAs: 'string', bodyLimit }, (_req, body, done) => {
+  app.addContentTypeParser(JSON_LINES_TYPES, { parseAs: 'buffer', bodyLimit }, (_req, body, done) => {
+    const text = utf8Body(body as Buffer);
+    if (text === null) return done(notUtf8(), undefined);
     const out: unknown[] = [];
-    const lines = (body as string).split('\n');
+    const lines = text.split('\n');
     for (const [i, line] of lines.entries()) {
       if (line.trim() === '') continue;
       // Refused here, before a 16 MiB body of `{}` lines becomes millions of objects on their way to a certain refusal.
