@@ -78,12 +78,16 @@ async function start(root: string): Promise<number> {
   return 0;
 }
 
+/** Whether `root` has no config/config.json, said on stderr: then no rq-mgr of it can be running, or start. */
+function noRoot(root: string): boolean {
+  if (fs.existsSync(rootPaths(root).configFile)) return false;
+  console.error(`rq-mgr: ${root} is no rq root yet (no config/config.json): bin/rq-install --root ${root} makes it one`);
+  return true;
+}
+
 /** 1 when config/config.json (or a file its fleet block names) is one rq-mgr would refuse at start, said on stderr with `more`; undefined when it would start. */
 async function configRefused(root: string, more = ''): Promise<number | undefined> {
-  if (!fs.existsSync(rootPaths(root).configFile)) {
-    console.error(`rq-mgr: ${root} is no rq root yet (no config/config.json): bin/rq-install --root ${root} makes it one`);
-    return 1;
-  }
+  if (noRoot(root)) return 1;
   try {
     const config = await loadGlobalConfig(rootPaths(root).configFile, 'config/config.json');
     // The files the fleet block names are read at rq-mgr's start too: one it cannot read is refused here, in words.
@@ -129,6 +133,8 @@ async function heldBy(root: string, queue: string): Promise<string> {
 }
 
 async function status(root: string): Promise<number> {
+  // 4, the LSB status "unknown": a mistyped --root is not a supervisor that is down (3).
+  if (noRoot(root)) return 4;
   const p = rootPaths(root);
   const pid = await livePid(p.mgrPid);
   if (!pid) {

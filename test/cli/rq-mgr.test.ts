@@ -90,12 +90,11 @@ describe('rq-mgr start and restart with a config.json it refuses', () => {
     );
   const PORT_REFUSAL = /^rq-mgr: config\/config.json: port: expected a port number 1-65535 .*received "abc"/;
 
-  it('start on a directory that is no rq root yet says how to make it one', async () => {
+  it('start on a directory that is no rq root yet says how to make it one; status says so too (4, unknown), not "not running"', async () => {
     await fs.rm(rootPaths(t.root).configFile);
-    expect(await mgr('start')).toMatchObject({
-      code: 1,
-      err: `rq-mgr: ${t.root} is no rq root yet (no config/config.json): bin/rq-install --root ${t.root} makes it one\n`,
-    });
+    const told = `rq-mgr: ${t.root} is no rq root yet (no config/config.json): bin/rq-install --root ${t.root} makes it one\n`;
+    expect(await mgr('start')).toMatchObject({ code: 1, err: told });
+    expect(await mgr('status')).toEqual({ code: 4, out: '', err: told });
   });
 
   it('start tells at once of an rq-mgr that exits as it starts (a root whose queues/ is a file), with its exit', async () => {
