@@ -2,7 +2,8 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { PROJECT, waitFor } from './rq-root.js';
+import { afterEach } from 'vitest';
+import { PROJECT, type QueueProc, waitFor } from './rq-root.js';
 
 /** What the held call was: a rename's paths, a written or truncated file's path or a socket write's bytes (latin1); and who held. */
 export interface Reached {
@@ -78,4 +79,21 @@ export async function holdAtRename(dir: string, rule: { from: RegExp; to: RegExp
       return { from, to };
     },
   };
+}
+
+/**
+ * A queue frozen at a hold answers nothing, not even a stop: registers an afterEach (register it after
+ * perTestRoot's, so it runs first) that kills the one a failed test left frozen. Returns what marks a
+ * queue as frozen, handing it back.
+ */
+export function killFrozenAfterEach(ctx: { q?: QueueProc }): (q: QueueProc) => QueueProc {
+  let frozen: QueueProc | undefined;
+  afterEach(async () => {
+    if (frozen && ctx.q === frozen) {
+      await frozen.kill9();
+      ctx.q = undefined;
+    }
+    frozen = undefined;
+  });
+  return (q) => (frozen = q);
 }

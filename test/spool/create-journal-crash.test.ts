@@ -1,21 +1,13 @@
 // A real SIGKILL of a queue process at its journal's checkpoint, where the checkpointed segment is emptied to take the next records: frozen just before the truncate and just after it (not yet synced), killed there, started again. Every message is in a known state, none is made twice, and the journal takes the next create.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { holdAt } from '../helpers/crash-point.js';
+import { describe, expect, it } from 'vitest';
+import { holdAt, killFrozenAfterEach } from '../helpers/crash-point.js';
 import { perTestRoot } from '../helpers/per-test-root.js';
 import { QueueProc, addQueue } from '../helpers/rq-root.js';
 
 const ctx = perTestRoot();
-/** A queue frozen at the hold answers nothing, not even a stop: one a failed test left there is killed first. */
-let frozen: QueueProc | undefined;
-afterEach(async () => {
-  if (frozen && ctx.q === frozen) {
-    await frozen.kill9();
-    ctx.q = undefined;
-  }
-  frozen = undefined;
-});
+const frozen = killFrozenAfterEach(ctx);
 
 const SEGMENT = /\/journal\/\d{12}\.log$/;
 
@@ -36,7 +28,7 @@ describe('kill -9 at the emptying of a checkpointed journal segment', () => {
     async (when) => {
       await addQueue(ctx.t.root, 'jc');
       const point = await holdAt(ctx.t.root, { kind: 'truncate', path: SEGMENT, when });
-      ctx.q = frozen = await QueueProc.start(ctx.t.root, 'jc', { env: point.env });
+      ctx.q = frozen(await QueueProc.start(ctx.t.root, 'jc', { env: point.env }));
       // One message that waits an hour in que/, then one that runs: its end's checkpoint covers both records.
       const waiting = await ctx.q.send({ param1: 'done', due: Math.floor(Date.now() / 1000) + 3600 });
       const ran = await ctx.q.send({ param1: 'done' });

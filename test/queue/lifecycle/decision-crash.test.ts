@@ -1,8 +1,8 @@
 // A real SIGKILL of the queue process between a decision's `msg` write and its rename (rq-beyond §B3.5, §B17 rows "retry decision", "exhaustion", "fatal", "expiry", "cancel (que)", "requeue"): the process is frozen at the rename by test/helpers/hold-point.mjs, killed there, restarted, and the message must be where the spec says.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type CrashPoint, holdAtRename } from '../../helpers/crash-point.js';
+import { describe, expect, it } from 'vitest';
+import { type CrashPoint, holdAtRename, killFrozenAfterEach } from '../../helpers/crash-point.js';
 import { historyFile } from '../../helpers/history.js';
 import { perTestRoot } from '../../helpers/per-test-root.js';
 import { killLeftoverGroups } from '../../helpers/process-groups.js';
@@ -11,14 +11,7 @@ import { QueueProc, addQueue, waitFor } from '../../helpers/rq-root.js';
 const ctx = perTestRoot();
 killLeftoverGroups();
 /** A queue process frozen at its rename answers nothing, not even a stop: one a failed test left there is killed first. */
-let frozen: QueueProc | undefined;
-afterEach(async () => {
-  if (frozen && ctx.q === frozen) {
-    await frozen.kill9();
-    ctx.q = undefined;
-  }
-  frozen = undefined;
-});
+const frozen = killFrozenAfterEach(ctx);
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
@@ -47,7 +40,7 @@ async function startHeld(name: string, rule: Parameters<typeof holdAtRename>[1],
   await addQueue(ctx.t.root, name, { extra });
   const point = await holdAtRename(ctx.t.root, rule);
   ctx.q = await QueueProc.start(ctx.t.root, name, { env: point.env });
-  frozen = ctx.q;
+  frozen(ctx.q);
   return point;
 }
 

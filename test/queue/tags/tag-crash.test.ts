@@ -1,25 +1,17 @@
 // A real SIGKILL of the queue process between a tag change's journal line and its `msg` write (rq-beyond §B9.5, §B17 "tag: journal line only"), frozen there by test/helpers/hold-point.mjs: after the restart `msg` is the truth, and the extra index entry finds nothing.
 import path from 'node:path';
-import { afterEach, expect, it } from 'vitest';
-import { holdAtRename } from '../../helpers/crash-point.js';
+import { expect, it } from 'vitest';
+import { holdAtRename, killFrozenAfterEach } from '../../helpers/crash-point.js';
 import { perTestRoot } from '../../helpers/per-test-root.js';
 import { QueueProc, addQueue } from '../../helpers/rq-root.js';
 
 const ctx = perTestRoot();
-let frozen: QueueProc | undefined;
-afterEach(async () => {
-  // A frozen process answers no stop: one a failed test left there is killed first.
-  if (frozen && ctx.q === frozen) {
-    await frozen.kill9();
-    ctx.q = undefined;
-  }
-  frozen = undefined;
-});
+const frozen = killFrozenAfterEach(ctx);
 
 it('killed after the journal line of an added tag, before the msg write: the message keeps its old tags; the tag finds and cancels nothing', async () => {
   await addQueue(ctx.t.root, 'tagq');
   const point = await holdAtRename(ctx.t.root, { from: /\/que\/[^/]+\/msg\.tmp$/, to: /\/que\/[^/]+\/msg$/, when: 'before' });
-  ctx.q = frozen = await QueueProc.start(ctx.t.root, 'tagq', { env: point.env });
+  ctx.q = frozen(await QueueProc.start(ctx.t.root, 'tagq', { env: point.env }));
   const id = await ctx.q.send({ param1: 'done', tags: ['old'], due: Math.floor(Date.now() / 1000) + 3600 });
   const answer = ctx.q.cmd('tag_message', { msg_id: id, add: ['new'] }).then(
     (r) => r,
