@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { queuePaths, rootPaths } from '../config/paths.js';
 import { loadGlobalConfig } from '../config/global-config.js';
-import { loadLimits } from '../config/limits-config.js';
+import { checkFleetScopes, loadLimits } from '../config/limits-config.js';
 import type { Answer } from '../ipc/answer.js';
 import type { RefusedEntry, WorkerInfo } from '../ipc/mgr-client.js';
 import type { StatusDetail } from '../ipc/queue-client.js';
@@ -215,7 +215,9 @@ async function configFindings(root: string): Promise<Finding[]> {
   }
   // rq-mgr keeps the limits it had; a key only the bad file names is refused at every create.
   const limits = rootPaths(root).limitsFile;
-  await loadLimits(limits).catch((err: Error) => found.push(problem('config/limits.json', err.message, `correct ${limits}: rq-mgr reads it again at once`)));
+  await loadLimits(limits)
+    .then((table) => checkFleetScopes(table, config.fleet !== undefined))
+    .catch((err: Error) => found.push(problem('config/limits.json', err.message, `correct ${limits}: rq-mgr reads it again at once`)));
   return found;
 }
 

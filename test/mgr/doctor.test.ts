@@ -247,6 +247,11 @@ describe('doctorReport', () => {
           fix: `correct ${limits}: rq-mgr reads it again at once`,
         },
       ]);
+      // A fleet-wide key where config.json has no fleet: rq-mgr refuses the file too.
+      await fs.writeFile(limits, JSON.stringify({ deploy: { concurrency: 2, scope: 'fleet' } }));
+      expect((await doctorReport(deps({}, [], {}))).findings).toEqual([
+        expect.objectContaining({ subject: 'config/limits.json', reason: expect.stringContaining('"deploy".scope') }),
+      ]);
       await fs.writeFile(limits, JSON.stringify({ reports: 2 }));
       expect((await doctorReport(deps({}, [], {}))).findings).toEqual([]);
     } finally {
