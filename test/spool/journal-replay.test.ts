@@ -108,9 +108,12 @@ describe('journal replay', () => {
   it('a root whose journal was deleted while the queue was stopped starts as before', async () => {
     const m = await s.spool.create({ dest: 'test' }, { commit: true });
     await fs.rm(s.spool.paths.journalDir, { recursive: true });
-    const again = restarted(s.spool);
+    const calls = recordingFs(s.spool.root);
+    const again = restarted(s.spool, { fs: calls.fs });
     const rec = await recoverSpool(again);
     expect(rec.journal).toEqual({ records: 0, recreated: [], rewritten: [], damaged: 0 });
+    // No journal, nothing to make durable: a start does not sync the filesystem for it.
+    expect(calls.log.filter((l) => l.startsWith('syncfs'))).toEqual([]);
     expect(rec.que.map((q) => q.msg_id)).toEqual([m.msg_id]);
     await again.create({ dest: 'test' }, { commit: true });
     expect(await ls(again.paths.journalDir)).toEqual(['000000000001.log']);
