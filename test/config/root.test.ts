@@ -1,6 +1,7 @@
 // Which root a program works on: --root, else RQ_ROOT, else the checkout; an empty RQ_ROOT is none given.
+import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { PACKAGE_DIR, resolveRoot } from '../../src/config/root.js';
 
 describe('resolveRoot', () => {
@@ -12,6 +13,13 @@ describe('resolveRoot', () => {
   });
 
   it('reads an empty RQ_ROOT (RQ_ROOT= rq queues) as no root given, not as the current directory', () => {
-    expect(resolveRoot(undefined, { RQ_ROOT: '' })).toBe(PACKAGE_DIR);
+    // Tests run in the checkout, which is PACKAGE_DIR: from elsewhere, "" would resolve to that elsewhere.
+    const cwd = vi.spyOn(process, 'cwd').mockReturnValue(os.tmpdir());
+    try {
+      expect(path.resolve('')).toBe(os.tmpdir());
+      expect(resolveRoot(undefined, { RQ_ROOT: '' })).toBe(PACKAGE_DIR);
+    } finally {
+      cwd.mockRestore();
+    }
   });
 });

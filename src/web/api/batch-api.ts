@@ -6,11 +6,10 @@ import { MAX_CREATE_BATCH, QueueClient } from '../../ipc/queue-client.js';
 import { mayHaveArrived } from '../../ipc/socket-client.js';
 import type { Answer } from '../../ipc/answer.js';
 import { refuseFieldNames, typoBudget } from '../../message/create-fields.js';
-import { RELAY_QUEUE, isFleetDest } from '../../message/fleet-dest.js';
+import { RELAY_QUEUE } from '../../message/fleet-dest.js';
 import { isRelayedDest } from '../../message/relay-dests.js';
 import { type PartialReport, partialReply, partialStatus } from '../../ipc/partial-reply.js';
 import { locateJsonError } from '../json-position.js';
-import { relayTarget } from '../../message/relay-target.js';
 import { pathParam } from '../request-params.js';
 import { withHeaderTrace } from '../trace-headers.js';
 import type { WebContext } from '../web-context.js';
@@ -57,9 +56,9 @@ export function installJsonLines(app: FastifyInstance, bodyLimit: number): void 
 const RELAY_DEST = 'an http(s)://host[:port][/root]/q/<queue> URL or fleet:<queue> (where the relay delivers the message)';
 
 /**
- * The `dest` a batch message is made with. In the relay queue each message's own, a URL or a pool
- * (the queue checks a pool against the fleet), since there the dest is where it goes, not the queue
- * it is made in; a dest the relay could never deliver is refused here rather than failed at its run.
+ * The `dest` a batch message is made with. In the relay queue each message's own, a URL or a pool,
+ * since there the dest is where it goes, not the queue it is made in; the queue then checks the URL
+ * or the pool as it checks a single create's, so a dest the relay could never deliver is refused, not failed at its run.
  * Anywhere else, the queue of the URL: a `dest` may be left out or name it, nothing else.
  */
 function batchDest(queue: string, dest: unknown): string {
@@ -68,8 +67,7 @@ function batchDest(queue: string, dest: unknown): string {
     return queue;
   }
   if (typeof dest !== 'string' || !isRelayedDest(dest)) throw invalidField('dest', RELAY_DEST, dest);
-  // A URL's refusal says what is wrong with it: no /q/<queue>, a bad escape, a bad queue name.
-  if (!isFleetDest(dest)) relayTarget(dest);
+  // The queue checks the rest, as for a single create: a URL's /q/<queue> and name, a pool against the fleet.
   return dest;
 }
 
