@@ -31,7 +31,8 @@ const doctor: RqCommand = {
     'Checks: rq-mgr answers; scandir entries it refused (no executable run, a dangling link, a name too long for the root);',
     'each queue (SCRIPTERROR and why, DISK FULL, a process that keeps dying; PAUSE and DOWN set by an operator as info);',
     'the web and timers processes (a web port held by another program, with the command that picks another), and each',
-    'entry of timers/ that defines no timer, with why; in a fleet, this host refused its name, cut off from etcd, or',
+    'entry of timers/ that defines no timer, with why, and each timer whose last message was not delivered (a dest that',
+    'names no queue); in a fleet, this host refused its name, cut off from etcd, or',
     'advertised at a URL that does not lead back to its web;',
     "config/config.json (readable by others while it holds passwords); free space on the root's filesystem.",
     'Exit 0 when nothing is to fix (info lines may show), 1 otherwise; with rq-mgr down that is the one line printed.',
@@ -43,7 +44,7 @@ const doctor: RqCommand = {
       root,
       mgr: new MgrClient(rootPaths(root).mgrSock),
       statusDetail: (queue) => QueueClient.oneShot(queuePaths(root, queue).sock, { timeoutMs: QUEUE_TIMEOUT_MS }).statusDetail(),
-      timersRefused: () => new TimersClient(rootPaths(root).timersSock).refused(),
+      timers: new TimersClient(rootPaths(root).timersSock),
     });
     if (flagOpt(opts, 'json')) io.stdout(JSON.stringify(report));
     else for (const line of doctorLines(report)) io.stdout(line);

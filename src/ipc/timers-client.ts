@@ -12,6 +12,20 @@ export interface TimerRefusal {
   fix: string;
 }
 
+/** A timer whose last delivery failed: its file, the occurrence (epoch seconds) not delivered, and why. */
+export interface TimerUndelivered {
+  file: string;
+  occurrence: number;
+  error: string;
+}
+
+const isUndelivered = (r: unknown): r is TimerUndelivered =>
+  typeof r === 'object' &&
+  r !== null &&
+  typeof (r as TimerUndelivered).file === 'string' &&
+  typeof (r as TimerUndelivered).occurrence === 'number' &&
+  typeof (r as TimerUndelivered).error === 'string';
+
 const isRefusal = (r: unknown): r is TimerRefusal =>
   typeof r === 'object' && r !== null && (['file', 'reason', 'fix'] as const).every((k) => typeof (r as TimerRefusal)[k] === 'string');
 
@@ -34,5 +48,12 @@ export class TimersClient {
     const r = answer(await rq2Command(this.sock, 'get_refused', undefined, { timeoutMs: this.timeoutMs, hello: CODES_HELLO_RQ2 }), isArray);
     if (!r.ok) return r;
     return { ok: true, raw: r.raw, value: r.value.filter(isRefusal) };
+  }
+
+  /** The timers whose last delivery failed, each with the occurrence and why. */
+  async undelivered(): Promise<Answer<TimerUndelivered[]>> {
+    const r = answer(await rq2Command(this.sock, 'get_undelivered', undefined, { timeoutMs: this.timeoutMs, hello: CODES_HELLO_RQ2 }), isArray);
+    if (!r.ok) return r;
+    return { ok: true, raw: r.raw, value: r.value.filter(isUndelivered) };
   }
 }

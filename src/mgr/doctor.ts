@@ -7,7 +7,7 @@ import { checkFleetScopes, loadLimits } from '../config/limits-config.js';
 import type { Answer } from '../ipc/answer.js';
 import type { RefusedEntry, WorkerInfo } from '../ipc/mgr-client.js';
 import type { StatusDetail } from '../ipc/queue-client.js';
-import type { TimerRefusal } from '../ipc/timers-client.js';
+import type { TimersClient } from '../ipc/timers-client.js';
 import { type FleetDoctorDeps, fleetFindings } from './doctor-fleet.js';
 import { isScandirQueue } from './queue-dirs.js';
 
@@ -41,8 +41,8 @@ export interface DoctorDeps {
     refusedQueues: (timeoutMs?: number) => Promise<Answer<RefusedEntry[]>>;
   };
   statusDetail: (queue: string) => Promise<Answer<StatusDetail>>;
-  /** The timer files rq-timers refused or ignored. */
-  timersRefused: () => Promise<Answer<TimerRefusal[]>>;
+  /** rq-timers: the timer files it refused or ignored, and the timers whose last delivery failed. */
+  timers: Pick<TimersClient, 'refused' | 'undelivered'>;
 }
 
 /** rq-mgr answers at once or is not there; a queue that needs longer is itself a finding. */
@@ -186,17 +186,30 @@ function componentFindings(workers: Record<string, WorkerInfo>): Finding[] {
 }
 
 /**
- * Each entry of timers/ that defines no timer, asked while rq-timers runs (one that does not is componentFindings').
- * One that does not answer is a problem once it has run TIMERS_SETTLE_S: before, it may not listen yet.
+ * Each entry of timers/ that defines no timer, and each timer whose last message was not delivered,
+ * asked while rq-timers runs (one that does not is componentFindings'). One that does not answer is
+ * a problem once it has run TIMERS_SETTLE_S: before, it may not listen yet.
  */
 async function timerFindings(deps: DoctorDeps, workers: Record<string, WorkerInfo>): Promise<Finding[]> {
   const w = workers['[timers]'];
   if (w?.status !== 'RUNNING') return [];
-  const r = await deps.timersRefused().catch((err: Error) => ({ ok: false as const, text: err.message }));
-  if (!r.ok && (w.uptime ?? 0) < TIMERS_SETTLE_S) return [];
-  if (!r.ok)
-    return [problem('timers', `rq-timers did not list the timer files it refused: ${r.text}`, "rq-mgr's log says why; bin/rq-mgr restart starts it anew")];
-  return r.value.map((t) => problem(`timers/${t.file}`, `${t.reason}; no timer is defined by it`, t.fix));
+  const failed = (err: Error) => ({ ok: false as const, text: err.message });
+  const [refused, undelivered] = await Promise.all([deps.timers.refused().catch(failed), deps.timers.undelivered().catch(failed)]);
+  if (!refused.ok || !undelivered.ok) {
+    if ((w.uptime ?? 0) < TIMERS_SETTLE_S) return [];
+    const why = [refused, undelivered].flatMap((r) => (r.ok ? [] : [r.text])).join('; ');
+    return [problem('timers', `rq-timers did not list its timer files' problems: ${why}`, "rq-mgr's log says why; bin/rq-mgr restart starts it anew")];
+  }
+  return [
+    ...refused.value.map((t) => problem(`timers/${t.file}`, `${t.reason}; no timer is defined by it`, t.fix)),
+    ...undelivered.value.map((t) =>
+      problem(
+        `timers/${t.file}`,
+        `its message for ${new Date(t.occurrence * 1000).toISOString()} was not delivered: ${t.error}`,
+        `make its dest a queue that takes the message (create that queue, or correct dest in timers/${t.file}): rq-timers tries again until the next occurrence supersedes it`,
+      ),
+    ),
+  ];
 }
 
 /** config/config.json readable, and not readable by others when it holds passwords. */

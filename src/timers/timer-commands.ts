@@ -5,7 +5,7 @@ import type { TimerDir } from './timer-dir.js';
 import type { TimerStats, TimerTable } from './timer-table.js';
 
 export interface TimersView {
-  table: Pick<TimerTable, 'list'>;
+  table: Pick<TimerTable, 'list' | 'undelivered'>;
   stats: TimerStats;
   dir: Pick<TimerDir, 'refusals'>;
 }
@@ -16,6 +16,7 @@ const COMMANDS: Record<string, Handler> = {
   get_timers: (v) => v.table.list(),
   get_status: (v) => ({ sent: v.stats.sent, errors: v.stats.errors, invalid: v.stats.invalid }),
   get_refused: (v) => v.dir.refusals(),
+  get_undelivered: (v) => v.table.undelivered(),
 };
 
 /**

@@ -4,6 +4,7 @@ import type { TimerConfig } from '../config/timer-config.js';
 import type { CreateFields } from '../message/message.js';
 import { type BackoffPolicy, backoffDelay, timerDelay } from '../backoff.js';
 import type { Deliver, DeliveryResult } from './timer-delivery.js';
+import type { TimerUndelivered } from '../ipc/timers-client.js';
 import { type Schedule, afterFire, newSchedule, occurrenceAt, resumeAt, withPeriod } from './timer-schedule.js';
 import { JOB_FIELDS } from '../message/job-fields.js';
 
@@ -34,6 +35,8 @@ interface TimerState {
   retry: Retry | null;
   /** A delivery is in flight; nothing else is sent for this timer until it ends. */
   sending: boolean;
+  /** The last delivery of this definition failed: which occurrence, and why. Cleared by one that succeeds, or a new definition. */
+  undelivered: { occurrence: number; error: string } | null;
 }
 
 export interface TimerTableDeps {
@@ -78,7 +81,7 @@ export class TimerTable {
     const periodMs = config.period * 1000;
     const t = this.timers.get(name);
     if (!t) {
-      this.timers.set(name, { name, file, config, sched: newSchedule(now, periodMs), retry: null, sending: false });
+      this.timers.set(name, { name, file, config, sched: newSchedule(now, periodMs), retry: null, sending: false, undelivered: null });
       this.deps.log.info({ timer: name, file, period: config.period, dest: config.msg.dest }, 'timer added; fires now');
       this.arm();
       return 'added';
@@ -87,6 +90,7 @@ export class TimerTable {
     const resumed = t.config === null;
     t.file = file;
     t.config = config;
+    t.undelivered = null;
     t.sched = withPeriod(resumed ? resumeAt(t.sched, now) : t.sched, periodMs, now);
     this.deps.log.info(
       { timer: name, file, period: config.period, dest: config.msg.dest, next: new Date(t.sched.next).toISOString() },
@@ -104,6 +108,7 @@ export class TimerTable {
     if (t.retry)
       this.deps.log.warn({ timer: name, occurrence: new Date(t.retry.occurrence).toISOString() }, 'timer suspended; its undelivered occurrence is dropped');
     t.retry = null;
+    t.undelivered = null;
     this.arm();
   }
 
@@ -120,6 +125,14 @@ export class TimerTable {
       .filter((t) => t.config !== null)
       .sort((a, b) => a.sched.next - b.sched.next || a.name.localeCompare(b.name))
       .map((t) => [t.name, t.sched.next / 1000]);
+  }
+
+  /** Timers whose last delivery failed, by file name (the `get_undelivered` reply, what `rq doctor` lists). */
+  undelivered(): TimerUndelivered[] {
+    return [...this.timers.values()]
+      .filter((t) => t.undelivered !== null)
+      .sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
+      .map((t) => ({ file: t.file, occurrence: t.undelivered!.occurrence / 1000, error: t.undelivered!.error }));
   }
 
   /** Stops firing and waits for deliveries in flight. */
@@ -190,6 +203,7 @@ export class TimerTable {
     const p = attemptResult.then((result) => {
       t.sending = false;
       const log = this.deps.log.child({ timer: t.name, occurrence: new Date(occurrence).toISOString(), attempt });
+      t.undelivered = result.ok ? null : { occurrence, error: result.error };
       if (result.ok) {
         this.deps.stats.sent++;
         log.info({ msg_id: result.id, late_ms: this.now() - occurrence }, 'timer message sent');

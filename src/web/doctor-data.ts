@@ -7,6 +7,6 @@ export function webDoctorReport(ctx: WebContext): Promise<DoctorReport> {
     root: ctx.deps.root,
     mgr: ctx.deps.mgr,
     statusDetail: (q) => ctx.queue(q).statusDetail(),
-    timersRefused: () => ctx.deps.timers.refused(),
+    timers: ctx.deps.timers,
   });
 }

@@ -178,6 +178,25 @@ describe('rq doctor', () => {
     await waitFor(async () => (await timerFindings()).length === 0, 'doctor to forget the timer files');
   });
 
+  it('a timer whose message was not delivered (its dest names no queue) is listed with the occurrence and why, until it is removed', async () => {
+    const file = await linkTimer(t.root, 'orphan.json', { period: 600, msg: { dest: 'nosuch' } });
+    const timerFindings = async () => (await doctorJson()).findings.filter((f) => f.subject.startsWith('timers/'));
+    await waitFor(async () => (await timerFindings()).length === 1, 'doctor to list the undelivered timer');
+    expect(await timerFindings()).toEqual([
+      {
+        severity: 'problem',
+        subject: 'timers/orphan.json',
+        reason: expect.stringMatching(
+          /^its message for \d{4}-\d\d-\d\dT[\d:.]+Z was not delivered: queue nosuch not found \(no directory .*\/queues\/nosuch\)$/,
+        ),
+        fix: 'make its dest a queue that takes the message (create that queue, or correct dest in timers/orphan.json): rq-timers tries again until the next occurrence supersedes it',
+      },
+    ]);
+    expect((await rq(['doctor'])).code).toBe(1);
+    await Promise.all([fs.rm(path.join(t.root, 'timers', 'orphan.json')), fs.rm(file)]);
+    await waitFor(async () => (await timerFindings()).length === 0, 'doctor to forget the removed timer');
+  });
+
   it('rq-mgr stopped: one line, exit 1', async () => {
     await mgr.stop();
     const d = await rq(['doctor']);

@@ -31,7 +31,7 @@ function deps(workers: Record<string, WorkerInfo>, refused: RefusedEntry[], stat
   return {
     root,
     mgr: { ping: async () => true, status: async () => ok(workers), refusedQueues: async () => ok(refused), fleet: noFleet, fleetCredential: noFleet },
-    timersRefused: async () => ok([]),
+    timers: { refused: async () => ok([]), undelivered: async () => ok([]) },
     statusDetail: async (q) => {
       if (!statuses[q]) throw RqError.of('RQ_ERR_NO_REPLY', `queue ${q}: no reply`);
       return ok(statuses[q]);
@@ -149,7 +149,7 @@ describe('doctorReport', () => {
   it('each timer file rq-timers refused is a problem naming it; asked only while rq-timers runs; no answer is a problem too', async () => {
     const d = deps({ '[timers]': worker('RUNNING') }, [], {});
     let asked = 0;
-    d.timersRefused = async () => {
+    d.timers.refused = async () => {
       asked++;
       return ok([
         {
@@ -169,7 +169,7 @@ describe('doctorReport', () => {
         fix: 'correct it (or the file it links to), or remove it: rq-timers reads it again at once',
       },
     ]);
-    d.timersRefused = async () => {
+    d.timers.refused = async () => {
       throw RqError.of('RQ_ERR_NO_REPLY', 'timers/sock: no reply');
     };
     // Just started, it may not listen yet: no finding.
@@ -179,18 +179,42 @@ describe('doctorReport', () => {
       {
         severity: 'problem',
         subject: 'timers',
-        reason: expect.stringMatching(/^rq-timers did not list the timer files it refused: .*no reply/),
+        reason: expect.stringMatching(/^rq-timers did not list its timer files' problems: .*no reply$/),
         fix: "rq-mgr's log says why; bin/rq-mgr restart starts it anew",
       },
     ]);
     // Stopped, rq-timers is its own finding (componentFindings), and its files are not asked for.
     const stopped = deps({ '[timers]': worker('BACKOFF', 'exit 1') }, [], {});
-    stopped.timersRefused = async () => {
+    stopped.timers.refused = async () => {
       asked++;
       return ok([]);
     };
     expect((await doctorReport(stopped)).findings.map((f) => f.subject)).toEqual(['timers']);
     expect(asked).toBe(1);
+  });
+
+  it('a timer whose last message was not delivered is a problem naming its file, the occurrence and the error; after the refused files', async () => {
+    const d = deps({ '[timers]': worker('RUNNING') }, [], {});
+    d.timers.refused = async () => ok([{ file: 'a.json', reason: 'period: expected a number', fix: 'correct it' }]);
+    d.timers.undelivered = async () =>
+      ok([{ file: 'nightly.json', occurrence: Date.UTC(2030, 0, 1) / 1000, error: 'queue nosuch not found (no directory /r/queues/nosuch)' }]);
+    const r = await doctorReport(d);
+    expect(r.ok).toBe(false);
+    expect(r.findings).toEqual([
+      { severity: 'problem', subject: 'timers/a.json', reason: 'period: expected a number; no timer is defined by it', fix: 'correct it' },
+      {
+        severity: 'problem',
+        subject: 'timers/nightly.json',
+        reason: 'its message for 2030-01-01T00:00:00.000Z was not delivered: queue nosuch not found (no directory /r/queues/nosuch)',
+        fix: 'make its dest a queue that takes the message (create that queue, or correct dest in timers/nightly.json): rq-timers tries again until the next occurrence supersedes it',
+      },
+    ]);
+    // Either list unanswered, once rq-timers has settled, is the one timers finding.
+    d.mgr.status = async () => ok({ '[timers]': { ...worker('RUNNING'), uptime: 10 } });
+    d.timers.undelivered = async () => {
+      throw RqError.of('RQ_ERR_NO_REPLY', 'timers/sock: no reply');
+    };
+    expect((await doctorReport(d)).findings).toEqual([expect.objectContaining({ subject: 'timers', reason: expect.stringMatching(/problems: .*no reply$/) })]);
   });
 
   it('only info findings: still ok', async () => {

@@ -5,13 +5,15 @@ import { handleTimersRequest } from '../../src/timers/timer-commands.js';
 
 describe('timers socket commands', () => {
   const refused = [{ file: 'x.json', reason: 'period: expected a number of seconds, received "soon"', fix: 'correct it' }];
+  const undelivered = [{ file: 'y.json', occurrence: 1_900_000_000, error: 'queue nosuch not found' }];
   const view = {
-    table: { list: () => [['b', 20] as [string, number], ['a', 30] as [string, number]] },
+    table: { list: () => [['b', 20] as [string, number], ['a', 30] as [string, number]], undelivered: () => undelivered },
     stats: { sent: 3, errors: 1, invalid: 2 },
     dir: { refusals: () => refused },
   };
-  it('answers get_timers, get_status and get_refused, and an error for anything else', () => {
+  it('answers get_timers, get_status, get_refused and get_undelivered, and an error for anything else', () => {
     expect(JSON.parse(handleTimersRequest(view, '["get_refused", null]'))).toEqual(['ok', refused]);
+    expect(JSON.parse(handleTimersRequest(view, '["get_undelivered", null]'))).toEqual(['ok', undelivered]);
     expect(JSON.parse(handleTimersRequest(view, '["get_timers", null]'))).toEqual([
       'ok',
       [

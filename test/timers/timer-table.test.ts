@@ -106,6 +106,36 @@ describe('timer table', () => {
     expect(sent.map((s) => s.fields.due! - T0 / 1000)).toEqual([60, 60, 60, 60, 60, 60, 120, 120, 120, 120, 120, 120]);
   });
 
+  it('lists a timer whose last delivery failed, with the occurrence and the error, until one succeeds, its file changes or it is suspended', async () => {
+    table.define('b', 'b.json', def(60));
+    table.define('a', 'a.json', { period: 60, msg: { dest: 'nosuch' } });
+    results = [
+      { ok: false, error: 'status: DOWN' },
+      { ok: false, error: 'queue nosuch not found' },
+    ];
+    await vi.advanceTimersByTimeAsync(0);
+    // Both fired at T0 and failed: listed by file name, whatever the order of their fires.
+    expect(table.undelivered()).toEqual([
+      { file: 'a.json', occurrence: T0 / 1000, error: 'queue nosuch not found' },
+      { file: 'b.json', occurrence: T0 / 1000, error: 'status: DOWN' },
+    ]);
+    // b's retry a second later is delivered; a's fails again.
+    results = [
+      { ok: true, id: 'x' },
+      { ok: false, error: 'queue nosuch not found' },
+    ];
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(table.undelivered()).toEqual([{ file: 'a.json', occurrence: T0 / 1000, error: 'queue nosuch not found' }]);
+    // A new definition has not failed yet; nor has a suspended timer.
+    table.define('a', 'a.json', def(60));
+    expect(table.undelivered()).toEqual([]);
+    results = [{ ok: false, error: 'no reply' }];
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(table.undelivered()).toEqual([{ file: 'a.json', occurrence: T0 / 1000, error: 'no reply' }]);
+    table.suspend('a');
+    expect(table.undelivered()).toEqual([]);
+  });
+
   it('sends nothing more for a timer while its delivery is in flight', async () => {
     let release: (r: DeliveryResult) => void = () => undefined;
     const slow = new TimerTable({
