@@ -13,6 +13,13 @@ const s = perTestSpool('test', T0);
 /** The same root as a queue process restarted after a crash would open it. */
 const restarted = (spool: QueueSpool, fsOverride = {}) => new QueueSpool(spool.root, 'test', { host: HOST, now: () => s.clock, ...fsOverride });
 
+/** The paths under `dir` this process holds open: a replay closes every msg it writes. */
+async function openUnder(dir: string): Promise<string[]> {
+  const fds = await fs.readdir('/proc/self/fd');
+  const targets = await Promise.all(fds.map((fd) => fs.readlink(`/proc/self/fd/${fd}`).catch(() => '')));
+  return targets.filter((t) => t.startsWith(dir + '/'));
+}
+
 /** What a crash that lost the page cache can do to a message created since the last checkpoint. */
 const lose = {
   dir: (spool: QueueSpool, id: string) => fs.rm(spool.msgDir('que', id), { recursive: true }),
@@ -38,8 +45,9 @@ describe('journal replay', () => {
     expect(rec.broken).toEqual([]);
     expect((await fs.stat(path.join(again.msgDir('que', intact.msg_id), 'msg'))).ino).toBe(intactBefore.ino);
     expect(await ls(again.paths.journalDir)).toEqual([]);
-    // Nothing of the replay's own is left in prep/.
+    // Nothing of the replay's own is left in prep/, nor open.
     expect(await ls(again.paths.state.prep)).toEqual([]);
+    expect(await openUnder(again.paths.state.que)).toEqual([]);
   });
 
   it('a message found in any state, an acknowledged err among them, is where its life took it: not made again', async () => {
