@@ -234,6 +234,11 @@ export function counted(n: number, unit: string): Counted {
   return new Counted(`${n} ${unit}`);
 }
 
+/** A secret as an error's received part: what is wrong is told, the value is not (errors reach logs and terminals). */
+export function withheld(): Counted {
+  return new Counted('a value not shown (a secret)');
+}
+
 /** Renders a received value for an error message: short, quoted, control bytes visible; a count as it is. */
 export function shown(value: unknown): string {
   if (value === undefined) return 'nothing';

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { RqError, shown } from '../errors.js';
 import { ADDR_EXPECTED, checkGlobalConfig, isListenAddr, isPortValue } from '../config/global-config.js';
+import { readEtcdCredentials } from '../config/fleet-credentials.js';
 import { browsersRefusePort } from '../config/browser-ports.js';
 import { PACKAGE_DIR, resolveRoot } from '../config/root.js';
 import { rootPaths } from '../config/paths.js';
@@ -260,8 +261,9 @@ export async function main(argv: string[], io: InstallIo = processIo()): Promise
       io.stderr('rq-install: --script-dir: only with --allow-new-queue (script dirs limit the queues the web may create)');
       return 2;
     }
-    // Checked against the same schema rq-mgr loads it with, so the installer never writes a file the daemon refuses.
-    checkGlobalConfig(config, 'config/config.json');
+    // Checked against the same schema rq-mgr loads it with, the etcd files it names read as rq-mgr reads them: never a file the daemon refuses.
+    const { fleet } = checkGlobalConfig(config, 'config/config.json');
+    if (fleet) await readEtcdCredentials(fleet, 'config/config.json');
     // The default <root>/tmp is made here; any other must be there already.
     const ownTmpdir = config.tmpdir === path.join(root, 'tmp');
     if (!ownTmpdir) {

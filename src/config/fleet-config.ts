@@ -27,7 +27,7 @@ export function isHttpUrl(v: string): boolean {
 
 const name = z.string({ error: FLEET_NAME_EXPECTED }).check(z.regex(NAME_RE, { error: FLEET_NAME_EXPECTED }));
 const httpUrl = (what: string) => z.string({ error: what }).check(z.refine(isHttpUrl, { error: what }));
-const ETCD_URL = 'an etcd client URL such as "http://127.0.0.1:2379" (http or https)';
+const ETCD_URL = 'an etcd client URL such as "http://127.0.0.1:2379" (http or https; no user, query or fragment)';
 const absolutePath = (what: string) => z.string({ error: what }).check(z.refine((v) => path.isAbsolute(v), { error: what }));
 const USER_EXPECTED = 'an etcd user name (non-empty string)';
 
@@ -48,7 +48,7 @@ export const FleetConfigSchema = z
       name,
       etcd: z.array(httpUrl(ETCD_URL), { error: 'an array of etcd client URLs' }).check(z.minLength(1, { error: 'at least one etcd client URL' })),
       host: z.optional(name),
-      advertise: httpUrl('the base URL other hosts reach this host\'s web at, such as "http://10.0.0.5:3333/" (http or https)'),
+      advertise: httpUrl('the base URL other hosts reach this host\'s web at, such as "http://10.0.0.5:3333/" (http or https; no user, query or fragment)'),
       lease_ttl_s: z.optional(z.int({ error: TTL_EXPECTED }).check(z.minimum(2, { error: TTL_EXPECTED }), z.maximum(86_400, { error: TTL_EXPECTED }))),
       // TLS to etcd and etcd's users (docs/fleet.md "TLS and etcd users"): paths, read by rq-mgr at its start (fleet-credentials.ts).
       etcd_ca: z.optional(absolutePath("an absolute path of a PEM CA bundle that signed etcd's server certificate")),

@@ -109,15 +109,21 @@ export function parseGlobalConfig(text: string, fileLabel: string): GlobalConfig
 const SETTINGS = Object.keys(GlobalConfigSchema.def.shape);
 const FLEET_SETTINGS = Object.keys(FleetConfigSchema.def.shape);
 
+/** The passwords config.json may hold, or hold by mistake: a refusal names their field but never shows them. */
+const isSecretPath = (path: readonly PropertyKey[]): boolean =>
+  (path[0] === 'basic_auth' && path[1] === 'users' && path.length === 3) || (path[0] === 'fleet' && path[1] === 'etcd_password');
+
 /** `input` checked as a config.json: a misspelt key named (the schema would drop it), then every value. */
 export function checkGlobalConfig(input: unknown, fileLabel: string): GlobalConfig {
   if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
     // `users` or `realm` at the top: basic_auth meant, and the web would be open without it.
     refuseMisspeltKeys(input, SETTINGS, fileLabel, { inside: { basic_auth: ['users', 'realm'] } });
     const fleet: unknown = (input as { fleet?: unknown }).fleet;
-    if (typeof fleet === 'object' && fleet !== null && !Array.isArray(fleet)) refuseMisspeltKeys(fleet, FLEET_SETTINGS, fileLabel, { prefix: 'fleet.' });
+    // The fleet block is rq's own, with no classic keys to pass over: any key it does not take is refused.
+    if (typeof fleet === 'object' && fleet !== null && !Array.isArray(fleet))
+      refuseMisspeltKeys(fleet, FLEET_SETTINGS, fileLabel, { prefix: 'fleet.', strict: FLEET_SETTINGS.filter((k) => k !== 'etcd_password') });
   }
-  return parseWithSchema(GlobalConfigSchema, input, fileLabel);
+  return parseWithSchema(GlobalConfigSchema, input, fileLabel, isSecretPath);
 }
 
 /** Reads and validates config.json; `fileLabel` is how errors name it (default: the path). */

@@ -1,7 +1,7 @@
 // config/limits.json (rq-beyond §B12.1): concurrency per limit key, exact keys first, then globs in file order; a key's scope (this host, or the fleet).
 import fs from 'node:fs/promises';
 import { isErrno } from '../errors.js';
-import { checkExpandedKey, readLimitConcurrency } from '../message/limit-key.js';
+import { MAX_CONCURRENCY, checkExpandedKey, readLimitConcurrency } from '../message/limit-key.js';
 import { configFieldError, configReadError, parseConfigJson } from './schema-error.js';
 
 export interface LimitsTable {
@@ -45,15 +45,20 @@ export function parseLimits(raw: unknown): LimitsTable {
   return table;
 }
 
+/** A concurrency as the file gives it: a JSON number, where a request's field may also be its decimal text. */
+function fileConcurrency(value: unknown, refuse: (expected: string, v: unknown) => Error): number {
+  if (typeof value === 'string') throw refuse(`a whole number 1-${MAX_CONCURRENCY} (a JSON number, not text)`, value);
+  return readLimitConcurrency(value, (_f, expected, v) => refuse(expected, v));
+}
+
 /** A key's value: the plain number (this host's slots), or the object form that may share them with the fleet. */
 function readEntry(value: unknown, refuse: (field: string, expected: string, v: unknown) => Error): { concurrency: number; scope: LimitScope } {
-  if (typeof value !== 'object' || value === null)
-    return { concurrency: readLimitConcurrency(value, (_f, expected, v) => refuse('', expected, v)), scope: 'host' };
+  if (typeof value !== 'object' || value === null) return { concurrency: fileConcurrency(value, (expected, v) => refuse('', expected, v)), scope: 'host' };
   if (Array.isArray(value)) throw refuse('', ENTRY_EXPECTED, value);
   const o = value as Record<string, unknown>;
   const extra = Object.keys(o).find((k) => k !== 'concurrency' && k !== 'scope');
   if (extra !== undefined) throw refuse(`.${extra}`, 'no such field (concurrency and scope only)', o[extra]);
-  const concurrency = readLimitConcurrency(o.concurrency, (_f, expected, v) => refuse('.concurrency', expected, v));
+  const concurrency = fileConcurrency(o.concurrency, (expected, v) => refuse('.concurrency', expected, v));
   if (o.scope !== undefined && o.scope !== 'host' && o.scope !== 'fleet') throw refuse('.scope', '"fleet" or "host"', o.scope);
   return { concurrency, scope: (o.scope as LimitScope | undefined) ?? 'host' };
 }

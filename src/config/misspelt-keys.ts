@@ -20,13 +20,14 @@ export const MESSAGE_OWN_FIELDS: Readonly<Record<string, string>> = {
  * `raw` lacks (`basic_auht`, `timout`), or is a setting of an object inside (`max_retries` for `"retry":
  * {"max_retries": 3}`): such a setting would otherwise be lost without a word, a missing
  * basic_auth leaving the web open. `prefix` names the object itself inside the file (`fleet.`); `messageOwn`: the
- * message fields (MESSAGE_OWN_FIELDS) refused as such, with how a message is given them.
+ * message fields (MESSAGE_OWN_FIELDS) refused as such, with how a message is given them; `strict`: in an object of
+ * rq's own, any other key is refused too, listing these settings.
  */
 export function refuseMisspeltKeys(
   raw: object,
   settings: readonly string[],
   fileLabel: string,
-  opts: { prefix?: string; inside?: Record<string, readonly string[]>; messageOwn?: Readonly<Record<string, string>> } = {},
+  opts: { prefix?: string; inside?: Record<string, readonly string[]>; messageOwn?: Readonly<Record<string, string>>; strict?: readonly string[] } = {},
 ): void {
   const known = new Set(settings);
   const prefix = opts.prefix ?? '';
@@ -55,5 +56,6 @@ export function refuseMisspeltKeys(
           'RQ_ERR_CONFIG',
           `${fileLabel}: ${prefix}${key}: not a setting at this level; did you mean {${JSON.stringify(outer)}: {${JSON.stringify(key)}: ...}}?`,
         );
+    if (opts.strict) throw RqError.of('RQ_ERR_CONFIG', `${fileLabel}: ${prefix}${key}: unknown setting; expected one of ${opts.strict.join(', ')}`);
   }
 }

@@ -1,6 +1,6 @@
 // Turns config problems (unreadable file, bad JSON, schema issues) into one RqError naming file, field, expected, received.
 import * as z from 'zod/mini';
-import { RqError, fieldProblem, isErrno } from '../errors.js';
+import { RqError, fieldProblem, isErrno, withheld } from '../errors.js';
 
 /** `basic_auth.users.bob`, `allowed_ips[2]`; empty for the top level. */
 export function describePath(path: readonly PropertyKey[]): string {
@@ -35,9 +35,13 @@ function expectedOf(issue: z.core.$ZodIssue): string {
   return issue.message;
 }
 
+/** Whether the value at a path is a secret, told as withheld rather than shown. */
+export type SecretPath = (path: readonly PropertyKey[]) => boolean;
+
 /** All issues of one failed parse, in one error (the user fixes them in one edit). */
-export function configSchemaError(fileLabel: string, issues: readonly z.core.$ZodIssue[], input: unknown): RqError {
-  const parts = issues.map((issue) => fieldProblem(describePath(issue.path), expectedOf(issue), valueAtPath(input, issue.path)));
+export function configSchemaError(fileLabel: string, issues: readonly z.core.$ZodIssue[], input: unknown, secret: SecretPath = () => false): RqError {
+  const received = (path: readonly PropertyKey[]) => (secret(path) ? withheld() : valueAtPath(input, path));
+  const parts = issues.map((issue) => fieldProblem(describePath(issue.path), expectedOf(issue), received(issue.path)));
   return RqError.of('RQ_ERR_CONFIG', `${fileLabel}: ${parts.join('; ')}`);
 }
 
@@ -59,9 +63,9 @@ export function parseConfigJson(text: string, fileLabel: string): unknown {
   }
 }
 
-/** Parses `input` with `schema` or throws the combined config error. */
-export function parseWithSchema<S extends z.ZodMiniType>(schema: S, input: unknown, fileLabel: string): z.output<S> {
+/** Parses `input` with `schema` or throws the combined config error; values at `secret` paths are not shown in it. */
+export function parseWithSchema<S extends z.ZodMiniType>(schema: S, input: unknown, fileLabel: string, secret?: SecretPath): z.output<S> {
   const result = z.safeParse(schema, input);
-  if (!result.success) throw configSchemaError(fileLabel, result.error.issues, input);
+  if (!result.success) throw configSchemaError(fileLabel, result.error.issues, input, secret);
   return result.data;
 }

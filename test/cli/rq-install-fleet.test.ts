@@ -3,12 +3,22 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/rq-install.js';
 import { parseGlobalConfig } from '../../src/config/global-config.js';
 import { defaultHostName } from '../../src/config/fleet-config.js';
+import { type TestCerts, makeTestCerts } from '../helpers/tls-certs.js';
 
 let tmp: string;
+/** Files rq-install reads as rq-mgr would: a CA, a client certificate and its key, a password. */
+let certs: TestCerts;
+let password: string;
+beforeAll(async () => {
+  certs = makeTestCerts();
+  password = path.join(certs.dir, 'etcd-password');
+  await fs.writeFile(password, 'secret\n');
+});
+afterAll(() => certs?.cleanup());
 beforeEach(async () => {
   tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-install-fleet-'));
 });
@@ -47,20 +57,36 @@ describe('rq-install fleet flags', () => {
   });
 
   it("writes etcd's TLS files and user as paths, which rq-mgr loads as they are", async () => {
-    const tls = ['--etcd-ca', '/etc/rq/ca.pem', '--etcd-cert', '/etc/rq/client.pem', '--etcd-key', '/etc/rq/client-key.pem'];
-    const user = ['--etcd-user', 'rq', '--etcd-password-file', '/etc/rq/etcd-password'];
+    const tls = ['--etcd-ca', certs.ca, '--etcd-cert', certs.clientCert, '--etcd-key', certs.clientKey];
+    const user = ['--etcd-user', 'rq', '--etcd-password-file', password];
     const r = await install('--fleet', 'prod', '--etcd', 'https://10.0.0.1:2379', '--advertise', 'http://10.0.0.5:3333/', ...tls, ...user);
     expect(r).toEqual({ code: 0, err: [] });
     expect(parseGlobalConfig(await fs.readFile(path.join(tmp, 'config', 'config.json'), 'utf8'), 'config.json').fleet).toEqual({
       name: 'prod',
       etcd: ['https://10.0.0.1:2379'],
       advertise: 'http://10.0.0.5:3333/',
-      etcd_ca: '/etc/rq/ca.pem',
-      etcd_cert: '/etc/rq/client.pem',
-      etcd_key: '/etc/rq/client-key.pem',
+      etcd_ca: certs.ca,
+      etcd_cert: certs.clientCert,
+      etcd_key: certs.clientKey,
       etcd_user: 'rq',
-      etcd_password_file: '/etc/rq/etcd-password',
+      etcd_password_file: password,
     });
+  });
+
+  it('refuses etcd files rq-mgr could not read at its start, naming the field and the file, and writes nothing', async () => {
+    const empty = path.join(certs.dir, 'empty-password');
+    await fs.writeFile(empty, '');
+    for (const [argv, text] of [
+      [['--etcd-ca', '/nonexistent.pem'], 'fleet.etcd_ca: "/nonexistent.pem" cannot be read: no such file'],
+      [['--etcd-ca', password], `fleet.etcd_ca: ${JSON.stringify(password)} holds no PEM CA certificate`],
+      [['--etcd-user', 'rq', '--etcd-password-file', '/nonexist'], 'fleet.etcd_password_file: "/nonexist" cannot be read: no such file'],
+      [['--etcd-user', 'rq', '--etcd-password-file', empty], `fleet.etcd_password_file: ${JSON.stringify(empty)} is empty: it holds no password`],
+    ]) {
+      const r = await install(...HTTPS, ...argv);
+      expect(r.code).toBe(1);
+      expect(r.err).toEqual([expect.stringContaining(`rq-install: config/config.json: ${text}`)]);
+      await expect(fs.access(path.join(tmp, 'config', 'config.json'))).rejects.toThrow(/ENOENT/);
+    }
   });
 
   it('keeps a --host given beside --advertise', async () => {
@@ -99,12 +125,12 @@ describe('rq-install fleet flags', () => {
 
   it("renames the host with --force --fleet-host alone (rq doctor's fix for a name taken), keeping the rest of the fleet block", async () => {
     const at = ['--advertise', 'http://127.0.0.1:23350/'];
-    expect((await install('--fleet', 'p', '--etcd', 'https://a:2379', ...at, '--fleet-host', 'vm', '--etcd-ca', '/etc/rq/ca.pem')).code).toBe(0);
+    expect((await install('--fleet', 'p', '--etcd', 'https://a:2379', ...at, '--fleet-host', 'vm', '--etcd-ca', certs.ca)).code).toBe(0);
     const file = path.join(tmp, 'config', 'config.json');
     const before = JSON.parse(await fs.readFile(file, 'utf8'));
     await fs.writeFile(file, JSON.stringify({ ...before, fleet: { ...before.fleet, lease_ttl_s: 30 } }));
     expect(await install('--force', '--fleet-host', 'rq-b')).toEqual({ code: 0, err: [] });
-    const block = { name: 'p', etcd: ['https://a:2379'], advertise: 'http://127.0.0.1:23350/', host: 'rq-b', etcd_ca: '/etc/rq/ca.pem', lease_ttl_s: 30 };
+    const block = { name: 'p', etcd: ['https://a:2379'], advertise: 'http://127.0.0.1:23350/', host: 'rq-b', etcd_ca: certs.ca, lease_ttl_s: 30 };
     expect(parseGlobalConfig(await fs.readFile(file, 'utf8'), 'config.json').fleet).toEqual(block);
     // A whole block given again changes what it names and keeps what it does not (the TLS file, the lease).
     expect(await install('--force', '--fleet', 'q', '--etcd', 'https://b:2379', ...at)).toEqual({ code: 0, err: [] });
@@ -158,11 +184,11 @@ describe('rq-install fleet flags', () => {
     [['--fleet', 'p', '--advertise', 'http://h/'], '--etcd: expected etcd client URLs, comma-separated (http or https), received nothing'],
     [
       ['--fleet', 'p', '--etcd', 'http://a:2379,unix:///run/etcd.sock', '--advertise', 'http://h/'],
-      '--etcd: expected http:// or https:// URLs such as http://127.0.0.1:2379, received "unix:///run/etcd.sock"',
+      '--etcd: expected http:// or https:// URLs such as http://127.0.0.1:2379 (no user, query or fragment), received "unix:///run/etcd.sock"',
     ],
     [
       ['--fleet', 'p', '--etcd', 'http://a:2379'],
-      "--advertise: expected the http:// or https:// base URL other hosts reach this host's web at, received nothing",
+      "--advertise: expected the http:// or https:// base URL other hosts reach this host's web at (no user, query or fragment), received nothing",
     ],
     [['--fleet', 'p', '--etcd', 'http://a:2379', '--advertise', 'ftp://h/'], 'received "ftp://h/"'],
     [

@@ -29,12 +29,20 @@ describe('fleet config', () => {
     [{ ...good, etcd: [] }, 'fleet.etcd: expected at least one etcd client URL, received []'],
     [
       { ...good, etcd: ['unix:///run/etcd.sock'] },
-      'fleet.etcd[0]: expected an etcd client URL such as "http://127.0.0.1:2379" (http or https), received "unix:///run/etcd.sock"',
+      'fleet.etcd[0]: expected an etcd client URL such as "http://127.0.0.1:2379" (http or https; no user, query or fragment), received "unix:///run/etcd.sock"',
     ],
     [{ ...good, advertise: undefined }, 'fleet.advertise: expected the base URL other hosts reach'],
     [{ ...good, host: 'a b' }, 'fleet.host: expected a name of 1-63 letters'],
     [{ ...good, lease_ttl_s: 1 }, 'fleet.lease_ttl_s: expected a whole number of seconds 2-86400, received 1'],
     [{ ...good, lease_ttl_s: '10' }, 'fleet.lease_ttl_s: expected a whole number of seconds 2-86400, received "10"'],
+    [
+      { ...good, etcd_cafile: '/ca.pem' },
+      'fleet.etcd_cafile: unknown setting; expected one of name, etcd, host, advertise, lease_ttl_s, etcd_ca, etcd_cert, etcd_key, etcd_user, etcd_password_file',
+    ],
+    [{ ...good, leasettl: 10 }, 'fleet.leasettl: unknown setting; expected one of name, etcd, host, advertise, lease_ttl_s'],
+    [{ ...good, Host: 'x2' }, 'fleet.Host: unknown setting; did you mean "host"?'],
+    [{ ...good, host: 'a', Host: 'x2' }, 'fleet.Host: unknown setting; expected one of name,'],
+    [{ ...good, foo: 1 }, 'fleet.foo: unknown setting; expected one of'],
     ['prod', 'fleet: expected an object {"name": ..., "etcd": [urls], "advertise": url}, received "prod"'],
   ])('refuses %j', (fleet, text) => {
     expect(() => parse(fleet)).toThrow(text);
@@ -75,7 +83,7 @@ describe('fleet config', () => {
     ],
     [
       { ...good, etcd_user: 'rq', etcd_password: 'pw' },
-      'fleet.etcd_password: expected no password in config.json: the path of a file holding it, as "etcd_password_file", received "pw"',
+      'fleet.etcd_password: expected no password in config.json: the path of a file holding it, as "etcd_password_file", received a value not shown (a secret)',
     ],
     [{ ...good, etcd_ca: '/ca.pem' }, 'fleet.etcd_ca: expected only with https:// etcd URLs ("fleet.etcd" has "http://127.0.0.1:2379"), received "/ca.pem"'],
     [
@@ -84,6 +92,22 @@ describe('fleet config', () => {
     ],
   ])('refuses TLS and user fields %j', (fleet, text) => {
     expect(() => parse(fleet)).toThrow(text);
+  });
+
+  it('a refused password in the block or in basic_auth is named, never shown', () => {
+    for (const config of [
+      { host: 'h', port: 3333, fleet: { ...good, etcd_user: 'rq', etcd_password: 'hunter2' } },
+      { host: 'h', port: 3333, basic_auth: { users: { bob: ['hunter2'] } } },
+    ]) {
+      let text = '';
+      try {
+        parseGlobalConfig(JSON.stringify(config), 'config.json');
+      } catch (err) {
+        text = (err as Error).message;
+      }
+      expect(text).toMatch(/^config\.json: (fleet\.etcd_password|basic_auth\.users\.bob): expected .*, received a value not shown \(a secret\)$/);
+      expect(text).not.toContain('hunter2');
+    }
   });
 
   it('takes http and https URLs only, without credentials, query or fragment', () => {

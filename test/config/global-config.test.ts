@@ -83,7 +83,7 @@ describe('global config.json', () => {
       'config/config.json: allowed_ips[1]: expected an IP address or prefix (string), received 7',
     );
     expect(problem('{"host":"h","port":1,"basic_auth":{"users":{"bob":1}}}').message).toBe(
-      'config/config.json: basic_auth.users.bob: expected a password (string), received 1',
+      'config/config.json: basic_auth.users.bob: expected a password (string), received a value not shown (a secret)',
     );
     expect(problem('{"host":"h","port":1,"max_upload_bytes":-5}').message).toBe(
       'config/config.json: max_upload_bytes: expected a positive whole number of bytes, received -5',

@@ -17,6 +17,11 @@ describe('the scope of a limit key', () => {
     [{ deploy: { scope: 'fleet' } }, 'config/limits.json: "deploy".concurrency: expected a whole number 1-10000'],
     [{ deploy: { concurrency: 2, scope: 'world' } }, 'config/limits.json: "deploy".scope: expected "fleet" or "host", received "world"'],
     [{ deploy: { concurrency: 2, scop: 'fleet' } }, 'config/limits.json: "deploy".scop: expected no such field (concurrency and scope only)'],
+    [
+      { deploy: { concurrency: '2', scope: 'fleet' } },
+      'config/limits.json: "deploy".concurrency: expected a whole number 1-10000 (a JSON number, not text), received "2"',
+    ],
+    [{ plain: '3' }, 'config/limits.json: "plain": expected a whole number 1-10000 (a JSON number, not text), received "3"'],
     [{ deploy: [2] }, 'config/limits.json: "deploy": expected a concurrency, or {"concurrency": N, "scope": "fleet" or "host"}'],
   ])('refuses %j', (raw, text) => {
     expect(() => parseLimits(raw)).toThrow(text);

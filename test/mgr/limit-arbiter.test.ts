@@ -218,7 +218,7 @@ describe('queue deaths and the sweep', () => {
 
 describe('config/limits.json', () => {
   it.each([
-    [{ reports: '2x' }, 'config/limits.json: "reports": expected a whole number 1-10000, received "2x"'],
+    [{ reports: '2x' }, 'config/limits.json: "reports": expected a whole number 1-10000 (a JSON number, not text), received "2x"'],
     [{ reports: 0 }, 'config/limits.json: "reports": expected a whole number 1-10000, received 0'],
     [[1], 'config/limits.json: expected a JSON object of key: concurrency, received [1]'],
     [{ '': 1 }, 'config/limits.json: "": expected a key of 1-256 characters without control characters, received ""'],

@@ -38,12 +38,12 @@ describe('one rq-mgr, several queues sharing keys', () => {
       const lines = (await fs.readFile(log, 'utf8')).split('\n').filter((l) => l.includes('config/limits.json not loaded'));
       return lines.length ? JSON.parse(lines[lines.length - 1]) : false;
     }, 'the invalid limits.json to be logged');
-    expect(refused.err).toBe('config/limits.json: "grow": expected a whole number 1-10000, received "2x"');
+    expect(refused.err).toBe('config/limits.json: "grow": expected a whole number 1-10000 (a JSON number, not text), received "2x"');
     expect(await L.status('grow')).toMatchObject({ concurrency: 3, source: 'config' });
     // A key the file would name, refused for want of a concurrency, says the file is not loaded and why.
     expect(await L.mgr.q('g1', 'create_message', { dest: 'g1', param1: 'done', limit: 'newkey' })).toEqual([
       'fail',
-      'limit: key "newkey" has no concurrency: add it to config/limits.json or send limit_concurrency; config/limits.json is not loaded, so no key it names is known (config/limits.json: "grow": expected a whole number 1-10000, received "2x")',
+      'limit: key "newkey" has no concurrency: add it to config/limits.json or send limit_concurrency; config/limits.json is not loaded, so no key it names is known (config/limits.json: "grow": expected a whole number 1-10000 (a JSON number, not text), received "2x")',
     ]);
     const fourth = await L.send('g1', { param1: 'forever', param2: L.pidFile('grow-4'), limit: 'grow' });
     await L.line('grow', [`g1/${fourth}`], 'a 4th waits: the concurrency is still 3');
