@@ -50,7 +50,8 @@ export function fleetOption(opts: Record<string, OptionValue>): FleetConfig | un
   }
   const { name, etcd, advertise, host, ...access } = fleetChanges(opts) as Partial<FleetConfig> & { name: string };
   if (etcd === undefined) throw usage(`--etcd: expected etcd client URLs, comma-separated (http or https), received nothing`);
-  if (advertise === undefined) throw usage(`--advertise: expected the http:// or https:// base URL other hosts reach this host's web at (no user, query or fragment), received nothing`);
+  if (advertise === undefined)
+    throw usage(`--advertise: expected the http:// or https:// base URL other hosts reach this host's web at (no user, query or fragment), received nothing`);
   accessPairs(opts, etcd);
   return { name, etcd, advertise, ...(host === undefined ? {} : { host }), ...access };
 }
@@ -70,11 +71,14 @@ export function fleetChanges(opts: Record<string, OptionValue>): Partial<FleetCo
     if (typeof opts.etcd !== 'string') throw usage(`--etcd: expected etcd client URLs, comma-separated (http or https), received ${given(opts.etcd)}`);
     out.etcd = opts.etcd.split(',').map((u) => u.trim());
     const bad = out.etcd.find((u) => !isHttpUrl(u));
-    if (bad !== undefined) throw usage(`--etcd: expected http:// or https:// URLs such as http://127.0.0.1:2379 (no user, query or fragment), received ${shown(bad)}`);
+    if (bad !== undefined)
+      throw usage(`--etcd: expected http:// or https:// URLs such as http://127.0.0.1:2379 (no user, query or fragment), received ${shown(bad)}`);
   }
   const advertise = opts.advertise;
   if (advertise !== undefined && (typeof advertise !== 'string' || !isHttpUrl(advertise)))
-    throw usage(`--advertise: expected the http:// or https:// base URL other hosts reach this host's web at (no user, query or fragment), received ${given(advertise)}`);
+    throw usage(
+      `--advertise: expected the http:// or https:// base URL other hosts reach this host's web at (no user, query or fragment), received ${given(advertise)}`,
+    );
   if (advertise !== undefined) {
     // Checked here, not only for a whole block: under --force a change of --advertise alone sets the web's port too.
     const { port } = advertisedListen(advertise, opts);

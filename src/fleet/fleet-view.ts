@@ -1,16 +1,10 @@
 // The fleet as this host sees it, kept in memory from a watch of the fleet's keys: hosts that are up, and hosts that left with since when.
 import type { Logger } from 'pino';
 import { Doubling } from '../backoff.js';
-import { isFleetName, isHttpUrl } from '../config/fleet-config.js';
-import { isValidQueueName } from '../message/names.js';
-import { type FleetHost, type HostRecord, type MemberState, type FleetView as FleetViewReply, isHostRecord } from '../ipc/fleet-reply.js';
+import type { FleetHost, HostRecord, MemberState, FleetView as FleetViewReply } from '../ipc/fleet-reply.js';
 import type { EtcdStore, KeyValue } from './etcd-client.js';
-import { type FleetKeys, type SeenRecord, isSeenRecord, parseValue } from './fleet-keys.js';
-
-/** Names and URLs another host wrote are shown by the web and printed on terminals: only those of the shapes rq writes are taken. */
-function trusted(rec: HostRecord): boolean {
-  return isFleetName(rec.host) && isHttpUrl(rec.url) && Object.keys(rec.queues).every(isValidQueueName);
-}
+import type { FleetKeys, SeenRecord } from './fleet-keys.js';
+import { trustedHostRecord, trustedSeenRecord } from './record-shapes.js';
 
 /** A put or a delete the watch brought, at its revision. */
 interface WatchEvent {
@@ -22,8 +16,8 @@ interface WatchEvent {
 
 /** The record of a host up, when `value` is one of `host` in the shape rq writes. */
 function upRecord(value: string, host: string): HostRecord | null {
-  const rec = parseValue(value, isHostRecord);
-  return rec && rec.host === host && trusted(rec) ? rec : null;
+  const rec = trustedHostRecord(value);
+  return rec?.host === host ? rec : null;
 }
 
 export interface FleetViewDeps {
@@ -217,8 +211,8 @@ export class FleetView {
         this.goneAt.delete(host);
       } else this.d.log.debug({ key: kv.key }, 'fleet view: a host key of an unknown shape; ignored');
     } else if (seenHost !== null) {
-      const rec = parseValue(kv.value, isSeenRecord);
-      if (rec && rec.host === seenHost && isFleetName(seenHost) && isHttpUrl(rec.url)) this.seen.set(seenHost, { record: rec, modRevision: kv.modRevision });
+      const rec = trustedSeenRecord(kv.value);
+      if (rec?.host === seenHost) this.seen.set(seenHost, { record: rec, modRevision: kv.modRevision });
     }
   }
 

@@ -3,10 +3,11 @@ import type { Logger } from 'pino';
 import type { FleetSettings } from '../config/fleet-config.js';
 import { Doubling } from '../backoff.js';
 import { RqError } from '../errors.js';
-import { type HostRecord, type MemberState, isHostRecord } from '../ipc/fleet-reply.js';
+import type { HostRecord, MemberState } from '../ipc/fleet-reply.js';
 import type { EtcdStore } from './etcd-client.js';
 import type { FleetLease } from './etcd-lease.js';
-import { type FleetKeys, type SeenRecord, parseValue } from './fleet-keys.js';
+import type { FleetKeys, SeenRecord } from './fleet-keys.js';
+import { trustedHostRecord } from './record-shapes.js';
 
 export interface MembershipDeps {
   store: EtcdStore;
@@ -143,7 +144,7 @@ export class Membership {
   private async claim(value: string, lease: FleetLease): Promise<boolean> {
     const r = await this.d.store.createOrGet(this.key, value, lease);
     if (r.created) return true;
-    const held = r.existing ? parseValue(r.existing.value, isHostRecord) : null;
+    const held = r.existing ? trustedHostRecord(r.existing.value) : null;
     if (r.existing && held?.instance === this.d.record().instance) return this.d.store.replaceIf(this.key, value, r.existing.modRevision, lease);
     const s = this.d.settings;
     const err = RqError.of('RQ_ERR_FLEET_HOST_TAKEN', s.name, s.host, held?.url ?? 'a value rq does not read', held?.started_at ?? 'an unknown time');
