@@ -173,7 +173,8 @@ export class FleetLimits implements FleetSlots {
   /** etcd did not answer: nothing is granted until a pass goes through; said once per outage. */
   private failed(why: string): void {
     if (this.closed) return;
-    this.problem = `etcd does not answer (${why})`;
+    // The client's own refusal already says it (`etcd did not answer (<url>): …`): not said twice.
+    this.problem = why.startsWith('etcd did not answer') ? why : `etcd does not answer (${why})`;
     if (!this.retry) this.retry = setTimeout(() => ((this.retry = null), void this.pass()), this.waits.next());
     if (this.warned || this.lines.size === 0) return;
     this.warned = true;
