@@ -24,6 +24,20 @@ const REACH_MS = 3000;
 /** How long the web may run before its advertise URL must answer (it binds its port first). */
 const WEB_SETTLE_S = 5;
 
+/** etcd answered, and refused this host: its user or its TLS, told by what etcd or TLS said (docs/fleet.md, "TLS and etcd users"). */
+const TURNED_AWAY = [
+  {
+    said: /authentication failed|invalid user ID or password|UNAUTHENTICATED|PERMISSION_DENIED|permission denied/i,
+    fix: (file: string) =>
+      `correct "etcd_user", or the password in the file "etcd_password_file" names, in the fleet block of ${file} (etcd's user, with a role that may read and write the fleet's keys), then bin/rq-mgr restart`,
+  },
+  {
+    said: /certificate|ssl|tls|handshake/i,
+    fix: (file: string) =>
+      `correct "etcd_ca" (the CA that signed etcd's certificate), or "etcd_cert" and "etcd_key" (a client certificate etcd trusts), in the fleet block of ${file}, then bin/rq-mgr restart`,
+  },
+];
+
 const problem = (reason: string, fix: string): FleetFinding => ({ severity: 'problem', subject: 'fleet', reason, fix });
 
 /**
@@ -58,13 +72,18 @@ export async function fleetFindings(deps: FleetDoctorDeps, configFile: string, w
         `give this host a name no other rq of the fleet uses ("host" in the fleet block of ${configFile}, or rq-install --force --fleet-host NAME), then bin/rq-mgr restart`,
       ),
     ];
-  if (v.member.state === 'unreachable')
+  if (v.member.state === 'unreachable') {
+    const said = v.member.reason ?? 'no answer';
+    const turnedAway = TURNED_AWAY.find((t) => t.said.test(said));
+    // etcd's client words every failure as no answer; a refusal is etcd's answer.
+    const reason = turnedAway ? said.replace(/^etcd did not answer \([^)]*\): /, '') : said;
     return [
       problem(
-        `${who} does not reach etcd at ${v.etcd.endpoints.join(', ')}: ${v.member.reason ?? 'no answer'}; its queues run, but the fleet's pools and shared limits do without it`,
-        `start etcd there, or correct "etcd" in the fleet block of ${configFile} and bin/rq-mgr restart`,
+        `${who} ${turnedAway ? 'is turned away by' : 'does not reach'} etcd at ${v.etcd.endpoints.join(', ')}: ${reason}; its queues run, but the fleet's pools and shared limits do without it`,
+        turnedAway?.fix(configFile) ?? `start etcd there, or correct "etcd" in the fleet block of ${configFile} and bin/rq-mgr restart`,
       ),
     ];
+  }
   const mine = v.hosts.find((h) => h.host === v.host && h.state === 'up');
   // A web that is starting, or that named its own problem (a port held by another program), says nothing of advertise.
   if (v.member.state !== 'member' || !mine || web?.status !== 'RUNNING' || web.problem || (web.uptime ?? 0) < WEB_SETTLE_S) return [];

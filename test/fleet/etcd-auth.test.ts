@@ -81,6 +81,19 @@ describe('a fleet on an etcd with users', { timeout: 60_000 }, () => {
     expect(JSON.parse(line)).toMatchObject({ level: 40, err: expect.stringMatching(refused) });
     const status = await run(BIN('rq-mgr'), ['status', '--root', b.root.root]);
     expect(status.stdout).toMatch(/fleet test as b: unreachable since \S+ \(etcd did not answer .*authentication failed/);
+    // rq doctor tells a refusal from no answer, and gives the user's fix, not etcd's address (exit 1: a problem found).
+    const said = (await run(BIN('rq'), ['doctor', '--json', '--root', b.root.root]).catch((err: { stdout: string }) => err)).stdout;
+    const doctor = JSON.parse(said) as { findings: { subject: string; reason: string; fix: string }[] };
+    expect(doctor.findings.filter((f) => f.subject === 'fleet')).toEqual([
+      {
+        severity: 'problem',
+        subject: 'fleet',
+        reason: expect.stringMatching(
+          /^this host \(b in fleet \S+\) is turned away by etcd at https:\/\/127\.0\.0\.1:\d+: 3 INVALID_ARGUMENT: etcdserver: authentication failed/,
+        ),
+        fix: expect.stringMatching(/^correct "etcd_user", or the password in the file "etcd_password_file" names, in the fleet block of /),
+      },
+    ]);
     expect(Object.keys(await hostRecords(store))).toEqual(['a']);
     expect((await store.getPrefix(KEYS.seen)).map((kv) => kv.key)).toEqual([KEYS.seenHost('a')]);
     expect(logLines(b, 'not-the-password')).toEqual([]);

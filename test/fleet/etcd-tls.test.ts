@@ -81,6 +81,15 @@ describe('a fleet on an etcd with TLS and client certificates', { timeout: 60_00
     const reason = /unable to verify/;
     expect((await notJoined(c)).reason).toMatch(reason);
     await warned(c, reason);
+    // rq doctor gives the TLS fields' fix, not etcd's address (exit 1: a problem found).
+    const said = (await run(BIN('rq'), ['doctor', '--json', '--root', c.root.root]).catch((err: { stdout: string }) => err)).stdout;
+    const fleet = (JSON.parse(said) as { findings: { subject: string; reason: string; fix: string }[] }).findings.filter((f) => f.subject === 'fleet');
+    expect(fleet).toEqual([
+      expect.objectContaining({
+        reason: expect.stringMatching(/^this host \(c in fleet \S+\) is turned away by etcd at https:\/\/127\.0\.0\.1:\d+: .*unable to verify/),
+        fix: expect.stringMatching(/^correct "etcd_ca" \(the CA that signed etcd's certificate\), or "etcd_cert" and "etcd_key"/),
+      }),
+    ]);
     expect(Object.keys(await hostRecords(store))).toEqual(['a']);
   });
 
