@@ -75,7 +75,16 @@ export function daemonMain(name: string, main: () => Promise<number | void>): vo
  * (its socket or port listens; the web says at which URL), or why it cannot, with the fix; rq-mgr
  * says it once and backs off.
  */
-export type ParentReport = { rq: 'ready'; url?: string } | { rq: 'problem'; key: string; reason: string; fix: string };
+export type ParentReport = { rq: 'ready'; url?: string } | { rq: 'alive' } | { rq: 'problem'; key: string; reason: string; fix: string };
+
+/** How often a child that serves tells rq-mgr it still does: its event loop turns (WorkerPolicy.silentMs is the bound rq-mgr keeps). */
+export const HEARTBEAT_MS = 2000;
+
+/** Tells rq-mgr every HEARTBEAT_MS that this process's event loop still turns, for as long as it runs. */
+export function heartbeatParent(): void {
+  if (!process.send) return;
+  setInterval(() => void tellParent({ rq: 'alive' }), HEARTBEAT_MS).unref();
+}
 
 /** Sends a report to rq-mgr when it started this process; resolves once it is sent (before an exit), at once without a channel. */
 export function tellParent(report: ParentReport): Promise<void> {

@@ -13,6 +13,9 @@ import { type QueueMemory, notInheritedArgs, queueEnv, queueNodeFlags } from '..
 import { type CreateQueueOptions, createQueueDir, discoverQueues, trashQueueDir } from './queue-dirs.js';
 import { DEFAULT_POLICY, Worker, type WorkerPolicy, type WorkerProblem, type WorkerStatus } from './worker.js';
 
+/** How long the web may say nothing after it serves (it says it every HEARTBEAT_MS) before rq-mgr takes it as stuck. */
+export const WEB_SILENT_MS = 20_000;
+
 export interface SupervisorDeps {
   root: string;
   log: Logger;
@@ -95,12 +98,14 @@ export class Supervisor {
       return null;
     }
     const served = (serves: boolean) => (name === 'web' ? this.deps.webServing?.(serves) : undefined);
+    // The web's loop never waits on a script: silent that long, it is stuck (or stopped), and is restarted.
+    const policy = { ...(this.deps.policy ?? DEFAULT_POLICY), ...(name === 'web' ? { silentMs: WEB_SILENT_MS } : {}) };
     const w = new Worker(
       `[${name}]`,
       name,
       [main, '--root', this.root, '--watch-stdin'],
       this.deps.log,
-      this.deps.policy ?? DEFAULT_POLICY,
+      policy,
       this.deps.env,
       () => served(false),
       () => served(true),

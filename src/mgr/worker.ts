@@ -14,6 +14,11 @@ export interface WorkerPolicy {
   fastMs: number;
   /** Consecutive fast deaths after which the worker is marked ERROR and left alone. */
   maxFastDeaths: number;
+  /**
+   * A child that said it serves and then says nothing (no heartbeat, `heartbeatParent`) for this long is
+   * stuck, its event loop blocked or the process stopped: it is killed and restarted. Absent: never.
+   */
+  silentMs?: number;
 }
 
 export const DEFAULT_POLICY: WorkerPolicy = { baseDelayMs: 100, maxDelayMs: 30_000, fastMs: 10_000, maxFastDeaths: 10 };
@@ -45,6 +50,8 @@ export class Worker {
   private said: string | null = null;
   /** What the current child named, if anything. */
   private reported: WorkerProblem | null = null;
+  /** When the current child last reported anything (ready, a heartbeat). */
+  private heardAt = 0;
   private readyWaiters: (() => void)[] = [];
 
   constructor(
@@ -87,6 +94,7 @@ export class Worker {
     child.once('error', (err) => this.log.error({ worker: this.name, err: err.message }, 'could not start'));
     // 'close', not 'exit': it comes after the channel's last report (a problem sent just before exiting).
     child.once('close', (code, signal) => this.onExit(child, code, signal));
+    this.watch(child);
     // A first start is bookkeeping (rq-mgr's own line lists the queues); a restart is news.
     if (this.restarts > 0 && this.said === null) this.log.info({ worker: this.name, child_pid: child.pid, restarts: this.restarts }, 'started');
     else this.log.debug({ worker: this.name, child_pid: child.pid }, 'started');
@@ -94,6 +102,7 @@ export class Worker {
 
   private onReport(child: ChildProcess, m: ParentReport): void {
     if (this.child !== child || typeof m !== 'object' || m === null) return;
+    this.heardAt = Date.now();
     if (m.rq === 'ready') {
       // The web says where: after a busy port, its config may name another one now.
       const where = typeof m.url === 'string' ? ` at ${m.url}` : '';
@@ -107,6 +116,23 @@ export class Worker {
       this.reported = { key: String(m.key), reason: m.reason, fix: m.fix };
       this.problem = this.reported;
     }
+  }
+
+  /** Kills the child once it has served and then been silent for silentMs (the policy's); checked ten times in that time. */
+  private watch(child: ChildProcess): void {
+    const silentMs = this.policy.silentMs;
+    if (!silentMs) return;
+    const check = setInterval(() => {
+      if (this.child !== child) return clearInterval(check);
+      if (!this.ready || Date.now() - this.heardAt < silentMs) return;
+      clearInterval(check);
+      this.log.warn(
+        { worker: this.name, child_pid: child.pid, silent_ms: Date.now() - this.heardAt },
+        `${this.name} said nothing for ${silentMs / 1000} s: stuck; SIGKILL and restart`,
+      );
+      child.kill('SIGKILL');
+    }, silentMs / 10);
+    check.unref();
   }
 
   private wakeReadyWaiters(): void {

@@ -7,7 +7,7 @@ import { loadGlobalConfig, webUrl } from '../config/global-config.js';
 import { queuePaths, rootPaths } from '../config/paths.js';
 import { PACKAGE_DIR, resolveRoot } from '../config/root.js';
 import { createLogger } from '../log.js';
-import { daemonMain, tellParent, untilStopped } from '../daemon.js';
+import { daemonMain, heartbeatParent, tellParent, untilStopped } from '../daemon.js';
 import { listenProblem } from './listen-problem.js';
 import { buildApp } from './app.js';
 import { chartLibFiles } from './chart-lib.js';
@@ -57,6 +57,8 @@ async function main(): Promise<number | void> {
   }
   log.info({ host, port, root, relative_root: config.relative_root ?? '/' }, 'web server listening');
   await tellParent({ rq: 'ready', url: webUrl(config) });
+  // A web whose loop is stuck would be taken as serving: rq-mgr restarts it when these stop.
+  heartbeatParent();
 
   untilStopped({
     log,

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { type WorkerStatus, Worker } from '../../src/mgr/worker.js';
 import { pidAlive, waitFor } from '../helpers/rq-root.js';
+import { capturedLog } from '../helpers/captured-log.js';
 
 /** A child that runs until it is signalled (it keeps its stdin open, as a queue process does). */
 const FOREVER = ['-e', 'process.stdin.resume()'];
@@ -63,5 +64,48 @@ describe('Worker', () => {
     // A stop is not a restart: the count stays.
     await w.stop(1000);
     expect(w.restarts).toBe(2);
+  });
+
+  it('a child that served and then says nothing for silentMs is killed and restarted; one that keeps saying it is alive is left alone', async () => {
+    // Says it serves, then a heartbeat every 50 ms (heartbeatParent's, faster), until it gets SIGUSR2: then it stops them, as a stuck loop would.
+    const beating = [
+      '-e',
+      `process.stdin.resume(); process.send({ rq: 'ready' }); const t = setInterval(() => process.send({ rq: 'alive' }), 50); process.on('SIGUSR2', () => clearInterval(t));`,
+    ];
+    const told: WorkerStatus[] = [];
+    const { log, lines } = capturedLog();
+    const w = new Worker('[web]', 'web', beating, log, { ...POLICY, silentMs: 400 }, process.env, (status) => told.push(status));
+    workers.push(w);
+    w.start();
+    await waitFor(() => w.ready, 'the child to say it serves');
+    const first = w.child!;
+    const died = new Promise<void>((r) => first.once('exit', () => r()));
+    // Three times silentMs of heartbeats: left alone.
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(w.child).toBe(first);
+    expect(told).toEqual([]);
+    first.kill('SIGUSR2');
+    await died;
+    expect(first.signalCode).toBe('SIGKILL');
+    expect(told).toEqual(['BACKOFF']);
+    expect(lines.filter((l) => l.level === 40).map((l) => l.msg)).toEqual(['[web] said nothing for 0.4 s: stuck; SIGKILL and restart', 'died; restarting']);
+    await waitFor(() => w.status === 'RUNNING' && w.ready && w.child !== first, 'the restart to serve');
+  });
+
+  it('a child stopped (SIGSTOP) after it served is killed and restarted too; without silentMs it is left stopped', async () => {
+    const beating = ['-e', `process.stdin.resume(); process.send({ rq: 'ready' }); setInterval(() => process.send({ rq: 'alive' }), 50);`];
+    const watched = new Worker('[web]', 'web', beating, silentLogger(), { ...POLICY, silentMs: 400 }, process.env);
+    const unwatched = new Worker('[timers]', 'timers', beating, silentLogger(), POLICY, process.env);
+    workers.push(watched, unwatched);
+    for (const w of [watched, unwatched]) w.start();
+    await waitFor(() => watched.ready && unwatched.ready, 'both to serve');
+    const [first, other] = [watched.child!, unwatched.child!];
+    const died = new Promise<void>((r) => first.once('exit', () => r()));
+    for (const c of [first, other]) c.kill('SIGSTOP');
+    await died;
+    expect(first.signalCode).toBe('SIGKILL');
+    await waitFor(() => watched.ready && watched.child !== first, 'the restart to serve');
+    expect(unwatched.child).toBe(other);
+    other.kill('SIGCONT');
   });
 });
