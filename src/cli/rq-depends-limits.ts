@@ -47,10 +47,14 @@ const undepend: RqCommand = {
 /** rq-mgr holds the limits table; it answers at once or not at all. */
 const MGR_TIMEOUT_MS = 10_000;
 
-/** `<key> <in use>/<concurrency> waiting <n>`, and ` (<k> orphaned)` for slots held by scripts of a dead queue process. */
+/**
+ * `<key> <in use>/<concurrency> waiting <n>`, ` (<k> orphaned)` for slots held by scripts of a dead queue process; a key the
+ * fleet shares says so, and why its waiters do not move while this host cannot take its slots (etcd does not answer).
+ */
 export function limitLine(key: string, s: LimitKeyStatus): string {
   const orphaned = s.holders.filter((h) => h.orphaned).length;
-  return `${key} ${s.holders.length}/${s.concurrency} waiting ${s.waiting.length}${orphaned ? ` (${orphaned} orphaned)` : ''}`;
+  const fleet = s.scope === 'fleet' ? ` fleet${s.stalled ? ` stalled: ${s.stalled}` : ''}` : '';
+  return `${key} ${s.holders.length}/${s.concurrency} waiting ${s.waiting.length}${orphaned ? ` (${orphaned} orphaned)` : ''}${fleet}`;
 }
 
 /** `rq limits`: `ok <n>` then one line per key rq-mgr knows (one with holders or waiters), by name; `--json` the table as rq-mgr answers it. */

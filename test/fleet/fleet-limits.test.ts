@@ -5,6 +5,7 @@ import { EtcdProc } from '../helpers/etcd.js';
 import { LimitSampler } from '../helpers/limit-sampler.js';
 import { killLeftoverGroups } from '../helpers/process-groups.js';
 import { waitFor } from '../helpers/rq-root.js';
+import { runRq } from '../helpers/rq-cli.js';
 import { EtcdStore } from '../../src/fleet/etcd-client.js';
 import { type Limits, expectNoOverlap, killGroup } from '../mgr/limits-harness.js';
 import { type Host, TTL_S, logLines, stopHost } from './fleet-harness.js';
@@ -123,6 +124,9 @@ describe('fleet-wide concurrency limits through etcd', { timeout: 60_000 }, () =
     // etcd's reason said once, not wrapped in a second "does not answer".
     expect(health.queues.d.fleet_limits).toMatch(/^waits for fleet slots of deploy: etcd (does not|did not) answer \([^;]*$/);
     expect(health.queues.d.fleet_limits).not.toMatch(/answer \(etcd/);
+    // rq limits says the key is the fleet's and why its waiters do not move.
+    const limits = await runRq(['limits', '--key', KEY], { root: a.h.root.root });
+    expect(limits.out).toEqual(['ok 1', expect.stringMatching(/^deploy 0\/2 waiting 2 fleet stalled: etcd (does not|did not) answer \(/)]);
     const metrics = await (await fetch(`http://127.0.0.1:${a.h.root.port}/metrics`)).text();
     expect(metrics).toContain('rq_fleet_limit_waiting{key="deploy"} 2');
     expect(metrics).toContain('rq_fleet_limit_stalled{key="deploy"} 1');
