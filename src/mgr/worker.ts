@@ -122,12 +122,16 @@ export class Worker {
   private watch(child: ChildProcess): void {
     const silentMs = this.policy.silentMs;
     if (!silentMs) return;
+    let checked = Date.now();
     const check = setInterval(() => {
       if (this.child !== child) return clearInterval(check);
-      if (!this.ready || Date.now() - this.heardAt < silentMs) return;
+      // rq-mgr's own loop held up this long: the child's reports may wait unread behind this check.
+      const late = Date.now() - checked > silentMs / 2;
+      checked = Date.now();
+      if (late || this.status !== 'RUNNING' || !this.ready || checked - this.heardAt < silentMs) return;
       clearInterval(check);
       this.log.warn(
-        { worker: this.name, child_pid: child.pid, silent_ms: Date.now() - this.heardAt },
+        { worker: this.name, child_pid: child.pid, silent_ms: checked - this.heardAt },
         `${this.name} said nothing for ${silentMs / 1000} s: stuck; SIGKILL and restart`,
       );
       child.kill('SIGKILL');
