@@ -6,9 +6,9 @@ import { type SeenRecord, isSeenRecord, parseValue } from './fleet-keys.js';
 
 /** A time as rq writes it (Date#toISOString): such a value from etcd is shown on terminals and pages, so nothing else is taken. */
 const isIsoTime = (v: string | undefined): boolean => v !== undefined && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(v);
-/** A version (`3.0.0`, `3.1.0-rc.1`), an instance (hex), a queue's status (`UP`, `DISK FULL`): short, printable, no escapes. */
+/** A version (`3.0.0`, `3.1.0-rc.1`), an instance (hex, or a name), a queue's status (`UP`, `DISK FULL`): short, printable, no escapes. */
 const VERSION_RE = /^[0-9A-Za-z.+-]{1,64}$/;
-const INSTANCE_RE = /^[0-9A-Za-z]{1,64}$/;
+const INSTANCE_RE = /^[0-9A-Za-z._-]{1,64}$/;
 const STATUS_RE = /^[A-Z][A-Z ]{0,31}$/;
 /** A URL as written, not only as parsed: the URL parser escapes control bytes, and the text shown is the one written. */
 const isPlainUrl = (v: string): boolean => /^[\x21-\x7e]{1,2048}$/.test(v) && isHttpUrl(v);

@@ -13,15 +13,17 @@ let a: Host;
 let b: Host;
 
 const SCRIPT = '<script>alert(1)</script>';
-/** Written straight into etcd, as a host of another rq (or anything else with access to etcd) could: only its status and URL path are free text. */
+/** Written straight into etcd, as a host of another rq (or anything else with access to etcd) could: of the shape rq writes, with markup in its URL's path. */
 const HOSTILE = {
   host: 'evil',
-  url: `http://127.0.0.1:1/"><img src=x onerror=alert(2)>`,
-  version: SCRIPT,
+  url: `http://127.0.0.1:1/"><img/src=x/onerror=alert(2)>`,
+  version: '3.0.0',
   started_at: new Date().toISOString(),
   instance: 'x',
-  queues: { q9: { status: `<img src=x onerror=alert(3)>`, ready: 7, running: 1, workers: 4 } },
+  queues: { q9: { status: 'PAUSE', ready: 7, running: 1, workers: 4 } },
 };
+/** Markup where rq writes none (a version, a status): not taken at all (src/fleet/record-shapes.ts). */
+const REFUSED = { ...HOSTILE, host: 'evil2', version: SCRIPT, queues: { q9: { ...HOSTILE.queues.q9, status: '<img src=x onerror=alert(3)>' } } };
 
 const page = (h: Host, path = 'fleet') => fetch(`http://127.0.0.1:${h.root.port}/${path}`);
 
@@ -30,6 +32,7 @@ describe('the fleet page and rq queues --fleet', { timeout: 60_000 }, () => {
     etcd = await EtcdProc.start();
     store = await EtcdStore.open({ endpoints: [etcd.url] });
     [a, b] = await Promise.all(['a', 'b'].map((n) => startHost(n, etcd.url)));
+    await store.put(KEYS.host('evil2'), JSON.stringify(REFUSED));
     await store.put(KEYS.host('evil'), JSON.stringify(HOSTILE));
     await waitFor(async () => {
       const res = await page(a, 'fleet.json').catch(() => null);
@@ -40,7 +43,7 @@ describe('the fleet page and rq queues --fleet', { timeout: 60_000 }, () => {
 
   afterAll(async () => {
     for (const h of [a, b]) await stopHost(h);
-    await store?.delete(KEYS.host('evil')).catch(() => undefined);
+    for (const h of ['evil', 'evil2']) await store?.delete(KEYS.host(h)).catch(() => undefined);
     store?.close();
     await etcd?.cleanup();
   }, 60_000);
@@ -61,11 +64,12 @@ describe('the fleet page and rq queues --fleet', { timeout: 60_000 }, () => {
     expect(body).toContain('<script type="module" src="/js/fleet.js"></script>');
   });
 
-  it('escapes what etcd holds: a hostile status and URL are text', async () => {
+  it('escapes what etcd holds: a hostile URL is text; a record with markup where rq writes none is not listed', async () => {
     const body = await (await page(a)).text();
-    expect(body).not.toContain('<img src=x');
-    expect(body).toContain('&lt;img src=x onerror=alert(3)&gt;');
-    expect(body).toContain('href="http://127.0.0.1:1/&quot;&gt;&lt;img src=x onerror=alert(2)&gt;"');
+    expect(body).not.toContain('<img');
+    expect(body).toContain('href="http://127.0.0.1:1/&quot;&gt;&lt;img/src=x/onerror=alert(2)&gt;"');
+    expect(body).not.toContain('evil2');
+    expect(body).not.toContain('alert(3)');
     expect(body).not.toContain(SCRIPT);
   });
 
