@@ -109,6 +109,13 @@ describe('FeedClient', () => {
       code: 'RQ_ERR_NO_REPLY',
       message: expect.stringMatching(/ENOENT/),
     });
+    // A queue that closes the feed before its hello (stopping as the client came).
+    await new Promise<void>((r) => server!.close(() => r()));
+    await serveRaw((s) => s.end());
+    await expect(FeedClient.open(sock, collect().handlers)).rejects.toMatchObject({
+      code: 'RQ_ERR_NO_REPLY',
+      message: expect.stringMatching(/closed before the hello/),
+    });
   });
 
   it('close() by its owner ends the connection without a closed call', async () => {

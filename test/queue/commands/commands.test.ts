@@ -130,6 +130,11 @@ describe('create, prep, attach, commit', () => {
     for (const args of [{}, { msg_id: '' }, { msg_id: null }]) expect(await q.cmd('commit_message', args)).toEqual(['fail', "lacking 'msg_id' field"]);
     expect(await q.cmd('commit_message', { msg_id: '20200101.0000.00.000.1' })).toEqual(['fail', 'cannot find message']);
   });
+
+  it("dependency_resolved (another queue's word that a dependency ended) refuses a state that is no text, naming it", async () => {
+    const args = { msg_id: '20200101.0000.00.000.1', dependency: 'other/20200101.0000.00.000.2' };
+    expect(await q.cmd('dependency_resolved', { ...args, state: 5 })).toEqual(['fail', 'state: expected a state, received 5']);
+  });
 });
 
 describe('operator operations', () => {
