@@ -74,9 +74,10 @@ export async function fleetFindings(deps: FleetDoctorDeps, configFile: string, w
     ];
   if (v.member.state === 'unreachable') {
     const said = v.member.reason ?? 'no answer';
-    const turnedAway = TURNED_AWAY.find((t) => t.said.test(said));
-    // etcd's client words every failure as no answer; a refusal is etcd's answer.
-    const reason = turnedAway ? said.replace(/^etcd did not answer \([^)]*\): /, '') : said;
+    // etcd's client words every failure as no answer (naming the endpoint, whose name must not be taken for the cause); a refusal is etcd's answer.
+    const cause = said.replace(/^etcd did not answer \([^)]*\): /, '');
+    const turnedAway = TURNED_AWAY.find((t) => t.said.test(cause));
+    const reason = turnedAway ? cause : said;
     return [
       problem(
         `${who} ${turnedAway ? 'is turned away by' : 'does not reach'} etcd at ${v.etcd.endpoints.join(', ')}: ${reason}; its queues run, but the fleet's pools and shared limits do without it`,

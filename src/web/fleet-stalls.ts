@@ -12,7 +12,8 @@ export async function fleetStalls(ctx: WebContext): Promise<Map<string, string>>
     if (s.scope !== 'fleet' || !s.stalled) continue;
     for (const w of s.waiting) {
       const stall = stalls.get(w.queue) ?? { keys: new Set<string>(), why: s.stalled };
-      stalls.set(w.queue, stall.keys.add(key) && stall);
+      stall.keys.add(key);
+      stalls.set(w.queue, stall);
     }
   }
   return new Map([...stalls].map(([queue, s]) => [queue, `waits for fleet slots of ${[...s.keys].join(', ')}: ${s.why}`]));
