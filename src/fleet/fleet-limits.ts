@@ -1,6 +1,7 @@
 // This host's places in the fleet's concurrency limits: one lease-bound etcd key per waiting or holding run; the holders are the first N keys by create revision (etcd's semaphore recipe).
 import type { Logger } from 'pino';
 import { Doubling } from '../backoff.js';
+import { isRqError } from '../errors.js';
 import type { EtcdStore } from './etcd-client.js';
 import type { FleetLease } from './etcd-lease.js';
 import type { FleetKeys } from './fleet-keys.js';
@@ -102,7 +103,8 @@ export class FleetLimits implements FleetSlots {
       } while (this.again && !this.closed);
       this.answered();
     } catch (err) {
-      this.failed((err as Error).message);
+      // The client's own refusal says it already, naming the endpoints (`etcd did not answer (<url>): …`).
+      this.failed(isRqError(err, 'RQ_ERR_ETCD_UNREACHABLE') ? err.message : `etcd does not answer (${(err as Error).message})`);
     } finally {
       this.busy = false;
     }
@@ -120,7 +122,7 @@ export class FleetLimits implements FleetSlots {
       put: (kv) => this.heard(kv.key),
       delete: (key) => this.heard(key),
       connected: () => void this.pass(),
-      disconnected: (why) => this.failed(why),
+      disconnected: (why) => this.failed(`etcd does not answer (${why})`),
     });
     if (this.cleaned !== lease.id) await this.clean(lease);
     for (const [key, line] of this.lines)
@@ -170,15 +172,14 @@ export class FleetLimits implements FleetSlots {
     this.d.log.info('fleet limits: etcd answers again; runs waiting for fleet slots are served again');
   }
 
-  /** etcd did not answer: nothing is granted until a pass goes through; said once per outage. */
-  private failed(why: string): void {
+  /** etcd did not answer (`problem` says so, and why): nothing is granted until a pass goes through; said once per outage. */
+  private failed(problem: string): void {
     if (this.closed) return;
-    // The client's own refusal already says it (`etcd did not answer (<url>): …`): not said twice.
-    this.problem = why.startsWith('etcd did not answer') ? why : `etcd does not answer (${why})`;
+    this.problem = problem;
     if (!this.retry) this.retry = setTimeout(() => ((this.retry = null), void this.pass()), this.waits.next());
     if (this.warned || this.lines.size === 0) return;
     this.warned = true;
-    this.d.log.warn({ err: why }, 'fleet limits: etcd does not answer; no run needing a fleet slot starts on this host until it is back');
+    this.d.log.warn({ err: problem }, 'fleet limits: etcd does not answer; no run needing a fleet slot starts on this host until it is back');
   }
 
   async close(): Promise<void> {
