@@ -19,7 +19,7 @@ export class FakeScript {
   }
 
   get env(): NodeJS.ProcessEnv {
-    return this.request.env;
+    return this.request.env.object();
   }
 
   /** Writes lines on the script's fd 3. */

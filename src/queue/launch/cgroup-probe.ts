@@ -4,6 +4,7 @@ import path from 'node:path';
 import { removeCgroup } from './cgroup-fs.js';
 import { REMOVE_MS } from './leftovers.js';
 import type { Launcher } from './script-runner.js';
+import { ScriptEnv } from './script-env.js';
 
 /**
  * Why `launch` cannot start a process in a cgroup under `parent`, or null when it can: a seccomp
@@ -16,7 +17,7 @@ export async function probe(parent: string, launch: Launcher): Promise<string | 
   const logFd = fs.openSync('/dev/null', 'w');
   let exit;
   try {
-    const child = launch({ argv: ['/bin/sh', '-c', 'exit 0'], env: {}, cwd: '/', logFd, header: { time: '', script: 'probe' }, cgroup: dir });
+    const child = launch({ argv: ['/bin/sh', '-c', 'exit 0'], env: ScriptEnv.of({}), cwd: '/', logFd, header: { time: '', script: 'probe' }, cgroup: dir });
     exit = await child.exited;
     child.fromScript.destroy();
     child.toScript.destroy();

@@ -52,10 +52,8 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
   const devNull = fs.openSync('/dev/null', 'r');
   return (r) => {
     if (holdsNul(r)) return failedLaunch(NUL_REFUSAL);
-    // One loop, no intermediate arrays: this runs on every start, with a hundred variables or more.
-    const envp: string[] = [];
-    for (const k in r.env) if (r.env[k] !== undefined) envp.push(k + '=' + r.env[k]);
-    const file = findExecutable(r.argv[0], r.cwd, r.env.PATH);
+    const envp = r.env.envp();
+    const file = findExecutable(r.argv[0], r.cwd, r.env.get('PATH'));
     if (!file) return failedLaunch(`spawn ${r.argv[0]} ENOENT`, 'ENOENT');
     const fds: number[] = [];
     try {

@@ -7,6 +7,5 @@ export const NUL_REFUSAL = 'an argument or environment value contains a NUL byte
 /** True when an argument, an environment entry or the cwd of `r` holds a NUL byte. */
 export function holdsNul(r: Pick<LaunchRequest, 'argv' | 'env' | 'cwd'>): boolean {
   if (r.cwd.includes('\0') || r.argv.some((a) => a.includes('\0'))) return true;
-  for (const k in r.env) if (k.includes('\0') || r.env[k]?.includes('\0')) return true;
-  return false;
+  return r.env.holdsNul();
 }

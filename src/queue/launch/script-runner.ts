@@ -1,19 +1,16 @@
 // Starts one queue script for one message: environment, fds 3/4, stdio.log, own process group (and run cgroup).
-import { RQ_VERSION } from '../../version.js';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Logger } from 'pino';
-import { type Message, isSetFlag } from '../../message/message.js';
-import { poolName } from '../../message/fleet-dest.js';
-import { isRelayedDest, isRemoteUrl } from '../../message/relay-dests.js';
 import { execPrefixOf } from '../../config/queue-config.js';
 import { LineSplitter, type SplitLine } from './line-splitter.js';
 import { type OutputBounds, RunLog } from './run-log.js';
 import { endLeftovers } from './leftovers.js';
 import type { RunUsage } from './run-usage.js';
 import type { RunLimits } from '../../message/run-limits.js';
+import type { ScriptEnv } from './script-env.js';
 
 /** `dev` and `ino` say which file the path named at the start, for a run that fails as a deploy lands (start-refusal.ts). */
 export type ResolvedScript = { ok: true; path: string; dev: number; ino: number } | { ok: false; reason: string };
@@ -58,63 +55,6 @@ export function execArgv(prefix: string | null | undefined, scriptPath: string):
   return [...words, scriptPath];
 }
 
-export interface EnvContext {
-  msg: Message;
-  fullId: string;
-  queue: string;
-  script: string;
-  realScript: string;
-  jobDir: string;
-  /** RQ_HOST: http://host:port/root/ */
-  hostUrl: string;
-  port: string | number;
-  envVars: Record<string, string>;
-  baseEnv: NodeJS.ProcessEnv;
-}
-
-/** The queue a dest names: a bare name, the segment after /q/ of a URL or /q/<name> path, or a pool's queue. */
-export function destQueue(dest: string): string {
-  const m = /(?:^|\/)q\/([^/]+)/.exec(dest);
-  return m && (isRemoteUrl(dest) || dest.startsWith('/')) ? m[1] : (poolName(dest) ?? dest);
-}
-
-/** Spec §4.4, with the fixes of §16.15: RQ_DEST honours relative_root and /q/<name> paths. */
-export function scriptEnv(c: EnvContext): NodeJS.ProcessEnv {
-  // Key by key: a spread then a delete makes a dictionary, twice as slow to build and to walk per start.
-  const env: NodeJS.ProcessEnv = {};
-  for (const k in c.baseEnv) if (k !== 'RUBYOPT') env[k] = c.baseEnv[k];
-  const m = c.msg;
-  const dest = String(m.dest);
-  const str = (v: unknown) => (v === undefined || v === null ? '' : String(v));
-  Object.assign(env, {
-    RQ_VER: RQ_VERSION,
-    RQ_SCRIPT: c.script,
-    RQ_REALSCRIPT: c.realScript,
-    RQ_HOST: c.hostUrl,
-    RQ_PORT: String(c.port),
-    RQ_DEST: isRelayedDest(dest) ? dest : `${c.hostUrl}q/${destQueue(dest)}/`,
-    RQ_DEST_QUEUE: destQueue(dest),
-    RQ_MSG_ID: m.msg_id,
-    RQ_FULL_MSG_ID: c.fullId,
-    RQ_MSG_DIR: c.jobDir,
-    RQ_PIPE: '3',
-    RQ_WRITE: '3',
-    RQ_READ: '4',
-    RQ_COUNT: String(m.count ?? 0),
-    RQ_PARAM1: str(m.param1),
-    RQ_PARAM2: str(m.param2),
-    RQ_PARAM3: str(m.param3),
-    RQ_PARAM4: str(m.param4),
-    RQ_ORIG_MSG_ID: str(m.orig_msg_id),
-    // The daemon's own PWD would be stale: scripts run in job/ (a shell would reset it; python would not).
-    PWD: c.jobDir,
-  });
-  if (isSetFlag(m.force_remote)) env.RQ_FORCE_REMOTE = '1';
-  else delete env.RQ_FORCE_REMOTE;
-  for (const [k, v] of Object.entries(c.envVars)) if (!k.startsWith('RQ_')) env[k] = String(v);
-  return env;
-}
-
 /** Ruby's Time#to_s in local time: `2026-11-21 16:43:46 +0000`. */
 export function rubyTime(d: Date): string {
   const p = (n: number) => String(n).padStart(2, '0');
@@ -152,7 +92,7 @@ export interface RunningScript {
 /** One script to start: what a launcher needs to create the process. */
 export interface LaunchRequest {
   argv: string[];
-  env: NodeJS.ProcessEnv;
+  env: ScriptEnv;
   cwd: string;
   /** stdio.log, opened for append: the script's stdout and stderr. */
   logFd: number;
@@ -216,7 +156,7 @@ export interface StartOptions {
   /** The message the script runs for. */
   msgId: string;
   argv: string[];
-  env: NodeJS.ProcessEnv;
+  env: ScriptEnv;
   jobDir: string;
   onLine: (line: string) => void;
   output: OutputBounds;

@@ -17,9 +17,10 @@ import { attemptOf, failuresOf } from '../rules/retry-policy.js';
 import { decideRunEnd } from '../rules/run-end.js';
 import type { RunMoves } from '../transitions/run-moves.js';
 import { RunDeadlines } from '../rules/run-deadlines.js';
-import { NO_ENV, type RunPolicy, killGraceOf, runPolicy } from '../launch/run-policy.js';
+import { type RunPolicy, killGraceOf, runPolicy } from '../launch/run-policy.js';
 import { KILL_GRACE_MS, ScriptRun } from '../launch/script-run.js';
-import { type ExitInfo, type Launcher, type RunningScript, execArgv, scriptEnv, startScript } from '../launch/script-runner.js';
+import { type ExitInfo, type Launcher, type RunningScript, execArgv, startScript } from '../launch/script-runner.js';
+import { scriptEnv } from '../launch/script-env.js';
 import { type Refusal, StartGuard, errnoCode, refusalOf, startRefusal, vanishedStart } from '../rules/start-refusal.js';
 import type { HistoryEntry } from '../../spool/queue-spool.js';
 
@@ -108,7 +109,8 @@ export class Runs {
               hostUrl: hostUrl(this.d.host),
               port: this.d.host.port,
               envVars: config.env_vars,
-              baseEnv: policy.env === NO_ENV ? this.d.baseEnv : { ...this.d.baseEnv, ...policy.env },
+              baseEnv: this.d.baseEnv,
+              runEnv: policy.env,
             }),
             jobDir,
             onLine: (line) => onRunLine(this.d, run, line),

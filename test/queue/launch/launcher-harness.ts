@@ -9,6 +9,7 @@ import { gateLauncher } from '../../../src/queue/launch/gate-launcher.js';
 import { ADDON_PATH, nativeLauncher } from '../../../src/queue/launch/native-launcher.js';
 import type { ExitInfo, LaunchedChild, Launcher, LaunchRequest } from '../../../src/queue/launch/script-runner.js';
 import { ownCgroupHome } from '../../../src/queue/launch/cgroup-fs.js';
+import { ScriptEnv } from '../../../src/queue/launch/script-env.js';
 
 export const LINUX = process.platform === 'linux';
 /** Every test here takes a few ms; this only bounds a hang. */
@@ -98,6 +99,9 @@ export interface Started {
   logFile: string;
 }
 
+/** A start as tests ask for it: a plain environment is all shared (ScriptEnv.of). */
+export type StartOptions = Partial<Omit<LaunchRequest, 'argv' | 'logFd' | 'env'>> & { env?: NodeJS.ProcessEnv | ScriptEnv };
+
 export const HEADER = { time: '2026-11-21 16:43:46 +0000', script: '/queues/my q/run %s $HOME' };
 
 /** A /proc/<pid>/stat line as fields numbered as in proc(5) (1 = pid, 2 = comm, 3 = state, ...). */
@@ -186,12 +190,20 @@ export function launchSession(name: string, launch: Launcher) {
 
   const baseEnv = (): NodeJS.ProcessEnv => ({ PATH: '/usr/bin:/bin', RQ_TEST_VAR: 'hello world' });
 
-  function start(argv: string[], o: Partial<Omit<LaunchRequest, 'argv' | 'logFd'>> = {}): Started {
+  function start(argv: string[], o: StartOptions = {}): Started {
     const logFile = path.join(dir, `stdio-${started.length}.log`);
     const logFd = fs.openSync(logFile, 'a');
     let child: LaunchedChild;
     try {
-      child = launch({ argv, env: o.env ?? baseEnv(), cwd: o.cwd ?? dir, logFd, header: o.header ?? HEADER, fileSizeLimit: o.fileSizeLimit, cgroup: o.cgroup });
+      child = launch({
+        argv,
+        env: o.env instanceof ScriptEnv ? o.env : ScriptEnv.of(o.env ?? baseEnv()),
+        cwd: o.cwd ?? dir,
+        logFd,
+        header: o.header ?? HEADER,
+        fileSizeLimit: o.fileSizeLimit,
+        cgroup: o.cgroup,
+      });
     } finally {
       fs.closeSync(logFd);
     }

@@ -1,10 +1,11 @@
-// The environment a script starts with (scriptEnv): the queue's own, less what must not leak into scripts, plus RQ_* and the queue's env_vars.
+// The environment a script starts with (scriptEnv): the queue's own, less what must not leak into scripts, plus RQ_*, the run's policy and the queue's env_vars.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { scriptEnv } from '../../../src/queue/launch/script-runner.js';
+import { ScriptEnv, scriptEnv } from '../../../src/queue/launch/script-env.js';
 import type { Message } from '../../../src/message/message.js';
 
 const msg = { msg_id: '20261203.1500.00.000.7', dest: 'q', count: 2, param1: 'p1', orig_msg_id: 'http://h:3333/q/q/20261203.1500.00.000.7' } as Message;
-const ctx = (baseEnv: NodeJS.ProcessEnv, envVars: Record<string, string> = {}, m: Message = msg) =>
+const run = (baseEnv: NodeJS.ProcessEnv, envVars: Record<string, string> = {}, m: Message = msg, runEnv?: Record<string, string>) =>
   scriptEnv({
     msg: m,
     fullId: 'full',
@@ -16,7 +17,9 @@ const ctx = (baseEnv: NodeJS.ProcessEnv, envVars: Record<string, string> = {}, m
     port: 3333,
     envVars,
     baseEnv,
+    ...(runEnv ? { runEnv } : {}),
   });
+const ctx = (...a: Parameters<typeof run>) => run(...a).object();
 
 describe('scriptEnv', () => {
   it('keeps the queue process environment but RUBYOPT and a stale RQ_FORCE_REMOTE, and leaves the base object untouched', () => {
@@ -43,5 +46,64 @@ describe('scriptEnv', () => {
 
   it('sets RQ_FORCE_REMOTE only for a message that asks for it', () => {
     expect(ctx({}, {}, { ...msg, force_remote: 1 } as Message).RQ_FORCE_REMOTE).toBe('1');
+  });
+
+  it("the run's own variables replace the daemon's stale ones, and the queue's env_vars win over the run's PWD and trace", () => {
+    const base = { PATH: '/bin', RQ_ATTEMPT: '9', TRACEPARENT: 'stale' };
+    const env = run(base, { PWD: '/mine', TRACEPARENT: 'queue' }, msg, { RQ_ATTEMPT: '2', TRACEPARENT: 'run' });
+    expect(env.object()).toMatchObject({ PATH: '/bin', RQ_ATTEMPT: '2', TRACEPARENT: 'queue', PWD: '/mine' });
+    expect(
+      env
+        .envp()
+        .filter((e) => /^(RQ_ATTEMPT|TRACEPARENT|PWD)=/.test(e))
+        .sort(),
+    ).toEqual(['PWD=/mine', 'RQ_ATTEMPT=2', 'TRACEPARENT=queue']);
+    expect(env.get('PWD')).toBe('/mine');
+    expect(run({ PATH: '/bin' }).get('PWD')).toBe('/spool/job');
+  });
+
+  it('flattens the shared part once per daemon environment and env_vars object, anew for new env_vars', () => {
+    const base = { PATH: '/bin' };
+    const vars = { TZ: 'UTC' };
+    expect(run(base, vars).shared).toBe(run(base, vars).shared);
+    expect(run(base, { TZ: 'UTC' }).shared).not.toBe(run(base, vars).shared);
+    expect(run(base, { TZ: 'Asia/Tokyo' }).object().TZ).toBe('Asia/Tokyo');
+  });
+
+  it('finds a NUL byte in a shared name or value and in a run’s own value', () => {
+    expect(run({ PATH: '/bin' }).holdsNul()).toBe(false);
+    expect(run({ PATH: '/b\0in' }).holdsNul()).toBe(true);
+    expect(run({ ['A\0B']: '1' }).holdsNul()).toBe(true);
+    expect(run({ PATH: '/bin' }, {}, { ...msg, param2: 'x\0y' } as Message).holdsNul()).toBe(true);
+    expect(ScriptEnv.of({ PATH: '/bin' }).holdsNul()).toBe(false);
+  });
+
+  it('envp is exactly the object, one entry a name, whatever the daemon, the queue and the run set', () => {
+    // Names drawn from a small set, so that the three sources collide often.
+    const name = fc.constantFrom('PATH', 'PWD', 'RUBYOPT', 'RQ_MSG_ID', 'RQ_ATTEMPT', 'RQ_FORCE_REMOTE', 'TRACEPARENT', 'TZ', 'X');
+    const vars = fc.dictionary(name, fc.string({ maxLength: 4 }));
+    // A run's policy sets RQ_* names and the trace's (run-policy.ts).
+    const policy = fc.dictionary(fc.constantFrom('RQ_ATTEMPT', 'RQ_TIMEOUT', 'TRACEPARENT'), fc.string({ maxLength: 4 }));
+    fc.assert(
+      fc.property(vars, vars, policy, fc.boolean(), (base, envVars, runEnv, force) => {
+        const env = run(base, envVars, { ...msg, ...(force ? { force_remote: 1 } : {}) } as Message, runEnv);
+        const envp = env.envp();
+        const object = env.object();
+        expect(new Set(envp.map((e) => e.slice(0, e.indexOf('=')))).size).toBe(envp.length);
+        expect([...envp].sort()).toEqual(
+          Object.entries(object)
+            .map(([k, v]) => `${k}=${v}`)
+            .sort(),
+        );
+        for (const k of Object.keys(object)) expect(env.get(k)).toBe(object[k]);
+        expect(object.RUBYOPT).toBe(envVars.RUBYOPT);
+        expect(object.RQ_MSG_ID).toBe(msg.msg_id);
+        expect(object.RQ_FORCE_REMOTE).toBe(force ? '1' : undefined);
+        for (const [k, v] of Object.entries(envVars)) if (!k.startsWith('RQ_')) expect(object[k]).toBe(v);
+        for (const [k, v] of Object.entries(runEnv)) if (!(k in envVars)) expect(object[k]).toBe(v);
+        for (const [k, v] of Object.entries(base))
+          if (!(k in envVars) && !(k in runEnv) && !/^(RUBYOPT|PWD|RQ_MSG_ID|RQ_FORCE_REMOTE)$/.test(k)) expect(object[k]).toBe(v);
+      }),
+    );
   });
 });
