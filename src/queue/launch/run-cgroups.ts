@@ -6,7 +6,7 @@ import { killAll, members, ownCgroupHome, populated, removeCgroup } from './cgro
 import { queuesHome } from './cgroup-leaf.js';
 import { V2_CONTROLLERS, availableBelow } from './cgroup-delegation.js';
 import { REMOVE_MS, endCgroupLeftovers, endLeftovers, signalMembers } from './leftovers.js';
-import { type Launcher, failedLaunch } from './script-runner.js';
+import { type LaunchRequest, type Launcher, failedLaunch } from './script-runner.js';
 import type { RunLimits } from '../../message/run-limits.js';
 import { probe } from './cgroup-probe.js';
 import { LimitEnforcer } from './limit-enforcer.js';
@@ -169,8 +169,11 @@ export class RunCgroups {
         if (dir) this.end(removeCgroup(dir, REMOVE_MS), dir);
         return failedLaunch(lim.refused, 'EAGAIN');
       }
-      const joins = lim.v1 ? { joins: lim.v1.joins } : {};
-      const child = this.limits.withLimits(launch({ ...r, ...joins, ...(dir ? { cgroup: dir } : {}) }), lim, r.limits);
+      // Assigned, not spread: a literal that starts with a spread costs several times as much on every start.
+      const req: LaunchRequest = Object.assign({}, r);
+      if (lim.v1) req.joins = lim.v1.joins;
+      if (dir) req.cgroup = dir;
+      const child = this.limits.withLimits(launch(req), lim, r.limits);
       const limitsGone = () => lim.v1?.remove();
       if (child.pid <= 0) {
         this.end(

@@ -76,7 +76,10 @@ export class SearchIndex {
   private read = 0;
 
   constructor(private readonly d: { spool: QueueSpool; events: QueueEvents; log: Logger; now: () => number }) {
-    d.events.on('created', ({ msg, state }) => this.index.apply((m) => m.set(msg.msg_id, { ...searchable(msg), state: m.get(msg.msg_id)?.state ?? state })));
+    // Its fields given their state, not spread into a literal: this runs on every create once the index is read.
+    d.events.on('created', ({ msg, state }) =>
+      this.index.apply((m) => m.set(msg.msg_id, Object.assign(searchable(msg), { state: m.get(msg.msg_id)?.state ?? state }))),
+    );
     d.events.on('moved', ({ id, to }) =>
       this.index.apply((m) => {
         const e = m.get(id);
