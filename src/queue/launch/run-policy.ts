@@ -20,9 +20,6 @@ export interface RunPolicy {
   runLimits?: RunLimits;
 }
 
-/** The env of a run that uses none of these features: the caller can skip a copy of the environment. */
-export const NO_ENV: Readonly<Record<string, string>> = Object.freeze({});
-
 /**
  * The daemon's environment as its scripts inherit it, without a TRACEPARENT or TRACESTATE of its
  * own (a daemon started inside a traced job): a run is in the trace of its message, or in none,
@@ -81,5 +78,5 @@ export function runPolicy(msg: Message, config: QueueConfig, jobDir: string, gra
   const output: OutputBounds = { maxLineBytes: config.max_line_bytes ?? DEFAULT_MAX_LINE_BYTES };
   if (config.max_log_bytes !== undefined) output.maxLogBytes = config.max_log_bytes;
   const runLimits = effectiveLimits(config, msg);
-  return { retry, limits, output, env: Object.keys(env).length ? env : NO_ENV, ...(hasLimits(runLimits) ? { runLimits } : {}) };
+  return { retry, limits, output, env, ...(hasLimits(runLimits) ? { runLimits } : {}) };
 }

@@ -4,7 +4,11 @@ import { type Message, isSetFlag } from '../../message/message.js';
 import { poolName } from '../../message/fleet-dest.js';
 import { isRelayedDest, isRemoteUrl } from '../../message/relay-dests.js';
 
-/** Names rq sets (or clears) for every run: the daemon's own values of them never reach a script. */
+/**
+ * Names rq sets (or clears, RQ_FORCE_REMOTE) for every run: the daemon's own values of them never reach a
+ * script. Left out of the shared part, so that a start replaces none of them; a run's other names replace
+ * what the shared part holds of them (`envp`).
+ */
 const PER_RUN = new Set([
   'RQ_VER',
   'RQ_SCRIPT',

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { QueueConfig } from '../../../src/config/queue-config.js';
 import { RETRY_DEFAULTS } from '../../../src/message/job-fields.js';
 import type { Message } from '../../../src/message/message.js';
-import { NO_ENV, inheritedEnv, killGraceOf, runPolicy } from '../../../src/queue/launch/run-policy.js';
+import { inheritedEnv, killGraceOf, runPolicy } from '../../../src/queue/launch/run-policy.js';
 
 const config = (extra: Partial<QueueConfig> = {}): QueueConfig => ({
   name: 'mail',
@@ -27,9 +27,9 @@ const msg = (extra: Record<string, unknown> = {}): Message => ({
 const START = 1_800_000_000_250;
 
 describe('runPolicy: a classic message', () => {
-  it('gets no variables at all (the very NO_ENV object, so no environment copy), the default retry settings and no deadlines', () => {
+  it('gets no variables at all, the default retry settings and no deadlines', () => {
     const p = runPolicy(msg({ priority: 0, tags: [] }), config(), '/j', 5000, START);
-    expect(p.env).toBe(NO_ENV);
+    expect(p.env).toEqual({});
     expect(p.retry).toEqual(RETRY_DEFAULTS);
     expect(p.limits).toEqual({ timeout: undefined, heartbeat: undefined });
   });
@@ -45,7 +45,7 @@ describe('runPolicy: each feature sets its own variables', () => {
 
   it('the last failure, cleaned of control characters', () => {
     expect(runPolicy(msg({ last_failure: { text: 'exit 3\nboom' } }), config(), '/j', 5000, START).env).toEqual({ RQ_LAST_FAILURE: 'exit 3 boom' });
-    expect(runPolicy(msg({ last_failure: { text: 5 } }), config(), '/j', 5000, START).env).toBe(NO_ENV);
+    expect(runPolicy(msg({ last_failure: { text: 5 } }), config(), '/j', 5000, START).env).toEqual({});
   });
 
   it('a non-zero priority, negative too', () => {
@@ -81,7 +81,7 @@ describe('runPolicy: each feature sets its own variables', () => {
     ).env;
     expect(env).toEqual({ RQ_TAGS: 'a,b', RQ_DEPENDS: 'q/1=done q/2=err', RQ_LIMIT: 'api:t9' });
     expect(runPolicy(msg({ limit: '{queue}-x' }), config({ limit: 'other' }), '/j', 5000, START).env).toEqual({ RQ_LIMIT: 'mail-x' });
-    expect(runPolicy(msg({ depends_done: {} }), config(), '/j', 5000, START).env).toBe(NO_ENV);
+    expect(runPolicy(msg({ depends_done: {} }), config(), '/j', 5000, START).env).toEqual({});
   });
 
   it('the trace context, unprefixed as tracers read it: TRACEPARENT, and TRACESTATE when the message has one', () => {
