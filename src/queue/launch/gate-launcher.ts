@@ -39,7 +39,7 @@ export const gateLauncher: Launcher = (r) => {
   // Refused as the native spawner refuses it: child_process would throw instead.
   if (holdsNul(r)) return failedLaunch(NUL_REFUSAL);
   // Checked here, since sh would report a missing program as its own exit 127.
-  if (!findExecutable(r.argv[0], r.cwd, r.env.get('PATH'))) return failedLaunch(`spawn ${r.argv[0]} ENOENT`, 'ENOENT');
+  if (r.file === undefined && !findExecutable(r.argv[0], r.cwd, r.env.get('PATH'))) return failedLaunch(`spawn ${r.argv[0]} ENOENT`, 'ENOENT');
   const limit = r.fileSizeLimit === undefined ? '' : String(r.fileSizeLimit);
   const child = spawn('/bin/sh', ['-c', GATE, 'rq-start', r.header.time, r.header.script, limit, ...r.argv], {
     cwd: r.cwd,

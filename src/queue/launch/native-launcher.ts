@@ -53,7 +53,7 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
   return (r) => {
     if (holdsNul(r)) return failedLaunch(NUL_REFUSAL);
     const envp = r.env.envp();
-    const file = findExecutable(r.argv[0], r.cwd, r.env.get('PATH'));
+    const file = r.file ?? findExecutable(r.argv[0], r.cwd, r.env.get('PATH'));
     if (!file) return failedLaunch(`spawn ${r.argv[0]} ENOENT`, 'ENOENT');
     const fds: number[] = [];
     try {

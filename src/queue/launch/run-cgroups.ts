@@ -50,6 +50,11 @@ export class RunCgroups {
   /** A stop can come while the queue is still starting: a start after it makes nothing. */
   private closed = false;
   private seq = 0;
+  /**
+   * A run cgroup made ahead in the parent, at start and as each run's cgroup ends, so the next start
+   * without limits makes none: a cgroupfs mkdir (30-60 µs) is one of the larger steps before a spawn.
+   */
+  private spare: string | null = null;
   /** Run cgroups being ended (their leftovers' grace, their removal): a close waits for them. */
   private readonly ending = new Set<Promise<void>>();
   /** Where the queue's run limits are enforced, and whether they can be. */
@@ -142,6 +147,7 @@ export class RunCgroups {
       return failed;
     }
     this.parent = parent;
+    this.restock();
     return null;
   }
 
@@ -166,7 +172,7 @@ export class RunCgroups {
       const lim = this.limits.prepare(safeName(id), r.limits, dir);
       // Limits the queue requires and that could not be set up: the start is refused (the message waits in the que, retried), never run without them.
       if (lim.refused) {
-        if (dir) this.end(removeCgroup(dir, REMOVE_MS), dir);
+        if (dir) this.end(removeCgroup(dir, REMOVE_MS), dir, id);
         return failedLaunch(lim.refused, 'EAGAIN');
       }
       // Assigned, not spread: a literal that starts with a spread costs several times as much on every start.
@@ -179,6 +185,7 @@ export class RunCgroups {
         this.end(
           Promise.all([dir && removeCgroup(dir, REMOVE_MS), limitsGone()]).then(() => undefined),
           dir ?? 'run limit cgroups',
+          id,
         );
         return child;
       }
@@ -201,30 +208,59 @@ export class RunCgroups {
           else if (signal === 'SIGKILL') killAll(dir);
           else signalMembers(dir, signal);
         },
-        endLeftovers: (log, graceMs) => this.end(endCgroupLeftovers(dir, child.pid, log, graceMs).finally(limitsGone), dir),
+        endLeftovers: (log, graceMs) => this.end(endCgroupLeftovers(dir, child.pid, log, graceMs).finally(limitsGone), dir, id),
       };
     };
   }
 
-  /** A new run cgroup in `parent`, or null (logged) when none can be made: that run is kept by its process group only. */
+  /**
+   * A run cgroup in `parent` (the spare when there is one), or null (logged) when none can be made:
+   * that run is kept by its process group only. Named `run-<n>`, not after the message, since the
+   * spare is made before its message is known; the log lines that name a run cgroup name the message.
+   */
   private make(msgId: string, parent: string): string | null {
-    // A retry of the same message may start while the last run's leftovers still have their grace.
+    const spare = parent === this.parent ? this.spare : null;
+    if (spare) {
+      this.spare = null;
+      // Removed behind the queue's back (an operator, a cgroup manager): made anew, or refused as before.
+      if (fs.existsSync(spare)) return spare;
+    }
+    try {
+      return this.mkdir(parent);
+    } catch (err) {
+      this.o.log.warn({ msg_id: msgId, cgroup: parent, err: (err as Error).message }, 'run cgroup not made: this run is kept by its process group only');
+      return null;
+    }
+  }
+
+  /** A new cgroup `run-<n>` in `parent`; an `n` a previous process of the queue left is skipped. */
+  private mkdir(parent: string): string {
     for (let tries = 0; ; tries++) {
-      const dir = path.join(parent, `${safeName(msgId)}-${++this.seq}`);
+      const dir = path.join(parent, `run-${++this.seq}`);
       try {
         fs.mkdirSync(dir);
         return dir;
       } catch (err) {
-        const e = err as NodeJS.ErrnoException;
-        if (e.code === 'EEXIST' && tries < 3) continue;
-        this.o.log.warn({ msg_id: msgId, cgroup: dir, err: e.message }, 'run cgroup not made: this run is kept by its process group only');
-        return null;
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || tries >= 3) throw err;
       }
     }
   }
 
-  private end(ending: Promise<void>, dir: string): void {
-    const p = ending.catch((err: Error) => this.o.log.warn({ cgroup: dir, err: err.message }, "run cgroup not removed; the queue's next start removes it"));
+  /** Makes the spare if there is none; a failure leaves none (the next start makes its own and says why, if it fails too). */
+  private restock(): void {
+    if (this.closed || this.spare || !this.parent) return;
+    try {
+      this.spare = this.mkdir(this.parent);
+    } catch {
+      this.spare = null;
+    }
+  }
+
+  private end(ending: Promise<void>, dir: string, msgId?: string): void {
+    this.restock();
+    const p = ending.catch((err: Error) =>
+      this.o.log.warn({ msg_id: msgId, cgroup: dir, err: err.message }, "run cgroup not removed; the queue's next start removes it"),
+    );
     this.ending.add(p);
     void p.finally(() => this.ending.delete(p));
   }
@@ -238,7 +274,8 @@ export class RunCgroups {
     this.closed = true;
     await this.opening;
     const parents = [this.parent, this.limitsParent].filter((p): p is string => p !== null);
-    this.parent = this.limitsParent = null;
+    // The spare goes with the parent (removeCgroup removes the cgroups left in it).
+    this.parent = this.limitsParent = this.spare = null;
     for (const parent of parents) killAll(parent);
     await Promise.all([...this.ending]);
     await this.limits.close();

@@ -92,6 +92,8 @@ export interface RunningScript {
 /** One script to start: what a launcher needs to create the process. */
 export interface LaunchRequest {
   argv: string[];
+  /** The file argv[0] names, when the caller found it an executable file at this start: the launcher does not look for it again. */
+  file?: string;
   env: ScriptEnv;
   cwd: string;
   /** stdio.log, opened for append: the script's stdout and stderr. */
@@ -100,7 +102,7 @@ export interface LaunchRequest {
   header: { time: string; script: string };
   /** RLIMIT_FSIZE for the process, SIGXFSZ ignored (max_log_bytes, run-log.ts); absent: unchanged. */
   fileSizeLimit?: number;
-  /** The message id, which names the run's cgroup (run-cgroups.ts). */
+  /** The message id, which the run cgroup's log lines name (run-cgroups.ts). */
   msgId?: string;
   /** A cgroup v2 directory the process is in before the script's first instruction, so all it forks is too. */
   cgroup?: string;
@@ -156,6 +158,8 @@ export interface StartOptions {
   /** The message the script runs for. */
   msgId: string;
   argv: string[];
+  /** LaunchRequest's `file`. */
+  file?: string;
   env: ScriptEnv;
   jobDir: string;
   onLine: (line: string) => void;
@@ -186,6 +190,7 @@ export function startScript(o: StartOptions, launch: Launcher): RunningScript {
       cwd: o.jobDir,
       logFd: runLog.fd,
       header,
+      ...(o.file === undefined ? {} : { file: o.file }),
       ...(runLog.sizeLimit === null ? {} : { fileSizeLimit: runLog.sizeLimit }),
       ...(o.limits ? { limits: o.limits } : {}),
     });

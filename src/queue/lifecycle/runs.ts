@@ -92,13 +92,16 @@ export class Runs {
       const jobDir = spool.makeJobDir(dir);
       const script = this.d.admin.resolveScript();
       if (!script.ok) return this.refuse(run, started(), { kind: 'script', code: 'ENOENT', text: script.reason });
+      const argv = execArgv(config.exec_prefix, script.path);
       const policy = runPolicy(msg, config, jobDir, run.killGraceMs, startMs, this.d.runTrace?.(msg, startMs));
       let running: RunningScript;
       try {
         running = startScript(
           {
             msgId: run.id,
-            argv: execArgv(config.exec_prefix, script.path),
+            argv,
+            // No exec_prefix: argv[0] is the script, which resolveScript has just found an executable file.
+            ...(argv.length === 1 ? { file: script.path } : {}),
             env: scriptEnv({
               msg,
               fullId: spool.fullId(run.id),

@@ -180,6 +180,28 @@ describe.each([
       await waitFor(() => !fsSync.existsSync(cgroupDir(fsSync.readFileSync(`${pidFile}.cgroup`, 'utf8').trim())), 'the run cgroup to be removed');
     });
 
+    it('a run starts in a cgroup made before its message came, and the next one is made as that run ends', async () => {
+      const q = await queue(30, launcher);
+      await logged('each script runs in a cgroup of its own');
+      const started = (await logText()).split('\n').find((l) => l.includes('each script runs in a cgroup of its own'))!;
+      const parent = (JSON.parse(started) as { cgroup: string }).cgroup;
+      const runCgroups = () =>
+        fsSync
+          .readdirSync(parent, { withFileTypes: true })
+          .filter((e) => e.isDirectory())
+          .map((e) => path.join(parent, e.name));
+      const [spare, ...more] = runCgroups();
+      expect(more).toEqual([]);
+      expect(fsSync.readFileSync(path.join(spare, 'cgroup.procs'), 'utf8')).toBe('');
+      const file = path.join(ctx.t.root, 'nothing');
+      await q.waitState(await q.send({ param1: 'nothing', param2: file }), ['done']);
+      expect(cgroupDir((await fs.readFile(`${file}.cgroup`, 'utf8')).trim())).toBe(spare);
+      await waitFor(() => {
+        const now = runCgroups();
+        return now.length === 1 && now[0] !== spare;
+      }, 'the used cgroup removed and a new spare made');
+    });
+
     it('a stopped queue removes its cgroups', async () => {
       const q = await queue(30, launcher);
       const { cgroup } = await leave(q, 'bg');
@@ -208,7 +230,9 @@ describe.skipIf(WHY_NOT !== null)(`a run cgroup that cannot be made${WHY_NOT ? `
     const first = await leave(q, 'bg');
     await waitFor(() => !fsSync.existsSync(first.cgroup), `${first.cgroup} to be removed`);
     // The parent going away under the queue (an operator, a cgroup manager) makes every run's mkdir fail.
-    fsSync.rmdirSync(path.dirname(first.cgroup));
+    const parent = path.dirname(first.cgroup);
+    for (const e of fsSync.readdirSync(parent, { withFileTypes: true })) if (e.isDirectory()) fsSync.rmdirSync(path.join(parent, e.name));
+    fsSync.rmdirSync(parent);
     const second = await leave(q, 'bg');
     expect(second.cgroup).toBe(cgroupDir(fsSync.readFileSync(`/proc/${q.pid}/cgroup`, 'utf8').match(/^0::(.*)$/m)![1]));
     await logged('run cgroup not made: this run is kept by its process group only');
