@@ -1,8 +1,9 @@
 // What a start pays for its script's environment, as an idle queue meets it: isolated calls (one every 2 ms, so caches
 // are as cold as between two creates), the JIT warmed first. rq's way (scriptEnv: the queue's ~110 variables flattened
-// and checked once, the run's own laid over them, then the NUL check, PATH and envp) beside the same environment made
-// anew on every start (copied into one object with the run's, checked and flattened key by key), and a floor: joining
-// the queue's strings, made before, with the run's ~25 made now, which any launcher must do.
+// and checked once, the run's own laid over them, then the NUL check, PATH and the run's own `K=V` strings, which the
+// native spawner puts after the shared ones it converted once) beside the same environment made anew on every start
+// (copied into one object with the run's, checked and flattened key by key), and a floor: the run's ~25 strings made,
+// which any launcher must do.
 // Run: npm run -s bench bench/script-env.ts   (BENCH_ROUNDS, default 300; prints one JSON object)
 import { scriptEnv } from '../src/queue/launch/script-env.js';
 import type { Message } from '../src/message/message.js';
@@ -32,7 +33,8 @@ const context = (i: number) => ({
 function rqWay(i: number): number {
   const env = scriptEnv(context(i));
   if (env.holdsNul() || env.get('PATH') === undefined) throw new Error('bench: unexpected environment');
-  return env.envp().length;
+  const { shared, own } = env.parts();
+  return (shared?.entries.length ?? 0) + own.length;
 }
 
 /** Every start copying, checking and flattening the whole environment. */
@@ -47,12 +49,11 @@ function everyStart(i: number): number {
   return envp.length;
 }
 
-const shared = Object.entries(baseEnv).map(([k, v]) => `${k}=${v}`);
-/** The floor: the run's own strings made, joined to the queue's made before. */
+/** The floor: the run's own strings made. */
 function floor(i: number): number {
   const own: string[] = [];
   for (let k = 0; k < 25; k++) own.push(`RQ_F${k}=${i}`);
-  return shared.concat(own).length;
+  return own.length;
 }
 
 const SIDES = { rq: rqWay, every_start: everyStart, floor };

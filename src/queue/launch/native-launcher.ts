@@ -10,12 +10,18 @@ import { gateLauncher } from './gate-launcher.js';
 import { rusageOf } from './run-usage.js';
 import { findExecutable } from './find-executable.js';
 import { NUL_REFUSAL, holdsNul } from './nul-bytes.js';
+import type { SharedEnv } from './script-env.js';
 import { type ExitInfo, type Launcher, failedLaunch, killGroup, startHeader } from './script-runner.js';
+
+/** What envBlock() made: variables converted once, for spawn() to put before a run's own. */
+export type EnvBlock = object & { readonly brand: 'EnvBlock' };
 
 export interface SpawnAddon {
   spawn(
     file: string,
     argv: string[],
+    /** The variables shared with other runs, or null; `envp` follows them. */
+    envBlock: EnvBlock | null,
     envp: string[],
     cwd: string,
     fds: number[],
@@ -31,14 +37,16 @@ export interface SpawnAddon {
     onExit: (code: number, signal: number, userUs: number, systemUs: number, maxRssKiB: number, inBlocks: number, outBlocks: number) => void,
   ): number;
   pipe(): [number, number];
+  /** `entries` (`K=V`) converted once, for every spawn() that passes the block. */
+  envBlock(entries: string[]): EnvBlock;
   /** null when the kernel can watch exits through pidfds (Linux 5.3+), else the reason. */
   usable(): string | null;
   /** Which spawn() this build has; absent before the file size limit. */
   abi?: number;
 }
 
-/** The addon's `abi` this code calls: 2 since spawn() took the file size limit (max_log_bytes), 3 since the run cgroup, 4 since v1 joins and rusage, 5 since its IO blocks. */
-export const ADDON_ABI = 5;
+/** The addon's `abi` this code calls: 2 since spawn() took the file size limit (max_log_bytes), 3 since the run cgroup, 4 since v1 joins and rusage, 5 since its IO blocks, 6 since envBlock. */
+export const ADDON_ABI = 6;
 
 /** Where `npm run build-native` (node-gyp) puts the addon. */
 export const ADDON_PATH = addonPath('rq_spawn');
@@ -50,9 +58,13 @@ for (const [name, n] of Object.entries(os.constants.signals)) if (!SIGNAL_NAMES.
 export function nativeLauncher(addon: SpawnAddon): Launcher {
   // Every script's stdin; opened once for the life of the queue process.
   const devNull = fs.openSync('/dev/null', 'r');
+  // Each queue environment's shared part, converted for execve once (its SharedEnv lives as long as the queue keeps that config).
+  const blocks = new WeakMap<SharedEnv, EnvBlock>();
   return (r) => {
     if (holdsNul(r)) return failedLaunch(NUL_REFUSAL);
-    const envp = r.env.envp();
+    const { shared, own } = r.env.parts();
+    let block = shared && blocks.get(shared);
+    if (shared && !block) blocks.set(shared, (block = addon.envBlock(shared.entries)));
     const file = r.file ?? findExecutable(r.argv[0], r.cwd, r.env.get('PATH'));
     if (!file) return failedLaunch(`spawn ${r.argv[0]} ENOENT`, 'ENOENT');
     const fds: number[] = [];
@@ -74,7 +86,8 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
       pid = addon.spawn(
         file,
         r.argv,
-        envp,
+        block ?? null,
+        own,
         r.cwd,
         [devNull, r.logFd, r.logFd, childWrite, childRead],
         19,

@@ -92,18 +92,22 @@ export class ScriptEnv {
     return this.own[name] !== undefined && !this.shared.queueNames.has(name) ? this.own[name] : this.shared.vars[name];
   }
 
-  /** `K=V` strings for execve: the shared ones as made once, a run's own replacing any of the same name. */
-  envp(): string[] {
-    const tail: string[] = [];
+  /**
+   * The `K=V` strings for execve, in two parts: the shared part as made once (its `entries` first),
+   * and the run's own strings that follow it; or, when a run's own variable replaces one of the
+   * shared ones, null and all of them. The native spawner joins them (rq-spawn-strings.c).
+   */
+  parts(): { shared: SharedEnv | null; own: string[] } {
+    const own: string[] = [];
     let replaced: Set<number> | null = null;
     for (const k in this.own) {
       if (this.shared.queueNames.has(k)) continue;
       const i = this.shared.at.get(k);
       if (i !== undefined) (replaced ??= new Set()).add(i);
-      tail.push(k + '=' + this.own[k]);
+      own.push(k + '=' + this.own[k]);
     }
-    const head = replaced ? this.shared.entries.filter((_, i) => !replaced.has(i)) : this.shared.entries;
-    return head.concat(tail);
+    if (!replaced) return { shared: this.shared, own };
+    return { shared: null, own: this.shared.entries.filter((_, i) => !replaced.has(i)).concat(own) };
   }
 
   /** The same variables as an object, for child_process. */

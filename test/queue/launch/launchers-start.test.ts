@@ -3,12 +3,25 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { LAUNCHERS, T, launchSession, statFields } from './launcher-harness.js';
+import { ScriptEnv, SharedEnv } from '../../../src/queue/launch/script-env.js';
 
 describe.each(LAUNCHERS)('%s launcher', (name, launch) => {
   const session = launchSession(name, launch);
   const { testSecret, baseEnv, start, sh, headerOf } = session;
   let dir: string;
   beforeEach(() => (dir = session.dir));
+
+  /** The environment a script was exec'd with (its /proc/<pid>/environ); PWD, which the gate's /bin/sh exports, only when it is the real cwd. */
+  const execEnv = (environ: string): Record<string, string> => {
+    const got = Object.fromEntries(
+      environ
+        .split('\0')
+        .filter(Boolean)
+        .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+    );
+    if (name === 'gate' && got.PWD === dir) delete got.PWD;
+    return got;
+  };
 
   it(
     'runs the script at nice 19 from its first instruction, in its own session and process group',
@@ -50,20 +63,23 @@ describe.each(LAUNCHERS)('%s launcher', (name, launch) => {
       expect(await s.exited).toEqual({ code: 0, signal: null });
       const [first, environ] = [text.slice(0, text.indexOf('\n')), text.slice(text.indexOf('\n') + 1)];
       expect(first).toBe('hello world|unset');
-      // The environment the script was exec'd with.
-      const got = Object.fromEntries(
-        environ
-          .split('\0')
-          .filter(Boolean)
-          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-      );
-      const want = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined));
-      // The gate execs the script from /bin/sh, which exports PWD; tolerated only as the real cwd.
-      if (!('PWD' in want) && 'PWD' in got) {
-        expect(got.PWD).toBe(dir);
-        delete got.PWD;
+      expect(execEnv(environ)).toEqual(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)));
+    },
+    T,
+  );
+
+  it(
+    "gives a run's own variables after the shared ones, each name once, the run's value replacing a shared one; run after run",
+    async () => {
+      const shared = new SharedEnv({ ...baseEnv(), SHARED_ONLY: 's', BOTH: 'shared' });
+      const owns: Record<string, string>[] = [{ OWN: 'first' }, { OWN: 'second', BOTH: 'own' }, { OWN: 'third' }];
+      for (const own of owns) {
+        const s = sh('cat /proc/$$/environ >&3', { env: new ScriptEnv(shared, own) });
+        const environ = await s.fd3.ended;
+        expect(await s.exited).toEqual({ code: 0, signal: null });
+        expect(execEnv(environ)).toEqual({ ...shared.vars, ...own });
+        expect(environ.split('\0').filter((kv) => kv.startsWith('BOTH='))).toHaveLength(1);
       }
-      expect(got).toEqual(want);
     },
     T,
   );

@@ -20,6 +20,11 @@ const run = (baseEnv: NodeJS.ProcessEnv, envVars: Record<string, string> = {}, m
     ...(runEnv ? { runEnv } : {}),
   });
 const ctx = (...a: Parameters<typeof run>) => run(...a).object();
+/** The environment execve gets, joined as the native spawner joins its two parts (rq-spawn-strings.c). */
+const envp = (env: ScriptEnv) => {
+  const { shared, own } = env.parts();
+  return shared ? shared.entries.concat(own) : own;
+};
 
 describe('scriptEnv', () => {
   it('keeps the queue process environment but RUBYOPT and a stale RQ_FORCE_REMOTE, and leaves the base object untouched', () => {
@@ -53,8 +58,7 @@ describe('scriptEnv', () => {
     const env = run(base, { PWD: '/mine', TRACEPARENT: 'queue' }, msg, { RQ_ATTEMPT: '2', TRACEPARENT: 'run' });
     expect(env.object()).toMatchObject({ PATH: '/bin', RQ_ATTEMPT: '2', TRACEPARENT: 'queue', PWD: '/mine' });
     expect(
-      env
-        .envp()
+      envp(env)
         .filter((e) => /^(RQ_ATTEMPT|TRACEPARENT|PWD)=/.test(e))
         .sort(),
     ).toEqual(['PWD=/mine', 'RQ_ATTEMPT=2', 'TRACEPARENT=queue']);
@@ -78,7 +82,7 @@ describe('scriptEnv', () => {
     expect(ScriptEnv.of({ PATH: '/bin' }).holdsNul()).toBe(false);
   });
 
-  it('envp is exactly the object, one entry a name, whatever the daemon, the queue and the run set', () => {
+  it('the environment execve gets is exactly the object, one entry a name, whatever the daemon, the queue and the run set', () => {
     // Names drawn from a small set, so that the three sources collide often.
     const name = fc.constantFrom('PATH', 'PWD', 'RUBYOPT', 'RQ_MSG_ID', 'RQ_ATTEMPT', 'RQ_FORCE_REMOTE', 'TRACEPARENT', 'TZ', 'X');
     const vars = fc.dictionary(name, fc.string({ maxLength: 4 }));
@@ -87,10 +91,10 @@ describe('scriptEnv', () => {
     fc.assert(
       fc.property(vars, vars, policy, fc.boolean(), (base, envVars, runEnv, force) => {
         const env = run(base, envVars, { ...msg, ...(force ? { force_remote: 1 } : {}) } as Message, runEnv);
-        const envp = env.envp();
+        const entries = envp(env);
         const object = env.object();
-        expect(new Set(envp.map((e) => e.slice(0, e.indexOf('=')))).size).toBe(envp.length);
-        expect([...envp].sort()).toEqual(
+        expect(new Set(entries.map((e) => e.slice(0, e.indexOf('=')))).size).toBe(entries.length);
+        expect([...entries].sort()).toEqual(
           Object.entries(object)
             .map(([k, v]) => `${k}=${v}`)
             .sort(),

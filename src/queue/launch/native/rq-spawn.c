@@ -24,6 +24,7 @@
 #include <uv.h>
 
 #include "rq-spawn-child.h"
+#include "rq-spawn-strings.h"
 #include "rq-spawn-watch.h"
 
 #define CHECK(call)                                                                                \
@@ -49,41 +50,6 @@ static napi_value throw_errno(napi_env env, const char *what, int err) {
   return NULL;
 }
 
-/** A JS string as a malloc'd C string (NULL on failure). */
-static char *dup_string(napi_env env, napi_value v) {
-  size_t len;
-  if (napi_get_value_string_utf8(env, v, NULL, 0, &len) != napi_ok) return NULL;
-  char *s = malloc(len + 1);
-  if (s && napi_get_value_string_utf8(env, v, s, len + 1, &len) != napi_ok) {
-    free(s);
-    return NULL;
-  }
-  return s;
-}
-
-/** A JS string array as a NULL-terminated malloc'd vector (NULL on failure). */
-static char **dup_strings(napi_env env, napi_value arr) {
-  uint32_t n;
-  if (napi_get_array_length(env, arr, &n) != napi_ok) return NULL;
-  char **v = calloc(n + 1, sizeof *v);
-  if (!v) return NULL;
-  for (uint32_t i = 0; i < n; i++) {
-    napi_value el;
-    if (napi_get_element(env, arr, i, &el) != napi_ok || !(v[i] = dup_string(env, el))) {
-      for (uint32_t j = 0; j < i; j++) free(v[j]);
-      free(v);
-      return NULL;
-    }
-  }
-  return v;
-}
-
-static void free_strings(char **v) {
-  if (!v) return;
-  for (char **p = v; *p; p++) free(*p);
-  free(v);
-}
-
 /** A JS array of at most `max` int32s into out[] and *n; false (with an exception thrown) when it is not one. */
 static bool get_ints(napi_env env, napi_value arr, int *out, uint32_t max, uint32_t *n, const char *too_many) {
   if (napi_get_array_length(env, arr, n) != napi_ok) {
@@ -105,8 +71,8 @@ static bool get_ints(napi_env env, napi_value arr, int *out, uint32_t max, uint3
 }
 
 /**
- * spawn(file, argv, envp, cwd, fds, nice, headerBefore, headerAfter, fileSizeLimit, cgroup, joins, onExit) -> pid
- * fds[i] becomes fd i in the child. The child writes headerBefore + its pid + headerAfter to fd 1
+ * spawn(file, argv, envBlock, envp, cwd, fds, nice, headerBefore, headerAfter, fileSizeLimit, cgroup, joins, onExit) -> pid
+ * The child's environment is envBlock's strings (an envBlock(), or null) followed by envp's. fds[i] becomes fd i in the child. The child writes headerBefore + its pid + headerAfter to fd 1
  * (when headerAfter is a string) right before exec. A fileSizeLimit >= 0 becomes the child's soft
  * RLIMIT_FSIZE (capped by the hard one), set after the header, with SIGXFSZ ignored: a write past it
  * fails with EFBIG instead of killing the writer, and the setting is inherited across exec and fork.
@@ -116,36 +82,37 @@ static bool get_ints(napi_env env, napi_value arr, int *out, uint32_t max, uint3
  * signal, userUs, systemUs, maxRssKiB, inBlocks, outBlocks) runs once it has exited.
  */
 static napi_value do_spawn(napi_env env, napi_callback_info info) {
-  size_t argc = 12;
-  napi_value args[12];
+  size_t argc = 13;
+  napi_value args[13];
   CHECK(napi_get_cb_info(env, info, &argc, args, NULL, NULL));
-  if (argc != 12) {
-    napi_throw_type_error(env, "RQ_ERR_SPAWN", "rq-spawn: spawn takes 12 arguments");
+  if (argc != 13) {
+    napi_throw_type_error(env, "RQ_ERR_SPAWN", "rq-spawn: spawn takes 13 arguments");
     return NULL;
   }
   child_t c;
   memset(&c, 0, sizeof c);
-  if (!get_ints(env, args[4], c.fds, MAX_FDS, &c.nfds, "rq-spawn: too many fds")) return NULL;
-  if (!get_ints(env, args[10], c.joins, MAX_JOINS, &c.njoins, "rq-spawn: too many cgroups to join")) return NULL;
-  CHECK(napi_get_value_int32(env, args[5], &c.nice_value));
+  if (!get_ints(env, args[5], c.fds, MAX_FDS, &c.nfds, "rq-spawn: too many fds")) return NULL;
+  if (!get_ints(env, args[11], c.joins, MAX_JOINS, &c.njoins, "rq-spawn: too many cgroups to join")) return NULL;
+  CHECK(napi_get_value_int32(env, args[6], &c.nice_value));
   napi_valuetype header_type, cgroup_type;
-  CHECK(napi_typeof(env, args[7], &header_type));
-  CHECK(napi_get_value_int64(env, args[8], &c.fsize_limit));
-  CHECK(napi_typeof(env, args[9], &cgroup_type));
+  CHECK(napi_typeof(env, args[8], &header_type));
+  CHECK(napi_get_value_int64(env, args[9], &c.fsize_limit));
+  CHECK(napi_typeof(env, args[10], &cgroup_type));
 
-  char *file = dup_string(env, args[0]);
-  char *cwd = dup_string(env, args[3]);
-  char **argv = dup_strings(env, args[1]);
-  char **envp = dup_strings(env, args[2]);
-  char *before = header_type == napi_string ? dup_string(env, args[6]) : NULL;
-  char *after = header_type == napi_string ? dup_string(env, args[7]) : NULL;
-  char *cgroup = cgroup_type == napi_string ? dup_string(env, args[9]) : NULL;
+  char *file = rq_dup_string(env, args[0]);
+  char *cwd = rq_dup_string(env, args[4]);
+  char **argv = rq_dup_strings(env, args[1]);
+  char **own = rq_dup_strings(env, args[3]);
+  char **envp = rq_env_join(env, args[2], own);
+  char *before = header_type == napi_string ? rq_dup_string(env, args[7]) : NULL;
+  char *after = header_type == napi_string ? rq_dup_string(env, args[8]) : NULL;
+  char *cgroup = cgroup_type == napi_string ? rq_dup_string(env, args[10]) : NULL;
   char *header = NULL;
   size_t before_len = before ? strlen(before) : 0, after_len = after ? strlen(after) : 0;
   if (after) header = malloc(before_len + 24 + after_len);
   napi_value result = NULL;
   if (!file || !cwd || !argv || !envp || (header_type == napi_string && (!before || !after || !header)) || (cgroup_type == napi_string && !cgroup)) {
-    napi_throw_error(env, "RQ_ERR_SPAWN", "rq-spawn: arguments must be strings (file, cwd, argv, envp, header, cgroup)");
+    napi_throw_error(env, "RQ_ERR_SPAWN", "rq-spawn: arguments must be strings (file, cwd, argv, envp, header, cgroup) and an envBlock or null");
     goto out;
   }
 #ifndef RQ_INTO_CGROUP
@@ -184,7 +151,7 @@ static napi_value do_spawn(napi_env env, napi_callback_info info) {
     goto out;
   }
 
-  int watch_err = rq_watch_exit(env, pid, args[11]);
+  int watch_err = rq_watch_exit(env, pid, args[12]);
   if (watch_err) {
     // Cannot watch it: do not leave an unobserved script behind.
     kill(-pid, SIGKILL);
@@ -198,8 +165,9 @@ static napi_value do_spawn(napi_env env, napi_callback_info info) {
 out:
   free(file);
   free(cwd);
-  free_strings(argv);
-  free_strings(envp);
+  rq_free_strings(argv);
+  rq_free_strings(own);
+  free(envp);
   free(before);
   free(after);
   free(cgroup);
@@ -238,7 +206,7 @@ static napi_value do_usable(napi_env env, napi_callback_info info) {
 }
 
 /* Bumped when spawn()'s arguments change, so rq can tell a stale build (native-launcher.ts ADDON_ABI). */
-#define RQ_SPAWN_ABI 5
+#define RQ_SPAWN_ABI 6
 
 static napi_value init(napi_env env, napi_value exports) {
   napi_value abi;
@@ -246,10 +214,11 @@ static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"spawn", NULL, do_spawn, NULL, NULL, NULL, napi_default, NULL},
       {"pipe", NULL, do_pipe, NULL, NULL, NULL, napi_default, NULL},
+      {"envBlock", NULL, rq_env_block, NULL, NULL, NULL, napi_default, NULL},
       {"usable", NULL, do_usable, NULL, NULL, NULL, napi_default, NULL},
       {"abi", NULL, NULL, NULL, NULL, abi, napi_enumerable, NULL},
   };
-  napi_define_properties(env, exports, 4, props);
+  napi_define_properties(env, exports, 5, props);
   return exports;
 }
 
