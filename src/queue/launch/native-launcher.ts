@@ -64,7 +64,6 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
     if (holdsNul(r)) return failedLaunch(NUL_REFUSAL);
     const { shared, own } = r.env.parts();
     let block = shared && blocks.get(shared);
-    if (shared && !block) blocks.set(shared, (block = addon.envBlock(shared.entries)));
     const file = r.file ?? findExecutable(r.argv[0], r.cwd, r.env.get('PATH'));
     if (!file) return failedLaunch(`spawn ${r.argv[0]} ENOENT`, 'ENOENT');
     const fds: number[] = [];
@@ -82,6 +81,7 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
     let pid: number;
     const joins: number[] = [];
     try {
+      if (shared && !block) blocks.set(shared, (block = addon.envBlock(shared.entries)));
       for (const file of r.joins ?? []) joins.push(fs.openSync(file, fs.constants.O_WRONLY));
       pid = addon.spawn(
         file,
