@@ -7,7 +7,8 @@
 // the child's setup syscalls, and that setup does what the gate did: new session (own process
 // group), nice, fds 0-4, cwd, the header with the script's own pid, default signal handling.
 // Exits are watched by a uv_poll on a pidfd in Node's own loop: no thread, no SIGCHLD handler.
-// This file is the JavaScript side; the child's side is rq-spawn-child.c, the exit watch rq-spawn-watch.c.
+// This file is the JavaScript side; the child's side is rq-spawn-child.c, the exit watch rq-spawn-watch.c,
+// the argv and environment rq-spawn-strings.c.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -72,7 +73,8 @@ static bool get_ints(napi_env env, napi_value arr, int *out, uint32_t max, uint3
 
 /**
  * spawn(file, argv, envBlock, envp, cwd, fds, nice, headerBefore, headerAfter, fileSizeLimit, cgroup, joins, onExit) -> pid
- * The child's environment is envBlock's strings (an envBlock(), or null) followed by envp's. fds[i] becomes fd i in the child. The child writes headerBefore + its pid + headerAfter to fd 1
+ * The child's environment is envBlock's strings (an envBlock(), or null) followed by envp's.
+ * fds[i] becomes fd i in the child. The child writes headerBefore + its pid + headerAfter to fd 1
  * (when headerAfter is a string) right before exec. A fileSizeLimit >= 0 becomes the child's soft
  * RLIMIT_FSIZE (capped by the hard one), set after the header, with SIGXFSZ ignored: a write past it
  * fails with EFBIG instead of killing the writer, and the setting is inherited across exec and fork.
