@@ -29,7 +29,10 @@ export default function setup(): void {
   const spawn = (file: string) => path.join('src', 'queue', 'launch', 'native', file);
   // Each addon and its sources: the spool's three share pool-job.h.
   const addons: [string, string[]][] = [
-    ['rq_spawn.node', ['rq-spawn.c', 'rq-spawn-child.c', 'rq-spawn-child.h', 'rq-spawn-watch.c', 'rq-spawn-watch.h'].map(spawn)],
+    [
+      'rq_spawn.node',
+      ['rq-spawn.c', 'rq-spawn-child.c', 'rq-spawn-child.h', 'rq-spawn-watch.c', 'rq-spawn-watch.h', 'rq-spawn-strings.c', 'rq-spawn-strings.h'].map(spawn),
+    ],
     ['rq_syncfs.node', [spool('rq-syncfs.c'), spool('pool-job.h')]],
     ['rq_blanks.node', [spool('rq-blanks.c'), spool('pool-job.h')]],
     ['rq_fileops.node', [spool('rq-fileops.c'), spool('pool-job.h')]],

@@ -7,7 +7,7 @@ import { isRelayedDest, isRemoteUrl } from '../../message/relay-dests.js';
 /**
  * Names rq sets (or clears, RQ_FORCE_REMOTE) for every run: the daemon's own values of them never reach a
  * script. Left out of the shared part, so that a start replaces none of them; a run's other names replace
- * what the shared part holds of them (`envp`).
+ * what the shared part holds of them (`parts`).
  */
 const PER_RUN = new Set([
   'RQ_VER',

@@ -200,6 +200,14 @@ describe.each([
         const now = runCgroups();
         return now.length === 1 && now[0] !== spare;
       }, 'the used cgroup removed and a new spare made');
+      // A spare removed behind the queue's back: the next run gets a cgroup made for it, without a word.
+      const [next] = runCgroups();
+      fsSync.rmdirSync(next);
+      await q.waitState(await q.send({ param1: 'nothing', param2: file }), ['done']);
+      const third = cgroupDir((await fs.readFile(`${file}.cgroup`, 'utf8')).trim());
+      expect(path.dirname(third)).toBe(parent);
+      expect(third).not.toBe(next);
+      expect(await logText()).not.toContain('run cgroup not made');
     });
 
     it('a stopped queue removes its cgroups', async () => {

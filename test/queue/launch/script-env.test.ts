@@ -66,6 +66,16 @@ describe('scriptEnv', () => {
     expect(run({ PATH: '/bin' }).get('PWD')).toBe('/spool/job');
   });
 
+  it("hands the shared part to the spawner as made once, unless a run's own variable replaces one of it", () => {
+    const env = run({ PATH: '/bin' });
+    expect(env.parts().shared).toBe(env.shared);
+    expect(env.parts().own).toContain('RQ_MSG_ID=' + msg.msg_id);
+    const replacing = run({ PATH: '/bin', RQ_ATTEMPT: 'stale' }, {}, msg, { RQ_ATTEMPT: '2' });
+    expect(replacing.parts().shared).toBeNull();
+    expect(replacing.parts().own.filter((e) => e.startsWith('RQ_ATTEMPT='))).toEqual(['RQ_ATTEMPT=2']);
+    expect(replacing.parts().own).toContain('PATH=/bin');
+  });
+
   it('flattens the shared part once per daemon environment and env_vars object, anew for new env_vars', () => {
     const base = { PATH: '/bin' };
     const vars = { TZ: 'UTC' };

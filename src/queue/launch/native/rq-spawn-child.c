@@ -142,10 +142,10 @@ static long clone3_run(struct rq_clone_args *args, int (*fn)(void *), void *arg)
 
 /**
  * Made once and kept: a start maps nothing and unmaps nothing (an munmap in a process with threads
- * on other cores costs a TLB shootdown, ~15 µs here). One stack serves every start, since starts come
- * one at a time from the JS thread and each child is off it (exec'd or exited) when clone3 returns.
+ * on other cores costs a TLB shootdown, ~15 µs here). One stack a thread serves its starts, since a
+ * thread starts one child at a time and each child is off it (exec'd or exited) when clone3 returns.
  */
-static char *child_stack;
+static __thread char *child_stack;
 
 /** The stack's lowest usable address, above a guard page (an overflow faults instead of writing over the parent's memory); NULL with errno set. */
 static char *stack_base(void) {
