@@ -30,6 +30,8 @@ case "$RQ_PARAM1" in
   holder) ( trap '' PIPE; trap 'if echo "beat" >&3; then r=read; else r=closed; fi; echo $r > "$RQ_PARAM2.tmp"; mv "$RQ_PARAM2.tmp" "$RQ_PARAM2.term"; exit 0' TERM
       echo $BASHPID > "$RQ_PARAM2.tmp"; mv "$RQ_PARAM2.tmp" "$RQ_PARAM2"; sleep 1000 & wait ) >/dev/null 2>&1 4>&- &
     until [ -s "$RQ_PARAM2" ]; do sleep 0.01; done ;;
+  # Runs until the test makes "$RQ_PARAM2.go": runs side by side.
+  wait) until [ -e "$RQ_PARAM2.go" ]; do sleep 0.01; done ;;
   crash) if [ ! -e "$RQ_PARAM2" ]; then
       ( setsid sleep 1000 >/dev/null 2>&1 3>&- 4>&- & echo $! > "$RQ_PARAM2.tmp"; mv "$RQ_PARAM2.tmp" "$RQ_PARAM2" )
       sleep 1000 3>&- 4>&-
@@ -56,10 +58,10 @@ afterEach(() => {
   }
 });
 
-async function queue(killGrace: number, env: NodeJS.ProcessEnv): Promise<QueueProc> {
+async function queue(killGrace: number, env: NodeJS.ProcessEnv, extra: Record<string, unknown> = {}): Promise<QueueProc> {
   const script = path.join(ctx.t.root, 'leaves.sh');
   await fs.writeFile(script, SCRIPT, { mode: 0o755 });
-  await addQueue(ctx.t.root, 'lo', { script, extra: { kill_grace: killGrace } });
+  await addQueue(ctx.t.root, 'lo', { script, extra: { kill_grace: killGrace, ...extra } });
   return (ctx.q = await QueueProc.start(ctx.t.root, 'lo', { env }));
 }
 
@@ -192,6 +194,7 @@ describe.each([
           .map((e) => path.join(parent, e.name));
       const [spare, ...more] = runCgroups();
       expect(more).toEqual([]);
+      expect(path.basename(spare)).toMatch(/^run-\d+$/);
       expect(fsSync.readFileSync(path.join(spare, 'cgroup.procs'), 'utf8')).toBe('');
       const file = path.join(ctx.t.root, 'nothing');
       await q.waitState(await q.send({ param1: 'nothing', param2: file }), ['done']);
@@ -207,6 +210,43 @@ describe.each([
       const third = cgroupDir((await fs.readFile(`${file}.cgroup`, 'utf8')).trim());
       expect(path.dirname(third)).toBe(parent);
       expect(third).not.toBe(next);
+      // Made at the start that found the spare gone: not a start that failed first and was tried again.
+      const log = await logText();
+      expect(log).not.toContain('run cgroup not made');
+      expect(log).not.toContain('could not start script');
+    });
+
+    it('a run cgroup name already taken is skipped, and runs side by side leave one spare', async () => {
+      const q = await queue(30, launcher, { num_workers: 2 });
+      await logged('each script runs in a cgroup of its own');
+      const parent = (JSON.parse((await logText()).split('\n').find((l) => l.includes('each script runs in a cgroup of its own'))!) as { cgroup: string })
+        .cgroup;
+      const runCgroups = () =>
+        fsSync
+          .readdirSync(parent)
+          .map((name) => path.join(parent, name))
+          .filter((p) => fsSync.statSync(p).isDirectory());
+      const [spare] = runCgroups();
+      const n = Number(/^run-(\d+)$/.exec(path.basename(spare))![1]);
+      // Cgroups under the names the queue would make next (an operator's, a previous process's): left alone, skipped.
+      const taken = [n + 1, n + 2].map((k) => path.join(parent, `run-${k}`));
+      for (const dir of taken) fsSync.mkdirSync(dir);
+      const [a, b] = ['a', 'b'].map((k) => path.join(ctx.t.root, `side-${k}`));
+      const ids = [await q.send({ param1: 'wait', param2: a }), await q.send({ param1: 'wait', param2: b })];
+      await waitFor(() => fsSync.existsSync(`${a}.cgroup`) && fsSync.existsSync(`${b}.cgroup`), 'both runs started');
+      const used = await Promise.all([a, b].map(async (f) => cgroupDir((await fs.readFile(`${f}.cgroup`, 'utf8')).trim())));
+      expect(used).toContain(spare);
+      for (const dir of used) {
+        expect(path.dirname(dir)).toBe(parent);
+        expect(taken).not.toContain(dir);
+      }
+      for (const f of [a, b]) fsSync.writeFileSync(`${f}.go`, '');
+      for (const id of ids) await q.waitState(id, ['done']);
+      await waitFor(() => used.every((dir) => !fsSync.existsSync(dir)), 'both run cgroups removed');
+      // The first run to end made the spare; the second found it there.
+      const spares = runCgroups().filter((dir) => !taken.includes(dir));
+      expect(spares).toHaveLength(1);
+      expect(used).not.toContain(spares[0]);
       expect(await logText()).not.toContain('run cgroup not made');
     });
 
