@@ -49,6 +49,11 @@ describe('scriptEnv', () => {
     expect(env('fleet:work')).toMatchObject({ RQ_DEST: 'fleet:work', RQ_DEST_QUEUE: 'work' });
   });
 
+  it('gives the fds of the line protocol, empty text for a param set to null, and no policy variable in place of one of rq’s own', () => {
+    const env = run({}, {}, { ...msg, param2: null, param3: 0 } as unknown as Message, { RQ_ATTEMPT: '2', RQ_MSG_ID: 'policy', RQ_PIPE: '9' }).object();
+    expect(env).toMatchObject({ RQ_PIPE: '3', RQ_WRITE: '3', RQ_READ: '4', RQ_PARAM2: '', RQ_PARAM3: '0', RQ_MSG_ID: msg.msg_id, RQ_ATTEMPT: '2' });
+  });
+
   it('sets RQ_FORCE_REMOTE only for a message that asks for it', () => {
     expect(ctx({}, {}, { ...msg, force_remote: 1 } as Message).RQ_FORCE_REMOTE).toBe('1');
   });
