@@ -72,7 +72,7 @@ async function leave(q: QueueProc, mode: string): Promise<{ pid: number; cgroup:
   await q.waitState(id, ['done']);
   const pid = await pidInFile(pidFile);
   strays.push(pid);
-  return { pid, cgroup: cgroupDir((await fs.readFile(`${pidFile}.cgroup`, 'utf8')).trim()) };
+  return { pid, cgroup: cgroupOf(pidFile) };
 }
 
 /** The directory of cgroup v2 path `p` (as /proc/<pid>/cgroup names it). */
@@ -82,8 +82,29 @@ function cgroupDir(p: string): string {
   return home.dir;
 }
 
+/** The run cgroup of the run that wrote `<file>.cgroup` (the script's first line: read once it is whole). */
+function cgroupOf(file: string): string {
+  return cgroupDir(fsSync.readFileSync(`${file}.cgroup`, 'utf8').trim());
+}
+
+/** The run cgroups in `parent`. */
+function runCgroupsIn(parent: string): string[] {
+  return fsSync
+    .readdirSync(parent, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => path.join(parent, e.name));
+}
+
 const logText = () => fs.readFile(path.join(ctx.t.root, 'log', 'queue-lo.log'), 'utf8');
 const logged = (text: string) => waitFor(async () => (await logText()).includes(text), `"${text}" in the queue's log`);
+
+const CGROUP_STARTED = 'each script runs in a cgroup of its own';
+/** The queue's parent cgroup, as the line that says its scripts run in cgroups names it. */
+async function parentCgroup(): Promise<string> {
+  await logged(CGROUP_STARTED);
+  const line = (await logText()).split('\n').find((l) => l.includes(CGROUP_STARTED))!;
+  return (JSON.parse(line) as { cgroup: string }).cgroup;
+}
 
 /** Why this machine cannot give a queue run cgroups (the tests needing them are skipped, saying so), or null. */
 function noCgroups(): string | null {
@@ -133,7 +154,7 @@ describe.each([
   describe.skipIf(WHY_NOT !== null)(`in a run cgroup${WHY_NOT ? ` (skipped: ${WHY_NOT})` : ''}`, () => {
     it('a daemon that left the group (double fork, setsid) gets TERM when the run ends, and the run cgroup is removed', async () => {
       const q = await queue(30, launcher);
-      await logged('each script runs in a cgroup of its own');
+      await logged(CGROUP_STARTED);
       const { pid, cgroup } = await leave(q, 'daemon');
       expect(path.basename(path.dirname(cgroup))).toMatch(/^rq-lo-[0-9a-f]{8}$/);
       await waitFor(async () => !(await running(pid)), `the daemon ${pid} to be ended`);
@@ -160,7 +181,7 @@ describe.each([
         async () => (await fs.readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ')[3] === String(pid),
         `the daemon ${pid} to be in a session of its own`,
       );
-      const cgroup = cgroupDir((await fs.readFile(`${pidFile}.cgroup`, 'utf8')).trim());
+      const cgroup = cgroupOf(pidFile);
       await q.kill9();
       expect(await running(pid)).toBe(true);
       const again = (ctx.q = await QueueProc.start(ctx.t.root, 'lo', { env: launcher }));
@@ -179,26 +200,20 @@ describe.each([
       strays.push(pid);
       await q.waitState(id, ['err']);
       await waitFor(async () => !(await running(pid)), `the daemon ${pid} to be ended`);
-      await waitFor(() => !fsSync.existsSync(cgroupDir(fsSync.readFileSync(`${pidFile}.cgroup`, 'utf8').trim())), 'the run cgroup to be removed');
+      await waitFor(() => !fsSync.existsSync(cgroupOf(pidFile)), 'the run cgroup to be removed');
     });
 
     it('a run starts in a cgroup made before its message came, and the next one is made as that run ends', async () => {
       const q = await queue(30, launcher);
-      await logged('each script runs in a cgroup of its own');
-      const started = (await logText()).split('\n').find((l) => l.includes('each script runs in a cgroup of its own'))!;
-      const parent = (JSON.parse(started) as { cgroup: string }).cgroup;
-      const runCgroups = () =>
-        fsSync
-          .readdirSync(parent, { withFileTypes: true })
-          .filter((e) => e.isDirectory())
-          .map((e) => path.join(parent, e.name));
+      const parent = await parentCgroup();
+      const runCgroups = () => runCgroupsIn(parent);
       const [spare, ...more] = runCgroups();
       expect(more).toEqual([]);
       expect(path.basename(spare)).toMatch(/^run-\d+$/);
       expect(fsSync.readFileSync(path.join(spare, 'cgroup.procs'), 'utf8')).toBe('');
       const file = path.join(ctx.t.root, 'nothing');
       await q.waitState(await q.send({ param1: 'nothing', param2: file }), ['done']);
-      expect(cgroupDir((await fs.readFile(`${file}.cgroup`, 'utf8')).trim())).toBe(spare);
+      expect(cgroupOf(file)).toBe(spare);
       await waitFor(() => {
         const now = runCgroups();
         return now.length === 1 && now[0] !== spare;
@@ -207,7 +222,7 @@ describe.each([
       const [next] = runCgroups();
       fsSync.rmdirSync(next);
       await q.waitState(await q.send({ param1: 'nothing', param2: file }), ['done']);
-      const third = cgroupDir((await fs.readFile(`${file}.cgroup`, 'utf8')).trim());
+      const third = cgroupOf(file);
       expect(path.dirname(third)).toBe(parent);
       expect(third).not.toBe(next);
       // Made at the start that found the spare gone: not a start that failed first and was tried again.
@@ -218,14 +233,8 @@ describe.each([
 
     it('a run cgroup name already taken is skipped, and runs side by side leave one spare', async () => {
       const q = await queue(30, launcher, { num_workers: 2 });
-      await logged('each script runs in a cgroup of its own');
-      const parent = (JSON.parse((await logText()).split('\n').find((l) => l.includes('each script runs in a cgroup of its own'))!) as { cgroup: string })
-        .cgroup;
-      const runCgroups = () =>
-        fsSync
-          .readdirSync(parent)
-          .map((name) => path.join(parent, name))
-          .filter((p) => fsSync.statSync(p).isDirectory());
+      const parent = await parentCgroup();
+      const runCgroups = () => runCgroupsIn(parent);
       const [spare] = runCgroups();
       const n = Number(/^run-(\d+)$/.exec(path.basename(spare))![1]);
       // Cgroups under the names the queue would make next (an operator's, a previous process's): left alone, skipped.
@@ -233,8 +242,10 @@ describe.each([
       for (const dir of taken) fsSync.mkdirSync(dir);
       const [a, b] = ['a', 'b'].map((k) => path.join(ctx.t.root, `side-${k}`));
       const ids = [await q.send({ param1: 'wait', param2: a }), await q.send({ param1: 'wait', param2: b })];
-      await waitFor(() => fsSync.existsSync(`${a}.cgroup`) && fsSync.existsSync(`${b}.cgroup`), 'both runs started');
-      const used = await Promise.all([a, b].map(async (f) => cgroupDir((await fs.readFile(`${f}.cgroup`, 'utf8')).trim())));
+      // Whole once it ends in a newline: the redirection makes the file before sed writes its line.
+      const whole = (f: string) => fsSync.existsSync(`${f}.cgroup`) && fsSync.readFileSync(`${f}.cgroup`, 'utf8').endsWith('\n');
+      await waitFor(() => whole(a) && whole(b), 'both runs started');
+      const used = [a, b].map(cgroupOf);
       expect(used).toContain(spare);
       for (const dir of used) {
         expect(path.dirname(dir)).toBe(parent);
