@@ -142,8 +142,9 @@ static long clone3_run(struct rq_clone_args *args, int (*fn)(void *), void *arg)
 
 /**
  * Made once and kept: a start maps nothing and unmaps nothing (an munmap in a process with threads
- * on other cores costs a TLB shootdown; mapping and unmapping took 20-30 µs a start here). One stack a thread serves its starts, since a
- * thread starts one child at a time and each child is off it (exec'd or exited) when clone3 returns.
+ * on other cores costs a TLB shootdown; mapping and unmapping took 20-30 µs a start here). Each thread
+ * keeps one for its starts: a thread starts one child at a time, and each child is off the stack
+ * (exec'd or exited) when clone3 returns.
  */
 static __thread char *child_stack;
 
