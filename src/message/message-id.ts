@@ -1,13 +1,20 @@
 // Message id shapes: the UTC stamp, the id from stamp + inode, the hash-dir split and full id URLs.
 
+/** The second whose `YYYYMMDD.HHMM.SS.` idStamp made last: the creates of one second format their date once. */
+let stampSecond = NaN;
+let stampPrefix = '';
+
 /** `YYYYMMDD.HHMM.SS.mmm` in UTC. */
 export function idStamp(ms: number): string {
-  const d = new Date(ms);
-  const p = (n: number, w = 2) => String(n).padStart(w, '0');
-  return (
-    `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}.` +
-    `${p(d.getUTCHours())}${p(d.getUTCMinutes())}.${p(d.getUTCSeconds())}.${p(d.getUTCMilliseconds(), 3)}`
-  );
+  const whole = Math.trunc(ms);
+  const second = Math.floor(whole / 1000);
+  if (second !== stampSecond) {
+    const d = new Date(second * 1000);
+    const p = (n: number) => String(n).padStart(2, '0');
+    stampPrefix = `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}.${p(d.getUTCHours())}${p(d.getUTCMinutes())}.${p(d.getUTCSeconds())}.`;
+    stampSecond = second;
+  }
+  return stampPrefix + String(whole - second * 1000).padStart(3, '0');
 }
 
 const HASH_RE = /^\.?(\d{8})\.(\d{2})(\d{2})/;

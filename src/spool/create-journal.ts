@@ -96,11 +96,11 @@ export class CreateJournal {
     this.seq = last ? Number(SEGMENT_RE.exec(path.basename(last))![1]) : 0;
   }
 
-  /** Resolves once the record is durable; rejects (nothing written that counts) when it cannot be. */
-  append(rec: JournalRecord): Promise<void> {
+  /** Resolves once the record is durable; rejects (nothing written that counts) when it cannot be. `msgJson`: see encodeRecord. */
+  append(rec: JournalRecord, msgJson?: string): Promise<void> {
     if (!this.current) this.current = this.takeSpare() ?? this.segment();
     const seg = this.current;
-    const line = encodeRecord(rec);
+    const line = encodeRecord(rec, msgJson);
     const write = seg.ready.then(() => seg.appender.append(line));
     seg.writes.push(write);
     if (seg.writes.length >= this.maxRecords) queueMicrotask(() => this.background());

@@ -13,9 +13,12 @@ export interface JournalRecord {
 
 const CRC_HEX = 8;
 
-/** One record as a journal line (newline included). */
-export function encodeRecord(rec: JournalRecord): string {
-  const json = JSON.stringify(rec);
+/**
+ * One record as a journal line (newline included): the same text as `JSON.stringify(rec)`. `msgJson` is the msg
+ * as its file holds it, when the caller has it: a create encodes its msg once, for the file and the record alike.
+ */
+export function encodeRecord(rec: JournalRecord, msgJson = JSON.stringify(rec.msg)): string {
+  const json = `{"id":${JSON.stringify(rec.id)},"state":${JSON.stringify(rec.state)},"msg":${msgJson}}`;
   return `${crc32(json).toString(16).padStart(CRC_HEX, '0')} ${json}\n`;
 }
 

@@ -1,4 +1,5 @@
 // Message id shapes: UTC stamp, hash-dir split, time decoding, full ids and relative_root.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fullId, hashParts, hostUrl, idStamp, idTime, normaliseRelativeRoot, parseFullId } from '../../src/message/message-id.js';
 
@@ -8,6 +9,19 @@ describe('idStamp', () => {
     expect(idStamp(Date.UTC(2010, 0, 2, 3, 4, 5, 6))).toBe('20100102.0304.05.006');
     expect(idStamp(Date.UTC(1999, 11, 31, 23, 59, 59, 999))).toBe('19991231.2359.59.999');
     expect(idStamp(0)).toBe('19700101.0000.00.000');
+  });
+
+  it('gives what the date formats to for any instant, in any order: one second formats its date once and no other reuses it', () => {
+    const fromIso = (ms: number) => new Date(ms).toISOString().replace(/^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.(\d{3})Z$/, '$1$2$3.$4$5.$6.$7');
+    const last = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+    const instant = fc.integer({ min: 0, max: last });
+    // Each instant is followed by its neighbours: the same second's other milliseconds, and the seconds either side.
+    const near = fc.tuple(instant, fc.array(fc.integer({ min: -1500, max: 1500 }), { maxLength: 6 }));
+    fc.assert(
+      fc.property(near, ([ms, steps]) => {
+        for (const t of [ms, ...steps.map((s) => Math.min(last, Math.max(0, ms + s)))]) expect(idStamp(t)).toBe(fromIso(t));
+      }),
+    );
   });
 
   it('ignores the local time zone', () => {

@@ -1,4 +1,5 @@
 // The create journal's line format: what is a whole record, and what a crash or damage leaves that is not.
+import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { type JournalRecord, encodeRecord, parseJournal } from '../../src/spool/journal-records.js';
 
@@ -8,7 +9,20 @@ const rec = (n: number): JournalRecord => ({
   msg: { msg_id: `20261126.1200.00.000.${n}`, dest: 'q', param1: `p${n} ü\n"x"` } as never,
 });
 
+/** A journal line of any JSON text: its checksum, a space, the text. */
+const checksummed = (json: string) => `${crc32(json).toString(16).padStart(8, '0')} ${json}\n`;
+
 describe('journal records', () => {
+  it("a record's text is the record's JSON, its msg given as the file's text or encoded here", () => {
+    const r = rec(1);
+    expect(encodeRecord(r)).toBe(checksummed(JSON.stringify(r)));
+    expect(encodeRecord(r, JSON.stringify(r.msg))).toBe(encodeRecord(r));
+    // The text given is the one kept, byte for byte: the record holds what the msg file holds.
+    const spaced = JSON.stringify(r.msg).replace('{', '{ ');
+    expect(encodeRecord(r, spaced)).toContain(`"msg":${spaced}}`);
+    expect(parseJournal(encodeRecord(r, spaced)).records).toEqual([r]);
+  });
+
   it('a line is a checksum in 8 hex digits, a space and the JSON; parsing gives back what was encoded', () => {
     const line = encodeRecord(rec(1));
     expect(line).toMatch(/^[0-9a-f]{8} \{.*\}\n$/);
@@ -38,7 +52,7 @@ describe('journal records', () => {
   });
 
   it('a line whose JSON checks out but is no create record (no id, another state, no msg) is not one', () => {
-    const line = (v: unknown) => encodeRecord(v as JournalRecord);
+    const line = (v: unknown) => checksummed(JSON.stringify(v));
     for (const v of [
       { state: 'que', msg: {} },
       { id: 'x', state: 'prep', msg: {} },
