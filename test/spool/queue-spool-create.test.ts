@@ -7,7 +7,7 @@ import { STATES } from '../../src/message/states.js';
 import { RqError } from '../../src/errors.js';
 import { normaliseCreate } from '../../src/message/message.js';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
-import { nodeSpoolFs } from '../../src/spool/spool-fs.js';
+import { type SpoolFs, nodeSpoolFs } from '../../src/spool/spool-fs.js';
 import { HOST, type TempSpool, caught, isRoot, ls, tempSpool } from '../helpers/temp-spool.js';
 
 const ID_RE = /^\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/;
@@ -190,6 +190,47 @@ describe('create: descriptors', () => {
     } finally {
       await fs.rm(que);
       await fs.rename(`${que}.away`, que);
+    }
+  });
+});
+
+describe('create: a journal that cannot take the record', () => {
+  // The message is on disk and may have run by then: a syncfs of its filesystem makes it durable
+  // instead, and only when that fails too is the create refused (create.ts, withoutJournal).
+  const noSpace = () => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }));
+  const synced: string[] = [];
+  const journalRefused = (syncfs: SpoolFs['syncfs']): SpoolFs => ({
+    ...nodeSpoolFs,
+    open: (file, flags, mode) => (file.includes(`${path.sep}journal${path.sep}`) ? noSpace() : nodeSpoolFs.open(file, flags, mode)),
+    syncfs: (dir) => {
+      synced.push(dir);
+      return syncfs(dir);
+    },
+  });
+  beforeEach(() => void (synced.length = 0));
+
+  it('is made durable by a syncfs of the spool instead, and answered ok', async () => {
+    const s = await tempSpool('test', { fs: journalRefused(async () => undefined) });
+    try {
+      const msg = await s.spool.create({ dest: 'test', param1: 'kept' }, { commit: true });
+      expect(synced).toContain(s.spool.paths.state.que);
+      expect(await s.spool.readMessage('que', msg.msg_id)).toMatchObject({ param1: 'kept' });
+    } finally {
+      await s.cleanup();
+    }
+  });
+
+  it('is refused with RQ_ERR_DISK, its message removed, when the syncfs fails too', async () => {
+    const eio = () => Promise.reject(Object.assign(new Error('EIO: i/o error, syncfs'), { code: 'EIO' }));
+    const s = await tempSpool('test', { fs: journalRefused(eio) });
+    try {
+      const err = await caught(s.spool.create({ dest: 'test' }, { commit: true }));
+      expect(err.code).toBe('RQ_ERR_DISK');
+      expect(err.message).toMatch(/ENOSPC/);
+      expect(synced).toContain(s.spool.paths.state.que);
+      expect(await ls(s.spool.paths.state.que)).toEqual([]);
+    } finally {
+      await s.cleanup();
     }
   });
 });
