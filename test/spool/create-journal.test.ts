@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CreateJournal, readJournal } from '../../src/spool/create-journal.js';
+import { encodeRecord } from '../../src/spool/journal-records.js';
 import { type SpoolFs, nodeSpoolFs } from '../../src/spool/spool-fs.js';
 import { journalDirPerTest, rec, segmentsIn } from './create-journal-harness.js';
 
@@ -50,6 +51,15 @@ describe('CreateJournal', () => {
     await j.open();
     await j.append(rec(1));
     expect(await segments()).toEqual(['000000000041.log', '000000000042.log', 'notes.txt']);
+  });
+
+  it("only <12 digits>.log is a segment: an operator's copies and other names in the dir are never replayed", async () => {
+    await fs.mkdir(dir);
+    const line = (n: number) => encodeRecord(rec(n));
+    await fs.writeFile(path.join(dir, '000000000001.log'), line(1));
+    for (const [n, name] of ['000000000002.log.bak', 'x000000000003.log', '4.log', 'abcdefghijkl.log', '0000000000005.log'].entries())
+      await fs.writeFile(path.join(dir, name), line(n + 2));
+    expect(await readJournal(dir)).toEqual({ files: [path.join(dir, '000000000001.log')], records: [rec(1)], damaged: 0 });
   });
 
   it('callers arriving while a checkpoint runs share the next one; it covers what they appended; with nothing new they share the running one', async () => {
@@ -106,6 +116,26 @@ describe('CreateJournal', () => {
     expect((await readJournal(dir)).records).toEqual([]);
   });
 
+  it('a checkpoint asked for after one that failed, with nothing appended since, runs again and clears the segment', async () => {
+    const held = heldSyncfs();
+    const j = new CreateJournal({ dir, fs: held.fs, maxDelayMs: 3_600_000 });
+    await j.open();
+    await j.append(rec(1));
+    let arrived = held.arrived();
+    const first = j.checkpoint();
+    await arrived;
+    held.calls[0].fail(new Error('EIO: i/o error, syncfs'));
+    await expect(first).rejects.toThrow('EIO');
+    expect(j.pending).toBe(true);
+    arrived = held.arrived();
+    const retry = j.checkpoint();
+    await arrived;
+    held.calls[1].release();
+    await retry;
+    expect(j.pending).toBe(false);
+    expect((await readJournal(dir)).records).toEqual([]);
+  });
+
   it('a checkpoint syncs the filesystem only once every append to its segments has its answer', async () => {
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
@@ -144,6 +174,34 @@ describe('CreateJournal', () => {
     expect(await segments()).toEqual([]);
   });
 
+  it('a checkpoint follows as soon as a segment holds maxRecords records, long before maxDelayMs', async () => {
+    const held = heldSyncfs();
+    const j = new CreateJournal({ dir, fs: held.fs, maxRecords: 3, maxDelayMs: 3_600_000 });
+    await j.open();
+    const arrived = held.arrived();
+    await Promise.all([1, 2].map((n) => j.append(rec(n))));
+    expect(held.calls).toEqual([]);
+    await j.append(rec(3));
+    await arrived;
+    held.calls[0].release();
+    await j.close();
+    expect(await segments()).toEqual([]);
+  });
+
+  it("a journal dir removed during a stop's checkpoint: the stop still ends, its segments gone with the dir", async () => {
+    const held = heldSyncfs();
+    const j = new CreateJournal({ dir, fs: held.fs });
+    await j.open();
+    await j.append(rec(1));
+    const arrived = held.arrived();
+    const closed = j.close();
+    await arrived;
+    await fs.rm(dir, { recursive: true });
+    held.calls[0].release();
+    await closed;
+    expect(j.pending).toBe(false);
+  });
+
   it('a segment that cannot be made refuses its appends; the next append makes a new one', async () => {
     let refuse = true;
     const flaky: SpoolFs = {
@@ -163,10 +221,16 @@ describe('CreateJournal', () => {
     expect(await segments()).toEqual([]);
   });
 
-  it('a new segment makes the journal dir only when it is missing, and again after an operator removed it', async () => {
+  it("a new segment makes the journal dir only when it is missing, and again after an operator removed it, its name and the segment's made durable", async () => {
     const mkdirs: string[] = [];
-    const counting: SpoolFs = { ...nodeSpoolFs, mkdir: (p, o) => (mkdirs.push(String(p)), nodeSpoolFs.mkdir(p, o)) };
-    const j = new CreateJournal({ dir, fs: counting });
+    const fsynced: string[] = [];
+    const counting: SpoolFs = {
+      ...nodeSpoolFs,
+      mkdir: (p, o) => (mkdirs.push(String(p)), nodeSpoolFs.mkdir(p, o)),
+      fsyncPath: (p) => (fsynced.push(p), nodeSpoolFs.fsyncPath!(p)),
+    };
+    // No checkpoint but those the test asks for.
+    const j = new CreateJournal({ dir, fs: counting, maxDelayMs: 3_600_000 });
     await j.open();
     await j.append(rec(1));
     expect(mkdirs).toEqual([dir]);
@@ -175,8 +239,11 @@ describe('CreateJournal', () => {
     expect(mkdirs).toEqual([dir]);
     await j.checkpoint();
     await fs.rm(dir, { recursive: true });
+    fsynced.length = 0;
     await j.append(rec(3));
     expect(mkdirs).toEqual([dir, dir]);
+    // The dir's name in its parent, then the segment's name in the dir: both before the record counts.
+    expect(fsynced).toEqual([path.dirname(dir), dir]);
     expect((await readJournal(dir)).records).toEqual([rec(3)]);
     await j.close();
     expect(await segments()).toEqual([]);
