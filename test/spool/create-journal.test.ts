@@ -30,6 +30,15 @@ function heldSyncfs() {
   };
 }
 
+/** A journal on a held syncfs (heldSyncfs), open, with record 1 appended. */
+async function heldWithRecord(opts: { maxDelayMs?: number } = {}) {
+  const held = heldSyncfs();
+  const j = new CreateJournal({ dir, fs: held.fs, ...opts });
+  await j.open();
+  await j.append(rec(1));
+  return { held, j };
+}
+
 describe('CreateJournal', () => {
   it('an append resolves once its record is on disk; records appended together share the segment', async () => {
     const j = new CreateJournal({ dir, fs: nodeSpoolFs });
@@ -63,10 +72,7 @@ describe('CreateJournal', () => {
   });
 
   it('callers arriving while a checkpoint runs share the next one; it covers what they appended; with nothing new they share the running one', async () => {
-    const held = heldSyncfs();
-    const j = new CreateJournal({ dir, fs: held.fs });
-    await j.open();
-    await j.append(rec(1));
+    const { held, j } = await heldWithRecord();
     const arrived = held.arrived();
     const first = j.checkpoint();
     await arrived;
@@ -117,10 +123,7 @@ describe('CreateJournal', () => {
   });
 
   it('a checkpoint asked for after one that failed, with nothing appended since, runs again and clears the segment', async () => {
-    const held = heldSyncfs();
-    const j = new CreateJournal({ dir, fs: held.fs, maxDelayMs: 3_600_000 });
-    await j.open();
-    await j.append(rec(1));
+    const { held, j } = await heldWithRecord({ maxDelayMs: 3_600_000 });
     let arrived = held.arrived();
     const first = j.checkpoint();
     await arrived;
@@ -162,26 +165,18 @@ describe('CreateJournal', () => {
     await j.close();
   });
 
-  it('a checkpoint follows the first record of a segment within maxDelayMs, with no caller asking', async () => {
+  it.each([
+    ['the first record of a segment within maxDelayMs', { maxDelayMs: 20 }, 1],
+    ['as soon as a segment holds maxRecords records, long before maxDelayMs', { maxRecords: 3, maxDelayMs: 3_600_000 }, 3],
+  ])('a checkpoint follows %s, with no caller asking', async (_, opts, n) => {
     const held = heldSyncfs();
-    const j = new CreateJournal({ dir, fs: held.fs, maxDelayMs: 20 });
+    const j = new CreateJournal({ dir, fs: held.fs, ...opts });
     await j.open();
     const arrived = held.arrived();
-    await j.append(rec(1));
-    await arrived;
-    held.calls[0].release();
-    await j.close();
-    expect(await segments()).toEqual([]);
-  });
-
-  it('a checkpoint follows as soon as a segment holds maxRecords records, long before maxDelayMs', async () => {
-    const held = heldSyncfs();
-    const j = new CreateJournal({ dir, fs: held.fs, maxRecords: 3, maxDelayMs: 3_600_000 });
-    await j.open();
-    const arrived = held.arrived();
-    await Promise.all([1, 2].map((n) => j.append(rec(n))));
+    const records = Array.from({ length: n }, (_, i) => rec(i + 1));
+    await Promise.all(records.slice(0, -1).map((r) => j.append(r)));
     expect(held.calls).toEqual([]);
-    await j.append(rec(3));
+    await j.append(records.at(-1)!);
     await arrived;
     held.calls[0].release();
     await j.close();
@@ -189,10 +184,7 @@ describe('CreateJournal', () => {
   });
 
   it("a journal dir removed during a stop's checkpoint: the stop still ends, its segments gone with the dir", async () => {
-    const held = heldSyncfs();
-    const j = new CreateJournal({ dir, fs: held.fs });
-    await j.open();
-    await j.append(rec(1));
+    const { held, j } = await heldWithRecord();
     const arrived = held.arrived();
     const closed = j.close();
     await arrived;
