@@ -9,6 +9,7 @@ import { normaliseCreate } from '../../src/message/message.js';
 import { QueueSpool } from '../../src/spool/queue-spool.js';
 import { type SpoolFs, nodeSpoolFs } from '../../src/spool/spool-fs.js';
 import { HOST, type TempSpool, caught, isRoot, ls, tempSpool } from '../helpers/temp-spool.js';
+import { eio } from './create-journal-harness.js';
 
 const ID_RE = /^\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/;
 const T0 = Date.UTC(2026, 10, 21, 16, 43, 46, 613);
@@ -221,8 +222,7 @@ describe('create: a journal that cannot take the record', () => {
   });
 
   it('is refused with RQ_ERR_DISK, its message removed, when the syncfs fails too', async () => {
-    const eio = () => Promise.reject(Object.assign(new Error('EIO: i/o error, syncfs'), { code: 'EIO' }));
-    const s = await tempSpool('test', { fs: journalRefused(eio) });
+    const s = await tempSpool('test', { fs: journalRefused(() => eio('syncfs')) });
     try {
       const err = await caught(s.spool.create({ dest: 'test' }, { commit: true }));
       expect(err.code).toBe('RQ_ERR_DISK');
