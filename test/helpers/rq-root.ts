@@ -12,6 +12,8 @@ import { browsersRefusePort } from '../../src/config/browser-ports.js';
 import { notInheritedArgs, queueEnv, queueNodeFlags } from '../../src/queue/node-flags.js';
 import { killAll, ownCgroupHome, removeCgroup } from '../../src/queue/launch/cgroup-fs.js';
 import { parentCgroupName } from '../../src/queue/launch/run-cgroups.js';
+import { ownV1Homes } from '../../src/queue/launch/cgroup-v1.js';
+import { endAndRemove } from '../../src/queue/launch/limit-files.js';
 
 export const PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FIXTURES = path.join(PROJECT, 'test', 'fixtures');
@@ -81,20 +83,25 @@ export async function makeRoot(opts: { port?: number; relativeRoot?: string } = 
  */
 async function removeRunCgroups(root: string): Promise<void> {
   const home = ownCgroupHome();
-  if (!home.ok) return;
+  const v1 = [...new Set(Object.values(ownV1Homes()).flatMap((h) => ('dir' in h ? [h.dir] : [])))];
   const queues = await fsp.readdir(path.join(root, 'queues')).catch(() => [] as string[]);
-  for (const name of queues) {
-    let dir: string;
+  for (const queue of queues) {
+    let name: string;
     try {
-      dir = path.join(home.dir, parentCgroupName(name, path.join(root, 'queues', name)));
+      name = parentCgroupName(queue, path.join(root, 'queues', queue));
     } catch {
       continue; // Not a queue directory (a dangling link a test made).
     }
     // The queue's cgroup, and the one of its runs with limits cgroup v2 enforces.
-    for (const d of [dir, `${dir}-limits`]) {
+    for (const d of home.ok ? [name, `${name}-limits`].map((n) => path.join(home.dir, n)) : []) {
       if (!fs.existsSync(d)) continue;
       killAll(d);
       await removeCgroup(d, 10_000);
+    }
+    // Its cgroups in each writable v1 hierarchy (run limits there), runs first.
+    for (const d of v1.map((h) => path.join(h, name)).filter((d) => fs.existsSync(d))) {
+      const runs = fs.readdirSync(d, { withFileTypes: true }).filter((e) => e.isDirectory());
+      await endAndRemove([...runs.map((e) => path.join(d, e.name)), d]);
     }
   }
 }
