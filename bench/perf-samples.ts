@@ -48,11 +48,13 @@ async function control(perf: ReturnType<typeof spawn>, command: string): Promise
 /**
  * Runs `work` with `pid` sampled: perf starts disabled and is enabled and disabled through its control
  * fds (each acknowledged), so only the work is seen. Returns `perf script`'s text: per sample its thread
- * id, then its frames, leaf first. No build-id cache: nothing is copied into ~/.debug.
+ * id, then its frames, leaf first. No build-id cache: nothing is copied into ~/.debug. With `children: false`
+ * the processes `pid` starts (a queue's scripts) are not sampled, only its own threads.
  */
-export async function profiled(pid: number, dir: string, work: () => Promise<void>): Promise<string> {
+export async function profiled(pid: number, dir: string, work: () => Promise<void>, opts: { children?: boolean } = {}): Promise<string> {
   const out = path.join(dir, 'perf.data');
   const args = ['record', '-q', '-N', '-B', '-e', 'task-clock', '-F', String(HZ), '-g', '-D', '-1', '--control', 'fd:3,4', '-o', out, '-p', String(pid)];
+  if (opts.children === false) args.push('--no-inherit');
   const perf = spawn('perf', args, { stdio: ['ignore', 'ignore', 'inherit', 'pipe', 'pipe'] });
   const exited = new Promise((resolve) => perf.once('exit', resolve));
   try {

@@ -8,6 +8,7 @@ import type { Readable, Writable } from 'node:stream';
 import { findExecutable } from './find-executable.js';
 import { NUL_REFUSAL, holdsNul } from './nul-bytes.js';
 import { type ExitInfo, type Launcher, failedLaunch, killGroup } from './script-runner.js';
+import { streamToScript } from './to-script.js';
 
 /**
  * The start gate: a constant sh program (data only ever arrives as arguments) that waits for one
@@ -83,8 +84,7 @@ export const gateLauncher: Launcher = (r) => {
   } catch {
     // Already exited: its priority no longer matters.
   }
-  const toScript = child.stdio[4] as Writable;
-  toScript.on('error', () => undefined);
+  const toScript = streamToScript(child.stdio[4] as Writable);
   const procs = [...(r.cgroup === undefined ? [] : [path.join(r.cgroup, 'cgroup.procs')]), ...(r.joins ?? [])];
   if (procs.length === 0) toScript.write('\n');
   else {

@@ -12,6 +12,7 @@ import { findExecutable } from './find-executable.js';
 import { NUL_REFUSAL, holdsNul } from './nul-bytes.js';
 import type { SharedEnv } from './script-env.js';
 import { type ExitInfo, type Launcher, failedLaunch, killGroup, startHeader } from './script-runner.js';
+import { lazyToScript } from './to-script.js';
 
 /** What envBlock() made: variables converted once, for spawn() to put before a run's own. */
 export type EnvBlock = object & { readonly brand: 'EnvBlock' };
@@ -112,7 +113,7 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
     return {
       pid,
       fromScript: new net.Socket({ fd: fromFd, readable: true, writable: false }),
-      toScript: new net.Socket({ fd: toFd, readable: false, writable: true }),
+      toScript: lazyToScript(toFd),
       exited,
       kill: (signal: NodeJS.Signals) => killGroup(pid, signal),
     };

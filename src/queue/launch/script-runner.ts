@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import type { Readable, Writable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { execPrefixOf } from '../../config/queue-config.js';
 import { LineSplitter, type SplitLine } from './line-splitter.js';
@@ -11,6 +11,7 @@ import { endLeftovers } from './leftovers.js';
 import type { RunUsage } from './run-usage.js';
 import type { RunLimits } from '../../message/run-limits.js';
 import type { ScriptEnv } from './script-env.js';
+import { type ToScript, streamToScript } from './to-script.js';
 
 /** `dev` and `ino` say which file the path named at the start, for a run that fails as a deploy lands (start-refusal.ts). */
 export type ResolvedScript = { ok: true; path: string; dev: number; ino: number } | { ok: false; reason: string };
@@ -116,7 +117,7 @@ export interface LaunchRequest {
 export interface LaunchedChild {
   pid: number;
   fromScript: Readable;
-  toScript: Writable;
+  toScript: ToScript;
   exited: Promise<ExitInfo>;
   /** Signals the whole process group the launcher made for it (or its run cgroup). */
   kill(signal: NodeJS.Signals): void;
@@ -146,7 +147,7 @@ export function failedLaunch(spawnError: string, spawnCode?: string): LaunchedCh
   const nothing = new net.Socket();
   nothing.destroy();
   const exit: ExitInfo = { code: null, signal: null, spawnError, ...(spawnCode ? { spawnCode } : {}) };
-  return { pid: -1, fromScript: nothing, toScript: nothing, exited: Promise.resolve(exit), kill: () => undefined };
+  return { pid: -1, fromScript: nothing, toScript: streamToScript(nothing), exited: Promise.resolve(exit), kill: () => undefined };
 }
 
 /** The header line of spec §4.5, for launchers that can format it themselves. */
@@ -198,7 +199,6 @@ export function startScript(o: StartOptions, launch: Launcher): RunningScript {
     runLog.closeFd();
   }
   const { pid, fromScript, toScript } = child;
-  toScript.on('error', () => undefined);
   const splitter = new LineSplitter(o.output.maxLineBytes);
   const take = (lines: SplitLine[]) => {
     for (const line of lines) {
@@ -237,7 +237,7 @@ export function startScript(o: StartOptions, launch: Launcher): RunningScript {
   return {
     pid,
     reply(line) {
-      if (!toScript.destroyed && toScript.writable) toScript.write(`${line}\n`);
+      toScript.write(`${line}\n`);
     },
     kill: (signal) => child.kill(signal),
     finished,

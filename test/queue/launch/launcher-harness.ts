@@ -207,7 +207,6 @@ export function launchSession(name: string, launch: Launcher) {
     } finally {
       fs.closeSync(logFd);
     }
-    child.toScript.on('error', () => undefined);
     const exited = child.exited.then(({ usage, ...rest }) => {
       s.usage = usage;
       s.settled = true;
