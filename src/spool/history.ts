@@ -1,5 +1,4 @@
 // A message's history file: one JSON line per move, appended by the spool's moves, read back for people.
-import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { RqError, isErrno } from '../errors.js';
@@ -8,7 +7,7 @@ import type { HistoryLine } from '../ipc/history-line.js';
 import type { State } from '../message/states.js';
 import type { SpoolFs } from './spool-fs.js';
 import { readMessageFile } from './beneath.js';
-import { APPEND, openOwnSync } from './own-files.js';
+import { APPEND, openOwnSized } from './own-files.js';
 
 /** A move (`from`, `to`) or an event without one (`event`: timeout, stall…, rq-beyond §B14), with its details. */
 export type HistoryEntry = HistoryLine;
@@ -48,15 +47,13 @@ export function appendHistory(
   /** The file's size before the line, once known: where a refused append is cut back to. */
   let size = -1;
   try {
-    fd = openOwnSync(sfs, file, APPEND);
-    size = fs.fstatSync(fd).size;
+    ({ fd, size } = openOwnSized(sfs, file, APPEND));
     if (size + Buffer.byteLength(line) > rotateBytes) {
       sfs.closeSync(fd);
       fd = null;
       size = -1;
       sfs.renameSync(file, `${file}.1`);
-      fd = openOwnSync(sfs, file, APPEND);
-      size = fs.fstatSync(fd).size;
+      ({ fd, size } = openOwnSized(sfs, file, APPEND));
     }
     sfs.writeFileSync(fd, line);
   } catch (err) {

@@ -31,10 +31,16 @@ type SyncFs = Pick<SpoolFs, 'openSync' | 'closeSync' | 'rmSync'>;
  * was not.
  */
 export function openOwnSync(sfs: SyncFs, file: string, flags: number, mode = 0o644): number {
+  return openOwnSized(sfs, file, flags, mode).fd;
+}
+
+/** openOwnSync with the file's size as opened, from the same fstat: where an append starts. */
+export function openOwnSized(sfs: SyncFs, file: string, flags: number, mode = 0o644): { fd: number; size: number } {
   for (let attempt = 0; ; attempt++) {
     try {
       const fd = sfs.openSync(file, flags, mode);
-      if (fs.fstatSync(fd).isFile()) return fd;
+      const st = fs.fstatSync(fd);
+      if (st.isFile()) return { fd, size: st.size };
       sfs.closeSync(fd);
       throw notRegular(file);
     } catch (err) {
