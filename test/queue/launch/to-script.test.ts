@@ -22,13 +22,14 @@ const isOpen = (fd: number) => {
   }
 };
 
-/** A lazyToScript on a file's fd whose socket is a PassThrough, counting how many were made and what they got. */
+/** A lazyToScript on a file's fd whose socket is a PassThrough (owning the fd, as a socket does), counting how many were made and what they got. */
 function counted() {
   const fd = openFile('fd4');
   const made: PassThrough[] = [];
   const written = () => made.map((s) => String(s.read() ?? '')).join('');
   const to = lazyToScript(fd, () => {
     const s = new PassThrough();
+    s.once('close', () => fs.closeSync(fd));
     made.push(s);
     return s;
   });
@@ -51,6 +52,8 @@ describe('lazyToScript', () => {
     to.write('two\n');
     expect(made).toHaveLength(1);
     expect(written()).toBe('one\ntwo\n');
+    to.destroy();
+    expect(made[0].destroyed).toBe(true);
   });
 
   it('drops replies once closed, without making a socket for them', () => {
@@ -82,6 +85,7 @@ describe('lazyToScript', () => {
     to.write('late\n');
     expect(made[0].writableEnded).toBe(true);
     expect(written()).toBe('last\n');
+    to.destroy();
   });
 });
 
