@@ -43,24 +43,22 @@ export function appendHistory(
 ): void {
   const line = JSON.stringify({ at: new Date(at).toISOString(), ...entry }) + '\n';
   const file = path.join(dir, 'history');
-  let fd: number | null = null;
-  /** The file's size before the line, once known: where a refused append is cut back to. */
-  let size = -1;
+  /** The open file, and its size before the line: where a refused append is cut back to. */
+  let opened: { fd: number; size: number } | null = null;
   try {
-    ({ fd, size } = openOwnSized(sfs, file, APPEND));
-    if (size + Buffer.byteLength(line) > rotateBytes) {
-      sfs.closeSync(fd);
-      fd = null;
-      size = -1;
+    opened = openOwnSized(sfs, file, APPEND);
+    if (opened.size + Buffer.byteLength(line) > rotateBytes) {
+      sfs.closeSync(opened.fd);
+      opened = null;
       sfs.renameSync(file, `${file}.1`);
-      ({ fd, size } = openOwnSized(sfs, file, APPEND));
+      opened = openOwnSized(sfs, file, APPEND);
     }
-    sfs.writeFileSync(fd, line);
+    sfs.writeFileSync(opened.fd, line);
   } catch (err) {
-    if (fd !== null && size >= 0) cutBack(sfs, fd, size);
+    if (opened) cutBack(sfs, opened.fd, opened.size);
     if (!isErrno(err, 'ENOENT')) failed(RqError.of('RQ_ERR_DISK', `history line in ${dir}`, (err as Error).message).causedBy(err));
   } finally {
-    if (fd !== null) sfs.closeSync(fd);
+    if (opened) sfs.closeSync(opened.fd);
   }
 }
 

@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RqError } from '../../src/errors.js';
-import { HISTORY_ROTATE_BYTES, appendHistory } from '../../src/spool/history.js';
+import { HISTORY_ROTATE_BYTES, appendHistory, readHistory } from '../../src/spool/history.js';
 import { perTestSpool } from '../helpers/temp-spool.js';
 
 const T0 = Date.UTC(2026, 10, 21, 16, 43, 46, 613);
@@ -101,6 +101,32 @@ describe('history', () => {
         .filter(Boolean)
         .map((l) => JSON.parse(l).event),
     ).toEqual(['one', 'two']);
+  });
+
+  it('reads a message without a history file as its implied create, and one whose directory is gone as none', async () => {
+    const { msg_id: id } = await s.spool.create({ dest: 'test' }, { commit: true });
+    const dir = s.spool.msgDir('que', id);
+    await fs.rm(path.join(dir, 'history'), { force: true });
+    expect(await readHistory(dir, id, 'que')).toEqual([{ at: new Date(T0).toISOString(), from: null, to: 'que', actor: 'create' }]);
+    expect(await readHistory(path.join(dir, 'gone'), id, 'que')).toBeNull();
+  });
+
+  it('leaves no descriptor open: not after a line, a rotation, nor a line the disk refuses', async () => {
+    const { msg_id: id } = await s.spool.create({ dest: 'test' }, { commit: true });
+    const dir = s.spool.msgDir('que', id);
+    const refusing = {
+      ...s.spool.fs,
+      writeFileSync: () => {
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      },
+    };
+    const open = async () => (await fs.readdir('/proc/self/fd')).length;
+    const before = await open();
+    appendHistory(s.spool.fs, dir, T0, { event: 'one', actor: 'test' }, noFailure);
+    appendHistory(s.spool.fs, dir, T0, { event: 'rotated', actor: 'test' }, noFailure, 1);
+    appendHistory(refusing, dir, T0, { event: 'lost', actor: 'test' }, () => undefined);
+    expect(await open()).toBe(before);
+    expect(await fs.readFile(path.join(dir, 'history.1'), 'utf8')).toContain('"event":"one"');
   });
 
   it.each([
