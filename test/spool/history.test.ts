@@ -15,6 +15,14 @@ const noFailure = (err: RqError) => {
   throw err;
 };
 
+/** The spool's fs with `call` failing as a disk would: `text` is node's message, its code the first word. */
+const refusing = (call: 'openSync' | 'writeFileSync', text: string) => ({
+  ...s.spool.fs,
+  [call]: () => {
+    throw Object.assign(new Error(text), { code: text.split(':')[0] });
+  },
+});
+
 describe('history', () => {
   it('history: one JSON line per entry, appended, with the create entry implied by the id', async () => {
     const { msg_id: id } = await s.spool.create({ dest: 'test' }, { commit: false });
@@ -65,12 +73,7 @@ describe('history', () => {
     const { msg_id: id } = await s.spool.create({ dest: 'test' }, { commit: true });
     const dir = s.spool.msgDir('que', id);
     // The open fails as a broken disk's would.
-    const eio = {
-      ...s.spool.fs,
-      openSync: () => {
-        throw Object.assign(new Error('EIO: i/o error, open'), { code: 'EIO' });
-      },
-    };
+    const eio = refusing('openSync', 'EIO: i/o error, open');
     const failures: RqError[] = [];
     appendHistory(eio, dir, T0, { event: 'beat', actor: 'test' }, (err) => failures.push(err));
     expect(failures.map((e) => [e.code, e.message])).toEqual([['RQ_ERR_DISK', expect.stringMatching(/^history line in .* failed: EIO/)]]);
@@ -114,17 +117,12 @@ describe('history', () => {
   it('leaves no descriptor open: not after a line, a rotation, nor a line the disk refuses', async () => {
     const { msg_id: id } = await s.spool.create({ dest: 'test' }, { commit: true });
     const dir = s.spool.msgDir('que', id);
-    const refusing = {
-      ...s.spool.fs,
-      writeFileSync: () => {
-        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-      },
-    };
+    const full = refusing('writeFileSync', 'ENOSPC: no space left on device, write');
     const open = async () => (await fs.readdir('/proc/self/fd')).length;
     const before = await open();
     appendHistory(s.spool.fs, dir, T0, { event: 'one', actor: 'test' }, noFailure);
     appendHistory(s.spool.fs, dir, T0, { event: 'rotated', actor: 'test' }, noFailure, 1);
-    appendHistory(refusing, dir, T0, { event: 'lost', actor: 'test' }, () => undefined);
+    appendHistory(full, dir, T0, { event: 'lost', actor: 'test' }, () => undefined);
     expect(await open()).toBe(before);
     expect(await fs.readFile(path.join(dir, 'history.1'), 'utf8')).toContain('"event":"one"');
   });
