@@ -1,8 +1,8 @@
 // Where a drained message's CPU goes in the queue process, sampled by perf: BENCH_N messages (default 2,000)
 // preloaded in a paused queue, drained through the classic `done ok` bash script with BENCH_WORKERS runs in
-// flight (default 4), after an untimed drain of BENCH_WARMUP (default 1,000) so the JIT has settled. The
-// queue runs under `perf record -g` (bench/perf-samples.ts, BENCH_HZ samples a second of CPU) started
-// with --perf-basic-prof; each sample is charged to its thread and to the system call it is in, or to V8's
+// flight (default 4), after an untimed drain of BENCH_WARMUP (default 1,000; V8's optimizing compiler
+// still has a share after it, under `compile`). The queue runs under `perf record -g`
+// (bench/perf-samples.ts, BENCH_HZ samples a second of CPU) started with --perf-basic-prof; each sample is charged to its thread and to the system call it is in, or to V8's
 // collector, its compilers, the kernel outside any call, or `user` (JavaScript, V8's runtime, libc), and the
 // main thread's time also to JavaScript functions (`name file:line` of dist/queue/queue-main.js). Figures
 // are µs of the queue's CPU a message; the scripts' own CPU is theirs, not the queue's, and is not counted.
@@ -12,14 +12,12 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { DONE_SCRIPT, enqueue, liveQueue, loadavg, round, waitDrained, writeScript, type LiveQueue } from './lib.js';
-import { HZ, SampleTally, perfNodeFlags, profiled, requirePerf } from './perf-samples.js';
+import { HZ, SampleTally, perfQueueWrap, profiled, requirePerf } from './perf-samples.js';
 
 const N = Number(process.env.BENCH_N ?? 2000);
 const WARM = Number(process.env.BENCH_WARMUP ?? 1000);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 4);
 const Q = 'dcpu';
-/** A wrap for QueueProc.start: execs node (its 4th argument) with the three flags before the rest, so the pid stays the queue's. */
-const WRAP = ['sh', '-c', 'a=$1 b=$2 c=$3 n=$4; shift 4; exec "$n" "$a" "$b" "$c" "$@"', 'sh'];
 
 /** The main thread's ns on a core and ns waiting for one, from /proc/<pid>/task/<pid>/schedstat. */
 async function schedstat(pid: number): Promise<number[]> {
@@ -32,7 +30,7 @@ const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'rq-bench-'));
 let lq: LiveQueue | undefined;
 try {
   const script = await writeScript(dir, DONE_SCRIPT);
-  lq = await liveQueue(Q, { script, num_workers: WORKERS }, [...WRAP, ...perfNodeFlags(dir, 'queue')]);
+  lq = await liveQueue(Q, { script, num_workers: WORKERS }, perfQueueWrap(dir));
   const q = lq.q;
   if (WARM > 0) await waitDrained(q, await enqueue(q, WARM, 16));
   await fs.writeFile(lq.pauseFile, '');

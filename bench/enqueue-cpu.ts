@@ -17,15 +17,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFloorServer, type FloorServer } from './floor-server.js';
 import { connectedClient, liveQueue, loadavg, runLanes, type LiveQueue } from './lib.js';
-import { HZ, SampleTally, perfNodeFlags, profiled, requirePerf } from './perf-samples.js';
+import { HZ, SampleTally, perfNodeFlags, perfQueueWrap, profiled, requirePerf } from './perf-samples.js';
 
 const N = Number(process.env.BENCH_N ?? 20_000);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 4);
 const BLOCKS = 4;
 const Q = 'enq';
 const FIELDS = { dest: Q, src: 'bench', param1: 'hello', param2: 'a parameter of modest size' };
-/** A wrap for QueueProc.start: execs node (its 4th argument) with the three flags before the rest, so the pid stays the queue's. */
-const WRAP = ['sh', '-c', 'a=$1 b=$2 c=$3 n=$4; shift 4; exec "$n" "$a" "$b" "$c" "$@"', 'sh'];
 
 requirePerf('bench/enqueue-cpu.ts');
 const load0 = await loadavg();
@@ -34,7 +32,7 @@ let lq: LiveQueue | undefined;
 let floor: FloorServer | undefined;
 const conns: Awaited<ReturnType<typeof connectedClient>>[] = [];
 try {
-  lq = await liveQueue(Q, { num_workers: 1 }, [...WRAP, ...perfNodeFlags(dir, 'queue')]);
+  lq = await liveQueue(Q, { num_workers: 1 }, perfQueueWrap(dir));
   await fs.writeFile(lq.pauseFile, '');
   const first = await connectedClient(lq.q.paths.sock);
   conns.push(first);

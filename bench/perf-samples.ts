@@ -21,6 +21,9 @@ export function requirePerf(bench: string): void {
 /** Node's flags for named JavaScript frames; --perf-basic-prof also starts V8's log, kept in `dir`, not the cwd. */
 export const perfNodeFlags = (dir: string, who: string) => ['--perf-basic-prof', `--logfile=${path.join(dir, `${who}-v8.log`)}`, '--no-logfile-per-isolate'];
 
+/** A wrap for QueueProc.start (liveQueue's `wrap`) that starts the queue's node with perfNodeFlags, by exec so the pid stays the queue's. */
+export const perfQueueWrap = (dir: string) => ['sh', '-c', 'a=$1 b=$2 c=$3 n=$4; shift 4; exec "$n" "$a" "$b" "$c" "$@"', 'sh', ...perfNodeFlags(dir, 'queue')];
+
 /** Writes `command` to perf's control fd and waits for its ack; throws if perf ends first. */
 async function control(perf: ReturnType<typeof spawn>, command: string): Promise<void> {
   if (perf.exitCode !== null || perf.signalCode !== null) throw new Error(`perf ended (${perf.exitCode ?? perf.signalCode}) before ${command}`);
