@@ -6,6 +6,7 @@ import { CreateJournal, readJournal } from '../../src/spool/create-journal.js';
 import { encodeRecord } from '../../src/spool/journal-records.js';
 import { type SpoolFs, nodeSpoolFs } from '../../src/spool/spool-fs.js';
 import { journalDirPerTest, rec, segmentsIn } from './create-journal-harness.js';
+import { ioError } from '../helpers/no-space-fs.js';
 
 let dir = '';
 journalDirPerTest((d) => (dir = d));
@@ -127,7 +128,7 @@ describe('CreateJournal', () => {
     let arrived = held.arrived();
     const first = j.checkpoint();
     await arrived;
-    held.calls[0].fail(new Error('EIO: i/o error, syncfs'));
+    held.calls[0].fail(ioError());
     await expect(first).rejects.toThrow('EIO');
     expect(j.pending).toBe(true);
     arrived = held.arrived();

@@ -5,6 +5,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RqError } from '../../src/errors.js';
 import { HISTORY_ROTATE_BYTES, appendHistory, readHistory } from '../../src/spool/history.js';
+import { ioError, noSpace } from '../helpers/no-space-fs.js';
+import { openUnder } from '../helpers/open-under.js';
 import { perTestSpool } from '../helpers/temp-spool.js';
 
 const T0 = Date.UTC(2026, 10, 21, 16, 43, 46, 613);
@@ -15,11 +17,11 @@ const noFailure = (err: RqError) => {
   throw err;
 };
 
-/** The spool's fs with `call` failing as a disk would: `text` is node's message, its code the first word. */
-const refusing = (call: 'openSync' | 'writeFileSync', text: string) => ({
+/** The spool's fs with `call` failing as a disk would (noSpace, ioError). */
+const refusing = (call: 'openSync' | 'writeFileSync', fault: () => Error) => ({
   ...s.spool.fs,
   [call]: () => {
-    throw Object.assign(new Error(text), { code: text.split(':')[0] });
+    throw fault();
   },
 });
 
@@ -73,7 +75,7 @@ describe('history', () => {
     const { msg_id: id } = await s.spool.create({ dest: 'test' }, { commit: true });
     const dir = s.spool.msgDir('que', id);
     // The open fails as a broken disk's would.
-    const eio = refusing('openSync', 'EIO: i/o error, open');
+    const eio = refusing('openSync', ioError);
     const failures: RqError[] = [];
     appendHistory(eio, dir, T0, { event: 'beat', actor: 'test' }, (err) => failures.push(err));
     expect(failures.map((e) => [e.code, e.message])).toEqual([['RQ_ERR_DISK', expect.stringMatching(/^history line in .* failed: EIO/)]]);
@@ -90,7 +92,7 @@ describe('history', () => {
       ...s.spool.fs,
       writeFileSync: (fd: number, data: string) => {
         s.spool.fs.writeFileSync(fd, data.slice(0, 10));
-        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        throw noSpace();
       },
     };
     const failures: RqError[] = [];
@@ -117,17 +119,12 @@ describe('history', () => {
   it('leaves no descriptor open: not after a line, a rotation, nor a line the disk refuses', async () => {
     const { msg_id: id } = await s.spool.create({ dest: 'test' }, { commit: true });
     const dir = s.spool.msgDir('que', id);
-    const full = refusing('writeFileSync', 'ENOSPC: no space left on device, write');
-    // This process's descriptors open on the message's files (the spool's own, blanks and journal, come and go meanwhile).
-    const held = async () => {
-      const targets = await Promise.all((await fs.readdir('/proc/self/fd')).map((fd) => fs.readlink(`/proc/self/fd/${fd}`).catch(() => '')));
-      const real = await fs.realpath(dir);
-      return targets.filter((t) => t.startsWith(`${real}/`));
-    };
+    const full = refusing('writeFileSync', noSpace);
     appendHistory(s.spool.fs, dir, T0, { event: 'one', actor: 'test' }, noFailure);
     appendHistory(s.spool.fs, dir, T0, { event: 'rotated', actor: 'test' }, noFailure, 1);
     appendHistory(full, dir, T0, { event: 'lost', actor: 'test' }, () => undefined);
-    expect(await held()).toEqual([]);
+    // Only the message's own files: the spool's blanks and journal open theirs meanwhile.
+    expect(await openUnder(dir)).toEqual([]);
     expect(await fs.readFile(path.join(dir, 'history.1'), 'utf8')).toContain('"event":"one"');
   });
 

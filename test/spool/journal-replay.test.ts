@@ -6,19 +6,13 @@ import { QueueSpool } from '../../src/spool/queue-spool.js';
 import { recordingFs } from '../helpers/recording-fs.js';
 import { HOST, ls, perTestSpool } from '../helpers/temp-spool.js';
 import { recoverSpool } from '../../src/spool/recovery.js';
+import { openUnder } from '../helpers/open-under.js';
 
 const T0 = Date.UTC(2026, 10, 26, 12, 0, 0, 0);
 const s = perTestSpool('test', T0);
 
 /** The same root as a queue process restarted after a crash would open it. */
 const restarted = (spool: QueueSpool, fsOverride = {}) => new QueueSpool(spool.root, 'test', { host: HOST, now: () => s.clock, ...fsOverride });
-
-/** The paths under `dir` this process holds open: a replay closes every msg it writes. */
-async function openUnder(dir: string): Promise<string[]> {
-  const fds = await fs.readdir('/proc/self/fd');
-  const targets = await Promise.all(fds.map((fd) => fs.readlink(`/proc/self/fd/${fd}`).catch(() => '')));
-  return targets.filter((t) => t.startsWith(dir + '/'));
-}
 
 /** What a crash that lost the page cache can do to a message created since the last checkpoint. */
 const lose = {

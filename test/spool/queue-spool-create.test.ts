@@ -10,6 +10,7 @@ import { QueueSpool } from '../../src/spool/queue-spool.js';
 import { type SpoolFs, nodeSpoolFs } from '../../src/spool/spool-fs.js';
 import { HOST, type TempSpool, caught, isRoot, ls, tempSpool } from '../helpers/temp-spool.js';
 import { eio } from './create-journal-harness.js';
+import { noSpace } from '../helpers/no-space-fs.js';
 
 const ID_RE = /^\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/;
 const T0 = Date.UTC(2026, 10, 21, 16, 43, 46, 613);
@@ -198,11 +199,10 @@ describe('create: descriptors', () => {
 describe('create: a journal that cannot take the record', () => {
   // The message is on disk and may have run by then: a syncfs of its filesystem makes it durable
   // instead, and only when that fails too is the create refused (create.ts, withoutJournal).
-  const noSpace = () => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }));
   const synced: string[] = [];
   const journalRefused = (syncfs: SpoolFs['syncfs']): SpoolFs => ({
     ...nodeSpoolFs,
-    open: (file, flags, mode) => (file.includes(`${path.sep}journal${path.sep}`) ? noSpace() : nodeSpoolFs.open(file, flags, mode)),
+    open: (file, flags, mode) => (file.includes(`${path.sep}journal${path.sep}`) ? Promise.reject(noSpace()) : nodeSpoolFs.open(file, flags, mode)),
     syncfs: (dir) => {
       synced.push(dir);
       return syncfs(dir);
