@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "rq_spawn",
-      "sources": ["src/queue/launch/native/rq-spawn.c", "src/queue/launch/native/rq-spawn-child.c", "src/queue/launch/native/rq-spawn-watch.c", "src/queue/launch/native/rq-spawn-strings.c"],
+      "sources": ["src/queue/launch/native/rq-spawn.c", "src/queue/launch/native/rq-spawn-child.c", "src/queue/launch/native/rq-spawn-watch.c", "src/queue/launch/native/rq-spawn-read.c", "src/queue/launch/native/rq-spawn-strings.c"],
       "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-clobbered"],
       "defines": ["NAPI_VERSION=8"]
     },

@@ -1,5 +1,6 @@
 // A launcher that starts no process: each "script" is driven by the test (lines on fd 3, replies on fd 4, exit).
 import { PassThrough } from 'node:stream';
+import { streamFromScript } from '../../src/queue/launch/from-script.js';
 import type { ExitInfo, LaunchRequest, LaunchedChild, Launcher } from '../../src/queue/launch/script-runner.js';
 
 export class FakeScript {
@@ -45,7 +46,7 @@ export class FakeScript {
   child(): LaunchedChild {
     return {
       pid: this.pid,
-      fromScript: this.fromScript,
+      fromScript: streamFromScript(this.fromScript),
       toScript: this.toScript,
       exited: this.exited,
       kill: (signal) => {

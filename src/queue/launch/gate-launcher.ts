@@ -8,6 +8,7 @@ import type { Readable, Writable } from 'node:stream';
 import { findExecutable } from './find-executable.js';
 import { NUL_REFUSAL, holdsNul } from './nul-bytes.js';
 import { type ExitInfo, type Launcher, failedLaunch, killGroup } from './script-runner.js';
+import { streamFromScript } from './from-script.js';
 import { streamToScript } from './to-script.js';
 
 /**
@@ -103,7 +104,7 @@ export const gateLauncher: Launcher = (r) => {
   }
   return {
     pid,
-    fromScript: child.stdio[3] as Readable,
+    fromScript: streamFromScript(child.stdio[3] as Readable),
     toScript,
     kill: (signal) => killGroup(pid, signal),
     exited,

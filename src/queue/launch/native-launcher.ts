@@ -1,7 +1,6 @@
 // Launcher on rq's native spawner (src/queue/launch/native/rq-spawn.c): vfork (clone3 into a run cgroup) + exec, no gate process.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import { RqError } from '../../errors.js';
@@ -12,12 +11,13 @@ import { findExecutable } from './find-executable.js';
 import { NUL_REFUSAL, holdsNul } from './nul-bytes.js';
 import type { SharedEnv } from './script-env.js';
 import { type ExitInfo, type Launcher, failedLaunch, killGroup, startHeader } from './script-runner.js';
+import { type PipeReader, pipeFromScript } from './from-script.js';
 import { lazyToScript } from './to-script.js';
 
 /** What envBlock() made: variables converted once, for spawn() to put before a run's own. */
 export type EnvBlock = object & { readonly brand: 'EnvBlock' };
 
-export interface SpawnAddon {
+export interface SpawnAddon extends PipeReader {
   spawn(
     file: string,
     argv: string[],
@@ -46,8 +46,8 @@ export interface SpawnAddon {
   abi?: number;
 }
 
-/** The addon's `abi` this code calls: 2 since spawn() took the file size limit (max_log_bytes), 3 since the run cgroup, 4 since v1 joins and rusage, 5 since its IO blocks, 6 since envBlock. */
-export const ADDON_ABI = 6;
+/** The addon's `abi` this code calls: 2 since spawn() took the file size limit (max_log_bytes), 3 since the run cgroup, 4 since v1 joins and rusage, 5 since its IO blocks, 6 since envBlock, 7 since readPipe. */
+export const ADDON_ABI = 7;
 
 /** Where `npm run build-native` (node-gyp) puts the addon. */
 export const ADDON_PATH = addonPath('rq_spawn');
@@ -112,7 +112,7 @@ export function nativeLauncher(addon: SpawnAddon): Launcher {
     }
     return {
       pid,
-      fromScript: new net.Socket({ fd: fromFd, readable: true, writable: false }),
+      fromScript: pipeFromScript(fromFd, addon),
       toScript: lazyToScript(toFd),
       exited,
       kill: (signal: NodeJS.Signals) => killGroup(pid, signal),

@@ -2,7 +2,6 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { execPrefixOf } from '../../config/queue-config.js';
 import { LineSplitter, type SplitLine } from './line-splitter.js';
@@ -11,6 +10,7 @@ import { endLeftovers } from './leftovers.js';
 import type { RunUsage } from './run-usage.js';
 import type { RunLimits } from '../../message/run-limits.js';
 import type { ScriptEnv } from './script-env.js';
+import { type FromScript, streamFromScript } from './from-script.js';
 import { type ToScript, streamToScript } from './to-script.js';
 
 /** `dev` and `ino` say which file the path named at the start, for a run that fails as a deploy lands (start-refusal.ts). */
@@ -116,7 +116,7 @@ export interface LaunchRequest {
 /** A started process: its pid, rq's ends of fds 3 and 4, and its exit. */
 export interface LaunchedChild {
   pid: number;
-  fromScript: Readable;
+  fromScript: FromScript;
   toScript: ToScript;
   exited: Promise<ExitInfo>;
   /** Signals the whole process group the launcher made for it (or its run cgroup). */
@@ -147,7 +147,7 @@ export function failedLaunch(spawnError: string, spawnCode?: string): LaunchedCh
   const nothing = new net.Socket();
   nothing.destroy();
   const exit: ExitInfo = { code: null, signal: null, spawnError, ...(spawnCode ? { spawnCode } : {}) };
-  return { pid: -1, fromScript: nothing, toScript: streamToScript(nothing), exited: Promise.resolve(exit), kill: () => undefined };
+  return { pid: -1, fromScript: streamFromScript(nothing), toScript: streamToScript(nothing), exited: Promise.resolve(exit), kill: () => undefined };
 }
 
 /** The header line of spec §4.5, for launchers that can format it themselves. */
@@ -176,9 +176,6 @@ export interface StartOptions {
   now?: () => Date;
 }
 
-/** fd 3 bytes handled between two turns of the event loop. */
-const YIELD_BYTES = 65_536;
-
 export function startScript(o: StartOptions, launch: Launcher): RunningScript {
   const runLog = RunLog.open(o.jobDir, o.output, o.log);
   let child: LaunchedChild;
@@ -206,22 +203,7 @@ export function startScript(o: StartOptions, launch: Launcher): RunningScript {
       else runLog.lineCut(line.cutBytes);
     }
   };
-  let handled = 0;
-  fromScript.on('data', (chunk: Buffer) => {
-    take(splitter.push(chunk));
-    handled += chunk.length;
-    // libuv reads up to 32 × 64 KiB per wake-up: a script writing fd 3 flat out would hold the
-    // queue (pings, other runs) for all of it. Past YIELD_BYTES, reading waits for one turn of the loop.
-    if (handled < YIELD_BYTES) return;
-    handled = 0;
-    fromScript.pause();
-    setImmediate(() => fromScript.resume());
-  });
-  const drained = new Promise<void>((resolve) => {
-    fromScript.on('end', resolve);
-    fromScript.on('close', resolve);
-    fromScript.on('error', resolve);
-  }).then(() => take(splitter.end()));
+  const drained = new Promise<void>((resolve) => fromScript.read((chunk) => take(splitter.push(chunk)), resolve)).then(() => take(splitter.end()));
   const finished = child.exited.then(async (info) => {
     // The run ends with its script: what it left gets TERM now, not once fd 3 closes, which a background job holding it (`job &` inherits it) would put off.
     if (child.endLeftovers) child.endLeftovers(o.log, o.leftoverGraceMs ?? 10_000);

@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import { afterEach, beforeEach } from 'vitest';
+import type { FromScript } from '../../../src/queue/launch/from-script.js';
 import { gateLauncher } from '../../../src/queue/launch/gate-launcher.js';
 import { ADDON_PATH, nativeLauncher } from '../../../src/queue/launch/native-launcher.js';
 import type { ExitInfo, LaunchedChild, Launcher, LaunchRequest } from '../../../src/queue/launch/script-runner.js';
@@ -37,7 +37,7 @@ export const native: Launcher = addon
       throw new Error(`native addon ${ADDON_PATH} did not load: ${(addonError as Error)?.message}`);
     };
 
-/** Lines of a stream, awaited one by one, and its whole text once it ends. */
+/** Lines of a script's fd 3, awaited one by one, and its whole text once it ends. */
 export class Lines {
   private buf = '';
   private readonly queue: string[] = [];
@@ -46,30 +46,27 @@ export class Lines {
   readonly ended: Promise<string>;
   private all = '';
 
-  constructor(stream: Readable) {
-    stream.on('error', () => undefined);
-    stream.on('data', (chunk: Buffer) => {
-      const s = chunk.toString('utf8');
-      this.all += s;
-      this.buf += s;
-      let i: number;
-      while ((i = this.buf.indexOf('\n')) >= 0) {
-        this.push(this.buf.slice(0, i));
-        this.buf = this.buf.slice(i + 1);
-      }
-    });
-    this.ended = new Promise<string>((resolve) => {
-      const finish = () => {
-        if (!this.done) {
+  constructor(from: FromScript) {
+    this.ended = new Promise<string>((resolve) =>
+      from.read(
+        (chunk) => {
+          const s = chunk.toString('utf8');
+          this.all += s;
+          this.buf += s;
+          let i: number;
+          while ((i = this.buf.indexOf('\n')) >= 0) {
+            this.push(this.buf.slice(0, i));
+            this.buf = this.buf.slice(i + 1);
+          }
+        },
+        () => {
           this.done = true;
           if (this.buf) this.push(this.buf);
           for (const w of this.waiting.splice(0)) w(null);
-        }
-        resolve(this.all);
-      };
-      stream.once('end', finish);
-      stream.once('close', finish);
-    });
+          resolve(this.all);
+        },
+      ),
+    );
   }
 
   private push(line: string): void {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { streamFromScript } from '../../../src/queue/launch/from-script.js';
 import { failedLaunch } from '../../../src/queue/launch/script-runner.js';
 import { EPISODE_GAP_MS, RETRY_MS, StartGuard, VANISHED_WITHIN_MS, refusalOf, vanishedStart } from '../../../src/queue/rules/start-refusal.js';
 import { type InProcess, inProcessQueue } from '../in-process.js';
@@ -278,7 +279,7 @@ describe('a refused start in the queue', () => {
       ended.end();
       return {
         pid: 4_100_000,
-        fromScript: ended,
+        fromScript: streamFromScript(ended),
         toScript: new PassThrough(),
         kill: () => undefined,
         exited: Promise.resolve({ code: 126, signal: null, spawnError: 'sh could not exec /x (exit 126)', spawnCode: 'EACCES' }),

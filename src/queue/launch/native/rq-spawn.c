@@ -8,7 +8,7 @@
 // group), nice, fds 0-4, cwd, the header with the script's own pid, default signal handling.
 // Exits are watched by a uv_poll on a pidfd in Node's own loop: no thread, no SIGCHLD handler.
 // This file is the JavaScript side; the child's side is rq-spawn-child.c, the exit watch rq-spawn-watch.c,
-// the argv and environment rq-spawn-strings.c.
+// the reader of fd 3 rq-spawn-read.c, the argv and environment rq-spawn-strings.c.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +25,7 @@
 #include <uv.h>
 
 #include "rq-spawn-child.h"
+#include "rq-spawn-read.h"
 #include "rq-spawn-strings.h"
 #include "rq-spawn-watch.h"
 
@@ -207,8 +208,8 @@ static napi_value do_usable(napi_env env, napi_callback_info info) {
   return result;
 }
 
-/* Bumped when spawn()'s arguments change, so rq can tell a stale build (native-launcher.ts ADDON_ABI). */
-#define RQ_SPAWN_ABI 6
+/* Bumped when the functions below or spawn()'s arguments change, so rq can tell a stale build (native-launcher.ts ADDON_ABI). */
+#define RQ_SPAWN_ABI 7
 
 static napi_value init(napi_env env, napi_value exports) {
   napi_value abi;
@@ -218,9 +219,11 @@ static napi_value init(napi_env env, napi_value exports) {
       {"pipe", NULL, do_pipe, NULL, NULL, NULL, napi_default, NULL},
       {"envBlock", NULL, rq_env_block, NULL, NULL, NULL, napi_default, NULL},
       {"usable", NULL, do_usable, NULL, NULL, NULL, napi_default, NULL},
+      {"readPipe", NULL, rq_read_pipe, NULL, NULL, NULL, napi_default, NULL},
+      {"closePipe", NULL, rq_close_pipe, NULL, NULL, NULL, napi_default, NULL},
       {"abi", NULL, NULL, NULL, NULL, abi, napi_enumerable, NULL},
   };
-  napi_define_properties(env, exports, 5, props);
+  napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;
 }
 
