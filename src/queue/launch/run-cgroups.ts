@@ -1,5 +1,6 @@
 // Each script in a cgroup v2 of its own, so what it leaves running is ended with its run even after setsid(2): the queue's parent cgroup, its run cgroups, and the launcher that uses them.
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { killAll, members, ownCgroupHome, populated, removeCgroup } from './cgroup-fs.js';
@@ -55,6 +56,8 @@ export class RunCgroups {
    * without limits makes none: a cgroupfs mkdir (30-60 µs) is one of the larger steps before a spawn.
    */
   private spare: string | null = null;
+  /** The spare's mkdir while it is in flight: one at a time, and a close waits for it. */
+  private restocking: Promise<void> | null = null;
   /** Run cgroups being ended (their leftovers' grace, their removal): a close waits for them. */
   private readonly ending = new Set<Promise<void>>();
   /** Where the queue's run limits are enforced, and whether they can be. */
@@ -147,7 +150,7 @@ export class RunCgroups {
       return failed;
     }
     this.parent = parent;
-    this.restock();
+    await this.restock();
     return null;
   }
 
@@ -246,18 +249,27 @@ export class RunCgroups {
     }
   }
 
-  /** Makes the spare if there is none; a failure leaves none (the next start makes its own and says why, if it fails too). */
-  private restock(): void {
-    if (this.closed || this.spare || !this.parent) return;
-    try {
-      this.spare = this.mkdir(this.parent);
-    } catch {
-      this.spare = null;
-    }
+  /** Makes the spare if there is none, on the thread pool: its ~55 µs of system time are not the main thread's, between a run's end and the next start. */
+  // A failure (a name taken, too) leaves none: the next start makes its own and says why, if that fails too.
+  private restock(): Promise<void> {
+    const parent = this.parent;
+    if (this.closed || this.spare || this.restocking || !parent) return this.restocking ?? Promise.resolve();
+    const dir = path.join(parent, `run-${++this.seq}`);
+    this.restocking = fsp
+      .mkdir(dir)
+      .then(
+        () => {
+          // Made as the queue closed: the close removes it with the parent (it waits for this).
+          if (!this.closed) this.spare = dir;
+        },
+        () => undefined,
+      )
+      .finally(() => (this.restocking = null));
+    return this.restocking;
   }
 
   private end(ending: Promise<void>, dir: string, msgId?: string): void {
-    this.restock();
+    void this.restock();
     const p = ending.catch((err: Error) =>
       this.o.log.warn({ msg_id: msgId, cgroup: dir, err: err.message }, "run cgroup not removed; the queue's next start removes it"),
     );
@@ -273,6 +285,7 @@ export class RunCgroups {
   async close(): Promise<void> {
     this.closed = true;
     await this.opening;
+    await this.restocking;
     const parents = [this.parent, this.limitsParent].filter((p): p is string => p !== null);
     // The spare goes with the parent (removeCgroup removes the cgroups left in it).
     this.parent = this.limitsParent = this.spare = null;
