@@ -52,8 +52,8 @@ export class RunCgroups {
   private closed = false;
   private seq = 0;
   /**
-   * A run cgroup made ahead in the parent, at start and as each run's cgroup ends, so the next start
-   * without limits makes none: a cgroupfs mkdir (30-60 µs) is one of the larger steps before a spawn.
+   * A run cgroup made ahead in the parent, at start and on the thread pool as each run starts, so the
+   * next start without limits makes none: a cgroupfs mkdir (30-60 µs) is one of the larger steps before a spawn.
    */
   private spare: string | null = null;
   /** The spare's mkdir while it is in flight: one at a time, and a close waits for it. */
@@ -183,6 +183,7 @@ export class RunCgroups {
       if (lim.v1) req.joins = lim.v1.joins;
       if (dir) req.cgroup = dir;
       const child = this.limits.withLimits(launch(req), lim, r.limits);
+      void this.restock();
       const limitsGone = () => lim.v1?.remove();
       if (child.pid <= 0) {
         this.end(
@@ -249,7 +250,7 @@ export class RunCgroups {
     }
   }
 
-  /** Makes the spare if there is none, on the thread pool: its ~55 µs of system time are not the main thread's, between a run's end and the next start. */
+  /** Makes the spare if there is none, on the thread pool: its ~55 µs of system time are not the main thread's, before a start. */
   // A failure (a name taken, too) leaves none: the next start makes its own and says why, if that fails too.
   private restock(): Promise<void> {
     const parent = this.parent;
@@ -269,7 +270,6 @@ export class RunCgroups {
   }
 
   private end(ending: Promise<void>, dir: string, msgId?: string): void {
-    void this.restock();
     const p = ending.catch((err: Error) =>
       this.o.log.warn({ msg_id: msgId, cgroup: dir, err: err.message }, "run cgroup not removed; the queue's next start removes it"),
     );

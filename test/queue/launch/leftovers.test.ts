@@ -203,7 +203,7 @@ describe.each([
       await waitFor(() => !fsSync.existsSync(cgroupOf(pidFile)), 'the run cgroup to be removed');
     });
 
-    it('a run starts in a cgroup made before its message came, and the next one is made as that run ends', async () => {
+    it('a run starts in a cgroup made before its message came, and the next one is made as that run starts', async () => {
       const q = await queue(30, launcher);
       const parent = await parentCgroup();
       const runCgroups = () => runCgroupsIn(parent);

@@ -1,4 +1,4 @@
-// RunCgroups in this process: the spare run cgroup is made on the thread pool, a start never waits for it, and a close waits for one in flight.
+// RunCgroups in this process: the spare run cgroup is made on the thread pool as a run starts, a start never waits for it, and a close waits for one in flight.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -52,7 +52,7 @@ describe.skipIf(NO_CGROUPS !== null)(`run cgroups made ahead${NO_CGROUPS ? ` (sk
   }
 
   it(
-    'makes the next spare off the main thread as a run ends; a start meanwhile makes its own; a close waits for the spare in flight',
+    'makes the next spare off the main thread as a run starts; a start meanwhile makes its own; a close waits for the spare in flight',
     async () => {
       await cgroups.start(native);
       const parent = String(lines.find((l) => l.msg.startsWith('each script runs in a cgroup of its own'))?.cgroup);
@@ -60,15 +60,16 @@ describe.skipIf(NO_CGROUPS !== null)(`run cgroups made ahead${NO_CGROUPS ? ` (sk
       const [spare] = runs();
       expect(runs()).toEqual([spare]);
       const launch = cgroups.around(native);
-      const first = await run(launch, 'first');
-      expect(first.cgroup).toBe(spare);
       // Every pool thread held: a spare made on the main thread would be there at once.
       for (let i = 0; i < POOL_SIZE; i++) gate.hold();
       await gate.held(POOL_SIZE);
-      first.end();
+      const first = await run(launch, 'first');
+      expect(first.cgroup).toBe(spare);
       expect(runs()).toEqual([spare]);
       const second = await run(launch, 'second');
       expect(second.cgroup).not.toBe(spare);
+      expect(runs().sort()).toEqual([spare, second.cgroup].sort());
+      first.end();
       second.end();
       const closing = close();
       await gate.releaseAll();
