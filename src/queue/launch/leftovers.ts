@@ -30,9 +30,10 @@ export function endLeftovers(pgid: number, log: Logger, graceMs: number): void {
  * endLeftovers for a script started in its own cgroup (run-cgroups.ts): every process in it gets
  * TERM, whatever session it made for itself; what is still there after the grace is killed with
  * cgroup.kill, which nothing escapes and no pid reuse can misdirect; then the cgroup is removed.
- * One read of cgroup.procs when nothing is left. Rejects only when the cgroup cannot be removed.
+ * When nothing is left (one read of cgroup.procs) `keep` may take the cgroup for another run instead.
+ * Rejects only when the cgroup cannot be removed.
  */
-export async function endCgroupLeftovers(dir: string, pgid: number, log: Logger, graceMs: number): Promise<void> {
+export async function endCgroupLeftovers(dir: string, pgid: number, log: Logger, graceMs: number, keep: () => boolean = () => false): Promise<void> {
   const pids = signalMembers(dir, 'SIGTERM');
   if (pids.length > 0) {
     log.warn({ pgid, cgroup: dir, pids }, TERM_LOGGED);
@@ -40,7 +41,7 @@ export async function endCgroupLeftovers(dir: string, pgid: number, log: Logger,
       killAll(dir);
       log.warn({ pgid, cgroup: dir, grace_ms: graceMs }, KILL_LOGGED);
     }
-  }
+  } else if (keep()) return;
   await removeCgroup(dir, REMOVE_MS);
 }
 

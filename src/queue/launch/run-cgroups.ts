@@ -1,6 +1,5 @@
 // Each script in a cgroup v2 of its own, so what it leaves running is ended with its run even after setsid(2): the queue's parent cgroup, its run cgroups, and the launcher that uses them.
 import fs from 'node:fs';
-import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { killAll, members, ownCgroupHome, populated, removeCgroup } from './cgroup-fs.js';
@@ -10,6 +9,7 @@ import { REMOVE_MS, endCgroupLeftovers, endLeftovers, signalMembers } from './le
 import { type LaunchRequest, type Launcher, failedLaunch } from './script-runner.js';
 import type { RunLimits } from '../../message/run-limits.js';
 import { probe } from './cgroup-probe.js';
+import { RunCgroupStock } from './run-cgroup-stock.js';
 import { LimitEnforcer } from './limit-enforcer.js';
 import { sha256Hex } from './sha256-hex.js';
 
@@ -50,14 +50,8 @@ export class RunCgroups {
   private opening: Promise<string | null> | null = null;
   /** A stop can come while the queue is still starting: a start after it makes nothing. */
   private closed = false;
-  private seq = 0;
-  /**
-   * A run cgroup made ahead in the parent, at start and on the thread pool as each run starts, so the
-   * next start without limits makes none: a cgroupfs mkdir (30-60 µs) is one of the larger steps before a spawn.
-   */
-  private spare: string | null = null;
-  /** The spare's mkdir while it is in flight: one at a time, and a close waits for it. */
-  private restocking: Promise<void> | null = null;
+  /** The run cgroups kept ready in the parent; it makes those of runs with limits too. */
+  private stock: RunCgroupStock | null = null;
   /** Run cgroups being ended (their leftovers' grace, their removal): a close waits for them. */
   private readonly ending = new Set<Promise<void>>();
   /** Where the queue's run limits are enforced, and whether they can be. */
@@ -150,7 +144,8 @@ export class RunCgroups {
       return failed;
     }
     this.parent = parent;
-    await this.restock();
+    this.stock = new RunCgroupStock(parent);
+    await this.stock.restock();
     return null;
   }
 
@@ -183,7 +178,8 @@ export class RunCgroups {
       if (lim.v1) req.joins = lim.v1.joins;
       if (dir) req.cgroup = dir;
       const child = this.limits.withLimits(launch(req), lim, r.limits);
-      void this.restock();
+      // The next start's cgroup is made while this one runs, if none is ready.
+      void this.stock?.restock();
       const limitsGone = () => lim.v1?.remove();
       if (child.pid <= 0) {
         this.end(
@@ -204,69 +200,37 @@ export class RunCgroups {
           },
         };
       }
+      // Kept for another run only where no controller counts, and from a run that ended by itself: one the queue signalled (its timeout, a kill) is removed.
+      let signalled = false;
+      const keep = () => !signalled && parent === this.parent && this.stock !== null && this.stock.keep(dir);
       return {
         ...child,
         // Empty until the gate launcher's move is done: its process group is all there is then.
         kill: (signal) => {
+          signalled = true;
           if (members(dir).length === 0) child.kill(signal);
           else if (signal === 'SIGKILL') killAll(dir);
           else signalMembers(dir, signal);
         },
-        endLeftovers: (log, graceMs) => this.end(endCgroupLeftovers(dir, child.pid, log, graceMs).finally(limitsGone), dir, id),
+        endLeftovers: (log, graceMs) => this.end(endCgroupLeftovers(dir, child.pid, log, graceMs, keep).finally(limitsGone), dir, id),
       };
     };
   }
 
   /**
-   * A run cgroup in `parent` (the spare when there is one), or null (logged) when none can be made:
-   * that run is kept by its process group only. Named `run-<n>`, not after the message, since the
-   * spare is made before its message is known; the log lines that name a run cgroup name the message.
+   * A run cgroup in `parent` (a ready one when there is one), or null (logged) when none can be made:
+   * that run is kept by its process group only. Named `run-<n>`, not after the message, since one is
+   * made before its message is known and may serve several; the log lines that name a run cgroup name the message.
    */
   private make(msgId: string, parent: string): string | null {
-    const spare = parent === this.parent ? this.spare : null;
-    if (spare) {
-      this.spare = null;
-      // Removed behind the queue's back (an operator, a cgroup manager): made anew, or refused as before.
-      if (fs.existsSync(spare)) return spare;
-    }
+    const ready = parent === this.parent ? this.stock?.take() : null;
+    if (ready) return ready;
     try {
-      return this.mkdir(parent);
+      return this.stock!.make(parent);
     } catch (err) {
       this.o.log.warn({ msg_id: msgId, cgroup: parent, err: (err as Error).message }, 'run cgroup not made: this run is kept by its process group only');
       return null;
     }
-  }
-
-  /** A new cgroup `run-<n>` in `parent`; an `n` a previous process of the queue left is skipped. */
-  private mkdir(parent: string): string {
-    for (let tries = 0; ; tries++) {
-      const dir = path.join(parent, `run-${++this.seq}`);
-      try {
-        fs.mkdirSync(dir);
-        return dir;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || tries >= 3) throw err;
-      }
-    }
-  }
-
-  /** Makes the spare if there is none, on the thread pool: its ~55 µs of system time are not the main thread's, before a start. */
-  // A failure (a name taken, too) leaves none: the next start makes its own and says why, if that fails too.
-  private restock(): Promise<void> {
-    const parent = this.parent;
-    if (this.closed || this.spare || this.restocking || !parent) return this.restocking ?? Promise.resolve();
-    const dir = path.join(parent, `run-${++this.seq}`);
-    this.restocking = fsp
-      .mkdir(dir)
-      .then(
-        () => {
-          // Made as the queue closed: the close removes it with the parent (it waits for this).
-          if (!this.closed) this.spare = dir;
-        },
-        () => undefined,
-      )
-      .finally(() => (this.restocking = null));
-    return this.restocking;
   }
 
   private end(ending: Promise<void>, dir: string, msgId?: string): void {
@@ -285,10 +249,10 @@ export class RunCgroups {
   async close(): Promise<void> {
     this.closed = true;
     await this.opening;
-    await this.restocking;
+    await this.stock?.close();
     const parents = [this.parent, this.limitsParent].filter((p): p is string => p !== null);
-    // The spare goes with the parent (removeCgroup removes the cgroups left in it).
-    this.parent = this.limitsParent = this.spare = null;
+    // What the stock held goes with the parent (removeCgroup removes the cgroups left in it).
+    this.parent = this.limitsParent = this.stock = null;
     for (const parent of parents) killAll(parent);
     await Promise.all([...this.ending]);
     await this.limits.close();

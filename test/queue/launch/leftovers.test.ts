@@ -182,12 +182,14 @@ describe.each([
         `the daemon ${pid} to be in a session of its own`,
       );
       const cgroup = cgroupOf(pidFile);
+      // The queue started again may make a cgroup of the same name: this one is told by its inode.
+      const { ino } = fsSync.statSync(cgroup);
       await q.kill9();
       expect(await running(pid)).toBe(true);
       const again = (ctx.q = await QueueProc.start(ctx.t.root, 'lo', { env: launcher }));
       await logged('killed what scripts of a previous queue process left in their run cgroups');
       await waitFor(async () => !(await running(pid)), `the daemon ${pid} to be killed`);
-      await waitFor(() => !fsSync.existsSync(cgroup), `${cgroup} to be removed`);
+      await waitFor(() => fsSync.statSync(cgroup, { throwIfNoEntry: false })?.ino !== ino, `${cgroup} to be removed`);
       // Interrupted, it runs again; the daemon's pid file says it has been there.
       await again.waitState(id, ['done']);
     });
@@ -203,7 +205,7 @@ describe.each([
       await waitFor(() => !fsSync.existsSync(cgroupOf(pidFile)), 'the run cgroup to be removed');
     });
 
-    it('a run starts in a cgroup made before its message came, and the next one is made as that run starts', async () => {
+    it('a run starts in a cgroup made before its message came; the next is made as it starts, and its own is kept for a later run', async () => {
       const q = await queue(30, launcher);
       const parent = await parentCgroup();
       const runCgroups = () => runCgroupsIn(parent);
@@ -214,24 +216,25 @@ describe.each([
       const file = path.join(ctx.t.root, 'nothing');
       await q.waitState(await q.send({ param1: 'nothing', param2: file }), ['done']);
       expect(cgroupOf(file)).toBe(spare);
-      await waitFor(() => {
-        const now = runCgroups();
-        return now.length === 1 && now[0] !== spare;
-      }, 'the used cgroup removed and a new spare made');
-      // A spare removed behind the queue's back: the next run gets a cgroup made for it, without a word.
-      const [next] = runCgroups();
-      fsSync.rmdirSync(next);
+      // One made ahead as the run started; the run's own kept, as it left nothing.
+      await waitFor(() => runCgroups().length === 2, 'a cgroup made ahead beside the kept one');
+      expect(runCgroups()).toContain(spare);
+      await q.waitState(await q.send({ param1: 'nothing', param2: file }), ['done']);
+      expect(cgroupOf(file)).toBe(spare);
+      // Ready cgroups removed behind the queue's back: the next run gets a cgroup made for it, without a word.
+      const removed = runCgroups();
+      for (const dir of removed) fsSync.rmdirSync(dir);
       await q.waitState(await q.send({ param1: 'nothing', param2: file }), ['done']);
       const third = cgroupOf(file);
       expect(path.dirname(third)).toBe(parent);
-      expect(third).not.toBe(next);
-      // Made at the start that found the spare gone: not a start that failed first and was tried again.
+      expect(removed).not.toContain(third);
+      // Made at the start that found none ready: not a start that failed first and was tried again.
       const log = await logText();
       expect(log).not.toContain('run cgroup not made');
       expect(log).not.toContain('could not start script');
     });
 
-    it('a run cgroup name already taken is skipped, and runs side by side leave one spare', async () => {
+    it('a run cgroup name already taken is skipped, and runs side by side keep their cgroups for later runs', async () => {
       const q = await queue(30, launcher, { num_workers: 2 });
       const parent = await parentCgroup();
       const runCgroups = () => runCgroupsIn(parent);
@@ -253,11 +256,9 @@ describe.each([
       }
       for (const f of [a, b]) fsSync.writeFileSync(`${f}.go`, '');
       for (const id of ids) await q.waitState(id, ['done']);
-      await waitFor(() => used.every((dir) => !fsSync.existsSync(dir)), 'both run cgroups removed');
-      // The first run to end made the spare; the second found it there.
-      const spares = runCgroups().filter((dir) => !taken.includes(dir));
-      expect(spares).toHaveLength(1);
-      expect(used).not.toContain(spares[0]);
+      // Both left nothing: their cgroups are kept for later runs; the names taken are left alone.
+      const kept = runCgroups();
+      for (const dir of [...used, ...taken]) expect(kept).toContain(dir);
       expect(await logText()).not.toContain('run cgroup not made');
     });
 
