@@ -182,8 +182,7 @@ describe.each([
         `the daemon ${pid} to be in a session of its own`,
       );
       const cgroup = cgroupOf(pidFile);
-      // The queue started again may make a cgroup of the same name: this one is told by its inode.
-      const { ino } = fsSync.statSync(cgroup);
+      const { ino } = fsSync.statSync(cgroup); // The queue started again may make one of the same name.
       await q.kill9();
       expect(await running(pid)).toBe(true);
       const again = (ctx.q = await QueueProc.start(ctx.t.root, 'lo', { env: launcher }));
