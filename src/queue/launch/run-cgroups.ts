@@ -202,13 +202,14 @@ export class RunCgroups {
       }
       // Kept for another run only where no controller counts, and from a run that ended by itself: one the queue signalled (its timeout, a kill) is removed.
       let signalled = false;
-      const keep = () => !signalled && parent === this.parent && this.stock !== null && this.stock.keep(dir);
+      let kept = false;
+      const keep = () => (kept = !signalled && parent === this.parent && this.stock !== null && this.stock.keep(dir));
       return {
         ...child,
-        // Empty until the gate launcher's move is done: its process group is all there is then.
+        // Empty until the gate launcher's move is done: its process group is all there is then. Once kept, the cgroup may be another run's.
         kill: (signal) => {
           signalled = true;
-          if (members(dir).length === 0) child.kill(signal);
+          if (kept || members(dir).length === 0) child.kill(signal);
           else if (signal === 'SIGKILL') killAll(dir);
           else signalMembers(dir, signal);
         },

@@ -1,4 +1,4 @@
-// RunCgroups in this process: the spare run cgroup is made on the thread pool as a run starts, a start never waits for it, and a close waits for one in flight.
+// RunCgroups in this process: a run cgroup made ahead on the thread pool as a run starts, a start never waiting for it, a close waiting for one in flight; a run's own kept for the next, out of a late kill's reach.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,12 +6,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RunCgroups } from '../../../src/queue/launch/run-cgroups.js';
 import { ScriptEnv } from '../../../src/queue/launch/script-env.js';
 import { POOL_SIZE, ThreadPoolGate } from '../../helpers/thread-pool-gate.js';
+import { waitFor } from '../../helpers/rq-root.js';
 import { capturedLog } from '../../helpers/captured-log.js';
 import { NO_CGROUPS, T, native } from './launcher-harness.js';
 
 const { log, lines } = capturedLog('info');
 
-describe.skipIf(NO_CGROUPS !== null)(`run cgroups made ahead${NO_CGROUPS ? ` (skipped: ${NO_CGROUPS})` : ''}`, () => {
+describe.skipIf(NO_CGROUPS !== null)(`run cgroups made ahead and kept${NO_CGROUPS ? ` (skipped: ${NO_CGROUPS})` : ''}`, () => {
   let dir: string;
   let cgroups: RunCgroups;
   let gate: ThreadPoolGate;
@@ -29,26 +30,25 @@ describe.skipIf(NO_CGROUPS !== null)(`run cgroups made ahead${NO_CGROUPS ? ` (sk
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  /** Starts `sh -c exit 0` through the run cgroups; resolves once it has exited, with its cgroup (read from its own /proc) and its end. */
-  async function run(launch: ReturnType<RunCgroups['around']>, msgId: string) {
-    const out = path.join(dir, `${msgId}.cgroup`);
+  /** Starts `script` (after it says which cgroup it is in) through the run cgroups: the child, and the cgroup's name once it has said it. */
+  function start(launch: ReturnType<RunCgroups['around']>, msgId: string, script = 'exit 0') {
+    const out = path.join(dir, `${msgId}.log`);
     const logFd = fs.openSync(out, 'w');
     try {
-      const child = launch({
-        msgId,
-        argv: ['/bin/sh', '-c', 'grep ^0:: /proc/self/cgroup'],
-        env: ScriptEnv.of({}),
-        cwd: dir,
-        logFd,
-        header: { time: '', script: msgId },
-      });
-      expect(await child.exited).toMatchObject({ code: 0 });
-      child.fromScript.destroy();
-      child.toScript.destroy();
-      return { cgroup: path.basename(fs.readFileSync(out, 'utf8').trim()), end: () => child.endLeftovers!(log, 0) };
+      const argv = ['/bin/sh', '-c', `grep ^0:: /proc/self/cgroup; ${script}`];
+      const child = launch({ msgId, argv, env: ScriptEnv.of({}), cwd: dir, logFd, header: { time: '', script: msgId } });
+      const said = () => /^0::.*\/(run-\d+)$/m.exec(fs.readFileSync(out, 'utf8'))?.[1];
+      return { child, cgroup: async () => (await waitFor(said, `${msgId} to say its cgroup`))! };
     } finally {
       fs.closeSync(logFd);
     }
+  }
+
+  /** start() for a script that exits at once: its cgroup, and its end (what the queue calls once it has exited). */
+  async function run(launch: ReturnType<RunCgroups['around']>, msgId: string) {
+    const { child, cgroup } = start(launch, msgId);
+    expect(await child.exited).toMatchObject({ code: 0 });
+    return { cgroup: await cgroup(), end: () => child.endLeftovers!(log, 0) };
   }
 
   it(
@@ -75,6 +75,24 @@ describe.skipIf(NO_CGROUPS !== null)(`run cgroups made ahead${NO_CGROUPS ? ` (sk
       await gate.releaseAll();
       await closing;
       expect(fs.existsSync(parent)).toBe(false);
+    },
+    T,
+  );
+
+  it(
+    'keeps the cgroup of a run that ended leaving nothing for the next, and a late kill of the first then signals only its own group',
+    async () => {
+      await cgroups.start(native);
+      const launch = cgroups.around(native);
+      const first = start(launch, 'first');
+      expect(await first.child.exited).toMatchObject({ code: 0 });
+      first.child.endLeftovers!(log, 0);
+      const second = start(launch, 'second', 'exec sleep 30');
+      expect(await second.cgroup()).toBe(await first.cgroup());
+      // A kill that reached the cgroup would end the second run with SIGKILL before its own TERM.
+      first.child.kill('SIGKILL');
+      second.child.kill('SIGTERM');
+      expect(await second.child.exited).toMatchObject({ signal: 'SIGTERM' });
     },
     T,
   );
