@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FromScript, pipeFromScript, streamFromScript } from '../../../src/queue/launch/from-script.js';
 import { ADDON_PATH } from '../../../src/queue/launch/native-launcher.js';
 import { addon as loaded, addonError } from './launcher-harness.js';
+import { isOpen } from '../../helpers/open-under.js';
 
 const addon = () => {
   if (!loaded) throw new Error(`native addon did not load: ${(addonError as Error)?.message}`);
@@ -19,15 +20,6 @@ beforeEach(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rq-from-script-'));
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-const isOpen = (fd: number) => {
-  try {
-    fs.fstatSync(fd);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** Reads `from` to its end: the chunks, how many times onEnd came, and a promise of the end. */
 function reading(from: FromScript) {

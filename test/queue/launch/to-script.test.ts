@@ -5,6 +5,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { lazyToScript, streamToScript } from '../../../src/queue/launch/to-script.js';
+import { isOpen } from '../../helpers/open-under.js';
 
 let dir: string;
 beforeEach(() => {
@@ -13,14 +14,6 @@ beforeEach(() => {
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const openFile = (name: string) => fs.openSync(path.join(dir, name), 'w');
-const isOpen = (fd: number) => {
-  try {
-    fs.fstatSync(fd);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** A lazyToScript on a file's fd whose socket is a PassThrough (owning the fd, as a socket does), counting how many were made and what they got. */
 function counted() {
