@@ -129,11 +129,12 @@ describe('pipeFromScript', () => {
     fs.closeSync(writeFd);
   });
 
-  it('closes its fd once: destroyed before reading, or after its end, it leaves a file opened since under the same number alone', async () => {
+  it('closes its fd and ends once: destroyed before reading, or after its end, it leaves a file opened since under the same number alone', async () => {
     for (const when of ['before reading', 'after its end'] as const) {
       const { readFd, writeFd, from } = pipe();
       fs.closeSync(writeFd);
-      if (when === 'after its end') await reading(from).ended;
+      const r = when === 'after its end' ? reading(from) : null;
+      if (r) await r.ended;
       else from.destroy();
       expect(isOpen(readFd)).toBe(false);
       const reused = fs.openSync(path.join(dir, 'other'), 'w');
@@ -141,6 +142,7 @@ describe('pipeFromScript', () => {
         expect(reused).toBe(readFd);
         from.destroy();
         expect(isOpen(reused)).toBe(true);
+        expect(r?.ends()).toBe(r ? 1 : undefined);
       } finally {
         fs.closeSync(reused);
       }
@@ -168,7 +170,7 @@ describe('pipeFromScript', () => {
 });
 
 describe('streamFromScript', () => {
-  it('ends once, whether the stream ends, closes or fails', async () => {
+  it('ends once, whether the stream ends, closes or fails, or is destroyed by rq', async () => {
     for (const finish of [(s: PassThrough) => s.end(), (s: PassThrough) => s.destroy(), (s: PassThrough) => s.destroy(new Error('EIO'))]) {
       const s = new PassThrough();
       const r = reading(streamFromScript(s));
@@ -178,6 +180,12 @@ describe('streamFromScript', () => {
       await turn();
       expect(r.ends()).toBe(1);
     }
+    const s = new PassThrough();
+    const from = streamFromScript(s);
+    const r = reading(from);
+    from.destroy();
+    await r.ended;
+    expect(s.destroyed).toBe(true);
   });
 
   it('pauses a stream for a turn of the loop once it has handed over 64 KiB', async () => {
