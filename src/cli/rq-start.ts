@@ -37,19 +37,19 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const root = resolveRoot(typeof opts.root === 'string' ? opts.root : undefined);
+  // npm start's own lines for a person go to stderr: piped, stdout holds rq-mgr's JSON log lines and nothing else.
+  const say = (line: string) => process.stderr.write(`${line}\n`);
   if (!fs.existsSync(rootPaths(root).configFile)) {
-    const code = await install(['--root', root]);
+    const code = await install(['--root', root], { stdout: say, stderr: say, env: process.env });
     if (code !== 0) return code;
   }
-  // The URL is said once it answers: a port held by another program would show that program instead.
-  process.stderr.write(`rq: root ${root}; starting (Ctrl-C stops)\n`);
   const { runMgr } = await import('../mgr/mgr-main.js');
   return runMgr({
     root,
+    // Once this process is the root's rq-mgr: a second npm start says only that one runs already.
+    claimed: () => say(`rq: root ${root}; starting (Ctrl-C stops)`),
     started: ({ url, problem }) =>
       // The fix too: piped, the only other place it is said is a JSON line.
-      process.stderr.write(
-        url ? `rq: ready: web UI ${url}\n` : `rq: ready, without the web UI${problem ? `: ${problem.reason}; ${problem.fix}` : ' (not up yet)'}\n`,
-      ),
+      say(url ? `rq: ready: web UI ${url}` : `rq: ready, without the web UI${problem ? `: ${problem.reason}; ${problem.fix}` : ' (not up yet)'}`),
   });
 }

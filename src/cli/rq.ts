@@ -58,6 +58,8 @@ export async function main(argv: string[], io: RqIo = processIo()): Promise<numb
     return EXIT.fail;
   }
   if (word === '--version') return main(['version', ...argv.slice(1)], io);
+  // `rq help` and `rq help <command>`, as git and npm have them: what a new user types first.
+  if (word === 'help' && !cmd) return argv.length > 1 ? main([argv[1], '--help'], io) : main(['--help'], io);
   if (word.startsWith('-')) {
     for (const line of commandList(RQ_COMMANDS)) io.stdout(line);
     return helpAsked ? EXIT.ok : EXIT.fail; // classic: no command is exit 1

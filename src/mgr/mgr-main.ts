@@ -24,6 +24,8 @@ export interface RunOptions {
   log?: Logger;
   /** Stop when stdin ends (the parent that holds it went away). */
   watchStdin?: boolean;
+  /** Told once this process holds the root's pid file, before anything starts (`npm start`'s first line). */
+  claimed?: () => void;
   /** Told once the start has settled (`npm start`'s line for a person): the web's URL when it listens, else why not. */
   started?: (s: { url: string | null; problem: WorkerProblem | null; notServing: string[] }) => void;
 }
@@ -74,6 +76,7 @@ export async function runMgr(opts: RunOptions): Promise<number> {
     process.stderr.write(`rq-mgr: already running with pid ${claim.pid} (${paths.mgrPid})\n`);
     return 1;
   }
+  opts.claimed?.();
   await fs.mkdir(paths.queues, { recursive: true });
   if (process.env.RQ_CGROUP !== 'off') moveToLeaf(log);
   const env: NodeJS.ProcessEnv = { ...process.env, RQ_ROOT: opts.root };

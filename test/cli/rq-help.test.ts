@@ -160,6 +160,16 @@ describe('rq refuses what it would have ignored: exit 2, one stderr line naming 
     expect(r.out.at(-1)).toBe(`rq --help lists all ${commands.length} commands, rq <command> --help explains one, rq --version prints the version`);
   });
 
+  it('rq help is rq --help, rq help <command> is rq <command> --help (exit 0); rq help of no command is refused as one', async () => {
+    const [list, help] = await Promise.all([runRq(['--help']), runRq(['help'])]);
+    expect(help).toEqual(list);
+    expect(help.code).toBe(0);
+    const [one, helpOne] = await Promise.all([runRq(['sendmesg', '--help']), runRq(['help', 'sendmesg'])]);
+    expect(helpOne).toEqual(one);
+    expect(helpOne.out[0]).toMatch(/^rq sendmesg: /);
+    expectOneLineError(await runRq(['help', 'sendmsg']), /^rq: unknown command "sendmsg"; did you mean "sendmesg"\? /, 1);
+  });
+
   it("--version and version print package.json's version, exit 0, without a root", async () => {
     const { version } = JSON.parse(await fs.readFile(path.join(PROJECT, 'package.json'), 'utf8')) as { version: string };
     for (const args of [['--version'], ['version']]) {
