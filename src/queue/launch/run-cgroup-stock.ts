@@ -1,17 +1,35 @@
-// The run cgroups a queue keeps ready in its parent cgroup: made ahead on the thread pool, and kept from runs that ended leaving nothing, so a start seldom makes one and an end seldom removes one.
+// The run cgroups a queue keeps ready in its parent cgroup: made ahead on the thread pool, and kept from runs that ended leaving nothing and changing nothing, so a start seldom makes one and an end seldom removes one.
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { populated } from './cgroup-fs.js';
+import { procText } from './cgroup-fs.js';
 
 /** How many ready cgroups are kept at most: more than a queue has runs in flight, and each is a few KiB of the kernel's. */
 const KEPT = 8;
 
 /**
+ * Whether an ended run's cgroup is as a new one would be, for the next run: no process in it or below it, not frozen,
+ * no cgroup below it, still a domain (not made threaded), and the limits on its own subtree at their defaults. A
+ * script can write its run cgroup's files (it runs as the queue's user); a cgroup it changed is removed, not passed on.
+ */
+export function asNew(dir: string): boolean {
+  const read = (file: string) => procText(path.join(dir, file));
+  const events = read('cgroup.events');
+  return (
+    /^populated 0$/m.test(events) &&
+    !/^frozen 1$/m.test(events) &&
+    /^nr_descendants 0$/m.test(read('cgroup.stat')) &&
+    read('cgroup.type') === 'domain\n' &&
+    read('cgroup.max.descendants') === 'max\n' &&
+    read('cgroup.max.depth') === 'max\n'
+  );
+}
+
+/**
  * A cgroupfs mkdir is ~55 µs of system time and an rmdir ~35, on every run: one of the larger steps
- * around a spawn. A run that exits leaving no process leaves its cgroup as it found it (no
- * controllers are enabled in the parent, so there are no counters to reset), and the next run can
- * start in it.
+ * around a spawn. A run that exits by itself, leaving no process and no change to its cgroup
+ * (asNew; no controllers are enabled in the parent, so there are no counters to reset), leaves it
+ * for the next run to start in.
  */
 export class RunCgroupStock {
   private seq = 0;
@@ -65,9 +83,9 @@ export class RunCgroupStock {
     return this.making;
   }
 
-  /** An ended run's cgroup, kept ready when nothing is in it or below it and there is room; false: the caller removes it. */
+  /** An ended run's cgroup, kept ready when it is as a new one (asNew) and there is room; false: the caller removes it. */
   keep(dir: string): boolean {
-    if (this.closed || this.ready.length >= KEPT || populated(dir)) return false;
+    if (this.closed || this.ready.length >= KEPT || !asNew(dir)) return false;
     this.ready.push(dir);
     return true;
   }

@@ -6,7 +6,7 @@ import { killAll, members, ownCgroupHome, populated, removeCgroup } from './cgro
 import { queuesHome } from './cgroup-leaf.js';
 import { V2_CONTROLLERS, availableBelow } from './cgroup-delegation.js';
 import { REMOVE_MS, endCgroupLeftovers, endLeftovers, signalMembers } from './leftovers.js';
-import { type LaunchRequest, type Launcher, failedLaunch } from './script-runner.js';
+import { type ExitInfo, type LaunchRequest, type Launcher, failedLaunch } from './script-runner.js';
 import type { RunLimits } from '../../message/run-limits.js';
 import { probe } from './cgroup-probe.js';
 import { RunCgroupStock } from './run-cgroup-stock.js';
@@ -200,10 +200,13 @@ export class RunCgroups {
           },
         };
       }
-      // Kept for another run only where no controller counts, and from a run that ended by itself: one the queue signalled (its timeout, a kill) is removed.
+      // Kept for another run only where no controller counts, and from a run that ended by itself: one the queue signalled (its timeout, a kill)
+      // is removed, and so is one whose script a signal ended. A cgroup.kill written by anyone ends the script with SIGKILL, and on some kernels
+      // a process later started into a cgroup once killed that way is killed at its birth.
       let signalled = false;
       let kept = false;
-      const keep = () => (kept = !signalled && parent === this.parent && this.stock !== null && this.stock.keep(dir));
+      const keep = (exit: ExitInfo) => () =>
+        (kept = !signalled && exit.signal === null && parent === this.parent && this.stock !== null && this.stock.keep(dir));
       return {
         ...child,
         // Empty until the gate launcher's move is done: its process group is all there is then. Once kept, the cgroup may be another run's.
@@ -213,7 +216,7 @@ export class RunCgroups {
           else if (signal === 'SIGKILL') killAll(dir);
           else signalMembers(dir, signal);
         },
-        endLeftovers: (log, graceMs) => this.end(endCgroupLeftovers(dir, child.pid, log, graceMs, keep).finally(limitsGone), dir, id),
+        endLeftovers: (log, graceMs, exit) => this.end(endCgroupLeftovers(dir, child.pid, log, graceMs, keep(exit)).finally(limitsGone), dir, id),
       };
     };
   }

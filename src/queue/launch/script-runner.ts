@@ -121,8 +121,8 @@ export interface LaunchedChild {
   exited: Promise<ExitInfo>;
   /** Signals the whole process group the launcher made for it (or its run cgroup). */
   kill(signal: NodeJS.Signals): void;
-  /** Ends what the script left running once it has exited, where that is not just its process group (a run cgroup). */
-  endLeftovers?(log: Logger, graceMs: number): void;
+  /** Ends what the script left running once it has exited (`exit`: how), where that is not just its process group (a run cgroup). */
+  endLeftovers?(log: Logger, graceMs: number, exit: ExitInfo): void;
 }
 
 /** Signals process group `pid` (scripts lead their own); a group already gone is not an error. */
@@ -206,7 +206,7 @@ export function startScript(o: StartOptions, launch: Launcher): RunningScript {
   const drained = new Promise<void>((resolve) => fromScript.read((chunk) => take(splitter.push(chunk)), resolve)).then(() => take(splitter.end()));
   const finished = child.exited.then(async (info) => {
     // The run ends with its script: what it left gets TERM now, not once fd 3 closes, which a background job holding it (`job &` inherits it) would put off.
-    if (child.endLeftovers) child.endLeftovers(o.log, o.leftoverGraceMs ?? 10_000);
+    if (child.endLeftovers) child.endLeftovers(o.log, o.leftoverGraceMs ?? 10_000, info);
     else endLeftovers(pid, o.log, o.leftoverGraceMs ?? 10_000);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([drained, new Promise<void>((r) => (timer = setTimeout(r, o.drainMs ?? 2000)))]);

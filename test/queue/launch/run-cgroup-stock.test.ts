@@ -1,10 +1,10 @@
-// The run cgroups kept ready, on real cgroups under this process's own: names, taken names skipped, one made ahead at a time, an ended run's kept only when empty and there is room, nothing after a close.
+// The run cgroups kept ready, on real cgroups under this process's own: names, taken names skipped, one made ahead at a time, an ended run's kept only when empty, unchanged and there is room, nothing after a close.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { killAll, removeCgroup } from '../../../src/queue/launch/cgroup-fs.js';
-import { RunCgroupStock } from '../../../src/queue/launch/run-cgroup-stock.js';
+import { RunCgroupStock, asNew } from '../../../src/queue/launch/run-cgroup-stock.js';
 import { HOME, NO_CGROUPS, T } from './launcher-harness.js';
 
 describe.skipIf(NO_CGROUPS !== null)(`RunCgroupStock${NO_CGROUPS ? ` (skipped: ${NO_CGROUPS})` : ''}`, () => {
@@ -65,6 +65,30 @@ describe.skipIf(NO_CGROUPS !== null)(`RunCgroupStock${NO_CGROUPS ? ` (skipped: $
     }
     const made = Array.from({ length: 9 }, () => stock.make());
     expect(made.map((dir) => stock.keep(dir))).toEqual([...Array(8).fill(true), false]);
+  });
+
+  it('keeps none a run changed: a cgroup below it, frozen, made threaded, or a limit set on its subtree', () => {
+    const changed = (change: (dir: string) => void) => {
+      const dir = stock.make();
+      expect(asNew(dir)).toBe(true);
+      change(dir);
+      return stock.keep(dir);
+    };
+    const write = (file: string, text: string) => (dir: string) => fs.writeFileSync(path.join(dir, file), text);
+    expect(changed((dir) => fs.mkdirSync(path.join(dir, 'left')))).toBe(false);
+    expect(changed(write('cgroup.freeze', '1'))).toBe(false);
+    expect(changed(write('cgroup.max.descendants', '0'))).toBe(false);
+    expect(changed(write('cgroup.max.depth', '0'))).toBe(false);
+    // A cgroup below it made and removed again leaves it as it was.
+    expect(
+      changed((dir) => {
+        fs.mkdirSync(path.join(dir, 'gone'));
+        fs.rmdirSync(path.join(dir, 'gone'));
+      }),
+    ).toBe(true);
+    // Last: a threaded cgroup makes its parent a threaded domain, and its siblings invalid ones.
+    expect(changed(write('cgroup.type', 'threaded'))).toBe(false);
+    expect(asNew(path.join(parent, 'missing'))).toBe(false);
   });
 
   it('after a close makes none, keeps none, and lets a cgroup made meanwhile go with the parent', async () => {

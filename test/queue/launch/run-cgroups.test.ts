@@ -1,4 +1,4 @@
-// RunCgroups in this process: a run cgroup made ahead on the thread pool as a run starts, a start never waiting for it, a close waiting for one in flight; a run's own kept for the next, out of a late kill's reach.
+// RunCgroups in this process: a run cgroup made ahead on the thread pool as a run starts, a start never waiting for it, a close waiting for one in flight; a run's own kept for the next, out of a late kill's reach, but not one a signal ended.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -47,8 +47,9 @@ describe.skipIf(NO_CGROUPS !== null)(`run cgroups made ahead and kept${NO_CGROUP
   /** start() for a script that exits at once: its cgroup, and its end (what the queue calls once it has exited). */
   async function run(launch: ReturnType<RunCgroups['around']>, msgId: string) {
     const { child, cgroup } = start(launch, msgId);
-    expect(await child.exited).toMatchObject({ code: 0 });
-    return { cgroup: await cgroup(), end: () => child.endLeftovers!(log, 0) };
+    const exit = await child.exited;
+    expect(exit).toMatchObject({ code: 0 });
+    return { cgroup: await cgroup(), end: () => child.endLeftovers!(log, 0, exit) };
   }
 
   it(
@@ -85,14 +86,32 @@ describe.skipIf(NO_CGROUPS !== null)(`run cgroups made ahead and kept${NO_CGROUP
       await cgroups.start(native);
       const launch = cgroups.around(native);
       const first = start(launch, 'first');
-      expect(await first.child.exited).toMatchObject({ code: 0 });
-      first.child.endLeftovers!(log, 0);
+      const exit = await first.child.exited;
+      expect(exit).toMatchObject({ code: 0 });
+      first.child.endLeftovers!(log, 0, exit);
       const second = start(launch, 'second', 'exec sleep 30');
       expect(await second.cgroup()).toBe(await first.cgroup());
       // A kill that reached the cgroup would end the second run with SIGKILL before its own TERM.
       first.child.kill('SIGKILL');
       second.child.kill('SIGTERM');
       expect(await second.child.exited).toMatchObject({ signal: 'SIGTERM' });
+    },
+    T,
+  );
+
+  it(
+    'does not keep the cgroup of a run a signal ended: one its script killed through cgroup.kill would kill the next run at its birth',
+    async () => {
+      await cgroups.start(native);
+      const parent = String(lines.findLast((l) => l.msg.startsWith('each script runs in a cgroup of its own'))?.cgroup);
+      const launch = cgroups.around(native);
+      const first = start(launch, 'first', `echo 1 > "${parent}/$(sed -n 's|^0::.*/||p' /proc/self/cgroup)/cgroup.kill"; sleep 30`);
+      const exit = await first.child.exited;
+      expect(exit).toMatchObject({ signal: 'SIGKILL' });
+      first.child.endLeftovers!(log, 0, exit);
+      const second = await run(launch, 'second');
+      expect(second.cgroup).not.toBe(await first.cgroup());
+      second.end();
     },
     T,
   );
