@@ -30,6 +30,9 @@ describe.skipIf(NO_CGROUPS !== null)(`run cgroups made ahead and kept${NO_CGROUP
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  /** The parent of this test's run cgroups, as the start logged it. */
+  const runParent = () => String([...lines].reverse().find((l) => l.msg.startsWith('each script runs in a cgroup of its own'))?.cgroup);
+
   /** Starts `script` (after it says which cgroup it is in) through the run cgroups: the child, and the cgroup's name once it has said it. */
   function start(launch: ReturnType<RunCgroups['around']>, msgId: string, script = 'exit 0') {
     const out = path.join(dir, `${msgId}.log`);
@@ -56,7 +59,7 @@ describe.skipIf(NO_CGROUPS !== null)(`run cgroups made ahead and kept${NO_CGROUP
     'makes the next spare off the main thread as a run starts; a start meanwhile makes its own; a close waits for the spare in flight',
     async () => {
       await cgroups.start(native);
-      const parent = String(lines.find((l) => l.msg.startsWith('each script runs in a cgroup of its own'))?.cgroup);
+      const parent = runParent();
       const runs = () => fs.readdirSync(parent).filter((n) => /^run-\d+$/.test(n));
       const [spare] = runs();
       expect(runs()).toEqual([spare]);
@@ -103,7 +106,7 @@ describe.skipIf(NO_CGROUPS !== null)(`run cgroups made ahead and kept${NO_CGROUP
     'does not keep the cgroup of a run a signal ended: one its script killed through cgroup.kill would kill the next run at its birth',
     async () => {
       await cgroups.start(native);
-      const parent = String(lines.findLast((l) => l.msg.startsWith('each script runs in a cgroup of its own'))?.cgroup);
+      const parent = runParent();
       const launch = cgroups.around(native);
       const first = start(launch, 'first', `echo 1 > "${parent}/$(sed -n 's|^0::.*/||p' /proc/self/cgroup)/cgroup.kill"; sleep 30`);
       const exit = await first.child.exited;
@@ -112,6 +115,28 @@ describe.skipIf(NO_CGROUPS !== null)(`run cgroups made ahead and kept${NO_CGROUP
       const second = await run(launch, 'second');
       expect(second.cgroup).not.toBe(await first.cgroup());
       second.end();
+    },
+    T,
+  );
+
+  it(
+    'refuses a start into a kept cgroup killed since (cgroup.kill) as a resource, with nothing of the script run, and removes it; the next start has another',
+    async () => {
+      await cgroups.start(native);
+      const parent = runParent();
+      const launch = cgroups.around(native);
+      const first = await run(launch, 'first');
+      first.end();
+      const kept = path.join(parent, first.cgroup);
+      // As a process the first run left could have, just before it was looked for, or an operator.
+      fs.writeFileSync(path.join(kept, 'cgroup.kill'), '1');
+      const second = start(launch, 'second', 'echo ran > ran');
+      expect(await second.child.exited).toMatchObject({ spawnCode: 'EAGAIN', spawnError: expect.stringMatching(/killed before it ran/) });
+      expect(fs.existsSync(path.join(dir, 'ran'))).toBe(false);
+      await waitFor(() => !fs.existsSync(kept), 'the killed cgroup to be removed');
+      const third = await run(launch, 'third');
+      expect(third.cgroup).not.toBe(first.cgroup);
+      third.end();
     },
     T,
   );

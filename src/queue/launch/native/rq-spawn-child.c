@@ -33,6 +33,7 @@ const char *rq_child_stage(int stage) { return STAGES[stage]; }
 /** The child: set up, then exec; on failure it records why and exits 127. Never returns. */
 static int child_main(void *arg) {
   child_t *c = arg;
+  c->ran = 1;
   struct sigaction dfl;
   memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;

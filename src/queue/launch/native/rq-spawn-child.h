@@ -33,6 +33,8 @@ typedef struct {
   /** Set by the child when a step failed: errno and which step (STAGES). */
   volatile int err;
   volatile int stage;
+  /** Set by the child first thing: a child the kernel killed before it ran any code leaves it 0. */
+  volatile int ran;
 } child_t;
 
 /** The name of the step a failed child stopped at (child_t.stage), for the parent's error. */

@@ -37,9 +37,8 @@
     }                                                                                              \
   } while (0)
 
-static napi_value throw_errno(napi_env env, const char *what, int err) {
-  char msg[256];
-  snprintf(msg, sizeof msg, "%s: %s", what, strerror(err));
+/** Throws an Error saying `msg`, with code the errno name of `err` and errno -err, as Node's own errors have. */
+static napi_value throw_coded(napi_env env, const char *msg, int err) {
   napi_value code, text, error;
   // libuv's name, not glibc's strerrorname_np (2.32+ only: RHEL 8, Ubuntu 20.04 and musl lack it).
   napi_create_string_utf8(env, uv_err_name(-err), NAPI_AUTO_LENGTH, &code);
@@ -50,6 +49,12 @@ static napi_value throw_errno(napi_env env, const char *what, int err) {
   napi_set_named_property(env, error, "errno", errnum);
   napi_throw(env, error);
   return NULL;
+}
+
+static napi_value throw_errno(napi_env env, const char *what, int err) {
+  char msg[256];
+  snprintf(msg, sizeof msg, "%s: %s", what, strerror(err));
+  return throw_coded(env, msg, err);
 }
 
 /** A JS array of at most `max` int32s into out[] and *n; false (with an exception thrown) when it is not one. */
@@ -143,6 +148,15 @@ static napi_value do_spawn(napi_env env, napi_callback_info info) {
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (pid < 0) {
     throw_errno(env, cgroup ? "rq-spawn: clone3 into the run cgroup" : "rq-spawn: vfork", start_errno);
+    goto out;
+  }
+  if (!c.ran) {
+    // Killed before its first instruction: a cgroup.kill of the cgroup it was started into, on kernels that
+    // kill a process started into a cgroup once killed that way (CLONE_INTO_CGROUP), or a kill of its group.
+    // Nothing of the script ran: a refusal the message waits out in the que (EAGAIN), and its cgroup is removed.
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+    throw_coded(env, "rq-spawn: the script's process was killed before it ran (a cgroup.kill of its run cgroup, or a kill of its process group)", EAGAIN);
     goto out;
   }
   if (c.err) {
