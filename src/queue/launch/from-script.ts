@@ -67,11 +67,14 @@ export function pipeFromScript(fd: number, reader: PipeReader): FromScript {
   };
   return {
     read(onData, ended) {
+      // Destroyed already: its fd is closed, and the number may be another file's by now.
+      if (closed) return void ended();
       onEnd = ended;
       try {
         handle = reader.readPipe(fd, (chunk) => (chunk ? onData(chunk) : end()));
       } catch {
-        // Cannot be polled (out of memory): read as an empty fd 3, so the run still finishes on its exit.
+        // Cannot be polled (out of memory; any pipe can be otherwise): read as an empty fd 3, so the run still finishes on its
+        // exit, and the script's writes to fd 3 fail (EPIPE) as after any early close.
         fs.closeSync(fd);
         end();
       }

@@ -129,7 +129,7 @@ describe('pipeFromScript', () => {
     fs.closeSync(writeFd);
   });
 
-  it('closes its fd and ends once: destroyed before reading, or after its end, it leaves a file opened since under the same number alone', async () => {
+  it('closes its fd and ends once: destroyed before reading, or after its end, it leaves a file opened since under the same number alone, read or destroyed again', async () => {
     for (const when of ['before reading', 'after its end'] as const) {
       const { readFd, writeFd, from } = pipe();
       fs.closeSync(writeFd);
@@ -143,6 +143,11 @@ describe('pipeFromScript', () => {
         from.destroy();
         expect(isOpen(reused)).toBe(true);
         expect(r?.ends()).toBe(r ? 1 : undefined);
+        if (!r) {
+          const late = reading(from);
+          await late.ended;
+          expect([late.chunks, late.ends(), isOpen(reused)]).toEqual([[], 1, true]);
+        }
       } finally {
         fs.closeSync(reused);
       }
