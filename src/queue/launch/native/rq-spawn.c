@@ -152,11 +152,11 @@ static napi_value do_spawn(napi_env env, napi_callback_info info) {
   }
   if (!c.ran) {
     // Killed before its first instruction: a cgroup.kill of the cgroup it was started into, on kernels that
-    // kill a process started into a cgroup once killed that way (CLONE_INTO_CGROUP), or a kill of its group.
+    // kill a process started into a cgroup once killed that way (CLONE_INTO_CGROUP), or a SIGKILL at its birth.
     // Nothing of the script ran: a refusal the message waits out in the que (EAGAIN), and its cgroup is removed.
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
     }
-    throw_coded(env, "rq-spawn: the script's process was killed before it ran (a cgroup.kill of its run cgroup, or a kill of its process group)", EAGAIN);
+    throw_coded(env, "rq-spawn: the script's process was killed before it ran (its run cgroup was killed through cgroup.kill, or it got a SIGKILL at its birth)", EAGAIN);
     goto out;
   }
   if (c.err) {
