@@ -145,10 +145,10 @@ async function status(root: string): Promise<number> {
   try {
     const r = await new MgrClient(p.mgrSock).status(5000);
     if (!r.ok) throw RqError.of('RQ_ERR_PROTOCOL', r.text);
-    const held = await Promise.all(Object.entries(r.value).map(([name, w]) => (w.status === 'RUNNING' && !name.startsWith('[') ? heldBy(root, name) : '')));
-    Object.entries(r.value).forEach(([name, w], i) =>
-      console.log(`  ${name.padEnd(24)} ${w.status.padEnd(8)} pid ${w.pid ?? '-'}  uptime ${w.uptime ?? '-'} s${held[i]}`),
-    );
+    // Queues by name, as rq queues lists them, then the other workers ([web], [timers]…): not in the order they started.
+    const rows = Object.entries(r.value).sort(([a], [b]) => Number(a.startsWith('[')) - Number(b.startsWith('[')) || (a < b ? -1 : a > b ? 1 : 0));
+    const held = await Promise.all(rows.map(([name, w]) => (w.status === 'RUNNING' && !name.startsWith('[') ? heldBy(root, name) : '')));
+    rows.forEach(([name, w], i) => console.log(`  ${name.padEnd(24)} ${w.status.padEnd(8)} pid ${w.pid ?? '-'}  uptime ${w.uptime ?? '-'} s${held[i]}`));
     // A host in a fleet: its membership, and why not when another host holds its name or etcd does not answer.
     const fleet = await new MgrClient(p.mgrSock).fleet(5000).catch(() => null);
     const m = fleet?.ok ? fleet.value.member : null;

@@ -1,4 +1,4 @@
-// bin/rq-mgr stop against a supervisor that does not stop on TERM (src/cli/rq-mgr.ts): KILL after --timeout, its files cleaned, "stopped".
+// bin/rq-mgr (src/cli/rq-mgr.ts): stop against a supervisor that does not stop on TERM (KILL after --timeout, its files cleaned, "stopped"), a refused config, status.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { rootPaths } from '../../src/config/paths.js';
 import { BIN, run } from '../helpers/mgr-proc.js';
-import { type TestRoot, makeRoot } from '../helpers/rq-root.js';
+import { type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
 
 /**
  * Stands in for an rq-mgr stuck in its shutdown: its command line names rq-mgr (so `stop` takes its
@@ -88,6 +88,7 @@ describe('rq-mgr start and restart with a config.json it refuses', () => {
       (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
       (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout, err: e.stderr }),
     );
+  const QUEUES = ['zeta', 'alpha', 'mike', 'bravo', 'kilo'];
   const PORT_REFUSAL = /^rq-mgr: config\/config.json: port: expected a port number 1-65535 .*received "abc"/;
 
   it('start on a directory that is no rq root yet says how to make it one; status says so too (4, unknown), not "not running"', async () => {
@@ -113,7 +114,8 @@ describe('rq-mgr start and restart with a config.json it refuses', () => {
     expect(existsSync(rootPaths(t.root).mgrPid)).toBe(false);
   });
 
-  it('start says why and starts nothing; restart says why and leaves the running rq-mgr running', async () => {
+  it('start says why and starts nothing; restart says why and leaves the running rq-mgr running; status lists the queues by name', async () => {
+    for (const q of QUEUES) await addQueue(t.root, q);
     const file = rootPaths(t.root).configFile;
     const good = await fs.readFile(file, 'utf8');
     await fs.writeFile(file, JSON.stringify({ ...JSON.parse(good), port: 'abc' }));
@@ -132,7 +134,12 @@ describe('rq-mgr start and restart with a config.json it refuses', () => {
       expect(restart.code).toBe(1);
       expect(restart.err).toMatch(PORT_REFUSAL);
       expect(restart.err).toContain('(the running rq-mgr, if any, is left as it is)');
-      expect((await mgr('status')).out).toMatch(new RegExp(`^queuemgr: running \\[pid ${pid}\\]`));
+      const status = (await mgr('status')).out;
+      expect(status).toMatch(new RegExp(`^queuemgr: running \\[pid ${pid}\\]`));
+      // Queues by name, whatever order they started in, then the other workers.
+      const names = status.split('\n').flatMap((l) => /^ {2}(\S+) +RUNNING /.exec(l)?.[1] ?? []);
+      expect(names).toEqual([...QUEUES].sort().concat(names.filter((n) => n.startsWith('['))));
+      expect(names.filter((n) => n.startsWith('['))).toEqual(expect.arrayContaining(['[timers]']));
     } finally {
       await fs.writeFile(file, good);
       await mgr('stop');
