@@ -30,8 +30,12 @@ describe.skipIf(NO_CGROUPS !== null)(`run cgroups made ahead and kept${NO_CGROUP
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  /** The parent of this test's run cgroups, as the start logged it. */
-  const runParent = () => String([...lines].reverse().find((l) => l.msg.startsWith('each script runs in a cgroup of its own'))?.cgroup);
+  /** Starts the run cgroups on the native launcher: their parent, as the start logged it, and the launcher they wrap. */
+  async function begin() {
+    await cgroups.start(native);
+    const parent = String([...lines].reverse().find((l) => l.msg.startsWith('each script runs in a cgroup of its own'))?.cgroup);
+    return { parent, launch: cgroups.around(native) };
+  }
 
   /** Starts `script` (after it says which cgroup it is in) through the run cgroups: the child, and the cgroup's name once it has said it. */
   function start(launch: ReturnType<RunCgroups['around']>, msgId: string, script = 'exit 0') {
@@ -58,12 +62,10 @@ describe.skipIf(NO_CGROUPS !== null)(`run cgroups made ahead and kept${NO_CGROUP
   it(
     'makes the next spare off the main thread as a run starts; a start meanwhile makes its own; a close waits for the spare in flight',
     async () => {
-      await cgroups.start(native);
-      const parent = runParent();
+      const { parent, launch } = await begin();
       const runs = () => fs.readdirSync(parent).filter((n) => /^run-\d+$/.test(n));
       const [spare] = runs();
       expect(runs()).toEqual([spare]);
-      const launch = cgroups.around(native);
       // Every pool thread held: a spare made on the main thread would be there at once.
       for (let i = 0; i < POOL_SIZE; i++) gate.hold();
       await gate.held(POOL_SIZE);
@@ -86,8 +88,7 @@ describe.skipIf(NO_CGROUPS !== null)(`run cgroups made ahead and kept${NO_CGROUP
   it(
     'keeps the cgroup of a run that ended leaving nothing for the next, and a late kill of the first then signals only its own group',
     async () => {
-      await cgroups.start(native);
-      const launch = cgroups.around(native);
+      const { launch } = await begin();
       const first = start(launch, 'first');
       const exit = await first.child.exited;
       expect(exit).toMatchObject({ code: 0 });
@@ -105,9 +106,7 @@ describe.skipIf(NO_CGROUPS !== null)(`run cgroups made ahead and kept${NO_CGROUP
   it(
     'does not keep the cgroup of a run a signal ended: one its script killed through cgroup.kill would kill the next run at its birth',
     async () => {
-      await cgroups.start(native);
-      const parent = runParent();
-      const launch = cgroups.around(native);
+      const { parent, launch } = await begin();
       const first = start(launch, 'first', `echo 1 > "${parent}/$(sed -n 's|^0::.*/||p' /proc/self/cgroup)/cgroup.kill"; sleep 30`);
       const exit = await first.child.exited;
       expect(exit).toMatchObject({ signal: 'SIGKILL' });
@@ -122,9 +121,7 @@ describe.skipIf(NO_CGROUPS !== null)(`run cgroups made ahead and kept${NO_CGROUP
   it(
     'refuses a start into a kept cgroup killed since (cgroup.kill) as a resource, with nothing of the script run, and removes it; the next start has another',
     async () => {
-      await cgroups.start(native);
-      const parent = runParent();
-      const launch = cgroups.around(native);
+      const { parent, launch } = await begin();
       const first = await run(launch, 'first');
       first.end();
       const kept = path.join(parent, first.cgroup);
