@@ -1,8 +1,9 @@
-// RunCgroups in this process: a run cgroup made ahead on the thread pool as a run starts, a start never waiting for it, a close waiting for one in flight; a run's own kept for the next, out of a late kill's reach, but not one a signal ended.
+// RunCgroups in this process: a run cgroup made ahead on the thread pool as a run starts, a start never waiting for it, a close waiting for one in flight; a kill reaching all of a run's cgroup; a run's own kept for the next, out of a late kill's reach, but not one a signal ended, and one killed since refusing its start.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { members, populated } from '../../../src/queue/launch/cgroup-fs.js';
 import { RunCgroups } from '../../../src/queue/launch/run-cgroups.js';
 import { ScriptEnv } from '../../../src/queue/launch/script-env.js';
 import { POOL_SIZE, ThreadPoolGate } from '../../helpers/thread-pool-gate.js';
@@ -99,6 +100,22 @@ describe.skipIf(NO_CGROUPS !== null)(`run cgroups made ahead and kept${NO_CGROUP
       first.child.kill('SIGKILL');
       second.child.kill('SIGTERM');
       expect(await second.child.exited).toMatchObject({ signal: 'SIGTERM' });
+    },
+    T,
+  );
+
+  it(
+    "a kill during a run reaches every process in its cgroup, one in a session of its own too, not only the script's group",
+    async () => {
+      const { parent, launch } = await begin();
+      const running = start(launch, 'running', 'setsid sleep 30 & wait');
+      const cgroup = path.join(parent, await running.cgroup());
+      await waitFor(() => members(cgroup).length === 2, 'the script and its setsid sleep in the cgroup');
+      running.child.kill('SIGKILL');
+      const exit = await running.child.exited;
+      expect(exit).toMatchObject({ signal: 'SIGKILL' });
+      await waitFor(() => !populated(cgroup), 'the sleep to be killed with the script', 5000);
+      running.child.endLeftovers!(log, 0, exit);
     },
     T,
   );
