@@ -33,21 +33,29 @@ function ephemeralLow(): number {
   return Number.isInteger(low) && low > 2000 ? low : 32768;
 }
 
+/** How many parts the test ports are split into, one a vitest worker (VITEST_POOL_ID): more than the suite runs at once. */
+const PORT_SLOTS = 8;
+/** Ports this process has handed out: a daemon may bind one a while after it was checked free. */
+const handedOut = new Set<number>();
+
 /**
  * A loopback port nobody listens on right now (tests run in parallel, each root gets its own), below
  * the ephemeral range. A port the kernel handed out (listen on 0) was free only until released: the
  * next outgoing connection of any test could take it as its own local port, and the daemon that
  * was to listen on it later failed with EADDRINUSE (browser/bulk under load). Outgoing connections
- * never take a port below the range; a random pick, checked by listening on it, is left to collide
- * only with another test's pick.
+ * never take a port below the range. A port checked free is bound by rq only later (rq-mgr starts
+ * its web), so two picks of one port would both pass the check, and one test would talk to the
+ * other's rq: each worker picks from a part of the range of its own, and never the same port twice.
  */
 export async function freePort(): Promise<number> {
-  const low = 10_000;
-  const high = ephemeralLow() - 1;
+  const pool = Number(process.env.VITEST_POOL_ID);
+  const span = Math.floor((ephemeralLow() - 10_000) / PORT_SLOTS);
+  const low = 10_000 + (Number.isInteger(pool) && pool > 0 ? ((pool - 1) % PORT_SLOTS) * span : 0);
+  const high = Number.isInteger(pool) && pool > 0 ? low + span - 1 : ephemeralLow() - 1;
   for (;;) {
     const port = low + Math.floor(Math.random() * (high - low + 1));
     // fetch and browsers refuse to connect to some ports (10080 is the one above 10,000).
-    if (browsersRefusePort(port)) continue;
+    if (browsersRefusePort(port) || handedOut.has(port)) continue;
     const srv = net.createServer();
     const ok = await new Promise<boolean>((r) => {
       srv.once('error', () => r(false));
@@ -55,6 +63,7 @@ export async function freePort(): Promise<number> {
     });
     if (!ok) continue;
     await new Promise((r) => srv.close(r));
+    handedOut.add(port);
     return port;
   }
 }
