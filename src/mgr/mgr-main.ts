@@ -129,6 +129,7 @@ export async function runMgr(opts: RunOptions): Promise<number> {
   limits.arbiter.expect(sup.queueNames());
   scandir = new ScanDir(sup, log.child({ component: 'scandir' }));
   await scandir.start();
+  sup.startTimers();
   const handlers = mgrCommands(config.env === undefined ? undefined : String(config.env), limits.commands(), () => refusedQueues(sup, scandir!), {
     view: () => fleet.view(),
     credential: () => fleet.credential(),

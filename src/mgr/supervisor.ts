@@ -77,7 +77,7 @@ export class Supervisor {
     return this.deps.root;
   }
 
-  /** Starts every queue found under queues/, then the web and timers processes that are built. */
+  /** Starts every queue found under queues/, then the web process if it is built (the timers: startTimers). */
   async start(): Promise<void> {
     const unfit = (queue: string, reason: string) => {
       this.unfit.set(queue, reason);
@@ -88,6 +88,14 @@ export class Supervisor {
     if (this.stopping) return;
     for (const name of found) this.startQueue(name);
     this.web = this.component('web', 'web/web-main.js');
+  }
+
+  /**
+   * Starts the timers process if it is built: once the queues scandir links have been made too, since a timer
+   * fires at start (the cleaner's does), and one for a queue not made yet would be a warning and a retry.
+   */
+  startTimers(): void {
+    if (this.stopping || this.timers) return;
     this.timers = this.component('timers', 'timers/timers-main.js');
   }
 

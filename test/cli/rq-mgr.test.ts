@@ -137,7 +137,7 @@ describe('rq-mgr start and restart with a config.json it refuses', () => {
       const status = (await mgr('status')).out;
       expect(status).toMatch(new RegExp(`^queuemgr: running \\[pid ${pid}\\]`));
       // Queues by name, whatever order they started in, then the other workers.
-      const names = status.split('\n').flatMap((l) => /^ {2}(\S+) +RUNNING /.exec(l)?.[1] ?? []);
+      const names = status.split('\n').flatMap((l) => /^ {2}(\S+) +\S+ +pid /.exec(l)?.[1] ?? []);
       expect(names).toEqual([...QUEUES].sort().concat(names.filter((n) => n.startsWith('['))));
       expect(names.filter((n) => n.startsWith('['))).toEqual(expect.arrayContaining(['[timers]']));
     } finally {
