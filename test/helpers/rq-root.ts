@@ -38,6 +38,15 @@ const PORT_SLOTS = 8;
 /** Ports this process has handed out: a daemon may bind one a while after it was checked free. */
 const handedOut = new Set<number>();
 
+/** The ports freePort picks from in this process: its vitest worker's part of 10000..(the ephemeral range), or all of it outside vitest. */
+export function workerPorts(): { low: number; high: number } {
+  const pool = Number(process.env.VITEST_POOL_ID);
+  if (!Number.isInteger(pool) || pool <= 0) return { low: 10_000, high: ephemeralLow() - 1 };
+  const span = Math.floor((ephemeralLow() - 10_000) / PORT_SLOTS);
+  const low = 10_000 + ((pool - 1) % PORT_SLOTS) * span;
+  return { low, high: low + span - 1 };
+}
+
 /**
  * A loopback port nobody listens on right now (tests run in parallel, each root gets its own), below
  * the ephemeral range. A port the kernel handed out (listen on 0) was free only until released: the
@@ -48,10 +57,7 @@ const handedOut = new Set<number>();
  * other's rq: each worker picks from a part of the range of its own, and never the same port twice.
  */
 export async function freePort(): Promise<number> {
-  const pool = Number(process.env.VITEST_POOL_ID);
-  const span = Math.floor((ephemeralLow() - 10_000) / PORT_SLOTS);
-  const low = 10_000 + (Number.isInteger(pool) && pool > 0 ? ((pool - 1) % PORT_SLOTS) * span : 0);
-  const high = Number.isInteger(pool) && pool > 0 ? low + span - 1 : ephemeralLow() - 1;
+  const { low, high } = workerPorts();
   for (;;) {
     const port = low + Math.floor(Math.random() * (high - low + 1));
     // fetch and browsers refuse to connect to some ports (10080 is the one above 10,000).
