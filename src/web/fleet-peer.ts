@@ -8,8 +8,11 @@ import { checkCredentials } from './credentials.js';
 import { textParam } from './params.js';
 import { pathParam, plainParams } from './request-params.js';
 
-/** A wrong password asks rq-mgr again at most this often (the secret may have been made since): a guesser costs it nothing. */
-const ASK_AGAIN_MS = 1000;
+/**
+ * The secret held is asked of rq-mgr again once it is this old, before it lets a call in or turns one away: a secret
+ * changed in etcd (docs/fleet.md) shuts the old one out within it, and a guesser costs rq-mgr one question a second.
+ */
+const FRESH_MS = 1000;
 /** A refused call is said at warn at most this often (the rest at debug): a secret misused, or hosts of two versions. */
 const WARN_EVERY_MS = 60_000;
 
@@ -43,10 +46,19 @@ export interface FleetPeer {
   requireCommit(req: FastifyRequest): void;
 }
 
-/** The check of `rq-fleet`: the secret is asked of rq-mgr once, and again only after a miss; `prefix` is the web's relative_root. */
+/** The check of `rq-fleet`: the secret is asked of rq-mgr, and again when what it answered is over FRESH_MS old; `prefix` is the web's relative_root. */
 export function fleetPeer(mgr: Pick<MgrClient, 'fleetCredential'>, prefix: string, log: Logger, now: () => number = Date.now): FleetPeer {
   let secret: string | null = null;
   let askedAt = -Infinity;
+  /** The question under way: calls arriving meanwhile wait for its answer instead of asking again. */
+  let asking: Promise<void> | null = null;
+  /** rq-mgr not answering (restarting, say) keeps the secret held: the hosts are not shut out by it. */
+  const ask = () =>
+    (asking ??= (async () => {
+      askedAt = now();
+      const a = await mgr.fleetCredential(2000).catch(() => null);
+      if (a?.ok) secret = a.value.password;
+    })().finally(() => (asking = null)));
   let warnedAt = -Infinity;
   const matches = (password: string) => secret !== null && checkCredentials({ [FLEET_PEER_USER]: secret }, FLEET_PEER_USER, password);
   const callOf = (req: FastifyRequest) => {
@@ -61,11 +73,7 @@ export function fleetPeer(mgr: Pick<MgrClient, 'fleetCredential'>, prefix: strin
   };
   return {
     async check(password) {
-      if (matches(password)) return true;
-      if (now() - askedAt < ASK_AGAIN_MS) return false;
-      askedAt = now();
-      const a = await mgr.fleetCredential(2000).catch(() => null);
-      if (a?.ok) secret = a.value.password;
+      if (now() - askedAt >= FRESH_MS) await ask();
       return matches(password);
     },
     requireRoute(req) {

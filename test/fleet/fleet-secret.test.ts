@@ -179,9 +179,16 @@ describe('a fleet whose hosts use basic_auth', { timeout: 90_000 }, () => {
     const changed = 'N'.repeat(43);
     await store.put(KEYS.secret, changed);
     for (const h of [a, b]) await waitFor(async () => (await credential(h)) === changed, 'the host to take the new secret');
-    // b's web asks rq-mgr again at its next miss (at most once a second).
-    await waitFor(async () => (await fetch(`${b.base}/q/${POOL}.json`, { headers: basic('rq-fleet', changed) })).status === 200, "b's web to take it");
-    expect((await fetch(`${b.base}/q/${POOL}.json`, { headers: basic('rq-fleet', secret) })).status).toBe(401);
+    // b's web asks rq-mgr again once what it holds is a second old: the old secret is shut out though nobody sent the new one.
+    await waitFor(
+      async () => (await fetch(`${b.base}/q/${POOL}.json`, { headers: basic('rq-fleet', secret) })).status === 401,
+      "b's web to refuse the old one",
+    );
+    expect((await fetch(`${b.base}/q/${POOL}.json`, { headers: basic('rq-fleet', changed) })).status).toBe(200);
+    // a's queue still holds the old secret from its calls to b above: the 401 has it ask rq-mgr again, and the create goes through.
+    const parent = await b.send(POOL, { dest: POOL, param1: 'parent-after-change', due: Math.floor(Date.now() / 1000) + 3600 });
+    const child = await a.q('local', 'create_message', { dest: 'local', param1: 'child-after-change', depends: [b.fullId(POOL, parent)] });
+    expect(child).toEqual(['ok', expect.any(String)]);
     const id = await a.send('relay', { dest: `fleet:${POOL}`, param1: 'after-change' });
     expect((await a.waitState('relay', id, ['relayed', 'err'], 30_000)).state).toBe('relayed');
     // A hand-written value of another shape is said and not used: both hosts keep the last good one.

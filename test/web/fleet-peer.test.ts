@@ -1,4 +1,4 @@
-// The web's check of the fleet's own user: the secret asked of rq-mgr once, again only after a miss and at most once a second
+// The web's check of the fleet's own user: the secret asked of rq-mgr, and again once what it answered is a second old
 // (what the user may ask is tested across real hosts in test/fleet/fleet-secret.test.ts).
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -20,7 +20,7 @@ const SECRET = 'x'.repeat(43);
 const ok = (password: string): Answer<PeerCredential> => answer(['ok', { user: 'rq-fleet', password }], isPeerCredential);
 
 describe('fleetPeer().check', () => {
-  it('takes the secret and nothing else, asking rq-mgr once while the right one is given', async () => {
+  it('takes the secret and nothing else, asking rq-mgr at most once a second', async () => {
     const mgr = mgrWith(ok(SECRET));
     let now = 0;
     const { check } = fleetPeer(mgr, '', pino({ level: 'silent' }), () => now);
@@ -34,6 +34,26 @@ describe('fleetPeer().check', () => {
     now = 1500;
     expect(await check('wrong')).toBe(false);
     expect(mgr.asked).toBe(2);
+  });
+
+  it('a secret changed shuts the old one out within a second, though nobody gave the new one; rq-mgr silent keeps the one held', async () => {
+    const mgr = mgrWith(ok(SECRET));
+    let now = 0;
+    const { check } = fleetPeer(mgr, '', pino({ level: 'silent' }), () => now);
+    expect(await check(SECRET)).toBe(true);
+    const changed = 'N'.repeat(43);
+    mgr.answer = ok(changed);
+    now = 999;
+    expect(await check(SECRET)).toBe(true);
+    now = 1000;
+    expect(await check(SECRET)).toBe(false);
+    expect(await check(changed)).toBe(true);
+    expect(mgr.asked).toBe(2);
+    // Calls at once while rq-mgr is asked wait for its one answer.
+    now = 2000;
+    mgr.fleetCredential = () => (mgr.asked++, Promise.reject(new Error('rq-mgr restarting')));
+    expect(await Promise.all([check(changed), check(changed), check(SECRET)])).toEqual([true, true, false]);
+    expect(mgr.asked).toBe(3);
   });
 
   it('a secret rq-mgr had not yet read is taken once it has', async () => {

@@ -76,7 +76,7 @@ export class DependencyWaits {
       const where = isUrlRef(r) ? 'its host' : `queue ${split(r)[0]}`;
       if (!isUrlRef(r) && !this.d.queueExists(split(r)[0])) throw RqError.of('RQ_ERR_BAD_DEPENDENCY', `depends[${i}]: ${where} does not exist`);
       const found = await this.d.exists(r);
-      if (typeof found === 'string') throw RqError.of('RQ_ERR_BAD_DEPENDENCY', `depends[${i}]: ${where} did not answer (${found})`);
+      if (typeof found === 'string') throw RqError.of('RQ_ERR_BAD_DEPENDENCY', `depends[${i}]: ${where} could not be asked (${found})`);
       if (!found) throw RqError.of('RQ_ERR_BAD_DEPENDENCY', `depends[${i}]: no message ${r}`);
       return r;
     });

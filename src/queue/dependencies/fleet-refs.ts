@@ -32,9 +32,18 @@ export class FleetRefs {
 
   constructor(private readonly d: FleetRefsDeps) {}
 
-  /** A 401: the fleet's secret may have changed since it was asked; the next call asks rq-mgr again. */
-  private refused(status: number): void {
-    if (status === 401) this.authorization = null;
+  /**
+   * A call to `ref`'s host, with the headers `headers` gives it. A 401 to the credentials held means the fleet's secret
+   * may have changed since rq-mgr was asked: it is asked again, and the call made once more with what it gives.
+   */
+  private async call(ref: string, url: string, init: { method?: string; body?: string }, more: Record<string, string> = {}): Promise<Response> {
+    const send = async () => fetch(url, { ...init, headers: await this.headers(ref, more), signal: AbortSignal.timeout(this.d.timeoutMs ?? TIMEOUT_MS) });
+    const sentWith = this.authorization;
+    const res = await send();
+    if (res.status !== 401 || sentWith === null) return res;
+    await res.arrayBuffer();
+    this.authorization = null;
+    return send();
   }
 
   /**
@@ -95,10 +104,10 @@ export class FleetRefs {
   /** Is the message `ref` on its host? A text when the host did not answer. */
   async exists(ref: string): Promise<boolean | string> {
     try {
-      const res = await fetch(`${ref}/state.json`, { headers: await this.headers(ref, {}), signal: AbortSignal.timeout(this.d.timeoutMs ?? TIMEOUT_MS) });
+      const res = await this.call(ref, `${ref}/state.json`, {});
       await res.arrayBuffer();
-      this.refused(res.status);
       if (res.status === 200) return true;
+      if (res.status === 401) return `${ref}/state.json answered 401: that host did not take this fleet's secret`;
       return res.status === 404 ? false : `${ref}/state.json answered ${res.status}`;
     } catch (err) {
       return (err as Error).message;
@@ -126,14 +135,8 @@ export class FleetRefs {
   /** A JSON POST to `ref` + `path`; its JSON answer whatever the status (a refusal carries its code), thrown when the host did not answer. */
   private async post(ref: string, path: string, body: object): Promise<unknown> {
     const url = `${ref}${path}`;
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: await this.headers(ref, { 'content-type': 'application/json' }),
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(this.d.timeoutMs ?? TIMEOUT_MS),
-    });
+    const res = await this.call(ref, url, { method: 'POST', body: JSON.stringify(body) }, { 'content-type': 'application/json' });
     const text = await res.text();
-    this.refused(res.status);
     try {
       return JSON.parse(text) as unknown;
     } catch {

@@ -50,7 +50,7 @@ describe('check (at create) in a fleet', () => {
       async (r) => (r === FAR ? 'ECONNREFUSED' : true),
     );
     await expect(down.check([`other/${ID(2)}`, FAR])).rejects.toMatchObject(
-      saying('depends[1]: its host did not answer (ECONNREFUSED)', 'RQ_ERR_BAD_DEPENDENCY'),
+      saying('depends[1]: its host could not be asked (ECONNREFUSED)', 'RQ_ERR_BAD_DEPENDENCY'),
     );
     for (const w of [refusing, missing, down]) w.close();
   });

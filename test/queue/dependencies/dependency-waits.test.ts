@@ -82,7 +82,7 @@ describe('check (at create)', () => {
   it('refuses a queue that does not exist, one that did not answer and a message that is not there, by its place', async () => {
     await expect(waits.check([ID(1), `gone/${ID(2)}`])).rejects.toMatchObject(saying('depends[1]: queue gone does not exist', 'RQ_ERR_BAD_DEPENDENCY'));
     exists = async (q) => (q === 'other' ? 'timeout' : true);
-    await expect(waits.check([ID(1), `other/${ID(2)}`])).rejects.toMatchObject(saying('depends[1]: queue other did not answer (timeout)'));
+    await expect(waits.check([ID(1), `other/${ID(2)}`])).rejects.toMatchObject(saying('depends[1]: queue other could not be asked (timeout)'));
     exists = async (_q, id) => id !== ID(2);
     await expect(waits.check([`other/${ID(2)}`])).rejects.toMatchObject({ message: expect.stringContaining(`depends[0]: no message other/${ID(2)}`) });
   });
