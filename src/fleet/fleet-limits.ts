@@ -39,6 +39,9 @@ export interface FleetLimitsDeps {
 
 const NO_LEASE = 'this host holds no lease in etcd now (it is not a member of the fleet)';
 
+/** etcd's failure as said: a text that names etcd already (the client's `etcd did not answer (<url>): …`) is not wrapped in a second one. */
+const unanswered = (why: string): string => (why.startsWith('etcd ') ? why : `etcd does not answer (${why})`);
+
 export class FleetLimits implements FleetSlots {
   private readonly lines = new Map<string, { concurrency: number; entries: Map<string, Entry> }>();
   /** Keys of runs that left the line: deleted before anything is put, so a ref that comes back gets a new place. */
@@ -97,32 +100,35 @@ export class FleetLimits implements FleetSlots {
     if (this.busy) return void (this.again = true);
     this.busy = true;
     try {
+      let reached = true;
       do {
         this.again = false;
-        await this.step();
+        reached = await this.step();
       } while (this.again && !this.closed);
-      this.answered();
+      // Without a lease the lines were not asked of etcd: that is no sign it answers (a lease lost in an outage).
+      if (reached) this.answered();
     } catch (err) {
       // The client's own refusal says it already, naming the endpoints (`etcd did not answer (<url>): …`).
-      this.failed(isRqError(err, 'RQ_ERR_ETCD_UNREACHABLE') ? err.message : `etcd does not answer (${(err as Error).message})`);
+      this.failed(isRqError(err, 'RQ_ERR_ETCD_UNREACHABLE') ? err.message : unanswered((err as Error).message));
     } finally {
       this.busy = false;
     }
   }
 
-  private async step(): Promise<void> {
+  /** One go over the lines; false when there was no lease to go under. */
+  private async step(): Promise<boolean> {
     const { store, keys } = this.d;
     for (const k of [...this.toDelete]) {
       await store.delete(k);
       this.toDelete.delete(k);
     }
     const lease = this.lease;
-    if (!lease) return;
+    if (!lease) return false;
     this.watch ??= await store.watchPrefix(keys.limits, {
       put: (kv) => this.heard(kv.key),
       delete: (key) => this.heard(key),
       connected: () => void this.pass(),
-      disconnected: (why) => this.failed(`etcd does not answer (${why})`),
+      disconnected: (why) => this.failed(unanswered(why)),
     });
     if (this.cleaned !== lease.id) await this.clean(lease);
     for (const [key, line] of this.lines)
@@ -135,7 +141,7 @@ export class FleetLimits implements FleetSlots {
       if (![...line.entries.values()].some((e) => !e.held)) continue;
       const first = new Set(await store.firstCreated(keys.waiters(key), line.concurrency));
       // Only what etcd said under the lease still held: a lease lost meanwhile took these keys with it.
-      if (this.lease !== lease) return;
+      if (this.lease !== lease) return false;
       for (const e of line.entries.values()) {
         if (e.held || e.lease !== lease.id || !first.has(e.etcdKey)) continue;
         e.held = true;
@@ -146,6 +152,7 @@ export class FleetLimits implements FleetSlots {
         this.again = true;
       }
     }
+    return true;
   }
 
   /** This host's keys left by an earlier lease (an rq-mgr that crashed, a lease that expired) hold places no run of now holds. */

@@ -97,7 +97,9 @@ export class Membership {
 
   private enter(state: MemberState['state'], reason?: string): void {
     if (this.st.state === state && this.st.reason === reason) return;
-    this.st = { state, since: this.iso(), ...(reason ? { reason } : {}) };
+    // A new reason in the same state (etcd's text changes along an outage) keeps its since: how long the state has lasted.
+    const since = this.st.state === state ? this.st.since : this.iso();
+    this.st = { state, since, ...(reason ? { reason } : {}) };
   }
 
   private seen(leftAt?: string): string {

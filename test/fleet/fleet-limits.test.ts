@@ -131,8 +131,17 @@ describe('fleet-wide concurrency limits through etcd', { timeout: 60_000 }, () =
     expect(metrics).toContain('rq_fleet_limit_waiting{key="deploy"} 2');
     expect(metrics).toContain('rq_fleet_limit_stalled{key="deploy"} 1');
     for (const [i, id] of sent) expect((await hosts[i].L.getMessage('d', id)).state).toBe('que');
+    // Down past the leases, then one more waiter: its pass has no lease to ask etcd under, which is no sign etcd answers,
+    // so the stall keeps etcd's reason and nothing says it is back.
+    for (const x of [a, b]) await waitFor(() => logLines(x.h, 'fleet: lease lost').length >= 1, 'the lease to be lost', 30_000);
+    sent.push([0, await a.L.send('d', { param1: 'done' })]);
+    const after = await a.L.statusWhen(KEY, (s) => s?.waiting.length === 3, 'the new waiter in the line');
+    expect(after?.stalled).toMatch(/^etcd (does not|did not) answer \((?!etcd)/);
+    expect(logLines(a.h, 'fleet limits: etcd answers again')).toEqual([]);
+    for (const [i, id] of sent) expect((await hosts[i].L.getMessage('d', id)).state).toBe('que');
     await etcd.run();
     await allDone(sent, 20_000);
     for (const x of [a, b]) expect(logLines(x.h, 'fleet limits: etcd does not answer')).toHaveLength(1);
+    for (const x of [a, b]) expect(logLines(x.h, 'fleet limits: etcd answers again')).toHaveLength(1);
   });
 });

@@ -106,6 +106,7 @@ describe('fleet membership through etcd', { timeout: 60_000 }, () => {
   it('while etcd is down the hosts run their queues on (one warn each), and they rejoin when it is back', async () => {
     await etcd.stop();
     for (const h of [hosts.a, hosts.b]) await waitFor(async () => (await fleetOf(h)).member.state === 'unreachable', `${h.name} to see etcd gone`);
+    const since = await Promise.all([hosts.a, hosts.b].map(async (h) => (await fleetOf(h)).member.since));
     const ids = await Promise.all(
       [hosts.a, hosts.b].map(async (h) =>
         String((await h.mgr.q('q1', 'create_message', { dest: 'q1', param1: 'done' }))[1])
@@ -121,6 +122,8 @@ describe('fleet membership through etcd', { timeout: 60_000 }, () => {
     // Down longer than the leases last: each host gives its lease up, and on etcd's return grants a new one and takes its key over.
     // The loss is seen after the keep-alives have failed past the TTL, later on a machine loaded by the whole suite.
     for (const h of [hosts.a, hosts.b]) await waitFor(() => logLines(h, 'fleet: lease lost').length >= 1, `${h.name} to give its lease up`, 30_000);
+    // The reason changed along the way (the lease lost, etcd's client waiting before it tries again): the since is still the outage's start.
+    for (const [i, h] of [hosts.a, hosts.b].entries()) expect((await fleetOf(h)).member).toMatchObject({ state: 'unreachable', since: since[i] });
     await etcd.run();
     for (const h of [hosts.a, hosts.b]) await waitFor(async () => (await fleetOf(h)).member.state === 'member', `${h.name} to rejoin`, 20_000);
     // The restarted etcd restored the old leases, which expire a TTL later; the keys, now on the new ones, stay.
