@@ -64,6 +64,16 @@ export function takesWork(h: FleetHost, queue: string): boolean {
   return h.state === 'up' && h.queues[queue]?.status === 'UP';
 }
 
+/**
+ * Why this host's view of the fleet may lack hosts that are there: it has not read the fleet from etcd
+ * (etcd does not answer it, its name is held, it is still joining), as `this host is <state> since <time>: <reason>`; null while it is a member and etcd answers it.
+ */
+export function blindness(view: FleetView): string | null {
+  const m = view.member;
+  if (m.state === 'member') return view.etcd.reachable ? null : 'etcd does not answer this host now';
+  return `this host is ${m.state} since ${m.since}${m.reason ? `: ${m.reason}` : ''}`;
+}
+
 export interface FleetView {
   fleet: string;
   /** This host's name in the fleet. */

@@ -1,6 +1,6 @@
 // Where a pool message goes on this attempt (docs/fleet.md, Pools): the host it is bound to while a commit sent there may have landed, else the host with the most free capacity now.
 import type { Answer } from '../ipc/answer.js';
-import { type FleetView, type PeerCredential, basicAuthorization, trustedHosts } from '../ipc/fleet-reply.js';
+import { type FleetView, type PeerCredential, basicAuthorization, blindness, trustedHosts } from '../ipc/fleet-reply.js';
 import type { ScriptLog } from '../script-kit/log.js';
 import { type PoolBinding, commitSent, forgetBinding, markCommitSent, readBinding, writeBinding } from './pool-binding.js';
 import { choosePoolHost, poolHosts } from './pool-choice.js';
@@ -94,8 +94,12 @@ export async function poolRoute(jobDir: string, queue: string, d: PoolDeps): Pro
     await forgetBinding(jobDir);
   }
   const pick = choosePoolHost(hosts, d.random);
-  if (!pick && all.length > 0) return { kind: 'wait', reason: `no other host of fleet ${view.value.fleet} has queue ${queue} UP` };
-  if (!pick) return { kind: 'wait', reason: `no host of fleet ${view.value.fleet} has queue ${queue} UP` };
+  if (!pick) {
+    // A host that has not read the fleet from etcd says so: the hosts it lacks may be there.
+    const blind = blindness(view.value);
+    const none = `no ${all.length > 0 ? 'other ' : ''}host of fleet ${view.value.fleet} has queue ${queue} UP`;
+    return { kind: 'wait', reason: blind ? `${none} as this host sees it (${blind})` : none };
+  }
   await writeBinding(jobDir, pick);
   d.log(`pool ${queue}: chose ${pick.host} (${pick.url}), ${pick.free} free of ${pick.figures.workers} workers, of ${all.length} hosts taking it`);
   return route(jobDir, queue, pick, true);

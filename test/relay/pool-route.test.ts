@@ -15,11 +15,15 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(jobDir, { recursive: true, force: true }));
 
-const fleet = (up: Record<string, string>, reachable = true): (() => Promise<Answer<FleetView>>) => {
+const fleet = (
+  up: Record<string, string>,
+  reachable = true,
+  member: FleetView['member'] = { state: 'member', since: '' },
+): (() => Promise<Answer<FleetView>>) => {
   const value: FleetView = {
     fleet: 'f',
     host: 's',
-    member: { state: 'member', since: '' },
+    member,
     etcd: { endpoints: [], reachable },
     hosts: Object.entries(up).map(([h, status]) => ({
       host: h,
@@ -85,6 +89,17 @@ describe('poolRoute', () => {
 
   it('waits when no host takes the queue; fails on a host in no fleet; a binding it cannot read is chosen again', async () => {
     expect(await poolRoute(jobDir, 'work', deps({ a: 'PAUSE' }))).toEqual({ kind: 'wait', reason: 'no host of fleet f has queue work UP' });
+    // A host that has not read the fleet from etcd says so: the hosts it lacks may be there.
+    const since = '2026-12-07T17:40:00.000Z';
+    const cutOff = fleet({}, false, { state: 'unreachable', since, reason: 'etcd did not answer (http://127.0.0.1:2379): 14 UNAVAILABLE' });
+    expect(await poolRoute(jobDir, 'work', { fleet: cutOff, log: () => undefined })).toEqual({
+      kind: 'wait',
+      reason: `no host of fleet f has queue work UP as this host sees it (this host is unreachable since ${since}: etcd did not answer (http://127.0.0.1:2379): 14 UNAVAILABLE)`,
+    });
+    expect(await poolRoute(jobDir, 'work', { fleet: fleet({ a: 'PAUSE' }, false), log: () => undefined })).toEqual({
+      kind: 'wait',
+      reason: 'no host of fleet f has queue work UP as this host sees it (etcd does not answer this host now)',
+    });
     const noFleet = () => Promise.resolve({ ok: false as const, code: 'RQ_ERR_NO_FLEET' as const, text: 'no fleet', raw: null });
     expect(await poolRoute(jobDir, 'work', { fleet: noFleet, log: () => undefined })).toEqual({ kind: 'fail', reason: 'no fleet' });
     fs.writeFileSync(path.join(jobDir, RELAY_HOST_FILE), 'not json');
