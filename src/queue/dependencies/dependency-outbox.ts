@@ -10,6 +10,9 @@ import { Backoff } from '../coordination/backoff.js';
 import type { QueueEvents } from '../status/queue-events.js';
 
 /** What a dependency's queue answers a registration: where the dependency is now. */
+/** A dependent's answer to being told, or why there was none (it is told again later). */
+export type Notified = 'resolved' | 'ignored' | { unanswered: string };
+
 export interface DependencyState {
   state: State;
   outcome?: string;
@@ -23,9 +26,9 @@ export interface DependencyOutboxDeps {
   locate: (id: string) => Promise<{ state: State; dir: string } | null>;
   /**
    * Tells a dependent (`<queue>/<id>`, or another host's full id) that `dependency` (`<queue>/<id>` of this
-   * host) ended; its answer, or null when nobody answered.
+   * host) ended; its answer, or why it gave none.
    */
-  notify: (dependent: string, payload: { dependency: string; state: string; outcome?: string }) => Promise<'resolved' | 'ignored' | null>;
+  notify: (dependent: string, payload: { dependency: string; state: string; outcome?: string }) => Promise<Notified>;
   /** Does queue `name` still exist on this host? Dependents of a deleted queue are not waited for. */
   queueExists: (name: string) => boolean;
   /** The most dependents one message takes (MAX_DEPENDENTS); more are refused. */
@@ -158,22 +161,23 @@ export class DependencyOutbox {
   }
 
   private async deliver(entry: OutboxEntry): Promise<void> {
-    const left = new Set(entry.dependents.filter((r) => !entry.done.includes(r)));
+    const left = new Map(entry.dependents.filter((r) => !entry.done.includes(r)).map((r) => [r, '']));
     const dependency = `${this.queue}/${entry.id}`;
     for (const wait of this.backoff.waits()) {
       if (!left.size) break;
       await Promise.all(
-        [...left].map(async (ref) => {
+        [...left.keys()].map(async (ref) => {
           const here = !isUrlRef(ref);
           const answer =
             here && !this.d.queueExists(ref.slice(0, ref.indexOf('/')))
               ? 'ignored'
               : await this.d.notify(ref, { dependency, state: entry.state, ...(entry.outcome ? { outcome: entry.outcome } : {}) });
-          if (answer !== null) left.delete(ref);
+          if (typeof answer === 'string') left.delete(ref);
+          else left.set(ref, answer.unanswered);
         }),
       );
       if (left.size) {
-        this.d.log.warn({ msg_id: entry.id, waiting: [...left] }, 'dependents did not answer; telling them again later');
+        this.d.log.warn({ msg_id: entry.id, waiting: Object.fromEntries(left) }, 'dependents did not answer; telling them again later');
         await this.backoff.sleep(wait);
       }
     }

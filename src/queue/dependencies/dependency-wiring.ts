@@ -65,8 +65,8 @@ export function wireDependencies(d: DependencyWiring): { waits: DependencyWaits;
       const a = await d
         .peer(queue)
         .dependencyResolved({ msg_id: msgId, ...payload })
-        .catch(() => null);
-      return a?.ok ? a.value : null;
+        .catch((err: Error) => ({ ok: false as const, text: err.message }));
+      return a.ok ? a.value : { unanswered: `queue ${queue}: ${a.text}` };
     },
   });
   const waits: DependencyWaits = new DependencyWaits({

@@ -4,7 +4,7 @@ import { type Answer, answer, isObject, isString, refusalError } from '../../ipc
 import { type FleetView, type PeerCredential, basicAuthorization, trustedHosts } from '../../ipc/fleet-reply.js';
 import { fleetRefOf } from '../../message/fleet-ref.js';
 import type { State } from '../../message/states.js';
-import type { DependencyState } from './dependency-outbox.js';
+import type { DependencyState, Notified } from './dependency-outbox.js';
 
 export interface FleetRefsDeps {
   /** This host's advertised URL without its trailing slash: `<selfUrl>/q/<queue>/<id>` is how other hosts name its messages. */
@@ -123,12 +123,17 @@ export class FleetRefs {
     return { state: a.value.state as State, ...(a.value.outcome ? { outcome: String(a.value.outcome) } : {}) };
   }
 
-  /** dependency_resolved on the dependent's host; null when it did not answer. */
-  async notify(dependent: string, p: { dependency: string; state: string; outcome?: string }): Promise<'resolved' | 'ignored' | null> {
-    const body = await this.post(dependent, '/resolved', { ...p, dependency: this.own(p.dependency) }).catch(() => null);
+  /** dependency_resolved on the dependent's host; why not, when it did not answer. */
+  async notify(dependent: string, p: { dependency: string; state: string; outcome?: string }): Promise<Notified> {
+    let body: unknown;
+    try {
+      body = await this.post(dependent, '/resolved', { ...p, dependency: this.own(p.dependency) });
+    } catch (err) {
+      return { unanswered: (err as Error).message };
+    }
     const a = answer(body, (v): v is 'resolved' | 'ignored' => v === 'resolved' || v === 'ignored');
     // A dependent deleted since, or its queue: nobody waits any more.
-    if (!a.ok) return GONE.has(a.code) ? 'ignored' : null;
+    if (!a.ok) return GONE.has(a.code) ? 'ignored' : { unanswered: a.text };
     return a.value;
   }
 

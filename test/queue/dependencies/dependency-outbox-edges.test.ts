@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../../src/log.js';
-import { DependencyOutbox } from '../../../src/queue/dependencies/dependency-outbox.js';
+import { DependencyOutbox, type Notified } from '../../../src/queue/dependencies/dependency-outbox.js';
 import { readDependents } from '../../../src/spool/dependency-files.js';
 import { ID, message, move, o, settle, until, useOutbox } from './outbox-harness.js';
 
@@ -87,7 +87,7 @@ describe('close', () => {
     await message(1, 'run', ['a/x1']);
     await o.box.beforeFinish(ID(1), 'run', 'done');
     vi.useFakeTimers({ toFake: ['setTimeout'] });
-    o.notify = async () => null;
+    o.notify = async () => ({ unanswered: 'connect ECONNREFUSED' });
     await move(1, 'run', 'done');
     await until(() => o.notices.length === 1);
     await until(() => vi.getTimerCount() === 1);
@@ -102,12 +102,12 @@ describe('close', () => {
     await message(1, 'run', ['a/x1']);
     await o.box.beforeFinish(ID(1), 'run', 'done');
     vi.useFakeTimers({ toFake: ['setTimeout'] });
-    let answer!: (a: null) => void;
+    let answer!: (a: Notified) => void;
     o.notify = () => new Promise((r) => (answer = r));
     await move(1, 'run', 'done');
     await until(() => o.notices.length === 1);
     o.box.close();
-    answer(null);
+    answer({ unanswered: 'connect ECONNREFUSED' });
     await settle();
     await vi.advanceTimersByTimeAsync(1000);
     await settle();

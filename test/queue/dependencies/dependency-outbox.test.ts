@@ -51,7 +51,7 @@ describe('beforeFinish and the move', () => {
 
   it('a message deleted after it ended tells its end, not a deletion, and add_dependent answers that end while it is told', async () => {
     await message(1, 'done', ['a/x1']);
-    o.notify = async () => null;
+    o.notify = async () => ({ unanswered: 'connect ECONNREFUSED' });
     await o.box.beforeFinish(ID(1), 'done', 'deleted');
     expect(await o.outbox.list()).toEqual([{ id: ID(1), state: 'done', dependents: ['a/x1'], done: [], deleted: true }]);
     await fs.rm(o.where.get(ID(1))!.dir, { recursive: true });
@@ -102,7 +102,7 @@ describe('unanswered notifications', () => {
     await o.box.beforeFinish(ID(1), 'run', 'done');
     vi.useFakeTimers({ toFake: ['setTimeout'] });
     let b = 0;
-    o.notify = async (d) => (d === 'b/x2' && b++ < 2 ? null : 'ignored');
+    o.notify = async (d) => (d === 'b/x2' && b++ < 2 ? { unanswered: 'connect ECONNREFUSED' } : 'ignored');
     await move(1, 'run', 'done');
     await until(() => o.notices.length === 2);
     expect(o.notices.map(([d]) => d).sort()).toEqual(['a/x1', 'b/x2']);

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, expect, vi } from 'vitest';
 import { silentLogger } from '../../../src/log.js';
 import type { State } from '../../../src/message/states.js';
 import { Outbox, appendDependent } from '../../../src/spool/dependency-files.js';
-import { DependencyOutbox } from '../../../src/queue/dependencies/dependency-outbox.js';
+import { DependencyOutbox, type Notified } from '../../../src/queue/dependencies/dependency-outbox.js';
 import { QueueEvents } from '../../../src/queue/status/queue-events.js';
 import { type TempSpool, tempSpool } from '../../helpers/temp-spool.js';
 
@@ -19,7 +19,7 @@ export const o = {} as {
   box: DependencyOutbox;
   where: Map<string, { state: State; dir: string }>;
   notices: [string, Notice][];
-  notify: (dependent: string, p: Notice) => Promise<'resolved' | 'ignored' | null>;
+  notify: (dependent: string, p: Notice) => Promise<Notified>;
   queues: Set<string>;
   outbox: Outbox;
 };

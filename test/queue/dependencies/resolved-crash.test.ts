@@ -33,6 +33,8 @@ it("kill -9 of the dependent's queue after the dependency's end reached it, befo
   // db got no answer and keeps the entry to tell da again (§B8.4).
   const dbLog = path.join(t.root, 'log', 'queue-db.log');
   await waitFor(async () => (await fs.readFile(dbLog, 'utf8')).includes('dependents did not answer; telling them again later'), "db's notification to fail");
+  // Saying whom, and why: da's socket is gone with its process.
+  expect(await fs.readFile(dbLog, 'utf8')).toMatch(new RegExp(`"waiting":\\{"da/${y}":"queue da: [^"]+"\\},"msg":"dependents did not answer`));
   expect(await fs.readdir(path.dirname(entry))).toEqual([`${x}.json`]);
 
   a = p.a = await QueueProc.start(t.root, 'da');
