@@ -49,11 +49,13 @@ const MGR_TIMEOUT_MS = 10_000;
 
 /**
  * `<key> <in use>/<concurrency> waiting <n>`, ` (<k> orphaned)` for slots held by scripts of a dead queue process; a key the
- * fleet shares says so, and why its waiters do not move while this host cannot take its slots (etcd does not answer).
+ * fleet shares says so, how many of its slots other hosts hold (seen while runs wait here), and why its waiters do not move
+ * while this host cannot take its slots (etcd does not answer).
  */
 export function limitLine(key: string, s: LimitKeyStatus): string {
   const orphaned = s.holders.filter((h) => h.orphaned).length;
-  const fleet = s.scope === 'fleet' ? ` fleet${s.stalled ? ` stalled: ${s.stalled}` : ''}` : '';
+  const elsewhere = s.held_elsewhere ? ` (${s.held_elsewhere} held on other hosts)` : '';
+  const fleet = s.scope === 'fleet' ? ` fleet${elsewhere}${s.stalled ? ` stalled: ${s.stalled}` : ''}` : '';
   return `${key} ${s.holders.length}/${s.concurrency} waiting ${s.waiting.length}${orphaned ? ` (${orphaned} orphaned)` : ''}${fleet}`;
 }
 

@@ -20,6 +20,8 @@ export interface FleetSlots {
   attach(granted: (key: string, ref: string) => boolean): void;
   /** Why this host can take no fleet slot now (etcd does not answer, no lease), or null. */
   stalled(): string | null;
+  /** Slots of `key` other hosts hold, as etcd said at this host's last look (it looks while runs of it wait); null when it has not. */
+  heldElsewhere(key: string): number | null;
 }
 
 interface Entry {
@@ -59,11 +61,17 @@ export class FleetLimits implements FleetSlots {
   private retry: NodeJS.Timeout | null = null;
   private readonly waits = new Doubling({ baseMs: 100, maxMs: 2000 });
   private granted: (key: string, ref: string) => boolean = () => false;
+  /** heldElsewhere's figures, per key this host waits on. */
+  private readonly elsewhere = new Map<string, number>();
 
   constructor(private readonly d: FleetLimitsDeps) {}
 
   attach(granted: (key: string, ref: string) => boolean): void {
     this.granted = granted;
+  }
+
+  heldElsewhere(key: string): number | null {
+    return this.elsewhere.get(key) ?? null;
   }
 
   stalled(): string | null {
@@ -84,8 +92,10 @@ export class FleetLimits implements FleetSlots {
       l!.entries.delete(ref);
       this.toDelete.add(e.etcdKey);
     }
-    if (want.size === 0) this.lines.delete(key);
-    else {
+    if (want.size === 0) {
+      this.lines.delete(key);
+      this.elsewhere.delete(key);
+    } else {
       if (!l) this.lines.set(key, (l = { concurrency: line.concurrency, entries: new Map() }));
       l.concurrency = line.concurrency;
       for (const ref of line.waiting)
@@ -138,10 +148,16 @@ export class FleetLimits implements FleetSlots {
         e.lease = lease.id;
       }
     for (const [key, line] of this.lines) {
-      if (![...line.entries.values()].some((e) => !e.held)) continue;
+      if (![...line.entries.values()].some((e) => !e.held)) {
+        this.elsewhere.delete(key);
+        continue;
+      }
       const first = new Set(await store.firstCreated(keys.waiters(key), line.concurrency));
       // Only what etcd said under the lease still held: a lease lost meanwhile took these keys with it.
       if (this.lease !== lease) return false;
+      // The first `concurrency` keys hold the slots: those not of this host's runs are held elsewhere.
+      const mine = new Set([...line.entries.values()].map((e) => e.etcdKey));
+      this.elsewhere.set(key, [...first].filter((k) => !mine.has(k)).length);
       for (const e of line.entries.values()) {
         if (e.held || e.lease !== lease.id || !first.has(e.etcdKey)) continue;
         e.held = true;

@@ -54,6 +54,8 @@ export interface LimitKeyStatus {
   scope?: 'fleet';
   /** For a fleet key: why this host can take none of its slots now (etcd does not answer), or null. */
   stalled?: string | null;
+  /** For a fleet key: the slots other hosts hold, as etcd said at this host's last look (made while runs of it wait here), or null. */
+  held_elsewhere?: number | null;
 }
 
 /** An entry rq-mgr would have as a queue and does not (`refused_queues`): what is wrong and what to do. */

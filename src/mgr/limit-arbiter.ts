@@ -257,7 +257,7 @@ export class LimitArbiter {
           ...(h.orphaned ? { orphaned: true as const } : {}),
         })),
         waiting: s.waiting.map((w, i) => ({ ref: w.ref, queue: w.queue, since: w.since, position: i + 1 })),
-        ...(s.fleet ? { scope: 'fleet' as const, stalled: this.d.fleet?.stalled() ?? null } : {}),
+        ...(s.fleet ? { scope: 'fleet' as const, stalled: this.d.fleet?.stalled() ?? null, held_elsewhere: this.d.fleet?.heldElsewhere(key) ?? null } : {}),
       };
     }
     return out;

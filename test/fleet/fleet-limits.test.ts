@@ -70,6 +70,11 @@ describe('fleet-wide concurrency limits through etcd', { timeout: 60_000 }, () =
       // The next is sent once this one has its key in etcd: their create revisions are in this order.
       await waitFor(async () => (await etcdLine(store)).length === i + 3, `waiter ${i} in etcd`);
     }
+    // c holds none of the slots and waits: it says both are held on other hosts; a, holding one, that one is.
+    const c = hosts[2];
+    expect((await c.L.statusWhen(KEY, (s) => s?.held_elsewhere === 2, 'c to see both slots held elsewhere'))?.holders).toEqual([]);
+    expect((await a.L.statusWhen(KEY, (s) => s?.held_elsewhere === 1, 'a to see one slot held elsewhere'))?.holders).toHaveLength(1);
+    expect((await runRq(['limits', '--key', KEY], { root: c.h.root.root })).out).toEqual(['ok 1', 'deploy 0/2 waiting 2 fleet (2 held on other hosts)']);
     killGroup(gate);
     await allDone(order);
     const starts = await Promise.all(order.map(async ([i, id]) => (await hosts[i].L.starts('d', id))[0]));

@@ -8,15 +8,10 @@ import type { SampleReport } from '../helpers/limit-sampler.js';
 import { MgrProc } from '../helpers/mgr-proc.js';
 import { pidInFile } from '../helpers/process-groups.js';
 import { type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
+import type { LimitKeyStatus } from '../../src/ipc/mgr-client.js';
 
-export interface KeyStatus {
-  concurrency: number;
-  source: 'config' | 'message';
-  holders: { ref: string; queue: string; since: number; granted_at: number; orphaned?: true }[];
-  waiting: { ref: string; queue: string; since: number; position: number }[];
-  scope?: 'fleet';
-  stalled?: string | null;
-}
+/** A key as rq-mgr's limit_status answers it. */
+export type KeyStatus = LimitKeyStatus;
 export interface HistoryEntry {
   at: string;
   from?: string;
