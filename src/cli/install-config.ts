@@ -5,7 +5,7 @@ import { parseConfigJson } from '../config/schema-error.js';
 
 export interface ForcedConfig<T> {
   config: T;
-  /** The existing keys no option changed, in the file's order. */
+  /** The existing keys no option changed, in the file's order; a block's kept fields as `<block>.<field>`. */
   kept: string[];
   /** The existing blocks (objects, such as `fleet`) options changed fields of, the others kept. */
   merged: string[];
@@ -33,7 +33,12 @@ export async function forcedConfig<T extends object>(file: string, defaults: T, 
   const old = before as Record<string, unknown>;
   const merged = Object.keys(given).filter((k) => isBlock(old[k]) && isBlock(given[k as keyof T]));
   const blocks = Object.fromEntries(merged.map((k) => [k, { ...(old[k] as object), ...(given[k as keyof T] as object) }]));
-  return { config: { ...defaults, ...before, ...given, ...blocks }, kept: Object.keys(before).filter((k) => !(k in given)), merged };
+  const kept = Object.keys(before).flatMap((k) => {
+    if (!(k in given)) return [k];
+    const fields = merged.includes(k) ? Object.keys(old[k] as object).filter((f) => !(f in (given[k as keyof T] as object))) : [];
+    return fields.map((f) => `${k}.${f}`);
+  });
+  return { config: { ...defaults, ...before, ...given, ...blocks }, kept, merged };
 }
 
 function isBlock(v: unknown): v is object {

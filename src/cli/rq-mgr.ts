@@ -9,7 +9,7 @@ import { readEtcdCredentials } from '../config/fleet-credentials.js';
 import { loadGlobalConfig } from '../config/global-config.js';
 import { rootPaths } from '../config/paths.js';
 import { resolveRoot } from '../config/root.js';
-import { MgrClient } from '../ipc/mgr-client.js';
+import { MgrClient, type WorkerInfo } from '../ipc/mgr-client.js';
 import { livePid } from '../mgr/pid-file.js';
 import { queueNameProblem } from '../message/names.js';
 import { closest } from '../message/nearest-name.js';
@@ -148,7 +148,9 @@ async function status(root: string): Promise<number> {
     // Queues by name, as rq queues lists them, then the other workers ([web], [timers]…): not in the order they started.
     const rows = Object.entries(r.value).sort(([a], [b]) => Number(a.startsWith('[')) - Number(b.startsWith('[')) || (a < b ? -1 : a > b ? 1 : 0));
     const held = await Promise.all(rows.map(([name, w]) => (w.status === 'RUNNING' && !name.startsWith('[') ? heldBy(root, name) : '')));
-    rows.forEach(([name, w], i) => console.log(`  ${name.padEnd(24)} ${w.status.padEnd(8)} pid ${w.pid ?? '-'}  uptime ${w.uptime ?? '-'} s${held[i]}`));
+    // A worker with no process (restarting, given up) says what it last died of, not an empty pid and uptime.
+    const state = (w: WorkerInfo) => (w.pid ? `pid ${w.pid}  uptime ${w.uptime ?? '-'} s` : `not running${w.last_exit ? ` (last exit: ${w.last_exit})` : ''}`);
+    rows.forEach(([name, w], i) => console.log(`  ${name.padEnd(24)} ${w.status.padEnd(8)} ${state(w)}${held[i]}`));
     // A host in a fleet: its membership, and why not when another host holds its name or etcd does not answer.
     const fleet = await new MgrClient(p.mgrSock).fleet(5000).catch(() => null);
     const m = fleet?.ok ? fleet.value.member : null;

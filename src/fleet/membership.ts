@@ -151,7 +151,7 @@ export class Membership {
     const s = this.d.settings;
     const err = RqError.of('RQ_ERR_FLEET_HOST_TAKEN', s.name, s.host, held?.url ?? 'a value rq does not read', held?.started_at ?? 'an unknown time');
     this.enter('refused', err.message);
-    if (this.refusalSaid !== (held?.instance ?? '?')) this.d.log.error({ code: err.code, key: this.key }, `fleet: ${err.message}`);
+    if (this.refusalSaid !== (held?.instance ?? '?')) this.d.log.error({ code: err.code, key: this.key }, err.message);
     this.refusalSaid = held?.instance ?? '?';
     return false;
   }

@@ -24,9 +24,12 @@ beforeEach(async () => {
 });
 afterEach(() => fs.rm(tmp, { recursive: true, force: true }));
 
+/** Its exit code and stderr lines; `said`, its stdout lines. */
+const said: string[] = [];
 async function install(...argv: string[]): Promise<{ code: number; err: string[] }> {
   const err: string[] = [];
-  const code = await main(['--root', tmp, ...argv], { stdout: () => undefined, stderr: (l) => err.push(l), env: {} });
+  said.length = 0;
+  const code = await main(['--root', tmp, ...argv], { stdout: (l) => said.push(l), stderr: (l) => err.push(l), env: {} });
   return { code, err };
 }
 
@@ -130,6 +133,10 @@ describe('rq-install fleet flags', () => {
     const before = JSON.parse(await fs.readFile(file, 'utf8'));
     await fs.writeFile(file, JSON.stringify({ ...before, fleet: { ...before.fleet, lease_ttl_s: 30 } }));
     expect(await install('--force', '--fleet-host', 'rq-b')).toEqual({ code: 0, err: [] });
+    // What it kept, the block's fields among it.
+    expect(said).toContain(
+      'Kept from the existing config: env, host, port, addr, tmpdir, allow_new_queue, fleet.name, fleet.etcd, fleet.advertise, fleet.etcd_ca, fleet.lease_ttl_s',
+    );
     const block = { name: 'p', etcd: ['https://a:2379'], advertise: 'http://127.0.0.1:23350/', host: 'rq-b', etcd_ca: certs.ca, lease_ttl_s: 30 };
     expect(parseGlobalConfig(await fs.readFile(file, 'utf8'), 'config.json').fleet).toEqual(block);
     // A whole block given again changes what it names and keeps what it does not (the TLS file, the lease).

@@ -2,11 +2,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { rootPaths } from '../../src/config/paths.js';
+import { queuePaths, rootPaths } from '../../src/config/paths.js';
 import { BIN, run } from '../helpers/mgr-proc.js';
-import { type TestRoot, addQueue, makeRoot } from '../helpers/rq-root.js';
+import { type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 
 /**
  * Stands in for an rq-mgr stuck in its shutdown: its command line names rq-mgr (so `stop` takes its
@@ -116,6 +117,9 @@ describe('rq-mgr start and restart with a config.json it refuses', () => {
 
   it('start says why and starts nothing; restart says why and leaves the running rq-mgr running; status lists the queues by name', async () => {
     for (const q of QUEUES) await addQueue(t.root, q);
+    // kilo's socket is another process's: its queue process cannot start, and status says how it last ended, not an empty pid.
+    const squatter = net.createServer();
+    await new Promise<void>((resolve) => squatter.listen(queuePaths(t.root, 'kilo').sock, resolve));
     const file = rootPaths(t.root).configFile;
     const good = await fs.readFile(file, 'utf8');
     await fs.writeFile(file, JSON.stringify({ ...JSON.parse(good), port: 'abc' }));
@@ -137,10 +141,13 @@ describe('rq-mgr start and restart with a config.json it refuses', () => {
       const status = (await mgr('status')).out;
       expect(status).toMatch(new RegExp(`^queuemgr: running \\[pid ${pid}\\]`));
       // Queues by name, whatever order they started in, then the other workers.
-      const names = status.split('\n').flatMap((l) => /^ {2}(\S+) +\S+ +pid /.exec(l)?.[1] ?? []);
+      const names = status.split('\n').flatMap((l) => /^ {2}(\S+) +[A-Z]+ /.exec(l)?.[1] ?? []);
       expect(names).toEqual([...QUEUES].sort().concat(names.filter((n) => n.startsWith('['))));
       expect(names.filter((n) => n.startsWith('['))).toEqual(expect.arrayContaining(['[timers]']));
+      const kilo = await waitFor(async () => /^ {2}kilo +(BACKOFF|ERROR) .*$/m.exec((await mgr('status')).out)?.[0], 'kilo to have died once');
+      expect(kilo).toMatch(/^ {2}kilo +(BACKOFF|ERROR) +not running \(last exit: exit 1\)$/);
     } finally {
+      squatter.close();
       await fs.writeFile(file, good);
       await mgr('stop');
     }

@@ -77,6 +77,9 @@ describe('fleet membership through etcd', { timeout: 60_000 }, () => {
       }, 'the second "a" to be refused');
       expect(refused.reason).toContain('the host name a is held by another rq');
       await waitFor(() => logLines(dup, 'RQ_ERR_FLEET_HOST_TAKEN').length === 1, 'the refusal in its log');
+      const said = logLines(dup, 'RQ_ERR_FLEET_HOST_TAKEN');
+      // The message says its fleet once: not "fleet: fleet test: …".
+      expect(said.map((l) => JSON.parse(l).msg)).toEqual([expect.stringMatching(/^fleet test: the host name a is held by another rq /)]);
       const status = await run(BIN('rq-mgr'), ['status', '--root', dup.root.root]);
       expect(status.stdout).toContain('fleet test as a: refused');
       expect((await hostRecords(store)).a.url).toBe(`http://127.0.0.1:${hosts.a.root.port}`);
