@@ -2,7 +2,10 @@
 import { RqError, shown } from '../errors.js';
 import type { Answer } from '../ipc/answer.js';
 import type { QueueClient } from '../ipc/queue-client.js';
+import { fleetRefOf, isUrlRef } from '../message/fleet-ref.js';
 import { parseFullId } from '../message/message-id.js';
+import { rootPaths } from '../config/paths.js';
+import { MgrClient } from '../ipc/mgr-client.js';
 import { isMsgId, queueNameProblem } from '../message/names.js';
 import { askEvery } from './fan-out.js';
 import { msgIdExpected } from './root-host.js';
@@ -14,6 +17,9 @@ export interface MessageTarget {
   queue: string;
   id: string;
 }
+
+/** How long a full id's host is asked of rq-mgr's view of the fleet. */
+const FLEET_ASK_MS = 2000;
 
 /** The queues a refusal lists by name before it says how many more. */
 const NAMED = 10;
@@ -57,7 +63,8 @@ export async function queueHolding(root: string, id: string): Promise<string> {
 }
 
 /**
- * `--msg_id` (or the command's `<msg_id>` word): a FULLID (the host part is ignored, as classic), a
+ * `--msg_id` (or the command's `<msg_id>` word): a FULLID (the host part is ignored, as classic, unless it is
+ * another host's of this root's fleet: refused, naming that host), a
  * `/q/<q>/<id>` path, `<q>/<id>`, or an id alone, looked up in every queue. A malformed one is
  * refused with an example full id of this root (its own host and port).
  */
@@ -70,5 +77,25 @@ export async function messageTarget(opts: Options, root: string): Promise<Messag
   if (!parts || queueNameProblem(parts.queue) !== null || !isMsgId(parts.id)) {
     throw usage(`--msg_id: expected ${msgIdExpected(root)}, received ${shown(given)}`);
   }
+  const far = isUrlRef(given) ? await otherFleetHost(root, given) : null;
+  if (far) {
+    throw usage(
+      `--msg_id: expected a message of this root, received ${shown(given)}, a message of host ${far.host} of fleet ${far.fleet}: ask it there (its root's rq, or its web at ${far.url})`,
+    );
+  }
   return { given, ...parts };
+}
+
+/**
+ * The other host of this root's fleet whose advertised URL a full id is under, as rq-mgr sees the fleet; null
+ * without a fleet or an answer. The host part of a full id is otherwise ignored, as classic: only a URL another
+ * host of the fleet advertises says for certain that the message is not here.
+ */
+async function otherFleetHost(root: string, given: string): Promise<{ host: string; fleet: string; url: string } | null> {
+  // Briefly: a command is not held up by an rq-mgr that does not answer, only the hint is lost.
+  const view = await new MgrClient(rootPaths(root).mgrSock).fleet(FLEET_ASK_MS).catch(() => null);
+  if (!view?.ok) return null;
+  const others = view.value.hosts.filter((h) => h.host !== view.value.host);
+  const far = fleetRefOf(given, others);
+  return far ? { host: far.host, fleet: view.value.fleet, url: others.find((h) => h.host === far.host)!.url } : null;
 }

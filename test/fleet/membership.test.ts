@@ -147,6 +147,18 @@ describe('fleet membership through etcd', { timeout: 60_000 }, () => {
     expect(json.hosts.map((h) => h.host)).toEqual(['a', 'b', 'c']);
   });
 
+  it("a command given another fleet host's full id says whose it is, not that no message has it; this host's own is found", async () => {
+    const far = String((await hosts.b.mgr.q('q1', 'create_message', { dest: 'q1', param1: 'done' }))[1]);
+    const b = `http://127.0.0.1:${hosts.b.root.port}/`;
+    expect(far.startsWith(`${b}q/q1/`)).toBe(true);
+    await expect(run(BIN('rq'), ['statusmesg', '--root', hosts.a.root.root, far])).rejects.toMatchObject({
+      code: 2,
+      stderr: `rq: --msg_id: expected a message of this root, received ${JSON.stringify(far)}, a message of host b of fleet test: ask it there (its root's rq, or its web at ${b.slice(0, -1)})\n`,
+    });
+    const own = String((await hosts.a.mgr.q('q1', 'create_message', { dest: 'q1', param1: 'done' }))[1]);
+    expect((await run(BIN('rq'), ['statusmesg', '--root', hosts.a.root.root, own])).stdout).toMatch(/^ok /);
+  });
+
   it('/metrics says the membership', async () => {
     const text = await (await fetch(`http://127.0.0.1:${hosts.a.root.port}/metrics`)).text();
     expect(text).toContain('rq_fleet_member{fleet="test",host="a"} 1');
