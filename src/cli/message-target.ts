@@ -3,12 +3,12 @@ import { RqError, shown } from '../errors.js';
 import type { Answer } from '../ipc/answer.js';
 import type { QueueClient } from '../ipc/queue-client.js';
 import { fleetRefOf, isUrlRef } from '../message/fleet-ref.js';
-import { parseFullId } from '../message/message-id.js';
+import { hostUrl, parseFullId } from '../message/message-id.js';
 import { rootPaths } from '../config/paths.js';
 import { MgrClient } from '../ipc/mgr-client.js';
 import { isMsgId, queueNameProblem } from '../message/names.js';
 import { askEvery } from './fan-out.js';
-import { msgIdExpected } from './root-host.js';
+import { hostOf, msgIdExpected, namesFleet } from './root-host.js';
 import { type Options, stringOpt, usage } from './rq-options.js';
 
 export interface MessageTarget {
@@ -77,13 +77,22 @@ export async function messageTarget(opts: Options, root: string): Promise<Messag
   if (!parts || queueNameProblem(parts.queue) !== null || !isMsgId(parts.id)) {
     throw usage(`--msg_id: expected ${msgIdExpected(root)}, received ${shown(given)}`);
   }
-  const far = isUrlRef(given) ? await otherFleetHost(root, given) : null;
+  const far = isUrlRef(given) && namesFleet(root) && !ownId(root, given) ? await otherFleetHost(root, given) : null;
   if (far) {
     throw usage(
       `--msg_id: expected a message of this root, received ${shown(given)}, a message of host ${far.host} of fleet ${far.fleet}: ask it there (its root's rq, or its web at ${far.url})`,
     );
   }
   return { given, ...parts };
+}
+
+/** Whether a full id begins as this root's own do (config.json's host, port and relative_root). */
+function ownId(root: string, given: string): boolean {
+  try {
+    return given.startsWith(hostUrl(hostOf(root)));
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -95,7 +104,8 @@ async function otherFleetHost(root: string, given: string): Promise<{ host: stri
   // Briefly: a command is not held up by an rq-mgr that does not answer, only the hint is lost.
   const view = await new MgrClient(rootPaths(root).mgrSock).fleet(FLEET_ASK_MS).catch(() => null);
   if (!view?.ok) return null;
-  const others = view.value.hosts.filter((h) => h.host !== view.value.host);
+  // Up only: a host gone may have left its URL to this one (a host renamed, a machine replaced).
+  const others = view.value.hosts.filter((h) => h.state === 'up' && h.host !== view.value.host);
   const far = fleetRefOf(given, others);
   return far ? { host: far.host, fleet: view.value.fleet, url: others.find((h) => h.host === far.host)!.url } : null;
 }

@@ -21,10 +21,11 @@ export async function notePool(root: string, dest: string, io: RqIo, prepped = f
 /** The note for a pool message to `queue` made now, or null when a host takes it. */
 export function poolNote(view: FleetView, queue: string, prepped: boolean): string | null {
   const waits = `the message${prepped ? ', once committed,' : ''} waits in the relay queue until`;
+  const having = view.hosts.filter((h) => h.state === 'up' && h.queues[queue] !== undefined);
+  // A host the last view has taking it is tried, read from etcd or not.
+  if (having.some((h) => takesWork(h, queue))) return null;
   const blind = blindness(view);
   if (blind) return `rq: fleet ${view.fleet} could not be read from etcd (${blind}): ${waits} it can be and a host has queue ${queue} UP`;
-  const having = view.hosts.filter((h) => h.state === 'up' && h.queues[queue] !== undefined);
-  if (having.some((h) => takesWork(h, queue))) return null;
   if (having.length === 0) return `rq: no host of fleet ${view.fleet} has queue ${queue} now: ${waits} one does (rq queues --fleet lists the fleet's queues)`;
   return `rq: no host of fleet ${view.fleet} has queue ${queue} UP now (${having.map((h) => `${h.host} ${h.queues[queue].status}`).join(', ')}): ${waits} one is`;
 }

@@ -4,16 +4,27 @@ import { RqError } from '../errors.js';
 import { rootPaths } from '../config/paths.js';
 import { type HostInfo, fullId, normaliseRelativeRoot } from '../message/message-id.js';
 
-/** Read as rq-start reads it, without the schema: only host, port and relative_root matter here. */
-export function hostOf(root: string): HostInfo {
-  const file = rootPaths(root).configFile;
+/** config/config.json as JSON, without the schema; empty when it cannot be read. */
+function rawConfig(root: string): Record<string, unknown> {
   let c: unknown;
   try {
-    c = JSON.parse(fs.readFileSync(file, 'utf8'));
+    c = JSON.parse(fs.readFileSync(rootPaths(root).configFile, 'utf8'));
   } catch {
     c = null;
   }
-  const { host, port, relative_root: rel } = (typeof c === 'object' && c !== null ? c : {}) as Record<string, unknown>;
+  return (typeof c === 'object' && c !== null ? c : {}) as Record<string, unknown>;
+}
+
+/** Whether config/config.json names a fleet for this root's host to join. */
+export function namesFleet(root: string): boolean {
+  const fleet = rawConfig(root).fleet;
+  return typeof fleet === 'object' && fleet !== null;
+}
+
+/** Read as rq-start reads it, without the schema: only host, port and relative_root matter here. */
+export function hostOf(root: string): HostInfo {
+  const file = rootPaths(root).configFile;
+  const { host, port, relative_root: rel } = rawConfig(root);
   if (typeof host !== 'string' || (typeof port !== 'number' && typeof port !== 'string')) {
     throw RqError.of('RQ_ERR_CONFIG', `cannot read host and port from ${file}, needed for full message ids`);
   }

@@ -92,7 +92,7 @@ export async function keepLease(lease: Lease, ttlS: number, events: LeaseEvents,
   // etcd3 gives up on a lease twice its TTL after the last answer with a text it garbles ("Lease We lost connection to etcd…
   // is expired or revoked"): said as what happened, the last keep-alive's failure with it.
   const lostWhy = (err: Error) =>
-    /^Lease We lost connection/.test(err.message) ? `no keep-alive answered for ${2 * ttlS} s (${failure ?? 'etcd did not answer'})` : d.reasons.why(err);
+    /^Lease We lost connection/.test(err.message) ? `no keep-alive answered for over ${2 * ttlS} s (${failure ?? 'etcd did not answer'})` : d.reasons.why(err);
   lease.on('lost', (err) => (close(), granted && events.lost(lostWhy(err))));
   lease.on('keepaliveFailed', (err) => failover.failing((failure = d.reasons.why(err)), answeredAt + every));
   lease.on('keepaliveFired', () => {

@@ -71,7 +71,8 @@ export class FleetLimits implements FleetSlots {
   }
 
   heldElsewhere(key: string): number | null {
-    return this.elsewhere.get(key) ?? null;
+    // What etcd said before an outage is no figure of now.
+    return this.stalled() === null ? (this.elsewhere.get(key) ?? null) : null;
   }
 
   stalled(): string | null {
@@ -110,12 +111,12 @@ export class FleetLimits implements FleetSlots {
     if (this.busy) return void (this.again = true);
     this.busy = true;
     try {
-      let reached = true;
+      let reached = false;
       do {
         this.again = false;
-        reached = await this.step();
+        reached = (await this.step()) || reached;
       } while (this.again && !this.closed);
-      // Without a lease the lines were not asked of etcd: that is no sign it answers (a lease lost in an outage).
+      // Only an answer says etcd answers: a pass with nothing to ask (no lease, every place held) says nothing.
       if (reached) this.answered();
     } catch (err) {
       // The client's own refusal says it already, naming the endpoints (`etcd did not answer (<url>): …`).
@@ -125,26 +126,38 @@ export class FleetLimits implements FleetSlots {
     }
   }
 
-  /** One go over the lines; false when there was no lease to go under. */
+  /** One go over the lines: whether etcd answered a call of it. With nothing to ask while an outage is on record, one small read asks. */
   private async step(): Promise<boolean> {
     const { store, keys } = this.d;
+    let answered = false;
+    const ask = async <T>(call: Promise<T>): Promise<T> => {
+      const value = await call;
+      answered = true;
+      return value;
+    };
     for (const k of [...this.toDelete]) {
-      await store.delete(k);
+      await ask(store.delete(k));
       this.toDelete.delete(k);
     }
-    const lease = this.lease;
-    if (!lease) return false;
+    if (this.lease) await this.underLease(this.lease, ask);
+    if (!answered && this.problem !== null) await ask(store.firstCreated(keys.limits, 1));
+    return answered;
+  }
+
+  /** This host's lines put under `lease`, and the places etcd gives them taken. */
+  private async underLease(lease: FleetLease, ask: <T>(call: Promise<T>) => Promise<T>): Promise<void> {
+    const { store, keys } = this.d;
     this.watch ??= await store.watchPrefix(keys.limits, {
       put: (kv) => this.heard(kv.key),
       delete: (key) => this.heard(key),
       connected: () => void this.pass(),
       disconnected: (why) => this.failed(unanswered(why)),
     });
-    if (this.cleaned !== lease.id) await this.clean(lease);
+    if (this.cleaned !== lease.id) await ask(this.clean(lease));
     for (const [key, line] of this.lines)
       for (const e of line.entries.values()) {
         if (e.lease === lease.id) continue;
-        await store.put(e.etcdKey, JSON.stringify({ host: this.d.host, ref: e.ref, key }), lease);
+        await ask(store.put(e.etcdKey, JSON.stringify({ host: this.d.host, ref: e.ref, key }), lease));
         e.lease = lease.id;
       }
     for (const [key, line] of this.lines) {
@@ -152,9 +165,9 @@ export class FleetLimits implements FleetSlots {
         this.elsewhere.delete(key);
         continue;
       }
-      const first = new Set(await store.firstCreated(keys.waiters(key), line.concurrency));
+      const first = new Set(await ask(store.firstCreated(keys.waiters(key), line.concurrency)));
       // Only what etcd said under the lease still held: a lease lost meanwhile took these keys with it.
-      if (this.lease !== lease) return false;
+      if (this.lease !== lease) return;
       // The first `concurrency` keys hold the slots: those not of this host's runs are held elsewhere.
       const mine = new Set([...line.entries.values()].map((e) => e.etcdKey));
       this.elsewhere.set(key, [...first].filter((k) => !mine.has(k)).length);
@@ -168,7 +181,6 @@ export class FleetLimits implements FleetSlots {
         this.again = true;
       }
     }
-    return true;
   }
 
   /** This host's keys left by an earlier lease (an rq-mgr that crashed, a lease that expired) hold places no run of now holds. */
@@ -199,7 +211,11 @@ export class FleetLimits implements FleetSlots {
   private failed(problem: string): void {
     if (this.closed) return;
     this.problem = problem;
-    if (!this.retry) this.retry = setTimeout(() => ((this.retry = null), void this.pass()), this.waits.next());
+    if (!this.retry) {
+      const ms = this.waits.next();
+      this.d.log.debug({ err: problem, retry_ms: ms }, 'fleet limits: etcd does not answer; trying again');
+      this.retry = setTimeout(() => ((this.retry = null), void this.pass()), ms);
+    }
     if (this.warned || this.lines.size === 0) return;
     this.warned = true;
     this.d.log.warn({ err: problem }, 'fleet limits: etcd does not answer; no run needing a fleet slot starts on this host until it is back');

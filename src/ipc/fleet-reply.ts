@@ -65,13 +65,13 @@ export function takesWork(h: FleetHost, queue: string): boolean {
 }
 
 /**
- * Why this host's view of the fleet may lack hosts that are there: it has not read the fleet from etcd
- * (etcd does not answer it, its name is held, it is still joining), as `this host is <state> since <time>: <reason>`; null while it is a member and etcd answers it.
+ * Why this host's view of the fleet may lack hosts that are there: its watch of etcd does not answer, said by its
+ * membership (`this host is <state> since <time>: <reason>`); null while the view is read from etcd.
  */
 export function blindness(view: FleetView): string | null {
+  if (view.etcd.reachable) return null;
   const m = view.member;
-  if (m.state === 'member') return view.etcd.reachable ? null : 'etcd does not answer this host now';
-  return `this host is ${m.state} since ${m.since}${m.reason ? `: ${m.reason}` : ''}`;
+  return m.state === 'member' ? 'etcd does not answer this host now' : `this host is ${m.state} since ${m.since}${m.reason ? `: ${m.reason}` : ''}`;
 }
 
 export interface FleetView {

@@ -13,6 +13,8 @@ import { pathParam, plainParams } from './request-params.js';
  * changed in etcd (docs/fleet.md) shuts the old one out within it, and a guesser costs rq-mgr one question a second.
  */
 const FRESH_MS = 1000;
+/** A password that does not match asks again once what is held is this old: a host that read a new secret first is let in. */
+const MISS_ASK_MS = 250;
 /** A refused call is said at warn at most this often (the rest at debug): a secret misused, or hosts of two versions. */
 const WARN_EVERY_MS = 60_000;
 
@@ -46,7 +48,10 @@ export interface FleetPeer {
   requireCommit(req: FastifyRequest): void;
 }
 
-/** The check of `rq-fleet`: the secret is asked of rq-mgr, and again when what it answered is over FRESH_MS old; `prefix` is the web's relative_root. */
+/**
+ * The check of `rq-fleet`: the secret is asked of rq-mgr, again when what it answered is over FRESH_MS old, and on a
+ * miss when over MISS_ASK_MS old; calls while it is asked wait for its answer. `prefix` is the web's relative_root.
+ */
 export function fleetPeer(mgr: Pick<MgrClient, 'fleetCredential'>, prefix: string, log: Logger, now: () => number = Date.now): FleetPeer {
   let secret: string | null = null;
   let askedAt = -Infinity;
@@ -73,7 +78,11 @@ export function fleetPeer(mgr: Pick<MgrClient, 'fleetCredential'>, prefix: strin
   };
   return {
     async check(password) {
-      if (now() - askedAt >= FRESH_MS) await ask();
+      if (asking) await asking;
+      else if (now() - askedAt >= FRESH_MS) await ask();
+      if (matches(password)) return true;
+      if (now() - askedAt < MISS_ASK_MS) return false;
+      await ask();
       return matches(password);
     },
     requireRoute(req) {

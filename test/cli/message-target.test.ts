@@ -37,6 +37,14 @@ describe('a message id alone', () => {
     expect(await rq(['retry', failed])).toEqual({ code: 0, out: ['ok msg requeued'], err: [] });
   });
 
+  it("a full id under another host's URL is read as its queue and id, as classic, on a root in no fleet", async () => {
+    const full = await send('beta', '--param1', 'done');
+    expect(await rq(['wait', full, '--timeout', '30'])).toMatchObject({ code: 0 });
+    const elsewhere = full.replace(/^http:\/\/127\.0\.0\.1:\d+\//, 'http://other.example:9/');
+    expect(elsewhere).not.toBe(full);
+    expect(await rq(['statusmesg', elsewhere])).toEqual(await rq(['statusmesg', full]));
+  });
+
   it('in several queues is refused naming them, and <queue>/<id> picks one', async () => {
     const id = shortId(await send('alpha', '--param1', 'done'));
     await rq(['wait', id, '--timeout', '30']);

@@ -28,18 +28,25 @@ describe('poolNote', () => {
     );
   });
 
-  it('a host that has not read the fleet from etcd says so, since and why, whatever its last view held', () => {
+  it('a host whose view is not read from etcd says so, since and why, unless its last view has a host taking the queue', () => {
     const since = '2026-12-07T17:40:00.000Z';
     const cutOff = { state: 'unreachable' as const, since, reason: 'etcd did not answer (http://127.0.0.1:23799): 14 UNAVAILABLE' };
     expect(poolNote(view({}, cutOff, false), 'work', false)).toBe(
       `rq: fleet f could not be read from etcd (this host is unreachable since ${since}: etcd did not answer (http://127.0.0.1:23799): 14 UNAVAILABLE): ` +
         'the message waits in the relay queue until it can be and a host has queue work UP',
     );
-    expect(poolNote(view({ a: 'UP' }, { state: 'joining', since }, false), 'work', true)).toBe(
+    expect(poolNote(view({ a: 'PAUSE' }, { state: 'joining', since }, false), 'work', true)).toBe(
       `rq: fleet f could not be read from etcd (this host is joining since ${since}): the message, once committed, waits in the relay queue until it can be and a host has queue work UP`,
     );
-    expect(poolNote(view({ a: 'UP' }, { state: 'member', since }, false), 'work', false)).toBe(
+    expect(poolNote(view({}, { state: 'member', since }, false), 'work', false)).toBe(
       'rq: fleet f could not be read from etcd (etcd does not answer this host now): the message waits in the relay queue until it can be and a host has queue work UP',
+    );
+    // The relay tries a host its last view has taking the queue.
+    expect(poolNote(view({ a: 'UP' }, cutOff, false), 'work', false)).toBeNull();
+    // A host refused its name still reads the fleet: its notes are a member's.
+    expect(poolNote(view({ a: 'UP' }, { state: 'refused', since, reason: 'held' }), 'work', false)).toBeNull();
+    expect(poolNote(view({ a: 'PAUSE' }, { state: 'refused', since, reason: 'held' }), 'work', false)).toBe(
+      'rq: no host of fleet f has queue work UP now (a PAUSE): the message waits in the relay queue until one is',
     );
   });
 });

@@ -10,8 +10,6 @@ import { pidInFile } from '../helpers/process-groups.js';
 import { type TestRoot, addQueue, makeRoot, waitFor } from '../helpers/rq-root.js';
 import type { LimitKeyStatus } from '../../src/ipc/mgr-client.js';
 
-/** A key as rq-mgr's limit_status answers it. */
-export type KeyStatus = LimitKeyStatus;
 export interface HistoryEntry {
   at: string;
   from?: string;
@@ -47,15 +45,21 @@ export class Limits {
     );
   }
 
-  async status(key: string): Promise<KeyStatus | undefined> {
+  async status(key: string): Promise<LimitKeyStatus | undefined> {
     const r = await this.mgr.cmd('limit_status', JSON.stringify({ key }));
     expect(r[0]).toBe('ok');
     return r[1][key];
   }
 
   /** Waits for the key's table entry to satisfy `ok` (undefined: the key is forgotten, nothing held or waiting). */
-  async statusWhen(key: string, ok: (s: KeyStatus | undefined) => boolean, label: string, timeoutMs = 10_000, everyMs = 20): Promise<KeyStatus | undefined> {
-    let last: KeyStatus | undefined;
+  async statusWhen(
+    key: string,
+    ok: (s: LimitKeyStatus | undefined) => boolean,
+    label: string,
+    timeoutMs = 10_000,
+    everyMs = 20,
+  ): Promise<LimitKeyStatus | undefined> {
+    let last: LimitKeyStatus | undefined;
     try {
       await waitFor(async () => ok((last = await this.status(key))), label, timeoutMs, everyMs);
     } catch (err) {
@@ -65,7 +69,7 @@ export class Limits {
   }
 
   /** Waits until the key's waiting line is exactly `refs`, in that order. */
-  async line(key: string, refs: string[], label = `the line of ${key}`): Promise<KeyStatus | undefined> {
+  async line(key: string, refs: string[], label = `the line of ${key}`): Promise<LimitKeyStatus | undefined> {
     return this.statusWhen(key, (s) => JSON.stringify((s?.waiting ?? []).map((w) => w.ref)) === JSON.stringify(refs), `${label} to be ${refs.join(', ')}`);
   }
 

@@ -100,6 +100,9 @@ describe('poolRoute', () => {
       kind: 'wait',
       reason: 'no host of fleet f has queue work UP as this host sees it (etcd does not answer this host now)',
     });
+    // A host refused its name still reads the fleet from etcd: nothing to add.
+    const refused = fleet({ a: 'PAUSE' }, true, { state: 'refused', since, reason: 'the name is held' });
+    expect(await poolRoute(jobDir, 'work', { fleet: refused, log: () => undefined })).toEqual({ kind: 'wait', reason: 'no host of fleet f has queue work UP' });
     const noFleet = () => Promise.resolve({ ok: false as const, code: 'RQ_ERR_NO_FLEET' as const, text: 'no fleet', raw: null });
     expect(await poolRoute(jobDir, 'work', { fleet: noFleet, log: () => undefined })).toEqual({ kind: 'fail', reason: 'no fleet' });
     fs.writeFileSync(path.join(jobDir, RELAY_HOST_FILE), 'not json');

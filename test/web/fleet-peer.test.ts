@@ -20,20 +20,26 @@ const SECRET = 'x'.repeat(43);
 const ok = (password: string): Answer<PeerCredential> => answer(['ok', { user: 'rq-fleet', password }], isPeerCredential);
 
 describe('fleetPeer().check', () => {
-  it('takes the secret and nothing else, asking rq-mgr at most once a second', async () => {
+  it('takes the secret and nothing else, asking rq-mgr again on a miss at most every 250 ms and anyway once a second', async () => {
     const mgr = mgrWith(ok(SECRET));
     let now = 0;
     const { check } = fleetPeer(mgr, '', pino({ level: 'silent' }), () => now);
     expect(await check(SECRET)).toBe(true);
     expect(await check(SECRET)).toBe(true);
     expect(mgr.asked).toBe(1);
-    // A wrong one within the second: refused without asking again.
-    now = 500;
+    // A wrong one within 250 ms: refused without asking again; later, asked again first.
+    now = 200;
     expect(await check('wrong')).toBe(false);
     expect(mgr.asked).toBe(1);
-    now = 1500;
+    now = 300;
     expect(await check('wrong')).toBe(false);
     expect(mgr.asked).toBe(2);
+    now = 1000;
+    expect(await check(SECRET)).toBe(true);
+    expect(mgr.asked).toBe(2);
+    now = 1300;
+    expect(await check(SECRET)).toBe(true);
+    expect(mgr.asked).toBe(3);
   });
 
   it('a secret changed shuts the old one out within a second, though nobody gave the new one; rq-mgr silent keeps the one held', async () => {
@@ -49,10 +55,31 @@ describe('fleetPeer().check', () => {
     expect(await check(SECRET)).toBe(false);
     expect(await check(changed)).toBe(true);
     expect(mgr.asked).toBe(2);
-    // Calls at once while rq-mgr is asked wait for its one answer.
-    now = 2000;
+    now = 3000;
     mgr.fleetCredential = () => (mgr.asked++, Promise.reject(new Error('rq-mgr restarting')));
-    expect(await Promise.all([check(changed), check(changed), check(SECRET)])).toEqual([true, true, false]);
+    expect(await check(changed)).toBe(true);
+    expect(mgr.asked).toBe(3);
+  });
+
+  it('a host that read a new secret first is let in at once; calls while rq-mgr is asked wait for its one answer', async () => {
+    const mgr = mgrWith(ok(SECRET));
+    let now = 0;
+    const { check } = fleetPeer(mgr, '', pino({ level: 'silent' }), () => now);
+    expect(await check(SECRET)).toBe(true);
+    const changed = 'N'.repeat(43);
+    mgr.answer = ok(changed);
+    // Held for 300 ms only: the miss asks again.
+    now = 300;
+    expect(await check(changed)).toBe(true);
+    expect(mgr.asked).toBe(2);
+    // rq-mgr answers late with a third secret: every call made meanwhile waits for it, and one question is asked.
+    const third = 'T'.repeat(43);
+    let answerNow!: () => void;
+    mgr.fleetCredential = () => (mgr.asked++, new Promise((resolve) => (answerNow = () => resolve(ok(third)))));
+    now = 1400;
+    const calls = [check(third), check(third), check(changed)];
+    answerNow();
+    expect(await Promise.all(calls)).toEqual([true, true, false]);
     expect(mgr.asked).toBe(3);
   });
 

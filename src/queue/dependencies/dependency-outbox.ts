@@ -9,10 +9,10 @@ import type { QueueSpool } from '../../spool/queue-spool.js';
 import { Backoff } from '../coordination/backoff.js';
 import type { QueueEvents } from '../status/queue-events.js';
 
-/** What a dependency's queue answers a registration: where the dependency is now. */
 /** A dependent's answer to being told, or why there was none (it is told again later). */
 export type Notified = 'resolved' | 'ignored' | { unanswered: string };
 
+/** What a dependency's queue answers a registration: where the dependency is now. */
 export interface DependencyState {
   state: State;
   outcome?: string;

@@ -24,6 +24,13 @@ const SHOWN_HOSTS = 5;
 const GONE: ReadonlySet<ErrorCode> = new Set(['RQ_ERR_NO_SUCH_MSG', 'RQ_ERR_QUEUE_NOT_FOUND']);
 const isState = (v: unknown): v is DependencyState => isObject(v) && isString(v.state);
 
+/** A call's answer, whether it carried the fleet's secret, and whether that secret was held from before the call. */
+interface Sent {
+  res: Response;
+  withSecret: boolean;
+  held: boolean;
+}
+
 export class FleetRefs {
   private view: { at: number; answer: Promise<Answer<FleetView> | { ok: false; text: string }> } | null = null;
 
@@ -33,16 +40,22 @@ export class FleetRefs {
   constructor(private readonly d: FleetRefsDeps) {}
 
   /**
-   * A call to `ref`'s host, with the headers `headers` gives it. A 401 to the credentials held means the fleet's secret
-   * may have changed since rq-mgr was asked: it is asked again, and the call made once more with what it gives.
+   * A call to `ref`'s host, with the headers `headers` gives it, and whether they carried the fleet's secret. A 401 to the
+   * secret drops it, so the next call asks rq-mgr again; to one held from an earlier call (the secret may have changed
+   * since), at once, and the call is made once more.
    */
-  private async call(ref: string, url: string, init: { method?: string; body?: string }, more: Record<string, string> = {}): Promise<Response> {
-    const send = async () => fetch(url, { ...init, headers: await this.headers(ref, more), signal: AbortSignal.timeout(this.d.timeoutMs ?? TIMEOUT_MS) });
-    const sentWith = this.authorization;
-    const res = await send();
-    if (res.status !== 401 || sentWith === null) return res;
-    await res.arrayBuffer();
-    this.authorization = null;
+  private async call(ref: string, url: string, init: { method?: string; body?: string }, more: Record<string, string> = {}): Promise<Sent> {
+    const send = async (): Promise<Sent> => {
+      const held = this.authorization !== null;
+      const headers = await this.headers(ref, more);
+      const res = await fetch(url, { ...init, headers, signal: AbortSignal.timeout(this.d.timeoutMs ?? TIMEOUT_MS) });
+      const withSecret = headers.authorization !== undefined;
+      if (res.status === 401 && withSecret) this.authorization = null;
+      return { res, withSecret, held };
+    };
+    const first = await send();
+    if (first.res.status !== 401 || !first.withSecret || !first.held) return first;
+    await first.res.arrayBuffer();
     return send();
   }
 
@@ -104,10 +117,11 @@ export class FleetRefs {
   /** Is the message `ref` on its host? A text when the host did not answer. */
   async exists(ref: string): Promise<boolean | string> {
     try {
-      const res = await this.call(ref, `${ref}/state.json`, {});
+      const { res, withSecret } = await this.call(ref, `${ref}/state.json`, {});
       await res.arrayBuffer();
       if (res.status === 200) return true;
-      if (res.status === 401) return `${ref}/state.json answered 401: that host did not take this fleet's secret`;
+      if (res.status === 401 && withSecret) return `${ref}/state.json answered 401: that host did not take this fleet's secret`;
+      if (res.status === 401) return `${ref}/state.json answered 401 to a call without the fleet's secret, which this host gives only to hosts up in the fleet`;
       return res.status === 404 ? false : `${ref}/state.json answered ${res.status}`;
     } catch (err) {
       return (err as Error).message;
@@ -140,7 +154,7 @@ export class FleetRefs {
   /** A JSON POST to `ref` + `path`; its JSON answer whatever the status (a refusal carries its code), thrown when the host did not answer. */
   private async post(ref: string, path: string, body: object): Promise<unknown> {
     const url = `${ref}${path}`;
-    const res = await this.call(ref, url, { method: 'POST', body: JSON.stringify(body) }, { 'content-type': 'application/json' });
+    const { res } = await this.call(ref, url, { method: 'POST', body: JSON.stringify(body) }, { 'content-type': 'application/json' });
     const text = await res.text();
     try {
       return JSON.parse(text) as unknown;

@@ -12,13 +12,17 @@ let server: http.Server;
 let url: string;
 /** The Authorization header of each request the far host got, or null. */
 let seen: (string | null)[];
+/** Whether the far host answers 401 to a request with this Authorization header (its basic_auth refusing it). */
+let refuses: (authorization: string | null) => boolean;
 
 beforeEach(async () => {
   seen = [];
+  refuses = () => false;
   server = http.createServer((req, res) => {
     seen.push(req.headers.authorization ?? null);
     req.resume();
     req.on('end', () => {
+      if (refuses(req.headers.authorization ?? null)) return void res.writeHead(401, { 'content-type': 'application/json' }).end('["fail","401"]');
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(req.url!.endsWith('/state.json') ? '["done"]' : req.url!.endsWith('/resolved') ? '["ok","resolved"]' : '["ok",{"state":"done"}]');
     });
@@ -31,8 +35,10 @@ afterEach(async () => {
   await new Promise((r) => server.close(r));
 });
 
-/** FleetRefs with host b at `url` in the state given, and etcd answering rq-mgr or not. */
-function refs(b: 'up' | 'gone' | 'absent', reachable = true): FleetRefs {
+const basic = (password: string) => `Basic ${Buffer.from(`rq-fleet:${password}`).toString('base64')}`;
+
+/** FleetRefs with host b at `url` in the state given, and etcd answering rq-mgr or not; rq-mgr gives `passwords` in turn (the last one from then on). */
+function refs(b: 'up' | 'gone' | 'absent', reachable = true, passwords = ['pw']): FleetRefs {
   const view: FleetView = {
     fleet: 'f',
     host: 'a',
@@ -43,7 +49,7 @@ function refs(b: 'up' | 'gone' | 'absent', reachable = true): FleetRefs {
   return new FleetRefs({
     selfUrl: 'http://a.example',
     fleet: () => Promise.resolve({ ok: true, value: view, raw: ['ok', view] }),
-    credential: () => Promise.resolve({ ok: true, value: { user: 'rq-fleet', password: 'pw' }, raw: null }),
+    credential: () => Promise.resolve({ ok: true, value: { user: 'rq-fleet', password: passwords.length > 1 ? passwords.shift()! : passwords[0] }, raw: null }),
   });
 }
 
@@ -74,5 +80,33 @@ describe('FleetRefs', () => {
       await calls(r);
       expect(seen).toEqual([null, null, null]);
     }
+  });
+
+  it("a 401 to the secret held from an earlier call asks rq-mgr again and makes the call once more: the fleet's secret changed meanwhile", async () => {
+    const r = refs('up', true, ['old', 'new']);
+    const ref = `${url}/q/work/${ID}`;
+    expect(await r.exists(ref)).toBe(true);
+    refuses = (a) => a !== basic('new');
+    seen = [];
+    expect(await r.exists(ref)).toBe(true);
+    expect(seen).toEqual([basic('old'), basic('new')]);
+  });
+
+  it('a 401 to a secret just asked is not tried again, and the next call asks rq-mgr again; a 401 to a call without it says so', async () => {
+    refuses = (a) => a !== basic('third');
+    const r = refs('up', true, ['first', 'second', 'third']);
+    const ref = `${url}/q/work/${ID}`;
+    expect(await r.exists(ref)).toBe(`${ref}/state.json answered 401: that host did not take this fleet's secret`);
+    expect(seen).toEqual([basic('first')]);
+    // Dropped with its 401: asked again (second), refused, asked again once more (third).
+    expect(await r.exists(ref)).toBe(`${ref}/state.json answered 401: that host did not take this fleet's secret`);
+    expect(await r.exists(ref)).toBe(true);
+    expect(seen).toEqual([basic('first'), basic('second'), basic('third')]);
+    refuses = () => true;
+    seen = [];
+    expect(await refs('gone').exists(ref)).toBe(
+      `${ref}/state.json answered 401 to a call without the fleet's secret, which this host gives only to hosts up in the fleet`,
+    );
+    expect(seen).toEqual([null]);
   });
 });
