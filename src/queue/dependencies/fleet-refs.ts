@@ -75,11 +75,19 @@ export class FleetRefs {
     return { accept: 'application/json', ...more, ...(this.authorization ? { authorization: this.authorization } : {}) };
   }
 
-  /** rq-mgr's view, asked once for all the refs of a create (a view a second old is as good). */
+  /**
+   * rq-mgr's view, asked once for all the refs of a create (a view a second old is as good). A failed answer is not kept:
+   * the next call asks again, so rq-mgr restarting as the queue starts does not refuse the creates of the second after.
+   */
   private fleetNow(): Promise<Answer<FleetView> | { ok: false; text: string }> {
     const now = Date.now();
-    if (!this.view || now - this.view.at > VIEW_REUSE_MS)
-      this.view = { at: now, answer: this.d.fleet().catch((err: Error) => ({ ok: false as const, text: err.message })) };
+    if (!this.view || now - this.view.at > VIEW_REUSE_MS) {
+      const answer = this.d.fleet().catch((err: Error) => ({ ok: false as const, text: err.message }));
+      this.view = { at: now, answer };
+      void answer.then((a) => {
+        if (!a.ok && this.view?.answer === answer) this.view = null;
+      });
+    }
     return this.view.answer;
   }
 

@@ -109,4 +109,26 @@ describe('FleetRefs', () => {
     );
     expect(seen).toEqual([null]);
   });
+
+  it("a failed read of rq-mgr's view is not kept: the next create asks again (rq-mgr restarting as the queue starts)", async () => {
+    const view: FleetView = {
+      fleet: 'f',
+      host: 'a',
+      member: { state: 'member', since: '' },
+      etcd: { endpoints: [], reachable: true },
+      hosts: [{ host: 'b', state: 'up', url, since: null, queues: {} }],
+    };
+    let asked = 0;
+    const r = new FleetRefs({
+      selfUrl: 'http://a.example',
+      fleet: () => (++asked === 1 ? Promise.reject(new Error('ECONNREFUSED')) : Promise.resolve({ ok: true, value: view, raw: ['ok', view] })),
+      credential: () => Promise.resolve({ ok: true, value: { user: 'rq-fleet', password: 'pw' }, raw: null }),
+    });
+    const ref = `${url}/q/work/${ID}`;
+    await expect(r.canonical(ref, 'depends[0]')).rejects.toThrow(`depends[0]: the fleet could not be read (ECONNREFUSED), so ${ref} could not be checked`);
+    expect(await r.canonical(ref, 'depends[0]')).toBe(ref);
+    // A good view is kept for a second: asked twice in all.
+    expect(await r.canonical(ref, 'depends[0]')).toBe(ref);
+    expect(asked).toBe(2);
+  });
 });
