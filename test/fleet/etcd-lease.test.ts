@@ -3,7 +3,7 @@
 // etcd: one stopped past the TTL is said failing with its own refusal, then the lease lost, once; a released lease expires on its own.
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EtcdCluster, EtcdProc } from '../helpers/etcd.js';
+import { EtcdCluster, etcdForFile } from '../helpers/etcd.js';
 import { waitFor } from '../helpers/rq-root.js';
 import { EtcdStore } from '../../src/fleet/etcd-client.js';
 
@@ -52,30 +52,24 @@ it('the member holding the keep-alive stream hangs: the lease is renewed through
 });
 
 describe('a lease on one etcd', () => {
-  let etcd: EtcdProc;
-  let store: EtcdStore;
-  beforeAll(async () => {
-    etcd = await EtcdProc.start();
-    store = await EtcdStore.open({ endpoints: [etcd.url], failoverMs: 300 });
-  }, 60_000);
-  afterAll(async () => {
-    store?.close();
-    await etcd?.cleanup();
-  });
+  const e = etcdForFile({ failoverMs: 300 });
 
   it('etcd stopped past the TTL: failing is said with its refusal, then the lease lost, once and for good', { timeout: 60_000 }, async () => {
     const said: string[] = [];
-    await store.grant(2, {
+    await e.store.grant(2, {
       failing: (why) => said.push(`failing ${why}`),
       alive: () => said.push('alive'),
       lost: (why) => said.push(`lost ${why}`),
     });
     await waitFor(() => said.includes('alive'), 'a first keep-alive answered');
-    await etcd.stop();
+    await e.etcd.stop();
     await waitFor(() => said.some((s) => s.startsWith('lost')), 'the lease said lost', 30_000);
-    await etcd.run();
+    await e.etcd.run();
     // A new lease answers: the old one had the same chance to say anything more.
-    const again = await waitFor(() => store.grant(2, { failing: () => undefined, alive: () => undefined, lost: () => undefined }), 'a grant once etcd is back');
+    const again = await waitFor(
+      () => e.store.grant(2, { failing: () => undefined, alive: () => undefined, lost: () => undefined }),
+      'a grant once etcd is back',
+    );
     await again.revoke();
     const failing = said.filter((s) => s.startsWith('failing'));
     expect(failing.length).toBeGreaterThan(0);
@@ -87,13 +81,13 @@ describe('a lease on one etcd', () => {
 
   it('a released lease is no longer kept alive and expires on its own, its key with it; a revoked one takes its key at once', { timeout: 30_000 }, async () => {
     const events = { failing: () => undefined, alive: () => undefined, lost: () => undefined };
-    const released = await store.grant(1, events);
-    await store.put('/rq/test/released', 'x', released);
+    const released = await e.store.grant(1, events);
+    await e.store.put('/rq/test/released', 'x', released);
     released.release();
-    await waitFor(async () => (await store.getPrefix('/rq/test/released')).length === 0, 'the released lease to expire', 10_000);
-    const revoked = await store.grant(30, events);
-    await store.put('/rq/test/revoked', 'x', revoked);
+    await waitFor(async () => (await e.store.getPrefix('/rq/test/released')).length === 0, 'the released lease to expire', 10_000);
+    const revoked = await e.store.grant(30, events);
+    await e.store.put('/rq/test/revoked', 'x', revoked);
     await revoked.revoke();
-    expect(await store.getPrefix('/rq/test/revoked')).toEqual([]);
+    expect(await e.store.getPrefix('/rq/test/revoked')).toEqual([]);
   });
 });

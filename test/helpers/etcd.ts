@@ -3,6 +3,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { EtcdStore } from '../../src/fleet/etcd-client.js';
 import { freePort, waitFor } from './rq-root.js';
 
 export const ETCD_BIN = '/usr/bin/etcd';
@@ -258,4 +260,18 @@ export class EtcdCluster {
     for (const m of this.members) await m.stop();
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** One etcd and a store on it for the tests of a file (or of the describe it is called in): started before them, cleaned up after. */
+export function etcdForFile(opts: { failoverMs?: number } = {}): { etcd: EtcdProc; store: EtcdStore } {
+  const got = {} as { etcd: EtcdProc; store: EtcdStore };
+  beforeAll(async () => {
+    got.etcd = await EtcdProc.start();
+    got.store = await EtcdStore.open({ endpoints: [got.etcd.url], ...opts });
+  }, 60_000);
+  afterAll(async () => {
+    got.store?.close();
+    await got.etcd?.cleanup();
+  });
+  return got;
 }

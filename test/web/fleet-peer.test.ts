@@ -18,6 +18,17 @@ function mgrWith(first: Answer<PeerCredential>) {
 const SECRET = 'x'.repeat(43);
 /** rq-mgr's reply on the wire, read as its client reads it. */
 const ok = (password: string): Answer<PeerCredential> => answer(['ok', { user: 'rq-fleet', password }], isPeerCredential);
+/** The secret rq-mgr gives once it was changed in etcd. */
+const CHANGED = 'N'.repeat(43);
+
+/** A check whose rq-mgr answers SECRET, taken once at 0 ms; `clock.now` moves its time. */
+async function checkedOnce() {
+  const mgr = mgrWith(ok(SECRET));
+  const clock = { now: 0 };
+  const { check } = fleetPeer(mgr, '', pino({ level: 'silent' }), () => clock.now);
+  expect(await check(SECRET)).toBe(true);
+  return { mgr, clock, check };
+}
 
 describe('fleetPeer().check', () => {
   it('takes the secret and nothing else, asking rq-mgr again on a miss at most every 250 ms and anyway once a second', async () => {
@@ -42,42 +53,34 @@ describe('fleetPeer().check', () => {
     expect(mgr.asked).toBe(3);
   });
 
-  it('a secret changed shuts the old one out within a second, though nobody gave the new one; rq-mgr silent keeps the one held', async () => {
-    const mgr = mgrWith(ok(SECRET));
-    let now = 0;
-    const { check } = fleetPeer(mgr, '', pino({ level: 'silent' }), () => now);
+  it('a secret CHANGED shuts the old one out within a second, though nobody gave the new one; rq-mgr silent keeps the one held', async () => {
+    const { mgr, clock, check } = await checkedOnce();
+    mgr.answer = ok(CHANGED);
+    clock.now = 999;
     expect(await check(SECRET)).toBe(true);
-    const changed = 'N'.repeat(43);
-    mgr.answer = ok(changed);
-    now = 999;
-    expect(await check(SECRET)).toBe(true);
-    now = 1000;
+    clock.now = 1000;
     expect(await check(SECRET)).toBe(false);
-    expect(await check(changed)).toBe(true);
+    expect(await check(CHANGED)).toBe(true);
     expect(mgr.asked).toBe(2);
-    now = 3000;
+    clock.now = 3000;
     mgr.fleetCredential = () => (mgr.asked++, Promise.reject(new Error('rq-mgr restarting')));
-    expect(await check(changed)).toBe(true);
+    expect(await check(CHANGED)).toBe(true);
     expect(mgr.asked).toBe(3);
   });
 
   it('a host that read a new secret first is let in at once; calls while rq-mgr is asked wait for its one answer', async () => {
-    const mgr = mgrWith(ok(SECRET));
-    let now = 0;
-    const { check } = fleetPeer(mgr, '', pino({ level: 'silent' }), () => now);
-    expect(await check(SECRET)).toBe(true);
-    const changed = 'N'.repeat(43);
-    mgr.answer = ok(changed);
+    const { mgr, clock, check } = await checkedOnce();
+    mgr.answer = ok(CHANGED);
     // Held for 300 ms only: the miss asks again.
-    now = 300;
-    expect(await check(changed)).toBe(true);
+    clock.now = 300;
+    expect(await check(CHANGED)).toBe(true);
     expect(mgr.asked).toBe(2);
     // rq-mgr answers late with a third secret: every call made meanwhile waits for it, and one question is asked.
     const third = 'T'.repeat(43);
     let answerNow!: () => void;
     mgr.fleetCredential = () => (mgr.asked++, new Promise((resolve) => (answerNow = () => resolve(ok(third)))));
-    now = 1400;
-    const calls = [check(third), check(third), check(changed)];
+    clock.now = 1400;
+    const calls = [check(third), check(third), check(CHANGED)];
     answerNow();
     expect(await Promise.all(calls)).toEqual([true, true, false]);
     expect(mgr.asked).toBe(3);
