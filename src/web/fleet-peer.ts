@@ -10,10 +10,13 @@ import { pathParam, plainParams } from './request-params.js';
 
 /**
  * The secret held is asked of rq-mgr again once it is this old, before it lets a call in or turns one away: a secret
- * changed in etcd (docs/fleet.md) shuts the old one out within it, and a guesser costs rq-mgr one question a second.
+ * changed in etcd (docs/fleet.md) shuts the old one out within it.
  */
 const FRESH_MS = 1000;
-/** A password that does not match asks again once what is held is this old: a host that read a new secret first is let in. */
+/**
+ * A password that does not match asks again once what is held is this old: a host that read a new secret first is let in,
+ * and a guesser costs rq-mgr at most four questions a second, whatever its rate.
+ */
 const MISS_ASK_MS = 250;
 /** A refused call is said at warn at most this often (the rest at debug): a secret misused, or hosts of two versions. */
 const WARN_EVERY_MS = 60_000;
