@@ -32,6 +32,8 @@ describe('dependencies and limits in a browser', () => {
     expect(await cell('waiting').textContent()).toBe('0');
     expect(await cell('orphaned').textContent()).toBe('0');
     expect(await cell('source').textContent()).toBe('message');
+    // Outside a fleet the table has no SCOPE column (test/fleet/fleet-limits.test.ts shows it on a fleet's key).
+    expect(await page.locator('#limits-table th').allTextContents()).toEqual(['KEY', 'IN USE', 'WAITING', 'ORPHANED', 'SOURCE']);
 
     // Another queue's message with the same key waits for the slot.
     const waiter = await send(suite.w.base, 'more', { param1: 'noop', limit: 'shared:b', limit_concurrency: 1 });

@@ -6,6 +6,7 @@ import { LimitSampler } from '../helpers/limit-sampler.js';
 import { killLeftoverGroups } from '../helpers/process-groups.js';
 import { waitFor } from '../helpers/rq-root.js';
 import { runRq } from '../helpers/rq-cli.js';
+import { startBrowser } from '../browser/browser-session.js';
 import { EtcdStore } from '../../src/fleet/etcd-client.js';
 import { type Limits, expectNoOverlap, killGroup } from '../mgr/limits-harness.js';
 import { type Host, TTL_S, logLines, stopHost } from './fleet-harness.js';
@@ -22,6 +23,14 @@ async function sendRound(n: number, fields: (i: number) => Record<string, unknow
   const sent: [number, string][] = [];
   for (let i = 0; i < n; i++) sent.push([i % 3, await hosts[i % 3].L.send('d', fields(i))]);
   return sent;
+}
+
+/** The dashboard's #limits row of KEY as the web renders it: IN USE's cell (with its class) and SCOPE's text. */
+async function dashboardRow(h: Host): Promise<{ inUse: string; scope: string }> {
+  const page = await (await fetch(`http://127.0.0.1:${h.root.port}/`)).text();
+  const row = new RegExp(`<tr data-key="${KEY}">.*?</tr>`, 's').exec(page)?.[0] ?? '';
+  const inUse = /<td class="(in-use[^"]*)">([^<]*)<\/td>/.exec(row);
+  return { inUse: inUse ? `${inUse[1]}: ${inUse[2]}` : '', scope: /<td class="scope[^"]*">([^<]*)<\/td>/.exec(row)?.[1] ?? '' };
 }
 
 async function allDone(sent: [number, string][], timeoutMs = 30_000): Promise<void> {
@@ -75,6 +84,21 @@ describe('fleet-wide concurrency limits through etcd', { timeout: 60_000 }, () =
     expect((await c.L.statusWhen(KEY, (s) => s?.held_elsewhere === 2, 'c to see both slots held elsewhere'))?.holders).toEqual([]);
     expect((await a.L.statusWhen(KEY, (s) => s?.held_elsewhere === 1, 'a to see one slot held elsewhere'))?.holders).toHaveLength(1);
     expect((await runRq(['limits', '--key', KEY], { root: c.h.root.root })).out).toEqual(['ok 1', 'deploy 0/2 waiting 2 fleet (2 held on other hosts)']);
+    // The dashboard says so too, as the page comes and as its script draws the table again from /limits.json: the key is full.
+    expect(await dashboardRow(c.h)).toEqual({ inUse: 'in-use num busy: 0/2', scope: 'fleet (2 held on other hosts)' });
+    const browser = await startBrowser();
+    try {
+      const page = await browser.newPage();
+      await page.goto(`http://127.0.0.1:${c.h.root.port}/`);
+      await page.locator('body[data-live="open"][data-settled="true"]').waitFor({ timeout: 15_000 });
+      const row = page.locator(`#limits-table tr[data-key="${KEY}"]`);
+      expect(await row.locator('td.scope').textContent({ timeout: 5_000 })).toBe('fleet (2 held on other hosts)');
+      expect(await row.locator('td.in-use').getAttribute('class')).toBe('in-use num busy');
+      expect(await page.locator('#limits-table th').allTextContents()).toEqual(['KEY', 'IN USE', 'WAITING', 'ORPHANED', 'SOURCE', 'SCOPE']);
+      expect(browser.problems).toEqual([]);
+    } finally {
+      await browser.close();
+    }
     killGroup(gate);
     await allDone(order);
     const starts = await Promise.all(order.map(async ([i, id]) => (await hosts[i].L.starts('d', id))[0]));
@@ -132,6 +156,7 @@ describe('fleet-wide concurrency limits through etcd', { timeout: 60_000 }, () =
     // rq limits says the key is the fleet's and why its waiters do not move.
     const limits = await runRq(['limits', '--key', KEY], { root: a.h.root.root });
     expect(limits.out).toEqual(['ok 1', expect.stringMatching(/^deploy 0\/2 waiting 2 fleet stalled: etcd (does not|did not) answer \(/)]);
+    expect((await dashboardRow(a.h)).scope).toMatch(/^fleet stalled: etcd (does not|did not) answer \(/);
     const metrics = await (await fetch(`http://127.0.0.1:${a.h.root.port}/metrics`)).text();
     expect(metrics).toContain('rq_fleet_limit_waiting{key="deploy"} 2');
     expect(metrics).toContain('rq_fleet_limit_stalled{key="deploy"} 1');

@@ -9,6 +9,8 @@ function limitRows(keys) {
     .map((key) => {
       const s = keys[key] ?? {};
       const holders = Array.isArray(s.holders) ? s.holders : [];
+      const elsewhere = typeof s.held_elsewhere === 'number' ? s.held_elsewhere : 0;
+      const stalled = typeof s.stalled === 'string' && s.stalled !== '' ? s.stalled : '';
       return {
         key,
         inUse: holders.length,
@@ -16,6 +18,9 @@ function limitRows(keys) {
         waiting: count(s.waiting),
         orphaned: holders.filter((h) => h?.orphaned === true).length,
         source: String(s.source),
+        fleet: s.scope === 'fleet' ? `fleet${elsewhere ? ` (${elsewhere} held on other hosts)` : ''}${stalled ? ` stalled: ${stalled}` : ''}` : '',
+        full: holders.length + elsewhere >= Number(s.concurrency),
+        stalled: stalled !== '',
       };
     });
 }
@@ -37,16 +42,20 @@ function renderLimits(data, box) {
     box.replaceChildren(el('p', { id: 'limits-empty', className: 'muted' }, 'No concurrency keys in use.'));
     return;
   }
-  const head = el('tr', {}, ...['KEY', 'IN USE', 'WAITING', 'ORPHANED', 'SOURCE'].map((t) => el('th', {}, t)));
+  // The SCOPE column only when some key is the fleet's.
+  const scoped = rows.some((r) => r.fleet !== '');
+  const titles = ['KEY', 'IN USE', 'WAITING', 'ORPHANED', 'SOURCE', ...(scoped ? ['SCOPE'] : [])];
+  const head = el('tr', {}, ...titles.map((t) => el('th', {}, t)));
   const body = rows.map((r) =>
     el(
       'tr',
       { dataset: { key: r.key } },
       el('td', { className: 'key' }, el('code', {}, r.key)),
-      el('td', { className: `in-use num${r.inUse >= r.concurrency ? ' busy' : ''}` }, `${r.inUse}/${r.concurrency}`),
+      el('td', { className: `in-use num${r.full ? ' busy' : ''}` }, `${r.inUse}/${r.concurrency}`),
       el('td', { className: 'waiting num' }, String(r.waiting)),
       el('td', { className: `orphaned num${r.orphaned ? ' bad' : ''}` }, String(r.orphaned)),
       el('td', { className: 'source' }, r.source),
+      ...(scoped ? [el('td', { className: `scope${r.stalled ? ' bad' : ''}` }, r.fleet || 'host')] : []),
     ),
   );
   const table = el('table', { className: 'grid', id: 'limits-table' }, el('thead', {}, head), el('tbody', {}, ...body));
