@@ -163,9 +163,9 @@ export async function userCpuMs(pid: number): Promise<number> {
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[11]) * (1000 / CLOCK_TICKS);
 }
 
-/** CPU time (user + system) a process has used so far, in ms, from /proc (Linux clock ticks of 10 ms). */
-export async function cpuMs(pid: number): Promise<number> {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+/** CPU time (user + system) a process has used so far, in ms, from /proc (Linux clock ticks of 10 ms); with `mainThread`, its main thread's alone. */
+export async function cpuMs(pid: number, mainThread = false): Promise<number> {
+  const stat = await fs.readFile(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of stat(5), i.e. 11 and 12 after the command name.
   return (Number(fields[11]) + Number(fields[12])) * (1000 / CLOCK_TICKS);
