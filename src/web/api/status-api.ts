@@ -1,15 +1,14 @@
 // Read-only status routes: queue lists, per-queue .txt/.json, done.json, configs, health and dashboard data.
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError } from '../../errors.js';
 import { orderQueues } from '../../message/queue-order.js';
-import { queuePaths } from '../../config/paths.js';
 import { dashboardData } from '../dashboard-data.js';
 import { healthReport } from '../health.js';
 import { snapshotQueue, statusJson, statusText } from '../queue-snapshot.js';
 import { pathParam } from '../request-params.js';
 import { sendFile } from '../send-file.js';
+import { hasSecrets, readQueueConfig, withoutSecrets } from '../queue-config-file.js';
 import type { WebContext } from '../web-context.js';
 
 /** rq-mgr must answer before queue pages are served (classic: 503 `QueueMgr not running`). */
@@ -29,36 +28,6 @@ async function queueNames(ctx: WebContext): Promise<string[]> {
   } catch {
     throw RqError.of('RQ_ERR_MGR_DOWN');
   }
-}
-
-/** Keys a config may hold that the web never serves. */
-const SECRET_KEYS = ['basic_auth'];
-/** A queue's config.json served at most: a few hundred bytes as written, 1 MiB leaves room for any hand-made one. */
-const MAX_CONFIG_BYTES = 1024 * 1024;
-
-function parseJsonObject(text: string): Record<string, unknown> | null {
-  try {
-    const v: unknown = JSON.parse(text);
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** What an `env_vars` value is served as: the names say what a queue's scripts get, the values often hold tokens (config.json on disk has them). */
-const HIDDEN_VALUE = '(hidden)';
-
-function envVarsOf(config: Record<string, unknown>): Record<string, unknown> | null {
-  const env = config.env_vars;
-  return typeof env === 'object' && env !== null && !Array.isArray(env) && Object.keys(env).length > 0 ? (env as Record<string, unknown>) : null;
-}
-
-/** The config as the web serves it: no secret keys, and every env_vars value hidden. */
-function withoutSecrets(config: Record<string, unknown>): Record<string, unknown> {
-  const out = Object.fromEntries(Object.entries(config).filter(([k]) => !SECRET_KEYS.includes(k)));
-  const env = envVarsOf(config);
-  if (env) out.env_vars = Object.fromEntries(Object.keys(env).map((k) => [k, HIDDEN_VALUE]));
-  return out;
 }
 
 export function statusApi(ctx: WebContext) {
@@ -111,20 +80,14 @@ export function statusApi(ctx: WebContext) {
     /** GET /q/<q>/config.json: the file itself. */
     async configFile(req: FastifyRequest, reply: FastifyReply) {
       const q = await ctx.requireQueue(pathParam(req, 'q'));
-      // config.json may be a symlink (create_queue_link), so resolve it rather than refuse it.
-      const real = await fs.realpath(queuePaths(ctx.deps.root, q).configFile).catch(() => {
-        throw RqError.of('RQ_ERR_FILE_NOT_FOUND', `config.json of ${q}`, '');
-      });
       const shownAs = `config.json of ${q}`;
-      // Only a regular file of a config's size is read: a link to /dev/zero or a huge file would hold the web's memory.
-      const st = await fs.stat(real).catch(() => null);
-      const text = st?.isFile() && st.size <= MAX_CONFIG_BYTES ? await fs.readFile(real, 'utf8').catch(() => null) : null;
-      const parsed = text === null ? null : parseJsonObject(text);
-      // A queue config is a JSON object: a link to anything else (made before links were checked) is not served.
-      if (!parsed) throw RqError.of('RQ_ERR_FILE_NOT_FOUND', shownAs, ' (not a JSON object)');
+      // Only a regular file of a config's size that holds a JSON object is served: a link to /dev/zero or a huge file
+      // would hold the web's memory, and a link to anything else (made before links were checked) is not a config.
+      const read = await readQueueConfig(ctx.deps.root, q);
+      if (!read) throw RqError.of('RQ_ERR_FILE_NOT_FOUND', shownAs, ' (not a JSON object of at most 1 MiB)');
       // A config that names a secret (a copy of config/config.json, say) or sets env_vars is served without their values.
-      if (envVarsOf(parsed) || SECRET_KEYS.some((k) => Object.hasOwn(parsed, k))) return ctx.json(reply, withoutSecrets(parsed));
-      return sendFile(req, reply, path.dirname(real), [path.basename(real)], shownAs);
+      if (hasSecrets(read.config)) return ctx.json(reply, withoutSecrets(read.config));
+      return sendFile(req, reply, path.dirname(read.real), [path.basename(read.real)], shownAs);
     },
 
     /** GET /healthz: each queue's state; 200 while rq-mgr answers and every queue's state is healthy, else 503 naming what is not. */

@@ -1,5 +1,4 @@
 // GET /q/<q>: the queue page with its paged, filtered message list, config and schedules.
-import fs from 'node:fs/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { queuePaths } from '../../config/paths.js';
 import type { ScheduleEntry } from '../../config/queue-config.js';
@@ -9,6 +8,7 @@ import { requireMgr } from '../api/status-api.js';
 import type { QueueClient } from '../../ipc/queue-client.js';
 import { WAIT_REASONS } from '../../ipc/run-lists.js';
 import { snapshotQueue } from '../queue-snapshot.js';
+import { readQueueConfig, withoutSecrets } from '../queue-config-file.js';
 import { type QueuePageData, type Schedule, queueView } from '../views/queue-view.js';
 import { listFilter } from '../list-params.js';
 import { bulkBar } from '../views/bulk-view.js';
@@ -66,15 +66,9 @@ export function queuePage(ctx: WebContext) {
     await requireMgr(ctx);
     const q = await ctx.requireQueue(name);
     const filter = listFilter(req.query as Record<string, unknown>);
-    const [snap, configText] = await Promise.all([snapshotQueue(ctx, q), fs.readFile(queuePaths(ctx.deps.root, q).configFile, 'utf8').catch(() => null)]);
-    let config: unknown = null;
-    let pretty = configText;
-    try {
-      config = configText === null ? null : JSON.parse(configText);
-      pretty = JSON.stringify(config, null, 2);
-    } catch {
-      // shown as it is
-    }
+    // Shown as /config.json serves it: bounded, a JSON object, its secrets left out.
+    const [snap, read] = await Promise.all([snapshotQueue(ctx, q), readQueueConfig(ctx.deps.root, q)]);
+    const config = read?.config ?? null;
     const answers = snap.alive;
     const client = ctx.queue(q);
     const [counts, listed, tags, waiting] = await Promise.all([
@@ -96,7 +90,7 @@ export function queuePage(ctx: WebContext) {
     const data: QueuePageData = {
       name: q,
       snap,
-      configText: pretty,
+      configText: config === null ? null : JSON.stringify(withoutSecrets(config), null, 2),
       schedules: await schedulesOf(config, queuePaths(ctx.deps.root, q).dir, now),
       table,
       bulk,

@@ -95,7 +95,7 @@ export function queueView(d: QueuePageData, urls: Urls): SafeHtml {
   const head = html`<div class="page-head" id="queue-head" data-events="${urls.link(`events?queue=${encodeURIComponent(d.name)}`)}"><h1 id="queue-name">${d.name}</h1>${badge}
   <span class="meta">pid <span id="queue-pid">${s.pid ?? '-'}</span> · uptime <span id="queue-uptime">${s.alive ? duration(s.uptime) : '-'}</span> · <a id="stats-link" href="${urls.queue(d.name, '/stats')}">statistics</a></span>
   <a class="button primary" id="new-message-link" href="${urls.queue(d.name, '/new_message')}">New Message</a></div>`;
-  const config = html`<details class="card" id="config"><summary>config.json <a href="${urls.queue(d.name, '/config.json')}" id="config-raw">raw</a></summary><pre id="config-text">${d.configText ?? '(unreadable)'}</pre></details>`;
+  const config = html`<details class="card" id="config"><summary>config.json <a href="${urls.queue(d.name, '/config.json')}" id="config-raw">raw</a></summary><pre id="config-text">${d.configText ?? '(not shown: not a JSON object of at most 1 MiB)'}</pre></details>`;
   const list = messageTableView(d.table, urls, d.bulk);
   // Not running, or DOWN: the counts (and, while the process answers, the list) still show.
   if (!s.alive)
