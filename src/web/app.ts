@@ -14,7 +14,7 @@ import { installFormRefusals } from './form-refusal.js';
 import { installJsonErrors } from './json-errors.js';
 import { installJsonBody } from './json-body.js';
 import { serveChartLib } from './chart-lib.js';
-import { parseFormBody, parseQuery, requireShallow, requireSingleParams } from './params.js';
+import { parseFormBody, parseQuery, requireShallow, requireCleanQuery } from './params.js';
 import { registerApiDocs } from './openapi/api-docs.js';
 import { registerRoutes } from './routes.js';
 import { WebContext } from './web-context.js';
@@ -134,7 +134,7 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   // Query, form and JSON bodies are parsed before any route runs; their depth, and that the query gives each parameter once, are checked before any code walks them.
   app.addHook('preHandler', async (req) => {
     requireShallow(req.query, 'query string');
-    requireSingleParams(req.query);
+    requireCleanQuery(req.query);
     if (typeof req.body === 'object' && req.body !== null) requireShallow(req.body, 'request body');
   });
 

@@ -33,7 +33,8 @@ export function requireShallow(value: unknown, what: string): void {
   }
 }
 
-// Keys that would reach Object.prototype if used as property names.
+// Keys that would reach Object.prototype if used as property names: refused, not dropped, so a filter named by one
+// (`query[constructor]=x`) is not silently left out of what the request asks.
 const UNSAFE = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** `a[b][]` ⇒ ["a", "b", ""]; a key without brackets is one segment. */
@@ -61,9 +62,27 @@ function segmentsOf(key: string): string[] {
 /** Called with the name (as far as it goes, `mesg[dest]`) of a parameter whose value a later pair would replace. */
 type OnRepeat = (name: readonly string[]) => void;
 
-function assign(target: Params, path: readonly string[], value: string, onRepeat?: OnRepeat, at = 0): void {
+/** Called with the name (as far as it goes, `a[__proto__]`) of a parameter whose name would reach Object.prototype; the pair is then left out. */
+type OnUnsafe = (name: string) => void;
+
+interface Told {
+  repeat?: OnRepeat;
+  /** Without it, such a name throws its refusal. */
+  unsafe?: OnUnsafe;
+}
+
+/** The refusal of a parameter named with one of UNSAFE's names. */
+const unsafeName = (name: string) =>
+  RqError.of('RQ_ERR_INVALID_FIELD', 'parameter name', 'a name without __proto__, constructor or prototype', shown(name));
+
+function assign(target: Params, path: readonly string[], value: string, told: Told, at = 0): void {
   const head = path[at];
-  if (UNSAFE.has(head)) return;
+  const onRepeat = told.repeat;
+  if (UNSAFE.has(head)) {
+    const unsafe = nameOf(path.slice(0, at + 1));
+    if (!told.unsafe) throw unsafeName(unsafe);
+    return told.unsafe(unsafe);
+  }
   const had = Object.hasOwn(target, head) ? target[head] : undefined;
   const name = () => path.slice(0, at + 1);
   if (at === path.length - 1) {
@@ -85,13 +104,16 @@ function assign(target: Params, path: readonly string[], value: string, onRepeat
     child = {};
     target[head] = child;
   }
-  assign(child, path, value, onRepeat, at + 1);
+  assign(child, path, value, told, at + 1);
 }
 
-/** Builds the nested params of a form from its (key, value) pairs, in order; a later value of a name replaces the earlier (told to `onRepeat`), `name[]` collects. */
-export function nestParams(pairs: Iterable<[string, string]>, onRepeat?: OnRepeat): Params {
+/**
+ * Builds the nested params of a form from its (key, value) pairs, in order; a later value of a name replaces the earlier
+ * (told to `told.repeat`), `name[]` collects; a name that would reach Object.prototype is refused (or told to `told.unsafe`).
+ */
+export function nestParams(pairs: Iterable<[string, string]>, told: Told = {}): Params {
   const out: Params = {};
-  for (const [key, value] of pairs) assign(out, segments(key), value, onRepeat);
+  for (const [key, value] of pairs) assign(out, segments(key), value, told);
   return out;
 }
 
@@ -101,8 +123,9 @@ export interface RepeatedParam {
   values: string[];
 }
 
-// The router parses the query before any hook runs and cannot refuse; the preHandler hook asks here (requireSingleParams).
+// The router parses the query before any hook runs and cannot refuse; the preHandler hook asks here (requireCleanQuery).
 const repeatedIn = new WeakMap<Params, RepeatedParam>();
+const unsafeIn = new WeakMap<Params, string>();
 
 const nameOf = (path: readonly string[]) =>
   path[0] +
@@ -115,7 +138,9 @@ const nameOf = (path: readonly string[]) =>
 export function parseQuery(query: string): Params {
   const pairs = [...new URLSearchParams(query)];
   let repeated: readonly string[] | undefined;
-  const out = nestParams(pairs, (name) => (repeated ??= name));
+  let unsafe: string | undefined;
+  const out = nestParams(pairs, { repeat: (name) => (repeated ??= name), unsafe: (name) => (unsafe ??= name) });
+  if (unsafe !== undefined) unsafeIn.set(out, unsafe);
   if (repeated !== undefined) {
     const name = repeated;
     const under = (key: string) => {
@@ -128,11 +153,15 @@ export function parseQuery(query: string): Params {
 }
 
 /**
- * Refuses a query that gave a parameter more than once: the last value would silently win, so
- * `state=done&state=err` would list errors only. 400 naming it and its values; `name[]=` lists stay lists.
+ * Refuses a query with a name that would reach Object.prototype (left out by the parser, which cannot refuse: a filter
+ * `query[constructor]=x` would silently go), and one that gave a parameter more than once: the last value would
+ * silently win, so `state=done&state=err` would list errors only. 400 naming it (and its values); `name[]=` lists stay lists.
  */
-export function requireSingleParams(query: unknown): void {
-  const repeated = typeof query === 'object' && query !== null ? repeatedIn.get(query as Params) : undefined;
+export function requireCleanQuery(query: unknown): void {
+  const parsed = typeof query === 'object' && query !== null ? (query as Params) : undefined;
+  const unsafe = parsed && unsafeIn.get(parsed);
+  if (unsafe !== undefined) throw unsafeName(unsafe);
+  const repeated = parsed && repeatedIn.get(parsed);
   if (repeated) throw invalidField(repeated.name, 'one value (a query parameter is given at most once)', repeated.values);
 }
 

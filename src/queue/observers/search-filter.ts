@@ -47,7 +47,8 @@ export type Verdict = 'yes' | 'no' | 'maybe';
 
 /** Does field `k` of an entry match? 'maybe' when only the message itself can tell (its value was cut). */
 function judge(e: Entry, k: string, wanted: string, exact: boolean): Verdict {
-  const value = e.fields[k];
+  // Own fields only: a query on `constructor` or `toString` is a field no message has, not Object.prototype's.
+  const value = Object.hasOwn(e.fields, k) ? e.fields[k] : undefined;
   if (value === undefined) return 'no';
   if (!e.cut?.has(k)) return (exact ? value === wanted : value.includes(wanted)) ? 'yes' : 'no';
   if (exact) return wanted.length > value.length && wanted.startsWith(value) ? 'maybe' : 'no';

@@ -121,6 +121,8 @@ describe('matches: one entry against a query', () => {
     expect(judge(whole, true, ['param1', 'ell'])).toBe('no');
     expect(judge(whole, true, ['param1', 'hello'])).toBe('yes');
     expect(judge(whole, false, ['param3', ''])).toBe('no');
+    // Object.prototype's names are fields no message has, not its functions (whose text holds "x").
+    for (const name of ['constructor', 'toString', 'hasOwnProperty']) expect(judge(whole, false, [name, 'function']), name).toBe('no');
   });
 
   it('a cut value: a text it holds is a yes; one it does not hold, or an exact value longer and starting with it, only the message can tell', () => {
