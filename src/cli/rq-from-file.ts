@@ -13,6 +13,7 @@ import { ask, replyLine } from './queue-ask.js';
 import type { RqIo } from './rq-command.js';
 import type { OptionValue } from '../args.js';
 import { usage } from './rq-options.js';
+import { visible } from './visible-text.js';
 
 export const FROM_FILE: OptionSpec = {
   name: 'from-file',
@@ -105,9 +106,9 @@ export function readMessages(text: string, name: string, defaults: Record<string
   });
 }
 
-/** Lines as one write where the io can (a pipe takes 100,000 of them without a call each). */
+/** Lines as one write where the io can (a pipe takes 100,000 of them without a call each), made visible as stdout's are. */
 async function write(io: RqIo, lines: string[]): Promise<void> {
-  if (io.write) await io.write(lines.map((l) => `${l}\n`).join(''));
+  if (io.write) await io.write(lines.map((l) => `${visible(l)}\n`).join(''));
   else for (const l of lines) io.stdout(l);
 }
 

@@ -8,13 +8,14 @@ import { type Options, rootDir, rootOpt, usage } from './rq-options.js';
 import { resolveRoot } from '../config/root.js';
 import { shown } from '../errors.js';
 import readline from 'node:readline/promises';
+import { visible } from './visible-text.js';
 
 function processIo(): RqIo {
   // A reader that went away (`rq … | head -0`) is not worth a stack trace.
   process.stdout.on('error', () => undefined);
   return {
-    stdout: (line) => process.stdout.write(`${line}\n`),
-    stderr: (line) => process.stderr.write(`${line}\n`),
+    stdout: (line) => process.stdout.write(`${visible(line)}\n`),
+    stderr: (line) => process.stderr.write(`${visible(line)}\n`),
     write: (text) => new Promise((resolve) => (process.stdout.write(text) ? resolve() : process.stdout.once('drain', resolve))),
     cwd: process.cwd(),
     env: process.env,
