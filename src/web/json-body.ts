@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { RqError } from '../errors.js';
 import { MAX_FIELDS } from '../message/create-fields.js';
 import { describeJsonError } from './json-position.js';
+import { infiniteNumber } from './json-numbers.js';
 
 /**
  * An object body of more keys than any route reads (a message's MAX_FIELDS), refused before a route
@@ -36,7 +37,7 @@ export function installJsonBody(app: FastifyInstance, bodyLimit: number): void {
     if (text === null) return done(notUtf8(), undefined);
     if (text.length === 0) return done(RqError.of('RQ_ERR_BAD_BODY', 'a JSON value (Content-Type is application/json)', 'an empty body'), undefined);
     parse(req, text, (err, value) => {
-      if (!err) return done(tooManyKeys(value), value);
+      if (!err) return done(tooManyKeys(value) ?? infiniteNumber(value, 'request body'), value);
       let syntax: string | null = null;
       try {
         JSON.parse(text);

@@ -50,6 +50,17 @@ describe('bad requests get a 4xx that names the field, and change nothing (findi
     );
     await refused(post(mesg({ max_count: 'many' })), 400, /^\["fail","max_count: expected/);
     await refused(post(mesg({ idempotency_key: 'a\nb' })), 400, /^\["fail","idempotency_key: expected a key of 1 to 255 printable characters/);
+    // A number JavaScript reads as Infinity would reach the queue as null, its field silently gone: refused by name in a
+    // JSON body, a JSON line and a mesg text.
+    const beyond = (field: string) => `["fail","${field}: expected a number of at most ±1.7976931348623157e308, received a number beyond it"]`;
+    await refused(post('{"dest":"test","priority":1e400}', { 'content-type': 'application/json' }), 400, beyond('priority'));
+    await refused(post(new URLSearchParams({ mesg: '{"dest":"test","timeout":-1e999}', x_format: 'json' })), 400, beyond('timeout'));
+    const batch = fetch(`${w.base}/q/test/new_messages`, {
+      method: 'POST',
+      body: '{"dest":"test"}\n{"dest":"test","tags":[1e400]}\n',
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
+    await refused(batch, 400, beyond('tags[0]'));
     // Malformed multipart, cut short (before x_format is read, so in plain text).
     await refused(
       post('--b\r\nContent-Disposition: form-data; name="mesg"\r\n\r\n{"dest"', { 'content-type': 'multipart/form-data; boundary=b' }),

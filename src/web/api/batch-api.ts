@@ -14,6 +14,7 @@ import { pathParam } from '../request-params.js';
 import { withHeaderTrace } from '../trace-headers.js';
 import type { WebContext } from '../web-context.js';
 import { notUtf8, utf8Body } from '../json-body.js';
+import { infiniteNumber } from '../json-numbers.js';
 
 /** The JSON-lines types a client may send; each line one message object. */
 export const JSON_LINES_TYPES = ['application/x-ndjson', 'application/jsonl'];
@@ -47,6 +48,8 @@ export function installJsonLines(app: FastifyInstance, bodyLimit: number): void 
         done(RqError.of('RQ_ERR_BAD_BODY', 'one JSON object per line', lineError(lines, i)), undefined);
         return;
       }
+      const infinite = infiniteNumber(out[out.length - 1], `line ${i + 1}`);
+      if (infinite) return done(infinite, undefined);
     }
     done(null, out);
   });

@@ -22,6 +22,7 @@ import { html } from '../views/html.js';
 import { resultView } from '../views/forms-view.js';
 import { describeJsonError } from '../json-position.js';
 import { type WebContext, error, notice } from '../web-context.js';
+import { infiniteNumber } from '../json-numbers.js';
 
 /**
  * The HTML form's Advanced fields (rq-beyond §B1.11): left empty they mean "not set" (the queue's
@@ -54,6 +55,8 @@ export function messageFields(params: Params, format: string): Record<string, un
   }
   // Before anything walks it (shown() included).
   requireShallow(parsed, 'mesg');
+  const infinite = infiniteNumber(parsed, 'mesg');
+  if (infinite) throw infinite;
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw RqError.of('RQ_ERR_INVALID_JSON', `mesg: expected a JSON object, received ${shown(parsed)}`);
   }
