@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Logger } from 'pino';
 import { queuePaths, rootPaths } from '../config/paths.js';
@@ -13,6 +14,9 @@ import { isRqError } from '../errors.js';
 import { inspectEntry } from './scandir-entry.js';
 import type { Supervisor } from './supervisor.js';
 import type { RefusedEntry } from '../ipc/mgr-client.js';
+
+/** How long a config change waits for a queue process still starting to serve before starting it again instead. */
+const READY_WAIT_MS = 10_000;
 
 type Candidate = { name: string; target: string; config: Record<string, unknown> } | { name: string; badConfig: string };
 /** Why an entry is no queue and how to fix it; `config`: its link is fine but its config.json is not, and the queue was left as it was (`kept`) or is not made. */
@@ -196,8 +200,16 @@ export class ScanDir {
       const current = await fsp.readFile(p.configFile, 'utf8').catch(() => '');
       if (current !== text) {
         await writeFileDurable(p.configFile, text, new DirSync());
-        this.log.info({ queue: c.name }, 'scandir config changed: restarting queue');
-        if (this.sup.workers.has(c.name)) await this.sup.restartQueue(c.name);
+        // A running queue reads it again (HUP), as `rq-mgr reload` makes it: its runs go on, where a restart
+        // (what the classic daemon did) would stop them and run their messages again from the start. A process
+        // still starting is waited for (a HUP before its handler would end it); one not running (stopped after
+        // failing to start), or not serving in time, is started again on the new config.
+        const worker = this.sup.workers.get(c.name);
+        if (worker && worker.pid !== null && !worker.ready) await Promise.race([worker.settled(), sleep(READY_WAIT_MS, undefined, { ref: false })]);
+        const live = worker !== undefined && worker.pid !== null && worker.ready;
+        this.log.info({ queue: c.name }, live ? 'scandir config changed: queue reloads it' : 'scandir config changed: starting queue');
+        if (live) worker.signal('SIGHUP');
+        else if (worker) await this.sup.restartQueue(c.name);
         else this.sup.startQueue(c.name);
       } else if (!this.sup.workers.has(c.name)) {
         this.sup.startQueue(c.name);

@@ -195,7 +195,7 @@ describe('supervision', () => {
 describe('scandir', () => {
   rootPerTest();
 
-  it('a symlink creates the queue, a config change restarts it, removing the link trashes it with its messages', async () => {
+  it('a symlink creates the queue, a config change is read again by its process (a run goes on), removing the link trashes it with its messages', async () => {
     mgr = await MgrProc.start(root);
     await mgr.cmd('create_queue', JSON.stringify({ name: 'manual', script: VERBS_SH, num_workers: 1, exec_prefix: '' }));
     const dir = await scriptDir('app', { num_workers: 2, env_vars: { FOO: 'bar' } });
@@ -212,11 +212,19 @@ describe('scandir', () => {
     const id = (await mgr.q('app', 'create_message', { dest: 'app', param1: 'done' }))[1].split('/').pop();
     await waitFor(async () => (await mgr!.q('app', 'get_message_state', { msg_id: id }))[1] === 'done', 'message done');
 
+    // A config change is read again by the queue process: a run under way goes on.
     const pid1 = await mgr.waitQueueUp('app');
+    const pidFile = path.join(root, 'forever.pid');
+    const running = (await mgr.q('app', 'create_message', { dest: 'app', param1: 'forever', param2: pidFile }))[1].split('/').pop();
+    const script = await waitFor(async () => Number((await fs.readFile(pidFile, 'utf8').catch(() => '')).trim()) || null, 'the script to start');
     await fs.writeFile(path.join(dir, 'config.json'), JSON.stringify({ num_workers: 3 }));
     await waitFor(async () => (await mgr!.q('app', 'config').catch(() => [null, {}]))[1].num_workers === 3, 'config change applied', 5000);
     const pid2 = await mgr.waitQueueUp('app');
-    expect(pid2).not.toBe(pid1);
+    expect(pid2).toBe(pid1);
+    expect((await mgr.q('app', 'get_message_state', { msg_id: running }))[1]).toBe('run');
+    expect(() => process.kill(script, 0)).not.toThrow();
+    expect((await mgr.q('app', 'destroy_message', { msg_id: running }))[0]).toBe('ok');
+    await waitFor(async () => (await mgr!.q('app', 'get_message_state', { msg_id: running }))[1] !== 'run', 'the destroyed run to end');
 
     // The refusal is logged by the scandir pass that read the broken file, which then moves on:
     // once the line is there, that pass has decided, and the queue must be the same process.
