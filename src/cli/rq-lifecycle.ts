@@ -14,11 +14,14 @@ import { messageTarget } from './message-target.js';
 import { refusalDoc } from './json-output.js';
 import { type Options, checkQueueName, flagOpt, requiredOpt, stringOpt, usage } from './rq-options.js';
 
-/** One history line as people read it: `<at> run→err dispatcher exit 3 after 0.143s - <reason>`; the step stays one word for scripts that split it. */
+/**
+ * One history line as people read it: `<at> run→err dispatcher outcome failed, exit 3 after 0.143s - <reason>`, its
+ * details apart by commas as the Timeline has them; the step stays one word for scripts that split it.
+ */
 export function historyText(l: HistoryLine): string {
   const step = l.event ?? `${l.from ?? 'create'}→${l.to ?? '?'}`;
   const reason = reasonWords(l);
-  return [l.at, step, l.actor ?? '', ...detailWords(l), reason ? `- ${reason}` : ''].filter(Boolean).join(' ');
+  return [l.at, step, l.actor ?? '', detailWords(l).join(', '), reason ? `- ${reason}` : ''].filter(Boolean).join(' ');
 }
 
 async function printed(ctx: CommandContext, run: (c: CommandContext) => Promise<{ ok: boolean; lines: string[] }>): Promise<number> {

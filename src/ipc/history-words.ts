@@ -6,6 +6,7 @@ export function stepDuration(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return '';
   if (ms < 10_000) return `${(ms / 1000).toFixed(ms < 1000 ? 3 : 1)}s`;
   const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`;
   return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }

@@ -72,11 +72,14 @@ describe('queue page head', () => {
 
 describe('timeline step durations', () => {
   it('reads as seconds, then minutes and seconds, then hours and minutes', () => {
-    expect([0, 400, 9_999, 10_000, 185_000, 3_599_000, 3_600_000, 7_260_000].map(stepDuration)).toEqual([
+    expect([0, 400, 9_999, 10_000, 15_000, 59_499, 59_500, 185_000, 3_599_000, 3_600_000, 7_260_000].map(stepDuration)).toEqual([
       '0.000s',
       '0.400s',
       '10.0s',
-      '0m 10s',
+      '10s',
+      '15s',
+      '59s',
+      '1m 00s',
       '3m 05s',
       '59m 59s',
       '1h 00m',

@@ -61,9 +61,9 @@ describe('history of a run that times out, is retried and succeeds', () => {
     const { stdout } = await promisify(execFile)(path.join(PROJECT, 'bin', 'rq'), ['history', '--msg_id', `hist/${id}`, '--root', t.root]);
     const lines = stdout.trim().split('\n');
     expect(lines[0]).toBe('ok 6');
-    expect(lines[2]).toMatch(new RegExp(`^\\S+Z que→run dispatcher pid ${run1.pid} attempt 1$`));
+    expect(lines[2]).toMatch(new RegExp(`^\\S+Z que→run dispatcher pid ${run1.pid}, attempt 1$`));
     expect(lines[4]).toMatch(
-      / run→que retry failure: timeout retry 1 of 3 in 1s killed by SIGTERM after \d+\.\d+s used \d+\.\d+s CPU \(user \d+\.\d+s, system \d+\.\d+s\)(, IO read [\w. ]+, written [\w. ]+)? - TIMEOUT - killed after/,
+      / run→que retry failure: timeout, retry 1 of 3 in 1s, killed by SIGTERM after \d+\.\d+s, used \d+\.\d+s CPU \(user \d+\.\d+s, system \d+\.\d+s\)(, IO read [\w. ]+, written [\w. ]+)? - TIMEOUT - killed after/,
     );
   });
 });
