@@ -43,7 +43,7 @@ export function unreadBodyType(req: FastifyRequest): string | null {
 /**
  * Whether a client asked for JSON, for a refusal that comes before the route reads its format:
  * `x_format` in a parsed body (a form or JSON; the body wins, as in plainParams) or in the query,
- * else the URL's extension (`.json`; `.txt` is text), else a JSON body (`application/json`, JSON
+ * else the URL's extension (`.json`; `.txt` is text; not an attachment's name), else a JSON body (`application/json`, JSON
  * lines), else an Accept naming application/json (ahead of text/html when it names both). A
  * multipart body's fields are the route's to read (multipartFormat).
  */
@@ -51,9 +51,11 @@ export function asksForJson(req: FastifyRequest): boolean {
   const bodyFormat = asParams(req.body).x_format;
   const format = typeof bodyFormat === 'string' ? bodyFormat : asParams(req.query).x_format;
   if (typeof format === 'string') return format === 'json';
+  // An attachment's own name (`report.txt`, `data.json`) says nothing of the format its client reads.
   const path = req.url.split('?')[0];
-  if (path.endsWith('.json')) return true;
-  if (path.endsWith('.txt')) return false;
+  const named = !/\/attach\/[^/]*$/.test(path);
+  if (named && path.endsWith('.json')) return true;
+  if (named && path.endsWith('.txt')) return false;
   if (JSON_BODY_TYPES.has(bodyType(req))) return true;
   const accept = String(req.headers.accept ?? '').toLowerCase();
   const json = accept.indexOf('application/json');

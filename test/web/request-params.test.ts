@@ -50,6 +50,19 @@ async function post(url: string, body: { payload: string; headers: Record<string
   return { status: res.statusCode, body: json ? JSON.parse(res.body) : res.body.includes('<h2 id="not-found">Not Found</h2>') ? 'page' : res.body };
 }
 
+describe("an attachment's name does not choose the refusal's format", () => {
+  it('a missing report.txt or data.json answers JSON to a client that accepts JSON, the page to a browser', async () => {
+    const id = '20261121.1643.46.613.2164022';
+    const get = async (name: string, accept: string) => {
+      const res = await app.inject({ method: 'GET', url: `/q/nosuchq/${id}/attach/${name}`, headers: { accept } });
+      return { status: res.statusCode, json: String(res.headers['content-type']).startsWith('application/json') };
+    };
+    expect(await get('report.txt', 'application/json')).toEqual({ status: 404, json: true });
+    expect(await get('data.json', 'text/html')).toEqual({ status: 404, json: false });
+    expect(await get('data.json', 'application/json')).toEqual({ status: 404, json: true });
+  });
+});
+
 describe('a refusal before the route reads its body answers in the format the body asks for', () => {
   it('new_message to an unknown queue: x_format=json in a form body is JSON; none, or x_format=html, keeps the Not Found page', async () => {
     expect(await post('/q/nosuchq/new_message', form(`x_format=json&mesg=${encodeURIComponent(MESG)}`))).toEqual({ status: 404, body: NOT_FOUND });
