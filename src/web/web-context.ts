@@ -111,12 +111,14 @@ export class WebContext {
     });
   }
 
-  /** An action's parameters, and whether it asked for JSON (`x_format=json`): then its errors answer JSON too. */
+  /**
+   * An action's parameters, and whether it asked for JSON: `x_format=json`, or without x_format a JSON body or an
+   * Accept of application/json (asksForJson), so a JSON client hears JSON, not a 303; then its errors answer JSON too.
+   */
   async actionParams(req: FastifyRequest): Promise<{ p: Params; json: boolean }> {
     const p = await this.params(req);
-
     const format = textParam(p, 'x_format');
-    const json = format === 'json';
+    const json = format === 'json' || (format === undefined && asksForJson(req));
     if (json) this.markJson(req);
     else if (format === 'html') this.markHtml(req);
     return { p, json };

@@ -40,6 +40,21 @@ describe('JSON numbers and booleans in the bodies of the action routes', () => {
     expect((await message('test', b)).priority).toBe(5);
   });
 
+  it("a JSON body or Accept without x_format hears the queue's reply, not a 303: cancel, priority, tags, undepend", async () => {
+    const a = await send(B, 'test', { param1: 'done', due: later() });
+    const bare = (path: string, body: string, headers: Record<string, string>) => fetch(`${B}${path}`, { method: 'POST', headers, body, redirect: 'manual' });
+    const json = { 'content-type': 'application/json' };
+    const accept = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+    expect(await answer(await bare(`/q/test/${a}/priority`, '{"priority":3}', json))).toEqual([200, ['ok', 3]]);
+    expect(await answer(await bare(`/q/test/${a}/tags`, 'add=x', accept))).toEqual([200, ['ok', ['x']]]);
+    expect(await answer(await bare(`/q/test/${a}/undepend`, 'all=1', accept))).toEqual([409, ['fail', 'msg is not waiting on dependencies']]);
+    expect(await answer(await bare(`/q/test/${a}/cancel`, '{"reason":"x"}', json))).toEqual([200, ['ok', 'msg cancelled']]);
+    // A browser's form (no JSON asked) still gets its flash and 303.
+    const b = await send(B, 'test', { param1: 'done', due: later() });
+    const form = await bare(`/q/test/${b}/priority`, 'priority=4', { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' });
+    expect(form.status).toBe(303);
+  });
+
   it('cancel with "purge": true removes the message', async () => {
     const a = await send(B, 'test', { param1: 'done', due: later() });
     expect(await answer(await post(`/q/test/${a}/cancel`, { purge: true }))).toEqual([200, ['ok', 'msg cancelled']]);

@@ -1,6 +1,7 @@
 // Lifecycle routes (rq-beyond §B1.11): cancel, requeue, reschedule and re-prioritise messages, read a history and what runs and waits.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError } from '../../errors.js';
+import { asksForJson } from '../request-params.js';
 import type { Answer } from '../../ipc/answer.js';
 import { flagValue } from '../../message/flag.js';
 import { type Params, textParam } from '../params.js';
@@ -21,7 +22,7 @@ export function webActor(req: FastifyRequest, authOn: boolean): string {
 
 export function lifecycleApi(ctx: WebContext) {
   const actor = (req: FastifyRequest) => webActor(req, Boolean(ctx.deps.config.basic_auth));
-  /** JSON: the queue's reply with its status code. HTML: a flash and 303 to `back` or the message page. */
+  /** JSON (x_format=json, or a JSON body or Accept without one): the queue's reply with its status code. HTML: a flash and 303 to `back` or the message page. */
   async function act(
     req: FastifyRequest,
     reply: FastifyReply,
@@ -33,10 +34,12 @@ export function lifecycleApi(ctx: WebContext) {
     const url = pathParam(req, 'q');
     const q = await ctx.requireRoutedQueue(url);
     const id = ctx.requireMsgId(pathParam(req, 'id'));
-    const format = textParam(params, 'x_format') ?? 'html';
-    if (format === 'json') ctx.markJson(req);
+    const asked = textParam(params, 'x_format');
+    // Without x_format, a JSON body or Accept asks for the queue's reply, as actionParams reads it.
+    const json = asked === 'json' || (asked === undefined && asksForJson(req));
+    if (json) ctx.markJson(req);
     const r = await call(q, id);
-    if (format === 'json') return ctx.answerJson(reply, r);
+    if (json) return ctx.answerJson(reply, r);
     if (!r.ok) return ctx.couldNot(reply, r, what);
     const flash = notice(html`${r.value === 'msg cancelling' ? 'Message is being cancelled' : done}`);
     // A purged message has no page left to go back to: its queue's page instead.
