@@ -1,4 +1,4 @@
-// The client's format for a refusal that comes before the route reads the body: x_format in a form, JSON or multipart body (fields ahead of the first file), in-process.
+// The client's format for a refusal that comes before the route reads the body (x_format in a form, JSON or multipart body, fields ahead of the first file), for a daemon that does not answer, and not from an attachment's name; in-process.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -49,6 +49,19 @@ async function post(url: string, body: { payload: string; headers: Record<string
   const json = String(res.headers['content-type']).startsWith('application/json');
   return { status: res.statusCode, body: json ? JSON.parse(res.body) : res.body.includes('<h2 id="not-found">Not Found</h2>') ? 'page' : res.body };
 }
+
+describe('a daemon that does not answer', () => {
+  it('is a 503 naming it to a JSON client, which may try again; the classic 500 text to others', async () => {
+    await fs.mkdir(path.join(root, 'queues', 'quiet'), { recursive: true });
+    const ask = async (url: string, accept: string) => {
+      const res = await app.inject({ method: 'POST', url, ...form('pause=1', { accept }) });
+      return [res.statusCode, String(res.headers['content-type']).startsWith('application/json') ? JSON.parse(res.body) : res.body];
+    };
+    expect(await ask('/q/quiet/adminoper', 'application/json')).toEqual([503, ['fail', 'rq-mgr did not answer']]);
+    expect(await ask('/q/quiet/adminoper', '*/*')).toEqual([500, "500 - Couldn't pause queue. Internal error."]);
+    expect(await ask('/q/quiet/restart', 'application/json')).toEqual([503, ['fail', 'rq-mgr did not answer']]);
+  });
+});
 
 describe("an attachment's name does not choose the refusal's format", () => {
   it('a missing report.txt or data.json answers JSON to a client that accepts JSON, the page to a browser', async () => {

@@ -59,6 +59,12 @@ export function adminApi(ctx: WebContext) {
   }
 
   /** A supervisor call; `null` when rq-mgr does not answer. */
+  /** A daemon that did not answer: 503 `["fail", "<who> did not answer"]` to a JSON client (it may try again), the classic 500 text to others. */
+  function unanswered(req: FastifyRequest, reply: FastifyReply, who: string, classic: string): FastifyReply {
+    if (ctx.wantsJson(req)) return ctx.json(reply, ['fail', `${who} did not answer`], 503);
+    return ctx.text(reply, 500, classic);
+  }
+
   async function tryMgr<T>(what: string, call: (mgr: MgrClient) => Promise<T>): Promise<T | null> {
     try {
       return await call(ctx.deps.mgr);
@@ -109,7 +115,7 @@ export function adminApi(ctx: WebContext) {
         return ctx.text(reply, 400, `400 - Invalid adminoper param: expected one of ${ADMIN_ACTIONS.join(', ')}, received ${received}`);
       }
       const r = await tryMgr(`${action}_queue`, (m) => m.admin(action, q));
-      if (r === null) return ctx.text(reply, 500, `500 - Couldn't ${action} queue. Internal error.`);
+      if (r === null) return unanswered(req, reply, 'rq-mgr', `500 - Couldn't ${action} queue. Internal error.`);
       if (!r.ok) return ctx.couldNot(reply, r, `${action} queue`);
       if (ctx.wantsJson(req)) return ctx.json(reply, ['ok', `queue ${q} ${DONE_WORDS[action]}`]);
       return ctx.redirect(reply, ctx.urls.back(req, textParam(params, 'back'), ctx.urls.queue(q)), notice(html`Queue ${q} ${DONE_WORDS[action]}`));
@@ -120,7 +126,7 @@ export function adminApi(ctx: WebContext) {
       const q = await ctx.requireQueue(pathParam(req, 'q'));
       const { p: params } = await ctx.actionParams(req);
       const r = await tryMgr('restart_queue', (m) => m.restart(q, RESTART_TIMEOUT_MS));
-      if (r === null) return ctx.text(reply, 500, "500 - Couldn't restart queue. Internal error.");
+      if (r === null) return unanswered(req, reply, 'rq-mgr', "500 - Couldn't restart queue. Internal error.");
       if (!r.ok) return ctx.couldNot(reply, r, 'restart queue');
       if (ctx.wantsJson(req)) return ctx.json(reply, ['ok', `queue ${q} restarted`]);
       return ctx.redirect(reply, ctx.urls.back(req, textParam(params, 'back'), ctx.urls.queue(q)), notice(html`Queue ${q} restarted`));
@@ -135,7 +141,7 @@ export function adminApi(ctx: WebContext) {
       try {
         r = await ctx.queue(q).ackErrs();
       } catch (err) {
-        if (isRqError(err, 'RQ_ERR_NO_REPLY')) return ctx.text(reply, 500, "500 - Couldn't ack errs queue. Internal error.");
+        if (isRqError(err, 'RQ_ERR_NO_REPLY')) return unanswered(req, reply, `queue ${q}`, "500 - Couldn't ack errs queue. Internal error.");
         throw err;
       }
       if (!r.ok) return ctx.couldNot(reply, r, 'ack errs queue');
