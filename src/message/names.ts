@@ -50,6 +50,8 @@ export const MAX_ATTACHMENT_NAME_BYTES = 255;
 /** Returns the classic reply text for a refused attachment name, or null when it is fine. */
 export function attachmentNameProblem(name: string): string | null {
   if (name.startsWith('.')) return `Attachment name as a dot-file not allowed: ${name}`;
+  // attach/new is the upload route: an attachment of that name could be uploaded but never deleted or read by its URL.
+  if (name === 'new') return 'Attachment name new not allowed: attach/new is where attachments are uploaded';
   if (name.length === 0 || CONTROL.test(name) || ATTACH_FORBIDDEN.test(name)) {
     return `Attachment name has invalid character. not allowed: ${name}`;
   }

@@ -142,6 +142,11 @@ describe('attachment names', () => {
     }
   });
 
+  it("refuses new, the upload route's own name, whose attachment no URL could reach", () => {
+    expect(attachmentNameProblem('new')).toBe('Attachment name new not allowed: attach/new is where attachments are uploaded');
+    expect(attachmentNameProblem('new.txt')).toBeNull();
+  });
+
   it('refuses dot-files with the classic text', () => {
     expect(attachmentNameProblem('.hidden')).toBe('Attachment name as a dot-file not allowed: .hidden');
     expect(attachmentNameProblem('..')).toBe('Attachment name as a dot-file not allowed: ..');
