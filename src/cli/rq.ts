@@ -62,8 +62,13 @@ export async function main(argv: string[], io: RqIo = processIo()): Promise<numb
   // `rq help` and `rq help <command>`, as git and npm have them: what a new user types first.
   if (word === 'help' && !cmd) return argv.length > 1 ? main([argv[1], '--help'], io) : main(['--help'], io);
   if (word.startsWith('-')) {
-    for (const line of commandList(RQ_COMMANDS)) io.stdout(line);
-    return helpAsked ? EXIT.ok : EXIT.fail; // classic: no command is exit 1
+    if (helpAsked) {
+      for (const line of commandList(RQ_COMMANDS)) io.stdout(line);
+      return EXIT.ok;
+    }
+    // `rq --frob`, `rq -x`: one line saying what is wrong, as an unknown option of a command gets.
+    io.stderr(`rq: ${shown(word)}: expected a command first (rq <command> [options]), received an option; rq --help lists every command`);
+    return EXIT.usage;
   }
   if (!cmd) {
     // One line, not the list, with the nearest command; exit 1 as the classic tool's `Command not found`.

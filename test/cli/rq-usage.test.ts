@@ -45,6 +45,16 @@ describe('rq help and command words', () => {
     expect(bare.out[0]).toMatch(/^Usage: rq <command> /);
   });
 
+  it('refuses an option where the command should be with one line saying so, exit 2', async () => {
+    for (const args of [['--frob'], ['-x'], ['--root', '/tmp']]) {
+      expectOneLineError(
+        await rq(args, { root: false }),
+        new RegExp(`^rq: "${args[0]}": expected a command first \\(rq <command> \\[options\\]\\), received an option; rq --help lists every command$`),
+        2,
+      );
+    }
+  });
+
   it('refuses an unknown command with one line naming the nearest command, exit 1, even when help is asked', async () => {
     expectOneLineError(await rq(['sendmsg', '--dest', 'test']), /^rq: unknown command "sendmsg"; did you mean "sendmesg"\? \(rq --help lists every command\)$/);
     expectOneLineError(await rq(['stat', 'test/20200101.0000.00.000.1']), /^rq: unknown command "stat"; did you mean "state"\?/);
