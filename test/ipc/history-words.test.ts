@@ -145,7 +145,7 @@ describe('the Timeline in words', () => {
 
   it("a run's end reads as its exit code or the signal that killed it", () => {
     expect(exitWords(exit(3, null, 12))).toBe('exit 3 after 0.012s');
-    expect(exitWords(exit(null, 'SIGKILL', 40_000))).toBe('killed by SIGKILL after 0m 40s');
+    expect(exitWords(exit(null, 'SIGKILL', 40_000))).toBe('killed by SIGKILL after 40s');
     expect(exitWords({ code: null, signal: null })).toBe('no exit status');
     // An unknown detail still reads as words: its name spaced, an object as its pairs.
     expect(detailWords({ at, from: 'run', to: 'err', new_thing: { a: 1, b: [2, 3] } })).toEqual(['new thing a 1, b 2, 3']);
