@@ -226,7 +226,11 @@ export async function handleRequest(q: Queue, payload: string, log: Logger, conn
   }
   const parsed = arg.trim() === '' ? { ok: true as const, value: {} } : parseJsonArg(arg);
   if (!parsed.ok) return JSON.stringify(refusalOf(conn, RqError.of('RQ_ERR_INVALID_JSON', `invalid JSON argument: ${parsed.error}`)));
-  const args = (typeof parsed.value === 'object' && parsed.value !== null && !Array.isArray(parsed.value) ? parsed.value : {}) as Args;
+  // Every command's argument is an object (or none): another value is refused, not read as {} and refused for a field it lacks.
+  if (typeof parsed.value !== 'object' || parsed.value === null || Array.isArray(parsed.value)) {
+    return JSON.stringify(refusalOf(conn, invalidField('argument', 'a JSON object such as {"msg_id": "…"}, or none', parsed.value)));
+  }
+  const args = parsed.value as Args;
   try {
     return JSON.stringify(await handler(q, args, conn));
   } catch (err) {

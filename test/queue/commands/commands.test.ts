@@ -35,6 +35,13 @@ describe('always-answered commands', () => {
     expect((await q.cmd('frobnicate'))[0]).toBe('ERROR');
     const raw = await request(q.paths.sock, 'rq1', 'create_message {not json');
     expect(JSON.parse(raw)).toEqual(['fail', expect.stringContaining('invalid JSON argument')]);
+    // An argument that is JSON but no object is refused as such, not read as {} and refused for a missing dest.
+    for (const arg of ['[1,2]', '"x"', '7', 'null']) {
+      expect(JSON.parse(await request(q.paths.sock, 'rq1', `create_message ${arg}`)), arg).toEqual([
+        'fail',
+        `argument: expected a JSON object such as {"msg_id": "…"}, or none, received ${arg === '"x"' ? '"x"' : arg}`,
+      ]);
+    }
     expect(await q.cmd('ping')).toEqual(['pong']);
   });
 
