@@ -56,7 +56,7 @@ const problem = (subject: string, reason: string, fix: string): Finding => ({ se
 
 /**
  * The config.json that sets a queue's limits: for a queue scandir made, its link's directory's
- * (scandir rewrites queues/<q>/config.json from it, and restarts the queue when it changes); else
+ * (scandir rewrites queues/<q>/config.json from it, and has the queue read it again when it changes); else
  * the queue's own, which its process reads again on SIGHUP.
  */
 async function limitsConfig(root: string, name: string): Promise<LimitsConfig> {
@@ -68,13 +68,21 @@ async function limitsConfig(root: string, name: string): Promise<LimitsConfig> {
   return { file: q.configFile, reload: `kill -HUP $(cat ${q.pidFile})` };
 }
 
-/** The file that sets a queue's limits, and the command that has the queue read it again (null: scandir restarts it when the file changes). */
+/** The file that sets a queue's limits, and the command that has the queue read it again (null: scandir has it read again when the file changes). */
 type LimitsConfig = { file: string; reload: string | null };
 
-/** What to do about limits the host cannot enforce, naming the file to change. */
-function limitsFix(c: LimitsConfig): string {
-  const change = `remove the limits named from ${c.file}, or add "limits_best_effort": true to it, or give rq the cgroup hierarchies (docs/operations.md, Run limits)`;
-  return c.reload ? `${change}, then reload the queue: ${c.reload}` : `${change}; the queue restarts when that file changes`;
+/**
+ * What to do about limits the host cannot enforce, naming the file to change and, from `reason`, what would let them
+ * hold: rq-mgr started with RQ_CGROUP=off, or a disk no bfq schedules (io_weight), where cgroup hierarchies are not the cause.
+ */
+function limitsFix(c: LimitsConfig, reason: string): string {
+  const enable = reason.includes('RQ_CGROUP=off')
+    ? 'start rq-mgr without RQ_CGROUP=off in its environment (it turns run cgroups off)'
+    : /\bbfq\b/i.test(reason)
+      ? "have the queue's disk scheduled by bfq (echo bfq > /sys/block/<disk>/queue/scheduler)"
+      : 'give rq the cgroup hierarchies (docs/operations.md, Run limits)';
+  const change = `remove the limits named from ${c.file}, or add "limits_best_effort": true to it, or ${enable}`;
+  return c.reload ? `${change}, then reload the queue: ${c.reload}` : `${change}; the queue reads it again when that file changes`;
 }
 
 /** A queue whose worker runs: what its process reports, as a finding when it is not UP. */
@@ -103,7 +111,7 @@ function queueFinding(name: string, d: StatusDetail, root: string, config: Limit
         subject,
         `SCRIPTERROR: ${d.reason ?? 'its script cannot run'}; its messages wait in que`,
         config
-          ? limitsFix(config)
+          ? limitsFix(config, d.reason ?? '')
           : 'make the script exist and executable at that path (chmod +x, or restore the file or link); the queue notices and starts its messages',
       );
     case 'DISK FULL':

@@ -138,12 +138,27 @@ describe('doctorReport', () => {
     );
     const by = Object.fromEntries(r.findings.map((f) => [f.subject, f.fix]));
     // scandir rewrites queues/linked/config.json from the link's: a change there would be undone.
+    // No BFQ is no matter of cgroup hierarchies: the fix says what would let io_weight hold.
+    const bfq = "have the queue's disk scheduled by bfq (echo bfq > /sys/block/<disk>/queue/scheduler)";
     expect(by['queue linked']).toBe(
-      `remove the limits named from ${app}/config.json, or add "limits_best_effort": true to it, or give rq the cgroup hierarchies (docs/operations.md, Run limits); the queue restarts when that file changes`,
+      `remove the limits named from ${app}/config.json, or add "limits_best_effort": true to it, or ${bfq}; the queue reads it again when that file changes`,
     );
     expect(by['queue made']).toBe(
-      `remove the limits named from ${root}/queues/made/config.json, or add "limits_best_effort": true to it, or give rq the cgroup hierarchies (docs/operations.md, Run limits), then reload the queue: kill -HUP $(cat ${root}/queues/made/queue.pid)`,
+      `remove the limits named from ${root}/queues/made/config.json, or add "limits_best_effort": true to it, or ${bfq}, then reload the queue: kill -HUP $(cat ${root}/queues/made/queue.pid)`,
     );
+  });
+
+  it('limits refused because rq-mgr runs with RQ_CGROUP=off, or for want of cgroup hierarchies: the fix names that', async () => {
+    for (const q of ['off', 'bare']) await fs.mkdir(path.join(root, 'queues', q));
+    const r = await doctorReport(
+      deps({ off: worker('RUNNING'), bare: worker('RUNNING') }, [], {
+        off: { status: 'SCRIPTERROR', reason: 'run limits cannot be enforced here: memory_max: RQ_CGROUP=off' },
+        bare: { status: 'SCRIPTERROR', reason: 'run limits cannot be enforced here: memory_max: no memory hierarchy is mounted' },
+      }),
+    );
+    const by = Object.fromEntries(r.findings.map((f) => [f.subject, f.fix]));
+    expect(by['queue off']).toContain('or start rq-mgr without RQ_CGROUP=off in its environment (it turns run cgroups off), then reload');
+    expect(by['queue bare']).toContain('or give rq the cgroup hierarchies (docs/operations.md, Run limits), then reload');
   });
 
   it('each timer file rq-timers refused is a problem naming it; asked only while rq-timers runs; no answer is a problem too', async () => {
