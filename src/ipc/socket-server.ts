@@ -168,6 +168,12 @@ export async function listenSocket(opts: SocketServerOptions): Promise<SocketSer
         socket.destroy();
         return;
       }
+      // A request begun and then silent for idleMs is told why it is cut, as one past requestMs is.
+      if (decoder.insideFrame() && !lastRequest) {
+        protocolError(`request not whole after ${idleMs} ms without a byte (${decoder.pending()} bytes received)`);
+        drain();
+        return;
+      }
       log.debug({ path }, 'closing idle socket connection');
       endConnection();
     });

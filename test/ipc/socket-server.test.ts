@@ -256,4 +256,16 @@ describe('listenSocket', () => {
     expect(i).toBeLessThan(frame.length);
     expect(out).toMatch(/^rq1 \d{8} \["fail","protocol error: request not whole after 300 ms \(\d+ bytes received\)"\]$/);
   });
+
+  it('tells a request begun and then silent for idleMs why it is cut, and closes', async () => {
+    await serve(() => '["ok"]', { idleMs: 200, requestMs: 60_000 });
+    for (const partial of ['rq1 0000', 'rq1 00000010 ab']) {
+      const c = net.connect(place.sock);
+      let out = '';
+      c.on('data', (d) => (out += d));
+      c.write(partial);
+      await new Promise((r) => c.once('close', r));
+      expect(out, partial).toMatch(/^rq1 \d{8} \["fail","protocol error: request not whole after 200 ms without a byte \(\d+ bytes received\)"\]$/);
+    }
+  });
 });
