@@ -56,8 +56,9 @@ function badReply(path: string, err: FrameError): RqError {
 export function request(path: string, proto: Proto, payload: string, opts: RequestOptions = {}): Promise<string> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const frame = opts.hello === undefined ? encodeFrame(proto, payload) : Buffer.concat([encodeFrame(proto, opts.hello), encodeFrame(proto, payload)]);
-  // The hello's reply comes first and is dropped.
+  // The hello's reply comes first and is dropped; kept if it refuses (refusesConnection), for a close that follows.
   let unread = opts.hello === undefined ? 0 : 1;
+  let helloRefused: string | null = null;
   // Connected cut short, the request would go to whichever socket the shorter path names.
   const refusal = socketPathRefusal(path);
   if (refusal) return Promise.reject(refusal);
@@ -82,17 +83,36 @@ export function request(path: string, proto: Proto, payload: string, opts: Reque
     socket.on('data', (chunk: Buffer) => {
       try {
         for (const reply of decoder.push(chunk)) {
-          if (unread-- > 0) continue;
-          settle(null, reply.toString('utf8'));
+          const text = reply.toString('utf8');
+          if (unread-- > 0) {
+            if (refusesConnection(text)) helloRefused = text;
+            continue;
+          }
+          settle(null, text);
         }
       } catch (err) {
         settle(err instanceof FrameError ? badReply(path, err) : (err as Error));
       }
     });
     socket.on('error', (err) => settle(noReply(path, connected ? `connection failed: ${err.message}` : describe(err), err, connected)));
-    socket.on('close', () => settle(noReply(path, 'connection closed before a whole reply arrived')));
+    // A hello refused and then the connection closed: the server refused the connection (too many open), which is the request's answer.
+    socket.on('close', () => (helloRefused === null ? settle(noReply(path, 'connection closed before a whole reply arrived')) : settle(null, helloRefused)));
     socket.write(frame);
   });
+}
+
+/**
+ * Whether a hello's reply may be the server's refusal of the connection (`["fail", …]` to rq1, `["error", …]` to rq2:
+ * too many open, answered before any request is read, then closed) rather than the hello's own answer (`["ok", …]`,
+ * `["ERROR", …]` from a server that does not know it); a server that refused only the hello answers the request too.
+ */
+function refusesConnection(reply: string): boolean {
+  try {
+    const v: unknown = JSON.parse(reply);
+    return Array.isArray(v) && (v[0] === 'fail' || v[0] === 'error');
+  } catch {
+    return false;
+  }
 }
 
 interface Pending {
@@ -214,12 +234,17 @@ export class SocketConnection {
     socket.on('error', (err) => {
       this.fail(socket, connected ? noReply(this.path, `connection failed: ${err.message}`, err) : noReply(this.path, describe(err), err, false));
     });
+    let helloRefused: string | null = null;
     socket.on('close', () => {
-      this.fail(socket, noReply(this.path, 'connection closed before a whole reply arrived'));
+      if (helloRefused !== null) this.refuseAll(socket, helloRefused);
+      else this.fail(socket, noReply(this.path, 'connection closed before a whole reply arrived'));
     });
     if (this.hello !== undefined) {
       const dropped: Pending = {
-        resolve: () => undefined,
+        // A refusal in the hello's place, the connection then closed (refusesConnection): what every request behind it hears.
+        resolve: (reply) => {
+          if (refusesConnection(reply)) helloRefused = reply;
+        },
         reject: () => undefined,
         timer: setTimeout(() => this.fail(socket, noReply(this.path, `timed out after ${this.timeoutMs} ms`)), this.timeoutMs),
       };
@@ -227,6 +252,19 @@ export class SocketConnection {
       socket.write(encodeFrame(this.proto, this.hello));
     }
     return socket;
+  }
+
+  /** Drops a connection the server refused, answering every request waiting on it with the server's refusal. */
+  private refuseAll(socket: net.Socket, reply: string): void {
+    if (socket !== this.socket) return;
+    this.socket = null;
+    socket.destroy();
+    const waiting = this.pending;
+    this.pending = [];
+    for (const p of waiting) {
+      clearTimeout(p.timer);
+      p.resolve(reply);
+    }
   }
 
   /** Drops a broken connection and fails every request waiting on it (`culprit`, if given, with its own error). */

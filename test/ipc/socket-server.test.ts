@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RqError } from '../../src/errors.js';
 import { MAX_FRAME_BYTES, encodeFrame } from '../../src/ipc/framing.js';
-import { request } from '../../src/ipc/socket-client.js';
+import { SocketConnection, request } from '../../src/ipc/socket-client.js';
 import { bindPrivate } from '../../src/ipc/socket-bind.js';
 import { listenSocket } from '../../src/ipc/socket-server.js';
 import { silentLogger } from '../../src/log.js';
@@ -235,6 +235,11 @@ describe('listenSocket', () => {
       'fail',
       `3 connections are open on ${place.sock}, the most it serves (max_socket_connections in config/config.json); try again later`,
     ]);
+    // A client that opens with a hello (the CLI's, asking for codes) hears the refusal as its request's answer, one-shot or kept.
+    expect(JSON.parse(await request(place.sock, 'rq1', 'create me', { hello: 'codes' }))).toEqual(busy);
+    const conn = await SocketConnection.open(place.sock, 'rq1', { hello: 'codes' });
+    expect(JSON.parse(await conn.request('create me'))).toEqual(busy);
+    conn.close();
     expect(handled).toBe(0);
     held[0].destroy();
     await waitFor(() => server.connections() === 2, 'a held connection to close');
