@@ -13,7 +13,7 @@ describe('historyText', () => {
       exit: { code: 3, signal: null, wall_ms: 143 },
       attempt: 1,
     };
-    expect(historyText(line)).toBe('2026-12-02T01:00:00.000Z run→err dispatcher exit 3 after 0.143s attempt 1 - bad input');
+    expect(historyText(line)).toBe('2026-12-02T01:00:00.000Z run→err dispatcher exit 3 after 0.143s, attempt 1 - bad input');
   });
 
   it('a create, a kill and an event', () => {
@@ -21,6 +21,6 @@ describe('historyText', () => {
     expect(
       historyText({ at: 'T', from: 'run', to: 'err', actor: 'dispatcher', reason: 'exit SIGKILL', exit: { code: null, signal: 'SIGKILL', wall_ms: 2100 } }),
     ).toBe('T run→err dispatcher killed by SIGKILL after 2.1s');
-    expect(historyText({ at: 'T', event: 'tags', actor: 'cli:alice', add: ['green'], remove: ['blue'] })).toBe('T tags cli:alice added green removed blue');
+    expect(historyText({ at: 'T', event: 'tags', actor: 'cli:alice', add: ['green'], remove: ['blue'] })).toBe('T tags cli:alice added green, removed blue');
   });
 });
