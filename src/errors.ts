@@ -239,6 +239,13 @@ export function withheld(): Counted {
   return new Counted('a value not shown (a secret)');
 }
 
+/** `c` as JSON's `\\uXXXX` escapes, one per UTF-16 unit (two for a character beyond U+FFFF, as JSON writes it). */
+export function unicodeEscape(c: string): string {
+  let out = '';
+  for (let i = 0; i < c.length; i++) out += `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`;
+  return out;
+}
+
 /** Renders a received value for an error message: short, quoted, control bytes visible; a count as it is. */
 export function shown(value: unknown): string {
   if (value === undefined) return 'nothing';
@@ -256,6 +263,8 @@ export function shown(value: unknown): string {
       text = Array.isArray(value) ? '[an array nested too deep to show]' : `[${typeof value} nested too deep to show]`;
     }
   }
+  // Beyond what JSON escapes: C1 controls and the characters that show as nothing or reorder the text around them.
+  text = text.replace(/[\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}]/gu, unicodeEscape);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 

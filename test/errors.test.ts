@@ -41,6 +41,14 @@ describe('error catalogue', () => {
 });
 
 describe('shown', () => {
+  it('shows C1 controls and the characters that hide or reorder text as \\u escapes, one per UTF-16 unit as JSON writes them', () => {
+    expect(shown('a\u202eb\u200bc\u0085')).toBe('"a\\u202eb\\u200bc\\u0085"');
+    // U+E0001 (LANGUAGE TAG), beyond U+FFFF: JSON.parse of the escapes gives the character back.
+    const tag = shown('x\u{e0001}');
+    expect(tag).toBe('"x\\udb40\\udc01"');
+    expect(JSON.parse(tag)).toBe('x\u{e0001}');
+  });
+
   it('renders a value nested deeper than the stack without throwing', () => {
     let deep: unknown[] = [];
     for (let i = 0; i < 200_000; i++) deep = [deep];

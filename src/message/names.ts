@@ -6,6 +6,11 @@ const QUEUE_FORBIDDEN = /[/. ,;:@"(){}\\+='^`#~?[\]%|$&<>*]/;
 // Bytes that are never part of a sane name: controls, DEL.
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const ATTACH_FORBIDDEN = /[~?[\]%|$&<>/\\]/;
+// Characters that show as nothing or move the text around them (zero-width, bidi overrides, line and paragraph
+// separators): a name holding one reads as another name, or as a file of another type (`é\u202etxt.exe`).
+const INVISIBLE = /[\p{Cf}\p{Zl}\p{Zp}]/u;
+// A queue name has no space: nor one of another kind (a no-break space).
+const SPACES = /\p{Zs}/u;
 
 export const MSG_ID_RE = /^\d{8}\.\d{4}\.\d{2}\.\d{3}\.\d+$/;
 export const MAX_QUEUE_NAME = 128;
@@ -14,8 +19,8 @@ export function queueNameProblem(name: unknown): string | null {
   if (typeof name !== 'string') return `queue name: expected a string, received ${shown(name)}`;
   if (name.length === 0) return 'queue name: expected a non-empty name, received ""';
   if (name.length > MAX_QUEUE_NAME) return `queue name: expected at most ${MAX_QUEUE_NAME} characters, received ${name.length}`;
-  if (CONTROL.test(name) || QUEUE_FORBIDDEN.test(name)) {
-    return `queue name: expected letters, digits, '-' or '_' (none of / . space , ; : @ " ( ) { } \\ + = ' ^ \` # ~ ? [ ] % | $ & < > * or control bytes), received ${shown(name)}`;
+  if (CONTROL.test(name) || QUEUE_FORBIDDEN.test(name) || INVISIBLE.test(name) || SPACES.test(name)) {
+    return `queue name: expected letters, digits, '-' or '_' (none of / . space , ; : @ " ( ) { } \\ + = ' ^ \` # ~ ? [ ] % | $ & < > *, control bytes or invisible characters), received ${shown(name)}`;
   }
   return null;
 }
@@ -52,7 +57,7 @@ export function attachmentNameProblem(name: string): string | null {
   if (name.startsWith('.')) return `Attachment name as a dot-file not allowed: ${name}`;
   // attach/new is the upload route: an attachment of that name could be uploaded but never deleted or read by its URL.
   if (name === 'new') return 'Attachment name new not allowed: attach/new is where attachments are uploaded';
-  if (name.length === 0 || CONTROL.test(name) || ATTACH_FORBIDDEN.test(name)) {
+  if (name.length === 0 || CONTROL.test(name) || ATTACH_FORBIDDEN.test(name) || INVISIBLE.test(name)) {
     return `Attachment name has invalid character. not allowed: ${name}`;
   }
   const bytes = Buffer.byteLength(name);

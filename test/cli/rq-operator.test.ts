@@ -86,12 +86,12 @@ describe('rq retry and rq rm', () => {
 
 describe("text from a message on the operator's terminal", () => {
   it('shows control characters as \\u escapes: a status cannot retitle or clear the terminal; --json still parses to the same text', async () => {
-    const hostile = 'x\u001b]0;PWNED\u0007y\u001b[2J\u009bz';
+    const hostile = 'x\u001b]0;PWNED\u0007y\u001b[2J\u009bz\u202ed';
     const id = await send('ops', '--param1', 'fatal', '--param2', hostile);
     await rq(['wait', id, '--timeout', '30']);
     const r = await rq(['statusmesg', id]);
-    expect(r.out).toEqual(['ok err - x\\u001b]0;PWNED\\u0007y\\u001b[2J\\u009bz']);
-    expect(r.out.join('')).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(r.out).toEqual(['ok err - x\\u001b]0;PWNED\\u0007y\\u001b[2J\\u009bz\\u202ed']);
+    expect(r.out.join('')).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
     const json = await rq(['ls', 'ops', '--state', 'err', '--json']);
     expect(json.out.join('\n')).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
     expect(JSON.stringify(JSON.parse(json.out.join('\n')))).toContain(JSON.stringify(hostile).slice(1, -1));

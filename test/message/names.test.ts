@@ -78,6 +78,20 @@ describe('queue names', () => {
     }
   });
 
+  it('refuses names that read as another: invisible and format characters, spaces of any kind, shown escaped in the refusal', () => {
+    for (const [name, shownAs] of [
+      ['a\u202eb', 'a\\u202eb'],
+      ['a\u200bb', 'a\\u200bb'],
+      ['a\u2028b', 'a\\u2028b'],
+      ['a\u00a0b', 'a\u00a0b'],
+      ['a\ufeffb', 'a\\ufeffb'],
+    ]) {
+      expect(queueNameProblem(name), shownAs).toBe(
+        `queue name: expected letters, digits, '-' or '_' (none of / . space , ; : @ " ( ) { } \\ + = ' ^ \` # ~ ? [ ] % | $ & < > *, control bytes or invisible characters), received "${shownAs}"`,
+      );
+    }
+  });
+
   it('assertQueueName throws a coded error with the reason', () => {
     const err = (() => {
       try {
@@ -140,6 +154,13 @@ describe('attachment names', () => {
     for (const n of ['studio3.jpg', 'a', 'file name with spaces', 'x.tmp', 'données.csv', 'a'.repeat(255)]) {
       expect(attachmentNameProblem(n), n).toBeNull();
     }
+  });
+
+  it('refuses a name holding an invisible or reordering character: é\u202etxt.exe reads as éexe.txt', () => {
+    for (const n of ['\u00e9\u202etxt.exe', 'a\u200b.txt', 'a\u2029b']) {
+      expect(attachmentNameProblem(n), JSON.stringify(n)).toBe(`Attachment name has invalid character. not allowed: ${n}`);
+    }
+    expect(attachmentNameProblem('caf\u00e9 menu.pdf')).toBeNull();
   });
 
   it("refuses new, the upload route's own name, whose attachment no URL could reach", () => {
