@@ -38,11 +38,14 @@ function hostLines(raw: string[]): number {
 
 /**
  * A browser sends Origin with a POST; one naming another host is a cross-site form post and is
- * refused. Clients without Origin (curl, relays, the CLI) are not browsers and are served.
+ * refused. Clients without Origin (curl, relays, the CLI) are not browsers and are served, unless
+ * the request says itself that a page of another site sent it (`Sec-Fetch-Site`, which a page cannot set).
  */
 export function originProblem(req: FastifyRequest): string | null {
   if (req.method !== 'POST') return null;
   const origin = req.headers.origin;
+  const site = req.headers['sec-fetch-site'];
+  if (origin === undefined && (site === 'cross-site' || site === 'same-site')) return `403 - Forbidden: cross-origin POST refused (Sec-Fetch-Site ${site})`;
   if (origin === undefined) return null;
   let host: string;
   try {

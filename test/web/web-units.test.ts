@@ -222,6 +222,18 @@ describe('buildApp with nothing running', () => {
     expect(evil.body).toMatch(/cross-origin POST refused/);
     const bad = await app.inject({ method: 'POST', url: '/delete_queue', headers: { origin: 'null', host: 'localhost' }, payload: 'queue_name=x' });
     expect(bad.statusCode).toBe(403);
+    // No Origin, but sent by a page of another site, as the browser says: refused too; from this site, or no browser, served.
+    for (const site of ['cross-site', 'same-site']) {
+      const from = await app.inject({ method: 'POST', url: '/delete_queue', headers: { 'sec-fetch-site': site, host: 'localhost' }, payload: 'queue_name=x' });
+      expect([from.statusCode, from.body], site).toEqual([403, `403 - Forbidden: cross-origin POST refused (Sec-Fetch-Site ${site})`]);
+    }
+    const own = await app.inject({
+      method: 'POST',
+      url: '/delete_queue',
+      headers: { 'sec-fetch-site': 'same-origin', host: 'localhost' },
+      payload: 'queue_name=x',
+    });
+    expect(own.statusCode).not.toBe(403);
     const big = await app.inject({
       method: 'POST',
       url: '/q/test/new_message',
