@@ -23,6 +23,8 @@ export const ERRORS = {
     message:
       'request body: its content type %s is not accepted; send a form (application/x-www-form-urlencoded), JSON (application/json) or multipart/form-data',
   },
+  // A body sent compressed: no parser here undoes it, and reading it as it is would be reading other bytes than were meant.
+  RQ_ERR_ENCODED_BODY: { status: 415, message: 'request body: expected it sent as it is (no Content-Encoding, or identity), received Content-Encoding %s' },
   // rq-beyond §B1.12: concurrency limits.
   RQ_ERR_LIMIT_TEMPLATE: { status: 400, message: '%s: the template names an unknown field {%s} (use {param1}..{param4} or {queue})' },
   RQ_ERR_LIMIT_NO_CONCURRENCY: { status: 400, message: 'limit: key %s has no concurrency: add it to config/limits.json or send limit_concurrency' },

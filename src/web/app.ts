@@ -5,7 +5,7 @@ import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { RqError } from '../errors.js';
+import { RqError, shown } from '../errors.js';
 import { allowedHostNames } from '../config/exposure.js';
 import { admissionProblem, originProblem } from './access-control.js';
 import { fleetPeer } from './fleet-peer.js';
@@ -129,6 +129,10 @@ export async function buildApp(deps: WebDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (req, reply) => {
     const problem = originProblem(req);
     if (problem) return reply.code(403).type('text/plain; charset=utf-8').send(problem);
+  });
+  app.addHook('onRequest', async (req) => {
+    const encoding = req.headers['content-encoding'];
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') throw RqError.of('RQ_ERR_ENCODED_BODY', shown(encoding));
   });
 
   // Query, form and JSON bodies are parsed before any route runs; their depth, and that the query gives each parameter once, are checked before any code walks them.

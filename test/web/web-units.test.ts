@@ -227,6 +227,17 @@ describe('buildApp with nothing running', () => {
       const from = await app.inject({ method: 'POST', url: '/delete_queue', headers: { 'sec-fetch-site': site, host: 'localhost' }, payload: 'queue_name=x' });
       expect([from.statusCode, from.body], site).toEqual([403, `403 - Forbidden: cross-origin POST refused (Sec-Fetch-Site ${site})`]);
     }
+    // A compressed body is refused before any parser reads it: read as it is it would be other bytes than were meant.
+    const gz = await app.inject({
+      method: 'POST',
+      url: '/q/test/new_message',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      payload: '{"dest":"test"}',
+    });
+    expect([gz.statusCode, JSON.parse(gz.body)]).toEqual([
+      415,
+      ['fail', 'request body: expected it sent as it is (no Content-Encoding, or identity), received Content-Encoding "gzip"'],
+    ]);
     const own = await app.inject({
       method: 'POST',
       url: '/delete_queue',
