@@ -256,19 +256,16 @@ export class SocketConnection {
 
   /** Drops a connection the server refused, answering every request waiting on it with the server's refusal. */
   private refuseAll(socket: net.Socket, reply: string): void {
-    if (socket !== this.socket) return;
-    this.socket = null;
-    socket.destroy();
-    const waiting = this.pending;
-    this.pending = [];
-    for (const p of waiting) {
-      clearTimeout(p.timer);
-      p.resolve(reply);
-    }
+    this.drop(socket, (p) => p.resolve(reply));
   }
 
   /** Drops a broken connection and fails every request waiting on it (`culprit`, if given, with its own error). */
   private fail(socket: net.Socket, err: Error, culprit?: { entry: Pending; err: Error }): void {
+    this.drop(socket, (p) => p.reject(p === culprit?.entry ? culprit.err : err));
+  }
+
+  /** Lets go of `socket`, if it is still the connection, and settles each request that waited on it. */
+  private drop(socket: net.Socket, settle: (p: Pending) => void): void {
     if (socket !== this.socket) return;
     this.socket = null;
     socket.destroy();
@@ -276,7 +273,7 @@ export class SocketConnection {
     this.pending = [];
     for (const p of waiting) {
       clearTimeout(p.timer);
-      p.reject(p === culprit?.entry ? culprit.err : err);
+      settle(p);
     }
   }
 }
