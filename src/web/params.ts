@@ -72,8 +72,7 @@ interface Told {
 }
 
 /** The refusal of a parameter named with one of UNSAFE's names. */
-const unsafeName = (name: string) =>
-  RqError.of('RQ_ERR_INVALID_FIELD', 'parameter name', 'a name without __proto__, constructor or prototype', shown(name));
+const unsafeName = (name: string) => RqError.of('RQ_ERR_INVALID_FIELD', 'parameter name', 'a name without __proto__, constructor or prototype', shown(name));
 
 function assign(target: Params, path: readonly string[], value: string, told: Told, at = 0): void {
   const head = path[at];
