@@ -117,11 +117,16 @@ export class WebContext {
    */
   async actionParams(req: FastifyRequest): Promise<{ p: Params; json: boolean }> {
     const p = await this.params(req);
+    return { p, json: this.actionFormat(req, p) };
+  }
+
+  /** Whether an action's client asked for JSON (actionParams), its errors' format set to match; for a route that read its parameters itself. */
+  actionFormat(req: FastifyRequest, p: Params): boolean {
     const format = textParam(p, 'x_format');
     const json = format === 'json' || (format === undefined && asksForJson(req));
     if (json) this.markJson(req);
     else if (format === 'html') this.markHtml(req);
-    return { p, json };
+    return json;
   }
 
   /** A queue name from the URL: must be a valid name of an existing queue, else 404 (nothing touched). */

@@ -1,7 +1,6 @@
 // Lifecycle routes (rq-beyond §B1.11): cancel, requeue, reschedule and re-prioritise messages, read a history and what runs and waits.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RqError } from '../../errors.js';
-import { asksForJson } from '../request-params.js';
 import type { Answer } from '../../ipc/answer.js';
 import { flagValue } from '../../message/flag.js';
 import { type Params, textParam } from '../params.js';
@@ -34,10 +33,7 @@ export function lifecycleApi(ctx: WebContext) {
     const url = pathParam(req, 'q');
     const q = await ctx.requireRoutedQueue(url);
     const id = ctx.requireMsgId(pathParam(req, 'id'));
-    const asked = textParam(params, 'x_format');
-    // Without x_format, a JSON body or Accept asks for the queue's reply, as actionParams reads it.
-    const json = asked === 'json' || (asked === undefined && asksForJson(req));
-    if (json) ctx.markJson(req);
+    const json = ctx.actionFormat(req, params);
     const r = await call(q, id);
     if (json) return ctx.answerJson(reply, r);
     if (!r.ok) return ctx.couldNot(reply, r, what);
