@@ -20,7 +20,7 @@ describe('fleet dests', () => {
     expect(() => poolQueue('fleet:a/b')).toThrow(/^dest: /);
     // What a queue name takes is told in full, and the dest as sent, not cut short inside the received part.
     expect(() => poolQueue('fleet:bad name')).toThrow(
-      `dest: expected fleet:<queue> with a valid queue name (queue name: expected letters, digits, '-' or '_' (none of / . space , ; : @ " ( ) { } \\ + = ' ^ \` # ~ ? [ ] % | $ & < > * or control bytes), received "bad name"), received "fleet:bad name"`,
+      `dest: expected fleet:<queue> with a valid queue name (queue name: expected letters, digits, '-' or '_' (none of / . space , ; : @ " ( ) { } \\ + = ' ^ \` # ~ ? [ ] % | $ & < > *, control bytes or invisible characters), received "bad name"), received "fleet:bad name"`,
     );
     expect(() => poolQueue('fleet:relay')).toThrow(/^dest: expected fleet:<queue> naming a queue other than relay/);
   });
