@@ -10,6 +10,7 @@ import { JSON_FLAG, MSG_ARG, MSG_ID_OR_ARG } from './common-options.js';
 import { messageTarget } from './message-target.js';
 import { refusalDoc } from './json-output.js';
 import { type Options, flagOpt, stringOpt, usage } from './rq-options.js';
+import { fleetScope } from '../ipc/limit-scope.js';
 
 const REFS_EXPECTED = 'a comma-separated list of message refs (<queue>/<id>)';
 
@@ -54,8 +55,8 @@ const MGR_TIMEOUT_MS = 10_000;
  */
 export function limitLine(key: string, s: LimitKeyStatus): string {
   const orphaned = s.holders.filter((h) => h.orphaned).length;
-  const elsewhere = s.held_elsewhere ? ` (${s.held_elsewhere} held on other hosts)` : '';
-  const fleet = s.scope === 'fleet' ? ` fleet${elsewhere}${s.stalled ? ` stalled: ${s.stalled}` : ''}` : '';
+  const scope = fleetScope(s);
+  const fleet = scope ? ` ${scope}` : '';
   return `${key} ${s.holders.length}/${s.concurrency} waiting ${s.waiting.length}${orphaned ? ` (${orphaned} orphaned)` : ''}${fleet}`;
 }
 

@@ -1,5 +1,6 @@
 // The dashboard's `#limits` (rq-beyond §B12): each concurrency key with its slots in use, waiters, orphans and, for a fleet's key, the slots other hosts hold; redrawn from /limits.json by limits.js.
 import type { LimitKeyStatus } from '../../ipc/mgr-client.js';
+import { fleetScope } from '../../ipc/limit-scope.js';
 import type { Urls } from '../urls.js';
 import { type SafeHtml, html } from './html.js';
 
@@ -13,7 +14,7 @@ export interface LimitRow {
   waiting: number;
   orphaned: number;
   source: string;
-  /** For a key the fleet shares: `fleet`, the slots other hosts hold and why this host cannot take any (as `rq limits` says); '' for this host's own keys. */
+  /** For a key the fleet shares: `fleet`, the slots other hosts hold and why this host cannot take any (fleetScope, as `rq limits` says); '' for this host's own keys. */
   fleet: string;
   /** Every slot taken, here or on other hosts. */
   full: boolean;
@@ -38,7 +39,7 @@ export function limitRows(keys: Record<string, LimitKeyStatus>): LimitRow[] {
         waiting: count(s.waiting),
         orphaned: Array.isArray(s.holders) ? s.holders.filter((h) => h?.orphaned === true).length : 0,
         source: String(s.source),
-        fleet: s.scope === 'fleet' ? `fleet${elsewhere ? ` (${elsewhere} held on other hosts)` : ''}${stalled ? ` stalled: ${stalled}` : ''}` : '',
+        fleet: fleetScope(s),
         full: inUse + elsewhere >= Number(s.concurrency),
         stalled: stalled !== '',
       };

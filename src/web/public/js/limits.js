@@ -1,7 +1,7 @@
 // rq dashboard's #limits (rq-beyond §B12): redrawn from /limits.json when GET /events says something moved (slots follow starts and ends; live.js); the DOM is built node by node, never from markup.
 import { live } from './live.js';
 
-/** Must match views/limits-view.ts limitRows. */
+/** Must match views/limits-view.ts limitRows (its `fleet` text is ipc/limit-scope.ts fleetScope's). */
 function limitRows(keys) {
   const count = (v) => (Array.isArray(v) ? v.length : 0);
   return Object.keys(keys)
