@@ -25,6 +25,12 @@
       "defines": ["NAPI_VERSION=8"]
     },
     {
+      "target_name": "rq_journal_sync",
+      "sources": ["src/spool/native/rq-journal-sync.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+      "defines": ["NAPI_VERSION=8"]
+    },
+    {
       "target_name": "rq_syncfs",
       "sources": ["src/spool/native/rq-syncfs.c"],
       "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],

@@ -27,7 +27,7 @@ export default function setup(): void {
   // sources, and a checkout whose addons were built also builds one added since.
   const spool = (file: string) => path.join('src', 'spool', 'native', file);
   const spawn = (file: string) => path.join('src', 'queue', 'launch', 'native', file);
-  // Each addon and its sources: the spool's three share pool-job.h.
+  // Each addon and its sources: three of the spool's share pool-job.h.
   const addons: [string, string[]][] = [
     [
       'rq_spawn.node',
@@ -36,6 +36,7 @@ export default function setup(): void {
     ['rq_syncfs.node', [spool('rq-syncfs.c'), spool('pool-job.h')]],
     ['rq_blanks.node', [spool('rq-blanks.c'), spool('pool-job.h')]],
     ['rq_fileops.node', [spool('rq-fileops.c'), spool('pool-job.h')]],
+    ['rq_journal_sync.node', [spool('rq-journal-sync.c')]],
   ];
   const release = path.join(root, 'build', 'Release');
   const stale =

@@ -1,6 +1,7 @@
 // An append-only journal file whose appends share one fdatasync per batch (group commit), and can be rewritten between batches.
 import fsp from 'node:fs/promises';
-import { type SpoolFile, type SpoolFs, nodeSpoolFs } from './spool-fs.js';
+import { errnoError } from '../errors.js';
+import { type JournalSyncThread, type SpoolFile, type SpoolFs, nodeSpoolFs } from './spool-fs.js';
 import { writeAll } from './write-all.js';
 
 /**
@@ -13,11 +14,19 @@ export class GroupAppender {
   /** The file's length after the last batch that succeeded: a failed batch is cut back to it. */
   private size = 0;
   private pending: { line: string; done: (err?: unknown) => void }[] = [];
-  private flushing: Promise<void> | null = null;
+  /**
+   * The batch loop runs (set and cleared in the same turns as its checks, so an append never finds it ending); `flushing`
+   * is its last run, for close() to wait on. A run that hands its batch to the sync thread ends without waiting.
+   */
+  private running = false;
+  private flushing: Promise<void> = Promise.resolve();
   /** A batch is to start once the event loop has run this turn's other callbacks (setImmediate). */
   private scheduled = false;
   private compaction: (() => Promise<void>) | null = null;
   private torn = false;
+  /** The file's own sync thread (the addon), once a batch has gone to it; and the records it has not yet settled, oldest first. */
+  private thread: JournalSyncThread | null = null;
+  private readonly handed: { seq: number; done: (err?: unknown) => void }[] = [];
 
   constructor(
     private readonly file: string,
@@ -46,11 +55,11 @@ export class GroupAppender {
    * where the first would have gone alone and the others waited for its sync to end.
    */
   private schedule(): void {
-    if (this.flushing || this.scheduled) return;
+    if (this.running || this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      if (this.pending.length > 0) this.flushing ??= this.flush();
+      if (this.pending.length > 0) this.startFlush();
     });
   }
 
@@ -64,17 +73,23 @@ export class GroupAppender {
         await rewrite().then(resolve, reject);
       };
     });
-    this.flushing ??= this.flush();
+    this.startFlush();
     return done;
   }
 
+  private startFlush(): void {
+    if (!this.running) this.flushing = this.flush();
+  }
+
   private async flush(): Promise<void> {
+    this.running = true;
     while (this.pending.length > 0 || this.compaction) {
       const rewrite = this.compaction;
       this.compaction = null;
       if (rewrite) {
         // The old descriptor is let go either way (EIO at close): the rewrite makes the file anew, and a throw here
         // would leave this loop marked running, answering no append again.
+        await this.stopThread();
         await this.handle?.close().catch(() => undefined);
         this.handle = null;
         await rewrite().catch(() => undefined);
@@ -87,6 +102,7 @@ export class GroupAppender {
           this.handle = await this.fs.open(this.file, 'a', 0o640);
           this.size = (await fsp.stat(this.file)).size;
         }
+        if (this.hand(batch)) continue;
         const text = (this.torn ? '\n' : '') + batch.map((b) => b.line).join('');
         const written = await this.writeAndSync(this.handle, text);
         this.size += written;
@@ -97,17 +113,49 @@ export class GroupAppender {
         for (const b of batch) b.done(err);
       }
     }
-    this.flushing = null;
+    this.running = false;
   }
 
   /**
-   * The batch's text written and fdatasynced: one trip to the thread pool with the addon (a real file), else two; its
-   * length in bytes. The addon takes the descriptor, not the handle: nothing may close the handle meanwhile, which
-   * holds because only this loop closes it (a compaction, close() after the last batch). A test double that fakes a
-   * real handle's calls spreads callByCallFs, whose appendDurable is absent, so its fakes are what run.
+   * Gives the batch to the file's sync thread, where the addon is built and the handle is a real file: it writes and
+   * fdatasyncs what it holds the moment its last sync ends, without waiting for this loop to run (rq-journal-sync.c).
+   * Its records are answered as it reports them settled; false when there is no such thread to give them to. The
+   * thread takes the descriptor, not the handle: only this loop closes the handle (a compaction, close()), and it
+   * ends the thread first. A record it cannot take (out of memory) is refused with those after it, none written.
    */
+  private hand(batch: { line: string; done: (err?: unknown) => void }[]): boolean {
+    const fd = this.handle?.fd;
+    if (!this.fs.journalSync || fd === undefined) return false;
+    const thread = (this.thread ??= this.fs.journalSync(this.file, fd, this.size, (...settled) => this.settle(...settled)));
+    for (const [i, b] of batch.entries()) {
+      try {
+        this.handed.push({ seq: thread.append(b.line), done: b.done });
+      } catch (err) {
+        for (const refused of batch.slice(i)) refused.done(err);
+        break;
+      }
+    }
+    thread.kick();
+    return true;
+  }
+
+  /** Every record up to `upto` is durable, or (with `code`) refused and cut away. */
+  private settle(upto: number, code?: string, message?: string, syscall?: string): void {
+    const err = code === undefined ? undefined : Object.assign(errnoError(code, message ?? code), { syscall, path: this.file });
+    let n = 0;
+    while (n < this.handed.length && this.handed[n]!.seq <= upto) n++;
+    for (const h of this.handed.splice(0, n)) h.done(err);
+  }
+
+  /** The sync thread ended once every record given to it is settled; the descriptor stays open. */
+  private async stopThread(): Promise<void> {
+    const thread = this.thread;
+    this.thread = null;
+    await thread?.close();
+  }
+
+  /** The batch's text written and fdatasynced through the handle, call by call (no addon, or a test double's handle); its length in bytes. */
   private async writeAndSync(handle: SpoolFile, text: string): Promise<number> {
-    if (this.fs.appendDurable && handle.fd !== undefined) return this.fs.appendDurable(this.file, text, handle.fd);
     const bytes = Buffer.from(text);
     await writeAll(handle, bytes);
     await handle.datasync();
@@ -132,8 +180,9 @@ export class GroupAppender {
   }
 
   async close(): Promise<void> {
-    if (this.pending.length > 0) this.flushing ??= this.flush();
+    if (this.pending.length > 0) this.startFlush();
     await this.flushing;
+    await this.stopThread();
     await this.handle?.close();
     this.handle = null;
   }

@@ -22,7 +22,7 @@ export interface SpoolFile {
   /** What was opened: a script may have put a FIFO or a device where rq's file was. */
   stat(): Promise<{ isFile(): boolean; nlink: number; size: number }>;
   close(): Promise<void>;
-  /** Its descriptor, where it is a real open file (a FileHandle): what SpoolFs.appendDurable takes. */
+  /** Its descriptor, where it is a real open file (a FileHandle): what SpoolFs.journalSync takes. */
   readonly fd?: number;
 }
 
@@ -63,17 +63,29 @@ export interface SpoolFs {
    * then take the call-by-call path. `stageRun`: message-files.stageRun's files. `overwrite`:
    * durable.overwriteFile, true when it made the file; a name that is not a regular file fails with
    * ELOOP, ENXIO, EISDIR or RQ_ERR_NOT_REGULAR_FILE for the careful path to replace. `fsyncPath`: open, fsync, close.
-   * `appendDurable`: all of `text` appended to the open `fd` (of `file`, named in errors), then its fdatasync; resolves
-   * with the bytes written.
    */
   stageRun?(dir: string): Promise<void>;
   overwrite?(file: string, text: string, durable: boolean): Promise<boolean>;
   fsyncPath?(path: string): Promise<void>;
-  appendDurable?(file: string, text: string, fd: number): Promise<number>;
+  /**
+   * A sync thread of its own for the journal file open as `fd` (of `file`, named in errors; `size` bytes long), which
+   * writes and fdatasyncs its records in batches and calls `onSettled` on the loop with the last record each batch
+   * settled (rq-journal-sync.c). Absent where the addon is not built, and in test doubles.
+   */
+  journalSync?(file: string, fd: number, size: number, onSettled: (upto: number, code?: string, message?: string, syscall?: string) => void): JournalSyncThread;
 }
 
-type FileOps = Required<Pick<SpoolFs, 'stageRun' | 'overwrite' | 'fsyncPath' | 'appendDurable'>>;
+/** A journal file's sync thread: `append` gives a record its sequence number, `kick` starts a batch if none runs, `close` ends it once all are settled. */
+export interface JournalSyncThread {
+  append(text: string): number;
+  kick(): void;
+  close(): Promise<void>;
+}
+
+type FileOps = Required<Pick<SpoolFs, 'stageRun' | 'overwrite' | 'fsyncPath'>>;
 const fileOps = loadAddon<FileOps>('rq_fileops');
+type JournalSyncClass = new (...args: Parameters<NonNullable<SpoolFs['journalSync']>>) => JournalSyncThread;
+const JournalSync = loadAddon<{ JournalSync: JournalSyncClass }>('rq_journal_sync')?.JournalSync;
 
 /** The real filesystem: node's own functions, no wrappers, so the hot paths pay nothing for the seam. */
 export const nodeSpoolFs: SpoolFs = {
@@ -97,7 +109,7 @@ export const nodeSpoolFs: SpoolFs = {
   stageRun: fileOps?.stageRun,
   overwrite: fileOps?.overwrite,
   fsyncPath: fileOps?.fsyncPath,
-  appendDurable: fileOps?.appendDurable,
+  journalSync: JournalSync && ((...args) => new JournalSync(...args)),
 };
 
 /** An addon `npm run build-native` built (src/spool/native/), found from src/spool/ and dist/spool/ alike; null without one. */

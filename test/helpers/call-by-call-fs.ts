@@ -8,5 +8,5 @@ export const callByCallFs: SpoolFs = {
   stageRun: undefined,
   overwrite: undefined,
   fsyncPath: undefined,
-  appendDurable: undefined,
+  journalSync: undefined,
 };

@@ -147,7 +147,7 @@ describe('CreateJournal', () => {
     const holding: SpoolFs = {
       ...nodeSpoolFs,
       // The append's write and fdatasync through the handle, whose fdatasync the test holds.
-      appendDurable: undefined,
+      journalSync: undefined,
       syncfs: (p) => (order.push('syncfs'), nodeSpoolFs.syncfs(p)),
       open: async (p, flags, mode) => {
         const h = await nodeSpoolFs.open(p, flags, mode);

@@ -155,8 +155,8 @@ describe('GroupAppender', () => {
     expect(await fs.readFile(file, 'utf8')).toBe('{"a":1}\n{"c":3}\n');
   });
 
-  it('on a real full disk, through the addon (write and fdatasync in one trip): the refused batch is cut away, the next follows the last good one', async () => {
-    expect(typeof nodeSpoolFs.appendDurable, 'the addon is built').toBe('function');
+  it("on a real full disk, through the addon (the file's sync thread): the refused batch is cut away, the next follows the last good one", async () => {
+    expect(typeof nodeSpoolFs.journalSync, 'the addon is built').toBe('function');
     const mnt = path.join(dir, 'mnt');
     await fs.mkdir(mnt);
     const unmount = await mountTmpfs(mnt, '256k', 'rq-appender');

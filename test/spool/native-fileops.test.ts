@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { overwriteFile } from '../../src/spool/durable.js';
 import { nodeSpoolFs } from '../../src/spool/spool-fs.js';
 
-const { stageRun, overwrite, fsyncPath, appendDurable } = nodeSpoolFs;
+const { stageRun, overwrite, fsyncPath } = nodeSpoolFs;
 let dir: string;
 let outside: string;
 
@@ -24,7 +24,7 @@ const kind = async (p: string) => {
 };
 
 it('the addon is built: the spool takes these paths', () => {
-  expect([typeof stageRun, typeof overwrite, typeof fsyncPath, typeof appendDurable]).toEqual(['function', 'function', 'function', 'function']);
+  expect([typeof stageRun, typeof overwrite, typeof fsyncPath]).toEqual(['function', 'function', 'function']);
 });
 
 describe('stageRun', () => {
@@ -105,43 +105,5 @@ describe('fsyncPath', () => {
     await fsyncPath!(dir);
     await fsyncPath!(outside);
     await expect(fsyncPath!(path.join(dir, 'no'))).rejects.toMatchObject({ code: 'ENOENT', path: path.join(dir, 'no') });
-  });
-});
-
-describe('appendDurable', () => {
-  it('appends the whole text after what the file holds, in UTF-8, and says how many bytes', async () => {
-    const file = path.join(dir, 'journal');
-    await fs.writeFile(file, 'first\n');
-    const h = await fs.open(file, 'a');
-    try {
-      expect(await appendDurable!(file, 'zwei ü\n', h.fd)).toBe(Buffer.byteLength('zwei ü\n'));
-      expect(await appendDurable!(file, '', h.fd)).toBe(0);
-    } finally {
-      await h.close();
-    }
-    expect(await fs.readFile(file, 'utf8')).toBe('first\nzwei ü\n');
-  });
-
-  it('a descriptor that is not open for writing is EBADF, naming the file, in the form of node fs errors', async () => {
-    const file = path.join(dir, 'journal');
-    await fs.writeFile(file, 'kept\n');
-    const h = await fs.open(file, 'r');
-    try {
-      await expect(appendDurable!(file, 'more\n', h.fd)).rejects.toMatchObject({
-        code: 'EBADF',
-        syscall: 'write',
-        path: file,
-        message: `EBADF: bad file descriptor, write '${file}'`,
-      });
-    } finally {
-      await h.close();
-    }
-    expect(await fs.readFile(file, 'utf8')).toBe('kept\n');
-  });
-
-  it('refuses arguments of the wrong kind with its code', () => {
-    for (const fd of [-1, NaN, 0.5, Infinity])
-      expect(() => appendDurable!('/x', 'text', fd), String(fd)).toThrow(expect.objectContaining({ code: 'RQ_ERR_FILEOPS' }));
-    expect(() => (appendDurable as unknown as (...a: unknown[]) => unknown)('/x', 'text')).toThrow(expect.objectContaining({ code: 'RQ_ERR_FILEOPS' }));
   });
 });

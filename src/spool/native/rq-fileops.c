@@ -1,16 +1,14 @@
-// A message's small file jobs, each in one trip to libuv's thread pool: stageRun, overwrite, fsyncPath, appendDurable.
+// A message's small file jobs, each in one trip to libuv's thread pool: stageRun, overwrite, fsyncPath.
 //
 // Why: with node's fs every open, fstat, truncate, write, fsync and close is its own round trip to
 // the pool, about 30 µs of the queue's CPU each besides the system call (measured on tmpfs, where
 // the disk costs nothing). A run's staging was ten of them, a status write six, a directory sync
 // three: together about a fifth of the queue's CPU per drained message. Each job here is one.
-// A journal's batch (group-appender.ts) was two, its write and its fdatasync: appendDurable is one.
 // Every open refuses to follow a link or block on a FIFO (O_NOFOLLOW | O_NONBLOCK) and writes only
 // a regular file, as src/spool/own-files.ts does; what is not one comes back as ENOTREG for the
 // caller's careful path to replace.
 #define _GNU_SOURCE
 #include <errno.h>
-#include <limits.h>
 #include <fcntl.h>
 #include <node_api.h>
 #include <stdbool.h>
@@ -27,15 +25,13 @@
 #define ENOTREG_RQ (-1)
 #define GUARD (O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
 
-typedef enum { STAGE, OVERWRITE, FSYNC, APPEND } Kind;
+typedef enum { STAGE, OVERWRITE, FSYNC } Kind;
 
 typedef struct {
   napi_async_work work;
   napi_deferred deferred;
   Kind kind;
   char *path;
-  /** APPEND: the open file's descriptor (path names it in errors). */
-  int fd;
   char *data;
   size_t len;
   bool durable;
@@ -86,13 +82,12 @@ static int stage(Job *job) {
 }
 
 /**
- * The whole of `data` to `fd`: from byte `at` of the file (pwrite), or at its end when `at` is -1
- * (write on an O_APPEND descriptor, so a short write goes on from where it stopped). A write that
- * takes nothing would be tried for ever: EIO, as writeAll says it.
+ * The whole of `data` to `fd` from byte `at` of the file. A write that takes nothing would be tried
+ * for ever: EIO, as writeAll says it.
  */
 static int write_all(Job *job, int fd, const char *data, size_t len, off_t at) {
   for (size_t off = 0; off < len;) {
-    const ssize_t n = at < 0 ? write(fd, data + off, len - off) : pwrite(fd, data + off, len - off, at + (off_t)off);
+    const ssize_t n = pwrite(fd, data + off, len - off, at + (off_t)off);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return n < 0 ? failed(job, "write") : (errno = EIO, failed(job, "write"));
     off += (size_t)n;
@@ -148,19 +143,12 @@ static int fsync_path(Job *job) {
   return err;
 }
 
-/** All of `data` appended to the open `fd`, then its fdatasync. */
-static int append_durable(Job *job) {
-  const int err = write_all(job, job->fd, job->data, job->len, -1);
-  return err ? err : fdatasync(job->fd) == 0 ? 0 : failed(job, "fdatasync");
-}
-
 static void run(napi_env env, void *data) {
   Job *job = data;
   switch (job->kind) {
     case STAGE: job->err = stage(job); break;
     case OVERWRITE: job->err = overwrite(job); break;
     case FSYNC: job->err = fsync_path(job); break;
-    case APPEND: job->err = append_durable(job); break;
   }
 }
 
@@ -169,7 +157,6 @@ static void done(napi_env env, napi_status status, void *data) {
   if (job->err == 0) {
     napi_value result;
     if (job->kind == OVERWRITE) napi_get_boolean(env, job->created, &result);
-    else if (job->kind == APPEND) napi_create_double(env, (double)job->len, &result);
     else napi_get_undefined(env, &result);
     napi_resolve_deferred(env, job->deferred, result);
   } else {
@@ -219,23 +206,17 @@ static char *copy_path(napi_env env, napi_value v) {
   return s;
 }
 
-/** Queues `kind` on `path` (and argv[1] the text, then for OVERWRITE argv[2] durable, for APPEND argv[2] the fd); returns its promise. */
+/** Queues `kind` on `path` (and for OVERWRITE argv[1] the text, argv[2] durable); returns its promise. */
 static napi_value queue_job(napi_env env, napi_callback_info info, Kind kind, const char *usage) {
   size_t argc = 3;
   napi_value argv[3];
   Job *job = calloc(1, sizeof *job);
-  const size_t need = kind == OVERWRITE || kind == APPEND ? 3 : 1;
+  const size_t need = kind == OVERWRITE ? 3 : 1;
   if (!job || napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < need) goto bad;
   job->kind = kind;
   if (!(job->path = copy_path(env, argv[0]))) goto bad;
   if (kind == OVERWRITE) {
     if (!(job->data = copy_string(env, argv[1], &job->len)) || napi_get_value_bool(env, argv[2], &job->durable) != napi_ok) goto bad;
-  }
-  if (kind == APPEND) {
-    // A descriptor is a whole number: NaN, a fraction or a negative one is refused, not read as fd 0.
-    double fd = -1;
-    if (!(job->data = copy_string(env, argv[1], &job->len)) || napi_get_value_double(env, argv[2], &fd) != napi_ok || !(fd >= 0 && fd <= INT_MAX) || fd != (int)fd) goto bad;
-    job->fd = (int)fd;
   }
   return queue_on_pool(env, "rq-fileops", run, done, job, &job->work, &job->deferred);
 bad:
@@ -260,16 +241,11 @@ static napi_value js_fsync_path(napi_env env, napi_callback_info info) {
   return queue_job(env, info, FSYNC, "fsyncPath: expected a path");
 }
 
-static napi_value js_append_durable(napi_env env, napi_callback_info info) {
-  return queue_job(env, info, APPEND, "appendDurable: expected (path, text, fd)");
-}
-
 static napi_value init(napi_env env, napi_value exports) {
   const napi_property_descriptor fns[] = {
       {"stageRun", NULL, js_stage_run, NULL, NULL, NULL, napi_default, NULL},
       {"overwrite", NULL, js_overwrite, NULL, NULL, NULL, napi_default, NULL},
       {"fsyncPath", NULL, js_fsync_path, NULL, NULL, NULL, napi_default, NULL},
-      {"appendDurable", NULL, js_append_durable, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof fns / sizeof fns[0], fns);
   return exports;
