@@ -232,15 +232,20 @@ static napi_value append(napi_env env, napi_callback_info info) {
   return out;
 }
 
+/** Sets `flag` (kicked or stopping) and wakes the thread to look at it. */
+static void wake(Syncer *s, bool *flag) {
+  pthread_mutex_lock(&s->mu);
+  *flag = true;
+  pthread_cond_signal(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
 /** kick(): what was appended goes in the next batch, now if the thread is idle. */
 static napi_value kick(napi_env env, napi_callback_info info) {
   size_t argc = 0;
   Syncer *s = unwrap(env, info, &argc, NULL);
   if (!s) return usage(env, "kick: not a JournalSync");
-  pthread_mutex_lock(&s->mu);
-  s->kicked = true;
-  pthread_cond_signal(&s->cv);
-  pthread_mutex_unlock(&s->mu);
+  wake(s, &s->kicked);
   return NULL;
 }
 
@@ -253,10 +258,7 @@ static napi_value close_sync(napi_env env, napi_callback_info info) {
   if (s->closed) return usage(env, "close: already closed");
   napi_create_promise(env, &s->closed, &promise);
   napi_ref_threadsafe_function(env, s->tsfn);
-  pthread_mutex_lock(&s->mu);
-  s->stopping = true;
-  pthread_cond_signal(&s->cv);
-  pthread_mutex_unlock(&s->mu);
+  wake(s, &s->stopping);
   return promise;
 }
 
