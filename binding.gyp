@@ -26,7 +26,7 @@
     },
     {
       "target_name": "rq_journal_sync",
-      "sources": ["src/spool/native/rq-journal-sync.c"],
+      "sources": ["src/spool/native/rq-journal-sync.c", "src/spool/native/rq-journal-thread.c"],
       "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
       "defines": ["NAPI_VERSION=8"]
     },

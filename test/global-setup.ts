@@ -36,7 +36,7 @@ export default function setup(): void {
     ['rq_syncfs.node', [spool('rq-syncfs.c'), spool('pool-job.h')]],
     ['rq_blanks.node', [spool('rq-blanks.c'), spool('pool-job.h')]],
     ['rq_fileops.node', [spool('rq-fileops.c'), spool('pool-job.h')]],
-    ['rq_journal_sync.node', [spool('rq-journal-sync.c')]],
+    ['rq_journal_sync.node', ['rq-journal-sync.c', 'rq-journal-thread.c', 'rq-journal-thread.h'].map(spool)],
   ];
   const release = path.join(root, 'build', 'Release');
   const stale =

@@ -27,6 +27,8 @@ export class GroupAppender {
   /** The file's own sync thread (the addon), once a batch has gone to it; and the records it has not yet settled, oldest first. */
   private thread: JournalSyncThread | null = null;
   private readonly handed: { seq: number; done: (err?: unknown) => void }[] = [];
+  /** The last thread let go (release) has ended. */
+  private ending: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly file: string,
@@ -89,9 +91,7 @@ export class GroupAppender {
       if (rewrite) {
         // The old descriptor is let go either way (EIO at close): the rewrite makes the file anew, and a throw here
         // would leave this loop marked running, answering no append again.
-        await this.stopThread();
-        await this.handle?.close().catch(() => undefined);
-        this.handle = null;
+        await this.release().catch(() => undefined);
         await rewrite().catch(() => undefined);
         this.torn = false;
         continue;
@@ -99,13 +99,16 @@ export class GroupAppender {
       const batch = this.pending.splice(0);
       try {
         if (!this.handle) {
+          // A thread let go by close() may still be syncing the old descriptor's last records: theirs come first.
+          await this.ending;
           this.handle = await this.fs.open(this.file, 'a', 0o640);
           this.size = (await fsp.stat(this.file)).size;
         }
         if (this.hand(batch)) continue;
         const text = (this.torn ? '\n' : '') + batch.map((b) => b.line).join('');
         const written = await this.writeAndSync(this.handle, text);
-        this.size += written;
+        // After a cut that failed, the file is longer than the last good length by what it could not cut.
+        this.size = this.torn ? (await this.handle.stat()).size : this.size + written;
         this.torn = false;
         for (const b of batch) b.done();
       } catch (err) {
@@ -140,18 +143,25 @@ export class GroupAppender {
   }
 
   /** Every record up to `upto` is durable, or (with `code`) refused and cut away. */
-  private settle(upto: number, code?: string, message?: string, syscall?: string): void {
-    const err = code === undefined ? undefined : Object.assign(errnoError(code, message ?? code), { syscall, path: this.file });
+  private settle(upto: number, code?: string, message?: string, syscall?: string, errno?: number): void {
+    const err = code === undefined ? undefined : Object.assign(errnoError(code, message ?? code), { errno, syscall, path: this.file });
     let n = 0;
     while (n < this.handed.length && this.handed[n]!.seq <= upto) n++;
     for (const h of this.handed.splice(0, n)) h.done(err);
   }
 
-  /** The sync thread ended once every record given to it is settled; the descriptor stays open. */
-  private async stopThread(): Promise<void> {
-    const thread = this.thread;
+  /**
+   * Lets go of the file: its sync thread ends once every record given to it is settled, then the handle is closed. Both
+   * are taken in one turn, so a compaction or an append arriving meanwhile finds neither (a later batch opens the
+   * file again, after that thread has ended) and a close() arriving meanwhile waits for the same end.
+   */
+  private async release(): Promise<void> {
+    const { thread, handle } = this;
     this.thread = null;
-    await thread?.close();
+    this.handle = null;
+    if (thread) this.ending = thread.close();
+    await this.ending;
+    await handle?.close();
   }
 
   /** The batch's text written and fdatasynced through the handle, call by call (no addon, or a test double's handle); its length in bytes. */
@@ -182,8 +192,6 @@ export class GroupAppender {
   async close(): Promise<void> {
     if (this.pending.length > 0) this.startFlush();
     await this.flushing;
-    await this.stopThread();
-    await this.handle?.close();
-    this.handle = null;
+    await this.release();
   }
 }

@@ -72,7 +72,12 @@ export interface SpoolFs {
    * writes and fdatasyncs its records in batches and calls `onSettled` on the loop with the last record each batch
    * settled (rq-journal-sync.c). Absent where the addon is not built, and in test doubles.
    */
-  journalSync?(file: string, fd: number, size: number, onSettled: (upto: number, code?: string, message?: string, syscall?: string) => void): JournalSyncThread;
+  journalSync?(
+    file: string,
+    fd: number,
+    size: number,
+    onSettled: (upto: number, code?: string, message?: string, syscall?: string, errno?: number) => void,
+  ): JournalSyncThread;
 }
 
 /** A journal file's sync thread: `append` gives a record its sequence number, `kick` starts a batch if none runs, `close` ends it once all are settled. */

@@ -155,6 +155,31 @@ describe('GroupAppender', () => {
     expect(await fs.readFile(file, 'utf8')).toBe('{"a":1}\n{"c":3}\n');
   });
 
+  it("a compaction asked for while close() waits for the file's sync thread closes no descriptor before that thread has ended", async () => {
+    const order: string[] = [];
+    const watched: SpoolFs = {
+      ...nodeSpoolFs,
+      open: async (...args) => {
+        const h = await nodeSpoolFs.open(...args);
+        return Object.assign(Object.create(h) as typeof h, { close: () => (order.push('handle closed'), h.close()) });
+      },
+      journalSync: (...args) => {
+        const thread = nodeSpoolFs.journalSync!(...args);
+        return { append: (t) => thread.append(t), kick: () => thread.kick(), close: () => thread.close().then(() => void order.push('thread ended')) };
+      },
+    };
+    const file = path.join(dir, 'journal');
+    const j = new GroupAppender(file, watched);
+    await j.append('{"a":1}\n');
+    const b = j.append('{"b":2}\n');
+    await new Promise((r) => setImmediate(r));
+    const closed = j.close();
+    const compacted = j.compact(async () => void order.push('rewrite'));
+    await Promise.all([b, closed, compacted]);
+    expect(order).toEqual(['thread ended', 'handle closed', 'rewrite']);
+    expect(await fs.readFile(file, 'utf8')).toBe('{"a":1}\n{"b":2}\n');
+  });
+
   it("on a real full disk, through the addon (the file's sync thread): the refused batch is cut away, the next follows the last good one", async () => {
     expect(typeof nodeSpoolFs.journalSync, 'the addon is built').toBe('function');
     const mnt = path.join(dir, 'mnt');
