@@ -23,7 +23,8 @@ export class GroupAppender {
   /** A batch is to start once the event loop has run this turn's other callbacks (setImmediate). */
   private scheduled = false;
   private compaction: (() => Promise<void>) | null = null;
-  private torn = false;
+  /** A refused batch is not yet cut away (its cut failed): nothing is written until it is. */
+  private uncut = false;
   /** The file's own sync thread (the addon), once a batch has gone to it; and the records it has not yet settled, oldest first. */
   private thread: JournalSyncThread | null = null;
   private readonly handed: { seq: number; done: (err?: unknown) => void }[] = [];
@@ -93,7 +94,7 @@ export class GroupAppender {
         // would leave this loop marked running, answering no append again.
         await this.release().catch(() => undefined);
         await rewrite().catch(() => undefined);
-        this.torn = false;
+        this.uncut = false;
         continue;
       }
       const batch = this.pending.splice(0);
@@ -104,15 +105,14 @@ export class GroupAppender {
           this.handle = await this.fs.open(this.file, 'a', 0o640);
           this.size = (await fsp.stat(this.file)).size;
         }
+        // No line of a refused batch may count later: until it is cut away, nothing is written after it.
+        if (this.uncut) await this.cut();
         if (this.hand(batch)) continue;
-        const text = (this.torn ? '\n' : '') + batch.map((b) => b.line).join('');
-        const written = await this.writeAndSync(this.handle, text);
-        // After a cut that failed, the file is longer than the last good length by what it could not cut.
-        this.size = this.torn ? (await this.handle.stat()).size : this.size + written;
-        this.torn = false;
+        this.size += await this.writeAndSync(this.handle, batch.map((b) => b.line).join(''));
         for (const b of batch) b.done();
       } catch (err) {
-        await this.cutBack();
+        // A cut that just failed is tried again by the next batch, not twice for this one.
+        if (this.handle && !this.uncut) await this.cut().catch(() => undefined);
         for (const b of batch) b.done(err);
       }
     }
@@ -173,20 +173,15 @@ export class GroupAppender {
   }
 
   /**
-   * A batch whose callers are told it failed must not count later: whole lines of it may be in the
-   * file (a write that went through before a failed fdatasync, ENOSPC at writeback). Cut back to
-   * the last good length; if even that fails (ENOSPC midway can leave the file inside a line), the
-   * next batch starts a fresh line, or its first record would be glued to the torn one.
+   * A batch whose callers are told it failed must not count later: whole lines of it may be in the file (a write
+   * that went through before a failed fdatasync, ENOSPC at writeback). Cuts back to the last good length, durably;
+   * while that fails (it rejects), the batch stays marked uncut, as rq-journal-thread.c does it.
    */
-  private async cutBack(): Promise<void> {
-    try {
-      if (!this.handle) return;
-      await this.handle.truncate(this.size);
-      await this.handle.datasync();
-      this.torn = false;
-    } catch {
-      this.torn = true;
-    }
+  private async cut(): Promise<void> {
+    this.uncut = true;
+    await this.handle!.truncate(this.size);
+    await this.handle!.datasync();
+    this.uncut = false;
   }
 
   async close(): Promise<void> {

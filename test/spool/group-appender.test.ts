@@ -1,4 +1,4 @@
-// GroupAppender on a real file: a write the disk cuts short never glues the next record to the torn line.
+// GroupAppender on a real file: a record the disk refused is cut away before any record follows it.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -53,10 +53,10 @@ function fakeDisk(): { fs: SpoolFs; fill: (bytes: number) => void; free: () => v
 
 describe('GroupAppender', () => {
   /** a, then b cut short by a full disk (refused), then c once space is back: the file's text. */
-  async function tornMiddle(wrap: (fs: SpoolFs) => SpoolFs = (f) => f): Promise<string> {
+  async function tornMiddle(): Promise<string> {
     const file = path.join(dir, 'journal');
     const disk = fakeDisk();
-    const j = new GroupAppender(file, wrap(disk.fs));
+    const j = new GroupAppender(file, disk.fs);
     await j.append('{"a":1}\n');
     disk.fill(5);
     await expect(j.append('{"b":2222}\n')).rejects.toMatchObject({ code: 'ENOSPC' });
@@ -70,12 +70,29 @@ describe('GroupAppender', () => {
     expect(await tornMiddle()).toBe('{"a":1}\n{"c":3}\n');
   });
 
-  it('when the cut fails too, the torn record is its own unreadable line; the ones before and after it are whole', async () => {
-    const noTruncate = (f: SpoolFs): SpoolFs => ({
-      ...f,
-      open: async (...args) => Object.assign(await f.open(...args), { truncate: () => Promise.reject(enospc()) }),
-    });
-    expect((await tornMiddle(noTruncate)).split('\n')).toEqual(['{"a":1}', '{"b":', '{"c":3}', '']);
+  it('while the cut of a refused record fails, each next record is refused unwritten; once it is cut, the next follows the last good one', async () => {
+    const file = path.join(dir, 'journal');
+    const disk = fakeDisk();
+    let refusals = 2;
+    const truncateFailing: SpoolFs = {
+      ...disk.fs,
+      open: async (...args) => {
+        const h = await disk.fs.open(...args);
+        const truncate = h.truncate.bind(h);
+        return Object.assign(h, { truncate: (len: number) => (refusals-- > 0 ? Promise.reject(enospc()) : truncate(len)) });
+      },
+    };
+    const j = new GroupAppender(file, truncateFailing);
+    await j.append('{"a":1}\n');
+    disk.fill(5);
+    await expect(j.append('{"b":2222}\n')).rejects.toMatchObject({ code: 'ENOSPC' });
+    disk.free();
+    expect(await fs.readFile(file, 'utf8')).toBe('{"a":1}\n{"b":');
+    await expect(j.append('{"c":3}\n')).rejects.toMatchObject({ code: 'ENOSPC' });
+    expect(await fs.readFile(file, 'utf8')).toBe('{"a":1}\n{"b":');
+    await j.append('{"d":4}\n');
+    await j.close();
+    expect(await fs.readFile(file, 'utf8')).toBe('{"a":1}\n{"d":4}\n');
   });
 
   it('appends made in one turn of the event loop share one fdatasync; one made after a batch started waits for the next', async () => {

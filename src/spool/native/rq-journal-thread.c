@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /** Sets `flag` (kicked or stopping) and wakes the thread to look at it. */
@@ -62,10 +61,9 @@ static int sync_batch(Syncer *s, const char *data, size_t len, const char **call
   s->uncut = false;
   err = write_all(s->fd, data, len, call);
   if (!err && fdatasync(s->fd) != 0) err = errno, *call = "fdatasync";
-  struct stat st;
-  if (!err && fstat(s->fd, &st) != 0) err = errno, *call = "fstat";
   if (!err) {
-    s->size = st.st_size;
+    // The file was exactly `size` long: nothing is written while a refused batch is not cut away.
+    s->size += (off_t)len;
     return 0;
   }
   const char *ignored;
@@ -96,7 +94,7 @@ void *journal_thread(void *arg) {
   pthread_mutex_unlock(&s->mu);
   Result *r = result();
   r->ended = true;
-  // The env's teardown (cleanup() below) may be joining this thread: the call still finds the function alive.
+  // The env's teardown (cleanup() in rq-journal-sync.c) may be joining this thread: the call still finds the function alive.
   napi_call_threadsafe_function(s->tsfn, r, napi_tsfn_blocking);
   napi_release_threadsafe_function(s->tsfn, napi_tsfn_release);
   return NULL;
